@@ -1,0 +1,1 @@
+"""planscope collector: OTLP ingest, spool, ClickHouse writer, query API."""

@@ -1,0 +1,243 @@
+"""The collector's HTTP surface: OTLP ingest, health, and the query API for dashboard and CLI."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Annotated, Any
+
+import anyio
+from fastapi import FastAPI, Header, Query, Request
+from fastapi.responses import JSONResponse, Response
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from ._auth import Authenticator
+from ._errors import CollectorError, IngestRejected, PayloadTooLarge, SpoolFull
+from ._ingest import IngestLimits, RecentBatches, accept
+from ._otlp import DEFAULT_PROJECT, PROTOBUF
+from ._query import TraceQueries
+from ._settings import CollectorSettings
+from ._spool import Spool
+from ._writer import Writer
+from .storage import Store, StoreError, open_store
+
+log = logging.getLogger("planscope.collector")
+
+
+class Collector:
+    """The collector's parts, wired together; ``create_app`` puts HTTP in front of them.
+
+    Usable without HTTP in tests and benchmarks:
+
+    >>> from pathlib import Path
+    >>> import tempfile
+    >>> c = Collector(CollectorSettings(data_dir=Path(tempfile.mkdtemp())))
+    >>> c.start(); c.stop()
+    """
+
+    def __init__(self, settings: CollectorSettings, store: Store | None = None) -> None:
+        self.settings = settings
+        self._store = store
+        self.auth = Authenticator(settings.api_keys)
+        self.limits = IngestLimits(
+            settings.max_decompressed_bytes, settings.spool_max_bytes, settings.retry_after_seconds
+        )
+        self.recent = RecentBatches(settings.dedup_window_seconds)
+        self.spool: Spool | None = None
+        self.writer: Writer | None = None
+        self.queries: TraceQueries | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            raise CollectorError("collector is not started")
+        return self._store
+
+    def start(self) -> None:
+        if self._store is None:
+            self._store = open_store(self.settings.dsn)
+        if self.settings.migrate_on_start:
+            self._store.migrate(ttl_days=self.settings.ttl_days)
+        self.spool = Spool(self.settings.spool_dir, segment_max_bytes=self.settings.segment_max_bytes)
+        self._seed_recent(self.spool)
+        self.queries = TraceQueries(self._store)
+        self.writer = Writer(self.spool, self._store, flush_interval=self.settings.flush_interval)
+        self.writer.start()
+        log.info("collector started: store=%s spool=%s", self.settings.dsn, self.settings.spool_dir)
+
+    def _seed_recent(self, spool: Spool) -> None:
+        window = self.settings.dedup_window_seconds
+        if not window:
+            return
+        try:
+            self.recent.seed(bytes.fromhex(h) for h in self._store_hashes(window))
+        except StoreError as exc:  # the store may be down at start; the spool still works
+            log.warning("could not load recent batch digests: %s", exc)
+        for segment in spool.seal():
+            self.recent.seed(record.digest for record in segment.records())
+
+    def _store_hashes(self, window: int) -> set[str]:
+        return self.store.known_batch_hashes(window)
+
+    def stop(self) -> None:
+        if self.writer is not None:
+            self.writer.stop()
+        if self.spool is not None:
+            self.spool.close()
+        if self._store is not None:
+            self._store.close()
+
+    def ingest(
+        self, body: bytes, content_type: str | None, content_encoding: str | None, project: str | None
+    ) -> int:
+        """Accept one OTLP request; returns the number of spans. Raises on refusal."""
+        assert self.spool is not None, "collector is not started"
+        result = accept(
+            self.spool,
+            self.recent,
+            self.limits,
+            body=body,
+            content_type=content_type,
+            content_encoding=content_encoding,
+            project=project,
+        )
+        return result.spans
+
+    def ready(self) -> dict[str, Any]:
+        assert self.spool is not None and self.writer is not None
+        store_ok = self.store.ping()
+        stats = self.writer.stats
+        return {
+            "ready": store_ok and self.spool.pending_bytes < self.settings.spool_max_bytes,
+            "store": "up" if store_ok else "down",
+            "spool_pending_bytes": self.spool.pending_bytes,
+            "spool_max_bytes": self.settings.spool_max_bytes,
+            "spans_written": stats.spans_written,
+            "segments_quarantined": stats.segments_quarantined,
+            "last_error": stats.last_error,
+        }
+
+
+def _error(status: int, reason: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": reason}, status_code=status, headers=headers)
+
+
+def create_app(settings: CollectorSettings, store: Store | None = None) -> FastAPI:
+    """The FastAPI app of ``planscope serve``.
+
+    >>> from pathlib import Path
+    >>> app = create_app(CollectorSettings(data_dir=Path("/tmp/planscope-doc")))
+    >>> sorted(r.path for r in app.routes if r.path.startswith("/v1"))
+    ['/v1/traces']
+    """
+    collector = Collector(settings, store)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(collector.start)
+        try:
+            yield
+        finally:
+            await anyio.to_thread.run_sync(collector.stop)
+
+    app = FastAPI(title="planscope collector", version="0.1.0", lifespan=lifespan)
+    app.state.collector = collector
+
+    @app.exception_handler(IngestRejected)
+    async def _rejected(request: Request, exc: IngestRejected) -> JSONResponse:
+        return _error(exc.status_code, exc.reason)
+
+    @app.exception_handler(SpoolFull)
+    async def _full(request: Request, exc: SpoolFull) -> JSONResponse:
+        return _error(503, str(exc), {"Retry-After": str(exc.retry_after_seconds)})
+
+    @app.exception_handler(StoreError)
+    async def _store_error(request: Request, exc: StoreError) -> JSONResponse:
+        log.warning("store error answering %s: %s", request.url.path, exc)
+        return _error(503, f"store unavailable: {exc}", {"Retry-After": "5"})
+
+    @app.post("/v1/traces")
+    async def ingest(request: Request) -> Response:
+        project = collector.auth.project_for(request.headers.get("authorization"))
+        body = await _read_capped(request, settings.max_body_bytes)
+        try:
+            await anyio.to_thread.run_sync(
+                collector.ingest,
+                body,
+                request.headers.get("content-type"),
+                request.headers.get("content-encoding"),
+                project,
+            )
+        except OSError as exc:  # the disk refused the spool write: nothing was accepted
+            log.error("spool write failed: %s", exc)
+            return _error(503, "spool write failed", {"Retry-After": str(settings.retry_after_seconds)})
+        if request.headers.get("content-type", "").startswith(PROTOBUF):
+            return Response(
+                ExportTraceServiceResponse().SerializeToString(), media_type=PROTOBUF
+            )
+        return JSONResponse({})
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @app.get("/readyz")
+    async def readyz() -> JSONResponse:
+        state = await anyio.to_thread.run_sync(collector.ready)
+        return JSONResponse(state, status_code=200 if state["ready"] else 503)
+
+    def read_project(authorization: str | None, project: str | None) -> str:
+        key_project = collector.auth.project_for(authorization)
+        return key_project or project or DEFAULT_PROJECT
+
+    @app.get("/api/traces")
+    async def list_traces(
+        authorization: Annotated[str | None, Header()] = None,
+        project: str | None = None,
+        service: str | None = None,
+        status: Annotated[str | None, Query(pattern="^(ok|error)$")] = None,
+        since: Annotated[int | None, Query(description="start time, unix ns", ge=0)] = None,
+        until: Annotated[int | None, Query(description="end time, unix ns", ge=0)] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+        offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    ) -> dict[str, Any]:
+        proj = read_project(authorization, project)
+        assert collector.queries is not None
+        q = collector.queries
+        return await anyio.to_thread.run_sync(
+            lambda: q.list_traces(proj, service, status, since, until, limit, offset)
+        )
+
+    @app.get("/api/traces/{trace_id}")
+    async def get_trace(
+        trace_id: str,
+        authorization: Annotated[str | None, Header()] = None,
+        project: str | None = None,
+    ) -> JSONResponse:
+        proj = read_project(authorization, project)
+        tid = trace_id.lower()
+        if len(tid) != 32 or any(c not in "0123456789abcdef" for c in tid):
+            return _error(400, "trace id must be 32 hex characters")
+        assert collector.queries is not None
+        q = collector.queries
+        detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid))
+        if detail is None:
+            return _error(404, f"trace {tid} not found")
+        return JSONResponse(detail)
+
+    return app
+
+
+async def _read_capped(request: Request, max_bytes: int) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
+        raise PayloadTooLarge(f"body of {declared} bytes exceeds the {max_bytes}-byte limit")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise PayloadTooLarge(f"body exceeds the {max_bytes}-byte limit")
+        chunks.append(chunk)
+    return b"".join(chunks)

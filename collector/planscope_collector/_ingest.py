@@ -1,0 +1,119 @@
+"""Accepting a request: decode, validate, de-duplicate, spool. Framework-free, so it is testable.
+
+The order matters for the promise "nothing accepted is lost, nothing rejected is stored":
+everything that can refuse a request (size, encoding, parse, ids, spool cap) runs before the
+record is appended, and the 200 is sent only after the append's fsync returned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ._errors import SpoolFull
+from ._otlp import PROTOBUF, decompress, media_type, parse_request, span_count
+from ._spool import Record, Spool
+
+
+class RecentBatches:
+    """Digests of recently accepted requests, so a client's re-delivery is not stored twice.
+
+    Bounded in count and age; seeded at start from the store and the spool, so the window
+    survives restarts.
+
+    >>> seen = RecentBatches(window_seconds=60)
+    >>> seen.add(b"x" * 32)
+    True
+    >>> seen.add(b"x" * 32)
+    False
+    """
+
+    def __init__(self, window_seconds: float, max_entries: int = 500_000) -> None:
+        self.window = window_seconds
+        self.max_entries = max_entries
+        self._seen: OrderedDict[bytes, float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, digest: bytes) -> bool:
+        """Remember ``digest``; False if it was already seen within the window."""
+        now = time.monotonic()
+        with self._lock:
+            seen_at = self._seen.get(digest)
+            if seen_at is not None and now - seen_at < self.window:
+                return False
+            self._seen[digest] = now
+            self._seen.move_to_end(digest)
+            while self._seen and (
+                len(self._seen) > self.max_entries
+                or now - next(iter(self._seen.values())) >= self.window
+            ):
+                self._seen.popitem(last=False)
+            return True
+
+    def discard(self, digest: bytes) -> None:
+        with self._lock:
+            self._seen.pop(digest, None)
+
+    def seed(self, digests: Iterable[bytes]) -> None:
+        for digest in digests:
+            self.add(digest)
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """What an accepted request amounted to."""
+
+    spans: int
+    duplicate: bool
+    encoding: str
+
+
+@dataclass(frozen=True)
+class IngestLimits:
+    max_decompressed_bytes: int
+    spool_max_bytes: int
+    retry_after_seconds: int
+
+
+def batch_digest(project: str | None, body: bytes) -> bytes:
+    """Content digest of a decompressed request body within its project."""
+    h = hashlib.sha256((project or "").encode())
+    h.update(b"\0")
+    h.update(body)
+    return h.digest()
+
+
+def accept(
+    spool: Spool,
+    recent: RecentBatches,
+    limits: IngestLimits,
+    *,
+    body: bytes,
+    content_type: str | None,
+    content_encoding: str | None,
+    project: str | None,
+) -> Accepted:
+    """Validate one OTLP/HTTP request and make it durable; raise ``IngestRejected``/``SpoolFull``."""
+    kind = media_type(content_type)
+    raw = decompress(body, content_encoding, limits.max_decompressed_bytes)
+    request = parse_request(raw, kind)
+    count = span_count(request)
+    if count == 0:
+        return Accepted(0, False, kind)
+    if spool.pending_bytes >= limits.spool_max_bytes:
+        raise SpoolFull(limits.retry_after_seconds)
+    digest = batch_digest(project, raw)
+    if not recent.add(digest):
+        return Accepted(count, True, kind)
+    # The spool keeps protobuf only: JSON is converted once here, the writer never sees JSON.
+    payload = raw if kind == PROTOBUF else request.SerializeToString()
+    try:
+        spool.append(Record(project or "", digest, count, payload))
+    except BaseException:
+        recent.discard(digest)
+        raise
+    return Accepted(count, False, kind)

@@ -1,0 +1,264 @@
+"""OTLP/HTTP trace payloads: decode and validate a request, flatten spans into table rows.
+
+Decoding happens in the request handler, so that a malformed body is refused before anything
+is spooled. Flattening happens in the writer, once per spooled record, into rows in the order
+of ``TRACE_COLUMNS`` with the value conventions of the OpenTelemetry Collector's
+clickhouseexporter (lowercase hex ids, ``SpanKind`` like ``Internal``, ``StatusCode`` like
+``Error``, every attribute value a string), so the two writers produce identical tables.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+from planscope import _attributes as A
+
+from ._errors import BadPayload, PayloadTooLarge, UnsupportedMediaType
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+
+_SPAN_KINDS = ("Unspecified", "Internal", "Server", "Client", "Producer", "Consumer")
+_STATUS_CODES = ("Unset", "Ok", "Error")
+DEFAULT_PROJECT = "default"
+
+
+def media_type(content_type: str | None) -> str:
+    """The OTLP encoding named by a Content-Type header, or raise ``UnsupportedMediaType``.
+
+    >>> media_type("application/json; charset=utf-8")
+    'application/json'
+    """
+    base = (content_type or "").split(";", 1)[0].strip().lower()
+    if base in (PROTOBUF, "application/protobuf"):
+        return PROTOBUF
+    if base == JSON:
+        return JSON
+    raise UnsupportedMediaType(
+        f"unsupported content type {base or '(none)'!r}; use {PROTOBUF} or {JSON}"
+    )
+
+
+def decompress(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
+    """Undo Content-Encoding, refusing anything that inflates beyond ``max_bytes``."""
+    enc = (encoding or "identity").strip().lower()
+    if enc in ("", "identity"):
+        return body
+    if enc != "gzip":
+        raise UnsupportedMediaType(f"unsupported content encoding {enc!r}; use gzip or identity")
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(body, max_bytes + 1)
+        if len(out) > max_bytes or inflater.unconsumed_tail:
+            raise PayloadTooLarge(f"decompressed body exceeds {max_bytes} bytes")
+        out += inflater.flush()
+    except zlib.error as exc:
+        raise BadPayload(f"body is not valid gzip: {exc}") from None
+    if not inflater.eof:
+        raise BadPayload("body is not valid gzip: truncated stream")
+    if len(out) > max_bytes:
+        raise PayloadTooLarge(f"decompressed body exceeds {max_bytes} bytes")
+    return out
+
+
+def parse_request(body: bytes, kind: str) -> ExportTraceServiceRequest:
+    """Parse and validate an ExportTraceServiceRequest in either OTLP encoding.
+
+    Raises ``BadPayload`` naming the first offending span; the request is all or nothing.
+
+    >>> parse_request(b"{}", JSON).resource_spans
+    []
+    """
+    request = ExportTraceServiceRequest()
+    if kind == PROTOBUF:
+        try:
+            request.ParseFromString(body)
+        except DecodeError as exc:
+            raise BadPayload(f"body is not a valid OTLP protobuf: {exc}") from None
+    else:
+        try:
+            doc = json.loads(body)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise BadPayload(f"body is not valid JSON: {exc}") from None
+        if not isinstance(doc, dict):
+            raise BadPayload("OTLP/JSON body must be an object with resourceSpans")
+        _hex_ids_to_base64(doc)
+        try:
+            json_format.ParseDict(doc, request, ignore_unknown_fields=True)
+        except json_format.ParseError as exc:
+            raise BadPayload(f"body is not valid OTLP/JSON: {_first_line(str(exc))}") from None
+    _validate(request)
+    return request
+
+
+def span_count(request: ExportTraceServiceRequest) -> int:
+    """Number of spans in a request."""
+    return sum(len(ss.spans) for rs in request.resource_spans for ss in rs.scope_spans)
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text
+
+
+# OTLP/JSON encodes ids as hex, protobuf's JSON mapping expects base64 for bytes fields.
+_ID_FIELDS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
+
+
+def _hex_ids_to_base64(doc: dict[str, Any]) -> None:
+    for ri, rs in enumerate(_list(doc, "resourceSpans", "resource_spans", where="body")):
+        for si, ss in enumerate(_list(rs, "scopeSpans", "scope_spans", where=f"resourceSpans[{ri}]")):
+            where = f"resourceSpans[{ri}].scopeSpans[{si}]"
+            for pi, span in enumerate(_list(ss, "spans", where=where)):
+                _convert_ids(span, f"{where}.spans[{pi}]")
+                for li, link in enumerate(_list(span, "links", where=f"{where}.spans[{pi}]")):
+                    _convert_ids(link, f"{where}.spans[{pi}].links[{li}]")
+
+
+def _list(obj: Any, *names: str, where: str) -> list[Any]:
+    if not isinstance(obj, dict):
+        raise BadPayload(f"{where}: expected an object")
+    for name in names:
+        if name in obj:
+            value = obj[name]
+            if value is None:
+                return []
+            if not isinstance(value, list):
+                raise BadPayload(f"{where}.{name}: expected an array")
+            return value
+    return []
+
+
+def _convert_ids(obj: Any, where: str) -> None:
+    if not isinstance(obj, dict):
+        raise BadPayload(f"{where}: expected an object")
+    for field in _ID_FIELDS:
+        value = obj.get(field)
+        if value is None or value == "":
+            continue
+        if not isinstance(value, str):
+            raise BadPayload(f"{where}.{field}: expected a hex string")
+        try:
+            raw = bytes.fromhex(value)
+        except ValueError:
+            raise BadPayload(f"{where}.{field}: {value[:40]!r} is not hex") from None
+        obj[field] = base64.b64encode(raw).decode("ascii")
+
+
+def _validate(request: ExportTraceServiceRequest) -> None:
+    zero16, zero8 = bytes(16), bytes(8)
+    for ri, rs in enumerate(request.resource_spans):
+        for si, ss in enumerate(rs.scope_spans):
+            for pi, span in enumerate(ss.spans):
+                where = f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]"
+                if len(span.trace_id) != 16 or span.trace_id == zero16:
+                    raise BadPayload(f"{where}: traceId must be 16 non-zero bytes")
+                if len(span.span_id) != 8 or span.span_id == zero8:
+                    raise BadPayload(f"{where}: spanId must be 8 non-zero bytes")
+                if span.parent_span_id and len(span.parent_span_id) != 8:
+                    raise BadPayload(f"{where}: parentSpanId must be empty or 8 bytes")
+                if span.end_time_unix_nano and span.end_time_unix_nano < span.start_time_unix_nano:
+                    raise BadPayload(f"{where}: endTimeUnixNano is before startTimeUnixNano")
+                for li, link in enumerate(span.links):
+                    if len(link.trace_id) != 16 or len(link.span_id) != 8:
+                        raise BadPayload(f"{where}.links[{li}]: invalid traceId or spanId")
+
+
+def any_value_str(value: AnyValue) -> str:
+    """An attribute value as the exporter stores it: scalars as text, lists and maps as JSON."""
+    which = value.WhichOneof("value")
+    if which == "string_value":
+        return value.string_value
+    if which == "int_value":
+        return str(value.int_value)
+    if which == "bool_value":
+        return "true" if value.bool_value else "false"
+    if which == "double_value":
+        return _float_str(value.double_value)
+    if which is None:
+        return ""
+    return json.dumps(_any_value_py(value), separators=(",", ":"), ensure_ascii=False)
+
+
+def _float_str(x: float) -> str:
+    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
+
+
+def _any_value_py(value: AnyValue) -> Any:
+    which = value.WhichOneof("value")
+    if which == "array_value":
+        return [_any_value_py(v) for v in value.array_value.values]
+    if which == "kvlist_value":
+        return {kv.key: _any_value_py(kv.value) for kv in value.kvlist_value.values}
+    if which == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode("ascii")
+    if which is None:
+        return None
+    return getattr(value, which)
+
+
+def attributes_map(attrs: Any) -> dict[str, str]:
+    """A repeated KeyValue field as a ``{key: string}`` map."""
+    out: dict[str, str] = {}
+    kv: KeyValue
+    for kv in attrs:
+        out[kv.key] = any_value_str(kv.value)
+    return out
+
+
+def flatten(request: ExportTraceServiceRequest, project: str | None) -> Iterator[list[Any]]:
+    """Rows for ``otel_traces`` in ``TRACE_COLUMNS`` order, one per span.
+
+    ``project`` is the API key's project; without one, a resource's ``planscope.project``
+    attribute chooses, else ``default``.
+    """
+    for rs in request.resource_spans:
+        resource = attributes_map(rs.resource.attributes)
+        service = resource.get(A.SERVICE_NAME, "")
+        row_project = project or resource.get(A.PROJECT) or DEFAULT_PROJECT
+        for ss in rs.scope_spans:
+            scope_name, scope_version = ss.scope.name, ss.scope.version
+            for span in ss.spans:
+                start = span.start_time_unix_nano
+                end = span.end_time_unix_nano or start
+                events = span.events
+                links = span.links
+                yield [
+                    start,
+                    span.trace_id.hex(),
+                    span.span_id.hex(),
+                    span.parent_span_id.hex(),
+                    span.trace_state,
+                    span.name,
+                    _SPAN_KINDS[span.kind] if 0 <= span.kind < 6 else "Unspecified",
+                    service,
+                    resource,
+                    scope_name,
+                    scope_version,
+                    attributes_map(span.attributes),
+                    end - start,
+                    _STATUS_CODES[span.status.code] if 0 <= span.status.code < 3 else "Unset",
+                    span.status.message,
+                    [e.time_unix_nano for e in events],
+                    [e.name for e in events],
+                    [attributes_map(e.attributes) for e in events],
+                    [ln.trace_id.hex() for ln in links],
+                    [ln.span_id.hex() for ln in links],
+                    [ln.trace_state for ln in links],
+                    [attributes_map(ln.attributes) for ln in links],
+                    row_project,
+                ]
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """gzip ``data`` (used by tests and the load generator)."""
+    return gzip.compress(data, compresslevel=1)

@@ -1,0 +1,250 @@
+"""The spool: an fsync'd write-ahead log of accepted requests, in numbered segment files.
+
+The collector answers 200 only after a request's record is on disk (written and fsync'd), so a
+crash at any moment loses nothing it acknowledged. Concurrent requests share one fsync (group
+commit: the first waiter writes and syncs everything queued, the others wait for it).
+
+Layout of ``<dir>``::
+
+    SPOOL_ID              random id of this spool, part of every insert's dedup token
+    000000000001.seg      sealed segments: complete, waiting for the writer
+    000000000002.seg      the active segment (the highest number), being appended to
+    quarantine/           segments the store refused for non-transient reasons, kept for replay
+
+A record is ``MAGIC | u32 length | u32 crc32 | payload``; a torn tail (a crash mid-write, which
+was never acknowledged) fails its length or CRC check and is ignored on replay. Segments are
+sealed by size or age; the writer inserts a sealed segment as one batch with the dedup token
+``<SPOOL_ID>:<segment number>``, so a replay after a crash between insert and delete is
+dropped by ClickHouse instead of duplicated.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import threading
+import time
+import uuid
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from io import FileIO
+from pathlib import Path
+
+log = logging.getLogger("planscope.collector")
+
+MAGIC = b"PSR1"
+_HEADER = struct.Struct("<4sII")
+_META = struct.Struct("<32sIH")  # digest, span count, project length
+
+
+@dataclass(frozen=True)
+class Record:
+    """One accepted request: its project override, content digest and OTLP protobuf body."""
+
+    project: str
+    digest: bytes
+    span_count: int
+    body: bytes
+
+    def encode(self) -> bytes:
+        project = self.project.encode()
+        payload = _META.pack(self.digest, self.span_count, len(project)) + project + self.body
+        return _HEADER.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload
+
+    @classmethod
+    def decode(cls, payload: bytes) -> Record:
+        digest, count, plen = _META.unpack_from(payload)
+        start = _META.size
+        project = payload[start : start + plen].decode()
+        return cls(project, digest, count, payload[start + plen :])
+
+
+class _Waiter:
+    __slots__ = ("data", "done", "error")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.done = False
+        self.error: BaseException | None = None
+
+
+@dataclass(frozen=True)
+class Segment:
+    """A sealed segment file."""
+
+    number: int
+    path: Path
+
+    def records(self) -> Iterator[Record]:
+        """Records in order, stopping at a torn or corrupt tail."""
+        data = self.path.read_bytes()
+        pos = 0
+        while pos + _HEADER.size <= len(data):
+            magic, length, crc = _HEADER.unpack_from(data, pos)
+            payload = data[pos + _HEADER.size : pos + _HEADER.size + length]
+            if magic != MAGIC or len(payload) != length or zlib.crc32(payload) != crc:
+                log.warning("spool segment %s: ignoring torn tail at byte %d", self.path, pos)
+                return
+            yield Record.decode(payload)
+            pos += _HEADER.size + length
+
+
+class Spool:
+    """Durable append-only log of accepted requests.
+
+    >>> import tempfile
+    >>> spool = Spool(Path(tempfile.mkdtemp()))
+    >>> spool.append(Record("default", bytes(32), 1, b""))
+    >>> [s.number for s in spool.seal()]
+    [1]
+    """
+
+    def __init__(self, directory: Path, *, segment_max_bytes: int = 8 << 20) -> None:
+        self.directory = directory
+        self.segment_max_bytes = segment_max_bytes
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "quarantine").mkdir(exist_ok=True)
+        self.spool_id = self._load_or_create_id()
+        existing = self._numbers()
+        # Whatever a previous process left is sealed now: it is replayed before new data.
+        self._active_number = (existing[-1] if existing else 0) + 1
+        self._active = self._open(self._active_number)
+        self._active_bytes = 0
+        self._active_since = time.monotonic()
+        self._cond = threading.Condition()
+        self._queue: list[_Waiter] = []
+        self._syncing = False
+        self._sealed_bytes = sum(self._path(n).stat().st_size for n in existing)
+
+    # -- writing ---------------------------------------------------------------------------
+    def append(self, record: Record) -> None:
+        """Write ``record`` and return once it is fsync'd (shared with concurrent callers).
+
+        Raises ``OSError`` when the disk refuses the write; the record is then not accepted.
+        """
+        mine = _Waiter(record.encode())
+        with self._cond:
+            self._queue.append(mine)
+            while not mine.done:
+                if self._syncing:
+                    self._cond.wait()
+                    continue
+                # Leader: write everything queued with one fsync, without holding the lock.
+                self._syncing = True
+                batch, self._queue = self._queue, []
+                error: BaseException | None = None
+                self._cond.release()
+                try:
+                    self._write(b"".join(w.data for w in batch))
+                except BaseException as exc:
+                    error = exc
+                finally:
+                    self._cond.acquire()
+                for w in batch:
+                    w.done, w.error = True, error
+                if error is None:
+                    self._active_bytes += sum(len(w.data) for w in batch)
+                if error is not None or self._active_bytes >= self.segment_max_bytes:
+                    # After a failed write the segment may end in a torn record; start a new
+                    # one so that records acknowledged later are not hidden behind it.
+                    try:
+                        self._rotate()
+                    except OSError:
+                        log.exception("spool: cannot start a new segment; will retry")
+                self._syncing = False
+                self._cond.notify_all()
+        if mine.error is not None:
+            raise mine.error
+
+    def _write(self, data: bytes) -> None:
+        # Only the leader (``_syncing`` set) calls this, so the file has a single writer.
+        if self._active.closed:  # a rotation failed earlier (disk full); try again
+            self._active = self._open(self._active_number)
+        self._active.write(data)
+        os.fsync(self._active.fileno())
+
+    def _rotate(self) -> None:
+        # Called with the condition held.
+        self._active.close()
+        self._sealed_bytes += self._path(self._active_number).stat().st_size
+        self._active_number += 1
+        self._active = self._open(self._active_number)
+        self._active_bytes = 0
+        self._active_since = time.monotonic()
+
+    # -- reading (the writer thread) -------------------------------------------------------
+    def seal(self, min_age_seconds: float = 0.0) -> list[Segment]:
+        """Seal the active segment if it has data and is old enough; list sealed segments."""
+        with self._cond:
+            while self._syncing:
+                self._cond.wait()
+            age = time.monotonic() - self._active_since
+            if self._active_bytes and age >= min_age_seconds:
+                self._rotate()
+            active = self._active_number
+        return [Segment(n, self._path(n)) for n in self._numbers() if n < active]
+
+    def remove(self, segment: Segment) -> None:
+        """Delete a segment whose rows are in the store."""
+        size = segment.path.stat().st_size
+        segment.path.unlink()
+        self._fsync_dir()
+        with self._cond:
+            self._sealed_bytes -= size
+
+    def quarantine(self, segment: Segment) -> Path:
+        """Move a segment the store refuses aside, so it neither blocks nor gets lost."""
+        target = self.directory / "quarantine" / segment.path.name
+        size = segment.path.stat().st_size
+        os.replace(segment.path, target)
+        self._fsync_dir()
+        with self._cond:
+            self._sealed_bytes -= size
+        return target
+
+    def dedup_token(self, segment: Segment) -> str:
+        return f"{self.spool_id}:{segment.number}"
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes accepted but not yet in the store."""
+        return self._sealed_bytes + self._active_bytes
+
+    def close(self) -> None:
+        with self._cond:
+            self._active.close()
+
+    # -- files -----------------------------------------------------------------------------
+    def _path(self, number: int) -> Path:
+        return self.directory / f"{number:012d}.seg"
+
+    def _numbers(self) -> list[int]:
+        return sorted(int(p.stem) for p in self.directory.glob("*.seg") if p.stem.isdigit())
+
+    def _open(self, number: int) -> FileIO:
+        f = FileIO(self._path(number), "ab")
+        self._fsync_dir()
+        return f
+
+    def _fsync_dir(self) -> None:
+        fd = os.open(self.directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _load_or_create_id(self) -> str:
+        path = self.directory / "SPOOL_ID"
+        if path.exists():
+            return path.read_text().strip()
+        spool_id = uuid.uuid4().hex
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "w") as f:
+            f.write(spool_id)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+        self._fsync_dir()
+        return spool_id

@@ -1,0 +1,136 @@
+"""planscope's semantic conventions: every span attribute, event and value the platform uses.
+
+This module is the single source of truth. The SDK writes these names, the collector's
+materialized views extract them, the analyzers and the dashboard read them. A runtime in another
+language follows docs/semantic-conventions.md, which documents exactly the names below.
+
+Where the OpenTelemetry GenAI conventions define a name, it is used as is (``gen_ai.*``,
+``error.type``); what they lack (plans, plan steps, attempts, context, outcome, budgets) lives in
+the ``planscope.*`` namespace.
+
+Values that are lists or objects (plan JSON, context keys, budgets) are JSON strings, because
+OTLP attribute arrays become strings in ClickHouse anyway and JSON keeps them parseable.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- OpenTelemetry GenAI conventions (used verbatim) ------------------------------------------
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+GEN_AI_AGENT_ID: Final = "gen_ai.agent.id"
+GEN_AI_CONVERSATION_ID: Final = "gen_ai.conversation.id"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+GEN_AI_PROVIDER_NAME: Final = "gen_ai.provider.name"
+GEN_AI_REQUEST_MODEL: Final = "gen_ai.request.model"
+GEN_AI_RESPONSE_MODEL: Final = "gen_ai.response.model"
+GEN_AI_USAGE_INPUT_TOKENS: Final = "gen_ai.usage.input_tokens"
+GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
+ERROR_TYPE: Final = "error.type"
+SERVICE_NAME: Final = "service.name"
+
+# Values of gen_ai.operation.name. Steps have no GenAI operation; planscope names it.
+OP_INVOKE_AGENT: Final = "invoke_agent"
+OP_PLAN: Final = "plan"
+OP_EXECUTE_TOOL: Final = "execute_tool"
+OP_CHAT: Final = "chat"
+OP_EXECUTE_STEP: Final = "execute_step"
+
+# --- planscope: span kind (present on every planscope span) -----------------------------------
+SPAN_KIND: Final = "planscope.span.kind"
+KIND_RUN: Final = "run"
+KIND_PLAN: Final = "plan"
+KIND_STEP: Final = "step"
+KIND_TOOL: Final = "tool"
+KIND_LLM: Final = "llm"
+SPAN_KINDS: Final = (KIND_RUN, KIND_PLAN, KIND_STEP, KIND_TOOL, KIND_LLM)
+
+# Operation name for each planscope span kind.
+OPERATION_FOR_KIND: Final = {
+    KIND_RUN: OP_INVOKE_AGENT,
+    KIND_PLAN: OP_PLAN,
+    KIND_STEP: OP_EXECUTE_STEP,
+    KIND_TOOL: OP_EXECUTE_TOOL,
+    KIND_LLM: OP_CHAT,
+}
+
+# --- run (invoke_agent) ------------------------------------------------------------------------
+RUN_ID: Final = "planscope.run.id"
+RUN_OBJECTIVE: Final = "planscope.run.objective"
+RUN_VARIANT: Final = "planscope.run.variant"
+RUN_OUTCOME: Final = "planscope.run.outcome"
+RUN_OUTCOME_REASON: Final = "planscope.run.outcome_reason"
+RUN_BUDGET: Final = "planscope.run.budget"  # JSON of RetryBudget
+OUTCOME_SUCCESS: Final = "success"
+OUTCOME_FAILURE: Final = "failure"
+OUTCOME_UNKNOWN: Final = "unknown"
+OUTCOMES: Final = (OUTCOME_SUCCESS, OUTCOME_FAILURE, OUTCOME_UNKNOWN)
+
+# --- plan ------------------------------------------------------------------------------------
+PLAN_ID: Final = "planscope.plan.id"
+PLAN_VERSION: Final = "planscope.plan.version"
+PLAN_SCOPE: Final = "planscope.plan.scope"
+PLAN_PARENT_VERSION: Final = "planscope.plan.parent_version"
+PLAN_REPLAN_REASON: Final = "planscope.plan.replan_reason"
+PLAN_JSON: Final = "planscope.plan.json"
+PLAN_STEP_COUNT: Final = "planscope.plan.step_count"
+PLAN_APPROVAL: Final = "planscope.plan.approval"
+APPROVAL_PENDING: Final = "pending"
+APPROVAL_APPROVED: Final = "approved"
+APPROVAL_EDITED: Final = "edited"
+APPROVAL_REJECTED: Final = "rejected"
+APPROVAL_NOT_REQUIRED: Final = "not_required"
+
+# --- step (executor work on one plan step; one span per attempt) -----------------------------
+# A step span also carries PLAN_ID and PLAN_VERSION of the plan it executes.
+STEP_ID: Final = "planscope.step.id"
+STEP_ATTEMPT: Final = "planscope.step.attempt"  # 1-based
+STEP_STATUS: Final = "planscope.step.status"
+STEP_ERROR_FINGERPRINT: Final = "planscope.step.error_fingerprint"
+STEP_EXECUTOR: Final = "planscope.step.executor"
+STEP_CONTEXT_KEYS: Final = "planscope.step.context.keys"  # JSON array of strings
+STEP_CONTEXT_TOKENS: Final = "planscope.step.context.tokens"
+STEP_SELF_ASSESSMENT: Final = "planscope.step.self_assessment"  # success | failure (ADaPT)
+STEP_DEPTH: Final = "planscope.step.depth"  # recursive decomposition depth (ADaPT)
+STEP_INPUT_HASH: Final = "planscope.step.input_hash"
+STATUS_OK: Final = "ok"
+STATUS_ERROR: Final = "error"
+STATUS_SKIPPED: Final = "skipped"
+STEP_STATUSES: Final = (STATUS_OK, STATUS_ERROR, STATUS_SKIPPED)
+
+# --- tool call (execute_tool) -----------------------------------------------------------------
+TOOL_RESOURCE: Final = "planscope.tool.resource"
+TOOL_EFFECT: Final = "planscope.tool.effect"
+TOOL_ARGS_HASH: Final = "planscope.tool.args_hash"
+EFFECT_READ: Final = "read"
+EFFECT_WRITE: Final = "write"
+EFFECT_IRREVERSIBLE: Final = "irreversible"
+TOOL_EFFECTS: Final = (EFFECT_READ, EFFECT_WRITE, EFFECT_IRREVERSIBLE)
+
+# --- LLM call (chat) --------------------------------------------------------------------------
+LLM_ROLE: Final = "planscope.llm.role"  # planner | executor | judge
+LLM_COST_USD: Final = "planscope.llm.cost_usd"
+
+# --- captured payloads (any span kind; size-capped, redactable) --------------------------------
+INPUT: Final = "planscope.input"
+OUTPUT: Final = "planscope.output"
+TRUNCATED: Final = "planscope.truncated"
+
+# --- project (resource attribute; overridden by the API key's project) ------------------------
+PROJECT: Final = "planscope.project"
+
+# --- events -----------------------------------------------------------------------------------
+EVENT_RETRY_BUDGET_EXCEEDED: Final = "planscope.retry_budget.exceeded"
+EVENT_REPLAN_REQUESTED: Final = "planscope.replan.requested"
+EVENT_APPROVAL_GRANTED: Final = "planscope.approval.granted"
+EVENT_APPROVAL_DENIED: Final = "planscope.approval.denied"
+EVENT_OUTCOME_CHECK: Final = "planscope.outcome.check"
+# Attributes of the events above.
+BUDGET_LIMIT_NAME: Final = "planscope.budget.limit"  # e.g. max_attempts_per_step
+BUDGET_LIMIT_VALUE: Final = "planscope.budget.limit_value"
+BUDGET_OBSERVED: Final = "planscope.budget.observed"
+BUDGET_ENFORCED: Final = "planscope.budget.enforced"
