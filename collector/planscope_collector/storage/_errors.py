@@ -1,0 +1,29 @@
+"""Exceptions of the storage layer; the hierarchy is drawn in the package docstring."""
+
+from __future__ import annotations
+
+try:
+    from planscope import PlanscopeError  # type: ignore[attr-defined, unused-ignore]
+except ImportError:  # pragma: no cover - until sdk/planscope/_errors.py lands
+
+    class PlanscopeError(Exception):  # type: ignore[no-redef, unused-ignore]
+        """Temporary stand-in for ``planscope.PlanscopeError`` (the SDK's root exception)."""
+
+
+class StoreError(PlanscopeError):
+    """A storage operation failed; the message says which and why."""
+
+
+class StoreUnavailable(StoreError):
+    """Transient: the store cannot be reached or is overloaded right now; retrying may succeed."""
+
+
+class MigrationError(StoreError):
+    """A schema migration could not be loaded, rendered or applied, or an applied file changed."""
+
+
+class InvalidDsn(StoreError, ValueError):
+    """The DSN is not ``chdb:///abs/path`` or ``http(s)://[user:pass@]host[:port][/db]``."""
+
+
+__all__ = ["InvalidDsn", "MigrationError", "PlanscopeError", "StoreError", "StoreUnavailable"]

@@ -1,0 +1,485 @@
+"""The Store: one code path for embedded chDB and a ClickHouse server via clickhouse-connect."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit, urlunsplit
+
+from planscope_collector.storage._errors import (
+    InvalidDsn,
+    MigrationError,
+    StoreError,
+    StoreUnavailable,
+)
+from planscope_collector.storage._migrations import (
+    Migration,
+    load_migrations,
+    quote_identifier,
+    render,
+    split_statements,
+)
+from planscope_collector.storage._schema import (
+    INGEST_BATCH_COLUMNS,
+    INGEST_BATCHES_TABLE,
+    MIGRATIONS_TABLE,
+    TRACE_COLUMNS,
+    TRACES_TABLE,
+)
+
+logger = logging.getLogger(__name__)
+
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_SERVER_BIND_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*):[^{}]+\}")
+_CODE_RE = re.compile(r"Code: (\d+)")
+
+# ClickHouse error codes that mean "try again later" rather than "this request is wrong".
+_TRANSIENT_CODES = frozenset(
+    {
+        159,  # TIMEOUT_EXCEEDED
+        164,  # READONLY
+        202,  # TOO_MANY_SIMULTANEOUS_QUERIES
+        203,  # NO_FREE_CONNECTION
+        209,  # SOCKET_TIMEOUT
+        210,  # NETWORK_ERROR
+        225,  # NO_ZOOKEEPER
+        241,  # MEMORY_LIMIT_EXCEEDED
+        242,  # TABLE_IS_READ_ONLY
+        252,  # TOO_MANY_PARTS
+        279,  # ALL_CONNECTION_TRIES_FAILED
+        285,  # TOO_FEW_LIVE_REPLICAS
+        319,  # UNKNOWN_STATUS_OF_INSERT
+        999,  # KEEPER_EXCEPTION
+    }
+)
+
+#: Settings for every span insert: synchronous, so insert_deduplication_token applies, and
+#: deduplication propagated into the materialized views' target tables.
+_INSERT_SETTINGS: Mapping[str, Any] = {
+    "async_insert": 0,
+    "deduplicate_blocks_in_dependent_materialized_views": 1,
+}
+
+_BOOTSTRAP_SQL = """
+CREATE DATABASE IF NOT EXISTS {db} {on_cluster};
+CREATE TABLE IF NOT EXISTS {db}.schema_migrations {on_cluster} (
+    name String,
+    checksum String,
+    applied_at DateTime64(3) DEFAULT now64(3)
+) ENGINE = {engine:MergeTree}
+ORDER BY name
+SETTINGS non_replicated_deduplication_window = 10000;
+"""
+
+
+@dataclass(frozen=True)
+class _Target:
+    kind: Literal["chdb", "http"]
+    client_dsn: str
+    database: str
+    path: Path | None
+    display: str
+
+
+def _parse_dsn(dsn: str, database: str | None) -> _Target:
+    if not isinstance(dsn, str) or not dsn:
+        raise InvalidDsn("empty DSN; expected chdb:///abs/path or http(s)://host:port/db")
+    parts = urlsplit(dsn)
+    scheme = parts.scheme.lower()
+    if scheme == "chdb":
+        if parts.netloc:
+            raise InvalidDsn(
+                f"chdb DSN needs an absolute path and three slashes (chdb:///var/lib/planscope), "
+                f"got {dsn!r}"
+            )
+        path = unquote(parts.path)
+        if not path.startswith("/"):
+            raise InvalidDsn(f"chdb DSN path must be absolute, got {dsn!r}")
+        db = database or "default"
+        if not _IDENT_RE.match(db):
+            raise InvalidDsn(f"database name {db!r} is not a plain identifier")
+        resolved = Path(os.path.realpath(path))
+        client_dsn = urlunsplit(("chdb", "", str(resolved), parts.query, ""))
+        return _Target("chdb", client_dsn, db, resolved, f"chdb://{resolved}")
+    if scheme in ("http", "https"):
+        if not parts.hostname:
+            raise InvalidDsn(f"{scheme} DSN needs a host, got {_redact(dsn)!r}")
+        try:
+            _ = parts.port
+        except ValueError as exc:
+            raise InvalidDsn(f"bad port in DSN {_redact(dsn)!r}") from exc
+        segments = [s for s in parts.path.split("/") if s]
+        if len(segments) > 1:
+            raise InvalidDsn(f"DSN path must be at most one database name, got {parts.path!r}")
+        db = database or (unquote(segments[0]) if segments else "default")
+        if not _IDENT_RE.match(db):
+            raise InvalidDsn(f"database name {db!r} is not a plain identifier")
+        # The database is applied per request after migrate() may have created it, so the client
+        # connects without one (a missing database would otherwise fail the connect handshake).
+        client_dsn = urlunsplit((scheme, parts.netloc, "", parts.query, ""))
+        return _Target("http", client_dsn, db, None, _redact(dsn))
+    raise InvalidDsn(
+        f"unsupported DSN scheme {parts.scheme!r}; use chdb:///abs/path or http(s)://host:port/db"
+    )
+
+
+def _redact(dsn: str) -> str:
+    parts = urlsplit(dsn)
+    if parts.password is None:
+        return dsn
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _error_code(exc: BaseException) -> int | None:
+    match = _CODE_RE.search(str(exc))
+    return int(match.group(1)) if match else None
+
+
+class Store:
+    """ClickHouse storage for spans, derived tables and ingest bookkeeping.
+
+    Create it with :func:`open_store`. Every method is thread-safe: calls are serialised by one
+    lock, because chDB's in-process client is not known to be thread-safe and the collector calls
+    the store from its writer thread and from request handlers.
+
+    >>> store = open_store("chdb:///tmp/planscope-doc")
+    >>> store.migrate()  # doctest: +SKIP
+    ['0001_otel_traces', '0002_planscope_views', '0003_ingest_batches']
+    >>> store.query("SELECT {x:UInt8} + 1 AS y", {"x": 1})
+    [{'y': 2}]
+    >>> store.close()
+    """
+
+    def __init__(self, target: _Target) -> None:
+        self._target = target
+        self._lock = threading.RLock()
+        self._client: Any = None
+        self._closed = False
+
+    # -- connection --------------------------------------------------------------------------
+
+    @property
+    def database(self) -> str:
+        """The database the store's tables live in (``default`` unless the DSN names one)."""
+        return self._target.database
+
+    @property
+    def embedded(self) -> bool:
+        """True for an in-process chDB store, False for a ClickHouse server."""
+        return self._target.kind == "chdb"
+
+    def __repr__(self) -> str:
+        return f"Store({self._target.display!r}, database={self.database!r})"
+
+    def _connect(self) -> Any:
+        if self._closed:
+            raise StoreError(f"{self!r} is closed")
+        if self._client is not None:
+            return self._client
+        import clickhouse_connect
+
+        if self._target.path is not None:
+            try:
+                self._target.path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create chDB data dir {self._target.path}: {exc}") from exc
+        with self._translate("connect"):
+            client = clickhouse_connect.get_client(dsn=self._target.client_dsn)
+        # Applied per request (chDB: USE on its handle), so it may name a database that only
+        # migrate() creates; migrations qualify every name and run with use_database=False.
+        client.database = self._target.database
+        self._client = client
+        return client
+
+    @contextmanager
+    def _translate(self, action: str) -> Iterator[None]:
+        """Map driver exceptions onto the storage hierarchy; drop the client on transient ones."""
+        from clickhouse_connect.driver.exceptions import ClickHouseError, OperationalError
+
+        try:
+            yield
+        except StoreError:
+            raise
+        except (OperationalError, OSError, TimeoutError) as exc:
+            self._discard_client()
+            raise StoreUnavailable(f"{action} on {self._target.display} failed: {exc}") from exc
+        except ClickHouseError as exc:
+            message = str(exc)
+            if "EmbeddedServer already initialized" in message:
+                raise StoreError(
+                    f"chDB allows one data directory per process and another one is open; "
+                    f"close every store on it before opening {self._target.display} ({message})"
+                ) from exc
+            if _error_code(exc) in _TRANSIENT_CODES:
+                self._discard_client()
+                raise StoreUnavailable(f"{action} on {self._target.display}: {message}") from exc
+            raise StoreError(f"{action} on {self._target.display}: {message}") from exc
+
+    def _discard_client(self) -> None:
+        client, self._client = self._client, None
+        if client is not None and not self.embedded:
+            try:
+                client.close()
+            except Exception:  # pragma: no cover - best effort on an already broken connection
+                logger.debug("closing a failed client raised", exc_info=True)
+
+    def ping(self) -> bool:
+        """True when the store answers a trivial query; never raises.
+
+        >>> store.ping()  # doctest: +SKIP
+        True
+        """
+        with self._lock:
+            try:
+                client = self._connect()
+                return bool(client.ping())
+            except Exception:
+                return False
+
+    def close(self) -> None:
+        """Release the connection (for chDB, lets this process open another data dir). Idempotent.
+
+        >>> store.close()  # doctest: +SKIP
+        """
+        with self._lock:
+            client, self._client = self._client, None
+            self._closed = True
+            if client is not None:
+                client.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- schema ------------------------------------------------------------------------------
+
+    def migrate(
+        self,
+        cluster: str | None = None,
+        ttl_days: int = 30,
+        *,
+        directory: Path | None = None,
+    ) -> list[str]:
+        """Apply pending migrations in order; return the names applied by this call.
+
+        Idempotent: applied files (recorded in ``schema_migrations``) are skipped. An applied file
+        whose content changed is refused with :class:`MigrationError` - write a new migration
+        instead. ``cluster`` renders ``ON CLUSTER`` and Replicated engines; ``directory``
+        replaces the packaged migrations (tests, plugins).
+
+        >>> store.migrate(ttl_days=14)  # doctest: +SKIP
+        ['0001_otel_traces', '0002_planscope_views', '0003_ingest_batches']
+        """
+        migrations = load_migrations(directory)
+        with self._lock:
+            client = self._connect()
+            self._run_script(client, "bootstrap", _BOOTSTRAP_SQL, cluster, ttl_days)
+            applied = self._applied_migrations(client)
+            for migration in migrations:
+                recorded = applied.get(migration.name)
+                if recorded is not None and recorded != migration.checksum:
+                    raise MigrationError(
+                        f"migration {migration.name} was applied with checksum {recorded[:12]}... "
+                        f"but the file now has {migration.checksum[:12]}...; applied migrations "
+                        f"must not change - add a new NNNN_*.sql file instead"
+                    )
+            done: list[str] = []
+            for migration in migrations:
+                if migration.name in applied:
+                    continue
+                self._apply(client, migration, cluster, ttl_days)
+                done.append(migration.name)
+            return done
+
+    def applied_migrations(self) -> dict[str, str]:
+        """Names and checksums recorded in ``schema_migrations`` (empty before the first migrate).
+
+        >>> store.applied_migrations()  # doctest: +SKIP
+        {'0001_otel_traces': '9f2c...', ...}
+        """
+        with self._lock:
+            client = self._connect()
+            exists = self._scalar(
+                client,
+                "SELECT count() FROM system.tables WHERE database = {db:String} AND name = {t:String}",
+                {"db": self.database, "t": MIGRATIONS_TABLE},
+            )
+            return self._applied_migrations(client) if exists else {}
+
+    def _applied_migrations(self, client: Any) -> dict[str, str]:
+        table = f"{quote_identifier(self.database)}.{MIGRATIONS_TABLE}"
+        with self._translate("reading schema_migrations"):
+            result = client.query(
+                f"SELECT name, argMax(checksum, applied_at) FROM {table} GROUP BY name"
+            )
+        return {str(name): str(checksum) for name, checksum in result.result_rows}
+
+    def _scalar(self, client: Any, sql: str, parameters: Mapping[str, Any]) -> Any:
+        with self._translate("query"):
+            rows = client.query(sql, parameters=dict(parameters)).result_rows
+        return rows[0][0] if rows else None
+
+    def _apply(self, client: Any, migration: Migration, cluster: str | None, ttl: int) -> None:
+        logger.info("applying migration %s to %s", migration.name, self._target.display)
+        self._run_script(client, migration.name, migration.sql, cluster, ttl)
+        with self._translate(f"recording migration {migration.name}"):
+            client.insert(
+                MIGRATIONS_TABLE,
+                [[migration.name, migration.checksum]],
+                column_names=["name", "checksum"],
+                database=self.database,
+            )
+
+    def _run_script(
+        self, client: Any, name: str, sql: str, cluster: str | None, ttl_days: int
+    ) -> None:
+        rendered = render(sql, cluster, database=self.database, ttl_days=ttl_days)
+        for number, statement in enumerate(split_statements(rendered), start=1):
+            try:
+                with self._translate(f"migration {name} statement {number}"):
+                    client.command(statement, use_database=False)
+            except StoreUnavailable:
+                raise
+            except StoreError as exc:
+                raise MigrationError(f"{exc}\n-- statement:\n{statement}") from exc
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def insert_spans(
+        self,
+        rows: Sequence[Sequence[Any]],
+        *,
+        dedup_token: str | None = None,
+        columns: Sequence[str] = TRACE_COLUMNS,
+    ) -> None:
+        """Insert spans into ``otel_traces`` (and so, through the views, every derived table).
+
+        Each row has one value per name in ``columns`` (default :data:`TRACE_COLUMNS`); timestamps
+        may be int nanoseconds. With ``dedup_token`` (e.g. the spool segment id), inserting the
+        same rows again with the same token changes nothing, in ``otel_traces`` or any view.
+
+        >>> store.insert_spans(rows, dedup_token="segment-000042")  # doctest: +SKIP
+        """
+        self._insert(TRACES_TABLE, rows, columns, dedup_token)
+
+    def insert_ingest_batches(
+        self, rows: Sequence[Sequence[Any]], *, dedup_token: str | None = None
+    ) -> None:
+        """Record accepted ingest requests: rows of :data:`INGEST_BATCH_COLUMNS`.
+
+        ``ReceivedAt`` is a ``datetime`` (UTC) or int milliseconds since the epoch.
+
+        >>> store.insert_ingest_batches([("default", "ab12...", now, 120)])  # doctest: +SKIP
+        """
+        self._insert(INGEST_BATCHES_TABLE, rows, INGEST_BATCH_COLUMNS, dedup_token)
+
+    def _insert(
+        self,
+        table: str,
+        rows: Sequence[Sequence[Any]],
+        columns: Sequence[str],
+        dedup_token: str | None,
+    ) -> None:
+        if not rows:
+            return
+        width = len(columns)
+        for index, row in enumerate(rows):
+            if len(row) != width:
+                raise StoreError(
+                    f"row {index} for {table} has {len(row)} values, expected {width} ({columns})"
+                )
+        settings = dict(_INSERT_SETTINGS)
+        if dedup_token is not None:
+            settings["insert_deduplication_token"] = dedup_token
+        with self._lock, self._translate(f"insert into {table}"):
+            self._connect().insert(
+                table,
+                rows,
+                column_names=list(columns),
+                database=self.database,
+                settings=settings,
+            )
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def known_batch_hashes(self, since_seconds: int) -> set[str]:
+        """Hashes of ingest batches accepted in the last ``since_seconds`` seconds.
+
+        >>> store.known_batch_hashes(3600)  # doctest: +SKIP
+        {'ab12...'}
+        """
+        rows = self.query(
+            f"SELECT DISTINCT BatchHash AS h FROM {INGEST_BATCHES_TABLE} "
+            "WHERE ReceivedAt >= now64(3) - toIntervalSecond({since:UInt32})",
+            {"since": max(0, int(since_seconds))},
+        )
+        return {str(row["h"]) for row in rows}
+
+    def query(self, sql: str, parameters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a SELECT and return its rows as dicts; values bind server-side as ``{name:Type}``.
+
+        Unqualified table names resolve in the store's database. Every parameter must appear as a
+        ``{name:Type}`` placeholder: client-side ``%(name)s`` formatting is refused.
+
+        >>> store.query(
+        ...     "SELECT TraceId FROM otel_traces WHERE Project = {p:String} LIMIT 1", {"p": "demo"}
+        ... )  # doctest: +SKIP
+        [{'TraceId': '5b8efff798038103d269b633813fc60c'}]
+        """
+        params = self._check_parameters(sql, parameters)
+        with self._lock, self._translate("query"):
+            result = self._connect().query(sql, parameters=params)
+            return list(result.named_results())
+
+    def command(self, sql: str, parameters: Mapping[str, Any] | None = None) -> None:
+        """Run a statement that returns no rows (DDL, ``OPTIMIZE``, ``ALTER ... DELETE``...).
+
+        >>> store.command("OPTIMIZE TABLE planscope_trace_index FINAL")  # doctest: +SKIP
+        """
+        params = self._check_parameters(sql, parameters)
+        with self._lock, self._translate("command"):
+            self._connect().command(sql, parameters=params)
+
+    @staticmethod
+    def _check_parameters(sql: str, parameters: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        if not parameters:
+            return None
+        used = set(_SERVER_BIND_RE.findall(sql))
+        unused = sorted(set(parameters) - used)
+        if unused:
+            raise StoreError(
+                f"parameters {unused} have no {{name:Type}} placeholder in the query; only "
+                f"server-side binding is allowed"
+            )
+        return dict(parameters)
+
+
+def open_store(dsn: str, *, database: str | None = None) -> Store:
+    """Open the store at ``dsn`` and connect (embedded: the data dir is created if missing).
+
+    ``dsn`` is ``chdb:///abs/path`` (in-process chDB) or ``http(s)://user:pass@host:port/db``
+    (a ClickHouse server). ``database`` overrides the DSN's database (chDB: default ``default``).
+
+    >>> store = open_store("chdb:///var/lib/planscope")  # doctest: +SKIP
+    >>> store = open_store("http://default:secret@clickhouse:8123/planscope")  # doctest: +SKIP
+    """
+    store = Store(_parse_dsn(dsn, database))
+    with store._lock:
+        store._connect()
+    return store
