@@ -134,3 +134,7 @@ BUDGET_LIMIT_NAME: Final = "planscope.budget.limit"  # e.g. max_attempts_per_ste
 BUDGET_LIMIT_VALUE: Final = "planscope.budget.limit_value"
 BUDGET_OBSERVED: Final = "planscope.budget.observed"
 BUDGET_ENFORCED: Final = "planscope.budget.enforced"
+
+# --- added by the SDK (appended; see docs/semantic-conventions.md) ----------------------------
+APPROVAL_REVIEWER: Final = "planscope.approval.reviewer"  # on approval granted/denied events
+OUTCOME_CHECK_NAME: Final = "planscope.outcome.check.name"  # on outcome check events

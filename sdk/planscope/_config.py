@@ -1,0 +1,297 @@
+"""Process-wide configuration: where spans go and what is captured.
+
+Without :func:`configure` everything works as a cheap no-op through the OpenTelemetry API (spans
+go to whatever global TracerProvider exists, typically none). ``configure()`` wires an OTel SDK
+TracerProvider with an OTLP/HTTP exporter (the ``planscope[otlp]`` extra, imported lazily), or
+reuses a TracerProvider the application already installed.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from opentelemetry import trace
+
+from . import _env
+from ._budget import RetryBudget
+from ._capture import Redactor
+from ._errors import ConfigurationError
+from ._internal import logger
+
+__all__ = ["PlanscopeHandle", "configure"]
+
+VERSION = "0.1.0"
+DEFAULT_ENDPOINT = "http://localhost:4318"
+DEFAULT_SERVICE_NAME = "planscope-agent"
+DEFAULT_CAPTURE_MAX_BYTES = 8192
+INSTRUMENTATION_NAME = "planscope"
+OTLP_HINT = "pip install 'planscope[otlp]'"
+
+
+@dataclass
+class Settings:
+    """What the instrumentation reads on every span (replaced as a whole by configure())."""
+
+    capture: bool = True
+    capture_max_bytes: int = DEFAULT_CAPTURE_MAX_BYTES
+    redact: Redactor | None = None
+    budget: RetryBudget | None = None
+    tracer: trace.Tracer | None = None  # None: the global (proxy) tracer
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+_lock = threading.Lock()
+_settings: Settings | None = None
+_default_tracer: trace.Tracer | None = None
+_warned_missing_otlp = False
+
+
+def _env_settings() -> Settings:
+    capture = True
+    max_bytes = DEFAULT_CAPTURE_MAX_BYTES
+    raw = os.environ.get(_env.PLANSCOPE_CAPTURE)
+    if raw is not None:
+        try:
+            capture = _env.parse_bool(_env.PLANSCOPE_CAPTURE, raw)
+        except ValueError as exc:
+            logger.warning("%s; keeping capture on", exc)
+    raw = os.environ.get(_env.PLANSCOPE_CAPTURE_MAX_BYTES)
+    if raw is not None:
+        try:
+            max_bytes = _parse_max_bytes(int(raw))
+        except (ValueError, ConfigurationError):
+            logger.warning(
+                "%s=%r is not a non-negative integer; using %d",
+                _env.PLANSCOPE_CAPTURE_MAX_BYTES,
+                raw,
+                DEFAULT_CAPTURE_MAX_BYTES,
+            )
+    return Settings(capture=capture, capture_max_bytes=max_bytes)
+
+
+def _parse_max_bytes(value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigurationError(f"capture_max_bytes must be a non-negative integer, got {value!r}")
+    return value
+
+
+def settings() -> Settings:
+    """The current settings (from the environment until configure() is called)."""
+    global _settings
+    current = _settings
+    if current is None:
+        with _lock:
+            if _settings is None:
+                _settings = _env_settings()
+            current = _settings
+    return current
+
+
+def tracer() -> trace.Tracer:
+    """The tracer planscope spans are created with."""
+    configured = settings().tracer
+    if configured is not None:
+        return configured
+    global _default_tracer
+    if _default_tracer is None:
+        # A ProxyTracer: it follows the global provider even if it is set later.
+        _default_tracer = trace.get_tracer(INSTRUMENTATION_NAME, VERSION)
+    return _default_tracer
+
+
+def reset() -> None:
+    """Forget the configuration (tests). Does not touch the global TracerProvider."""
+    global _settings, _default_tracer, _warned_missing_otlp
+    with _lock:
+        _settings = None
+        _default_tracer = None
+        _warned_missing_otlp = False
+
+
+class PlanscopeHandle:
+    """What :func:`configure` returns: flush or shut down the export pipeline.
+
+    ``shutdown()`` shuts the TracerProvider down only if configure() created it; a provider the
+    application installed itself is only flushed (its owner shuts it down).
+    """
+
+    def __init__(self, tracer_provider: Any | None, owned: bool) -> None:
+        self.tracer_provider = tracer_provider
+        """The OpenTelemetry TracerProvider in use (None when planscope is a no-op)."""
+        self.owned = owned
+        """True when configure() created the provider."""
+
+    @property
+    def enabled(self) -> bool:
+        """True when spans are recorded by a real (SDK) TracerProvider."""
+        return self.tracer_provider is not None
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """Export every finished span now; True on success (and when there is nothing to do)."""
+        flush = getattr(self.tracer_provider, "force_flush", None)
+        if flush is None:
+            return True
+        return bool(flush(timeout_millis))
+
+    def shutdown(self) -> None:
+        """Flush, then shut the exporter down (owned providers only)."""
+        if self.tracer_provider is None:
+            return
+        if self.owned:
+            self.tracer_provider.shutdown()
+        else:
+            self.force_flush()
+
+    def __repr__(self) -> str:
+        provider = type(self.tracer_provider).__name__ if self.tracer_provider else None
+        return f"PlanscopeHandle(tracer_provider={provider}, owned={self.owned})"
+
+
+def _is_real_provider(provider: object) -> bool:
+    return not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
+
+
+def _parse_headers(raw: str) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for part in raw.split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise ConfigurationError(
+                f"{_env.PLANSCOPE_HEADERS} must be key=value pairs separated by commas, got {raw!r}"
+            )
+        headers[key.strip()] = value.strip()
+    return headers
+
+
+def configure(
+    endpoint: str | None = None,
+    *,
+    service_name: str | None = None,
+    api_key: str | None = None,
+    project: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    capture: bool | None = None,
+    capture_max_bytes: int | None = None,
+    redact: Redactor | None = None,
+    budget: RetryBudget | Mapping[str, Any] | None = None,
+    batch: bool = True,
+    tracer_provider: Any | None = None,
+) -> PlanscopeHandle:
+    """Send planscope spans to a collector; optional, everything is a no-op until called.
+
+    Arguments left as ``None`` come from the ``PLANSCOPE_*`` environment variables, then defaults:
+    endpoint ``http://localhost:4318`` (spans go to ``{endpoint}/v1/traces``), capture on, 8 KiB
+    per captured payload.
+
+    The TracerProvider used is, in order: ``tracer_provider`` if given (not installed globally);
+    the global one if the application already installed an SDK provider; otherwise a new
+    ``TracerProvider`` with an OTLP/HTTP exporter, installed globally. Without the ``otlp`` extra a
+    warning is logged once and spans stay no-ops.
+
+    ``budget`` is the default :class:`RetryBudget` of runs that do not set one. ``redact`` is called
+    as ``redact(span_kind, key, value)`` on every captured value (see :data:`Redactor`).
+
+    >>> handle = planscope.configure("http://localhost:4318", service_name="billing-agent",
+    ...                              api_key="ps_...", budget=RetryBudget(max_attempts_per_step=3))
+    >>> handle.shutdown()  # at exit: flush and stop the exporter
+    """
+    global _settings, _warned_missing_otlp
+    env = os.environ
+    base = _env_settings()
+    if capture is None:
+        capture = base.capture
+    if capture_max_bytes is None:
+        capture_max_bytes = base.capture_max_bytes
+    capture_max_bytes = _parse_max_bytes(capture_max_bytes)
+    if isinstance(budget, Mapping):
+        budget = RetryBudget.from_dict(budget)
+    if budget is not None and not isinstance(budget, RetryBudget):
+        raise ConfigurationError(f"budget must be a RetryBudget or a mapping, got {budget!r}")
+    if redact is not None and not callable(redact):
+        raise ConfigurationError("redact must be a callable redact(span_kind, key, value)")
+
+    provider: Any | None
+    owned = False
+    if tracer_provider is not None:
+        provider = tracer_provider
+    elif _is_real_provider(trace.get_tracer_provider()):
+        provider = trace.get_tracer_provider()
+    else:
+        provider = _build_provider(
+            endpoint=endpoint or env.get(_env.PLANSCOPE_ENDPOINT) or DEFAULT_ENDPOINT,
+            service_name=service_name
+            or env.get(_env.PLANSCOPE_SERVICE_NAME)
+            or env.get("OTEL_SERVICE_NAME")
+            or DEFAULT_SERVICE_NAME,
+            api_key=api_key or env.get(_env.PLANSCOPE_API_KEY),
+            project=project or env.get(_env.PLANSCOPE_PROJECT),
+            headers={**_parse_headers(env.get(_env.PLANSCOPE_HEADERS, "")), **(headers or {})},
+            batch=batch,
+        )
+        if provider is not None:
+            trace.set_tracer_provider(provider)
+            owned = trace.get_tracer_provider() is provider
+            if not owned:  # lost a race with another library: use the winner
+                provider = trace.get_tracer_provider()
+
+    tracer_obj = (
+        provider.get_tracer(INSTRUMENTATION_NAME, VERSION) if provider is not None else None
+    )
+    with _lock:
+        _settings = Settings(
+            capture=capture,
+            capture_max_bytes=capture_max_bytes,
+            redact=redact,
+            budget=budget,
+            tracer=tracer_obj,
+        )
+    return PlanscopeHandle(provider, owned)
+
+
+def _build_provider(
+    *,
+    endpoint: str,
+    service_name: str,
+    api_key: str | None,
+    project: str | None,
+    headers: dict[str, str],
+    batch: bool,
+) -> Any | None:
+    global _warned_missing_otlp
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+    except ImportError as exc:
+        if not _warned_missing_otlp:
+            _warned_missing_otlp = True
+            logger.warning(
+                "planscope.configure(): the OTLP exporter is not installed (%s); spans are not "
+                "exported. Install it with: %s",
+                exc,
+                OTLP_HINT,
+            )
+        return None
+
+    from ._attributes import PROJECT, SERVICE_NAME
+
+    resource_attrs: dict[str, str] = {SERVICE_NAME: service_name}
+    if project:
+        resource_attrs[PROJECT] = project
+    export_headers = dict(headers)
+    if api_key:
+        export_headers["Authorization"] = f"Bearer {api_key}"
+    exporter = OTLPSpanExporter(
+        endpoint=f"{endpoint.rstrip('/')}/v1/traces", headers=export_headers or None
+    )
+    provider = TracerProvider(resource=Resource.create(resource_attrs))
+    processor = BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)
+    provider.add_span_processor(processor)
+    return provider

@@ -1,0 +1,65 @@
+"""Environment variables read by the planscope SDK, one constant each.
+
+Arguments given to :func:`planscope.configure` win over the environment; the environment wins over
+the built-in defaults. Capture settings are also honoured without ``configure()``.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+PLANSCOPE_ENDPOINT: Final = "PLANSCOPE_ENDPOINT"
+"""Base URL of the planscope collector (or any OTLP/HTTP receiver), without ``/v1/traces``.
+
+Default ``http://localhost:4318``. Example: ``PLANSCOPE_ENDPOINT=https://planscope.example.com``.
+"""
+
+PLANSCOPE_API_KEY: Final = "PLANSCOPE_API_KEY"
+"""API key sent as ``Authorization: Bearer <key>``; the collector maps it to a project."""
+
+PLANSCOPE_SERVICE_NAME: Final = "PLANSCOPE_SERVICE_NAME"
+"""``service.name`` resource attribute of the exported spans. Falls back to ``OTEL_SERVICE_NAME``,
+then to ``"planscope-agent"``."""
+
+PLANSCOPE_PROJECT: Final = "PLANSCOPE_PROJECT"
+"""``planscope.project`` resource attribute (the collector overrides it with the API key's project).
+"""
+
+PLANSCOPE_HEADERS: Final = "PLANSCOPE_HEADERS"
+"""Extra export headers as ``key=value`` pairs separated by commas,
+e.g. ``x-tenant=acme,x-env=dev``."""
+
+PLANSCOPE_CAPTURE: Final = "PLANSCOPE_CAPTURE"
+"""``true``/``false``: record function inputs and outputs on spans (default ``true``)."""
+
+PLANSCOPE_CAPTURE_MAX_BYTES: Final = "PLANSCOPE_CAPTURE_MAX_BYTES"
+"""Maximum UTF-8 size of each captured payload attribute, in bytes (default ``8192``)."""
+
+PLANSCOPE_RAISE_INTERNAL_ERRORS: Final = "PLANSCOPE_RAISE_INTERNAL_ERRORS"
+"""``true``/``false``: re-raise SDK-internal errors instead of logging them. Defaults to true when
+pytest is imported (so bugs surface in tests) and false otherwise (telemetry never breaks the app).
+"""
+
+ALL: Final = (
+    PLANSCOPE_ENDPOINT,
+    PLANSCOPE_API_KEY,
+    PLANSCOPE_SERVICE_NAME,
+    PLANSCOPE_PROJECT,
+    PLANSCOPE_HEADERS,
+    PLANSCOPE_CAPTURE,
+    PLANSCOPE_CAPTURE_MAX_BYTES,
+    PLANSCOPE_RAISE_INTERNAL_ERRORS,
+)
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def parse_bool(name: str, raw: str) -> bool:
+    """Parse a boolean environment value; raise ValueError naming the variable otherwise."""
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"{name}={raw!r} is not a boolean (use true or false)")

@@ -1,0 +1,835 @@
+"""Opening and closing planscope spans: the one place that knows what each span kind records.
+
+The decorators (``_instrument``) and the context managers (``start_run`` & co.) both go through
+:func:`begin`, which returns a :class:`Scope`; the caller then brackets the user's code with
+``enter()``/``exit()`` (possibly several times, for generators) and ends with ``succeed()`` or
+``fail()``. Every method here swallows internal errors (see ``_internal``); only an enforced
+:class:`RetryBudgetExceeded` is raised on purpose.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from contextvars import Token
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
+
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.util.types import AttributeValue
+
+from . import _attributes as A
+from . import _config
+from ._budget import RetryBudget
+from ._capture import (
+    OUTPUT_KEY,
+    cap,
+    dumps,
+    error_fingerprint,
+    error_type,
+    estimate_tokens,
+    redact_mapping,
+    stable_hash,
+)
+from ._errors import RetryBudgetExceeded
+from ._internal import handle_internal_errors, logger
+from ._plan import Plan, PlanStep
+from ._state import CURRENT, Frame, RunState, StepState, effective_plan, orphan_state, place_plan
+
+_UNSET: Any = object()
+_OTEL_KIND = {A.KIND_LLM: SpanKind.CLIENT}
+
+
+@dataclass(frozen=True)
+class SpanOptions:
+    """Everything a span kind may take; each kind reads its own fields."""
+
+    kind: str
+    name: str | None = None  # run/plan: agent, step: step id, tool: tool name, llm: model
+    fallback_name: str | None = None  # the decorated function's name
+    capture: bool | None = None
+    # run
+    run_id: str | None = None
+    objective: str | None = None
+    variant: str | None = None
+    budget: RetryBudget | None = None
+    # plan
+    scope: str | None = None
+    # step
+    executor: str | None = None
+    depth: int | None = None
+    plan_step: PlanStep | None = None
+    # tool
+    resource: Any = None  # str, or a callable taking the tool's arguments
+    effect: str | None = None
+    # llm
+    role: str | None = None
+    provider: str | None = None
+
+
+# --- handles -------------------------------------------------------------------------------------
+class SpanHandle:
+    """A live planscope span. Yielded by the ``start_*`` context managers.
+
+    >>> with planscope.start_tool("search", effect="read") as span:
+    ...     span.set_output(["result"])
+    """
+
+    kind: str = ""
+
+    def __init__(self, span: trace.Span, frame: Frame | None = None) -> None:
+        self.span = span
+        """The underlying OpenTelemetry span."""
+        self._frame = frame
+        self._output: Any = _UNSET
+
+    @property
+    def is_recording(self) -> bool:
+        """False when spans go nowhere (no SDK configured): skip expensive attributes then."""
+        return self.span.is_recording()
+
+    def set_attribute(self, key: str, value: AttributeValue) -> None:
+        """Set an attribute on the span (use the names in ``planscope._attributes``)."""
+        with handle_internal_errors():
+            self.span.set_attribute(key, value)
+
+    def set_output(self, value: Any) -> None:
+        """Record ``value`` as the span's output (captured at the end, like a return value)."""
+        self._output = value
+
+    def record_event(self, name: str, **attributes: AttributeValue) -> None:
+        """Add an event to the span."""
+        with handle_internal_errors():
+            self.span.add_event(name, attributes=_clean(attributes))
+
+
+class RunHandle(SpanHandle):
+    """The span of one agent run; ``planscope.current_run()`` returns it inside the run."""
+
+    kind = A.KIND_RUN
+
+    def __init__(self, span: trace.Span, state: RunState, frame: Frame | None = None) -> None:
+        super().__init__(span, frame)
+        self.state = state
+
+    @property
+    def run_id(self) -> str:
+        """The run id (``planscope.run.id``)."""
+        return self.state.run_id or ""
+
+    @property
+    def budget(self) -> RetryBudget | None:
+        """The retry budget in force for this run."""
+        return self.state.budget
+
+    @property
+    def plan(self) -> Plan | None:
+        """The run's current top-level plan (with the version the SDK assigned)."""
+        return self.state.current_plan
+
+    def set_outcome(self, outcome: str, reason: str | None = None) -> None:
+        """Declare the run's outcome: ``"success"``, ``"failure"`` or ``"unknown"``.
+
+        >>> planscope.current_run().set_outcome("failure", reason="invoice total mismatch")
+        """
+        with handle_internal_errors():
+            if outcome not in A.OUTCOMES:
+                raise ValueError(f"outcome must be one of {A.OUTCOMES}, got {outcome!r}")
+            self.state.outcome = outcome
+            self.state.outcome_reason = reason
+            self.span.set_attribute(A.RUN_OUTCOME, outcome)
+            if reason is not None:
+                self.span.set_attribute(A.RUN_OUTCOME_REASON, reason)
+
+
+class PlanHandle(SpanHandle):
+    """The span of one planner call; record the plan with :meth:`set_plan`."""
+
+    kind = A.KIND_PLAN
+
+    def __init__(
+        self, span: trace.Span, state: RunState, scope: str | None, frame: Frame | None = None
+    ) -> None:
+        super().__init__(span, frame)
+        self.state = state
+        self.default_scope = scope
+        self.plan: Plan | None = None
+        """The recorded plan (None until set)."""
+        self.approval: str | None = None
+
+    def set_plan(self, plan: Plan | Mapping[str, Any] | Sequence[Any]) -> Plan | None:
+        """Record the plan on this span and make it current; returns it with its assigned version.
+
+        Accepts a :class:`Plan`, its dict form, or a list of steps (a list or a dict without
+        ``id`` continues the current plan's id, i.e. it is a replan). Raises RetryBudgetExceeded
+        if it is a replan beyond an enforced ``max_replans``.
+
+        >>> with planscope.start_plan("billing") as p:
+        ...     p.set_plan(Plan([PlanStep("fetch"), PlanStep("pay", depends_on=["fetch"])]))
+        """
+        frame = self._frame or CURRENT.get()
+        exceeded: RetryBudgetExceeded | None = None
+        recorded: Plan | None = None
+        with handle_internal_errors():
+            coerced = coerce_plan(plan, effective_plan(frame))
+            if coerced is None:
+                return None
+            if coerced.scope is None and self.default_scope is not None:
+                coerced = replace(coerced, scope=self.default_scope)
+            recorded, parent = self.state.register_plan(coerced)
+            self.plan = recorded
+            place_plan(frame, recorded)
+            span = self.span
+            approval = recorded.approval or self.approval
+            attrs: dict[str, AttributeValue | None] = {
+                A.PLAN_ID: recorded.id,
+                A.PLAN_VERSION: recorded.version,
+                A.PLAN_PARENT_VERSION: parent,
+                A.PLAN_SCOPE: recorded.scope,
+                A.PLAN_REPLAN_REASON: recorded.replan_reason,
+                A.PLAN_STEP_COUNT: len(recorded.steps),
+                A.PLAN_APPROVAL: approval,
+            }
+            if span.is_recording():
+                attrs[A.PLAN_JSON] = recorded.to_json()
+            span.set_attributes(_clean(attrs))
+            if parent is not None:
+                exceeded = _check_budget(
+                    span,
+                    self.state,
+                    [("max_replans", self.state.replans)],
+                    step_id=None,
+                )
+        if exceeded is not None:
+            raise exceeded
+        return recorded
+
+    def record_approval(
+        self, approved: bool, *, edited: bool = False, reviewer: str | None = None
+    ) -> None:
+        """Record a human decision on this plan (``planscope.plan.approval`` + an event)."""
+        with handle_internal_errors():
+            self.approval = _approval_value(approved, edited)
+            self.span.set_attribute(A.PLAN_APPROVAL, self.approval)
+            _approval_event(self.span, approved, self.approval, reviewer, self.plan)
+
+
+class StepHandle(SpanHandle):
+    """The span of one attempt at one plan step; ``planscope.current_step()`` returns it."""
+
+    kind = A.KIND_STEP
+
+    def __init__(
+        self,
+        span: trace.Span,
+        state: StepState,
+        parent: StepHandle | None,
+        frame: Frame | None = None,
+    ) -> None:
+        super().__init__(span, frame)
+        self.state = state
+        self.parent = parent
+
+    @property
+    def step_id(self) -> str:
+        return self.state.step_id
+
+    @property
+    def attempt(self) -> int:
+        """1-based attempt number of this step id within the run."""
+        return self.state.attempt
+
+    def record_context(
+        self, keys: Sequence[str] | Mapping[str, Any], tokens: int | None = None
+    ) -> None:
+        """Record the context keys given to the executor (see :func:`planscope.record_context`)."""
+        with handle_internal_errors():
+            if isinstance(keys, Mapping):
+                names = [str(k) for k in keys]
+                if tokens is None:
+                    tokens = estimate_tokens(keys)
+            elif isinstance(keys, str):
+                raise TypeError("record_context() takes a list of keys or a mapping, not a str")
+            else:
+                names = [str(k) for k in keys]
+            self.state.context_keys.update(names)
+            self.span.set_attribute(
+                A.STEP_CONTEXT_KEYS, json.dumps(sorted(self.state.context_keys))
+            )
+            if tokens is not None:
+                self.state.context_tokens = (self.state.context_tokens or 0) + int(tokens)
+                self.span.set_attribute(A.STEP_CONTEXT_TOKENS, self.state.context_tokens)
+
+    def record_self_assessment(self, result: str) -> None:
+        """Record the executor's own verdict on the step, ``"success"`` or ``"failure"`` (ADaPT)."""
+        with handle_internal_errors():
+            if result not in (A.OUTCOME_SUCCESS, A.OUTCOME_FAILURE):
+                raise ValueError(f"self-assessment must be 'success' or 'failure', got {result!r}")
+            self.span.set_attribute(A.STEP_SELF_ASSESSMENT, result)
+
+
+class ToolHandle(SpanHandle):
+    """The span of one tool call."""
+
+    kind = A.KIND_TOOL
+
+
+class LlmHandle(SpanHandle):
+    """The span of one LLM call; record token usage with :meth:`record_usage`."""
+
+    kind = A.KIND_LLM
+
+    def __init__(
+        self, span: trace.Span, state: RunState | None, frame: Frame | None = None
+    ) -> None:
+        super().__init__(span, frame)
+        self.state = state
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cost_usd: float | None = None
+        self.usage_recorded = False
+
+    def record_usage(
+        self,
+        input_tokens: int | None = None,
+        output_tokens: int | None = None,
+        cost_usd: float | None = None,
+        response_model: str | None = None,
+    ) -> None:
+        """Add token usage (and cost) to this call; counts towards the run's ``max_tokens``."""
+        exceeded = _apply_usage(
+            self, self.state, input_tokens, output_tokens, cost_usd, response_model
+        )
+        if exceeded is not None:
+            raise exceeded
+
+
+def _apply_usage(
+    target: SpanHandle,
+    state: RunState | None,
+    input_tokens: int | None,
+    output_tokens: int | None,
+    cost_usd: float | None,
+    response_model: str | None,
+) -> RetryBudgetExceeded | None:
+    exceeded: RetryBudgetExceeded | None = None
+    with handle_internal_errors():
+        added = 0
+        span = target.span
+        counters = target if isinstance(target, LlmHandle) else None
+        for value in (input_tokens, output_tokens):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise TypeError(f"token counts must be integers, got {value!r}")
+        if counters is not None:
+            counters.usage_recorded = True
+            counters.input_tokens += input_tokens or 0
+            counters.output_tokens += output_tokens or 0
+            if cost_usd is not None:
+                counters.cost_usd = (counters.cost_usd or 0.0) + float(cost_usd)
+            totals = (counters.input_tokens, counters.output_tokens, counters.cost_usd)
+        else:
+            totals = (input_tokens or 0, output_tokens or 0, cost_usd)
+        added = (input_tokens or 0) + (output_tokens or 0)
+        span.set_attributes(
+            _clean(
+                {
+                    A.GEN_AI_USAGE_INPUT_TOKENS: totals[0],
+                    A.GEN_AI_USAGE_OUTPUT_TOKENS: totals[1],
+                    A.LLM_COST_USD: totals[2],
+                    A.GEN_AI_RESPONSE_MODEL: response_model,
+                }
+            )
+        )
+        if state is not None and added:
+            total = state.add_tokens(added)
+            frame = CURRENT.get()
+            step = frame.step.step_id if frame.step is not None else None
+            exceeded = _check_budget(span, state, [("max_tokens", total)], step_id=step)
+    return exceeded
+
+
+# --- budget --------------------------------------------------------------------------------------
+def _check_budget(
+    span: trace.Span,
+    state: RunState,
+    observations: Sequence[tuple[str, int]],
+    step_id: str | None,
+) -> RetryBudgetExceeded | None:
+    """Add an exceeded event per crossed limit; return the exception to raise if enforced."""
+    budget = state.budget
+    if budget is None:
+        return None
+    first: RetryBudgetExceeded | None = None
+    for limit_name, observed in observations:
+        limit = getattr(budget, limit_name)
+        if limit is None or observed <= limit:
+            continue
+        span.add_event(
+            A.EVENT_RETRY_BUDGET_EXCEEDED,
+            attributes=_clean(
+                {
+                    A.BUDGET_LIMIT_NAME: limit_name,
+                    A.BUDGET_LIMIT_VALUE: limit,
+                    A.BUDGET_OBSERVED: observed,
+                    A.BUDGET_ENFORCED: budget.enforce,
+                    A.STEP_ID: step_id,
+                    A.RUN_ID: state.run_id,
+                }
+            ),
+        )
+        logger.info(
+            "retry budget exceeded: %s=%d observed %d (step %s, enforced=%s)",
+            limit_name,
+            limit,
+            observed,
+            step_id,
+            budget.enforce,
+        )
+        if budget.enforce and first is None:
+            first = RetryBudgetExceeded(limit_name, limit, observed, step_id, state.run_id)
+    return first
+
+
+# --- plans ---------------------------------------------------------------------------------------
+def is_plan_like(value: Any) -> bool:
+    """A Plan, a dict with ``steps``, or a non-empty list of PlanStep / step dicts."""
+    if isinstance(value, Plan):
+        return True
+    if isinstance(value, Mapping):
+        return "steps" in value
+    if isinstance(value, (list, tuple)) and value:
+        return all(isinstance(s, PlanStep) or (isinstance(s, Mapping) and "id" in s) for s in value)
+    return False
+
+
+def coerce_plan(value: Any, current: Plan | None) -> Plan | None:
+    """Turn a planner's return value into a Plan; id-less forms continue ``current``'s id."""
+    if isinstance(value, Plan):
+        return value
+    default_id = current.id if current is not None else None
+    if isinstance(value, Mapping):
+        return Plan.from_dict(value, default_id=default_id)
+    if isinstance(value, (list, tuple)):
+        return Plan.from_dict({"steps": list(value)}, default_id=default_id)
+    logger.warning("planner returned %s, not a plan; no plan recorded", type(value).__name__)
+    return None
+
+
+def _approval_value(approved: bool, edited: bool) -> str:
+    if not approved:
+        return A.APPROVAL_REJECTED
+    return A.APPROVAL_EDITED if edited else A.APPROVAL_APPROVED
+
+
+def _approval_event(
+    span: trace.Span, approved: bool, approval: str, reviewer: str | None, plan: Plan | None
+) -> None:
+    span.add_event(
+        A.EVENT_APPROVAL_GRANTED if approved else A.EVENT_APPROVAL_DENIED,
+        attributes=_clean(
+            {
+                A.PLAN_APPROVAL: approval,
+                A.APPROVAL_REVIEWER: reviewer,
+                A.PLAN_ID: plan.id if plan else None,
+                A.PLAN_VERSION: plan.version if plan else None,
+            }
+        ),
+    )
+
+
+# --- LLM usage extraction ------------------------------------------------------------------------
+def _field(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, Mapping) else getattr(obj, name, None)
+
+
+def extract_usage(value: Any) -> tuple[int | None, int | None, str | None] | None:
+    """Token usage from an OpenAI/Anthropic-shaped response (object or dict), if any."""
+    usage = _field(value, "usage")
+    if usage is None:
+        return None
+
+    def pick(*names: str) -> int | None:
+        for name in names:
+            number = _field(usage, name)
+            if isinstance(number, int) and not isinstance(number, bool):
+                return number
+        return None
+
+    inp = pick("prompt_tokens", "input_tokens")
+    out = pick("completion_tokens", "output_tokens")
+    if inp is None and out is None:
+        return None
+    model = _field(value, "model")
+    return inp, out, model if isinstance(model, str) else None
+
+
+# --- scopes -------------------------------------------------------------------------------------
+H = TypeVar("H", bound=SpanHandle)
+
+
+class Scope(Generic[H]):
+    """One span from begin() to succeed()/fail(); enter()/exit() bracket the user's code."""
+
+    def __init__(
+        self,
+        handle: H,
+        frame: Frame,
+        otel_ctx: otel_context.Context | None,
+        capture: bool,
+        settings: _config.Settings,
+    ) -> None:
+        self.handle = handle
+        self.frame = frame
+        self.otel_ctx = otel_ctx
+        self.capture = capture and handle.span.is_recording()
+        self.settings = settings
+        self.items: list[str] = []
+        self.items_size = 0
+        self.items_truncated = False
+        self.ended = False
+        self.refused = False  # a step attempt refused by an enforced budget
+
+    # context
+    def enter(self) -> tuple[object, Token[Frame]] | None:
+        if self.otel_ctx is None:
+            return None
+        with handle_internal_errors():
+            return otel_context.attach(self.otel_ctx), CURRENT.set(self.frame)
+        return None
+
+    def exit(self, tokens: tuple[object, Token[Frame]] | None) -> None:
+        if tokens is None:
+            return
+        with handle_internal_errors():
+            CURRENT.reset(tokens[1])
+            otel_context.detach(tokens[0])  # type: ignore[arg-type]
+
+    # generators
+    def add_item(self, item: Any) -> None:
+        with handle_internal_errors():
+            if isinstance(self.handle, LlmHandle):
+                usage = extract_usage(item)
+                if usage is not None:
+                    exceeded = _apply_usage(
+                        self.handle, self.handle.state, usage[0], usage[1], None, usage[2]
+                    )
+                    if exceeded is not None:  # observed only: enforcement mid-stream would cut
+                        logger.debug("token budget exceeded during a stream: %s", exceeded)
+            if not self.capture or self.items_truncated:
+                return
+            text = dumps(self._redact_output(item))
+            if self.items_size + len(text) + 1 > self.settings.capture_max_bytes:
+                self.items_truncated = True
+                return
+            self.items.append(text)
+            self.items_size += len(text) + 1
+
+    # ends
+    def succeed(self, result: Any = _UNSET, *, generator: bool = False) -> None:
+        """End the span normally; raises RetryBudgetExceeded if the result crosses a budget."""
+        exceeded: RetryBudgetExceeded | None = None
+        with handle_internal_errors():
+            exceeded = self._on_success(result, generator)
+        if exceeded is not None:
+            self.fail(exceeded)
+            raise exceeded
+        self._end()
+
+    def _on_success(self, result: Any, generator: bool) -> RetryBudgetExceeded | None:
+        if self.ended:
+            return None
+        handle = self.handle
+        span = handle.span
+        exceeded: RetryBudgetExceeded | None = None
+        output = handle._output if handle._output is not _UNSET else result
+        if isinstance(handle, PlanHandle) and handle.plan is None and not generator:
+            if is_plan_like(output):
+                try:
+                    handle.set_plan(output)
+                except RetryBudgetExceeded as exc:
+                    exceeded = exc
+                output = _UNSET  # recorded as planscope.plan.json
+        elif isinstance(handle, LlmHandle) and not handle.usage_recorded and not generator:
+            usage = extract_usage(output) if output is not _UNSET else None
+            if usage is not None:
+                exceeded = _apply_usage(handle, handle.state, usage[0], usage[1], None, usage[2])
+        elif isinstance(handle, StepHandle):
+            span.set_attribute(A.STEP_STATUS, A.STATUS_OK)
+        elif isinstance(handle, RunHandle):
+            state = handle.state
+            if state.outcome is None:
+                state.outcome = A.OUTCOME_UNKNOWN
+                span.set_attribute(A.RUN_OUTCOME, A.OUTCOME_UNKNOWN)
+        if self.capture:
+            if generator:
+                text = "[" + ",".join(self.items) + "]"
+                self._set_payload(A.OUTPUT, text, self.items_truncated)
+            elif output is not _UNSET:
+                text = dumps(self._redact_output(output))
+                self._set_payload(A.OUTPUT, text)
+                if isinstance(handle, ToolHandle):
+                    self._set_payload(A.GEN_AI_TOOL_CALL_RESULT, text)
+        return exceeded
+
+    def _redact_output(self, value: Any) -> Any:
+        redact = self.settings.redact
+        return value if redact is None else redact(self.handle.kind, OUTPUT_KEY, value)
+
+    def _set_payload(self, key: str, text: str, truncated: bool = False) -> None:
+        text, cut = cap(text, self.settings.capture_max_bytes)
+        self.handle.span.set_attribute(key, text)
+        if cut or truncated:
+            self.handle.span.set_attribute(A.TRUNCATED, True)
+
+    def fail(self, exc: BaseException) -> None:
+        """Record a user exception (the caller re-raises it) and end the span."""
+        with handle_internal_errors():
+            if self.ended:
+                return
+            handle = self.handle
+            span = handle.span
+            etype = error_type(exc)
+            span.record_exception(exc)
+            span.set_status(Status(StatusCode.ERROR, f"{etype}: {exc}"))
+            span.set_attribute(A.ERROR_TYPE, etype)
+            if isinstance(handle, StepHandle):
+                status = A.STATUS_SKIPPED if self.refused else A.STATUS_ERROR
+                span.set_attribute(A.STEP_STATUS, status)
+                span.set_attribute(A.STEP_ERROR_FINGERPRINT, error_fingerprint(exc))
+            elif isinstance(handle, RunHandle) and handle.state.outcome is None:
+                handle.state.outcome = A.OUTCOME_FAILURE
+                handle.state.outcome_reason = etype
+                span.set_attribute(A.RUN_OUTCOME, A.OUTCOME_FAILURE)
+                span.set_attribute(A.RUN_OUTCOME_REASON, etype)
+        self._end()
+
+    def _end(self) -> None:
+        with handle_internal_errors():
+            if not self.ended:
+                self.ended = True
+                self.handle.span.end()
+
+
+class _Noop(SpanHandle):
+    pass
+
+
+def _noop_scope(kind: str) -> Scope[Any]:
+    span = trace.INVALID_SPAN
+    handle: SpanHandle
+    if kind == A.KIND_RUN:
+        handle = RunHandle(span, RunState(run_id=uuid.uuid4().hex))
+    elif kind == A.KIND_PLAN:
+        handle = PlanHandle(span, RunState(), None)
+    elif kind == A.KIND_STEP:
+        handle = StepHandle(span, StepState("unknown", 1, 0, None, None), None)
+    elif kind == A.KIND_LLM:
+        handle = LlmHandle(span, None)
+    elif kind == A.KIND_TOOL:
+        handle = ToolHandle(span)
+    else:
+        handle = _Noop(span)
+    scope: Scope[Any] = Scope(handle, CURRENT.get(), None, False, _config.settings())
+    scope.ended = True
+    return scope
+
+
+def _clean(attrs: Mapping[str, AttributeValue | None]) -> dict[str, AttributeValue]:
+    return {k: v for k, v in attrs.items() if v is not None}
+
+
+def _stamp(frame: Frame) -> dict[str, AttributeValue | None]:
+    """Run, step and plan of the enclosing step: stamped on tool and LLM spans."""
+    attrs: dict[str, AttributeValue | None] = {}
+    if frame.run is not None:
+        attrs[A.RUN_ID] = frame.run.run_id
+    if frame.step is not None:
+        st = frame.step.state
+        attrs[A.STEP_ID] = st.step_id
+        attrs[A.STEP_ATTEMPT] = st.attempt
+        attrs[A.PLAN_ID] = st.plan_id
+        attrs[A.PLAN_VERSION] = st.plan_version
+    return attrs
+
+
+def begin(options: SpanOptions, arguments: Mapping[str, Any] | None = None) -> Scope[Any]:
+    """Start a span of ``options.kind`` as a child of the current context.
+
+    ``arguments`` are the call's bound arguments (captured as input and hashed). Raises only
+    RetryBudgetExceeded (a step attempt beyond an enforced budget); internal errors give a no-op
+    scope.
+    """
+    exceeded: RetryBudgetExceeded | None = None
+    scope: Scope[Any] | None = None
+    with handle_internal_errors():
+        scope, exceeded = _begin(options, arguments)
+    if exceeded is not None:
+        assert scope is not None
+        scope.refused = True
+        scope.fail(exceeded)
+        raise exceeded
+    return scope if scope is not None else _noop_scope(options.kind)
+
+
+def _begin(
+    options: SpanOptions, arguments: Mapping[str, Any] | None
+) -> tuple[Scope[Any], RetryBudgetExceeded | None]:
+    settings = _config.settings()
+    tracer = _config.tracer()
+    parent = CURRENT.get()
+    kind = options.kind
+    capture = settings.capture if options.capture is None else options.capture
+    attrs: dict[str, AttributeValue | None] = {
+        A.SPAN_KIND: kind,
+        A.GEN_AI_OPERATION_NAME: A.OPERATION_FOR_KIND[kind],
+    }
+    observations: list[tuple[str, int]] = []
+    step_state: StepState | None = None
+    state = parent.state
+    role_hint = parent.role_hint
+    name = options.name or options.fallback_name
+
+    if kind == A.KIND_RUN:
+        budget = options.budget if options.budget is not None else settings.budget
+        run_id = options.run_id or uuid.uuid4().hex
+        state = RunState(run_id=run_id, agent=name, budget=budget)
+        span_name = f"{A.OP_INVOKE_AGENT} {name}"
+        role_hint = None
+        attrs.update(
+            {
+                A.GEN_AI_AGENT_NAME: name,
+                A.RUN_ID: run_id,
+                A.GEN_AI_CONVERSATION_ID: run_id,
+                A.RUN_OBJECTIVE: options.objective,
+                A.RUN_VARIANT: options.variant,
+                A.RUN_BUDGET: budget.to_json() if budget is not None else None,
+            }
+        )
+    elif kind == A.KIND_PLAN:
+        agent = options.name or (parent.run.state.agent if parent.run else None) or name
+        span_name = f"{A.OP_PLAN} {agent}"
+        role_hint = "planner"
+        attrs[A.GEN_AI_AGENT_NAME] = agent
+        if parent.run is not None:
+            attrs[A.RUN_ID] = parent.run.run_id
+    elif kind == A.KIND_STEP:
+        step_id = options.name or (options.plan_step.id if options.plan_step else None) or name
+        step_id = step_id or "step"
+        if state is None:
+            state = orphan_state(trace.get_current_span().get_span_context().trace_id)
+        attempt, total = state.next_attempt(step_id)
+        plan = effective_plan(parent)
+        parent_step = parent.step
+        depth = options.depth
+        if depth is None:
+            depth = parent_step.state.depth + 1 if parent_step is not None else 0
+        step_state = StepState(
+            step_id=step_id,
+            attempt=attempt,
+            depth=depth,
+            plan_id=plan.id if plan else None,
+            plan_version=plan.version if plan else None,
+            parent=parent_step.state if parent_step is not None else None,
+        )
+        executor = options.executor or (options.plan_step.executor if options.plan_step else None)
+        span_name = f"{A.OP_EXECUTE_STEP} {step_id}"
+        role_hint = "executor"
+        attrs.update(
+            {
+                A.RUN_ID: parent.run.run_id if parent.run else None,
+                A.STEP_ID: step_id,
+                A.STEP_ATTEMPT: attempt,
+                A.STEP_EXECUTOR: executor,
+                A.STEP_DEPTH: depth,
+                A.PLAN_ID: step_state.plan_id,
+                A.PLAN_VERSION: step_state.plan_version,
+            }
+        )
+        observations = [("max_attempts_per_step", attempt), ("max_attempts_per_run", total)]
+    elif kind == A.KIND_TOOL:
+        span_name = f"{A.OP_EXECUTE_TOOL} {name}"
+        attrs.update(_stamp(parent))
+        resource = options.resource
+        if resource is not None and not isinstance(resource, str):
+            resource = str(resource)
+        if options.effect is not None and options.effect not in A.TOOL_EFFECTS:
+            raise ValueError(f"tool effect must be one of {A.TOOL_EFFECTS}, got {options.effect!r}")
+        attrs.update(
+            {
+                A.GEN_AI_TOOL_NAME: name,
+                A.TOOL_RESOURCE: resource,
+                A.TOOL_EFFECT: options.effect,
+            }
+        )
+    elif kind == A.KIND_LLM:
+        model = options.name
+        span_name = f"{A.OP_CHAT} {model}" if model else A.OP_CHAT
+        attrs.update(_stamp(parent))
+        attrs.update(
+            {
+                A.GEN_AI_REQUEST_MODEL: model,
+                A.LLM_ROLE: options.role or role_hint,
+                A.GEN_AI_PROVIDER_NAME: options.provider,
+            }
+        )
+    else:
+        raise ValueError(f"unknown span kind {kind!r}; expected one of {A.SPAN_KINDS}")
+
+    span = tracer.start_span(
+        span_name, kind=_OTEL_KIND.get(kind, SpanKind.INTERNAL), attributes=_clean(attrs)
+    )
+    otel_ctx = trace.set_span_in_context(span)
+    handle: SpanHandle
+    frame_changes: dict[str, Any] = {}
+    if kind == A.KIND_RUN:
+        assert state is not None
+        handle = RunHandle(span, state)
+        frame_changes = {"run": handle, "step": None, "plan": None, "llm": None}
+    elif kind == A.KIND_PLAN:
+        if state is None:
+            state = orphan_state(span.get_span_context().trace_id)
+        scope_default = options.scope
+        if scope_default is None and parent.step is not None:
+            scope_default = parent.step.step_id
+        handle = PlanHandle(span, state, scope_default)
+        frame_changes = {"plan": handle}
+    elif kind == A.KIND_STEP:
+        assert step_state is not None
+        handle = StepHandle(span, step_state, parent.step)
+        frame_changes = {"step": handle, "plan": None, "llm": None}
+    elif kind == A.KIND_LLM:
+        handle = LlmHandle(span, state)
+        frame_changes = {"llm": handle}
+    else:
+        handle = ToolHandle(span)
+    frame = replace(parent, state=state, innermost=handle, role_hint=role_hint, **frame_changes)
+    handle._frame = frame
+    scope: Scope[Any] = Scope(handle, frame, otel_ctx, capture, settings)
+
+    if span.is_recording() and arguments is not None:
+        _record_arguments(scope, kind, arguments, settings)
+    exceeded = None
+    if observations and state is not None:
+        exceeded = _check_budget(
+            span, state, observations, step_id=step_state.step_id if step_state else None
+        )
+    return scope, exceeded
+
+
+def _record_arguments(
+    scope: Scope[Any], kind: str, arguments: Mapping[str, Any], settings: _config.Settings
+) -> None:
+    redacted = redact_mapping(settings.redact, kind, arguments)
+    span = scope.handle.span
+    if kind == A.KIND_STEP:
+        span.set_attribute(A.STEP_INPUT_HASH, stable_hash(redacted))
+    elif kind == A.KIND_TOOL:
+        span.set_attribute(A.TOOL_ARGS_HASH, stable_hash(redacted))
+    if scope.capture and redacted:
+        text = dumps(redacted)
+        scope._set_payload(A.INPUT, text)
+        if kind == A.KIND_TOOL:
+            scope._set_payload(A.GEN_AI_TOOL_CALL_ARGUMENTS, text)
