@@ -3,14 +3,11 @@
 The ``.sql`` files under ``planscope_collector/migrations`` are templates with exactly four kinds of
 placeholder, all of which render to identifiers, keywords or an integer - never to a value:
 
-==================  =========================================  ==========================================
-placeholder         single node                                ``cluster="c"``
-==================  =========================================  ==========================================
-``{db}``            ```default``` (validated identifier)       same
-``{on_cluster}``    empty                                      ``ON CLUSTER `c```
-``{ttl_days}``      ``30`` (validated integer, 1..36500)       same
-``{engine:K(a)}``   ``K(a)``                                   ``ReplicatedK(a)`` (default replica path)
-==================  =========================================  ==========================================
+- ``{db}``: the database, a validated identifier, backtick-quoted (`` `default` ``);
+- ``{on_cluster}``: empty, or ``ON CLUSTER `c``` when rendered for cluster ``c``;
+- ``{ttl_days}``: the retention, a validated integer (1..36500);
+- ``{engine:K(args)}``: ``K(args)``, or ``ReplicatedK(args)`` (server default replica path) for a
+  cluster; K is one of the MergeTree family.
 
 Placeholders are substituted only outside string literals, quoted identifiers and comments, and an
 unknown ``{...}`` is an error, so a query parameter (``{name:Type}``) can never slip into DDL.
@@ -45,7 +42,8 @@ class Migration:
         name: the file name without ``.sql``, e.g. ``"0001_otel_traces"``; recorded in
             ``schema_migrations``.
         sql: the template source text.
-        checksum: sha256 (hex) of the source text; an applied file whose checksum changes is refused.
+        checksum: sha256 (hex) of the source text; an applied file whose checksum changed is
+            refused.
     """
 
     name: str
@@ -91,7 +89,7 @@ def load_migrations(directory: Path | None = None) -> list[Migration]:
 
 
 def _segments(sql: str) -> Iterator[tuple[str, str]]:
-    """Yield ``(kind, text)`` with kind ``code``, ``quoted`` (string or identifier) or ``comment``."""
+    """Yield ``(kind, text)``; kind is ``code``, ``quoted`` (string/identifier) or ``comment``."""
     i = start = 0
     n = len(sql)
     while i < n:

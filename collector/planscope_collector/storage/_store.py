@@ -317,7 +317,8 @@ class Store:
             client = self._connect()
             exists = self._scalar(
                 client,
-                "SELECT count() FROM system.tables WHERE database = {db:String} AND name = {t:String}",
+                "SELECT count() FROM system.tables "
+                "WHERE database = {db:String} AND name = {t:String}",
                 {"db": self.database, "t": MIGRATIONS_TABLE},
             )
             return self._applied_migrations(client) if exists else {}

@@ -1,0 +1,177 @@
+"""Migration files, the splitter, the renderer and migrate() on the real chDB engine."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from importlib import resources
+from pathlib import Path
+
+import planscope._attributes as A
+import pytest
+
+from planscope_collector.storage import (
+    TABLES,
+    MigrationError,
+    Store,
+    load_migrations,
+    open_store,
+    render,
+    split_statements,
+)
+from planscope_collector.storage._store import _BOOTSTRAP_SQL
+
+MIGRATIONS_DIR = Path(str(resources.files("planscope_collector") / "migrations"))
+EXPECTED = ["0001_otel_traces", "0002_planscope_views", "0003_ingest_batches"]
+
+
+def test_packaged_migrations_are_numbered_in_order() -> None:
+    names = [m.name for m in load_migrations()]
+    assert names == EXPECTED
+    assert all(len(m.checksum) == 64 for m in load_migrations())
+
+
+def test_splitter_respects_quotes_and_comments() -> None:
+    sql = """
+    -- a comment; with a semicolon
+    SELECT 'a;b', "c;d", `e;f`, 'it''s; fine', 'back\\'; slash' /* ; */ FROM t;
+    ;
+    SELECT 2 -- trailing; comment
+    """
+    assert split_statements(sql) == [
+        "SELECT 'a;b', \"c;d\", `e;f`, 'it''s; fine', 'back\\'; slash'   FROM t",
+        "SELECT 2",
+    ]
+
+
+def test_splitter_rejects_unterminated_quote() -> None:
+    with pytest.raises(MigrationError, match="unterminated"):
+        split_statements("SELECT 'oops; SELECT 2")
+
+
+def test_render_substitutes_only_known_placeholders_outside_literals() -> None:
+    sql = "CREATE TABLE {db}.t {on_cluster} (x String DEFAULT '{db}') ENGINE = {engine:MergeTree}"
+    assert render(sql, database="p") == (
+        "CREATE TABLE `p`.t  (x String DEFAULT '{db}') ENGINE = MergeTree"
+    )
+    assert render("TTL d + toIntervalDay({ttl_days})", ttl_days=7) == "TTL d + toIntervalDay(7)"
+    with pytest.raises(MigrationError, match="unknown template placeholder"):
+        render("SELECT {value:String}")
+    with pytest.raises(MigrationError, match="not a plain identifier"):
+        render("SELECT 1 FROM {db}.t", database="x; DROP TABLE y")
+    with pytest.raises(MigrationError, match="not a plain identifier"):
+        render("{on_cluster}", "c`x")
+    with pytest.raises(MigrationError, match="ttl_days"):
+        render("{ttl_days}", ttl_days=0)
+    with pytest.raises(MigrationError, match="ttl_days"):
+        render("{ttl_days}", ttl_days="30")  # type: ignore[arg-type]
+    with pytest.raises(MigrationError, match="unsupported engine"):
+        render("ENGINE = {engine:Log}")
+
+
+def _normalise_cluster(sql: str) -> str:
+    sql = sql.replace("ON CLUSTER `prod`", "")
+    return re.sub(r"\bReplicated(\w*MergeTree)", r"\1", sql)
+
+
+@pytest.mark.parametrize("name", [*EXPECTED, "bootstrap"])
+def test_cluster_rendering_differs_only_in_engine_and_on_cluster(name: str) -> None:
+    source = (
+        _BOOTSTRAP_SQL
+        if name == "bootstrap"
+        else next(m.sql for m in load_migrations() if m.name == name)
+    )
+    single = render(source, ttl_days=9)
+    cluster = render(source, "prod", ttl_days=9)
+    assert single != cluster
+    assert _normalise_cluster(cluster) == single
+    # every CREATE gets ON CLUSTER, every engine becomes Replicated
+    creates = [s for s in split_statements(cluster) if s.startswith("CREATE")]
+    assert creates and all("ON CLUSTER `prod`" in s for s in creates)
+    engines = re.findall(r"ENGINE = (\w+)", cluster)
+    assert engines and all(e.startswith("Replicated") for e in engines)
+
+
+def test_every_mergetree_table_deduplicates_inserts() -> None:
+    for migration in load_migrations():
+        for statement in split_statements(render(migration.sql)):
+            if "ENGINE =" in statement:
+                assert "non_replicated_deduplication_window" in statement, statement[:80]
+
+
+def test_attribute_names_in_sql_exist_in_attributes_module() -> None:
+    known = {v for v in vars(A).values() if isinstance(v, str)}
+    used: set[str] = set()
+    for path in MIGRATIONS_DIR.glob("*.sql"):
+        used |= set(
+            re.findall(r"'((?:planscope|gen_ai|error|service)\.[A-Za-z0-9_.]+)'", path.read_text())
+        )
+    assert used, "the regex found no attribute names: it is broken"
+    assert A.PLAN_JSON in used and A.GEN_AI_USAGE_INPUT_TOKENS in used
+    assert used <= known, f"names not in planscope._attributes: {sorted(used - known)}"
+
+
+def test_span_kind_values_in_sql_exist_in_attributes_module() -> None:
+    text = "\n".join(p.read_text() for p in MIGRATIONS_DIR.glob("*.sql"))
+    kinds = set(re.findall(r"\['planscope\.span\.kind'\] = '(\w*)'", text))
+    assert kinds - {""} == set(A.SPAN_KINDS)
+    ops = set(re.findall(r"\['gen_ai\.operation\.name'\] = '(\w+)'", text))
+    assert ops and ops <= {A.OP_CHAT, A.OP_EXECUTE_TOOL}
+
+
+def test_migrate_is_idempotent_and_creates_every_table(store: Store) -> None:
+    assert store.migrate() == []
+    assert set(store.applied_migrations()) == set(EXPECTED)
+    rows = store.query(
+        "SELECT name, engine_full FROM system.tables WHERE database = {db:String}",
+        {"db": store.database},
+    )
+    tables = {r["name"]: r["engine_full"] for r in rows}
+    for table in (*TABLES, "schema_migrations"):
+        assert table in tables
+        assert "non_replicated_deduplication_window = 10000" in tables[table], table
+    assert sum(1 for name in tables if name.endswith("_mv")) == 8
+
+
+def test_first_migrate_returns_applied_names_and_ttl(tmp_path: Path) -> None:
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        assert s.migrate(ttl_days=3) == EXPECTED
+        ddl = s.query("SHOW CREATE TABLE otel_traces")[0]
+        assert "toIntervalDay(3)" in next(iter(ddl.values()))
+
+
+def test_checksum_drift_is_refused_and_new_files_apply(tmp_path: Path) -> None:
+    directory = tmp_path / "migrations"
+    directory.mkdir()
+    for path in MIGRATIONS_DIR.glob("*.sql"):
+        shutil.copy(path, directory / path.name)
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        assert s.migrate(directory=directory) == EXPECTED
+        (directory / "0004_extra.sql").write_text(
+            "CREATE TABLE IF NOT EXISTS {db}.extra {on_cluster} (x UInt8)\n"
+            "ENGINE = {engine:MergeTree} ORDER BY x\n"
+            "SETTINGS non_replicated_deduplication_window = 10000;\n"
+        )
+        assert s.migrate(directory=directory) == ["0004_extra"]
+        edited = directory / "0002_planscope_views.sql"
+        edited.write_text(edited.read_text() + "\n-- an innocent-looking edit\n")
+        with pytest.raises(MigrationError, match="0002_planscope_views was applied with checksum"):
+            s.migrate(directory=directory)
+        assert s.migrate() == []  # the packaged, unchanged files are still fine
+
+
+def test_failing_statement_raises_migration_error_with_the_statement(tmp_path: Path) -> None:
+    directory = tmp_path / "migrations"
+    directory.mkdir()
+    (directory / "0001_bad.sql").write_text("CREATE TABLE {db}.t (x Nonsense) ENGINE = Memory;")
+    with (
+        open_store(f"chdb://{tmp_path}/db") as s,
+        pytest.raises(MigrationError, match=r"(?s)0001_bad.*Nonsense"),
+    ):
+        s.migrate(directory=directory)
+
+
+def test_badly_named_migration_file_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "1_x.sql").write_text("SELECT 1")
+    with pytest.raises(MigrationError, match="NNNN_lower_snake"):
+        load_migrations(tmp_path)
