@@ -1,1 +1,33 @@
-"""planscope collector: OTLP ingest, spool, ClickHouse writer, query API."""
+"""planscope collector: receives OTLP, spools it durably, writes ClickHouse, serves the query API.
+
+Install with ``pip install 'planscope[server]'``; run with ``planscope serve``.
+"""
+
+from ._app import Collector, create_app
+from ._errors import (
+    BadPayload,
+    CollectorError,
+    IngestRejected,
+    PayloadTooLarge,
+    SpoolFull,
+    Unauthorized,
+    UnsupportedMediaType,
+)
+from ._server import BackgroundServer, serve
+from ._settings import CollectorSettings, load_keys_file
+
+__all__ = [
+    "BackgroundServer",
+    "BadPayload",
+    "Collector",
+    "CollectorError",
+    "CollectorSettings",
+    "IngestRejected",
+    "PayloadTooLarge",
+    "SpoolFull",
+    "Unauthorized",
+    "UnsupportedMediaType",
+    "create_app",
+    "load_keys_file",
+    "serve",
+]

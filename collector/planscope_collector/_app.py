@@ -13,14 +13,14 @@ from fastapi.responses import JSONResponse, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from ._auth import Authenticator
-from ._errors import CollectorError, IngestRejected, PayloadTooLarge, SpoolFull
+from ._errors import IngestRejected, PayloadTooLarge, SpoolFull
 from ._ingest import IngestLimits, RecentBatches, accept
 from ._otlp import DEFAULT_PROJECT, PROTOBUF
 from ._query import TraceQueries
 from ._settings import CollectorSettings
 from ._spool import Spool
 from ._writer import Writer
-from .storage import Store, StoreError, open_store
+from .storage import Store, StoreError, StoreUnavailable, open_store
 
 log = logging.getLogger("planscope.collector")
 
@@ -38,7 +38,7 @@ class Collector:
 
     def __init__(self, settings: CollectorSettings, store: Store | None = None) -> None:
         self.settings = settings
-        self._store = store
+        self._given_store = store
         self.auth = Authenticator(settings.api_keys)
         self.limits = IngestLimits(
             settings.max_decompressed_bytes, settings.spool_max_bytes, settings.retry_after_seconds
@@ -46,23 +46,32 @@ class Collector:
         self.recent = RecentBatches(settings.dedup_window_seconds)
         self.spool: Spool | None = None
         self.writer: Writer | None = None
-        self.queries: TraceQueries | None = None
 
     @property
     def store(self) -> Store:
-        if self._store is None:
-            raise CollectorError("collector is not started")
-        return self._store
+        """The open store; raises ``StoreUnavailable`` while it cannot be reached."""
+        store = self.writer.store if self.writer is not None else None
+        if store is None:
+            raise StoreUnavailable("the store has not been reached yet")
+        return store
+
+    def _connect(self) -> Store:
+        store = self._given_store or open_store(self.settings.dsn)
+        if self.settings.migrate_on_start:
+            store.migrate(ttl_days=self.settings.ttl_days)
+        return store
 
     def start(self) -> None:
-        if self._store is None:
-            self._store = open_store(self.settings.dsn)
-        if self.settings.migrate_on_start:
-            self._store.migrate(ttl_days=self.settings.ttl_days)
-        self.spool = Spool(self.settings.spool_dir, segment_max_bytes=self.settings.segment_max_bytes)
+        self.spool = Spool(
+            self.settings.spool_dir, segment_max_bytes=self.settings.segment_max_bytes
+        )
+        self.writer = Writer(self.spool, self._connect, flush_interval=self.settings.flush_interval)
+        try:
+            self.writer.store = self._connect()
+        except StoreError as exc:
+            # Ingest still works: requests are spooled and the writer keeps trying the store.
+            log.warning("store unavailable at start (%s); accepting into the spool", exc)
         self._seed_recent(self.spool)
-        self.queries = TraceQueries(self._store)
-        self.writer = Writer(self.spool, self._store, flush_interval=self.settings.flush_interval)
         self.writer.start()
         log.info("collector started: store=%s spool=%s", self.settings.dsn, self.settings.spool_dir)
 
@@ -70,26 +79,29 @@ class Collector:
         window = self.settings.dedup_window_seconds
         if not window:
             return
-        try:
-            self.recent.seed(bytes.fromhex(h) for h in self._store_hashes(window))
-        except StoreError as exc:  # the store may be down at start; the spool still works
-            log.warning("could not load recent batch digests: %s", exc)
+        if self.writer is not None and self.writer.store is not None:
+            try:
+                hashes = self.writer.store.known_batch_hashes(window)
+                self.recent.seed(bytes.fromhex(h) for h in hashes)
+            except StoreError as exc:
+                log.warning("could not load recent batch digests: %s", exc)
         for segment in spool.seal():
             self.recent.seed(record.digest for record in segment.records())
-
-    def _store_hashes(self, window: int) -> set[str]:
-        return self.store.known_batch_hashes(window)
 
     def stop(self) -> None:
         if self.writer is not None:
             self.writer.stop()
+            if self.writer.store is not None:
+                self.writer.store.close()
         if self.spool is not None:
             self.spool.close()
-        if self._store is not None:
-            self._store.close()
 
     def ingest(
-        self, body: bytes, content_type: str | None, content_encoding: str | None, project: str | None
+        self,
+        body: bytes,
+        content_type: str | None,
+        content_encoding: str | None,
+        project: str | None,
     ) -> int:
         """Accept one OTLP request; returns the number of spans. Raises on refusal."""
         assert self.spool is not None, "collector is not started"
@@ -106,7 +118,8 @@ class Collector:
 
     def ready(self) -> dict[str, Any]:
         assert self.spool is not None and self.writer is not None
-        store_ok = self.store.ping()
+        store = self.writer.store
+        store_ok = store is not None and self.writer.stats.store_available and store.ping()
         stats = self.writer.stats
         return {
             "ready": store_ok and self.spool.pending_bytes < self.settings.spool_max_bytes,
@@ -171,11 +184,11 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
             )
         except OSError as exc:  # the disk refused the spool write: nothing was accepted
             log.error("spool write failed: %s", exc)
-            return _error(503, "spool write failed", {"Retry-After": str(settings.retry_after_seconds)})
-        if request.headers.get("content-type", "").startswith(PROTOBUF):
-            return Response(
-                ExportTraceServiceResponse().SerializeToString(), media_type=PROTOBUF
+            return _error(
+                503, "spool write failed", {"Retry-After": str(settings.retry_after_seconds)}
             )
+        if request.headers.get("content-type", "").startswith(PROTOBUF):
+            return Response(ExportTraceServiceResponse().SerializeToString(), media_type=PROTOBUF)
         return JSONResponse({})
 
     @app.get("/healthz")
@@ -203,8 +216,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     ) -> dict[str, Any]:
         proj = read_project(authorization, project)
-        assert collector.queries is not None
-        q = collector.queries
+        q = TraceQueries(collector.store)
         return await anyio.to_thread.run_sync(
             lambda: q.list_traces(proj, service, status, since, until, limit, offset)
         )
@@ -219,8 +231,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         tid = trace_id.lower()
         if len(tid) != 32 or any(c not in "0123456789abcdef" for c in tid):
             return _error(400, "trace id must be 32 hex characters")
-        assert collector.queries is not None
-        q = collector.queries
+        q = TraceQueries(collector.store)
         detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid))
         if detail is None:
             return _error(404, f"trace {tid} not found")

@@ -15,7 +15,7 @@ rejected request is spooled, so a bad request never leaves partial rows behind.
 
 from __future__ import annotations
 
-from planscope import PlanscopeError
+from planscope._errors import PlanscopeError
 
 
 class CollectorError(PlanscopeError):

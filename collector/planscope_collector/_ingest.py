@@ -97,7 +97,7 @@ def accept(
     content_encoding: str | None,
     project: str | None,
 ) -> Accepted:
-    """Validate one OTLP/HTTP request and make it durable; raise ``IngestRejected``/``SpoolFull``."""
+    """Validate one OTLP/HTTP request and make it durable, or raise IngestRejected/SpoolFull."""
     kind = media_type(content_type)
     raw = decompress(body, content_encoding, limits.max_decompressed_bytes)
     request = parse_request(raw, kind)

@@ -20,7 +20,6 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-
 from planscope import _attributes as A
 
 from ._errors import BadPayload, PayloadTooLarge, UnsupportedMediaType
@@ -116,7 +115,9 @@ _ID_FIELDS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "paren
 
 def _hex_ids_to_base64(doc: dict[str, Any]) -> None:
     for ri, rs in enumerate(_list(doc, "resourceSpans", "resource_spans", where="body")):
-        for si, ss in enumerate(_list(rs, "scopeSpans", "scope_spans", where=f"resourceSpans[{ri}]")):
+        for si, ss in enumerate(
+            _list(rs, "scopeSpans", "scope_spans", where=f"resourceSpans[{ri}]")
+        ):
             where = f"resourceSpans[{ri}].scopeSpans[{si}]"
             for pi, span in enumerate(_list(ss, "spans", where=where)):
                 _convert_ids(span, f"{where}.spans[{pi}]")

@@ -107,6 +107,10 @@ class Spool:
         directory.mkdir(parents=True, exist_ok=True)
         (directory / "quarantine").mkdir(exist_ok=True)
         self.spool_id = self._load_or_create_id()
+        for number in self._numbers():  # an active segment a previous process never wrote to
+            path = self._path(number)
+            if path.stat().st_size == 0:
+                path.unlink()
         existing = self._numbers()
         # Whatever a previous process left is sealed now: it is replayed before new data.
         self._active_number = (existing[-1] if existing else 0) + 1

@@ -53,14 +53,15 @@ class Writer:
     def __init__(
         self,
         spool: Spool,
-        store: Store,
+        connect: Callable[[], Store],
         *,
         flush_interval: float = 0.5,
         max_backoff: float = 10.0,
         on_flush: Callable[[set[str]], None] | None = None,
     ) -> None:
         self.spool = spool
-        self.store = store
+        self._connect = connect
+        self.store: Store | None = None
         self.flush_interval = flush_interval
         self.max_backoff = max_backoff
         self.on_flush = on_flush
@@ -99,7 +100,10 @@ class Writer:
             min_age = 0.0 if (stopping or self._wake.is_set()) else self.flush_interval
             self._wake.clear()
             try:
-                for segment in self.spool.seal(min_age_seconds=min_age):
+                segments = self.spool.seal(min_age_seconds=min_age)
+                if segments and self.store is None:
+                    self.store = self._connect()
+                for segment in segments:
                     self._store_segment(segment)
                 backoff = self.flush_interval
                 self.stats.store_available = True
@@ -119,6 +123,7 @@ class Writer:
             self._wake.wait(self.flush_interval)
 
     def _store_segment(self, segment: Segment) -> None:
+        assert self.store is not None
         try:
             rows, batches, trace_ids = self._rows(segment)
             token = self.spool.dedup_token(segment)
@@ -133,7 +138,9 @@ class Writer:
             self.stats.failures[segment.number] = count
             self.stats.last_error = f"{type(exc).__name__}: {exc}"
             if count < _MAX_FAILURES:
-                log.warning("segment %s failed (%d/%d): %s", segment.path, count, _MAX_FAILURES, exc)
+                log.warning(
+                    "segment %s failed (%d/%d): %s", segment.path, count, _MAX_FAILURES, exc
+                )
                 raise StoreUnavailable(str(exc)) from exc
             target = self.spool.quarantine(segment)
             self.stats.segments_quarantined += 1
@@ -155,12 +162,12 @@ class Writer:
     def _rows(segment: Segment) -> tuple[list[list[Any]], list[list[Any]], set[str]]:
         rows: list[list[Any]] = []
         batches: list[list[Any]] = []
-        received = time.time_ns()
+        received_ms = time.time_ns() // 1_000_000  # ReceivedAt is DateTime64(3)
         for record in segment.records():
             request = ExportTraceServiceRequest.FromString(record.body)
             start = len(rows)
             rows.extend(flatten(request, record.project or None))
             project = rows[start][-1] if len(rows) > start else (record.project or "default")
-            batches.append([project, record.digest.hex(), received, record.span_count])
+            batches.append([project, record.digest.hex(), received_ms, record.span_count])
         trace_ids = {row[1] for row in rows}
         return rows, batches, trace_ids

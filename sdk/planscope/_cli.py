@@ -1,2 +1,138 @@
-def main() -> None:
-    raise SystemExit("not yet")
+"""The ``planscope`` command. Server-side parts are imported lazily, so the SDK-only install
+still has a working command that names the extra to install."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ._errors import PlanscopeError
+
+
+class MissingExtra(PlanscopeError):
+    """A subcommand needs an optional dependency group that is not installed."""
+
+
+def require(module: str, extra: str) -> ModuleType:
+    """Import ``module`` or fail with the exact install command.
+
+    >>> require("json", "server").__name__
+    'json'
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise MissingExtra(
+            f"this command needs the '{extra}' extra ({exc.name} is missing): "
+            f"pip install 'planscope[{extra}]'"
+        ) from None
+
+
+def _store_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("PLANSCOPE_DATA_DIR", ".planscope")),
+        help="spool and embedded store directory (default: .planscope, env PLANSCOPE_DATA_DIR)",
+    )
+    p.add_argument(
+        "--clickhouse-url",
+        default=os.environ.get("PLANSCOPE_CLICKHOUSE_URL"),
+        help="a ClickHouse server, http(s)://user:pass@host:8123/db, instead of the embedded store",
+    )
+
+
+def _settings(args: argparse.Namespace, **extra: Any) -> Any:
+    collector = require("planscope_collector", "server")
+    keys: dict[str, str] = {}
+    if getattr(args, "keys_file", None):
+        keys.update(collector.load_keys_file(args.keys_file))
+    if getattr(args, "api_key", None):
+        keys[args.api_key] = args.project
+    values: dict[str, Any] = {"api_keys": keys, **extra}
+    if getattr(args, "data_dir", None) is not None:
+        values["data_dir"] = args.data_dir
+    if getattr(args, "clickhouse_url", None):
+        values["clickhouse_url"] = args.clickhouse_url
+    for name in ("host", "port", "spool_max_bytes", "max_body_bytes", "ttl_days"):
+        if getattr(args, name, None) is not None:
+            values[name] = getattr(args, name)
+    try:
+        return collector.CollectorSettings(**values)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise PlanscopeError(f"invalid settings: {exc}") from None
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    collector = require("planscope_collector", "server")
+    collector.serve(_settings(args), log_level=args.log_level)
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    storage = require("planscope_collector.storage", "server")
+    settings = _settings(args)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = storage.open_store(settings.dsn)
+    try:
+        applied = store.migrate(cluster=args.cluster, ttl_days=settings.ttl_days)
+    finally:
+        store.close()
+    print("applied: " + ", ".join(applied) if applied else "schema is up to date")
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    demo = require("planscope_runners.demo", "all")
+    return int(demo.main(args))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="planscope", description="Observability for planner-executor LLM agents."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = sub.add_parser("serve", help="run the collector (OTLP ingest + query API)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=4318)
+    _store_args(serve)
+    serve.add_argument("--api-key", help="require this key (Authorization: Bearer KEY)")
+    serve.add_argument("--project", default="default", help="the project --api-key writes to")
+    serve.add_argument("--keys-file", type=Path, help="file of 'KEY PROJECT' lines or JSON")
+    serve.add_argument("--spool-max-bytes", type=int, help="answer 503 beyond this backlog")
+    serve.add_argument("--max-body-bytes", type=int, help="answer 413 beyond this body size")
+    serve.add_argument("--ttl-days", type=int, help="retention of stored spans")
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.set_defaults(func=cmd_serve)
+
+    migrate = sub.add_parser("migrate", help="create or upgrade the ClickHouse schema")
+    _store_args(migrate)
+    migrate.add_argument("--cluster", help="render ON CLUSTER / Replicated variants for NAME")
+    migrate.add_argument("--ttl-days", type=int)
+    migrate.set_defaults(func=cmd_migrate)
+
+    demo = sub.add_parser("demo", help="start a collector and send it an example agent's traces")
+    demo.add_argument("--data-dir", type=Path, default=Path(".planscope/demo"))
+    demo.add_argument("--port", type=int, default=4318)
+    demo.add_argument("--runs", type=int, default=20)
+    demo.add_argument("--no-wait", action="store_true", help="exit after the report")
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        code = args.func(args)
+    except PlanscopeError as exc:
+        print(f"planscope: error: {exc}", file=sys.stderr)
+        code = 2
+    except KeyboardInterrupt:
+        code = 130
+    raise SystemExit(code)

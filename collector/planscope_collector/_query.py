@@ -1,0 +1,184 @@
+"""Read queries behind the query API. Every value is a bound parameter; every query is scoped
+to one project, so one project can never read another's traces."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from planscope import _attributes as A
+
+from .storage import Store
+
+_SPAN_COLUMNS = """
+    toUnixTimestamp64Nano(Timestamp) AS start_ns, SpanId AS span_id,
+    ParentSpanId AS parent_span_id, SpanName AS name, SpanKind AS span_kind,
+    ServiceName AS service, Duration AS duration_ns, StatusCode AS status_code,
+    StatusMessage AS status_message, SpanAttributes AS attributes,
+    ResourceAttributes AS resource, ScopeName AS scope,
+    arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp) AS event_times,
+    Events.Name AS event_names, Events.Attributes AS event_attributes,
+    Links.TraceId AS link_trace_ids, Links.SpanId AS link_span_ids
+"""
+
+# Attributes whose values are JSON documents, parsed for the client.
+_JSON_ATTRIBUTES = (A.PLAN_JSON, A.STEP_CONTEXT_KEYS, A.RUN_BUDGET)
+_INT_ATTRIBUTES = (
+    A.PLAN_VERSION,
+    A.STEP_ATTEMPT,
+    A.STEP_CONTEXT_TOKENS,
+    A.GEN_AI_USAGE_INPUT_TOKENS,
+    A.GEN_AI_USAGE_OUTPUT_TOKENS,
+)
+
+
+class TraceQueries:
+    """The collector's read side.
+
+    >>> # queries = TraceQueries(open_store("chdb:///tmp/ps/store"))
+    >>> # queries.list_traces("default", None, None, None, None, 50, 0)["traces"]
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def list_traces(
+        self,
+        project: str,
+        service: str | None,
+        status: str | None,
+        since_ns: int | None,
+        until_ns: int | None,
+        limit: int,
+        offset: int,
+    ) -> dict[str, Any]:
+        """A page of traces, newest first, with run-level fields when the trace has a run."""
+        where = ["Project = {project:String}"]
+        params: dict[str, Any] = {"project": project, "limit": limit + 1, "offset": offset}
+        having = []
+        if service:
+            having.append("has(services, {service:String})")
+            params["service"] = service
+        if since_ns is not None:
+            having.append("start_ns >= {since:Int64}")
+            params["since"] = since_ns
+        if until_ns is not None:
+            having.append("start_ns < {until:Int64}")
+            params["until"] = until_ns
+        if status == "error":
+            having.append("error_count > 0")
+        elif status == "ok":
+            having.append("error_count = 0")
+        sql = f"""
+            SELECT TraceId AS trace_id,
+                   toUnixTimestamp64Nano(min(Start)) AS start_ns,
+                   toUnixTimestamp64Nano(max(End)) AS end_ns,
+                   sum(SpanCount) AS span_count,
+                   sum(ErrorCount) AS error_count,
+                   groupUniqArrayArray(Services) AS services,
+                   max(RootSpanName) AS root_name,
+                   max(RootServiceName) AS root_service,
+                   max(RunId) AS run_id,
+                   max(AgentName) AS agent,
+                   max(Variant) AS variant,
+                   max(Outcome) AS outcome,
+                   sum(InputTokens) AS input_tokens,
+                   sum(OutputTokens) AS output_tokens,
+                   sum(CostUsd) AS cost_usd
+            FROM planscope_trace_index
+            WHERE {" AND ".join(where)}
+            GROUP BY TraceId
+            {"HAVING " + " AND ".join(having) if having else ""}
+            ORDER BY start_ns DESC, trace_id
+            LIMIT {{limit:UInt32}} OFFSET {{offset:UInt32}}
+        """
+        rows = self.store.query(sql, params)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        for row in rows:
+            row["duration_ns"] = max(0, row["end_ns"] - row["start_ns"])
+            row["status"] = "error" if row["error_count"] else "ok"
+        return {
+            "traces": rows,
+            "limit": limit,
+            "offset": offset,
+            "next_offset": offset + limit if more else None,
+        }
+
+    def get_trace(self, project: str, trace_id: str) -> dict[str, Any] | None:
+        """Every span of one trace with parsed planscope attributes, or None."""
+        rows = self.store.query(
+            f"""SELECT {_SPAN_COLUMNS} FROM otel_traces
+                WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
+                ORDER BY Timestamp, SpanId""",
+            {"project": project, "trace_id": trace_id},
+        )
+        if not rows:
+            return None
+        spans = [_span(row) for row in rows]
+        run = next((s for s in spans if s["planscope_kind"] == A.KIND_RUN), None)
+        plans = [s["plan"] for s in spans if s.get("plan") is not None]
+        return {
+            "trace_id": trace_id,
+            "project": project,
+            "span_count": len(spans),
+            "start_ns": min(s["start_ns"] for s in spans),
+            "end_ns": max(s["end_ns"] for s in spans),
+            "run": _run_summary(run) if run else None,
+            "plans": plans,
+            "spans": spans,
+        }
+
+
+def _span(row: dict[str, Any]) -> dict[str, Any]:
+    attributes: dict[str, Any] = dict(row.pop("attributes"))
+    parse_errors: list[str] = []
+    for key in _JSON_ATTRIBUTES:
+        if key in attributes:
+            try:
+                attributes[key] = json.loads(attributes[key])
+            except ValueError:
+                parse_errors.append(key)
+    for key in _INT_ATTRIBUTES:
+        value = attributes.get(key)
+        if isinstance(value, str) and value.lstrip("-").isdigit():
+            attributes[key] = int(value)
+    events = [
+        {"time_ns": t, "name": n, "attributes": dict(a)}
+        for t, n, a in zip(
+            row.pop("event_times"),
+            row.pop("event_names"),
+            row.pop("event_attributes"),
+            strict=False,
+        )
+    ]
+    links = [
+        {"trace_id": t, "span_id": s}
+        for t, s in zip(row.pop("link_trace_ids"), row.pop("link_span_ids"), strict=False)
+    ]
+    span = dict(row)
+    span["resource"] = dict(span["resource"])
+    span["end_ns"] = span["start_ns"] + span["duration_ns"]
+    span["attributes"] = attributes
+    span["events"] = events
+    span["links"] = links
+    span["planscope_kind"] = attributes.get(A.SPAN_KIND)
+    if span["planscope_kind"] == A.KIND_PLAN and isinstance(attributes.get(A.PLAN_JSON), dict):
+        span["plan"] = attributes[A.PLAN_JSON]
+    if parse_errors:
+        span["attribute_errors"] = [f"{key}: not valid JSON" for key in parse_errors]
+    return span
+
+
+def _run_summary(span: dict[str, Any]) -> dict[str, Any]:
+    attrs = span["attributes"]
+    return {
+        "span_id": span["span_id"],
+        "run_id": attrs.get(A.RUN_ID),
+        "agent": attrs.get(A.GEN_AI_AGENT_NAME),
+        "objective": attrs.get(A.RUN_OBJECTIVE),
+        "variant": attrs.get(A.RUN_VARIANT),
+        "outcome": attrs.get(A.RUN_OUTCOME),
+        "outcome_reason": attrs.get(A.RUN_OUTCOME_REASON),
+        "budget": attrs.get(A.RUN_BUDGET),
+    }

@@ -1,0 +1,5 @@
+"""``python -m planscope`` is the ``planscope`` command."""
+
+from planscope._cli import main
+
+main()

@@ -1,0 +1,107 @@
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from planscope_collector._errors import BadPayload, PayloadTooLarge, UnsupportedMediaType
+from planscope_collector._otlp import (
+    JSON,
+    PROTOBUF,
+    decompress,
+    flatten,
+    media_type,
+    parse_request,
+)
+from planscope_collector.storage import TRACE_COLUMNS
+
+from ._otlp_factory import make_request, make_span, to_otlp_json
+
+
+def test_protobuf_and_json_decode_to_the_same_rows() -> None:
+    tid, sid = bytes.fromhex("0af7651916cd43dd8448eb211c80319c"), bytes.fromhex("b7ad6b7169203331")
+    span = make_span(tid, sid, attributes={"planscope.step.id": "fetch", "n": 3, "ok": True})
+    request = make_request([span])
+    from_pb = parse_request(request.SerializeToString(), PROTOBUF)
+    from_json = parse_request(to_otlp_json(request), JSON)
+    assert list(flatten(from_pb, None)) == list(flatten(from_json, None))
+
+
+def test_flatten_uses_the_exporter_value_conventions() -> None:
+    tid, sid = bytes.fromhex("0af7651916cd43dd8448eb211c80319c"), bytes.fromhex("b7ad6b7169203331")
+    span = make_span(tid, sid, attributes={"i": 7, "b": False, "d": 1.5, "l": ["a", 2]}, error=True)
+    (row,) = flatten(
+        make_request([span], service="agent", resource={"planscope.project": "p1"}), None
+    )
+    record = dict(zip(TRACE_COLUMNS, row, strict=True))
+    assert record["TraceId"] == "0af7651916cd43dd8448eb211c80319c"
+    assert record["SpanId"] == "b7ad6b7169203331"
+    assert record["ParentSpanId"] == ""
+    assert record["SpanKind"] == "Internal"
+    assert record["StatusCode"] == "Error"
+    assert record["ServiceName"] == "agent"
+    assert record["SpanAttributes"] == {"i": "7", "b": "false", "d": "1.5", "l": '["a",2]'}
+    assert record["Duration"] == 1_000_000
+    assert record["Project"] == "p1"
+
+
+def test_api_key_project_overrides_resource_project() -> None:
+    (row,) = flatten(make_request([make_span()], resource={"planscope.project": "p1"}), "key-proj")
+    assert row[-1] == "key-proj"
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "message"),
+    [
+        (b"\xff\xff\xff", PROTOBUF, "not a valid OTLP protobuf"),
+        (b"{not json", JSON, "not valid JSON"),
+        (b"[1,2]", JSON, "must be an object"),
+        (b'{"resourceSpans": 5}', JSON, "expected an array"),
+        (
+            b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz","spanId":"00"}]}]}]}',
+            JSON,
+            "is not hex",
+        ),
+        (
+            b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd",'
+            b'"spanId":"b7ad6b7169203331"}]}]}]}',
+            JSON,
+            "traceId must be 16",
+        ),
+    ],
+)
+def test_malformed_bodies_are_rejected_with_a_reason(body: bytes, kind: str, message: str) -> None:
+    with pytest.raises(BadPayload, match=message):
+        parse_request(body, kind)
+
+
+def test_zero_span_id_is_rejected() -> None:
+    request = make_request([make_span(span_id=bytes(8))])
+    with pytest.raises(BadPayload, match=r"spans\[0\]: spanId"):
+        parse_request(request.SerializeToString(), PROTOBUF)
+
+
+def test_media_types() -> None:
+    assert media_type("application/x-protobuf") == PROTOBUF
+    assert media_type("Application/JSON; charset=utf-8") == JSON
+    with pytest.raises(UnsupportedMediaType):
+        media_type("text/plain")
+    with pytest.raises(UnsupportedMediaType):
+        media_type(None)
+
+
+def test_gzip_limits_and_errors() -> None:
+    data = b"x" * 10_000
+    assert decompress(gzip.compress(data), "gzip", 10_000) == data
+    with pytest.raises(PayloadTooLarge):
+        decompress(gzip.compress(data), "gzip", 9_999)
+    with pytest.raises(BadPayload, match="not valid gzip"):
+        decompress(b"not gzip at all", "gzip", 10_000)
+    with pytest.raises(BadPayload, match="truncated"):
+        decompress(gzip.compress(data)[:20], "gzip", 10_000)
+    with pytest.raises(UnsupportedMediaType):
+        decompress(data, "br", 10_000)
+
+
+def test_empty_request_is_valid() -> None:
+    assert parse_request(b"", PROTOBUF) == ExportTraceServiceRequest()
