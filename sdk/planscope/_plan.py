@@ -278,7 +278,7 @@ class Plan:
         return cls(
             steps=data["steps"],
             id=plan_id,
-            version=data.get("version") or 1,
+            version=1 if data.get("version") is None else data["version"],
             scope=data.get("scope"),
             objective=data.get("objective"),
             replan_reason=data.get("replan_reason"),
