@@ -521,11 +521,12 @@ class Scope(Generic[H]):
             if not self.capture or self.items_truncated:
                 return
             text = dumps(self._redact_output(item))
-            if self.items_size + len(text) + 1 > self.settings.capture_max_bytes:
-                self.items_truncated = True
+            size = len(text.encode("utf-8")) + 1  # the item and its comma (or closing bracket)
+            if 1 + self.items_size + size > self.settings.capture_max_bytes:
+                self.items_truncated = True  # keep the recorded list valid JSON
                 return
             self.items.append(text)
-            self.items_size += len(text) + 1
+            self.items_size += size
 
     # ends
     def succeed(self, result: Any = _UNSET, *, generator: bool = False) -> None:
@@ -810,7 +811,8 @@ def _begin(
     scope: Scope[Any] = Scope(handle, frame, otel_ctx, capture, settings)
 
     if span.is_recording() and arguments is not None:
-        _record_arguments(scope, kind, arguments, settings)
+        with handle_internal_errors():  # the span is started: a capture problem must not lose it
+            _record_arguments(scope, kind, arguments, settings)
     exceeded = None
     if observations and state is not None:
         exceeded = _check_budget(

@@ -100,7 +100,7 @@ def test_step_id_resolution_order(spans: Spans) -> None:
     steps = [Spans.attrs(s) for s in spans.of_kind(A.KIND_STEP)]
     assert [s[A.STEP_ID] for s in steps] == ["from-plan-step", "from-arg", "fixed", "by_name"]
     assert steps[0][A.STEP_EXECUTOR] == "worker-7"
-    assert [s.name for s in spans.of_kind(A.KIND_STEP)][0] == "execute_step from-plan-step"
+    assert spans.of_kind(A.KIND_STEP)[0].name == "execute_step from-plan-step"
 
 
 def test_tool_and_llm_spans_are_stamped_with_their_step(spans: Spans) -> None:
