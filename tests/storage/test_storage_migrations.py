@@ -9,7 +9,6 @@ from pathlib import Path
 
 import planscope._attributes as A
 import pytest
-
 from planscope_collector.storage import (
     TABLES,
     MigrationError,
@@ -175,3 +174,11 @@ def test_badly_named_migration_file_is_refused(tmp_path: Path) -> None:
     (tmp_path / "1_x.sql").write_text("SELECT 1")
     with pytest.raises(MigrationError, match="NNNN_lower_snake"):
         load_migrations(tmp_path)
+
+
+def test_module_doctests() -> None:
+    import doctest
+
+    import planscope_collector.storage._migrations as module
+
+    assert doctest.testmod(module).failed == 0

@@ -7,7 +7,9 @@ from typing import Any
 
 import planscope._attributes as A
 import pytest
-from storage_helpers import (
+from planscope_collector.storage import EXPORTER_TRACE_COLUMNS, TABLES, Store
+
+from ._spans import (
     BASE_NS,
     count,
     make_span,
@@ -15,8 +17,6 @@ from storage_helpers import (
     new_trace_id,
     planscope_trace,
 )
-
-from planscope_collector.storage import EXPORTER_TRACE_COLUMNS, TABLES, Store
 
 DERIVED = (
     "otel_traces_trace_id_ts",

@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-try:
-    from planscope import PlanscopeError  # type: ignore[attr-defined, unused-ignore]
-except ImportError:  # pragma: no cover - until sdk/planscope/_errors.py lands
-
-    class PlanscopeError(Exception):  # type: ignore[no-redef, unused-ignore]
-        """Temporary stand-in for ``planscope.PlanscopeError`` (the SDK's root exception)."""
+from planscope import PlanscopeError
 
 
 class StoreError(PlanscopeError):
