@@ -76,7 +76,7 @@ def test_enforced_step_budget_refuses_the_attempt_before_the_body(spans: Spans) 
 
     @planscope.run(budget=RetryBudget(max_attempts_per_step=2))
     def agent() -> None:
-        while True:
+        for _ in range(10):  # bounded: the budget must stop it at the third attempt
             try:
                 fetch()
             except TimeoutError:
