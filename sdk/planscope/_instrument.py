@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
-from dataclasses import replace
 from types import TracebackType
 from typing import Any, Generic, TypeVar, cast, overload
 
@@ -41,6 +40,9 @@ Decorator = Callable[[Callable[P, R]], Callable[P, R]]
 
 
 # --- call-time resolution ----------------------------------------------------------------------
+_RESOLVED_PARAMS = frozenset({"step", "step_id", "model", "objective", "run_id"})
+
+
 def _resolve(
     options: SpanOptions,
     arguments: Mapping[str, Any],
@@ -66,7 +68,7 @@ def _resolve(
             changes["run_id"] = arguments["run_id"]
     elif kind == A.KIND_TOOL and callable(options.resource):
         changes["resource"] = options.resource(*args, **kwargs)
-    return replace(options, **changes) if changes else options
+    return options.evolve(**changes) if changes else options
 
 
 def _instrument(options: SpanOptions) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -79,15 +81,21 @@ def _instrument(options: SpanOptions) -> Callable[[Callable[P, R]], Callable[P, 
             signature = None
         opts = options
         if opts.fallback_name is None:
-            opts = replace(opts, fallback_name=getattr(func, "__name__", None) or "function")
+            opts = opts.evolve(fallback_name=getattr(func, "__name__", None) or "function")
+
+        params = set(signature.parameters) if signature is not None else set()
+        resolves = bool(params & _RESOLVED_PARAMS) or callable(opts.resource)
 
         def start(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Scope[Any]:
-            call_opts = opts
-            arguments: dict[str, Any] | None = None
-            with handle_internal_errors():
-                arguments = bind_arguments(signature, args, kwargs)
-                call_opts = _resolve(opts, arguments, args, kwargs)
-            return begin(call_opts, arguments)
+            if resolves:
+                call_opts = opts
+                arguments: dict[str, Any] | None = None
+                with handle_internal_errors():
+                    arguments = bind_arguments(signature, args, kwargs)
+                    call_opts = _resolve(opts, arguments, args, kwargs)
+                return begin(call_opts, arguments)
+            # binding is only needed for capture: let begin() do it if the span records
+            return begin(opts, lambda: bind_arguments(signature, args, kwargs))
 
         wrapper: Callable[..., Any]
         if inspect.isasyncgenfunction(func):
@@ -217,7 +225,7 @@ def _apply(
     if callable(first):
         return _instrument(options)(first)
     if first is not None:
-        options = replace(options, **{field: first})
+        options = options.evolve(**{field: first})
     return _instrument(options)
 
 

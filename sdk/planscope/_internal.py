@@ -11,8 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from types import TracebackType
 
 from ._env import PLANSCOPE_RAISE_INTERNAL_ERRORS, parse_bool
 from ._errors import RetryBudgetExceeded
@@ -36,20 +35,41 @@ def should_raise_internal_errors() -> bool:
     return "pytest" in sys.modules
 
 
-@contextmanager
-def handle_internal_errors() -> Iterator[None]:
+class _InternalErrors:
+    """Context manager behind :func:`handle_internal_errors` (a class: it runs on every span)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        if exc is None or not isinstance(exc, Exception) or isinstance(exc, RetryBudgetExceeded):
+            return False
+        if should_raise_internal_errors():
+            return False
+        logger.error(
+            "internal error in planscope; telemetry dropped, the application continues",
+            exc_info=(type(exc), exc, tb),
+        )
+        return True
+
+
+_HANDLER = _InternalErrors()
+
+
+def handle_internal_errors() -> _InternalErrors:
     """Log and swallow exceptions raised by the block (re-raise under tests).
 
     :class:`~planscope.RetryBudgetExceeded` always propagates: it is the enforcement the user asked
-    for, not an internal error.
+    for, not an internal error. BaseExceptions (KeyboardInterrupt, cancellation) propagate too.
+
+    >>> with handle_internal_errors():
+    ...     span.set_attribute(key, compute_value())
     """
-    try:
-        yield
-    except RetryBudgetExceeded:
-        raise
-    except Exception:
-        if should_raise_internal_errors():
-            raise
-        logger.exception(
-            "internal error in planscope; telemetry dropped, the application continues"
-        )
+    return _HANDLER

@@ -114,7 +114,7 @@ class PlanStep:
             depends_on=data.get("depends_on") or (),
             requires=data.get("requires") or (),
             produces=data.get("produces") or (),
-            irreversible=bool(data.get("irreversible", False)),
+            irreversible=data.get("irreversible", False),
         )
 
 

@@ -9,12 +9,13 @@ The decorators (``_instrument``) and the context managers (``start_run`` & co.) 
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import Token
 from dataclasses import dataclass, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -40,12 +41,17 @@ from ._plan import Plan, PlanStep
 from ._state import CURRENT, Frame, RunState, StepState, effective_plan, orphan_state, place_plan
 
 _UNSET: Any = object()
+Arguments: TypeAlias = "Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None"
 _OTEL_KIND = {A.KIND_LLM: SpanKind.CLIENT}
 
 
-@dataclass(frozen=True)
+@dataclass
 class SpanOptions:
-    """Everything a span kind may take; each kind reads its own fields."""
+    """Everything a span kind may take; each kind reads its own fields.
+
+    Treated as immutable: use :meth:`evolve` for a changed copy (cheaper than
+    ``dataclasses.replace``, which matters on the per-call path).
+    """
 
     kind: str
     name: str | None = None  # run/plan: agent, step: step id, tool: tool name, llm: model
@@ -68,6 +74,14 @@ class SpanOptions:
     # llm
     role: str | None = None
     provider: str | None = None
+
+    def evolve(self, **changes: Any) -> SpanOptions:
+        clone = copy.copy(self)
+        for key, value in changes.items():
+            if not hasattr(clone, key):
+                raise AttributeError(key)
+            setattr(clone, key, value)
+        return clone
 
 
 # --- handles -------------------------------------------------------------------------------------
@@ -656,10 +670,11 @@ def _stamp(frame: Frame) -> dict[str, AttributeValue | None]:
     return attrs
 
 
-def begin(options: SpanOptions, arguments: Mapping[str, Any] | None = None) -> Scope[Any]:
+def begin(options: SpanOptions, arguments: Arguments = None) -> Scope[Any]:
     """Start a span of ``options.kind`` as a child of the current context.
 
-    ``arguments`` are the call's bound arguments (captured as input and hashed). Raises only
+    ``arguments`` are the call's bound arguments (captured as input and hashed), or a function
+    returning them, called only if the span records. Raises only
     RetryBudgetExceeded (a step attempt beyond an enforced budget); internal errors give a no-op
     scope.
     """
@@ -676,7 +691,7 @@ def begin(options: SpanOptions, arguments: Mapping[str, Any] | None = None) -> S
 
 
 def _begin(
-    options: SpanOptions, arguments: Mapping[str, Any] | None
+    options: SpanOptions, arguments: Arguments
 ) -> tuple[Scope[Any], RetryBudgetExceeded | None]:
     settings = _config.settings()
     tracer = _config.tracer()
@@ -806,12 +821,22 @@ def _begin(
         frame_changes = {"llm": handle}
     else:
         handle = ToolHandle(span)
-    frame = replace(parent, state=state, innermost=handle, role_hint=role_hint, **frame_changes)
+    frame = Frame(
+        state=state,
+        run=frame_changes.get("run", parent.run),
+        step=frame_changes.get("step", parent.step),
+        plan=frame_changes.get("plan", parent.plan),
+        llm=frame_changes.get("llm", parent.llm),
+        innermost=handle,
+        role_hint=role_hint,
+    )
     handle._frame = frame
     scope: Scope[Any] = Scope(handle, frame, otel_ctx, capture, settings)
 
     if span.is_recording() and arguments is not None:
         with handle_internal_errors():  # the span is started: a capture problem must not lose it
+            if callable(arguments):
+                arguments = arguments()
             _record_arguments(scope, kind, arguments, settings)
     exceeded = None
     if observations and state is not None:
