@@ -39,6 +39,12 @@ class Tool:
     effect: str
     resource: Callable[[Mapping[str, Any]], str]
     fn: Callable[..., Any]
+    optional: tuple[str, ...] = ()
+    """Parameters that may be omitted."""
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        return tuple(p for p in self.parameters if p not in self.optional)
 
     def schema(self) -> ToolSchema:
         """The JSON-schema function definition offered to models."""
@@ -48,7 +54,7 @@ class Tool:
             parameters={
                 "type": "object",
                 "properties": {p: {"type": t} for p, t in self.parameters.items()},
-                "required": list(self.parameters),
+                "required": list(self.required),
             },
         )
 
@@ -217,3 +223,29 @@ def resolve_args(args: Mapping[str, Any], context: Mapping[str, Any]) -> dict[st
 def references(value: Any) -> list[str]:
     """Names referenced by a template string (facts and produced keys)."""
     return [name for _, name, _path in _REF.findall(value)] if isinstance(value, str) else []
+
+
+def bind_facts(args: Mapping[str, Any], facts: Mapping[str, Any]) -> dict[str, Any]:
+    """Substitute facts into argument templates, keeping ``{$key}`` references for later.
+
+    >>> bind_facts({"id": "t-{$cust.id}", "p": "{prio}", "n": "{count}"}, {"prio": "high", "count": 2})
+    {'id': 't-{$cust.id}', 'p': 'high', 'n': 2}
+    """
+    bound: dict[str, Any] = {}
+    for name, value in args.items():
+        if not isinstance(value, str):
+            bound[name] = value
+            continue
+        whole = _REF.fullmatch(value)
+        if whole and not whole.group(1):
+            bound[name] = _lookup(facts, whole)[1]
+            continue
+
+        def sub(match: re.Match[str]) -> str:
+            if match.group(1):
+                return match.group(0)
+            found, fact = _lookup(facts, match)
+            return str(fact) if found else match.group(0)
+
+        bound[name] = _REF.sub(sub, value)
+    return bound

@@ -1,0 +1,547 @@
+"""The core every variant shares: LLM calls, planning with the approval gate, the executor loop
+with retries under the retry budget, scoped context, tool dispatch and the outcome check.
+
+Each piece opens the planscope span it stands for, so any variant built on :class:`Run` is
+traced the same way: run → plan (with its LLM call) → step attempt (with the executor's LLM call
+and its tool calls). Every executor action happens inside a step span of a plan step.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Union
+
+import planscope
+from planscope import Plan, PlanStep, RetryBudget, RetryBudgetExceeded
+
+from . import _prompts as prompts
+from ._env import Environment, Task, Tool, resolve_args
+from ._errors import PlanFormatError, ToolError
+from ._faults import Fault, ToolInjector
+from ._ir import PlanDraft, StepIR, parse_steps, to_draft
+from ._models import ChatModel, ChatRequest, ChatResponse, Message, ToolCall
+
+AGENT = "planscope-reference-agent"
+DEFAULT_BUDGET = RetryBudget(
+    max_attempts_per_step=4, max_attempts_per_run=120, max_replans=3, enforce=True
+)
+HARD_ATTEMPT_CAP = 12
+"""Attempts of one step when the budget does not limit them (a runtime safety net)."""
+HARD_REPLAN_CAP = 6
+"""Replans when the budget does not limit them (a runtime safety net)."""
+
+
+# --- the approval gate ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Approved:
+    """The reviewer accepts the plan as is."""
+
+    reviewer: str | None = None
+
+
+@dataclass(frozen=True)
+class Edited:
+    """The reviewer accepts an edited plan (same id and version; step extras kept by id)."""
+
+    plan: Plan
+    reviewer: str | None = None
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """The reviewer refuses the plan; nothing executes."""
+
+    reason: str
+    reviewer: str | None = None
+
+
+Decision = Union[Approved, Edited, Rejected]
+ApprovalGate = Callable[[Plan], Decision]
+
+
+class PlanRejected(Exception):
+    """Raised inside a run when the approval gate rejects a plan."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class RunAborted(Exception):
+    """A variant gives up (unrecoverable step, replan limit, depth limit)."""
+
+
+# --- options and results ----------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunOptions:
+    """How a run is executed (models, budget, gate, parallelism, limits)."""
+
+    planner: ChatModel
+    executor: ChatModel
+    budget: RetryBudget = DEFAULT_BUDGET
+    approve: ApprovalGate | None = None
+    max_workers: int = 4
+    max_depth: int = 4
+    max_iterations: int = 40
+    continue_on_error: bool = False
+    check_write_conflicts: bool = True
+
+
+@dataclass
+class Counters:
+    """What a run consumed (thread-safe increments through :meth:`Run.count`)."""
+
+    llm_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    tool_calls: int = 0
+    step_attempts: int = 0
+    plans: int = 0
+    replans: int = 0
+    rejected_plans: int = 0
+
+
+@dataclass(frozen=True)
+class ActionRecord:
+    """One tool call as it happened."""
+
+    step_id: str
+    tool: str
+    arguments: Mapping[str, Any]
+    resource: str
+    effect: str
+    ok: bool
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """How the executor's work on one plan step ended (after all its attempts)."""
+
+    ok: bool
+    error: str | None = None
+    budget: RetryBudgetExceeded | None = None
+    attempts: int = 0
+    self_assessment: str | None = None
+
+
+# --- the run ------------------------------------------------------------------------------------
+class Run:
+    """One task executed by one variant: the state and services the variants share."""
+
+    def __init__(
+        self,
+        variant: str,
+        env: Environment,
+        task: Task,
+        options: RunOptions,
+        faults: Sequence[Fault] = (),
+    ) -> None:
+        self.variant = variant
+        self.env = env
+        self.task = task
+        self.options = options
+        self.faults = tuple(faults)
+        self.knobs = {f.knob for f in self.faults}
+        self.injector = ToolInjector(task, self.faults)
+        self.run_id = uuid.uuid4().hex
+        self.trace_id = ""
+        self.plan_id = f"plan-{self.run_id[:12]}"
+        self.version = 0
+        self.blackboard: dict[str, Any] = {}
+        self.actions: list[ActionRecord] = []
+        self.irreversible_done: list[str] = []
+        self.counters = Counters()
+        self.failures: list[str] = []
+        self._lock = threading.Lock()
+
+    @property
+    def tools(self) -> Mapping[str, Tool]:
+        return self.env.tools()
+
+    def count(self, **increments: float) -> None:
+        with self._lock:
+            for name, value in increments.items():
+                setattr(self.counters, name, getattr(self.counters, name) + value)
+
+    def hints(self, **extra: Any) -> dict[str, Any]:
+        """Structured side-channel for offline models (ignored by HTTP models)."""
+        return {"task": self.task, "faults": self.faults, "tools": self.tools, **extra}
+
+    # --- LLM ------------------------------------------------------------------------------
+    def llm(
+        self,
+        role: str,
+        purpose: str,
+        messages: Sequence[Message],
+        *,
+        tools: Iterable[Tool] = (),
+        json_output: bool = False,
+        hints: Mapping[str, Any] | None = None,
+    ) -> ChatResponse:
+        """Call the planner or executor model inside an LLM span and record its usage."""
+        model = self.options.planner if role == "planner" else self.options.executor
+        request = ChatRequest(
+            messages=tuple(messages),
+            purpose=purpose,
+            tools=tuple(t.schema() for t in tools),
+            json_output=json_output,
+            hints=hints if hints is not None else self.hints(),
+        )
+        with planscope.start_llm(
+            model.name,
+            role=role,
+            provider=model.provider,
+            inputs={"purpose": purpose, "prompt": messages[-1].content if messages else ""},
+        ) as call:
+            response = model.complete(request)
+            self.count(
+                llm_calls=1,
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+                cost_usd=response.cost_usd or 0.0,
+            )
+            call.set_output(
+                {
+                    "content": response.content,
+                    "tool_calls": [
+                        {"name": c.name, "arguments": dict(c.arguments)}
+                        for c in response.tool_calls
+                    ],
+                }
+            )
+            call.record_usage(
+                response.usage.input_tokens,
+                response.usage.output_tokens,
+                response.cost_usd,
+                response.model or None,
+            )
+        return response
+
+    # --- planning -------------------------------------------------------------------------
+    def next_plan(self, draft: PlanDraft, *, reason: str | None, scope: str | None) -> PlanDraft:
+        """Give a draft this run's plan id and the next version."""
+        plan = replace(
+            draft.plan,
+            id=self.plan_id,
+            version=self.version + 1,
+            objective=self.task.rendered_objective,
+            scope=scope,
+            replan_reason=reason,
+        )
+        return replace(draft, plan=plan)
+
+    def ask_planner(
+        self,
+        purpose: str,
+        *,
+        script: bool = False,
+        failure: str | None = None,
+        completed: Sequence[str] = (),
+        scope: str | None = None,
+        attempt: int = 1,
+    ) -> list[StepIR]:
+        """One planner LLM call, parsed (raises PlanFormatError)."""
+        messages = prompts.planner_messages(
+            self.task,
+            self.tools,
+            self.task.facts,
+            script=script,
+            failure=failure,
+            completed=completed,
+            irreversible_done=self.irreversible_done,
+            scope=scope,
+        )
+        response = self.llm(
+            "planner",
+            purpose,
+            messages,
+            json_output=True,
+            hints=self.hints(
+                script=script,
+                failures=tuple(self.failures),
+                completed=tuple(completed),
+                scope=scope,
+                attempt=attempt,
+                irreversible_done=tuple(self.irreversible_done),
+            ),
+        )
+        return parse_steps(response.content, script=script)
+
+    def record_plan(
+        self,
+        produce: Callable[[], PlanDraft],
+        *,
+        reason: str | None = None,
+        scope: str | None = None,
+        validate: Callable[[PlanDraft], PlanDraft] | None = None,
+    ) -> PlanDraft:
+        """Record the next plan version in a plan span, after the approval gate.
+
+        ``produce`` runs inside the span (so the planner's LLM call is its child) and returns
+        the draft; ``validate`` may fix it or raise PlanFormatError before anyone sees it.
+        Raises PlanRejected if the reviewer rejects it, PlanFormatError if it is invalid and
+        RetryBudgetExceeded beyond an enforced ``max_replans``.
+        """
+        decision: Decision | None = None
+        with planscope.start_plan(AGENT, scope=scope) as span:
+            draft = self.next_plan(produce(), reason=reason, scope=scope)
+            if validate is not None:
+                draft = validate(draft)
+            gate = self.options.approve
+            if gate is not None:
+                decision = gate(draft.plan)
+                if isinstance(decision, Edited):
+                    draft = replace(
+                        draft,
+                        plan=replace(
+                            decision.plan,
+                            id=draft.plan.id,
+                            version=draft.plan.version,
+                            objective=draft.plan.objective,
+                            scope=draft.plan.scope,
+                            replan_reason=draft.plan.replan_reason,
+                        ),
+                    )
+            else:
+                draft = replace(draft, plan=replace(draft.plan, approval="not_required"))
+            self.version = draft.plan.version
+            self.count(plans=1, replans=1 if draft.plan.version > 1 else 0)
+            span.set_plan(draft.plan)
+            if decision is not None:
+                approved = not isinstance(decision, Rejected)
+                span.record_approval(
+                    approved, edited=isinstance(decision, Edited), reviewer=decision.reviewer
+                )
+        if isinstance(decision, Rejected):
+            self.count(rejected_plans=1)
+            raise PlanRejected(decision.reason)
+        return draft
+
+    def plan_once(
+        self,
+        purpose: str = "plan",
+        *,
+        script: bool = False,
+        failure: str | None = None,
+        completed: Sequence[str] = (),
+        validate: Callable[[PlanDraft], PlanDraft] | None = None,
+        attempt: int = 1,
+    ) -> PlanDraft:
+        """Ask the planner for a whole plan and record it (the LLM call inside the plan span)."""
+
+        def produce() -> PlanDraft:
+            steps = self.ask_planner(
+                purpose, script=script, failure=failure, completed=completed, attempt=attempt
+            )
+            return to_draft(steps)
+
+        return self.record_plan(produce, reason=failure, validate=validate)
+
+    def replans_left(self) -> bool:
+        """False when the budget (or, without one, the runtime's cap) allows no more replans."""
+        limit = self.options.budget.max_replans
+        cap = HARD_REPLAN_CAP if limit is None or not self.options.budget.enforce else limit
+        return self.counters.replans < cap
+
+    # --- execution ------------------------------------------------------------------------
+    def context_for(self, step: PlanStep, draft: PlanDraft) -> dict[str, Any]:
+        """The scoped context handed to a step's executor: its required keys, nothing else."""
+        bound = draft.inputs.get(step.id, {})
+        context: dict[str, Any] = {}
+        with self._lock:
+            for key in step.requires:
+                if key in bound:
+                    context[key] = bound[key]
+                elif key in self.blackboard:
+                    context[key] = self.blackboard[key]
+        return context
+
+    def execute_step(
+        self,
+        step: PlanStep,
+        draft: PlanDraft,
+        *,
+        depth: int | None = None,
+        covers: Sequence[str] = (),
+        self_assess: bool = False,
+        script_args: Mapping[str, Any] | None = None,
+    ) -> StepOutcome:
+        """Run attempts at one plan step until it succeeds, fails permanently or the budget
+        refuses another attempt. Retryable tool errors are retried with the same inputs.
+
+        ``script_args`` (planning scripts) replaces the executor model: the engine calls the
+        step's tool with these arguments, references resolved from the context."""
+        attempts = 0
+        while True:
+            context = self.context_for(step, draft)
+            attempts += 1
+            if attempts > HARD_ATTEMPT_CAP:
+                return StepOutcome(False, "runtime attempt cap reached", attempts=attempts - 1)
+            try:
+                assessment = self._attempt(step, context, depth, covers, self_assess, script_args)
+            except RetryBudgetExceeded as exc:
+                return StepOutcome(False, str(exc), budget=exc, attempts=attempts - 1)
+            except ToolError as exc:
+                with self._lock:
+                    self.failures.append(f"step {step.id}: {exc}")
+                if exc.retryable:
+                    continue
+                return StepOutcome(False, str(exc), attempts=attempts)
+            if assessment == "failure":
+                return StepOutcome(False, "self-assessed failure", attempts=attempts,
+                                   self_assessment=assessment)
+            return StepOutcome(True, attempts=attempts, self_assessment=assessment)
+
+    def _attempt(
+        self,
+        step: PlanStep,
+        context: Mapping[str, Any],
+        depth: int | None,
+        covers: Sequence[str],
+        self_assess: bool,
+        script_args: Mapping[str, Any] | None,
+    ) -> str | None:
+        with planscope.start_step(step, depth=depth, inputs=dict(context)) as span:
+            self.count(step_attempts=1)
+            span.record_context(dict(context))
+            if script_args is not None:
+                calls = (ToolCall(step.tool or "", resolve_args(script_args, context)),)
+                response = ChatResponse(content="script", tool_calls=calls)
+            else:
+                response = self.llm(
+                    "executor",
+                    "act",
+                    prompts.executor_messages(step.id, step.description, step.tool, context),
+                    tools=[self.tools[step.tool]]
+                    if step.tool in self.tools
+                    else self.tools.values(),
+                    hints=self.hints(step_id=step.id, context=dict(context), covers=list(covers)),
+                )
+            outcomes: list[tuple[bool, str]] = []
+            try:
+                for call in response.tool_calls:
+                    result = self.call_tool(step.id, call)
+                    outcomes.append((True, f"{call.name} -> {json.dumps(result, default=str)}"))
+                    for key in step.produces:
+                        with self._lock:
+                            self.blackboard[key] = result
+            except ToolError as exc:
+                outcomes.append((False, f"error: {exc}"))
+                if self_assess:
+                    self._assess(step, outcomes)
+                raise
+            if not response.tool_calls:
+                outcomes.append((False, f"no action: {response.content}"))
+            if self_assess:
+                return self._assess(step, outcomes)
+            if not response.tool_calls:
+                raise ToolError(f"the executor took no action: {response.content}")
+            span.set_output([o[1] for o in outcomes])
+            return None
+
+    def _assess(self, step: PlanStep, outcomes: Sequence[tuple[bool, str]]) -> str:
+        response = self.llm(
+            "executor",
+            "assess",
+            prompts.assess_messages(step.description, [o[1] for o in outcomes]),
+            json_output=True,
+            hints=self.hints(outcomes=tuple(outcomes), step_id=step.id),
+        )
+        try:
+            verdict = "success" if json.loads(response.content or "{}").get("success") else "failure"
+        except (json.JSONDecodeError, AttributeError):
+            verdict = "failure"
+        planscope.record_self_assessment(verdict)
+        return verdict
+
+    def call_tool(self, step_id: str, call: ToolCall) -> Any:
+        """Dispatch one tool call inside a tool span (resource and effect recorded)."""
+        tool = self.tools.get(call.name)
+        if tool is None:
+            raise ToolError(f"unknown tool {call.name!r}")
+        args = dict(call.arguments)
+        resource = tool.resource(args)
+        self.count(tool_calls=1)
+        error: str | None = None
+        try:
+            with planscope.start_tool(
+                tool.name, resource=resource, effect=tool.effect, arguments=args
+            ) as span:
+                self.injector.before_call(step_id, tool.name, args)
+                try:
+                    result = tool.fn(**args)
+                except TypeError as exc:
+                    raise ToolError(f"{tool.name}: bad arguments: {exc}") from None
+                span.set_output(result)
+        except ToolError as exc:
+            error = str(exc)
+            raise
+        finally:
+            with self._lock:
+                self.actions.append(
+                    ActionRecord(step_id, tool.name, args, resource, tool.effect, error is None,
+                                 error)
+                )
+                if error is None and tool.effect == "irreversible":
+                    self.irreversible_done.append(f"{tool.name} on {resource} (step {step_id})")
+        return result
+
+    def execute_with_whole_replans(
+        self,
+        draft: PlanDraft,
+        *,
+        replan: Callable[[str, Sequence[str]], PlanDraft],
+        run_step: Callable[[PlanStep, PlanDraft], StepOutcome] | None = None,
+    ) -> str | None:
+        """Execute a plan in order; when a step fails permanently, ask ``replan(failure,
+        completed)`` for a whole new plan and continue. Returns the reason of a failure or None.
+
+        With ``continue_on_error`` a failed step is recorded and execution carries on.
+        """
+        done: set[str] = set()
+        first_error: str | None = None
+        while True:
+            failure: tuple[str, StepOutcome] | None = None
+            for step in draft.plan.topological_order():
+                if step.id in done:
+                    continue
+                outcome = run_step(step, draft) if run_step else self.execute_step(step, draft)
+                if outcome.ok:
+                    done.add(step.id)
+                    continue
+                if self.options.continue_on_error:
+                    first_error = first_error or f"step {step.id} failed: {outcome.error}"
+                    done.add(step.id)
+                    continue
+                failure = (step.id, outcome)
+                break
+            if failure is None:
+                return first_error
+            step_id, outcome = failure
+            if outcome.budget is not None:
+                return f"retry budget exceeded at step {step_id}: {outcome.error}"
+            if not self.replans_left():
+                return f"step {step_id} failed and no replan is left: {outcome.error}"
+            planscope.record_replan_request(outcome.error or "step failed", step_id=step_id)
+            draft = replan(f"step {step_id}: {outcome.error}", sorted(done))
+
+    # --- outcome --------------------------------------------------------------------------
+    def check_outcome(self, reason: str | None = None) -> bool:
+        """Run the task's success check and record it on the run."""
+        check = self.task.check(self.env)
+        why = check.reason if not check.passed else None
+        if reason and not check.passed:
+            why = f"{reason}; {check.reason}" if check.reason else reason
+        planscope.record_outcome_check(check.passed, name=f"{self.task.id}:check", reason=why)
+        return check.passed
+
+
+def now() -> float:
+    return time.perf_counter()

@@ -1,0 +1,508 @@
+"""Fault injection with ground truth: knobs that produce each failure mode, and their labels.
+
+A knob is resolved against a task into a :class:`Fault` (which step it targets and how). Three
+parts of the system read faults: the tool injector (a tool that fails), the scripted planner (a
+plan that is wrong in a specific way) and the runtime's policy (skip the write-conflict check,
+continue after a failure, no replan limit). :func:`expected_findings` turns the faults of a run
+into the findings an analyzer should report (and the ones it must not).
+
+Finding kinds and who is blamed (``component``):
+
+==========================  =================  ================================================
+kind                        component          produced by
+==========================  =================  ================================================
+runaway_loop                the failing tool   loop_same_error, loop_unchanged_inputs
+context_starved             planner            context_starved
+plan_propagation            planner            misread_objective, adapt_same_goal
+implicit_dependency         planner            implicit_dependency
+write_conflict              planner            write_conflict
+irreversible_after_failure  the step executor  irreversible_after_failure
+unbounded_replan            planner            unbounded_replan
+==========================  =================  ================================================
+
+``flaky_tool``, ``needs_replan`` and ``malformed_script`` are healthy recoveries: they label
+*negative* findings (a loop / replan detector must stay quiet on them).
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._env import IRREVERSIBLE, WRITE, StepSpec, Task, Tool, bind_facts, references, resolve_args
+from ._errors import ToolError, UnknownNameError
+
+RUNAWAY_LOOP = "runaway_loop"
+CONTEXT_STARVED = "context_starved"
+PLAN_PROPAGATION = "plan_propagation"
+IMPLICIT_DEPENDENCY = "implicit_dependency"
+WRITE_CONFLICT = "write_conflict"
+IRREVERSIBLE_AFTER_FAILURE = "irreversible_after_failure"
+UNBOUNDED_REPLAN = "unbounded_replan"
+FINDING_KINDS = (
+    RUNAWAY_LOOP,
+    CONTEXT_STARVED,
+    PLAN_PROPAGATION,
+    IMPLICIT_DEPENDENCY,
+    WRITE_CONFLICT,
+    IRREVERSIBLE_AFTER_FAILURE,
+    UNBOUNDED_REPLAN,
+)
+
+PLANNED = ("plan_and_act", "scripts", "dag")
+ALL_VARIANTS = ("plan_and_act", "adapt", "scripts", "dag", "react")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One injected fault: the knob, the ground-truth step it targets and its parameters."""
+
+    knob: str
+    target: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"knob": self.knob, "target": self.target, "params": dict(self.params)}
+
+
+@dataclass(frozen=True)
+class ExpectedFinding:
+    """A finding an analyzer should (or, in ``negatives``, must not) report for a run."""
+
+    kind: str
+    component: str
+    step_id: str
+    detail: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "component": self.component,
+            "step_id": self.step_id,
+            "detail": dict(self.detail),
+        }
+
+
+@dataclass(frozen=True)
+class Knob:
+    """A fault knob: where it applies and how it picks its target in a task."""
+
+    name: str
+    description: str
+    variants: tuple[str, ...]
+    pick: Callable[[Task, random.Random], Fault | None]
+
+
+# --- target selection -------------------------------------------------------------------------
+def _static_resource(task: Task, step: StepSpec, tools: Mapping[str, Tool] | None) -> str | None:
+    """The resource a step writes, from its arguments resolved with the facts only."""
+    if tools is None or step.tool not in tools:
+        return None
+    tool = tools[step.tool]
+    if tool.effect not in (WRITE, IRREVERSIBLE):
+        return None
+    return tool.resource(bind_facts(step.args, task.facts))
+
+
+def _ancestors(task: Task, step_id: str, skip_edge: tuple[str, str] | None = None) -> set[str]:
+    seen: set[str] = set()
+    stack = [step_id]
+    while stack:
+        current = task.step(stack.pop())
+        for dep in current.depends_on:
+            if skip_edge == (dep, current.id) or dep in seen:
+                continue
+            seen.add(dep)
+            stack.append(dep)
+    return seen
+
+
+def _pick_any(task: Task, rng: random.Random, knob: str, **params: Any) -> Fault:
+    candidates = [s for s in task.steps if not _is_irreversible_tool(s)] or list(task.steps)
+    return Fault(knob, rng.choice(candidates).id, params)
+
+
+_IRREVERSIBLE_TOOLS = {"deploy", "issue_refund", "send_email", "delete_file"}
+
+
+def _is_irreversible_tool(step: StepSpec) -> bool:
+    return step.tool in _IRREVERSIBLE_TOOLS
+
+
+def _pick_loop_same(task: Task, rng: random.Random) -> Fault:
+    return _pick_any(task, rng, "loop_same_error")
+
+
+def _pick_loop_inputs(task: Task, rng: random.Random) -> Fault:
+    return _pick_any(task, rng, "loop_unchanged_inputs")
+
+
+def _pick_flaky(task: Task, rng: random.Random) -> Fault:
+    return _pick_any(task, rng, "flaky_tool", failures=rng.choice([1, 2]))
+
+
+def _fact_steps(task: Task) -> list[StepSpec]:
+    return [s for s in task.order() if any(f in task.misread for f in s.fact_refs)]
+
+
+def _pick_context_starved(task: Task, rng: random.Random) -> Fault | None:
+    steps = _fact_steps(task)
+    if not steps:
+        return None
+    step = rng.choice(steps)
+    fact = rng.choice([f for f in step.fact_refs if f in task.misread])
+    return Fault("context_starved", step.id, {"fact": fact})
+
+
+def _pick_misread(task: Task, rng: random.Random) -> Fault | None:
+    facts = sorted({f for s in task.steps for f in s.fact_refs if f in task.misread})
+    if not facts:
+        return None
+    fact = rng.choice(facts)
+    first = next(s for s in task.order() if fact in s.fact_refs)
+    return Fault("misread_objective", first.id, {"fact": fact, "wrong": task.misread[fact]})
+
+
+def _pick_needs_replan(task: Task, rng: random.Random) -> Fault | None:
+    steps = [s for s in _fact_steps(task) if not _is_irreversible_tool(s)] or _fact_steps(task)
+    if not steps:
+        return None
+    step = rng.choice(steps)
+    fact = rng.choice([f for f in step.fact_refs if f in task.misread])
+    return Fault("needs_replan", step.id, {"fact": fact, "wrong": task.misread[fact]})
+
+
+def _pick_adapt_same_goal(task: Task, rng: random.Random) -> Fault:
+    return Fault("adapt_same_goal", "root")
+
+
+def implicit_dependency_candidates(task: Task) -> list[tuple[str, str, str]]:
+    """(reader, producer, key) triples whose edge can be dropped while a sequential executor
+    still runs the producer first."""
+    found = []
+    for step in task.steps:
+        for ref in step.requires:
+            producer = task.producer_of(ref)
+            if producer is None or producer.id not in step.depends_on:
+                continue
+            if producer.id in _ancestors(task, step.id, skip_edge=(producer.id, step.id)):
+                continue
+            order = _order_without(task, (producer.id, step.id))
+            if order.index(producer.id) < order.index(step.id):
+                found.append((step.id, producer.id, ref))
+    return found
+
+
+def _order_without(task: Task, edge: tuple[str, str]) -> list[str]:
+    """Plan order after dropping an edge (ties by position, as planscope.Plan orders them)."""
+    deps = {s.id: [d for d in s.depends_on if (d, s.id) != edge] for s in task.steps}
+    done: list[str] = []
+    while len(done) < len(deps):
+        ready = [s.id for s in task.steps if s.id not in done and all(d in done for d in deps[s.id])]
+        done.append(ready[0])
+    return done
+
+
+def _pick_implicit(task: Task, rng: random.Random) -> Fault | None:
+    candidates = implicit_dependency_candidates(task)
+    if not candidates:
+        return None
+    reader, producer, key = rng.choice(candidates)
+    return Fault("implicit_dependency", reader, {"producer": producer, "key": key})
+
+
+def write_conflict_candidates(
+    task: Task, tools: Mapping[str, Tool] | None
+) -> list[tuple[str, str, str]]:
+    """(second, first, resource): two writers of one resource ordered only by a direct edge."""
+    found = []
+    for step in task.steps:
+        res = _static_resource(task, step, tools)
+        if res is None:
+            continue
+        for dep in step.depends_on:
+            if _static_resource(task, task.step(dep), tools) != res:
+                continue
+            if dep not in _ancestors(task, step.id, skip_edge=(dep, step.id)):
+                found.append((step.id, dep, res))
+    return found
+
+
+def _irreversible_candidates(task: Task) -> list[tuple[str, str]]:
+    order = [s.id for s in task.order()]
+    found = []
+    for step in task.steps:
+        if not _is_irreversible_tool(step):
+            continue
+        before = [
+            sid
+            for sid in order[: order.index(step.id)]
+            if not _is_irreversible_tool(task.step(sid))
+        ]
+        if before:
+            found.append((step.id, before[-1]))
+    return found
+
+
+def _pick_irreversible(task: Task, rng: random.Random) -> Fault | None:
+    candidates = _irreversible_candidates(task)
+    if not candidates:
+        return None
+    step, failing = rng.choice(candidates)
+    return Fault("irreversible_after_failure", step, {"failing_step": failing})
+
+
+def _pick_unbounded(task: Task, rng: random.Random) -> Fault:
+    return _pick_any(task, rng, "unbounded_replan")
+
+
+def _pick_malformed(task: Task, rng: random.Random) -> Fault:
+    return Fault("malformed_script", task.steps[0].id)
+
+
+def _write_conflict_picker(tools: Mapping[str, Tool] | None) -> Callable[..., Fault | None]:
+    def pick(task: Task, rng: random.Random) -> Fault | None:
+        candidates = write_conflict_candidates(task, tools)
+        if not candidates:
+            return None
+        second, first, resource = rng.choice(candidates)
+        return Fault("write_conflict", second, {"other": first, "resource": resource})
+
+    return pick
+
+
+KNOBS: dict[str, Knob] = {
+    k.name: k
+    for k in (
+        Knob("loop_same_error", "a tool fails the same way on every attempt (same error, same "
+             "args): a runaway recovery loop the retry budget stops", ALL_VARIANTS,
+             _pick_loop_same),
+        Knob("loop_unchanged_inputs", "a step is retried with unchanged inputs while its tool "
+             "fails with varying errors", ALL_VARIANTS, _pick_loop_inputs),
+        Knob("flaky_tool", "a tool fails 1-2 times then succeeds within budget (healthy; "
+             "negative for loops)", ALL_VARIANTS, _pick_flaky),
+        Knob("context_starved", "the planner binds a constraint it knows but leaves it out of "
+             "the step's scoped context; the executor guesses", ("plan_and_act", "adapt", "dag"),
+             _pick_context_starved),
+        Knob("misread_objective", "the planner misreads one fact of the objective; every step "
+             "succeeds, the outcome check fails", ("plan_and_act", "adapt", "scripts", "dag"),
+             _pick_misread),
+        Knob("adapt_same_goal", "ADaPT's planner re-splits the same goal at every depth until "
+             "the maximum depth", ("adapt",), _pick_adapt_same_goal),
+        Knob("implicit_dependency", "the planner drops a depends_on edge; the step still reads "
+             "what the other step produced", PLANNED, _pick_implicit),
+        Knob("write_conflict", "the planner drops the edge serialising two writers of one "
+             "resource and its conflict check is off; parallel executors race", ("dag",),
+             _write_conflict_picker(None)),
+        Knob("irreversible_after_failure", "a step fails and the runtime continues into an "
+             "irreversible action", PLANNED, _pick_irreversible),
+        Knob("unbounded_replan", "a step fails permanently, the planner keeps producing the same "
+             "plan and no replan limit is configured", PLANNED, _pick_unbounded),
+        Knob("needs_replan", "the first plan binds a stale value that a tool rejects; one replan "
+             "fixes it (healthy)", ("plan_and_act", "adapt", "scripts", "dag"),
+             _pick_needs_replan),
+        Knob("malformed_script", "the first planning script is malformed and rejected before "
+             "anything runs; the planner repairs it (healthy)", ("scripts",), _pick_malformed),
+    )
+}
+
+
+def resolve_faults(
+    knobs: Sequence[str],
+    task: Task,
+    variant: str,
+    *,
+    seed: int = 0,
+    tools: Mapping[str, Tool] | None = None,
+) -> tuple[Fault, ...]:
+    """Resolve knob names into faults targeting ``task`` (deterministic for a seed).
+
+    Raises UnknownNameError for unknown knobs and ValueError when a knob does not apply to the
+    variant or the task.
+
+    >>> from planscope_runners.environments import get_task
+    >>> resolve_faults(["flaky_tool"], get_task("ops-deploy-api"), "dag", seed=1)[0].knob
+    'flaky_tool'
+    """
+    rng = random.Random(f"{seed}:{task.id}:{variant}")
+    faults = []
+    for name in knobs:
+        knob = KNOBS.get(name)
+        if knob is None:
+            raise UnknownNameError(f"unknown fault {name!r}; known: {sorted(KNOBS)}")
+        if variant not in knob.variants:
+            raise ValueError(f"fault {name!r} does not apply to variant {variant!r}")
+        pick = _write_conflict_picker(tools) if name == "write_conflict" else knob.pick
+        fault = pick(task, rng)
+        if fault is None:
+            raise ValueError(f"fault {name!r} has no target in task {task.id!r}")
+        faults.append(fault)
+    return tuple(faults)
+
+
+def applicable_knobs(task: Task, variant: str, tools: Mapping[str, Tool] | None) -> list[str]:
+    """The knobs that can target this task in this variant."""
+    names = []
+    for name, knob in KNOBS.items():
+        if variant not in knob.variants:
+            continue
+        pick = _write_conflict_picker(tools) if name == "write_conflict" else knob.pick
+        if pick(task, random.Random(0)) is not None:
+            names.append(name)
+    return names
+
+
+# --- the injector ------------------------------------------------------------------------------
+_VARYING = (
+    "upstream timeout",
+    "connection reset by peer",
+    "upstream returned malformed JSON",
+    "TLS handshake failed",
+    "gateway closed the stream",
+)
+
+
+class ToolInjector:
+    """Decides, before each tool call, whether an injected fault makes it fail.
+
+    A fault targets an *action* (the target step's tool with its fact-resolved arguments), so it
+    fires whichever variant or step id performs it. ``fired`` records (step id, knob) pairs.
+    """
+
+    def __init__(self, task: Task, faults: Sequence[Fault]) -> None:
+        self.task = task
+        self.faults = [f for f in faults if f.knob in _TOOL_KNOBS]
+        self.calls: dict[str, int] = {}
+        self.fired: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+
+    def _matches(self, fault: Fault, tool: str, args: Mapping[str, Any]) -> bool:
+        target_id = fault.params.get("failing_step", fault.target)
+        step = self.task.step(target_id)
+        if step.tool != tool:
+            return False
+        facts = dict(self.task.facts)
+        if fault.knob == "needs_replan":
+            facts[fault.params["fact"]] = fault.params["wrong"]
+        for name, template in step.args.items():
+            if isinstance(template, str) and any(
+                r not in self.task.facts for r in references(template)
+            ):
+                continue  # depends on a produced value: any value matches
+            if args.get(name) != resolve_args({name: template}, facts)[name]:
+                return False
+        return True
+
+    def before_call(self, step_id: str, tool: str, args: Mapping[str, Any]) -> None:
+        """Raise the injected ToolError for this call, if any."""
+        for fault in self.faults:
+            if not self._matches(fault, tool, args):
+                continue
+            with self._lock:
+                n = self.calls[fault.knob] = self.calls.get(fault.knob, 0) + 1
+                self.fired.append((step_id, fault.knob))
+            if fault.knob == "loop_same_error":
+                raise ToolError(f"{tool}: 503 service unavailable", retryable=True)
+            if fault.knob == "loop_unchanged_inputs":
+                raise ToolError(f"{tool}: {_VARYING[(n - 1) % len(_VARYING)]}", retryable=True)
+            if fault.knob == "flaky_tool" and n <= int(fault.params.get("failures", 1)):
+                raise ToolError(f"{tool}: connection reset by peer", retryable=True)
+            if fault.knob in ("irreversible_after_failure", "unbounded_replan"):
+                raise ToolError(f"{tool}: permission denied for this service account")
+            if fault.knob == "needs_replan":
+                raise ToolError(
+                    f"{tool}: {fault.params['fact']}={fault.params['wrong']!r} is not valid "
+                    "for this request (stale value?)"
+                )
+
+    def first_step(self, knob: str) -> str | None:
+        """The step id where a knob first fired."""
+        return next((s for s, k in self.fired if k == knob), None)
+
+
+_TOOL_KNOBS = {
+    "loop_same_error",
+    "loop_unchanged_inputs",
+    "flaky_tool",
+    "irreversible_after_failure",
+    "unbounded_replan",
+    "needs_replan",
+}
+
+
+# --- labels ------------------------------------------------------------------------------------
+def expected_findings(
+    faults: Sequence[Fault],
+    task: Task,
+    *,
+    fired_at: Callable[[str], str | None] = lambda knob: None,
+) -> tuple[list[ExpectedFinding], list[ExpectedFinding]]:
+    """(expected, negatives) findings for a run with these faults.
+
+    ``fired_at(knob)`` maps a tool knob to the step id where it fired (ReAct's iterations);
+    by default the ground-truth step id is used.
+    """
+    expected: list[ExpectedFinding] = []
+    negatives: list[ExpectedFinding] = []
+    for f in faults:
+        step = fired_at(f.knob) or f.target
+        gt = task.step(f.target) if f.target in {s.id for s in task.steps} else None
+        if f.knob in ("loop_same_error", "loop_unchanged_inputs"):
+            signal = "same_error" if f.knob == "loop_same_error" else "same_inputs"
+            assert gt is not None
+            expected.append(
+                ExpectedFinding(RUNAWAY_LOOP, gt.tool, step, {"signal": signal, "tool": gt.tool})
+            )
+        elif f.knob == "flaky_tool":
+            assert gt is not None
+            negatives.append(ExpectedFinding(RUNAWAY_LOOP, gt.tool, step, {"tool": gt.tool}))
+        elif f.knob == "context_starved":
+            assert gt is not None
+            expected.append(
+                ExpectedFinding(
+                    CONTEXT_STARVED,
+                    "planner",
+                    f.target,
+                    {"missing_keys": [f.params["fact"]], "executor": gt.executor},
+                )
+            )
+        elif f.knob == "misread_objective":
+            expected.append(
+                ExpectedFinding(
+                    PLAN_PROPAGATION,
+                    "planner",
+                    f.target,
+                    {"pattern": "misread_objective", "fact": f.params["fact"]},
+                )
+            )
+        elif f.knob == "adapt_same_goal":
+            expected.append(
+                ExpectedFinding(
+                    PLAN_PROPAGATION, "planner", "root", {"pattern": "recursive_same_goal"}
+                )
+            )
+        elif f.knob == "implicit_dependency":
+            expected.append(
+                ExpectedFinding(IMPLICIT_DEPENDENCY, "planner", f.target, dict(f.params))
+            )
+        elif f.knob == "write_conflict":
+            expected.append(ExpectedFinding(WRITE_CONFLICT, "planner", f.target, dict(f.params)))
+        elif f.knob == "irreversible_after_failure":
+            assert gt is not None
+            expected.append(
+                ExpectedFinding(
+                    IRREVERSIBLE_AFTER_FAILURE, gt.executor, f.target, dict(f.params)
+                )
+            )
+        elif f.knob == "unbounded_replan":
+            expected.append(ExpectedFinding(UNBOUNDED_REPLAN, "planner", step))
+        elif f.knob == "needs_replan":
+            negatives.append(ExpectedFinding(UNBOUNDED_REPLAN, "planner", step))
+            assert gt is not None
+            negatives.append(ExpectedFinding(RUNAWAY_LOOP, gt.tool, step))
+        elif f.knob == "malformed_script":
+            negatives.append(ExpectedFinding(UNBOUNDED_REPLAN, "planner", f.target))
+    return expected, negatives

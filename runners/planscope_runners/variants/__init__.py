@@ -1,0 +1,40 @@
+"""The runtime variants: one small module each on the shared core (``planscope_runners._core``).
+
+>>> from planscope_runners.variants import VARIANTS
+>>> sorted(VARIANTS)
+['adapt', 'dag', 'plan_and_act', 'react', 'scripts']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from planscope import RetryBudget
+
+from .._core import DEFAULT_BUDGET, Run
+from . import adapt, dag, plan_and_act, react, scripts
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A runtime variant: ``run`` executes a task and returns why it failed (None if it did not)."""
+
+    name: str
+    description: str
+    run: Callable[[Run], str | None]
+    budget: RetryBudget = DEFAULT_BUDGET
+
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant(plan_and_act.NAME, plan_and_act.DESCRIPTION, plan_and_act.run),
+        Variant(adapt.NAME, adapt.DESCRIPTION, adapt.run, adapt.BUDGET),
+        Variant(scripts.NAME, scripts.DESCRIPTION, scripts.run),
+        Variant(dag.NAME, dag.DESCRIPTION, dag.run),
+        Variant(react.NAME, react.DESCRIPTION, react.run, react.BUDGET),
+    )
+}
+
+__all__ = ["VARIANTS", "Variant"]
