@@ -86,7 +86,7 @@ class RunOptions:
     budget: RetryBudget = DEFAULT_BUDGET
     approve: ApprovalGate | None = None
     max_workers: int = 4
-    max_depth: int = 4
+    max_depth: int = 5
     max_iterations: int = 40
     continue_on_error: bool = False
     check_write_conflicts: bool = True

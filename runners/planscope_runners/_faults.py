@@ -93,7 +93,7 @@ class Knob:
     name: str
     description: str
     variants: tuple[str, ...]
-    pick: Callable[[Task, random.Random], Fault | None]
+    pick: Callable[[Task, random.Random, Mapping[str, Tool] | None], Fault | None]
 
 
 # --- target selection -------------------------------------------------------------------------
@@ -126,30 +126,53 @@ def _pick_any(task: Task, rng: random.Random, knob: str, **params: Any) -> Fault
 
 
 _IRREVERSIBLE_TOOLS = {"deploy", "issue_refund", "send_email", "delete_file"}
+"""Irreversible tools of the bundled environments (used when no tool table is given)."""
 
 
-def _is_irreversible_tool(step: StepSpec) -> bool:
+def _is_irreversible_tool(step: StepSpec, tools: Mapping[str, Tool] | None = None) -> bool:
+    if tools is not None and step.tool in tools:
+        return tools[step.tool].effect == IRREVERSIBLE
     return step.tool in _IRREVERSIBLE_TOOLS
 
 
-def _pick_loop_same(task: Task, rng: random.Random) -> Fault:
+def _has_effect(step: StepSpec, tools: Mapping[str, Tool] | None) -> bool:
+    """True when the step changes state (write or irreversible), or when unknown."""
+    if tools is None or step.tool not in tools:
+        return True
+    return tools[step.tool].effect in (WRITE, IRREVERSIBLE)
+
+
+def _pick_loop_same(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault:
     return _pick_any(task, rng, "loop_same_error")
 
 
-def _pick_loop_inputs(task: Task, rng: random.Random) -> Fault:
+def _pick_loop_inputs(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault:
     return _pick_any(task, rng, "loop_unchanged_inputs")
 
 
-def _pick_flaky(task: Task, rng: random.Random) -> Fault:
+def _pick_flaky(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault:
     return _pick_any(task, rng, "flaky_tool", failures=rng.choice([1, 2]))
 
 
-def _fact_steps(task: Task) -> list[StepSpec]:
-    return [s for s in task.order() if any(f in task.misread for f in s.fact_refs)]
+def _fact_steps(task: Task, tools: Mapping[str, Tool] | None = None) -> list[StepSpec]:
+    """Steps that use a misreadable fact and change state (a wrong value shows in the outcome)."""
+    return [
+        s
+        for s in task.order()
+        if any(f in task.misread for f in s.fact_refs) and _has_effect(s, tools)
+    ]
 
 
-def _pick_context_starved(task: Task, rng: random.Random) -> Fault | None:
-    steps = _fact_steps(task)
+def _pick_context_starved(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault | None:
+    steps = _fact_steps(task, tools)
     if not steps:
         return None
     step = rng.choice(steps)
@@ -157,8 +180,10 @@ def _pick_context_starved(task: Task, rng: random.Random) -> Fault | None:
     return Fault("context_starved", step.id, {"fact": fact})
 
 
-def _pick_misread(task: Task, rng: random.Random) -> Fault | None:
-    facts = sorted({f for s in task.steps for f in s.fact_refs if f in task.misread})
+def _pick_misread(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault | None:
+    facts = sorted({f for s in _fact_steps(task, tools) for f in s.fact_refs if f in task.misread})
     if not facts:
         return None
     fact = rng.choice(facts)
@@ -166,8 +191,11 @@ def _pick_misread(task: Task, rng: random.Random) -> Fault | None:
     return Fault("misread_objective", first.id, {"fact": fact, "wrong": task.misread[fact]})
 
 
-def _pick_needs_replan(task: Task, rng: random.Random) -> Fault | None:
-    steps = [s for s in _fact_steps(task) if not _is_irreversible_tool(s)] or _fact_steps(task)
+def _pick_needs_replan(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault | None:
+    steps = [s for s in _fact_steps(task, tools) if not _is_irreversible_tool(s, tools)]
+    steps = steps or _fact_steps(task, tools)
     if not steps:
         return None
     step = rng.choice(steps)
@@ -175,7 +203,9 @@ def _pick_needs_replan(task: Task, rng: random.Random) -> Fault | None:
     return Fault("needs_replan", step.id, {"fact": fact, "wrong": task.misread[fact]})
 
 
-def _pick_adapt_same_goal(task: Task, rng: random.Random) -> Fault:
+def _pick_adapt_same_goal(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault:
     return Fault("adapt_same_goal", "root")
 
 
@@ -206,7 +236,9 @@ def _order_without(task: Task, edge: tuple[str, str]) -> list[str]:
     return done
 
 
-def _pick_implicit(task: Task, rng: random.Random) -> Fault | None:
+def _pick_implicit(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault | None:
     candidates = implicit_dependency_candidates(task)
     if not candidates:
         return None
@@ -231,47 +263,54 @@ def write_conflict_candidates(
     return found
 
 
-def _irreversible_candidates(task: Task) -> list[tuple[str, str]]:
+def _irreversible_candidates(
+    task: Task, tools: Mapping[str, Tool] | None = None
+) -> list[tuple[str, str]]:
     order = [s.id for s in task.order()]
     found = []
     for step in task.steps:
-        if not _is_irreversible_tool(step):
+        if not _is_irreversible_tool(step, tools):
             continue
         before = [
             sid
             for sid in order[: order.index(step.id)]
-            if not _is_irreversible_tool(task.step(sid))
+            if not _is_irreversible_tool(task.step(sid), tools)
         ]
         if before:
             found.append((step.id, before[-1]))
     return found
 
 
-def _pick_irreversible(task: Task, rng: random.Random) -> Fault | None:
-    candidates = _irreversible_candidates(task)
+def _pick_irreversible(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault | None:
+    candidates = _irreversible_candidates(task, tools)
     if not candidates:
         return None
     step, failing = rng.choice(candidates)
     return Fault("irreversible_after_failure", step, {"failing_step": failing})
 
 
-def _pick_unbounded(task: Task, rng: random.Random) -> Fault:
+def _pick_unbounded(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault:
     return _pick_any(task, rng, "unbounded_replan")
 
 
-def _pick_malformed(task: Task, rng: random.Random) -> Fault:
+def _pick_malformed(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault:
     return Fault("malformed_script", task.steps[0].id)
 
 
-def _write_conflict_picker(tools: Mapping[str, Tool] | None) -> Callable[..., Fault | None]:
-    def pick(task: Task, rng: random.Random) -> Fault | None:
-        candidates = write_conflict_candidates(task, tools)
-        if not candidates:
-            return None
-        second, first, resource = rng.choice(candidates)
-        return Fault("write_conflict", second, {"other": first, "resource": resource})
-
-    return pick
+def _pick_write_conflict(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault | None:
+    candidates = write_conflict_candidates(task, tools)
+    if not candidates:
+        return None
+    second, first, resource = rng.choice(candidates)
+    return Fault("write_conflict", second, {"other": first, "resource": resource})
 
 
 KNOBS: dict[str, Knob] = {
@@ -293,10 +332,11 @@ KNOBS: dict[str, Knob] = {
         Knob("adapt_same_goal", "ADaPT's planner re-splits the same goal at every depth until "
              "the maximum depth", ("adapt",), _pick_adapt_same_goal),
         Knob("implicit_dependency", "the planner drops a depends_on edge; the step still reads "
-             "what the other step produced", PLANNED, _pick_implicit),
+             "what the other step produced (planning scripts reject this statically)",
+             ("plan_and_act", "dag"), _pick_implicit),
         Knob("write_conflict", "the planner drops the edge serialising two writers of one "
              "resource and its conflict check is off; parallel executors race", ("dag",),
-             _write_conflict_picker(None)),
+             _pick_write_conflict),
         Knob("irreversible_after_failure", "a step fails and the runtime continues into an "
              "irreversible action", PLANNED, _pick_irreversible),
         Knob("unbounded_replan", "a step fails permanently, the planner keeps producing the same "
@@ -335,8 +375,7 @@ def resolve_faults(
             raise UnknownNameError(f"unknown fault {name!r}; known: {sorted(KNOBS)}")
         if variant not in knob.variants:
             raise ValueError(f"fault {name!r} does not apply to variant {variant!r}")
-        pick = _write_conflict_picker(tools) if name == "write_conflict" else knob.pick
-        fault = pick(task, rng)
+        fault = knob.pick(task, rng, tools)
         if fault is None:
             raise ValueError(f"fault {name!r} has no target in task {task.id!r}")
         faults.append(fault)
@@ -349,8 +388,7 @@ def applicable_knobs(task: Task, variant: str, tools: Mapping[str, Tool] | None)
     for name, knob in KNOBS.items():
         if variant not in knob.variants:
             continue
-        pick = _write_conflict_picker(tools) if name == "write_conflict" else knob.pick
-        if pick(task, random.Random(0)) is not None:
+        if knob.pick(task, random.Random(0), tools) is not None:
             names.append(name)
     return names
 

@@ -97,7 +97,7 @@ def run_task(
     budget: RetryBudget | None = None,
     seed: int = 0,
     max_workers: int = 4,
-    max_depth: int = 4,
+    max_depth: int = 5,
 ) -> RunResult:
     """Run one task with one variant, traced with planscope; returns the result and its label.
 
@@ -185,11 +185,12 @@ def _execute(
         except PlanFormatError as exc:
             reason = f"invalid plan: {exc}"
         if not reason or not reason.startswith("plan rejected"):
-            outcome = "success" if r.check_outcome(reason) else "failure"
+            passed = r.check_outcome(reason)
+            outcome = "success" if passed and reason is None else "failure"
+            if passed and reason is not None:  # the world is right but the agent gave up
+                run.set_outcome("failure", reason)
         if outcome == "failure" and reason is None:
             reason = "the success check failed"
-        if outcome == "success":
-            reason = None
     fired = {knob: r.injector.first_step(knob) for knob in r.knobs}
     expected, negatives = expected_findings(faults, task, fired_at=lambda k: fired.get(k))
     return RunResult(

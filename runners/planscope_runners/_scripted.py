@@ -141,6 +141,9 @@ class ScriptedModel:
             fault = faults.get(knob)
             if fault is not None and fault.target == step_id and fault.params[key] in depends_on:
                 depends_on.remove(fault.params[key])
+                if knob == "write_conflict":  # wait for what the other writer waits for: both
+                    other = task.step(fault.params[key])  # become ready together and race
+                    depends_on += [d for d in other.depends_on if d not in depends_on]
         tool = tools.get(spec.tool)
         bound = bind_facts(spec.args, step_facts)
         writes = [tool.resource(bound)] if tool is not None and tool.effect != "read" else []

@@ -330,8 +330,9 @@ def escalate_task(task_id: str, ticket_id: str, assignee: str) -> Task:
         row = env.query("SELECT priority, assignee FROM tickets WHERE id = ?", ticket_id)[0]
         if (row["priority"], row["assignee"]) != ("urgent", assignee):
             return Check(False, f"ticket {row}")
-        mails = env.query("SELECT recipient FROM outbox")
-        return Check(mails == [{"recipient": email}], f"outbox {mails}")
+        mails = env.query("SELECT recipient, subject FROM outbox")
+        want = [{"recipient": email, "subject": f"Ticket {ticket_id} escalated"}]
+        return Check(mails == want, f"outbox {mails}")
 
     return Task(
         id=task_id,
