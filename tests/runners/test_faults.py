@@ -83,8 +83,9 @@ def test_context_starved_step_misses_a_required_key(spans: Spans, variant: str) 
 
 
 def test_misread_objective_succeeds_step_by_step_and_fails_the_outcome(spans: Spans) -> None:
-    result = run_task("plan_and_act", "support", "support-refund-chloe", ["misread_objective"],
-                      seed=1)
+    result = run_task(
+        "plan_and_act", "support", "support-refund-chloe", ["misread_objective"], seed=1
+    )
     assert result.outcome == "failure"
     (finding,) = result.expected
     assert finding.kind == "plan_propagation" and finding.component == "planner"
@@ -115,7 +116,9 @@ def test_implicit_dependency_reads_outside_depends_on(spans: Spans) -> None:
     (plan,) = spans.plans()
     step = next(s for s in plan["steps"] if s["id"] == finding.step_id)
     producer = next(s for s in plan["steps"] if s["id"] == finding.detail["producer"])
-    assert finding.detail["key"] in step["requires"] and finding.detail["key"] in producer["produces"]
+    assert (
+        finding.detail["key"] in step["requires"] and finding.detail["key"] in producer["produces"]
+    )
     assert producer["id"] not in step["depends_on"]
 
 
@@ -135,8 +138,13 @@ def test_write_conflict_parallel_writers_race_on_one_resource(spans: Spans) -> N
 
 
 def test_write_conflict_check_serialises_writers_when_on(spans: Spans) -> None:
-    fault = resolve_faults(["write_conflict"], TASKS["files-changelog-1"], "dag", seed=1,
-                           tools=make_env("files").tools())
+    fault = resolve_faults(
+        ["write_conflict"],
+        TASKS["files-changelog-1"],
+        "dag",
+        seed=1,
+        tools=make_env("files").tools(),
+    )
     from planscope_runners import ScriptedModel
 
     planner = ScriptedModel("scripted-planner", faults=fault)  # the planner drops the edge
@@ -147,14 +155,17 @@ def test_write_conflict_check_serialises_writers_when_on(spans: Spans) -> None:
 
 
 def test_irreversible_action_after_a_failure(spans: Spans) -> None:
-    result = run_task("plan_and_act", "files", "files-archive-contract",
-                      ["irreversible_after_failure"], seed=1)
+    result = run_task(
+        "plan_and_act", "files", "files-archive-contract", ["irreversible_after_failure"], seed=1
+    )
     assert result.outcome == "failure"
     (finding,) = result.expected
-    failed = [s for s in spans.steps(finding.detail["failing_step"])
-              if attr(s, A.STEP_STATUS) == "error"]
-    irreversible = [t for t in spans.of_kind(A.KIND_TOOL)
-                    if attr(t, A.TOOL_EFFECT) == "irreversible"]
+    failed = [
+        s for s in spans.steps(finding.detail["failing_step"]) if attr(s, A.STEP_STATUS) == "error"
+    ]
+    irreversible = [
+        t for t in spans.of_kind(A.KIND_TOOL) if attr(t, A.TOOL_EFFECT) == "irreversible"
+    ]
     assert failed and irreversible
     assert attr(irreversible[0], A.STEP_ID) == finding.step_id
     assert irreversible[0].start_time > failed[0].end_time  # type: ignore[operator]
@@ -173,7 +184,7 @@ def test_needs_replan_scoped_in_dag_whole_in_plan_and_act(spans: Spans) -> None:
     result = run_task("dag", "ops", "ops-scale-fleet", ["needs_replan"], seed=2)
     assert result.success
     target = result.faults[0].target
-    first, second = spans.of_kind(A.KIND_PLAN)
+    _, second = spans.of_kind(A.KIND_PLAN)
     assert attr(second, A.PLAN_SCOPE) == target and attr(second, A.PLAN_VERSION) == 2
     assert attr(second, A.PLAN_REPLAN_REASON)
     assert {n.step_id for n in result.negatives} == {target}

@@ -39,7 +39,9 @@ def test_every_action_traces_back_to_a_plan_step(spans: Spans, variant: str) -> 
     llms = spans.of_kind(A.KIND_LLM)
     assert llms and all(attr(s, A.GEN_AI_USAGE_INPUT_TOKENS) > 0 for s in llms)
     assert {attr(s, A.LLM_ROLE) for s in llms} >= {"planner"}
-    refund = next(s for s in spans.of_kind(A.KIND_TOOL) if attr(s, A.GEN_AI_TOOL_NAME) == "issue_refund")
+    refund = next(
+        s for s in spans.of_kind(A.KIND_TOOL) if attr(s, A.GEN_AI_TOOL_NAME) == "issue_refund"
+    )
     assert attr(refund, A.TOOL_EFFECT) == "irreversible"
 
 
