@@ -56,10 +56,12 @@ def _csv(value: str) -> list[str]:
 
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", choices=["scripted", "openai"], default="scripted")
-    p.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL",
-                                                        "https://api.openai.com/v1"))
-    p.add_argument("--api-key", default=os.environ.get("OPENAI_API_KEY"),
-                   help="(default: $OPENAI_API_KEY)")
+    p.add_argument(
+        "--base-url", default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+    )
+    p.add_argument(
+        "--api-key", default=os.environ.get("OPENAI_API_KEY"), help="(default: $OPENAI_API_KEY)"
+    )
     p.add_argument("--planner-model", default="gpt-4o", help="planner model id (openai)")
     p.add_argument("--executor-model", default="gpt-4o-mini", help="executor model id (openai)")
     p.add_argument("--endpoint", help="send spans to this collector, e.g. http://127.0.0.1:4318")
@@ -113,15 +115,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.env and args.env != task.env:
         raise planscope.ConfigurationError(f"task {task.id} belongs to env {task.env!r}")
     variant = args.variant or (scenario.variant if scenario else "plan_and_act")
-    faults = _csv(args.faults) if args.faults is not None else list(scenario.faults if scenario
-                                                                     else ())
-    handle = planscope.configure(args.endpoint, service_name=args.service_name) if (
-        args.endpoint
-    ) else None
+    faults = (
+        _csv(args.faults) if args.faults is not None else list(scenario.faults if scenario else ())
+    )
+    handle = (
+        planscope.configure(args.endpoint, service_name=args.service_name)
+        if (args.endpoint)
+        else None
+    )
     planner, executor = _models(args)
     try:
-        result = run_task(variant, task.env, task, faults, planner=planner, executor=executor,
-                          seed=args.seed)
+        result = run_task(
+            variant, task.env, task, faults, planner=planner, executor=executor, seed=args.seed
+        )
     finally:
         if handle is not None:
             handle.shutdown()
@@ -171,21 +177,27 @@ def cmd_suite(args: argparse.Namespace) -> int:
         progress=progress,
     )
     if args.endpoint:
-        planscope_handle_shutdown()
+        _shutdown_exporter()
     table = suite.by_variant()
-    print(f"{'variant':14s} {'runs':>5s} {'success':>8s} {'tokens':>8s} {'llm':>5s} "
-          f"{'plans':>6s} {'replans':>8s} {'wall s':>7s}")
+    print(
+        f"{'variant':14s} {'runs':>5s} {'success':>8s} {'tokens':>8s} {'llm':>5s} "
+        f"{'plans':>6s} {'replans':>8s} {'wall s':>7s}"
+    )
     for name, row in table.items():
-        print(f"{name:14s} {int(row['runs']):5d} {row['success_rate']:8.0%} "
-              f"{row['tokens']:8.0f} {row['llm_calls']:5.1f} {row['plans']:6.2f} "
-              f"{row['replans']:8.2f} {row['wall_time_s']:7.3f}")
+        print(
+            f"{name:14s} {int(row['runs']):5d} {row['success_rate']:8.0%} "
+            f"{row['tokens']:8.0f} {row['llm_calls']:5.1f} {row['plans']:6.2f} "
+            f"{row['replans']:8.2f} {row['wall_time_s']:7.3f}"
+        )
     faulty = sum(1 for r in suite.runs if r.faults)
-    print(f"{len(suite.runs)} runs, {faulty} with an injected fault"
-          + (f"; labels in {args.labels}" if args.labels else ""))
+    print(
+        f"{len(suite.runs)} runs, {faulty} with an injected fault"
+        + (f"; labels in {args.labels}" if args.labels else "")
+    )
     return 0
 
 
-def planscope_handle_shutdown() -> None:
+def _shutdown_exporter() -> None:
     """Flush and stop the exporter planscope.configure() installed (spans leave the process)."""
     from opentelemetry import trace
 
