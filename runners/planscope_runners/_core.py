@@ -13,7 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Union
 
 import planscope
@@ -21,7 +21,7 @@ from planscope import Plan, PlanStep, RetryBudget, RetryBudgetExceeded
 
 from . import _prompts as prompts
 from ._env import Environment, Task, Tool, resolve_args
-from ._errors import PlanFormatError, ToolError
+from ._errors import ToolError
 from ._faults import Fault, ToolInjector
 from ._ir import PlanDraft, StepIR, parse_steps, to_draft
 from ._models import ChatModel, ChatRequest, ChatResponse, Message, ToolCall
@@ -60,7 +60,7 @@ class Rejected:
     reviewer: str | None = None
 
 
-Decision = Union[Approved, Edited, Rejected]
+Decision = Union[Approved, Edited, Rejected]  # noqa: UP007 (a runtime alias on 3.10)
 ApprovalGate = Callable[[Plan], Decision]
 
 
@@ -395,8 +395,9 @@ class Run:
                     continue
                 return StepOutcome(False, str(exc), attempts=attempts)
             if assessment == "failure":
-                return StepOutcome(False, "self-assessed failure", attempts=attempts,
-                                   self_assessment=assessment)
+                return StepOutcome(
+                    False, "self-assessed failure", attempts=attempts, self_assessment=assessment
+                )
             return StepOutcome(True, attempts=attempts, self_assessment=assessment)
 
     def _attempt(
@@ -420,7 +421,7 @@ class Run:
                     "act",
                     prompts.executor_messages(step.id, step.description, step.tool, context),
                     tools=[self.tools[step.tool]]
-                    if step.tool in self.tools
+                    if step.tool is not None and step.tool in self.tools
                     else self.tools.values(),
                     hints=self.hints(step_id=step.id, context=dict(context), covers=list(covers)),
                 )
@@ -455,7 +456,9 @@ class Run:
             hints=self.hints(outcomes=tuple(outcomes), step_id=step.id),
         )
         try:
-            verdict = "success" if json.loads(response.content or "{}").get("success") else "failure"
+            verdict = (
+                "success" if json.loads(response.content or "{}").get("success") else "failure"
+            )
         except (json.JSONDecodeError, AttributeError):
             verdict = "failure"
         planscope.record_self_assessment(verdict)
@@ -486,8 +489,9 @@ class Run:
         finally:
             with self._lock:
                 self.actions.append(
-                    ActionRecord(step_id, tool.name, args, resource, tool.effect, error is None,
-                                 error)
+                    ActionRecord(
+                        step_id, tool.name, args, resource, tool.effect, error is None, error
+                    )
                 )
                 if error is None and tool.effect == "irreversible":
                     self.irreversible_done.append(f"{tool.name} on {resource} (step {step_id})")

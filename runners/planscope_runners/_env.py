@@ -228,7 +228,7 @@ def references(value: Any) -> list[str]:
 def bind_facts(args: Mapping[str, Any], facts: Mapping[str, Any]) -> dict[str, Any]:
     """Substitute facts into argument templates, keeping ``{$key}`` references for later.
 
-    >>> bind_facts({"id": "t-{$cust.id}", "p": "{prio}", "n": "{count}"}, {"prio": "high", "count": 2})
+    >>> bind_facts({"id": "t-{$cust.id}", "p": "{prio}", "n": "{n}"}, {"prio": "high", "n": 2})
     {'id': 't-{$cust.id}', 'p': 'high', 'n': 2}
     """
     bound: dict[str, Any] = {}

@@ -154,9 +154,7 @@ def _pick_loop_inputs(
     return _pick_any(task, rng, "loop_unchanged_inputs")
 
 
-def _pick_flaky(
-    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
-) -> Fault:
+def _pick_flaky(task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None) -> Fault:
     return _pick_any(task, rng, "flaky_tool", failures=rng.choice([1, 2]))
 
 
@@ -231,7 +229,9 @@ def _order_without(task: Task, edge: tuple[str, str]) -> list[str]:
     deps = {s.id: [d for d in s.depends_on if (d, s.id) != edge] for s in task.steps}
     done: list[str] = []
     while len(done) < len(deps):
-        ready = [s.id for s in task.steps if s.id not in done and all(d in done for d in deps[s.id])]
+        ready = [
+            s.id for s in task.steps if s.id not in done and all(d in done for d in deps[s.id])
+        ]
         done.append(ready[0])
     return done
 
@@ -316,36 +316,85 @@ def _pick_write_conflict(
 KNOBS: dict[str, Knob] = {
     k.name: k
     for k in (
-        Knob("loop_same_error", "a tool fails the same way on every attempt (same error, same "
-             "args): a runaway recovery loop the retry budget stops", ALL_VARIANTS,
-             _pick_loop_same),
-        Knob("loop_unchanged_inputs", "a step is retried with unchanged inputs while its tool "
-             "fails with varying errors", ALL_VARIANTS, _pick_loop_inputs),
-        Knob("flaky_tool", "a tool fails 1-2 times then succeeds within budget (healthy; "
-             "negative for loops)", ALL_VARIANTS, _pick_flaky),
-        Knob("context_starved", "the planner binds a constraint it knows but leaves it out of "
-             "the step's scoped context; the executor guesses", ("plan_and_act", "adapt", "dag"),
-             _pick_context_starved),
-        Knob("misread_objective", "the planner misreads one fact of the objective; every step "
-             "succeeds, the outcome check fails", ("plan_and_act", "adapt", "scripts", "dag"),
-             _pick_misread),
-        Knob("adapt_same_goal", "ADaPT's planner re-splits the same goal at every depth until "
-             "the maximum depth", ("adapt",), _pick_adapt_same_goal),
-        Knob("implicit_dependency", "the planner drops a depends_on edge; the step still reads "
-             "what the other step produced (planning scripts reject this statically)",
-             ("plan_and_act", "dag"), _pick_implicit),
-        Knob("write_conflict", "the planner drops the edge serialising two writers of one "
-             "resource and its conflict check is off; parallel executors race", ("dag",),
-             _pick_write_conflict),
-        Knob("irreversible_after_failure", "a step fails and the runtime continues into an "
-             "irreversible action", PLANNED, _pick_irreversible),
-        Knob("unbounded_replan", "a step fails permanently, the planner keeps producing the same "
-             "plan and no replan limit is configured", PLANNED, _pick_unbounded),
-        Knob("needs_replan", "the first plan binds a stale value that a tool rejects; one replan "
-             "fixes it (healthy)", ("plan_and_act", "adapt", "scripts", "dag"),
-             _pick_needs_replan),
-        Knob("malformed_script", "the first planning script is malformed and rejected before "
-             "anything runs; the planner repairs it (healthy)", ("scripts",), _pick_malformed),
+        Knob(
+            "loop_same_error",
+            "a tool fails the same way on every attempt (same error, same "
+            "args): a runaway recovery loop the retry budget stops",
+            ALL_VARIANTS,
+            _pick_loop_same,
+        ),
+        Knob(
+            "loop_unchanged_inputs",
+            "a step is retried with unchanged inputs while its tool fails with varying errors",
+            ALL_VARIANTS,
+            _pick_loop_inputs,
+        ),
+        Knob(
+            "flaky_tool",
+            "a tool fails 1-2 times then succeeds within budget (healthy; negative for loops)",
+            ALL_VARIANTS,
+            _pick_flaky,
+        ),
+        Knob(
+            "context_starved",
+            "the planner binds a constraint it knows but leaves it out of "
+            "the step's scoped context; the executor guesses",
+            ("plan_and_act", "adapt", "dag"),
+            _pick_context_starved,
+        ),
+        Knob(
+            "misread_objective",
+            "the planner misreads one fact of the objective; every step "
+            "succeeds, the outcome check fails",
+            ("plan_and_act", "adapt", "scripts", "dag"),
+            _pick_misread,
+        ),
+        Knob(
+            "adapt_same_goal",
+            "ADaPT's planner re-splits the same goal at every depth until the maximum depth",
+            ("adapt",),
+            _pick_adapt_same_goal,
+        ),
+        Knob(
+            "implicit_dependency",
+            "the planner drops a depends_on edge; the step still reads "
+            "what the other step produced (planning scripts reject this statically)",
+            ("plan_and_act", "dag"),
+            _pick_implicit,
+        ),
+        Knob(
+            "write_conflict",
+            "the planner drops the edge serialising two writers of one "
+            "resource and its conflict check is off; parallel executors race",
+            ("dag",),
+            _pick_write_conflict,
+        ),
+        Knob(
+            "irreversible_after_failure",
+            "a step fails and the runtime continues into an irreversible action",
+            PLANNED,
+            _pick_irreversible,
+        ),
+        Knob(
+            "unbounded_replan",
+            "a step fails permanently, the planner keeps producing the same "
+            "plan and no replan limit is configured",
+            PLANNED,
+            _pick_unbounded,
+        ),
+        Knob(
+            "needs_replan",
+            "the first plan binds a stale value that a tool rejects; one replan fixes it (healthy)",
+            ("plan_and_act", "adapt", "scripts", "dag"),
+            _pick_needs_replan,
+        ),
+        Knob(
+            "malformed_script",
+            "the first planning script is malformed and rejected before "
+            "anything runs; the planner repairs it (healthy)",
+            ("scripts",),
+            _pick_malformed,
+        ),
     )
 }
 
@@ -531,9 +580,7 @@ def expected_findings(
         elif f.knob == "irreversible_after_failure":
             assert gt is not None
             expected.append(
-                ExpectedFinding(
-                    IRREVERSIBLE_AFTER_FAILURE, gt.executor, f.target, dict(f.params)
-                )
+                ExpectedFinding(IRREVERSIBLE_AFTER_FAILURE, gt.executor, f.target, dict(f.params))
             )
         elif f.knob == "unbounded_replan":
             expected.append(ExpectedFinding(UNBOUNDED_REPLAN, "planner", step))

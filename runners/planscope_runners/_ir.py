@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 import planscope
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ._errors import PlanFormatError
 
@@ -156,9 +155,9 @@ def to_draft(
         for s in steps
     ]
     try:
-        plan = planscope.Plan(
-            plan_steps, **({"id": plan_id} if plan_id else {}), objective=objective, scope=scope
-        )
+        plan = planscope.Plan(plan_steps, objective=objective, scope=scope)
+        if plan_id:
+            plan = replace(plan, id=plan_id)
     except planscope.PlanValidationError as exc:
         raise PlanFormatError([str(exc)]) from None
     return PlanDraft(

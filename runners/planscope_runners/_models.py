@@ -241,7 +241,9 @@ class OpenAIChatModel:
                 last = f"HTTP {response.status_code}: {response.text[:200]}"
                 continue
             if response.status_code >= 400:
-                raise ModelError(f"{url} answered HTTP {response.status_code}: {response.text[:300]}")
+                raise ModelError(
+                    f"{url} answered HTTP {response.status_code}: {response.text[:300]}"
+                )
             return self._parse(response)
         raise ModelError(f"{url} failed after {self.max_retries + 1} attempts: {last}")
 

@@ -20,7 +20,7 @@ SCRIPT_FORMAT = (
     'Answer with JSON only: {"version": 1, "steps": [{"id": str, "description": str, "tool": '
     'str, "args": {param: value}, "depends_on": [step ids], "requires": [keys], "produces": '
     '[at most one key], "irreversible": bool, "inputs": {}, "writes": [resources], "executor": '
-    'str}]}. In args write literal values, or {$key} / {$key.field} for a value an earlier step '
+    "str}]}. In args write literal values, or {$key} / {$key.field} for a value an earlier step "
     "produces. The engine rejects unknown tools, missing arguments and dangling references."
 )
 DECOMPOSE_FORMAT = (
@@ -113,7 +113,9 @@ def decompose_messages(
 ) -> tuple[Message, ...]:
     """ADaPT's decomposition request for a failed sub-task."""
     return (
-        Message("system", "You are the planner. Decompose the failed sub-task.\n" + DECOMPOSE_FORMAT),
+        Message(
+            "system", "You are the planner. Decompose the failed sub-task.\n" + DECOMPOSE_FORMAT
+        ),
         Message(
             "user",
             f"Objective: {task.rendered_objective}\nSub-task {node} (depth {depth}): "

@@ -120,11 +120,7 @@ def run_task(
     if environment.name != the_task.env:
         raise ValueError(f"task {the_task.id} belongs to environment {the_task.env!r}")
     try:
-        resolved = tuple(
-            f
-            for f in faults
-            if isinstance(f, Fault)
-        ) + resolve_faults(
+        resolved = tuple(f for f in faults if isinstance(f, Fault)) + resolve_faults(
             [f for f in faults if isinstance(f, str)],
             the_task,
             variant,

@@ -69,6 +69,8 @@ class ScriptedModel:
             "react": self._react,
         }
         handler = handlers.get(request.purpose)
+        content: str
+        calls: tuple[ToolCall, ...]
         if handler is None or "task" not in hints:
             content, calls = "I can only follow runtime requests that carry a task.", ()
         else:
@@ -77,8 +79,7 @@ class ScriptedModel:
             [dict(t.parameters, name=t.name) for t in request.tools], default=str
         )
         answer = (content or "") + "".join(
-            json.dumps({"name": c.name, "arguments": dict(c.arguments)}, default=str)
-            for c in calls
+            json.dumps({"name": c.name, "arguments": dict(c.arguments)}, default=str) for c in calls
         )
         digest = hashlib.sha256(f"{self.seed}\n{prompt}\n{answer}".encode()).digest()
         rng = random.Random(int.from_bytes(digest[:8], "big"))
@@ -128,8 +129,10 @@ class ScriptedModel:
         failures = " ".join(hints.get("failures", ()))
         step_facts = dict(facts)
         stale = faults.get("needs_replan")
-        if stale is not None and stale.target == step_id and repr(stale.params["wrong"]) not in (
-            failures
+        if (
+            stale is not None
+            and stale.target == step_id
+            and repr(stale.params["wrong"]) not in (failures)
         ):
             step_facts[stale.params["fact"]] = stale.params["wrong"]
         inputs = {f: step_facts.get(f) for f in spec.fact_refs}
@@ -192,15 +195,18 @@ class ScriptedModel:
         covers: list[str] = list(hints.get("covers") or [])
         order = [s.id for s in task.order() if s.id in covers]
         if "adapt_same_goal" in faults:
-            child = {"id": f"{node}.1", "description": hints.get("description", ""),
-                     "covers": order}
+            child = {
+                "id": f"{node}.1",
+                "description": hints.get("description", ""),
+                "covers": order,
+            }
             return json.dumps({"logic": "and", "steps": [child]}), ()
         if len(order) == 1:  # a leaf failed: propose it again with what the failure taught
             step = self._step_dict(task, order[0], hints, faults, facts)
             step["covers"] = order
             return json.dumps({"logic": "or", "steps": [step]}, default=str), ()
         half = math.ceil(len(order) / 2)
-        children = []
+        children: list[dict[str, Any]] = []
         for i, part in enumerate((order[:half], order[half:]), start=1):
             if len(part) == 1:
                 child = self._step_dict(task, part[0], hints, faults, facts)
@@ -254,8 +260,9 @@ class ScriptedModel:
         done = 0
         for entry in history:
             if entry.get("ok") and done < len(order):
-                if order[done].produces:
-                    context[order[done].produces] = entry.get("result")
+                produced = order[done].produces
+                if produced:
+                    context[produced] = entry.get("result")
                 done += 1
         if done >= len(order):
             return "FINISH: the objective is achieved.", ()

@@ -26,7 +26,9 @@ def make_env(name: str, *, latency: float = 0.0) -> Environment:
     try:
         factory = FACTORIES[name]
     except KeyError:
-        raise UnknownNameError(f"unknown environment {name!r}; known: {sorted(FACTORIES)}") from None
+        raise UnknownNameError(
+            f"unknown environment {name!r}; known: {sorted(FACTORIES)}"
+        ) from None
     return factory(latency=latency)
 
 

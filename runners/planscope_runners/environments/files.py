@@ -118,19 +118,54 @@ class FilesEnv:
 
     def _build_tools(self) -> list[Tool]:
         return [
-            Tool("read_file", "Read a text file", {"path": "string"}, READ,
-                 lambda a: f"file:{a.get('path')}", self.read_file),
-            Tool("write_file", "Write a text file", {"path": "string", "text": "string"}, WRITE,
-                 lambda a: f"file:{a.get('path')}", self.write_file),
-            Tool("append_file", "Append a line to a text file",
-                 {"path": "string", "line": "string"}, WRITE,
-                 lambda a: f"file:{a.get('path')}", self.append_file),
-            Tool("move_file", "Move a file", {"src": "string", "dst": "string"}, WRITE,
-                 lambda a: f"file:{a.get('src')}", self.move_file),
-            Tool("list_dir", "List a directory", {"path": "string"}, READ,
-                 lambda a: f"dir:{a.get('path')}", self.list_dir),
-            Tool("delete_file", "Delete a file (cannot be undone)", {"path": "string"},
-                 IRREVERSIBLE, lambda a: f"file:{a.get('path')}", self.delete_file),
+            Tool(
+                "read_file",
+                "Read a text file",
+                {"path": "string"},
+                READ,
+                lambda a: f"file:{a.get('path')}",
+                self.read_file,
+            ),
+            Tool(
+                "write_file",
+                "Write a text file",
+                {"path": "string", "text": "string"},
+                WRITE,
+                lambda a: f"file:{a.get('path')}",
+                self.write_file,
+            ),
+            Tool(
+                "append_file",
+                "Append a line to a text file",
+                {"path": "string", "line": "string"},
+                WRITE,
+                lambda a: f"file:{a.get('path')}",
+                self.append_file,
+            ),
+            Tool(
+                "move_file",
+                "Move a file",
+                {"src": "string", "dst": "string"},
+                WRITE,
+                lambda a: f"file:{a.get('src')}",
+                self.move_file,
+            ),
+            Tool(
+                "list_dir",
+                "List a directory",
+                {"path": "string"},
+                READ,
+                lambda a: f"dir:{a.get('path')}",
+                self.list_dir,
+            ),
+            Tool(
+                "delete_file",
+                "Delete a file (cannot be undone)",
+                {"path": "string"},
+                IRREVERSIBLE,
+                lambda a: f"file:{a.get('path')}",
+                self.delete_file,
+            ),
         ]
 
 
@@ -150,13 +185,25 @@ def merge_task(task_id: str, parts: list[str], out: str) -> Task:
         return Check(got == expected, f"out/{out} = {got!r}")
 
     reads = tuple(
-        StepSpec(f"read_{p}", f"read reports/{p}.txt", "read_file", {"path": f"reports/{p}.txt"},
-                 produces=f"part_{i}", executor=f"reader-{i % 3}")
+        StepSpec(
+            f"read_{p}",
+            f"read reports/{p}.txt",
+            "read_file",
+            {"path": f"reports/{p}.txt"},
+            produces=f"part_{i}",
+            executor=f"reader-{i % 3}",
+        )
         for i, p in enumerate(parts)
     )
     text = "\n".join(f"{{$part_{i}}}" for i in range(len(parts)))
-    write = StepSpec("write", "write out/{out}", "write_file", {"path": "out/{out}", "text": text},
-                     tuple(s.id for s in reads), executor="writer")
+    write = StepSpec(
+        "write",
+        "write out/{out}",
+        "write_file",
+        {"path": "out/{out}", "text": text},
+        tuple(s.id for s in reads),
+        executor="writer",
+    )
     return Task(
         id=task_id,
         env=NAME,
@@ -195,17 +242,38 @@ def archive_task(task_id: str, name: str, archive: str) -> Task:
         facts={"archive": archive},
         misread={"archive": "tmp"},
         steps=(
-            StepSpec("read", f"read {original}", "read_file", {"path": original},
-                     produces="text"),
-            StepSpec("copy", "write the copy into {archive}/", "write_file",
-                     {"path": f"{{archive}}/{name}", "text": "{$text}"}, ("read",)),
-            StepSpec("verify", "read the copy back", "read_file",
-                     {"path": f"{{archive}}/{name}"}, ("copy",), produces="copy"),
-            StepSpec("delete", f"delete {original}", "delete_file", {"path": original},
-                     ("verify",), executor="janitor"),
-            StepSpec("log", "log the archival", "append_file",
-                     {"path": "archive.log", "line": f"archived {name} to {{archive}}"},
-                     ("delete",), executor="janitor"),
+            StepSpec("read", f"read {original}", "read_file", {"path": original}, produces="text"),
+            StepSpec(
+                "copy",
+                "write the copy into {archive}/",
+                "write_file",
+                {"path": f"{{archive}}/{name}", "text": "{$text}"},
+                ("read",),
+            ),
+            StepSpec(
+                "verify",
+                "read the copy back",
+                "read_file",
+                {"path": f"{{archive}}/{name}"},
+                ("copy",),
+                produces="copy",
+            ),
+            StepSpec(
+                "delete",
+                f"delete {original}",
+                "delete_file",
+                {"path": original},
+                ("verify",),
+                executor="janitor",
+            ),
+            StepSpec(
+                "log",
+                "log the archival",
+                "append_file",
+                {"path": "archive.log", "line": f"archived {name} to {{archive}}"},
+                ("delete",),
+                executor="janitor",
+            ),
         ),
         setup=setup,
         check=check,
@@ -234,15 +302,35 @@ def changelog_task(task_id: str, version: str, lines: list[str]) -> Task:
         facts={"version": version},
         misread={"version": "0.0.1"},
         steps=(
-            StepSpec("line_a", "append the first changelog line", "append_file",
-                     {"path": "CHANGELOG.md", "line": lines[0]}, executor="writer-a"),
-            StepSpec("line_b", "append the second changelog line", "append_file",
-                     {"path": "CHANGELOG.md", "line": lines[1]}, ("line_a",),
-                     executor="writer-b"),
-            StepSpec("bump", "write VERSION {version}", "write_file",
-                     {"path": "VERSION", "text": "{version}"}),
-            StepSpec("check", "read the changelog back", "read_file", {"path": "CHANGELOG.md"},
-                     ("line_b", "bump"), produces="changelog"),
+            StepSpec(
+                "line_a",
+                "append the first changelog line",
+                "append_file",
+                {"path": "CHANGELOG.md", "line": lines[0]},
+                executor="writer-a",
+            ),
+            StepSpec(
+                "line_b",
+                "append the second changelog line",
+                "append_file",
+                {"path": "CHANGELOG.md", "line": lines[1]},
+                ("line_a",),
+                executor="writer-b",
+            ),
+            StepSpec(
+                "bump",
+                "write VERSION {version}",
+                "write_file",
+                {"path": "VERSION", "text": "{version}"},
+            ),
+            StepSpec(
+                "check",
+                "read the changelog back",
+                "read_file",
+                {"path": "CHANGELOG.md"},
+                ("line_b", "bump"),
+                produces="changelog",
+            ),
         ),
         setup=setup,
         check=check,
@@ -267,9 +355,14 @@ def rename_task(task_id: str, files: list[str], prefix: str) -> Task:
         return Check(index.is_file() and index.read_text() == ",".join(files), "INDEX wrong")
 
     moves = tuple(
-        StepSpec(f"move_{i}", f"publish {f} as {{prefix}}-{f}", "move_file",
-                 {"src": f"drafts/{f}", "dst": f"published/{{prefix}}-{f}"}, ("list",),
-                 executor=f"mover-{i % 2}")
+        StepSpec(
+            f"move_{i}",
+            f"publish {f} as {{prefix}}-{f}",
+            "move_file",
+            {"src": f"drafts/{f}", "dst": f"published/{{prefix}}-{f}"},
+            ("list",),
+            executor=f"mover-{i % 2}",
+        )
         for i, f in enumerate(files)
     )
     return Task(
@@ -281,9 +374,13 @@ def rename_task(task_id: str, files: list[str], prefix: str) -> Task:
         steps=(
             StepSpec("list", "list drafts/", "list_dir", {"path": "drafts"}, produces="drafts"),
             *moves,
-            StepSpec("index", "write published/INDEX", "write_file",
-                     {"path": "published/INDEX", "text": ",".join(files)},
-                     tuple(m.id for m in moves)),
+            StepSpec(
+                "index",
+                "write published/INDEX",
+                "write_file",
+                {"path": "published/INDEX", "text": ",".join(files)},
+                tuple(m.id for m in moves),
+            ),
         ),
         setup=setup,
         check=check,

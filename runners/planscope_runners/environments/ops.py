@@ -222,18 +222,45 @@ def deploy_task(task_id: str, service: str, version: str, region: str, wrong: st
         facts={"service": service, "version": version, "region": region},
         misread={"version": wrong, "region": "us-east-1"},
         steps=(
-            StepSpec("inspect", "read the {service} registry entry", "get_service",
-                     {"name": "{service}"}, produces="svc"),
-            StepSpec("artifacts", "list {service} artifacts", "list_artifacts",
-                     {"service": "{service}"}, ("inspect",), produces="versions"),
-            StepSpec("health", "check {service} health", "check_health",
-                     {"name": "{service}"}, ("artifacts",), produces="health"),
-            StepSpec("record", "record {version} as {service}'s version", "set_config",
-                     {"key": "{service}.version", "value": "{version}"}, ("health",),
-                     executor="config-worker"),
-            StepSpec("deploy", "deploy {service} {version} to {region}", "deploy",
-                     {"service": "{service}", "version": "{version}", "region": "{region}"},
-                     ("record",), executor="deployer"),
+            StepSpec(
+                "inspect",
+                "read the {service} registry entry",
+                "get_service",
+                {"name": "{service}"},
+                produces="svc",
+            ),
+            StepSpec(
+                "artifacts",
+                "list {service} artifacts",
+                "list_artifacts",
+                {"service": "{service}"},
+                ("inspect",),
+                produces="versions",
+            ),
+            StepSpec(
+                "health",
+                "check {service} health",
+                "check_health",
+                {"name": "{service}"},
+                ("artifacts",),
+                produces="health",
+            ),
+            StepSpec(
+                "record",
+                "record {version} as {service}'s version",
+                "set_config",
+                {"key": "{service}.version", "value": "{version}"},
+                ("health",),
+                executor="config-worker",
+            ),
+            StepSpec(
+                "deploy",
+                "deploy {service} {version} to {region}",
+                "deploy",
+                {"service": "{service}", "version": "{version}", "region": "{region}"},
+                ("record",),
+                executor="deployer",
+            ),
         ),
         setup=_noop,
         check=check,
@@ -255,14 +282,25 @@ def audit_task(task_id: str, keys: list[str], owner: str) -> Task:
         return Check(got == expected, f"audit.{owner} = {got!r}, expected {expected!r}")
 
     reads = tuple(
-        StepSpec(f"read_{i}", f"read config {k}", "get_config", {"key": k}, produces=f"v{i}",
-                 executor=f"reader-{i % 3}")
+        StepSpec(
+            f"read_{i}",
+            f"read config {k}",
+            "get_config",
+            {"key": k},
+            produces=f"v{i}",
+            executor=f"reader-{i % 3}",
+        )
         for i, k in enumerate(keys)
     )
     summary = ";".join(f"{{$v{i}}}" for i in range(len(keys)))
-    write = StepSpec("summary", "write the audit summary for {owner}", "set_config",
-                     {"key": "audit.{owner}", "value": summary},
-                     tuple(s.id for s in reads), executor="config-worker")
+    write = StepSpec(
+        "summary",
+        "write the audit summary for {owner}",
+        "set_config",
+        {"key": "audit.{owner}", "value": summary},
+        tuple(s.id for s in reads),
+        executor="config-worker",
+    )
     return Task(
         id=task_id,
         env=NAME,
@@ -289,15 +327,36 @@ def scale_task(task_id: str, services: list[str], replicas: int) -> Task:
 
     steps: list[StepSpec] = []
     for s in services:
-        steps.append(StepSpec(f"scale_{s}", f"scale {s} to {{replicas}} replicas",
-                              "scale_service", {"name": s, "replicas": "{replicas}"},
-                              produces=f"n_{s}", executor=f"scaler-{s}"))
-        steps.append(StepSpec(f"health_{s}", f"check {s} health", "check_health",
-                              {"name": s}, (f"scale_{s}",), produces=f"h_{s}"))
-    steps.append(StepSpec("log", "log the scaling", "append_config",
-                          {"key": "scale-log",
-                           "item": f"scaled {','.join(services)} to {{replicas}}"},
-                          tuple(f"health_{s}" for s in services), executor="config-worker"))
+        steps.append(
+            StepSpec(
+                f"scale_{s}",
+                f"scale {s} to {{replicas}} replicas",
+                "scale_service",
+                {"name": s, "replicas": "{replicas}"},
+                produces=f"n_{s}",
+                executor=f"scaler-{s}",
+            )
+        )
+        steps.append(
+            StepSpec(
+                f"health_{s}",
+                f"check {s} health",
+                "check_health",
+                {"name": s},
+                (f"scale_{s}",),
+                produces=f"h_{s}",
+            )
+        )
+    steps.append(
+        StepSpec(
+            "log",
+            "log the scaling",
+            "append_config",
+            {"key": "scale-log", "item": f"scaled {','.join(services)} to {{replicas}}"},
+            tuple(f"health_{s}" for s in services),
+            executor="config-worker",
+        )
+    )
     return Task(
         id=task_id,
         env=NAME,
@@ -327,16 +386,36 @@ def release_task(task_id: str, service: str, version: str, region: str, notes: l
         facts={"service": service, "version": version, "region": region},
         misread={"version": ARTIFACTS[service][0], "region": "us-east-1"},
         steps=(
-            StepSpec("versions", "list {service} artifacts", "list_artifacts",
-                     {"service": "{service}"}, produces="versions"),
-            StepSpec("note_a", "add the first release note", "append_config",
-                     {"key": "release-notes", "item": notes[0]}, executor="writer-a"),
-            StepSpec("note_b", "add the second release note", "append_config",
-                     {"key": "release-notes", "item": notes[1]}, ("note_a",),
-                     executor="writer-b"),
-            StepSpec("deploy", "deploy {service} {version} to {region}", "deploy",
-                     {"service": "{service}", "version": "{version}", "region": "{region}"},
-                     ("versions", "note_b"), executor="deployer"),
+            StepSpec(
+                "versions",
+                "list {service} artifacts",
+                "list_artifacts",
+                {"service": "{service}"},
+                produces="versions",
+            ),
+            StepSpec(
+                "note_a",
+                "add the first release note",
+                "append_config",
+                {"key": "release-notes", "item": notes[0]},
+                executor="writer-a",
+            ),
+            StepSpec(
+                "note_b",
+                "add the second release note",
+                "append_config",
+                {"key": "release-notes", "item": notes[1]},
+                ("note_a",),
+                executor="writer-b",
+            ),
+            StepSpec(
+                "deploy",
+                "deploy {service} {version} to {region}",
+                "deploy",
+                {"service": "{service}", "version": "{version}", "region": "{region}"},
+                ("versions", "note_b"),
+                executor="deployer",
+            ),
         ),
         setup=_noop,
         check=check,
@@ -365,13 +444,29 @@ def migrate_task(task_id: str, old: str, new: str, owner: str) -> Task:
         misread={"owner": "root"},
         steps=(
             StepSpec("read_old", f"read {old}", "get_config", {"key": old}, produces="secret"),
-            StepSpec("write_new", f"copy the value to {new}", "set_config",
-                     {"key": new, "value": "{$secret}"}, ("read_old",)),
-            StepSpec("verify", f"read {new} back", "get_config", {"key": new}, ("write_new",),
-                     produces="copied"),
-            StepSpec("mark_old", f"mark {old} as moved by {{owner}}", "set_config",
-                     {"key": old, "value": f"moved to {new} by {{owner}}"}, ("verify",),
-                     executor="config-worker"),
+            StepSpec(
+                "write_new",
+                f"copy the value to {new}",
+                "set_config",
+                {"key": new, "value": "{$secret}"},
+                ("read_old",),
+            ),
+            StepSpec(
+                "verify",
+                f"read {new} back",
+                "get_config",
+                {"key": new},
+                ("write_new",),
+                produces="copied",
+            ),
+            StepSpec(
+                "mark_old",
+                f"mark {old} as moved by {{owner}}",
+                "set_config",
+                {"key": old, "value": f"moved to {new} by {{owner}}"},
+                ("verify",),
+                executor="config-worker",
+            ),
         ),
         setup=setup,
         check=check,
@@ -384,14 +479,19 @@ TASKS: tuple[Task, ...] = (
     deploy_task("ops-deploy-billing", "billing", "2.1.0", "eu-central-1", "2.0.1"),
     deploy_task("ops-deploy-search", "search", "1.0.0", "ap-south-1", "0.9.7"),
     audit_task("ops-audit-small", ["db.pool", "db.timeout", "cache.ttl"], "sre"),
-    audit_task("ops-audit-wide", ["db.pool", "db.timeout", "cache.ttl", "cdn.ttl", "queue.size",
-                                  "rate.limit"], "security"),
+    audit_task(
+        "ops-audit-wide",
+        ["db.pool", "db.timeout", "cache.ttl", "cdn.ttl", "queue.size", "rate.limit"],
+        "security",
+    ),
     scale_task("ops-scale-pair", ["api", "auth"], 5),
     scale_task("ops-scale-fleet", ["api", "billing", "search", "notify"], 6),
-    release_task("ops-release-api", "api", "1.5.0", "eu-west-1",
-                 ["fix: retry storms", "feat: bulk export"]),
-    release_task("ops-release-auth", "auth", "3.3.0", "us-west-2",
-                 ["fix: token refresh", "chore: bump deps"]),
+    release_task(
+        "ops-release-api", "api", "1.5.0", "eu-west-1", ["fix: retry storms", "feat: bulk export"]
+    ),
+    release_task(
+        "ops-release-auth", "auth", "3.3.0", "us-west-2", ["fix: token refresh", "chore: bump deps"]
+    ),
     migrate_task("ops-migrate-db-secret", "db.password", "vault.db.password", "alice"),
     migrate_task("ops-migrate-api-key", "api.key", "vault.api.key", "bob"),
 )

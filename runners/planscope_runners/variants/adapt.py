@@ -110,4 +110,3 @@ def run(r: Run) -> str | None:
     except RunAborted as exc:
         return str(exc)
     return None if ok else f"could not solve the objective: {'; '.join(r.failures[-2:])}"
-

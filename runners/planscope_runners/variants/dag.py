@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 
 import planscope
-from planscope import Plan, PlanStep
+from planscope import Plan
 
 from .._core import Run, StepOutcome
 from .._errors import PlanFormatError
@@ -177,8 +177,12 @@ def _replan_node(
 
     def produce() -> PlanDraft:
         steps = r.ask_planner("replan_scoped", failure=failure, completed=sorted(done), scope=node)
-        own = [s.model_copy(update={"depends_on": [d for d in s.depends_on if d in {t.id for t in steps}]}) for s in steps]
+        own = [
+            s.model_copy(
+                update={"depends_on": [d for d in s.depends_on if d in {t.id for t in steps}]}
+            )
+            for s in steps
+        ]
         return merge_scoped(draft, node, to_draft(own), r.irreversible_done)
 
     return r.record_plan(produce, reason=failure, scope=node)
-

@@ -40,7 +40,10 @@ def run(r: Run) -> str | None:
                     tokens=sum(len(m.content or "") for m in prompt) // 4,
                 )
                 response = r.llm(
-                    "executor", "react", prompt, tools=r.tools.values(),
+                    "executor",
+                    "react",
+                    prompt,
+                    tools=r.tools.values(),
                     hints=r.hints(history=tuple(history)),
                 )
                 if not response.tool_calls:
@@ -53,11 +56,13 @@ def run(r: Run) -> str | None:
         except RetryBudgetExceeded as exc:
             return f"retry budget exceeded after {i - 1} iterations: {exc}"
         except ToolError as exc:
-            history.append({"tool": call.name, "args": dict(call.arguments), "ok": False,
-                            "result": str(exc)})
+            history.append(
+                {"tool": call.name, "args": dict(call.arguments), "ok": False, "result": str(exc)}
+            )
             messages.append(Message("tool", f"error: {exc}", tool_call_id=call.id))
             continue
-        history.append({"tool": call.name, "args": dict(call.arguments), "ok": True,
-                        "result": result})
+        history.append(
+            {"tool": call.name, "args": dict(call.arguments), "ok": True, "result": result}
+        )
         messages.append(Message("tool", json.dumps(result, default=str), tool_call_id=call.id))
     return f"no FINISH after {r.options.max_iterations} iterations"

@@ -32,9 +32,7 @@ def validate_script(draft: PlanDraft, tools: Mapping[str, Tool]) -> list[str]:
     plan = draft.plan
     ancestors: dict[str, set[str]] = {}
     for step in plan.topological_order():
-        ancestors[step.id] = set(step.depends_on).union(
-            *(ancestors[d] for d in step.depends_on)
-        )
+        ancestors[step.id] = set(step.depends_on).union(*(ancestors[d] for d in step.depends_on))
         tool = tools.get(step.tool or "")
         args = draft.args.get(step.id, {})
         if tool is None:
