@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean venv serve
+.PHONY: demo test lint typecheck pytest bench browser clean venv serve
 
 venv: $(STAMP)
 
@@ -14,11 +14,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# Headless Chromium for the dashboard's browser tests, from Debian's packages (never a
+# browser download). Needs root or passwordless sudo; without them those tests skip and say why.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+	  else echo "make browser: not root; install chromium yourself for the browser tests"; exit 0; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    chromium chromium-driver >/dev/null; }
+
 demo: $(STAMP)
 	$(BIN)/planscope demo
 
-test: $(STAMP) lint typecheck
-	$(BIN)/python -m pytest -q
+test: $(STAMP) browser lint typecheck pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -26,6 +34,9 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest -q
 
 serve: $(STAMP)
 	$(BIN)/planscope serve

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import anyio
-from fastapi import FastAPI, Header, Query, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from ._auth import Authenticator
 from ._errors import IngestRejected, PayloadTooLarge, SpoolFull
+from ._extensions import Extension, load_extensions, project_of
 from ._ingest import IngestLimits, RecentBatches, accept
-from ._otlp import DEFAULT_PROJECT, PROTOBUF
+from ._otlp import PROTOBUF
 from ._query import TraceQueries
 from ._settings import CollectorSettings
 from ._spool import Spool
@@ -46,6 +48,7 @@ class Collector:
         self.recent = RecentBatches(settings.dedup_window_seconds)
         self.spool: Spool | None = None
         self.writer: Writer | None = None
+        self.extensions: list[Extension] = []
 
     @property
     def store(self) -> Store:
@@ -65,7 +68,12 @@ class Collector:
         self.spool = Spool(
             self.settings.spool_dir, segment_max_bytes=self.settings.segment_max_bytes
         )
-        self.writer = Writer(self.spool, self._connect, flush_interval=self.settings.flush_interval)
+        self.writer = Writer(
+            self.spool,
+            self._connect,
+            flush_interval=self.settings.flush_interval,
+            on_flush=self._on_flush,
+        )
         try:
             self.writer.store = self._connect()
         except StoreError as exc:
@@ -73,6 +81,8 @@ class Collector:
             log.warning("store unavailable at start (%s); accepting into the spool", exc)
         self._seed_recent(self.spool)
         self.writer.start()
+        for extension in self.extensions:
+            extension.start()
         log.info("collector started: store=%s spool=%s", self.settings.dsn, self.settings.spool_dir)
 
     def _seed_recent(self, spool: Spool) -> None:
@@ -88,7 +98,19 @@ class Collector:
         for segment in spool.seal():
             self.recent.seed(record.digest for record in segment.records())
 
+    def _on_flush(self, trace_ids: set[tuple[str, str]]) -> None:
+        for extension in self.extensions:
+            try:
+                extension.on_flush(trace_ids)
+            except Exception:
+                log.exception("extension on_flush failed")
+
     def stop(self) -> None:
+        for extension in self.extensions:
+            try:
+                extension.stop()
+            except Exception:
+                log.exception("extension stop failed")
         if self.writer is not None:
             self.writer.stop()
             if self.writer.store is not None:
@@ -154,8 +176,14 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         finally:
             await anyio.to_thread.run_sync(collector.stop)
 
-    app = FastAPI(title="planscope collector", version="0.1.0", lifespan=lifespan)
+    app = FastAPI(
+        title="planscope collector", version="0.1.0", lifespan=lifespan, **_no_self_telemetry()
+    )
     app.state.collector = collector
+    collector.extensions = load_extensions(collector)
+    for extension in collector.extensions:
+        if extension.router is not None:
+            app.include_router(extension.router)
 
     @app.exception_handler(IngestRejected)
     async def _rejected(request: Request, exc: IngestRejected) -> JSONResponse:
@@ -200,14 +228,9 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         state = await anyio.to_thread.run_sync(collector.ready)
         return JSONResponse(state, status_code=200 if state["ready"] else 503)
 
-    def read_project(authorization: str | None, project: str | None) -> str:
-        key_project = collector.auth.project_for(authorization)
-        return key_project or project or DEFAULT_PROJECT
-
     @app.get("/api/traces")
     async def list_traces(
-        authorization: Annotated[str | None, Header()] = None,
-        project: str | None = None,
+        proj: Annotated[str, Depends(project_of)],
         service: str | None = None,
         status: Annotated[str | None, Query(pattern="^(ok|error)$")] = None,
         since: Annotated[int | None, Query(description="start time, unix ns", ge=0)] = None,
@@ -215,19 +238,13 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         limit: Annotated[int, Query(ge=1, le=1000)] = 50,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     ) -> dict[str, Any]:
-        proj = read_project(authorization, project)
         q = TraceQueries(collector.store)
         return await anyio.to_thread.run_sync(
             lambda: q.list_traces(proj, service, status, since, until, limit, offset)
         )
 
     @app.get("/api/traces/{trace_id}")
-    async def get_trace(
-        trace_id: str,
-        authorization: Annotated[str | None, Header()] = None,
-        project: str | None = None,
-    ) -> JSONResponse:
-        proj = read_project(authorization, project)
+    async def get_trace(trace_id: str, proj: Annotated[str, Depends(project_of)]) -> JSONResponse:
         tid = trace_id.lower()
         if len(tid) != 32 or any(c not in "0123456789abcdef" for c in tid):
             return _error(400, "trace id must be 32 hex characters")
@@ -238,6 +255,21 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         return JSONResponse(detail)
 
     return app
+
+
+def _no_self_telemetry() -> dict[str, Any]:
+    """Keep FastAPI's built-in OpenTelemetry off.
+
+    Newer FastAPI versions trace every request into the global tracer provider. In a process
+    that also runs an instrumented agent (the demo, tests) each export to /v1/traces would then
+    produce spans that are exported to /v1/traces again: a feedback loop. The collector reports
+    its health through /readyz and its logs instead.
+    """
+    if "telemetry" not in inspect.signature(FastAPI.__init__).parameters:
+        return {}
+    return {
+        "telemetry": {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}
+    }
 
 
 async def _read_capped(request: Request, max_bytes: int) -> bytes:

@@ -46,8 +46,8 @@ class WriterStats:
 class Writer:
     """Background thread that drains the spool into the store.
 
-    ``on_flush`` is called with the trace ids of each segment once it is stored (the
-    analysis scheduler hooks in there).
+    ``on_flush`` is called with the (project, trace id) pairs of each segment once it is stored
+    (the analysis scheduler hooks in there).
     """
 
     def __init__(
@@ -57,7 +57,7 @@ class Writer:
         *,
         flush_interval: float = 0.5,
         max_backoff: float = 10.0,
-        on_flush: Callable[[set[str]], None] | None = None,
+        on_flush: Callable[[set[tuple[str, str]]], None] | None = None,
     ) -> None:
         self.spool = spool
         self._connect = connect
@@ -159,7 +159,7 @@ class Writer:
                 log.exception("on_flush hook failed")
 
     @staticmethod
-    def _rows(segment: Segment) -> tuple[list[list[Any]], list[list[Any]], set[str]]:
+    def _rows(segment: Segment) -> tuple[list[list[Any]], list[list[Any]], set[tuple[str, str]]]:
         rows: list[list[Any]] = []
         batches: list[list[Any]] = []
         received_ms = time.time_ns() // 1_000_000  # ReceivedAt is DateTime64(3)
@@ -169,5 +169,5 @@ class Writer:
             rows.extend(flatten(request, record.project or None))
             project = rows[start][-1] if len(rows) > start else (record.project or "default")
             batches.append([project, record.digest.hex(), received_ms, record.span_count])
-        trace_ids = {row[1] for row in rows}
+        trace_ids = {(row[-1], row[1]) for row in rows}
         return rows, batches, trace_ids
