@@ -88,8 +88,41 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    demo = require("planscope_runners.demo", "all")
+    demo = require("planscope_runners.demo", "runners")
     return int(demo.main(args))
+
+
+# Components that add their own subcommands: (module, extra). Each module has
+# ``register(subparsers) -> None``; a missing extra leaves a stub that names the install command.
+PLUGINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("planscope_runners.cli", "runners", ("run", "suite")),
+    ("planscope_analyzer.cli", "server", ("analyze", "evaluate")),
+    ("planscope_analyzer.alerts.cli", "server", ("alerts",)),
+    ("planscope_analyzer.importers.cli", "server", ("import",)),
+    ("planscope_dashboard.cli", "dashboard", ("dashboard",)),
+)
+
+
+def _register_plugins(sub: Any) -> None:
+    for module, extra, commands in PLUGINS:
+        try:
+            register = importlib.import_module(module).register
+        except ImportError as exc:
+            if exc.name and module.startswith(exc.name):
+                continue  # the component is not part of this build
+            for name in commands:
+                stub = sub.add_parser(name, help=f"(needs planscope[{extra}])")
+                stub.set_defaults(func=_missing(module, extra))
+            continue
+        register(sub)
+
+
+def _missing(module: str, extra: str) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        require(module, extra)
+        raise MissingExtra(f"{module} provides no such command; pip install 'planscope[{extra}]'")
+
+    return run
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,12 +150,17 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument("--ttl-days", type=int)
     migrate.set_defaults(func=cmd_migrate)
 
-    demo = sub.add_parser("demo", help="start a collector and send it an example agent's traces")
+    demo = sub.add_parser(
+        "demo", help="collector + reference runtime suite with faults + analysis + dashboard"
+    )
     demo.add_argument("--data-dir", type=Path, default=Path(".planscope/demo"))
-    demo.add_argument("--port", type=int, default=4318)
-    demo.add_argument("--runs", type=int, default=20)
+    demo.add_argument("--port", type=int, default=4318, help="collector port")
+    demo.add_argument("--dashboard-port", type=int, default=8501)
+    demo.add_argument("--runs", type=int, default=300)
+    demo.add_argument("--seed", type=int, default=1)
     demo.add_argument("--no-wait", action="store_true", help="exit after the report")
     demo.set_defaults(func=cmd_demo)
+    _register_plugins(sub)
     return parser
 
 

@@ -1,0 +1,163 @@
+"""``planscope demo``: the whole platform on one machine, from nothing but this package.
+
+1. starts a collector on the embedded chDB store (``.planscope/demo`` by default);
+2. runs a mixed suite of the reference runtime (five variants, three environments, a share of
+   runs with injected faults) and sends its traces through the collector over OTLP;
+3. waits until every span is stored (and analyzed, when the analyzer is installed);
+4. prints what was stored, and serves the dashboard when it is installed;
+5. keeps everything up until Ctrl-C (``--no-wait`` exits after the report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from ._runner import SuiteResult, run_suite
+
+
+def _port_or_free(port: int) -> int:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            s.bind(("127.0.0.1", 0))
+            return int(s.getsockname()[1])
+
+
+def _wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _progress(done: int, total: int, _run: Any) -> None:
+    width = 30
+    filled = width * done // total
+    sys.stderr.write(f"\r  runs [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def main(args: argparse.Namespace) -> int:
+    """Entry point of ``planscope demo`` (see ``planscope demo --help``)."""
+    from planscope_collector import BackgroundServer, CollectorSettings
+
+    data_dir: Path = args.data_dir
+    port = _port_or_free(args.port)
+    if port != args.port:
+        print(f"port {args.port} is busy; the collector uses {port}", file=sys.stderr)
+    settings = CollectorSettings(data_dir=data_dir, port=port, flush_interval=0.2)
+    labels = data_dir / "labels.jsonl"
+    with BackgroundServer(settings) as server:
+        print(f"collector  {server.url}   (embedded store in {data_dir.resolve()})")
+        print(f"running {args.runs} runs of the reference runtime, 30% with injected faults:")
+        suite = run_suite(
+            args.runs,
+            fault_rate=0.3,
+            seed=args.seed,
+            endpoint=server.url,
+            labels_path=labels,
+            service_name="planscope-demo",
+            progress=_progress,
+        )
+        collector = server.app.state.collector
+        _wait_until(lambda: collector.spool.pending_bytes == 0, 60)
+        _report(server.url, suite, labels)
+        dashboard = _start_dashboard(server.url, args.dashboard_port)
+        if args.no_wait:
+            _stop(dashboard)
+            return 0
+        print("\nEverything keeps running; press Ctrl-C to stop.")
+        try:
+            while dashboard is None or dashboard.poll() is None:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            print("\nstopping")
+        finally:
+            _stop(dashboard)
+    return 0
+
+
+def _report(url: str, suite: SuiteResult, labels: Path) -> None:
+    runs = suite.runs
+    failed = [r for r in runs if r.outcome != "success"]
+    print(
+        f"\n{len(runs)} runs: {len(runs) - len(failed)} succeeded, {len(failed)} failed; "
+        f"ground-truth labels in {labels}"
+    )
+    print(f"\n{'variant':14} {'runs':>5} {'success':>8} {'tokens/run':>11} {'replans':>8}")
+    for variant, row in suite.by_variant().items():
+        print(
+            f"{variant:14} {int(row['runs']):>5} {row['success_rate']:>8.0%} "
+            f"{row['tokens']:>11.0f} {row['replans']:>8.2f}"
+        )
+    listing = httpx.get(f"{url}/api/traces", params={"limit": 1000}).json()["traces"]
+    print(f"\n{len(listing)} traces queryable at {url}/api/traces")
+    looping = next((r for r in runs if any(f.knob.startswith("loop") for f in r.faults)), None)
+    if looping is not None:
+        print(f"a runaway loop to look at: {url}/api/traces/{looping.trace_id}")
+        findings = httpx.get(f"{url}/api/traces/{looping.trace_id}/findings")
+        if findings.status_code == 200:
+            for f in findings.json().get("findings", []):
+                print(
+                    f"  finding: {f.get('kind')} at step {f.get('step_id')}: {f.get('explanation')}"
+                )
+
+
+def _start_dashboard(collector_url: str, port: int) -> subprocess.Popen[bytes] | None:
+    if importlib.util.find_spec("planscope_dashboard.cli") is None:
+        print("(the dashboard is not installed: pip install 'planscope[dashboard]')")
+        return None
+    port = _port_or_free(port)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "planscope",
+            "dashboard",
+            "--collector",
+            collector_url,
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    up = _wait_until(lambda: _answers(f"http://127.0.0.1:{port}/_stcore/health"), 60)
+    print(f"dashboard  http://127.0.0.1:{port}" + ("" if up else "   (still starting)"))
+    return proc
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=1).status_code < 500
+    except httpx.HTTPError:
+        return False
+
+
+def _stop(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
