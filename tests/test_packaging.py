@@ -1,0 +1,56 @@
+"""The package's promises: a light base install, and server commands that name their extra."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_base_install_depends_on_the_otel_api_only() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    names = sorted(d.split(">")[0].split("=")[0].strip() for d in project["dependencies"])
+    assert names == ["opentelemetry-api", "typing-extensions"]
+
+
+def test_importing_the_sdk_loads_no_server_or_ui_modules() -> None:
+    code = (
+        "import sys, planscope\n"
+        "heavy = [m for m in ('fastapi', 'uvicorn', 'chdb', 'clickhouse_connect', 'streamlit',"
+        " 'plotly', 'pydantic', 'opentelemetry.sdk', 'planscope_collector') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_server_command_without_the_extra_names_the_install_command() -> None:
+    code = (
+        "import sys; sys.modules['planscope_collector'] = None\n"
+        "from planscope._cli import main; main(['serve'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert "pip install 'planscope[server]'" in out.stderr
+
+
+def test_invalid_settings_are_a_clear_error(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "planscope",
+            "serve",
+            "--port",
+            "70000",
+            "--data-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2
+    assert "invalid settings" in out.stderr and "port" in out.stderr
