@@ -15,7 +15,7 @@ rejected request is spooled, so a bad request never leaves partial rows behind.
 
 from __future__ import annotations
 
-from planscope._errors import PlanscopeError
+from planscope import PlanscopeError
 
 
 class CollectorError(PlanscopeError):
