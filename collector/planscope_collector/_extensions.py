@@ -27,7 +27,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("planscope.collector")
 
-EXTENSION_MODULES: tuple[str, ...] = ("planscope_analyzer.service",)
+EXTENSION_MODULES: tuple[str, ...] = (
+    "planscope_analyzer.service",
+    "planscope_analyzer.alerts.service",
+)
 
 
 class Extension(Protocol):
