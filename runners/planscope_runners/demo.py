@@ -68,6 +68,7 @@ def main(args: argparse.Namespace) -> int:
     with BackgroundServer(settings) as server:
         print(f"collector  {server.url}   (embedded store in {data_dir.resolve()})")
         print(f"running {args.runs} runs of the reference runtime, 30% with injected faults:")
+        started_ns = time.time_ns()
         suite = run_suite(
             args.runs,
             fault_rate=0.3,
@@ -79,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
         )
         collector = server.app.state.collector
         _wait_until(lambda: collector.spool.pending_bytes == 0, 60)
-        _report(server.url, suite, labels)
+        _report(server.url, suite, labels, started_ns)
         dashboard = _start_dashboard(server.url, args.dashboard_port)
         if args.no_wait:
             _stop(dashboard)
@@ -95,7 +96,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(url: str, suite: SuiteResult, labels: Path) -> None:
+def _report(url: str, suite: SuiteResult, labels: Path, since_ns: int) -> None:
     runs = suite.runs
     failed = [r for r in runs if r.outcome != "success"]
     print(
@@ -108,7 +109,8 @@ def _report(url: str, suite: SuiteResult, labels: Path) -> None:
             f"{variant:14} {int(row['runs']):>5} {row['success_rate']:>8.0%} "
             f"{row['tokens']:>11.0f} {row['replans']:>8.2f}"
         )
-    listing = httpx.get(f"{url}/api/traces", params={"limit": 1000}).json()["traces"]
+    params = {"limit": 1000, "since": since_ns}
+    listing = httpx.get(f"{url}/api/traces", params=params).json()["traces"]
     print(f"\n{len(listing)} traces queryable at {url}/api/traces")
     looping = next((r for r in runs if any(f.knob.startswith("loop") for f in r.faults)), None)
     if looping is not None:
