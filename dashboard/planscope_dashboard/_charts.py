@@ -1,0 +1,266 @@
+"""Plotly figures from view models. Every string from span data goes through ``html_text``
+(Plotly interprets a subset of HTML in text and hover labels)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import Any
+
+import plotly.graph_objects as go
+
+from ._dag import DEPENDS, STATUS_COLOURS, DagLayout
+from ._safe import html_text
+from ._timeline import BAR_COLOURS, TimelineRow
+
+HIGHLIGHT = "#d81b60"
+"""Outline of nodes and bars named by a finding."""
+SELECTED = "#1a237e"
+OUTCOME_COLOURS = {
+    "success": "#2e7d32",
+    "failure": "#c62828",
+    "unknown": "#9e9e9e",
+    "(no run)": "#cfd8dc",
+}
+_MAX_ARROWS = 200
+_FONT = {"family": "Inter, Segoe UI, Helvetica, Arial, sans-serif", "size": 12}
+
+
+def _base(fig: go.Figure, height: int, **layout: Any) -> go.Figure:
+    fig.update_layout(
+        height=height,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        font=_FONT,
+        plot_bgcolor="white",
+        paper_bgcolor="white",
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "x": 0},
+        **layout,
+    )
+    return fig
+
+
+def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
+    """Nodes coloured by status, labelled ``step xattempts``; finding steps outlined in pink."""
+    fig = go.Figure()
+    pos = {n.step_id: (n.x, n.y) for n in layout.nodes}
+    for kind, dash, colour in ((DEPENDS, "solid", "#90a4ae"), ("scope", "dot", "#7986cb")):
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for e in layout.edges:
+            if e.kind != kind:
+                continue
+            (x0, y0), (x1, y1) = pos[e.source], pos[e.target]
+            xs += [x0, x1, None]
+            ys += [y0, y1, None]
+        if xs:
+            fig.add_trace(
+                go.Scatter(
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    line={"color": colour, "width": 1.5, "dash": dash},
+                    hoverinfo="skip",
+                    name="depends on" if kind == DEPENDS else "decomposed / replanned into",
+                    showlegend=kind != DEPENDS,
+                )
+            )
+    if len(layout.edges) <= _MAX_ARROWS:
+        for e in layout.edges:
+            (x0, y0), (x1, y1) = pos[e.source], pos[e.target]
+            fig.add_annotation(
+                x=x1 - 0.12 if x1 > x0 else x1,
+                y=y1 if x1 > x0 else y1 + 0.15,
+                ax=x0 + 0.12 if x1 > x0 else x0,
+                ay=y0 if x1 > x0 else y0 - 0.15,
+                xref="x",
+                yref="y",
+                axref="x",
+                ayref="y",
+                showarrow=True,
+                arrowhead=3,
+                arrowsize=1.2,
+                arrowwidth=1.2,
+                arrowcolor="#90a4ae",
+                text="",
+            )
+    big = len(layout.nodes) > 60
+    for status, colour in STATUS_COLOURS.items():
+        nodes = [n for n in layout.nodes if n.status == status]
+        if not nodes:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                x=[n.x for n in nodes],
+                y=[n.y for n in nodes],
+                mode="markers" if big else "markers+text",
+                name=status,
+                marker={
+                    "size": 14 if big else 30,
+                    "color": colour,
+                    "symbol": ["diamond" if n.irreversible else "circle" for n in nodes],
+                    "line": {
+                        "color": [
+                            HIGHLIGHT
+                            if n.highlighted
+                            else SELECTED
+                            if n.step_id == selected
+                            else "#455a64"
+                            for n in nodes
+                        ],
+                        "width": [
+                            5 if n.highlighted or n.step_id == selected else 1 for n in nodes
+                        ],
+                    },
+                },
+                text=[
+                    html_text(n.step_id, 40) + (f" x{n.attempts}" if n.attempts > 1 else "")
+                    for n in nodes
+                ],
+                textposition="bottom center",
+                customdata=[n.step_id for n in nodes],
+                hovertext=[_node_hover(n) for n in nodes],
+                hoverinfo="text",
+            )
+        )
+    height = max(260, min(900, 90 * max(layout.width, 1) + 80))
+    _base(fig, height, hovermode="closest", dragmode="pan")
+    fig.update_xaxes(visible=False, range=[-0.6, layout.depth - 0.4])
+    fig.update_yaxes(visible=False, range=[-layout.width / 2 - 0.3, layout.width / 2 + 0.2])
+    return fig
+
+
+def _node_hover(n: Any) -> str:
+    lines = [
+        f"<b>{html_text(n.step_id, 80)}</b> — {n.status}",
+        f"attempts: {n.attempts}",
+    ]
+    if n.executor:
+        lines.append(f"executor: {html_text(n.executor, 60)}")
+    if n.tool:
+        lines.append(f"tool: {html_text(n.tool, 60)}")
+    if n.description:
+        lines.append(html_text(n.description, 120))
+    if n.irreversible:
+        lines.append("irreversible")
+    if n.highlighted:
+        lines.append("named by a finding")
+    return "<br>".join(lines)
+
+
+def timeline_figure(
+    rows: list[TimelineRow], lanes: list[str], selected: str | None = None
+) -> go.Figure:
+    """A waterfall: x = ms since run start, y = executor lane; finding evidence outlined."""
+    fig = go.Figure()
+    lane_labels = {lane: html_text(lane, 40) for lane in lanes}
+    order = [g for g in BAR_COLOURS if any(r.group == g for r in rows)]
+    for group in order:
+        items = [r for r in rows if r.group == group]
+        fig.add_trace(
+            go.Bar(
+                orientation="h",
+                name=group,
+                y=[lane_labels.get(r.lane, html_text(r.lane, 40)) for r in items],
+                x=[max(r.duration_ms, 0.001) for r in items],
+                base=[r.start_ms for r in items],
+                width=[r.thickness for r in items],
+                marker={
+                    "color": BAR_COLOURS[group],
+                    "line": {
+                        "color": [
+                            HIGHLIGHT
+                            if r.highlighted
+                            else SELECTED
+                            if r.span_id == selected
+                            else "rgba(0,0,0,0.25)"
+                            for r in items
+                        ],
+                        "width": [
+                            3 if r.highlighted or r.span_id == selected else 0.5 for r in items
+                        ],
+                    },
+                },
+                customdata=[r.span_id for r in items],
+                hovertext=[
+                    f"{html_text(r.label, 120)}<br>{r.start_ms:.2f} ms + {r.duration_ms:.2f} ms"
+                    f"<br>{r.status}{' · evidence of a finding' if r.highlighted else ''}"
+                    for r in items
+                ],
+                hoverinfo="text",
+            )
+        )
+    n_lanes = max(1, len(lanes))
+    _base(fig, max(220, min(1200, 34 * n_lanes + 110)), barmode="overlay", hovermode="closest")
+    fig.update_yaxes(
+        categoryorder="array",
+        categoryarray=[lane_labels[lane] for lane in reversed(lanes)],
+        showgrid=False,
+    )
+    fig.update_xaxes(title_text="ms since run start", showgrid=True, gridcolor="#eceff1")
+    return fig
+
+
+def _times(buckets: Iterable[int]) -> list[datetime]:
+    return [datetime.fromtimestamp(b / 1e9, tz=timezone.utc) for b in buckets]
+
+
+def stacked_bars(
+    rows: list[dict[str, Any]],
+    *,
+    x: str,
+    y: str,
+    colour: str,
+    colours: dict[str, str] | None = None,
+    height: int = 300,
+    time_axis: bool = True,
+) -> go.Figure:
+    """Stacked bars of ``y`` per ``x`` (bucket ns when ``time_axis``), one trace per ``colour``."""
+    fig = go.Figure()
+    keys = sorted({str(r[colour]) for r in rows})
+    for key in keys:
+        items = [r for r in rows if str(r[colour]) == key]
+        xs = _times(r[x] for r in items) if time_axis else [html_text(r[x]) for r in items]
+        fig.add_trace(
+            go.Bar(
+                x=xs,
+                y=[r[y] for r in items],
+                name=html_text(key, 40),
+                marker_color=(colours or {}).get(key),
+            )
+        )
+    return _base(fig, height, barmode="stack")
+
+
+def bars(
+    labels: list[Any], values: list[float], *, name: str, height: int = 300, colour: str = "#5c6bc0"
+) -> go.Figure:
+    """Plain horizontal bars, largest on top."""
+    fig = go.Figure(
+        go.Bar(
+            x=values,
+            y=[html_text(label, 40) for label in labels],
+            orientation="h",
+            name=name,
+            marker_color=colour,
+        )
+    )
+    _base(fig, height)
+    fig.update_yaxes(autorange="reversed")
+    return fig
+
+
+def lines(
+    rows: list[dict[str, Any]], *, x: str, series: dict[str, str], height: int = 300
+) -> go.Figure:
+    """One line per ``series`` key (column -> legend name) over bucket times."""
+    fig = go.Figure()
+    for column, name in series.items():
+        fig.add_trace(
+            go.Scatter(
+                x=_times(r[x] for r in rows),
+                y=[r[column] for r in rows],
+                mode="lines+markers",
+                name=name,
+            )
+        )
+    return _base(fig, height)

@@ -1,0 +1,187 @@
+"""The plan as a DAG: nodes = plan steps laid out by dependency depth, edges = ``depends_on``.
+
+Replans that decompose or replace one step (``planscope.plan.scope``) add dashed "scope" edges
+from the scoped step to the steps it introduced, so ADaPT trees and DAG-scoped replans read as
+trees instead of a column of unconnected boxes.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from ._runview import Attempt, PlanVersion, RunView, attempts_until, step_status
+
+STATUS_COLOURS = {
+    "ok": "#2e7d32",
+    "retried": "#f9a825",
+    "failed": "#c62828",
+    "skipped": "#8e7cc3",
+    "not executed": "#cfd8dc",
+}
+"""Node fill per execution status (colour-blind-safe enough with the legend and labels)."""
+
+DEPENDS = "depends_on"
+SCOPE = "scope"
+
+
+@dataclass(frozen=True)
+class DagNode:
+    """One plan step placed on the canvas."""
+
+    step_id: str
+    x: float
+    y: float
+    depth: int
+    status: str
+    attempts: int
+    executor: str | None
+    tool: str | None
+    description: str
+    irreversible: bool
+    highlighted: bool
+
+
+@dataclass(frozen=True)
+class DagEdge:
+    source: str
+    target: str
+    kind: str  # DEPENDS | SCOPE
+
+
+@dataclass(frozen=True)
+class DagLayout:
+    nodes: list[DagNode]
+    edges: list[DagEdge]
+
+    @property
+    def depth(self) -> int:
+        return max((n.depth for n in self.nodes), default=0) + 1
+
+    @property
+    def width(self) -> int:
+        """Largest number of nodes at one depth."""
+        counts: dict[int, int] = {}
+        for n in self.nodes:
+            counts[n.depth] = counts.get(n.depth, 0) + 1
+        return max(counts.values(), default=0)
+
+
+def scope_edges(view: RunView, plan: PlanVersion) -> list[DagEdge]:
+    """Edges from a scoped (decomposed/replaced) step to the steps its replan introduced."""
+    origin: dict[str, str] = {}
+    seen: set[str] = set()
+    for version in sorted(
+        (p for p in view.plans if p.plan_id == plan.plan_id and p.version <= plan.version),
+        key=lambda p: p.version,
+    ):
+        ids = [s["id"] for s in version.steps]
+        if seen and version.scope:
+            for sid in ids:
+                if sid not in seen and sid != version.scope:
+                    origin.setdefault(sid, version.scope)
+        seen.update(ids)
+    present = {s["id"] for s in plan.steps}
+    return [
+        DagEdge(parent, child, SCOPE)
+        for child, parent in origin.items()
+        if child in present and parent in present
+    ]
+
+
+def layout_dag(
+    view: RunView,
+    plan: PlanVersion,
+    highlight: set[str] | frozenset[str] = frozenset(),
+    attempts: dict[str, list[Attempt]] | None = None,
+) -> DagLayout:
+    """Place ``plan``'s steps: x = longest dependency path from a root, y = barycentre order.
+
+    ``attempts`` defaults to those made up to the end of this plan version.
+    """
+    steps = plan.steps
+    ids = [s["id"] for s in steps]
+    present = set(ids)
+    edges = [
+        DagEdge(dep, s["id"], DEPENDS)
+        for s in steps
+        for dep in s.get("depends_on", [])
+        if dep in present and dep != s["id"]
+    ]
+    edges += [e for e in scope_edges(view, plan) if (e.source, e.target) not in _pairs(edges)]
+    depth = _depths(ids, edges)
+    preds: dict[str, list[str]] = {sid: [] for sid in ids}
+    for e in edges:
+        preds[e.target].append(e.source)
+    position = {sid: i for i, sid in enumerate(ids)}
+    layers: dict[int, list[str]] = {}
+    for sid in ids:
+        layers.setdefault(depth[sid], []).append(sid)
+    y: dict[str, float] = {}
+    for d in sorted(layers):
+        layer = layers[d]
+
+        def barycentre(sid: str) -> tuple[float, int]:
+            placed = [y[p] for p in preds[sid] if p in y]
+            return (-(sum(placed) / len(placed)) if placed else 0.0, position[sid])
+
+        if d > 0:
+            layer.sort(key=barycentre)
+        n = len(layer)
+        for i, sid in enumerate(layer):
+            y[sid] = (n - 1) / 2 - i
+    done = attempts if attempts is not None else attempts_until(view, plan)
+    nodes = []
+    for step in steps:
+        sid = step["id"]
+        items = done.get(sid, [])
+        nodes.append(
+            DagNode(
+                step_id=sid,
+                x=float(depth[sid]),
+                y=y[sid],
+                depth=depth[sid],
+                status=step_status(items),
+                attempts=len(items),
+                executor=_opt(step.get("executor")),
+                tool=_opt(step.get("tool")),
+                description=str(step.get("description") or ""),
+                irreversible=bool(step.get("irreversible")),
+                highlighted=sid in highlight,
+            )
+        )
+    return DagLayout(nodes=nodes, edges=edges)
+
+
+def _opt(value: object) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+def _pairs(edges: list[DagEdge]) -> set[tuple[str, str]]:
+    return {(e.source, e.target) for e in edges}
+
+
+def _depths(ids: list[str], edges: list[DagEdge]) -> dict[str, int]:
+    """Longest-path depth (Kahn); nodes on a cycle (bad data) go one past the deepest."""
+    succ: dict[str, list[str]] = {sid: [] for sid in ids}
+    indeg = dict.fromkeys(ids, 0)
+    for e in edges:
+        succ[e.source].append(e.target)
+        indeg[e.target] += 1
+    depth = dict.fromkeys(ids, 0)
+    queue = deque(sid for sid in ids if indeg[sid] == 0)
+    visited = 0
+    while queue:
+        sid = queue.popleft()
+        visited += 1
+        for nxt in succ[sid]:
+            depth[nxt] = max(depth[nxt], depth[sid] + 1)
+            indeg[nxt] -= 1
+            if indeg[nxt] == 0:
+                queue.append(nxt)
+    if visited < len(ids):
+        deepest = max(depth.values(), default=0) + 1
+        for sid in ids:
+            if indeg[sid] > 0:
+                depth[sid] = deepest
+    return depth

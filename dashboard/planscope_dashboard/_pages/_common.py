@@ -1,0 +1,54 @@
+"""Helpers shared by the pages: empty states, time formatting, table conversion."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import streamlit as st
+
+from .._client import ClientSettings
+
+ANALYSIS_UNAVAILABLE = (
+    "Analysis isn't available on this collector (its /api/findings answers 404). Findings "
+    "appear here once the analyzer runs inside the collector: install `planscope[server]` "
+    "with the analyzer and restart `planscope serve`."
+)
+
+
+def no_traces(settings: ClientSettings) -> None:
+    """The empty state when the time range holds no traces: say what to do."""
+    st.info(
+        "No traces yet in this time range. Run `planscope demo` (it starts a collector and "
+        "sends an example agent's runs), widen the time range in the sidebar, or point an "
+        "OTLP/HTTP exporter at this collector's ingest endpoint:"
+    )
+    st.code(f"{settings.base_url}/v1/traces", language=None)
+
+
+def analysis_unavailable() -> None:
+    st.info(ANALYSIS_UNAVAILABLE)
+
+
+def when(ns: int | None) -> datetime | None:
+    """A UTC datetime for a unix-ns timestamp (None passes through)."""
+    return None if not ns else datetime.fromtimestamp(ns / 1e9, tz=timezone.utc)
+
+
+def ms(ns: int | float | None) -> float:
+    return round((ns or 0) / 1e6, 2)
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 1000:
+        return f"{value / 1000:.2f} s"
+    return f"{value:.1f} ms"
+
+
+def rows_table(rows: list[dict[str, Any]], **kwargs: Any) -> Any:
+    """``st.dataframe`` of a list of dicts (text cells are rendered literally)."""
+    import pandas as pd
+
+    return st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", **kwargs)

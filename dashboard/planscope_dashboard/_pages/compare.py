@@ -1,0 +1,128 @@
+"""Compare: runtime variants and individual runs side by side."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from .. import _aggregate as G
+from .. import _charts as C
+from .. import _state as S
+from .._client import ClientSettings
+from .._dag import layout_dag
+from ._common import fmt_ms, no_traces, rows_table
+
+SAMPLE_PER_VARIANT = 25
+"""Runs per variant whose spans are read for replans and retries."""
+
+
+def render(settings: ClientSettings, filters: S.Filters) -> None:
+    st.header("Compare")
+    with st.spinner("Loading runs…"):
+        rows, truncated = S.recent_traces(
+            settings, filters.service, filters.since_ns, S.MAX_LIST_ROWS
+        )
+    rows = [r for r in G.filter_traces(rows, agent=filters.agent) if r.get("run_id")]
+    if not rows:
+        no_traces(settings)
+        return
+    tab_variants, tab_runs = st.tabs(["Variants", "Runs side by side"])
+    with tab_variants:
+        _variants(settings, rows, truncated)
+    with tab_runs:
+        _runs(settings, rows)
+
+
+def _variants(settings: ClientSettings, rows: list[dict[str, Any]], truncated: bool) -> None:
+    sample: list[str] = []
+    per: dict[str, int] = {}
+    for r in rows:
+        v = str(r.get("variant") or "(none)")
+        if per.get(v, 0) < SAMPLE_PER_VARIANT:
+            per[v] = per.get(v, 0) + 1
+            sample.append(r["trace_id"])
+    with st.spinner(f"Reading {len(sample)} runs for replans and retries…"):
+        metrics = S.metrics_for(settings, sample)
+    summary = G.variant_summary(rows, metrics)
+    st.caption(
+        f"{len(rows)} runs"
+        + (f" (newest {S.MAX_LIST_ROWS} of the range)" if truncated else "")
+        + f"; replans and retries from up to {SAMPLE_PER_VARIANT} newest runs per variant."
+    )
+    rows_table(summary)
+    labels = [s["variant"] for s in summary]
+    charts = (
+        ("success_rate", "Success rate", "#2e7d32"),
+        ("tokens_per_run", "Tokens per run", "#5c6bc0"),
+        ("p95_ms", "p95 latency (ms)", "#ef6c00"),
+        ("replans_per_run", "Replans per run", "#8e24aa"),
+    )
+    cols = st.columns(2)
+    for i, (column, title, colour) in enumerate(charts):
+        with cols[i % 2]:
+            st.text(title)
+            st.plotly_chart(
+                C.bars(
+                    labels,
+                    [s[column] or 0 for s in summary],
+                    name=title,
+                    colour=colour,
+                    height=60 + 40 * max(1, len(labels)),
+                ),
+                key=f"cmp_{column}",
+            )
+
+
+def _runs(settings: ClientSettings, rows: list[dict[str, Any]]) -> None:
+    by_id = {r["trace_id"]: r for r in rows}
+    options = list(by_id)[:500]
+    default = [t for t in S.qp_get("cmp").split(",") if t in by_id][:4]
+    chosen = st.multiselect(
+        "Runs (up to 4)",
+        options,
+        default=default,
+        max_selections=4,
+        format_func=lambda t: (
+            f"{t[:12]} · {by_id[t].get('variant') or '-'} · {G.outcome_of(by_id[t])}"
+        ),
+        key="cmp_runs",
+    )
+    S.qp_set("cmp", ",".join(chosen))
+    if not chosen:
+        st.info("Pick two or more runs to compare their numbers and plans.")
+        return
+    with st.spinner("Reading the selected runs…"):
+        views = {v.trace_id: v for v in S.run_views(settings, list(chosen))}
+    table = []
+    for tid in chosen:
+        r = by_id[tid]
+        view = views.get(tid)
+        m = G.run_metrics(view) if view else {}
+        table.append(
+            {
+                "trace_id": tid,
+                "variant": r.get("variant") or "",
+                "outcome": G.outcome_of(r),
+                "tokens": int(r.get("input_tokens") or 0) + int(r.get("output_tokens") or 0),
+                "cost_usd": round(float(r.get("cost_usd") or 0), 6),
+                "duration": fmt_ms(int(r.get("duration_ns") or 0) / 1e6),
+                "attempts": m.get("attempts"),
+                "retries": m.get("retries"),
+                "replans": m.get("replans"),
+                "failed steps": m.get("failed_steps"),
+            }
+        )
+    rows_table(table)
+    cols = st.columns(len(chosen))
+    for col, tid in zip(cols, chosen, strict=True):
+        view = views.get(tid)
+        with col:
+            st.text(f"{tid[:12]} · {by_id[tid].get('variant') or '-'}")
+            if view is None or not view.plans:
+                st.info("No plan recorded.")
+                continue
+            plan = view.plans[-1]
+            st.plotly_chart(C.dag_figure(layout_dag(view, plan)), key=f"cmp_dag_{tid}")
+            if st.button("Open run", key=f"cmp_open_{tid}"):
+                S.navigate(page="run", trace=tid, version=None, step=None, span=None)

@@ -1,0 +1,120 @@
+"""Trace explorer: searchable, filterable, paged table of runs; select a row to open the run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from .. import _aggregate as G
+from .. import _state as S
+from .._client import ClientSettings
+from .._findings import findings_by_trace
+from ._common import ms, no_traces, when
+
+PAGE_SIZE = 25
+OUTCOMES = ["", "success", "failure", "unknown", G.NO_RUN]
+
+
+def render(settings: ClientSettings, filters: S.Filters) -> None:
+    st.header("Trace explorer")
+    with st.spinner("Loading runs…"):
+        rows, truncated = S.recent_traces(
+            settings, filters.service, filters.since_ns, S.MAX_LIST_ROWS
+        )
+    if not rows:
+        no_traces(settings)
+        return
+    variants = ["", *sorted({str(r["variant"]) for r in rows if r.get("variant")})]
+    c1, c2, c3 = st.columns([3, 1, 1])
+    search = S.bound_text(c1, "Search", "q", "trace id, run id, agent, variant…")
+    outcome = S.bound_select(c2, "Outcome", OUTCOMES, "outcome", "", lambda v: v or "any outcome")
+    variant = S.bound_select(c3, "Variant", variants, "variant", "", lambda v: v or "any variant")
+    shown = G.filter_traces(
+        rows,
+        agent=filters.agent,
+        variant=variant or None,
+        outcome=outcome or None,
+        search=search,
+    )
+    available, found = S.findings(settings, filters.since_ns)
+    counts = findings_by_trace(found) if available else {}
+    pages = max(1, -(-len(shown) // PAGE_SIZE))
+    try:
+        page = min(max(1, int(S.qp_get("pg", "1"))), pages)
+    except ValueError:
+        page = 1
+    st.caption(
+        f"{len(shown)} of {len(rows)} traces match"
+        + (f" (the newest {S.MAX_LIST_ROWS} of the range are searched)" if truncated else "")
+        + f" · page {page} of {pages}"
+    )
+    if not shown:
+        st.info("No run matches these filters; clear the search or pick another outcome.")
+        return
+    page_rows = shown[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    with st.spinner("Reading attempts of the runs on this page…"):
+        metrics = S.metrics_for(settings, [r["trace_id"] for r in page_rows if r.get("run_id")])
+    table = [_row(r, metrics.get(r["trace_id"]), counts, available) for r in page_rows]
+    import pandas as pd
+
+    event = st.dataframe(
+        pd.DataFrame(table),
+        hide_index=True,
+        width="stretch",
+        on_select="rerun",
+        selection_mode="single-row",
+        key=f"traces_table_{page}",
+        column_config={
+            "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm:ss"),
+            "cost_usd": st.column_config.NumberColumn("cost USD", format="%.5f"),
+        },
+    )
+    selected = getattr(getattr(event, "selection", None), "rows", None) or []
+    if selected:
+        S.navigate(
+            page="run", trace=page_rows[selected[0]]["trace_id"], version=None, step=None, span=None
+        )
+    prev_col, next_col, open_col, go_col = st.columns([1, 1, 3, 1])
+    if prev_col.button("◀ Previous", disabled=page <= 1):
+        S.navigate(pg=str(page - 1) if page > 2 else None)
+    if next_col.button("Next ▶", disabled=page >= pages):
+        S.navigate(pg=str(page + 1))
+    target = open_col.selectbox(
+        "Open a run",
+        [r["trace_id"] for r in page_rows],
+        format_func=lambda t: _label(next(r for r in page_rows if r["trace_id"] == t)),
+        key="open_run",
+    )
+    go_col.write("")
+    if go_col.button("Open run", key="open_run_btn"):
+        S.navigate(page="run", trace=str(target), version=None, step=None, span=None)
+    st.caption("Select a row (click its left edge) or use “Open run” to see the run in detail.")
+
+
+def _label(row: dict[str, Any]) -> str:
+    return (
+        f"{row['trace_id'][:12]} · {row.get('variant') or '-'} · {G.outcome_of(row)} · "
+        f"{row.get('agent') or row.get('root_name') or ''}"
+    )
+
+
+def _row(
+    r: dict[str, Any], m: dict[str, Any] | None, counts: dict[str, int], available: bool
+) -> dict[str, Any]:
+    return {
+        "started": when(r.get("start_ns")),
+        "outcome": G.outcome_of(r),
+        "variant": r.get("variant") or "",
+        "agent": r.get("agent") or r.get("root_service") or "",
+        "findings": counts.get(r["trace_id"], 0) if available else None,
+        "attempts": m["attempts"] if m else None,
+        "retries": m["retries"] if m else None,
+        "replans": m["replans"] if m else None,
+        "tokens": int(r.get("input_tokens") or 0) + int(r.get("output_tokens") or 0),
+        "cost_usd": float(r.get("cost_usd") or 0.0),
+        "duration_ms": ms(r.get("duration_ns")),
+        "spans": r.get("span_count"),
+        "errors": r.get("error_count"),
+        "trace_id": r["trace_id"],
+    }

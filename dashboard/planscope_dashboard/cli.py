@@ -1,0 +1,113 @@
+"""``planscope dashboard``: run the Streamlit app headless against a collector's query API."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ._client import DEFAULT_COLLECTOR_URL, ENV_API_KEY, ENV_COLLECTOR_URL, ENV_PROJECT
+
+APP_FILE = Path(__file__).with_name("app.py")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``dashboard`` subcommand (called by ``planscope``'s plugin discovery)."""
+    p = subparsers.add_parser(
+        "dashboard", help="run the web dashboard (Streamlit) against a collector"
+    )
+    p.add_argument(
+        "--collector",
+        default=os.environ.get(ENV_COLLECTOR_URL, DEFAULT_COLLECTOR_URL),
+        help=f"collector base URL (default {DEFAULT_COLLECTOR_URL}, env {ENV_COLLECTOR_URL})",
+    )
+    p.add_argument(
+        "--api-key",
+        default=os.environ.get(ENV_API_KEY),
+        help=f"API key for the query API (env {ENV_API_KEY})",
+    )
+    p.add_argument(
+        "--project",
+        default=os.environ.get(ENV_PROJECT),
+        help=f"project to read when the collector runs without keys (env {ENV_PROJECT})",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    p.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
+    p.set_defaults(func=run)
+
+
+def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
+    """The ``streamlit run`` command line and environment for these arguments.
+
+    >>> cmd, env = command(argparse.Namespace(collector="http://c:1", api_key=None,
+    ...                    project=None, host="127.0.0.1", port=8600))
+    >>> cmd[1:4], env["PLANSCOPE_COLLECTOR_URL"]
+    (['-m', 'streamlit', 'run'], 'http://c:1')
+    """
+    env = dict(os.environ)
+    env[ENV_COLLECTOR_URL] = args.collector
+    for name, value in ((ENV_API_KEY, args.api_key), (ENV_PROJECT, args.project)):
+        if value:
+            env[name] = value
+        else:
+            env.pop(name, None)
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP_FILE),
+        "--server.headless=true",
+        f"--server.address={args.host}",
+        f"--server.port={args.port}",
+        "--browser.gatherUsageStats=false",
+        "--server.fileWatcherType=none",
+        "--global.developmentMode=false",
+        "--client.toolbarMode=minimal",
+        "--theme.base=light",
+    ]
+    return cmd, env
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run Streamlit in a child process; Ctrl-C (or SIGTERM) stops it cleanly."""
+    try:
+        import streamlit  # noqa: F401
+    except ImportError:
+        from planscope._cli import MissingExtra
+
+        raise MissingExtra(
+            "this command needs the 'dashboard' extra: pip install 'planscope[dashboard]'"
+        ) from None
+    cmd, env = command(args)
+    print(
+        f"planscope dashboard on http://{args.host}:{args.port} (collector {args.collector})",
+        file=sys.stderr,
+    )
+    proc = subprocess.Popen(cmd, env=env)
+
+    def forward(signum: int, frame: object) -> None:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM if signum == signal.SIGTERM else signal.SIGINT)
+
+    previous = signal.signal(signal.SIGTERM, forward)
+    try:
+        while True:
+            try:
+                return _exit_code(proc.wait())
+            except KeyboardInterrupt:
+                forward(signal.SIGINT, None)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _exit_code(code: int) -> int:
+    # Stopped by our own signal forwarding: a clean exit.
+    return 0 if code in (0, -signal.SIGINT, -signal.SIGTERM, 130) else code
