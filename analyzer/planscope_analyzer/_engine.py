@@ -1,0 +1,242 @@
+"""Run the detectors over traces and store the findings idempotently."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from . import _queries as Q
+from ._load import Queryable, load_traces, ns_to_datetime
+from ._model import INSTRUMENTATION, Finding, TraceData
+from .detectors import DETECTORS, Detector
+
+log = logging.getLogger("planscope.analyzer")
+
+ANALYZER_VERSION = "1"
+"""Bumped when the set or semantics of detectors change (recorded in analysis_progress)."""
+BATCH_TRACES = 2000
+"""Traces loaded per round trip: large enough to amortise query overhead, small enough to keep
+a batch's rows (~25 per trace) in memory comfortably."""
+
+
+@dataclass
+class AnalysisResult:
+    """What one analysis call did."""
+
+    traces: int = 0
+    spans: int = 0
+    findings: list[Finding] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def merge(self, other: AnalysisResult) -> None:
+        self.traces += other.traces
+        self.spans += other.spans
+        self.findings.extend(other.findings)
+        self.seconds += other.seconds
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for f in self.findings:
+            out[f.kind] = out.get(f.kind, 0) + 1
+        return dict(sorted(out.items()))
+
+
+def detect(trace: TraceData, detectors: Sequence[Detector] = DETECTORS) -> list[Finding]:
+    """Run every detector on one trace; a detector that raises becomes a data-quality finding.
+
+    >>> detect(TraceData("p", "0" * 32))
+    []
+    """
+    findings: list[Finding] = []
+    for detector in detectors:
+        try:
+            findings.extend(detector.detect(trace))
+        except Exception as exc:  # malformed data must never stop the analysis
+            log.exception("detector %s failed on trace %s", detector.kind, trace.trace_id)
+            findings.append(
+                Finding(
+                    kind="data_quality",
+                    severity="low",
+                    project=trace.project,
+                    trace_id=trace.trace_id,
+                    run_id=trace.run_id,
+                    component=INSTRUMENTATION,
+                    step_id="",
+                    evidence=(),
+                    explanation=f"Detector {detector.kind} could not analyse this trace: "
+                    f"{type(exc).__name__}.",
+                    detail={
+                        "issue": "detector_error",
+                        "detector": detector.kind,
+                        "error": str(exc)[:200],
+                    },
+                    detector_version=f"{detector.kind}@{detector.version}",
+                    identity=f"detector_error:{detector.kind}",
+                )
+            )
+    return findings
+
+
+def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+class Analyzer:
+    """Loads traces from the store, runs the detectors, writes ``findings``.
+
+    >>> # Analyzer(store).analyze("default", ["5b8e..."]).counts()
+    >>> # {'runaway_loop': 1}
+    """
+
+    def __init__(
+        self,
+        store: Queryable,
+        detectors: Sequence[Detector] = DETECTORS,
+        batch_traces: int = BATCH_TRACES,
+    ) -> None:
+        self.store = store
+        self.detectors = tuple(detectors)
+        self.batch_traces = batch_traces
+
+    # -- entry points --------------------------------------------------------------------------
+    def analyze(
+        self,
+        project: str,
+        trace_ids: Iterable[str],
+        *,
+        since_ns: int | None = None,
+        write: bool = True,
+    ) -> AnalysisResult:
+        """Analyse these traces (any number; loaded in batches) and store their findings."""
+        ids = sorted(set(trace_ids))
+        total = AnalysisResult()
+        for chunk in _chunks(ids, self.batch_traces):
+            total.merge(self._batch(project, chunk, since_ns, write))
+        return total
+
+    def analyze_window(
+        self,
+        project: str,
+        since_ns: int = 0,
+        until_ns: int | None = None,
+        *,
+        write: bool = True,
+    ) -> AnalysisResult:
+        """Analyse every trace of ``project`` that started in ``[since_ns, until_ns)``."""
+        until = until_ns if until_ns is not None else time.time_ns() + 86400 * 10**9
+        rows = self.store.query(
+            Q.TRACES_IN_WINDOW,
+            {"project": project, "since": ns_to_datetime(since_ns), "until": ns_to_datetime(until)},
+        )
+        ids = [r["trace_id"] for r in rows]
+        earliest = min((int(r["start_ns"]) for r in rows), default=since_ns)
+        return self.analyze(project, ids, since_ns=earliest, write=write)
+
+    def projects(self) -> list[str]:
+        return sorted(str(r["project"]) for r in self.store.query(Q.PROJECTS))
+
+    # -- internals ------------------------------------------------------------------------------
+    def _batch(
+        self, project: str, ids: Sequence[str], since_ns: int | None, write: bool
+    ) -> AnalysisResult:
+        started = time.perf_counter()
+        traces = load_traces(self.store, project, ids, since_ns)
+        findings: list[Finding] = []
+        for trace in traces.values():
+            findings.extend(detect(trace, self.detectors))
+        if write and traces:
+            self._write(project, traces, findings)
+        return AnalysisResult(
+            traces=len(traces),
+            spans=sum(t.span_count for t in traces.values()),
+            findings=findings,
+            seconds=time.perf_counter() - started,
+        )
+
+    def _write(self, project: str, traces: dict[str, TraceData], findings: list[Finding]) -> None:
+        now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(sep=" ")
+        live = self.store.query(Q.LIVE_KEYS, {"project": project, "ids": sorted(traces)})
+        fresh = {(f.trace_id, f.kind, f.key) for f in findings}
+        lines = [json.dumps(_row(f, traces[f.trace_id].start_ns, now, 0)) for f in findings]
+        for r in live:  # tombstones: findings this analysis no longer produces
+            if (r["trace_id"], r["kind"], r["key"]) not in fresh:
+                lines.append(json.dumps(_tombstone(project, r, now)))
+        if lines:
+            self.store.command(Q.INSERT_FINDINGS, {"rows": "\n".join(lines)})
+        per_trace: dict[str, int] = {}
+        for f in findings:
+            per_trace[f.trace_id] = per_trace.get(f.trace_id, 0) + 1
+        progress = [
+            json.dumps(
+                {
+                    "Project": project,
+                    "TraceId": t.trace_id,
+                    "TraceStart": _ts(t.start_ns),
+                    "SpanCount": t.span_count,
+                    "FindingCount": per_trace.get(t.trace_id, 0),
+                    "AnalyzerVersion": ANALYZER_VERSION,
+                    "AnalyzedAt": now,
+                }
+            )
+            for t in traces.values()
+        ]
+        self.store.command(Q.INSERT_PROGRESS, {"rows": "\n".join(progress)})
+
+
+def _ts(ns: int) -> str:
+    """DateTime64(9) text for JSONEachRow (UTC)."""
+    seconds, frac = divmod(int(ns), 10**9)
+    base = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+    return f"{base}.{frac:09d}"
+
+
+def _row(f: Finding, trace_start_ns: int, now: str, deleted: int) -> dict[str, Any]:
+    return {
+        "Project": f.project,
+        "TraceId": f.trace_id,
+        "RunId": f.run_id,
+        "Kind": f.kind,
+        "FindingKey": f.key,
+        "Severity": f.severity,
+        "Component": f.component,
+        "StepId": f.step_id,
+        "EvidenceSpanIds": list(f.evidence),
+        "Explanation": f.explanation,
+        "WastedTokens": f.wasted_tokens,
+        "WastedCostUsd": f.wasted_cost_usd,
+        "WastedNs": f.wasted_ns,
+        "Detail": json.dumps(dict(f.detail), default=str),
+        "DetectorVersion": f.detector_version,
+        "TraceStart": _ts(trace_start_ns),
+        "AnalyzedAt": now,
+        "IsDeleted": deleted,
+    }
+
+
+def _tombstone(project: str, r: dict[str, Any], now: str) -> dict[str, Any]:
+    return {
+        "Project": project,
+        "TraceId": r["trace_id"],
+        "RunId": "",
+        "Kind": r["kind"],
+        "FindingKey": r["key"],
+        "Severity": "low",
+        "Component": "",
+        "StepId": "",
+        "EvidenceSpanIds": [],
+        "Explanation": "",
+        "WastedTokens": 0,
+        "WastedCostUsd": 0.0,
+        "WastedNs": 0,
+        "Detail": "{}",
+        "DetectorVersion": "",
+        "TraceStart": _ts(int(r["ts"])),
+        "AnalyzedAt": now,
+        "IsDeleted": 1,
+    }

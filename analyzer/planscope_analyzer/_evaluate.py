@@ -1,0 +1,217 @@
+"""Score detectors against the reference runtime's ground-truth labels.
+
+A reported finding is a true positive when its trace has an expected finding of the same kind
+at the same plan step (``strict``), a false positive otherwise; an expected finding nobody
+reported is a miss. Kinds the runtime does not label (``plan_drift``, ``data_quality``) are
+counted separately: on the reference runtime every one of them is a false alarm.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ._model import Finding
+
+LABELED_KINDS = (
+    "runaway_loop",
+    "context_starved",
+    "plan_propagation",
+    "implicit_dependency",
+    "write_conflict",
+    "irreversible_after_failure",
+    "unbounded_replan",
+)
+MAIN_KINDS = LABELED_KINDS[:3]
+"""The three failure modes with precision/recall targets."""
+
+# Attributes removed to simulate runtimes that send less (see docs/analyzers.md).
+DEGRADE_LEVELS: dict[str, tuple[str, ...]] = {
+    "partial": (
+        "planscope.step.error_fingerprint",
+        "planscope.step.input_hash",
+        "planscope.tool.args_hash",
+        "planscope.step.context.keys",
+        "planscope.step.context.tokens",
+        "planscope.run.budget",
+    ),
+    "no-context-no-budget": (
+        "planscope.step.context.keys",
+        "planscope.step.context.tokens",
+        "planscope.run.budget",
+        "planscope.step.error_fingerprint",
+    ),
+}
+GENAI_ONLY = "genai-only"
+"""Every ``planscope.*`` attribute removed: what a third-party OTel GenAI agent sends."""
+
+
+@dataclass
+class KindScore:
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+    component_ok: int = 0
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+    @property
+    def f1(self) -> float:
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r else 0.0
+
+
+@dataclass
+class Report:
+    """The outcome of scoring findings against labels."""
+
+    runs: int = 0
+    scores: dict[str, KindScore] = field(default_factory=dict)
+    confusion: dict[str, Counter[str]] = field(default_factory=dict)
+    misses: list[dict[str, Any]] = field(default_factory=list)
+    false_positives: list[dict[str, Any]] = field(default_factory=list)
+    unlabeled: Counter[str] = field(default_factory=Counter)
+    negatives_flagged: int = 0
+    negatives_total: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "runs": self.runs,
+            "scores": {
+                k: {
+                    "tp": s.tp,
+                    "fp": s.fp,
+                    "fn": s.fn,
+                    "precision": round(s.precision, 4),
+                    "recall": round(s.recall, 4),
+                    "f1": round(s.f1, 4),
+                    "component_ok": s.component_ok,
+                }
+                for k, s in self.scores.items()
+            },
+            "confusion": {k: dict(v) for k, v in self.confusion.items()},
+            "misses": self.misses,
+            "false_positives": self.false_positives,
+            "unlabeled_findings": dict(self.unlabeled),
+            "negatives_flagged": self.negatives_flagged,
+            "negatives_total": self.negatives_total,
+        }
+
+    def table(self) -> str:
+        """A markdown table of the scores, then the confusion table."""
+        lines = [
+            "| failure mode | TP | FP | FN | precision | recall | F1 | blame ok |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for k in LABELED_KINDS:
+            s = self.scores.get(k, KindScore())
+            lines.append(
+                f"| {k} | {s.tp} | {s.fp} | {s.fn} | {s.precision:.3f} | {s.recall:.3f} | "
+                f"{s.f1:.3f} | {s.component_ok}/{s.tp} |"
+            )
+        lines.append("")
+        lines.append(
+            f"healthy recoveries (negative labels) flagged: {self.negatives_flagged}"
+            f"/{self.negatives_total}; unlabeled kinds reported: "
+            f"{dict(self.unlabeled) or 'none'}"
+        )
+        lines.append("")
+        lines.append(
+            "confusion (rows: expected kind or 'none'; columns: reported kinds on the same trace)"
+        )
+        cols = [*LABELED_KINDS, "none"]
+        lines.append("| expected \\ reported | " + " | ".join(c[:12] for c in cols) + " |")
+        lines.append("|---|" + "---:|" * len(cols))
+        for row in [*LABELED_KINDS, "none"]:
+            counts = self.confusion.get(row, Counter())
+            lines.append(f"| {row} | " + " | ".join(str(counts.get(c, 0)) for c in cols) + " |")
+        return "\n".join(lines)
+
+
+def load_labels(path: str | Path) -> list[dict[str, Any]]:
+    """Read a runners labels JSONL file."""
+    with Path(path).open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def score(labels: Sequence[Mapping[str, Any]], findings: Iterable[Finding]) -> Report:
+    """Score findings (of any traces) against labels (one per run).
+
+    >>> score([{"trace_id": "t", "expected_findings": [], "negative_findings": []}], []).runs
+    1
+    """
+    by_trace: dict[str, list[Finding]] = defaultdict(list)
+    for f in findings:
+        by_trace[f.trace_id].append(f)
+    report = Report(runs=len(labels))
+    report.scores = {k: KindScore() for k in LABELED_KINDS}
+    report.confusion = {k: Counter() for k in [*LABELED_KINDS, "none"]}
+    for label in labels:
+        trace = label["trace_id"]
+        reported = by_trace.get(trace, [])
+        expected = [e for e in label.get("expected_findings", []) if e["kind"] in LABELED_KINDS]
+        matched: set[int] = set()
+        for e in expected:
+            hit = next(
+                (
+                    i
+                    for i, f in enumerate(reported)
+                    if i not in matched and f.kind == e["kind"] and f.step_id == e["step_id"]
+                ),
+                None,
+            )
+            s = report.scores[e["kind"]]
+            if hit is None:
+                s.fn += 1
+                report.misses.append(
+                    {
+                        "trace_id": trace,
+                        "variant": label.get("variant"),
+                        "task": label.get("task"),
+                        "expected": e,
+                        "reported": [(f.kind, f.step_id) for f in reported],
+                    }
+                )
+            else:
+                matched.add(hit)
+                s.tp += 1
+                s.component_ok += reported[hit].component == e["component"]
+        for i, f in enumerate(reported):
+            if i in matched:
+                continue
+            if f.kind in report.scores:
+                report.scores[f.kind].fp += 1
+                report.false_positives.append(
+                    {
+                        "trace_id": trace,
+                        "variant": label.get("variant"),
+                        "task": label.get("task"),
+                        "kind": f.kind,
+                        "step_id": f.step_id,
+                        "explanation": f.explanation,
+                        "faults": [x.get("knob") for x in label.get("faults", [])],
+                    }
+                )
+            else:
+                report.unlabeled[f.kind] += 1
+        kinds_reported = {f.kind for f in reported if f.kind in LABELED_KINDS}
+        rows = {e["kind"] for e in expected} or {"none"}
+        for row in rows:
+            for k in kinds_reported or {"none"}:
+                report.confusion[row][k] += 1
+        for n in label.get("negative_findings", []):
+            report.negatives_total += 1
+            report.negatives_flagged += any(
+                f.kind == n["kind"] and f.step_id == n["step_id"] for f in reported
+            )
+    return report

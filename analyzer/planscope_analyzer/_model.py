@@ -1,0 +1,389 @@
+"""Values the analyzer works with: the typed rows of one trace, and the findings it reports.
+
+A :class:`TraceData` is everything the detectors may look at for one trace, loaded by SQL from
+the derived tables (``planscope_runs``, ``planscope_plans``, ``planscope_plan_steps``,
+``planscope_step_attempts``, ``planscope_tool_calls``, ``planscope_llm_calls``,
+``planscope_trace_index``). Detectors are pure functions of it, so they are testable without a
+store and re-analysis is deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITIES = ("low", "medium", "high", "critical")
+"""Severity values, from least to most urgent."""
+
+PLANNER = "planner"
+"""The component blamed when the plan itself is at fault."""
+INSTRUMENTATION = "instrumentation"
+"""The component blamed by data-quality findings (the trace, not the agent, is wrong)."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One detected failure mode in one trace.
+
+    Attributes:
+        kind: the failure mode (``runaway_loop``, ``context_starved``, ...).
+        severity: one of :data:`SEVERITIES`.
+        project, trace_id, run_id: where it happened.
+        component: who is responsible: ``planner``, an executor name or a tool name.
+        step_id: the plan step it points at ('' when none).
+        evidence: span ids that prove it (open them in the trace view).
+        explanation: one sentence a person can check against the trace.
+        wasted_tokens, wasted_cost_usd, wasted_ns: resources burned by the failure, when known.
+        detail: machine-readable specifics (JSON-serialisable).
+        detector_version: ``kind@version`` of the rule that produced it.
+
+    >>> f = Finding("runaway_loop", "high", "p", "t" * 32, "r", "http_get", "fetch", ("a",), "x")
+    >>> len(f.key)
+    16
+    """
+
+    kind: str
+    severity: str
+    project: str
+    trace_id: str
+    run_id: str
+    component: str
+    step_id: str
+    evidence: tuple[str, ...]
+    explanation: str
+    wasted_tokens: int = 0
+    wasted_cost_usd: float = 0.0
+    wasted_ns: int = 0
+    detail: Mapping[str, Any] = field(default_factory=dict)
+    detector_version: str = ""
+    identity: str = ""
+    """Extra text that distinguishes two findings of one kind at one step (e.g. the other
+    writer); part of :attr:`key`."""
+
+    @property
+    def key(self) -> str:
+        """Stable identity within a trace: re-analysis replaces the row with the same key."""
+        text = "\x1f".join((self.kind, self.step_id, self.component, self.identity))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (the shape of the HTTP API)."""
+        return {
+            "kind": self.kind,
+            "severity": self.severity,
+            "project": self.project,
+            "trace_id": self.trace_id,
+            "run_id": self.run_id,
+            "component": self.component,
+            "step_id": self.step_id,
+            "evidence_span_ids": list(self.evidence),
+            "explanation": self.explanation,
+            "wasted_tokens": self.wasted_tokens,
+            "wasted_cost_usd": self.wasted_cost_usd,
+            "wasted_ms": round(self.wasted_ns / 1e6, 3),
+            "detail": dict(self.detail),
+            "detector_version": self.detector_version,
+            "key": self.key,
+        }
+
+
+# --- typed rows of one trace ----------------------------------------------------------------
+@dataclass(frozen=True)
+class Run:
+    span_id: str
+    parent_span_id: str
+    run_id: str
+    variant: str
+    outcome: str
+    outcome_reason: str
+    budget: Mapping[str, Any]
+    start_ns: int
+    end_ns: int
+    status_code: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    span_id: str
+    parent_span_id: str
+    plan_id: str
+    version: int
+    scope: str
+    replan_reason: str
+    step_count: int
+    json_valid: bool
+    start_ns: int
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    plan_span_id: str
+    plan_id: str
+    plan_version: int
+    position: int
+    step_id: str
+    description: str
+    executor: str
+    tool: str
+    depends_on: tuple[str, ...]
+    requires: tuple[str, ...]
+    produces: tuple[str, ...]
+    irreversible: bool
+
+
+@dataclass(frozen=True)
+class Attempt:
+    span_id: str
+    parent_span_id: str
+    plan_id: str
+    plan_version: int
+    step_id: str
+    attempt: int
+    status: str
+    error_type: str
+    fingerprint: str
+    """``planscope.step.error_fingerprint``, else derived from error.type + status message."""
+    executor: str
+    context_keys: tuple[str, ...]
+    context_tokens: int
+    self_assessment: str
+    depth: int
+    input_hash: str
+    start_ns: int
+    end_ns: int
+    tokens: int = 0
+    """LLM tokens spent inside this attempt (children LLM spans)."""
+    cost_usd: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "error"
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == "ok" and self.self_assessment != "failure"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    span_id: str
+    parent_span_id: str
+    step_id: str
+    attempt: int
+    plan_id: str
+    plan_version: int
+    tool: str
+    resource: str
+    effect: str
+    args_key: str
+    """``planscope.tool.args_hash``, else a hash of ``gen_ai.tool.call.arguments``, else ''."""
+    error_type: str
+    status_code: str
+    start_ns: int
+    duration_ns: int
+
+    @property
+    def failed(self) -> bool:
+        return self.status_code == "Error" or bool(self.error_type)
+
+    @property
+    def end_ns(self) -> int:
+        return self.start_ns + self.duration_ns
+
+
+@dataclass(frozen=True)
+class RawSpan:
+    """A span's skeleton, loaded only for traces the typed tables do not fully cover."""
+
+    span_id: str
+    parent_span_id: str
+    name: str
+    status_code: str
+
+
+@dataclass
+class TraceData:
+    """Everything about one trace that the detectors read."""
+
+    project: str
+    trace_id: str
+    start_ns: int = 0
+    end_ns: int = 0
+    span_count: int = 0
+    has_root: bool = False
+    runs: list[Run] = field(default_factory=list)
+    plans: list[Plan] = field(default_factory=list)
+    plan_steps: list[PlanStep] = field(default_factory=list)
+    attempts: list[Attempt] = field(default_factory=list)
+    tools: list[ToolCall] = field(default_factory=list)
+    llm_spans: int = 0
+    llm_by_parent: dict[str, tuple[int, float]] = field(default_factory=dict)
+    """Tokens and cost of the LLM calls directly under each span id."""
+    raw: list[RawSpan] | None = None
+
+    # -- helpers shared by detectors -----------------------------------------------------------
+    @property
+    def run(self) -> Run | None:
+        return self.runs[0] if self.runs else None
+
+    @property
+    def run_id(self) -> str:
+        return self.runs[0].run_id if self.runs else ""
+
+    def budget_limit(self, name: str) -> int | None:
+        """A limit of the run's retry budget (``max_attempts_per_step``...), None if unknown."""
+        if not self.runs:
+            return None
+        value = self.runs[0].budget.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    def steps_of(self, plan_id: str, version: int) -> list[PlanStep]:
+        return [s for s in self.plan_steps if s.plan_id == plan_id and s.plan_version == version]
+
+    def plan_versions(self) -> list[tuple[str, int]]:
+        """(plan id, version) pairs that have plan steps, in version order."""
+        return sorted({(s.plan_id, s.plan_version) for s in self.plan_steps}, key=lambda x: x[1])
+
+    def latest_steps(self) -> dict[str, PlanStep]:
+        """Each step id's definition in the newest plan version that contains it."""
+        out: dict[str, PlanStep] = {}
+        for s in sorted(self.plan_steps, key=lambda s: (s.plan_version, s.position)):
+            out[s.step_id] = s
+        return out
+
+    def decomposition(self) -> dict[str, list[str]]:
+        """Decomposed step id → the step ids its decomposition added.
+
+        A plan version whose ``scope`` names a step and that adds steps to the previous version
+        of the same plan id is a decomposition (ADaPT) or a scoped replan of that step.
+        """
+        scopes = {(p.plan_id, p.version): p.scope for p in self.plans}
+        by_plan: dict[str, dict[int, set[str]]] = {}
+        for s in self.plan_steps:
+            by_plan.setdefault(s.plan_id, {}).setdefault(s.plan_version, set()).add(s.step_id)
+        out: dict[str, list[str]] = {}
+        for plan_id, versions in by_plan.items():
+            previous: set[str] = set()
+            for version in sorted(versions):
+                scope = scopes.get((plan_id, version), "")
+                added = versions[version] - previous
+                if scope and previous and added:
+                    out.setdefault(scope, []).extend(sorted(added - {scope}))
+                previous = versions[version]
+        return out
+
+    def tools_of(self, attempt: Attempt) -> list[ToolCall]:
+        """Tool calls made inside an attempt (by parent span, else by stamped step/attempt)."""
+        by_parent = [t for t in self.tools if t.parent_span_id == attempt.span_id]
+        if by_parent:
+            return by_parent
+        return [
+            t
+            for t in self.tools
+            if t.step_id and t.step_id == attempt.step_id and t.attempt == attempt.attempt
+        ]
+
+
+def ancestors(
+    steps: Sequence[PlanStep], step_id: str, children: Mapping[str, Sequence[str]] | None = None
+) -> set[str]:
+    """Transitive ``depends_on`` of a step within one plan version (cycles are tolerated).
+
+    With ``children`` (decomposed step → its sub-steps, see :meth:`TraceData.decomposition`) a
+    decomposition counts as structure: a sub-step inherits the dependencies of the step it was
+    split from, and depending on a decomposed step means depending on all its sub-steps.
+
+    >>> s = lambda i, d: PlanStep("", "p", 1, 0, i, "", "", "", tuple(d), (), (), False)
+    >>> sorted(ancestors([s("a", []), s("b", ["a"]), s("c", ["b"])], "c"))
+    ['a', 'b']
+    >>> steps = [s("a", []), s("b", ["a"]), s("b1", [])]
+    >>> sorted(ancestors(steps, "b1", {"b": ["b1"], "a": ["a1"]}))
+    ['a', 'a1']
+    """
+    deps = {s.step_id: s.depends_on for s in steps}
+    kids = children or {}
+    parent = {c: p for p, cs in kids.items() for c in cs if c != p}
+
+    def direct(node: str) -> list[str]:
+        out = list(deps.get(node, ()))
+        guard: set[str] = set()
+        p = parent.get(node)
+        while p is not None and p not in guard:
+            guard.add(p)
+            out.extend(deps.get(p, ()))
+            p = parent.get(p)
+        return out
+
+    seen: set[str] = set()
+    stack = [step_id]
+    while stack:
+        for dep in direct(stack.pop()):
+            todo = [dep]
+            while todo:
+                d = todo.pop()
+                if d in seen or d == step_id:
+                    continue
+                seen.add(d)
+                stack.append(d)
+                todo.extend(kids.get(d, ()))
+    return seen
+
+
+# --- fingerprints (docs/semantic-conventions.md, "Error fingerprint") --------------------------
+_UUID = re.compile(
+    r"\b[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\b"
+)
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_HEX_RUN = re.compile(r"\b(?=[0-9a-fA-F]*[0-9])[0-9a-fA-F]{8,}\b")
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+
+
+def normalise_message(message: str) -> str:
+    """The documented normalisation of an error message (uuids, hex, numbers → placeholders).
+
+    >>> normalise_message("timeout after 30s on 0x7f3a")
+    'timeout after <n>s on <hex>'
+    """
+    text = _UUID.sub("<uuid>", message)
+    text = _ADDRESS.sub("<hex>", text)
+    text = _HEX_RUN.sub("<hex>", text)
+    text = _DIGITS.sub("<n>", text)
+    return _SPACES.sub(" ", text).strip()
+
+
+def derive_fingerprint(error_type: str, status_message: str) -> str:
+    """A fallback error fingerprint for runtimes that do not send one.
+
+    The span status message is ``"{error.type}: {message}"`` by OTel convention; the type prefix
+    is stripped so the result equals the SDK's fingerprint when the message is the exception's.
+
+    >>> derive_fingerprint("ToolError", "ToolError: 503 on 0x1f") == derive_fingerprint(
+    ...     "ToolError", "ToolError: 503 on 0x2e")
+    True
+    """
+    if not error_type and not status_message:
+        return ""
+    message = status_message
+    if error_type and message.startswith(error_type + ": "):
+        message = message[len(error_type) + 2 :]
+    text = f"{error_type}\n{normalise_message(message)}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def parse_json_object(text: str) -> dict[str, Any]:
+    """``json.loads`` of an object, ``{}`` for anything else (never raises)."""
+    try:
+        value = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def unique(items: Iterable[str]) -> tuple[str, ...]:
+    """Order-preserving de-duplication, dropping empty strings."""
+    return tuple(dict.fromkeys(i for i in items if i))

@@ -1,0 +1,170 @@
+"""Every SQL statement of the analyzer, in one module (the "load" and "findings" families).
+
+Values are always bound server-side (``{name:Type}``). Loads read the typed tables of
+migration 0002 by their primary key prefix ``(Project, TraceId, ...)`` and prune daily
+partitions with a ``Start`` lower bound, so analysing N new traces reads about N traces' rows
+whatever the size of the store. Attribute names never appear here: the derived tables already
+hold them as columns (a test checks that any ``planscope.*``/``gen_ai.*`` literal in this
+module exists in ``planscope._attributes``).
+"""
+
+from __future__ import annotations
+
+# A batch of traces: bound as {project:String}, {ids:Array(String)}, {since:DateTime64(9)}.
+TRACE_FILTER = (
+    "Project = {project:String} AND TraceId IN {ids:Array(String)} "
+    "AND Start >= {since:DateTime64(9)}"
+)
+
+LOAD_INDEX = """
+SELECT TraceId AS trace_id,
+       toUnixTimestamp64Nano(min(Start)) AS start_ns,
+       toUnixTimestamp64Nano(max(End)) AS end_ns,
+       sum(SpanCount) AS spans,
+       max(RootSpanName) != '' AS has_root
+FROM planscope_trace_index
+WHERE {filter}
+GROUP BY TraceId
+"""
+
+LOAD_RUNS = """
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, RunId AS run_id,
+       Variant AS variant, Outcome AS outcome, OutcomeReason AS outcome_reason, Budget AS budget,
+       toUnixTimestamp64Nano(Start) AS start_ns, toUnixTimestamp64Nano(End) AS end_ns,
+       StatusCode AS status_code
+FROM planscope_runs
+WHERE {filter}
+ORDER BY TraceId, Start
+"""
+
+LOAD_PLANS = """
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, PlanId AS plan_id,
+       Version AS version, Scope AS scope, ReplanReason AS replan_reason,
+       StepCount AS step_count, PlanJsonValid AS json_valid,
+       toUnixTimestamp64Nano(Start) AS start_ns
+FROM planscope_plans
+WHERE {filter}
+ORDER BY TraceId, Start
+"""
+
+LOAD_PLAN_STEPS = """
+SELECT TraceId AS trace_id, PlanSpanId AS plan_span_id, PlanId AS plan_id,
+       PlanVersion AS plan_version, Position AS position, StepId AS step_id,
+       Description AS description, Executor AS executor, Tool AS tool, DependsOn AS depends_on,
+       Requires AS requires, Produces AS produces, Irreversible AS irreversible
+FROM planscope_plan_steps
+WHERE {filter}
+ORDER BY TraceId, PlanVersion, Position
+"""
+
+# Tokens/cost of the LLM calls made directly inside each span (usually a step attempt).
+LOAD_STEP_ATTEMPTS = """
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       PlanId AS plan_id, PlanVersion AS plan_version, StepId AS step_id, Attempt AS attempt,
+       Status AS status, ErrorType AS error_type, ErrorFingerprint AS fingerprint,
+       Executor AS executor, ContextKeys AS context_keys, ContextTokens AS context_tokens,
+       SelfAssessment AS self_assessment, Depth AS depth, InputHash AS input_hash,
+       toUnixTimestamp64Nano(Start) AS start_ns, toUnixTimestamp64Nano(End) AS end_ns,
+       StatusMessage AS status_message
+FROM planscope_step_attempts
+WHERE {filter}
+ORDER BY TraceId, Start
+"""
+
+# Without planscope.tool.args_hash, the captured arguments text stands in for it.
+LOAD_TOOL_CALLS = """
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       StepId AS step_id, Attempt AS attempt, PlanId AS plan_id, PlanVersion AS plan_version,
+       ToolName AS tool, Resource AS resource, Effect AS effect,
+       multiIf(ArgsHash != '', ArgsHash, Arguments != '', lower(hex(cityHash64(Arguments))), '')
+           AS args_key,
+       ErrorType AS error_type, StatusCode AS status_code,
+       toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns
+FROM planscope_tool_calls
+WHERE {filter}
+ORDER BY TraceId, Start
+"""
+
+LOAD_LLM_BY_PARENT = """
+SELECT TraceId AS trace_id, ParentSpanId AS parent_span_id,
+       sum(InputTokens + OutputTokens) AS tokens, sum(CostUsd) AS cost_usd, count() AS calls
+FROM planscope_llm_calls
+WHERE {filter}
+GROUP BY TraceId, ParentSpanId
+"""
+
+# Only for traces whose typed rows do not account for every span (third-party spans).
+LOAD_RAW_SKELETON = """
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       SpanName AS name, StatusCode AS status_code
+FROM otel_traces
+WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
+  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
+"""
+
+# --- selecting work ---------------------------------------------------------------------------
+# Traces whose first span started in [since, until): a full or time-windowed pass.
+TRACES_IN_WINDOW = """
+SELECT TraceId AS trace_id, toUnixTimestamp64Nano(min(Start)) AS start_ns
+FROM planscope_trace_index
+WHERE Project = {project:String}
+  AND Start >= {since:DateTime64(9)} - INTERVAL 1 DAY AND Start < {until:DateTime64(9)}
+GROUP BY TraceId
+HAVING min(Start) >= {since:DateTime64(9)} AND min(Start) < {until:DateTime64(9)}
+ORDER BY TraceId
+"""
+
+PROJECTS = "SELECT DISTINCT Project AS project FROM planscope_trace_index"
+
+# --- findings ------------------------------------------------------------------------------------
+FINDING_COLUMNS = (
+    "Project String, TraceId String, RunId String, Kind String, FindingKey String, "
+    "Severity String, Component String, StepId String, EvidenceSpanIds Array(String), "
+    "Explanation String, WastedTokens UInt64, WastedCostUsd Float64, WastedNs UInt64, "
+    "Detail String, DetectorVersion String, TraceStart DateTime64(9), "
+    "AnalyzedAt DateTime64(6), IsDeleted UInt8"
+)
+
+INSERT_FINDINGS = (
+    "INSERT INTO findings SELECT * FROM format(JSONEachRow, '"
+    + FINDING_COLUMNS
+    + "', {rows:String})"
+)
+
+PROGRESS_COLUMNS = (
+    "Project String, TraceId String, TraceStart DateTime64(9), SpanCount UInt64, "
+    "FindingCount UInt32, AnalyzerVersion String, AnalyzedAt DateTime64(6)"
+)
+
+INSERT_PROGRESS = (
+    "INSERT INTO analysis_progress SELECT * FROM format(JSONEachRow, '"
+    + PROGRESS_COLUMNS
+    + "', {rows:String})"
+)
+
+# Live finding keys of some traces (to tombstone those a re-analysis no longer produces).
+LIVE_KEYS = """
+SELECT TraceId AS trace_id, Kind AS kind, FindingKey AS key, toUnixTimestamp64Nano(TraceStart) AS ts
+FROM findings FINAL
+WHERE Project = {project:String} AND TraceId IN {ids:Array(String)} AND IsDeleted = 0
+"""
+
+FINDING_SELECT = """
+SELECT Project AS project, TraceId AS trace_id, RunId AS run_id, Kind AS kind,
+       FindingKey AS key, Severity AS severity, Component AS component, StepId AS step_id,
+       EvidenceSpanIds AS evidence_span_ids, Explanation AS explanation,
+       WastedTokens AS wasted_tokens, WastedCostUsd AS wasted_cost_usd,
+       round(WastedNs / 1e6, 3) AS wasted_ms, Detail AS detail,
+       DetectorVersion AS detector_version,
+       toUnixTimestamp64Nano(TraceStart) AS trace_start_ns,
+       toUnixTimestamp64Micro(AnalyzedAt) AS analyzed_at_us
+FROM findings FINAL
+WHERE Project = {project:String} AND IsDeleted = 0
+"""
+
+ANALYZED_SPAN_COUNTS = """
+SELECT TraceId AS trace_id, argMax(SpanCount, AnalyzedAt) AS spans
+FROM analysis_progress
+WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
+GROUP BY TraceId
+"""

@@ -1,0 +1,131 @@
+"""Context-starved executor: a plan step's declared needs were not handed to its executor.
+
+Definition. For every executed attempt of a plan step, the step's ``requires`` (plan JSON) is
+compared with ``planscope.step.context.keys`` (what the executor actually got). A required key
+that is missing is a starvation, *unless* it is produced by a plan step that never succeeded
+(then the gap is an upstream failure, not the hand-over). One finding per starved hand-over
+(executor + missing keys): copies of the step made by later decompositions or replans that
+repeat the same starvation are not reported again. The planner (which decides what each
+executor gets) is blamed.
+
+Context recording is considered present in a trace only when at least one attempt recorded a
+non-empty key list or a non-zero token count; otherwise the attribute is missing (a runtime
+that does not record context) and nothing is reported, rather than flagging every step.
+
+Severity is ``high`` when the starved step failed (or self-assessed failure) or the run failed,
+``medium`` otherwise. The detail carries the failure rate of starved vs fully-fed attempts in
+the trace (failures concentrated on narrow context).
+"""
+
+from __future__ import annotations
+
+from planscope import _attributes as A
+
+from .._model import PLANNER, Finding, TraceData
+from ._base import by_start, fmt_keys, make_finding, succeeded_steps
+
+KIND = "context_starved"
+
+
+def starved_steps(trace: TraceData) -> set[str]:
+    """Step ids of the trace with a starved attempt (for other detectors' explanations)."""
+    return {f.step_id for f in ContextStarved().detect(trace)} | _starved_copies(trace)
+
+
+def _starved_copies(trace: TraceData) -> set[str]:
+    """Every step id whose attempts lack a required key (including repeated hand-overs)."""
+    if not any(a.context_keys or a.context_tokens for a in trace.attempts):
+        return set()
+    latest = trace.latest_steps()
+    return {
+        a.step_id
+        for a in trace.attempts
+        if a.status != A.STATUS_SKIPPED
+        and a.step_id in latest
+        and set(latest[a.step_id].requires) - set(a.context_keys)
+    }
+
+
+class ContextStarved:
+    """Detects executors that did not get the context keys their plan step requires.
+
+    >>> ContextStarved().detect(TraceData("p", "t"))
+    []
+    """
+
+    kind = KIND
+    version = 1
+
+    def detect(self, trace: TraceData) -> list[Finding]:
+        if not any(a.context_keys or a.context_tokens for a in trace.attempts):
+            return []
+        steps = {(s.plan_id, s.plan_version, s.step_id): s for s in trace.plan_steps}
+        latest = trace.latest_steps()
+        ok = succeeded_steps(trace)
+        producers: dict[tuple[str, int], dict[str, set[str]]] = {}
+        for s in trace.plan_steps:
+            by_key = producers.setdefault((s.plan_id, s.plan_version), {})
+            for key in s.produces:
+                by_key.setdefault(key, set()).add(s.step_id)
+        starved: dict[str, tuple[object, list[str]]] = {}
+        handovers: set[tuple[str, tuple[str, ...]]] = set()
+        attempts = [a for a in by_start(trace.attempts) if a.status != A.STATUS_SKIPPED]
+        n_starved = failed_starved = n_fed = failed_fed = 0
+        for a in attempts:
+            step = steps.get((a.plan_id, a.plan_version, a.step_id)) or latest.get(a.step_id)
+            if step is None or not step.requires:
+                continue
+            made_by = producers.get((step.plan_id, step.plan_version), {})
+            missing = [
+                k
+                for k in step.requires
+                if k not in a.context_keys
+                and not (k in made_by and not (made_by[k] - {a.step_id}) & ok)
+            ]
+            bad = not a.succeeded
+            if missing:
+                n_starved += 1
+                failed_starved += bad
+                handover = (a.executor, tuple(sorted(missing)))
+                if a.step_id in starved or handover not in handovers:
+                    starved.setdefault(a.step_id, (a, missing))
+                handovers.add(handover)
+            else:
+                n_fed += 1
+                failed_fed += bad
+        run = trace.run
+        run_failed = run is not None and run.outcome == A.OUTCOME_FAILURE
+        findings = []
+        for step_id, (first, missing) in starved.items():
+            assert hasattr(first, "span_id")
+            step_attempts = [a for a in attempts if a.step_id == step_id]
+            step_failed = any(not a.succeeded for a in step_attempts)
+            executor = getattr(first, "executor", "") or (
+                latest[step_id].executor if step_id in latest else ""
+            )
+            given = getattr(first, "context_keys", ())
+            findings.append(
+                make_finding(
+                    self,
+                    trace,
+                    severity="high" if step_failed or run_failed else "medium",
+                    component=PLANNER,
+                    step_id=step_id,
+                    evidence=[a.span_id for a in step_attempts],
+                    explanation=(
+                        f"Plan step '{step_id}' requires {fmt_keys(missing)} but executor "
+                        f"'{executor or '?'}' was given only [{fmt_keys(given)}]."
+                    ),
+                    detail={
+                        "missing_keys": sorted(missing),
+                        "given_keys": sorted(given),
+                        "executor": executor,
+                        "step_failed": step_failed,
+                        "failure_rate_starved": round(failed_starved / n_starved, 3)
+                        if n_starved
+                        else None,
+                        "failure_rate_fed": round(failed_fed / n_fed, 3) if n_fed else None,
+                    },
+                )
+            )
+        return findings

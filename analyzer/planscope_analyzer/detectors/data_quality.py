@@ -1,0 +1,155 @@
+"""Data quality: traces that are malformed or partial, reported instead of crashing.
+
+Issues (``detail.issue``), all blamed on ``instrumentation``:
+
+* ``bad_plan_json``: a plan span whose ``planscope.plan.json`` is not valid JSON, or declares
+  steps but yields none.
+* ``dangling_dependency``: a plan step ``depends_on`` an id that is not in its plan version.
+* ``missing_plan``: step attempts reference a plan id/version for which no plan span arrived.
+* ``missing_run``: planscope step/plan spans without a run (``invoke_agent``) span.
+* ``orphan_spans``: spans whose parent span is not in the trace (lost or not yet exported),
+  checked when the trace's root span is missing or when span skeletons were loaded.
+* ``unclassified_spans``: spans that carry no planscope kind and no GenAI operation (counted,
+  low severity; typical of third-party instrumentation).
+"""
+
+from __future__ import annotations
+
+from .._model import INSTRUMENTATION, Finding, TraceData
+from ._base import make_finding
+
+KIND = "data_quality"
+
+
+class DataQuality:
+    """Reports malformed or partial traces.
+
+    >>> DataQuality().detect(TraceData("p", "t"))
+    []
+    """
+
+    kind = KIND
+    version = 1
+
+    def detect(self, trace: TraceData) -> list[Finding]:
+        out: list[Finding] = []
+
+        def issue(
+            issue: str, severity: str, evidence: list[str], text: str, **detail: object
+        ) -> None:
+            out.append(
+                make_finding(
+                    self,
+                    trace,
+                    severity=severity,
+                    component=INSTRUMENTATION,
+                    step_id="",
+                    evidence=evidence,
+                    explanation=text,
+                    detail={"issue": issue, **detail},
+                    identity=issue,
+                )
+            )
+
+        steps_by_span: dict[str, int] = {}
+        for s in trace.plan_steps:
+            steps_by_span[s.plan_span_id] = steps_by_span.get(s.plan_span_id, 0) + 1
+        bad = [
+            p
+            for p in trace.plans
+            if not p.json_valid or (p.step_count > 0 and not steps_by_span.get(p.span_id))
+        ]
+        if bad:
+            issue(
+                "bad_plan_json",
+                "medium",
+                [p.span_id for p in bad],
+                f"{len(bad)} plan span(s) carry plan JSON that is invalid or has no readable "
+                "steps.",
+                versions=[p.version for p in bad],
+            )
+        dangling = []
+        for pid, v in trace.plan_versions():
+            steps = trace.steps_of(pid, v)
+            ids = {s.step_id for s in steps}
+            dangling += [
+                (s.step_id, d, s.plan_span_id) for s in steps for d in s.depends_on if d not in ids
+            ]
+        if dangling:
+            issue(
+                "dangling_dependency",
+                "low",
+                [d[2] for d in dangling],
+                f"Plan steps depend on ids missing from their plan: "
+                f"{', '.join(f'{a}→{b}' for a, b, _ in dangling[:5])}.",
+            )
+        known = {(p.plan_id, p.version) for p in trace.plans}
+        referenced = {(a.plan_id, a.plan_version) for a in trace.attempts if a.plan_id}
+        missing = sorted(referenced - known)
+        if missing:
+            spans = [a.span_id for a in trace.attempts if (a.plan_id, a.plan_version) in missing]
+            issue(
+                "missing_plan",
+                "medium",
+                spans,
+                f"Steps ran under plan version(s) {', '.join(f'{p}@{v}' for p, v in missing)} "
+                "but no plan span for them is in the trace.",
+            )
+        if not trace.runs and (trace.attempts or trace.plans):
+            issue(
+                "missing_run",
+                "low",
+                [a.span_id for a in trace.attempts[:5]],
+                "The trace has plan or step spans but no run (invoke_agent) span.",
+            )
+        orphans = self._orphans(trace)
+        if orphans:
+            issue(
+                "orphan_spans",
+                "low",
+                orphans,
+                f"{len(orphans)} span(s) have a parent that is not in the trace.",
+            )
+        if trace.raw is not None:
+            typed = (
+                {r.span_id for r in trace.runs}
+                | {p.span_id for p in trace.plans}
+                | {a.span_id for a in trace.attempts}
+                | {t.span_id for t in trace.tools}
+            )
+            other = [
+                r
+                for r in trace.raw
+                if r.span_id not in typed and r.span_id not in trace.llm_by_parent
+            ]
+            if other and (trace.runs or trace.attempts or trace.plans):
+                issue(
+                    "unclassified_spans",
+                    "low",
+                    [r.span_id for r in other],
+                    f"{len(other)} span(s) carry neither a planscope kind nor a GenAI operation.",
+                    names=sorted({r.name for r in other})[:10],
+                )
+        return out
+
+    @staticmethod
+    def _orphans(trace: TraceData) -> list[str]:
+        if trace.raw is not None:
+            ids = {r.span_id for r in trace.raw}
+            return [
+                r.span_id for r in trace.raw if r.parent_span_id and r.parent_span_id not in ids
+            ]
+        if trace.has_root or trace.span_count == 0:
+            return []
+        ids = (
+            {r.span_id for r in trace.runs}
+            | {p.span_id for p in trace.plans}
+            | {a.span_id for a in trace.attempts}
+            | {t.span_id for t in trace.tools}
+        )
+        parents = (
+            [(r.span_id, r.parent_span_id) for r in trace.runs]
+            + [(p.span_id, p.parent_span_id) for p in trace.plans]
+            + [(a.span_id, a.parent_span_id) for a in trace.attempts]
+        )
+        return [s for s, parent in parents if parent and parent not in ids]

@@ -1,0 +1,87 @@
+"""Implicit dependency: a step needs what another step produces without depending on it.
+
+Definition. In a plan version, step S requires key k, some other step P produces k, and no
+producer of k is among S's transitive ``depends_on``. The plan then relies on execution order
+by luck (a parallel or reordered executor reads a missing or stale value). Depending on a
+step that was later decomposed (ADaPT, scoped replans: a plan version whose ``scope`` is that
+step) counts as depending on every sub-step its decomposition added. Only executed steps
+are reported (when the trace has attempts), once per (reader, producer, key) over all plan
+versions. Severity ``high`` when S actually started before P's first success ended (the race
+happened), ``medium`` when the order held by chance.
+"""
+
+from __future__ import annotations
+
+from .._model import PLANNER, Finding, TraceData, ancestors
+from ._base import by_start, make_finding
+
+KIND = "implicit_dependency"
+
+
+class ImplicitDependency:
+    """Detects plan steps that read a non-ancestor's output.
+
+    >>> ImplicitDependency().detect(TraceData("p", "t"))
+    []
+    """
+
+    kind = KIND
+    version = 1
+
+    def detect(self, trace: TraceData) -> list[Finding]:
+        executed = {a.step_id for a in trace.attempts}
+        first_start: dict[str, int] = {}
+        first_ok_end: dict[str, int] = {}
+        for a in by_start(trace.attempts):
+            first_start.setdefault(a.step_id, a.start_ns)
+            if a.succeeded:
+                first_ok_end.setdefault(a.step_id, a.end_ns)
+        seen: set[tuple[str, str, str]] = set()
+        children = trace.decomposition()
+        findings = []
+        for plan_id, version in trace.plan_versions():
+            steps = trace.steps_of(plan_id, version)
+            ids = {s.step_id for s in steps}
+            for s in steps:
+                if trace.attempts and s.step_id not in executed:
+                    continue
+                before = ancestors(steps, s.step_id, children)
+                for key in s.requires:
+                    producers = [
+                        p.step_id
+                        for p in steps
+                        if key in p.produces and p.step_id != s.step_id and p.step_id in ids
+                    ]
+                    if not producers or any(p in before for p in producers):
+                        continue
+                    producer = producers[0]
+                    if (s.step_id, producer, key) in seen:
+                        continue
+                    seen.add((s.step_id, producer, key))
+                    raced = first_start.get(s.step_id, 0) < first_ok_end.get(producer, 0)
+                    evidence = [
+                        a.span_id for a in trace.attempts if a.step_id in (s.step_id, producer)
+                    ]
+                    plan_span = next((p.plan_span_id for p in steps), "")
+                    findings.append(
+                        make_finding(
+                            self,
+                            trace,
+                            severity="high" if raced else "medium",
+                            component=PLANNER,
+                            step_id=s.step_id,
+                            evidence=[plan_span, *evidence],
+                            explanation=(
+                                f"Step '{s.step_id}' requires '{key}', which step '{producer}' "
+                                f"produces, but does not depend on it (plan version {version})."
+                            ),
+                            detail={
+                                "producer": producer,
+                                "key": key,
+                                "raced": raced,
+                                "plan_version": version,
+                            },
+                            identity=f"{producer}\x1f{key}",
+                        )
+                    )
+        return findings

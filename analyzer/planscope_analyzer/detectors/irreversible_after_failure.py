@@ -1,0 +1,121 @@
+"""Irreversible action after a failure.
+
+Definition. An ``irreversible`` tool call (``planscope.tool.effect``; or a successful attempt of
+a plan step marked ``irreversible``) starts after an attempt of another step failed and before
+that step ever succeeded, and the failed step is a transitive ``depends_on`` of the irreversible
+step (its precondition did not hold). Without a plan, a failed tool call counts when the same
+tool + arguments had not succeeded before the irreversible call. Blame: the executor of the
+irreversible step (it acted although its precondition failed); reported at that step.
+"""
+
+from __future__ import annotations
+
+from planscope import _attributes as A
+
+from .._model import Attempt, Finding, TraceData, ancestors
+from ._base import by_start, make_finding
+
+KIND = "irreversible_after_failure"
+
+
+class IrreversibleAfterFailure:
+    """Detects irreversible actions taken while an upstream failure was unresolved.
+
+    >>> IrreversibleAfterFailure().detect(TraceData("p", "t"))
+    []
+    """
+
+    kind = KIND
+    version = 1
+
+    def detect(self, trace: TraceData) -> list[Finding]:
+        attempt_of = {a.span_id: a for a in trace.attempts}
+        actions: list[tuple[int, str, str, Attempt | None, str]] = []  # start, step, span, ...
+        for t in trace.tools:
+            if t.effect == A.EFFECT_IRREVERSIBLE:
+                a = attempt_of.get(t.parent_span_id)
+                actions.append(
+                    (t.start_ns, t.step_id or (a.step_id if a else ""), t.span_id, a, t.tool)
+                )
+        irreversible_steps = {s.step_id for s in trace.plan_steps if s.irreversible}
+        for a in trace.attempts:
+            if a.step_id in irreversible_steps and a.succeeded and not trace.tools_of(a):
+                actions.append((a.start_ns, a.step_id, a.span_id, a, ""))
+        if not actions:
+            return []
+        ordered = by_start(trace.attempts)
+        findings = []
+        seen: set[tuple[str, str]] = set()
+        for start, step_id, span_id, attempt, tool in sorted(actions, key=lambda x: x[0]):
+            if attempt is not None and not step_id:
+                step_id = attempt.step_id
+            if not step_id:
+                continue
+            steps = []
+            if attempt is not None and attempt.plan_id:
+                steps = trace.steps_of(attempt.plan_id, attempt.plan_version)
+            if not steps:
+                steps = [s for s in trace.latest_steps().values()]
+            upstream = ancestors(steps, step_id, trace.decomposition()) if steps else None
+            failed = self._unresolved(ordered, start, step_id, upstream)
+            if failed is None and upstream is None:
+                failed = self._unresolved_tool(trace, start)
+            if failed is None:
+                continue
+            failing_step, failing_span = failed
+            if (step_id, failing_step) in seen:
+                continue
+            seen.add((step_id, failing_step))
+            executor = attempt.executor if attempt is not None and attempt.executor else ""
+            if not executor:
+                plan_step = trace.latest_steps().get(step_id)
+                executor = plan_step.executor if plan_step else ""
+            findings.append(
+                make_finding(
+                    self,
+                    trace,
+                    severity="critical",
+                    component=executor or tool or "executor",
+                    step_id=step_id,
+                    evidence=[span_id, failing_span] + ([attempt.span_id] if attempt else []),
+                    explanation=(
+                        f"Step '{step_id}' took an irreversible action"
+                        + (f" ({tool})" if tool else "")
+                        + f" after step '{failing_step}', which it depends on, had failed and "
+                        "not recovered."
+                    ),
+                    detail={"failing_step": failing_step, "tool": tool},
+                    identity=failing_step,
+                )
+            )
+        return findings
+
+    @staticmethod
+    def _unresolved(
+        ordered: list[Attempt], start: int, step_id: str, upstream: set[str] | None
+    ) -> tuple[str, str] | None:
+        """The first failed attempt before ``start`` whose step had not succeeded by then."""
+        if upstream is None:
+            return None
+        ok_before = {a.step_id for a in ordered if a.succeeded and a.end_ns <= start}
+        for a in ordered:
+            if a.start_ns >= start:
+                break
+            if (
+                a.failed
+                and a.end_ns <= start
+                and a.step_id != step_id
+                and a.step_id in upstream
+                and a.step_id not in ok_before
+            ):
+                return a.step_id, a.span_id
+        return None
+
+    @staticmethod
+    def _unresolved_tool(trace: TraceData, start: int) -> tuple[str, str] | None:
+        done = sorted((t for t in trace.tools if t.end_ns <= start), key=lambda t: t.start_ns)
+        ok = {(t.tool, t.args_key) for t in done if not t.failed}
+        for t in done:
+            if t.failed and (t.tool, t.args_key) not in ok:
+                return t.step_id or t.tool, t.span_id
+        return None

@@ -1,0 +1,76 @@
+"""Plan drift: executor actions that map to no plan step.
+
+Definition. In a run that has at least one plan, a step attempt whose step id is in no plan
+version of the run (or that carries no plan id at all), or a tool call made outside any step,
+is an action no plan step explains ("why did the agent do that?"). Runs without any plan (ReAct
+and other plan-less agents) are skipped: for them there is nothing to drift from. Plans whose
+JSON could not be parsed are a data-quality problem, not drift, and suppress this check.
+"""
+
+from __future__ import annotations
+
+from .._model import Finding, TraceData
+from ._base import make_finding
+
+KIND = "plan_drift"
+
+
+class PlanDrift:
+    """Detects executor actions outside the plan.
+
+    >>> PlanDrift().detect(TraceData("p", "t"))
+    []
+    """
+
+    kind = KIND
+    version = 1
+
+    def detect(self, trace: TraceData) -> list[Finding]:
+        if not trace.plans or any(not p.json_valid for p in trace.plans):
+            return []
+        planned = {s.step_id for s in trace.plan_steps}
+        if not planned:
+            return []
+        findings = []
+        seen: set[str] = set()
+        for a in trace.attempts:
+            if a.step_id in planned or a.step_id in seen:
+                continue
+            seen.add(a.step_id)
+            same = [x.span_id for x in trace.attempts if x.step_id == a.step_id]
+            findings.append(
+                make_finding(
+                    self,
+                    trace,
+                    severity="medium",
+                    component=a.executor or "executor",
+                    step_id=a.step_id,
+                    evidence=same,
+                    explanation=(
+                        f"Executor '{a.executor or '?'}' ran step '{a.step_id or '(no id)'}', "
+                        "which is in none of the run's plan versions."
+                    ),
+                    detail={"plan_id": a.plan_id, "plan_version": a.plan_version},
+                )
+            )
+        step_spans = {a.span_id for a in trace.attempts}
+        loose = [t for t in trace.tools if not t.step_id and t.parent_span_id not in step_spans]
+        if loose and trace.attempts:
+            tools = sorted({t.tool for t in loose})
+            findings.append(
+                make_finding(
+                    self,
+                    trace,
+                    severity="low",
+                    component=tools[0] if len(tools) == 1 else "executor",
+                    step_id="",
+                    evidence=[t.span_id for t in loose],
+                    explanation=(
+                        f"{len(loose)} tool call(s) ({', '.join(tools)}) were made outside any "
+                        "plan step."
+                    ),
+                    detail={"tools": tools},
+                    identity="loose-tools",
+                )
+            )
+        return findings

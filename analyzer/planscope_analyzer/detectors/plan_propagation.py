@@ -1,0 +1,274 @@
+"""Plan-propagation failure: the executors did what the plan said, and the plan was wrong.
+
+Two patterns, both blamed on the planner:
+
+* **wrong plan, faithful execution**: the run's outcome is ``failure`` although every step of
+  the final plan version has a successful attempt and no step's last attempt failed. The
+  earliest diverging step is the first (by execution time) state-changing step — one that made a
+  ``write``/``irreversible`` tool call or is marked irreversible — whose ``requires`` include a
+  planner-bound fact (a key no plan step produces): that is where the planner's belief entered
+  the world. When several qualify, the first one whose facts are named in the run's
+  ``outcome_reason`` wins (an outcome check names what it found wrong). Fallbacks: the first
+  state-changing step, then the first step. Steps that were decomposed (the ``scope`` of a
+  later plan version) are judged by their sub-steps.
+* **the same failed plan, re-issued**: at least ``MIN_IDENTICAL_REPLANS`` replans reproduce
+  the plan they replace after the same step failed, and a configured ``max_replans`` stopped
+  the loop (without a limit it is ``unbounded_replan``). Blamed step: the earliest executed
+  step that requires one of the planner facts the failing step requires (where the wrong
+  belief entered), else the failing step.
+* **recursive re-split of the same goal** (ADaPT): a decomposition (a plan version whose
+  ``scope`` is the step being split) adds a sub-step whose description is a near duplicate
+  (word Jaccard ≥ :data:`SAME_GOAL_SIMILARITY` when it is the only sub-step added,
+  ≥ :data:`VERBATIM_SIMILARITY` otherwise) of the step it splits, and the next decomposition
+  splits that very sub-step again, at least :data:`SAME_GOAL_MIN_SPLITS` times in a chain.
+  Reported at the first step that was re-split.
+
+A more specific structural cause wins: when the trace has a context-starved step (or, for the
+first pattern, unordered concurrent writers), that finding explains the failure and
+plan-propagation is not reported. Runs without a plan (ReAct) have no planner to blame and are
+skipped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from planscope import _attributes as A
+
+from .._model import PLANNER, Attempt, Finding, PlanStep, TraceData
+from ._base import by_start, make_finding
+from .context_starved import starved_steps
+from .unbounded_replan import MIN_IDENTICAL_REPLANS, signature
+from .write_conflict import WriteConflict
+
+KIND = "plan_propagation"
+SAME_GOAL_SIMILARITY = 0.8
+"""Word-set Jaccard at which a sub-goal counts as the same goal as its parent: high enough that
+a genuine decomposition ("fetch the invoice" / "pay the invoice") never reaches it, low enough
+to survive a reworded prefix ("Attempt: ...")."""
+VERBATIM_SIMILARITY = 0.95
+"""When a decomposition adds several sub-goals, one of them must restate the parent almost
+verbatim to count: a genuine split of "A; B; C" into "A; B" and "C" has a sub-goal that is
+most of its parent (Jaccard up to ~0.9) and is healthy."""
+SAME_GOAL_MIN_SPLITS = 2
+"""One same-goal split can be a retry with a different strategy; two in a chain is the planner
+failing to decompose."""
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def similarity(a: str, b: str) -> float:
+    """Word-set Jaccard similarity of two descriptions (0 when either is empty).
+
+    >>> similarity("Publish every draft", "publish every draft")
+    1.0
+    """
+    wa, wb = set(_WORD.findall(a.lower())), set(_WORD.findall(b.lower()))
+    if not wa or not wb:
+        return 0.0
+    return len(wa & wb) / len(wa | wb)
+
+
+class PlanPropagation:
+    """Detects plan-propagation failures (see the module docstring).
+
+    >>> PlanPropagation().detect(TraceData("p", "t"))
+    []
+    """
+
+    kind = KIND
+    version = 2
+
+    def detect(self, trace: TraceData) -> list[Finding]:
+        if not trace.plan_steps:
+            return []
+        starved = starved_steps(trace)
+        findings = []
+        f = self._same_goal(trace, starved)
+        if f is not None:
+            findings.append(f)
+        if not starved:
+            f = self._faithful_failure(trace) or self._repeated_plan(trace)
+            if f is not None:
+                findings.append(f)
+        return findings
+
+    # -- helpers ------------------------------------------------------------------------------
+    @staticmethod
+    def _facts(steps: list[PlanStep]) -> set[str]:
+        produced = {k for s in steps for k in s.produces}
+        return {k for s in steps for k in s.requires if k not in produced}
+
+    @staticmethod
+    def _mentioned(keys: set[str], reason: str) -> int:
+        words = set(re.findall(r"[A-Za-z0-9_]+", reason))
+        return sum(k in words for k in keys)
+
+    def _faithful_failure(self, trace: TraceData) -> Finding | None:
+        run = trace.run
+        if run is None or run.outcome != A.OUTCOME_FAILURE or not trace.attempts:
+            return None
+        plan_id, version = trace.plan_versions()[-1]
+        final = trace.steps_of(plan_id, version)
+        decomposed = set(trace.decomposition())
+        last: dict[str, Attempt] = {}
+        for a in by_start(trace.attempts):
+            last[a.step_id] = a
+        if any(not a.succeeded for sid, a in last.items() if sid not in decomposed):
+            return None
+        if any(s.step_id not in last for s in final if s.step_id not in decomposed):
+            return None
+        if WriteConflict().detect(trace):
+            return None
+        facts = self._facts(final)
+        first_ok: dict[str, int] = {}
+        for a in by_start(trace.attempts):
+            if a.succeeded:
+                first_ok.setdefault(a.step_id, a.start_ns)
+        effectful = {
+            t.step_id for t in trace.tools if t.effect in (A.EFFECT_WRITE, A.EFFECT_IRREVERSIBLE)
+        }
+        for a in trace.attempts:
+            if any(t.effect in (A.EFFECT_WRITE, A.EFFECT_IRREVERSIBLE) for t in trace.tools_of(a)):
+                effectful.add(a.step_id)
+        ordered = sorted(
+            (s for s in final if s.step_id not in decomposed),
+            key=lambda s: (first_ok.get(s.step_id, 1 << 62), s.position),
+        )
+        if not ordered:
+            return None
+
+        def is_effectful(s: PlanStep) -> bool:
+            return s.step_id in effectful or s.irreversible
+
+        def fact_keys(s: PlanStep) -> set[str]:
+            return {k for k in s.requires if k in facts}
+
+        candidates = [s for s in ordered if is_effectful(s) and fact_keys(s)]
+        if candidates:
+            blamed = next(
+                (s for s in candidates if self._mentioned(fact_keys(s), run.outcome_reason)),
+                candidates[0],
+            )
+        else:
+            blamed = next((s for s in ordered if is_effectful(s)), ordered[0])
+        used = sorted(fact_keys(blamed))
+        evidence = [a.span_id for a in trace.attempts if a.step_id == blamed.step_id]
+        return make_finding(
+            self,
+            trace,
+            severity="high",
+            component=PLANNER,
+            step_id=blamed.step_id,
+            evidence=[run.span_id, *evidence, *[p.span_id for p in trace.plans]],
+            explanation=(
+                f"Every step of plan version {version} succeeded but the run failed "
+                f"({run.outcome_reason[:120] or 'no reason recorded'}); the first state change "
+                f"based on the planner's facts was step '{blamed.step_id}'"
+                + (f" (uses {', '.join(used)})" if used else "")
+                + "."
+            ),
+            detail={"pattern": "faithful_execution_failed", "facts": used, "plan_version": version},
+        )
+
+    def _repeated_plan(self, trace: TraceData) -> Finding | None:
+        run = trace.run
+        if run is None or run.outcome != A.OUTCOME_FAILURE:
+            return None
+        max_replans = trace.budget_limit("max_replans")
+        if max_replans is None:
+            return None  # nothing bounded it: unbounded_replan reports it
+        by_plan: dict[str, dict[int, list[PlanStep]]] = {}
+        for s in trace.plan_steps:
+            by_plan.setdefault(s.plan_id, {}).setdefault(s.plan_version, []).append(s)
+        for plan_id, versions in by_plan.items():
+            ordered = sorted(versions)
+            repeats = [
+                v
+                for prev, v in itertools.pairwise(ordered)
+                if signature(versions[v]) == signature(versions[prev])
+            ]
+            if len(repeats) < MIN_IDENTICAL_REPLANS or len(ordered) - 1 > max_replans:
+                continue
+            failed = [a for a in by_start(trace.attempts) if a.plan_id == plan_id and a.failed]
+            if not failed:
+                continue
+            failing = failed[-1].step_id
+            steps = versions[ordered[-1]]
+            facts = self._facts(steps)
+            needs = {k for s in steps if s.step_id == failing for k in s.requires if k in facts}
+            first_start: dict[str, int] = {}
+            for a in by_start(trace.attempts):
+                first_start.setdefault(a.step_id, a.start_ns)
+            sharing = sorted(
+                (s for s in steps if set(s.requires) & needs and s.step_id in first_start),
+                key=lambda s: first_start[s.step_id],
+            )
+            blamed = sharing[0].step_id if sharing else failing
+            return make_finding(
+                self,
+                trace,
+                severity="high",
+                component=PLANNER,
+                step_id=blamed,
+                evidence=[p.span_id for p in trace.plans if p.plan_id == plan_id]
+                + [a.span_id for a in failed],
+                explanation=(
+                    f"The planner re-issued the same plan {len(repeats)} times after step "
+                    f"'{failing}' failed, until the replan budget ({max_replans}) ran out; the "
+                    f"wrong belief entered at step '{blamed}'."
+                ),
+                detail={
+                    "pattern": "repeated_failed_plan",
+                    "failing_step": failing,
+                    "identical_replans": len(repeats),
+                    "facts": sorted(needs),
+                },
+                identity="repeated_plan",
+            )
+        return None
+
+    def _same_goal(self, trace: TraceData, starved: set[str]) -> Finding | None:
+        by_plan: dict[str, dict[int, list[PlanStep]]] = {}
+        for s in trace.plan_steps:
+            by_plan.setdefault(s.plan_id, {}).setdefault(s.plan_version, []).append(s)
+        scopes = {(p.plan_id, p.version): p.scope for p in trace.plans}
+        for plan_id, versions in by_plan.items():
+            chain: list[str] = []
+            previous: dict[str, PlanStep] = {}
+            for version in sorted(versions):
+                current = {s.step_id: s for s in versions[version]}
+                scope = scopes.get((plan_id, version), "")
+                parent = previous.get(scope) or current.get(scope)
+                if scope and parent is not None and previous:
+                    added = [s for sid, s in current.items() if sid not in previous]
+                    limit = SAME_GOAL_SIMILARITY if len(added) == 1 else VERBATIM_SIMILARITY
+                    twins = [
+                        s for s in added if similarity(s.description, parent.description) >= limit
+                    ]
+                    if twins and (not chain or chain[-1] == scope):
+                        chain = chain or [scope]
+                        chain.append(twins[0].step_id)
+                    elif twins:
+                        chain = [scope, twins[0].step_id]
+                previous = current
+            splits = len(chain) - 1
+            if splits >= SAME_GOAL_MIN_SPLITS and not set(chain) & starved:
+                top = chain[0]
+                plan_spans = [p.span_id for p in trace.plans if p.plan_id == plan_id]
+                return make_finding(
+                    self,
+                    trace,
+                    severity="high",
+                    component=PLANNER,
+                    step_id=top,
+                    evidence=plan_spans,
+                    explanation=(
+                        f"The planner re-split the goal of step '{top}' into a near-identical "
+                        f"sub-goal {splits} times in a row ({' → '.join(chain)}) instead of "
+                        "decomposing it."
+                    ),
+                    detail={"pattern": "recursive_same_goal", "splits": splits, "chain": chain},
+                    identity="same_goal",
+                )
+        return None

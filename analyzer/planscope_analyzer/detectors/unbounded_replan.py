@@ -1,0 +1,114 @@
+"""Unbounded replanning: the planner keeps re-issuing the plan that just failed.
+
+Definition. Within one plan id, a *repeat* is a replan (version > first) whose plan is
+structurally identical to the version it replaces (same step ids, tools, ``depends_on``,
+``requires``, ``produces``, irreversibility). Reported when the replans exceed the run's
+``max_replans`` budget, or when there are at least :data:`MIN_IDENTICAL_REPLANS` repeats and
+no replan limit is configured (``max_replans`` null or no budget recorded). Repeats that a
+configured budget stopped are reported by ``plan_propagation`` (pattern
+``repeated_failed_plan``): the planner could not produce a different plan.
+Blame: the planner, at the step whose failures triggered the replans (the step with
+failed attempts in most replaced versions). A replan that changes the plan (healthy recovery,
+an ADaPT decomposition that grows the tree, a repaired script) is never a repeat.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+from .._model import PLANNER, Finding, PlanStep, TraceData
+from ._base import make_finding
+
+KIND = "unbounded_replan"
+MIN_IDENTICAL_REPLANS = 2
+"""One identical replan can be a legitimate retry of a transient failure at plan level (the
+plan was fine, the world changed); a second identical one after the same failure is a loop."""
+
+
+def signature(steps: list[PlanStep]) -> tuple[tuple[object, ...], ...]:
+    """What makes two plan versions the same plan (descriptions and order excluded)."""
+    return tuple(
+        sorted(
+            (
+                s.step_id,
+                s.tool,
+                tuple(sorted(s.depends_on)),
+                tuple(sorted(s.requires)),
+                tuple(sorted(s.produces)),
+                s.irreversible,
+            )
+            for s in steps
+        )
+    )
+
+
+class UnboundedReplan:
+    """Detects replans that reproduce the same failed plan, or exceed the replan budget.
+
+    >>> UnboundedReplan().detect(TraceData("p", "t"))
+    []
+    """
+
+    kind = KIND
+    version = 1
+
+    def detect(self, trace: TraceData) -> list[Finding]:
+        findings = []
+        max_replans = trace.budget_limit("max_replans")
+        by_plan: dict[str, dict[int, list[PlanStep]]] = {}
+        for s in trace.plan_steps:
+            by_plan.setdefault(s.plan_id, {}).setdefault(s.plan_version, []).append(s)
+        for plan_id, versions in by_plan.items():
+            ordered = sorted(versions)
+            replans = len(ordered) - 1
+            repeats = [
+                v
+                for prev, v in itertools.pairwise(ordered)
+                if signature(versions[v]) == signature(versions[prev])
+            ]
+            exceeded = max_replans is not None and replans > max_replans
+            if not exceeded and (len(repeats) < MIN_IDENTICAL_REPLANS or max_replans is not None):
+                continue  # a configured budget that held bounds the loop (plan_propagation)
+            failing = Counter(
+                a.step_id
+                for a in trace.attempts
+                if a.plan_id == plan_id and a.failed and a.plan_version in ordered[:-1]
+            )
+            step_id = failing.most_common(1)[0][0] if failing else ""
+            plan_spans = [p for p in trace.plans if p.plan_id == plan_id and p.version in repeats]
+            wasted = [trace.llm_by_parent.get(p.span_id, (0, 0.0)) for p in plan_spans]
+            repeated_attempts = [
+                a for a in trace.attempts if a.plan_id == plan_id and a.plan_version in repeats
+            ]
+            findings.append(
+                make_finding(
+                    self,
+                    trace,
+                    severity="high",
+                    component=PLANNER,
+                    step_id=step_id,
+                    evidence=[p.span_id for p in plan_spans]
+                    + [a.span_id for a in repeated_attempts if a.step_id == step_id],
+                    explanation=(
+                        f"The planner replanned {replans} times"
+                        + (f" (budget {max_replans})" if exceeded else "")
+                        + f", {len(repeats)} of them reproducing the previous plan unchanged"
+                        + (f" after step '{step_id}' failed" if step_id else "")
+                        + "."
+                    ),
+                    wasted_tokens=sum(w[0] for w in wasted)
+                    + sum(a.tokens for a in repeated_attempts),
+                    wasted_cost_usd=sum(w[1] for w in wasted)
+                    + sum(a.cost_usd for a in repeated_attempts),
+                    wasted_ns=sum(max(0, a.end_ns - a.start_ns) for a in repeated_attempts),
+                    detail={
+                        "replans": replans,
+                        "identical_replans": len(repeats),
+                        "max_replans": max_replans,
+                        "plan_id": plan_id,
+                    },
+                    identity=plan_id,
+                )
+            )
+        return findings

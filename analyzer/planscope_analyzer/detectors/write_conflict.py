@@ -1,0 +1,97 @@
+"""Parallel executors writing the same resource.
+
+Definition. Two tool calls with effect ``write`` or ``irreversible`` on the same
+``planscope.tool.resource``, made by different plan steps whose executions overlapped in time
+(their step attempts — or, without step spans, the tool spans — overlap), where neither step is
+a transitive ``depends_on`` of the other in the plan. Nothing orders the two writers, so one
+can lose the other's update. Reported at the writer that started second; blame: the planner
+(the missing edge). Without a plan, the overlap alone is reported at ``medium`` severity with
+the executor blamed.
+"""
+
+from __future__ import annotations
+
+from planscope import _attributes as A
+
+from .._model import PLANNER, Finding, TraceData, ancestors
+from ._base import make_finding
+
+KIND = "write_conflict"
+
+
+class WriteConflict:
+    """Detects unordered concurrent writers of one resource.
+
+    >>> WriteConflict().detect(TraceData("p", "t"))
+    []
+    """
+
+    kind = KIND
+    version = 1
+
+    def detect(self, trace: TraceData) -> list[Finding]:
+        attempt_of = {a.span_id: a for a in trace.attempts}
+        writes = [
+            t
+            for t in trace.tools
+            if t.resource and t.effect in (A.EFFECT_WRITE, A.EFFECT_IRREVERSIBLE)
+        ]
+        steps_by_version = {(pid, v): trace.steps_of(pid, v) for pid, v in trace.plan_versions()}
+
+        def interval(t: object) -> tuple[int, int, str, str]:
+            a = attempt_of.get(getattr(t, "parent_span_id", ""))
+            step = getattr(t, "step_id", "") or (a.step_id if a else "")
+            if a is not None:
+                return a.start_ns, a.end_ns, step, a.span_id
+            return getattr(t, "start_ns", 0), getattr(t, "end_ns", 0), step, ""
+
+        seen: set[tuple[str, str, str]] = set()
+        children = trace.decomposition()
+        findings = []
+        writes.sort(key=lambda t: t.start_ns)
+        for i, first in enumerate(writes):
+            s1, e1, step1, span1 = interval(first)
+            for second in writes[i + 1 :]:
+                if second.resource != first.resource:
+                    continue
+                s2, e2, step2, span2 = interval(second)
+                if not step1 or not step2 or step1 == step2 or not (s1 < e2 and s2 < e1):
+                    continue
+                steps = steps_by_version.get((second.plan_id, second.plan_version), [])
+                planned = {s.step_id for s in steps}
+                if (
+                    step1 in planned
+                    and step2 in planned
+                    and (
+                        step1 in ancestors(steps, step2, children)
+                        or step2 in ancestors(steps, step1, children)
+                    )
+                ):
+                    continue
+                key = (step2, step1, first.resource)
+                if key in seen:
+                    continue
+                seen.add(key)
+                has_plan = bool(planned)
+                executor = attempt_of[span2].executor if span2 in attempt_of else ""
+                findings.append(
+                    make_finding(
+                        self,
+                        trace,
+                        severity="high" if has_plan else "medium",
+                        component=PLANNER if has_plan else executor or second.tool,
+                        step_id=step2,
+                        evidence=[first.span_id, second.span_id, span1, span2],
+                        explanation=(
+                            f"Steps '{step1}' and '{step2}' wrote '{first.resource}' at the same "
+                            "time and nothing in the plan orders them."
+                        ),
+                        detail={
+                            "other": step1,
+                            "resource": first.resource,
+                            "tools": [first.tool, second.tool],
+                        },
+                        identity=f"{step1}\x1f{first.resource}",
+                    )
+                )
+        return findings
