@@ -7,6 +7,7 @@ and runtimes (the algorithms are specified in docs/semantic-conventions.md).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import json
@@ -61,10 +62,18 @@ def _stable_plain(value: Any) -> Any:
     return plain
 
 
+# Encoders built once (json.dumps with keyword arguments builds a new one per call); they hold
+# only their settings, so one instance serves every thread. Same settings as json.dumps(...).
+_DUMPS = json.JSONEncoder(default=_plain, ensure_ascii=False, separators=(",", ":")).encode
+_CANONICAL = json.JSONEncoder(
+    default=_stable_plain, sort_keys=True, ensure_ascii=False, separators=(",", ":")
+).encode
+
+
 def dumps(value: Any) -> str:
     """Serialise ``value`` to compact JSON; unserialisable parts become their repr()."""
     try:
-        return json.dumps(value, default=_plain, ensure_ascii=False, separators=(",", ":"))
+        return _DUMPS(value)
     except (ValueError, TypeError, RecursionError):  # circular references, odd keys
         return json.dumps(repr(value), ensure_ascii=False)
 
@@ -86,9 +95,7 @@ def stable_hash(value: Any) -> str:
     True
     """
     try:
-        canonical = json.dumps(
-            value, default=_stable_plain, sort_keys=True, ensure_ascii=False, separators=(",", ":")
-        )
+        canonical = _CANONICAL(value)
     except (ValueError, TypeError, RecursionError):
         canonical = json.dumps(_ADDRESS.sub("0x", repr(value)))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
@@ -148,6 +155,57 @@ def bind_arguments(
     if params and params[0] in ("self", "cls"):
         arguments.pop(params[0], None)
     return arguments
+
+
+Binder: TypeAlias = Callable[[tuple[Any, ...], Mapping[str, Any]], dict[str, Any]]
+
+_SIMPLE_KINDS = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def make_binder(signature: inspect.Signature | None) -> Binder:
+    """``bind_arguments`` for one signature, precomputed at decoration time.
+
+    Signatures made only of ordinary and keyword-only parameters (the common case) are bound
+    without ``inspect``: same dict, same order (parameter order, defaults applied, no leading
+    ``self``/``cls``). Anything else, and any call that does not fit the signature, goes through
+    :func:`bind_arguments`.
+    """
+    if signature is None or any(p.kind not in _SIMPLE_KINDS for p in signature.parameters.values()):
+        return functools.partial(bind_arguments, signature)
+    params = list(signature.parameters.values())
+    names = tuple(p.name for p in params)
+    name_set = frozenset(names)
+    n_positional = sum(1 for p in params if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    empty = inspect.Parameter.empty
+    defaults = tuple(p.default for p in params)
+    drop_first = bool(names) and names[0] in ("self", "cls")
+    n_names = len(names)
+
+    def bind(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        n = len(args)
+        if n > n_positional:
+            return bind_arguments(signature, args, kwargs)
+        arguments = dict(zip(names, args, strict=False))
+        if n < n_names:
+            if kwargs and (
+                not name_set.issuperset(kwargs) or any(names[i] in kwargs for i in range(n))
+            ):  # an unknown argument, or one given both by position and by name
+                return bind_arguments(signature, args, kwargs)
+            for i in range(n, n_names):
+                name = names[i]
+                if name in kwargs:
+                    arguments[name] = kwargs[name]
+                elif defaults[i] is not empty:
+                    arguments[name] = defaults[i]
+                else:  # a required argument is missing
+                    return bind_arguments(signature, args, kwargs)
+        elif kwargs:  # every parameter was given by position: any keyword is one too many
+            return bind_arguments(signature, args, kwargs)
+        if drop_first:
+            del arguments[names[0]]
+        return arguments
+
+    return bind
 
 
 def redact_mapping(

@@ -18,7 +18,7 @@ from typing_extensions import ParamSpec
 
 from . import _attributes as A
 from ._budget import RetryBudget
-from ._capture import bind_arguments
+from ._capture import Binder, make_binder
 from ._internal import handle_internal_errors
 from ._plan import PlanStep
 from ._spans import (
@@ -71,8 +71,24 @@ def _resolve(
     return options.evolve(**changes) if changes else options
 
 
+def _begin_resolved(
+    options: SpanOptions, binder: Binder, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Scope[Any]:
+    """begin() for a function whose arguments decide the span (step id, model, resource...)."""
+    call_opts = options
+    arguments: dict[str, Any] | None = None
+    with handle_internal_errors():
+        arguments = binder(args, kwargs)
+        call_opts = _resolve(options, arguments, args, kwargs)
+    return begin(call_opts, arguments)
+
+
 def _instrument(options: SpanOptions) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """The decorator core shared by every span kind."""
+    """The decorator core shared by every span kind.
+
+    Everything that depends only on the function (its signature, how to bind its arguments,
+    whether its arguments decide the span) is worked out here, once, not per call.
+    """
 
     def decorator(func: Callable[P, R]) -> Callable[P, R]:
         try:
@@ -85,17 +101,13 @@ def _instrument(options: SpanOptions) -> Callable[[Callable[P, R]], Callable[P, 
 
         params = set(signature.parameters) if signature is not None else set()
         resolves = bool(params & _RESOLVED_PARAMS) or callable(opts.resource)
+        binder = make_binder(signature)
 
         def start(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Scope[Any]:
             if resolves:
-                call_opts = opts
-                arguments: dict[str, Any] | None = None
-                with handle_internal_errors():
-                    arguments = bind_arguments(signature, args, kwargs)
-                    call_opts = _resolve(opts, arguments, args, kwargs)
-                return begin(call_opts, arguments)
-            # binding is only needed for capture: let begin() do it if the span records
-            return begin(opts, lambda: bind_arguments(signature, args, kwargs))
+                return _begin_resolved(opts, binder, args, kwargs)
+            # binding is only needed for capture: begin() does it if the span records
+            return begin(opts, None, binder, args, kwargs)
 
         wrapper: Callable[..., Any]
         if inspect.isasyncgenfunction(func):

@@ -9,7 +9,6 @@ The decorators (``_instrument``) and the context managers (``start_run`` & co.) 
 
 from __future__ import annotations
 
-import copy
 import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +26,7 @@ from . import _config
 from ._budget import RetryBudget
 from ._capture import (
     OUTPUT_KEY,
+    Binder,
     cap,
     dumps,
     error_fingerprint,
@@ -42,7 +42,6 @@ from ._state import CURRENT, Frame, RunState, StepState, effective_plan, orphan_
 
 _UNSET: Any = object()
 Arguments: TypeAlias = "Mapping[str, Any] | Callable[[], Mapping[str, Any]] | None"
-_OTEL_KIND = {A.KIND_LLM: SpanKind.CLIENT}
 
 
 @dataclass
@@ -76,11 +75,13 @@ class SpanOptions:
     provider: str | None = None
 
     def evolve(self, **changes: Any) -> SpanOptions:
-        clone = copy.copy(self)
+        clone = object.__new__(SpanOptions)
+        fields = clone.__dict__
+        fields.update(self.__dict__)
         for key, value in changes.items():
-            if not hasattr(clone, key):
+            if key not in fields:
                 raise AttributeError(key)
-            setattr(clone, key, value)
+            fields[key] = value
         return clone
 
 
@@ -485,7 +486,26 @@ H = TypeVar("H", bound=SpanHandle)
 
 
 class Scope(Generic[H]):
-    """One span from begin() to succeed()/fail(); enter()/exit() bracket the user's code."""
+    """One span from begin() to succeed()/fail(); enter()/exit() bracket the user's code.
+
+    ``enter()`` makes the scope's frame current (and its OTel context, unless ``otel_ctx`` is None:
+    the span is already the current one, nothing to attach); an inactive scope (an internal error
+    while starting) enters nothing.
+    """
+
+    __slots__ = (
+        "active",
+        "capture",
+        "ended",
+        "frame",
+        "handle",
+        "items",
+        "items_size",
+        "items_truncated",
+        "otel_ctx",
+        "refused",
+        "settings",
+    )
 
     def __init__(
         self,
@@ -494,10 +514,12 @@ class Scope(Generic[H]):
         otel_ctx: otel_context.Context | None,
         capture: bool,
         settings: _config.Settings,
+        active: bool = True,
     ) -> None:
         self.handle = handle
         self.frame = frame
         self.otel_ctx = otel_ctx
+        self.active = active
         self.capture = capture and handle.span.is_recording()
         self.settings = settings
         self.items: list[str] = []
@@ -507,19 +529,21 @@ class Scope(Generic[H]):
         self.refused = False  # a step attempt refused by an enforced budget
 
     # context
-    def enter(self) -> tuple[object, Token[Frame]] | None:
-        if self.otel_ctx is None:
+    def enter(self) -> tuple[object | None, Token[Frame]] | None:
+        if not self.active:
             return None
         with handle_internal_errors():
-            return otel_context.attach(self.otel_ctx), CURRENT.set(self.frame)
+            ctx = self.otel_ctx
+            return (otel_context.attach(ctx) if ctx is not None else None), CURRENT.set(self.frame)
         return None
 
-    def exit(self, tokens: tuple[object, Token[Frame]] | None) -> None:
+    def exit(self, tokens: tuple[object | None, Token[Frame]] | None) -> None:
         if tokens is None:
             return
         with handle_internal_errors():
             CURRENT.reset(tokens[1])
-            otel_context.detach(tokens[0])  # type: ignore[arg-type]
+            if tokens[0] is not None:
+                otel_context.detach(tokens[0])  # type: ignore[arg-type]
 
     # generators
     def add_item(self, item: Any) -> None:
@@ -560,8 +584,10 @@ class Scope(Generic[H]):
         span = handle.span
         exceeded: RetryBudgetExceeded | None = None
         output = handle._output if handle._output is not _UNSET else result
-        if isinstance(handle, PlanHandle) and handle.plan is None and not generator:
-            if is_plan_like(output):
+        if isinstance(handle, StepHandle):
+            span.set_attribute(A.STEP_STATUS, A.STATUS_OK)
+        elif isinstance(handle, PlanHandle):
+            if handle.plan is None and not generator and is_plan_like(output):
                 try:
                     handle.set_plan(output)
                 except RetryBudgetExceeded as exc:
@@ -571,8 +597,6 @@ class Scope(Generic[H]):
             usage = extract_usage(output) if output is not _UNSET else None
             if usage is not None:
                 exceeded = _apply_usage(handle, handle.state, usage[0], usage[1], None, usage[2])
-        elif isinstance(handle, StepHandle):
-            span.set_attribute(A.STEP_STATUS, A.STATUS_OK)
         elif isinstance(handle, RunHandle):
             state = handle.state
             if state.outcome is None:
@@ -647,7 +671,7 @@ def _noop_scope(kind: str) -> Scope[Any]:
         handle = ToolHandle(span)
     else:
         handle = _Noop(span)
-    scope: Scope[Any] = Scope(handle, CURRENT.get(), None, False, _config.settings())
+    scope: Scope[Any] = Scope(handle, CURRENT.get(), None, False, _config.settings(), active=False)
     scope.ended = True
     return scope
 
@@ -656,32 +680,46 @@ def _clean(attrs: Mapping[str, AttributeValue | None]) -> dict[str, AttributeVal
     return {k: v for k, v in attrs.items() if v is not None}
 
 
-def _stamp(frame: Frame) -> dict[str, AttributeValue | None]:
-    """Run, step and plan of the enclosing step: stamped on tool and LLM spans."""
-    attrs: dict[str, AttributeValue | None] = {}
+def _stamp(frame: Frame, kind: str) -> dict[str, AttributeValue]:
+    """The first attributes of tool and LLM spans: kind, operation, and the run, step and plan of
+    the enclosing step (None values left out)."""
+    attrs: dict[str, AttributeValue] = {
+        A.SPAN_KIND: kind,
+        A.GEN_AI_OPERATION_NAME: A.OPERATION_FOR_KIND[kind],
+    }
     if frame.run is not None:
-        attrs[A.RUN_ID] = frame.run.run_id
+        run_id = frame.run.run_id
+        if run_id is not None:
+            attrs[A.RUN_ID] = run_id
     if frame.step is not None:
         st = frame.step.state
         attrs[A.STEP_ID] = st.step_id
         attrs[A.STEP_ATTEMPT] = st.attempt
-        attrs[A.PLAN_ID] = st.plan_id
-        attrs[A.PLAN_VERSION] = st.plan_version
+        if st.plan_id is not None:
+            attrs[A.PLAN_ID] = st.plan_id
+        if st.plan_version is not None:
+            attrs[A.PLAN_VERSION] = st.plan_version
     return attrs
 
 
-def begin(options: SpanOptions, arguments: Arguments = None) -> Scope[Any]:
+def begin(
+    options: SpanOptions,
+    arguments: Arguments = None,
+    binder: Binder | None = None,
+    args: tuple[Any, ...] = (),
+    kwargs: Mapping[str, Any] | None = None,
+) -> Scope[Any]:
     """Start a span of ``options.kind`` as a child of the current context.
 
     ``arguments`` are the call's bound arguments (captured as input and hashed), or a function
-    returning them, called only if the span records. Raises only
-    RetryBudgetExceeded (a step attempt beyond an enforced budget); internal errors give a no-op
-    scope.
+    returning them; or, from the decorators, ``binder(args, kwargs)`` gives them. Either is only
+    evaluated if the span records. Raises only RetryBudgetExceeded (a step attempt beyond an
+    enforced budget); internal errors give a no-op scope.
     """
     exceeded: RetryBudgetExceeded | None = None
     scope: Scope[Any] | None = None
     with handle_internal_errors():
-        scope, exceeded = _begin(options, arguments)
+        scope, exceeded = _begin(options, arguments, binder, args, kwargs)
     if exceeded is not None:
         assert scope is not None
         scope.refused = True
@@ -690,50 +728,53 @@ def begin(options: SpanOptions, arguments: Arguments = None) -> Scope[Any]:
     return scope if scope is not None else _noop_scope(options.kind)
 
 
+def _tracer_is_noop(tracer: trace.Tracer) -> bool:
+    """True if ``tracer.start_span`` is NoOpTracer's (directly or through the global proxy)."""
+    # exact types: isinstance() on these ABCs is slow, and a subclass may do anything
+    if type(tracer) is trace.ProxyTracer:  # delegates to the global provider, once there is one
+        tracer = getattr(tracer, "_tracer", tracer)
+    return type(tracer) is trace.NoOpTracer
+
+
+_KIND_STEP = A.KIND_STEP
+_KIND_TOOL = A.KIND_TOOL
+_KIND_LLM = A.KIND_LLM
+_KIND_RUN = A.KIND_RUN
+_KIND_PLAN = A.KIND_PLAN
+
+
 def _begin(
-    options: SpanOptions, arguments: Arguments
+    options: SpanOptions,
+    arguments: Arguments,
+    binder: Binder | None = None,
+    args: tuple[Any, ...] = (),
+    kwargs: Mapping[str, Any] | None = None,
 ) -> tuple[Scope[Any], RetryBudgetExceeded | None]:
     settings = _config.settings()
-    tracer = _config.tracer()
+    tracer = settings.tracer if settings.tracer is not None else _config.tracer()
     parent = CURRENT.get()
     kind = options.kind
-    capture = settings.capture if options.capture is None else options.capture
-    attrs: dict[str, AttributeValue | None] = {
-        A.SPAN_KIND: kind,
-        A.GEN_AI_OPERATION_NAME: A.OPERATION_FOR_KIND[kind],
-    }
-    observations: list[tuple[str, int]] = []
+
+    # Without an SDK the tracer is a NoOpTracer, whose start_span returns the current span itself
+    # when that one is not recording: then there is no span to start nor context to attach, and
+    # no attribute to compute. The bookkeeping (state, attempts, budgets, frames) is the same.
+    span: trace.Span | None = None
+    if _tracer_is_noop(tracer):
+        current = trace.get_current_span()
+        if type(current) is trace.NonRecordingSpan:
+            span = current
+    live = span is None
+
+    attrs: dict[str, AttributeValue] = {}
+    span_name = ""
     step_state: StepState | None = None
     state = parent.state
     role_hint = parent.role_hint
     name = options.name or options.fallback_name
 
-    if kind == A.KIND_RUN:
-        budget = options.budget if options.budget is not None else settings.budget
-        run_id = options.run_id or uuid.uuid4().hex
-        state = RunState(run_id=run_id, agent=name, budget=budget)
-        span_name = f"{A.OP_INVOKE_AGENT} {name}"
-        role_hint = None
-        attrs.update(
-            {
-                A.GEN_AI_AGENT_NAME: name,
-                A.RUN_ID: run_id,
-                A.GEN_AI_CONVERSATION_ID: run_id,
-                A.RUN_OBJECTIVE: options.objective,
-                A.RUN_VARIANT: options.variant,
-                A.RUN_BUDGET: budget.to_json() if budget is not None else None,
-            }
-        )
-    elif kind == A.KIND_PLAN:
-        agent = options.name or (parent.run.state.agent if parent.run else None) or name
-        span_name = f"{A.OP_PLAN} {agent}"
-        role_hint = "planner"
-        attrs[A.GEN_AI_AGENT_NAME] = agent
-        if parent.run is not None:
-            attrs[A.RUN_ID] = parent.run.run_id
-    elif kind == A.KIND_STEP:
-        step_id = options.name or (options.plan_step.id if options.plan_step else None) or name
-        step_id = step_id or "step"
+    if kind == _KIND_STEP:
+        plan_step = options.plan_step
+        step_id = options.name or (plan_step.id if plan_step else None) or name or "step"
         if state is None:
             state = orphan_state(trace.get_current_span().get_span_context().trace_id)
         attempt, total = state.next_attempt(step_id)
@@ -743,105 +784,146 @@ def _begin(
         if depth is None:
             depth = parent_step.state.depth + 1 if parent_step is not None else 0
         step_state = StepState(
-            step_id=step_id,
-            attempt=attempt,
-            depth=depth,
-            plan_id=plan.id if plan else None,
-            plan_version=plan.version if plan else None,
-            parent=parent_step.state if parent_step is not None else None,
+            step_id,
+            attempt,
+            depth,
+            plan.id if plan else None,
+            plan.version if plan else None,
+            parent_step.state if parent_step is not None else None,
         )
-        executor = options.executor or (options.plan_step.executor if options.plan_step else None)
-        span_name = f"{A.OP_EXECUTE_STEP} {step_id}"
         role_hint = "executor"
-        attrs.update(
-            {
-                A.RUN_ID: parent.run.run_id if parent.run else None,
-                A.STEP_ID: step_id,
-                A.STEP_ATTEMPT: attempt,
-                A.STEP_EXECUTOR: executor,
-                A.STEP_DEPTH: depth,
-                A.PLAN_ID: step_state.plan_id,
-                A.PLAN_VERSION: step_state.plan_version,
-            }
-        )
-        observations = [("max_attempts_per_step", attempt), ("max_attempts_per_run", total)]
-    elif kind == A.KIND_TOOL:
-        span_name = f"{A.OP_EXECUTE_TOOL} {name}"
-        attrs.update(_stamp(parent))
+        if live:
+            span_name = f"{A.OP_EXECUTE_STEP} {step_id}"
+            executor = options.executor or (plan_step.executor if plan_step else None)
+            attrs[A.SPAN_KIND] = kind
+            attrs[A.GEN_AI_OPERATION_NAME] = A.OP_EXECUTE_STEP
+            if parent.run is not None:
+                attrs[A.RUN_ID] = parent.run.run_id
+            attrs[A.STEP_ID] = step_id
+            attrs[A.STEP_ATTEMPT] = attempt
+            if executor is not None:
+                attrs[A.STEP_EXECUTOR] = executor
+            attrs[A.STEP_DEPTH] = depth
+            if plan is not None:
+                attrs[A.PLAN_ID] = plan.id
+                attrs[A.PLAN_VERSION] = plan.version
+    elif kind == _KIND_TOOL:
         resource = options.resource
         if resource is not None and not isinstance(resource, str):
             resource = str(resource)
         if options.effect is not None and options.effect not in A.TOOL_EFFECTS:
             raise ValueError(f"tool effect must be one of {A.TOOL_EFFECTS}, got {options.effect!r}")
-        attrs.update(
-            {
-                A.GEN_AI_TOOL_NAME: name,
-                A.TOOL_RESOURCE: resource,
-                A.TOOL_EFFECT: options.effect,
-            }
-        )
-    elif kind == A.KIND_LLM:
-        model = options.name
-        span_name = f"{A.OP_CHAT} {model}" if model else A.OP_CHAT
-        attrs.update(_stamp(parent))
-        attrs.update(
-            {
-                A.GEN_AI_REQUEST_MODEL: model,
-                A.LLM_ROLE: options.role or role_hint,
-                A.GEN_AI_PROVIDER_NAME: options.provider,
-            }
-        )
+        if live:
+            span_name = f"{A.OP_EXECUTE_TOOL} {name}"
+            attrs = _stamp(parent, kind)
+            attrs.update(
+                _clean(
+                    {
+                        A.GEN_AI_TOOL_NAME: name,
+                        A.TOOL_RESOURCE: resource,
+                        A.TOOL_EFFECT: options.effect,
+                    }
+                )
+            )
+    elif kind == _KIND_LLM:
+        if live:
+            model = options.name
+            span_name = f"{A.OP_CHAT} {model}" if model else A.OP_CHAT
+            attrs = _stamp(parent, kind)
+            attrs.update(
+                _clean(
+                    {
+                        A.GEN_AI_REQUEST_MODEL: model,
+                        A.LLM_ROLE: options.role or role_hint,
+                        A.GEN_AI_PROVIDER_NAME: options.provider,
+                    }
+                )
+            )
+    elif kind == _KIND_RUN:
+        budget = options.budget if options.budget is not None else settings.budget
+        run_id = options.run_id or uuid.uuid4().hex
+        state = RunState(run_id=run_id, agent=name, budget=budget)
+        role_hint = None
+        if live:
+            span_name = f"{A.OP_INVOKE_AGENT} {name}"
+            attrs = _clean(
+                {
+                    A.SPAN_KIND: kind,
+                    A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT,
+                    A.GEN_AI_AGENT_NAME: name,
+                    A.RUN_ID: run_id,
+                    A.GEN_AI_CONVERSATION_ID: run_id,
+                    A.RUN_OBJECTIVE: options.objective,
+                    A.RUN_VARIANT: options.variant,
+                    A.RUN_BUDGET: budget.to_json() if budget is not None else None,
+                }
+            )
+    elif kind == _KIND_PLAN:
+        role_hint = "planner"
+        if live:
+            agent = options.name or (parent.run.state.agent if parent.run else None) or name
+            span_name = f"{A.OP_PLAN} {agent}"
+            attrs = _clean(
+                {
+                    A.SPAN_KIND: kind,
+                    A.GEN_AI_OPERATION_NAME: A.OP_PLAN,
+                    A.GEN_AI_AGENT_NAME: agent,
+                    A.RUN_ID: parent.run.run_id if parent.run is not None else None,
+                }
+            )
     else:
         raise ValueError(f"unknown span kind {kind!r}; expected one of {A.SPAN_KINDS}")
 
-    span = tracer.start_span(
-        span_name, kind=_OTEL_KIND.get(kind, SpanKind.INTERNAL), attributes=_clean(attrs)
-    )
-    otel_ctx = trace.set_span_in_context(span)
+    otel_ctx: otel_context.Context | None = None
+    if span is None:
+        span = tracer.start_span(
+            span_name,
+            kind=SpanKind.CLIENT if kind == _KIND_LLM else SpanKind.INTERNAL,
+            attributes=attrs,
+        )
+        otel_ctx = trace.set_span_in_context(span)
     handle: SpanHandle
-    frame_changes: dict[str, Any] = {}
-    if kind == A.KIND_RUN:
+    if kind == _KIND_STEP:
+        assert step_state is not None
+        handle = StepHandle(span, step_state, parent.step)
+        frame = Frame(state, parent.run, handle, None, None, handle, role_hint)
+    elif kind == _KIND_TOOL:
+        handle = ToolHandle(span)
+        frame = Frame(state, parent.run, parent.step, parent.plan, parent.llm, handle, role_hint)
+    elif kind == _KIND_LLM:
+        handle = LlmHandle(span, state)
+        frame = Frame(state, parent.run, parent.step, parent.plan, handle, handle, role_hint)
+    elif kind == _KIND_RUN:
         assert state is not None
         handle = RunHandle(span, state)
-        frame_changes = {"run": handle, "step": None, "plan": None, "llm": None}
-    elif kind == A.KIND_PLAN:
+        frame = Frame(state, handle, None, None, None, handle, role_hint)
+    else:
         if state is None:
             state = orphan_state(span.get_span_context().trace_id)
         scope_default = options.scope
         if scope_default is None and parent.step is not None:
             scope_default = parent.step.step_id
         handle = PlanHandle(span, state, scope_default)
-        frame_changes = {"plan": handle}
-    elif kind == A.KIND_STEP:
-        assert step_state is not None
-        handle = StepHandle(span, step_state, parent.step)
-        frame_changes = {"step": handle, "plan": None, "llm": None}
-    elif kind == A.KIND_LLM:
-        handle = LlmHandle(span, state)
-        frame_changes = {"llm": handle}
-    else:
-        handle = ToolHandle(span)
-    frame = Frame(
-        state=state,
-        run=frame_changes.get("run", parent.run),
-        step=frame_changes.get("step", parent.step),
-        plan=frame_changes.get("plan", parent.plan),
-        llm=frame_changes.get("llm", parent.llm),
-        innermost=handle,
-        role_hint=role_hint,
-    )
+        frame = Frame(state, parent.run, parent.step, handle, parent.llm, handle, role_hint)
     handle._frame = frame
+    capture = settings.capture if options.capture is None else options.capture
     scope: Scope[Any] = Scope(handle, frame, otel_ctx, capture, settings)
 
-    if span.is_recording() and arguments is not None:
+    if live and (arguments is not None or binder is not None) and span.is_recording():
         with handle_internal_errors():  # the span is started: a capture problem must not lose it
-            if callable(arguments):
+            if arguments is None:
+                assert binder is not None
+                arguments = binder(args, kwargs if kwargs is not None else {})
+            elif callable(arguments):
                 arguments = arguments()
             _record_arguments(scope, kind, arguments, settings)
     exceeded = None
-    if observations and state is not None:
+    if step_state is not None and state is not None and state.budget is not None:
         exceeded = _check_budget(
-            span, state, observations, step_id=step_state.step_id if step_state else None
+            span,
+            state,
+            [("max_attempts_per_step", step_state.attempt), ("max_attempts_per_run", total)],
+            step_id=step_state.step_id,
         )
     return scope, exceeded
 

@@ -68,7 +68,7 @@ class RunState:
             return self.tokens
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class StepState:
     """Bookkeeping of one step attempt."""
 
@@ -83,17 +83,38 @@ class StepState:
     context_tokens: int | None = None
 
 
-@dataclass(frozen=True)
 class Frame:
-    """What encloses the code running now."""
+    """What encloses the code running now (never changed once made: a new span makes a new one).
 
-    state: RunState | None = None
-    run: RunHandle | None = None
-    step: StepHandle | None = None
-    plan: PlanHandle | None = None
-    llm: LlmHandle | None = None
-    innermost: SpanHandle | None = None
-    role_hint: str | None = None
+    A plain slotted class rather than a frozen dataclass: one is built per span, and a frozen
+    dataclass's ``__init__`` costs an ``object.__setattr__`` per field.
+    """
+
+    __slots__ = ("innermost", "llm", "plan", "role_hint", "run", "state", "step")
+
+    def __init__(
+        self,
+        state: RunState | None = None,
+        run: RunHandle | None = None,
+        step: StepHandle | None = None,
+        plan: PlanHandle | None = None,
+        llm: LlmHandle | None = None,
+        innermost: SpanHandle | None = None,
+        role_hint: str | None = None,
+    ) -> None:
+        self.state = state
+        self.run = run
+        self.step = step
+        self.plan = plan
+        self.llm = llm
+        self.innermost = innermost
+        self.role_hint = role_hint
+
+    def __repr__(self) -> str:
+        return (
+            f"Frame(run={self.run!r}, step={self.step!r}, plan={self.plan!r}, llm={self.llm!r}, "
+            f"innermost={self.innermost!r}, role_hint={self.role_hint!r})"
+        )
 
 
 EMPTY_FRAME = Frame()
