@@ -11,13 +11,20 @@ placeholder, all of which render to identifiers, keywords or an integer - never 
 
 Placeholders are substituted only outside string literals, quoted identifiers and comments, and an
 unknown ``{...}`` is an error, so a query parameter (``{name:Type}``) can never slip into DDL.
+
+A sharded cluster needs one more layer than ``ON CLUSTER`` + Replicated engines, and it is derived
+from the same files by ``render(sql, cluster, distributed=True)`` (see :func:`distribute`): every
+MergeTree-family table ``T`` becomes the shard-local ``T_local`` plus a ``Distributed`` table ``T``
+over it (sharded by ``cityHash64(TraceId)``, so one trace stays on one shard), and materialized
+views read and write the ``_local`` tables of their own shard. Only identifiers change; no value is
+ever templated.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -166,13 +173,31 @@ def quote_identifier(name: str) -> str:
 
 
 def render(
-    sql: str, cluster: str | None = None, *, database: str = "default", ttl_days: int = 30
+    sql: str,
+    cluster: str | None = None,
+    *,
+    database: str = "default",
+    ttl_days: int = 30,
+    distributed: bool = False,
 ) -> str:
     """Render a migration template for one node (``cluster=None``) or a ClickHouse cluster.
+
+    ``distributed=True`` (needs ``cluster``) adds the sharding layer: see :func:`distribute`.
+    The result is then one statement per ``;``-terminated paragraph, comments dropped.
 
     >>> render("CREATE TABLE {db}.t {on_cluster} (x UInt8) ENGINE = {engine:MergeTree}", "c")
     'CREATE TABLE `default`.t ON CLUSTER `c` (x UInt8) ENGINE = ReplicatedMergeTree'
     """
+    if distributed and cluster is None:
+        raise MigrationError("distributed=True needs a cluster name")
+    rendered = _render(sql, cluster, database, ttl_days)
+    if not distributed or cluster is None:
+        return rendered
+    statements = distribute(split_statements(rendered), cluster, database=database)
+    return "".join(f"{statement};\n\n" for statement in statements)
+
+
+def _render(sql: str, cluster: str | None, database: str, ttl_days: int) -> str:
     if isinstance(ttl_days, bool) or not isinstance(ttl_days, int):
         raise MigrationError(f"ttl_days must be an int, not {type(ttl_days).__name__}")
     if not 1 <= ttl_days <= MAX_TTL_DAYS:
@@ -201,4 +226,171 @@ def render(
     return "".join(out)
 
 
-__all__ = ["Migration", "load_migrations", "quote_identifier", "render", "split_statements"]
+#: Suffix of the shard-local table under a Distributed table of the same name.
+LOCAL_SUFFIX = "_local"
+#: Sharding key of every table that has a ``TraceId`` column: one trace, one shard.
+TRACE_SHARDING_KEY = "cityHash64(TraceId)"
+#: Tables whose rows must meet on one shard by something other than TraceId or the sorting key.
+#: The lease table: every claim of one key must reach the same shard, or the claim's dedup token
+#: (which is per shard) could not stop a second claim of the same generation.
+SHARDING_KEYS: dict[str, str] = {"planscope_analysis_leases": "cityHash64(Project, LeaseKey)"}
+
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_CREATE_TABLE_RE = re.compile(
+    rf"^CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(`{_NAME}`)\.({_NAME})\b", re.IGNORECASE
+)
+_CREATE_MV_RE = re.compile(
+    rf"^CREATE\s+MATERIALIZED\s+VIEW\s+(?:IF\s+NOT\s+EXISTS\s+)?(`{_NAME}`)\.({_NAME})\b",
+    re.IGNORECASE,
+)
+_ALTER_TABLE_RE = re.compile(rf"^ALTER\s+TABLE\s+(`{_NAME}`)\.({_NAME})\b", re.IGNORECASE)
+_REPLICATED_ENGINE_RE = re.compile(r"\bENGINE\s*=\s*Replicated\w*MergeTree\b")
+_TRACE_ID_COLUMN_RE = re.compile(r"[(,]\s*`?TraceId`?\s+\w")
+_COLUMN_ALTER_RE = re.compile(
+    r"\b(?:ADD|DROP|MODIFY|RENAME|COMMENT|CLEAR)\s+COLUMN\b", re.IGNORECASE
+)
+_MODIFY_QUERY_RE = re.compile(r"\bMODIFY\s+QUERY\b", re.IGNORECASE)
+
+
+def _chunks(statement: str) -> Iterator[tuple[bool, str]]:
+    """``(is_code, text)``: code and backtick identifiers together; string literals and comments
+    apart, so identifier rewrites never touch a value."""
+    run: list[str] = []
+    for kind, text in _segments(statement):
+        if kind == "code" or (kind == "quoted" and text.startswith("`")):
+            run.append(text)
+            continue
+        if run:
+            yield True, "".join(run)
+            run = []
+        yield False, text
+    if run:
+        yield True, "".join(run)
+
+
+def _map_code(
+    statement: str, pattern: re.Pattern[str], repl: Callable[[re.Match[str]], str]
+) -> str:
+    """``pattern.sub(repl, ...)`` over the code of ``statement``, never inside literals/comments."""
+    return "".join(pattern.sub(repl, text) if code else text for code, text in _chunks(statement))
+
+
+def _code_only(statement: str) -> str:
+    return "".join(text if code else " " for code, text in _chunks(statement))
+
+
+def _order_by(statement: str) -> str:
+    """The ORDER BY expression of a CREATE TABLE statement (without outer parentheses)."""
+    code = _code_only(statement)
+    match = re.search(r"\bORDER\s+BY\s+", code)
+    if match is None:
+        raise MigrationError(f"no ORDER BY in table statement: {statement[:80]}")
+    rest = code[match.end() :]
+    if rest.startswith("("):
+        depth = 0
+        for index, ch in enumerate(rest):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                return rest[1:index].strip()
+        raise MigrationError(f"unbalanced ORDER BY in: {statement[:80]}")
+    return rest.split()[0]
+
+
+def sharding_key(statement: str) -> str:
+    """The Distributed sharding key for one rendered CREATE TABLE statement.
+
+    :data:`SHARDING_KEYS` if it names the table; else ``cityHash64(TraceId)`` when the table has
+    a ``TraceId`` column (one trace, one shard: per-trace
+    analysis and views never cross shards); otherwise ``cityHash64(<sorting key>)``, so the rows
+    that a Replacing/Aggregating engine must merge (same sorting key) meet on one shard.
+
+    >>> sharding_key("CREATE TABLE `d`.t (TraceId String, x Int8) ENGINE = M ORDER BY (x)")
+    'cityHash64(TraceId)'
+    >>> sharding_key("CREATE TABLE `d`.t (k String, v UInt8) ENGINE = M ORDER BY (k, v)")
+    'cityHash64(k, v)'
+    """
+    table = _CREATE_TABLE_RE.match(statement)
+    if table is not None and table.group(2) in SHARDING_KEYS:
+        return SHARDING_KEYS[table.group(2)]
+    code = _code_only(statement)
+    columns = code.split("ENGINE", 1)[0]
+    if _TRACE_ID_COLUMN_RE.search(columns):
+        return TRACE_SHARDING_KEY
+    return f"cityHash64({_order_by(statement)})"
+
+
+def distribute(statements: list[str], cluster: str, *, database: str = "default") -> list[str]:
+    """Add the Distributed layer to statements already rendered for ``cluster``.
+
+    * ``CREATE TABLE db.T ... ENGINE = Replicated*MergeTree`` becomes ``db.T_local`` (same
+      statement otherwise), followed by ``CREATE TABLE db.T ON CLUSTER c AS db.T_local ENGINE =
+      Distributed(c, db, T_local, <sharding_key>)``: clients keep reading and writing ``T``.
+    * ``CREATE MATERIALIZED VIEW db.V ... TO db.X AS SELECT ... FROM db.Y``: every table it names
+      becomes ``_local``. A view fires on the shard-local insert that the Distributed table
+      forwards, and writes that shard's local target: rows derived from a trace stay on its shard.
+      Consequently a view can only read shard-local data (no JOIN with a table of other shards).
+    * ``ALTER TABLE db.T``: applied to ``T_local``, and also to ``T`` for column changes (a
+      Distributed table has columns, not data); ``ALTER TABLE db.V MODIFY QUERY`` rewrites the view
+      like a CREATE. Everything else (databases, plain views, other engines) is unchanged.
+
+    >>> out = distribute(
+    ...     ["CREATE TABLE `d`.t ON CLUSTER `c` (TraceId String) ENGINE = ReplicatedMergeTree"
+    ...      " ORDER BY TraceId"], "c", database="d")
+    >>> out[0][:35], out[1]
+    ('CREATE TABLE `d`.t_local ON CLUSTER', 'CREATE TABLE IF NOT EXISTS `d`.t ON CLUSTER `c` AS `d`.t_local ENGINE = Distributed(`c`, `d`, `t_local`, cityHash64(TraceId))')
+    """  # noqa: E501
+    db = quote_identifier(database)
+    on_cluster = quote_identifier(cluster)
+    ref_re = re.compile(re.escape(db) + rf"\.({_NAME})\b")
+
+    def local(name: str) -> str:
+        return quote_identifier(name + LOCAL_SUFFIX)[1:-1]
+
+    out: list[str] = []
+    for statement in statements:
+        table = _CREATE_TABLE_RE.match(statement)
+        if table and table.group(1) == db and _REPLICATED_ENGINE_RE.search(_code_only(statement)):
+            name = table.group(2)
+            start, end = table.span(2)
+            out.append(statement[:start] + local(name) + statement[end:])
+            out.append(
+                f"CREATE TABLE IF NOT EXISTS {db}.{name} ON CLUSTER {on_cluster} "
+                f"AS {db}.{local(name)} ENGINE = Distributed({on_cluster}, {db}, "
+                f"`{local(name)}`, {sharding_key(statement)})"
+            )
+            continue
+        view = _CREATE_MV_RE.match(statement)
+        alter = _ALTER_TABLE_RE.match(statement)
+        if view or (alter and _MODIFY_QUERY_RE.search(_code_only(statement))):
+            head = view or alter
+            assert head is not None
+            cut = head.end()
+            out.append(
+                statement[:cut]
+                + _map_code(statement[cut:], ref_re, lambda m: f"{db}.{local(m.group(1))}")
+            )
+            continue
+        if alter and alter.group(1) == db:
+            name = alter.group(2)
+            start, end = alter.span(2)
+            out.append(statement[:start] + local(name) + statement[end:])
+            if _COLUMN_ALTER_RE.search(_code_only(statement)):
+                out.append(statement)
+            continue
+        out.append(statement)
+    return out
+
+
+__all__ = [
+    "LOCAL_SUFFIX",
+    "SHARDING_KEYS",
+    "TRACE_SHARDING_KEY",
+    "Migration",
+    "distribute",
+    "load_migrations",
+    "quote_identifier",
+    "render",
+    "sharding_key",
+    "split_statements",
+]
