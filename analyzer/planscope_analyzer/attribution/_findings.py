@@ -1,0 +1,78 @@
+"""Read a trace and its analyzer findings from a collector's query API, and map findings onto
+history indices.
+
+``GET /api/traces/{id}/findings`` may not exist (no analyzer deployed): a 404 means "no
+findings", and attribution proceeds on structure alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from planscope import _attributes as A
+
+from ..importers import _conventions as C
+from ._rules import FindingRef
+
+
+def fetch_trace(client: httpx.Client, base: str, trace_id: str,
+                project: str | None = None) -> dict[str, Any] | None:
+    """The trace JSON, or ``None`` when the collector does not have it (404)."""
+    params = {"project": project} if project else None
+    r = client.get(f"{base.rstrip('/')}/api/traces/{trace_id}", params=params)
+    if r.status_code == 404:
+        return None
+    r.raise_for_status()
+    data: dict[str, Any] = r.json()
+    return data
+
+
+def fetch_findings(client: httpx.Client, base: str, trace_id: str,
+                   project: str | None = None) -> list[dict[str, Any]] | None:
+    """The analyzers' findings for a trace; ``None`` when the endpoint or trace is absent."""
+    params = {"project": project} if project else None
+    try:
+        r = client.get(f"{base.rstrip('/')}/api/traces/{trace_id}/findings", params=params)
+    except httpx.HTTPError:
+        return None
+    if r.status_code in (404, 405, 501):
+        return None
+    if r.status_code != 200:
+        return None
+    body = r.json()
+    items = body.get("findings", body) if isinstance(body, dict) else body
+    return [f for f in items if isinstance(f, dict)] if isinstance(items, list) else None
+
+
+def map_findings(findings: list[dict[str, Any]], trace: dict[str, Any] | None) -> list[FindingRef]:
+    """Findings with their step ids / evidence spans mapped to history indices.
+
+    >>> map_findings([{"kind": "runaway_loop", "severity": "high", "component": "W",
+    ...                "step_id": "s1", "explanation": "x"}],
+    ...              {"spans": [{"span_id": "a", "attributes": {"planscope.step.id": "s1",
+    ...                                                    "planscope.import.record": "7"}}]})[0].step
+    7
+    """
+    span_record: dict[str, int] = {}
+    step_record: dict[str, int] = {}
+    for s in (trace or {}).get("spans", []):
+        attrs = s.get("attributes") or {}
+        rec = attrs.get(C.IMPORT_RECORD)
+        if rec is None or not str(rec).lstrip("-").isdigit():
+            continue
+        span_record[str(s.get("span_id"))] = int(rec)
+        step = attrs.get(A.STEP_ID)
+        if step is not None:
+            step_record.setdefault(str(step), int(rec))
+    out = []
+    for f in findings:
+        ev = f.get("evidence") or []
+        ev_ids = [e if isinstance(e, str) else (e.get("span_id") if isinstance(e, dict) else None)
+                  for e in (ev if isinstance(ev, list) else [])]
+        recs = [span_record[e] for e in ev_ids if e in span_record]
+        step = min(recs) if recs else step_record.get(str(f.get("step_id") or ""))
+        out.append(FindingRef(str(f.get("kind", "")), str(f.get("severity", "")),
+                              str(f.get("component", "")), step, str(f.get("explanation", ""))))
+    return out

@@ -1,0 +1,171 @@
+"""Prepare files for import (detect, parse, validate, convert, re-time: all before sending) and
+send them to a collector over OTLP/HTTP.
+
+>>> prepared = prepare(Path("missing.json"))
+Traceback (most recent call last):
+...
+planscope_analyzer.importers._errors.ImportFailed: missing.json: cannot read: No such file or directory
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import httpx
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import KeyValue
+from planscope import _attributes as A
+
+from ._chat_spans import conversation_spans
+from ._conversation import Conversation
+from ._errors import ImportFailed, MalformedInput, SendFailed, UnknownFormat
+from ._otlp_files import all_spans, looks_like_otlp, parse_otlp_json, retime, split_documents
+from ._semconv_map import map_semconv
+from ._spans import any_value, to_request
+from ._whowhen import looks_like_whowhen, parse_whowhen
+
+Format = Literal["auto", "whowhen", "otlp-json", "openinference"]
+FORMATS: tuple[str, ...] = ("auto", "whowhen", "otlp-json", "openinference")
+DEFAULT_COLLECTOR = "http://127.0.0.1:4318"
+
+
+@dataclass
+class Prepared:
+    """A file converted and validated, ready to send; nothing has been sent yet."""
+
+    path: Path
+    format: str
+    requests: list[ExportTraceServiceRequest]
+    trace_ids: list[str]
+    span_count: int
+    mapped_spans: int = 0
+    conversation: Conversation | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def detect_format(data: bytes, source: str) -> str:
+    """``whowhen`` or ``otlp-json`` from the content, else ``UnknownFormat`` naming the file."""
+    try:
+        docs = split_documents(data, source)
+    except MalformedInput as exc:
+        raise UnknownFormat(f"{source}: unknown format ({exc.reason})") from None
+    label, first = docs[0]
+    if label is None and looks_like_whowhen(first):
+        return "whowhen"
+    if looks_like_otlp(first):
+        return "otlp-json"
+    raise UnknownFormat(
+        f"{source}: unknown format: {label or 'the document'} is neither a Who&When log "
+        "(an object with a 'history' list) nor an OTLP ExportTraceServiceRequest "
+        "(an object with 'resourceSpans')"
+    )
+
+
+def prepare(
+    path: Path, fmt: str = "auto", *, project: str | None = None, end_ns: int | None = None,
+    keep_time: bool = False,
+) -> Prepared:
+    """Read, validate and convert one file; raises ``ImportFailed`` (subclasses) naming it."""
+    source = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ImportFailed(f"{source}: cannot read: {exc.strerror or exc}") from None
+    if fmt not in FORMATS:
+        raise UnknownFormat(f"{source}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    actual = detect_format(data, source) if fmt == "auto" else fmt
+    if actual == "whowhen":
+        conv = parse_whowhen(data, source)
+        spans = conversation_spans(conv, end_ns=end_ns)
+        resource: dict[str, str | int | float | bool] = {A.SERVICE_NAME: conv.framework}
+        if project:
+            resource[A.PROJECT] = project
+        request = to_request(spans, resource)
+        return Prepared(path, "whowhen", [request], [spans[0].trace_id.hex()], len(spans),
+                        conversation=conv)
+    requests = parse_otlp_json(data, source)
+    mapped = map_semconv(requests)
+    if actual == "openinference" and mapped == 0:
+        raise MalformedInput(source, None, "no OpenInference/OpenLLMetry span found "
+                             "(openinference.span.kind or traceloop.span.kind)")
+    if not keep_time:
+        retime(requests, end_ns=end_ns)
+    if project:
+        for r in requests:
+            for rs in r.resource_spans:
+                if not any(kv.key == A.PROJECT for kv in rs.resource.attributes):
+                    rs.resource.attributes.append(KeyValue(key=A.PROJECT,
+                                                           value=any_value(project)))
+    spans = all_spans(requests)
+    if not spans:
+        raise MalformedInput(source, None, "the file holds no spans")
+    trace_ids = list(dict.fromkeys(s.trace_id.hex() for s in spans))
+    return Prepared(path, "openinference" if mapped else "otlp-json", requests, trace_ids,
+                    len(spans), mapped_spans=mapped)
+
+
+def send(prepared: Prepared, collector: str = DEFAULT_COLLECTOR, *, api_key: str | None = None,
+         client: httpx.Client | None = None, timeout: float = 30.0) -> None:
+    """POST every request of a prepared file to ``{collector}/v1/traces`` (protobuf, gzip)."""
+    url = collector.rstrip("/") + "/v1/traces"
+    headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}
+    if api_key:
+        headers["Authorization"] = f"Bearer {api_key}"
+    own = client is None
+    http = client or httpx.Client(timeout=timeout)
+    try:
+        for i, request in enumerate(prepared.requests):
+            body = gzip.compress(request.SerializeToString())
+            try:
+                r = http.post(url, content=body, headers=headers)
+            except httpx.HTTPError as exc:
+                raise SendFailed(f"{prepared.path}: cannot reach the collector at {url}: "
+                                 f"{exc}") from None
+            if r.status_code != 200:
+                raise SendFailed(f"{prepared.path}: the collector answered {r.status_code} to "
+                                 f"request {i + 1}/{len(prepared.requests)}: {_reason(r)}")
+    finally:
+        if own:
+            http.close()
+
+
+def _reason(r: httpx.Response) -> str:
+    try:
+        return str(r.json().get("error", r.text))[:300]
+    except (ValueError, AttributeError):
+        return r.text[:300]
+
+
+def import_files(
+    paths: Sequence[Path], fmt: str = "auto", *, collector: str = DEFAULT_COLLECTOR,
+    api_key: str | None = None, project: str | None = None, keep_time: bool = False,
+) -> list[Prepared]:
+    """Import files: every file is validated and converted first, then all are sent.
+
+    A broken file stops the import before anything is sent.
+
+    >>> import_files([Path("nope.json")])
+    Traceback (most recent call last):
+    ...
+    planscope_analyzer.importers._errors.ImportFailed: nope.json: cannot read: No such file or directory
+    """
+    prepared = [prepare(p, fmt, project=project, keep_time=keep_time) for p in paths]
+    with httpx.Client(timeout=30.0) as client:
+        for p in prepared:
+            send(p, collector, api_key=api_key, client=client)
+    return prepared
+
+
+def summary(p: Prepared) -> dict[str, object]:
+    """A JSON-able line describing an imported file."""
+    return {"file": str(p.path), "format": p.format, "traces": p.trace_ids,
+            "spans": p.span_count, "mapped_spans": p.mapped_spans}
+
+
+def dumps_summary(p: Prepared) -> str:
+    return json.dumps(summary(p), separators=(",", ":"))
