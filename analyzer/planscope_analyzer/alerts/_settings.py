@@ -1,0 +1,98 @@
+"""Alerting settings: environment variables (one constant and docstring each) and their values.
+
+>>> AlertSettings.from_env({"PLANSCOPE_ALERTS_INTERVAL": "0.5"}).interval
+0.5
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from ._errors import AlertError
+
+__all__ = ["AlertSettings"]
+
+PLANSCOPE_ALERTS_FILE: Final = "PLANSCOPE_ALERTS_FILE"
+"""YAML rules file loaded at start. Default: ``<data dir>/alerts.yaml`` when it exists."""
+PLANSCOPE_ALERTS_INTERVAL: Final = "PLANSCOPE_ALERTS_INTERVAL"
+"""Seconds between evaluation passes (new data also triggers one). Default 1."""
+PLANSCOPE_ALERTS_MIN_GAP: Final = "PLANSCOPE_ALERTS_MIN_GAP"
+"""Least seconds between two passes triggered by new data. Default 0.2."""
+PLANSCOPE_DASHBOARD_URL: Final = "PLANSCOPE_DASHBOARD_URL"
+"""Base of trace links in events. Default ``http://127.0.0.1:8501``."""
+PLANSCOPE_ALERTS_RETRY_BASE: Final = "PLANSCOPE_ALERTS_RETRY_BASE"
+"""First retry delay of a failed delivery, seconds (doubling). Default 1."""
+PLANSCOPE_ALERTS_RETRY_MAX: Final = "PLANSCOPE_ALERTS_RETRY_MAX"
+"""Largest delay between delivery attempts, seconds. Default 60."""
+PLANSCOPE_ALERTS_GIVE_UP: Final = "PLANSCOPE_ALERTS_GIVE_UP"
+"""Seconds after which an undeliverable event is marked ``failed``. Default 86400."""
+PLANSCOPE_ALERTS_ENABLED: Final = "PLANSCOPE_ALERTS_ENABLED"
+"""``0`` turns evaluation and delivery off (the API still edits rules). Default 1."""
+
+ENV_VARS: Final = (
+    PLANSCOPE_ALERTS_FILE,
+    PLANSCOPE_ALERTS_INTERVAL,
+    PLANSCOPE_ALERTS_MIN_GAP,
+    PLANSCOPE_DASHBOARD_URL,
+    PLANSCOPE_ALERTS_RETRY_BASE,
+    PLANSCOPE_ALERTS_RETRY_MAX,
+    PLANSCOPE_ALERTS_GIVE_UP,
+    PLANSCOPE_ALERTS_ENABLED,
+)
+
+
+@dataclass(frozen=True)
+class AlertSettings:
+    """Everything the alerting extension can be told (see the environment variables above)."""
+
+    rules_file: Path | None = None
+    interval: float = 1.0
+    min_gap: float = 0.2
+    dashboard_url: str = "http://127.0.0.1:8501"
+    retry_base: float = 1.0
+    retry_max: float = 60.0
+    give_up_after: float = 86400.0
+    enabled: bool = True
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], data_dir: Path | None = None) -> AlertSettings:
+        """Read the environment; a bad value raises AlertError naming the variable."""
+
+        def num(name: str, default: float, low: float = 0.0) -> float:
+            raw = env.get(name)
+            if raw is None or raw == "":
+                return default
+            try:
+                value = float(raw)
+            except ValueError:
+                raise AlertError(f"{name} must be a number of seconds, got {raw!r}") from None
+            if value < low:
+                raise AlertError(f"{name} must be >= {low}, got {raw!r}")
+            return value
+
+        path = env.get(PLANSCOPE_ALERTS_FILE)
+        rules_file = Path(path) if path else None
+        if rules_file is None and data_dir is not None and (data_dir / "alerts.yaml").exists():
+            rules_file = data_dir / "alerts.yaml"
+        return cls(
+            rules_file=rules_file,
+            interval=num(PLANSCOPE_ALERTS_INTERVAL, 1.0, 0.01),
+            min_gap=num(PLANSCOPE_ALERTS_MIN_GAP, 0.2),
+            dashboard_url=env.get(PLANSCOPE_DASHBOARD_URL, "http://127.0.0.1:8501").rstrip("/"),
+            retry_base=num(PLANSCOPE_ALERTS_RETRY_BASE, 1.0, 0.01),
+            retry_max=num(PLANSCOPE_ALERTS_RETRY_MAX, 60.0, 0.01),
+            give_up_after=num(PLANSCOPE_ALERTS_GIVE_UP, 86400.0, 1.0),
+            enabled=env.get(PLANSCOPE_ALERTS_ENABLED, "1").strip().lower() not in ("0", "false"),
+        )
+
+    def trace_link(self, trace_id: str, project: str = "default") -> str:
+        """Dashboard URL of one trace.
+
+        >>> AlertSettings().trace_link("ab" * 16)
+        'http://127.0.0.1:8501/?page=run&trace_id=abababababababababababababababab'
+        """
+        link = f"{self.dashboard_url}/?page=run&trace_id={trace_id}"
+        return link if project == "default" else f"{link}&project={project}"

@@ -1,0 +1,239 @@
+"""The collector extension: alert routes under ``/api/alerts`` plus the evaluation and delivery
+threads, loaded by the collector from ``EXTENSION_MODULES``.
+
+>>> from planscope_collector import BackgroundServer, CollectorSettings  # doctest: +SKIP
+>>> with BackgroundServer(CollectorSettings(port=0)) as s:  # doctest: +SKIP
+...     httpx.get(s.url + "/api/alerts/rules").json()
+{'rules': []}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse
+from planscope_collector._extensions import project_of
+
+from ._engine import AlertEngine
+from ._errors import RuleValidationError
+from ._repo import StoredRule
+from ._rules import keep_secrets, parse_rule, redacted, with_id
+from ._settings import AlertSettings
+
+if TYPE_CHECKING:
+    from planscope_collector import Collector
+
+__all__ = ["AlertsExtension", "extension"]
+
+MAX_RULE_BYTES = 64 * 1024
+Project = Annotated[str, Depends(project_of)]
+
+
+def _error(status: int, reason: str, problems: list[str] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"error": reason}
+    if problems is not None:
+        body["problems"] = problems
+    return JSONResponse(body, status_code=status)
+
+
+async def _rule_body(request: Request) -> Any:
+    raw = await request.body()
+    if len(raw) > MAX_RULE_BYTES:
+        raise RuleValidationError(f"rule body exceeds {MAX_RULE_BYTES} bytes")
+    try:
+        data = json.loads(raw or b"null")
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise RuleValidationError(f"the body is not JSON: {exc}") from None
+    return parse_rule(data)
+
+
+def _rule_json(stored: StoredRule, engine: AlertEngine) -> dict[str, Any]:
+    st = engine.state_of(stored.project, stored.rule.id)
+    return {
+        **redacted(stored.rule),
+        "version": stored.version,
+        "source": stored.source,
+        "updated_at": stored.updated_at,
+        "state": st.state,
+    }
+
+
+class AlertsExtension:
+    """Routes, lifecycle and the ``on_flush`` hook of the alerting component."""
+
+    def __init__(self, collector: Collector, settings: AlertSettings | None = None) -> None:
+        self.collector = collector
+        self.settings = settings or AlertSettings.from_env(
+            os.environ, collector.settings.data_dir
+        )
+        self.engine = AlertEngine(lambda: collector.store, self.settings)
+        self.router: APIRouter | None = self._routes()
+
+    def start(self) -> None:
+        if self.settings.enabled:
+            self.engine.start()
+
+    def stop(self) -> None:
+        if self.settings.enabled:
+            self.engine.stop()
+
+    def on_flush(self, trace_ids: set[tuple[str, str]]) -> None:
+        self.engine.mark_dirty({project for project, _ in trace_ids})
+
+    def _routes(self) -> APIRouter:
+        router = APIRouter(prefix="/api/alerts", tags=["alerts"])
+        engine = self.engine
+        repo = engine.rules
+
+        async def run(fn: Any, *args: Any) -> Any:
+            return await anyio.to_thread.run_sync(fn, *args)
+
+        @router.get("/rules")
+        async def list_rules(project: Project) -> dict[str, Any]:
+            rules = await run(repo.current, project)
+            return {"rules": [_rule_json(r, engine) for r in rules]}
+
+        @router.post("/rules", status_code=201, response_model=None)
+        async def create_rule(request: Request, project: Project) -> Any:
+            try:
+                rule = with_id(await _rule_body(request))
+            except RuleValidationError as exc:
+                return _error(422, str(exc), exc.problems)
+
+            def write() -> StoredRule | None:
+                with repo.lock:
+                    if repo.get(project, rule.id) is not None:
+                        return None
+                    return repo.put(project, rule, source=_source(request))
+
+            stored = await run(write)
+            if stored is None:
+                return _error(409, f"rule {rule.id!r} exists; PUT /api/alerts/rules/{rule.id}")
+            engine.rules_changed()
+            return JSONResponse(_rule_json(stored, engine), status_code=201)
+
+        @router.get("/rules/{rule_id}", response_model=None)
+        async def get_rule(rule_id: str, project: Project) -> Any:
+            stored = await run(repo.get, project, rule_id)
+            if stored is None:
+                return _error(404, f"no rule {rule_id!r} in project {project!r}")
+            return _rule_json(stored, engine)
+
+        @router.get("/rules/{rule_id}/history", response_model=None)
+        async def rule_history(rule_id: str, project: Project) -> Any:
+            versions = await run(repo.history, project, rule_id)
+            if not versions:
+                return _error(404, f"no rule {rule_id!r} in project {project!r}")
+            return {
+                "versions": [
+                    {**redacted(v.rule), "version": v.version, "source": v.source,
+                     "deleted": v.deleted, "updated_at": v.updated_at}
+                    for v in versions
+                ]  # fmt: skip
+            }
+
+        @router.put("/rules/{rule_id}", response_model=None)
+        async def replace_rule(rule_id: str, request: Request, project: Project) -> Any:
+            try:
+                rule = await _rule_body(request)
+                if rule.id not in (None, rule_id):
+                    raise RuleValidationError(
+                        f"id: the body says {rule.id!r} but the URL says {rule_id!r}"
+                    )
+                rule = rule.model_copy(update={"id": rule_id})
+            except RuleValidationError as exc:
+                return _error(422, str(exc), exc.problems)
+
+            def write() -> StoredRule | str:
+                current = repo.get(project, rule_id)
+                if current is None:
+                    return "missing"
+                try:
+                    new = keep_secrets(rule, current.rule)
+                except RuleValidationError as exc:
+                    return str(exc)
+                return repo.put(project, new, source=_source(request))
+
+            result = await run(write)
+            if result == "missing":
+                return _error(404, f"no rule {rule_id!r} in project {project!r}; POST to create")
+            if isinstance(result, str):
+                return _error(422, result, [result])
+            engine.rules_changed()
+            return _rule_json(result, engine)
+
+        @router.delete("/rules/{rule_id}", response_model=None)
+        async def delete_rule(rule_id: str, request: Request, project: Project) -> Any:
+            def write() -> StoredRule | None:
+                current = repo.get(project, rule_id)
+                if current is None:
+                    return None
+                return repo.put(project, current.rule, source=_source(request), deleted=True)
+
+            stored = await run(write)
+            if stored is None:
+                return _error(404, f"no rule {rule_id!r} in project {project!r}")
+            engine.rules_changed()
+            return {"deleted": rule_id, "version": stored.version}
+
+        @router.post("/rules/{rule_id}/test", response_model=None)
+        async def test_rule(rule_id: str, project: Project) -> Any:
+            stored = await run(repo.get, project, rule_id)
+            if stored is None:
+                return _error(404, f"no rule {rule_id!r} in project {project!r}")
+            result = await run(engine.dry_run, project, stored.rule)
+            return {"rule_id": rule_id, "version": stored.version, **result}
+
+        @router.post("/test", response_model=None)
+        async def test_unsaved(request: Request, project: Project) -> Any:
+            try:
+                rule = await _rule_body(request)
+            except RuleValidationError as exc:
+                return _error(422, str(exc), exc.problems)
+            result = await run(engine.dry_run, project, rule)
+            return {"rule_id": rule.id, "version": None, **result}
+
+        @router.get("/events")
+        async def list_events(
+            project: Project,
+            rule_id: str | None = None,
+            state: Annotated[str | None, Query(pattern="^(firing|resolved)$")] = None,
+            since: Annotated[float, Query(ge=0, description="unix seconds")] = 0.0,
+            limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        ) -> dict[str, Any]:
+            events = await run(
+                lambda: engine.events.history(
+                    project, rule_id=rule_id, state=state, since=since, limit=limit
+                )
+            )
+            return {"events": [e.to_json() for e in events]}
+
+        @router.get("/state")
+        async def alert_state(project: Project) -> dict[str, Any]:
+            return {
+                "rules": engine.states(project),
+                "file": engine.file_status,
+                "engine": {
+                    "enabled": self.settings.enabled,
+                    "ready": engine.wait_ready(0),
+                    "interval": self.settings.interval,
+                    "pending_deliveries": len(engine.dispatcher.pending()),
+                    **engine.stats,
+                },
+            }
+
+        return router
+
+
+def _source(request: Request) -> str:
+    agent = request.headers.get("user-agent", "")
+    return "cli" if agent.startswith("planscope-cli") else "api"
+
+
+def extension(collector: Collector) -> AlertsExtension:
+    """The factory the collector calls (``EXTENSION_MODULES``)."""
+    return AlertsExtension(collector)
