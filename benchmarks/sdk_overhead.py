@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -62,10 +62,7 @@ def fetch_invoice(invoice_id: str, amount: int, note: str = NOTE) -> dict[str, A
     return {"invoice_id": invoice_id, "amount": amount, "status": "paid"}
 
 
-# cast: mypy cannot bind the ParamSpec of planscope.step(...)'s returned decorator (see docs)
-decorated_fetch = cast(
-    Callable[..., dict[str, Any]], planscope.step(step_id="fetch")(cast(Any, fetch_invoice))
-)
+decorated_fetch = planscope.step(step_id="fetch")(fetch_invoice)
 
 
 # --- the hand-written equivalent ------------------------------------------------------------------

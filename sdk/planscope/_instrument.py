@@ -12,7 +12,7 @@ import functools
 import inspect
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from types import TracebackType
-from typing import Any, Generic, TypeVar, cast, overload
+from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from typing_extensions import ParamSpec
 
@@ -36,7 +36,18 @@ from ._spans import (
 P = ParamSpec("P")
 R = TypeVar("R")
 H = TypeVar("H", bound=SpanHandle)
-Decorator = Callable[[Callable[P, R]], Callable[P, R]]
+
+
+class Decorator(Protocol):
+    """What ``@planscope.step("x")`` & co. return: a decorator that keeps the function's type.
+
+    A protocol with a generic ``__call__`` rather than the alias
+    ``Callable[[Callable[P, R]], Callable[P, R]]``: with the alias, P and R would belong to the
+    factory call, where nothing binds them, and mypy would type the decorated function as
+    ``def (*Never, **Never) -> Never``.
+    """
+
+    def __call__(self, func: Callable[P, R], /) -> Callable[P, R]: ...
 
 
 # --- call-time resolution ----------------------------------------------------------------------
@@ -258,7 +269,7 @@ def run(
     variant: str | None = None,
     budget: RetryBudget | Mapping[str, Any] | None = None,
     capture: bool | None = None,
-) -> Decorator[P, R]: ...
+) -> Decorator: ...
 def run(
     agent: str | Callable[..., Any] | None = None,
     *,
@@ -288,7 +299,7 @@ def planner(agent: Callable[P, R], /) -> Callable[P, R]: ...
 @overload
 def planner(
     agent: str | None = None, *, scope: str | None = None, capture: bool | None = None
-) -> Decorator[P, R]: ...
+) -> Decorator: ...
 def planner(
     agent: str | Callable[..., Any] | None = None,
     *,
@@ -318,7 +329,7 @@ def step(
     executor: str | None = None,
     depth: int | None = None,
     capture: bool | None = None,
-) -> Decorator[P, R]: ...
+) -> Decorator: ...
 def step(
     step_id: str | Callable[..., Any] | None = None,
     *,
@@ -349,7 +360,7 @@ def tool(
     resource: str | Callable[..., str] | None = None,
     effect: str | None = None,
     capture: bool | None = None,
-) -> Decorator[P, R]: ...
+) -> Decorator: ...
 def tool(
     name: str | Callable[..., Any] | None = None,
     *,
@@ -378,7 +389,7 @@ def llm(
     role: str | None = None,
     provider: str | None = None,
     capture: bool | None = None,
-) -> Decorator[P, R]: ...
+) -> Decorator: ...
 def llm(
     model: str | Callable[..., Any] | None = None,
     *,
