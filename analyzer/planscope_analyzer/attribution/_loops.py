@@ -18,7 +18,7 @@ from ..importers._whowhen import exit_code
 REPEATED_DISPATCHES = 3
 """The same instruction to the same executor this many times is a loop (two is a retry)."""
 REPEATED_FAILURES = 2
-"""Consecutive failed code executions with the same normalised error: a loop without progress."""
+"""Failed code executions in one run (same error or not) that show a fix-and-retry cycle."""
 
 
 def loop_signals(conv: Conversation) -> list[str]:
@@ -32,19 +32,18 @@ def loop_signals(conv: Conversation) -> list[str]:
     for (target, _), n in dispatches.items():
         if n >= REPEATED_DISPATCHES:
             out.append(f"the same instruction went to {target} {n} times")
-    streak, last = 0, None
-    for t in conv.turns:
-        if t.kind != "tool":
-            continue
-        rc = exit_code(t.content)
-        if rc not in (None, 0):
-            err = normalise_message(t.content.strip().splitlines()[-1] if t.content.strip()
-                                    else "")
-            streak = streak + 1 if err == last else 1
-            last = err
-            if streak == REPEATED_FAILURES:
-                out.append(f"code failed {streak} times in a row with the same error at step "
-                           f"{t.index}")
-        elif rc == 0:
-            streak, last = 0, None
+    failures = [t.index for t in conv.turns
+                if t.kind == "tool" and exit_code(t.content) not in (None, 0)]
+    if len(failures) >= REPEATED_FAILURES:
+        out.append(f"code failed {len(failures)} times (steps {failures[:5]})")
+    if conv.turns and not _terminated(conv):
+        out.append("the run stopped without terminating: its turn budget ran out")
     return out
+
+
+def _terminated(conv: Conversation) -> bool:
+    """Whether the log ends with a termination (a final answer, TERMINATE, a final turn)."""
+    if conv.final_answer is not None:
+        return True
+    last = conv.turns[-1]
+    return last.kind == "final" or "TERMINATE" in last.content[-200:]
