@@ -215,3 +215,131 @@ def score(labels: Sequence[Mapping[str, Any]], findings: Iterable[Finding]) -> R
                 f.kind == n["kind"] and f.step_id == n["step_id"] for f in reported
             )
     return report
+
+
+# --- orchestration ----------------------------------------------------------------------------
+def degrade_copy(store: Any, source: str, target: str, strip: Sequence[str] | None) -> int:
+    """Copy a project's spans into ``target`` with attributes removed, as a runtime that sends
+    less would have; the collector's views re-derive every typed table for the copy.
+
+    ``strip=None`` removes every ``planscope.*`` attribute (a third-party GenAI agent).
+    """
+    if strip is None:
+        attrs = "mapFilter((k, v) -> NOT startsWith(k, 'planscope.'), SpanAttributes)"
+        params: dict[str, Any] = {"src": source, "dst": target}
+    else:
+        attrs = "mapFilter((k, v) -> NOT has({strip:Array(String)}, k), SpanAttributes)"
+        params = {"src": source, "dst": target, "strip": list(strip)}
+    store.command(
+        "INSERT INTO otel_traces (Timestamp, TraceId, SpanId, ParentSpanId, TraceState, SpanName, "
+        "SpanKind, ServiceName, ResourceAttributes, ScopeName, ScopeVersion, SpanAttributes, "
+        "Duration, StatusCode, StatusMessage, `Events.Timestamp`, `Events.Name`, "
+        "`Events.Attributes`, `Links.TraceId`, `Links.SpanId`, `Links.TraceState`, "
+        "`Links.Attributes`, Project) "
+        "SELECT Timestamp, TraceId, SpanId, ParentSpanId, TraceState, SpanName, SpanKind, "
+        f"ServiceName, ResourceAttributes, ScopeName, ScopeVersion, {attrs}, Duration, "
+        "StatusCode, StatusMessage, `Events.Timestamp`, `Events.Name`, `Events.Attributes`, "
+        "`Links.TraceId`, `Links.SpanId`, `Links.TraceState`, `Links.Attributes`, "
+        "{dst:String} FROM otel_traces WHERE Project = {src:String}",
+        params,
+    )
+    rows = store.query(
+        "SELECT count() AS n FROM otel_traces WHERE Project = {dst:String}", {"dst": target}
+    )
+    return int(rows[0]["n"])
+
+
+@dataclass
+class Evaluation:
+    """Reports per attribute level, with the exact suite that produced them."""
+
+    suite: dict[str, Any]
+    reports: dict[str, Report]
+    seconds: dict[str, float]
+    labels_path: str
+
+
+def run_evaluation(
+    runs: int = 500,
+    fault_rate: float = 0.3,
+    seed: int = 1,
+    *,
+    workdir: Path,
+    degrade: Sequence[str] = ("partial", GENAI_ONLY),
+    variants: str | None = None,
+    timeout: float = 600.0,
+) -> Evaluation:
+    """Start a collector on an embedded store in ``workdir``, run the runners' suite against it
+    in a subprocess (``planscope suite``), wait until everything is stored, analyse and score;
+    then score again on degraded copies (see :data:`DEGRADE_LEVELS`)."""
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+    from planscope_collector import BackgroundServer, CollectorSettings
+
+    from ._engine import Analyzer
+
+    labels_path = workdir / "labels.jsonl"
+    settings = CollectorSettings(data_dir=workdir / "data", port=0, flush_interval=0.2)
+    reports: dict[str, Report] = {}
+    seconds: dict[str, float] = {}
+    with BackgroundServer(settings) as server:
+        cmd = [
+            sys.executable,
+            "-m",
+            "planscope",
+            "suite",
+            "--runs",
+            str(runs),
+            "--fault-rate",
+            str(fault_rate),
+            "--seed",
+            str(seed),
+            "--endpoint",
+            server.url,
+            "--labels",
+            str(labels_path),
+            "--quiet",
+        ]
+        if variants:
+            cmd += ["--variants", variants]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise RuntimeError(f"suite failed: {proc.stderr[-2000:]}")
+        labels = load_labels(labels_path)
+        ids = [str(label["trace_id"]) for label in labels]
+        collector = server.app.state.collector
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            state = httpx.get(f"{server.url}/readyz").json()
+            if state["spool_pending_bytes"] == 0:
+                stored = collector.store.query(
+                    "SELECT uniqExact(TraceId) AS n FROM planscope_trace_index "
+                    "WHERE Project = 'default' AND TraceId IN {ids:Array(String)}",
+                    {"ids": ids},
+                )
+                if int(stored[0]["n"]) >= len(ids):
+                    break
+            time.sleep(0.2)
+        store = collector.store
+        analyzer = Analyzer(store)
+        started = time.perf_counter()
+        result = analyzer.analyze("default", ids)
+        seconds["full"] = time.perf_counter() - started
+        reports["full"] = score(labels, result.findings)
+        for level in degrade:
+            strip = None if level == GENAI_ONLY else DEGRADE_LEVELS[level]
+            project = f"eval-{level}"
+            degrade_copy(store, "default", project, strip)
+            started = time.perf_counter()
+            result = analyzer.analyze(project, ids)
+            seconds[level] = time.perf_counter() - started
+            reports[level] = score(labels, result.findings)
+    return Evaluation(
+        suite={"runs": runs, "fault_rate": fault_rate, "seed": seed, "variants": variants},
+        reports=reports,
+        seconds=seconds,
+        labels_path=str(labels_path),
+    )

@@ -134,6 +134,7 @@ def load_traces(
         if t is not None:
             t.llm_spans += int(r["calls"])
             t.llm_by_parent[r["parent_span_id"]] = (int(r["tokens"]), float(r["cost_usd"]))
+            t.llm_span_ids.update(r["span_ids"])
     for r in rows(Q.LOAD_STEP_ATTEMPTS):
         t = traces.get(r["trace_id"])
         if t is None:

@@ -223,6 +223,7 @@ class TraceData:
     llm_spans: int = 0
     llm_by_parent: dict[str, tuple[int, float]] = field(default_factory=dict)
     """Tokens and cost of the LLM calls directly under each span id."""
+    llm_span_ids: set[str] = field(default_factory=set)
     raw: list[RawSpan] | None = None
 
     # -- helpers shared by detectors -----------------------------------------------------------

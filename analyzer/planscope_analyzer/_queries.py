@@ -87,7 +87,8 @@ ORDER BY TraceId, Start
 
 LOAD_LLM_BY_PARENT = """
 SELECT TraceId AS trace_id, ParentSpanId AS parent_span_id,
-       sum(InputTokens + OutputTokens) AS tokens, sum(CostUsd) AS cost_usd, count() AS calls
+       sum(InputTokens + OutputTokens) AS tokens, sum(CostUsd) AS cost_usd, count() AS calls,
+       groupArray(SpanId) AS span_ids
 FROM planscope_llm_calls
 WHERE {filter}
 GROUP BY TraceId, ParentSpanId

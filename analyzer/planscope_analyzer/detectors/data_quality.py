@@ -136,20 +136,21 @@ class DataQuality:
     def _orphans(trace: TraceData) -> list[str]:
         if trace.raw is not None:
             ids = {r.span_id for r in trace.raw}
-            return [
-                r.span_id for r in trace.raw if r.parent_span_id and r.parent_span_id not in ids
-            ]
-        if trace.has_root or trace.span_count == 0:
-            return []
+            return [r.span_id for r in trace.raw if r.parent_span_id not in ids | {""}]
+        # Every span is typed (the loader checked the counts): the typed ids are the whole trace.
         ids = (
             {r.span_id for r in trace.runs}
             | {p.span_id for p in trace.plans}
             | {a.span_id for a in trace.attempts}
             | {t.span_id for t in trace.tools}
+            | trace.llm_span_ids
         )
         parents = (
             [(r.span_id, r.parent_span_id) for r in trace.runs]
             + [(p.span_id, p.parent_span_id) for p in trace.plans]
             + [(a.span_id, a.parent_span_id) for a in trace.attempts]
+            + [(t.span_id, t.parent_span_id) for t in trace.tools]
         )
-        return [s for s, parent in parents if parent and parent not in ids]
+        orphans = [s for s, parent in parents if parent and parent not in ids]
+        orphans += [p for p in trace.llm_by_parent if p and p not in ids]
+        return orphans

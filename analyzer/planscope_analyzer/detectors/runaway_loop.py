@@ -10,6 +10,9 @@ loop when it never recovers (no later success of that step / call) and either
 * it repeated at least :data:`MIN_REPEATS` times without progress: the same error fingerprint,
   the same input hash, or the same tool + arguments hash on every attempt.
 
+Without step attributes (a third-party agent) the tool call's parent span stands for the step:
+its name minus the ``execute_step`` operation prefix is reported as the step id.
+
 A flaky step that recovers within its budget is healthy and never reported. Attempts of one
 step spread over *different* plan versions are replans, reported by ``unbounded_replan``.
 
@@ -34,6 +37,16 @@ ordinary retry (and what flaky dependencies produce); a third with nothing chang
 same inputs) shows the agent is not adapting. Used only when no budget was exceeded."""
 HIGH_SEVERITY_REPEATS = 5
 """Streaks at least this long (or beyond the budget) are ``high`` severity."""
+
+
+def _parent_step(trace: TraceData, parent_span_id: str) -> str:
+    """Without step attributes, the step a tool call belongs to is named by its parent span:
+    ``execute_step {step id}`` by the conventions, else the parent span's name as is."""
+    for span in trace.raw or ():
+        if span.span_id == parent_span_id:
+            prefix = A.OP_EXECUTE_STEP + " "
+            return span.name[len(prefix) :] if span.name.startswith(prefix) else span.name
+    return ""
 
 
 class RunawayLoop:
@@ -163,7 +176,11 @@ class RunawayLoop:
                 continue
             first = streak[0]
             parent = attempt_of.get(first.parent_span_id)
-            step_id = first.step_id or (parent.step_id if parent else "")
+            step_id = (
+                first.step_id
+                or (parent.step_id if parent else "")
+                or _parent_step(trace, first.parent_span_id)
+            )
             parents = [
                 attempt_of[c.parent_span_id] for c in streak if c.parent_span_id in attempt_of
             ]

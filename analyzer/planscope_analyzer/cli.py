@@ -1,0 +1,225 @@
+"""``planscope analyze`` and ``planscope evaluate``.
+
+``analyze`` talks to a running collector over HTTP (in embedded mode the collector process owns
+the chDB data directory); ``evaluate`` scores the detectors against the reference runtime's
+ground truth, either from a labels file plus a collector, or end to end (its own collector on a
+temporary embedded store, the runners' suite in a subprocess).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from planscope import PlanscopeError
+
+DEFAULT_COLLECTOR = os.environ.get("PLANSCOPE_COLLECTOR_URL", "http://127.0.0.1:4318")
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+
+
+def parse_since(text: str) -> int:
+    """``1h`` / ``30m`` / ``2d`` ago, unix seconds, or an ISO datetime (UTC) → unix ns.
+
+    >>> parse_since("1970-01-01T00:00:01")
+    1000000000
+    """
+    m = _RELATIVE.match(text.strip())
+    if m:
+        unit = {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+        return time.time_ns() - int(float(m.group(1)) * unit * 10**9)
+    try:
+        return int(float(text) * 10**9)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise PlanscopeError(
+            f"--since: cannot read {text!r} (try 1h, 2d, unix seconds, ISO)"
+        ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 10**9)
+
+
+def _client(args: argparse.Namespace) -> Any:
+    import httpx
+
+    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
+    params = {"project": args.project} if args.project else {}
+    return httpx.Client(base_url=args.collector, headers=headers, params=params, timeout=600)
+
+
+def _table(findings: list[dict[str, Any]]) -> str:
+    if not findings:
+        return "no findings"
+    lines = [f"{'kind':26s} {'sev':8s} {'trace':32s} {'step':16s} {'blame':16s} explanation"]
+    for f in findings:
+        lines.append(
+            f"{f['kind']:26s} {f['severity']:8s} {f['trace_id']:32s} {f['step_id'][:16]:16s} "
+            f"{f['component'][:16]:16s} {f['explanation']}"
+        )
+    return "\n".join(lines)
+
+
+def cmd_analyze(args: argparse.Namespace) -> int:
+    import httpx
+
+    body: dict[str, Any] = {}
+    if args.trace:
+        body["trace_id"] = args.trace
+    if args.since:
+        body["since"] = parse_since(args.since)
+    try:
+        with _client(args) as client:
+            r = client.post("/api/analyze", json=body)
+    except httpx.HTTPError as exc:
+        raise PlanscopeError(f"cannot reach the collector at {args.collector}: {exc}") from None
+    if r.status_code != 200:
+        raise PlanscopeError(f"collector answered {r.status_code}: {r.text[:300]}")
+    data = r.json()
+    if args.format == "json":
+        print(json.dumps(data, indent=2))
+    else:
+        print(_table(data["findings"]))
+        print(
+            f"\n{data['traces']} traces, {data['spans']} spans analysed in {data['seconds']} s; "
+            f"findings: {data['counts'] or 'none'}"
+        )
+    return 0
+
+
+def _collector_findings(args: argparse.Namespace, trace_ids: set[str]) -> list[Any]:
+    from ._model import Finding
+
+    out = []
+    with _client(args) as client:
+        r = client.post("/api/analyze", json={"since": 0})
+        if r.status_code != 200:
+            raise PlanscopeError(f"collector answered {r.status_code}: {r.text[:300]}")
+        offset = 0
+        while True:
+            page = client.get("/api/findings", params={"limit": 1000, "offset": offset}).json()
+            for f in page["findings"]:
+                if f["trace_id"] in trace_ids:
+                    out.append(
+                        Finding(
+                            f["kind"],
+                            f["severity"],
+                            f["project"],
+                            f["trace_id"],
+                            f["run_id"],
+                            f["component"],
+                            f["step_id"],
+                            tuple(f["evidence_span_ids"]),
+                            f["explanation"],
+                        )
+                    )
+            if not page["has_more"]:
+                break
+            offset += 1000
+    return out
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from ._evaluate import GENAI_ONLY, load_labels, run_evaluation, score
+
+    if args.labels:
+        labels = load_labels(args.labels)
+        findings = _collector_findings(args, {str(label["trace_id"]) for label in labels})
+        report = score(labels, findings)
+        print(json.dumps(report.to_dict(), indent=2) if args.format == "json" else report.table())
+        return 0
+    degrade = [] if args.no_degrade else list(args.degrade or ["partial", GENAI_ONLY])
+    workdir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix="ps-eval-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    ev = run_evaluation(
+        args.runs,
+        args.fault_rate,
+        args.seed,
+        workdir=workdir,
+        degrade=degrade,
+        variants=args.variants,
+    )
+    if args.format == "json":
+        print(
+            json.dumps(
+                {
+                    "suite": ev.suite,
+                    "labels": ev.labels_path,
+                    "seconds": ev.seconds,
+                    "reports": {k: r.to_dict() for k, r in ev.reports.items()},
+                },
+                indent=2,
+            )
+        )
+        return 0
+    for level, report in ev.reports.items():
+        print(f"\n## attributes: {level}  ({ev.seconds[level]:.2f} s to analyse)\n")
+        print(report.table())
+        if report.misses and args.show_misses:
+            print("\nmisses:")
+            for m in report.misses[: args.show_misses]:
+                print(
+                    f"  {m['variant']:12s} {m['task']:24s} expected {m['expected']['kind']} at "
+                    f"{m['expected']['step_id']}; reported {m['reported']}"
+                )
+    print(f"\nlabels: {ev.labels_path}; suite {ev.suite}")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``analyze`` and ``evaluate`` to the ``planscope`` command."""
+
+    def connection(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--collector",
+            default=DEFAULT_COLLECTOR,
+            help="collector URL (default $PLANSCOPE_COLLECTOR_URL or :4318)",
+        )
+        p.add_argument("--api-key", default=os.environ.get("PLANSCOPE_API_KEY"))
+        p.add_argument("--project", help="project to read in open mode (default: default)")
+        p.add_argument("--format", choices=["table", "json"], default="table")
+
+    analyze = subparsers.add_parser("analyze", help="run the detectors on stored traces")
+    which = analyze.add_mutually_exclusive_group()
+    which.add_argument("--trace", help="one trace id (32 hex)")
+    which.add_argument("--since", help="traces started since: 1h, 2d, unix seconds or ISO")
+    connection(analyze)
+    analyze.set_defaults(func=cmd_analyze)
+
+    ev = subparsers.add_parser(
+        "evaluate", help="score the detectors against the reference runtime's labels"
+    )
+    ev.add_argument("--runs", type=int, default=500)
+    ev.add_argument("--fault-rate", type=float, default=0.3)
+    ev.add_argument("--seed", type=int, default=1)
+    ev.add_argument("--variants", help="comma-separated runner variants (default: all)")
+    ev.add_argument(
+        "--labels",
+        type=Path,
+        help="score an existing labels file against --collector instead of running",
+    )
+    ev.add_argument(
+        "--degrade",
+        action="append",
+        choices=["partial", "no-context-no-budget", "genai-only"],
+        help="also score with these attributes removed (default: partial, genai-only)",
+    )
+    ev.add_argument("--no-degrade", action="store_true")
+    ev.add_argument("--workdir", help="keep the store and labels here (default: a temp dir)")
+    ev.add_argument("--show-misses", type=int, default=10)
+    connection(ev)
+    ev.set_defaults(func=cmd_evaluate)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(0)

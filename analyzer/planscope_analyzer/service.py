@@ -1,0 +1,238 @@
+"""The analyzer inside the collector: incremental analysis after each stored batch, and routes.
+
+The collector calls :func:`extension` (see ``planscope_collector._extensions``). ``on_flush``
+records which traces got new spans; a background thread analyses a trace once it has been
+quiet for :data:`QUIET_SECONDS` and its root span has arrived (or, without a root, after
+:data:`ROOT_WAIT_SECONDS`). Only those traces are read, so the cost follows the new data, not
+the size of the store. A trace that receives more spans later is simply analysed again
+(findings are replaced, never duplicated).
+
+Routes (project from the collector's ``project_of`` dependency):
+
+- ``GET /api/findings?kind=&severity=&trace_id=&since=&until=&limit=&offset=``
+- ``GET /api/traces/{trace_id}/findings``
+- ``POST /api/analyze`` with ``{"trace_id": ..., "since": <unix ns>}`` (both optional; neither
+  analyses the last :data:`DEFAULT_WINDOW_SECONDS`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Body, Depends, Query
+from fastapi.responses import JSONResponse
+
+from ._engine import AnalysisResult, Analyzer
+from ._findings import list_findings
+
+if TYPE_CHECKING:
+    from planscope_collector import Collector
+
+log = logging.getLogger("planscope.analyzer")
+
+QUIET_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_QUIET_SECONDS", "2.0"))
+"""A trace is analysed once no span of it arrived for this long (env
+``PLANSCOPE_ANALYZER_QUIET_SECONDS``)."""
+ROOT_WAIT_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_ROOT_WAIT_SECONDS", "30"))
+"""Traces whose root span has not arrived are analysed anyway after this much quiet."""
+TICK_SECONDS = 0.25
+DEFAULT_WINDOW_SECONDS = 24 * 3600
+MAX_PENDING = 1_000_000
+"""Pending traces kept in memory; beyond it the oldest are analysed first anyway."""
+RESPONSE_FINDINGS = 1000
+
+
+def _hex32(value: str) -> bool:
+    return len(value) == 32 and all(c in "0123456789abcdef" for c in value)
+
+
+class AnalyzerService:
+    """The collector extension (``router``, ``start``, ``stop``, ``on_flush``).
+
+    >>> # service = extension(collector); service.on_flush({("default", "5b8e...")})
+    """
+
+    def __init__(
+        self,
+        collector: Collector,
+        quiet_seconds: float = QUIET_SECONDS,
+        root_wait_seconds: float = ROOT_WAIT_SECONDS,
+    ) -> None:
+        self.collector = collector
+        self.quiet_seconds = quiet_seconds
+        self.root_wait_seconds = root_wait_seconds
+        self._pending: dict[tuple[str, str], float] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.analyzed_traces = 0
+        self.last_error: str | None = None
+        self.router: APIRouter | None = build_router(self)
+
+    # -- Extension protocol ---------------------------------------------------------------------
+    def start(self) -> None:
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._loop, name="planscope-analyzer", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def on_flush(self, trace_ids: set[tuple[str, str]]) -> None:
+        now = time.monotonic()
+        with self._lock:
+            for key in trace_ids:
+                self._pending[key] = now
+
+    # -- work --------------------------------------------------------------------------------------
+    def analyzer(self) -> Analyzer:
+        return Analyzer(self.collector.store)
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._pending)
+
+    def _due(self) -> dict[str, dict[str, float]]:
+        now = time.monotonic()
+        due: dict[str, dict[str, float]] = {}
+        with self._lock:
+            for (project, trace_id), seen in self._pending.items():
+                if now - seen >= self.quiet_seconds or len(self._pending) > MAX_PENDING:
+                    due.setdefault(project, {})[trace_id] = now - seen
+        return due
+
+    def _loop(self) -> None:
+        while not self._stop.wait(TICK_SECONDS):
+            try:
+                self.run_due()
+            except Exception as exc:  # keep the thread alive; retry on the next tick
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("analysis failed (will retry): %s", self.last_error)
+
+    def run_due(self) -> AnalysisResult:
+        """Analyse every pending trace that is complete (quiet, root arrived)."""
+        total = AnalysisResult()
+        for project, quiet in self._due().items():
+            rooted = self._rooted(project, list(quiet))
+            ready = [t for t, q in quiet.items() if t in rooted or q >= self.root_wait_seconds]
+            if not ready:
+                continue
+            marks = {}
+            with self._lock:
+                for t in ready:
+                    marks[t] = self._pending.get((project, t))
+            result = self.analyzer().analyze(project, ready)
+            with self._lock:  # spans that arrived meanwhile keep the trace pending
+                for t in ready:
+                    if self._pending.get((project, t)) == marks[t]:
+                        self._pending.pop((project, t), None)
+            self.analyzed_traces += result.traces
+            total.merge(result)
+        return total
+
+    def _rooted(self, project: str, trace_ids: list[str]) -> set[str]:
+        rows = self.collector.store.query(
+            "SELECT TraceId AS t FROM planscope_trace_index WHERE Project = {p:String} "
+            "AND TraceId IN {ids:Array(String)} GROUP BY TraceId HAVING max(RootSpanName) != ''",
+            {"p": project, "ids": trace_ids},
+        )
+        return {str(r["t"]) for r in rows}
+
+    def analyze_request(
+        self, project: str, trace_id: str | None, since_ns: int | None
+    ) -> AnalysisResult:
+        analyzer = self.analyzer()
+        if trace_id:
+            return analyzer.analyze(project, [trace_id])
+        since = (
+            since_ns if since_ns is not None else time.time_ns() - DEFAULT_WINDOW_SECONDS * 10**9
+        )
+        return analyzer.analyze_window(project, since)
+
+
+def build_router(service: AnalyzerService) -> APIRouter:
+    """The analyzer's HTTP routes."""
+    from planscope_collector._extensions import project_of
+
+    router = APIRouter()
+    run: Callable[..., Any] = anyio.to_thread.run_sync
+
+    @router.get("/api/findings")
+    async def findings(
+        proj: Annotated[str, Depends(project_of)],
+        kind: Annotated[list[str] | None, Query(max_length=64)] = None,
+        severity: Annotated[list[str] | None, Query(max_length=16)] = None,
+        trace_id: Annotated[str | None, Query(max_length=32)] = None,
+        since: Annotated[int | None, Query(ge=0, description="trace start, unix ns")] = None,
+        until: Annotated[int | None, Query(ge=0, description="trace start, unix ns")] = None,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    ) -> dict[str, Any]:
+        store = service.collector.store
+        return dict(
+            await run(
+                lambda: list_findings(
+                    store,
+                    proj,
+                    kinds=kind,
+                    severities=severity,
+                    trace_id=trace_id,
+                    since_ns=since,
+                    until_ns=until,
+                    limit=limit,
+                    offset=offset,
+                )
+            )
+        )
+
+    @router.get("/api/traces/{trace_id}/findings")
+    async def trace_findings(
+        trace_id: str, proj: Annotated[str, Depends(project_of)]
+    ) -> JSONResponse:
+        tid = trace_id.lower()
+        if not _hex32(tid):
+            return JSONResponse({"error": "trace id must be 32 hex characters"}, status_code=400)
+        store = service.collector.store
+        page = await run(lambda: list_findings(store, proj, trace_id=tid, limit=1000))
+        return JSONResponse({"trace_id": tid, "findings": page["findings"]})
+
+    @router.post("/api/analyze")
+    async def analyze(
+        proj: Annotated[str, Depends(project_of)],
+        body: Annotated[dict[str, Any] | None, Body()] = None,
+    ) -> JSONResponse:
+        body = body or {}
+        trace_id = body.get("trace_id")
+        since = body.get("since")
+        if trace_id is not None and (not isinstance(trace_id, str) or not _hex32(trace_id.lower())):
+            return JSONResponse({"error": "trace_id must be 32 hex characters"}, status_code=400)
+        if since is not None and (not isinstance(since, int) or since < 0):
+            return JSONResponse({"error": "since must be unix nanoseconds"}, status_code=400)
+        tid = trace_id.lower() if isinstance(trace_id, str) else None
+        result = await run(lambda: service.analyze_request(proj, tid, since))
+        return JSONResponse(
+            {
+                "project": proj,
+                "traces": result.traces,
+                "spans": result.spans,
+                "seconds": round(result.seconds, 4),
+                "counts": result.counts(),
+                "findings": [f.to_dict() for f in result.findings[:RESPONSE_FINDINGS]],
+                "truncated": len(result.findings) > RESPONSE_FINDINGS,
+            }
+        )
+
+    return router
+
+
+def extension(collector: Collector) -> AnalyzerService:
+    """Factory the collector calls (``planscope_collector._extensions.EXTENSION_MODULES``)."""
+    return AnalyzerService(collector)

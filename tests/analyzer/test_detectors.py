@@ -1,0 +1,114 @@
+"""Every detector through the real store: the reference runtime's scenarios are positives (the
+labelled finding must be reported at the labelled step) or negatives (nothing of that kind)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from planscope_analyzer import Analyzer
+from planscope_analyzer._evaluate import LABELED_KINDS
+from planscope_collector.storage import Store
+from planscope_runners import run_task
+from planscope_runners.cli import SCENARIOS
+from planscope_runners.environments import get_task
+
+pytestmark = pytest.mark.integration
+
+SEEDS = {"write-conflict": 0, "adapt-same-goal": 1}
+
+
+def _run(name: str, seed: int = 0) -> Any:
+    scenario = SCENARIOS[name]
+    task = get_task(scenario.task)
+    return run_task(scenario.variant, task.env, task, scenario.faults, seed=seed)
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_scenario(name: str, store: Store, store_spans: Callable[..., Any]) -> None:
+    result = _run(name, SEEDS.get(name, 0))
+    store_spans()
+    findings = Analyzer(store).analyze("default", [result.trace_id]).findings
+    reported = {(f.kind, f.step_id) for f in findings}
+    for expected in result.expected:
+        if expected.kind == "plan_propagation" and expected.detail.get("fact") == "email":
+            # Known limit: a misread fact consumed only by a *read* step cannot be told apart
+            # from the other facts structurally; the finding is right, the blamed step is the
+            # first state change (docs/analyzers.md, "Known limits").
+            assert any(f.kind == expected.kind for f in findings), findings
+            continue
+        assert (expected.kind, expected.step_id) in reported, (name, reported)
+        blamed = next(
+            f for f in findings if (f.kind, f.step_id) == (expected.kind, expected.step_id)
+        )
+        assert blamed.component == expected.component
+        assert blamed.evidence and blamed.explanation and blamed.detector_version
+    for negative in result.negatives:
+        assert (negative.kind, negative.step_id) not in reported, (name, findings)
+    if not result.expected:  # healthy (possibly after a recovery): no failure mode at all
+        assert not [f for f in findings if f.kind in LABELED_KINDS], findings
+    unexpected = [
+        f
+        for f in findings
+        if f.kind == "plan_drift" or (f.kind == "data_quality" and name != "malformed-script")
+    ]  # a rejected script IS bad JSON
+    assert not unexpected, findings
+
+
+def test_runaway_loop_reports_waste_and_budget(
+    store: Store, store_spans: Callable[..., Any]
+) -> None:
+    result = _run("runaway-loop")
+    store_spans()
+    (loop,) = [
+        f
+        for f in Analyzer(store).analyze("default", [result.trace_id]).findings
+        if f.kind == "runaway_loop"
+    ]
+    assert loop.severity == "high"
+    assert loop.detail["over_budget"] and loop.detail["budget"] == 4
+    assert "same_error" in loop.detail["signals"] and "same_inputs" in loop.detail["signals"]
+    assert loop.wasted_tokens > 0 and loop.wasted_ns > 0
+    assert loop.detail["escalated_to_replan"] is False
+
+
+def test_flaky_recovery_is_healthy_even_with_three_failures(
+    store: Store, store_spans: Callable[..., Any]
+) -> None:
+    from planscope_runners import Fault
+
+    task = get_task("ops-deploy-api")
+    fault = Fault("flaky_tool", "record", {"failures": 3})
+    result = run_task("plan_and_act", "ops", task, [fault])
+    assert result.success
+    store_spans()
+    findings = Analyzer(store).analyze("default", [result.trace_id]).findings
+    assert not [f for f in findings if f.kind == "runaway_loop"]
+
+
+def test_context_starvation_needs_recorded_context(
+    store: Store, store_spans: Callable[..., Any]
+) -> None:
+    """Without context keys anywhere in the trace, nothing is claimed (graceful degradation)."""
+    result = _run("context-starved")
+    store_spans(strip=("planscope.step.context.keys", "planscope.step.context.tokens"))
+    kinds = {f.kind for f in Analyzer(store).analyze("default", [result.trace_id]).findings}
+    assert "context_starved" not in kinds
+
+
+def test_loop_found_without_fingerprints_or_input_hashes(
+    store: Store, store_spans: Callable[..., Any]
+) -> None:
+    result = _run("unchanged-inputs")
+    store_spans(
+        strip=(
+            "planscope.step.error_fingerprint",
+            "planscope.step.input_hash",
+            "planscope.tool.args_hash",
+            "planscope.run.budget",
+        )
+    )
+    findings = Analyzer(store).analyze("default", [result.trace_id]).findings
+    (expected,) = result.expected
+    assert ("runaway_loop", expected.step_id) in {(f.kind, f.step_id) for f in findings}
