@@ -21,7 +21,9 @@ from ._rules import Attribution, attribute
 
 REPETITION = re.compile(
     r"\b(repeat\w*|loop\w*|again|multiple times|over and over|exhaust\w*|step limits?|"
-    r"redundant\w*|same (?:step|action|search|query|code|mistake|error)s?)\b", re.I)
+    r"redundant\w*|same (?:step|action|search|query|code|mistake|error)s?)\b",
+    re.I,
+)
 """Label wording that describes a run repeating itself (used only to select traces for the loop
 report, never by the attribution rules)."""
 
@@ -94,10 +96,19 @@ def evaluate(
         if conv.labels is None:
             raise ImportFailed(f"{p}: no labels (mistake_agent, mistake_step) to evaluate against")
         pred = attribute_fn(conv, p) if attribute_fn else attribute(conv)
-        rows.append(Row(p, p.parent.name, half_of(p), conv.labels.agent, conv.labels.step, pred,
-                        bool(REPETITION.search(conv.labels.reason)),
-                        tuple(loop_signals(conv)),
-                        analyzer_loop(conv, p) if analyzer_loop else None))
+        rows.append(
+            Row(
+                p,
+                p.parent.name,
+                half_of(p),
+                conv.labels.agent,
+                conv.labels.step,
+                pred,
+                bool(REPETITION.search(conv.labels.reason)),
+                tuple(loop_signals(conv)),
+                analyzer_loop(conv, p) if analyzer_loop else None,
+            )
+        )
     return rows
 
 
@@ -111,25 +122,42 @@ def table(rows: list[Row]) -> list[dict[str, object]]:
     for (subset, half), rs in sorted(groups.items(), key=lambda kv: (kv[0][0] == "ALL", kv[0])):
         rep = [r for r in rs if r.repetition_label]
         other = [r for r in rs if not r.repetition_label]
-        out.append({
-            "subset": subset, "half": half, "n": len(rs),
-            "agent": pct(sum(r.agent_ok for r in rs), len(rs)),
-            "step": pct(sum(r.step_ok for r in rs), len(rs)),
-            "step±1": pct(sum(r.step_near for r in rs), len(rs)),
-            "repetition_labeled": len(rep),
-            "loop_flagged": f"{sum(bool(r.loop_signals) for r in rep)}/{len(rep)}",
-            "loop_flagged_other": f"{sum(bool(r.loop_signals) for r in other)}/{len(other)}",
-            "analyzer_loop": (f"{sum(bool(r.analyzer_loop) for r in rep)}/{len(rep)}"
-                              if any(r.analyzer_loop is not None for r in rs) else "-"),
-        })
+        out.append(
+            {
+                "subset": subset,
+                "half": half,
+                "n": len(rs),
+                "agent": pct(sum(r.agent_ok for r in rs), len(rs)),
+                "step": pct(sum(r.step_ok for r in rs), len(rs)),
+                "step±1": pct(sum(r.step_near for r in rs), len(rs)),
+                "repetition_labeled": len(rep),
+                "loop_flagged": f"{sum(bool(r.loop_signals) for r in rep)}/{len(rep)}",
+                "loop_flagged_other": f"{sum(bool(r.loop_signals) for r in other)}/{len(other)}",
+                "analyzer_loop": (
+                    f"{sum(bool(r.analyzer_loop) for r in rep)}/{len(rep)}"
+                    if any(r.analyzer_loop is not None for r in rs)
+                    else "-"
+                ),
+            }
+        )
     return out
 
 
 def format_table(rows: list[Row]) -> str:
     """The table as aligned text."""
     t = table(rows)
-    cols = ["subset", "half", "n", "agent", "step", "step±1", "repetition_labeled",
-            "loop_flagged", "loop_flagged_other", "analyzer_loop"]
+    cols = [
+        "subset",
+        "half",
+        "n",
+        "agent",
+        "step",
+        "step±1",
+        "repetition_labeled",
+        "loop_flagged",
+        "loop_flagged_other",
+        "analyzer_loop",
+    ]
     widths = {c: max(len(c), *(len(str(r[c])) for r in t)) for c in cols}
     lines = ["  ".join(c.ljust(widths[c]) for c in cols)]
     lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in cols) for r in t]
@@ -140,6 +168,11 @@ def format_table(rows: list[Row]) -> str:
         s[1] += r.agent_ok
         s[2] += r.step_ok
     lines.append("")
-    lines.append("by rule: " + "; ".join(f"{k}: n={v[0]} agent {pct(v[1], v[0])} step "
-                                         f"{pct(v[2], v[0])}" for k, v in sorted(rules.items())))
+    lines.append(
+        "by rule: "
+        + "; ".join(
+            f"{k}: n={v[0]} agent {pct(v[1], v[0])} step {pct(v[2], v[0])}"
+            for k, v in sorted(rules.items())
+        )
+    )
     return "\n".join(lines)

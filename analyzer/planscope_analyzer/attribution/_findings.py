@@ -10,15 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-
 from planscope import _attributes as A
 
 from ..importers import _conventions as C
 from ._rules import FindingRef
 
 
-def fetch_trace(client: httpx.Client, base: str, trace_id: str,
-                project: str | None = None) -> dict[str, Any] | None:
+def fetch_trace(
+    client: httpx.Client, base: str, trace_id: str, project: str | None = None
+) -> dict[str, Any] | None:
     """The trace JSON, or ``None`` when the collector does not have it (404)."""
     params = {"project": project} if project else None
     r = client.get(f"{base.rstrip('/')}/api/traces/{trace_id}", params=params)
@@ -29,8 +29,9 @@ def fetch_trace(client: httpx.Client, base: str, trace_id: str,
     return data
 
 
-def fetch_findings(client: httpx.Client, base: str, trace_id: str,
-                   project: str | None = None) -> list[dict[str, Any]] | None:
+def fetch_findings(
+    client: httpx.Client, base: str, trace_id: str, project: str | None = None
+) -> list[dict[str, Any]] | None:
     """The analyzers' findings for a trace; ``None`` when the endpoint or trace is absent."""
     params = {"project": project} if project else None
     try:
@@ -51,8 +52,8 @@ def map_findings(findings: list[dict[str, Any]], trace: dict[str, Any] | None) -
 
     >>> map_findings([{"kind": "runaway_loop", "severity": "high", "component": "W",
     ...                "step_id": "s1", "explanation": "x"}],
-    ...              {"spans": [{"span_id": "a", "attributes": {"planscope.step.id": "s1",
-    ...                                                    "planscope.import.record": "7"}}]})[0].step
+    ...     {"spans": [{"span_id": "a", "attributes": {
+    ...         "planscope.step.id": "s1", "planscope.import.record": "7"}}]})[0].step
     7
     """
     span_record: dict[str, int] = {}
@@ -69,10 +70,19 @@ def map_findings(findings: list[dict[str, Any]], trace: dict[str, Any] | None) -
     out = []
     for f in findings:
         ev = f.get("evidence") or []
-        ev_ids = [e if isinstance(e, str) else (e.get("span_id") if isinstance(e, dict) else None)
-                  for e in (ev if isinstance(ev, list) else [])]
+        ev_ids = [
+            e if isinstance(e, str) else (e.get("span_id") if isinstance(e, dict) else None)
+            for e in (ev if isinstance(ev, list) else [])
+        ]
         recs = [span_record[e] for e in ev_ids if e in span_record]
         step = min(recs) if recs else step_record.get(str(f.get("step_id") or ""))
-        out.append(FindingRef(str(f.get("kind", "")), str(f.get("severity", "")),
-                              str(f.get("component", "")), step, str(f.get("explanation", ""))))
+        out.append(
+            FindingRef(
+                str(f.get("kind", "")),
+                str(f.get("severity", "")),
+                str(f.get("component", "")),
+                step,
+                str(f.get("explanation", "")),
+            )
+        )
     return out

@@ -39,17 +39,29 @@ def _ledger(span: dict[str, Any]) -> Ledger | None:
                 v = attrs.get(key)
                 return None if v is None else str(v).lower() == "true"
 
-            return Ledger(flag(C.LEDGER_SATISFIED), flag(C.LEDGER_IN_LOOP),
-                          flag(C.LEDGER_PROGRESS), a.get(C.LEDGER_NEXT_SPEAKER), None,
-                          {"is_progress_being_made": str(a.get(C.LEDGER_REASON, ""))})
+            return Ledger(
+                flag(C.LEDGER_SATISFIED),
+                flag(C.LEDGER_IN_LOOP),
+                flag(C.LEDGER_PROGRESS),
+                a.get(C.LEDGER_NEXT_SPEAKER),
+                None,
+                {"is_progress_being_made": str(a.get(C.LEDGER_REASON, ""))},
+            )
     return None
 
 
 def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
     """A conversation from a trace's spans (the query API's JSON)."""
     spans = sorted(trace.get("spans") or [], key=lambda s: int(s.get("start_ns") or 0))
-    run = next((s for s in spans if s.get("planscope_kind") == A.KIND_RUN
-                or (s.get("attributes") or {}).get(A.SPAN_KIND) == A.KIND_RUN), None)
+    run = next(
+        (
+            s
+            for s in spans
+            if s.get("planscope_kind") == A.KIND_RUN
+            or (s.get("attributes") or {}).get(A.SPAN_KIND) == A.KIND_RUN
+        ),
+        None,
+    )
     run_attrs = (run or {}).get("attributes") or {}
     framework = str(run_attrs.get(C.IMPORT_FRAMEWORK) or run_attrs.get(A.RUN_VARIANT) or "trace")
     planner = str(run_attrs.get(A.GEN_AI_AGENT_NAME) or "planner")
@@ -94,8 +106,11 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
         turns[index] = Turn(index, speaker, role, tk, content, target, ledger)
     ordered = tuple(turns[i] for i in sorted(turns))
     return Conversation(
-        source=str(trace.get("trace_id", "trace")), framework=framework,
-        question=str(run_attrs.get(A.RUN_OBJECTIVE, "")), source_id=None, turns=ordered,
+        source=str(trace.get("trace_id", "trace")),
+        framework=framework,
+        question=str(run_attrs.get(A.RUN_OBJECTIVE, "")),
+        source_id=None,
+        turns=ordered,
         planner=planner if framework == FRAMEWORK_MAGENTIC else "manager",
         tool_speakers=frozenset(t.speaker for t in ordered if t.kind == "tool"),
         final_answer=_text(run_attrs.get(A.OUTPUT)) or None,

@@ -41,17 +41,25 @@ def _prompt(conv: Conversation, rules: Attribution) -> str:
     return "\n".join(lines)
 
 
-def judge(conv: Conversation, rules: Attribution, settings: JudgeSettings,
-          client: httpx.Client | None = None) -> Attribution:
+def judge(
+    conv: Conversation,
+    rules: Attribution,
+    settings: JudgeSettings,
+    client: httpx.Client | None = None,
+) -> Attribution:
     """The rule-based attribution with the judge's opinion attached (or adopted if preferred)."""
     headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
-    body = {"model": settings.model, "temperature": 0,
-            "messages": [{"role": "user", "content": _prompt(conv, rules)}]}
+    body = {
+        "model": settings.model,
+        "temperature": 0,
+        "messages": [{"role": "user", "content": _prompt(conv, rules)}],
+    }
     own = client is None
     http = client or httpx.Client(timeout=settings.timeout)
     try:
-        r = http.post(settings.base_url.rstrip("/") + "/chat/completions", json=body,
-                      headers=headers)
+        r = http.post(
+            settings.base_url.rstrip("/") + "/chat/completions", json=body, headers=headers
+        )
         r.raise_for_status()
         text = r.json()["choices"][0]["message"]["content"]
         verdict = _parse(text)
@@ -61,11 +69,20 @@ def judge(conv: Conversation, rules: Attribution, settings: JudgeSettings,
         if own:
             http.close()
     speakers = set(conv.speakers())
-    ok = (verdict.get("agent") in speakers and isinstance(verdict.get("step"), int)
-          and 0 <= verdict["step"] < len(conv.turns))
+    ok = (
+        verdict.get("agent") in speakers
+        and isinstance(verdict.get("step"), int)
+        and 0 <= verdict["step"] < len(conv.turns)
+    )
     if settings.prefer and ok:
-        return replace(rules, component=verdict["agent"], step=verdict["step"], rule="llm-judge",
-                       explanation=str(verdict.get("reason", "")), judge=verdict)
+        return replace(
+            rules,
+            component=verdict["agent"],
+            step=verdict["step"],
+            rule="llm-judge",
+            explanation=str(verdict.get("reason", "")),
+            judge=verdict,
+        )
     return replace(rules, judge=verdict)
 
 

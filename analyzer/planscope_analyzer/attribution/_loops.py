@@ -1,7 +1,7 @@
 """Structural repetition signals in a multi-agent log (no analyzer needed).
 
 >>> from planscope_analyzer.importers import parse_whowhen
->>> conv = parse_whowhen(b'{"history": [{"role": "human", "content": "q"}]}', "x.json")
+>>> conv = parse_whowhen(b'{"history": [{"name": "A", "content": "TERMINATE"}]}', "x.json")
 >>> loop_signals(conv)
 []
 """
@@ -27,13 +27,15 @@ def loop_signals(conv: Conversation) -> list[str]:
     in_loop = [t.index for t in conv.turns if t.ledger is not None and t.ledger.is_in_loop]
     if in_loop:
         out.append(f"the planner's ledger reported a loop at steps {in_loop[:5]}")
-    dispatches = Counter((t.target, normalise_message(t.content.lower()))
-                         for t in conv.turns if t.kind == "dispatch")
+    dispatches = Counter(
+        (t.target, normalise_message(t.content.lower())) for t in conv.turns if t.kind == "dispatch"
+    )
     for (target, _), n in dispatches.items():
         if n >= REPEATED_DISPATCHES:
             out.append(f"the same instruction went to {target} {n} times")
-    failures = [t.index for t in conv.turns
-                if t.kind == "tool" and exit_code(t.content) not in (None, 0)]
+    failures = [
+        t.index for t in conv.turns if t.kind == "tool" and exit_code(t.content) not in (None, 0)
+    ]
     if len(failures) >= REPEATED_FAILURES:
         out.append(f"code failed {len(failures)} times (steps {failures[:5]})")
     if conv.turns and not _terminated(conv):

@@ -26,8 +26,15 @@ from ..importers._conversation import Conversation, Turn
 from ..importers._whowhen import exit_code
 
 RULES = (
-    "failed-code", "hedged-claim", "ungrounded-facts", "plan-fallback",
-    "planner-replan", "accepted-result", "planner-loop", "planner-fallback", "analyzer-finding",
+    "failed-code",
+    "hedged-claim",
+    "ungrounded-facts",
+    "plan-fallback",
+    "planner-replan",
+    "accepted-result",
+    "planner-loop",
+    "planner-fallback",
+    "analyzer-finding",
 )
 MIN_NEW_NUMBERS = 2
 """New multi-digit numbers a turn must introduce, without running code, to count as an
@@ -71,10 +78,14 @@ class Attribution:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "component": self.component, "step": self.step, "rule": self.rule,
-            "confidence": self.confidence, "explanation": self.explanation,
+            "component": self.component,
+            "step": self.step,
+            "rule": self.rule,
+            "confidence": self.confidence,
+            "explanation": self.explanation,
             "evidence": [{"step": e.step, "text": e.text} for e in self.evidence],
-            "findings_used": list(self.findings_used), "judge": self.judge,
+            "findings_used": list(self.findings_used),
+            "judge": self.judge,
         }
 
 
@@ -122,17 +133,26 @@ def attribute(conv: Conversation, findings: list[FindingRef] | None = None) -> A
     if findings and result.rule in ("plan-fallback", "planner-fallback"):
         ranked = [f for f in findings if f.step is not None and f.severity in ("high", "medium")]
         if ranked:
-            f = min(ranked, key=lambda x: (x.step if x.step is not None else 1 << 30))
+            f = min(ranked, key=lambda x: x.step if x.step is not None else 1 << 30)
             return Attribution(
-                f.component, f.step if f.step is not None else result.step, "analyzer-finding",
-                0.5, f"analyzer {f.kind}: {f.explanation}",
-                result.evidence + (Evidence(f.step or 0, f"{f.kind}: {f.explanation}"),),
+                f.component,
+                f.step if f.step is not None else result.step,
+                "analyzer-finding",
+                0.5,
+                f"analyzer {f.kind}: {f.explanation}",
+                (*result.evidence, Evidence(f.step or 0, f"{f.kind}: {f.explanation}")),
                 (f.kind,),
             )
     if findings:
-        return Attribution(result.component, result.step, result.rule, result.confidence,
-                           result.explanation, result.evidence,
-                           tuple(sorted({f.kind for f in findings})))
+        return Attribution(
+            result.component,
+            result.step,
+            result.rule,
+            result.confidence,
+            result.explanation,
+            result.evidence,
+            tuple(sorted({f.kind for f in findings})),
+        )
     return result
 
 
@@ -147,32 +167,55 @@ def _group_chat(conv: Conversation) -> Attribution:
             nxt = turns[k + 1] if k + 1 < len(turns) else None
             rc = exit_code(nxt.content) if nxt is not None and nxt.kind == "tool" else None
             if _has_code(t.content) and rc not in (None, 0) and nxt is not None:
-                return _blame(t, "failed-code", 0.6,
-                              f"{t.speaker}'s code failed when executed (exit code {rc})",
-                              [Evidence(t.index, _snippet(t.content)),
-                               Evidence(nxt.index, _snippet(nxt.content))])
+                return _blame(
+                    t,
+                    "failed-code",
+                    0.6,
+                    f"{t.speaker}'s code failed when executed (exit code {rc})",
+                    [
+                        Evidence(t.index, _snippet(t.content)),
+                        Evidence(nxt.index, _snippet(nxt.content)),
+                    ],
+                )
             hedge = _HEDGE.search(prose)
             if hedge:
-                return _blame(t, "hedged-claim", 0.5,
-                              f"{t.speaker} proceeded on an assumed or unverified basis "
-                              f"({hedge.group(0)!r})", [Evidence(t.index, _snippet(
-                                  prose[max(0, hedge.start() - 80): hedge.end() + 80]))])
+                return _blame(
+                    t,
+                    "hedged-claim",
+                    0.5,
+                    f"{t.speaker} proceeded on an assumed or unverified basis ({hedge.group(0)!r})",
+                    [
+                        Evidence(
+                            t.index, _snippet(prose[max(0, hedge.start() - 80) : hedge.end() + 80])
+                        )
+                    ],
+                )
             new = _numbers(prose) - seen
             if len(new) >= MIN_NEW_NUMBERS and not _has_code(t.content):
-                return _blame(t, "ungrounded-facts", 0.5,
-                              f"{t.speaker} introduced figures found nowhere earlier in the run "
-                              f"and ran no code to obtain them: {', '.join(sorted(new)[:5])}",
-                              [Evidence(t.index, _snippet(prose))])
+                return _blame(
+                    t,
+                    "ungrounded-facts",
+                    0.5,
+                    f"{t.speaker} introduced figures found nowhere earlier in the run "
+                    f"and ran no code to obtain them: {', '.join(sorted(new)[:5])}",
+                    [Evidence(t.index, _snippet(prose))],
+                )
         seen |= _numbers(t.content)
     first = next((t for t in turns if t.kind in ("plan", "reply")), turns[0])
     evidence.append(Evidence(first.index, _snippet(first.content)))
-    return _blame(first, "plan-fallback", 0.3,
-                  f"no executor visibly erred; the approach set in the first turn by "
-                  f"{first.speaker} carried the failure", evidence)
+    return _blame(
+        first,
+        "plan-fallback",
+        0.3,
+        f"no executor visibly erred; the approach set in the first turn by "
+        f"{first.speaker} carried the failure",
+        evidence,
+    )
 
 
-def _blame(t: Turn, rule: str, confidence: float, explanation: str,
-           evidence: list[Evidence]) -> Attribution:
+def _blame(
+    t: Turn, rule: str, confidence: float, explanation: str, evidence: list[Evidence]
+) -> Attribution:
     return Attribution(t.speaker, t.index, rule, confidence, explanation, tuple(evidence))
 
 
@@ -183,41 +226,104 @@ def _planner_executor(conv: Conversation) -> Attribution:
     plans = [t for t in turns if t.kind == "plan"]
     if len(plans) > 1:  # the planner gave up on a plan: blame the decision to replan
         replan = plans[1]
-        decision = next((t for t in reversed(turns[: replan.index])
-                         if t.kind in ("thought", "ledger") and t.speaker == planner), replan)
-        stalls = [t for t in turns[: replan.index] if t.kind == "ledger" and t.ledger is not None
-                  and (t.ledger.is_in_loop or t.ledger.is_progress_being_made is False)]
+        decision = next(
+            (
+                t
+                for t in reversed(turns[: replan.index])
+                if t.kind in ("thought", "ledger") and t.speaker == planner
+            ),
+            replan,
+        )
+        stalls = [
+            t
+            for t in turns[: replan.index]
+            if t.kind == "ledger"
+            and t.ledger is not None
+            and (t.ledger.is_in_loop or t.ledger.is_progress_being_made is False)
+        ]
         ev = [Evidence(decision.index, _snippet(decision.content))]
-        ev += [Evidence(t.index, _snippet(t.ledger.reasons.get("is_progress_being_made", "")
-                                          if t.ledger else t.content)) for t in stalls[:3]]
-        return Attribution(planner, decision.index, "planner-replan", 0.5,
-                           f"{planner} stalled and discarded its plan at step {decision.index} "
-                           f"after {len(stalls)} ledger(s) reporting a loop or no progress",
-                           tuple(ev))
-    satisfied = next((t for t in turns if t.kind == "ledger" and t.ledger is not None
-                      and t.ledger.is_request_satisfied), None)
+        ev += [
+            Evidence(
+                t.index,
+                _snippet(
+                    t.ledger.reasons.get("is_progress_being_made", "") if t.ledger else t.content
+                ),
+            )
+            for t in stalls[:3]
+        ]
+        return Attribution(
+            planner,
+            decision.index,
+            "planner-replan",
+            0.5,
+            f"{planner} stalled and discarded its plan at step {decision.index} "
+            f"after {len(stalls)} ledger(s) reporting a loop or no progress",
+            tuple(ev),
+        )
+    satisfied = next(
+        (
+            t
+            for t in turns
+            if t.kind == "ledger" and t.ledger is not None and t.ledger.is_request_satisfied
+        ),
+        None,
+    )
     if satisfied is not None:
         reply = next((t for t in reversed(turns[: satisfied.index]) if t.kind == "reply"), None)
         if reply is not None:
-            return _blame(reply, "accepted-result", 0.45,
-                          f"{planner} declared the request satisfied at step {satisfied.index} "
-                          f"on the strength of {reply.speaker}'s result at step {reply.index}, "
-                          "and the run's answer was wrong",
-                          [Evidence(reply.index, _snippet(reply.content)),
-                           Evidence(satisfied.index, _snippet(
-                               satisfied.ledger.reasons.get("is_request_satisfied", "")
-                               if satisfied.ledger else ""))])
-        return Attribution(planner, satisfied.index, "accepted-result", 0.4,
-                           f"{planner} declared the request satisfied without an executor result",
-                           (Evidence(satisfied.index, _snippet(satisfied.content)),))
-    loop = next((t for t in turns if t.kind == "ledger" and t.ledger is not None
-                 and (t.ledger.is_in_loop or t.ledger.is_progress_being_made is False)), None)
+            return _blame(
+                reply,
+                "accepted-result",
+                0.45,
+                f"{planner} declared the request satisfied at step {satisfied.index} "
+                f"on the strength of {reply.speaker}'s result at step {reply.index}, "
+                "and the run's answer was wrong",
+                [
+                    Evidence(reply.index, _snippet(reply.content)),
+                    Evidence(
+                        satisfied.index,
+                        _snippet(
+                            satisfied.ledger.reasons.get("is_request_satisfied", "")
+                            if satisfied.ledger
+                            else ""
+                        ),
+                    ),
+                ],
+            )
+        return Attribution(
+            planner,
+            satisfied.index,
+            "accepted-result",
+            0.4,
+            f"{planner} declared the request satisfied without an executor result",
+            (Evidence(satisfied.index, _snippet(satisfied.content)),),
+        )
+    loop = next(
+        (
+            t
+            for t in turns
+            if t.kind == "ledger"
+            and t.ledger is not None
+            and (t.ledger.is_in_loop or t.ledger.is_progress_being_made is False)
+        ),
+        None,
+    )
     if loop is not None:
-        return Attribution(planner, loop.index, "planner-loop", 0.35,
-                           f"{planner} kept the same strategy after its own ledger reported a "
-                           f"loop or no progress at step {loop.index}",
-                           (Evidence(loop.index, _snippet(loop.content)),))
+        return Attribution(
+            planner,
+            loop.index,
+            "planner-loop",
+            0.35,
+            f"{planner} kept the same strategy after its own ledger reported a "
+            f"loop or no progress at step {loop.index}",
+            (Evidence(loop.index, _snippet(loop.content)),),
+        )
     first = plans[0] if plans else next((t for t in turns if t.speaker == planner), turns[0])
-    return Attribution(planner, first.index, "planner-fallback", 0.25,
-                       f"no executor visibly erred; {planner}'s plan carried the failure",
-                       (Evidence(first.index, _snippet(first.content)),))
+    return Attribution(
+        planner,
+        first.index,
+        "planner-fallback",
+        0.25,
+        f"no executor visibly erred; {planner}'s plan carried the failure",
+        (Evidence(first.index, _snippet(first.content)),),
+    )

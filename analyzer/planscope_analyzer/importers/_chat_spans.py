@@ -84,11 +84,19 @@ class _Builder:
     def at(self, index: int) -> int:
         return self.base_ns + (index + 1) * TURN_NS
 
-    def span(self, name: str, kind: str, start: int, end: int, turn: Turn | None,
-             parent: SpanRecord | None) -> SpanRecord:
+    def span(
+        self,
+        name: str,
+        kind: str,
+        start: int,
+        end: int,
+        turn: Turn | None,
+        parent: SpanRecord | None,
+    ) -> SpanRecord:
         sid = stable_id(self.trace_id.hex(), name, str(len(self.spans)), size=8)
-        s = SpanRecord(self.trace_id, sid, name, start, end,
-                       parent_span_id=parent.span_id if parent else b"")
+        s = SpanRecord(
+            self.trace_id, sid, name, start, end, parent_span_id=parent.span_id if parent else b""
+        )
         s.set(A.SPAN_KIND, kind).set(A.GEN_AI_OPERATION_NAME, A.OPERATION_FOR_KIND[kind])
         s.set(A.RUN_ID, self.trace_id.hex())
         s.set(C.IMPORT_FORMAT, "whowhen").set(C.IMPORT_SOURCE, PurePath(self.conv.source).name)
@@ -116,7 +124,7 @@ def conversation_spans(conv: Conversation, *, end_ns: int | None = None) -> list
     ...     b'{"role": "Orchestrator (-> A)", "content": "do"}, {"role": "A", "content": "ok"}]}',
     ...     "x.json")
     >>> [s.name for s in conversation_spans(conv, end_ns=10**18)]
-    ['invoke_agent Orchestrator', 'execute_step A-b0c45e1ec16e5d8e', 'chat']
+    ['invoke_agent Orchestrator', 'execute_step A-ac0b52a2ae6ef999', 'chat']
     """
     key = f"{conv.framework}:{conv.source_id or ''}:{conv.question}:{len(conv.turns)}"
     trace_id = stable_id(key, PurePath(conv.source).name, size=16)
@@ -135,9 +143,17 @@ def conversation_spans(conv: Conversation, *, end_ns: int | None = None) -> list
     run.status_code, run.status_message = STATUS_ERROR, "run failed"
     if conv.final_answer:
         b.payload(run, A.OUTPUT, conv.final_answer)
-    run.events.append(EventRecord(A.EVENT_OUTCOME_CHECK, end, {
-        A.RUN_OUTCOME: A.OUTCOME_FAILURE, A.OUTCOME_CHECK_NAME: "imported-label",
-        A.RUN_OUTCOME_REASON: "the run's final answer was judged incorrect"}))
+    run.events.append(
+        EventRecord(
+            A.EVENT_OUTCOME_CHECK,
+            end,
+            {
+                A.RUN_OUTCOME: A.OUTCOME_FAILURE,
+                A.OUTCOME_CHECK_NAME: "imported-label",
+                A.RUN_OUTCOME_REASON: "the run's final answer was judged incorrect",
+            },
+        )
+    )
     if conv.framework == FRAMEWORK_MAGENTIC:
         _magentic(b)
     else:
@@ -148,8 +164,14 @@ def conversation_spans(conv: Conversation, *, end_ns: int | None = None) -> list
 
 def _new_plan(b: _Builder, turn: Turn, planner: str, text: str, reason: str | None) -> None:
     b.plan_version += 1
-    s = b.span(f"{A.OP_PLAN} {planner}", A.KIND_PLAN, b.at(turn.index),
-               b.at(turn.index) + TURN_NS, turn, b.run)
+    s = b.span(
+        f"{A.OP_PLAN} {planner}",
+        A.KIND_PLAN,
+        b.at(turn.index),
+        b.at(turn.index) + TURN_NS,
+        turn,
+        b.run,
+    )
     s.set(A.GEN_AI_AGENT_NAME, planner).set(A.PLAN_ID, b.plan_id)
     s.set(A.PLAN_VERSION, b.plan_version).set(A.PLAN_APPROVAL, A.APPROVAL_NOT_REQUIRED)
     if b.plan_version > 1:
@@ -166,9 +188,14 @@ def _finish_plans(b: _Builder) -> None:
         version = int(s.attributes[A.PLAN_VERSION])
         steps = b.plan_steps.get(version, [])
         s.set(A.PLAN_STEP_COUNT, len(steps))
-        plan = {"id": b.plan_id, "version": version, "scope": None,
-                "objective": _cap(b.conv.question)[0][:2000],
-                "replan_reason": s.attributes.get(A.PLAN_REPLAN_REASON), "steps": steps}
+        plan = {
+            "id": b.plan_id,
+            "version": version,
+            "scope": None,
+            "objective": _cap(b.conv.question)[0][:2000],
+            "replan_reason": s.attributes.get(A.PLAN_REPLAN_REASON),
+            "steps": steps,
+        }
         s.set(A.PLAN_JSON, json_text(plan))
 
 
@@ -179,19 +206,42 @@ def _add_step(b: _Builder, step_id: str, executor: str, description: str) -> int
         b.plan_steps[1] = []
     steps = b.plan_steps[b.plan_version]
     if all(st["id"] != step_id for st in steps):
-        steps.append({"id": step_id, "description": description[:500], "executor": executor,
-                      "tool": None, "depends_on": [steps[-1]["id"]] if steps else [],
-                      "requires": ["instruction"] if b.conv.framework == FRAMEWORK_MAGENTIC
-                      else ["conversation"], "produces": [], "irreversible": False})
+        steps.append(
+            {
+                "id": step_id,
+                "description": description[:500],
+                "executor": executor,
+                "tool": None,
+                "depends_on": [steps[-1]["id"]] if steps else [],
+                "requires": ["instruction"]
+                if b.conv.framework == FRAMEWORK_MAGENTIC
+                else ["conversation"],
+                "produces": [],
+                "irreversible": False,
+            }
+        )
     b.attempts[step_id] = b.attempts.get(step_id, 0) + 1
     return b.attempts[step_id]
 
 
-def _step_span(b: _Builder, turn: Turn, end_index: int, step_id: str, executor: str,
-               context: dict[str, str], description: str) -> SpanRecord:
+def _step_span(
+    b: _Builder,
+    turn: Turn,
+    end_index: int,
+    step_id: str,
+    executor: str,
+    context: dict[str, str],
+    description: str,
+) -> SpanRecord:
     attempt = _add_step(b, step_id, executor, description)
-    s = b.span(f"{A.OP_EXECUTE_STEP} {step_id}", A.KIND_STEP, b.at(turn.index),
-               b.at(end_index) + TURN_NS, turn, b.run)
+    s = b.span(
+        f"{A.OP_EXECUTE_STEP} {step_id}",
+        A.KIND_STEP,
+        b.at(turn.index),
+        b.at(end_index) + TURN_NS,
+        turn,
+        b.run,
+    )
     b.stamp_plan(s)
     s.set(A.STEP_ID, step_id).set(A.STEP_ATTEMPT, attempt).set(A.STEP_EXECUTOR, executor)
     s.set(A.GEN_AI_AGENT_NAME, executor).set(A.STEP_DEPTH, 0)
@@ -232,8 +282,14 @@ def _child_llm(b: _Builder, turn: Turn, step: SpanRecord, role: str) -> SpanReco
 
 def _tool_span(b: _Builder, turn: Turn, step: SpanRecord | None, code: str) -> SpanRecord:
     parent = step or b.run
-    s = b.span(f"{A.OP_EXECUTE_TOOL} code_execution", A.KIND_TOOL, b.at(turn.index),
-               b.at(turn.index) + TURN_NS, turn, parent)
+    s = b.span(
+        f"{A.OP_EXECUTE_TOOL} code_execution",
+        A.KIND_TOOL,
+        b.at(turn.index),
+        b.at(turn.index) + TURN_NS,
+        turn,
+        parent,
+    )
     s.set(A.GEN_AI_TOOL_NAME, "code_execution").set(A.TOOL_EFFECT, A.EFFECT_WRITE)
     s.set(A.GEN_AI_AGENT_NAME, turn.speaker).set(A.TOOL_ARGS_HASH, stable_hash({"code": code}))
     b.payload(s, A.INPUT, {"code": code})
@@ -282,12 +338,21 @@ def _magentic(b: _Builder) -> None:
             pending_reason = None
         elif t.kind == "dispatch":
             executor = t.target or "executor"
-            reply_idx = next((u.index for u in turns[i + 1:]
-                              if u.kind == "reply" or u.kind == "dispatch"), t.index)
+            reply_idx = next(
+                (u.index for u in turns[i + 1 :] if u.kind == "reply" or u.kind == "dispatch"),
+                t.index,
+            )
             reply = turns[reply_idx] if turns[reply_idx].kind == "reply" else None
             sid = _instruction_step_id(executor, t.content)
-            open_step = _step_span(b, t, reply_idx if reply else t.index, sid, executor,
-                                   {"instruction": t.content}, t.content)
+            open_step = _step_span(
+                b,
+                t,
+                reply_idx if reply else t.index,
+                sid,
+                executor,
+                {"instruction": t.content},
+                t.content,
+            )
             if reply is not None:
                 b.payload(open_step, A.OUTPUT, reply.content)
         elif t.kind == "reply":
@@ -297,8 +362,9 @@ def _magentic(b: _Builder) -> None:
                     _fail(open_step, CODE_FAILED, _last_line(t.content))
                 _child_llm(b, t, open_step, "executor")
             else:  # an executor spoke without an instruction: a step of its own
-                s = _step_span(b, t, t.index, f"{_slug(t.speaker)}-unprompted", t.speaker,
-                               {}, "(unprompted)")
+                s = _step_span(
+                    b, t, t.index, f"{_slug(t.speaker)}-unprompted", t.speaker, {}, "(unprompted)"
+                )
                 b.payload(s, A.OUTPUT, t.content)
                 _child_llm(b, t, s, "executor")
         elif t.kind == "ledger":
@@ -306,18 +372,23 @@ def _magentic(b: _Builder) -> None:
             led = t.ledger
             if led is not None:
                 attrs: dict[str, AttrValue] = {}
-                for key, value in ((C.LEDGER_IN_LOOP, led.is_in_loop),
-                                   (C.LEDGER_PROGRESS, led.is_progress_being_made),
-                                   (C.LEDGER_SATISFIED, led.is_request_satisfied),
-                                   (C.LEDGER_NEXT_SPEAKER, led.next_speaker)):
+                for key, value in (
+                    (C.LEDGER_IN_LOOP, led.is_in_loop),
+                    (C.LEDGER_PROGRESS, led.is_progress_being_made),
+                    (C.LEDGER_SATISFIED, led.is_request_satisfied),
+                    (C.LEDGER_NEXT_SPEAKER, led.next_speaker),
+                ):
                     if value is not None:
                         attrs[key] = value
                 reason = led.reasons.get("is_progress_being_made") or ""
                 if reason:
                     attrs[C.LEDGER_REASON] = _cap(reason)[0]
                 s.events.append(EventRecord(C.EVENT_LEDGER, s.start_ns, attrs))
-                if led.is_progress_being_made is False and open_step is not None \
-                        and open_step.attributes.get(A.STEP_STATUS) == A.STATUS_OK:
+                if (
+                    led.is_progress_being_made is False
+                    and open_step is not None
+                    and open_step.attributes.get(A.STEP_STATUS) == A.STATUS_OK
+                ):
                     _fail(open_step, NO_PROGRESS, "the planner saw no progress")
                 if led.is_in_loop or led.is_progress_being_made is False:
                     pending_reason = reason or "no progress"
@@ -325,9 +396,17 @@ def _magentic(b: _Builder) -> None:
         else:  # thought / final
             s = _planner_llm(b, t)
             if "replan" in t.content.lower() and b.run is not None:
-                b.run.events.append(EventRecord(A.EVENT_REPLAN_REQUESTED, s.start_ns, {
-                    A.PLAN_REPLAN_REASON: pending_reason or t.content.splitlines()[0][:200],
-                    A.PLAN_ID: b.plan_id, A.PLAN_VERSION: b.plan_version}))
+                b.run.events.append(
+                    EventRecord(
+                        A.EVENT_REPLAN_REQUESTED,
+                        s.start_ns,
+                        {
+                            A.PLAN_REPLAN_REASON: pending_reason or t.content.splitlines()[0][:200],
+                            A.PLAN_ID: b.plan_id,
+                            A.PLAN_VERSION: b.plan_version,
+                        },
+                    )
+                )
 
 
 def _ag2(b: _Builder) -> None:
@@ -338,8 +417,15 @@ def _ag2(b: _Builder) -> None:
         if t.kind == "plan":
             _new_plan(b, t, b.conv.planner, t.content, None)
             # The expert who received the plan also speaks in this turn: its first step.
-            last_step = _step_span(b, t, t.index, f"h{t.index}", t.speaker,
-                                   {"task": b.conv.question, "plan": t.content}, "receive the plan")
+            last_step = _step_span(
+                b,
+                t,
+                t.index,
+                f"h{t.index}",
+                t.speaker,
+                {"task": b.conv.question, "plan": t.content},
+                "receive the plan",
+            )
             b.payload(last_step, A.OUTPUT, t.content)
             last_code = _code_of(t.content)
         elif t.kind == "task":
@@ -353,8 +439,15 @@ def _ag2(b: _Builder) -> None:
             last_code = ""
         else:  # reply or final
             history = "\n".join(u.content for u in turns[:i])
-            last_step = _step_span(b, t, t.index, f"h{t.index}", t.speaker,
-                                   {"conversation": history}, t.content.strip().split("\n")[0])
+            last_step = _step_span(
+                b,
+                t,
+                t.index,
+                f"h{t.index}",
+                t.speaker,
+                {"conversation": history},
+                t.content.strip().split("\n")[0],
+            )
             b.payload(last_step, A.OUTPUT, t.content)
             last_code = _code_of(t.content)
 

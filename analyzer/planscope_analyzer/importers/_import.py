@@ -1,10 +1,10 @@
 """Prepare files for import (detect, parse, validate, convert, re-time: all before sending) and
 send them to a collector over OTLP/HTTP.
 
->>> prepared = prepare(Path("missing.json"))
+>>> prepare(Path("missing.json"))  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-planscope_analyzer.importers._errors.ImportFailed: missing.json: cannot read: No such file or directory
+planscope_analyzer.importers._errors.ImportFailed: missing.json: cannot read: No such file...
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ class Prepared:
 
 def detect_format(data: bytes, source: str) -> str:
     """``whowhen`` or ``otlp-json`` from the content, else ``UnknownFormat`` naming the file."""
+    if not data.strip():
+        raise MalformedInput(source, None, "the file is empty")
     try:
         docs = split_documents(data, source)
     except MalformedInput as exc:
@@ -67,7 +69,11 @@ def detect_format(data: bytes, source: str) -> str:
 
 
 def prepare(
-    path: Path, fmt: str = "auto", *, project: str | None = None, end_ns: int | None = None,
+    path: Path,
+    fmt: str = "auto",
+    *,
+    project: str | None = None,
+    end_ns: int | None = None,
     keep_time: bool = False,
 ) -> Prepared:
     """Read, validate and convert one file; raises ``ImportFailed`` (subclasses) naming it."""
@@ -86,31 +92,47 @@ def prepare(
         if project:
             resource[A.PROJECT] = project
         request = to_request(spans, resource)
-        return Prepared(path, "whowhen", [request], [spans[0].trace_id.hex()], len(spans),
-                        conversation=conv)
+        return Prepared(
+            path, "whowhen", [request], [spans[0].trace_id.hex()], len(spans), conversation=conv
+        )
     requests = parse_otlp_json(data, source)
     mapped = map_semconv(requests)
     if actual == "openinference" and mapped == 0:
-        raise MalformedInput(source, None, "no OpenInference/OpenLLMetry span found "
-                             "(openinference.span.kind or traceloop.span.kind)")
+        raise MalformedInput(
+            source,
+            None,
+            "no OpenInference/OpenLLMetry span found "
+            "(openinference.span.kind or traceloop.span.kind)",
+        )
     if not keep_time:
         retime(requests, end_ns=end_ns)
     if project:
         for r in requests:
             for rs in r.resource_spans:
                 if not any(kv.key == A.PROJECT for kv in rs.resource.attributes):
-                    rs.resource.attributes.append(KeyValue(key=A.PROJECT,
-                                                           value=any_value(project)))
+                    rs.resource.attributes.append(KeyValue(key=A.PROJECT, value=any_value(project)))
     spans = all_spans(requests)
     if not spans:
         raise MalformedInput(source, None, "the file holds no spans")
     trace_ids = list(dict.fromkeys(s.trace_id.hex() for s in spans))
-    return Prepared(path, "openinference" if mapped else "otlp-json", requests, trace_ids,
-                    len(spans), mapped_spans=mapped)
+    return Prepared(
+        path,
+        "openinference" if mapped else "otlp-json",
+        requests,
+        trace_ids,
+        len(spans),
+        mapped_spans=mapped,
+    )
 
 
-def send(prepared: Prepared, collector: str = DEFAULT_COLLECTOR, *, api_key: str | None = None,
-         client: httpx.Client | None = None, timeout: float = 30.0) -> None:
+def send(
+    prepared: Prepared,
+    collector: str = DEFAULT_COLLECTOR,
+    *,
+    api_key: str | None = None,
+    client: httpx.Client | None = None,
+    timeout: float = 30.0,
+) -> None:
     """POST every request of a prepared file to ``{collector}/v1/traces`` (protobuf, gzip)."""
     url = collector.rstrip("/") + "/v1/traces"
     headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}
@@ -124,11 +146,14 @@ def send(prepared: Prepared, collector: str = DEFAULT_COLLECTOR, *, api_key: str
             try:
                 r = http.post(url, content=body, headers=headers)
             except httpx.HTTPError as exc:
-                raise SendFailed(f"{prepared.path}: cannot reach the collector at {url}: "
-                                 f"{exc}") from None
+                raise SendFailed(
+                    f"{prepared.path}: cannot reach the collector at {url}: {exc}"
+                ) from None
             if r.status_code != 200:
-                raise SendFailed(f"{prepared.path}: the collector answered {r.status_code} to "
-                                 f"request {i + 1}/{len(prepared.requests)}: {_reason(r)}")
+                raise SendFailed(
+                    f"{prepared.path}: the collector answered {r.status_code} to "
+                    f"request {i + 1}/{len(prepared.requests)}: {_reason(r)}"
+                )
     finally:
         if own:
             http.close()
@@ -142,17 +167,22 @@ def _reason(r: httpx.Response) -> str:
 
 
 def import_files(
-    paths: Sequence[Path], fmt: str = "auto", *, collector: str = DEFAULT_COLLECTOR,
-    api_key: str | None = None, project: str | None = None, keep_time: bool = False,
+    paths: Sequence[Path],
+    fmt: str = "auto",
+    *,
+    collector: str = DEFAULT_COLLECTOR,
+    api_key: str | None = None,
+    project: str | None = None,
+    keep_time: bool = False,
 ) -> list[Prepared]:
     """Import files: every file is validated and converted first, then all are sent.
 
     A broken file stops the import before anything is sent.
 
-    >>> import_files([Path("nope.json")])
+    >>> import_files([Path("nope.json")])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    planscope_analyzer.importers._errors.ImportFailed: nope.json: cannot read: No such file or directory
+    planscope_analyzer.importers._errors.ImportFailed: nope.json: cannot read: No such...
     """
     prepared = [prepare(p, fmt, project=project, keep_time=keep_time) for p in paths]
     with httpx.Client(timeout=30.0) as client:
@@ -163,8 +193,13 @@ def import_files(
 
 def summary(p: Prepared) -> dict[str, object]:
     """A JSON-able line describing an imported file."""
-    return {"file": str(p.path), "format": p.format, "traces": p.trace_ids,
-            "spans": p.span_count, "mapped_spans": p.mapped_spans}
+    return {
+        "file": str(p.path),
+        "format": p.format,
+        "traces": p.trace_ids,
+        "spans": p.span_count,
+        "mapped_spans": p.mapped_spans,
+    }
 
 
 def dumps_summary(p: Prepared) -> str:

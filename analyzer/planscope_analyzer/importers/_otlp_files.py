@@ -68,8 +68,9 @@ def parse_otlp_json(data: bytes, source: str) -> list[ExportTraceServiceRequest]
 def request_from_doc(doc: Any, source: str, label: str | None) -> ExportTraceServiceRequest:
     """One ExportTraceServiceRequest from its OTLP/JSON form (hex ids), validated."""
     if not looks_like_otlp(doc):
-        raise MalformedInput(source, label, "not an OTLP ExportTraceServiceRequest "
-                             "(no 'resourceSpans')")
+        raise MalformedInput(
+            source, label, "not an OTLP ExportTraceServiceRequest (no 'resourceSpans')"
+        )
     doc = json.loads(json.dumps(doc))  # a private copy to rewrite ids in
     for path, span in _walk(doc, source, label):
         _ids_to_base64(span, source, _where(label, path))
@@ -101,21 +102,24 @@ def _where(label: str | None, path: str) -> str:
 def _walk(doc: dict[str, Any], source: str, label: str | None) -> list[tuple[str, Any]]:
     out = []
     for ri, rs in enumerate(_list(doc, ("resourceSpans", "resource_spans"), source, label, "")):
-        for si, ss in enumerate(_list(rs, ("scopeSpans", "scope_spans"), source, label,
-                                      f"resourceSpans[{ri}]")):
+        for si, ss in enumerate(
+            _list(rs, ("scopeSpans", "scope_spans"), source, label, f"resourceSpans[{ri}]")
+        ):
             where = f"resourceSpans[{ri}].scopeSpans[{si}]"
             for pi, span in enumerate(_list(ss, ("spans",), source, label, where)):
                 if not isinstance(span, dict):
-                    raise MalformedInput(source, _where(label, f"{where}.spans[{pi}]"),
-                                         "expected an object")
+                    raise MalformedInput(
+                        source, _where(label, f"{where}.spans[{pi}]"), "expected an object"
+                    )
                 out.append((f"{where}.spans[{pi}]", span))
                 for li, link in enumerate(span.get("links") or []):
                     out.append((f"{where}.spans[{pi}].links[{li}]", link))
     return out
 
 
-def _list(obj: Any, names: tuple[str, ...], source: str, label: str | None,
-          where: str) -> list[Any]:
+def _list(
+    obj: Any, names: tuple[str, ...], source: str, label: str | None, where: str
+) -> list[Any]:
     if not isinstance(obj, dict):
         raise MalformedInput(source, _where(label, where or "document"), "expected an object")
     for name in names:
@@ -124,8 +128,9 @@ def _list(obj: Any, names: tuple[str, ...], source: str, label: str | None,
             if value is None:
                 return []
             if not isinstance(value, list):
-                raise MalformedInput(source, _where(label, f"{where}.{name}".lstrip(".")),
-                                     "expected an array")
+                raise MalformedInput(
+                    source, _where(label, f"{where}.{name}".lstrip(".")), "expected an array"
+                )
             return value
     return []
 
@@ -173,8 +178,9 @@ def retime(requests: list[ExportTraceServiceRequest], *, end_ns: int | None = No
     shift = (end_ns if end_ns is not None else time.time_ns()) - latest
     for s in spans:
         if not any(kv.key == C.IMPORT_ORIGINAL_START for kv in s.attributes):
-            s.attributes.append(KeyValue(key=C.IMPORT_ORIGINAL_START,
-                                         value=any_value(int(s.start_time_unix_nano))))
+            s.attributes.append(
+                KeyValue(key=C.IMPORT_ORIGINAL_START, value=any_value(int(s.start_time_unix_nano)))
+            )
         s.start_time_unix_nano = max(1, s.start_time_unix_nano + shift)
         if s.end_time_unix_nano:
             s.end_time_unix_nano = max(s.start_time_unix_nano, s.end_time_unix_nano + shift)

@@ -78,7 +78,8 @@ def _agentish(sk: str | None) -> bool:
         return False
     fam, kind = sk.split(":", 1)
     return (fam == "openinference" and kind in _AGENTISH_OI) or (
-        fam == "traceloop" and kind in _AGENTISH_TL)
+        fam == "traceloop" and kind in _AGENTISH_TL
+    )
 
 
 def _is_tool(sk: str | None) -> bool:
@@ -90,8 +91,13 @@ def _is_llm(sk: str | None) -> bool:
 
 
 def _name(span: Any) -> str:
-    return (_get(span, C.TL_ENTITY_NAME) or _get(span, C.OI_AGENT_NAME)
-            or _get(span, A.GEN_AI_AGENT_NAME) or span.name or "agent")
+    return (
+        _get(span, C.TL_ENTITY_NAME)
+        or _get(span, C.OI_AGENT_NAME)
+        or _get(span, A.GEN_AI_AGENT_NAME)
+        or span.name
+        or "agent"
+    )
 
 
 def map_semconv(requests: list[ExportTraceServiceRequest]) -> int:
@@ -173,8 +179,11 @@ def _map_trace(spans: list[Any]) -> int:
         if kind == A.KIND_RUN:
             _set(s, A.GEN_AI_AGENT_NAME, _name(s))
             _set(s, A.GEN_AI_CONVERSATION_ID, _get(s, C.OI_SESSION_ID) or run_id)
-            _set(s, A.RUN_OBJECTIVE, (_get(s, C.OI_INPUT) or _get(s, C.TL_ENTITY_INPUT) or "")[:4000]
-                 or None)
+            _set(
+                s,
+                A.RUN_OBJECTIVE,
+                (_get(s, C.OI_INPUT) or _get(s, C.TL_ENTITY_INPUT) or "")[:4000] or None,
+            )
             _set(s, A.RUN_OUTCOME, A.OUTCOME_FAILURE if failed else A.OUTCOME_UNKNOWN)
             if failed:
                 _set(s, A.RUN_OUTCOME_REASON, s.status.message or "the root span failed")
@@ -202,16 +211,22 @@ def _map_trace(spans: list[Any]) -> int:
             if failed:
                 etype = _error_type(s)
                 _set(s, A.ERROR_TYPE, etype)
-                _set(s, A.STEP_ERROR_FINGERPRINT, hashlib.sha256(
-                    f"{etype}\n{normalise_message(s.status.message)}".encode()).hexdigest()[:16])
+                _set(
+                    s,
+                    A.STEP_ERROR_FINGERPRINT,
+                    hashlib.sha256(
+                        f"{etype}\n{normalise_message(s.status.message)}".encode()
+                    ).hexdigest()[:16],
+                )
         else:
             step = next((step_of[a.span_id] for a in anc if a.span_id in step_of), None)
             if step is not None:
                 for key in (A.STEP_ID, A.STEP_ATTEMPT, A.PLAN_ID, A.PLAN_VERSION):
                     value = _get(step, key)
                     if value is not None:
-                        _set(s, key, int(value) if key in (A.STEP_ATTEMPT, A.PLAN_VERSION)
-                             else value)
+                        _set(
+                            s, key, int(value) if key in (A.STEP_ATTEMPT, A.PLAN_VERSION) else value
+                        )
             if kind == A.KIND_TOOL:
                 _set(s, A.GEN_AI_TOOL_NAME, _get(s, C.OI_TOOL_NAME) or _name(s))
                 if sk and sk.split(":", 1)[1] in _READ_OI:
@@ -224,17 +239,26 @@ def _map_trace(spans: list[Any]) -> int:
                     _set(s, A.ERROR_TYPE, _error_type(s))
             else:
                 _set(s, A.GEN_AI_REQUEST_MODEL, _get(s, C.OI_MODEL))
-                _set(s, A.GEN_AI_PROVIDER_NAME, _get(s, C.OI_PROVIDER) or _get(s, C.OI_SYSTEM)
-                     or _get(s, C.GEN_AI_SYSTEM))
-                for ours, theirs in ((A.GEN_AI_USAGE_INPUT_TOKENS, (C.OI_PROMPT_TOKENS,
-                                                                   C.GEN_AI_PROMPT_TOKENS_OLD)),
-                                     (A.GEN_AI_USAGE_OUTPUT_TOKENS, (C.OI_COMPLETION_TOKENS,
-                                                                    C.GEN_AI_COMPLETION_TOKENS_OLD))):
+                _set(
+                    s,
+                    A.GEN_AI_PROVIDER_NAME,
+                    _get(s, C.OI_PROVIDER) or _get(s, C.OI_SYSTEM) or _get(s, C.GEN_AI_SYSTEM),
+                )
+                for ours, theirs in (
+                    (A.GEN_AI_USAGE_INPUT_TOKENS, (C.OI_PROMPT_TOKENS, C.GEN_AI_PROMPT_TOKENS_OLD)),
+                    (
+                        A.GEN_AI_USAGE_OUTPUT_TOKENS,
+                        (C.OI_COMPLETION_TOKENS, C.GEN_AI_COMPLETION_TOKENS_OLD),
+                    ),
+                ):
                     raw = next((v for v in (_get(s, k) for k in theirs) if v is not None), None)
                     if raw is not None and raw.lstrip("-").isdigit():
                         _set(s, ours, int(raw))
-                _set(s, A.LLM_ROLE, "planner" if any(ps.get(a.span_id) == A.KIND_PLAN
-                                                     for a in anc) else "executor")
+                _set(
+                    s,
+                    A.LLM_ROLE,
+                    "planner" if any(ps.get(a.span_id) == A.KIND_PLAN for a in anc) else "executor",
+                )
     return len(ps)
 
 

@@ -23,7 +23,15 @@ from planscope import PlanscopeError
 from planscope import _env as ENV
 
 from ._conversation import Conversation
-from ._import import DEFAULT_COLLECTOR, FORMATS, Prepared, dumps_summary, import_files, prepare, send
+from ._import import (
+    DEFAULT_COLLECTOR,
+    FORMATS,
+    Prepared,
+    dumps_summary,
+    import_files,
+    prepare,
+    send,
+)
 from ._whowhen import parse_whowhen
 
 LOOP_FINDING_KINDS = ("runaway_loop", "unbounded_replan")
@@ -36,53 +44,90 @@ def register(subparsers: Any) -> None:
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
     p.add_argument("--format", default="auto", choices=FORMATS)
     _collector_args(p)
-    p.add_argument("--keep-time", action="store_true",
-                   help="keep the OTLP files' timestamps (default: re-time to end now)")
+    p.add_argument(
+        "--keep-time",
+        action="store_true",
+        help="keep the OTLP files' timestamps (default: re-time to end now)",
+    )
     p.add_argument("--dry-run", action="store_true", help="validate and convert, send nothing")
     p.set_defaults(func=cmd_import)
 
     a = subparsers.add_parser("attribute", help="name the component and step that failed a run")
-    a.add_argument("files", nargs="*", type=Path, metavar="FILE",
-                   help="Who&When logs (with --evaluate: labeled files or folders)")
-    a.add_argument("--trace-id", action="append", default=[],
-                   help="attribute a trace stored in the collector (repeatable)")
-    a.add_argument("--evaluate", action="store_true",
-                   help="compare with the files' labels; print accuracy per subset and half")
-    a.add_argument("--collector", default=None,
-                   help="import each file there first and use the analyzers' findings")
+    a.add_argument(
+        "files",
+        nargs="*",
+        type=Path,
+        metavar="FILE",
+        help="Who&When logs (with --evaluate: labeled files or folders)",
+    )
+    a.add_argument(
+        "--trace-id",
+        action="append",
+        default=[],
+        help="attribute a trace stored in the collector (repeatable)",
+    )
+    a.add_argument(
+        "--evaluate",
+        action="store_true",
+        help="compare with the files' labels; print accuracy per subset and half",
+    )
+    a.add_argument(
+        "--collector",
+        default=None,
+        help="import each file there first and use the analyzers' findings",
+    )
     a.add_argument("--api-key", default=os.environ.get(ENV.PLANSCOPE_API_KEY))
     a.add_argument("--project", default=os.environ.get(ENV.PLANSCOPE_PROJECT))
     a.add_argument("--json", action="store_true", help="one JSON object per line")
     a.add_argument("--judge-url", help="OpenAI-compatible base URL of an optional LLM judge")
     a.add_argument("--judge-model", default="gpt-4o-mini")
     a.add_argument("--judge-key", default=os.environ.get("OPENAI_API_KEY"))
-    a.add_argument("--prefer-judge", action="store_true",
-                   help="adopt the judge's answer when it is well-formed")
+    a.add_argument(
+        "--prefer-judge",
+        action="store_true",
+        help="adopt the judge's answer when it is well-formed",
+    )
     a.set_defaults(func=cmd_attribute)
 
 
 def _collector_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--collector", default=os.environ.get(ENV.PLANSCOPE_ENDPOINT, DEFAULT_COLLECTOR),
-                   help="collector base URL (default: $PLANSCOPE_ENDPOINT or " f"{DEFAULT_COLLECTOR})")
+    p.add_argument(
+        "--collector",
+        default=os.environ.get(ENV.PLANSCOPE_ENDPOINT, DEFAULT_COLLECTOR),
+        help=f"collector base URL (default: $PLANSCOPE_ENDPOINT or {DEFAULT_COLLECTOR})",
+    )
     p.add_argument("--api-key", default=os.environ.get(ENV.PLANSCOPE_API_KEY))
     p.add_argument("--project", default=os.environ.get(ENV.PLANSCOPE_PROJECT))
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     if args.dry_run:
-        prepared = [prepare(p, args.format, project=args.project, keep_time=args.keep_time)
-                    for p in args.files]
+        prepared = [
+            prepare(p, args.format, project=args.project, keep_time=args.keep_time)
+            for p in args.files
+        ]
     else:
-        prepared = import_files(args.files, args.format, collector=args.collector,
-                                api_key=args.api_key, project=args.project,
-                                keep_time=args.keep_time)
+        prepared = import_files(
+            args.files,
+            args.format,
+            collector=args.collector,
+            api_key=args.api_key,
+            project=args.project,
+            keep_time=args.keep_time,
+        )
     for p in prepared:
         print(dumps_summary(p))
     return 0
 
 
-def wait_for_trace(client: httpx.Client, base: str, trace_id: str, spans: int,
-                   project: str | None, timeout: float = 30.0) -> dict[str, Any]:
+def wait_for_trace(
+    client: httpx.Client,
+    base: str,
+    trace_id: str,
+    spans: int,
+    project: str | None,
+    timeout: float = 30.0,
+) -> dict[str, Any]:
     """Poll the query API until the trace holds ``spans`` spans."""
     from ..attribution import fetch_trace
 
@@ -108,15 +153,18 @@ class _Online:
         from ..attribution import fetch_findings, map_findings
 
         if path in self.cache:
-            return self.cache[path]  # type: ignore[no-any-return]
+            return self.cache[path]
         prepared: Prepared = prepare(path, "whowhen", project=self.args.project)
         send(prepared, self.args.collector, api_key=self.args.api_key, client=self.client)
         tid = prepared.trace_ids[0]
-        trace = wait_for_trace(self.client, self.args.collector, tid, prepared.span_count,
-                               self.args.project)
+        trace = wait_for_trace(
+            self.client, self.args.collector, tid, prepared.span_count, self.args.project
+        )
         raw = fetch_findings(self.client, self.args.collector, tid, self.args.project)
-        result = (map_findings(raw, trace) if raw else [],
-                  None if raw is None else any(f.get("kind") in LOOP_FINDING_KINDS for f in raw))
+        result = (
+            map_findings(raw, trace) if raw else [],
+            None if raw is None else any(f.get("kind") in LOOP_FINDING_KINDS for f in raw),
+        )
         self.cache[path] = result
         return result
 
@@ -136,8 +184,11 @@ def cmd_attribute(args: argparse.Namespace) -> int:
     )
 
     online = _Online(args) if args.collector else None
-    settings = (JudgeSettings(args.judge_url, args.judge_model, args.judge_key, args.prefer_judge)
-                if args.judge_url else None)
+    settings = (
+        JudgeSettings(args.judge_url, args.judge_model, args.judge_key, args.prefer_judge)
+        if args.judge_url
+        else None
+    )
 
     def run(conv: Conversation, path: Path | None) -> Any:
         found = online.findings(conv, path)[0] if online and path else None
@@ -147,8 +198,11 @@ def cmd_attribute(args: argparse.Namespace) -> int:
     if args.evaluate:
         if not args.files:
             raise PlanscopeError("attribute --evaluate needs labeled files or folders")
-        rows = evaluate(args.files, attribute_fn=run,
-                        analyzer_loop=(lambda c, p: online.findings(c, p)[1]) if online else None)
+        rows = evaluate(
+            args.files,
+            attribute_fn=run,
+            analyzer_loop=(lambda c, p: online.findings(c, p)[1]) if online else None,
+        )
         if args.json:
             for r in table(rows):
                 print(json.dumps(r, ensure_ascii=False))
@@ -183,7 +237,9 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             print(json.dumps(item, ensure_ascii=False))
         else:
             where = item.get("file") or item.get("trace_id")
-            print(f"{where}: {item['component']} at step {item['step']} [{item['rule']}] "
-                  f"{item['explanation']}")
+            print(
+                f"{where}: {item['component']} at step {item['step']} [{item['rule']}] "
+                f"{item['explanation']}"
+            )
     sys.stdout.flush()
     return 0

@@ -1,0 +1,56 @@
+"""Fixtures for the importer tests: the shared Who&When dataset and one real collector per module.
+
+The dataset lives at ``../shared/datasets/who_and_when`` relative to the repository root (CI
+has it there too); tests that need it skip with the reason when it is absent.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from planscope_collector import BackgroundServer, CollectorSettings
+
+REPO = Path(__file__).resolve().parents[2]
+DATASET = REPO.parent / "shared" / "datasets" / "who_and_when"
+
+
+@pytest.fixture(scope="session")
+def dataset() -> Path:
+    if not (DATASET / "hand_crafted_dev").is_dir():
+        pytest.skip(f"Who&When dataset not found at {DATASET}")
+    return DATASET
+
+
+@pytest.fixture(scope="module")
+def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
+    """A real uvicorn collector on the embedded chDB store, shared by one test module."""
+    data = tmp_path_factory.mktemp("collector")
+    server = BackgroundServer(CollectorSettings(data_dir=data, port=0, flush_interval=0.05))
+    server.start()
+    yield server
+    server.stop()
+
+
+def wait_for_trace(base: str, trace_id: str, spans: int, timeout: float = 20.0) -> dict[str, Any]:
+    """Poll the query API until the trace has ``spans`` spans."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        r = httpx.get(f"{base}/api/traces/{trace_id}")
+        if r.status_code == 200:
+            last = r.json()
+            if last["span_count"] >= spans:
+                return dict(last)
+        time.sleep(0.05)
+    raise AssertionError(f"trace {trace_id} did not reach {spans} spans; last: {last}")
+
+
+def trace_count(base: str) -> int:
+    r = httpx.get(f"{base}/api/traces", params={"limit": 500})
+    r.raise_for_status()
+    return len(r.json()["traces"])
