@@ -210,6 +210,8 @@ def _load_raw_where_needed(store: Queryable, project: str, traces: dict[str, Tra
     for t in partial:
         t.raw = []
     for r in store.query(Q.LOAD_RAW_SKELETON, params):
-        t = traces.get(r["trace_id"])
-        if t is not None and t.raw is not None:
-            t.raw.append(RawSpan(r["span_id"], r["parent_span_id"], r["name"], r["status_code"]))
+        found = traces.get(r["trace_id"])
+        if found is not None and found.raw is not None:
+            found.raw.append(
+                RawSpan(r["span_id"], r["parent_span_id"], r["name"], r["status_code"])
+            )

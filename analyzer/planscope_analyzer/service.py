@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import JSONResponse
+from planscope_collector._extensions import project_of
 
 from ._engine import AnalysisResult, Analyzer
 from ._findings import list_findings
@@ -160,8 +161,6 @@ class AnalyzerService:
 
 def build_router(service: AnalyzerService) -> APIRouter:
     """The analyzer's HTTP routes."""
-    from planscope_collector._extensions import project_of
-
     router = APIRouter()
     run: Callable[..., Any] = anyio.to_thread.run_sync
 

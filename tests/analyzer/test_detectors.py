@@ -3,18 +3,46 @@ labelled finding must be reported at the labelled step) or negatives (nothing of
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope_analyzer import Analyzer
 from planscope_analyzer._evaluate import LABELED_KINDS
-from planscope_collector.storage import Store
+from planscope_collector.storage import Store, open_store
 from planscope_runners import run_task
 from planscope_runners.cli import SCENARIOS
 from planscope_runners.environments import get_task
 
+from tests.analyzer.conftest import otlp_rows
+
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """One store for the module (each test analyses only its own trace ids); closed at the
+    module's end so the chDB engine is free for the next module."""
+    s = open_store(f"chdb://{tmp_path_factory.mktemp('detectors') / 'chdb'}")
+    s.migrate()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def store(shared: Store) -> Store:
+    return shared
+
+
+@pytest.fixture
+def store_spans(shared: Store, exporter: InMemorySpanExporter) -> Callable[..., Any]:
+    def insert(strip: Sequence[str] = ()) -> None:
+        shared.insert_spans(otlp_rows(list(exporter.get_finished_spans()), "default", strip))
+        exporter.clear()
+
+    return insert
+
 
 SEEDS = {"write-conflict": 0, "adapt-same-goal": 1}
 

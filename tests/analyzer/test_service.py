@@ -1,0 +1,137 @@
+"""The analyzer inside a real collector (uvicorn on loopback, embedded chDB): incremental
+analysis after ingest, the HTTP routes, the CLI against it, and an evaluation smoke test."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from planscope_analyzer import service
+from planscope_analyzer._evaluate import run_evaluation
+from planscope_analyzer.cli import parse_since
+from planscope_collector import BackgroundServer, CollectorSettings
+from planscope_runners import run_task
+from planscope_runners.environments import get_task
+
+from tests.analyzer.conftest import otlp_rows  # noqa: F401  (same encoding path as the SDK)
+
+pytestmark = pytest.mark.integration
+PROTOBUF = {"Content-Type": "application/x-protobuf"}
+
+
+@pytest.fixture
+def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[BackgroundServer]:
+    monkeypatch.setattr(service, "QUIET_SECONDS", 0.1)
+    monkeypatch.setattr(service.AnalyzerService.__init__, "__defaults__", (0.1, 2.0))
+    settings = CollectorSettings(
+        data_dir=tmp_path / "data", port=0, flush_interval=0.05, api_keys={"k1": "team-a"}
+    )
+    with BackgroundServer(settings) as s:
+        yield s
+
+
+def _send(url: str, exporter: InMemorySpanExporter, key: str) -> None:
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    body = encode_spans(list(exporter.get_finished_spans())).SerializeToString()
+    exporter.clear()
+    r = httpx.post(
+        f"{url}/v1/traces", content=body, headers={**PROTOBUF, "Authorization": f"Bearer {key}"}
+    )
+    assert r.status_code == 200, r.text
+
+
+def _wait(url: str, path: str, key: str, pred: Any, timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        r = httpx.get(f"{url}{path}", headers={"Authorization": f"Bearer {key}"})
+        if r.status_code == 200:
+            last = r.json()
+            if pred(last):
+                return last
+        time.sleep(0.1)
+    raise AssertionError(f"{path}: condition not met; last {last}")
+
+
+def test_incremental_analysis_and_routes(
+    server: BackgroundServer, exporter: InMemorySpanExporter
+) -> None:
+    loop = run_task("plan_and_act", "ops", get_task("ops-deploy-api"), ["loop_same_error"])
+    healthy = run_task("plan_and_act", "ops", get_task("ops-deploy-api"))
+    _send(server.url, exporter, "k1")
+    # analysed by the background thread once quiet, without any request
+    page = _wait(server.url, "/api/findings", "k1", lambda p: p["findings"])
+    assert {(f["kind"], f["trace_id"]) for f in page["findings"]} == {
+        ("runaway_loop", loop.trace_id)
+    }
+    auth = {"Authorization": "Bearer k1"}
+    one = httpx.get(f"{server.url}/api/traces/{loop.trace_id}/findings", headers=auth).json()
+    assert one["findings"][0]["step_id"] == loop.expected[0].step_id
+    assert one["findings"][0]["evidence_span_ids"]
+    assert (
+        httpx.get(f"{server.url}/api/traces/{healthy.trace_id}/findings", headers=auth).json()[
+            "findings"
+        ]
+        == []
+    )
+    filtered = httpx.get(
+        f"{server.url}/api/findings", params={"kind": "context_starved"}, headers=auth
+    ).json()
+    assert filtered["findings"] == []
+    paged = httpx.get(
+        f"{server.url}/api/findings", params={"limit": 1, "severity": "high"}, headers=auth
+    ).json()
+    assert len(paged["findings"]) == 1 and paged["has_more"] is False
+    # another project sees nothing (the key decides the project)
+    assert httpx.get(f"{server.url}/api/findings").status_code in (401, 403)
+    # explicit analysis: idempotent, same findings
+    r = httpx.post(f"{server.url}/api/analyze", json={"trace_id": loop.trace_id}, headers=auth)
+    assert r.status_code == 200 and r.json()["counts"] == {"runaway_loop": 1}
+    r = httpx.post(f"{server.url}/api/analyze", json={"since": 0}, headers=auth)
+    assert r.json()["traces"] == 2
+    again = httpx.get(f"{server.url}/api/findings", headers=auth).json()
+    assert len(again["findings"]) == 1
+    assert (
+        httpx.post(f"{server.url}/api/analyze", json={"trace_id": "nope"}, headers=auth).status_code
+        == 400
+    )
+    assert httpx.get(f"{server.url}/api/traces/xyz/findings", headers=auth).status_code == 400
+
+
+def test_cli_analyze_against_the_collector(
+    server: BackgroundServer, exporter: InMemorySpanExporter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from planscope._cli import build_parser
+
+    result = run_task("dag", "ops", get_task("ops-deploy-billing"), ["context_starved"])
+    _send(server.url, exporter, "k1")
+    _wait(server.url, f"/api/traces/{result.trace_id}/findings", "k1", lambda p: p["findings"])
+    args = build_parser().parse_args(
+        ["analyze", "--trace", result.trace_id, "--collector", server.url, "--api-key", "k1"]
+    )
+    assert args.func(args) == 0
+    out = capsys.readouterr().out
+    assert "context_starved" in out and "1 traces" in out
+
+
+def test_parse_since() -> None:
+    assert abs(parse_since("1h") - (time.time_ns() - 3600 * 10**9)) < 5 * 10**9
+    assert parse_since("10") == 10 * 10**9
+
+
+def test_evaluation_smoke(tmp_path: Path) -> None:
+    ev = run_evaluation(
+        24, 0.5, 7, workdir=tmp_path, degrade=("partial",), variants="plan_and_act,dag"
+    )
+    full = ev.reports["full"]
+    assert full.runs == 24
+    assert sum(s.tp for s in full.scores.values()) > 0
+    assert all(s.precision >= 0.9 for s in full.scores.values()), full.table()
+    assert full.negatives_flagged == 0
+    assert "partial" in ev.reports and "| runaway_loop |" in ev.reports["partial"].table()
