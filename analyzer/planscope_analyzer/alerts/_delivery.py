@@ -95,7 +95,7 @@ class AlertMessage:
 
 
 class Notifier(Protocol):
-    """A delivery channel. ``send`` raises :class:`DeliveryError` when the message did not arrive."""
+    """A channel; ``send`` raises :class:`DeliveryError` when the message did not arrive."""
 
     label: str
 
@@ -155,7 +155,8 @@ def slack_payload(message: AlertMessage) -> dict[str, Any]:
     if links:
         lines = "\n".join(f"<{u}|trace {u.rsplit('=', 1)[-1][:12]}>" for u in links)
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": lines}})
-    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"event {e.event_id}"}]})
+    footer = {"type": "mrkdwn", "text": f"event {e.event_id}"}
+    blocks.append({"type": "context", "elements": [footer]})
     return {"text": text, "blocks": blocks}
 
 
@@ -244,7 +245,9 @@ def notifier_for(channel: Any) -> Notifier:
     if isinstance(channel, LogChannel):
         return LogNotifier(channel.level)
     if isinstance(channel, WebhookChannel | SlackChannel):
-        secret = channel.secret or (os.environ.get(channel.secret_env) if channel.secret_env else None)
+        secret = channel.secret
+        if secret is None and channel.secret_env:
+            secret = os.environ.get(channel.secret_env)
         headers = channel.headers if isinstance(channel, WebhookChannel) else {}
         cls = WebhookNotifier if isinstance(channel, WebhookChannel) else SlackNotifier
         return cls(channel.url, secret=secret, headers=headers, timeout=channel.timeout)
@@ -283,7 +286,9 @@ class Dispatcher:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._loaded = False
-        self._thread = threading.Thread(target=self._run, name="planscope-alerts-delivery", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name="planscope-alerts-delivery", daemon=True
+        )
         self.sent = 0
 
     def start(self) -> None:

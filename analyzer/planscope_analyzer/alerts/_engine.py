@@ -242,7 +242,9 @@ class AlertEngine:
             "evidence": evidence,
         }
 
-    def evaluate(self, projects: set[str] | None = None, now: float | None = None) -> list[AlertEvent]:
+    def evaluate(
+        self, projects: set[str] | None = None, now: float | None = None
+    ) -> list[AlertEvent]:
         """One pass over the active rules (of ``projects``); returns the events it wrote."""
         started = time.monotonic()
         now = time.time() if now is None else now
@@ -256,7 +258,8 @@ class AlertEngine:
                 evaluation = evaluate_rule(stored.rule, key[0], query, now=now)
             except StoreError as exc:
                 if "UNKNOWN_TABLE" in str(exc) or "Unknown table" in str(exc):
-                    changes.append((key, replace(state, error=str(exc)[:500], evaluated_at=now), None))
+                    failed = replace(state, error=str(exc)[:500], evaluated_at=now)
+                    changes.append((key, failed, None))
                     continue
                 raise
             changes.append(self._transition(key, stored, state, evaluation, now))

@@ -54,9 +54,16 @@ class Evaluation:
 # Shared filters. '' (or -1 for limits) means "no filter / no limit".
 _SINCE = "fromUnixTimestamp64Nano({since:Int64})"
 _AGENT_TRACES = (
-    "({agent:String} = '' OR TraceId IN (SELECT TraceId FROM planscope_runs "
-    "WHERE Project = {project:String} AND End >= " + _SINCE + " AND AgentName = {agent:String}))"
+    "TraceId IN (SELECT TraceId FROM planscope_runs "
+    "WHERE Project = {project:String} AND End >= " + _SINCE + " AND AgentName = {agent:String})"
 )
+_AGENT_MARK = "AND /*agent*/ 1"
+
+
+def _with_agent(sql: str, agent: str | None) -> str:
+    """Add the agent filter only when the rule has one (an IN subquery is not free)."""
+    return sql.replace(_AGENT_MARK, f"AND {_AGENT_TRACES}" if agent else "")
+
 
 # step scope: one unit per (trace, step id); attempts = the highest attempt number (counting an
 # attempt an enforced budget refused), or the number of attempt spans when attempts are unset.
@@ -72,7 +79,7 @@ FROM (
     WHERE Project = {{project:String}} AND Start >= {_SINCE}
       AND ({{step_id:String}} = '' OR StepId = {{step_id:String}})
       AND ({{service:String}} = '' OR ServiceName = {{service:String}})
-      AND {_AGENT_TRACES}
+      {_AGENT_MARK}
     GROUP BY TraceId, StepId
 )
 """
@@ -91,7 +98,7 @@ FROM (
       AND ({{tool:String}} = '' OR ToolName = {{tool:String}})
       AND ({{step_id:String}} = '' OR StepId = {{step_id:String}})
       AND ({{service:String}} = '' OR ServiceName = {{service:String}})
-      AND {_AGENT_TRACES}
+      {_AGENT_MARK}
     GROUP BY TraceId, StepId, ToolName
 )
 GROUP BY Grp
@@ -183,10 +190,14 @@ FROM (
     WHERE Project = {{project:String}} AND Start >= {_SINCE}
       AND ({{model:String}} = '' OR Model = {{model:String}})
       AND ({{service:String}} = '' OR ServiceName = {{service:String}})
-      AND {_AGENT_TRACES}
+      {_AGENT_MARK}
     GROUP BY TraceId
 )
 """
+
+
+def _params(params: dict[str, Any], agent: str | None) -> dict[str, Any]:
+    return params if agent else {k: v for k, v in params.items() if k != "agent"}
 
 
 def _lim(value: int | float | None) -> int:
@@ -197,9 +208,7 @@ def _since_ns(now: float, window: float) -> int:
     return int((now - window) * 1e9)
 
 
-def evaluate_rule(
-    rule: Any, project: str, query: Query, *, now: float | None = None
-) -> Evaluation:
+def evaluate_rule(rule: Any, project: str, query: Query, *, now: float | None = None) -> Evaluation:
     """Evaluate ``rule`` for ``project`` at ``now`` (unix seconds) through ``query``.
 
     >>> rule = BurnRateRule(id="b", kind="burn_rate", max_tokens_per_minute=10, window="1m")
@@ -227,15 +236,17 @@ def _retry_budget(rule: RetryBudgetRule, project: str, query: Query, now: float)
         "service": rule.service or "",
     }
     limits: dict[str, float | int] = {}
+    names: tuple[str, ...]
     if rule.scope in ("step", "tool"):
         assert budget.max_attempts_per_step is not None  # validated
         limits["max_attempts_per_step"] = budget.max_attempts_per_step
         params = {**base, "limit": budget.max_attempts_per_step, "step_id": rule.step_id or ""}
         if rule.scope == "step":
-            rows = query(STEP_SQL, params)
+            rows = query(_with_agent(STEP_SQL, rule.agent), _params(params, rule.agent))
             names = ("trace_id", "run_id", "step_id", "attempts")
         else:
-            rows = query(TOOL_SQL, {**params, "tool": rule.tool or ""})
+            params = _params({**params, "tool": rule.tool or ""}, rule.agent)
+            rows = query(_with_agent(TOOL_SQL, rule.agent), params)
             names = ("trace_id", "run_id", "step_id", "tool", "calls")
     else:
         for name in ("max_attempts_per_step", "max_attempts_per_run", "max_replans", "max_tokens"):
@@ -287,17 +298,20 @@ def _retry_budget(rule: RetryBudgetRule, project: str, query: Query, now: float)
         summary = f"no {unit} in the last {rule.window}{where}"
     else:
         lim = ", ".join(f"{k}={v}" for k, v in limits.items())
-        who = f" of {'agent' if rule.scope == 'agent' else 'tool'} {top['group']!r}" if (
-            rule.scope in ("agent", "tool") and top["group"]
-        ) else ""
+        who = (
+            f" of {'agent' if rule.scope == 'agent' else 'tool'} {top['group']!r}"
+            if (rule.scope in ("agent", "tool") and top["group"])
+            else ""
+        )
         summary = (
             f"{top['violating']} of {top['units']} {unit}{who} ({top['share']:.0%}) exceeded "
             f"{lim} in the last {rule.window}{where}"
         )
         if rule.threshold_share is not None:
             summary += f" (threshold: more than {rule.threshold_share:.0%})"
-    samples.sort(key=lambda s: -float(s.get("attempts") or s.get("calls") or s.get("step_attempts")
-                                      or 0))
+    samples.sort(
+        key=lambda s: -float(s.get("attempts") or s.get("calls") or s.get("step_attempts") or 0)
+    )
     return Evaluation(
         firing=bool(firing_groups),
         value=value,
@@ -370,8 +384,7 @@ def _findings(rule: FindingCountRule, project: str, query: Query, now: float) ->
     what = rule.finding_kind or "any kind"
     sev = f", severity >= {rule.min_severity}" if rule.min_severity else ""
     summary = (
-        f"{total} finding(s) of {what}{sev} in the last {rule.window} "
-        f"(threshold: {rule.min_count})"
+        f"{total} finding(s) of {what}{sev} in the last {rule.window} (threshold: {rule.min_count})"
     )
     return Evaluation(
         firing=total >= rule.min_count,
@@ -384,18 +397,17 @@ def _findings(rule: FindingCountRule, project: str, query: Query, now: float) ->
 
 
 def _burn(rule: BurnRateRule, project: str, query: Query, now: float) -> Evaluation:
-    rows = query(
-        BURN_SQL,
-        {
-            "project": project,
-            "since": _since_ns(now, rule.window_seconds),
-            "samples": MAX_SAMPLES,
-            "model": rule.model or "",
-            "service": rule.service or "",
-            "agent": rule.agent or "",
-        },
-    )
-    row = rows[0] if rows else {"Tokens": 0, "Cost": 0.0, "Calls": 0, "Samples": []}
+    params = {
+        "project": project,
+        "since": _since_ns(now, rule.window_seconds),
+        "samples": MAX_SAMPLES,
+        "model": rule.model or "",
+        "service": rule.service or "",
+        "agent": rule.agent or "",
+    }
+    rows = query(_with_agent(BURN_SQL, rule.agent), _params(params, rule.agent))
+    empty: dict[str, Any] = {"Tokens": 0, "Cost": 0.0, "Calls": 0, "Samples": []}
+    row = rows[0] if rows else empty
     minutes = rule.window_seconds / 60.0
     tpm = int(row["Tokens"]) / minutes
     cpm = float(row["Cost"]) / minutes
@@ -434,4 +446,5 @@ def _burn(rule: BurnRateRule, project: str, query: Query, now: float) -> Evaluat
 
 def sql_texts() -> Sequence[str]:
     """Every query text (tests check attribute-derived literals against planscope's names)."""
-    return (STEP_SQL, TOOL_SQL, RUN_SQL, FINDINGS_SQL, BURN_SQL)
+    with_agent = [_with_agent(q, "x") for q in (STEP_SQL, TOOL_SQL, BURN_SQL)]
+    return (STEP_SQL, TOOL_SQL, RUN_SQL, FINDINGS_SQL, BURN_SQL, *with_agent)

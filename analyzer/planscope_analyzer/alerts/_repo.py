@@ -246,9 +246,7 @@ class RuleRepository:
             self.write_many([(project, rule, version, deleted)], source=source)
             return StoredRule(project, rule, version, source, deleted, time.time())
 
-    def write_many(
-        self, items: Sequence[tuple[str, Any, int, bool]], *, source: str
-    ) -> None:
+    def write_many(self, items: Sequence[tuple[str, Any, int, bool]], *, source: str) -> None:
         """Insert several versions in ONE insert (all or nothing): (project, rule, version, del)."""
         now = _ms(time.time())
         rows = [

@@ -67,9 +67,7 @@ class AlertsExtension:
 
     def __init__(self, collector: Collector, settings: AlertSettings | None = None) -> None:
         self.collector = collector
-        self.settings = settings or AlertSettings.from_env(
-            os.environ, collector.settings.data_dir
-        )
+        self.settings = settings or AlertSettings.from_env(os.environ, collector.settings.data_dir)
         self.engine = AlertEngine(lambda: collector.store, self.settings)
         self.router: APIRouter | None = self._routes()
 
@@ -130,10 +128,15 @@ class AlertsExtension:
                 return _error(404, f"no rule {rule_id!r} in project {project!r}")
             return {
                 "versions": [
-                    {**redacted(v.rule), "version": v.version, "source": v.source,
-                     "deleted": v.deleted, "updated_at": v.updated_at}
+                    {
+                        **redacted(v.rule),
+                        "version": v.version,
+                        "source": v.source,
+                        "deleted": v.deleted,
+                        "updated_at": v.updated_at,
+                    }
                     for v in versions
-                ]  # fmt: skip
+                ]
             }
 
         @router.put("/rules/{rule_id}", response_model=None)

@@ -1,0 +1,233 @@
+"""``planscope alerts``: list, add, remove and dry-run rules through the collector's HTTP API.
+
+In embedded mode one process (the collector) owns the store, so the CLI never opens it.
+
+    planscope alerts list [--collector URL] [--api-key KEY] [--project P] [--json]
+    planscope alerts add rules.yaml [--replace]      # a rule, a list, or {project, rules}
+    planscope alerts rm RULE_ID
+    planscope alerts test RULE_ID | --file rule.yaml
+    planscope alerts events [--rule RULE_ID] [--limit N]
+    planscope alerts state
+    planscope alerts validate rules.yaml             # offline, no collector
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from planscope import PlanscopeError
+from planscope._env import PLANSCOPE_API_KEY, PLANSCOPE_ENDPOINT
+
+from ._errors import RuleValidationError
+from ._rules import load_rules_file, parse_rules_document
+
+__all__ = ["main", "register"]
+
+USER_AGENT = "planscope-cli/alerts"
+
+
+class _Api:
+    def __init__(self, args: argparse.Namespace) -> None:
+        import httpx
+
+        headers = {"User-Agent": USER_AGENT}
+        if args.api_key:
+            headers["Authorization"] = f"Bearer {args.api_key}"
+        params = {"project": args.project} if args.project else {}
+        self.client = httpx.Client(
+            base_url=args.collector.rstrip("/") + "/api/alerts",
+            headers=headers,
+            params=params,
+            timeout=30.0,
+        )
+
+    def call(self, method: str, path: str, **kw: Any) -> tuple[int, Any]:
+        import httpx
+
+        try:
+            r = self.client.request(method, path, **kw)
+        except httpx.HTTPError as exc:
+            raise PlanscopeError(
+                f"cannot reach the collector at {self.client.base_url}: {exc}"
+            ) from None
+        try:
+            body = r.json()
+        except ValueError:
+            body = {"error": r.text}
+        if r.status_code in (401, 403):
+            raise PlanscopeError(f"the collector refused the API key: {body.get('error', body)}")
+        return r.status_code, body
+
+
+def _load(path: str, project: str | None) -> list[tuple[str, Any]]:
+    """Rules of a file (``-``: stdin) as (project, rule); a single mapping is one rule."""
+    import yaml
+
+    if path == "-":
+        docs = list(yaml.safe_load_all(sys.stdin.read()))
+        parsed = parse_rules_document([_as_doc(d) for d in docs], "<stdin>")
+    else:
+        text = Path(path).read_text(encoding="utf-8") if Path(path).exists() else None
+        if text is None:
+            raise RuleValidationError(f"no such file: {path}")
+        docs = list(yaml.safe_load_all(text))
+        if len(docs) == 1 and isinstance(docs[0], dict) and "kind" in docs[0]:
+            parsed = parse_rules_document([_as_doc(docs[0])], path)
+        else:
+            parsed = load_rules_file(Path(path))
+    out = []
+    for proj, rules in parsed.rules.items():
+        for rule in rules:
+            out.append((project or proj, rule))
+    return out
+
+
+def _as_doc(doc: Any) -> Any:
+    return {"rules": [doc]} if isinstance(doc, dict) and "kind" in doc else doc
+
+
+def _print(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2, default=str) if args.json else text)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    api = _Api(args)
+    _, body = api.call("GET", "/rules")
+    rows = body.get("rules", [])
+    lines = [f"{'ID':<28} {'KIND':<14} {'SCOPE':<7} {'WINDOW':<7} {'STATE':<9} VERSION"]
+    for r in rows:
+        lines.append(
+            f"{r['id']:<28} {r['kind']:<14} {r.get('scope') or '-':<7} {r['window']:<7} "
+            f"{r['state']:<9} {r['version']}"
+        )
+    _print(args, rows, "\n".join(lines) if rows else "no rules")
+    return 0
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    rules = _load(args.file, args.project)  # all validated before anything is sent
+    api = _Api(args)
+    failed = 0
+    for project, rule in rules:
+        data = rule.model_dump(mode="json")
+        params = {"project": project}
+        status, body = api.call("POST", "/rules", json=data, params=params)
+        if status == 409 and args.replace:
+            status, body = api.call("PUT", f"/rules/{rule.id}", json=data, params=params)
+        if status in (200, 201):
+            print(f"{rule.id}: version {body['version']} ({project})")
+        else:
+            failed += 1
+            print(f"{rule.id}: {body.get('error', body)}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+def cmd_rm(args: argparse.Namespace) -> int:
+    status, body = _Api(args).call("DELETE", f"/rules/{args.rule_id}")
+    if status != 200:
+        print(body.get("error", body), file=sys.stderr)
+        return 1
+    print(f"deleted {args.rule_id} (version {body['version']})")
+    return 0
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    api = _Api(args)
+    if args.file:
+        (project, rule), *_ = _load(args.file, args.project)
+        status, body = api.call(
+            "POST", "/test", json=rule.model_dump(mode="json"), params={"project": project}
+        )
+    elif args.rule_id:
+        status, body = api.call("POST", f"/rules/{args.rule_id}/test")
+    else:
+        raise PlanscopeError("give a RULE_ID or --file")
+    if status != 200:
+        print(body.get("error", body), file=sys.stderr)
+        return 1
+    verdict = "WOULD FIRE" if body["would_fire"] else "would not fire"
+    links = "\n".join(f"  {u}" for u in body["evidence"].get("trace_links", []))
+    _print(args, body, f"{verdict}: {body['summary']}" + (f"\n{links}" if links else ""))
+    return 0
+
+
+def cmd_events(args: argparse.Namespace) -> int:
+    params: dict[str, Any] = {"limit": args.limit}
+    if args.rule:
+        params["rule_id"] = args.rule
+    _, body = _Api(args).call("GET", "/events", params=params)
+    events = body.get("events", [])
+    lines = [
+        f"{e['at']:.3f} {e['rule_id']:<24} {e['state']:<9} {e['delivery']['state']:<10} "
+        f"attempts={e['delivery']['attempts']} {e['summary']}"
+        for e in events
+    ]
+    _print(args, events, "\n".join(lines) if events else "no events")
+    return 0
+
+
+def cmd_state(args: argparse.Namespace) -> int:
+    _, body = _Api(args).call("GET", "/state")
+    lines = [f"{r['rule_id']:<28} {r['state']:<9} {r['summary']}" for r in body.get("rules", [])]
+    if body.get("file", {}).get("error"):
+        lines.append(f"rules file error: {body['file']['error']}")
+    _print(args, body, "\n".join(lines) if lines else "no rules")
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    rules = _load(args.file, args.project)
+    print(f"{args.file}: {len(rules)} valid rule(s)")
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add ``planscope alerts`` (the CLI's plug-in hook)."""
+    alerts = subparsers.add_parser("alerts", help="alert rules on retry budgets, findings, cost")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--collector",
+        default=os.environ.get(PLANSCOPE_ENDPOINT, "http://127.0.0.1:4318"),
+        help="collector URL (env PLANSCOPE_ENDPOINT, default http://127.0.0.1:4318)",
+    )
+    common.add_argument(
+        "--api-key", default=os.environ.get(PLANSCOPE_API_KEY), help="env PLANSCOPE_API_KEY"
+    )
+    common.add_argument("--project", help="project (open mode; a key implies its project)")
+    common.add_argument("--json", action="store_true", help="print JSON")
+    sub = alerts.add_subparsers(dest="alerts_command", required=True, metavar="ACTION")
+    p = sub.add_parser("list", parents=[common], help="rules and their state")
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("add", parents=[common], help="add rules from YAML/JSON (- for stdin)")
+    p.add_argument("file")
+    p.add_argument("--replace", action="store_true", help="update rules that already exist")
+    p.set_defaults(func=cmd_add)
+    p = sub.add_parser("rm", parents=[common], help="delete a rule (kept in its history)")
+    p.add_argument("rule_id")
+    p.set_defaults(func=cmd_rm)
+    p = sub.add_parser("test", parents=[common], help="dry-run: would the rule fire now?")
+    p.add_argument("rule_id", nargs="?")
+    p.add_argument("--file", help="test an unsaved rule from a file")
+    p.set_defaults(func=cmd_test)
+    p = sub.add_parser("events", parents=[common], help="alert history with delivery state")
+    p.add_argument("--rule")
+    p.add_argument("--limit", type=int, default=50)
+    p.set_defaults(func=cmd_events)
+    p = sub.add_parser("state", parents=[common], help="firing/resolved per rule")
+    p.set_defaults(func=cmd_state)
+    p = sub.add_parser("validate", parents=[common], help="check a rules file offline")
+    p.add_argument("file")
+    p.set_defaults(func=cmd_validate)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``planscope alerts ...`` with these arguments (tests)."""
+    parser = argparse.ArgumentParser(prog="planscope")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args))
