@@ -8,8 +8,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
-
 from planscope._capture import normalise_message
 
 from ..importers._conversation import Conversation
@@ -17,6 +15,9 @@ from ..importers._whowhen import exit_code
 
 REPEATED_DISPATCHES = 3
 """The same instruction to the same executor this many times is a loop (two is a retry)."""
+SIMILAR_INSTRUCTIONS = 0.6
+"""Word-set Jaccard similarity above which two instructions count as the same request
+(re-worded retries such as "continue to scroll … to find X")."""
 REPEATED_FAILURES = 2
 """Failed code executions in one run (same error or not) that show a fix-and-retry cycle."""
 
@@ -27,12 +28,19 @@ def loop_signals(conv: Conversation) -> list[str]:
     in_loop = [t.index for t in conv.turns if t.ledger is not None and t.ledger.is_in_loop]
     if in_loop:
         out.append(f"the planner's ledger reported a loop at steps {in_loop[:5]}")
-    dispatches = Counter(
-        (t.target, normalise_message(t.content.lower())) for t in conv.turns if t.kind == "dispatch"
-    )
-    for (target, _), n in dispatches.items():
-        if n >= REPEATED_DISPATCHES:
-            out.append(f"the same instruction went to {target} {n} times")
+    by_target: dict[str | None, list[set[str]]] = {}
+    for t in conv.turns:
+        if t.kind != "dispatch":
+            continue
+        words = set(normalise_message(t.content.lower()).split())
+        earlier = by_target.setdefault(t.target, [])
+        similar = sum(_jaccard(words, w) >= SIMILAR_INSTRUCTIONS for w in earlier)
+        earlier.append(words)
+        if similar + 1 == REPEATED_DISPATCHES:
+            out.append(
+                f"the same instruction (or nearly) went to {t.target} "
+                f"{REPEATED_DISPATCHES} times, the last at step {t.index}"
+            )
     failures = [
         t.index for t in conv.turns if t.kind == "tool" and exit_code(t.content) not in (None, 0)
     ]
@@ -49,3 +57,7 @@ def _terminated(conv: Conversation) -> bool:
         return True
     last = conv.turns[-1]
     return last.kind == "final" or "TERMINATE" in last.content[-200:]
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a or b else 0.0
