@@ -65,24 +65,30 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
                 )
             )
     if len(layout.edges) <= _MAX_ARROWS:
+        # One layout update (add_annotation per edge validates the whole layout each time).
+        arrows = []
         for e in layout.edges:
             (x0, y0), (x1, y1) = pos[e.source], pos[e.target]
-            fig.add_annotation(
-                x=x1 - 0.12 if x1 > x0 else x1,
-                y=y1 if x1 > x0 else y1 + 0.15,
-                ax=x0 + 0.12 if x1 > x0 else x0,
-                ay=y0 if x1 > x0 else y0 - 0.15,
-                xref="x",
-                yref="y",
-                axref="x",
-                ayref="y",
-                showarrow=True,
-                arrowhead=3,
-                arrowsize=1.2,
-                arrowwidth=1.2,
-                arrowcolor="#90a4ae",
-                text="",
+            forward = x1 > x0
+            arrows.append(
+                {
+                    "x": x1 - 0.12 if forward else x1,
+                    "y": y1 if forward else y1 + 0.15,
+                    "ax": x0 + 0.12 if forward else x0,
+                    "ay": y0 if forward else y0 - 0.15,
+                    "xref": "x",
+                    "yref": "y",
+                    "axref": "x",
+                    "ayref": "y",
+                    "showarrow": True,
+                    "arrowhead": 3,
+                    "arrowsize": 1.2,
+                    "arrowwidth": 1.2,
+                    "arrowcolor": "#90a4ae",
+                    "text": "",
+                }
             )
+        fig.update_layout(annotations=arrows)
     big = len(layout.nodes) > 60
     for status, colour in STATUS_COLOURS.items():
         nodes = [n for n in layout.nodes if n.status == status]

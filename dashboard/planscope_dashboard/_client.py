@@ -35,6 +35,8 @@ DEFAULT_COLLECTOR_URL = "http://127.0.0.1:4318"
 
 MAX_PAGE = 1000
 """The collector's largest ``limit`` for ``/api/traces``."""
+MAX_FINDINGS_PAGE = 1000
+"""The analyzer's largest ``limit`` for ``/api/findings``."""
 
 
 class DashboardError(PlanscopeError):
@@ -86,6 +88,8 @@ class FindingsPage:
 
     available: bool
     findings: list[dict[str, Any]] = field(default_factory=list)
+    has_more: bool = False
+    """More findings exist than were read."""
 
 
 class CollectorClient:
@@ -256,34 +260,50 @@ class CollectorClient:
         trace_id: str | None = None,
         since_ns: int | None = None,
         until_ns: int | None = None,
-        limit: int = 1000,
+        max_rows: int = 5000,
     ) -> FindingsPage:
-        """``GET /api/findings``; ``available=False`` when the collector has no analyzer (404)."""
-        response = self._get(
-            "/api/findings",
-            {
-                "kind": kind,
-                "severity": severity,
-                "trace_id": trace_id,
-                "since": since_ns,
-                "until": until_ns,
-                "limit": limit,
-            },
-        )
-        return self._findings(response)
+        """``GET /api/findings`` (paged up to ``max_rows``); ``available=False`` on 404."""
+        found: list[dict[str, Any]] = []
+        offset = 0
+        while len(found) < max_rows:
+            limit = min(MAX_FINDINGS_PAGE, max_rows - len(found))
+            response = self._get(
+                "/api/findings",
+                {
+                    "kind": kind,
+                    "severity": severity,
+                    "trace_id": trace_id,
+                    "since": since_ns,
+                    "until": until_ns,
+                    "limit": limit,
+                    "offset": offset,
+                },
+            )
+            page = self._findings(response)
+            if not page.available:
+                return page
+            found.extend(page.findings)
+            body_more = page.has_more
+            if not body_more or not page.findings:
+                return FindingsPage(available=True, findings=found)
+            offset += len(page.findings)
+        return FindingsPage(available=True, findings=found[:max_rows], has_more=True)
 
     def trace_findings(self, trace_id: str) -> FindingsPage:
         """``GET /api/traces/{id}/findings``; ``available=False`` on 404 (no analyzer)."""
         return self._findings(self._get(f"/api/traces/{trace_id.strip().lower()}/findings"))
 
     def _findings(self, response: httpx.Response) -> FindingsPage:
-        if response.status_code in (404, 405):
+        if response.status_code in (404, 405):  # no analyzer route on this collector
             return FindingsPage(available=False)
         body = self._json(response)
         items = body.get("findings") if isinstance(body, dict) else body
         if not isinstance(items, list):
             raise CollectorResponseError("the findings endpoint answered an unexpected shape")
-        return FindingsPage(available=True, findings=[f for f in items if isinstance(f, dict)])
+        more = bool(body.get("has_more")) if isinstance(body, dict) else False
+        return FindingsPage(
+            available=True, findings=[f for f in items if isinstance(f, dict)], has_more=more
+        )
 
 
 def _reason(response: httpx.Response) -> str:

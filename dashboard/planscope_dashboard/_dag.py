@@ -68,7 +68,7 @@ class DagLayout:
 
 
 def scope_edges(view: RunView, plan: PlanVersion) -> list[DagEdge]:
-    """Edges from a scoped (decomposed/replaced) step to the steps its replan introduced."""
+    """Edges from a scoped (decomposed/replaced) step to the entry steps its replan introduced."""
     origin: dict[str, str] = {}
     seen: set[str] = set()
     for version in sorted(
@@ -77,9 +77,11 @@ def scope_edges(view: RunView, plan: PlanVersion) -> list[DagEdge]:
     ):
         ids = [s["id"] for s in version.steps]
         if seen and version.scope:
-            for sid in ids:
-                if sid not in seen and sid != version.scope:
-                    origin.setdefault(sid, version.scope)
+            new = {sid for sid in ids if sid not in seen and sid != version.scope}
+            for step in version.steps:
+                # Only the entry points of the new sub-plan hang off the scoped step.
+                if step["id"] in new and not any(d in new for d in step.get("depends_on", [])):
+                    origin.setdefault(step["id"], version.scope)
         seen.update(ids)
     present = {s["id"] for s in plan.steps}
     return [

@@ -26,6 +26,8 @@ class Finding:
     wasted_seconds: float | None = None
     time_ns: int | None = None
     finding_id: str | None = None
+    wasted_cost_usd: float | None = None
+    detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -54,7 +56,9 @@ def normalise_finding(raw: dict[str, Any]) -> Finding:
         wasted_tokens=_opt_int(raw.get("wasted_tokens", wasted.get("tokens") if wasted else None)),
         wasted_seconds=_wasted_seconds(raw, wasted),
         time_ns=_time_ns(raw),
-        finding_id=_opt_str(raw.get("id") or raw.get("finding_id")),
+        finding_id=_opt_str(raw.get("id") or raw.get("finding_id") or raw.get("key")),
+        wasted_cost_usd=_opt_float(raw.get("wasted_cost_usd")),
+        detail=dict(raw["detail"]) if isinstance(raw.get("detail"), dict) else {},
         raw=raw,
     )
 

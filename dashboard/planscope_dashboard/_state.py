@@ -10,9 +10,10 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from ._client import ClientSettings, CollectorClient, FindingsPage
+from ._client import ClientSettings, CollectorClient, CollectorResponseError, FindingsPage
 from ._findings import Finding, normalise_findings
 from ._runview import RunView, build_run_view
+from ._safe import md_escape
 
 T = TypeVar("T")
 
@@ -40,6 +41,8 @@ MAX_LIST_ROWS = 1000
 """Traces read per list query (the collector's page size); pages filter within these."""
 DETAIL_SAMPLE = 200
 """Runs whose spans are read for per-step aggregates on the overview (newest first)."""
+MAX_FINDINGS = 5000
+"""Findings read for the overview and findings pages (newest traces first)."""
 CACHE_TTL = 15
 
 
@@ -139,10 +142,11 @@ def recent_traces(
     return client_for(settings).recent_traces(max_rows=max_rows, service=service, since_ns=since_ns)
 
 
-@st.cache_data(ttl=60, show_spinner=False, max_entries=32)
-def trace_json(settings: ClientSettings, trace_id: str) -> dict[str, Any]:
-    """One trace (cached a minute: finished runs do not change, running ones soon settle)."""
-    return client_for(settings).get_trace(trace_id)
+@st.cache_resource(ttl=60, show_spinner=False, max_entries=8)
+def run_view(settings: ClientSettings, trace_id: str) -> RunView:
+    """One run, fetched and indexed once a minute at most; shared, never mutated after build
+    (a cached resource is not copied, which keeps reruns of a 5,000-span run cheap)."""
+    return build_run_view(client_for(settings).get_trace(trace_id))
 
 
 def run_views(settings: ClientSettings, trace_ids: list[str]) -> list[RunView]:
@@ -171,7 +175,7 @@ def _findings(
     severity: str | None,
 ) -> FindingsPage:
     return client_for(settings).list_findings(
-        since_ns=since_ns, kind=kind, severity=severity, limit=5000
+        since_ns=since_ns, kind=kind, severity=severity, max_rows=MAX_FINDINGS
     )
 
 
@@ -181,9 +185,21 @@ def findings(
     kind: str | None = None,
     severity: str | None = None,
 ) -> tuple[bool, list[Finding]]:
-    """(available, findings) for the time range; available is False without an analyzer."""
-    page = _findings(settings, since_ns, kind, severity)
+    """(available, findings) for the time range; available is False without an analyzer.
+
+    Findings are secondary on every page but one: an analyzer that answers an error is
+    reported as a warning and the page renders without them.
+    """
+    try:
+        page = _findings(settings, since_ns, kind, severity)
+    except CollectorResponseError as exc:
+        findings_warning(exc)
+        return False, []
     return page.available, normalise_findings(page.findings)
+
+
+def findings_warning(exc: Exception) -> None:
+    st.warning(md_escape(f"Findings could not be read: {exc}"))
 
 
 @st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=64)
@@ -193,5 +209,9 @@ def _trace_findings(settings: ClientSettings, trace_id: str) -> FindingsPage:
 
 def trace_findings(settings: ClientSettings, trace_id: str) -> tuple[bool, list[Finding]]:
     """(available, findings) of one trace."""
-    page = _trace_findings(settings, trace_id)
+    try:
+        page = _trace_findings(settings, trace_id)
+    except CollectorResponseError as exc:
+        findings_warning(exc)
+        return False, []
     return page.available, normalise_findings(page.findings)

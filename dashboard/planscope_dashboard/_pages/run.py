@@ -23,7 +23,6 @@ from .._runview import (
     PlanVersion,
     RunView,
     attempts_until,
-    build_run_view,
     context_check,
     plan_diff,
     step_rows,
@@ -46,13 +45,11 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
         return
     try:
         with st.spinner("Loading the run's spans…"):
-            trace = S.trace_json(settings, trace_id)
+            view = S.run_view(settings, trace_id)
     except NotFound as exc:
         st.warning(md_escape(f"Trace not found: {exc}"))
         _pick_run(settings, filters)
         return
-    with st.spinner("Building the run view…"):
-        view = build_run_view(trace)
     available, found = S.trace_findings(settings, view.trace_id)
 
     _summary(view, found, available)
@@ -487,6 +484,15 @@ def _findings(view: RunView, found: list[Finding], available: bool) -> None:
     finding = found[int(index)]
     st.text("Explanation")
     st.code(cap(finding.explanation, 4000), language=None, wrap_lines=True)
+    facts = {
+        "component": finding.component,
+        "step": finding.step_id,
+        "wasted tokens": finding.wasted_tokens,
+        "wasted seconds": finding.wasted_seconds,
+        "wasted cost USD": finding.wasted_cost_usd,
+        "detail": finding.detail or None,
+    }
+    st.json(_jsonable({k: v for k, v in facts.items() if v is not None}), expanded=False)
     evidence = [view.spans[s] for s in finding.evidence_span_ids if s in view.spans]
     if evidence:
         st.text("Evidence spans (outlined in pink on the DAG and the timeline)")

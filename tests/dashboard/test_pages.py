@@ -1,0 +1,232 @@
+"""Page logic with Streamlit's AppTest against a real collector filled by the reference runtime."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+import httpx
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ._synthetic import INJECTION, MD_INJECTION, large_run, wait_stored
+from .conftest import APP_FILE, Filled
+
+pytestmark = pytest.mark.integration
+
+RENDER_BUDGET_S = 2.0
+
+
+@pytest.fixture(autouse=True)
+def _collector_env(filled: Filled, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLANSCOPE_COLLECTOR_URL", filled.url)
+    monkeypatch.delenv("PLANSCOPE_API_KEY", raising=False)
+
+
+def run_app(**params: str) -> AppTest:
+    at = AppTest.from_file(str(APP_FILE), default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def texts(at: AppTest) -> list[str]:
+    """Everything rendered as literal text: st.text, st.code, st.json, dataframe cells."""
+    out = [t.value for t in at.text] + [c.value for c in at.code] + [j.value for j in at.json]
+    for frame in at.dataframe:
+        out += [str(v) for v in frame.value.astype(str).to_numpy().ravel()]
+    return out
+
+
+def markdown_like(at: AppTest) -> list[str]:
+    """Everything Streamlit renders as Markdown: bodies, alerts, headers, widget labels."""
+    out: list[str] = []
+    for group in (at.markdown, at.caption, at.info, at.warning, at.error, at.success):
+        out += [str(e.value) for e in group]
+    out += [str(e.value) for e in at.header] + [str(e.value) for e in at.subheader]
+    out += [str(m.label) for m in at.metric] + [str(m.value) for m in at.metric]
+    for widgets in (at.selectbox, at.multiselect, at.text_input, at.radio, at.button):
+        out += [str(w.label) for w in widgets]
+    out += [str(e.label) for e in at.expander]
+    # A backslash-escaped character is literal in Markdown: drop those before looking.
+    return [re.sub(r"\\.", "", value) for value in out]
+
+
+def plotly_specs(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+
+
+def analyzed(url: str) -> bool:
+    """Ask the analyzer (if the collector has one) to analyse everything now."""
+    r = httpx.post(f"{url}/api/analyze", json={}, timeout=60)
+    return r.status_code == 200
+
+
+def test_overview_counts_runs_and_draws_charts(filled: Filled) -> None:
+    at = run_app(page="overview", range="24h")
+    assert not at.error, [e.value for e in at.error]
+    runs = next(m for m in at.metric if m.label == "Runs")
+    assert int(runs.value) == len(filled.labels) + 1  # the suite's runs + the hostile run
+    assert len(at.get("plotly_chart")) >= 4
+    steps = [f for f in at.dataframe if "step" in f.value.columns]
+    assert steps, "top failing plan steps table is missing"
+    loop = filled.labelled("runaway_loop")["expected_findings"][0]
+    failing = steps[0].value
+    assert loop["step_id"] in set(failing["step"])
+    assert set(at.query_params) >= {"page", "range"}
+
+
+def test_filters_persist_across_pages(filled: Filled) -> None:
+    at = run_app(page="overview", range="6h", agent="planscope-reference-agent")
+    at.sidebar.radio[0].set_value("traces").run()
+    assert not at.exception
+    assert at.query_params["page"] == "traces"
+    assert at.query_params["range"] == "6h"
+    assert at.query_params["agent"] == "planscope-reference-agent"
+    table = at.dataframe[0].value
+    assert "hostile" not in " ".join(table["agent"].astype(str))
+
+
+def test_trace_explorer_search_page_and_open(filled: Filled) -> None:
+    at = run_app(page="traces")
+    table = at.dataframe[0].value
+    assert len(table) == min(25, len(filled.labels) + 1)
+    for column in ("outcome", "variant", "findings", "attempts", "tokens", "duration_ms"):
+        assert column in table.columns
+    target = filled.labelled("runaway_loop")
+    at = run_app(page="traces", q=target["trace_id"][:14])
+    table = at.dataframe[0].value
+    assert list(table["trace_id"]) == [target["trace_id"]]
+    assert int(table["attempts"][0]) > int(table["retries"][0]) >= 3
+    at.button(key="open_run_btn").click().run()
+    assert at.query_params["page"] == "run"
+    assert at.query_params["trace"] == target["trace_id"]
+    assert any(t.startswith(f"trace {target['trace_id']}") for t in texts(at))
+
+
+def test_run_detail_of_a_looping_run(filled: Filled) -> None:
+    label = filled.labelled("runaway_loop")
+    loop = next(f for f in label["expected_findings"] if f["kind"] == "runaway_loop")
+    has_findings = analyzed(filled.url)
+    at = run_app(page="run", trace=label["trace_id"], step=loop["step_id"])
+    assert not at.error, [e.value for e in at.error]
+    specs = plotly_specs(at)
+    dag = specs[0]
+    node_ids = {c for trace in dag["data"] for c in (trace.get("customdata") or [])}
+    assert loop["step_id"] in node_ids
+    failed = next(t for t in dag["data"] if t.get("name") == "failed")
+    assert loop["step_id"] in failed["customdata"]
+    label_text = failed["text"][failed["customdata"].index(loop["step_id"])]
+    assert label_text.endswith("x5"), label_text
+    timeline = specs[1]
+    assert {t["type"] for t in timeline["data"]} == {"bar"}
+    attempts = next(f.value for f in at.dataframe if "fingerprint" in f.value.columns)
+    assert list(attempts["status"]) == ["error"] * 4 + ["skipped"]
+    same = "fingerprint" if loop["detail"].get("signal") == "same_error" else "input hash"
+    assert len(set(attempts[same][:4])) == 1, attempts
+    chain = [t for t in texts(at) if t.startswith(("action:", "↳"))]
+    assert any("plan step" in t for t in chain) and any("planner" in t for t in chain)
+    if has_findings:
+        findings = next(f.value for f in at.dataframe if "explanation" in f.value.columns)
+        assert "runaway_loop" in set(findings["kind"])
+
+
+def test_run_detail_steps_through_plan_versions(filled: Filled) -> None:
+    replanned = next(
+        (lb for lb in filled.labels if lb["metrics"]["replans"] > 0 and lb["variant"] != "react"),
+        None,
+    )
+    if replanned is None:
+        pytest.skip("this suite draw has no replanned run")
+    at = run_app(page="run", trace=replanned["trace_id"])
+    versions = at.selectbox(key="plan_version")
+    assert len(versions.options) == replanned["metrics"]["plans"]
+    first = versions.options[0]
+    at.button(key="plan_prev").click().run()
+    assert not at.exception
+    assert at.query_params.get("version") is not None
+    at = run_app(page="run", trace=replanned["trace_id"], version=at.query_params["version"])
+    assert at.selectbox(key="plan_version").value is not None
+    assert first
+
+
+def test_attribute_injection_is_shown_literally(filled: Filled) -> None:
+    at = run_app(page="run", trace=filled.hostile_trace)
+    literal = "\n".join(texts(at))
+    assert INJECTION in literal
+    assert "javascript:alert(1)" in literal
+    for value in markdown_like(at):
+        assert "<script" not in value, value
+        assert "](javascript" not in value, value
+        assert "<img" not in value, value
+    for spec in plotly_specs(at):
+        # What Plotly renders (customdata is never rendered: it only carries selections).
+        shown = json.dumps(
+            [
+                {k: v for k, v in trace.items() if k in ("text", "hovertext", "name", "x", "y")}
+                for trace in spec["data"]
+            ]
+            + [spec.get("layout", {})]
+        )
+        assert "<script" not in shown and "<img" not in shown
+        assert "&lt;script&gt;" in shown
+    # The explorer and overview show the hostile agent name as data too.
+    for page in ("traces", "overview", "compare"):
+        view = run_app(page=page)
+        for value in markdown_like(view):
+            assert "<script" not in value and "](javascript" not in value, (page, value)
+
+
+def test_findings_page_and_empty_states(filled: Filled) -> None:
+    at = run_app(page="findings")
+    has_analyzer = analyzed(filled.url)
+    if not has_analyzer:
+        assert any("Analysis isn't available" in i.value for i in at.info)
+    else:
+        at = run_app(page="findings")
+        assert at.dataframe or at.info
+    empty = run_app(page="overview", range="15m", service="no-such-service")
+    assert any("No traces yet" in i.value for i in empty.info)
+    assert any("/v1/traces" in c.value for c in empty.code)
+    missing = run_app(page="run", trace="0" * 32)
+    assert any("not found" in w.value for w in missing.warning)
+
+
+def test_compare_variants_and_runs(filled: Filled) -> None:
+    at = run_app(page="compare")
+    summary = at.dataframe[0].value
+    assert set(summary["variant"]) >= {lb["variant"] for lb in filled.labels}
+    assert summary["success_rate"].between(0, 1).all()
+    two = [lb["trace_id"] for lb in filled.labels[:2]]
+    at = run_app(page="compare", cmp=",".join(two))
+    side = next(f.value for f in at.dataframe if "trace_id" in f.value.columns)
+    assert list(side["trace_id"]) == two
+
+
+def test_unreachable_collector_is_an_error_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PLANSCOPE_COLLECTOR_URL", "http://127.0.0.1:9")
+    at = run_app(page="traces")
+    assert any("cannot reach the collector" in e.value for e in at.error)
+
+
+def test_render_budget_of_a_5000_span_run(filled: Filled) -> None:
+    """The run-detail page of a 5,000-span run renders (fetch + views + figures) within 2 s."""
+    big = large_run(5000)
+    big.send(filled.url)
+    wait_stored(filled.url, big.trace_id, len(big.spans))
+    run_app(page="run", trace=filled.labels[0]["trace_id"])  # imports warm; big trace cold
+    at = AppTest.from_file(str(APP_FILE), default_timeout=60)
+    at.query_params["page"] = "run"
+    at.query_params["trace"] = big.trace_id
+    started = time.perf_counter()
+    at.run()
+    elapsed = time.perf_counter() - started
+    assert not at.exception, [e.value for e in at.exception]
+    spans = next(m for m in at.metric if m.label == "Spans")
+    assert int(spans.value) == len(big.spans) >= 5000
+    print(f"\nrun detail of a {len(big.spans)}-span run rendered in {elapsed:.2f} s")
+    assert elapsed <= RENDER_BUDGET_S, f"{elapsed:.2f} s > {RENDER_BUDGET_S} s"
