@@ -98,7 +98,7 @@ PLUGINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("planscope_runners.cli", "runners", ("run", "suite")),
     ("planscope_analyzer.cli", "server", ("analyze", "evaluate")),
     ("planscope_analyzer.alerts.cli", "server", ("alerts",)),
-    ("planscope_analyzer.importers.cli", "server", ("import",)),
+    ("planscope_analyzer.importers.cli", "server", ("import", "attribute")),
     ("planscope_dashboard.cli", "dashboard", ("dashboard",)),
 )
 
