@@ -33,8 +33,13 @@ def test_api_refuses_invalid_rules_and_keeps_what_is_stored(
 ) -> None:
     collector = make_collector()
     client = api(collector.url)
-    good = {"id": "r1", "kind": "retry_budget", "scope": "run", "budget": {"max_tokens": 9000},
-            "notify": [{"type": "webhook", "url": "http://127.0.0.1:9/h", "secret": "k"}]}  # fmt: skip
+    good = {
+        "id": "r1",
+        "kind": "retry_budget",
+        "scope": "run",
+        "budget": {"max_tokens": 9000},
+        "notify": [{"type": "webhook", "url": "http://127.0.0.1:9/h", "secret": "k"}],
+    }
     assert client.post("/rules", json=good).status_code == 201
     before = client.get("/rules").json()
 
@@ -81,9 +86,26 @@ def test_api_refuses_invalid_rules_and_keeps_what_is_stored(
     row = ["default", "ab" * 16, "run-1", "runaway_loop", "k1", "high", "check_health",
            "health", ["s1"], "loop", 10, 0.0, 0, "{}", "runaway_loop@1", now_ms * 10**6, now_ms,
            0]  # fmt: skip
-    columns = ["Project", "TraceId", "RunId", "Kind", "FindingKey", "Severity", "Component",
-               "StepId", "EvidenceSpanIds", "Explanation", "WastedTokens", "WastedCostUsd",
-               "WastedNs", "Detail", "DetectorVersion", "TraceStart", "AnalyzedAt", "IsDeleted"]  # fmt: skip
+    columns = [
+        "Project",
+        "TraceId",
+        "RunId",
+        "Kind",
+        "FindingKey",
+        "Severity",
+        "Component",
+        "StepId",
+        "EvidenceSpanIds",
+        "Explanation",
+        "WastedTokens",
+        "WastedCostUsd",
+        "WastedNs",
+        "Detail",
+        "DetectorVersion",
+        "TraceStart",
+        "AnalyzedAt",
+        "IsDeleted",
+    ]
     insert_rows(store, "findings", [row], columns)
     findings_rule = {"kind": "finding_count", "finding_kind": "runaway_loop",
                      "min_severity": "high", "window": "10m"}  # fmt: skip
