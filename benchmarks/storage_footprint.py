@@ -96,22 +96,29 @@ def requests(n_requests: int, text: TextSource, hours: float) -> Iterator[Any]:
     base_start = [s.start_time_unix_nano for s in spans]
     base_end = [s.end_time_unix_nano for s in spans]
     old_ids = [bytes(s.span_id) for s in spans]
+    old_traces = [bytes(s.trace_id) for s in spans]
     old_parents = [bytes(s.parent_span_id) for s in spans]
     range_ns = int(hours * 3600e9)
     rng = random.Random(11)
     for r in range(n_requests):
-        prefix = (0xB5 << 24 | r).to_bytes(4, "big") + rng.getrandbits(32).to_bytes(4, "big")
+        # random 128-bit trace ids, as real SDKs make them (they compress ~2x as hex, not 40x)
+        new_traces = {t: rng.getrandbits(128).to_bytes(16, "big") for t in set(old_traces)}
         shift = int(r / max(1, n_requests) * range_ns) - range_ns
         new_ids = {old: rng.getrandbits(64).to_bytes(8, "big") for old in old_ids}
         for i, s in enumerate(spans):
-            s.trace_id = prefix + s.trace_id[8:]
+            s.trace_id = new_traces[old_traces[i]]
             s.span_id = new_ids[old_ids[i]]
             s.parent_span_id = new_ids[old_parents[i]] if old_parents[i] else b""
             s.start_time_unix_nano = base_start[i] + shift
             s.end_time_unix_nano = base_end[i] + shift
+            # planscope.input/output get fresh text; a tool span's gen_ai.tool.call.arguments /
+            # result repeat its input/output, as the SDK sets them
+            fresh = {A.INPUT: text(), A.OUTPUT: text()}
+            fresh[A.GEN_AI_TOOL_CALL_ARGUMENTS] = fresh[A.INPUT]
+            fresh[A.GEN_AI_TOOL_CALL_RESULT] = fresh[A.OUTPUT]
             for kv in s.attributes:
                 if kv.key in text_keys:
-                    kv.value.string_value = text()
+                    kv.value.string_value = fresh[kv.key]
         yield template
 
 
