@@ -161,7 +161,7 @@ class Analyzer:
 
     def _write(self, project: str, traces: dict[str, TraceData], findings: list[Finding]) -> None:
         now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(sep=" ")
-        live = self.store.query(Q.LIVE_KEYS, {"project": project, "ids": sorted(traces)})
+        live = self.store.query(Q.LIVE_KEYS, {"project": project, "ids": ",".join(sorted(traces))})
         fresh = {(f.trace_id, f.kind, f.key) for f in findings}
         lines = [json.dumps(_row(f, traces[f.trace_id].start_ns, now, 0)) for f in findings]
         for r in live:  # tombstones: findings this analysis no longer produces

@@ -41,6 +41,11 @@ def _ints(values: Any) -> tuple[str, ...]:
     return tuple(str(v) for v in values or ())
 
 
+def _check_ids(ids: Sequence[str]) -> list[str]:
+    """Trace ids are hex (the OTLP convention); anything else cannot be stored, so skip it."""
+    return sorted({i for i in ids if i and all(c in "0123456789abcdef" for c in i)})
+
+
 def load_traces(
     store: Queryable, project: str, trace_ids: Sequence[str], since_ns: int | None = None
 ) -> dict[str, TraceData]:
@@ -51,10 +56,10 @@ def load_traces(
 
     >>> # load_traces(store, "default", ["5b8e..."])["5b8e..."].attempts
     """
-    ids = sorted(set(trace_ids))
+    ids = _check_ids(trace_ids)
     if not ids:
         return {}
-    params: dict[str, Any] = {"project": project, "ids": ids, "since": ns_to_datetime(0)}
+    params: dict[str, Any] = {"project": project, "ids": ",".join(ids), "since": ns_to_datetime(0)}
     index_sql = Q.LOAD_INDEX.format(filter=Q.TRACE_FILTER)
     if since_ns is not None:
         params["since"] = ns_to_datetime(max(0, since_ns - PARTITION_SLACK_NS))
@@ -203,7 +208,7 @@ def _load_raw_where_needed(store: Queryable, project: str, traces: dict[str, Tra
         return
     params = {
         "project": project,
-        "ids": [t.trace_id for t in partial],
+        "ids": ",".join(t.trace_id for t in partial),
         "since": ns_to_datetime(max(0, min(t.start_ns for t in partial) - PARTITION_SLACK_NS)),
         "until": ns_to_datetime(max(t.end_ns for t in partial) + PARTITION_SLACK_NS),
     }

@@ -225,6 +225,8 @@ class TraceData:
     """Tokens and cost of the LLM calls directly under each span id."""
     llm_span_ids: set[str] = field(default_factory=set)
     raw: list[RawSpan] | None = None
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    """Derived views, computed once per trace after loading."""
 
     # -- helpers shared by detectors -----------------------------------------------------------
     @property
@@ -243,18 +245,30 @@ class TraceData:
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
     def steps_of(self, plan_id: str, version: int) -> list[PlanStep]:
-        return [s for s in self.plan_steps if s.plan_id == plan_id and s.plan_version == version]
+        index = self._memo.get("steps_of")
+        if index is None:
+            index = {}
+            for s in self.plan_steps:
+                index.setdefault((s.plan_id, s.plan_version), []).append(s)
+            self._memo["steps_of"] = index
+        return list(index.get((plan_id, version), ()))
 
     def plan_versions(self) -> list[tuple[str, int]]:
         """(plan id, version) pairs that have plan steps, in version order."""
-        return sorted({(s.plan_id, s.plan_version) for s in self.plan_steps}, key=lambda x: x[1])
+        if "versions" not in self._memo:
+            self._memo["versions"] = sorted(
+                {(s.plan_id, s.plan_version) for s in self.plan_steps}, key=lambda x: x[1]
+            )
+        return list(self._memo["versions"])
 
     def latest_steps(self) -> dict[str, PlanStep]:
         """Each step id's definition in the newest plan version that contains it."""
-        out: dict[str, PlanStep] = {}
-        for s in sorted(self.plan_steps, key=lambda s: (s.plan_version, s.position)):
-            out[s.step_id] = s
-        return out
+        if "latest" not in self._memo:
+            out: dict[str, PlanStep] = {}
+            for s in sorted(self.plan_steps, key=lambda s: (s.plan_version, s.position)):
+                out[s.step_id] = s
+            self._memo["latest"] = out
+        return dict(self._memo["latest"])
 
     def decomposition(self) -> dict[str, list[str]]:
         """Decomposed step id → the step ids its decomposition added.
@@ -262,6 +276,8 @@ class TraceData:
         A plan version whose ``scope`` names a step and that adds steps to the previous version
         of the same plan id is a decomposition (ADaPT) or a scoped replan of that step.
         """
+        if "decomposition" in self._memo:
+            return dict(self._memo["decomposition"])
         scopes = {(p.plan_id, p.version): p.scope for p in self.plans}
         by_plan: dict[str, dict[int, set[str]]] = {}
         for s in self.plan_steps:
@@ -275,7 +291,8 @@ class TraceData:
                 if scope and previous and added:
                     out.setdefault(scope, []).extend(sorted(added - {scope}))
                 previous = versions[version]
-        return out
+        self._memo["decomposition"] = out
+        return dict(out)
 
     def tools_of(self, attempt: Attempt) -> list[ToolCall]:
         """Tool calls made inside an attempt (by parent span, else by stamped step/attempt)."""

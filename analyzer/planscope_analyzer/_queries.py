@@ -10,9 +10,10 @@ module exists in ``planscope._attributes``).
 
 from __future__ import annotations
 
-# A batch of traces: bound as {project:String}, {ids:Array(String)}, {since:DateTime64(9)}.
+# A batch of traces: bound as {project:String}, {ids:String} (comma-separated hex ids: one
+# string binds ~50x faster than an Array of thousands), {since:DateTime64(9)}.
 TRACE_FILTER = (
-    "Project = {project:String} AND TraceId IN {ids:Array(String)} "
+    "Project = {project:String} AND TraceId IN splitByChar(',', {ids:String}) "
     "AND Start >= {since:DateTime64(9)}"
 )
 
@@ -99,7 +100,7 @@ LOAD_RAW_SKELETON = """
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, StatusCode AS status_code
 FROM otel_traces
-WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
+WHERE Project = {project:String} AND TraceId IN splitByChar(',', {ids:String})
   AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
 """
 
@@ -147,7 +148,8 @@ INSERT_PROGRESS = (
 LIVE_KEYS = """
 SELECT TraceId AS trace_id, Kind AS kind, FindingKey AS key, toUnixTimestamp64Nano(TraceStart) AS ts
 FROM findings FINAL
-WHERE Project = {project:String} AND TraceId IN {ids:Array(String)} AND IsDeleted = 0
+WHERE Project = {project:String} AND TraceId IN splitByChar(',', {ids:String})
+  AND IsDeleted = 0
 """
 
 FINDING_SELECT = """
@@ -161,11 +163,4 @@ SELECT Project AS project, TraceId AS trace_id, RunId AS run_id, Kind AS kind,
        toUnixTimestamp64Micro(AnalyzedAt) AS analyzed_at_us
 FROM findings FINAL
 WHERE Project = {project:String} AND IsDeleted = 0
-"""
-
-ANALYZED_SPAN_COUNTS = """
-SELECT TraceId AS trace_id, argMax(SpanCount, AnalyzedAt) AS spans
-FROM analysis_progress
-WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
-GROUP BY TraceId
 """

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .._model import PLANNER, Finding, TraceData, ancestors
 from ._base import by_start, make_finding
+from .unbounded_replan import signature
 
 KIND = "implicit_dependency"
 
@@ -39,8 +40,13 @@ class ImplicitDependency:
         seen: set[tuple[str, str, str]] = set()
         children = trace.decomposition()
         findings = []
+        checked: set[tuple[object, ...]] = set()
         for plan_id, version in trace.plan_versions():
             steps = trace.steps_of(plan_id, version)
+            shape = signature(steps)
+            if shape in checked:  # an unchanged replan cannot add new implicit edges
+                continue
+            checked.add(shape)
             ids = {s.step_id for s in steps}
             for s in steps:
                 if trace.attempts and s.step_id not in executed:
