@@ -426,49 +426,95 @@ def raw_floor(bodies: list[bytes], repeats: int) -> dict[str, float]:
 def writer_breakdown(bodies_per_segment: int, traces_per_body: int, repeats: int, out: Any) -> None:
     """Time each stage the collector's writer runs per spool segment, on one thread.
 
-    flatten: FromString + flatten of one segment's requests; insert -> Null: clickhouse-connect's
-    client-side serialization + chDB reading the block (Null engine stores nothing); insert ->
-    MergeTree: the same into a copy of otel_traces without materialized views; insert ->
-    otel_traces: the real insert (7 materialized views, dedup token), as the writer does it.
+    Two paths over the same kind of segment, interleaved per repetition (fresh trace ids each):
+
+    * rows (the writer before the columnar path): FromString + ``flatten`` into row lists (GC
+      on), then ``Store.insert_spans`` (clickhouse-connect's Python Native encoder) into
+      ``otel_traces``;
+    * columns (the writer now): FromString + ``SpanColumns.add`` with the GC paused,
+      ``to_arrow()``, then ``Store.insert_span_table`` (one ArrowStream block) into
+      ``otel_traces``; the same Arrow block also into a ``Null`` copy (client + chDB decoding
+      only) and into a MergeTree copy without views or map bloom filters.
     """
+    import gc
+
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-    from planscope_collector._otlp import flatten
-    from planscope_collector.storage import TRACE_COLUMNS, open_store
+    from planscope_collector._otlp import SpanColumns, flatten
+    from planscope_collector.storage import open_store
 
     data_dir = Path(tempfile.mkdtemp(prefix="planscope-bench-writer-"))
     try:
         store = open_store(f"chdb://{data_dir}")
         store.migrate()
-        db = store.database
-        store.command(f"CREATE TABLE {db}.bench_null AS {db}.otel_traces ENGINE = Null")
-        store.command(f"CREATE TABLE {db}.bench_plain AS {db}.otel_traces")
+        # Copies of otel_traces under other names, reached by pointing a second Store at a
+        # database that holds only them (insert_span_table always targets `otel_traces`).
+        for db, engine in (("bench_null", "Null"), ("bench_plain", "MergeTree ORDER BY tuple()")):
+            store.command(f"CREATE DATABASE IF NOT EXISTS {db}")
+            store.command(
+                f"CREATE TABLE {db}.otel_traces AS {store.database}.otel_traces ENGINE = {engine}"
+            )
+        null_store = open_store(f"chdb://{data_dir}", database="bench_null")
+        plain_store = open_store(f"chdb://{data_dir}", database="bench_plain")
         stages: dict[str, list[float]] = {
-            "flatten": [],
-            "insert_null": [],
-            "insert_mergetree_no_views": [],
-            "insert_otel_traces": [],
+            k: []
+            for k in (
+                "rows_flatten",
+                "rows_insert_otel_traces",
+                "columns_flatten",
+                "columns_to_arrow",
+                "columns_insert_null",
+                "columns_insert_plain",
+                "columns_insert_otel_traces",
+            )
         }
         n_spans = 0
-        for rep in range(repeats + 1):  # the first repetition warms up and is dropped
-            bodies = encode_bodies(bodies_per_segment, traces_per_body, salt=0xB000 + rep)
+
+        def rows_path(bodies: list[bytes], token: str) -> tuple[float, float]:
             t0 = time.perf_counter()
             rows: list[list[Any]] = []
             for body in bodies:
                 rows.extend(flatten(ExportTraceServiceRequest.FromString(body), None))
             t1 = time.perf_counter()
-            store._insert("bench_null", rows, TRACE_COLUMNS, None)
+            store.insert_spans(rows, dedup_token=token)
+            return t1 - t0, time.perf_counter() - t1
+
+        def columns_path(bodies: list[bytes], token: str) -> tuple[float, ...]:
+            t0 = time.perf_counter()
+            cols = SpanColumns()
+            gc.disable()
+            try:
+                for body in bodies:
+                    cols.add(ExportTraceServiceRequest.FromString(body), None)
+            finally:
+                gc.enable()
+            t1 = time.perf_counter()
+            table = cols.to_arrow()
             t2 = time.perf_counter()
-            store._insert("bench_plain", rows, TRACE_COLUMNS, None)
+            null_store.insert_span_table(table, dedup_token=token)
             t3 = time.perf_counter()
-            store.insert_spans(rows, dedup_token=f"bench:{rep}")
+            plain_store.insert_span_table(table, dedup_token=token)
             t4 = time.perf_counter()
-            n_spans = len(rows)
+            store.insert_span_table(table, dedup_token=token)
+            t5 = time.perf_counter()
+            return t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4
+
+        for rep in range(repeats + 1):  # the first repetition warms up and is dropped
+            rows_bodies = encode_bodies(bodies_per_segment, traces_per_body, salt=0xB000 + rep)
+            col_bodies = encode_bodies(bodies_per_segment, traces_per_body, salt=0xC000 + rep)
+            n_spans = traces_per_body * SPANS_PER_TRACE * bodies_per_segment
+            if rep % 2:
+                r = rows_path(rows_bodies, f"rows:{rep}")
+                c = columns_path(col_bodies, f"cols:{rep}")
+            else:
+                c = columns_path(col_bodies, f"cols:{rep}")
+                r = rows_path(rows_bodies, f"rows:{rep}")
             if rep:
-                stages["flatten"].append(t1 - t0)
-                stages["insert_null"].append(t2 - t1)
-                stages["insert_mergetree_no_views"].append(t3 - t2)
-                stages["insert_otel_traces"].append(t4 - t3)
-        store.close()
+                stages["rows_flatten"].append(r[0])
+                stages["rows_insert_otel_traces"].append(r[1])
+                for key, value in zip(list(stages)[2:], c, strict=True):
+                    stages[key].append(value)
+        for s in (null_store, plain_store, store):
+            s.close()
         out.put({"spans_per_segment": n_spans, **{k: median(v) for k, v in stages.items()}})
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
@@ -481,12 +527,28 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(data_dir: Path, port: int, log_path: Path) -> subprocess.Popen[bytes]:
+def start_server(
+    data_dir: Path, port: int, log_path: Path, source: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """``planscope serve``; with ``source``, the sdk/ and collector/ of that tree instead."""
     log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
     cmd = [sys.executable, "-m", "planscope", "serve", "--port", str(port)]
     cmd += ["--data-dir", str(data_dir), "--log-level", "warning"]
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO)
+    env = dict(os.environ)
+    if source is not None:  # PYTHONPATH wins over the editable install's finder
+        env["PYTHONPATH"] = os.pathsep.join([str(source / "sdk"), str(source / "collector")])
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
     return proc
+
+
+def export_source(rev: str) -> Path:
+    """sdk/ and collector/ of git revision ``rev`` in a temp dir (no worktree, no repo change)."""
+    target = Path(tempfile.mkdtemp(prefix="planscope-bench-src-"))
+    archive = subprocess.run(
+        ["git", "archive", rev, "sdk", "collector"], cwd=REPO, capture_output=True, check=True
+    )
+    subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
+    return target
 
 
 def readyz(url: str) -> dict[str, Any] | None:
@@ -539,7 +601,12 @@ def count_rows(data_dir: Path) -> int:
 
 # --- one run ------------------------------------------------------------------------------------
 def run_once(
-    spans_total: int, traces_per_body: int, concurrency: int, salt: int, keep: bool
+    spans_total: int,
+    traces_per_body: int,
+    concurrency: int,
+    salt: int,
+    keep: bool,
+    source: Path | None = None,
 ) -> dict[str, Any]:
     spans_per_body = traces_per_body * SPANS_PER_TRACE
     n_bodies = max(1, round(spans_total / spans_per_body))
@@ -547,7 +614,7 @@ def run_once(
     data_dir = Path(tempfile.mkdtemp(prefix="planscope-bench-"))
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    proc = start_server(data_dir, port, data_dir / "server.log")
+    proc = start_server(data_dir, port, data_dir / "server.log", source)
     ctx = mp.get_context("spawn")
     ready, go, results = ctx.Event(), ctx.Event(), ctx.Queue()
     gen = ctx.Process(
@@ -604,6 +671,44 @@ def run_once(
     }
 
 
+def print_runs(title: str, runs: list[dict[str, Any]]) -> float:
+    """Print one table of end-to-end runs and their medians; return the median e2e spans/s."""
+    rows: list[list[Any]] = [
+        [
+            i + 1,
+            r["spans"],
+            r["e2e_seconds"],
+            r["e2e_spans_per_s"],
+            r["accept_spans_per_s"],
+            r["drain_after_last_ack_s"],
+            r["post_p50_ms"],
+            r["post_p99_ms"],
+            r["rows_counted"],
+            r["retries_503"],
+        ]
+        for i, r in enumerate(runs)
+    ]
+    e2e = median([r["e2e_spans_per_s"] for r in runs])
+    rows.append(
+        [
+            "median",
+            "",
+            median([r["e2e_seconds"] for r in runs]),
+            e2e,
+            median([r["accept_spans_per_s"] for r in runs]),
+            median([r["drain_after_last_ack_s"] for r in runs]),
+            median([r["post_p50_ms"] for r in runs]),
+            median([r["post_p99_ms"] for r in runs]),
+            "",
+            "",
+        ]
+    )
+    headers = ["run", "spans", "e2e s", "e2e spans/s", "accepted spans/s", "drain s"]
+    headers += ["POST p50 ms", "POST p99 ms", "rows counted", "503s"]
+    print_table(title, headers, rows)
+    return e2e
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="30k spans, one repetition")
@@ -614,13 +719,20 @@ def main() -> int:
     parser.add_argument(
         "--bodies-per-segment",
         type=int,
-        default=5,
-        help="requests per spool segment in the writer breakdown (8 MiB segments: 5 requests)",
+        default=18,
+        help="requests per spool segment in the writer breakdown (default 32 MiB segments hold "
+        "18 of these 1.92 MB requests; the old 8 MiB held 5)",
     )
     parser.add_argument(
         "--breakdown", action="store_true", help="writer stage table also with --quick"
     )
     parser.add_argument("--keep", action="store_true", help="keep the data dirs")
+    parser.add_argument(
+        "--compare-with",
+        metavar="GIT_REV",
+        help="also run the server of this git revision (sdk/ + collector/ via git archive), "
+        "interleaved round by round, and report the e2e ratio",
+    )
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
     spans = args.spans or (30_000 if args.quick else 300_000)
@@ -658,80 +770,71 @@ def main() -> int:
         stages = queue.get(timeout=600)
         proc.join()
         n_seg = stages["spans_per_segment"]
-        stage_rows = [
-            [name, stages[key] * 1000, n_seg / stages[key]]
-            for name, key in (
-                ("FromString + flatten", "flatten"),
-                ("insert -> Null engine (client serialization + chDB parse)", "insert_null"),
-                ("insert -> MergeTree copy, no views", "insert_mergetree_no_views"),
-                ("insert -> otel_traces (7 views, dedup token)", "insert_otel_traces"),
-            )
-        ]
-        writer_s = stages["flatten"] + stages["insert_otel_traces"]
-        stage_rows.append(
-            ["writer total (flatten + real insert)", writer_s * 1000, n_seg / writer_s]
-        )
+        stage_rows = []
+        for name, keys in (
+            ("rows: FromString + flatten (GC on)", ("rows_flatten",)),
+            (
+                "rows: insert_spans -> otel_traces (Python encoder)",
+                ("rows_insert_otel_traces",),
+            ),
+            ("rows: writer total", ("rows_flatten", "rows_insert_otel_traces")),
+            ("columns: FromString + SpanColumns.add (GC paused)", ("columns_flatten",)),
+            ("columns: to_arrow", ("columns_to_arrow",)),
+            (
+                "columns: ArrowStream -> Null engine (decode only)",
+                ("columns_insert_null",),
+            ),
+            ("columns: ArrowStream -> MergeTree copy, no views/indexes", ("columns_insert_plain",)),
+            ("columns: insert_span_table -> otel_traces", ("columns_insert_otel_traces",)),
+            (
+                "columns: writer total",
+                ("columns_flatten", "columns_to_arrow", "columns_insert_otel_traces"),
+            ),
+        ):
+            seconds = sum(stages[k] for k in keys)
+            stage_rows.append([name, seconds * 1000, n_seg / seconds])
         print_table(
-            f"Writer stages per spool segment ({n_seg:,} spans), one thread, fresh chDB store",
+            f"Writer stages per spool segment ({n_seg:,} spans), one thread, fresh chDB store "
+            "(the two paths interleaved, median of repetitions)",
             ["stage", "ms/segment", "spans/s"],
             stage_rows,
         )
 
-    runs = []
-    for r in range(repeat):
-        result = run_once(spans, args.traces_per_body, args.concurrency, r + 1, args.keep)
-        runs.append(result)
-        if result["rows_counted"] != result["spans"]:
-            print(f"WARNING: counted {result['rows_counted']} rows for {result['spans']} spans")
-    rows = [
-        [
-            i + 1,
-            r["spans"],
-            r["e2e_seconds"],
-            r["e2e_spans_per_s"],
-            r["accept_spans_per_s"],
-            r["drain_after_last_ack_s"],
-            r["post_p50_ms"],
-            r["post_p99_ms"],
-            r["rows_counted"],
-            r["retries_503"],
-        ]
-        for i, r in enumerate(runs)
-    ]
-    e2e = median([r["e2e_spans_per_s"] for r in runs])
-    rows.append(
-        [
-            "median",
-            "",
-            median([r["e2e_seconds"] for r in runs]),
-            e2e,
-            median([r["accept_spans_per_s"] for r in runs]),
-            median([r["drain_after_last_ack_s"] for r in runs]),
-            median([r["post_p50_ms"] for r in runs]),
-            median([r["post_p99_ms"] for r in runs]),
-            "",
-            "",
-        ]
-    )
-    print_table(
+    baseline_src = export_source(args.compare_with) if args.compare_with else None
+    runs: list[dict[str, Any]] = []
+    base_runs: list[dict[str, Any]] = []
+    try:
+        for r in range(repeat):
+            # with --compare-with, each round runs both servers, alternating which goes first
+            order = [None, baseline_src] if r % 2 == 0 else [baseline_src, None]
+            for source in order if baseline_src is not None else [None]:
+                result = run_once(
+                    spans, args.traces_per_body, args.concurrency, r + 1, args.keep, source
+                )
+                (runs if source is None else base_runs).append(result)
+                if result["rows_counted"] != result["spans"]:
+                    print(f"WARNING: counted {result['rows_counted']} rows for {result['spans']}")
+    finally:
+        if baseline_src is not None:
+            shutil.rmtree(baseline_src, ignore_errors=True)
+    title = (
         f"End to end: planscope serve (subprocess) <- {args.concurrency} keep-alive connections "
         f"from a separate process; {runs[0]['spans_per_post']} spans/POST, "
-        f"{runs[0]['mb_sent'] / runs[0]['posts']:.2f} MB/POST",
-        [
-            "run",
-            "spans",
-            "e2e s",
-            "e2e spans/s",
-            "accepted spans/s",
-            "drain s",
-            "POST p50 ms",
-            "POST p99 ms",
-            "rows counted",
-            "503s",
-        ],
-        rows,
+        f"{runs[0]['mb_sent'] / runs[0]['posts']:.2f} MB/POST"
     )
-    ok = all(r["rows_counted"] == r["spans"] for r in runs)
+    e2e = print_runs(title + " - this checkout", runs)
+    if base_runs:
+        base_e2e = print_runs(title + f" - baseline {args.compare_with}", base_runs)
+        ratios = [
+            a["e2e_spans_per_s"] / b["e2e_spans_per_s"]
+            for a, b in zip(runs, base_runs, strict=True)
+        ]
+        print(
+            f"\nthis checkout / {args.compare_with}: e2e spans/s ratio per round "
+            f"{[round(x, 2) for x in ratios]}, median {median(ratios):.2f} "
+            f"({e2e:,.0f} vs {base_e2e:,.0f} spans/s)"
+        )
+    ok = all(r["rows_counted"] == r["spans"] for r in runs + base_runs)
     verdict = "meets" if e2e >= TARGET_SPANS_PER_S else "MISSES"
     print(
         f"\nend-to-end {e2e:,.0f} spans/s {verdict} the {TARGET_SPANS_PER_S:,} spans/s target; "
@@ -747,6 +850,7 @@ def main() -> int:
             "raw_floor": floor,
             "writer_stages_seconds": stages,
             "runs": runs,
+            "baseline": {"rev": args.compare_with, "runs": base_runs} if base_runs else None,
             "e2e_spans_per_s_median": e2e,
             "target_spans_per_s": TARGET_SPANS_PER_S,
         },

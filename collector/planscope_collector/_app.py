@@ -141,7 +141,11 @@ class Collector:
     def ready(self) -> dict[str, Any]:
         assert self.spool is not None and self.writer is not None
         store = self.writer.store
-        store_ok = store is not None and self.writer.stats.store_available and store.ping()
+        # Never queue behind the writer's insert (up to a second for a large segment): a store
+        # that is busy inserting is up, and the writer's stats report its failures.
+        store_ok = (
+            store is not None and self.writer.stats.store_available and store.ping(wait=False)
+        )
         stats = self.writer.stats
         return {
             "ready": store_ok and self.spool.pending_bytes < self.settings.spool_max_bytes,

@@ -30,6 +30,7 @@ JSON = "application/json"
 _SPAN_KINDS = ("Unspecified", "Internal", "Server", "Client", "Producer", "Consumer")
 _STATUS_CODES = ("Unset", "Ok", "Error")
 DEFAULT_PROJECT = "default"
+_MAX_NANOS = (1 << 63) - 1  # DateTime64(9) (and Arrow's timestamp[ns]) is a signed 64-bit count
 
 
 def media_type(content_type: str | None) -> str:
@@ -169,6 +170,11 @@ def _validate(request: ExportTraceServiceRequest) -> None:
                     raise BadPayload(f"{where}: parentSpanId must be empty or 8 bytes")
                 if span.end_time_unix_nano and span.end_time_unix_nano < span.start_time_unix_nano:
                     raise BadPayload(f"{where}: endTimeUnixNano is before startTimeUnixNano")
+                if span.end_time_unix_nano > _MAX_NANOS or span.start_time_unix_nano > _MAX_NANOS:
+                    raise BadPayload(f"{where}: timestamp beyond DateTime64(9) (year 2262)")
+                for ei, event in enumerate(span.events):
+                    if event.time_unix_nano > _MAX_NANOS:
+                        raise BadPayload(f"{where}.events[{ei}]: timestamp beyond DateTime64(9)")
                 for li, link in enumerate(span.links):
                     if len(link.trace_id) != 16 or len(link.span_id) != 8:
                         raise BadPayload(f"{where}.links[{li}]: invalid traceId or spanId")
@@ -258,6 +264,188 @@ def flatten(request: ExportTraceServiceRequest, project: str | None) -> Iterator
                     [attributes_map(ln.attributes) for ln in links],
                     row_project,
                 ]
+
+
+class SpanColumns:
+    """``otel_traces`` columns for a batch of requests, built span by span, as one Arrow table.
+
+    The writer's fast path: the same values as :func:`flatten` (same conventions, last
+    attribute wins on a repeated key), but kept column by column in flat lists (one append per
+    value, no per-row list or per-span dict left behind for the cyclic GC to walk) and handed
+    to the store as a ``pyarrow.Table``, which ClickHouse ingests natively (``ArrowStream``)
+    without clickhouse-connect's Python encoder.
+
+    >>> cols = SpanColumns()
+    >>> cols.add(ExportTraceServiceRequest(), None)
+    0
+    >>> len(cols), cols.to_arrow().num_rows
+    (0, 0)
+    """
+
+    def __init__(self) -> None:
+        self.timestamp: list[int] = []
+        self.trace_id: list[str] = []
+        self.span_id: list[str] = []
+        self.parent_span_id: list[str] = []
+        self.trace_state: list[str] = []
+        self.span_name: list[str] = []
+        self.span_kind: list[str] = []
+        self.service: list[str] = []
+        self.scope_name: list[str] = []
+        self.scope_version: list[str] = []
+        self.duration: list[int] = []
+        self.status_code: list[str] = []
+        self.status_message: list[str] = []
+        self.project: list[str] = []
+        # Maps as (offsets, keys, values); Nested columns as offsets + flat values.
+        self.res_off: list[int] = [0]
+        self.res_keys: list[str] = []
+        self.res_values: list[str] = []
+        self.attr_off: list[int] = [0]
+        self.attr_keys: list[str] = []
+        self.attr_values: list[str] = []
+        self.ev_off: list[int] = [0]
+        self.ev_time: list[int] = []
+        self.ev_name: list[str] = []
+        self.ev_attr_off: list[int] = [0]
+        self.ev_attr_keys: list[str] = []
+        self.ev_attr_values: list[str] = []
+        self.ln_off: list[int] = [0]
+        self.ln_trace_id: list[str] = []
+        self.ln_span_id: list[str] = []
+        self.ln_trace_state: list[str] = []
+        self.ln_attr_off: list[int] = [0]
+        self.ln_attr_keys: list[str] = []
+        self.ln_attr_values: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.timestamp)
+
+    def add(self, request: ExportTraceServiceRequest, project: str | None) -> int:
+        """Append the spans of ``request`` (``project`` as in :func:`flatten`); return the count."""
+        before = len(self.timestamp)
+        ts_append, dur_append = self.timestamp.append, self.duration.append
+        tid_append, sid_append = self.trace_id.append, self.span_id.append
+        pid_append, tstate_append = self.parent_span_id.append, self.trace_state.append
+        name_append, kind_append = self.span_name.append, self.span_kind.append
+        code_append, msg_append = self.status_code.append, self.status_message.append
+        attr_keys, attr_values, attr_off = self.attr_keys, self.attr_values, self.attr_off
+        res_keys, res_values, res_off = self.res_keys, self.res_values, self.res_off
+        ev_off, ln_off = self.ev_off, self.ln_off
+        for rs in request.resource_spans:
+            resource = attributes_map(rs.resource.attributes)
+            rkeys, rvalues = list(resource), list(resource.values())
+            service = resource.get(A.SERVICE_NAME, "")
+            row_project = project or resource.get(A.PROJECT) or DEFAULT_PROJECT
+            for ss in rs.scope_spans:
+                spans = ss.spans
+                n = len(spans)
+                if not n:
+                    continue
+                self.service.extend([service] * n)
+                self.project.extend([row_project] * n)
+                self.scope_name.extend([ss.scope.name] * n)
+                self.scope_version.extend([ss.scope.version] * n)
+                for span in spans:
+                    start = span.start_time_unix_nano
+                    ts_append(start)
+                    dur_append((span.end_time_unix_nano or start) - start)
+                    tid_append(span.trace_id.hex())
+                    sid_append(span.span_id.hex())
+                    pid_append(span.parent_span_id.hex())
+                    tstate_append(span.trace_state)
+                    name_append(span.name)
+                    kind = span.kind
+                    kind_append(_SPAN_KINDS[kind] if 0 <= kind < 6 else "Unspecified")
+                    status = span.status
+                    code = status.code
+                    code_append(_STATUS_CODES[code] if 0 <= code < 3 else "Unset")
+                    msg_append(status.message)
+                    res_keys += rkeys
+                    res_values += rvalues
+                    res_off.append(len(res_keys))
+                    attrs = attributes_map(span.attributes)
+                    attr_keys += attrs
+                    attr_values += attrs.values()
+                    attr_off.append(len(attr_keys))
+                    if span.events:
+                        self._add_events(span.events)
+                    ev_off.append(len(self.ev_time))
+                    if span.links:
+                        self._add_links(span.links)
+                    ln_off.append(len(self.ln_trace_id))
+        return len(self.timestamp) - before
+
+    def _add_events(self, events: Any) -> None:
+        for e in events:
+            self.ev_time.append(e.time_unix_nano)
+            self.ev_name.append(e.name)
+            attrs = attributes_map(e.attributes)
+            self.ev_attr_keys += attrs
+            self.ev_attr_values += attrs.values()
+            self.ev_attr_off.append(len(self.ev_attr_keys))
+
+    def _add_links(self, links: Any) -> None:
+        for ln in links:
+            self.ln_trace_id.append(ln.trace_id.hex())
+            self.ln_span_id.append(ln.span_id.hex())
+            self.ln_trace_state.append(ln.trace_state)
+            attrs = attributes_map(ln.attributes)
+            self.ln_attr_keys += attrs
+            self.ln_attr_values += attrs.values()
+            self.ln_attr_off.append(len(self.ln_attr_keys))
+
+    def trace_keys(self) -> set[tuple[str, str]]:
+        """The distinct (project, trace id) pairs."""
+        return set(zip(self.project, self.trace_id, strict=True))
+
+    def to_arrow(self) -> Any:
+        """A ``pyarrow.Table`` with the columns of ``TRACE_COLUMNS``, in that order."""
+        import pyarrow as pa
+
+        text, ts = pa.string(), pa.timestamp("ns")
+
+        def strings(values: list[str]) -> Any:
+            return pa.array(values, text)
+
+        def mapping(offsets: list[int], keys: list[str], values: list[str]) -> Any:
+            return pa.MapArray.from_arrays(
+                pa.array(offsets, pa.int32()), strings(keys), strings(values)
+            )
+
+        def nested(offsets: list[int], values: Any) -> Any:
+            return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values)
+
+        columns = {
+            "Timestamp": pa.array(self.timestamp, ts),
+            "TraceId": strings(self.trace_id),
+            "SpanId": strings(self.span_id),
+            "ParentSpanId": strings(self.parent_span_id),
+            "TraceState": strings(self.trace_state),
+            "SpanName": strings(self.span_name),
+            "SpanKind": strings(self.span_kind),
+            "ServiceName": strings(self.service),
+            "ResourceAttributes": mapping(self.res_off, self.res_keys, self.res_values),
+            "ScopeName": strings(self.scope_name),
+            "ScopeVersion": strings(self.scope_version),
+            "SpanAttributes": mapping(self.attr_off, self.attr_keys, self.attr_values),
+            "Duration": pa.array(self.duration, pa.uint64()),
+            "StatusCode": strings(self.status_code),
+            "StatusMessage": strings(self.status_message),
+            "Events.Timestamp": nested(self.ev_off, pa.array(self.ev_time, ts)),
+            "Events.Name": nested(self.ev_off, strings(self.ev_name)),
+            "Events.Attributes": nested(
+                self.ev_off, mapping(self.ev_attr_off, self.ev_attr_keys, self.ev_attr_values)
+            ),
+            "Links.TraceId": nested(self.ln_off, strings(self.ln_trace_id)),
+            "Links.SpanId": nested(self.ln_off, strings(self.ln_span_id)),
+            "Links.TraceState": nested(self.ln_off, strings(self.ln_trace_state)),
+            "Links.Attributes": nested(
+                self.ln_off, mapping(self.ln_attr_off, self.ln_attr_keys, self.ln_attr_values)
+            ),
+            "Project": strings(self.project),
+        }
+        return pa.table(columns)
 
 
 def gzip_bytes(data: bytes) -> bytes:

@@ -28,6 +28,7 @@ from planscope_collector.storage._migrations import (
     split_statements,
 )
 from planscope_collector.storage._schema import (
+    EXPORTER_TRACE_COLUMNS,
     INGEST_BATCH_COLUMNS,
     INGEST_BATCHES_TABLE,
     MIGRATIONS_TABLE,
@@ -232,18 +233,26 @@ class Store:
             except Exception:  # pragma: no cover - best effort on an already broken connection
                 logger.debug("closing a failed client raised", exc_info=True)
 
-    def ping(self) -> bool:
+    def ping(self, *, wait: bool = True) -> bool:
         """True when the store answers a trivial query; never raises.
+
+        With ``wait=False`` a store that is busy with another call (an insert, a query) is not
+        waited for and counts as up: whoever holds it reports its own failures (the collector's
+        writer through its stats). Readiness probes use this, so they never queue behind a
+        long insert.
 
         >>> store.ping()  # doctest: +SKIP
         True
         """
-        with self._lock:
-            try:
-                client = self._connect()
-                return bool(client.ping())
-            except Exception:
-                return False
+        if not self._lock.acquire(blocking=wait):
+            return not self._closed
+        try:
+            client = self._connect()
+            return bool(client.ping())
+        except Exception:
+            return False
+        finally:
+            self._lock.release()
 
     def close(self) -> None:
         """Release the connection (for chDB, lets this process open another data dir). Idempotent.
@@ -378,6 +387,37 @@ class Store:
         >>> store.insert_spans(rows, dedup_token="segment-000042")  # doctest: +SKIP
         """
         self._insert(TRACES_TABLE, rows, columns, dedup_token)
+
+    def insert_span_table(self, table: Any, *, dedup_token: str | None = None) -> None:
+        """Insert a ``pyarrow.Table`` of spans into ``otel_traces`` (the collector's fast path).
+
+        The table's columns are :data:`TRACE_COLUMNS` (or :data:`EXPORTER_TRACE_COLUMNS`) in
+        that order, typed as :meth:`SpanColumns.to_arrow` builds them. It is sent as one
+        ``ArrowStream`` block, which ClickHouse (and chDB) decode natively, so the rows skip
+        clickhouse-connect's Python encoder. Deduplication works exactly as in
+        :meth:`insert_spans`.
+
+        >>> store.insert_span_table(columns.to_arrow(), dedup_token="spool:42")  # doctest: +SKIP
+        """
+        import pyarrow as pa
+
+        names = tuple(table.column_names)
+        if names not in (TRACE_COLUMNS, EXPORTER_TRACE_COLUMNS):
+            raise StoreError(f"span table columns {names} are not {TRACE_COLUMNS}")
+        if table.num_rows == 0:
+            return
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as stream:
+            stream.write_table(table)
+        body = sink.getvalue().to_pybytes()
+        settings = dict(_INSERT_SETTINGS)
+        if dedup_token is not None:
+            settings["insert_deduplication_token"] = dedup_token
+        target = f"{quote_identifier(self.database)}.{TRACES_TABLE}"
+        with self._lock, self._translate(f"insert into {TRACES_TABLE}"):
+            self._connect().raw_insert(
+                target, list(names), insert_block=body, settings=settings, fmt="ArrowStream"
+            )
 
     def insert_ingest_batches(
         self, rows: Sequence[Sequence[Any]], *, dedup_token: str | None = None
