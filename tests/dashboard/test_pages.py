@@ -11,7 +11,7 @@ import httpx
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ._synthetic import INJECTION, MD_INJECTION, large_run, wait_stored
+from ._synthetic import INJECTION, large_run, wait_stored
 from .conftest import APP_FILE, Filled
 
 pytestmark = pytest.mark.integration

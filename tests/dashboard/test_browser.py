@@ -1,0 +1,214 @@
+"""End to end in a real headless Chromium: collector + real runs + ``planscope dashboard``.
+
+Debian's /usr/bin/chromium driven by playwright's Python API (never a browser download). Saves a
+screenshot of each page to docs/screenshots/.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ._synthetic import INJECTION
+from .conftest import Filled
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = Path(__file__).parents[2] / "docs" / "screenshots"
+PAGE_TIMEOUT_MS = 90_000
+
+if not CHROMIUM.exists():
+    pytest.skip(
+        f"{CHROMIUM} is missing: run `make browser` (Debian's chromium) for the browser tests",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) is missing")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def dashboard(filled: Filled) -> Iterator[str]:
+    """``planscope dashboard`` as a subprocess on a free loopback port; stopped with SIGINT."""
+    port = _free_port()
+    env = {k: v for k, v in os.environ.items() if k != "PLANSCOPE_API_KEY"}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "planscope",
+            "dashboard",
+            "--collector",
+            filled.url,
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{url}/_stcore/health", timeout=2).text == "ok":
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                out = proc.stdout.read() if proc.stdout else ""
+                raise AssertionError(f"the dashboard did not start: {out}")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.send_signal(signal.SIGINT)  # what Ctrl-C sends
+        try:
+            code = proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise AssertionError("planscope dashboard did not stop on SIGINT") from None
+        assert code == 0, f"planscope dashboard exited with {code} on SIGINT"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+def open_page(browser: Any, url: str) -> tuple[Any, float]:
+    """Load ``url``; wait until the script finished and charts are drawn. Returns (page, s)."""
+    page = browser.new_page(viewport={"width": 1500, "height": 1000})
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.dialogs = dialogs  # type: ignore[attr-defined]
+    started = time.perf_counter()
+    page.goto(url)
+    page.wait_for_selector(
+        "[data-testid=stApp][data-test-script-state=notRunning]", timeout=PAGE_TIMEOUT_MS
+    )
+    if page.locator("[data-testid=stPlotlyChart]").count():
+        page.wait_for_selector("[data-testid=stPlotlyChart] .main-svg", timeout=PAGE_TIMEOUT_MS)
+    return page, time.perf_counter() - started
+
+
+def selectbox_values(page: Any) -> dict[str, str]:
+    """Label -> shown value of every selectbox (the value lives in the widget's input)."""
+    pairs = page.evaluate(
+        "() => Array.from(document.querySelectorAll('[data-testid=stSelectbox]')).map(c =>"
+        " [c.querySelector('label') ? c.querySelector('label').innerText : '',"
+        "  c.querySelector('input') ? c.querySelector('input').value : ''])"
+    )
+    return {str(label).split(" (")[0]: str(value) for label, value in pairs}
+
+
+def screenshot(page: Any, name: str) -> None:
+    """The whole page: Streamlit scrolls inside its main block, so grow the viewport to fit."""
+    height = page.evaluate(
+        "() => { const m = document.querySelector('[data-testid=stMain]');"
+        " const c = m && m.firstElementChild;"
+        " return Math.max(m ? m.scrollHeight : 0, c ? c.scrollHeight : 0); }"
+    )
+    page.set_viewport_size({"width": 1500, "height": min(int(height) + 40, 6000)})
+    page.wait_for_timeout(800)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+
+
+def analyze(url: str) -> bool:
+    return httpx.post(f"{url}/api/analyze", json={}, timeout=60).status_code == 200
+
+
+def test_looping_run_in_a_real_browser(filled: Filled, dashboard: str, browser: Any) -> None:
+    loops = [
+        lb
+        for lb in filled.labels
+        if any(f["kind"] == "runaway_loop" for f in lb["expected_findings"])
+        and lb["variant"] != "react"
+    ]
+    label = next((lb for lb in loops if lb["variant"] == "dag"), loops[0])
+    loop = next(f for f in label["expected_findings"] if f["kind"] == "runaway_loop")
+    has_findings = analyze(filled.url)
+    page, seconds = open_page(
+        browser, f"{dashboard}/?page=run&trace={label['trace_id']}&step={loop['step_id']}"
+    )
+    print(f"\nrun detail in Chromium: {seconds:.2f} s")
+    assert page.get_by_text(f"trace {label['trace_id']}").count() == 1
+    # The DAG: the looping step is a node labelled with its attempts (Plotly draws async).
+    node = f"{loop['step_id']} x5"
+    try:
+        page.wait_for_function(
+            "t => Array.from(document.querySelectorAll('[data-testid=stPlotlyChart] svg text'))"
+            ".some(e => e.textContent === t)",
+            arg=node,
+            timeout=PAGE_TIMEOUT_MS,
+        )
+    except sync_api.Error:
+        screenshot(page, "run-detail-failed")
+        raise
+    labels = page.evaluate(
+        "() => Array.from(document.querySelectorAll('[data-testid=stPlotlyChart]'))[0]"
+        ".querySelectorAll('svg text').length"
+    )
+    assert labels > 0
+    # The step panel: the step and its attempts.
+    chosen = selectbox_values(page)
+    assert chosen["Plan step"] == f"{loop['step_id']} — failed, 5 attempt(s)"
+    assert chosen["Attempt"] == "5"
+    assert page.get_by_text(f"Attempts of {loop['step_id']}").count() == 1
+    if has_findings:
+        assert "runaway_loop" in chosen["Finding"], chosen
+    else:
+        assert page.get_by_text("Analysis isn't available on this collector").count() >= 1
+    assert not page.dialogs  # type: ignore[attr-defined]
+    screenshot(page, "run-detail")
+    page.close()
+
+
+def test_every_page_renders_and_injection_stays_text(
+    filled: Filled, dashboard: str, browser: Any
+) -> None:
+    for name in ("overview", "traces", "findings", "compare"):
+        page, seconds = open_page(browser, f"{dashboard}/?page={name}")
+        assert page.locator("[data-testid=stException]").count() == 0, name
+        assert page.locator("[data-testid=stAlertContentError]").count() == 0, name
+        screenshot(page, name)
+        page.close()
+    page, _ = open_page(browser, f"{dashboard}/?page=run&trace={filled.hostile_trace}")
+    assert page.get_by_text(INJECTION, exact=False).count() >= 1
+    assert page.locator("script", has_text="alert('xss')").count() == 0
+    assert page.locator("img[src=x]").count() == 0
+    assert page.locator("a[href^='javascript']").count() == 0
+    assert not page.dialogs  # type: ignore[attr-defined]
+    page.close()
