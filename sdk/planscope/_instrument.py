@@ -114,18 +114,20 @@ def _instrument(options: SpanOptions) -> Callable[[Callable[P, R]], Callable[P, 
         resolves = bool(params & _RESOLVED_PARAMS) or callable(opts.resource)
         binder = make_binder(signature)
 
-        def start(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Scope[Any]:
-            if resolves:
-                return _begin_resolved(opts, binder, args, kwargs)
-            # binding is only needed for capture: begin() does it if the span records
-            return begin(opts, None, binder, args, kwargs)
+        # The wrappers below start with the same line (a helper would be one more call per call):
+        # when the arguments decide the span, bind them now; else binding is only needed for
+        # capture, and begin() does it if the span records.
 
         wrapper: Callable[..., Any]
         if inspect.isasyncgenfunction(func):
             agen_func = cast(Callable[..., AsyncGenerator[Any, Any]], func)
 
             async def wrapper(*args: Any, **kwargs: Any) -> AsyncGenerator[Any, Any]:
-                scope = start(args, kwargs)
+                scope = (
+                    _begin_resolved(opts, binder, args, kwargs)
+                    if resolves
+                    else begin(opts, None, binder, args, kwargs)
+                )
                 agen = agen_func(*args, **kwargs)
                 to_send: Any = None
                 to_throw: BaseException | None = None
@@ -166,7 +168,11 @@ def _instrument(options: SpanOptions) -> Callable[[Callable[P, R]], Callable[P, 
             coro_func = cast(Callable[..., Any], func)
 
             async def wrapper(*args: Any, **kwargs: Any) -> Any:
-                scope = start(args, kwargs)
+                scope = (
+                    _begin_resolved(opts, binder, args, kwargs)
+                    if resolves
+                    else begin(opts, None, binder, args, kwargs)
+                )
                 tokens = scope.enter()
                 try:
                     result = await coro_func(*args, **kwargs)
@@ -182,7 +188,11 @@ def _instrument(options: SpanOptions) -> Callable[[Callable[P, R]], Callable[P, 
             gen_func = cast(Callable[..., Generator[Any, Any, Any]], func)
 
             def wrapper(*args: Any, **kwargs: Any) -> Generator[Any, Any, Any]:
-                scope = start(args, kwargs)
+                scope = (
+                    _begin_resolved(opts, binder, args, kwargs)
+                    if resolves
+                    else begin(opts, None, binder, args, kwargs)
+                )
                 gen = gen_func(*args, **kwargs)
                 to_send: Any = None
                 to_throw: BaseException | None = None
@@ -223,7 +233,11 @@ def _instrument(options: SpanOptions) -> Callable[[Callable[P, R]], Callable[P, 
             sync_func = cast(Callable[..., Any], func)
 
             def wrapper(*args: Any, **kwargs: Any) -> Any:
-                scope = start(args, kwargs)
+                scope = (
+                    _begin_resolved(opts, binder, args, kwargs)
+                    if resolves
+                    else begin(opts, None, binder, args, kwargs)
+                )
                 tokens = scope.enter()
                 try:
                     result = sync_func(*args, **kwargs)

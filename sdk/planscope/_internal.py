@@ -49,15 +49,30 @@ class _InternalErrors:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
-        if exc is None or not isinstance(exc, Exception) or isinstance(exc, RetryBudgetExceeded):
+        if exc is None or not isinstance(exc, Exception):
             return False
-        if should_raise_internal_errors():
-            return False
-        logger.error(
-            "internal error in planscope; telemetry dropped, the application continues",
-            exc_info=(type(exc), exc, tb),
-        )
-        return True
+        return swallow(exc)
+
+
+def swallow(exc: Exception) -> bool:
+    """The policy of :func:`handle_internal_errors` for an exception caught by hand.
+
+    True: ``exc`` was logged, carry on; False: re-raise it. For the per-call paths, where a
+    ``try``/``except`` costs nothing until something fails, unlike a ``with`` block::
+
+        try:
+            ...
+        except Exception as exc:
+            if not swallow(exc):
+                raise
+    """
+    if isinstance(exc, RetryBudgetExceeded) or should_raise_internal_errors():
+        return False
+    logger.error(
+        "internal error in planscope; telemetry dropped, the application continues",
+        exc_info=(type(exc), exc, exc.__traceback__),
+    )
+    return True
 
 
 _HANDLER = _InternalErrors()

@@ -36,7 +36,7 @@ from ._capture import (
     stable_hash,
 )
 from ._errors import RetryBudgetExceeded
-from ._internal import handle_internal_errors, logger
+from ._internal import handle_internal_errors, logger, swallow
 from ._plan import Plan, PlanStep
 from ._state import CURRENT, Frame, RunState, StepState, effective_plan, orphan_state, place_plan
 
@@ -244,7 +244,10 @@ class StepHandle(SpanHandle):
         parent: StepHandle | None,
         frame: Frame | None = None,
     ) -> None:
-        super().__init__(span, frame)
+        # SpanHandle.__init__, inlined: one of these is made per step attempt
+        self.span = span
+        self._frame = frame
+        self._output = _UNSET
         self.state = state
         self.parent = parent
 
@@ -503,6 +506,7 @@ class Scope(Generic[H]):
         "items_size",
         "items_truncated",
         "otel_ctx",
+        "recording",
         "refused",
         "settings",
     )
@@ -515,12 +519,15 @@ class Scope(Generic[H]):
         capture: bool,
         settings: _config.Settings,
         active: bool = True,
+        recording: bool | None = None,
     ) -> None:
         self.handle = handle
         self.frame = frame
         self.otel_ctx = otel_ctx
         self.active = active
-        self.capture = capture and handle.span.is_recording()
+        # is_recording() only changes when the span ends, and the scope ends it
+        self.recording = handle.span.is_recording() if recording is None else recording
+        self.capture = capture and self.recording
         self.settings = settings
         self.items: list[str] = []
         self.items_size = 0
@@ -532,18 +539,25 @@ class Scope(Generic[H]):
     def enter(self) -> tuple[object | None, Token[Frame]] | None:
         if not self.active:
             return None
-        with handle_internal_errors():
+        # try/except rather than handle_internal_errors(): free unless something fails
+        try:
             ctx = self.otel_ctx
             return (otel_context.attach(ctx) if ctx is not None else None), CURRENT.set(self.frame)
+        except Exception as exc:
+            if not swallow(exc):
+                raise
         return None
 
     def exit(self, tokens: tuple[object | None, Token[Frame]] | None) -> None:
         if tokens is None:
             return
-        with handle_internal_errors():
+        try:
             CURRENT.reset(tokens[1])
             if tokens[0] is not None:
                 otel_context.detach(tokens[0])  # type: ignore[arg-type]
+        except Exception as exc:
+            if not swallow(exc):
+                raise
 
     # generators
     def add_item(self, item: Any) -> None:
@@ -570,8 +584,11 @@ class Scope(Generic[H]):
     def succeed(self, result: Any = _UNSET, *, generator: bool = False) -> None:
         """End the span normally; raises RetryBudgetExceeded if the result crosses a budget."""
         exceeded: RetryBudgetExceeded | None = None
-        with handle_internal_errors():
+        try:
             exceeded = self._on_success(result, generator)
+        except Exception as exc:
+            if not swallow(exc):
+                raise
         if exceeded is not None:
             self.fail(exceeded)
             raise exceeded
@@ -585,7 +602,8 @@ class Scope(Generic[H]):
         exceeded: RetryBudgetExceeded | None = None
         output = handle._output if handle._output is not _UNSET else result
         if isinstance(handle, StepHandle):
-            span.set_attribute(A.STEP_STATUS, A.STATUS_OK)
+            if self.recording:
+                span.set_attribute(A.STEP_STATUS, A.STATUS_OK)
         elif isinstance(handle, PlanHandle):
             if handle.plan is None and not generator and is_plan_like(output):
                 try:
@@ -646,10 +664,14 @@ class Scope(Generic[H]):
         self._end()
 
     def _end(self) -> None:
-        with handle_internal_errors():
-            if not self.ended:
-                self.ended = True
-                self.handle.span.end()
+        if self.ended:
+            return
+        self.ended = True
+        try:
+            self.handle.span.end()
+        except Exception as exc:
+            if not swallow(exc):
+                raise
 
 
 class _Noop(SpanHandle):
@@ -718,8 +740,11 @@ def begin(
     """
     exceeded: RetryBudgetExceeded | None = None
     scope: Scope[Any] | None = None
-    with handle_internal_errors():
+    try:
         scope, exceeded = _begin(options, arguments, binder, args, kwargs)
+    except Exception as exc:
+        if not swallow(exc):
+            raise
     if exceeded is not None:
         assert scope is not None
         scope.refused = True
@@ -750,8 +775,10 @@ def _begin(
     args: tuple[Any, ...] = (),
     kwargs: Mapping[str, Any] | None = None,
 ) -> tuple[Scope[Any], RetryBudgetExceeded | None]:
-    settings = _config.settings()
-    tracer = settings.tracer if settings.tracer is not None else _config.tracer()
+    settings = _config._settings or _config.settings()
+    tracer = settings.tracer
+    if tracer is None:
+        tracer = _config._default_tracer or _config.tracer()
     parent = CURRENT.get()
     kind = options.kind
 
@@ -759,6 +786,7 @@ def _begin(
     # when that one is not recording: then there is no span to start nor context to attach, and
     # no attribute to compute. The bookkeeping (state, attempts, budgets, frames) is the same.
     span: trace.Span | None = None
+    current: trace.Span | None = None
     if _tracer_is_noop(tracer):
         current = trace.get_current_span()
         if type(current) is trace.NonRecordingSpan:
@@ -776,7 +804,9 @@ def _begin(
         plan_step = options.plan_step
         step_id = options.name or (plan_step.id if plan_step else None) or name or "step"
         if state is None:
-            state = orphan_state(trace.get_current_span().get_span_context().trace_id)
+            if current is None:
+                current = trace.get_current_span()
+            state = orphan_state(current.get_span_context().trace_id)
         attempt, total = state.next_attempt(step_id)
         plan = effective_plan(parent)
         parent_step = parent.step
@@ -907,9 +937,10 @@ def _begin(
         frame = Frame(state, parent.run, parent.step, handle, parent.llm, handle, role_hint)
     handle._frame = frame
     capture = settings.capture if options.capture is None else options.capture
-    scope: Scope[Any] = Scope(handle, frame, otel_ctx, capture, settings)
+    recording = live and span.is_recording()
+    scope: Scope[Any] = Scope(handle, frame, otel_ctx, capture, settings, recording=recording)
 
-    if live and (arguments is not None or binder is not None) and span.is_recording():
+    if recording and (arguments is not None or binder is not None):
         with handle_internal_errors():  # the span is started: a capture problem must not lose it
             if arguments is None:
                 assert binder is not None
