@@ -6,8 +6,8 @@ span (so exporting costs nothing on either side):
 * decorated: ``@planscope.step(step_id="fetch")`` called inside ``planscope.start_run(...)``;
 * plain: the same function wrapped by hand in ``tracer.start_as_current_span`` inside a hand-made
   run span, setting exactly the attributes the SDK sets (checked at start-up by comparing the
-  attribute keys of one captured span from each side), including the input hash and, with
-  capture on, the input/output JSON.
+  attributes of one captured span from each side: same keys, same values but the random run
+  id), including the input hash and, with capture on, the input/output JSON.
 
 Both sides run with capture on and off, interleaved round by round (alternating which goes
 first), and the ratio is taken per round and then the median. The no-op path (planscope not
@@ -44,6 +44,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
 from planscope import _attributes as A
 
 TARGET_RATIO = 1.5
+# wall: elapsed time. cpu: this thread's CPU time, which leaves out the time the thread waits
+# for a core: steadier on a shared machine (both sides are measured the same way either way).
+CLOCKS: dict[str, Callable[[], int]] = {"wall": time.perf_counter_ns, "cpu": time.thread_time_ns}
+CLOCK = "wall"
 NOTE = "customer asked to pay the March invoice before the due date; apply the loyalty discount"
 
 
@@ -121,16 +125,16 @@ def _time_calls(call: Callable[..., Any], calls: int, wrap: Callable[[], Any] | 
     """Microseconds per call over ``calls`` calls (inside ``wrap()`` if given)."""
     gc.collect()
     if wrap is None:
-        start = time.perf_counter_ns()
+        start = CLOCKS[CLOCK]()
         for i in range(calls):
             call("inv-42", i)
-        elapsed = time.perf_counter_ns() - start
+        elapsed = CLOCKS[CLOCK]() - start
     else:
         with wrap():
-            start = time.perf_counter_ns()
+            start = CLOCKS[CLOCK]()
             for i in range(calls):
                 call("inv-42", i)
-            elapsed = time.perf_counter_ns() - start
+            elapsed = CLOCKS[CLOCK]() - start
     return elapsed / calls / 1000
 
 
@@ -183,9 +187,9 @@ def _captured_attrs(capture: bool) -> tuple[dict[str, Any], set[str]]:
             f"attribute keys differ: sdk-only {set(sdk_attrs) - set(plain_attrs)}, "
             f"plain-only {set(plain_attrs) - set(sdk_attrs)}"
         )
-    for key in (A.INPUT, A.OUTPUT, A.STEP_INPUT_HASH):
-        if key in sdk_attrs and sdk_attrs[key] != plain_attrs[key]:
-            raise SystemExit(f"{key} differs: sdk {sdk_attrs[key]!r} plain {plain_attrs[key]!r}")
+    for key, value in sdk_attrs.items():  # values too (the run ids are random on both sides)
+        if key != A.RUN_ID and value != plain_attrs[key]:
+            raise SystemExit(f"{key} differs: sdk {value!r} plain {plain_attrs[key]!r}")
     probe.shutdown()
     return static, set(sdk_attrs)
 
@@ -200,16 +204,21 @@ def component_costs(repeat: int) -> list[list[Any]]:
     signature = inspect.signature(fetch_invoice)
     step_options = _spans.SpanOptions(A.KIND_STEP, name="fetch", fallback_name="fetch_invoice")
     arguments = {"invoice_id": "inv-42", "amount": 1, "note": NOTE}
+    binder = _capture.make_binder(signature)
 
     def guard() -> None:
         with _internal.handle_internal_errors():
             pass
 
     cases: list[tuple[str, Callable[[], Any]]] = [
-        ("handle_internal_errors() enter+exit (~6 per call)", guard),
+        ("handle_internal_errors() enter+exit (<= 1 per call)", guard),
         (
-            "bind_arguments: inspect.Signature.bind (when recording)",
+            "bind_arguments: inspect.Signature.bind (slow path)",
             lambda: _capture.bind_arguments(signature, ("inv-42", 1), {}),
+        ),
+        (
+            "make_binder(signature) result (decorators, when recording)",
+            lambda: binder(("inv-42", 1), {}),
         ),
         (
             "stable_hash(arguments): input hash, also capture off",
@@ -220,7 +229,8 @@ def component_costs(repeat: int) -> list[list[Any]]:
     rows: list[list[Any]] = []
     for label, func in cases:
         number = 2000
-        best = timeit.repeat(func, number=number, repeat=repeat)
+        timer = time.perf_counter if CLOCK == "wall" else time.thread_time
+        best = timeit.repeat(func, number=number, repeat=repeat, timer=timer)
         rows.append([label, median(best) / number * 1e6])
     return rows
 
@@ -231,12 +241,17 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, help="timed rounds per variant (median reported)")
     parser.add_argument("--calls", type=int, help="calls per round")
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument(
+        "--clock", choices=sorted(CLOCKS), default="wall", help="what to time (default: wall)"
+    )
     args = parser.parse_args()
+    global CLOCK
+    CLOCK = args.clock
     rounds = args.rounds or (7 if args.quick else 41)
     calls = args.calls or (500 if args.quick else 2000)
 
     facts = machine_facts()
-    print(f"sdk_overhead: {rounds} rounds x {calls} calls per variant; {facts}")
+    print(f"sdk_overhead: {rounds} rounds x {calls} calls per variant, {CLOCK} clock; {facts}")
 
     # 1. No-op path: planscope not configured and no SDK provider installed globally.
     if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
@@ -339,6 +354,7 @@ def main() -> int:
         {
             "benchmark": "sdk_overhead",
             "rounds": rounds,
+            "clock": CLOCK,
             "calls": calls,
             "machine": facts,
             **results,

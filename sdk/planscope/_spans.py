@@ -962,7 +962,10 @@ def _begin(
 def _record_arguments(
     scope: Scope[Any], kind: str, arguments: Mapping[str, Any], settings: _config.Settings
 ) -> None:
-    redacted = redact_mapping(settings.redact, kind, arguments)
+    if settings.redact is None and type(arguments) is dict:
+        redacted: Mapping[str, Any] = arguments  # only read below: no copy needed
+    else:
+        redacted = redact_mapping(settings.redact, kind, arguments)
     span = scope.handle.span
     if kind == A.KIND_STEP:
         span.set_attribute(A.STEP_INPUT_HASH, stable_hash(redacted))
