@@ -200,7 +200,7 @@ def test_every_page_renders_and_injection_stays_text(
     filled: Filled, dashboard: str, browser: Any
 ) -> None:
     for name in ("overview", "traces", "findings", "compare"):
-        page, seconds = open_page(browser, f"{dashboard}/?page={name}")
+        page, _ = open_page(browser, f"{dashboard}/?page={name}")
         assert page.locator("[data-testid=stException]").count() == 0, name
         assert page.locator("[data-testid=stAlertContentError]").count() == 0, name
         screenshot(page, name)
