@@ -25,6 +25,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import machine_facts
 
 DAY_NS = 86400 * 10**9
+TYPED_TABLES = (
+    "planscope_runs",
+    "planscope_plans",
+    "planscope_plan_steps",
+    "planscope_step_attempts",
+    "planscope_tool_calls",
+    "planscope_llm_calls",
+    "planscope_trace_index",
+)
 
 
 def seed_rows(runs: int, seed: int) -> list[list[Any]]:
@@ -71,41 +80,56 @@ def main() -> int:
     p.add_argument("--seed-runs", type=int, default=400)
     p.add_argument("--workdir", type=Path)
     p.add_argument("--json", type=Path, help="also write the figures here")
+    p.add_argument("--reuse", action="store_true", help="analyse the store in --workdir as is")
+    p.add_argument(
+        "--no-optimize",
+        action="store_true",
+        help="skip OPTIMIZE ... FINAL (merging the parts, as a long-running store's)",
+    )
     args = p.parse_args()
 
     from planscope_analyzer import Analyzer
     from planscope_collector.storage import open_store
 
-    started = time.perf_counter()
-    base = seed_rows(args.seed_runs, 11)
-    base_traces = len({r[1] for r in base})
-    copies = max(1, round(args.spans / len(base)))
-    print(
-        f"seed suite: {args.seed_runs} runs, {len(base)} spans ({time.perf_counter() - started:.1f} s); "
-        f"{copies} copies over {args.days} days",
-        flush=True,
-    )
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ps-analyzer-bench-"))
     store = open_store(f"chdb://{workdir / 'store'}")
-    store.migrate(ttl_days=max(365, args.days + 30))
-    now = time.time_ns() - 3600 * 10**9
-    oldest = min(r[0] for r in base)
-    started = time.perf_counter()
-    newest_ids: list[str] = []
-    per_day = max(1, copies // args.days)
-    for copy in range(copies):
-        day = min(args.days - 1, copy // per_day)
-        shift = now - oldest - (args.days - 1 - day) * DAY_NS + (copy % per_day) * 10**9
-        rows = replicate(base, copy, shift)
-        store.insert_spans(rows)
-        if day == args.days - 1:
-            newest_ids.extend({r[1] for r in rows})
-    insert_s = time.perf_counter() - started
+    if not args.reuse:
+        store.migrate(ttl_days=max(365, args.days + 30))
+    insert_s = 0.0
+    if not args.reuse:
+        started = time.perf_counter()
+        base = seed_rows(args.seed_runs, 11)
+        copies = max(1, round(args.spans / len(base)))
+        print(
+            f"seed suite: {args.seed_runs} runs, {len(base)} spans "
+            f"({time.perf_counter() - started:.1f} s); {copies} copies over {args.days} days",
+            flush=True,
+        )
+        now = time.time_ns() - 3600 * 10**9
+        oldest = min(r[0] for r in base)
+        started = time.perf_counter()
+        for copy in range(copies):
+            day = copy * args.days // copies
+            shift = now - oldest - (args.days - 1 - day) * DAY_NS + copy * 10**9
+            store.insert_spans(replicate(base, copy, shift))
+        insert_s = time.perf_counter() - started
+    if not args.no_optimize:
+        started = time.perf_counter()
+        for table in TYPED_TABLES:
+            store.command(f"OPTIMIZE TABLE {table} FINAL")
+        print(f"merged parts in {time.perf_counter() - started:.1f} s", flush=True)
     total = store.query(
         "SELECT count() AS n, uniqExact(TraceId) AS t FROM otel_traces WHERE Project = 'bench'"
     )[0]
-    print(f"inserted {total['n']} spans / {total['t']} traces in {insert_s:.1f} s", flush=True)
-
+    print(f"store: {total['n']} spans / {total['t']} traces (insert {insert_s:.1f} s)", flush=True)
+    newest = [
+        str(r["t"])
+        for r in store.query(
+            "SELECT TraceId AS t FROM planscope_trace_index WHERE Project = 'bench' "
+            "GROUP BY TraceId ORDER BY min(Start) DESC LIMIT {n:UInt32}",
+            {"n": max(1, int(total["t"]) // 100)},
+        )
+    ]
     analyzer = Analyzer(store)
     started = time.perf_counter()
     full = analyzer.analyze_window("bench", 0)
@@ -116,7 +140,6 @@ def main() -> int:
         flush=True,
     )
 
-    newest = sorted(set(newest_ids))[: max(1, full.traces // 100)]
     started = time.perf_counter()
     inc = analyzer.analyze("bench", newest)
     inc_s = time.perf_counter() - started
@@ -127,7 +150,7 @@ def main() -> int:
         flush=True,
     )
     started = time.perf_counter()
-    rerun = analyzer.analyze("bench", newest)
+    analyzer.analyze("bench", newest)
     rerun_s = time.perf_counter() - started
     live = store.query(
         "SELECT count() AS n FROM findings FINAL WHERE Project = 'bench' AND IsDeleted = 0"
@@ -137,7 +160,6 @@ def main() -> int:
         "machine": machine_facts(),
         "spans": full.spans,
         "traces": full.traces,
-        "seed_traces": base_traces,
         "days": args.days,
         "insert_s": round(insert_s, 2),
         "full_s": round(full_s, 2),
