@@ -14,12 +14,13 @@ Layout of ``<dir>``::
 A record is ``MAGIC | u32 length | u32 crc32 | payload``; a torn tail (a crash mid-write, which
 was never acknowledged) fails its length or CRC check and is ignored on replay. Segments are
 sealed by size or age; the writer inserts a sealed segment as one batch with the dedup token
-``<SPOOL_ID>:<segment number>``, so a replay after a crash between insert and delete is
-dropped by ClickHouse instead of duplicated.
+``<SPOOL_ID>:<segment number>:<digest of its bytes>``, so a replay after a crash between
+insert and delete is dropped by ClickHouse instead of duplicated.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import struct
@@ -209,7 +210,14 @@ class Spool:
         return target
 
     def dedup_token(self, segment: Segment) -> str:
-        return f"{self.spool_id}:{segment.number}"
+        """The insert deduplication token of a segment: the same on every replay of it.
+
+        It names the spool, the segment number and a digest of the segment's bytes. The
+        digest matters: numbers restart at 1 when a drained spool is reopened, and a token
+        that repeated for different data would make ClickHouse drop the new batch silently.
+        """
+        digest = hashlib.blake2b(segment.path.read_bytes(), digest_size=16).hexdigest()
+        return f"{self.spool_id}:{segment.number}:{digest}"
 
     @property
     def pending_bytes(self) -> int:

@@ -209,3 +209,20 @@ def test_health_endpoints(collector: BackgroundServer) -> None:
     assert httpx.get(f"{collector.url}/healthz").json() == {"status": "ok"}
     ready = httpx.get(f"{collector.url}/readyz")
     assert ready.status_code == 200 and ready.json()["store"] == "up"
+
+
+def test_restart_on_a_drained_spool_keeps_storing(
+    make_collector: Callable[..., BackgroundServer],
+) -> None:
+    """Regression: segment numbers restart on a drained spool; the new batches must land."""
+    first = make_collector()
+    tid1, body1 = one_trace(3)
+    httpx.post(f"{first.url}/v1/traces", content=body1, headers=PB).raise_for_status()
+    wait_for_trace(first.url, tid1, 3)
+    assert stored_span_count(first) == 3
+    first.stop()
+    second = make_collector()  # same data dir, empty spool
+    tid2, body2 = one_trace(4)
+    httpx.post(f"{second.url}/v1/traces", content=body2, headers=PB).raise_for_status()
+    wait_for_trace(second.url, tid2, 4)
+    assert stored_span_count(second) == 7

@@ -98,3 +98,17 @@ def test_dedup_token_is_stable_per_segment(tmp_path: Path) -> None:
     spool.close()
     (again,) = Spool(tmp_path).seal()
     assert Spool(tmp_path).dedup_token(again) == token
+
+
+def test_tokens_differ_when_a_drained_spool_reuses_segment_numbers(tmp_path: Path) -> None:
+    spool = Spool(tmp_path)
+    spool.append(rec(1))
+    (first,) = spool.seal()
+    token = spool.dedup_token(first)
+    spool.remove(first)
+    spool.close()
+    reopened = Spool(tmp_path)  # drained: numbering starts again
+    reopened.append(rec(2))
+    (second,) = reopened.seal()
+    assert second.number == first.number
+    assert reopened.dedup_token(second) != token
