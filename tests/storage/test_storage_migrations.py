@@ -21,7 +21,14 @@ from planscope_collector.storage import (
 from planscope_collector.storage._store import _BOOTSTRAP_SQL
 
 MIGRATIONS_DIR = Path(str(resources.files("planscope_collector") / "migrations"))
-EXPECTED = ["0001_otel_traces", "0002_planscope_views", "0003_ingest_batches"]
+EXPECTED = [
+    "0001_otel_traces",
+    "0002_planscope_views",
+    "0003_ingest_batches",
+    "0004_findings",
+    "0006_alerts",
+    "0009_analysis_leases",
+]
 
 
 def test_packaged_migrations_are_numbered_in_order() -> None:
@@ -146,12 +153,12 @@ def test_checksum_drift_is_refused_and_new_files_apply(tmp_path: Path) -> None:
         shutil.copy(path, directory / path.name)
     with open_store(f"chdb://{tmp_path}/db") as s:
         assert s.migrate(directory=directory) == EXPECTED
-        (directory / "0004_extra.sql").write_text(
+        (directory / "9999_extra.sql").write_text(
             "CREATE TABLE IF NOT EXISTS {db}.extra {on_cluster} (x UInt8)\n"
             "ENGINE = {engine:MergeTree} ORDER BY x\n"
             "SETTINGS non_replicated_deduplication_window = 10000;\n"
         )
-        assert s.migrate(directory=directory) == ["0004_extra"]
+        assert s.migrate(directory=directory) == ["9999_extra"]
         edited = directory / "0002_planscope_views.sql"
         edited.write_text(edited.read_text() + "\n-- an innocent-looking edit\n")
         with pytest.raises(MigrationError, match="0002_planscope_views was applied with checksum"):

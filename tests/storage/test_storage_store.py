@@ -21,6 +21,7 @@ from planscope_collector.storage import (
 from planscope_collector.storage._store import _parse_dsn
 
 from ._spans import count, make_span, new_trace_id
+from .test_storage_migrations import EXPECTED
 
 
 def test_public_surface() -> None:
@@ -207,11 +208,7 @@ def test_second_chdb_path_in_one_process_is_a_clear_error(tmp_path: Path) -> Non
 
 def test_command_runs_ddl_in_the_store_database(tmp_path: Path) -> None:
     with open_store(f"chdb://{tmp_path}/db", database="tenant_a") as s:
-        assert s.migrate() == [
-            "0001_otel_traces",
-            "0002_planscope_views",
-            "0003_ingest_batches",
-        ]
+        assert s.migrate() == EXPECTED
         s.insert_spans([make_span(trace_id=new_trace_id())])
         assert count(s, "otel_traces") == 1
         assert count(s, "tenant_a.otel_traces") == 1
