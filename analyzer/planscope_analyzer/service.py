@@ -131,6 +131,7 @@ class AnalyzerService:
                 for t in ready:
                     marks[t] = self._pending.get((project, t))
             result = self.analyzer().analyze(project, ready)
+            self.collector.analysis_done({project})
             with self._lock:  # spans that arrived meanwhile keep the trace pending
                 for t in ready:
                     if self._pending.get((project, t)) == marks[t]:
@@ -152,11 +153,16 @@ class AnalyzerService:
     ) -> AnalysisResult:
         analyzer = self.analyzer()
         if trace_id:
-            return analyzer.analyze(project, [trace_id])
-        since = (
-            since_ns if since_ns is not None else time.time_ns() - DEFAULT_WINDOW_SECONDS * 10**9
-        )
-        return analyzer.analyze_window(project, since)
+            result = analyzer.analyze(project, [trace_id])
+        else:
+            since = (
+                since_ns
+                if since_ns is not None
+                else time.time_ns() - DEFAULT_WINDOW_SECONDS * 10**9
+            )
+            result = analyzer.analyze_window(project, since)
+        self.collector.analysis_done({project})
+        return result
 
 
 def build_router(service: AnalyzerService) -> APIRouter:

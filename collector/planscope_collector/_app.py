@@ -105,6 +105,17 @@ class Collector:
             except Exception:
                 log.exception("extension on_flush failed")
 
+    def analysis_done(self, projects: set[str]) -> None:
+        """Called by the analyzer after a pass: extensions with ``on_analyzed`` react (alerts)."""
+        for extension in self.extensions:
+            hook = getattr(extension, "on_analyzed", None)
+            if hook is None:
+                continue
+            try:
+                hook(projects)
+            except Exception:
+                log.exception("extension on_analyzed failed")
+
     def stop(self) -> None:
         for extension in self.extensions:
             try:

@@ -8,7 +8,9 @@ loads every module named in ``EXTENSION_MODULES`` that is installed, calls its
   the ``project_of`` dependency, so one project never reads another's data;
 - calls ``start()`` after the store is reachable and ``stop()`` at shutdown;
 - calls ``on_flush({(project, trace_id), ...})`` from the writer thread after each batch is
-  stored; it must return quickly (hand work to its own thread).
+  stored; it must return quickly (hand work to its own thread);
+- calls ``on_analyzed({project, ...})``, when the extension has it, after an analysis pass
+  (``Collector.analysis_done``): alert rules on findings are evaluated right away.
 """
 
 from __future__ import annotations

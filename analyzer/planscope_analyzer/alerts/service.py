@@ -82,6 +82,10 @@ class AlertsExtension:
     def on_flush(self, trace_ids: set[tuple[str, str]]) -> None:
         self.engine.mark_dirty({project for project, _ in trace_ids})
 
+    def on_analyzed(self, projects: set[str]) -> None:
+        """New findings may exist: evaluate finding-count rules now, not on the next tick."""
+        self.engine.mark_dirty(projects)
+
     def _routes(self) -> APIRouter:
         router = APIRouter(prefix="/api/alerts", tags=["alerts"])
         engine = self.engine
