@@ -112,15 +112,18 @@ def _report(url: str, suite: SuiteResult, labels: Path, since_ns: int) -> None:
     params = {"limit": 1000, "since": since_ns}
     listing = httpx.get(f"{url}/api/traces", params=params).json()["traces"]
     print(f"\n{len(listing)} traces queryable at {url}/api/traces")
+    analysis = httpx.post(f"{url}/api/analyze", json={"since": since_ns}, timeout=300)
+    if analysis.status_code == 200:
+        counts: dict[str, int] = analysis.json().get("counts", {})
+        summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "none"
+        print(f"analysis: {analysis.json()['traces']} traces; findings: {summary}")
     looping = next((r for r in runs if any(f.knob.startswith("loop") for f in r.faults)), None)
     if looping is not None:
         print(f"a runaway loop to look at: {url}/api/traces/{looping.trace_id}")
         findings = httpx.get(f"{url}/api/traces/{looping.trace_id}/findings")
         if findings.status_code == 200:
             for f in findings.json().get("findings", []):
-                print(
-                    f"  finding: {f.get('kind')} at step {f.get('step_id')}: {f.get('explanation')}"
-                )
+                print(f"  {f.get('kind')} at step {f.get('step_id')}: {f.get('explanation')}")
 
 
 def _start_dashboard(collector_url: str, port: int) -> subprocess.Popen[bytes] | None:
