@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO, machine_facts, median, percentile, print_table, write_json
 
 TARGET_SPANS_PER_S = 20_000
+WITH_EXTENSIONS = True  # --without-extensions: measure ingest without the analyzer/alerts
 SPANS_PER_TRACE = 28
 PAYLOAD_BYTES = 500
 
@@ -532,8 +533,15 @@ def start_server(
 ) -> subprocess.Popen[bytes]:
     """``planscope serve``; with ``source``, the sdk/ and collector/ of that tree instead."""
     log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
-    cmd = [sys.executable, "-m", "planscope", "serve", "--port", str(port)]
-    cmd += ["--data-dir", str(data_dir), "--log-level", "warning"]
+    args = ["serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"]
+    cmd = [sys.executable, "-m", "planscope", *args]
+    if not WITH_EXTENSIONS:  # same CLI, but no collector extensions (analyzer, alerts) loaded
+        code = (
+            "import sys; import planscope_collector._extensions as e; e.EXTENSION_MODULES = (); "
+            "from planscope._cli import main; sys.argv = ['planscope', *sys.argv[1:]]; "
+            "raise SystemExit(main())"
+        )
+        cmd = [sys.executable, "-c", code, *args]
     env = dict(os.environ)
     if source is not None:  # PYTHONPATH wins over the editable install's finder
         env["PYTHONPATH"] = os.pathsep.join([str(source / "sdk"), str(source / "collector")])
@@ -734,7 +742,15 @@ def main() -> int:
         "interleaved round by round, and report the e2e ratio",
     )
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument(
+        "--without-extensions",
+        action="store_true",
+        help="start the server without collector extensions (the analyzer and alerts services, "
+        "which analyse every flushed trace on the same store)",
+    )
     args = parser.parse_args()
+    global WITH_EXTENSIONS
+    WITH_EXTENSIONS = not args.without_extensions
     spans = args.spans or (30_000 if args.quick else 300_000)
     repeat = args.repeat or (1 if args.quick else 2)
 
