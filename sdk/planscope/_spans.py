@@ -834,9 +834,10 @@ def _begin(
             if executor is not None:
                 attrs[A.STEP_EXECUTOR] = executor
             attrs[A.STEP_DEPTH] = depth
-            if plan is not None:
-                attrs[A.PLAN_ID] = plan.id
-                attrs[A.PLAN_VERSION] = plan.version
+            if step_state.plan_id is not None:
+                attrs[A.PLAN_ID] = step_state.plan_id
+            if step_state.plan_version is not None:
+                attrs[A.PLAN_VERSION] = step_state.plan_version
     elif kind == _KIND_TOOL:
         resource = options.resource
         if resource is not None and not isinstance(resource, str):
