@@ -204,11 +204,13 @@ class Leases:
         started = time.monotonic()
         if claimed_at is None:  # a claim: ClaimedAt from the server clock; one per generation
             row: list[Any] = [project, key, generation, self.holder, revision, ttl_ms, 0]
-            self.store._insert(LEASES_TABLE, [row], CLAIM_COLUMNS, _token(project, key, generation))
+            self.store.insert_rows(
+                LEASES_TABLE, [row], CLAIM_COLUMNS, dedup_token=_token(project, key, generation)
+            )
         else:  # a renewal under our own (generation, holder): idempotent per revision
             row = [project, key, generation, self.holder, revision, ttl_ms, 0, claimed_at]
             token = f"{_token(project, key, generation)}:{self.holder}:{revision}"
-            self.store._insert(LEASES_TABLE, [row], UPDATE_COLUMNS, token)
+            self.store.insert_rows(LEASES_TABLE, [row], UPDATE_COLUMNS, dedup_token=token)
         state = self.current(project, key)
         won = (
             state is not None
@@ -250,7 +252,7 @@ class Leases:
             lease.claimed_at,
         ]
         token = f"{_token(lease.project, lease.key, lease.generation)}:{self.holder}:{revision}"
-        self.store._insert(LEASES_TABLE, [row], UPDATE_COLUMNS, token)
+        self.store.insert_rows(LEASES_TABLE, [row], UPDATE_COLUMNS, dedup_token=token)
 
 
 def _token(project: str, key: str, generation: int) -> str:

@@ -157,11 +157,11 @@ def test_one_shard_local_schema_runs_and_its_views_fill_local_tables(tmp_path: P
                 executed += 1
         assert executed > 20
         trace_id = new_trace_id()
-        s._insert(
+        s.insert_rows(
             f"otel_traces{LOCAL_SUFFIX}",
             planscope_trace(trace_id, project="p"),
             TRACE_COLUMNS,
-            "shard-seg-1",
+            dedup_token="shard-seg-1",
         )
         tables = {
             r["name"]: int(r["total_rows"] or 0)

@@ -101,7 +101,7 @@ def test_straggler_beyond_the_dedup_window_loses_the_tie_break(store: Store) -> 
     # it is stored, but its ClaimedAt (server time at insert) is later, so "replica-a" (which
     # sorts first by name) still loses to the earlier claim.
     row = ["p", "k", 1, "replica-a", 0, 60_000, 0]
-    store._insert(LEASES_TABLE, [row], CLAIM_COLUMNS, "forgotten-token")
+    store.insert_rows(LEASES_TABLE, [row], CLAIM_COLUMNS, dedup_token="forgotten-token")
     assert len(_claim_rows(store, "k")) == 2
     state = a.current("p", "k")
     assert state is not None and state.holder == "replica-z"

@@ -173,17 +173,8 @@ StoreGetter = Callable[[], Store]
 
 
 def insert_rows(store: Store, table: str, rows: list[list[Any]], columns: Sequence[str]) -> None:
-    """Columnar insert of a few rows (never SQL text).
-
-    ``Store`` has no public generic insert yet; its ``_insert`` is the same code path as
-    ``insert_spans`` (synchronous, deduplicating settings). A public ``Store.insert_rows`` is
-    preferred when it exists.
-    """
-    public = getattr(store, "insert_rows", None)
-    if public is not None:
-        public(table, rows, columns)
-    else:
-        store._insert(table, rows, columns, None)
+    """Columnar insert of a few rows (never SQL text)."""
+    store.insert_rows(table, rows, columns)
 
 
 class RuleRepository:

@@ -359,7 +359,13 @@ class Store:
     def _run_script(
         self, client: Any, name: str, sql: str, cluster: str | None, ttl_days: int
     ) -> None:
-        rendered = render(sql, cluster, database=self.database, ttl_days=ttl_days)
+        rendered = render(
+            sql,
+            cluster,
+            database=self.database,
+            ttl_days=ttl_days,
+            distributed=cluster is not None,
+        )
         for number, statement in enumerate(split_statements(rendered), start=1):
             try:
                 with self._translate(f"migration {name} statement {number}"):
@@ -386,7 +392,7 @@ class Store:
 
         >>> store.insert_spans(rows, dedup_token="segment-000042")  # doctest: +SKIP
         """
-        self._insert(TRACES_TABLE, rows, columns, dedup_token)
+        self.insert_rows(TRACES_TABLE, rows, columns, dedup_token=dedup_token)
 
     def insert_span_table(self, table: Any, *, dedup_token: str | None = None) -> None:
         """Insert a ``pyarrow.Table`` of spans into ``otel_traces`` (the collector's fast path).
@@ -428,15 +434,22 @@ class Store:
 
         >>> store.insert_ingest_batches([("default", "ab12...", now, 120)])  # doctest: +SKIP
         """
-        self._insert(INGEST_BATCHES_TABLE, rows, INGEST_BATCH_COLUMNS, dedup_token)
+        self.insert_rows(INGEST_BATCHES_TABLE, rows, INGEST_BATCH_COLUMNS, dedup_token=dedup_token)
 
-    def _insert(
+    def insert_rows(
         self,
         table: str,
         rows: Sequence[Sequence[Any]],
         columns: Sequence[str],
-        dedup_token: str | None,
+        *,
+        dedup_token: str | None = None,
     ) -> None:
+        """Columnar insert of ``rows`` (one value per name in ``columns``) into ``table``.
+
+        Never SQL text. With ``dedup_token``, a repeat of the same insert changes nothing.
+
+        >>> store.insert_rows("alert_rules", rows, ("Project", "RuleId"))  # doctest: +SKIP
+        """
         if not rows:
             return
         width = len(columns)
