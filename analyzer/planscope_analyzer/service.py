@@ -31,6 +31,7 @@ from planscope_collector._extensions import project_of
 
 from ._engine import AnalysisResult, Analyzer
 from ._findings import list_findings
+from ._load import ns_to_datetime
 
 if TYPE_CHECKING:
     from planscope_collector import Collector
@@ -47,6 +48,32 @@ DEFAULT_WINDOW_SECONDS = 24 * 3600
 MAX_PENDING = 1_000_000
 """Pending traces kept in memory; beyond it the oldest are analysed first anyway."""
 RESPONSE_FINDINGS = 1000
+POLL_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_POLL_SECONDS", "5"))
+"""With ``--role analyze``: how often the store is searched for traces to analyse."""
+LOOKBACK_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_LOOKBACK_SECONDS", "3600"))
+"""With ``--role analyze``: how far back each search looks (the first one looks back a day)."""
+POLL_LEASE_KEY = "analyzer-poll"
+
+# Traces that went quiet and whose span count differs from when they were last analysed
+# (or that were never analysed); read from the trace index, so any replica's writes count.
+UNANALYSED_TRACES = """
+SELECT t.trace_id AS trace_id
+FROM (
+    SELECT TraceId AS trace_id, sum(SpanCount) AS spans, max(End) AS last_end
+    FROM planscope_trace_index
+    WHERE Project = {project:String} AND Start >= {since:DateTime64(9)}
+    GROUP BY TraceId
+    HAVING last_end < {quiet_before:DateTime64(9)}
+) AS t
+LEFT JOIN (
+    SELECT TraceId AS analysed_id, argMax(SpanCount, AnalyzedAt) AS analysed_spans
+    FROM analysis_progress
+    WHERE Project = {project:String} AND TraceStart >= {since:DateTime64(9)}
+    GROUP BY TraceId
+) AS a ON a.analysed_id = t.trace_id
+WHERE a.analysed_spans != t.spans
+LIMIT 20000
+"""
 
 
 def _hex32(value: str) -> bool:
@@ -79,7 +106,9 @@ class AnalyzerService:
     # -- Extension protocol ---------------------------------------------------------------------
     def start(self) -> None:
         self._stop.clear()
-        self._thread = threading.Thread(target=self._loop, name="planscope-analyzer", daemon=True)
+        polling = self.collector.settings.role == "analyze"
+        target = self._poll_loop if polling else self._loop
+        self._thread = threading.Thread(target=target, name="planscope-analyzer", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -139,6 +168,56 @@ class AnalyzerService:
             self.analyzed_traces += result.traces
             total.merge(result)
         return total
+
+    # -- role "analyze": find work in the store instead of being told by the writer --------------
+    def _poll_loop(self) -> None:
+        from planscope_collector._lease import Leases
+
+        leases: Leases | None = None
+        held: dict[str, Any] = {}
+        lookback = 86400.0  # the first search catches up on a day
+        while not self._stop.wait(POLL_SECONDS if held or leases else 0.5):
+            try:
+                leases = leases or Leases(self.collector.store, ttl=max(30.0, 6 * POLL_SECONDS))
+                for project in self.analyzer().projects():
+                    lease = held.get(project)
+                    lease = (
+                        leases.renew(lease) if lease else leases.acquire(project, POLL_LEASE_KEY)
+                    )
+                    if lease is None:  # another analyzer replica holds this project
+                        held.pop(project, None)
+                        continue
+                    held[project] = lease
+                    self.poll_project(project, lookback)
+                lookback = LOOKBACK_SECONDS
+            except Exception as exc:  # the store may be down; try again next tick
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                log.warning("analysis poll failed (will retry): %s", self.last_error)
+        if leases is not None:
+            for lease in held.values():
+                try:
+                    leases.release(lease)
+                except Exception:
+                    log.debug("releasing the analyzer lease failed", exc_info=True)
+
+    def poll_project(self, project: str, lookback_seconds: float) -> AnalysisResult:
+        """Analyse the project's traces that went quiet and changed since their last analysis."""
+        now = time.time_ns()
+        rows = self.collector.store.query(
+            UNANALYSED_TRACES,
+            {
+                "project": project,
+                "since": ns_to_datetime(now - int(lookback_seconds * 1e9)),
+                "quiet_before": ns_to_datetime(now - int(self.quiet_seconds * 1e9)),
+            },
+        )
+        ids = [str(r["trace_id"]) for r in rows]
+        if not ids:
+            return AnalysisResult()
+        result = self.analyzer().analyze(project, ids)
+        self.analyzed_traces += result.traces
+        self.collector.analysis_done({project})
+        return result
 
     def _rooted(self, project: str, trace_ids: list[str]) -> set[str]:
         rows = self.collector.store.query(

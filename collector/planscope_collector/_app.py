@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from ._auth import Authenticator
-from ._errors import IngestRejected, PayloadTooLarge, SpoolFull
+from ._errors import IngestRejected, NotIngesting, PayloadTooLarge, SpoolFull
 from ._extensions import Extension, load_extensions, project_of
 from ._ingest import IngestLimits, RecentBatches, accept
 from ._otlp import PROTOBUF
@@ -81,8 +81,9 @@ class Collector:
             log.warning("store unavailable at start (%s); accepting into the spool", exc)
         self._seed_recent(self.spool)
         self.writer.start()
-        for extension in self.extensions:
-            extension.start()
+        if self.settings.role != "ingest":  # ingest-only replicas leave analysis to others
+            for extension in self.extensions:
+                extension.start()
         log.info("collector started: store=%s spool=%s", self.settings.dsn, self.settings.spool_dir)
 
     def _seed_recent(self, spool: Spool) -> None:
@@ -99,6 +100,8 @@ class Collector:
             self.recent.seed(record.digest for record in segment.records())
 
     def _on_flush(self, trace_ids: set[tuple[str, str]]) -> None:
+        if self.settings.role == "ingest":
+            return
         for extension in self.extensions:
             try:
                 extension.on_flush(trace_ids)
@@ -117,7 +120,7 @@ class Collector:
                 log.exception("extension on_analyzed failed")
 
     def stop(self) -> None:
-        for extension in self.extensions:
+        for extension in self.extensions if self.settings.role != "ingest" else []:
             try:
                 extension.stop()
             except Exception:
@@ -138,6 +141,10 @@ class Collector:
     ) -> int:
         """Accept one OTLP request; returns the number of spans. Raises on refusal."""
         assert self.spool is not None, "collector is not started"
+        if self.settings.role == "analyze":
+            raise NotIngesting(
+                "this collector runs with --role analyze; send spans to an ingest one"
+            )
         result = accept(
             self.spool,
             self.recent,
@@ -202,7 +209,10 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
 
     @app.exception_handler(IngestRejected)
     async def _rejected(request: Request, exc: IngestRejected) -> JSONResponse:
-        return _error(exc.status_code, exc.reason)
+        retry = (
+            {"Retry-After": str(settings.retry_after_seconds)} if exc.status_code == 503 else None
+        )
+        return _error(exc.status_code, exc.reason, retry)
 
     @app.exception_handler(SpoolFull)
     async def _full(request: Request, exc: SpoolFull) -> JSONResponse:

@@ -6,7 +6,8 @@
         │   ├── BadPayload               400: malformed protobuf/JSON, bad gzip, invalid ids
         │   ├── PayloadTooLarge          413: body or decompressed body over the cap
         │   ├── UnsupportedMediaType     415: content type or encoding we do not speak
-        │   └── Unauthorized             401: missing or unknown API key
+        │   ├── Unauthorized             401: missing or unknown API key
+        │   └── NotIngesting             503: this collector runs with role ``analyze``
         └── SpoolFull                    503: the store is behind and the spool hit its cap
 
 Every ``IngestRejected`` is answered with its status and a one-line reason; nothing from a
@@ -54,6 +55,12 @@ class Unauthorized(IngestRejected):
     """No API key, or one the collector does not know."""
 
     status_code = 401
+
+
+class NotIngesting(IngestRejected):
+    """This collector was started with ``--role analyze`` and accepts no spans."""
+
+    status_code = 503
 
 
 class SpoolFull(CollectorError):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -42,6 +43,10 @@ class CollectorSettings(BaseModel):
     """Re-deliveries of an identical request within this window are acknowledged, not stored."""
     retry_after_seconds: int = Field(5, gt=0)
     migrate_on_start: bool = True
+    role: Literal["all", "ingest", "analyze"] = "all"
+    """``all``: one node does everything. Scaled out: N replicas with ``ingest`` (OTLP, spool,
+    writer, query API; no analysis) and one or more with ``analyze`` (no ingest; they discover
+    new traces in the store, whoever wrote them, and a lease makes one of them work at a time)."""
 
     @field_validator("clickhouse_url")
     @classmethod

@@ -59,7 +59,7 @@ def _settings(args: argparse.Namespace, **extra: Any) -> Any:
         values["data_dir"] = args.data_dir
     if getattr(args, "clickhouse_url", None):
         values["clickhouse_url"] = args.clickhouse_url
-    for name in ("host", "port", "spool_max_bytes", "max_body_bytes", "ttl_days"):
+    for name in ("host", "port", "spool_max_bytes", "max_body_bytes", "ttl_days", "role"):
         if getattr(args, name, None) is not None:
             values[name] = getattr(args, name)
     try:
@@ -141,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--spool-max-bytes", type=int, help="answer 503 beyond this backlog")
     serve.add_argument("--max-body-bytes", type=int, help="answer 413 beyond this body size")
     serve.add_argument("--ttl-days", type=int, help="retention of stored spans")
+    serve.add_argument(
+        "--role",
+        choices=["all", "ingest", "analyze"],
+        help="all (default): everything; ingest: no analysis; analyze: no ingest (scale-out)",
+    )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
     serve.set_defaults(func=cmd_serve)
 
