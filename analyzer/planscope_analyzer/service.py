@@ -48,6 +48,8 @@ DEFAULT_WINDOW_SECONDS = 24 * 3600
 MAX_PENDING = 1_000_000
 """Pending traces kept in memory; beyond it the oldest are analysed first anyway."""
 RESPONSE_FINDINGS = 1000
+MAX_DEFER_SECONDS = 30.0
+"""Analysis waits for an ingest backlog to clear at most this long before it runs anyway."""
 POLL_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_POLL_SECONDS", "5"))
 """With ``--role analyze``: how often the store is searched for traces to analyse."""
 LOOKBACK_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_LOOKBACK_SECONDS", "3600"))
@@ -139,8 +141,24 @@ class AnalyzerService:
                     due.setdefault(project, {})[trace_id] = now - seen
         return due
 
+    def _ingest_backlogged(self) -> bool:
+        """True while the writer has more than a segment to store: ingest goes first.
+
+        Analysis shares the store (one engine, one lock) and the CPU with the writer; under a
+        burst, analysing as traces flush starves the writer. Deferred traces stay pending and
+        are analysed when the backlog clears, or after :data:`MAX_DEFER_SECONDS` regardless.
+        """
+        spool = self.collector.spool
+        return spool is not None and spool.pending_bytes > self.collector.settings.segment_max_bytes
+
     def _loop(self) -> None:
+        deferred_since: float | None = None
         while not self._stop.wait(TICK_SECONDS):
+            if self._ingest_backlogged():
+                deferred_since = deferred_since or time.monotonic()
+                if time.monotonic() - deferred_since < MAX_DEFER_SECONDS:
+                    continue
+            deferred_since = None
             try:
                 self.run_due()
             except Exception as exc:  # keep the thread alive; retry on the next tick
