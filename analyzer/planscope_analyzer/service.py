@@ -124,6 +124,11 @@ class AnalyzerService:
             for key in trace_ids:
                 self._pending[key] = now
 
+    def enrich_trace(self, project: str, trace_id: str, detail: dict[str, Any]) -> None:
+        """``GET /api/traces/{id}`` includes the trace's findings."""
+        page = list_findings(self.collector.store, project, trace_id=trace_id, limit=1000)
+        detail["findings"] = page["findings"]
+
     # -- work --------------------------------------------------------------------------------------
     def analyzer(self) -> Analyzer:
         return Analyzer(self.collector.store)

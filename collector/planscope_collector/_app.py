@@ -108,6 +108,17 @@ class Collector:
             except Exception:
                 log.exception("extension on_flush failed")
 
+    def enrich_trace(self, project: str, trace_id: str, detail: dict[str, Any]) -> None:
+        """Let extensions add to a trace's detail (the analyzer adds its ``findings``)."""
+        for extension in self.extensions:
+            hook = getattr(extension, "enrich_trace", None)
+            if hook is None:
+                continue
+            try:
+                hook(project, trace_id, detail)
+            except Exception:
+                log.exception("extension enrich_trace failed")
+
     def analysis_done(self, projects: set[str]) -> None:
         """Called by the analyzer after a pass: extensions with ``on_analyzed`` react (alerts)."""
         for extension in self.extensions:
@@ -277,6 +288,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid))
         if detail is None:
             return _error(404, f"trace {tid} not found")
+        await anyio.to_thread.run_sync(lambda: collector.enrich_trace(proj, tid, detail))
         return JSONResponse(detail)
 
     return app

@@ -10,7 +10,9 @@ loads every module named in ``EXTENSION_MODULES`` that is installed, calls its
 - calls ``on_flush({(project, trace_id), ...})`` from the writer thread after each batch is
   stored; it must return quickly (hand work to its own thread);
 - calls ``on_analyzed({project, ...})``, when the extension has it, after an analysis pass
-  (``Collector.analysis_done``): alert rules on findings are evaluated right away.
+  (``Collector.analysis_done``): alert rules on findings are evaluated right away;
+- calls ``enrich_trace(project, trace_id, detail)``, when the extension has it, before
+  ``GET /api/traces/{id}`` answers: the analyzer adds the trace's ``findings``.
 """
 
 from __future__ import annotations

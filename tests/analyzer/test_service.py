@@ -74,6 +74,8 @@ def test_incremental_analysis_and_routes(
     one = httpx.get(f"{server.url}/api/traces/{loop.trace_id}/findings", headers=auth).json()
     assert one["findings"][0]["step_id"] == loop.expected[0].step_id
     assert one["findings"][0]["evidence_span_ids"]
+    detail = httpx.get(f"{server.url}/api/traces/{loop.trace_id}", headers=auth).json()
+    assert detail["findings"] == one["findings"]  # the trace's detail includes its findings
     assert (
         httpx.get(f"{server.url}/api/traces/{healthy.trace_id}/findings", headers=auth).json()[
             "findings"

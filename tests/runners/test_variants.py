@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from planscope import _attributes as A
-from planscope_runners import TASKS, VARIANTS, run_task
+from planscope_runners import TASKS, VARIANTS, ScriptedModel, run_task
 
 from .conftest import Spans, attr
 
@@ -54,7 +54,10 @@ def test_planner_and_executor_use_their_own_models(spans: Spans) -> None:
 
 
 def test_dag_runs_wide_nodes_in_parallel_as_children_of_the_run(spans: Spans) -> None:
-    result = run_task("dag", "files", "files-merge-6", max_workers=4)
+    # Each executor call takes 0.2 s, so parallel reads overlap however loaded the machine is
+    # (without latency the scheduler sometimes ran them one after the other: a flaky test).
+    executor = ScriptedModel("scripted-executor", latency=0.2)
+    result = run_task("dag", "files", "files-merge-6", max_workers=4, executor=executor)
     assert result.success
     run = spans.run()
     steps = spans.steps()
