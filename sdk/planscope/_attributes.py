@@ -138,3 +138,28 @@ BUDGET_ENFORCED: Final = "planscope.budget.enforced"
 # --- added by the SDK (appended; see docs/semantic-conventions.md) ----------------------------
 APPROVAL_REVIEWER: Final = "planscope.approval.reviewer"  # on approval granted/denied events
 OUTCOME_CHECK_NAME: Final = "planscope.outcome.check.name"  # on outcome check events
+
+# --- imported spans (planscope import: where a span came from; see docs/importers.md) --------
+# ``whowhen``, ``otlp-json`` or ``openinference``: the format the span was imported from
+IMPORT_FORMAT: Final = "planscope.import.format"
+IMPORT_SOURCE: Final = "planscope.import.source"  # the file the span was read from (base name only)
+# where in the file: Who&When history index (int), or the OTLP span path
+IMPORT_RECORD: Final = "planscope.import.record"
+# the speaker label as written in the log (``Orchestrator (-> WebSurfer)``)
+IMPORT_ROLE: Final = "planscope.import.role"
+# the run's id in the source (Who&When ``question_ID``)
+IMPORT_SOURCE_ID: Final = "planscope.import.source_id"
+# start time as recorded in the file, before re-timing (int, Unix ns)
+IMPORT_ORIGINAL_START: Final = "planscope.import.original_start_unix_nano"
+# span kind in the source convention (``openinference:AGENT``, ``traceloop:workflow``)
+IMPORT_SOURCE_KIND: Final = "planscope.import.source_kind"
+# the multi-agent framework of a log (``magentic-one``, ``ag2-captainagent``)
+IMPORT_FRAMEWORK: Final = "planscope.import.framework"
+# event: a planner's progress ledger (Magentic-One), on the planner's LLM span
+EVENT_LEDGER: Final = "planscope.import.ledger"
+LEDGER_IN_LOOP: Final = "planscope.ledger.is_in_loop"  # ledger flag (bool)
+LEDGER_PROGRESS: Final = "planscope.ledger.is_progress_being_made"  # ledger flag (bool)
+LEDGER_SATISFIED: Final = "planscope.ledger.is_request_satisfied"  # ledger flag (bool)
+# the executor the ledger dispatches to next
+LEDGER_NEXT_SPEAKER: Final = "planscope.ledger.next_speaker"
+LEDGER_REASON: Final = "planscope.ledger.reason"  # the ledger's stated reason

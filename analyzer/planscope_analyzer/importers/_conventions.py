@@ -1,38 +1,31 @@
-"""Attribute names the importers add on top of ``planscope._attributes``.
+"""Attribute names the importers use.
 
-They describe where an imported span came from. They belong in ``sdk/planscope/_attributes.py``
-(the single source of truth); until they are moved there, this module is the only place that
-spells them, and docs/importers.md documents them.
+planscope's own (``planscope.import.*``, ``planscope.ledger.*``) are defined in
+``planscope._attributes`` and re-exported here; the foreign conventions the importers read
+(OpenInference, OpenLLMetry) are spelled here once.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-IMPORT_FORMAT: Final = "planscope.import.format"
-"""``whowhen``, ``otlp-json`` or ``openinference``: the format the span was imported from."""
-IMPORT_SOURCE: Final = "planscope.import.source"
-"""The file name the span was read from (base name only)."""
-IMPORT_RECORD: Final = "planscope.import.record"
-"""Where in the file: for Who&When the index into ``history`` (int); for OTLP the span path."""
-IMPORT_ROLE: Final = "planscope.import.role"
-"""The speaker label as written in the log (``Orchestrator (-> WebSurfer)``)."""
-IMPORT_SOURCE_ID: Final = "planscope.import.source_id"
-"""The run's id in the source (Who&When ``question_ID``)."""
-IMPORT_ORIGINAL_START: Final = "planscope.import.original_start_unix_nano"
-"""The span's start time as recorded in the file, before re-timing (int, Unix ns)."""
-IMPORT_SOURCE_KIND: Final = "planscope.import.source_kind"
-"""The span kind in the source convention (``openinference:AGENT``, ``traceloop:workflow``)."""
-IMPORT_FRAMEWORK: Final = "planscope.import.framework"
-"""The multi-agent framework that produced a log (``magentic-one``, ``ag2-captainagent``)."""
-
-EVENT_LEDGER: Final = "planscope.import.ledger"
-"""A planner's progress ledger (Magentic-One), on the planner's LLM span."""
-LEDGER_IN_LOOP: Final = "planscope.ledger.is_in_loop"
-LEDGER_PROGRESS: Final = "planscope.ledger.is_progress_being_made"
-LEDGER_SATISFIED: Final = "planscope.ledger.is_request_satisfied"
-LEDGER_NEXT_SPEAKER: Final = "planscope.ledger.next_speaker"
-LEDGER_REASON: Final = "planscope.ledger.reason"
+# planscope's own import attributes live in the single source of truth; re-exported here.
+from planscope._attributes import (  # noqa: F401 - re-exported for the importers
+    EVENT_LEDGER,
+    IMPORT_FORMAT,
+    IMPORT_FRAMEWORK,
+    IMPORT_ORIGINAL_START,
+    IMPORT_RECORD,
+    IMPORT_ROLE,
+    IMPORT_SOURCE,
+    IMPORT_SOURCE_ID,
+    IMPORT_SOURCE_KIND,
+    LEDGER_IN_LOOP,
+    LEDGER_NEXT_SPEAKER,
+    LEDGER_PROGRESS,
+    LEDGER_REASON,
+    LEDGER_SATISFIED,
+)
 
 # OpenInference (Arize) and OpenLLMetry (Traceloop) names we read. Not ours: spelled here once.
 OI_SPAN_KIND: Final = "openinference.span.kind"
