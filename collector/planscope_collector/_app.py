@@ -21,6 +21,7 @@ from ._otlp import PROTOBUF
 from ._query import TraceQueries
 from ._settings import CollectorSettings
 from ._spool import Spool
+from ._stats import router as stats_router
 from ._writer import Writer
 from .storage import Store, StoreError, StoreUnavailable, open_store
 
@@ -217,6 +218,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     for extension in collector.extensions:
         if extension.router is not None:
             app.include_router(extension.router)
+    app.include_router(stats_router)
 
     @app.exception_handler(IngestRejected)
     async def _rejected(request: Request, exc: IngestRejected) -> JSONResponse:
@@ -273,10 +275,26 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         until: Annotated[int | None, Query(description="end time, unix ns", ge=0)] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 50,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+        agent: Annotated[str | None, Query(max_length=512)] = None,
+        variant: Annotated[str | None, Query(max_length=512)] = None,
+        outcome: Annotated[str | None, Query(max_length=64)] = None,
+        q: Annotated[str | None, Query(max_length=256, description="substring of ids")] = None,
     ) -> dict[str, Any]:
-        q = TraceQueries(collector.store)
+        queries = TraceQueries(collector.store)
         return await anyio.to_thread.run_sync(
-            lambda: q.list_traces(proj, service, status, since, until, limit, offset)
+            lambda: queries.list_traces(
+                proj,
+                service,
+                status,
+                since,
+                until,
+                limit,
+                offset,
+                agent=agent,
+                variant=variant,
+                outcome=outcome,
+                q=q,
+            )
         )
 
     @app.get("/api/traces/{trace_id}")

@@ -23,6 +23,15 @@ _SPAN_COLUMNS = """
 
 # Attributes whose values are JSON documents, parsed for the client.
 _JSON_ATTRIBUTES = (A.PLAN_JSON, A.STEP_CONTEXT_KEYS, A.RUN_BUDGET)
+NO_RUN = "(no run)"
+"""The ``outcome`` filter value for traces without a planscope run span."""
+_NO_RUN_COLUMNS: dict[str, Any] = {
+    "step_attempts": None,
+    "retries": None,
+    "plan_versions": None,
+    "replans": None,
+}
+
 _INT_ATTRIBUTES = (
     A.PLAN_VERSION,
     A.STEP_ATTEMPT,
@@ -51,24 +60,69 @@ class TraceQueries:
         until_ns: int | None,
         limit: int,
         offset: int,
+        *,
+        agent: str | None = None,
+        variant: str | None = None,
+        outcome: str | None = None,
+        q: str | None = None,
     ) -> dict[str, Any]:
-        """A page of traces, newest first, with run-level fields when the trace has a run."""
+        """A page of traces, newest first, with run-level fields when the trace has a run.
+
+        ``outcome`` ``(no run)`` selects traces without a run span and ``unknown`` runs without
+        a recorded outcome; ``q`` is a case-insensitive substring of the trace id, run id, root
+        span name, agent or variant. The page's traces get ``step_attempts``, ``retries``
+        (attempts beyond the first, per step), ``plan_versions`` and ``replans``.
+        """
         where = ["Project = {project:String}"]
         params: dict[str, Any] = {"project": project, "limit": limit + 1, "offset": offset}
         having = []
+        bounds = []
         if service:
             having.append("has(services, {service:String})")
             params["service"] = service
         if since_ns is not None:
             having.append("start_ns >= {since:Int64}")
+            bounds.append("Start >= fromUnixTimestamp64Nano({since:Int64})")
             params["since"] = since_ns
         if until_ns is not None:
             having.append("start_ns < {until:Int64}")
+            bounds.append("Start < fromUnixTimestamp64Nano({until:Int64})")
             params["until"] = until_ns
+        if bounds:
+            # The index holds partial rows per trace, each starting no earlier than its trace:
+            # a trace starts in [since, until) only if one of its partial rows does. This
+            # prunes partitions before the exact check on the merged start in HAVING.
+            where.append(
+                "TraceId IN (SELECT TraceId FROM planscope_trace_index "
+                f"WHERE Project = {{project:String}} AND {' AND '.join(bounds)})"
+            )
         if status == "error":
             having.append("error_count > 0")
         elif status == "ok":
             having.append("error_count = 0")
+        if agent:
+            having.append("agent = {agent:String}")
+            params["agent"] = agent
+        if variant:
+            having.append("variant = {variant:String}")
+            params["variant"] = variant
+        if outcome == NO_RUN:
+            having.append("run_id = ''")
+        elif outcome == "unknown":
+            having.append("run_id != '' AND outcome IN ('', 'unknown')")
+        elif outcome:
+            having.append("outcome = {outcome:String}")
+            params["outcome"] = outcome
+        if q:
+            having.append(
+                "("
+                + " OR ".join(
+                    f"positionCaseInsensitiveUTF8({col}, {{q:String}}) > 0"
+                    for col in ("trace_id", "run_id", "root_name", "agent", "variant")
+                )
+                + ")"
+            )
+            params["q"] = q
         sql = f"""
             SELECT TraceId AS trace_id,
                    toUnixTimestamp64Nano(min(Start)) AS start_ns,
@@ -95,15 +149,48 @@ class TraceQueries:
         rows = self.store.query(sql, params)
         more = len(rows) > limit
         rows = rows[:limit]
+        extras = self._run_columns(project, [r["trace_id"] for r in rows if r["run_id"]])
         for row in rows:
             row["duration_ns"] = max(0, row["end_ns"] - row["start_ns"])
             row["status"] = "error" if row["error_count"] else "ok"
+            row.update(extras.get(row["trace_id"], _NO_RUN_COLUMNS))
         return {
             "traces": rows,
             "limit": limit,
             "offset": offset,
             "next_offset": offset + limit if more else None,
         }
+
+    def _run_columns(self, project: str, trace_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Step attempts, retries, plan versions and replans of a page's runs (by trace id).
+
+        Two grouped reads on tables ordered by (Project, TraceId), for the page's ids only.
+        """
+        if not trace_ids:
+            return {}
+        params = {"project": project, "ids": trace_ids}
+        out: dict[str, dict[str, Any]] = {
+            tid: {"step_attempts": 0, "retries": 0, "plan_versions": 0, "replans": 0}
+            for tid in trace_ids
+        }
+        for row in self.store.query(
+            """SELECT TraceId AS t, sum(n) AS attempts, sum(n - 1) AS retries
+               FROM (SELECT TraceId, StepId, count() AS n FROM planscope_step_attempts
+                     WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
+                     GROUP BY TraceId, StepId)
+               GROUP BY TraceId""",
+            params,
+        ):
+            out[row["t"]].update(step_attempts=row["attempts"], retries=row["retries"])
+        for row in self.store.query(
+            """SELECT TraceId AS t, count() AS versions, count() - uniqExact(PlanId) AS replans
+               FROM planscope_plans
+               WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
+               GROUP BY TraceId""",
+            params,
+        ):
+            out[row["t"]].update(plan_versions=row["versions"], replans=row["replans"])
+        return out
 
     def get_trace(self, project: str, trace_id: str) -> dict[str, Any] | None:
         """Every span of one trace with parsed planscope attributes, or None."""

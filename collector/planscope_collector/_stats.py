@@ -1,0 +1,331 @@
+"""Aggregate query endpoints (``/api/stats/...``), computed in ClickHouse.
+
+Every query is scoped to the caller's project (``project_of``) and every value is a bound
+``{name:Type}`` parameter. A *run* is a trace with a planscope run span (``planscope_runs``;
+nested runs of one trace count once, by the outermost = earliest run span); the time range
+selects runs by their start. Per-run numbers come from the typed tables, read only for the
+selected runs:
+
+- tokens and cost: ``planscope_llm_calls``;
+- step attempts and retries (attempts beyond the first, per step id, skipped attempts counted
+  as in the dashboard): ``planscope_step_attempts``;
+- plan versions and replans (versions beyond the first per plan id): ``planscope_plans``;
+- budget-exceeded events (``planscope.retry_budget.exceeded`` on step spans): ``otel_traces``.
+
+Tables are partitioned by day on start time; a run's children start no earlier than the run, so
+the lower time bound prunes every table's partitions.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Depends, Query, Request
+
+from ._extensions import project_of
+from .storage import Store
+
+EVENT_BUDGET_EXCEEDED = "planscope.retry_budget.exceeded"
+MAX_BUCKETS = 10_000
+"""Most rows ``/api/stats/runs`` answers (buckets x outcomes); a narrower range or a wider
+bucket is needed beyond."""
+
+_TEXT = Annotated[str | None, Query(max_length=512)]
+_SINCE = Annotated[int | None, Query(description="run start from, unix ns", ge=0)]
+_UNTIL = Annotated[int | None, Query(description="run start before, unix ns", ge=0)]
+
+
+class _Scope:
+    """The WHERE clauses and bound parameters shared by the stats queries."""
+
+    def __init__(
+        self,
+        project: str,
+        since_ns: int | None,
+        until_ns: int | None,
+        service: str | None = None,
+        agent: str | None = None,
+    ) -> None:
+        self.params: dict[str, Any] = {"project": project, "event": EVENT_BUDGET_EXCEEDED}
+        run_where = ["Project = {project:String}"]
+        child_where = ["Project = {project:String}"]
+        if since_ns is not None:
+            self.params["since"] = since_ns
+            run_where.append("Start >= fromUnixTimestamp64Nano({since:Int64})")
+            child_where.append("Start >= fromUnixTimestamp64Nano({since:Int64})")
+        if until_ns is not None:
+            self.params["until"] = until_ns
+            run_where.append("Start < fromUnixTimestamp64Nano({until:Int64})")
+        if service:
+            self.params["service"] = service
+            index_where = ["Project = {project:String}", "has(Services, {service:String})"]
+            if since_ns is not None:
+                # A partial index row starts no earlier than its trace.
+                index_where.append("Start >= fromUnixTimestamp64Nano({since:Int64})")
+            run_where.append(
+                f"TraceId IN (SELECT TraceId FROM planscope_trace_index "
+                f"WHERE {' AND '.join(index_where)})"
+            )
+        having = ""
+        if agent:
+            self.params["agent"] = agent
+            having = "HAVING agent = {agent:String}"
+        self.child_where = " AND ".join(child_where)
+        otel_where = self.child_where.replace("Start >=", "Timestamp >=")
+        # One row per run (trace), with its per-run numbers; LEFT JOINs default missing to 0.
+        self.runs_sql = f"""
+            SELECT r.TraceId AS TraceId, r.outcome AS outcome, r.agent AS agent,
+                   r.variant AS variant, r.start AS start, r.duration AS duration,
+                   t.input_tokens AS input_tokens, t.output_tokens AS output_tokens,
+                   t.cost_usd AS cost_usd, s.attempts AS attempts, s.retries AS retries,
+                   p.plan_versions AS plan_versions, p.replans AS replans,
+                   e.budget_exceeded AS budget_exceeded
+            FROM (
+                SELECT TraceId, argMin(Outcome, Start) AS outcome,
+                       argMin(AgentName, Start) AS agent, argMin(Variant, Start) AS variant,
+                       min(Start) AS start, argMin(Duration, Start) AS duration
+                FROM planscope_runs
+                WHERE {" AND ".join(run_where)}
+                GROUP BY TraceId
+                {having}
+            ) AS r
+            LEFT JOIN (
+                SELECT TraceId, sum(InputTokens) AS input_tokens,
+                       sum(OutputTokens) AS output_tokens, sum(CostUsd) AS cost_usd
+                FROM planscope_llm_calls
+                WHERE {self.child_where} AND TraceId IN (SELECT TraceId FROM run_ids)
+                GROUP BY TraceId
+            ) AS t ON t.TraceId = r.TraceId
+            LEFT JOIN (
+                SELECT TraceId, sum(n) AS attempts, sum(n - 1) AS retries
+                FROM (
+                    SELECT TraceId, StepId, count() AS n
+                    FROM planscope_step_attempts
+                    WHERE {self.child_where} AND TraceId IN (SELECT TraceId FROM run_ids)
+                    GROUP BY TraceId, StepId
+                )
+                GROUP BY TraceId
+            ) AS s ON s.TraceId = r.TraceId
+            LEFT JOIN (
+                SELECT TraceId, count() AS plan_versions,
+                       count() - uniqExact(PlanId) AS replans
+                FROM planscope_plans
+                WHERE {self.child_where} AND TraceId IN (SELECT TraceId FROM run_ids)
+                GROUP BY TraceId
+            ) AS p ON p.TraceId = r.TraceId
+            LEFT JOIN (
+                SELECT TraceId, count() AS budget_exceeded
+                FROM otel_traces
+                WHERE {otel_where} AND has(Events.Name, {{event:String}})
+                  AND TraceId IN (SELECT TraceId FROM run_ids)
+                GROUP BY TraceId
+            ) AS e ON e.TraceId = r.TraceId
+        """
+        self.run_ids_sql = f"""
+            SELECT TraceId, argMin(AgentName, Start) AS agent
+            FROM planscope_runs WHERE {" AND ".join(run_where)}
+            GROUP BY TraceId {having}
+        """
+        self.otel_where = otel_where
+
+    def with_runs(self, body: str) -> str:
+        """``body`` with the CTEs ``run_ids`` (selected traces) and ``runs`` (per-run numbers)."""
+        return f"WITH run_ids AS ({self.run_ids_sql}), runs AS ({self.runs_sql})\n{body}"
+
+
+_AGGREGATES = """
+    count() AS runs,
+    countIf(outcome = 'success') AS successes,
+    countIf(outcome = 'failure') AS failures,
+    sum(input_tokens) AS input_tokens,
+    sum(output_tokens) AS output_tokens,
+    sum(cost_usd) AS cost_usd,
+    quantileExact(0.5)(duration) AS p50_duration_ns,
+    quantileExact(0.95)(duration) AS p95_duration_ns,
+    sum(attempts) AS step_attempts,
+    sum(retries) AS retries,
+    sum(replans) AS replans,
+    sum(budget_exceeded) AS budget_exceeded
+"""
+
+
+def _rate(row: dict[str, Any]) -> None:
+    decided = row["successes"] + row["failures"]
+    row["success_rate"] = round(row["successes"] / row["runs"], 4) if decided else None
+    row["cost_usd"] = round(float(row["cost_usd"]), 9)
+
+
+def run_stats(
+    store: Store,
+    project: str,
+    since_ns: int | None,
+    until_ns: int | None,
+    service: str | None,
+    agent: str | None,
+    bucket_s: int,
+) -> dict[str, Any]:
+    """Runs per (time bucket, outcome), the range's totals and per-agent failures."""
+    scope = _Scope(project, since_ns, until_ns, service, agent)
+    params = {**scope.params, "bucket": bucket_s, "max_rows": MAX_BUCKETS + 1}
+    buckets = store.query(
+        scope.with_runs(f"""
+            SELECT toUnixTimestamp64Nano(toDateTime64(
+                       toStartOfInterval(start, toIntervalSecond({{bucket:UInt32}})), 9
+                   )) AS bucket_ns,
+                   outcome, {_AGGREGATES}
+            FROM runs GROUP BY bucket_ns, outcome ORDER BY bucket_ns, outcome
+            LIMIT {{max_rows:UInt32}}"""),
+        params,
+    )
+    truncated = len(buckets) > MAX_BUCKETS
+    totals = store.query(scope.with_runs(f"SELECT {_AGGREGATES} FROM runs"), scope.params)[0]
+    agents = store.query(
+        scope.with_runs("""
+            SELECT agent, count() AS runs, countIf(outcome = 'failure') AS failures
+            FROM runs GROUP BY agent ORDER BY failures DESC, runs DESC, agent LIMIT 100"""),
+        scope.params,
+    )
+    for row in [*buckets, totals]:
+        _rate(row)
+    for row in agents:
+        row["failure_rate"] = round(row["failures"] / row["runs"], 4) if row["runs"] else 0.0
+    return {
+        "bucket_seconds": bucket_s,
+        "buckets": buckets[:MAX_BUCKETS],
+        "truncated": truncated,
+        "totals": totals,
+        "agents": agents,
+    }
+
+
+def step_stats(
+    store: Store,
+    project: str,
+    since_ns: int | None,
+    until_ns: int | None,
+    service: str | None,
+    agent: str | None,
+    limit: int,
+) -> dict[str, Any]:
+    """Per (agent, step id) over the runs of the range: worst (failed runs, retries) first.
+
+    A step *failed* in a run when its last attempt that ran (not ``skipped``) did not succeed
+    (status other than ``ok``, or the executor self-assessed ``failure``).
+    """
+    scope = _Scope(project, since_ns, until_ns, service, agent)
+    sql = f"""
+        WITH run_ids AS ({scope.run_ids_sql})
+        SELECT r.agent AS agent, a.StepId AS step,
+               count() AS runs, sum(a.n) AS attempts, sum(a.n - 1) AS retries,
+               sum(a.errors) AS error_attempts, countIf(a.failed) AS failed_runs,
+               sum(e.exceeded) AS budget_exceeded
+        FROM (
+            SELECT TraceId, StepId, count() AS n, countIf(Status = 'error') AS errors,
+                   countIf(Status != 'skipped') > 0 AND NOT (
+                       argMaxIf(Status, (Attempt, Start), Status != 'skipped') = 'ok'
+                       AND argMaxIf(SelfAssessment, (Attempt, Start), Status != 'skipped')
+                           != 'failure'
+                   ) AS failed
+            FROM planscope_step_attempts
+            WHERE {scope.child_where} AND TraceId IN (SELECT TraceId FROM run_ids)
+            GROUP BY TraceId, StepId
+        ) AS a
+        INNER JOIN run_ids AS r ON r.TraceId = a.TraceId
+        LEFT JOIN (
+            SELECT TraceId, SpanAttributes['planscope.step.id'] AS StepId, count() AS exceeded
+            FROM otel_traces
+            WHERE {scope.otel_where} AND has(Events.Name, {{event:String}})
+              AND TraceId IN (SELECT TraceId FROM run_ids)
+            GROUP BY TraceId, StepId
+        ) AS e ON e.TraceId = a.TraceId AND e.StepId = a.StepId
+        GROUP BY agent, step
+        ORDER BY failed_runs DESC, retries DESC, error_attempts DESC, agent, step
+        LIMIT {{limit:UInt32}}
+    """
+    rows = store.query(sql, {**scope.params, "limit": limit})
+    return {"steps": rows, "limit": limit}
+
+
+def variant_stats(
+    store: Store,
+    project: str,
+    since_ns: int | None,
+    until_ns: int | None,
+    service: str | None,
+    agent: str | None,
+) -> dict[str, Any]:
+    """Per runtime variant: runs, success rate, tokens, cost, latency, replans, retries."""
+    scope = _Scope(project, since_ns, until_ns, service, agent)
+    rows = store.query(
+        scope.with_runs(
+            f"SELECT variant, {_AGGREGATES} FROM runs GROUP BY variant ORDER BY variant LIMIT 1000"
+        ),
+        scope.params,
+    )
+    for row in rows:
+        _rate(row)
+        runs = row["runs"] or 1
+        row["tokens_per_run"] = round((row["input_tokens"] + row["output_tokens"]) / runs, 2)
+        row["cost_per_run_usd"] = round(row["cost_usd"] / runs, 9)
+        row["replans_per_run"] = round(row["replans"] / runs, 4)
+        row["retries_per_run"] = round(row["retries"] / runs, 4)
+    return {"variants": rows}
+
+
+router = APIRouter()
+
+
+def _store(request: Request) -> Store:
+    store: Store = request.app.state.collector.store
+    return store
+
+
+@router.get("/api/stats/runs")
+async def stats_runs(
+    request: Request,
+    proj: Annotated[str, Depends(project_of)],
+    since: _SINCE = None,
+    until: _UNTIL = None,
+    service: _TEXT = None,
+    agent: _TEXT = None,
+    bucket: Annotated[int, Query(ge=1, le=366 * 86400, description="seconds")] = 3600,
+) -> dict[str, Any]:
+    """Runs per time bucket and outcome: runs, tokens, cost, p50/p95 duration, retries."""
+    store = _store(request)
+    return await anyio.to_thread.run_sync(
+        lambda: run_stats(store, proj, since, until, service, agent, bucket)
+    )
+
+
+@router.get("/api/stats/steps")
+async def stats_steps(
+    request: Request,
+    proj: Annotated[str, Depends(project_of)],
+    since: _SINCE = None,
+    until: _UNTIL = None,
+    service: _TEXT = None,
+    agent: _TEXT = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+) -> dict[str, Any]:
+    """Per (agent, step id): runs, attempts, retries, error attempts, failed runs, budget."""
+    store = _store(request)
+    return await anyio.to_thread.run_sync(
+        lambda: step_stats(store, proj, since, until, service, agent, limit)
+    )
+
+
+@router.get("/api/stats/variants")
+async def stats_variants(
+    request: Request,
+    proj: Annotated[str, Depends(project_of)],
+    since: _SINCE = None,
+    until: _UNTIL = None,
+    service: _TEXT = None,
+    agent: _TEXT = None,
+) -> dict[str, Any]:
+    """Per runtime variant: runs, success rate, tokens, cost, latency p50/p95, replans, retries."""
+    store = _store(request)
+    return await anyio.to_thread.run_sync(
+        lambda: variant_stats(store, proj, since, until, service, agent)
+    )
