@@ -47,6 +47,10 @@ def _wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
 
 
 def _progress(done: int, total: int, _run: Any) -> None:
+    if not sys.stderr.isatty():  # a log file gets a line per 10%, not 300 carriage returns
+        if done == total or done % max(1, total // 10) == 0:
+            print(f"  runs {done}/{total}", file=sys.stderr, flush=True)
+        return
     width = 30
     filled = width * done // total
     sys.stderr.write(f"\r  runs [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
@@ -55,8 +59,16 @@ def _progress(done: int, total: int, _run: Any) -> None:
     sys.stderr.flush()
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 def main(args: argparse.Namespace) -> int:
     """Entry point of ``planscope demo`` (see ``planscope demo --help``)."""
+    # SIGTERM (a service manager, `timeout`) and SIGHUP (the terminal closed) stop the demo
+    # like Ctrl-C does, so the dashboard in its own session is stopped too, not orphaned.
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGHUP, _interrupt)
     from planscope_collector import BackgroundServer, CollectorSettings
 
     data_dir: Path = args.data_dir
