@@ -28,13 +28,13 @@ from ._runner import SuiteResult, run_suite
 
 
 def _port_or_free(port: int) -> int:
+    """``port`` if it is free on loopback, else (or for 0) a free one."""
     with socket.socket() as s:
         try:
             s.bind(("127.0.0.1", port))
-            return port
         except OSError:
             s.bind(("127.0.0.1", 0))
-            return int(s.getsockname()[1])
+        return int(s.getsockname()[1])
 
 
 def _wait_until(predicate: Callable[[], bool], timeout: float) -> bool:
@@ -93,10 +93,9 @@ def main(args: argparse.Namespace) -> int:
         collector = server.app.state.collector
         _wait_until(lambda: collector.spool.pending_bytes == 0, 60)
         _report(server.url, suite, labels, started_ns)
-        dashboard = _start_dashboard(server.url, args.dashboard_port)
-        if args.no_wait:
-            _stop(dashboard)
+        if args.no_wait:  # a report only: no dashboard to look at
             return 0
+        dashboard = _start_dashboard(server.url, args.dashboard_port)
         print("\nEverything keeps running; press Ctrl-C to stop.")
         try:
             while dashboard is None or dashboard.poll() is None:
