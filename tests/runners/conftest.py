@@ -12,7 +12,6 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope import _attributes as A
-from planscope import _config, _internal, _state
 
 
 class Spans:
@@ -53,17 +52,6 @@ class Spans:
 
 def attr(span: ReadableSpan, key: str) -> Any:
     return (span.attributes or {}).get(key)
-
-
-@pytest.fixture(autouse=True)
-def _reset_sdk() -> Iterator[None]:
-    _config.reset()
-    _state.reset()
-    _internal.raise_override = None
-    yield
-    _config.reset()
-    _state.reset()
-    _internal.raise_override = None
 
 
 @pytest.fixture

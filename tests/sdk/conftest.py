@@ -11,7 +11,6 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope import _attributes as A
-from planscope import _config, _internal, _state
 
 
 class Spans:
@@ -39,17 +38,6 @@ class Spans:
     @staticmethod
     def attrs(span: ReadableSpan) -> dict[str, Any]:
         return dict(span.attributes or {})
-
-
-@pytest.fixture(autouse=True)
-def _reset_sdk() -> Iterator[None]:
-    _config.reset()
-    _state.reset()
-    _internal.raise_override = None
-    yield
-    _config.reset()
-    _state.reset()
-    _internal.raise_override = None
 
 
 @pytest.fixture
