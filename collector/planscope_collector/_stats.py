@@ -72,6 +72,9 @@ class _Scope:
             self.params["agent"] = agent
             having = "HAVING agent = {agent:String}"
         self.child_where = " AND ".join(child_where)
+        if agent or service or until_ns is not None:
+            # The runs are a subset of what the lower time bound selects: read only theirs.
+            self.child_where += " AND TraceId IN (SELECT TraceId FROM run_ids)"
         otel_where = self.child_where.replace("Start >=", "Timestamp >=")
         # One row per run (trace), with its per-run numbers; LEFT JOINs default missing to 0.
         self.runs_sql = f"""
@@ -94,7 +97,7 @@ class _Scope:
                 SELECT TraceId, sum(InputTokens) AS input_tokens,
                        sum(OutputTokens) AS output_tokens, sum(CostUsd) AS cost_usd
                 FROM planscope_llm_calls
-                WHERE {self.child_where} AND TraceId IN (SELECT TraceId FROM run_ids)
+                WHERE {self.child_where}
                 GROUP BY TraceId
             ) AS t ON t.TraceId = r.TraceId
             LEFT JOIN (
@@ -102,7 +105,7 @@ class _Scope:
                 FROM (
                     SELECT TraceId, StepId, count() AS n
                     FROM planscope_step_attempts
-                    WHERE {self.child_where} AND TraceId IN (SELECT TraceId FROM run_ids)
+                    WHERE {self.child_where}
                     GROUP BY TraceId, StepId
                 )
                 GROUP BY TraceId
@@ -111,14 +114,13 @@ class _Scope:
                 SELECT TraceId, count() AS plan_versions,
                        count() - uniqExact(PlanId) AS replans
                 FROM planscope_plans
-                WHERE {self.child_where} AND TraceId IN (SELECT TraceId FROM run_ids)
+                WHERE {self.child_where}
                 GROUP BY TraceId
             ) AS p ON p.TraceId = r.TraceId
             LEFT JOIN (
                 SELECT TraceId, count() AS budget_exceeded
                 FROM otel_traces
                 WHERE {otel_where} AND has(Events.Name, {{event:String}})
-                  AND TraceId IN (SELECT TraceId FROM run_ids)
                 GROUP BY TraceId
             ) AS e ON e.TraceId = r.TraceId
         """
@@ -150,10 +152,27 @@ _AGGREGATES = """
 """
 
 
+def _empty_totals() -> dict[str, Any]:
+    names: tuple[str, ...] = ("runs", "successes", "failures", "input_tokens", "output_tokens")
+    names += ("step_attempts", "retries", "replans", "budget_exceeded")
+    return {
+        **dict.fromkeys(names, 0),
+        "cost_usd": 0.0,
+        "p50_duration_ns": None,
+        "p95_duration_ns": None,
+    }
+
+
 def _rate(row: dict[str, Any]) -> None:
     decided = row["successes"] + row["failures"]
     row["success_rate"] = round(row["successes"] / row["runs"], 4) if decided else None
     row["cost_usd"] = round(float(row["cost_usd"]), 9)
+    for key in ("p50_duration_ns", "p95_duration_ns"):
+        value = row.get(key)
+        if value is None or not row["runs"]:  # quantiles of nothing are NaN or 0
+            row[key] = None
+        else:
+            row[key] = int(value)
 
 
 def run_stats(
@@ -167,25 +186,33 @@ def run_stats(
 ) -> dict[str, Any]:
     """Runs per (time bucket, outcome), the range's totals and per-agent failures."""
     scope = _Scope(project, since_ns, until_ns, service, agent)
-    params = {**scope.params, "bucket": bucket_s, "max_rows": MAX_BUCKETS + 1}
-    buckets = store.query(
+    # One pass over the runs: GROUPING SETS give buckets x outcome, per agent and the totals.
+    # grouping() has a bit set for each key column NOT grouped by: 1 = (bucket, outcome),
+    # 6 = (agent), 7 = ().
+    rows = store.query(
         scope.with_runs(f"""
             SELECT toUnixTimestamp64Nano(toDateTime64(
                        toStartOfInterval(start, toIntervalSecond({{bucket:UInt32}})), 9
                    )) AS bucket_ns,
-                   outcome, {_AGGREGATES}
-            FROM runs GROUP BY bucket_ns, outcome ORDER BY bucket_ns, outcome
-            LIMIT {{max_rows:UInt32}}"""),
-        params,
+                   outcome, agent, grouping(bucket_ns, outcome, agent) AS grouping_set,
+                   {_AGGREGATES}
+            FROM runs
+            GROUP BY GROUPING SETS ((bucket_ns, outcome), (agent), ())
+            ORDER BY grouping_set, bucket_ns, outcome, failures DESC, runs DESC, agent"""),
+        {**scope.params, "bucket": bucket_s},
     )
+    buckets = [r for r in rows if r["grouping_set"] == 1]
+    agents = [
+        {"agent": r["agent"], "runs": r["runs"], "failures": r["failures"]}
+        for r in rows
+        if r["grouping_set"] == 6
+    ][:100]
+    totals = next((r for r in rows if r["grouping_set"] == 7), None) or _empty_totals()
+    for row in buckets:
+        del row["agent"], row["grouping_set"]
+    for key in ("bucket_ns", "outcome", "agent", "grouping_set"):
+        totals.pop(key, None)
     truncated = len(buckets) > MAX_BUCKETS
-    totals = store.query(scope.with_runs(f"SELECT {_AGGREGATES} FROM runs"), scope.params)[0]
-    agents = store.query(
-        scope.with_runs("""
-            SELECT agent, count() AS runs, countIf(outcome = 'failure') AS failures
-            FROM runs GROUP BY agent ORDER BY failures DESC, runs DESC, agent LIMIT 100"""),
-        scope.params,
-    )
     for row in [*buckets, totals]:
         _rate(row)
     for row in agents:
@@ -228,7 +255,7 @@ def step_stats(
                            != 'failure'
                    ) AS failed
             FROM planscope_step_attempts
-            WHERE {scope.child_where} AND TraceId IN (SELECT TraceId FROM run_ids)
+            WHERE {scope.child_where}
             GROUP BY TraceId, StepId
         ) AS a
         INNER JOIN run_ids AS r ON r.TraceId = a.TraceId
@@ -236,7 +263,6 @@ def step_stats(
             SELECT TraceId, SpanAttributes['planscope.step.id'] AS StepId, count() AS exceeded
             FROM otel_traces
             WHERE {scope.otel_where} AND has(Events.Name, {{event:String}})
-              AND TraceId IN (SELECT TraceId FROM run_ids)
             GROUP BY TraceId, StepId
         ) AS e ON e.TraceId = a.TraceId AND e.StepId = a.StepId
         GROUP BY agent, step

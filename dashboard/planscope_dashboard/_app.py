@@ -20,11 +20,12 @@ PAGES: dict[str, str] = {
     "run": "Run detail",
     "findings": "Findings",
     "compare": "Compare",
+    "alerts": "Alerts",
 }
 
 
 def _page_functions() -> dict[str, Callable[[ClientSettings, S.Filters], None]]:
-    from ._pages import compare, findings, overview, run, traces
+    from ._pages import alerts, compare, findings, overview, run, traces
 
     return {
         "overview": overview.render,
@@ -32,6 +33,7 @@ def _page_functions() -> dict[str, Callable[[ClientSettings, S.Filters], None]]:
         "run": run.render,
         "findings": findings.render,
         "compare": compare.render,
+        "alerts": alerts.render,
     }
 
 

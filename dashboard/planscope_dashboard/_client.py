@@ -11,6 +11,7 @@ Hierarchy::
         ├── CollectorUnreachable  connection refused, DNS, timeout
         ├── CollectorAuthError    401/403: missing or wrong API key
         ├── NotFound              404 for a trace that does not exist
+        ├── RuleRejected          422/409 from the alerts API, with its problems
         └── CollectorResponseError any other non-2xx or an unreadable body
 """
 
@@ -37,6 +38,8 @@ MAX_PAGE = 1000
 """The collector's largest ``limit`` for ``/api/traces``."""
 MAX_FINDINGS_PAGE = 1000
 """The analyzer's largest ``limit`` for ``/api/findings``."""
+MAX_SEARCH = 256
+"""The collector's longest ``q`` for ``/api/traces``."""
 
 
 class DashboardError(PlanscopeError):
@@ -57,6 +60,14 @@ class NotFound(DashboardError):
 
 class CollectorResponseError(DashboardError):
     """Any other non-2xx answer or a body that is not the expected JSON."""
+
+
+class RuleRejected(DashboardError):
+    """The alerts API refused a rule (422 invalid, 409 exists); ``problems`` lists why."""
+
+    def __init__(self, message: str, problems: list[str]) -> None:
+        super().__init__(message)
+        self.problems = problems
 
 
 @dataclass(frozen=True)
@@ -90,6 +101,14 @@ class FindingsPage:
     findings: list[dict[str, Any]] = field(default_factory=list)
     has_more: bool = False
     """More findings exist than were read."""
+
+
+@dataclass
+class AlertsPage:
+    """Alert rules; ``available`` is False when the collector has no alerts API (404)."""
+
+    available: bool
+    items: list[dict[str, Any]] = field(default_factory=list)
 
 
 class CollectorClient:
@@ -128,11 +147,22 @@ class CollectorClient:
     # -- low level ------------------------------------------------------------------------------
 
     def _get(self, path: str, params: dict[str, Any] | None = None) -> httpx.Response:
+        return self._request("GET", path, params)
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        params: dict[str, Any] | None = None,
+        body: Any = None,
+    ) -> httpx.Response:
         query = {k: v for k, v in (params or {}).items() if v is not None and v != ""}
         if self.settings.project and not self.settings.api_key:
             query.setdefault("project", self.settings.project)
         try:
-            return self._http.get(path, params=query)
+            if body is None:
+                return self._http.request(method, path, params=query)
+            return self._http.request(method, path, params=query, json=body)
         except httpx.TimeoutException:
             raise CollectorUnreachable(
                 f"the collector at {self.base_url} did not answer {path} within "
@@ -183,8 +213,16 @@ class CollectorClient:
         until_ns: int | None = None,
         limit: int = 50,
         offset: int = 0,
+        agent: str | None = None,
+        variant: str | None = None,
+        outcome: str | None = None,
+        q: str | None = None,
     ) -> dict[str, Any]:
-        """One page of ``GET /api/traces`` (newest first)."""
+        """One page of ``GET /api/traces`` (newest first).
+
+        ``agent``, ``variant``, ``outcome`` and ``q`` are applied by collectors that have the
+        stats API (:meth:`stats_available`); older ones ignore them.
+        """
         body = self._json(
             self._get(
                 "/api/traces",
@@ -195,6 +233,10 @@ class CollectorClient:
                     "until": until_ns,
                     "limit": min(max(1, limit), MAX_PAGE),
                     "offset": offset,
+                    "agent": agent,
+                    "variant": variant,
+                    "outcome": outcome,
+                    "q": q[:MAX_SEARCH] if q else None,
                 },
             )
         )
@@ -289,6 +331,150 @@ class CollectorClient:
             offset += len(page.findings)
         return FindingsPage(available=True, findings=found[:max_rows], has_more=True)
 
+    # -- aggregates (/api/stats); None when the collector predates them (404) ------------------
+
+    def _optional(self, path: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        response = self._get(path, params)
+        if response.status_code in (404, 405):
+            return None
+        body = self._json(response)
+        if not isinstance(body, dict):
+            raise CollectorResponseError(f"{path} answered an unexpected shape")
+        return body
+
+    def stats_runs(
+        self,
+        *,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        service: str | None = None,
+        agent: str | None = None,
+        bucket_s: int = 3600,
+    ) -> dict[str, Any] | None:
+        """``GET /api/stats/runs``: buckets x outcome, totals, agents; None without the API."""
+        body = self._optional(
+            "/api/stats/runs",
+            {
+                "since": since_ns,
+                "until": until_ns,
+                "service": service,
+                "agent": agent,
+                "bucket": max(1, int(bucket_s)),
+            },
+        )
+        if body is not None and not isinstance(body.get("buckets"), list):
+            raise CollectorResponseError("/api/stats/runs answered an unexpected shape")
+        return body
+
+    def stats_steps(
+        self,
+        *,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        service: str | None = None,
+        agent: str | None = None,
+        limit: int = 50,
+    ) -> list[dict[str, Any]] | None:
+        """``GET /api/stats/steps``: per (agent, step id), worst first; None without the API."""
+        body = self._optional(
+            "/api/stats/steps",
+            {
+                "since": since_ns,
+                "until": until_ns,
+                "service": service,
+                "agent": agent,
+                "limit": limit,
+            },
+        )
+        if body is None:
+            return None
+        if not isinstance(body.get("steps"), list):
+            raise CollectorResponseError("/api/stats/steps answered an unexpected shape")
+        return [s for s in body["steps"] if isinstance(s, dict)]
+
+    def stats_variants(
+        self,
+        *,
+        since_ns: int | None = None,
+        until_ns: int | None = None,
+        service: str | None = None,
+        agent: str | None = None,
+    ) -> list[dict[str, Any]] | None:
+        """``GET /api/stats/variants``: per runtime variant; None without the API."""
+        body = self._optional(
+            "/api/stats/variants",
+            {"since": since_ns, "until": until_ns, "service": service, "agent": agent},
+        )
+        if body is None:
+            return None
+        if not isinstance(body.get("variants"), list):
+            raise CollectorResponseError("/api/stats/variants answered an unexpected shape")
+        return [v for v in body["variants"] if isinstance(v, dict)]
+
+    # -- alerts (/api/alerts); available=False when the collector has no alerting ---------------
+
+    def alert_rules(self) -> AlertsPage:
+        """``GET /api/alerts/rules`` (current rules with version and state)."""
+        response = self._get("/api/alerts/rules")
+        if response.status_code in (404, 405):
+            return AlertsPage(available=False)
+        body = self._json(response)
+        items = body.get("rules") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            raise CollectorResponseError("/api/alerts/rules answered an unexpected shape")
+        return AlertsPage(available=True, items=[r for r in items if isinstance(r, dict)])
+
+    def alert_state(self) -> dict[str, Any]:
+        """``GET /api/alerts/state``: firing/resolved per rule, the rules file, engine stats."""
+        body = self._json(self._get("/api/alerts/state"))
+        if not isinstance(body, dict):
+            raise CollectorResponseError("/api/alerts/state answered an unexpected shape")
+        return body
+
+    def alert_events(
+        self, *, rule_id: str | None = None, state: str | None = None, limit: int = 200
+    ) -> list[dict[str, Any]]:
+        """``GET /api/alerts/events``: state changes, newest first."""
+        body = self._json(
+            self._get("/api/alerts/events", {"rule_id": rule_id, "state": state, "limit": limit})
+        )
+        items = body.get("events") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            raise CollectorResponseError("/api/alerts/events answered an unexpected shape")
+        return [e for e in items if isinstance(e, dict)]
+
+    def save_alert_rule(self, rule: dict[str, Any], *, replace: bool) -> dict[str, Any]:
+        """Create (POST) or replace (PUT, a new version) a rule; raises :class:`RuleRejected`
+        with the collector's list of problems when it is invalid."""
+        rule_id = str(rule.get("id") or "")
+        if replace:
+            response = self._request("PUT", f"/api/alerts/rules/{_path_part(rule_id)}", body=rule)
+        else:
+            response = self._request("POST", "/api/alerts/rules", body=rule)
+        return self._rule_answer(response)
+
+    def test_alert_rule(self, rule_id: str) -> dict[str, Any]:
+        """``POST /api/alerts/rules/{id}/test``: a dry run (no event, no delivery)."""
+        return self._rule_answer(
+            self._request("POST", f"/api/alerts/rules/{_path_part(rule_id)}/test")
+        )
+
+    def _rule_answer(self, response: httpx.Response) -> dict[str, Any]:
+        if response.status_code in (409, 422):
+            try:
+                body = response.json()
+            except ValueError:
+                body = {}
+            problems = body.get("problems") if isinstance(body, dict) else None
+            raise RuleRejected(
+                _reason(response),
+                [str(p) for p in problems] if isinstance(problems, list) else [],
+            )
+        body = self._json(response)
+        if not isinstance(body, dict):
+            raise CollectorResponseError("the alerts API answered an unexpected shape")
+        return body
+
     def trace_findings(self, trace_id: str) -> FindingsPage:
         """``GET /api/traces/{id}/findings``; ``available=False`` on 404 (no analyzer)."""
         return self._findings(self._get(f"/api/traces/{trace_id.strip().lower()}/findings"))
@@ -316,3 +502,11 @@ def _reason(response: httpx.Response) -> str:
             if body.get(key):
                 return str(body[key])[:300]
     return str(body)[:200]
+
+
+def _path_part(value: str) -> str:
+    """A rule id as one URL path segment (ids are ``[a-z0-9][a-z0-9_.-]*``; anything else is
+    percent-encoded so it can never change the path)."""
+    from urllib.parse import quote
+
+    return quote(value, safe="")

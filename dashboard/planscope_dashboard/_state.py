@@ -215,3 +215,67 @@ def trace_findings(settings: ClientSettings, trace_id: str) -> tuple[bool, list[
         findings_warning(exc)
         return False, []
     return page.available, normalise_findings(page.findings)
+
+
+# -- server-side aggregates (/api/stats) and filtered pages ---------------------------------------
+
+
+@st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=32)
+def stats_runs(
+    settings: ClientSettings,
+    service: str | None,
+    agent: str | None,
+    since_ns: int | None,
+    bucket_s: int,
+) -> dict[str, Any] | None:
+    """``/api/stats/runs`` of the range; None when the collector has no stats API."""
+    return client_for(settings).stats_runs(
+        since_ns=since_ns, service=service, agent=agent, bucket_s=bucket_s
+    )
+
+
+@st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=32)
+def stats_steps(
+    settings: ClientSettings,
+    service: str | None,
+    agent: str | None,
+    since_ns: int | None,
+    limit: int = 50,
+) -> list[dict[str, Any]] | None:
+    """``/api/stats/steps`` of the range (worst first); None without the stats API."""
+    return client_for(settings).stats_steps(
+        since_ns=since_ns, service=service, agent=agent, limit=limit
+    )
+
+
+@st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=32)
+def stats_variants(
+    settings: ClientSettings, service: str | None, agent: str | None, since_ns: int | None
+) -> list[dict[str, Any]] | None:
+    """``/api/stats/variants`` of the range; None without the stats API."""
+    return client_for(settings).stats_variants(since_ns=since_ns, service=service, agent=agent)
+
+
+@st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=64)
+def traces_page(
+    settings: ClientSettings,
+    service: str | None,
+    agent: str | None,
+    since_ns: int | None,
+    variant: str | None,
+    outcome: str | None,
+    search: str | None,
+    limit: int,
+    offset: int,
+) -> dict[str, Any]:
+    """One filtered page of ``/api/traces`` (filters applied by the collector)."""
+    return client_for(settings).list_traces(
+        service=service,
+        since_ns=since_ns,
+        agent=agent,
+        variant=variant,
+        outcome=outcome,
+        q=search,
+        limit=limit,
+        offset=offset,
+    )

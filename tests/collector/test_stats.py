@@ -230,6 +230,9 @@ def test_stats_endpoints_compute_known_numbers(stats_server: tuple[str, dict[str
     assert (t["step_attempts"], t["retries"]) == (12, 6)
     assert (t["replans"], t["budget_exceeded"]) == (2, 1)
     assert t["p95_duration_ns"] == 400 * MS
+    empty = get(url, "key-a", "/api/stats/runs", agent="nobody")
+    assert empty["totals"]["runs"] == 0 and empty["totals"]["p95_duration_ns"] is None
+    assert empty["buckets"] == [] and empty["agents"] == []
     assert t["p50_duration_ns"] in (200 * MS, 300 * MS)
     # Buckets by hour and outcome: the first hour holds loop (failure) and retried (success).
     per = {(b["bucket_ns"], b["outcome"]): b for b in body["buckets"]}

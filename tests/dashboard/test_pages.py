@@ -56,6 +56,11 @@ def markdown_like(at: AppTest) -> list[str]:
     return [re.sub(r"\\.", "", value) for value in out]
 
 
+def unescaped(markdown: str) -> str:
+    """Markdown text as shown (backslash escapes removed)."""
+    return re.sub(r"\\(.)", r"\1", markdown)
+
+
 def plotly_specs(at: AppTest) -> list[dict[str, Any]]:
     return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
 
@@ -230,3 +235,146 @@ def test_render_budget_of_a_5000_span_run(filled: Filled) -> None:
     assert int(spans.value) == len(big.spans) >= 5000
     print(f"\nrun detail of a {len(big.spans)}-span run rendered in {elapsed:.2f} s")
     assert elapsed <= RENDER_BUDGET_S, f"{elapsed:.2f} s > {RENDER_BUDGET_S} s"
+
+
+def _without(monkeypatch: pytest.MonkeyPatch, *prefixes: str) -> None:
+    """Make the real collector answer 404 for these API prefixes (an older collector)."""
+    import streamlit as st
+    from planscope_dashboard._client import CollectorClient
+
+    original = CollectorClient._request
+
+    def request(self: Any, method: str, path: str, *args: Any, **kwargs: Any) -> Any:
+        if path.startswith(prefixes):
+            path = "/api/missing" + path
+        return original(self, method, path, *args, **kwargs)
+
+    monkeypatch.setattr(CollectorClient, "_request", request)
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+def test_pages_read_server_side_aggregates(filled: Filled) -> None:
+    import streamlit as st
+
+    st.cache_data.clear()
+    stats = httpx.get(f"{filled.url}/api/stats/runs", params={"bucket": 3600}).json()
+    at = run_app(page="overview")
+    metric = {m.label: m.value for m in at.metric}
+    assert int(metric["Runs"]) == stats["totals"]["runs"] >= len(filled.labels) + 1
+    assert int(metric["Attempts beyond the first"]) == stats["totals"]["retries"]
+    steps = next(f.value for f in at.dataframe if "step" in f.value.columns)
+    assert {"error_attempts", "budget_exceeded", "failed_runs"} <= set(steps.columns)
+    # The explorer pages and filters in the collector.
+    loop = filled.labelled("runaway_loop")
+    at = run_app(page="traces", outcome="failure")
+    table = at.dataframe[0].value
+    assert set(table["outcome"]) == {"failure"}
+    assert loop["trace_id"] in set(table["trace_id"]) or len(table) == 25
+    at = run_app(page="traces", variant=loop["variant"], q=loop["trace_id"][:10].upper())
+    assert list(at.dataframe[0].value["trace_id"]) == [loop["trace_id"]]
+    # Compare: every run counted, retries and replans per run known for every variant.
+    at = run_app(page="compare")
+    summary = at.dataframe[0].value
+    assert summary["runs"].sum() == stats["totals"]["runs"]
+    assert summary["retries_per_run"].notna().all()
+
+
+def test_pages_fall_back_without_the_stats_api(
+    filled: Filled, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _without(monkeypatch, "/api/stats")
+    at = run_app(page="overview")
+    assert not at.error, [e.value for e in at.error]
+    runs = next(m for m in at.metric if m.label == "Runs")
+    assert int(runs.value) >= len(filled.labels) + 1
+    assert any("newest" in c.value for c in at.caption)  # the sample is said
+    target = filled.labelled("runaway_loop")
+    at = run_app(page="traces", q=target["trace_id"][:14])
+    table = at.dataframe[0].value
+    assert list(table["trace_id"]) == [target["trace_id"]]
+    assert int(table["attempts"][0]) > int(table["retries"][0]) >= 3
+    at = run_app(page="compare")
+    assert not at.error
+    assert "sampled_runs" in at.dataframe[0].value.columns
+
+
+def test_alerts_page_create_test_edit_and_history(filled: Filled) -> None:
+    if httpx.get(f"{filled.url}/api/alerts/rules").status_code == 404:
+        pytest.skip("this installation has no alerts extension")
+    at = run_app(page="alerts")
+    assert not at.error, [e.value for e in at.error]
+    # Create a retry-budget rule with the form.
+    at.text_input(key="ar_id_new").input("loop-budget")
+    at.text_input(key="ar_name_new").input("steps over 3 attempts")
+    at.text_input(key="ar_window_new").input("1d")
+    at.number_input(key="ar_max_attempts_per_step_new").set_value(3)
+    at.button(key="ar_save_new").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Saved rule loop-budget (version 1)" in unescaped(s.value) for s in at.success)
+    rule = httpx.get(f"{filled.url}/api/alerts/rules/loop-budget").json()
+    assert rule["budget"]["max_attempts_per_step"] == 3 and rule["scope"] == "step"
+    assert rule["budget"].get("max_replans") is None
+    assert "loop-budget" in set(
+        next(f.value for f in at.dataframe if "rule" in f.value.columns)["rule"]
+    )
+    # Dry run: the suite's runaway loop has a step with 5 attempts.
+    at.selectbox(key="alert_test_rule").select("loop-budget")
+    at.button(key="alert_test_btn").click().run()
+    would = next(m for m in at.metric if m.label == "Would fire")
+    assert would.value == "yes"
+    # Edit: a new version, the budget kept unless changed.
+    at.selectbox(key="alert_edit_rule").select("loop-budget").run()
+    at.text_input(key="ar_name_loop-budget").input("renamed")
+    at.button(key="ar_save_loop-budget").click().run()
+    assert any("version 2" in unescaped(s.value) for s in at.success)
+    rule = httpx.get(f"{filled.url}/api/alerts/rules/loop-budget").json()
+    assert (rule["name"], rule["version"], rule["budget"]["max_attempts_per_step"]) == (
+        "renamed",
+        2,
+        3,
+    )
+    # An invalid rule: the collector's problems are shown, nothing is stored.
+    at = run_app(page="alerts")
+    at.text_input(key="ar_id_new").input("broken")
+    at.text_input(key="ar_window_new").input("soon")
+    at.button(key="ar_save_new").click().run()
+    assert any("refused the rule" in e.value for e in at.error)
+    assert any("window" in t for t in texts(at))
+    assert httpx.get(f"{filled.url}/api/alerts/rules/broken").status_code == 404
+    # The engine fires the rule; state and history show it.
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        events = httpx.get(f"{filled.url}/api/alerts/events").json()["events"]
+        if any(e["rule_id"] == "loop-budget" and e["state"] == "firing" for e in events):
+            break
+        time.sleep(0.3)
+    else:
+        pytest.fail("the rule did not fire")
+    at = run_app(page="alerts", arule="loop-budget")
+    assert int(next(m for m in at.metric if m.label == "Firing").value) >= 1
+    history = next(f.value for f in at.dataframe if "delivery" in f.value.columns)
+    assert "firing" in set(history["state"])
+    # Rule text from the API is data, never markup.
+    hostile = {
+        "id": "hostile-rule",
+        "kind": "retry_budget",
+        "scope": "step",
+        "name": INJECTION,
+        "description": "[x](javascript:alert(1))",
+        "budget": {"max_attempts_per_step": 50},
+    }
+    assert httpx.post(f"{filled.url}/api/alerts/rules", json=hostile).status_code == 201
+    at = run_app(page="alerts")
+    assert INJECTION in "\n".join(texts(at))
+    for value in markdown_like(at):
+        assert "<script" not in value and "](javascript" not in value, value
+
+
+def test_alerts_page_without_the_alerts_api(
+    filled: Filled, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _without(monkeypatch, "/api/alerts")
+    at = run_app(page="alerts")
+    assert not at.error
+    assert any("Alerts aren't available" in i.value for i in at.info)

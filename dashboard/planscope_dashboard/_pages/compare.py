@@ -14,7 +14,8 @@ from .._dag import layout_dag
 from ._common import fmt_ms, no_traces, rows_table
 
 SAMPLE_PER_VARIANT = 25
-"""Runs per variant whose spans are read for replans and retries."""
+"""Runs per variant whose spans are read for replans and retries (collectors without
+``/api/stats/variants`` only)."""
 
 
 def render(settings: ClientSettings, filters: S.Filters) -> None:
@@ -29,12 +30,49 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
         return
     tab_variants, tab_runs = st.tabs(["Variants", "Runs side by side"])
     with tab_variants:
-        _variants(settings, rows, truncated)
+        _variants(settings, filters, rows, truncated)
     with tab_runs:
         _runs(settings, rows)
 
 
-def _variants(settings: ClientSettings, rows: list[dict[str, Any]], truncated: bool) -> None:
+def _server_summary(stats: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``/api/stats/variants`` rows in the table's shape (every run of the range)."""
+    out = []
+    for v in stats:
+        p50, p95 = v.get("p50_duration_ns"), v.get("p95_duration_ns")
+        out.append(
+            {
+                "variant": str(v.get("variant") or "(none)"),
+                "runs": v["runs"],
+                "success_rate": v.get("success_rate"),
+                "tokens_per_run": v.get("tokens_per_run"),
+                "cost_per_run_usd": v.get("cost_per_run_usd"),
+                "p50_ms": round(p50 / 1e6, 2) if p50 is not None else None,
+                "p95_ms": round(p95 / 1e6, 2) if p95 is not None else None,
+                "replans_per_run": v.get("replans_per_run"),
+                "retries_per_run": v.get("retries_per_run"),
+            }
+        )
+    return out
+
+
+def _variants(
+    settings: ClientSettings, filters: S.Filters, rows: list[dict[str, Any]], truncated: bool
+) -> None:
+    stats = S.stats_variants(settings, filters.service, filters.agent, filters.since_ns)
+    if stats is not None:
+        summary = _server_summary(stats)
+        st.caption(f"{sum(s['runs'] for s in summary)} runs of the range, every one counted.")
+    else:
+        summary = _client_summary(settings, rows, truncated)
+    rows_table(summary)
+    _variant_charts(summary)
+
+
+def _client_summary(
+    settings: ClientSettings, rows: list[dict[str, Any]], truncated: bool
+) -> list[dict[str, Any]]:
+    """A collector without the stats API: the newest runs, replans and retries sampled."""
     sample: list[str] = []
     per: dict[str, int] = {}
     for r in rows:
@@ -50,7 +88,10 @@ def _variants(settings: ClientSettings, rows: list[dict[str, Any]], truncated: b
         + (f" (newest {S.MAX_LIST_ROWS} of the range)" if truncated else "")
         + f"; replans and retries from up to {SAMPLE_PER_VARIANT} newest runs per variant."
     )
-    rows_table(summary)
+    return summary
+
+
+def _variant_charts(summary: list[dict[str, Any]]) -> None:
     labels = [s["variant"] for s in summary]
     charts = (
         ("success_rate", "Success rate", "#2e7d32"),

@@ -1,6 +1,12 @@
-"""Overview: runs by outcome, findings by kind, tokens and cost, retry-budget burn, top failures."""
+"""Overview: runs by outcome, findings by kind, tokens and cost, retry-budget burn, top failures.
+
+Numbers come from the collector's ``/api/stats`` (computed in ClickHouse over every run of the
+range); a collector without them (404) gets the client-side aggregates over a bounded sample.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import streamlit as st
 
@@ -8,11 +14,168 @@ from .. import _aggregate as G
 from .. import _charts as C
 from .. import _state as S
 from .._client import ClientSettings
+from .._findings import Finding
 from ._common import analysis_unavailable, fmt_ms, no_traces, rows_table
 
 
 def render(settings: ClientSettings, filters: S.Filters) -> None:
     st.header("Overview")
+    seconds = S.RANGES.get(filters.range_key)
+    bucket_s = G.bucket_ns((seconds or 30 * 86400) * 10**9) // 10**9
+    with st.spinner("Loading runs…"):
+        stats = S.stats_runs(settings, filters.service, filters.agent, filters.since_ns, bucket_s)
+    if stats is None:
+        _render_client_side(settings, filters)
+        return
+    _render_server_side(settings, filters, stats)
+
+
+def _findings_of_range(settings: ClientSettings, filters: S.Filters) -> tuple[bool, list[Finding]]:
+    """Findings of the range; with an agent/service filter, those of the newest matching runs."""
+    available, found = S.findings(settings, filters.since_ns)
+    if found and (filters.agent or filters.service):
+        rows, _ = S.recent_traces(settings, filters.service, filters.since_ns, S.MAX_LIST_ROWS)
+        keep = {r["trace_id"] for r in G.filter_traces(rows, agent=filters.agent)}
+        found = [f for f in found if not f.trace_id or f.trace_id in keep]
+    return available, found
+
+
+def _render_server_side(
+    settings: ClientSettings, filters: S.Filters, stats: dict[str, Any]
+) -> None:
+    t = stats["totals"]
+    if not t.get("runs"):
+        no_traces(settings)
+        return
+    available, found = _findings_of_range(settings, filters)
+    cols = st.columns(6)
+    cols[0].metric("Runs", t["runs"])
+    rate = t.get("success_rate")
+    cols[1].metric("Success rate", f"{rate:.0%}" if rate is not None else "-")
+    cols[2].metric("Tokens", f"{int(t['input_tokens']) + int(t['output_tokens']):,}")
+    cols[3].metric("Cost", f"${float(t['cost_usd']):,.4f}")
+    p95 = t.get("p95_duration_ns")
+    cols[4].metric("p95 run time", fmt_ms(p95 / 1e6 if p95 is not None else None))
+    cols[5].metric("Findings", len(found) if available else "-")
+    buckets = stats["buckets"]
+    if stats.get("truncated"):
+        st.caption("The range holds more buckets than shown; pick a shorter time range.")
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Runs over time by outcome")
+        st.plotly_chart(
+            C.stacked_bars(
+                [
+                    {"bucket_ns": b["bucket_ns"], "outcome": b["outcome"], "runs": b["runs"]}
+                    for b in buckets
+                ],
+                x="bucket_ns",
+                y="runs",
+                colour="outcome",
+                colours=C.OUTCOME_COLOURS,
+            ),
+            key="ov_runs",
+        )
+    with right:
+        _findings_chart(available, found)
+    per_bucket: dict[int, dict[str, Any]] = {}
+    for b in buckets:
+        slot = per_bucket.setdefault(
+            int(b["bucket_ns"]),
+            {
+                "bucket_ns": int(b["bucket_ns"]),
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "cost_usd": 0.0,
+                "retries": 0,
+            },
+        )
+        slot["input_tokens"] += int(b["input_tokens"])
+        slot["output_tokens"] += int(b["output_tokens"])
+        slot["cost_usd"] += float(b["cost_usd"])
+        slot["retries"] += int(b["retries"])
+    series = [per_bucket[k] for k in sorted(per_bucket)]
+    _token_charts(series)
+    st.subheader("Retry-budget burn")
+    st.caption("Step attempts beyond the first, over every run of the range.")
+    a, b, c = st.columns(3)
+    a.metric("Attempts beyond the first", int(t["retries"]))
+    b.metric("Retry budget exceeded", int(t["budget_exceeded"]))
+    c.metric("Retries per run", f"{int(t['retries']) / int(t['runs']):.2f}")
+    _burn_chart([{"bucket_ns": x["bucket_ns"], "retries": x["retries"]} for x in series])
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Top failing plan steps")
+        steps = S.stats_steps(settings, filters.service, filters.agent, filters.since_ns) or []
+        steps = [s for s in steps if s.get("failed_runs") or s.get("retries")][:10]
+        if steps:
+            rows_table(steps)
+        else:
+            st.info("No step failed or retried in these runs.")
+    with right:
+        st.subheader("Agents by failures")
+        agents = [a for a in stats.get("agents") or [] if a.get("runs")][:10]
+        if agents:
+            rows_table(agents)
+        else:
+            st.info("No agent runs in this range.")
+
+
+def _findings_chart(available: bool, found: list[Finding]) -> None:
+    st.subheader("Findings by kind")
+    if not available:
+        analysis_unavailable()
+    elif not found:
+        st.info("No findings in this time range: the analyzers found nothing to report.")
+    else:
+        kinds = G.findings_by_kind(found)
+        st.plotly_chart(
+            C.bars(
+                [k["kind"] for k in kinds],
+                [k["findings"] for k in kinds],
+                name="findings",
+                colour="#d81b60",
+            ),
+            key="ov_findings",
+        )
+
+
+def _token_charts(tokens: list[dict[str, Any]]) -> None:
+    left, right = st.columns(2)
+    with left:
+        st.subheader("Tokens")
+        st.plotly_chart(
+            C.lines(
+                tokens,
+                x="bucket_ns",
+                series={"input_tokens": "input tokens", "output_tokens": "output tokens"},
+            ),
+            key="ov_tokens",
+        )
+    with right:
+        st.subheader("Cost (USD)")
+        st.plotly_chart(
+            C.lines(tokens, x="bucket_ns", series={"cost_usd": "cost USD"}), key="ov_cost"
+        )
+
+
+def _burn_chart(burn: list[dict[str, Any]]) -> None:
+    if any(b["retries"] for b in burn):
+        st.plotly_chart(
+            C.stacked_bars(
+                [{**x, "series": "retries"} for x in burn],
+                x="bucket_ns",
+                y="retries",
+                colour="series",
+                colours={"retries": "#f9a825"},
+                height=240,
+            ),
+            key="ov_burn",
+        )
+
+
+def _render_client_side(settings: ClientSettings, filters: S.Filters) -> None:
+    """A collector without ``/api/stats``: aggregates over the newest traces (bounded)."""
     with st.spinner("Loading runs…"):
         rows, truncated = S.recent_traces(
             settings, filters.service, filters.since_ns, S.MAX_LIST_ROWS
@@ -54,39 +217,8 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
             key="ov_runs",
         )
     with right:
-        st.subheader("Findings by kind")
-        if not available:
-            analysis_unavailable()
-        elif not found:
-            st.info("No findings in this time range: the analyzers found nothing to report.")
-        else:
-            kinds = G.findings_by_kind(found)
-            st.plotly_chart(
-                C.bars(
-                    [k["kind"] for k in kinds],
-                    [k["findings"] for k in kinds],
-                    name="findings",
-                    colour="#d81b60",
-                ),
-                key="ov_findings",
-            )
-    left, right = st.columns(2)
-    tokens = G.tokens_over_time(rows, width)
-    with left:
-        st.subheader("Tokens")
-        st.plotly_chart(
-            C.lines(
-                tokens,
-                x="bucket_ns",
-                series={"input_tokens": "input tokens", "output_tokens": "output tokens"},
-            ),
-            key="ov_tokens",
-        )
-    with right:
-        st.subheader("Cost (USD)")
-        st.plotly_chart(
-            C.lines(tokens, x="bucket_ns", series={"cost_usd": "cost USD"}), key="ov_cost"
-        )
+        _findings_chart(available, found)
+    _token_charts(G.tokens_over_time(rows, width))
 
     runs = [r for r in rows if r.get("run_id")][: S.DETAIL_SAMPLE]
     with st.spinner(f"Reading the spans of {len(runs)} runs for step-level numbers…"):
@@ -103,18 +235,7 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
     a.metric("Attempts beyond the first", total_retries)
     b.metric("Retry budget exceeded", exceeded)
     c.metric("Retries per run", f"{total_retries / len(views):.2f}" if views else "-")
-    if burn:
-        st.plotly_chart(
-            C.stacked_bars(
-                [{**x, "series": "retries"} for x in burn],
-                x="bucket_ns",
-                y="retries",
-                colour="series",
-                colours={"retries": "#f9a825"},
-                height=240,
-            ),
-            key="ov_burn",
-        )
+    _burn_chart(burn)
     left, right = st.columns(2)
     with left:
         st.subheader("Top failing plan steps")

@@ -1,4 +1,9 @@
-"""Trace explorer: searchable, filterable, paged table of runs; select a row to open the run."""
+"""Trace explorer: searchable, filterable, paged table of runs; select a row to open the run.
+
+Search, filters and paging run in the collector (``/api/traces`` with ``agent``, ``variant``,
+``outcome``, ``q``, ``offset``; attempts, retries and replans come with each row). A collector
+without the stats API gets the client-side version over the newest 1,000 traces.
+"""
 
 from __future__ import annotations
 
@@ -16,8 +21,71 @@ PAGE_SIZE = 25
 OUTCOMES = ["", "success", "failure", "unknown", G.NO_RUN]
 
 
+def _page_number() -> int:
+    try:
+        return max(1, int(S.qp_get("pg", "1")))
+    except ValueError:
+        return 1
+
+
 def render(settings: ClientSettings, filters: S.Filters) -> None:
     st.header("Trace explorer")
+    variants_stats = S.stats_variants(settings, filters.service, filters.agent, filters.since_ns)
+    if variants_stats is None:
+        _render_client_side(settings, filters)
+        return
+    variants = ["", *sorted({str(v["variant"]) for v in variants_stats if v.get("variant")})]
+    c1, c2, c3 = st.columns([3, 1, 1])
+    search = S.bound_text(c1, "Search", "q", "trace id, run id, root span, agent, variant…")
+    outcome = S.bound_select(c2, "Outcome", OUTCOMES, "outcome", "", lambda v: v or "any outcome")
+    variant = S.bound_select(c3, "Variant", variants, "variant", "", lambda v: v or "any variant")
+    page = _page_number()
+    with st.spinner("Loading runs…"):
+        body = S.traces_page(
+            settings,
+            filters.service,
+            filters.agent,
+            filters.since_ns,
+            variant or None,
+            outcome or None,
+            search or None,
+            PAGE_SIZE,
+            (page - 1) * PAGE_SIZE,
+        )
+    page_rows: list[dict[str, Any]] = body["traces"]
+    if not page_rows and page > 1:
+        S.navigate(pg=None)
+    filtered = bool(search or outcome or variant)
+    if not page_rows:
+        if filtered:
+            st.info("No run matches these filters; clear the search or pick another outcome.")
+        else:
+            no_traces(settings)
+        return
+    more = body.get("next_offset") is not None
+    first = (page - 1) * PAGE_SIZE + 1
+    st.caption(
+        f"traces {first} to {first + len(page_rows) - 1}"
+        + (", more on the next page" if more else "")
+        + f" · page {page}"
+        + (" · filtered" if filtered else "")
+    )
+    available, found = S.findings(settings, filters.since_ns)
+    counts = findings_by_trace(found) if available else {}
+    metrics = {
+        r["trace_id"]: {
+            "attempts": r.get("step_attempts"),
+            "retries": r.get("retries"),
+            "replans": r.get("replans"),
+        }
+        for r in page_rows
+        if r.get("run_id")
+    }
+    _table(page_rows, metrics, counts, available, page, page > 1, more)
+
+
+def _render_client_side(settings: ClientSettings, filters: S.Filters) -> None:
+    """A collector without the stats API: filters over the newest 1,000 traces, in here."""
     with st.spinner("Loading runs…"):
         rows, truncated = S.recent_traces(
             settings, filters.service, filters.since_ns, S.MAX_LIST_ROWS
@@ -55,6 +123,18 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
     page_rows = shown[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     with st.spinner("Reading attempts of the runs on this page…"):
         metrics = S.metrics_for(settings, [r["trace_id"] for r in page_rows if r.get("run_id")])
+    _table(page_rows, metrics, counts, available, page, page > 1, page < pages)
+
+
+def _table(
+    page_rows: list[dict[str, Any]],
+    metrics: dict[str, dict[str, Any]],
+    counts: dict[str, int],
+    available: bool,
+    page: int,
+    has_prev: bool,
+    has_next: bool,
+) -> None:
     table = [_row(r, metrics.get(r["trace_id"]), counts, available) for r in page_rows]
     import pandas as pd
 
@@ -76,9 +156,9 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
             page="run", trace=page_rows[selected[0]]["trace_id"], version=None, step=None, span=None
         )
     prev_col, next_col, open_col, go_col = st.columns([1, 1, 3, 1])
-    if prev_col.button("◀ Previous", disabled=page <= 1):
+    if prev_col.button("◀ Previous", disabled=not has_prev):
         S.navigate(pg=str(page - 1) if page > 2 else None)
-    if next_col.button("Next ▶", disabled=page >= pages):
+    if next_col.button("Next ▶", disabled=not has_next):
         S.navigate(pg=str(page + 1))
     target = open_col.selectbox(
         "Open a run",
