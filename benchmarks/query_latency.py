@@ -91,7 +91,8 @@ def timed(client: Any, path: str, params: dict[str, Any], repeat: int) -> dict[s
         times.append(time.perf_counter() - started)
         response.raise_for_status()
     body = response.json()
-    rows = next((len(v) for v in body.values() if isinstance(v, list)), None)
+    lists = [k for k in ("traces", "spans", "buckets", "steps", "variants") if k in body]
+    rows = len(body[lists[0]]) if lists else None
     return {"median_s": median(times), "p95_s": percentile(times, 95), "rows": rows}
 
 
