@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -81,6 +82,12 @@ def main() -> int:
     p.add_argument("--workdir", type=Path)
     p.add_argument("--json", type=Path, help="also write the figures here")
     p.add_argument("--reuse", action="store_true", help="analyse the store in --workdir as is")
+    p.add_argument("--repeat", type=int, default=1, help="full passes to run (median reported)")
+    p.add_argument(
+        "--findings-out",
+        type=Path,
+        help="write the full pass's findings here (JSON lines, sorted; to compare two builds)",
+    )
     p.add_argument(
         "--no-optimize",
         action="store_true",
@@ -131,14 +138,22 @@ def main() -> int:
         )
     ]
     analyzer = Analyzer(store)
-    started = time.perf_counter()
-    full = analyzer.analyze_window("bench", 0)
-    full_s = time.perf_counter() - started
-    print(
-        f"full pass: {full.traces} traces, {full.spans} spans in {full_s:.1f} s "
-        f"({full.spans / full_s:,.0f} spans/s); findings {full.counts()}",
-        flush=True,
-    )
+    passes = []
+    for _ in range(max(1, args.repeat)):
+        started = time.perf_counter()
+        full = analyzer.analyze_window("bench", 0)
+        passes.append(time.perf_counter() - started)
+        print(
+            f"full pass: {full.traces} traces, {full.spans} spans in {passes[-1]:.1f} s "
+            f"({full.spans / passes[-1]:,.0f} spans/s); "
+            + ", ".join(f"{k} {v:.1f} s" for k, v in full.phases.items())
+            + f"; findings {full.counts()}",
+            flush=True,
+        )
+    full_s = statistics.median(passes)
+    if args.findings_out:
+        lines = sorted(json.dumps(f.to_dict(), sort_keys=True, default=str) for f in full.findings)
+        args.findings_out.write_text("".join(line + "\n" for line in lines))
 
     started = time.perf_counter()
     inc = analyzer.analyze("bench", newest)
@@ -163,6 +178,8 @@ def main() -> int:
         "days": args.days,
         "insert_s": round(insert_s, 2),
         "full_s": round(full_s, 2),
+        "full_passes_s": [round(x, 2) for x in passes],
+        "full_phases_s": {k: round(v, 2) for k, v in full.phases.items()},
         "full_spans_per_s": round(full.spans / full_s),
         "incremental_traces": inc.traces,
         "incremental_spans": inc.spans,

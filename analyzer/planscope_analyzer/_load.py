@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Protocol
 
 from . import _queries as Q
@@ -25,7 +26,11 @@ before its first indexed span by clock skew between services)."""
 
 
 class Queryable(Protocol):
-    """What the analyzer needs from a store (``planscope_collector.storage.Store``)."""
+    """What the analyzer needs from a store (``planscope_collector.storage.Store``).
+
+    A store that also has ``query_arrow(sql, parameters) -> pyarrow.Table`` (the real one does)
+    is read column by column; otherwise through ``query``'s dict rows, with the same result.
+    """
 
     def query(self, sql: str, parameters: Any = None) -> list[dict[str, Any]]: ...
 
@@ -37,13 +42,47 @@ def ns_to_datetime(ns: int) -> datetime:
     return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).replace(tzinfo=None)
 
 
-def _ints(values: Any) -> tuple[str, ...]:
-    return tuple(str(v) for v in values or ())
-
-
 def _check_ids(ids: Sequence[str]) -> list[str]:
     """Trace ids are hex (the OTLP convention); anything else cannot be stored, so skip it."""
     return sorted({i for i in ids if i and all(c in "0123456789abcdef" for c in i)})
+
+
+def fetch_columns(store: Queryable, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
+    """A SELECT's result as one Python list per column (empty dict when no rows).
+
+    Through ``store.query_arrow`` when the store has it (no per-row dict is ever built), else
+    through ``store.query``.
+    """
+    query_arrow = getattr(store, "query_arrow", None)
+    if query_arrow is not None:
+        table = query_arrow(sql, params)
+        if table.num_rows == 0:
+            return {}
+        return {name: table.column(name).to_pylist() for name in table.column_names}
+    rows = store.query(sql, params)
+    if not rows:
+        return {}
+    return {name: [r[name] for r in rows] for name in rows[0]}
+
+
+_fingerprint = lru_cache(maxsize=1 << 16)(derive_fingerprint)
+"""Error messages repeat a lot across traces (the same failure in many runs)."""
+
+
+def trace_starts(
+    store: Queryable, project: str, trace_ids: Sequence[str], since_ns: int | None = None
+) -> dict[str, int]:
+    """The start (unix ns) of each of these traces that the trace index knows."""
+    ids = _check_ids(trace_ids)
+    if not ids:
+        return {}
+    since = ns_to_datetime(max(0, since_ns - PARTITION_SLACK_NS) if since_ns is not None else 0)
+    cols = fetch_columns(
+        store,
+        Q.TRACE_STARTS.format(filter=Q.TRACE_FILTER),
+        {"project": project, "ids": ",".join(ids), "since": since},
+    )
+    return dict(zip(cols.get("trace_id", ()), map(int, cols.get("start_ns", ())), strict=True))
 
 
 def load_traces(
@@ -52,7 +91,8 @@ def load_traces(
     """Read every typed row of ``trace_ids`` (one query per table) into ``TraceData``.
 
     ``since_ns`` (the earliest start of these traces, when known) lets the reads skip older
-    partitions; without it the trace index is asked first.
+    partitions; without it the trace index is asked first. Reads of the typed tables stop at
+    the batch's latest span end, so newer partitions are skipped as well.
 
     >>> # load_traces(store, "default", ["5b8e..."])["5b8e..."].attempts
     """
@@ -60,140 +100,194 @@ def load_traces(
     if not ids:
         return {}
     params: dict[str, Any] = {"project": project, "ids": ",".join(ids), "since": ns_to_datetime(0)}
-    index_sql = Q.LOAD_INDEX.format(filter=Q.TRACE_FILTER)
     if since_ns is not None:
         params["since"] = ns_to_datetime(max(0, since_ns - PARTITION_SLACK_NS))
-    traces: dict[str, TraceData] = {}
-    for r in store.query(index_sql, params):
-        traces[r["trace_id"]] = TraceData(
-            project,
-            r["trace_id"],
-            start_ns=int(r["start_ns"]),
-            end_ns=int(r["end_ns"]),
-            span_count=int(r["spans"]),
-            has_root=bool(r["has_root"]),
-        )
-    if not traces:
+    index = fetch_columns(store, Q.LOAD_INDEX.format(filter=Q.TRACE_FILTER), params)
+    if not index:
         return {}
+    traces: dict[str, TraceData] = {}
+    for trace_id, start, end, spans, has_root in zip(
+        index["trace_id"],
+        index["start_ns"],
+        index["end_ns"],
+        index["spans"],
+        index["has_root"],
+        strict=True,
+    ):
+        traces[trace_id] = TraceData(
+            project,
+            trace_id,
+            start_ns=int(start),
+            end_ns=int(end),
+            span_count=int(spans),
+            has_root=bool(has_root),
+        )
     if since_ns is None:
         earliest = min(t.start_ns for t in traces.values())
         params["since"] = ns_to_datetime(max(0, earliest - PARTITION_SLACK_NS))
+    params["until"] = ns_to_datetime(max(t.end_ns for t in traces.values()) + PARTITION_SLACK_NS)
 
-    def rows(sql: str) -> list[dict[str, Any]]:
-        return store.query(sql.format(filter=Q.TRACE_FILTER), params)
+    def columns(sql: str) -> dict[str, list[Any]]:
+        return fetch_columns(store, sql.format(filter=Q.TYPED_FILTER), params)
 
-    for r in rows(Q.LOAD_RUNS):
-        t = traces.get(r["trace_id"])
-        if t is not None:
-            t.runs.append(
-                Run(
-                    r["span_id"],
-                    r["parent_span_id"],
-                    r["run_id"],
-                    r["variant"],
-                    r["outcome"],
-                    r["outcome_reason"],
-                    parse_json_object(r["budget"]),
-                    int(r["start_ns"]),
-                    int(r["end_ns"]),
-                    r["status_code"],
-                )
-            )
-    for r in rows(Q.LOAD_PLANS):
-        t = traces.get(r["trace_id"])
-        if t is not None:
-            t.plans.append(
-                Plan(
-                    r["span_id"],
-                    r["parent_span_id"],
-                    r["plan_id"],
-                    int(r["version"]),
-                    r["scope"],
-                    r["replan_reason"],
-                    int(r["step_count"]),
-                    bool(r["json_valid"]),
-                    int(r["start_ns"]),
-                )
-            )
-    for r in rows(Q.LOAD_PLAN_STEPS):
-        t = traces.get(r["trace_id"])
-        if t is not None:
-            t.plan_steps.append(
-                PlanStep(
-                    r["plan_span_id"],
-                    r["plan_id"],
-                    int(r["plan_version"]),
-                    int(r["position"]),
-                    r["step_id"],
-                    r["description"],
-                    r["executor"],
-                    r["tool"],
-                    _ints(r["depends_on"]),
-                    _ints(r["requires"]),
-                    _ints(r["produces"]),
-                    bool(r["irreversible"]),
-                )
-            )
-    for r in rows(Q.LOAD_LLM_BY_PARENT):
-        t = traces.get(r["trace_id"])
-        if t is not None:
-            t.llm_spans += int(r["calls"])
-            t.llm_by_parent[r["parent_span_id"]] = (int(r["tokens"]), float(r["cost_usd"]))
-            t.llm_span_ids.update(r["span_ids"])
-    for r in rows(Q.LOAD_STEP_ATTEMPTS):
-        t = traces.get(r["trace_id"])
-        if t is None:
-            continue
-        tokens, cost = t.llm_by_parent.get(r["span_id"], (0, 0.0))
-        fingerprint = r["fingerprint"]
-        if not fingerprint and r["status"] in ("error", "skipped"):
-            fingerprint = derive_fingerprint(r["error_type"], r["status_message"])
-        t.attempts.append(
-            Attempt(
-                r["span_id"],
-                r["parent_span_id"],
-                r["plan_id"],
-                int(r["plan_version"]),
-                r["step_id"],
-                int(r["attempt"]),
-                r["status"],
-                r["error_type"],
-                fingerprint,
-                r["executor"],
-                tuple(r["context_keys"] or ()),
-                int(r["context_tokens"]),
-                r["self_assessment"],
-                int(r["depth"]),
-                r["input_hash"],
-                int(r["start_ns"]),
-                int(r["end_ns"]),
-                tokens,
-                cost,
-            )
+    get = traces.get
+    c = columns(Q.LOAD_RUNS)
+    if c:
+        runs = map(
+            Run._make,
+            zip(
+                c["span_id"],
+                c["parent_span_id"],
+                c["run_id"],
+                c["variant"],
+                c["outcome"],
+                c["outcome_reason"],
+                map(parse_json_object, c["budget"]),
+                map(int, c["start_ns"]),
+                map(int, c["end_ns"]),
+                c["status_code"],
+                strict=True,
+            ),
         )
-    for r in rows(Q.LOAD_TOOL_CALLS):
-        t = traces.get(r["trace_id"])
-        if t is not None:
-            t.tools.append(
-                ToolCall(
-                    r["span_id"],
-                    r["parent_span_id"],
-                    r["step_id"],
-                    int(r["attempt"]),
-                    r["plan_id"],
-                    int(r["plan_version"]),
-                    r["tool"],
-                    r["resource"],
-                    r["effect"],
-                    r["args_key"],
-                    r["error_type"],
-                    r["status_code"],
-                    int(r["start_ns"]),
-                    int(r["duration_ns"]),
-                )
+        for trace_id, run in zip(c["trace_id"], runs, strict=True):
+            if (t := get(trace_id)) is not None:
+                t.runs.append(run)
+    c = columns(Q.LOAD_PLANS)
+    if c:
+        plans = map(
+            Plan._make,
+            zip(
+                c["span_id"],
+                c["parent_span_id"],
+                c["plan_id"],
+                map(int, c["version"]),
+                c["scope"],
+                c["replan_reason"],
+                map(int, c["step_count"]),
+                map(bool, c["json_valid"]),
+                map(int, c["start_ns"]),
+                strict=True,
+            ),
+        )
+        for trace_id, plan in zip(c["trace_id"], plans, strict=True):
+            if (t := get(trace_id)) is not None:
+                t.plans.append(plan)
+    c = columns(Q.LOAD_PLAN_STEPS)
+    if c:
+        steps = map(
+            PlanStep._make,
+            zip(
+                c["plan_span_id"],
+                c["plan_id"],
+                map(int, c["plan_version"]),
+                map(int, c["position"]),
+                c["step_id"],
+                c["description"],
+                c["executor"],
+                c["tool"],
+                map(_strings, c["depends_on"]),
+                map(_strings, c["requires"]),
+                map(_strings, c["produces"]),
+                map(bool, c["irreversible"]),
+                strict=True,
+            ),
+        )
+        for trace_id, step in zip(c["trace_id"], steps, strict=True):
+            if (t := get(trace_id)) is not None:
+                t.plan_steps.append(step)
+    c = columns(Q.LOAD_LLM_BY_PARENT)
+    for trace_id, parent, tokens, cost, calls, span_ids in zip(
+        c.get("trace_id", ()),
+        c.get("parent_span_id", ()),
+        c.get("tokens", ()),
+        c.get("cost_usd", ()),
+        c.get("calls", ()),
+        c.get("span_ids", ()),
+        strict=True,
+    ):
+        if (t := get(trace_id)) is not None:
+            t.llm_spans += int(calls)
+            t.llm_by_parent[parent] = (int(tokens), float(cost))
+            t.llm_span_ids.update(span_ids)
+    c = columns(Q.LOAD_STEP_ATTEMPTS)
+    if c:
+        trace_col = c["trace_id"]
+        span_col = c["span_id"]
+        usage = [
+            t.llm_by_parent.get(span_id, _NO_USAGE)
+            if (t := get(trace_id)) is not None
+            else _NO_USAGE
+            for trace_id, span_id in zip(trace_col, span_col, strict=True)
+        ]
+        fingerprints = [
+            fp if fp or status not in ("error", "skipped") else _fingerprint(error_type, message)
+            for fp, status, error_type, message in zip(
+                c["fingerprint"], c["status"], c["error_type"], c["status_message"], strict=True
             )
+        ]
+        attempts = map(
+            Attempt._make,
+            zip(
+                span_col,
+                c["parent_span_id"],
+                c["plan_id"],
+                map(int, c["plan_version"]),
+                c["step_id"],
+                map(int, c["attempt"]),
+                c["status"],
+                c["error_type"],
+                fingerprints,
+                c["executor"],
+                map(_strings, c["context_keys"]),
+                map(int, c["context_tokens"]),
+                c["self_assessment"],
+                map(int, c["depth"]),
+                c["input_hash"],
+                map(int, c["start_ns"]),
+                map(int, c["end_ns"]),
+                (u[0] for u in usage),
+                (u[1] for u in usage),
+                strict=True,
+            ),
+        )
+        for trace_id, attempt in zip(trace_col, attempts, strict=True):
+            if (t := get(trace_id)) is not None:
+                t.attempts.append(attempt)
+    c = columns(Q.LOAD_TOOL_CALLS)
+    if c:
+        tools = map(
+            ToolCall._make,
+            zip(
+                c["span_id"],
+                c["parent_span_id"],
+                c["step_id"],
+                map(int, c["attempt"]),
+                c["plan_id"],
+                map(int, c["plan_version"]),
+                c["tool"],
+                c["resource"],
+                c["effect"],
+                c["args_key"],
+                c["error_type"],
+                c["status_code"],
+                map(int, c["start_ns"]),
+                map(int, c["duration_ns"]),
+                strict=True,
+            ),
+        )
+        for trace_id, tool in zip(c["trace_id"], tools, strict=True):
+            if (t := get(trace_id)) is not None:
+                t.tools.append(tool)
     _load_raw_where_needed(store, project, traces)
     return traces
+
+
+_NO_USAGE = (0, 0.0)
+
+
+def _strings(values: Any) -> tuple[str, ...]:
+    """An Array(String) value as a tuple of str."""
+    return tuple(values) if values else ()
 
 
 def typed_span_count(t: TraceData) -> int:
@@ -214,9 +308,14 @@ def _load_raw_where_needed(store: Queryable, project: str, traces: dict[str, Tra
     }
     for t in partial:
         t.raw = []
-    for r in store.query(Q.LOAD_RAW_SKELETON, params):
-        found = traces.get(r["trace_id"])
+    c = fetch_columns(store, Q.LOAD_RAW_SKELETON, params)
+    if not c:
+        return
+    spans = map(
+        RawSpan._make,
+        zip(c["span_id"], c["parent_span_id"], c["name"], c["status_code"], strict=True),
+    )
+    for trace_id, span in zip(c["trace_id"], spans, strict=True):
+        found = traces.get(trace_id)
         if found is not None and found.raw is not None:
-            found.raw.append(
-                RawSpan(r["span_id"], r["parent_span_id"], r["name"], r["status_code"])
-            )
+            found.raw.append(span)

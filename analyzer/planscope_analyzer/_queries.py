@@ -17,6 +17,19 @@ TRACE_FILTER = (
     "AND Start >= {since:DateTime64(9)}"
 )
 
+# The typed rows of a batch: TRACE_FILTER plus an upper bound, the batch's latest span end (from
+# the trace index) + slack. No span of a trace starts after the trace's last end, so the bound
+# only prunes: daily partitions newer than the batch are not read at all.
+TYPED_FILTER = TRACE_FILTER + " AND Start <= {until:DateTime64(9)}"
+
+# Start of each of some traces (to cut a long id list into batches of neighbouring traces).
+TRACE_STARTS = """
+SELECT TraceId AS trace_id, toUnixTimestamp64Nano(min(Start)) AS start_ns
+FROM planscope_trace_index
+WHERE {filter}
+GROUP BY TraceId
+"""
+
 LOAD_INDEX = """
 SELECT TraceId AS trace_id,
        toUnixTimestamp64Nano(min(Start)) AS start_ns,
@@ -127,6 +140,9 @@ FINDING_COLUMNS = (
     "AnalyzedAt DateTime64(6), IsDeleted UInt8"
 )
 
+FINDING_NAMES = tuple(c.split(" ", 1)[0] for c in FINDING_COLUMNS.split(", "))
+"""Column names of ``findings`` rows as the analyzer writes them (columnar inserts)."""
+
 INSERT_FINDINGS = (
     "INSERT INTO findings SELECT * FROM format(JSONEachRow, '"
     + FINDING_COLUMNS
@@ -137,6 +153,8 @@ PROGRESS_COLUMNS = (
     "Project String, TraceId String, TraceStart DateTime64(9), SpanCount UInt64, "
     "FindingCount UInt32, AnalyzerVersion String, AnalyzedAt DateTime64(6)"
 )
+
+PROGRESS_NAMES = tuple(c.split(" ", 1)[0] for c in PROGRESS_COLUMNS.split(", "))
 
 INSERT_PROGRESS = (
     "INSERT INTO analysis_progress SELECT * FROM format(JSONEachRow, '"

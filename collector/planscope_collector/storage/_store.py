@@ -501,6 +501,19 @@ class Store:
             result = self._connect().query(sql, parameters=params)
             return list(result.named_results())
 
+    def query_arrow(self, sql: str, parameters: Mapping[str, Any] | None = None) -> Any:
+        """Run a SELECT and return its result as a ``pyarrow.Table`` (String columns as strings).
+
+        Same binding rules as :meth:`query` (server-side ``{name:Type}`` only). Columnar: for
+        readers of many rows (the analyzer), which skip building a dict per row.
+
+        >>> store.query_arrow("SELECT {x:UInt8} + 1 AS y", {"x": 1}).to_pylist()  # doctest: +SKIP
+        [{'y': 2}]
+        """
+        params = self._check_parameters(sql, parameters)
+        with self._lock, self._translate("query"):
+            return self._connect().query_arrow(sql, parameters=params, use_strings=True)
+
     def command(self, sql: str, parameters: Mapping[str, Any] | None = None) -> None:
         """Run a statement that returns no rows (DDL, ``OPTIMIZE``, ``ALTER ... DELETE``...).
 

@@ -1,0 +1,191 @@
+"""The fast paths give the same results as the plain ones.
+
+The analyzer reads a real store column by column (``Store.query_arrow``), writes findings and
+progress with columnar inserts (``Store.insert_rows``) and cuts long id lists into batches of
+traces that started close together. A store that only has ``query``/``command`` gets dict rows
+and JSON inserts. Both must load the same ``TraceData``, report the same findings and store the
+same rows; batching must not change what is found.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from planscope import _attributes as A
+from planscope_analyzer import Analyzer, load_traces
+from planscope_analyzer._model import TraceData
+from planscope_analyzer.detectors import DETECTORS
+from planscope_collector.storage import Store, open_store
+from planscope_runners import run_suite, run_task
+from planscope_runners.cli import SCENARIOS
+from planscope_runners.environments import get_task
+
+from tests.analyzer.conftest import otlp_rows
+from tests.storage._spans import BASE_NS, make_span, new_span_id, new_trace_id
+
+pytestmark = pytest.mark.integration
+
+
+class RowsOnly:
+    """A store seen through the minimal ``Queryable`` protocol (no columnar methods)."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def query(self, sql: str, parameters: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        return self._store.query(sql, parameters)
+
+    def command(self, sql: str, parameters: Mapping[str, Any] | None = None) -> None:
+        self._store.command(sql, parameters)
+
+
+def _third_party_and_malformed() -> list[list[Any]]:
+    """A GenAI-only trace with a tool loop and orphan spans, and a malformed planscope trace."""
+    t, root, loop = new_trace_id(), new_span_id(), new_span_id()
+    rows = [
+        make_span(trace_id=t, span_id=root, name="agent run"),
+        make_span(trace_id=t, span_id=loop, parent=root, name="execute_step fetch"),
+        make_span(trace_id=t, parent=new_span_id(), name="lost child"),
+    ]
+    for i in range(4):
+        rows.append(
+            make_span(
+                trace_id=t,
+                parent=loop,
+                name="execute_tool http_get",
+                start_ns=BASE_NS + (i + 1) * 10**6,
+                status="Error",
+                status_message=f"TimeoutError: after {30 + i}s",
+                attrs={
+                    A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
+                    A.GEN_AI_TOOL_NAME: "http_get",
+                    A.GEN_AI_TOOL_CALL_ARGUMENTS: '{"url":"https://x"}',
+                    A.ERROR_TYPE: "Timeout",
+                },
+            )
+        )
+    m, run = new_trace_id(), new_span_id()
+    rows += [
+        make_span(
+            trace_id=m,
+            span_id=run,
+            name="invoke_agent a",
+            attrs={
+                A.SPAN_KIND: A.KIND_RUN,
+                A.RUN_ID: "r",
+                A.RUN_BUDGET: "{bad",
+                A.RUN_OUTCOME: "x",
+            },
+        ),
+        make_span(
+            trace_id=m,
+            parent=run,
+            name="plan a",
+            attrs={
+                A.SPAN_KIND: A.KIND_PLAN,
+                A.PLAN_ID: "p",
+                A.PLAN_VERSION: "1",
+                A.PLAN_JSON: '{"steps": [',
+                A.PLAN_STEP_COUNT: "2",
+            },
+        ),
+        make_span(
+            trace_id=m,
+            parent=run,
+            name="execute_step a",
+            status="Error",
+            status_message="ValueError: bad value 42 at 0x1f",
+            attrs={A.SPAN_KIND: A.KIND_STEP, A.STEP_ID: "a", A.PLAN_ID: "q", A.ERROR_TYPE: "E"},
+        ),
+    ]
+    return rows
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, list[str]]]:
+    """Every runner scenario, a small labelled suite and hand-made odd traces in one store."""
+    import planscope
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    planscope.configure(tracer_provider=provider)
+    for scenario in SCENARIOS.values():
+        task = get_task(scenario.task)
+        run_task(scenario.variant, task.env, task, scenario.faults, seed=1)
+    run_suite(40, fault_rate=0.5, seed=3)
+    rows = otlp_rows(list(exporter.get_finished_spans())) + _third_party_and_malformed()
+    provider.shutdown()
+    s = open_store(f"chdb://{tmp_path_factory.mktemp('load-paths') / 'chdb'}")
+    s.migrate()
+    s.insert_spans(rows)
+    ids = sorted({str(r[1]) for r in rows})
+    yield s, ids
+    s.close()
+
+
+def _fields(t: TraceData) -> dict[str, Any]:
+    return {f.name: getattr(t, f.name) for f in dataclasses.fields(t) if f.name != "_memo"}
+
+
+def _findings(result: Any) -> list[dict[str, Any]]:
+    return sorted((f.to_dict() for f in result.findings), key=lambda d: (d["trace_id"], d["key"]))
+
+
+def test_columnar_and_row_loads_agree(suite: tuple[Store, list[str]]) -> None:
+    store, ids = suite
+    columnar = load_traces(store, "default", ids)
+    rows = load_traces(RowsOnly(store), "default", ids)
+    assert len(columnar) == len(ids)
+    assert sorted(columnar) == sorted(rows)
+    for trace_id, trace in columnar.items():
+        assert _fields(trace) == _fields(rows[trace_id]), trace_id
+    assert any(t.raw for t in columnar.values())  # the third-party trace's skeleton was read
+
+
+def test_batching_by_start_finds_the_same(suite: tuple[Store, list[str]]) -> None:
+    store, ids = suite
+    whole = Analyzer(store).analyze("default", ids, write=False)
+    assert whole.traces == len(ids) and whole.findings
+    small = Analyzer(store, batch_traces=7).analyze("default", ids, write=False)
+    window = Analyzer(store, batch_traces=5).analyze_window("default", 0, write=False)
+    rows = Analyzer(RowsOnly(store), batch_traces=11).analyze("default", ids, write=False)
+    for other in (small, window, rows):
+        assert other.traces == whole.traces and other.spans == whole.spans
+        assert _findings(other) == _findings(whole)
+    # Results come in trace id order, whatever the batches were.
+    assert [f.trace_id for f in window.findings] == sorted(f.trace_id for f in window.findings)
+    assert set(window.phases) == {"load", "detect", "write"}
+
+
+def _stored(store: Store) -> list[str]:
+    """Every row ever written to findings and analysis_progress (tombstones included), except
+    the time of writing, as sorted text."""
+    columns = "* EXCEPT (AnalyzedAt, TraceStart), toUnixTimestamp64Nano(TraceStart) AS StartNs"
+    findings = store.query(
+        f"SELECT {columns} FROM findings WHERE Project = {{p:String}}", {"p": "default"}
+    )
+    progress = store.query(
+        f"SELECT {columns} FROM analysis_progress WHERE Project = {{p:String}}", {"p": "default"}
+    )
+    return sorted(repr(sorted(r.items())) for r in findings + progress)
+
+
+def test_columnar_and_json_writes_store_the_same_rows(suite: tuple[Store, list[str]]) -> None:
+    """Findings, tombstones (a re-analysis without one detector) and progress rows."""
+    store, ids = suite
+    fewer = [d for d in DETECTORS if d.kind != "runaway_loop"]
+    assert _stored(store) == []
+    Analyzer(RowsOnly(store)).analyze("default", ids)
+    Analyzer(RowsOnly(store), detectors=fewer).analyze("default", ids)
+    by_json = _stored(store)
+    assert any("('IsDeleted', 1)" in r for r in by_json)
+    Analyzer(store).analyze("default", ids)
+    Analyzer(store, detectors=fewer).analyze("default", ids)
+    assert _stored(store) == sorted(by_json + by_json)
