@@ -5,6 +5,11 @@ dedup token ``<spool id>:<segment>``, then one ``planscope_ingest_batches`` inse
 token, and only then is the segment deleted. A crash anywhere in between replays the segment,
 and ClickHouse drops the repeated blocks, in the raw table and in every materialized view.
 
+Segment N+1 is flattened (protobuf -> Arrow IPC) in a child process (``_flatten_worker``)
+while segment N is inserted: in one process the two would be serial, since chDB takes the GIL
+back often during an insert. The child only reads sealed files; if it dies, the writer flattens
+the segment itself and starts a new child, so nothing depends on it.
+
 Transient store errors (down, timeouts) are retried with a capped exponential back-off while
 the spool keeps accepting; a segment the store refuses for other reasons three times is moved
 to ``quarantine/`` and reported, so one bad batch cannot block everything behind it.
@@ -12,23 +17,21 @@ to ``quarantine/`` and reported, so one bad batch cannot block everything behind
 
 from __future__ import annotations
 
-import gc
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
-from ._otlp import DEFAULT_PROJECT, SpanColumns
+from ._flatten_worker import FlatSegment, FlattenFailed, FlattenWorker, WorkerDied, flatten_segment
 from ._spool import Segment, Spool
 from .storage import Store, StoreUnavailable
 
 log = logging.getLogger("planscope.collector")
 
 _MAX_FAILURES = 3
+_MAX_WORKER_DEATHS = 3  # in a row; then the writer flattens in its own process
 
 
 @dataclass
@@ -59,6 +62,7 @@ class Writer:
         flush_interval: float = 0.5,
         max_backoff: float = 10.0,
         on_flush: Callable[[set[tuple[str, str]]], None] | None = None,
+        flatten_worker: bool = True,
     ) -> None:
         self.spool = spool
         self._connect = connect
@@ -69,6 +73,9 @@ class Writer:
         self.stats = WriterStats()
         self._stop = threading.Event()
         self._wake = threading.Event()
+        # Segment N+1 is flattened in a child process while segment N is inserted.
+        self._worker = FlattenWorker() if flatten_worker else None
+        self._worker_deaths = 0
         self._thread = threading.Thread(target=self._run, name="planscope-writer", daemon=True)
 
     def start(self) -> None:
@@ -96,42 +103,109 @@ class Writer:
 
     def _run(self) -> None:
         backoff = self.flush_interval
-        while True:
-            stopping = self._stop.is_set()
-            min_age = 0.0 if (stopping or self._wake.is_set()) else self.flush_interval
-            self._wake.clear()
+        if self._worker is not None:
             try:
-                segments = self.spool.seal(min_age_seconds=min_age)
-                if segments and self.store is None:
-                    self.store = self._connect()
-                for segment in segments:
-                    self._store_segment(segment)
-                backoff = self.flush_interval
-                self.stats.store_available = True
-            except StoreUnavailable as exc:
-                self.stats.store_available = False
-                self.stats.last_error = str(exc)
-                log.warning("store unavailable, retrying in %.1fs: %s", backoff, exc)
+                self._worker.start()  # it imports while the first segment fills
+            except OSError as exc:
+                log.warning("no flatten worker process (%s); flattening in the writer", exc)
+                self._worker = None
+        try:
+            while True:
+                stopping = self._stop.is_set()
+                min_age = 0.0 if (stopping or self._wake.is_set()) else self.flush_interval
+                self._wake.clear()
+                try:
+                    segments = self.spool.seal(min_age_seconds=min_age)
+                    if segments and self.store is None:
+                        self.store = self._connect()
+                    self._store_segments(segments, stopping)
+                    backoff = self.flush_interval
+                    self.stats.store_available = True
+                except StoreUnavailable as exc:
+                    self.stats.store_available = False
+                    self.stats.last_error = str(exc)
+                    log.warning("store unavailable, retrying in %.1fs: %s", backoff, exc)
+                    if stopping:
+                        return  # what is left stays spooled and is replayed on the next start
+                    self._wake.wait(backoff)
+                    backoff = min(backoff * 2, self.max_backoff)
+                    continue
+                except Exception:  # never let the writer thread die
+                    log.exception("writer loop error")
                 if stopping:
-                    return  # what is left stays spooled and is replayed on the next start
-                self._wake.wait(backoff)
-                backoff = min(backoff * 2, self.max_backoff)
-                continue
-            except Exception:  # never let the writer thread die
-                log.exception("writer loop error")
-            if stopping:
-                return
-            self._wake.wait(self.flush_interval)
+                    return
+                self._wake.wait(self.flush_interval)
+        finally:
+            if self._worker is not None:
+                self._worker.close()
 
-    def _store_segment(self, segment: Segment) -> None:
+    def _store_segments(self, segments: list[Segment], stopping: bool) -> None:
+        """Store ``segments`` in order, flattening the next one while the current is inserted.
+
+        When the list runs out, segments sealed meanwhile (by size: a backlog) are taken on
+        without waiting, so the flattening of the next one still overlaps the insert.
+        """
+        queue = list(segments)
+        i = 0
+        while i < len(queue):
+            segment = queue[i]
+            flat = self._flat(segment)
+            if i + 1 == len(queue) and not stopping:
+                queue += [s for s in self.spool.seal(math.inf) if s.number > segment.number]
+            if i + 1 < len(queue):
+                self._submit(queue[i + 1])
+            self._store_segment(segment, flat)
+            i += 1
+
+    # -- flattening: in the worker process when there is one, else here --------------------
+    def _submit(self, segment: Segment) -> None:
+        if self._worker is None or self._worker.pending is not None:
+            return
+        try:
+            self._worker.submit(segment)
+        except WorkerDied as exc:
+            log.warning("%s", exc)
+
+    def _flat(self, segment: Segment) -> FlatSegment | BaseException:
+        """The segment flattened, or the exception that flattening it raised."""
+        worker = self._worker
+        if worker is not None and worker.pending is None:
+            self._submit(segment)
+        if worker is not None and worker.pending is not None:
+            submitted = worker.pending
+            try:
+                flat = worker.result()
+            except FlattenFailed as exc:
+                if submitted == segment.number:
+                    return exc
+            except WorkerDied as exc:
+                self._worker_deaths += 1
+                log.warning("%s; flattening segment %s here", exc, segment.number)
+                if self._worker_deaths >= _MAX_WORKER_DEATHS:
+                    log.error(
+                        "flatten worker died %d times in a row; not restarting it",
+                        _MAX_WORKER_DEATHS,
+                    )
+                    self._worker = None
+            else:
+                self._worker_deaths = 0
+                if submitted == segment.number:
+                    return flat
+        try:
+            return flatten_segment(segment)
+        except Exception as exc:
+            return exc
+
+    def _store_segment(self, segment: Segment, flat: FlatSegment | BaseException) -> None:
         assert self.store is not None
         try:
-            spans, batches = self._columns(segment)
+            if isinstance(flat, BaseException):
+                raise flat
             token = self.spool.dedup_token(segment)
-            if len(spans):
-                self.store.insert_span_table(spans.to_arrow(), dedup_token=token)
-            if batches:
-                self.store.insert_ingest_batches(batches, dedup_token=token)
+            if flat.spans:
+                self.store.insert_span_ipc(flat.ipc, dedup_token=token)
+            if flat.batches:
+                self.store.insert_ingest_batches(flat.batches, dedup_token=token)
         except StoreUnavailable:
             raise
         except Exception as exc:
@@ -150,37 +224,11 @@ class Writer:
             return
         self.spool.remove(segment)
         self.stats.failures.pop(segment.number, None)
-        self.stats.spans_written += len(spans)
+        self.stats.spans_written += flat.spans
         self.stats.segments_written += 1
         self.stats.last_flush_monotonic = time.monotonic()
-        if self.on_flush is not None and len(spans):
+        if self.on_flush is not None and flat.spans:
             try:
-                self.on_flush(spans.trace_keys())
+                self.on_flush(flat.trace_keys)
             except Exception:
                 log.exception("on_flush hook failed")
-
-    @staticmethod
-    def _columns(segment: Segment) -> tuple[SpanColumns, list[list[Any]]]:
-        """The segment's spans as columns, and one ``planscope_ingest_batches`` row per request.
-
-        The cyclic GC is paused meanwhile: building a segment allocates hundreds of thousands of
-        short-lived protobuf wrappers and strings, and collections triggered by them (which find
-        nothing: no cycles are created here) slowed this step by up to 1.8x.
-        """
-        spans = SpanColumns()
-        batches: list[list[Any]] = []
-        received_ms = time.time_ns() // 1_000_000  # ReceivedAt is DateTime64(3)
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            for record in segment.records():
-                request = ExportTraceServiceRequest.FromString(record.body)
-                start = len(spans)
-                spans.add(request, record.project or None)
-                project = spans.project[start] if len(spans) > start else None
-                project = project or record.project or DEFAULT_PROJECT
-                batches.append([project, record.digest.hex(), received_ms, record.span_count])
-        finally:
-            if gc_was_enabled:
-                gc.enable()
-        return spans, batches

@@ -415,7 +415,29 @@ class Store:
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, table.schema) as stream:
             stream.write_table(table)
-        body = sink.getvalue().to_pybytes()
+        self._insert_span_stream(names, sink.getvalue().to_pybytes(), dedup_token)
+
+    def insert_span_ipc(self, body: bytes, *, dedup_token: str | None = None) -> None:
+        """Insert spans already encoded as an Arrow IPC stream (``SpanColumns.to_ipc``).
+
+        The collector's writer gets a segment in this form from its flatten worker process and
+        sends the bytes as they are. The stream's schema must name :data:`TRACE_COLUMNS` (or
+        :data:`EXPORTER_TRACE_COLUMNS`) in that order; it is checked before anything is sent.
+        Deduplication works exactly as in :meth:`insert_spans`.
+        """
+        import pyarrow as pa
+
+        try:
+            names = tuple(pa.ipc.open_stream(pa.py_buffer(body)).schema.names)
+        except (pa.ArrowInvalid, OSError) as exc:
+            raise StoreError(f"span stream is not an Arrow IPC stream: {exc}") from exc
+        if names not in (TRACE_COLUMNS, EXPORTER_TRACE_COLUMNS):
+            raise StoreError(f"span stream columns {names} are not {TRACE_COLUMNS}")
+        self._insert_span_stream(names, body, dedup_token)
+
+    def _insert_span_stream(
+        self, names: tuple[str, ...], body: bytes, dedup_token: str | None
+    ) -> None:
         settings = dict(_INSERT_SETTINGS)
         if dedup_token is not None:
             settings["insert_deduplication_token"] = dedup_token
