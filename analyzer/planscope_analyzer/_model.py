@@ -315,6 +315,7 @@ def ancestors(
     With ``children`` (decomposed step → its sub-steps, see :meth:`TraceData.decomposition`) a
     decomposition counts as structure: a sub-step inherits the dependencies of the step it was
     split from, and depending on a decomposed step means depending on all its sub-steps.
+    (:class:`Ancestry` answers this for many steps of one version without re-indexing it.)
 
     >>> s = lambda i, d: PlanStep("", "p", 1, 0, i, "", "", "", tuple(d), (), (), False)
     >>> sorted(ancestors([s("a", []), s("b", ["a"]), s("c", ["b"])], "c"))
@@ -323,11 +324,21 @@ def ancestors(
     >>> sorted(ancestors(steps, "b1", {"b": ["b1"], "a": ["a1"]}))
     ['a', 'a1']
     """
-    deps = {s.step_id: s.depends_on for s in steps}
-    kids = children or {}
-    parent = {c: p for p, cs in kids.items() for c in cs if c != p}
+    return Ancestry(steps, children).of(step_id)
 
-    def direct(node: str) -> list[str]:
+
+class Ancestry:
+    """:func:`ancestors` of the steps of one plan version, indexed once."""
+
+    def __init__(
+        self, steps: Sequence[PlanStep], children: Mapping[str, Sequence[str]] | None = None
+    ) -> None:
+        self.deps = {s.step_id: s.depends_on for s in steps}
+        self.kids = children or {}
+        self.parent = {c: p for p, cs in self.kids.items() for c in cs if c != p}
+
+    def _direct(self, node: str) -> list[str]:
+        deps, parent = self.deps, self.parent
         out = list(deps.get(node, ()))
         guard: set[str] = set()
         p = parent.get(node)
@@ -337,19 +348,22 @@ def ancestors(
             p = parent.get(p)
         return out
 
-    seen: set[str] = set()
-    stack = [step_id]
-    while stack:
-        for dep in direct(stack.pop()):
-            todo = [dep]
-            while todo:
-                d = todo.pop()
-                if d in seen or d == step_id:
-                    continue
-                seen.add(d)
-                stack.append(d)
-                todo.extend(kids.get(d, ()))
-    return seen
+    def of(self, step_id: str) -> set[str]:
+        """The transitive ``depends_on`` of ``step_id`` (see :func:`ancestors`)."""
+        kids = self.kids
+        seen: set[str] = set()
+        stack = [step_id]
+        while stack:
+            for dep in self._direct(stack.pop()):
+                todo = [dep]
+                while todo:
+                    d = todo.pop()
+                    if d in seen or d == step_id:
+                        continue
+                    seen.add(d)
+                    stack.append(d)
+                    todo.extend(kids.get(d, ()))
+        return seen
 
 
 # --- fingerprints (docs/semantic-conventions.md, "Error fingerprint") --------------------------

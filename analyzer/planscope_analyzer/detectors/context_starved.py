@@ -57,6 +57,13 @@ class ContextStarved:
     version = 1
 
     def detect(self, trace: TraceData) -> list[Finding]:
+        # Memoised per trace: plan_propagation asks for the starved steps too.
+        found: list[Finding] | None = trace._memo.get(KIND)
+        if found is None:
+            found = trace._memo[KIND] = self._detect(trace)
+        return list(found)
+
+    def _detect(self, trace: TraceData) -> list[Finding]:
         if not any(a.context_keys or a.context_tokens for a in trace.attempts):
             return []
         steps = {(s.plan_id, s.plan_version, s.step_id): s for s in trace.plan_steps}

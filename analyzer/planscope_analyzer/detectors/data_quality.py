@@ -136,7 +136,8 @@ class DataQuality:
     def _orphans(trace: TraceData) -> list[str]:
         if trace.raw is not None:
             ids = {r.span_id for r in trace.raw}
-            return [r.span_id for r in trace.raw if r.parent_span_id not in ids | {""}]
+            ids.add("")
+            return [r.span_id for r in trace.raw if r.parent_span_id not in ids]
         # Every span is typed (the loader checked the counts): the typed ids are the whole trace.
         ids = (
             {r.span_id for r in trace.runs}

@@ -12,9 +12,9 @@ happened), ``medium`` when the order held by chance.
 
 from __future__ import annotations
 
-from .._model import PLANNER, Finding, TraceData, ancestors
+from .._model import PLANNER, Ancestry, Finding, TraceData
 from ._base import by_start, make_finding
-from .unbounded_replan import signature
+from .unbounded_replan import version_signature
 
 KIND = "implicit_dependency"
 
@@ -43,22 +43,27 @@ class ImplicitDependency:
         checked: set[tuple[object, ...]] = set()
         for plan_id, version in trace.plan_versions():
             steps = trace.steps_of(plan_id, version)
-            shape = signature(steps)
+            shape = version_signature(trace, plan_id, version)
             if shape in checked:  # an unchanged replan cannot add new implicit edges
                 continue
             checked.add(shape)
-            ids = {s.step_id for s in steps}
+            produced_by: dict[str, list[str]] = {}  # key → producing step ids, in plan order
+            for p in steps:
+                for key in dict.fromkeys(p.produces):
+                    produced_by.setdefault(key, []).append(p.step_id)
+            ancestry: Ancestry | None = None
             for s in steps:
                 if trace.attempts and s.step_id not in executed:
                     continue
-                before = ancestors(steps, s.step_id, children)
+                before: set[str] | None = None
                 for key in s.requires:
-                    producers = [
-                        p.step_id
-                        for p in steps
-                        if key in p.produces and p.step_id != s.step_id and p.step_id in ids
-                    ]
-                    if not producers or any(p in before for p in producers):
+                    producers = [p for p in produced_by.get(key, ()) if p != s.step_id]
+                    if not producers:
+                        continue
+                    if before is None:
+                        ancestry = ancestry or Ancestry(steps, children)
+                        before = ancestry.of(s.step_id)
+                    if any(p in before for p in producers):
                         continue
                     producer = producers[0]
                     if (s.step_id, producer, key) in seen:

@@ -39,7 +39,7 @@ from planscope import _attributes as A
 from .._model import PLANNER, Attempt, Finding, PlanStep, TraceData
 from ._base import by_start, make_finding
 from .context_starved import starved_steps
-from .unbounded_replan import MIN_IDENTICAL_REPLANS, signature
+from .unbounded_replan import MIN_IDENTICAL_REPLANS, version_signature
 from .write_conflict import WriteConflict
 
 KIND = "plan_propagation"
@@ -186,7 +186,7 @@ class PlanPropagation:
             repeats = [
                 v
                 for prev, v in itertools.pairwise(ordered)
-                if signature(versions[v]) == signature(versions[prev])
+                if version_signature(trace, plan_id, v) == version_signature(trace, plan_id, prev)
             ]
             if len(repeats) < MIN_IDENTICAL_REPLANS or len(ordered) - 1 > max_replans:
                 continue

@@ -43,6 +43,19 @@ def signature(steps: list[PlanStep]) -> tuple[tuple[object, ...], ...]:
     )
 
 
+def version_signature(
+    trace: TraceData, plan_id: str, version: int
+) -> tuple[tuple[object, ...], ...]:
+    """:func:`signature` of one plan version of the trace (computed once per trace)."""
+    memo: dict[tuple[str, int], tuple[tuple[object, ...], ...]] = trace._memo.setdefault(
+        "signature", {}
+    )
+    found = memo.get((plan_id, version))
+    if found is None:
+        found = memo[(plan_id, version)] = signature(trace.steps_of(plan_id, version))
+    return found
+
+
 class UnboundedReplan:
     """Detects replans that reproduce the same failed plan, or exceed the replan budget.
 
@@ -65,7 +78,7 @@ class UnboundedReplan:
             repeats = [
                 v
                 for prev, v in itertools.pairwise(ordered)
-                if signature(versions[v]) == signature(versions[prev])
+                if version_signature(trace, plan_id, v) == version_signature(trace, plan_id, prev)
             ]
             exceeded = max_replans is not None and replans > max_replans
             if not exceeded and (len(repeats) < MIN_IDENTICAL_REPLANS or max_replans is not None):

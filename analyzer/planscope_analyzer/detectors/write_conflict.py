@@ -30,6 +30,13 @@ class WriteConflict:
     version = 1
 
     def detect(self, trace: TraceData) -> list[Finding]:
+        # Memoised per trace: plan_propagation asks whether there is a conflict too.
+        found: list[Finding] | None = trace._memo.get(KIND)
+        if found is None:
+            found = trace._memo[KIND] = self._detect(trace)
+        return list(found)
+
+    def _detect(self, trace: TraceData) -> list[Finding]:
         attempt_of = {a.span_id: a for a in trace.attempts}
         writes = [
             t
