@@ -7,6 +7,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -25,6 +26,10 @@ BATCH_TRACES = 2000
 """Traces loaded per round trip: large enough to amortise query overhead, small enough to keep
 a batch's rows (~25 per trace) in memory comfortably."""
 
+COLLECT_EVERY_BATCHES = 10
+"""A long pass runs without automatic garbage collection (see ``_gc_paused``); the reference
+cycles left behind (a few hundred objects per query, from the driver) are collected this often."""
+
 
 @dataclass
 class AnalysisResult:
@@ -36,7 +41,8 @@ class AnalysisResult:
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
     """Seconds spent loading rows (``load``), running the detectors (``detect``) and writing
-    findings and progress (``write``)."""
+    findings and progress (``write``), summed over batches. In a multi-batch call the loads run
+    in a thread alongside the other two, so the phases may add up to more than ``seconds``."""
 
     def merge(self, other: AnalysisResult) -> None:
         self.traces += other.traces
@@ -176,13 +182,36 @@ class Analyzer:
     ) -> AnalysisResult:
         """Batches of traces that started close together (each reads a few partitions only).
 
-        Findings are returned in trace id order (as one call over id-sorted batches would).
+        While one batch is analysed and written, a loader thread reads the next one (the store
+        runs the queries without holding the GIL, so they overlap the rules). Findings are
+        returned in trace id order, as one call over id-sorted batches would.
         """
+        started = time.perf_counter()
         ordered = sorted(starts, key=lambda i: (starts[i], i))
+        chunks = [sorted(chunk) for chunk in _chunks(ordered, self.batch_traces)]
         total = AnalysisResult()
-        for chunk in _chunks(ordered, self.batch_traces):
-            total.merge(self._batch(project, sorted(chunk), starts[chunk[0]], write))
+
+        def load(chunk: Sequence[str]) -> tuple[dict[str, TraceData], float]:
+            began = time.perf_counter()
+            traces = load_traces(self.store, project, chunk, min(starts[i] for i in chunk))
+            return traces, time.perf_counter() - began
+
+        # Batches are freed by reference counting as the pass goes (see _gc_paused).
+        with (
+            _gc_paused(),
+            ThreadPoolExecutor(1, thread_name_prefix="planscope-analyzer-load") as pool,
+        ):
+            pending = pool.submit(load, chunks[0]) if chunks else None
+            for index in range(len(chunks)):
+                assert pending is not None
+                traces, load_s = pending.result()
+                pending = pool.submit(load, chunks[index + 1]) if index + 1 < len(chunks) else None
+                total.merge(self._analyse(project, traces, write, load_s))
+                del traces
+                if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
+                    gc.collect()  # the few cycles the driver leaves per query, now and then
         total.findings.sort(key=lambda f: f.trace_id)
+        total.seconds = time.perf_counter() - started
         return total
 
     def _batch(
@@ -191,16 +220,17 @@ class Analyzer:
         started = time.perf_counter()
         # The batch's rows are freed (by reference counting) before collection resumes.
         with _gc_paused():
-            result = self._batch_paused(project, ids, since_ns, write)
+            traces = load_traces(self.store, project, ids, since_ns)
+            result = self._analyse(project, traces, write, time.perf_counter() - started)
+            del traces
         result.seconds = time.perf_counter() - started
         return result
 
-    def _batch_paused(
-        self, project: str, ids: Sequence[str], since_ns: int | None, write: bool
+    def _analyse(
+        self, project: str, traces: dict[str, TraceData], write: bool, load_s: float
     ) -> AnalysisResult:
+        """Run the detectors over loaded traces and (with ``write``) store the findings."""
         started = time.perf_counter()
-        traces = load_traces(self.store, project, ids, since_ns)
-        loaded = time.perf_counter()
         findings: list[Finding] = []
         for trace in traces.values():
             findings.extend(detect(trace, self.detectors))
@@ -212,8 +242,8 @@ class Analyzer:
             spans=sum(t.span_count for t in traces.values()),
             findings=findings,
             phases={
-                "load": loaded - started,
-                "detect": detected - loaded,
+                "load": load_s,
+                "detect": detected - started,
                 "write": time.perf_counter() - detected,
             },
         )
