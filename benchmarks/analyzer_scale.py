@@ -146,7 +146,7 @@ def main() -> int:
         print(
             f"full pass: {full.traces} traces, {full.spans} spans in {passes[-1]:.1f} s "
             f"({full.spans / passes[-1]:,.0f} spans/s); "
-            + ", ".join(f"{k} {v:.1f} s" for k, v in full.phases.items())
+            + ", ".join(f"{k} {v:.1f} s" for k, v in getattr(full, "phases", {}).items())
             + f"; findings {full.counts()}",
             flush=True,
         )
@@ -179,7 +179,7 @@ def main() -> int:
         "insert_s": round(insert_s, 2),
         "full_s": round(full_s, 2),
         "full_passes_s": [round(x, 2) for x in passes],
-        "full_phases_s": {k: round(v, 2) for k, v in full.phases.items()},
+        "full_phases_s": {k: round(v, 2) for k, v in getattr(full, "phases", {}).items()},
         "full_spans_per_s": round(full.spans / full_s),
         "incremental_traces": inc.traces,
         "incremental_spans": inc.spans,

@@ -60,6 +60,11 @@ class RunawayLoop:
     version = 2
 
     def detect(self, trace: TraceData) -> list[Finding]:
+        # Both rules need several failures: at least 2 failed attempts of a step, or
+        # MIN_REPEATS failed tool calls. Most traces have neither (a cheap exit).
+        failed_attempts = sum(a.status == A.STATUS_ERROR for a in trace.attempts)
+        if failed_attempts < 2 and sum(t.failed for t in trace.tools) < MIN_REPEATS:
+            return []
         findings: list[Finding] = []
         seen_steps: set[str] = set()
         budget = trace.budget_limit("max_attempts_per_step")

@@ -37,12 +37,14 @@ class WriteConflict:
         return list(found)
 
     def _detect(self, trace: TraceData) -> list[Finding]:
-        attempt_of = {a.span_id: a for a in trace.attempts}
         writes = [
             t
             for t in trace.tools
             if t.resource and t.effect in (A.EFFECT_WRITE, A.EFFECT_IRREVERSIBLE)
         ]
+        if len(writes) < 2:  # a conflict needs two writers
+            return []
+        attempt_of = {a.span_id: a for a in trace.attempts}
         steps_by_version = {(pid, v): trace.steps_of(pid, v) for pid, v in trace.plan_versions()}
 
         def interval(t: object) -> tuple[int, int, str, str]:
