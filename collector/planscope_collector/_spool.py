@@ -212,12 +212,25 @@ class Spool:
     def dedup_token(self, segment: Segment) -> str:
         """The insert deduplication token of a segment: the same on every replay of it.
 
-        It names the spool, the segment number and a digest of the segment's bytes. The
+        It names the spool, the segment number and a digest of the segment's content. The
         digest matters: numbers restart at 1 when a drained spool is reopened, and a token
         that repeated for different data would make ClickHouse drop the new batch silently.
+        The content digest hashes each record's header (length, CRC of its payload) and the
+        request digest at the start of its payload, read with a few seeks: hashing the
+        whole segment cost up to 180 ms per 32 MiB segment on the writer's path.
         """
-        digest = hashlib.blake2b(segment.path.read_bytes(), digest_size=16).hexdigest()
-        return f"{self.spool_id}:{segment.number}:{digest}"
+        content = hashlib.blake2b(digest_size=16)
+        with open(segment.path, "rb") as f:
+            while True:
+                header = f.read(_HEADER.size)
+                if len(header) < _HEADER.size:
+                    break
+                _magic, length, _crc = _HEADER.unpack(header)
+                content.update(header)
+                content.update(f.read(min(length, _META.size)))
+                if length > _META.size:
+                    f.seek(length - _META.size, os.SEEK_CUR)
+        return f"{self.spool_id}:{segment.number}:{content.hexdigest()}"
 
     @property
     def pending_bytes(self) -> int:
