@@ -233,7 +233,10 @@ def test_every_page_renders_and_injection_stays_text(
         assert page.locator("[data-testid=stAlertContentError]").count() == 0, name
         if name == "alerts":
             if alerts:
-                # Tables are drawn on a canvas: the rule ids show in the test selector.
+                # Tables are drawn on a canvas: the rule ids show in the test selector. Wait
+                # for it: under load the script state can read "not running" before the run
+                # that draws the page has started.
+                page.get_by_text("Rule to test").first.wait_for(timeout=PAGE_TIMEOUT_MS)
                 values = selectbox_values(page)
                 assert values.get("Rule to test") in {"step-loops", "hostile-name"}, values
                 assert page.get_by_text("Firing now").count() == 1
