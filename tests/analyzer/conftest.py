@@ -9,7 +9,6 @@ One store per test (chDB serves one data directory per process at a time); close
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 import planscope
@@ -18,20 +17,8 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from planscope import _config, _internal, _state
 from planscope_collector._otlp import flatten
-from planscope_collector.storage import Store, open_store
-
-
-@pytest.fixture(autouse=True)
-def _reset_sdk() -> Iterator[None]:
-    _config.reset()
-    _state.reset()
-    _internal.raise_override = None
-    yield
-    _config.reset()
-    _state.reset()
-    _internal.raise_override = None
+from planscope_collector.storage import Store
 
 
 @pytest.fixture
@@ -42,16 +29,6 @@ def exporter() -> Iterator[InMemorySpanExporter]:
     planscope.configure(tracer_provider=provider)
     yield exp
     provider.shutdown()
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = open_store(f"chdb://{tmp_path / 'chdb'}")
-    s.migrate()
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def otlp_rows(

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +15,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 from planscope_collector._errors import BadPayload
 from planscope_collector._otlp import PROTOBUF, SpanColumns, flatten, parse_request
-from planscope_collector.storage import TABLES, TRACE_COLUMNS, Store, StoreError, open_store
+from planscope_collector.storage import TABLES, TRACE_COLUMNS, Store, StoreError
 
 from ._otlp_factory import kv, make_request, make_span
 
@@ -113,16 +111,6 @@ def test_timestamps_beyond_datetime64_are_refused_at_ingest() -> None:
     span.events.add(time_unix_nano=1 << 63, name="late")
     with pytest.raises(BadPayload, match=r"events\[0\]"):
         parse_request(make_request([span]).SerializeToString(), PROTOBUF)
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = open_store(f"chdb://{tmp_path / 'chdb'}")
-    s.migrate()
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def _table(store: Store, name: str, project: str) -> list[tuple[Any, ...]]:
