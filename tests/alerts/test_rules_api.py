@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from planscope_analyzer.alerts._repo import insert_rows
 from planscope_collector import BackgroundServer
 
 from .conftest import api
@@ -106,7 +105,7 @@ def test_api_refuses_invalid_rules_and_keeps_what_is_stored(
         "AnalyzedAt",
         "IsDeleted",
     ]
-    insert_rows(store, "findings", [row], columns)
+    store.insert_rows("findings", [row], columns)
     findings_rule = {"kind": "finding_count", "finding_kind": "runaway_loop",
                      "min_severity": "high", "window": "10m"}  # fmt: skip
     dry = client.post("/test", json=findings_rule).json()
@@ -119,7 +118,7 @@ def test_api_refuses_invalid_rules_and_keeps_what_is_stored(
         is False
     )
     tombstone = [*row[:-2], now_ms + 1, 1]
-    insert_rows(store, "findings", [tombstone], columns)
+    store.insert_rows("findings", [tombstone], columns)
     assert client.post("/test", json=findings_rule).json()["would_fire"] is False
 
 

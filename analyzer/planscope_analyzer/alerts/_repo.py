@@ -172,11 +172,6 @@ class AlertEvent:
 StoreGetter = Callable[[], Store]
 
 
-def insert_rows(store: Store, table: str, rows: list[list[Any]], columns: Sequence[str]) -> None:
-    """Columnar insert of a few rows (never SQL text)."""
-    store.insert_rows(table, rows, columns)
-
-
 class RuleRepository:
     """Rules in ``alert_rules``: current versions, history, and versioned writes.
 
@@ -246,7 +241,7 @@ class RuleRepository:
             for project, rule, version, deleted in items
         ]  # fmt: skip
         if rows:
-            insert_rows(self._store(), "alert_rules", rows, RULE_COLUMNS)
+            self._store().insert_rows("alert_rules", rows, RULE_COLUMNS)
 
     @property
     def lock(self) -> threading.RLock:
@@ -263,7 +258,7 @@ class EventLog:
         """Insert (or update: same key, newer ``updated_at``) events in one insert."""
         if events:
             rows = [e.to_row() for e in events]
-            insert_rows(self._store(), "alert_events", rows, EVENT_COLUMNS)
+            self._store().insert_rows("alert_events", rows, EVENT_COLUMNS)
 
     def pending(self) -> list[AlertEvent]:
         """Events not yet delivered to every channel, oldest first (all projects)."""
