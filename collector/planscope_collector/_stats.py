@@ -175,17 +175,8 @@ def _rate(row: dict[str, Any]) -> None:
             row[key] = int(value)
 
 
-def run_stats(
-    store: Store,
-    project: str,
-    since_ns: int | None,
-    until_ns: int | None,
-    service: str | None,
-    agent: str | None,
-    bucket_s: int,
-) -> dict[str, Any]:
+def run_stats(store: Store, scope: _Scope, bucket_s: int) -> dict[str, Any]:
     """Runs per (time bucket, outcome), the range's totals and per-agent failures."""
-    scope = _Scope(project, since_ns, until_ns, service, agent)
     # One pass over the runs: GROUPING SETS give buckets x outcome, per agent and the totals.
     # grouping() has a bit set for each key column NOT grouped by: 1 = (bucket, outcome),
     # 6 = (agent), 7 = ().
@@ -226,21 +217,12 @@ def run_stats(
     }
 
 
-def step_stats(
-    store: Store,
-    project: str,
-    since_ns: int | None,
-    until_ns: int | None,
-    service: str | None,
-    agent: str | None,
-    limit: int,
-) -> dict[str, Any]:
+def step_stats(store: Store, scope: _Scope, limit: int) -> dict[str, Any]:
     """Per (agent, step id) over the runs of the range: worst (failed runs, retries) first.
 
     A step *failed* in a run when its last attempt that ran (not ``skipped``) did not succeed
     (status other than ``ok``, or the executor self-assessed ``failure``).
     """
-    scope = _Scope(project, since_ns, until_ns, service, agent)
     sql = f"""
         WITH run_ids AS ({scope.run_ids_sql})
         SELECT r.agent AS agent, a.StepId AS step,
@@ -273,16 +255,8 @@ def step_stats(
     return {"steps": rows, "limit": limit}
 
 
-def variant_stats(
-    store: Store,
-    project: str,
-    since_ns: int | None,
-    until_ns: int | None,
-    service: str | None,
-    agent: str | None,
-) -> dict[str, Any]:
+def variant_stats(store: Store, scope: _Scope) -> dict[str, Any]:
     """Per runtime variant: runs, success rate, tokens, cost, latency, replans, retries."""
-    scope = _Scope(project, since_ns, until_ns, service, agent)
     rows = store.query(
         scope.with_runs(
             f"SELECT variant, {_AGGREGATES} FROM runs GROUP BY variant ORDER BY variant LIMIT 1000"
@@ -307,51 +281,44 @@ def _store(request: Request) -> Store:
     return store
 
 
-@router.get("/api/stats/runs")
-async def stats_runs(
-    request: Request,
+def _run_scope(
     proj: Annotated[str, Depends(project_of)],
     since: _SINCE = None,
     until: _UNTIL = None,
     service: _TEXT = None,
     agent: _TEXT = None,
+) -> _Scope:
+    """FastAPI dependency: the caller's project and the filters every stats route takes."""
+    return _Scope(proj, since, until, service, agent)
+
+
+_RunScope = Annotated[_Scope, Depends(_run_scope)]
+
+
+@router.get("/api/stats/runs")
+async def stats_runs(
+    request: Request,
+    scope: _RunScope,
     bucket: Annotated[int, Query(ge=1, le=366 * 86400, description="seconds")] = 3600,
 ) -> dict[str, Any]:
     """Runs per time bucket and outcome: runs, tokens, cost, p50/p95 duration, retries."""
     store = _store(request)
-    return await anyio.to_thread.run_sync(
-        lambda: run_stats(store, proj, since, until, service, agent, bucket)
-    )
+    return await anyio.to_thread.run_sync(lambda: run_stats(store, scope, bucket))
 
 
 @router.get("/api/stats/steps")
 async def stats_steps(
     request: Request,
-    proj: Annotated[str, Depends(project_of)],
-    since: _SINCE = None,
-    until: _UNTIL = None,
-    service: _TEXT = None,
-    agent: _TEXT = None,
+    scope: _RunScope,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
 ) -> dict[str, Any]:
     """Per (agent, step id): runs, attempts, retries, error attempts, failed runs, budget."""
     store = _store(request)
-    return await anyio.to_thread.run_sync(
-        lambda: step_stats(store, proj, since, until, service, agent, limit)
-    )
+    return await anyio.to_thread.run_sync(lambda: step_stats(store, scope, limit))
 
 
 @router.get("/api/stats/variants")
-async def stats_variants(
-    request: Request,
-    proj: Annotated[str, Depends(project_of)],
-    since: _SINCE = None,
-    until: _UNTIL = None,
-    service: _TEXT = None,
-    agent: _TEXT = None,
-) -> dict[str, Any]:
+async def stats_variants(request: Request, scope: _RunScope) -> dict[str, Any]:
     """Per runtime variant: runs, success rate, tokens, cost, latency p50/p95, replans, retries."""
     store = _store(request)
-    return await anyio.to_thread.run_sync(
-        lambda: variant_stats(store, proj, since, until, service, agent)
-    )
+    return await anyio.to_thread.run_sync(lambda: variant_stats(store, scope))
