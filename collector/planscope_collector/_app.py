@@ -100,43 +100,32 @@ class Collector:
         for segment in spool.seal():
             self.recent.seed(record.digest for record in segment.records())
 
-    def _on_flush(self, trace_ids: set[tuple[str, str]]) -> None:
-        if self.settings.role == "ingest":
-            return
+    def _call_extensions(self, hook: str, *args: Any) -> None:
+        """Call ``hook`` on every extension that has it; one that fails is logged, not fatal."""
         for extension in self.extensions:
+            method = getattr(extension, hook, None)
+            if method is None:
+                continue
             try:
-                extension.on_flush(trace_ids)
+                method(*args)
             except Exception:
-                log.exception("extension on_flush failed")
+                log.exception("extension %s failed", hook)
+
+    def _on_flush(self, trace_ids: set[tuple[str, str]]) -> None:
+        if self.settings.role != "ingest":  # ingest-only replicas leave analysis to others
+            self._call_extensions("on_flush", trace_ids)
 
     def enrich_trace(self, project: str, trace_id: str, detail: dict[str, Any]) -> None:
         """Let extensions add to a trace's detail (the analyzer adds its ``findings``)."""
-        for extension in self.extensions:
-            hook = getattr(extension, "enrich_trace", None)
-            if hook is None:
-                continue
-            try:
-                hook(project, trace_id, detail)
-            except Exception:
-                log.exception("extension enrich_trace failed")
+        self._call_extensions("enrich_trace", project, trace_id, detail)
 
     def analysis_done(self, projects: set[str]) -> None:
         """Called by the analyzer after a pass: extensions with ``on_analyzed`` react (alerts)."""
-        for extension in self.extensions:
-            hook = getattr(extension, "on_analyzed", None)
-            if hook is None:
-                continue
-            try:
-                hook(projects)
-            except Exception:
-                log.exception("extension on_analyzed failed")
+        self._call_extensions("on_analyzed", projects)
 
     def stop(self) -> None:
-        for extension in self.extensions if self.settings.role != "ingest" else []:
-            try:
-                extension.stop()
-            except Exception:
-                log.exception("extension stop failed")
+        if self.settings.role != "ingest":  # only started extensions are stopped
+            self._call_extensions("stop")
         if self.writer is not None:
             self.writer.stop()
             if self.writer.store is not None:
