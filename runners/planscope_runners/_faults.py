@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._env import IRREVERSIBLE, WRITE, StepSpec, Task, Tool, bind_facts, references, resolve_args
-from ._errors import ToolError, UnknownNameError
+from ._errors import FaultNotApplicable, ToolError, UnknownNameError
 
 RUNAWAY_LOOP = "runaway_loop"
 CONTEXT_STARVED = "context_starved"
@@ -409,8 +409,8 @@ def resolve_faults(
 ) -> tuple[Fault, ...]:
     """Resolve knob names into faults targeting ``task`` (deterministic for a seed).
 
-    Raises UnknownNameError for unknown knobs and ValueError when a knob does not apply to the
-    variant or the task.
+    Raises UnknownNameError for unknown knobs and FaultNotApplicable when a knob does not apply
+    to the variant or the task.
 
     >>> from planscope_runners.environments import get_task
     >>> resolve_faults(["flaky_tool"], get_task("ops-deploy-api"), "dag", seed=1)[0].knob
@@ -423,10 +423,17 @@ def resolve_faults(
         if knob is None:
             raise UnknownNameError(f"unknown fault {name!r}; known: {sorted(KNOBS)}")
         if variant not in knob.variants:
-            raise ValueError(f"fault {name!r} does not apply to variant {variant!r}")
+            raise FaultNotApplicable(
+                f"fault {name!r} does not apply to variant {variant!r}; "
+                f"it applies to {', '.join(sorted(knob.variants))}"
+            )
         fault = knob.pick(task, rng, tools)
         if fault is None:
-            raise ValueError(f"fault {name!r} has no target in task {task.id!r}")
+            applicable = ", ".join(applicable_knobs(task, variant, tools)) or "none"
+            raise FaultNotApplicable(
+                f"fault {name!r} has no target in task {task.id!r}; "
+                f"faults that apply to it in {variant}: {applicable}"
+            )
         faults.append(fault)
     return tuple(faults)
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import planscope
+from planscope._cli import deprecated_alias
 
 from ._models import ChatModel, OpenAIChatModel
 from ._runner import SERVICE_NAME, RunResult, run_suite, run_task
@@ -55,19 +56,32 @@ def _csv(value: str) -> list[str]:
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", choices=["scripted", "openai"], default="scripted")
     p.add_argument(
-        "--base-url", default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+        "--model",
+        choices=["scripted", "openai"],
+        default="scripted",
+        help="scripted: deterministic, no network; openai: any OpenAI-compatible server",
+    )
+    p.add_argument(
+        "--base-url",
+        default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+        help="OpenAI-compatible base URL (env OPENAI_BASE_URL)",
     )
     p.add_argument(
         "--api-key", default=os.environ.get("OPENAI_API_KEY"), help="(default: $OPENAI_API_KEY)"
     )
     p.add_argument("--planner-model", default="gpt-4o", help="planner model id (openai)")
     p.add_argument("--executor-model", default="gpt-4o-mini", help="executor model id (openai)")
-    p.add_argument("--endpoint", help="send spans to this collector, e.g. http://127.0.0.1:4318")
-    p.add_argument("--service-name", default=SERVICE_NAME)
+    p.add_argument(
+        "--collector",
+        dest="endpoint",
+        metavar="URL",
+        help="send spans to this collector, e.g. http://127.0.0.1:4318 (default: send nothing)",
+    )
+    p.add_argument("--endpoint", dest="endpoint", action=deprecated_alias("--collector"))
+    p.add_argument("--service-name", default=SERVICE_NAME, help="service.name of the spans")
     p.add_argument("--labels", type=Path, help="write ground-truth labels (JSONL) here")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed (same seed, same runs)")
 
 
 def _models(args: argparse.Namespace) -> tuple[ChatModel | None, ChatModel | None]:
@@ -228,8 +242,8 @@ def _shutdown_exporter() -> None:
 def register(subparsers: Any) -> None:
     """Add ``run`` and ``suite`` to the ``planscope`` command."""
     run = subparsers.add_parser("run", help="run one task with a runtime variant")
-    run.add_argument("--variant", choices=sorted(VARIANTS))
-    run.add_argument("--env", choices=sorted(FACTORIES))
+    run.add_argument("--variant", choices=sorted(VARIANTS), help="runtime variant")
+    run.add_argument("--env", choices=sorted(FACTORIES), help="environment of the task")
     run.add_argument("--task", help="a task id (see --list)")
     run.add_argument("--scenario", help=f"a preset: {', '.join(SCENARIOS)}")
     run.add_argument("--faults", help="comma-separated fault knobs, e.g. loop_same_error")
@@ -238,8 +252,10 @@ def register(subparsers: Any) -> None:
     run.set_defaults(func=cmd_run)
 
     suite = subparsers.add_parser("suite", help="run a labelled suite (ground truth for analyzers)")
-    suite.add_argument("--runs", type=int, default=300)
-    suite.add_argument("--fault-rate", type=float, default=0.3)
+    suite.add_argument("--runs", type=int, default=300, help="runs in the suite")
+    suite.add_argument(
+        "--fault-rate", type=float, default=0.3, help="share of runs with an injected fault"
+    )
     suite.add_argument("--variants", help="comma-separated (default: all)")
     suite.add_argument("--envs", help="comma-separated (default: all)")
     suite.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -33,12 +33,55 @@ def require(module: str, extra: str) -> ModuleType:
         ) from None
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Appends ``(default: X)`` to an option's help when it has a default worth showing (not
+    None, not a flag's False, never a secret such as an API key from the environment)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            action.option_strings
+            and action.default is not None
+            and action.default is not False
+            and action.default != argparse.SUPPRESS
+            and "default" not in text
+            and "key" not in action.dest
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
+def deprecated_alias(new: str) -> type[argparse.Action]:
+    """An argparse action for an old option name: stores like ``new`` and says it is deprecated.
+
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--trace", dest="trace_id", action=deprecated_alias("--trace-id"))
+    """
+
+    class Alias(argparse.Action):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("help", f"deprecated: use {new}")
+            super().__init__(*args, **kwargs)
+
+        def __call__(
+            self, parser: Any, namespace: Any, values: Any, option_string: str | None = None
+        ) -> None:
+            print(
+                f"planscope: warning: {option_string} is deprecated and will be removed in 0.3; "
+                f"use {new}",
+                file=sys.stderr,
+            )
+            setattr(namespace, self.dest, values)
+
+    return Alias
+
+
 def _store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data-dir",
         type=Path,
         default=Path(os.environ.get("PLANSCOPE_DATA_DIR", ".planscope")),
-        help="spool and embedded store directory (default: .planscope, env PLANSCOPE_DATA_DIR)",
+        help="spool and embedded store directory (env PLANSCOPE_DATA_DIR)",
     )
     p.add_argument(
         "--clickhouse-url",
@@ -92,6 +135,11 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     storage = require("planscope_collector.storage", "server")
     settings = _settings(args)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    if not settings.clickhouse_url and _locked(settings.data_dir / "store" / "status"):
+        raise PlanscopeError(
+            f"the embedded store in {settings.data_dir} is in use by another process (a running "
+            "`planscope serve` or demo applies migrations itself on start); stop it first"
+        )
     store = storage.open_store(settings.dsn)
     try:
         applied = store.migrate(cluster=args.cluster, ttl_days=settings.ttl_days)
@@ -99,6 +147,24 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         store.close()
     print("applied: " + ", ".join(applied) if applied else "schema is up to date")
     return 0
+
+
+def _locked(status: Path) -> bool:
+    """True when another process holds chDB's lock on its ``status`` file (ClickHouse takes
+    an exclusive ``flock`` on it for as long as the engine is open)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: let chDB report it
+        return False
+    if not status.exists():
+        return False
+    with status.open("rb") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -140,13 +206,18 @@ def _missing(module: str, extra: str) -> Any:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(
-        prog="planscope", description="Observability for planner-executor LLM agents."
+        prog="planscope",
+        description="Observability for planner-executor LLM agents.",
+        formatter_class=HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"planscope {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     serve = sub.add_parser("serve", help="run the collector (OTLP ingest + query API)")
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=4318, help="OTLP/HTTP + query API port")
     serve.add_argument(
         "--grpc-port",
@@ -166,27 +237,51 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["all", "ingest", "analyze"],
         help="all (default): everything; ingest: no analysis; analyze: no ingest (scale-out)",
     )
-    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="log verbosity",
+    )
     serve.set_defaults(func=cmd_serve)
 
     migrate = sub.add_parser("migrate", help="create or upgrade the ClickHouse schema")
     _store_args(migrate)
     migrate.add_argument("--cluster", help="render ON CLUSTER / Replicated variants for NAME")
-    migrate.add_argument("--ttl-days", type=int)
+    migrate.add_argument(
+        "--ttl-days", type=int, help="retention of stored spans, in days (default: keep forever)"
+    )
     migrate.set_defaults(func=cmd_migrate)
 
     demo = sub.add_parser(
         "demo", help="collector + reference runtime suite with faults + analysis + dashboard"
     )
-    demo.add_argument("--data-dir", type=Path, default=Path(".planscope/demo"))
-    demo.add_argument("--port", type=int, default=4318, help="collector port")
-    demo.add_argument("--dashboard-port", type=int, default=8501)
-    demo.add_argument("--runs", type=int, default=300)
-    demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(".planscope/demo"),
+        help="spool and embedded store of the demo's collector",
+    )
+    demo.add_argument("--port", type=int, default=4318, help="collector port (busy: a free one)")
+    demo.add_argument(
+        "--dashboard-port", type=int, default=8501, help="dashboard port (busy: a free one)"
+    )
+    demo.add_argument("--runs", type=int, default=300, help="runs of the reference runtime")
+    demo.add_argument("--seed", type=int, default=1, help="seed of the runs (same seed, same runs)")
     demo.add_argument("--no-wait", action="store_true", help="exit after the report")
     demo.set_defaults(func=cmd_demo)
     _register_plugins(sub)
+    _use_formatter(parser)
     return parser
+
+
+def _use_formatter(parser: argparse.ArgumentParser) -> None:
+    """Every (sub)command's help shows defaults the same way, whoever registered it."""
+    parser.formatter_class = HelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _use_formatter(child)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -8,6 +8,8 @@ Capture settings are also honoured without ``configure()``.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
 from typing import Final
 
 PLANSCOPE_ENDPOINT: Final = "PLANSCOPE_ENDPOINT"
@@ -15,6 +17,10 @@ PLANSCOPE_ENDPOINT: Final = "PLANSCOPE_ENDPOINT"
 
 Default ``http://localhost:4318``. Example: ``PLANSCOPE_ENDPOINT=https://planscope.example.com``.
 """
+
+PLANSCOPE_COLLECTOR_URL: Final = "PLANSCOPE_COLLECTOR_URL"
+"""Deprecated name of ``PLANSCOPE_ENDPOINT`` for the ``planscope`` commands and the dashboard;
+still read (with a warning) when ``PLANSCOPE_ENDPOINT`` is unset, until 0.3."""
 
 PLANSCOPE_API_KEY: Final = "PLANSCOPE_API_KEY"
 """API key sent as ``Authorization: Bearer <key>``; the collector maps it to a project."""
@@ -55,6 +61,36 @@ ALL: Final = (
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+_warned: set[str] = set()
+
+
+def collector_url(
+    environ: Mapping[str, str] | None = None, default: str = "http://127.0.0.1:4318"
+) -> str:
+    """The collector URL of the ``planscope`` commands and the dashboard: ``PLANSCOPE_ENDPOINT``,
+    else the deprecated ``PLANSCOPE_COLLECTOR_URL`` (with a warning on stderr), else ``default``.
+
+    >>> collector_url({"PLANSCOPE_ENDPOINT": "http://c:4318"})
+    'http://c:4318'
+    """
+    import os
+
+    env = os.environ if environ is None else environ
+    if env.get(PLANSCOPE_ENDPOINT):
+        return env[PLANSCOPE_ENDPOINT]
+    old = env.get(PLANSCOPE_COLLECTOR_URL)
+    if not old:
+        return default
+    if PLANSCOPE_COLLECTOR_URL not in _warned:
+        _warned.add(PLANSCOPE_COLLECTOR_URL)
+        print(
+            f"planscope: warning: {PLANSCOPE_COLLECTOR_URL} is deprecated and will be removed in "
+            f"0.3; set {PLANSCOPE_ENDPOINT} instead",
+            file=sys.stderr,
+        )
+    return old
 
 
 def parse_bool(name: str, raw: str) -> bool:

@@ -21,7 +21,7 @@ RENDER_BUDGET_S = 2.0
 
 @pytest.fixture(autouse=True)
 def _collector_env(filled: Filled, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLANSCOPE_COLLECTOR_URL", filled.url)
+    monkeypatch.setenv("PLANSCOPE_ENDPOINT", filled.url)
     monkeypatch.delenv("PLANSCOPE_API_KEY", raising=False)
 
 
@@ -213,7 +213,7 @@ def test_compare_variants_and_runs(filled: Filled) -> None:
 
 
 def test_unreachable_collector_is_an_error_message(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLANSCOPE_COLLECTOR_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("PLANSCOPE_ENDPOINT", "http://127.0.0.1:9")
     at = run_app(page="traces")
     assert any("cannot reach the collector" in e.value for e in at.error)
 

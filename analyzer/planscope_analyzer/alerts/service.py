@@ -163,6 +163,8 @@ class AlertsExtension:
                     new = keep_secrets(rule, current.rule)
                 except RuleValidationError as exc:
                     return str(exc)
+                if new == current.rule:  # an unchanged rule keeps its version and history
+                    return current
                 return repo.put(project, new, source=_source(request))
 
             result = await run(write)
