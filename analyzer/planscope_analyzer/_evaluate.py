@@ -25,6 +25,8 @@ LABELED_KINDS = (
     "write_conflict",
     "irreversible_after_failure",
     "unbounded_replan",
+    "scheduler_starvation",
+    "context_lost",
 )
 MAIN_KINDS = LABELED_KINDS[:3]
 """The three failure modes with precision/recall targets."""

@@ -117,6 +117,26 @@ WHERE Project = {project:String} AND TraceId IN splitByChar(',', {ids:String})
   AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
 """
 
+# A central scheduler's spans (queue waits, context switches): read only for traces the typed
+# tables do not fully cover, like the skeletons above.
+LOAD_SCHEDULER = """
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       SpanName AS name, toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
+       SpanAttributes['planscope.scheduler.id'] AS scheduler_id,
+       SpanAttributes['planscope.scheduler.policy'] AS policy,
+       SpanAttributes['planscope.scheduler.requester'] AS requester,
+       SpanAttributes['planscope.scheduler.request_id'] AS request_id,
+       SpanAttributes['planscope.scheduler.switch.op'] AS switch_op,
+       SpanAttributes['planscope.scheduler.context.hash'] AS context_hash,
+       toInt64OrZero(SpanAttributes['planscope.scheduler.context.tokens']) AS context_tokens,
+       SpanAttributes['planscope.scheduler.context.saved_hash'] AS saved_hash,
+       toInt64OrZero(SpanAttributes['planscope.scheduler.context.saved_tokens']) AS saved_tokens
+FROM otel_traces
+WHERE Project = {project:String} AND TraceId IN splitByChar(',', {ids:String})
+  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
+  AND SpanName IN ('scheduler.queue', 'scheduler.context_switch')
+"""
+
 # --- selecting work ---------------------------------------------------------------------------
 # Traces whose first span started in [since, until): a full or time-windowed pass.
 TRACES_IN_WINDOW = """
