@@ -25,8 +25,8 @@ Two patterns, both blamed on the planner:
 
 A more specific structural cause wins: when the trace has a context-starved step, a context a
 scheduler lost across a switch (or, for the first pattern, unordered concurrent writers), that
-finding explains the failure and plan-propagation is not reported. Runs without a plan (ReAct) have no planner to blame and are
-skipped.
+finding explains the failure and plan-propagation is not reported. Runs without a plan
+(ReAct) have no planner to blame and are skipped.
 """
 
 from __future__ import annotations
