@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from ..importers import _conventions as C
 from ..importers._conversation import FRAMEWORK_MAGENTIC, Conversation, Ledger, Turn, TurnKind

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from planscope._capture import normalise_message
+from planscope.fingerprints import normalise_message
 
 from ..importers._conversation import Conversation
 from ..importers._whowhen import exit_code

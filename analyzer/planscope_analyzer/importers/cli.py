@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from planscope import PlanscopeError
-from planscope import _env as ENV
+from planscope import PlanscopeError, semconv
+from planscope import environment_variables as ENV
 
 from ._conversation import Conversation
 from ._import import (
@@ -34,7 +34,7 @@ from ._import import (
 )
 from ._whowhen import parse_whowhen
 
-LOOP_FINDING_KINDS = ("runaway_loop", "unbounded_replan")
+LOOP_FINDING_KINDS = (semconv.FINDING_RUNAWAY_LOOP, semconv.FINDING_UNBOUNDED_REPLAN)
 """Analyzer finding kinds that report repetition (compared with repetition labels)."""
 
 

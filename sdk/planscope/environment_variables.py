@@ -1,7 +1,12 @@
-"""Environment variables read by the planscope SDK, one constant each.
+"""Environment variables read by planscope, one constant each (like
+``opentelemetry.environment_variables``).
 
 Arguments given to :func:`planscope.configure` win over the environment; the environment wins over
 the built-in defaults. Capture settings are also honoured without ``configure()``.
+
+>>> from planscope import environment_variables as env
+>>> env.PLANSCOPE_ENDPOINT
+'PLANSCOPE_ENDPOINT'
 """
 
 from __future__ import annotations
