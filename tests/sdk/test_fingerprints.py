@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import planscope
+import pytest
 from planscope import semconv as A
 from planscope.fingerprints import fingerprint, normalise_message, status_fingerprint
 
@@ -19,9 +18,7 @@ MESSAGES = [
 
 
 @pytest.mark.parametrize("message", MESSAGES)
-def test_sdk_fingerprint_equals_the_one_derived_from_the_status(
-    spans: Spans, message: str
-) -> None:
+def test_sdk_fingerprint_equals_the_one_derived_from_the_status(spans: Spans, message: str) -> None:
     @planscope.step("fetch")
     def fetch() -> None:
         raise ValueError(message)
