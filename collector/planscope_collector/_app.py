@@ -194,9 +194,18 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await anyio.to_thread.run_sync(collector.start)
+        receiver = None
         try:
+            if settings.grpc_port is not None and settings.role != "analyze":
+                from ._grpc import GrpcReceiver  # same accept path as /v1/traces
+
+                receiver = GrpcReceiver(collector)
+                receiver.start()
+            app.state.grpc = receiver
             yield
         finally:
+            if receiver is not None:
+                await anyio.to_thread.run_sync(receiver.stop)
             await anyio.to_thread.run_sync(collector.stop)
 
     app = FastAPI(

@@ -10,6 +10,7 @@ import time
 import uvicorn
 
 from ._app import create_app
+from ._errors import CollectorError
 from ._settings import CollectorSettings
 
 
@@ -18,6 +19,8 @@ def serve(settings: CollectorSettings, log_level: str = "info") -> None:
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
+    if settings.grpc_port:  # fail before starting anything, with a line that says what to do
+        _check_port_free(settings.host, settings.grpc_port)
     uvicorn.run(
         create_app(settings),
         host=settings.host,
@@ -30,15 +33,21 @@ def serve(settings: CollectorSettings, log_level: str = "info") -> None:
 class BackgroundServer:
     """A real uvicorn collector in a thread, on a loopback port (``port=0`` picks a free one).
 
+    In-process servers (demos, tests, benchmarks) speak OTLP/gRPC only when asked
+    (``grpc=True``), so they never compete for port 4317; ``grpc_port=0`` picks a free one.
+
     >>> from pathlib import Path; import tempfile
     >>> with BackgroundServer(CollectorSettings(data_dir=Path(tempfile.mkdtemp()), port=0)) as s:
     ...     s.url.startswith("http://127.0.0.1:")
     True
     """
 
-    def __init__(self, settings: CollectorSettings, log_level: str = "warning") -> None:
+    def __init__(
+        self, settings: CollectorSettings, log_level: str = "warning", *, grpc: bool = False
+    ) -> None:
         port = settings.port or _free_port(settings.host)
-        self.settings = settings.model_copy(update={"port": port})
+        grpc_port = settings.grpc_port if grpc else None
+        self.settings = settings.model_copy(update={"port": port, "grpc_port": grpc_port})
         self.app = create_app(self.settings)
         config = uvicorn.Config(
             self.app, host=self.settings.host, port=port, log_level=log_level, lifespan="on"
@@ -51,6 +60,14 @@ class BackgroundServer:
     @property
     def url(self) -> str:
         return f"http://{self.settings.host}:{self.settings.port}"
+
+    @property
+    def grpc_target(self) -> str:
+        """``host:port`` of the OTLP/gRPC receiver (started with ``grpc=True``)."""
+        receiver = getattr(self.app.state, "grpc", None)
+        if receiver is None:
+            raise RuntimeError("this server was started without OTLP/gRPC")
+        return f"{self.settings.host}:{receiver.port}"
 
     def start(self, timeout: float = 60.0) -> BackgroundServer:
         self._thread.start()
@@ -70,6 +87,17 @@ class BackgroundServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _check_port_free(host: str, port: int) -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise CollectorError(
+                f"cannot listen for OTLP/gRPC on {host}:{port} ({exc.strerror}); pick another "
+                "port with --grpc-port N (0 = any free port) or turn gRPC off with --grpc-port off"
+            ) from None
 
 
 def _free_port(host: str) -> int:

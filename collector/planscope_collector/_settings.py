@@ -22,6 +22,9 @@ class CollectorSettings(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = Field(4318, ge=0, le=65535)
+    """OTLP/HTTP and the query API."""
+    grpc_port: int | None = Field(4317, ge=0, le=65535)
+    """OTLP/gRPC; 0 picks a free port, None turns gRPC off."""
     data_dir: Path = DEFAULT_DATA_DIR
     """Spool and (in embedded mode) the chDB store live here."""
     clickhouse_url: str | None = None

@@ -59,6 +59,8 @@ def _settings(args: argparse.Namespace, **extra: Any) -> Any:
         values["data_dir"] = args.data_dir
     if getattr(args, "clickhouse_url", None):
         values["clickhouse_url"] = args.clickhouse_url
+    if getattr(args, "grpc_port", None) is not None:
+        values["grpc_port"] = None if args.grpc_port == "off" else args.grpc_port
     for name in ("host", "port", "spool_max_bytes", "max_body_bytes", "ttl_days", "role"):
         if getattr(args, name, None) is not None:
             values[name] = getattr(args, name)
@@ -66,6 +68,18 @@ def _settings(args: argparse.Namespace, **extra: Any) -> Any:
         return collector.CollectorSettings(**values)
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise PlanscopeError(f"invalid settings: {exc}") from None
+
+
+def _grpc_port(value: str) -> int | str:
+    if value.strip().lower() in ("off", "none", "no", "false"):
+        return "off"
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port or 'off', got {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is out of range 0-65535")
+    return port
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -134,7 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="run the collector (OTLP ingest + query API)")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=4318)
+    serve.add_argument("--port", type=int, default=4318, help="OTLP/HTTP + query API port")
+    serve.add_argument(
+        "--grpc-port",
+        type=_grpc_port,
+        default=4317,
+        help="OTLP/gRPC port (default 4317; 0 = any free port; 'off' = no gRPC)",
+    )
     _store_args(serve)
     serve.add_argument("--api-key", help="require this key (Authorization: Bearer KEY)")
     serve.add_argument("--project", default="default", help="the project --api-key writes to")
