@@ -4,8 +4,8 @@ Every driver error is mapped onto one of three classes, because the writer must 
 differently (docs/collector.md, "Failure classes"):
 
 * :class:`StoreUnavailable` - transient: network, timeouts, disk full, too many parts,
-  memory, missing table or credentials (an operator fixes those). Retried with back-off, never
-  quarantined: the data is fine, the store is not.
+  memory, credentials, and for inserts a missing table (an operator fixes those). Retried
+  with back-off, never quarantined: the data is fine, the store is not.
 * :class:`StoreRejected` - permanent for *this data*: a value out of range, a type the column
   cannot hold, too many partitions in one block. Retrying the same rows fails again, so the
   writer isolates the request that causes it and quarantines it alone.
@@ -44,9 +44,6 @@ _CODE_RE = re.compile(r"Code: (\d+)")
 # ClickHouse error codes that mean "the store, not this data, is the problem: try again".
 TRANSIENT_CODES = frozenset(
     {
-        16,  # NO_SUCH_COLUMN_IN_TABLE (schema not migrated yet: an operator fixes it)
-        60,  # UNKNOWN_TABLE
-        81,  # UNKNOWN_DATABASE
         159,  # TIMEOUT_EXCEEDED
         164,  # READONLY
         173,  # CANNOT_ALLOCATE_MEMORY
@@ -70,6 +67,15 @@ TRANSIENT_CODES = frozenset(
         999,  # KEEPER_EXCEPTION
     }
 )
+# For an insert, a missing table or column is the schema's state (not migrated yet, detached):
+# an operator fixes it and the same rows then go in. For a query it is the query's error.
+INSERT_TRANSIENT_CODES = frozenset(
+    {
+        16,  # NO_SUCH_COLUMN_IN_TABLE
+        60,  # UNKNOWN_TABLE
+        81,  # UNKNOWN_DATABASE
+    }
+)
 _TRANSIENT_MESSAGES = ("No space left on device", "Cannot allocate memory", "Too many parts")
 # Shares code 252 with TOO_MANY_PARTS, but is caused by the rows of one block.
 _DATA_MESSAGES = ("Too many partitions for single INSERT block",)
@@ -85,7 +91,7 @@ def error_code(exc: BaseException) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def is_transient(exc: BaseException) -> bool:
+def is_transient(exc: BaseException, *, insert: bool = False) -> bool:
     """True when a ClickHouse error is the store's state (retry), False when it is the data's.
 
     >>> is_transient(RuntimeError("Code: 252. DB::Exception: Too many parts (300)"))
@@ -100,7 +106,8 @@ def is_transient(exc: BaseException) -> bool:
         return False
     if any(text in message for text in _TRANSIENT_MESSAGES):
         return True
-    return error_code(exc) in TRANSIENT_CODES
+    code = error_code(exc)
+    return code in TRANSIENT_CODES or (insert and code in INSERT_TRANSIENT_CODES)
 
 
 __all__ = [

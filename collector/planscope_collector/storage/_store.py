@@ -226,10 +226,11 @@ class Store:
                     f"chDB allows one data directory per process and another one is open; "
                     f"close every store on it before opening {self._target.display} ({message})"
                 ) from exc
-            if is_transient(exc):
+            insert = action.startswith("insert")
+            if is_transient(exc, insert=insert):
                 self._discard_client()
                 raise StoreUnavailable(f"{action} on {self._target.display}: {message}") from exc
-            if action.startswith("insert"):
+            if insert:
                 raise StoreRejected(f"{action} on {self._target.display}: {message}") from exc
             raise StoreError(f"{action} on {self._target.display}: {message}") from exc
 
