@@ -1,9 +1,11 @@
-"""Run every benchmark in turn with its defaults (``make bench``); ``--quick`` for a smoke run.
+"""Run every benchmark in benchmarks/ in turn (``make bench``); ``--quick`` for a smoke run.
 
-    .venv/bin/python benchmarks/run_all.py [--quick] [--json-dir DIR]
+    .venv/bin/python benchmarks/run_all.py [--quick] [--json-dir DIR] [NAME ...]
 
 Each benchmark runs as its own process (chDB allows one data dir per process, and the SDK
-benchmark needs a process without a global TracerProvider). Exits non-zero if any failed.
+benchmark needs a process without a global TracerProvider). At full size the whole set takes
+tens of minutes on two cores (two of them fill a 1M-span store); ``--quick`` passes each one the
+small-size arguments below. Exits non-zero if any failed.
 """
 
 from __future__ import annotations
@@ -15,12 +17,22 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHMARKS = ("sdk_overhead", "collector_ingest")
+QUICK: dict[str, list[str]] = {
+    "sdk_overhead": ["--quick"],
+    "collector_ingest": ["--quick"],
+    "storage_footprint": ["--quick"],
+    "query_latency": ["--spans", "50000", "--days", "3", "--repeat", "5"],
+    "analyzer_scale": ["--spans", "50000", "--days", "3"],
+    "alert_freshness": ["--samples", "5", "--load", "500"],
+    "variants_report": [],
+}
+"""Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
+BENCHMARKS = tuple(QUICK)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="pass --quick to every benchmark")
+    parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
     parser.add_argument("--json-dir", type=Path, help="write <name>.json for each benchmark here")
     parser.add_argument("only", nargs="*", help=f"run only these of {', '.join(BENCHMARKS)}")
     args = parser.parse_args()
@@ -31,7 +43,7 @@ def main() -> int:
     for name in args.only or BENCHMARKS:
         cmd = [sys.executable, str(HERE / f"{name}.py")]
         if args.quick:
-            cmd.append("--quick")
+            cmd += QUICK[name]
         if args.json_dir is not None:
             args.json_dir.mkdir(parents=True, exist_ok=True)
             cmd += ["--json", str(args.json_dir / f"{name}.json")]

@@ -135,6 +135,20 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|")
     for v, row in rows.items():
         print(f"| {v} | {row['wall_ms_chain']:.0f} | {row['wall_ms_wide']:.0f} |")
+    if "adapt" in healthy:
+        print("\n### ADaPT: decompositions per task (healthy runs)\n")
+        print("| actions in the task | tasks | decomposed | decompositions/run | LLM calls/run |")
+        print("|---:|---:|---:|---:|---:|")
+        by_size: dict[int, list[RunResult]] = defaultdict(list)
+        for r in healthy["adapt"]:
+            by_size[len(TASKS[r.task].steps)].append(r)
+        for size, runs in sorted(by_size.items()):
+            splits = [r.counters.plans - 1 for r in runs]
+            print(
+                f"| {size} | {len(runs)} | {sum(s > 0 for s in splits)} "
+                f"| {statistics.mean(splits):.2f} "
+                f"| {statistics.mean(r.counters.llm_calls for r in runs):.1f} |"
+            )
     print(
         f"\n(tool latency {args.tool_latency * 1000:.0f} ms, model latency "
         f"{args.model_latency * 1000:.0f} ms + {args.per_token * 1e6:.0f} µs/token, "

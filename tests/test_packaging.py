@@ -54,3 +54,28 @@ def test_invalid_settings_are_a_clear_error(tmp_path: Path) -> None:
     )
     assert out.returncode == 2
     assert "invalid settings" in out.stderr and "port" in out.stderr
+
+
+def test_python_m_planscope_beside_a_folder_named_planscope_keeps_its_subcommands(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "planscope").mkdir()  # e.g. the clone itself, seen from its parent folder
+    out = subprocess.run(
+        [sys.executable, "-m", "planscope", "--help"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    for command in ("run", "analyze", "alerts", "import", "dashboard"):
+        assert f"    {command}" in out.stdout, out.stdout
+
+
+def test_make_bench_runs_every_benchmark() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import run_all
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    scripts = {p.stem for p in (ROOT / "benchmarks").glob("*.py") if not p.stem.startswith("_")}
+    assert set(run_all.BENCHMARKS) == scripts - {"run_all"}

@@ -208,8 +208,15 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
                 await anyio.to_thread.run_sync(receiver.stop)
             await anyio.to_thread.run_sync(collector.stop)
 
+    # No Swagger UI / ReDoc pages: FastAPI loads them from a CDN, blank offline. The schema
+    # stays at /openapi.json for any OpenAPI viewer.
     app = FastAPI(
-        title="planscope collector", version="0.1.0", lifespan=lifespan, **_no_self_telemetry()
+        title="planscope collector",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        **_no_self_telemetry(),
     )
     app.state.collector = collector
     collector.extensions = load_extensions(collector)

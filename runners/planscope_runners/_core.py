@@ -90,6 +90,9 @@ class RunOptions:
     max_iterations: int = 40
     continue_on_error: bool = False
     check_write_conflicts: bool = True
+    executor_turns: int = 1
+    """Model calls the executor may make in one attempt (act, observe, act again). ADaPT's
+    executor works through a sub-task this way and only reports failure when it cannot."""
 
 
 @dataclass
@@ -159,6 +162,12 @@ class Run:
         self.irreversible_done: list[str] = []
         self.counters = Counters()
         self.failures: list[str] = []
+        self.call_results: dict[str, Any] = {}
+        """Result of every successful tool call that carried a call id (the executor's memory
+        of what it already did, so a retried attempt does not redo finished actions)."""
+        self.planned_steps: set[str] = set()
+        self.split_nodes: set[str] = set()
+        """Steps some plan version was scoped to (decomposed or replanned)."""
         self._lock = threading.Lock()
 
     @property
@@ -313,6 +322,9 @@ class Run:
                 draft = replace(draft, plan=replace(draft.plan, approval="not_required"))
             self.version = draft.plan.version
             self.count(plans=1, replans=1 if draft.plan.version > 1 else 0)
+            self.planned_steps.update(s.id for s in draft.plan.steps)
+            if scope is not None:
+                self.split_nodes.add(scope)
             span.set_plan(draft.plan)
             if decision is not None:
                 approved = not isinstance(decision, Rejected)
@@ -416,36 +428,64 @@ class Run:
                 calls = (ToolCall(step.tool or "", resolve_args(script_args, context)),)
                 response = ChatResponse(content="script", tool_calls=calls)
             else:
-                response = self.llm(
-                    "executor",
-                    "act",
-                    prompts.executor_messages(step.id, step.description, step.tool, context),
-                    tools=[self.tools[step.tool]]
-                    if step.tool is not None and step.tool in self.tools
-                    else self.tools.values(),
-                    hints=self.hints(step_id=step.id, context=dict(context), covers=list(covers)),
-                )
+                response = self._act(step, context, covers, ())
             outcomes: list[tuple[bool, str]] = []
+            acted = False
+            turns = 1
             try:
-                for call in response.tool_calls:
-                    result = self.call_tool(step.id, call)
-                    outcomes.append((True, f"{call.name} -> {json.dumps(result, default=str)}"))
-                    for key in step.produces:
+                while response.tool_calls:
+                    acted = True
+                    for call in response.tool_calls:
+                        result = self.call_tool(step.id, call)
+                        outcomes.append((True, f"{call.name} -> {json.dumps(result, default=str)}"))
                         with self._lock:
-                            self.blackboard[key] = result
+                            if call.id:
+                                self.call_results[call.id] = result
+                            for key in step.produces:
+                                self.blackboard[key] = result
+                    if turns >= self.options.executor_turns:
+                        break
+                    turns += 1
+                    response = self._act(step, context, covers, [o[1] for o in outcomes])
             except ToolError as exc:
                 outcomes.append((False, f"error: {exc}"))
                 if self_assess:
                     self._assess(step, outcomes)
                 raise
-            if not response.tool_calls:
+            if not acted:
                 outcomes.append((False, f"no action: {response.content}"))
             if self_assess:
                 return self._assess(step, outcomes)
-            if not response.tool_calls:
+            if not acted:
                 raise ToolError(f"the executor took no action: {response.content}")
             span.set_output([o[1] for o in outcomes])
             return None
+
+    def _act(
+        self,
+        step: PlanStep,
+        context: Mapping[str, Any],
+        covers: Sequence[str],
+        observations: Sequence[str],
+    ) -> ChatResponse:
+        """One executor model call for a step; ``observations`` are this attempt's results so
+        far (an executor with several turns sees what its earlier calls returned)."""
+        messages = prompts.executor_messages(step.id, step.description, step.tool, context)
+        if observations:
+            messages = (*messages, Message("user", "Results so far:\n" + "\n".join(observations)))
+        with self._lock:
+            done = dict(self.call_results)
+        return self.llm(
+            "executor",
+            "act",
+            messages,
+            tools=[self.tools[step.tool]]
+            if step.tool is not None and step.tool in self.tools
+            else self.tools.values(),
+            hints=self.hints(
+                step_id=step.id, context=dict(context), covers=list(covers), done_calls=done
+            ),
+        )
 
     def _assess(self, step: PlanStep, outcomes: Sequence[tuple[bool, str]]) -> str:
         response = self.llm(

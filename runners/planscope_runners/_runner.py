@@ -42,6 +42,8 @@ class RunResult:
     counters: Counters
     wall_time_s: float
     seed: int = 0
+    inert: tuple[str, ...] = ()
+    """Injected knobs that never took effect (no expected finding comes from them)."""
 
     @property
     def success(self) -> bool:
@@ -57,6 +59,7 @@ class RunResult:
             "task": self.task,
             "seed": self.seed,
             "faults": [f.to_dict() for f in self.faults],
+            "inert_faults": list(self.inert),
             "expected_findings": [e.to_dict() for e in self.expected],
             "negative_findings": [e.to_dict() for e in self.negatives],
             "healthy": not self.expected,
@@ -141,6 +144,7 @@ def run_task(
             max_depth=max_depth,
             continue_on_error="irreversible_after_failure" in knobs,
             check_write_conflicts="write_conflict" not in knobs,
+            executor_turns=spec.executor_turns,
         )
         environment.reset(the_task)
         return _execute(spec.name, environment, the_task, options, resolved, seed)
@@ -188,7 +192,8 @@ def _execute(
         if outcome == "failure" and reason is None:
             reason = "the success check failed"
     fired = {knob: r.injector.first_step(knob) for knob in r.knobs}
-    expected, negatives = expected_findings(faults, task, fired_at=lambda k: fired.get(k))
+    effective = tuple(f for f in faults if _took_effect(r, f))
+    expected, negatives = expected_findings(effective, task, fired_at=lambda k: fired.get(k))
     return RunResult(
         run_id=r.run_id,
         trace_id=r.trace_id,
@@ -203,7 +208,29 @@ def _execute(
         counters=r.counters,
         wall_time_s=time.perf_counter() - started,
         seed=seed,
+        inert=tuple(f.knob for f in faults if f not in effective),
     )
+
+
+PLANNER_KNOBS = frozenset(
+    {"context_starved", "misread_objective", "implicit_dependency", "write_conflict"}
+)
+"""Faults the planner writes into a plan step: they exist only if the planner wrote that step."""
+
+
+def _took_effect(r: Run, fault: Fault) -> bool:
+    """False for a planner-side fault the run never reached: ADaPT's executor may finish the
+    task (or the sub-task holding the target) without the planner ever writing the target
+    step, or never fail the root the re-split fault needs; and only the scripted planner
+    writes these faults at all. Such a run has nothing to find."""
+    planner_side = fault.knob in PLANNER_KNOBS or fault.knob == "adapt_same_goal"
+    if planner_side and not isinstance(r.options.planner, ScriptedModel):
+        return False
+    if fault.knob == "adapt_same_goal":
+        return fault.target in r.split_nodes
+    if fault.knob in PLANNER_KNOBS:
+        return fault.target in r.planned_steps
+    return True
 
 
 # --- suites ---------------------------------------------------------------------------------------
@@ -277,6 +304,8 @@ def run_suite(
     labels_path: str | Path | None = None,
     *,
     model: str | ChatModel = "scripted",
+    planner: ChatModel | None = None,
+    executor: ChatModel | None = None,
     service_name: str = SERVICE_NAME,
     progress: Callable[[int, int, RunResult], None] | None = None,
 ) -> SuiteResult:
@@ -284,7 +313,7 @@ def run_suite(
     ``fault_rate`` share of them with one fault; write one label per run to ``labels_path``.
 
     With ``endpoint`` spans go to that collector (``planscope.configure``) and are flushed at
-    the end.
+    the end. ``model`` serves both roles; ``planner`` / ``executor`` override per role.
 
     >>> suite = run_suite(10, fault_rate=0.3, seed=1, labels_path="/tmp/labels.jsonl")
     >>> len(suite.runs)
@@ -303,7 +332,16 @@ def run_suite(
         planned = plan_suite(n_runs, fault_rate, seed, variants, envs)
         for i, (variant, env_name, task_id, knobs, run_seed) in enumerate(planned, start=1):
             env = envs_cache.get(env_name) or envs_cache.setdefault(env_name, make_env(env_name))
-            run = run_task(variant, env, TASKS[task_id], knobs, model, seed=run_seed)
+            run = run_task(
+                variant,
+                env,
+                TASKS[task_id],
+                knobs,
+                model,
+                planner=planner,
+                executor=executor,
+                seed=run_seed,
+            )
             result.runs.append(run)
             if out is not None:
                 out.write(json.dumps(run.label(), default=str) + "\n")

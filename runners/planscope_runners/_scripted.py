@@ -22,8 +22,10 @@ from ._faults import Fault
 from ._ir import dump_steps
 from ._models import PRICES, ChatRequest, ChatResponse, Price, ToolCall, Usage, render_messages
 
-EXECUTOR_CAPACITY = 1
-"""Reference steps the scripted executor completes in one attempt (ADaPT decomposes beyond)."""
+EXECUTOR_CAPACITY = 4
+"""Reference steps the scripted executor takes on in one attempt: a sub-task of more actions is
+too complex for it and it says so (ADaPT then decomposes); a smaller one it works through, one
+tool call per turn, as long as the runtime gives it turns."""
 
 
 class ScriptedModel:
@@ -236,19 +238,31 @@ class ScriptedModel:
                 f"({', '.join(covers)}).",
                 (),
             )
-        spec = task.step(covers[0])
+        done: Mapping[str, Any] = hints.get("done_calls") or {}
+        order = [s.id for s in task.order() if s.id in covers]
+        pending = [c for c in order if _call_id(c) not in done]
+        if not pending:
+            return "DONE: every action of this sub-task succeeded.", ()
+        spec = task.step(pending[0])
         context = dict(hints.get("context") or {})
+        if len(covers) > 1:  # a composite sub-task: its description states the facts
+            context = {**task.facts, **context}
+            for ref, result in done.items():
+                produced = task.step(ref[len("call_") :]).produces if ref[5:] in known else None
+                if produced:
+                    context.setdefault(produced, result)
         for fact in spec.fact_refs:
             if fact not in context:  # not handed over: the executor guesses (and misreads)
                 context[fact] = task.misread.get(fact)
         args = resolve_args(spec.args, context)
-        return f"Calling {spec.tool} for step {step_id}.", (
-            ToolCall(spec.tool, args, id=f"call_{step_id}"),
+        return f"Calling {spec.tool} for step {spec.id}.", (
+            ToolCall(spec.tool, args, id=_call_id(spec.id)),
         )
 
     def _assess(self, hints: Mapping[str, Any]) -> tuple[str, tuple[ToolCall, ...]]:
         outcomes: Sequence[tuple[bool, str]] = hints.get("outcomes", ())
-        ok = bool(outcomes) and all(o for o, _ in outcomes)
+        # "DONE" without an action: an earlier attempt already finished this sub-task
+        ok = bool(outcomes) and all(o or t.startswith("no action: DONE") for o, t in outcomes)
         reason = "all actions succeeded" if ok else "an action failed or none was taken"
         return json.dumps({"success": ok, "reason": reason}), ()
 
@@ -270,3 +284,7 @@ class ScriptedModel:
         args = resolve_args(spec.args, context)
         thought = f"Thought: next I need to {render_text(spec.description, task.facts)}."
         return thought, (ToolCall(spec.tool, args, id=f"call_{len(history) + 1}"),)
+
+
+def _call_id(reference_step: str) -> str:
+    return f"call_{reference_step}"

@@ -162,7 +162,7 @@ class _Progress:
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
-    planner, _ = _models(args)
+    planner, executor = _models(args)
     progress = _Progress(not args.quiet)
     suite = run_suite(
         args.runs,
@@ -172,7 +172,8 @@ def cmd_suite(args: argparse.Namespace) -> int:
         envs=_csv(args.envs) if args.envs else None,
         endpoint=args.endpoint,
         labels_path=args.labels,
-        model=planner or "scripted",
+        planner=planner,
+        executor=executor,
         service_name=args.service_name,
         progress=progress,
     )
@@ -194,7 +195,24 @@ def cmd_suite(args: argparse.Namespace) -> int:
         f"{len(suite.runs)} runs, {faulty} with an injected fault"
         + (f"; labels in {args.labels}" if args.labels else "")
     )
+    print(_provenance(args))
     return 0
+
+
+def _provenance(args: argparse.Namespace) -> str:
+    """Say where the figures come from, next to them."""
+    if args.model == "openai":
+        return (
+            f"real models: planner {args.planner_model}, executor {args.executor_model} at "
+            f"{args.base_url}; tokens and latency as the server reported and measured; "
+            "planner-side fault knobs do not apply (only tool-side faults are injected)."
+        )
+    return (
+        "SYNTHETIC: scripted models that plan from each task's reference plan (so success is "
+        "near 100% by construction), token counts estimated from prompt/answer text, no model "
+        "latency. For real figures: planscope suite --model openai --base-url URL "
+        "--planner-model ID --executor-model ID"
+    )
 
 
 def _shutdown_exporter() -> None:

@@ -123,7 +123,7 @@ def _register_plugins(sub: Any) -> None:
         try:
             register = importlib.import_module(module).register
         except ImportError as exc:
-            if exc.name and module.startswith(exc.name):
+            if exc.name == module.split(".")[0]:
                 continue  # the component is not part of this build
             for name in commands:
                 stub = sub.add_parser(name, help=f"(needs planscope[{extra}])")

@@ -1,7 +1,8 @@
 """End to end in a real headless Chromium: collector + real runs + ``planscope dashboard``.
 
 Debian's /usr/bin/chromium driven by playwright's Python API (never a browser download). Saves a
-screenshot of each page to docs/screenshots/.
+screenshot of each page to a temporary folder, or to docs/screenshots/ when asked
+(``PLANSCOPE_UPDATE_SCREENSHOTS=1``, ``make screenshots``): a test run never changes tracked files.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,7 +36,11 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SCREENSHOTS = Path(__file__).parents[2] / "docs" / "screenshots"
+SCREENSHOTS = (
+    Path(__file__).parents[2] / "docs" / "screenshots"
+    if os.environ.get("PLANSCOPE_UPDATE_SCREENSHOTS") == "1"
+    else Path(tempfile.gettempdir()) / "planscope-screenshots"
+)
 PAGE_TIMEOUT_MS = 90_000
 
 if not CHROMIUM.exists():

@@ -69,7 +69,16 @@ def test_flaky_tool_recovers_within_budget_and_is_a_negative_label(spans: Spans)
     assert not any(e.name == A.EVENT_RETRY_BUDGET_EXCEEDED for s in attempts for e in s.events)
 
 
-@pytest.mark.parametrize("variant", ["plan_and_act", "dag", "adapt"])
+def test_a_planner_fault_adapt_never_reaches_is_inert_and_labels_nothing(spans: Spans) -> None:
+    # ADaPT's executor finishes both halves of this 5-action task, so the planner never
+    # writes the starved step: the run is healthy and its label says the fault was inert
+    result = run_task("adapt", "ops", "ops-deploy-billing", ["context_starved"], seed=1)
+    assert result.success and result.expected == () and result.inert == ("context_starved",)
+    assert result.label()["inert_faults"] == ["context_starved"]
+    assert result.faults[0].target not in {s["id"] for p in spans.plans() for s in p["steps"]}
+
+
+@pytest.mark.parametrize("variant", ["plan_and_act", "dag"])
 def test_context_starved_step_misses_a_required_key(spans: Spans, variant: str) -> None:
     result = run_task(variant, "ops", "ops-deploy-billing", ["context_starved"], seed=1)
     assert result.outcome == "failure"

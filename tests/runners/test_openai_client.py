@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from planscope import _attributes as A
+from planscope._cli import main
 from planscope_runners import (
     ChatRequest,
     Message,
@@ -157,3 +158,17 @@ def test_a_full_run_with_http_planner_and_executor(server: FakeOpenAI, spans: Sp
     assert {attr(s, A.GEN_AI_REQUEST_MODEL) for s in llms} == {"gpt-4o", "gpt-4o-mini"}
     assert all(attr(s, A.GEN_AI_USAGE_INPUT_TOKENS) == 100 for s in llms)
     assert result.counters.input_tokens == 400
+
+
+def test_suite_takes_planner_and_executor_models_separately(
+    server: FakeOpenAI, spans: Spans, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["suite", "--runs", "2", "--variants", "plan_and_act", "--envs", "files"]
+    args += ["--fault-rate", "0", "--quiet", "--model", "openai", "--base-url", server.url]
+    with pytest.raises(SystemExit) as exit_info:
+        main([*args, "--planner-model", "big-planner", "--executor-model", "small-executor"])
+    assert exit_info.value.code == 0
+    assert {r["model"] for r in server.requests} == {"big-planner", "small-executor"}
+    out = capsys.readouterr().out
+    assert "real models: planner big-planner, executor small-executor" in out
+    assert "SYNTHETIC" not in out

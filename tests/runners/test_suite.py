@@ -16,6 +16,7 @@ LABEL_KEYS = {
     "env",
     "task",
     "seed",
+    "inert_faults",
     "faults",
     "expected_findings",
     "negative_findings",
@@ -65,6 +66,7 @@ def test_cli_run_scenario_and_suite(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert exit_info.value.code == 0
     captured = capsys.readouterr()
     assert "10/10 runs" in captured.err and "plan_and_act" in captured.out
+    assert "SYNTHETIC: scripted models" in captured.out
     assert len((tmp_path / "s.jsonl").read_text().splitlines()) == 10
 
     with pytest.raises(SystemExit) as exit_info:

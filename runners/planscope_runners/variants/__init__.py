@@ -24,13 +24,15 @@ class Variant:
     description: str
     run: Callable[[Run], str | None]
     budget: RetryBudget = DEFAULT_BUDGET
+    executor_turns: int = 1
+    """Model calls an executor may make in one attempt (see ``RunOptions.executor_turns``)."""
 
 
 VARIANTS: dict[str, Variant] = {
     v.name: v
     for v in (
         Variant(plan_and_act.NAME, plan_and_act.DESCRIPTION, plan_and_act.run),
-        Variant(adapt.NAME, adapt.DESCRIPTION, adapt.run, adapt.BUDGET),
+        Variant(adapt.NAME, adapt.DESCRIPTION, adapt.run, adapt.BUDGET, adapt.EXECUTOR_TURNS),
         Variant(scripts.NAME, scripts.DESCRIPTION, scripts.run),
         Variant(dag.NAME, dag.DESCRIPTION, dag.run),
         Variant(react.NAME, react.DESCRIPTION, react.run, react.BUDGET),

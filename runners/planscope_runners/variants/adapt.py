@@ -22,6 +22,9 @@ NAME = "adapt"
 DESCRIPTION = "executor first with self-assessment, recursive AND/OR decomposition on failure"
 BUDGET = replace(DEFAULT_BUDGET, max_replans=24)
 """Decompositions are plan versions: ADaPT needs more of them than a replanning variant."""
+EXECUTOR_TURNS = 8
+"""The executor works through a sub-task in up to this many model calls (act, observe, act)
+before it judges its own result; only a sub-task it cannot finish is decomposed."""
 
 
 class _Tree:
