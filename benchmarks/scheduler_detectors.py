@@ -19,7 +19,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_analyzer import Analyzer, Finding, TraceData, score
 from planscope_analyzer.detectors import ContextLost, SchedulerStarvation, make_finding
 from planscope_collector.storage import open_store

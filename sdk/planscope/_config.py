@@ -16,7 +16,7 @@ from typing import Any
 
 from opentelemetry import trace
 
-from . import _env
+from . import environment_variables as _env
 from ._budget import RetryBudget
 from ._capture import Redactor
 from ._errors import ConfigurationError
@@ -155,18 +155,61 @@ def _is_real_provider(provider: object) -> bool:
     return not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 
 
-def _parse_headers(raw: str) -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for part in raw.split(","):
-        if not part.strip():
-            continue
-        key, sep, value = part.partition("=")
-        if not sep or not key.strip():
-            raise ConfigurationError(
-                f"{_env.PLANSCOPE_HEADERS} must be key=value pairs separated by commas, got {raw!r}"
-            )
-        headers[key.strip()] = value.strip()
-    return headers
+# OpenTelemetry's own variables (the OTLP exporter specification), read when planscope's are unset.
+OTEL_ENDPOINT = "OTEL_EXPORTER_OTLP_ENDPOINT"
+OTEL_TRACES_ENDPOINT = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+OTEL_HEADERS = "OTEL_EXPORTER_OTLP_HEADERS"
+OTEL_TRACES_HEADERS = "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
+OTEL_SERVICE_NAME = "OTEL_SERVICE_NAME"
+OTEL_PROTOCOL = "OTEL_EXPORTER_OTLP_PROTOCOL"
+OTEL_TRACES_PROTOCOL = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+TRACES_PATH = "/v1/traces"
+
+
+def _parse_headers(name: str, raw: str) -> dict[str, str]:
+    """``k=v,k2=v2`` with URL-encoded values, parsed by OpenTelemetry's own helper."""
+    from opentelemetry.util.re import parse_env_headers
+
+    try:
+        return dict(parse_env_headers(raw, liberal=True))
+    except Exception as exc:  # the helper's failure modes are not part of its contract
+        raise ConfigurationError(f"{name}={raw!r} is not a list of key=value pairs") from exc
+
+
+def traces_url(endpoint: str | None, env: Mapping[str, str]) -> str:
+    """The URL spans are POSTed to, by the OTLP exporter specification's precedence.
+
+    ``endpoint`` (the argument), then ``PLANSCOPE_ENDPOINT``, then ``OTEL_EXPORTER_OTLP_ENDPOINT``
+    are base URLs that get ``/v1/traces`` appended; ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` is used
+    as-is and wins over the generic OTel variable.
+
+    >>> traces_url(None, {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel:4318/"})
+    'http://otel:4318/v1/traces'
+    >>> traces_url(None, {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "https://x/ingest"})
+    'https://x/ingest'
+    """
+    base = endpoint or env.get(_env.PLANSCOPE_ENDPOINT)
+    if not base:
+        exact = env.get(OTEL_TRACES_ENDPOINT)
+        if exact:
+            return exact
+        base = env.get(OTEL_ENDPOINT) or DEFAULT_ENDPOINT
+    return base.rstrip("/") + TRACES_PATH
+
+
+def export_headers(env: Mapping[str, str]) -> dict[str, str]:
+    """Headers from ``PLANSCOPE_HEADERS``, else ``OTEL_EXPORTER_OTLP_TRACES_HEADERS``, else
+    ``OTEL_EXPORTER_OTLP_HEADERS`` (the first set one, as the OTel exporters do). Values are
+    URL-decoded, as the OTLP specification says.
+
+    >>> export_headers({"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20k,x-tenant=a"})
+    {'authorization': 'Bearer k', 'x-tenant': 'a'}
+    """
+    for name in (_env.PLANSCOPE_HEADERS, OTEL_TRACES_HEADERS, OTEL_HEADERS):
+        raw = env.get(name)
+        if raw:
+            return _parse_headers(name, raw)
+    return {}
 
 
 def configure(
@@ -185,9 +228,11 @@ def configure(
 ) -> PlanscopeHandle:
     """Send planscope spans to a collector; optional, everything is a no-op until called.
 
-    Arguments left as ``None`` come from the ``PLANSCOPE_*`` environment variables, then defaults:
-    endpoint ``http://localhost:4318`` (spans go to ``{endpoint}/v1/traces``), capture on, 8 KiB
-    per captured payload.
+    Arguments left as ``None`` come from the ``PLANSCOPE_*`` environment variables, then from
+    OpenTelemetry's own (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`` as-is,
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` + ``/v1/traces``, ``OTEL_EXPORTER_OTLP_HEADERS``,
+    ``OTEL_SERVICE_NAME``), then defaults: endpoint ``http://localhost:4318`` (spans go to
+    ``{endpoint}/v1/traces``), capture on, 8 KiB per captured payload.
 
     The TracerProvider used is, in order: ``tracer_provider`` if given (not installed globally);
     the global one if the application already installed an SDK provider; otherwise a new
@@ -224,14 +269,13 @@ def configure(
         provider = trace.get_tracer_provider()
     else:
         provider = _build_provider(
-            endpoint=endpoint or env.get(_env.PLANSCOPE_ENDPOINT) or DEFAULT_ENDPOINT,
+            url=traces_url(endpoint, env),
             service_name=service_name
             or env.get(_env.PLANSCOPE_SERVICE_NAME)
-            or env.get("OTEL_SERVICE_NAME")
-            or DEFAULT_SERVICE_NAME,
+            or env.get(OTEL_SERVICE_NAME),
             api_key=api_key or env.get(_env.PLANSCOPE_API_KEY),
             project=project or env.get(_env.PLANSCOPE_PROJECT),
-            headers={**_parse_headers(env.get(_env.PLANSCOPE_HEADERS, "")), **(headers or {})},
+            headers={**export_headers(env), **(headers or {})},
             batch=batch,
         )
         if provider is not None:
@@ -256,8 +300,8 @@ def configure(
 
 def _build_provider(
     *,
-    endpoint: str,
-    service_name: str,
+    url: str,
+    service_name: str | None,
     api_key: str | None,
     project: str | None,
     headers: dict[str, str],
@@ -280,18 +324,26 @@ def _build_provider(
             )
         return None
 
-    from ._attributes import PROJECT, SERVICE_NAME
+    from .semconv import PROJECT, SERVICE_NAME
 
-    resource_attrs: dict[str, str] = {SERVICE_NAME: service_name}
+    protocol = os.environ.get(OTEL_TRACES_PROTOCOL) or os.environ.get(OTEL_PROTOCOL)
+    if protocol and protocol.strip().lower() == "grpc":
+        logger.warning(
+            "planscope.configure() exports over OTLP/HTTP to %s; OTEL_EXPORTER_OTLP_PROTOCOL=grpc "
+            "is not used (point the endpoint at the collector's HTTP port, 4318)",
+            url,
+        )
+    resource_attrs: dict[str, str] = {SERVICE_NAME: service_name} if service_name else {}
     if project:
         resource_attrs[PROJECT] = project
-    export_headers = dict(headers)
+    resource = Resource.create(resource_attrs)  # also reads OTEL_RESOURCE_ATTRIBUTES
+    if str(resource.attributes.get(SERVICE_NAME, "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({SERVICE_NAME: DEFAULT_SERVICE_NAME}))
+    send_headers = {k.lower(): v for k, v in headers.items()}
     if api_key:
-        export_headers["Authorization"] = f"Bearer {api_key}"
-    exporter = OTLPSpanExporter(
-        endpoint=f"{endpoint.rstrip('/')}/v1/traces", headers=export_headers or None
-    )
-    provider = TracerProvider(resource=Resource.create(resource_attrs))
+        send_headers["authorization"] = f"Bearer {api_key}"
+    exporter = OTLPSpanExporter(endpoint=url, headers=send_headers or None)
+    provider = TracerProvider(resource=resource)
     processor = BatchSpanProcessor(exporter) if batch else SimpleSpanProcessor(exporter)
     provider.add_span_processor(processor)
     return provider

@@ -18,7 +18,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast, overload
 from opentelemetry.util.types import AttributeValue
 from typing_extensions import ParamSpec
 
-from . import _attributes as A
+from . import semconv as A
 from ._budget import RetryBudget
 from ._capture import Binder, make_binder
 from ._config import tracer

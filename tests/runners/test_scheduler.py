@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_analyzer import Analyzer
 from planscope_collector import BackgroundServer, CollectorSettings
 from planscope_runners import load_labels, run_task

@@ -133,9 +133,10 @@ print(json.dumps({
 """
 
 
-def run_python(script: str) -> subprocess.CompletedProcess[str]:
+def run_python(script: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PLANSCOPE_", "OTEL_"))}
     env["PLANSCOPE_RAISE_INTERNAL_ERRORS"] = "1"  # SDK bugs fail these tests
+    env.update(extra_env)
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(script)],
         capture_output=True,
@@ -180,3 +181,84 @@ def test_configure_reuses_an_installed_provider() -> None:
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out == {"owned": False, "same": True, "spans": ["execute_tool t", "execute_tool t"]}
+
+
+OTEL_ENV_SCRIPT = r"""
+import json, os, threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+received = []
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        received.append({"path": self.path, "auth": self.headers.get("Authorization"),
+                         "tenant": self.headers.get("x-tenant"), "body": body.decode("latin-1")})
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.end_headers()
+    def log_message(self, *args):
+        pass
+
+server = HTTPServer(("127.0.0.1", 0), Handler)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+# The variables under test, once the receiver's port is known.
+for name, value in json.loads(os.environ["TEST_ENV"]).items():
+    os.environ[name] = value.replace("PORT", str(server.server_port))
+
+import planscope
+
+handle = planscope.configure(batch=False)
+
+@planscope.tool
+def lookup() -> str:
+    return "ok"
+
+lookup()
+handle.shutdown()
+server.shutdown()
+print(json.dumps(received))
+"""
+
+
+def run_with_env(env: dict[str, str]) -> dict[str, str]:
+    proc = run_python(OTEL_ENV_SCRIPT, TEST_ENV=json.dumps(env))
+    assert proc.returncode == 0, proc.stderr
+    (request,) = json.loads(proc.stdout)
+    return dict(request)
+
+
+def test_configure_honours_opentelemetry_variables() -> None:
+    request = run_with_env(
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:PORT/base/",
+            "OTEL_EXPORTER_OTLP_HEADERS": "x-tenant=acme%2C%20inc,Authorization=Bearer%20otel-key",
+            "OTEL_SERVICE_NAME": "otel-named-agent",
+        }
+    )
+    assert request["path"] == "/base/v1/traces"  # the generic endpoint gets /v1/traces
+    assert request["auth"] == "Bearer otel-key"  # URL-decoded, by OpenTelemetry's parser
+    assert request["tenant"] == "acme, inc"
+    assert "otel-named-agent" in request["body"]
+
+
+def test_the_traces_endpoint_is_used_as_is_and_planscope_variables_win() -> None:
+    otel = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9/unused",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:PORT/custom/spans",
+        "OTEL_EXPORTER_OTLP_HEADERS": "x-tenant=from-otel",
+        "OTEL_SERVICE_NAME": "otel-named-agent",
+    }
+    assert run_with_env(otel)["path"] == "/custom/spans"
+    ours = {
+        **otel,
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://127.0.0.1:9/unused",
+        "PLANSCOPE_ENDPOINT": "http://127.0.0.1:PORT",
+        "PLANSCOPE_HEADERS": "x-tenant=from-planscope",
+        "PLANSCOPE_SERVICE_NAME": "planscope-named-agent",
+    }
+    request = run_with_env(ours)
+    assert request["path"] == "/v1/traces"
+    assert request["tenant"] == "from-planscope"
+    assert "planscope-named-agent" in request["body"]
+    assert "otel-named-agent" not in request["body"]

@@ -11,7 +11,7 @@ continued from an incomplete context. Blame: the scheduler; reported at the requ
 
 from __future__ import annotations
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .._model import Finding, SchedulerSpan, TraceData
 from ._base import make_finding

@@ -18,7 +18,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .._model import Finding, SchedulerSpan, TraceData
 from ._base import make_finding

@@ -13,7 +13,7 @@ The variant itself runs a task like the DAG variant (ready steps dispatched to a
 of executors) with planner and executors behind one kernel, so parallel steps compete for the
 slots. :func:`run_many` puts several runs, each its own trace, behind one shared kernel.
 
-Spans (names in ``planscope._attributes``): ``scheduler.queue`` for every wait, a child of
+Spans (names in ``planscope.semconv``): ``scheduler.queue`` for every wait, a child of
 the waiting LLM call, with the queue length at arrival, the wait, the slot granted, how many
 later arrivals were served first and the median wait of the kernel's other recent requests;
 a ``planscope.scheduler.decision`` event at the grant; ``scheduler.context_switch`` for every
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import planscope
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .._core import Run
 from .._faults import Fault
