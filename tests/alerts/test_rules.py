@@ -109,14 +109,14 @@ def test_hmac_signature_verifies_and_detects_tampering() -> None:
 def test_payloads() -> None:
     event = AlertEvent(
         "p", "r", 2, "e1", "firing", 1.0, 5.0, 3.0, "5 > 3",
-        {"trace_links": ["http://d/?page=run&trace_id=ab"]}, "http://d/?page=run&trace_id=ab",
+        {"trace_links": ["http://d/?page=run&trace=ab"]}, "http://d/?page=run&trace=ab",
     )  # fmt: skip
     message = AlertMessage(event, "loops", "retry_budget")
     hook = webhook_payload(message)
     assert hook["state"] == "firing" and hook["rule_version"] == 2 and hook["value"] == 5.0
     slack = slack_payload(message)
     assert set(slack) == {"text", "blocks"} and "FIRING loops" in slack["text"]
-    assert "<http://d/?page=run&trace_id=ab|trace ab>" in str(slack["blocks"])
+    assert "<http://d/?page=run&trace=ab|trace ab>" in str(slack["blocks"])
 
 
 def test_sql_literals_are_planscope_names() -> None:
