@@ -7,6 +7,8 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Protocol
 
+from planscope.fingerprints import status_fingerprint
+
 from . import _queries as Q
 from ._model import (
     Attempt,
@@ -16,7 +18,6 @@ from ._model import (
     Run,
     ToolCall,
     TraceData,
-    derive_fingerprint,
     parse_json_object,
 )
 
@@ -65,7 +66,7 @@ def fetch_columns(store: Queryable, sql: str, params: Mapping[str, Any]) -> dict
     return {name: [r[name] for r in rows] for name in rows[0]}
 
 
-_fingerprint = lru_cache(maxsize=1 << 16)(derive_fingerprint)
+_fingerprint = lru_cache(maxsize=1 << 16)(status_fingerprint)
 """Error messages repeat a lot across traces (the same failure in many runs)."""
 
 

@@ -5,7 +5,7 @@ migration 0002 by their primary key prefix ``(Project, TraceId, ...)`` and prune
 partitions with a ``Start`` lower bound, so analysing N new traces reads about N traces' rows
 whatever the size of the store. Attribute names never appear here: the derived tables already
 hold them as columns (a test checks that any ``planscope.*``/``gen_ai.*`` literal in this
-module exists in ``planscope._attributes``).
+module exists in ``planscope.semconv``).
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from ._auth import Authenticator
 from ._errors import IngestRejected, NotIngesting, PayloadTooLarge, SpoolFull
-from ._extensions import Extension, load_extensions, project_of
 from ._ingest import IngestLimits, RecentBatches, accept
 from ._otlp import PROTOBUF
 from ._query import TraceQueries
@@ -23,6 +22,7 @@ from ._settings import CollectorSettings
 from ._spool import Spool
 from ._stats import router as stats_router
 from ._writer import Writer
+from .extensions import Extension, load_extensions, project_of
 from .storage import Store, StoreError, StoreUnavailable, open_store
 
 log = logging.getLogger("planscope.collector")

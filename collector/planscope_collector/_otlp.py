@@ -20,7 +20,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from ._errors import BadPayload, PayloadTooLarge, UnsupportedMediaType
 

@@ -32,25 +32,19 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from planscope import semconv
+
 from ._env import IRREVERSIBLE, WRITE, StepSpec, Task, Tool, bind_facts, references, resolve_args
 from ._errors import ToolError, UnknownNameError
 
-RUNAWAY_LOOP = "runaway_loop"
-CONTEXT_STARVED = "context_starved"
-PLAN_PROPAGATION = "plan_propagation"
-IMPLICIT_DEPENDENCY = "implicit_dependency"
-WRITE_CONFLICT = "write_conflict"
-IRREVERSIBLE_AFTER_FAILURE = "irreversible_after_failure"
-UNBOUNDED_REPLAN = "unbounded_replan"
-FINDING_KINDS = (
-    RUNAWAY_LOOP,
-    CONTEXT_STARVED,
-    PLAN_PROPAGATION,
-    IMPLICIT_DEPENDENCY,
-    WRITE_CONFLICT,
-    IRREVERSIBLE_AFTER_FAILURE,
-    UNBOUNDED_REPLAN,
-)
+RUNAWAY_LOOP = semconv.FINDING_RUNAWAY_LOOP
+CONTEXT_STARVED = semconv.FINDING_CONTEXT_STARVED
+PLAN_PROPAGATION = semconv.FINDING_PLAN_PROPAGATION
+IMPLICIT_DEPENDENCY = semconv.FINDING_IMPLICIT_DEPENDENCY
+WRITE_CONFLICT = semconv.FINDING_WRITE_CONFLICT
+IRREVERSIBLE_AFTER_FAILURE = semconv.FINDING_IRREVERSIBLE_AFTER_FAILURE
+UNBOUNDED_REPLAN = semconv.FINDING_UNBOUNDED_REPLAN
+FINDING_KINDS = semconv.LABELED_FINDING_KINDS
 
 PLANNED = ("plan_and_act", "scripts", "dag")
 ALL_VARIANTS = ("plan_and_act", "adapt", "scripts", "dag", "react")

@@ -16,7 +16,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
 from typing_extensions import ParamSpec
 
-from . import _attributes as A
+from . import semconv as A
 from ._budget import RetryBudget
 from ._capture import Binder, make_binder
 from ._internal import handle_internal_errors

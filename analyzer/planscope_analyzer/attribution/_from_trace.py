@@ -11,7 +11,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from ..importers import _conventions as C
 from ..importers._conversation import FRAMEWORK_MAGENTIC, Conversation, Ledger, Turn, TurnKind

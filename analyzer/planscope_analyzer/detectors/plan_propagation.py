@@ -34,7 +34,7 @@ from __future__ import annotations
 import itertools
 import re
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .._model import PLANNER, Attempt, Finding, PlanStep, TraceData
 from ._base import by_start, make_finding
@@ -42,7 +42,7 @@ from .context_starved import starved_steps
 from .unbounded_replan import MIN_IDENTICAL_REPLANS, version_signature
 from .write_conflict import WriteConflict
 
-KIND = "plan_propagation"
+KIND = A.FINDING_PLAN_PROPAGATION
 SAME_GOAL_SIMILARITY = 0.8
 """Word-set Jaccard at which a sub-goal counts as the same goal as its parent: high enough that
 a genuine decomposition ("fetch the invoice" / "pay the invoice") never reaches it, low enough

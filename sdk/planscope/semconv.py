@@ -1,8 +1,9 @@
-"""planscope's semantic conventions: every span attribute, event and value the platform uses.
+"""planscope's semantic conventions: every span attribute, event, value and finding kind.
 
-This module is the single source of truth. The SDK writes these names, the collector's
-materialized views extract them, the analyzers and the dashboard read them. A runtime in another
-language follows docs/semantic-conventions.md, which documents exactly the names below.
+This public module is the single source of truth, like ``opentelemetry.semconv``: the SDK
+writes these names, the collector's materialized views extract them, the analyzers and the
+dashboard read them, the reference runtime labels its faults with the finding kinds. A runtime
+in another language follows docs/semantic-conventions.md, which documents the names below.
 
 Where the OpenTelemetry GenAI conventions define a name, it is used as is (``gen_ai.*``,
 ``error.type``); what they lack (plans, plan steps, attempts, context, outcome, budgets) lives in
@@ -10,6 +11,10 @@ the ``planscope.*`` namespace.
 
 Values that are lists or objects (plan JSON, context keys, budgets) are JSON strings, because
 OTLP attribute arrays become strings in ClickHouse anyway and JSON keeps them parseable.
+
+>>> from planscope import semconv
+>>> semconv.STEP_ID, semconv.FINDING_RUNAWAY_LOOP
+('planscope.step.id', 'runaway_loop')
 """
 
 from __future__ import annotations
@@ -163,3 +168,25 @@ LEDGER_SATISFIED: Final = "planscope.ledger.is_request_satisfied"  # ledger flag
 # the executor the ledger dispatches to next
 LEDGER_NEXT_SPEAKER: Final = "planscope.ledger.next_speaker"
 LEDGER_REASON: Final = "planscope.ledger.reason"  # the ledger's stated reason
+
+# --- finding kinds (what the analyzer reports; the reference runtime labels its faults with them)
+FINDING_RUNAWAY_LOOP: Final = "runaway_loop"
+FINDING_CONTEXT_STARVED: Final = "context_starved"
+FINDING_PLAN_PROPAGATION: Final = "plan_propagation"
+FINDING_IMPLICIT_DEPENDENCY: Final = "implicit_dependency"
+FINDING_WRITE_CONFLICT: Final = "write_conflict"
+FINDING_IRREVERSIBLE_AFTER_FAILURE: Final = "irreversible_after_failure"
+FINDING_UNBOUNDED_REPLAN: Final = "unbounded_replan"
+FINDING_PLAN_DRIFT: Final = "plan_drift"
+FINDING_DATA_QUALITY: Final = "data_quality"
+# Kinds the reference runtime's fault injection labels (ground truth for evaluation).
+LABELED_FINDING_KINDS: Final = (
+    FINDING_RUNAWAY_LOOP,
+    FINDING_CONTEXT_STARVED,
+    FINDING_PLAN_PROPAGATION,
+    FINDING_IMPLICIT_DEPENDENCY,
+    FINDING_WRITE_CONFLICT,
+    FINDING_IRREVERSIBLE_AFTER_FAILURE,
+    FINDING_UNBOUNDED_REPLAN,
+)
+FINDING_KINDS: Final = (*LABELED_FINDING_KINDS, FINDING_PLAN_DRIFT, FINDING_DATA_QUALITY)
