@@ -21,7 +21,7 @@ from typing import Any
 
 from planscope import PlanscopeError
 from planscope._cli import deprecated_alias
-from planscope._env import PLANSCOPE_API_KEY, collector_url
+from planscope.environment_variables import PLANSCOPE_API_KEY, collector_url
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 

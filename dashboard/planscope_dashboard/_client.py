@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from planscope._env import collector_url
-from planscope._errors import PlanscopeError
+from planscope import PlanscopeError
+from planscope.environment_variables import collector_url
 
 ENV_API_KEY = "PLANSCOPE_API_KEY"
 """API key sent as ``Authorization: Bearer <key>`` (unset: open mode)."""

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 # Execution status of a plan step (DAG node colours are keyed by these).
 OK = "ok"

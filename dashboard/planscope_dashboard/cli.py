@@ -11,8 +11,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from planscope._env import PLANSCOPE_COLLECTOR_URL, PLANSCOPE_ENDPOINT, collector_url
-from planscope._errors import PlanscopeError
+from planscope import PlanscopeError
+from planscope.environment_variables import (
+    PLANSCOPE_COLLECTOR_URL,
+    PLANSCOPE_ENDPOINT,
+    collector_url,
+)
 
 from ._client import DEFAULT_COLLECTOR_URL, ENV_API_KEY, ENV_PROJECT
 
@@ -83,9 +87,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import streamlit  # noqa: F401
     except ImportError:
-        from planscope._cli import MissingExtra
-
-        raise MissingExtra(
+        raise PlanscopeError(
             "this command needs the 'dashboard' extra: pip install 'planscope[dashboard]'"
         ) from None
     _check_port(args.host, args.port)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import planscope._attributes as A
+import planscope.semconv as A
 import pytest
 from planscope import RetryBudget
 from planscope_analyzer.alerts import (
@@ -120,7 +120,7 @@ def test_payloads() -> None:
 
 
 def test_sql_literals_are_planscope_names() -> None:
-    """String literals in the evaluation SQL are values defined in planscope._attributes."""
+    """String literals in the evaluation SQL are values defined in planscope.semconv."""
     literals = {lit for sql in sql_texts() for lit in re.findall(r"'([^']*)'", sql)} - {""}
     defined = {v for k, v in vars(A).items() if k.isupper() and isinstance(v, str)}
     assert literals <= defined, literals - defined

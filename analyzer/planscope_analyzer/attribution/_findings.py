@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from ..importers import _conventions as C
 from ..importers._conversation import Conversation

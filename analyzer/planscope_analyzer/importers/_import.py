@@ -19,7 +19,7 @@ from typing import Literal
 import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from ._chat_spans import conversation_spans
 from ._conversation import Conversation

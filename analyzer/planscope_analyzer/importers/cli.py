@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 from planscope import PlanscopeError
-from planscope import _env as ENV
+from planscope import environment_variables as ENV
 
 from ._conversation import Conversation
 from ._import import (

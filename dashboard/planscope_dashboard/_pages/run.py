@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import streamlit as st
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .. import _charts as C
 from .. import _state as S
