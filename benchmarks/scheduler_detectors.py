@@ -89,10 +89,8 @@ def main(argv: list[str]) -> int:
         report = score(labels, findings)
         for kind in ("scheduler_starvation", "context_lost"):
             s = report.scores[kind]
-            print(
-                f"| {name} | {kind} | {s.tp} | {s.fp} | {s.fn} | {s.precision:.3f} "
-                f"| {s.recall:.3f} |"
-            )
+            p, r = (("n/a" if v is None else f"{v:.3f}") for v in (s.precision, s.recall))
+            print(f"| {name} | {kind} | {s.tp} | {s.fp} | {s.fn} | {p} | {r} |")
     return 0
 
 
