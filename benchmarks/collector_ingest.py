@@ -83,7 +83,7 @@ def build_template(traces: int, service: str = "bench-agent") -> Any:
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
     from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
     from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, Status
-    from planscope import _attributes as A
+    from planscope import semconv as A
 
     def kv(key: str, value: Any) -> KeyValue:
         v = AnyValue()
@@ -537,7 +537,7 @@ def start_server(
     cmd = [sys.executable, "-m", "planscope", *args]
     if not WITH_EXTENSIONS:  # same CLI, but no collector extensions (analyzer, alerts) loaded
         code = (
-            "import sys; import planscope_collector._extensions as e; e.EXTENSION_MODULES = (); "
+            "import sys; import planscope_collector.extensions as e; e.EXTENSION_MODULES = (); "
             "from planscope._cli import main; sys.argv = ['planscope', *sys.argv[1:]]; "
             "raise SystemExit(main())"
         )

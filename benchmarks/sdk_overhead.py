@@ -41,7 +41,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
     InMemorySpanExporter,
 )
-from planscope import _attributes as A
+from planscope import semconv as A
 
 TARGET_RATIO = 1.5
 # wall: elapsed time. cpu: this thread's CPU time, which leaves out the time the thread waits

@@ -88,7 +88,7 @@ def requests(n_requests: int, text: TextSource, hours: float) -> Iterator[Any]:
     One template request is patched in place and yielded each time (consume it before the next).
     """
     from collector_ingest import build_template
-    from planscope import _attributes as A
+    from planscope import semconv as A
 
     template = build_template(TRACES_PER_REQUEST)
     spans = template.resource_spans[0].scope_spans[0].spans

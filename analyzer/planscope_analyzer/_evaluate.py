@@ -15,17 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from planscope import semconv as A
+
 from ._model import Finding
 
-LABELED_KINDS = (
-    "runaway_loop",
-    "context_starved",
-    "plan_propagation",
-    "implicit_dependency",
-    "write_conflict",
-    "irreversible_after_failure",
-    "unbounded_replan",
-)
+LABELED_KINDS = A.LABELED_FINDING_KINDS
 MAIN_KINDS = LABELED_KINDS[:3]
 """The three failure modes with precision/recall targets."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -201,6 +200,25 @@ class RawSpan(NamedTuple):
     status_code: str
 
 
+class SchedulerSpan(NamedTuple):
+    """A central scheduler's queue wait or context switch (``scheduler.*`` spans)."""
+
+    span_id: str
+    parent_span_id: str
+    name: str
+    start_ns: int
+    duration_ns: int
+    scheduler_id: str
+    policy: str
+    requester: str
+    request_id: str
+    switch_op: str
+    context_hash: str
+    context_tokens: int
+    saved_hash: str
+    saved_tokens: int
+
+
 @dataclass
 class TraceData:
     """Everything about one trace that the detectors read."""
@@ -221,6 +239,8 @@ class TraceData:
     """Tokens and cost of the LLM calls directly under each span id."""
     llm_span_ids: set[str] = field(default_factory=set)
     raw: list[RawSpan] | None = None
+    scheduling: list[SchedulerSpan] = field(default_factory=list)
+    """Queue waits and context switches of a central scheduler, if the agent has one."""
     _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """Derived views, computed once per trace after loading."""
 
@@ -364,48 +384,6 @@ class Ancestry:
                     stack.append(d)
                     todo.extend(kids.get(d, ()))
         return seen
-
-
-# --- fingerprints (docs/semantic-conventions.md, "Error fingerprint") --------------------------
-_UUID = re.compile(
-    r"\b[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}\b"
-)
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
-_HEX_RUN = re.compile(r"\b(?=[0-9a-fA-F]*[0-9])[0-9a-fA-F]{8,}\b")
-_DIGITS = re.compile(r"\d+")
-_SPACES = re.compile(r"\s+")
-
-
-def normalise_message(message: str) -> str:
-    """The documented normalisation of an error message (uuids, hex, numbers → placeholders).
-
-    >>> normalise_message("timeout after 30s on 0x7f3a")
-    'timeout after <n>s on <hex>'
-    """
-    text = _UUID.sub("<uuid>", message)
-    text = _ADDRESS.sub("<hex>", text)
-    text = _HEX_RUN.sub("<hex>", text)
-    text = _DIGITS.sub("<n>", text)
-    return _SPACES.sub(" ", text).strip()
-
-
-def derive_fingerprint(error_type: str, status_message: str) -> str:
-    """A fallback error fingerprint for runtimes that do not send one.
-
-    The span status message is ``"{error.type}: {message}"`` by OTel convention; the type prefix
-    is stripped so the result equals the SDK's fingerprint when the message is the exception's.
-
-    >>> derive_fingerprint("ToolError", "ToolError: 503 on 0x1f") == derive_fingerprint(
-    ...     "ToolError", "ToolError: 503 on 0x2e")
-    True
-    """
-    if not error_type and not status_message:
-        return ""
-    message = status_message
-    if error_type and message.startswith(error_type + ": "):
-        message = message[len(error_type) + 2 :]
-    text = f"{error_type}\n{normalise_message(message)}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def parse_json_object(text: str) -> dict[str, Any]:

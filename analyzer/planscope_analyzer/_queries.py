@@ -5,7 +5,7 @@ migration 0002 by their primary key prefix ``(Project, TraceId, ...)`` and prune
 partitions with a ``Start`` lower bound, so analysing N new traces reads about N traces' rows
 whatever the size of the store. Attribute names never appear here: the derived tables already
 hold them as columns (a test checks that any ``planscope.*``/``gen_ai.*`` literal in this
-module exists in ``planscope._attributes``).
+module exists in ``planscope.semconv``).
 """
 
 from __future__ import annotations
@@ -120,6 +120,26 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN splitByChar(',', {{ids:String}})
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
+"""
+
+# A central scheduler's spans (queue waits, context switches): read only for traces the typed
+# tables do not fully cover, like the skeletons above.
+LOAD_SCHEDULER = """
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       SpanName AS name, toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
+       SpanAttributes['planscope.scheduler.id'] AS scheduler_id,
+       SpanAttributes['planscope.scheduler.policy'] AS policy,
+       SpanAttributes['planscope.scheduler.requester'] AS requester,
+       SpanAttributes['planscope.scheduler.request_id'] AS request_id,
+       SpanAttributes['planscope.scheduler.switch.op'] AS switch_op,
+       SpanAttributes['planscope.scheduler.context.hash'] AS context_hash,
+       toInt64OrZero(SpanAttributes['planscope.scheduler.context.tokens']) AS context_tokens,
+       SpanAttributes['planscope.scheduler.context.saved_hash'] AS saved_hash,
+       toInt64OrZero(SpanAttributes['planscope.scheduler.context.saved_tokens']) AS saved_tokens
+FROM otel_traces
+WHERE Project = {project:String} AND TraceId IN splitByChar(',', {ids:String})
+  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
+  AND SpanName IN ('scheduler.queue', 'scheduler.context_switch')
 """
 
 # --- selecting work ---------------------------------------------------------------------------

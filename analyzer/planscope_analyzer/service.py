@@ -1,6 +1,6 @@
 """The analyzer inside the collector: incremental analysis after each stored batch, and routes.
 
-The collector calls :func:`extension` (see ``planscope_collector._extensions``). ``on_flush``
+The collector calls :func:`extension` (see ``planscope_collector.extensions``). ``on_flush``
 records which traces got new spans; a background thread analyses a trace once it has been
 quiet for :data:`QUIET_SECONDS` and its root span has arrived (or, without a root, after
 :data:`ROOT_WAIT_SECONDS`). Only those traces are read, so the cost follows the new data, not
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import JSONResponse
-from planscope_collector._extensions import project_of
+from planscope_collector.extensions import Leases, ingest_backlogged, project_of
 
 from ._engine import AnalysisResult, Analyzer
 from ._findings import list_findings
@@ -153,8 +153,7 @@ class AnalyzerService:
         burst, analysing as traces flush starves the writer. Deferred traces stay pending and
         are analysed when the backlog clears, or after :data:`MAX_DEFER_SECONDS` regardless.
         """
-        spool = self.collector.spool
-        return spool is not None and spool.pending_bytes > self.collector.settings.segment_max_bytes
+        return ingest_backlogged(self.collector)
 
     def _loop(self) -> None:
         deferred_since: float | None = None
@@ -194,8 +193,6 @@ class AnalyzerService:
 
     # -- role "analyze": find work in the store instead of being told by the writer --------------
     def _poll_loop(self) -> None:
-        from planscope_collector._lease import Leases
-
         leases: Leases | None = None
         held: dict[str, Any] = {}
         lookback = 86400.0  # the first search catches up on a day
@@ -341,5 +338,5 @@ def build_router(service: AnalyzerService) -> APIRouter:
 
 
 def extension(collector: Collector) -> AnalyzerService:
-    """Factory the collector calls (``planscope_collector._extensions.EXTENSION_MODULES``)."""
+    """Factory the collector calls (``planscope_collector.extensions``)."""
     return AnalyzerService(collector)

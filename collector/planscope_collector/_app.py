@@ -15,7 +15,6 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from ._auth import Authenticator
 from ._errors import IngestRejected, NotIngesting, PayloadTooLarge, SpoolFull
-from ._extensions import Extension, load_extensions, project_of
 from ._ingest import IngestLimits, RecentBatches, accept
 from ._otlp import PROTOBUF
 from ._query import TraceQueries
@@ -23,6 +22,7 @@ from ._settings import CollectorSettings
 from ._spool import Spool
 from ._stats import router as stats_router
 from ._writer import Writer
+from .extensions import Extension, load_extensions, project_of
 from .storage import Store, StoreError, StoreUnavailable, open_store
 
 log = logging.getLogger("planscope.collector")
@@ -172,7 +172,7 @@ class Collector:
             "spool_pending_bytes": self.spool.pending_bytes,
             "spool_max_bytes": self.settings.spool_max_bytes,
             "spans_written": stats.spans_written,
-            "segments_quarantined": stats.segments_quarantined,
+            "requests_quarantined": self.spool.quarantine.count(),
             "last_error": stats.last_error,
         }
 
@@ -208,8 +208,15 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
                 await anyio.to_thread.run_sync(receiver.stop)
             await anyio.to_thread.run_sync(collector.stop)
 
+    # No Swagger UI / ReDoc pages: FastAPI loads them from a CDN, blank offline. The schema
+    # stays at /openapi.json for any OpenAPI viewer.
     app = FastAPI(
-        title="planscope collector", version="0.1.0", lifespan=lifespan, **_no_self_telemetry()
+        title="planscope collector",
+        version="0.1.0",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        **_no_self_telemetry(),
     )
     app.state.collector = collector
     collector.extensions = load_extensions(collector)
@@ -263,6 +270,28 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     async def readyz() -> JSONResponse:
         state = await anyio.to_thread.run_sync(collector.ready)
         return JSONResponse(state, status_code=200 if state["ready"] else 503)
+
+    @app.get("/metrics")
+    async def metrics() -> Response:
+        state = await anyio.to_thread.run_sync(collector.ready)
+        lines = []
+        for name, help_text, value in (
+            ("ready", "1 when the collector accepts and stores spans", state["ready"]),
+            ("store_up", "1 when the store answers", state["store"] == "up"),
+            ("spool_pending_bytes", "accepted bytes not yet stored", state["spool_pending_bytes"]),
+            ("spans_written_total", "spans stored since start", state["spans_written"]),
+            (
+                "requests_quarantined",
+                "requests the store refused for good, kept for replay",
+                state["requests_quarantined"],
+            ),
+        ):
+            lines += [
+                f"# HELP planscope_{name} {help_text}",
+                f"# TYPE planscope_{name} {'counter' if name.endswith('_total') else 'gauge'}",
+                f"planscope_{name} {int(value)}",
+            ]
+        return Response("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")
 
     @app.get("/api/traces")
     async def list_traces(

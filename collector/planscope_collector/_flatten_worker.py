@@ -31,12 +31,13 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from ._otlp import DEFAULT_PROJECT, SpanColumns
-from ._spool import Segment
+from ._spool import Record, Segment
 
 log = logging.getLogger("planscope.collector")
 
@@ -64,8 +65,8 @@ class WorkerDied(Exception):
     """The child process is gone or its pipe broke; nothing about the segment is known."""
 
 
-def columns(segment: Segment) -> tuple[SpanColumns, list[list[Any]]]:
-    """The segment's spans as columns, and one ``planscope_ingest_batches`` row per request.
+def columns(records: Iterable[Record]) -> tuple[SpanColumns, list[list[Any]]]:
+    """The records' spans as columns, and one ``planscope_ingest_batches`` row per request.
 
     The cyclic GC is paused meanwhile: building a segment allocates hundreds of thousands of
     short-lived protobuf wrappers and strings, and collections triggered by them (which find
@@ -81,7 +82,7 @@ def columns(segment: Segment) -> tuple[SpanColumns, list[list[Any]]]:
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        for record in segment.records():
+        for record in records:
             request = ExportTraceServiceRequest.FromString(record.body)
             start = len(spans)
             spans.add(request, record.project or None)
@@ -96,7 +97,12 @@ def columns(segment: Segment) -> tuple[SpanColumns, list[list[Any]]]:
 
 def flatten_segment(segment: Segment) -> FlatSegment:
     """Flatten a segment in this process (what the child does; the writer's fallback)."""
-    spans, batches = columns(segment)
+    return flatten_records(segment.records())
+
+
+def flatten_records(records: Iterable[Record]) -> FlatSegment:
+    """Flatten some records in this process (one request, when the writer isolates a failure)."""
+    spans, batches = columns(records)
     ipc = spans.to_ipc() if len(spans) else b""
     return FlatSegment(ipc, batches, spans.trace_keys(), len(spans))
 
@@ -226,7 +232,7 @@ def main() -> None:
             return
         path = Path(inp.read(_U32.unpack(header)[0]).decode())
         try:
-            spans, batches = columns(Segment(0, path))
+            spans, batches = columns(Segment(0, path).records())
             ipc = _ipc_buffer(spans) if len(spans) else b""
             meta = pickle.dumps((batches, spans.trace_keys(), len(spans)), protocol=5)
             del spans

@@ -23,12 +23,15 @@ class RecentBatches:
     """Digests of recently accepted requests, so a client's re-delivery is not stored twice.
 
     Bounded in count and age; seeded at start from the store and the spool, so the window
-    survives restarts.
+    survives restarts. A digest counts as seen only once its record is durable (``commit``):
+    an identical request arriving while the first one is still being written waits for that
+    write, and is written itself if the first one fails.
 
     >>> seen = RecentBatches(window_seconds=60)
-    >>> seen.add(b"x" * 32)
+    >>> seen.claim(b"x" * 32)
     True
-    >>> seen.add(b"x" * 32)
+    >>> seen.commit(b"x" * 32)
+    >>> seen.claim(b"x" * 32)
     False
     """
 
@@ -36,31 +39,50 @@ class RecentBatches:
         self.window = window_seconds
         self.max_entries = max_entries
         self._seen: OrderedDict[bytes, float] = OrderedDict()
-        self._lock = threading.Lock()
+        self._pending: set[bytes] = set()
+        self._cond = threading.Condition()
 
-    def add(self, digest: bytes) -> bool:
-        """Remember ``digest``; False if it was already seen within the window."""
-        now = time.monotonic()
-        with self._lock:
+    def claim(self, digest: bytes) -> bool:
+        """False if ``digest`` is already durable within the window; else the caller writes it.
+
+        Blocks while another request with the same digest is being written.
+        """
+        with self._cond:
+            while digest in self._pending:
+                self._cond.wait()
             seen_at = self._seen.get(digest)
-            if seen_at is not None and now - seen_at < self.window:
+            if seen_at is not None and time.monotonic() - seen_at < self.window:
                 return False
-            self._seen[digest] = now
-            self._seen.move_to_end(digest)
-            while self._seen and (
-                len(self._seen) > self.max_entries
-                or now - next(iter(self._seen.values())) >= self.window
-            ):
-                self._seen.popitem(last=False)
+            self._pending.add(digest)
             return True
 
-    def discard(self, digest: bytes) -> None:
-        with self._lock:
-            self._seen.pop(digest, None)
+    def commit(self, digest: bytes) -> None:
+        """The claimed request is durable: identical ones are duplicates from now on."""
+        with self._cond:
+            self._pending.discard(digest)
+            self._remember(digest)
+            self._cond.notify_all()
+
+    def release(self, digest: bytes) -> None:
+        """The claimed request was not stored: a waiting identical one may write it."""
+        with self._cond:
+            self._pending.discard(digest)
+            self._cond.notify_all()
+
+    def _remember(self, digest: bytes) -> None:
+        now = time.monotonic()
+        self._seen[digest] = now
+        self._seen.move_to_end(digest)
+        while self._seen and (
+            len(self._seen) > self.max_entries
+            or now - next(iter(self._seen.values())) >= self.window
+        ):
+            self._seen.popitem(last=False)
 
     def seed(self, digests: Iterable[bytes]) -> None:
-        for digest in digests:
-            self.add(digest)
+        with self._cond:
+            for digest in digests:
+                self._remember(digest)
 
 
 @dataclass(frozen=True)
@@ -107,13 +129,14 @@ def accept(
     if spool.pending_bytes >= limits.spool_max_bytes:
         raise SpoolFull(limits.retry_after_seconds)
     digest = batch_digest(project, raw)
-    if not recent.add(digest):
+    if not recent.claim(digest):
         return Accepted(count, True, kind)
     # The spool keeps protobuf only: JSON is converted once here, the writer never sees JSON.
     payload = raw if kind == PROTOBUF else request.SerializeToString()
     try:
         spool.append(Record(project or "", digest, count, payload))
     except BaseException:
-        recent.discard(digest)
+        recent.release(digest)
         raise
+    recent.commit(digest)
     return Accepted(count, False, kind)

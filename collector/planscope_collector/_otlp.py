@@ -22,7 +22,7 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from ._errors import BadPayload, PayloadTooLarge, UnsupportedMediaType
 
@@ -52,25 +52,39 @@ def media_type(content_type: str | None) -> str:
 
 
 def decompress(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
-    """Undo Content-Encoding, refusing anything that inflates beyond ``max_bytes``."""
+    """Undo Content-Encoding, refusing anything that inflates beyond ``max_bytes``.
+
+    Every member of a multi-member gzip body is read (RFC 1952 allows several); anything after
+    the last member that is not another member is refused, so a body is taken whole or not at all.
+
+    >>> decompress(gzip_bytes(b"a") + gzip_bytes(b"b"), "gzip", 10)
+    b'ab'
+    """
     enc = (encoding or "identity").strip().lower()
     if enc in ("", "identity"):
         return body
     if enc != "gzip":
         raise UnsupportedMediaType(f"unsupported content encoding {enc!r}; use gzip or identity")
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        out = inflater.decompress(body, max_bytes + 1)
-        if len(out) > max_bytes or inflater.unconsumed_tail:
+    out = bytearray()
+    rest = body
+    while True:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            out += inflater.decompress(rest, max_bytes + 1 - len(out))
+            if len(out) > max_bytes or inflater.unconsumed_tail:
+                raise PayloadTooLarge(f"decompressed body exceeds {max_bytes} bytes")
+            out += inflater.flush()
+        except zlib.error as exc:
+            raise BadPayload(f"body is not valid gzip: {exc}") from None
+        if not inflater.eof:
+            raise BadPayload("body is not valid gzip: truncated stream")
+        if len(out) > max_bytes:
             raise PayloadTooLarge(f"decompressed body exceeds {max_bytes} bytes")
-        out += inflater.flush()
-    except zlib.error as exc:
-        raise BadPayload(f"body is not valid gzip: {exc}") from None
-    if not inflater.eof:
-        raise BadPayload("body is not valid gzip: truncated stream")
-    if len(out) > max_bytes:
-        raise PayloadTooLarge(f"decompressed body exceeds {max_bytes} bytes")
-    return out
+        rest = inflater.unused_data
+        if not rest:
+            return bytes(out)
+        if not rest.startswith(b"\x1f\x8b"):
+            raise BadPayload(f"body is not valid gzip: {len(rest)} bytes of garbage after the end")
 
 
 def parse_request(body: bytes, kind: str) -> ExportTraceServiceRequest:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .storage import Store, span_kind_sql, status_code_sql
 

@@ -9,7 +9,8 @@ Layout of ``<dir>``::
     SPOOL_ID              random id of this spool, part of every insert's dedup token
     000000000001.seg      sealed segments: complete, waiting for the writer
     000000000002.seg      the active segment (the highest number), being appended to
-    quarantine/           segments the store refused for non-transient reasons, kept for replay
+    quarantine/           single requests the store refused for good (``NNN-III.seg`` holding one
+                          record, ``NNN-III.json`` saying why), kept for ``planscope quarantine``
 
 A record is ``MAGIC | u32 length | u32 crc32 | payload``; a torn tail (a crash mid-write, which
 was never acknowledged) fails its length or CRC check and is ignored on replay. Segments are
@@ -21,6 +22,7 @@ insert and delete is dropped by ClickHouse instead of duplicated.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import struct
@@ -92,6 +94,110 @@ class Segment:
             pos += _HEADER.size + length
 
 
+def write_fully(f: FileIO, data: bytes) -> None:
+    """Write all of ``data`` or raise ``OSError``: ``FileIO.write`` may write less (disk full).
+
+    >>> import tempfile
+    >>> with FileIO(tempfile.mktemp(), "wb") as f:
+    ...     write_fully(f, b"abc")
+    """
+    view = memoryview(data)
+    while view:
+        written = f.write(view)
+        if not written:
+            raise OSError(28, f"short write to {f.name!r}: {len(view)} bytes not written")
+        view = view[written:]
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True)
+class Quarantined:
+    """One request the store refused for good, as ``planscope quarantine list`` shows it."""
+
+    id: str
+    path: Path
+    project: str
+    spans: int
+    reason: str
+    quarantined_at: float
+
+
+class Quarantine:
+    """Requests the store refuses for good, one file each, kept until replayed or dropped.
+
+    One request per file, so a replay or a deletion never touches another request (or another
+    tenant's). Usable from another process (``planscope quarantine``) while a collector runs.
+
+    >>> import tempfile
+    >>> q = Quarantine(Path(tempfile.mkdtemp()))
+    >>> _ = q.add("000000000001-000000", Record("a", bytes(32), 2, b""), "Code: 407 overflow")
+    >>> [(i.id, i.spans) for i in q.list()]
+    [('000000000001-000000', 2)]
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+
+    def add(self, item_id: str, record: Record, reason: str) -> Path:
+        """Keep ``record`` (durably) with the reason it was refused; returns its file."""
+        meta = {
+            "project": record.project,
+            "spans": record.span_count,
+            "digest": record.digest.hex(),
+            "reason": reason[:2000],
+            "quarantined_at": time.time(),
+        }
+        target = self.directory / f"{item_id}.seg"
+        for path, data in (
+            (target.with_suffix(".json"), json.dumps(meta).encode()),
+            (target, record.encode()),  # last: a .seg without .json still lists (reason unknown)
+        ):
+            tmp = path.with_suffix(path.suffix + ".tmp")
+            with FileIO(tmp, "wb") as f:
+                write_fully(f, data)
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
+        _fsync_dir(self.directory)
+        return target
+
+    def list(self) -> list[Quarantined]:
+        """Every quarantined request, oldest first."""
+        items = []
+        for path in sorted(self.directory.glob("*.seg")):
+            try:
+                meta = json.loads(path.with_suffix(".json").read_text())
+            except (OSError, ValueError):
+                meta = {"reason": "unknown (no .json beside the file)"}
+            items.append(
+                Quarantined(
+                    path.stem,
+                    path,
+                    str(meta.get("project", "")),
+                    int(meta.get("spans", 0)),
+                    str(meta.get("reason", "")),
+                    float(meta.get("quarantined_at", path.stat().st_mtime)),
+                )
+            )
+        return items
+
+    def count(self) -> int:
+        return sum(1 for _ in self.directory.glob("*.seg"))
+
+    def remove(self, item: Quarantined) -> None:
+        """Forget ``item`` (after it was stored by a replay)."""
+        item.path.unlink(missing_ok=True)
+        item.path.with_suffix(".json").unlink(missing_ok=True)
+        _fsync_dir(self.directory)
+
+
 class Spool:
     """Durable append-only log of accepted requests.
 
@@ -106,7 +212,7 @@ class Spool:
         self.directory = directory
         self.segment_max_bytes = segment_max_bytes
         directory.mkdir(parents=True, exist_ok=True)
-        (directory / "quarantine").mkdir(exist_ok=True)
+        self.quarantine = Quarantine(directory / "quarantine")
         self.spool_id = self._load_or_create_id()
         for number in self._numbers():  # an active segment a previous process never wrote to
             path = self._path(number)
@@ -167,8 +273,18 @@ class Spool:
         # Only the leader (``_syncing`` set) calls this, so the file has a single writer.
         if self._active.closed:  # a rotation failed earlier (disk full); try again
             self._active = self._open(self._active_number)
-        self._active.write(data)
-        os.fsync(self._active.fileno())
+        start = os.fstat(self._active.fileno()).st_size
+        try:
+            write_fully(self._active, data)
+            os.fsync(self._active.fileno())
+        except OSError:
+            # Nothing of this batch is acknowledged: cut what reached the file, so a later
+            # replay does not store records whose senders were told to retry.
+            try:
+                os.ftruncate(self._active.fileno(), start)
+            except OSError:
+                log.exception("spool: cannot cut a failed write back to %d bytes", start)
+            raise
 
     def _rotate(self) -> None:
         # Called with the condition held.
@@ -198,16 +314,6 @@ class Spool:
         self._fsync_dir()
         with self._cond:
             self._sealed_bytes -= size
-
-    def quarantine(self, segment: Segment) -> Path:
-        """Move a segment the store refuses aside, so it neither blocks nor gets lost."""
-        target = self.directory / "quarantine" / segment.path.name
-        size = segment.path.stat().st_size
-        os.replace(segment.path, target)
-        self._fsync_dir()
-        with self._cond:
-            self._sealed_bytes -= size
-        return target
 
     def dedup_token(self, segment: Segment) -> str:
         """The insert deduplication token of a segment: the same on every replay of it.
@@ -254,11 +360,7 @@ class Spool:
         return f
 
     def _fsync_dir(self) -> None:
-        fd = os.open(self.directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _fsync_dir(self.directory)
 
     def _load_or_create_id(self) -> str:
         path = self.directory / "SPOOL_ID"

@@ -23,7 +23,7 @@ from typing import Annotated, Any
 import anyio
 from fastapi import APIRouter, Depends, Query, Request
 
-from ._extensions import project_of
+from .extensions import project_of
 from .storage import Store
 
 EVENT_BUDGET_EXCEEDED = "planscope.retry_budget.exceeded"

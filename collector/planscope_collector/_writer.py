@@ -10,9 +10,12 @@ while segment N is inserted: in one process the two would be serial, since chDB 
 back often during an insert. The child only reads sealed files; if it dies, the writer flattens
 the segment itself and starts a new child, so nothing depends on it.
 
-Transient store errors (down, timeouts) are retried with a capped exponential back-off while
-the spool keeps accepting; a segment the store refuses for other reasons three times is moved
-to ``quarantine/`` and reported, so one bad batch cannot block everything behind it.
+Transient store errors (down, timeouts, disk full, too many parts, memory: see
+``storage._errors``) are retried with a capped exponential back-off while the spool keeps
+accepting; they never quarantine anything. When a segment fails for any other reason (the store
+refuses its rows, or it cannot be flattened), its requests are stored one by one and only the
+request that fails on its own is moved to ``quarantine/``: never another request's (or
+another tenant's) data with it, and never blocking the segments behind it.
 """
 
 from __future__ import annotations
@@ -22,15 +25,21 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ._flatten_worker import FlatSegment, FlattenFailed, FlattenWorker, WorkerDied, flatten_segment
-from ._spool import Segment, Spool
+from ._flatten_worker import (
+    FlatSegment,
+    FlattenFailed,
+    FlattenWorker,
+    WorkerDied,
+    flatten_records,
+    flatten_segment,
+)
+from ._spool import Quarantine, Segment, Spool
 from .storage import Store, StoreUnavailable
 
 log = logging.getLogger("planscope.collector")
 
-_MAX_FAILURES = 3
 _MAX_WORKER_DEATHS = 3  # in a row; then the writer flattens in its own process
 
 
@@ -40,11 +49,11 @@ class WriterStats:
 
     spans_written: int = 0
     segments_written: int = 0
-    segments_quarantined: int = 0
+    requests_quarantined: int = 0
+    """Quarantined by this process; the quarantine's own count survives restarts."""
     last_error: str | None = None
     last_flush_monotonic: float = 0.0
     store_available: bool = True
-    failures: dict[int, int] = field(default_factory=dict)
 
 
 class Writer:
@@ -198,32 +207,18 @@ class Writer:
 
     def _store_segment(self, segment: Segment, flat: FlatSegment | BaseException) -> None:
         assert self.store is not None
+        token = self.spool.dedup_token(segment)
         try:
             if isinstance(flat, BaseException):
                 raise flat
-            token = self.spool.dedup_token(segment)
-            if flat.spans:
-                self.store.insert_span_ipc(flat.ipc, dedup_token=token)
-            if flat.batches:
-                self.store.insert_ingest_batches(flat.batches, dedup_token=token)
+            insert(self.store, flat, token)
         except StoreUnavailable:
             raise
         except Exception as exc:
-            count = self.stats.failures.get(segment.number, 0) + 1
-            self.stats.failures[segment.number] = count
             self.stats.last_error = f"{type(exc).__name__}: {exc}"
-            if count < _MAX_FAILURES:
-                log.warning(
-                    "segment %s failed (%d/%d): %s", segment.path, count, _MAX_FAILURES, exc
-                )
-                raise StoreUnavailable(str(exc)) from exc
-            target = self.spool.quarantine(segment)
-            self.stats.segments_quarantined += 1
-            self.stats.failures.pop(segment.number, None)
-            log.error("segment quarantined at %s after %d failures: %s", target, count, exc)
-            return
+            log.warning("segment %s failed (%s); storing its requests one by one", segment, exc)
+            flat = self._store_one_by_one(segment, token)
         self.spool.remove(segment)
-        self.stats.failures.pop(segment.number, None)
         self.stats.spans_written += flat.spans
         self.stats.segments_written += 1
         self.stats.last_flush_monotonic = time.monotonic()
@@ -232,3 +227,80 @@ class Writer:
                 self.on_flush(flat.trace_keys)
             except Exception:
                 log.exception("on_flush hook failed")
+
+    def _store_one_by_one(self, segment: Segment, token: str) -> FlatSegment:
+        """Store each request of ``segment`` alone; quarantine the ones that fail on their own.
+
+        Transient errors propagate (the segment is retried later; the requests stored so far
+        are dropped as duplicates then, by their tokens).
+        """
+        assert self.store is not None
+        done = FlatSegment(b"", [], set(), 0)
+        for index, record in enumerate(segment.records()):
+            try:
+                flat = flatten_records([record])
+                insert(self.store, flat, f"{token}/r{index}")
+            except StoreUnavailable:
+                raise
+            except Exception as exc:
+                reason = f"{type(exc).__name__}: {exc}"
+                path = self.spool.quarantine.add(
+                    f"{segment.number:012d}-{index:06d}", record, reason
+                )
+                self.stats.requests_quarantined += 1
+                self.stats.last_error = reason
+                log.error("request quarantined at %s: %s", path, reason)
+                continue
+            done.spans += flat.spans
+            done.trace_keys |= flat.trace_keys
+        return done
+
+
+def insert(store: Store, flat: FlatSegment, token: str) -> None:
+    """Insert flattened requests: spans first, then their ingest-batch rows, both deduplicated."""
+    if flat.spans:
+        store.insert_span_ipc(flat.ipc, dedup_token=token)
+    if flat.batches:
+        store.insert_ingest_batches(flat.batches, dedup_token=token)
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """What ``replay_quarantined`` did."""
+
+    stored: int
+    spans: int
+    refused: int
+
+
+def replay_quarantined(
+    quarantine: Quarantine, store: Store, ids: set[str] | None = None
+) -> ReplayResult:
+    """Insert quarantined requests again (all, or those in ``ids``); the stored ones are removed.
+
+    A request the store refuses again stays, with the new reason; a transient error stops the
+    replay (``StoreUnavailable``), leaving everything not yet stored in place.
+
+    >>> replay_quarantined(Quarantine(spool_dir / "quarantine"), store)  # doctest: +SKIP
+    ReplayResult(stored=1, spans=150, refused=0)
+    """
+    stored = spans = refused = 0
+    for item in quarantine.list():
+        if ids is not None and item.id not in ids:
+            continue
+        records = list(Segment(0, item.path).records())
+        try:
+            flat = flatten_records(records)
+            digest = records[0].digest.hex() if records else ""
+            insert(store, flat, f"quarantine:{item.id}:{digest}")
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            refused += 1
+            for record in records:
+                quarantine.add(item.id, record, f"{type(exc).__name__}: {exc}")
+            continue
+        quarantine.remove(item)
+        stored += 1
+        spans += flat.spans
+    return ReplayResult(stored, spans, refused)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
-from planscope._errors import PlanscopeError
+from planscope import PlanscopeError
 
 ENV_COLLECTOR_URL = "PLANSCOPE_COLLECTOR_URL"
 """Base URL of the collector's query API (default ``http://127.0.0.1:4318``)."""

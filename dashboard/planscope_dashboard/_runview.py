@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 # Execution status of a plan step (DAG node colours are keyed by these).
 OK = "ok"
@@ -418,6 +418,47 @@ def step_status(attempts: list[Attempt]) -> str:
     if ran[-1].succeeded:
         return RETRIED if len(ran) > 1 else OK
     return FAILED
+
+
+def focus_step(
+    view: RunView, step_ids: list[str], finding_steps: list[str] | None = None
+) -> str | None:
+    """The step a run page opens on: the first finding's step, else the first failed step (in
+    execution order), else the first retried one, else the first step.
+
+    >>> focus_step(build_run_view({"spans": []}), ["a", "b"], ["b"])
+    'b'
+    """
+    for step_id in finding_steps or []:
+        if step_id in step_ids:
+            return step_id
+
+    def first_start(step_id: str) -> int:
+        return min((a.start_ns for a in view.attempts.get(step_id, [])), default=0)
+
+    for wanted in (FAILED, RETRIED):
+        hits = [s for s in step_ids if step_status(view.attempts.get(s, [])) == wanted]
+        if hits:
+            return min(hits, key=first_start)
+    return step_ids[0] if step_ids else None
+
+
+def failing_action(view: RunView, step_id: str | None) -> str | None:
+    """The action the why-chain starts from: in the step's last failed attempt, its first tool or
+    LLM call that failed, else its last call (None when no attempt of the step failed).
+
+    >>> failing_action(build_run_view({"spans": []}), "fetch") is None
+    True
+    """
+    failed = [a for a in view.attempts.get(step_id or "", []) if a.status != "skipped"]
+    failed = [a for a in failed if not a.succeeded]
+    if not failed:
+        return None
+    actions = failed[-1].actions
+    errors = [sid for sid in actions if view.spans[sid].status == "error"]
+    if errors:
+        return errors[0]
+    return actions[-1] if actions else None
 
 
 def attempts_until(view: RunView, plan: PlanVersion | None) -> dict[str, list[Attempt]]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from ._runview import RunView
 

@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from planscope import PlanscopeError
+
 from ._client import DEFAULT_COLLECTOR_URL, ENV_API_KEY, ENV_COLLECTOR_URL, ENV_PROJECT
 
 APP_FILE = Path(__file__).with_name("app.py")
@@ -78,9 +80,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         import streamlit  # noqa: F401
     except ImportError:
-        from planscope._cli import MissingExtra
-
-        raise MissingExtra(
+        raise PlanscopeError(
             "this command needs the 'dashboard' extra: pip install 'planscope[dashboard]'"
         ) from None
     cmd, env = command(args)

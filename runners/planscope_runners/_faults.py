@@ -18,6 +18,8 @@ implicit_dependency         planner            implicit_dependency
 write_conflict              planner            write_conflict
 irreversible_after_failure  the step executor  irreversible_after_failure
 unbounded_replan            planner            unbounded_replan
+scheduler_starvation        scheduler          scheduler_starvation
+context_lost                scheduler          context_lost_on_switch
 ==========================  =================  ================================================
 
 ``flaky_tool``, ``needs_replan`` and ``malformed_script`` are healthy recoveries: they label
@@ -32,28 +34,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from planscope import semconv
+
 from ._env import IRREVERSIBLE, WRITE, StepSpec, Task, Tool, bind_facts, references, resolve_args
 from ._errors import ToolError, UnknownNameError
 
-RUNAWAY_LOOP = "runaway_loop"
-CONTEXT_STARVED = "context_starved"
-PLAN_PROPAGATION = "plan_propagation"
-IMPLICIT_DEPENDENCY = "implicit_dependency"
-WRITE_CONFLICT = "write_conflict"
-IRREVERSIBLE_AFTER_FAILURE = "irreversible_after_failure"
-UNBOUNDED_REPLAN = "unbounded_replan"
-FINDING_KINDS = (
-    RUNAWAY_LOOP,
-    CONTEXT_STARVED,
-    PLAN_PROPAGATION,
-    IMPLICIT_DEPENDENCY,
-    WRITE_CONFLICT,
-    IRREVERSIBLE_AFTER_FAILURE,
-    UNBOUNDED_REPLAN,
-)
+RUNAWAY_LOOP = semconv.FINDING_RUNAWAY_LOOP
+CONTEXT_STARVED = semconv.FINDING_CONTEXT_STARVED
+PLAN_PROPAGATION = semconv.FINDING_PLAN_PROPAGATION
+IMPLICIT_DEPENDENCY = semconv.FINDING_IMPLICIT_DEPENDENCY
+WRITE_CONFLICT = semconv.FINDING_WRITE_CONFLICT
+IRREVERSIBLE_AFTER_FAILURE = semconv.FINDING_IRREVERSIBLE_AFTER_FAILURE
+UNBOUNDED_REPLAN = semconv.FINDING_UNBOUNDED_REPLAN
+SCHEDULER_STARVATION = semconv.FINDING_SCHEDULER_STARVATION
+CONTEXT_LOST = semconv.FINDING_CONTEXT_LOST
+FINDING_KINDS = semconv.LABELED_FINDING_KINDS
 
 PLANNED = ("plan_and_act", "scripts", "dag")
-ALL_VARIANTS = ("plan_and_act", "adapt", "scripts", "dag", "react")
+ALL_VARIANTS = ("plan_and_act", "adapt", "scripts", "dag", "react", "scheduler")
 
 
 @dataclass(frozen=True)
@@ -313,6 +311,25 @@ def _pick_write_conflict(
     return Fault("write_conflict", second, {"other": first, "resource": resource})
 
 
+def _pick_concurrent(knob: str, peers: int) -> Callable[..., Fault | None]:
+    """A step in a wave of at least ``peers`` + 1 steps that become ready together (same
+    dependency depth), so parallel executors make it compete for model slots."""
+
+    def pick(
+        task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+    ) -> Fault | None:
+        level: dict[str, int] = {}
+        for step in task.order():
+            level[step.id] = 1 + max((level[d] for d in step.depends_on), default=-1)
+        waves: dict[int, list[str]] = {}
+        for step_id, depth in level.items():
+            waves.setdefault(depth, []).append(step_id)
+        candidates = [s for wave in waves.values() if len(wave) > peers for s in wave[1:]]
+        return Fault(knob, rng.choice(candidates)) if candidates else None
+
+    return pick
+
+
 KNOBS: dict[str, Knob] = {
     k.name: k
     for k in (
@@ -394,6 +411,20 @@ KNOBS: dict[str, Knob] = {
             "anything runs; the planner repairs it (healthy)",
             ("scripts",),
             _pick_malformed,
+        ),
+        Knob(
+            "scheduler_starvation",
+            "the central scheduler passes over one step's model requests while any other "
+            "request waits (a priority rule gone wrong)",
+            ("scheduler",),
+            _pick_concurrent("scheduler_starvation", 2),
+        ),
+        Knob(
+            "context_lost_on_switch",
+            "a step's model request is preempted and its saved context comes back without "
+            "the conversation; the executor continues blind",
+            ("scheduler",),
+            _pick_concurrent("context_lost_on_switch", 1),
         ),
     )
 }
@@ -590,4 +621,8 @@ def expected_findings(
             negatives.append(ExpectedFinding(RUNAWAY_LOOP, gt.tool, step))
         elif f.knob == "malformed_script":
             negatives.append(ExpectedFinding(UNBOUNDED_REPLAN, "planner", f.target))
+        elif f.knob == "scheduler_starvation":
+            expected.append(ExpectedFinding(SCHEDULER_STARVATION, "scheduler", f.target))
+        elif f.knob == "context_lost_on_switch":
+            expected.append(ExpectedFinding(CONTEXT_LOST, "scheduler", f.target))
     return expected, negatives

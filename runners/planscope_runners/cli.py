@@ -18,7 +18,7 @@ import planscope
 from ._models import ChatModel, OpenAIChatModel
 from ._runner import SERVICE_NAME, RunResult, run_suite, run_task
 from .environments import FACTORIES, TASKS, get_task
-from .variants import VARIANTS
+from .variants import VARIANTS, scheduler
 
 
 @dataclass(frozen=True)
@@ -124,18 +124,47 @@ def cmd_run(args: argparse.Namespace) -> int:
         else None
     )
     planner, executor = _models(args)
-    try:
-        result = run_task(
-            variant, task.env, task, faults, planner=planner, executor=executor, seed=args.seed
+    shared = bool(args.policy or args.slots or args.concurrent > 1)
+    if shared and variant != "scheduler":
+        raise planscope.ConfigurationError(
+            "--policy, --slots and --concurrent need --variant scheduler"
         )
+    if shared and faults:
+        raise planscope.ConfigurationError(
+            "--faults run under the variant's own kernel; drop --policy/--slots/--concurrent"
+        )
+    try:
+        if shared:
+            kernel = scheduler.Kernel(args.policy or "round_robin", slots=args.slots or 1)
+            results = scheduler.run_many(
+                [task.id] * args.concurrent,
+                kernel,
+                planner=planner,
+                executor=executor,
+                seed=args.seed,
+            )
+        else:
+            results = [
+                run_task(
+                    variant,
+                    task.env,
+                    task,
+                    faults,
+                    planner=planner,
+                    executor=executor,
+                    seed=args.seed,
+                )
+            ]
     finally:
         if handle is not None:
             handle.shutdown()
-    print(_summary(result))
+    for result in results:
+        print(_summary(result))
     if args.labels:
         args.labels.parent.mkdir(parents=True, exist_ok=True)
         with args.labels.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(result.label(), default=str) + "\n")
+            for result in results:
+                f.write(json.dumps(result.label(), default=str) + "\n")
     return 0
 
 
@@ -234,6 +263,16 @@ def register(subparsers: Any) -> None:
     run.add_argument("--scenario", help=f"a preset: {', '.join(SCENARIOS)}")
     run.add_argument("--faults", help="comma-separated fault knobs, e.g. loop_same_error")
     run.add_argument("--list", action="store_true", help="list variants, scenarios and tasks")
+    run.add_argument(
+        "--policy", choices=scheduler.POLICIES, help="scheduler variant: scheduling policy"
+    )
+    run.add_argument("--slots", type=int, help="scheduler variant: model slots in the pool")
+    run.add_argument(
+        "--concurrent",
+        type=int,
+        default=1,
+        help="scheduler variant: run the task this many times at once behind one kernel",
+    )
     _model_args(run)
     run.set_defaults(func=cmd_run)
 

@@ -104,8 +104,8 @@ def stable_hash(value: Any) -> str:
 def normalise_message(message: str) -> str:
     """Replace the variable parts of an error message (uuids, hex, numbers) by placeholders.
 
-    >>> normalise_message("timeout after 30s on 0x7f3a, job 9f1c2d3e-aaaa-bbbb-cccc-123456789abc")
-    'timeout after <n>s on <hex>, job <uuid>'
+    >>> normalise_message("timeout after 30s on 0x7f3a, job_9f1c2d3e-aaaa-bbbb-cccc-123456789abc")
+    'timeout after <n>s on <hex>, job_<uuid>'
     """
     text = _UUID.sub("<uuid>", message)
     text = _ADDRESS.sub("<hex>", text)
@@ -114,15 +114,34 @@ def normalise_message(message: str) -> str:
     return _SPACES.sub(" ", text).strip()
 
 
+def fingerprint(error_type: str, message: str) -> str:
+    """sha256(error type + "\\n" + normalised message), first 16 hex digits; "" for no error."""
+    if not error_type and not message:
+        return ""
+    text = f"{error_type}\n{normalise_message(message)}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def status_fingerprint(error_type: str, status_message: str) -> str:
+    """The fingerprint of a span that carries none: from error.type and the status message.
+
+    The status message is ``"{error.type}: {message}"`` by OTel convention; the prefix is
+    stripped, so the result equals the SDK's fingerprint of the same exception.
+    """
+    prefix = error_type + ": "
+    if error_type and status_message.startswith(prefix):
+        status_message = status_message[len(prefix) :]
+    return fingerprint(error_type, status_message)
+
+
 def error_type(exc: BaseException) -> str:
     """The ``error.type`` of an exception: its class's qualified name."""
     return type(exc).__qualname__
 
 
 def error_fingerprint(exc: BaseException) -> str:
-    """sha256(error type + "\\n" + normalised message), first 16 hex digits."""
-    text = f"{error_type(exc)}\n{normalise_message(str(exc))}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    """The fingerprint of an exception (see :func:`fingerprint`)."""
+    return fingerprint(error_type(exc), str(exc))
 
 
 def estimate_tokens(context: Mapping[str, Any]) -> int:

@@ -110,6 +110,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # ``register(subparsers) -> None``; a missing extra leaves a stub that names the install command.
 PLUGINS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("planscope_runners.cli", "runners", ("run", "suite")),
+    ("planscope_collector.cli", "server", ("quarantine",)),
     ("planscope_analyzer.cli", "server", ("analyze", "evaluate")),
     ("planscope_analyzer.alerts.cli", "server", ("alerts",)),
     ("planscope_analyzer.importers.cli", "server", ("import", "attribute")),

@@ -16,7 +16,7 @@ from typing import Any
 
 from opentelemetry import trace
 
-from . import _env
+from . import environment_variables as _env
 from ._budget import RetryBudget
 from ._capture import Redactor
 from ._errors import ConfigurationError
@@ -324,7 +324,7 @@ def _build_provider(
             )
         return None
 
-    from ._attributes import PROJECT, SERVICE_NAME
+    from .semconv import PROJECT, SERVICE_NAME
 
     protocol = os.environ.get(OTEL_TRACES_PROTOCOL) or os.environ.get(OTEL_PROTOCOL)
     if protocol and protocol.strip().lower() == "grpc":

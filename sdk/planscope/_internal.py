@@ -13,8 +13,8 @@ import os
 import sys
 from types import TracebackType
 
-from ._env import PLANSCOPE_RAISE_INTERNAL_ERRORS, parse_bool
 from ._errors import RetryBudgetExceeded
+from .environment_variables import PLANSCOPE_RAISE_INTERNAL_ERRORS, parse_bool
 
 logger = logging.getLogger("planscope")
 

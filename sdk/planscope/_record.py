@@ -12,7 +12,7 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.util.types import AttributeValue
 
-from . import _attributes as A
+from . import semconv as A
 from ._internal import handle_internal_errors
 from ._plan import Plan
 from ._spans import (

@@ -21,8 +21,8 @@ from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
-from . import _attributes as A
 from . import _config
+from . import semconv as A
 from ._budget import RetryBudget
 from ._capture import (
     OUTPUT_KEY,
@@ -107,7 +107,7 @@ class SpanHandle:
         return self.span.is_recording()
 
     def set_attribute(self, key: str, value: AttributeValue) -> None:
-        """Set an attribute on the span (use the names in ``planscope._attributes``)."""
+        """Set an attribute on the span (use the names in ``planscope.semconv``)."""
         with handle_internal_errors():
             self.span.set_attribute(key, value)
 

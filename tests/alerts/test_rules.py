@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import planscope._attributes as A
+import planscope.semconv as A
 import pytest
 from planscope import RetryBudget
 from planscope_analyzer.alerts import (
@@ -109,18 +109,18 @@ def test_hmac_signature_verifies_and_detects_tampering() -> None:
 def test_payloads() -> None:
     event = AlertEvent(
         "p", "r", 2, "e1", "firing", 1.0, 5.0, 3.0, "5 > 3",
-        {"trace_links": ["http://d/?page=run&trace_id=ab"]}, "http://d/?page=run&trace_id=ab",
+        {"trace_links": ["http://d/?page=run&trace=ab"]}, "http://d/?page=run&trace=ab",
     )  # fmt: skip
     message = AlertMessage(event, "loops", "retry_budget")
     hook = webhook_payload(message)
     assert hook["state"] == "firing" and hook["rule_version"] == 2 and hook["value"] == 5.0
     slack = slack_payload(message)
     assert set(slack) == {"text", "blocks"} and "FIRING loops" in slack["text"]
-    assert "<http://d/?page=run&trace_id=ab|trace ab>" in str(slack["blocks"])
+    assert "<http://d/?page=run&trace=ab|trace ab>" in str(slack["blocks"])
 
 
 def test_sql_literals_are_planscope_names() -> None:
-    """String literals in the evaluation SQL are values defined in planscope._attributes."""
+    """String literals in the evaluation SQL are values defined in planscope.semconv."""
     literals = {lit for sql in sql_texts() for lit in re.findall(r"'([^']*)'", sql)} - {""}
     defined = {v for k, v in vars(A).items() if k.isupper() and isinstance(v, str)}
     assert literals <= defined, literals - defined

@@ -55,7 +55,7 @@ def test_storm_fires_once_and_resolves_once(
     assert all(s["attempts"] == 5 and s["exceeded"] == ["max_attempts_per_step: 5 > 3"]
                for s in samples)  # fmt: skip
     assert body["value"] == len(samples) and body["threshold"] == 1
-    assert body["link"].startswith("http://dash.test:8501/?page=run&trace_id=")
+    assert body["link"].startswith("http://dash.test:8501/?page=run&trace=")
     assert body["link"].split("=")[-1] in body["evidence"]["trace_ids"]
 
     # While the storm's spans are in the window the rule stays firing: no second message.

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_analyzer import Analyzer
 from planscope_analyzer import _queries as Q
 from planscope_analyzer._findings import list_findings
@@ -166,7 +166,7 @@ def test_analysis_reads_only_the_requested_traces(
 
 
 def test_sql_attribute_names_exist_in_the_conventions() -> None:
-    """Literal attribute names in the analyzer's SQL must be defined in planscope._attributes."""
+    """Literal attribute names in the analyzer's SQL must be defined in planscope.semconv."""
     known = {v for k, v in vars(A).items() if k.isupper() and isinstance(v, str)}
     texts = [
         Path(Q.__file__).read_text(),

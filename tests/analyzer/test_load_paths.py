@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_analyzer import Analyzer, load_traces
 from planscope_analyzer._model import TraceData
 from planscope_analyzer.detectors import DETECTORS

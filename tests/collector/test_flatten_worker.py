@@ -168,14 +168,19 @@ def test_writer_survives_worker_deaths_and_stores_everything_once(
     rows = store.query("SELECT TraceId, count() AS n FROM otel_traces GROUP BY TraceId")
     assert {r["TraceId"]: r["n"] for r in rows} == dict.fromkeys(trace_ids, 4)
     assert writer.stats.spans_written == 4 * len(trace_ids)
-    assert writer.stats.segments_quarantined == 0
+    assert writer.stats.requests_quarantined == 0
 
 
-def test_a_segment_the_worker_cannot_flatten_is_quarantined(tmp_path: Path, store: Store) -> None:
+def test_a_request_that_cannot_be_flattened_is_quarantined_alone(
+    tmp_path: Path, store: Store
+) -> None:
+    """One segment holds a good request of project a, a bad one, and a good one of project b:
+    only the bad one is quarantined (issue #12, item 2: never another tenant's data with it)."""
     spool = Spool(tmp_path / "spool")
+    trace_ids = _fill(spool, 1, project="a")
     spool.append(_record(b"\xff\xff not a protobuf"))
+    trace_ids += _fill(spool, 1, project="b")
     (bad,) = spool.seal()
-    trace_ids = _fill(spool, 2)
     writer = Writer(spool, lambda: store, flush_interval=0.02, max_backoff=0.05)
     writer.store = store
     writer.start()
@@ -183,10 +188,11 @@ def test_a_segment_the_worker_cannot_flatten_is_quarantined(tmp_path: Path, stor
         _drain(writer, spool)
     finally:
         writer.stop()
-    assert writer.stats.segments_quarantined == 1
-    assert (spool.directory / "quarantine" / bad.path.name).exists()
-    rows = store.query("SELECT count() AS n FROM otel_traces")
-    assert rows[0]["n"] == 4 * len(trace_ids)
+    assert writer.stats.requests_quarantined == 1
+    (item,) = spool.quarantine.list()
+    assert item.id == f"{bad.number:012d}-000001" and "DecodeError" in item.reason
+    rows = store.query("SELECT Project, count() AS n FROM otel_traces GROUP BY Project")
+    assert {r["Project"]: r["n"] for r in rows} == {"a": 4, "b": 4}
 
 
 def test_the_worker_exits_when_the_collector_is_killed(tmp_path: Path) -> None:

@@ -226,3 +226,10 @@ def test_restart_on_a_drained_spool_keeps_storing(
     httpx.post(f"{second.url}/v1/traces", content=body2, headers=PB).raise_for_status()
     wait_for_trace(second.url, tid2, 4)
     assert stored_span_count(second) == 7
+
+
+def test_api_docs_never_load_from_a_cdn(collector: BackgroundServer) -> None:
+    for page in ("/docs", "/redoc"):
+        r = httpx.get(collector.url + page)
+        assert r.status_code == 404 and "cdn" not in r.text.lower(), page
+    assert "/api/traces" in httpx.get(collector.url + "/openapi.json").json()["paths"]

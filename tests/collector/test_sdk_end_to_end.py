@@ -11,7 +11,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from planscope import Plan, PlanStep, RetryBudget, RetryBudgetExceeded, _config, _state
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_collector import BackgroundServer
 
 from .conftest import wait_for_trace

@@ -3,7 +3,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from planscope_collector._spool import Record, Spool
+from planscope_collector._spool import Record, Segment, Spool
 
 
 def rec(i: int) -> Record:
@@ -81,13 +81,17 @@ def test_concurrent_appends_are_all_durable(tmp_path: Path) -> None:
     assert bodies == sorted(f"body-{k * 100 + j}".encode() for k in range(8) for j in range(50))
 
 
-def test_quarantine_keeps_the_file(tmp_path: Path) -> None:
+def test_quarantine_keeps_each_request_with_its_reason_across_restarts(tmp_path: Path) -> None:
     spool = Spool(tmp_path)
-    spool.append(rec(1))
-    (segment,) = spool.seal()
-    target = spool.quarantine(segment)
-    assert target.exists() and not segment.path.exists()
-    assert spool.pending_bytes == 0
+    spool.quarantine.add("000000000001-000000", rec(1), "Code: 407. overflow")
+    spool.quarantine.add("000000000001-000002", rec(3), "flatten failed")
+    spool.close()
+    items = Spool(tmp_path).quarantine.list()
+    assert [(i.id, i.project, i.reason) for i in items] == [
+        ("000000000001-000000", "p", "Code: 407. overflow"),
+        ("000000000001-000002", "p", "flatten failed"),
+    ]
+    assert [r.body for r in Segment(0, items[1].path).records()] == [b"body-3"]
 
 
 def test_dedup_token_is_stable_per_segment(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_collector import BackgroundServer
 
 from ._otlp_factory import make_request, make_span

@@ -378,3 +378,42 @@ def test_alerts_page_without_the_alerts_api(
     at = run_app(page="alerts")
     assert not at.error
     assert any("Alerts aren't available" in i.value for i in at.info)
+
+
+def test_an_alert_link_opens_the_run_on_its_step(filled: Filled) -> None:
+    from urllib.parse import parse_qsl, urlsplit
+
+    from planscope_analyzer.alerts import AlertSettings
+
+    label = filled.labelled("runaway_loop")
+    loop = next(f for f in label["expected_findings"] if f["kind"] == "runaway_loop")
+    link = AlertSettings().trace_link(label["trace_id"], step_id=loop["step_id"])
+    at = run_app(**dict(parse_qsl(urlsplit(link).query)))
+    assert any(t.startswith(f"trace {label['trace_id']}") for t in texts(at))
+    assert at.selectbox(key="step_select").value == loop["step_id"]
+    # Links from before the rename (``trace_id=``) still open the run.
+    old = run_app(page="run", trace_id=label["trace_id"])
+    assert old.query_params["trace"] == label["trace_id"]
+    assert any(t.startswith(f"trace {label['trace_id']}") for t in texts(old))
+
+
+def test_run_detail_opens_on_the_failing_step_and_action(filled: Filled) -> None:
+    label = filled.labelled("runaway_loop")
+    loop = next(f for f in label["expected_findings"] if f["kind"] == "runaway_loop")
+    at = run_app(page="run", trace=label["trace_id"])  # no step in the link
+    assert at.selectbox(key="step_select").value == loop["step_id"]
+    chain = [t for t in texts(at) if t.startswith(("action:", "↳"))]
+    assert chain and chain[0].startswith("action:"), chain
+    attempts = next(f.value for f in at.dataframe if "fingerprint" in f.value.columns)
+    last_failed = attempts[attempts["status"] == "error"]["attempt"].max()
+    why = at.selectbox(key="why_span")
+    assert f"{loop['step_id']}#{last_failed}" in why.format_func(why.value)
+
+
+def test_run_detail_without_a_trace_lists_recent_runs(filled: Filled) -> None:
+    at = run_app(page="run")
+    table = next(f.value for f in at.dataframe if "trace_id" in f.value.columns)
+    assert set(table["trace_id"]) <= {lb["trace_id"] for lb in filled.labels} | {
+        filled.hostile_trace
+    }
+    assert len(table) >= 10

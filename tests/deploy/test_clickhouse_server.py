@@ -14,7 +14,7 @@ import secrets
 from collections.abc import Iterator
 
 import pytest
-from planscope_collector._lease import Leases
+from planscope_collector.extensions import Leases
 from planscope_collector.storage import Store, open_store
 
 from tests.storage._spans import new_trace_id, planscope_trace

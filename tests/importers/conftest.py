@@ -1,11 +1,13 @@
 """Fixtures for the importer tests: the shared Who&When dataset and one real collector per module.
 
 The dataset lives at ``../shared/datasets/who_and_when`` relative to the repository root (CI
-has it there too); tests that need it skip with the reason when it is absent.
+has it there too) or where ``PLANSCOPE_TEST_WHOWHEN`` points (a git worktree elsewhere); tests
+that need it skip with the reason when it is absent.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +18,9 @@ import pytest
 from planscope_collector import BackgroundServer, CollectorSettings
 
 REPO = Path(__file__).resolve().parents[2]
-DATASET = REPO.parent / "shared" / "datasets" / "who_and_when"
+DATASET = Path(
+    os.environ.get("PLANSCOPE_TEST_WHOWHEN", REPO.parent / "shared" / "datasets" / "who_and_when")
+)
 
 
 @pytest.fixture(scope="session")

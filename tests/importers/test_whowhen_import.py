@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_analyzer.importers import _conventions as C
 from planscope_analyzer.importers import import_files, parse_whowhen, prepare
 from planscope_collector import BackgroundServer

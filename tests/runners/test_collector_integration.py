@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_collector import BackgroundServer, CollectorSettings
 from planscope_runners import load_labels
 

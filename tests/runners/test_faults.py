@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_runners import KNOBS, TASKS, make_env, resolve_faults, run_task
 from planscope_runners._faults import applicable_knobs
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 from planscope import Plan, RetryBudget
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_runners import Approved, Edited, Rejected, ToolError, make_env, run_task
 from planscope_runners._errors import PlanFormatError
 from planscope_runners._ir import StepIR, to_draft

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope._cli import main
 from planscope_runners import (
     ChatRequest,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from planscope import _attributes as A
+from planscope import semconv as A
 from planscope_runners import TASKS, VARIANTS, ScriptedModel, run_task
 
 from .conftest import Spans, attr

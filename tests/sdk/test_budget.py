@@ -8,7 +8,7 @@ import pickle
 import planscope
 import pytest
 from planscope import ConfigurationError, Plan, PlanStep, RetryBudget, RetryBudgetExceeded
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .conftest import Spans
 

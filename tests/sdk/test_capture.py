@@ -8,9 +8,9 @@ from typing import Any
 import planscope
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
-from planscope import _attributes as A
 from planscope import _capture
-from planscope._env import PLANSCOPE_CAPTURE, PLANSCOPE_CAPTURE_MAX_BYTES
+from planscope import semconv as A
+from planscope.environment_variables import PLANSCOPE_CAPTURE, PLANSCOPE_CAPTURE_MAX_BYTES
 
 from .conftest import Spans
 

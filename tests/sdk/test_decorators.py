@@ -12,7 +12,7 @@ import planscope
 import pytest
 from opentelemetry import trace
 from opentelemetry.trace import StatusCode
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .conftest import Spans
 

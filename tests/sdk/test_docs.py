@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import planscope
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .conftest import Spans
 

@@ -9,8 +9,8 @@ from typing import Any
 import planscope
 import pytest
 from opentelemetry.trace import StatusCode
-from planscope import _attributes as A
 from planscope import _internal, _spans
+from planscope import semconv as A
 
 from .conftest import Spans
 

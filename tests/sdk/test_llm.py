@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import planscope
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .conftest import Spans
 

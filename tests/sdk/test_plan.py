@@ -7,7 +7,7 @@ import json
 import planscope
 import pytest
 from planscope import Plan, PlanStep, PlanValidationError
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .conftest import Spans
 

@@ -11,7 +11,7 @@ EXPECTED = {
     "configure", "PlanscopeHandle", "Redactor", "__version__",
     # decorators and context managers
     "run", "planner", "step", "tool", "llm",
-    "start_run", "start_plan", "start_step", "start_tool", "start_llm", "SpanContext",
+    "start_run", "start_plan", "start_step", "start_tool", "start_llm", "start_span", "SpanContext",
     # handles
     "SpanHandle", "RunHandle", "PlanHandle", "StepHandle", "ToolHandle", "LlmHandle",
     # helpers on the current spans
@@ -25,14 +25,33 @@ EXPECTED = {
 }  # fmt: skip
 
 
+PUBLIC_MODULES = {"semconv", "fingerprints", "environment_variables"}
+
+
 def test_all_equals_the_public_names() -> None:
-    public = {name for name in dir(planscope) if not name.startswith("_")}
+    public = {
+        name
+        for name in dir(planscope)
+        if not name.startswith("_") and not inspect.ismodule(getattr(planscope, name))
+    }
     assert set(planscope.__all__) == public | {"__version__"}
     assert len(planscope.__all__) == len(set(planscope.__all__))
 
 
 def test_all_is_the_intended_surface() -> None:
     assert set(planscope.__all__) == EXPECTED
+
+
+def test_public_modules_are_the_intended_contracts() -> None:
+    """Submodules other packages may import: documented, with an example; the rest is private."""
+    import importlib
+    import pkgutil
+
+    found = {m.name for m in pkgutil.iter_modules(planscope.__path__) if not m.name.startswith("_")}
+    assert found == PUBLIC_MODULES
+    for name in PUBLIC_MODULES:
+        doc = importlib.import_module(f"planscope.{name}").__doc__
+        assert doc and ">>>" in doc, name
 
 
 def test_public_classes_live_in_the_public_module() -> None:

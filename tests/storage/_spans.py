@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-import planscope._attributes as A
+import planscope.semconv as A
 from planscope_collector.storage import TRACE_COLUMNS, Store
 
 # Timestamps near "now": rows older than the TTL would be dropped by merges.

@@ -7,7 +7,7 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
-import planscope._attributes as A
+import planscope.semconv as A
 import pytest
 from planscope_collector.storage import (
     TABLES,
@@ -116,7 +116,7 @@ def test_attribute_names_in_sql_exist_in_attributes_module() -> None:
         )
     assert used, "the regex found no attribute names: it is broken"
     assert A.PLAN_JSON in used and A.GEN_AI_USAGE_INPUT_TOKENS in used
-    assert used <= known, f"names not in planscope._attributes: {sorted(used - known)}"
+    assert used <= known, f"names not in planscope.semconv: {sorted(used - known)}"
 
 
 def test_span_kind_values_in_sql_exist_in_attributes_module() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import planscope._attributes as A
+import planscope.semconv as A
 import pytest
 from planscope_collector.storage import EXPORTER_TRACE_COLUMNS, TABLES, Store
 

@@ -336,7 +336,9 @@ class AlertEngine:
         evidence["trace_links"] = [self.settings.trace_link(t, project) for t in ev.trace_ids[:10]]
         for sample in evidence.get("samples", []):
             if "trace_id" in sample:
-                sample["link"] = self.settings.trace_link(sample["trace_id"], project)
+                sample["link"] = self.settings.trace_link(
+                    sample["trace_id"], project, sample.get("step_id")
+                )
         return evidence
 
     # -- delivery ----------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Every query binds its values server-side (``{name:Type}``) and reads only rows whose ``Start``
 (``TraceStart`` for findings) is within the rule's window, so the cost is bounded by the window,
 not by the table. Attribute-derived columns are the typed columns of migration 0002; the string
-literals below are values from ``planscope._attributes`` (``tests/alerts`` checks them).
+literals below are values from ``planscope.semconv`` (``tests/alerts`` checks them).
 
 >>> ev = Evaluation(False, 0.0, 1.0, "ok", {})
 >>> ev.firing

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlencode
 
 from ._errors import AlertError
 
@@ -88,11 +89,17 @@ class AlertSettings:
             enabled=env.get(PLANSCOPE_ALERTS_ENABLED, "1").strip().lower() not in ("0", "false"),
         )
 
-    def trace_link(self, trace_id: str, project: str = "default") -> str:
-        """Dashboard URL of one trace.
+    def trace_link(
+        self, trace_id: str, project: str = "default", step_id: str | None = None
+    ) -> str:
+        """Dashboard URL of one run (opened on ``step_id`` when given).
 
-        >>> AlertSettings().trace_link("ab" * 16)
-        'http://127.0.0.1:8501/?page=run&trace_id=abababababababababababababababab'
+        >>> AlertSettings().trace_link("ab" * 16, step_id="fetch")
+        'http://127.0.0.1:8501/?page=run&trace=abababababababababababababababab&step=fetch'
         """
-        link = f"{self.dashboard_url}/?page=run&trace_id={trace_id}"
-        return link if project == "default" else f"{link}&project={project}"
+        query = {"page": "run", "trace": trace_id}
+        if step_id:
+            query["step"] = step_id
+        if project != "default":
+            query["project"] = project
+        return f"{self.dashboard_url}/?{urlencode(query)}"

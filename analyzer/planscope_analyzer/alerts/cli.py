@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
-from planscope._env import PLANSCOPE_API_KEY, PLANSCOPE_ENDPOINT
+from planscope.environment_variables import PLANSCOPE_API_KEY, PLANSCOPE_ENDPOINT
 
 from ._errors import RuleValidationError
 from ._rules import load_rules_file, parse_rules_document

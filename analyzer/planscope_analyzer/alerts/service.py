@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import anyio
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
-from planscope_collector._extensions import project_of
+from planscope_collector.extensions import project_of
 
 from ._engine import AlertEngine
 from ._errors import RuleValidationError

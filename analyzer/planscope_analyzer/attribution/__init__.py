@@ -1,36 +1,51 @@
-"""Failure attribution for multi-agent runs: which component failed, at which step, and why.
+"""Failure attribution for agent runs: which agent failed, at which step, and why.
 
-The default is offline and deterministic (structural rules, see docs/attribution.md); the
-analyzers' findings refine it when a collector serves them, and an LLM judge can be added.
+The default is offline and deterministic: a small ranker (conditional logit) over candidate
+(agent, step) pairs of the log, whose features exist in any multi-agent or tool-use
+conversation; its weights ship in ``weights.json`` and every accuracy figure is
+cross-validated next to simple baselines (docs/attribution.md). Analyzer findings are attached
+as evidence for the speaker who owns their step; an LLM judge can be added.
 
->>> from planscope_analyzer.attribution import attribute, RULES
->>> "failed-code" in RULES
-True
+>>> from planscope_analyzer.attribution import BASELINES, METHOD
+>>> METHOD, sorted(BASELINES)[0]
+('ranker', 'first-error-receiver')
 """
 
-from ._evaluate import Row, evaluate, format_table, table
+from ._baselines import BASELINES
+from ._evaluate import Labelled, Score, best_default, cross_validate, format_scores, load, train
+from ._features import FEATURES, Candidate, candidates
 from ._findings import fetch_findings, fetch_trace, map_findings
 from ._from_trace import conversation_from_trace
 from ._judge import JudgeSettings, judge
-from ._loops import loop_signals
-from ._rules import RULES, Attribution, Evidence, FindingRef, attribute, is_planner_executor
+from ._method import METHOD, Attribution, Evidence, FindingRef, attribute, owner_of, rank, shipped
+from ._model import Model, fit
 
 __all__ = [
-    "RULES",
+    "BASELINES",
+    "FEATURES",
+    "METHOD",
     "Attribution",
+    "Candidate",
     "Evidence",
     "FindingRef",
     "JudgeSettings",
-    "Row",
+    "Labelled",
+    "Model",
+    "Score",
     "attribute",
+    "best_default",
+    "candidates",
     "conversation_from_trace",
-    "evaluate",
+    "cross_validate",
     "fetch_findings",
     "fetch_trace",
-    "format_table",
-    "is_planner_executor",
+    "fit",
+    "format_scores",
     "judge",
-    "loop_signals",
+    "load",
     "map_findings",
-    "table",
+    "owner_of",
+    "rank",
+    "shipped",
+    "train",
 ]

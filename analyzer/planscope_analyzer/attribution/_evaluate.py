@@ -1,6 +1,16 @@
-"""Evaluate attribution on a labeled set (Who&When files): agent-level and step-level accuracy
-(exact and ±1), per subset (the files' folder) and per half (even/odd file numbers), plus the
-loop signals on runs whose labels describe repetition.
+"""Cross-validated evaluation of the ranker next to the baselines, on labelled logs.
+
+A *subset* is the folder a labelled file sits in. Protocols (every figure is on logs the model
+was not fitted on):
+
+* ``transfer A→B``: fit on every log of subset A, score every log of subset B;
+* ``within S``: leave-one-out when S has at most :data:`LOO_MAX` logs, else
+  :data:`K_FOLDS`-fold (fold = position in file order modulo k); each fold's model is fitted on
+  every other log, of every subset.
+
+The baselines need no fitting and are scored on exactly the same test logs. ``fit-on-dev`` rows
+(the shipped model scored on the logs it was fitted on) are labelled as such and are *not*
+accuracy figures.
 
 >>> pct(1, 4)
 '25.0%'
@@ -9,170 +19,222 @@ loop signals on runs whose labels describe repetition.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from ..importers._conversation import Conversation
 from ..importers._errors import ImportFailed
-from ..importers._whowhen import parse_whowhen
-from ._loops import loop_signals
-from ._rules import Attribution, attribute
+from ..importers._log import read_log
+from ._baselines import BASELINES
+from ._features import FEATURES, Candidate, candidates
+from ._method import METHOD, rank
+from ._model import Matrix, Model, fit_cv
 
-REPETITION = re.compile(
-    r"\b(repeat\w*|loop\w*|again|multiple times|over and over|exhaust\w*|step limits?|"
-    r"redundant\w*|same (?:step|action|search|query|code|mistake|error)s?)\b",
-    re.I,
-)
-"""Label wording that describes a run repeating itself (used only to select traces for the loop
-report, never by the attribution rules)."""
+LOO_MAX = 30
+"""Subsets up to this size are cross-validated leave-one-out; larger ones k-fold."""
+K_FOLDS = 10
+TOLERANCES = (1, 3)
+"""Step tolerances reported next to the exact step (±1, ±3 history entries)."""
+FIT_ON_DEV = "fit-on-dev (NOT held out)"
 
 
 @dataclass(frozen=True)
-class Row:
-    """One evaluated file."""
+class Labelled:
+    """A labelled log with its candidates; ``y`` is the labelled candidate's position (``None``
+    when the label names a turn no agent acted in, e.g. a tool's output)."""
 
     path: Path
     subset: str
-    half: str
-    label_agent: str
-    label_step: int
-    predicted: Attribution
-    repetition_label: bool
-    loop_signals: tuple[str, ...]
-    analyzer_loop: bool | None = None
+    conv: Conversation
+    cands: list[Candidate]
+    X: Matrix
+    y: int | None
 
     @property
-    def agent_ok(self) -> bool:
-        return self.predicted.component == self.label_agent
+    def agent(self) -> str:
+        assert self.conv.labels is not None
+        return self.conv.labels.agent
 
     @property
-    def step_ok(self) -> bool:
-        return self.predicted.step == self.label_step
+    def step(self) -> int:
+        assert self.conv.labels is not None
+        return self.conv.labels.step
 
-    @property
-    def step_near(self) -> bool:
-        return abs(self.predicted.step - self.label_step) <= 1
+
+@dataclass(frozen=True)
+class Score:
+    """One method on one protocol's test logs."""
+
+    protocol: str
+    subset: str
+    method: str
+    n: int
+    agent: int
+    step: int
+    near: tuple[int, ...]
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "protocol": self.protocol,
+            "subset": self.subset,
+            "method": self.method,
+            "n": self.n,
+            "agent": pct(self.agent, self.n),
+            "step": pct(self.step, self.n),
+        }
+        for tol, k in zip(TOLERANCES, self.near, strict=True):
+            out[f"step±{tol}"] = pct(k, self.n)
+        return out
 
 
 def pct(n: int, d: int) -> str:
     return f"{100.0 * n / d:.1f}%" if d else "-"
 
 
-def labeled_files(paths: Iterable[Path]) -> list[Path]:
+def labelled_files(paths: Iterable[Path]) -> list[Path]:
     """Files named directly, and ``*.json`` inside named folders (recursively), sorted."""
     out: list[Path] = []
     for p in paths:
-        if p.is_dir():
-            out.extend(sorted(p.rglob("*.json"), key=_sort_key))
-        else:
-            out.append(p)
+        out.extend(sorted(p.rglob("*.json"), key=_sort_key) if p.is_dir() else [p])
     return out
 
 
 def _sort_key(p: Path) -> tuple[str, int, str]:
-    return (str(p.parent), int(p.stem) if p.stem.isdigit() else -1, p.name)
+    m = re.search(r"\d+", p.stem)
+    return (str(p.parent), int(m.group(0)) if m else -1, p.name)
 
 
-def half_of(p: Path) -> str:
-    """``even``/``odd`` by the number in the file name, ``-`` when there is none."""
-    m = re.search(r"(\d+)", p.stem)
-    return "-" if m is None else ("even" if int(m.group(1)) % 2 == 0 else "odd")
-
-
-def evaluate(
-    paths: Iterable[Path],
-    attribute_fn: Callable[[Conversation, Path], Attribution] | None = None,
-    analyzer_loop: Callable[[Conversation, Path], bool | None] | None = None,
-) -> list[Row]:
-    """Attribute every labeled file; unlabeled files are an error (this is an evaluation)."""
-    rows = []
-    for p in labeled_files(paths):
-        try:
-            data = p.read_bytes()
-        except OSError as exc:
-            raise ImportFailed(f"{p}: cannot read: {exc.strerror or exc}") from None
-        conv = parse_whowhen(data, str(p))
+def load(paths: Iterable[Path]) -> list[Labelled]:
+    """Read every labelled log; an unlabelled file is an error (this is an evaluation)."""
+    out = []
+    for p in labelled_files(paths):
+        conv = read_log(p)
         if conv.labels is None:
             raise ImportFailed(f"{p}: no labels (mistake_agent, mistake_step) to evaluate against")
-        pred = attribute_fn(conv, p) if attribute_fn else attribute(conv)
-        rows.append(
-            Row(
-                p,
-                p.parent.name,
-                half_of(p),
-                conv.labels.agent,
-                conv.labels.step,
-                pred,
-                bool(REPETITION.search(conv.labels.reason)),
-                tuple(loop_signals(conv)),
-                analyzer_loop(conv, p) if analyzer_loop else None,
-            )
+        cands = candidates(conv)
+        X = np.array([c.vector() for c in cands]).reshape(len(cands), len(FEATURES))
+        lab = conv.labels
+        y = next(
+            (i for i, c in enumerate(cands) if c.step == lab.step and c.agent == lab.agent), None
         )
-    return rows
-
-
-def table(rows: list[Row]) -> list[dict[str, object]]:
-    """Accuracy per (subset, half), per subset, per half and overall."""
-    groups: dict[tuple[str, str], list[Row]] = {}
-    for r in rows:
-        for key in ((r.subset, r.half), (r.subset, "all"), ("ALL", r.half), ("ALL", "all")):
-            groups.setdefault(key, []).append(r)
-    out = []
-    for (subset, half), rs in sorted(groups.items(), key=lambda kv: (kv[0][0] == "ALL", kv[0])):
-        rep = [r for r in rs if r.repetition_label]
-        other = [r for r in rs if not r.repetition_label]
-        out.append(
-            {
-                "subset": subset,
-                "half": half,
-                "n": len(rs),
-                "agent": pct(sum(r.agent_ok for r in rs), len(rs)),
-                "step": pct(sum(r.step_ok for r in rs), len(rs)),
-                "step±1": pct(sum(r.step_near for r in rs), len(rs)),
-                "repetition_labeled": len(rep),
-                "loop_flagged": f"{sum(bool(r.loop_signals) for r in rep)}/{len(rep)}",
-                "loop_flagged_other": f"{sum(bool(r.loop_signals) for r in other)}/{len(other)}",
-                "analyzer_loop": (
-                    f"{sum(bool(r.analyzer_loop) for r in rep)}/{len(rep)}"
-                    if any(r.analyzer_loop is not None for r in rs)
-                    else "-"
-                ),
-            }
-        )
+        out.append(Labelled(p, p.parent.name, conv, cands, X, y))
     return out
 
 
-def format_table(rows: list[Row]) -> str:
-    """The table as aligned text."""
-    t = table(rows)
-    cols = [
-        "subset",
-        "half",
-        "n",
-        "agent",
-        "step",
-        "step±1",
-        "repetition_labeled",
-        "loop_flagged",
-        "loop_flagged_other",
-        "analyzer_loop",
-    ]
-    widths = {c: max(len(c), *(len(str(r[c])) for r in t)) for c in cols}
-    lines = ["  ".join(c.ljust(widths[c]) for c in cols)]
-    lines += ["  ".join(str(r[c]).ljust(widths[c]) for c in cols) for r in t]
-    rules: dict[str, list[int]] = {}
-    for r in rows:
-        s = rules.setdefault(r.predicted.rule, [0, 0, 0])
-        s[0] += 1
-        s[1] += r.agent_ok
-        s[2] += r.step_ok
-    lines.append("")
-    lines.append(
-        "by rule: "
-        + "; ".join(
-            f"{k}: n={v[0]} agent {pct(v[1], v[0])} step {pct(v[2], v[0])}"
-            for k, v in sorted(rules.items())
-        )
+def train(logs: Sequence[Labelled], fitted_on: str = "") -> Model:
+    """Fit the ranker (penalty by inner cross-validation on these logs only); every subset
+    weighs the same in total, so a large corpus of one kind of log does not drown a small one
+    of another kind."""
+    usable = [g for g in logs if g.y is not None and len(g.cands) > 1]
+    sizes: dict[str, int] = {}
+    for g in usable:
+        sizes[g.subset] = sizes.get(g.subset, 0) + 1
+    weight = [len(usable) / (len(sizes) * sizes[g.subset]) for g in usable]
+    return fit_cv(
+        [g.X for g in usable],
+        [g.y for g in usable if g.y is not None],
+        FEATURES,
+        weight,
+        fitted_on,
     )
+
+
+def _ranker_pick(model: Model, g: Labelled) -> tuple[str, int] | None:
+    ranked = rank(g.conv, model)
+    return (ranked[0][0].agent, ranked[0][0].step) if ranked else None
+
+
+def _score(
+    protocol: str, subset: str, method: str, picks: list[tuple[Labelled, tuple[str, int] | None]]
+) -> Score:
+    agent = sum(p is not None and p[0] == g.agent for g, p in picks)
+    step = sum(p is not None and p[1] == g.step for g, p in picks)
+    near = tuple(
+        sum(p is not None and abs(p[1] - g.step) <= t for g, p in picks) for t in TOLERANCES
+    )
+    return Score(protocol, subset, method, len(picks), agent, step, near)
+
+
+def _folds(logs: list[Labelled]) -> list[list[Labelled]]:
+    if len(logs) <= LOO_MAX:
+        return [[g] for g in logs]
+    return [logs[i::K_FOLDS] for i in range(K_FOLDS)]
+
+
+def cross_validate(logs: list[Labelled], shipped: Model | None = None) -> list[Score]:
+    """Every protocol, the ranker and each baseline side by side (see the module docstring)."""
+    subsets = list(dict.fromkeys(g.subset for g in logs))
+    by_subset = {s: [g for g in logs if g.subset == s] for s in subsets}
+    protocols: list[tuple[str, str, list[tuple[Labelled, tuple[str, int] | None]]]] = []
+    for s in subsets:
+        picks = []
+        for fold in _folds(by_subset[s]):
+            held = {id(g) for g in fold}
+            model = train([g for g in logs if id(g) not in held])
+            picks += [(g, _ranker_pick(model, g)) for g in fold]
+        kind = "leave-one-out" if len(by_subset[s]) <= LOO_MAX else f"{K_FOLDS}-fold"
+        protocols.append((f"within ({kind})", s, picks))
+    for a in subsets:
+        model = train(by_subset[a])
+        for b in subsets:
+            if a != b:
+                protocols.append(
+                    (f"transfer from {a}", b, [(g, _ranker_pick(model, g)) for g in by_subset[b]])
+                )
+    if shipped is not None:
+        for s in subsets:
+            protocols.append((FIT_ON_DEV, s, [(g, _ranker_pick(shipped, g)) for g in by_subset[s]]))
+    out = []
+    for protocol, subset, picks in protocols:
+        out.append(_score(protocol, subset, METHOD, picks))
+        if protocol == FIT_ON_DEV:
+            continue
+        for name, fn in BASELINES.items():
+            out.append(_score(protocol, subset, name, [(g, fn(g.conv)) for g, _ in picks]))
+    return out
+
+
+def best_default(scores: list[Score]) -> str:
+    """The ranker if, in every cross-validated protocol, it is at least as good as every
+    baseline on agent and on exact step, and strictly better on one of them; otherwise the
+    baseline with the best mean agent-level accuracy over the protocols."""
+    groups: dict[tuple[str, str], dict[str, Score]] = {}
+    for s in scores:
+        if s.protocol != FIT_ON_DEV:
+            groups.setdefault((s.protocol, s.subset), {})[s.method] = s
+    wins = all(
+        all(
+            (m[METHOD].agent, m[METHOD].step) >= (b.agent, b.step)
+            and m[METHOD].agent >= b.agent
+            and m[METHOD].step >= b.step
+            and (m[METHOD].agent > b.agent or m[METHOD].step > b.step)
+            for name, b in m.items()
+            if name != METHOD
+        )
+        for m in groups.values()
+    )
+    if wins:
+        return METHOD
+    return max(
+        BASELINES,
+        key=lambda name: sum(m[name].agent / m[name].n for m in groups.values() if m[name].n),
+    )
+
+
+def format_scores(scores: list[Score]) -> str:
+    """The scores as an aligned table, one block per protocol and test subset."""
+    rows = [s.as_dict() for s in scores]
+    cols = list(rows[0]) if rows else []
+    widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
+    lines = ["  ".join(c.ljust(widths[c]) for c in cols)]
+    last: tuple[object, object] | None = None
+    for r in rows:
+        key = (r["protocol"], r["subset"])
+        if last is not None and key != last:
+            lines.append("")
+        last = key
+        lines.append("  ".join(str(r[c]).ljust(widths[c]) for c in cols))
     return "\n".join(lines)

@@ -10,10 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from ..importers import _conventions as C
-from ._rules import FindingRef
+from ..importers._conversation import Conversation
+from ._method import FindingRef, owner_of
 
 
 def fetch_trace(
@@ -47,14 +48,22 @@ def fetch_findings(
     return [f for f in items if isinstance(f, dict)] if isinstance(items, list) else None
 
 
-def map_findings(findings: list[dict[str, Any]], trace: dict[str, Any] | None) -> list[FindingRef]:
-    """Findings with their step ids / evidence spans mapped to history indices.
+def map_findings(
+    findings: list[dict[str, Any]], trace: dict[str, Any] | None, conv: Conversation
+) -> list[FindingRef]:
+    """Findings with their step ids / evidence spans mapped to history indices, each credited
+    to the speaker who owns that step in ``conv`` (never to the finding's own ``component``
+    label, e.g. ``planner``, which need not be a speaker of the log). Findings that map to no
+    turn are dropped.
 
-    >>> map_findings([{"kind": "runaway_loop", "severity": "high", "component": "W",
-    ...                "step_id": "s1", "explanation": "x"}],
+    >>> from planscope_analyzer.importers import parse_whowhen
+    >>> conv = parse_whowhen(b'{"history": [{"name": "A", "content": "x"},'
+    ...     b'{"name": "W", "content": "y"}]}', "x.json")
+    >>> [(f.component, f.step) for f in map_findings([{"kind": "runaway_loop",
+    ...     "severity": "high", "component": "planner", "step_id": "s1", "explanation": "x"}],
     ...     {"spans": [{"span_id": "a", "attributes": {
-    ...         "planscope.step.id": "s1", "planscope.import.record": "7"}}]})[0].step
-    7
+    ...         "planscope.step.id": "s1", "planscope.import.record": "1"}}]}, conv)]
+    [('W', 1)]
     """
     span_record: dict[str, int] = {}
     step_record: dict[str, int] = {}
@@ -76,11 +85,14 @@ def map_findings(findings: list[dict[str, Any]], trace: dict[str, Any] | None) -
         ]
         recs = [span_record[e] for e in ev_ids if e in span_record]
         step = min(recs) if recs else step_record.get(str(f.get("step_id") or ""))
+        owner = owner_of(conv, step) if step is not None else None
+        if step is None or owner is None:
+            continue
         out.append(
             FindingRef(
                 str(f.get("kind", "")),
                 str(f.get("severity", "")),
-                str(f.get("component", "")),
+                owner,
                 step,
                 str(f.get("explanation", "")),
             )

@@ -8,9 +8,10 @@ the spans' order (run excluded).
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from ..importers import _conventions as C
 from ..importers._conversation import FRAMEWORK_MAGENTIC, Conversation, Ledger, Turn, TurnKind
@@ -64,7 +65,14 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
     )
     run_attrs = (run or {}).get("attributes") or {}
     framework = str(run_attrs.get(C.IMPORT_FRAMEWORK) or run_attrs.get(A.RUN_VARIANT) or "trace")
-    planner = str(run_attrs.get(A.GEN_AI_AGENT_NAME) or "planner")
+    # A name that exists in the trace: the run's agent, else its service, else its span name.
+    planner = str(
+        run_attrs.get(A.GEN_AI_AGENT_NAME)
+        or (run or {}).get("service")
+        or (run or {}).get("name")
+        or next((s.get("service") for s in spans if s.get("service")), None)
+        or "agent"
+    )
     turns: dict[int, Turn] = {}
     counter = 0
     for s in spans:
@@ -94,6 +102,8 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
                 tk = "reply"
         elif kind == A.KIND_TOOL:
             tk = "tool"
+            if rec is None:  # a live trace names the calling agent; the tool is the speaker
+                speaker = str(a.get(A.GEN_AI_TOOL_NAME) or s.get("name") or agent)
             if s.get("status_code") == "Error" and not out.lower().startswith("exitcode"):
                 content = "exitcode: 1 (execution failed)\n" + out
         elif kind == A.KIND_LLM and a.get(A.LLM_ROLE) == "planner":
@@ -101,9 +111,16 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
             tk = "ledger" if ledger is not None else "thought"
         else:
             tk = "reply"
-        if index in turns and not (tk == "plan" and turns[index].kind != "plan"):
-            continue
-        turns[index] = Turn(index, speaker, role, tk, content, target, ledger)
+        turn = Turn(index, speaker, role, tk, content, target, ledger)
+        have = turns.get(index)
+        if have is None:
+            turns[index] = turn
+        elif tk == "plan" and have.kind != "plan":
+            # One history turn both posted the plan and acted (AG2's first expert): it is a
+            # plan turn, spoken by the agent that acted in it, not by the plan's owner label.
+            turns[index] = replace(turn, speaker=have.speaker, role=have.role)
+        elif have.kind == "plan" and tk != "plan":
+            turns[index] = replace(have, speaker=speaker, role=role)
     ordered = tuple(turns[i] for i in sorted(turns))
     return Conversation(
         source=str(trace.get("trace_id", "trace")),
@@ -111,7 +128,7 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
         question=str(run_attrs.get(A.RUN_OBJECTIVE, "")),
         source_id=None,
         turns=ordered,
-        planner=planner if framework == FRAMEWORK_MAGENTIC else "manager",
+        planner=planner,
         tool_speakers=frozenset(t.speaker for t in ordered if t.kind == "tool"),
         final_answer=_text(run_attrs.get(A.OUTPUT)) or None,
     )

@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from ..importers._conversation import Conversation
-from ._rules import Attribution
+from ._method import Attribution
 
 MAX_TURN_CHARS = 1200
 

@@ -19,12 +19,12 @@ the trace (failures concentrated on narrow context).
 
 from __future__ import annotations
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .._model import PLANNER, Finding, TraceData
 from ._base import by_start, fmt_keys, make_finding, succeeded_steps
 
-KIND = "context_starved"
+KIND = A.FINDING_CONTEXT_STARVED
 
 
 def starved_steps(trace: TraceData) -> set[str]:

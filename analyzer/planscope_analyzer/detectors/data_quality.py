@@ -15,10 +15,12 @@ Issues (``detail.issue``), all blamed on ``instrumentation``:
 
 from __future__ import annotations
 
+from planscope import semconv as A
+
 from .._model import INSTRUMENTATION, Finding, TraceData
 from ._base import make_finding
 
-KIND = "data_quality"
+KIND = A.FINDING_DATA_QUALITY
 
 
 class DataQuality:

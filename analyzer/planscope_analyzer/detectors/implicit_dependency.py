@@ -12,11 +12,13 @@ happened), ``medium`` when the order held by chance.
 
 from __future__ import annotations
 
+from planscope import semconv as A
+
 from .._model import PLANNER, Ancestry, Finding, TraceData
 from ._base import by_start, make_finding
 from .unbounded_replan import version_signature
 
-KIND = "implicit_dependency"
+KIND = A.FINDING_IMPLICIT_DEPENDENCY
 
 
 class ImplicitDependency:

@@ -10,12 +10,12 @@ irreversible step (it acted although its precondition failed); reported at that 
 
 from __future__ import annotations
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .._model import Attempt, Finding, TraceData, ancestors
 from ._base import by_start, make_finding
 
-KIND = "irreversible_after_failure"
+KIND = A.FINDING_IRREVERSIBLE_AFTER_FAILURE
 
 
 class IrreversibleAfterFailure:

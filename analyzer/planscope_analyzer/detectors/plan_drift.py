@@ -9,10 +9,12 @@ JSON could not be parsed are a data-quality problem, not drift, and suppress thi
 
 from __future__ import annotations
 
+from planscope import semconv as A
+
 from .._model import Finding, TraceData
 from ._base import make_finding
 
-KIND = "plan_drift"
+KIND = A.FINDING_PLAN_DRIFT
 
 
 class PlanDrift:

@@ -25,12 +25,12 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .._model import Attempt, Finding, ToolCall, TraceData
 from ._base import by_start, make_finding
 
-KIND = "runaway_loop"
+KIND = A.FINDING_RUNAWAY_LOOP
 MIN_REPEATS = 3
 """Identical failures in a row before a loop is reported. Two identical failures are an
 ordinary retry (and what flaky dependencies produce); a third with nothing changed (same error,

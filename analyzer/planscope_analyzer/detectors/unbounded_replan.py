@@ -17,10 +17,12 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
+from planscope import semconv as A
+
 from .._model import PLANNER, Finding, PlanStep, TraceData
 from ._base import make_finding
 
-KIND = "unbounded_replan"
+KIND = A.FINDING_UNBOUNDED_REPLAN
 MIN_IDENTICAL_REPLANS = 2
 """One identical replan can be a legitimate retry of a transient failure at plan level (the
 plan was fine, the world changed); a second identical one after the same failure is a loop."""

@@ -11,12 +11,12 @@ the executor blamed.
 
 from __future__ import annotations
 
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .._model import PLANNER, Finding, TraceData, ancestors
 from ._base import make_finding
 
-KIND = "write_conflict"
+KIND = A.FINDING_WRITE_CONFLICT
 
 
 class WriteConflict:

@@ -27,8 +27,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
-from planscope import _attributes as A
-from planscope._capture import normalise_message, stable_hash
+from planscope import semconv as A
+from planscope.fingerprints import fingerprint, normalise_message, stable_hash
 
 from . import _conventions as C
 from ._conversation import FRAMEWORK_MAGENTIC, Conversation, Turn
@@ -60,12 +60,6 @@ def _cap(text: str) -> tuple[str, bool]:
     if len(raw) <= MAX_PAYLOAD_BYTES:
         return text, False
     return raw[:MAX_PAYLOAD_BYTES].decode("utf-8", errors="ignore"), True
-
-
-def fingerprint(error_type: str, message: str) -> str:
-    """The conventions' error fingerprint: sha256(type + newline + normalised message)[:16]."""
-    text = f"{error_type}\n{normalise_message(message)}"
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass

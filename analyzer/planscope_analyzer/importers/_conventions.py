@@ -1,7 +1,7 @@
 """Attribute names the importers use.
 
 planscope's own (``planscope.import.*``, ``planscope.ledger.*``) are defined in
-``planscope._attributes`` and re-exported here; the foreign conventions the importers read
+``planscope.semconv`` and re-exported here; the foreign conventions the importers read
 (OpenInference, OpenLLMetry) are spelled here once.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Final
 
 # planscope's own import attributes live in the single source of truth; re-exported here.
-from planscope._attributes import (  # noqa: F401 - re-exported for the importers
+from planscope.semconv import (  # noqa: F401 - re-exported for the importers
     EVENT_LEDGER,
     IMPORT_FORMAT,
     IMPORT_FRAMEWORK,

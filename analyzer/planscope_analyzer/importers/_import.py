@@ -19,7 +19,7 @@ from typing import Literal
 import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from ._chat_spans import conversation_spans
 from ._conversation import Conversation
@@ -27,10 +27,11 @@ from ._errors import ImportFailed, MalformedInput, SendFailed, UnknownFormat
 from ._otlp_files import all_spans, looks_like_otlp, parse_otlp_json, retime, split_documents
 from ._semconv_map import map_semconv
 from ._spans import any_value, to_request
+from ._tooluse import looks_like_tool_use, parse_tool_use
 from ._whowhen import looks_like_whowhen, parse_whowhen
 
-Format = Literal["auto", "whowhen", "otlp-json", "openinference"]
-FORMATS: tuple[str, ...] = ("auto", "whowhen", "otlp-json", "openinference")
+Format = Literal["auto", "whowhen", "tool-use", "otlp-json", "openinference"]
+FORMATS: tuple[str, ...] = ("auto", "whowhen", "tool-use", "otlp-json", "openinference")
 DEFAULT_COLLECTOR = "http://127.0.0.1:4318"
 
 
@@ -49,7 +50,7 @@ class Prepared:
 
 
 def detect_format(data: bytes, source: str) -> str:
-    """``whowhen`` or ``otlp-json`` from the content, else ``UnknownFormat`` naming the file."""
+    """``whowhen``, ``tool-use`` or ``otlp-json`` from the content, else ``UnknownFormat``."""
     if not data.strip():
         raise MalformedInput(source, None, "the file is empty")
     try:
@@ -59,11 +60,14 @@ def detect_format(data: bytes, source: str) -> str:
     label, first = docs[0]
     if label is None and looks_like_whowhen(first):
         return "whowhen"
+    if label is None and looks_like_tool_use(first):
+        return "tool-use"
     if looks_like_otlp(first):
         return "otlp-json"
     raise UnknownFormat(
         f"{source}: unknown format: {label or 'the document'} is neither a Who&When log "
-        "(an object with a 'history' list) nor an OTLP ExportTraceServiceRequest "
+        "(an object with a 'history' list), a tool-use conversation (a list of chat messages "
+        "with 'role', or an object with 'messages') nor an OTLP ExportTraceServiceRequest "
         "(an object with 'resourceSpans')"
     )
 
@@ -85,15 +89,15 @@ def prepare(
     if fmt not in FORMATS:
         raise UnknownFormat(f"{source}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     actual = detect_format(data, source) if fmt == "auto" else fmt
-    if actual == "whowhen":
-        conv = parse_whowhen(data, source)
+    if actual in ("whowhen", "tool-use"):
+        conv = (parse_whowhen if actual == "whowhen" else parse_tool_use)(data, source)
         spans = conversation_spans(conv, end_ns=end_ns)
         resource: dict[str, str | int | float | bool] = {A.SERVICE_NAME: conv.framework}
         if project:
             resource[A.PROJECT] = project
         request = to_request(spans, resource)
         return Prepared(
-            path, "whowhen", [request], [spans[0].trace_id.hex()], len(spans), conversation=conv
+            path, actual, [request], [spans[0].trace_id.hex()], len(spans), conversation=conv
         )
     requests = parse_otlp_json(data, source)
     mapped = map_semconv(requests)

@@ -28,8 +28,8 @@ from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
-from planscope import _attributes as A
-from planscope._capture import normalise_message
+from planscope import semconv as A
+from planscope.fingerprints import fingerprint
 
 from . import _conventions as C
 from ._otlp_files import all_spans
@@ -214,9 +214,7 @@ def _map_trace(spans: list[Any]) -> int:
                 _set(
                     s,
                     A.STEP_ERROR_FINGERPRINT,
-                    hashlib.sha256(
-                        f"{etype}\n{normalise_message(s.status.message)}".encode()
-                    ).hexdigest()[:16],
+                    fingerprint(etype, s.status.message),
                 )
         else:
             step = next((step_of[a.span_id] for a in anc if a.span_id in step_of), None)

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 from planscope import PlanscopeError
-from planscope import _env as ENV
+from planscope import environment_variables as ENV
 
 from ._conversation import Conversation
 from ._import import (
@@ -32,15 +32,15 @@ from ._import import (
     prepare,
     send,
 )
-from ._whowhen import parse_whowhen
-
-LOOP_FINDING_KINDS = ("runaway_loop", "unbounded_replan")
-"""Analyzer finding kinds that report repetition (compared with repetition labels)."""
+from ._log import read_log
 
 
 def register(subparsers: Any) -> None:
     """Add ``import`` and ``attribute`` to the ``planscope`` command."""
-    p = subparsers.add_parser("import", help="import Who&When logs, OTLP JSON, OpenInference spans")
+    p = subparsers.add_parser(
+        "import",
+        help="import Who&When logs, tool-use conversations, OTLP JSON, OpenInference spans",
+    )
     p.add_argument("files", nargs="+", type=Path, metavar="FILE")
     p.add_argument("--format", default="auto", choices=FORMATS)
     _collector_args(p)
@@ -52,13 +52,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--dry-run", action="store_true", help="validate and convert, send nothing")
     p.set_defaults(func=cmd_import)
 
-    a = subparsers.add_parser("attribute", help="name the component and step that failed a run")
+    a = subparsers.add_parser("attribute", help="name the agent and step that failed a run")
     a.add_argument(
         "files",
         nargs="*",
         type=Path,
         metavar="FILE",
-        help="Who&When logs (with --evaluate: labeled files or folders)",
+        help="Who&When logs or tool-use conversations (with --evaluate: labelled files/folders)",
     )
     a.add_argument(
         "--trace-id",
@@ -67,14 +67,27 @@ def register(subparsers: Any) -> None:
         help="attribute a trace stored in the collector (repeatable)",
     )
     a.add_argument(
+        "--method",
+        default=None,
+        help="ranker or a baseline (" + ", ".join(_method_names()[1:]) + "); "
+        "default: the one the shipped evaluation chose",
+    )
+    a.add_argument(
         "--evaluate",
         action="store_true",
-        help="compare with the files' labels; print accuracy per subset and half",
+        help="cross-validate the ranker against the files' labels, baselines side by side",
+    )
+    a.add_argument(
+        "--write-weights",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="with --evaluate: fit on all the files and write the weights and the chosen default",
     )
     a.add_argument(
         "--collector",
         default=None,
-        help="import each file there first and use the analyzers' findings",
+        help="import each file there first and attach the analyzers' findings",
     )
     a.add_argument("--api-key", default=os.environ.get(ENV.PLANSCOPE_API_KEY))
     a.add_argument("--project", default=os.environ.get(ENV.PLANSCOPE_PROJECT))
@@ -141,97 +154,109 @@ def wait_for_trace(
         time.sleep(0.1)
 
 
+def _method_names() -> list[str]:
+    from ..attribution import BASELINES, METHOD
+
+    return ["default", METHOD, *BASELINES]
+
+
 class _Online:
-    """Import + findings for ``attribute --collector``."""
+    """Import + findings for ``attribute FILE --collector``."""
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.client = httpx.Client(timeout=30.0)
-        self.cache: dict[Path, Any] = {}
 
-    def findings(self, conv: Conversation, path: Path) -> tuple[list[Any], bool | None]:
+    def findings(self, conv: Conversation, path: Path) -> list[Any]:
         from ..attribution import fetch_findings, map_findings
 
-        if path in self.cache:
-            return self.cache[path]
-        prepared: Prepared = prepare(path, "whowhen", project=self.args.project)
+        prepared: Prepared = prepare(path, "auto", project=self.args.project)
         send(prepared, self.args.collector, api_key=self.args.api_key, client=self.client)
         tid = prepared.trace_ids[0]
         trace = wait_for_trace(
             self.client, self.args.collector, tid, prepared.span_count, self.args.project
         )
         raw = fetch_findings(self.client, self.args.collector, tid, self.args.project)
-        result = (
-            map_findings(raw, trace) if raw else [],
-            None if raw is None else any(f.get("kind") in LOOP_FINDING_KINDS for f in raw),
-        )
-        self.cache[path] = result
-        return result
+        return map_findings(raw, trace, conv) if raw else []
 
 
 def cmd_attribute(args: argparse.Namespace) -> int:
     from ..attribution import (
         JudgeSettings,
         attribute,
+        best_default,
         conversation_from_trace,
-        evaluate,
+        cross_validate,
         fetch_findings,
         fetch_trace,
-        format_table,
+        format_scores,
         judge,
+        load,
         map_findings,
-        table,
+        train,
     )
 
-    online = _Online(args) if args.collector else None
+    method = None if args.method in (None, "default") else args.method
+    if method is not None and method not in _method_names():
+        raise PlanscopeError(
+            f"--method: unknown method {args.method!r}; use one of {', '.join(_method_names())}"
+        )
+    if args.evaluate:
+        if not args.files:
+            raise PlanscopeError("attribute --evaluate needs labelled files or folders")
+        logs = load(args.files)
+        model = train(logs, fitted_on=", ".join(sorted({g.subset for g in logs})))
+        scores = cross_validate(logs, model)
+        default = best_default(scores)
+        if args.json:
+            for sc in scores:
+                print(json.dumps(sc.as_dict(), ensure_ascii=False))
+            print(json.dumps({"default": default}))
+        else:
+            print(format_scores(scores))
+            print(f"\ndefault method by this evaluation: {default}")
+        if args.write_weights:
+            doc = {"default": default, **json.loads(model.to_json())}
+            args.write_weights.write_text(json.dumps(doc, indent=2) + "\n")
+        return 0
+    if args.write_weights:
+        raise PlanscopeError("--write-weights needs --evaluate")
+    if not args.files and not args.trace_id:
+        raise PlanscopeError("attribute needs FILE... or --trace-id ID")
+    if args.trace_id and not args.collector:
+        raise PlanscopeError("--trace-id needs --collector URL")
     settings = (
         JudgeSettings(args.judge_url, args.judge_model, args.judge_key, args.prefer_judge)
         if args.judge_url
         else None
     )
+    online = _Online(args) if args.collector and args.files else None
 
-    def run(conv: Conversation, path: Path | None) -> Any:
-        found = online.findings(conv, path)[0] if online and path else None
-        result = attribute(conv, found)
+    def run(conv: Conversation, found: list[Any] | None) -> Any:
+        result = attribute(conv, found, method=method)
         return judge(conv, result, settings) if settings else result
 
-    if args.evaluate:
-        if not args.files:
-            raise PlanscopeError("attribute --evaluate needs labeled files or folders")
-        rows = evaluate(
-            args.files,
-            attribute_fn=run,
-            analyzer_loop=(lambda c, p: online.findings(c, p)[1]) if online else None,
-        )
-        if args.json:
-            for r in table(rows):
-                print(json.dumps(r, ensure_ascii=False))
-        else:
-            print(format_table(rows))
-        return 0
-    if not args.files and not args.trace_id:
-        raise PlanscopeError("attribute needs FILE... or --trace-id ID")
     out: list[dict[str, Any]] = []
     for path in args.files:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise PlanscopeError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        conv = parse_whowhen(data, str(path))
-        out.append({"file": str(path), **run(conv, path).as_dict()})
-    for tid in args.trace_id:
-        if not args.collector:
-            raise PlanscopeError("--trace-id needs --collector URL")
-        client = httpx.Client(timeout=30.0)
-        trace = fetch_trace(client, args.collector, tid, args.project)
-        if trace is None:
-            raise PlanscopeError(f"trace {tid} not found at {args.collector}")
-        raw = fetch_findings(client, args.collector, tid, args.project)
-        conv = conversation_from_trace(trace)
-        result = attribute(conv, map_findings(raw, trace) if raw else None)
-        if settings:
-            result = judge(conv, result, settings)
-        out.append({"trace_id": tid, **result.as_dict()})
+        conv = read_log(path)
+        out.append(
+            {
+                "file": str(path),
+                **run(conv, online.findings(conv, path) if online else None).as_dict(),
+            }
+        )
+    if args.trace_id:
+        with httpx.Client(timeout=30.0) as client:
+            for tid in args.trace_id:
+                trace = fetch_trace(client, args.collector, tid, args.project)
+                if trace is None:
+                    raise PlanscopeError(f"trace {tid} not found at {args.collector}")
+                conv = conversation_from_trace(trace)
+                if not conv.turns:
+                    raise PlanscopeError(f"trace {tid} has no agent turns to attribute")
+                raw = fetch_findings(client, args.collector, tid, args.project)
+                found = map_findings(raw, trace, conv) if raw else None
+                out.append({"trace_id": tid, **run(conv, found).as_dict()})
     for item in out:
         if args.json:
             print(json.dumps(item, ensure_ascii=False))

@@ -13,7 +13,7 @@
 --   * non_replicated_deduplication_window: the writer's insert_deduplication_token plus
 --     deduplicate_blocks_in_dependent_materialized_views=1 make a replayed spool segment a no-op
 --     in these tables too.
--- Attribute names are the literal values of sdk/planscope/_attributes.py (a test checks them).
+-- Attribute names are the literal values of sdk/planscope/semconv.py (a test checks them).
 
 -- runs (planscope.span.kind = 'run', gen_ai.operation.name = 'invoke_agent') --------------------
 CREATE TABLE IF NOT EXISTS {db}.planscope_runs {on_cluster} (

@@ -13,8 +13,10 @@ Exceptions::
 
     planscope.PlanscopeError
      └── StoreError                  any storage failure; the message says what and why
-          ├── StoreUnavailable       transient (connection refused, timeout, overload):
-          │                          the writer retries these with back-off
+          ├── StoreUnavailable       transient (connection refused, timeout, overload, disk
+          │                          full): the writer retries these with back-off
+          ├── StoreRejected          permanent for this data (an insert the store refuses):
+          │                          the writer quarantines the request that causes it
           ├── MigrationError         a migration failed, or an applied file's checksum changed
           └── InvalidDsn (+ValueError)  the DSN is not chdb:///abs/path or http(s)://host:port/db
 """
@@ -25,6 +27,7 @@ from planscope_collector.storage._errors import (
     InvalidDsn,
     MigrationError,
     StoreError,
+    StoreRejected,
     StoreUnavailable,
 )
 from planscope_collector.storage._migrations import (
@@ -53,6 +56,7 @@ __all__ = [
     "MigrationError",
     "Store",
     "StoreError",
+    "StoreRejected",
     "StoreUnavailable",
     "load_migrations",
     "open_store",

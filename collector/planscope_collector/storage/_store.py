@@ -18,7 +18,9 @@ from planscope_collector.storage._errors import (
     InvalidDsn,
     MigrationError,
     StoreError,
+    StoreRejected,
     StoreUnavailable,
+    is_transient,
 )
 from planscope_collector.storage._migrations import (
     Migration,
@@ -40,28 +42,6 @@ logger = logging.getLogger(__name__)
 
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SERVER_BIND_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*):[^{}]+\}")
-_CODE_RE = re.compile(r"Code: (\d+)")
-
-# ClickHouse error codes that mean "try again later" rather than "this request is wrong".
-_TRANSIENT_CODES = frozenset(
-    {
-        159,  # TIMEOUT_EXCEEDED
-        164,  # READONLY
-        202,  # TOO_MANY_SIMULTANEOUS_QUERIES
-        203,  # NO_FREE_CONNECTION
-        209,  # SOCKET_TIMEOUT
-        210,  # NETWORK_ERROR
-        225,  # NO_ZOOKEEPER
-        241,  # MEMORY_LIMIT_EXCEEDED
-        242,  # TABLE_IS_READ_ONLY
-        252,  # TOO_MANY_PARTS
-        279,  # ALL_CONNECTION_TRIES_FAILED
-        285,  # TOO_FEW_LIVE_REPLICAS
-        319,  # UNKNOWN_STATUS_OF_INSERT
-        999,  # KEEPER_EXCEPTION
-    }
-)
-
 #: Settings for every span insert: synchronous, so insert_deduplication_token applies, and
 #: deduplication propagated into the materialized views' target tables.
 _INSERT_SETTINGS: Mapping[str, Any] = {
@@ -80,6 +60,36 @@ _ADOPTED_COLUMNS: dict[str, dict[str, str]] = {
     },
     f"{TRACES_TABLE}_trace_id_ts": {"Project": _PROJECT_COLUMN},
 }
+
+#: ClickHouse refuses a block that spans more partitions than ``max_partitions_per_insert_block``
+#: (default 100; code 252). ``otel_traces`` and the views are partitioned by day, so a span block
+#: covering more days is inserted as several blocks of at most this many days each.
+MAX_PARTITIONS_PER_INSERT = 100
+
+
+def _partition_groups(body: bytes) -> list[bytes]:
+    """An Arrow IPC stream of spans, split into streams of at most 100 distinct days each.
+
+    The split depends only on the rows, so a replay of the same rows yields the same blocks.
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = pa.ipc.open_stream(pa.py_buffer(body)).read_all()
+    days = pc.cast(pc.cast(table["Timestamp"], pa.date32()), pa.int32()).to_numpy()
+    distinct = np.unique(days)
+    if len(distinct) <= MAX_PARTITIONS_PER_INSERT:
+        return [body]
+    group = np.searchsorted(distinct, days) // MAX_PARTITIONS_PER_INSERT
+    blocks = []
+    for number in range(int(group.max()) + 1):
+        part = table.filter(pa.array(group == number))
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, part.schema) as stream:
+            stream.write_table(part)
+        blocks.append(sink.getvalue().to_pybytes())
+    return blocks
 
 _BOOTSTRAP_SQL = """
 CREATE DATABASE IF NOT EXISTS {db} {on_cluster};
@@ -150,11 +160,6 @@ def _redact(dsn: str) -> str:
         return dsn
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-
-
-def _error_code(exc: BaseException) -> int | None:
-    match = _CODE_RE.search(str(exc))
-    return int(match.group(1)) if match else None
 
 
 class Store:
@@ -232,9 +237,12 @@ class Store:
                     f"chDB allows one data directory per process and another one is open; "
                     f"close every store on it before opening {self._target.display} ({message})"
                 ) from exc
-            if _error_code(exc) in _TRANSIENT_CODES:
+            insert = action.startswith("insert")
+            if is_transient(exc, insert=insert):
                 self._discard_client()
                 raise StoreUnavailable(f"{action} on {self._target.display}: {message}") from exc
+            if insert:
+                raise StoreRejected(f"{action} on {self._target.display}: {message}") from exc
             raise StoreError(f"{action} on {self._target.display}: {message}") from exc
 
     def _discard_client(self) -> None:
@@ -471,14 +479,17 @@ class Store:
     def _insert_span_stream(
         self, names: tuple[str, ...], body: bytes, dedup_token: str | None
     ) -> None:
-        settings = dict(_INSERT_SETTINGS)
-        if dedup_token is not None:
-            settings["insert_deduplication_token"] = dedup_token
         target = f"{quote_identifier(self.database)}.{TRACES_TABLE}"
-        with self._lock, self._translate(f"insert into {TRACES_TABLE}"):
-            self._connect().raw_insert(
-                target, list(names), insert_block=body, settings=settings, fmt="ArrowStream"
-            )
+        for part, block in enumerate(_partition_groups(body)):
+            settings = dict(_INSERT_SETTINGS)
+            if dedup_token is not None:
+                # A replay splits the same rows the same way, so each part keeps its token.
+                token = dedup_token if part == 0 else f"{dedup_token}/p{part}"
+                settings["insert_deduplication_token"] = token
+            with self._lock, self._translate(f"insert into {TRACES_TABLE}"):
+                self._connect().raw_insert(
+                    target, list(names), insert_block=block, settings=settings, fmt="ArrowStream"
+                )
 
     def insert_ingest_batches(
         self, rows: Sequence[Sequence[Any]], *, dedup_token: str | None = None

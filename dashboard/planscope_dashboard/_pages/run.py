@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import streamlit as st
-from planscope import _attributes as A
+from planscope import semconv as A
 
 from .. import _charts as C
 from .. import _state as S
@@ -24,6 +24,8 @@ from .._runview import (
     RunView,
     attempts_until,
     context_check,
+    failing_action,
+    focus_step,
     plan_diff,
     step_rows,
     step_status,
@@ -31,14 +33,21 @@ from .._runview import (
 )
 from .._safe import cap, md_escape, pretty
 from .._timeline import timeline_rows
-from ._common import analysis_unavailable, fmt_ms, ms, rows_table
+from . import traces
+from ._common import analysis_unavailable, fmt_ms, ms, no_traces, rows_table
 
 BIG_TRACE = 2000
 """Above this many spans the timeline starts with step spans only (all kinds one click away)."""
+RECENT_RUNS = 25
+"""Runs listed when no run is chosen."""
 
 
 def render(settings: ClientSettings, filters: S.Filters) -> None:
     st.header("Run detail")
+    legacy = S.qp_get("trace_id")
+    if legacy:  # the name alert links used before 0.2; kept so old links still open the run
+        S.qp_set("trace_id", None)
+        S.qp_set("trace", legacy)
     trace_id = S.qp_get("trace").strip().lower()
     if not trace_id:
         _pick_run(settings, filters)
@@ -58,7 +67,10 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
     evidence = {sid for f in found for sid in f.evidence_span_ids}
 
     st.subheader("Plan")
-    selected_step = S.qp_get("step") or None
+    step_ids = _step_ids(view, plan)
+    selected_step = S.qp_get("step") or focus_step(
+        view, step_ids, [f.step_id for f in found if f.step_id]
+    )
     if plan is None:
         st.info(
             "This run recorded no plan (for example a ReAct loop or an agent without "
@@ -89,7 +101,7 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
     _timeline(view, evidence)
 
     st.subheader("Step")
-    panel_step = _step_panel(view, plan, selected_step)
+    panel_step = _step_panel(view, plan, step_ids, selected_step)
 
     st.subheader("Findings")
     _findings(view, found, available)
@@ -117,8 +129,33 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
 
 
 def _pick_run(settings: ClientSettings, filters: S.Filters) -> None:
-    st.info("Pick a run in the Trace explorer, or paste a trace id:")
-    value = st.text_input("Trace id", key="run_trace_input", placeholder="32 hex characters")
+    """No run chosen: the newest runs of the range (select one), or a pasted trace id."""
+    rows, _ = S.recent_traces(settings, filters.service, filters.since_ns, RECENT_RUNS)
+    if filters.agent:
+        rows = [r for r in rows if r.get("agent") == filters.agent]
+    if rows:
+        st.caption(f"The {len(rows)} newest runs of the time range; select one to open it.")
+        import pandas as pd
+
+        event = st.dataframe(
+            pd.DataFrame([traces.row(r, None, {}, False) for r in rows]).drop(
+                columns=["findings", "attempts", "retries", "replans"]
+            ),
+            hide_index=True,
+            width="stretch",
+            on_select="rerun",
+            selection_mode="single-row",
+            key="recent_runs",
+            column_config=traces.COLUMNS,
+        )
+        chosen = getattr(getattr(event, "selection", None), "rows", None) or []
+        if chosen:
+            S.navigate(trace=rows[chosen[0]]["trace_id"], version=None, step=None, span=None)
+    else:
+        no_traces(settings)
+    value = st.text_input(
+        "…or paste a trace id", key="run_trace_input", placeholder="32 hex characters"
+    )
     if value.strip():
         S.navigate(trace=value.strip().lower(), version=None, step=None, span=None)
 
@@ -290,10 +327,16 @@ def _timeline(view: RunView, evidence: set[str]) -> None:
     )
 
 
-def _step_panel(view: RunView, plan: PlanVersion | None, selected: str | None) -> str | None:
-    """The step panel; returns the step shown."""
+def _step_ids(view: RunView, plan: PlanVersion | None) -> list[str]:
+    """The plan version's steps, then steps executed outside it."""
     ids: list[str] = [s["id"] for s in plan.steps] if plan else []
-    ids += [sid for sid in view.attempts if sid not in ids]
+    return ids + [sid for sid in view.attempts if sid not in ids]
+
+
+def _step_panel(
+    view: RunView, plan: PlanVersion | None, ids: list[str], selected: str | None
+) -> str | None:
+    """The step panel; returns the step shown."""
     if not ids:
         st.info("No plan steps and no step spans in this run.")
         return None
@@ -541,7 +584,7 @@ def _why(view: RunView, selected_step: str | None) -> None:
         st.info("This run has no tool or LLM calls to explain.")
         return
     if span_id not in candidates:
-        span_id = candidates[0]
+        span_id = failing_action(view, selected_step) or candidates[0]
     st.session_state["why_span"] = span_id
 
     def changed() -> None:

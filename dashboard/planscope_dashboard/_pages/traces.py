@@ -18,6 +18,11 @@ from .._findings import findings_by_trace
 from ._common import ms, no_traces, when
 
 PAGE_SIZE = 25
+COLUMNS = {
+    "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm:ss"),
+    "cost_usd": st.column_config.NumberColumn("cost", format="$%.5f"),
+}
+"""How the run tables show their typed columns."""
 OUTCOMES = ["", "success", "failure", "unknown", G.NO_RUN]
 
 
@@ -135,7 +140,7 @@ def _table(
     has_prev: bool,
     has_next: bool,
 ) -> None:
-    table = [_row(r, metrics.get(r["trace_id"]), counts, available) for r in page_rows]
+    table = [row(r, metrics.get(r["trace_id"]), counts, available) for r in page_rows]
     import pandas as pd
 
     event = st.dataframe(
@@ -145,10 +150,7 @@ def _table(
         on_select="rerun",
         selection_mode="single-row",
         key=f"traces_table_{page}",
-        column_config={
-            "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm:ss"),
-            "cost_usd": st.column_config.NumberColumn("cost USD", format="%.5f"),
-        },
+        column_config=COLUMNS,
     )
     selected = getattr(getattr(event, "selection", None), "rows", None) or []
     if selected:
@@ -179,7 +181,7 @@ def _label(row: dict[str, Any]) -> str:
     )
 
 
-def _row(
+def row(
     r: dict[str, Any], m: dict[str, Any] | None, counts: dict[str, int], available: bool
 ) -> dict[str, Any]:
     return {

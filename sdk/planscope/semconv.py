@@ -1,8 +1,9 @@
-"""planscope's semantic conventions: every span attribute, event and value the platform uses.
+"""planscope's semantic conventions: every span attribute, event, value and finding kind.
 
-This module is the single source of truth. The SDK writes these names, the collector's
-materialized views extract them, the analyzers and the dashboard read them. A runtime in another
-language follows docs/semantic-conventions.md, which documents exactly the names below.
+This public module is the single source of truth, like ``opentelemetry.semconv``: the SDK
+writes these names, the collector's materialized views extract them, the analyzers and the
+dashboard read them, the reference runtime labels its faults with the finding kinds. A runtime
+in another language follows docs/semantic-conventions.md, which documents the names below.
 
 Where the OpenTelemetry GenAI conventions define a name, it is used as is (``gen_ai.*``,
 ``error.type``); what they lack (plans, plan steps, attempts, context, outcome, budgets) lives in
@@ -10,6 +11,10 @@ the ``planscope.*`` namespace.
 
 Values that are lists or objects (plan JSON, context keys, budgets) are JSON strings, because
 OTLP attribute arrays become strings in ClickHouse anyway and JSON keeps them parseable.
+
+>>> from planscope import semconv
+>>> semconv.STEP_ID, semconv.FINDING_RUNAWAY_LOOP
+('planscope.step.id', 'runaway_loop')
 """
 
 from __future__ import annotations
@@ -163,3 +168,56 @@ LEDGER_SATISFIED: Final = "planscope.ledger.is_request_satisfied"  # ledger flag
 # the executor the ledger dispatches to next
 LEDGER_NEXT_SPEAKER: Final = "planscope.ledger.next_speaker"
 LEDGER_REASON: Final = "planscope.ledger.reason"  # the ledger's stated reason
+
+# --- finding kinds (what the analyzer reports; the reference runtime labels its faults with them)
+FINDING_RUNAWAY_LOOP: Final = "runaway_loop"
+FINDING_CONTEXT_STARVED: Final = "context_starved"
+FINDING_PLAN_PROPAGATION: Final = "plan_propagation"
+FINDING_IMPLICIT_DEPENDENCY: Final = "implicit_dependency"
+FINDING_WRITE_CONFLICT: Final = "write_conflict"
+FINDING_IRREVERSIBLE_AFTER_FAILURE: Final = "irreversible_after_failure"
+FINDING_UNBOUNDED_REPLAN: Final = "unbounded_replan"
+FINDING_SCHEDULER_STARVATION: Final = "scheduler_starvation"
+FINDING_CONTEXT_LOST: Final = "context_lost"
+FINDING_PLAN_DRIFT: Final = "plan_drift"
+FINDING_DATA_QUALITY: Final = "data_quality"
+# Kinds the reference runtime's fault injection labels (ground truth for evaluation).
+LABELED_FINDING_KINDS: Final = (
+    FINDING_RUNAWAY_LOOP,
+    FINDING_CONTEXT_STARVED,
+    FINDING_PLAN_PROPAGATION,
+    FINDING_IMPLICIT_DEPENDENCY,
+    FINDING_WRITE_CONFLICT,
+    FINDING_IRREVERSIBLE_AFTER_FAILURE,
+    FINDING_UNBOUNDED_REPLAN,
+    FINDING_SCHEDULER_STARVATION,
+    FINDING_CONTEXT_LOST,
+)
+FINDING_KINDS: Final = (*LABELED_FINDING_KINDS, FINDING_PLAN_DRIFT, FINDING_DATA_QUALITY)
+
+# --- central scheduler (AIOS-style kernel; spans scheduler.queue / scheduler.context_switch) ---
+# A kernel that shares a bounded pool of model slots between agents records, on every queue
+# wait (``scheduler.queue``, a child of the waiting LLM call) and every context switch
+# (``scheduler.context_switch``), which scheduler, policy and requester it concerns.
+SPAN_SCHEDULER_QUEUE: Final = "scheduler.queue"
+SPAN_SCHEDULER_CONTEXT_SWITCH: Final = "scheduler.context_switch"
+SCHEDULER_ID: Final = "planscope.scheduler.id"
+SCHEDULER_POLICY: Final = "planscope.scheduler.policy"  # fifo | round_robin | ...
+SCHEDULER_SLOTS: Final = "planscope.scheduler.slots"  # size of the model-slot pool
+SCHEDULER_REQUEST_ID: Final = "planscope.scheduler.request_id"
+SCHEDULER_REQUESTER: Final = "planscope.scheduler.requester"  # step id (or "planner")
+SCHEDULER_QUEUE_LENGTH: Final = "planscope.scheduler.queue_length"  # requests ahead + this one
+SCHEDULER_WAIT_MS: Final = "planscope.scheduler.wait_ms"
+SCHEDULER_SLOT: Final = "planscope.scheduler.slot"  # the slot the decision granted
+SCHEDULER_REASON: Final = "planscope.scheduler.reason"  # arrival | preempted
+SCHEDULER_OVERTAKEN: Final = "planscope.scheduler.overtaken"  # later arrivals served first
+SCHEDULER_PEER_WAIT_P50_MS: Final = "planscope.scheduler.peer_wait_p50_ms"  # other requests
+SCHEDULER_SLICE: Final = "planscope.scheduler.slice"  # 1-based time slice of the request
+SCHEDULER_SWITCH_OP: Final = "planscope.scheduler.switch.op"  # save | restore
+SCHEDULER_CONTEXT_HASH: Final = "planscope.scheduler.context.hash"
+SCHEDULER_CONTEXT_TOKENS: Final = "planscope.scheduler.context.tokens"
+SCHEDULER_SAVED_HASH: Final = "planscope.scheduler.context.saved_hash"  # on restore
+SCHEDULER_SAVED_TOKENS: Final = "planscope.scheduler.context.saved_tokens"  # on restore
+SWITCH_SAVE: Final = "save"
+SWITCH_RESTORE: Final = "restore"
+EVENT_SCHEDULER_DECISION: Final = "planscope.scheduler.decision"  # on the queue span, at grant

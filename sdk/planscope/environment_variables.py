@@ -1,9 +1,14 @@
-"""Environment variables read by the planscope SDK, one constant each.
+"""Environment variables read by planscope, one constant each (like
+``opentelemetry.environment_variables``).
 
 Arguments given to :func:`planscope.configure` win over the environment; the environment wins over
 the built-in defaults. Where a ``PLANSCOPE_*`` variable is unset, ``configure()`` reads
 OpenTelemetry's standard one (``OTEL_EXPORTER_OTLP_*``, ``OTEL_SERVICE_NAME``; see ``_config``).
 Capture settings are also honoured without ``configure()``.
+
+>>> from planscope import environment_variables as env
+>>> env.PLANSCOPE_ENDPOINT
+'PLANSCOPE_ENDPOINT'
 """
 
 from __future__ import annotations

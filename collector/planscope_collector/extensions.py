@@ -1,4 +1,8 @@
-"""Plug-in points of the collector: components that add query routes and react to new data.
+"""The collector's public contract for extensions: components that add routes and react to data.
+
+Everything an extension may use is here: the :class:`Extension` protocol, the ``project_of``
+dependency (project resolution), :class:`Leases` (one replica works on a unit at a time) and
+:func:`ingest_backlogged` (the backlog signal). Nothing else of the collector is public to them.
 
 The analyzer (findings, alerts) is such a component. It lives in its own package; the collector
 loads every module named in ``EXTENSION_MODULES`` that is installed, calls its
@@ -24,10 +28,21 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from fastapi import Header, Request
 
+from ._lease import Lease, Leases
+
 if TYPE_CHECKING:
     from fastapi import APIRouter
 
     from ._app import Collector
+
+__all__ = [
+    "Extension",
+    "Lease",
+    "Leases",
+    "ingest_backlogged",
+    "load_extensions",
+    "project_of",
+]
 
 log = logging.getLogger("planscope.collector")
 
@@ -79,3 +94,14 @@ def project_of(
     """
     key_project = request.app.state.collector.auth.project_for(authorization)
     return str(key_project or project or "default")
+
+
+def ingest_backlogged(collector: Collector) -> bool:
+    """True while the writer has more than a spool segment left to store: ingest goes first.
+
+    Extensions that share the store with the writer (the analyzer) defer their work meanwhile.
+
+    >>> # if not ingest_backlogged(collector): analyse_pending()
+    """
+    spool = collector.spool
+    return spool is not None and spool.pending_bytes > collector.settings.segment_max_bytes
