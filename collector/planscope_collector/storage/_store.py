@@ -91,6 +91,7 @@ def _partition_groups(body: bytes) -> list[bytes]:
         blocks.append(sink.getvalue().to_pybytes())
     return blocks
 
+
 _BOOTSTRAP_SQL = """
 CREATE DATABASE IF NOT EXISTS {db} {on_cluster};
 CREATE TABLE IF NOT EXISTS {db}.schema_migrations {on_cluster} (
