@@ -1,7 +1,7 @@
-"""Insert cost of migration 0019 (the clickhouseexporter's four map bloom-filter indexes).
+"""Insert cost of migration 0010 (the clickhouseexporter's four map bloom-filter indexes).
 
 The same Arrow segment (the collector_ingest workload) is inserted into ``otel_traces`` of fresh
-embedded stores migrated with and without 0019, interleaved, median of the repetitions.
+embedded stores migrated with and without 0010, interleaved, median of the repetitions.
 
     .venv/bin/python benchmarks/exporter_indexes.py [--traces 216] [--repeat 5]
 """
@@ -37,9 +37,9 @@ def main() -> int:
     table = columns.to_arrow()
     without = Path(tempfile.mkdtemp())
     for sql in (REPO / "collector/planscope_collector/migrations").glob("*.sql"):
-        if not sql.name.startswith("0019_"):
+        if not sql.name.startswith("0010_"):
             shutil.copy(sql, without / sql.name)
-    variants: dict[str, Path | None] = {"with 0019": None, "without 0019": without}
+    variants: dict[str, Path | None] = {"with 0010": None, "without 0010": without}
     times: dict[str, list[float]] = {label: [] for label in variants}
     for rep in range(args.repeat):
         order = list(variants) if rep % 2 == 0 else list(reversed(variants))
@@ -53,7 +53,7 @@ def main() -> int:
     for label, values in times.items():
         runs = [round(v * 1000) for v in values]
         print(f"{label}: median {statistics.median(values) * 1000:.0f} ms per insert {runs}")
-    ratio = statistics.median(times["without 0019"]) / statistics.median(times["with 0019"])
+    ratio = statistics.median(times["without 0010"]) / statistics.median(times["with 0010"])
     print(f"{table.num_rows} spans; insert throughput with / without the indexes: {ratio:.2f}")
     return 0
 

@@ -65,7 +65,7 @@ def test_migrate_adopts_an_exporter_table_and_its_rows_are_read(tmp_path: Path) 
         timeout=120,
     )
     assert migrate.returncode == 0, migrate.stderr
-    assert "0001_otel_traces" in migrate.stdout and "0019_exporter_compat" in migrate.stdout
+    assert "0001_otel_traces" in migrate.stdout and "0010_exporter_compat" in migrate.stdout
 
     settings = CollectorSettings(data_dir=tmp_path / "data", port=0, clickhouse_url=dsn)
     with BackgroundServer(settings) as server:

@@ -28,7 +28,7 @@ EXPECTED = [
     "0004_findings",
     "0006_alerts",
     "0009_analysis_leases",
-    "0019_exporter_compat",
+    "0010_exporter_compat",
 ]
 
 

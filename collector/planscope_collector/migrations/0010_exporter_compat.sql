@@ -21,7 +21,8 @@ ALTER TABLE {db}.otel_traces {on_cluster}
 -- long-retention tables, and an old exporter may still be writing. The two views that interpret
 -- StatusCode (rather than copy it) count `STATUS_CODE_ERROR` as `Error` and `STATUS_CODE_OK` as
 -- `Ok`; readers of the copied column normalise it with `storage.status_code_sql()` /
--- `span_kind_sql()`. Same queries as 0002 otherwise.
+-- `span_kind_sql()`. Same queries as 0002 otherwise; a later migration that replaces these views
+-- must keep accepting both spellings.
 ALTER TABLE {db}.planscope_step_attempts_mv {on_cluster} MODIFY QUERY
 SELECT
     Project,
