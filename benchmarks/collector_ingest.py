@@ -534,6 +534,9 @@ def start_server(
     """``planscope serve``; with ``source``, the sdk/ and collector/ of that tree instead."""
     log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
     args = ["serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"]
+    cli = (source or REPO) / "sdk" / "planscope" / "_cli.py"
+    if "--grpc-port" in cli.read_text():  # measured over HTTP; never compete for 4317
+        args += ["--grpc-port", "off"]
     cmd = [sys.executable, "-m", "planscope", *args]
     if not WITH_EXTENSIONS:  # same CLI, but no collector extensions (analyzer, alerts) loaded
         code = (

@@ -26,6 +26,7 @@ QUICK: dict[str, list[str]] = {
     "analyzer_scale": ["--spans", "50000", "--days", "3"],
     "alert_freshness": ["--samples", "5", "--load", "500"],
     "variants_report": [],
+    "exporter_indexes": ["--traces", "72", "--repeat", "1"],
     "scheduler_detectors": [],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""

@@ -3,7 +3,7 @@
 
 Arguments given to :func:`planscope.configure` win over the environment; the environment wins over
 the built-in defaults. Where a ``PLANSCOPE_*`` variable is unset, ``configure()`` reads
-OpenTelemetry's standard one (``OTEL_EXPORTER_OTLP_*``, ``OTEL_SERVICE_NAME``; see ``_config``).
+OpenTelemetry's standard one (``OTEL_EXPORTER_OTLP_*``, ``OTEL_SERVICE_NAME``; listed below).
 Capture settings are also honoured without ``configure()``.
 
 >>> from planscope import environment_variables as env
@@ -62,6 +62,40 @@ ALL: Final = (
     PLANSCOPE_CAPTURE,
     PLANSCOPE_CAPTURE_MAX_BYTES,
     PLANSCOPE_RAISE_INTERNAL_ERRORS,
+)
+
+# OpenTelemetry's standard variables (OTLP exporter specification), read by ``configure()`` only
+# where the planscope variable above is unset.
+
+OTEL_EXPORTER_OTLP_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
+"""Base URL; ``/v1/traces`` is appended. Falls back after ``PLANSCOPE_ENDPOINT``."""
+
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+"""Full traces URL, used as-is; wins over ``OTEL_EXPORTER_OTLP_ENDPOINT``."""
+
+OTEL_EXPORTER_OTLP_HEADERS: Final = "OTEL_EXPORTER_OTLP_HEADERS"
+"""``k=v,k2=v2``, URL-encoded values. Falls back after ``PLANSCOPE_HEADERS``."""
+
+OTEL_EXPORTER_OTLP_TRACES_HEADERS: Final = "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
+"""Like ``OTEL_EXPORTER_OTLP_HEADERS``, for traces only; wins over it."""
+
+OTEL_EXPORTER_OTLP_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
+"""planscope exports ``http/protobuf``; ``grpc`` here (or in the traces variant) logs a warning."""
+
+OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+"""The traces-only variant of ``OTEL_EXPORTER_OTLP_PROTOCOL``."""
+
+OTEL_SERVICE_NAME: Final = "OTEL_SERVICE_NAME"
+"""``service.name``; falls back after ``PLANSCOPE_SERVICE_NAME``."""
+
+OTEL_FALLBACKS: Final = (
+    OTEL_EXPORTER_OTLP_ENDPOINT,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    OTEL_EXPORTER_OTLP_HEADERS,
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+    OTEL_EXPORTER_OTLP_PROTOCOL,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+    OTEL_SERVICE_NAME,
 )
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
