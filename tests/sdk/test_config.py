@@ -212,10 +212,11 @@ print(json.dumps(received))
 
 
 def run_with_env(env: dict[str, str]) -> dict[str, str]:
+    """What the exporter sent under ``env`` (plus ``stderr``: the SDK's log)."""
     proc = run_python(OTEL_ENV_SCRIPT, TEST_ENV=json.dumps(env))
     assert proc.returncode == 0, proc.stderr
     (request,) = json.loads(proc.stdout)
-    return dict(request)
+    return {**request, "stderr": proc.stderr}
 
 
 def test_configure_honours_opentelemetry_variables() -> None:
@@ -252,3 +253,15 @@ def test_the_traces_endpoint_is_used_as_is_and_planscope_variables_win() -> None
     assert request["tenant"] == "from-planscope"
     assert "planscope-named-agent" in request["body"]
     assert "otel-named-agent" not in request["body"]
+    assert "OTEL_EXPORTER_OTLP_PROTOCOL" not in request["stderr"]
+
+
+def test_a_grpc_protocol_setting_is_reported_not_silently_ignored() -> None:
+    request = run_with_env(
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:PORT",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+        }
+    )
+    assert request["path"] == "/v1/traces"  # still OTLP/HTTP, which this SDK speaks
+    assert "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not used" in request["stderr"]

@@ -12,8 +12,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
+import pytest
 from planscope_collector import BackgroundServer, CollectorSettings
-from planscope_collector.storage import EXPORTER_TRACE_COLUMNS, open_store, split_statements
+from planscope_collector.storage import (
+    EXPORTER_TRACE_COLUMNS,
+    MigrationError,
+    open_store,
+    split_statements,
+)
 
 EXPORTER_DDL = Path(__file__).parent / "data" / "clickhouseexporter_otel_traces.sql"
 
@@ -120,3 +126,19 @@ def test_migrate_adopts_an_exporter_table_and_its_rows_are_read(tmp_path: Path) 
         assert {t["trace_id"] for t in listed["traces"]} == {old, new}
         steps = store.query("SELECT Status FROM planscope_step_attempts")
         assert [r["Status"] for r in steps] == ["error", "error"]
+
+
+def test_the_exporters_json_schema_is_refused_with_a_reason(tmp_path: Path) -> None:
+    store = open_store(f"chdb://{tmp_path / 'chdb'}")
+    try:
+        # exporter/clickhouseexporter/internal/sqltemplates/traces_json_table.sql (json: true),
+        # the columns that matter here.
+        store.command(
+            "CREATE TABLE otel_traces (Timestamp DateTime64(9), TraceId String, "
+            "SpanAttributes JSON) ENGINE = MergeTree ORDER BY Timestamp"
+        )
+        with pytest.raises(MigrationError, match="JSON schema"):
+            store.migrate()
+        assert store.query("SELECT count() AS n FROM otel_traces")[0]["n"] == 0
+    finally:
+        store.close()

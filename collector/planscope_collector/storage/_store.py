@@ -369,11 +369,17 @@ class Store:
         for table, definitions in _ADOPTED_COLUMNS.items():
             with self._translate(f"reading the columns of {table}"):
                 rows = client.query(
-                    "SELECT name FROM system.columns "
+                    "SELECT name, type FROM system.columns "
                     "WHERE database = {db:String} AND table = {t:String}",
                     parameters={"db": self.database, "t": table},
                 ).result_rows
-            present = {str(row[0]) for row in rows}
+            present = {str(name): str(kind) for name, kind in rows}
+            if present.get("SpanAttributes", "Map").startswith("JSON"):
+                raise MigrationError(
+                    f"{table} was created by the clickhouseexporter's JSON schema "
+                    "(SpanAttributes JSON); planscope reads the default Map schema - point "
+                    "planscope at another database, or run the exporter without json: true"
+                )
             missing = [column for column in definitions if column not in present]
             if not present or not missing:  # no such table, or nothing to add
                 continue
