@@ -210,33 +210,6 @@ def _times(buckets: Iterable[int]) -> list[datetime]:
     return [datetime.fromtimestamp(b / 1e9, tz=timezone.utc) for b in buckets]
 
 
-def stacked_bars(
-    rows: list[dict[str, Any]],
-    *,
-    x: str,
-    y: str,
-    colour: str,
-    colours: dict[str, str] | None = None,
-    height: int = 300,
-    time_axis: bool = True,
-) -> go.Figure:
-    """Stacked bars of ``y`` per ``x`` (bucket ns when ``time_axis``), one trace per ``colour``."""
-    fig = go.Figure()
-    keys = sorted({str(r[colour]) for r in rows})
-    for key in keys:
-        items = [r for r in rows if str(r[colour]) == key]
-        xs = _times(r[x] for r in items) if time_axis else [html_text(r[x]) for r in items]
-        fig.add_trace(
-            go.Bar(
-                x=xs,
-                y=[r[y] for r in items],
-                name=html_text(key, 40),
-                marker_color=(colours or {}).get(key),
-            )
-        )
-    return _base(fig, height, barmode="stack")
-
-
 def bars(
     labels: list[Any], values: list[float], *, name: str, height: int = 300, colour: str = "#5c6bc0"
 ) -> go.Figure:
@@ -255,18 +228,74 @@ def bars(
     return fig
 
 
-def lines(
-    rows: list[dict[str, Any]], *, x: str, series: dict[str, str], height: int = 300
+def wide(rows: list[dict[str, Any]], key: str, value: str) -> list[dict[str, Any]]:
+    """Long rows (``bucket_ns``, ``key``, ``value``) to one row per bucket, a column per key.
+
+    >>> wide([{"bucket_ns": 0, "outcome": "success", "runs": 2}], "outcome", "runs")
+    [{'bucket_ns': 0, 'success': 2}]
+    """
+    out: dict[int, dict[str, Any]] = {}
+    for r in rows:
+        slot = out.setdefault(int(r["bucket_ns"]), {"bucket_ns": int(r["bucket_ns"])})
+        slot[str(r[key])] = slot.get(str(r[key]), 0) + r[value]
+    return [out[k] for k in sorted(out)]
+
+
+FEW_BUCKETS = 12
+"""Below this many non-empty buckets a time chart draws bars (a line needs points to join)."""
+
+
+def time_chart(
+    rows: list[dict[str, Any]],
+    *,
+    series: dict[str, str],
+    width_ns: int,
+    since_ns: int | None,
+    until_ns: int,
+    colours: dict[str, str] | None = None,
+    value_format: str = ",.0f",
+    prefix: str = "",
+    stacked: bool = True,
+    height: int = 300,
 ) -> go.Figure:
-    """One line per ``series`` key (column -> legend name) over bucket times."""
+    """Values per time bucket (``rows`` have ``bucket_ns`` and one column per ``series`` key) on
+    a real time axis spanning the range: bars a bucket wide when there are few buckets, lines
+    otherwise; values formatted with ``value_format`` (d3) and ``prefix`` (e.g. ``$``).
+
+    >>> fig = time_chart([{"bucket_ns": 0, "runs": 3}], series={"runs": "runs"},
+    ...                  width_ns=60 * 10**9, since_ns=None, until_ns=60 * 10**9)
+    >>> fig.data[0].type
+    'bar'
+    """
+    buckets = sorted({int(r["bucket_ns"]) for r in rows})
+    as_bars = len(buckets) < FEW_BUCKETS
     fig = go.Figure()
     for column, name in series.items():
-        fig.add_trace(
-            go.Scatter(
-                x=_times(r[x] for r in rows),
-                y=[r[column] for r in rows],
-                mode="lines+markers",
-                name=name,
+        hover = f"%{{x|%Y-%m-%d %H:%M}}<br>{html_text(name)}: {prefix}%{{y:{value_format}}}"
+        common: dict[str, Any] = {
+            "y": [r.get(column) or 0 for r in rows],
+            "name": html_text(name, 40),
+            "hovertemplate": hover + "<extra></extra>",
+        }
+        colour = (colours or {}).get(column)
+        if as_bars:
+            # Centred on their bucket, one bucket wide (a date axis counts in milliseconds).
+            centres = _times(int(r["bucket_ns"]) + width_ns // 2 for r in rows)
+            fig.add_trace(
+                go.Bar(x=centres, width=width_ns / 1e6 * 0.9, marker_color=colour, **common)
             )
-        )
-    return _base(fig, height)
+        else:
+            fig.add_trace(
+                go.Scatter(
+                    x=_times(int(r["bucket_ns"]) for r in rows),
+                    mode="lines+markers",
+                    line={"color": colour} if colour else None,
+                    **common,
+                )
+            )
+    start = since_ns if since_ns is not None else (buckets[0] if buckets else until_ns)
+    end = max(until_ns, (buckets[-1] + width_ns) if buckets else until_ns)
+    _base(fig, height, barmode="stack" if stacked else "group")
+    fig.update_xaxes(type="date", range=_times([start, end]), showgrid=False)
+    fig.update_yaxes(rangemode="tozero", tickprefix=prefix, tickformat="~s" if not prefix else None)
+    return fig
