@@ -39,57 +39,106 @@ def _base(fig: go.Figure, height: int, **layout: Any) -> go.Figure:
     return fig
 
 
+DAG_PLOT_WIDTH_PX = 1000
+"""The width a DAG is drawn in on the run page (labels are fitted to it)."""
+_CHAR_PX = 7
+
+
+def dag_label(step_id: str, attempts: int, chars: int) -> str:
+    """A node label that fits ``chars`` characters: the step id cut with "…", then ``xN``.
+
+    >>> dag_label("fetch-the-invoice-from-erp", 3, 12)
+    'fetch-the… x3'
+    """
+    suffix = f" x{attempts}" if attempts > 1 else ""
+    room = max(chars - len(suffix), 1)
+    text = step_id if len(step_id) <= room else step_id[: max(room - 1, 1)] + "…"
+    return text + suffix
+
+
 def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
-    """Nodes coloured by status, labelled ``step xattempts``; finding steps outlined in pink."""
+    """The layered plan graph: nodes coloured by status, edges routed around nodes with their
+    arrowhead on the edge, labels fitted to the space between layers (the full step id and
+    details on hover), a pink ring for steps named by a finding and a navy one for the selected
+    step (both on a white halo, so they show on every status colour)."""
     fig = go.Figure()
+    depth, width = max(layout.depth, 1), max(layout.width, 1)
+    col_px = DAG_PLOT_WIDTH_PX / (depth + 0.4)
+    height = int(max(260, min(2400, 70 * width + 90)))
+    row_px = (height - 60) / (width + 0.6)
+    node_px = max(8.0, min(30.0, 0.45 * min(col_px, row_px)))
+    # Labels alternate below / above the nodes from one layer to the next when layers are
+    # narrow, so each label has two layers' width; too little room for 3 characters: hover only.
+    alternate = col_px < 160
+    chars = int(col_px * (2 if alternate else 1) * 0.9 / _CHAR_PX)
+    show_text = chars >= 3 and row_px >= 26
     pos = {n.step_id: (n.x, n.y) for n in layout.nodes}
-    for kind, dash, colour in ((DEPENDS, "solid", "#90a4ae"), ("scope", "dot", "#7986cb")):
+    arrows: list[dict[str, Any]] = []
+    for kind, dash, colour in ((DEPENDS, "solid", "#78909c"), ("scope", "dot", "#5c6bc0")):
         xs: list[float | None] = []
         ys: list[float | None] = []
         for e in layout.edges:
             if e.kind != kind:
                 continue
-            (x0, y0), (x1, y1) = pos[e.source], pos[e.target]
-            xs += [x0, x1, None]
-            ys += [y0, y1, None]
+            points = [pos[e.source], *sorted(e.via, reverse=pos[e.source][0] > pos[e.target][0])]
+            points.append(pos[e.target])
+            xs += [p[0] for p in points] + [None]
+            ys += [p[1] for p in points] + [None]
+            if len(layout.edges) <= _MAX_ARROWS:
+                # Drawn along the last segment itself, stopping at the node's edge.
+                arrows.append(
+                    {
+                        "x": points[-1][0],
+                        "y": points[-1][1],
+                        "ax": points[-2][0],
+                        "ay": points[-2][1],
+                        "xref": "x",
+                        "yref": "y",
+                        "axref": "x",
+                        "ayref": "y",
+                        "showarrow": True,
+                        "arrowhead": 2,
+                        "arrowsize": 1.1,
+                        "arrowwidth": 1.4,
+                        "arrowcolor": colour,
+                        "standoff": node_px / 2 + 1,
+                        "startstandoff": node_px / 2 if len(points) == 2 else 0,
+                        "text": "",
+                    }
+                )
         if xs:
             fig.add_trace(
                 go.Scatter(
                     x=xs,
                     y=ys,
                     mode="lines",
-                    line={"color": colour, "width": 1.5, "dash": dash},
+                    line={"color": colour, "width": 1.4, "dash": dash},
                     hoverinfo="skip",
                     name="depends on" if kind == DEPENDS else "decomposed / replanned into",
                     showlegend=kind != DEPENDS,
                 )
             )
-    if len(layout.edges) <= _MAX_ARROWS:
-        # One layout update (add_annotation per edge validates the whole layout each time).
-        arrows = []
-        for e in layout.edges:
-            (x0, y0), (x1, y1) = pos[e.source], pos[e.target]
-            forward = x1 > x0
-            arrows.append(
-                {
-                    "x": x1 - 0.12 if forward else x1,
-                    "y": y1 if forward else y1 + 0.15,
-                    "ax": x0 + 0.12 if forward else x0,
-                    "ay": y0 if forward else y0 - 0.15,
-                    "xref": "x",
-                    "yref": "y",
-                    "axref": "x",
-                    "ayref": "y",
-                    "showarrow": True,
-                    "arrowhead": 3,
-                    "arrowsize": 1.2,
-                    "arrowwidth": 1.2,
-                    "arrowcolor": "#90a4ae",
-                    "text": "",
-                }
+    fig.update_layout(annotations=arrows)
+    for name, colour, nodes, grow in (
+        ("selected", SELECTED, [n for n in layout.nodes if n.step_id == selected], 18),
+        ("named by a finding", HIGHLIGHT, [n for n in layout.nodes if n.highlighted], 10),
+    ):
+        if nodes:
+            fig.add_trace(
+                go.Scatter(
+                    x=[n.x for n in nodes],
+                    y=[n.y for n in nodes],
+                    mode="markers",
+                    name=name,
+                    marker={
+                        "size": node_px + grow,
+                        "color": "white",
+                        "symbol": ["diamond" if n.irreversible else "circle" for n in nodes],
+                        "line": {"color": colour, "width": 3},
+                    },
+                    hoverinfo="skip",
+                )
             )
-        fig.update_layout(annotations=arrows)
-    big = len(layout.nodes) > 60
     for status, colour in STATUS_COLOURS.items():
         nodes = [n for n in layout.nodes if n.status == status]
         if not nodes:
@@ -98,40 +147,41 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
             go.Scatter(
                 x=[n.x for n in nodes],
                 y=[n.y for n in nodes],
-                mode="markers" if big else "markers+text",
+                mode="markers",
                 name=status,
                 marker={
-                    "size": 14 if big else 30,
+                    "size": node_px,
                     "color": colour,
                     "symbol": ["diamond" if n.irreversible else "circle" for n in nodes],
-                    "line": {
-                        "color": [
-                            HIGHLIGHT
-                            if n.highlighted
-                            else SELECTED
-                            if n.step_id == selected
-                            else "#455a64"
-                            for n in nodes
-                        ],
-                        "width": [
-                            5 if n.highlighted or n.step_id == selected else 1 for n in nodes
-                        ],
-                    },
+                    "line": {"color": "#37474f", "width": 1},
                 },
-                text=[
-                    html_text(n.step_id, 40) + (f" x{n.attempts}" if n.attempts > 1 else "")
-                    for n in nodes
-                ],
-                textposition="bottom center",
+                text=[html_text(dag_label(n.step_id, n.attempts, chars)) for n in nodes],
                 customdata=[n.step_id for n in nodes],
                 hovertext=[_node_hover(n) for n in nodes],
                 hoverinfo="text",
             )
         )
-    height = max(260, min(900, 90 * max(layout.width, 1) + 80))
+    if show_text:
+        # Labels clear of the rings: below the node, or above it on every other layer.
+        gap = (node_px / 2 + 20) / row_px
+        above = [alternate and n.depth % 2 == 1 for n in layout.nodes]
+        fig.add_trace(
+            go.Scatter(
+                x=[n.x for n in layout.nodes],
+                y=[n.y + (gap if up else -gap) for n, up in zip(layout.nodes, above, strict=True)],
+                mode="text",
+                text=[html_text(dag_label(n.step_id, n.attempts, chars)) for n in layout.nodes],
+                textfont={"size": 11, "color": "#263238"},
+                hovertext=[_node_hover(n) for n in layout.nodes],
+                hoverinfo="text",
+                customdata=[n.step_id for n in layout.nodes],
+                showlegend=False,
+                name="labels",
+            )
+        )
     _base(fig, height, hovermode="closest", dragmode="pan")
-    fig.update_xaxes(visible=False, range=[-0.6, layout.depth - 0.4])
-    fig.update_yaxes(visible=False, range=[-layout.width / 2 - 0.3, layout.width / 2 + 0.2])
+    fig.update_xaxes(visible=False, range=[-0.6, depth - 0.4])
+    fig.update_yaxes(visible=False, range=[-width / 2 - 0.2, width / 2 + 0.2])
     return fig
 
 
