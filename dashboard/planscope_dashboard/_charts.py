@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from typing import Any
@@ -72,6 +73,15 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
     alternate = col_px < 160
     chars = int(col_px * (2 if alternate else 1) * 0.9 / _CHAR_PX)
     show_text = chars >= 3 and row_px >= 26
+    ids = [n.step_id for n in layout.nodes]
+    # Ids that share a long prefix (turn-01:..., turn-02:...) keep the part that tells them apart.
+    shared = os.path.commonprefix(ids) if len(ids) > 1 else ""  # noqa: RUF071 (by character)
+    cut = len(shared) if len(shared) >= 3 and max(map(len, ids)) > chars else 0
+
+    def label(n: Any) -> str:
+        short = n.step_id if not cut else "…" + n.step_id[cut:]
+        return html_text(dag_label(short, n.attempts, chars))
+
     pos = {n.step_id: (n.x, n.y) for n in layout.nodes}
     arrows: list[dict[str, Any]] = []
     for kind, dash, colour in ((DEPENDS, "solid", "#78909c"), ("scope", "dot", "#5c6bc0")):
@@ -155,7 +165,7 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
                     "symbol": ["diamond" if n.irreversible else "circle" for n in nodes],
                     "line": {"color": "#37474f", "width": 1},
                 },
-                text=[html_text(dag_label(n.step_id, n.attempts, chars)) for n in nodes],
+                text=[label(n) for n in nodes],
                 customdata=[n.step_id for n in nodes],
                 hovertext=[_node_hover(n) for n in nodes],
                 hoverinfo="text",
@@ -170,7 +180,7 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
                 x=[n.x for n in layout.nodes],
                 y=[n.y + (gap if up else -gap) for n, up in zip(layout.nodes, above, strict=True)],
                 mode="text",
-                text=[html_text(dag_label(n.step_id, n.attempts, chars)) for n in layout.nodes],
+                text=[label(n) for n in layout.nodes],
                 textfont={"size": 11, "color": "#263238"},
                 hovertext=[_node_hover(n) for n in layout.nodes],
                 hoverinfo="text",
@@ -181,7 +191,11 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
         )
     _base(fig, height, hovermode="closest", dragmode="pan")
     fig.update_xaxes(visible=False, range=[-0.6, depth - 0.4])
-    fig.update_yaxes(visible=False, range=[-width / 2 - 0.2, width / 2 + 0.2])
+    # Room for the labels above the top row and below the bottom one.
+    room = (node_px / 2 + 30) / row_px if show_text else 0.0
+    ys = [n.y for n in layout.nodes] + [y for e in layout.edges for _, y in e.via] or [0.0]
+    top, bottom = max(ys) + (room if alternate else 0.4), min(ys) - max(room, 0.4)
+    fig.update_yaxes(visible=False, range=[bottom, top])
     return fig
 
 
