@@ -193,8 +193,8 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
     fig.update_xaxes(visible=False, range=[-0.6, depth - 0.4])
     # Room for the labels above the top row and below the bottom one.
     room = (node_px / 2 + 30) / row_px if show_text else 0.0
-    ys = [n.y for n in layout.nodes] + [y for e in layout.edges for _, y in e.via] or [0.0]
-    top, bottom = max(ys) + (room if alternate else 0.4), min(ys) - max(room, 0.4)
+    rows = [n.y for n in layout.nodes] + [y for e in layout.edges for _, y in e.via] or [0.0]
+    top, bottom = max(rows) + (room if alternate else 0.4), min(rows) - max(room, 0.4)
     fig.update_yaxes(visible=False, range=[bottom, top])
     return fig
 
