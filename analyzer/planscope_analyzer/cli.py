@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
-from planscope._cli import deprecated_alias
+from planscope.cli import deprecated_alias
 from planscope.environment_variables import PLANSCOPE_API_KEY, collector_url
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")

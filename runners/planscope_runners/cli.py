@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import planscope
-from planscope._cli import deprecated_alias
+from planscope.cli import deprecated_alias
 
 from ._models import ChatModel, OpenAIChatModel
 from ._runner import SERVICE_NAME, RunResult, run_suite, run_task

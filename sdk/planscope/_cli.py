@@ -51,31 +51,6 @@ class HelpFormatter(argparse.HelpFormatter):
         return text
 
 
-def deprecated_alias(new: str) -> type[argparse.Action]:
-    """An argparse action for an old option name: stores like ``new`` and says it is deprecated.
-
-    >>> p = argparse.ArgumentParser()
-    >>> _ = p.add_argument("--trace", dest="trace_id", action=deprecated_alias("--trace-id"))
-    """
-
-    class Alias(argparse.Action):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            kwargs.setdefault("help", f"deprecated: use {new}")
-            super().__init__(*args, **kwargs)
-
-        def __call__(
-            self, parser: Any, namespace: Any, values: Any, option_string: str | None = None
-        ) -> None:
-            print(
-                f"planscope: warning: {option_string} is deprecated and will be removed in 0.3; "
-                f"use {new}",
-                file=sys.stderr,
-            )
-            setattr(namespace, self.dest, values)
-
-    return Alias
-
-
 def _store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data-dir",
