@@ -535,13 +535,8 @@ def start_server(
     log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
     args = ["serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"]
     cmd = [sys.executable, "-m", "planscope", *args]
-    if not WITH_EXTENSIONS:  # same CLI, but no collector extensions (analyzer, alerts) loaded
-        code = (
-            "import sys; import planscope_collector.extensions as e; e.EXTENSION_MODULES = (); "
-            "from planscope._cli import main; sys.argv = ['planscope', *sys.argv[1:]]; "
-            "raise SystemExit(main())"
-        )
-        cmd = [sys.executable, "-c", code, *args]
+    if not WITH_EXTENSIONS:  # an ingest-only replica: extensions (analyzer, alerts) never run
+        cmd += ["--role", "ingest"]
     env = dict(os.environ)
     if source is not None:  # PYTHONPATH wins over the editable install's finder
         env["PYTHONPATH"] = os.pathsep.join([str(source / "sdk"), str(source / "collector")])

@@ -138,7 +138,7 @@ def _report(url: str, suite: SuiteResult, labels: Path, since_ns: int) -> None:
 
 
 def _start_dashboard(collector_url: str, port: int) -> subprocess.Popen[bytes] | None:
-    if importlib.util.find_spec("planscope_dashboard.cli") is None:
+    if importlib.util.find_spec("streamlit") is None:  # `planscope dashboard` needs its extra
         print("(the dashboard is not installed: pip install 'planscope[dashboard]')")
         return None
     port = _port_or_free(port)
@@ -177,3 +177,17 @@ def _stop(proc: subprocess.Popen[bytes] | None) -> None:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def register(sub: Any) -> None:
+    """Add ``demo`` to the ``planscope`` command (``planscope.commands`` entry point)."""
+    demo = sub.add_parser(
+        "demo", help="collector + reference runtime suite with faults + analysis + dashboard"
+    )
+    demo.add_argument("--data-dir", type=Path, default=Path(".planscope/demo"))
+    demo.add_argument("--port", type=int, default=4318, help="collector port")
+    demo.add_argument("--dashboard-port", type=int, default=8501)
+    demo.add_argument("--runs", type=int, default=300)
+    demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument("--no-wait", action="store_true", help="exit after the report")
+    demo.set_defaults(func=main)
