@@ -534,6 +534,10 @@ def start_server(
     """``planscope serve``; with ``source``, the sdk/ and collector/ of that tree instead."""
     log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
     args = ["serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"]
+    tree = source or REPO  # serve's options moved from the SDK's _cli.py to the collector's cli.py
+    clis = [tree / "sdk/planscope/_cli.py", tree / "collector/planscope_collector/cli.py"]
+    if any("--grpc-port" in p.read_text() for p in clis if p.exists()):  # never compete for 4317
+        args += ["--grpc-port", "off"]
     cmd = [sys.executable, "-m", "planscope", *args]
     if not WITH_EXTENSIONS:  # an ingest-only replica: extensions (analyzer, alerts) never run
         cmd += ["--role", "ingest"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,9 +26,14 @@ QUICK: dict[str, list[str]] = {
     "analyzer_scale": ["--spans", "50000", "--days", "3"],
     "alert_freshness": ["--samples", "5", "--load", "500"],
     "variants_report": [],
+    "exporter_indexes": ["--traces", "72", "--repeat", "1"],
+    "scheduler_detectors": [],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
 BENCHMARKS = tuple(QUICK)
+SCHEDULER_SUITE = ["--fault-rate", "0.6", "--seed", "41", "--variants", "scheduler", "--no-degrade"]
+"""``scheduler_detectors`` scores a stored ``planscope evaluate`` suite: this one, made first
+(120 runs; 30 with ``--quick``), as in the script's docstring."""
 
 
 def main() -> int:
@@ -44,7 +50,17 @@ def main() -> int:
         cmd = [sys.executable, str(HERE / f"{name}.py")]
         if args.quick:
             cmd += QUICK[name]
-        if args.json_dir is not None:
+        if name == "scheduler_detectors":
+            workdir = tempfile.mkdtemp(prefix="ps-sched-")
+            runs = "30" if args.quick else "120"
+            setup = [sys.executable, "-m", "planscope", "evaluate", "--runs", runs]
+            setup += [*SCHEDULER_SUITE, "--workdir", workdir]
+            print(f"\n=== {name} (its suite): {' '.join(setup)}", flush=True)
+            if subprocess.call(setup, cwd=HERE.parent, stdout=subprocess.DEVNULL) != 0:
+                failed.append(name)
+                continue
+            cmd.append(workdir)
+        if args.json_dir is not None and name != "scheduler_detectors":  # prints tables only
             args.json_dir.mkdir(parents=True, exist_ok=True)
             cmd += ["--json", str(args.json_dir / f"{name}.json")]
         print(f"\n=== {name}: {' '.join(cmd)}", flush=True)

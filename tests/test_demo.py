@@ -57,6 +57,12 @@ def test_demo_serves_the_dashboard_and_stops_cleanly_on_sigterm(tmp_path: Path) 
             if "press Ctrl-C" in line or not line:
                 break
         assert any(f"dashboard  http://127.0.0.1:{dashboard_port}" in x for x in lines), lines
+        # The links open the dashboard's run page (not a JSON URL); the example rule is there.
+        run_link = next(x for x in lines if "the runaway loop" in x).split()[-1]
+        assert run_link.startswith(f"http://127.0.0.1:{dashboard_port}/?page=run&trace="), lines
+        collector = next(x for x in lines if x.startswith("collector  ")).split()[1]
+        rules = httpx.get(f"{collector}/api/alerts/rules", timeout=10).json()["rules"]
+        assert [r["kind"] for r in rules] == ["retry_budget"]
         health = httpx.get(f"http://127.0.0.1:{dashboard_port}/_stcore/health", timeout=10)
         assert health.status_code == 200
         proc.send_signal(signal.SIGTERM)

@@ -20,7 +20,7 @@ from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
 
-ANALYZER_VERSION = "1"
+ANALYZER_VERSION = "2"
 """Bumped when the set or semantics of detectors change (recorded in analysis_progress)."""
 BATCH_TRACES = 2000
 """Traces loaded per round trip: large enough to amortise query overhead, small enough to keep

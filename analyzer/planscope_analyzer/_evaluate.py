@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,18 +51,35 @@ class KindScore:
     fn: int = 0
     component_ok: int = 0
 
+    # None (shown as n/a) when undefined: nothing reported, or nothing to find. A 1.000 there
+    # would read as a perfect score for a detector that found nothing.
     @property
-    def precision(self) -> float:
-        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+    def precision(self) -> float | None:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else None
 
     @property
-    def recall(self) -> float:
-        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+    def recall(self) -> float | None:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else None
 
     @property
-    def f1(self) -> float:
+    def f1(self) -> float | None:
         p, r = self.precision, self.recall
+        if p is None or r is None:
+            return None
         return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+def _fmt(value: float | None) -> str:
+    """Three decimals, or n/a when undefined.
+
+    >>> _fmt(None), _fmt(0.5)
+    ('n/a', '0.500')
+    """
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 @dataclass
@@ -86,9 +103,9 @@ class Report:
                     "tp": s.tp,
                     "fp": s.fp,
                     "fn": s.fn,
-                    "precision": round(s.precision, 4),
-                    "recall": round(s.recall, 4),
-                    "f1": round(s.f1, 4),
+                    "precision": _round(s.precision),
+                    "recall": _round(s.recall),
+                    "f1": _round(s.f1),
                     "component_ok": s.component_ok,
                 }
                 for k, s in self.scores.items()
@@ -110,8 +127,8 @@ class Report:
         for k in LABELED_KINDS:
             s = self.scores.get(k, KindScore())
             lines.append(
-                f"| {k} | {s.tp} | {s.fp} | {s.fn} | {s.precision:.3f} | {s.recall:.3f} | "
-                f"{s.f1:.3f} | {s.component_ok}/{s.tp} |"
+                f"| {k} | {s.tp} | {s.fp} | {s.fn} | {_fmt(s.precision)} | {_fmt(s.recall)} | "
+                f"{_fmt(s.f1)} | {s.component_ok}/{s.tp} |"
             )
         lines.append("")
         lines.append(
@@ -262,10 +279,12 @@ def run_evaluation(
     degrade: Sequence[str] = ("partial", GENAI_ONLY),
     variants: str | None = None,
     timeout: float = 600.0,
+    progress: Callable[[str], None] = lambda message: None,
 ) -> Evaluation:
     """Start a collector on an embedded store in ``workdir``, run the runners' suite against it
     in a subprocess (``planscope suite``), wait until everything is stored, analyse and score;
-    then score again on degraded copies (see :data:`DEGRADE_LEVELS`)."""
+    then score again on degraded copies (see :data:`DEGRADE_LEVELS`). ``progress`` is told what
+    each stage is doing."""
     import subprocess
     import sys
     import time
@@ -280,6 +299,7 @@ def run_evaluation(
     reports: dict[str, Report] = {}
     seconds: dict[str, float] = {}
     with BackgroundServer(settings) as server:
+        progress(f"running {runs} runs of the reference runtime ({fault_rate:.0%} with faults)…")
         cmd = [
             sys.executable,
             "-m",
@@ -291,7 +311,7 @@ def run_evaluation(
             str(fault_rate),
             "--seed",
             str(seed),
-            "--endpoint",
+            "--collector",
             server.url,
             "--labels",
             str(labels_path),
@@ -317,6 +337,7 @@ def run_evaluation(
                 if int(stored[0]["n"]) >= len(ids):
                     break
             time.sleep(0.2)
+        progress(f"{len(ids)} traces stored; analysing…")
         store = collector.store
         analyzer = Analyzer(store)
         started = time.perf_counter()
@@ -325,6 +346,7 @@ def run_evaluation(
         reports["full"] = score(labels, result.findings)
         for level in degrade:
             strip = None if level == GENAI_ONLY else DEGRADE_LEVELS[level]
+            progress(f"analysing again with attributes removed ({level})…")
             project = f"eval-{level}"
             degrade_copy(store, "default", project, strip)
             started = time.perf_counter()

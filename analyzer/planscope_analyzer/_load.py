@@ -16,6 +16,7 @@ from ._model import (
     PlanStep,
     RawSpan,
     Run,
+    SchedulerSpan,
     ToolCall,
     TraceData,
     parse_json_object,
@@ -293,11 +294,19 @@ def _strings(values: Any) -> tuple[str, ...]:
 
 def typed_span_count(t: TraceData) -> int:
     """How many of the trace's spans the typed tables account for."""
-    return len(t.runs) + len(t.plans) + len(t.attempts) + len(t.tools) + t.llm_spans
+    return (
+        len(t.runs)
+        + len(t.plans)
+        + len(t.attempts)
+        + len(t.tools)
+        + t.llm_spans
+        + len(t.scheduling)
+    )
 
 
 def _load_raw_where_needed(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
-    """Span skeletons for traces with spans outside the typed tables (third-party spans)."""
+    """Scheduler spans, then span skeletons, for traces with spans outside the typed tables
+    (a central scheduler's, third-party spans)."""
     partial = [t for t in traces.values() if typed_span_count(t) < t.span_count]
     if not partial:
         return
@@ -307,6 +316,17 @@ def _load_raw_where_needed(store: Queryable, project: str, traces: dict[str, Tra
         "since": ns_to_datetime(max(0, min(t.start_ns for t in partial) - PARTITION_SLACK_NS)),
         "until": ns_to_datetime(max(t.end_ns for t in partial) + PARTITION_SLACK_NS),
     }
+    c = fetch_columns(store, Q.LOAD_SCHEDULER, params)
+    if c:
+        rows = map(SchedulerSpan._make, zip(*(c[f] for f in SchedulerSpan._fields), strict=True))
+        for trace_id, row in zip(c["trace_id"], rows, strict=True):
+            found = traces.get(trace_id)
+            if found is not None:
+                found.scheduling.append(row)
+    partial = [t for t in partial if typed_span_count(t) < t.span_count]
+    if not partial:
+        return
+    params["ids"] = ",".join(t.trace_id for t in partial)
     for t in partial:
         t.raw = []
     c = fetch_columns(store, Q.LOAD_RAW_SKELETON, params)

@@ -200,6 +200,25 @@ class RawSpan(NamedTuple):
     status_code: str
 
 
+class SchedulerSpan(NamedTuple):
+    """A central scheduler's queue wait or context switch (``scheduler.*`` spans)."""
+
+    span_id: str
+    parent_span_id: str
+    name: str
+    start_ns: int
+    duration_ns: int
+    scheduler_id: str
+    policy: str
+    requester: str
+    request_id: str
+    switch_op: str
+    context_hash: str
+    context_tokens: int
+    saved_hash: str
+    saved_tokens: int
+
+
 @dataclass
 class TraceData:
     """Everything about one trace that the detectors read."""
@@ -220,6 +239,8 @@ class TraceData:
     """Tokens and cost of the LLM calls directly under each span id."""
     llm_span_ids: set[str] = field(default_factory=set)
     raw: list[RawSpan] | None = None
+    scheduling: list[SchedulerSpan] = field(default_factory=list)
+    """Queue waits and context switches of a central scheduler, if the agent has one."""
     _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """Derived views, computed once per trace after loading."""
 

@@ -10,6 +10,11 @@ module exists in ``planscope.semconv``).
 
 from __future__ import annotations
 
+from planscope_collector.storage import status_code_sql
+
+# ``Error``/``Ok``/``Unset``, also for rows an older clickhouseexporter wrote (``STATUS_CODE_*``).
+_STATUS = status_code_sql()
+
 # A batch of traces: bound as {project:String}, {ids:String} (comma-separated hex ids: one
 # string binds ~50x faster than an Array of thousands), {since:DateTime64(9)}.
 TRACE_FILTER = (
@@ -41,13 +46,13 @@ WHERE {filter}
 GROUP BY TraceId
 """
 
-LOAD_RUNS = """
+LOAD_RUNS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, RunId AS run_id,
        Variant AS variant, Outcome AS outcome, OutcomeReason AS outcome_reason, Budget AS budget,
        toUnixTimestamp64Nano(Start) AS start_ns, toUnixTimestamp64Nano(End) AS end_ns,
-       StatusCode AS status_code
+       {_STATUS} AS status_code
 FROM planscope_runs
-WHERE {filter}
+WHERE {{filter}}
 ORDER BY TraceId, Start
 """
 
@@ -86,16 +91,16 @@ ORDER BY TraceId, Start
 """
 
 # Without planscope.tool.args_hash, the captured arguments text stands in for it.
-LOAD_TOOL_CALLS = """
+LOAD_TOOL_CALLS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        StepId AS step_id, Attempt AS attempt, PlanId AS plan_id, PlanVersion AS plan_version,
        ToolName AS tool, Resource AS resource, Effect AS effect,
        multiIf(ArgsHash != '', ArgsHash, Arguments != '', lower(hex(cityHash64(Arguments))), '')
            AS args_key,
-       ErrorType AS error_type, StatusCode AS status_code,
+       ErrorType AS error_type, {_STATUS} AS status_code,
        toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns
 FROM planscope_tool_calls
-WHERE {filter}
+WHERE {{filter}}
 ORDER BY TraceId, Start
 """
 
@@ -109,12 +114,32 @@ GROUP BY TraceId, ParentSpanId
 """
 
 # Only for traces whose typed rows do not account for every span (third-party spans).
-LOAD_RAW_SKELETON = """
+LOAD_RAW_SKELETON = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
-       SpanName AS name, StatusCode AS status_code
+       SpanName AS name, {_STATUS} AS status_code
+FROM otel_traces
+WHERE Project = {{project:String}} AND TraceId IN splitByChar(',', {{ids:String}})
+  AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
+"""
+
+# A central scheduler's spans (queue waits, context switches): read only for traces the typed
+# tables do not fully cover, like the skeletons above.
+LOAD_SCHEDULER = """
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       SpanName AS name, toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
+       SpanAttributes['planscope.scheduler.id'] AS scheduler_id,
+       SpanAttributes['planscope.scheduler.policy'] AS policy,
+       SpanAttributes['planscope.scheduler.requester'] AS requester,
+       SpanAttributes['planscope.scheduler.request_id'] AS request_id,
+       SpanAttributes['planscope.scheduler.switch.op'] AS switch_op,
+       SpanAttributes['planscope.scheduler.context.hash'] AS context_hash,
+       toInt64OrZero(SpanAttributes['planscope.scheduler.context.tokens']) AS context_tokens,
+       SpanAttributes['planscope.scheduler.context.saved_hash'] AS saved_hash,
+       toInt64OrZero(SpanAttributes['planscope.scheduler.context.saved_tokens']) AS saved_tokens
 FROM otel_traces
 WHERE Project = {project:String} AND TraceId IN splitByChar(',', {ids:String})
   AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
+  AND SpanName IN ('scheduler.queue', 'scheduler.context_switch')
 """
 
 # --- selecting work ---------------------------------------------------------------------------

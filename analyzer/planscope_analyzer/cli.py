@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
+from planscope.cli import deprecated_alias
+from planscope.environment_variables import PLANSCOPE_API_KEY, collector_url
 
-DEFAULT_COLLECTOR = os.environ.get("PLANSCOPE_COLLECTOR_URL", "http://127.0.0.1:4318")
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 
 
@@ -74,8 +75,8 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     import httpx
 
     body: dict[str, Any] = {}
-    if args.trace:
-        body["trace_id"] = args.trace
+    if args.trace_id:
+        body["trace_id"] = args.trace_id
     if args.since:
         body["since"] = parse_since(args.since)
     try:
@@ -86,6 +87,9 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     if r.status_code != 200:
         raise PlanscopeError(f"collector answered {r.status_code}: {r.text[:300]}")
     data = r.json()
+    if args.trace_id and not data.get("traces"):
+        project = args.project or "default"
+        raise PlanscopeError(f"no trace {args.trace_id} in project {project!r} at {args.collector}")
     if args.format == "json":
         print(json.dumps(data, indent=2))
     else:
@@ -148,6 +152,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         workdir=workdir,
         degrade=degrade,
         variants=args.variants,
+        progress=lambda message: print(message, file=sys.stderr, flush=True),
     )
     if args.format == "json":
         print(
@@ -182,16 +187,21 @@ def register(subparsers: Any) -> None:
     def connection(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--collector",
-            default=DEFAULT_COLLECTOR,
-            help="collector URL (default $PLANSCOPE_COLLECTOR_URL or :4318)",
+            default=collector_url(),
+            help="collector URL (env PLANSCOPE_ENDPOINT)",
         )
-        p.add_argument("--api-key", default=os.environ.get("PLANSCOPE_API_KEY"))
+        p.add_argument(
+            "--api-key",
+            default=os.environ.get(PLANSCOPE_API_KEY),
+            help="API key for the collector (env PLANSCOPE_API_KEY)",
+        )
         p.add_argument("--project", help="project to read in open mode (default: default)")
-        p.add_argument("--format", choices=["table", "json"], default="table")
+        p.add_argument("--format", choices=["table", "json"], default="table", help="output")
 
     analyze = subparsers.add_parser("analyze", help="run the detectors on stored traces")
     which = analyze.add_mutually_exclusive_group()
-    which.add_argument("--trace", help="one trace id (32 hex)")
+    which.add_argument("--trace-id", help="analyse one trace (32 hex characters)")
+    which.add_argument("--trace", dest="trace_id", action=deprecated_alias("--trace-id"))
     which.add_argument("--since", help="traces started since: 1h, 2d, unix seconds or ISO")
     connection(analyze)
     analyze.set_defaults(func=cmd_analyze)
@@ -199,9 +209,11 @@ def register(subparsers: Any) -> None:
     ev = subparsers.add_parser(
         "evaluate", help="score the detectors against the reference runtime's labels"
     )
-    ev.add_argument("--runs", type=int, default=500)
-    ev.add_argument("--fault-rate", type=float, default=0.3)
-    ev.add_argument("--seed", type=int, default=1)
+    ev.add_argument("--runs", type=int, default=500, help="runs of the reference runtime")
+    ev.add_argument(
+        "--fault-rate", type=float, default=0.3, help="share of runs with an injected fault"
+    )
+    ev.add_argument("--seed", type=int, default=1, help="seed of the suite (same seed, same runs)")
     ev.add_argument("--variants", help="comma-separated runner variants (default: all)")
     ev.add_argument(
         "--labels",
@@ -214,9 +226,11 @@ def register(subparsers: Any) -> None:
         choices=["partial", "no-context-no-budget", "genai-only"],
         help="also score with these attributes removed (default: partial, genai-only)",
     )
-    ev.add_argument("--no-degrade", action="store_true")
+    ev.add_argument("--no-degrade", action="store_true", help="score the full attributes only")
     ev.add_argument("--workdir", help="keep the store and labels here (default: a temp dir)")
-    ev.add_argument("--show-misses", type=int, default=10)
+    ev.add_argument(
+        "--show-misses", type=int, default=10, metavar="N", help="list up to N missed labels"
+    )
     connection(ev)
     ev.set_defaults(func=cmd_evaluate)
 

@@ -23,13 +23,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc.error_details_pb2 import RetryInfo
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
-from ._errors import (
-    IngestRejected,
-    NotIngesting,
-    PayloadTooLarge,
-    SpoolFull,
-    Unauthorized,
-)
+from ._errors import IngestRejected, SpoolFull
 from ._otlp import PROTOBUF
 
 if TYPE_CHECKING:
@@ -39,6 +33,9 @@ log = logging.getLogger("planscope.collector.grpc")
 
 _SERVICE = trace_service_pb2.DESCRIPTOR.services_by_name["TraceService"]
 _OK = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+# HTTP status of a refusal -> gRPC code (OTLP spec); other 4xx are INVALID_ARGUMENT, 5xx/429
+# UNAVAILABLE with RetryInfo.
+_GRPC_CODES = {401: grpc.StatusCode.UNAUTHENTICATED, 413: grpc.StatusCode.RESOURCE_EXHAUSTED}
 
 
 class GrpcReceiver:
@@ -97,14 +94,12 @@ class GrpcReceiver:
             collector.ingest(body, PROTOBUF, None, project)
         except SpoolFull as exc:
             _abort_retry_later(context, str(exc), exc.retry_after_seconds)
-        except NotIngesting as exc:
-            _abort_retry_later(context, exc.reason, collector.settings.retry_after_seconds)
-        except Unauthorized as exc:
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, exc.reason)
-        except PayloadTooLarge as exc:
-            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.reason)
-        except IngestRejected as exc:
-            context.abort(grpc.StatusCode.INVALID_ARGUMENT, exc.reason)
+        except IngestRejected as exc:  # the HTTP status of the refusal decides the gRPC code
+            if exc.status_code >= 500 or exc.status_code == 429:
+                _abort_retry_later(context, exc.reason, collector.settings.retry_after_seconds)
+            context.abort(
+                _GRPC_CODES.get(exc.status_code, grpc.StatusCode.INVALID_ARGUMENT), exc.reason
+            )
         except OSError as exc:  # the disk refused the spool write: nothing was accepted
             log.error("spool write failed: %s", exc)
             _abort_retry_later(

@@ -12,8 +12,10 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import math
 import zlib
 from collections.abc import Iterator
+from decimal import Decimal
 from typing import Any
 
 from google.protobuf import json_format
@@ -195,7 +197,15 @@ def _validate(request: ExportTraceServiceRequest) -> None:
 
 
 def any_value_str(value: AnyValue) -> str:
-    """An attribute value as the exporter stores it: scalars as text, lists and maps as JSON."""
+    """An attribute value as the clickhouseexporter stores it (pdata ``Value.AsString``).
+
+    Scalars as text, doubles as Go's encoding/json writes them (shortest digits, ``e`` notation
+    only below 1e-6 and from 1e21), bytes as base64, lists and maps as Go's ``json.Marshal``
+    writes them (map keys sorted, ``<>&`` escaped, NaN making the whole value empty).
+
+    >>> any_value_str(AnyValue(double_value=1e21)), any_value_str(AnyValue(double_value=2.0))
+    ('1e+21', '2')
+    """
     which = value.WhichOneof("value")
     if which == "string_value":
         return value.string_value
@@ -204,27 +214,63 @@ def any_value_str(value: AnyValue) -> str:
     if which == "bool_value":
         return "true" if value.bool_value else "false"
     if which == "double_value":
-        return _float_str(value.double_value)
-    if which is None:
-        return ""
-    return json.dumps(_any_value_py(value), separators=(",", ":"), ensure_ascii=False)
-
-
-def _float_str(x: float) -> str:
-    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
-
-
-def _any_value_py(value: AnyValue) -> Any:
-    which = value.WhichOneof("value")
-    if which == "array_value":
-        return [_any_value_py(v) for v in value.array_value.values]
-    if which == "kvlist_value":
-        return {kv.key: _any_value_py(kv.value) for kv in value.kvlist_value.values}
+        x = value.double_value
+        if math.isnan(x) or math.isinf(x):
+            go = "NaN" if math.isnan(x) else ("+Inf" if x > 0 else "-Inf")
+            return "json: unsupported value: " + go
+        return _float_str(x)
     if which == "bytes_value":
         return base64.b64encode(value.bytes_value).decode("ascii")
     if which is None:
-        return None
-    return getattr(value, which)
+        return ""
+    try:
+        return _go_json(value)
+    except ValueError:  # Go's json.Marshal fails on NaN/Inf and the exporter stores ""
+        return ""
+
+
+def _float_str(x: float) -> str:
+    """Go's float64 formatting in encoding/json (ES6 number to string)."""
+    text = repr(x)
+    magnitude = abs(x)
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        mantissa, _, exponent = text.partition("e")
+        sign, digits = exponent[0], exponent[1:].lstrip("0")
+        return f"{mantissa.removesuffix('.0')}e{sign}{digits.zfill(1 if sign == '-' else 2)}"
+    fixed = format(Decimal(text), "f")
+    return fixed.rstrip("0").rstrip(".") if "." in fixed else fixed
+
+
+_GO_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
+
+
+def _go_json(value: AnyValue) -> str:
+    which = value.WhichOneof("value")
+    if which == "string_value":
+        return json.dumps(value.string_value, ensure_ascii=False).translate(_GO_ESCAPES)
+    if which == "double_value":
+        x = value.double_value
+        if math.isnan(x) or math.isinf(x):
+            raise ValueError("unsupported float")
+        return _float_str(x)
+    if which == "array_value":
+        return "[" + ",".join(_go_json(v) for v in value.array_value.values) + "]"
+    if which == "kvlist_value":
+        items = {kv.key: kv.value for kv in value.kvlist_value.values}
+        return (
+            "{"
+            + ",".join(
+                f"{_go_json(AnyValue(string_value=k))}:{_go_json(items[k])}" for k in sorted(items)
+            )
+            + "}"
+        )
+    if which == "bytes_value":
+        return '"' + base64.b64encode(value.bytes_value).decode("ascii") + '"'
+    if which is None:
+        return "null"
+    return any_value_str(value)  # int, bool: the same text inside JSON
 
 
 def attributes_map(attrs: Any) -> dict[str, str]:

@@ -8,12 +8,12 @@ from typing import Any
 
 from planscope import semconv as A
 
-from .storage import Store
+from .storage import Store, span_kind_sql, status_code_sql
 
-_SPAN_COLUMNS = """
+_SPAN_COLUMNS = f"""
     toUnixTimestamp64Nano(Timestamp) AS start_ns, SpanId AS span_id,
-    ParentSpanId AS parent_span_id, SpanName AS name, SpanKind AS span_kind,
-    ServiceName AS service, Duration AS duration_ns, StatusCode AS status_code,
+    ParentSpanId AS parent_span_id, SpanName AS name, {span_kind_sql()} AS span_kind,
+    ServiceName AS service, Duration AS duration_ns, {status_code_sql()} AS status_code,
     StatusMessage AS status_message, SpanAttributes AS attributes,
     ResourceAttributes AS resource, ScopeName AS scope,
     arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp) AS event_times,

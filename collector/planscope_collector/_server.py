@@ -19,7 +19,7 @@ def serve(settings: CollectorSettings, log_level: str = "info") -> None:
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
-    if settings.grpc_port:  # fail before starting anything, with a line that says what to do
+    if settings.grpc_port and settings.role != "analyze":  # fail early, saying what to do
         _check_port_free(settings.host, settings.grpc_port)
     uvicorn.run(
         create_app(settings),

@@ -36,7 +36,7 @@ def _store_args(p: argparse.ArgumentParser) -> None:
         "--data-dir",
         type=Path,
         default=Path(os.environ.get("PLANSCOPE_DATA_DIR", ".planscope")),
-        help="spool and embedded store directory (default: .planscope, env PLANSCOPE_DATA_DIR)",
+        help="spool and embedded store directory (env PLANSCOPE_DATA_DIR)",
     )
     p.add_argument(
         "--clickhouse-url",
@@ -92,6 +92,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_migrate(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
+    if not settings.clickhouse_url and _locked(settings.data_dir / "store" / "status"):
+        raise PlanscopeError(
+            f"the embedded store in {settings.data_dir} is in use by another process (a running "
+            "`planscope serve` or demo applies migrations itself on start); stop it first"
+        )
     store = open_store(settings.dsn)
     try:
         applied = store.migrate(cluster=args.cluster, ttl_days=settings.ttl_days)
@@ -101,9 +106,27 @@ def cmd_migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _locked(status: Path) -> bool:
+    """True when another process holds chDB's lock on its ``status`` file (ClickHouse takes
+    an exclusive ``flock`` on it for as long as the engine is open)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: let chDB report it
+        return False
+    if not status.exists():
+        return False
+    with status.open("rb") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
+
+
 def _register_server(sub: Any) -> None:
     serve_p = sub.add_parser("serve", help="run the collector (OTLP ingest + query API)")
-    serve_p.add_argument("--host", default="127.0.0.1")
+    serve_p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve_p.add_argument("--port", type=int, default=4318, help="OTLP/HTTP + query API port")
     serve_p.add_argument(
         "--grpc-port",
@@ -124,14 +147,19 @@ def _register_server(sub: Any) -> None:
         help="all (default): everything; ingest: no analysis; analyze: no ingest (scale-out)",
     )
     serve_p.add_argument(
-        "--log-level", default="info", choices=["debug", "info", "warning", "error"]
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="log verbosity",
     )
     serve_p.set_defaults(func=cmd_serve)
 
     migrate = sub.add_parser("migrate", help="create or upgrade the ClickHouse schema")
     _store_args(migrate)
     migrate.add_argument("--cluster", help="render ON CLUSTER / Replicated variants for NAME")
-    migrate.add_argument("--ttl-days", type=int)
+    migrate.add_argument(
+        "--ttl-days", type=int, help="retention of stored spans, in days (default: keep forever)"
+    )
     migrate.set_defaults(func=cmd_migrate)
 
 

@@ -25,9 +25,8 @@ from typing import Any
 
 import httpx
 from planscope import PlanscopeError
+from planscope.environment_variables import collector_url
 
-ENV_COLLECTOR_URL = "PLANSCOPE_COLLECTOR_URL"
-"""Base URL of the collector's query API (default ``http://127.0.0.1:4318``)."""
 ENV_API_KEY = "PLANSCOPE_API_KEY"
 """API key sent as ``Authorization: Bearer <key>`` (unset: open mode)."""
 ENV_PROJECT = "PLANSCOPE_PROJECT"
@@ -81,13 +80,13 @@ class ClientSettings:
 
     @classmethod
     def from_env(cls) -> ClientSettings:
-        """Settings from ``PLANSCOPE_COLLECTOR_URL``, ``PLANSCOPE_API_KEY``, ``PLANSCOPE_PROJECT``.
+        """Settings from ``PLANSCOPE_ENDPOINT``, ``PLANSCOPE_API_KEY``, ``PLANSCOPE_PROJECT``.
 
         >>> ClientSettings.from_env().timeout
         15.0
         """
         return cls(
-            base_url=os.environ.get(ENV_COLLECTOR_URL) or DEFAULT_COLLECTOR_URL,
+            base_url=collector_url(default=DEFAULT_COLLECTOR_URL),
             api_key=os.environ.get(ENV_API_KEY) or None,
             project=os.environ.get(ENV_PROJECT) or None,
         )
@@ -171,7 +170,7 @@ class CollectorClient:
         except httpx.HTTPError as exc:
             raise CollectorUnreachable(
                 f"cannot reach the collector at {self.base_url} ({type(exc).__name__}: {exc}). "
-                "Is `planscope serve` running? Set --collector / PLANSCOPE_COLLECTOR_URL."
+                "Is `planscope serve` running? Set --collector / PLANSCOPE_ENDPOINT."
             ) from None
 
     def _json(self, response: httpx.Response) -> Any:

@@ -1,5 +1,9 @@
 """The plan as a DAG: nodes = plan steps laid out by dependency depth, edges = ``depends_on``.
 
+A layered (Sugiyama-style) layout: x = longest dependency path from a root; an edge that spans
+several layers gets a routing point in each layer it crosses, ordered with the nodes of that
+layer (barycentre sweeps down and up), so it is drawn around the nodes, never through one.
+
 Replans that decompose or replace one step (``planscope.plan.scope``) add dashed "scope" edges
 from the scoped step to the steps it introduced, so ADaPT trees and DAG-scoped replans read as
 trees instead of a column of unconnected boxes.
@@ -8,7 +12,8 @@ trees instead of a column of unconnected boxes.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from itertools import pairwise
 
 from ._runview import Attempt, PlanVersion, RunView, attempts_until, step_status
 
@@ -47,6 +52,8 @@ class DagEdge:
     source: str
     target: str
     kind: str  # DEPENDS | SCOPE
+    via: tuple[tuple[float, float], ...] = ()
+    """Routing points (x, y) between source and target, one per layer the edge crosses."""
 
 
 @dataclass(frozen=True)
@@ -60,10 +67,13 @@ class DagLayout:
 
     @property
     def width(self) -> int:
-        """Largest number of nodes at one depth."""
+        """Largest number of nodes and routing points at one depth."""
         counts: dict[int, int] = {}
         for n in self.nodes:
             counts[n.depth] = counts.get(n.depth, 0) + 1
+        for e in self.edges:
+            for x, _ in e.via:
+                counts[int(x)] = counts.get(int(x), 0) + 1
         return max(counts.values(), default=0)
 
 
@@ -112,26 +122,8 @@ def layout_dag(
     ]
     edges += [e for e in scope_edges(view, plan) if (e.source, e.target) not in _pairs(edges)]
     depth = _depths(ids, edges)
-    preds: dict[str, list[str]] = {sid: [] for sid in ids}
-    for e in edges:
-        preds[e.target].append(e.source)
-    position = {sid: i for i, sid in enumerate(ids)}
-    layers: dict[int, list[str]] = {}
-    for sid in ids:
-        layers.setdefault(depth[sid], []).append(sid)
-    y: dict[str, float] = {}
-    for d in sorted(layers):
-        layer = layers[d]
-
-        def barycentre(sid: str) -> tuple[float, int]:
-            placed = [y[p] for p in preds[sid] if p in y]
-            return (-(sum(placed) / len(placed)) if placed else 0.0, position[sid])
-
-        if d > 0:
-            layer.sort(key=barycentre)
-        n = len(layer)
-        for i, sid in enumerate(layer):
-            y[sid] = (n - 1) / 2 - i
+    y, via = _order(ids, edges, depth)
+    edges = [replace(e, via=via.get((e.source, e.target), ())) for e in edges]
     done = attempts if attempts is not None else attempts_until(view, plan)
     nodes = []
     for step in steps:
@@ -153,6 +145,62 @@ def layout_dag(
             )
         )
     return DagLayout(nodes=nodes, edges=edges)
+
+
+SWEEPS = 4
+"""Barycentre passes (down, up, down, up) that reduce crossings."""
+
+
+def _order(
+    ids: list[str], edges: list[DagEdge], depth: dict[str, int]
+) -> tuple[dict[str, float], dict[tuple[str, str], tuple[tuple[float, float], ...]]]:
+    """y of every node, and the routing points of edges spanning more than one layer."""
+    layers: dict[int, list[str]] = {}
+    for sid in ids:
+        layers.setdefault(depth[sid], []).append(sid)
+    up: dict[str, list[str]] = {}
+    down: dict[str, list[str]] = {}
+    chains: dict[tuple[str, str], list[str]] = {}
+    for e in edges:
+        lo, hi = sorted((depth[e.source], depth[e.target]))
+        first, last = (
+            (e.source, e.target) if depth[e.source] <= depth[e.target] else (e.target, e.source)
+        )
+        chain = [first]
+        for d in range(lo + 1, hi):  # one routing point per crossed layer
+            point = f"\x00{e.source}\x00{e.target}\x00{d}"
+            layers[d].append(point)
+            chain.append(point)
+        chain.append(last)
+        chains[(e.source, e.target)] = chain[1:-1]
+        for a, b in pairwise(chain):
+            down.setdefault(a, []).append(b)
+            up.setdefault(b, []).append(a)
+    rank = {sid: float(i) for layer in layers.values() for i, sid in enumerate(layer)}
+    order = sorted(layers)
+    for sweep in range(SWEEPS):
+        downward = sweep % 2 == 0
+        for d in order if downward else reversed(order):
+            near = up if downward else down
+
+            def key(sid: str, near: dict[str, list[str]] = near) -> tuple[float, float]:
+                placed = [rank[n] for n in near.get(sid, [])]
+                return (sum(placed) / len(placed) if placed else rank[sid], rank[sid])
+
+            layers[d].sort(key=key)
+            for i, sid in enumerate(layers[d]):
+                rank[sid] = float(i)
+    y = {}
+    for layer in layers.values():
+        n = len(layer)
+        for i, sid in enumerate(layer):
+            y[sid] = (n - 1) / 2 - i
+    via = {
+        pair: tuple((float(point.rsplit("\x00", 1)[1]), y[point]) for point in points)
+        for pair, points in chains.items()
+        if points
+    }
+    return {sid: y[sid] for sid in ids}, via
 
 
 def _opt(value: object) -> str | None:

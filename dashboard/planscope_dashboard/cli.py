@@ -5,14 +5,20 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
+from planscope.environment_variables import (
+    PLANSCOPE_COLLECTOR_URL,
+    PLANSCOPE_ENDPOINT,
+    collector_url,
+)
 
-from ._client import DEFAULT_COLLECTOR_URL, ENV_API_KEY, ENV_COLLECTOR_URL, ENV_PROJECT
+from ._client import DEFAULT_COLLECTOR_URL, ENV_API_KEY, ENV_PROJECT
 
 APP_FILE = Path(__file__).with_name("app.py")
 
@@ -24,8 +30,8 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--collector",
-        default=os.environ.get(ENV_COLLECTOR_URL, DEFAULT_COLLECTOR_URL),
-        help=f"collector base URL (default {DEFAULT_COLLECTOR_URL}, env {ENV_COLLECTOR_URL})",
+        default=collector_url(default=DEFAULT_COLLECTOR_URL),
+        help=f"collector base URL (env {PLANSCOPE_ENDPOINT})",
     )
     p.add_argument(
         "--api-key",
@@ -38,7 +44,7 @@ def register(subparsers: Any) -> None:
         help=f"project to read when the collector runs without keys (env {ENV_PROJECT})",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    p.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
+    p.add_argument("--port", type=int, default=8501, help="port to listen on")
     p.set_defaults(func=run)
 
 
@@ -47,11 +53,12 @@ def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
 
     >>> cmd, env = command(argparse.Namespace(collector="http://c:1", api_key=None,
     ...                    project=None, host="127.0.0.1", port=8600))
-    >>> cmd[1:4], env["PLANSCOPE_COLLECTOR_URL"]
+    >>> cmd[1:4], env["PLANSCOPE_ENDPOINT"]
     (['-m', 'streamlit', 'run'], 'http://c:1')
     """
     env = dict(os.environ)
-    env[ENV_COLLECTOR_URL] = args.collector
+    env[PLANSCOPE_ENDPOINT] = args.collector
+    env.pop(PLANSCOPE_COLLECTOR_URL, None)
     for name, value in ((ENV_API_KEY, args.api_key), (ENV_PROJECT, args.project)):
         if value:
             env[name] = value
@@ -83,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         raise PlanscopeError(
             "this command needs the 'dashboard' extra: pip install 'planscope[dashboard]'"
         ) from None
+    _check_port(args.host, args.port)
     cmd, env = command(args)
     print(
         f"planscope dashboard on http://{args.host}:{args.port} (collector {args.collector})",
@@ -106,6 +114,18 @@ def run(args: argparse.Namespace) -> int:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _check_port(host: str, port: int) -> None:
+    """Fail before announcing a URL that would not be ours (Streamlit would only log it)."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as Streamlit's server does
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise PlanscopeError(
+                f"cannot listen on {host}:{port} ({exc.strerror}); pick another --port"
+            ) from None
 
 
 def _exit_code(code: int) -> int:

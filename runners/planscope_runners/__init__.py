@@ -21,7 +21,14 @@ from ._core import (
     RunOptions,
 )
 from ._env import Check, Environment, StepSpec, Task, Tool
-from ._errors import ModelError, PlanFormatError, RunnerError, ToolError, UnknownNameError
+from ._errors import (
+    FaultNotApplicable,
+    ModelError,
+    PlanFormatError,
+    RunnerError,
+    ToolError,
+    UnknownNameError,
+)
 from ._faults import FINDING_KINDS, KNOBS, ExpectedFinding, Fault, resolve_faults
 from ._models import (
     ChatModel,
@@ -57,6 +64,7 @@ __all__ = [
     "Environment",
     "ExpectedFinding",
     "Fault",
+    "FaultNotApplicable",
     "Message",
     "ModelError",
     "OpenAIChatModel",

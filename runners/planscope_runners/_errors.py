@@ -8,6 +8,8 @@ Hierarchy::
         ├── PlanFormatError        a planner's output is not a valid plan / script (rejected
         │                          before anything executes)
         ├── UnknownNameError       unknown variant, environment, task or fault (ValueError)
+        ├── FaultNotApplicable     a fault that the variant or the task cannot produce
+                                   (ValueError)
         └── ToolError              a tool call failed; ``retryable`` says if retrying may help
 """
 
@@ -34,6 +36,10 @@ class PlanFormatError(RunnerError):
 
 class UnknownNameError(RunnerError, ValueError):
     """An unknown variant, environment, task or fault name."""
+
+
+class FaultNotApplicable(RunnerError, ValueError):
+    """A known fault that the chosen variant or task cannot produce (no target for it)."""
 
 
 class ToolError(RunnerError):

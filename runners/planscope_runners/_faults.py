@@ -18,6 +18,8 @@ implicit_dependency         planner            implicit_dependency
 write_conflict              planner            write_conflict
 irreversible_after_failure  the step executor  irreversible_after_failure
 unbounded_replan            planner            unbounded_replan
+scheduler_starvation        scheduler          scheduler_starvation
+context_lost                scheduler          context_lost_on_switch
 ==========================  =================  ================================================
 
 ``flaky_tool``, ``needs_replan`` and ``malformed_script`` are healthy recoveries: they label
@@ -35,7 +37,7 @@ from typing import Any
 from planscope import semconv
 
 from ._env import IRREVERSIBLE, WRITE, StepSpec, Task, Tool, bind_facts, references, resolve_args
-from ._errors import ToolError, UnknownNameError
+from ._errors import FaultNotApplicable, ToolError, UnknownNameError
 
 RUNAWAY_LOOP = semconv.FINDING_RUNAWAY_LOOP
 CONTEXT_STARVED = semconv.FINDING_CONTEXT_STARVED
@@ -44,10 +46,12 @@ IMPLICIT_DEPENDENCY = semconv.FINDING_IMPLICIT_DEPENDENCY
 WRITE_CONFLICT = semconv.FINDING_WRITE_CONFLICT
 IRREVERSIBLE_AFTER_FAILURE = semconv.FINDING_IRREVERSIBLE_AFTER_FAILURE
 UNBOUNDED_REPLAN = semconv.FINDING_UNBOUNDED_REPLAN
+SCHEDULER_STARVATION = semconv.FINDING_SCHEDULER_STARVATION
+CONTEXT_LOST = semconv.FINDING_CONTEXT_LOST
 FINDING_KINDS = semconv.LABELED_FINDING_KINDS
 
 PLANNED = ("plan_and_act", "scripts", "dag")
-ALL_VARIANTS = ("plan_and_act", "adapt", "scripts", "dag", "react")
+ALL_VARIANTS = ("plan_and_act", "adapt", "scripts", "dag", "react", "scheduler")
 
 
 @dataclass(frozen=True)
@@ -307,6 +311,25 @@ def _pick_write_conflict(
     return Fault("write_conflict", second, {"other": first, "resource": resource})
 
 
+def _pick_concurrent(knob: str, peers: int) -> Callable[..., Fault | None]:
+    """A step in a wave of at least ``peers`` + 1 steps that become ready together (same
+    dependency depth), so parallel executors make it compete for model slots."""
+
+    def pick(
+        task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+    ) -> Fault | None:
+        level: dict[str, int] = {}
+        for step in task.order():
+            level[step.id] = 1 + max((level[d] for d in step.depends_on), default=-1)
+        waves: dict[int, list[str]] = {}
+        for step_id, depth in level.items():
+            waves.setdefault(depth, []).append(step_id)
+        candidates = [s for wave in waves.values() if len(wave) > peers for s in wave[1:]]
+        return Fault(knob, rng.choice(candidates)) if candidates else None
+
+    return pick
+
+
 KNOBS: dict[str, Knob] = {
     k.name: k
     for k in (
@@ -389,6 +412,20 @@ KNOBS: dict[str, Knob] = {
             ("scripts",),
             _pick_malformed,
         ),
+        Knob(
+            "scheduler_starvation",
+            "the central scheduler passes over one step's model requests while any other "
+            "request waits (a priority rule gone wrong)",
+            ("scheduler",),
+            _pick_concurrent("scheduler_starvation", 2),
+        ),
+        Knob(
+            "context_lost_on_switch",
+            "a step's model request is preempted and its saved context comes back without "
+            "the conversation; the executor continues blind",
+            ("scheduler",),
+            _pick_concurrent("context_lost_on_switch", 1),
+        ),
     )
 }
 
@@ -403,8 +440,8 @@ def resolve_faults(
 ) -> tuple[Fault, ...]:
     """Resolve knob names into faults targeting ``task`` (deterministic for a seed).
 
-    Raises UnknownNameError for unknown knobs and ValueError when a knob does not apply to the
-    variant or the task.
+    Raises UnknownNameError for unknown knobs and FaultNotApplicable when a knob does not apply
+    to the variant or the task.
 
     >>> from planscope_runners.environments import get_task
     >>> resolve_faults(["flaky_tool"], get_task("ops-deploy-api"), "dag", seed=1)[0].knob
@@ -417,10 +454,17 @@ def resolve_faults(
         if knob is None:
             raise UnknownNameError(f"unknown fault {name!r}; known: {sorted(KNOBS)}")
         if variant not in knob.variants:
-            raise ValueError(f"fault {name!r} does not apply to variant {variant!r}")
+            raise FaultNotApplicable(
+                f"fault {name!r} does not apply to variant {variant!r}; "
+                f"it applies to {', '.join(sorted(knob.variants))}"
+            )
         fault = knob.pick(task, rng, tools)
         if fault is None:
-            raise ValueError(f"fault {name!r} has no target in task {task.id!r}")
+            applicable = ", ".join(applicable_knobs(task, variant, tools)) or "none"
+            raise FaultNotApplicable(
+                f"fault {name!r} has no target in task {task.id!r}; "
+                f"faults that apply to it in {variant}: {applicable}"
+            )
         faults.append(fault)
     return tuple(faults)
 
@@ -584,4 +628,8 @@ def expected_findings(
             negatives.append(ExpectedFinding(RUNAWAY_LOOP, gt.tool, step))
         elif f.knob == "malformed_script":
             negatives.append(ExpectedFinding(UNBOUNDED_REPLAN, "planner", f.target))
+        elif f.knob == "scheduler_starvation":
+            expected.append(ExpectedFinding(SCHEDULER_STARVATION, "scheduler", f.target))
+        elif f.knob == "context_lost_on_switch":
+            expected.append(ExpectedFinding(CONTEXT_LOST, "scheduler", f.target))
     return expected, negatives

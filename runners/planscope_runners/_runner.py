@@ -216,6 +216,8 @@ PLANNER_KNOBS = frozenset(
     {"context_starved", "misread_objective", "implicit_dependency", "write_conflict"}
 )
 """Faults the planner writes into a plan step: they exist only if the planner wrote that step."""
+SCHEDULER_KNOBS = frozenset({"scheduler_starvation", "context_lost_on_switch"})
+"""Faults of the central scheduler: they act only if the target competed for a slot."""
 
 
 def _took_effect(r: Run, fault: Fault) -> bool:
@@ -226,6 +228,8 @@ def _took_effect(r: Run, fault: Fault) -> bool:
     planner_side = fault.knob in PLANNER_KNOBS or fault.knob == "adapt_same_goal"
     if planner_side and not isinstance(r.options.planner, ScriptedModel):
         return False
+    if fault.knob in SCHEDULER_KNOBS:  # the kernel reports when its fault acted
+        return r.injector.first_step(fault.knob) is not None
     if fault.knob == "adapt_same_goal":
         return fault.target in r.split_nodes
     if fault.knob in PLANNER_KNOBS:

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import planscope
+from planscope.cli import deprecated_alias
 
 from ._models import ChatModel, OpenAIChatModel
 from ._runner import SERVICE_NAME, RunResult, run_suite, run_task
 from .environments import FACTORIES, TASKS, get_task
-from .variants import VARIANTS
+from .variants import VARIANTS, scheduler
 
 
 @dataclass(frozen=True)
@@ -56,19 +57,32 @@ def _csv(value: str) -> list[str]:
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", choices=["scripted", "openai"], default="scripted")
     p.add_argument(
-        "--base-url", default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1")
+        "--model",
+        choices=["scripted", "openai"],
+        default="scripted",
+        help="scripted: deterministic, no network; openai: any OpenAI-compatible server",
+    )
+    p.add_argument(
+        "--base-url",
+        default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
+        help="OpenAI-compatible base URL (env OPENAI_BASE_URL)",
     )
     p.add_argument(
         "--api-key", default=os.environ.get("OPENAI_API_KEY"), help="(default: $OPENAI_API_KEY)"
     )
     p.add_argument("--planner-model", default="gpt-4o", help="planner model id (openai)")
     p.add_argument("--executor-model", default="gpt-4o-mini", help="executor model id (openai)")
-    p.add_argument("--endpoint", help="send spans to this collector, e.g. http://127.0.0.1:4318")
-    p.add_argument("--service-name", default=SERVICE_NAME)
+    p.add_argument(
+        "--collector",
+        dest="endpoint",
+        metavar="URL",
+        help="send spans to this collector, e.g. http://127.0.0.1:4318 (default: send nothing)",
+    )
+    p.add_argument("--endpoint", dest="endpoint", action=deprecated_alias("--collector"))
+    p.add_argument("--service-name", default=SERVICE_NAME, help="service.name of the spans")
     p.add_argument("--labels", type=Path, help="write ground-truth labels (JSONL) here")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed (same seed, same runs)")
 
 
 def _models(args: argparse.Namespace) -> tuple[ChatModel | None, ChatModel | None]:
@@ -125,18 +139,47 @@ def cmd_run(args: argparse.Namespace) -> int:
         else None
     )
     planner, executor = _models(args)
-    try:
-        result = run_task(
-            variant, task.env, task, faults, planner=planner, executor=executor, seed=args.seed
+    shared = bool(args.policy or args.slots or args.concurrent > 1)
+    if shared and variant != "scheduler":
+        raise planscope.ConfigurationError(
+            "--policy, --slots and --concurrent need --variant scheduler"
         )
+    if shared and faults:
+        raise planscope.ConfigurationError(
+            "--faults run under the variant's own kernel; drop --policy/--slots/--concurrent"
+        )
+    try:
+        if shared:
+            kernel = scheduler.Kernel(args.policy or "round_robin", slots=args.slots or 1)
+            results = scheduler.run_many(
+                [task.id] * args.concurrent,
+                kernel,
+                planner=planner,
+                executor=executor,
+                seed=args.seed,
+            )
+        else:
+            results = [
+                run_task(
+                    variant,
+                    task.env,
+                    task,
+                    faults,
+                    planner=planner,
+                    executor=executor,
+                    seed=args.seed,
+                )
+            ]
     finally:
         if handle is not None:
             handle.shutdown()
-    print(_summary(result))
+    for result in results:
+        print(_summary(result))
     if args.labels:
         args.labels.parent.mkdir(parents=True, exist_ok=True)
         with args.labels.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(result.label(), default=str) + "\n")
+            for result in results:
+                f.write(json.dumps(result.label(), default=str) + "\n")
     return 0
 
 
@@ -229,18 +272,30 @@ def _shutdown_exporter() -> None:
 def register(subparsers: Any) -> None:
     """Add ``run`` and ``suite`` to the ``planscope`` command."""
     run = subparsers.add_parser("run", help="run one task with a runtime variant")
-    run.add_argument("--variant", choices=sorted(VARIANTS))
-    run.add_argument("--env", choices=sorted(FACTORIES))
+    run.add_argument("--variant", choices=sorted(VARIANTS), help="runtime variant")
+    run.add_argument("--env", choices=sorted(FACTORIES), help="environment of the task")
     run.add_argument("--task", help="a task id (see --list)")
     run.add_argument("--scenario", help=f"a preset: {', '.join(SCENARIOS)}")
     run.add_argument("--faults", help="comma-separated fault knobs, e.g. loop_same_error")
     run.add_argument("--list", action="store_true", help="list variants, scenarios and tasks")
+    run.add_argument(
+        "--policy", choices=scheduler.POLICIES, help="scheduler variant: scheduling policy"
+    )
+    run.add_argument("--slots", type=int, help="scheduler variant: model slots in the pool")
+    run.add_argument(
+        "--concurrent",
+        type=int,
+        default=1,
+        help="scheduler variant: run the task this many times at once behind one kernel",
+    )
     _model_args(run)
     run.set_defaults(func=cmd_run)
 
     suite = subparsers.add_parser("suite", help="run a labelled suite (ground truth for analyzers)")
-    suite.add_argument("--runs", type=int, default=300)
-    suite.add_argument("--fault-rate", type=float, default=0.3)
+    suite.add_argument("--runs", type=int, default=300, help="runs in the suite")
+    suite.add_argument(
+        "--fault-rate", type=float, default=0.3, help="share of runs with an injected fault"
+    )
     suite.add_argument("--variants", help="comma-separated (default: all)")
     suite.add_argument("--envs", help="comma-separated (default: all)")
     suite.add_argument("--quiet", action="store_true", help="no progress bar")

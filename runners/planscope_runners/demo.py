@@ -1,10 +1,12 @@
 """``planscope demo``: the whole platform on one machine, from nothing but this package.
 
-1. starts a collector on the embedded chDB store (``.planscope/demo`` by default);
+1. starts a collector on the embedded chDB store (``.planscope/demo`` by default) and installs
+   one example alert rule (a plan step over its retry budget of 3 attempts);
 2. runs a mixed suite of the reference runtime (five variants, three environments, a share of
    runs with injected faults) and sends its traces through the collector over OTLP;
 3. waits until every span is stored (and analyzed, when the analyzer is installed);
-4. prints what was stored, and serves the dashboard when it is installed;
+4. prints what was stored, serves the dashboard when it is installed and prints the links to
+   open (the run page of a runaway loop, the alerts page);
 5. keeps everything up until Ctrl-C (``--no-wait`` exits after the report).
 """
 
@@ -21,6 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 
@@ -75,10 +78,14 @@ def main(args: argparse.Namespace) -> int:
     port = _port_or_free(args.port)
     if port != args.port:
         print(f"port {args.port} is busy; the collector uses {port}", file=sys.stderr)
+    dashboard_url = f"http://127.0.0.1:{_port_or_free(args.dashboard_port)}"
+    # Alert links (log lines, webhooks) point at this demo's dashboard.
+    os.environ.setdefault("PLANSCOPE_DASHBOARD_URL", dashboard_url)
     settings = CollectorSettings(data_dir=data_dir, port=port, flush_interval=0.2)
     labels = data_dir / "labels.jsonl"
     with BackgroundServer(settings) as server:
         print(f"collector  {server.url}   (embedded store in {data_dir.resolve()})")
+        _install_example_rule(server.url)
         print(f"running {args.runs} runs of the reference runtime, 30% with injected faults:")
         started_ns = time.time_ns()
         suite = run_suite(
@@ -92,10 +99,12 @@ def main(args: argparse.Namespace) -> int:
         )
         collector = server.app.state.collector
         _wait_until(lambda: collector.spool.pending_bytes == 0, 60)
-        _report(server.url, suite, labels, started_ns)
+        loop = _report(server.url, suite, labels, started_ns)
         if args.no_wait:  # a report only: no dashboard to look at
             return 0
-        dashboard = _start_dashboard(server.url, args.dashboard_port)
+        dashboard = _start_dashboard(server.url, dashboard_url)
+        if dashboard is not None:
+            _print_links(dashboard_url, loop)
         print("\nEverything keeps running; press Ctrl-C to stop.")
         try:
             while dashboard is None or dashboard.poll() is None:
@@ -107,7 +116,27 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(url: str, suite: SuiteResult, labels: Path, since_ns: int) -> None:
+EXAMPLE_RULE = {
+    "id": "demo-step-retry-budget",
+    "name": "a plan step used more than 3 attempts",
+    "kind": "retry_budget",
+    "scope": "step",
+    "window": "1h",
+    "budget": {"max_attempts_per_step": 3},
+}
+"""The alert rule the demo installs, so the Alerts page has something to show."""
+
+
+def _install_example_rule(url: str) -> None:
+    r = httpx.post(f"{url}/api/alerts/rules", json=EXAMPLE_RULE, timeout=30)
+    if r.status_code in (201, 409):  # 409: installed by an earlier demo on this data dir
+        print(f"alert rule {EXAMPLE_RULE['id']}: {EXAMPLE_RULE['name']}")
+
+
+def _report(
+    url: str, suite: SuiteResult, labels: Path, since_ns: int
+) -> tuple[str, str | None] | None:
+    """Print the suite's figures; return a runaway loop's (trace id, step id) to look at."""
     runs = suite.runs
     failed = [r for r in runs if r.outcome != "success"]
     print(
@@ -129,19 +158,31 @@ def _report(url: str, suite: SuiteResult, labels: Path, since_ns: int) -> None:
         summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "none"
         print(f"analysis: {analysis.json()['traces']} traces; findings: {summary}")
     looping = next((r for r in runs if any(f.knob.startswith("loop") for f in r.faults)), None)
-    if looping is not None:
-        print(f"a runaway loop to look at: {url}/api/traces/{looping.trace_id}")
-        findings = httpx.get(f"{url}/api/traces/{looping.trace_id}/findings")
-        if findings.status_code == 200:
-            for f in findings.json().get("findings", []):
-                print(f"  {f.get('kind')} at step {f.get('step_id')}: {f.get('explanation')}")
+    if looping is None:
+        return None
+    step = next((f.target for f in looping.faults if f.knob.startswith("loop")), None)
+    print(f"\na runaway loop: trace {looping.trace_id}")
+    findings = httpx.get(f"{url}/api/traces/{looping.trace_id}/findings")
+    if findings.status_code == 200:
+        for f in findings.json().get("findings", []):
+            print(f"  {f.get('kind')} at step {f.get('step_id')}: {f.get('explanation')}")
+    return looping.trace_id, step
 
 
-def _start_dashboard(collector_url: str, port: int) -> subprocess.Popen[bytes] | None:
+def _print_links(dashboard_url: str, loop: tuple[str, str | None] | None) -> None:
+    print("\nopen:")
+    if loop is not None:
+        query = {"page": "run", "trace": loop[0], **({"step": loop[1]} if loop[1] else {})}
+        print(f"  the runaway loop   {dashboard_url}/?{urlencode(query)}")
+    print(f"  overview           {dashboard_url}/")
+    print(f"  alerts             {dashboard_url}/?page=alerts")
+
+
+def _start_dashboard(collector_url: str, dashboard_url: str) -> subprocess.Popen[bytes] | None:
     if importlib.util.find_spec("streamlit") is None:  # `planscope dashboard` needs its extra
         print("(the dashboard is not installed: pip install 'planscope[dashboard]')")
         return None
-    port = _port_or_free(port)
+    port = int(dashboard_url.rsplit(":", 1)[1])
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -184,10 +225,17 @@ def register(sub: Any) -> None:
     demo = sub.add_parser(
         "demo", help="collector + reference runtime suite with faults + analysis + dashboard"
     )
-    demo.add_argument("--data-dir", type=Path, default=Path(".planscope/demo"))
-    demo.add_argument("--port", type=int, default=4318, help="collector port")
-    demo.add_argument("--dashboard-port", type=int, default=8501)
-    demo.add_argument("--runs", type=int, default=300)
-    demo.add_argument("--seed", type=int, default=1)
+    demo.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(".planscope/demo"),
+        help="spool and embedded store of the demo's collector",
+    )
+    demo.add_argument("--port", type=int, default=4318, help="collector port (busy: a free one)")
+    demo.add_argument(
+        "--dashboard-port", type=int, default=8501, help="dashboard port (busy: a free one)"
+    )
+    demo.add_argument("--runs", type=int, default=300, help="runs of the reference runtime")
+    demo.add_argument("--seed", type=int, default=1, help="seed of the runs (same seed, same runs)")
     demo.add_argument("--no-wait", action="store_true", help="exit after the report")
     demo.set_defaults(func=main)

@@ -38,6 +38,24 @@ def require(module: str, extra: str) -> ModuleType:
         ) from None
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Appends ``(default: X)`` to an option's help when it has a default worth showing (not
+    None, not a flag's False, never a secret such as an API key from the environment)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if (
+            action.option_strings
+            and action.default is not None
+            and action.default is not False
+            and action.default != argparse.SUPPRESS
+            and "default" not in text
+            and "key" not in action.dest
+        ):
+            text += " (default: %(default)s)"
+        return text
+
+
 def _register_commands(sub: Any) -> None:
     registered: set[str] = set()
     for ep in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
@@ -65,12 +83,27 @@ def _stub(sub: Any, ep: EntryPoint) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(
-        prog="planscope", description="Observability for planner-executor LLM agents."
+        prog="planscope",
+        description="Observability for planner-executor LLM agents.",
+        formatter_class=HelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"planscope {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _register_commands(sub)
+    _use_formatter(parser)
     return parser
+
+
+def _use_formatter(parser: argparse.ArgumentParser) -> None:
+    """Every (sub)command's help shows defaults the same way, whoever registered it."""
+    parser.formatter_class = HelpFormatter
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _use_formatter(child)
 
 
 def main(argv: list[str] | None = None) -> None:

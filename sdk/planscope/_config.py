@@ -155,14 +155,6 @@ def _is_real_provider(provider: object) -> bool:
     return not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
 
 
-# OpenTelemetry's own variables (the OTLP exporter specification), read when planscope's are unset.
-OTEL_ENDPOINT = "OTEL_EXPORTER_OTLP_ENDPOINT"
-OTEL_TRACES_ENDPOINT = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-OTEL_HEADERS = "OTEL_EXPORTER_OTLP_HEADERS"
-OTEL_TRACES_HEADERS = "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
-OTEL_SERVICE_NAME = "OTEL_SERVICE_NAME"
-OTEL_PROTOCOL = "OTEL_EXPORTER_OTLP_PROTOCOL"
-OTEL_TRACES_PROTOCOL = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
 TRACES_PATH = "/v1/traces"
 
 
@@ -190,10 +182,10 @@ def traces_url(endpoint: str | None, env: Mapping[str, str]) -> str:
     """
     base = endpoint or env.get(_env.PLANSCOPE_ENDPOINT)
     if not base:
-        exact = env.get(OTEL_TRACES_ENDPOINT)
+        exact = env.get(_env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
         if exact:
             return exact
-        base = env.get(OTEL_ENDPOINT) or DEFAULT_ENDPOINT
+        base = env.get(_env.OTEL_EXPORTER_OTLP_ENDPOINT) or DEFAULT_ENDPOINT
     return base.rstrip("/") + TRACES_PATH
 
 
@@ -205,7 +197,11 @@ def export_headers(env: Mapping[str, str]) -> dict[str, str]:
     >>> export_headers({"OTEL_EXPORTER_OTLP_HEADERS": "Authorization=Bearer%20k,x-tenant=a"})
     {'authorization': 'Bearer k', 'x-tenant': 'a'}
     """
-    for name in (_env.PLANSCOPE_HEADERS, OTEL_TRACES_HEADERS, OTEL_HEADERS):
+    for name in (
+        _env.PLANSCOPE_HEADERS,
+        _env.OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+        _env.OTEL_EXPORTER_OTLP_HEADERS,
+    ):
         raw = env.get(name)
         if raw:
             return _parse_headers(name, raw)
@@ -272,7 +268,7 @@ def configure(
             url=traces_url(endpoint, env),
             service_name=service_name
             or env.get(_env.PLANSCOPE_SERVICE_NAME)
-            or env.get(OTEL_SERVICE_NAME),
+            or env.get(_env.OTEL_SERVICE_NAME),
             api_key=api_key or env.get(_env.PLANSCOPE_API_KEY),
             project=project or env.get(_env.PLANSCOPE_PROJECT),
             headers={**export_headers(env), **(headers or {})},
@@ -326,7 +322,9 @@ def _build_provider(
 
     from .semconv import PROJECT, SERVICE_NAME
 
-    protocol = os.environ.get(OTEL_TRACES_PROTOCOL) or os.environ.get(OTEL_PROTOCOL)
+    protocol = os.environ.get(_env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL) or os.environ.get(
+        _env.OTEL_EXPORTER_OTLP_PROTOCOL
+    )
     if protocol and protocol.strip().lower() == "grpc":
         logger.warning(
             "planscope.configure() exports over OTLP/HTTP to %s; OTEL_EXPORTER_OTLP_PROTOCOL=grpc "

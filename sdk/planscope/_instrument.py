@@ -8,17 +8,20 @@ while the generator body runs (never leaks into the consumer between items).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Iterator, Mapping
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar, cast, overload
 
+from opentelemetry.util.types import AttributeValue
 from typing_extensions import ParamSpec
 
 from . import semconv as A
 from ._budget import RetryBudget
 from ._capture import Binder, make_binder
+from ._config import tracer
 from ._internal import handle_internal_errors
 from ._plan import PlanStep
 from ._spans import (
@@ -559,3 +562,17 @@ def start_llm(
     """
     options = SpanOptions(A.KIND_LLM, name=model, role=role, provider=provider, capture=capture)
     return SpanContext(options, inputs)
+
+
+@contextlib.contextmanager
+def start_span(
+    name: str, attributes: Mapping[str, AttributeValue] | None = None
+) -> Iterator[SpanHandle]:
+    """A plain span, under the current one, for runtime machinery that is none of planscope's
+    kinds: a scheduler's queue wait, a context switch. Exceptions are recorded and re-raised.
+
+    >>> with planscope.start_span("scheduler.queue", {"planscope.scheduler.policy": "fifo"}):
+    ...     pass
+    """
+    with tracer().start_as_current_span(name, attributes=dict(attributes or {})) as span:
+        yield SpanHandle(span)

@@ -22,6 +22,7 @@ from ._spans import (
     _approval_event,
     _approval_value,
     _clean,
+    check_outcome,
 )
 from ._state import CURRENT, effective_plan
 
@@ -49,10 +50,11 @@ def current_plan() -> Plan | None:
 def set_outcome(outcome: str, reason: str | None = None) -> None:
     """Set the current run's outcome: ``"success"``, ``"failure"`` or ``"unknown"``.
 
-    No-op outside a run.
+    No-op outside a run; any other outcome raises ConfigurationError, inside a run or not.
 
     >>> planscope.set_outcome("failure", reason="total mismatch")
     """
+    check_outcome(outcome)
     run = CURRENT.get().run
     if run is not None:
         run.set_outcome(outcome, reason)

@@ -35,7 +35,7 @@ from ._capture import (
     redact_mapping,
     stable_hash,
 )
-from ._errors import RetryBudgetExceeded
+from ._errors import ConfigurationError, RetryBudgetExceeded
 from ._internal import handle_internal_errors, logger, swallow
 from ._plan import Plan, PlanStep
 from ._state import CURRENT, Frame, RunState, StepState, effective_plan, orphan_state, place_plan
@@ -149,15 +149,24 @@ class RunHandle(SpanHandle):
         """Declare the run's outcome: ``"success"``, ``"failure"`` or ``"unknown"``.
 
         >>> planscope.current_run().set_outcome("failure", reason="invoice total mismatch")
+
+        Raises ConfigurationError for any other outcome (a bug in the caller, not telemetry).
         """
+        check_outcome(outcome)
         with handle_internal_errors():
-            if outcome not in A.OUTCOMES:
-                raise ValueError(f"outcome must be one of {A.OUTCOMES}, got {outcome!r}")
             self.state.outcome = outcome
             self.state.outcome_reason = reason
             self.span.set_attribute(A.RUN_OUTCOME, outcome)
             if reason is not None:
                 self.span.set_attribute(A.RUN_OUTCOME_REASON, reason)
+
+
+def check_outcome(outcome: object) -> None:
+    """Raise ConfigurationError unless ``outcome`` is one of ``A.OUTCOMES``."""
+    if outcome not in A.OUTCOMES:
+        raise ConfigurationError(
+            f"set_outcome: outcome must be one of {', '.join(A.OUTCOMES)}, got {outcome!r}"
+        )
 
 
 class PlanHandle(SpanHandle):

@@ -3,7 +3,7 @@
 
 Arguments given to :func:`planscope.configure` win over the environment; the environment wins over
 the built-in defaults. Where a ``PLANSCOPE_*`` variable is unset, ``configure()`` reads
-OpenTelemetry's standard one (``OTEL_EXPORTER_OTLP_*``, ``OTEL_SERVICE_NAME``; see ``_config``).
+OpenTelemetry's standard one (``OTEL_EXPORTER_OTLP_*``, ``OTEL_SERVICE_NAME``; listed below).
 Capture settings are also honoured without ``configure()``.
 
 >>> from planscope import environment_variables as env
@@ -13,6 +13,8 @@ Capture settings are also honoured without ``configure()``.
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Mapping
 from typing import Final
 
 PLANSCOPE_ENDPOINT: Final = "PLANSCOPE_ENDPOINT"
@@ -20,6 +22,10 @@ PLANSCOPE_ENDPOINT: Final = "PLANSCOPE_ENDPOINT"
 
 Default ``http://localhost:4318``. Example: ``PLANSCOPE_ENDPOINT=https://planscope.example.com``.
 """
+
+PLANSCOPE_COLLECTOR_URL: Final = "PLANSCOPE_COLLECTOR_URL"
+"""Deprecated name of ``PLANSCOPE_ENDPOINT`` for the ``planscope`` commands and the dashboard;
+still read (with a warning) when ``PLANSCOPE_ENDPOINT`` is unset, until 0.3."""
 
 PLANSCOPE_API_KEY: Final = "PLANSCOPE_API_KEY"
 """API key sent as ``Authorization: Bearer <key>``; the collector maps it to a project."""
@@ -58,8 +64,72 @@ ALL: Final = (
     PLANSCOPE_RAISE_INTERNAL_ERRORS,
 )
 
+# OpenTelemetry's standard variables (OTLP exporter specification), read by ``configure()`` only
+# where the planscope variable above is unset.
+
+OTEL_EXPORTER_OTLP_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
+"""Base URL; ``/v1/traces`` is appended. Falls back after ``PLANSCOPE_ENDPOINT``."""
+
+OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+"""Full traces URL, used as-is; wins over ``OTEL_EXPORTER_OTLP_ENDPOINT``."""
+
+OTEL_EXPORTER_OTLP_HEADERS: Final = "OTEL_EXPORTER_OTLP_HEADERS"
+"""``k=v,k2=v2``, URL-encoded values. Falls back after ``PLANSCOPE_HEADERS``."""
+
+OTEL_EXPORTER_OTLP_TRACES_HEADERS: Final = "OTEL_EXPORTER_OTLP_TRACES_HEADERS"
+"""Like ``OTEL_EXPORTER_OTLP_HEADERS``, for traces only; wins over it."""
+
+OTEL_EXPORTER_OTLP_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
+"""planscope exports ``http/protobuf``; ``grpc`` here (or in the traces variant) logs a warning."""
+
+OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+"""The traces-only variant of ``OTEL_EXPORTER_OTLP_PROTOCOL``."""
+
+OTEL_SERVICE_NAME: Final = "OTEL_SERVICE_NAME"
+"""``service.name``; falls back after ``PLANSCOPE_SERVICE_NAME``."""
+
+OTEL_FALLBACKS: Final = (
+    OTEL_EXPORTER_OTLP_ENDPOINT,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    OTEL_EXPORTER_OTLP_HEADERS,
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS,
+    OTEL_EXPORTER_OTLP_PROTOCOL,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+    OTEL_SERVICE_NAME,
+)
+
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+_warned: set[str] = set()
+
+
+def collector_url(
+    environ: Mapping[str, str] | None = None, default: str = "http://127.0.0.1:4318"
+) -> str:
+    """The collector URL of the ``planscope`` commands and the dashboard: ``PLANSCOPE_ENDPOINT``,
+    else the deprecated ``PLANSCOPE_COLLECTOR_URL`` (with a warning on stderr), else ``default``.
+
+    >>> collector_url({"PLANSCOPE_ENDPOINT": "http://c:4318"})
+    'http://c:4318'
+    """
+    import os
+
+    env = os.environ if environ is None else environ
+    if env.get(PLANSCOPE_ENDPOINT):
+        return env[PLANSCOPE_ENDPOINT]
+    old = env.get(PLANSCOPE_COLLECTOR_URL)
+    if not old:
+        return default
+    if PLANSCOPE_COLLECTOR_URL not in _warned:
+        _warned.add(PLANSCOPE_COLLECTOR_URL)
+        print(
+            f"planscope: warning: {PLANSCOPE_COLLECTOR_URL} is deprecated and will be removed in "
+            f"0.3; set {PLANSCOPE_ENDPOINT} instead",
+            file=sys.stderr,
+        )
+    return old
 
 
 def parse_bool(name: str, raw: str) -> bool:

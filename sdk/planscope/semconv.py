@@ -177,6 +177,8 @@ FINDING_IMPLICIT_DEPENDENCY: Final = "implicit_dependency"
 FINDING_WRITE_CONFLICT: Final = "write_conflict"
 FINDING_IRREVERSIBLE_AFTER_FAILURE: Final = "irreversible_after_failure"
 FINDING_UNBOUNDED_REPLAN: Final = "unbounded_replan"
+FINDING_SCHEDULER_STARVATION: Final = "scheduler_starvation"
+FINDING_CONTEXT_LOST: Final = "context_lost"
 FINDING_PLAN_DRIFT: Final = "plan_drift"
 FINDING_DATA_QUALITY: Final = "data_quality"
 # Kinds the reference runtime's fault injection labels (ground truth for evaluation).
@@ -188,5 +190,34 @@ LABELED_FINDING_KINDS: Final = (
     FINDING_WRITE_CONFLICT,
     FINDING_IRREVERSIBLE_AFTER_FAILURE,
     FINDING_UNBOUNDED_REPLAN,
+    FINDING_SCHEDULER_STARVATION,
+    FINDING_CONTEXT_LOST,
 )
 FINDING_KINDS: Final = (*LABELED_FINDING_KINDS, FINDING_PLAN_DRIFT, FINDING_DATA_QUALITY)
+
+# --- central scheduler (AIOS-style kernel; spans scheduler.queue / scheduler.context_switch) ---
+# A kernel that shares a bounded pool of model slots between agents records, on every queue
+# wait (``scheduler.queue``, a child of the waiting LLM call) and every context switch
+# (``scheduler.context_switch``), which scheduler, policy and requester it concerns.
+SPAN_SCHEDULER_QUEUE: Final = "scheduler.queue"
+SPAN_SCHEDULER_CONTEXT_SWITCH: Final = "scheduler.context_switch"
+SCHEDULER_ID: Final = "planscope.scheduler.id"
+SCHEDULER_POLICY: Final = "planscope.scheduler.policy"  # fifo | round_robin | ...
+SCHEDULER_SLOTS: Final = "planscope.scheduler.slots"  # size of the model-slot pool
+SCHEDULER_REQUEST_ID: Final = "planscope.scheduler.request_id"
+SCHEDULER_REQUESTER: Final = "planscope.scheduler.requester"  # step id (or "planner")
+SCHEDULER_QUEUE_LENGTH: Final = "planscope.scheduler.queue_length"  # requests ahead + this one
+SCHEDULER_WAIT_MS: Final = "planscope.scheduler.wait_ms"
+SCHEDULER_SLOT: Final = "planscope.scheduler.slot"  # the slot the decision granted
+SCHEDULER_REASON: Final = "planscope.scheduler.reason"  # arrival | preempted
+SCHEDULER_OVERTAKEN: Final = "planscope.scheduler.overtaken"  # later arrivals served first
+SCHEDULER_PEER_WAIT_P50_MS: Final = "planscope.scheduler.peer_wait_p50_ms"  # other requests
+SCHEDULER_SLICE: Final = "planscope.scheduler.slice"  # 1-based time slice of the request
+SCHEDULER_SWITCH_OP: Final = "planscope.scheduler.switch.op"  # save | restore
+SCHEDULER_CONTEXT_HASH: Final = "planscope.scheduler.context.hash"
+SCHEDULER_CONTEXT_TOKENS: Final = "planscope.scheduler.context.tokens"
+SCHEDULER_SAVED_HASH: Final = "planscope.scheduler.context.saved_hash"  # on restore
+SCHEDULER_SAVED_TOKENS: Final = "planscope.scheduler.context.saved_tokens"  # on restore
+SWITCH_SAVE: Final = "save"
+SWITCH_RESTORE: Final = "restore"
+EVENT_SCHEDULER_DECISION: Final = "planscope.scheduler.decision"  # on the queue span, at grant

@@ -64,6 +64,7 @@ def test_api_refuses_invalid_rules_and_keeps_what_is_stored(
     edited["notify"] = [{"type": "webhook", "url": "http://127.0.0.1:9/h", "secret": "***"}]
     r = client.put("/rules/r1", json=edited)
     assert r.status_code == 200 and r.json()["version"] == 2
+    assert client.put("/rules/r1", json=edited).json()["version"] == 2  # unchanged: same version
     alerts = next(e for e in collector.app.state.collector.extensions if hasattr(e, "engine"))
     assert alerts.engine.rules.get("default", "r1").rule.notify[0].secret == "k"
     assert client.delete("/rules/r1").json() == {"deleted": "r1", "version": 3}

@@ -35,7 +35,7 @@ def test_ingest_then_analyze_replicas(tmp_path: Path, monkeypatch: pytest.Monkey
                 "0.5",
                 "--seed",
                 "3",
-                "--endpoint",
+                "--collector",
                 ingest.url,
                 "--labels",
                 str(labels),

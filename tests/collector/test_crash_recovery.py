@@ -44,6 +44,8 @@ class ServeProcess:
                 str(data_dir),
                 "--log-level",
                 "warning",
+                "--grpc-port",  # never compete for 4317 with another collector on this host
+                "0",
                 *extra,
             ],
             stdout=subprocess.DEVNULL,

@@ -4,10 +4,12 @@ import gzip
 
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
 from planscope_collector._errors import BadPayload, PayloadTooLarge, UnsupportedMediaType
 from planscope_collector._otlp import (
     JSON,
     PROTOBUF,
+    any_value_str,
     decompress,
     flatten,
     media_type,
@@ -105,3 +107,55 @@ def test_gzip_limits_and_errors() -> None:
 
 def test_empty_request_is_valid() -> None:
     assert parse_request(b"", PROTOBUF) == ExportTraceServiceRequest()
+
+
+def _kvlist(**items: AnyValue) -> AnyValue:
+    return AnyValue(
+        kvlist_value=KeyValueList(values=[KeyValue(key=k, value=v) for k, v in items.items()])
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "stored"),
+    [
+        # pdata's Value.AsString, which the clickhouseexporter stores: doubles as Go's
+        # encoding/json formats them (exponent only below 1e-6 and from 1e21, no padding).
+        (AnyValue(double_value=1.0), "1"),
+        (AnyValue(double_value=0.1), "0.1"),
+        (AnyValue(double_value=-0.0), "-0"),
+        (AnyValue(double_value=1.5e-5), "0.000015"),
+        (AnyValue(double_value=1e20), "100000000000000000000"),
+        (AnyValue(double_value=1e21), "1e+21"),
+        (AnyValue(double_value=2.5e-7), "2.5e-7"),
+        (AnyValue(double_value=float("nan")), "json: unsupported value: NaN"),
+        (AnyValue(double_value=float("-inf")), "json: unsupported value: -Inf"),
+        (AnyValue(bytes_value=b"\x00\xff"), "AP8="),
+        (AnyValue(int_value=-7), "-7"),
+        (AnyValue(bool_value=False), "false"),
+        (AnyValue(), ""),
+        # Maps and lists: Go's json.Marshal (sorted keys, <>& escaped, bytes as base64).
+        (
+            _kvlist(b=AnyValue(double_value=2.0), a=AnyValue(string_value="<x&y>é")),
+            '{"a":"\\u003cx\\u0026y\\u003eé","b":2}',
+        ),
+        (
+            AnyValue(
+                array_value=ArrayValue(
+                    values=[
+                        AnyValue(int_value=1),
+                        AnyValue(bool_value=True),
+                        AnyValue(),
+                        AnyValue(bytes_value=b"hi"),
+                        AnyValue(double_value=1e-7),
+                    ]
+                )
+            ),
+            '[1,true,null,"aGk=",1e-7]',
+        ),
+        (AnyValue(array_value=ArrayValue(values=[AnyValue(double_value=float("nan"))])), ""),
+    ],
+)
+def test_attribute_values_are_rendered_as_the_exporter_renders_them(
+    value: AnyValue, stored: str
+) -> None:
+    assert any_value_str(value) == stored

@@ -253,6 +253,69 @@ def large_run(target_spans: int = 5000, executors: int = 4) -> TraceBuilder:
     return b
 
 
+def imported_run(steps_n: int = 40) -> TraceBuilder:
+    """A 40-step run shaped like an imported multi-agent log: long step ids (agent, turn, tool),
+    a mostly sequential plan with skip-layer dependencies and a fan-out, one failed step."""
+    b = TraceBuilder()
+    run_id = b.trace_id
+    agents = ("Orchestrator", "WebSurfer", "FileSurfer", "Coder", "ComputerTerminal")
+    ids = [
+        f"turn-{i:02d}:{agents[i % 5]}.{'search_and_summarise' if i % 3 else 'plan'}"
+        for i in range(steps_n)
+    ]
+    steps = [
+        {
+            "id": sid,
+            "description": f"turn {i} of {agents[i % 5]}",
+            "executor": agents[i % 5],
+            "depends_on": [ids[j] for j in (i - 1, i - 3) if j >= 0 and (j == i - 1 or i % 4 == 0)],
+        }
+        for i, sid in enumerate(ids)
+    ]
+    plan_doc = {"id": "plan-imported", "version": 1, "objective": "imported", "steps": steps}
+    root = b.span(
+        "invoke_agent imported-agent",
+        0,
+        10_000,
+        _run_attrs(run_id, **{"planscope.run.outcome": "failure"}),
+    )
+    b.span(
+        "plan imported-agent",
+        1,
+        5,
+        {
+            "planscope.span.kind": "plan",
+            "gen_ai.operation.name": "plan",
+            "planscope.run.id": run_id,
+            "planscope.plan.id": "plan-imported",
+            "planscope.plan.version": 1,
+            "planscope.plan.json": plan_doc,
+        },
+        parent=root,
+    )
+    for i, step in enumerate(steps):
+        failed = i == steps_n // 2
+        b.span(
+            f"execute_step {step['id']}",
+            10 + i * 10,
+            8,
+            {
+                "planscope.span.kind": "step",
+                "gen_ai.operation.name": "execute_step",
+                "planscope.run.id": run_id,
+                "planscope.step.id": step["id"],
+                "planscope.step.attempt": 1,
+                "planscope.step.status": "error" if failed else "ok",
+                "planscope.step.executor": step["executor"],
+                "planscope.plan.id": "plan-imported",
+                "planscope.plan.version": 1,
+            },
+            parent=root,
+            error="ToolError: page not found" if failed else None,
+        )
+    return b
+
+
 def hostile_run() -> TraceBuilder:
     """A small planned run whose every free-text attribute is an injection attempt."""
     b = TraceBuilder(service="hostile-agent")

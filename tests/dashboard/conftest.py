@@ -54,7 +54,7 @@ def run_suite(url: str, labels: Path, runs: int = 12, seed: int = 5) -> list[dic
             "0.5",
             "--seed",
             str(seed),
-            "--endpoint",
+            "--collector",
             url,
             "--labels",
             str(labels),

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ._synthetic import INJECTION
+from ._synthetic import INJECTION, imported_run, wait_stored
 from .conftest import Filled
 
 pytestmark = pytest.mark.integration
@@ -257,4 +257,49 @@ def test_every_page_renders_and_injection_stays_text(
     assert page.locator("img[src=x]").count() == 0
     assert page.locator("a[href^='javascript']").count() == 0
     assert not page.dialogs  # type: ignore[attr-defined]
+    page.close()
+
+
+OVERLAPS_JS = """
+chart => {
+  const boxes = sel => Array.from(chart.querySelectorAll(sel)).map(e => {
+    const r = e.getBoundingClientRect();
+    return {t: e.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom};
+  }).filter(b => b.x1 > b.x0);
+  const labels = boxes('.scatterlayer .textpoint text');
+  const nodes = boxes('.scatterlayer .points path.point');
+  const hit = (a, b) => a.x0 < b.x1 - 1 && b.x0 < a.x1 - 1 && a.y0 < b.y1 - 1 && b.y0 < a.y1 - 1;
+  const out = [];
+  labels.forEach((a, i) => labels.slice(i + 1).forEach(b => {
+    if (hit(a, b)) out.push([a.t, b.t]);
+  }));
+  labels.forEach(a => nodes.forEach(n => { if (hit(a, n)) out.push([a.t, 'node']); }));
+  return {labels: labels.length, nodes: nodes.length, overlaps: out};
+}
+"""
+
+
+@pytest.mark.parametrize("which", ["imported", "replanned"])
+def test_plan_graph_labels_never_overlap(
+    filled: Filled, dashboard: str, browser: Any, which: str
+) -> None:
+    if which == "imported":
+        run = imported_run(40)
+        run.send(filled.url)
+        wait_stored(filled.url, run.trace_id, len(run.spans))
+        trace_id, steps = run.trace_id, 40
+    else:
+        replanned = [
+            lb for lb in filled.labels if lb["variant"] == "dag" and lb["metrics"]["replans"] > 0
+        ] or [lb for lb in filled.labels if lb["metrics"]["replans"] > 0]
+        if not replanned:
+            pytest.skip("this suite draw has no replanned run")
+        trace_id, steps = replanned[0]["trace_id"], 2
+    page, _ = open_page(browser, f"{dashboard}/?page=run&trace={trace_id}")
+    chart = page.locator("[data-testid=stPlotlyChart]").first
+    chart.locator(".scatterlayer .points path.point").first.wait_for(timeout=PAGE_TIMEOUT_MS)
+    found = chart.evaluate(OVERLAPS_JS)
+    screenshot(page, f"dag-{which}")
+    assert found["nodes"] >= steps, found
+    assert found["overlaps"] == [], found["overlaps"][:10]
     page.close()

@@ -21,7 +21,7 @@ RENDER_BUDGET_S = 2.0
 
 @pytest.fixture(autouse=True)
 def _collector_env(filled: Filled, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLANSCOPE_COLLECTOR_URL", filled.url)
+    monkeypatch.setenv("PLANSCOPE_ENDPOINT", filled.url)
     monkeypatch.delenv("PLANSCOPE_API_KEY", raising=False)
 
 
@@ -213,7 +213,7 @@ def test_compare_variants_and_runs(filled: Filled) -> None:
 
 
 def test_unreachable_collector_is_an_error_message(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PLANSCOPE_COLLECTOR_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("PLANSCOPE_ENDPOINT", "http://127.0.0.1:9")
     at = run_app(page="traces")
     assert any("cannot reach the collector" in e.value for e in at.error)
 
@@ -264,7 +264,8 @@ def test_pages_read_server_side_aggregates(filled: Filled) -> None:
     assert int(metric["Runs"]) == stats["totals"]["runs"] >= len(filled.labels) + 1
     assert int(metric["Attempts beyond the first"]) == stats["totals"]["retries"]
     steps = next(f.value for f in at.dataframe if "step" in f.value.columns)
-    assert {"error_attempts", "budget_exceeded", "failed_runs"} <= set(steps.columns)
+    assert list(steps.columns)[:3] == ["step", "failed attempts", "failed runs"]  # sort key shown
+    assert list(steps["failed attempts"]) == sorted(steps["failed attempts"], reverse=True)
     # The explorer pages and filters in the collector.
     loop = filled.labelled("runaway_loop")
     at = run_app(page="traces", outcome="failure")
@@ -413,7 +414,4 @@ def test_run_detail_opens_on_the_failing_step_and_action(filled: Filled) -> None
 def test_run_detail_without_a_trace_lists_recent_runs(filled: Filled) -> None:
     at = run_app(page="run")
     table = next(f.value for f in at.dataframe if "trace_id" in f.value.columns)
-    assert set(table["trace_id"]) <= {lb["trace_id"] for lb in filled.labels} | {
-        filled.hostile_trace
-    }
-    assert len(table) >= 10
+    assert len(table) >= 10 and set(table["trace_id"]) & {lb["trace_id"] for lb in filled.labels}

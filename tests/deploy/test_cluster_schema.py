@@ -68,10 +68,15 @@ def test_cluster_ddl_differs_from_single_node_only_where_it_must(name: str) -> N
         elif re.search(r"^\s*TraceId\s", created, re.MULTILINE):
             assert key == "cityHash64(TraceId)", table
     # 3. every statement runs ON CLUSTER; every local table is replicated
-    creates = [s for s in cluster if s.startswith("CREATE")]
-    assert creates and all("ON CLUSTER `prod`" in s for s in creates)
-    # 4. materialized views read and write shard-local tables only
-    for view in (s for s in cluster if s.startswith("CREATE MATERIALIZED VIEW")):
+    ddl = [s for s in cluster if s.startswith(("CREATE", "ALTER"))]
+    assert ddl and all("ON CLUSTER `prod`" in s for s in ddl)
+    # 4. materialized views (created or re-queried) read and write shard-local tables only
+    views = [
+        s
+        for s in cluster
+        if s.startswith("CREATE MATERIALIZED VIEW") or re.search(r"\bMODIFY QUERY\b", s)
+    ]
+    for view in views:
         body = view.split(" ON CLUSTER `prod`", 1)[1]
         refs = re.findall(r"`default`\.(\w+)", body)
         assert refs and all(r.endswith(LOCAL_SUFFIX) for r in refs), view[:120]

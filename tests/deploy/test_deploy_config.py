@@ -126,6 +126,8 @@ def test_compose_commands_flags_and_ports_match_the_cli(compose: dict[str, Any])
     assert collector[collector.index("--port") + 1] == str(serve_port)
     assert dashboard[dashboard.index("--port") + 1] == str(dash_port)
     assert f"{serve_port}:{serve_port}" in services["collector"]["ports"]
+    grpc_port = _flags("serve")["--grpc-port"].default
+    assert f"{grpc_port}:{grpc_port}" in services["collector"]["ports"]
     assert f"{dash_port}:{dash_port}" in services["dashboard"]["ports"]
     assert "8123:8123" in services["clickhouse"]["ports"]
     assert dashboard[dashboard.index("--collector") + 1] == f"http://collector:{serve_port}"
@@ -146,7 +148,7 @@ def test_dockerfile_installs_the_server_and_dashboard_extras() -> None:
     text = (DEPLOY / "Dockerfile").read_text()
     assert "'.[server,dashboard]'" in text
     assert 'ENTRYPOINT ["planscope"]' in text
-    assert "EXPOSE 4318 8501" in text
+    assert "EXPOSE 4317 4318 8501" in text
     cmd = re.search(r"^CMD (\[.*\])$", text, re.MULTILINE)
     assert cmd is not None
     _check_args(yaml.safe_load(cmd.group(1)))

@@ -280,3 +280,23 @@ def test_stored_tool_use_trace(
     offline = attribute(_conv(TOOL_USE), method=METHOD)
     online = attribute(stored, method=METHOD)
     assert (online.component, online.step) == (offline.component, offline.step)
+
+
+def test_third_party_trace_blames_a_name_in_the_trace(
+    tmp_path: Path, collector: BackgroundServer
+) -> None:
+    """An OpenInference trace (never a conversation log) attributes to one of its own names."""
+    from .test_otlp_import import T1, openinference_request
+
+    f = tmp_path / "oi.json"
+    f.write_text(json.dumps(openinference_request()))
+    import_files([f], collector=collector.url)
+    trace = wait_for_trace(collector.url, T1, 6)
+    conv = conversation_from_trace(trace)
+    names = {str(s["attributes"].get("gen_ai.agent.name")) for s in trace["spans"]}
+    names |= {s["name"] for s in trace["spans"]} | {s.get("service") for s in trace["spans"]}
+    assert "supervisor" in {t.speaker for t in conv.turns if t.kind != "tool"}
+    assert conv.tool_speakers == {"web_search"}
+    for method in (METHOD, *BASELINES):
+        a = attribute(conv, method=method)
+        assert a.component in names and a.component in conv.speakers(), (method, a)

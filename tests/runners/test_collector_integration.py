@@ -50,7 +50,7 @@ def test_suite_spans_reach_the_collector_and_its_tables(tmp_path: Path) -> None:
                 "6",
                 "--variants",
                 "plan_and_act,dag",
-                "--endpoint",
+                "--collector",
                 server.url,
                 "--labels",
                 str(labels_path),

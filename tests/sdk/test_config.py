@@ -59,8 +59,9 @@ print(json.dumps([h1.enabled, h2.enabled, h1.force_flush(), agent()]))
 h1.shutdown()
 """
 
-EXPORT_SCRIPT = r"""
-import json, sys, threading
+# An OTLP/HTTP receiver in the child process that records what the exporter sends.
+RECEIVER = r"""
+import json, os, threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 received = []
@@ -78,7 +79,11 @@ class Handler(BaseHTTPRequestHandler):
 
 server = HTTPServer(("127.0.0.1", 0), Handler)
 threading.Thread(target=server.serve_forever, daemon=True).start()
+"""
 
+EXPORT_SCRIPT = (
+    RECEIVER
+    + r"""
 import os
 os.environ["PLANSCOPE_ENDPOINT"] = f"http://127.0.0.1:{server.server_port}"
 os.environ["PLANSCOPE_API_KEY"] = "ps_secret"
@@ -102,6 +107,7 @@ print(json.dumps({
     "received": received,
 }))
 """
+)
 
 REUSE_SCRIPT = r"""
 import json
@@ -183,26 +189,9 @@ def test_configure_reuses_an_installed_provider() -> None:
     assert out == {"owned": False, "same": True, "spans": ["execute_tool t", "execute_tool t"]}
 
 
-OTEL_ENV_SCRIPT = r"""
-import json, os, threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
-received = []
-
-class Handler(BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        received.append({"path": self.path, "auth": self.headers.get("Authorization"),
-                         "tenant": self.headers.get("x-tenant"), "body": body.decode("latin-1")})
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.end_headers()
-    def log_message(self, *args):
-        pass
-
-server = HTTPServer(("127.0.0.1", 0), Handler)
-threading.Thread(target=server.serve_forever, daemon=True).start()
-# The variables under test, once the receiver's port is known.
+OTEL_ENV_SCRIPT = (
+    RECEIVER
+    + r"""# The variables under test, once the receiver's port is known.
 for name, value in json.loads(os.environ["TEST_ENV"]).items():
     os.environ[name] = value.replace("PORT", str(server.server_port))
 
@@ -219,13 +208,15 @@ handle.shutdown()
 server.shutdown()
 print(json.dumps(received))
 """
+)
 
 
 def run_with_env(env: dict[str, str]) -> dict[str, str]:
+    """What the exporter sent under ``env`` (plus ``stderr``: the SDK's log)."""
     proc = run_python(OTEL_ENV_SCRIPT, TEST_ENV=json.dumps(env))
     assert proc.returncode == 0, proc.stderr
     (request,) = json.loads(proc.stdout)
-    return dict(request)
+    return {**request, "stderr": proc.stderr}
 
 
 def test_configure_honours_opentelemetry_variables() -> None:
@@ -262,3 +253,15 @@ def test_the_traces_endpoint_is_used_as_is_and_planscope_variables_win() -> None
     assert request["tenant"] == "from-planscope"
     assert "planscope-named-agent" in request["body"]
     assert "otel-named-agent" not in request["body"]
+    assert "OTEL_EXPORTER_OTLP_PROTOCOL" not in request["stderr"]
+
+
+def test_a_grpc_protocol_setting_is_reported_not_silently_ignored() -> None:
+    request = run_with_env(
+        {
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:PORT",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+        }
+    )
+    assert request["path"] == "/v1/traces"  # still OTLP/HTTP, which this SDK speaks
+    assert "OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not used" in request["stderr"]

@@ -11,7 +11,7 @@ EXPECTED = {
     "configure", "PlanscopeHandle", "Redactor", "__version__",
     # decorators and context managers
     "run", "planner", "step", "tool", "llm",
-    "start_run", "start_plan", "start_step", "start_tool", "start_llm", "SpanContext",
+    "start_run", "start_plan", "start_step", "start_tool", "start_llm", "start_span", "SpanContext",
     # handles
     "SpanHandle", "RunHandle", "PlanHandle", "StepHandle", "ToolHandle", "LlmHandle",
     # helpers on the current spans

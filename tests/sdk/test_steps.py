@@ -261,6 +261,12 @@ def test_run_objective_and_id_from_arguments(spans: Spans) -> None:
     assert attrs[A.RUN_VARIANT] == "adapt"
 
 
-def test_invalid_values_are_internal_errors_raised_under_test(spans: Spans) -> None:
-    with planscope.start_run("a"), pytest.raises(ValueError, match="outcome"):
+def test_an_invalid_outcome_is_a_configuration_error(
+    spans: Spans, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Raised to the caller even where SDK-internal errors are swallowed (outside tests).
+    monkeypatch.setenv("PLANSCOPE_RAISE_INTERNAL_ERRORS", "false")
+    with planscope.start_run("a"), pytest.raises(planscope.ConfigurationError, match="great"):
         planscope.set_outcome("great")
+    with pytest.raises(planscope.ConfigurationError):
+        planscope.set_outcome("great")  # outside a run too

@@ -28,6 +28,7 @@ EXPECTED = [
     "0004_findings",
     "0006_alerts",
     "0009_analysis_leases",
+    "0010_exporter_compat",
 ]
 
 
@@ -91,11 +92,12 @@ def test_cluster_rendering_differs_only_in_engine_and_on_cluster(name: str) -> N
     cluster = render(source, "prod", ttl_days=9)
     assert single != cluster
     assert _normalise_cluster(cluster) == single
-    # every CREATE gets ON CLUSTER, every engine becomes Replicated
-    creates = [s for s in split_statements(cluster) if s.startswith("CREATE")]
-    assert creates and all("ON CLUSTER `prod`" in s for s in creates)
+    # every CREATE and ALTER gets ON CLUSTER, every engine becomes Replicated
+    ddl = [s for s in split_statements(cluster) if s.startswith(("CREATE", "ALTER"))]
+    assert ddl and all("ON CLUSTER `prod`" in s for s in ddl)
     engines = re.findall(r"ENGINE = (\w+)", cluster)
-    assert engines and all(e.startswith("Replicated") for e in engines)
+    assert all(e.startswith("Replicated") for e in engines)
+    assert engines or not any(s.startswith("CREATE TABLE") for s in ddl)
 
 
 def test_every_mergetree_table_deduplicates_inserts() -> None:

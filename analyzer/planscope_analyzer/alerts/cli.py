@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
-from planscope.environment_variables import PLANSCOPE_API_KEY, PLANSCOPE_ENDPOINT
+from planscope.environment_variables import PLANSCOPE_API_KEY, collector_url
 
 from ._errors import RuleValidationError
 from ._rules import load_rules_file, parse_rules_document
@@ -119,6 +119,10 @@ def cmd_add(args: argparse.Namespace) -> int:
         status, body = api.call("POST", "/rules", json=data, params=params)
         if status == 409 and args.replace:
             status, body = api.call("PUT", f"/rules/{rule.id}", json=data, params=params)
+        elif status == 409:
+            failed += 1
+            print(f"{rule.id}: exists in {project}; add --replace to update it", file=sys.stderr)
+            continue
         if status in (200, 201):
             print(f"{rule.id}: version {body['version']} ({project})")
         else:
@@ -192,8 +196,8 @@ def register(subparsers: Any) -> None:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--collector",
-        default=os.environ.get(PLANSCOPE_ENDPOINT, "http://127.0.0.1:4318"),
-        help="collector URL (env PLANSCOPE_ENDPOINT, default http://127.0.0.1:4318)",
+        default=collector_url(),
+        help="collector URL (env PLANSCOPE_ENDPOINT)",
     )
     common.add_argument(
         "--api-key", default=os.environ.get(PLANSCOPE_API_KEY), help="env PLANSCOPE_API_KEY"
@@ -204,24 +208,24 @@ def register(subparsers: Any) -> None:
     p = sub.add_parser("list", parents=[common], help="rules and their state")
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("add", parents=[common], help="add rules from YAML/JSON (- for stdin)")
-    p.add_argument("file")
+    p.add_argument("file", help="a YAML/JSON rules file, or - for stdin")
     p.add_argument("--replace", action="store_true", help="update rules that already exist")
     p.set_defaults(func=cmd_add)
     p = sub.add_parser("rm", parents=[common], help="delete a rule (kept in its history)")
-    p.add_argument("rule_id")
+    p.add_argument("rule_id", help="the rule's id")
     p.set_defaults(func=cmd_rm)
     p = sub.add_parser("test", parents=[common], help="dry-run: would the rule fire now?")
-    p.add_argument("rule_id", nargs="?")
+    p.add_argument("rule_id", nargs="?", help="a stored rule's id")
     p.add_argument("--file", help="test an unsaved rule from a file")
     p.set_defaults(func=cmd_test)
     p = sub.add_parser("events", parents=[common], help="alert history with delivery state")
-    p.add_argument("--rule")
-    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--rule", help="only this rule's events")
+    p.add_argument("--limit", type=int, default=50, help="newest events to show")
     p.set_defaults(func=cmd_events)
     p = sub.add_parser("state", parents=[common], help="firing/resolved per rule")
     p.set_defaults(func=cmd_state)
     p = sub.add_parser("validate", parents=[common], help="check a rules file offline")
-    p.add_argument("file")
+    p.add_argument("file", help="a YAML/JSON rules file")
     p.set_defaults(func=cmd_validate)
 
 

@@ -31,7 +31,7 @@ from ..importers._log import read_log
 from ._baselines import BASELINES
 from ._features import FEATURES, Candidate, candidates
 from ._method import METHOD, rank
-from ._model import Matrix, Model, fit
+from ._model import Matrix, Model, fit_cv
 
 LOO_MAX = 30
 """Subsets up to this size are cross-validated leave-one-out; larger ones k-fold."""
@@ -125,14 +125,15 @@ def load(paths: Iterable[Path]) -> list[Labelled]:
 
 
 def train(logs: Sequence[Labelled], fitted_on: str = "") -> Model:
-    """Fit the ranker; every subset weighs the same in total, so a large corpus of one kind of
-    log does not drown a small one of another kind."""
+    """Fit the ranker (penalty by inner cross-validation on these logs only); every subset
+    weighs the same in total, so a large corpus of one kind of log does not drown a small one
+    of another kind."""
     usable = [g for g in logs if g.y is not None and len(g.cands) > 1]
     sizes: dict[str, int] = {}
     for g in usable:
         sizes[g.subset] = sizes.get(g.subset, 0) + 1
     weight = [len(usable) / (len(sizes) * sizes[g.subset]) for g in usable]
-    return fit(
+    return fit_cv(
         [g.X for g in usable],
         [g.y for g in usable if g.y is not None],
         FEATURES,

@@ -57,6 +57,8 @@ FEATURES: tuple[str, ...] = (
 SIMILAR = 0.6
 """Word-set Jaccard similarity at which two turns of one speaker count as the same action
 (a re-worded retry). Fixed a priori, not tuned: two thirds of the words shared is a paraphrase."""
+MIN_WORDS = 3
+"""Distinctive words a turn needs before it can count as repeating another."""
 FACTS_CAP = 5
 """New numbers at which ``new_facts`` saturates (the feature is ``min(count, 5) / 5``)."""
 
@@ -166,6 +168,20 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
+def _distinctive_words(turns: list[Turn]) -> dict[int, set[str]]:
+    """Each turn's words minus the template: words found in at least half of the turns of the
+    same agent and kind (``Next speaker …``, a ledger's keys), which would make every such turn
+    look like a repetition of the others. Turns left with fewer than 3 words are not compared."""
+    words = {t.index: _words(t.content) for t in turns}
+    counts: dict[str, int] = {}
+    for ws in words.values():
+        for w in ws:
+            counts[w] = counts.get(w, 0) + 1
+    template = {w for w, c in counts.items() if len(turns) >= 4 and c * 2 >= len(turns)}
+    out = {i: ws - template for i, ws in words.items()}
+    return {i: ws if len(ws) >= MIN_WORDS else set() for i, ws in out.items()}
+
+
 def _answer_tokens(conv: Conversation, acting: list[Turn]) -> set[str]:
     """Content words of the final answer: the stated one, else the last substantive turn."""
     text = conv.final_answer
@@ -203,13 +219,13 @@ def candidates(conv: Conversation) -> list[Candidate]:
             decisions.add(before.index)
         if k == 0:
             first_revision = {p.index} | ({before.index} if before is not None else set())
-    words = {t.index: _words(_CODE_BLOCK.sub(" ", t.content)) for t in acting}
-    by_speaker: dict[str, list[Turn]] = {}
+    by_role: dict[tuple[str, str], list[Turn]] = {}
     for t in acting:
-        by_speaker.setdefault(t.speaker, []).append(t)
+        by_role.setdefault((t.speaker, t.kind), []).append(t)
     repeated_later: set[int] = set()
     repeats_earlier: set[int] = set()
-    for ts in by_speaker.values():
+    for ts in by_role.values():
+        words = _distinctive_words(ts)
         for i, a in enumerate(ts):
             for b in ts[i + 1 :]:
                 if _jaccard(words[a.index], words[b.index]) >= SIMILAR:

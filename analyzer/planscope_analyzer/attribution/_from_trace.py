@@ -102,6 +102,8 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
                 tk = "reply"
         elif kind == A.KIND_TOOL:
             tk = "tool"
+            if rec is None:  # a live trace names the calling agent; the tool is the speaker
+                speaker = str(a.get(A.GEN_AI_TOOL_NAME) or s.get("name") or agent)
             if s.get("status_code") == "Error" and not out.lower().startswith("exitcode"):
                 content = "exitcode: 1 (execution failed)\n" + out
         elif kind == A.KIND_LLM and a.get(A.LLM_ROLE) == "planner":

@@ -124,7 +124,11 @@ def shipped() -> Shipped:
     """The ranker's weights and the default method, from the package's ``weights.json``."""
     text = resources.files(__package__).joinpath("weights.json").read_text()
     doc: dict[str, Any] = json.loads(text)
-    model = Model({str(k): float(v) for k, v in doc["weights"].items()}, doc.get("fitted_on", ""))
+    model = Model(
+        {str(k): float(v) for k, v in doc["weights"].items()},
+        str(doc.get("fitted_on", "")),
+        float(doc.get("l2", 1.0)),
+    )
     return Shipped(model, str(doc.get("default", METHOD)))
 
 

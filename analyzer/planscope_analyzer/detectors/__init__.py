@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from ._base import Detector, make_finding
+from .context_lost import ContextLost
 from .context_starved import ContextStarved
 from .data_quality import DataQuality
 from .implicit_dependency import ImplicitDependency
@@ -14,6 +15,7 @@ from .irreversible_after_failure import IrreversibleAfterFailure
 from .plan_drift import PlanDrift
 from .plan_propagation import PlanPropagation
 from .runaway_loop import RunawayLoop
+from .scheduler_starvation import SchedulerStarvation
 from .unbounded_replan import UnboundedReplan
 from .write_conflict import WriteConflict
 
@@ -26,12 +28,15 @@ DETECTORS: tuple[Detector, ...] = (
     WriteConflict(),
     IrreversibleAfterFailure(),
     PlanDrift(),
+    SchedulerStarvation(),
+    ContextLost(),
     DataQuality(),
 )
 """Every built-in detector, in reporting order."""
 
 __all__ = [
     "DETECTORS",
+    "ContextLost",
     "ContextStarved",
     "DataQuality",
     "Detector",
@@ -40,6 +45,7 @@ __all__ = [
     "PlanDrift",
     "PlanPropagation",
     "RunawayLoop",
+    "SchedulerStarvation",
     "UnboundedReplan",
     "WriteConflict",
     "make_finding",

@@ -23,10 +23,10 @@ Two patterns, both blamed on the planner:
   splits that very sub-step again, at least :data:`SAME_GOAL_MIN_SPLITS` times in a chain.
   Reported at the first step that was re-split.
 
-A more specific structural cause wins: when the trace has a context-starved step (or, for the
-first pattern, unordered concurrent writers), that finding explains the failure and
-plan-propagation is not reported. Runs without a plan (ReAct) have no planner to blame and are
-skipped.
+A more specific structural cause wins: when the trace has a context-starved step, a context a
+scheduler lost across a switch (or, for the first pattern, unordered concurrent writers), that
+finding explains the failure and plan-propagation is not reported. Runs without a plan
+(ReAct) have no planner to blame and are skipped.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from planscope import semconv as A
 
 from .._model import PLANNER, Attempt, Finding, PlanStep, TraceData
 from ._base import by_start, make_finding
+from .context_lost import ContextLost
 from .context_starved import starved_steps
 from .unbounded_replan import MIN_IDENTICAL_REPLANS, version_signature
 from .write_conflict import WriteConflict
@@ -77,12 +78,12 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 2
+    version = 3
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
             return []
-        starved = starved_steps(trace)
+        starved = starved_steps(trace) | {f.step_id for f in ContextLost().detect(trace)}
         findings = []
         f = self._same_goal(trace, starved)
         if f is not None:

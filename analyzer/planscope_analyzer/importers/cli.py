@@ -41,8 +41,10 @@ def register(subparsers: Any) -> None:
         "import",
         help="import Who&When logs, tool-use conversations, OTLP JSON, OpenInference spans",
     )
-    p.add_argument("files", nargs="+", type=Path, metavar="FILE")
-    p.add_argument("--format", default="auto", choices=FORMATS)
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE", help="files to import")
+    p.add_argument(
+        "--format", default="auto", choices=FORMATS, help="input format (auto: from the content)"
+    )
     _collector_args(p)
     p.add_argument(
         "--keep-time",
@@ -89,12 +91,18 @@ def register(subparsers: Any) -> None:
         default=None,
         help="import each file there first and attach the analyzers' findings",
     )
-    a.add_argument("--api-key", default=os.environ.get(ENV.PLANSCOPE_API_KEY))
-    a.add_argument("--project", default=os.environ.get(ENV.PLANSCOPE_PROJECT))
+    a.add_argument(
+        "--api-key", default=os.environ.get(ENV.PLANSCOPE_API_KEY), help="env PLANSCOPE_API_KEY"
+    )
+    a.add_argument(
+        "--project", default=os.environ.get(ENV.PLANSCOPE_PROJECT), help="env PLANSCOPE_PROJECT"
+    )
     a.add_argument("--json", action="store_true", help="one JSON object per line")
     a.add_argument("--judge-url", help="OpenAI-compatible base URL of an optional LLM judge")
-    a.add_argument("--judge-model", default="gpt-4o-mini")
-    a.add_argument("--judge-key", default=os.environ.get("OPENAI_API_KEY"))
+    a.add_argument("--judge-model", default="gpt-4o-mini", help="model name for the judge")
+    a.add_argument(
+        "--judge-key", default=os.environ.get("OPENAI_API_KEY"), help="env OPENAI_API_KEY"
+    )
     a.add_argument(
         "--prefer-judge",
         action="store_true",
@@ -106,11 +114,15 @@ def register(subparsers: Any) -> None:
 def _collector_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--collector",
-        default=os.environ.get(ENV.PLANSCOPE_ENDPOINT, DEFAULT_COLLECTOR),
-        help=f"collector base URL (default: $PLANSCOPE_ENDPOINT or {DEFAULT_COLLECTOR})",
+        default=ENV.collector_url(default=DEFAULT_COLLECTOR),
+        help="collector base URL (env PLANSCOPE_ENDPOINT)",
     )
-    p.add_argument("--api-key", default=os.environ.get(ENV.PLANSCOPE_API_KEY))
-    p.add_argument("--project", default=os.environ.get(ENV.PLANSCOPE_PROJECT))
+    p.add_argument(
+        "--api-key", default=os.environ.get(ENV.PLANSCOPE_API_KEY), help="env PLANSCOPE_API_KEY"
+    )
+    p.add_argument(
+        "--project", default=os.environ.get(ENV.PLANSCOPE_PROJECT), help="env PLANSCOPE_PROJECT"
+    )
 
 
 def cmd_import(args: argparse.Namespace) -> int:

@@ -41,6 +41,8 @@ from planscope_collector.storage._schema import (
     INGEST_BATCH_COLUMNS,
     TABLES,
     TRACE_COLUMNS,
+    span_kind_sql,
+    status_code_sql,
 )
 from planscope_collector.storage._store import Store, open_store
 
@@ -59,5 +61,7 @@ __all__ = [
     "load_migrations",
     "open_store",
     "render",
+    "span_kind_sql",
     "split_statements",
+    "status_code_sql",
 ]

@@ -53,3 +53,32 @@ TABLES: Final[tuple[str, ...]] = (
     "planscope_trace_index",
     "planscope_ingest_batches",
 )
+
+
+def span_kind_sql(column: str = "SpanKind") -> str:
+    """SQL for ``SpanKind`` as planscope means it: the clickhouseexporter before v0.108 wrote
+    ``SPAN_KIND_INTERNAL`` where it (and planscope) now write ``Internal``.
+
+    >>> span_kind_sql()
+    "if(startsWith(SpanKind, 'SPAN_KIND_'), initcap(lower(substring(SpanKind, 11))), SpanKind)"
+    """
+    return (
+        f"if(startsWith({column}, 'SPAN_KIND_'), initcap(lower(substring({column}, 11))), {column})"
+    )
+
+
+def status_code_sql(column: str = "StatusCode") -> str:
+    """SQL for ``StatusCode`` as planscope means it (``STATUS_CODE_ERROR`` counts as ``Error``).
+
+    >>> status_code_sql("s")
+    "if(startsWith(s, 'STATUS_CODE_'), initcap(lower(substring(s, 13))), s)"
+    """
+    return _strip_prefix_sql(column, "STATUS_CODE_")
+
+
+def _strip_prefix_sql(column: str, prefix: str) -> str:
+    start = len(prefix) + 1  # SQL substring() counts from 1
+    return (
+        f"if(startsWith({column}, '{prefix}'), "
+        f"initcap(lower(substring({column}, {start}))), {column})"
+    )

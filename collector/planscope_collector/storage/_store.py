@@ -49,6 +49,18 @@ _INSERT_SETTINGS: Mapping[str, Any] = {
     "deduplicate_blocks_in_dependent_materialized_views": 1,
 }
 
+# Columns that the clickhouseexporter's tables may lack (``Project`` always; the scope columns
+# before the exporter added them), in the definitions 0001 gives them.
+_PROJECT_COLUMN = "Project LowCardinality(String) DEFAULT 'default' CODEC(ZSTD(1))"
+_ADOPTED_COLUMNS: dict[str, dict[str, str]] = {
+    TRACES_TABLE: {
+        "ScopeName": "ScopeName String CODEC(ZSTD(1)) AFTER ResourceAttributes",
+        "ScopeVersion": "ScopeVersion String CODEC(ZSTD(1)) AFTER ScopeName",
+        "Project": _PROJECT_COLUMN,
+    },
+    f"{TRACES_TABLE}_trace_id_ts": {"Project": _PROJECT_COLUMN},
+}
+
 #: ClickHouse refuses a block that spans more partitions than ``max_partitions_per_insert_block``
 #: (default 100; code 252). ``otel_traces`` and the views are partitioned by day, so a span block
 #: covering more days is inserted as several blocks of at most this many days each.
@@ -309,6 +321,8 @@ class Store:
             client = self._connect()
             self._run_script(client, "bootstrap", _BOOTSTRAP_SQL, cluster, ttl_days)
             applied = self._applied_migrations(client)
+            if "0001_otel_traces" not in applied:
+                self._adopt_exporter_table(client, cluster, ttl_days)
             for migration in migrations:
                 recorded = applied.get(migration.name)
                 if recorded is not None and recorded != migration.checksum:
@@ -348,6 +362,31 @@ class Store:
                 f"SELECT name, argMax(checksum, applied_at) FROM {table} GROUP BY name"
             )
         return {str(name): str(checksum) for name, checksum in result.result_rows}
+
+    def _adopt_exporter_table(self, client: Any, cluster: str | None, ttl_days: int) -> None:
+        """Give the tables an OpenTelemetry Collector's clickhouseexporter created the columns
+        planscope's migrations build on, so ``migrate`` extends them instead of failing."""
+        for table, definitions in _ADOPTED_COLUMNS.items():
+            with self._translate(f"reading the columns of {table}"):
+                rows = client.query(
+                    "SELECT name, type FROM system.columns "
+                    "WHERE database = {db:String} AND table = {t:String}",
+                    parameters={"db": self.database, "t": table},
+                ).result_rows
+            present = {str(name): str(kind) for name, kind in rows}
+            if present.get("SpanAttributes", "Map").startswith("JSON"):
+                raise MigrationError(
+                    f"{table} was created by the clickhouseexporter's JSON schema "
+                    "(SpanAttributes JSON); planscope reads the default Map schema - point "
+                    "planscope at another database, or run the exporter without json: true"
+                )
+            missing = [column for column in definitions if column not in present]
+            if not present or not missing:  # no such table, or nothing to add
+                continue
+            logger.info("adopting the clickhouseexporter's %s: adding %s", table, missing)
+            adds = ", ".join(f"ADD COLUMN IF NOT EXISTS {definitions[c]}" for c in missing)
+            sql = f"ALTER TABLE {{db}}.{table} {{on_cluster}} {adds}"
+            self._run_script(client, f"adopting {table}", sql, cluster, ttl_days)
 
     def _scalar(self, client: Any, sql: str, parameters: Mapping[str, Any]) -> Any:
         with self._translate("query"):

@@ -47,8 +47,24 @@ def fmt_ms(value: float | None) -> str:
     return f"{value:.1f} ms"
 
 
+def column_formats(columns: list[str]) -> dict[str, Any]:
+    """How a table shows numbers, by column name: rates as %, costs in $ (times are datetimes)."""
+    out: dict[str, Any] = {}
+    for name in columns:
+        low = name.lower()
+        label = name.replace("_", " ")
+        if low.endswith("rate"):
+            out[name] = st.column_config.NumberColumn(label, format="percent")
+        elif "cost" in low:
+            out[name] = st.column_config.NumberColumn(label.replace(" usd", ""), format="$%.5f")
+    return out
+
+
 def rows_table(rows: list[dict[str, Any]], **kwargs: Any) -> Any:
-    """``st.dataframe`` of a list of dicts (text cells are rendered literally)."""
+    """``st.dataframe`` of a list of dicts (text cells are rendered literally), numbers
+    formatted by :func:`column_formats`."""
     import pandas as pd
 
-    return st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", **kwargs)
+    frame = pd.DataFrame(rows)
+    config = {**column_formats(list(frame.columns)), **kwargs.pop("column_config", {})}
+    return st.dataframe(frame, hide_index=True, width="stretch", column_config=config, **kwargs)

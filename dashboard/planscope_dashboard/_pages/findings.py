@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from .. import _aggregate as G
@@ -53,10 +55,17 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
     with left:
         st.subheader("Trend per detector")
         if times:
-            width = G.bucket_ns(max(max(times) - min(times), 1))
+            until = time.time_ns()
+            start = filters.since_ns if filters.since_ns is not None else min(times)
+            width = G.bucket_ns(max(until - start, 1))
+            kinds = [k["kind"] for k in by_kind]
             st.plotly_chart(
-                C.stacked_bars(
-                    G.findings_over_time(found, width), x="bucket_ns", y="findings", colour="kind"
+                C.time_chart(
+                    C.wide(G.findings_over_time(found, width), "kind", "findings"),
+                    series={k: k for k in kinds},
+                    width_ns=width,
+                    since_ns=filters.since_ns,
+                    until_ns=until,
                 ),
                 key="findings_trend",
             )

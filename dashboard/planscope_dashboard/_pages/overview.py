@@ -6,6 +6,7 @@ range); a collector without them (404) gets the client-side aggregates over a bo
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import streamlit as st
@@ -27,7 +28,7 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
     if stats is None:
         _render_client_side(settings, filters)
         return
-    _render_server_side(settings, filters, stats)
+    _render_server_side(settings, filters, stats, bucket_s * 10**9)
 
 
 def _findings_of_range(settings: ClientSettings, filters: S.Filters) -> tuple[bool, list[Finding]]:
@@ -41,7 +42,7 @@ def _findings_of_range(settings: ClientSettings, filters: S.Filters) -> tuple[bo
 
 
 def _render_server_side(
-    settings: ClientSettings, filters: S.Filters, stats: dict[str, Any]
+    settings: ClientSettings, filters: S.Filters, stats: dict[str, Any], width_ns: int
 ) -> None:
     t = stats["totals"]
     if not t.get("runs"):
@@ -63,19 +64,7 @@ def _render_server_side(
     left, right = st.columns(2)
     with left:
         st.subheader("Runs over time by outcome")
-        st.plotly_chart(
-            C.stacked_bars(
-                [
-                    {"bucket_ns": b["bucket_ns"], "outcome": b["outcome"], "runs": b["runs"]}
-                    for b in buckets
-                ],
-                x="bucket_ns",
-                y="runs",
-                colour="outcome",
-                colours=C.OUTCOME_COLOURS,
-            ),
-            key="ov_runs",
-        )
+        _runs_chart(buckets, width_ns, filters)
     with right:
         _findings_chart(available, found)
     per_bucket: dict[int, dict[str, Any]] = {}
@@ -95,23 +84,19 @@ def _render_server_side(
         slot["cost_usd"] += float(b["cost_usd"])
         slot["retries"] += int(b["retries"])
     series = [per_bucket[k] for k in sorted(per_bucket)]
-    _token_charts(series)
+    _token_charts(series, width_ns, filters)
     st.subheader("Retry-budget burn")
     st.caption("Step attempts beyond the first, over every run of the range.")
     a, b, c = st.columns(3)
     a.metric("Attempts beyond the first", int(t["retries"]))
     b.metric("Retry budget exceeded", int(t["budget_exceeded"]))
     c.metric("Retries per run", f"{int(t['retries']) / int(t['runs']):.2f}")
-    _burn_chart([{"bucket_ns": x["bucket_ns"], "retries": x["retries"]} for x in series])
+    _burn_chart(series, width_ns, filters)
     left, right = st.columns(2)
     with left:
         st.subheader("Top failing plan steps")
         steps = S.stats_steps(settings, filters.service, filters.agent, filters.since_ns) or []
-        steps = [s for s in steps if s.get("failed_runs") or s.get("retries")][:10]
-        if steps:
-            rows_table(steps)
-        else:
-            st.info("No step failed or retried in these runs.")
+        _failing_steps(steps)
     with right:
         st.subheader("Agents by failures")
         agents = [a for a in stats.get("agents") or [] if a.get("runs")][:10]
@@ -119,6 +104,45 @@ def _render_server_side(
             rows_table(agents)
         else:
             st.info("No agent runs in this range.")
+
+
+def _failing_steps(steps: list[dict[str, Any]]) -> None:
+    """Steps by failed attempts (the sort column first after the step). A step that "failed"
+    with no error and no retry was handed on by design (an ADaPT decomposition, a replan), not
+    broken: those are counted in the caption, not listed."""
+    for s in steps:  # the client-side aggregate calls it "errors"
+        s.setdefault("error_attempts", s.get("errors", 0))
+    by_design = [s for s in steps if s.get("failed_runs") and not s.get("error_attempts")]
+    shown = [s for s in steps if s not in by_design and (s.get("failed_runs") or s.get("retries"))]
+    # Failed attempts first: a loop that burns its retry budget in one run outranks a step
+    # that failed once in each of two runs.
+    shown.sort(key=lambda s: (-int(s["error_attempts"] or 0), -int(s.get("failed_runs") or 0)))
+    if not shown:
+        st.info("No step failed or retried in these runs.")
+        return
+    rows_table(
+        [
+            {
+                "step": s.get("step"),
+                "failed attempts": s.get("error_attempts"),
+                "failed runs": s.get("failed_runs"),
+                "runs": s.get("runs"),
+                "retries": s.get("retries"),
+                "budget exceeded": s.get("budget_exceeded"),
+                "agent": s.get("agent"),
+            }
+            for s in shown[:10]
+        ]
+    )
+    st.caption(
+        "Sorted by failed attempts."
+        + (
+            f" Not listed: {len(by_design)} step(s) that ended without an error or a retry "
+            "(decomposed or replanned by design, e.g. ADaPT)."
+            if by_design
+            else ""
+        )
+    )
 
 
 def _findings_chart(available: bool, found: list[Finding]) -> None:
@@ -140,35 +164,62 @@ def _findings_chart(available: bool, found: list[Finding]) -> None:
         )
 
 
-def _token_charts(tokens: list[dict[str, Any]]) -> None:
+def _runs_chart(long: list[dict[str, Any]], width_ns: int, filters: S.Filters) -> None:
+    outcomes = [o for o in C.OUTCOME_COLOURS if any(r["outcome"] == o for r in long)]
+    outcomes += sorted({str(r["outcome"]) for r in long} - set(outcomes))
+    st.plotly_chart(
+        C.time_chart(
+            C.wide(long, "outcome", "runs"),
+            series={o: o for o in outcomes},
+            colours=C.OUTCOME_COLOURS,
+            **_axis(width_ns, filters),
+        ),
+        key="ov_runs",
+    )
+
+
+def _axis(width_ns: int, filters: S.Filters) -> dict[str, Any]:
+    """The time axis of every overview chart: the whole range, buckets of ``width_ns``."""
+    return {"width_ns": width_ns, "since_ns": filters.since_ns, "until_ns": time.time_ns()}
+
+
+def _token_charts(series: list[dict[str, Any]], width_ns: int, filters: S.Filters) -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Tokens")
         st.plotly_chart(
-            C.lines(
-                tokens,
-                x="bucket_ns",
+            C.time_chart(
+                series,
                 series={"input_tokens": "input tokens", "output_tokens": "output tokens"},
+                colours={"input_tokens": "#1565c0", "output_tokens": "#64b5f6"},
+                **_axis(width_ns, filters),
             ),
             key="ov_tokens",
         )
     with right:
-        st.subheader("Cost (USD)")
+        st.subheader("Cost")
         st.plotly_chart(
-            C.lines(tokens, x="bucket_ns", series={"cost_usd": "cost USD"}), key="ov_cost"
+            C.time_chart(
+                series,
+                series={"cost_usd": "cost"},
+                colours={"cost_usd": "#6a1b9a"},
+                value_format=",.4f",
+                prefix="$",
+                **_axis(width_ns, filters),
+            ),
+            key="ov_cost",
         )
 
 
-def _burn_chart(burn: list[dict[str, Any]]) -> None:
-    if any(b["retries"] for b in burn):
+def _burn_chart(series: list[dict[str, Any]], width_ns: int, filters: S.Filters) -> None:
+    if any(b["retries"] for b in series):
         st.plotly_chart(
-            C.stacked_bars(
-                [{**x, "series": "retries"} for x in burn],
-                x="bucket_ns",
-                y="retries",
-                colour="series",
+            C.time_chart(
+                series,
+                series={"retries": "attempts beyond the first"},
                 colours={"retries": "#f9a825"},
                 height=240,
+                **_axis(width_ns, filters),
             ),
             key="ov_burn",
         )
@@ -206,19 +257,10 @@ def _render_client_side(settings: ClientSettings, filters: S.Filters) -> None:
     left, right = st.columns(2)
     with left:
         st.subheader("Runs over time by outcome")
-        st.plotly_chart(
-            C.stacked_bars(
-                G.runs_over_time(rows, width),
-                x="bucket_ns",
-                y="runs",
-                colour="outcome",
-                colours=C.OUTCOME_COLOURS,
-            ),
-            key="ov_runs",
-        )
+        _runs_chart(G.runs_over_time(rows, width), width, filters)
     with right:
         _findings_chart(available, found)
-    _token_charts(G.tokens_over_time(rows, width))
+    _token_charts(G.tokens_over_time(rows, width), width, filters)
 
     runs = [r for r in rows if r.get("run_id")][: S.DETAIL_SAMPLE]
     with st.spinner(f"Reading the spans of {len(runs)} runs for step-level numbers…"):
@@ -235,15 +277,11 @@ def _render_client_side(settings: ClientSettings, filters: S.Filters) -> None:
     a.metric("Attempts beyond the first", total_retries)
     b.metric("Retry budget exceeded", exceeded)
     c.metric("Retries per run", f"{total_retries / len(views):.2f}" if views else "-")
-    _burn_chart(burn)
+    _burn_chart(burn, width, filters)
     left, right = st.columns(2)
     with left:
         st.subheader("Top failing plan steps")
-        steps = [s for s in G.step_failures(views) if s["failed_runs"] or s["retries"]][:10]
-        if steps:
-            rows_table(steps)
-        else:
-            st.info("No step failed or retried in these runs.")
+        _failing_steps(G.step_failures(views))
     with right:
         st.subheader("Agents by failures")
         agents = G.agent_failures(rows)[:10]

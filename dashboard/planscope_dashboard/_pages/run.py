@@ -90,9 +90,9 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
         if clicked and clicked != selected_step:
             S.navigate(step=clicked, span=None)
         st.caption(
-            "Node colour = execution status up to this plan version; xN = attempts; "
-            "diamond = irreversible; pink outline = named by a finding. Click a node to open "
-            "its step panel."
+            "Node colour = execution status up to this plan version; xN = attempts; diamond = "
+            "irreversible; pink ring = named by a finding; navy ring = the step below. Hover a "
+            "node for its full id and details; click it to open its step panel."
         )
         with st.expander("Planned vs executed"):
             _diff(view, plan)

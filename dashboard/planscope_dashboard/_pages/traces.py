@@ -15,12 +15,12 @@ from .. import _aggregate as G
 from .. import _state as S
 from .._client import ClientSettings
 from .._findings import findings_by_trace
-from ._common import ms, no_traces, when
+from ._common import column_formats, ms, no_traces, when
 
 PAGE_SIZE = 25
 COLUMNS = {
     "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm:ss"),
-    "cost_usd": st.column_config.NumberColumn("cost", format="$%.5f"),
+    **column_formats(["cost_usd"]),
 }
 """How the run tables show their typed columns."""
 OUTCOMES = ["", "success", "failure", "unknown", G.NO_RUN]

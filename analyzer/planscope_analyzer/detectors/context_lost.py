@@ -1,0 +1,75 @@
+"""Context lost across a context switch.
+
+Definition. A central scheduler preempted a model request and saved its context
+(``scheduler.context_switch`` with ``planscope.scheduler.switch.op`` = ``save``); when the
+request was resumed, the restored context (``op`` = ``restore``, same
+``planscope.scheduler.request_id``) differs from what was saved: another hash, or fewer tokens.
+The saved side comes from the matching save span, else from the restore span's own record of
+what was saved (``planscope.scheduler.context.saved_hash`` / ``saved_tokens``). The model then
+continued from an incomplete context. Blame: the scheduler; reported at the requester's step.
+"""
+
+from __future__ import annotations
+
+from planscope import semconv as A
+
+from .._model import Finding, SchedulerSpan, TraceData
+from ._base import make_finding
+
+KIND = "context_lost"
+
+
+class ContextLost:
+    """Detects restores that do not give back what the scheduler saved.
+
+    >>> ContextLost().detect(TraceData("p", "t"))
+    []
+    """
+
+    kind = KIND
+    version = 1
+
+    def detect(self, trace: TraceData) -> list[Finding]:
+        switches = sorted(
+            (s for s in trace.scheduling if s.name == A.SPAN_SCHEDULER_CONTEXT_SWITCH),
+            key=lambda s: s.start_ns,
+        )
+        last_save: dict[str, SchedulerSpan] = {}
+        findings: dict[str, Finding] = {}
+        for s in switches:
+            if s.switch_op == A.SWITCH_SAVE:
+                last_save[s.request_id] = s
+                continue
+            if s.switch_op != A.SWITCH_RESTORE:
+                continue
+            save = last_save.get(s.request_id)
+            saved_hash = save.context_hash if save else s.saved_hash
+            saved_tokens = save.context_tokens if save else s.saved_tokens
+            if not saved_hash or (
+                s.context_hash == saved_hash and s.context_tokens >= saved_tokens
+            ):
+                continue
+            if s.requester in findings:  # one finding per requester; the first loss explains it
+                continue
+            lost = max(0, saved_tokens - s.context_tokens)
+            findings[s.requester] = make_finding(
+                self,
+                trace,
+                severity="high",
+                component="scheduler",
+                step_id=s.requester,
+                evidence=[s.span_id, save.span_id if save else "", s.parent_span_id],
+                explanation=(
+                    f"The scheduler resumed '{s.requester}' with a context that differs from the "
+                    f"one it saved ({s.context_tokens} of {saved_tokens} tokens restored)."
+                ),
+                detail={
+                    "scheduler": s.scheduler_id,
+                    "request_id": s.request_id,
+                    "saved_tokens": saved_tokens,
+                    "restored_tokens": s.context_tokens,
+                    "lost_tokens": lost,
+                },
+                identity=s.requester,
+            )
+        return list(findings.values())

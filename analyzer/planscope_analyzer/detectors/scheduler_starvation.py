@@ -1,0 +1,99 @@
+"""Starvation under a central scheduler.
+
+Definition. Among the ``scheduler.queue`` spans of one scheduler (``planscope.scheduler.id``)
+in a trace (a span starts when a request arrives and ends when it gets a slot), a requester —
+a plan step's executor or the planner — is starved when (a) requests that arrived later than
+one of its own (by more than ``TOLERANCE_MS``, to ignore arrival races) got a slot before it at
+least ``MIN_OVERTAKES`` times, and (b) its total wait is at least ``FACTOR`` times the median
+total wait of the other requesters that waited at all. FIFO and round-robin never serve a later
+arrival first; a priority rule can, and when it keeps doing so to one requester that requester
+waits far longer than its peers. Both are read from span timestamps, so any scheduler that emits
+a span per queue wait can be checked. Blame: the scheduler; reported at the starved requester.
+Runs that share a kernel are separate traces: this sees only the peers in the same trace (the
+dashboard's Scheduler page compares runs).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+
+from planscope import semconv as A
+
+from .._model import Finding, SchedulerSpan, TraceData
+from ._base import make_finding
+
+KIND = "scheduler_starvation"
+FACTOR = 1.5
+MIN_OVERTAKES = 2
+TOLERANCE_MS = 1.0
+
+
+class SchedulerStarvation:
+    """Detects a requester that later arrivals keep overtaking and that waits far longer.
+
+    >>> SchedulerStarvation().detect(TraceData("p", "t"))
+    []
+    """
+
+    kind = KIND
+    version = 1
+
+    def detect(self, trace: TraceData) -> list[Finding]:
+        by_scheduler: dict[str, list[SchedulerSpan]] = defaultdict(list)
+        for s in trace.scheduling:
+            if s.name == A.SPAN_SCHEDULER_QUEUE and s.requester:
+                by_scheduler[s.scheduler_id].append(s)
+        findings = []
+        for scheduler, spans in sorted(by_scheduler.items()):
+            findings.extend(self._check(trace, scheduler, spans))
+        return findings
+
+    def _check(self, trace: TraceData, scheduler: str, spans: list[SchedulerSpan]) -> list[Finding]:
+        tolerance = int(TOLERANCE_MS * 1e6)
+        waits: dict[str, float] = defaultdict(float)
+        overtakes: dict[str, int] = defaultdict(int)
+        for s in spans:
+            waits[s.requester] += s.duration_ns / 1e6
+            granted = s.start_ns + s.duration_ns
+            overtakes[s.requester] += sum(
+                1
+                for o in spans
+                if o.requester != s.requester
+                and o.start_ns > s.start_ns + tolerance
+                and o.start_ns + o.duration_ns < granted
+            )
+        findings = []
+        for requester, total in sorted(waits.items()):
+            peers = [w for who, w in waits.items() if who != requester and w > TOLERANCE_MS]
+            if overtakes[requester] < MIN_OVERTAKES or not peers:
+                continue
+            median = statistics.median(peers)
+            if total < FACTOR * median:
+                continue
+            mine = [s for s in spans if s.requester == requester]
+            findings.append(
+                make_finding(
+                    self,
+                    trace,
+                    severity="high",
+                    component="scheduler",
+                    step_id=requester,
+                    evidence=[s.span_id for s in mine],
+                    explanation=(
+                        f"'{requester}' waited {total:.1f} ms for a model slot, "
+                        f"{total / median:.1f}x the median of its peers ({median:.1f} ms), "
+                        f"while {overtakes[requester]} later requests were served first."
+                    ),
+                    wasted_ns=int((total - median) * 1e6),
+                    detail={
+                        "scheduler": scheduler,
+                        "policy": mine[0].policy,
+                        "wait_ms": round(total, 3),
+                        "peer_median_ms": round(median, 3),
+                        "overtaken": overtakes[requester],
+                    },
+                    identity=f"{scheduler}\x1f{requester}",
+                )
+            )
+        return findings

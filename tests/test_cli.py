@@ -1,0 +1,127 @@
+"""The ``planscope`` command behaves the same everywhere: help and defaults on every option, one
+name per concept (old names still work, with a warning), and errors as one
+``planscope: error: ...`` line with a non-zero exit, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from planscope import __version__
+from planscope._cli import build_parser
+from planscope_collector import BackgroundServer, CollectorSettings
+
+
+def planscope(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "planscope", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def failed_cleanly(out: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert out.returncode != 0, out.stdout
+    assert "Traceback" not in out.stderr, out.stderr
+    line = next(x for x in out.stderr.splitlines() if x.startswith("planscope: error: "))
+    for word in words:
+        assert word in line, line
+
+
+def parsers(
+    parser: argparse.ArgumentParser, path: str = "planscope"
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from parsers(child, f"{path} {name}")
+
+
+def test_every_option_of_every_subcommand_has_help() -> None:
+    missing = [
+        f"{path} {action.option_strings or action.dest}"
+        for path, parser in parsers(build_parser())
+        for action in parser._actions
+        if not isinstance(action, argparse._SubParsersAction | argparse._HelpAction)
+        and not action.help
+    ]
+    assert not missing, missing
+    serve = dict(parsers(build_parser()))["planscope serve"].format_help()
+    assert "(default: 127.0.0.1)" in serve and "(default: 4318)" in serve
+
+
+def test_version() -> None:
+    out = planscope("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"planscope {__version__}"
+
+
+@pytest.fixture(scope="module")
+def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
+    data = tmp_path_factory.mktemp("cli") / "data"
+    with BackgroundServer(CollectorSettings(data_dir=data, port=0, flush_interval=0.05)) as s:
+        yield s
+
+
+@pytest.mark.integration
+def test_analyze_of_an_unknown_trace_is_an_error_and_old_names_still_work(
+    collector: BackgroundServer,
+) -> None:
+    unknown = "ab" * 16
+    failed_cleanly(
+        planscope("analyze", "--collector", collector.url, "--trace-id", unknown), unknown
+    )
+    # The deprecated spellings: --trace and PLANSCOPE_COLLECTOR_URL.
+    env = {"PLANSCOPE_COLLECTOR_URL": collector.url, "PLANSCOPE_ENDPOINT": ""}
+    old = planscope("analyze", "--trace", unknown, env=env)
+    failed_cleanly(old, unknown)
+    assert "--trace is deprecated" in old.stderr
+    assert "PLANSCOPE_COLLECTOR_URL is deprecated" in old.stderr
+
+
+@pytest.mark.integration
+def test_migrate_on_a_data_dir_in_use(collector: BackgroundServer) -> None:
+    data_dir = str(collector.settings.data_dir)
+    failed_cleanly(planscope("migrate", "--data-dir", data_dir), "in use")
+
+
+def test_run_with_a_fault_that_does_not_apply() -> None:
+    out = planscope(
+        "run", "--task", "files-merge-3", "--variant", "react", "--faults", "write_conflict"
+    )
+    failed_cleanly(out, "write_conflict", "react")
+
+
+def test_dashboard_on_a_busy_port_fails_before_announcing_a_url() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        out = planscope("dashboard", "--port", str(port))
+    failed_cleanly(out, str(port))
+    assert "http://" not in out.stderr.replace(f"127.0.0.1:{port}", "")
+
+
+@pytest.mark.integration
+def test_alerts_add_of_an_existing_rule_names_replace(
+    collector: BackgroundServer, tmp_path: Path
+) -> None:
+    rule = tmp_path / "rule.yaml"
+    rule.write_text(
+        "id: cli-steps\nkind: retry_budget\nscope: step\nwindow: 1h\n"
+        "budget: {max_attempts_per_step: 3}\n"
+    )
+    add = ("alerts", "add", str(rule), "--collector", collector.url)
+    assert planscope(*add).returncode == 0
+    again = planscope(*add)
+    assert again.returncode == 1 and "--replace" in again.stderr
+    replaced = planscope(*add, "--replace")
+    assert replaced.returncode == 0 and "version 1" in replaced.stdout  # unchanged: no bump
