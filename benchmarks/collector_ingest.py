@@ -534,17 +534,13 @@ def start_server(
     """``planscope serve``; with ``source``, the sdk/ and collector/ of that tree instead."""
     log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
     args = ["serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"]
-    cli = (source or REPO) / "sdk" / "planscope" / "_cli.py"
-    if "--grpc-port" in cli.read_text():  # measured over HTTP; never compete for 4317
+    tree = source or REPO  # serve's options moved from the SDK's _cli.py to the collector's cli.py
+    clis = [tree / "sdk/planscope/_cli.py", tree / "collector/planscope_collector/cli.py"]
+    if any("--grpc-port" in p.read_text() for p in clis if p.exists()):  # never compete for 4317
         args += ["--grpc-port", "off"]
     cmd = [sys.executable, "-m", "planscope", *args]
-    if not WITH_EXTENSIONS:  # same CLI, but no collector extensions (analyzer, alerts) loaded
-        code = (
-            "import sys; import planscope_collector.extensions as e; e.EXTENSION_MODULES = (); "
-            "from planscope._cli import main; sys.argv = ['planscope', *sys.argv[1:]]; "
-            "raise SystemExit(main())"
-        )
-        cmd = [sys.executable, "-c", code, *args]
+    if not WITH_EXTENSIONS:  # an ingest-only replica: extensions (analyzer, alerts) never run
+        cmd += ["--role", "ingest"]
     env = dict(os.environ)
     if source is not None:  # PYTHONPATH wins over the editable install's finder
         env["PYTHONPATH"] = os.pathsep.join([str(source / "sdk"), str(source / "collector")])

@@ -18,6 +18,15 @@ from planscope_collector.storage import Store, open_store
 os.environ.setdefault("PLANSCOPE_RAISE_INTERNAL_ERRORS", "1")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Subcommands and collector extensions are entry points: an install made before they were
+    declared finds none, and every server test would fail obscurely; say what to do instead."""
+    from importlib.metadata import entry_points
+
+    if not entry_points(group="planscope.collector_extensions"):
+        pytest.exit("planscope's entry points are not installed: run `make venv` (pip install -e)")
+
+
 @pytest.fixture(autouse=True)
 def _reset_sdk() -> Iterator[None]:
     """Every test starts and ends with the SDK unconfigured and no run or step state."""

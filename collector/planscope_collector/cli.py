@@ -1,4 +1,9 @@
-"""``planscope quarantine``: list and replay requests the store refused for good.
+"""The collector's subcommands: ``planscope serve``, ``migrate`` and ``quarantine``.
+
+The ``planscope`` command finds :func:`register` through the ``planscope.commands`` entry points,
+so the SDK's command line names no server package.
+
+``quarantine`` lists and replays requests the store refused for good:
 
     planscope quarantine list   [--data-dir DIR] [--json]
     planscope quarantine replay [--data-dir DIR] [--clickhouse-url URL] [ID ...]
@@ -19,11 +24,148 @@ from typing import Any
 
 from planscope import PlanscopeError
 
-__all__ = ["register"]
+from ._server import serve
+from ._settings import CollectorSettings, load_keys_file
+from .storage import open_store
+
+__all__ = ["register", "settings_from_args"]
+
+
+def _store_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(os.environ.get("PLANSCOPE_DATA_DIR", ".planscope")),
+        help="spool and embedded store directory (env PLANSCOPE_DATA_DIR)",
+    )
+    p.add_argument(
+        "--clickhouse-url",
+        default=os.environ.get("PLANSCOPE_CLICKHOUSE_URL"),
+        help="a ClickHouse server, http(s)://user:pass@host:8123/db, instead of the embedded store",
+    )
+
+
+def settings_from_args(args: argparse.Namespace, **extra: Any) -> CollectorSettings:
+    """The collector's settings from parsed ``serve``/``migrate`` arguments.
+
+    >>> settings_from_args(argparse.Namespace(port=4319)).port
+    4319
+    """
+    keys: dict[str, str] = {}
+    if getattr(args, "keys_file", None):
+        keys.update(load_keys_file(args.keys_file))
+    if getattr(args, "api_key", None):
+        keys[args.api_key] = args.project
+    values: dict[str, Any] = {"api_keys": keys, **extra}
+    if getattr(args, "data_dir", None) is not None:
+        values["data_dir"] = args.data_dir
+    if getattr(args, "clickhouse_url", None):
+        values["clickhouse_url"] = args.clickhouse_url
+    if getattr(args, "grpc_port", None) is not None:
+        values["grpc_port"] = None if args.grpc_port == "off" else args.grpc_port
+    for name in ("host", "port", "spool_max_bytes", "max_body_bytes", "ttl_days", "role"):
+        if getattr(args, name, None) is not None:
+            values[name] = getattr(args, name)
+    try:
+        return CollectorSettings(**values)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise PlanscopeError(f"invalid settings: {exc}") from None
+
+
+def _grpc_port(value: str) -> int | str:
+    if value.strip().lower() in ("off", "none", "no", "false"):
+        return "off"
+    try:
+        port = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port or 'off', got {value!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is out of range 0-65535")
+    return port
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    serve(settings_from_args(args), log_level=args.log_level)
+    return 0
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    if not settings.clickhouse_url and _locked(settings.data_dir / "store" / "status"):
+        raise PlanscopeError(
+            f"the embedded store in {settings.data_dir} is in use by another process (a running "
+            "`planscope serve` or demo applies migrations itself on start); stop it first"
+        )
+    store = open_store(settings.dsn)
+    try:
+        applied = store.migrate(cluster=args.cluster, ttl_days=settings.ttl_days)
+    finally:
+        store.close()
+    print("applied: " + ", ".join(applied) if applied else "schema is up to date")
+    return 0
+
+
+def _locked(status: Path) -> bool:
+    """True when another process holds chDB's lock on its ``status`` file (ClickHouse takes
+    an exclusive ``flock`` on it for as long as the engine is open)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: let chDB report it
+        return False
+    if not status.exists():
+        return False
+    with status.open("rb") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(f, fcntl.LOCK_UN)
+    return False
+
+
+def _register_server(sub: Any) -> None:
+    serve_p = sub.add_parser("serve", help="run the collector (OTLP ingest + query API)")
+    serve_p.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve_p.add_argument("--port", type=int, default=4318, help="OTLP/HTTP + query API port")
+    serve_p.add_argument(
+        "--grpc-port",
+        type=_grpc_port,
+        default=4317,
+        help="OTLP/gRPC port (default 4317; 0 = any free port; 'off' = no gRPC)",
+    )
+    _store_args(serve_p)
+    serve_p.add_argument("--api-key", help="require this key (Authorization: Bearer KEY)")
+    serve_p.add_argument("--project", default="default", help="the project --api-key writes to")
+    serve_p.add_argument("--keys-file", type=Path, help="file of 'KEY PROJECT' lines or JSON")
+    serve_p.add_argument("--spool-max-bytes", type=int, help="answer 503 beyond this backlog")
+    serve_p.add_argument("--max-body-bytes", type=int, help="answer 413 beyond this body size")
+    serve_p.add_argument("--ttl-days", type=int, help="retention of stored spans")
+    serve_p.add_argument(
+        "--role",
+        choices=["all", "ingest", "analyze"],
+        help="all (default): everything; ingest: no analysis; analyze: no ingest (scale-out)",
+    )
+    serve_p.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="log verbosity",
+    )
+    serve_p.set_defaults(func=cmd_serve)
+
+    migrate = sub.add_parser("migrate", help="create or upgrade the ClickHouse schema")
+    _store_args(migrate)
+    migrate.add_argument("--cluster", help="render ON CLUSTER / Replicated variants for NAME")
+    migrate.add_argument(
+        "--ttl-days", type=int, help="retention of stored spans, in days (default: keep forever)"
+    )
+    migrate.set_defaults(func=cmd_migrate)
 
 
 def register(sub: Any) -> None:
-    """Add the ``quarantine`` subcommand to the ``planscope`` parser."""
+    """Add ``serve``, ``migrate`` and ``quarantine`` to the ``planscope`` parser."""
+    _register_server(sub)
     parser = sub.add_parser("quarantine", help="list or replay requests the store refused")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
     for name, help_text in (

@@ -4,9 +4,9 @@ Everything an extension may use is here: the :class:`Extension` protocol, the ``
 dependency (project resolution), :class:`Leases` (one replica works on a unit at a time) and
 :func:`ingest_backlogged` (the backlog signal). Nothing else of the collector is public to them.
 
-The analyzer (findings, alerts) is such a component. It lives in its own package; the collector
-loads every module named in ``EXTENSION_MODULES`` that is installed, calls its
-``extension(collector)`` factory, and then:
+The analyzer (findings, alerts) is such a component. It lives in its own package and registers
+its factory as a ``planscope.collector_extensions`` entry point; the collector calls every
+installed ``factory(collector)`` and then:
 
 - mounts ``router`` (a FastAPI ``APIRouter``) on the app; routes read the caller's project with
   the ``project_of`` dependency, so one project never reads another's data;
@@ -21,9 +21,9 @@ loads every module named in ``EXTENSION_MODULES`` that is installed, calls its
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from fastapi import Header, Request
@@ -46,10 +46,8 @@ __all__ = [
 
 log = logging.getLogger("planscope.collector")
 
-EXTENSION_MODULES: tuple[str, ...] = (
-    "planscope_analyzer.service",
-    "planscope_analyzer.alerts.service",
-)
+ENTRY_POINT_GROUP = "planscope.collector_extensions"
+"""Entry-point group of extensions: ``<name> = "module:factory"``, ``factory(collector)``."""
 
 
 class Extension(Protocol):
@@ -67,16 +65,11 @@ class Extension(Protocol):
 def load_extensions(collector: Collector) -> list[Extension]:
     """Instantiate every installed extension; one that fails to load is logged and skipped."""
     loaded: list[Extension] = []
-    for name in EXTENSION_MODULES:
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
         try:
-            factory: Callable[[Any], Extension] = importlib.import_module(name).extension
-        except ImportError as exc:
-            if exc.name and name.startswith(exc.name):
-                continue  # not part of this installation
-            log.warning("collector extension %s is unavailable: %s", name, exc)
-            continue
-        except AttributeError:
-            log.warning("collector extension %s has no extension() factory", name)
+            factory: Callable[[Any], Extension] = ep.load()
+        except (ImportError, AttributeError) as exc:  # an extra is missing, or a broken plug-in
+            log.warning("collector extension %s (%s) is unavailable: %s", ep.name, ep.value, exc)
             continue
         loaded.append(factory(collector))
     return loaded

@@ -1,6 +1,7 @@
 """``planscope run`` and ``planscope suite``: the reference runtime from the command line.
 
-The main ``planscope`` command discovers :func:`register` (see ``planscope._cli.PLUGINS``).
+The main ``planscope`` command finds :func:`register` through its ``planscope.commands`` entry
+points.
 """
 
 from __future__ import annotations

@@ -179,7 +179,7 @@ def _print_links(dashboard_url: str, loop: tuple[str, str | None] | None) -> Non
 
 
 def _start_dashboard(collector_url: str, dashboard_url: str) -> subprocess.Popen[bytes] | None:
-    if importlib.util.find_spec("planscope_dashboard.cli") is None:
+    if importlib.util.find_spec("streamlit") is None:  # `planscope dashboard` needs its extra
         print("(the dashboard is not installed: pip install 'planscope[dashboard]')")
         return None
     port = int(dashboard_url.rsplit(":", 1)[1])
@@ -218,3 +218,24 @@ def _stop(proc: subprocess.Popen[bytes] | None) -> None:
         proc.wait(10)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def register(sub: Any) -> None:
+    """Add ``demo`` to the ``planscope`` command (``planscope.commands`` entry point)."""
+    demo = sub.add_parser(
+        "demo", help="collector + reference runtime suite with faults + analysis + dashboard"
+    )
+    demo.add_argument(
+        "--data-dir",
+        type=Path,
+        default=Path(".planscope/demo"),
+        help="spool and embedded store of the demo's collector",
+    )
+    demo.add_argument("--port", type=int, default=4318, help="collector port (busy: a free one)")
+    demo.add_argument(
+        "--dashboard-port", type=int, default=8501, help="dashboard port (busy: a free one)"
+    )
+    demo.add_argument("--runs", type=int, default=300, help="runs of the reference runtime")
+    demo.add_argument("--seed", type=int, default=1, help="seed of the runs (same seed, same runs)")
+    demo.add_argument("--no-wait", action="store_true", help="exit after the report")
+    demo.set_defaults(func=main)

@@ -92,6 +92,41 @@ def test_no_import_of_another_packages_private_module() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+def test_lower_layers_name_no_layer_above_even_in_strings() -> None:
+    """Entry points (``planscope.commands``, ``planscope.collector_extensions``) find the
+    components above; a lower package never spells their module names (importlib, strings)."""
+    wrong = []
+    for package, folder in FOLDERS.items():
+        for path in sorted((ROOT / folder / package).rglob("*.py")):
+            text = path.read_text(encoding="utf-8")
+            above = [o for o in FOLDERS if o not in ALLOWED[package] | {package, "planscope"}]
+            for other in above:
+                if f"{other}." in text or f'"{other}"' in text:
+                    wrong.append(f"{path.relative_to(ROOT)} names {other}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_command_and_extension_is_an_entry_point() -> None:
+    from importlib.metadata import entry_points
+
+    commands = {ep.name for ep in entry_points(group="planscope.commands")}
+    assert {
+        "serve",
+        "migrate",
+        "analyze",
+        "alerts",
+        "import",
+        "dashboard",
+        "run",
+        "demo",
+    } <= commands
+    extensions = {ep.value for ep in entry_points(group="planscope.collector_extensions")}
+    assert extensions == {
+        "planscope_analyzer.service:extension",
+        "planscope_analyzer.alerts.service:extension",
+    }
+
+
 @pytest.mark.parametrize("package", sorted(FOLDERS))
 def test_graph_check_sees_imports(package: str) -> None:
     """The walk above finds each package's own modules (so an empty result means something)."""

@@ -1,5 +1,5 @@
 """The collector extension: alert routes under ``/api/alerts`` plus the evaluation and delivery
-threads, loaded by the collector from ``EXTENSION_MODULES``.
+threads, loaded by the collector from its ``planscope.collector_extensions`` entry point.
 
 >>> from planscope_collector import BackgroundServer, CollectorSettings  # doctest: +SKIP
 >>> with BackgroundServer(CollectorSettings(port=0)) as s:  # doctest: +SKIP
@@ -244,5 +244,5 @@ def _source(request: Request) -> str:
 
 
 def extension(collector: Collector) -> AlertsExtension:
-    """The factory the collector calls (``EXTENSION_MODULES``)."""
+    """The factory the collector calls (``planscope.collector_extensions`` entry point)."""
     return AlertsExtension(collector)
