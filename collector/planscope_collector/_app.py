@@ -324,8 +324,12 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         proj: Annotated[str, Depends(project_of)],
         service: str | None = None,
         status: Annotated[str | None, Query(pattern="^(ok|error)$")] = None,
-        since: Annotated[int | None, Query(description="start time, unix ns", ge=0, le=_MAX_NANOS)] = None,
-        until: Annotated[int | None, Query(description="end time, unix ns", ge=0, le=_MAX_NANOS)] = None,
+        since: Annotated[
+            int | None, Query(description="start time, unix ns", ge=0, le=_MAX_NANOS)
+        ] = None,
+        until: Annotated[
+            int | None, Query(description="end time, unix ns", ge=0, le=_MAX_NANOS)
+        ] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 50,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
         agent: Annotated[str | None, Query(max_length=512)] = None,

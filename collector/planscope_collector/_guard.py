@@ -127,7 +127,9 @@ class RequestGuard:
             ) from None
 
 
-async def _answer(send: Send, status: int, reason: str, extra: dict[str, str] | None = None) -> None:
+async def _answer(
+    send: Send, status: int, reason: str, extra: dict[str, str] | None = None
+) -> None:
     body = json.dumps({"error": reason}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     headers += [(k.encode(), v.encode()) for k, v in (extra or {}).items()]

@@ -12,7 +12,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._errors import SpoolFull
 from ._otlp import PROTOBUF, ParseLimits, decompress, media_type, parse_request, span_count
@@ -99,7 +99,7 @@ class IngestLimits:
     max_decompressed_bytes: int
     spool_max_bytes: int
     retry_after_seconds: int
-    parse: ParseLimits = ParseLimits()
+    parse: ParseLimits = field(default_factory=ParseLimits)
 
 
 def batch_digest(project: str | None, body: bytes) -> bytes:

@@ -13,8 +13,8 @@ import base64
 import gzip
 import json
 import math
-import zlib
 import re
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal

@@ -174,5 +174,5 @@ def load_keys_file(path: Path) -> dict[str, ApiKey]:
         unknown = sorted(set(scopes) - set(SCOPES))
         if unknown:
             raise ValueError(f"{path}:{number}: unknown scope(s) {unknown}; use {list(SCOPES)}")
-        keys[parts[0]] = ApiKey(project=parts[1], scopes=scopes)  # type: ignore[arg-type]
+        keys[parts[0]] = ApiKey.model_validate({"project": parts[1], "scopes": scopes})
     return keys

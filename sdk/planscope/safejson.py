@@ -89,9 +89,7 @@ def check(data: str | bytes, *, max_depth: int = MAX_DEPTH, max_values: int | No
         raise JsonTooComplex(f"JSON nested {depth} deep; at most {max_depth} allowed")
 
 
-def loads(
-    data: str | bytes, *, max_depth: int = MAX_DEPTH, max_values: int | None = None
-) -> Any:
+def loads(data: str | bytes, *, max_depth: int = MAX_DEPTH, max_values: int | None = None) -> Any:
     """``json.loads`` after :func:`check`: raises ``ValueError`` (``JsonTooComplex`` or
     ``json.JSONDecodeError``), never ``RecursionError``."""
     check(data, max_depth=max_depth, max_values=max_values)
