@@ -34,11 +34,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _common import machine_facts, print_table, write_json  # noqa: E402
-from planscope import semconv as A  # noqa: E402
-from planscope_analyzer import Analyzer, Finding, TraceData, load_traces  # noqa: E402
+from _common import machine_facts, print_table, write_json
+from planscope import semconv as A
+from planscope_analyzer import Analyzer, Finding, TraceData, load_traces
 
-from tests.corpus import KINDS, Label, all_labels, play, read_labels  # noqa: E402
+from tests.corpus import KINDS, Label, all_labels, play, read_labels
 
 HEALTHY = "healthy"
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")
@@ -162,8 +162,18 @@ def report(
             s = score(labels, found, kind)
             out[f"{kind}/{name}"] = s
             rows.append(
-                [kind, name, s["labelled"], _f(s["t_precision"]), _f(s["t_recall"]),
-                 _f(s["s_precision"]), _f(s["s_recall"]), s["s_tp"], s["s_fp"], s["s_fn"]]
+                [
+                    kind,
+                    name,
+                    s["labelled"],
+                    _f(s["t_precision"]),
+                    _f(s["t_recall"]),
+                    _f(s["s_precision"]),
+                    _f(s["s_recall"]),
+                    s["s_tp"],
+                    s["s_fp"],
+                    s["s_fn"],
+                ]
             )
     print_table(
         title,

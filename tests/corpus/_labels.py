@@ -29,7 +29,11 @@ LABELS_FILE = Path(__file__).with_name("labels.jsonl")
 # Seeds: dev and held-out parts never share one; the support agent exists only in held-out.
 SPLITS: dict[str, dict[str, range]] = {
     "dev": {"travel": range(0, 60), "etl": range(0, 50)},
-    "heldout": {"travel": range(5000, 5024), "etl": range(5000, 5024), "support": range(5000, 5042)},
+    "heldout": {
+        "travel": range(5000, 5024),
+        "etl": range(5000, 5024),
+        "support": range(5000, 5042),
+    },
 }
 
 _ERRORS = (

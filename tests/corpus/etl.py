@@ -84,9 +84,10 @@ class Pipeline:
             "gen_ai.input.messages": json.dumps([{"role": "user", "content": prompt}]),
         }
         with _span(self.tracer, "chat gpt-4o-mini", attrs) as span:
-            span.set_attribute("gen_ai.output.messages", json.dumps(
-                [{"role": "assistant", "content": json.dumps(answer)}]
-            ))
+            span.set_attribute(
+                "gen_ai.output.messages",
+                json.dumps([{"role": "assistant", "content": json.dumps(answer)}]),
+            )
             span.set_attribute("gen_ai.usage.input_tokens", 40 + len(prompt) // 4)
             span.set_attribute("gen_ai.usage.output_tokens", 120)
             return answer
@@ -118,8 +119,10 @@ class Pipeline:
             def query(page: int = page) -> dict[str, Any]:
                 self._transient("extract", "sql_query")
                 got = [
-                    {c: (self.rng.randint(1, 999) if c in SOURCE_COLUMNS else None)
-                     for c in plan["columns"]}
+                    {
+                        c: (self.rng.randint(1, 999) if c in SOURCE_COLUMNS else None)
+                        for c in plan["columns"]
+                    }
                     for _ in range(5)
                 ]
                 return {"rows": len(got), "page": page, "more": page < pages, "data": got}
@@ -128,8 +131,13 @@ class Pipeline:
         return rows
 
     def validate(self, rows: list[dict[str, Any]]) -> int:
-        return int(self.tool("check_row_count", {"rows": len(rows), "min_rows": 1},
-                             lambda: {"ok": True, "rows": len(rows)})["rows"])
+        return int(
+            self.tool(
+                "check_row_count",
+                {"rows": len(rows), "min_rows": 1},
+                lambda: {"ok": True, "rows": len(rows)},
+            )["rows"]
+        )
 
     def transform(self, rows: list[dict[str, Any]], attempt: int) -> list[dict[str, Any]]:
         args = {"job": "orders_daily", "memory_mb": 512 * attempt, "rows": len(rows)}
@@ -148,6 +156,7 @@ class Pipeline:
         patience = len(self.broken) if self.broken else 3
         job = ""
         for n in range(1, patience + 1):
+
             def insert(batch: int = batch) -> dict[str, Any]:
                 self._transient("load", "bulk_insert")
                 if nulls:
@@ -158,8 +167,11 @@ class Pipeline:
                 return {"job_id": f"job-{self.rng.getrandbits(24):06x}", "accepted": len(rows)}
 
             try:
-                job = self.tool("bulk_insert", {"table": "dw.orders", "batch_size": batch,
-                                                "rows": len(rows)}, insert)["job_id"]
+                job = self.tool(
+                    "bulk_insert",
+                    {"table": "dw.orders", "batch_size": batch, "rows": len(rows)},
+                    insert,
+                )["job_id"]
                 break
             except StageError:
                 if n == patience:
@@ -168,8 +180,11 @@ class Pipeline:
         polls = int(self.label.params.get("polls", 1))
         for i in range(1, polls + 1):
             state = "done" if i == polls else "running"
-            self.tool("load_status", {"job_id": job},
-                      lambda state=state, i=i: {"state": state, "progress": round(i / polls, 2)})
+            self.tool(
+                "load_status",
+                {"job_id": job},
+                lambda state=state, i=i: {"state": state, "progress": round(i / polls, 2)},
+            )
 
     def publish(self) -> None:
         self.tool("refresh_dashboard", {"dashboard": "revenue"}, lambda: {"ok": True})
@@ -178,26 +193,38 @@ class Pipeline:
         sc = self.label.scenario
         month = f"2026-{self.rng.randint(1, 12):02d}"
         objective = f"Load {month} orders into the warehouse and refresh the revenue dashboard"
-        with _span(self.tracer, "invoke_agent etl-pipeline", {
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": "etl-pipeline",
-            "gen_ai.conversation.id": self.label.run,
-        }) as root:
+        with _span(
+            self.tracer,
+            "invoke_agent etl-pipeline",
+            {
+                "gen_ai.operation.name": "invoke_agent",
+                "gen_ai.agent.name": "etl-pipeline",
+                "gen_ai.conversation.id": self.label.run,
+            },
+        ) as root:
             trace_id = format(root.get_span_context().trace_id, "032x")
             revenue = self.label.params["column"] if sc == "wrong_column" else "order_total"
-            plan = self.chat(objective, {
-                "source": "orders", "columns": ["order_id", "customer_id", revenue, "created_at"],
-                "stages": list(STAGES),
-            })
+            plan = self.chat(
+                objective,
+                {
+                    "source": "orders",
+                    "columns": ["order_id", "customer_id", revenue, "created_at"],
+                    "stages": list(STAGES),
+                },
+            )
             rows: list[dict[str, Any]] = []
             for stage in STAGES:
                 patience = 3 if stage != "transform" or not self.broken else len(self.broken)
                 for attempt in range(1, patience + 1):
                     try:
-                        with _span(self.tracer, f"invoke_agent {stage}", {
-                            "gen_ai.operation.name": "invoke_agent",
-                            "gen_ai.agent.name": stage,
-                        }):
+                        with _span(
+                            self.tracer,
+                            f"invoke_agent {stage}",
+                            {
+                                "gen_ai.operation.name": "invoke_agent",
+                                "gen_ai.agent.name": stage,
+                            },
+                        ):
                             if stage == "extract":
                                 rows = self.extract(plan)
                             elif stage == "validate":

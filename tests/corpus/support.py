@@ -29,27 +29,64 @@ class Refused(Exception):
 
 def _steps(refund_step: str = "refund") -> list[PlanStep]:
     money = (
-        PlanStep("refund", "refund the order", tool="issue_refund",
-                 depends_on=["lookup_order", "classify"], requires=["order", "category"],
-                 produces=["refund"])
+        PlanStep(
+            "refund",
+            "refund the order",
+            tool="issue_refund",
+            depends_on=["lookup_order", "classify"],
+            requires=["order", "category"],
+            produces=["refund"],
+        )
         if refund_step == "refund"
-        else PlanStep("store_credit", "give store credit instead", tool="grant_credit",
-                      depends_on=["lookup_order"], requires=["order"], produces=["refund"])
+        else PlanStep(
+            "store_credit",
+            "give store credit instead",
+            tool="grant_credit",
+            depends_on=["lookup_order"],
+            requires=["order"],
+            produces=["refund"],
+        )
     )
     return [
-        PlanStep("classify", "classify the ticket", tool="classify_ticket", requires=["ticket"],
-                 produces=["category"]),
-        PlanStep("lookup_customer", "find the customer", tool="find_customer",
-                 requires=["email"], produces=["customer"]),
-        PlanStep("lookup_order", "find the order", tool="get_order",
-                 depends_on=["lookup_customer"], requires=["order_id", "customer"],
-                 produces=["order"]),
+        PlanStep(
+            "classify",
+            "classify the ticket",
+            tool="classify_ticket",
+            requires=["ticket"],
+            produces=["category"],
+        ),
+        PlanStep(
+            "lookup_customer",
+            "find the customer",
+            tool="find_customer",
+            requires=["email"],
+            produces=["customer"],
+        ),
+        PlanStep(
+            "lookup_order",
+            "find the order",
+            tool="get_order",
+            depends_on=["lookup_customer"],
+            requires=["order_id", "customer"],
+            produces=["order"],
+        ),
         money,
-        PlanStep("draft_reply", "write the reply", tool="compose_reply",
-                 depends_on=[money.id], requires=["ticket", "customer", "refund"],
-                 produces=["reply"]),
-        PlanStep("close_ticket", "send the reply and close", tool="close_ticket",
-                 depends_on=["draft_reply"], requires=["reply"], irreversible=True),
+        PlanStep(
+            "draft_reply",
+            "write the reply",
+            tool="compose_reply",
+            depends_on=[money.id],
+            requires=["ticket", "customer", "refund"],
+            produces=["reply"],
+        ),
+        PlanStep(
+            "close_ticket",
+            "send the reply and close",
+            tool="close_ticket",
+            depends_on=["draft_reply"],
+            requires=["reply"],
+            irreversible=True,
+        ),
     ]
 
 
@@ -71,8 +108,11 @@ class Helpdesk:
 
     def hiccup(self, where: str) -> None:
         sc = self.label.scenario
-        target = {"flaky_lookup": "get_order", "loop_lookup_varying": "get_order",
-                  "loop_refund_calls": "issue_refund"}.get(sc)
+        target = {
+            "flaky_lookup": "get_order",
+            "loop_lookup_varying": "get_order",
+            "loop_refund_calls": "issue_refund",
+        }.get(sc)
         if where != target:
             return
         if self.flaky:
@@ -83,8 +123,9 @@ class Helpdesk:
 
     def call(self, name: str, args: Mapping[str, Any], effect: str) -> Any:
         """One tool call as a span; the helpdesk answers or raises."""
-        with planscope.start_tool(name, effect=effect, resource="helpdesk",
-                                  arguments=dict(args)) as t:
+        with planscope.start_tool(
+            name, effect=effect, resource="helpdesk", arguments=dict(args)
+        ) as t:
             self.hiccup(name)
             out = getattr(self, "_" + name)(**args)
             t.set_output(out)
@@ -141,10 +182,10 @@ def run(label: Label) -> str:
         if sc == "wrong_order":
             facts["order_id"] = desk.other_order
         if sc == "wrong_email":
-            user, domain = desk.email.split("@")
-            facts["email"] = f"{user}@" + ["exmaple.com", "example.co", "examp1e.com"][
-                int(label.params["typo"])
-            ]
+            user = desk.email.split("@")[0]
+            facts["email"] = (
+                f"{user}@" + ["exmaple.com", "example.co", "examp1e.com"][int(label.params["typo"])]
+            )
         with planscope.start_plan("support-planner") as p:
             p.set_plan(planscope.Plan(_steps(), id="ticket", objective=ticket))
         steps = _steps()
@@ -167,7 +208,9 @@ def run(label: Label) -> str:
             while True:
                 tries += 1
                 try:
-                    out = attempt(step, lambda c, step=step, tries=tries: _work(desk, step, c, tries))
+                    out = attempt(
+                        step, lambda c, step=step, tries=tries: _work(desk, step, c, tries)
+                    )
                     break
                 except Transient:
                     patience = len(desk.broken) if desk.broken else 4
@@ -179,8 +222,9 @@ def run(label: Label) -> str:
                         version = 2
                         steps = _steps("store_credit")
                         with planscope.start_plan("support-planner") as p:
-                            p.set_plan(planscope.Plan(steps, id="ticket", version=2,
-                                                      objective=ticket))
+                            p.set_plan(
+                                planscope.Plan(steps, id="ticket", version=2, objective=ticket)
+                            )
                         planscope.record_replan_request(str(e), step_id=step.id)
                         i = [s.id for s in steps].index("store_credit")
                         break
@@ -194,8 +238,9 @@ def run(label: Label) -> str:
             i += 1
         reply = str(state.get("reply", ""))
         if "refund" not in reply.lower() and "R-" not in reply and "SC-" not in reply:
-            planscope.record_outcome_check(False, name="reply_mentions_refund",
-                                           reason="the reply does not confirm the refund")
+            planscope.record_outcome_check(
+                False, name="reply_mentions_refund", reason="the reply does not confirm the refund"
+            )
             return trace_id
         planscope.record_outcome_check(True, name="reply_mentions_refund")
         if sc == "external_reopen":
@@ -223,8 +268,11 @@ def _work(desk: Helpdesk, step: PlanStep, c: Mapping[str, Any], tries: int) -> A
             try:
                 refund = desk.call(
                     "issue_refund",
-                    {"order_id": order["order_id"], "customer": order["owner"],
-                     "amount": order["amount"]},
+                    {
+                        "order_id": order["order_id"],
+                        "customer": order["owner"],
+                        "amount": order["amount"],
+                    },
                     "write",
                 )
                 break
@@ -235,12 +283,18 @@ def _work(desk: Helpdesk, step: PlanStep, c: Mapping[str, Any], tries: int) -> A
             desk.call("refund_status", {"refund_id": refund["refund_id"], "poll": poll}, "read")
         return f"refund {refund['refund_id']} of {refund['amount']}"
     if step.id == "store_credit":
-        out = desk.call("grant_credit", {"order_id": c["order"]["order_id"],
-                                         "amount": c["order"]["amount"]}, "write")
+        out = desk.call(
+            "grant_credit",
+            {"order_id": c["order"]["order_id"], "amount": c["order"]["amount"]},
+            "write",
+        )
         return f"store credit {out['refund_id']}"
     if step.id == "draft_reply":
-        return desk.call("compose_reply", {"ticket": str(c.get("ticket", ""))[:40],
-                                           "refund": str(c.get("refund", ""))}, "read")
+        return desk.call(
+            "compose_reply",
+            {"ticket": str(c.get("ticket", ""))[:40], "refund": str(c.get("refund", ""))},
+            "read",
+        )
     if step.id == "close_ticket":
         return desk.call("close_ticket", {"reply": c.get("reply", "")}, "irreversible")
     raise ValueError(step.id)

@@ -104,7 +104,9 @@ def _tools(world: World) -> dict[str, Any]:
     @planscope.tool(effect="read", resource="hotels")
     def search_hotels(city: str, checkin: str, nights: int, page: int = 1) -> dict[str, Any]:
         world.fail("search_hotels")
-        pages = int(world.label.params.get("pages", 1)) if world.label.scenario == "pagination" else 1
+        pages = (
+            int(world.label.params.get("pages", 1)) if world.label.scenario == "pagination" else 1
+        )
         if page < pages:
             return {"hotels": [], "next_page": page + 1}
         hid = f"H{world.rng.randint(100, 999)}"
@@ -142,7 +144,14 @@ def _tools(world: World) -> dict[str, Any]:
 
     return {
         f.__name__: f
-        for f in (search_flights, book_flight, search_hotels, book_hotel, send_email, booking_status)
+        for f in (
+            search_flights,
+            book_flight,
+            search_hotels,
+            book_hotel,
+            send_email,
+            booking_status,
+        )
     }
 
 
@@ -174,19 +183,44 @@ def _plan(trip: Trip, label: Label, version: int = 1) -> tuple[Plan, dict[str, A
         "passenger": trip.passenger,
     }
     steps = [
-        PlanStep("find_flight", "search flights", tool="search_flights",
-                 requires=["airport", "date"], produces=["flight"]),
-        PlanStep("book_flight", "book the cheapest flight", tool="book_flight",
-                 depends_on=["find_flight"], requires=["flight", "passenger"],
-                 produces=["flight_booking"]),
-        PlanStep("find_hotel", "search a hotel", tool="search_hotels",
-                 requires=["city", "checkin", "nights"], produces=["hotel"]),
-        PlanStep("book_hotel", "book the hotel", tool="book_hotel",
-                 depends_on=["find_hotel", "book_flight"], requires=["hotel", "flight_booking"],
-                 produces=["hotel_booking"]),
-        PlanStep("send_itinerary", "email the itinerary", tool="send_email",
-                 depends_on=["book_hotel"], requires=["flight_booking", "hotel_booking"],
-                 irreversible=True),
+        PlanStep(
+            "find_flight",
+            "search flights",
+            tool="search_flights",
+            requires=["airport", "date"],
+            produces=["flight"],
+        ),
+        PlanStep(
+            "book_flight",
+            "book the cheapest flight",
+            tool="book_flight",
+            depends_on=["find_flight"],
+            requires=["flight", "passenger"],
+            produces=["flight_booking"],
+        ),
+        PlanStep(
+            "find_hotel",
+            "search a hotel",
+            tool="search_hotels",
+            requires=["city", "checkin", "nights"],
+            produces=["hotel"],
+        ),
+        PlanStep(
+            "book_hotel",
+            "book the hotel",
+            tool="book_hotel",
+            depends_on=["find_hotel", "book_flight"],
+            requires=["hotel", "flight_booking"],
+            produces=["hotel_booking"],
+        ),
+        PlanStep(
+            "send_itinerary",
+            "email the itinerary",
+            tool="send_email",
+            depends_on=["book_hotel"],
+            requires=["flight_booking", "hotel_booking"],
+            irreversible=True,
+        ),
     ]
     return Plan(steps, id="trip", version=version, objective=_objective(trip)), facts
 
