@@ -34,7 +34,8 @@ The patterns, all blamed on the planner:
 Failures that arrive from outside after the agent finished are not the plan's fault: when every
 step's last attempt succeeded and the failure was observed by a tool call made outside any plan
 step after the last step ended (a status poll that learns the airline cancelled), nothing is
-reported. A runaway loop at a step also explains a failed run, and wins.
+reported. A runaway loop, unordered concurrent writers or unbounded replanning also explain a
+failed run, and win over the first two patterns.
 
 A more specific structural cause wins: when the trace has a context-starved step, a context a
 scheduler lost across a switch (or, for the first pattern, unordered concurrent writers), that
@@ -57,7 +58,7 @@ from ._base import by_start, make_finding
 from .context_lost import ContextLost
 from .context_starved import starved_steps
 from .runaway_loop import RunawayLoop, parent_step_names
-from .unbounded_replan import MIN_IDENTICAL_REPLANS, version_signature
+from .unbounded_replan import MIN_IDENTICAL_REPLANS, UnboundedReplan, version_signature
 from .write_conflict import WriteConflict
 
 KIND = A.FINDING_PLAN_PROPAGATION
@@ -134,10 +135,13 @@ class PlanPropagation:
         if f is not None:
             findings.append(f)
         if not starved and not self._external_after_success(trace):
+            explained = bool(
+                RunawayLoop().detect(trace)
+                or WriteConflict().detect(trace)
+                or UnboundedReplan().detect(trace)
+            )
             f = (
-                None
-                if RunawayLoop().detect(trace)
-                else self._wrong_value(trace) or self._faithful_failure(trace)
+                None if explained else self._wrong_value(trace) or self._faithful_failure(trace)
             ) or self._repeated_plan(trace)
             if f is not None:
                 findings.append(f)

@@ -10,6 +10,10 @@ later success of that step, or of that tool in that step):
   agent) the tool call's parent span stands for the step: its name minus the operation prefix
   (``execute_step``, ``invoke_agent``) is reported as the step id.
 
+A streak that spans several plan versions counts only when the step was retried within a version
+(at least two failures in one version): one failure per version, each answered by a replan, is
+the planner's loop (``unbounded_replan``), not the executor's.
+
 A streak is a runaway loop when it has at least :data:`MIN_REPEATS` failures, or when it went
 beyond the retry budget (an attempt number above ``max_attempts_per_step`` of
 ``planscope.run.budget``, or an attempt refused with status ``skipped``). Error texts and
@@ -58,6 +62,12 @@ def parent_step_names(trace: TraceData) -> dict[str, str]:
             names[span.span_id] = name
         trace._memo["parent_step_names"] = names
     return dict(names)
+
+
+def _retried_within_a_version(versions: Sequence[int]) -> bool:
+    """Failures in one plan version, or at least two in one of several versions."""
+    counts = Counter(versions)
+    return len(counts) == 1 or max(counts.values()) >= 2
 
 
 def _distinct(values: Sequence[str]) -> int:
@@ -113,12 +123,18 @@ class RunawayLoop:
         )
         if len(failed) < MIN_REPEATS and not over_budget:
             return None
+        if not _retried_within_a_version([a.plan_version for a in failed]):
+            return None
         tool_calls = [t for a in failed for t in trace.tools_of(a)]
         failing_tools = [t for t in tool_calls if t.failed]
         tool = Counter(t.tool for t in failing_tools).most_common(1)
         executor = next((a.executor for a in failed if a.executor), "")
         component = tool[0][0] if tool else executor or "executor"
         versions = sorted({a.plan_version for a in failed})
+        last = failed[-1]
+        escalated = bool(last.plan_id) and any(
+            p.plan_id == last.plan_id and p.version > last.plan_version for p in trace.plans
+        )
         n = len(failed)
         errors = _distinct([a.fingerprint for a in failed])
         inputs = _distinct([a.input_hash for a in failed] or [t.args_key for t in failing_tools])
@@ -138,8 +154,22 @@ class RunawayLoop:
         )
         explanation = (
             f"Step '{step_id}' failed {n} attempts in a row {' '.join(why)}".rstrip()
-            + f", with {variation}, and never succeeded afterwards."
+            + f", with {variation}, and never succeeded afterwards"
+            + ("" if escalated else "; it was not escalated to a replan")
+            + "."
         )
+        signals = [
+            name
+            for name, values in (
+                ("same_error", [a.fingerprint for a in failed]),
+                ("same_inputs", [a.input_hash for a in failed]),
+                (
+                    "same_tool_args",
+                    [t.args_key and f"{t.tool}:{t.args_key}" for t in failing_tools],
+                ),
+            )
+            if len(set(values)) == 1 and values[0]
+        ]
         wasted = failed[1:]
         return make_finding(
             self,
@@ -154,11 +184,14 @@ class RunawayLoop:
             wasted_ns=sum(max(0, a.end_ns - a.start_ns) for a in wasted),
             detail={
                 "attempts": n,
+                "signals": signals,
                 "distinct_errors": errors,
                 "distinct_inputs": inputs,
                 "over_budget": over_budget,
                 "budget": budget,
                 "plan_versions": versions,
+                "plan_version": last.plan_version,
+                "escalated_to_replan": escalated,
                 "tool": component if tool else "",
             },
         )
@@ -183,6 +216,8 @@ class RunawayLoop:
             for c in calls:
                 streak = [*streak, c] if c.failed else []
             if len(streak) < MIN_REPEATS:
+                continue
+            if not _retried_within_a_version([c.plan_version for c in streak]):
                 continue
             in_attempts = [
                 attempt_of[c.parent_span_id] for c in streak if c.parent_span_id in attempt_of
@@ -214,6 +249,7 @@ class RunawayLoop:
                     wasted_ns=sum(c.duration_ns for c in wasted),
                     detail={
                         "attempts": len(streak),
+                        "signals": ["same_tool_args"] if args == 1 else [],
                         "distinct_inputs": args,
                         "parent_spans": spans,
                         "tool": tool,
