@@ -2,6 +2,10 @@
 
 Public so that the collector, analyzer and runners build their subcommands the same way without
 importing the SDK's private command-line module.
+
+>>> from planscope.cli import deprecated_alias
+>>> deprecated_alias("--trace-id").__name__
+'Alias'
 """
 
 from __future__ import annotations

@@ -241,7 +241,7 @@ def _without(monkeypatch: pytest.MonkeyPatch, *prefixes: str) -> None:
     """Make the real collector answer 404 for these API prefixes (a collector without that
     extension, like `serve --role ingest`)."""
     import streamlit as st
-    from planscope_dashboard._client import CollectorClient
+    from planscope.client import CollectorClient
 
     original = CollectorClient._request
 
