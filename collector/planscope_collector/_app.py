@@ -12,6 +12,7 @@ import anyio
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from planscope import api
 
 from ._auth import Authenticator
 from ._errors import IngestRejected, NotIngesting, SpoolFull, Unauthorized
@@ -319,7 +320,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
             ]
         return Response("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")
 
-    @app.get("/api/traces")
+    @app.get("/api/traces", response_model=api.TracesPage)
     async def list_traces(
         proj: Annotated[str, Depends(project_of)],
         service: str | None = None,
@@ -362,7 +363,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         limit: Annotated[int | None, Query(ge=1, description="spans per page")] = None,
     ) -> JSONResponse:
         tid = trace_id.lower()
-        if len(tid) != 32 or any(c not in "0123456789abcdef" for c in tid):
+        if not api.is_trace_id(tid):
             return _error(400, "trace id must be 32 hex characters")
         page = min(limit or settings.max_trace_spans, settings.max_trace_spans)
         q = TraceQueries(collector.store)
