@@ -38,7 +38,7 @@ from planscope_analyzer.attribution import (
 )
 from planscope_analyzer.importers import _conventions as C
 from planscope_analyzer.importers import import_files, parse_whowhen
-from planscope_analyzer.importers._log import parse_log
+from planscope_analyzer.importers._log import parse_logs, read_logs
 from planscope_collector import BackgroundServer
 
 from .conftest import wait_for_trace
@@ -121,7 +121,8 @@ TOOL_USE = {
 
 
 def _conv(doc: Any) -> Any:
-    return parse_log(json.dumps(doc).encode(), "x.json")
+    [conv] = parse_logs(json.dumps(doc).encode(), "x.json")
+    return conv
 
 
 def test_features_describe_the_log_not_the_dataset() -> None:
@@ -470,3 +471,38 @@ def test_finding_labelled_planner_is_evidence_for_the_speaker_of_its_step() -> N
         a = attribute(conv, [ref], method=method)
         assert a.component in conv.speakers() and a.component != "planner"
         assert any(e.step == 2 and "on Coder_Expert" in e.text for e in a.evidence)
+
+
+TAU = Path(__file__).parent / "data" / "tau_bench_airline_sample.json"
+
+
+def test_tau_bench_file_of_runs_imports_and_attributes(
+    collector: BackgroundServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Real τ-bench trajectories (a file of runs): one conversation and one trace per run,
+    each blamed on a speaker of its own run, the same from the file and from the store."""
+    convs = read_logs(TAU)
+    assert [c.source_id for c in convs] == ["15/0", "41/2", "38/2"]
+    first = convs[0]
+    assert first.question.startswith("Your user id is") or "james_patel_9828" in first.question
+    assert first.tool_speakers == {
+        "get_reservation_details",
+        "update_reservation_flights",
+        "cancel_reservation",
+    }
+    errors = [t.index for t in first.turns if t.kind == "tool" and "Error" in t.content]
+    assert errors == [17]
+    assert BASELINES["first-error-receiver"](first) == ("assistant", 16)
+    with pytest.raises(SystemExit) as done:
+        main(["attribute", "--json", "--method", METHOD, str(TAU)])
+    assert done.value.code == 0
+    out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [o["file"] for o in out] == [f"{TAU}#{k}" for k in range(3)]
+    for o, conv in zip(out, convs, strict=True):
+        assert o["component"] in conv.speakers() and o["component"] not in conv.tool_speakers
+    [p] = import_files([TAU], collector=collector.url)
+    assert p.format == "tool-use" and len(p.trace_ids) == 3
+    for conv, tid, n in zip(convs, p.trace_ids, p.trace_spans, strict=True):
+        stored = conversation_from_trace(wait_for_trace(collector.url, tid, n))
+        offline, online = attribute(conv, method=METHOD), attribute(stored, method=METHOD)
+        assert (online.component, online.step) == (offline.component, offline.step)

@@ -216,6 +216,11 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
             turns[index] = replace(turn, speaker=have.speaker, role=have.role)
         elif have.kind == "plan" and tk != "plan":
             turns[index] = replace(have, speaker=speaker, role=role)
+    task_at = run_attrs.get(C.IMPORT_RECORD)
+    if run is not None and str(task_at).isdigit() and int(str(task_at)) not in turns:
+        # An imported log's task turns (what the run was given) are its run span's input.
+        given = _text(run_attrs.get(A.INPUT)) or _text(run_attrs.get(A.RUN_OBJECTIVE))
+        turns[int(str(task_at))] = Turn(int(str(task_at)), planner, "task", "task", given)
     ordered = tuple(turns[i] for i in sorted(turns))
     return Conversation(
         source=str(trace.get("trace_id", "trace")),
