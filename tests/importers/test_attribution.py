@@ -18,7 +18,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import Status, StatusCode
-from planscope import Plan, PlanStep, _config, _state
+from planscope import Plan, PlanStep, _config, _state, api
 from planscope._cli import main
 from planscope_analyzer.attribution import (
     BASELINES,
@@ -464,8 +464,14 @@ def test_finding_labelled_planner_is_evidence_for_the_speaker_of_its_step() -> N
             {"span_id": "s2", "attributes": {C.IMPORT_RECORD: "2", "planscope.step.id": "run"}}
         ]
     }
-    finding = {"kind": "runaway_loop", "severity": "high", "component": "planner"}
-    [ref] = map_findings([{**finding, "evidence": ["s2"]}], trace, conv)
+    finding = api.Finding(
+        kind="runaway_loop",
+        severity="high",
+        trace_id="t",
+        component="planner",
+        evidence_span_ids=["s2"],
+    )
+    [ref] = map_findings([finding], trace, conv)
     assert (ref.component, ref.step) == ("Coder_Expert", 2)  # the code runner ran its code
     for method in (METHOD, *BASELINES):
         a = attribute(conv, [ref], method=method)
