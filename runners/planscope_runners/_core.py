@@ -43,6 +43,7 @@ class Approved:
     """The reviewer accepts the plan as is."""
 
     reviewer: str | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,7 @@ class Edited:
 
     plan: Plan
     reviewer: str | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -340,7 +342,10 @@ class Run:
             if decision is not None:
                 approved = not isinstance(decision, Rejected)
                 span.record_approval(
-                    approved, edited=isinstance(decision, Edited), reviewer=decision.reviewer
+                    approved,
+                    edited=isinstance(decision, Edited),
+                    reviewer=decision.reviewer,
+                    reason=decision.reason,
                 )
         if isinstance(decision, Rejected):
             self.count(rejected_plans=1)

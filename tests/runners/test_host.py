@@ -48,9 +48,7 @@ def test_host_routes_sub_tasks_to_application_agents_with_their_own_tools(spans:
         (step,) = [s for s in spans.steps() if s.parent.span_id == handoff.context.span_id]
         assert attr(step, A.STEP_ID) == attr(handoff, A.HANDOFF_SUBTASK)
         assert attr(step, A.STEP_EXECUTOR) == receiver.agent
-        tools = [
-            t for t in spans.of_kind(A.KIND_TOOL) if t.parent.span_id == step.context.span_id
-        ]
+        tools = [t for t in spans.of_kind(A.KIND_TOOL) if t.parent.span_id == step.context.span_id]
         assert tools and {attr(t, A.GEN_AI_TOOL_NAME) for t in tools} <= set(receiver.tools)
     plans = spans.of_kind(A.KIND_PLAN)
     assert attr(plans[0], A.GEN_AI_AGENT_NAME) == "host-agent"

@@ -111,9 +111,7 @@ def _handoff(
     return outcome
 
 
-def _note_misroute(
-    r: Run, step: PlanStep, covers: Sequence[str], app: Application | None
-) -> None:
+def _note_misroute(r: Run, step: PlanStep, covers: Sequence[str], app: Application | None) -> None:
     """Report the misroute fault as acted when the host handed its target to an agent
     without the target's tool (the label then blames the host's routing)."""
     fault = next((f for f in r.faults if f.knob == MISROUTE), None)
