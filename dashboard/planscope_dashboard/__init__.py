@@ -6,7 +6,7 @@ planned-vs-executed diff, "why" chain, findings, aggregates) need no Streamlit a
 here for tests and other front ends.
 """
 
-from ._aggregate import run_metrics, step_failures, variant_summary
+from ._aggregate import run_metrics
 from ._client import (
     ClientSettings,
     CollectorAuthError,
@@ -49,9 +49,7 @@ __all__ = [
     "normalise_findings",
     "plan_diff",
     "run_metrics",
-    "step_failures",
     "step_status",
     "timeline_rows",
-    "variant_summary",
     "why_chain",
 ]

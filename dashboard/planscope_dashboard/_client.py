@@ -217,11 +217,7 @@ class CollectorClient:
         outcome: str | None = None,
         q: str | None = None,
     ) -> dict[str, Any]:
-        """One page of ``GET /api/traces`` (newest first).
-
-        ``agent``, ``variant``, ``outcome`` and ``q`` are applied by collectors that have the
-        stats API (:meth:`stats_available`); older ones ignore them.
-        """
+        """One page of ``GET /api/traces`` (newest first), filtered by the collector."""
         body = self._json(
             self._get(
                 "/api/traces",
@@ -330,13 +326,10 @@ class CollectorClient:
             offset += len(page.findings)
         return FindingsPage(available=True, findings=found[:max_rows], has_more=True)
 
-    # -- aggregates (/api/stats); None when the collector predates them (404) ------------------
+    # -- aggregates (/api/stats, computed in ClickHouse) ------------------------------------------
 
-    def _optional(self, path: str, params: dict[str, Any]) -> dict[str, Any] | None:
-        response = self._get(path, params)
-        if response.status_code in (404, 405):
-            return None
-        body = self._json(response)
+    def _object(self, path: str, params: dict[str, Any]) -> dict[str, Any]:
+        body = self._json(self._get(path, params))
         if not isinstance(body, dict):
             raise CollectorResponseError(f"{path} answered an unexpected shape")
         return body
@@ -349,9 +342,9 @@ class CollectorClient:
         service: str | None = None,
         agent: str | None = None,
         bucket_s: int = 3600,
-    ) -> dict[str, Any] | None:
-        """``GET /api/stats/runs``: buckets x outcome, totals, agents; None without the API."""
-        body = self._optional(
+    ) -> dict[str, Any]:
+        """``GET /api/stats/runs``: buckets x outcome, totals, agents."""
+        body = self._object(
             "/api/stats/runs",
             {
                 "since": since_ns,
@@ -361,7 +354,7 @@ class CollectorClient:
                 "bucket": max(1, int(bucket_s)),
             },
         )
-        if body is not None and not isinstance(body.get("buckets"), list):
+        if not isinstance(body.get("buckets"), list):
             raise CollectorResponseError("/api/stats/runs answered an unexpected shape")
         return body
 
@@ -373,9 +366,9 @@ class CollectorClient:
         service: str | None = None,
         agent: str | None = None,
         limit: int = 50,
-    ) -> list[dict[str, Any]] | None:
-        """``GET /api/stats/steps``: per (agent, step id), worst first; None without the API."""
-        body = self._optional(
+    ) -> list[dict[str, Any]]:
+        """``GET /api/stats/steps``: per (agent, step id), worst first."""
+        body = self._object(
             "/api/stats/steps",
             {
                 "since": since_ns,
@@ -385,8 +378,6 @@ class CollectorClient:
                 "limit": limit,
             },
         )
-        if body is None:
-            return None
         if not isinstance(body.get("steps"), list):
             raise CollectorResponseError("/api/stats/steps answered an unexpected shape")
         return [s for s in body["steps"] if isinstance(s, dict)]
@@ -398,14 +389,12 @@ class CollectorClient:
         until_ns: int | None = None,
         service: str | None = None,
         agent: str | None = None,
-    ) -> list[dict[str, Any]] | None:
-        """``GET /api/stats/variants``: per runtime variant; None without the API."""
-        body = self._optional(
+    ) -> list[dict[str, Any]]:
+        """``GET /api/stats/variants``: per runtime variant."""
+        body = self._object(
             "/api/stats/variants",
             {"since": since_ns, "until": until_ns, "service": service, "agent": agent},
         )
-        if body is None:
-            return None
         if not isinstance(body.get("variants"), list):
             raise CollectorResponseError("/api/stats/variants answered an unexpected shape")
         return [v for v in body["variants"] if isinstance(v, dict)]

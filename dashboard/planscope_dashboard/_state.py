@@ -39,8 +39,6 @@ DEFAULT_RANGE = "24h"
 
 MAX_LIST_ROWS = 1000
 """Traces read per list query (the collector's page size); pages filter within these."""
-DETAIL_SAMPLE = 200
-"""Runs whose spans are read for per-step aggregates on the overview (newest first)."""
 MAX_FINDINGS = 5000
 """Findings read for the overview and findings pages (newest traces first)."""
 CACHE_TTL = 15
@@ -159,14 +157,6 @@ def _traces_bulk(settings: ClientSettings, trace_ids: tuple[str, ...]) -> list[d
     return client_for(settings).get_traces(trace_ids)
 
 
-def metrics_for(settings: ClientSettings, trace_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """``run_metrics`` for several traces, fetched concurrently where not cached."""
-    from ._aggregate import run_metrics
-
-    views = run_views(settings, trace_ids)
-    return {v.trace_id: run_metrics(v) for v in views}
-
-
 @st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=32)
 def _findings(
     settings: ClientSettings,
@@ -227,8 +217,8 @@ def stats_runs(
     agent: str | None,
     since_ns: int | None,
     bucket_s: int,
-) -> dict[str, Any] | None:
-    """``/api/stats/runs`` of the range; None when the collector has no stats API."""
+) -> dict[str, Any]:
+    """``/api/stats/runs`` of the range."""
     return client_for(settings).stats_runs(
         since_ns=since_ns, service=service, agent=agent, bucket_s=bucket_s
     )
@@ -241,8 +231,8 @@ def stats_steps(
     agent: str | None,
     since_ns: int | None,
     limit: int = 50,
-) -> list[dict[str, Any]] | None:
-    """``/api/stats/steps`` of the range (worst first); None without the stats API."""
+) -> list[dict[str, Any]]:
+    """``/api/stats/steps`` of the range (worst first)."""
     return client_for(settings).stats_steps(
         since_ns=since_ns, service=service, agent=agent, limit=limit
     )
@@ -251,8 +241,8 @@ def stats_steps(
 @st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=32)
 def stats_variants(
     settings: ClientSettings, service: str | None, agent: str | None, since_ns: int | None
-) -> list[dict[str, Any]] | None:
-    """``/api/stats/variants`` of the range; None without the stats API."""
+) -> list[dict[str, Any]]:
+    """``/api/stats/variants`` of the range."""
     return client_for(settings).stats_variants(since_ns=since_ns, service=service, agent=agent)
 
 

@@ -238,7 +238,8 @@ def test_render_budget_of_a_5000_span_run(filled: Filled) -> None:
 
 
 def _without(monkeypatch: pytest.MonkeyPatch, *prefixes: str) -> None:
-    """Make the real collector answer 404 for these API prefixes (an older collector)."""
+    """Make the real collector answer 404 for these API prefixes (a collector without that
+    extension, like `serve --role ingest`)."""
     import streamlit as st
     from planscope_dashboard._client import CollectorClient
 
@@ -279,25 +280,6 @@ def test_pages_read_server_side_aggregates(filled: Filled) -> None:
     summary = at.dataframe[0].value
     assert summary["runs"].sum() == stats["totals"]["runs"]
     assert summary["retries_per_run"].notna().all()
-
-
-def test_pages_fall_back_without_the_stats_api(
-    filled: Filled, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _without(monkeypatch, "/api/stats")
-    at = run_app(page="overview")
-    assert not at.error, [e.value for e in at.error]
-    runs = next(m for m in at.metric if m.label == "Runs")
-    assert int(runs.value) >= len(filled.labels) + 1
-    assert any("newest" in c.value for c in at.caption)  # the sample is said
-    target = filled.labelled("runaway_loop")
-    at = run_app(page="traces", q=target["trace_id"][:14])
-    table = at.dataframe[0].value
-    assert list(table["trace_id"]) == [target["trace_id"]]
-    assert int(table["attempts"][0]) > int(table["retries"][0]) >= 3
-    at = run_app(page="compare")
-    assert not at.error
-    assert "sampled_runs" in at.dataframe[0].value.columns
 
 
 def test_alerts_page_create_test_edit_and_history(filled: Filled) -> None:

@@ -1,7 +1,7 @@
 """Overview: runs by outcome, findings by kind, tokens and cost, retry-budget burn, top failures.
 
 Numbers come from the collector's ``/api/stats`` (computed in ClickHouse over every run of the
-range); a collector without them (404) gets the client-side aggregates over a bounded sample.
+range).
 """
 
 from __future__ import annotations
@@ -25,10 +25,7 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
     bucket_s = G.bucket_ns((seconds or 30 * 86400) * 10**9) // 10**9
     with st.spinner("Loading runs…"):
         stats = S.stats_runs(settings, filters.service, filters.agent, filters.since_ns, bucket_s)
-    if stats is None:
-        _render_client_side(settings, filters)
-        return
-    _render_server_side(settings, filters, stats, bucket_s * 10**9)
+    _render(settings, filters, stats, bucket_s * 10**9)
 
 
 def _findings_of_range(settings: ClientSettings, filters: S.Filters) -> tuple[bool, list[Finding]]:
@@ -41,7 +38,7 @@ def _findings_of_range(settings: ClientSettings, filters: S.Filters) -> tuple[bo
     return available, found
 
 
-def _render_server_side(
+def _render(
     settings: ClientSettings, filters: S.Filters, stats: dict[str, Any], width_ns: int
 ) -> None:
     t = stats["totals"]
@@ -95,7 +92,7 @@ def _render_server_side(
     left, right = st.columns(2)
     with left:
         st.subheader("Top failing plan steps")
-        steps = S.stats_steps(settings, filters.service, filters.agent, filters.since_ns) or []
+        steps = S.stats_steps(settings, filters.service, filters.agent, filters.since_ns)
         _failing_steps(steps)
     with right:
         st.subheader("Agents by failures")
@@ -223,69 +220,3 @@ def _burn_chart(series: list[dict[str, Any]], width_ns: int, filters: S.Filters)
             ),
             key="ov_burn",
         )
-
-
-def _render_client_side(settings: ClientSettings, filters: S.Filters) -> None:
-    """A collector without ``/api/stats``: aggregates over the newest traces (bounded)."""
-    with st.spinner("Loading runs…"):
-        rows, truncated = S.recent_traces(
-            settings, filters.service, filters.since_ns, S.MAX_LIST_ROWS
-        )
-    rows = G.filter_traces(rows, agent=filters.agent)
-    if not rows:
-        no_traces(settings)
-        return
-    if truncated:
-        st.caption(
-            f"Showing the newest {S.MAX_LIST_ROWS} traces of the range; narrow the time range "
-            "for exact totals."
-        )
-    available, found = S.findings(settings, filters.since_ns)
-    trace_ids = {r["trace_id"] for r in rows}
-    found = [f for f in found if not f.trace_id or f.trace_id in trace_ids] if found else []
-    t = G.totals(rows)
-    cols = st.columns(6)
-    cols[0].metric("Runs", t.runs)
-    cols[1].metric("Success rate", f"{t.success_rate:.0%}" if t.success_rate is not None else "-")
-    cols[2].metric("Tokens", f"{t.tokens:,}")
-    cols[3].metric("Cost", f"${t.cost_usd:,.4f}")
-    cols[4].metric("p95 run time", fmt_ms(t.p95_ms))
-    cols[5].metric("Findings", len(found) if available else "-")
-
-    span = max(int(r["start_ns"]) for r in rows) - min(int(r["start_ns"]) for r in rows)
-    width = G.bucket_ns(max(span, 1))
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Runs over time by outcome")
-        _runs_chart(G.runs_over_time(rows, width), width, filters)
-    with right:
-        _findings_chart(available, found)
-    _token_charts(G.tokens_over_time(rows, width), width, filters)
-
-    runs = [r for r in rows if r.get("run_id")][: S.DETAIL_SAMPLE]
-    with st.spinner(f"Reading the spans of {len(runs)} runs for step-level numbers…"):
-        views = S.run_views(settings, [r["trace_id"] for r in runs])
-    st.subheader("Retry-budget burn")
-    st.caption(
-        f"Step attempts beyond the first, over the newest {len(views)} runs of the range "
-        f"(at most {S.DETAIL_SAMPLE} are read for step-level numbers)."
-    )
-    burn = G.retry_burn_over_time(views, width)
-    total_retries = sum(b["retries"] for b in burn)
-    exceeded = sum(G.run_metrics(v)["budget_exceeded"] for v in views)
-    a, b, c = st.columns(3)
-    a.metric("Attempts beyond the first", total_retries)
-    b.metric("Retry budget exceeded", exceeded)
-    c.metric("Retries per run", f"{total_retries / len(views):.2f}" if views else "-")
-    _burn_chart(burn, width, filters)
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Top failing plan steps")
-        _failing_steps(G.step_failures(views))
-    with right:
-        st.subheader("Agents by failures")
-        agents = G.agent_failures(rows)[:10]
-        if agents:
-            rows_table(agents)
-        else:
-            st.info("No agent runs in this range.")
