@@ -651,9 +651,8 @@ def _produced_keys(step: PlanStep, call: ToolCall, filled: list[str]) -> list[st
         return keys
     if call.produces == "":  # the call says it fills nothing
         return []
-    if call.produces in keys:
-        chosen = call.produces
-    else:
+    chosen: str | None = call.produces if call.produces in keys else None
+    if chosen is None:
         chosen = next((k for k in keys if k not in filled), None)
     if chosen is None:
         return []
