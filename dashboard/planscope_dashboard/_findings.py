@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from planscope import api
 
 SEVERITY_ORDER = {"critical": 0, "high": 1, "error": 1, "medium": 2, "warning": 2, "low": 3}
 """Lower sorts first; unknown severities sort last."""
@@ -27,15 +30,15 @@ class Finding:
     finding_id: str | None = None
     wasted_cost_usd: float | None = None
     detail: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
-    raw: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def severity_rank(self) -> int:
         return SEVERITY_ORDER.get(self.severity.lower(), 9)
 
 
-def normalise_finding(raw: dict[str, Any]) -> Finding:
-    """Map one finding of ``/api/findings`` to :class:`Finding`.
+def normalise_finding(item: api.Finding | dict[str, Any]) -> Finding:
+    """Map one finding of ``/api/findings`` (a :class:`planscope.api.Finding` or its JSON) to
+    :class:`Finding`.
 
     >>> f = normalise_finding({"kind": "runaway_loop", "severity": "high", "trace_id": "ab",
     ...     "evidence_span_ids": ["s1"], "explanation": "4 same errors", "wasted_tokens": 900,
@@ -43,27 +46,26 @@ def normalise_finding(raw: dict[str, Any]) -> Finding:
     >>> (f.kind, f.evidence_span_ids, f.wasted_tokens, f.wasted_seconds, f.time_ns)
     ('runaway_loop', ('s1',), 900, 1.5, 7)
     """
-    wasted_ms = _opt_float(raw.get("wasted_ms"))
+    f = item if isinstance(item, api.Finding) else api.Finding.model_validate(item)
     return Finding(
-        kind=str(raw.get("kind") or "unknown"),
-        severity=str(raw.get("severity") or "unknown"),
-        trace_id=str(raw.get("trace_id") or ""),
-        explanation=str(raw.get("explanation") or ""),
-        run_id=_opt_str(raw.get("run_id")),
-        component=_opt_str(raw.get("component")),
-        step_id=_opt_str(raw.get("step_id")),
-        evidence_span_ids=tuple(str(s) for s in raw.get("evidence_span_ids") or () if s),
-        wasted_tokens=_opt_int(raw.get("wasted_tokens")),
-        wasted_seconds=wasted_ms / 1e3 if wasted_ms is not None else None,
-        time_ns=_opt_int(raw.get("trace_start_ns")),
-        finding_id=_opt_str(raw.get("key")),
-        wasted_cost_usd=_opt_float(raw.get("wasted_cost_usd")),
-        detail=dict(raw["detail"]) if isinstance(raw.get("detail"), dict) else {},
-        raw=raw,
+        kind=f.kind,
+        severity=f.severity,
+        trace_id=f.trace_id,
+        explanation=f.explanation,
+        run_id=f.run_id or None,
+        component=f.component or None,
+        step_id=f.step_id or None,
+        evidence_span_ids=tuple(s for s in f.evidence_span_ids if s),
+        wasted_tokens=f.wasted_tokens,
+        wasted_seconds=f.wasted_ms / 1e3,
+        time_ns=f.trace_start_ns,
+        finding_id=f.key or None,
+        wasted_cost_usd=f.wasted_cost_usd,
+        detail=dict(f.detail),
     )
 
 
-def normalise_findings(items: list[dict[str, Any]]) -> list[Finding]:
+def normalise_findings(items: Sequence[api.Finding | dict[str, Any]]) -> list[Finding]:
     """Normalise and sort: most severe first, then by kind and step."""
     found = [normalise_finding(item) for item in items]
     return sorted(found, key=lambda f: (f.severity_rank, f.kind, f.step_id or "", f.trace_id))
@@ -75,21 +77,3 @@ def findings_by_trace(findings: list[Finding]) -> dict[str, int]:
     for f in findings:
         counts[f.trace_id] = counts.get(f.trace_id, 0) + 1
     return counts
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
-
-
-def _opt_int(value: Any) -> int | None:
-    try:
-        return None if value is None or value == "" else int(float(value))
-    except (TypeError, ValueError):
-        return None
-
-
-def _opt_float(value: Any) -> float | None:
-    try:
-        return None if value is None or value == "" else float(value)
-    except (TypeError, ValueError):
-        return None

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import streamlit as st
+from planscope import api
+from planscope.client import ClientSettings, CollectorClient, CollectorResponseError, Unavailable
 
-from ._client import ClientSettings, CollectorClient, CollectorResponseError, FindingsPage
 from ._findings import Finding, normalise_findings
 from ._runview import RunView, build_run_view
 from ._safe import md_escape
@@ -163,10 +164,14 @@ def _findings(
     since_ns: int | None,
     kind: str | None,
     severity: str | None,
-) -> FindingsPage:
-    return client_for(settings).list_findings(
-        since_ns=since_ns, kind=kind, severity=severity, max_rows=MAX_FINDINGS
-    )
+) -> list[api.Finding] | None:
+    try:
+        page = client_for(settings).list_findings(
+            since_ns=since_ns, kind=kind, severity=severity, max_rows=MAX_FINDINGS
+        )
+    except Unavailable:
+        return None
+    return page.findings
 
 
 def findings(
@@ -181,11 +186,11 @@ def findings(
     reported as a warning and the page renders without them.
     """
     try:
-        page = _findings(settings, since_ns, kind, severity)
+        found = _findings(settings, since_ns, kind, severity)
     except CollectorResponseError as exc:
         findings_warning(exc)
         return False, []
-    return page.available, normalise_findings(page.findings)
+    return found is not None, normalise_findings(found or [])
 
 
 def findings_warning(exc: Exception) -> None:
@@ -193,18 +198,21 @@ def findings_warning(exc: Exception) -> None:
 
 
 @st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=64)
-def _trace_findings(settings: ClientSettings, trace_id: str) -> FindingsPage:
-    return client_for(settings).trace_findings(trace_id)
+def _trace_findings(settings: ClientSettings, trace_id: str) -> list[api.Finding] | None:
+    try:
+        return client_for(settings).trace_findings(trace_id)
+    except Unavailable:
+        return None
 
 
 def trace_findings(settings: ClientSettings, trace_id: str) -> tuple[bool, list[Finding]]:
     """(available, findings) of one trace."""
     try:
-        page = _trace_findings(settings, trace_id)
+        found = _trace_findings(settings, trace_id)
     except CollectorResponseError as exc:
         findings_warning(exc)
         return False, []
-    return page.available, normalise_findings(page.findings)
+    return found is not None, normalise_findings(found or [])
 
 
 # -- server-side aggregates (/api/stats) and filtered pages ---------------------------------------
@@ -217,7 +225,7 @@ def stats_runs(
     agent: str | None,
     since_ns: int | None,
     bucket_s: int,
-) -> dict[str, Any]:
+) -> api.RunStats:
     """``/api/stats/runs`` of the range."""
     return client_for(settings).stats_runs(
         since_ns=since_ns, service=service, agent=agent, bucket_s=bucket_s
@@ -257,7 +265,7 @@ def traces_page(
     search: str | None,
     limit: int,
     offset: int,
-) -> dict[str, Any]:
+) -> api.TracesPage:
     """One filtered page of ``/api/traces`` (filters applied by the collector)."""
     return client_for(settings).list_traces(
         service=service,

@@ -334,8 +334,8 @@ def test_findings_normalisation_reads_the_api_fields() -> None:
     assert f.evidence_span_ids == ("s1", "s2") and f.finding_id == "k1"
     assert f.wasted_tokens == 1200 and f.wasted_seconds == pytest.approx(0.25)
     assert f.time_ns == 1767225600 * 10**9
-    g = normalise_finding({"kind": "x"})
-    assert g.evidence_span_ids == () and g.wasted_seconds is None and g.time_ns is None
+    g = normalise_finding({"kind": "x", "severity": "low", "trace_id": "t"})
+    assert g.evidence_span_ids == () and g.wasted_seconds == 0.0 and g.time_ns is None
 
 
 def test_aggregates_from_list_rows_and_views(diamond: dict[str, Any]) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+from planscope.client import ClientSettings
 
 from .. import _aggregate as G
 from .. import _charts as C
 from .. import _state as S
-from .._client import ClientSettings
 from .._dag import layout_dag
 from ._common import fmt_ms, no_traces, rows_table
 

@@ -10,11 +10,12 @@ import time
 from typing import Any
 
 import streamlit as st
+from planscope import api
+from planscope.client import ClientSettings
 
 from .. import _aggregate as G
 from .. import _charts as C
 from .. import _state as S
-from .._client import ClientSettings
 from .._findings import Finding
 from ._common import analysis_unavailable, fmt_ms, no_traces, rows_table
 
@@ -39,9 +40,9 @@ def _findings_of_range(settings: ClientSettings, filters: S.Filters) -> tuple[bo
 
 
 def _render(
-    settings: ClientSettings, filters: S.Filters, stats: dict[str, Any], width_ns: int
+    settings: ClientSettings, filters: S.Filters, stats: api.RunStats, width_ns: int
 ) -> None:
-    t = stats["totals"]
+    t = stats.totals
     if not t.get("runs"):
         no_traces(settings)
         return
@@ -55,8 +56,8 @@ def _render(
     p95 = t.get("p95_duration_ns")
     cols[4].metric("p95 run time", fmt_ms(p95 / 1e6 if p95 is not None else None))
     cols[5].metric("Findings", len(found) if available else "-")
-    buckets = stats["buckets"]
-    if stats.get("truncated"):
+    buckets = stats.buckets
+    if stats.truncated:
         st.caption("The range holds more buckets than shown; pick a shorter time range.")
     left, right = st.columns(2)
     with left:
@@ -65,21 +66,21 @@ def _render(
     with right:
         _findings_chart(available, found)
     per_bucket: dict[int, dict[str, Any]] = {}
-    for b in buckets:
+    for row in buckets:
         slot = per_bucket.setdefault(
-            int(b["bucket_ns"]),
+            int(row["bucket_ns"]),
             {
-                "bucket_ns": int(b["bucket_ns"]),
+                "bucket_ns": int(row["bucket_ns"]),
                 "input_tokens": 0,
                 "output_tokens": 0,
                 "cost_usd": 0.0,
                 "retries": 0,
             },
         )
-        slot["input_tokens"] += int(b["input_tokens"])
-        slot["output_tokens"] += int(b["output_tokens"])
-        slot["cost_usd"] += float(b["cost_usd"])
-        slot["retries"] += int(b["retries"])
+        slot["input_tokens"] += int(row["input_tokens"])
+        slot["output_tokens"] += int(row["output_tokens"])
+        slot["cost_usd"] += float(row["cost_usd"])
+        slot["retries"] += int(row["retries"])
     series = [per_bucket[k] for k in sorted(per_bucket)]
     _token_charts(series, width_ns, filters)
     st.subheader("Retry-budget burn")
@@ -96,7 +97,7 @@ def _render(
         _failing_steps(steps)
     with right:
         st.subheader("Agents by failures")
-        agents = [a for a in stats.get("agents") or [] if a.get("runs")][:10]
+        agents = [a for a in stats.agents if a.get("runs")][:10]
         if agents:
             rows_table(agents)
         else:

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+from planscope.client import ClientSettings
 
 from .. import _aggregate as G
 from .. import _state as S
-from .._client import ClientSettings
 from .._findings import findings_by_trace
 from ._common import column_formats, ms, no_traces, when
 
@@ -53,7 +53,7 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
             PAGE_SIZE,
             (page - 1) * PAGE_SIZE,
         )
-    page_rows: list[dict[str, Any]] = body["traces"]
+    page_rows: list[dict[str, Any]] = body.traces
     if not page_rows and page > 1:
         S.navigate(pg=None)
     filtered = bool(search or outcome or variant)
@@ -63,7 +63,7 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
         else:
             no_traces(settings)
         return
-    more = body.get("next_offset") is not None
+    more = body.next_offset is not None
     first = (page - 1) * PAGE_SIZE + 1
     st.caption(
         f"traces {first} to {first + len(page_rows) - 1}"
