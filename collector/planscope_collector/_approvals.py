@@ -6,7 +6,7 @@ pending ones and decides with ``POST /api/approvals/{id}/decision`` (approve, ed
 plan, or reject with a reason). The agent that gives up waiting posts its default decision the
 same way, so the first decision wins whoever makes it and a second one is refused (409). Every
 route takes the caller's project from its API key like the query API; rows live in
-``planscope_plan_approvals`` (migration 0020).
+``planscope_plan_approvals`` (migration 0020). The wire models are in ``planscope.api``.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ import json
 import threading
 import uuid
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from planscope.api import Approval, ApprovalDecision, ApprovalRequest, ApprovalsPage
 
 from .extensions import project_of
 from .storage import Store
@@ -47,89 +47,11 @@ COLUMNS = (
 )
 PENDING = "pending"
 _STATUS_OF = {"approve": "approved", "edit": "edited", "reject": "rejected"}
-MAX_PLAN_BYTES = 1_000_000
 
 router = APIRouter()
 _decide_lock = threading.Lock()
 """Read-then-write of a decision is serialised, so the first decision wins (one collector
 process owns the embedded store; see docs/collector.md for a cluster)."""
-
-
-class ApprovalRequest(BaseModel):
-    """What an agent files: the plan it will not run before a decision."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    run_id: str = Field(min_length=1, max_length=128)
-    trace_id: str = Field(default="", pattern="^([0-9a-f]{32})?$")
-    plan_id: str = Field(min_length=1, max_length=256)
-    plan_version: int = Field(ge=1, le=1_000_000)
-    agent: str = Field(default="", max_length=256)
-    objective: str = Field(default="", max_length=10_000)
-    plan: dict[str, Any]
-    """The plan as ``planscope.Plan`` JSON (``steps`` with ids, descriptions, dependencies)."""
-    timeout_s: float = Field(default=600.0, gt=0, le=7 * 86400)
-    default_decision: Literal["approve", "reject"] = "reject"
-
-    @model_validator(mode="after")
-    def _plan_shape(self) -> ApprovalRequest:
-        _check_plan(self.plan)
-        return self
-
-
-class DecisionRequest(BaseModel):
-    """A reviewer's decision; a rejection needs a reason, an edit the edited plan."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    decision: Literal["approve", "edit", "reject"]
-    reason: str = Field(default="", max_length=4000)
-    reviewer: str = Field(default="", max_length=256)
-    plan: dict[str, Any] | None = None
-
-    @model_validator(mode="after")
-    def _consistent(self) -> DecisionRequest:
-        if self.decision == "reject" and not self.reason.strip():
-            raise ValueError("a rejection needs a reason")
-        if self.decision == "edit":
-            if self.plan is None:
-                raise ValueError("an edit needs the edited plan")
-            _check_plan(self.plan)
-        elif self.plan is not None:
-            raise ValueError(f"only an edit carries a plan, not {self.decision!r}")
-        return self
-
-
-class Approval(BaseModel):
-    """One approval request and, once decided, its decision."""
-
-    id: str
-    status: Literal["pending", "approved", "edited", "rejected"]
-    run_id: str
-    trace_id: str
-    plan_id: str
-    plan_version: int
-    agent: str
-    objective: str
-    plan: dict[str, Any]
-    edited_plan: dict[str, Any] | None
-    reason: str
-    reviewer: str
-    timeout_s: float
-    default_decision: str
-    created_at: float
-    decided_at: float | None
-
-
-def _check_plan(plan: dict[str, Any]) -> None:
-    steps = plan.get("steps")
-    if not isinstance(steps, list) or not steps:
-        raise ValueError("plan.steps must be a non-empty list")
-    for i, step in enumerate(steps):
-        if not isinstance(step, dict) or not isinstance(step.get("id"), str) or not step["id"]:
-            raise ValueError(f"plan.steps[{i}] needs a non-empty string id")
-    if len(json.dumps(plan)) > MAX_PLAN_BYTES:
-        raise ValueError(f"plan exceeds {MAX_PLAN_BYTES} bytes")
 
 
 def _store(request: Request) -> Store:
@@ -254,7 +176,7 @@ async def list_approvals(
     status: Annotated[str | None, Query(pattern="^(pending|approved|edited|rejected)$")] = None,
     run_id: Annotated[str | None, Query(max_length=128)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
-) -> dict[str, Any]:
+) -> ApprovalsPage:
     """Approval requests, newest first (``status=pending``: the queue)."""
     where, params = ["1"], {"project": proj}
     if status:
@@ -267,7 +189,7 @@ async def list_approvals(
     found = await anyio.to_thread.run_sync(
         lambda: _select(store, " AND ".join(where), params, limit)
     )
-    return {"approvals": [a.model_dump() for a in found]}
+    return ApprovalsPage(approvals=found)
 
 
 @router.get("/api/approvals/{approval_id}")
@@ -283,7 +205,7 @@ async def get_approval(
 async def decide(
     request: Request,
     approval_id: str,
-    body: DecisionRequest,
+    body: ApprovalDecision,
     proj: Annotated[str, Depends(project_of)],
 ) -> Approval:
     """Decide a pending request; 409 when it is decided already (the first decision wins)."""

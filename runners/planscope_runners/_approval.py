@@ -8,7 +8,7 @@ before any of its steps runs and return Approved, Edited or Rejected.
 * :class:`QueueGate` (``planscope run --approve queue``): files the plan with the collector
   (``POST /api/approvals``, the collector's API key), polls until someone decides in the
   dashboard's approval queue, and after ``timeout_s`` applies its default decision (posted the
-  same way, so a decision that arrived first wins).
+  same way, so a decision that arrived first wins), through ``planscope.client``.
 """
 
 from __future__ import annotations
@@ -23,18 +23,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-import httpx
 import planscope
-from planscope import Plan, PlanValidationError
+from planscope import Plan, PlanValidationError, api
+from planscope.client import ClientSettings, CollectorClient, Rejected
 
-from ._core import AGENT, Approved, Decision, Edited, Rejected
+from ._core import AGENT, Approved, Decision, Edited
+from ._core import Rejected as RejectedPlan
 
 DEFAULT_TIMEOUT_S = 600.0
 POLL_INTERVAL_S = 0.5
-
-
-class ApprovalUnavailable(planscope.ConfigurationError):
-    """The approval queue cannot be reached or refused the request."""
 
 
 def describe(plan: Plan) -> str:
@@ -111,7 +108,7 @@ class TerminalGate:
                 reason = ""
                 while not reason:
                     reason = self._ask("Reason for rejecting: ")
-                return Rejected(reason, reviewer=self.reviewer)
+                return RejectedPlan(reason, reviewer=self.reviewer)
             if answer in ("e", "edit"):
                 try:
                     changed = self._edit(plan)
@@ -139,14 +136,15 @@ class QueueGate:
 
     ``default`` (``reject`` or ``approve``) is applied after ``timeout_s`` without a decision.
 
-    >>> gate = QueueGate("http://127.0.0.1:4318", timeout_s=30)  # doctest: +SKIP
+    >>> gate = QueueGate(ClientSettings(base_url="http://127.0.0.1:4318"), timeout_s=30)
+    >>> gate.default
+    'reject'
     """
 
     def __init__(
         self,
-        collector: str,
+        settings: ClientSettings,
         *,
-        api_key: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         default: str = "reject",
         poll_interval_s: float = POLL_INTERVAL_S,
@@ -157,19 +155,12 @@ class QueueGate:
             raise planscope.ConfigurationError(
                 f"the default decision must be approve or reject, not {default!r}"
             )
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.client = httpx.Client(base_url=collector.rstrip("/"), headers=headers, timeout=10)
+        self.settings = settings
         self.timeout_s = timeout_s
         self.default = default
         self.poll_interval_s = poll_interval_s
         self.on_filed = on_filed
         self.agent = agent
-
-    def _call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        try:
-            return self.client.request(method, path, **kwargs)
-        except httpx.HTTPError as exc:
-            raise ApprovalUnavailable(f"the approval queue is unreachable: {exc}") from None
 
     def __call__(self, plan: Plan) -> Decision:
         run = planscope.current_run()
@@ -177,57 +168,46 @@ class QueueGate:
         if run is not None:
             context = run.span.get_span_context()
             trace_id = format(context.trace_id, "032x") if context.trace_id else ""
-        filed = self._call(
-            "POST",
-            "/api/approvals",
-            json={
-                "run_id": (run.run_id if run is not None else "") or plan.id,
-                "trace_id": trace_id,
-                "plan_id": plan.id,
-                "plan_version": plan.version,
-                "agent": self.agent,
-                "objective": plan.objective or "",
-                "plan": plan.to_dict(),
-                "timeout_s": self.timeout_s,
-                "default_decision": self.default,
-            },
+        request = api.ApprovalRequest(
+            run_id=(run.run_id if run is not None else "") or plan.id,
+            trace_id=trace_id,
+            plan_id=plan.id,
+            plan_version=plan.version,
+            agent=self.agent,
+            objective=plan.objective or "",
+            plan=plan.to_dict(),
+            timeout_s=self.timeout_s,
+            default_decision="approve" if self.default == "approve" else "reject",
         )
-        if filed.status_code != 201:
-            raise ApprovalUnavailable(
-                f"the collector refused the approval request ({filed.status_code}): "
-                f"{filed.text[:300]}"
+        with CollectorClient(self.settings, user_agent="planscope-runners") as client:
+            filed = client.file_approval(request)
+            if self.on_filed is not None:
+                self.on_filed(filed.id)
+            deadline = time.monotonic() + self.timeout_s
+            while time.monotonic() < deadline:
+                current = client.get_approval(filed.id)
+                if current.status != "pending":
+                    return _decision(plan, current)
+                time.sleep(self.poll_interval_s)
+            timeout = api.ApprovalDecision(
+                decision="approve" if self.default == "approve" else "reject",
+                reason=f"no decision within {self.timeout_s:g}s: default policy {self.default}",
+                reviewer="policy:timeout",
             )
-        approval_id = str(filed.json()["id"])
-        if self.on_filed is not None:
-            self.on_filed(approval_id)
-        deadline = time.monotonic() + self.timeout_s
-        while time.monotonic() < deadline:
-            got = self._call("GET", f"/api/approvals/{approval_id}")
-            if got.status_code == 200 and got.json()["status"] != "pending":
-                return _decision(plan, got.json())
-            time.sleep(self.poll_interval_s)
-        body = {
-            "decision": self.default,
-            "reason": f"no decision within {self.timeout_s:g}s: default policy {self.default}",
-            "reviewer": "policy:timeout",
-        }
-        posted = self._call("POST", f"/api/approvals/{approval_id}/decision", json=body)
-        if posted.status_code == 409:  # someone decided just before the timeout: theirs wins
-            posted = self._call("GET", f"/api/approvals/{approval_id}")
-        if posted.status_code != 200:
-            raise ApprovalUnavailable(
-                f"the collector refused the default decision ({posted.status_code}): "
-                f"{posted.text[:300]}"
-            )
-        return _decision(plan, posted.json())
+            try:
+                decided = client.decide_approval(filed.id, timeout)
+            except Rejected as exc:
+                if exc.status != 409:
+                    raise
+                decided = client.get_approval(filed.id)  # decided just before: theirs wins
+            return _decision(plan, decided)
 
 
-def _decision(plan: Plan, approval: dict[str, Any]) -> Decision:
-    reviewer = str(approval.get("reviewer") or "") or None
-    reason = str(approval.get("reason") or "") or None
-    status = approval["status"]
-    if status == "approved":
+def _decision(plan: Plan, approval: api.Approval) -> Decision:
+    reviewer = approval.reviewer or None
+    reason = approval.reason or None
+    if approval.status == "approved":
         return Approved(reviewer=reviewer, reason=reason)
-    if status == "edited":
-        return Edited(edited_plan(plan, approval["edited_plan"]), reviewer=reviewer, reason=reason)
-    return Rejected(reason or "rejected", reviewer=reviewer)
+    if approval.status == "edited":
+        return Edited(edited_plan(plan, approval.edited_plan), reviewer=reviewer, reason=reason)
+    return RejectedPlan(reason or "rejected", reviewer=reviewer)

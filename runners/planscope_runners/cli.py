@@ -16,7 +16,7 @@ from typing import Any
 
 import planscope
 from planscope.cli import deprecated_alias
-from planscope.environment_variables import PLANSCOPE_API_KEY
+from planscope.client import ClientSettings
 
 from ._approval import DEFAULT_TIMEOUT_S, QueueGate, TerminalGate
 from ._core import ApprovalGate
@@ -212,8 +212,7 @@ def _gate(args: argparse.Namespace) -> ApprovalGate | None:
         )
 
     return QueueGate(
-        args.endpoint,
-        api_key=os.environ.get(PLANSCOPE_API_KEY),
+        ClientSettings.from_env(base_url=args.endpoint),
         timeout_s=args.approve_timeout,
         default=args.approve_default,
         on_filed=filed,
