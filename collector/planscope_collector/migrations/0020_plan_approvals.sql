@@ -27,4 +27,5 @@ CREATE TABLE IF NOT EXISTS {db}.planscope_plan_approvals {on_cluster} (
     DecidedAt DateTime64(3) CODEC(Delta(8), ZSTD(1))
 ) ENGINE = {engine:ReplacingMergeTree(Revision)}
 ORDER BY (Project, ApprovalId)
-TTL toDateTime(CreatedAt) + toIntervalDay({ttl_days});
+TTL toDateTime(CreatedAt) + toIntervalDay({ttl_days})
+SETTINGS non_replicated_deduplication_window = 10000;
