@@ -27,7 +27,7 @@ import numpy as np
 
 from ..importers._conversation import Conversation
 from ..importers._errors import ImportFailed
-from ..importers._log import read_log
+from ..importers._log import read_logs
 from ._baselines import BASELINES
 from ._features import FEATURE_SETS, FEATURES, Candidate, candidates
 from ._method import METHOD, decide, rank
@@ -128,16 +128,19 @@ def load(paths: Iterable[Path]) -> list[Labelled]:
     """Read every labelled log; an unlabelled file is an error (this is an evaluation)."""
     out = []
     for p in labelled_files(paths):
-        conv = read_log(p)
-        if conv.labels is None:
-            raise ImportFailed(f"{p}: no labels (mistake_agent, mistake_step) to evaluate against")
-        cands = candidates(conv)
-        X = np.array([c.vector() for c in cands]).reshape(len(cands), len(FEATURES))
-        lab = conv.labels
-        y = next(
-            (i for i, c in enumerate(cands) if c.step == lab.step and c.agent == lab.agent), None
-        )
-        out.append(Labelled(p, p.parent.name, conv, cands, X, y))
+        for conv in read_logs(p):
+            if conv.labels is None:
+                raise ImportFailed(
+                    f"{conv.source}: no labels (mistake_agent, mistake_step) to evaluate against"
+                )
+            cands = candidates(conv)
+            X = np.array([c.vector() for c in cands]).reshape(len(cands), len(FEATURES))
+            lab = conv.labels
+            y = next(
+                (i for i, c in enumerate(cands) if c.step == lab.step and c.agent == lab.agent),
+                None,
+            )
+            out.append(Labelled(p, p.parent.name, conv, cands, X, y))
     return out
 
 

@@ -32,7 +32,7 @@ from ._import import (
     prepare,
     send,
 )
-from ._log import read_log
+from ._log import read_logs
 
 
 def register(subparsers: Any) -> None:
@@ -197,15 +197,18 @@ class _Online:
         self.args = args
         self.client = _client(args)
 
-    def findings(self, conv: Conversation, path: Path) -> list[Any]:
+    def findings(self, convs: list[Conversation], path: Path) -> list[list[Any] | None]:
+        """Import the file and read each of its traces' findings (one per conversation)."""
         from ..attribution import map_findings
 
         prepared: Prepared = prepare(path, "auto", project=self.args.project)
         send(prepared, self.client)
-        tid = prepared.trace_ids[0]
-        trace = wait_for_trace(self.client, tid, prepared.span_count)
-        raw = _findings(self.client, tid)
-        return map_findings(raw, trace, conv) if raw else []
+        out: list[list[Any] | None] = []
+        for conv, tid, n in zip(convs, prepared.trace_ids, prepared.trace_spans, strict=True):
+            trace = wait_for_trace(self.client, tid, n)
+            raw = _findings(self.client, tid)
+            out.append(map_findings(raw, trace, conv) if raw else [])
+        return out
 
 
 def cmd_attribute(args: argparse.Namespace) -> int:
@@ -264,13 +267,12 @@ def cmd_attribute(args: argparse.Namespace) -> int:
 
     out: list[dict[str, Any]] = []
     for path in args.files:
-        conv = read_log(path)
-        out.append(
-            {
-                "file": str(path),
-                **run(conv, online.findings(conv, path) if online else None).as_dict(),
-            }
+        convs = read_logs(path)
+        per_run: list[list[Any] | None] = (
+            online.findings(convs, path) if online else [None] * len(convs)
         )
+        for conv, refs in zip(convs, per_run, strict=True):
+            out.append({"file": conv.source, **run(conv, refs).as_dict()})
     if args.trace_id:
         with _client(args) as client:
             for tid in args.trace_id:
