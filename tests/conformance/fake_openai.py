@@ -21,8 +21,12 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
+import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
 
@@ -152,9 +156,21 @@ def _chunks(response: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def create_app() -> FastAPI:
-    """The server's routes: ``POST /v1/chat/completions`` and ``GET /v1/models``."""
+@dataclass(frozen=True)
+class Served:
+    """One completion the server answered: when, its usage, how many tool calls it asked for."""
+
+    time_ns: int
+    input_tokens: int
+    output_tokens: int
+    tool_calls: int
+
+
+def create_app(log: list[Served] | None = None) -> FastAPI:
+    """The server's routes: ``POST /v1/chat/completions`` and ``GET /v1/models``; every
+    completion served is appended to ``log``."""
     app = FastAPI()
+    served = log if log is not None else []
 
     @app.post("/v1/chat/completions", response_model=None)
     async def chat_completions(request: Request) -> Any:
@@ -165,6 +181,14 @@ def create_app() -> FastAPI:
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return JSONResponse({"error": {"message": "messages must be a list"}}, status_code=400)
         response = answer(body)
+        served.append(
+            Served(
+                time.time_ns(),
+                response["usage"]["prompt_tokens"],
+                response["usage"]["completion_tokens"],
+                len(response["choices"][0]["message"].get("tool_calls") or []),
+            )
+        )
         if not body.get("stream"):
             return JSONResponse(response)
         lines = "".join(f"data: {json.dumps(c)}\n\n" for c in _chunks(response))
@@ -175,3 +199,44 @@ def create_app() -> FastAPI:
         return {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "test"}]}
 
     return app
+
+
+@dataclass
+class ModelServer:
+    """The fake model server under uvicorn in a thread on a free loopback port.
+
+    >>> with ModelServer() as server:
+    ...     server.base_url.endswith("/v1")
+    True
+    """
+
+    log: list[Served] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        config = uvicorn.Config(
+            create_app(self.log), host="127.0.0.1", port=0, log_level="warning", lifespan="off"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="fake-openai", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        port = self._server.servers[0].sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}/v1"
+
+    def served(self, start_ns: int, end_ns: int) -> list[Served]:
+        """What the server answered between two instants (one scenario of one agent)."""
+        return [s for s in self.log if start_ns <= s.time_ns <= end_ns]
+
+    def __enter__(self) -> ModelServer:
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the fake model server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=30)
