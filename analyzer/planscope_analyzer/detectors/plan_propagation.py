@@ -2,12 +2,14 @@
 
 The patterns, all blamed on the planner:
 
-* **a wrong value, traced to where it entered**: the run failed, and the failure (the run's
-  outcome reason, the failed attempts' errors) names a value that is not in the run's
+* **a wrong value, traced to where it entered**: the run failed, and the failure (the failing
+  attempt's error, else the outcome check's reason) names a value that is not in the run's
   objective and that a tool call made on behalf of a plan step carried in its arguments. The
-  earliest such step is where the wrong value entered the run — the planner handed it to that
-  step (or to the step whose output carried it on) — and is blamed, whether the failure came at
-  that step, at a later step that received its output, or at the final outcome check. This is
+  earliest such step — preferring calls where the value came in through an argument named
+  like one of the step's ``requires`` keys — is where the wrong value entered the run (the
+  planner handed it to that step, or to the step whose output carried it on) and is blamed,
+  whether the failure came at that step, at a later step that received its output, or at the
+  final outcome check. This is
   data lineage through the tool arguments: a downstream failure caused by an earlier wrong
   output is found at its origin, not at the step that happened to fail.
 * **wrong plan, faithful execution**: the run's outcome is ``failure`` although every step of
@@ -34,8 +36,8 @@ The patterns, all blamed on the planner:
 Failures that arrive from outside after the agent finished are not the plan's fault: when every
 step's last attempt succeeded and the failure was observed by a tool call made outside any plan
 step after the last step ended (a status poll that learns the airline cancelled), nothing is
-reported. A runaway loop, unordered concurrent writers or unbounded replanning also explain a
-failed run, and win over the first two patterns.
+reported. A runaway loop, unordered concurrent writers, unbounded replanning or an irreversible
+action after a failure also explain a failed run, and win over the first two patterns.
 
 A more specific structural cause wins: when the trace has a context-starved step, a context a
 scheduler lost across a switch (or, for the first pattern, unordered concurrent writers), that
@@ -53,10 +55,11 @@ from typing import Any
 
 from planscope import semconv as A
 
-from .._model import PLANNER, Attempt, Finding, PlanStep, TraceData
+from .._model import PLANNER, Attempt, Finding, PlanStep, ToolCall, TraceData
 from ._base import by_start, make_finding
 from .context_lost import ContextLost
 from .context_starved import starved_steps
+from .irreversible_after_failure import IrreversibleAfterFailure
 from .runaway_loop import RunawayLoop, parent_step_names
 from .unbounded_replan import MIN_IDENTICAL_REPLANS, UnboundedReplan, version_signature
 from .write_conflict import WriteConflict
@@ -91,17 +94,24 @@ def _scalars(value: Any) -> Iterator[str]:
             yield from _scalars(v)
 
 
-def argument_values(arguments: str) -> set[str]:
-    """The string values of a tool call's captured JSON arguments (not its keys).
+def argument_values(arguments: str) -> dict[str, set[str]]:
+    """The string values of a tool call's captured JSON arguments, by top-level argument name.
 
-    >>> sorted(argument_values('{"city": "Lyon", "dates": ["2026-05-04"], "n": 3}'))
-    ['2026-05-04', 'Lyon']
+    >>> argument_values('{"city": "Lyon", "dates": ["2026-05-04"], "n": 3}')
+    {'city': {'Lyon'}, 'dates': {'2026-05-04'}}
     """
     try:
         decoded = json.loads(arguments) if arguments else None
     except ValueError:
-        return set()
-    return {v for v in _scalars(decoded) if len(v) >= MIN_VALUE_CHARS}
+        return {}
+    if not isinstance(decoded, dict):
+        return {}
+    out = {}
+    for name, value in decoded.items():
+        found = {v for v in _scalars(value) if len(v) >= MIN_VALUE_CHARS}
+        if found:
+            out[str(name)] = found
+    return out
 
 
 def similarity(a: str, b: str) -> float:
@@ -139,6 +149,7 @@ class PlanPropagation:
                 RunawayLoop().detect(trace)
                 or WriteConflict().detect(trace)
                 or UnboundedReplan().detect(trace)
+                or IrreversibleAfterFailure().detect(trace)
             )
             f = (
                 None if explained else self._wrong_value(trace) or self._faithful_failure(trace)
@@ -170,58 +181,66 @@ class PlanPropagation:
         if run is None or run.outcome != A.OUTCOME_FAILURE:
             return None
         failed = [a for a in by_start(trace.attempts) if a.failed]
-        texts = [run.outcome_reason, *(a.message for a in failed[-1:])]
-        named = {v for text in texts for v in _VALUE.findall(text)}
-        named -= set(_VALUE.findall(run.objective))
+        # What the failure names: the failing attempt's own error when a step failed (an
+        # outcome reason may dump the whole world state), else the outcome check's reason.
+        text = failed[-1].message if failed else run.outcome_reason
+        named = set(_VALUE.findall(text)) - set(_VALUE.findall(run.objective))
         if not named:
             return None
         attempt_of = {a.span_id: a for a in trace.attempts}
         parents = parent_step_names(trace) if trace.raw else {}
-        planned = {s.step_id for s in trace.plan_steps}
-        for t in sorted(trace.tools, key=lambda t: t.start_ns):
-            carried = sorted(argument_values(t.arguments) & named)
-            if not carried:
-                continue
+        requires = {s.step_id: set(s.requires) for s in trace.plan_steps}
+        # (bound to a required context key, start) -> the call and the values it carried
+        candidates: list[tuple[bool, int, ToolCall, str, list[str]]] = []
+        for t in trace.tools:
             parent = attempt_of.get(t.parent_span_id)
             step_id = (
                 t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
             )
-            if step_id not in planned:
+            if step_id not in requires:
                 continue
-            failing = failed[-1].step_id if failed else ""
-            value = ", ".join(repr(v) for v in carried[:3])
-            evidence = [run.span_id, t.span_id]
-            evidence += [a.span_id for a in trace.attempts if a.step_id == step_id]
-            evidence += [a.span_id for a in failed[-1:]]
-            where = (
-                f"and step '{failing}' failed on it"
-                if failing and failing != step_id
-                else "and it failed there"
-                if failing
-                else "and the outcome check failed on it"
-            )
-            return make_finding(
-                self,
-                trace,
-                severity="high",
-                component=PLANNER,
-                step_id=step_id,
-                evidence=evidence,
-                explanation=(
-                    f"The run failed ({run.outcome_reason[:120] or 'no reason recorded'}); the "
-                    f"failure names {value}, which is not in the objective and first entered "
-                    f"the run at step '{step_id}' (an argument of tool '{t.tool}'), {where}."
-                ),
-                detail={
-                    "pattern": "wrong_value",
-                    "values": carried,
-                    "entered_at_tool_call": t.span_id,
-                    "failing_step": failing,
-                },
-            )
-        return None
+            by_arg = {k: sorted(v & named) for k, v in argument_values(t.arguments).items()}
+            carried = sorted({v for vs in by_arg.values() for v in vs})
+            if carried:
+                bound = any(vs and k in requires[step_id] for k, vs in by_arg.items())
+                candidates.append((bound, t.start_ns, t, step_id, carried))
+        if not candidates:
+            return None
+        # A value passed in through a step's declared requirement is how the planner's belief
+        # enters the run; a constant of the plan that the failure also names is not.
+        _, _, call, step_id, carried = min(candidates, key=lambda c: (not c[0], c[1]))
+        failing = failed[-1].step_id if failed else ""
+        value = ", ".join(repr(v) for v in carried[:3])
+        evidence = [run.span_id, call.span_id]
+        evidence += [a.span_id for a in trace.attempts if a.step_id == step_id]
+        evidence += [a.span_id for a in failed[-1:]]
+        where = (
+            f"and step '{failing}' failed on it"
+            if failing and failing != step_id
+            else "and it failed there"
+            if failing
+            else "and the outcome check failed on it"
+        )
+        return make_finding(
+            self,
+            trace,
+            severity="high",
+            component=PLANNER,
+            step_id=step_id,
+            evidence=evidence,
+            explanation=(
+                f"The run failed ({(text or run.outcome_reason)[:120]}); the failure names "
+                f"{value}, which is not in the objective and first entered the run at step "
+                f"'{step_id}' (an argument of tool '{call.tool}'), {where}."
+            ),
+            detail={
+                "pattern": "wrong_value",
+                "values": carried,
+                "entered_at_tool_call": call.span_id,
+                "failing_step": failing,
+            },
+        )
 
-    # -- helpers ------------------------------------------------------------------------------
     @staticmethod
     def _facts(steps: list[PlanStep]) -> set[str]:
         produced = {k for s in steps for k in s.produces}
