@@ -187,28 +187,17 @@ class PlanPropagation:
         named = set(_VALUE.findall(text)) - set(_VALUE.findall(run.objective))
         if not named:
             return None
-        attempt_of = {a.span_id: a for a in trace.attempts}
-        parents = parent_step_names(trace) if trace.raw else {}
-        requires = {s.step_id: set(s.requires) for s in trace.plan_steps}
-        # (bound to a required context key, start) -> the call and the values it carried
-        candidates: list[tuple[bool, int, ToolCall, str, list[str]]] = []
-        for t in trace.tools:
-            parent = attempt_of.get(t.parent_span_id)
-            step_id = (
-                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
-            )
-            if step_id not in requires:
-                continue
-            by_arg = {k: sorted(v & named) for k, v in argument_values(t.arguments).items()}
-            carried = sorted({v for vs in by_arg.values() for v in vs})
-            if carried:
-                bound = any(vs and k in requires[step_id] for k, vs in by_arg.items())
-                candidates.append((bound, t.start_ns, t, step_id, carried))
-        if not candidates:
+        calls = self._carriers(trace)
+        # Values the planner handed over: passed through an argument named like one of the
+        # step's required facts (keys no step produces). A value the failure names that the
+        # planner handed over somewhere is the suspect; a constant of the plan is not.
+        handed = {v for _, _, _, planner_values, _ in calls for v in planner_values}
+        pool = (named & handed) or named
+        found = next(((c, step, vs & pool) for _, c, step, _, vs in calls if vs & pool), None)
+        if found is None:
             return None
-        # A value passed in through a step's declared requirement is how the planner's belief
-        # enters the run; a constant of the plan that the failure also names is not.
-        _, _, call, step_id, carried = min(candidates, key=lambda c: (not c[0], c[1]))
+        call, step_id, values = found
+        carried = sorted(values)
         failing = failed[-1].step_id if failed else ""
         value = ", ".join(repr(v) for v in carried[:3])
         evidence = [run.span_id, call.span_id]
@@ -240,6 +229,34 @@ class PlanPropagation:
                 "failing_step": failing,
             },
         )
+
+    @staticmethod
+    def _carriers(
+        trace: TraceData,
+    ) -> list[tuple[int, ToolCall, str, set[str], set[str]]]:
+        """Tool calls on behalf of plan steps, by start: (start, call, step id, the values it
+        got through arguments named like a required planner fact, all its string values)."""
+        if "carriers" in trace._memo:
+            return list(trace._memo["carriers"])
+        attempt_of = {a.span_id: a for a in trace.attempts}
+        parents = parent_step_names(trace) if trace.raw else {}
+        produced = {k for s in trace.plan_steps for k in s.produces}
+        facts = {s.step_id: set(s.requires) - produced for s in trace.plan_steps}
+        out = []
+        for t in sorted(trace.tools, key=lambda t: t.start_ns):
+            parent = attempt_of.get(t.parent_span_id)
+            step_id = (
+                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
+            )
+            if step_id not in facts:
+                continue
+            by_arg = argument_values(t.arguments)
+            if by_arg:
+                planner = {v for k, vs in by_arg.items() if k in facts[step_id] for v in vs}
+                values = {v for vs in by_arg.values() for v in vs}
+                out.append((t.start_ns, t, step_id, planner, values))
+        trace._memo["carriers"] = out
+        return list(out)
 
     @staticmethod
     def _facts(steps: list[PlanStep]) -> set[str]:
@@ -291,8 +308,22 @@ class PlanPropagation:
         def fact_keys(s: PlanStep) -> set[str]:
             return {k for k in s.requires if k in facts}
 
+        # A value the planner handed to a step that the objective never mentions is a misread
+        # fact: the earliest step that received one is where it entered.
+        said = set(_VALUE.findall(run.objective))
+        misread = next(
+            (
+                (step, sorted(planner - said))
+                for _, _, step, planner, _ in self._carriers(trace)
+                if planner - said and step not in decomposed
+            ),
+            None,
+        )
+        by_id = {s.step_id: s for s in ordered}
         candidates = [s for s in ordered if is_effectful(s) and fact_keys(s)]
-        if candidates:
+        if misread is not None and misread[0] in by_id:
+            blamed = by_id[misread[0]]
+        elif candidates:
             blamed = next(
                 (s for s in candidates if self._mentioned(fact_keys(s), run.outcome_reason)),
                 candidates[0],
@@ -310,9 +341,14 @@ class PlanPropagation:
             evidence=[run.span_id, *evidence, *[p.span_id for p in trace.plans]],
             explanation=(
                 f"Every step of plan version {version} succeeded but the run failed "
-                f"({run.outcome_reason[:120] or 'no reason recorded'}); the first state change "
-                f"based on the planner's facts was step '{blamed.step_id}'"
-                + (f" (uses {', '.join(used)})" if used else "")
+                f"({run.outcome_reason[:120] or 'no reason recorded'}); "
+                + (
+                    f"step '{blamed.step_id}' was the first handed a value the objective never "
+                    f"mentions ({', '.join(repr(v) for v in misread[1][:3])})"
+                    if misread is not None and misread[0] == blamed.step_id
+                    else f"the first state change based on the planner's facts was step "
+                    f"'{blamed.step_id}'" + (f" (uses {', '.join(used)})" if used else "")
+                )
                 + "."
             ),
             detail={"pattern": "faithful_execution_failed", "facts": used, "plan_version": version},
