@@ -193,7 +193,9 @@ def _execute(
             reason = "the success check failed"
     fired = {knob: r.injector.first_step(knob) for knob in r.knobs}
     effective = tuple(f for f in faults if _took_effect(r, f))
-    expected, negatives = expected_findings(effective, task, fired_at=lambda k: fired.get(k))
+    expected, negatives = expected_findings(
+        effective, task, fired_at=lambda k: fired.get(k), fired_steps=r.injector.steps
+    )
     return RunResult(
         run_id=r.run_id,
         trace_id=r.trace_id,
