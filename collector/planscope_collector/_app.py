@@ -14,6 +14,7 @@ from fastapi.responses import JSONResponse, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from planscope import api
 
+from ._approvals import router as approvals_router
 from ._auth import Authenticator
 from ._errors import IngestRejected, NotIngesting, PayloadTooLarge, SpoolFull
 from ._ingest import IngestLimits, RecentBatches, accept
@@ -225,6 +226,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         if extension.router is not None:
             app.include_router(extension.router)
     app.include_router(stats_router)
+    app.include_router(approvals_router)
 
     @app.exception_handler(IngestRejected)
     async def _rejected(request: Request, exc: IngestRejected) -> JSONResponse:

@@ -12,15 +12,20 @@ False
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, Literal
 
 try:
-    from pydantic import BaseModel, ConfigDict, Field
+    from pydantic import BaseModel, ConfigDict, Field, model_validator
 except ImportError as exc:  # the agent's install has only opentelemetry-api
     raise ImportError("planscope.api needs pydantic: pip install 'planscope[dashboard]'") from exc
 
 __all__ = [
     "AnalyzeResult",
+    "Approval",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "ApprovalsPage",
     "Finding",
     "FindingsPage",
     "RunStats",
@@ -35,12 +40,12 @@ Row = dict[str, Any]
 
 
 def is_trace_id(value: str) -> bool:
-    """True for a trace id as the API spells it: 32 lower-case hex characters, not all zero.
+    """True for a trace id as the API spells it: 32 lower-case hex characters.
 
-    >>> is_trace_id("0af7651916cd43dd8448eb211c80319c"), is_trace_id("0" * 32), is_trace_id("x")
-    (True, False, False)
+    >>> is_trace_id("0af7651916cd43dd8448eb211c80319c"), is_trace_id("x" * 32)
+    (True, False)
     """
-    return len(value) == 32 and all(c in "0123456789abcdef" for c in value) and value != "0" * 32
+    return len(value) == 32 and all(c in "0123456789abcdef" for c in value)
 
 
 class _Model(BaseModel):
@@ -130,3 +135,96 @@ class VariantStats(_Model):
     """``GET /api/stats/variants``: per runtime variant."""
 
     variants: list[Row]
+
+
+# --- plan approvals (/api/approvals) ---------------------------------------------------------
+MAX_PLAN_BYTES = 1_000_000
+"""Largest plan JSON an approval request (or an edit) may carry."""
+
+
+def _check_plan(plan: dict[str, Any]) -> None:
+    steps = plan.get("steps")
+    if not isinstance(steps, list) or not steps:
+        raise ValueError("plan.steps must be a non-empty list")
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict) or not isinstance(step.get("id"), str) or not step["id"]:
+            raise ValueError(f"plan.steps[{i}] needs a non-empty string id")
+    if len(json.dumps(plan)) > MAX_PLAN_BYTES:
+        raise ValueError(f"plan exceeds {MAX_PLAN_BYTES} bytes")
+
+
+class ApprovalRequest(BaseModel):
+    """``POST /api/approvals``: the plan an agent will not run before a decision.
+
+    >>> ApprovalRequest(run_id="r", plan_id="p", plan_version=1, plan={"steps": [{"id": "a"}]}
+    ...                 ).default_decision
+    'reject'
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    run_id: str = Field(min_length=1, max_length=128)
+    trace_id: str = Field(default="", pattern="^([0-9a-f]{32})?$")
+    plan_id: str = Field(min_length=1, max_length=256)
+    plan_version: int = Field(ge=1, le=1_000_000)
+    agent: str = Field(default="", max_length=256)
+    objective: str = Field(default="", max_length=10_000)
+    plan: dict[str, Any]
+    """The plan as ``planscope.Plan`` JSON (``Plan.to_dict()``)."""
+    timeout_s: float = Field(default=600.0, gt=0, le=7 * 86400)
+    default_decision: Literal["approve", "reject"] = "reject"
+
+    @model_validator(mode="after")
+    def _plan_shape(self) -> ApprovalRequest:
+        _check_plan(self.plan)
+        return self
+
+
+class ApprovalDecision(BaseModel):
+    """``POST /api/approvals/{id}/decision``: a rejection needs a reason, an edit the plan."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    decision: Literal["approve", "edit", "reject"]
+    reason: str = Field(default="", max_length=4000)
+    reviewer: str = Field(default="", max_length=256)
+    plan: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ApprovalDecision:
+        if self.decision == "reject" and not self.reason.strip():
+            raise ValueError("a rejection needs a reason")
+        if self.decision == "edit":
+            if self.plan is None:
+                raise ValueError("an edit needs the edited plan")
+            _check_plan(self.plan)
+        elif self.plan is not None:
+            raise ValueError(f"only an edit carries a plan, not {self.decision!r}")
+        return self
+
+
+class Approval(_Model):
+    """One approval request and, once decided, its decision (times in Unix seconds)."""
+
+    id: str
+    status: Literal["pending", "approved", "edited", "rejected"]
+    run_id: str
+    trace_id: str
+    plan_id: str
+    plan_version: int
+    agent: str
+    objective: str
+    plan: dict[str, Any]
+    edited_plan: dict[str, Any] | None
+    reason: str
+    reviewer: str
+    timeout_s: float
+    default_decision: str
+    created_at: float
+    decided_at: float | None
+
+
+class ApprovalsPage(_Model):
+    """``GET /api/approvals``: requests, newest first."""
+
+    approvals: list[Approval]

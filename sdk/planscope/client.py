@@ -503,6 +503,32 @@ class CollectorClient:
             response = self._request("POST", path)
         return self._object(response)
 
+    # -- plan approvals -------------------------------------------------------------------------
+
+    def file_approval(self, request: api.ApprovalRequest) -> api.Approval:
+        """``POST /api/approvals``: file a plan for approval (the answer's ``id`` is polled)."""
+        body = request.model_dump()
+        return self._parse(api.Approval, self._request("POST", "/api/approvals", json=body))
+
+    def get_approval(self, approval_id: str) -> api.Approval:
+        """``GET /api/approvals/{id}``."""
+        path = f"/api/approvals/{_path_part(approval_id)}"
+        return self._parse(api.Approval, self._request("GET", path))
+
+    def list_approvals(
+        self, status: str | None = None, *, run_id: str | None = None, limit: int = 100
+    ) -> list[api.Approval]:
+        """``GET /api/approvals`` (``status="pending"``: the approval queue), newest first."""
+        params = {"status": status, "run_id": run_id, "limit": limit}
+        page = self._parse(api.ApprovalsPage, self._request("GET", "/api/approvals", params))
+        return page.approvals
+
+    def decide_approval(self, approval_id: str, decision: api.ApprovalDecision) -> api.Approval:
+        """``POST /api/approvals/{id}/decision``; ``Rejected`` (409) when already decided."""
+        path = f"/api/approvals/{_path_part(approval_id)}/decision"
+        body = decision.model_dump(exclude_none=True)
+        return self._parse(api.Approval, self._request("POST", path, json=body))
+
 
 def _rows(body: dict[str, Any], key: str, path: str) -> list[dict[str, Any]]:
     items = body.get(key)
