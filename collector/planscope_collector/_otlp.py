@@ -1,10 +1,12 @@
-"""OTLP/HTTP trace payloads: decode and validate a request, flatten spans into table rows.
+"""OTLP trace payloads: decode and validate a request, flatten its spans into columns.
 
-Decoding happens in the request handler, so that a malformed body is refused before anything
-is spooled. Flattening happens in the writer, once per spooled record, into rows in the order
-of ``TRACE_COLUMNS`` with the value conventions of the OpenTelemetry Collector's
-clickhouseexporter (lowercase hex ids, ``SpanKind`` like ``Internal``, ``StatusCode`` like
-``Error``, every attribute value a string), so the two writers produce identical tables.
+Decoding and validation (:func:`parse_request`) happen in the request handler (HTTP and gRPC)
+and in ``planscope import``, so that a malformed body is refused before anything is spooled or
+sent. Flattening (:class:`SpanColumns`) happens in the writer's flatten worker, once per spooled
+segment, into the columns of ``TRACE_COLUMNS`` with the value conventions of the OpenTelemetry
+Collector's clickhouseexporter (lowercase hex ids, ``SpanKind`` like ``Internal``,
+``StatusCode`` like ``Error``, every attribute value a string), so the two writers produce
+identical tables; the columns travel to the store as one Arrow IPC stream (:meth:`to_ipc`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import gzip
 import json
 import math
 import zlib
-from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -25,6 +26,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from planscope import semconv as A
 
 from ._errors import BadPayload, PayloadTooLarge, UnsupportedMediaType
+from .storage import ipc_stream
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -288,58 +290,15 @@ def attributes_map(attrs: Any) -> dict[str, str]:
     return out
 
 
-def flatten(request: ExportTraceServiceRequest, project: str | None) -> Iterator[list[Any]]:
-    """Rows for ``otel_traces`` in ``TRACE_COLUMNS`` order, one per span.
-
-    ``project`` is the API key's project; without one, a resource's ``planscope.project``
-    attribute chooses, else ``default``.
-    """
-    for rs in request.resource_spans:
-        resource = attributes_map(rs.resource.attributes)
-        service = resource.get(A.SERVICE_NAME, "")
-        row_project = project or resource.get(A.PROJECT) or DEFAULT_PROJECT
-        for ss in rs.scope_spans:
-            scope_name, scope_version = ss.scope.name, ss.scope.version
-            for span in ss.spans:
-                start = span.start_time_unix_nano
-                end = span.end_time_unix_nano or start
-                events = span.events
-                links = span.links
-                yield [
-                    start,
-                    span.trace_id.hex(),
-                    span.span_id.hex(),
-                    span.parent_span_id.hex(),
-                    span.trace_state,
-                    span.name,
-                    _SPAN_KINDS[span.kind] if 0 <= span.kind < 6 else "Unspecified",
-                    service,
-                    resource,
-                    scope_name,
-                    scope_version,
-                    attributes_map(span.attributes),
-                    end - start,
-                    _STATUS_CODES[span.status.code] if 0 <= span.status.code < 3 else "Unset",
-                    span.status.message,
-                    [e.time_unix_nano for e in events],
-                    [e.name for e in events],
-                    [attributes_map(e.attributes) for e in events],
-                    [ln.trace_id.hex() for ln in links],
-                    [ln.span_id.hex() for ln in links],
-                    [ln.trace_state for ln in links],
-                    [attributes_map(ln.attributes) for ln in links],
-                    row_project,
-                ]
-
-
 class SpanColumns:
     """``otel_traces`` columns for a batch of requests, built span by span, as one Arrow table.
 
-    The writer's fast path: the same values as :func:`flatten` (same conventions, last
-    attribute wins on a repeated key), but kept column by column in flat lists (one append per
-    value, no per-row list or per-span dict left behind for the cyclic GC to walk) and handed
-    to the store as a ``pyarrow.Table``, which ClickHouse ingests natively (``ArrowStream``)
-    without clickhouse-connect's Python encoder.
+    The one flattener: a repeated attribute key keeps its last value; values are kept column
+    by column in flat lists (one append per value, no per-row list or per-span dict left behind
+    for the cyclic GC to walk) and handed to the store as Arrow, which ClickHouse ingests
+    natively (``ArrowStream``) without clickhouse-connect's Python encoder. ``project`` is the
+    API key's project; without one, a resource's ``planscope.project`` attribute chooses, else
+    ``default``.
 
     >>> cols = SpanColumns()
     >>> cols.add(ExportTraceServiceRequest(), None)
@@ -388,7 +347,7 @@ class SpanColumns:
         return len(self.timestamp)
 
     def add(self, request: ExportTraceServiceRequest, project: str | None) -> int:
-        """Append the spans of ``request`` (``project`` as in :func:`flatten`); return the count."""
+        """Append the spans of ``request``; return how many."""
         before = len(self.timestamp)
         ts_append, dur_append = self.timestamp.append, self.duration.append
         tid_append, sid_append = self.trace_id.append, self.span_id.append
@@ -513,15 +472,10 @@ class SpanColumns:
         }
         return pa.table(columns)
 
-    def to_ipc(self) -> bytes:
-        """:meth:`to_arrow` as one Arrow IPC stream (what ``Store.insert_span_ipc`` sends)."""
-        import pyarrow as pa
-
-        table = self.to_arrow()
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as stream:
-            stream.write_table(table)
-        return bytes(sink.getvalue().to_pybytes())
+    def to_ipc(self) -> Any:
+        """:meth:`to_arrow` as one Arrow IPC stream (a bytes-like ``pyarrow.Buffer``), what
+        ``Store.insert_spans`` takes."""
+        return ipc_stream(self.to_arrow())
 
 
 def gzip_bytes(data: bytes) -> bytes:

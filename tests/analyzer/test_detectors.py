@@ -16,6 +16,7 @@ from planscope_runners.cli import SCENARIOS
 from planscope_runners.environments import get_task
 
 from tests.analyzer.conftest import otlp_rows
+from tests.storage._spans import spans_ipc
 
 pytestmark = pytest.mark.integration
 
@@ -38,7 +39,9 @@ def store(shared: Store) -> Store:
 @pytest.fixture
 def store_spans(shared: Store, exporter: InMemorySpanExporter) -> Callable[..., Any]:
     def insert(strip: Sequence[str] = ()) -> None:
-        shared.insert_spans(otlp_rows(list(exporter.get_finished_spans()), "default", strip))
+        shared.insert_spans(
+            spans_ipc(otlp_rows(list(exporter.get_finished_spans()), "default", strip))
+        )
         exporter.clear()
 
     return insert
