@@ -3,11 +3,12 @@ is already in planscope — imported or instrumented — can be attributed.
 
 Turn indices are the ``planscope.import.record`` of imported spans; for other traces they are
 the spans' order (run excluded). A host agent's hand-off (an ``agent.handoff`` span) is the
-host's dispatch turn to the receiving application agent, whose step attempts are its replies.
-A span's kind is its ``planscope.span.kind``; a span from another instrumentation (sent live, not through ``planscope import``) is read with the same
-precedence as the ingest mapping (docs/semantic-conventions.md): ``gen_ai.operation.name``,
-then ``openinference.span.kind``, then ``traceloop.span.kind``. Speakers are names the trace
-holds: the agent name, the tool name, else the span's name.
+host's dispatch turn to the receiving application agent, whose step attempts are its replies. A
+span's kind is its ``planscope.span.kind``; a span from another instrumentation (sent live, not
+through ``planscope import``) is read with the same precedence as the ingest mapping
+(docs/semantic-conventions.md): ``gen_ai.operation.name``, then ``openinference.span.kind``,
+then ``traceloop.span.kind``. Speakers are names the trace holds: the agent name, the tool
+name, else the span's name.
 
 >>> conv = conversation_from_trace({"trace_id": "t", "spans": [
 ...     {"span_id": "r", "name": "supervisor", "start_ns": 1,
