@@ -159,7 +159,9 @@ def load_traces(
         c["tokens"] = [u[0] for u in usage]
         c["cost_usd"] = [u[1] for u in usage]
         c["message"] = c["status_message"]
+        c["context_recorded"] = list(map(_recorded, c["context_keys"], c["context_tokens"]))
         _attach(traces, "attempts", Attempt, c)
+        _load_empty_context(store, project, traces)
     _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS))
     _load_raw_where_needed(store, project, traces)
     return traces
@@ -205,6 +207,39 @@ def _attach(traces: dict[str, TraceData], attr: str, row: Any, c: Mapping[str, l
     ):
         if (t := get(trace_id)) is not None:
             getattr(t, attr).append(item)
+
+
+def _recorded(keys: Any, tokens: Any) -> bool:
+    """Context keys or a token count on the row: the attempt recorded its context."""
+    return bool(keys) or bool(tokens)
+
+
+def _load_empty_context(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
+    """Mark attempts that recorded an empty context, in traces whose plan steps require keys
+    and that have attempts without any recorded key (the only ones where it matters)."""
+    ambiguous = [
+        t
+        for t in traces.values()
+        if any(s.requires for s in t.plan_steps) and any(not a.context_recorded for a in t.attempts)
+    ]
+    if not ambiguous:
+        return
+    params = {
+        "project": project,
+        "ids": ",".join(t.trace_id for t in ambiguous),
+        "since": ns_to_datetime(max(0, min(t.start_ns for t in ambiguous) - PARTITION_SLACK_NS)),
+        "until": ns_to_datetime(max(t.end_ns for t in ambiguous) + PARTITION_SLACK_NS),
+    }
+    c = fetch_columns(store, Q.LOAD_EMPTY_CONTEXT, params)
+    empty: dict[str, set[str]] = {}
+    for trace_id, span_id in zip(c.get("trace_id", ()), c.get("span_id", ()), strict=True):
+        empty.setdefault(trace_id, set()).add(span_id)
+    for t in ambiguous:
+        spans = empty.get(t.trace_id)
+        if spans:
+            t.attempts = [
+                a._replace(context_recorded=True) if a.span_id in spans else a for a in t.attempts
+            ]
 
 
 _NO_USAGE = (0, 0.0)
