@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import anyio
+import planscope
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
@@ -222,7 +223,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     # stays at /openapi.json for any OpenAPI viewer.
     app = FastAPI(
         title="planscope collector",
-        version="0.1.0",
+        version=planscope.__version__,
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
