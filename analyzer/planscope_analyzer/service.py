@@ -27,11 +27,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import JSONResponse
-from planscope_collector.extensions import Leases, ingest_backlogged, project_of
+from planscope.semconv import FINDING_KINDS
+from planscope_collector.extensions import Leases, api_error, ingest_backlogged, project_of
 
 from ._engine import AnalysisResult, Analyzer
 from ._findings import list_findings
 from ._load import ns_to_datetime
+from ._model import SEVERITIES
 
 if TYPE_CHECKING:
     from planscope_collector import Collector
@@ -279,7 +281,18 @@ def build_router(service: AnalyzerService) -> APIRouter:
         until: Annotated[int | None, Query(ge=0, description="trace start, unix ns")] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-    ) -> dict[str, Any]:
+    ) -> Any:
+        for field, values, known in (
+            ("kind", kind, FINDING_KINDS),
+            ("severity", severity, SEVERITIES),
+        ):
+            unknown = sorted(set(values or ()) - set(known))
+            if unknown:
+                return api_error(
+                    400,
+                    f"unknown {field} {', '.join(map(repr, unknown))}; one of: {', '.join(known)}",
+                    field=field,
+                )
         store = service.collector.store
         return dict(
             await run(
@@ -303,7 +316,7 @@ def build_router(service: AnalyzerService) -> APIRouter:
     ) -> JSONResponse:
         tid = trace_id.lower()
         if not _hex32(tid):
-            return JSONResponse({"error": "trace id must be 32 hex characters"}, status_code=400)
+            return api_error(400, "trace id must be 32 hex characters", field="trace_id")
         store = service.collector.store
         page = await run(lambda: list_findings(store, proj, trace_id=tid, limit=1000))
         return JSONResponse({"trace_id": tid, "findings": page["findings"]})
@@ -317,9 +330,9 @@ def build_router(service: AnalyzerService) -> APIRouter:
         trace_id = body.get("trace_id")
         since = body.get("since")
         if trace_id is not None and (not isinstance(trace_id, str) or not _hex32(trace_id.lower())):
-            return JSONResponse({"error": "trace_id must be 32 hex characters"}, status_code=400)
+            return api_error(400, "trace_id must be 32 hex characters", field="trace_id")
         if since is not None and (not isinstance(since, int) or since < 0):
-            return JSONResponse({"error": "since must be unix nanoseconds"}, status_code=400)
+            return api_error(400, "since must be unix nanoseconds", field="since")
         tid = trace_id.lower() if isinstance(trace_id, str) else None
         result = await run(lambda: service.analyze_request(proj, tid, since))
         return JSONResponse(
