@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
-from planscope.cli import deprecated_alias
+from planscope.cli import deprecated_alias, number
 from planscope.environment_variables import PLANSCOPE_API_KEY, collector_url
+
+from ._http import refusal_reason
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 
@@ -71,6 +73,11 @@ def _table(findings: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _refused(r: Any) -> PlanscopeError:
+    """The collector's answer to a refused request, by its reason (``{"error": ...}``)."""
+    return PlanscopeError(f"the collector answered {r.status_code}: {refusal_reason(r)}")
+
+
 def cmd_analyze(args: argparse.Namespace) -> int:
     import httpx
 
@@ -85,7 +92,7 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     except httpx.HTTPError as exc:
         raise PlanscopeError(f"cannot reach the collector at {args.collector}: {exc}") from None
     if r.status_code != 200:
-        raise PlanscopeError(f"collector answered {r.status_code}: {r.text[:300]}")
+        raise _refused(r)
     data = r.json()
     if args.trace_id and not data.get("traces"):
         project = args.project or "default"
@@ -108,7 +115,7 @@ def _collector_findings(args: argparse.Namespace, trace_ids: set[str]) -> list[A
     with _client(args) as client:
         r = client.post("/api/analyze", json={"since": 0})
         if r.status_code != 200:
-            raise PlanscopeError(f"collector answered {r.status_code}: {r.text[:300]}")
+            raise _refused(r)
         offset = 0
         while True:
             page = client.get("/api/findings", params={"limit": 1000, "offset": offset}).json()
@@ -209,9 +216,12 @@ def register(subparsers: Any) -> None:
     ev = subparsers.add_parser(
         "evaluate", help="score the detectors against the reference runtime's labels"
     )
-    ev.add_argument("--runs", type=int, default=500, help="runs of the reference runtime")
+    ev.add_argument("--runs", type=number(1), default=500, help="runs of the reference runtime")
     ev.add_argument(
-        "--fault-rate", type=float, default=0.3, help="share of runs with an injected fault"
+        "--fault-rate",
+        type=number(0, 1, kind=float),
+        default=0.3,
+        help="share of runs with an injected fault",
     )
     ev.add_argument("--seed", type=int, default=1, help="seed of the suite (same seed, same runs)")
     ev.add_argument("--variants", help="comma-separated runner variants (default: all)")
@@ -229,7 +239,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--no-degrade", action="store_true", help="score the full attributes only")
     ev.add_argument("--workdir", help="keep the store and labels here (default: a temp dir)")
     ev.add_argument(
-        "--show-misses", type=int, default=10, metavar="N", help="list up to N missed labels"
+        "--show-misses", type=number(0), default=10, metavar="N", help="list up to N missed labels"
     )
     connection(ev)
     ev.set_defaults(func=cmd_evaluate)

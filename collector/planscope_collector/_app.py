@@ -289,7 +289,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException) -> JSONResponse:
         # Starlette's own answers (unknown route 404, 405) in the same shape
-        return api_error(exc.status_code, str(exc.detail), headers=exc.headers)
+        return api_error(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
 
     @app.exception_handler(IngestRejected)
     async def _rejected(request: Request, exc: IngestRejected) -> JSONResponse:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
+from planscope.cli import port
 from planscope.environment_variables import (
     PLANSCOPE_COLLECTOR_URL,
     PLANSCOPE_ENDPOINT,
@@ -44,7 +45,7 @@ def register(subparsers: Any) -> None:
         help=f"project to read when the collector runs without keys (env {ENV_PROJECT})",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    p.add_argument("--port", type=int, default=8501, help="port to listen on")
+    p.add_argument("--port", type=port, default=8501, help="port to listen on")
     p.set_defaults(func=run)
 
 

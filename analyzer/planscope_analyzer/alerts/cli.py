@@ -17,10 +17,12 @@ import argparse
 import json
 import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
+from planscope.cli import number
 from planscope.environment_variables import PLANSCOPE_API_KEY, collector_url
 
 from ._errors import RuleValidationError
@@ -91,6 +93,15 @@ def _as_doc(doc: Any) -> Any:
     return {"rules": [doc]} if isinstance(doc, dict) and "kind" in doc else doc
 
 
+def _fail(message: str) -> None:
+    """One failed item of several: reported like any error, the others still go ahead."""
+    print(f"planscope: error: {message}", file=sys.stderr)
+
+
+def _when(unix_s: float) -> str:
+    return datetime.fromtimestamp(unix_s, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
 def _print(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=2, default=str) if args.json else text)
 
@@ -121,21 +132,20 @@ def cmd_add(args: argparse.Namespace) -> int:
             status, body = api.call("PUT", f"/rules/{rule.id}", json=data, params=params)
         elif status == 409:
             failed += 1
-            print(f"{rule.id}: exists in {project}; add --replace to update it", file=sys.stderr)
+            _fail(f"{rule.id}: exists in {project}; add --replace to update it")
             continue
         if status in (200, 201):
             print(f"{rule.id}: version {body['version']} ({project})")
         else:
             failed += 1
-            print(f"{rule.id}: {body.get('error', body)}", file=sys.stderr)
+            _fail(f"{rule.id}: {body.get('error', body)}")
     return 1 if failed else 0
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
     status, body = _Api(args).call("DELETE", f"/rules/{args.rule_id}")
     if status != 200:
-        print(body.get("error", body), file=sys.stderr)
-        return 1
+        raise PlanscopeError(str(body.get("error", body)))
     print(f"deleted {args.rule_id} (version {body['version']})")
     return 0
 
@@ -152,8 +162,7 @@ def cmd_test(args: argparse.Namespace) -> int:
     else:
         raise PlanscopeError("give a RULE_ID or --file")
     if status != 200:
-        print(body.get("error", body), file=sys.stderr)
-        return 1
+        raise PlanscopeError(str(body.get("error", body)))
     verdict = "WOULD FIRE" if body["would_fire"] else "would not fire"
     links = "\n".join(f"  {u}" for u in body["evidence"].get("trace_links", []))
     _print(args, body, f"{verdict}: {body['summary']}" + (f"\n{links}" if links else ""))
@@ -167,7 +176,7 @@ def cmd_events(args: argparse.Namespace) -> int:
     _, body = _Api(args).call("GET", "/events", params=params)
     events = body.get("events", [])
     lines = [
-        f"{e['at']:.3f} {e['rule_id']:<24} {e['state']:<9} {e['delivery']['state']:<10} "
+        f"{_when(e['at'])} {e['rule_id']:<24} {e['state']:<9} {e['delivery']['state']:<10} "
         f"attempts={e['delivery']['attempts']} {e['summary']}"
         for e in events
     ]
@@ -220,7 +229,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_test)
     p = sub.add_parser("events", parents=[common], help="alert history with delivery state")
     p.add_argument("--rule", help="only this rule's events")
-    p.add_argument("--limit", type=int, default=50, help="newest events to show")
+    p.add_argument("--limit", type=number(1, 1000), default=50, help="newest events to show")
     p.set_defaults(func=cmd_events)
     p = sub.add_parser("state", parents=[common], help="firing/resolved per rule")
     p.set_defaults(func=cmd_state)

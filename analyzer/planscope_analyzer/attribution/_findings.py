@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from planscope import PlanscopeError
 from planscope import semconv as A
 
+from .._http import refusal_reason
 from ..importers import _conventions as C
 from ..importers._conversation import Conversation
 from ._method import FindingRef, owner_of
@@ -20,12 +22,17 @@ from ._method import FindingRef, owner_of
 def fetch_trace(
     client: httpx.Client, base: str, trace_id: str, project: str | None = None
 ) -> dict[str, Any] | None:
-    """The trace JSON, or ``None`` when the collector does not have it (404)."""
+    """The trace JSON, or ``None`` when the collector does not have it (404); a collector that
+    cannot be reached or refuses the request is a :class:`~planscope.PlanscopeError`."""
     params = {"project": project} if project else None
-    r = client.get(f"{base.rstrip('/')}/api/traces/{trace_id}", params=params)
+    try:
+        r = client.get(f"{base.rstrip('/')}/api/traces/{trace_id}", params=params)
+    except httpx.HTTPError as exc:
+        raise PlanscopeError(f"cannot reach the collector at {base}: {exc}") from None
     if r.status_code == 404:
         return None
-    r.raise_for_status()
+    if r.status_code != 200:
+        raise PlanscopeError(f"the collector answered {r.status_code}: {refusal_reason(r)}")
     data: dict[str, Any] = r.json()
     return data
 

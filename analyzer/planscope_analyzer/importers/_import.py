@@ -21,6 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from planscope import semconv as A
 
+from .._http import refusal_reason
 from ._chat_spans import conversation_spans
 from ._conversation import Conversation
 from ._errors import ImportFailed, MalformedInput, SendFailed, UnknownFormat
@@ -156,18 +157,11 @@ def send(
             if r.status_code != 200:
                 raise SendFailed(
                     f"{prepared.path}: the collector answered {r.status_code} to "
-                    f"request {i + 1}/{len(prepared.requests)}: {_reason(r)}"
+                    f"request {i + 1}/{len(prepared.requests)}: {refusal_reason(r)}"
                 )
     finally:
         if own:
             http.close()
-
-
-def _reason(r: httpx.Response) -> str:
-    try:
-        return str(r.json().get("error", r.text))[:300]
-    except (ValueError, AttributeError):
-        return r.text[:300]
 
 
 def import_files(
