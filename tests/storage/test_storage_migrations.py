@@ -29,6 +29,7 @@ EXPECTED = [
     "0006_alerts",
     "0009_analysis_leases",
     "0010_exporter_compat",
+    "0020_plan_approvals",
 ]
 
 

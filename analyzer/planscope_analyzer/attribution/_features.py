@@ -54,6 +54,30 @@ FEATURES: tuple[str, ...] = (
 )
 """Feature names, in the order of the model's weight vector."""
 
+CORE: tuple[str, ...] = (
+    "position",
+    "first_action",
+    "speaker_share",
+    "by_plan_owner",
+    "plan",
+    "revised_plan",
+    "replan_decision",
+    "error_follows",
+    "first_error_cause",
+    "after_error",
+    "repetition_start",
+    "new_facts",
+    "answer_origin",
+    "answer_rests_on",
+    "hedge",
+)
+"""The smaller set: one feature per signal the design names (who acted and in which role, the
+plan and its revision, the first error and the reaction to it, where repetition starts, facts
+from nowhere, what the final answer rests on, hedged output)."""
+FEATURE_SETS: dict[str, tuple[str, ...]] = {"all": FEATURES, "core": CORE}
+"""The feature sets the inner cross-validation chooses between (fewer features vary less on
+few logs; more may carry more signal: the training logs decide, inside every fold)."""
+
 SIMILAR = 0.6
 """Word-set Jaccard similarity at which two turns of one speaker count as the same action
 (a re-worded retry). Fixed a priori, not tuned: two thirds of the words shared is a paraphrase."""

@@ -9,19 +9,17 @@ planscope_analyzer.importers._errors.ImportFailed: missing.json: cannot read: No
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from planscope import semconv as A
+from planscope.client import DEFAULT_COLLECTOR_URL, ClientError, ClientSettings, CollectorClient
 
-from .._http import refusal_reason
 from ._chat_spans import conversation_spans
 from ._conversation import Conversation
 from ._errors import ImportFailed, MalformedInput, SendFailed, UnknownFormat
@@ -33,7 +31,7 @@ from ._whowhen import looks_like_whowhen, parse_whowhen
 
 Format = Literal["auto", "whowhen", "tool-use", "otlp-json", "openinference"]
 FORMATS: tuple[str, ...] = ("auto", "whowhen", "tool-use", "otlp-json", "openinference")
-DEFAULT_COLLECTOR = "http://127.0.0.1:4318"
+DEFAULT_COLLECTOR = DEFAULT_COLLECTOR_URL
 
 
 @dataclass
@@ -130,38 +128,15 @@ def prepare(
     )
 
 
-def send(
-    prepared: Prepared,
-    collector: str = DEFAULT_COLLECTOR,
-    *,
-    api_key: str | None = None,
-    client: httpx.Client | None = None,
-    timeout: float = 30.0,
-) -> None:
-    """POST every request of a prepared file to ``{collector}/v1/traces`` (protobuf, gzip)."""
-    url = collector.rstrip("/") + "/v1/traces"
-    headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    own = client is None
-    http = client or httpx.Client(timeout=timeout)
-    try:
-        for i, request in enumerate(prepared.requests):
-            body = gzip.compress(request.SerializeToString())
-            try:
-                r = http.post(url, content=body, headers=headers)
-            except httpx.HTTPError as exc:
-                raise SendFailed(
-                    f"{prepared.path}: cannot reach the collector at {url}: {exc}"
-                ) from None
-            if r.status_code != 200:
-                raise SendFailed(
-                    f"{prepared.path}: the collector answered {r.status_code} to "
-                    f"request {i + 1}/{len(prepared.requests)}: {refusal_reason(r)}"
-                )
-    finally:
-        if own:
-            http.close()
+def send(prepared: Prepared, client: CollectorClient) -> None:
+    """POST every request of a prepared file to the collector's ``/v1/traces``."""
+    for i, request in enumerate(prepared.requests):
+        try:
+            client.export_traces(request.SerializeToString())
+        except ClientError as exc:
+            raise SendFailed(
+                f"{prepared.path}: request {i + 1}/{len(prepared.requests)}: {exc}"
+            ) from None
 
 
 def import_files(
@@ -183,9 +158,10 @@ def import_files(
     planscope_analyzer.importers._errors.ImportFailed: nope.json: cannot read: No such...
     """
     prepared = [prepare(p, fmt, project=project, keep_time=keep_time) for p in paths]
-    with httpx.Client(timeout=30.0) as client:
+    settings = ClientSettings(base_url=collector, api_key=api_key, timeout=30.0)
+    with CollectorClient(settings, user_agent="planscope-cli/import") as client:
         for p in prepared:
-            send(p, collector, api_key=api_key, client=client)
+            send(p, client)
     return prepared
 
 

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-from planscope import PlanscopeError
+from planscope import PlanscopeError, api
 from planscope import environment_variables as ENV
+from planscope.client import ClientSettings, CollectorClient, NotFound, Unavailable
 
 from ._conversation import Conversation
 from ._import import (
@@ -145,24 +145,42 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _client(args: argparse.Namespace) -> CollectorClient:
+    settings = ClientSettings(
+        base_url=args.collector, api_key=args.api_key, project=args.project, timeout=30.0
+    )
+    return CollectorClient(settings, user_agent="planscope-cli/attribute")
+
+
+def _trace(client: CollectorClient, trace_id: str) -> dict[str, Any] | None:
+    try:
+        return client.get_trace(trace_id)
+    except NotFound:
+        return None
+
+
+def _findings(client: CollectorClient, trace_id: str) -> list[api.Finding] | None:
+    """The analyzers' findings of a trace; None without an analyzer (attribution then
+    proceeds on structure alone)."""
+    try:
+        return client.trace_findings(trace_id)
+    except Unavailable:
+        return None
+
+
 def wait_for_trace(
-    client: httpx.Client,
-    base: str,
-    trace_id: str,
-    spans: int,
-    project: str | None,
-    timeout: float = 30.0,
+    client: CollectorClient, trace_id: str, spans: int, timeout: float = 30.0
 ) -> dict[str, Any]:
     """Poll the query API until the trace holds ``spans`` spans."""
-    from ..attribution import fetch_trace
-
     deadline = time.monotonic() + timeout
     while True:
-        trace = fetch_trace(client, base, trace_id, project)
+        trace = _trace(client, trace_id)
         if trace is not None and int(trace.get("span_count", 0)) >= spans:
             return trace
         if time.monotonic() > deadline:
-            raise PlanscopeError(f"trace {trace_id} did not appear in the collector at {base}")
+            raise PlanscopeError(
+                f"trace {trace_id} did not appear in the collector at {client.base_url}"
+            )
         time.sleep(0.1)
 
 
@@ -177,18 +195,16 @@ class _Online:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.client = httpx.Client(timeout=30.0)
+        self.client = _client(args)
 
     def findings(self, conv: Conversation, path: Path) -> list[Any]:
-        from ..attribution import fetch_findings, map_findings
+        from ..attribution import map_findings
 
         prepared: Prepared = prepare(path, "auto", project=self.args.project)
-        send(prepared, self.args.collector, api_key=self.args.api_key, client=self.client)
+        send(prepared, self.client)
         tid = prepared.trace_ids[0]
-        trace = wait_for_trace(
-            self.client, self.args.collector, tid, prepared.span_count, self.args.project
-        )
-        raw = fetch_findings(self.client, self.args.collector, tid, self.args.project)
+        trace = wait_for_trace(self.client, tid, prepared.span_count)
+        raw = _findings(self.client, tid)
         return map_findings(raw, trace, conv) if raw else []
 
 
@@ -199,8 +215,6 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         best_default,
         conversation_from_trace,
         cross_validate,
-        fetch_findings,
-        fetch_trace,
         format_scores,
         judge,
         load,
@@ -258,15 +272,15 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             }
         )
     if args.trace_id:
-        with httpx.Client(timeout=30.0) as client:
+        with _client(args) as client:
             for tid in args.trace_id:
-                trace = fetch_trace(client, args.collector, tid, args.project)
+                trace = _trace(client, tid)
                 if trace is None:
                     raise PlanscopeError(f"trace {tid} not found at {args.collector}")
                 conv = conversation_from_trace(trace)
                 if not conv.turns:
                     raise PlanscopeError(f"trace {tid} has no agent turns to attribute")
-                raw = fetch_findings(client, args.collector, tid, args.project)
+                raw = _findings(client, tid)
                 found = map_findings(raw, trace, conv) if raw else None
                 out.append({"trace_id": tid, **run(conv, found).as_dict()})
     for item in out:
