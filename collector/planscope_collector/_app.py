@@ -397,7 +397,9 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     async def get_trace(trace_id: str, proj: Annotated[str, Depends(project_of)]) -> JSONResponse:
         tid = trace_id.lower()
         if not api.is_trace_id(tid):
-            return _error(400, "trace id must be 32 hex characters")
+            return api_error(
+                400, "trace id must be 32 hex characters, not all zero", field="trace_id"
+            )
         q = TraceQueries(collector.store)
         detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid))
         if detail is None:

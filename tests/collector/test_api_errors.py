@@ -34,8 +34,8 @@ def test_every_error_has_the_one_shape(collector: BackgroundServer) -> None:
     _error(httpx.get(f"{url}/api/traces", params={"limit": "many"}), 400, "limit")
     _error(httpx.get(f"{url}/api/stats/runs", params={"bucket": "x"}), 400, "bucket")
     _error(httpx.get(f"{url}/api/alerts/events", params={"limit": -1}), 400, "limit")
-    _error(httpx.get(f"{url}/api/traces/not-hex"), 400)
-    _error(httpx.get(f"{url}/api/traces/{'0' * 32}"), 404)
+    _error(httpx.get(f"{url}/api/traces/not-hex"), 400, "trace_id")
+    _error(httpx.get(f"{url}/api/traces/{'ab' * 16}"), 404)
     _error(httpx.get(f"{url}/api/no-such-route"), 404)
     _error(httpx.delete(f"{url}/api/traces"), 405)
     # a body that is not JSON, and a JSON body with a wrong field
