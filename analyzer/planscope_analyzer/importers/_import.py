@@ -44,7 +44,9 @@ class Prepared:
     trace_ids: list[str]
     span_count: int
     mapped_spans: int = 0
-    conversation: Conversation | None = None
+    conversations: list[Conversation] = field(default_factory=list)
+    trace_spans: list[int] = field(default_factory=list)
+    """Spans per trace of ``trace_ids`` (imported conversations: one trace each)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -89,14 +91,22 @@ def prepare(
         raise UnknownFormat(f"{source}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     actual = detect_format(data, source) if fmt == "auto" else fmt
     if actual in ("whowhen", "tool-use"):
-        conv = (parse_whowhen if actual == "whowhen" else parse_tool_use)(data, source)
-        spans = conversation_spans(conv, end_ns=end_ns)
-        resource: dict[str, str | int | float | bool] = {A.SERVICE_NAME: conv.framework}
+        convs = (
+            [parse_whowhen(data, source)] if actual == "whowhen" else parse_tool_use(data, source)
+        )
+        resource: dict[str, str | int | float | bool] = {A.SERVICE_NAME: convs[0].framework}
         if project:
             resource[A.PROJECT] = project
-        request = to_request(spans, resource)
+        # One trace per conversation (a τ-bench file holds many runs).
+        per_run = [conversation_spans(c, end_ns=end_ns) for c in convs]
         return Prepared(
-            path, actual, [request], [spans[0].trace_id.hex()], len(spans), conversation=conv
+            path,
+            actual,
+            [to_request(spans, resource) for spans in per_run],
+            [spans[0].trace_id.hex() for spans in per_run],
+            sum(len(spans) for spans in per_run),
+            conversations=convs,
+            trace_spans=[len(spans) for spans in per_run],
         )
     requests = parse_otlp_json(data, source)
     mapped = map_semconv(requests)

@@ -32,7 +32,7 @@ from ._import import (
     prepare,
     send,
 )
-from ._log import read_log
+from ._log import read_logs
 
 
 def register(subparsers: Any) -> None:
@@ -197,15 +197,18 @@ class _Online:
         self.args = args
         self.client = _client(args)
 
-    def findings(self, conv: Conversation, path: Path) -> list[Any]:
+    def findings(self, convs: list[Conversation], path: Path) -> list[list[Any] | None]:
+        """Import the file and read each of its traces' findings (one per conversation)."""
         from ..attribution import map_findings
 
         prepared: Prepared = prepare(path, "auto", project=self.args.project)
         send(prepared, self.client)
-        tid = prepared.trace_ids[0]
-        trace = wait_for_trace(self.client, tid, prepared.span_count)
-        raw = _findings(self.client, tid)
-        return map_findings(raw, trace, conv) if raw else []
+        out: list[list[Any] | None] = []
+        for conv, tid, n in zip(convs, prepared.trace_ids, prepared.trace_spans, strict=True):
+            trace = wait_for_trace(self.client, tid, n)
+            raw = _findings(self.client, tid)
+            out.append(map_findings(raw, trace, conv) if raw else [])
+        return out
 
 
 def cmd_attribute(args: argparse.Namespace) -> int:
@@ -215,10 +218,12 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         best_default,
         conversation_from_trace,
         cross_validate,
+        format_paired,
         format_scores,
         judge,
         load,
         map_findings,
+        paired,
         train,
     )
 
@@ -237,9 +242,14 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         if args.json:
             for sc in scores:
                 print(json.dumps(sc.as_dict(), ensure_ascii=False))
+            for row in paired(scores):
+                print(json.dumps({"paired": True, **row}, ensure_ascii=False))
             print(json.dumps({"default": default}))
         else:
             print(format_scores(scores))
+            print("\nranker vs the best baseline, log by log (+ only the ranker right, - only")
+            print("the baseline; p: two-sided exact sign test):\n")
+            print(format_paired(scores))
             print(f"\ndefault method by this evaluation: {default}")
         if args.write_weights:
             doc = {"default": default, **json.loads(model.to_json())}
@@ -264,13 +274,12 @@ def cmd_attribute(args: argparse.Namespace) -> int:
 
     out: list[dict[str, Any]] = []
     for path in args.files:
-        conv = read_log(path)
-        out.append(
-            {
-                "file": str(path),
-                **run(conv, online.findings(conv, path) if online else None).as_dict(),
-            }
+        convs = read_logs(path)
+        per_run: list[list[Any] | None] = (
+            online.findings(convs, path) if online else [None] * len(convs)
         )
+        for conv, refs in zip(convs, per_run, strict=True):
+            out.append({"file": conv.source, **run(conv, refs).as_dict()})
     if args.trace_id:
         with _client(args) as client:
             for tid in args.trace_id:
