@@ -432,9 +432,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     ) -> JSONResponse:
         tid = trace_id.lower()
         if not api.is_trace_id(tid):
-            return api_error(
-                400, "trace id must be 32 hex characters, not all zero", field="trace_id"
-            )
+            return api_error(400, "trace id must be 32 hex characters", field="trace_id")
         page = min(limit or settings.max_trace_spans, settings.max_trace_spans)
         q = TraceQueries(collector.store)
         detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid, offset, page))
