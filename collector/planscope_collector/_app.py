@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import anyio
+import planscope
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
@@ -278,7 +279,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     # stays at /openapi.json for any OpenAPI viewer.
     app = FastAPI(
         title="planscope collector",
-        version="0.1.0",
+        version=planscope.__version__,
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
