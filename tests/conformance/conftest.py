@@ -120,22 +120,60 @@ def otlp_spans(body: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def run_agent(source: str, model: ModelServer, serve: Serve, dump: Path) -> dict[str, Any]:
-    """Run one source's agent in its own process; its scenarios' trace ids and times."""
-    otlp = f"grpc://{serve.grpc_target}" if source.endswith("_grpc") else serve.url
-    env = {**os.environ, **OFFLINE_ENV, "CONFORMANCE_MODEL": model.base_url}
-    env["CONFORMANCE_OTLP"] = otlp
-    env["OPENAI_BASE_URL"] = model.base_url
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.conformance.agents", source, "--dump", str(dump)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+class Launched:
+    """The agents of the sources this session needs, started together (they spend most of
+    their time importing their frameworks and waiting for the model, so they overlap well)."""
+
+    def __init__(self, sources: list[str], model: ModelServer, serve: Serve, tmp: Path) -> None:
+        self.url = serve.url
+        self.dumps = {source: tmp / f"{source}.json" for source in sources}
+        self.procs = {source: self._start(source, model, serve) for source in sources}
+
+    def _start(self, source: str, model: ModelServer, serve: Serve) -> subprocess.Popen[str]:
+        otlp = f"grpc://{serve.grpc_target}" if source.endswith("_grpc") else serve.url
+        base_url = model.base_url(source)
+        env = {**os.environ, **OFFLINE_ENV, "CONFORMANCE_MODEL": base_url}
+        env.update(CONFORMANCE_OTLP=otlp, OPENAI_BASE_URL=base_url)
+        argv = [sys.executable, "-m", "tests.conformance.agents", source]
+        return subprocess.Popen(
+            [*argv, "--dump", str(self.dumps[source])],
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def result(self, source: str) -> dict[str, Any]:
+        """The scenarios' trace ids and times, once the source's agent has finished."""
+        out, err = self.procs[source].communicate(timeout=180)
+        assert self.procs[source].returncode == 0, err[-4000:]
+        return dict(json.loads(out.strip().splitlines()[-1]))
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+
+
+@pytest.fixture(scope="session")
+def launched(
+    request: pytest.FixtureRequest,
+    model: ModelServer,
+    serve: Serve,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Launched]:
+    wanted = {
+        item.callspec.params["agent"]
+        for item in request.session.items
+        if hasattr(item, "callspec") and "agent" in item.callspec.params
+    }
+    agents = Launched(
+        [s for s in SOURCES if s in wanted], model, serve, tmp_path_factory.mktemp("agents")
     )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    yield agents
+    agents.stop()
 
 
 def wait_stored(url: str, trace_id: str, spans: int, timeout: float = 30.0) -> None:
@@ -152,26 +190,21 @@ def wait_stored(url: str, trace_id: str, spans: int, timeout: float = 30.0) -> N
 
 
 @pytest.fixture(scope="session", params=SOURCES)
-def agent(
-    request: pytest.FixtureRequest,
-    model: ModelServer,
-    serve: Serve,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Ran:
+def agent(request: pytest.FixtureRequest, model: ModelServer, launched: Launched) -> Ran:
     """One source's agent run through both scenarios, its traces stored and analysed."""
     source = str(request.param)
-    dump = tmp_path_factory.mktemp(source) / f"{source}.json"
-    traces = run_agent(source, model, serve, dump)
+    traces = launched.result(source)
+    dump = launched.dumps[source]
     spans = otlp_spans(json.loads(dump.read_text()))
+    url = launched.url
     scenarios = {}
     for name, t in traces.items():
         mine = [s for s in spans if s["traceId"] == t["trace_id"]]
-        wait_stored(serve.url, t["trace_id"], len(mine))
-        scenarios[name] = Scenario(
-            t["trace_id"], mine, model.served(int(t["start_ns"]), int(t["end_ns"]))
-        )
-        r = httpx.post(f"{serve.url}/api/analyze", json={"trace_id": t["trace_id"]}, timeout=60)
+        wait_stored(url, t["trace_id"], len(mine))
+        served = model.served(source, int(t["start_ns"]), int(t["end_ns"]))
+        scenarios[name] = Scenario(t["trace_id"], mine, served)
+        r = httpx.post(f"{url}/api/analyze", json={"trace_id": t["trace_id"]}, timeout=60)
         assert r.status_code == 200, r.text
     if os.environ.get(UPDATE_ENV) == "1":
         shutil.copyfile(dump, DATA / f"{source}.json")
-    return Ran(source, serve.url, scenarios["healthy"], scenarios["loop"])
+    return Ran(source, url, scenarios["healthy"], scenarios["loop"])
