@@ -15,7 +15,9 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,11 +52,21 @@ OFFLINE_ENV = {
 
 
 class Serve(ServeProcess):
-    """``planscope serve`` in its own process, with its OTLP/gRPC receiver on a free port."""
+    """``planscope serve`` in its own process, with its OTLP/gRPC receiver on a free port.
+
+    Its stderr is drained (and the last lines kept), so a chatty server never blocks on a
+    full pipe."""
 
     def __init__(self, data_dir: Path) -> None:
         self.grpc_target = f"127.0.0.1:{free_port()}"
         super().__init__(data_dir, free_port(), "--grpc-port", self.grpc_target.split(":")[1])
+        self.log: deque[str] = deque(maxlen=200)
+        stream = self.proc.stderr
+        assert stream is not None
+        threading.Thread(
+            target=lambda: self.log.extend(b.decode(errors="replace") for b in stream),
+            daemon=True,
+        ).start()
 
 
 @dataclass(frozen=True)
@@ -121,40 +133,68 @@ def otlp_spans(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class Launched:
-    """The agents of the sources this session needs, started together (they spend most of
-    their time importing their frameworks and waiting for the model, so they overlap well)."""
+    """The agents of the sources this session needs, a few at a time: they spend most of
+    their time importing their frameworks and waiting for the model, so they overlap well,
+    but all at once would starve the collector on a 2-core machine."""
+
+    PARALLEL = 3
 
     def __init__(self, sources: list[str], model: ModelServer, serve: Serve, tmp: Path) -> None:
         self.url = serve.url
+        self.serve_log = serve.log
+        self._model, self._serve = model, serve
         self.dumps = {source: tmp / f"{source}.json" for source in sources}
-        self.procs = {source: self._start(source, model, serve) for source in sources}
+        self._pending = list(sources)
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._fill()
 
-    def _start(self, source: str, model: ModelServer, serve: Serve) -> subprocess.Popen[str]:
+    def _fill(self, first: str | None = None) -> None:
+        if first in self._pending:
+            self._pending.remove(first)
+            self._pending.insert(0, first)
+        running = [p for p in self.procs.values() if p.returncode is None and p.poll() is None]
+        while self._pending and (len(running) < self.PARALLEL or first in self._pending):
+            source = self._pending.pop(0)
+            self.procs[source] = self._start(source)
+            running.append(self.procs[source])
+
+    def _start(self, source: str) -> subprocess.Popen[bytes]:
+        serve = self._serve
         otlp = f"grpc://{serve.grpc_target}" if source.endswith("_grpc") else serve.url
-        base_url = model.base_url(source)
+        base_url = self._model.base_url(source)
         env = {**os.environ, **OFFLINE_ENV, "CONFORMANCE_MODEL": base_url}
         env.update(CONFORMANCE_OTLP=otlp, OPENAI_BASE_URL=base_url)
         argv = [sys.executable, "-m", "tests.conformance.agents", source]
-        return subprocess.Popen(
-            [*argv, "--dump", str(self.dumps[source])],
-            cwd=REPO,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        with (
+            self._out(source, "stdout").open("w") as out,
+            self._out(source, "stderr").open("w") as err,
+        ):
+            return subprocess.Popen(
+                [*argv, "--dump", str(self.dumps[source])],
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=err,
+            )
+
+    def _out(self, source: str, stream: str) -> Path:
+        return self.dumps[source].with_suffix(f".{stream}")
 
     def result(self, source: str) -> dict[str, Any]:
         """The scenarios' trace ids and times, once the source's agent has finished."""
-        out, err = self.procs[source].communicate(timeout=180)
-        assert self.procs[source].returncode == 0, err[-4000:]
-        return dict(json.loads(out.strip().splitlines()[-1]))
+        self._fill(first=source)
+        proc = self.procs[source]
+        proc.wait(timeout=300)
+        self._fill()
+        err = self._out(source, "stderr").read_text()
+        assert proc.returncode == 0, f"{source} agent failed:\n{err[-4000:]}"
+        return dict(json.loads(self._out(source, "stdout").read_text().strip().splitlines()[-1]))
 
     def stop(self) -> None:
         for proc in self.procs.values():
             if proc.poll() is None:
                 proc.kill()
-                proc.communicate()
+                proc.wait()
 
 
 @pytest.fixture(scope="session")
@@ -176,7 +216,9 @@ def launched(
     agents.stop()
 
 
-def wait_stored(url: str, trace_id: str, spans: int, timeout: float = 30.0) -> None:
+def wait_stored(
+    url: str, trace_id: str, spans: int, log: deque[str], timeout: float = 120.0
+) -> None:
     deadline = time.monotonic() + timeout
     count = 0
     while time.monotonic() < deadline:
@@ -186,7 +228,8 @@ def wait_stored(url: str, trace_id: str, spans: int, timeout: float = 30.0) -> N
             if count >= spans:
                 return
         time.sleep(0.1)
-    raise AssertionError(f"trace {trace_id}: {count} of {spans} spans stored")
+    tail = "".join(list(log)[-20:])
+    raise AssertionError(f"trace {trace_id}: {count} of {spans} spans stored; serve:\n{tail}")
 
 
 @pytest.fixture(scope="session", params=SOURCES)
@@ -200,7 +243,7 @@ def agent(request: pytest.FixtureRequest, model: ModelServer, launched: Launched
     scenarios = {}
     for name, t in traces.items():
         mine = [s for s in spans if s["traceId"] == t["trace_id"]]
-        wait_stored(url, t["trace_id"], len(mine))
+        wait_stored(url, t["trace_id"], len(mine), launched.serve_log)
         served = model.served(source, int(t["start_ns"]), int(t["end_ns"]))
         scenarios[name] = Scenario(t["trace_id"], mine, served)
         r = httpx.post(f"{url}/api/analyze", json={"trace_id": t["trace_id"]}, timeout=60)
