@@ -16,7 +16,7 @@ import anyio
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from planscope import safejson
-from planscope_collector.extensions import admin_project_of, project_of
+from planscope_collector.extensions import admin_project_of, api_error, project_of
 
 from ._engine import AlertEngine
 from ._errors import RuleValidationError
@@ -36,10 +36,10 @@ MAX_SINCE_SECONDS = 9.2e9  # year 2262: DateTime64(9)'s end
 
 
 def _error(status: int, reason: str, problems: list[str] | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"error": reason}
-    if problems is not None:
-        body["problems"] = problems
-    return JSONResponse(body, status_code=status)
+    # A rule's problems read "field: what is wrong"; the first names the field at fault.
+    first = (problems or [""])[0]
+    field = first.split(":", 1)[0] if ":" in first and " " not in first.split(":", 1)[0] else None
+    return api_error(status, reason, field=field, problems=problems)
 
 
 async def _rule_body(request: Request) -> Any:
