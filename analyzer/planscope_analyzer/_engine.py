@@ -250,7 +250,6 @@ class Analyzer:
 
     def _write(self, project: str, traces: dict[str, TraceData], findings: list[Finding]) -> None:
         now_dt = datetime.now(timezone.utc)
-        now = now_dt.replace(tzinfo=None).isoformat(sep=" ")
         live = fetch_columns(
             self.store, Q.LIVE_KEYS, {"project": project, "ids": ",".join(sorted(traces))}
         )
@@ -269,53 +268,28 @@ class Analyzer:
         per_trace: dict[str, int] = {}
         for f in findings:
             per_trace[f.trace_id] = per_trace.get(f.trace_id, 0) + 1
-        insert_rows = getattr(self.store, "insert_rows", None)
-        if insert_rows is not None:  # columnar (Native) insert: no JSON text to build and bind
-            now_us = (now_dt - _EPOCH) // timedelta(microseconds=1)
-            rows = [_values(f, traces[f.trace_id].start_ns, now_us) for f in findings]
-            rows += [_tombstone_values(project, r, now_us) for r in stale]
-            if rows:
-                insert_rows("findings", rows, Q.FINDING_NAMES)
-            insert_rows(
-                "analysis_progress",
-                [
-                    (
-                        project,
-                        t.trace_id,
-                        t.start_ns,
-                        t.span_count,
-                        per_trace.get(t.trace_id, 0),
-                        ANALYZER_VERSION,
-                        now_us,
-                    )
-                    for t in traces.values()
-                ],
-                Q.PROGRESS_NAMES,
-            )
-            return
-        lines = [json.dumps(_row(f, traces[f.trace_id].start_ns, now, 0)) for f in findings]
-        lines += [json.dumps(_tombstone(project, r, now)) for r in stale]
-        if lines:
-            self.store.command(Q.INSERT_FINDINGS, {"rows": "\n".join(lines)})
+        now_us = (now_dt - _EPOCH) // timedelta(microseconds=1)
+        rows = [_values(f, traces[f.trace_id].start_ns, now_us) for f in findings]
+        rows += [_tombstone_values(project, r, now_us) for r in stale]
+        if rows:
+            self.store.insert_rows("findings", rows, Q.FINDING_NAMES)
         progress = [
-            json.dumps(
-                {
-                    "Project": project,
-                    "TraceId": t.trace_id,
-                    "TraceStart": _ts(t.start_ns),
-                    "SpanCount": t.span_count,
-                    "FindingCount": per_trace.get(t.trace_id, 0),
-                    "AnalyzerVersion": ANALYZER_VERSION,
-                    "AnalyzedAt": now,
-                }
+            (
+                project,
+                t.trace_id,
+                t.start_ns,
+                t.span_count,
+                per_trace.get(t.trace_id, 0),
+                ANALYZER_VERSION,
+                now_us,
             )
             for t in traces.values()
         ]
-        self.store.command(Q.INSERT_PROGRESS, {"rows": "\n".join(progress)})
+        self.store.insert_rows("analysis_progress", progress, Q.PROGRESS_NAMES)
 
 
 def _values(f: Finding, trace_start_ns: int, now_us: int) -> tuple[Any, ...]:
-    """A ``findings`` row in :data:`_queries.FINDING_NAMES` order (the values of :func:`_row`)."""
+    """A ``findings`` row in :data:`_queries.FINDING_NAMES` order."""
     return (
         f.project,
         f.trace_id,
@@ -339,7 +313,8 @@ def _values(f: Finding, trace_start_ns: int, now_us: int) -> tuple[Any, ...]:
 
 
 def _tombstone_values(project: str, r: dict[str, Any], now_us: int) -> tuple[Any, ...]:
-    """A tombstone row in :data:`_queries.FINDING_NAMES` order (see :func:`_tombstone`)."""
+    """A tombstone (``IsDeleted`` 1: the finding is no longer produced) in
+    :data:`_queries.FINDING_NAMES` order."""
     return (
         project,
         r["trace_id"],
@@ -363,56 +338,3 @@ def _tombstone_values(project: str, r: dict[str, Any], now_us: int) -> tuple[Any
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def _ts(ns: int) -> str:
-    """DateTime64(9) text for JSONEachRow (UTC)."""
-    seconds, frac = divmod(int(ns), 10**9)
-    base = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    return f"{base}.{frac:09d}"
-
-
-def _row(f: Finding, trace_start_ns: int, now: str, deleted: int) -> dict[str, Any]:
-    return {
-        "Project": f.project,
-        "TraceId": f.trace_id,
-        "RunId": f.run_id,
-        "Kind": f.kind,
-        "FindingKey": f.key,
-        "Severity": f.severity,
-        "Component": f.component,
-        "StepId": f.step_id,
-        "EvidenceSpanIds": list(f.evidence),
-        "Explanation": f.explanation,
-        "WastedTokens": f.wasted_tokens,
-        "WastedCostUsd": f.wasted_cost_usd,
-        "WastedNs": f.wasted_ns,
-        "Detail": json.dumps(dict(f.detail), default=str),
-        "DetectorVersion": f.detector_version,
-        "TraceStart": _ts(trace_start_ns),
-        "AnalyzedAt": now,
-        "IsDeleted": deleted,
-    }
-
-
-def _tombstone(project: str, r: dict[str, Any], now: str) -> dict[str, Any]:
-    return {
-        "Project": project,
-        "TraceId": r["trace_id"],
-        "RunId": "",
-        "Kind": r["kind"],
-        "FindingKey": r["key"],
-        "Severity": "low",
-        "Component": "",
-        "StepId": "",
-        "EvidenceSpanIds": [],
-        "Explanation": "",
-        "WastedTokens": 0,
-        "WastedCostUsd": 0.0,
-        "WastedNs": 0,
-        "Detail": "{}",
-        "DetectorVersion": "",
-        "TraceStart": _ts(int(r["ts"])),
-        "AnalyzedAt": now,
-        "IsDeleted": 1,
-    }

@@ -26,13 +26,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Body, Depends, Query
-from fastapi.responses import JSONResponse
 from planscope import api
-from planscope_collector.extensions import Leases, ingest_backlogged, project_of
+from planscope.semconv import FINDING_KINDS
+from planscope_collector.extensions import Leases, api_error, ingest_backlogged, project_of
 
 from ._engine import AnalysisResult, Analyzer
 from ._findings import list_findings
 from ._load import ns_to_datetime
+from ._model import SEVERITIES
 
 if TYPE_CHECKING:
     from planscope_collector import Collector
@@ -56,6 +57,8 @@ POLL_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_POLL_SECONDS", "5"))
 LOOKBACK_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_LOOKBACK_SECONDS", "3600"))
 """With ``--role analyze``: how far back each search looks (the first one looks back a day)."""
 POLL_LEASE_KEY = "analyzer-poll"
+MAX_NANOS = (1 << 63) - 1
+"""The last instant DateTime64(9) holds: larger times are refused (400), never sent to SQL."""
 
 # Traces that went quiet and whose span count differs from when they were last analysed
 # (or that were never analysed); read from the trace index, so any replica's writes count.
@@ -272,11 +275,26 @@ def build_router(service: AnalyzerService) -> APIRouter:
         kind: Annotated[list[str] | None, Query(max_length=64)] = None,
         severity: Annotated[list[str] | None, Query(max_length=16)] = None,
         trace_id: Annotated[str | None, Query(max_length=32)] = None,
-        since: Annotated[int | None, Query(ge=0, description="trace start, unix ns")] = None,
-        until: Annotated[int | None, Query(ge=0, description="trace start, unix ns")] = None,
+        since: Annotated[
+            int | None, Query(ge=0, le=MAX_NANOS, description="trace start, unix ns")
+        ] = None,
+        until: Annotated[
+            int | None, Query(ge=0, le=MAX_NANOS, description="trace start, unix ns")
+        ] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-    ) -> dict[str, Any]:
+    ) -> Any:
+        for field, values, known in (
+            ("kind", kind, FINDING_KINDS),
+            ("severity", severity, SEVERITIES),
+        ):
+            unknown = sorted(set(values or ()) - set(known))
+            if unknown:
+                return api_error(
+                    400,
+                    f"unknown {field} {', '.join(map(repr, unknown))}; one of: {', '.join(known)}",
+                    field=field,
+                )
         store = service.collector.store
         return dict(
             await run(
@@ -298,7 +316,7 @@ def build_router(service: AnalyzerService) -> APIRouter:
     async def trace_findings(trace_id: str, proj: Annotated[str, Depends(project_of)]) -> Any:
         tid = trace_id.lower()
         if not api.is_trace_id(tid):
-            return JSONResponse({"error": "trace id must be 32 hex characters"}, status_code=400)
+            return api_error(400, "trace id must be 32 hex characters", field="trace_id")
         store = service.collector.store
         page = await run(lambda: list_findings(store, proj, trace_id=tid, limit=1000))
         return {"trace_id": tid, "findings": page["findings"]}
@@ -314,9 +332,13 @@ def build_router(service: AnalyzerService) -> APIRouter:
         if trace_id is not None and (
             not isinstance(trace_id, str) or not api.is_trace_id(trace_id.lower())
         ):
-            return JSONResponse({"error": "trace_id must be 32 hex characters"}, status_code=400)
-        if since is not None and (not isinstance(since, int) or since < 0):
-            return JSONResponse({"error": "since must be unix nanoseconds"}, status_code=400)
+            return api_error(400, "trace_id must be 32 hex characters", field="trace_id")
+        if since is not None and (
+            not isinstance(since, int) or isinstance(since, bool) or not 0 <= since <= MAX_NANOS
+        ):
+            return api_error(
+                400, f"since must be unix nanoseconds in 0..{MAX_NANOS}", field="since"
+            )
         tid = trace_id.lower() if isinstance(trace_id, str) else None
         result = await run(lambda: service.analyze_request(proj, tid, since))
         return {

@@ -9,22 +9,26 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import anyio
+import planscope
 from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from planscope import api
+from starlette.exceptions import HTTPException
 
 from ._approvals import router as approvals_router
 from ._auth import Authenticator
-from ._errors import IngestRejected, NotIngesting, PayloadTooLarge, SpoolFull
+from ._errors import IngestRejected, NotIngesting, SpoolFull, Unauthorized
+from ._guard import RequestGuard, RequestLimits
 from ._ingest import IngestLimits, RecentBatches, accept
-from ._otlp import PROTOBUF
+from ._otlp import _MAX_NANOS, PROTOBUF, ParseLimits
 from ._query import TraceQueries
-from ._settings import CollectorSettings
+from ._settings import CollectorSettings, redact_url
 from ._spool import Spool
 from ._stats import router as stats_router
 from ._writer import Writer
-from .extensions import Extension, load_extensions, project_of
+from .extensions import Extension, api_error, load_extensions, project_of
 from .storage import Store, StoreError, StoreUnavailable, open_store
 
 log = logging.getLogger("planscope.collector")
@@ -46,7 +50,10 @@ class Collector:
         self._given_store = store
         self.auth = Authenticator(settings.api_keys)
         self.limits = IngestLimits(
-            settings.max_decompressed_bytes, settings.spool_max_bytes, settings.retry_after_seconds
+            settings.max_decompressed_bytes,
+            settings.spool_max_bytes,
+            settings.retry_after_seconds,
+            ParseLimits(settings.max_json_values, settings.max_resource_expansion_bytes),
         )
         self.recent = RecentBatches(settings.dedup_window_seconds)
         self.spool: Spool | None = None
@@ -87,7 +94,11 @@ class Collector:
         if self.settings.role != "ingest":  # ingest-only replicas leave analysis to others
             for extension in self.extensions:
                 extension.start()
-        log.info("collector started: store=%s spool=%s", self.settings.dsn, self.settings.spool_dir)
+        log.info(
+            "collector started: store=%s spool=%s",
+            redact_url(self.settings.dsn),
+            self.settings.spool_dir,
+        )
 
     def _seed_recent(self, spool: Spool) -> None:
         window = self.settings.dedup_window_seconds
@@ -180,7 +191,61 @@ class Collector:
 
 
 def _error(status: int, reason: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": reason}, status_code=status, headers=headers)
+    return api_error(status, reason, headers=headers)
+
+
+def _invalid_request(exc: RequestValidationError) -> JSONResponse:
+    """FastAPI's validation errors (422 with a ``detail`` list) in the API's one error shape:
+    a 400 naming the parameter and what is wrong with it."""
+    problems, fields = [], []
+    for err in exc.errors():
+        loc = [str(part) for part in err.get("loc", ())]
+        # ("query", "limit") -> "limit"; a body that is not JSON -> "body"
+        field = ".".join(p for p in loc[1:] if not p.isdigit()) or (loc[0] if loc else "request")
+        fields.append(field)
+        problems.append(f"{field}: {err.get('msg', 'invalid')}")
+    return api_error(
+        400,
+        "; ".join(problems) or "invalid request",
+        field=fields[0] if fields else None,
+        problems=problems if len(problems) > 1 else None,
+    )
+
+
+def _openapi_errors(app: FastAPI) -> None:
+    """The schema at /openapi.json describes the errors the API really answers: FastAPI lists
+    its own 422 ``HTTPValidationError`` on every route; ours are 400s of one ``Error`` shape."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = build()
+        error = {"$ref": "#/components/schemas/Error"}
+        for path in schema.get("paths", {}).values():
+            for operation in path.values():
+                responses = operation.get("responses", {})
+                if responses.pop("422", None) is not None:
+                    responses["400"] = {
+                        "description": "Bad request",
+                        "content": {"application/json": {"schema": error}},
+                    }
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components.pop("HTTPValidationError", None)
+        components.pop("ValidationError", None)
+        components["Error"] = {
+            "type": "object",
+            "required": ["error"],
+            "properties": {
+                "error": {"type": "string", "description": "what is wrong, for a person"},
+                "field": {"type": "string", "description": "the parameter at fault"},
+                "problems": {"type": "array", "items": {"type": "string"}},
+            },
+        }
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def create_app(settings: CollectorSettings, store: Store | None = None) -> FastAPI:
@@ -214,19 +279,40 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     # stays at /openapi.json for any OpenAPI viewer.
     app = FastAPI(
         title="planscope collector",
-        version="0.1.0",
+        version=planscope.__version__,
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
         **_no_self_telemetry(),
     )
+    _openapi_errors(app)
     app.state.collector = collector
+    app.add_middleware(
+        RequestGuard,
+        auth=collector.auth,
+        limits=RequestLimits(
+            settings.max_body_bytes,
+            settings.max_api_body_bytes,
+            settings.max_concurrent_requests,
+            settings.upload_timeout_seconds,
+            settings.retry_after_seconds,
+        ),
+    )
     collector.extensions = load_extensions(collector)
     for extension in collector.extensions:
         if extension.router is not None:
             app.include_router(extension.router)
     app.include_router(stats_router)
     app.include_router(approvals_router)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _invalid_request(exc)
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        # Starlette's own answers (unknown route 404, 405) in the same shape
+        return api_error(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
 
     @app.exception_handler(IngestRejected)
     async def _rejected(request: Request, exc: IngestRejected) -> JSONResponse:
@@ -241,13 +327,14 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
 
     @app.exception_handler(StoreError)
     async def _store_error(request: Request, exc: StoreError) -> JSONResponse:
+        # The store's text names paths, hosts and SQL: logged for the operator, not answered.
         log.warning("store error answering %s: %s", request.url.path, exc)
-        return _error(503, f"store unavailable: {exc}", {"Retry-After": "5"})
+        return _error(503, "store unavailable; retry later", {"Retry-After": "5"})
 
     @app.post("/v1/traces")
     async def ingest(request: Request) -> Response:
-        project = collector.auth.project_for(request.headers.get("authorization"))
-        body = await _read_capped(request, settings.max_body_bytes)
+        project = collector.auth.project_for(request.headers.get("authorization"), "ingest")
+        body = await request.body()  # size, time and key already checked by RequestGuard
         try:
             await anyio.to_thread.run_sync(
                 collector.ingest,
@@ -270,9 +357,15 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         return {"status": "ok"}
 
     @app.get("/readyz")
-    async def readyz() -> JSONResponse:
+    async def readyz(request: Request) -> JSONResponse:
         state = await anyio.to_thread.run_sync(collector.ready)
-        return JSONResponse(state, status_code=200 if state["ready"] else 503)
+        status = 200 if state["ready"] else 503
+        if collector.auth.enabled:  # details (errors, counters of every tenant) need a key
+            try:
+                collector.auth.key_for(request.headers.get("authorization"))
+            except Unauthorized:
+                return JSONResponse({"ready": state["ready"]}, status_code=status)
+        return JSONResponse(state, status_code=status)
 
     @app.get("/metrics")
     async def metrics() -> Response:
@@ -301,8 +394,12 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         proj: Annotated[str, Depends(project_of)],
         service: str | None = None,
         status: Annotated[str | None, Query(pattern="^(ok|error)$")] = None,
-        since: Annotated[int | None, Query(description="start time, unix ns", ge=0)] = None,
-        until: Annotated[int | None, Query(description="end time, unix ns", ge=0)] = None,
+        since: Annotated[
+            int | None, Query(description="start time, unix ns", ge=0, le=_MAX_NANOS)
+        ] = None,
+        until: Annotated[
+            int | None, Query(description="end time, unix ns", ge=0, le=_MAX_NANOS)
+        ] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 50,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
         agent: Annotated[str | None, Query(max_length=512)] = None,
@@ -328,12 +425,18 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         )
 
     @app.get("/api/traces/{trace_id}")
-    async def get_trace(trace_id: str, proj: Annotated[str, Depends(project_of)]) -> JSONResponse:
+    async def get_trace(
+        trace_id: str,
+        proj: Annotated[str, Depends(project_of)],
+        offset: Annotated[int, Query(ge=0, le=1 << 31, description="first span of the page")] = 0,
+        limit: Annotated[int | None, Query(ge=1, description="spans per page")] = None,
+    ) -> JSONResponse:
         tid = trace_id.lower()
         if not api.is_trace_id(tid):
-            return _error(400, "trace id must be 32 hex characters")
+            return api_error(400, "trace id must be 32 hex characters", field="trace_id")
+        page = min(limit or settings.max_trace_spans, settings.max_trace_spans)
         q = TraceQueries(collector.store)
-        detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid))
+        detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid, offset, page))
         if detail is None:
             return _error(404, f"trace {tid} not found")
         await anyio.to_thread.run_sync(lambda: collector.enrich_trace(proj, tid, detail))
@@ -355,17 +458,3 @@ def _no_self_telemetry() -> dict[str, Any]:
     return {
         "telemetry": {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}
     }
-
-
-async def _read_capped(request: Request, max_bytes: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise PayloadTooLarge(f"body of {declared} bytes exceeds the {max_bytes}-byte limit")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise PayloadTooLarge(f"body exceeds the {max_bytes}-byte limit")
-        chunks.append(chunk)
-    return b"".join(chunks)

@@ -15,15 +15,20 @@ import base64
 import gzip
 import json
 import math
+import re
 import zlib
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import pydantic_core
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 from planscope import semconv as A
+from planscope.safejson import value_bound
 
 from ._errors import BadPayload, PayloadTooLarge, UnsupportedMediaType
 from .storage import ipc_stream
@@ -35,6 +40,20 @@ _SPAN_KINDS = ("Unspecified", "Internal", "Server", "Client", "Producer", "Consu
 _STATUS_CODES = ("Unset", "Ok", "Error")
 DEFAULT_PROJECT = "default"
 _MAX_NANOS = (1 << 63) - 1  # DateTime64(9) (and Arrow's timestamp[ns]) is a signed 64-bit count
+
+
+@dataclass(frozen=True)
+class ParseLimits:
+    """What a request may hold beyond its byte size (``CollectorSettings`` sets them).
+
+    ``max_json_values`` bounds the memory of decoding OTLP/JSON (30 MB of ``{}`` would be 15
+    million dicts); ``max_resource_expansion_bytes`` bounds what a small request becomes once
+    its resource attributes are stored on each of its spans (1 MiB x 2,100 spans = 2 GiB).
+    Nesting beyond the JSON decoder's limit (about 200 levels) is refused as malformed.
+    """
+
+    max_json_values: int = 2_000_000
+    max_resource_expansion_bytes: int = 64 << 20
 
 
 def media_type(content_type: str | None) -> str:
@@ -89,14 +108,18 @@ def decompress(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
             raise BadPayload(f"body is not valid gzip: {len(rest)} bytes of garbage after the end")
 
 
-def parse_request(body: bytes, kind: str) -> ExportTraceServiceRequest:
+def parse_request(
+    body: bytes, kind: str, limits: ParseLimits | None = None
+) -> ExportTraceServiceRequest:
     """Parse and validate an ExportTraceServiceRequest in either OTLP encoding.
 
-    Raises ``BadPayload`` naming the first offending span; the request is all or nothing.
+    Raises ``BadPayload`` naming the first offending span (``PayloadTooLarge`` for what would
+    not fit in memory or the store); the request is all or nothing.
 
     >>> parse_request(b"{}", JSON).resource_spans
     []
     """
+    limits = limits or ParseLimits()
     request = ExportTraceServiceRequest()
     if kind == PROTOBUF:
         try:
@@ -104,19 +127,54 @@ def parse_request(body: bytes, kind: str) -> ExportTraceServiceRequest:
         except DecodeError as exc:
             raise BadPayload(f"body is not a valid OTLP protobuf: {exc}") from None
     else:
+        if (bound := value_bound(body)) > limits.max_json_values:
+            raise PayloadTooLarge(
+                f"OTLP/JSON body holds up to {bound} values; at most {limits.max_json_values}"
+            )
         try:
-            doc = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
+            # pydantic-core's decoder refuses deep nesting with a ValueError (json.loads would
+            # raise RecursionError) and is faster.
+            doc = pydantic_core.from_json(body)
+        except ValueError as exc:
             raise BadPayload(f"body is not valid JSON: {exc}") from None
         if not isinstance(doc, dict):
             raise BadPayload("OTLP/JSON body must be an object with resourceSpans")
         _hex_ids_to_base64(doc)
         try:
             json_format.ParseDict(doc, request, ignore_unknown_fields=True)
-        except json_format.ParseError as exc:
-            raise BadPayload(f"body is not valid OTLP/JSON: {_first_line(str(exc))}") from None
-    _validate(request)
+        except Exception as exc:  # ParseError, RecursionError, TypeError: all the body's fault
+            raise BadPayload(f"body is not valid OTLP/JSON: {_locate(doc, exc)}") from None
+    _validate(request, limits)
     return request
+
+
+_PARSE_PREFIX = re.compile(r"^(?:Failed to parse \w+ field: )+")
+
+
+def _locate(doc: dict[str, Any], exc: BaseException) -> str:
+    """``<path of the first span that fails>: <the innermost reason>`` for a ParseDict error."""
+    reason = _PARSE_PREFIX.sub("", _first_line(str(exc) or type(exc).__name__))[:300]
+    for ri, rs in enumerate(_list(doc, "resourceSpans", "resource_spans", where="body")):
+        where = f"resourceSpans[{ri}]"
+        if _parses(rs, ResourceSpans):
+            continue
+        for si, ss in enumerate(_list(rs, "scopeSpans", "scope_spans", where=where)):
+            if _parses(ss, ScopeSpans):
+                continue
+            for pi, span in enumerate(_list(ss, "spans", where=f"{where}.scopeSpans[{si}]")):
+                if not _parses(span, Span):
+                    return f"{where}.scopeSpans[{si}].spans[{pi}]: {reason}"
+            return f"{where}.scopeSpans[{si}]: {reason}"
+        return f"{where}: {reason}"
+    return reason
+
+
+def _parses(obj: Any, message: Any) -> bool:
+    try:
+        json_format.ParseDict(obj, message(), ignore_unknown_fields=True)
+    except Exception:
+        return False
+    return True
 
 
 def span_count(request: ExportTraceServiceRequest) -> int:
@@ -174,9 +232,19 @@ def _convert_ids(obj: Any, where: str) -> None:
         obj[field] = base64.b64encode(raw).decode("ascii")
 
 
-def _validate(request: ExportTraceServiceRequest) -> None:
+def _validate(request: ExportTraceServiceRequest, limits: ParseLimits) -> None:
     zero16, zero8 = bytes(16), bytes(8)
+    expansion = 0
     for ri, rs in enumerate(request.resource_spans):
+        spans = sum(len(ss.spans) for ss in rs.scope_spans)
+        expansion += rs.resource.ByteSize() * spans
+        if expansion > limits.max_resource_expansion_bytes:
+            raise PayloadTooLarge(
+                f"resourceSpans[{ri}]: its resource attributes ({rs.resource.ByteSize()} bytes) "
+                f"are stored on each of its {spans} spans; the request would expand to more "
+                f"than {limits.max_resource_expansion_bytes} bytes (send fewer spans per request "
+                "or smaller resource attributes)"
+            )
         for si, ss in enumerate(rs.scope_spans):
             for pi, span in enumerate(ss.spans):
                 where = f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]"

@@ -3,9 +3,9 @@ to one project, so one project can never read another's traces."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from planscope import safejson
 from planscope import semconv as A
 
 from .storage import Store, span_kind_sql, status_code_sql
@@ -192,28 +192,45 @@ class TraceQueries:
             out[row["t"]].update(plan_versions=row["versions"], replans=row["replans"])
         return out
 
-    def get_trace(self, project: str, trace_id: str) -> dict[str, Any] | None:
-        """Every span of one trace with parsed planscope attributes, or None."""
-        rows = self.store.query(
-            f"""SELECT {_SPAN_COLUMNS} FROM otel_traces
-                WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
-                ORDER BY Timestamp, SpanId""",
-            {"project": project, "trace_id": trace_id},
+    def get_trace(
+        self, project: str, trace_id: str, offset: int = 0, limit: int = 10_000
+    ) -> dict[str, Any] | None:
+        """One page of a trace's spans (in time order) with parsed planscope attributes, or None.
+
+        ``span_count``, ``start_ns`` and ``end_ns`` describe the whole trace; ``next_offset`` is
+        the offset of the next page (None on the last), so a 200,000-span trace is never
+        answered whole.
+        """
+        params: dict[str, Any] = {"project": project, "trace_id": trace_id}
+        where = "WHERE Project = {project:String} AND TraceId = {trace_id:String}"
+        (total,) = self.store.query(
+            f"""SELECT count() AS n, toUnixTimestamp64Nano(min(Timestamp)) AS start_ns,
+                       max(toUnixTimestamp64Nano(Timestamp) + Duration) AS end_ns
+                FROM otel_traces {where}""",
+            params,
         )
-        if not rows:
+        if not total["n"]:
             return None
+        rows = self.store.query(
+            f"""SELECT {_SPAN_COLUMNS} FROM otel_traces {where}
+                ORDER BY Timestamp, SpanId LIMIT {{limit:UInt64}} OFFSET {{offset:UInt64}}""",
+            {**params, "offset": offset, "limit": limit},
+        )
         spans = [_span(row) for row in rows]
         run = next((s for s in spans if s["planscope_kind"] == A.KIND_RUN), None)
         plans = [s["plan"] for s in spans if s.get("plan") is not None]
+        count = int(total["n"])
         return {
             "trace_id": trace_id,
             "project": project,
-            "span_count": len(spans),
-            "start_ns": min(s["start_ns"] for s in spans),
-            "end_ns": max(s["end_ns"] for s in spans),
+            "span_count": count,
+            "start_ns": int(total["start_ns"]),
+            "end_ns": int(total["end_ns"]),
             "run": _run_summary(run) if run else None,
             "plans": plans,
             "spans": spans,
+            "offset": offset,
+            "next_offset": offset + len(spans) if offset + len(spans) < count else None,
         }
 
 
@@ -222,8 +239,8 @@ def _span(row: dict[str, Any]) -> dict[str, Any]:
     parse_errors: list[str] = []
     for key in _JSON_ATTRIBUTES:
         if key in attributes:
-            try:
-                attributes[key] = json.loads(attributes[key])
+            try:  # bounded: a value nested 100,000 deep is an error of that span, not a 500
+                attributes[key] = safejson.loads(attributes[key])
             except ValueError:
                 parse_errors.append(key)
     for key in _INT_ATTRIBUTES:

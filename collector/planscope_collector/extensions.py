@@ -1,8 +1,10 @@
 """The collector's public contract for extensions: components that add routes and react to data.
 
 Everything an extension may use is here: the :class:`Extension` protocol, the ``project_of``
-dependency (project resolution), :class:`Leases` (one replica works on a unit at a time) and
-:func:`ingest_backlogged` (the backlog signal). Nothing else of the collector is public to them.
+and ``admin_project_of`` dependencies (project resolution; the second for configuration
+changes, which need a key with the ``admin`` scope), :class:`Leases` (one replica works on a
+unit at a time) and :func:`ingest_backlogged` (the backlog signal). Nothing else of the
+collector is public to them.
 
 The analyzer (findings, alerts) is such a component. It lives in its own package and registers
 its factory as a ``planscope.collector_extensions`` entry point; the collector calls every
@@ -27,6 +29,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from fastapi import Header, Request
+from fastapi.responses import JSONResponse
 
 from ._lease import Lease, Leases
 
@@ -39,6 +42,8 @@ __all__ = [
     "Extension",
     "Lease",
     "Leases",
+    "admin_project_of",
+    "api_error",
     "ingest_backlogged",
     "load_extensions",
     "project_of",
@@ -60,6 +65,29 @@ class Extension(Protocol):
     def stop(self) -> None: ...
 
     def on_flush(self, trace_ids: set[tuple[str, str]]) -> None: ...
+
+
+def api_error(
+    status: int,
+    reason: str,
+    *,
+    field: str | None = None,
+    problems: list[str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """The one shape of every error the API answers: ``{"error": reason}``, plus the ``field``
+    at fault and every ``problems`` found where that helps. The collector's own routes, its
+    request validation and every extension's routes answer through it.
+
+    >>> api_error(400, "limit: must be at least 1", field="limit").body
+    b'{"error":"limit: must be at least 1","field":"limit"}'
+    """
+    body: dict[str, Any] = {"error": reason}
+    if field is not None:
+        body["field"] = field
+    if problems is not None:
+        body["problems"] = problems
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def load_extensions(collector: Collector) -> list[Extension]:
@@ -86,6 +114,20 @@ def project_of(
     mode, ``?project=`` or ``default``.
     """
     key_project = request.app.state.collector.auth.project_for(authorization)
+    return str(key_project or project or "default")
+
+
+def admin_project_of(
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+    project: str | None = None,
+) -> str:
+    """FastAPI dependency for routes that change configuration (alert rules, webhooks).
+
+    Like :func:`project_of`, but with API keys the key needs the ``admin`` scope (403
+    otherwise): the ingest key agents carry cannot point webhooks anywhere.
+    """
+    key_project = request.app.state.collector.auth.project_for(authorization, "admin")
     return str(key_project or project or "default")
 
 

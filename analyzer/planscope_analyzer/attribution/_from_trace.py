@@ -2,11 +2,13 @@
 is already in planscope — imported or instrumented — can be attributed.
 
 Turn indices are the ``planscope.import.record`` of imported spans; for other traces they are
-the spans' order (run excluded). A span's kind is its ``planscope.span.kind``; a span from
-another instrumentation (sent live, not through ``planscope import``) is read with the same
-precedence as the ingest mapping (docs/semantic-conventions.md): ``gen_ai.operation.name``,
-then ``openinference.span.kind``, then ``traceloop.span.kind``. Speakers are names the trace
-holds: the agent name, the tool name, else the span's name.
+the spans' order (run excluded). A host agent's hand-off (an ``agent.handoff`` span) is the
+host's dispatch turn to the receiving application agent, whose step attempts are its replies. A
+span's kind is its ``planscope.span.kind``; a span from another instrumentation (sent live, not
+through ``planscope import``) is read with the same precedence as the ingest mapping
+(docs/semantic-conventions.md): ``gen_ai.operation.name``, then ``openinference.span.kind``,
+then ``traceloop.span.kind``. Speakers are names the trace holds: the agent name, the tool
+name, else the span's name.
 
 >>> conv = conversation_from_trace({"trace_id": "t", "spans": [
 ...     {"span_id": "r", "name": "supervisor", "start_ns": 1,
@@ -103,7 +105,7 @@ def span_kind(span: dict[str, Any]) -> str | None:
         if tl in ("workflow", "agent"):
             return agentish
         return {"task": A.KIND_STEP, "tool": A.KIND_TOOL}.get(tl)
-    if a.get(C.TL_REQUEST_TYPE) or a.get("gen_ai.system"):
+    if a.get(C.TL_REQUEST_TYPE) or a.get(C.GEN_AI_SYSTEM):
         return A.KIND_LLM
     return A.KIND_TOOL if a.get(A.GEN_AI_TOOL_NAME) else None
 
@@ -121,6 +123,17 @@ def _agent_name(span: dict[str, Any]) -> str | None:
         or a.get(C.TL_ENTITY_NAME)
     )
     return str(name) if name else None
+
+
+def _handoff_turn(index: int, a: dict[str, Any]) -> Turn:
+    """A host agent's routing (``agent.handoff``) as its dispatch to the receiving agent: the
+    host speaks, so attribution can blame its routing; the receiver's steps are its replies."""
+    host, receiver = str(a[A.HANDOFF_FROM]), str(a.get(A.HANDOFF_TO) or "")
+    content = (
+        f"route sub-task {_text(a.get(A.HANDOFF_SUBTASK))} to {receiver}: it calls for "
+        f"{_text(a.get(A.HANDOFF_NEEDS))}; {receiver} has {_text(a.get(A.HANDOFF_TOOLS))}"
+    )
+    return Turn(index, host, host, "dispatch", content, receiver or None)
 
 
 def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
@@ -159,6 +172,10 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
             continue
         a = s.get("attributes") or {}
         kind = kinds[id(s)]
+        if s.get("name") == A.SPAN_HANDOFF and a.get(A.HANDOFF_FROM):
+            turns[counter] = _handoff_turn(counter, a)
+            counter += 1
+            continue
         if not kind:
             continue
         rec = a.get(C.IMPORT_RECORD)
