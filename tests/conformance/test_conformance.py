@@ -13,6 +13,7 @@ strict xfails, so each turns into a failure the moment the mapping fills it (the
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
 from decimal import Decimal
@@ -60,7 +61,10 @@ GAPS: dict[str, dict[frozenset[str], str]] = {
 
 
 def known_gap(request: pytest.FixtureRequest, source: str) -> None:
-    """Mark this test a strict xfail when :data:`GAPS` lists it for ``source``."""
+    """Mark this test a strict xfail when :data:`GAPS` lists it for ``source`` (unless
+    ``CONFORMANCE_IGNORE_GAPS=1``: then every test asserts, to see where the mapping stands)."""
+    if os.environ.get("CONFORMANCE_IGNORE_GAPS") == "1":
+        return
     name = request.node.originalname
     for sources, reason in GAPS.get(name, {}).items():
         if source in sources:
