@@ -54,6 +54,8 @@ SCENARIOS: dict[str, Scenario] = {
     "unbounded-replan": Scenario("plan_and_act", "ops-audit-small", ("unbounded_replan",)),
     "scoped-replan": Scenario("dag", "ops-scale-fleet", ("needs_replan",)),
     "malformed-script": Scenario("scripts", "support-escalate-c3", ("malformed_script",)),
+    "host-misroute": Scenario("host", "support-refund-ana", ("misroute",)),
+    "host-app-tool-failure": Scenario("host", "ops-audit-wide", ("app_tool_failure",)),
 }
 
 
@@ -113,6 +115,9 @@ def _summary(result: RunResult) -> str:
         lines.append(f"  expected finding: {f.kind} at {f.step_id} (blame {f.component})")
     for f in result.negatives:
         lines.append(f"  must not be flagged: {f.kind} at {f.step_id}")
+    if result.blame is not None:
+        b = result.blame
+        lines.append(f"  to blame: {b.component} at {b.step_id} ({b.cause})")
     return "\n".join(lines)
 
 

@@ -508,6 +508,13 @@ def test_tau_bench_file_of_runs_imports_and_attributes(
     assert [o["file"] for o in out] == [f"{TAU}#{k}" for k in range(3)]
     for o, conv in zip(out, convs, strict=True):
         assert o["component"] in conv.speakers() and o["component"] not in conv.tool_speakers
+    with pytest.raises(SystemExit) as done:  # import, then each run's findings
+        main(["attribute", "--json", "--method", METHOD, "--collector", collector.url, str(TAU)])
+    assert done.value.code == 0
+    online = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [(o["component"], o["step"]) for o in online] == [
+        (o["component"], o["step"]) for o in out
+    ]
     [p] = import_files([TAU], collector=collector.url)
     assert p.format == "tool-use" and len(p.trace_ids) == 3
     for conv, tid, n in zip(convs, p.trace_ids, p.trace_spans, strict=True):

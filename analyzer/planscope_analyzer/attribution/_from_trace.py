@@ -105,7 +105,7 @@ def span_kind(span: dict[str, Any]) -> str | None:
         if tl in ("workflow", "agent"):
             return agentish
         return {"task": A.KIND_STEP, "tool": A.KIND_TOOL}.get(tl)
-    if a.get(C.TL_REQUEST_TYPE) or a.get("gen_ai.system"):
+    if a.get(C.TL_REQUEST_TYPE) or a.get(C.GEN_AI_SYSTEM):
         return A.KIND_LLM
     return A.KIND_TOOL if a.get(A.GEN_AI_TOOL_NAME) else None
 
