@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -42,13 +43,38 @@ OFFLINE_ENV = {
     "LANGSMITH_TRACING": "false",
     "LANGCHAIN_TRACING_V2": "false",
     "OPENAI_API_KEY": "test",
-    # A safety net: any request that is not for loopback goes to a port where nothing listens.
-    "HTTP_PROXY": "http://127.0.0.1:9",
-    "HTTPS_PROXY": "http://127.0.0.1:9",
-    "ALL_PROXY": "http://127.0.0.1:9",
     "NO_PROXY": "127.0.0.1,localhost",
     "no_proxy": "127.0.0.1,localhost",
 }
+"""Plus HTTP(S)_PROXY at :class:`Blackhole`: any request not for loopback goes there."""
+
+
+class Blackhole:
+    """A proxy address that answers nothing and records what asked for it: the agents' HTTP(S)
+    proxy, so a request for anything but loopback never leaves the machine and is seen."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:  # closed
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    first = conn.recv(512).split(b"\r\n", 1)[0]
+                except OSError:
+                    first = b"?"
+                self.requests.append(first.decode(errors="replace"))
+
+    def close(self) -> None:
+        self._sock.close()
 
 
 class Serve(ServeProcess):
@@ -115,6 +141,13 @@ def model() -> Iterator[ModelServer]:
 
 
 @pytest.fixture(scope="session")
+def blackhole() -> Iterator[Blackhole]:
+    hole = Blackhole()
+    yield hole
+    hole.close()
+
+
+@pytest.fixture(scope="session")
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
     server = Serve(tmp_path_factory.mktemp("conformance") / "data")
     yield server
@@ -139,8 +172,11 @@ class Launched:
 
     PARALLEL = 3
 
-    def __init__(self, sources: list[str], model: ModelServer, serve: Serve, tmp: Path) -> None:
+    def __init__(
+        self, sources: list[str], model: ModelServer, serve: Serve, proxy: str, tmp: Path
+    ) -> None:
         self.url = serve.url
+        self._proxy = proxy
         self.serve_log = serve.log
         self._model, self._serve = model, serve
         self.dumps = {source: tmp / f"{source}.json" for source in sources}
@@ -164,6 +200,7 @@ class Launched:
         base_url = self._model.base_url(source)
         env = {**os.environ, **OFFLINE_ENV, "CONFORMANCE_MODEL": base_url}
         env.update(CONFORMANCE_OTLP=otlp, OPENAI_BASE_URL=base_url)
+        env.update(HTTP_PROXY=self._proxy, HTTPS_PROXY=self._proxy, ALL_PROXY=self._proxy)
         argv = [sys.executable, "-m", "tests.conformance.agents", source]
         with (
             self._out(source, "stdout").open("w") as out,
@@ -202,6 +239,7 @@ def launched(
     request: pytest.FixtureRequest,
     model: ModelServer,
     serve: Serve,
+    blackhole: Blackhole,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Launched]:
     wanted = {
@@ -210,7 +248,11 @@ def launched(
         if hasattr(item, "callspec") and "agent" in item.callspec.params
     }
     agents = Launched(
-        [s for s in SOURCES if s in wanted], model, serve, tmp_path_factory.mktemp("agents")
+        [s for s in SOURCES if s in wanted],
+        model,
+        serve,
+        blackhole.url,
+        tmp_path_factory.mktemp("agents"),
     )
     yield agents
     agents.stop()

@@ -28,7 +28,7 @@ from streamlit.testing.v1 import AppTest
 from ..dashboard.conftest import APP_FILE
 from .agents import SOURCES
 from .agents._common import FAILING_STEP, FAILING_TOOL
-from .conftest import Ran, Scenario
+from .conftest import Blackhole, Ran, Scenario
 from .fake_openai import MODEL, PLAN
 
 pytestmark = pytest.mark.integration
@@ -98,6 +98,13 @@ def findings(ran: Ran, trace_id: str) -> list[dict[str, Any]]:
 
 
 SCENARIOS = pytest.mark.parametrize("scenario", ["healthy", "loop"])
+
+
+def test_nothing_leaves_the_machine(ran: Ran, blackhole: Blackhole) -> None:
+    """No request for anything but loopback reached the agents' proxy (e.g. a framework's own
+    telemetry, a tokenizer download); the model server answered every LLM call."""
+    assert blackhole.requests == []
+    assert ran.healthy.llm_calls > 0 and ran.loop.llm_calls > ran.healthy.llm_calls
 
 
 @SCENARIOS
