@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from planscope import semconv as A
+from planscope_collector.storage import StoreUnavailable
+
 from . import _queries as Q
 from ._load import Queryable, fetch_columns, load_traces, ns_to_datetime, trace_starts
 from ._model import INSTRUMENTATION, Finding, TraceData
@@ -73,7 +76,7 @@ def detect(trace: TraceData, detectors: Sequence[Detector] = DETECTORS) -> list[
             log.exception("detector %s failed on trace %s", detector.kind, trace.trace_id)
             findings.append(
                 Finding(
-                    kind="data_quality",
+                    kind=A.FINDING_DATA_QUALITY,
                     severity="low",
                     project=trace.project,
                     trace_id=trace.trace_id,
@@ -93,6 +96,25 @@ def detect(trace: TraceData, detectors: Sequence[Detector] = DETECTORS) -> list[
                 )
             )
     return findings
+
+
+def _unloadable(project: str, trace_id: str, exc: BaseException) -> Finding:
+    """The data-quality finding of a trace whose rows cannot be read or turned into a model."""
+    return Finding(
+        kind=A.FINDING_DATA_QUALITY,
+        severity="low",
+        project=project,
+        trace_id=trace_id,
+        run_id="",
+        component=INSTRUMENTATION,
+        step_id="",
+        evidence=(),
+        explanation=f"This trace could not be loaded for analysis ({type(exc).__name__}); "
+        "the project's other traces were analysed.",
+        detail={"issue": "unloadable_trace", "error": type(exc).__name__},
+        detector_version="engine@1",
+        identity="unloadable_trace",
+    )
 
 
 @contextmanager
@@ -191,10 +213,10 @@ class Analyzer:
         chunks = [sorted(chunk) for chunk in _chunks(ordered, self.batch_traces)]
         total = AnalysisResult()
 
-        def load(chunk: Sequence[str]) -> tuple[dict[str, TraceData], float]:
+        def load(chunk: Sequence[str]) -> tuple[tuple[dict[str, TraceData], list[Finding]], float]:
             began = time.perf_counter()
-            traces = load_traces(self.store, project, chunk, min(starts[i] for i in chunk))
-            return traces, time.perf_counter() - began
+            loaded = self._load(project, chunk, min(starts[i] for i in chunk))
+            return loaded, time.perf_counter() - began
 
         # Batches are freed by reference counting as the pass goes (see _gc_paused).
         with (
@@ -204,9 +226,9 @@ class Analyzer:
             pending = pool.submit(load, chunks[0]) if chunks else None
             for index in range(len(chunks)):
                 assert pending is not None
-                traces, load_s = pending.result()
+                (traces, bad), load_s = pending.result()
                 pending = pool.submit(load, chunks[index + 1]) if index + 1 < len(chunks) else None
-                total.merge(self._analyse(project, traces, write, load_s))
+                total.merge(self._analyse(project, traces, write, load_s, bad))
                 del traces
                 if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
                     gc.collect()  # the few cycles the driver leaves per query, now and then
@@ -220,20 +242,52 @@ class Analyzer:
         started = time.perf_counter()
         # The batch's rows are freed (by reference counting) before collection resumes.
         with _gc_paused():
-            traces = load_traces(self.store, project, ids, since_ns)
-            result = self._analyse(project, traces, write, time.perf_counter() - started)
+            traces, bad = self._load(project, ids, since_ns)
+            result = self._analyse(project, traces, write, time.perf_counter() - started, bad)
             del traces
         result.seconds = time.perf_counter() - started
         return result
 
+    def _load(
+        self, project: str, ids: Sequence[str], since_ns: int | None
+    ) -> tuple[dict[str, TraceData], list[Finding]]:
+        """Load a batch; when that fails for a reason other than the store being unavailable,
+        load its traces one by one, so one bad trace is skipped (with a data-quality finding
+        and its progress recorded) instead of stopping the project's analysis."""
+        try:
+            return load_traces(self.store, project, ids, since_ns), []
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            if len(ids) == 1:
+                log.warning("trace %s/%s cannot be analysed: %s", project, ids[0], exc)
+                start = since_ns if since_ns is not None else time.time_ns()
+                placeholder = TraceData(project, ids[0], start_ns=start, end_ns=start)
+                return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)]
+            log.warning("loading %d traces failed (%s); loading them one by one", len(ids), exc)
+        traces: dict[str, TraceData] = {}
+        bad: list[Finding] = []
+        for trace_id in ids:
+            loaded, skipped = self._load(project, [trace_id], since_ns)
+            traces.update(loaded)
+            bad += skipped
+        return traces, bad
+
     def _analyse(
-        self, project: str, traces: dict[str, TraceData], write: bool, load_s: float
+        self,
+        project: str,
+        traces: dict[str, TraceData],
+        write: bool,
+        load_s: float,
+        unloadable: Sequence[Finding] = (),
     ) -> AnalysisResult:
         """Run the detectors over loaded traces and (with ``write``) store the findings."""
         started = time.perf_counter()
-        findings: list[Finding] = []
+        findings: list[Finding] = list(unloadable)
+        skip = {f.trace_id for f in unloadable}
         for trace in traces.values():
-            findings.extend(detect(trace, self.detectors))
+            if trace.trace_id not in skip:
+                findings.extend(detect(trace, self.detectors))
         detected = time.perf_counter()
         if write and traces:
             self._write(project, traces, findings)

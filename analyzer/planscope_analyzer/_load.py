@@ -40,9 +40,21 @@ class Queryable(Protocol):
     ) -> None: ...
 
 
+MAX_PARAM_NS = 9_223_372_036_000_000_000
+"""The last whole second DateTime64(9) holds (2262-04-11 23:47:16 UTC). A span may end at
+2^63-1 ns; a query parameter derived from it (plus slack) would not fit, and the whole batch's
+query would fail with DECIMAL_OVERFLOW, so parameters are clamped to this."""
+
+
 def ns_to_datetime(ns: int) -> datetime:
-    """Unix nanoseconds → naive UTC datetime (microsecond precision) for DateTime64 params."""
-    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).replace(tzinfo=None)
+    """Unix nanoseconds → naive UTC datetime (microsecond precision) for DateTime64 params,
+    clamped to what DateTime64(9) holds.
+
+    >>> ns_to_datetime(2**63 - 1 + 3600 * 10**9)
+    datetime.datetime(2262, 4, 11, 23, 47, 16)
+    """
+    ns = min(max(ns, 0), MAX_PARAM_NS)
+    return datetime.fromtimestamp(ns // 1000 / 1e6, tz=timezone.utc).replace(tzinfo=None)
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:

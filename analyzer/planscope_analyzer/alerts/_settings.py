@@ -1,4 +1,5 @@
-"""Alerting settings: environment variables (one constant and docstring each) and their values.
+"""Alerting settings: the values of the environment variables of ``planscope.environment_variables``
+(``PLANSCOPE_ALERTS_*``, ``PLANSCOPE_DASHBOARD_URL``; one constant and docstring each there).
 
 >>> AlertSettings.from_env({"PLANSCOPE_ALERTS_INTERVAL": "0.5"}).interval
 0.5
@@ -7,42 +8,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
 from urllib.parse import urlencode
 
-from ._errors import AlertError
-
-__all__ = ["AlertSettings"]
-
-PLANSCOPE_ALERTS_FILE: Final = "PLANSCOPE_ALERTS_FILE"
-"""YAML rules file loaded at start. Default: ``<data dir>/alerts.yaml`` when it exists."""
-PLANSCOPE_ALERTS_INTERVAL: Final = "PLANSCOPE_ALERTS_INTERVAL"
-"""Seconds between evaluation passes (new data also triggers one). Default 1."""
-PLANSCOPE_ALERTS_MIN_GAP: Final = "PLANSCOPE_ALERTS_MIN_GAP"
-"""Least seconds between two passes triggered by new data. Default 0.2."""
-PLANSCOPE_DASHBOARD_URL: Final = "PLANSCOPE_DASHBOARD_URL"
-"""Base of trace links in events. Default ``http://127.0.0.1:8501``."""
-PLANSCOPE_ALERTS_RETRY_BASE: Final = "PLANSCOPE_ALERTS_RETRY_BASE"
-"""First retry delay of a failed delivery, seconds (doubling). Default 1."""
-PLANSCOPE_ALERTS_RETRY_MAX: Final = "PLANSCOPE_ALERTS_RETRY_MAX"
-"""Largest delay between delivery attempts, seconds. Default 60."""
-PLANSCOPE_ALERTS_GIVE_UP: Final = "PLANSCOPE_ALERTS_GIVE_UP"
-"""Seconds after which an undeliverable event is marked ``failed``. Default 86400."""
-PLANSCOPE_ALERTS_ENABLED: Final = "PLANSCOPE_ALERTS_ENABLED"
-"""``0`` turns evaluation and delivery off (the API still edits rules). Default 1."""
-
-ENV_VARS: Final = (
+from planscope.environment_variables import (
+    PLANSCOPE_ALERTS_ALLOW_TARGETS,
+    PLANSCOPE_ALERTS_ENABLED,
     PLANSCOPE_ALERTS_FILE,
+    PLANSCOPE_ALERTS_GIVE_UP,
     PLANSCOPE_ALERTS_INTERVAL,
     PLANSCOPE_ALERTS_MIN_GAP,
-    PLANSCOPE_DASHBOARD_URL,
     PLANSCOPE_ALERTS_RETRY_BASE,
     PLANSCOPE_ALERTS_RETRY_MAX,
-    PLANSCOPE_ALERTS_GIVE_UP,
-    PLANSCOPE_ALERTS_ENABLED,
+    PLANSCOPE_DASHBOARD_URL,
 )
+
+from ._errors import AlertError
+from ._targets import AllowList
+
+__all__ = ["AlertSettings"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +42,7 @@ class AlertSettings:
     retry_max: float = 60.0
     give_up_after: float = 86400.0
     enabled: bool = True
+    allow_targets: AllowList = field(default_factory=AllowList)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], data_dir: Path | None = None) -> AlertSettings:
@@ -74,6 +60,10 @@ class AlertSettings:
                 raise AlertError(f"{name} must be >= {low}, got {raw!r}")
             return value
 
+        try:
+            allow = AllowList.parse(env.get(PLANSCOPE_ALERTS_ALLOW_TARGETS, ""))
+        except ValueError as exc:
+            raise AlertError(f"{PLANSCOPE_ALERTS_ALLOW_TARGETS}: {exc}") from None
         path = env.get(PLANSCOPE_ALERTS_FILE)
         rules_file = Path(path) if path else None
         if rules_file is None and data_dir is not None and (data_dir / "alerts.yaml").exists():
@@ -87,6 +77,7 @@ class AlertSettings:
             retry_max=num(PLANSCOPE_ALERTS_RETRY_MAX, 60.0, 0.01),
             give_up_after=num(PLANSCOPE_ALERTS_GIVE_UP, 86400.0, 1.0),
             enabled=env.get(PLANSCOPE_ALERTS_ENABLED, "1").strip().lower() not in ("0", "false"),
+            allow_targets=allow,
         )
 
     def trace_link(
