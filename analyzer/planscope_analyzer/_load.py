@@ -148,6 +148,7 @@ def load_traces(
                 map(int, c["start_ns"]),
                 map(int, c["end_ns"]),
                 c["status_code"],
+                map(bool, c["inferred"]),
                 strict=True,
             ),
         )
@@ -168,6 +169,7 @@ def load_traces(
                 map(int, c["step_count"]),
                 map(bool, c["json_valid"]),
                 map(int, c["start_ns"]),
+                map(bool, c["inferred"]),
                 strict=True,
             ),
         )
@@ -249,6 +251,7 @@ def load_traces(
                 map(int, c["end_ns"]),
                 (u[0] for u in usage),
                 (u[1] for u in usage),
+                map(bool, c["inferred"]),
                 strict=True,
             ),
         )

@@ -104,6 +104,8 @@ class Run(NamedTuple):
     start_ns: int
     end_ns: int
     status_code: str
+    inferred: bool = False
+    """Read off another convention by the span model, not declared by planscope's SDK."""
 
 
 class Plan(NamedTuple):
@@ -116,6 +118,8 @@ class Plan(NamedTuple):
     step_count: int
     json_valid: bool
     start_ns: int
+    inferred: bool = False
+    """Observed by the span model (a planner's output), not planscope plan JSON."""
 
 
 class PlanStep(NamedTuple):
@@ -155,6 +159,8 @@ class Attempt(NamedTuple):
     tokens: int = 0
     """LLM tokens spent inside this attempt (children LLM spans)."""
     cost_usd: float = 0.0
+    inferred: bool = False
+    """An executor-level span of another convention (a sub-agent, a LangGraph node, a task)."""
 
     @property
     def failed(self) -> bool:

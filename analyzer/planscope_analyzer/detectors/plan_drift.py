@@ -4,7 +4,8 @@ Definition. In a run that has at least one plan, a step attempt whose step id is
 version of the run (or that carries no plan id at all), or a tool call made outside any step,
 is an action no plan step explains ("why did the agent do that?"). Runs without any plan (ReAct
 and other plan-less agents) are skipped: for them there is nothing to drift from. Plans whose
-JSON could not be parsed are a data-quality problem, not drift, and suppress this check.
+JSON could not be parsed are a data-quality problem, not drift, and suppress this check. Plans
+and steps the span model inferred from another convention are not considered.
 """
 
 from __future__ import annotations
@@ -28,18 +29,22 @@ class PlanDrift:
     version = 1
 
     def detect(self, trace: TraceData) -> list[Finding]:
-        if not trace.plans or any(not p.json_valid for p in trace.plans):
+        # Structure the span model inferred (an observed plan, executor-level steps of another
+        # convention) never drifts from itself: only planscope-declared plans and steps count.
+        plans = [p for p in trace.plans if not p.inferred]
+        if not plans or any(not p.json_valid for p in plans):
             return []
         planned = {s.step_id for s in trace.plan_steps}
         if not planned:
             return []
         findings = []
         seen: set[str] = set()
-        for a in trace.attempts:
+        attempts = [a for a in trace.attempts if not a.inferred]
+        for a in attempts:
             if a.step_id in planned or a.step_id in seen:
                 continue
             seen.add(a.step_id)
-            same = [x.span_id for x in trace.attempts if x.step_id == a.step_id]
+            same = [x.span_id for x in attempts if x.step_id == a.step_id]
             findings.append(
                 make_finding(
                     self,
@@ -57,7 +62,7 @@ class PlanDrift:
             )
         step_spans = {a.span_id for a in trace.attempts}
         loose = [t for t in trace.tools if not t.step_id and t.parent_span_id not in step_spans]
-        if loose and trace.attempts:
+        if loose and attempts:
             tools = sorted({t.tool for t in loose})
             findings.append(
                 make_finding(
