@@ -28,6 +28,7 @@ QUICK: dict[str, list[str]] = {
     "variants_report": [],
     "exporter_indexes": ["--traces", "72", "--repeat", "1"],
     "scheduler_detectors": [],
+    "dashboard_render": ["--repeat", "2"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
 BENCHMARKS = tuple(QUICK)

@@ -148,6 +148,7 @@ def load_traces(
                 map(int, c["start_ns"]),
                 map(int, c["end_ns"]),
                 c["status_code"],
+                c["objective"],
                 map(bool, c["inferred"]),
                 strict=True,
             ),
@@ -251,6 +252,7 @@ def load_traces(
                 map(int, c["end_ns"]),
                 (u[0] for u in usage),
                 (u[1] for u in usage),
+                c["status_message"],
                 map(bool, c["inferred"]),
                 strict=True,
             ),
@@ -277,6 +279,7 @@ def load_traces(
                 c["status_code"],
                 map(int, c["start_ns"]),
                 map(int, c["duration_ns"]),
+                c["arguments"],
                 strict=True,
             ),
         )
@@ -337,7 +340,14 @@ def _load_raw_where_needed(store: Queryable, project: str, traces: dict[str, Tra
         return
     spans = map(
         RawSpan._make,
-        zip(c["span_id"], c["parent_span_id"], c["name"], c["status_code"], strict=True),
+        zip(
+            c["span_id"],
+            c["parent_span_id"],
+            c["name"],
+            c["status_code"],
+            c["message"],
+            strict=True,
+        ),
     )
     for trace_id, span in zip(c["trace_id"], spans, strict=True):
         found = traces.get(trace_id)

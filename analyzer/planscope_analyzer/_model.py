@@ -104,6 +104,7 @@ class Run(NamedTuple):
     start_ns: int
     end_ns: int
     status_code: str
+    objective: str = ""
     inferred: bool = False
     """Read off another convention by the span model, not declared by planscope's SDK."""
 
@@ -159,6 +160,8 @@ class Attempt(NamedTuple):
     tokens: int = 0
     """LLM tokens spent inside this attempt (children LLM spans)."""
     cost_usd: float = 0.0
+    message: str = ""
+    """The span's status message (the error text of a failed attempt)."""
     inferred: bool = False
     """An executor-level span of another convention (a sub-agent, a LangGraph node, a task)."""
 
@@ -187,6 +190,8 @@ class ToolCall(NamedTuple):
     status_code: str
     start_ns: int
     duration_ns: int
+    arguments: str = ""
+    """``gen_ai.tool.call.arguments`` as captured (JSON text, '' when not captured)."""
 
     @property
     def failed(self) -> bool:
@@ -204,6 +209,7 @@ class RawSpan(NamedTuple):
     parent_span_id: str
     name: str
     status_code: str
+    message: str = ""
 
 
 class SchedulerSpan(NamedTuple):

@@ -50,7 +50,7 @@ LOAD_RUNS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, RunId AS run_id,
        Variant AS variant, Outcome AS outcome, OutcomeReason AS outcome_reason, Budget AS budget,
        toUnixTimestamp64Nano(Start) AS start_ns, toUnixTimestamp64Nano(End) AS end_ns,
-       {_STATUS} AS status_code, Inferred AS inferred
+       {_STATUS} AS status_code, Objective AS objective, Inferred AS inferred
 FROM planscope_runs
 WHERE {{filter}}
 ORDER BY TraceId, Start
@@ -98,7 +98,8 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        multiIf(ArgsHash != '', ArgsHash, Arguments != '', lower(hex(cityHash64(Arguments))), '')
            AS args_key,
        ErrorType AS error_type, {_STATUS} AS status_code,
-       toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns
+       toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns,
+       Arguments AS arguments
 FROM planscope_tool_calls
 WHERE {{filter}}
 ORDER BY TraceId, Start
@@ -116,7 +117,7 @@ GROUP BY TraceId, ParentSpanId
 # Only for traces whose typed rows do not account for every span (third-party spans).
 LOAD_RAW_SKELETON = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
-       SpanName AS name, {_STATUS} AS status_code
+       SpanName AS name, {_STATUS} AS status_code, StatusMessage AS message
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN splitByChar(',', {{ids:String}})
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}

@@ -52,11 +52,10 @@ def parse_since(text: str) -> int:
 
 
 def _client(args: argparse.Namespace) -> Any:
-    import httpx
+    from planscope.client import ClientSettings, CollectorClient
 
-    headers = {"Authorization": f"Bearer {args.api_key}"} if args.api_key else {}
-    params = {"project": args.project} if args.project else {}
-    return httpx.Client(base_url=args.collector, headers=headers, params=params, timeout=600)
+    settings = ClientSettings(base_url=args.collector, api_key=args.api_key, project=args.project)
+    return CollectorClient(settings, user_agent="planscope-cli/analyze")
 
 
 def _table(findings: list[dict[str, Any]]) -> str:
@@ -72,31 +71,19 @@ def _table(findings: list[dict[str, Any]]) -> str:
 
 
 def cmd_analyze(args: argparse.Namespace) -> int:
-    import httpx
-
-    body: dict[str, Any] = {}
-    if args.trace_id:
-        body["trace_id"] = args.trace_id
-    if args.since:
-        body["since"] = parse_since(args.since)
-    try:
-        with _client(args) as client:
-            r = client.post("/api/analyze", json=body)
-    except httpx.HTTPError as exc:
-        raise PlanscopeError(f"cannot reach the collector at {args.collector}: {exc}") from None
-    if r.status_code != 200:
-        raise PlanscopeError(f"collector answered {r.status_code}: {r.text[:300]}")
-    data = r.json()
-    if args.trace_id and not data.get("traces"):
+    since = parse_since(args.since) if args.since else None
+    with _client(args) as client:
+        result = client.analyze(trace_id=args.trace_id, since_ns=since)
+    if args.trace_id and not result.traces:
         project = args.project or "default"
         raise PlanscopeError(f"no trace {args.trace_id} in project {project!r} at {args.collector}")
     if args.format == "json":
-        print(json.dumps(data, indent=2))
+        print(result.model_dump_json(indent=2))
     else:
-        print(_table(data["findings"]))
+        print(_table([f.model_dump() for f in result.findings]))
         print(
-            f"\n{data['traces']} traces, {data['spans']} spans analysed in {data['seconds']} s; "
-            f"findings: {data['counts'] or 'none'}"
+            f"\n{result.traces} traces, {result.spans} spans analysed in {result.seconds} s; "
+            f"findings: {result.counts or 'none'}"
         )
     return 0
 
@@ -104,33 +91,24 @@ def cmd_analyze(args: argparse.Namespace) -> int:
 def _collector_findings(args: argparse.Namespace, trace_ids: set[str]) -> list[Any]:
     from ._model import Finding
 
-    out = []
     with _client(args) as client:
-        r = client.post("/api/analyze", json={"since": 0})
-        if r.status_code != 200:
-            raise PlanscopeError(f"collector answered {r.status_code}: {r.text[:300]}")
-        offset = 0
-        while True:
-            page = client.get("/api/findings", params={"limit": 1000, "offset": offset}).json()
-            for f in page["findings"]:
-                if f["trace_id"] in trace_ids:
-                    out.append(
-                        Finding(
-                            f["kind"],
-                            f["severity"],
-                            f["project"],
-                            f["trace_id"],
-                            f["run_id"],
-                            f["component"],
-                            f["step_id"],
-                            tuple(f["evidence_span_ids"]),
-                            f["explanation"],
-                        )
-                    )
-            if not page["has_more"]:
-                break
-            offset += 1000
-    return out
+        client.analyze(since_ns=0)
+        page = client.list_findings(max_rows=10**9)
+    return [
+        Finding(
+            f.kind,
+            f.severity,
+            f.project,
+            f.trace_id,
+            f.run_id,
+            f.component,
+            f.step_id,
+            tuple(f.evidence_span_ids),
+            f.explanation,
+        )
+        for f in page.findings
+        if f.trace_id in trace_ids
+    ]
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:

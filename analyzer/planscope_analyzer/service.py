@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, Depends, Query
 from fastapi.responses import JSONResponse
+from planscope import api
 from planscope_collector.extensions import Leases, ingest_backlogged, project_of
 from planscope_collector.prices import price_new_models
 
@@ -81,10 +82,6 @@ LEFT JOIN (
 WHERE a.analysed_spans != t.spans
 LIMIT 20000
 """
-
-
-def _hex32(value: str) -> bool:
-    return len(value) == 32 and all(c in "0123456789abcdef" for c in value)
 
 
 class AnalyzerService:
@@ -286,7 +283,7 @@ def build_router(service: AnalyzerService) -> APIRouter:
     router = APIRouter()
     run: Callable[..., Any] = anyio.to_thread.run_sync
 
-    @router.get("/api/findings")
+    @router.get("/api/findings", response_model=api.FindingsPage)
     async def findings(
         proj: Annotated[str, Depends(project_of)],
         kind: Annotated[list[str] | None, Query(max_length=64)] = None,
@@ -314,42 +311,40 @@ def build_router(service: AnalyzerService) -> APIRouter:
             )
         )
 
-    @router.get("/api/traces/{trace_id}/findings")
-    async def trace_findings(
-        trace_id: str, proj: Annotated[str, Depends(project_of)]
-    ) -> JSONResponse:
+    @router.get("/api/traces/{trace_id}/findings", response_model=api.TraceFindings)
+    async def trace_findings(trace_id: str, proj: Annotated[str, Depends(project_of)]) -> Any:
         tid = trace_id.lower()
-        if not _hex32(tid):
+        if not api.is_trace_id(tid):
             return JSONResponse({"error": "trace id must be 32 hex characters"}, status_code=400)
         store = service.collector.store
         page = await run(lambda: list_findings(store, proj, trace_id=tid, limit=1000))
-        return JSONResponse({"trace_id": tid, "findings": page["findings"]})
+        return {"trace_id": tid, "findings": page["findings"]}
 
-    @router.post("/api/analyze")
+    @router.post("/api/analyze", response_model=api.AnalyzeResult)
     async def analyze(
         proj: Annotated[str, Depends(project_of)],
         body: Annotated[dict[str, Any] | None, Body()] = None,
-    ) -> JSONResponse:
+    ) -> Any:
         body = body or {}
         trace_id = body.get("trace_id")
         since = body.get("since")
-        if trace_id is not None and (not isinstance(trace_id, str) or not _hex32(trace_id.lower())):
+        if trace_id is not None and (
+            not isinstance(trace_id, str) or not api.is_trace_id(trace_id.lower())
+        ):
             return JSONResponse({"error": "trace_id must be 32 hex characters"}, status_code=400)
         if since is not None and (not isinstance(since, int) or since < 0):
             return JSONResponse({"error": "since must be unix nanoseconds"}, status_code=400)
         tid = trace_id.lower() if isinstance(trace_id, str) else None
         result = await run(lambda: service.analyze_request(proj, tid, since))
-        return JSONResponse(
-            {
-                "project": proj,
-                "traces": result.traces,
-                "spans": result.spans,
-                "seconds": round(result.seconds, 4),
-                "counts": result.counts(),
-                "findings": [f.to_dict() for f in result.findings[:RESPONSE_FINDINGS]],
-                "truncated": len(result.findings) > RESPONSE_FINDINGS,
-            }
-        )
+        return {
+            "project": proj,
+            "traces": result.traces,
+            "spans": result.spans,
+            "seconds": round(result.seconds, 4),
+            "counts": result.counts(),
+            "findings": [f.to_dict() for f in result.findings[:RESPONSE_FINDINGS]],
+            "truncated": len(result.findings) > RESPONSE_FINDINGS,
+        }
 
     return router
 

@@ -12,7 +12,9 @@ import anyio
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+from planscope import api
 
+from ._approvals import router as approvals_router
 from ._auth import Authenticator
 from ._errors import IngestRejected, NotIngesting, PayloadTooLarge, SpoolFull
 from ._ingest import IngestLimits, RecentBatches, accept
@@ -224,6 +226,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         if extension.router is not None:
             app.include_router(extension.router)
     app.include_router(stats_router)
+    app.include_router(approvals_router)
 
     @app.exception_handler(IngestRejected)
     async def _rejected(request: Request, exc: IngestRejected) -> JSONResponse:
@@ -293,7 +296,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
             ]
         return Response("\n".join(lines) + "\n", media_type="text/plain; version=0.0.4")
 
-    @app.get("/api/traces")
+    @app.get("/api/traces", response_model=api.TracesPage)
     async def list_traces(
         proj: Annotated[str, Depends(project_of)],
         service: str | None = None,
@@ -327,7 +330,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     @app.get("/api/traces/{trace_id}")
     async def get_trace(trace_id: str, proj: Annotated[str, Depends(project_of)]) -> JSONResponse:
         tid = trace_id.lower()
-        if len(tid) != 32 or any(c not in "0123456789abcdef" for c in tid):
+        if not api.is_trace_id(tid):
             return _error(400, "trace id must be 32 hex characters")
         q = TraceQueries(collector.store)
         detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid))

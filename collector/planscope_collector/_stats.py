@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Depends, Query, Request
+from planscope import api
 
 from .extensions import project_of
 from .runmodel import STEP_FAILED, run_metrics_sql
@@ -262,7 +263,7 @@ def _run_scope(
 _RunScope = Annotated[_Scope, Depends(_run_scope)]
 
 
-@router.get("/api/stats/runs")
+@router.get("/api/stats/runs", response_model=api.RunStats)
 async def stats_runs(
     request: Request,
     scope: _RunScope,
@@ -273,7 +274,7 @@ async def stats_runs(
     return await anyio.to_thread.run_sync(lambda: run_stats(store, scope, bucket))
 
 
-@router.get("/api/stats/steps")
+@router.get("/api/stats/steps", response_model=api.StepStats)
 async def stats_steps(
     request: Request,
     scope: _RunScope,
@@ -284,7 +285,7 @@ async def stats_steps(
     return await anyio.to_thread.run_sync(lambda: step_stats(store, scope, limit))
 
 
-@router.get("/api/stats/variants")
+@router.get("/api/stats/variants", response_model=api.VariantStats)
 async def stats_variants(request: Request, scope: _RunScope) -> dict[str, Any]:
     """Per runtime variant: runs, success rate, tokens, cost, latency p50/p95, replans, retries."""
     store = _store(request)

@@ -1,22 +1,12 @@
 """planscope dashboard: Streamlit + Plotly over the collector's query API.
 
-Install with ``pip install 'planscope[dashboard]'``; run with ``planscope dashboard``. The data
-access (:class:`CollectorClient`) and the view models (run view, DAG layout, timeline rows,
-planned-vs-executed diff, "why" chain, findings, aggregates) need no Streamlit and are public
-here for tests and other front ends.
+Install with ``pip install 'planscope[dashboard]'``; run with ``planscope dashboard``. It reads
+the collector through :class:`planscope.client.CollectorClient`; the view models (run view, DAG
+layout, timeline rows, planned-vs-executed diff, "why" chain, findings, aggregates) need no
+Streamlit and are public here for tests and other front ends.
 """
 
-from ._aggregate import run_metrics, step_failures, variant_summary
-from ._client import (
-    ClientSettings,
-    CollectorAuthError,
-    CollectorClient,
-    CollectorResponseError,
-    CollectorUnreachable,
-    DashboardError,
-    FindingsPage,
-    NotFound,
-)
+from ._aggregate import run_metrics
 from ._dag import DagLayout, layout_dag
 from ._findings import Finding, normalise_finding, normalise_findings
 from ._runview import (
@@ -30,16 +20,8 @@ from ._runview import (
 from ._timeline import TimelineRow, timeline_rows
 
 __all__ = [
-    "ClientSettings",
-    "CollectorAuthError",
-    "CollectorClient",
-    "CollectorResponseError",
-    "CollectorUnreachable",
     "DagLayout",
-    "DashboardError",
     "Finding",
-    "FindingsPage",
-    "NotFound",
     "RunView",
     "TimelineRow",
     "build_run_view",
@@ -49,9 +31,7 @@ __all__ = [
     "normalise_findings",
     "plan_diff",
     "run_metrics",
-    "step_failures",
     "step_status",
     "timeline_rows",
-    "variant_summary",
     "why_chain",
 ]

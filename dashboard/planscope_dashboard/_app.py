@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import streamlit as st
+from planscope.client import ClientError, ClientSettings
 
 from . import _state as S
-from ._client import ClientSettings, DashboardError
 from ._safe import md_escape
 
 PAGES: dict[str, str] = {
@@ -63,7 +63,7 @@ def _sidebar(settings: ClientSettings) -> tuple[str, S.Filters]:
         rows, _ = S.recent_traces(settings, None, since, S.MAX_LIST_ROWS)
         services += sorted({s for r in rows for s in r.get("services") or [] if s})
         agents += sorted({str(r["agent"]) for r in rows if r.get("agent")})
-    except DashboardError:
+    except ClientError:
         pass  # the page itself reports the error
     service = S.bound_select(
         side, "Service", services, "service", "", lambda v: v or "all services"
@@ -82,5 +82,5 @@ def main(settings: ClientSettings | None = None) -> None:
     page, filters = _sidebar(settings)
     try:
         _page_functions()[page](settings, filters)
-    except DashboardError as exc:
+    except ClientError as exc:
         st.error(md_escape(exc))

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import streamlit as st
+from planscope import api
+from planscope.client import ClientSettings, CollectorClient, CollectorResponseError, Unavailable
 
-from ._client import ClientSettings, CollectorClient, CollectorResponseError, FindingsPage
 from ._findings import Finding, normalise_findings
 from ._runview import RunView, build_run_view
 from ._safe import md_escape
@@ -39,8 +40,6 @@ DEFAULT_RANGE = "24h"
 
 MAX_LIST_ROWS = 1000
 """Traces read per list query (the collector's page size); pages filter within these."""
-DETAIL_SAMPLE = 200
-"""Runs whose spans are read for per-step aggregates on the overview (newest first)."""
 MAX_FINDINGS = 5000
 """Findings read for the overview and findings pages (newest traces first)."""
 CACHE_TTL = 15
@@ -159,24 +158,20 @@ def _traces_bulk(settings: ClientSettings, trace_ids: tuple[str, ...]) -> list[d
     return client_for(settings).get_traces(trace_ids)
 
 
-def metrics_for(settings: ClientSettings, trace_ids: list[str]) -> dict[str, dict[str, Any]]:
-    """``run_metrics`` for several traces, fetched concurrently where not cached."""
-    from ._aggregate import run_metrics
-
-    views = run_views(settings, trace_ids)
-    return {v.trace_id: run_metrics(v) for v in views}
-
-
 @st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=32)
 def _findings(
     settings: ClientSettings,
     since_ns: int | None,
     kind: str | None,
     severity: str | None,
-) -> FindingsPage:
-    return client_for(settings).list_findings(
-        since_ns=since_ns, kind=kind, severity=severity, max_rows=MAX_FINDINGS
-    )
+) -> list[api.Finding] | None:
+    try:
+        page = client_for(settings).list_findings(
+            since_ns=since_ns, kind=kind, severity=severity, max_rows=MAX_FINDINGS
+        )
+    except Unavailable:
+        return None
+    return page.findings
 
 
 def findings(
@@ -191,11 +186,11 @@ def findings(
     reported as a warning and the page renders without them.
     """
     try:
-        page = _findings(settings, since_ns, kind, severity)
+        found = _findings(settings, since_ns, kind, severity)
     except CollectorResponseError as exc:
         findings_warning(exc)
         return False, []
-    return page.available, normalise_findings(page.findings)
+    return found is not None, normalise_findings(found or [])
 
 
 def findings_warning(exc: Exception) -> None:
@@ -203,18 +198,21 @@ def findings_warning(exc: Exception) -> None:
 
 
 @st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=64)
-def _trace_findings(settings: ClientSettings, trace_id: str) -> FindingsPage:
-    return client_for(settings).trace_findings(trace_id)
+def _trace_findings(settings: ClientSettings, trace_id: str) -> list[api.Finding] | None:
+    try:
+        return client_for(settings).trace_findings(trace_id)
+    except Unavailable:
+        return None
 
 
 def trace_findings(settings: ClientSettings, trace_id: str) -> tuple[bool, list[Finding]]:
     """(available, findings) of one trace."""
     try:
-        page = _trace_findings(settings, trace_id)
+        found = _trace_findings(settings, trace_id)
     except CollectorResponseError as exc:
         findings_warning(exc)
         return False, []
-    return page.available, normalise_findings(page.findings)
+    return found is not None, normalise_findings(found or [])
 
 
 # -- server-side aggregates (/api/stats) and filtered pages ---------------------------------------
@@ -227,8 +225,8 @@ def stats_runs(
     agent: str | None,
     since_ns: int | None,
     bucket_s: int,
-) -> dict[str, Any] | None:
-    """``/api/stats/runs`` of the range; None when the collector has no stats API."""
+) -> api.RunStats:
+    """``/api/stats/runs`` of the range."""
     return client_for(settings).stats_runs(
         since_ns=since_ns, service=service, agent=agent, bucket_s=bucket_s
     )
@@ -241,8 +239,8 @@ def stats_steps(
     agent: str | None,
     since_ns: int | None,
     limit: int = 50,
-) -> list[dict[str, Any]] | None:
-    """``/api/stats/steps`` of the range (worst first); None without the stats API."""
+) -> list[dict[str, Any]]:
+    """``/api/stats/steps`` of the range (worst first)."""
     return client_for(settings).stats_steps(
         since_ns=since_ns, service=service, agent=agent, limit=limit
     )
@@ -251,8 +249,8 @@ def stats_steps(
 @st.cache_data(ttl=CACHE_TTL, show_spinner=False, max_entries=32)
 def stats_variants(
     settings: ClientSettings, service: str | None, agent: str | None, since_ns: int | None
-) -> list[dict[str, Any]] | None:
-    """``/api/stats/variants`` of the range; None without the stats API."""
+) -> list[dict[str, Any]]:
+    """``/api/stats/variants`` of the range."""
     return client_for(settings).stats_variants(since_ns=since_ns, service=service, agent=agent)
 
 
@@ -267,7 +265,7 @@ def traces_page(
     search: str | None,
     limit: int,
     offset: int,
-) -> dict[str, Any]:
+) -> api.TracesPage:
     """One filtered page of ``/api/traces`` (filters applied by the collector)."""
     return client_for(settings).list_traces(
         service=service,

@@ -12,13 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
+from planscope.client import DEFAULT_COLLECTOR_URL
 from planscope.environment_variables import (
+    PLANSCOPE_API_KEY,
     PLANSCOPE_COLLECTOR_URL,
     PLANSCOPE_ENDPOINT,
+    PLANSCOPE_PROJECT,
     collector_url,
 )
-
-from ._client import DEFAULT_COLLECTOR_URL, ENV_API_KEY, ENV_PROJECT
 
 APP_FILE = Path(__file__).with_name("app.py")
 
@@ -35,13 +36,13 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument(
         "--api-key",
-        default=os.environ.get(ENV_API_KEY),
-        help=f"API key for the query API (env {ENV_API_KEY})",
+        default=os.environ.get(PLANSCOPE_API_KEY),
+        help=f"API key for the query API (env {PLANSCOPE_API_KEY})",
     )
     p.add_argument(
         "--project",
-        default=os.environ.get(ENV_PROJECT),
-        help=f"project to read when the collector runs without keys (env {ENV_PROJECT})",
+        default=os.environ.get(PLANSCOPE_PROJECT),
+        help=f"project to read when the collector runs without keys (env {PLANSCOPE_PROJECT})",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=int, default=8501, help="port to listen on")
@@ -59,7 +60,7 @@ def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     env = dict(os.environ)
     env[PLANSCOPE_ENDPOINT] = args.collector
     env.pop(PLANSCOPE_COLLECTOR_URL, None)
-    for name, value in ((ENV_API_KEY, args.api_key), (ENV_PROJECT, args.project)):
+    for name, value in ((PLANSCOPE_API_KEY, args.api_key), (PLANSCOPE_PROJECT, args.project)):
         if value:
             env[name] = value
         else:

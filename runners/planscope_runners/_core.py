@@ -18,6 +18,7 @@ from typing import Any, Union
 
 import planscope
 from planscope import Plan, PlanStep, RetryBudget, RetryBudgetExceeded
+from planscope import semconv as A
 
 from . import _prompts as prompts
 from ._env import Environment, Task, Tool, resolve_args
@@ -42,6 +43,7 @@ class Approved:
     """The reviewer accepts the plan as is."""
 
     reviewer: str | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Edited:
 
     plan: Plan
     reviewer: str | None = None
+    reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -168,6 +171,13 @@ class Run:
         self.planned_steps: set[str] = set()
         self.split_nodes: set[str] = set()
         """Steps some plan version was scoped to (decomposed or replanned)."""
+        self.assignees: dict[str, str] = {}
+        """Step id -> the executor the latest plan assigned it to."""
+        self.agent = AGENT
+        """The agent that writes the plans (the host agent in the host variant)."""
+        self.executor_tools: Callable[[PlanStep], Mapping[str, Tool]] | None = None
+        """The tool set of a step's executor (default: every tool of the environment); an
+        executor asking for a tool outside its set fails the attempt permanently."""
         self._lock = threading.Lock()
 
     @property
@@ -225,6 +235,8 @@ class Run:
                     ],
                 }
             )
+            if response.tool_calls:
+                call.set_attribute(A.LLM_TOOL_CALLS, len(response.tool_calls))
             call.record_usage(
                 response.usage.input_tokens,
                 response.usage.output_tokens,
@@ -299,7 +311,7 @@ class Run:
         RetryBudgetExceeded beyond an enforced ``max_replans``.
         """
         decision: Decision | None = None
-        with planscope.start_plan(AGENT, scope=scope) as span:
+        with planscope.start_plan(self.agent, scope=scope) as span:
             draft = self.next_plan(produce(), reason=reason, scope=scope)
             if validate is not None:
                 draft = validate(draft)
@@ -323,13 +335,17 @@ class Run:
             self.version = draft.plan.version
             self.count(plans=1, replans=1 if draft.plan.version > 1 else 0)
             self.planned_steps.update(s.id for s in draft.plan.steps)
+            self.assignees.update({s.id: s.executor for s in draft.plan.steps if s.executor})
             if scope is not None:
                 self.split_nodes.add(scope)
             span.set_plan(draft.plan)
             if decision is not None:
                 approved = not isinstance(decision, Rejected)
                 span.record_approval(
-                    approved, edited=isinstance(decision, Edited), reviewer=decision.reviewer
+                    approved,
+                    edited=isinstance(decision, Edited),
+                    reviewer=decision.reviewer,
+                    reason=decision.reason,
                 )
         if isinstance(decision, Rejected):
             self.count(rejected_plans=1)
@@ -432,16 +448,34 @@ class Run:
             outcomes: list[tuple[bool, str]] = []
             acted = False
             turns = 1
+            filled: list[str] = []
+            allowed = self.executor_tools(step) if self.executor_tools is not None else None
             try:
                 while response.tool_calls:
                     acted = True
-                    for call in response.tool_calls:
-                        result = self.call_tool(step.id, call)
+                    batch = response.tool_calls
+                    for index, call in enumerate(batch, start=1):
+                        try:
+                            if allowed is not None and call.name not in allowed:
+                                raise ToolError(
+                                    f"{step.executor or 'the executor'} has no tool "
+                                    f"{call.name!r} (its tools: {', '.join(allowed)})"
+                                )
+                            result = self.call_tool(
+                                step.id, call, batch=(index, len(batch)) if len(batch) > 1 else None
+                            )
+                        except ToolError:
+                            if index < len(batch):  # a multi-action step stops at a failure
+                                span.record_event(
+                                    A.EVENT_ACTIONS_DISCARDED,
+                                    **{A.ACTIONS_DISCARDED: len(batch) - index},
+                                )
+                            raise
                         outcomes.append((True, f"{call.name} -> {json.dumps(result, default=str)}"))
                         with self._lock:
                             if call.id:
                                 self.call_results[call.id] = result
-                            for key in step.produces:
+                            for key in _produced_keys(step, call, filled):
                                 self.blackboard[key] = result
                     if turns >= self.options.executor_turns:
                         break
@@ -475,6 +509,22 @@ class Run:
             messages = (*messages, Message("user", "Results so far:\n" + "\n".join(observations)))
         with self._lock:
             done = dict(self.call_results)
+        if self.executor_tools is not None:  # an agent with its own tool set sees all of it
+            own = self.executor_tools(step)
+            return self.llm(
+                "executor",
+                "act",
+                messages,
+                tools=own.values(),
+                hints=self.hints(
+                    step_id=step.id,
+                    context=dict(context),
+                    covers=list(covers),
+                    done_calls=done,
+                    tools=own,
+                    multi_action=True,
+                ),
+            )
         return self.llm(
             "executor",
             "act",
@@ -504,8 +554,11 @@ class Run:
         planscope.record_self_assessment(verdict)
         return verdict
 
-    def call_tool(self, step_id: str, call: ToolCall) -> Any:
-        """Dispatch one tool call inside a tool span (resource and effect recorded)."""
+    def call_tool(
+        self, step_id: str, call: ToolCall, *, batch: tuple[int, int] | None = None
+    ) -> Any:
+        """Dispatch one tool call inside a tool span (resource and effect recorded);
+        ``batch`` is (position, size) when the call is one of several a model call proposed."""
         tool = self.tools.get(call.name)
         if tool is None:
             raise ToolError(f"unknown tool {call.name!r}")
@@ -517,6 +570,9 @@ class Run:
             with planscope.start_tool(
                 tool.name, resource=resource, effect=tool.effect, arguments=args
             ) as span:
+                if batch is not None:
+                    span.set_attribute(A.TOOL_ACTION_INDEX, batch[0])
+                    span.set_attribute(A.TOOL_ACTION_BATCH, batch[1])
                 self.injector.before_call(step_id, tool.name, args)
                 try:
                     result = tool.fn(**args)
@@ -585,6 +641,23 @@ class Run:
             why = f"{reason}; {check.reason}" if check.reason else reason
         planscope.record_outcome_check(check.passed, name=f"{self.task.id}:check", reason=why)
         return check.passed
+
+
+def _produced_keys(step: PlanStep, call: ToolCall, filled: list[str]) -> list[str]:
+    """The context keys a successful call fills: the step's only key; with several, the one
+    the call names, else the next one not filled yet in this attempt (``filled`` grows)."""
+    keys = list(step.produces)
+    if len(keys) <= 1:
+        return keys
+    if call.produces == "":  # the call says it fills nothing
+        return []
+    chosen: str | None = call.produces if call.produces in keys else None
+    if chosen is None:
+        chosen = next((k for k in keys if k not in filled), None)
+    if chosen is None:
+        return []
+    filled.append(chosen)
+    return [chosen]
 
 
 def now() -> float:

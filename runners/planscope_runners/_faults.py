@@ -24,6 +24,11 @@ context_lost                scheduler          context_lost_on_switch
 
 ``flaky_tool``, ``needs_replan`` and ``malformed_script`` are healthy recoveries: they label
 *negative* findings (a loop / replan detector must stay quiet on them).
+
+The host variant's knobs label who is to blame for the failed run (:class:`ExpectedBlame`,
+for failure attribution) rather than a detector finding: ``misroute`` blames the host agent's
+routing, ``app_tool_failure`` the application agent's execution, both at the sub-task that
+failed.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import Any
 
 from planscope import semconv
 
+from ._apps import application_of, applications
 from ._env import IRREVERSIBLE, WRITE, StepSpec, Task, Tool, bind_facts, references, resolve_args
 from ._errors import FaultNotApplicable, ToolError, UnknownNameError
 
@@ -51,7 +57,7 @@ CONTEXT_LOST = semconv.FINDING_CONTEXT_LOST
 FINDING_KINDS = semconv.LABELED_FINDING_KINDS
 
 PLANNED = ("plan_and_act", "scripts", "dag")
-ALL_VARIANTS = ("plan_and_act", "adapt", "scripts", "dag", "react", "scheduler")
+ALL_VARIANTS = ("plan_and_act", "adapt", "scripts", "dag", "react", "scheduler", "host")
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,19 @@ class ExpectedFinding:
             "step_id": self.step_id,
             "detail": dict(self.detail),
         }
+
+
+@dataclass(frozen=True)
+class ExpectedBlame:
+    """Who a failure attribution should blame for a failed run: the agent and the plan step,
+    and whether the cause was the host's ``routing`` or the agent's ``execution``."""
+
+    component: str
+    step_id: str
+    cause: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"component": self.component, "step_id": self.step_id, "cause": self.cause}
 
 
 @dataclass(frozen=True)
@@ -330,6 +349,30 @@ def _pick_concurrent(knob: str, peers: int) -> Callable[..., Fault | None]:
     return pick
 
 
+def _pick_misroute(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault | None:
+    """A step and an application whose agent lacks the step's tool."""
+    apps = applications(task.env, tools if tools is not None else [s.tool for s in task.steps])
+    candidates = [
+        (s.id, a.name)
+        for s in task.steps
+        if application_of(apps, s.tool) is not None
+        for a in apps
+        if s.tool not in a.tools
+    ]
+    if not candidates:
+        return None
+    step, wrong = rng.choice(candidates)
+    return Fault("misroute", step, {"wrong_app": wrong})
+
+
+def _pick_app_tool_failure(
+    task: Task, rng: random.Random, tools: Mapping[str, Tool] | None = None
+) -> Fault:
+    return _pick_any(task, rng, "app_tool_failure")
+
+
 KNOBS: dict[str, Knob] = {
     k.name: k
     for k in (
@@ -425,6 +468,20 @@ KNOBS: dict[str, Knob] = {
             "the conversation; the executor continues blind",
             ("scheduler",),
             _pick_concurrent("context_lost_on_switch", 1),
+        ),
+        Knob(
+            "misroute",
+            "the host agent routes a sub-task to an application agent without the tools for "
+            "it, and routes it there again when it re-plans",
+            ("host",),
+            _pick_misroute,
+        ),
+        Knob(
+            "app_tool_failure",
+            "an application agent's tool refuses one action for good (its session lost the "
+            "permission); the sub-task fails however it is routed",
+            ("host",),
+            _pick_app_tool_failure,
         ),
     )
 }
@@ -537,6 +594,8 @@ class ToolInjector:
                 raise ToolError(f"{tool}: connection reset by peer", retryable=True)
             if fault.knob in ("irreversible_after_failure", "unbounded_replan"):
                 raise ToolError(f"{tool}: permission denied for this service account")
+            if fault.knob == "app_tool_failure":
+                raise ToolError(f"{tool}: the application session lost its permission")
             if fault.knob == "needs_replan":
                 raise ToolError(
                     f"{tool}: {fault.params['fact']}={fault.params['wrong']!r} is not valid "
@@ -555,6 +614,7 @@ _TOOL_KNOBS = {
     "irreversible_after_failure",
     "unbounded_replan",
     "needs_replan",
+    "app_tool_failure",
 }
 
 
@@ -633,3 +693,22 @@ def expected_findings(
         elif f.knob == "context_lost_on_switch":
             expected.append(ExpectedFinding(CONTEXT_LOST, "scheduler", f.target))
     return expected, negatives
+
+
+def expected_blame(
+    faults: Sequence[Fault],
+    fired_at: Callable[[str], str | None],
+    assignees: Mapping[str, str],
+    host: str,
+) -> ExpectedBlame | None:
+    """Who to blame for a host-variant run: the host at the misrouted sub-task, or the agent
+    assigned the sub-task whose tool failed (``fired_at``: knob -> sub-task step id)."""
+    for f in faults:
+        step = fired_at(f.knob)
+        if step is None:
+            continue
+        if f.knob == "misroute":
+            return ExpectedBlame(host, step, "routing")
+        if f.knob == "app_tool_failure":
+            return ExpectedBlame(assignees.get(step, "executor"), step, "execution")
+    return None

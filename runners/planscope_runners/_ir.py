@@ -41,6 +41,9 @@ class StepIR(BaseModel):
     covers: list[str] = Field(default_factory=list)
     """Optional: ids of the task's reference steps this (sub-)task covers. Only offline models
     fill it (ADaPT decompositions); the runtime passes it back to them untouched."""
+    tools: list[str] = Field(default_factory=list)
+    """Optional: every tool a sub-task of several actions calls for (the host variant routes
+    it to an application agent that has them)."""
 
 
 class PlanIR(BaseModel):
@@ -86,6 +89,9 @@ class PlanDraft:
     inputs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     writes: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     args: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    covers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    tools: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per step: the tools it calls for (``tool`` when it names one, else ``StepIR.tools``)."""
 
     def merged(self, other: PlanDraft, plan: planscope.Plan) -> PlanDraft:
         """Extras of both drafts (``other`` wins), attached to ``plan``."""
@@ -94,6 +100,8 @@ class PlanDraft:
             inputs={**self.inputs, **other.inputs},
             writes={**self.writes, **other.writes},
             args={**self.args, **other.args},
+            covers={**self.covers, **other.covers},
+            tools={**self.tools, **other.tools},
         )
 
 
@@ -165,6 +173,8 @@ def to_draft(
         inputs={s.id: dict(s.inputs) for s in steps},
         writes={s.id: tuple(s.writes) for s in steps},
         args={s.id: dict(s.args) for s in steps if s.args is not None},
+        covers={s.id: tuple(s.covers) for s in steps if s.covers},
+        tools={s.id: tuple(s.tools or ([s.tool] if s.tool else [])) for s in steps},
     )
 
 

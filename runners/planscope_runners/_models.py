@@ -26,6 +26,9 @@ class ToolCall:
     name: str
     arguments: Mapping[str, Any]
     id: str = ""
+    produces: str | None = None
+    """The context key this call's result fills when its step produces several: offline
+    models name it (``""``: none); unnamed (None), a step's keys are filled in call order."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._apps import Application
 from ._env import Task, Tool
 from ._models import Message
 
@@ -75,6 +76,47 @@ def planner_messages(
             f"Replan only the sub-goal {scope!r}: return the steps that replace it; they must "
             "produce what it produced."
         )
+    return (Message("system", system), Message("user", "\n".join(lines)))
+
+
+HOST_FORMAT = (
+    'Answer with JSON only: {"steps": [{"id": str, "description": str, "executor": '
+    '"<application>-agent", "tools": [tools of that application], "depends_on": [sub-task ids], '
+    '"requires": [context keys], "produces": [keys], "irreversible": bool, "inputs": {fact: '
+    'value}, "writes": [resources]}]}. One sub-task per stretch of work inside one application; '
+    "its agent may call several of its tools at once."
+)
+
+
+def host_messages(
+    task: Task,
+    apps: Sequence[Application],
+    tools: Mapping[str, Tool],
+    facts: Mapping[str, Any],
+    *,
+    failure: str | None = None,
+    completed: Sequence[str] = (),
+) -> tuple[Message, ...]:
+    """The host agent's request: the objective, the facts and the application agents."""
+    catalogue = "\n".join(
+        f"{a.agent} (application {a.name}):\n"
+        + tool_catalog({t: tools[t] for t in a.tools if t in tools})
+        for a in apps
+    )
+    lines = [
+        f"Request: {task.rendered_objective}",
+        f"Known facts: {json.dumps(dict(facts), default=str)}",
+        "Application agents and their tools:",
+        catalogue,
+    ]
+    if failure:
+        lines.append(f"The previous routing failed: {failure}")
+    if completed:
+        lines.append(f"Completed sub-tasks (keep their ids, do not redo): {', '.join(completed)}")
+    system = (
+        "You are the host agent. Decompose the request into sub-tasks and route each to the "
+        "application agent whose tools can do it.\n" + HOST_FORMAT
+    )
     return (Message("system", system), Message("user", "\n".join(lines)))
 
 

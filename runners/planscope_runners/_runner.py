@@ -16,7 +16,15 @@ from planscope import RetryBudget, RetryBudgetExceeded
 from ._core import ApprovalGate, Counters, PlanRejected, Run, RunOptions
 from ._env import Environment, Task
 from ._errors import PlanFormatError, UnknownNameError
-from ._faults import ExpectedFinding, Fault, applicable_knobs, expected_findings, resolve_faults
+from ._faults import (
+    ExpectedBlame,
+    ExpectedFinding,
+    Fault,
+    applicable_knobs,
+    expected_blame,
+    expected_findings,
+    resolve_faults,
+)
 from ._models import ChatModel
 from ._scripted import ScriptedModel
 from .environments import FACTORIES, TASKS, get_task, make_env, tasks_for
@@ -44,6 +52,8 @@ class RunResult:
     seed: int = 0
     inert: tuple[str, ...] = ()
     """Injected knobs that never took effect (no expected finding comes from them)."""
+    blame: ExpectedBlame | None = None
+    """Who a failure attribution should blame (host-variant faults), if a fault decides it."""
 
     @property
     def success(self) -> bool:
@@ -62,7 +72,8 @@ class RunResult:
             "inert_faults": list(self.inert),
             "expected_findings": [e.to_dict() for e in self.expected],
             "negative_findings": [e.to_dict() for e in self.negatives],
-            "healthy": not self.expected,
+            "blame": self.blame.to_dict() if self.blame is not None else None,
+            "healthy": not self.expected and self.blame is None,
             "outcome": self.outcome,
             "outcome_reason": self.reason,
             "metrics": {**asdict(self.counters), "wall_time_s": round(self.wall_time_s, 4)},
@@ -194,6 +205,7 @@ def _execute(
     fired = {knob: r.injector.first_step(knob) for knob in r.knobs}
     effective = tuple(f for f in faults if _took_effect(r, f))
     expected, negatives = expected_findings(effective, task, fired_at=lambda k: fired.get(k))
+    blame = expected_blame(effective, fired.get, r.assignees, host=r.agent)
     return RunResult(
         run_id=r.run_id,
         trace_id=r.trace_id,
@@ -209,6 +221,7 @@ def _execute(
         wall_time_s=time.perf_counter() - started,
         seed=seed,
         inert=tuple(f.knob for f in faults if f not in effective),
+        blame=blame,
     )
 
 
@@ -218,6 +231,10 @@ PLANNER_KNOBS = frozenset(
 """Faults the planner writes into a plan step: they exist only if the planner wrote that step."""
 SCHEDULER_KNOBS = frozenset({"scheduler_starvation", "context_lost_on_switch"})
 """Faults of the central scheduler: they act only if the target competed for a slot."""
+REPORTED_KNOBS = SCHEDULER_KNOBS | {"misroute", "app_tool_failure"}
+"""Faults that act only when the runtime reports them fired: the scheduler's (the target
+competed for a slot), the host's routing (it sent the target to an agent without its tool)
+and an application agent's tool (the target action was called)."""
 
 
 def _took_effect(r: Run, fault: Fault) -> bool:
@@ -228,7 +245,9 @@ def _took_effect(r: Run, fault: Fault) -> bool:
     planner_side = fault.knob in PLANNER_KNOBS or fault.knob == "adapt_same_goal"
     if planner_side and not isinstance(r.options.planner, ScriptedModel):
         return False
-    if fault.knob in SCHEDULER_KNOBS:  # the kernel reports when its fault acted
+    if fault.knob == "misroute" and not isinstance(r.options.planner, ScriptedModel):
+        return False
+    if fault.knob in REPORTED_KNOBS:  # the kernel / the host report when their fault acted
         return r.injector.first_step(fault.knob) is not None
     if fault.knob == "adapt_same_goal":
         return fault.target in r.split_nodes

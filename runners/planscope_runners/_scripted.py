@@ -17,7 +17,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._env import IRREVERSIBLE, Task, Tool, bind_facts, render_text, resolve_args
+from ._apps import Application, application_of
+from ._env import IRREVERSIBLE, StepSpec, Task, Tool, bind_facts, render_text, resolve_args
 from ._faults import Fault
 from ._ir import dump_steps
 from ._models import PRICES, ChatRequest, ChatResponse, Price, ToolCall, Usage, render_messages
@@ -69,6 +70,8 @@ class ScriptedModel:
             "act": self._act,
             "assess": self._assess,
             "react": self._react,
+            "host_plan": self._host_plan,
+            "host_replan": self._host_plan,
         }
         handler = handlers.get(request.purpose)
         content: str
@@ -224,8 +227,73 @@ class ScriptedModel:
             children.append(child)
         return json.dumps({"logic": "and", "steps": children}, default=str), ()
 
+    def _host_plan(self, hints: Mapping[str, Any]) -> tuple[str, tuple[ToolCall, ...]]:
+        """The host agent: stretches of consecutive reference steps inside one application
+        become one sub-task routed to that application's agent (the misroute fault sends the
+        target's sub-task to another one, every time)."""
+        task: Task = hints["task"]
+        apps: Sequence[Application] = hints.get("apps", ())
+        tools = self._tools(hints)
+        faults = self._faults(hints)
+        facts = self._believed_facts(task, faults)
+        misroute = faults.get("misroute")
+        groups: list[tuple[Application | None, list[StepSpec]]] = []
+        for spec in task.order():
+            app = application_of(apps, spec.tool)
+            if groups and groups[-1][0] == app:
+                groups[-1][1].append(spec)
+            else:
+                groups.append((app, [spec]))
+        counts: dict[str, int] = {}
+        owner: dict[str, str] = {}
+        steps: list[dict[str, Any]] = []
+        for app, members in groups:
+            name = app.name if app is not None else "unrouted"
+            counts[name] = counts.get(name, 0) + 1
+            sub_id = f"{name}-{counts[name]}"
+            ids = [m.id for m in members]
+            owner.update(dict.fromkeys(ids, sub_id))
+            inside = {m.produces for m in members if m.produces}
+            needs = list(dict.fromkeys(m.tool for m in members))
+            executor = app.agent if app is not None else name
+            if misroute is not None and misroute.target in ids:
+                executor = f"{misroute.params['wrong_app']}-agent"
+            writes = []
+            for m in members:
+                tool = tools.get(m.tool)
+                if tool is not None and tool.effect != "read":
+                    writes.append(tool.resource(bind_facts(m.args, facts)))
+            steps.append(
+                {
+                    "id": sub_id,
+                    "description": "; ".join(render_text(m.description, facts) for m in members),
+                    "tool": needs[0] if len(needs) == 1 else None,
+                    "tools": needs,
+                    "executor": executor,
+                    "depends_on": list(
+                        dict.fromkeys(
+                            owner[d] for m in members for d in m.depends_on if owner[d] != sub_id
+                        )
+                    ),
+                    "requires": list(
+                        dict.fromkeys(k for m in members for k in m.requires if k not in inside)
+                    ),
+                    "produces": sorted(inside),
+                    "irreversible": any(
+                        (t := tools.get(m.tool)) is not None and t.effect == IRREVERSIBLE
+                        for m in members
+                    ),
+                    "inputs": {f: facts.get(f) for m in members for f in m.fact_refs},
+                    "writes": writes,
+                    "covers": ids,
+                }
+            )
+        return dump_steps(steps), ()
+
     # --- executor ---------------------------------------------------------------------------
     def _act(self, hints: Mapping[str, Any]) -> tuple[str, tuple[ToolCall, ...]]:
+        if hints.get("multi_action"):
+            return self._act_multi(hints)
         task: Task = hints["task"]
         step_id = str(hints.get("step_id"))
         known = {s.id for s in task.steps}
@@ -258,6 +326,53 @@ class ScriptedModel:
         return f"Calling {spec.tool} for step {spec.id}.", (
             ToolCall(spec.tool, args, id=_call_id(spec.id)),
         )
+
+    def _act_multi(self, hints: Mapping[str, Any]) -> tuple[str, tuple[ToolCall, ...]]:
+        """An application agent: every pending action of its sub-task whose inputs are known
+        now, in one answer (a multi-action step); an action outside its tools is refused."""
+        task: Task = hints["task"]
+        known = {s.id for s in task.steps}
+        covers = [c for c in hints.get("covers") or [hints.get("step_id")] if c in known]
+        if not covers:
+            return f"I do not know how to carry out sub-task {hints.get('step_id')!r}.", ()
+        own = self._tools(hints)
+        done: Mapping[str, Any] = hints.get("done_calls") or {}
+        context = dict(hints.get("context") or {})
+        for ref, result in done.items():
+            produced = task.step(ref[len("call_") :]).produces if ref[5:] in known else None
+            if produced:
+                context.setdefault(produced, result)
+        batch: list[ToolCall] = []
+        for spec in (s for s in task.order() if s.id in covers):
+            if _call_id(spec.id) in done:
+                continue
+            if spec.tool not in own:
+                if batch:
+                    break
+                return (
+                    f"I cannot carry out {spec.id}: {spec.tool} is not one of my tools "
+                    f"({', '.join(own)}).",
+                    (),
+                )
+            if any(k not in context for k in spec.requires if k not in spec.fact_refs):
+                break  # needs a result of this batch: next turn
+            for fact in spec.fact_refs:
+                if fact not in context:  # not handed over: the agent guesses
+                    context[fact] = task.misread.get(fact)
+            batch.append(
+                ToolCall(
+                    spec.tool,
+                    resolve_args(spec.args, context),
+                    id=_call_id(spec.id),
+                    produces=spec.produces or "",
+                )
+            )
+            if spec.produces:
+                context.pop(spec.produces, None)  # not known until the call returns
+        if not batch:
+            return "DONE: every action of this sub-task succeeded.", ()
+        names = ", ".join(c.name for c in batch)
+        return f"Calling {names} for sub-task {hints.get('step_id')}.", tuple(batch)
 
     def _assess(self, hints: Mapping[str, Any]) -> tuple[str, tuple[ToolCall, ...]]:
         outcomes: Sequence[tuple[bool, str]] = hints.get("outcomes", ())

@@ -16,7 +16,10 @@ from typing import Any
 
 import planscope
 from planscope.cli import deprecated_alias
+from planscope.client import ClientSettings
 
+from ._approval import DEFAULT_TIMEOUT_S, QueueGate, TerminalGate
+from ._core import ApprovalGate
 from ._models import ChatModel, OpenAIChatModel
 from ._runner import SERVICE_NAME, RunResult, run_suite, run_task
 from .environments import FACTORIES, TASKS, get_task
@@ -139,10 +142,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         else None
     )
     planner, executor = _models(args)
+    gate = _gate(args)
     shared = bool(args.policy or args.slots or args.concurrent > 1)
     if shared and variant != "scheduler":
         raise planscope.ConfigurationError(
             "--policy, --slots and --concurrent need --variant scheduler"
+        )
+    if shared and gate is not None:
+        raise planscope.ConfigurationError(
+            "--approve applies to one run; drop --policy/--slots/--concurrent"
         )
     if shared and faults:
         raise planscope.ConfigurationError(
@@ -167,6 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                     faults,
                     planner=planner,
                     executor=executor,
+                    approve=gate,
                     seed=args.seed,
                 )
             ]
@@ -181,6 +190,33 @@ def cmd_run(args: argparse.Namespace) -> int:
             for result in results:
                 f.write(json.dumps(result.label(), default=str) + "\n")
     return 0
+
+
+def _gate(args: argparse.Namespace) -> ApprovalGate | None:
+    """The approval gate ``--approve`` asks for (None: plans run unreviewed)."""
+    if args.approve is None:
+        return None
+    if args.approve == "ask":
+        return TerminalGate()
+    if not args.endpoint:
+        raise planscope.ConfigurationError(
+            "--approve queue files plans with a collector: give --collector URL"
+        )
+
+    def filed(approval_id: str) -> None:
+        print(
+            f"plan filed for approval {approval_id}: decide in the dashboard's Approvals page "
+            f"(waiting up to {args.approve_timeout:g}s, then {args.approve_default})",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return QueueGate(
+        ClientSettings.from_env(base_url=args.endpoint),
+        timeout_s=args.approve_timeout,
+        default=args.approve_default,
+        on_filed=filed,
+    )
 
 
 class _Progress:
@@ -287,6 +323,25 @@ def register(subparsers: Any) -> None:
         type=int,
         default=1,
         help="scheduler variant: run the task this many times at once behind one kernel",
+    )
+    run.add_argument(
+        "--approve",
+        choices=["ask", "queue"],
+        help="a person approves every plan version before it runs: ask at this terminal "
+        "(approve, edit in $EDITOR, reject with a reason) or queue it in the collector for "
+        "the dashboard's Approvals page (needs --collector)",
+    )
+    run.add_argument(
+        "--approve-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        help="--approve queue: seconds to wait for a decision",
+    )
+    run.add_argument(
+        "--approve-default",
+        choices=["reject", "approve"],
+        default="reject",
+        help="--approve queue: the decision when nobody decides in time",
     )
     _model_args(run)
     run.set_defaults(func=cmd_run)

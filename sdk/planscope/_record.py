@@ -140,7 +140,13 @@ def record_replan_request(reason: str, *, step_id: str | None = None) -> None:
         )
 
 
-def record_approval(approved: bool, *, edited: bool = False, reviewer: str | None = None) -> None:
+def record_approval(
+    approved: bool,
+    *,
+    edited: bool = False,
+    reviewer: str | None = None,
+    reason: str | None = None,
+) -> None:
     """Record a human approval decision on the current plan.
 
     Inside a planner (or ``start_plan`` block) it sets ``planscope.plan.approval`` on the plan
@@ -151,12 +157,12 @@ def record_approval(approved: bool, *, edited: bool = False, reviewer: str | Non
     """
     frame = CURRENT.get()
     if frame.plan is not None:
-        frame.plan.record_approval(approved, edited=edited, reviewer=reviewer)
+        frame.plan.record_approval(approved, edited=edited, reviewer=reviewer, reason=reason)
         return
     with handle_internal_errors():
         approval = _approval_value(approved, edited)
         _approval_event(
-            trace.get_current_span(), approved, approval, reviewer, effective_plan(frame)
+            trace.get_current_span(), approved, approval, reviewer, effective_plan(frame), reason
         )
 
 

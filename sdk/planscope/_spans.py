@@ -232,13 +232,18 @@ class PlanHandle(SpanHandle):
         return recorded
 
     def record_approval(
-        self, approved: bool, *, edited: bool = False, reviewer: str | None = None
+        self,
+        approved: bool,
+        *,
+        edited: bool = False,
+        reviewer: str | None = None,
+        reason: str | None = None,
     ) -> None:
         """Record a human decision on this plan (``planscope.plan.approval`` + an event)."""
         with handle_internal_errors():
             self.approval = _approval_value(approved, edited)
             self.span.set_attribute(A.PLAN_APPROVAL, self.approval)
-            _approval_event(self.span, approved, self.approval, reviewer, self.plan)
+            _approval_event(self.span, approved, self.approval, reviewer, self.plan, reason)
 
 
 class StepHandle(SpanHandle):
@@ -452,7 +457,12 @@ def _approval_value(approved: bool, edited: bool) -> str:
 
 
 def _approval_event(
-    span: trace.Span, approved: bool, approval: str, reviewer: str | None, plan: Plan | None
+    span: trace.Span,
+    approved: bool,
+    approval: str,
+    reviewer: str | None,
+    plan: Plan | None,
+    reason: str | None = None,
 ) -> None:
     span.add_event(
         A.EVENT_APPROVAL_GRANTED if approved else A.EVENT_APPROVAL_DENIED,
@@ -460,6 +470,7 @@ def _approval_event(
             {
                 A.PLAN_APPROVAL: approval,
                 A.APPROVAL_REVIEWER: reviewer,
+                A.APPROVAL_REASON: reason,
                 A.PLAN_ID: plan.id if plan else None,
                 A.PLAN_VERSION: plan.version if plan else None,
             }

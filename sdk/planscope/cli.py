@@ -2,6 +2,12 @@
 
 Public so that the collector, analyzer and runners build their subcommands the same way without
 importing the SDK's private command-line module.
+
+>>> import argparse
+>>> from planscope.cli import deprecated_alias
+>>> p = argparse.ArgumentParser()
+>>> _ = p.add_argument("--trace-id")
+>>> _ = p.add_argument("--trace", dest="trace_id", action=deprecated_alias("--trace-id"))
 """
 
 from __future__ import annotations

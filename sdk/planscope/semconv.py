@@ -192,6 +192,7 @@ BUDGET_ENFORCED: Final = "planscope.budget.enforced"
 # --- added by the SDK (appended; see docs/semantic-conventions.md) ----------------------------
 APPROVAL_REVIEWER: Final = "planscope.approval.reviewer"  # on approval granted/denied events
 OUTCOME_CHECK_NAME: Final = "planscope.outcome.check.name"  # on outcome check events
+APPROVAL_REASON: Final = "planscope.approval.reason"  # on approval events: the reviewer's why
 
 # --- imported spans (planscope import: where a span came from; see docs/importers.md) --------
 # ``whowhen``, ``otlp-json`` or ``openinference``: the format the span was imported from
@@ -270,3 +271,25 @@ SCHEDULER_SAVED_TOKENS: Final = "planscope.scheduler.context.saved_tokens"  # on
 SWITCH_SAVE: Final = "save"
 SWITCH_RESTORE: Final = "restore"
 EVENT_SCHEDULER_DECISION: Final = "planscope.scheduler.decision"  # on the queue span, at grant
+
+# --- host agent and application agents (UFO2-style; span agent.handoff) -----------------------
+# A host agent routes each sub-task of its plan to an application agent with its own tool set;
+# every routing is an ``agent.handoff`` span (a child of the run) that holds the receiving
+# agent's step attempts. A model call may propose several tool calls at once (a multi-action
+# step): its LLM span counts them, each tool span carries its position in the batch, and the
+# actions a failure left unexecuted are an event on the step span.
+SPAN_HANDOFF: Final = "agent.handoff"
+HANDOFF_FROM: Final = "planscope.handoff.from"  # the routing (host) agent
+HANDOFF_TO: Final = "planscope.handoff.to"  # the receiving application agent
+HANDOFF_APP: Final = "planscope.handoff.app"  # the application that agent drives
+HANDOFF_TOOLS: Final = "planscope.handoff.tools"  # JSON array: the receiver's tool set
+HANDOFF_NEEDS: Final = "planscope.handoff.needs"  # JSON array: tools the sub-task calls for
+HANDOFF_SUBTASK: Final = "planscope.handoff.subtask"  # the plan step (sub-task) handed over
+HANDOFF_STATUS: Final = "planscope.handoff.status"  # completed | failed
+HANDOFF_COMPLETED: Final = "completed"
+HANDOFF_FAILED: Final = "failed"
+LLM_TOOL_CALLS: Final = "planscope.llm.tool_calls"  # tool calls one model answer proposed
+TOOL_ACTION_INDEX: Final = "planscope.tool.action_index"  # 1-based position in its batch
+TOOL_ACTION_BATCH: Final = "planscope.tool.action_batch"  # tool calls of that model answer
+EVENT_ACTIONS_DISCARDED: Final = "planscope.actions.discarded"  # on the step span
+ACTIONS_DISCARDED: Final = "planscope.actions.discarded_count"  # attribute of that event

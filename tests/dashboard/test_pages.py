@@ -16,8 +16,6 @@ from .conftest import APP_FILE, Filled
 
 pytestmark = pytest.mark.integration
 
-RENDER_BUDGET_S = 2.0
-
 
 @pytest.fixture(autouse=True)
 def _collector_env(filled: Filled, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -218,8 +216,8 @@ def test_unreachable_collector_is_an_error_message(monkeypatch: pytest.MonkeyPat
     assert any("cannot reach the collector" in e.value for e in at.error)
 
 
-def test_render_budget_of_a_5000_span_run(filled: Filled) -> None:
-    """The run-detail page of a 5,000-span run renders (fetch + views + figures) within 2 s."""
+def test_run_detail_of_a_5000_span_run_renders(filled: Filled) -> None:
+    """The run page of a 5,000-span run renders whole (time: benchmarks/dashboard_render.py)."""
     big = large_run(5000)
     big.send(filled.url)
     wait_stored(filled.url, big.trace_id, len(big.spans))
@@ -227,20 +225,17 @@ def test_render_budget_of_a_5000_span_run(filled: Filled) -> None:
     at = AppTest.from_file(str(APP_FILE), default_timeout=60)
     at.query_params["page"] = "run"
     at.query_params["trace"] = big.trace_id
-    started = time.perf_counter()
     at.run()
-    elapsed = time.perf_counter() - started
     assert not at.exception, [e.value for e in at.exception]
     spans = next(m for m in at.metric if m.label == "Spans")
     assert int(spans.value) == len(big.spans) >= 5000
-    print(f"\nrun detail of a {len(big.spans)}-span run rendered in {elapsed:.2f} s")
-    assert elapsed <= RENDER_BUDGET_S, f"{elapsed:.2f} s > {RENDER_BUDGET_S} s"
 
 
 def _without(monkeypatch: pytest.MonkeyPatch, *prefixes: str) -> None:
-    """Make the real collector answer 404 for these API prefixes (an older collector)."""
+    """Make the real collector answer 404 for these API prefixes (a collector without that
+    extension, like `serve --role ingest`)."""
     import streamlit as st
-    from planscope_dashboard._client import CollectorClient
+    from planscope.client import CollectorClient
 
     original = CollectorClient._request
 
@@ -279,25 +274,6 @@ def test_pages_read_server_side_aggregates(filled: Filled) -> None:
     summary = at.dataframe[0].value
     assert summary["runs"].sum() == stats["totals"]["runs"]
     assert summary["retries_per_run"].notna().all()
-
-
-def test_pages_fall_back_without_the_stats_api(
-    filled: Filled, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _without(monkeypatch, "/api/stats")
-    at = run_app(page="overview")
-    assert not at.error, [e.value for e in at.error]
-    runs = next(m for m in at.metric if m.label == "Runs")
-    assert int(runs.value) >= len(filled.labels) + 1
-    assert any("newest" in c.value for c in at.caption)  # the sample is said
-    target = filled.labelled("runaway_loop")
-    at = run_app(page="traces", q=target["trace_id"][:14])
-    table = at.dataframe[0].value
-    assert list(table["trace_id"]) == [target["trace_id"]]
-    assert int(table["attempts"][0]) > int(table["retries"][0]) >= 3
-    at = run_app(page="compare")
-    assert not at.error
-    assert "sampled_runs" in at.dataframe[0].value.columns
 
 
 def test_alerts_page_create_test_edit_and_history(filled: Filled) -> None:

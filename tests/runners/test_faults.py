@@ -219,6 +219,9 @@ def test_every_knob_applies_somewhere_and_labels_consistently(knob: str) -> None
     assert result.faults[0].knob == knob
     label = result.label()
     assert label["faults"][0]["knob"] == knob
-    assert label["expected_findings"] or label["negative_findings"]
+    assert label["expected_findings"] or label["negative_findings"] or label["blame"]
+    if label["blame"] is not None:
+        assert set(label["blame"]) == {"component", "step_id", "cause"}
+        assert not label["healthy"]
     for finding in label["expected_findings"] + label["negative_findings"]:
         assert set(finding) == {"kind", "component", "step_id", "detail"}

@@ -17,6 +17,7 @@ LABEL_KEYS = {
     "task",
     "seed",
     "inert_faults",
+    "blame",
     "faults",
     "expected_findings",
     "negative_findings",

@@ -25,7 +25,7 @@ EXPECTED = {
 }  # fmt: skip
 
 
-PUBLIC_MODULES = {"semconv", "fingerprints", "environment_variables", "cli"}
+PUBLIC_MODULES = {"semconv", "fingerprints", "environment_variables", "cli", "api", "client"}
 
 
 def test_all_equals_the_public_names() -> None:

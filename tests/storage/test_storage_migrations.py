@@ -30,6 +30,7 @@ EXPECTED = [
     "0009_analysis_leases",
     "0010_exporter_compat",
     "0011_span_model",
+    "0020_plan_approvals",
 ]
 
 

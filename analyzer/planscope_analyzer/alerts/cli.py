@@ -31,37 +31,11 @@ __all__ = ["main", "register"]
 USER_AGENT = "planscope-cli/alerts"
 
 
-class _Api:
-    def __init__(self, args: argparse.Namespace) -> None:
-        import httpx
+def _client(args: argparse.Namespace) -> Any:
+    from planscope.client import ClientSettings, CollectorClient
 
-        headers = {"User-Agent": USER_AGENT}
-        if args.api_key:
-            headers["Authorization"] = f"Bearer {args.api_key}"
-        params = {"project": args.project} if args.project else {}
-        self.client = httpx.Client(
-            base_url=args.collector.rstrip("/") + "/api/alerts",
-            headers=headers,
-            params=params,
-            timeout=30.0,
-        )
-
-    def call(self, method: str, path: str, **kw: Any) -> tuple[int, Any]:
-        import httpx
-
-        try:
-            r = self.client.request(method, path, **kw)
-        except httpx.HTTPError as exc:
-            raise PlanscopeError(
-                f"cannot reach the collector at {self.client.base_url}: {exc}"
-            ) from None
-        try:
-            body = r.json()
-        except ValueError:
-            body = {"error": r.text}
-        if r.status_code in (401, 403):
-            raise PlanscopeError(f"the collector refused the API key: {body.get('error', body)}")
-        return r.status_code, body
+    settings = ClientSettings(base_url=args.collector, api_key=args.api_key, project=args.project)
+    return CollectorClient(settings, user_agent=USER_AGENT)
 
 
 def _load(path: str, project: str | None) -> list[tuple[str, Any]]:
@@ -96,9 +70,8 @@ def _print(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    api = _Api(args)
-    _, body = api.call("GET", "/rules")
-    rows = body.get("rules", [])
+    with _client(args) as client:
+        rows = client.alert_rules()
     lines = [f"{'ID':<28} {'KIND':<14} {'SCOPE':<7} {'WINDOW':<7} {'STATE':<9} VERSION"]
     for r in rows:
         lines.append(
@@ -110,50 +83,51 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
+    from planscope.client import Rejected
+
     rules = _load(args.file, args.project)  # all validated before anything is sent
-    api = _Api(args)
     failed = 0
-    for project, rule in rules:
-        data = rule.model_dump(mode="json")
-        params = {"project": project}
-        status, body = api.call("POST", "/rules", json=data, params=params)
-        if status == 409 and args.replace:
-            status, body = api.call("PUT", f"/rules/{rule.id}", json=data, params=params)
-        elif status == 409:
-            failed += 1
-            print(f"{rule.id}: exists in {project}; add --replace to update it", file=sys.stderr)
-            continue
-        if status in (200, 201):
+    with _client(args) as client:
+        for project, rule in rules:
+            data = rule.model_dump(mode="json")
+            try:
+                try:
+                    body = client.save_alert_rule(data, replace=False, project=project)
+                except Rejected as exc:
+                    if exc.status != 409:
+                        raise
+                    if not args.replace:
+                        failed += 1
+                        print(
+                            f"{rule.id}: exists in {project}; add --replace to update it",
+                            file=sys.stderr,
+                        )
+                        continue
+                    body = client.save_alert_rule(data, replace=True, project=project)
+            except Rejected as exc:
+                failed += 1
+                print(f"{rule.id}: {exc}", file=sys.stderr)
+                continue
             print(f"{rule.id}: version {body['version']} ({project})")
-        else:
-            failed += 1
-            print(f"{rule.id}: {body.get('error', body)}", file=sys.stderr)
     return 1 if failed else 0
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
-    status, body = _Api(args).call("DELETE", f"/rules/{args.rule_id}")
-    if status != 200:
-        print(body.get("error", body), file=sys.stderr)
-        return 1
+    with _client(args) as client:
+        body = client.delete_alert_rule(args.rule_id)
     print(f"deleted {args.rule_id} (version {body['version']})")
     return 0
 
 
 def cmd_test(args: argparse.Namespace) -> int:
-    api = _Api(args)
-    if args.file:
-        (project, rule), *_ = _load(args.file, args.project)
-        status, body = api.call(
-            "POST", "/test", json=rule.model_dump(mode="json"), params={"project": project}
-        )
-    elif args.rule_id:
-        status, body = api.call("POST", f"/rules/{args.rule_id}/test")
-    else:
-        raise PlanscopeError("give a RULE_ID or --file")
-    if status != 200:
-        print(body.get("error", body), file=sys.stderr)
-        return 1
+    with _client(args) as client:
+        if args.file:
+            (project, rule), *_ = _load(args.file, args.project)
+            body = client.test_alert_rule(rule=rule.model_dump(mode="json"), project=project)
+        elif args.rule_id:
+            body = client.test_alert_rule(args.rule_id)
+        else:
+            raise PlanscopeError("give a RULE_ID or --file")
     verdict = "WOULD FIRE" if body["would_fire"] else "would not fire"
     links = "\n".join(f"  {u}" for u in body["evidence"].get("trace_links", []))
     _print(args, body, f"{verdict}: {body['summary']}" + (f"\n{links}" if links else ""))
@@ -161,11 +135,8 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def cmd_events(args: argparse.Namespace) -> int:
-    params: dict[str, Any] = {"limit": args.limit}
-    if args.rule:
-        params["rule_id"] = args.rule
-    _, body = _Api(args).call("GET", "/events", params=params)
-    events = body.get("events", [])
+    with _client(args) as client:
+        events = client.alert_events(rule_id=args.rule, limit=args.limit)
     lines = [
         f"{e['at']:.3f} {e['rule_id']:<24} {e['state']:<9} {e['delivery']['state']:<10} "
         f"attempts={e['delivery']['attempts']} {e['summary']}"
@@ -176,7 +147,8 @@ def cmd_events(args: argparse.Namespace) -> int:
 
 
 def cmd_state(args: argparse.Namespace) -> int:
-    _, body = _Api(args).call("GET", "/state")
+    with _client(args) as client:
+        body = client.alert_state()
     lines = [f"{r['rule_id']:<28} {r['state']:<9} {r['summary']}" for r in body.get("rules", [])]
     if body.get("file", {}).get("error"):
         lines.append(f"rules file error: {body['file']['error']}")

@@ -14,7 +14,7 @@ as evidence for the speaker who owns their step; an LLM judge can be added.
 from ._baselines import BASELINES
 from ._evaluate import Labelled, Score, best_default, cross_validate, format_scores, load, train
 from ._features import FEATURES, Candidate, candidates
-from ._findings import fetch_findings, fetch_trace, map_findings
+from ._findings import map_findings
 from ._from_trace import conversation_from_trace
 from ._judge import JudgeSettings, judge
 from ._method import METHOD, Attribution, Evidence, FindingRef, attribute, owner_of, rank, shipped
@@ -37,8 +37,6 @@ __all__ = [
     "candidates",
     "conversation_from_trace",
     "cross_validate",
-    "fetch_findings",
-    "fetch_trace",
     "fit",
     "format_scores",
     "judge",

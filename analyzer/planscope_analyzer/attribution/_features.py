@@ -54,6 +54,30 @@ FEATURES: tuple[str, ...] = (
 )
 """Feature names, in the order of the model's weight vector."""
 
+CORE: tuple[str, ...] = (
+    "position",
+    "first_action",
+    "speaker_share",
+    "by_plan_owner",
+    "plan",
+    "revised_plan",
+    "replan_decision",
+    "error_follows",
+    "first_error_cause",
+    "after_error",
+    "repetition_start",
+    "new_facts",
+    "answer_origin",
+    "answer_rests_on",
+    "hedge",
+)
+"""The smaller set: one feature per signal the design names (who acted and in which role, the
+plan and its revision, the first error and the reaction to it, where repetition starts, facts
+from nowhere, what the final answer rests on, hedged output)."""
+FEATURE_SETS: dict[str, tuple[str, ...]] = {"all": FEATURES, "core": CORE}
+"""The feature sets the inner cross-validation chooses between (fewer features vary less on
+few logs; more may carry more signal: the training logs decide, inside every fold)."""
+
 SIMILAR = 0.6
 """Word-set Jaccard similarity at which two turns of one speaker count as the same action
 (a re-worded retry). Fixed a priori, not tuned: two thirds of the words shared is a paraphrase."""
@@ -201,7 +225,10 @@ def candidates(conv: Conversation) -> list[Candidate]:
     acting = [t for t in turns if _acting(conv, t)]
     if not acting:
         return []
-    n = max(len(turns) - 1, 1)
+    # Positions in ``turns``: a stored trace may lack the task turns, so a turn's history
+    # index is not always its position in the list.
+    pos = {t.index: k for k, t in enumerate(turns)}
+    n = max(turns[-1].index, 1)
     owner = plan_owner(conv)
     share: dict[str, int] = {}
     for t in acting:
@@ -212,7 +239,11 @@ def candidates(conv: Conversation) -> list[Candidate]:
     first_revision: set[int] = set()
     for k, p in enumerate(plans[1:]):  # the decision: the plan owner's last turn before it
         before = next(
-            (t for t in reversed(turns[: p.index]) if t.speaker == p.speaker and t.kind != "plan"),
+            (
+                t
+                for t in reversed(turns[: pos[p.index]])
+                if t.speaker == p.speaker and t.kind != "plan"
+            ),
             None,
         )
         if before is not None:
@@ -234,19 +265,21 @@ def candidates(conv: Conversation) -> list[Candidate]:
     error_follows = {
         t.index
         for t in acting
-        if t.index + 1 < len(turns)
-        and turns[t.index + 1].speaker != t.speaker
-        and shows_error(turns[t.index + 1])
+        if pos[t.index] + 1 < len(turns)
+        and turns[pos[t.index] + 1].speaker != t.speaker
+        and shows_error(turns[pos[t.index] + 1])
     }
     after_error: set[int] = set()
     for idx in sorted(error_follows):
-        receiver = turns[idx].speaker
-        nxt = next((t for t in acting if t.index > idx + 1 and t.speaker == receiver), None)
+        receiver = turns[pos[idx]].speaker
+        nxt = next(
+            (t for t in acting if pos[t.index] > pos[idx] + 1 and t.speaker == receiver), None
+        )
         if nxt is not None:
             after_error.add(nxt.index)
     no_progress: set[int] = set()
     for t in acting:
-        ledger = next((u for u in turns[t.index + 1 :] if u.ledger is not None), None)
+        ledger = next((u for u in turns[pos[t.index] + 1 :] if u.ledger is not None), None)
         if ledger is not None and ledger.ledger is not None:
             lg = ledger.ledger
             if lg.is_in_loop or lg.is_progress_being_made is False:

@@ -2,7 +2,22 @@
 is already in planscope — imported or instrumented — can be attributed.
 
 Turn indices are the ``planscope.import.record`` of imported spans; for other traces they are
-the spans' order (run excluded).
+the spans' order (run excluded). A span's kind is the one the collector's span model gave it
+(``planscope_kind``; docs/semantic-conventions.md), so a span from another instrumentation
+sent live reads like planscope's own. Speakers are names the trace holds: the agent name, the
+tool name, else the span's name.
+
+>>> conv = conversation_from_trace({"trace_id": "t", "spans": [
+...     {"span_id": "r", "name": "supervisor", "start_ns": 1, "planscope_kind": "run",
+...      "attributes": {"openinference.span.kind": "AGENT", "input.value": "Population of X?"}},
+...     {"span_id": "s", "parent_span_id": "r", "name": "researcher", "start_ns": 2,
+...      "planscope_kind": "step",
+...      "attributes": {"openinference.span.kind": "AGENT", "output.value": "12,345"}},
+...     {"span_id": "t", "parent_span_id": "s", "name": "web_search", "start_ns": 3,
+...      "status_code": "Error", "status_message": "timeout", "planscope_kind": "tool",
+...      "attributes": {"openinference.span.kind": "TOOL"}}]})
+>>> [(t.speaker, t.kind) for t in conv.turns], conv.question
+([('researcher', 'reply'), ('web_search', 'tool')], 'Population of X?')
 """
 
 from __future__ import annotations
@@ -51,23 +66,57 @@ def _ledger(span: dict[str, Any]) -> Ledger | None:
     return None
 
 
+def span_kind(span: dict[str, Any]) -> str | None:
+    """A stored span's planscope kind (run, plan, step, tool, llm), or ``None``: what the
+    collector's span model made of it (``planscope_kind`` of ``GET /api/traces/{id}``), for
+    planscope's spans and other conventions' alike.
+
+    >>> span_kind({"planscope_kind": "tool", "attributes": {}})
+    'tool'
+    """
+    kind = span.get("planscope_kind") or (span.get("attributes") or {}).get(A.SPAN_KIND)
+    return str(kind) if kind and kind != A.KIND_OTHER else None
+
+
+def _output(a: dict[str, Any]) -> str:
+    return _text(a.get(A.OUTPUT) or a.get(A.OI_OUTPUT_VALUE) or a.get(A.TL_ENTITY_OUTPUT))
+
+
+def _agent_name(span: dict[str, Any]) -> str | None:
+    a = span.get("attributes") or {}
+    name = (
+        a.get(A.GEN_AI_AGENT_NAME)
+        or a.get(A.STEP_EXECUTOR)
+        or a.get(A.OI_AGENT_NAME)
+        or a.get(A.TL_ENTITY_NAME)
+    )
+    return str(name) if name else None
+
+
 def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
     """A conversation from a trace's spans (the query API's JSON)."""
     spans = sorted(trace.get("spans") or [], key=lambda s: int(s.get("start_ns") or 0))
-    run = next(
-        (
-            s
-            for s in spans
-            if s.get("planscope_kind") == A.KIND_RUN
-            or (s.get("attributes") or {}).get(A.SPAN_KIND) == A.KIND_RUN
-        ),
-        None,
-    )
+    kinds = {id(s): span_kind(s) for s in spans}
+    run = next((s for s in spans if kinds[id(s)] == A.KIND_RUN), None)
+    by_id = {str(s.get("span_id")): s for s in spans}
+
+    def enclosing_agent(span: dict[str, Any]) -> str | None:
+        """The agent of the nearest run or step span above ``span`` (an LLM call's owner)."""
+        seen: set[str] = set()
+        cur = by_id.get(str(span.get("parent_span_id") or ""))
+        while cur is not None and str(cur.get("span_id")) not in seen:
+            seen.add(str(cur.get("span_id")))
+            if kinds[id(cur)] in (A.KIND_RUN, A.KIND_STEP):
+                return _agent_name(cur) or str(cur.get("name") or "") or None
+            cur = by_id.get(str(cur.get("parent_span_id") or ""))
+        return None
+
+    relayed = {s.get("parent_span_id") for s in spans if s.get("status_code") == "Error"}
     run_attrs = (run or {}).get("attributes") or {}
     framework = str(run_attrs.get(C.IMPORT_FRAMEWORK) or run_attrs.get(A.RUN_VARIANT) or "trace")
     # A name that exists in the trace: the run's agent, else its service, else its span name.
     planner = str(
-        run_attrs.get(A.GEN_AI_AGENT_NAME)
+        (_agent_name(run) if run else None)
         or (run or {}).get("service")
         or (run or {}).get("name")
         or next((s.get("service") for s in spans if s.get("service")), None)
@@ -79,15 +128,28 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
         if s is run:
             continue
         a = s.get("attributes") or {}
-        kind = s.get("planscope_kind") or a.get(A.SPAN_KIND)
+        kind = kinds[id(s)]
         if not kind:
             continue
         rec = a.get(C.IMPORT_RECORD)
         index = int(rec) if rec is not None and str(rec).lstrip("-").isdigit() else counter
         counter = max(counter, index) + 1
-        agent = str(a.get(A.GEN_AI_AGENT_NAME) or a.get(A.STEP_EXECUTOR) or planner)
+        foreign = not (s.get("planscope_kind") or a.get(A.SPAN_KIND))
+        agent = str(
+            _agent_name(s)
+            or (enclosing_agent(s) if kind == A.KIND_LLM else None)
+            or (s.get("name") if foreign and kind == A.KIND_STEP else None)
+            or planner
+        )
         role = str(a.get(C.IMPORT_ROLE) or agent)
-        out = _text(a.get(A.OUTPUT))
+        out = _output(a)
+        if kind == A.KIND_PLAN and not out:
+            out = _text(a.get(A.PLAN_JSON))
+        failed = s.get("status_code") == "Error"
+        if failed and kind != A.KIND_TOOL and rec is None and s.get("span_id") not in relayed:
+            # A live span's own failure, unless it only relays a failed child's (whose turn
+            # follows it and shows the error where it happened).
+            out = (out + "\nerror: " + str(s.get("status_message") or "failed")).strip()
         tk: TurnKind
         target = None
         ledger = None
@@ -103,9 +165,13 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
         elif kind == A.KIND_TOOL:
             tk = "tool"
             if rec is None:  # a live trace names the calling agent; the tool is the speaker
-                speaker = str(a.get(A.GEN_AI_TOOL_NAME) or s.get("name") or agent)
-            if s.get("status_code") == "Error" and not out.lower().startswith("exitcode"):
-                content = "exitcode: 1 (execution failed)\n" + out
+                speaker = str(
+                    a.get(A.GEN_AI_TOOL_NAME) or a.get(A.OI_TOOL_NAME) or s.get("name") or agent
+                )
+            if failed and not out.lower().startswith("exitcode"):
+                content = "exitcode: 1 (execution failed)\n" + (
+                    out or str(s.get("status_message") or "")
+                )
         elif kind == A.KIND_LLM and a.get(A.LLM_ROLE) == "planner":
             ledger = _ledger(s)
             tk = "ledger" if ledger is not None else "thought"
@@ -121,14 +187,23 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
             turns[index] = replace(turn, speaker=have.speaker, role=have.role)
         elif have.kind == "plan" and tk != "plan":
             turns[index] = replace(have, speaker=speaker, role=role)
+    task_at = run_attrs.get(C.IMPORT_RECORD)
+    if run is not None and str(task_at).isdigit() and int(str(task_at)) not in turns:
+        # An imported log's task turns (what the run was given) are its run span's input.
+        given = _text(run_attrs.get(A.INPUT)) or _text(run_attrs.get(A.RUN_OBJECTIVE))
+        turns[int(str(task_at))] = Turn(int(str(task_at)), planner, "task", "task", given)
     ordered = tuple(turns[i] for i in sorted(turns))
     return Conversation(
         source=str(trace.get("trace_id", "trace")),
         framework=framework,
-        question=str(run_attrs.get(A.RUN_OBJECTIVE, "")),
+        question=_text(
+            run_attrs.get(A.RUN_OBJECTIVE)
+            or run_attrs.get(A.OI_INPUT_VALUE)
+            or run_attrs.get(A.TL_ENTITY_INPUT)
+        ),
         source_id=None,
         turns=ordered,
         planner=planner,
         tool_speakers=frozenset(t.speaker for t in ordered if t.kind == "tool"),
-        final_answer=_text(run_attrs.get(A.OUTPUT)) or None,
+        final_answer=_output(run_attrs) or None,
     )

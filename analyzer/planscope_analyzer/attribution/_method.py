@@ -84,9 +84,11 @@ class FindingRef:
 class Attribution:
     """Who is to blame for a failed run, and when.
 
-    ``component`` is always a speaker of the log; ``step`` an index into its history; ``rule``
-    the method that decided (``ranker`` or a baseline's name); ``confidence`` the ranker's
-    probability for that candidate (``None`` for a baseline).
+    ``component`` is always a speaker of the log; ``step`` an index into its history, spoken by
+    ``step_speaker`` (the ranker picks the agent and the step each by its own probability, so
+    the two may differ; ``None`` means ``component``); ``rule`` the method that decided
+    (``ranker`` or a baseline's name); ``confidence`` the ranker's probability for that agent
+    (``None`` for a baseline).
     """
 
     component: str
@@ -97,11 +99,13 @@ class Attribution:
     evidence: tuple[Evidence, ...] = ()
     findings_used: tuple[str, ...] = ()
     judge: dict[str, Any] | None = field(default=None, compare=False)
+    step_speaker: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "component": self.component,
             "step": self.step,
+            "step_speaker": self.step_speaker or self.component,
             "rule": self.rule,
             "confidence": self.confidence,
             "explanation": self.explanation,
@@ -128,6 +132,7 @@ def shipped() -> Shipped:
         {str(k): float(v) for k, v in doc["weights"].items()},
         str(doc.get("fitted_on", "")),
         float(doc.get("l2", 1.0)),
+        str(doc.get("feature_set", "all")),
     )
     return Shipped(model, str(doc.get("default", METHOD)))
 
@@ -148,29 +153,50 @@ def rank(conv: Conversation, model: Model) -> list[tuple[Candidate, float]]:
     return [(cands[i], float(p[i])) for i in order]
 
 
+def decide(ranked: list[tuple[Candidate, float]]) -> tuple[str, float, Candidate, float]:
+    """The blamed agent and the decisive step from ranked candidates, each the most probable
+    answer for its own question: the agent with the largest total probability over its
+    candidates (P(agent) = sum of p(c) over its turns; ties: whoever acted first), and the
+    single most probable candidate (ties: the earliest step). The two usually agree; when they
+    do not, the step's speaker is reported next to the agent (``step_speaker``)."""
+    total: dict[str, float] = {}
+    for c, p in sorted(ranked, key=lambda cp: cp[0].step):
+        total[c.agent] = total.get(c.agent, 0.0) + p
+    agent = max(total, key=lambda a: total[a])  # dicts keep first-appearance order
+    top, p = ranked[0]
+    return agent, total[agent], top, p
+
+
 def by_ranker(conv: Conversation, model: Model) -> Attribution:
-    """The ranker's top candidate, explained by the features that raised its score most."""
+    """The ranker's answer, explained by the features that raised the step's score most."""
     ranked = rank(conv, model)
     if not ranked:
         return _nobody(conv)
-    top, p = ranked[0]
+    agent, p_agent, top, p = decide(ranked)
     lifts = sorted(
         ((model.weights.get(f, 0.0) * v, f) for f, v in top.values.items() if v),
         reverse=True,
     )
     reasons = [_DESCRIBE[f] for lift, f in lifts if lift > 0 and f in _DESCRIBE][:4]
-    runner_up = (
-        [Evidence(ranked[1][0].step, f"runner-up: {ranked[1][0].agent} (p={ranked[1][1]:.2f})")]
-        if len(ranked) > 1
-        else []
-    )
+    own = next(c for c, _ in ranked if c.agent == agent)
+    evidence = [Evidence(top.step, snippet(top.turn.content))]
+    if own.step != top.step:
+        evidence.append(
+            Evidence(own.step, f"{agent}'s most likely turn: {snippet(own.turn.content)}")
+        )
+    if len(ranked) > 1:
+        second, p2 = ranked[1]
+        evidence.append(Evidence(second.step, f"runner-up step: {second.agent} (p={p2:.2f})"))
+    by = "" if top.agent == agent else f" (a turn of {top.agent})"
     return Attribution(
-        top.agent,
+        agent,
         top.step,
         METHOD,
-        round(p, 3),
-        f"{top.agent} at step {top.step}: " + ("; ".join(reasons) or "highest score"),
-        (Evidence(top.step, snippet(top.turn.content)), *runner_up),
+        round(p_agent, 3),
+        f"{agent} (p={p_agent:.2f} over its turns); decisive step {top.step}{by} "
+        f"(p={p:.2f}): " + ("; ".join(reasons) or "highest score"),
+        tuple(evidence),
+        step_speaker=top.agent,
     )
 
 

@@ -2,7 +2,9 @@
 
 Definition. In a run that has at least one plan, a step attempt whose step id is in no plan
 version of the run (or that carries no plan id at all), or a tool call made outside any step,
-is an action no plan step explains ("why did the agent do that?"). Runs without any plan (ReAct
+is an action no plan step explains ("why did the agent do that?"). Tool calls the run makes
+after every step attempt ended (checking the outcome, polling a booking's status) serve no
+step and are not drift. Runs without any plan (ReAct
 and other plan-less agents) are skipped: for them there is nothing to drift from. Plans whose
 JSON could not be parsed are a data-quality problem, not drift, and suppress this check. Plans
 and steps the span model inferred from another convention are not considered.
@@ -26,7 +28,7 @@ class PlanDrift:
     """
 
     kind = KIND
-    version = 1
+    version = 2
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Structure the span model inferred (an observed plan, executor-level steps of another
@@ -61,7 +63,12 @@ class PlanDrift:
                 )
             )
         step_spans = {a.span_id for a in trace.attempts}
-        loose = [t for t in trace.tools if not t.step_id and t.parent_span_id not in step_spans]
+        finished = max((a.end_ns for a in trace.attempts), default=0)
+        loose = [
+            t
+            for t in trace.tools
+            if not t.step_id and t.parent_span_id not in step_spans and t.start_ns < finished
+        ]
         if loose and attempts:
             tools = sorted({t.tool for t in loose})
             findings.append(

@@ -1,7 +1,15 @@
 """Plan-propagation failure: the executors did what the plan said, and the plan was wrong.
 
-Two patterns, both blamed on the planner:
+The patterns, all blamed on the planner:
 
+* **a wrong value, traced to where it entered**: the run failed, and the failure (the run's
+  outcome reason, the failed attempts' errors) names a value that is not in the run's
+  objective and that a tool call made on behalf of a plan step carried in its arguments. The
+  earliest such step is where the wrong value entered the run — the planner handed it to that
+  step (or to the step whose output carried it on) — and is blamed, whether the failure came at
+  that step, at a later step that received its output, or at the final outcome check. This is
+  data lineage through the tool arguments: a downstream failure caused by an earlier wrong
+  output is found at its origin, not at the step that happened to fail.
 * **wrong plan, faithful execution**: the run's outcome is ``failure`` although every step of
   the final plan version has a successful attempt and no step's last attempt failed. The
   earliest diverging step is the first (by execution time) state-changing step — one that made a
@@ -23,6 +31,12 @@ Two patterns, both blamed on the planner:
   splits that very sub-step again, at least :data:`SAME_GOAL_MIN_SPLITS` times in a chain.
   Reported at the first step that was re-split.
 
+Failures that arrive from outside after the agent finished are not the plan's fault: when every
+step's last attempt succeeded and the failure was observed by a tool call made outside any plan
+step after the last step ended (a status poll that learns the airline cancelled), nothing is
+reported. A runaway loop, unordered concurrent writers or unbounded replanning also explain a
+failed run, and win over the first two patterns.
+
 A more specific structural cause wins: when the trace has a context-starved step, a context a
 scheduler lost across a switch (or, for the first pattern, unordered concurrent writers), that
 finding explains the failure and plan-propagation is not reported. Runs without a plan
@@ -32,7 +46,10 @@ finding explains the failure and plan-propagation is not reported. Runs without 
 from __future__ import annotations
 
 import itertools
+import json
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from planscope import semconv as A
 
@@ -40,7 +57,8 @@ from .._model import PLANNER, Attempt, Finding, PlanStep, TraceData
 from ._base import by_start, make_finding
 from .context_lost import ContextLost
 from .context_starved import starved_steps
-from .unbounded_replan import MIN_IDENTICAL_REPLANS, version_signature
+from .runaway_loop import RunawayLoop, parent_step_names
+from .unbounded_replan import MIN_IDENTICAL_REPLANS, UnboundedReplan, version_signature
 from .write_conflict import WriteConflict
 
 KIND = A.FINDING_PLAN_PROPAGATION
@@ -56,6 +74,34 @@ SAME_GOAL_MIN_SPLITS = 2
 """One same-goal split can be a retry with a different strategy; two in a chain is the planner
 failing to decompose."""
 _WORD = re.compile(r"[a-z0-9]+")
+_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:/+-]*[A-Za-z0-9]|[A-Za-z0-9]")
+MIN_VALUE_CHARS = 3
+"""Argument values shorter than this (``1``, ``ok``) name nothing specific enough to trace."""
+
+
+def _scalars(value: Any) -> Iterator[str]:
+    """Every string leaf of a decoded JSON value."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _scalars(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _scalars(v)
+
+
+def argument_values(arguments: str) -> set[str]:
+    """The string values of a tool call's captured JSON arguments (not its keys).
+
+    >>> sorted(argument_values('{"city": "Lyon", "dates": ["2026-05-04"], "n": 3}'))
+    ['2026-05-04', 'Lyon']
+    """
+    try:
+        decoded = json.loads(arguments) if arguments else None
+    except ValueError:
+        return set()
+    return {v for v in _scalars(decoded) if len(v) >= MIN_VALUE_CHARS}
 
 
 def similarity(a: str, b: str) -> float:
@@ -78,7 +124,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 3
+    version = 4
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
@@ -88,11 +134,92 @@ class PlanPropagation:
         f = self._same_goal(trace, starved)
         if f is not None:
             findings.append(f)
-        if not starved:
-            f = self._faithful_failure(trace) or self._repeated_plan(trace)
+        if not starved and not self._external_after_success(trace):
+            explained = bool(
+                RunawayLoop().detect(trace)
+                or WriteConflict().detect(trace)
+                or UnboundedReplan().detect(trace)
+            )
+            f = (
+                None if explained else self._wrong_value(trace) or self._faithful_failure(trace)
+            ) or self._repeated_plan(trace)
             if f is not None:
                 findings.append(f)
         return findings
+
+    # -- a wrong value, traced to where it entered ----------------------------------------------
+    @staticmethod
+    def _external_after_success(trace: TraceData) -> bool:
+        """Every step ended well, then a tool call outside any step saw the failure."""
+        if not trace.attempts:
+            return False
+        last: dict[str, Attempt] = {}
+        for a in by_start(trace.attempts):
+            last[a.step_id] = a
+        if any(not a.succeeded for a in last.values()):
+            return False
+        finished = max(a.end_ns for a in trace.attempts)
+        steps = {a.span_id for a in trace.attempts}
+        return any(
+            t.failed and not t.step_id and t.parent_span_id not in steps and t.start_ns >= finished
+            for t in trace.tools
+        )
+
+    def _wrong_value(self, trace: TraceData) -> Finding | None:
+        run = trace.run
+        if run is None or run.outcome != A.OUTCOME_FAILURE:
+            return None
+        failed = [a for a in by_start(trace.attempts) if a.failed]
+        texts = [run.outcome_reason, *(a.message for a in failed[-1:])]
+        named = {v for text in texts for v in _VALUE.findall(text)}
+        named -= set(_VALUE.findall(run.objective))
+        if not named:
+            return None
+        attempt_of = {a.span_id: a for a in trace.attempts}
+        parents = parent_step_names(trace) if trace.raw else {}
+        planned = {s.step_id for s in trace.plan_steps}
+        for t in sorted(trace.tools, key=lambda t: t.start_ns):
+            carried = sorted(argument_values(t.arguments) & named)
+            if not carried:
+                continue
+            parent = attempt_of.get(t.parent_span_id)
+            step_id = (
+                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
+            )
+            if step_id not in planned:
+                continue
+            failing = failed[-1].step_id if failed else ""
+            value = ", ".join(repr(v) for v in carried[:3])
+            evidence = [run.span_id, t.span_id]
+            evidence += [a.span_id for a in trace.attempts if a.step_id == step_id]
+            evidence += [a.span_id for a in failed[-1:]]
+            where = (
+                f"and step '{failing}' failed on it"
+                if failing and failing != step_id
+                else "and it failed there"
+                if failing
+                else "and the outcome check failed on it"
+            )
+            return make_finding(
+                self,
+                trace,
+                severity="high",
+                component=PLANNER,
+                step_id=step_id,
+                evidence=evidence,
+                explanation=(
+                    f"The run failed ({run.outcome_reason[:120] or 'no reason recorded'}); the "
+                    f"failure names {value}, which is not in the objective and first entered "
+                    f"the run at step '{step_id}' (an argument of tool '{t.tool}'), {where}."
+                ),
+                detail={
+                    "pattern": "wrong_value",
+                    "values": carried,
+                    "entered_at_tool_call": t.span_id,
+                    "failing_step": failing,
+                },
+            )
+        return None
 
     # -- helpers ------------------------------------------------------------------------------
     @staticmethod

@@ -1,23 +1,30 @@
-"""Runaway recovery loop: one action retried past its budget or without progress.
+"""Runaway recovery loop: the same work failing again and again without getting anywhere.
 
-Definition. A *streak* is a run of consecutive failed attempts of one plan step within one plan
-version (retries, not replans), or, for runtimes without plan steps (ReAct, third-party
-agents), consecutive failed calls of one tool with the same arguments. A streak is a runaway
-loop when it never recovers (no later success of that step / call) and either
+Definition. Two kinds of *streak*, each a run of consecutive failures that never recovers (no
+later success of that step, or of that tool in that step):
 
-* it went beyond the retry budget (an attempt number above ``max_attempts_per_step`` of
-  ``planscope.run.budget``, or an attempt refused with status ``skipped``), or
-* it repeated at least :data:`MIN_REPEATS` times without progress: the same error fingerprint,
-  the same input hash, or the same tool + arguments hash on every attempt.
+* **step streak**: consecutive failed attempts of one plan step, across plan versions too (a
+  replan that re-issues the failing step does not reset it: the work is the same);
+* **tool streak**: consecutive failed calls of one tool on behalf of one step — tool-call
+  retries inside one attempt, or over several attempts. Without step attributes (a third-party
+  agent) the tool call's parent span stands for the step: its name minus the operation prefix
+  (``execute_step``, ``invoke_agent``) is reported as the step id.
 
-Without step attributes (a third-party agent) the tool call's parent span stands for the step:
-its name minus the ``execute_step`` operation prefix is reported as the step id.
+A streak that spans several plan versions counts only when the step was retried within a version
+(at least two failures in one version): one failure per version, each answered by a replan, is
+the planner's loop (``unbounded_replan``), not the executor's.
 
-A flaky step that recovers within its budget is healthy and never reported. Attempts of one
-step spread over *different* plan versions are replans, reported by ``unbounded_replan``.
+A streak is a runaway loop when it has at least :data:`MIN_REPEATS` failures, or when it went
+beyond the retry budget (an attempt number above ``max_attempts_per_step`` of
+``planscope.run.budget``, or an attempt refused with status ``skipped``). Error texts and
+arguments may vary from failure to failure — a loop that rewords its error or widens a search
+is still a loop — and how they vary is reported as evidence (distinct normalised fingerprints,
+distinct argument hashes), not required. A flaky step or tool that succeeds on its 2nd or 3rd
+try is healthy and never reported, and neither is a long loop whose calls succeed (pagination,
+polling that ends).
 
-Evidence: the attempts (and their failing tool spans). Waste: tokens, cost and time of every
-attempt after the first.
+Evidence: the failed attempts and tool calls. Waste: tokens, cost and time of every failed
+attempt after the first (or of every failed call after the first, without attempts).
 """
 
 from __future__ import annotations
@@ -32,21 +39,39 @@ from ._base import by_start, make_finding
 
 KIND = A.FINDING_RUNAWAY_LOOP
 MIN_REPEATS = 3
-"""Identical failures in a row before a loop is reported. Two identical failures are an
-ordinary retry (and what flaky dependencies produce); a third with nothing changed (same error,
-same inputs) shows the agent is not adapting. Used only when no budget was exceeded."""
+"""Failures in a row, never recovered, before a loop is reported. Two are an ordinary retry
+(and what flaky dependencies produce); a third failure of the same work shows the agent is not
+adapting, whatever it changed in the wording of its request."""
 HIGH_SEVERITY_REPEATS = 5
 """Streaks at least this long (or beyond the budget) are ``high`` severity."""
+_OPERATION_PREFIXES = (A.OP_EXECUTE_STEP + " ", A.OP_INVOKE_AGENT + " ")
 
 
-def _parent_step(trace: TraceData, parent_span_id: str) -> str:
-    """Without step attributes, the step a tool call belongs to is named by its parent span:
-    ``execute_step {step id}`` by the conventions, else the parent span's name as is."""
-    for span in trace.raw or ():
-        if span.span_id == parent_span_id:
-            prefix = A.OP_EXECUTE_STEP + " "
-            return span.name[len(prefix) :] if span.name.startswith(prefix) else span.name
-    return ""
+def parent_step_names(trace: TraceData) -> dict[str, str]:
+    """Span id → the step it stands for, for spans outside the typed tables (third-party
+    agents): the span's name minus an operation prefix (``execute_step X``/``invoke_agent X``)."""
+    names = trace._memo.get("parent_step_names")
+    if names is None:
+        names = {}
+        for span in trace.raw or ():
+            name = span.name
+            for prefix in _OPERATION_PREFIXES:
+                if name.startswith(prefix):
+                    name = name[len(prefix) :]
+                    break
+            names[span.span_id] = name
+        trace._memo["parent_step_names"] = names
+    return dict(names)
+
+
+def _retried_within_a_version(versions: Sequence[int]) -> bool:
+    """Failures in one plan version, or at least two in one of several versions."""
+    counts = Counter(versions)
+    return len(counts) == 1 or max(counts.values()) >= 2
+
+
+def _distinct(values: Sequence[str]) -> int:
+    return len({v for v in values if v})
 
 
 class RunawayLoop:
@@ -57,44 +82,32 @@ class RunawayLoop:
     """
 
     kind = KIND
-    version = 2
+    version = 3
 
     def detect(self, trace: TraceData) -> list[Finding]:
-        # Both rules need several failures: at least 2 failed attempts of a step, or
-        # MIN_REPEATS failed tool calls. Most traces have neither (a cheap exit).
+        # Every rule needs several failures; most traces have none (a cheap exit).
         failed_attempts = sum(a.status == A.STATUS_ERROR for a in trace.attempts)
-        if failed_attempts < 2 and sum(t.failed for t in trace.tools) < MIN_REPEATS:
+        failed_tools = sum(t.failed for t in trace.tools)
+        skipped = any(a.status == A.STATUS_SKIPPED for a in trace.attempts)
+        if failed_attempts < 2 and failed_tools < MIN_REPEATS and not skipped:
             return []
-        findings: list[Finding] = []
-        seen_steps: set[str] = set()
         budget = trace.budget_limit("max_attempts_per_step")
-        versions = {(p.plan_id, p.version) for p in trace.plans}
-        groups: dict[tuple[str, str, int], list[Attempt]] = defaultdict(list)
+        findings: dict[str, Finding] = {}
+        by_step: dict[str, list[Attempt]] = defaultdict(list)
         for a in trace.attempts:
             if a.step_id:
-                groups[(a.step_id, a.plan_id, a.plan_version)].append(a)
-        for (step_id, plan_id, version), attempts in groups.items():
-            f = self._step_loop(
-                trace, step_id, plan_id, version, by_start(attempts), budget, versions
-            )
+                by_step[a.step_id].append(a)
+        for step_id, attempts in by_step.items():
+            f = self._step_loop(trace, step_id, by_start(attempts), budget)
             if f is not None:
-                findings.append(f)
-                seen_steps.add(step_id)
-        findings.extend(
-            f for f in self._tool_loops(trace) if f.step_id not in seen_steps or not f.step_id
-        )
-        return findings
+                findings[step_id] = f
+        for f in self._tool_loops(trace):
+            findings.setdefault(f.step_id or f"\x00{f.component}", f)
+        return list(findings.values())
 
     # -- plan steps ----------------------------------------------------------------------------
     def _step_loop(
-        self,
-        trace: TraceData,
-        step_id: str,
-        plan_id: str,
-        version: int,
-        attempts: Sequence[Attempt],
-        budget: int | None,
-        versions: set[tuple[str, int]],
+        self, trace: TraceData, step_id: str, attempts: Sequence[Attempt], budget: int | None
     ) -> Finding | None:
         # The last streak of non-successful attempts; a success after it means recovered.
         streak: list[Attempt] = []
@@ -104,30 +117,27 @@ class RunawayLoop:
             else:
                 streak.append(a)
         failed = [a for a in streak if a.status == A.STATUS_ERROR]
-        if len(failed) < 2:
-            return None
         refused = any(a.status == A.STATUS_SKIPPED for a in streak)
-        over_budget = refused or (budget is not None and max(a.attempt for a in streak) > budget)
-        signals = []
-        fingerprints = {a.fingerprint for a in failed}
-        if len(fingerprints) == 1 and "" not in fingerprints:
-            signals.append("same_error")
-        hashes = {a.input_hash for a in failed}
-        if len(hashes) == 1 and "" not in hashes:
-            signals.append("same_inputs")
+        over_budget = len(failed) >= 2 and (
+            refused or (budget is not None and max(a.attempt for a in streak) > budget)
+        )
+        if len(failed) < MIN_REPEATS and not over_budget:
+            return None
+        if not _retried_within_a_version([a.plan_version for a in failed]):
+            return None
         tool_calls = [t for a in failed for t in trace.tools_of(a)]
         failing_tools = [t for t in tool_calls if t.failed]
-        keys = {(t.tool, t.args_key) for t in failing_tools}
-        if len(keys) == 1 and len(failing_tools) >= len(failed) and next(iter(keys))[1]:
-            signals.append("same_tool_args")
-        if not over_budget and not (len(failed) >= MIN_REPEATS and signals):
-            return None
         tool = Counter(t.tool for t in failing_tools).most_common(1)
         executor = next((a.executor for a in failed if a.executor), "")
         component = tool[0][0] if tool else executor or "executor"
-        escalated = plan_id != "" and any(p == plan_id and v > version for p, v in versions)
-        wasted = failed[1:]
+        versions = sorted({a.plan_version for a in failed})
+        last = failed[-1]
+        escalated = bool(last.plan_id) and any(
+            p.plan_id == last.plan_id and p.version > last.plan_version for p in trace.plans
+        )
         n = len(failed)
+        errors = _distinct([a.fingerprint for a in failed])
+        inputs = _distinct([a.input_hash for a in failed] or [t.args_key for t in failing_tools])
         why = []
         if over_budget:
             why.append(
@@ -135,13 +145,32 @@ class RunawayLoop:
                 if budget
                 else "until the retry budget refused it"
             )
-        if signals:
-            why.append("with " + " and ".join(s.replace("_", " ") for s in signals))
+        if len(versions) > 1:
+            why.append(f"across {len(versions)} plan versions (replanning did not change it)")
+        variation = (
+            "the same error every time"
+            if errors <= 1
+            else f"{errors} different errors (normalised)"
+        )
         explanation = (
-            f"Step '{step_id}' failed {n} attempts in a row {' '.join(why)} and never recovered"
+            f"Step '{step_id}' failed {n} attempts in a row {' '.join(why)}".rstrip()
+            + f", with {variation}, and never succeeded afterwards"
             + ("" if escalated else "; it was not escalated to a replan")
             + "."
         )
+        signals = [
+            name
+            for name, values in (
+                ("same_error", [a.fingerprint for a in failed]),
+                ("same_inputs", [a.input_hash for a in failed]),
+                (
+                    "same_tool_args",
+                    [t.args_key and f"{t.tool}:{t.args_key}" for t in failing_tools],
+                ),
+            )
+            if len(set(values)) == 1 and values[0]
+        ]
+        wasted = failed[1:]
         return make_finding(
             self,
             trace,
@@ -156,39 +185,46 @@ class RunawayLoop:
             detail={
                 "attempts": n,
                 "signals": signals,
+                "distinct_errors": errors,
+                "distinct_inputs": inputs,
                 "over_budget": over_budget,
                 "budget": budget,
+                "plan_versions": versions,
+                "plan_version": last.plan_version,
                 "escalated_to_replan": escalated,
                 "tool": component if tool else "",
-                "plan_version": version,
             },
         )
 
-    # -- tool calls without (distinct) plan steps ----------------------------------------------
+    # -- tool calls ----------------------------------------------------------------------------
     def _tool_loops(self, trace: TraceData) -> list[Finding]:
-        """Consecutive failures of one tool with one argument hash, within one plan version."""
+        """Consecutive failed calls of one tool for one step (any arguments), never recovered."""
         attempt_of = {a.span_id: a for a in trace.attempts}
-        groups: dict[tuple[str, str, str, int], list[ToolCall]] = defaultdict(list)
+        parents = parent_step_names(trace) if trace.raw else {}
+        groups: dict[tuple[str, str], list[ToolCall]] = defaultdict(list)
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
-            if t.tool and t.args_key:
-                groups[(t.tool, t.args_key, t.plan_id, t.plan_version)].append(t)
+            if not t.tool:
+                continue
+            parent = attempt_of.get(t.parent_span_id)
+            step = (
+                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
+            )
+            groups[(step, t.tool)].append(t)
         findings = []
-        for (tool, _args, _plan, _version), calls in groups.items():
+        for (step_id, tool), calls in groups.items():
             streak: list[ToolCall] = []
             for c in calls:
                 streak = [*streak, c] if c.failed else []
             if len(streak) < MIN_REPEATS:
                 continue
-            first = streak[0]
-            parent = attempt_of.get(first.parent_span_id)
-            step_id = (
-                first.step_id
-                or (parent.step_id if parent else "")
-                or _parent_step(trace, first.parent_span_id)
-            )
-            parents = [
+            if not _retried_within_a_version([c.plan_version for c in streak]):
+                continue
+            in_attempts = [
                 attempt_of[c.parent_span_id] for c in streak if c.parent_span_id in attempt_of
             ]
+            spans = len({c.parent_span_id for c in streak})
+            args = _distinct([c.args_key for c in streak])
+            where = "inside one attempt" if spans == 1 else f"over {spans} attempts"
             wasted = streak[1:]
             findings.append(
                 make_finding(
@@ -197,16 +233,27 @@ class RunawayLoop:
                     severity="high" if len(streak) >= HIGH_SEVERITY_REPEATS else "medium",
                     component=tool,
                     step_id=step_id,
-                    evidence=[c.span_id for c in streak] + [p.span_id for p in parents],
+                    evidence=[c.span_id for c in streak] + [p.span_id for p in in_attempts],
                     explanation=(
-                        f"Tool '{tool}' was called {len(streak)} times in a row with the same "
-                        f"arguments, failed every time and never succeeded afterwards."
+                        f"Tool '{tool}' failed {len(streak)} calls in a row {where}"
+                        + (f" of step '{step_id}'" if step_id else "")
+                        + (
+                            " with the same arguments"
+                            if args == 1
+                            else f" with {args} different argument sets"
+                            if args
+                            else ""
+                        )
+                        + ", and never succeeded afterwards."
                     ),
-                    wasted_tokens=sum(p.tokens for p in parents[1:]),
-                    wasted_cost_usd=sum(p.cost_usd for p in parents[1:]),
-                    wasted_ns=sum(max(0, p.end_ns - p.start_ns) for p in parents[1:])
-                    or sum(c.duration_ns for c in wasted),
-                    detail={"attempts": len(streak), "signals": ["same_tool_args"], "tool": tool},
+                    wasted_ns=sum(c.duration_ns for c in wasted),
+                    detail={
+                        "attempts": len(streak),
+                        "signals": ["same_tool_args"] if args == 1 else [],
+                        "distinct_inputs": args,
+                        "parent_spans": spans,
+                        "tool": tool,
+                    },
                     identity=tool,
                 )
             )

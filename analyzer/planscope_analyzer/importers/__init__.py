@@ -1,10 +1,11 @@
 """Import traces planscope's SDK did not produce: Who&When multi-agent logs (Magentic-One,
-AG2/CaptainAgent), OTLP JSON files, and OpenInference / OpenLLMetry spans, mapped onto the
+AG2/CaptainAgent), single-agent tool-use conversations (τ-bench style), OTLP JSON files, and
+OpenInference / OpenLLMetry spans, mapped onto the
 run/plan/step/tool/llm model and sent through the collector like any other OTLP client.
 
 >>> from planscope_analyzer.importers import FORMATS
 >>> FORMATS
-('auto', 'whowhen', 'otlp-json', 'openinference')
+('auto', 'whowhen', 'tool-use', 'otlp-json', 'openinference')
 """
 
 from ._chat_spans import conversation_spans

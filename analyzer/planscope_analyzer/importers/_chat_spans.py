@@ -137,6 +137,9 @@ def conversation_spans(conv: Conversation, *, end_ns: int | None = None) -> list
     run.status_code, run.status_message = STATUS_ERROR, "run failed"
     if conv.final_answer:
         b.payload(run, A.OUTPUT, conv.final_answer)
+    task = "\n\n".join(t.content for t in conv.turns if t.kind == "task")
+    if task:  # what the run was given (a system prompt, the user's first message)
+        b.payload(run, A.INPUT, task)
     run.events.append(
         EventRecord(
             A.EVENT_OUTCOME_CHECK,

@@ -9,17 +9,16 @@ planscope_analyzer.importers._errors.ImportFailed: missing.json: cannot read: No
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import httpx
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from planscope import semconv as A
+from planscope.client import DEFAULT_COLLECTOR_URL, ClientError, ClientSettings, CollectorClient
 
 from ._chat_spans import conversation_spans
 from ._conversation import Conversation
@@ -31,7 +30,7 @@ from ._whowhen import looks_like_whowhen, parse_whowhen
 
 Format = Literal["auto", "whowhen", "tool-use", "otlp-json", "openinference"]
 FORMATS: tuple[str, ...] = ("auto", "whowhen", "tool-use", "otlp-json", "openinference")
-DEFAULT_COLLECTOR = "http://127.0.0.1:4318"
+DEFAULT_COLLECTOR = DEFAULT_COLLECTOR_URL
 
 
 @dataclass
@@ -43,7 +42,9 @@ class Prepared:
     requests: list[ExportTraceServiceRequest]
     trace_ids: list[str]
     span_count: int
-    conversation: Conversation | None = None
+    conversations: list[Conversation] = field(default_factory=list)
+    trace_spans: list[int] = field(default_factory=list)
+    """Spans per trace of ``trace_ids`` (imported conversations: one trace each)."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -88,14 +89,22 @@ def prepare(
         raise UnknownFormat(f"{source}: unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
     actual = detect_format(data, source) if fmt == "auto" else fmt
     if actual in ("whowhen", "tool-use"):
-        conv = (parse_whowhen if actual == "whowhen" else parse_tool_use)(data, source)
-        spans = conversation_spans(conv, end_ns=end_ns)
-        resource: dict[str, str | int | float | bool] = {A.SERVICE_NAME: conv.framework}
+        convs = (
+            [parse_whowhen(data, source)] if actual == "whowhen" else parse_tool_use(data, source)
+        )
+        resource: dict[str, str | int | float | bool] = {A.SERVICE_NAME: convs[0].framework}
         if project:
             resource[A.PROJECT] = project
-        request = to_request(spans, resource)
+        # One trace per conversation (a τ-bench file holds many runs).
+        per_run = [conversation_spans(c, end_ns=end_ns) for c in convs]
         return Prepared(
-            path, actual, [request], [spans[0].trace_id.hex()], len(spans), conversation=conv
+            path,
+            actual,
+            [to_request(spans, resource) for spans in per_run],
+            [spans[0].trace_id.hex() for spans in per_run],
+            sum(len(spans) for spans in per_run),
+            conversations=convs,
+            trace_spans=[len(spans) for spans in per_run],
         )
     requests = parse_otlp_json(data, source)
     # Spans go as they are: the collector's span model (planscope_collector.runmodel, migration
@@ -130,45 +139,15 @@ def _is_foreign(span: object) -> bool:
     return bool(keys & {A.OI_SPAN_KIND, A.TL_SPAN_KIND})
 
 
-def send(
-    prepared: Prepared,
-    collector: str = DEFAULT_COLLECTOR,
-    *,
-    api_key: str | None = None,
-    client: httpx.Client | None = None,
-    timeout: float = 30.0,
-) -> None:
-    """POST every request of a prepared file to ``{collector}/v1/traces`` (protobuf, gzip)."""
-    url = collector.rstrip("/") + "/v1/traces"
-    headers = {"Content-Type": "application/x-protobuf", "Content-Encoding": "gzip"}
-    if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
-    own = client is None
-    http = client or httpx.Client(timeout=timeout)
-    try:
-        for i, request in enumerate(prepared.requests):
-            body = gzip.compress(request.SerializeToString())
-            try:
-                r = http.post(url, content=body, headers=headers)
-            except httpx.HTTPError as exc:
-                raise SendFailed(
-                    f"{prepared.path}: cannot reach the collector at {url}: {exc}"
-                ) from None
-            if r.status_code != 200:
-                raise SendFailed(
-                    f"{prepared.path}: the collector answered {r.status_code} to "
-                    f"request {i + 1}/{len(prepared.requests)}: {_reason(r)}"
-                )
-    finally:
-        if own:
-            http.close()
-
-
-def _reason(r: httpx.Response) -> str:
-    try:
-        return str(r.json().get("error", r.text))[:300]
-    except (ValueError, AttributeError):
-        return r.text[:300]
+def send(prepared: Prepared, client: CollectorClient) -> None:
+    """POST every request of a prepared file to the collector's ``/v1/traces``."""
+    for i, request in enumerate(prepared.requests):
+        try:
+            client.export_traces(request.SerializeToString())
+        except ClientError as exc:
+            raise SendFailed(
+                f"{prepared.path}: request {i + 1}/{len(prepared.requests)}: {exc}"
+            ) from None
 
 
 def import_files(
@@ -190,9 +169,10 @@ def import_files(
     planscope_analyzer.importers._errors.ImportFailed: nope.json: cannot read: No such...
     """
     prepared = [prepare(p, fmt, project=project, keep_time=keep_time) for p in paths]
-    with httpx.Client(timeout=30.0) as client:
+    settings = ClientSettings(base_url=collector, api_key=api_key, timeout=30.0)
+    with CollectorClient(settings, user_agent="planscope-cli/import") as client:
         for p in prepared:
-            send(p, collector, api_key=api_key, client=client)
+            send(p, client)
     return prepared
 
 

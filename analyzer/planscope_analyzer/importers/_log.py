@@ -1,10 +1,13 @@
 """Read any conversation log planscope can attribute — a Who&When multi-agent log (Magentic-One
 ledgers, AG2 group chats) or a single-agent tool-use conversation — by its shape.
 
->>> parse_log(b'[{"role": "user", "content": "hi"}]', "t.json").framework
-'tool-use'
->>> parse_log(b'{"history": [{"name": "A", "content": "hi"}]}', "w.json").framework
-'ag2-captainagent'
+A file holds one log, or several runs (a JSON array of tool-use runs, as τ-bench's
+``historical_trajectories`` files): the readers return every conversation in it.
+
+>>> [c.framework for c in parse_logs(b'[{"role": "user", "content": "hi"}]', "t.json")]
+['tool-use']
+>>> [c.framework for c in parse_logs(b'{"history": [{"name": "A", "content": "hi"}]}', "w.json")]
+['ag2-captainagent']
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ from ._tooluse import parse_tool_use
 from ._whowhen import parse_whowhen
 
 
-def parse_log(data: bytes, source: str) -> Conversation:
-    """A conversation from a log's bytes, whichever supported shape it has."""
+def parse_logs(data: bytes, source: str) -> list[Conversation]:
+    """The conversations in a log's bytes, whichever supported shape it has."""
     fmt = detect_format(data, source)
     if fmt == "whowhen":
-        return parse_whowhen(data, source)
+        return [parse_whowhen(data, source)]
     if fmt == "tool-use":
         return parse_tool_use(data, source)
     raise UnknownFormat(
@@ -31,10 +34,10 @@ def parse_log(data: bytes, source: str) -> Conversation:
     )
 
 
-def read_log(path: Path) -> Conversation:
-    """:func:`parse_log` on a file; ``ImportFailed`` names the file when it cannot be read."""
+def read_logs(path: Path) -> list[Conversation]:
+    """:func:`parse_logs` on a file; ``ImportFailed`` names the file when it cannot be read."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise ImportFailed(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return parse_log(data, str(path))
+    return parse_logs(data, str(path))

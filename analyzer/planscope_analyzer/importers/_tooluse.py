@@ -1,16 +1,18 @@
 """Read single-agent tool-use conversations (user / assistant / tool turns with tool calls, as
 in τ-bench trajectories or any OpenAI-style chat log) into a :class:`Conversation`.
 
-The format (docs/attribution.md, "Tool-use conversations") is a JSON array of chat messages, or
-an object holding it under ``messages``, ``traj`` or ``trajectory``, with optional ``task`` /
-``question`` / ``instruction``, ``task_id`` / ``id``, ``reward`` and the evaluation labels
-``mistake_agent`` / ``mistake_step`` / ``mistake_reason`` (a step is an index into the
-message list). A message has a ``role`` (``system``, ``user``, ``assistant``, ``tool`` or
+The format (docs/importers.md, "Single-agent tool-use conversations") is a JSON array of chat
+messages, or an object holding it under ``messages``, ``traj`` or ``trajectory``, with optional
+``task`` / ``question`` / ``instruction`` (or τ-bench's ``info.task.instruction``), ``task_id``
+/ ``id``, ``trial``, ``reward`` and the evaluation labels ``mistake_agent`` / ``mistake_step``
+/ ``mistake_reason`` (a step is an index into the message list). A file may hold several runs:
+a JSON array of such objects (τ-bench's ``historical_trajectories/*.json``) is one
+conversation per run. A message has a ``role`` (``system``, ``user``, ``assistant``, ``tool`` or
 ``function``), a ``content`` (a string, ``null`` or a list of ``{"type": "text", "text"}``
 parts), and optionally ``name``, ``tool_calls`` (``[{"id", "function": {"name",
 "arguments"}}]``) and ``tool_call_id``.
 
->>> conv = parse_tool_use(b'[{"role": "user", "content": "cancel order 7"},'
+>>> [conv] = parse_tool_use(b'[{"role": "user", "content": "cancel order 7"},'
 ...     b'{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function",'
 ...     b'"function": {"name": "cancel_order", "arguments": "{\\\\"order_id\\\\": 7}"}}]},'
 ...     b'{"role": "tool", "tool_call_id": "c1", "content": "Error: order 7 not found"}]', "t.json")
@@ -76,10 +78,18 @@ def _messages(doc: Any) -> Any:
     return None
 
 
+def _runs(doc: Any) -> list[Any] | None:
+    """The runs of a multi-run file: a non-empty list of objects that each hold messages."""
+    ok = isinstance(doc, list) and bool(doc) and all(isinstance(d, dict) for d in doc)
+    return doc if ok and all(isinstance(_messages(d), list) for d in doc) else None
+
+
 def looks_like_tool_use(doc: Any) -> bool:
-    """Whether a decoded document is a chat-message list (or an object holding one) whose
-    first message has a chat ``role``; well-formedness is :func:`parse_tool_use`'s business."""
-    msgs = _messages(doc)
+    """Whether a decoded document is a chat-message list (or an object holding one, or a list
+    of such objects) whose first message has a chat ``role``; well-formedness is
+    :func:`parse_tool_use`'s business."""
+    runs = _runs(doc)
+    msgs = _messages(runs[0] if runs else doc)
     return (
         isinstance(msgs, list)
         and bool(msgs)
@@ -95,27 +105,45 @@ def _call_text(call: ToolCall) -> str:
     return f"```tool_call\n{call.function.name}({text})\n```"
 
 
-def parse_tool_use(data: bytes, source: str) -> Conversation:
-    """Parse and validate a tool-use conversation; ``MalformedInput`` names the broken message."""
+def parse_tool_use(data: bytes, source: str) -> list[Conversation]:
+    """Parse and validate a file of tool-use conversations, one per run (a single run is a
+    one-item list); ``MalformedInput`` names the broken run and message."""
     try:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise MalformedInput(source, None, f"not valid JSON: {exc}") from None
+    runs = _runs(doc)
+    if runs is None:
+        return [_conversation(doc, source, "")]
+    return [_conversation(run, f"{source}#{k}", f"[{k}].") for k, run in enumerate(runs)]
+
+
+def _task(meta: dict[str, Any]) -> str | None:
+    task = next((meta[k] for k in _TASK_KEYS if meta.get(k) is not None), None)
+    if isinstance(task, str):
+        return task
+    info = meta.get("info")
+    inner = info.get("task") if isinstance(info, dict) else task
+    instruction = inner.get("instruction") if isinstance(inner, dict) else None
+    return instruction if isinstance(instruction, str) else None
+
+
+def _conversation(doc: Any, source: str, where: str) -> Conversation:
     raw = _messages(doc)
     if not isinstance(raw, list):
         raise MalformedInput(
             source, None, "expected a list of chat messages (or an object with 'messages')"
         )
     if not raw:
-        raise MalformedInput(source, "messages", "is empty")
+        raise MalformedInput(source, f"{where}messages", "is empty")
     msgs: list[ChatMessage] = []
     for i, m in enumerate(raw):
         try:
             msgs.append(ChatMessage.model_validate(m))
         except ValidationError as exc:
             err = exc.errors()[0]
-            where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
-            raise MalformedInput(source, f"messages[{i}]{where}", err["msg"]) from None
+            at = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in err["loc"])
+            raise MalformedInput(source, f"{where}messages[{i}]{at}", err["msg"]) from None
     meta = doc if isinstance(doc, dict) else {}
     call_names: dict[str, str] = {}
     turns: list[Turn] = []
@@ -138,14 +166,17 @@ def parse_tool_use(data: bytes, source: str) -> Conversation:
             speaker = m.name or call_names.get(m.tool_call_id or "", "") or "tool"
             kind = "tool"
         turns.append(Turn(i, speaker, m.role, kind, text))
-    task = next((str(meta[k]) for k in _TASK_KEYS if isinstance(meta.get(k), str)), None)
+    task = _task(meta)
     first_user = next((t.content for t in turns if t.role == "user"), "")
     agent = next((t.speaker for t in turns if t.role == "assistant"), "assistant")
+    run_id = meta.get("task_id", meta.get("id"))
+    if run_id is not None and meta.get("trial") is not None:
+        run_id = f"{run_id}/{meta['trial']}"
     return Conversation(
         source=source,
         framework=FRAMEWORK_TOOL_USE,
         question=(task or first_user).strip(),
-        source_id=str(meta.get("task_id", meta.get("id", ""))) or None,
+        source_id=None if run_id is None else str(run_id),
         turns=tuple(turns),
         planner=agent,
         tool_speakers=frozenset(t.speaker for t in turns if t.kind == "tool"),

@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-from planscope import PlanscopeError
+from planscope import PlanscopeError, api
 from planscope import environment_variables as ENV
+from planscope.client import ClientSettings, CollectorClient, NotFound, Unavailable
 
 from ._conversation import Conversation
 from ._import import (
@@ -32,7 +32,7 @@ from ._import import (
     prepare,
     send,
 )
-from ._log import read_log
+from ._log import read_logs
 
 
 def register(subparsers: Any) -> None:
@@ -145,24 +145,42 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _client(args: argparse.Namespace) -> CollectorClient:
+    settings = ClientSettings(
+        base_url=args.collector, api_key=args.api_key, project=args.project, timeout=30.0
+    )
+    return CollectorClient(settings, user_agent="planscope-cli/attribute")
+
+
+def _trace(client: CollectorClient, trace_id: str) -> dict[str, Any] | None:
+    try:
+        return client.get_trace(trace_id)
+    except NotFound:
+        return None
+
+
+def _findings(client: CollectorClient, trace_id: str) -> list[api.Finding] | None:
+    """The analyzers' findings of a trace; None without an analyzer (attribution then
+    proceeds on structure alone)."""
+    try:
+        return client.trace_findings(trace_id)
+    except Unavailable:
+        return None
+
+
 def wait_for_trace(
-    client: httpx.Client,
-    base: str,
-    trace_id: str,
-    spans: int,
-    project: str | None,
-    timeout: float = 30.0,
+    client: CollectorClient, trace_id: str, spans: int, timeout: float = 30.0
 ) -> dict[str, Any]:
     """Poll the query API until the trace holds ``spans`` spans."""
-    from ..attribution import fetch_trace
-
     deadline = time.monotonic() + timeout
     while True:
-        trace = fetch_trace(client, base, trace_id, project)
+        trace = _trace(client, trace_id)
         if trace is not None and int(trace.get("span_count", 0)) >= spans:
             return trace
         if time.monotonic() > deadline:
-            raise PlanscopeError(f"trace {trace_id} did not appear in the collector at {base}")
+            raise PlanscopeError(
+                f"trace {trace_id} did not appear in the collector at {client.base_url}"
+            )
         time.sleep(0.1)
 
 
@@ -177,19 +195,20 @@ class _Online:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.client = httpx.Client(timeout=30.0)
+        self.client = _client(args)
 
-    def findings(self, conv: Conversation, path: Path) -> list[Any]:
-        from ..attribution import fetch_findings, map_findings
+    def findings(self, convs: list[Conversation], path: Path) -> list[list[Any] | None]:
+        """Import the file and read each of its traces' findings (one per conversation)."""
+        from ..attribution import map_findings
 
         prepared: Prepared = prepare(path, "auto", project=self.args.project)
-        send(prepared, self.args.collector, api_key=self.args.api_key, client=self.client)
-        tid = prepared.trace_ids[0]
-        trace = wait_for_trace(
-            self.client, self.args.collector, tid, prepared.span_count, self.args.project
-        )
-        raw = fetch_findings(self.client, self.args.collector, tid, self.args.project)
-        return map_findings(raw, trace, conv) if raw else []
+        send(prepared, self.client)
+        out: list[list[Any] | None] = []
+        for conv, tid, n in zip(convs, prepared.trace_ids, prepared.trace_spans, strict=True):
+            trace = wait_for_trace(self.client, tid, n)
+            raw = _findings(self.client, tid)
+            out.append(map_findings(raw, trace, conv) if raw else [])
+        return out
 
 
 def cmd_attribute(args: argparse.Namespace) -> int:
@@ -199,8 +218,6 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         best_default,
         conversation_from_trace,
         cross_validate,
-        fetch_findings,
-        fetch_trace,
         format_scores,
         judge,
         load,
@@ -250,23 +267,22 @@ def cmd_attribute(args: argparse.Namespace) -> int:
 
     out: list[dict[str, Any]] = []
     for path in args.files:
-        conv = read_log(path)
-        out.append(
-            {
-                "file": str(path),
-                **run(conv, online.findings(conv, path) if online else None).as_dict(),
-            }
+        convs = read_logs(path)
+        per_run: list[list[Any] | None] = (
+            online.findings(convs, path) if online else [None] * len(convs)
         )
+        for conv, refs in zip(convs, per_run, strict=True):
+            out.append({"file": conv.source, **run(conv, refs).as_dict()})
     if args.trace_id:
-        with httpx.Client(timeout=30.0) as client:
+        with _client(args) as client:
             for tid in args.trace_id:
-                trace = fetch_trace(client, args.collector, tid, args.project)
+                trace = _trace(client, tid)
                 if trace is None:
                     raise PlanscopeError(f"trace {tid} not found at {args.collector}")
                 conv = conversation_from_trace(trace)
                 if not conv.turns:
                     raise PlanscopeError(f"trace {tid} has no agent turns to attribute")
-                raw = fetch_findings(client, args.collector, tid, args.project)
+                raw = _findings(client, tid)
                 found = map_findings(raw, trace, conv) if raw else None
                 out.append({"trace_id": tid, **run(conv, found).as_dict()})
     for item in out:

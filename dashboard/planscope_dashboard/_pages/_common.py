@@ -6,8 +6,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import streamlit as st
-
-from .._client import ClientSettings
+from planscope.client import ClientSettings
 
 ANALYSIS_UNAVAILABLE = (
     "Analysis isn't available on this collector (its /api/findings answers 404). Findings "

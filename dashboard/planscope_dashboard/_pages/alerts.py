@@ -11,9 +11,9 @@ from datetime import datetime, timezone
 from typing import Any
 
 import streamlit as st
+from planscope.client import ClientSettings, Rejected, Unavailable
 
 from .. import _state as S
-from .._client import ClientSettings, RuleRejected
 from .._safe import cap, md_escape
 from ._common import rows_table
 
@@ -51,15 +51,16 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
     if flash:
         st.success(md_escape(flash))
     client = S.client_for(settings)
-    page = client.alert_rules()
-    if not page.available:
+    try:
+        rules = client.alert_rules()
+    except Unavailable:
         st.info(ALERTS_UNAVAILABLE)
         return
     state = client.alert_state()
     states = [s for s in state.get("rules") or [] if isinstance(s, dict)]
     firing = [s for s in states if s.get("state") == "firing"]
     a, b, c = st.columns(3)
-    a.metric("Rules", len(page.items))
+    a.metric("Rules", len(rules))
     b.metric("Firing", len(firing))
     engine = _dict(state.get("engine"))
     c.metric("Pending deliveries", int(engine.get("pending_deliveries") or 0))
@@ -88,7 +89,7 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
         st.success("No rule is firing.")
 
     st.subheader("Rules")
-    if page.items:
+    if rules:
         by_state = {s.get("rule_id"): s for s in states}
         rows_table(
             [
@@ -105,14 +106,14 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
                     "last evaluated": _when((by_state.get(r.get("id")) or {}).get("evaluated_at")),
                     "error": (by_state.get(r.get("id")) or {}).get("error"),
                 }
-                for r in page.items
+                for r in rules
             ]
         )
     else:
         st.info("No alert rules yet: create a retry-budget rule below.")
-    _editor(settings, page.items)
-    _test(settings, page.items)
-    _history(settings, page.items)
+    _editor(settings, rules)
+    _test(settings, rules)
+    _history(settings, rules)
 
 
 def _editor(settings: ClientSettings, rules: list[dict[str, Any]]) -> None:
@@ -218,7 +219,7 @@ def _editor(settings: ClientSettings, rules: list[dict[str, Any]]) -> None:
         rule["id"] = rule_id.strip()
     try:
         saved = S.client_for(settings).save_alert_rule(rule, replace=bool(current))
-    except RuleRejected as exc:
+    except Rejected as exc:
         st.error(md_escape(f"The collector refused the rule: {exc}"))
         for problem in exc.problems:
             st.text(cap(problem, 1000))

@@ -5,32 +5,26 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+from planscope.client import ClientSettings
 
 from .. import _aggregate as G
 from .. import _charts as C
 from .. import _state as S
-from .._client import ClientSettings
 from .._dag import layout_dag
 from ._common import fmt_ms, no_traces, rows_table
-
-SAMPLE_PER_VARIANT = 25
-"""Runs per variant whose spans are read for replans and retries (collectors without
-``/api/stats/variants`` only)."""
 
 
 def render(settings: ClientSettings, filters: S.Filters) -> None:
     st.header("Compare")
     with st.spinner("Loading runs…"):
-        rows, truncated = S.recent_traces(
-            settings, filters.service, filters.since_ns, S.MAX_LIST_ROWS
-        )
+        rows, _ = S.recent_traces(settings, filters.service, filters.since_ns, S.MAX_LIST_ROWS)
     rows = [r for r in G.filter_traces(rows, agent=filters.agent) if r.get("run_id")]
     if not rows:
         no_traces(settings)
         return
     tab_variants, tab_runs = st.tabs(["Variants", "Runs side by side"])
     with tab_variants:
-        _variants(settings, filters, rows, truncated)
+        _variants(settings, filters)
     with tab_runs:
         _runs(settings, rows)
 
@@ -56,39 +50,12 @@ def _server_summary(stats: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _variants(
-    settings: ClientSettings, filters: S.Filters, rows: list[dict[str, Any]], truncated: bool
-) -> None:
+def _variants(settings: ClientSettings, filters: S.Filters) -> None:
     stats = S.stats_variants(settings, filters.service, filters.agent, filters.since_ns)
-    if stats is not None:
-        summary = _server_summary(stats)
-        st.caption(f"{sum(s['runs'] for s in summary)} runs of the range, every one counted.")
-    else:
-        summary = _client_summary(settings, rows, truncated)
+    summary = _server_summary(stats)
+    st.caption(f"{sum(s['runs'] for s in summary)} runs of the range, every one counted.")
     rows_table(summary)
     _variant_charts(summary)
-
-
-def _client_summary(
-    settings: ClientSettings, rows: list[dict[str, Any]], truncated: bool
-) -> list[dict[str, Any]]:
-    """A collector without the stats API: the newest runs, replans and retries sampled."""
-    sample: list[str] = []
-    per: dict[str, int] = {}
-    for r in rows:
-        v = str(r.get("variant") or "(none)")
-        if per.get(v, 0) < SAMPLE_PER_VARIANT:
-            per[v] = per.get(v, 0) + 1
-            sample.append(r["trace_id"])
-    with st.spinner(f"Reading {len(sample)} runs for replans and retries…"):
-        metrics = S.metrics_for(settings, sample)
-    summary = G.variant_summary(rows, metrics)
-    st.caption(
-        f"{len(rows)} runs"
-        + (f" (newest {S.MAX_LIST_ROWS} of the range)" if truncated else "")
-        + f"; replans and retries from up to {SAMPLE_PER_VARIANT} newest runs per variant."
-    )
-    return summary
 
 
 def _variant_charts(summary: list[dict[str, Any]]) -> None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import time
 
 import streamlit as st
+from planscope.client import ClientSettings
 
 from .. import _aggregate as G
 from .. import _charts as C
 from .. import _state as S
-from .._client import ClientSettings
 from .._safe import cap
 from ._common import analysis_unavailable, rows_table, when
 

@@ -1,7 +1,7 @@
 """Overview: runs by outcome, findings by kind, tokens and cost, retry-budget burn, top failures.
 
 Numbers come from the collector's ``/api/stats`` (computed in ClickHouse over every run of the
-range); a collector without them (404) gets the client-side aggregates over a bounded sample.
+range).
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ import time
 from typing import Any
 
 import streamlit as st
+from planscope import api
+from planscope.client import ClientSettings
 
 from .. import _aggregate as G
 from .. import _charts as C
 from .. import _state as S
-from .._client import ClientSettings
 from .._findings import Finding
 from ._common import analysis_unavailable, fmt_ms, no_traces, rows_table
 
@@ -25,10 +26,7 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
     bucket_s = G.bucket_ns((seconds or 30 * 86400) * 10**9) // 10**9
     with st.spinner("Loading runs…"):
         stats = S.stats_runs(settings, filters.service, filters.agent, filters.since_ns, bucket_s)
-    if stats is None:
-        _render_client_side(settings, filters)
-        return
-    _render_server_side(settings, filters, stats, bucket_s * 10**9)
+    _render(settings, filters, stats, bucket_s * 10**9)
 
 
 def _findings_of_range(settings: ClientSettings, filters: S.Filters) -> tuple[bool, list[Finding]]:
@@ -41,10 +39,10 @@ def _findings_of_range(settings: ClientSettings, filters: S.Filters) -> tuple[bo
     return available, found
 
 
-def _render_server_side(
-    settings: ClientSettings, filters: S.Filters, stats: dict[str, Any], width_ns: int
+def _render(
+    settings: ClientSettings, filters: S.Filters, stats: api.RunStats, width_ns: int
 ) -> None:
-    t = stats["totals"]
+    t = stats.totals
     if not t.get("runs"):
         no_traces(settings)
         return
@@ -58,8 +56,8 @@ def _render_server_side(
     p95 = t.get("p95_duration_ns")
     cols[4].metric("p95 run time", fmt_ms(p95 / 1e6 if p95 is not None else None))
     cols[5].metric("Findings", len(found) if available else "-")
-    buckets = stats["buckets"]
-    if stats.get("truncated"):
+    buckets = stats.buckets
+    if stats.truncated:
         st.caption("The range holds more buckets than shown; pick a shorter time range.")
     left, right = st.columns(2)
     with left:
@@ -68,21 +66,21 @@ def _render_server_side(
     with right:
         _findings_chart(available, found)
     per_bucket: dict[int, dict[str, Any]] = {}
-    for b in buckets:
+    for row in buckets:
         slot = per_bucket.setdefault(
-            int(b["bucket_ns"]),
+            int(row["bucket_ns"]),
             {
-                "bucket_ns": int(b["bucket_ns"]),
+                "bucket_ns": int(row["bucket_ns"]),
                 "input_tokens": 0,
                 "output_tokens": 0,
                 "cost_usd": 0.0,
                 "retries": 0,
             },
         )
-        slot["input_tokens"] += int(b["input_tokens"])
-        slot["output_tokens"] += int(b["output_tokens"])
-        slot["cost_usd"] += float(b["cost_usd"])
-        slot["retries"] += int(b["retries"])
+        slot["input_tokens"] += int(row["input_tokens"])
+        slot["output_tokens"] += int(row["output_tokens"])
+        slot["cost_usd"] += float(row["cost_usd"])
+        slot["retries"] += int(row["retries"])
     series = [per_bucket[k] for k in sorted(per_bucket)]
     _token_charts(series, width_ns, filters)
     st.subheader("Retry-budget burn")
@@ -95,11 +93,11 @@ def _render_server_side(
     left, right = st.columns(2)
     with left:
         st.subheader("Top failing plan steps")
-        steps = S.stats_steps(settings, filters.service, filters.agent, filters.since_ns) or []
+        steps = S.stats_steps(settings, filters.service, filters.agent, filters.since_ns)
         _failing_steps(steps)
     with right:
         st.subheader("Agents by failures")
-        agents = [a for a in stats.get("agents") or [] if a.get("runs")][:10]
+        agents = [a for a in stats.agents if a.get("runs")][:10]
         if agents:
             rows_table(agents)
         else:
@@ -223,69 +221,3 @@ def _burn_chart(series: list[dict[str, Any]], width_ns: int, filters: S.Filters)
             ),
             key="ov_burn",
         )
-
-
-def _render_client_side(settings: ClientSettings, filters: S.Filters) -> None:
-    """A collector without ``/api/stats``: aggregates over the newest traces (bounded)."""
-    with st.spinner("Loading runs…"):
-        rows, truncated = S.recent_traces(
-            settings, filters.service, filters.since_ns, S.MAX_LIST_ROWS
-        )
-    rows = G.filter_traces(rows, agent=filters.agent)
-    if not rows:
-        no_traces(settings)
-        return
-    if truncated:
-        st.caption(
-            f"Showing the newest {S.MAX_LIST_ROWS} traces of the range; narrow the time range "
-            "for exact totals."
-        )
-    available, found = S.findings(settings, filters.since_ns)
-    trace_ids = {r["trace_id"] for r in rows}
-    found = [f for f in found if not f.trace_id or f.trace_id in trace_ids] if found else []
-    t = G.totals(rows)
-    cols = st.columns(6)
-    cols[0].metric("Runs", t.runs)
-    cols[1].metric("Success rate", f"{t.success_rate:.0%}" if t.success_rate is not None else "-")
-    cols[2].metric("Tokens", f"{t.tokens:,}")
-    cols[3].metric("Cost", f"${t.cost_usd:,.4f}")
-    cols[4].metric("p95 run time", fmt_ms(t.p95_ms))
-    cols[5].metric("Findings", len(found) if available else "-")
-
-    span = max(int(r["start_ns"]) for r in rows) - min(int(r["start_ns"]) for r in rows)
-    width = G.bucket_ns(max(span, 1))
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Runs over time by outcome")
-        _runs_chart(G.runs_over_time(rows, width), width, filters)
-    with right:
-        _findings_chart(available, found)
-    _token_charts(G.tokens_over_time(rows, width), width, filters)
-
-    runs = [r for r in rows if r.get("run_id")][: S.DETAIL_SAMPLE]
-    with st.spinner(f"Reading the spans of {len(runs)} runs for step-level numbers…"):
-        views = S.run_views(settings, [r["trace_id"] for r in runs])
-    st.subheader("Retry-budget burn")
-    st.caption(
-        f"Step attempts beyond the first, over the newest {len(views)} runs of the range "
-        f"(at most {S.DETAIL_SAMPLE} are read for step-level numbers)."
-    )
-    burn = G.retry_burn_over_time(views, width)
-    total_retries = sum(b["retries"] for b in burn)
-    exceeded = sum(G.run_metrics(v)["budget_exceeded"] for v in views)
-    a, b, c = st.columns(3)
-    a.metric("Attempts beyond the first", total_retries)
-    b.metric("Retry budget exceeded", exceeded)
-    c.metric("Retries per run", f"{total_retries / len(views):.2f}" if views else "-")
-    _burn_chart(burn, width, filters)
-    left, right = st.columns(2)
-    with left:
-        st.subheader("Top failing plan steps")
-        _failing_steps(G.step_failures(views))
-    with right:
-        st.subheader("Agents by failures")
-        agents = G.agent_failures(rows)[:10]
-        if agents:
-            rows_table(agents)
-        else:
-            st.info("No agent runs in this range.")

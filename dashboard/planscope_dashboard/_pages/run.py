@@ -12,10 +12,10 @@ from typing import Any
 
 import streamlit as st
 from planscope import semconv as A
+from planscope.client import ClientSettings, NotFound
 
 from .. import _charts as C
 from .. import _state as S
-from .._client import ClientSettings, NotFound
 from .._dag import layout_dag
 from .._findings import Finding
 from .._runview import (

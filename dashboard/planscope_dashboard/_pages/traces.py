@@ -1,8 +1,7 @@
 """Trace explorer: searchable, filterable, paged table of runs; select a row to open the run.
 
 Search, filters and paging run in the collector (``/api/traces`` with ``agent``, ``variant``,
-``outcome``, ``q``, ``offset``; attempts, retries and replans come with each row). A collector
-without the stats API gets the client-side version over the newest 1,000 traces.
+``outcome``, ``q``, ``offset``; attempts, retries and replans come with each row).
 """
 
 from __future__ import annotations
@@ -10,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+from planscope.client import ClientSettings
 
 from .. import _aggregate as G
 from .. import _state as S
-from .._client import ClientSettings
 from .._findings import findings_by_trace
 from ._common import column_formats, ms, no_traces, when
 
@@ -36,9 +35,6 @@ def _page_number() -> int:
 def render(settings: ClientSettings, filters: S.Filters) -> None:
     st.header("Trace explorer")
     variants_stats = S.stats_variants(settings, filters.service, filters.agent, filters.since_ns)
-    if variants_stats is None:
-        _render_client_side(settings, filters)
-        return
     variants = ["", *sorted({str(v["variant"]) for v in variants_stats if v.get("variant")})]
     c1, c2, c3 = st.columns([3, 1, 1])
     search = S.bound_text(c1, "Search", "q", "trace id, run id, root span, agent, variant…")
@@ -57,7 +53,7 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
             PAGE_SIZE,
             (page - 1) * PAGE_SIZE,
         )
-    page_rows: list[dict[str, Any]] = body["traces"]
+    page_rows: list[dict[str, Any]] = body.traces
     if not page_rows and page > 1:
         S.navigate(pg=None)
     filtered = bool(search or outcome or variant)
@@ -67,7 +63,7 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
         else:
             no_traces(settings)
         return
-    more = body.get("next_offset") is not None
+    more = body.next_offset is not None
     first = (page - 1) * PAGE_SIZE + 1
     st.caption(
         f"traces {first} to {first + len(page_rows) - 1}"
@@ -87,48 +83,6 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
         if r.get("run_id")
     }
     _table(page_rows, metrics, counts, available, page, page > 1, more)
-
-
-def _render_client_side(settings: ClientSettings, filters: S.Filters) -> None:
-    """A collector without the stats API: filters over the newest 1,000 traces, in here."""
-    with st.spinner("Loading runs…"):
-        rows, truncated = S.recent_traces(
-            settings, filters.service, filters.since_ns, S.MAX_LIST_ROWS
-        )
-    if not rows:
-        no_traces(settings)
-        return
-    variants = ["", *sorted({str(r["variant"]) for r in rows if r.get("variant")})]
-    c1, c2, c3 = st.columns([3, 1, 1])
-    search = S.bound_text(c1, "Search", "q", "trace id, run id, agent, variant…")
-    outcome = S.bound_select(c2, "Outcome", OUTCOMES, "outcome", "", lambda v: v or "any outcome")
-    variant = S.bound_select(c3, "Variant", variants, "variant", "", lambda v: v or "any variant")
-    shown = G.filter_traces(
-        rows,
-        agent=filters.agent,
-        variant=variant or None,
-        outcome=outcome or None,
-        search=search,
-    )
-    available, found = S.findings(settings, filters.since_ns)
-    counts = findings_by_trace(found) if available else {}
-    pages = max(1, -(-len(shown) // PAGE_SIZE))
-    try:
-        page = min(max(1, int(S.qp_get("pg", "1"))), pages)
-    except ValueError:
-        page = 1
-    st.caption(
-        f"{len(shown)} of {len(rows)} traces match"
-        + (f" (the newest {S.MAX_LIST_ROWS} of the range are searched)" if truncated else "")
-        + f" · page {page} of {pages}"
-    )
-    if not shown:
-        st.info("No run matches these filters; clear the search or pick another outcome.")
-        return
-    page_rows = shown[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    with st.spinner("Reading attempts of the runs on this page…"):
-        metrics = S.metrics_for(settings, [r["trace_id"] for r in page_rows if r.get("run_id")])
-    _table(page_rows, metrics, counts, available, page, page > 1, page < pages)
 
 
 def _table(

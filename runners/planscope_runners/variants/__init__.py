@@ -2,7 +2,7 @@
 
 >>> from planscope_runners.variants import VARIANTS
 >>> sorted(VARIANTS)
-['adapt', 'dag', 'plan_and_act', 'react', 'scheduler', 'scripts']
+['adapt', 'dag', 'host', 'plan_and_act', 'react', 'scheduler', 'scripts']
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from planscope import RetryBudget
 
 from .._core import DEFAULT_BUDGET, Run
-from . import adapt, dag, plan_and_act, react, scheduler, scripts
+from . import adapt, dag, host, plan_and_act, react, scheduler, scripts
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,7 @@ VARIANTS: dict[str, Variant] = {
         Variant(dag.NAME, dag.DESCRIPTION, dag.run),
         Variant(react.NAME, react.DESCRIPTION, react.run, react.BUDGET),
         Variant(scheduler.NAME, scheduler.DESCRIPTION, scheduler.run),
+        Variant(host.NAME, host.DESCRIPTION, host.run, host.BUDGET, host.EXECUTOR_TURNS),
     )
 }
 

@@ -1,0 +1,284 @@
+"""Score the detectors on the independent corpus (tests/corpus), next to simple baselines.
+
+Plays every labelled run of the corpus (three agents written for it, none on
+``planscope_runners``) through the real OTel SDK and OTLP/HTTP into a real collector on an
+embedded store, analyses the traces with the built-in detectors, and scores, per split
+(dev / held-out), per failure kind:
+
+* trace level: the run has a finding of the labelled kind (a finding of a kind on a run not
+  labelled with it is a false positive);
+* step level: the finding also names the labelled step.
+
+Baselines, scored on the same traces in the same run:
+
+* ``>=3 failed attempts``: any step with at least 3 failed attempts, or a tool with at least 3
+  failed calls in one parent span, is a runaway loop at that step;
+* ``empty context``: any attempt whose recorded context keys are empty while its plan step
+  requires keys is context-starved;
+* ``first state change``: a failed run is a plan-propagation failure at its first step that made
+  a write/irreversible tool call (else its first step).
+
+    .venv/bin/python benchmarks/detector_corpus.py [--json out.json] [--split dev|heldout]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import machine_facts, print_table, write_json
+from planscope import semconv as A
+from planscope_analyzer import Analyzer, Finding, TraceData, load_traces
+
+from tests.corpus import KINDS, Label, all_labels, play, read_labels
+
+HEALTHY = "healthy"
+_PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")
+
+
+def step_name(step: str) -> str:
+    """A step id as labelled: operation prefixes of span names dropped."""
+    for p in _PREFIXES:
+        if step.startswith(p):
+            return step[len(p) :]
+    return step
+
+
+# --- baselines --------------------------------------------------------------------------
+Pair = tuple[str, str]
+"""(kind, step) of one finding."""
+
+
+def _parent_names(t: TraceData) -> dict[str, str]:
+    return {s.span_id: s.name for s in t.raw or ()}
+
+
+def baseline_loops(t: TraceData) -> list[Pair]:
+    failed: dict[str, int] = defaultdict(int)
+    for a in t.attempts:
+        failed[a.step_id] += a.failed
+    out = {s for s, n in failed.items() if n >= 3}
+    names = _parent_names(t)
+    attempts = {a.span_id: a.step_id for a in t.attempts}
+    calls: dict[tuple[str, str], int] = defaultdict(int)
+    for c in t.tools:
+        calls[(c.parent_span_id, c.tool)] += c.failed
+    for (parent, _tool), n in calls.items():
+        if n >= 3:
+            out.add(attempts.get(parent) or names.get(parent, ""))
+    return [(A.FINDING_RUNAWAY_LOOP, s) for s in out]
+
+
+def baseline_starved(t: TraceData) -> list[Pair]:
+    requires = {(s.plan_id, s.plan_version, s.step_id): s.requires for s in t.plan_steps}
+    return list(
+        {
+            (A.FINDING_CONTEXT_STARVED, a.step_id)
+            for a in t.attempts
+            if not a.context_keys and requires.get((a.plan_id, a.plan_version, a.step_id))
+        }
+    )
+
+
+def baseline_first_state_change(t: TraceData) -> list[Pair]:
+    run = t.run
+    failed = (run is not None and run.outcome == A.OUTCOME_FAILURE) or any(
+        s.status_code == "Error" and not s.parent_span_id for s in t.raw or ()
+    )
+    if not failed:
+        return []
+    names = _parent_names(t)
+    attempts = {a.span_id: a.step_id for a in t.attempts}
+    for c in sorted(t.tools, key=lambda c: c.start_ns):
+        if c.effect in (A.EFFECT_WRITE, A.EFFECT_IRREVERSIBLE):
+            return [(A.FINDING_PLAN_PROPAGATION, c.step_id or attempts.get(c.parent_span_id, ""))]
+    first = sorted(t.attempts, key=lambda a: a.start_ns)
+    if first:
+        return [(A.FINDING_PLAN_PROPAGATION, first[0].step_id)]
+    tools = sorted(t.tools, key=lambda c: c.start_ns)
+    return [(A.FINDING_PLAN_PROPAGATION, names.get(tools[0].parent_span_id, ""))] if tools else []
+
+
+BASELINES: dict[str, Callable[[TraceData], list[Pair]]] = {
+    ">=3 failed attempts": baseline_loops,
+    "empty context": baseline_starved,
+    "first state change": baseline_first_state_change,
+}
+BASELINE_KIND = {
+    ">=3 failed attempts": A.FINDING_RUNAWAY_LOOP,
+    "empty context": A.FINDING_CONTEXT_STARVED,
+    "first state change": A.FINDING_PLAN_PROPAGATION,
+}
+
+
+# --- scoring ----------------------------------------------------------------------------
+def score(labels: Sequence[Label], found: dict[str, list[Pair]], kind: str) -> dict[str, Any]:
+    """Trace- and step-level TP/FP/FN of one kind (counted once per run)."""
+    c = {"t_tp": 0, "t_fp": 0, "t_fn": 0, "s_tp": 0, "s_fp": 0, "s_fn": 0, "labelled": 0}
+    for lab in labels:
+        steps = {step_name(s) for k, s in found.get(lab.run, ()) if k == kind}
+        if lab.kind == kind:
+            c["labelled"] += 1
+            c["t_tp" if steps else "t_fn"] += 1
+            hit = lab.step in steps
+            c["s_tp" if hit else "s_fn"] += 1
+            c["s_fp"] += bool(steps - {lab.step})
+        elif steps:
+            c["t_fp"] += 1
+            c["s_fp"] += 1
+
+    def ratio(a: int, b: int) -> float | None:
+        return a / (a + b) if a + b else None
+
+    c["t_precision"], c["t_recall"] = ratio(c["t_tp"], c["t_fp"]), ratio(c["t_tp"], c["t_fn"])
+    c["s_precision"], c["s_recall"] = ratio(c["s_tp"], c["s_fp"]), ratio(c["s_tp"], c["s_fn"])
+    return c
+
+
+def _f(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def report(
+    title: str,
+    labels: Sequence[Label],
+    detectors: dict[str, list[Pair]],
+    baselines: dict[str, dict[str, list[Pair]]],
+) -> dict[str, Any]:
+    rows, out = [], {}
+    for kind in KINDS:
+        methods = {"detectors": detectors} | {
+            name: found for name, found in baselines.items() if BASELINE_KIND[name] == kind
+        }
+        for name, found in methods.items():
+            s = score(labels, found, kind)
+            out[f"{kind}/{name}"] = s
+            rows.append(
+                [
+                    kind,
+                    name,
+                    s["labelled"],
+                    _f(s["t_precision"]),
+                    _f(s["t_recall"]),
+                    _f(s["s_precision"]),
+                    _f(s["s_recall"]),
+                    s["s_tp"],
+                    s["s_fp"],
+                    s["s_fn"],
+                ]
+            )
+    print_table(
+        title,
+        ["kind", "method", "labelled", "trace P", "trace R", "step P", "step R", "TP", "FP", "FN"],
+        rows,
+    )
+    healthy = [lab for lab in labels if lab.kind == HEALTHY]
+    flagged = [lab for lab in healthy if detectors.get(lab.run)]
+    kinds: dict[str, int] = defaultdict(int)
+    for lab in flagged:
+        for k, _ in detectors[lab.run]:
+            kinds[k] += 1
+    print(f"healthy runs with any finding: {len(flagged)}/{len(healthy)} {dict(kinds) or ''}")
+    out["healthy_flagged"] = len(flagged)
+    out["healthy_total"] = len(healthy)
+    out["healthy_kinds"] = dict(kinds)
+    return out
+
+
+def collect(labels: Sequence[Label], workdir: Path) -> tuple[dict[str, str], list[Finding], dict]:
+    """Play the runs into a real collector; return trace ids, findings and loaded traces."""
+    import httpx
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from planscope_collector import BackgroundServer, CollectorSettings
+
+    settings = CollectorSettings(data_dir=workdir / "data", port=0, flush_interval=0.2)
+    with BackgroundServer(settings) as server:
+        provider = TracerProvider()
+        provider.add_span_processor(
+            BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{server.url}/v1/traces"))
+        )
+        ids = play(labels, provider)
+        provider.force_flush()
+        provider.shutdown()
+        store = server.app.state.collector.store
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            if httpx.get(f"{server.url}/readyz").json()["spool_pending_bytes"] == 0:
+                n = store.query(
+                    "SELECT uniqExact(TraceId) AS n FROM planscope_trace_index "
+                    "WHERE Project = 'default' AND TraceId IN {ids:Array(String)}",
+                    {"ids": list(ids.values())},
+                )
+                if int(n[0]["n"]) >= len(ids):
+                    break
+            time.sleep(0.2)
+        result = Analyzer(store).analyze("default", list(ids.values()), write=False)
+        traces = load_traces(store, "default", list(ids.values()))
+    return ids, list(result.findings), traces
+
+
+def by_run(ids: dict[str, str], pairs: Iterable[tuple[str, Pair]]) -> dict[str, list[Pair]]:
+    run_of = {t: r for r, t in ids.items()}
+    out: dict[str, list[Pair]] = defaultdict(list)
+    for trace_id, pair in pairs:
+        if trace_id in run_of:
+            out[run_of[trace_id]].append(pair)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--split", choices=["dev", "heldout"], help="only this split")
+    parser.add_argument("--misses", action="store_true", help="list misses and false findings")
+    args = parser.parse_args(argv)
+    labels = read_labels()
+    if [lab.to_dict() for lab in labels] != [lab.to_dict() for lab in all_labels()]:
+        print("tests/corpus/labels.jsonl differs from the generator", file=sys.stderr)
+        return 1
+    if args.split:
+        labels = [lab for lab in labels if lab.split == args.split]
+    with tempfile.TemporaryDirectory(prefix="ps-corpus-") as tmp:
+        started = time.perf_counter()
+        ids, findings, traces = collect(labels, Path(tmp))
+        elapsed = time.perf_counter() - started
+    detectors = by_run(ids, ((f.trace_id, (f.kind, f.step_id)) for f in findings))
+    baselines = {
+        name: by_run(ids, ((tid, p) for tid, t in traces.items() for p in fn(t)))
+        for name, fn in BASELINES.items()
+    }
+    payload: dict[str, Any] = {"machine": machine_facts(), "runs": len(labels), "seconds": elapsed}
+    for split in ("dev", "heldout"):
+        part = [lab for lab in labels if lab.split == split]
+        if part:
+            payload[split] = report(f"{split} ({len(part)} runs)", part, detectors, baselines)
+    for agent in sorted({lab.agent for lab in labels}):
+        part = [lab for lab in labels if lab.agent == agent]
+        payload[f"agent:{agent}"] = report(
+            f"agent {agent} ({len(part)} runs)", part, detectors, baselines
+        )
+    if args.misses:
+        print("\nmisses and false findings (detectors):")
+        for lab in labels:
+            got = detectors.get(lab.run, [])
+            want = [(lab.kind, lab.step)] if lab.kind != HEALTHY else []
+            mine = [(k, step_name(s)) for k, s in got if k in KINDS]
+            if sorted(mine) != sorted(want) or (lab.kind == HEALTHY and got):
+                print(f"  {lab.run} {lab.scenario}: want {want} got {got}")
+    print(f"\n{len(labels)} runs played, stored and analysed in {elapsed:.1f} s (busy machine)")
+    write_json(args.json, payload)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""An independent, labelled corpus of agent runs for scoring the detectors (see README.md).
+
+>>> len(read_labels()) >= 150
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from opentelemetry.sdk.trace import TracerProvider
+
+from . import etl, support, travel
+from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
+
+AGENTS = {"travel": travel.run, "support": support.run}
+"""SDK-instrumented agents (planscope decorators, planscope context managers)."""
+
+
+def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
+    """Run every labelled scenario with spans going to ``provider``; run name -> trace id.
+
+    The SDK agents go through ``planscope.configure(tracer_provider=provider)``, the plain
+    OpenTelemetry agent through ``provider.get_tracer``.
+    """
+    import planscope
+
+    planscope.configure(tracer_provider=provider)
+    tracer = provider.get_tracer("etl-agent")
+    out = {}
+    for label in labels:
+        if label.agent == "etl":
+            out[label.run] = etl.run(label, tracer)
+        else:
+            out[label.run] = AGENTS[label.agent](label)
+    return out
+
+
+__all__ = [
+    "KINDS",
+    "LABELS_FILE",
+    "Label",
+    "all_labels",
+    "play",
+    "read_labels",
+    "scenarios",
+    "write_labels",
+]

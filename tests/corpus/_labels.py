@@ -1,0 +1,290 @@
+"""The corpus's scenarios and their ground-truth labels, generated deterministically from seeds.
+
+A scenario is what the world does to an agent in one run (a tool that times out, a planner that
+misreads a date, an executor handed nothing); its label is what an analyzer should report: a
+failure kind and the plan step to blame, or nothing (``healthy``). Labels are a function of the
+scenario alone, never of what the agent or an analyzer did, and are written to
+``labels.jsonl`` (``python -m tests.corpus.labels``) before any detector is run on the runs.
+
+>>> scenarios("travel", "dev")[0].run
+'travel-dev-000'
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+RUNAWAY = "runaway_loop"
+STARVED = "context_starved"
+PROPAGATION = "plan_propagation"
+KINDS = (RUNAWAY, STARVED, PROPAGATION)
+
+LABELS_FILE = Path(__file__).with_name("labels.jsonl")
+
+# Seeds: dev and held-out parts never share one; the support agent exists only in held-out.
+SPLITS: dict[str, dict[str, range]] = {
+    "dev": {"travel": range(0, 60), "etl": range(0, 50)},
+    "heldout": {
+        "travel": range(5000, 5024),
+        "etl": range(5000, 5024),
+        "support": range(5000, 5042),
+    },
+}
+
+_ERRORS = (
+    "upstream timeout after {n} ms",
+    "HTTP 503 from gateway (request {hex})",
+    "connection reset by peer at {n} bytes",
+    "rate limited, retry after {n}s",
+    "internal error ref {hex}",
+)
+
+
+def varying_errors(rng: random.Random, count: int) -> list[str]:
+    """``count`` transient error texts that differ in wording, ids and numbers."""
+    out = []
+    for _ in range(count):
+        template = rng.choice(_ERRORS)
+        out.append(template.format(n=rng.randint(100, 9999), hex=f"{rng.getrandbits(32):08x}"))
+    return out
+
+
+@dataclass(frozen=True)
+class Label:
+    """One labelled run: the scenario to play and the findings expected from it."""
+
+    run: str
+    agent: str
+    split: str
+    seed: int
+    scenario: str
+    kind: str
+    """The failure kind, or ``healthy``."""
+    step: str
+    """The plan step to blame ('' when healthy)."""
+    trap: str = ""
+    """For healthy runs built to trip a detector, the kind they must not get."""
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self) | {"params": dict(self.params)}
+
+
+Scenario = Callable[[random.Random], tuple[str, str, str, dict[str, Any]]]
+"""rng -> (kind, step, trap, params)."""
+
+
+# --- travel: flights and a hotel, booked by an SDK-decorated planner-executor agent ----------
+def _travel_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _travel_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["find_flight", "find_hotel"])
+    return "healthy", "", RUNAWAY, {"step": step, "errors": varying_errors(rng, rng.randint(1, 2))}
+
+
+def _travel_tool_retry_ok(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"errors": varying_errors(rng, rng.randint(1, 2))}
+
+
+def _travel_replan_ok(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"sold_out": rng.randint(1, 2)}
+
+
+def _travel_external_cancel(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 3)}
+
+
+def _travel_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _travel_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["find_flight", "find_hotel"])
+    n = rng.randint(4, 7)
+    return RUNAWAY, step, "", {"step": step, "errors": varying_errors(rng, n)}
+
+
+def _travel_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    n = rng.randint(4, 7)
+    return RUNAWAY, "book_flight", "", {"errors": varying_errors(rng, n)}
+
+
+def _travel_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    versions = rng.randint(3, 4)
+    return RUNAWAY, "book_hotel", "", {"versions": versions, "errors": varying_errors(rng, 12)}
+
+
+def _travel_starved_empty(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["book_hotel", "send_itinerary"])
+    return STARVED, step, "", {"step": step, "given": []}
+
+
+def _travel_starved_partial(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return STARVED, "book_hotel", "", {"step": "book_hotel", "given": ["hotel"]}
+
+
+def _travel_wrong_checkin(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return PROPAGATION, "find_hotel", "", {"offset_days": rng.choice([-1, 1, 2])}
+
+
+def _travel_wrong_airport(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return PROPAGATION, "find_flight", "", {"airport_index": rng.randint(0, 2)}
+
+
+# --- etl: a data pipeline traced with plain OpenTelemetry GenAI spans ------------------------
+def _etl_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {"pages": rng.randint(1, 3)}
+
+
+def _etl_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(5, 12)}
+
+
+def _etl_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _etl_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"errors": varying_errors(rng, rng.randint(1, 2))}
+
+
+def _etl_tool_retry_ok(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"errors": varying_errors(rng, rng.randint(1, 2))}
+
+
+def _etl_loop_stage(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    n = rng.randint(4, 7)
+    return RUNAWAY, "transform", "", {"errors": varying_errors(rng, n)}
+
+
+def _etl_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    n = rng.randint(4, 8)
+    return RUNAWAY, "load", "", {"errors": varying_errors(rng, n)}
+
+
+def _etl_wrong_column(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return PROPAGATION, "extract", "", {"column": rng.choice(["amount", "total_amt", "sum"])}
+
+
+# --- support: tickets handled by an SDK agent written with context managers ------------------
+def _support_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _support_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 7)}
+
+
+def _support_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"errors": varying_errors(rng, rng.randint(1, 2))}
+
+
+def _support_replan_ok(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {}
+
+
+def _support_external_reopen(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", PROPAGATION, {}
+
+
+def _support_loop_lookup(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    n = rng.randint(4, 7)
+    return RUNAWAY, "lookup_order", "", {"errors": varying_errors(rng, n)}
+
+
+def _support_loop_refund_calls(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    n = rng.randint(4, 7)
+    return RUNAWAY, "refund", "", {"errors": varying_errors(rng, n)}
+
+
+def _support_starved(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return STARVED, "draft_reply", "", {"given": rng.choice([[], ["ticket"]])}
+
+
+def _support_wrong_order(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return PROPAGATION, "lookup_order", "", {"wrong_order": rng.randint(1, 3)}
+
+
+def _support_wrong_email(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return PROPAGATION, "lookup_customer", "", {"typo": rng.randint(0, 2)}
+
+
+SCENARIOS: dict[str, dict[str, Scenario]] = {
+    "travel": {
+        "healthy": _travel_healthy,
+        "flaky_step": _travel_flaky,
+        "tool_retry_recovers": _travel_tool_retry_ok,
+        "legit_replan": _travel_replan_ok,
+        "external_cancel": _travel_external_cancel,
+        "pagination": _travel_pagination,
+        "loop_step_varying": _travel_loop_step,
+        "loop_tool_in_step": _travel_loop_tool,
+        "loop_across_replans": _travel_loop_replans,
+        "starved_empty": _travel_starved_empty,
+        "starved_partial": _travel_starved_partial,
+        "wrong_checkin": _travel_wrong_checkin,
+        "wrong_airport": _travel_wrong_airport,
+    },
+    "etl": {
+        "healthy": _etl_healthy,
+        "pagination": _etl_pagination,
+        "polling_ends": _etl_polling_ends,
+        "flaky_stage": _etl_flaky,
+        "tool_retry_recovers": _etl_tool_retry_ok,
+        "loop_stage_varying": _etl_loop_stage,
+        "loop_tool_varying_args": _etl_loop_tool,
+        "wrong_column": _etl_wrong_column,
+    },
+    "support": {
+        "healthy": _support_healthy,
+        "polling_ends": _support_polling_ends,
+        "flaky_lookup": _support_flaky,
+        "legit_replan": _support_replan_ok,
+        "external_reopen": _support_external_reopen,
+        "loop_lookup_varying": _support_loop_lookup,
+        "loop_refund_calls": _support_loop_refund_calls,
+        "starved_reply": _support_starved,
+        "wrong_order": _support_wrong_order,
+        "wrong_email": _support_wrong_email,
+    },
+}
+
+
+def scenarios(agent: str, split: str) -> list[Label]:
+    """The labelled runs of one agent in one split; scenario ``i mod n`` for the i-th seed."""
+    names = list(SCENARIOS[agent])
+    out = []
+    for i, seed in enumerate(SPLITS[split].get(agent, ())):
+        name = names[i % len(names)]
+        rng = random.Random(f"{agent}/{seed}")
+        kind, step, trap, params = SCENARIOS[agent][name](rng)
+        params["seed"] = seed
+        out.append(
+            Label(f"{agent}-{split}-{i:03d}", agent, split, seed, name, kind, step, trap, params)
+        )
+    return out
+
+
+def all_labels() -> list[Label]:
+    """Every labelled run of the corpus, dev first."""
+    return [lab for split in SPLITS for agent in SPLITS[split] for lab in scenarios(agent, split)]
+
+
+def read_labels(path: Path = LABELS_FILE) -> list[Label]:
+    """The committed labels (written before any detector was run on the corpus)."""
+    with path.open(encoding="utf-8") as f:
+        return [Label(**json.loads(line)) for line in f if line.strip()]
+
+
+def write_labels(path: Path = LABELS_FILE) -> int:
+    """Write every label to ``path`` (one JSON object a line); the number written."""
+    labels = all_labels()
+    path.write_text("".join(json.dumps(lab.to_dict(), sort_keys=True) + "\n" for lab in labels))
+    return len(labels)

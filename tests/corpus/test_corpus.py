@@ -1,0 +1,76 @@
+"""A slice of the independent corpus in ``make test``: labels are the generator's, and the
+detectors find the labelled step (and nothing on the traps) on a few runs of each agent.
+
+The full scoring, with baselines and the held-out split, is ``benchmarks/detector_corpus.py``.
+"""
+
+from __future__ import annotations
+
+import planscope
+import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from planscope_analyzer import Analyzer
+from planscope_collector._otlp import flatten
+from planscope_collector.storage import Store
+
+from tests.corpus import Label, all_labels, play, read_labels
+
+MAIN_KINDS = ("runaway_loop", "context_starved", "plan_propagation")
+# One dev run of each scenario below: positives of every kind and the traps.
+SLICE = (
+    ("travel", "loop_step_varying"),
+    ("travel", "loop_tool_in_step"),
+    ("travel", "loop_across_replans"),
+    ("travel", "starved_empty"),
+    ("travel", "wrong_checkin"),
+    ("travel", "wrong_airport"),
+    ("travel", "flaky_step"),
+    ("travel", "external_cancel"),
+    ("travel", "pagination"),
+    ("etl", "loop_stage_varying"),
+    ("etl", "polling_ends"),
+)
+
+
+def test_labels_file_is_what_the_generator_writes() -> None:
+    labels = read_labels()
+    assert [lab.to_dict() for lab in labels] == [lab.to_dict() for lab in all_labels()]
+    assert len(labels) >= 150
+    dev = {(lab.agent, lab.seed) for lab in labels if lab.split == "dev"}
+    held = {(lab.agent, lab.seed) for lab in labels if lab.split == "heldout"}
+    assert not dev & held
+    assert {lab.agent for lab in labels if lab.split == "heldout"} - {
+        lab.agent for lab in labels if lab.split == "dev"
+    }  # an agent never seen while tuning
+
+
+def _slice() -> list[Label]:
+    dev = [lab for lab in read_labels() if lab.split == "dev"]
+    return [next(lab for lab in dev if (lab.agent, lab.scenario) == key) for key in SLICE]
+
+
+@pytest.mark.integration
+def test_detectors_find_the_labelled_step_on_a_slice(store: Store) -> None:
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    labels = _slice()
+    try:
+        ids = play(labels, provider)
+    finally:
+        planscope.configure(tracer_provider=TracerProvider())
+    store.insert_spans(list(flatten(encode_spans(exporter.get_finished_spans()), "default")))
+    findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
+    for lab in labels:
+        got = sorted((f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run])
+        if lab.kind == "healthy":
+            assert got == [], (lab.run, lab.scenario, got)
+        else:
+            assert [g for g in got if g[0] in MAIN_KINDS] == [(lab.kind, lab.step)], (
+                lab.run,
+                lab.scenario,
+                got,
+            )
