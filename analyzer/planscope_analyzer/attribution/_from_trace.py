@@ -134,7 +134,7 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
         rec = a.get(C.IMPORT_RECORD)
         index = int(rec) if rec is not None and str(rec).lstrip("-").isdigit() else counter
         counter = max(counter, index) + 1
-        foreign = not (s.get("planscope_kind") or a.get(A.SPAN_KIND))
+        foreign = not a.get(A.SPAN_KIND)  # classified by the span model, not by our SDK
         agent = str(
             _agent_name(s)
             or (enclosing_agent(s) if kind == A.KIND_LLM else None)
