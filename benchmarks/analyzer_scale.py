@@ -4,7 +4,8 @@ incremental pass over the newest 1% of traces.
 Spans come from the reference runtime (a labelled suite on an in-memory exporter, encoded as
 OTLP and flattened by the collector's own code), replicated with fresh trace/span ids and
 spread over ``--days`` daily partitions (like a store that has been ingesting for that long),
-inserted through ``Store.insert_spans`` so every materialized view fills the typed tables.
+inserted through ``Store.insert_spans`` (as Arrow IPC, like the collector's writer) so every
+materialized view fills the typed tables.
 
     .venv/bin/python benchmarks/analyzer_scale.py --spans 1000000 --days 100
 """
@@ -22,8 +23,11 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.storage._spans
 
 from _common import machine_facts
+
+from tests.storage._spans import otlp_to_rows, spans_ipc
 
 DAY_NS = 86400 * 10**9
 TYPED_TABLES = (
@@ -44,7 +48,6 @@ def seed_rows(runs: int, seed: int) -> list[list[Any]]:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from planscope_collector._otlp import flatten
     from planscope_runners import run_suite
 
     provider = TracerProvider()
@@ -52,7 +55,7 @@ def seed_rows(runs: int, seed: int) -> list[list[Any]]:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     planscope.configure(tracer_provider=provider)
     run_suite(runs, fault_rate=0.3, seed=seed)
-    return list(flatten(encode_spans(list(exporter.get_finished_spans())), "bench"))
+    return otlp_to_rows(encode_spans(list(exporter.get_finished_spans())), "bench")
 
 
 def _remap(value: str, copy: int, width: int) -> str:
@@ -118,7 +121,7 @@ def main() -> int:
         for copy in range(copies):
             day = copy * args.days // copies
             shift = now - oldest - (args.days - 1 - day) * DAY_NS + copy * 10**9
-            store.insert_spans(replicate(base, copy, shift))
+            store.insert_spans(spans_ipc(replicate(base, copy, shift)))
         insert_s = time.perf_counter() - started
     if not args.no_optimize:
         started = time.perf_counter()

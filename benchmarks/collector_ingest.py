@@ -400,7 +400,7 @@ def loadgen(
 def raw_floor(bodies: list[bytes], repeats: int) -> dict[str, float]:
     """spans/s of FromString + flatten on this process's single thread (median over repeats)."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-    from planscope_collector._otlp import flatten, span_count
+    from planscope_collector._otlp import SpanColumns, span_count
 
     spans_per_body = span_count(ExportTraceServiceRequest.FromString(bodies[0]))
     parse_rates: list[float] = []
@@ -410,9 +410,10 @@ def raw_floor(bodies: list[bytes], repeats: int) -> dict[str, float]:
             t0 = time.perf_counter()
             req = ExportTraceServiceRequest.FromString(body)
             t1 = time.perf_counter()
-            rows = list(flatten(req, None))
+            cols = SpanColumns()
+            cols.add(req, None)
             t2 = time.perf_counter()
-            assert len(rows) == spans_per_body
+            assert len(cols) == spans_per_body
             parse_rates.append(spans_per_body / (t1 - t0))
             both_rates.append(spans_per_body / (t2 - t0))
     return {
@@ -427,20 +428,15 @@ def raw_floor(bodies: list[bytes], repeats: int) -> dict[str, float]:
 def writer_breakdown(bodies_per_segment: int, traces_per_body: int, repeats: int, out: Any) -> None:
     """Time each stage the collector's writer runs per spool segment, on one thread.
 
-    Two paths over the same kind of segment, interleaved per repetition (fresh trace ids each):
-
-    * rows (the writer before the columnar path): FromString + ``flatten`` into row lists (GC
-      on), then ``Store.insert_spans`` (clickhouse-connect's Python Native encoder) into
-      ``otel_traces``;
-    * columns (the writer now): FromString + ``SpanColumns.add`` with the GC paused,
-      ``to_arrow()``, then ``Store.insert_span_table`` (one ArrowStream block) into
-      ``otel_traces``; the same Arrow block also into a ``Null`` copy (client + chDB decoding
-      only) and into a MergeTree copy without views or map bloom filters.
+    FromString + ``SpanColumns.add`` with the GC paused, ``to_ipc()``, then
+    ``Store.insert_spans`` (one ArrowStream block) into ``otel_traces``; the same block also into
+    a ``Null`` copy (client + chDB decoding only) and into a MergeTree copy without views or map
+    bloom filters. Fresh trace ids each repetition.
     """
     import gc
 
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-    from planscope_collector._otlp import SpanColumns, flatten
+    from planscope_collector._otlp import SpanColumns
     from planscope_collector.storage import open_store
 
     data_dir = Path(tempfile.mkdtemp(prefix="planscope-bench-writer-"))
@@ -448,7 +444,7 @@ def writer_breakdown(bodies_per_segment: int, traces_per_body: int, repeats: int
         store = open_store(f"chdb://{data_dir}")
         store.migrate()
         # Copies of otel_traces under other names, reached by pointing a second Store at a
-        # database that holds only them (insert_span_table always targets `otel_traces`).
+        # database that holds only them (insert_spans always targets `otel_traces`).
         for db, engine in (("bench_null", "Null"), ("bench_plain", "MergeTree ORDER BY tuple()")):
             store.command(f"CREATE DATABASE IF NOT EXISTS {db}")
             store.command(
@@ -459,8 +455,6 @@ def writer_breakdown(bodies_per_segment: int, traces_per_body: int, repeats: int
         stages: dict[str, list[float]] = {
             k: []
             for k in (
-                "rows_flatten",
-                "rows_insert_otel_traces",
                 "columns_flatten",
                 "columns_to_arrow",
                 "columns_insert_null",
@@ -469,15 +463,6 @@ def writer_breakdown(bodies_per_segment: int, traces_per_body: int, repeats: int
             )
         }
         n_spans = 0
-
-        def rows_path(bodies: list[bytes], token: str) -> tuple[float, float]:
-            t0 = time.perf_counter()
-            rows: list[list[Any]] = []
-            for body in bodies:
-                rows.extend(flatten(ExportTraceServiceRequest.FromString(body), None))
-            t1 = time.perf_counter()
-            store.insert_spans(rows, dedup_token=token)
-            return t1 - t0, time.perf_counter() - t1
 
         def columns_path(bodies: list[bytes], token: str) -> tuple[float, ...]:
             t0 = time.perf_counter()
@@ -489,30 +474,22 @@ def writer_breakdown(bodies_per_segment: int, traces_per_body: int, repeats: int
             finally:
                 gc.enable()
             t1 = time.perf_counter()
-            table = cols.to_arrow()
+            body = cols.to_ipc()
             t2 = time.perf_counter()
-            null_store.insert_span_table(table, dedup_token=token)
+            null_store.insert_spans(body, dedup_token=token)
             t3 = time.perf_counter()
-            plain_store.insert_span_table(table, dedup_token=token)
+            plain_store.insert_spans(body, dedup_token=token)
             t4 = time.perf_counter()
-            store.insert_span_table(table, dedup_token=token)
+            store.insert_spans(body, dedup_token=token)
             t5 = time.perf_counter()
             return t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4
 
         for rep in range(repeats + 1):  # the first repetition warms up and is dropped
-            rows_bodies = encode_bodies(bodies_per_segment, traces_per_body, salt=0xB000 + rep)
             col_bodies = encode_bodies(bodies_per_segment, traces_per_body, salt=0xC000 + rep)
             n_spans = traces_per_body * SPANS_PER_TRACE * bodies_per_segment
-            if rep % 2:
-                r = rows_path(rows_bodies, f"rows:{rep}")
-                c = columns_path(col_bodies, f"cols:{rep}")
-            else:
-                c = columns_path(col_bodies, f"cols:{rep}")
-                r = rows_path(rows_bodies, f"rows:{rep}")
+            c = columns_path(col_bodies, f"cols:{rep}")
             if rep:
-                stages["rows_flatten"].append(r[0])
-                stages["rows_insert_otel_traces"].append(r[1])
-                for key, value in zip(list(stages)[2:], c, strict=True):
+                for key, value in zip(stages, c, strict=True):
                     stages[key].append(value)
         for s in (null_store, plain_store, store):
             s.close()
@@ -787,20 +764,14 @@ def main() -> int:
         n_seg = stages["spans_per_segment"]
         stage_rows = []
         for name, keys in (
-            ("rows: FromString + flatten (GC on)", ("rows_flatten",)),
-            (
-                "rows: insert_spans -> otel_traces (Python encoder)",
-                ("rows_insert_otel_traces",),
-            ),
-            ("rows: writer total", ("rows_flatten", "rows_insert_otel_traces")),
             ("columns: FromString + SpanColumns.add (GC paused)", ("columns_flatten",)),
-            ("columns: to_arrow", ("columns_to_arrow",)),
+            ("columns: to_ipc", ("columns_to_arrow",)),
             (
                 "columns: ArrowStream -> Null engine (decode only)",
                 ("columns_insert_null",),
             ),
             ("columns: ArrowStream -> MergeTree copy, no views/indexes", ("columns_insert_plain",)),
-            ("columns: insert_span_table -> otel_traces", ("columns_insert_otel_traces",)),
+            ("columns: insert_spans -> otel_traces", ("columns_insert_otel_traces",)),
             (
                 "columns: writer total",
                 ("columns_flatten", "columns_to_arrow", "columns_insert_otel_traces"),
@@ -810,7 +781,7 @@ def main() -> int:
             stage_rows.append([name, seconds * 1000, n_seg / seconds])
         print_table(
             f"Writer stages per spool segment ({n_seg:,} spans), one thread, fresh chDB store "
-            "(the two paths interleaved, median of repetitions)",
+            "(median of repetitions)",
             ["stage", "ms/segment", "spans/s"],
             stage_rows,
         )

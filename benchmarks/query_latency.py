@@ -35,6 +35,8 @@ def fill(data_dir: Path, spans: int, days: int, seed_runs: int, optimize: bool) 
     from analyzer_scale import replicate, seed_rows
     from planscope_collector.storage import open_store
 
+    from tests.storage._spans import spans_ipc
+
     store = open_store(f"chdb://{(data_dir / 'store').resolve()}")
     store.migrate(ttl_days=max(365, days + 30))
     started = time.perf_counter()
@@ -47,7 +49,7 @@ def fill(data_dir: Path, spans: int, days: int, seed_runs: int, optimize: bool) 
         # Copies spread evenly over the days, the newest ending about a minute ago.
         offset = (copies - 1 - copy) * (days * DAY_NS) // copies
         shift = now - newest - offset
-        store.insert_spans(replicate(base, copy, shift))
+        store.insert_spans(spans_ipc(replicate(base, copy, shift)))
     insert_s = time.perf_counter() - started
     if optimize:
         for table in ("planscope_trace_index", "planscope_runs"):

@@ -13,8 +13,9 @@ library), JSON-wrapped, so ZSTD sees text that compresses like prose and code, n
 vocabulary of the ingest benchmark (which flatters compression). ``--text vocab`` uses that
 vocabulary instead, for comparison.
 
-Rows go through the public ``Store.insert_spans`` (clickhouse-connect, columnar native format) in
-inserts of 5,040 spans (one collector spool segment), each with a dedup token, like the writer.
+Spans are flattened by the collector's ``SpanColumns`` and go through ``Store.insert_spans`` (one
+Arrow IPC block) in inserts of 5,040 spans (one collector spool segment), each with a dedup
+token, like the writer.
 Timestamps are spread over the last ``--hours`` hours (default 1), i.e. daily partitions as in
 production. After the inserts ``OPTIMIZE TABLE ... FINAL`` merges each table's parts (timed
 separately), so the figures are the steady state a server reaches with background merges.
@@ -142,7 +143,7 @@ def main() -> int:
     args = parser.parse_args()
     target = 50_000 if args.quick else args.spans
 
-    from planscope_collector._otlp import flatten
+    from planscope_collector._otlp import SpanColumns
     from planscope_collector.storage import open_store
 
     per_request = TRACES_PER_REQUEST * SPANS_PER_TRACE
@@ -153,19 +154,19 @@ def main() -> int:
     store.migrate(ttl_days=30)
     gen_s = flatten_s = insert_s = 0.0
     inserted = 0
-    batch: list[list[Any]] = []
+    batch = SpanColumns()
     inserts = 0
 
     def flush() -> None:
         nonlocal insert_s, inserted, inserts, batch
-        if not batch:
+        if not len(batch):
             return
         t = time.perf_counter()
-        store.insert_spans(batch, dedup_token=f"footprint:{inserts}")
+        store.insert_spans(batch.to_ipc(), dedup_token=f"footprint:{inserts}")
         insert_s += time.perf_counter() - t
         inserted += len(batch)
         inserts += 1
-        batch = []
+        batch = SpanColumns()
 
     t_all = time.perf_counter()
     stream = requests(n_requests, text, args.hours)
@@ -174,7 +175,7 @@ def main() -> int:
         request = next(stream)
         gen_s += time.perf_counter() - t
         t = time.perf_counter()
-        batch.extend(flatten(request, "bench"))
+        batch.add(request, "bench")
         flatten_s += time.perf_counter() - t
         if len(batch) >= per_request * REQUESTS_PER_INSERT:
             flush()

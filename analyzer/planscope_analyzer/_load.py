@@ -253,6 +253,7 @@ def load_traces(
                 (u[0] for u in usage),
                 (u[1] for u in usage),
                 c["status_message"],
+                map(_recorded, c["context_keys"], c["context_tokens"]),
                 map(bool, c["inferred"]),
                 strict=True,
             ),
@@ -260,6 +261,7 @@ def load_traces(
         for trace_id, attempt in zip(trace_col, attempts, strict=True):
             if (t := get(trace_id)) is not None:
                 t.attempts.append(attempt)
+        _load_empty_context(store, project, traces)
     c = columns(Q.LOAD_TOOL_CALLS)
     if c:
         tools = map(
@@ -293,6 +295,11 @@ def load_traces(
 _NO_USAGE = (0, 0.0)
 
 
+def _recorded(keys: Any, tokens: Any) -> bool:
+    """Context keys or a token count on the row: the attempt recorded its context."""
+    return bool(keys) or bool(tokens)
+
+
 def _strings(values: Any) -> tuple[str, ...]:
     """An Array(String) value as a tuple of str."""
     return tuple(values) if values else ()
@@ -308,6 +315,34 @@ def typed_span_count(t: TraceData) -> int:
         + t.llm_spans
         + len(t.scheduling)
     )
+
+
+def _load_empty_context(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
+    """Mark attempts that recorded an empty context, in traces whose plan steps require keys
+    and that have attempts without any recorded key (the only ones where it matters)."""
+    ambiguous = [
+        t
+        for t in traces.values()
+        if any(s.requires for s in t.plan_steps) and any(not a.context_recorded for a in t.attempts)
+    ]
+    if not ambiguous:
+        return
+    params = {
+        "project": project,
+        "ids": ",".join(t.trace_id for t in ambiguous),
+        "since": ns_to_datetime(max(0, min(t.start_ns for t in ambiguous) - PARTITION_SLACK_NS)),
+        "until": ns_to_datetime(max(t.end_ns for t in ambiguous) + PARTITION_SLACK_NS),
+    }
+    c = fetch_columns(store, Q.LOAD_EMPTY_CONTEXT, params)
+    empty: dict[str, set[str]] = {}
+    for trace_id, span_id in zip(c.get("trace_id", ()), c.get("span_id", ()), strict=True):
+        empty.setdefault(trace_id, set()).add(span_id)
+    for t in ambiguous:
+        spans = empty.get(t.trace_id)
+        if spans:
+            t.attempts = [
+                a._replace(context_recorded=True) if a.span_id in spans else a for a in t.attempts
+            ]
 
 
 def _load_raw_where_needed(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:

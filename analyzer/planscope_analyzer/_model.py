@@ -162,6 +162,9 @@ class Attempt(NamedTuple):
     cost_usd: float = 0.0
     message: str = ""
     """The span's status message (the error text of a failed attempt)."""
+    context_recorded: bool = False
+    """The attempt recorded the context it was given (``planscope.step.context.keys`` present,
+    possibly ``[]``): an empty ``context_keys`` then means "given nothing", not "unknown"."""
     inferred: bool = False
     """An executor-level span of another convention (a sub-agent, a LangGraph node, a task)."""
 

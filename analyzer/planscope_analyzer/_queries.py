@@ -123,6 +123,16 @@ WHERE Project = {{project:String}} AND TraceId IN splitByChar(',', {{ids:String}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
 """
 
+# Step attempts that recorded an explicitly empty context (``[]``): the typed table cannot tell
+# it from no record at all. Read only for traces with such ambiguous attempts.
+LOAD_EMPTY_CONTEXT = """
+SELECT TraceId AS trace_id, SpanId AS span_id
+FROM otel_traces
+WHERE Project = {project:String} AND TraceId IN splitByChar(',', {ids:String})
+  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
+  AND SpanAttributes['planscope.step.context.keys'] = '[]'
+"""
+
 # A central scheduler's spans (queue waits, context switches): read only for traces the typed
 # tables do not fully cover, like the skeletons above.
 LOAD_SCHEDULER = """

@@ -61,6 +61,8 @@ with ``--role all``, the traces this process did not write itself)."""
 LOOKBACK_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_LOOKBACK_SECONDS", "3600"))
 """With ``--role analyze``: how far back each search looks (the first one looks back a day)."""
 POLL_LEASE_KEY = "analyzer-poll"
+MAX_NANOS = (1 << 63) - 1
+"""The last instant DateTime64(9) holds: larger times are refused (400), never sent to SQL."""
 
 # Traces that went quiet and whose span count differs from when they were last analysed
 # (or that were never analysed); read from the trace index, so any replica's writes count.
@@ -289,8 +291,12 @@ def build_router(service: AnalyzerService) -> APIRouter:
         kind: Annotated[list[str] | None, Query(max_length=64)] = None,
         severity: Annotated[list[str] | None, Query(max_length=16)] = None,
         trace_id: Annotated[str | None, Query(max_length=32)] = None,
-        since: Annotated[int | None, Query(ge=0, description="trace start, unix ns")] = None,
-        until: Annotated[int | None, Query(ge=0, description="trace start, unix ns")] = None,
+        since: Annotated[
+            int | None, Query(ge=0, le=MAX_NANOS, description="trace start, unix ns")
+        ] = None,
+        until: Annotated[
+            int | None, Query(ge=0, le=MAX_NANOS, description="trace start, unix ns")
+        ] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
     ) -> dict[str, Any]:
@@ -332,8 +338,12 @@ def build_router(service: AnalyzerService) -> APIRouter:
             not isinstance(trace_id, str) or not api.is_trace_id(trace_id.lower())
         ):
             return JSONResponse({"error": "trace_id must be 32 hex characters"}, status_code=400)
-        if since is not None and (not isinstance(since, int) or since < 0):
-            return JSONResponse({"error": "since must be unix nanoseconds"}, status_code=400)
+        if since is not None and (
+            not isinstance(since, int) or isinstance(since, bool) or not 0 <= since <= MAX_NANOS
+        ):
+            return JSONResponse(
+                {"error": f"since must be unix nanoseconds in 0..{MAX_NANOS}"}, status_code=400
+            )
         tid = trace_id.lower() if isinstance(trace_id, str) else None
         result = await run(lambda: service.analyze_request(proj, tid, since))
         return {

@@ -14,10 +14,13 @@ from ._errors import (
     Unauthorized,
     UnsupportedMediaType,
 )
+from ._otlp import JSON, PROTOBUF, parse_request
 from ._server import BackgroundServer, serve
 from ._settings import CollectorSettings, load_keys_file
 
 __all__ = [
+    "JSON",
+    "PROTOBUF",
     "BackgroundServer",
     "BadPayload",
     "Collector",
@@ -31,5 +34,6 @@ __all__ = [
     "UnsupportedMediaType",
     "create_app",
     "load_keys_file",
+    "parse_request",
     "serve",
 ]

@@ -16,11 +16,12 @@ from planscope import api
 
 from ._approvals import router as approvals_router
 from ._auth import Authenticator
-from ._errors import IngestRejected, NotIngesting, PayloadTooLarge, SpoolFull
+from ._errors import IngestRejected, NotIngesting, SpoolFull, Unauthorized
+from ._guard import RequestGuard, RequestLimits
 from ._ingest import IngestLimits, RecentBatches, accept
-from ._otlp import PROTOBUF
+from ._otlp import _MAX_NANOS, PROTOBUF, ParseLimits
 from ._query import TraceQueries
-from ._settings import CollectorSettings
+from ._settings import CollectorSettings, redact_url
 from ._spool import Spool
 from ._stats import router as stats_router
 from ._writer import Writer
@@ -46,7 +47,10 @@ class Collector:
         self._given_store = store
         self.auth = Authenticator(settings.api_keys)
         self.limits = IngestLimits(
-            settings.max_decompressed_bytes, settings.spool_max_bytes, settings.retry_after_seconds
+            settings.max_decompressed_bytes,
+            settings.spool_max_bytes,
+            settings.retry_after_seconds,
+            ParseLimits(settings.max_json_values, settings.max_resource_expansion_bytes),
         )
         self.recent = RecentBatches(settings.dedup_window_seconds)
         self.spool: Spool | None = None
@@ -87,7 +91,11 @@ class Collector:
         if self.settings.role != "ingest":  # ingest-only replicas leave analysis to others
             for extension in self.extensions:
                 extension.start()
-        log.info("collector started: store=%s spool=%s", self.settings.dsn, self.settings.spool_dir)
+        log.info(
+            "collector started: store=%s spool=%s",
+            redact_url(self.settings.dsn),
+            self.settings.spool_dir,
+        )
 
     def _seed_recent(self, spool: Spool) -> None:
         window = self.settings.dedup_window_seconds
@@ -221,6 +229,17 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         **_no_self_telemetry(),
     )
     app.state.collector = collector
+    app.add_middleware(
+        RequestGuard,
+        auth=collector.auth,
+        limits=RequestLimits(
+            settings.max_body_bytes,
+            settings.max_api_body_bytes,
+            settings.max_concurrent_requests,
+            settings.upload_timeout_seconds,
+            settings.retry_after_seconds,
+        ),
+    )
     collector.extensions = load_extensions(collector)
     for extension in collector.extensions:
         if extension.router is not None:
@@ -241,13 +260,14 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
 
     @app.exception_handler(StoreError)
     async def _store_error(request: Request, exc: StoreError) -> JSONResponse:
+        # The store's text names paths, hosts and SQL: logged for the operator, not answered.
         log.warning("store error answering %s: %s", request.url.path, exc)
-        return _error(503, f"store unavailable: {exc}", {"Retry-After": "5"})
+        return _error(503, "store unavailable; retry later", {"Retry-After": "5"})
 
     @app.post("/v1/traces")
     async def ingest(request: Request) -> Response:
-        project = collector.auth.project_for(request.headers.get("authorization"))
-        body = await _read_capped(request, settings.max_body_bytes)
+        project = collector.auth.project_for(request.headers.get("authorization"), "ingest")
+        body = await request.body()  # size, time and key already checked by RequestGuard
         try:
             await anyio.to_thread.run_sync(
                 collector.ingest,
@@ -270,9 +290,15 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         return {"status": "ok"}
 
     @app.get("/readyz")
-    async def readyz() -> JSONResponse:
+    async def readyz(request: Request) -> JSONResponse:
         state = await anyio.to_thread.run_sync(collector.ready)
-        return JSONResponse(state, status_code=200 if state["ready"] else 503)
+        status = 200 if state["ready"] else 503
+        if collector.auth.enabled:  # details (errors, counters of every tenant) need a key
+            try:
+                collector.auth.key_for(request.headers.get("authorization"))
+            except Unauthorized:
+                return JSONResponse({"ready": state["ready"]}, status_code=status)
+        return JSONResponse(state, status_code=status)
 
     @app.get("/metrics")
     async def metrics() -> Response:
@@ -301,8 +327,12 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         proj: Annotated[str, Depends(project_of)],
         service: str | None = None,
         status: Annotated[str | None, Query(pattern="^(ok|error)$")] = None,
-        since: Annotated[int | None, Query(description="start time, unix ns", ge=0)] = None,
-        until: Annotated[int | None, Query(description="end time, unix ns", ge=0)] = None,
+        since: Annotated[
+            int | None, Query(description="start time, unix ns", ge=0, le=_MAX_NANOS)
+        ] = None,
+        until: Annotated[
+            int | None, Query(description="end time, unix ns", ge=0, le=_MAX_NANOS)
+        ] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 50,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
         agent: Annotated[str | None, Query(max_length=512)] = None,
@@ -328,12 +358,18 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
         )
 
     @app.get("/api/traces/{trace_id}")
-    async def get_trace(trace_id: str, proj: Annotated[str, Depends(project_of)]) -> JSONResponse:
+    async def get_trace(
+        trace_id: str,
+        proj: Annotated[str, Depends(project_of)],
+        offset: Annotated[int, Query(ge=0, le=1 << 31, description="first span of the page")] = 0,
+        limit: Annotated[int | None, Query(ge=1, description="spans per page")] = None,
+    ) -> JSONResponse:
         tid = trace_id.lower()
         if not api.is_trace_id(tid):
             return _error(400, "trace id must be 32 hex characters")
+        page = min(limit or settings.max_trace_spans, settings.max_trace_spans)
         q = TraceQueries(collector.store)
-        detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid))
+        detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid, offset, page))
         if detail is None:
             return _error(404, f"trace {tid} not found")
         await anyio.to_thread.run_sync(lambda: collector.enrich_trace(proj, tid, detail))
@@ -355,17 +391,3 @@ def _no_self_telemetry() -> dict[str, Any]:
     return {
         "telemetry": {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}
     }
-
-
-async def _read_capped(request: Request, max_bytes: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > max_bytes:
-        raise PayloadTooLarge(f"body of {declared} bytes exceeds the {max_bytes}-byte limit")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > max_bytes:
-            raise PayloadTooLarge(f"body exceeds the {max_bytes}-byte limit")
-        chunks.append(chunk)
-    return b"".join(chunks)

@@ -7,6 +7,8 @@
         │   ├── PayloadTooLarge          413: body or decompressed body over the cap
         │   ├── UnsupportedMediaType     415: content type or encoding we do not speak
         │   ├── Unauthorized             401: missing or unknown API key
+        │   ├── Forbidden                403: the key lacks the scope the route needs
+        │   ├── RequestTimeout           408: the body did not arrive within the upload time
         │   └── NotIngesting             503: this collector runs with role ``analyze``
         └── SpoolFull                    503: the store is behind and the spool hit its cap
 
@@ -55,6 +57,18 @@ class Unauthorized(IngestRejected):
     """No API key, or one the collector does not know."""
 
     status_code = 401
+
+
+class Forbidden(IngestRejected):
+    """A known key without the scope the route needs (``admin`` for alert rule changes)."""
+
+    status_code = 403
+
+
+class RequestTimeout(IngestRejected):
+    """The request body did not arrive within ``upload_timeout_seconds``."""
+
+    status_code = 408
 
 
 class NotIngesting(IngestRejected):

@@ -103,19 +103,9 @@ def flatten_segment(segment: Segment) -> FlatSegment:
 def flatten_records(records: Iterable[Record]) -> FlatSegment:
     """Flatten some records in this process (one request, when the writer isolates a failure)."""
     spans, batches = columns(records)
-    ipc = spans.to_ipc() if len(spans) else b""
+    # bytes, as the parent reads them from the child: the store sends either the same way.
+    ipc = spans.to_ipc().to_pybytes() if len(spans) else b""
     return FlatSegment(ipc, batches, spans.trace_keys(), len(spans))
-
-
-def _ipc_buffer(spans: SpanColumns) -> Any:
-    """:meth:`SpanColumns.to_ipc` without copying the stream into a ``bytes`` (the child)."""
-    import pyarrow as pa
-
-    table = spans.to_arrow()
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as stream:
-        stream.write_table(table)
-    return sink.getvalue()
 
 
 class FlattenWorker:
@@ -233,7 +223,7 @@ def main() -> None:
         path = Path(inp.read(_U32.unpack(header)[0]).decode())
         try:
             spans, batches = columns(Segment(0, path).records())
-            ipc = _ipc_buffer(spans) if len(spans) else b""
+            ipc = spans.to_ipc() if len(spans) else b""
             meta = pickle.dumps((batches, spans.trace_keys(), len(spans)), protocol=5)
             del spans
             answer = [bytes([_OK]), _U64.pack(len(meta)), meta, _U64.pack(len(ipc)), ipc]

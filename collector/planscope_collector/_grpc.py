@@ -90,7 +90,7 @@ class GrpcReceiver:
     def _export(self, body: bytes, context: grpc.ServicerContext) -> bytes:
         collector = self.collector
         try:
-            project = collector.auth.project_for(_metadata(context, "authorization"))
+            project = collector.auth.project_for(_metadata(context, "authorization"), "ingest")
             collector.ingest(body, PROTOBUF, None, project)
         except SpoolFull as exc:
             _abort_retry_later(context, str(exc), exc.retry_after_seconds)

@@ -12,10 +12,10 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ._errors import SpoolFull
-from ._otlp import PROTOBUF, decompress, media_type, parse_request, span_count
+from ._otlp import PROTOBUF, ParseLimits, decompress, media_type, parse_request, span_count
 from ._spool import Record, Spool
 
 
@@ -99,6 +99,7 @@ class IngestLimits:
     max_decompressed_bytes: int
     spool_max_bytes: int
     retry_after_seconds: int
+    parse: ParseLimits = field(default_factory=ParseLimits)
 
 
 def batch_digest(project: str | None, body: bytes) -> bytes:
@@ -122,7 +123,7 @@ def accept(
     """Validate one OTLP/HTTP request and make it durable, or raise IngestRejected/SpoolFull."""
     kind = media_type(content_type)
     raw = decompress(body, content_encoding, limits.max_decompressed_bytes)
-    request = parse_request(raw, kind)
+    request = parse_request(raw, kind, limits.parse)
     count = span_count(request)
     if count == 0:
         return Accepted(0, False, kind)

@@ -1,10 +1,12 @@
-"""OTLP/HTTP trace payloads: decode and validate a request, flatten spans into table rows.
+"""OTLP trace payloads: decode and validate a request, flatten its spans into columns.
 
-Decoding happens in the request handler, so that a malformed body is refused before anything
-is spooled. Flattening happens in the writer, once per spooled record, into rows in the order
-of ``TRACE_COLUMNS`` with the value conventions of the OpenTelemetry Collector's
-clickhouseexporter (lowercase hex ids, ``SpanKind`` like ``Internal``, ``StatusCode`` like
-``Error``, every attribute value a string), so the two writers produce identical tables.
+Decoding and validation (:func:`parse_request`) happen in the request handler (HTTP and gRPC)
+and in ``planscope import``, so that a malformed body is refused before anything is spooled or
+sent. Flattening (:class:`SpanColumns`) happens in the writer's flatten worker, once per spooled
+segment, into the columns of ``TRACE_COLUMNS`` with the value conventions of the OpenTelemetry
+Collector's clickhouseexporter (lowercase hex ids, ``SpanKind`` like ``Internal``,
+``StatusCode`` like ``Error``, every attribute value a string), so the two writers produce
+identical tables; the columns travel to the store as one Arrow IPC stream (:meth:`to_ipc`).
 """
 
 from __future__ import annotations
@@ -13,18 +15,23 @@ import base64
 import gzip
 import json
 import math
+import re
 import zlib
-from collections.abc import Iterator
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import pydantic_core
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 from planscope import semconv as A
+from planscope.safejson import value_bound
 
 from ._errors import BadPayload, PayloadTooLarge, UnsupportedMediaType
+from .storage import ipc_stream
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -33,6 +40,20 @@ _SPAN_KINDS = ("Unspecified", "Internal", "Server", "Client", "Producer", "Consu
 _STATUS_CODES = ("Unset", "Ok", "Error")
 DEFAULT_PROJECT = "default"
 _MAX_NANOS = (1 << 63) - 1  # DateTime64(9) (and Arrow's timestamp[ns]) is a signed 64-bit count
+
+
+@dataclass(frozen=True)
+class ParseLimits:
+    """What a request may hold beyond its byte size (``CollectorSettings`` sets them).
+
+    ``max_json_values`` bounds the memory of decoding OTLP/JSON (30 MB of ``{}`` would be 15
+    million dicts); ``max_resource_expansion_bytes`` bounds what a small request becomes once
+    its resource attributes are stored on each of its spans (1 MiB x 2,100 spans = 2 GiB).
+    Nesting beyond the JSON decoder's limit (about 200 levels) is refused as malformed.
+    """
+
+    max_json_values: int = 2_000_000
+    max_resource_expansion_bytes: int = 64 << 20
 
 
 def media_type(content_type: str | None) -> str:
@@ -87,14 +108,18 @@ def decompress(body: bytes, encoding: str | None, max_bytes: int) -> bytes:
             raise BadPayload(f"body is not valid gzip: {len(rest)} bytes of garbage after the end")
 
 
-def parse_request(body: bytes, kind: str) -> ExportTraceServiceRequest:
+def parse_request(
+    body: bytes, kind: str, limits: ParseLimits | None = None
+) -> ExportTraceServiceRequest:
     """Parse and validate an ExportTraceServiceRequest in either OTLP encoding.
 
-    Raises ``BadPayload`` naming the first offending span; the request is all or nothing.
+    Raises ``BadPayload`` naming the first offending span (``PayloadTooLarge`` for what would
+    not fit in memory or the store); the request is all or nothing.
 
     >>> parse_request(b"{}", JSON).resource_spans
     []
     """
+    limits = limits or ParseLimits()
     request = ExportTraceServiceRequest()
     if kind == PROTOBUF:
         try:
@@ -102,19 +127,54 @@ def parse_request(body: bytes, kind: str) -> ExportTraceServiceRequest:
         except DecodeError as exc:
             raise BadPayload(f"body is not a valid OTLP protobuf: {exc}") from None
     else:
+        if (bound := value_bound(body)) > limits.max_json_values:
+            raise PayloadTooLarge(
+                f"OTLP/JSON body holds up to {bound} values; at most {limits.max_json_values}"
+            )
         try:
-            doc = json.loads(body)
-        except (ValueError, UnicodeDecodeError) as exc:
+            # pydantic-core's decoder refuses deep nesting with a ValueError (json.loads would
+            # raise RecursionError) and is faster.
+            doc = pydantic_core.from_json(body)
+        except ValueError as exc:
             raise BadPayload(f"body is not valid JSON: {exc}") from None
         if not isinstance(doc, dict):
             raise BadPayload("OTLP/JSON body must be an object with resourceSpans")
         _hex_ids_to_base64(doc)
         try:
             json_format.ParseDict(doc, request, ignore_unknown_fields=True)
-        except json_format.ParseError as exc:
-            raise BadPayload(f"body is not valid OTLP/JSON: {_first_line(str(exc))}") from None
-    _validate(request)
+        except Exception as exc:  # ParseError, RecursionError, TypeError: all the body's fault
+            raise BadPayload(f"body is not valid OTLP/JSON: {_locate(doc, exc)}") from None
+    _validate(request, limits)
     return request
+
+
+_PARSE_PREFIX = re.compile(r"^(?:Failed to parse \w+ field: )+")
+
+
+def _locate(doc: dict[str, Any], exc: BaseException) -> str:
+    """``<path of the first span that fails>: <the innermost reason>`` for a ParseDict error."""
+    reason = _PARSE_PREFIX.sub("", _first_line(str(exc) or type(exc).__name__))[:300]
+    for ri, rs in enumerate(_list(doc, "resourceSpans", "resource_spans", where="body")):
+        where = f"resourceSpans[{ri}]"
+        if _parses(rs, ResourceSpans):
+            continue
+        for si, ss in enumerate(_list(rs, "scopeSpans", "scope_spans", where=where)):
+            if _parses(ss, ScopeSpans):
+                continue
+            for pi, span in enumerate(_list(ss, "spans", where=f"{where}.scopeSpans[{si}]")):
+                if not _parses(span, Span):
+                    return f"{where}.scopeSpans[{si}].spans[{pi}]: {reason}"
+            return f"{where}.scopeSpans[{si}]: {reason}"
+        return f"{where}: {reason}"
+    return reason
+
+
+def _parses(obj: Any, message: Any) -> bool:
+    try:
+        json_format.ParseDict(obj, message(), ignore_unknown_fields=True)
+    except Exception:
+        return False
+    return True
 
 
 def span_count(request: ExportTraceServiceRequest) -> int:
@@ -172,9 +232,19 @@ def _convert_ids(obj: Any, where: str) -> None:
         obj[field] = base64.b64encode(raw).decode("ascii")
 
 
-def _validate(request: ExportTraceServiceRequest) -> None:
+def _validate(request: ExportTraceServiceRequest, limits: ParseLimits) -> None:
     zero16, zero8 = bytes(16), bytes(8)
+    expansion = 0
     for ri, rs in enumerate(request.resource_spans):
+        spans = sum(len(ss.spans) for ss in rs.scope_spans)
+        expansion += rs.resource.ByteSize() * spans
+        if expansion > limits.max_resource_expansion_bytes:
+            raise PayloadTooLarge(
+                f"resourceSpans[{ri}]: its resource attributes ({rs.resource.ByteSize()} bytes) "
+                f"are stored on each of its {spans} spans; the request would expand to more "
+                f"than {limits.max_resource_expansion_bytes} bytes (send fewer spans per request "
+                "or smaller resource attributes)"
+            )
         for si, ss in enumerate(rs.scope_spans):
             for pi, span in enumerate(ss.spans):
                 where = f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]"
@@ -288,58 +358,15 @@ def attributes_map(attrs: Any) -> dict[str, str]:
     return out
 
 
-def flatten(request: ExportTraceServiceRequest, project: str | None) -> Iterator[list[Any]]:
-    """Rows for ``otel_traces`` in ``TRACE_COLUMNS`` order, one per span.
-
-    ``project`` is the API key's project; without one, a resource's ``planscope.project``
-    attribute chooses, else ``default``.
-    """
-    for rs in request.resource_spans:
-        resource = attributes_map(rs.resource.attributes)
-        service = resource.get(A.SERVICE_NAME, "")
-        row_project = project or resource.get(A.PROJECT) or DEFAULT_PROJECT
-        for ss in rs.scope_spans:
-            scope_name, scope_version = ss.scope.name, ss.scope.version
-            for span in ss.spans:
-                start = span.start_time_unix_nano
-                end = span.end_time_unix_nano or start
-                events = span.events
-                links = span.links
-                yield [
-                    start,
-                    span.trace_id.hex(),
-                    span.span_id.hex(),
-                    span.parent_span_id.hex(),
-                    span.trace_state,
-                    span.name,
-                    _SPAN_KINDS[span.kind] if 0 <= span.kind < 6 else "Unspecified",
-                    service,
-                    resource,
-                    scope_name,
-                    scope_version,
-                    attributes_map(span.attributes),
-                    end - start,
-                    _STATUS_CODES[span.status.code] if 0 <= span.status.code < 3 else "Unset",
-                    span.status.message,
-                    [e.time_unix_nano for e in events],
-                    [e.name for e in events],
-                    [attributes_map(e.attributes) for e in events],
-                    [ln.trace_id.hex() for ln in links],
-                    [ln.span_id.hex() for ln in links],
-                    [ln.trace_state for ln in links],
-                    [attributes_map(ln.attributes) for ln in links],
-                    row_project,
-                ]
-
-
 class SpanColumns:
     """``otel_traces`` columns for a batch of requests, built span by span, as one Arrow table.
 
-    The writer's fast path: the same values as :func:`flatten` (same conventions, last
-    attribute wins on a repeated key), but kept column by column in flat lists (one append per
-    value, no per-row list or per-span dict left behind for the cyclic GC to walk) and handed
-    to the store as a ``pyarrow.Table``, which ClickHouse ingests natively (``ArrowStream``)
-    without clickhouse-connect's Python encoder.
+    The one flattener: a repeated attribute key keeps its last value; values are kept column
+    by column in flat lists (one append per value, no per-row list or per-span dict left behind
+    for the cyclic GC to walk) and handed to the store as Arrow, which ClickHouse ingests
+    natively (``ArrowStream``) without clickhouse-connect's Python encoder. ``project`` is the
+    API key's project; without one, a resource's ``planscope.project`` attribute chooses, else
+    ``default``.
 
     >>> cols = SpanColumns()
     >>> cols.add(ExportTraceServiceRequest(), None)
@@ -388,7 +415,7 @@ class SpanColumns:
         return len(self.timestamp)
 
     def add(self, request: ExportTraceServiceRequest, project: str | None) -> int:
-        """Append the spans of ``request`` (``project`` as in :func:`flatten`); return the count."""
+        """Append the spans of ``request``; return how many."""
         before = len(self.timestamp)
         ts_append, dur_append = self.timestamp.append, self.duration.append
         tid_append, sid_append = self.trace_id.append, self.span_id.append
@@ -513,15 +540,10 @@ class SpanColumns:
         }
         return pa.table(columns)
 
-    def to_ipc(self) -> bytes:
-        """:meth:`to_arrow` as one Arrow IPC stream (what ``Store.insert_span_ipc`` sends)."""
-        import pyarrow as pa
-
-        table = self.to_arrow()
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as stream:
-            stream.write_table(table)
-        return bytes(sink.getvalue().to_pybytes())
+    def to_ipc(self) -> Any:
+        """:meth:`to_arrow` as one Arrow IPC stream (a bytes-like ``pyarrow.Buffer``), what
+        ``Store.insert_spans`` takes."""
+        return ipc_stream(self.to_arrow())
 
 
 def gzip_bytes(data: bytes) -> bytes:

@@ -3,9 +3,9 @@ to one project, so one project can never read another's traces."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from planscope import safejson
 from planscope import semconv as A
 
 from .runmodel import OBSERVED_PLAN_STEPS_SQL, SPAN_MODEL_SQL, run_metrics_sql
@@ -207,44 +207,62 @@ class TraceQueries:
             }
         return out
 
-    def get_trace(self, project: str, trace_id: str) -> dict[str, Any] | None:
-        """Every span of one trace with parsed planscope attributes, or None.
+    def get_trace(
+        self, project: str, trace_id: str, offset: int = 0, limit: int = 10_000
+    ) -> dict[str, Any] | None:
+        """One page of a trace's spans (in time order) with parsed planscope attributes, or None.
 
-        Each span also carries ``planscope_kind`` and ``model``: what the span model made of it
-        (``planscope_collector.runmodel.SPAN_MODEL_SQL``), for planscope's spans and any
-        other convention's alike; ``run`` is the outermost run, ``plans`` every plan (observed
-        plans built from their steps, marked ``inferred``) and ``metrics`` the run model's.
+        ``span_count``, ``start_ns`` and ``end_ns`` describe the whole trace; ``next_offset`` is
+        the offset of the next page (None on the last), so a 200,000-span trace is never
+        answered whole. Each span also carries ``planscope_kind`` and ``model``: what the span
+        model made of it (``planscope_collector.runmodel.SPAN_MODEL_SQL``), for planscope's
+        spans and any other convention's alike; ``run`` is the outermost run, ``plans`` every
+        plan (observed plans built from their steps, marked ``inferred``) and ``metrics`` the
+        run model's.
         """
-        params = {"project": project, "trace_id": trace_id}
-        rows = self.store.query(
-            f"""SELECT {_SPAN_COLUMNS} FROM otel_traces
-                WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
-                ORDER BY Timestamp, SpanId""",
+        params: dict[str, Any] = {"project": project, "trace_id": trace_id}
+        where = "WHERE Project = {project:String} AND TraceId = {trace_id:String}"
+        (total,) = self.store.query(
+            f"""SELECT count() AS n, toUnixTimestamp64Nano(min(Timestamp)) AS start_ns,
+                       max(toUnixTimestamp64Nano(Timestamp) + Duration) AS end_ns
+                FROM otel_traces {where}""",
             params,
         )
-        if not rows:
+        if not total["n"]:
             return None
+        rows = self.store.query(
+            f"""SELECT {_SPAN_COLUMNS} FROM otel_traces {where}
+                ORDER BY Timestamp, SpanId LIMIT {{limit:UInt64}} OFFSET {{offset:UInt64}}""",
+            {**params, "offset": offset, "limit": limit},
+        )
         model: dict[str, dict[str, Any]] = {}
-        for m in sorted(self.store.query(SPAN_MODEL_SQL, params), key=lambda m: m["rank"]):
+        found = self.store.query(
+            SPAN_MODEL_SQL, {**params, "span_ids": [r["span_id"] for r in rows]}
+        )
+        for m in sorted(found, key=lambda m: m["rank"]):
             model.setdefault(m.pop("span_id"), m)
         spans = [_span(row, model.get(row["span_id"])) for row in rows]
-        runs = [s for s in spans if s["planscope_kind"] == A.KIND_RUN]
         plans = [s["plan"] for s in spans if s.get("plan") is not None]
-        plans += self._observed_plans(params)
+        if offset == 0:
+            plans += self._observed_plans(params)
         metrics = self.store.query(
             run_metrics_sql("Project = {project:String} AND TraceId = {trace_id:String}"),
             params,
         )
+        runs = self.store.query(_RUN_SQL, params)
+        count = int(total["n"])
         return {
             "trace_id": trace_id,
             "project": project,
-            "span_count": len(spans),
-            "start_ns": min(s["start_ns"] for s in spans),
-            "end_ns": max(s["end_ns"] for s in spans),
-            "run": _run_summary(min(runs, key=lambda s: s["start_ns"])) if runs else None,
+            "span_count": count,
+            "start_ns": int(total["start_ns"]),
+            "end_ns": int(total["end_ns"]),
+            "run": _run_summary(runs[0]) if runs else None,
             "plans": plans,
             "metrics": _metrics(metrics[0]) if metrics else None,
             "spans": spans,
+            "offset": offset,
+            "next_offset": offset + len(spans) if offset + len(spans) < count else None,
         }
 
     def _observed_plans(self, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -283,8 +301,8 @@ def _span(row: dict[str, Any], model: dict[str, Any] | None) -> dict[str, Any]:
     parse_errors: list[str] = []
     for key in _JSON_ATTRIBUTES:
         if key in attributes:
-            try:
-                attributes[key] = json.loads(attributes[key])
+            try:  # bounded: a value nested 100,000 deep is an error of that span, not a 500
+                attributes[key] = safejson.loads(attributes[key])
             except ValueError:
                 parse_errors.append(key)
     for key in _INT_ATTRIBUTES:
@@ -323,18 +341,25 @@ def _span(row: dict[str, Any], model: dict[str, Any] | None) -> dict[str, Any]:
     return span
 
 
-def _run_summary(span: dict[str, Any]) -> dict[str, Any]:
-    attrs = span["attributes"]
-    model = span["model"] or {}
-    return {
-        "span_id": span["span_id"],
-        "run_id": model.get("run_id") or attrs.get(A.RUN_ID),
-        "agent": model.get("executor") or attrs.get(A.GEN_AI_AGENT_NAME),
-        "inferred": bool(model.get("inferred")),
-        "source": model.get("source"),
-        "objective": attrs.get(A.RUN_OBJECTIVE),
-        "variant": attrs.get(A.RUN_VARIANT),
-        "outcome": model.get("status") or attrs.get(A.RUN_OUTCOME),
-        "outcome_reason": attrs.get(A.RUN_OUTCOME_REASON),
-        "budget": attrs.get(A.RUN_BUDGET),
-    }
+_RUN_SQL = """
+SELECT SpanId AS span_id, RunId AS run_id, AgentName AS agent, Objective AS objective,
+       Variant AS variant, Outcome AS outcome, OutcomeReason AS outcome_reason,
+       Budget AS budget, Inferred AS inferred, Source AS source
+FROM planscope_runs
+WHERE Project = {project:String} AND TraceId = {trace_id:String}
+ORDER BY Start, SpanId
+LIMIT 1
+"""
+"""The outermost run of a trace, as the span model recorded it."""
+
+
+def _run_summary(row: dict[str, Any]) -> dict[str, Any]:
+    out = dict(row)
+    out["inferred"] = bool(out["inferred"])
+    for key in ("agent", "objective", "variant", "outcome_reason", "source"):
+        out[key] = out[key] or None
+    try:
+        out["budget"] = safejson.loads(row["budget"]) if row["budget"] else None
+    except ValueError:
+        out["budget"] = row["budget"]
+    return out

@@ -30,8 +30,9 @@ MAX_BUCKETS = 10_000
 bucket is needed beyond."""
 
 _TEXT = Annotated[str | None, Query(max_length=512)]
-_SINCE = Annotated[int | None, Query(description="run start from, unix ns", ge=0)]
-_UNTIL = Annotated[int | None, Query(description="run start before, unix ns", ge=0)]
+_MAX_NS = (1 << 63) - 1  # DateTime64(9)'s end: larger values are a 422, never SQL
+_SINCE = Annotated[int | None, Query(description="run start from, unix ns", ge=0, le=_MAX_NS)]
+_UNTIL = Annotated[int | None, Query(description="run start before, unix ns", ge=0, le=_MAX_NS)]
 
 
 class _Scope:

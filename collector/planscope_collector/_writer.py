@@ -259,7 +259,7 @@ class Writer:
 def insert(store: Store, flat: FlatSegment, token: str) -> None:
     """Insert flattened requests: spans first, then their ingest-batch rows, both deduplicated."""
     if flat.spans:
-        store.insert_span_ipc(flat.ipc, dedup_token=token)
+        store.insert_spans(flat.ipc, dedup_token=token)
     if flat.batches:
         store.insert_ingest_batches(flat.batches, dedup_token=token)
 

@@ -51,7 +51,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> CollectorSetti
     >>> settings_from_args(argparse.Namespace(port=4319)).port
     4319
     """
-    keys: dict[str, str] = {}
+    keys: dict[str, Any] = {}
     if getattr(args, "keys_file", None):
         keys.update(load_keys_file(args.keys_file))
     if getattr(args, "api_key", None):
@@ -137,7 +137,11 @@ def _register_server(sub: Any) -> None:
     _store_args(serve_p)
     serve_p.add_argument("--api-key", help="require this key (Authorization: Bearer KEY)")
     serve_p.add_argument("--project", default="default", help="the project --api-key writes to")
-    serve_p.add_argument("--keys-file", type=Path, help="file of 'KEY PROJECT' lines or JSON")
+    serve_p.add_argument(
+        "--keys-file",
+        type=Path,
+        help="file of 'KEY PROJECT [SCOPE,...]' lines or JSON (scopes: ingest, read, admin)",
+    )
     serve_p.add_argument("--spool-max-bytes", type=int, help="answer 503 beyond this backlog")
     serve_p.add_argument("--max-body-bytes", type=int, help="answer 413 beyond this body size")
     serve_p.add_argument("--ttl-days", type=int, help="retention of stored spans")

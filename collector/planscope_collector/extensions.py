@@ -1,8 +1,10 @@
 """The collector's public contract for extensions: components that add routes and react to data.
 
 Everything an extension may use is here: the :class:`Extension` protocol, the ``project_of``
-dependency (project resolution), :class:`Leases` (one replica works on a unit at a time) and
-:func:`ingest_backlogged` (the backlog signal). Nothing else of the collector is public to them.
+and ``admin_project_of`` dependencies (project resolution; the second for configuration
+changes, which need a key with the ``admin`` scope), :class:`Leases` (one replica works on a
+unit at a time) and :func:`ingest_backlogged` (the backlog signal). Nothing else of the
+collector is public to them.
 
 The analyzer (findings, alerts) is such a component. It lives in its own package and registers
 its factory as a ``planscope.collector_extensions`` entry point; the collector calls every
@@ -39,6 +41,7 @@ __all__ = [
     "Extension",
     "Lease",
     "Leases",
+    "admin_project_of",
     "ingest_backlogged",
     "load_extensions",
     "project_of",
@@ -86,6 +89,20 @@ def project_of(
     mode, ``?project=`` or ``default``.
     """
     key_project = request.app.state.collector.auth.project_for(authorization)
+    return str(key_project or project or "default")
+
+
+def admin_project_of(
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+    project: str | None = None,
+) -> str:
+    """FastAPI dependency for routes that change configuration (alert rules, webhooks).
+
+    Like :func:`project_of`, but with API keys the key needs the ``admin`` scope (403
+    otherwise): the ingest key agents carry cannot point webhooks anywhere.
+    """
+    key_project = request.app.state.collector.auth.project_for(authorization, "admin")
     return str(key_project or project or "default")
 
 

@@ -161,6 +161,7 @@ GROUP BY TraceId
 
 
 SPAN_MODEL_SQL: Final = f"""
+SELECT * FROM (
 SELECT SpanId AS span_id, 'run' AS kind, 0 AS rank, Inferred AS inferred, Source AS source,
        RunId AS run_id, '' AS step_id, toUInt32(0) AS attempt, Outcome AS status,
        AgentName AS executor, '' AS tool, '' AS model, toUInt64(0) AS input_tokens,
@@ -182,10 +183,13 @@ UNION ALL
 SELECT SpanId, 'llm', 4, 0, Source, RunId, StepId, Attempt, '', '', '', Model, InputTokens,
        OutputTokens, EffectiveCostUsd, CostFrom
 FROM planscope_llm_costs WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
+)
+WHERE span_id IN {{span_ids:Array(String)}}
 """
-"""Every typed row of one trace as the span model classified it (``{project}``, ``{trace_id}``
-bound): kind (a span that is both a step and a plan - a planner node - ranks as the step),
-whether it was inferred, its source convention, and the model's fields (step, attempt, status,
+"""The typed rows of some spans of one trace as the span model classified them (``{project}``,
+``{trace_id}``, ``{span_ids}`` bound; attempts are numbered over the whole trace first): kind
+(a span that is both a step and a plan - a planner node - ranks as the step), whether it was
+inferred, its source convention, and the model's fields (step, attempt, status,
 executor, tool, model, tokens, cost and where the cost came from)."""
 
 OBSERVED_PLAN_STEPS_SQL: Final = """

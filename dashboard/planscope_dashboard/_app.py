@@ -21,11 +21,13 @@ PAGES: dict[str, str] = {
     "findings": "Findings",
     "compare": "Compare",
     "alerts": "Alerts",
+    "approvals": "Approvals",
+    "scheduler": "Scheduler",
 }
 
 
 def _page_functions() -> dict[str, Callable[[ClientSettings, S.Filters], None]]:
-    from ._pages import alerts, compare, findings, overview, run, traces
+    from ._pages import alerts, approvals, compare, findings, overview, run, scheduler, traces
 
     return {
         "overview": overview.render,
@@ -34,6 +36,8 @@ def _page_functions() -> dict[str, Callable[[ClientSettings, S.Filters], None]]:
         "findings": findings.render,
         "compare": compare.render,
         "alerts": alerts.render,
+        "approvals": approvals.render,
+        "scheduler": scheduler.render,
     }
 
 

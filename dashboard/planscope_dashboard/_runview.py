@@ -352,7 +352,13 @@ def build_run_view(trace: dict[str, Any]) -> RunView:
                 span.lane = (
                     NO_STEP_LANE
                     if span.kind in (A.KIND_TOOL, A.KIND_LLM)
-                    else (str(span.attributes.get(A.GEN_AI_AGENT_NAME) or "other"))
+                    else (
+                        str(
+                            span.attributes.get(A.GEN_AI_AGENT_NAME)
+                            or span.attributes.get(A.HANDOFF_FROM)  # a host's routing
+                            or "other"
+                        )
+                    )
                 )
                 if span.kind in (A.KIND_TOOL, A.KIND_LLM):
                     unplanned.append(sid)

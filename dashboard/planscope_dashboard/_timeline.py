@@ -80,7 +80,10 @@ def timeline_rows(
         if status == "error":
             group = "error"
         label = span.name
-        if span.step_id and span.kind != A.KIND_STEP:
+        if span.name == A.SPAN_HANDOFF:
+            to = span.attributes.get(A.HANDOFF_TO) or "?"
+            label = f"hand-off → {to} · {span.attributes.get(A.HANDOFF_SUBTASK) or '?'}"
+        elif span.step_id and span.kind != A.KIND_STEP:
             label = f"{span.name} · {span.step_id}#{span.attempt or '?'}"
         elif span.kind == A.KIND_STEP:
             label = f"{span.step_id} attempt {span.attempt or '?'}"

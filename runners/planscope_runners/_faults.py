@@ -606,6 +606,11 @@ class ToolInjector:
         """The step id where a knob first fired."""
         return next((s for s, k in self.fired if k == knob), None)
 
+    def steps(self, knob: str) -> list[str]:
+        """Every step id where a knob fired, in order (a fault on an action fires at every
+        step that performs it: parallel steps calling the same tool all loop)."""
+        return list(dict.fromkeys(s for s, k in self.fired if k == knob))
+
 
 _TOOL_KNOBS = {
     "loop_same_error",
@@ -624,11 +629,14 @@ def expected_findings(
     task: Task,
     *,
     fired_at: Callable[[str], str | None] = lambda knob: None,
+    fired_steps: Callable[[str], Sequence[str]] = lambda knob: (),
 ) -> tuple[list[ExpectedFinding], list[ExpectedFinding]]:
     """(expected, negatives) findings for a run with these faults.
 
     ``fired_at(knob)`` maps a tool knob to the step id where it fired (ReAct's iterations);
-    by default the ground-truth step id is used.
+    by default the ground-truth step id is used. ``fired_steps(knob)`` lists every step where
+    it fired: a loop fault that took effect at several plan steps of the task (parallel steps
+    performing the same action) labels a loop at each of them.
     """
     expected: list[ExpectedFinding] = []
     negatives: list[ExpectedFinding] = []
@@ -638,9 +646,12 @@ def expected_findings(
         if f.knob in ("loop_same_error", "loop_unchanged_inputs"):
             signal = "same_error" if f.knob == "loop_same_error" else "same_inputs"
             assert gt is not None
-            expected.append(
-                ExpectedFinding(RUNAWAY_LOOP, gt.tool, step, {"signal": signal, "tool": gt.tool})
-            )
+            plan_steps = {s.id for s in task.steps}
+            others = [s for s in fired_steps(f.knob) if s in plan_steps and s != step]
+            for at in [step, *others]:
+                expected.append(
+                    ExpectedFinding(RUNAWAY_LOOP, gt.tool, at, {"signal": signal, "tool": gt.tool})
+                )
         elif f.knob == "flaky_tool":
             assert gt is not None
             negatives.append(ExpectedFinding(RUNAWAY_LOOP, gt.tool, step, {"tool": gt.tool}))

@@ -204,7 +204,9 @@ def _execute(
             reason = "the success check failed"
     fired = {knob: r.injector.first_step(knob) for knob in r.knobs}
     effective = tuple(f for f in faults if _took_effect(r, f))
-    expected, negatives = expected_findings(effective, task, fired_at=lambda k: fired.get(k))
+    expected, negatives = expected_findings(
+        effective, task, fired_at=lambda k: fired.get(k), fired_steps=r.injector.steps
+    )
     blame = expected_blame(effective, fired.get, r.assignees, host=r.agent)
     return RunResult(
         run_id=r.run_id,

@@ -40,12 +40,12 @@ Row = dict[str, Any]
 
 
 def is_trace_id(value: str) -> bool:
-    """True for a trace id as the API spells it: 32 lower-case hex characters, not all zero.
+    """True for a trace id as the API spells it: 32 lower-case hex characters.
 
-    >>> is_trace_id("0af7651916cd43dd8448eb211c80319c"), is_trace_id("0" * 32), is_trace_id("x")
-    (True, False, False)
+    >>> is_trace_id("0af7651916cd43dd8448eb211c80319c"), is_trace_id("x" * 32)
+    (True, False)
     """
-    return len(value) == 32 and all(c in "0123456789abcdef" for c in value) and value != "0" * 32
+    return len(value) == 32 and all(c in "0123456789abcdef" for c in value)
 
 
 class _Model(BaseModel):

@@ -1,7 +1,7 @@
 """Analyzer fixtures: the real chDB store, traces from the real runtime and SDK.
 
 Traces are produced by the reference runtime (``planscope_runners.run_task``) or the SDK onto an
-in-memory exporter, encoded as OTLP protobuf, flattened by the collector's own OTLP code and
+in-memory exporter, encoded as OTLP protobuf, flattened by the collector's own flattener and
 inserted through ``Store.insert_spans`` (so every materialized view fills the typed tables).
 One store per test (chDB serves one data directory per process at a time); closed at teardown.
 """
@@ -17,8 +17,9 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from planscope_collector._otlp import flatten
 from planscope_collector.storage import Store
+
+from tests.storage._spans import otlp_to_rows, spans_ipc
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def otlp_rows(
     spans: Sequence[ReadableSpan], project: str = "default", strip: Sequence[str] = ()
 ) -> list[list[Any]]:
     """``otel_traces`` rows for SDK spans, as the collector would store them."""
-    rows = list(flatten(encode_spans(spans), project))
+    rows = otlp_to_rows(encode_spans(spans), project)
     for row in rows:
         for key in strip:
             row[11].pop(key, None)
@@ -48,7 +49,7 @@ def store_spans(store: Store, exporter: InMemorySpanExporter) -> Callable[..., l
 
     def insert(project: str = "default", strip: Sequence[str] = ()) -> list[list[Any]]:
         rows = otlp_rows(list(exporter.get_finished_spans()), project, strip)
-        store.insert_spans(rows)
+        store.insert_spans(spans_ipc(rows))
         exporter.clear()
         return rows
 

@@ -16,6 +16,7 @@ from planscope_runners.cli import SCENARIOS
 from planscope_runners.environments import get_task
 
 from tests.analyzer.conftest import otlp_rows
+from tests.storage._spans import spans_ipc
 
 pytestmark = pytest.mark.integration
 
@@ -38,7 +39,9 @@ def store(shared: Store) -> Store:
 @pytest.fixture
 def store_spans(shared: Store, exporter: InMemorySpanExporter) -> Callable[..., Any]:
     def insert(strip: Sequence[str] = ()) -> None:
-        shared.insert_spans(otlp_rows(list(exporter.get_finished_spans()), "default", strip))
+        shared.insert_spans(
+            spans_ipc(otlp_rows(list(exporter.get_finished_spans()), "default", strip))
+        )
         exporter.clear()
 
     return insert
@@ -123,6 +126,43 @@ def test_context_starvation_needs_recorded_context(
     store_spans(strip=("planscope.step.context.keys", "planscope.step.context.tokens"))
     kinds = {f.kind for f in Analyzer(store).analyze("default", [result.trace_id]).findings}
     assert "context_starved" not in kinds
+
+
+def test_recorded_empty_context_is_starvation(
+    store: Store, store_spans: Callable[..., Any]
+) -> None:
+    """The README's agent with ``execute(step, context={})``: every attempt records ``[]``, which
+    is "given nothing" (a finding at the step that needed something), not "not recorded"."""
+    import planscope
+    from planscope import Plan, PlanStep
+
+    @planscope.planner
+    def make_plan(objective: str) -> Plan:
+        return Plan(
+            [
+                PlanStep("lookup", "find the customer", produces=["customer"]),
+                PlanStep("refund", "refund", depends_on=["lookup"], requires=["customer"]),
+            ],
+            objective=objective,
+        )
+
+    @planscope.step
+    def execute(step: PlanStep, context: dict[str, Any]) -> None:
+        planscope.record_context({k: context[k] for k in step.requires if k in context})
+
+    @planscope.run("support-agent")
+    def handle(objective: str) -> str:
+        for step in make_plan(objective).topological_order():
+            execute(step, context={})
+        planscope.set_outcome("failure", "refund went to nobody")
+        return format(planscope.current_run().span.get_span_context().trace_id, "032x")
+
+    trace_id = handle("refund order 1234")
+    store_spans()
+    findings = Analyzer(store).analyze("default", [trace_id]).findings
+    assert [(f.kind, f.step_id) for f in findings if f.kind == "context_starved"] == [
+        ("context_starved", "refund")
+    ]
 
 
 def test_loop_found_without_fingerprints_or_input_hashes(

@@ -18,7 +18,7 @@ from planscope_collector.storage import Store
 from planscope_runners import run_task
 from planscope_runners.environments import get_task
 
-from tests.storage._spans import BASE_NS, make_span, new_span_id, new_trace_id
+from tests.storage._spans import BASE_NS, make_span, new_span_id, new_trace_id, spans_ipc
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +56,7 @@ def test_reanalysis_is_idempotent_and_tombstones_stale_findings(
 
 
 def _trace(store: Store, spans: list[list[Any]]) -> None:
-    store.insert_spans(spans)
+    store.insert_spans(spans_ipc(spans))
 
 
 def test_malformed_and_partial_traces_yield_data_quality_findings(store: Store) -> None:

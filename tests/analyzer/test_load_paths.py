@@ -25,7 +25,7 @@ from planscope_runners.cli import SCENARIOS
 from planscope_runners.environments import get_task
 
 from tests.analyzer.conftest import otlp_rows
-from tests.storage._spans import BASE_NS, make_span, new_span_id, new_trace_id
+from tests.storage._spans import BASE_NS, make_span, new_span_id, new_trace_id, spans_ipc
 
 pytestmark = pytest.mark.integration
 
@@ -124,7 +124,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, lis
     provider.shutdown()
     s = open_store(f"chdb://{tmp_path_factory.mktemp('load-paths') / 'chdb'}")
     s.migrate()
-    s.insert_spans(rows)
+    s.insert_spans(spans_ipc(rows))
     ids = sorted({str(r[1]) for r in rows})
     yield s, ids
     s.close()

@@ -25,7 +25,7 @@ from planscope_collector._flatten_worker import (
 )
 from planscope_collector._spool import Record, Segment, Spool
 from planscope_collector._writer import Writer
-from planscope_collector.storage import Store, StoreError, open_store
+from planscope_collector.storage import Store, StoreError, ipc_stream, open_store
 
 from .test_span_columns import _rich_request
 
@@ -119,19 +119,16 @@ def test_a_killed_worker_is_reported_and_replaced(tmp_path: Path, worker: Flatte
     assert worker.result().spans == 4
 
 
-def test_insert_span_ipc_checks_the_columns(store: Store) -> None:
+def test_insert_spans_checks_the_columns(store: Store) -> None:
     from planscope_collector._otlp import SpanColumns
 
     columns = SpanColumns()
     columns.add(_rich_request(), None)
     table = columns.to_arrow().drop_columns(["Duration"])
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, table.schema) as stream:
-        stream.write_table(table)
     with pytest.raises(StoreError, match="columns"):
-        store.insert_span_ipc(sink.getvalue().to_pybytes())
+        store.insert_spans(ipc_stream(table))
     with pytest.raises(StoreError, match="not an Arrow IPC stream"):
-        store.insert_span_ipc(b"garbage")
+        store.insert_spans(b"garbage")
 
 
 def _drain(writer: Writer, spool: Spool, timeout: float = 60) -> None:

@@ -173,7 +173,8 @@ def test_query_parameters_are_validated(collector: BackgroundServer) -> None:
     hostile = "svc' OR 1=1 --"
     r = httpx.get(f"{collector.url}/api/traces", params={"service": hostile})
     assert r.status_code == 200 and r.json()["traces"] == []
-    assert httpx.get(f"{collector.url}/api/traces/{'0' * 32}").status_code == 404
+    assert httpx.get(f"{collector.url}/api/traces/{'0' * 32}").status_code == 400  # invalid id
+    assert httpx.get(f"{collector.url}/api/traces/{'0' * 31}1").status_code == 404
 
 
 def test_real_otel_sdk_exporter_is_a_client(collector: BackgroundServer) -> None:

@@ -11,11 +11,12 @@ from planscope_collector._otlp import (
     PROTOBUF,
     any_value_str,
     decompress,
-    flatten,
     media_type,
     parse_request,
 )
 from planscope_collector.storage import TRACE_COLUMNS
+
+from tests.storage._spans import otlp_to_rows as flatten
 
 from ._otlp_factory import make_request, make_span, to_otlp_json
 

@@ -1,21 +1,17 @@
-"""The writer's columnar fast path: SpanColumns -> Arrow -> Store.insert_span_table.
-
-It must store exactly what the row path (``flatten`` + ``Store.insert_spans``) stores, and keep
-the dedup-token guarantee in otel_traces and every derived table.
-"""
+"""The writer's one path: SpanColumns -> Arrow IPC -> Store.insert_spans, which keeps the
+dedup-token guarantee in otel_traces and every derived table and checks the columns."""
 
 from __future__ import annotations
 
 import os
 import time
-from typing import Any
 
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 from planscope_collector._errors import BadPayload
-from planscope_collector._otlp import PROTOBUF, SpanColumns, flatten, parse_request
-from planscope_collector.storage import TABLES, TRACE_COLUMNS, Store, StoreError
+from planscope_collector._otlp import PROTOBUF, SpanColumns, parse_request
+from planscope_collector.storage import TABLES, Store
 
 from ._otlp_factory import kv, make_request, make_span
 
@@ -74,35 +70,6 @@ def _rich_request(trace_id: bytes | None = None) -> ExportTraceServiceRequest:
     return request
 
 
-def test_span_columns_hold_exactly_the_rows_of_flatten() -> None:
-    import pyarrow as pa
-
-    requests = [(_rich_request(), None), (_rich_request(), "key-proj")]
-    columns = SpanColumns()
-    expected: list[list[Any]] = []
-    for request, project in requests:
-        assert columns.add(request, project) == 4
-        expected.extend(flatten(request, project))
-    table = columns.to_arrow()
-    assert tuple(table.column_names) == TRACE_COLUMNS
-    # timestamps as int nanoseconds, maps as dicts: the row path's conventions
-    as_int = pa.timestamp("ns")
-    got: list[list[Any]] = []
-    for i in range(table.num_rows):
-        row: list[Any] = []
-        for name in TRACE_COLUMNS:
-            cell = table.column(name)[i]
-            if cell.type == as_int:
-                row.append(cell.value)
-            elif name == "Events.Timestamp":
-                row.append([x.value for x in cell.values] if cell.values is not None else [])
-            else:
-                row.append(cell.as_py(maps_as_pydicts="strict"))  # strict: no repeated key
-        got.append(row)
-    assert got == expected
-    assert columns.trace_keys() == {(r[-1], r[1]) for r in expected}
-
-
 def test_timestamps_beyond_datetime64_are_refused_at_ingest() -> None:
     span = make_span(start=(1 << 63) - 10, duration=100)
     with pytest.raises(BadPayload, match="beyond DateTime64"):
@@ -113,30 +80,6 @@ def test_timestamps_beyond_datetime64_are_refused_at_ingest() -> None:
         parse_request(make_request([span]).SerializeToString(), PROTOBUF)
 
 
-def _table(store: Store, name: str, project: str) -> list[tuple[Any, ...]]:
-    rows = store.query(
-        f"SELECT * EXCEPT Project FROM {name} WHERE Project = {{p:String}} "
-        "ORDER BY SpanId, Timestamp",
-        {"p": project},
-    )
-    return [tuple(r.values()) for r in rows]
-
-
-def test_arrow_insert_stores_what_the_row_insert_stores(store: Store) -> None:
-    request = _rich_request()
-    store.insert_spans(list(flatten(request, "rows")), dedup_token="rows")
-    columns = SpanColumns()
-    columns.add(request, "arrow")
-    store.insert_span_table(columns.to_arrow(), dedup_token="arrow")
-    via_rows = _table(store, "otel_traces", "rows")
-    assert len(via_rows) == 4
-    assert _table(store, "otel_traces", "arrow") == via_rows
-    for derived in ("planscope_runs", "planscope_step_attempts"):
-        a = store.query(f"SELECT * EXCEPT Project FROM {derived} WHERE Project = 'arrow'")
-        b = store.query(f"SELECT * EXCEPT Project FROM {derived} WHERE Project = 'rows'")
-        assert a == b and len(a) == 1, derived
-
-
 def _counts(store: Store) -> dict[str, int]:
     return {t: int(store.query(f"SELECT count() AS n FROM {t}")[0]["n"]) for t in SPAN_TABLES}
 
@@ -145,21 +88,12 @@ def test_arrow_insert_with_the_same_token_changes_no_table(store: Store) -> None
     columns = SpanColumns()
     for _ in range(3):
         columns.add(_rich_request(), None)
-    table = columns.to_arrow()
-    store.insert_span_table(table, dedup_token="spool:7")
+    body = columns.to_ipc()
+    store.insert_spans(body, dedup_token="spool:7")
     before = _counts(store)
     assert before["otel_traces"] == 12
     assert all(before[t] for t in ("planscope_runs", "planscope_trace_index")), before
-    store.insert_span_table(table, dedup_token="spool:7")  # replay after a crash
+    store.insert_spans(body, dedup_token="spool:7")  # replay after a crash
     assert _counts(store) == before
-    store.insert_span_table(table, dedup_token="spool:8")
+    store.insert_spans(body, dedup_token="spool:8")
     assert _counts(store)["otel_traces"] == 24
-
-
-def test_arrow_insert_refuses_a_table_with_other_columns(store: Store) -> None:
-    columns = SpanColumns()
-    columns.add(_rich_request(), None)
-    table = columns.to_arrow()
-    with pytest.raises(StoreError, match="columns"):
-        store.insert_span_table(table.drop_columns(["Duration"]))
-    store.insert_span_table(SpanColumns().to_arrow())  # empty: nothing to do

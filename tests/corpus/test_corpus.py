@@ -13,10 +13,10 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope_analyzer import Analyzer
-from planscope_collector._otlp import flatten
 from planscope_collector.storage import Store
 
 from tests.corpus import Label, all_labels, play, read_labels
+from tests.storage._spans import otlp_to_rows, spans_ipc
 
 MAIN_KINDS = ("runaway_loop", "context_starved", "plan_propagation")
 # One dev run of each scenario below: positives of every kind and the traps.
@@ -62,7 +62,8 @@ def test_detectors_find_the_labelled_step_on_a_slice(store: Store) -> None:
         ids = play(labels, provider)
     finally:
         planscope.configure(tracer_provider=TracerProvider())
-    store.insert_spans(list(flatten(encode_spans(exporter.get_finished_spans()), "default")))
+    rows = otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default")
+    store.insert_spans(spans_ipc(rows))
     findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
     for lab in labels:
         got = sorted((f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run])

@@ -233,7 +233,7 @@ def test_every_page_renders_and_injection_stays_text(
             if any(e["rule_id"] == "step-loops" for e in events):
                 break
             time.sleep(0.3)
-    for name in ("overview", "traces", "findings", "compare", "alerts"):
+    for name in ("overview", "traces", "findings", "compare", "alerts", "approvals", "scheduler"):
         page, _ = open_page(browser, f"{dashboard}/?page={name}")
         assert page.locator("[data-testid=stException]").count() == 0, name
         assert page.locator("[data-testid=stAlertContentError]").count() == 0, name
@@ -303,3 +303,61 @@ def test_plan_graph_labels_never_overlap(
     assert found["nodes"] >= steps, found
     assert found["overlaps"] == [], found["overlaps"][:10]
     page.close()
+
+
+def _svg_texts(page: Any) -> list[str]:
+    return list(
+        page.evaluate(
+            "() => Array.from(document.querySelectorAll('[data-testid=stPlotlyChart] svg text'))"
+            ".map(e => e.textContent)"
+        )
+    )
+
+
+def test_host_agent_run_shows_hand_offs_and_application_lanes(
+    filled: Filled, dashboard: str, browser: Any
+) -> None:
+    label = next(lb for lb in filled.labels if lb["variant"] == "host")
+    page, _ = open_page(browser, f"{dashboard}/?page=run&trace={label['trace_id']}")
+    page.wait_for_function(
+        "() => Array.from(document.querySelectorAll('[data-testid=stPlotlyChart] svg text'))"
+        ".some(e => e.textContent === 'host-agent')",
+        timeout=PAGE_TIMEOUT_MS,
+    )
+    lanes = _svg_texts(page)
+    assert any(t.endswith("-agent") and t != "host-agent" for t in lanes), lanes
+    assert page.locator("[data-testid=stException]").count() == 0
+    screenshot(page, "run-detail-host")
+    page.close()
+
+
+def test_a_plan_waits_for_its_rejection_in_the_approval_queue(
+    filled: Filled, dashboard: str, browser: Any
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PLANSCOPE_API_KEY"}
+    proc = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "planscope", "run", "--task", "files-merge-2"),
+            *("--approve", "queue", "--approve-timeout", "120", "--collector", filled.url),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not httpx.get(f"{filled.url}/api/approvals?status=pending").json()["approvals"]:
+            assert time.monotonic() < deadline and proc.poll() is None, "no plan was filed"
+            time.sleep(0.2)
+        page, _ = open_page(browser, f"{dashboard}/?page=approvals")
+        page.get_by_text("merge").first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        page.get_by_label("Reason (required to reject)").fill("merge target is frozen")
+        page.get_by_role("button", name="Reject").click()
+        page.get_by_text("rejected").first.wait_for(timeout=PAGE_TIMEOUT_MS)
+        screenshot(page, "approvals")
+        page.close()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert "plan rejected by the reviewer: merge target is frozen" in out, (out, err)

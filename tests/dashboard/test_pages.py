@@ -391,3 +391,63 @@ def test_run_detail_without_a_trace_lists_recent_runs(filled: Filled) -> None:
     at = run_app(page="run")
     table = next(f.value for f in at.dataframe if "trace_id" in f.value.columns)
     assert len(table) >= 10 and set(table["trace_id"]) & {lb["trace_id"] for lb in filled.labels}
+
+
+def test_scheduler_page_draws_the_queue_and_waits_per_run(filled: Filled) -> None:
+    scheduled = [lb for lb in filled.labels if lb["variant"] == "scheduler"]
+    assert scheduled, "the suite draw has no scheduler run"
+    at = run_app(page="scheduler", range="24h")
+    assert not at.error, [e.value for e in at.error]
+    requests = next(m for m in at.metric if m.label == "Requests")
+    assert int(requests.value) >= scheduled[0]["metrics"]["llm_calls"]
+    queue, waits = plotly_specs(at)[:2]
+    levels = queue["data"][0]["y"]
+    assert levels[-1] == 0 and max(levels) >= 1  # every wait ends in a grant
+    assert waits["data"][0]["type"] == "box"
+    runs = next(f.value for f in at.dataframe if "max_wait_ms" in f.value.columns)
+    assert set(runs["trace"]) <= {lb["trace_id"] for lb in scheduled}
+
+
+def test_host_run_shows_its_application_agents_and_hand_offs(filled: Filled) -> None:
+    label = next(lb for lb in filled.labels if lb["variant"] == "host")
+    at = run_app(page="run", trace=label["trace_id"])
+    assert not at.error, [e.value for e in at.error]
+    dag, timeline = plotly_specs(at)[:2]
+    hovers = " ".join(h for t in dag["data"] for h in (t.get("hovertext") or []))
+    assert "executor: " in hovers and "-agent" in hovers  # the DAG shows who got each sub-task
+    lanes = {y for t in timeline["data"] for y in (t.get("y") or [])}
+    assert "host-agent" in lanes and any(
+        str(y).endswith("-agent") and y != "host-agent" for y in lanes
+    )
+    bars = " ".join(
+        str(x) for t in timeline["data"] for x in (t.get("hovertext") or t.get("text") or [])
+    )
+    assert "hand-off → " in bars
+
+
+def test_approvals_page_rejects_with_a_reason(filled: Filled) -> None:
+    at = run_app(page="approvals")
+    assert any("No plan is waiting" in m for m in markdown_like(at))
+    body = {
+        "run_id": "run-approve-1",
+        "plan_id": "plan-approve-1",
+        "plan_version": 1,
+        "objective": INJECTION,
+        "plan": {"steps": [{"id": "wipe", "description": INJECTION, "irreversible": True}]},
+    }
+    filed = httpx.post(f"{filled.url}/api/approvals", json=body).json()
+    at = run_app(page="approvals")
+    assert any(INJECTION in t for t in texts(at))  # plan text shown literally
+    assert all("<img" not in m for m in markdown_like(at))
+    at.button(key=f"FormSubmitter:decide_{filed['id']}-Reject").click().run()
+    assert any("needs a reason" in str(e.value) for e in at.error)  # nothing sent
+    assert httpx.get(f"{filled.url}/api/approvals/{filed['id']}").json()["status"] == "pending"
+    at.text_input(key=f"reason_{filed['id']}").input("irreversible wipe of shared data")
+    at.button(key=f"FormSubmitter:decide_{filed['id']}-Reject").click().run()
+    assert not at.exception
+    decided = httpx.get(f"{filled.url}/api/approvals/{filed['id']}").json()
+    assert decided["status"] == "rejected"
+    assert (decided["reason"], decided["reviewer"]) == (
+        "irreversible wipe of shared data",
+        "dashboard",
+    )

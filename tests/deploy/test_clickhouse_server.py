@@ -17,7 +17,7 @@ import pytest
 from planscope_collector.extensions import Leases
 from planscope_collector.storage import Store, open_store
 
-from tests.storage._spans import new_trace_id, planscope_trace
+from tests.storage._spans import new_trace_id, planscope_trace, spans_ipc
 
 URL = os.environ.get("PLANSCOPE_TEST_CLICKHOUSE_URL")
 CLUSTER = os.environ.get("PLANSCOPE_TEST_CLICKHOUSE_CLUSTER") or None
@@ -51,8 +51,10 @@ def test_server_migrations_are_recorded_and_idempotent(server_store: Store) -> N
 def test_server_round_trip_through_store(server_store: Store) -> None:
     trace_id = new_trace_id()
     rows = planscope_trace(trace_id, project="server-test")
-    server_store.insert_spans(rows, dedup_token=f"server-test:{trace_id}")
-    server_store.insert_spans(rows, dedup_token=f"server-test:{trace_id}")  # a replay: no-op
+    server_store.insert_spans(spans_ipc(rows), dedup_token=f"server-test:{trace_id}")
+    server_store.insert_spans(
+        spans_ipc(rows), dedup_token=f"server-test:{trace_id}"
+    )  # a replay: no-op
     spans = server_store.query(
         "SELECT SpanId FROM otel_traces WHERE Project = {p:String} AND TraceId = {t:String}",
         {"p": "server-test", "t": trace_id},

@@ -240,6 +240,8 @@ def test_evaluate_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     methods = {r["method"] for r in lines if "method" in r}
     assert methods == {METHOD, *BASELINES}
     assert any(r.get("protocol", "").startswith("fit-on-dev") for r in lines)
+    pairs = [r for r in lines if r.get("paired")]
+    assert pairs and all(r["agent: +/-"].startswith("+") for r in pairs)
     written = json.loads(out.read_text())
     assert written["default"] == lines[-1]["default"] and "hedge" in written["weights"]
     with pytest.raises(SystemExit) as done:

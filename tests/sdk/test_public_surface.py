@@ -25,7 +25,9 @@ EXPECTED = {
 }  # fmt: skip
 
 
-PUBLIC_MODULES = {"semconv", "fingerprints", "environment_variables", "cli", "api", "client"}
+PUBLIC_MODULES = {
+    "semconv", "fingerprints", "environment_variables", "cli", "api", "client", "safejson"
+}  # fmt: skip
 
 
 def test_all_equals_the_public_names() -> None:

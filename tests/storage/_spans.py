@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import planscope.semconv as A
@@ -251,3 +251,34 @@ def count(
 ) -> int:
     rows = store.query(f"SELECT count() AS n FROM {table} WHERE {where}", params)
     return int(rows[0]["n"])
+
+
+def spans_ipc(rows: Sequence[Sequence[Any]], *, exporter_columns: bool = False) -> Any:
+    """Hand-built rows (``make_span``) as the Arrow IPC stream ``Store.insert_spans`` takes,
+    typed like the collector's flattener builds it; ``exporter_columns``: rows without
+    ``Project`` (the OTel Collector exporter's column list)."""
+    import pyarrow as pa
+    from planscope_collector._otlp import SpanColumns
+    from planscope_collector.storage import ipc_stream
+
+    schema = SpanColumns().to_arrow().schema
+    if exporter_columns:
+        schema = schema.remove(schema.get_field_index("Project"))
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(schema)
+    arrays = [pa.array(list(c), f.type) for c, f in zip(columns, schema, strict=True)]
+    return ipc_stream(pa.Table.from_arrays(arrays, schema=schema))
+
+
+def otlp_to_rows(request: Any, project: str | None) -> list[list[Any]]:
+    """An OTLP request's spans as the collector's flattener stores them, one row per span in
+    ``TRACE_COLUMNS`` order (maps as dicts, times as int nanoseconds)."""
+    import pyarrow as pa
+    from planscope_collector._otlp import SpanColumns
+
+    columns = SpanColumns()
+    columns.add(request, project)
+    table = columns.to_arrow()
+    table = table.set_column(0, "Timestamp", table["Timestamp"].cast(pa.int64()))
+    events = table["Events.Timestamp"].cast(pa.list_(pa.int64()))
+    table = table.set_column(15, "Events.Timestamp", events)
+    return [list(r.values()) for r in table.to_pylist(maps_as_pydicts="strict")]

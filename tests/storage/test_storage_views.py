@@ -7,7 +7,7 @@ from typing import Any
 
 import planscope.semconv as A
 import pytest
-from planscope_collector.storage import EXPORTER_TRACE_COLUMNS, TABLES, Store
+from planscope_collector.storage import TABLES, Store
 
 from ._spans import (
     BASE_NS,
@@ -16,6 +16,7 @@ from ._spans import (
     new_span_id,
     new_trace_id,
     planscope_trace,
+    spans_ipc,
 )
 
 DERIVED = (
@@ -40,7 +41,7 @@ def _one(store: Store, sql: str, **params: Any) -> dict[str, Any]:
 def test_exporter_shaped_insert_lands_in_default_project_and_every_view(store: Store) -> None:
     """Rows with exactly the OTel Collector exporter's column list (no Project) work unchanged."""
     trace_id = new_trace_id()
-    store.insert_spans(planscope_trace(trace_id, project=None), columns=EXPORTER_TRACE_COLUMNS)
+    store.insert_spans(spans_ipc(planscope_trace(trace_id, project=None), exporter_columns=True))
     for table in SPAN_TABLES:
         assert count(store, table, "TraceId = {t:String}", {"t": trace_id}) > 0, table
         assert count(store, table, "Project != 'default'") == 0, table
@@ -55,7 +56,7 @@ def test_exporter_shaped_insert_lands_in_default_project_and_every_view(store: S
 
 def test_planscope_trace_produces_typed_rows(store: Store) -> None:
     trace_id = new_trace_id()
-    store.insert_spans(planscope_trace(trace_id, project="p1"), dedup_token="seg-1")
+    store.insert_spans(spans_ipc(planscope_trace(trace_id, project="p1")), dedup_token="seg-1")
     where = {"t": trace_id}
 
     run = _one(store, "SELECT * FROM planscope_runs WHERE TraceId = {t:String}", **where)
@@ -183,7 +184,7 @@ def test_garbage_plan_json_keeps_raw_span_and_plan_row(store: Store) -> None:
             },
         ),
     ]
-    store.insert_spans(rows)
+    store.insert_spans(spans_ipc(rows))
     assert count(store, "otel_traces", "TraceId = {t:String}", {"t": trace_id}) == 3
     plans = store.query(
         "SELECT PlanId, Version, StepCount, PlanJsonValid FROM planscope_plans "
@@ -224,8 +225,10 @@ def test_missing_attributes_give_defaults(store: Store) -> None:
     trace_id = new_trace_id()
     kinds = (A.KIND_RUN, A.KIND_PLAN, A.KIND_STEP, A.KIND_TOOL, A.KIND_LLM)
     store.insert_spans(
-        [make_span(trace_id=trace_id, status="Error", attrs={A.SPAN_KIND: k}) for k in kinds]
-        + [make_span(trace_id=trace_id, attrs={A.SPAN_KIND: A.KIND_STEP, A.STEP_ATTEMPT: "x"})]
+        spans_ipc(
+            [make_span(trace_id=trace_id, status="Error", attrs={A.SPAN_KIND: k}) for k in kinds]
+            + [make_span(trace_id=trace_id, attrs={A.SPAN_KIND: A.KIND_STEP, A.STEP_ATTEMPT: "x"})]
+        )
     )
     run = _one(store, "SELECT * FROM planscope_runs WHERE TraceId = {t:String}", t=trace_id)
     assert (run["RunId"], run["Outcome"]) == ("", A.OUTCOME_UNKNOWN)
@@ -246,21 +249,23 @@ def test_plain_genai_spans_without_planscope_kind_are_captured(store: Store) -> 
     """Spans from other GenAI instrumentations (no planscope.span.kind) still count."""
     trace_id = new_trace_id()
     store.insert_spans(
-        [
-            make_span(
-                trace_id=trace_id,
-                attrs={
-                    A.GEN_AI_OPERATION_NAME: A.OP_CHAT,
-                    A.GEN_AI_RESPONSE_MODEL: "llama3",
-                    A.GEN_AI_USAGE_INPUT_TOKENS: 5,
-                },
-            ),
-            make_span(
-                trace_id=trace_id,
-                attrs={A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL, A.GEN_AI_TOOL_NAME: "ls"},
-            ),
-            make_span(trace_id=trace_id, attrs={"http.method": "GET"}),
-        ]
+        spans_ipc(
+            [
+                make_span(
+                    trace_id=trace_id,
+                    attrs={
+                        A.GEN_AI_OPERATION_NAME: A.OP_CHAT,
+                        A.GEN_AI_RESPONSE_MODEL: "llama3",
+                        A.GEN_AI_USAGE_INPUT_TOKENS: 5,
+                    },
+                ),
+                make_span(
+                    trace_id=trace_id,
+                    attrs={A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL, A.GEN_AI_TOOL_NAME: "ls"},
+                ),
+                make_span(trace_id=trace_id, attrs={"http.method": "GET"}),
+            ]
+        )
     )
     llm = _one(store, "SELECT * FROM planscope_llm_calls WHERE TraceId = {t:String}", t=trace_id)
     assert (llm["Model"], llm["InputTokens"]) == ("llama3", 5)
@@ -275,13 +280,13 @@ def _counts(store: Store) -> dict[str, int]:
 
 def test_same_dedup_token_twice_changes_no_table(store: Store) -> None:
     segment = planscope_trace(new_trace_id()) + planscope_trace(new_trace_id(), project="p2")
-    store.insert_spans(segment, dedup_token="segment-7")
+    store.insert_spans(spans_ipc(segment), dedup_token="segment-7")
     before = _counts(store)
     assert all(before.values()), before
-    store.insert_spans(segment, dedup_token="segment-7")  # replay after a crash
+    store.insert_spans(spans_ipc(segment), dedup_token="segment-7")  # replay after a crash
     assert _counts(store) == before
     # a different token is a different segment: everything lands again
-    store.insert_spans(segment, dedup_token="segment-8")
+    store.insert_spans(spans_ipc(segment), dedup_token="segment-8")
     after = _counts(store)
     assert after == {t: 2 * n for t, n in before.items()}
 
@@ -292,7 +297,7 @@ def test_distinct_inserts_with_identical_view_output_are_not_deduplicated(store:
     trace_id = new_trace_id()
     for token in (None, "a", "b"):
         store.insert_spans(
-            [make_span(trace_id=trace_id, attrs={}, start_ns=BASE_NS + 17)],
+            spans_ipc([make_span(trace_id=trace_id, attrs={}, start_ns=BASE_NS + 17)]),
             dedup_token=token,
         )
     # the None-token insert hashes content; the tokened ones are distinct segments
@@ -310,20 +315,24 @@ def test_trace_list_query_from_docs(store: Store) -> None:
     t1, t2, t3 = new_trace_id(), new_trace_id(), new_trace_id()
     root = new_span_id()
     store.insert_spans(
-        [make_span(trace_id=t1, span_id=root, name="root", service="api", start_ns=BASE_NS)]
+        spans_ipc(
+            [make_span(trace_id=t1, span_id=root, name="root", service="api", start_ns=BASE_NS)]
+        )
     )
     store.insert_spans(
-        [
-            make_span(
-                trace_id=t1,
-                parent=root,
-                service="worker",
-                status="Error",
-                start_ns=BASE_NS + 5_000_000_000,
-            ),
-            make_span(trace_id=t2, name="other", service="worker", start_ns=BASE_NS + 1),
-            make_span(trace_id=t3, name="p2", service="api", project="p2"),
-        ]
+        spans_ipc(
+            [
+                make_span(
+                    trace_id=t1,
+                    parent=root,
+                    service="worker",
+                    status="Error",
+                    start_ns=BASE_NS + 5_000_000_000,
+                ),
+                make_span(trace_id=t2, name="other", service="worker", start_ns=BASE_NS + 1),
+                make_span(trace_id=t3, name="p2", service="api", project="p2"),
+            ]
+        )
     )
     sql = """
         SELECT TraceId,

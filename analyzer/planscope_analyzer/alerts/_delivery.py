@@ -292,6 +292,12 @@ class Dispatcher:
         self.sent = 0
 
     def start(self) -> None:
+        # httpx logs every request's full URL at INFO, and webhook URLs carry tokens (Slack's
+        # are secrets as a whole): keep that log out of the collector's unless asked for.
+        for name in ("httpx", "httpcore"):
+            logger = logging.getLogger(name)
+            if logger.level == logging.NOTSET:
+                logger.setLevel(logging.WARNING)
         self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -9,14 +9,14 @@ threads, loaded by the collector from its ``planscope.collector_extensions`` ent
 
 from __future__ import annotations
 
-import json
 import os
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
-from planscope_collector.extensions import project_of
+from planscope import safejson
+from planscope_collector.extensions import admin_project_of, project_of
 
 from ._engine import AlertEngine
 from ._errors import RuleValidationError
@@ -31,6 +31,8 @@ __all__ = ["AlertsExtension", "extension"]
 
 MAX_RULE_BYTES = 64 * 1024
 Project = Annotated[str, Depends(project_of)]
+AdminProject = Annotated[str, Depends(admin_project_of)]
+MAX_SINCE_SECONDS = 9.2e9  # year 2262: DateTime64(9)'s end
 
 
 def _error(status: int, reason: str, problems: list[str] | None = None) -> JSONResponse:
@@ -45,8 +47,8 @@ async def _rule_body(request: Request) -> Any:
     if len(raw) > MAX_RULE_BYTES:
         raise RuleValidationError(f"rule body exceeds {MAX_RULE_BYTES} bytes")
     try:
-        data = json.loads(raw or b"null")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        data = safejson.loads(raw or b"null")
+    except (ValueError, UnicodeDecodeError) as exc:  # bad JSON, or nested too deep
         raise RuleValidationError(f"the body is not JSON: {exc}") from None
     return parse_rule(data)
 
@@ -100,21 +102,28 @@ class AlertsExtension:
             return {"rules": [_rule_json(r, engine) for r in rules]}
 
         @router.post("/rules", status_code=201, response_model=None)
-        async def create_rule(request: Request, project: Project) -> Any:
+        async def create_rule(request: Request, project: AdminProject) -> Any:
             try:
                 rule = with_id(await _rule_body(request))
             except RuleValidationError as exc:
                 return _error(422, str(exc), exc.problems)
 
-            def write() -> StoredRule | None:
+            cap = self.collector.settings.max_alert_rules
+
+            def write() -> StoredRule | str:
                 with repo.lock:
                     if repo.get(project, rule.id) is not None:
-                        return None
+                        return f"rule {rule.id!r} exists; PUT /api/alerts/rules/{rule.id}"
+                    if len(repo.current(project)) >= cap:
+                        return (
+                            f"project {project!r} has {cap} rules, the most allowed "
+                            "(max_alert_rules); delete one first"
+                        )
                     return repo.put(project, rule, source=_source(request))
 
             stored = await run(write)
-            if stored is None:
-                return _error(409, f"rule {rule.id!r} exists; PUT /api/alerts/rules/{rule.id}")
+            if isinstance(stored, str):
+                return _error(409, stored)
             engine.rules_changed()
             return JSONResponse(_rule_json(stored, engine), status_code=201)
 
@@ -144,7 +153,7 @@ class AlertsExtension:
             }
 
         @router.put("/rules/{rule_id}", response_model=None)
-        async def replace_rule(rule_id: str, request: Request, project: Project) -> Any:
+        async def replace_rule(rule_id: str, request: Request, project: AdminProject) -> Any:
             try:
                 rule = await _rule_body(request)
                 if rule.id not in (None, rule_id):
@@ -176,7 +185,7 @@ class AlertsExtension:
             return _rule_json(result, engine)
 
         @router.delete("/rules/{rule_id}", response_model=None)
-        async def delete_rule(rule_id: str, request: Request, project: Project) -> Any:
+        async def delete_rule(rule_id: str, request: Request, project: AdminProject) -> Any:
             def write() -> StoredRule | None:
                 current = repo.get(project, rule_id)
                 if current is None:
@@ -211,7 +220,9 @@ class AlertsExtension:
             project: Project,
             rule_id: str | None = None,
             state: Annotated[str | None, Query(pattern="^(firing|resolved)$")] = None,
-            since: Annotated[float, Query(ge=0, description="unix seconds")] = 0.0,
+            since: Annotated[
+                float, Query(ge=0, le=MAX_SINCE_SECONDS, description="unix seconds")
+            ] = 0.0,
             limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         ) -> dict[str, Any]:
             events = await run(
@@ -223,17 +234,22 @@ class AlertsExtension:
 
         @router.get("/state")
         async def alert_state(project: Project) -> dict[str, Any]:
-            return {
+            pending = [e for e in engine.dispatcher.pending() if e.project == project]
+            state: dict[str, Any] = {
                 "rules": engine.states(project),
-                "file": engine.file_status,
                 "engine": {
                     "enabled": self.settings.enabled,
                     "ready": engine.wait_ready(0),
                     "interval": self.settings.interval,
-                    "pending_deliveries": len(engine.dispatcher.pending()),
-                    **engine.stats,
+                    "pending_deliveries": len(pending),
                 },
             }
+            if not self.collector.auth.enabled:
+                # Open mode (one operator): the rules file and the engine's own counters and
+                # errors, which span every project. With keys a tenant sees its project only.
+                state["file"] = engine.file_status
+                state["engine"].update(engine.stats)
+            return state
 
         return router
 

@@ -12,7 +12,17 @@ as evidence for the speaker who owns their step; an LLM judge can be added.
 """
 
 from ._baselines import BASELINES
-from ._evaluate import Labelled, Score, best_default, cross_validate, format_scores, load, train
+from ._evaluate import (
+    Labelled,
+    Score,
+    best_default,
+    cross_validate,
+    format_paired,
+    format_scores,
+    load,
+    paired,
+    train,
+)
 from ._features import FEATURES, Candidate, candidates
 from ._findings import map_findings
 from ._from_trace import conversation_from_trace
@@ -38,11 +48,13 @@ __all__ = [
     "conversation_from_trace",
     "cross_validate",
     "fit",
+    "format_paired",
     "format_scores",
     "judge",
     "load",
     "map_findings",
     "owner_of",
+    "paired",
     "rank",
     "shipped",
     "train",

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from math import comb
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,9 @@ class Score:
     agent: int
     step: int
     near: tuple[int, ...]
+    agent_hits: tuple[bool, ...] = field(default=(), compare=False, repr=False)
+    """Per test log (in order): was the agent right? (for paired comparisons)"""
+    step_hits: tuple[bool, ...] = field(default=(), compare=False, repr=False)
 
     def as_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -174,12 +178,12 @@ def _ranker_pick(model: Model, g: Labelled) -> tuple[str, int] | None:
 def _score(
     protocol: str, subset: str, method: str, picks: list[tuple[Labelled, tuple[str, int] | None]]
 ) -> Score:
-    agent = sum(p is not None and p[0] == g.agent for g, p in picks)
-    step = sum(p is not None and p[1] == g.step for g, p in picks)
+    agent = tuple(p is not None and p[0] == g.agent for g, p in picks)
+    step = tuple(p is not None and p[1] == g.step for g, p in picks)
     near = tuple(
         sum(p is not None and abs(p[1] - g.step) <= t for g, p in picks) for t in TOLERANCES
     )
-    return Score(protocol, subset, method, len(picks), agent, step, near)
+    return Score(protocol, subset, method, len(picks), sum(agent), sum(step), near, agent, step)
 
 
 def _folds(logs: list[Labelled]) -> list[list[Labelled]]:
@@ -248,15 +252,66 @@ def best_default(scores: list[Score]) -> str:
     )
 
 
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test (McNemar's exact test) of ``wins`` against ``losses`` on the
+    logs where two methods disagree; ties carry no information.
+
+    >>> round(sign_test(1, 0), 2), round(sign_test(9, 1), 3)
+    (1.0, 0.021)
+    """
+    n = wins + losses
+    if not n:
+        return 1.0
+    tail = sum(comb(n, k) for k in range(min(wins, losses) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def paired(scores: list[Score]) -> list[dict[str, object]]:
+    """The ranker against the best baseline of each cross-validated protocol, log by log: on
+    how many logs only the ranker is right (``+``), only the baseline (``-``), and the sign
+    test's p-value — a difference of one log out of 14 is not evidence."""
+    groups: dict[tuple[str, str], dict[str, Score]] = {}
+    for sc in scores:
+        if sc.protocol != FIT_ON_DEV:
+            groups.setdefault((sc.protocol, sc.subset), {})[sc.method] = sc
+    out: list[dict[str, object]] = []
+    for (protocol, subset), m in groups.items():
+        ours = m.get(METHOD)
+        if ours is None:
+            continue
+        row: dict[str, object] = {"protocol": protocol, "subset": subset}
+        for measure in ("agent", "step"):
+            base = max(
+                (b for name, b in m.items() if name != METHOD),
+                key=lambda b: (getattr(b, measure), -list(BASELINES).index(b.method)),
+            )
+            a, b = getattr(ours, f"{measure}_hits"), getattr(base, f"{measure}_hits")
+            wins = sum(x and not y for x, y in zip(a, b, strict=True))
+            losses = sum(y and not x for x, y in zip(a, b, strict=True))
+            row[f"{measure}: best baseline"] = base.method
+            row[f"{measure}: +/-"] = f"+{wins}/-{losses}"
+            row[f"{measure}: p"] = f"{sign_test(wins, losses):.2f}"
+        out.append(row)
+    return out
+
+
 def format_scores(scores: list[Score]) -> str:
     """The scores as an aligned table, one block per protocol and test subset."""
-    rows = [s.as_dict() for s in scores]
+    return _table([s.as_dict() for s in scores], ("protocol", "subset"))
+
+
+def format_paired(scores: list[Score]) -> str:
+    """:func:`paired` as an aligned table."""
+    return _table(paired(scores), ())
+
+
+def _table(rows: list[dict[str, object]], block: tuple[str, ...]) -> str:
     cols = list(rows[0]) if rows else []
     widths = {c: max(len(c), *(len(str(r[c])) for r in rows)) for c in cols}
     lines = ["  ".join(c.ljust(widths[c]) for c in cols)]
-    last: tuple[object, object] | None = None
+    last: tuple[object, ...] | None = None
     for r in rows:
-        key = (r["protocol"], r["subset"])
+        key = tuple(r[c] for c in block)
         if last is not None and key != last:
             lines.append("")
         last = key

@@ -30,6 +30,7 @@ from planscope import semconv as A
 
 from ..importers import _conventions as C
 from ..importers._conversation import FRAMEWORK_MAGENTIC, Conversation, Ledger, Turn, TurnKind
+from ..importers._whowhen import is_final
 
 
 def _text(value: Any) -> str:
@@ -177,6 +178,8 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
             tk = "ledger" if ledger is not None else "thought"
         else:
             tk = "reply"
+        if rec is not None and tk in ("reply", "thought") and is_final(role, content):
+            tk = "final"  # an imported log's last word, read with the importer's rule
         turn = Turn(index, speaker, role, tk, content, target, ledger)
         have = turns.get(index)
         if have is None:

@@ -8,9 +8,11 @@ that is missing is a starvation, *unless* it is produced by a plan step that nev
 repeat the same starvation are not reported again. The planner (which decides what each
 executor gets) is blamed.
 
-Context recording is considered present in a trace only when at least one attempt recorded a
-non-empty key list or a non-zero token count; otherwise the attribute is missing (a runtime
-that does not record context) and nothing is reported, rather than flagging every step.
+Only attempts that recorded their context are judged: "recorded and empty" (the SDK writes
+``planscope.step.context.keys = []`` for ``record_context({})``) is an executor given nothing
+and is judged like any other hand-over, while an attempt without the attribute (a runtime or a
+foreign trace that does not record context) is out of scope for this detector — nothing is
+reported about it, rather than flagging every step of agents that simply do not say.
 
 Severity is ``high`` when the starved step failed (or self-assessed failure) or the run failed,
 ``medium`` otherwise. The detail carries the failure rate of starved vs fully-fed attempts in
@@ -34,13 +36,12 @@ def starved_steps(trace: TraceData) -> set[str]:
 
 def _starved_copies(trace: TraceData) -> set[str]:
     """Every step id whose attempts lack a required key (including repeated hand-overs)."""
-    if not any(a.context_keys or a.context_tokens for a in trace.attempts):
-        return set()
     latest = trace.latest_steps()
     return {
         a.step_id
         for a in trace.attempts
         if a.status != A.STATUS_SKIPPED
+        and a.context_recorded
         and a.step_id in latest
         and set(latest[a.step_id].requires) - set(a.context_keys)
     }
@@ -54,7 +55,7 @@ class ContextStarved:
     """
 
     kind = KIND
-    version = 1
+    version = 2
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Memoised per trace: plan_propagation asks for the starved steps too.
@@ -64,7 +65,7 @@ class ContextStarved:
         return list(found)
 
     def _detect(self, trace: TraceData) -> list[Finding]:
-        if not any(a.context_keys or a.context_tokens for a in trace.attempts):
+        if not any(a.context_recorded for a in trace.attempts):
             return []
         steps = {(s.plan_id, s.plan_version, s.step_id): s for s in trace.plan_steps}
         latest = trace.latest_steps()
@@ -78,7 +79,9 @@ class ContextStarved:
         handovers: set[tuple[str, tuple[str, ...]]] = set()
         # Executor-level steps the span model inferred declare no context: not judged.
         attempts = [
-            a for a in by_start(trace.attempts) if a.status != A.STATUS_SKIPPED and not a.inferred
+            a
+            for a in by_start(trace.attempts)
+            if a.status != A.STATUS_SKIPPED and a.context_recorded and not a.inferred
         ]
         n_starved = failed_starved = n_fed = failed_fed = 0
         for a in attempts:

@@ -2,12 +2,14 @@
 
 The patterns, all blamed on the planner:
 
-* **a wrong value, traced to where it entered**: the run failed, and the failure (the run's
-  outcome reason, the failed attempts' errors) names a value that is not in the run's
+* **a wrong value, traced to where it entered**: the run failed, and the failure (the failing
+  attempt's error, else the outcome check's reason) names a value that is not in the run's
   objective and that a tool call made on behalf of a plan step carried in its arguments. The
-  earliest such step is where the wrong value entered the run — the planner handed it to that
-  step (or to the step whose output carried it on) — and is blamed, whether the failure came at
-  that step, at a later step that received its output, or at the final outcome check. This is
+  earliest such step — preferring calls where the value came in through an argument named
+  like one of the step's ``requires`` keys — is where the wrong value entered the run (the
+  planner handed it to that step, or to the step whose output carried it on) and is blamed,
+  whether the failure came at that step, at a later step that received its output, or at the
+  final outcome check. This is
   data lineage through the tool arguments: a downstream failure caused by an earlier wrong
   output is found at its origin, not at the step that happened to fail.
 * **wrong plan, faithful execution**: the run's outcome is ``failure`` although every step of
@@ -34,8 +36,8 @@ The patterns, all blamed on the planner:
 Failures that arrive from outside after the agent finished are not the plan's fault: when every
 step's last attempt succeeded and the failure was observed by a tool call made outside any plan
 step after the last step ended (a status poll that learns the airline cancelled), nothing is
-reported. A runaway loop, unordered concurrent writers or unbounded replanning also explain a
-failed run, and win over the first two patterns.
+reported. A runaway loop, unordered concurrent writers, unbounded replanning or an irreversible
+action after a failure also explain a failed run, and win over the first two patterns.
 
 A more specific structural cause wins: when the trace has a context-starved step, a context a
 scheduler lost across a switch (or, for the first pattern, unordered concurrent writers), that
@@ -53,10 +55,11 @@ from typing import Any
 
 from planscope import semconv as A
 
-from .._model import PLANNER, Attempt, Finding, PlanStep, TraceData
+from .._model import PLANNER, Attempt, Finding, PlanStep, ToolCall, TraceData
 from ._base import by_start, make_finding
 from .context_lost import ContextLost
 from .context_starved import starved_steps
+from .irreversible_after_failure import IrreversibleAfterFailure
 from .runaway_loop import RunawayLoop, parent_step_names
 from .unbounded_replan import MIN_IDENTICAL_REPLANS, UnboundedReplan, version_signature
 from .write_conflict import WriteConflict
@@ -91,17 +94,24 @@ def _scalars(value: Any) -> Iterator[str]:
             yield from _scalars(v)
 
 
-def argument_values(arguments: str) -> set[str]:
-    """The string values of a tool call's captured JSON arguments (not its keys).
+def argument_values(arguments: str) -> dict[str, set[str]]:
+    """The string values of a tool call's captured JSON arguments, by top-level argument name.
 
-    >>> sorted(argument_values('{"city": "Lyon", "dates": ["2026-05-04"], "n": 3}'))
-    ['2026-05-04', 'Lyon']
+    >>> argument_values('{"city": "Lyon", "dates": ["2026-05-04"], "n": 3}')
+    {'city': {'Lyon'}, 'dates': {'2026-05-04'}}
     """
     try:
         decoded = json.loads(arguments) if arguments else None
     except ValueError:
-        return set()
-    return {v for v in _scalars(decoded) if len(v) >= MIN_VALUE_CHARS}
+        return {}
+    if not isinstance(decoded, dict):
+        return {}
+    out = {}
+    for name, value in decoded.items():
+        found = {v for v in _scalars(value) if len(v) >= MIN_VALUE_CHARS}
+        if found:
+            out[str(name)] = found
+    return out
 
 
 def similarity(a: str, b: str) -> float:
@@ -139,6 +149,7 @@ class PlanPropagation:
                 RunawayLoop().detect(trace)
                 or WriteConflict().detect(trace)
                 or UnboundedReplan().detect(trace)
+                or IrreversibleAfterFailure().detect(trace)
             )
             f = (
                 None if explained else self._wrong_value(trace) or self._faithful_failure(trace)
@@ -170,58 +181,83 @@ class PlanPropagation:
         if run is None or run.outcome != A.OUTCOME_FAILURE:
             return None
         failed = [a for a in by_start(trace.attempts) if a.failed]
-        texts = [run.outcome_reason, *(a.message for a in failed[-1:])]
-        named = {v for text in texts for v in _VALUE.findall(text)}
-        named -= set(_VALUE.findall(run.objective))
+        # What the failure names: the failing attempt's own error when a step failed (an
+        # outcome reason may dump the whole world state), else the outcome check's reason.
+        text = failed[-1].message if failed else run.outcome_reason
+        named = set(_VALUE.findall(text)) - set(_VALUE.findall(run.objective))
         if not named:
             return None
+        calls = self._carriers(trace)
+        # Values the planner handed over: passed through an argument named like one of the
+        # step's required facts (keys no step produces). A value the failure names that the
+        # planner handed over somewhere is the suspect; a constant of the plan is not.
+        handed = {v for _, _, _, planner_values, _ in calls for v in planner_values}
+        pool = (named & handed) or named
+        found = next(((c, step, vs & pool) for _, c, step, _, vs in calls if vs & pool), None)
+        if found is None:
+            return None
+        call, step_id, values = found
+        carried = sorted(values)
+        failing = failed[-1].step_id if failed else ""
+        value = ", ".join(repr(v) for v in carried[:3])
+        evidence = [run.span_id, call.span_id]
+        evidence += [a.span_id for a in trace.attempts if a.step_id == step_id]
+        evidence += [a.span_id for a in failed[-1:]]
+        where = (
+            f"and step '{failing}' failed on it"
+            if failing and failing != step_id
+            else "and it failed there"
+            if failing
+            else "and the outcome check failed on it"
+        )
+        return make_finding(
+            self,
+            trace,
+            severity="high",
+            component=PLANNER,
+            step_id=step_id,
+            evidence=evidence,
+            explanation=(
+                f"The run failed ({(text or run.outcome_reason)[:120]}); the failure names "
+                f"{value}, which is not in the objective and first entered the run at step "
+                f"'{step_id}' (an argument of tool '{call.tool}'), {where}."
+            ),
+            detail={
+                "pattern": "wrong_value",
+                "values": carried,
+                "entered_at_tool_call": call.span_id,
+                "failing_step": failing,
+            },
+        )
+
+    @staticmethod
+    def _carriers(
+        trace: TraceData,
+    ) -> list[tuple[int, ToolCall, str, set[str], set[str]]]:
+        """Tool calls on behalf of plan steps, by start: (start, call, step id, the values it
+        got through arguments named like a required planner fact, all its string values)."""
+        if "carriers" in trace._memo:
+            return list(trace._memo["carriers"])
         attempt_of = {a.span_id: a for a in trace.attempts}
         parents = parent_step_names(trace) if trace.raw else {}
-        planned = {s.step_id for s in trace.plan_steps}
+        produced = {k for s in trace.plan_steps for k in s.produces}
+        facts = {s.step_id: set(s.requires) - produced for s in trace.plan_steps}
+        out = []
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
-            carried = sorted(argument_values(t.arguments) & named)
-            if not carried:
-                continue
             parent = attempt_of.get(t.parent_span_id)
             step_id = (
                 t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
             )
-            if step_id not in planned:
+            if step_id not in facts:
                 continue
-            failing = failed[-1].step_id if failed else ""
-            value = ", ".join(repr(v) for v in carried[:3])
-            evidence = [run.span_id, t.span_id]
-            evidence += [a.span_id for a in trace.attempts if a.step_id == step_id]
-            evidence += [a.span_id for a in failed[-1:]]
-            where = (
-                f"and step '{failing}' failed on it"
-                if failing and failing != step_id
-                else "and it failed there"
-                if failing
-                else "and the outcome check failed on it"
-            )
-            return make_finding(
-                self,
-                trace,
-                severity="high",
-                component=PLANNER,
-                step_id=step_id,
-                evidence=evidence,
-                explanation=(
-                    f"The run failed ({run.outcome_reason[:120] or 'no reason recorded'}); the "
-                    f"failure names {value}, which is not in the objective and first entered "
-                    f"the run at step '{step_id}' (an argument of tool '{t.tool}'), {where}."
-                ),
-                detail={
-                    "pattern": "wrong_value",
-                    "values": carried,
-                    "entered_at_tool_call": t.span_id,
-                    "failing_step": failing,
-                },
-            )
-        return None
+            by_arg = argument_values(t.arguments)
+            if by_arg:
+                planner = {v for k, vs in by_arg.items() if k in facts[step_id] for v in vs}
+                values = {v for vs in by_arg.values() for v in vs}
+                out.append((t.start_ns, t, step_id, planner, values))
+        trace._memo["carriers"] = out
+        return list(out)
 
-    # -- helpers ------------------------------------------------------------------------------
     @staticmethod
     def _facts(steps: list[PlanStep]) -> set[str]:
         produced = {k for s in steps for k in s.produces}
@@ -272,8 +308,22 @@ class PlanPropagation:
         def fact_keys(s: PlanStep) -> set[str]:
             return {k for k in s.requires if k in facts}
 
+        # A value the planner handed to a step that the objective never mentions is a misread
+        # fact: the earliest step that received one is where it entered.
+        said = set(_VALUE.findall(run.objective))
+        misread = next(
+            (
+                (step, sorted(planner - said))
+                for _, _, step, planner, _ in self._carriers(trace)
+                if planner - said and step not in decomposed
+            ),
+            None,
+        )
+        by_id = {s.step_id: s for s in ordered}
         candidates = [s for s in ordered if is_effectful(s) and fact_keys(s)]
-        if candidates:
+        if misread is not None and misread[0] in by_id:
+            blamed = by_id[misread[0]]
+        elif candidates:
             blamed = next(
                 (s for s in candidates if self._mentioned(fact_keys(s), run.outcome_reason)),
                 candidates[0],
@@ -291,9 +341,14 @@ class PlanPropagation:
             evidence=[run.span_id, *evidence, *[p.span_id for p in trace.plans]],
             explanation=(
                 f"Every step of plan version {version} succeeded but the run failed "
-                f"({run.outcome_reason[:120] or 'no reason recorded'}); the first state change "
-                f"based on the planner's facts was step '{blamed.step_id}'"
-                + (f" (uses {', '.join(used)})" if used else "")
+                f"({run.outcome_reason[:120] or 'no reason recorded'}); "
+                + (
+                    f"step '{blamed.step_id}' was the first handed a value the objective never "
+                    f"mentions ({', '.join(repr(v) for v in misread[1][:3])})"
+                    if misread is not None and misread[0] == blamed.step_id
+                    else f"the first state change based on the planner's facts was step "
+                    f"'{blamed.step_id}'" + (f" (uses {', '.join(used)})" if used else "")
+                )
                 + "."
             ),
             detail={"pattern": "faithful_execution_failed", "facts": used, "plan_version": version},

@@ -198,10 +198,13 @@ class RunawayLoop:
 
     # -- tool calls ----------------------------------------------------------------------------
     def _tool_loops(self, trace: TraceData) -> list[Finding]:
-        """Consecutive failed calls of one tool for one step (any arguments), never recovered."""
+        """Consecutive failed calls of one tool for one step (any arguments), or of one tool
+        with the same arguments across steps (a ReAct agent's iterations), never recovered."""
         attempt_of = {a.span_id: a for a in trace.attempts}
         parents = parent_step_names(trace) if trace.raw else {}
-        groups: dict[tuple[str, str], list[ToolCall]] = defaultdict(list)
+        per_step: dict[tuple[str, str], list[ToolCall]] = defaultdict(list)
+        same_args: dict[tuple[str, str, str, int], list[ToolCall]] = defaultdict(list)
+        step_of: dict[str, str] = {}
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
             if not t.tool:
                 continue
@@ -209,9 +212,12 @@ class RunawayLoop:
             step = (
                 t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
             )
-            groups[(step, t.tool)].append(t)
-        findings = []
-        for (step_id, tool), calls in groups.items():
+            step_of[t.span_id] = step
+            per_step[(step, t.tool)].append(t)
+            if t.args_key:
+                same_args[(t.tool, t.args_key, t.plan_id, t.plan_version)].append(t)
+        streaks: dict[str, list[ToolCall]] = {}
+        for calls in [*per_step.values(), *same_args.values()]:
             streak: list[ToolCall] = []
             for c in calls:
                 streak = [*streak, c] if c.failed else []
@@ -219,6 +225,12 @@ class RunawayLoop:
                 continue
             if not _retried_within_a_version([c.plan_version for c in streak]):
                 continue
+            key = step_of[streak[0].span_id] or f"\x00{streak[0].tool}"
+            if len(streak) > len(streaks.get(key, ())):
+                streaks[key] = streak
+        findings = []
+        for streak in streaks.values():
+            step_id, tool = step_of[streak[0].span_id], streak[0].tool
             in_attempts = [
                 attempt_of[c.parent_span_id] for c in streak if c.parent_span_id in attempt_of
             ]

@@ -196,8 +196,12 @@ def _finish_plans(b: _Builder) -> None:
         s.set(A.PLAN_JSON, json_text(plan))
 
 
-def _add_step(b: _Builder, step_id: str, executor: str, description: str) -> int:
-    """Record the step in the plan in force (once per plan version); return the attempt."""
+def _add_step(b: _Builder, step_id: str, executor: str, description: str, given: list[str]) -> int:
+    """Record the step in the plan in force (once per plan version); return the attempt.
+
+    A log says what each turn was given, never what it needed: the step's ``requires`` is what
+    the importer hands it (``given``), so no detector reads the importer's own scaffolding as a
+    starved executor."""
     if b.plan_version == 0:  # an executor acted before any plan: an implicit empty plan
         b.plan_version = 1
         b.plan_steps[1] = []
@@ -210,9 +214,7 @@ def _add_step(b: _Builder, step_id: str, executor: str, description: str) -> int
                 "executor": executor,
                 "tool": None,
                 "depends_on": [steps[-1]["id"]] if steps else [],
-                "requires": ["instruction"]
-                if b.conv.framework == FRAMEWORK_MAGENTIC
-                else ["conversation"],
+                "requires": given,
                 "produces": [],
                 "irreversible": False,
             }
@@ -230,7 +232,7 @@ def _step_span(
     context: dict[str, str],
     description: str,
 ) -> SpanRecord:
-    attempt = _add_step(b, step_id, executor, description)
+    attempt = _add_step(b, step_id, executor, description, sorted(context))
     s = b.span(
         f"{A.OP_EXECUTE_STEP} {step_id}",
         A.KIND_STEP,
@@ -429,8 +431,10 @@ def _ag2(b: _Builder) -> None:
             if b.run is not None:
                 b.run.set(C.IMPORT_RECORD, t.index)
         elif t.kind == "tool":
+            # An execution output answers the step before it, with or without code in it: a
+            # tool span outside every step would be the importer's guess reported as drift.
             code = last_code if last_step is not None else ""
-            tool = _tool_span(b, t, last_step if code else None, code)
+            tool = _tool_span(b, t, last_step, code)
             if last_step is not None and code and tool.status_code == STATUS_ERROR:
                 _fail(last_step, CODE_FAILED, _last_line(t.content))
             last_code = ""

@@ -1,5 +1,5 @@
 """Read OTLP JSON files (``ExportTraceServiceRequest`` JSON, one per file or one per line),
-validate every span, and re-time them.
+validate every span with the collector's own parser, and re-time them.
 
 >>> reqs = parse_otlp_json(b'{"resourceSpans": []}', "empty.json")
 >>> len(reqs)
@@ -8,21 +8,17 @@ validate every span, and re-time them.
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from typing import Any
 
-from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
+from planscope_collector import JSON, BadPayload, parse_request
 
 from . import _conventions as C
 from ._errors import MalformedInput
 from ._spans import any_value
-
-_ID_FIELDS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
-_MAX_NANOS = (1 << 63) - 1
 
 
 def looks_like_otlp(doc: Any) -> bool:
@@ -66,103 +62,25 @@ def parse_otlp_json(data: bytes, source: str) -> list[ExportTraceServiceRequest]
 
 
 def request_from_doc(doc: Any, source: str, label: str | None) -> ExportTraceServiceRequest:
-    """One ExportTraceServiceRequest from its OTLP/JSON form (hex ids), validated."""
+    """One ExportTraceServiceRequest from its OTLP/JSON form, parsed and validated by the
+    collector's own OTLP parser (the same checks as ``POST /v1/traces``)."""
     if not looks_like_otlp(doc):
         raise MalformedInput(
             source, label, "not an OTLP ExportTraceServiceRequest (no 'resourceSpans')"
         )
-    doc = json.loads(json.dumps(doc))  # a private copy to rewrite ids in
-    for path, span in _walk(doc, source, label):
-        _ids_to_base64(span, source, _where(label, path))
-    request = ExportTraceServiceRequest()
     try:
-        json_format.ParseDict(doc, request, ignore_unknown_fields=True)
-    except json_format.ParseError as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else "parse error"
-        raise MalformedInput(source, label, f"not valid OTLP/JSON: {msg}") from None
-    for path, span in _spans_with_paths(request):
-        where = _where(label, path)
-        if len(span.trace_id) != 16 or not any(span.trace_id):
-            raise MalformedInput(source, where, "traceId must be 32 hex digits, not all zero")
-        if len(span.span_id) != 8 or not any(span.span_id):
-            raise MalformedInput(source, where, "spanId must be 16 hex digits, not all zero")
-        if span.parent_span_id and len(span.parent_span_id) != 8:
-            raise MalformedInput(source, where, "parentSpanId must be empty or 16 hex digits")
-        if span.end_time_unix_nano and span.end_time_unix_nano < span.start_time_unix_nano:
-            raise MalformedInput(source, where, "endTimeUnixNano is before startTimeUnixNano")
-        if max(span.start_time_unix_nano, span.end_time_unix_nano) > _MAX_NANOS:
-            raise MalformedInput(source, where, "timestamp beyond year 2262")
-    return request
+        return parse_request(json.dumps(doc).encode(), JSON)
+    except BadPayload as exc:
+        raise MalformedInput(source, label, str(exc)) from None
 
 
-def _where(label: str | None, path: str) -> str:
-    return f"{label}: {path}" if label else path
-
-
-def _walk(doc: dict[str, Any], source: str, label: str | None) -> list[tuple[str, Any]]:
-    out = []
-    for ri, rs in enumerate(_list(doc, ("resourceSpans", "resource_spans"), source, label, "")):
-        for si, ss in enumerate(
-            _list(rs, ("scopeSpans", "scope_spans"), source, label, f"resourceSpans[{ri}]")
-        ):
-            where = f"resourceSpans[{ri}].scopeSpans[{si}]"
-            for pi, span in enumerate(_list(ss, ("spans",), source, label, where)):
-                if not isinstance(span, dict):
-                    raise MalformedInput(
-                        source, _where(label, f"{where}.spans[{pi}]"), "expected an object"
-                    )
-                out.append((f"{where}.spans[{pi}]", span))
-                for li, link in enumerate(span.get("links") or []):
-                    out.append((f"{where}.spans[{pi}].links[{li}]", link))
-    return out
-
-
-def _list(
-    obj: Any, names: tuple[str, ...], source: str, label: str | None, where: str
-) -> list[Any]:
-    if not isinstance(obj, dict):
-        raise MalformedInput(source, _where(label, where or "document"), "expected an object")
-    for name in names:
-        if name in obj:
-            value = obj[name]
-            if value is None:
-                return []
-            if not isinstance(value, list):
-                raise MalformedInput(
-                    source, _where(label, f"{where}.{name}".lstrip(".")), "expected an array"
-                )
-            return value
-    return []
-
-
-def _ids_to_base64(obj: Any, source: str, where: str) -> None:
-    if not isinstance(obj, dict):
-        raise MalformedInput(source, where, "expected an object")
-    for field in _ID_FIELDS:
-        value = obj.get(field)
-        if value is None or value == "":
-            continue
-        if not isinstance(value, str):
-            raise MalformedInput(source, where, f"{field} must be a hex string")
-        try:
-            raw = bytes.fromhex(value)
-        except ValueError:
-            raise MalformedInput(source, where, f"{field} {value[:40]!r} is not hex") from None
-        obj[field] = base64.b64encode(raw).decode("ascii")
-
-
-def _spans_with_paths(request: ExportTraceServiceRequest) -> list[tuple[str, Any]]:
-    out = []
-    for ri, rs in enumerate(request.resource_spans):
-        for si, ss in enumerate(rs.scope_spans):
-            for pi, span in enumerate(ss.spans):
-                out.append((f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]", span))
-    return out
+def _spans(request: ExportTraceServiceRequest) -> list[Any]:
+    return [span for rs in request.resource_spans for ss in rs.scope_spans for span in ss.spans]
 
 
 def all_spans(requests: list[ExportTraceServiceRequest]) -> list[Any]:
     """Every span of a list of requests (protobuf messages, mutable in place)."""
-    return [s for r in requests for _, s in _spans_with_paths(r)]
+    return [s for r in requests for s in _spans(r)]
 
 
 def retime(requests: list[ExportTraceServiceRequest], *, end_ns: int | None = None) -> int:

@@ -130,6 +130,22 @@ def _final_answer(turns: list[Turn]) -> str | None:
     return None
 
 
+def is_final(role: str, text: str) -> bool:
+    """Whether a history entry ends the run: a Magentic-One ``Orchestrator (termination …)``
+    turn, or an AG2 turn that says only ``TERMINATE``. The stored trace is read back with the
+    same rule (``attribution.conversation_from_trace``).
+
+    >>> is_final("Orchestrator (termination condition)", "No agent selected.")
+    True
+    >>> is_final("Verification_Expert", "TERMINATE."), is_final("Verification_Expert", "Done")
+    (True, False)
+    """
+    match = _ROLE.match(role)
+    if match and match.group(2).strip().startswith("termination"):
+        return True
+    return text.strip().upper().rstrip(".!") == "TERMINATE"
+
+
 def _magentic_turns(log: WhoWhenLog) -> list[Turn]:
     turns: list[Turn] = []
     for i, m in enumerate(log.history):
@@ -145,7 +161,7 @@ def _magentic_turns(log: WhoWhenLog) -> list[Turn]:
             dispatch = _DISPATCH.match(mode)
             if dispatch:
                 kind, target = "dispatch", dispatch.group(1).strip()
-            elif mode.startswith("termination"):
+            elif is_final(role, text):
                 kind = "final"
             elif head.startswith(_PLAN_PREFIX):
                 kind = "plan"
@@ -172,7 +188,7 @@ def _ag2_turns(log: WhoWhenLog) -> list[Turn]:
             kind = "plan"
         elif name in tools:
             kind = "tool"
-        elif text.strip().upper().rstrip(".!") == "TERMINATE":
+        elif is_final(name, text):
             kind = "final"
         elif name.lower() in ("human", "user_proxy") and i == 0:
             kind = "task"

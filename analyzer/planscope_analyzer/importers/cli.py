@@ -218,10 +218,12 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         best_default,
         conversation_from_trace,
         cross_validate,
+        format_paired,
         format_scores,
         judge,
         load,
         map_findings,
+        paired,
         train,
     )
 
@@ -240,9 +242,14 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         if args.json:
             for sc in scores:
                 print(json.dumps(sc.as_dict(), ensure_ascii=False))
+            for row in paired(scores):
+                print(json.dumps({"paired": True, **row}, ensure_ascii=False))
             print(json.dumps({"default": default}))
         else:
             print(format_scores(scores))
+            print("\nranker vs the best baseline, log by log (+ only the ranker right, - only")
+            print("the baseline; p: two-sided exact sign test):\n")
+            print(format_paired(scores))
             print(f"\ndefault method by this evaluation: {default}")
         if args.write_weights:
             doc = {"default": default, **json.loads(model.to_json())}

@@ -7,7 +7,7 @@ The schema and its decisions are described in docs/storage.md.
 >>> from planscope_collector.storage import open_store, TRACE_COLUMNS
 >>> store = open_store("chdb:///var/lib/planscope")  # doctest: +SKIP
 >>> store.migrate()  # doctest: +SKIP
-['0001_otel_traces', '0002_planscope_views', '0003_ingest_batches']
+['0001_otel_traces', '0002_planscope_views', ...]
 
 Exceptions::
 
@@ -44,7 +44,7 @@ from planscope_collector.storage._schema import (
     span_kind_sql,
     status_code_sql,
 )
-from planscope_collector.storage._store import Store, open_store
+from planscope_collector.storage._store import Store, ipc_stream, open_store
 
 __all__ = [
     "EXPORTER_TRACE_COLUMNS",
@@ -58,6 +58,7 @@ __all__ = [
     "StoreError",
     "StoreRejected",
     "StoreUnavailable",
+    "ipc_stream",
     "load_migrations",
     "open_store",
     "render",

@@ -76,7 +76,7 @@ def _partition_groups(body: bytes) -> list[bytes]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    table = pa.ipc.open_stream(pa.py_buffer(body)).read_all()
+    table = pa.ipc.open_stream(pa.py_buffer(body)).read_all()  # a Buffer or bytes
     days = pc.cast(pc.cast(table["Timestamp"], pa.date32()), pa.int32()).to_numpy()
     distinct = np.unique(days)
     if len(distinct) <= MAX_PARTITIONS_PER_INSERT:
@@ -84,12 +84,24 @@ def _partition_groups(body: bytes) -> list[bytes]:
     group = np.searchsorted(distinct, days) // MAX_PARTITIONS_PER_INSERT
     blocks = []
     for number in range(int(group.max()) + 1):
-        part = table.filter(pa.array(group == number))
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, part.schema) as stream:
-            stream.write_table(part)
-        blocks.append(sink.getvalue().to_pybytes())
+        blocks.append(ipc_stream(table.filter(pa.array(group == number))).to_pybytes())
     return blocks
+
+
+def ipc_stream(table: Any) -> Any:
+    """A ``pyarrow.Table`` as one Arrow IPC stream (a ``pyarrow.Buffer``, bytes-like, not
+    copied): the one encoding spans travel in, from the flatten worker to the store.
+
+    >>> import pyarrow as pa
+    >>> len(ipc_stream(pa.table({"a": [1]}))) > 0
+    True
+    """
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as stream:
+        stream.write_table(table)
+    return sink.getvalue()
 
 
 _BOOTSTRAP_SQL = """
@@ -425,53 +437,18 @@ class Store:
 
     # -- writes ------------------------------------------------------------------------------
 
-    def insert_spans(
-        self,
-        rows: Sequence[Sequence[Any]],
-        *,
-        dedup_token: str | None = None,
-        columns: Sequence[str] = TRACE_COLUMNS,
-    ) -> None:
+    def insert_spans(self, body: Any, *, dedup_token: str | None = None) -> None:
         """Insert spans into ``otel_traces`` (and so, through the views, every derived table).
 
-        Each row has one value per name in ``columns`` (default :data:`TRACE_COLUMNS`); timestamps
-        may be int nanoseconds. With ``dedup_token`` (e.g. the spool segment id), inserting the
-        same rows again with the same token changes nothing, in ``otel_traces`` or any view.
-
-        >>> store.insert_spans(rows, dedup_token="segment-000042")  # doctest: +SKIP
-        """
-        self.insert_rows(TRACES_TABLE, rows, columns, dedup_token=dedup_token)
-
-    def insert_span_table(self, table: Any, *, dedup_token: str | None = None) -> None:
-        """Insert a ``pyarrow.Table`` of spans into ``otel_traces`` (the collector's fast path).
-
-        The table's columns are :data:`TRACE_COLUMNS` (or :data:`EXPORTER_TRACE_COLUMNS`) in
-        that order, typed as :meth:`SpanColumns.to_arrow` builds them. It is sent as one
-        ``ArrowStream`` block, which ClickHouse (and chDB) decode natively, so the rows skip
-        clickhouse-connect's Python encoder. Deduplication works exactly as in
-        :meth:`insert_spans`.
-
-        >>> store.insert_span_table(columns.to_arrow(), dedup_token="spool:42")  # doctest: +SKIP
-        """
-        import pyarrow as pa
-
-        names = tuple(table.column_names)
-        if names not in (TRACE_COLUMNS, EXPORTER_TRACE_COLUMNS):
-            raise StoreError(f"span table columns {names} are not {TRACE_COLUMNS}")
-        if table.num_rows == 0:
-            return
-        sink = pa.BufferOutputStream()
-        with pa.ipc.new_stream(sink, table.schema) as stream:
-            stream.write_table(table)
-        self._insert_span_stream(names, sink.getvalue().to_pybytes(), dedup_token)
-
-    def insert_span_ipc(self, body: bytes, *, dedup_token: str | None = None) -> None:
-        """Insert spans already encoded as an Arrow IPC stream (``SpanColumns.to_ipc``).
-
-        The collector's writer gets a segment in this form from its flatten worker process and
-        sends the bytes as they are. The stream's schema must name :data:`TRACE_COLUMNS` (or
+        ``body`` is an Arrow IPC stream (bytes-like) as :func:`ipc_stream` encodes the table
+        ``SpanColumns.to_arrow`` builds; the collector's writer gets it from its flatten worker
+        and sends it as it is, as one ``ArrowStream`` block that ClickHouse (and chDB) decode
+        natively. The schema must name :data:`TRACE_COLUMNS` (or
         :data:`EXPORTER_TRACE_COLUMNS`) in that order; it is checked before anything is sent.
-        Deduplication works exactly as in :meth:`insert_spans`.
+        With ``dedup_token`` (e.g. the spool segment id), inserting the same spans again with the
+        same token changes nothing, in ``otel_traces`` or any view.
+
+        >>> store.insert_spans(columns.to_ipc(), dedup_token="spool:42")  # doctest: +SKIP
         """
         import pyarrow as pa
 

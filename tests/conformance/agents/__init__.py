@@ -1,0 +1,13 @@
+"""The conformance suite's agents: one module per source, each ``run(provider, base_url,
+scenarios, mark)``; run one with ``python -m tests.conformance.agents SOURCE``."""
+
+SOURCES = (
+    "openinference_openai",
+    "openinference_langgraph",
+    "openllmetry_openai",
+    "pydantic_ai",
+    "openai_agents",
+    "genai_semconv",
+    "genai_grpc",
+)
+"""Every source, in the order the suite runs them."""

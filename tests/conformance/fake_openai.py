@@ -1,0 +1,242 @@
+"""A deterministic OpenAI-compatible chat-completions server for the conformance suite.
+
+Every answer is a pure function of the request, so the real clients (``openai``, LangChain,
+pydantic-ai, the Agents SDK) see the same conversation on every run:
+
+* a conversation whose first message names the *planner* gets the plan: a JSON list of steps;
+* an executor conversation (any other) gets a call of the tool its last user message names;
+* after a tool result that reports an error, the same tool is called again with the same
+  arguments, until :data:`MAX_TOOL_ATTEMPTS` failed results are in the conversation: then the
+  model gives up in plain text (the runaway loop the analyzers must find);
+* after a successful tool result, the model answers in plain text.
+
+Usage is counted deterministically from the characters of the request and the answer.
+
+>>> answer({"model": "m", "messages": [{"role": "system", "content": "You are the planner."}]})[
+...     "choices"][0]["message"]["content"].startswith("[")
+True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse
+
+MODEL = "gpt-4o-mini"
+MAX_TOOL_ATTEMPTS = 5
+"""Failed results of one tool in a conversation before the model stops calling it."""
+PLAN: list[dict[str, str]] = [
+    {"id": "lookup", "description": "Look up order 42 with lookup_order", "tool": "lookup_order"},
+    {"id": "refund", "description": "Refund order 42 with issue_refund", "tool": "issue_refund"},
+]
+"""The planner's answer, for every objective."""
+FAILURE = re.compile(r"error|fail|timeout|exception|retry", re.IGNORECASE)
+
+
+def _text(content: Any) -> str:
+    """A message's content as text (a string, or a list of content parts)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return ""
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // 4)
+
+
+def _tool_names(body: dict[str, Any]) -> list[str]:
+    return [
+        str(t.get("function", {}).get("name", ""))
+        for t in body.get("tools") or []
+        if isinstance(t, dict)
+    ]
+
+
+def _executor_turn(messages: list[dict[str, Any]], tools: list[str]) -> dict[str, Any]:
+    """The assistant message for an executor conversation (see the module docstring)."""
+    last = messages[-1] if messages else {}
+    if last.get("role") == "tool":
+        result = _text(last.get("content"))
+        calls = {
+            c.get("id"): c
+            for m in messages
+            if m.get("role") == "assistant"
+            for c in m.get("tool_calls") or []
+        }
+        call = calls.get(last.get("tool_call_id"), {})
+        name = str(call.get("function", {}).get("name", ""))
+        if not FAILURE.search(result):
+            return {"role": "assistant", "content": f"done: {result}"}
+        failed = sum(
+            1
+            for m in messages
+            if m.get("role") == "tool"
+            and FAILURE.search(_text(m.get("content")))
+            and calls.get(m.get("tool_call_id"), {}).get("function", {}).get("name") == name
+        )
+        if failed >= MAX_TOOL_ATTEMPTS:
+            return {"role": "assistant", "content": f"giving up: {name} failed {failed} times"}
+        return _call(name, str(call.get("function", {}).get("arguments", "{}")), len(messages))
+    prompt = next(
+        (_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
+    )
+    name = next((t for t in tools if t and t in prompt), tools[0] if tools else "")
+    if not name:
+        return {"role": "assistant", "content": "nothing to do"}
+    return _call(name, json.dumps({"order_id": "42"}), len(messages))
+
+
+def _call(name: str, arguments: str, turn: int) -> dict[str, Any]:
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{name}_{turn}",
+                "type": "function",
+                "function": {"name": name, "arguments": arguments},
+            }
+        ],
+    }
+
+
+def answer(body: dict[str, Any]) -> dict[str, Any]:
+    """The chat-completion response for one request body."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    first = _text(messages[0].get("content")) if messages else ""
+    if "planner" in first.lower():
+        message: dict[str, Any] = {"role": "assistant", "content": json.dumps(PLAN)}
+    else:
+        message = _executor_turn(messages, _tool_names(body))
+    reason = "tool_calls" if message.get("tool_calls") else "stop"
+    prompt_tokens = _tokens(json.dumps(messages))
+    completion_tokens = _tokens(json.dumps(message))
+    return {
+        "id": f"chatcmpl-{len(messages)}",
+        "object": "chat.completion",
+        "created": 1_760_000_000,
+        "model": str(body.get("model") or MODEL),
+        "system_fingerprint": "fp_conformance",
+        "choices": [{"index": 0, "message": message, "finish_reason": reason, "logprobs": None}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+def _chunks(response: dict[str, Any]) -> list[dict[str, Any]]:
+    """The same answer as server-sent chunks (for clients that stream)."""
+    message = response["choices"][0]["message"]
+    delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [dict(c, index=i) for i, c in enumerate(message["tool_calls"])]
+    base = {k: response[k] for k in ("id", "created", "model", "system_fingerprint")}
+    return [
+        dict(base, object="chat.completion.chunk", choices=[{"index": 0, "delta": delta}]),
+        dict(
+            base,
+            object="chat.completion.chunk",
+            choices=[
+                {"index": 0, "delta": {}, "finish_reason": response["choices"][0]["finish_reason"]}
+            ],
+            usage=response["usage"],
+        ),
+    ]
+
+
+@dataclass(frozen=True)
+class Served:
+    """One completion the server answered: when, its usage, how many tool calls it asked for."""
+
+    time_ns: int
+    input_tokens: int
+    output_tokens: int
+    tool_calls: int
+
+
+def create_app(log: list[Served] | None = None) -> FastAPI:
+    """The server's routes: ``POST /v1/chat/completions`` and ``GET /v1/models``; every
+    completion served is appended to ``log``."""
+    app = FastAPI()
+    served = log if log is not None else []
+
+    @app.post("/v1/chat/completions", response_model=None)
+    async def chat_completions(request: Request) -> Any:
+        try:
+            body = await request.json()
+        except ValueError:
+            return JSONResponse({"error": {"message": "body is not JSON"}}, status_code=400)
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            return JSONResponse({"error": {"message": "messages must be a list"}}, status_code=400)
+        response = answer(body)
+        served.append(
+            Served(
+                time.time_ns(),
+                response["usage"]["prompt_tokens"],
+                response["usage"]["completion_tokens"],
+                len(response["choices"][0]["message"].get("tool_calls") or []),
+            )
+        )
+        if not body.get("stream"):
+            return JSONResponse(response)
+        lines = "".join(f"data: {json.dumps(c)}\n\n" for c in _chunks(response))
+        return PlainTextResponse(lines + "data: [DONE]\n\n", media_type="text/event-stream")
+
+    @app.get("/v1/models")
+    async def models() -> dict[str, Any]:
+        return {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "test"}]}
+
+    return app
+
+
+@dataclass
+class ModelServer:
+    """The fake model server under uvicorn in a thread on a free loopback port.
+
+    >>> with ModelServer() as server:
+    ...     server.base_url.endswith("/v1")
+    True
+    """
+
+    log: list[Served] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        config = uvicorn.Config(
+            create_app(self.log), host="127.0.0.1", port=0, log_level="warning", lifespan="off"
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="fake-openai", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        port = self._server.servers[0].sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}/v1"
+
+    def served(self, start_ns: int, end_ns: int) -> list[Served]:
+        """What the server answered between two instants (one scenario of one agent)."""
+        return [s for s in self.log if start_ns <= s.time_ns <= end_ns]
+
+    def __enter__(self) -> ModelServer:
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the fake model server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=30)
