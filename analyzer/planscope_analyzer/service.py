@@ -246,7 +246,8 @@ class AnalyzerService:
                 "quiet_before": ns_to_datetime(now - int(self.quiet_seconds * 1e9)),
             },
         )
-        ids = [str(r["trace_id"]) for r in rows]
+        with self._lock:  # traces this process was told about are analysed by run_due
+            ids = [t for r in rows if (project, t := str(r["trace_id"])) not in self._pending]
         if not ids:
             return AnalysisResult()
         price_new_models(self.collector.store)

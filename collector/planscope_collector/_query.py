@@ -243,13 +243,12 @@ class TraceQueries:
             model.setdefault(m.pop("span_id"), m)
         spans = [_span(row, model.get(row["span_id"])) for row in rows]
         plans = [s["plan"] for s in spans if s.get("plan") is not None]
-        if offset == 0:
-            plans += self._observed_plans(params)
         metrics = self.store.query(
             run_metrics_sql("Project = {project:String} AND TraceId = {trace_id:String}"),
             params,
         )
-        runs = self.store.query(_RUN_SQL, params)
+        if offset == 0 and metrics and metrics[0]["ObservedPlans"]:
+            plans += self._observed_plans(params)
         count = int(total["n"])
         return {
             "trace_id": trace_id,
@@ -257,7 +256,7 @@ class TraceQueries:
             "span_count": count,
             "start_ns": int(total["start_ns"]),
             "end_ns": int(total["end_ns"]),
-            "run": _run_summary(runs[0]) if runs else None,
+            "run": _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None,
             "plans": plans,
             "metrics": _metrics(metrics[0]) if metrics else None,
             "spans": spans,
@@ -341,25 +340,21 @@ def _span(row: dict[str, Any], model: dict[str, Any] | None) -> dict[str, Any]:
     return span
 
 
-_RUN_SQL = """
-SELECT SpanId AS span_id, RunId AS run_id, AgentName AS agent, Objective AS objective,
-       Variant AS variant, Outcome AS outcome, OutcomeReason AS outcome_reason,
-       Budget AS budget, Inferred AS inferred, Source AS source
-FROM planscope_runs
-WHERE Project = {project:String} AND TraceId = {trace_id:String}
-ORDER BY Start, SpanId
-LIMIT 1
-"""
-"""The outermost run of a trace, as the span model recorded it."""
-
-
-def _run_summary(row: dict[str, Any]) -> dict[str, Any]:
-    out = dict(row)
-    out["inferred"] = bool(out["inferred"])
-    for key in ("agent", "objective", "variant", "outcome_reason", "source"):
-        out[key] = out[key] or None
+def _run_summary(m: dict[str, Any]) -> dict[str, Any]:
+    """The outermost run of a trace, from the run model's row."""
     try:
-        out["budget"] = safejson.loads(row["budget"]) if row["budget"] else None
+        budget = safejson.loads(m["Budget"]) if m["Budget"] else None
     except ValueError:
-        out["budget"] = row["budget"]
-    return out
+        budget = m["Budget"]
+    return {
+        "span_id": m["RunSpanId"],
+        "run_id": m["RunId"],
+        "agent": m["Agent"] or None,
+        "objective": m["Objective"] or None,
+        "variant": m["Variant"] or None,
+        "outcome": m["Outcome"] or None,
+        "outcome_reason": m["OutcomeReason"] or None,
+        "budget": budget,
+        "inferred": bool(m["RunInferred"]),
+        "source": m["RunSource"] or None,
+    }

@@ -62,6 +62,13 @@ METRIC_COLUMNS: Final = (
     "RunStart",
     "RunDuration",
     "HasRun",
+    "RunSpanId",
+    "Objective",
+    "OutcomeReason",
+    "Budget",
+    "RunInferred",
+    "RunSource",
+    "ObservedPlans",
     "StepAttempts",
     "Retries",
     "FailedSteps",
@@ -100,6 +107,10 @@ SELECT TraceId,
        max(bRunId) AS RunId, max(bAgent) AS Agent, max(bOutcome) AS Outcome,
        max(bVariant) AS Variant, max(bService) AS Service,
        max(bRunStart) AS RunStart, max(bRunDuration) AS RunDuration, max(bHasRun) AS HasRun,
+       max(bRunSpan) AS RunSpanId, max(bObjective) AS Objective,
+       max(bOutcomeReason) AS OutcomeReason, max(bBudget) AS Budget,
+       max(bRunInferred) AS RunInferred, max(bRunSource) AS RunSource,
+       sum(bObserved) AS ObservedPlans,
        sum(bAttempts) AS StepAttempts, sum(bRetries) AS Retries, sum(bFailed) AS FailedSteps,
        argMax(bWorstStep, bWorst) AS WorstStep, max(bWorst) AS WorstStepAttempts,
        sum(bVersions) AS PlanVersions, sum(bReplans) AS Replans,
@@ -113,6 +124,10 @@ FROM (
            toString(argMin(Variant, Start)) AS bVariant,
            toString(argMin(ServiceName, Start)) AS bService,
            min(Start) AS bRunStart, argMin(Duration, Start) AS bRunDuration, toUInt8(1) AS bHasRun,
+           argMin(SpanId, Start) AS bRunSpan, argMin(Objective, Start) AS bObjective,
+           argMin(OutcomeReason, Start) AS bOutcomeReason, argMin(Budget, Start) AS bBudget,
+           argMin(Inferred, Start) AS bRunInferred, toString(argMin(Source, Start)) AS bRunSource,
+           toInt64(0) AS bObserved,
            toInt64(0) AS bAttempts, toInt64(0) AS bRetries, toInt64(0) AS bFailed,
            '' AS bWorstStep, toInt64(0) AS bWorst, toInt64(0) AS bVersions,
            toInt64(0) AS bReplans, toInt64(0) AS bLlm, toInt64(0) AS bIn, toInt64(0) AS bOut,
@@ -123,6 +138,7 @@ FROM (
     GROUP BY TraceId
     UNION ALL
     SELECT TraceId, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
+           '', '', '', '', toUInt8(0), '', 0,
            sum(sRan), sum(greatest(sRan - 1, 0)), sum(sFailed), argMax(StepId, sCount),
            max(sCount), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
     FROM (
@@ -135,6 +151,7 @@ FROM (
     GROUP BY TraceId
     UNION ALL
     SELECT TraceId, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
+           '', '', '', '', toUInt8(0), '', toInt64(countIf(Inferred = 1)),
            0, 0, 0, '', 0, toInt64(uniqExact(SpanId)),
            toInt64(uniqExact(SpanId)) - toInt64(uniqExact(PlanId)), 0, 0, 0, 0, 0, 0, 0, 0
     FROM planscope_plans
@@ -142,6 +159,7 @@ FROM (
     GROUP BY TraceId
     UNION ALL
     SELECT TraceId, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
+           '', '', '', '', toUInt8(0), '', 0,
            0, 0, 0, '', 0, 0, 0, toInt64(count()), toInt64(sum(InputTokens)),
            toInt64(sum(OutputTokens)), toInt64(sum(CacheReadTokens)),
            toInt64(sum(ReasoningTokens)), sum(EffectiveCostUsd), 0, 0
@@ -150,6 +168,7 @@ FROM (
     GROUP BY TraceId
     UNION ALL
     SELECT TraceId, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
+           '', '', '', '', toUInt8(0), '', 0,
            0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, toInt64(count()),
            toInt64(countIf(StatusCode = 'Error'))
     FROM planscope_tool_calls

@@ -147,9 +147,8 @@ def test_rows_an_otel_collector_wrote_directly_are_mapped_and_analysed(
     """An OpenTelemetry Collector's clickhouseexporter inserts into otel_traces itself: the span
     model's views map the rows, and the ``--role all`` server finds and analyses the trace."""
     from planscope import semconv as A
-    from planscope_collector.storage import EXPORTER_TRACE_COLUMNS
 
-    from tests.storage._spans import make_span, new_span_id, new_trace_id
+    from tests.storage._spans import make_span, new_span_id, new_trace_id, spans_ipc
 
     monkeypatch.setattr(service, "QUIET_SECONDS", 0.1)
     monkeypatch.setattr(service, "POLL_SECONDS", 0.2)
@@ -174,7 +173,7 @@ def test_rows_an_otel_collector_wrote_directly_are_mapped_and_analysed(
     ]  # fmt: skip
     settings = CollectorSettings(data_dir=tmp_path / "data", port=0, flush_interval=0.05)
     with BackgroundServer(settings) as s:
-        s.app.state.collector.store.insert_spans(rows, columns=EXPORTER_TRACE_COLUMNS)
+        s.app.state.collector.store.insert_spans(spans_ipc(rows, exporter_columns=True))
         body = _wait(
             s.url,
             f"/api/traces/{t}/findings",

@@ -15,7 +15,7 @@ from planscope_collector.prices import price_new_models
 from planscope_collector.runmodel import run_metrics_sql
 from planscope_collector.storage import Store
 
-from ._spans import BASE_NS, make_span, new_span_id, new_trace_id
+from ._spans import BASE_NS, make_span, new_span_id, new_trace_id, spans_ipc
 
 MS = 1_000_000
 
@@ -38,46 +38,48 @@ def test_pydantic_ai_shape_is_a_run_with_llm_and_tool_calls(store: Store) -> Non
     """A root ``invoke_agent planner`` with no planscope kind is a run (the issue's example)."""
     t, root, tools = new_trace_id(), new_span_id(), new_span_id()
     store.insert_spans(
-        [
-            make_span(
-                trace_id=t,
-                span_id=root,
-                name="invoke_agent planner",
-                attrs={
-                    A.GEN_AI_OPERATION_NAME: "invoke_agent",
-                    A.GEN_AI_AGENT_NAME: "planner",
-                    "gen_ai.usage.input_tokens": 30,
-                },
-                duration_ns=50 * MS,
-            ),
-            make_span(
-                trace_id=t,
-                parent=root,
-                name="chat gpt-4o-mini",
-                start_ns=BASE_NS + MS,
-                attrs={
-                    A.GEN_AI_OPERATION_NAME: "chat",
-                    A.GEN_AI_PROVIDER_NAME: "openai",
-                    A.GEN_AI_REQUEST_MODEL: "gpt-4o-mini",
-                    A.GEN_AI_USAGE_INPUT_TOKENS: 1000,
-                    A.GEN_AI_USAGE_OUTPUT_TOKENS: 200,
-                    A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: 400,
-                },
-            ),
-            make_span(trace_id=t, span_id=tools, parent=root, name="running tools"),
-            make_span(
-                trace_id=t,
-                parent=tools,
-                name="execute_tool get_weather",
-                start_ns=BASE_NS + 2 * MS,
-                status="Error",
-                attrs={
-                    A.GEN_AI_OPERATION_NAME: "execute_tool",
-                    A.GEN_AI_TOOL_NAME: "get_weather",
-                    "tool_arguments": '{"city": "Paris"}',
-                },
-            ),
-        ]
+        spans_ipc(
+            [
+                make_span(
+                    trace_id=t,
+                    span_id=root,
+                    name="invoke_agent planner",
+                    attrs={
+                        A.GEN_AI_OPERATION_NAME: "invoke_agent",
+                        A.GEN_AI_AGENT_NAME: "planner",
+                        "gen_ai.usage.input_tokens": 30,
+                    },
+                    duration_ns=50 * MS,
+                ),
+                make_span(
+                    trace_id=t,
+                    parent=root,
+                    name="chat gpt-4o-mini",
+                    start_ns=BASE_NS + MS,
+                    attrs={
+                        A.GEN_AI_OPERATION_NAME: "chat",
+                        A.GEN_AI_PROVIDER_NAME: "openai",
+                        A.GEN_AI_REQUEST_MODEL: "gpt-4o-mini",
+                        A.GEN_AI_USAGE_INPUT_TOKENS: 1000,
+                        A.GEN_AI_USAGE_OUTPUT_TOKENS: 200,
+                        A.GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: 400,
+                    },
+                ),
+                make_span(trace_id=t, span_id=tools, parent=root, name="running tools"),
+                make_span(
+                    trace_id=t,
+                    parent=tools,
+                    name="execute_tool get_weather",
+                    start_ns=BASE_NS + 2 * MS,
+                    status="Error",
+                    attrs={
+                        A.GEN_AI_OPERATION_NAME: "execute_tool",
+                        A.GEN_AI_TOOL_NAME: "get_weather",
+                        "tool_arguments": '{"city": "Paris"}',
+                    },
+                ),
+            ]
+        )
     )
     (run,) = _rows(store, "planscope_runs", t)
     assert (run["SpanId"], run["AgentName"], run["Inferred"], run["Source"]) == (
@@ -166,7 +168,7 @@ def test_openinference_agent_with_tool_retries_and_carried_cost(store: Store) ->
                 },
             )
         )
-    store.insert_spans(spans)
+    store.insert_spans(spans_ipc(spans))
     (run,) = _rows(store, "planscope_runs", t)
     assert (run["Source"], run["Outcome"], run["Objective"]) == (
         "openinference",
@@ -215,14 +217,18 @@ def test_langgraph_nodes_are_steps_and_a_planner_output_is_an_observed_plan(stor
         attrs={A.OI_SPAN_KIND: "CHAIN", A.OI_METADATA: json.dumps({"langgraph_node": "planner"})},
     )
     store.insert_spans(
-        [
-            make_span(trace_id=t, span_id=root, name="LangGraph", attrs={A.OI_SPAN_KIND: "CHAIN"}),
-            node("planner", 1, output=plan_out),
-            node("executor", 2, status="Error"),
-            node("executor", 3, status="Error"),
-            node("executor", 4),
-            inner,
-        ]
+        spans_ipc(
+            [
+                make_span(
+                    trace_id=t, span_id=root, name="LangGraph", attrs={A.OI_SPAN_KIND: "CHAIN"}
+                ),
+                node("planner", 1, output=plan_out),
+                node("executor", 2, status="Error"),
+                node("executor", 3, status="Error"),
+                node("executor", 4),
+                inner,
+            ]
+        )
     )
     steps = _rows(store, "planscope_step_attempts", t)
     assert [(s["StepId"], s["Status"]) for s in steps] == [
@@ -246,39 +252,41 @@ def test_langgraph_nodes_are_steps_and_a_planner_output_is_an_observed_plan(stor
 def test_openllmetry_workflow_task_tool_and_llm(store: Store) -> None:
     t, root, task = new_trace_id(), new_span_id(), new_span_id()
     store.insert_spans(
-        [
-            make_span(
-                trace_id=t,
-                span_id=root,
-                name="support.workflow",
-                attrs={A.TL_SPAN_KIND: "workflow", A.TL_ENTITY_NAME: "support"},
-            ),
-            make_span(
-                trace_id=t,
-                span_id=task,
-                parent=root,
-                name="triage.task",
-                attrs={A.TL_SPAN_KIND: "task", A.TL_ENTITY_NAME: "triage"},
-            ),
-            make_span(
-                trace_id=t,
-                parent=task,
-                name="openai.chat",
-                attrs={
-                    A.TL_REQUEST_TYPE: "chat",
-                    A.GEN_AI_SYSTEM: "OpenAI",
-                    A.GEN_AI_REQUEST_MODEL: "gpt-4o-mini",
-                    A.GEN_AI_USAGE_PROMPT_TOKENS: 10,
-                    A.GEN_AI_USAGE_COMPLETION_TOKENS: 4,
-                },
-            ),
-            make_span(
-                trace_id=t,
-                parent=task,
-                name="search.tool",
-                attrs={A.TL_SPAN_KIND: "tool", A.TL_ENTITY_NAME: "search"},
-            ),
-        ]
+        spans_ipc(
+            [
+                make_span(
+                    trace_id=t,
+                    span_id=root,
+                    name="support.workflow",
+                    attrs={A.TL_SPAN_KIND: "workflow", A.TL_ENTITY_NAME: "support"},
+                ),
+                make_span(
+                    trace_id=t,
+                    span_id=task,
+                    parent=root,
+                    name="triage.task",
+                    attrs={A.TL_SPAN_KIND: "task", A.TL_ENTITY_NAME: "triage"},
+                ),
+                make_span(
+                    trace_id=t,
+                    parent=task,
+                    name="openai.chat",
+                    attrs={
+                        A.TL_REQUEST_TYPE: "chat",
+                        A.GEN_AI_SYSTEM: "OpenAI",
+                        A.GEN_AI_REQUEST_MODEL: "gpt-4o-mini",
+                        A.GEN_AI_USAGE_PROMPT_TOKENS: 10,
+                        A.GEN_AI_USAGE_COMPLETION_TOKENS: 4,
+                    },
+                ),
+                make_span(
+                    trace_id=t,
+                    parent=task,
+                    name="search.tool",
+                    attrs={A.TL_SPAN_KIND: "tool", A.TL_ENTITY_NAME: "search"},
+                ),
+            ]
+        )
     )
     (run,) = _rows(store, "planscope_runs", t)
     assert (run["AgentName"], run["Source"]) == ("support", "traceloop")
@@ -293,29 +301,31 @@ def test_openllmetry_workflow_task_tool_and_llm(store: Store) -> None:
 def test_planscope_kind_wins_and_garbage_never_fails_the_insert(store: Store) -> None:
     t = new_trace_id()
     store.insert_spans(
-        [
-            make_span(
-                trace_id=t,
-                name="invoke_agent x",
-                attrs={
-                    A.SPAN_KIND: A.KIND_RUN,
-                    A.RUN_ID: "r1",
-                    A.GEN_AI_OPERATION_NAME: "invoke_agent",
-                    A.OI_SPAN_KIND: "LLM",
-                },
-            ),
-            make_span(
-                trace_id=t,
-                parent="ab",
-                name="x",
-                attrs={
-                    A.GEN_AI_OPERATION_NAME: "plan",
-                    A.OI_OUTPUT_VALUE: "[{oops",
-                    A.GEN_AI_USAGE_INPUT_TOKENS: "NaN",
-                    A.OI_METADATA: "{not json",
-                },
-            ),
-        ]
+        spans_ipc(
+            [
+                make_span(
+                    trace_id=t,
+                    name="invoke_agent x",
+                    attrs={
+                        A.SPAN_KIND: A.KIND_RUN,
+                        A.RUN_ID: "r1",
+                        A.GEN_AI_OPERATION_NAME: "invoke_agent",
+                        A.OI_SPAN_KIND: "LLM",
+                    },
+                ),
+                make_span(
+                    trace_id=t,
+                    parent="ab",
+                    name="x",
+                    attrs={
+                        A.GEN_AI_OPERATION_NAME: "plan",
+                        A.OI_OUTPUT_VALUE: "[{oops",
+                        A.GEN_AI_USAGE_INPUT_TOKENS: "NaN",
+                        A.OI_METADATA: "{not json",
+                    },
+                ),
+            ]
+        )
     )
     (run,) = _rows(store, "planscope_runs", t)
     assert (run["RunId"], run["Inferred"], run["Source"]) == ("r1", 0, "planscope")
