@@ -29,8 +29,12 @@ QUICK: dict[str, list[str]] = {
     "exporter_indexes": ["--traces", "72", "--repeat", "1"],
     "scheduler_detectors": [],
     "dashboard_render": ["--repeat", "2"],
+    "detector_corpus": ["--split", "heldout"],
+    "host_attribution": ["11", "20"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
+TABLES_ONLY = {"scheduler_detectors", "host_attribution"}
+"""Benchmarks that print tables and take no ``--json``."""
 BENCHMARKS = tuple(QUICK)
 SCHEDULER_SUITE = ["--fault-rate", "0.6", "--seed", "41", "--variants", "scheduler", "--no-degrade"]
 """``scheduler_detectors`` scores a stored ``planscope evaluate`` suite: this one, made first
@@ -61,7 +65,7 @@ def main() -> int:
                 failed.append(name)
                 continue
             cmd.append(workdir)
-        if args.json_dir is not None and name != "scheduler_detectors":  # prints tables only
+        if args.json_dir is not None and name not in TABLES_ONLY:
             args.json_dir.mkdir(parents=True, exist_ok=True)
             cmd += ["--json", str(args.json_dir / f"{name}.json")]
         print(f"\n=== {name}: {' '.join(cmd)}", flush=True)

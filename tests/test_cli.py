@@ -28,6 +28,17 @@ def planscope(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
     )
 
 
+def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``planscope ARGS`` run in this process (seconds faster than a fresh interpreter); an
+    exception that escapes ``main`` fails the test like a traceback would."""
+    from planscope._cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(list(args))
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(args, int(exit_.value.code or 0), out.out, out.err)
+
+
 def failed_cleanly(out: subprocess.CompletedProcess[str], *words: str) -> None:
     assert out.returncode != 0, out.stdout
     assert "Traceback" not in out.stderr, out.stderr
@@ -125,3 +136,66 @@ def test_alerts_add_of_an_existing_rule_names_replace(
     assert again.returncode == 1 and "--replace" in again.stderr
     replaced = planscope(*add, "--replace")
     assert replaced.returncode == 0 and "version 1" in replaced.stdout  # unchanged: no bump
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (("run", "--slots", "0"), ("--slots", "at least 1")),
+        (("suite", "--runs", "-3"), ("--runs",)),
+        (("demo", "--port", "-1"), ("--port", "0..65535")),
+        (("dashboard", "--port", "99999"), ("--port",)),
+        (("serve", "--ttl-days", "0"), ("--ttl-days",)),
+        (("evaluate", "--fault-rate", "2"), ("--fault-rate", "0..1")),
+        (("alerts", "events", "--limit", "many"), ("--limit", "'many'")),
+        (("nope",), ("'nope'",)),
+    ],
+)
+def test_bad_numbers_and_names_are_usage_errors(
+    args: tuple[str, ...], words: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    failed_cleanly(in_process(capsys, *args), *words)
+
+
+def test_bad_files_and_unreachable_collectors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "missing.json")
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    # port 9 (discard) on loopback: nothing listens there
+    down = "http://127.0.0.1:9"
+    for args, words in (
+        (("evaluate", "--labels", missing, "--collector", down), (missing,)),
+        (("serve", "--keys-file", missing, "--port", "0"), (missing,)),
+        (("serve", "--data-dir", str(a_file), "--port", "0"), ("not a directory",)),
+        (("migrate", "--data-dir", str(a_file)), ("not a directory",)),
+        (("run", "--task", "files-merge-3", "--collector", down), ("cannot reach", down)),
+        (("suite", "--runs", "2", "--collector", down), ("cannot reach", down)),
+        (("analyze", "--collector", down), ("cannot reach",)),
+        (("alerts", "list", "--collector", down), ("cannot reach",)),
+        (("attribute", "--trace-id", "ab" * 16, "--collector", down), ("cannot reach",)),
+    ):
+        failed_cleanly(in_process(capsys, *args), *words)
+
+
+def test_serve_on_a_busy_port_fails_before_starting(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        out = planscope("serve", "--port", port, "--grpc-port", "off", "--data-dir", str(tmp_path))
+    failed_cleanly(out, port, "--port")
+    assert "Application startup" not in out.stderr
+    assert not (tmp_path / "store").exists()  # nothing was opened
+
+
+@pytest.mark.integration
+def test_refusals_name_the_reason(
+    collector: BackgroundServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = collector.url
+    failed_cleanly(in_process(capsys, "analyze", "--collector", url, "--trace-id", "xyz"), "32 hex")
+    for action in ("rm", "test"):
+        out = in_process(capsys, "alerts", action, "nope", "--collector", url)
+        failed_cleanly(out, "no rule 'nope'")

@@ -53,7 +53,17 @@ def test_invalid_settings_are_a_clear_error(tmp_path: Path) -> None:
         text=True,
     )
     assert out.returncode == 2
-    assert "invalid settings" in out.stderr and "port" in out.stderr
+    assert "planscope: error: argument --port: 70000 is out of range" in out.stderr
+    out = subprocess.run(
+        [sys.executable, "-m", "planscope", "migrate", "--clickhouse-url", "ftp://x"],
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    line = out.stderr.strip()
+    assert (
+        line.startswith("planscope: error: invalid settings: clickhouse_url: ") and "\n" not in line
+    )
 
 
 def test_python_m_planscope_beside_a_folder_named_planscope_keeps_its_subcommands(

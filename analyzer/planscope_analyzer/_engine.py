@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from planscope_collector.storage import StoreUnavailable
+
 from . import _queries as Q
 from ._load import Queryable, fetch_columns, load_traces, ns_to_datetime, trace_starts
 from ._model import INSTRUMENTATION, Finding, TraceData
@@ -93,6 +95,25 @@ def detect(trace: TraceData, detectors: Sequence[Detector] = DETECTORS) -> list[
                 )
             )
     return findings
+
+
+def _unloadable(project: str, trace_id: str, exc: BaseException) -> Finding:
+    """The data-quality finding of a trace whose rows cannot be read or turned into a model."""
+    return Finding(
+        kind="data_quality",
+        severity="low",
+        project=project,
+        trace_id=trace_id,
+        run_id="",
+        component=INSTRUMENTATION,
+        step_id="",
+        evidence=(),
+        explanation=f"This trace could not be loaded for analysis ({type(exc).__name__}); "
+        "the project's other traces were analysed.",
+        detail={"issue": "unloadable_trace", "error": type(exc).__name__},
+        detector_version="engine@1",
+        identity="unloadable_trace",
+    )
 
 
 @contextmanager
@@ -191,10 +212,10 @@ class Analyzer:
         chunks = [sorted(chunk) for chunk in _chunks(ordered, self.batch_traces)]
         total = AnalysisResult()
 
-        def load(chunk: Sequence[str]) -> tuple[dict[str, TraceData], float]:
+        def load(chunk: Sequence[str]) -> tuple[tuple[dict[str, TraceData], list[Finding]], float]:
             began = time.perf_counter()
-            traces = load_traces(self.store, project, chunk, min(starts[i] for i in chunk))
-            return traces, time.perf_counter() - began
+            loaded = self._load(project, chunk, min(starts[i] for i in chunk))
+            return loaded, time.perf_counter() - began
 
         # Batches are freed by reference counting as the pass goes (see _gc_paused).
         with (
@@ -204,9 +225,9 @@ class Analyzer:
             pending = pool.submit(load, chunks[0]) if chunks else None
             for index in range(len(chunks)):
                 assert pending is not None
-                traces, load_s = pending.result()
+                (traces, bad), load_s = pending.result()
                 pending = pool.submit(load, chunks[index + 1]) if index + 1 < len(chunks) else None
-                total.merge(self._analyse(project, traces, write, load_s))
+                total.merge(self._analyse(project, traces, write, load_s, bad))
                 del traces
                 if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
                     gc.collect()  # the few cycles the driver leaves per query, now and then
@@ -220,20 +241,52 @@ class Analyzer:
         started = time.perf_counter()
         # The batch's rows are freed (by reference counting) before collection resumes.
         with _gc_paused():
-            traces = load_traces(self.store, project, ids, since_ns)
-            result = self._analyse(project, traces, write, time.perf_counter() - started)
+            traces, bad = self._load(project, ids, since_ns)
+            result = self._analyse(project, traces, write, time.perf_counter() - started, bad)
             del traces
         result.seconds = time.perf_counter() - started
         return result
 
+    def _load(
+        self, project: str, ids: Sequence[str], since_ns: int | None
+    ) -> tuple[dict[str, TraceData], list[Finding]]:
+        """Load a batch; when that fails for a reason other than the store being unavailable,
+        load its traces one by one, so one bad trace is skipped (with a data-quality finding
+        and its progress recorded) instead of stopping the project's analysis."""
+        try:
+            return load_traces(self.store, project, ids, since_ns), []
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            if len(ids) == 1:
+                log.warning("trace %s/%s cannot be analysed: %s", project, ids[0], exc)
+                start = since_ns if since_ns is not None else time.time_ns()
+                placeholder = TraceData(project, ids[0], start_ns=start, end_ns=start)
+                return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)]
+            log.warning("loading %d traces failed (%s); loading them one by one", len(ids), exc)
+        traces: dict[str, TraceData] = {}
+        bad: list[Finding] = []
+        for trace_id in ids:
+            loaded, skipped = self._load(project, [trace_id], since_ns)
+            traces.update(loaded)
+            bad += skipped
+        return traces, bad
+
     def _analyse(
-        self, project: str, traces: dict[str, TraceData], write: bool, load_s: float
+        self,
+        project: str,
+        traces: dict[str, TraceData],
+        write: bool,
+        load_s: float,
+        unloadable: Sequence[Finding] = (),
     ) -> AnalysisResult:
         """Run the detectors over loaded traces and (with ``write``) store the findings."""
         started = time.perf_counter()
-        findings: list[Finding] = []
+        findings: list[Finding] = list(unloadable)
+        skip = {f.trace_id for f in unloadable}
         for trace in traces.values():
-            findings.extend(detect(trace, self.detectors))
+            if trace.trace_id not in skip:
+                findings.extend(detect(trace, self.detectors))
         detected = time.perf_counter()
         if write and traces:
             self._write(project, traces, findings)
@@ -250,7 +303,6 @@ class Analyzer:
 
     def _write(self, project: str, traces: dict[str, TraceData], findings: list[Finding]) -> None:
         now_dt = datetime.now(timezone.utc)
-        now = now_dt.replace(tzinfo=None).isoformat(sep=" ")
         live = fetch_columns(
             self.store, Q.LIVE_KEYS, {"project": project, "ids": ",".join(sorted(traces))}
         )
@@ -269,53 +321,28 @@ class Analyzer:
         per_trace: dict[str, int] = {}
         for f in findings:
             per_trace[f.trace_id] = per_trace.get(f.trace_id, 0) + 1
-        insert_rows = getattr(self.store, "insert_rows", None)
-        if insert_rows is not None:  # columnar (Native) insert: no JSON text to build and bind
-            now_us = (now_dt - _EPOCH) // timedelta(microseconds=1)
-            rows = [_values(f, traces[f.trace_id].start_ns, now_us) for f in findings]
-            rows += [_tombstone_values(project, r, now_us) for r in stale]
-            if rows:
-                insert_rows("findings", rows, Q.FINDING_NAMES)
-            insert_rows(
-                "analysis_progress",
-                [
-                    (
-                        project,
-                        t.trace_id,
-                        t.start_ns,
-                        t.span_count,
-                        per_trace.get(t.trace_id, 0),
-                        ANALYZER_VERSION,
-                        now_us,
-                    )
-                    for t in traces.values()
-                ],
-                Q.PROGRESS_NAMES,
-            )
-            return
-        lines = [json.dumps(_row(f, traces[f.trace_id].start_ns, now, 0)) for f in findings]
-        lines += [json.dumps(_tombstone(project, r, now)) for r in stale]
-        if lines:
-            self.store.command(Q.INSERT_FINDINGS, {"rows": "\n".join(lines)})
+        now_us = (now_dt - _EPOCH) // timedelta(microseconds=1)
+        rows = [_values(f, traces[f.trace_id].start_ns, now_us) for f in findings]
+        rows += [_tombstone_values(project, r, now_us) for r in stale]
+        if rows:
+            self.store.insert_rows("findings", rows, Q.FINDING_NAMES)
         progress = [
-            json.dumps(
-                {
-                    "Project": project,
-                    "TraceId": t.trace_id,
-                    "TraceStart": _ts(t.start_ns),
-                    "SpanCount": t.span_count,
-                    "FindingCount": per_trace.get(t.trace_id, 0),
-                    "AnalyzerVersion": ANALYZER_VERSION,
-                    "AnalyzedAt": now,
-                }
+            (
+                project,
+                t.trace_id,
+                t.start_ns,
+                t.span_count,
+                per_trace.get(t.trace_id, 0),
+                ANALYZER_VERSION,
+                now_us,
             )
             for t in traces.values()
         ]
-        self.store.command(Q.INSERT_PROGRESS, {"rows": "\n".join(progress)})
+        self.store.insert_rows("analysis_progress", progress, Q.PROGRESS_NAMES)
 
 
 def _values(f: Finding, trace_start_ns: int, now_us: int) -> tuple[Any, ...]:
-    """A ``findings`` row in :data:`_queries.FINDING_NAMES` order (the values of :func:`_row`)."""
+    """A ``findings`` row in :data:`_queries.FINDING_NAMES` order."""
     return (
         f.project,
         f.trace_id,
@@ -339,7 +366,8 @@ def _values(f: Finding, trace_start_ns: int, now_us: int) -> tuple[Any, ...]:
 
 
 def _tombstone_values(project: str, r: dict[str, Any], now_us: int) -> tuple[Any, ...]:
-    """A tombstone row in :data:`_queries.FINDING_NAMES` order (see :func:`_tombstone`)."""
+    """A tombstone (``IsDeleted`` 1: the finding is no longer produced) in
+    :data:`_queries.FINDING_NAMES` order."""
     return (
         project,
         r["trace_id"],
@@ -363,56 +391,3 @@ def _tombstone_values(project: str, r: dict[str, Any], now_us: int) -> tuple[Any
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def _ts(ns: int) -> str:
-    """DateTime64(9) text for JSONEachRow (UTC)."""
-    seconds, frac = divmod(int(ns), 10**9)
-    base = datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
-    return f"{base}.{frac:09d}"
-
-
-def _row(f: Finding, trace_start_ns: int, now: str, deleted: int) -> dict[str, Any]:
-    return {
-        "Project": f.project,
-        "TraceId": f.trace_id,
-        "RunId": f.run_id,
-        "Kind": f.kind,
-        "FindingKey": f.key,
-        "Severity": f.severity,
-        "Component": f.component,
-        "StepId": f.step_id,
-        "EvidenceSpanIds": list(f.evidence),
-        "Explanation": f.explanation,
-        "WastedTokens": f.wasted_tokens,
-        "WastedCostUsd": f.wasted_cost_usd,
-        "WastedNs": f.wasted_ns,
-        "Detail": json.dumps(dict(f.detail), default=str),
-        "DetectorVersion": f.detector_version,
-        "TraceStart": _ts(trace_start_ns),
-        "AnalyzedAt": now,
-        "IsDeleted": deleted,
-    }
-
-
-def _tombstone(project: str, r: dict[str, Any], now: str) -> dict[str, Any]:
-    return {
-        "Project": project,
-        "TraceId": r["trace_id"],
-        "RunId": "",
-        "Kind": r["kind"],
-        "FindingKey": r["key"],
-        "Severity": "low",
-        "Component": "",
-        "StepId": "",
-        "EvidenceSpanIds": [],
-        "Explanation": "",
-        "WastedTokens": 0,
-        "WastedCostUsd": 0.0,
-        "WastedNs": 0,
-        "Detail": "{}",
-        "DetectorVersion": "",
-        "TraceStart": _ts(int(r["ts"])),
-        "AnalyzedAt": now,
-        "IsDeleted": 1,
-    }

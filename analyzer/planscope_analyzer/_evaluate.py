@@ -26,18 +26,18 @@ MAIN_KINDS = LABELED_KINDS[:3]
 # Attributes removed to simulate runtimes that send less (see docs/analyzers.md).
 DEGRADE_LEVELS: dict[str, tuple[str, ...]] = {
     "partial": (
-        "planscope.step.error_fingerprint",
-        "planscope.step.input_hash",
-        "planscope.tool.args_hash",
-        "planscope.step.context.keys",
-        "planscope.step.context.tokens",
-        "planscope.run.budget",
+        A.STEP_ERROR_FINGERPRINT,
+        A.STEP_INPUT_HASH,
+        A.TOOL_ARGS_HASH,
+        A.STEP_CONTEXT_KEYS,
+        A.STEP_CONTEXT_TOKENS,
+        A.RUN_BUDGET,
     ),
     "no-context-no-budget": (
-        "planscope.step.context.keys",
-        "planscope.step.context.tokens",
-        "planscope.run.budget",
-        "planscope.step.error_fingerprint",
+        A.STEP_CONTEXT_KEYS,
+        A.STEP_CONTEXT_TOKENS,
+        A.RUN_BUDGET,
+        A.STEP_ERROR_FINGERPRINT,
     ),
 }
 GENAI_ONLY = "genai-only"

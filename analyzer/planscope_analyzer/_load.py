@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Protocol
@@ -28,20 +28,33 @@ before its first indexed span by clock skew between services)."""
 
 
 class Queryable(Protocol):
-    """What the analyzer needs from a store (``planscope_collector.storage.Store``).
-
-    A store that also has ``query_arrow(sql, parameters) -> pyarrow.Table`` (the real one does)
-    is read column by column; otherwise through ``query``'s dict rows, with the same result.
-    """
+    """What the analyzer needs from a store (``planscope_collector.storage.Store``): reads
+    column by column (``query_arrow``), columnar inserts (``insert_rows``)."""
 
     def query(self, sql: str, parameters: Any = None) -> list[dict[str, Any]]: ...
 
-    def command(self, sql: str, parameters: Any = None) -> None: ...
+    def query_arrow(self, sql: str, parameters: Any = None) -> Any: ...
+
+    def insert_rows(
+        self, table: str, rows: Sequence[Sequence[Any]], columns: Sequence[str]
+    ) -> None: ...
+
+
+MAX_PARAM_NS = 9_223_372_036_000_000_000
+"""The last whole second DateTime64(9) holds (2262-04-11 23:47:16 UTC). A span may end at
+2^63-1 ns; a query parameter derived from it (plus slack) would not fit, and the whole batch's
+query would fail with DECIMAL_OVERFLOW, so parameters are clamped to this."""
 
 
 def ns_to_datetime(ns: int) -> datetime:
-    """Unix nanoseconds → naive UTC datetime (microsecond precision) for DateTime64 params."""
-    return datetime.fromtimestamp(ns / 1e9, tz=timezone.utc).replace(tzinfo=None)
+    """Unix nanoseconds → naive UTC datetime (microsecond precision) for DateTime64 params,
+    clamped to what DateTime64(9) holds.
+
+    >>> ns_to_datetime(2**63 - 1 + 3600 * 10**9)
+    datetime.datetime(2262, 4, 11, 23, 47, 16)
+    """
+    ns = min(max(ns, 0), MAX_PARAM_NS)
+    return datetime.fromtimestamp(ns // 1000 / 1e6, tz=timezone.utc).replace(tzinfo=None)
 
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
@@ -50,21 +63,12 @@ def _check_ids(ids: Sequence[str]) -> list[str]:
 
 
 def fetch_columns(store: Queryable, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
-    """A SELECT's result as one Python list per column (empty dict when no rows).
-
-    Through ``store.query_arrow`` when the store has it (no per-row dict is ever built), else
-    through ``store.query``.
-    """
-    query_arrow = getattr(store, "query_arrow", None)
-    if query_arrow is not None:
-        table = query_arrow(sql, params)
-        if table.num_rows == 0:
-            return {}
-        return {name: table.column(name).to_pylist() for name in table.column_names}
-    rows = store.query(sql, params)
-    if not rows:
+    """A SELECT's result as one Python list per column (empty dict when no rows); read as
+    Arrow, so no per-row dict is ever built."""
+    table = store.query_arrow(sql, params)
+    if table.num_rows == 0:
         return {}
-    return {name: [r[name] for r in rows] for name in rows[0]}
+    return {name: table.column(name).to_pylist() for name in table.column_names}
 
 
 _fingerprint = lru_cache(maxsize=1 << 16)(status_fingerprint)
@@ -132,74 +136,10 @@ def load_traces(
     def columns(sql: str) -> dict[str, list[Any]]:
         return fetch_columns(store, sql.format(filter=Q.TYPED_FILTER), params)
 
+    _attach(traces, "runs", Run, columns(Q.LOAD_RUNS))
+    _attach(traces, "plans", Plan, columns(Q.LOAD_PLANS))
+    _attach(traces, "plan_steps", PlanStep, columns(Q.LOAD_PLAN_STEPS))
     get = traces.get
-    c = columns(Q.LOAD_RUNS)
-    if c:
-        runs = map(
-            Run._make,
-            zip(
-                c["span_id"],
-                c["parent_span_id"],
-                c["run_id"],
-                c["variant"],
-                c["outcome"],
-                c["outcome_reason"],
-                map(parse_json_object, c["budget"]),
-                map(int, c["start_ns"]),
-                map(int, c["end_ns"]),
-                c["status_code"],
-                c["objective"],
-                map(bool, c["inferred"]),
-                strict=True,
-            ),
-        )
-        for trace_id, run in zip(c["trace_id"], runs, strict=True):
-            if (t := get(trace_id)) is not None:
-                t.runs.append(run)
-    c = columns(Q.LOAD_PLANS)
-    if c:
-        plans = map(
-            Plan._make,
-            zip(
-                c["span_id"],
-                c["parent_span_id"],
-                c["plan_id"],
-                map(int, c["version"]),
-                c["scope"],
-                c["replan_reason"],
-                map(int, c["step_count"]),
-                map(bool, c["json_valid"]),
-                map(int, c["start_ns"]),
-                map(bool, c["inferred"]),
-                strict=True,
-            ),
-        )
-        for trace_id, plan in zip(c["trace_id"], plans, strict=True):
-            if (t := get(trace_id)) is not None:
-                t.plans.append(plan)
-    c = columns(Q.LOAD_PLAN_STEPS)
-    if c:
-        steps = map(
-            PlanStep._make,
-            zip(
-                c["plan_span_id"],
-                c["plan_id"],
-                map(int, c["plan_version"]),
-                map(int, c["position"]),
-                c["step_id"],
-                c["description"],
-                c["executor"],
-                c["tool"],
-                map(_strings, c["depends_on"]),
-                map(_strings, c["requires"]),
-                map(_strings, c["produces"]),
-                map(bool, c["irreversible"]),
-                strict=True,
-            ),
-        )
-        for trace_id, step in zip(c["trace_id"], steps, strict=True):
-            if (t := get(trace_id)) is not None:
-                t.plan_steps.append(step)
     c = columns(Q.LOAD_LLM_BY_PARENT)
     for trace_id, parent, tokens, cost, calls, span_ids in zip(
         c.get("trace_id", ()),
@@ -216,88 +156,27 @@ def load_traces(
             t.llm_span_ids.update(span_ids)
     c = columns(Q.LOAD_STEP_ATTEMPTS)
     if c:
-        trace_col = c["trace_id"]
-        span_col = c["span_id"]
         usage = [
             t.llm_by_parent.get(span_id, _NO_USAGE)
             if (t := get(trace_id)) is not None
             else _NO_USAGE
-            for trace_id, span_id in zip(trace_col, span_col, strict=True)
+            for trace_id, span_id in zip(c["trace_id"], c["span_id"], strict=True)
         ]
-        fingerprints = [
+        c["fingerprint"] = [
             fp if fp or status not in ("error", "skipped") else _fingerprint(error_type, message)
             for fp, status, error_type, message in zip(
                 c["fingerprint"], c["status"], c["error_type"], c["status_message"], strict=True
             )
         ]
-        attempts = map(
-            Attempt._make,
-            zip(
-                span_col,
-                c["parent_span_id"],
-                c["plan_id"],
-                map(int, c["plan_version"]),
-                c["step_id"],
-                map(int, c["attempt"]),
-                c["status"],
-                c["error_type"],
-                fingerprints,
-                c["executor"],
-                map(_strings, c["context_keys"]),
-                map(int, c["context_tokens"]),
-                c["self_assessment"],
-                map(int, c["depth"]),
-                c["input_hash"],
-                map(int, c["start_ns"]),
-                map(int, c["end_ns"]),
-                (u[0] for u in usage),
-                (u[1] for u in usage),
-                c["status_message"],
-                map(_recorded, c["context_keys"], c["context_tokens"]),
-                map(bool, c["inferred"]),
-                strict=True,
-            ),
-        )
-        for trace_id, attempt in zip(trace_col, attempts, strict=True):
-            if (t := get(trace_id)) is not None:
-                t.attempts.append(attempt)
+        c["tokens"] = [u[0] for u in usage]
+        c["cost_usd"] = [u[1] for u in usage]
+        c["message"] = c["status_message"]
+        c["context_recorded"] = list(map(_recorded, c["context_keys"], c["context_tokens"]))
+        _attach(traces, "attempts", Attempt, c)
         _load_empty_context(store, project, traces)
-    c = columns(Q.LOAD_TOOL_CALLS)
-    if c:
-        tools = map(
-            ToolCall._make,
-            zip(
-                c["span_id"],
-                c["parent_span_id"],
-                c["step_id"],
-                map(int, c["attempt"]),
-                c["plan_id"],
-                map(int, c["plan_version"]),
-                c["tool"],
-                c["resource"],
-                c["effect"],
-                c["args_key"],
-                c["error_type"],
-                c["status_code"],
-                map(int, c["start_ns"]),
-                map(int, c["duration_ns"]),
-                c["arguments"],
-                strict=True,
-            ),
-        )
-        for trace_id, tool in zip(c["trace_id"], tools, strict=True):
-            if (t := get(trace_id)) is not None:
-                t.tools.append(tool)
+    _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS))
     _load_raw_where_needed(store, project, traces)
     return traces
-
-
-_NO_USAGE = (0, 0.0)
-
-
-def _recorded(keys: Any, tokens: Any) -> bool:
-    """Context keys or a token count on the row: the attempt recorded its context."""
-    return bool(keys) or bool(tokens)
 
 
 def _strings(values: Any) -> tuple[str, ...]:
@@ -305,16 +184,47 @@ def _strings(values: Any) -> tuple[str, ...]:
     return tuple(values) if values else ()
 
 
-def typed_span_count(t: TraceData) -> int:
-    """How many of the trace's spans the typed tables account for."""
-    return (
-        len(t.runs)
-        + len(t.plans)
-        + len(t.attempts)
-        + len(t.tools)
-        + t.llm_spans
-        + len(t.scheduling)
-    )
+_CONVERT: dict[str, Callable[[Any], Any]] = {
+    "budget": parse_json_object,
+    "json_valid": bool,
+    "irreversible": bool,
+    "inferred": bool,
+    "depends_on": _strings,
+    "requires": _strings,
+    "produces": _strings,
+    "context_keys": _strings,
+}
+"""Fields whose column value is not already the field's type (Arrow gives ints, floats, strings
+and lists as such)."""
+
+
+def _attach(traces: dict[str, TraceData], attr: str, row: Any, c: Mapping[str, list[Any]]) -> None:
+    """Append one ``row`` (a NamedTuple class) per result row to ``traces[trace_id].<attr>``.
+
+    Columns are matched to the fields by name (each SELECT aliases its columns as the fields
+    are named, plus ``trace_id``), never by position; a field the SELECT lacks takes its
+    default (and one without a default is an error).
+    """
+    if not c:
+        return
+    n = len(c["trace_id"])
+    fields = [
+        (map(_CONVERT[f], c[f]) if f in _CONVERT else c[f])
+        if f in c
+        else [row._field_defaults[f]] * n
+        for f in row._fields
+    ]
+    get = traces.get
+    for trace_id, item in zip(
+        c["trace_id"], map(row._make, zip(*fields, strict=True)), strict=True
+    ):
+        if (t := get(trace_id)) is not None:
+            getattr(t, attr).append(item)
+
+
+def _recorded(keys: Any, tokens: Any) -> bool:
+    """Context keys or a token count on the row: the attempt recorded its context."""
+    return bool(keys) or bool(tokens)
 
 
 def _load_empty_context(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
@@ -345,6 +255,21 @@ def _load_empty_context(store: Queryable, project: str, traces: dict[str, TraceD
             ]
 
 
+_NO_USAGE = (0, 0.0)
+
+
+def typed_span_count(t: TraceData) -> int:
+    """How many of the trace's spans the typed tables account for."""
+    return (
+        len(t.runs)
+        + len(t.plans)
+        + len(t.attempts)
+        + len(t.tools)
+        + t.llm_spans
+        + len(t.scheduling)
+    )
+
+
 def _load_raw_where_needed(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
     """Scheduler spans, then span skeletons, for traces with spans outside the typed tables
     (a central scheduler's, third-party spans)."""
@@ -357,34 +282,11 @@ def _load_raw_where_needed(store: Queryable, project: str, traces: dict[str, Tra
         "since": ns_to_datetime(max(0, min(t.start_ns for t in partial) - PARTITION_SLACK_NS)),
         "until": ns_to_datetime(max(t.end_ns for t in partial) + PARTITION_SLACK_NS),
     }
-    c = fetch_columns(store, Q.LOAD_SCHEDULER, params)
-    if c:
-        rows = map(SchedulerSpan._make, zip(*(c[f] for f in SchedulerSpan._fields), strict=True))
-        for trace_id, row in zip(c["trace_id"], rows, strict=True):
-            found = traces.get(trace_id)
-            if found is not None:
-                found.scheduling.append(row)
+    _attach(traces, "scheduling", SchedulerSpan, fetch_columns(store, Q.LOAD_SCHEDULER, params))
     partial = [t for t in partial if typed_span_count(t) < t.span_count]
     if not partial:
         return
     params["ids"] = ",".join(t.trace_id for t in partial)
     for t in partial:
         t.raw = []
-    c = fetch_columns(store, Q.LOAD_RAW_SKELETON, params)
-    if not c:
-        return
-    spans = map(
-        RawSpan._make,
-        zip(
-            c["span_id"],
-            c["parent_span_id"],
-            c["name"],
-            c["status_code"],
-            c["message"],
-            strict=True,
-        ),
-    )
-    for trace_id, span in zip(c["trace_id"], spans, strict=True):
-        found = traces.get(trace_id)
-        if found is not None and found.raw is not None:
-            found.raw.append(span)
+    _attach(traces, "raw", RawSpan, fetch_columns(store, Q.LOAD_RAW_SKELETON, params))

@@ -10,10 +10,11 @@ store and re-analysis is deterministic.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from planscope import safejson
 
 SEVERITIES = ("low", "medium", "high", "critical")
 """Severity values, from least to most urgent."""
@@ -402,12 +403,12 @@ class Ancestry:
 
 
 def parse_json_object(text: str) -> dict[str, Any]:
-    """``json.loads`` of an object, ``{}`` for anything else (never raises)."""
-    try:
-        value = json.loads(text) if text else {}
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+    """The JSON object in ``text``, ``{}`` for anything else, nesting bounded (never raises).
+
+    >>> parse_json_object('{"max_attempts_per_step": 3}'), parse_json_object("[" * 100_000)
+    ({'max_attempts_per_step': 3}, {})
+    """
+    return safejson.load_object(text)
 
 
 def unique(items: Iterable[str]) -> tuple[str, ...]:

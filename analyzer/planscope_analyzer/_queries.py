@@ -168,35 +168,18 @@ ORDER BY TraceId
 PROJECTS = "SELECT DISTINCT Project AS project FROM planscope_trace_index"
 
 # --- findings ------------------------------------------------------------------------------------
-FINDING_COLUMNS = (
-    "Project String, TraceId String, RunId String, Kind String, FindingKey String, "
-    "Severity String, Component String, StepId String, EvidenceSpanIds Array(String), "
-    "Explanation String, WastedTokens UInt64, WastedCostUsd Float64, WastedNs UInt64, "
-    "Detail String, DetectorVersion String, TraceStart DateTime64(9), "
-    "AnalyzedAt DateTime64(6), IsDeleted UInt8"
-)
+FINDING_NAMES = (
+    "Project", "TraceId", "RunId", "Kind", "FindingKey", "Severity", "Component", "StepId",
+    "EvidenceSpanIds", "Explanation", "WastedTokens", "WastedCostUsd", "WastedNs", "Detail",
+    "DetectorVersion", "TraceStart", "AnalyzedAt", "IsDeleted",
+)  # fmt: skip
+"""Columns of ``findings`` rows as the analyzer writes them (columnar inserts)."""
 
-FINDING_NAMES = tuple(c.split(" ", 1)[0] for c in FINDING_COLUMNS.split(", "))
-"""Column names of ``findings`` rows as the analyzer writes them (columnar inserts)."""
-
-INSERT_FINDINGS = (
-    "INSERT INTO findings SELECT * FROM format(JSONEachRow, '"
-    + FINDING_COLUMNS
-    + "', {rows:String})"
-)
-
-PROGRESS_COLUMNS = (
-    "Project String, TraceId String, TraceStart DateTime64(9), SpanCount UInt64, "
-    "FindingCount UInt32, AnalyzerVersion String, AnalyzedAt DateTime64(6)"
-)
-
-PROGRESS_NAMES = tuple(c.split(" ", 1)[0] for c in PROGRESS_COLUMNS.split(", "))
-
-INSERT_PROGRESS = (
-    "INSERT INTO analysis_progress SELECT * FROM format(JSONEachRow, '"
-    + PROGRESS_COLUMNS
-    + "', {rows:String})"
-)
+PROGRESS_NAMES = (
+    "Project", "TraceId", "TraceStart", "SpanCount", "FindingCount", "AnalyzerVersion",
+    "AnalyzedAt",
+)  # fmt: skip
+"""Columns of ``analysis_progress`` rows as the analyzer writes them."""
 
 # Live finding keys of some traces (to tombstone those a re-analysis no longer produces).
 LIVE_KEYS = """

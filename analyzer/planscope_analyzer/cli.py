@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
-from planscope.cli import deprecated_alias
+from planscope.cli import deprecated_alias, number
 from planscope.environment_variables import PLANSCOPE_API_KEY, collector_url
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
@@ -187,9 +187,12 @@ def register(subparsers: Any) -> None:
     ev = subparsers.add_parser(
         "evaluate", help="score the detectors against the reference runtime's labels"
     )
-    ev.add_argument("--runs", type=int, default=500, help="runs of the reference runtime")
+    ev.add_argument("--runs", type=number(1), default=500, help="runs of the reference runtime")
     ev.add_argument(
-        "--fault-rate", type=float, default=0.3, help="share of runs with an injected fault"
+        "--fault-rate",
+        type=number(0, 1, kind=float),
+        default=0.3,
+        help="share of runs with an injected fault",
     )
     ev.add_argument("--seed", type=int, default=1, help="seed of the suite (same seed, same runs)")
     ev.add_argument("--variants", help="comma-separated runner variants (default: all)")
@@ -207,7 +210,7 @@ def register(subparsers: Any) -> None:
     ev.add_argument("--no-degrade", action="store_true", help="score the full attributes only")
     ev.add_argument("--workdir", help="keep the store and labels here (default: a temp dir)")
     ev.add_argument(
-        "--show-misses", type=int, default=10, metavar="N", help="list up to N missed labels"
+        "--show-misses", type=number(0), default=10, metavar="N", help="list up to N missed labels"
     )
     connection(ev)
     ev.set_defaults(func=cmd_evaluate)

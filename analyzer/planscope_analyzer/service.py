@@ -29,14 +29,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Body, Depends, Query
-from fastapi.responses import JSONResponse
 from planscope import api
-from planscope_collector.extensions import Leases, ingest_backlogged, project_of
+from planscope.semconv import FINDING_KINDS
+from planscope_collector.extensions import Leases, api_error, ingest_backlogged, project_of
 from planscope_collector.prices import price_new_models
 
 from ._engine import AnalysisResult, Analyzer
 from ._findings import list_findings
 from ._load import ns_to_datetime
+from ._model import SEVERITIES
 
 if TYPE_CHECKING:
     from planscope_collector import Collector
@@ -300,7 +301,18 @@ def build_router(service: AnalyzerService) -> APIRouter:
         ] = None,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-    ) -> dict[str, Any]:
+    ) -> Any:
+        for field, values, known in (
+            ("kind", kind, FINDING_KINDS),
+            ("severity", severity, SEVERITIES),
+        ):
+            unknown = sorted(set(values or ()) - set(known))
+            if unknown:
+                return api_error(
+                    400,
+                    f"unknown {field} {', '.join(map(repr, unknown))}; one of: {', '.join(known)}",
+                    field=field,
+                )
         store = service.collector.store
         return dict(
             await run(
@@ -322,7 +334,7 @@ def build_router(service: AnalyzerService) -> APIRouter:
     async def trace_findings(trace_id: str, proj: Annotated[str, Depends(project_of)]) -> Any:
         tid = trace_id.lower()
         if not api.is_trace_id(tid):
-            return JSONResponse({"error": "trace id must be 32 hex characters"}, status_code=400)
+            return api_error(400, "trace id must be 32 hex characters", field="trace_id")
         store = service.collector.store
         page = await run(lambda: list_findings(store, proj, trace_id=tid, limit=1000))
         return {"trace_id": tid, "findings": page["findings"]}
@@ -338,12 +350,12 @@ def build_router(service: AnalyzerService) -> APIRouter:
         if trace_id is not None and (
             not isinstance(trace_id, str) or not api.is_trace_id(trace_id.lower())
         ):
-            return JSONResponse({"error": "trace_id must be 32 hex characters"}, status_code=400)
+            return api_error(400, "trace_id must be 32 hex characters", field="trace_id")
         if since is not None and (
             not isinstance(since, int) or isinstance(since, bool) or not 0 <= since <= MAX_NANOS
         ):
-            return JSONResponse(
-                {"error": f"since must be unix nanoseconds in 0..{MAX_NANOS}"}, status_code=400
+            return api_error(
+                400, f"since must be unix nanoseconds in 0..{MAX_NANOS}", field="since"
             )
         tid = trace_id.lower() if isinstance(trace_id, str) else None
         result = await run(lambda: service.analyze_request(proj, tid, since))

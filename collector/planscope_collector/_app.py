@@ -9,10 +9,13 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 import anyio
+import planscope
 from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from planscope import api
+from starlette.exceptions import HTTPException
 
 from ._approvals import router as approvals_router
 from ._auth import Authenticator
@@ -25,7 +28,7 @@ from ._settings import CollectorSettings, redact_url
 from ._spool import Spool
 from ._stats import router as stats_router
 from ._writer import Writer
-from .extensions import Extension, load_extensions, project_of
+from .extensions import Extension, api_error, load_extensions, project_of
 from .storage import Store, StoreError, StoreUnavailable, open_store
 
 log = logging.getLogger("planscope.collector")
@@ -188,7 +191,61 @@ class Collector:
 
 
 def _error(status: int, reason: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": reason}, status_code=status, headers=headers)
+    return api_error(status, reason, headers=headers)
+
+
+def _invalid_request(exc: RequestValidationError) -> JSONResponse:
+    """FastAPI's validation errors (422 with a ``detail`` list) in the API's one error shape:
+    a 400 naming the parameter and what is wrong with it."""
+    problems, fields = [], []
+    for err in exc.errors():
+        loc = [str(part) for part in err.get("loc", ())]
+        # ("query", "limit") -> "limit"; a body that is not JSON -> "body"
+        field = ".".join(p for p in loc[1:] if not p.isdigit()) or (loc[0] if loc else "request")
+        fields.append(field)
+        problems.append(f"{field}: {err.get('msg', 'invalid')}")
+    return api_error(
+        400,
+        "; ".join(problems) or "invalid request",
+        field=fields[0] if fields else None,
+        problems=problems if len(problems) > 1 else None,
+    )
+
+
+def _openapi_errors(app: FastAPI) -> None:
+    """The schema at /openapi.json describes the errors the API really answers: FastAPI lists
+    its own 422 ``HTTPValidationError`` on every route; ours are 400s of one ``Error`` shape."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = build()
+        error = {"$ref": "#/components/schemas/Error"}
+        for path in schema.get("paths", {}).values():
+            for operation in path.values():
+                responses = operation.get("responses", {})
+                if responses.pop("422", None) is not None:
+                    responses["400"] = {
+                        "description": "Bad request",
+                        "content": {"application/json": {"schema": error}},
+                    }
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components.pop("HTTPValidationError", None)
+        components.pop("ValidationError", None)
+        components["Error"] = {
+            "type": "object",
+            "required": ["error"],
+            "properties": {
+                "error": {"type": "string", "description": "what is wrong, for a person"},
+                "field": {"type": "string", "description": "the parameter at fault"},
+                "problems": {"type": "array", "items": {"type": "string"}},
+            },
+        }
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
 
 
 def create_app(settings: CollectorSettings, store: Store | None = None) -> FastAPI:
@@ -222,12 +279,13 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     # stays at /openapi.json for any OpenAPI viewer.
     app = FastAPI(
         title="planscope collector",
-        version="0.1.0",
+        version=planscope.__version__,
         lifespan=lifespan,
         docs_url=None,
         redoc_url=None,
         **_no_self_telemetry(),
     )
+    _openapi_errors(app)
     app.state.collector = collector
     app.add_middleware(
         RequestGuard,
@@ -246,6 +304,15 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
             app.include_router(extension.router)
     app.include_router(stats_router)
     app.include_router(approvals_router)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _invalid_request(exc)
+
+    @app.exception_handler(HTTPException)
+    async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        # Starlette's own answers (unknown route 404, 405) in the same shape
+        return api_error(exc.status_code, str(exc.detail), headers=dict(exc.headers or {}))
 
     @app.exception_handler(IngestRejected)
     async def _rejected(request: Request, exc: IngestRejected) -> JSONResponse:
@@ -366,7 +433,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
     ) -> JSONResponse:
         tid = trace_id.lower()
         if not api.is_trace_id(tid):
-            return _error(400, "trace id must be 32 hex characters")
+            return api_error(400, "trace id must be 32 hex characters", field="trace_id")
         page = min(limit or settings.max_trace_spans, settings.max_trace_spans)
         q = TraceQueries(collector.store)
         detail = await anyio.to_thread.run_sync(lambda: q.get_trace(proj, tid, offset, page))

@@ -19,8 +19,16 @@ def serve(settings: CollectorSettings, log_level: str = "info") -> None:
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
-    if settings.grpc_port and settings.role != "analyze":  # fail early, saying what to do
-        _check_port_free(settings.host, settings.grpc_port)
+    # Fail before the store is opened and uvicorn logs its start, saying what to do.
+    if settings.port:
+        _check_port_free(settings.host, settings.port, "OTLP/HTTP and the API", "--port N")
+    if settings.grpc_port and settings.role != "analyze":
+        _check_port_free(
+            settings.host,
+            settings.grpc_port,
+            "OTLP/gRPC",
+            "--grpc-port N (0 = any free port) or turn gRPC off with --grpc-port off",
+        )
     uvicorn.run(
         create_app(settings),
         host=settings.host,
@@ -89,14 +97,15 @@ class BackgroundServer:
         self.stop()
 
 
-def _check_port_free(host: str, port: int) -> None:
+def _check_port_free(host: str, port: int, what: str, fix: str) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn's socket does
         try:
             s.bind((host, port))
         except OSError as exc:
             raise CollectorError(
-                f"cannot listen for OTLP/gRPC on {host}:{port} ({exc.strerror}); pick another "
-                "port with --grpc-port N (0 = any free port) or turn gRPC off with --grpc-port off"
+                f"cannot listen for {what} on {host}:{port} ({exc.strerror}); pick another "
+                f"port with {fix}"
             ) from None
 
 

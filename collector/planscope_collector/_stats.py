@@ -19,18 +19,18 @@ from typing import Annotated, Any
 import anyio
 from fastapi import APIRouter, Depends, Query, Request
 from planscope import api
+from planscope import semconv as A
 
 from .extensions import project_of
 from .runmodel import STEP_FAILED, run_metrics_sql
 from .storage import Store
 
-EVENT_BUDGET_EXCEEDED = "planscope.retry_budget.exceeded"
 MAX_BUCKETS = 10_000
 """Most rows ``/api/stats/runs`` answers (buckets x outcomes); a narrower range or a wider
 bucket is needed beyond."""
 
 _TEXT = Annotated[str | None, Query(max_length=512)]
-_MAX_NS = (1 << 63) - 1  # DateTime64(9)'s end: larger values are a 422, never SQL
+_MAX_NS = (1 << 63) - 1  # DateTime64(9)'s end: larger values are a 400, never SQL
 _SINCE = Annotated[int | None, Query(description="run start from, unix ns", ge=0, le=_MAX_NS)]
 _UNTIL = Annotated[int | None, Query(description="run start before, unix ns", ge=0, le=_MAX_NS)]
 
@@ -46,7 +46,7 @@ class _Scope:
         service: str | None = None,
         agent: str | None = None,
     ) -> None:
-        self.params: dict[str, Any] = {"project": project, "event": EVENT_BUDGET_EXCEEDED}
+        self.params: dict[str, Any] = {"project": project, "event": A.EVENT_RETRY_BUDGET_EXCEEDED}
         run_where = ["Project = {project:String}"]
         child_where = ["Project = {project:String}"]
         if since_ns is not None:

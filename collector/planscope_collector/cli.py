@@ -23,10 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
+from planscope.cli import number, port
+from pydantic import ValidationError
 
 from ._server import serve
 from ._settings import CollectorSettings, load_keys_file
 from .storage import open_store
+from .storage._migrations import MAX_TTL_DAYS
 
 __all__ = ["register", "settings_from_args"]
 
@@ -67,9 +70,15 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> CollectorSetti
         if getattr(args, name, None) is not None:
             values[name] = getattr(args, name)
     try:
-        return CollectorSettings(**values)
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise PlanscopeError(f"invalid settings: {exc}") from None
+        settings = CollectorSettings(**values)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors()
+        )
+        raise PlanscopeError(f"invalid settings: {problems}") from None
+    if settings.data_dir.exists() and not settings.data_dir.is_dir():
+        raise PlanscopeError(f"--data-dir {settings.data_dir} exists and is not a directory")
+    return settings
 
 
 def _grpc_port(value: str) -> int | str:
@@ -85,6 +94,7 @@ def _grpc_port(value: str) -> int | str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    settings_from_args(args)  # refuse bad settings before uvicorn logs its start
     serve(settings_from_args(args), log_level=args.log_level)
     return 0
 
@@ -124,10 +134,22 @@ def _locked(status: Path) -> bool:
     return False
 
 
+_DEFAULTS = {name: field.default for name, field in CollectorSettings.model_fields.items()}
+
+
+def _ttl_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--ttl-days",
+        type=number(1, MAX_TTL_DAYS),
+        default=_DEFAULTS["ttl_days"],
+        help="retention of stored spans, in days (chosen when the schema is first created)",
+    )
+
+
 def _register_server(sub: Any) -> None:
     serve_p = sub.add_parser("serve", help="run the collector (OTLP ingest + query API)")
     serve_p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve_p.add_argument("--port", type=int, default=4318, help="OTLP/HTTP + query API port")
+    serve_p.add_argument("--port", type=port, default=4318, help="OTLP/HTTP + query API port")
     serve_p.add_argument(
         "--grpc-port",
         type=_grpc_port,
@@ -142,9 +164,19 @@ def _register_server(sub: Any) -> None:
         type=Path,
         help="file of 'KEY PROJECT [SCOPE,...]' lines or JSON (scopes: ingest, read, admin)",
     )
-    serve_p.add_argument("--spool-max-bytes", type=int, help="answer 503 beyond this backlog")
-    serve_p.add_argument("--max-body-bytes", type=int, help="answer 413 beyond this body size")
-    serve_p.add_argument("--ttl-days", type=int, help="retention of stored spans")
+    serve_p.add_argument(
+        "--spool-max-bytes",
+        type=number(1),
+        default=_DEFAULTS["spool_max_bytes"],
+        help="answer 503 while this much is accepted but not yet stored",
+    )
+    serve_p.add_argument(
+        "--max-body-bytes",
+        type=number(1),
+        default=_DEFAULTS["max_body_bytes"],
+        help="answer 413 beyond this body size (compressed, as sent)",
+    )
+    _ttl_arg(serve_p)
     serve_p.add_argument(
         "--role",
         choices=["all", "ingest", "analyze"],
@@ -161,9 +193,7 @@ def _register_server(sub: Any) -> None:
     migrate = sub.add_parser("migrate", help="create or upgrade the ClickHouse schema")
     _store_args(migrate)
     migrate.add_argument("--cluster", help="render ON CLUSTER / Replicated variants for NAME")
-    migrate.add_argument(
-        "--ttl-days", type=int, help="retention of stored spans, in days (default: keep forever)"
-    )
+    _ttl_arg(migrate)
     migrate.set_defaults(func=cmd_migrate)
 
 

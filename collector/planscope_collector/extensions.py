@@ -29,6 +29,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from fastapi import Header, Request
+from fastapi.responses import JSONResponse
 
 from ._lease import Lease, Leases
 
@@ -42,6 +43,7 @@ __all__ = [
     "Lease",
     "Leases",
     "admin_project_of",
+    "api_error",
     "ingest_backlogged",
     "load_extensions",
     "project_of",
@@ -63,6 +65,29 @@ class Extension(Protocol):
     def stop(self) -> None: ...
 
     def on_flush(self, trace_ids: set[tuple[str, str]]) -> None: ...
+
+
+def api_error(
+    status: int,
+    reason: str,
+    *,
+    field: str | None = None,
+    problems: list[str] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    """The one shape of every error the API answers: ``{"error": reason}``, plus the ``field``
+    at fault and every ``problems`` found where that helps. The collector's own routes, its
+    request validation and every extension's routes answer through it.
+
+    >>> api_error(400, "limit: must be at least 1", field="limit").body
+    b'{"error":"limit: must be at least 1","field":"limit"}'
+    """
+    body: dict[str, Any] = {"error": reason}
+    if field is not None:
+        body["field"] = field
+    if problems is not None:
+        body["problems"] = problems
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def load_extensions(collector: Collector) -> list[Extension]:

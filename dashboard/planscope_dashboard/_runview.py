@@ -104,6 +104,8 @@ class PlanVersion:
     objective: str | None
     parent_version: int | None
     planner_calls: list[str] = field(default_factory=list)
+    approval_note: str | None = None
+    """Who decided the approval and why (from the plan span's approval event)."""
 
     @property
     def key(self) -> str:
@@ -111,6 +113,24 @@ class PlanVersion:
 
     def step(self, step_id: str) -> dict[str, Any] | None:
         return next((s for s in self.steps if s.get("id") == step_id), None)
+
+
+def _approval_note(events: list[dict[str, Any]]) -> str | None:
+    """``by <reviewer>: <reason>`` from a plan span's approval event, if it has one.
+
+    >>> _approval_note([{"name": "planscope.approval.denied", "attributes": {
+    ...     "planscope.approval.reviewer": "ana", "planscope.approval.reason": "too risky"}}])
+    'by ana: too risky'
+    """
+    for e in events:
+        if e.get("name") in (A.EVENT_APPROVAL_GRANTED, A.EVENT_APPROVAL_DENIED):
+            a = e.get("attributes") or {}
+            who, why = _opt_str(a.get(A.APPROVAL_REVIEWER)), _opt_str(a.get(A.APPROVAL_REASON))
+            by = f"by {who}" if who else None
+            if by and why:
+                return f"{by}: {why}"
+            return by or why
+    return None
 
 
 @dataclass
@@ -273,6 +293,7 @@ def build_run_view(trace: dict[str, Any]) -> RunView:
                 approval=_opt_str(attrs.get(A.PLAN_APPROVAL)),
                 objective=_opt_str(doc.get("objective")),
                 parent_version=_opt_int(attrs.get(A.PLAN_PARENT_VERSION)),
+                approval_note=_approval_note(span.events),
             )
         )
     plan_by_span = {p.span_id: p for p in plans}

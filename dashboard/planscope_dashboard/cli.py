@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
+from planscope.cli import port
 from planscope.client import DEFAULT_COLLECTOR_URL
 from planscope.environment_variables import (
     PLANSCOPE_API_KEY,
@@ -45,7 +46,7 @@ def register(subparsers: Any) -> None:
         help=f"project to read when the collector runs without keys (env {PLANSCOPE_PROJECT})",
     )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    p.add_argument("--port", type=int, default=8501, help="port to listen on")
+    p.add_argument("--port", type=port, default=8501, help="port to listen on")
     p.set_defaults(func=run)
 
 

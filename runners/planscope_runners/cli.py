@@ -9,13 +9,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import socket
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import planscope
-from planscope.cli import deprecated_alias
+from planscope.cli import deprecated_alias, number
 from planscope.client import ClientSettings
 
 from ._approval import DEFAULT_TIMEOUT_S, QueueGate, TerminalGate
@@ -52,6 +54,8 @@ SCENARIOS: dict[str, Scenario] = {
     "unbounded-replan": Scenario("plan_and_act", "ops-audit-small", ("unbounded_replan",)),
     "scoped-replan": Scenario("dag", "ops-scale-fleet", ("needs_replan",)),
     "malformed-script": Scenario("scripts", "support-escalate-c3", ("malformed_script",)),
+    "host-misroute": Scenario("host", "support-refund-ana", ("misroute",)),
+    "host-app-tool-failure": Scenario("host", "ops-audit-wide", ("app_tool_failure",)),
 }
 
 
@@ -111,6 +115,9 @@ def _summary(result: RunResult) -> str:
         lines.append(f"  expected finding: {f.kind} at {f.step_id} (blame {f.component})")
     for f in result.negatives:
         lines.append(f"  must not be flagged: {f.kind} at {f.step_id}")
+    if result.blame is not None:
+        b = result.blame
+        lines.append(f"  to blame: {b.component} at {b.step_id} ({b.cause})")
     return "\n".join(lines)
 
 
@@ -136,9 +143,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     faults = (
         _csv(args.faults) if args.faults is not None else list(scenario.faults if scenario else ())
     )
+    if args.endpoint:
+        _require_reachable(args.endpoint)
     handle = (
         planscope.configure(args.endpoint, service_name=args.service_name)
-        if (args.endpoint)
+        if args.endpoint
         else None
     )
     planner, executor = _models(args)
@@ -242,6 +251,8 @@ class _Progress:
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
+    if args.endpoint:
+        _require_reachable(args.endpoint)
     planner, executor = _models(args)
     progress = _Progress(not args.quiet)
     suite = run_suite(
@@ -295,6 +306,22 @@ def _provenance(args: argparse.Namespace) -> str:
     )
 
 
+def _require_reachable(url: str) -> None:
+    """Refuse to run when --collector does not answer: the exporter would only log that the
+    spans were dropped, after the run had reported success."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise planscope.ConfigurationError(f"--collector {url!r} is not an http(s):// URL")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=5).close()
+    except OSError as exc:
+        raise planscope.ConfigurationError(
+            f"cannot reach the collector at {url} ({exc.strerror or exc}); start one with "
+            "`planscope serve` or leave out --collector"
+        ) from None
+
+
 def _shutdown_exporter() -> None:
     """Flush and stop the exporter planscope.configure() installed (spans leave the process)."""
     from opentelemetry import trace
@@ -308,7 +335,11 @@ def _shutdown_exporter() -> None:
 def register(subparsers: Any) -> None:
     """Add ``run`` and ``suite`` to the ``planscope`` command."""
     run = subparsers.add_parser("run", help="run one task with a runtime variant")
-    run.add_argument("--variant", choices=sorted(VARIANTS), help="runtime variant")
+    run.add_argument(
+        "--variant",
+        choices=sorted(VARIANTS),
+        help="runtime variant (default: the scenario's, else plan_and_act)",
+    )
     run.add_argument("--env", choices=sorted(FACTORIES), help="environment of the task")
     run.add_argument("--task", help="a task id (see --list)")
     run.add_argument("--scenario", help=f"a preset: {', '.join(SCENARIOS)}")
@@ -317,10 +348,10 @@ def register(subparsers: Any) -> None:
     run.add_argument(
         "--policy", choices=scheduler.POLICIES, help="scheduler variant: scheduling policy"
     )
-    run.add_argument("--slots", type=int, help="scheduler variant: model slots in the pool")
+    run.add_argument("--slots", type=number(1), help="scheduler variant: model slots in the pool")
     run.add_argument(
         "--concurrent",
-        type=int,
+        type=number(1),
         default=1,
         help="scheduler variant: run the task this many times at once behind one kernel",
     )
@@ -347,9 +378,12 @@ def register(subparsers: Any) -> None:
     run.set_defaults(func=cmd_run)
 
     suite = subparsers.add_parser("suite", help="run a labelled suite (ground truth for analyzers)")
-    suite.add_argument("--runs", type=int, default=300, help="runs in the suite")
+    suite.add_argument("--runs", type=number(1), default=300, help="runs in the suite")
     suite.add_argument(
-        "--fault-rate", type=float, default=0.3, help="share of runs with an injected fault"
+        "--fault-rate",
+        type=number(0, 1, kind=float),
+        default=0.3,
+        help="share of runs with an injected fault",
     )
     suite.add_argument("--variants", help="comma-separated (default: all)")
     suite.add_argument("--envs", help="comma-separated (default: all)")

@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+from planscope.cli import number, port
 
 from ._runner import SuiteResult, run_suite
 
@@ -231,11 +232,11 @@ def register(sub: Any) -> None:
         default=Path(".planscope/demo"),
         help="spool and embedded store of the demo's collector",
     )
-    demo.add_argument("--port", type=int, default=4318, help="collector port (busy: a free one)")
+    demo.add_argument("--port", type=port, default=4318, help="collector port (busy: a free one)")
     demo.add_argument(
-        "--dashboard-port", type=int, default=8501, help="dashboard port (busy: a free one)"
+        "--dashboard-port", type=port, default=8501, help="dashboard port (busy: a free one)"
     )
-    demo.add_argument("--runs", type=int, default=300, help="runs of the reference runtime")
+    demo.add_argument("--runs", type=number(1), default=300, help="runs of the reference runtime")
     demo.add_argument("--seed", type=int, default=1, help="seed of the runs (same seed, same runs)")
     demo.add_argument("--no-wait", action="store_true", help="exit after the report")
     demo.set_defaults(func=main)

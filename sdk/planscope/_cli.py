@@ -10,7 +10,7 @@ import importlib
 import sys
 from importlib.metadata import EntryPoint, entry_points
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from ._errors import PlanscopeError
 
@@ -56,6 +56,16 @@ class HelpFormatter(argparse.HelpFormatter):
         return text
 
 
+class Parser(argparse.ArgumentParser):
+    """Usage errors in the command's one error format, ``planscope: error: ...``, naming the
+    help to read; every subcommand's parser is one of these (argparse creates them with the
+    parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(2, f"planscope: error: {message} (see {self.prog} --help)\n")
+
+
 def _register_commands(sub: Any) -> None:
     registered: set[str] = set()
     for ep in sorted(entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
@@ -85,7 +95,7 @@ def _stub(sub: Any, ep: EntryPoint) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="planscope",
         description="Observability for planner-executor LLM agents.",
         formatter_class=HelpFormatter,
@@ -112,6 +122,10 @@ def main(argv: list[str] | None = None) -> None:
         code = args.func(args)
     except PlanscopeError as exc:
         print(f"planscope: error: {exc}", file=sys.stderr)
+        code = 2
+    except OSError as exc:  # a file or directory given on the command line: say which, briefly
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"planscope: error: {where}{exc.strerror or exc}", file=sys.stderr)
         code = 2
     except KeyboardInterrupt:
         code = 130

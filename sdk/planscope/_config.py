@@ -8,6 +8,7 @@ reuses a TracerProvider the application already installed.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import threading
 from collections.abc import Mapping
@@ -24,7 +25,10 @@ from ._internal import logger
 
 __all__ = ["PlanscopeHandle", "configure"]
 
-VERSION = "0.1.0"
+try:  # the one version: the installed distribution's (pyproject.toml)
+    VERSION = importlib.metadata.version("planscope")
+except importlib.metadata.PackageNotFoundError:  # a source tree on sys.path, not installed
+    VERSION = "0+unknown"
 DEFAULT_ENDPOINT = "http://localhost:4318"
 DEFAULT_SERVICE_NAME = "planscope-agent"
 DEFAULT_CAPTURE_MAX_BYTES = 8192

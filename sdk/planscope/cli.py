@@ -16,7 +16,7 @@ import argparse
 import sys
 from typing import Any
 
-__all__ = ["deprecated_alias"]
+__all__ = ["deprecated_alias", "number", "port"]
 
 
 def deprecated_alias(new: str) -> type[argparse.Action]:
@@ -42,3 +42,35 @@ def deprecated_alias(new: str) -> type[argparse.Action]:
             setattr(namespace, self.dest, values)
 
     return Alias
+
+
+def number(
+    low: float = 0, high: float | None = None, *, kind: type[int] | type[float] = int
+) -> Any:
+    """An argparse ``type`` for a number within ``low..high``: a bad value is a usage error
+    naming the range, never a silent empty run or a traceback later.
+
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--runs", type=number(1), default=300)
+    >>> p.parse_args(["--runs", "5"]).runs
+    5
+    """
+    span = f"{low}..{high}" if high is not None else f"at least {low}"
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got {text!r}"
+            ) from None
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text} is out of range ({span})")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+port = number(0, 65535)
+"""An argparse ``type`` for a TCP port, 0..65535 (0: any free port)."""

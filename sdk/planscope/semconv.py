@@ -293,3 +293,6 @@ TOOL_ACTION_INDEX: Final = "planscope.tool.action_index"  # 1-based position in 
 TOOL_ACTION_BATCH: Final = "planscope.tool.action_batch"  # tool calls of that model answer
 EVENT_ACTIONS_DISCARDED: Final = "planscope.actions.discarded"  # on the step span
 ACTIONS_DISCARDED: Final = "planscope.actions.discarded_count"  # attribute of that event
+
+# Plain spans of runtime machinery these conventions define (no planscope kind, yet known).
+MACHINERY_SPANS: Final = (SPAN_SCHEDULER_QUEUE, SPAN_SCHEDULER_CONTEXT_SWITCH, SPAN_HANDOFF)

@@ -28,6 +28,8 @@ FAST_ENV = {
     "PLANSCOPE_ALERTS_RETRY_BASE": "0.2",
     "PLANSCOPE_ALERTS_RETRY_MAX": "0.5",
     "PLANSCOPE_DASHBOARD_URL": "http://dash.test:8501",
+    # The receivers run on loopback: allowed the way an operator allows an internal receiver.
+    "PLANSCOPE_ALERTS_ALLOW_TARGETS": "127.0.0.1",
 }
 
 

@@ -116,7 +116,7 @@ def test_payloads() -> None:
     assert hook["state"] == "firing" and hook["rule_version"] == 2 and hook["value"] == 5.0
     slack = slack_payload(message)
     assert set(slack) == {"text", "blocks"} and "FIRING loops" in slack["text"]
-    assert "<http://d/?page=run&trace=ab|trace ab>" in str(slack["blocks"])
+    assert "<http://d/?page=run&amp;trace=ab|trace ab>" in str(slack["blocks"])  # Slack unescapes
 
 
 def test_sql_literals_are_planscope_names() -> None:

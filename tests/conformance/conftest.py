@@ -13,9 +13,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
+import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,21 +43,56 @@ OFFLINE_ENV = {
     "LANGSMITH_TRACING": "false",
     "LANGCHAIN_TRACING_V2": "false",
     "OPENAI_API_KEY": "test",
-    # A safety net: any request that is not for loopback goes to a port where nothing listens.
-    "HTTP_PROXY": "http://127.0.0.1:9",
-    "HTTPS_PROXY": "http://127.0.0.1:9",
-    "ALL_PROXY": "http://127.0.0.1:9",
     "NO_PROXY": "127.0.0.1,localhost",
     "no_proxy": "127.0.0.1,localhost",
 }
+"""Plus HTTP(S)_PROXY at :class:`Blackhole`: any request not for loopback goes there."""
+
+
+class Blackhole:
+    """A proxy address that answers nothing and records what asked for it: the agents' HTTP(S)
+    proxy, so a request for anything but loopback never leaves the machine and is seen."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self._sock = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:  # closed
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    first = conn.recv(512).split(b"\r\n", 1)[0]
+                except OSError:
+                    first = b"?"
+                self.requests.append(first.decode(errors="replace"))
+
+    def close(self) -> None:
+        self._sock.close()
 
 
 class Serve(ServeProcess):
-    """``planscope serve`` in its own process, with its OTLP/gRPC receiver on a free port."""
+    """``planscope serve`` in its own process, with its OTLP/gRPC receiver on a free port.
+
+    Its stderr is drained (and the last lines kept), so a chatty server never blocks on a
+    full pipe."""
 
     def __init__(self, data_dir: Path) -> None:
         self.grpc_target = f"127.0.0.1:{free_port()}"
         super().__init__(data_dir, free_port(), "--grpc-port", self.grpc_target.split(":")[1])
+        self.log: deque[str] = deque(maxlen=200)
+        stream = self.proc.stderr
+        assert stream is not None
+        threading.Thread(
+            target=lambda: self.log.extend(b.decode(errors="replace") for b in stream),
+            daemon=True,
+        ).start()
 
 
 @dataclass(frozen=True)
@@ -103,6 +141,13 @@ def model() -> Iterator[ModelServer]:
 
 
 @pytest.fixture(scope="session")
+def blackhole() -> Iterator[Blackhole]:
+    hole = Blackhole()
+    yield hole
+    hole.close()
+
+
+@pytest.fixture(scope="session")
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
     server = Serve(tmp_path_factory.mktemp("conformance") / "data")
     yield server
@@ -120,25 +165,102 @@ def otlp_spans(body: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def run_agent(source: str, model: ModelServer, serve: Serve, dump: Path) -> dict[str, Any]:
-    """Run one source's agent in its own process; its scenarios' trace ids and times."""
-    otlp = f"grpc://{serve.grpc_target}" if source.endswith("_grpc") else serve.url
-    env = {**os.environ, **OFFLINE_ENV, "CONFORMANCE_MODEL": model.base_url}
-    env["CONFORMANCE_OTLP"] = otlp
-    env["OPENAI_BASE_URL"] = model.base_url
-    proc = subprocess.run(
-        [sys.executable, "-m", "tests.conformance.agents", source, "--dump", str(dump)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+class Launched:
+    """The agents of the sources this session needs, a few at a time: they spend most of
+    their time importing their frameworks and waiting for the model, so they overlap well,
+    but all at once would starve the collector on a 2-core machine."""
+
+    PARALLEL = 3
+
+    def __init__(
+        self, sources: list[str], model: ModelServer, serve: Serve, proxy: str, tmp: Path
+    ) -> None:
+        self.url = serve.url
+        self._proxy = proxy
+        self.serve_log = serve.log
+        self._model, self._serve = model, serve
+        self.dumps = {source: tmp / f"{source}.json" for source in sources}
+        self._pending = list(sources)
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self._fill()
+
+    def _fill(self, first: str | None = None) -> None:
+        if first in self._pending:
+            self._pending.remove(first)
+            self._pending.insert(0, first)
+        running = [p for p in self.procs.values() if p.returncode is None and p.poll() is None]
+        while self._pending and (len(running) < self.PARALLEL or first in self._pending):
+            source = self._pending.pop(0)
+            self.procs[source] = self._start(source)
+            running.append(self.procs[source])
+
+    def _start(self, source: str) -> subprocess.Popen[bytes]:
+        serve = self._serve
+        otlp = f"grpc://{serve.grpc_target}" if source.endswith("_grpc") else serve.url
+        base_url = self._model.base_url(source)
+        env = {**os.environ, **OFFLINE_ENV, "CONFORMANCE_MODEL": base_url}
+        env.update(CONFORMANCE_OTLP=otlp, OPENAI_BASE_URL=base_url)
+        env.update(HTTP_PROXY=self._proxy, HTTPS_PROXY=self._proxy, ALL_PROXY=self._proxy)
+        argv = [sys.executable, "-m", "tests.conformance.agents", source]
+        with (
+            self._out(source, "stdout").open("w") as out,
+            self._out(source, "stderr").open("w") as err,
+        ):
+            return subprocess.Popen(
+                [*argv, "--dump", str(self.dumps[source])],
+                cwd=REPO,
+                env=env,
+                stdout=out,
+                stderr=err,
+            )
+
+    def _out(self, source: str, stream: str) -> Path:
+        return self.dumps[source].with_suffix(f".{stream}")
+
+    def result(self, source: str) -> dict[str, Any]:
+        """The scenarios' trace ids and times, once the source's agent has finished."""
+        self._fill(first=source)
+        proc = self.procs[source]
+        proc.wait(timeout=300)
+        self._fill()
+        err = self._out(source, "stderr").read_text()
+        assert proc.returncode == 0, f"{source} agent failed:\n{err[-4000:]}"
+        return dict(json.loads(self._out(source, "stdout").read_text().strip().splitlines()[-1]))
+
+    def stop(self) -> None:
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+@pytest.fixture(scope="session")
+def launched(
+    request: pytest.FixtureRequest,
+    model: ModelServer,
+    serve: Serve,
+    blackhole: Blackhole,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Launched]:
+    wanted = {
+        item.callspec.params["agent"]
+        for item in request.session.items
+        if hasattr(item, "callspec") and "agent" in item.callspec.params
+    }
+    agents = Launched(
+        [s for s in SOURCES if s in wanted],
+        model,
+        serve,
+        blackhole.url,
+        tmp_path_factory.mktemp("agents"),
     )
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+    yield agents
+    agents.stop()
 
 
-def wait_stored(url: str, trace_id: str, spans: int, timeout: float = 30.0) -> None:
+def wait_stored(
+    url: str, trace_id: str, spans: int, log: deque[str], timeout: float = 120.0
+) -> None:
     deadline = time.monotonic() + timeout
     count = 0
     while time.monotonic() < deadline:
@@ -148,30 +270,26 @@ def wait_stored(url: str, trace_id: str, spans: int, timeout: float = 30.0) -> N
             if count >= spans:
                 return
         time.sleep(0.1)
-    raise AssertionError(f"trace {trace_id}: {count} of {spans} spans stored")
+    tail = "".join(list(log)[-20:])
+    raise AssertionError(f"trace {trace_id}: {count} of {spans} spans stored; serve:\n{tail}")
 
 
 @pytest.fixture(scope="session", params=SOURCES)
-def agent(
-    request: pytest.FixtureRequest,
-    model: ModelServer,
-    serve: Serve,
-    tmp_path_factory: pytest.TempPathFactory,
-) -> Ran:
+def agent(request: pytest.FixtureRequest, model: ModelServer, launched: Launched) -> Ran:
     """One source's agent run through both scenarios, its traces stored and analysed."""
     source = str(request.param)
-    dump = tmp_path_factory.mktemp(source) / f"{source}.json"
-    traces = run_agent(source, model, serve, dump)
+    traces = launched.result(source)
+    dump = launched.dumps[source]
     spans = otlp_spans(json.loads(dump.read_text()))
+    url = launched.url
     scenarios = {}
     for name, t in traces.items():
         mine = [s for s in spans if s["traceId"] == t["trace_id"]]
-        wait_stored(serve.url, t["trace_id"], len(mine))
-        scenarios[name] = Scenario(
-            t["trace_id"], mine, model.served(int(t["start_ns"]), int(t["end_ns"]))
-        )
-        r = httpx.post(f"{serve.url}/api/analyze", json={"trace_id": t["trace_id"]}, timeout=60)
+        wait_stored(url, t["trace_id"], len(mine), launched.serve_log)
+        served = model.served(source, int(t["start_ns"]), int(t["end_ns"]))
+        scenarios[name] = Scenario(t["trace_id"], mine, served)
+        r = httpx.post(f"{url}/api/analyze", json={"trace_id": t["trace_id"]}, timeout=60)
         assert r.status_code == 200, r.text
     if os.environ.get(UPDATE_ENV) == "1":
         shutil.copyfile(dump, DATA / f"{source}.json")
-    return Ran(source, serve.url, scenarios["healthy"], scenarios["loop"])
+    return Ran(source, url, scenarios["healthy"], scenarios["loop"])

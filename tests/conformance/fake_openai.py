@@ -158,8 +158,10 @@ def _chunks(response: dict[str, Any]) -> list[dict[str, Any]]:
 
 @dataclass(frozen=True)
 class Served:
-    """One completion the server answered: when, its usage, how many tool calls it asked for."""
+    """One completion the server answered: for which client (the URL's first path segment),
+    when, its usage, how many tool calls it asked for."""
 
+    client: str
     time_ns: int
     input_tokens: int
     output_tokens: int
@@ -167,13 +169,14 @@ class Served:
 
 
 def create_app(log: list[Served] | None = None) -> FastAPI:
-    """The server's routes: ``POST /v1/chat/completions`` and ``GET /v1/models``; every
-    completion served is appended to ``log``."""
+    """The server's routes: ``POST /{client}/v1/chat/completions`` and ``GET
+    /{client}/v1/models``, where ``client`` names who asks; every completion served is
+    appended to ``log``."""
     app = FastAPI()
     served = log if log is not None else []
 
-    @app.post("/v1/chat/completions", response_model=None)
-    async def chat_completions(request: Request) -> Any:
+    @app.post("/{client}/v1/chat/completions", response_model=None)
+    async def chat_completions(client: str, request: Request) -> Any:
         try:
             body = await request.json()
         except ValueError:
@@ -183,6 +186,7 @@ def create_app(log: list[Served] | None = None) -> FastAPI:
         response = answer(body)
         served.append(
             Served(
+                client,
                 time.time_ns(),
                 response["usage"]["prompt_tokens"],
                 response["usage"]["completion_tokens"],
@@ -194,8 +198,8 @@ def create_app(log: list[Served] | None = None) -> FastAPI:
         lines = "".join(f"data: {json.dumps(c)}\n\n" for c in _chunks(response))
         return PlainTextResponse(lines + "data: [DONE]\n\n", media_type="text/event-stream")
 
-    @app.get("/v1/models")
-    async def models() -> dict[str, Any]:
+    @app.get("/{client}/v1/models")
+    async def models(client: str) -> dict[str, Any]:
         return {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "test"}]}
 
     return app
@@ -206,7 +210,7 @@ class ModelServer:
     """The fake model server under uvicorn in a thread on a free loopback port.
 
     >>> with ModelServer() as server:
-    ...     server.base_url.endswith("/v1")
+    ...     server.base_url("me").endswith("/me/v1")
     True
     """
 
@@ -219,14 +223,14 @@ class ModelServer:
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="fake-openai", daemon=True)
 
-    @property
-    def base_url(self) -> str:
+    def base_url(self, client: str) -> str:
+        """The OpenAI base URL for one client (its answers are logged under its name)."""
         port = self._server.servers[0].sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}/v1"
+        return f"http://127.0.0.1:{port}/{client}/v1"
 
-    def served(self, start_ns: int, end_ns: int) -> list[Served]:
-        """What the server answered between two instants (one scenario of one agent)."""
-        return [s for s in self.log if start_ns <= s.time_ns <= end_ns]
+    def served(self, client: str, start_ns: int, end_ns: int) -> list[Served]:
+        """What the server answered one client between two instants (one scenario)."""
+        return [s for s in self.log if s.client == client and start_ns <= s.time_ns <= end_ns]
 
     def __enter__(self) -> ModelServer:
         self._thread.start()

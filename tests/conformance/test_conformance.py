@@ -13,6 +13,7 @@ strict xfails, so each turns into a failure the moment the mapping fills it (the
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterator
 from decimal import Decimal
@@ -27,7 +28,7 @@ from streamlit.testing.v1 import AppTest
 from ..dashboard.conftest import APP_FILE
 from .agents import SOURCES
 from .agents._common import FAILING_STEP, FAILING_TOOL
-from .conftest import Ran, Scenario
+from .conftest import Blackhole, Ran, Scenario
 from .fake_openai import MODEL, PLAN
 
 pytestmark = pytest.mark.integration
@@ -60,7 +61,10 @@ GAPS: dict[str, dict[frozenset[str], str]] = {
 
 
 def known_gap(request: pytest.FixtureRequest, source: str) -> None:
-    """Mark this test a strict xfail when :data:`GAPS` lists it for ``source``."""
+    """Mark this test a strict xfail when :data:`GAPS` lists it for ``source`` (unless
+    ``CONFORMANCE_IGNORE_GAPS=1``: then every test asserts, to see where the mapping stands)."""
+    if os.environ.get("CONFORMANCE_IGNORE_GAPS") == "1":
+        return
     name = request.node.originalname
     for sources, reason in GAPS.get(name, {}).items():
         if source in sources:
@@ -94,6 +98,13 @@ def findings(ran: Ran, trace_id: str) -> list[dict[str, Any]]:
 
 
 SCENARIOS = pytest.mark.parametrize("scenario", ["healthy", "loop"])
+
+
+def test_nothing_leaves_the_machine(ran: Ran, blackhole: Blackhole) -> None:
+    """No request for anything but loopback reached the agents' proxy (e.g. a framework's own
+    telemetry, a tokenizer download); the model server answered every LLM call."""
+    assert blackhole.requests == []
+    assert ran.healthy.llm_calls > 0 and ran.loop.llm_calls > ran.healthy.llm_calls
 
 
 @SCENARIOS

@@ -396,3 +396,27 @@ def test_empty_and_odd_traces_do_not_crash() -> None:
     )
     assert odd.plans[0].steps == [] and odd.spans["1"].kind == "other"
     assert plan_diff(odd, odd.plans[0]) == []
+
+
+def test_a_plan_version_carries_who_approved_it_and_why() -> None:
+    t = T()
+    run = t.add("run", 0, 50)
+    plan = t.add(
+        "plan",
+        1,
+        5,
+        run,
+        **{"planscope.plan.json": plan_doc([("a", [])]), "planscope.plan.approval": "edited"},
+    )
+    t.spans[-1]["events"] = [
+        {
+            "name": "planscope.approval.granted",
+            "attributes": {
+                "planscope.approval.reviewer": "ana",
+                "planscope.approval.reason": "clearer wording",
+            },
+        }
+    ]
+    (version,) = build_run_view(t.trace()).plans
+    assert version.span_id == plan
+    assert (version.approval, version.approval_note) == ("edited", "by ana: clearer wording")

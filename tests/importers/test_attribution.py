@@ -509,9 +509,38 @@ def test_tau_bench_file_of_runs_imports_and_attributes(
     assert [o["file"] for o in out] == [f"{TAU}#{k}" for k in range(3)]
     for o, conv in zip(out, convs, strict=True):
         assert o["component"] in conv.speakers() and o["component"] not in conv.tool_speakers
+    with pytest.raises(SystemExit) as done:  # import, then each run's findings
+        main(["attribute", "--json", "--method", METHOD, "--collector", collector.url, str(TAU)])
+    assert done.value.code == 0
+    online = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert [(o["component"], o["step"]) for o in online] == [
+        (o["component"], o["step"]) for o in out
+    ]
     [p] = import_files([TAU], collector=collector.url)
     assert p.format == "tool-use" and len(p.trace_ids) == 3
     for conv, tid, n in zip(convs, p.trace_ids, p.trace_spans, strict=True):
         stored = conversation_from_trace(wait_for_trace(collector.url, tid, n))
         offline, online = attribute(conv, method=METHOD), attribute(stored, method=METHOD)
         assert (online.component, online.step) == (offline.component, offline.step)
+
+
+def test_evaluate_shipped_scores_new_logs_apart_from_those_it_was_fitted_on(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--evaluate --shipped`` fits nothing; a log the shipped weights were fitted on is
+    never reported as held out."""
+    d = tmp_path / "new"
+    d.mkdir()
+    (d / "1.json").write_text(json.dumps(_failed_code("Coder_Expert")))
+    (d / "2.json").write_bytes((dataset / "hand_crafted_dev" / "5.json").read_bytes())
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(["attribute", "--evaluate", "--shipped", "--json", str(d)])
+    assert done.value.code == 0
+    rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    ranker = {r["protocol"]: r for r in rows if r.get("method") == METHOD}
+    assert {p: r["n"] for p, r in ranker.items()} == {
+        "shipped model, not fitted on these": 1,
+        "fit-on-dev (NOT held out)": 1,
+    }
+    assert rows[-1] == {"default": shipped().default}

@@ -167,7 +167,7 @@ def test_queue_waits_for_a_decision_through_the_collector(collector: str) -> Non
         assert pending["objective"].startswith("Audit config keys")
         path = f"{collector}/api/approvals/{pending['id']}/decision"
         refused = httpx.post(path, json={"decision": "reject", "reason": " "}, headers=AUTH)
-        assert refused.status_code == 422 and "reason" in refused.text
+        assert refused.status_code == 400 and "reason" in refused.json()["error"]
         edited = json.loads(json.dumps(pending["plan"]))
         edited["steps"][-1]["description"] = "summary checked by ops"
         ok = httpx.post(
@@ -213,14 +213,14 @@ def test_approval_routes_refuse_bad_input_with_a_reason(collector: str) -> None:
         json={"run_id": "r", "plan_id": "p", "plan_version": 1, "plan": {"steps": []}},
         headers=AUTH,
     )
-    assert bad.status_code == 422 and "steps" in bad.text
+    assert bad.status_code == 400 and "steps" in bad.json()["error"]
     unknown = httpx.post(
         f"{collector}/api/approvals",
         json={"run_id": "r", "plan_id": "p", "plan_version": 1, "plan": {"steps": [{"id": "a"}]}}
         | {"extra": 1},
         headers=AUTH,
     )
-    assert unknown.status_code == 422
+    assert unknown.status_code == 400 and unknown.json()["field"] == "extra"
 
 
 def test_approvals_are_scoped_to_the_api_keys_project(collector: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from planscope import semconv as A
+from planscope_analyzer.attribution import candidates, conversation_from_trace
 from planscope_collector import BackgroundServer, CollectorSettings
 from planscope_runners import load_labels, run_task
 from planscope_runners._apps import applications
@@ -161,3 +162,17 @@ def test_host_suite_with_faults_through_a_real_collector(tmp_path: Path) -> None
         steps = [s for s in spans if s["planscope_kind"] == "step"]
         ids = {s["span_id"] for s in handoffs}
         assert all(s["parent_span_id"] in ids for s in steps)
+        # attribution reads each hand-off as the host's dispatch to the receiving agent, so
+        # both the host's routing and the agent's execution are candidates for the blame
+        conv = conversation_from_trace(r.json())
+        dispatches = [t for t in conv.turns if t.kind == "dispatch"]
+        assert [t.target for t in dispatches] == [s["attributes"][A.HANDOFF_TO] for s in handoffs]
+        assert {t.speaker for t in dispatches} == {"host-agent"}
+        blamed = {c.agent for c in candidates(conv)}
+        assert {"host-agent", label["blame"]["component"]} <= blamed
+        # hand-offs are known machinery: analysis reports no data-quality issue for them
+        while httpx.get(f"{server.url}/readyz").json()["spool_pending_bytes"]:
+            time.sleep(0.1)
+        assert httpx.post(f"{server.url}/api/analyze", json={}, timeout=60).status_code == 200
+        found = httpx.get(f"{server.url}/api/findings").json()["findings"]
+        assert found and all(f["kind"] != "data_quality" for f in found), found

@@ -20,6 +20,7 @@ from ._delivery import (
     SlackNotifier,
     WebhookNotifier,
     sign,
+    slack_escape,
     slack_payload,
     verify,
     webhook_payload,
@@ -42,6 +43,7 @@ from ._rules import (
     parse_rules_document,
 )
 from ._settings import AlertSettings
+from ._targets import AllowList, check_target
 
 __all__ = [
     "SIGNATURE_HEADER",
@@ -51,6 +53,7 @@ __all__ = [
     "AlertMessage",
     "AlertRule",
     "AlertSettings",
+    "AllowList",
     "BurnRateRule",
     "ChannelDelivery",
     "DeliveryError",
@@ -67,12 +70,14 @@ __all__ = [
     "StoredRule",
     "WebhookChannel",
     "WebhookNotifier",
+    "check_target",
     "evaluate_rule",
     "load_rules_file",
     "parse_duration",
     "parse_rule",
     "parse_rules_document",
     "sign",
+    "slack_escape",
     "slack_payload",
     "verify",
     "webhook_payload",

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 from ._errors import DeliveryError
 from ._repo import DELIVERED, FAILED, FIRING, PENDING, AlertEvent, ChannelDelivery, EventLog
 from ._rules import LogChannel, SlackChannel, WebhookChannel
+from ._targets import AllowList, check_target, header_problem
 
 __all__ = [
     "SIGNATURE_HEADER",
@@ -44,6 +45,7 @@ __all__ = [
     "SlackNotifier",
     "WebhookNotifier",
     "sign",
+    "slack_escape",
     "slack_payload",
     "verify",
     "webhook_payload",
@@ -129,8 +131,19 @@ def webhook_payload(message: AlertMessage) -> dict[str, Any]:
     }
 
 
+def slack_escape(text: str) -> str:
+    """Escape ``&``, ``<`` and ``>`` as Slack's mrkdwn requires, so that names and summaries
+    written by agents cannot mention ``<!channel>`` or disguise a link as ``<url|text>``.
+
+    >>> slack_escape("<!channel> <http://evil|docs> & co")
+    '&lt;!channel&gt; &lt;http://evil|docs&gt; &amp; co'
+    """
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def slack_payload(message: AlertMessage) -> dict[str, Any]:
-    """A Slack incoming-webhook body: ``text`` (fallback) and ``blocks``.
+    """A Slack incoming-webhook body: ``text`` (fallback) and ``blocks``; every value that
+    comes from rules or traces is escaped (:func:`slack_escape`).
 
     >>> e = AlertEvent("p", "r", 1, "e1", "resolved", 0.0, 0.0, 1.0, "ok now", {}, "")
     >>> slack_payload(AlertMessage(e, "loops", "retry_budget"))["text"]
@@ -138,7 +151,8 @@ def slack_payload(message: AlertMessage) -> dict[str, Any]:
     """
     e = message.event
     icon = ":rotating_light:" if e.state == FIRING else ":white_check_mark:"
-    text = f"{icon} {e.state.upper()} {message.rule_name} ({e.project}): {e.summary}"
+    esc = slack_escape
+    text = f"{icon} {e.state.upper()} {esc(message.rule_name)} ({esc(e.project)}): {esc(e.summary)}"
     blocks: list[dict[str, Any]] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": text}},
         {
@@ -146,16 +160,19 @@ def slack_payload(message: AlertMessage) -> dict[str, Any]:
             "fields": [
                 {"type": "mrkdwn", "text": f"*Value*\n{e.value:g}"},
                 {"type": "mrkdwn", "text": f"*Threshold*\n{e.threshold:g}"},
-                {"type": "mrkdwn", "text": f"*Rule*\n`{e.rule_id}` v{e.rule_version}"},
-                {"type": "mrkdwn", "text": f"*Kind*\n{message.rule_kind}"},
+                {"type": "mrkdwn", "text": f"*Rule*\n`{esc(e.rule_id)}` v{e.rule_version}"},
+                {"type": "mrkdwn", "text": f"*Kind*\n{esc(message.rule_kind)}"},
             ],
         },
     ]
     links = e.evidence.get("trace_links", [])[:5]
     if links:
-        lines = "\n".join(f"<{u}|trace {u.rsplit('=', 1)[-1][:12]}>" for u in links)
+        lines = "\n".join(
+            f"<{esc(str(u)).replace('|', '%7C')}|trace {esc(str(u).rsplit('=', 1)[-1][:12])}>"
+            for u in links
+        )
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": lines}})
-    footer = {"type": "mrkdwn", "text": f"event {e.event_id}"}
+    footer = {"type": "mrkdwn", "text": f"event {esc(e.event_id)}"}
     blocks.append({"type": "context", "elements": [footer]})
     return {"text": text, "blocks": blocks}
 
@@ -177,11 +194,14 @@ class _HttpNotifier:
         secret: str | None = None,
         headers: dict[str, str] | None = None,
         timeout: float = 5.0,
+        allow: AllowList | None = None,
     ) -> None:
         self.url = url
         self.secret = secret
-        self.headers = dict(headers or {})
+        # Rules are validated when saved; this drops what a rule stored earlier might carry.
+        self.headers = {k: v for k, v in (headers or {}).items() if header_problem(k) is None}
         self.timeout = timeout
+        self.allow = allow or AllowList()
         self.label = f"{self.kind}:{_label_url(url)}"
 
     def body(self, message: AlertMessage) -> dict[str, Any]:
@@ -201,12 +221,31 @@ class _HttpNotifier:
             ts = int(time.time())
             headers[TIMESTAMP_HEADER] = str(ts)
             headers[SIGNATURE_HEADER] = sign(self.secret, body, ts)
+        # Checked at every delivery, and sent to the checked address: DNS may answer
+        # differently now than when the rule was saved (rebinding).
+        target = check_target(self.url, self.allow)
+        headers["Host"] = target.host if ":" not in target.host else f"[{target.host}]"
+        port = urlsplit(self.url).port
+        if port is not None:
+            headers["Host"] += f":{port}"
         try:
-            response = httpx.post(self.url, content=body, headers=headers, timeout=self.timeout)
+            # No redirects: one could point anywhere. TLS checks the URL's host name.
+            with httpx.Client(
+                timeout=self.timeout, follow_redirects=False, auth=target.auth
+            ) as client:
+                response = client.post(
+                    target.url,
+                    content=body,
+                    headers=headers,
+                    extensions={"sni_hostname": target.host},
+                )
         except httpx.HTTPError as exc:
-            raise DeliveryError(f"{type(exc).__name__}: {exc}") from None
+            # The exception text may carry the URL (tokens): name only its kind.
+            raise DeliveryError(f"{type(exc).__name__} reaching {_label_url(self.url)}") from None
         if response.status_code >= 300:
-            raise DeliveryError(f"HTTP {response.status_code}: {response.text[:200]}")
+            # Never the receiver's body: it would come back through /api/alerts/events, a way to
+            # read internal services.
+            raise DeliveryError(f"HTTP {response.status_code}")
 
 
 class WebhookNotifier(_HttpNotifier):
@@ -240,8 +279,9 @@ class LogNotifier:
                 e.project, e.rule_id, e.summary, e.link)  # fmt: skip
 
 
-def notifier_for(channel: Any) -> Notifier:
-    """Build the notifier of a rule's channel (secrets from ``secret_env`` at send time)."""
+def notifier_for(channel: Any, allow: AllowList | None = None) -> Notifier:
+    """Build the notifier of a rule's channel (secrets from ``secret_env`` at send time);
+    ``allow`` is the operator's allow-list of non-public targets."""
     if isinstance(channel, LogChannel):
         return LogNotifier(channel.level)
     if isinstance(channel, WebhookChannel | SlackChannel):
@@ -250,7 +290,9 @@ def notifier_for(channel: Any) -> Notifier:
             secret = os.environ.get(channel.secret_env)
         headers = channel.headers if isinstance(channel, WebhookChannel) else {}
         cls = WebhookNotifier if isinstance(channel, WebhookChannel) else SlackNotifier
-        return cls(channel.url, secret=secret, headers=headers, timeout=channel.timeout)
+        return cls(
+            channel.url, secret=secret, headers=headers, timeout=channel.timeout, allow=allow
+        )
     raise TypeError(f"unknown channel {channel!r}")
 
 

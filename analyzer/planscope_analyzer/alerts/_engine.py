@@ -348,7 +348,8 @@ class AlertEngine:
         if rule is None:
             message = AlertMessage(event, event.rule_id, "unknown")
             return message, [LogNotifier()]
-        notifiers = [notifier_for(c) for c in rule.notify] or [LogNotifier()]
+        allow = self.settings.allow_targets
+        notifiers = [notifier_for(c, allow) for c in rule.notify] or [LogNotifier()]
         return AlertMessage(event, rule.title, rule.kind), notifiers
 
     # -- reads for the API -------------------------------------------------------------------

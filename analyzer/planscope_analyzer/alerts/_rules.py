@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from planscope import ConfigurationError, RetryBudget
 from pydantic import (
@@ -37,6 +38,7 @@ from pydantic import (
 )
 
 from ._errors import RuleValidationError
+from ._targets import header_problem
 
 __all__ = [
     "SEVERITIES",
@@ -130,8 +132,16 @@ class WebhookChannel(_Strict):
     secret_env: str | None = Field(
         None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$", description="env var holding the secret"
     )
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = Field(default_factory=dict, max_length=32)
     timeout: float = Field(5.0, gt=0, le=60)
+
+    @field_validator("headers")
+    @classmethod
+    def _allowed_headers(cls, value: dict[str, str]) -> dict[str, str]:
+        problems = [p for name in value if (p := header_problem(name)) is not None]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
 
 
 class SlackChannel(_Strict):
@@ -353,28 +363,77 @@ def with_id(rule: RetryBudgetRule | FindingCountRule | BurnRateRule) -> Any:
     return rule.model_copy(update={"id": f"{slug}-{secrets.token_hex(3)}"})
 
 
+def redact_url(url: str, *, slack: bool = False) -> str:
+    """``url`` with what may be a credential replaced by ``***``: the password, every query
+    value, and for Slack the path after ``/services/`` (the whole token is the path).
+
+    >>> redact_url("https://u:pw@hooks.example/h?token=abc&x=1")
+    'https://u:***@hooks.example/h?token=***&x=***'
+    >>> redact_url("https://hooks.slack.com/services/T0/B0/XyZ", slack=True)
+    'https://hooks.slack.com/services/***'
+    """
+    parts = urlsplit(url)
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = f"{parts.username or ''}:{REDACTED}@{netloc.rpartition('@')[2]}"
+    query = "&".join(
+        f"{k}={REDACTED}" if v else k for k, v in parse_qsl(parts.query, keep_blank_values=True)
+    )
+    path = parts.path
+    if slack:
+        head, sep, _ = path.partition("/services/")
+        path = f"{head}{sep}{REDACTED}" if sep else (f"/{REDACTED}" if path.strip("/") else path)
+    return urlunsplit((parts.scheme, netloc, path, query, ""))
+
+
 def redacted(rule: Any) -> dict[str, Any]:
-    """The rule as JSON-ready data with channel secrets replaced by ``***``."""
+    """The rule as JSON-ready data with secrets replaced by ``***``: channel secrets, header
+    values, and the credential parts of URLs (:func:`redact_url`)."""
     data: dict[str, Any] = rule.model_dump(mode="json")
     for channel in data.get("notify", []):
         if channel.get("secret"):
             channel["secret"] = REDACTED
+        if channel.get("url"):
+            channel["url"] = redact_url(channel["url"], slack=channel.get("type") == "slack")
+        if channel.get("headers"):
+            channel["headers"] = dict.fromkeys(channel["headers"], REDACTED)
     return data
 
 
 def keep_secrets(new: Any, old: Any) -> Any:
-    """``new`` with each ``***`` secret replaced by the stored one of the same channel position."""
+    """``new`` with what :func:`redacted` hid taken from the stored channel at the same position:
+    a ``***`` secret or header value, and a URL equal to the stored one's redacted form."""
     channels = list(new.notify)
     changed = False
     for i, channel in enumerate(channels):
+        previous = old.notify[i] if i < len(old.notify) else None
+        update: dict[str, Any] = {}
         if getattr(channel, "secret", None) == REDACTED:
-            previous = old.notify[i] if i < len(old.notify) else None
             secret = getattr(previous, "secret", None)
             if secret is None:
                 raise RuleValidationError(
                     f"notify.{i}.secret: '***' keeps a stored secret, but there is none to keep"
                 )
-            channels[i] = channel.model_copy(update={"secret": secret})
+            update["secret"] = secret
+        url = getattr(channel, "url", None)
+        old_url = getattr(previous, "url", None)
+        if url and old_url and REDACTED in url:
+            if url != redact_url(old_url, slack=getattr(previous, "type", "") == "slack"):
+                raise RuleValidationError(
+                    f"notify.{i}.url: '***' keeps the stored URL's secrets, but the rest differs"
+                )
+            update["url"] = old_url
+        headers = getattr(channel, "headers", None)
+        if headers and REDACTED in headers.values():
+            stored = getattr(previous, "headers", {}) or {}
+            missing = [k for k, v in headers.items() if v == REDACTED and k not in stored]
+            if missing:
+                raise RuleValidationError(
+                    f"notify.{i}.headers: '***' keeps stored values, but {missing} has none"
+                )
+            update["headers"] = {k: stored[k] if v == REDACTED else v for k, v in headers.items()}
+        if update:
+            channels[i] = channel.model_copy(update=update)
             changed = True
     return new.model_copy(update={"notify": tuple(channels)}) if changed else new
 

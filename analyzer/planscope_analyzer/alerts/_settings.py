@@ -7,12 +7,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlencode
 
 from ._errors import AlertError
+from ._targets import AllowList
 
 __all__ = ["AlertSettings"]
 
@@ -32,6 +33,9 @@ PLANSCOPE_ALERTS_GIVE_UP: Final = "PLANSCOPE_ALERTS_GIVE_UP"
 """Seconds after which an undeliverable event is marked ``failed``. Default 86400."""
 PLANSCOPE_ALERTS_ENABLED: Final = "PLANSCOPE_ALERTS_ENABLED"
 """``0`` turns evaluation and delivery off (the API still edits rules). Default 1."""
+PLANSCOPE_ALERTS_ALLOW_TARGETS: Final = "PLANSCOPE_ALERTS_ALLOW_TARGETS"
+"""Non-public webhook targets the operator allows: comma-separated networks (``10.0.0.0/8``,
+``127.0.0.1``) or host names. Default none: webhooks go to public addresses only."""
 
 ENV_VARS: Final = (
     PLANSCOPE_ALERTS_FILE,
@@ -42,6 +46,7 @@ ENV_VARS: Final = (
     PLANSCOPE_ALERTS_RETRY_MAX,
     PLANSCOPE_ALERTS_GIVE_UP,
     PLANSCOPE_ALERTS_ENABLED,
+    PLANSCOPE_ALERTS_ALLOW_TARGETS,
 )
 
 
@@ -57,6 +62,7 @@ class AlertSettings:
     retry_max: float = 60.0
     give_up_after: float = 86400.0
     enabled: bool = True
+    allow_targets: AllowList = field(default_factory=AllowList)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str], data_dir: Path | None = None) -> AlertSettings:
@@ -74,6 +80,10 @@ class AlertSettings:
                 raise AlertError(f"{name} must be >= {low}, got {raw!r}")
             return value
 
+        try:
+            allow = AllowList.parse(env.get(PLANSCOPE_ALERTS_ALLOW_TARGETS, ""))
+        except ValueError as exc:
+            raise AlertError(f"{PLANSCOPE_ALERTS_ALLOW_TARGETS}: {exc}") from None
         path = env.get(PLANSCOPE_ALERTS_FILE)
         rules_file = Path(path) if path else None
         if rules_file is None and data_dir is not None and (data_dir / "alerts.yaml").exists():
@@ -87,6 +97,7 @@ class AlertSettings:
             retry_max=num(PLANSCOPE_ALERTS_RETRY_MAX, 60.0, 0.01),
             give_up_after=num(PLANSCOPE_ALERTS_GIVE_UP, 86400.0, 1.0),
             enabled=env.get(PLANSCOPE_ALERTS_ENABLED, "1").strip().lower() not in ("0", "false"),
+            allow_targets=allow,
         )
 
     def trace_link(

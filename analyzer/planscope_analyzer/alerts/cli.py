@@ -17,10 +17,12 @@ import argparse
 import json
 import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
+from planscope.cli import number
 from planscope.environment_variables import PLANSCOPE_API_KEY, collector_url
 
 from ._errors import RuleValidationError
@@ -65,6 +67,15 @@ def _as_doc(doc: Any) -> Any:
     return {"rules": [doc]} if isinstance(doc, dict) and "kind" in doc else doc
 
 
+def _fail(message: str) -> None:
+    """One failed item of several: reported like any error, the others still go ahead."""
+    print(f"planscope: error: {message}", file=sys.stderr)
+
+
+def _when(unix_s: float) -> str:
+    return datetime.fromtimestamp(unix_s, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
 def _print(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=2, default=str) if args.json else text)
 
@@ -98,15 +109,12 @@ def cmd_add(args: argparse.Namespace) -> int:
                         raise
                     if not args.replace:
                         failed += 1
-                        print(
-                            f"{rule.id}: exists in {project}; add --replace to update it",
-                            file=sys.stderr,
-                        )
+                        _fail(f"{rule.id}: exists in {project}; add --replace to update it")
                         continue
                     body = client.save_alert_rule(data, replace=True, project=project)
             except Rejected as exc:
                 failed += 1
-                print(f"{rule.id}: {exc}", file=sys.stderr)
+                _fail(f"{rule.id}: {exc}")
                 continue
             print(f"{rule.id}: version {body['version']} ({project})")
     return 1 if failed else 0
@@ -138,7 +146,7 @@ def cmd_events(args: argparse.Namespace) -> int:
     with _client(args) as client:
         events = client.alert_events(rule_id=args.rule, limit=args.limit)
     lines = [
-        f"{e['at']:.3f} {e['rule_id']:<24} {e['state']:<9} {e['delivery']['state']:<10} "
+        f"{_when(e['at'])} {e['rule_id']:<24} {e['state']:<9} {e['delivery']['state']:<10} "
         f"attempts={e['delivery']['attempts']} {e['summary']}"
         for e in events
     ]
@@ -192,7 +200,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=cmd_test)
     p = sub.add_parser("events", parents=[common], help="alert history with delivery state")
     p.add_argument("--rule", help="only this rule's events")
-    p.add_argument("--limit", type=int, default=50, help="newest events to show")
+    p.add_argument("--limit", type=number(1, 1000), default=50, help="newest events to show")
     p.set_defaults(func=cmd_events)
     p = sub.add_parser("state", parents=[common], help="firing/resolved per rule")
     p.set_defaults(func=cmd_state)

@@ -16,13 +16,14 @@ import anyio
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from planscope import safejson
-from planscope_collector.extensions import admin_project_of, project_of
+from planscope_collector.extensions import admin_project_of, api_error, project_of
 
 from ._engine import AlertEngine
-from ._errors import RuleValidationError
+from ._errors import DeliveryError, RuleValidationError
 from ._repo import StoredRule
 from ._rules import keep_secrets, parse_rule, redacted, with_id
 from ._settings import AlertSettings
+from ._targets import AllowList, check_target
 
 if TYPE_CHECKING:
     from planscope_collector import Collector
@@ -36,10 +37,10 @@ MAX_SINCE_SECONDS = 9.2e9  # year 2262: DateTime64(9)'s end
 
 
 def _error(status: int, reason: str, problems: list[str] | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"error": reason}
-    if problems is not None:
-        body["problems"] = problems
-    return JSONResponse(body, status_code=status)
+    # A rule's problems read "field: what is wrong"; the first names the field at fault.
+    first = (problems or [""])[0]
+    field = first.split(":", 1)[0] if ":" in first and " " not in first.split(":", 1)[0] else None
+    return api_error(status, reason, field=field, problems=problems)
 
 
 async def _rule_body(request: Request) -> Any:
@@ -51,6 +52,22 @@ async def _rule_body(request: Request) -> Any:
     except (ValueError, UnicodeDecodeError) as exc:  # bad JSON, or nested too deep
         raise RuleValidationError(f"the body is not JSON: {exc}") from None
     return parse_rule(data)
+
+
+def _check_targets(rule: Any, allow: AllowList) -> None:
+    """Refuse (422) a rule whose webhook resolves to a non-public address the operator did not
+    allow; the same check runs again at every delivery."""
+    problems = []
+    for i, channel in enumerate(rule.notify):
+        url = getattr(channel, "url", None)
+        if url is None:
+            continue
+        try:
+            check_target(url, allow)
+        except DeliveryError as exc:
+            problems.append(f"notify.{i}.url: {exc}")
+    if problems:
+        raise RuleValidationError("invalid rule: " + "; ".join(problems), problems)
 
 
 def _rule_json(stored: StoredRule, engine: AlertEngine) -> dict[str, Any]:
@@ -105,6 +122,7 @@ class AlertsExtension:
         async def create_rule(request: Request, project: AdminProject) -> Any:
             try:
                 rule = with_id(await _rule_body(request))
+                await run(_check_targets, rule, self.settings.allow_targets)
             except RuleValidationError as exc:
                 return _error(422, str(exc), exc.problems)
 
@@ -170,6 +188,7 @@ class AlertsExtension:
                     return "missing"
                 try:
                     new = keep_secrets(rule, current.rule)
+                    _check_targets(new, self.settings.allow_targets)
                 except RuleValidationError as exc:
                     return str(exc)
                 if new == current.rule:  # an unchanged rule keeps its version and history

@@ -17,10 +17,12 @@ from ._evaluate import (
     Score,
     best_default,
     cross_validate,
+    fingerprint,
     format_paired,
     format_scores,
     load,
     paired,
+    score_shipped,
     train,
 )
 from ._features import FEATURES, Candidate, candidates
@@ -47,6 +49,7 @@ __all__ = [
     "candidates",
     "conversation_from_trace",
     "cross_validate",
+    "fingerprint",
     "fit",
     "format_paired",
     "format_scores",
@@ -56,6 +59,7 @@ __all__ = [
     "owner_of",
     "paired",
     "rank",
+    "score_shipped",
     "shipped",
     "train",
 ]

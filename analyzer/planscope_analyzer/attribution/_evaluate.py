@@ -18,6 +18,7 @@ accuracy figures.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ K_FOLDS = 10
 TOLERANCES = (1, 3)
 """Step tolerances reported next to the exact step (±1, ±3 history entries)."""
 FIT_ON_DEV = "fit-on-dev (NOT held out)"
+HELD_OUT = "shipped model, not fitted on these"
 
 
 @dataclass(frozen=True)
@@ -215,6 +217,45 @@ def cross_validate(logs: list[Labelled], shipped: Model | None = None) -> list[S
     if shipped is not None:
         for s in subsets:
             protocols.append((FIT_ON_DEV, s, [(g, _ranker_pick(shipped, g)) for g in by_subset[s]]))
+    return _scores(protocols)
+
+
+def fingerprint(conv: Conversation) -> str:
+    """A short content hash of a log (its question and turns), by which the shipped weights
+    record which logs they were fitted on.
+
+    >>> from planscope_analyzer.importers import parse_whowhen
+    >>> len(fingerprint(parse_whowhen(b'{"history": [{"name": "A", "content": "x"}]}', "x")))
+    16
+    """
+    h = hashlib.sha256(conv.question.encode())
+    for t in conv.turns:
+        h.update(b"\0" + t.speaker.encode() + b"\0" + t.content.encode())
+    return h.hexdigest()[:16]
+
+
+def score_shipped(
+    logs: list[Labelled], shipped: Model, fitted: frozenset[str] = frozenset()
+) -> list[Score]:
+    """The shipped model and the baselines on labelled logs, fitting nothing. Logs whose
+    :func:`fingerprint` is in ``fitted`` (the shipped weights were fitted on them) are scored
+    apart, under :data:`FIT_ON_DEV`; the rest is a held-out set: the figure that counts."""
+    protocols = []
+    for s in dict.fromkeys(g.subset for g in logs):
+        for protocol in (HELD_OUT, FIT_ON_DEV):
+            picks = [
+                (g, _ranker_pick(shipped, g))
+                for g in logs
+                if g.subset == s and (fingerprint(g.conv) in fitted) == (protocol == FIT_ON_DEV)
+            ]
+            if picks:
+                protocols.append((protocol, s, picks))
+    return _scores(protocols)
+
+
+def _scores(
+    protocols: list[tuple[str, str, list[tuple[Labelled, tuple[str, int] | None]]]],
+) -> list[Score]:
     out = []
     for protocol, subset, picks in protocols:
         out.append(_score(protocol, subset, METHOD, picks))

@@ -94,6 +94,17 @@ def _agent_name(span: dict[str, Any]) -> str | None:
     return str(name) if name else None
 
 
+def _handoff_turn(index: int, a: dict[str, Any]) -> Turn:
+    """A host agent's routing (``agent.handoff``) as its dispatch to the receiving agent: the
+    host speaks, so attribution can blame its routing; the receiver's steps are its replies."""
+    host, receiver = str(a[A.HANDOFF_FROM]), str(a.get(A.HANDOFF_TO) or "")
+    content = (
+        f"route sub-task {_text(a.get(A.HANDOFF_SUBTASK))} to {receiver}: it calls for "
+        f"{_text(a.get(A.HANDOFF_NEEDS))}; {receiver} has {_text(a.get(A.HANDOFF_TOOLS))}"
+    )
+    return Turn(index, host, host, "dispatch", content, receiver or None)
+
+
 def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
     """A conversation from a trace's spans (the query API's JSON)."""
     spans = sorted(trace.get("spans") or [], key=lambda s: int(s.get("start_ns") or 0))
@@ -130,6 +141,10 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
             continue
         a = s.get("attributes") or {}
         kind = kinds[id(s)]
+        if s.get("name") == A.SPAN_HANDOFF and a.get(A.HANDOFF_FROM):
+            turns[counter] = _handoff_turn(counter, a)
+            counter += 1
+            continue
         if not kind:
             continue
         rec = a.get(C.IMPORT_RECORD)

@@ -121,6 +121,8 @@ class Shipped:
 
     model: Model
     default: str
+    fitted_logs: frozenset[str] = frozenset()
+    """Fingerprints of the logs the weights were fitted on (``_evaluate.fingerprint``)."""
 
 
 @cache
@@ -134,7 +136,7 @@ def shipped() -> Shipped:
         float(doc.get("l2", 1.0)),
         str(doc.get("feature_set", "all")),
     )
-    return Shipped(model, str(doc.get("default", METHOD)))
+    return Shipped(model, str(doc.get("default", METHOD)), frozenset(doc.get("fitted_logs") or ()))
 
 
 def snippet(text: str, n: int = 160) -> str:

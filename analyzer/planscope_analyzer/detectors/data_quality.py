@@ -10,7 +10,8 @@ Issues (``detail.issue``), all blamed on ``instrumentation``:
 * ``orphan_spans``: spans whose parent span is not in the trace (lost or not yet exported),
   checked when the trace's root span is missing or when span skeletons were loaded.
 * ``unclassified_spans``: spans that carry no planscope kind and no GenAI operation (counted,
-  low severity; typical of third-party instrumentation).
+  low severity; typical of third-party instrumentation); the runtime machinery spans the
+  conventions define (``semconv.MACHINERY_SPANS``: scheduler queue/switch, hand-offs) are known.
 """
 
 from __future__ import annotations
@@ -131,7 +132,9 @@ class DataQuality:
             other = [
                 r
                 for r in trace.raw
-                if r.span_id not in typed and r.span_id not in trace.llm_by_parent
+                if r.span_id not in typed
+                and r.span_id not in trace.llm_span_ids
+                and r.name not in A.MACHINERY_SPANS  # a scheduler's or a host's own spans
             ]
             if other and shaped:
                 issue(

@@ -80,6 +80,12 @@ def register(subparsers: Any) -> None:
         help="cross-validate the ranker against the files' labels, baselines side by side",
     )
     a.add_argument(
+        "--shipped",
+        action="store_true",
+        help="with --evaluate: score the shipped weights and the baselines on the files "
+        "(a held-out set), fitting nothing",
+    )
+    a.add_argument(
         "--write-weights",
         type=Path,
         default=None,
@@ -218,12 +224,15 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         best_default,
         conversation_from_trace,
         cross_validate,
+        fingerprint,
         format_paired,
         format_scores,
         judge,
         load,
         map_findings,
         paired,
+        score_shipped,
+        shipped,
         train,
     )
 
@@ -235,10 +244,20 @@ def cmd_attribute(args: argparse.Namespace) -> int:
     if args.evaluate:
         if not args.files:
             raise PlanscopeError("attribute --evaluate needs labelled files or folders")
+        if args.shipped and args.write_weights:
+            raise PlanscopeError("--shipped fits nothing: it cannot --write-weights")
         logs = load(args.files)
-        model = train(logs, fitted_on=", ".join(sorted({g.subset for g in logs})))
-        scores = cross_validate(logs, model)
-        default = best_default(scores)
+        model = (
+            shipped().model
+            if args.shipped
+            else train(logs, fitted_on=", ".join(sorted({g.subset for g in logs})))
+        )
+        scores = (
+            score_shipped(logs, model, shipped().fitted_logs)
+            if args.shipped
+            else cross_validate(logs, model)
+        )
+        default = shipped().default if args.shipped else best_default(scores)
         if args.json:
             for sc in scores:
                 print(json.dumps(sc.as_dict(), ensure_ascii=False))
@@ -250,9 +269,14 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             print("\nranker vs the best baseline, log by log (+ only the ranker right, - only")
             print("the baseline; p: two-sided exact sign test):\n")
             print(format_paired(scores))
-            print(f"\ndefault method by this evaluation: {default}")
+            what = "shipped default" if args.shipped else "default method by this evaluation"
+            print(f"\n{what}: {default}")
         if args.write_weights:
-            doc = {"default": default, **json.loads(model.to_json())}
+            doc = {
+                "default": default,
+                **json.loads(model.to_json()),
+                "fitted_logs": sorted({fingerprint(g.conv) for g in logs}),
+            }
             args.write_weights.write_text(json.dumps(doc, indent=2) + "\n")
         return 0
     if args.write_weights:

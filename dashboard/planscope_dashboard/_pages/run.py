@@ -241,6 +241,8 @@ def _plan_header(plan: PlanVersion) -> None:
     bits = [f"{plan.key}", f"{len(plan.steps)} steps"]
     if plan.approval:
         bits.append(f"approval {plan.approval}")
+        if plan.approval_note:
+            bits.append(cap(plan.approval_note, 300))
     if plan.scope:
         bits.append(f"scope {plan.scope}")
     st.text(" · ".join(bits))
