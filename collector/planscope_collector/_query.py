@@ -295,7 +295,8 @@ def _metrics(m: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _span(row: dict[str, Any], model: dict[str, Any] | None) -> dict[str, Any]:
+def _span(row: dict[str, Any], found: dict[str, Any] | None) -> dict[str, Any]:
+    model = found
     attributes: dict[str, Any] = dict(row.pop("attributes"))
     parse_errors: list[str] = []
     for key in _JSON_ATTRIBUTES:
@@ -327,11 +328,12 @@ def _span(row: dict[str, Any], model: dict[str, Any] | None) -> dict[str, Any]:
     span["attributes"] = attributes
     span["events"] = events
     span["links"] = links
-    span["planscope_kind"] = model.pop("kind") if model else attributes.get(A.SPAN_KIND)
-    if model is not None:
-        model.pop("rank", None)
-        model["inferred"] = bool(model["inferred"])
-        model["cost_usd"] = round(float(model["cost_usd"]), 9)
+    if model is not None:  # a copy: two stored rows may share a span id
+        model = {k: v for k, v in model.items() if k not in ("kind", "rank")} | {
+            "inferred": bool(model["inferred"]),
+            "cost_usd": round(float(model["cost_usd"]), 9),
+        }
+    span["planscope_kind"] = (found or {}).get("kind") or attributes.get(A.SPAN_KIND)
     span["model"] = model
     if span["planscope_kind"] == A.KIND_PLAN and isinstance(attributes.get(A.PLAN_JSON), dict):
         span["plan"] = attributes[A.PLAN_JSON]
