@@ -289,7 +289,7 @@ def run_evaluation(
     import sys
     import time
 
-    import httpx
+    from planscope.client import ClientSettings, CollectorClient
     from planscope_collector import BackgroundServer, CollectorSettings
 
     from ._engine import Analyzer
@@ -327,7 +327,8 @@ def run_evaluation(
         collector = server.app.state.collector
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            state = httpx.get(f"{server.url}/readyz").json()
+            with CollectorClient(ClientSettings(base_url=server.url)) as client:
+                state = client.ready()
             if state["spool_pending_bytes"] == 0:
                 stored = collector.store.query(
                     "SELECT uniqExact(TraceId) AS n FROM planscope_trace_index "

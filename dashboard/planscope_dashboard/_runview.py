@@ -589,7 +589,13 @@ def plan_diff(view: RunView, plan: PlanVersion | None) -> list[DiffRow]:
             continue
         items = attempts[sid]
         in_other = any(p.step(sid) is not None for p in view.plans)
-        note = "extra: in another plan version" if in_other else "extra: no plan step (drift)"
+        note = (
+            "extra: in another plan version"
+            if in_other
+            else "extra: no plan step (drift)"
+            if view.plans
+            else "no plan (a plan-less run)"
+        )
         rows.append(
             DiffRow(
                 step_id=sid,
@@ -672,14 +678,7 @@ def why_chain(view: RunView, span_id: str) -> list[WhyLink]:
         )
         plan = _plan_for(view, attempt.plan_id, attempt.plan_version)
         if plan is None:
-            links.append(
-                WhyLink(
-                    "plan step",
-                    None,
-                    "no plan recorded for this attempt",
-                    {"finding": "plan drift: an executor action with no plan step"},
-                )
-            )
+            links.append(_no_plan_step(view, "no plan recorded for this attempt"))
             return links
         step = plan.step(attempt.step_id)
         links.append(
@@ -701,14 +700,7 @@ def why_chain(view: RunView, span_id: str) -> list[WhyLink]:
             plan = next((p for p in view.plans if p.span_id == current), None)
             current = view.spans[current].parent_id
         if plan is None and span.kind in (A.KIND_TOOL, A.KIND_LLM):
-            links.append(
-                WhyLink(
-                    "plan step",
-                    None,
-                    "no enclosing step",
-                    {"finding": "an executor action outside any plan step (plan drift)"},
-                )
-            )
+            links.append(_no_plan_step(view, "no enclosing step"))
             return links
     if plan is not None:
         planner_span = view.spans.get(plan.span_id)
@@ -730,6 +722,16 @@ def why_chain(view: RunView, span_id: str) -> list[WhyLink]:
             )
         )
     return links
+
+
+def _no_plan_step(view: RunView, what: str) -> WhyLink:
+    """The "plan step" link of an action no plan step explains: plan drift in a run that has a
+    plan; in a plan-less run (ReAct, a foreign agent) there is nothing to drift from."""
+    if not view.plans:
+        return WhyLink("plan step", None, "the run has no plan (a plan-less agent)", {})
+    return WhyLink(
+        "plan step", None, what, {"finding": "plan drift: an executor action with no plan step"}
+    )
 
 
 def _plan_for(view: RunView, plan_id: str | None, version: int | None) -> PlanVersion | None:

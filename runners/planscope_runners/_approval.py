@@ -99,6 +99,13 @@ class TerminalGate:
         return line.strip()
 
     def __call__(self, plan: Plan) -> Decision:
+        try:
+            return self._review(plan)
+        except EOFError:  # nobody can answer (input closed): nothing runs unreviewed
+            self._say("\n")
+            return RejectedPlan("no answer at the terminal (input closed)", reviewer=self.reviewer)
+
+    def _review(self, plan: Plan) -> Decision:
         self._say(describe(plan) + "\n")
         while True:
             answer = self._ask("Approve this plan? [a]pprove / [e]dit / [r]eject: ").lower()

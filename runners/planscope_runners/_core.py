@@ -156,6 +156,20 @@ class Run:
         self.faults = tuple(faults)
         self.knobs = {f.knob for f in self.faults}
         self.injector = ToolInjector(task, self.faults)
+        misread = next((f for f in self.faults if f.knob == "misread_objective"), None)
+        self.planner_task = (
+            replace(task, facts={**task.facts, misread.params["fact"]: misread.params["wrong"]})
+            if misread is not None
+            else task
+        )
+        """The task as the planner receives it: a misread fact is wrong in what it is told,
+        whatever the model (the runtime injects it, not the scripted model's hints)."""
+        self.starve = {
+            f.target: str(f.params["fact"]) for f in self.faults if f.knob == "context_starved"
+        }
+        """Step id -> the fact the hand-over to its executor drops (runtime-side)."""
+        self.starved_handovers: set[str] = set()
+        """Steps whose executor was handed a context without its starved fact."""
         self.run_id = uuid.uuid4().hex
         self.trace_id = ""
         self.plan_id = f"plan-{self.run_id[:12]}"
@@ -270,9 +284,9 @@ class Run:
     ) -> list[StepIR]:
         """One planner LLM call, parsed (raises PlanFormatError)."""
         messages = prompts.planner_messages(
-            self.task,
+            self.planner_task,
             self.tools,
-            self.task.facts,
+            self.planner_task.facts,
             script=script,
             failure=failure,
             completed=completed,
@@ -389,6 +403,10 @@ class Run:
                     context[key] = bound[key]
                 elif key in self.blackboard:
                     context[key] = self.blackboard[key]
+            starved = self.starve.get(step.id)
+            if starved is not None and starved in step.requires:
+                context.pop(starved, None)
+                self.starved_handovers.add(step.id)
         return context
 
     def execute_step(

@@ -557,6 +557,8 @@ class ToolInjector:
     def __init__(self, task: Task, faults: Sequence[Fault]) -> None:
         self.task = task
         self.faults = [f for f in faults if f.knob in _TOOL_KNOBS]
+        self.misread = [f for f in faults if f.knob == "misread_objective"]
+        """Observed, not raised: a misread fact took effect where a tool got its wrong value."""
         self.calls: dict[str, int] = {}
         self.fired: list[tuple[str, str]] = []
         self._lock = threading.Lock()
@@ -579,7 +581,13 @@ class ToolInjector:
         return True
 
     def before_call(self, step_id: str, tool: str, args: Mapping[str, Any]) -> None:
-        """Raise the injected ToolError for this call, if any."""
+        """Raise the injected ToolError for this call, if any (and note where a misread
+        fact's wrong value reached a tool)."""
+        for fault in self.misread:
+            wrong = str(fault.params["wrong"])
+            if any(wrong in str(v) for v in args.values()):
+                with self._lock:
+                    self.fired.append((step_id, fault.knob))
         for fault in self.faults:
             if not self._matches(fault, tool, args):
                 continue
@@ -666,11 +674,14 @@ def expected_findings(
                 )
             )
         elif f.knob == "misread_objective":
+            # Where the wrong value first reached a tool (the target when the plan followed
+            # the task's steps; any planner model's own step otherwise).
+            entered = fired_steps(f.knob)
             expected.append(
                 ExpectedFinding(
                     PLAN_PROPAGATION,
                     "planner",
-                    f.target,
+                    f.target if f.target in entered or not entered else entered[0],
                     {"pattern": "misread_objective", "fact": f.params["fact"]},
                 )
             )

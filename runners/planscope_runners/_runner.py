@@ -230,7 +230,8 @@ def _execute(
 PLANNER_KNOBS = frozenset(
     {"context_starved", "misread_objective", "implicit_dependency", "write_conflict"}
 )
-"""Faults the planner writes into a plan step: they exist only if the planner wrote that step."""
+"""Faults in a plan step: they exist only if the planner wrote that step (misread facts and
+starved hand-overs are injected by the runtime; dropped edges only by the scripted planner)."""
 SCHEDULER_KNOBS = frozenset({"scheduler_starvation", "context_lost_on_switch"})
 """Faults of the central scheduler: they act only if the target competed for a slot."""
 REPORTED_KNOBS = SCHEDULER_KNOBS | {"misroute", "app_tool_failure"}
@@ -244,6 +245,13 @@ def _took_effect(r: Run, fault: Fault) -> bool:
     task (or the sub-task holding the target) without the planner ever writing the target
     step, or never fail the root the re-split fault needs; and only the scripted planner
     writes these faults at all. Such a run has nothing to find."""
+    # Injected by the runtime itself, whatever the model: in what the planner is told (a
+    # misread fact) or in the hand-over to the executor (a dropped key). They took effect if a
+    # tool received the wrong value, or the step was handed a context without its key.
+    if fault.knob == "misread_objective":
+        return r.injector.first_step(fault.knob) is not None
+    if fault.knob == "context_starved":
+        return fault.target in r.starved_handovers
     planner_side = fault.knob in PLANNER_KNOBS or fault.knob == "adapt_same_goal"
     if planner_side and not isinstance(r.options.planner, ScriptedModel):
         return False

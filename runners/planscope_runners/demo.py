@@ -27,6 +27,7 @@ from urllib.parse import urlencode
 
 import httpx
 from planscope.cli import number, port
+from planscope.environment_variables import PLANSCOPE_DASHBOARD_URL
 
 from ._runner import SuiteResult, run_suite
 
@@ -81,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"port {args.port} is busy; the collector uses {port}", file=sys.stderr)
     dashboard_url = f"http://127.0.0.1:{_port_or_free(args.dashboard_port)}"
     # Alert links (log lines, webhooks) point at this demo's dashboard.
-    os.environ.setdefault("PLANSCOPE_DASHBOARD_URL", dashboard_url)
+    os.environ.setdefault(PLANSCOPE_DASHBOARD_URL, dashboard_url)
     settings = CollectorSettings(data_dir=data_dir, port=port, flush_interval=0.2)
     labels = data_dir / "labels.jsonl"
     with BackgroundServer(settings) as server:
@@ -129,9 +130,17 @@ EXAMPLE_RULE = {
 
 
 def _install_example_rule(url: str) -> None:
-    r = httpx.post(f"{url}/api/alerts/rules", json=EXAMPLE_RULE, timeout=30)
-    if r.status_code in (201, 409):  # 409: installed by an earlier demo on this data dir
-        print(f"alert rule {EXAMPLE_RULE['id']}: {EXAMPLE_RULE['name']}")
+    from planscope.client import ClientError, ClientSettings, CollectorClient, Rejected
+
+    with CollectorClient(ClientSettings(base_url=url, timeout=30)) as client:
+        try:
+            client.save_alert_rule(EXAMPLE_RULE, replace=False)
+        except Rejected as exc:
+            if exc.status != 409:  # 409: installed by an earlier demo on this data dir
+                return
+        except ClientError:
+            return
+    print(f"alert rule {EXAMPLE_RULE['id']}: {EXAMPLE_RULE['name']}")
 
 
 def _report(
@@ -150,23 +159,28 @@ def _report(
             f"{variant:14} {int(row['runs']):>5} {row['success_rate']:>8.0%} "
             f"{row['tokens']:>11.0f} {row['replans']:>8.2f}"
         )
-    params = {"limit": 1000, "since": since_ns}
-    listing = httpx.get(f"{url}/api/traces", params=params).json()["traces"]
-    print(f"\n{len(listing)} traces queryable at {url}/api/traces")
-    analysis = httpx.post(f"{url}/api/analyze", json={"since": since_ns}, timeout=300)
-    if analysis.status_code == 200:
-        counts: dict[str, int] = analysis.json().get("counts", {})
-        summary = ", ".join(f"{n} {kind}" for kind, n in sorted(counts.items())) or "none"
-        print(f"analysis: {analysis.json()['traces']} traces; findings: {summary}")
-    looping = next((r for r in runs if any(f.knob.startswith("loop") for f in r.faults)), None)
-    if looping is None:
-        return None
-    step = next((f.target for f in looping.faults if f.knob.startswith("loop")), None)
-    print(f"\na runaway loop: trace {looping.trace_id}")
-    findings = httpx.get(f"{url}/api/traces/{looping.trace_id}/findings")
-    if findings.status_code == 200:
-        for f in findings.json().get("findings", []):
-            print(f"  {f.get('kind')} at step {f.get('step_id')}: {f.get('explanation')}")
+    from planscope.client import ClientError, ClientSettings, CollectorClient
+
+    client = CollectorClient(ClientSettings(base_url=url, timeout=30))
+    with client:
+        listing = client.list_traces(since_ns=since_ns, limit=1000).traces
+        print(f"\n{len(listing)} traces queryable at {url}/api/traces")
+        try:
+            analysis = client.analyze(since_ns=since_ns, timeout=300)
+            summary = ", ".join(f"{n} {k}" for k, n in sorted(analysis.counts.items())) or "none"
+            print(f"analysis: {analysis.traces} traces; findings: {summary}")
+        except ClientError:
+            pass
+        looping = next((r for r in runs if any(f.knob.startswith("loop") for f in r.faults)), None)
+        if looping is None:
+            return None
+        step = next((f.target for f in looping.faults if f.knob.startswith("loop")), None)
+        print(f"\na runaway loop: trace {looping.trace_id}")
+        try:
+            for f in client.trace_findings(looping.trace_id):
+                print(f"  {f.kind} at step {f.step_id}: {f.explanation}")
+        except ClientError:
+            pass
     return looping.trace_id, step
 
 

@@ -25,6 +25,7 @@ from ._config import tracer
 from ._internal import handle_internal_errors
 from ._plan import PlanStep
 from ._spans import (
+    _HANDLES,
     LlmHandle,
     PlanHandle,
     RunHandle,
@@ -64,24 +65,8 @@ def _resolve(
     kwargs: Mapping[str, Any],
 ) -> SpanOptions:
     """Fill what the decorator left open from the call's arguments (documented in docs/sdk.md)."""
-    kind = options.kind
-    changes: dict[str, Any] = {}
-    if kind == A.KIND_STEP and options.name is None:
-        step = arguments.get("step")
-        if isinstance(step, PlanStep):
-            changes["plan_step"] = step
-        elif isinstance(arguments.get("step_id"), str):
-            changes["name"] = arguments["step_id"]
-    elif kind == A.KIND_LLM and options.name is None:
-        if isinstance(arguments.get("model"), str):
-            changes["name"] = arguments["model"]
-    elif kind == A.KIND_RUN:
-        if options.objective is None and isinstance(arguments.get("objective"), str):
-            changes["objective"] = arguments["objective"]
-        if options.run_id is None and isinstance(arguments.get("run_id"), str):
-            changes["run_id"] = arguments["run_id"]
-    elif kind == A.KIND_TOOL and callable(options.resource):
-        changes["resource"] = options.resource(*args, **kwargs)
+    handle = _HANDLES.get(options.kind)
+    changes = handle._from_call(options, arguments, args, kwargs) if handle is not None else {}
     return options.evolve(**changes) if changes else options
 
 

@@ -120,6 +120,61 @@ class SpanHandle:
         with handle_internal_errors():
             self.span.add_event(name, attributes=_clean(attributes))
 
+    # --- what this kind records (called by begin() and Scope; not public API) ---------------
+    _otel_kind = SpanKind.INTERNAL
+    _input_hash_key: str | None = None
+    """The attribute the hash of the call's arguments goes to (None: not hashed)."""
+    _genai_payloads = False
+    """Also record input/output as ``gen_ai.tool.call.arguments`` / ``.result``."""
+
+    @classmethod
+    def _start(
+        cls, options: SpanOptions, parent: Frame, settings: _config.Settings, name: str | None,
+        live: bool, current: trace.Span | None,
+    ) -> _Start:  # fmt: skip
+        """The state, span name and first attributes of a new span of this kind (the attributes
+        only when ``live``: a span will be started)."""
+        raise ValueError(f"unknown span kind {options.kind!r}; expected one of {A.SPAN_KINDS}")
+
+    @classmethod
+    def _open(
+        cls, span: trace.Span, start: _Start, parent: Frame, options: SpanOptions
+    ) -> tuple[SpanHandle, Frame]:
+        """The handle of a started span and the frame current inside it."""
+        raise NotImplementedError
+
+    @classmethod
+    def _noop(cls) -> SpanHandle:
+        """A handle on the invalid span (begin() failed internally)."""
+        return cls(trace.INVALID_SPAN)
+
+    def _succeeded(
+        self, scope: Scope[Any], output: Any, generator: bool
+    ) -> tuple[RetryBudgetExceeded | None, Any]:
+        """What a normal end records; returns a crossed budget and the output to capture."""
+        return None, output
+
+    def _failed(self, scope: Scope[Any], exc: BaseException, etype: str) -> None:
+        """What a failure records beyond the status, exception event and ``error.type``."""
+
+    def _item(self, item: Any) -> None:
+        """One item yielded by a generator function."""
+
+    @classmethod
+    def _from_call(
+        cls, options: SpanOptions, arguments: Mapping[str, Any], args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> dict[str, Any]:  # fmt: skip
+        """Options a decorated function's call fills in (what the decorator left open)."""
+        return {}
+
+
+_Start: TypeAlias = (
+    "tuple[RunState | None, StepState | None, str | None, str, dict[str, AttributeValue], int]"
+)
+"""What ``_start`` returns: state, step state, role hint, span name, attributes, and the run's
+total attempts so far (steps)."""
+
 
 class RunHandle(SpanHandle):
     """The span of one agent run; ``planscope.current_run()`` returns it inside the run."""
@@ -159,6 +214,71 @@ class RunHandle(SpanHandle):
             self.span.set_attribute(A.RUN_OUTCOME, outcome)
             if reason is not None:
                 self.span.set_attribute(A.RUN_OUTCOME_REASON, reason)
+
+    @classmethod
+    def _start(
+        cls, options: SpanOptions, parent: Frame, settings: _config.Settings, name: str | None,
+        live: bool, current: trace.Span | None,
+    ) -> _Start:  # fmt: skip
+        budget = options.budget if options.budget is not None else settings.budget
+        run_id = options.run_id or uuid.uuid4().hex
+        state = RunState(run_id=run_id, agent=name, budget=budget)
+        if not live:
+            return state, None, None, "", {}, 0
+        attrs = _clean(
+            {
+                A.SPAN_KIND: A.KIND_RUN,
+                A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT,
+                A.GEN_AI_AGENT_NAME: name,
+                A.RUN_ID: run_id,
+                A.GEN_AI_CONVERSATION_ID: run_id,
+                A.RUN_OBJECTIVE: options.objective,
+                A.RUN_VARIANT: options.variant,
+                A.RUN_BUDGET: budget.to_json() if budget is not None else None,
+            }
+        )
+        return state, None, None, f"{A.OP_INVOKE_AGENT} {name}", attrs, 0
+
+    @classmethod
+    def _open(
+        cls, span: trace.Span, start: _Start, parent: Frame, options: SpanOptions
+    ) -> tuple[SpanHandle, Frame]:
+        state = start[0]
+        assert state is not None
+        handle = cls(span, state)
+        return handle, Frame(state, handle, None, None, None, handle, start[2])
+
+    @classmethod
+    def _noop(cls) -> SpanHandle:
+        return cls(trace.INVALID_SPAN, RunState(run_id=uuid.uuid4().hex))
+
+    @classmethod
+    def _from_call(
+        cls, options: SpanOptions, arguments: Mapping[str, Any], args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> dict[str, Any]:  # fmt: skip
+        changes: dict[str, Any] = {}
+        if options.objective is None and isinstance(arguments.get("objective"), str):
+            changes["objective"] = arguments["objective"]
+        if options.run_id is None and isinstance(arguments.get("run_id"), str):
+            changes["run_id"] = arguments["run_id"]
+        return changes
+
+    def _succeeded(
+        self, scope: Scope[Any], output: Any, generator: bool
+    ) -> tuple[RetryBudgetExceeded | None, Any]:
+        state = self.state
+        if state.outcome is None:
+            state.outcome = A.OUTCOME_UNKNOWN
+            self.span.set_attribute(A.RUN_OUTCOME, A.OUTCOME_UNKNOWN)
+        return None, output
+
+    def _failed(self, scope: Scope[Any], exc: BaseException, etype: str) -> None:
+        if self.state.outcome is None:
+            self.state.outcome = A.OUTCOME_FAILURE
+            self.state.outcome_reason = etype
+            self.span.set_attribute(A.RUN_OUTCOME, A.OUTCOME_FAILURE)
+            self.span.set_attribute(A.RUN_OUTCOME_REASON, etype)
 
 
 def check_outcome(outcome: object) -> None:
@@ -245,6 +365,53 @@ class PlanHandle(SpanHandle):
             self.span.set_attribute(A.PLAN_APPROVAL, self.approval)
             _approval_event(self.span, approved, self.approval, reviewer, self.plan, reason)
 
+    @classmethod
+    def _start(
+        cls, options: SpanOptions, parent: Frame, settings: _config.Settings, name: str | None,
+        live: bool, current: trace.Span | None,
+    ) -> _Start:  # fmt: skip
+        if not live:
+            return parent.state, None, "planner", "", {}, 0
+        agent = options.name or (parent.run.state.agent if parent.run else None) or name
+        attrs = _clean(
+            {
+                A.SPAN_KIND: A.KIND_PLAN,
+                A.GEN_AI_OPERATION_NAME: A.OP_PLAN,
+                A.GEN_AI_AGENT_NAME: agent,
+                A.RUN_ID: parent.run.run_id if parent.run is not None else None,
+            }
+        )
+        return parent.state, None, "planner", f"{A.OP_PLAN} {agent}", attrs, 0
+
+    @classmethod
+    def _open(
+        cls, span: trace.Span, start: _Start, parent: Frame, options: SpanOptions
+    ) -> tuple[SpanHandle, Frame]:
+        state = start[0]
+        if state is None:
+            state = orphan_state(span.get_span_context().trace_id)
+        scope_default = options.scope
+        if scope_default is None and parent.step is not None:
+            scope_default = parent.step.step_id
+        handle = cls(span, state, scope_default)
+        return handle, Frame(state, parent.run, parent.step, handle, parent.llm, handle, start[2])
+
+    @classmethod
+    def _noop(cls) -> SpanHandle:
+        return cls(trace.INVALID_SPAN, RunState(), None)
+
+    def _succeeded(
+        self, scope: Scope[Any], output: Any, generator: bool
+    ) -> tuple[RetryBudgetExceeded | None, Any]:
+        if self.plan is not None or generator or not is_plan_like(output):
+            return None, output
+        exceeded: RetryBudgetExceeded | None = None
+        try:
+            self.set_plan(output)
+        except RetryBudgetExceeded as exc:
+            exceeded = exc
+        return exceeded, _UNSET  # recorded as planscope.plan.json
+
 
 class StepHandle(SpanHandle):
     """The span of one attempt at one plan step; ``planscope.current_step()`` returns it."""
@@ -302,11 +469,142 @@ class StepHandle(SpanHandle):
                 raise ValueError(f"self-assessment must be 'success' or 'failure', got {result!r}")
             self.span.set_attribute(A.STEP_SELF_ASSESSMENT, result)
 
+    _input_hash_key = A.STEP_INPUT_HASH
+
+    @classmethod
+    def _start(
+        cls, options: SpanOptions, parent: Frame, settings: _config.Settings, name: str | None,
+        live: bool, current: trace.Span | None,
+    ) -> _Start:  # fmt: skip
+        plan_step = options.plan_step
+        step_id = options.name or (plan_step.id if plan_step else None) or name or "step"
+        state = parent.state
+        if state is None:
+            if current is None:
+                current = trace.get_current_span()
+            state = orphan_state(current.get_span_context().trace_id)
+        attempt, total = state.next_attempt(step_id)
+        plan = effective_plan(parent)
+        parent_step = parent.step
+        depth = options.depth
+        if depth is None:
+            depth = parent_step.state.depth + 1 if parent_step is not None else 0
+        step_state = StepState(
+            step_id,
+            attempt,
+            depth,
+            plan.id if plan else None,
+            plan.version if plan else None,
+            parent_step.state if parent_step is not None else None,
+        )
+        if not live:
+            return state, step_state, "executor", "", {}, total
+        executor = options.executor or (plan_step.executor if plan_step else None)
+        attrs: dict[str, AttributeValue] = {
+            A.SPAN_KIND: A.KIND_STEP,
+            A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_STEP,
+        }
+        if parent.run is not None:
+            attrs[A.RUN_ID] = parent.run.run_id
+        attrs[A.STEP_ID] = step_id
+        attrs[A.STEP_ATTEMPT] = attempt
+        if executor is not None:
+            attrs[A.STEP_EXECUTOR] = executor
+        attrs[A.STEP_DEPTH] = depth
+        if step_state.plan_id is not None:
+            attrs[A.PLAN_ID] = step_state.plan_id
+        if step_state.plan_version is not None:
+            attrs[A.PLAN_VERSION] = step_state.plan_version
+        return state, step_state, "executor", f"{A.OP_EXECUTE_STEP} {step_id}", attrs, total
+
+    @classmethod
+    def _open(
+        cls, span: trace.Span, start: _Start, parent: Frame, options: SpanOptions
+    ) -> tuple[SpanHandle, Frame]:
+        step_state = start[1]
+        assert step_state is not None
+        handle = cls(span, step_state, parent.step)
+        return handle, Frame(start[0], parent.run, handle, None, None, handle, start[2])
+
+    @classmethod
+    def _noop(cls) -> SpanHandle:
+        return cls(trace.INVALID_SPAN, StepState("unknown", 1, 0, None, None), None)
+
+    @classmethod
+    def _from_call(
+        cls, options: SpanOptions, arguments: Mapping[str, Any], args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> dict[str, Any]:  # fmt: skip
+        if options.name is not None:
+            return {}
+        step = arguments.get("step")
+        if isinstance(step, PlanStep):
+            return {"plan_step": step}
+        if isinstance(arguments.get("step_id"), str):
+            return {"name": arguments["step_id"]}
+        return {}
+
+    def _succeeded(
+        self, scope: Scope[Any], output: Any, generator: bool
+    ) -> tuple[RetryBudgetExceeded | None, Any]:
+        if scope.recording:
+            self.span.set_attribute(A.STEP_STATUS, A.STATUS_OK)
+        return None, output
+
+    def _failed(self, scope: Scope[Any], exc: BaseException, etype: str) -> None:
+        self.span.set_attribute(
+            A.STEP_STATUS, A.STATUS_SKIPPED if scope.refused else A.STATUS_ERROR
+        )
+        self.span.set_attribute(A.STEP_ERROR_FINGERPRINT, error_fingerprint(exc))
+
 
 class ToolHandle(SpanHandle):
     """The span of one tool call."""
 
     kind = A.KIND_TOOL
+    _input_hash_key = A.TOOL_ARGS_HASH
+    _genai_payloads = True
+
+    @classmethod
+    def _start(
+        cls, options: SpanOptions, parent: Frame, settings: _config.Settings, name: str | None,
+        live: bool, current: trace.Span | None,
+    ) -> _Start:  # fmt: skip
+        resource = options.resource
+        if resource is not None and not isinstance(resource, str):
+            resource = str(resource)
+        if options.effect is not None and options.effect not in A.TOOL_EFFECTS:
+            raise ValueError(f"tool effect must be one of {A.TOOL_EFFECTS}, got {options.effect!r}")
+        if not live:
+            return parent.state, None, parent.role_hint, "", {}, 0
+        attrs = _stamp(parent, A.KIND_TOOL)
+        attrs.update(
+            _clean(
+                {
+                    A.GEN_AI_TOOL_NAME: name,
+                    A.TOOL_RESOURCE: resource,
+                    A.TOOL_EFFECT: options.effect,
+                }
+            )
+        )
+        return parent.state, None, parent.role_hint, f"{A.OP_EXECUTE_TOOL} {name}", attrs, 0
+
+    @classmethod
+    def _open(
+        cls, span: trace.Span, start: _Start, parent: Frame, options: SpanOptions
+    ) -> tuple[SpanHandle, Frame]:
+        handle = cls(span)
+        frame = Frame(start[0], parent.run, parent.step, parent.plan, parent.llm, handle, start[2])
+        return handle, frame
+
+    @classmethod
+    def _from_call(
+        cls, options: SpanOptions, arguments: Mapping[str, Any], args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> dict[str, Any]:  # fmt: skip
+        if callable(options.resource):
+            return {"resource": options.resource(*args, **kwargs)}
+        return {}
 
 
 class LlmHandle(SpanHandle):
@@ -337,6 +635,67 @@ class LlmHandle(SpanHandle):
         )
         if exceeded is not None:
             raise exceeded
+
+    _otel_kind = SpanKind.CLIENT
+
+    @classmethod
+    def _start(
+        cls, options: SpanOptions, parent: Frame, settings: _config.Settings, name: str | None,
+        live: bool, current: trace.Span | None,
+    ) -> _Start:  # fmt: skip
+        if not live:
+            return parent.state, None, parent.role_hint, "", {}, 0
+        model = options.name
+        attrs = _stamp(parent, A.KIND_LLM)
+        attrs.update(
+            _clean(
+                {
+                    A.GEN_AI_REQUEST_MODEL: model,
+                    A.LLM_ROLE: options.role or parent.role_hint,
+                    A.GEN_AI_PROVIDER_NAME: options.provider,
+                }
+            )
+        )
+        span_name = f"{A.OP_CHAT} {model}" if model else A.OP_CHAT
+        return parent.state, None, parent.role_hint, span_name, attrs, 0
+
+    @classmethod
+    def _open(
+        cls, span: trace.Span, start: _Start, parent: Frame, options: SpanOptions
+    ) -> tuple[SpanHandle, Frame]:
+        handle = cls(span, start[0])
+        frame = Frame(start[0], parent.run, parent.step, parent.plan, handle, handle, start[2])
+        return handle, frame
+
+    @classmethod
+    def _noop(cls) -> SpanHandle:
+        return cls(trace.INVALID_SPAN, None)
+
+    @classmethod
+    def _from_call(
+        cls, options: SpanOptions, arguments: Mapping[str, Any], args: tuple[Any, ...],
+        kwargs: Mapping[str, Any],
+    ) -> dict[str, Any]:  # fmt: skip
+        if options.name is None and isinstance(arguments.get("model"), str):
+            return {"name": arguments["model"]}
+        return {}
+
+    def _succeeded(
+        self, scope: Scope[Any], output: Any, generator: bool
+    ) -> tuple[RetryBudgetExceeded | None, Any]:
+        if self.usage_recorded or generator or output is _UNSET:
+            return None, output
+        usage = extract_usage(output)
+        if usage is None:
+            return None, output
+        return _apply_usage(self, self.state, usage[0], usage[1], None, usage[2]), output
+
+    def _item(self, item: Any) -> None:
+        usage = extract_usage(item)
+        if usage is not None:
+            exceeded = _apply_usage(self, self.state, usage[0], usage[1], None, usage[2])
+            if exceeded is not None:  # observed only: enforcement mid-stream would cut
+                logger.debug("token budget exceeded during a stream: %s", exceeded)
 
 
 def _apply_usage(
@@ -582,14 +941,7 @@ class Scope(Generic[H]):
     # generators
     def add_item(self, item: Any) -> None:
         with handle_internal_errors():
-            if isinstance(self.handle, LlmHandle):
-                usage = extract_usage(item)
-                if usage is not None:
-                    exceeded = _apply_usage(
-                        self.handle, self.handle.state, usage[0], usage[1], None, usage[2]
-                    )
-                    if exceeded is not None:  # observed only: enforcement mid-stream would cut
-                        logger.debug("token budget exceeded during a stream: %s", exceeded)
+            self.handle._item(item)
             if not self.capture or self.items_truncated:
                 return
             text = dumps(self._redact_output(item))
@@ -618,28 +970,8 @@ class Scope(Generic[H]):
         if self.ended:
             return None
         handle = self.handle
-        span = handle.span
-        exceeded: RetryBudgetExceeded | None = None
         output = handle._output if handle._output is not _UNSET else result
-        if isinstance(handle, StepHandle):
-            if self.recording:
-                span.set_attribute(A.STEP_STATUS, A.STATUS_OK)
-        elif isinstance(handle, PlanHandle):
-            if handle.plan is None and not generator and is_plan_like(output):
-                try:
-                    handle.set_plan(output)
-                except RetryBudgetExceeded as exc:
-                    exceeded = exc
-                output = _UNSET  # recorded as planscope.plan.json
-        elif isinstance(handle, LlmHandle) and not handle.usage_recorded and not generator:
-            usage = extract_usage(output) if output is not _UNSET else None
-            if usage is not None:
-                exceeded = _apply_usage(handle, handle.state, usage[0], usage[1], None, usage[2])
-        elif isinstance(handle, RunHandle):
-            state = handle.state
-            if state.outcome is None:
-                state.outcome = A.OUTCOME_UNKNOWN
-                span.set_attribute(A.RUN_OUTCOME, A.OUTCOME_UNKNOWN)
+        exceeded, output = handle._succeeded(self, output, generator)
         if self.capture:
             if generator:
                 text = "[" + ",".join(self.items) + "]"
@@ -647,7 +979,7 @@ class Scope(Generic[H]):
             elif output is not _UNSET:
                 text = dumps(self._redact_output(output))
                 self._set_payload(A.OUTPUT, text)
-                if isinstance(handle, ToolHandle):
+                if handle._genai_payloads:
                     self._set_payload(A.GEN_AI_TOOL_CALL_RESULT, text)
         return exceeded
 
@@ -672,15 +1004,7 @@ class Scope(Generic[H]):
             span.record_exception(exc)
             span.set_status(Status(StatusCode.ERROR, f"{etype}: {exc}"))
             span.set_attribute(A.ERROR_TYPE, etype)
-            if isinstance(handle, StepHandle):
-                status = A.STATUS_SKIPPED if self.refused else A.STATUS_ERROR
-                span.set_attribute(A.STEP_STATUS, status)
-                span.set_attribute(A.STEP_ERROR_FINGERPRINT, error_fingerprint(exc))
-            elif isinstance(handle, RunHandle) and handle.state.outcome is None:
-                handle.state.outcome = A.OUTCOME_FAILURE
-                handle.state.outcome_reason = etype
-                span.set_attribute(A.RUN_OUTCOME, A.OUTCOME_FAILURE)
-                span.set_attribute(A.RUN_OUTCOME_REASON, etype)
+            handle._failed(self, exc, etype)
         self._end()
 
     def _end(self) -> None:
@@ -699,20 +1023,7 @@ class _Noop(SpanHandle):
 
 
 def _noop_scope(kind: str) -> Scope[Any]:
-    span = trace.INVALID_SPAN
-    handle: SpanHandle
-    if kind == A.KIND_RUN:
-        handle = RunHandle(span, RunState(run_id=uuid.uuid4().hex))
-    elif kind == A.KIND_PLAN:
-        handle = PlanHandle(span, RunState(), None)
-    elif kind == A.KIND_STEP:
-        handle = StepHandle(span, StepState("unknown", 1, 0, None, None), None)
-    elif kind == A.KIND_LLM:
-        handle = LlmHandle(span, None)
-    elif kind == A.KIND_TOOL:
-        handle = ToolHandle(span)
-    else:
-        handle = _Noop(span)
+    handle = _HANDLES.get(kind, _Noop)._noop()
     scope: Scope[Any] = Scope(handle, CURRENT.get(), None, False, _config.settings(), active=False)
     scope.ended = True
     return scope
@@ -781,11 +1092,10 @@ def _tracer_is_noop(tracer: trace.Tracer) -> bool:
     return type(tracer) is trace.NoOpTracer
 
 
-_KIND_STEP = A.KIND_STEP
-_KIND_TOOL = A.KIND_TOOL
-_KIND_LLM = A.KIND_LLM
-_KIND_RUN = A.KIND_RUN
-_KIND_PLAN = A.KIND_PLAN
+_HANDLES: dict[str, type[SpanHandle]] = {
+    h.kind: h for h in (RunHandle, PlanHandle, StepHandle, ToolHandle, LlmHandle)
+}
+"""The handle class of each span kind: what the kind records lives on it."""
 
 
 def _begin(
@@ -813,149 +1123,15 @@ def _begin(
             span = current
     live = span is None
 
-    attrs: dict[str, AttributeValue] = {}
-    span_name = ""
-    step_state: StepState | None = None
-    state = parent.state
-    role_hint = parent.role_hint
-    name = options.name or options.fallback_name
-
-    if kind == _KIND_STEP:
-        plan_step = options.plan_step
-        step_id = options.name or (plan_step.id if plan_step else None) or name or "step"
-        if state is None:
-            if current is None:
-                current = trace.get_current_span()
-            state = orphan_state(current.get_span_context().trace_id)
-        attempt, total = state.next_attempt(step_id)
-        plan = effective_plan(parent)
-        parent_step = parent.step
-        depth = options.depth
-        if depth is None:
-            depth = parent_step.state.depth + 1 if parent_step is not None else 0
-        step_state = StepState(
-            step_id,
-            attempt,
-            depth,
-            plan.id if plan else None,
-            plan.version if plan else None,
-            parent_step.state if parent_step is not None else None,
-        )
-        role_hint = "executor"
-        if live:
-            span_name = f"{A.OP_EXECUTE_STEP} {step_id}"
-            executor = options.executor or (plan_step.executor if plan_step else None)
-            attrs[A.SPAN_KIND] = kind
-            attrs[A.GEN_AI_OPERATION_NAME] = A.OP_EXECUTE_STEP
-            if parent.run is not None:
-                attrs[A.RUN_ID] = parent.run.run_id
-            attrs[A.STEP_ID] = step_id
-            attrs[A.STEP_ATTEMPT] = attempt
-            if executor is not None:
-                attrs[A.STEP_EXECUTOR] = executor
-            attrs[A.STEP_DEPTH] = depth
-            if step_state.plan_id is not None:
-                attrs[A.PLAN_ID] = step_state.plan_id
-            if step_state.plan_version is not None:
-                attrs[A.PLAN_VERSION] = step_state.plan_version
-    elif kind == _KIND_TOOL:
-        resource = options.resource
-        if resource is not None and not isinstance(resource, str):
-            resource = str(resource)
-        if options.effect is not None and options.effect not in A.TOOL_EFFECTS:
-            raise ValueError(f"tool effect must be one of {A.TOOL_EFFECTS}, got {options.effect!r}")
-        if live:
-            span_name = f"{A.OP_EXECUTE_TOOL} {name}"
-            attrs = _stamp(parent, kind)
-            attrs.update(
-                _clean(
-                    {
-                        A.GEN_AI_TOOL_NAME: name,
-                        A.TOOL_RESOURCE: resource,
-                        A.TOOL_EFFECT: options.effect,
-                    }
-                )
-            )
-    elif kind == _KIND_LLM:
-        if live:
-            model = options.name
-            span_name = f"{A.OP_CHAT} {model}" if model else A.OP_CHAT
-            attrs = _stamp(parent, kind)
-            attrs.update(
-                _clean(
-                    {
-                        A.GEN_AI_REQUEST_MODEL: model,
-                        A.LLM_ROLE: options.role or role_hint,
-                        A.GEN_AI_PROVIDER_NAME: options.provider,
-                    }
-                )
-            )
-    elif kind == _KIND_RUN:
-        budget = options.budget if options.budget is not None else settings.budget
-        run_id = options.run_id or uuid.uuid4().hex
-        state = RunState(run_id=run_id, agent=name, budget=budget)
-        role_hint = None
-        if live:
-            span_name = f"{A.OP_INVOKE_AGENT} {name}"
-            attrs = _clean(
-                {
-                    A.SPAN_KIND: kind,
-                    A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT,
-                    A.GEN_AI_AGENT_NAME: name,
-                    A.RUN_ID: run_id,
-                    A.GEN_AI_CONVERSATION_ID: run_id,
-                    A.RUN_OBJECTIVE: options.objective,
-                    A.RUN_VARIANT: options.variant,
-                    A.RUN_BUDGET: budget.to_json() if budget is not None else None,
-                }
-            )
-    elif kind == _KIND_PLAN:
-        role_hint = "planner"
-        if live:
-            agent = options.name or (parent.run.state.agent if parent.run else None) or name
-            span_name = f"{A.OP_PLAN} {agent}"
-            attrs = _clean(
-                {
-                    A.SPAN_KIND: kind,
-                    A.GEN_AI_OPERATION_NAME: A.OP_PLAN,
-                    A.GEN_AI_AGENT_NAME: agent,
-                    A.RUN_ID: parent.run.run_id if parent.run is not None else None,
-                }
-            )
-    else:
-        raise ValueError(f"unknown span kind {kind!r}; expected one of {A.SPAN_KINDS}")
-
+    cls = _HANDLES.get(kind, SpanHandle)
+    start = cls._start(
+        options, parent, settings, options.name or options.fallback_name, live, current
+    )
     otel_ctx: otel_context.Context | None = None
     if span is None:
-        span = tracer.start_span(
-            span_name,
-            kind=SpanKind.CLIENT if kind == _KIND_LLM else SpanKind.INTERNAL,
-            attributes=attrs,
-        )
+        span = tracer.start_span(start[3], kind=cls._otel_kind, attributes=start[4])
         otel_ctx = trace.set_span_in_context(span)
-    handle: SpanHandle
-    if kind == _KIND_STEP:
-        assert step_state is not None
-        handle = StepHandle(span, step_state, parent.step)
-        frame = Frame(state, parent.run, handle, None, None, handle, role_hint)
-    elif kind == _KIND_TOOL:
-        handle = ToolHandle(span)
-        frame = Frame(state, parent.run, parent.step, parent.plan, parent.llm, handle, role_hint)
-    elif kind == _KIND_LLM:
-        handle = LlmHandle(span, state)
-        frame = Frame(state, parent.run, parent.step, parent.plan, handle, handle, role_hint)
-    elif kind == _KIND_RUN:
-        assert state is not None
-        handle = RunHandle(span, state)
-        frame = Frame(state, handle, None, None, None, handle, role_hint)
-    else:
-        if state is None:
-            state = orphan_state(span.get_span_context().trace_id)
-        scope_default = options.scope
-        if scope_default is None and parent.step is not None:
-            scope_default = parent.step.step_id
-        handle = PlanHandle(span, state, scope_default)
-        frame = Frame(state, parent.run, parent.step, handle, parent.llm, handle, role_hint)
+    handle, frame = cls._open(span, start, parent, options)
     handle._frame = frame
     capture = settings.capture if options.capture is None else options.capture
     recording = live and span.is_recording()
@@ -970,11 +1146,12 @@ def _begin(
                 arguments = arguments()
             _record_arguments(scope, kind, arguments, settings)
     exceeded = None
+    state, step_state = start[0], start[1]
     if step_state is not None and state is not None and state.budget is not None:
         exceeded = _check_budget(
             span,
             state,
-            [("max_attempts_per_step", step_state.attempt), ("max_attempts_per_run", total)],
+            [("max_attempts_per_step", step_state.attempt), ("max_attempts_per_run", start[5])],
             step_id=step_state.step_id,
         )
     return scope, exceeded
@@ -987,13 +1164,11 @@ def _record_arguments(
         redacted: Mapping[str, Any] = arguments  # only read below: no copy needed
     else:
         redacted = redact_mapping(settings.redact, kind, arguments)
-    span = scope.handle.span
-    if kind == A.KIND_STEP:
-        span.set_attribute(A.STEP_INPUT_HASH, stable_hash(redacted))
-    elif kind == A.KIND_TOOL:
-        span.set_attribute(A.TOOL_ARGS_HASH, stable_hash(redacted))
+    handle = scope.handle
+    if handle._input_hash_key is not None:
+        handle.span.set_attribute(handle._input_hash_key, stable_hash(redacted))
     if scope.capture and redacted:
         text = dumps(redacted)
         scope._set_payload(A.INPUT, text)
-        if kind == A.KIND_TOOL:
+        if handle._genai_payloads:
             scope._set_payload(A.GEN_AI_TOOL_CALL_ARGUMENTS, text)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from opentelemetry.sdk.trace import TracerProvider
 
-from . import etl, support, travel
+from . import etl, refund, support, travel
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
 
 AGENTS = {"travel": travel.run, "support": support.run}
@@ -21,18 +21,23 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     """Run every labelled scenario with spans going to ``provider``; run name -> trace id.
 
     The SDK agents go through ``planscope.configure(tracer_provider=provider)``, the plain
-    OpenTelemetry agent through ``provider.get_tracer``.
+    OpenTelemetry agent through ``provider.get_tracer``, the framework agent through
+    OpenInference's instrumentor and tracer on ``provider`` (against a fake model server).
     """
     import planscope
 
     planscope.configure(tracer_provider=provider)
     tracer = provider.get_tracer("etl-agent")
     out = {}
+    framework = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
+        elif label.agent == "refund":
+            framework.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
+    out.update(refund.play(framework, provider))
     return out
 
 

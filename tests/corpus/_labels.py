@@ -33,6 +33,7 @@ SPLITS: dict[str, dict[str, range]] = {
         "travel": range(5000, 5024),
         "etl": range(5000, 5024),
         "support": range(5000, 5042),
+        "refund": range(5000, 5030),
     },
 }
 
@@ -216,6 +217,21 @@ def _support_wrong_email(rng: random.Random) -> tuple[str, str, str, dict[str, A
     return PROPAGATION, "lookup_customer", "", {"typo": rng.randint(0, 2)}
 
 
+# --- refund: the openai client under OpenInference, a fake model server (framework spans) -----
+def _refund_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _refund_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["lookup", "refund"])
+    return "healthy", "", RUNAWAY, {"step": step, "errors": varying_errors(rng, rng.randint(1, 2))}
+
+
+def _refund_loop(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["lookup", "refund"])
+    return RUNAWAY, step, "", {"step": step, "errors": varying_errors(rng, 5)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -253,6 +269,11 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "starved_reply": _support_starved,
         "wrong_order": _support_wrong_order,
         "wrong_email": _support_wrong_email,
+    },
+    "refund": {
+        "healthy": _refund_healthy,
+        "flaky_tool": _refund_flaky,
+        "loop_tool": _refund_loop,
     },
 }
 

@@ -305,6 +305,21 @@ def test_why_chain_from_tool_to_planner(diamond: dict[str, Any]) -> None:
     assert planner[-1].role == "planner"
 
 
+def test_why_chain_of_a_plan_less_run_claims_no_drift() -> None:
+    """A ReAct-style run has no plan: its steps and tools are not drift from anything."""
+    t = T()
+    run = t.add("run", 0, 20)
+    step = t.step(run, "iter-1", 1, 1, plan_id="", version=0)
+    tool = t.add("tool", 2, 1, step, **{"gen_ai.tool.name": "search"})
+    loose = t.add("tool", 10, 1, run, **{"gen_ai.tool.name": "search"})
+    view = build_run_view(t.trace())
+    for span in (step, tool, loose):
+        last = why_chain(view, span)[-1]
+        assert last.role == "plan step" and "finding" not in last.facts, (span, last)
+        assert "no plan" in last.title
+    assert all("drift" not in n for row in plan_diff(view, None) for n in row.notes)
+
+
 def test_context_check_names_missing_keys() -> None:
     t = T()
     run = t.add("run", 0, 10)

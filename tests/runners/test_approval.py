@@ -236,3 +236,17 @@ def test_approvals_are_scoped_to_the_api_keys_project(collector: str) -> None:
     decision = {"decision": "approve"}
     assert httpx.post(f"{path}/decision", json=decision, headers=other).status_code == 404
     assert httpx.post(f"{path}/decision", json=decision, headers=AUTH).status_code == 200
+
+
+def test_terminal_without_an_answer_rejects_and_nothing_runs(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, *RUN, "--approve", "ask"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "plan rejected by the reviewer: no answer at the terminal (input closed)" in proc.stdout
+    assert "0 tool calls" in proc.stdout

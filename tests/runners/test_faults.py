@@ -225,3 +225,55 @@ def test_every_knob_applies_somewhere_and_labels_consistently(knob: str) -> None
         assert not label["healthy"]
     for finding in label["expected_findings"] + label["negative_findings"]:
         assert set(finding) == {"kind", "component", "step_id", "detail"}
+
+
+class _Uninformed:
+    """A planner that knows nothing of injected faults, as a real model would not: the scripted
+    planner without fault hints, behind a wrapper (not a ScriptedModel), recording its prompts."""
+
+    name, provider = "uninformed", "local"
+
+    def __init__(self) -> None:
+        from planscope_runners import ScriptedModel
+
+        self.inner = ScriptedModel(faults=())
+        self.told: list[str] = []
+
+    def complete(self, request):  # type: ignore[no-untyped-def]
+        self.told += [m.content for m in request.messages]
+        return self.inner.complete(request)
+
+
+def test_starved_hand_over_is_injected_by_the_runtime_for_any_planner(spans: Spans) -> None:
+    result = run_task(
+        "plan_and_act",
+        "ops",
+        "ops-deploy-billing",
+        ["context_starved"],
+        seed=1,
+        planner=_Uninformed(),
+    )
+    (finding,) = result.expected
+    assert finding.kind == "context_starved"
+    missing = finding.detail["missing_keys"][0]
+    for step in spans.steps(finding.step_id):
+        assert missing not in json.loads(attr(step, A.STEP_CONTEXT_KEYS))
+
+
+def test_misread_fact_is_in_what_the_planner_is_told_and_labelled_only_if_used(
+    spans: Spans,
+) -> None:
+    planner = _Uninformed()
+    result = run_task(
+        "plan_and_act",
+        "support",
+        "support-refund-chloe",
+        ["misread_objective"],
+        seed=1,
+        planner=planner,
+    )
+    wrong = str(result.faults[0].params["wrong"])
+    assert any(wrong in text for text in planner.told)
+    # this planner ignored what it was told: the wrong value reached no tool, so no label
+    assert result.outcome == "success" and not result.expected
+    assert result.inert == ("misread_objective",)

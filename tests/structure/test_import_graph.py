@@ -131,3 +131,27 @@ def test_every_command_and_extension_is_an_entry_point() -> None:
 def test_graph_check_sees_imports(package: str) -> None:
     """The walk above finds each package's own modules (so an empty result means something)."""
     assert sum(1 for p, *_ in _edges() if p == package) > 5
+
+
+# HTTP clients that do not talk to the collector (webhooks, an LLM judge, an OpenAI-compatible
+# model, the dashboard's health page); everything that reads or writes the collector's API
+# goes through the one client, ``planscope.client.CollectorClient``.
+HTTP_ELSEWHERE = {
+    "sdk/planscope/client.py",
+    "analyzer/planscope_analyzer/alerts/_delivery.py",
+    "analyzer/planscope_analyzer/attribution/_judge.py",
+    "runners/planscope_runners/_models.py",
+    "runners/planscope_runners/demo.py",
+}
+
+
+def test_one_client_of_the_collector_api() -> None:
+    wrong = []
+    for package, folder in FOLDERS.items():
+        for path in sorted((ROOT / folder / package).rglob("*.py")):
+            rel = str(path.relative_to(ROOT))
+            if rel in HTTP_ELSEWHERE:
+                continue
+            if any(t.split(".")[0] == "httpx" for _, t in _imports(package, path)):
+                wrong.append(f"{rel} imports httpx: use planscope.client.CollectorClient")
+    assert not wrong, "\n".join(wrong)

@@ -2,8 +2,9 @@
 
 Definition. For every executed attempt of a plan step, the step's ``requires`` (plan JSON) is
 compared with ``planscope.step.context.keys`` (what the executor actually got). A required key
-that is missing is a starvation, *unless* it is produced by a plan step that never succeeded
-(then the gap is an upstream failure, not the hand-over). One finding per starved hand-over
+that is missing is a starvation, *unless* it is produced by a plan step that had not succeeded
+when the attempt started (then the gap is an upstream failure, or an ordering problem that
+``implicit_dependency`` reports, not the hand-over). One finding per starved hand-over
 (executor + missing keys): copies of the step made by later decompositions or replans that
 repeat the same starvation are not reported again. The planner (which decides what each
 executor gets) is blamed.
@@ -24,7 +25,7 @@ from __future__ import annotations
 from planscope import semconv as A
 
 from .._model import PLANNER, Finding, TraceData
-from ._base import by_start, fmt_keys, make_finding, succeeded_steps
+from ._base import by_start, fmt_keys, make_finding
 
 KIND = A.FINDING_CONTEXT_STARVED
 
@@ -69,7 +70,13 @@ class ContextStarved:
             return []
         steps = {(s.plan_id, s.plan_version, s.step_id): s for s in trace.plan_steps}
         latest = trace.latest_steps()
-        ok = succeeded_steps(trace)
+        # When each step first succeeded: a key whose producer had not succeeded by the time of
+        # the hand-over could not be given (an upstream failure, or an ordering problem that
+        # implicit_dependency reports), so it is no starvation.
+        done_at: dict[str, int] = {}
+        for a in trace.attempts:
+            if a.succeeded:
+                done_at[a.step_id] = min(done_at.get(a.step_id, a.end_ns), a.end_ns)
         producers: dict[tuple[str, int], dict[str, set[str]]] = {}
         for s in trace.plan_steps:
             by_key = producers.setdefault((s.plan_id, s.plan_version), {})
@@ -93,7 +100,12 @@ class ContextStarved:
                 k
                 for k in step.requires
                 if k not in a.context_keys
-                and not (k in made_by and not (made_by[k] - {a.step_id}) & ok)
+                and not (
+                    k in made_by
+                    and not any(
+                        done_at.get(p, 1 << 62) <= a.start_ns for p in made_by[k] - {a.step_id}
+                    )
+                )
             ]
             bad = not a.succeeded
             if missing:

@@ -9,7 +9,9 @@ configured budget stopped are reported by ``plan_propagation`` (pattern
 ``repeated_failed_plan``): the planner could not produce a different plan.
 Blame: the planner, at the step whose failures triggered the replans (the step with
 failed attempts in most replaced versions). A replan that changes the plan (healthy recovery,
-an ADaPT decomposition that grows the tree, a repaired script) is never a repeat.
+an ADaPT decomposition that grows the tree, a repaired script) is never a repeat, and identical
+replans after which the failing step succeeded (a sold-out fare, then the next one) are a
+recovery, not a loop, unless they exceeded ``max_replans``.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ class UnboundedReplan:
     """
 
     kind = KIND
-    version = 1
+    version = 2
 
     def detect(self, trace: TraceData) -> list[Finding]:
         findings = []
@@ -91,6 +93,11 @@ class UnboundedReplan:
                 if a.plan_id == plan_id and a.failed and a.plan_version in ordered[:-1]
             )
             step_id = failing.most_common(1)[0][0] if failing else ""
+            if not exceeded and any(
+                a.step_id == step_id and a.succeeded and a.plan_version == ordered[-1]
+                for a in trace.attempts
+            ):
+                continue  # the same plan, re-run, worked: the world changed, not a loop
             plan_spans = [p for p in trace.plans if p.plan_id == plan_id and p.version in repeats]
             wasted = [trace.llm_by_parent.get(p.span_id, (0, 0.0)) for p in plan_spans]
             repeated_attempts = [
