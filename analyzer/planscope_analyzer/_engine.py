@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from planscope import semconv as A
 from planscope_collector.storage import StoreUnavailable
 
 from . import _queries as Q
@@ -75,7 +76,7 @@ def detect(trace: TraceData, detectors: Sequence[Detector] = DETECTORS) -> list[
             log.exception("detector %s failed on trace %s", detector.kind, trace.trace_id)
             findings.append(
                 Finding(
-                    kind="data_quality",
+                    kind=A.FINDING_DATA_QUALITY,
                     severity="low",
                     project=trace.project,
                     trace_id=trace.trace_id,
@@ -100,7 +101,7 @@ def detect(trace: TraceData, detectors: Sequence[Detector] = DETECTORS) -> list[
 def _unloadable(project: str, trace_id: str, exc: BaseException) -> Finding:
     """The data-quality finding of a trace whose rows cannot be read or turned into a model."""
     return Finding(
-        kind="data_quality",
+        kind=A.FINDING_DATA_QUALITY,
         severity="low",
         project=project,
         trace_id=trace_id,

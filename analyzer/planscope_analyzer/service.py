@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import anyio
 from fastapi import APIRouter, Body, Depends, Query
 from planscope import api
+from planscope import environment_variables as ENV
 from planscope.semconv import FINDING_KINDS
 from planscope_collector.extensions import Leases, api_error, ingest_backlogged, project_of
 
@@ -40,10 +41,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("planscope.analyzer")
 
-QUIET_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_QUIET_SECONDS", "2.0"))
+QUIET_SECONDS = float(os.environ.get(ENV.PLANSCOPE_ANALYZER_QUIET_SECONDS, "2.0"))
 """A trace is analysed once no span of it arrived for this long (env
 ``PLANSCOPE_ANALYZER_QUIET_SECONDS``)."""
-ROOT_WAIT_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_ROOT_WAIT_SECONDS", "30"))
+ROOT_WAIT_SECONDS = float(os.environ.get(ENV.PLANSCOPE_ANALYZER_ROOT_WAIT_SECONDS, "30"))
 """Traces whose root span has not arrived are analysed anyway after this much quiet."""
 TICK_SECONDS = 0.25
 DEFAULT_WINDOW_SECONDS = 24 * 3600
@@ -52,9 +53,9 @@ MAX_PENDING = 1_000_000
 RESPONSE_FINDINGS = 1000
 MAX_DEFER_SECONDS = 30.0
 """Analysis waits for an ingest backlog to clear at most this long before it runs anyway."""
-POLL_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_POLL_SECONDS", "5"))
+POLL_SECONDS = float(os.environ.get(ENV.PLANSCOPE_ANALYZER_POLL_SECONDS, "5"))
 """With ``--role analyze``: how often the store is searched for traces to analyse."""
-LOOKBACK_SECONDS = float(os.environ.get("PLANSCOPE_ANALYZER_LOOKBACK_SECONDS", "3600"))
+LOOKBACK_SECONDS = float(os.environ.get(ENV.PLANSCOPE_ANALYZER_LOOKBACK_SECONDS, "3600"))
 """With ``--role analyze``: how far back each search looks (the first one looks back a day)."""
 POLL_LEASE_KEY = "analyzer-poll"
 MAX_NANOS = (1 << 63) - 1

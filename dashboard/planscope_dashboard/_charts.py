@@ -140,6 +140,7 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
                     y=[n.y for n in nodes],
                     mode="markers",
                     name=name,
+                    showlegend=False,
                     marker={
                         "size": node_px + grow,
                         "color": "white",
@@ -149,6 +150,7 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
                     hoverinfo="skip",
                 )
             )
+            _legend_entry(fig, name, "white", "circle", colour, 3)
     for status, colour in STATUS_COLOURS.items():
         nodes = [n for n in layout.nodes if n.status == status]
         if not nodes:
@@ -159,6 +161,7 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
                 y=[n.y for n in nodes],
                 mode="markers",
                 name=status,
+                showlegend=False,
                 marker={
                     "size": node_px,
                     "color": colour,
@@ -171,6 +174,9 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
                 hoverinfo="text",
             )
         )
+        _legend_entry(fig, status, colour, "circle", "#37474f", 1)
+    if any(n.irreversible for n in layout.nodes):
+        _legend_entry(fig, "irreversible", "white", "diamond", "#37474f", 1)
     if show_text:
         # Labels clear of the rings: below the node, or above it on every other layer.
         gap = (node_px / 2 + 20) / row_px
@@ -197,6 +203,29 @@ def dag_figure(layout: DagLayout, selected: str | None = None) -> go.Figure:
     top, bottom = max(rows) + (room if alternate else 0.4), min(rows) - max(room, 0.4)
     fig.update_yaxes(visible=False, range=[bottom, top])
     return fig
+
+
+def _legend_entry(
+    fig: go.Figure, name: str, fill: str, symbol: str, line: str, width: float
+) -> None:
+    """A legend item of its own: the legend shows a trace's first marker, so a status whose
+    first node is irreversible would otherwise be drawn as a diamond. Colour is the status,
+    the diamond is "irreversible", whatever the status."""
+    fig.add_trace(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=name,
+            marker={
+                "size": 11,
+                "color": fill,
+                "symbol": symbol,
+                "line": {"color": line, "width": width},
+            },
+            hoverinfo="skip",
+        )
+    )
 
 
 def _node_hover(n: Any) -> str:

@@ -27,6 +27,7 @@ from urllib.parse import urlencode
 
 import httpx
 from planscope.cli import number, port
+from planscope.environment_variables import PLANSCOPE_DASHBOARD_URL
 
 from ._runner import SuiteResult, run_suite
 
@@ -81,7 +82,7 @@ def main(args: argparse.Namespace) -> int:
         print(f"port {args.port} is busy; the collector uses {port}", file=sys.stderr)
     dashboard_url = f"http://127.0.0.1:{_port_or_free(args.dashboard_port)}"
     # Alert links (log lines, webhooks) point at this demo's dashboard.
-    os.environ.setdefault("PLANSCOPE_DASHBOARD_URL", dashboard_url)
+    os.environ.setdefault(PLANSCOPE_DASHBOARD_URL, dashboard_url)
     settings = CollectorSettings(data_dir=data_dir, port=port, flush_interval=0.2)
     labels = data_dir / "labels.jsonl"
     with BackgroundServer(settings) as server:

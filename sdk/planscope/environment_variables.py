@@ -98,6 +98,69 @@ OTEL_FALLBACKS: Final = (
     OTEL_SERVICE_NAME,
 )
 
+# Server side: read by ``planscope serve``'s analyzer and alerting extensions. The collector's
+# own settings are ``PLANSCOPE_<FIELD>`` for every field of ``CollectorSettings`` (pydantic
+# settings, documented there and in docs/collector.md).
+
+PLANSCOPE_ANALYZER_QUIET_SECONDS: Final = "PLANSCOPE_ANALYZER_QUIET_SECONDS"
+"""A trace is analysed once no span of it arrived for this long. Default 2."""
+
+PLANSCOPE_ANALYZER_ROOT_WAIT_SECONDS: Final = "PLANSCOPE_ANALYZER_ROOT_WAIT_SECONDS"
+"""Traces whose root span has not arrived are analysed anyway after this much quiet.
+Default 30."""
+
+PLANSCOPE_ANALYZER_POLL_SECONDS: Final = "PLANSCOPE_ANALYZER_POLL_SECONDS"
+"""With ``--role analyze``: how often the store is searched for traces to analyse. Default 5."""
+
+PLANSCOPE_ANALYZER_LOOKBACK_SECONDS: Final = "PLANSCOPE_ANALYZER_LOOKBACK_SECONDS"
+"""With ``--role analyze``: how far back each search looks (the first looks back a day).
+Default 3600."""
+
+PLANSCOPE_ALERTS_FILE: Final = "PLANSCOPE_ALERTS_FILE"
+"""YAML rules file loaded at start. Default: ``<data dir>/alerts.yaml`` when it exists."""
+
+PLANSCOPE_ALERTS_INTERVAL: Final = "PLANSCOPE_ALERTS_INTERVAL"
+"""Seconds between evaluation passes (new data also triggers one). Default 1."""
+
+PLANSCOPE_ALERTS_MIN_GAP: Final = "PLANSCOPE_ALERTS_MIN_GAP"
+"""Least seconds between two passes triggered by new data. Default 0.2."""
+
+PLANSCOPE_DASHBOARD_URL: Final = "PLANSCOPE_DASHBOARD_URL"
+"""Base of trace links in alert events. Default ``http://127.0.0.1:8501``."""
+
+PLANSCOPE_ALERTS_RETRY_BASE: Final = "PLANSCOPE_ALERTS_RETRY_BASE"
+"""First retry delay of a failed delivery, seconds (doubling). Default 1."""
+
+PLANSCOPE_ALERTS_RETRY_MAX: Final = "PLANSCOPE_ALERTS_RETRY_MAX"
+"""Largest delay between delivery attempts, seconds. Default 60."""
+
+PLANSCOPE_ALERTS_GIVE_UP: Final = "PLANSCOPE_ALERTS_GIVE_UP"
+"""Seconds after which an undeliverable event is marked ``failed``. Default 86400."""
+
+PLANSCOPE_ALERTS_ENABLED: Final = "PLANSCOPE_ALERTS_ENABLED"
+"""``0`` turns evaluation and delivery off (the API still edits rules). Default 1."""
+
+PLANSCOPE_ALERTS_ALLOW_TARGETS: Final = "PLANSCOPE_ALERTS_ALLOW_TARGETS"
+"""Non-public webhook targets the operator allows: comma-separated networks (``10.0.0.0/8``,
+``127.0.0.1``) or host names. Default none: webhooks go to public addresses only."""
+
+SERVER: Final = (
+    PLANSCOPE_ANALYZER_QUIET_SECONDS,
+    PLANSCOPE_ANALYZER_ROOT_WAIT_SECONDS,
+    PLANSCOPE_ANALYZER_POLL_SECONDS,
+    PLANSCOPE_ANALYZER_LOOKBACK_SECONDS,
+    PLANSCOPE_ALERTS_FILE,
+    PLANSCOPE_ALERTS_INTERVAL,
+    PLANSCOPE_ALERTS_MIN_GAP,
+    PLANSCOPE_DASHBOARD_URL,
+    PLANSCOPE_ALERTS_RETRY_BASE,
+    PLANSCOPE_ALERTS_RETRY_MAX,
+    PLANSCOPE_ALERTS_GIVE_UP,
+    PLANSCOPE_ALERTS_ENABLED,
+    PLANSCOPE_ALERTS_ALLOW_TARGETS,
+)
+"""The server-side variables above, in one tuple."""
+
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 

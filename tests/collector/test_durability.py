@@ -243,3 +243,19 @@ def test_quarantine_is_listed_and_replayed_by_the_cli(tmp_path: Path) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "3"
+
+
+def test_quarantine_shows_on_readyz_and_metrics_after_a_restart(tmp_path: Path) -> None:
+    """Item 3: after a restart ``segments_quarantined`` read 0 and nothing listed the files."""
+    import httpx
+    from planscope_collector import BackgroundServer, CollectorSettings
+
+    data = tmp_path / "data"
+    spool = Spool(data / "spool")
+    spool.quarantine.add("000000000003-000000", _record(2, "a")[0], "Code: 407. refused")
+    spool.close()
+    with BackgroundServer(CollectorSettings(data_dir=data, port=0)) as server:
+        ready = httpx.get(f"{server.url}/readyz").json()
+        assert ready["requests_quarantined"] == 1
+        metrics = httpx.get(f"{server.url}/metrics").text
+        assert "planscope_requests_quarantined 1" in metrics

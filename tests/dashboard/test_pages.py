@@ -261,6 +261,11 @@ def test_pages_read_server_side_aggregates(filled: Filled) -> None:
     steps = next(f.value for f in at.dataframe if "step" in f.value.columns)
     assert list(steps.columns)[:3] == ["step", "failed attempts", "failed runs"]  # sort key shown
     assert list(steps["failed attempts"]) == sorted(steps["failed attempts"], reverse=True)
+    # From the numbers to the runs behind them.
+    failures = stats["totals"]["failures"]
+    assert at.button(key="ov_open_failed").label == f"Open the {failures:,} failed runs"
+    at.button(key="ov_open_failed").click().run()
+    assert (at.query_params["page"], at.query_params["outcome"]) == ("traces", "failure")
     # The explorer pages and filters in the collector.
     loop = filled.labelled("runaway_loop")
     at = run_app(page="traces", outcome="failure")
@@ -332,6 +337,11 @@ def test_alerts_page_create_test_edit_and_history(filled: Filled) -> None:
     assert int(next(m for m in at.metric if m.label == "Firing").value) >= 1
     history = next(f.value for f in at.dataframe if "delivery" in f.value.columns)
     assert "firing" in set(history["state"])
+    # Every firing names its evidence run: a link to that run's page in this dashboard.
+    fired = history[history["state"] == "firing"]
+    assert all(str(u).startswith("?page=run&trace=") for u in fired["run"]), list(fired["run"])
+    now = next(f.value for f in at.dataframe if "since" in f.value.columns)
+    assert all(str(u).startswith("?page=run&trace=") for u in now["run"]), list(now["run"])
     # Rule text from the API is data, never markup.
     hostile = {
         "id": "hostile-rule",

@@ -1,4 +1,5 @@
-"""Alerting settings: environment variables (one constant and docstring each) and their values.
+"""Alerting settings: the values of the environment variables of ``planscope.environment_variables``
+(``PLANSCOPE_ALERTS_*``, ``PLANSCOPE_DASHBOARD_URL``; one constant and docstring each there).
 
 >>> AlertSettings.from_env({"PLANSCOPE_ALERTS_INTERVAL": "0.5"}).interval
 0.5
@@ -9,45 +10,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
 from urllib.parse import urlencode
+
+from planscope.environment_variables import (
+    PLANSCOPE_ALERTS_ALLOW_TARGETS,
+    PLANSCOPE_ALERTS_ENABLED,
+    PLANSCOPE_ALERTS_FILE,
+    PLANSCOPE_ALERTS_GIVE_UP,
+    PLANSCOPE_ALERTS_INTERVAL,
+    PLANSCOPE_ALERTS_MIN_GAP,
+    PLANSCOPE_ALERTS_RETRY_BASE,
+    PLANSCOPE_ALERTS_RETRY_MAX,
+    PLANSCOPE_DASHBOARD_URL,
+)
 
 from ._errors import AlertError
 from ._targets import AllowList
 
 __all__ = ["AlertSettings"]
-
-PLANSCOPE_ALERTS_FILE: Final = "PLANSCOPE_ALERTS_FILE"
-"""YAML rules file loaded at start. Default: ``<data dir>/alerts.yaml`` when it exists."""
-PLANSCOPE_ALERTS_INTERVAL: Final = "PLANSCOPE_ALERTS_INTERVAL"
-"""Seconds between evaluation passes (new data also triggers one). Default 1."""
-PLANSCOPE_ALERTS_MIN_GAP: Final = "PLANSCOPE_ALERTS_MIN_GAP"
-"""Least seconds between two passes triggered by new data. Default 0.2."""
-PLANSCOPE_DASHBOARD_URL: Final = "PLANSCOPE_DASHBOARD_URL"
-"""Base of trace links in events. Default ``http://127.0.0.1:8501``."""
-PLANSCOPE_ALERTS_RETRY_BASE: Final = "PLANSCOPE_ALERTS_RETRY_BASE"
-"""First retry delay of a failed delivery, seconds (doubling). Default 1."""
-PLANSCOPE_ALERTS_RETRY_MAX: Final = "PLANSCOPE_ALERTS_RETRY_MAX"
-"""Largest delay between delivery attempts, seconds. Default 60."""
-PLANSCOPE_ALERTS_GIVE_UP: Final = "PLANSCOPE_ALERTS_GIVE_UP"
-"""Seconds after which an undeliverable event is marked ``failed``. Default 86400."""
-PLANSCOPE_ALERTS_ENABLED: Final = "PLANSCOPE_ALERTS_ENABLED"
-"""``0`` turns evaluation and delivery off (the API still edits rules). Default 1."""
-PLANSCOPE_ALERTS_ALLOW_TARGETS: Final = "PLANSCOPE_ALERTS_ALLOW_TARGETS"
-"""Non-public webhook targets the operator allows: comma-separated networks (``10.0.0.0/8``,
-``127.0.0.1``) or host names. Default none: webhooks go to public addresses only."""
-
-ENV_VARS: Final = (
-    PLANSCOPE_ALERTS_FILE,
-    PLANSCOPE_ALERTS_INTERVAL,
-    PLANSCOPE_ALERTS_MIN_GAP,
-    PLANSCOPE_DASHBOARD_URL,
-    PLANSCOPE_ALERTS_RETRY_BASE,
-    PLANSCOPE_ALERTS_RETRY_MAX,
-    PLANSCOPE_ALERTS_GIVE_UP,
-    PLANSCOPE_ALERTS_ENABLED,
-    PLANSCOPE_ALERTS_ALLOW_TARGETS,
-)
 
 
 @dataclass(frozen=True)

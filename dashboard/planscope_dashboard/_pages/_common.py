@@ -39,23 +39,46 @@ def ms(ns: int | float | None) -> float:
 
 
 def fmt_ms(value: float | None) -> str:
+    """A duration in at most four digits, so that it fits a metric column: 9.5 ms, 139 ms,
+    1.39 s, 12.5 min.
+
+    >>> [fmt_ms(v) for v in (9.51, 138.72, 1387.2, 750_000)]
+    ['9.5 ms', '139 ms', '1.39 s', '12.5 min']
+    """
     if value is None:
         return "-"
+    if value >= 600_000:
+        return f"{value / 60_000:.1f} min"
     if value >= 1000:
-        return f"{value / 1000:.2f} s"
-    return f"{value:.1f} ms"
+        return f"{value / 1000:.3g} s"
+    return f"{value:.1f} ms" if value < 100 else f"{value:.0f} ms"
+
+
+def column_label(name: str) -> str:
+    """A column name as a header: ``duration_ms`` -> ``duration (ms)``.
+
+    >>> column_label("duration_ms"), column_label("tokens_per_run"), column_label("wasted_s")
+    ('duration (ms)', 'tokens per run', 'wasted (s)')
+    """
+    for unit in ("ms", "s"):
+        if name.endswith(f"_{unit}"):
+            return f"{name[: -len(unit) - 1].replace('_', ' ')} ({unit})"
+    return name.replace("_", " ")
 
 
 def column_formats(columns: list[str]) -> dict[str, Any]:
-    """How a table shows numbers, by column name: rates as %, costs in $ (times are datetimes)."""
+    """How a table shows its columns, by name: rates as %, costs in $, headers without
+    underscores (times are datetimes)."""
     out: dict[str, Any] = {}
     for name in columns:
         low = name.lower()
-        label = name.replace("_", " ")
+        label = column_label(name)
         if low.endswith("rate"):
             out[name] = st.column_config.NumberColumn(label, format="percent")
         elif "cost" in low:
             out[name] = st.column_config.NumberColumn(label.replace(" usd", ""), format="$%.5f")
+        elif label != name:
+            out[name] = st.column_config.Column(label)
     return out
 
 

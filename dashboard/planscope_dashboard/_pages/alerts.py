@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
+from planscope import api
 from planscope.client import ClientSettings, Rejected, Unavailable
 
 from .. import _state as S
@@ -45,6 +47,24 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+RUN_LINK = st.column_config.LinkColumn("run", display_text="open run")
+"""The column that opens an alert's evidence run in this dashboard."""
+
+
+def _run_url(event: dict[str, Any] | None) -> str | None:
+    """This dashboard's page of the first run an event's evidence names (its step too), the
+    same page the webhook's links open; None when the event names no run."""
+    evidence = _dict((event or {}).get("evidence"))
+    samples = [s for s in evidence.get("samples") or [] if isinstance(s, dict)]
+    ids = [str(s.get("trace_id")) for s in samples] or [
+        str(t) for t in evidence.get("trace_ids") or []
+    ]
+    if not ids or not api.is_trace_id(ids[0]):
+        return None
+    step = str(samples[0].get("step_id") or "") if samples else ""
+    return f"?{urlencode({'page': 'run', 'trace': ids[0], **({'step': step} if step else {})})}"
+
+
 def render(settings: ClientSettings, filters: S.Filters) -> None:
     st.header("Alerts")
     flash = st.session_state.pop("alert_flash", None)
@@ -71,10 +91,16 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
 
     st.subheader("Firing now")
     if firing:
+        opened = {
+            str(e.get("event_id")): e
+            for e in client.alert_events(state="firing", limit=200)
+            if isinstance(e, dict)
+        }
         rows_table(
             [
                 {
                     "rule": s.get("rule_id"),
+                    "run": _run_url(opened.get(str(s.get("event_id")))),
                     "name": s.get("name"),
                     "kind": s.get("kind"),
                     "since": _when(s.get("since")),
@@ -83,7 +109,8 @@ def render(settings: ClientSettings, filters: S.Filters) -> None:
                     "summary": s.get("summary"),
                 }
                 for s in firing
-            ]
+            ],
+            column_config={"run": RUN_LINK},
         )
     else:
         st.success("No rule is firing.")
@@ -275,6 +302,7 @@ def _history(settings: ClientSettings, rules: list[dict[str, Any]]) -> None:
             {
                 "at": _when(e.get("at")),
                 "rule": e.get("rule_id"),
+                "run": _run_url(e),
                 "version": e.get("rule_version"),
                 "state": e.get("state"),
                 "value": e.get("value"),
@@ -284,5 +312,6 @@ def _history(settings: ClientSettings, rules: list[dict[str, Any]]) -> None:
                 "delivery error": (e.get("delivery") or {}).get("last_error"),
             }
             for e in events
-        ]
+        ],
+        column_config={"run": RUN_LINK},
     )

@@ -56,6 +56,7 @@ def _render(
     p95 = t.get("p95_duration_ns")
     cols[4].metric("p95 run time", fmt_ms(p95 / 1e6 if p95 is not None else None))
     cols[5].metric("Findings", len(found) if available else "-")
+    _links_to_runs(int(t["runs"]), int(t.get("failures") or 0), bool(found))
     buckets = stats.buckets
     if stats.truncated:
         st.caption("The range holds more buckets than shown; pick a shorter time range.")
@@ -104,6 +105,17 @@ def _render(
             st.info("No agent runs in this range.")
 
 
+def _links_to_runs(runs: int, failures: int, findings: bool) -> None:
+    """From the numbers to the runs behind them (the explorer keeps the sidebar's filters)."""
+    a, b, c, _ = st.columns([1, 1, 1, 2])
+    if a.button(f"Open the {runs:,} runs", key="ov_open_runs"):
+        S.navigate(page="traces", outcome=None, pg=None)
+    if failures and b.button(f"Open the {failures:,} failed runs", key="ov_open_failed"):
+        S.navigate(page="traces", outcome="failure", pg=None)
+    if findings and c.button("Open the findings", key="ov_open_findings"):
+        S.navigate(page="findings")
+
+
 def _failing_steps(steps: list[dict[str, Any]]) -> None:
     """Steps by failed attempts (the sort column first after the step). A step that "failed"
     with no error and no retry was handed on by design (an ADaPT decomposition, a replan), not
@@ -118,6 +130,7 @@ def _failing_steps(steps: list[dict[str, Any]]) -> None:
     if not shown:
         st.info("No step failed or retried in these runs.")
         return
+    one_agent = len({s.get("agent") for s in shown}) == 1  # then the column says nothing
     rows_table(
         [
             {
@@ -126,8 +139,8 @@ def _failing_steps(steps: list[dict[str, Any]]) -> None:
                 "failed runs": s.get("failed_runs"),
                 "runs": s.get("runs"),
                 "retries": s.get("retries"),
-                "budget exceeded": s.get("budget_exceeded"),
-                "agent": s.get("agent"),
+                "over budget": s.get("budget_exceeded"),
+                **({} if one_agent else {"agent": s.get("agent")}),
             }
             for s in shown[:10]
         ]

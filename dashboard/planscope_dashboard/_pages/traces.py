@@ -19,7 +19,7 @@ from ._common import column_formats, ms, no_traces, when
 PAGE_SIZE = 25
 COLUMNS = {
     "started": st.column_config.DatetimeColumn("started", format="YYYY-MM-DD HH:mm:ss"),
-    **column_formats(["cost_usd"]),
+    **column_formats(["cost_usd", "duration_ms", "trace_id"]),
 }
 """How the run tables show their typed columns."""
 OUTCOMES = ["", "success", "failure", "unknown", G.NO_RUN]
