@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Protocol
 
+from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
 
 from . import _queries as Q
@@ -59,7 +60,7 @@ def ns_to_datetime(ns: int) -> datetime:
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
     """Trace ids are hex (the OTLP convention); anything else cannot be stored, so skip it."""
-    return sorted({i for i in ids if i and all(c in "0123456789abcdef" for c in i)})
+    return sorted({i for i in ids if is_trace_id(i)})
 
 
 def fetch_columns(store: Queryable, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
