@@ -98,8 +98,7 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        multiIf(ArgsHash != '', ArgsHash, Arguments != '', lower(hex(cityHash64(Arguments))), '')
            AS args_key,
        ErrorType AS error_type, {_STATUS} AS status_code,
-       toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns,
-       Arguments AS arguments
+       toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns
 FROM planscope_tool_calls
 WHERE {{filter}}
 ORDER BY TraceId, Start
@@ -121,6 +120,14 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN splitByChar(',', {{ids:String}})
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
+"""
+
+# The captured arguments of tool calls, read only for traces whose run failed (plan
+# propagation traces a wrong value through them; healthy runs never need them).
+LOAD_TOOL_ARGUMENTS = """
+SELECT TraceId AS trace_id, SpanId AS span_id, Arguments AS arguments
+FROM planscope_tool_calls
+WHERE {filter} AND TraceId IN splitByChar(',', {{failed:String}}) AND Arguments != ''
 """
 
 # Step attempts that recorded an explicitly empty context (``[]``): the typed table cannot tell
