@@ -190,6 +190,7 @@ _CONVERT: dict[str, Callable[[Any], Any]] = {
     "budget": parse_json_object,
     "json_valid": bool,
     "irreversible": bool,
+    "inferred": bool,
     "depends_on": _strings,
     "requires": _strings,
     "produces": _strings,
