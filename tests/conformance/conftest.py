@@ -292,4 +292,7 @@ def agent(request: pytest.FixtureRequest, model: ModelServer, launched: Launched
         assert r.status_code == 200, r.text
     if os.environ.get(UPDATE_ENV) == "1":
         shutil.copyfile(dump, DATA / f"{source}.json")
+        index = json.loads((DATA / "scenarios.json").read_text())
+        index[source] = {name: t["trace_id"] for name, t in traces.items()}
+        (DATA / "scenarios.json").write_text(json.dumps(index, indent=1, sort_keys=True) + "\n")
     return Ran(source, url, scenarios["healthy"], scenarios["loop"])
