@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any, Protocol
 
+from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
 
 from . import _queries as Q
@@ -59,7 +60,7 @@ def ns_to_datetime(ns: int) -> datetime:
 
 def _check_ids(ids: Sequence[str]) -> list[str]:
     """Trace ids are hex (the OTLP convention); anything else cannot be stored, so skip it."""
-    return sorted({i for i in ids if i and all(c in "0123456789abcdef" for c in i)})
+    return sorted({i for i in ids if is_trace_id(i)})
 
 
 def fetch_columns(store: Queryable, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
@@ -175,6 +176,7 @@ def load_traces(
         _attach(traces, "attempts", Attempt, c)
         _load_empty_context(store, project, traces)
     _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS))
+    _load_tool_arguments(store, params, traces)
     _load_raw_where_needed(store, project, traces)
     return traces
 
@@ -188,6 +190,7 @@ _CONVERT: dict[str, Callable[[Any], Any]] = {
     "budget": parse_json_object,
     "json_valid": bool,
     "irreversible": bool,
+    "inferred": bool,
     "depends_on": _strings,
     "requires": _strings,
     "produces": _strings,
@@ -224,6 +227,35 @@ def _attach(traces: dict[str, TraceData], attr: str, row: Any, c: Mapping[str, l
 def _recorded(keys: Any, tokens: Any) -> bool:
     """Context keys or a token count on the row: the attempt recorded its context."""
     return bool(keys) or bool(tokens)
+
+
+def _load_tool_arguments(
+    store: Queryable, params: Mapping[str, Any], traces: dict[str, TraceData]
+) -> None:
+    """Captured tool arguments, for the traces whose run failed and only those (plan
+    propagation reads them; the healthy majority never needs them)."""
+    failed = [
+        t.trace_id
+        for t in traces.values()
+        if t.tools and any(r.outcome == "failure" for r in t.runs)
+    ]
+    if not failed:
+        return
+    c = fetch_columns(
+        store,
+        Q.LOAD_TOOL_ARGUMENTS.format(filter=Q.TYPED_FILTER),
+        {**params, "failed": ",".join(failed)},
+    )
+    found: dict[str, dict[str, str]] = {}
+    for trace_id, span_id, arguments in zip(
+        c.get("trace_id", ()), c.get("span_id", ()), c.get("arguments", ()), strict=True
+    ):
+        found.setdefault(trace_id, {})[span_id] = arguments
+    for trace_id, by_span in found.items():
+        t = traces[trace_id]
+        t.tools = [
+            x._replace(arguments=by_span[x.span_id]) if x.span_id in by_span else x for x in t.tools
+        ]
 
 
 def _load_empty_context(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:

@@ -106,6 +106,8 @@ class Run(NamedTuple):
     end_ns: int
     status_code: str
     objective: str = ""
+    inferred: bool = False
+    """Read off another convention by the span model, not declared by planscope's SDK."""
 
 
 class Plan(NamedTuple):
@@ -118,6 +120,8 @@ class Plan(NamedTuple):
     step_count: int
     json_valid: bool
     start_ns: int
+    inferred: bool = False
+    """Observed by the span model (a planner's output), not planscope plan JSON."""
 
 
 class PlanStep(NamedTuple):
@@ -162,6 +166,8 @@ class Attempt(NamedTuple):
     context_recorded: bool = False
     """The attempt recorded the context it was given (``planscope.step.context.keys`` present,
     possibly ``[]``): an empty ``context_keys`` then means "given nothing", not "unknown"."""
+    inferred: bool = False
+    """An executor-level span of another convention (a sub-agent, a LangGraph node, a task)."""
 
     @property
     def failed(self) -> bool:

@@ -1,7 +1,7 @@
 """Every SQL statement of the analyzer, in one module (the "load" and "findings" families).
 
-Values are always bound server-side (``{name:Type}``). Loads read the typed tables of
-migration 0002 by their primary key prefix ``(Project, TraceId, ...)`` and prune daily
+Values are always bound server-side (``{name:Type}``). Loads read the typed tables of the
+span model (migration 0011) by their primary key prefix ``(Project, TraceId, ...)`` and prune daily
 partitions with a ``Start`` lower bound, so analysing N new traces reads about N traces' rows
 whatever the size of the store. Attribute names never appear here: the derived tables already
 hold them as columns (a test checks that any ``planscope.*``/``gen_ai.*`` literal in this
@@ -50,7 +50,7 @@ LOAD_RUNS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, RunId AS run_id,
        Variant AS variant, Outcome AS outcome, OutcomeReason AS outcome_reason, Budget AS budget,
        toUnixTimestamp64Nano(Start) AS start_ns, toUnixTimestamp64Nano(End) AS end_ns,
-       {_STATUS} AS status_code, Objective AS objective
+       {_STATUS} AS status_code, Objective AS objective, Inferred AS inferred
 FROM planscope_runs
 WHERE {{filter}}
 ORDER BY TraceId, Start
@@ -60,7 +60,7 @@ LOAD_PLANS = """
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, PlanId AS plan_id,
        Version AS version, Scope AS scope, ReplanReason AS replan_reason,
        StepCount AS step_count, PlanJsonValid AS json_valid,
-       toUnixTimestamp64Nano(Start) AS start_ns
+       toUnixTimestamp64Nano(Start) AS start_ns, Inferred AS inferred
 FROM planscope_plans
 WHERE {filter}
 ORDER BY TraceId, Start
@@ -84,7 +84,7 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        Executor AS executor, ContextKeys AS context_keys, ContextTokens AS context_tokens,
        SelfAssessment AS self_assessment, Depth AS depth, InputHash AS input_hash,
        toUnixTimestamp64Nano(Start) AS start_ns, toUnixTimestamp64Nano(End) AS end_ns,
-       StatusMessage AS status_message
+       StatusMessage AS status_message, Inferred AS inferred
 FROM planscope_step_attempts
 WHERE {filter}
 ORDER BY TraceId, Start
@@ -98,8 +98,7 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        multiIf(ArgsHash != '', ArgsHash, Arguments != '', lower(hex(cityHash64(Arguments))), '')
            AS args_key,
        ErrorType AS error_type, {_STATUS} AS status_code,
-       toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns,
-       Arguments AS arguments
+       toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns
 FROM planscope_tool_calls
 WHERE {{filter}}
 ORDER BY TraceId, Start
@@ -107,9 +106,9 @@ ORDER BY TraceId, Start
 
 LOAD_LLM_BY_PARENT = """
 SELECT TraceId AS trace_id, ParentSpanId AS parent_span_id,
-       sum(InputTokens + OutputTokens) AS tokens, sum(CostUsd) AS cost_usd, count() AS calls,
-       groupArray(SpanId) AS span_ids
-FROM planscope_llm_calls
+       sum(InputTokens + OutputTokens) AS tokens, sum(EffectiveCostUsd) AS cost_usd,
+       count() AS calls, groupArray(SpanId) AS span_ids
+FROM planscope_llm_costs
 WHERE {filter}
 GROUP BY TraceId, ParentSpanId
 """
@@ -121,6 +120,14 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN splitByChar(',', {{ids:String}})
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
+"""
+
+# The captured arguments of tool calls, read only for traces whose run failed (plan
+# propagation traces a wrong value through them; healthy runs never need them).
+LOAD_TOOL_ARGUMENTS = """
+SELECT TraceId AS trace_id, SpanId AS span_id, Arguments AS arguments
+FROM planscope_tool_calls
+WHERE {filter} AND TraceId IN splitByChar(',', {{failed:String}}) AND Arguments != ''
 """
 
 # Step attempts that recorded an explicitly empty context (``[]``): the typed table cannot tell

@@ -3,9 +3,12 @@
 The collector calls :func:`extension` (see ``planscope_collector.extensions``). ``on_flush``
 records which traces got new spans; a background thread analyses a trace once it has been
 quiet for :data:`QUIET_SECONDS` and its root span has arrived (or, without a root, after
-:data:`ROOT_WAIT_SECONDS`). Only those traces are read, so the cost follows the new data, not
-the size of the store. A trace that receives more spans later is simply analysed again
-(findings are replaced, never duplicated).
+:data:`ROOT_WAIT_SECONDS`). Every :data:`POLL_SECONDS` it also searches the store for traces
+that changed without passing through this process (an OpenTelemetry Collector writing into
+``otel_traces`` directly), as ``--role analyze`` does. Before each pass, LLM calls of models
+not priced yet get their price (``planscope_collector.prices``). Only those traces are read, so
+the cost follows the new data, not the size of the store. A trace that receives more spans later
+is simply analysed again (findings are replaced, never duplicated).
 
 Routes (project from the collector's ``project_of`` dependency):
 
@@ -30,6 +33,7 @@ from planscope import api
 from planscope import environment_variables as ENV
 from planscope.semconv import FINDING_KINDS
 from planscope_collector.extensions import Leases, api_error, ingest_backlogged, project_of
+from planscope_collector.prices import price_new_models
 
 from ._engine import AnalysisResult, Analyzer
 from ._findings import list_findings
@@ -54,7 +58,8 @@ RESPONSE_FINDINGS = 1000
 MAX_DEFER_SECONDS = 30.0
 """Analysis waits for an ingest backlog to clear at most this long before it runs anyway."""
 POLL_SECONDS = float(os.environ.get(ENV.PLANSCOPE_ANALYZER_POLL_SECONDS, "5"))
-"""With ``--role analyze``: how often the store is searched for traces to analyse."""
+"""How often the store is searched for traces to analyse (all the work with ``--role analyze``;
+with ``--role all``, the traces this process did not write itself)."""
 LOOKBACK_SECONDS = float(os.environ.get(ENV.PLANSCOPE_ANALYZER_LOOKBACK_SECONDS, "3600"))
 """With ``--role analyze``: how far back each search looks (the first one looks back a day)."""
 POLL_LEASE_KEY = "analyzer-poll"
@@ -158,6 +163,8 @@ class AnalyzerService:
 
     def _loop(self) -> None:
         deferred_since: float | None = None
+        next_poll = time.monotonic() + POLL_SECONDS
+        lookback = 86400.0  # the first search catches up on a day
         while not self._stop.wait(TICK_SECONDS):
             if self._ingest_backlogged():
                 deferred_since = deferred_since or time.monotonic()
@@ -166,6 +173,14 @@ class AnalyzerService:
             deferred_since = None
             try:
                 self.run_due()
+                if time.monotonic() >= next_poll:
+                    # Spans this process did not write (an OpenTelemetry Collector's
+                    # clickhouseexporter inserting into otel_traces, another replica) reach the
+                    # typed tables through the span model's views; find and analyse them too.
+                    next_poll = time.monotonic() + POLL_SECONDS
+                    for project in self.analyzer().projects():
+                        self.poll_project(project, lookback)
+                    lookback = LOOKBACK_SECONDS
             except Exception as exc:  # keep the thread alive; retry on the next tick
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.warning("analysis failed (will retry): %s", self.last_error)
@@ -178,6 +193,7 @@ class AnalyzerService:
             ready = [t for t, q in quiet.items() if t in rooted or q >= self.root_wait_seconds]
             if not ready:
                 continue
+            price_new_models(self.collector.store)  # costs of the new LLM calls first
             marks = {}
             with self._lock:
                 for t in ready:
@@ -232,9 +248,11 @@ class AnalyzerService:
                 "quiet_before": ns_to_datetime(now - int(self.quiet_seconds * 1e9)),
             },
         )
-        ids = [str(r["trace_id"]) for r in rows]
+        with self._lock:  # traces this process was told about are analysed by run_due
+            ids = [t for r in rows if (project, t := str(r["trace_id"])) not in self._pending]
         if not ids:
             return AnalysisResult()
+        price_new_models(self.collector.store)
         result = self.analyzer().analyze(project, ids)
         self.analyzed_traces += result.traces
         self.collector.analysis_done({project})

@@ -8,6 +8,7 @@ from typing import Any
 from planscope import safejson
 from planscope import semconv as A
 
+from .runmodel import OBSERVED_PLAN_STEPS_SQL, SPAN_MODEL_SQL, run_metrics_sql
 from .storage import Store, span_kind_sql, status_code_sql
 
 _SPAN_COLUMNS = f"""
@@ -28,9 +29,20 @@ NO_RUN = "(no run)"
 _NO_RUN_COLUMNS: dict[str, Any] = {
     "step_attempts": None,
     "retries": None,
+    "failed_steps": None,
     "plan_versions": None,
     "replans": None,
 }
+_NO_METRICS: dict[str, Any] = {
+    **_NO_RUN_COLUMNS,
+    "llm_calls": 0,
+    "tool_calls": 0,
+    "input_tokens": 0,
+    "output_tokens": 0,
+    "cost_usd": 0.0,
+}
+_CLOCK_SKEW_NS = 3600 * 10**9
+"""Spans of a trace may start before its first indexed span (clock skew between services)."""
 
 _INT_ATTRIBUTES = (
     A.PLAN_VERSION,
@@ -70,8 +82,10 @@ class TraceQueries:
 
         ``outcome`` ``(no run)`` selects traces without a run span and ``unknown`` runs without
         a recorded outcome; ``q`` is a case-insensitive substring of the trace id, run id, root
-        span name, agent or variant. The page's traces get ``step_attempts``, ``retries``
-        (attempts beyond the first, per step), ``plan_versions`` and ``replans``.
+        span name, agent or variant. The page's traces get the run model's metrics
+        (``planscope_collector.runmodel``): ``step_attempts``, ``retries``, ``failed_steps``,
+        ``plan_versions``, ``replans`` (None without a run), ``llm_calls``, ``tool_calls``,
+        ``input_tokens``, ``output_tokens`` and ``cost_usd``.
         """
         where = ["Project = {project:String}"]
         params: dict[str, Any] = {"project": project, "limit": limit + 1, "offset": offset}
@@ -135,10 +149,7 @@ class TraceQueries:
                    max(RunId) AS run_id,
                    max(AgentName) AS agent,
                    max(Variant) AS variant,
-                   max(Outcome) AS outcome,
-                   sum(InputTokens) AS input_tokens,
-                   sum(OutputTokens) AS output_tokens,
-                   sum(CostUsd) AS cost_usd
+                   max(Outcome) AS outcome
             FROM planscope_trace_index
             WHERE {" AND ".join(where)}
             GROUP BY TraceId
@@ -149,11 +160,13 @@ class TraceQueries:
         rows = self.store.query(sql, params)
         more = len(rows) > limit
         rows = rows[:limit]
-        extras = self._run_columns(project, [r["trace_id"] for r in rows if r["run_id"]])
+        extras = self._run_columns(project, rows)
         for row in rows:
             row["duration_ns"] = max(0, row["end_ns"] - row["start_ns"])
             row["status"] = "error" if row["error_count"] else "ok"
-            row.update(extras.get(row["trace_id"], _NO_RUN_COLUMNS))
+            row.update(extras.get(row["trace_id"], _NO_METRICS))
+            if not row["run_id"]:
+                row.update(_NO_RUN_COLUMNS)
         return {
             "traces": rows,
             "limit": limit,
@@ -161,35 +174,37 @@ class TraceQueries:
             "next_offset": offset + limit if more else None,
         }
 
-    def _run_columns(self, project: str, trace_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """Step attempts, retries, plan versions and replans of a page's runs (by trace id).
+    def _run_columns(self, project: str, rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The run model's metrics (``planscope_collector.runmodel``) of a page's traces.
 
-        Two grouped reads on tables ordered by (Project, TraceId), for the page's ids only.
+        One grouped read per typed table, by primary key, for the page's ids only; the lower
+        time bound (the earliest start on the page) prunes older partitions.
         """
-        if not trace_ids:
+        if not rows:
             return {}
-        params = {"project": project, "ids": trace_ids}
-        out: dict[str, dict[str, Any]] = {
-            tid: {"step_attempts": 0, "retries": 0, "plan_versions": 0, "replans": 0}
-            for tid in trace_ids
+        params = {
+            "project": project,
+            "ids": [r["trace_id"] for r in rows],
+            "since": min(r["start_ns"] for r in rows) - _CLOCK_SKEW_NS,
         }
-        for row in self.store.query(
-            """SELECT TraceId AS t, sum(n) AS attempts, sum(n - 1) AS retries
-               FROM (SELECT TraceId, StepId, count() AS n FROM planscope_step_attempts
-                     WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
-                     GROUP BY TraceId, StepId)
-               GROUP BY TraceId""",
-            params,
-        ):
-            out[row["t"]].update(step_attempts=row["attempts"], retries=row["retries"])
-        for row in self.store.query(
-            """SELECT TraceId AS t, count() AS versions, count() - uniqExact(PlanId) AS replans
-               FROM planscope_plans
-               WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
-               GROUP BY TraceId""",
-            params,
-        ):
-            out[row["t"]].update(plan_versions=row["versions"], replans=row["replans"])
+        where = (
+            "Project = {project:String} AND TraceId IN {ids:Array(String)} "
+            "AND Start >= fromUnixTimestamp64Nano({since:Int64})"
+        )
+        out: dict[str, dict[str, Any]] = {}
+        for m in self.store.query(run_metrics_sql(where), params):
+            out[m["TraceId"]] = {
+                "step_attempts": m["StepAttempts"],
+                "retries": m["Retries"],
+                "failed_steps": m["FailedSteps"],
+                "plan_versions": m["PlanVersions"],
+                "replans": m["Replans"],
+                "llm_calls": m["LlmCalls"],
+                "tool_calls": m["ToolCalls"],
+                "input_tokens": m["InputTokens"],
+                "output_tokens": m["OutputTokens"],
+                "cost_usd": round(float(m["CostUsd"]), 9),
+            }
         return out
 
     def get_trace(
@@ -199,7 +214,11 @@ class TraceQueries:
 
         ``span_count``, ``start_ns`` and ``end_ns`` describe the whole trace; ``next_offset`` is
         the offset of the next page (None on the last), so a 200,000-span trace is never
-        answered whole.
+        answered whole. Each span also carries ``planscope_kind`` and ``model``: what the span
+        model made of it (``planscope_collector.runmodel.SPAN_MODEL_SQL``), for planscope's
+        spans and any other convention's alike; ``run`` is the outermost run, ``plans`` every
+        plan (observed plans built from their steps, marked ``inferred``) and ``metrics`` the
+        run model's.
         """
         params: dict[str, Any] = {"project": project, "trace_id": trace_id}
         where = "WHERE Project = {project:String} AND TraceId = {trace_id:String}"
@@ -216,9 +235,20 @@ class TraceQueries:
                 ORDER BY Timestamp, SpanId LIMIT {{limit:UInt64}} OFFSET {{offset:UInt64}}""",
             {**params, "offset": offset, "limit": limit},
         )
-        spans = [_span(row) for row in rows]
-        run = next((s for s in spans if s["planscope_kind"] == A.KIND_RUN), None)
+        model: dict[str, dict[str, Any]] = {}
+        found = self.store.query(
+            SPAN_MODEL_SQL, {**params, "span_ids": [r["span_id"] for r in rows]}
+        )
+        for m in sorted(found, key=lambda m: m["rank"]):
+            model.setdefault(m.pop("span_id"), m)
+        spans = [_span(row, model.get(row["span_id"])) for row in rows]
         plans = [s["plan"] for s in spans if s.get("plan") is not None]
+        metrics = self.store.query(
+            run_metrics_sql("Project = {project:String} AND TraceId = {trace_id:String}"),
+            params,
+        )
+        if offset == 0 and metrics and metrics[0]["ObservedPlans"]:
+            plans += self._observed_plans(params)
         count = int(total["n"])
         return {
             "trace_id": trace_id,
@@ -226,15 +256,47 @@ class TraceQueries:
             "span_count": count,
             "start_ns": int(total["start_ns"]),
             "end_ns": int(total["end_ns"]),
-            "run": _run_summary(run) if run else None,
+            "run": _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None,
             "plans": plans,
+            "metrics": _metrics(metrics[0]) if metrics else None,
             "spans": spans,
             "offset": offset,
             "next_offset": offset + len(spans) if offset + len(spans) < count else None,
         }
 
+    def _observed_plans(self, params: dict[str, Any]) -> list[dict[str, Any]]:
+        by_span: dict[str, list[dict[str, Any]]] = {}
+        for row in self.store.query(OBSERVED_PLAN_STEPS_SQL, params):
+            by_span.setdefault(row.pop("plan_span_id"), []).append(row)
+        return [
+            {"id": "", "version": i + 1, "span_id": span_id, "inferred": True, "steps": steps}
+            for i, (span_id, steps) in enumerate(by_span.items())
+        ]
 
-def _span(row: dict[str, Any]) -> dict[str, Any]:
+
+def _metrics(m: dict[str, Any]) -> dict[str, Any]:
+    """The run model's row as the API's snake_case fields."""
+    return {
+        "step_attempts": m["StepAttempts"],
+        "retries": m["Retries"],
+        "failed_steps": m["FailedSteps"],
+        "worst_step": m["WorstStep"],
+        "worst_step_attempts": m["WorstStepAttempts"],
+        "plan_versions": m["PlanVersions"],
+        "replans": m["Replans"],
+        "llm_calls": m["LlmCalls"],
+        "tool_calls": m["ToolCalls"],
+        "failed_tool_calls": m["FailedToolCalls"],
+        "input_tokens": m["InputTokens"],
+        "output_tokens": m["OutputTokens"],
+        "cache_read_tokens": m["CacheReadTokens"],
+        "reasoning_tokens": m["ReasoningTokens"],
+        "cost_usd": round(float(m["CostUsd"]), 9),
+    }
+
+
+def _span(row: dict[str, Any], found: dict[str, Any] | None) -> dict[str, Any]:
+    model = found
     attributes: dict[str, Any] = dict(row.pop("attributes"))
     parse_errors: list[str] = []
     for key in _JSON_ATTRIBUTES:
@@ -266,7 +328,13 @@ def _span(row: dict[str, Any]) -> dict[str, Any]:
     span["attributes"] = attributes
     span["events"] = events
     span["links"] = links
-    span["planscope_kind"] = attributes.get(A.SPAN_KIND)
+    if model is not None:  # a copy: two stored rows may share a span id
+        model = {k: v for k, v in model.items() if k not in ("kind", "rank")} | {
+            "inferred": bool(model["inferred"]),
+            "cost_usd": round(float(model["cost_usd"]), 9),
+        }
+    span["planscope_kind"] = (found or {}).get("kind") or attributes.get(A.SPAN_KIND)
+    span["model"] = model
     if span["planscope_kind"] == A.KIND_PLAN and isinstance(attributes.get(A.PLAN_JSON), dict):
         span["plan"] = attributes[A.PLAN_JSON]
     if parse_errors:
@@ -274,15 +342,21 @@ def _span(row: dict[str, Any]) -> dict[str, Any]:
     return span
 
 
-def _run_summary(span: dict[str, Any]) -> dict[str, Any]:
-    attrs = span["attributes"]
+def _run_summary(m: dict[str, Any]) -> dict[str, Any]:
+    """The outermost run of a trace, from the run model's row."""
+    try:
+        budget = safejson.loads(m["Budget"]) if m["Budget"] else None
+    except ValueError:
+        budget = m["Budget"]
     return {
-        "span_id": span["span_id"],
-        "run_id": attrs.get(A.RUN_ID),
-        "agent": attrs.get(A.GEN_AI_AGENT_NAME),
-        "objective": attrs.get(A.RUN_OBJECTIVE),
-        "variant": attrs.get(A.RUN_VARIANT),
-        "outcome": attrs.get(A.RUN_OUTCOME),
-        "outcome_reason": attrs.get(A.RUN_OUTCOME_REASON),
-        "budget": attrs.get(A.RUN_BUDGET),
+        "span_id": m["RunSpanId"],
+        "run_id": m["RunId"],
+        "agent": m["Agent"] or None,
+        "objective": m["Objective"] or None,
+        "variant": m["Variant"] or None,
+        "outcome": m["Outcome"] or None,
+        "outcome_reason": m["OutcomeReason"] or None,
+        "budget": budget,
+        "inferred": bool(m["RunInferred"]),
+        "source": m["RunSource"] or None,
     }

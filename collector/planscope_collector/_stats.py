@@ -3,14 +3,10 @@
 Every query is scoped to the caller's project (``project_of``) and every value is a bound
 ``{name:Type}`` parameter. A *run* is a trace with a planscope run span (``planscope_runs``;
 nested runs of one trace count once, by the outermost = earliest run span); the time range
-selects runs by their start. Per-run numbers come from the typed tables, read only for the
-selected runs:
-
-- tokens and cost: ``planscope_llm_calls``;
-- step attempts and retries (attempts beyond the first, per step id, skipped attempts counted
-  as in the dashboard): ``planscope_step_attempts``;
-- plan versions and replans (versions beyond the first per plan id): ``planscope_plans``;
-- budget-exceeded events (``planscope.retry_budget.exceeded`` on step spans): ``otel_traces``.
+selects runs by their start. Per-run numbers are the run model's
+(``planscope_collector.runmodel``: attempts, retries, failed steps, plan versions, replans,
+tokens, cost), read only for the selected runs, plus budget-exceeded events
+(``planscope.retry_budget.exceeded`` on step spans) from ``otel_traces``.
 
 Tables are partitioned by day on start time; a run's children start no earlier than the run, so
 the lower time bound prunes every table's partitions.
@@ -26,6 +22,7 @@ from planscope import api
 from planscope import semconv as A
 
 from .extensions import project_of
+from .runmodel import STEP_FAILED, run_metrics_sql
 from .storage import Store
 
 MAX_BUCKETS = 10_000
@@ -78,53 +75,26 @@ class _Scope:
             # The runs are a subset of what the lower time bound selects: read only theirs.
             self.child_where += " AND TraceId IN (SELECT TraceId FROM run_ids)"
         otel_where = self.child_where.replace("Start >=", "Timestamp >=")
-        # One row per run (trace), with its per-run numbers; LEFT JOINs default missing to 0.
+        # One row per run (trace): the run model's metrics, plus budget-exceeded events.
+        run_filter = " AND ".join(run_where)
+        if agent:
+            run_filter += " AND TraceId IN (SELECT TraceId FROM run_ids)"
+        metrics = run_metrics_sql(self.child_where, run_filter)
         self.runs_sql = f"""
-            SELECT r.TraceId AS TraceId, r.outcome AS outcome, r.agent AS agent,
-                   r.variant AS variant, r.start AS start, r.duration AS duration,
-                   t.input_tokens AS input_tokens, t.output_tokens AS output_tokens,
-                   t.cost_usd AS cost_usd, s.attempts AS attempts, s.retries AS retries,
-                   p.plan_versions AS plan_versions, p.replans AS replans,
-                   e.budget_exceeded AS budget_exceeded
-            FROM (
-                SELECT TraceId, argMin(Outcome, Start) AS outcome,
-                       argMin(AgentName, Start) AS agent, argMin(Variant, Start) AS variant,
-                       min(Start) AS start, argMin(Duration, Start) AS duration
-                FROM planscope_runs
-                WHERE {" AND ".join(run_where)}
-                GROUP BY TraceId
-                {having}
-            ) AS r
-            LEFT JOIN (
-                SELECT TraceId, sum(InputTokens) AS input_tokens,
-                       sum(OutputTokens) AS output_tokens, sum(CostUsd) AS cost_usd
-                FROM planscope_llm_calls
-                WHERE {self.child_where}
-                GROUP BY TraceId
-            ) AS t ON t.TraceId = r.TraceId
-            LEFT JOIN (
-                SELECT TraceId, sum(n) AS attempts, sum(n - 1) AS retries
-                FROM (
-                    SELECT TraceId, StepId, count() AS n
-                    FROM planscope_step_attempts
-                    WHERE {self.child_where}
-                    GROUP BY TraceId, StepId
-                )
-                GROUP BY TraceId
-            ) AS s ON s.TraceId = r.TraceId
-            LEFT JOIN (
-                SELECT TraceId, count() AS plan_versions,
-                       count() - uniqExact(PlanId) AS replans
-                FROM planscope_plans
-                WHERE {self.child_where}
-                GROUP BY TraceId
-            ) AS p ON p.TraceId = r.TraceId
+            SELECT m.TraceId AS TraceId, m.Outcome AS outcome, m.Agent AS agent,
+                   m.Variant AS variant, m.RunStart AS start, m.RunDuration AS duration,
+                   m.InputTokens AS input_tokens, m.OutputTokens AS output_tokens,
+                   m.CostUsd AS cost_usd, m.StepAttempts AS attempts, m.Retries AS retries,
+                   m.FailedSteps AS failed_steps, m.PlanVersions AS plan_versions,
+                   m.Replans AS replans, e.budget_exceeded AS budget_exceeded
+            FROM ({metrics}) AS m
             LEFT JOIN (
                 SELECT TraceId, count() AS budget_exceeded
                 FROM otel_traces
                 WHERE {otel_where} AND has(Events.Name, {{event:String}})
                 GROUP BY TraceId
-            ) AS e ON e.TraceId = r.TraceId
+            ) AS e ON e.TraceId = m.TraceId
+            WHERE m.HasRun = 1
         """
         self.run_ids_sql = f"""
             SELECT TraceId, argMin(AgentName, Start) AS agent
@@ -149,6 +119,7 @@ _AGGREGATES = """
     quantileExact(0.95)(duration) AS p95_duration_ns,
     sum(attempts) AS step_attempts,
     sum(retries) AS retries,
+    sum(failed_steps) AS failed_steps,
     sum(replans) AS replans,
     sum(budget_exceeded) AS budget_exceeded
 """
@@ -156,7 +127,7 @@ _AGGREGATES = """
 
 def _empty_totals() -> dict[str, Any]:
     names: tuple[str, ...] = ("runs", "successes", "failures", "input_tokens", "output_tokens")
-    names += ("step_attempts", "retries", "replans", "budget_exceeded")
+    names += ("step_attempts", "retries", "failed_steps", "replans", "budget_exceeded")
     return {
         **dict.fromkeys(names, 0),
         "cost_usd": 0.0,
@@ -232,12 +203,8 @@ def step_stats(store: Store, scope: _Scope, limit: int) -> dict[str, Any]:
                sum(a.errors) AS error_attempts, countIf(a.failed) AS failed_runs,
                sum(e.exceeded) AS budget_exceeded
         FROM (
-            SELECT TraceId, StepId, count() AS n, countIf(Status = 'error') AS errors,
-                   countIf(Status != 'skipped') > 0 AND NOT (
-                       argMaxIf(Status, (Attempt, Start), Status != 'skipped') = 'ok'
-                       AND argMaxIf(SelfAssessment, (Attempt, Start), Status != 'skipped')
-                           != 'failure'
-                   ) AS failed
+            SELECT TraceId, StepId, count() AS n,
+                   countIf(Status = 'error') AS errors, {STEP_FAILED} AS failed
             FROM planscope_step_attempts
             WHERE {scope.child_where}
             GROUP BY TraceId, StepId

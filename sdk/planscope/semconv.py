@@ -38,6 +38,55 @@ GEN_AI_USAGE_OUTPUT_TOKENS: Final = "gen_ai.usage.output_tokens"
 ERROR_TYPE: Final = "error.type"
 SERVICE_NAME: Final = "service.name"
 
+# GenAI names the collector's span model also reads (docs/semantic-conventions.md, "Spans
+# planscope did not shape"); planscope's SDK does not write them.
+GEN_AI_SYSTEM: Final = "gen_ai.system"  # deprecated for gen_ai.provider.name; OpenLLMetry
+GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
+GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
+GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
+GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
+GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: Final = "gen_ai.usage.reasoning.output_tokens"
+# older or vendor spellings of the same usage numbers (OpenLLMetry, OpenLIT)
+GEN_AI_USAGE_PROMPT_TOKENS: Final = "gen_ai.usage.prompt_tokens"
+GEN_AI_USAGE_COMPLETION_TOKENS: Final = "gen_ai.usage.completion_tokens"
+GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS_OLD: Final = "gen_ai.usage.cache_read_input_tokens"
+GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS_OLD: Final = "gen_ai.usage.cache_creation_input_tokens"
+GEN_AI_USAGE_REASONING_TOKENS_OLD: Final = "gen_ai.usage.reasoning_tokens"
+GEN_AI_USAGE_COST: Final = "gen_ai.usage.cost"  # OpenLIT
+OP_INVOKE_WORKFLOW: Final = "invoke_workflow"
+OP_CREATE_AGENT: Final = "create_agent"
+OP_GENERATE_CONTENT: Final = "generate_content"
+OP_TEXT_COMPLETION: Final = "text_completion"
+OP_EMBEDDINGS: Final = "embeddings"
+# OpenInference (Arize) and OpenLLMetry (Traceloop) names the span model reads. Not ours.
+OI_SPAN_KIND: Final = "openinference.span.kind"
+OI_INPUT_VALUE: Final = "input.value"
+OI_OUTPUT_VALUE: Final = "output.value"
+OI_MODEL_NAME: Final = "llm.model_name"
+OI_PROVIDER: Final = "llm.provider"
+OI_SYSTEM: Final = "llm.system"
+OI_PROMPT_TOKENS: Final = "llm.token_count.prompt"
+OI_COMPLETION_TOKENS: Final = "llm.token_count.completion"
+OI_CACHE_READ_TOKENS: Final = "llm.token_count.prompt_details.cache_read"
+OI_CACHE_WRITE_TOKENS: Final = "llm.token_count.prompt_details.cache_write"
+OI_REASONING_TOKENS: Final = "llm.token_count.completion_details.reasoning"
+OI_COST_TOTAL: Final = "llm.cost.total"
+OI_TOOL_NAME: Final = "tool.name"
+OI_TOOL_CALL_ID: Final = "tool_call.id"
+OI_AGENT_NAME: Final = "agent.name"
+OI_METADATA: Final = "metadata"  # JSON; LangGraph puts langgraph_node in it
+TL_SPAN_KIND: Final = "traceloop.span.kind"
+TL_ENTITY_NAME: Final = "traceloop.entity.name"
+TL_ENTITY_INPUT: Final = "traceloop.entity.input"
+TL_ENTITY_OUTPUT: Final = "traceloop.entity.output"
+TL_REQUEST_TYPE: Final = "llm.request.type"
+OPERATION_COST: Final = "operation.cost"
+PYDANTIC_AI_AGENT_NAME: Final = "agent_name"  # pydantic-ai before the GenAI agent spans
+SPAN_STATUS_ERROR: Final = "Error"
+"""An error span status as the typed tables store it (the span model normalises the exporter's
+older ``STATUS_CODE_ERROR``)."""
+KIND_OTHER: Final = "other"
+"""The span model's kind for a span that is none of run/plan/step/tool/llm."""
 # Values of gen_ai.operation.name. Steps have no GenAI operation; planscope names it.
 OP_INVOKE_AGENT: Final = "invoke_agent"
 OP_PLAN: Final = "plan"

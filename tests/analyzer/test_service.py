@@ -139,3 +139,49 @@ def test_evaluation_smoke(tmp_path: Path) -> None:
     )
     assert full.negatives_flagged == 0
     assert "partial" in ev.reports and "| runaway_loop |" in ev.reports["partial"].table()
+
+
+def test_rows_an_otel_collector_wrote_directly_are_mapped_and_analysed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OpenTelemetry Collector's clickhouseexporter inserts into otel_traces itself: the span
+    model's views map the rows, and the ``--role all`` server finds and analyses the trace."""
+    from planscope import semconv as A
+
+    from tests.storage._spans import make_span, new_span_id, new_trace_id, spans_ipc
+
+    monkeypatch.setattr(service, "QUIET_SECONDS", 0.1)
+    monkeypatch.setattr(service, "POLL_SECONDS", 0.2)
+    t, root, agent = new_trace_id(), new_span_id(), new_span_id()
+    start = time.time_ns() - 10**9
+    rows = [
+        make_span(
+            trace_id=t, span_id=root, name="Agent workflow", project=None, start_ns=start,
+            attrs={A.OI_SPAN_KIND: "CHAIN"}, duration_ns=10**8,
+        ),
+        make_span(
+            trace_id=t, span_id=agent, parent=root, name="billing", project=None,
+            start_ns=start, attrs={A.OI_SPAN_KIND: "AGENT"}, duration_ns=10**8,
+        ),
+    ] + [
+        make_span(
+            trace_id=t, parent=agent, name="lookup", project=None, status="STATUS_CODE_ERROR",
+            start_ns=start + (i + 1) * 10**6,
+            attrs={A.OI_SPAN_KIND: "TOOL", A.OI_TOOL_NAME: "lookup", A.OI_INPUT_VALUE: "{}"},
+        )
+        for i in range(5)
+    ]  # fmt: skip
+    settings = CollectorSettings(data_dir=tmp_path / "data", port=0, flush_interval=0.05)
+    with BackgroundServer(settings) as s:
+        s.app.state.collector.store.insert_spans(spans_ipc(rows, exporter_columns=True))
+        body = _wait(
+            s.url,
+            f"/api/traces/{t}/findings",
+            "unused",  # no API keys configured: any bearer is the default project
+            lambda body: any(f["kind"] == A.FINDING_RUNAWAY_LOOP for f in body["findings"]),
+        )
+        loop = next(f for f in body["findings"] if f["kind"] == A.FINDING_RUNAWAY_LOOP)
+        assert (loop["step_id"], loop["component"]) == ("billing", "lookup")
+        assert {f["kind"] for f in body["findings"]} == {A.FINDING_RUNAWAY_LOOP}
+        trace = httpx.get(f"{s.url}/api/traces/{t}").json()
+        assert trace["run"]["inferred"] and trace["metrics"]["failed_tool_calls"] == 5

@@ -132,8 +132,8 @@ def test_planscope_trace_produces_typed_rows(store: Store) -> None:
         store,
         "SELECT min(Start) AS Start, max(End) AS End, sum(SpanCount) AS Spans, "
         "sum(ErrorCount) AS Errors, max(RootSpanName) AS Root, max(RunId) AS Run, "
-        "max(Outcome) AS Outcome, max(Variant) AS Variant, sum(InputTokens) AS Tin, "
-        "sum(CostUsd) AS Cost, groupUniqArrayArray(Services) AS Services "
+        "max(Outcome) AS Outcome, max(Variant) AS Variant, "
+        "groupUniqArrayArray(Services) AS Services "
         "FROM planscope_trace_index WHERE Project = 'p1' AND TraceId = {t:String} GROUP BY TraceId",
         **where,
     )
@@ -143,8 +143,15 @@ def test_planscope_trace_produces_typed_rows(store: Store) -> None:
         "failure",
         "plan_and_act",
     )
-    assert (index["Tin"], index["Services"]) == (1000, ["agent-svc"])
-    assert index["Cost"] == pytest.approx(0.0125)
+    assert index["Services"] == ["agent-svc"]
+    cost = _one(
+        store,
+        "SELECT sum(InputTokens) AS Tin, sum(EffectiveCostUsd) AS Cost, any(CostFrom) AS By "
+        "FROM planscope_llm_costs WHERE TraceId = {t:String}",
+        **where,
+    )
+    assert (cost["Tin"], cost["By"]) == (1000, "span")
+    assert cost["Cost"] == pytest.approx(0.0125)
     assert (index["End"] - index["Start"]).total_seconds() == 10
 
 

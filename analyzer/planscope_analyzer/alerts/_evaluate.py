@@ -2,8 +2,8 @@
 
 Every query binds its values server-side (``{name:Type}``) and reads only rows whose ``Start``
 (``TraceStart`` for findings) is within the rule's window, so the cost is bounded by the window,
-not by the table. Attribute-derived columns are the typed columns of migration 0002; the string
-literals below are values from ``planscope.semconv`` (``tests/alerts`` checks them).
+not by the table. Attribute-derived columns are the typed columns of the span model (0011);
+the string literals below are values from ``planscope.semconv`` (``tests/alerts`` checks them).
 
 >>> ev = Evaluation(False, 0.0, 1.0, "ok", {})
 >>> ev.firing
@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from planscope_collector.runmodel import STEP_ATTEMPT_COUNT, run_metrics_sql
 
 from ._rules import BurnRateRule, FindingCountRule, RetryBudgetRule
 
@@ -73,8 +75,7 @@ SELECT '' AS Grp, count() AS Units, countIf(Val > {{limit:Int64}}) AS Violating,
            groupArrayIf((TraceId, RunId, StepId, Val), Val > {{limit:Int64}})),
            1, {{samples:UInt32}}) AS Samples
 FROM (
-    SELECT TraceId, StepId, any(RunId) AS RunId,
-           toInt64(if(max(Attempt) > 0, max(Attempt), count())) AS Val
+    SELECT TraceId, StepId, any(RunId) AS RunId, toInt64({STEP_ATTEMPT_COUNT}) AS Val
     FROM planscope_step_attempts
     WHERE Project = {{project:String}} AND Start >= {_SINCE}
       AND ({{step_id:String}} = '' OR StepId = {{step_id:String}})
@@ -104,9 +105,9 @@ FROM (
 GROUP BY Grp
 """
 
-# run / agent scope: one unit per trace with activity in the window; four branches (attempts,
-# plan versions, LLM usage, the run span) are combined by UNION ALL + GROUP BY, not joins.
-# A limit of -1 is "not set". Replans = plan versions beyond the first, per plan id.
+# run / agent scope: one unit per trace with activity in the window, measured by the run model
+# (planscope_collector.runmodel: the worst step's attempt count, attempts, replans, tokens, cost).
+# A limit of -1 is "not set".
 RUN_SQL = f"""
 SELECT if({{by_agent:Bool}}, Agent, '') AS Grp, count() AS Units,
        countIf(Violates) AS Violating,
@@ -115,53 +116,22 @@ SELECT if({{by_agent:Bool}}, Agent, '') AS Grp, count() AS Units,
                          Tokens, Cost), Violates)),
            1, {{samples:UInt32}}) AS Samples
 FROM (
-    SELECT TraceId, max(bRun) AS RunId, max(bAgent) AS Agent, max(bSvc) AS Svc,
-           max(bStepAttempts) AS StepAttempts,
-           argMax(bWorstStep, bStepAttempts) AS WorstStep,
-           sum(bAttempts) AS Attempts, sum(bReplans) AS Replans,
-           sum(bTokens) AS Tokens, sum(bCost) AS Cost,
+    SELECT TraceId, RunId, Agent, WorstStep, toInt64(WorstStepAttempts) AS StepAttempts,
+           toInt64(StepAttempts) AS Attempts, toInt64(Replans) AS Replans,
+           toInt64(Tokens) AS Tokens, CostUsd AS Cost,
            ({{l_step:Int64}} >= 0 AND StepAttempts > {{l_step:Int64}})
            OR ({{l_run:Int64}} >= 0 AND Attempts > {{l_run:Int64}})
            OR ({{l_replans:Int64}} >= 0 AND Replans > {{l_replans:Int64}})
            OR ({{l_tokens:Int64}} >= 0 AND Tokens > {{l_tokens:Int64}})
            OR ({{l_cost:Float64}} >= 0 AND Cost > {{l_cost:Float64}}) AS Violates
-    FROM (
-        SELECT TraceId, any(sRun) AS bRun, '' AS bAgent, '' AS bSvc,
-               max(sVal) AS bStepAttempts, argMax(StepId, sVal) AS bWorstStep,
-               sum(sDone) AS bAttempts, toInt64(0) AS bReplans, toInt64(0) AS bTokens,
-               toFloat64(0) AS bCost
-        FROM (
-            SELECT TraceId, StepId, any(RunId) AS sRun,
-                   toInt64(if(max(Attempt) > 0, max(Attempt), count())) AS sVal,
-                   toInt64(countIf(Status != 'skipped')) AS sDone
-            FROM planscope_step_attempts
-            WHERE Project = {{project:String}} AND Start >= {_SINCE}
-            GROUP BY TraceId, StepId
-        )
-        GROUP BY TraceId
-        UNION ALL
-        SELECT TraceId, any(RunId), '', '', toInt64(0), '', toInt64(0),
-               toInt64(uniqExact(PlanId, Version)) - toInt64(uniqExact(PlanId)),
-               toInt64(0), toFloat64(0)
-        FROM planscope_plans
-        WHERE Project = {{project:String}} AND Start >= {_SINCE}
-        GROUP BY TraceId
-        UNION ALL
-        SELECT TraceId, any(RunId), '', '', toInt64(0), '', toInt64(0), toInt64(0),
-               toInt64(sum(InputTokens + OutputTokens)), sum(CostUsd)
-        FROM planscope_llm_calls
-        WHERE Project = {{project:String}} AND Start >= {_SINCE}
-        GROUP BY TraceId
-        UNION ALL
-        SELECT TraceId, any(RunId), toString(any(AgentName)), toString(any(ServiceName)),
-               toInt64(0), '', toInt64(0), toInt64(0), toInt64(0), toFloat64(0)
-        FROM planscope_runs
-        WHERE Project = {{project:String}} AND End >= {_SINCE}
-        GROUP BY TraceId
+    FROM ({
+    run_metrics_sql(
+        "Project = {project:String} AND Start >= " + _SINCE,
+        "Project = {project:String} AND End >= " + _SINCE,
     )
-    GROUP BY TraceId
-    HAVING ({{agent:String}} = '' OR Agent = {{agent:String}})
-       AND ({{service:String}} = '' OR Svc = {{service:String}})
+})
+    WHERE ({{agent:String}} = '' OR Agent = {{agent:String}})
+      AND ({{service:String}} = '' OR Service = {{service:String}})
 )
 GROUP BY Grp
 """
@@ -185,8 +155,8 @@ SELECT toInt64(sum(T)) AS Tokens, sum(C) AS Cost, toInt64(sum(N)) AS Calls,
            1, {{samples:UInt32}}) AS Samples
 FROM (
     SELECT TraceId, any(RunId) AS RunId, toInt64(sum(InputTokens + OutputTokens)) AS T,
-           sum(CostUsd) AS C, count() AS N
-    FROM planscope_llm_calls
+           sum(EffectiveCostUsd) AS C, count() AS N
+    FROM planscope_llm_costs
     WHERE Project = {{project:String}} AND Start >= {_SINCE}
       AND ({{model:String}} = '' OR Model = {{model:String}})
       AND ({{service:String}} = '' OR ServiceName = {{service:String}})

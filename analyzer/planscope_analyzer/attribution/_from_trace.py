@@ -2,21 +2,19 @@
 is already in planscope — imported or instrumented — can be attributed.
 
 Turn indices are the ``planscope.import.record`` of imported spans; for other traces they are
-the spans' order (run excluded). A host agent's hand-off (an ``agent.handoff`` span) is the
-host's dispatch turn to the receiving application agent, whose step attempts are its replies. A
-span's kind is its ``planscope.span.kind``; a span from another instrumentation (sent live, not
-through ``planscope import``) is read with the same precedence as the ingest mapping
-(docs/semantic-conventions.md): ``gen_ai.operation.name``, then ``openinference.span.kind``,
-then ``traceloop.span.kind``. Speakers are names the trace holds: the agent name, the tool
-name, else the span's name.
+the spans' order (run excluded). A span's kind is the one the collector's span model gave it
+(``planscope_kind``; docs/semantic-conventions.md), so a span from another instrumentation
+sent live reads like planscope's own. Speakers are names the trace holds: the agent name, the
+tool name, else the span's name.
 
 >>> conv = conversation_from_trace({"trace_id": "t", "spans": [
-...     {"span_id": "r", "name": "supervisor", "start_ns": 1,
+...     {"span_id": "r", "name": "supervisor", "start_ns": 1, "planscope_kind": "run",
 ...      "attributes": {"openinference.span.kind": "AGENT", "input.value": "Population of X?"}},
 ...     {"span_id": "s", "parent_span_id": "r", "name": "researcher", "start_ns": 2,
+...      "planscope_kind": "step",
 ...      "attributes": {"openinference.span.kind": "AGENT", "output.value": "12,345"}},
 ...     {"span_id": "t", "parent_span_id": "s", "name": "web_search", "start_ns": 3,
-...      "status_code": "Error", "status_message": "timeout",
+...      "status_code": "Error", "status_message": "timeout", "planscope_kind": "tool",
 ...      "attributes": {"openinference.span.kind": "TOOL"}}]})
 >>> [(t.speaker, t.kind) for t in conv.turns], conv.question
 ([('researcher', 'reply'), ('web_search', 'tool')], 'Population of X?')
@@ -69,49 +67,20 @@ def _ledger(span: dict[str, Any]) -> Ledger | None:
     return None
 
 
-_LLM_OPS = ("chat", "generate_content", "text_completion", "embeddings")
-
-
 def span_kind(span: dict[str, Any]) -> str | None:
-    """A stored span's planscope kind (run, plan, step, tool, llm), or ``None`` for spans that
-    are none of them; foreign conventions in the ingest mapping's order.
+    """A stored span's planscope kind (run, plan, step, tool, llm), or ``None``: what the
+    collector's span model made of it (``planscope_kind`` of ``GET /api/traces/{id}``), for
+    planscope's spans and other conventions' alike.
 
-    >>> span_kind({"attributes": {"gen_ai.operation.name": "execute_tool"}})
+    >>> span_kind({"planscope_kind": "tool", "attributes": {}})
     'tool'
     """
-    a = span.get("attributes") or {}
-    kind = span.get("planscope_kind") or a.get(A.SPAN_KIND)
-    if kind:
-        return str(kind)
-    root = not span.get("parent_span_id")
-    agentish = A.KIND_RUN if root else A.KIND_STEP
-    op = str(a.get(A.GEN_AI_OPERATION_NAME) or "")
-    if op:
-        return {
-            "invoke_agent": agentish,
-            "invoke_workflow": agentish,
-            "plan": A.KIND_PLAN,
-            "execute_tool": A.KIND_TOOL,
-        }.get(op, A.KIND_LLM if op in _LLM_OPS else None)
-    oi = str(a.get(C.OI_SPAN_KIND) or "").upper()
-    if oi:
-        if oi == "AGENT" or (oi == "CHAIN" and root):
-            return agentish
-        return {"TOOL": A.KIND_TOOL, "RETRIEVER": A.KIND_TOOL, "RERANKER": A.KIND_TOOL}.get(
-            oi, A.KIND_LLM if oi in ("LLM", "EMBEDDING") else None
-        )
-    tl = str(a.get(C.TL_SPAN_KIND) or "").lower()
-    if tl:
-        if tl in ("workflow", "agent"):
-            return agentish
-        return {"task": A.KIND_STEP, "tool": A.KIND_TOOL}.get(tl)
-    if a.get(C.TL_REQUEST_TYPE) or a.get(C.GEN_AI_SYSTEM):
-        return A.KIND_LLM
-    return A.KIND_TOOL if a.get(A.GEN_AI_TOOL_NAME) else None
+    kind = span.get("planscope_kind") or (span.get("attributes") or {}).get(A.SPAN_KIND)
+    return str(kind) if kind and kind != A.KIND_OTHER else None
 
 
 def _output(a: dict[str, Any]) -> str:
-    return _text(a.get(A.OUTPUT) or a.get(C.OI_OUTPUT) or a.get(C.TL_ENTITY_OUTPUT))
+    return _text(a.get(A.OUTPUT) or a.get(A.OI_OUTPUT_VALUE) or a.get(A.TL_ENTITY_OUTPUT))
 
 
 def _agent_name(span: dict[str, Any]) -> str | None:
@@ -119,8 +88,8 @@ def _agent_name(span: dict[str, Any]) -> str | None:
     name = (
         a.get(A.GEN_AI_AGENT_NAME)
         or a.get(A.STEP_EXECUTOR)
-        or a.get(C.OI_AGENT_NAME)
-        or a.get(C.TL_ENTITY_NAME)
+        or a.get(A.OI_AGENT_NAME)
+        or a.get(A.TL_ENTITY_NAME)
     )
     return str(name) if name else None
 
@@ -181,7 +150,7 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
         rec = a.get(C.IMPORT_RECORD)
         index = int(rec) if rec is not None and str(rec).lstrip("-").isdigit() else counter
         counter = max(counter, index) + 1
-        foreign = not (s.get("planscope_kind") or a.get(A.SPAN_KIND))
+        foreign = not a.get(A.SPAN_KIND)  # classified by the span model, not by our SDK
         agent = str(
             _agent_name(s)
             or (enclosing_agent(s) if kind == A.KIND_LLM else None)
@@ -213,7 +182,7 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
             tk = "tool"
             if rec is None:  # a live trace names the calling agent; the tool is the speaker
                 speaker = str(
-                    a.get(A.GEN_AI_TOOL_NAME) or a.get(C.OI_TOOL_NAME) or s.get("name") or agent
+                    a.get(A.GEN_AI_TOOL_NAME) or a.get(A.OI_TOOL_NAME) or s.get("name") or agent
                 )
             if failed and not out.lower().startswith("exitcode"):
                 content = "exitcode: 1 (execution failed)\n" + (
@@ -247,8 +216,8 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
         framework=framework,
         question=_text(
             run_attrs.get(A.RUN_OBJECTIVE)
-            or run_attrs.get(C.OI_INPUT)
-            or run_attrs.get(C.TL_ENTITY_INPUT)
+            or run_attrs.get(A.OI_INPUT_VALUE)
+            or run_attrs.get(A.TL_ENTITY_INPUT)
         ),
         source_id=None,
         turns=ordered,

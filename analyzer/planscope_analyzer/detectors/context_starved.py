@@ -84,10 +84,11 @@ class ContextStarved:
                 by_key.setdefault(key, set()).add(s.step_id)
         starved: dict[str, tuple[object, list[str]]] = {}
         handovers: set[tuple[str, tuple[str, ...]]] = set()
+        # Executor-level steps the span model inferred declare no context: not judged.
         attempts = [
             a
             for a in by_start(trace.attempts)
-            if a.status != A.STATUS_SKIPPED and a.context_recorded
+            if a.status != A.STATUS_SKIPPED and a.context_recorded and not a.inferred
         ]
         n_starved = failed_starved = n_fed = failed_fed = 0
         for a in attempts:

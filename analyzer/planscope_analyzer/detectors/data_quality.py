@@ -57,10 +57,19 @@ class DataQuality:
         steps_by_span: dict[str, int] = {}
         for s in trace.plan_steps:
             steps_by_span[s.plan_span_id] = steps_by_span.get(s.plan_span_id, 0) + 1
+        # Structure the span model inferred from another convention is not planscope
+        # instrumentation: it is not judged here, and a trace with only such structure (a
+        # framework's trace) is not expected to classify every span.
+        declared_attempts = [a for a in trace.attempts if not a.inferred]
+        declared_plans = [p for p in trace.plans if not p.inferred]
+        shaped = bool(declared_attempts or declared_plans) or any(
+            not r.inferred for r in trace.runs
+        )
         bad = [
             p
             for p in trace.plans
-            if not p.json_valid or (p.step_count > 0 and not steps_by_span.get(p.span_id))
+            if (not p.inferred and not p.json_valid)
+            or (p.step_count > 0 and not steps_by_span.get(p.span_id))
         ]
         if bad:
             issue(
@@ -98,11 +107,11 @@ class DataQuality:
                 f"Steps ran under plan version(s) {', '.join(f'{p}@{v}' for p, v in missing)} "
                 "but no plan span for them is in the trace.",
             )
-        if not trace.runs and (trace.attempts or trace.plans):
+        if not trace.runs and (declared_attempts or declared_plans):
             issue(
                 "missing_run",
                 "low",
-                [a.span_id for a in trace.attempts[:5]],
+                [a.span_id for a in declared_attempts[:5]],
                 "The trace has plan or step spans but no run (invoke_agent) span.",
             )
         orphans = self._orphans(trace)
@@ -127,7 +136,7 @@ class DataQuality:
                 and r.span_id not in trace.llm_span_ids
                 and r.name not in A.MACHINERY_SPANS  # a scheduler's or a host's own spans
             ]
-            if other and (trace.runs or trace.attempts or trace.plans):
+            if other and shaped:
                 issue(
                     "unclassified_spans",
                     "low",

@@ -6,7 +6,8 @@ is an action no plan step explains ("why did the agent do that?"). Tool calls th
 after every step attempt ended (checking the outcome, polling a booking's status) serve no
 step and are not drift. Runs without any plan (ReAct
 and other plan-less agents) are skipped: for them there is nothing to drift from. Plans whose
-JSON could not be parsed are a data-quality problem, not drift, and suppress this check.
+JSON could not be parsed are a data-quality problem, not drift, and suppress this check. Plans
+and steps the span model inferred from another convention are not considered.
 """
 
 from __future__ import annotations
@@ -30,18 +31,22 @@ class PlanDrift:
     version = 2
 
     def detect(self, trace: TraceData) -> list[Finding]:
-        if not trace.plans or any(not p.json_valid for p in trace.plans):
+        # Structure the span model inferred (an observed plan, executor-level steps of another
+        # convention) never drifts from itself: only planscope-declared plans and steps count.
+        plans = [p for p in trace.plans if not p.inferred]
+        if not plans or any(not p.json_valid for p in plans):
             return []
         planned = {s.step_id for s in trace.plan_steps}
         if not planned:
             return []
         findings = []
         seen: set[str] = set()
-        for a in trace.attempts:
+        attempts = [a for a in trace.attempts if not a.inferred]
+        for a in attempts:
             if a.step_id in planned or a.step_id in seen:
                 continue
             seen.add(a.step_id)
-            same = [x.span_id for x in trace.attempts if x.step_id == a.step_id]
+            same = [x.span_id for x in attempts if x.step_id == a.step_id]
             findings.append(
                 make_finding(
                     self,
@@ -64,7 +69,7 @@ class PlanDrift:
             for t in trace.tools
             if not t.step_id and t.parent_span_id not in step_spans and t.start_ns < finished
         ]
-        if loose and trace.attempts:
+        if loose and attempts:
             tools = sorted({t.tool for t in loose})
             findings.append(
                 make_finding(

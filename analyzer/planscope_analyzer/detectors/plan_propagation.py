@@ -144,7 +144,10 @@ class PlanPropagation:
         f = self._same_goal(trace, starved)
         if f is not None:
             findings.append(f)
-        if not starved and not self._external_after_success(trace):
+        run = trace.run
+        failed = run is not None and run.outcome == A.OUTCOME_FAILURE
+        # Every pattern below needs a failed run (most runs are not: a cheap exit).
+        if failed and not starved and not self._external_after_success(trace):
             explained = bool(
                 RunawayLoop().detect(trace)
                 or WriteConflict().detect(trace)

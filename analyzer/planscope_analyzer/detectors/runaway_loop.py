@@ -85,6 +85,13 @@ class RunawayLoop:
     version = 3
 
     def detect(self, trace: TraceData) -> list[Finding]:
+        # Memoised per trace: plan_propagation asks whether a loop explains a failed run.
+        found: list[Finding] | None = trace._memo.get(KIND)
+        if found is None:
+            found = trace._memo[KIND] = self._detect(trace)
+        return list(found)
+
+    def _detect(self, trace: TraceData) -> list[Finding]:
         # Every rule needs several failures; most traces have none (a cheap exit).
         failed_attempts = sum(a.status == A.STATUS_ERROR for a in trace.attempts)
         failed_tools = sum(t.failed for t in trace.tools)

@@ -13,7 +13,6 @@ from ._conversation import Conversation, Labels, Ledger, Turn
 from ._errors import ImportFailed, MalformedInput, SendFailed, UnknownFormat
 from ._import import FORMATS, Prepared, detect_format, import_files, prepare, send
 from ._otlp_files import parse_otlp_json, retime
-from ._semconv_map import map_semconv
 from ._whowhen import parse_whowhen
 
 __all__ = [
@@ -30,7 +29,6 @@ __all__ = [
     "conversation_spans",
     "detect_format",
     "import_files",
-    "map_semconv",
     "parse_otlp_json",
     "parse_whowhen",
     "prepare",

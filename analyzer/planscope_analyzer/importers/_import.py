@@ -24,7 +24,6 @@ from ._chat_spans import conversation_spans
 from ._conversation import Conversation
 from ._errors import ImportFailed, MalformedInput, SendFailed, UnknownFormat
 from ._otlp_files import all_spans, looks_like_otlp, parse_otlp_json, retime, split_documents
-from ._semconv_map import map_semconv
 from ._spans import any_value, to_request
 from ._tooluse import looks_like_tool_use, parse_tool_use
 from ._whowhen import looks_like_whowhen, parse_whowhen
@@ -43,7 +42,6 @@ class Prepared:
     requests: list[ExportTraceServiceRequest]
     trace_ids: list[str]
     span_count: int
-    mapped_spans: int = 0
     conversations: list[Conversation] = field(default_factory=list)
     trace_spans: list[int] = field(default_factory=list)
     """Spans per trace of ``trace_ids`` (imported conversations: one trace each)."""
@@ -109,8 +107,10 @@ def prepare(
             trace_spans=[len(spans) for spans in per_run],
         )
     requests = parse_otlp_json(data, source)
-    mapped = map_semconv(requests)
-    if actual == "openinference" and mapped == 0:
+    # Spans go as they are: the collector's span model (planscope_collector.runmodel, migration
+    # 0011) maps every convention at ingest, for imported and live spans alike.
+    foreign = sum(1 for s in all_spans(requests) if _is_foreign(s))
+    if actual == "openinference" and foreign == 0:
         raise MalformedInput(
             source,
             None,
@@ -129,13 +129,14 @@ def prepare(
         raise MalformedInput(source, None, "the file holds no spans")
     trace_ids = list(dict.fromkeys(s.trace_id.hex() for s in spans))
     return Prepared(
-        path,
-        "openinference" if mapped else "otlp-json",
-        requests,
-        trace_ids,
-        len(spans),
-        mapped_spans=mapped,
+        path, "openinference" if foreign else "otlp-json", requests, trace_ids, len(spans)
     )
+
+
+def _is_foreign(span: object) -> bool:
+    """The span follows OpenInference or OpenLLMetry (format detection only; no mapping)."""
+    keys = {kv.key for kv in getattr(span, "attributes", ())}
+    return bool(keys & {A.OI_SPAN_KIND, A.TL_SPAN_KIND})
 
 
 def send(prepared: Prepared, client: CollectorClient) -> None:
@@ -182,7 +183,6 @@ def summary(p: Prepared) -> dict[str, object]:
         "format": p.format,
         "traces": p.trace_ids,
         "spans": p.span_count,
-        "mapped_spans": p.mapped_spans,
     }
 
 

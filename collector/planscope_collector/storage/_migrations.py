@@ -245,6 +245,7 @@ _CREATE_MV_RE = re.compile(
 )
 _ALTER_TABLE_RE = re.compile(rf"^ALTER\s+TABLE\s+(`{_NAME}`)\.({_NAME})\b", re.IGNORECASE)
 _REPLICATED_ENGINE_RE = re.compile(r"\bENGINE\s*=\s*Replicated\w*MergeTree\b")
+_NULL_ENGINE_RE = re.compile(r"\bENGINE\s*=\s*Null\b")
 _TRACE_ID_COLUMN_RE = re.compile(r"[(,]\s*`?TraceId`?\s+\w")
 _COLUMN_ALTER_RE = re.compile(
     r"\b(?:ADD|DROP|MODIFY|RENAME|COMMENT|CLEAR)\s+COLUMN\b", re.IGNORECASE
@@ -332,7 +333,10 @@ def distribute(statements: list[str], cluster: str, *, database: str = "default"
       Consequently a view can only read shard-local data (no JOIN with a table of other shards).
     * ``ALTER TABLE db.T``: applied to ``T_local``, and also to ``T`` for column changes (a
       Distributed table has columns, not data); ``ALTER TABLE db.V MODIFY QUERY`` rewrites the view
-      like a CREATE. Everything else (databases, plain views, other engines) is unchanged.
+      like a CREATE.
+    * ``CREATE TABLE db.T ... ENGINE = Null`` (a pipe between views, storing nothing) becomes
+      ``db.T_local`` only: views on each shard pass rows through their own shard's pipe.
+    * Everything else (databases, plain views, other engines) is unchanged.
 
     >>> out = distribute(
     ...     ["CREATE TABLE `d`.t ON CLUSTER `c` (TraceId String) ENGINE = ReplicatedMergeTree"
@@ -359,6 +363,10 @@ def distribute(statements: list[str], cluster: str, *, database: str = "default"
                 f"AS {db}.{local(name)} ENGINE = Distributed({on_cluster}, {db}, "
                 f"`{local(name)}`, {sharding_key(statement)})"
             )
+            continue
+        if table and table.group(1) == db and _NULL_ENGINE_RE.search(_code_only(statement)):
+            start, end = table.span(2)
+            out.append(statement[:start] + local(table.group(2)) + statement[end:])
             continue
         view = _CREATE_MV_RE.match(statement)
         alter = _ALTER_TABLE_RE.match(statement)
