@@ -149,7 +149,11 @@ def otlp_json_docs(draw: st.DrawFn) -> dict[str, Any]:
             break
         if where == "span":
             span[draw(st.sampled_from(FIELDS["span"]))] = draw(json_values)
-        elif span.get("attributes") and isinstance(span["attributes"], list):
+        elif (
+            isinstance(span.get("attributes"), list)
+            and span["attributes"]
+            and isinstance(span["attributes"][0], dict)
+        ):
             attr = span["attributes"][0]
             if where == "attr":
                 attr[draw(st.sampled_from(FIELDS["attr"]))] = draw(json_values)
