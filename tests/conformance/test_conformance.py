@@ -29,7 +29,7 @@ from ..dashboard.conftest import APP_FILE
 from .agents import SOURCES
 from .agents._common import FAILING_STEP, FAILING_TOOL
 from .conftest import Blackhole, Ran, Scenario
-from .fake_openai import MODEL, PLAN
+from .fake_openai import MAX_TOOL_ATTEMPTS, MODEL, PLAN
 
 pytestmark = pytest.mark.integration
 
@@ -160,6 +160,12 @@ def test_run_with_its_llm_and_tool_calls(ran: Ran, scenario: str) -> None:
     assert kinds[A.KIND_RUN] >= 1
     assert kinds[A.KIND_LLM] == sent.llm_calls
     assert kinds[A.KIND_TOOL] == sent.tool_calls
+    failed = [
+        s["name"]
+        for s in trace["spans"]
+        if s["planscope_kind"] == A.KIND_TOOL and s["status_code"] == "Error"
+    ]
+    assert len(failed) == (MAX_TOOL_ATTEMPTS if scenario == "loop" else 0), failed
 
 
 @SCENARIOS
@@ -178,6 +184,9 @@ def test_runaway_loop_names_the_failing_step(ran: Ran) -> None:
     step = found[0]["step_id"].lower()
     assert FAILING_STEP in step and "lookup" not in step, found[0]
     assert FAILING_TOOL in (found[0]["component"], found[0]["detail"].get("tool")), found[0]
+    spans = {s["spanId"]: s["name"] for s in ran.loop.spans}
+    evidence = found[0]["evidence_span_ids"]
+    assert evidence and all(e in spans for e in evidence), (evidence, spans)
 
 
 def test_healthy_run_has_no_finding(ran: Ran) -> None:
