@@ -316,9 +316,46 @@ def build_template(traces: int, service: str = "bench-agent") -> Any:
     return ExportTraceServiceRequest(resource_spans=[rs])
 
 
+WORKLOAD = "planscope"
+"""``planscope`` (our SDK's spans) or ``openinference`` (the same traces as OpenInference
+instrumentation shapes them: no planscope.*/gen_ai.* attributes; ``--workload``)."""
+
+_OI_KIND = {"run": "CHAIN", "plan": "CHAIN", "step": "AGENT", "tool": "TOOL", "llm": "LLM"}
+_OI_RENAME = {
+    "gen_ai.usage.input_tokens": "llm.token_count.prompt",
+    "gen_ai.usage.output_tokens": "llm.token_count.completion",
+    "gen_ai.request.model": "llm.model_name",
+    "gen_ai.tool.name": "tool.name",
+    "gen_ai.tool.call.arguments": "tool.parameters",
+    "planscope.input": "input.value",
+    "planscope.output": "output.value",
+    "gen_ai.agent.name": "agent.name",
+}
+
+
+def as_openinference(template: Any) -> None:
+    """Rewrite the template's spans in place as OpenInference shapes them: the kind as
+    ``openinference.span.kind``, usage/model/tool/payload under OpenInference's names, every
+    other planscope.* / gen_ai.* attribute dropped (same span count and similar size)."""
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+
+    for s in template.resource_spans[0].scope_spans[0].spans:
+        attrs = {kv.key: kv.value for kv in s.attributes}
+        kind = attrs.get("planscope.span.kind")
+        out = [KeyValue(key="openinference.span.kind", value=AnyValue(string_value=_OI_KIND.get(
+            kind.string_value if kind is not None else "", "CHAIN")))]  # fmt: skip
+        out += [KeyValue(key=_OI_RENAME[k], value=v) for k, v in attrs.items() if k in _OI_RENAME]
+        if kind is not None and kind.string_value == "llm":
+            out.append(KeyValue(key="llm.provider", value=AnyValue(string_value="openai")))
+        del s.attributes[:]
+        s.attributes.extend(out)
+
+
 def encode_bodies(n_bodies: int, traces_per_body: int, salt: int) -> list[bytes]:
     """``n_bodies`` serialized requests, each with fresh trace ids (so none is a duplicate)."""
     template = build_template(traces_per_body)
+    if WORKLOAD == "openinference":
+        as_openinference(template)
     spans = template.resource_spans[0].scope_spans[0].spans
     bodies: list[bytes] = []
     for b in range(n_bodies):
@@ -724,9 +761,17 @@ def main() -> int:
         help="start the server without collector extensions (the analyzer and alerts services, "
         "which analyse every flushed trace on the same store)",
     )
+    parser.add_argument(
+        "--workload",
+        choices=("planscope", "openinference"),
+        default="planscope",
+        help="the spans sent: planscope's SDK shapes, or the same traces as OpenInference "
+        "instrumentation shapes them (the span model's mapping path)",
+    )
     args = parser.parse_args()
-    global WITH_EXTENSIONS
+    global WITH_EXTENSIONS, WORKLOAD
     WITH_EXTENSIONS = not args.without_extensions
+    WORKLOAD = args.workload
     spans = args.spans or (30_000 if args.quick else 300_000)
     repeat = args.repeat or (1 if args.quick else 2)
 

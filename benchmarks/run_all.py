@@ -31,6 +31,7 @@ QUICK: dict[str, list[str]] = {
     "dashboard_render": ["--repeat", "2"],
     "detector_corpus": ["--split", "heldout"],
     "host_attribution": ["11", "20"],
+    "amplification_rss": [],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
 TABLES_ONLY = {"scheduler_detectors", "host_attribution"}

@@ -66,8 +66,26 @@ def test_every_option_of_every_subcommand_has_help() -> None:
         and not action.help
     ]
     assert not missing, missing
-    serve = dict(parsers(build_parser()))["planscope serve"].format_help()
-    assert "(default: 127.0.0.1)" in serve and "(default: 4318)" in serve
+    by_path = dict(parsers(build_parser()))
+    serve = by_path["planscope serve"].format_help()
+    # the defaults the collector really applies (not "none", not "keep forever"), and the
+    # environment variable that applies when the flag is not given
+    for text in ("default: 127.0.0.1, env PLANSCOPE_HOST", "default: 4318", "default: 30,"):
+        assert text in " ".join(serve.split()), serve
+    assert "default: 30," in by_path["planscope migrate"].format_help()
+
+
+def test_settings_flags_leave_the_environment_in_charge_unless_given() -> None:
+    from planscope_collector.cli import settings_from_args
+
+    serve = dict(parsers(build_parser()))["planscope serve"]
+    env = {"PLANSCOPE_PORT": "4999", "PLANSCOPE_TTL_DAYS": "7"}
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in env.items():
+            mp.setenv(name, value)
+        default = settings_from_args(serve.parse_args([]))
+        given = settings_from_args(serve.parse_args(["--port", "5000"]))
+    assert (default.port, default.ttl_days, given.port) == (4999, 7, 5000)
 
 
 def test_version() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
@@ -56,6 +57,7 @@ class Collector:
             ParseLimits(settings.max_json_values, settings.max_resource_expansion_bytes),
         )
         self.recent = RecentBatches(settings.dedup_window_seconds)
+        self.decode_slots = threading.BoundedSemaphore(settings.max_concurrent_decodes)
         self.spool: Spool | None = None
         self.writer: Writer | None = None
         self.extensions: list[Extension] = []
@@ -167,6 +169,7 @@ class Collector:
             content_type=content_type,
             content_encoding=content_encoding,
             project=project,
+            decode_slots=self.decode_slots,
         )
         return result.spans
 

@@ -7,6 +7,7 @@ record is appended, and the 200 is sent only after the append's fsync returned.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import time
@@ -119,11 +120,19 @@ def accept(
     content_type: str | None,
     content_encoding: str | None,
     project: str | None,
+    decode_slots: threading.Semaphore | None = None,
 ) -> Accepted:
-    """Validate one OTLP/HTTP request and make it durable, or raise IngestRejected/SpoolFull."""
+    """Validate one OTLP/HTTP request and make it durable, or raise IngestRejected/SpoolFull.
+
+    ``decode_slots`` bounds how many requests are inflated and parsed at once: decoding is
+    CPU-bound (more at once gains nothing) and holds the decoded request in memory, so the
+    bound caps the collector's memory however many requests arrive together. The spool append
+    runs outside it, so group commit still gathers every waiting request into one fsync.
+    """
     kind = media_type(content_type)
-    raw = decompress(body, content_encoding, limits.max_decompressed_bytes)
-    request = parse_request(raw, kind, limits.parse)
+    with decode_slots or contextlib.nullcontext():
+        raw = decompress(body, content_encoding, limits.max_decompressed_bytes)
+        request = parse_request(raw, kind, limits.parse)
     count = span_count(request)
     if count == 0:
         return Accepted(0, False, kind)

@@ -291,12 +291,14 @@ def any_value_str(value: AnyValue) -> str:
         return _float_str(x)
     if which == "bytes_value":
         return base64.b64encode(value.bytes_value).decode("ascii")
-    if which is None:
-        return ""
-    try:
-        return _go_json(value)
-    except ValueError:  # Go's json.Marshal fails on NaN/Inf and the exporter stores ""
-        return ""
+    if which in ("array_value", "kvlist_value"):
+        try:
+            return _go_json(value)
+        except ValueError:  # Go's json.Marshal fails on NaN/Inf and the exporter stores ""
+            return ""
+    # None, or a kind added to OTLP later (``string_value_strindex``, a profiles dictionary
+    # index that means nothing in a trace): empty, as pdata's AsString has it.
+    return ""
 
 
 def _float_str(x: float) -> str:
@@ -338,9 +340,9 @@ def _go_json(value: AnyValue) -> str:
         )
     if which == "bytes_value":
         return '"' + base64.b64encode(value.bytes_value).decode("ascii") + '"'
-    if which is None:
-        return "null"
-    return any_value_str(value)  # int, bool: the same text inside JSON
+    if which in ("int_value", "bool_value"):
+        return any_value_str(value)  # the same text inside JSON
+    return "null"  # none, or a kind this version does not know
 
 
 def attributes_map(attrs: Any) -> dict[str, str]:

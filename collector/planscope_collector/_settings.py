@@ -72,6 +72,8 @@ class CollectorSettings(BaseSettings):
     max_concurrent_requests: int = Field(64, gt=0)
     """Requests handled at once; more are answered 503 + Retry-After at once (``/healthz`` is
     exempt)."""
+    max_concurrent_decodes: int = Field(2, gt=0)
+    """Requests inflated and parsed at once (the rest wait): bounds decoding memory."""
     upload_timeout_seconds: float = Field(30.0, gt=0)
     """A request body must arrive within this time (408 otherwise): stalled uploads end."""
     max_trace_spans: int = Field(10_000, gt=0)

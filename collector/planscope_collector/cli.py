@@ -94,7 +94,6 @@ def _grpc_port(value: str) -> int | str:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    settings_from_args(args)  # refuse bad settings before uvicorn logs its start
     serve(settings_from_args(args), log_level=args.log_level)
     return 0
 
@@ -137,24 +136,30 @@ def _locked(status: Path) -> bool:
 _DEFAULTS = {name: field.default for name, field in CollectorSettings.model_fields.items()}
 
 
+def _setting(name: str, text: str) -> str:
+    """Help for a flag of a collector setting. The flag's own default stays None, so that
+    the setting's environment variable applies when the flag is not given (a flag wins)."""
+    return f"{text} (default: {_DEFAULTS[name]}, env PLANSCOPE_{name.upper()})"
+
+
 def _ttl_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--ttl-days",
         type=number(1, MAX_TTL_DAYS),
-        default=_DEFAULTS["ttl_days"],
-        help="retention of stored spans, in days (chosen when the schema is first created)",
+        help=_setting(
+            "ttl_days", "retention of stored spans, in days (chosen when the schema is created)"
+        ),
     )
 
 
 def _register_server(sub: Any) -> None:
     serve_p = sub.add_parser("serve", help="run the collector (OTLP ingest + query API)")
-    serve_p.add_argument("--host", default="127.0.0.1", help="address to listen on")
-    serve_p.add_argument("--port", type=port, default=4318, help="OTLP/HTTP + query API port")
+    serve_p.add_argument("--host", help=_setting("host", "address to listen on"))
+    serve_p.add_argument("--port", type=port, help=_setting("port", "OTLP/HTTP + query API port"))
     serve_p.add_argument(
         "--grpc-port",
         type=_grpc_port,
-        default=4317,
-        help="OTLP/gRPC port (default 4317; 0 = any free port; 'off' = no gRPC)",
+        help=_setting("grpc_port", "OTLP/gRPC port; 0 = any free port, 'off' = no gRPC"),
     )
     _store_args(serve_p)
     serve_p.add_argument("--api-key", help="require this key (Authorization: Bearer KEY)")
@@ -167,20 +172,18 @@ def _register_server(sub: Any) -> None:
     serve_p.add_argument(
         "--spool-max-bytes",
         type=number(1),
-        default=_DEFAULTS["spool_max_bytes"],
-        help="answer 503 while this much is accepted but not yet stored",
+        help=_setting("spool_max_bytes", "answer 503 while this much is accepted, not stored"),
     )
     serve_p.add_argument(
         "--max-body-bytes",
         type=number(1),
-        default=_DEFAULTS["max_body_bytes"],
-        help="answer 413 beyond this body size (compressed, as sent)",
+        help=_setting("max_body_bytes", "answer 413 beyond this body size (compressed, as sent)"),
     )
     _ttl_arg(serve_p)
     serve_p.add_argument(
         "--role",
         choices=["all", "ingest", "analyze"],
-        help="all (default): everything; ingest: no analysis; analyze: no ingest (scale-out)",
+        help=_setting("role", "all: everything; ingest: no analysis; analyze: no ingest"),
     )
     serve_p.add_argument(
         "--log-level",

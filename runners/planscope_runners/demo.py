@@ -78,7 +78,7 @@ def main(args: argparse.Namespace) -> int:
 
     data_dir: Path = args.data_dir
     port = _port_or_free(args.port)
-    if port != args.port:
+    if args.port and port != args.port:  # port 0 asks for a free one: nothing to say
         print(f"port {args.port} is busy; the collector uses {port}", file=sys.stderr)
     dashboard_url = f"http://127.0.0.1:{_port_or_free(args.dashboard_port)}"
     # Alert links (log lines, webhooks) point at this demo's dashboard.

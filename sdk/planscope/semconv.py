@@ -206,8 +206,6 @@ IMPORT_ROLE: Final = "planscope.import.role"
 IMPORT_SOURCE_ID: Final = "planscope.import.source_id"
 # start time as recorded in the file, before re-timing (int, Unix ns)
 IMPORT_ORIGINAL_START: Final = "planscope.import.original_start_unix_nano"
-# span kind in the source convention (``openinference:AGENT``, ``traceloop:workflow``)
-IMPORT_SOURCE_KIND: Final = "planscope.import.source_kind"
 # the multi-agent framework of a log (``magentic-one``, ``ag2-captainagent``)
 IMPORT_FRAMEWORK: Final = "planscope.import.framework"
 # event: a planner's progress ledger (Magentic-One), on the planner's LLM span

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,14 +48,32 @@ GOOD_PB = SEED.SerializeToString()
 GOOD_JSON = json.loads(to_otlp_json(SEED))
 
 
+def _flatten(request: Any) -> None:
+    columns = SpanColumns()
+    columns.add(request, None)  # what the writer does with an acknowledged request
+    assert columns.to_arrow().num_rows == len(columns)
+
+
 def _accepted_or_refused(body: bytes, kind: str) -> None:
     try:
         request = parse_request(body, kind)
     except IngestRejected:
         return
-    columns = SpanColumns()
-    columns.add(request, None)  # what the writer does with an acknowledged request
-    assert columns.to_arrow().num_rows == len(columns)
+    # In a thread of its own, as in the writer: hypothesis's own frames would otherwise count
+    # against the recursion limit of nesting that protobuf accepts (about 48 levels).
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            _flatten(request)
+        except BaseException as exc:
+            errors.append(exc)
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    if errors:
+        raise errors[0]
 
 
 mutation = st.tuples(

@@ -160,3 +160,18 @@ def test_attribute_values_are_rendered_as_the_exporter_renders_them(
     value: AnyValue, stored: str
 ) -> None:
     assert any_value_str(value) == stored
+
+
+def test_a_value_kind_this_version_does_not_know_is_empty_not_a_recursion() -> None:
+    """Found by tests/collector/test_fuzz.py: ``string_value_strindex`` (OTLP's profiles
+    dictionary index) made ``any_value_str`` and ``_go_json`` call each other for ever, so the
+    writer could not store an acknowledged request."""
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+    from planscope_collector._otlp import any_value_str
+
+    strindex = AnyValue(string_value_strindex=3)
+    assert any_value_str(strindex) == ""
+    nested = AnyValue()
+    nested.array_value.values.append(strindex)
+    nested.array_value.values.append(AnyValue(int_value=2))
+    assert any_value_str(nested) == "[null,2]"

@@ -288,7 +288,7 @@ def agent(request: pytest.FixtureRequest, model: ModelServer, launched: Launched
         wait_stored(url, t["trace_id"], len(mine), launched.serve_log)
         served = model.served(source, int(t["start_ns"]), int(t["end_ns"]))
         scenarios[name] = Scenario(t["trace_id"], mine, served)
-        r = httpx.post(f"{url}/api/analyze", json={"trace_id": t["trace_id"]}, timeout=60)
+        r = httpx.post(f"{url}/api/analyze", json={"trace_id": t["trace_id"]}, timeout=180)
         assert r.status_code == 200, r.text
     if os.environ.get(UPDATE_ENV) == "1":
         shutil.copyfile(dump, DATA / f"{source}.json")

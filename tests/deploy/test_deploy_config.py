@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from planscope._cli import build_parser
+from planscope_collector import CollectorSettings
 from planscope_collector.storage import EXPORTER_TRACE_COLUMNS, TRACE_COLUMNS, load_migrations
 from planscope_collector.storage._schema import TRACES_TABLE
 
@@ -120,13 +121,15 @@ def test_compose_commands_flags_and_ports_match_the_cli(compose: dict[str, Any])
     _check_args(collector)
     _check_args(dashboard)
     assert collector[0] == "serve" and dashboard[0] == "dashboard"
-    serve_port = _flags("serve")["--port"].default
+    # serve's flags default to None (the settings' environment variables apply): the
+    # settings hold the ports it listens on
+    serve_port = CollectorSettings.model_fields["port"].default
     dash_port = _flags("dashboard")["--port"].default
     assert (serve_port, dash_port) == (4318, 8501)
     assert collector[collector.index("--port") + 1] == str(serve_port)
     assert dashboard[dashboard.index("--port") + 1] == str(dash_port)
     assert f"{serve_port}:{serve_port}" in services["collector"]["ports"]
-    grpc_port = _flags("serve")["--grpc-port"].default
+    grpc_port = CollectorSettings.model_fields["grpc_port"].default
     assert f"{grpc_port}:{grpc_port}" in services["collector"]["ports"]
     assert f"{dash_port}:{dash_port}" in services["dashboard"]["ports"]
     assert "8123:8123" in services["clickhouse"]["ports"]
@@ -296,7 +299,8 @@ def test_planscope_containers_use_real_flags_ports_and_env_vars() -> None:
             assert f'"{env["name"]}"' in source, env["name"]
         if args[0] in ("serve", "dashboard"):
             port = int(args[args.index("--port") + 1])
-            assert port == _flags(args[0])["--port"].default
+            default = _flags(args[0])["--port"].default  # serve: None, the settings' port
+            assert port == (default or CollectorSettings.model_fields["port"].default)
             assert port in {p["containerPort"] for p in container["ports"]}
             assert args[args.index("--host") + 1] == "0.0.0.0"
     assert seen == {"serve", "migrate", "dashboard"}

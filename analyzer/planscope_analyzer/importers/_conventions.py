@@ -17,7 +17,6 @@ from planscope.semconv import (  # noqa: F401 - re-exported for the importers
     IMPORT_ROLE,
     IMPORT_SOURCE,
     IMPORT_SOURCE_ID,
-    IMPORT_SOURCE_KIND,
     LEDGER_IN_LOOP,
     LEDGER_NEXT_SPEAKER,
     LEDGER_PROGRESS,

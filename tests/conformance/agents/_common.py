@@ -33,6 +33,9 @@ EXECUTOR_PROMPT = "You are the executor. Do the step you are given with your too
 SCENARIOS = ("healthy", "loop")
 FAILING_TOOL = "issue_refund"
 FAILING_STEP = "refund"
+EXPORT_TIMEOUT_S = 60
+"""The exporters' patience: the SDK's 10 s default can drop a batch when a busy 2-core
+machine's collector takes longer to fsync (a dropped batch would fail the suite)."""
 
 
 class ToolFailure(RuntimeError):
@@ -115,13 +118,18 @@ def telemetry(service: str) -> Telemetry:
             OTLPSpanExporter as GrpcExporter,
         )
 
-        exporter = GrpcExporter(endpoint=target.removeprefix("grpc://"), insecure=True)
+        exporter = GrpcExporter(
+            endpoint=target.removeprefix("grpc://"), insecure=True, timeout=EXPORT_TIMEOUT_S
+        )
     else:
         from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-        exporter = OTLPSpanExporter(endpoint=f"{target}/v1/traces")
+        exporter = OTLPSpanExporter(endpoint=f"{target}/v1/traces", timeout=EXPORT_TIMEOUT_S)
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
-    provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=200))
+    batches = BatchSpanProcessor(
+        exporter, schedule_delay_millis=200, export_timeout_millis=EXPORT_TIMEOUT_S * 1000
+    )
+    provider.add_span_processor(batches)
     memory = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(memory))
     return Telemetry(provider, memory)
