@@ -12,7 +12,6 @@ from planscope_dashboard import (
     layout_dag,
     normalise_finding,
     plan_diff,
-    run_metrics,
     step_status,
     timeline_rows,
     why_chain,
@@ -362,8 +361,6 @@ def test_aggregates_from_list_rows_and_views(diamond: dict[str, Any]) -> None:
     assert [r["trace_id"] for r in filter_traces(rows, agent="b")] == ["2"]
     assert [r["trace_id"] for r in filter_traces(rows, outcome="(no run)")] == ["3"]
     assert bucket_ns(61 * 10**9) == 10**10
-    m = run_metrics(build_run_view(diamond))
-    assert m["attempts"] == 6 and m["retries"] == 2 and m["failed_steps"] == 1
 
 
 def test_escaping_helpers() -> None:
