@@ -6,7 +6,6 @@ layout, timeline rows, planned-vs-executed diff, "why" chain, findings, aggregat
 Streamlit and are public here for tests and other front ends.
 """
 
-from ._aggregate import run_metrics
 from ._dag import DagLayout, layout_dag
 from ._findings import Finding, normalise_finding, normalise_findings
 from ._runview import (
@@ -30,7 +29,6 @@ __all__ = [
     "normalise_finding",
     "normalise_findings",
     "plan_diff",
-    "run_metrics",
     "step_status",
     "timeline_rows",
     "why_chain",

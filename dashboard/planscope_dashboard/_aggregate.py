@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from ._findings import Finding
-from ._runview import RunView, step_status
 
 NO_RUN = "(no run)"
 
@@ -68,21 +67,6 @@ def bucket_ns(span_ns: int) -> int:
         if span_ns / width <= 48:
             return width
     return 7 * 24 * 60 * minute
-
-
-def run_metrics(view: RunView) -> dict[str, Any]:
-    """Per-run numbers that need the spans: attempts, retries, replans, failed steps."""
-    failed = [sid for sid, items in view.attempts.items() if step_status(items) == "failed"]
-    return {
-        "attempts": sum(len(items) for items in view.attempts.values()),
-        "retries": sum(max(0, len(items) - 1) for items in view.attempts.values()),
-        "replans": max(0, len(view.plans) - len({p.plan_id for p in view.plans})),
-        "plan_versions": len(view.plans),
-        "failed_steps": len(failed),
-        "budget_exceeded": sum(
-            1 for items in view.attempts.values() for a in items if a.budget_exceeded
-        ),
-    }
 
 
 def findings_by_kind(findings: list[Finding]) -> list[dict[str, Any]]:

@@ -296,6 +296,28 @@ def build_run_view(trace: dict[str, Any]) -> RunView:
                 approval_note=_approval_note(span.events),
             )
         )
+    # Plans the collector's span model observed in another convention's spans (a planner's
+    # output): the API lists them in ``plans`` with ``inferred`` and their steps.
+    for doc in trace.get("plans") or []:
+        if not isinstance(doc, dict) or not doc.get("inferred"):
+            continue
+        sid = str(doc.get("span_id") or "")
+        if sid not in spans or sid in {p.span_id for p in plans}:
+            continue
+        plans.append(
+            PlanVersion(
+                plan_id=_opt_str(doc.get("id")) or "plan",
+                version=_opt_int(doc.get("version")) or len(plans) + 1,
+                span_id=sid,
+                start_ns=spans[sid].start_ns,
+                steps=_plan_steps(doc),
+                scope=None,
+                replan_reason=None,
+                approval=None,
+                objective=None,
+                parent_version=None,
+            )
+        )
     plan_by_span = {p.span_id: p for p in plans}
 
     # Executor of each step attempt; lanes for every span.

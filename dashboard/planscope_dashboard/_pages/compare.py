@@ -105,8 +105,6 @@ def _runs(settings: ClientSettings, rows: list[dict[str, Any]]) -> None:
     table = []
     for tid in chosen:
         r = by_id[tid]
-        view = views.get(tid)
-        m = G.run_metrics(view) if view else {}
         table.append(
             {
                 "trace_id": tid,
@@ -115,10 +113,11 @@ def _runs(settings: ClientSettings, rows: list[dict[str, Any]]) -> None:
                 "tokens": int(r.get("input_tokens") or 0) + int(r.get("output_tokens") or 0),
                 "cost_usd": round(float(r.get("cost_usd") or 0), 6),
                 "duration": fmt_ms(int(r.get("duration_ns") or 0) / 1e6),
-                "attempts": m.get("attempts"),
-                "retries": m.get("retries"),
-                "replans": m.get("replans"),
-                "failed steps": m.get("failed_steps"),
+                # the run model's numbers, as /api/traces answers them
+                "attempts": r.get("step_attempts"),
+                "retries": r.get("retries"),
+                "replans": r.get("replans"),
+                "failed steps": r.get("failed_steps"),
             }
         )
     rows_table(table)
