@@ -90,6 +90,8 @@ def _spawn(url: str, tmp_path: Path) -> Any:
         env=_env(EDITOR=f"{sys.executable} {editor}"),
         encoding="utf-8",
         timeout=60,
+        # poll(), not select(): the suite's process holds far more than 1024 descriptors by now
+        use_poll=True,
     )
 
 
