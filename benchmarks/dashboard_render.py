@@ -3,7 +3,7 @@
 Starts ``planscope serve`` on a free loopback port with a temporary embedded store, sends one
 5,000-span run (60 plan steps, 4 parallel executors; the same builder the dashboard tests use)
 and renders the run page ``--repeat`` times (fetch + views + figures), printing the median next
-to a 30-span run rendered the same way.
+to a small (~500-span) run rendered the same way. The server is collector_ingest.py's.
 
     .venv/bin/python benchmarks/dashboard_render.py --repeat 5
 
@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,18 +23,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import machine_facts, median, print_table, write_json
+from collector_ingest import _free_port, start_server, stop_server, wait_started
 
 from tests.dashboard._synthetic import large_run, wait_stored
 
 ROOT = Path(__file__).resolve().parents[1]
 APP_FILE = ROOT / "dashboard" / "planscope_dashboard" / "app.py"
 BAR_S = 2.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _render_s(trace_id: str) -> float:
@@ -62,23 +55,13 @@ def main() -> None:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as tmp:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "planscope", "serve", "--port", str(port), "--grpc-port",
-             "off", "--data-dir", tmp, "--role", "ingest", "--log-level", "warning"],
-        )  # fmt: skip
+        server = start_server(Path(tmp) / "data", port, Path(tmp) / "server.log")
         try:
+            wait_started(url, server)
             os.environ["PLANSCOPE_ENDPOINT"] = url
             runs = {"small run": large_run(30, executors=1), "big run": large_run(args.spans)}
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    for run in runs.values():
-                        run.send(url)
-                    break
-                except Exception:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.5)
+            for run in runs.values():
+                run.send(url)
             for run in runs.values():
                 wait_stored(url, run.trace_id, len(run.spans))
             _render_s(runs["small run"].trace_id)  # imports warm
@@ -88,8 +71,7 @@ def main() -> None:
                 figures[name] = {"spans": len(run.spans), "median_s": median(times)}
                 rows.append([name, len(run.spans), median(times), max(times)])
         finally:
-            server.terminate()
-            server.wait(timeout=30)
+            stop_server(server)
     print_table(f"run detail render (bar {BAR_S} s)", ["run", "spans", "median s", "max s"], rows)
     write_json(args.json, {"machine": machine_facts(), "figures": figures})
 
