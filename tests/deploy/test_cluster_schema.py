@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from planscope_collector.storage import TRACE_COLUMNS, Store, load_migrations, open_store
 from planscope_collector.storage._migrations import (
+    _ALTER_TABLE_RE,
     LOCAL_SUFFIX,
     SHARDING_KEYS,
     distribute,
@@ -42,14 +43,11 @@ def _distributed_tables() -> frozenset[str]:
     )
 
 
-_ALTER_RE = re.compile(r"^ALTER TABLE `\w+`\.(\w+) ")
-
-
 def _on_distributed(statement: str) -> bool:
     """A Distributed table, or a column change applied to one (its `_local` twin has its own)."""
-    alter = _ALTER_RE.match(statement)
+    alter = _ALTER_TABLE_RE.match(statement)
     return bool(DISTRIBUTED_RE.match(statement)) or bool(
-        alter and alter.group(1) in _distributed_tables()
+        alter and alter.group(2) in _distributed_tables()
     )
 
 
