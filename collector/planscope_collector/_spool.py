@@ -66,7 +66,7 @@ class Record:
     project: str
     digest: bytes
     span_count: int
-    body: bytes
+    body: bytes | memoryview  # read from a segment: a view of the segment's bytes, no copy
     format: RecordFormat = OTLP
 
     def encode(self) -> bytes:
@@ -76,10 +76,10 @@ class Record:
         return header + payload
 
     @classmethod
-    def decode(cls, payload: bytes, format: RecordFormat = OTLP) -> Record:
+    def decode(cls, payload: bytes | memoryview, format: RecordFormat = OTLP) -> Record:
         digest, count, plen = _META.unpack_from(payload)
         start = _META.size
-        project = payload[start : start + plen].decode()
+        project = bytes(payload[start : start + plen]).decode()
         return cls(project, digest, count, payload[start + plen :], format)
 
 
@@ -101,7 +101,7 @@ class Segment:
 
     def records(self) -> Iterator[Record]:
         """Records in order, stopping at a torn or corrupt tail."""
-        data = self.path.read_bytes()
+        data = memoryview(self.path.read_bytes())  # records are views of it: no copy each
         pos = 0
         while pos + _HEADER.size <= len(data):
             magic, length, crc = _HEADER.unpack_from(data, pos)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import gc
 import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -34,6 +35,19 @@ from ._spool import ARROW, Quarantine, Record, Segment, Spool
 from .storage import Store, StoreUnavailable, ipc_stream
 
 log = logging.getLogger("planscope.collector")
+
+
+RELEASE_MEMORY_ABOVE_BYTES = 640 << 20
+"""Resident size above which the writer purges the embedded engine's freed memory."""
+
+
+def _resident_bytes() -> int:
+    """This process's resident set size (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 @dataclass
@@ -61,7 +75,8 @@ def _otlp_table(record: Record) -> Any:
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        spans.add(ExportTraceServiceRequest.FromString(record.body), record.project or None)
+        request = ExportTraceServiceRequest.FromString(bytes(record.body))
+        spans.add(request, record.project or None)
     finally:
         if gc_was_enabled:
             gc.enable()
@@ -72,9 +87,9 @@ def flatten_records(records: Iterable[Record]) -> FlatSegment:
     """Some records as one insert: their spans in one Arrow block, one batch row per request.
 
     A format-2 record's body is read without a copy; a format-1 record is parsed and flattened.
-    The block is a single record batch whatever the records' formats, so a segment that an
-    older version inserted before a crash is replayed as the same block, and dropped as a
-    duplicate by its token.
+    The block is a single record batch whatever the records' formats: ClickHouse deduplicates
+    an insert of several batches batch by batch, so a segment that an older version inserted
+    (as one batch) before a crash would be stored again on replay.
     """
     import pyarrow as pa
 
@@ -228,6 +243,7 @@ class Writer:
             log.warning("segment %s failed (%s); storing its requests one by one", segment, exc)
             flat = self._store_one_by_one(segment, token)
         self.spool.remove(segment)
+        self._release_memory()
         self.stats.spans_written += flat.spans
         self.stats.segments_written += 1
         self.stats.last_flush_monotonic = time.monotonic()
@@ -236,6 +252,22 @@ class Writer:
                 self.on_flush(flat.trace_keys)
             except Exception:
                 log.exception("on_flush hook failed")
+
+    def _release_memory(self) -> None:
+        """Give the embedded engine's freed memory back to the OS when the process is large.
+
+        A ClickHouse server returns jemalloc's dirty pages itself (its memory worker); chDB in
+        this process does not, and without this the collector's RSS rose past 1 GiB under
+        sustained load (docs/storage.md, "Memory"). The purge costs 3-200 ms and runs only
+        above the threshold.
+        """
+        assert self.store is not None
+        if not self.store.embedded or _resident_bytes() < RELEASE_MEMORY_ABOVE_BYTES:
+            return
+        try:
+            self.store.command("SYSTEM JEMALLOC PURGE")
+        except Exception as exc:  # an engine built without jemalloc: nothing to give back
+            log.debug("jemalloc purge unavailable: %s", exc)
 
     def _store_one_by_one(self, segment: Segment, token: str) -> FlatSegment:
         """Store each request of ``segment`` alone; quarantine the ones that fail on their own.
