@@ -39,6 +39,7 @@ from _common import REPO, machine_facts, median, percentile, print_table, write_
 
 TARGET_SPANS_PER_S = 20_000
 WITH_EXTENSIONS = True  # --without-extensions: measure ingest without the analyzer/alerts
+SPOOL_MAX_BYTES: int | None = None  # --spool-max-bytes: a small cap keeps the spool full
 SPANS_PER_TRACE = 28
 PAYLOAD_BYTES = 500
 
@@ -556,6 +557,8 @@ def start_server(
     if not WITH_EXTENSIONS:  # an ingest-only replica: extensions (analyzer, alerts) never run
         cmd += ["--role", "ingest"]
     env = dict(os.environ)
+    if SPOOL_MAX_BYTES is not None:
+        env["PLANSCOPE_SPOOL_MAX_BYTES"] = str(SPOOL_MAX_BYTES)
     if source is not None:  # PYTHONPATH wins over the editable install's finder
         env["PYTHONPATH"] = os.pathsep.join([str(source / "sdk"), str(source / "collector")])
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
@@ -834,8 +837,15 @@ def main() -> int:
         help="the spans sent: planscope's SDK shapes, or the same traces as OpenInference "
         "instrumentation shapes them (the span model's mapping path)",
     )
+    parser.add_argument(
+        "--spool-max-bytes",
+        type=int,
+        help="the servers' spool cap (PLANSCOPE_SPOOL_MAX_BYTES): a cap the load outruns keeps "
+        "the spool full (503s, retried by the load generator), to measure RSS that way",
+    )
     args = parser.parse_args()
-    global WITH_EXTENSIONS, WORKLOAD
+    global WITH_EXTENSIONS, WORKLOAD, SPOOL_MAX_BYTES
+    SPOOL_MAX_BYTES = args.spool_max_bytes
     WITH_EXTENSIONS = not args.without_extensions
     WORKLOAD = args.workload
     spans = args.spans or (30_000 if args.quick else 300_000)
