@@ -201,7 +201,8 @@ class RetryBudgetRule(_RuleBase):
     - ``agent``: like ``run``, with ``threshold_share`` computed per agent.
 
     >>> RetryBudgetRule(kind="retry_budget", id="r", scope="agent", agent="support",
-    ...                 threshold_share=0.05, budget={"max_attempts_per_step": 3}, window="15m").scope
+    ...                 threshold_share=0.05, budget={"max_attempts_per_step": 3},
+    ...                 window="15m").scope
     'agent'
     """
 
