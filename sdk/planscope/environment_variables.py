@@ -26,8 +26,9 @@ from typing import Final
 
 PLANSCOPE_ENDPOINT: Final = "PLANSCOPE_ENDPOINT"
 """Base URL of the planscope collector (or any OTLP/HTTP receiver), without ``/v1/traces``:
-where the agent exports (default ``http://localhost:4318``) and what the ``planscope`` commands
-and the dashboard read (default ``http://127.0.0.1:4318``).
+where the agent exports (unset: ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``, then
+``OTEL_EXPORTER_OTLP_ENDPOINT``, then ``http://localhost:4318``) and what the ``planscope``
+commands and the dashboard read (default ``http://127.0.0.1:4318``).
 Example: ``PLANSCOPE_ENDPOINT=https://planscope.example.com``."""
 
 PLANSCOPE_API_KEY: Final = "PLANSCOPE_API_KEY"
@@ -36,15 +37,17 @@ dashboard; the collector maps it to a project."""
 
 PLANSCOPE_SERVICE_NAME: Final = "PLANSCOPE_SERVICE_NAME"
 """``service.name`` resource attribute of the exported spans. Falls back to ``OTEL_SERVICE_NAME``,
-then to ``"planscope-agent"``."""
+then to ``service.name`` in ``OTEL_RESOURCE_ATTRIBUTES`` (read by the OpenTelemetry SDK), then to
+``planscope-agent``."""
 
 PLANSCOPE_PROJECT: Final = "PLANSCOPE_PROJECT"
 """``planscope.project`` resource attribute of the agent's spans, and the project the commands
 and the dashboard read in open mode (with an API key, the key's project wins)."""
 
 PLANSCOPE_HEADERS: Final = "PLANSCOPE_HEADERS"
-"""Extra export headers as ``key=value`` pairs separated by commas,
-e.g. ``x-tenant=acme,x-env=dev``."""
+"""Extra export headers as ``key=value`` pairs separated by commas, values URL-encoded
+(``x-tenant=acme,authorization=Bearer%20key``). Falls back to
+``OTEL_EXPORTER_OTLP_TRACES_HEADERS``, then ``OTEL_EXPORTER_OTLP_HEADERS``."""
 
 PLANSCOPE_CAPTURE: Final = "PLANSCOPE_CAPTURE"
 """``true``/``false``: record function inputs and outputs on spans (default ``true``)."""
