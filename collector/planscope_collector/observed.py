@@ -134,14 +134,12 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         return None
 
     step_ids = {s.step_id for steps in plans.values() for s in steps}
-    promoted = frozenset(
+    named = frozenset(
         s.span_id
         for s in nodes.values()
-        if s.kind == "other"
-        and s.name in step_ids
-        and s.span_id != run_span
-        and enclosing_step(s.span_id) is None
+        if s.kind == "other" and s.name in step_ids and s.span_id != run_span
     )
+    promoted = frozenset(s for s in named if enclosing_step(s, named) is None)
     attempts = [
         s for s in nodes.values() if (s.kind == "step" and s.inferred) or s.span_id in promoted
     ]
