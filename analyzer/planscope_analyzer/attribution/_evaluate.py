@@ -31,7 +31,7 @@ from ..importers._conversation import Conversation
 from ..importers._errors import ImportFailed
 from ..importers._log import read_logs
 from ._baselines import BASELINES
-from ._features import FEATURE_SETS, FEATURES, Candidate, candidates
+from ._features import FEATURES, PRIOR, Candidate, candidates
 from ._method import METHOD, decide, rank
 from ._model import Matrix, Model, fit_cv
 
@@ -151,9 +151,9 @@ def load(paths: Iterable[Path]) -> list[Labelled]:
 
 
 def train(logs: Sequence[Labelled], fitted_on: str = "") -> Model:
-    """Fit the ranker (penalty by inner cross-validation on these logs only); every subset
-    weighs the same in total, so a large corpus of one kind of log does not drown a small one
-    of another kind."""
+    """Fit the ranker (shrunk towards :data:`PRIOR`, penalty by inner cross-validation on these
+    logs only); every subset weighs the same in total, so a large corpus of one kind of log
+    does not drown a small one of another kind."""
     usable = [g for g in logs if g.y is not None and len(g.cands) > 1]
     sizes: dict[str, int] = {}
     for g in usable:
@@ -165,7 +165,7 @@ def train(logs: Sequence[Labelled], fitted_on: str = "") -> Model:
         FEATURES,
         weight,
         fitted_on,
-        FEATURE_SETS,
+        PRIOR,
     )
 
 
