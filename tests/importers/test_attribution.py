@@ -656,3 +656,29 @@ def test_broken_magentic_log_is_a_clear_cli_error(
         err = capsys.readouterr().err
         assert err.startswith("planscope: error: ") and str(f) in err
         assert re.search(reason, err), err
+
+
+def test_labels_are_matched_to_speakers_and_impossible_ones_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A label written as a role (``browser (-> x)``) is the speaker ``Browser``; a label no
+    method can get right is scored as a miss and named on stderr, not silently."""
+    (tmp_path / "1.json").write_text(
+        json.dumps(_magentic(lambda d: d.update(mistake_agent="browser (reply)")))
+    )
+    (tmp_path / "2.json").write_text(
+        json.dumps(_magentic(lambda d: d.update(mistake_agent="Nobody", mistake_step="99")))
+    )
+    logs = load([tmp_path])
+    assert [g.agent for g in logs] == ["Browser", "Nobody"] and logs[0].y is not None
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(["attribute", "--evaluate", "--shipped", str(tmp_path)])
+    assert done.value.code == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"planscope: warning: {tmp_path / '2.json'}: the label's agent 'Nobody' is not a speaker "
+        "of the log (scored as a miss)",
+        f"planscope: warning: {tmp_path / '2.json'}: the label's step 99 is not in the history "
+        "(scored as a miss)",
+    ]
