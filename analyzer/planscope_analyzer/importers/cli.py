@@ -228,6 +228,7 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         format_paired,
         format_scores,
         judge,
+        label_problems,
         load,
         map_findings,
         paired,
@@ -247,6 +248,8 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         if args.shipped and args.write_weights:
             raise PlanscopeError("--shipped fits nothing: it cannot --write-weights")
         logs = load(args.files)
+        for problem in label_problems(logs):
+            print(f"planscope: warning: {problem} (scored as a miss)", file=sys.stderr)
         model = (
             shipped().model
             if args.shipped
