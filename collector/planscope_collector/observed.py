@@ -175,9 +175,9 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         if a.span_id in planners:
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
-        named = {s.step_id for s in steps if s.tool and s.tool in used}
-        if len(named) == 1:
-            bound[a.span_id] = next(iter(named))
+        planned = {s.step_id for s in steps if s.tool and s.tool in used}
+        if len(planned) == 1:
+            bound[a.span_id] = next(iter(planned))
 
     failed = frozenset(
         a.span_id
