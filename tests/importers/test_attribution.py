@@ -556,6 +556,9 @@ def test_evaluate_shipped_scores_new_logs_apart_from_those_it_was_fitted_on(
         "fit-on-dev (NOT held out)": 1,
     }
     assert rows[-1] == {"default": shipped().default}
+    with pytest.raises(SystemExit):
+        main(["attribute", "--evaluate", "--shipped", str(dataset / "hand_crafted_dev" / "5.json")])
+    assert "no held-out logs" in capsys.readouterr().out
 
 
 MAGENTIC: dict[str, Any] = {

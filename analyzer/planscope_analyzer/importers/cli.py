@@ -269,9 +269,12 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             print(json.dumps({"default": default}))
         else:
             print(format_scores(scores))
-            print("\nranker vs the best baseline, log by log (+ only the ranker right, - only")
-            print("the baseline; p: two-sided exact sign test):\n")
-            print(format_paired(scores))
+            if paired(scores):
+                print("\nranker vs the best baseline, log by log (+ only the ranker right, - only")
+                print("the baseline; p: two-sided exact sign test):\n")
+                print(format_paired(scores))
+            else:
+                print("\nno held-out logs: the shipped weights were fitted on every file given")
             what = "shipped default" if args.shipped else "default method by this evaluation"
             print(f"\n{what}: {default}")
         if args.write_weights:
