@@ -210,6 +210,7 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         format_paired,
         format_scores,
         judge,
+        label_problems,
         load,
         map_findings,
         paired,
@@ -229,6 +230,8 @@ def cmd_attribute(args: argparse.Namespace) -> int:
         if args.shipped and args.write_weights:
             raise PlanscopeError("--shipped fits nothing: it cannot --write-weights")
         logs = load(args.files)
+        for problem in label_problems(logs):
+            print(f"planscope: warning: {problem} (scored as a miss)", file=sys.stderr)
         model = (
             shipped().model
             if args.shipped
@@ -248,9 +251,12 @@ def cmd_attribute(args: argparse.Namespace) -> int:
             print(json.dumps({"default": default}))
         else:
             print(format_scores(scores))
-            print("\nranker vs the best baseline, log by log (+ only the ranker right, - only")
-            print("the baseline; p: two-sided exact sign test):\n")
-            print(format_paired(scores))
+            if paired(scores):
+                print("\nranker vs the best baseline, log by log (+ only the ranker right, - only")
+                print("the baseline; p: two-sided exact sign test):\n")
+                print(format_paired(scores))
+            else:
+                print("\nno held-out logs: the shipped weights were fitted on every file given")
             what = "shipped default" if args.shipped else "default method by this evaluation"
             print(f"\n{what}: {default}")
         if args.write_weights:
