@@ -116,7 +116,9 @@ GROUP BY TraceId, ParentSpanId
 # Only for traces whose typed rows do not account for every span (third-party spans).
 LOAD_RAW_SKELETON = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
-       SpanName AS name, {_STATUS} AS status_code, StatusMessage AS message
+       SpanName AS name, {_STATUS} AS status_code, StatusMessage AS message,
+       toUnixTimestamp64Nano(Timestamp) AS start_ns,
+       toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN splitByChar(',', {{ids:String}})
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
