@@ -29,6 +29,9 @@ BATCH_TRACES = 2000
 """Traces loaded per round trip: large enough to amortise query overhead, small enough to keep
 a batch's rows (~25 per trace) in memory comfortably."""
 
+MAX_CHANGED = 20_000
+"""Traces one incremental pass takes at most (the oldest first; the next pass takes the rest)."""
+
 COLLECT_EVERY_BATCHES = 10
 """A long pass runs without automatic garbage collection (see ``_gc_paused``); the reference
 cycles left behind (a few hundred objects per query, from the driver) are collected this often."""
@@ -194,6 +197,44 @@ class Analyzer:
         )
         starts = dict(zip(c.get("trace_id", ()), map(int, c.get("start_ns", ())), strict=True))
         return self._analyze_by_start(project, starts, write)
+
+    def changed_traces(
+        self,
+        project: str,
+        since_ns: int,
+        quiet_before_ns: int | None = None,
+        limit: int = MAX_CHANGED,
+    ) -> dict[str, int]:
+        """Traces that got spans since ``since_ns`` and whose span count differs from their
+        last analysis (or were never analysed), with no span ending after ``quiet_before_ns``
+        (default: now); trace id → start (unix ns), oldest first, at most ``limit``.
+
+        >>> # Analyzer(store).changed_traces("default", time.time_ns() - 3600 * 10**9)
+        """
+        c = fetch_columns(
+            self.store,
+            Q.CHANGED_TRACES,
+            {
+                "project": project,
+                "since": ns_to_datetime(since_ns),
+                "quiet_before": ns_to_datetime(
+                    quiet_before_ns if quiet_before_ns is not None else time.time_ns()
+                ),
+                "limit": limit,
+            },
+        )
+        return dict(zip(c.get("trace_id", ()), map(int, c.get("start_ns", ())), strict=True))
+
+    def analyze_changed(
+        self, project: str, since_ns: int, quiet_before_ns: int | None = None
+    ) -> AnalysisResult:
+        """Analyse what :meth:`changed_traces` finds: an incremental pass, whose cost follows
+        the new data (the traces it touched), not the size of the store.
+
+        >>> # Analyzer(store).analyze_changed("default", time.time_ns() - 3600 * 10**9).traces
+        """
+        starts = self.changed_traces(project, since_ns, quiet_before_ns)
+        return self._analyze_by_start(project, starts, write=True)
 
     def projects(self) -> list[str]:
         return sorted(str(r["project"]) for r in self.store.query(Q.PROJECTS))

@@ -174,6 +174,36 @@ ORDER BY TraceId
 
 PROJECTS = "SELECT DISTINCT Project AS project FROM planscope_trace_index"
 
+# Traces that changed since they were last analysed (or were never analysed) and went quiet:
+# those with trace index rows since {since:DateTime64(9)} (new spans land in new rows), whose
+# span count over all their rows differs from the count their last analysis recorded. Reads
+# the window's index rows, then those traces' rows by primary key: the cost follows the new
+# data, not the store. A trace that started before the window and got late spans counts too.
+CHANGED_TRACES = """
+WITH touched AS (
+    SELECT DISTINCT TraceId FROM planscope_trace_index
+    WHERE Project = {project:String} AND Start >= {since:DateTime64(9)}
+)
+SELECT t.trace_id AS trace_id, toUnixTimestamp64Nano(t.first_start) AS start_ns
+FROM (
+    SELECT TraceId AS trace_id, sum(SpanCount) AS spans, min(Start) AS first_start,
+           max(End) AS last_end
+    FROM planscope_trace_index
+    WHERE Project = {project:String} AND TraceId IN touched
+    GROUP BY TraceId
+    HAVING last_end < {quiet_before:DateTime64(9)}
+) AS t
+LEFT JOIN (
+    SELECT TraceId AS analysed_id, argMax(SpanCount, AnalyzedAt) AS analysed_spans
+    FROM analysis_progress
+    WHERE Project = {project:String} AND TraceId IN touched
+    GROUP BY TraceId
+) AS a ON a.analysed_id = t.trace_id
+WHERE a.analysed_spans != t.spans
+ORDER BY t.first_start
+LIMIT {limit:UInt32}
+"""
+
 # --- findings ------------------------------------------------------------------------------------
 FINDING_NAMES = (
     "Project", "TraceId", "RunId", "Kind", "FindingKey", "Severity", "Component", "StepId",
