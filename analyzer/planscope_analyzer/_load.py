@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
+from itertools import starmap
 from typing import Any, Protocol
 
 from planscope.api import is_trace_id
@@ -254,9 +255,8 @@ def _attach(traces: dict[str, TraceData], attr: str, row: Any, c: Mapping[str, l
         for f in row._fields
     ]
     get = traces.get
-    for trace_id, item in zip(
-        c["trace_id"], map(row._make, zip(*fields, strict=True)), strict=True
-    ):
+    # Calling the class with positional values builds a named tuple faster than ``_make``.
+    for trace_id, item in zip(c["trace_id"], starmap(row, zip(*fields, strict=True)), strict=True):
         if (t := get(trace_id)) is not None:
             getattr(t, attr).append(item)
 
