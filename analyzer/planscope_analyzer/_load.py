@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
+from planscope_collector.observed import ObservedStep, SpanNode, bind
 
 from . import _queries as Q
 from ._model import (
@@ -217,6 +218,129 @@ def fill_traces(
     )
     _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS, failed=failed))
     _load_raw(store, params, traces)
+    for t in traces.values():
+        _bind_observed(t)
+
+
+def _bind_observed(t: TraceData) -> None:
+    """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
+    steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
+    after a plan step, a grouping run, container plans dropped) to one loaded trace."""
+    inferred_plans = [p for p in t.plans if p.inferred]
+    if not inferred_plans and not any(a.inferred for a in t.attempts) and t.runs:
+        return  # planscope's own structure: nothing to derive
+    nodes: dict[str, SpanNode] = {}
+    for r in t.runs:
+        nodes[r.span_id] = SpanNode(r.span_id, r.parent_span_id, "run", "", start_ns=r.start_ns)
+    for p in t.plans:
+        kind = "llm" if p.span_id in t.llm_span_ids else "plan"
+        nodes[p.span_id] = SpanNode(p.span_id, p.parent_span_id, kind, "", start_ns=p.start_ns)
+    for a in t.attempts:
+        nodes[a.span_id] = SpanNode(
+            a.span_id,
+            a.parent_span_id,
+            "step",
+            "",
+            step_name=a.step_id,
+            inferred=a.inferred,
+            failed=a.status == "error",
+            start_ns=a.start_ns,
+        )
+    for c in t.tools:
+        nodes[c.span_id] = SpanNode(
+            c.span_id,
+            c.parent_span_id,
+            "tool",
+            "",
+            tool=c.tool,
+            failed=c.failed,
+            start_ns=c.start_ns,
+        )
+    raw = {s.span_id: s for s in t.raw or ()}
+    for s in raw.values():
+        if s.span_id not in nodes:
+            nodes[s.span_id] = SpanNode(
+                s.span_id,
+                s.parent_span_id,
+                "other",
+                s.name,
+                failed=s.status_code == "Error",
+                start_ns=s.start_ns,
+            )
+    observed = {p.span_id for p in inferred_plans}
+    steps = [
+        ObservedStep(ps.plan_span_id, ps.step_id, ps.tool, ps.position)
+        for ps in t.plan_steps
+        if ps.plan_span_id in observed
+    ]
+    b = bind(nodes.values(), steps)
+    if b.run_span_id is not None and b.run_span_id in raw:
+        grouping = raw[b.run_span_id]
+        t.runs.append(
+            Run(
+                span_id=grouping.span_id,
+                parent_span_id="",
+                run_id=t.trace_id,
+                variant="",
+                outcome="failure" if grouping.status_code == "Error" else "unknown",
+                outcome_reason="",
+                budget={},
+                start_ns=grouping.start_ns,
+                end_ns=grouping.end_ns,
+                status_code=grouping.status_code,
+                inferred=True,
+            )
+        )
+    if b.containers:
+        t.plans = [p for p in t.plans if p.span_id not in b.containers]
+        t.plan_steps = [s for s in t.plan_steps if s.plan_span_id not in b.containers]
+    attempts = []
+    for a in t.attempts:
+        if a.span_id in b.attempts:
+            a = a._replace(
+                step_id=b.step_of(a.span_id, a.step_id),
+                attempt=b.attempts[a.span_id],
+                status="error" if a.span_id in b.failed else a.status,
+            )
+        attempts.append(a)
+    for span_id in sorted(b.promoted, key=lambda s: (raw[s].start_ns, s)):
+        span = raw[span_id]
+        failed = span_id in b.failed
+        attempts.append(
+            Attempt(
+                span_id=span.span_id,
+                parent_span_id=span.parent_span_id,
+                plan_id="",
+                plan_version=0,
+                step_id=span.name,
+                attempt=b.attempts[span_id],
+                status="error" if failed else "ok",
+                error_type="",
+                fingerprint=_fingerprint("", span.message) if failed else "",
+                executor="",
+                context_keys=(),
+                context_tokens=0,
+                self_assessment="",
+                depth=0,
+                input_hash="",
+                start_ns=span.start_ns,
+                end_ns=span.end_ns,
+                message=span.message,
+                inferred=True,
+            )
+        )
+    t.attempts = sorted(attempts, key=lambda a: a.start_ns)
+    by_span = {a.span_id: a for a in t.attempts}
+    t.tools = [
+        c._replace(
+            step_id=by_span[b.actions[c.span_id]].step_id,
+            attempt=by_span[b.actions[c.span_id]].attempt,
+        )
+        if not c.step_id and b.actions.get(c.span_id) in by_span
+        else c
+        for c in t.tools
+    ]
+    t._memo.clear()
 
 
 def _strings(values: Any) -> tuple[str, ...]:

@@ -117,6 +117,7 @@ LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, {_STATUS} AS status_code, StatusMessage AS message,
        toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
+       toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns,
        SpanAttributes['planscope.step.context.keys'] = '[]' AS empty_context,
        SpanName IN ('scheduler.queue', 'scheduler.context_switch') AS scheduler,
        if(scheduler, SpanAttributes['planscope.scheduler.id'], '') AS scheduler_id,

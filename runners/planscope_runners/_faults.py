@@ -1,10 +1,13 @@
 """Fault injection with ground truth: knobs that produce each failure mode, and their labels.
 
-A knob is resolved against a task into a :class:`Fault` (which step it targets and how). Three
-parts of the system read faults: the tool injector (a tool that fails), the scripted planner (a
-plan that is wrong in a specific way) and the runtime's policy (skip the write-conflict check,
-continue after a failure, no replan limit). :func:`expected_findings` turns the faults of a run
-into the findings an analyzer should report (and the ones it must not).
+A knob is resolved against a task into a :class:`Fault` (which step it targets and how). Four
+parts of the system read faults: the tool injector (a tool that fails), the runtime (a wrong
+fact in what the planner is told, a key dropped from an executor's hand-over, an edge dropped
+from the plan any model wrote), the scripted planner (the faults that are a planner's own
+behaviour: a re-split goal, a stale value, a malformed script) and the runtime's policy (skip
+the write-conflict check, continue after a failure, no replan limit). :func:`expected_findings`
+turns the faults of a run into the findings an analyzer should report (and the ones it must
+not).
 
 Finding kinds and who is blamed (``component``):
 
