@@ -8,9 +8,10 @@ inserted through ``Store.insert_spans`` (as Arrow IPC, like the collector's writ
 materialized view fills the typed tables.
 
 Each full pass runs in its own process (chDB opens a data dir in one process at a time).
-``--compare-with REV`` runs the analyzer of git revision ``REV`` (its ``analyzer/`` exported to
-a temp dir, first on ``PYTHONPATH``) on the same store, alternating which build goes first in
-each round, and prints the ratio per round and whether both wrote the same findings. Then
+``--compare-with REV`` runs the analyzer of git revision ``REV`` (its ``analyzer/``,
+``collector/`` and ``sdk/`` exported to a temp dir, first on ``PYTHONPATH``) on the same
+store, alternating which build goes first in each round, and prints the ratio per round and
+whether both wrote the same findings. Then
 ``--new-percent`` of new spans (whole copies of the suite, fresh ids, the newest timestamps)
 are inserted and ``Analyzer.analyze_changed`` (what the collector's poll runs) analyses them:
 its time against the full pass's is the incremental figure.
@@ -141,7 +142,7 @@ def run_pass(workdir: Path, source: Path | None, findings_out: Path | None) -> d
     env = dict(os.environ)
     if source is not None:
         env["PYTHONPATH"] = os.pathsep.join(
-            [str(source / "analyzer"), *filter(None, [env.get("PYTHONPATH")])]
+            [*(str(source / d) for d in EXPORTED), *filter(None, [env.get("PYTHONPATH")])]
         )
     cmd = [sys.executable, __file__, "--workdir", str(workdir), "--one-pass"]
     if findings_out is not None:
@@ -152,11 +153,16 @@ def run_pass(workdir: Path, source: Path | None, findings_out: Path | None) -> d
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-def export_analyzer(rev: str) -> Path:
-    """``analyzer/`` of git revision ``rev`` in a temp dir (no worktree, no repo change)."""
+EXPORTED = ("analyzer", "collector", "sdk")
+"""The packages of the other revision put first on its pass's path (the store stays this
+checkout's: migrated by it, read by both)."""
+
+
+def export_source(rev: str) -> Path:
+    """:data:`EXPORTED` of git revision ``rev`` in a temp dir (no worktree, no repo change)."""
     target = Path(tempfile.mkdtemp(prefix="planscope-bench-analyzer-"))
     archive = subprocess.run(
-        ["git", "archive", rev, "analyzer"], cwd=REPO, capture_output=True, check=True
+        ["git", "archive", rev, *EXPORTED], cwd=REPO, capture_output=True, check=True
     )
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
     return target
@@ -234,7 +240,7 @@ def main() -> int:
     print(f"store: {total['n']} spans / {total['t']} traces (insert {insert_s:.1f} s)", flush=True)
     store.close()
 
-    baseline = export_analyzer(args.compare_with) if args.compare_with else None
+    baseline = export_source(args.compare_with) if args.compare_with else None
     mine: list[dict[str, Any]] = []
     theirs: list[dict[str, Any]] = []
     try:
