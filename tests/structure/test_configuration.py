@@ -228,6 +228,35 @@ def test_no_other_doc_tabulates_a_variable() -> None:
     assert not wrong, "\n".join(wrong)
 
 
+# Names that are not planscope's settings: the test suite's own knobs and the deployment files'
+# interpolation variables (docs/configuration.md, "Not in the registry").
+NOT_SETTINGS = {
+    "PLANSCOPE_FUZZ_EXAMPLES",
+    "PLANSCOPE_UPDATE_SCREENSHOTS",
+    "PLANSCOPE_UPDATE_CONFORMANCE",
+    "PLANSCOPE_TEST_CLICKHOUSE_URL",
+    "PLANSCOPE_TEST_CLICKHOUSE_CLUSTER",
+    "PLANSCOPE_DASHBOARD_KEY",
+    "PLANSCOPE_KEYS_FILE",
+}
+
+
+def test_docs_and_deploy_files_name_only_real_variables() -> None:
+    """A variable the docs or a deployment file sets exists (no typo, no removed name)."""
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    paths += sorted(p for p in (ROOT / "deploy").rglob("*") if p.is_file())
+    known = set(EVERY) | NOT_SETTINGS
+    wrong = {
+        f"{path.relative_to(ROOT)}: {name}"
+        for path in paths
+        for name in re.findall(r"PLANSCOPE_[A-Z0-9_]*[A-Z0-9]", path.read_text(errors="replace"))
+        if name not in known
+    }
+    text = DOC.read_text(encoding="utf-8")
+    assert all(f"`{name}`" in text for name in NOT_SETTINGS), "list them in configuration.md"
+    assert not wrong, "\n".join(sorted(wrong))
+
+
 if __name__ == "__main__":
     current = DOC.read_text(encoding="utf-8")
     DOC.write_text(current.replace(_generated_part(current), render()), encoding="utf-8")
