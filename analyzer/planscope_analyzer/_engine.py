@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from planscope import semconv as A
 from planscope_collector.storage import StoreUnavailable
@@ -30,6 +30,7 @@ from ._model import INSTRUMENTATION, Finding, TraceData
 from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
+T = TypeVar("T")
 
 ANALYZER_VERSION = "2"
 """Bumped when the set or semantics of detectors change (recorded in analysis_progress)."""
@@ -146,7 +147,7 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 
