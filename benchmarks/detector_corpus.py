@@ -19,6 +19,9 @@ Baselines, scored on the same traces in the same run:
   a write/irreversible tool call (else its first step).
 
     .venv/bin/python benchmarks/detector_corpus.py [--json out.json] [--split dev|heldout]
+
+The sealed split (built after the last tuning, labels committed first) is left out unless
+``--sealed`` is given, which scores it alone: run that once, at the end, and report it apart.
 """
 
 from __future__ import annotations
@@ -240,12 +243,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--split", choices=["dev", "heldout"], help="only this split")
+    parser.add_argument(
+        "--sealed", action="store_true", help="score only the sealed split (once, at the end)"
+    )
     parser.add_argument("--misses", action="store_true", help="list misses and false findings")
     args = parser.parse_args(argv)
     labels = read_labels()
     if [lab.to_dict() for lab in labels] != [lab.to_dict() for lab in all_labels()]:
         print("tests/corpus/labels.jsonl differs from the generator", file=sys.stderr)
         return 1
+    if args.sealed:
+        labels = [lab for lab in labels if lab.split == "sealed"]
+    else:
+        labels = [lab for lab in labels if lab.split != "sealed"]
     if args.split:
         labels = [lab for lab in labels if lab.split == args.split]
     with tempfile.TemporaryDirectory(prefix="ps-corpus-") as tmp:
@@ -258,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, fn in BASELINES.items()
     }
     payload: dict[str, Any] = {"machine": machine_facts(), "runs": len(labels), "seconds": elapsed}
-    for split in ("dev", "heldout"):
+    for split in ("dev", "heldout", "sealed"):
         part = [lab for lab in labels if lab.split == split]
         if part:
             payload[split] = report(f"{split} ({len(part)} runs)", part, detectors, baselines)

@@ -214,6 +214,8 @@ class RawSpan(NamedTuple):
     name: str
     status_code: str
     message: str = ""
+    start_ns: int = 0
+    end_ns: int = 0
 
 
 class SchedulerSpan(NamedTuple):

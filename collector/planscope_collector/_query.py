@@ -8,6 +8,7 @@ from typing import Any
 from planscope import safejson
 from planscope import semconv as A
 
+from .observed import ObservedStep, SpanNode, bind
 from .runmodel import OBSERVED_PLAN_STEPS_SQL, SPAN_MODEL_SQL, run_metrics_sql
 from .storage import Store, span_kind_sql, status_code_sql
 
@@ -247,8 +248,11 @@ class TraceQueries:
             run_metrics_sql("Project = {project:String} AND TraceId = {trace_id:String}"),
             params,
         )
-        if offset == 0 and metrics and metrics[0]["ObservedPlans"]:
-            plans += self._observed_plans(params)
+        observed = self._observed_plans(params) if metrics and metrics[0]["ObservedPlans"] else []
+        run = _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None
+        observed, grouping = _bind(trace_id, spans, observed)
+        if offset == 0:
+            plans += observed
         count = int(total["n"])
         return {
             "trace_id": trace_id,
@@ -256,7 +260,7 @@ class TraceQueries:
             "span_count": count,
             "start_ns": int(total["start_ns"]),
             "end_ns": int(total["end_ns"]),
-            "run": _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None,
+            "run": run or grouping,
             "plans": plans,
             "metrics": _metrics(metrics[0]) if metrics else None,
             "spans": spans,
@@ -272,6 +276,94 @@ class TraceQueries:
             {"id": "", "version": i + 1, "span_id": span_id, "inferred": True, "steps": steps}
             for i, (span_id, steps) in enumerate(by_span.items())
         ]
+
+
+def _bind(
+    trace_id: str, spans: list[dict[str, Any]], observed: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """Apply the cross-span structure of ``planscope_collector.observed`` to a page of spans:
+    bound step ids, statuses and attempt numbers of inferred attempts, the attempt of each tool
+    and LLM call, attempts named after a plan step, a grouping run. Returns the observed plans
+    that are plans (containers dropped) and the grouping run's summary (None without one)."""
+    nodes = []
+    for s in spans:
+        model = s["model"] or {}
+        kind = s["planscope_kind"] or "other"
+        nodes.append(
+            SpanNode(
+                s["span_id"],
+                s["parent_span_id"],
+                kind,
+                s["name"],
+                step_name=str(model.get("step_id") or "") if kind == A.KIND_STEP else "",
+                inferred=bool(model.get("inferred")),
+                failed=s["status_code"] == "Error" or model.get("status") == "error",
+                tool=str(model.get("tool") or ""),
+                start_ns=s["start_ns"],
+            )
+        )
+    steps = [
+        ObservedStep(p["span_id"], str(step["id"]), str(step.get("tool") or ""), i)
+        for p in observed
+        for i, step in enumerate(p["steps"])
+    ]
+    b = bind(nodes, steps)
+    by_id = {s["span_id"]: s for s in spans}
+    grouping = None
+    if b.run_span_id is not None and b.run_span_id in by_id:
+        root = by_id[b.run_span_id]
+        outcome = "failure" if root["status_code"] == "Error" else "unknown"
+        root["planscope_kind"] = A.KIND_RUN
+        root["model"] = _inferred_model(run_id=trace_id, status=outcome, executor=root["name"])
+        grouping = {
+            "span_id": root["span_id"],
+            "run_id": trace_id,
+            "agent": root["name"] or None,
+            "objective": None,
+            "variant": None,
+            "outcome": outcome,
+            "outcome_reason": None,
+            "budget": None,
+            "inferred": True,
+            "source": "framework",
+        }
+    for span_id in b.promoted:
+        span = by_id[span_id]
+        span["planscope_kind"] = A.KIND_STEP
+        span["model"] = _inferred_model(step_id=span["name"])
+    for span_id, number in b.attempts.items():
+        model = by_id[span_id]["model"]
+        model["step_id"] = b.step_of(span_id, model["step_id"])
+        model["attempt"] = number
+        if span_id in b.failed:
+            model["status"] = A.STATUS_ERROR
+    for span_id, attempt in b.actions.items():
+        model = by_id[span_id]["model"]
+        if model is not None and not model["step_id"]:
+            model["step_id"] = by_id[attempt]["model"]["step_id"]
+    plans = [p for p in observed if p["span_id"] not in b.containers]
+    for i, plan in enumerate(plans):
+        plan["version"] = i + 1
+    return plans, grouping
+
+
+def _inferred_model(**fields: Any) -> dict[str, Any]:
+    """The ``model`` of a span whose kind :func:`_bind` derived (inferred, no typed row)."""
+    return {
+        "inferred": True,
+        "source": "framework",
+        "run_id": "",
+        "step_id": "",
+        "attempt": 0,
+        "status": "",
+        "executor": "",
+        "tool": "",
+        "model": "",
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost_usd": 0.0,
+        "cost_from": "",
+    } | fields
 
 
 def _metrics(m: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,9 @@ Definitions (over the typed tables the span model fills, migration 0011):
 - *failed steps*: steps whose last attempt that ran did not succeed (status other than ``ok``,
   or the executor self-assessed ``failure``);
 - *plan versions*: plan spans; *replans*: plan versions beyond the first, per plan id (an
-  observed plan has the empty plan id, so each further observed plan is a replan);
+  observed plan has the empty plan id, so each further observed plan is a replan; an observed
+  plan span that is the parent of another observed plan span only contains it and is not
+  counted);
 - *tokens*: input + output tokens of every LLM call (cached input tokens are part of input);
   *cost*: each call's own cost when its span carries one, else its tokens priced from
   ``planscope_model_prices`` (``planscope_llm_costs``).
@@ -51,6 +53,13 @@ STEP_FAILED: Final = (
     "argMaxIf(SelfAssessment, (Attempt, Start), Status != 'skipped') != 'failure'))"
 )
 """Aggregate over one step's rows of ``planscope_step_attempts``: 1 when the step failed."""
+
+_CONTAINERS: Final = (
+    "toInt64(arrayCount(x -> has(groupArrayIf(ParentSpanId, Inferred = 1), x), "
+    "groupUniqArrayIf(SpanId, Inferred = 1)))"
+)
+"""Aggregate over one trace's plan rows: observed plans that are the parent of another observed
+plan (a container showing its child's plan: ``planscope_collector.observed``), not counted."""
 
 METRIC_COLUMNS: Final = (
     "TraceId",
@@ -151,9 +160,10 @@ FROM (
     GROUP BY TraceId
     UNION ALL
     SELECT TraceId, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
-           '', '', '', '', toUInt8(0), '', toInt64(countIf(Inferred = 1)),
-           0, 0, 0, '', 0, toInt64(uniqExact(SpanId)),
-           toInt64(uniqExact(SpanId)) - toInt64(uniqExact(PlanId)), 0, 0, 0, 0, 0, 0, 0, 0
+           '', '', '', '', toUInt8(0), '', toInt64(countIf(Inferred = 1)) - {_CONTAINERS},
+           0, 0, 0, '', 0, toInt64(uniqExact(SpanId)) - {_CONTAINERS},
+           toInt64(uniqExact(SpanId)) - {_CONTAINERS} - toInt64(uniqExact(PlanId)),
+           0, 0, 0, 0, 0, 0, 0, 0
     FROM planscope_plans
     WHERE {where}
     GROUP BY TraceId
@@ -192,14 +202,14 @@ SELECT SpanId, 'step', 1, Inferred, Source, RunId, StepId, {ATTEMPT_NUMBER}, Sta
 FROM planscope_step_attempts
 WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
 UNION ALL
-SELECT SpanId, 'plan', 2, Inferred, Source, RunId, '', 0, '', '', '', '', 0, 0, 0, ''
+SELECT SpanId, 'plan', 4, Inferred, Source, RunId, '', 0, '', '', '', '', 0, 0, 0, ''
 FROM planscope_plans WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
 UNION ALL
-SELECT SpanId, 'tool', 3, 0, Source, RunId, StepId, Attempt,
+SELECT SpanId, 'tool', 2, 0, Source, RunId, StepId, Attempt,
        if(StatusCode = 'Error' OR ErrorType != '', 'error', 'ok'), '', ToolName, '', 0, 0, 0, ''
 FROM planscope_tool_calls WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
 UNION ALL
-SELECT SpanId, 'llm', 4, 0, Source, RunId, StepId, Attempt, '', '', '', Model, InputTokens,
+SELECT SpanId, 'llm', 3, 0, Source, RunId, StepId, Attempt, '', '', '', Model, InputTokens,
        OutputTokens, EffectiveCostUsd, CostFrom
 FROM planscope_llm_costs WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
 )
@@ -207,7 +217,8 @@ WHERE span_id IN {{span_ids:Array(String)}}
 """
 """The typed rows of some spans of one trace as the span model classified them (``{project}``,
 ``{trace_id}``, ``{span_ids}`` bound; attempts are numbered over the whole trace first): kind
-(a span that is both a step and a plan - a planner node - ranks as the step), whether it was
+(a span that is both a step or an LLM call and a plan - a planner node, a planner's LLM call -
+ranks as the step or the LLM call), whether it was
 inferred, its source convention, and the model's fields (step, attempt, status,
 executor, tool, model, tokens, cost and where the cost came from)."""
 

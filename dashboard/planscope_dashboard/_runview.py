@@ -48,6 +48,8 @@ class SpanInfo:
     lane: str = UNASSIGNED_LANE
     step_span_id: str | None = None
     """For tool/llm spans: the enclosing step attempt's span."""
+    step_status: str | None = None
+    """For step spans: the attempt's status as the API's run model gives it."""
 
     @property
     def duration_ns(self) -> int:
@@ -223,6 +225,9 @@ def build_run_view(trace: dict[str, Any]) -> RunView:
     spans: dict[str, SpanInfo] = {}
     for raw in trace.get("spans", []):
         attrs = raw.get("attributes") or {}
+        # What the collector's span model made of the span (any convention): its step,
+        # attempt and status, bound to an observed plan's step where the trace shows which.
+        model = raw.get("model") or {}
         start = _int(raw.get("start_ns"))
         end = _int(raw.get("end_ns")) or start + _int(raw.get("duration_ns"))
         info = SpanInfo(
@@ -236,10 +241,11 @@ def build_run_view(trace: dict[str, Any]) -> RunView:
             status_message=str(raw.get("status_message") or ""),
             attributes=attrs,
             events=list(raw.get("events") or []),
-            step_id=_opt_str(attrs.get(A.STEP_ID)),
-            attempt=_opt_int(attrs.get(A.STEP_ATTEMPT)),
+            step_id=_opt_str(attrs.get(A.STEP_ID)) or _opt_str(model.get("step_id")),
+            attempt=_opt_int(attrs.get(A.STEP_ATTEMPT)) or _opt_int(model.get("attempt")),
             plan_id=_opt_str(attrs.get(A.PLAN_ID)),
             plan_version=_opt_int(attrs.get(A.PLAN_VERSION)),
+            step_status=_opt_str(model.get("status")),
         )
         spans[info.span_id] = info
     order = sorted(spans, key=lambda s: (spans[s].start_ns, s))
@@ -340,6 +346,7 @@ def build_run_view(trace: dict[str, Any]) -> RunView:
             step_id=step_id,
             number=span.attempt or len(attempts.get(step_id, [])) + 1,
             status=_opt_str(attrs.get(A.STEP_STATUS))
+            or span.step_status
             or ("error" if span.status == "error" else "ok"),
             start_ns=span.start_ns,
             end_ns=span.end_ns,

@@ -137,6 +137,18 @@ class StepOutcome:
     self_assessment: str | None = None
 
 
+def _reach(depends_on: Mapping[str, Sequence[str]], start: str) -> set[str]:
+    """Every step ``start`` transitively depends on (unknown ids and cycles tolerated)."""
+    seen: set[str] = set()
+    todo = list(depends_on.get(start, ()))
+    while todo:
+        d = todo.pop()
+        if d not in seen:
+            seen.add(d)
+            todo += depends_on.get(d, ())
+    return seen
+
+
 # --- the run ------------------------------------------------------------------------------------
 class Run:
     """One task executed by one variant: the state and services the variants share."""
@@ -170,6 +182,20 @@ class Run:
         """Step id -> the fact the hand-over to its executor drops (runtime-side)."""
         self.starved_handovers: set[str] = set()
         """Steps whose executor was handed a context without its starved fact."""
+        self.drop_edges = {
+            f.target: (str(f.params["producer" if f.knob == "implicit_dependency" else "other"]), f)
+            for f in self.faults
+            if f.knob in ("implicit_dependency", "write_conflict")
+        }
+        """Step id -> (the dependency the runtime drops from what the planner wrote, fault)."""
+        self.dropped_edges: set[str] = set()
+        """Steps whose planned edge was dropped and the fault's premise held in that plan (the
+        reader requires what the producer produces; the two writers write one resource)."""
+        self.cut_off: dict[str, set[str]] = {}
+        """Target of a dropped dependency -> other readers of its key that the drop cut off
+        from the producer (they reached it only through the target)."""
+        self.step_times: dict[str, list[tuple[float, float]]] = {}
+        """Step id -> the (start, end) of each of its attempts (monotonic clock)."""
         self.run_id = uuid.uuid4().hex
         self.trace_id = ""
         self.plan_id = f"plan-{self.run_id[:12]}"
@@ -307,7 +333,64 @@ class Run:
                 irreversible_done=tuple(self.irreversible_done),
             ),
         )
-        return parse_steps(response.content, script=script)
+        return self.drop_planned_edges(parse_steps(response.content, script=script))
+
+    def drop_planned_edges(self, steps: list[StepIR]) -> list[StepIR]:
+        """Apply the dropped-edge faults to a plan whatever model wrote it: the target step
+        loses its ``depends_on`` on the producer (``implicit_dependency``) or on the other
+        writer, whose own dependencies it inherits so both become ready together
+        (``write_conflict``). Notes where the fault's premise held in this plan."""
+        if not self.drop_edges:
+            return steps
+        by_id = {s.id: s for s in steps}
+        out = []
+        for step in steps:
+            other, fault = self.drop_edges.get(step.id, ("", None))
+            if fault is None or other not in step.depends_on or other not in by_id:
+                out.append(step)
+                continue
+            deps = [d for d in step.depends_on if d != other]
+            if fault.knob == "write_conflict":
+                deps += [d for d in by_id[other].depends_on if d not in deps and d != step.id]
+                premise = bool(set(step.writes) & set(by_id[other].writes))
+            else:
+                key = str(fault.params["key"])
+                premise = key in step.requires and key in by_id[other].produces
+            if premise:
+                with self._lock:
+                    self.dropped_edges.add(step.id)
+            out.append(step.model_copy(update={"depends_on": deps}))
+        self._note_cut_off(steps, out)
+        return out
+
+    def _note_cut_off(self, before: list[StepIR], after: list[StepIR]) -> None:
+        """Readers of a dropped dependency's key, other than its target, that no longer reach
+        the producer: the same missing edge is an implicit dependency of theirs too."""
+        old = {s.id: s.depends_on for s in before}
+        new = {s.id: s.depends_on for s in after}
+        for target, (producer, fault) in self.drop_edges.items():
+            if fault.knob != "implicit_dependency" or target not in self.dropped_edges:
+                continue
+            key = str(fault.params["key"])
+            cut = {
+                s.id
+                for s in after
+                if s.id not in (target, producer)
+                and key in s.requires
+                and producer in _reach(old, s.id)
+                and producer not in _reach(new, s.id)
+            }
+            if cut:
+                with self._lock:
+                    self.cut_off.setdefault(target, set()).update(cut)
+
+    def overlapped(self, a: str, b: str) -> bool:
+        """Whether some attempt of step ``a`` ran while one of step ``b`` was running."""
+        return any(
+            s1 < e2 and s2 < e1
+            for s1, e1 in self.step_times.get(a, ())
+            for s2, e2 in self.step_times.get(b, ())
+        )
 
     def record_plan(
         self,
@@ -447,6 +530,22 @@ class Run:
             return StepOutcome(True, attempts=attempts, self_assessment=assessment)
 
     def _attempt(
+        self,
+        step: PlanStep,
+        context: Mapping[str, Any],
+        depth: int | None,
+        covers: Sequence[str],
+        self_assess: bool,
+        script_args: Mapping[str, Any] | None,
+    ) -> str | None:
+        started = time.monotonic()
+        try:
+            return self._traced_attempt(step, context, depth, covers, self_assess, script_args)
+        finally:
+            with self._lock:
+                self.step_times.setdefault(step.id, []).append((started, time.monotonic()))
+
+    def _traced_attempt(
         self,
         step: PlanStep,
         context: Mapping[str, Any],

@@ -1,10 +1,13 @@
 """Fault injection with ground truth: knobs that produce each failure mode, and their labels.
 
-A knob is resolved against a task into a :class:`Fault` (which step it targets and how). Three
-parts of the system read faults: the tool injector (a tool that fails), the scripted planner (a
-plan that is wrong in a specific way) and the runtime's policy (skip the write-conflict check,
-continue after a failure, no replan limit). :func:`expected_findings` turns the faults of a run
-into the findings an analyzer should report (and the ones it must not).
+A knob is resolved against a task into a :class:`Fault` (which step it targets and how). Four
+parts of the system read faults: the tool injector (a tool that fails), the runtime (a wrong
+fact in what the planner is told, a key dropped from an executor's hand-over, an edge dropped
+from the plan any model wrote), the scripted planner (the faults that are a planner's own
+behaviour: a re-split goal, a stale value, a malformed script) and the runtime's policy (skip
+the write-conflict check, continue after a failure, no replan limit). :func:`expected_findings`
+turns the faults of a run into the findings an analyzer should report (and the ones it must
+not).
 
 Finding kinds and who is blamed (``component``):
 
@@ -638,13 +641,16 @@ def expected_findings(
     *,
     fired_at: Callable[[str], str | None] = lambda knob: None,
     fired_steps: Callable[[str], Sequence[str]] = lambda knob: (),
+    cut_off: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[ExpectedFinding], list[ExpectedFinding]]:
     """(expected, negatives) findings for a run with these faults.
 
     ``fired_at(knob)`` maps a tool knob to the step id where it fired (ReAct's iterations);
     by default the ground-truth step id is used. ``fired_steps(knob)`` lists every step where
     it fired: a loop fault that took effect at several plan steps of the task (parallel steps
-    performing the same action) labels a loop at each of them.
+    performing the same action) labels a loop at each of them. ``cut_off`` maps the target of a
+    dropped dependency to the other readers of its key the drop cut off from the producer
+    (they depended on the target only): each is an implicit dependency too.
     """
     expected: list[ExpectedFinding] = []
     negatives: list[ExpectedFinding] = []
@@ -692,9 +698,8 @@ def expected_findings(
                 )
             )
         elif f.knob == "implicit_dependency":
-            expected.append(
-                ExpectedFinding(IMPLICIT_DEPENDENCY, "planner", f.target, dict(f.params))
-            )
+            for at in [f.target, *sorted((cut_off or {}).get(f.target, ()))]:
+                expected.append(ExpectedFinding(IMPLICIT_DEPENDENCY, "planner", at, dict(f.params)))
         elif f.knob == "write_conflict":
             expected.append(ExpectedFinding(WRITE_CONFLICT, "planner", f.target, dict(f.params)))
         elif f.knob == "irreversible_after_failure":

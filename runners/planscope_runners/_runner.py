@@ -205,7 +205,11 @@ def _execute(
     fired = {knob: r.injector.first_step(knob) for knob in r.knobs}
     effective = tuple(f for f in faults if _took_effect(r, f))
     expected, negatives = expected_findings(
-        effective, task, fired_at=lambda k: fired.get(k), fired_steps=r.injector.steps
+        effective,
+        task,
+        fired_at=lambda k: fired.get(k),
+        fired_steps=r.injector.steps,
+        cut_off={t: [s for s in steps if s in r.step_times] for t, steps in r.cut_off.items()},
     )
     blame = expected_blame(effective, fired.get, r.assignees, host=r.agent)
     return RunResult(
@@ -230,8 +234,9 @@ def _execute(
 PLANNER_KNOBS = frozenset(
     {"context_starved", "misread_objective", "implicit_dependency", "write_conflict"}
 )
-"""Faults in a plan step: they exist only if the planner wrote that step (misread facts and
-starved hand-overs are injected by the runtime; dropped edges only by the scripted planner)."""
+"""Faults in a plan step: they exist only if the planner wrote that step. All four are
+injected by the runtime, whatever the model: a misread fact in what the planner is told, a
+dropped key in the hand-over to the executor, a dropped edge in the plan the planner wrote."""
 SCHEDULER_KNOBS = frozenset({"scheduler_starvation", "context_lost_on_switch"})
 """Faults of the central scheduler: they act only if the target competed for a slot."""
 REPORTED_KNOBS = SCHEDULER_KNOBS | {"misroute", "app_tool_failure"}
@@ -252,6 +257,13 @@ def _took_effect(r: Run, fault: Fault) -> bool:
         return r.injector.first_step(fault.knob) is not None
     if fault.knob == "context_starved":
         return fault.target in r.starved_handovers
+    # The edge existed in a plan the model wrote, the runtime dropped it and the premise held
+    # (the reader requires what the producer produces); two writers must also have raced.
+    if fault.knob == "implicit_dependency":
+        return fault.target in r.dropped_edges and fault.target in r.step_times
+    if fault.knob == "write_conflict":
+        other = str(fault.params["other"])
+        return fault.target in r.dropped_edges and r.overlapped(fault.target, other)
     planner_side = fault.knob in PLANNER_KNOBS or fault.knob == "adapt_same_goal"
     if planner_side and not isinstance(r.options.planner, ScriptedModel):
         return False

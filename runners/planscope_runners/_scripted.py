@@ -3,7 +3,7 @@
 It answers the same prompts a real model gets, in the same formats (JSON plans, tool calls), and
 reports token counts computed from the prompt and answer text (~4 characters a token, plus a
 seeded "reasoning" overhead), so token and cost comparisons between variants mean something.
-Planner-side faults (misread objective, starved context, dropped edges, stale values, malformed
+Planner-side faults (misread objective, starved context, stale values, malformed
 scripts, re-split goals) are applied here, from the faults the runtime passes in the hints.
 """
 
@@ -144,14 +144,6 @@ class ScriptedModel:
         starved = faults.get("context_starved")
         if starved is not None and starved.target == step_id:
             inputs.pop(starved.params["fact"], None)
-        depends_on = list(spec.depends_on)
-        for knob, key in (("implicit_dependency", "producer"), ("write_conflict", "other")):
-            fault = faults.get(knob)
-            if fault is not None and fault.target == step_id and fault.params[key] in depends_on:
-                depends_on.remove(fault.params[key])
-                if knob == "write_conflict":  # wait for what the other writer waits for: both
-                    other = task.step(fault.params[key])  # become ready together and race
-                    depends_on += [d for d in other.depends_on if d not in depends_on]
         tool = tools.get(spec.tool)
         bound = bind_facts(spec.args, step_facts)
         writes = [tool.resource(bound)] if tool is not None and tool.effect != "read" else []
@@ -160,7 +152,7 @@ class ScriptedModel:
             "description": render_text(spec.description, step_facts),
             "tool": spec.tool,
             "executor": spec.executor,
-            "depends_on": depends_on,
+            "depends_on": list(spec.depends_on),
             "requires": list(spec.requires),
             "produces": [spec.produces] if spec.produces else [],
             "irreversible": tool is not None and tool.effect == IRREVERSIBLE,

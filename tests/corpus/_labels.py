@@ -35,6 +35,15 @@ SPLITS: dict[str, dict[str, range]] = {
         "support": range(5000, 5042),
         "refund": range(5000, 5030),
     },
+    # Sealed: built after the last tuning, labels committed before any detector ran on it,
+    # scored once at the end (``benchmarks/detector_corpus.py --sealed``); never tune on it.
+    "sealed": {
+        "travel": range(9000, 9026),
+        "etl": range(9000, 9016),
+        "support": range(9000, 9020),
+        "refund": range(9000, 9009),
+        "restock": range(9000, 9036),
+    },
 }
 
 _ERRORS = (
@@ -232,6 +241,70 @@ def _refund_loop(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
     return RUNAWAY, step, "", {"step": step, "errors": varying_errors(rng, 5)}
 
 
+# --- restock: a warehouse agent with OpenLLMetry (Traceloop) spans; sealed split only ---------
+def _restock_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _restock_flaky_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    at = rng.choice(["inventory_lookup", "schedule_delivery"])
+    return "healthy", "", RUNAWAY, {"at": at, "errors": varying_errors(rng, rng.randint(1, 2))}
+
+
+def _restock_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"at": "supplier_quotes", "errors": errors}
+
+
+def _restock_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _restock_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", PROPAGATION, {}
+
+
+def _restock_external_lost(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 3)}
+
+
+def _restock_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step, at = rng.choice(
+        [("check_stock", "inventory_lookup"), ("book_delivery", "schedule_delivery")]
+    )
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "at": at, "errors": errors}
+
+
+def _restock_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, "place_order", "", {"at": "create_purchase_order", "errors": errors}
+
+
+def _restock_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    versions = rng.randint(3, 4)
+    errors = varying_errors(rng, 12)
+    return (
+        RUNAWAY,
+        "book_delivery",
+        "",
+        {"at": "schedule_delivery", "versions": versions, "errors": errors},
+    )
+
+
+def _restock_wrong_warehouse(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the planner's warehouse first reaches the world through check_stock's lookup
+    return PROPAGATION, "check_stock", "", {"index": rng.randint(0, 2)}
+
+
+def _restock_wrong_quantity(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return PROPAGATION, "place_order", "", {"factor": rng.choice([2, 10])}
+
+
+def _restock_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return PROPAGATION, "book_delivery", "", {"late_days": rng.randint(1, 4)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -274,6 +347,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "healthy": _refund_healthy,
         "flaky_tool": _refund_flaky,
         "loop_tool": _refund_loop,
+    },
+    "restock": {
+        "healthy": _restock_healthy,
+        "flaky_task": _restock_flaky_task,
+        "flaky_tool": _restock_flaky_tool,
+        "polling_ends": _restock_polling_ends,
+        "legit_replan": _restock_legit_replan,
+        "external_lost": _restock_external_lost,
+        "loop_task_varying": _restock_loop_task,
+        "loop_tool_in_task": _restock_loop_tool,
+        "loop_across_replans": _restock_loop_replans,
+        "wrong_warehouse": _restock_wrong_warehouse,
+        "wrong_quantity": _restock_wrong_quantity,
+        "wrong_date": _restock_wrong_date,
     },
 }
 

@@ -41,7 +41,8 @@ def test_labels_file_is_what_the_generator_writes() -> None:
     assert len(labels) >= 150
     dev = {(lab.agent, lab.seed) for lab in labels if lab.split == "dev"}
     held = {(lab.agent, lab.seed) for lab in labels if lab.split == "heldout"}
-    assert not dev & held
+    sealed = {(lab.agent, lab.seed) for lab in labels if lab.split == "sealed"}
+    assert not dev & held and not (dev | held) & sealed
     assert {lab.agent for lab in labels if lab.split == "heldout"} - {
         lab.agent for lab in labels if lab.split == "dev"
     }  # an agent never seen while tuning

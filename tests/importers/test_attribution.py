@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +34,7 @@ from planscope_analyzer.attribution import (
     load,
     map_findings,
     rank,
+    score_shipped,
     shipped,
     train,
 )
@@ -256,9 +258,19 @@ def test_dataset_cross_validated(dataset: Path) -> None:
     logs = load([dataset / "algorithm_generated", dataset / "hand_crafted_dev"])
     assert len(logs) == 140
     scores = cross_validate(logs)
-    hc = {s.method: s for s in scores if s.subset == "hand_crafted_dev" and "within" in s.protocol}
-    best_baseline_step = max(b.step for n, b in hc.items() if n != METHOD)
-    assert hc[METHOD].n == 14 and hc[METHOD].step > best_baseline_step
+
+    def block(protocol: str, subset: str) -> tuple[Any, list[Any]]:
+        m = {s.method: s for s in scores if s.protocol.startswith(protocol) and s.subset == subset}
+        return m.pop(METHOD), list(m.values())
+
+    ag2, ag2_base = block("within", "algorithm_generated")
+    assert all(ag2.agent > b.agent and ag2.step > b.step for b in ag2_base)
+    hc, hc_base = block("within", "hand_crafted_dev")
+    assert hc.n == 14 and all(hc.agent >= b.agent and hc.step >= b.step for b in hc_base)
+    # Shrunk towards the first-error prior, a model fitted on the 14 Magentic-One logs alone
+    # no longer falls below the baselines' agents on the AG2 chats (it did: 45 against 68).
+    far, far_base = block("transfer from hand_crafted_dev", "algorithm_generated")
+    assert far.agent >= max(b.agent for b in far_base)
     assert shipped().default == best_default(scores)  # the shipped choice is the evaluated one
     again = [attribute(parse_whowhen(g.path.read_bytes(), str(g.path))) for g in logs[:3]]
     assert again == [attribute(g.conv) for g in logs[:3]]  # deterministic
@@ -544,3 +556,132 @@ def test_evaluate_shipped_scores_new_logs_apart_from_those_it_was_fitted_on(
         "fit-on-dev (NOT held out)": 1,
     }
     assert rows[-1] == {"default": shipped().default}
+    with pytest.raises(SystemExit):
+        main(["attribute", "--evaluate", "--shipped", str(dataset / "hand_crafted_dev" / "5.json")])
+    assert "no held-out logs" in capsys.readouterr().out
+
+
+MAGENTIC: dict[str, Any] = {
+    "question": "How tall is the tower?",
+    "history": [
+        {"role": "human", "content": "How tall is the tower?"},
+        {"role": "Lead (thought)", "content": "Initial plan:\n1. ask the browser"},
+        {"role": "Lead (-> Browser)", "content": "Look up the tower's height."},
+        {"role": "Browser", "content": "The page says 312 metres, assuming the antenna."},
+        {"role": "Lead (thought)", "content": 'Updated Ledger: {"is_in_loop": {"answer": false}}'},
+        {"role": "Lead (termination condition)", "content": "FINAL ANSWER: 312"},
+    ],
+    "mistake_agent": "Browser",
+    "mistake_step": "3",
+}
+
+
+def _magentic(change: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(json.dumps(MAGENTIC))
+    change(doc)
+    return doc
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda d: d.pop("question"),
+        lambda d: d.update(question=None, mistake_step=3),
+        lambda d: d["history"][3].update(content=None),
+        lambda d: d["history"][4].update(content="Updated Ledger: [1, 2]"),
+        lambda d: d["history"][4].update(
+            content='Updated Ledger: {"is_in_loop": {"answer": "no"}}'
+        ),
+        lambda d: d["history"][1].update(role="Lead (-> )"),
+        lambda d: d["history"][1].update(role="(thought)"),
+        lambda d: d.update(mistake_agent="Nobody", mistake_step="99"),
+        lambda d: d.update(history=d["history"][:1]),
+    ],
+    ids=[
+        "no-question",
+        "int-step",
+        "null-content",
+        "ledger-not-object",
+        "ledger-not-bool",
+        "empty-target",
+        "no-speaker-name",
+        "label-outside-log",
+        "task-only",
+    ],
+)
+def test_magentic_log_shapes_attribute_without_crashing(change: Any, tmp_path: Path) -> None:
+    """Logs of the Magentic-One shape with other agent names, missing or odd fields: every
+    method answers with a speaker of the log, and the evaluation scores them (no crash)."""
+    doc = _magentic(change)
+    [conv] = parse_logs(json.dumps(doc).encode(), "m.json")
+    for method in (None, METHOD, *BASELINES):
+        a = attribute(conv, method=method)
+        assert a.component in conv.speakers() and any(t.index == a.step for t in conv.turns)
+    (tmp_path / "m.json").write_text(json.dumps(doc))
+    scores = score_shipped(load([tmp_path]), shipped().model)
+    assert {s.n for s in scores} == {1}
+
+
+def test_renamed_magentic_roles_are_inferred_from_behaviour() -> None:
+    """No role is keyed on a name: whoever posts the plan and dispatches is the plan owner."""
+    conv = _conv(MAGENTIC)
+    assert [(t.speaker, t.kind) for t in conv.turns][1:4] == [
+        ("Lead", "plan"),
+        ("Lead", "dispatch"),
+        ("Browser", "reply"),
+    ]
+    assert BASELINES["planner-first-turn"](conv) == ("Lead", 1)
+    cands = {c.step: c.values for c in candidates(conv)}
+    assert cands[1]["by_plan_owner"] == 1 and cands[3]["hedge"] == 1
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (lambda d: d["history"][3].update(content=[{"type": "text"}]), r"history\[3\]\.content"),
+        (lambda d: d["history"][3].pop("content"), r"history\[3\]\.content"),
+        (lambda d: d["history"][3].update(role=None), r"history\[3\]: has neither"),
+        (lambda d: d["history"].__setitem__(3, "text"), r"history\[3\]"),
+        (lambda d: d.update(history=[]), "history: is empty"),
+        (lambda d: d.update(mistake_step="third"), "mistake_step: is not an integer"),
+    ],
+)
+def test_broken_magentic_log_is_a_clear_cli_error(
+    change: Any, reason: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    f = tmp_path / "broken.json"
+    f.write_text(json.dumps(_magentic(change)))
+    for args in ([str(f)], ["--evaluate", "--shipped", str(f)]):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as done:
+            main(["attribute", *args])
+        assert done.value.code != 0
+        err = capsys.readouterr().err
+        assert err.startswith("planscope: error: ") and str(f) in err
+        assert re.search(reason, err), err
+
+
+def test_labels_are_matched_to_speakers_and_impossible_ones_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A label written as a role (``browser (-> x)``) is the speaker ``Browser``; a label no
+    method can get right is scored as a miss and named on stderr, not silently."""
+    (tmp_path / "1.json").write_text(
+        json.dumps(_magentic(lambda d: d.update(mistake_agent="browser (reply)")))
+    )
+    (tmp_path / "2.json").write_text(
+        json.dumps(_magentic(lambda d: d.update(mistake_agent="Nobody", mistake_step="99")))
+    )
+    logs = load([tmp_path])
+    assert [g.agent for g in logs] == ["Browser", "Nobody"] and logs[0].y is not None
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(["attribute", "--evaluate", "--shipped", str(tmp_path)])
+    assert done.value.code == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        f"planscope: warning: {tmp_path / '2.json'}: the label's agent 'Nobody' is not a speaker "
+        "of the log (scored as a miss)",
+        f"planscope: warning: {tmp_path / '2.json'}: the label's step 99 is not in the history "
+        "(scored as a miss)",
+    ]

@@ -31,7 +31,7 @@ from ..importers._conversation import Conversation
 from ..importers._errors import ImportFailed
 from ..importers._log import read_logs
 from ._baselines import BASELINES
-from ._features import FEATURE_SETS, FEATURES, Candidate, candidates
+from ._features import FEATURES, PRIOR, Candidate, candidates
 from ._method import METHOD, decide, rank
 from ._model import Matrix, Model, fit_cv
 
@@ -47,7 +47,8 @@ HELD_OUT = "shipped model, not fitted on these"
 @dataclass(frozen=True)
 class Labelled:
     """A labelled log with its candidates; ``y`` is the labelled candidate's position (``None``
-    when the label names a turn no agent acted in, e.g. a tool's output)."""
+    when the label names a turn no agent acted in, e.g. a tool's output); ``agent`` the
+    labelled agent as a speaker of the log (:func:`label_agent`)."""
 
     path: Path
     subset: str
@@ -55,11 +56,7 @@ class Labelled:
     cands: list[Candidate]
     X: Matrix
     y: int | None
-
-    @property
-    def agent(self) -> str:
-        assert self.conv.labels is not None
-        return self.conv.labels.agent
+    agent: str
 
     @property
     def step(self) -> int:
@@ -130,6 +127,44 @@ def _sort_key(p: Path) -> tuple[str, int, str]:
     return (str(p.parent), int(m.group(0)) if m else -1, p.name)
 
 
+_ROLE_SUFFIX = re.compile(r"\s*\(.*\)\s*$")
+
+
+def label_agent(conv: Conversation) -> str:
+    """The labelled agent as a speaker of the log: the name as written if someone spoke under
+    it, else the one speaker it names up to case, surrounding space and a role suffix
+    (``websurfer``, ``Orchestrator (-> WebSurfer)``); else as written (every method misses it,
+    and :func:`label_problems` says so).
+
+    >>> from planscope_analyzer.importers import parse_whowhen
+    >>> label_agent(parse_whowhen(b'{"history": [{"name": "WebSurfer", "content": "x"}],'
+    ...     b'"mistake_agent": " websurfer (-> x)", "mistake_step": "0"}', "x"))
+    'WebSurfer'
+    """
+    assert conv.labels is not None
+    name = conv.labels.agent
+    speakers = conv.speakers()
+    if name in speakers:
+        return name
+    key = _ROLE_SUFFIX.sub("", name).strip().casefold()
+    match = [s for s in speakers if s.strip().casefold() == key]
+    return match[0] if len(match) == 1 else name
+
+
+def label_problems(logs: Iterable[Labelled]) -> list[str]:
+    """Labels no method can get right: an agent that is not a speaker of the log, a step that
+    is not one of its history indices. They are scored (as misses), and reported."""
+    out = []
+    for g in logs:
+        if g.agent not in g.conv.speakers():
+            out.append(
+                f"{g.conv.source}: the label's agent {g.agent!r} is not a speaker of the log"
+            )
+        if not any(t.index == g.step for t in g.conv.turns):
+            out.append(f"{g.conv.source}: the label's step {g.step} is not in the history")
+    return out
+
+
 def load(paths: Iterable[Path]) -> list[Labelled]:
     """Read every labelled log; an unlabelled file is an error (this is an evaluation)."""
     out = []
@@ -141,19 +176,19 @@ def load(paths: Iterable[Path]) -> list[Labelled]:
                 )
             cands = candidates(conv)
             X = np.array([c.vector() for c in cands]).reshape(len(cands), len(FEATURES))
-            lab = conv.labels
+            agent = label_agent(conv)
             y = next(
-                (i for i, c in enumerate(cands) if c.step == lab.step and c.agent == lab.agent),
+                (i for i, c in enumerate(cands) if c.step == conv.labels.step and c.agent == agent),
                 None,
             )
-            out.append(Labelled(p, p.parent.name, conv, cands, X, y))
+            out.append(Labelled(p, p.parent.name, conv, cands, X, y, agent))
     return out
 
 
 def train(logs: Sequence[Labelled], fitted_on: str = "") -> Model:
-    """Fit the ranker (penalty by inner cross-validation on these logs only); every subset
-    weighs the same in total, so a large corpus of one kind of log does not drown a small one
-    of another kind."""
+    """Fit the ranker (shrunk towards :data:`PRIOR`, penalty by inner cross-validation on these
+    logs only); every subset weighs the same in total, so a large corpus of one kind of log
+    does not drown a small one of another kind."""
     usable = [g for g in logs if g.y is not None and len(g.cands) > 1]
     sizes: dict[str, int] = {}
     for g in usable:
@@ -165,7 +200,7 @@ def train(logs: Sequence[Labelled], fitted_on: str = "") -> Model:
         FEATURES,
         weight,
         fitted_on,
-        FEATURE_SETS,
+        PRIOR,
     )
 
 

@@ -54,29 +54,14 @@ FEATURES: tuple[str, ...] = (
 )
 """Feature names, in the order of the model's weight vector."""
 
-CORE: tuple[str, ...] = (
-    "position",
-    "first_action",
-    "speaker_share",
-    "by_plan_owner",
-    "plan",
-    "revised_plan",
-    "replan_decision",
-    "error_follows",
-    "first_error_cause",
-    "after_error",
-    "repetition_start",
-    "new_facts",
-    "answer_origin",
-    "answer_rests_on",
-    "hedge",
-)
-"""The smaller set: one feature per signal the design names (who acted and in which role, the
-plan and its revision, the first error and the reaction to it, where repetition starts, facts
-from nowhere, what the final answer rests on, hedged output)."""
-FEATURE_SETS: dict[str, tuple[str, ...]] = {"all": FEATURES, "core": CORE}
-"""The feature sets the inner cross-validation chooses between (fewer features vary less on
-few logs; more may carry more signal: the training logs decide, inside every fold)."""
+PRIOR: dict[str, float] = {"first_error_cause": 3.0, "first_action": 1.0}
+"""The ranker before it has seen a log: the first turn an error came back to (e^3 = 20 times as
+likely as an ordinary turn), else the first action (e^1 = 2.7 times) — the
+``first-error-receiver`` baseline, softened. Fitting shrinks the weights towards this, not
+towards zero (uniform over turns, i.e. "whoever has most turns"): with few logs of a kind the
+model stays near a rule that needs no training; with many, the logs decide. The two values
+were the first guess, set before any fit with them (docs/attribution.md lists the others
+tried afterwards)."""
 
 SIMILAR = 0.6
 """Word-set Jaccard similarity at which two turns of one speaker count as the same action

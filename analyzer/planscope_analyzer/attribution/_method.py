@@ -134,7 +134,6 @@ def shipped() -> Shipped:
         {str(k): float(v) for k, v in doc["weights"].items()},
         str(doc.get("fitted_on", "")),
         float(doc.get("l2", 1.0)),
-        str(doc.get("feature_set", "all")),
     )
     return Shipped(model, str(doc.get("default", METHOD)), frozenset(doc.get("fitted_logs") or ()))
 

@@ -3,17 +3,19 @@
 Each candidate ``c`` of a log gets a score ``w · x_c``; the probability that it is the decisive
 mistake is the softmax of the scores over the log's candidates (McFadden's conditional logit,
 i.e. a listwise ranker with one relevant item). The weights minimise the weighted negative
-log-likelihood of the labelled candidates plus an L2 penalty, by Newton's method (convex, one
-weight per feature: a few iterations; numpy is enough and scikit-learn has no conditional
-logit). Neither the penalty nor the feature set is a free choice: :func:`fit_cv` picks both
-(from :data:`L2_GRID` and the named feature sets it is given) by an inner cross-validation on
-the training logs only.
+log-likelihood of the labelled candidates plus an L2 penalty towards a *prior* weight vector
+(by default zero), by Newton's method (convex, one weight per feature: a few iterations; numpy
+is enough and scikit-learn has no conditional logit). The penalty is not a free choice:
+:func:`fit_cv` picks it from :data:`L2_GRID` by an inner cross-validation on the training logs
+only. With few logs the fit stays near the prior; with many the logs decide.
 
 >>> import numpy as np
 >>> X = [np.array([[1.0, 0.0], [0.0, 1.0]]), np.array([[0.0, 1.0], [1.0, 0.0]])]
 >>> m = fit(X, [0, 1], ("a", "b"))
 >>> m.weights["a"] > 0 > m.weights["b"]
 True
+>>> round(fit(X[:1], [0], ("a", "b"), l2=1e6, prior={"b": 2.0}).weights["b"], 2)  # the prior
+2.0
 """
 
 from __future__ import annotations
@@ -41,7 +43,6 @@ class Model:
     weights: dict[str, float]
     fitted_on: str = ""
     l2: float = 1.0
-    feature_set: str = "all"
 
     def scores(self, X: Matrix, features: Sequence[str]) -> Matrix:
         w = np.array([self.weights.get(f, 0.0) for f in features])
@@ -54,7 +55,6 @@ class Model:
                 "weights": self.weights,
                 "fitted_on": self.fitted_on,
                 "l2": self.l2,
-                "feature_set": self.feature_set,
             },
             indent=2,
         )
@@ -104,27 +104,33 @@ def fit(
     sample_weight: Sequence[float] | None = None,
     fitted_on: str = "",
     l2: float = 1.0,
+    prior: Mapping[str, float] | None = None,
 ) -> Model:
     """Fit the weights on logs ``X[i]`` (candidates by features) whose true candidate is
-    ``y[i]``, with ridge penalty ``l2``."""
+    ``y[i]``, with ridge penalty ``l2`` towards ``prior`` (missing features: 0)."""
     sw = [1.0] * len(X) if sample_weight is None else list(sample_weight)
     data = _Stacked.of(X, y, sw)
-    w = _newton(data, len(features), l2)
+    w = _newton(data, _prior(features, prior), l2)
     return Model({f: round(float(v), 6) for f, v in zip(features, w, strict=True)}, fitted_on, l2)
 
 
-def _newton(data: _Stacked, d: int, l2: float) -> Matrix:
-    w = np.zeros(d)
+def _prior(features: Sequence[str], prior: Mapping[str, float] | None) -> Matrix:
+    return np.array([(prior or {}).get(f, 0.0) for f in features], dtype=float)
+
+
+def _newton(data: _Stacked, w0: Matrix, l2: float) -> Matrix:
+    w = w0.copy()
+    d = len(w0)
 
     def loss(v: Matrix) -> float:
-        return 0.5 * l2 * float(v @ v) - float(data.sw @ data.loglik(v)[0])
+        return 0.5 * l2 * float((v - w0) @ (v - w0)) - float(data.sw @ data.loglik(v)[0])
 
     current = loss(w)
     for _ in range(ITERATIONS):
         _, p = data.loglik(w)
         weight = p * data.sw[data.seg]
         mean = np.add.reduceat(p[:, None] * data.X, data.starts)
-        grad = l2 * w - data.sw @ (data.X[data.y] - mean)
+        grad = l2 * (w - w0) - data.sw @ (data.X[data.y] - mean)
         hess = l2 * np.eye(d) + (data.X.T * weight) @ data.X - (mean.T * data.sw) @ mean
         step = np.linalg.solve(hess, grad)
         t = 1.0
@@ -145,38 +151,29 @@ def fit_cv(
     features: Sequence[str],
     sample_weight: Sequence[float] | None = None,
     fitted_on: str = "",
-    feature_sets: Mapping[str, Sequence[str]] | None = None,
+    prior: Mapping[str, float] | None = None,
 ) -> Model:
-    """:func:`fit` with the penalty (from :data:`L2_GRID`) and the feature set (one of
-    ``feature_sets``, default all ``features``) that maximise the held-out log-likelihood of an
-    inner :data:`INNER_FOLDS`-fold cross-validation over these logs. Features outside the chosen
-    set get weight 0."""
+    """:func:`fit` with the penalty (from :data:`L2_GRID`) that maximises the held-out
+    log-likelihood of an inner :data:`INNER_FOLDS`-fold cross-validation over these logs."""
     sw = [1.0] * len(X) if sample_weight is None else list(sample_weight)
-    sets = dict(feature_sets or {"all": tuple(features)})
+    w0 = _prior(features, prior)
     n = len(X)
     folds = [list(range(k, n, INNER_FOLDS)) for k in range(min(INNER_FOLDS, n))]
-    best, choice = -np.inf, (next(iter(sets)), 1.0)
-    for name, subset in sets.items():
-        cols = [features.index(f) for f in subset]
-        for l2 in L2_GRID:
-            total = 0.0
-            for test in folds:
-                held = set(test)
-                train = [i for i in range(n) if i not in held]
-                if not train:
-                    continue
-                data = _Stacked.of(
-                    [X[i][:, cols] for i in train], [y[i] for i in train], [sw[i] for i in train]
-                )
-                w = _newton(data, len(cols), l2)
-                probe = _Stacked.of(
-                    [X[i][:, cols] for i in test], [y[i] for i in test], [sw[i] for i in test]
-                )
-                total += float(probe.sw @ probe.loglik(w)[0])
-            if total > best:
-                best, choice = total, (name, l2)
-    name, l2 = choice
-    cols = [features.index(f) for f in sets[name]]
-    m = fit([x[:, cols] for x in X], y, list(sets[name]), sw, fitted_on, l2)
-    weights = {f: m.weights.get(f, 0.0) for f in features}
-    return Model(weights, fitted_on, l2, name)
+    best, choice = -np.inf, 1.0
+    for l2 in L2_GRID:
+        total = 0.0
+        for test in folds:
+            held = set(test)
+            train = [i for i in range(n) if i not in held]
+            if not train:
+                continue
+            w = _newton(
+                _Stacked.of([X[i] for i in train], [y[i] for i in train], [sw[i] for i in train]),
+                w0,
+                l2,
+            )
+            probe = _Stacked.of([X[i] for i in test], [y[i] for i in test], [sw[i] for i in test])
+            total += float(probe.sw @ probe.loglik(w)[0])
+        if total > best:
+            best, choice = total, l2
+    return fit(X, y, features, sw, fitted_on, choice, prior)

@@ -1,0 +1,225 @@
+"""Observed structure that needs more than one span: which executor-level span did which step of
+an observed plan, and which grouping span is the run.
+
+The span model (migrations 0011/0012) classifies each span alone, at ingest. Some structure is
+only visible across spans of a trace, so it is derived here, at read time, by one function that
+the trace API and the analyzer's loader both call (:func:`bind`). Every rule reads what the trace
+shows, never a span's name as a plan; everything it derives is *inferred* structure (the
+analyzers never report plan drift, bad plan JSON or context starvation about it):
+
+* **grouping run**: a trace without a run whose root span is unclassified and has an inferred
+  step (an agent invocation) directly under it: that root is the run (an application span that
+  groups several agent runs, e.g. a planner agent and an executor agent);
+* **containers**: an observed plan span that is the parent of another observed plan span is a
+  container showing the same plan (a graph's final state over its planner node's output, a node
+  over its LLM call): the innermost plan counts, the container does not;
+* **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
+  not a step of that plan;
+* **step binding**, for each other inferred step attempt, against the latest observed plan that
+  started before it, first rule that applies: its step name is a plan step's id; else the tools
+  called inside it (nearest enclosing step) name exactly one plan step's ``tool``. An
+  unclassified span (not inside a step) named exactly like a plan step's id is that step's
+  attempt too. An attempt none of these bind keeps its own step name;
+* **status**: an inferred attempt whose span is not an error but whose last tool call failed
+  failed (the executor gave up after its tool failed, e.g. a model that stops calling it);
+* **attempts** of one step are numbered in start order; tool and LLM calls belong to the
+  nearest enclosing step attempt.
+
+>>> spans = [
+...     SpanNode("r", "", "other", "app"),
+...     SpanNode("p", "r", "step", "planner", step_name="planner"),
+...     SpanNode("l", "p", "llm", "chat"),
+...     SpanNode("e", "r", "step", "executor", step_name="executor", start_ns=2),
+...     SpanNode("t", "e", "tool", "execute_tool pay", tool="pay", failed=True, start_ns=3),
+... ]
+>>> b = bind(spans, [ObservedStep("l", "pay-invoice", "pay", 0)])
+>>> (b.run_span_id, b.steps["e"], b.failed, b.actions["t"])
+('r', 'pay-invoice', frozenset({'e'}), 'e')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+__all__ = ["Binding", "ObservedStep", "SpanNode", "bind"]
+
+_MAX_DEPTH = 10_000
+"""Parent chains longer than this are bad data (a cycle): the walk stops."""
+
+
+@dataclass(frozen=True)
+class SpanNode:
+    """One span as the span model classified it (kind ``run`` / ``plan`` / ``step`` / ``tool``
+    / ``llm`` / ``other``), with what binding reads: its step name (step spans), whether the
+    span model inferred it, whether it failed, its tool name (tool spans) and its start."""
+
+    span_id: str
+    parent_span_id: str
+    kind: str
+    name: str
+    step_name: str = ""
+    inferred: bool = True
+    failed: bool = False
+    tool: str = ""
+    start_ns: int = 0
+
+
+@dataclass(frozen=True)
+class ObservedStep:
+    """One step of an observed plan: the plan's span, the step's id, tool and position."""
+
+    plan_span_id: str
+    step_id: str
+    tool: str
+    position: int
+
+
+@dataclass(frozen=True)
+class Binding:
+    """What :func:`bind` derived for one trace (span ids throughout)."""
+
+    run_span_id: str | None = None
+    """The grouping root that is the trace's run (None when the trace has a run or none)."""
+    containers: frozenset[str] = frozenset()
+    """Observed plan spans that only contain another observed plan (not plans themselves)."""
+    planners: frozenset[str] = frozenset()
+    """Inferred step attempts that made an observed plan."""
+    steps: dict[str, str] = field(default_factory=dict)
+    """Inferred step attempt → the plan step it did (only attempts that bound)."""
+    promoted: frozenset[str] = frozenset()
+    """Unclassified spans that are attempts of the plan step they are named after."""
+    failed: frozenset[str] = frozenset()
+    """Inferred attempts that failed (span status error, or their last tool call failed)."""
+    attempts: dict[str, int] = field(default_factory=dict)
+    """Inferred attempt → its number among its step's attempts (start order, from 1)."""
+    actions: dict[str, str] = field(default_factory=dict)
+    """Tool / LLM span → the step attempt enclosing it."""
+
+    def step_of(self, span_id: str, default: str) -> str:
+        """The step id of an attempt: its bound plan step, else ``default``."""
+        return self.steps.get(span_id, default)
+
+
+def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Binding:
+    """Derive the cross-span structure of one trace (module docstring), from its spans and the
+    steps of its observed plans."""
+    nodes = {s.span_id: s for s in spans}
+    if not nodes:
+        return Binding()
+    children: dict[str, list[SpanNode]] = {}
+    for node in nodes.values():
+        children.setdefault(node.parent_span_id, []).append(node)
+    run_span = _grouping_run(nodes, children)
+
+    plan_spans = {s.plan_span_id for s in plan_steps}
+    containers = frozenset(
+        p for p in plan_spans if any(c.span_id in plan_spans for c in children.get(p, ()))
+    )
+    plans: dict[str, list[ObservedStep]] = {}
+    for step in sorted(plan_steps, key=lambda s: s.position):
+        if step.plan_span_id not in containers:
+            plans.setdefault(step.plan_span_id, []).append(step)
+    ordered_plans = sorted(plans, key=lambda p: _start(nodes, p))
+
+    def enclosing_step(span_id: str, promoted: frozenset[str] = frozenset()) -> str | None:
+        current = nodes[span_id].parent_span_id if span_id in nodes else ""
+        for _ in range(_MAX_DEPTH):
+            node = nodes.get(current)
+            if node is None:
+                return None
+            if node.kind == "step" or node.span_id in promoted:
+                return node.span_id
+            current = node.parent_span_id
+        return None
+
+    step_ids = {s.step_id for steps in plans.values() for s in steps}
+    named = frozenset(
+        s.span_id
+        for s in nodes.values()
+        if s.kind == "other" and s.name in step_ids and s.span_id != run_span
+    )
+    promoted = frozenset(s for s in named if enclosing_step(s, named) is None)
+    attempts = [
+        s for s in nodes.values() if (s.kind == "step" and s.inferred) or s.span_id in promoted
+    ]
+    actions = {
+        s.span_id: owner
+        for s in nodes.values()
+        if s.kind in ("tool", "llm") and (owner := enclosing_step(s.span_id, promoted)) is not None
+    }
+    planners = frozenset(
+        owner
+        for p in plan_spans
+        for owner in [p if nodes.get(p, _NONE).kind == "step" else enclosing_step(p, promoted)]
+        if owner is not None and nodes[owner].inferred
+    )
+    tools_in: dict[str, list[SpanNode]] = {}
+    for span_id, owner in actions.items():
+        if nodes[span_id].kind == "tool":
+            tools_in.setdefault(owner, []).append(nodes[span_id])
+    for calls in tools_in.values():
+        calls.sort(key=lambda t: (t.start_ns, t.span_id))
+
+    bound: dict[str, str] = {}
+    for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
+        plan = _plan_before(ordered_plans, nodes, a.start_ns)
+        if plan is None:
+            continue
+        steps = plans[plan]
+        by_id = {s.step_id for s in steps}
+        name = a.name if a.span_id in promoted else a.step_name
+        if name in by_id:
+            bound[a.span_id] = name
+            continue
+        if a.span_id in planners:
+            continue
+        used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
+        planned = {s.step_id for s in steps if s.tool and s.tool in used}
+        if len(planned) == 1:
+            bound[a.span_id] = next(iter(planned))
+
+    failed = frozenset(
+        a.span_id
+        for a in attempts
+        if a.failed or (tools_in.get(a.span_id) and tools_in[a.span_id][-1].failed)
+    )
+    numbers: dict[str, int] = {}
+    seen: dict[str, int] = {}
+    for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
+        key = bound.get(a.span_id) or (a.name if a.span_id in promoted else a.step_name)
+        seen[key] = numbers[a.span_id] = seen.get(key, 0) + 1
+    return Binding(
+        run_span_id=run_span,
+        containers=containers,
+        planners=planners,
+        steps=bound,
+        promoted=promoted,
+        failed=failed,
+        attempts=numbers,
+        actions=actions,
+    )
+
+
+_NONE = SpanNode("", "", "", "")
+
+
+def _start(nodes: dict[str, SpanNode], span_id: str) -> tuple[int, str]:
+    node = nodes.get(span_id)
+    return (node.start_ns if node is not None else 0, span_id)
+
+
+def _plan_before(plans: Sequence[str], nodes: dict[str, SpanNode], start_ns: int) -> str | None:
+    """The latest observed plan that started before an attempt (else the first plan)."""
+    before = [p for p in plans if _start(nodes, p)[0] <= start_ns]
+    return before[-1] if before else (plans[0] if plans else None)
+
+
+def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]) -> str | None:
+    if any(s.kind == "run" for s in nodes.values()):
+        return None
+    roots = [s for s in nodes.values() if s.parent_span_id == "" and s.kind == "other"]
+    for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
+        if any(c.kind == "step" and c.inferred for c in children.get(root.span_id, ())):
+            return root.span_id
+    return None

@@ -1,0 +1,150 @@
+"""Cross-span observed structure (``planscope_collector.observed.bind``): each rule, and the
+cases where it must not bind (the shapes are those of tests/conformance/data)."""
+
+from __future__ import annotations
+
+from planscope_collector.observed import ObservedStep, SpanNode, bind
+
+PLAN = [
+    ObservedStep("plan", "lookup", "lookup_order", 0),
+    ObservedStep("plan", "refund", "issue_refund", 1),
+]
+
+
+def node(span_id: str, parent: str, kind: str, start: int, **kw: object) -> SpanNode:
+    return SpanNode(span_id, parent, kind, str(kw.pop("name", span_id)), start_ns=start, **kw)  # type: ignore[arg-type]
+
+
+def executor_trace(*, failing: bool) -> list[SpanNode]:
+    """A root agent, a planner LLM call (the plan), two executor sub-agents with their tools."""
+    refunds = [
+        node(f"t{i}", "e2", "tool", 20 + i, tool="issue_refund", failed=failing) for i in range(3)
+    ]
+    return [
+        node("root", "", "run", 0),
+        node("plan", "root", "llm", 1),
+        node("e1", "root", "step", 10, step_name="executor"),
+        node("t", "e1", "tool", 11, tool="lookup_order"),
+        node("e2", "root", "step", 19, step_name="executor"),
+        *refunds,
+    ]
+
+
+def test_executor_attempts_bind_to_the_plan_step_whose_tool_they_call() -> None:
+    b = bind(executor_trace(failing=True), PLAN)
+    assert b.steps == {"e1": "lookup", "e2": "refund"}
+    assert b.attempts == {"e1": 1, "e2": 1}
+    assert (b.failed, b.planners, b.run_span_id) == (frozenset({"e2"}), frozenset(), None)
+    assert {b.actions[f"t{i}"] for i in range(3)} == {"e2"}
+
+
+def test_a_healthy_attempt_is_not_failed_and_no_plan_binds_nothing() -> None:
+    assert bind(executor_trace(failing=False), PLAN).failed == frozenset()
+    b = bind(executor_trace(failing=True), [])
+    assert b.steps == {}
+    assert b.attempts == {"e1": 1, "e2": 2}  # both keep the step name "executor"
+
+
+def test_a_step_named_like_a_plan_step_binds_by_name_before_tools() -> None:
+    spans = [
+        node("root", "", "run", 0),
+        node("plan", "root", "llm", 1),
+        node("s", "root", "step", 5, step_name="refund"),
+        node("t", "s", "tool", 6, tool="lookup_order"),
+    ]
+    assert bind(spans, PLAN).steps == {"s": "refund"}
+
+
+def test_tools_of_two_plan_steps_in_one_attempt_bind_nothing() -> None:
+    spans = [
+        node("root", "", "run", 0),
+        node("plan", "root", "llm", 1),
+        node("s", "root", "step", 5, step_name="worker"),
+        node("a", "s", "tool", 6, tool="lookup_order"),
+        node("b", "s", "tool", 7, tool="issue_refund"),
+    ]
+    assert bind(spans, PLAN).steps == {}
+
+
+def test_the_planner_is_not_a_plan_step_and_tools_bind_through_unclassified_spans() -> None:
+    spans = [
+        node("root", "", "run", 0),
+        node("p", "root", "step", 1, step_name="planner"),
+        node("turn0", "p", "other", 2),
+        node("plan", "turn0", "llm", 3),
+        node("e", "root", "step", 10, step_name="executor"),
+        node("turn", "e", "other", 11),
+        node("t", "turn", "tool", 12, tool="issue_refund"),
+    ]
+    b = bind(spans, PLAN)
+    assert (b.planners, b.steps, b.actions["t"]) == (frozenset({"p"}), {"e": "refund"}, "e")
+
+
+def test_unclassified_spans_named_like_plan_steps_are_their_attempts() -> None:
+    spans = [
+        node("root", "", "run", 0),
+        node("plan", "root", "llm", 1),
+        node("c1", "root", "other", 5, name="lookup"),
+        node("c2", "root", "other", 9, name="refund", failed=True),
+        node("x", "c2", "other", 10, name="lookup"),  # inside a step: not another attempt
+        node("unrelated", "root", "other", 12, name="format"),
+    ]
+    b = bind(spans, PLAN)
+    assert b.promoted == frozenset({"c1", "c2"})
+    assert (b.steps, b.failed) == ({"c1": "lookup", "c2": "refund"}, frozenset({"c2"}))
+
+
+def test_a_root_over_agent_invocations_is_the_run_only_without_a_run() -> None:
+    spans = [
+        node("app", "", "other", 0),
+        node("p", "app", "step", 1, step_name="planner"),
+        node("plan", "p", "llm", 2),
+    ]
+    assert bind(spans, PLAN).run_span_id == "app"
+    assert (
+        bind([node("app", "", "other", 0), node("h", "app", "other", 1)], PLAN).run_span_id is None
+    )
+    declared = [node("app", "", "other", 0), node("r", "app", "run", 1), *spans[1:]]
+    assert bind(declared, PLAN).run_span_id is None
+    planscope_step = [node("app", "", "other", 0), node("s", "app", "step", 1, inferred=False)]
+    assert bind(planscope_step, PLAN).run_span_id is None
+
+
+def test_a_plan_span_over_another_plan_span_is_a_container() -> None:
+    spans = [
+        node("graph", "", "run", 0),
+        node("planner", "graph", "step", 1, step_name="planner"),
+        node("plan", "planner", "llm", 2),
+        node("tools", "graph", "step", 5, step_name="tools"),
+        node("t", "tools", "tool", 6, tool="issue_refund", failed=True),
+    ]
+    steps = [
+        *PLAN,
+        *(
+            ObservedStep(p, s.step_id, s.tool, s.position)
+            for p in ("graph", "planner")
+            for s in PLAN
+        ),
+    ]
+    b = bind(spans, steps)
+    assert b.containers == frozenset({"graph", "planner"})
+    assert (b.planners, b.steps, b.failed) == (
+        frozenset({"planner"}),
+        {"tools": "refund"},
+        frozenset({"tools"}),
+    )
+
+
+def test_a_replan_binds_later_attempts_to_the_newer_plan() -> None:
+    replan = [ObservedStep("plan2", "retry-refund", "issue_refund", 0)]
+    spans = [
+        *executor_trace(failing=True),
+        node("plan2", "root", "llm", 40),
+        node("e3", "root", "step", 41, step_name="executor"),
+        node("t9", "e3", "tool", 42, tool="issue_refund"),
+    ]
+    assert bind(spans, [*PLAN, *replan]).steps == {
+        "e1": "lookup",
+        "e2": "refund",
+        "e3": "retry-refund",
+    }
