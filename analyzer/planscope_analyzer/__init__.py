@@ -16,6 +16,7 @@ from ._engine import ANALYZER_VERSION, AnalysisResult, Analyzer, detect
 from ._evaluate import Report, score
 from ._load import load_traces
 from ._model import SEVERITIES, Finding, TraceData
+from ._settings import AnalyzerSettings
 from .detectors import DETECTORS, Detector
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "SEVERITIES",
     "AnalysisResult",
     "Analyzer",
+    "AnalyzerSettings",
     "Detector",
     "Finding",
     "Report",

@@ -236,8 +236,8 @@ def degrade_copy(store: Any, source: str, target: str, strip: Sequence[str] | No
     ``strip=None`` removes every ``planscope.*`` attribute (a third-party GenAI agent).
     """
     if strip is None:
-        attrs = "mapFilter((k, v) -> NOT startsWith(k, 'planscope.'), SpanAttributes)"
-        params: dict[str, Any] = {"src": source, "dst": target}
+        attrs = "mapFilter((k, v) -> NOT startsWith(k, {prefix:String}), SpanAttributes)"
+        params: dict[str, Any] = {"src": source, "dst": target, "prefix": A.NAMESPACE}
     else:
         attrs = "mapFilter((k, v) -> NOT has({strip:Array(String)}, k), SpanAttributes)"
         params = {"src": source, "dst": target, "strip": list(strip)}

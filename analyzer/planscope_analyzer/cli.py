@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import tempfile
@@ -20,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
-from planscope.cli import deprecated_alias, number
-from planscope.environment_variables import PLANSCOPE_API_KEY, collector_url
+from planscope.cli import client_settings, collector_options, deprecated_alias, number
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 
@@ -52,10 +50,9 @@ def parse_since(text: str) -> int:
 
 
 def _client(args: argparse.Namespace) -> Any:
-    from planscope.client import ClientSettings, CollectorClient
+    from planscope.client import CollectorClient
 
-    settings = ClientSettings(base_url=args.collector, api_key=args.api_key, project=args.project)
-    return CollectorClient(settings, user_agent="planscope-cli/analyze")
+    return CollectorClient(client_settings(args), user_agent="planscope-cli/analyze")
 
 
 def _table(findings: list[dict[str, Any]]) -> str:
@@ -75,8 +72,10 @@ def cmd_analyze(args: argparse.Namespace) -> int:
     with _client(args) as client:
         result = client.analyze(trace_id=args.trace_id, since_ns=since)
     if args.trace_id and not result.traces:
-        project = args.project or "default"
-        raise PlanscopeError(f"no trace {args.trace_id} in project {project!r} at {args.collector}")
+        project = client.settings.project or "default"
+        raise PlanscopeError(
+            f"no trace {args.trace_id} in project {project!r} at {client.base_url}"
+        )
     if args.format == "json":
         print(result.model_dump_json(indent=2))
     else:
@@ -163,17 +162,7 @@ def register(subparsers: Any) -> None:
     """Add ``analyze`` and ``evaluate`` to the ``planscope`` command."""
 
     def connection(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--collector",
-            default=collector_url(),
-            help="collector URL (env PLANSCOPE_ENDPOINT)",
-        )
-        p.add_argument(
-            "--api-key",
-            default=os.environ.get(PLANSCOPE_API_KEY),
-            help="API key for the collector (env PLANSCOPE_API_KEY)",
-        )
-        p.add_argument("--project", help="project to read in open mode (default: default)")
+        collector_options(p)
         p.add_argument("--format", choices=["table", "json"], default="table", help="output")
 
     analyze = subparsers.add_parser("analyze", help="run the detectors on stored traces")

@@ -2,8 +2,9 @@
 
 The collector calls :func:`extension` (see ``planscope_collector.extensions``). ``on_flush``
 records which traces got new spans; a background thread analyses a trace once it has been
-quiet for :data:`QUIET_SECONDS` and its root span has arrived (or, without a root, after
-:data:`ROOT_WAIT_SECONDS`). Every :data:`POLL_SECONDS` it also searches the store for traces
+quiet for ``quiet_seconds`` and its root span has arrived (or, without a root, after
+``root_wait_seconds``; :class:`AnalyzerSettings`, read from ``PLANSCOPE_ANALYZER_*`` when the
+extension starts). Every ``poll_seconds`` it also searches the store for traces
 that changed without passing through this process (an OpenTelemetry Collector writing into
 ``otel_traces`` directly), as ``--role analyze`` does. Before each pass, LLM calls of models
 not priced yet get their price (``planscope_collector.prices``). Only those traces are read, so
@@ -21,7 +22,6 @@ Routes (project from the collector's ``project_of`` dependency):
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -29,27 +29,24 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Body, Depends, Query
-from planscope import api
-from planscope import environment_variables as ENV
+from planscope import PlanscopeError, api
 from planscope.semconv import FINDING_KINDS
+from planscope_collector import settings_problems
 from planscope_collector.extensions import Leases, api_error, ingest_backlogged, project_of
 from planscope_collector.prices import price_new_models
+from pydantic import ValidationError
 
 from ._engine import AnalysisResult, Analyzer
 from ._findings import list_findings
 from ._load import ns_to_datetime
 from ._model import SEVERITIES
+from ._settings import AnalyzerSettings
 
 if TYPE_CHECKING:
     from planscope_collector import Collector
 
 log = logging.getLogger("planscope.analyzer")
 
-QUIET_SECONDS = float(os.environ.get(ENV.PLANSCOPE_ANALYZER_QUIET_SECONDS, "2.0"))
-"""A trace is analysed once no span of it arrived for this long (env
-``PLANSCOPE_ANALYZER_QUIET_SECONDS``)."""
-ROOT_WAIT_SECONDS = float(os.environ.get(ENV.PLANSCOPE_ANALYZER_ROOT_WAIT_SECONDS, "30"))
-"""Traces whose root span has not arrived are analysed anyway after this much quiet."""
 TICK_SECONDS = 0.25
 DEFAULT_WINDOW_SECONDS = 24 * 3600
 MAX_PENDING = 1_000_000
@@ -57,11 +54,6 @@ MAX_PENDING = 1_000_000
 RESPONSE_FINDINGS = 1000
 MAX_DEFER_SECONDS = 30.0
 """Analysis waits for an ingest backlog to clear at most this long before it runs anyway."""
-POLL_SECONDS = float(os.environ.get(ENV.PLANSCOPE_ANALYZER_POLL_SECONDS, "5"))
-"""How often the store is searched for traces to analyse (all the work with ``--role analyze``;
-with ``--role all``, the traces this process did not write itself)."""
-LOOKBACK_SECONDS = float(os.environ.get(ENV.PLANSCOPE_ANALYZER_LOOKBACK_SECONDS, "3600"))
-"""With ``--role analyze``: how far back each search looks (the first one looks back a day)."""
 POLL_LEASE_KEY = "analyzer-poll"
 MAX_NANOS = (1 << 63) - 1
 """The last instant DateTime64(9) holds: larger times are refused (400), never sent to SQL."""
@@ -94,15 +86,9 @@ class AnalyzerService:
     >>> # service = extension(collector); service.on_flush({("default", "5b8e...")})
     """
 
-    def __init__(
-        self,
-        collector: Collector,
-        quiet_seconds: float = QUIET_SECONDS,
-        root_wait_seconds: float = ROOT_WAIT_SECONDS,
-    ) -> None:
+    def __init__(self, collector: Collector, settings: AnalyzerSettings | None = None) -> None:
         self.collector = collector
-        self.quiet_seconds = quiet_seconds
-        self.root_wait_seconds = root_wait_seconds
+        self.settings = settings or AnalyzerSettings()
         self._pending: dict[tuple[str, str], float] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -148,7 +134,7 @@ class AnalyzerService:
         due: dict[str, dict[str, float]] = {}
         with self._lock:
             for (project, trace_id), seen in self._pending.items():
-                if now - seen >= self.quiet_seconds or len(self._pending) > MAX_PENDING:
+                if now - seen >= self.settings.quiet_seconds or len(self._pending) > MAX_PENDING:
                     due.setdefault(project, {})[trace_id] = now - seen
         return due
 
@@ -163,7 +149,7 @@ class AnalyzerService:
 
     def _loop(self) -> None:
         deferred_since: float | None = None
-        next_poll = time.monotonic() + POLL_SECONDS
+        next_poll = time.monotonic() + self.settings.poll_seconds
         lookback = 86400.0  # the first search catches up on a day
         while not self._stop.wait(TICK_SECONDS):
             if self._ingest_backlogged():
@@ -177,10 +163,10 @@ class AnalyzerService:
                     # Spans this process did not write (an OpenTelemetry Collector's
                     # clickhouseexporter inserting into otel_traces, another replica) reach the
                     # typed tables through the span model's views; find and analyse them too.
-                    next_poll = time.monotonic() + POLL_SECONDS
+                    next_poll = time.monotonic() + self.settings.poll_seconds
                     for project in self.analyzer().projects():
                         self.poll_project(project, lookback)
-                    lookback = LOOKBACK_SECONDS
+                    lookback = self.settings.lookback_seconds
             except Exception as exc:  # keep the thread alive; retry on the next tick
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.warning("analysis failed (will retry): %s", self.last_error)
@@ -190,7 +176,9 @@ class AnalyzerService:
         total = AnalysisResult()
         for project, quiet in self._due().items():
             rooted = self._rooted(project, list(quiet))
-            ready = [t for t, q in quiet.items() if t in rooted or q >= self.root_wait_seconds]
+            ready = [
+                t for t, q in quiet.items() if t in rooted or q >= self.settings.root_wait_seconds
+            ]
             if not ready:
                 continue
             price_new_models(self.collector.store)  # costs of the new LLM calls first
@@ -213,9 +201,11 @@ class AnalyzerService:
         leases: Leases | None = None
         held: dict[str, Any] = {}
         lookback = 86400.0  # the first search catches up on a day
-        while not self._stop.wait(POLL_SECONDS if held or leases else 0.5):
+        while not self._stop.wait(self.settings.poll_seconds if held or leases else 0.5):
             try:
-                leases = leases or Leases(self.collector.store, ttl=max(30.0, 6 * POLL_SECONDS))
+                leases = leases or Leases(
+                    self.collector.store, ttl=max(30.0, 6 * self.settings.poll_seconds)
+                )
                 for project in self.analyzer().projects():
                     lease = held.get(project)
                     lease = (
@@ -226,7 +216,7 @@ class AnalyzerService:
                         continue
                     held[project] = lease
                     self.poll_project(project, lookback)
-                lookback = LOOKBACK_SECONDS
+                lookback = self.settings.lookback_seconds
             except Exception as exc:  # the store may be down; try again next tick
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 log.warning("analysis poll failed (will retry): %s", self.last_error)
@@ -245,7 +235,7 @@ class AnalyzerService:
             {
                 "project": project,
                 "since": ns_to_datetime(now - int(lookback_seconds * 1e9)),
-                "quiet_before": ns_to_datetime(now - int(self.quiet_seconds * 1e9)),
+                "quiet_before": ns_to_datetime(now - int(self.settings.quiet_seconds * 1e9)),
             },
         )
         with self._lock:  # traces this process was told about are analysed by run_due
@@ -374,5 +364,10 @@ def build_router(service: AnalyzerService) -> APIRouter:
 
 
 def extension(collector: Collector) -> AnalyzerService:
-    """Factory the collector calls (``planscope_collector.extensions``)."""
-    return AnalyzerService(collector)
+    """Factory the collector calls (``planscope_collector.extensions``); the settings are read
+    from the environment now, when the collector starts."""
+    try:
+        settings = AnalyzerSettings()
+    except ValidationError as exc:
+        raise PlanscopeError(f"invalid analyzer settings: {settings_problems(exc)}") from None
+    return AnalyzerService(collector, settings)

@@ -16,7 +16,7 @@ from ._errors import (
 )
 from ._otlp import JSON, PROTOBUF, parse_request
 from ._server import BackgroundServer, serve
-from ._settings import CollectorSettings, load_keys_file
+from ._settings import CollectorSettings, load_keys_file, settings_problems
 
 __all__ = [
     "JSON",
@@ -36,4 +36,5 @@ __all__ = [
     "load_keys_file",
     "parse_request",
     "serve",
+    "settings_problems",
 ]

@@ -256,7 +256,7 @@ def create_app(settings: CollectorSettings, store: Store | None = None) -> FastA
 
     >>> from pathlib import Path
     >>> app = create_app(CollectorSettings(data_dir=Path("/tmp/planscope-doc")))
-    >>> sorted(r.path for r in app.routes if r.path.startswith("/v1"))
+    >>> sorted(p for r in app.routes if (p := getattr(r, "path", "")).startswith("/v1"))
     ['/v1/traces']
     """
     collector = Collector(settings, store)

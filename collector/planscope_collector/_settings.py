@@ -1,7 +1,8 @@
 """Collector configuration: one validated object built from CLI flags and environment variables.
 
-Every field can be set as ``PLANSCOPE_<FIELD>`` in the environment (``PLANSCOPE_MAX_BODY_BYTES``,
-``PLANSCOPE_MAX_CONCURRENT_REQUESTS``, ...); a CLI flag, or a value passed in code, wins.
+Every field is read from its variable of ``planscope.environment_variables``
+(``PLANSCOPE_MAX_BODY_BYTES``, ``PLANSCOPE_MAX_CONCURRENT_REQUESTS``, ...); a CLI flag, or a value
+passed in code, wins.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from planscope import environment_variables as ENV
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_DATA_DIR = Path(".planscope")
@@ -37,65 +39,64 @@ class ApiKey(BaseModel):
 
 
 class CollectorSettings(BaseSettings):
-    """Everything ``planscope serve`` can be told.
+    """Everything ``planscope serve`` can be told; each field is read from its variable in
+    ``planscope.environment_variables`` (documented there and in docs/configuration.md).
 
     >>> CollectorSettings(data_dir=Path("/tmp/ps")).dsn
     'chdb:///tmp/ps/store'
     """
 
-    model_config = SettingsConfigDict(frozen=True, extra="forbid", env_prefix="PLANSCOPE_")
+    model_config = SettingsConfigDict(
+        frozen=True,
+        extra="forbid",
+        validate_by_name=True,
+        env_ignore_empty=True,
+        env_parse_none_str="off",  # PLANSCOPE_GRPC_PORT=off, as --grpc-port off
+    )
 
-    host: str = "127.0.0.1"
-    port: int = Field(4318, ge=0, le=65535)
-    """OTLP/HTTP and the query API."""
-    grpc_port: int | None = Field(4317, ge=0, le=65535)
-    """OTLP/gRPC; 0 picks a free port, None turns gRPC off."""
-    data_dir: Path = DEFAULT_DATA_DIR
-    """Spool and (in embedded mode) the chDB store live here."""
-    clickhouse_url: str | None = None
-    """``http(s)://user:pass@host:8123/db`` for a ClickHouse server; None means embedded chDB."""
-    api_keys: dict[str, ApiKey] = Field(default_factory=dict)
-    """API key -> project (and scopes). Empty means open mode (project from the resource
-    attribute, every route open)."""
-    max_body_bytes: int = Field(16 << 20, gt=0)
-    """Largest OTLP request body accepted as sent (compressed), answered with 413 beyond."""
-    max_api_body_bytes: int = Field(1 << 20, gt=0)
-    """Largest body of any other route (``/api/...``): 413 beyond, checked before reading."""
-    max_decompressed_bytes: int = Field(64 << 20, gt=0)
-    max_json_depth: int = Field(128, ge=8)
-    """Deepest nesting of objects and arrays in an OTLP/JSON body (400 beyond)."""
-    max_json_values: int = Field(2_000_000, gt=0)
-    """Most values (objects, arrays, scalars) in an OTLP/JSON body: bounds decoding memory."""
-    max_resource_expansion_bytes: int = Field(64 << 20, gt=0)
-    """A resource's attributes are stored on every one of its spans: (resource size x spans)
-    summed over a request may not exceed this (413)."""
-    max_concurrent_requests: int = Field(64, gt=0)
-    """Requests handled at once; more are answered 503 + Retry-After at once (``/healthz`` is
-    exempt)."""
-    max_concurrent_decodes: int = Field(2, gt=0)
-    """Requests inflated and parsed at once (the rest wait): bounds decoding memory."""
-    upload_timeout_seconds: float = Field(30.0, gt=0)
-    """A request body must arrive within this time (408 otherwise): stalled uploads end."""
-    max_trace_spans: int = Field(10_000, gt=0)
-    """Most spans ``GET /api/traces/{id}`` returns in one page (``?offset=`` pages on)."""
-    max_alert_rules: int = Field(100, gt=0)
-    """Most alert rules per project (409 beyond)."""
-    spool_max_bytes: int = Field(1 << 30, gt=0)
-    """When this much is accepted but not yet stored, ingest answers 503 with Retry-After."""
-    segment_max_bytes: int = Field(32 << 20, gt=0)
-    """A spool segment is sealed at this size (or ``flush_interval`` age) and becomes one insert.
-    Large: every insert pays a fixed cost per table and view, and each part it writes is merged
-    again later (32 MiB ~ 17k spans of ~1.9 KB; 8 MiB cost ~1.6x the CPU per span)."""
-    flush_interval: float = Field(0.5, gt=0)
-    ttl_days: int = Field(30, gt=0)
-    dedup_window_seconds: int = Field(24 * 3600, ge=0)
-    """Re-deliveries of an identical request within this window are acknowledged, not stored."""
-    retry_after_seconds: int = Field(5, gt=0)
-    migrate_on_start: bool = True
-    role: Literal["all", "ingest", "analyze"] = "all"
-    """``all``: one node does everything. Scaled out: N replicas with ``ingest`` (OTLP, spool,
-    writer, query API; no analysis) and one or more with ``analyze`` (no ingest; they discover
-    new traces in the store, whoever wrote them, and a lease makes one of them work at a time)."""
+    host: str = Field("127.0.0.1", validation_alias=ENV.PLANSCOPE_HOST)
+    port: int = Field(4318, ge=0, le=65535, validation_alias=ENV.PLANSCOPE_PORT)
+    grpc_port: int | None = Field(4317, ge=0, le=65535, validation_alias=ENV.PLANSCOPE_GRPC_PORT)
+    data_dir: Path = Field(DEFAULT_DATA_DIR, validation_alias=ENV.PLANSCOPE_DATA_DIR)
+    clickhouse_url: str | None = Field(None, validation_alias=ENV.PLANSCOPE_CLICKHOUSE_URL)
+    api_keys: dict[str, ApiKey] = Field(
+        default_factory=dict, validation_alias=ENV.PLANSCOPE_API_KEYS
+    )
+    max_body_bytes: int = Field(16 << 20, gt=0, validation_alias=ENV.PLANSCOPE_MAX_BODY_BYTES)
+    max_api_body_bytes: int = Field(
+        1 << 20, gt=0, validation_alias=ENV.PLANSCOPE_MAX_API_BODY_BYTES
+    )
+    max_decompressed_bytes: int = Field(
+        64 << 20, gt=0, validation_alias=ENV.PLANSCOPE_MAX_DECOMPRESSED_BYTES
+    )
+    max_json_depth: int = Field(128, ge=8, validation_alias=ENV.PLANSCOPE_MAX_JSON_DEPTH)
+    max_json_values: int = Field(2_000_000, gt=0, validation_alias=ENV.PLANSCOPE_MAX_JSON_VALUES)
+    max_resource_expansion_bytes: int = Field(
+        64 << 20, gt=0, validation_alias=ENV.PLANSCOPE_MAX_RESOURCE_EXPANSION_BYTES
+    )
+    max_concurrent_requests: int = Field(
+        64, gt=0, validation_alias=ENV.PLANSCOPE_MAX_CONCURRENT_REQUESTS
+    )
+    max_concurrent_decodes: int = Field(
+        2, gt=0, validation_alias=ENV.PLANSCOPE_MAX_CONCURRENT_DECODES
+    )
+    upload_timeout_seconds: float = Field(
+        30.0, gt=0, validation_alias=ENV.PLANSCOPE_UPLOAD_TIMEOUT_SECONDS
+    )
+    max_trace_spans: int = Field(10_000, gt=0, validation_alias=ENV.PLANSCOPE_MAX_TRACE_SPANS)
+    max_alert_rules: int = Field(100, gt=0, validation_alias=ENV.PLANSCOPE_MAX_ALERT_RULES)
+    spool_max_bytes: int = Field(1 << 30, gt=0, validation_alias=ENV.PLANSCOPE_SPOOL_MAX_BYTES)
+    # Large: every insert pays a fixed cost per table and view, and each part it writes is
+    # merged again later (32 MiB ~ 17k spans of ~1.9 KB; 8 MiB cost ~1.6x the CPU per span).
+    segment_max_bytes: int = Field(32 << 20, gt=0, validation_alias=ENV.PLANSCOPE_SEGMENT_MAX_BYTES)
+    flush_interval: float = Field(0.5, gt=0, validation_alias=ENV.PLANSCOPE_FLUSH_INTERVAL)
+    ttl_days: int = Field(30, gt=0, validation_alias=ENV.PLANSCOPE_TTL_DAYS)
+    dedup_window_seconds: int = Field(
+        24 * 3600, ge=0, validation_alias=ENV.PLANSCOPE_DEDUP_WINDOW_SECONDS
+    )
+    retry_after_seconds: int = Field(5, gt=0, validation_alias=ENV.PLANSCOPE_RETRY_AFTER_SECONDS)
+    migrate_on_start: bool = Field(True, validation_alias=ENV.PLANSCOPE_MIGRATE_ON_START)
+    role: Literal["all", "ingest", "analyze"] = Field("all", validation_alias=ENV.PLANSCOPE_ROLE)
 
     @field_validator("clickhouse_url")
     @classmethod
@@ -126,6 +127,20 @@ class CollectorSettings(BaseSettings):
     @property
     def spool_dir(self) -> Path:
         return self.data_dir / "spool"
+
+
+def settings_problems(exc: ValidationError) -> str:
+    """One line naming each bad setting (its variable, when it came from the environment).
+
+    >>> try:
+    ...     CollectorSettings(port=-1)
+    ... except ValidationError as exc:
+    ...     print(settings_problems(exc))
+    port: Input should be greater than or equal to 0
+    """
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors()
+    )
 
 
 def redact_url(url: str) -> str:

@@ -211,7 +211,7 @@ def step_stats(store: Store, scope: _Scope, limit: int) -> dict[str, Any]:
         ) AS a
         INNER JOIN run_ids AS r ON r.TraceId = a.TraceId
         LEFT JOIN (
-            SELECT TraceId, SpanAttributes['planscope.step.id'] AS StepId, count() AS exceeded
+            SELECT TraceId, SpanAttributes[{{step_key:String}}] AS StepId, count() AS exceeded
             FROM otel_traces
             WHERE {scope.otel_where} AND has(Events.Name, {{event:String}})
             GROUP BY TraceId, StepId
@@ -220,7 +220,7 @@ def step_stats(store: Store, scope: _Scope, limit: int) -> dict[str, Any]:
         ORDER BY failed_runs DESC, retries DESC, error_attempts DESC, agent, step
         LIMIT {{limit:UInt32}}
     """
-    rows = store.query(sql, {**scope.params, "limit": limit})
+    rows = store.query(sql, {**scope.params, "limit": limit, "step_key": A.STEP_ID})
     return {"steps": rows, "limit": limit}
 
 

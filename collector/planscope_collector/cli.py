@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from planscope.cli import number, port
 from pydantic import ValidationError
 
 from ._server import serve
-from ._settings import CollectorSettings, load_keys_file
+from ._settings import CollectorSettings, load_keys_file, settings_problems
 from .storage import open_store
 from .storage._migrations import MAX_TTL_DAYS
 
@@ -36,15 +35,14 @@ __all__ = ["register", "settings_from_args"]
 
 def _store_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--data-dir",
-        type=Path,
-        default=Path(os.environ.get("PLANSCOPE_DATA_DIR", ".planscope")),
-        help="spool and embedded store directory (env PLANSCOPE_DATA_DIR)",
+        "--data-dir", type=Path, help=_setting("data_dir", "spool and embedded store directory")
     )
     p.add_argument(
         "--clickhouse-url",
-        default=os.environ.get("PLANSCOPE_CLICKHOUSE_URL"),
-        help="a ClickHouse server, http(s)://user:pass@host:8123/db, instead of the embedded store",
+        help=_setting(
+            "clickhouse_url",
+            "a ClickHouse server, http(s)://user:pass@host:8123/db, instead of the embedded store",
+        ),
     )
 
 
@@ -59,7 +57,9 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> CollectorSetti
         keys.update(load_keys_file(args.keys_file))
     if getattr(args, "api_key", None):
         keys[args.api_key] = args.project
-    values: dict[str, Any] = {"api_keys": keys, **extra}
+    values: dict[str, Any] = dict(extra)
+    if keys:  # else PLANSCOPE_API_KEYS applies
+        values["api_keys"] = keys
     if getattr(args, "data_dir", None) is not None:
         values["data_dir"] = args.data_dir
     if getattr(args, "clickhouse_url", None):
@@ -72,10 +72,7 @@ def settings_from_args(args: argparse.Namespace, **extra: Any) -> CollectorSetti
     try:
         settings = CollectorSettings(**values)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors()
-        )
-        raise PlanscopeError(f"invalid settings: {problems}") from None
+        raise PlanscopeError(f"invalid settings: {settings_problems(exc)}") from None
     if settings.data_dir.exists() and not settings.data_dir.is_dir():
         raise PlanscopeError(f"--data-dir {settings.data_dir} exists and is not a directory")
     return settings
@@ -133,13 +130,11 @@ def _locked(status: Path) -> bool:
     return False
 
 
-_DEFAULTS = {name: field.default for name, field in CollectorSettings.model_fields.items()}
-
-
 def _setting(name: str, text: str) -> str:
     """Help for a flag of a collector setting. The flag's own default stays None, so that
     the setting's environment variable applies when the flag is not given (a flag wins)."""
-    return f"{text} (default: {_DEFAULTS[name]}, env PLANSCOPE_{name.upper()})"
+    field = CollectorSettings.model_fields[name]
+    return f"{text} (default: {field.default}, env {field.validation_alias})"
 
 
 def _ttl_arg(p: argparse.ArgumentParser) -> None:
@@ -211,10 +206,7 @@ def register(sub: Any) -> None:
     ):
         p = actions.add_parser(name, help=help_text)
         p.add_argument(
-            "--data-dir",
-            type=Path,
-            default=Path(os.environ.get("PLANSCOPE_DATA_DIR", ".planscope")),
-            help="the collector's data directory (default: .planscope, env PLANSCOPE_DATA_DIR)",
+            "--data-dir", type=Path, help=_setting("data_dir", "the collector's data directory")
         )
         if name == "list":
             p.add_argument("--json", action="store_true", help="one JSON object per line")
@@ -222,8 +214,9 @@ def register(sub: Any) -> None:
         else:
             p.add_argument(
                 "--clickhouse-url",
-                default=os.environ.get("PLANSCOPE_CLICKHOUSE_URL"),
-                help="a ClickHouse server instead of the embedded store in --data-dir",
+                help=_setting(
+                    "clickhouse_url", "a ClickHouse server instead of the embedded store"
+                ),
             )
             p.add_argument("ids", nargs="*", metavar="ID", help="quarantine ids (default: all)")
             p.set_defaults(func=_replay)
@@ -239,7 +232,7 @@ def _quarantine(data_dir: Path) -> Any:
 
 
 def _list(args: argparse.Namespace) -> int:
-    items = _quarantine(args.data_dir).list()
+    items = _quarantine(settings_from_args(args).data_dir).list()
     for item in items:
         if args.json:
             print(
@@ -262,15 +255,14 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from ._settings import CollectorSettings
     from ._writer import replay_quarantined
     from .storage import StoreError, open_store
 
-    quarantine = _quarantine(args.data_dir)
+    settings = settings_from_args(args)
+    quarantine = _quarantine(settings.data_dir)
     unknown = set(args.ids) - {item.id for item in quarantine.list()}
     if unknown:
         raise PlanscopeError(f"no quarantined request with id {', '.join(sorted(unknown))}")
-    settings = CollectorSettings(data_dir=args.data_dir, clickhouse_url=args.clickhouse_url)
     try:
         store = open_store(settings.dsn)
     except StoreError as exc:

@@ -49,7 +49,7 @@ def dag_label(step_id: str, attempts: int, chars: int) -> str:
     """A node label that fits ``chars`` characters: the step id cut with "…", then ``xN``.
 
     >>> dag_label("fetch-the-invoice-from-erp", 3, 12)
-    'fetch-the… x3'
+    'fetch-th… x3'
     """
     suffix = f" x{attempts}" if attempts > 1 else ""
     room = max(chars - len(suffix), 1)

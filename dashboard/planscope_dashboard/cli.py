@@ -12,15 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
-from planscope.cli import port
-from planscope.client import DEFAULT_COLLECTOR_URL
-from planscope.environment_variables import (
-    PLANSCOPE_API_KEY,
-    PLANSCOPE_COLLECTOR_URL,
-    PLANSCOPE_ENDPOINT,
-    PLANSCOPE_PROJECT,
-    collector_url,
-)
+from planscope import environment_variables as ENV
+from planscope.cli import client_settings, collector_options, port
 
 APP_FILE = Path(__file__).with_name("app.py")
 
@@ -30,21 +23,7 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "dashboard", help="run the web dashboard (Streamlit) against a collector"
     )
-    p.add_argument(
-        "--collector",
-        default=collector_url(default=DEFAULT_COLLECTOR_URL),
-        help=f"collector base URL (env {PLANSCOPE_ENDPOINT})",
-    )
-    p.add_argument(
-        "--api-key",
-        default=os.environ.get(PLANSCOPE_API_KEY),
-        help=f"API key for the query API (env {PLANSCOPE_API_KEY})",
-    )
-    p.add_argument(
-        "--project",
-        default=os.environ.get(PLANSCOPE_PROJECT),
-        help=f"project to read when the collector runs without keys (env {PLANSCOPE_PROJECT})",
-    )
+    collector_options(p)
     p.add_argument("--host", default="127.0.0.1", help="address to listen on")
     p.add_argument("--port", type=port, default=8501, help="port to listen on")
     p.set_defaults(func=run)
@@ -58,10 +37,14 @@ def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
     >>> cmd[1:4], env["PLANSCOPE_ENDPOINT"]
     (['-m', 'streamlit', 'run'], 'http://c:1')
     """
+    settings = client_settings(args)
     env = dict(os.environ)
-    env[PLANSCOPE_ENDPOINT] = args.collector
-    env.pop(PLANSCOPE_COLLECTOR_URL, None)
-    for name, value in ((PLANSCOPE_API_KEY, args.api_key), (PLANSCOPE_PROJECT, args.project)):
+    env[ENV.PLANSCOPE_ENDPOINT] = settings.base_url
+    env.pop(ENV.PLANSCOPE_COLLECTOR_URL, None)
+    for name, value in (
+        (ENV.PLANSCOPE_API_KEY, settings.api_key),
+        (ENV.PLANSCOPE_PROJECT, settings.project),
+    ):
         if value:
             env[name] = value
         else:
@@ -95,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     _check_port(args.host, args.port)
     cmd, env = command(args)
     print(
-        f"planscope dashboard on http://{args.host}:{args.port} (collector {args.collector})",
+        f"planscope dashboard on http://{args.host}:{args.port} "
+        f"(collector {env[ENV.PLANSCOPE_ENDPOINT]})",
         file=sys.stderr,
     )
     proc = subprocess.Popen(cmd, env=env)

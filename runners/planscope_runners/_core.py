@@ -137,6 +137,18 @@ class StepOutcome:
     self_assessment: str | None = None
 
 
+def _reach(depends_on: Mapping[str, Sequence[str]], start: str) -> set[str]:
+    """Every step ``start`` transitively depends on (unknown ids and cycles tolerated)."""
+    seen: set[str] = set()
+    todo = list(depends_on.get(start, ()))
+    while todo:
+        d = todo.pop()
+        if d not in seen:
+            seen.add(d)
+            todo += depends_on.get(d, ())
+    return seen
+
+
 # --- the run ------------------------------------------------------------------------------------
 class Run:
     """One task executed by one variant: the state and services the variants share."""
@@ -179,6 +191,9 @@ class Run:
         self.dropped_edges: set[str] = set()
         """Steps whose planned edge was dropped and the fault's premise held in that plan (the
         reader requires what the producer produces; the two writers write one resource)."""
+        self.cut_off: dict[str, set[str]] = {}
+        """Target of a dropped dependency -> other readers of its key that the drop cut off
+        from the producer (they reached it only through the target)."""
         self.step_times: dict[str, list[tuple[float, float]]] = {}
         """Step id -> the (start, end) of each of its attempts (monotonic clock)."""
         self.run_id = uuid.uuid4().hex
@@ -345,7 +360,29 @@ class Run:
                 with self._lock:
                     self.dropped_edges.add(step.id)
             out.append(step.model_copy(update={"depends_on": deps}))
+        self._note_cut_off(steps, out)
         return out
+
+    def _note_cut_off(self, before: list[StepIR], after: list[StepIR]) -> None:
+        """Readers of a dropped dependency's key, other than its target, that no longer reach
+        the producer: the same missing edge is an implicit dependency of theirs too."""
+        old = {s.id: s.depends_on for s in before}
+        new = {s.id: s.depends_on for s in after}
+        for target, (producer, fault) in self.drop_edges.items():
+            if fault.knob != "implicit_dependency" or target not in self.dropped_edges:
+                continue
+            key = str(fault.params["key"])
+            cut = {
+                s.id
+                for s in after
+                if s.id not in (target, producer)
+                and key in s.requires
+                and producer in _reach(old, s.id)
+                and producer not in _reach(new, s.id)
+            }
+            if cut:
+                with self._lock:
+                    self.cut_off.setdefault(target, set()).update(cut)
 
     def overlapped(self, a: str, b: str) -> bool:
         """Whether some attempt of step ``a`` ran while one of step ``b`` was running."""

@@ -641,13 +641,16 @@ def expected_findings(
     *,
     fired_at: Callable[[str], str | None] = lambda knob: None,
     fired_steps: Callable[[str], Sequence[str]] = lambda knob: (),
+    cut_off: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[ExpectedFinding], list[ExpectedFinding]]:
     """(expected, negatives) findings for a run with these faults.
 
     ``fired_at(knob)`` maps a tool knob to the step id where it fired (ReAct's iterations);
     by default the ground-truth step id is used. ``fired_steps(knob)`` lists every step where
     it fired: a loop fault that took effect at several plan steps of the task (parallel steps
-    performing the same action) labels a loop at each of them.
+    performing the same action) labels a loop at each of them. ``cut_off`` maps the target of a
+    dropped dependency to the other readers of its key the drop cut off from the producer
+    (they depended on the target only): each is an implicit dependency too.
     """
     expected: list[ExpectedFinding] = []
     negatives: list[ExpectedFinding] = []
@@ -695,9 +698,8 @@ def expected_findings(
                 )
             )
         elif f.knob == "implicit_dependency":
-            expected.append(
-                ExpectedFinding(IMPLICIT_DEPENDENCY, "planner", f.target, dict(f.params))
-            )
+            for at in [f.target, *sorted((cut_off or {}).get(f.target, ()))]:
+                expected.append(ExpectedFinding(IMPLICIT_DEPENDENCY, "planner", at, dict(f.params)))
         elif f.knob == "write_conflict":
             expected.append(ExpectedFinding(WRITE_CONFLICT, "planner", f.target, dict(f.params)))
         elif f.knob == "irreversible_after_failure":

@@ -205,7 +205,11 @@ def _execute(
     fired = {knob: r.injector.first_step(knob) for knob in r.knobs}
     effective = tuple(f for f in faults if _took_effect(r, f))
     expected, negatives = expected_findings(
-        effective, task, fired_at=lambda k: fired.get(k), fired_steps=r.injector.steps
+        effective,
+        task,
+        fired_at=lambda k: fired.get(k),
+        fired_steps=r.injector.steps,
+        cut_off={t: [s for s in steps if s in r.step_times] for t, steps in r.cut_off.items()},
     )
     blame = expected_blame(effective, fired.get, r.assignees, host=r.agent)
     return RunResult(

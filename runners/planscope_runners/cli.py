@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import planscope
+from planscope import environment_variables as ENV
 from planscope.cli import deprecated_alias, number
 from planscope.client import ClientSettings
 
@@ -72,11 +73,13 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--base-url",
-        default=os.environ.get("OPENAI_BASE_URL", "https://api.openai.com/v1"),
-        help="OpenAI-compatible base URL (env OPENAI_BASE_URL)",
+        default=os.environ.get(ENV.OPENAI_BASE_URL, "https://api.openai.com/v1"),
+        help=f"OpenAI-compatible base URL (env {ENV.OPENAI_BASE_URL})",
     )
     p.add_argument(
-        "--api-key", default=os.environ.get("OPENAI_API_KEY"), help="(default: $OPENAI_API_KEY)"
+        "--api-key",
+        default=os.environ.get(ENV.OPENAI_API_KEY),
+        help=f"(default: ${ENV.OPENAI_API_KEY})",
     )
     p.add_argument("--planner-model", default="gpt-4o", help="planner model id (openai)")
     p.add_argument("--executor-model", default="gpt-4o-mini", help="executor model id (openai)")

@@ -5,7 +5,7 @@ spans that tie every executor action to the plan step it serves. Without :func:`
 without the ``planscope[otlp]`` extra) everything is a cheap no-op.
 
 >>> import planscope
->>> planscope.configure("http://localhost:4318", service_name="billing-agent")
+>>> planscope.configure("http://localhost:4318", service_name="billing-agent")  # doctest: +SKIP
 >>> @planscope.step
 ... def fetch(step: planscope.PlanStep) -> str: ...
 """

@@ -242,9 +242,11 @@ def configure(
     ``budget`` is the default :class:`RetryBudget` of runs that do not set one. ``redact`` is called
     as ``redact(span_kind, key, value)`` on every captured value (see :data:`Redactor`).
 
-    >>> handle = planscope.configure("http://localhost:4318", service_name="billing-agent",
-    ...                              api_key="ps_...", budget=RetryBudget(max_attempts_per_step=3))
-    >>> handle.shutdown()  # at exit: flush and stop the exporter
+    >>> import planscope
+    >>> handle = planscope.configure(  # doctest: +SKIP
+    ...     "http://localhost:4318", service_name="billing-agent", api_key="ps_...",
+    ...     budget=planscope.RetryBudget(max_attempts_per_step=3))
+    >>> handle.shutdown()  # at exit: flush and stop the exporter  # doctest: +SKIP
     """
     global _settings, _warned_missing_otlp
     env = os.environ

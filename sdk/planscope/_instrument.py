@@ -287,6 +287,7 @@ def run(
     configured default :class:`RetryBudget`. Use :func:`planscope.set_outcome` inside; a run that
     raises ends with outcome ``failure``, one that returns without an outcome with ``unknown``.
 
+    >>> import planscope
     >>> @planscope.run("billing-agent", variant="plan-and-act", budget=RetryBudget(max_replans=2))
     ... def handle_ticket(objective: str) -> str: ...
     """
@@ -315,6 +316,7 @@ def planner(
     the current plan of the steps that follow. ``agent`` defaults to the run's agent. A planner
     called inside a step plans that step's sub-goal: ``scope`` defaults to the step id.
 
+    >>> import planscope
     >>> @planscope.planner
     ... def make_plan(objective: str) -> Plan:
     ...     return Plan([PlanStep("fetch"), PlanStep("pay", depends_on=["fetch"])])
@@ -346,6 +348,7 @@ def step(
     ``step_id`` holding a str; else the function name. Attempts are counted per (run, step id);
     an enforced budget refuses an attempt by raising :class:`RetryBudgetExceeded` before the body.
 
+    >>> import planscope
     >>> @planscope.step(executor="worker-1")
     ... def execute(step: PlanStep, context: dict) -> str: ...
     """
@@ -375,6 +378,7 @@ def tool(
     ``effect`` is ``"read"``, ``"write"`` or ``"irreversible"``; ``resource`` names what the tool
     touches, either a str or a function called with the tool's own arguments.
 
+    >>> import planscope
     >>> @planscope.tool(effect="write", resource=lambda path, text: f"file:{path}")
     ... def write_file(path: str, text: str) -> None: ...
     """
@@ -406,6 +410,7 @@ def llm(
     OpenAI-shaped return value (``.usage.prompt_tokens`` / ``["usage"]``) unless
     :func:`planscope.record_usage` was called.
 
+    >>> import planscope
     >>> @planscope.llm(provider="openai")
     ... def chat(messages: list[dict], model: str = "gpt-4o-mini") -> dict: ...
     """
@@ -458,6 +463,7 @@ def start_run(
 ) -> SpanContext[RunHandle]:
     """Context-manager form of :func:`run`; yields the :class:`RunHandle`.
 
+    >>> import planscope
     >>> with planscope.start_run("billing-agent", objective="pay invoice 42") as run:
     ...     run.set_outcome("success")
     """
@@ -482,6 +488,7 @@ def start_plan(
 ) -> SpanContext[PlanHandle]:
     """Context-manager form of :func:`planner`; record the plan with ``handle.set_plan(plan)``.
 
+    >>> import planscope
     >>> with planscope.start_plan() as p:
     ...     plan = p.set_plan([PlanStep("fetch"), PlanStep("pay", depends_on=["fetch"])])
     """
@@ -501,6 +508,7 @@ def start_step(
 ) -> SpanContext[StepHandle]:
     """Context-manager form of :func:`step`: one attempt at the given step id or PlanStep.
 
+    >>> import planscope
     >>> with planscope.start_step("fetch", executor="worker-1") as s:
     ...     s.record_context({"invoice_id": "42"})
     """
@@ -525,8 +533,10 @@ def start_tool(
 ) -> SpanContext[ToolHandle]:
     """Context-manager form of :func:`tool`; ``arguments`` are captured and hashed.
 
+    >>> import planscope
+    >>> url = "https://example.com/invoice/7"
     >>> with planscope.start_tool("http_get", effect="read", arguments={"url": url}) as t:
-    ...     t.set_output(fetch(url))
+    ...     t.set_output({"status": 200})
     """
     options = SpanOptions(A.KIND_TOOL, name=name, resource=resource, effect=effect, capture=capture)
     return SpanContext(options, arguments)
@@ -542,6 +552,7 @@ def start_llm(
 ) -> SpanContext[LlmHandle]:
     """Context-manager form of :func:`llm`; yields an :class:`LlmHandle`.
 
+    >>> import planscope
     >>> with planscope.start_llm("gpt-4o-mini", role="executor") as call:
     ...     call.record_usage(input_tokens=812, output_tokens=96, cost_usd=0.0002)
     """
@@ -556,6 +567,7 @@ def start_span(
     """A plain span, under the current one, for runtime machinery that is none of planscope's
     kinds: a scheduler's queue wait, a context switch. Exceptions are recorded and re-raised.
 
+    >>> import planscope
     >>> with planscope.start_span("scheduler.queue", {"planscope.scheduler.policy": "fifo"}):
     ...     pass
     """

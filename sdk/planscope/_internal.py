@@ -84,7 +84,7 @@ def handle_internal_errors() -> _InternalErrors:
     :class:`~planscope.RetryBudgetExceeded` always propagates: it is the enforcement the user asked
     for, not an internal error. BaseExceptions (KeyboardInterrupt, cancellation) propagate too.
 
-    >>> with handle_internal_errors():
+    >>> with handle_internal_errors():  # doctest: +SKIP
     ...     span.set_attribute(key, compute_value())
     """
     return _HANDLER

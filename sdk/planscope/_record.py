@@ -30,6 +30,7 @@ from ._state import CURRENT, effective_plan
 def current_run() -> RunHandle | None:
     """The run the code is running in, or None.
 
+    >>> import planscope
     >>> run = planscope.current_run()
     >>> if run is not None:
     ...     run.set_outcome("success")
@@ -52,6 +53,7 @@ def set_outcome(outcome: str, reason: str | None = None) -> None:
 
     No-op outside a run; any other outcome raises ConfigurationError, inside a run or not.
 
+    >>> import planscope
     >>> planscope.set_outcome("failure", reason="total mismatch")
     """
     check_outcome(outcome)
@@ -66,7 +68,8 @@ def record_context(keys: Sequence[str] | Mapping[str, Any], tokens: int | None =
     Pass the context mapping itself to get the keys and a ``ceil(chars / 4)`` token estimate, or
     a list of keys with an optional token count. Repeated calls accumulate. No-op outside a step.
 
-    >>> planscope.record_context({"invoice": invoice_text, "customer": "acme"})
+    >>> import planscope
+    >>> planscope.record_context({"invoice": "INV-7: 3 items", "customer": "acme"})
     >>> planscope.record_context(["invoice", "customer"], tokens=1200)
     """
     step = CURRENT.get().step
@@ -77,6 +80,7 @@ def record_context(keys: Sequence[str] | Mapping[str, Any], tokens: int | None =
 def record_self_assessment(result: str) -> None:
     """Record the executor's own verdict on the current step (``"success"``/``"failure"``, ADaPT).
 
+    >>> import planscope
     >>> planscope.record_self_assessment("failure")
     """
     step = CURRENT.get().step
@@ -95,6 +99,7 @@ def record_usage(
     Tokens count towards the run's ``max_tokens`` budget; crossing an enforced one raises
     :class:`RetryBudgetExceeded`.
 
+    >>> import planscope
     >>> planscope.record_usage(input_tokens=812, output_tokens=96, cost_usd=0.0002)
     """
     frame = CURRENT.get()
@@ -111,6 +116,7 @@ def record_usage(
 def record_event(name: str, **attributes: AttributeValue) -> None:
     """Add an event to the current span (any OpenTelemetry span).
 
+    >>> import planscope
     >>> planscope.record_event("cache.miss", key="invoice-42")
     """
     with handle_internal_errors():
@@ -120,6 +126,7 @@ def record_event(name: str, **attributes: AttributeValue) -> None:
 def record_replan_request(reason: str, *, step_id: str | None = None) -> None:
     """Record that the executor asked the planner for a new plan (event on the current span).
 
+    >>> import planscope
     >>> planscope.record_replan_request("supplier API returned 410", step_id="fetch")
     """
     with handle_internal_errors():
@@ -153,6 +160,7 @@ def record_approval(
     span (``approved``, ``edited`` or ``rejected``) and adds an approval granted/denied event;
     elsewhere it adds the event, with the current plan's id and version, to the current span.
 
+    >>> import planscope
     >>> planscope.record_approval(True, reviewer="alice@example.com")
     """
     frame = CURRENT.get()
@@ -174,6 +182,7 @@ def record_outcome_check(
     Adds an outcome-check event to the current span and sets the run outcome to ``success`` or
     ``failure`` (a later :func:`set_outcome` wins).
 
+    >>> import planscope
     >>> planscope.record_outcome_check(False, name="balance_matches", reason="off by 12.50")
     """
     with handle_internal_errors():

@@ -89,6 +89,7 @@ class SpanOptions:
 class SpanHandle:
     """A live planscope span. Yielded by the ``start_*`` context managers.
 
+    >>> import planscope
     >>> with planscope.start_tool("search", effect="read") as span:
     ...     span.set_output(["result"])
     """

@@ -14,9 +14,58 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["deprecated_alias", "number", "port"]
+from . import environment_variables as ENV
+
+if TYPE_CHECKING:
+    from .client import ClientSettings
+
+__all__ = ["client_settings", "collector_options", "deprecated_alias", "number", "port"]
+
+
+def collector_options(parser: argparse.ArgumentParser, *, collector: bool = True) -> None:
+    """Add ``--collector``, ``--api-key`` and ``--project``, the options of a command that talks
+    to the collector. Each stays None unless given, so that :func:`client_settings` reads its
+    environment variable instead (a flag wins). ``collector=False`` leaves ``--collector`` to
+    the command (where it is optional and means more than where to connect).
+
+    >>> p = argparse.ArgumentParser()
+    >>> collector_options(p)
+    >>> p.parse_args(["--project", "team-a"]).project
+    'team-a'
+    """
+    if collector:
+        parser.add_argument(
+            "--collector",
+            help=f"collector base URL (env {ENV.PLANSCOPE_ENDPOINT}, else http://127.0.0.1:4318)",
+        )
+    parser.add_argument(
+        "--api-key", help=f"API key for the collector (env {ENV.PLANSCOPE_API_KEY})"
+    )
+    parser.add_argument(
+        "--project",
+        help=f"project to read in open mode; an API key implies its own (env "
+        f"{ENV.PLANSCOPE_PROJECT}, else default)",
+    )
+
+
+def client_settings(args: argparse.Namespace, **extra: Any) -> ClientSettings:
+    """The :class:`planscope.client.ClientSettings` of :func:`collector_options`' arguments:
+    each given flag, else its environment variable, else the default.
+
+    >>> client_settings(argparse.Namespace(collector="http://c:1", api_key=None,
+    ...                                    project=None)).base_url
+    'http://c:1'
+    """
+    from .client import ClientSettings  # needs the 'dashboard' or 'server' extra
+
+    return ClientSettings.from_env(
+        base_url=getattr(args, "collector", None),
+        api_key=getattr(args, "api_key", None),
+        project=getattr(args, "project", None),
+        **extra,
+    )
 
 
 def deprecated_alias(new: str) -> type[argparse.Action]:

@@ -28,21 +28,24 @@ from __future__ import annotations
 
 import gzip
 import os
+import sys
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 try:
     import httpx
-    from pydantic import BaseModel, ValidationError
+    from pydantic import BaseModel, Field, ValidationError
+    from pydantic_settings import BaseSettings, SettingsConfigDict
 except ImportError as exc:  # the agent's install has only opentelemetry-api
-    raise ImportError("planscope.client needs httpx: pip install 'planscope[dashboard]'") from exc
+    raise ImportError(
+        "planscope.client needs httpx and pydantic-settings: pip install 'planscope[dashboard]'"
+    ) from exc
 
 from . import api
+from . import environment_variables as ENV
 from ._errors import PlanscopeError
-from .environment_variables import PLANSCOPE_API_KEY, PLANSCOPE_PROJECT, collector_url
 
 __all__ = [
     "DEFAULT_COLLECTOR_URL",
@@ -99,31 +102,56 @@ class Rejected(ClientError):
         self.problems = problems
 
 
-@dataclass(frozen=True)
-class ClientSettings:
-    """Where the collector is and how to authenticate; built from env vars by default."""
+class ClientSettings(BaseSettings):
+    """Where the collector is and how to authenticate (pydantic settings).
 
-    base_url: str = DEFAULT_COLLECTOR_URL
-    api_key: str | None = None
-    project: str | None = None
+    Fields not given come from ``PLANSCOPE_ENDPOINT`` (else the deprecated
+    ``PLANSCOPE_COLLECTOR_URL``), ``PLANSCOPE_API_KEY`` and ``PLANSCOPE_PROJECT``
+    (``planscope.environment_variables``); an empty variable counts as unset.
+
+    >>> ClientSettings(base_url="http://c:4318", timeout=3.0).timeout
+    3.0
+    """
+
+    model_config = SettingsConfigDict(frozen=True, validate_by_name=True, env_ignore_empty=True)
+
+    base_url: str = Field(
+        default_factory=lambda: _deprecated_url(DEFAULT_COLLECTOR_URL),
+        validation_alias=ENV.PLANSCOPE_ENDPOINT,
+    )
+    api_key: str | None = Field(None, validation_alias=ENV.PLANSCOPE_API_KEY)
+    project: str | None = Field(None, validation_alias=ENV.PLANSCOPE_PROJECT)
     """Project to read in open mode (``?project=``); with an API key the key's project wins."""
-    timeout: float = 15.0
+    timeout: float = Field(15.0, gt=0)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> ClientSettings:
-        """Settings from ``PLANSCOPE_ENDPOINT``, ``PLANSCOPE_API_KEY``, ``PLANSCOPE_PROJECT``;
-        ``overrides`` that are not None win (command-line options).
+        """The environment, with the ``overrides`` that are not None winning (command-line
+        options, whose absence is None).
 
-        >>> ClientSettings.from_env(timeout=3.0).timeout
+        >>> ClientSettings.from_env(base_url=None, timeout=3.0).timeout
         3.0
         """
-        values: dict[str, Any] = {
-            "base_url": collector_url(default=DEFAULT_COLLECTOR_URL),
-            "api_key": os.environ.get(PLANSCOPE_API_KEY) or None,
-            "project": os.environ.get(PLANSCOPE_PROJECT) or None,
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        return cls(**{k: v for k, v in overrides.items() if v is not None})
+
+
+_warned_deprecated = False
+
+
+def _deprecated_url(default: str) -> str:
+    """``PLANSCOPE_COLLECTOR_URL`` (said once to be deprecated on stderr), else ``default``."""
+    global _warned_deprecated
+    old = os.environ.get(ENV.PLANSCOPE_COLLECTOR_URL)
+    if not old:
+        return default
+    if not _warned_deprecated:
+        _warned_deprecated = True
+        print(
+            f"planscope: warning: {ENV.PLANSCOPE_COLLECTOR_URL} is deprecated and will be removed "
+            f"in 0.3; set {ENV.PLANSCOPE_ENDPOINT} instead",
+            file=sys.stderr,
+        )
+    return old
 
 
 class CollectorClient:

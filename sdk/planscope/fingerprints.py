@@ -8,7 +8,8 @@ even when ids and counters change. ``stable_hash`` is the hash of step inputs an
 >>> from planscope.fingerprints import fingerprint, status_fingerprint
 >>> fingerprint("ToolError", "503 on 0x1f") == fingerprint("ToolError", "503 on 0x2e")
 True
->>> status_fingerprint("ToolError", "ToolError: 503 on 0x1f") == fingerprint("ToolError", "503")
+>>> from_status = status_fingerprint("ToolError", "ToolError: 503 on 0x1f")  # prefix dropped
+>>> from_status == fingerprint("ToolError", "504 on 0x2e")
 True
 """
 

@@ -95,6 +95,8 @@ OP_CHAT: Final = "chat"
 OP_EXECUTE_STEP: Final = "execute_step"
 
 # --- planscope: span kind (present on every planscope span) -----------------------------------
+NAMESPACE: Final = "planscope."
+"""The prefix of every planscope attribute and event name."""
 SPAN_KIND: Final = "planscope.span.kind"
 KIND_RUN: Final = "run"
 KIND_PLAN: Final = "plan"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from planscope import environment_variables as ENV
 from planscope_analyzer import service
 from planscope_collector import BackgroundServer, CollectorSettings
 
@@ -20,7 +21,7 @@ def _settings(tmp_path: Path, role: str) -> CollectorSettings:
 
 
 def test_ingest_then_analyze_replicas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(service, "POLL_SECONDS", 0.2)
+    monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_POLL_SECONDS, "0.2")
     labels = tmp_path / "labels.jsonl"
     with BackgroundServer(_settings(tmp_path, "ingest")) as ingest:
         subprocess.run(
@@ -52,6 +53,7 @@ def test_ingest_then_analyze_replicas(tmp_path: Path, monkeypatch: pytest.Monkey
         traces = httpx.get(f"{ingest.url}/api/traces", params={"limit": 100}).json()["traces"]
         assert len(traces) == 12
 
+    monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_QUIET_SECONDS, "0")
     with BackgroundServer(_settings(tmp_path, "analyze")) as analyze:
         refused = httpx.post(
             f"{analyze.url}/v1/traces", content=b"", headers={"content-type": "application/json"}
@@ -63,7 +65,6 @@ def test_ingest_then_analyze_replicas(tmp_path: Path, monkeypatch: pytest.Monkey
             for e in analyze.app.state.collector.extensions
             if isinstance(e, service.AnalyzerService)
         ]
-        analyzer.quiet_seconds = 0.0
         deadline = time.monotonic() + 60
         while analyzer.analyzed_traces < 12:
             assert time.monotonic() < deadline, f"analysed {analyzer.analyzed_traces} of 12"

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from planscope_analyzer import service
+from planscope import environment_variables as ENV
 from planscope_analyzer._evaluate import run_evaluation
 from planscope_analyzer.cli import parse_since
 from planscope_collector import BackgroundServer, CollectorSettings
@@ -26,8 +26,8 @@ PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
 @pytest.fixture
 def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[BackgroundServer]:
-    monkeypatch.setattr(service, "QUIET_SECONDS", 0.1)
-    monkeypatch.setattr(service.AnalyzerService.__init__, "__defaults__", (0.1, 2.0))
+    monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_QUIET_SECONDS, "0.1")
+    monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_ROOT_WAIT_SECONDS, "2")
     settings = CollectorSettings(
         data_dir=tmp_path / "data", port=0, flush_interval=0.05, api_keys={"k1": "team-a"}
     )
@@ -150,8 +150,8 @@ def test_rows_an_otel_collector_wrote_directly_are_mapped_and_analysed(
 
     from tests.storage._spans import make_span, new_span_id, new_trace_id, spans_ipc
 
-    monkeypatch.setattr(service, "QUIET_SECONDS", 0.1)
-    monkeypatch.setattr(service, "POLL_SECONDS", 0.2)
+    monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_QUIET_SECONDS, "0.1")
+    monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_POLL_SECONDS, "0.2")
     t, root, agent = new_trace_id(), new_span_id(), new_span_id()
     start = time.time_ns() - 10**9
     rows = [

@@ -178,6 +178,23 @@ def test_a_dropped_dependency_is_injected_by_the_runtime_for_any_planner(spans: 
     assert result.faults[0].params["producer"] not in step["depends_on"]
 
 
+def test_a_dropped_dependency_also_labels_the_readers_it_cut_off(spans: Spans) -> None:
+    result = run_task("dag", "support", "support-notes-ben", ["implicit_dependency"], seed=500179)
+    fault = result.faults[0]
+    steps = [e.step_id for e in result.expected]
+    assert steps[0] == fault.target and len(steps) == 2
+    (plan,) = spans.plans()
+    deps = {s["id"]: s["depends_on"] for s in plan["steps"]}
+    reader = next(s for s in plan["steps"] if s["id"] == steps[1])
+    assert fault.params["key"] in reader["requires"]
+    reach, todo = set(), list(deps[reader["id"]])
+    while todo:
+        d = todo.pop()
+        reach.add(d)
+        todo += [x for x in deps[d] if x not in reach]
+    assert fault.params["producer"] not in reach and fault.target in reach
+
+
 def test_a_write_conflict_is_labelled_only_when_the_writers_raced(spans: Spans) -> None:
     # Any planner: the runtime drops the edge. Whether the two writers then overlap is up to
     # the threads (they do nearly always); the label must say what happened, so a few runs.

@@ -200,8 +200,9 @@ class RetryBudgetRule(_RuleBase):
       ``max_attempts_per_run``, ``max_replans``, ``max_tokens``, ``max_cost_usd``);
     - ``agent``: like ``run``, with ``threshold_share`` computed per agent.
 
-    >>> RetryBudgetRule(id="r", scope="agent", agent="support", threshold_share=0.05,
-    ...                 budget={"max_attempts_per_step": 3}, window="15m").scope
+    >>> RetryBudgetRule(kind="retry_budget", id="r", scope="agent", agent="support",
+    ...                 threshold_share=0.05, budget={"max_attempts_per_step": 3},
+    ...                 window="15m").scope
     'agent'
     """
 

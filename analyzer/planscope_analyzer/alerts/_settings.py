@@ -1,84 +1,67 @@
-"""Alerting settings: the values of the environment variables of ``planscope.environment_variables``
-(``PLANSCOPE_ALERTS_*``, ``PLANSCOPE_DASHBOARD_URL``; one constant and docstring each there).
+"""Alerting settings (pydantic settings): each field is read from its variable of
+``planscope.environment_variables`` (``PLANSCOPE_ALERTS_*``, ``PLANSCOPE_DASHBOARD_URL``;
+documented there and in docs/configuration.md) when the alerting extension starts.
 
->>> AlertSettings.from_env({"PLANSCOPE_ALERTS_INTERVAL": "0.5"}).interval
+>>> AlertSettings(interval=0.5).interval
 0.5
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from planscope.environment_variables import (
-    PLANSCOPE_ALERTS_ALLOW_TARGETS,
-    PLANSCOPE_ALERTS_ENABLED,
-    PLANSCOPE_ALERTS_FILE,
-    PLANSCOPE_ALERTS_GIVE_UP,
-    PLANSCOPE_ALERTS_INTERVAL,
-    PLANSCOPE_ALERTS_MIN_GAP,
-    PLANSCOPE_ALERTS_RETRY_BASE,
-    PLANSCOPE_ALERTS_RETRY_MAX,
-    PLANSCOPE_DASHBOARD_URL,
-)
+from planscope import environment_variables as ENV
+from pydantic import BeforeValidator, Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from ._errors import AlertError
 from ._targets import AllowList
 
 __all__ = ["AlertSettings"]
 
 
-@dataclass(frozen=True)
-class AlertSettings:
-    """Everything the alerting extension can be told (see the environment variables above)."""
+def _allow_list(value: Any) -> Any:
+    return AllowList.parse(value) if isinstance(value, str) else value
 
-    rules_file: Path | None = None
-    interval: float = 1.0
-    min_gap: float = 0.2
-    dashboard_url: str = "http://127.0.0.1:8501"
-    retry_base: float = 1.0
-    retry_max: float = 60.0
-    give_up_after: float = 86400.0
-    enabled: bool = True
-    allow_targets: AllowList = field(default_factory=AllowList)
 
+class AlertSettings(BaseSettings):
+    """Everything the alerting extension can be told (see the variables above).
+
+    >>> AlertSettings(allow_targets="127.0.0.1").allow_targets.allows("x", "127.0.0.1")
+    True
+    """
+
+    model_config = SettingsConfigDict(frozen=True, validate_by_name=True, env_ignore_empty=True)
+
+    rules_file: Path | None = Field(None, validation_alias=ENV.PLANSCOPE_ALERTS_FILE)
+    """None: ``<data dir>/alerts.yaml`` when it exists (:meth:`with_data_dir`)."""
+    interval: float = Field(1.0, ge=0.01, validation_alias=ENV.PLANSCOPE_ALERTS_INTERVAL)
+    min_gap: float = Field(0.2, ge=0, validation_alias=ENV.PLANSCOPE_ALERTS_MIN_GAP)
+    dashboard_url: str = Field(
+        "http://127.0.0.1:8501", validation_alias=ENV.PLANSCOPE_DASHBOARD_URL
+    )
+    retry_base: float = Field(1.0, ge=0.01, validation_alias=ENV.PLANSCOPE_ALERTS_RETRY_BASE)
+    retry_max: float = Field(60.0, ge=0.01, validation_alias=ENV.PLANSCOPE_ALERTS_RETRY_MAX)
+    give_up_after: float = Field(86400.0, ge=1, validation_alias=ENV.PLANSCOPE_ALERTS_GIVE_UP)
+    enabled: bool = Field(True, validation_alias=ENV.PLANSCOPE_ALERTS_ENABLED)
+    # NoDecode: a comma-separated list, not JSON.
+    allow_targets: Annotated[AllowList, NoDecode, BeforeValidator(_allow_list)] = Field(
+        default_factory=AllowList, validation_alias=ENV.PLANSCOPE_ALERTS_ALLOW_TARGETS
+    )
+
+    @field_validator("dashboard_url")
     @classmethod
-    def from_env(cls, env: Mapping[str, str], data_dir: Path | None = None) -> AlertSettings:
-        """Read the environment; a bad value raises AlertError naming the variable."""
+    def _no_trailing_slash(cls, value: str) -> str:
+        return value.rstrip("/")
 
-        def num(name: str, default: float, low: float = 0.0) -> float:
-            raw = env.get(name)
-            if raw is None or raw == "":
-                return default
-            try:
-                value = float(raw)
-            except ValueError:
-                raise AlertError(f"{name} must be a number of seconds, got {raw!r}") from None
-            if value < low:
-                raise AlertError(f"{name} must be >= {low}, got {raw!r}")
-            return value
-
-        try:
-            allow = AllowList.parse(env.get(PLANSCOPE_ALERTS_ALLOW_TARGETS, ""))
-        except ValueError as exc:
-            raise AlertError(f"{PLANSCOPE_ALERTS_ALLOW_TARGETS}: {exc}") from None
-        path = env.get(PLANSCOPE_ALERTS_FILE)
-        rules_file = Path(path) if path else None
-        if rules_file is None and data_dir is not None and (data_dir / "alerts.yaml").exists():
-            rules_file = data_dir / "alerts.yaml"
-        return cls(
-            rules_file=rules_file,
-            interval=num(PLANSCOPE_ALERTS_INTERVAL, 1.0, 0.01),
-            min_gap=num(PLANSCOPE_ALERTS_MIN_GAP, 0.2),
-            dashboard_url=env.get(PLANSCOPE_DASHBOARD_URL, "http://127.0.0.1:8501").rstrip("/"),
-            retry_base=num(PLANSCOPE_ALERTS_RETRY_BASE, 1.0, 0.01),
-            retry_max=num(PLANSCOPE_ALERTS_RETRY_MAX, 60.0, 0.01),
-            give_up_after=num(PLANSCOPE_ALERTS_GIVE_UP, 86400.0, 1.0),
-            enabled=env.get(PLANSCOPE_ALERTS_ENABLED, "1").strip().lower() not in ("0", "false"),
-            allow_targets=allow,
-        )
+    def with_data_dir(self, data_dir: Path) -> AlertSettings:
+        """These settings, with the data directory's ``alerts.yaml`` as the rules file when no
+        file is set and it exists."""
+        default = data_dir / "alerts.yaml"
+        if self.rules_file is not None or not default.exists():
+            return self
+        return self.model_copy(update={"rules_file": default})
 
     def trace_link(
         self, trace_id: str, project: str = "default", step_id: str | None = None

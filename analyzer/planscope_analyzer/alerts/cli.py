@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from planscope import PlanscopeError
-from planscope.cli import number
-from planscope.environment_variables import PLANSCOPE_API_KEY, collector_url
+from planscope.cli import client_settings, collector_options, number
 
 from ._errors import RuleValidationError
 from ._rules import load_rules_file, parse_rules_document
@@ -34,10 +32,9 @@ USER_AGENT = "planscope-cli/alerts"
 
 
 def _client(args: argparse.Namespace) -> Any:
-    from planscope.client import ClientSettings, CollectorClient
+    from planscope.client import CollectorClient
 
-    settings = ClientSettings(base_url=args.collector, api_key=args.api_key, project=args.project)
-    return CollectorClient(settings, user_agent=USER_AGENT)
+    return CollectorClient(client_settings(args), user_agent=USER_AGENT)
 
 
 def _load(path: str, project: str | None) -> list[tuple[str, Any]]:
@@ -174,15 +171,7 @@ def register(subparsers: Any) -> None:
     """Add ``planscope alerts`` (the CLI's plug-in hook)."""
     alerts = subparsers.add_parser("alerts", help="alert rules on retry budgets, findings, cost")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--collector",
-        default=collector_url(),
-        help="collector URL (env PLANSCOPE_ENDPOINT)",
-    )
-    common.add_argument(
-        "--api-key", default=os.environ.get(PLANSCOPE_API_KEY), help="env PLANSCOPE_API_KEY"
-    )
-    common.add_argument("--project", help="project (open mode; a key implies its project)")
+    collector_options(common)
     common.add_argument("--json", action="store_true", help="print JSON")
     sub = alerts.add_subparsers(dest="alerts_command", required=True, metavar="ACTION")
     p = sub.add_parser("list", parents=[common], help="rules and their state")

@@ -9,17 +9,18 @@ threads, loaded by the collector from its ``planscope.collector_extensions`` ent
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from planscope import safejson
+from planscope_collector import settings_problems
 from planscope_collector.extensions import admin_project_of, api_error, project_of
+from pydantic import ValidationError
 
 from ._engine import AlertEngine
-from ._errors import DeliveryError, RuleValidationError
+from ._errors import AlertError, DeliveryError, RuleValidationError
 from ._repo import StoredRule
 from ._rules import keep_secrets, parse_rule, redacted, with_id
 from ._settings import AlertSettings
@@ -86,7 +87,7 @@ class AlertsExtension:
 
     def __init__(self, collector: Collector, settings: AlertSettings | None = None) -> None:
         self.collector = collector
-        self.settings = settings or AlertSettings.from_env(os.environ, collector.settings.data_dir)
+        self.settings = (settings or AlertSettings()).with_data_dir(collector.settings.data_dir)
         self.engine = AlertEngine(lambda: collector.store, self.settings)
         self.router: APIRouter | None = self._routes()
 
@@ -279,5 +280,10 @@ def _source(request: Request) -> str:
 
 
 def extension(collector: Collector) -> AlertsExtension:
-    """The factory the collector calls (``planscope.collector_extensions`` entry point)."""
-    return AlertsExtension(collector)
+    """The factory the collector calls (``planscope.collector_extensions`` entry point); the
+    settings are read from the environment now, when the collector starts."""
+    try:
+        settings = AlertSettings()
+    except ValidationError as exc:
+        raise AlertError(f"invalid alert settings: {settings_problems(exc)}") from None
+    return AlertsExtension(collector, settings)

@@ -1,7 +1,7 @@
 """The detectors: one module per failure mode, each a :class:`Detector`.
 
 >>> sorted(d.kind for d in DETECTORS)[:3]
-['context_starved', 'data_quality', 'implicit_dependency']
+['context_lost', 'context_starved', 'data_quality']
 """
 
 from __future__ import annotations

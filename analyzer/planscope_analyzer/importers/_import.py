@@ -18,7 +18,7 @@ from typing import Literal
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from planscope import semconv as A
-from planscope.client import DEFAULT_COLLECTOR_URL, ClientError, ClientSettings, CollectorClient
+from planscope.client import ClientError, ClientSettings, CollectorClient
 
 from ._chat_spans import conversation_spans
 from ._conversation import Conversation
@@ -30,7 +30,6 @@ from ._whowhen import looks_like_whowhen, parse_whowhen
 
 Format = Literal["auto", "whowhen", "tool-use", "otlp-json", "openinference"]
 FORMATS: tuple[str, ...] = ("auto", "whowhen", "tool-use", "otlp-json", "openinference")
-DEFAULT_COLLECTOR = DEFAULT_COLLECTOR_URL
 
 
 @dataclass
@@ -154,7 +153,7 @@ def import_files(
     paths: Sequence[Path],
     fmt: str = "auto",
     *,
-    collector: str = DEFAULT_COLLECTOR,
+    collector: str | None = None,
     api_key: str | None = None,
     project: str | None = None,
     keep_time: bool = False,
@@ -169,7 +168,7 @@ def import_files(
     planscope_analyzer.importers._errors.ImportFailed: nope.json: cannot read: No such...
     """
     prepared = [prepare(p, fmt, project=project, keep_time=keep_time) for p in paths]
-    settings = ClientSettings(base_url=collector, api_key=api_key, timeout=30.0)
+    settings = ClientSettings.from_env(base_url=collector, api_key=api_key, timeout=30.0)
     with CollectorClient(settings, user_agent="planscope-cli/import") as client:
         for p in prepared:
             send(p, client)

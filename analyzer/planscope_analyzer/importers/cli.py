@@ -20,11 +20,11 @@ from typing import Any
 
 from planscope import PlanscopeError, api
 from planscope import environment_variables as ENV
-from planscope.client import ClientSettings, CollectorClient, NotFound, Unavailable
+from planscope.cli import client_settings, collector_options
+from planscope.client import CollectorClient, NotFound, Unavailable
 
 from ._conversation import Conversation
 from ._import import (
-    DEFAULT_COLLECTOR,
     FORMATS,
     Prepared,
     dumps_summary,
@@ -45,7 +45,7 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--format", default="auto", choices=FORMATS, help="input format (auto: from the content)"
     )
-    _collector_args(p)
+    collector_options(p)
     p.add_argument(
         "--keep-time",
         action="store_true",
@@ -97,17 +97,14 @@ def register(subparsers: Any) -> None:
         default=None,
         help="import each file there first and attach the analyzers' findings",
     )
-    a.add_argument(
-        "--api-key", default=os.environ.get(ENV.PLANSCOPE_API_KEY), help="env PLANSCOPE_API_KEY"
-    )
-    a.add_argument(
-        "--project", default=os.environ.get(ENV.PLANSCOPE_PROJECT), help="env PLANSCOPE_PROJECT"
-    )
+    collector_options(a, collector=False)
     a.add_argument("--json", action="store_true", help="one JSON object per line")
     a.add_argument("--judge-url", help="OpenAI-compatible base URL of an optional LLM judge")
     a.add_argument("--judge-model", default="gpt-4o-mini", help="model name for the judge")
     a.add_argument(
-        "--judge-key", default=os.environ.get("OPENAI_API_KEY"), help="env OPENAI_API_KEY"
+        "--judge-key",
+        default=os.environ.get(ENV.OPENAI_API_KEY),
+        help=f"env {ENV.OPENAI_API_KEY}",
     )
     a.add_argument(
         "--prefer-judge",
@@ -117,25 +114,11 @@ def register(subparsers: Any) -> None:
     a.set_defaults(func=cmd_attribute)
 
 
-def _collector_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--collector",
-        default=ENV.collector_url(default=DEFAULT_COLLECTOR),
-        help="collector base URL (env PLANSCOPE_ENDPOINT)",
-    )
-    p.add_argument(
-        "--api-key", default=os.environ.get(ENV.PLANSCOPE_API_KEY), help="env PLANSCOPE_API_KEY"
-    )
-    p.add_argument(
-        "--project", default=os.environ.get(ENV.PLANSCOPE_PROJECT), help="env PLANSCOPE_PROJECT"
-    )
-
-
 def cmd_import(args: argparse.Namespace) -> int:
+    project = client_settings(args).project  # --project, else PLANSCOPE_PROJECT
     if args.dry_run:
         prepared = [
-            prepare(p, args.format, project=args.project, keep_time=args.keep_time)
-            for p in args.files
+            prepare(p, args.format, project=project, keep_time=args.keep_time) for p in args.files
         ]
     else:
         prepared = import_files(
@@ -143,7 +126,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             args.format,
             collector=args.collector,
             api_key=args.api_key,
-            project=args.project,
+            project=project,
             keep_time=args.keep_time,
         )
     for p in prepared:
@@ -152,10 +135,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _client(args: argparse.Namespace) -> CollectorClient:
-    settings = ClientSettings(
-        base_url=args.collector, api_key=args.api_key, project=args.project, timeout=30.0
+    return CollectorClient(
+        client_settings(args, timeout=30.0), user_agent="planscope-cli/attribute"
     )
-    return CollectorClient(settings, user_agent="planscope-cli/attribute")
 
 
 def _trace(client: CollectorClient, trace_id: str) -> dict[str, Any] | None:
@@ -207,7 +189,7 @@ class _Online:
         """Import the file and read each of its traces' findings (one per conversation)."""
         from ..attribution import map_findings
 
-        prepared: Prepared = prepare(path, "auto", project=self.args.project)
+        prepared: Prepared = prepare(path, "auto", project=self.client.settings.project)
         send(prepared, self.client)
         out: list[list[Any] | None] = []
         for conv, tid, n in zip(convs, prepared.trace_ids, prepared.trace_spans, strict=True):

@@ -1,0 +1,96 @@
+"""Plan propagation on plans the span model observed (another convention's planner output):
+no ``requires``/``produces``, so the blame follows the wrong value through tool arguments."""
+
+from __future__ import annotations
+
+from planscope_analyzer import TraceData
+from planscope_analyzer._model import Attempt, Plan, PlanStep, Run, ToolCall
+from planscope_analyzer.detectors.plan_propagation import PlanPropagation
+
+STEPS = (("fetch", "get_invoice"), ("convert", "fx_rate"), ("pay", "ledger_pay"))
+
+
+def _observed_run(objective: str, error: str, args: dict[str, str]) -> TraceData:
+    """A plan-observed run whose last step fails with ``error``; ``args``: step -> JSON args."""
+    t = TraceData("p", "t")
+    t.runs = [Run("r", "", "t", "", "failure", error, {}, 0, 100, "Error", objective, True)]
+    t.plans = [Plan("pl", "r", "", 1, "", "", len(STEPS), True, 1, inferred=True)]
+    t.plan_steps = [
+        PlanStep("pl", "", 1, i, sid, sid, "", tool, (), (), (), False)
+        for i, (sid, tool) in enumerate(STEPS)
+    ]
+    for i, (sid, tool) in enumerate(STEPS, 1):
+        failed = sid == STEPS[-1][0]
+        t.attempts.append(
+            Attempt(
+                f"a-{sid}",
+                "r",
+                "",
+                1,
+                sid,
+                1,
+                "error" if failed else "ok",
+                "",
+                "",
+                "",
+                (),
+                0,
+                "",
+                0,
+                "",
+                10 * i,
+                10 * i + 9,
+                message=error if failed else "",
+                inferred=True,
+            )
+        )
+        t.tools.append(
+            ToolCall(
+                f"t-{sid}",
+                f"a-{sid}",
+                sid,
+                1,
+                "",
+                1,
+                tool,
+                "",
+                "",
+                "",
+                "",
+                "Error" if failed else "Ok",
+                10 * i + 1,
+                5,
+                arguments=args[sid],
+            )
+        )
+    return t
+
+
+def test_wrong_value_blamed_where_it_entered_on_an_observed_plan() -> None:
+    trace = _observed_run(
+        "Pay invoice INV-7 in USD",
+        "ledger refused: currency EUR not accepted",
+        {
+            "fetch": '{"invoice": "INV-7", "currency": "EUR"}',
+            "convert": '{"amount": "12.50", "to": "EUR"}',
+            "pay": '{"invoice": "INV-7", "currency": "EUR"}',
+        },
+    )
+    (finding,) = PlanPropagation().detect(trace)
+    assert finding.step_id == "fetch"
+    assert finding.detail["values"] == ["EUR"] and finding.detail["failing_step"] == "pay"
+    assert "t-fetch" in finding.evidence
+
+
+def test_a_value_the_objective_names_is_not_the_planners_fault() -> None:
+    trace = _observed_run(
+        "Pay invoice INV-7 in EUR",
+        "ledger refused: currency EUR not accepted",
+        {
+            "fetch": '{"invoice": "INV-7", "currency": "EUR"}',
+            "convert": '{"amount": "12.50", "to": "EUR"}',
+            "pay": '{"invoice": "INV-7", "currency": "EUR"}',
+        },
+    )
+    # the user asked for EUR and the ledger refuses it: the planner handed over what it was told
+    assert PlanPropagation().detect(trace) == []
