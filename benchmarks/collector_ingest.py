@@ -39,6 +39,7 @@ from _common import REPO, machine_facts, median, percentile, print_table, write_
 
 TARGET_SPANS_PER_S = 20_000
 WITH_EXTENSIONS = True  # --without-extensions: measure ingest without the analyzer/alerts
+SPOOL_MAX_BYTES: int | None = None  # --spool-max-bytes: a small cap keeps the spool full
 SPANS_PER_TRACE = 28
 PAYLOAD_BYTES = 500
 
@@ -556,6 +557,8 @@ def start_server(
     if not WITH_EXTENSIONS:  # an ingest-only replica: extensions (analyzer, alerts) never run
         cmd += ["--role", "ingest"]
     env = dict(os.environ)
+    if SPOOL_MAX_BYTES is not None:
+        env["PLANSCOPE_SPOOL_MAX_BYTES"] = str(SPOOL_MAX_BYTES)
     if source is not None:  # PYTHONPATH wins over the editable install's finder
         env["PYTHONPATH"] = os.pathsep.join([str(source / "sdk"), str(source / "collector")])
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
@@ -620,6 +623,49 @@ def count_rows(data_dir: Path) -> int:
     return int(out.stdout.strip().splitlines()[-1])
 
 
+def _proc_tree(pid: int) -> list[int]:
+    """``pid`` and its live descendants (the flatten worker), from /proc."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo += parents.get(p, [])
+    return tree
+
+
+def cpu_seconds(pid: int) -> dict[int, float]:
+    """utime + stime per process of the server's tree (load generator excluded)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[int, float] = {}
+    for p in _proc_tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out[p] = (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
+def peak_rss_mib(pid: int) -> dict[str, float]:
+    """VmHWM (peak resident set) of the server process and of its children, MiB."""
+    out: dict[str, float] = {}
+    for p in _proc_tree(pid):
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+        except OSError:
+            continue
+        kib = next(int(x.split()[1]) for x in status.splitlines() if x.startswith("VmHWM:"))
+        out["server" if p == pid else f"child {p}"] = kib / 1024
+    return out
+
+
 # --- one run ------------------------------------------------------------------------------------
 def run_once(
     spans_total: int,
@@ -647,6 +693,7 @@ def run_once(
         wait_started(url, proc)
         if not ready.wait(timeout=300):
             raise RuntimeError("load generator did not get ready")
+        cpu_before = cpu_seconds(proc.pid)
         go.set()
         res = results.get(timeout=1800)
         gen.join()
@@ -658,6 +705,8 @@ def run_once(
                 break
             time.sleep(0.1)
         t_persisted = time.monotonic()
+        cpu_after = cpu_seconds(proc.pid)
+        rss = peak_rss_mib(proc.pid)
         assert state is not None
         stop_server(proc)
         rows = count_rows(data_dir)
@@ -671,8 +720,16 @@ def run_once(
     lat = sorted(res["latencies"])
     e2e = t_persisted - res["t_first_send"]
     accept = res["t_last_ack"] - res["t_first_send"]
+    # A process that started during the run (a restarted worker) counts from zero.
+    cpu = sum(t - cpu_before.get(p, 0.0) for p, t in cpu_after.items())
     return {
         "spans": total,
+        "cpu_us_per_span": cpu / total * 1e6,
+        "cpu_seconds_by_process": {
+            ("server" if p == proc.pid else f"child {p}"): t - cpu_before.get(p, 0.0)
+            for p, t in cpu_after.items()
+        },
+        "peak_rss_mib": rss,
         "posts": res["posts"],
         "spans_per_post": spans_per_body,
         "mb_sent": res["bytes"] / 1e6,
@@ -706,6 +763,8 @@ def print_runs(title: str, runs: list[dict[str, Any]]) -> float:
             r["post_p99_ms"],
             r["rows_counted"],
             r["retries_503"],
+            r["cpu_us_per_span"],
+            max(r["peak_rss_mib"].values()),
         ]
         for i, r in enumerate(runs)
     ]
@@ -722,11 +781,21 @@ def print_runs(title: str, runs: list[dict[str, Any]]) -> float:
             median([r["post_p99_ms"] for r in runs]),
             "",
             "",
+            median([r["cpu_us_per_span"] for r in runs]),
+            "",
         ]
     )
     headers = ["run", "spans", "e2e s", "e2e spans/s", "accepted spans/s", "drain s"]
     headers += ["POST p50 ms", "POST p99 ms", "rows counted", "503s"]
+    headers += ["CPU us/span (server+children)", "peak RSS MiB (one process)"]
     print_table(title, headers, rows)
+    for i, r in enumerate(runs):
+        split = ", ".join(
+            f"{name} {seconds / r['spans'] * 1e6:.1f}"
+            for name, seconds in r["cpu_seconds_by_process"].items()
+        )
+        rss = ", ".join(f"{name} {mib:.0f}" for name, mib in r["peak_rss_mib"].items())
+        print(f"run {i + 1}: CPU us/span by process: {split}; peak RSS MiB: {rss}")
     return e2e
 
 
@@ -768,8 +837,15 @@ def main() -> int:
         help="the spans sent: planscope's SDK shapes, or the same traces as OpenInference "
         "instrumentation shapes them (the span model's mapping path)",
     )
+    parser.add_argument(
+        "--spool-max-bytes",
+        type=int,
+        help="the servers' spool cap (PLANSCOPE_SPOOL_MAX_BYTES): a cap the load outruns keeps "
+        "the spool full (503s, retried by the load generator), to measure RSS that way",
+    )
     args = parser.parse_args()
-    global WITH_EXTENSIONS, WORKLOAD
+    global WITH_EXTENSIONS, WORKLOAD, SPOOL_MAX_BYTES
+    SPOOL_MAX_BYTES = args.spool_max_bytes
     WITH_EXTENSIONS = not args.without_extensions
     WORKLOAD = args.workload
     spans = args.spans or (30_000 if args.quick else 300_000)
@@ -860,6 +936,16 @@ def main() -> int:
             a["e2e_spans_per_s"] / b["e2e_spans_per_s"]
             for a, b in zip(runs, base_runs, strict=True)
         ]
+        cpu_ratios = [
+            a["cpu_us_per_span"] / b["cpu_us_per_span"]
+            for a, b in zip(runs, base_runs, strict=True)
+        ]
+        print(
+            f"\nthis checkout / {args.compare_with}: CPU us per persisted span ratio per round "
+            f"{[round(x, 2) for x in cpu_ratios]}, median {median(cpu_ratios):.2f} "
+            f"({median([r['cpu_us_per_span'] for r in runs]):.1f} vs "
+            f"{median([r['cpu_us_per_span'] for r in base_runs]):.1f} us)"
+        )
         print(
             f"\nthis checkout / {args.compare_with}: e2e spans/s ratio per round "
             f"{[round(x, 2) for x in ratios]}, median {median(ratios):.2f} "

@@ -32,9 +32,10 @@ QUICK: dict[str, list[str]] = {
     "detector_corpus": ["--split", "heldout"],
     "host_attribution": ["11", "20"],
     "amplification_rss": [],
+    "protobuf_flatten": ["--repeat", "1"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
-TABLES_ONLY = {"scheduler_detectors", "host_attribution"}
+TABLES_ONLY = {"scheduler_detectors", "host_attribution", "protobuf_flatten"}
 """Benchmarks that print tables and take no ``--json``."""
 BENCHMARKS = tuple(QUICK)
 SCHEDULER_SUITE = ["--fault-rate", "0.6", "--seed", "41", "--variants", "scheduler", "--no-degrade"]

@@ -11,23 +11,35 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import Any, TypeVar
 
 from planscope import semconv as A
 from planscope_collector.storage import StoreUnavailable
 
 from . import _queries as Q
-from ._load import Queryable, fetch_columns, load_traces, ns_to_datetime, trace_starts
+from ._load import (
+    Queryable,
+    fetch_columns,
+    fill_traces,
+    index_traces,
+    index_window,
+    load_traces,
+    ns_to_datetime,
+)
 from ._model import INSTRUMENTATION, Finding, TraceData
 from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
+T = TypeVar("T")
 
 ANALYZER_VERSION = "2"
 """Bumped when the set or semantics of detectors change (recorded in analysis_progress)."""
 BATCH_TRACES = 2000
 """Traces loaded per round trip: large enough to amortise query overhead, small enough to keep
 a batch's rows (~25 per trace) in memory comfortably."""
+
+MAX_CHANGED = 20_000
+"""Traces one incremental pass takes at most (the oldest first; the next pass takes the rest)."""
 
 COLLECT_EVERY_BATCHES = 10
 """A long pass runs without automatic garbage collection (see ``_gc_paused``); the reference
@@ -135,7 +147,7 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _chunks(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
+def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 
@@ -174,8 +186,9 @@ class Analyzer:
         ids = sorted(set(trace_ids))
         if len(ids) <= self.batch_traces:
             return self._batch(project, ids, since_ns, write)
-        starts = trace_starts(self.store, project, ids, since_ns)
-        return self._analyze_by_start(project, starts, write)
+        return self._analyze_in_batches(
+            project, index_traces(self.store, project, ids, since_ns), write
+        )
 
     def analyze_window(
         self,
@@ -187,54 +200,118 @@ class Analyzer:
     ) -> AnalysisResult:
         """Analyse every trace of ``project`` that started in ``[since_ns, until_ns)``."""
         until = until_ns if until_ns is not None else time.time_ns() + 86400 * 10**9
+        return self._analyze_in_batches(
+            project, index_window(self.store, project, since_ns, until), write
+        )
+
+    def changed_traces(
+        self,
+        project: str,
+        since_ns: int,
+        quiet_before_ns: int | None = None,
+        limit: int = MAX_CHANGED,
+    ) -> dict[str, int]:
+        """Traces that got spans since ``since_ns`` and whose span count differs from their
+        last analysis (or were never analysed), with no span ending after ``quiet_before_ns``
+        (default: now); trace id → start (unix ns), oldest first, at most ``limit``.
+
+        >>> # Analyzer(store).changed_traces("default", time.time_ns() - 3600 * 10**9)
+        """
         c = fetch_columns(
             self.store,
-            Q.TRACES_IN_WINDOW,
-            {"project": project, "since": ns_to_datetime(since_ns), "until": ns_to_datetime(until)},
+            Q.CHANGED_TRACES,
+            {
+                "project": project,
+                "since": ns_to_datetime(since_ns),
+                "quiet_before": ns_to_datetime(
+                    quiet_before_ns if quiet_before_ns is not None else time.time_ns()
+                ),
+                "limit": limit,
+            },
         )
-        starts = dict(zip(c.get("trace_id", ()), map(int, c.get("start_ns", ())), strict=True))
-        return self._analyze_by_start(project, starts, write)
+        return dict(zip(c.get("trace_id", ()), map(int, c.get("start_ns", ())), strict=True))
+
+    def analyze_changed(
+        self, project: str, since_ns: int, quiet_before_ns: int | None = None
+    ) -> AnalysisResult:
+        """Analyse what :meth:`changed_traces` finds: an incremental pass, whose cost follows
+        the new data (the traces it touched), not the size of the store.
+
+        >>> # Analyzer(store).analyze_changed("default", time.time_ns() - 3600 * 10**9).traces
+        """
+        starts = self.changed_traces(project, since_ns, quiet_before_ns)
+        if not starts:
+            return AnalysisResult()
+        return self.analyze(project, starts, since_ns=min(starts.values()))
 
     def projects(self) -> list[str]:
         return sorted(str(r["project"]) for r in self.store.query(Q.PROJECTS))
 
     # -- internals ------------------------------------------------------------------------------
-    def _analyze_by_start(
-        self, project: str, starts: dict[str, int], write: bool
+    def _analyze_in_batches(
+        self, project: str, traces: dict[str, TraceData], write: bool
     ) -> AnalysisResult:
-        """Batches of traces that started close together (each reads a few partitions only).
+        """Batches of traces that started close together (each reads a few partitions only),
+        from row-less values the trace index gave (the dict is consumed: each batch's rows are
+        freed once it is written).
 
         While one batch is analysed and written, a loader thread reads the next one (the store
         runs the queries without holding the GIL, so they overlap the rules). Findings are
         returned in trace id order, as one call over id-sorted batches would.
         """
         started = time.perf_counter()
-        ordered = sorted(starts, key=lambda i: (starts[i], i))
-        chunks = [sorted(chunk) for chunk in _chunks(ordered, self.batch_traces)]
+        ordered = sorted(traces.values(), key=lambda t: (t.start_ns, t.trace_id))
+        traces.clear()
+        chunks: list[dict[str, TraceData] | None] = [
+            {t.trace_id: t for t in sorted(chunk, key=lambda t: t.trace_id)}
+            for chunk in _chunks(ordered, self.batch_traces)
+        ]
+        del ordered
         total = AnalysisResult()
 
-        def load(chunk: Sequence[str]) -> tuple[tuple[dict[str, TraceData], list[Finding]], float]:
+        def load(index: int) -> tuple[tuple[dict[str, TraceData], list[Finding]], float]:
             began = time.perf_counter()
-            loaded = self._load(project, chunk, min(starts[i] for i in chunk))
-            return loaded, time.perf_counter() - began
+            chunk, chunks[index] = chunks[index], None
+            assert chunk is not None
+            return self._fill(project, chunk), time.perf_counter() - began
 
         # Batches are freed by reference counting as the pass goes (see _gc_paused).
         with (
             _gc_paused(),
             ThreadPoolExecutor(1, thread_name_prefix="planscope-analyzer-load") as pool,
         ):
-            pending = pool.submit(load, chunks[0]) if chunks else None
+            pending = pool.submit(load, 0) if chunks else None
             for index in range(len(chunks)):
                 assert pending is not None
-                (traces, bad), load_s = pending.result()
-                pending = pool.submit(load, chunks[index + 1]) if index + 1 < len(chunks) else None
-                total.merge(self._analyse(project, traces, write, load_s, bad))
-                del traces
+                (batch, bad), load_s = pending.result()
+                pending = pool.submit(load, index + 1) if index + 1 < len(chunks) else None
+                total.merge(self._analyse(project, batch, write, load_s, bad))
+                del batch
                 if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
                     gc.collect()  # the few cycles the driver leaves per query, now and then
         total.findings.sort(key=lambda f: f.trace_id)
         total.seconds = time.perf_counter() - started
         return total
+
+    def _fill(
+        self, project: str, traces: dict[str, TraceData]
+    ) -> tuple[dict[str, TraceData], list[Finding]]:
+        """:func:`fill_traces` for a batch of row-less traces; when that fails (other than the
+        store being unavailable), the traces are loaded again one by one (see :meth:`_load`)."""
+        try:
+            fill_traces(self.store, project, traces)
+            return traces, []
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            log.warning("loading %d traces failed (%s); loading them one by one", len(traces), exc)
+        loaded: dict[str, TraceData] = {}
+        bad: list[Finding] = []
+        for t in traces.values():
+            one, skipped = self._load(project, [t.trace_id], t.start_ns)
+            loaded.update(one)
+            bad += skipped
+        return loaded, bad
 
     def _batch(
         self, project: str, ids: Sequence[str], since_ns: int | None, write: bool

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
+from itertools import starmap
 from typing import Any, Protocol
 
 from planscope.api import is_trace_id
@@ -77,22 +78,6 @@ _fingerprint = lru_cache(maxsize=1 << 16)(status_fingerprint)
 """Error messages repeat a lot across traces (the same failure in many runs)."""
 
 
-def trace_starts(
-    store: Queryable, project: str, trace_ids: Sequence[str], since_ns: int | None = None
-) -> dict[str, int]:
-    """The start (unix ns) of each of these traces that the trace index knows."""
-    ids = _check_ids(trace_ids)
-    if not ids:
-        return {}
-    since = ns_to_datetime(max(0, since_ns - PARTITION_SLACK_NS) if since_ns is not None else 0)
-    cols = fetch_columns(
-        store,
-        Q.TRACE_STARTS.format(filter=Q.TRACE_FILTER),
-        {"project": project, "ids": ",".join(ids), "since": since},
-    )
-    return dict(zip(cols.get("trace_id", ()), map(int, cols.get("start_ns", ())), strict=True))
-
-
 def load_traces(
     store: Queryable, project: str, trace_ids: Sequence[str], since_ns: int | None = None
 ) -> dict[str, TraceData]:
@@ -104,25 +89,53 @@ def load_traces(
 
     >>> # load_traces(store, "default", ["5b8e..."])["5b8e..."].attempts
     """
+    traces = index_traces(store, project, trace_ids, since_ns)
+    if traces:
+        fill_traces(store, project, traces, since_ns)
+    return traces
+
+
+def index_traces(
+    store: Queryable, project: str, trace_ids: Sequence[str], since_ns: int | None = None
+) -> dict[str, TraceData]:
+    """These traces as the trace index knows them (start, end, span count, root), without
+    rows yet (:func:`fill_traces` reads them); ``since_ns`` as for :func:`load_traces`.
+
+    >>> # index_traces(store, "default", ["5b8e..."])["5b8e..."].span_count
+    """
     ids = _check_ids(trace_ids)
     if not ids:
         return {}
-    params: dict[str, Any] = {"project": project, "ids": ",".join(ids), "since": ns_to_datetime(0)}
-    if since_ns is not None:
-        params["since"] = ns_to_datetime(max(0, since_ns - PARTITION_SLACK_NS))
-    index = fetch_columns(store, Q.LOAD_INDEX.format(filter=Q.TRACE_FILTER), params)
-    if not index:
-        return {}
-    traces: dict[str, TraceData] = {}
-    for trace_id, start, end, spans, has_root in zip(
-        index["trace_id"],
-        index["start_ns"],
-        index["end_ns"],
-        index["spans"],
-        index["has_root"],
-        strict=True,
-    ):
-        traces[trace_id] = TraceData(
+    since = ns_to_datetime(max(0, since_ns - PARTITION_SLACK_NS) if since_ns is not None else 0)
+    index = fetch_columns(
+        store,
+        Q.LOAD_INDEX.format(filter=Q.TRACE_FILTER),
+        {"project": project, "ids": ",".join(ids), "since": since},
+    )
+    return _skeletons(project, index)
+
+
+def index_window(
+    store: Queryable, project: str, since_ns: int, until_ns: int
+) -> dict[str, TraceData]:
+    """Every trace of ``project`` that started in ``[since_ns, until_ns)``, as it stands in the
+    trace index (start, end, span count, root) and without rows yet (:func:`fill_traces`
+    reads them): one query for a whole window.
+
+    >>> # index_window(store, "default", 0, time.time_ns())["5b8e..."].span_count
+    """
+    c = fetch_columns(
+        store,
+        Q.WINDOW_INDEX,
+        {"project": project, "since": ns_to_datetime(since_ns), "until": ns_to_datetime(until_ns)},
+    )
+    return _skeletons(project, c)
+
+
+def _skeletons(project: str, index: Mapping[str, list[Any]]) -> dict[str, TraceData]:
+    """One row-less ``TraceData`` per row of a trace index query (LOAD_INDEX's columns)."""
+    return {
+        trace_id: TraceData(
             project,
             trace_id,
             start_ns=int(start),
@@ -130,13 +143,37 @@ def load_traces(
             span_count=int(spans),
             has_root=bool(has_root),
         )
-    if since_ns is None:
-        earliest = min(t.start_ns for t in traces.values())
-        params["since"] = ns_to_datetime(max(0, earliest - PARTITION_SLACK_NS))
-    params["until"] = ns_to_datetime(max(t.end_ns for t in traces.values()) + PARTITION_SLACK_NS)
+        for trace_id, start, end, spans, has_root in zip(
+            index.get("trace_id", ()),
+            index.get("start_ns", ()),
+            index.get("end_ns", ()),
+            index.get("spans", ()),
+            index.get("has_root", ()),
+            strict=True,
+        )
+    }
 
-    def columns(sql: str) -> dict[str, list[Any]]:
-        return fetch_columns(store, sql.format(filter=Q.TYPED_FILTER), params)
+
+def fill_traces(
+    store: Queryable, project: str, traces: dict[str, TraceData], since_ns: int | None = None
+) -> None:
+    """Read the typed rows (and the raw spans they miss) of ``traces``, row-less values from
+    the trace index, into them: one query per typed table and one over ``otel_traces`` for the
+    whole batch, bounded by its earliest start (``since_ns``, else the traces' own) and its
+    latest end.
+
+    >>> # fill_traces(store, "default", index_window(store, "default", 0, time.time_ns()))
+    """
+    earliest = since_ns if since_ns is not None else min(t.start_ns for t in traces.values())
+    params: dict[str, Any] = {
+        "project": project,
+        "ids": ",".join(sorted(traces)),
+        "since": ns_to_datetime(max(0, earliest - PARTITION_SLACK_NS)),
+        "until": ns_to_datetime(max(t.end_ns for t in traces.values()) + PARTITION_SLACK_NS),
+    }
+
+    def columns(sql: str, **extra: str) -> dict[str, list[Any]]:
+        return fetch_columns(store, sql.format(filter=Q.TYPED_FILTER), {**params, **extra})
 
     _attach(traces, "runs", Run, columns(Q.LOAD_RUNS))
     _attach(traces, "plans", Plan, columns(Q.LOAD_PLANS))
@@ -175,13 +212,14 @@ def load_traces(
         c["message"] = c["status_message"]
         c["context_recorded"] = list(map(_recorded, c["context_keys"], c["context_tokens"]))
         _attach(traces, "attempts", Attempt, c)
-        _load_empty_context(store, project, traces)
-    _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS))
-    _load_tool_arguments(store, params, traces)
-    _load_raw_where_needed(store, project, traces)
+    # Captured tool arguments only for traces whose run failed (plan propagation reads them).
+    failed = ",".join(
+        t.trace_id for t in traces.values() if any(r.outcome == "failure" for r in t.runs)
+    )
+    _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS, failed=failed))
+    _load_raw(store, params, traces)
     for t in traces.values():
         _bind_observed(t)
-    return traces
 
 
 def _bind_observed(t: TraceData) -> None:
@@ -346,9 +384,8 @@ def _attach(traces: dict[str, TraceData], attr: str, row: Any, c: Mapping[str, l
         for f in row._fields
     ]
     get = traces.get
-    for trace_id, item in zip(
-        c["trace_id"], map(row._make, zip(*fields, strict=True)), strict=True
-    ):
+    # Calling the class with positional values builds a named tuple faster than ``_make``.
+    for trace_id, item in zip(c["trace_id"], starmap(row, zip(*fields, strict=True)), strict=True):
         if (t := get(trace_id)) is not None:
             getattr(t, attr).append(item)
 
@@ -356,63 +393,6 @@ def _attach(traces: dict[str, TraceData], attr: str, row: Any, c: Mapping[str, l
 def _recorded(keys: Any, tokens: Any) -> bool:
     """Context keys or a token count on the row: the attempt recorded its context."""
     return bool(keys) or bool(tokens)
-
-
-def _load_tool_arguments(
-    store: Queryable, params: Mapping[str, Any], traces: dict[str, TraceData]
-) -> None:
-    """Captured tool arguments, for the traces whose run failed and only those (plan
-    propagation reads them; the healthy majority never needs them)."""
-    failed = [
-        t.trace_id
-        for t in traces.values()
-        if t.tools and any(r.outcome == "failure" for r in t.runs)
-    ]
-    if not failed:
-        return
-    c = fetch_columns(
-        store,
-        Q.LOAD_TOOL_ARGUMENTS.format(filter=Q.TYPED_FILTER),
-        {**params, "failed": ",".join(failed)},
-    )
-    found: dict[str, dict[str, str]] = {}
-    for trace_id, span_id, arguments in zip(
-        c.get("trace_id", ()), c.get("span_id", ()), c.get("arguments", ()), strict=True
-    ):
-        found.setdefault(trace_id, {})[span_id] = arguments
-    for trace_id, by_span in found.items():
-        t = traces[trace_id]
-        t.tools = [
-            x._replace(arguments=by_span[x.span_id]) if x.span_id in by_span else x for x in t.tools
-        ]
-
-
-def _load_empty_context(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
-    """Mark attempts that recorded an empty context, in traces whose plan steps require keys
-    and that have attempts without any recorded key (the only ones where it matters)."""
-    ambiguous = [
-        t
-        for t in traces.values()
-        if any(s.requires for s in t.plan_steps) and any(not a.context_recorded for a in t.attempts)
-    ]
-    if not ambiguous:
-        return
-    params = {
-        "project": project,
-        "ids": ",".join(t.trace_id for t in ambiguous),
-        "since": ns_to_datetime(max(0, min(t.start_ns for t in ambiguous) - PARTITION_SLACK_NS)),
-        "until": ns_to_datetime(max(t.end_ns for t in ambiguous) + PARTITION_SLACK_NS),
-    }
-    c = fetch_columns(store, Q.LOAD_EMPTY_CONTEXT, params)
-    empty: dict[str, set[str]] = {}
-    for trace_id, span_id in zip(c.get("trace_id", ()), c.get("span_id", ()), strict=True):
-        empty.setdefault(trace_id, set()).add(span_id)
-    for t in ambiguous:
-        spans = empty.get(t.trace_id)
-        if spans:
-            t.attempts = [
-                a._replace(context_recorded=True) if a.span_id in spans else a for a in t.attempts
-            ]
 
 
 _NO_USAGE = (0, 0.0)
@@ -428,23 +408,64 @@ def typed_span_count(t: TraceData) -> int:
     return len(t.runs) + plans + len(t.attempts) + len(t.tools) + t.llm_spans + len(t.scheduling)
 
 
-def _load_raw_where_needed(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
-    """Scheduler spans, then span skeletons, for traces with spans outside the typed tables
-    (a central scheduler's, third-party spans)."""
-    partial = [t for t in traces.values() if typed_span_count(t) < t.span_count]
-    if not partial:
-        return
-    params = {
-        "project": project,
-        "ids": ",".join(t.trace_id for t in partial),
-        "since": ns_to_datetime(max(0, min(t.start_ns for t in partial) - PARTITION_SLACK_NS)),
-        "until": ns_to_datetime(max(t.end_ns for t in partial) + PARTITION_SLACK_NS),
+def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, TraceData]) -> None:
+    """What the typed tables miss, from one ``otel_traces`` query (``LOAD_RAW``):
+
+    * attempts that recorded an explicitly empty context, in traces whose plan steps require
+      keys and that have attempts without any recorded key (the only ones where it matters);
+    * for traces with spans outside the typed tables (a central scheduler's, third-party
+      spans): their scheduler spans, then, for those still not fully covered, every span's
+      skeleton (``raw``).
+    """
+    ambiguous = {
+        t.trace_id
+        for t in traces.values()
+        if any(s.requires for s in t.plan_steps) and any(not a.context_recorded for a in t.attempts)
     }
-    _attach(traces, "scheduling", SchedulerSpan, fetch_columns(store, Q.LOAD_SCHEDULER, params))
-    partial = [t for t in partial if typed_span_count(t) < t.span_count]
+    partial = {t.trace_id for t in traces.values() if typed_span_count(t) < t.span_count}
+    if not ambiguous and not partial:
+        return
+    wanted = [traces[i] for i in ambiguous | partial]
+    c = fetch_columns(
+        store,
+        Q.LOAD_RAW,
+        {
+            "project": params["project"],
+            "since": ns_to_datetime(max(0, min(t.start_ns for t in wanted) - PARTITION_SLACK_NS)),
+            "until": ns_to_datetime(max(t.end_ns for t in wanted) + PARTITION_SLACK_NS),
+            "partial": ",".join(sorted(partial)),
+            "ambiguous": ",".join(sorted(ambiguous)),
+        },
+    )
+    if not c:
+        return
+    empty: dict[str, set[str]] = {}
+    for trace_id, span_id, is_empty in zip(
+        c["trace_id"], c["span_id"], c["empty_context"], strict=True
+    ):
+        if is_empty and trace_id in ambiguous:
+            empty.setdefault(trace_id, set()).add(span_id)
+    for trace_id, spans in empty.items():
+        t = traces[trace_id]
+        t.attempts = [
+            a._replace(context_recorded=True) if a.span_id in spans else a for a in t.attempts
+        ]
     if not partial:
         return
-    params["ids"] = ",".join(t.trace_id for t in partial)
-    for t in partial:
-        t.raw = []
-    _attach(traces, "raw", RawSpan, fetch_columns(store, Q.LOAD_RAW_SKELETON, params))
+    rows = [i for i, trace_id in enumerate(c["trace_id"]) if trace_id in partial]
+    scheduler = [i for i in rows if c["scheduler"][i]]
+    _attach(traces, "scheduling", SchedulerSpan, _take(c, scheduler, SchedulerSpan._fields))
+    still = {i for i in partial if typed_span_count(traces[i]) < traces[i].span_count}
+    for trace_id in still:
+        traces[trace_id].raw = []
+    skeleton = [i for i in rows if c["trace_id"][i] in still]
+    _attach(traces, "raw", RawSpan, _take(c, skeleton, RawSpan._fields))
+
+
+def _take(
+    c: Mapping[str, list[Any]], rows: Sequence[int], fields: Sequence[str]
+) -> dict[str, list[Any]]:
+    """These rows of columns ``c``: the ``trace_id`` column and ``fields`` (empty: no rows)."""
+    if not rows:
+        return {}
+    return {f: [c[f][i] for i in rows] for f in ("trace_id", *fields)}

@@ -27,14 +27,6 @@ TRACE_FILTER = (
 # only prunes: daily partitions newer than the batch are not read at all.
 TYPED_FILTER = TRACE_FILTER + " AND Start <= {until:DateTime64(9)}"
 
-# Start of each of some traces (to cut a long id list into batches of neighbouring traces).
-TRACE_STARTS = """
-SELECT TraceId AS trace_id, toUnixTimestamp64Nano(min(Start)) AS start_ns
-FROM planscope_trace_index
-WHERE {filter}
-GROUP BY TraceId
-"""
-
 LOAD_INDEX = """
 SELECT TraceId AS trace_id,
        toUnixTimestamp64Nano(min(Start)) AS start_ns,
@@ -90,7 +82,9 @@ WHERE {filter}
 ORDER BY TraceId, Start
 """
 
-# Without planscope.tool.args_hash, the captured arguments text stands in for it.
+# Without planscope.tool.args_hash, the captured arguments text stands in for it. The captured
+# arguments themselves only for the traces in {failed:String} (those whose run failed: plan
+# propagation traces a wrong value through them; healthy runs never need them).
 LOAD_TOOL_CALLS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        StepId AS step_id, Attempt AS attempt, PlanId AS plan_id, PlanVersion AS plan_version,
@@ -98,7 +92,8 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        multiIf(ArgsHash != '', ArgsHash, Arguments != '', lower(hex(cityHash64(Arguments))), '')
            AS args_key,
        ErrorType AS error_type, {_STATUS} AS status_code,
-       toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns
+       toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns,
+       if(TraceId IN splitByChar(',', {{{{failed:String}}}}), Arguments, '') AS arguments
 FROM planscope_tool_calls
 WHERE {{filter}}
 ORDER BY TraceId, Start
@@ -113,68 +108,85 @@ WHERE {filter}
 GROUP BY TraceId, ParentSpanId
 """
 
-# Only for traces whose typed rows do not account for every span (third-party spans).
-LOAD_RAW_SKELETON = f"""
+# The raw spans a batch needs from otel_traces, in one scan: every span of the traces in
+# {partial:String} (spans outside the typed tables: a central scheduler's queue waits and
+# context switches, third-party spans), and the step attempts of the traces in
+# {ambiguous:String} that recorded an explicitly empty context (``[]``), which the typed table
+# cannot tell from no record at all. Scheduler attributes are read for scheduler spans only.
+LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, {_STATUS} AS status_code, StatusMessage AS message,
-       toUnixTimestamp64Nano(Timestamp) AS start_ns,
-       toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns
+       toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
+       toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns,
+       SpanAttributes['planscope.step.context.keys'] = '[]' AS empty_context,
+       SpanName IN ('scheduler.queue', 'scheduler.context_switch') AS scheduler,
+       if(scheduler, SpanAttributes['planscope.scheduler.id'], '') AS scheduler_id,
+       if(scheduler, SpanAttributes['planscope.scheduler.policy'], '') AS policy,
+       if(scheduler, SpanAttributes['planscope.scheduler.requester'], '') AS requester,
+       if(scheduler, SpanAttributes['planscope.scheduler.request_id'], '') AS request_id,
+       if(scheduler, SpanAttributes['planscope.scheduler.switch.op'], '') AS switch_op,
+       if(scheduler, SpanAttributes['planscope.scheduler.context.hash'], '') AS context_hash,
+       if(scheduler, toInt64OrZero(SpanAttributes['planscope.scheduler.context.tokens']), 0)
+           AS context_tokens,
+       if(scheduler, SpanAttributes['planscope.scheduler.context.saved_hash'], '') AS saved_hash,
+       if(scheduler, toInt64OrZero(SpanAttributes['planscope.scheduler.context.saved_tokens']), 0)
+           AS saved_tokens
 FROM otel_traces
-WHERE Project = {{project:String}} AND TraceId IN splitByChar(',', {{ids:String}})
+WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
-"""
-
-# The captured arguments of tool calls, read only for traces whose run failed (plan
-# propagation traces a wrong value through them; healthy runs never need them).
-LOAD_TOOL_ARGUMENTS = """
-SELECT TraceId AS trace_id, SpanId AS span_id, Arguments AS arguments
-FROM planscope_tool_calls
-WHERE {filter} AND TraceId IN splitByChar(',', {{failed:String}}) AND Arguments != ''
-"""
-
-# Step attempts that recorded an explicitly empty context (``[]``): the typed table cannot tell
-# it from no record at all. Read only for traces with such ambiguous attempts.
-LOAD_EMPTY_CONTEXT = """
-SELECT TraceId AS trace_id, SpanId AS span_id
-FROM otel_traces
-WHERE Project = {project:String} AND TraceId IN splitByChar(',', {ids:String})
-  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
-  AND SpanAttributes['planscope.step.context.keys'] = '[]'
-"""
-
-# A central scheduler's spans (queue waits, context switches): read only for traces the typed
-# tables do not fully cover, like the skeletons above.
-LOAD_SCHEDULER = """
-SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
-       SpanName AS name, toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
-       SpanAttributes['planscope.scheduler.id'] AS scheduler_id,
-       SpanAttributes['planscope.scheduler.policy'] AS policy,
-       SpanAttributes['planscope.scheduler.requester'] AS requester,
-       SpanAttributes['planscope.scheduler.request_id'] AS request_id,
-       SpanAttributes['planscope.scheduler.switch.op'] AS switch_op,
-       SpanAttributes['planscope.scheduler.context.hash'] AS context_hash,
-       toInt64OrZero(SpanAttributes['planscope.scheduler.context.tokens']) AS context_tokens,
-       SpanAttributes['planscope.scheduler.context.saved_hash'] AS saved_hash,
-       toInt64OrZero(SpanAttributes['planscope.scheduler.context.saved_tokens']) AS saved_tokens
-FROM otel_traces
-WHERE Project = {project:String} AND TraceId IN splitByChar(',', {ids:String})
-  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
-  AND SpanName IN ('scheduler.queue', 'scheduler.context_switch')
+  AND (TraceId IN splitByChar(',', {{partial:String}})
+       OR (TraceId IN splitByChar(',', {{ambiguous:String}}) AND empty_context))
 """
 
 # --- selecting work ---------------------------------------------------------------------------
-# Traces whose first span started in [since, until): a full or time-windowed pass.
-TRACES_IN_WINDOW = """
-SELECT TraceId AS trace_id, toUnixTimestamp64Nano(min(Start)) AS start_ns
+# Traces whose first span started in [since, until) (a full or time-windowed pass), with what
+# LOAD_INDEX reads for each (so a window pass asks the trace index once, not once per batch).
+# Index rows older than a day before the window belong to traces that started before it; the
+# rows after ``until`` of a trace that started inside the window are counted.
+WINDOW_INDEX = """
+SELECT TraceId AS trace_id,
+       toUnixTimestamp64Nano(min(Start)) AS start_ns,
+       toUnixTimestamp64Nano(max(End)) AS end_ns,
+       sum(SpanCount) AS spans,
+       max(RootSpanName) != '' AS has_root
 FROM planscope_trace_index
-WHERE Project = {project:String}
-  AND Start >= {since:DateTime64(9)} - INTERVAL 1 DAY AND Start < {until:DateTime64(9)}
+WHERE Project = {project:String} AND Start >= {since:DateTime64(9)} - INTERVAL 1 DAY
 GROUP BY TraceId
 HAVING min(Start) >= {since:DateTime64(9)} AND min(Start) < {until:DateTime64(9)}
 ORDER BY TraceId
 """
 
 PROJECTS = "SELECT DISTINCT Project AS project FROM planscope_trace_index"
+
+# Traces that changed since they were last analysed (or were never analysed) and went quiet:
+# those with trace index rows since {since:DateTime64(9)} (new spans land in new rows), whose
+# span count over all their rows differs from the count their last analysis recorded. Reads
+# the window's index rows, then those traces' rows by primary key: the cost follows the new
+# data, not the store. A trace that started before the window and got late spans counts too.
+CHANGED_TRACES = """
+WITH touched AS (
+    SELECT DISTINCT TraceId FROM planscope_trace_index
+    WHERE Project = {project:String} AND Start >= {since:DateTime64(9)}
+)
+SELECT t.trace_id AS trace_id, toUnixTimestamp64Nano(t.first_start) AS start_ns
+FROM (
+    SELECT TraceId AS trace_id, sum(SpanCount) AS spans, min(Start) AS first_start,
+           max(End) AS last_end
+    FROM planscope_trace_index
+    WHERE Project = {project:String} AND TraceId IN touched
+    GROUP BY TraceId
+    HAVING last_end < {quiet_before:DateTime64(9)}
+) AS t
+LEFT JOIN (
+    SELECT TraceId AS analysed_id, argMax(SpanCount, AnalyzedAt) AS analysed_spans
+    FROM analysis_progress
+    WHERE Project = {project:String} AND TraceId IN touched
+    GROUP BY TraceId
+) AS a ON a.analysed_id = t.trace_id
+WHERE a.analysed_spans != t.spans
+ORDER BY t.first_start
+LIMIT {limit:UInt32}
+"""
 
 # --- findings ------------------------------------------------------------------------------------
 FINDING_NAMES = (

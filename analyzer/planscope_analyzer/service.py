@@ -38,7 +38,6 @@ from pydantic import ValidationError
 
 from ._engine import AnalysisResult, Analyzer
 from ._findings import list_findings
-from ._load import ns_to_datetime
 from ._model import SEVERITIES
 from ._settings import AnalyzerSettings
 
@@ -57,27 +56,6 @@ MAX_DEFER_SECONDS = 30.0
 POLL_LEASE_KEY = "analyzer-poll"
 MAX_NANOS = (1 << 63) - 1
 """The last instant DateTime64(9) holds: larger times are refused (400), never sent to SQL."""
-
-# Traces that went quiet and whose span count differs from when they were last analysed
-# (or that were never analysed); read from the trace index, so any replica's writes count.
-UNANALYSED_TRACES = """
-SELECT t.trace_id AS trace_id
-FROM (
-    SELECT TraceId AS trace_id, sum(SpanCount) AS spans, max(End) AS last_end
-    FROM planscope_trace_index
-    WHERE Project = {project:String} AND Start >= {since:DateTime64(9)}
-    GROUP BY TraceId
-    HAVING last_end < {quiet_before:DateTime64(9)}
-) AS t
-LEFT JOIN (
-    SELECT TraceId AS analysed_id, argMax(SpanCount, AnalyzedAt) AS analysed_spans
-    FROM analysis_progress
-    WHERE Project = {project:String} AND TraceStart >= {since:DateTime64(9)}
-    GROUP BY TraceId
-) AS a ON a.analysed_id = t.trace_id
-WHERE a.analysed_spans != t.spans
-LIMIT 20000
-"""
 
 
 class AnalyzerService:
@@ -230,20 +208,18 @@ class AnalyzerService:
     def poll_project(self, project: str, lookback_seconds: float) -> AnalysisResult:
         """Analyse the project's traces that went quiet and changed since their last analysis."""
         now = time.time_ns()
-        rows = self.collector.store.query(
-            UNANALYSED_TRACES,
-            {
-                "project": project,
-                "since": ns_to_datetime(now - int(lookback_seconds * 1e9)),
-                "quiet_before": ns_to_datetime(now - int(self.settings.quiet_seconds * 1e9)),
-            },
+        analyzer = self.analyzer()
+        starts = analyzer.changed_traces(
+            project,
+            since_ns=now - int(lookback_seconds * 1e9),
+            quiet_before_ns=now - int(self.settings.quiet_seconds * 1e9),
         )
         with self._lock:  # traces this process was told about are analysed by run_due
-            ids = [t for r in rows if (project, t := str(r["trace_id"])) not in self._pending]
+            ids = [t for t in starts if (project, t) not in self._pending]
         if not ids:
             return AnalysisResult()
         price_new_models(self.collector.store)
-        result = self.analyzer().analyze(project, ids)
+        result = analyzer.analyze(project, ids, since_ns=min(starts[t] for t in ids))
         self.analyzed_traces += result.traces
         self.collector.analysis_done({project})
         return result

@@ -16,8 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._errors import SpoolFull
-from ._otlp import PROTOBUF, ParseLimits, decompress, media_type, parse_request, span_count
-from ._spool import Record, Spool
+from ._otlp import ParseLimits, decompress, media_type, parse_request, span_count, spans_ipc
+from ._spool import ARROW, Record, Spool
 
 
 class RecentBatches:
@@ -133,18 +133,20 @@ def accept(
     with decode_slots or contextlib.nullcontext():
         raw = decompress(body, content_encoding, limits.max_decompressed_bytes)
         request = parse_request(raw, kind, limits.parse)
-    count = span_count(request)
-    if count == 0:
-        return Accepted(0, False, kind)
-    if spool.pending_bytes >= limits.spool_max_bytes:
-        raise SpoolFull(limits.retry_after_seconds)
+        count = span_count(request)
+        if count == 0:
+            return Accepted(0, False, kind)
+        if spool.pending_bytes >= limits.spool_max_bytes:
+            raise SpoolFull(limits.retry_after_seconds)
+        # Flattened here, where the request is parsed already: the spool keeps Arrow, and the
+        # writer never parses a request again (spool record format 2; see ``_spool``).
+        payload = spans_ipc(request, project)
+        del request
     digest = batch_digest(project, raw)
     if not recent.claim(digest):
         return Accepted(count, True, kind)
-    # The spool keeps protobuf only: JSON is converted once here, the writer never sees JSON.
-    payload = raw if kind == PROTOBUF else request.SerializeToString()
     try:
-        spool.append(Record(project or "", digest, count, payload))
+        spool.append(Record(project or "", digest, count, payload, ARROW))
     except BaseException:
         recent.release(digest)
         raise

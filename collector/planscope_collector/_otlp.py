@@ -2,11 +2,12 @@
 
 Decoding and validation (:func:`parse_request`) happen in the request handler (HTTP and gRPC)
 and in ``planscope import``, so that a malformed body is refused before anything is spooled or
-sent. Flattening (:class:`SpanColumns`) happens in the writer's flatten worker, once per spooled
-segment, into the columns of ``TRACE_COLUMNS`` with the value conventions of the OpenTelemetry
-Collector's clickhouseexporter (lowercase hex ids, ``SpanKind`` like ``Internal``,
-``StatusCode`` like ``Error``, every attribute value a string), so the two writers produce
-identical tables; the columns travel to the store as one Arrow IPC stream (:meth:`to_ipc`).
+sent. Flattening (:class:`SpanColumns`, :func:`spans_ipc`) follows in the request handler, once
+per request, so the spool keeps the columns and no request is parsed twice. The columns are
+those of ``TRACE_COLUMNS``, with the value conventions of the OpenTelemetry Collector's
+clickhouseexporter (lowercase hex ids, ``SpanKind`` like ``Internal``, ``StatusCode`` like
+``Error``, every attribute value a string), so the two writers produce identical tables; they
+travel to the spool and the store as Arrow IPC streams (:meth:`SpanColumns.to_ipc`).
 """
 
 from __future__ import annotations
@@ -546,6 +547,21 @@ class SpanColumns:
         """:meth:`to_arrow` as one Arrow IPC stream (a bytes-like ``pyarrow.Buffer``), what
         ``Store.insert_spans`` takes."""
         return ipc_stream(self.to_arrow())
+
+
+def spans_ipc(request: ExportTraceServiceRequest, project: str | None) -> bytes:
+    """The spans of a parsed, validated request as one Arrow IPC stream (what the spool keeps).
+
+    ``project`` is the API key's project (``None``: the resource's ``planscope.project``, else
+    ``default``), as :meth:`SpanColumns.add` applies it.
+
+    >>> import pyarrow as pa
+    >>> pa.ipc.open_stream(spans_ipc(ExportTraceServiceRequest(), None)).read_all().num_rows
+    0
+    """
+    columns = SpanColumns()
+    columns.add(request, project)
+    return bytes(columns.to_ipc())
 
 
 def gzip_bytes(data: bytes) -> bytes:

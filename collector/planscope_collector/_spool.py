@@ -13,7 +13,12 @@ Layout of ``<dir>``::
                           record, ``NNN-III.json`` saying why), kept for ``planscope quarantine``
 
 A record is ``MAGIC | u32 length | u32 crc32 | payload``; a torn tail (a crash mid-write, which
-was never acknowledged) fails its length or CRC check and is ignored on replay. Segments are
+was never acknowledged) fails its length or CRC check and is ignored on replay. The magic names
+the payload's format, so an upgrade never strands a spool: ``PSR2`` (written since 2026-12-02)
+holds the request's spans already flattened, as an Arrow IPC stream of ``TRACE_COLUMNS``, so the
+writer only concatenates them; ``PSR1`` (every earlier version) holds the OTLP protobuf request,
+which the writer still parses and flattens. Segments and quarantined requests of either kind are
+read by this version, record by record. Segments are
 sealed by size or age; the writer inserts a sealed segment as one batch with the dedup token
 ``<SPOOL_ID>:<segment number>:<digest of its bytes>``, so a replay after a crash between
 insert and delete is dropped by ClickHouse instead of duplicated.
@@ -34,34 +39,48 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from io import FileIO
 from pathlib import Path
+from typing import Literal
 
 log = logging.getLogger("planscope.collector")
 
-MAGIC = b"PSR1"
+OTLP: Literal["otlp"] = "otlp"
+"""A record whose body is the OTLP protobuf request (format 1, written before 2026-12-02)."""
+ARROW: Literal["arrow"] = "arrow"
+"""A record whose body is the request's spans as an Arrow IPC stream (format 2)."""
+RecordFormat = Literal["otlp", "arrow"]
+_MAGIC: dict[RecordFormat, bytes] = {OTLP: b"PSR1", ARROW: b"PSR2"}
+_FORMAT = {magic: fmt for fmt, magic in _MAGIC.items()}
 _HEADER = struct.Struct("<4sII")
 _META = struct.Struct("<32sIH")  # digest, span count, project length
 
 
 @dataclass(frozen=True)
 class Record:
-    """One accepted request: its project override, content digest and OTLP protobuf body."""
+    """One accepted request: its project override, content digest, span count and body.
+
+    ``body`` is in ``format``: ``arrow`` (what this version writes: the spans flattened by the
+    request handler, project applied) or ``otlp`` (the protobuf request, as older versions
+    wrote it; flattened by the writer).
+    """
 
     project: str
     digest: bytes
     span_count: int
-    body: bytes
+    body: bytes | memoryview  # read from a segment: a view of the segment's bytes, no copy
+    format: RecordFormat = OTLP
 
     def encode(self) -> bytes:
         project = self.project.encode()
         payload = _META.pack(self.digest, self.span_count, len(project)) + project + self.body
-        return _HEADER.pack(MAGIC, len(payload), zlib.crc32(payload)) + payload
+        header = _HEADER.pack(_MAGIC[self.format], len(payload), zlib.crc32(payload))
+        return header + payload
 
     @classmethod
-    def decode(cls, payload: bytes) -> Record:
+    def decode(cls, payload: bytes | memoryview, format: RecordFormat = OTLP) -> Record:
         digest, count, plen = _META.unpack_from(payload)
         start = _META.size
-        project = payload[start : start + plen].decode()
-        return cls(project, digest, count, payload[start + plen :])
+        project = bytes(payload[start : start + plen]).decode()
+        return cls(project, digest, count, payload[start + plen :], format)
 
 
 class _Waiter:
@@ -82,15 +101,16 @@ class Segment:
 
     def records(self) -> Iterator[Record]:
         """Records in order, stopping at a torn or corrupt tail."""
-        data = self.path.read_bytes()
+        data = memoryview(self.path.read_bytes())  # records are views of it: no copy each
         pos = 0
         while pos + _HEADER.size <= len(data):
             magic, length, crc = _HEADER.unpack_from(data, pos)
             payload = data[pos + _HEADER.size : pos + _HEADER.size + length]
-            if magic != MAGIC or len(payload) != length or zlib.crc32(payload) != crc:
+            fmt = _FORMAT.get(magic)
+            if fmt is None or len(payload) != length or zlib.crc32(payload) != crc:
                 log.warning("spool segment %s: ignoring torn tail at byte %d", self.path, pos)
                 return
-            yield Record.decode(payload)
+            yield Record.decode(payload, fmt)
             pos += _HEADER.size + length
 
 

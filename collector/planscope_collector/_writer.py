@@ -5,42 +5,121 @@ dedup token ``<spool id>:<segment>``, then one ``planscope_ingest_batches`` inse
 token, and only then is the segment deleted. A crash anywhere in between replays the segment,
 and ClickHouse drops the repeated blocks, in the raw table and in every materialized view.
 
-Segment N+1 is flattened (protobuf -> Arrow IPC) in a child process (``_flatten_worker``)
-while segment N is inserted: in one process the two would be serial, since chDB takes the GIL
-back often during an insert. The child only reads sealed files; if it dies, the writer flattens
-the segment itself and starts a new child, so nothing depends on it.
+The request handler spools each request already flattened (an Arrow IPC stream: spool record
+format 2), so the writer only concatenates a segment's records into one block; a segment an
+older version spooled (OTLP protobuf records, format 1) is parsed and flattened here, record by
+record, with the same flattener (see ``_spool``).
 
 Transient store errors (down, timeouts, disk full, too many parts, memory: see
 ``storage._errors``) are retried with a capped exponential back-off while the spool keeps
 accepting; they never quarantine anything. When a segment fails for any other reason (the store
-refuses its rows, or it cannot be flattened), its requests are stored one by one and only the
+refuses its rows, or a record cannot be read), its requests are stored one by one and only the
 request that fails on its own is moved to ``quarantine/``: never another request's (or
 another tenant's) data with it, and never blocking the segments behind it.
 """
 
 from __future__ import annotations
 
+import gc
 import logging
 import math
+import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from ._flatten_worker import (
-    FlatSegment,
-    FlattenFailed,
-    FlattenWorker,
-    WorkerDied,
-    flatten_records,
-    flatten_segment,
-)
-from ._spool import Quarantine, Segment, Spool
-from .storage import Store, StoreUnavailable
+from ._otlp import DEFAULT_PROJECT, SpanColumns
+from ._spool import ARROW, Quarantine, Record, Segment, Spool
+from .storage import Store, StoreUnavailable, ipc_stream
 
 log = logging.getLogger("planscope.collector")
 
-_MAX_WORKER_DEATHS = 3  # in a row; then the writer flattens in its own process
+
+RELEASE_MEMORY_ABOVE_BYTES = 640 << 20
+"""Resident size above which the writer purges the embedded engine's freed memory."""
+
+
+def _resident_bytes() -> int:
+    """This process's resident set size (0 where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+@dataclass
+class FlatSegment:
+    """A segment ready to insert: its spans as Arrow IPC stream bytes, plus bookkeeping."""
+
+    ipc: Any  # bytes-like: an Arrow IPC stream of ``TRACE_COLUMNS``, one record batch
+    batches: list[list[Any]]  # one ``planscope_ingest_batches`` row per request
+    trace_keys: set[tuple[str, str]]  # distinct (project, trace id) pairs
+    spans: int
+
+
+def _otlp_table(record: Record) -> Any:
+    """The spans of a format-1 (protobuf) record as an Arrow table, or None without spans.
+
+    The cyclic GC is paused meanwhile: a request allocates thousands of short-lived protobuf
+    wrappers and strings, and collections triggered by them (which find nothing: no cycles
+    are created here) slowed this step by up to 1.8x.
+    """
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    spans = SpanColumns()
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        request = ExportTraceServiceRequest.FromString(bytes(record.body))
+        spans.add(request, record.project or None)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return spans.to_arrow() if len(spans) else None
+
+
+def flatten_records(records: Iterable[Record]) -> FlatSegment:
+    """Some records as one insert: their spans in one Arrow block, one batch row per request.
+
+    A format-2 record's body is read without a copy; a format-1 record is parsed and flattened.
+    The block is a single record batch whatever the records' formats: ClickHouse deduplicates
+    an insert of several batches batch by batch, so a segment that an older version inserted
+    (as one batch) before a crash would be stored again on replay.
+    """
+    import pyarrow as pa
+
+    tables: list[Any] = []
+    batches: list[list[Any]] = []
+    received_ms = time.time_ns() // 1_000_000  # ReceivedAt is DateTime64(3)
+    for record in records:
+        if record.format == ARROW:
+            table = pa.ipc.open_stream(pa.py_buffer(record.body)).read_all()
+        else:
+            table = _otlp_table(record)
+        if table is not None and table.num_rows:
+            tables.append(table)
+            project = table.column("Project")[0].as_py()
+        else:
+            project = None
+        project = project or record.project or DEFAULT_PROJECT
+        batches.append([project, record.digest.hex(), received_ms, record.span_count])
+    if not tables:
+        return FlatSegment(b"", batches, set(), 0)
+    table = pa.concat_tables(tables).combine_chunks()
+    keys = zip(
+        table.column("Project").to_pylist(), table.column("TraceId").to_pylist(), strict=True
+    )
+    return FlatSegment(ipc_stream(table), batches, set(keys), table.num_rows)
+
+
+def flatten_segment(segment: Segment) -> FlatSegment:
+    """A sealed segment as one insert (see :func:`flatten_records`)."""
+    return flatten_records(segment.records())
 
 
 @dataclass
@@ -71,7 +150,6 @@ class Writer:
         flush_interval: float = 0.5,
         max_backoff: float = 10.0,
         on_flush: Callable[[set[tuple[str, str]]], None] | None = None,
-        flatten_worker: bool = True,
     ) -> None:
         self.spool = spool
         self._connect = connect
@@ -82,9 +160,6 @@ class Writer:
         self.stats = WriterStats()
         self._stop = threading.Event()
         self._wake = threading.Event()
-        # Segment N+1 is flattened in a child process while segment N is inserted.
-        self._worker = FlattenWorker() if flatten_worker else None
-        self._worker_deaths = 0
         self._thread = threading.Thread(target=self._run, name="planscope-writer", daemon=True)
 
     def start(self) -> None:
@@ -112,98 +187,47 @@ class Writer:
 
     def _run(self) -> None:
         backoff = self.flush_interval
-        if self._worker is not None:
+        while True:
+            stopping = self._stop.is_set()
+            min_age = 0.0 if (stopping or self._wake.is_set()) else self.flush_interval
+            self._wake.clear()
             try:
-                self._worker.start()  # it imports while the first segment fills
-            except OSError as exc:
-                log.warning("no flatten worker process (%s); flattening in the writer", exc)
-                self._worker = None
-        try:
-            while True:
-                stopping = self._stop.is_set()
-                min_age = 0.0 if (stopping or self._wake.is_set()) else self.flush_interval
-                self._wake.clear()
-                try:
-                    segments = self.spool.seal(min_age_seconds=min_age)
-                    if segments and self.store is None:
-                        self.store = self._connect()
-                    self._store_segments(segments, stopping)
-                    backoff = self.flush_interval
-                    self.stats.store_available = True
-                except StoreUnavailable as exc:
-                    self.stats.store_available = False
-                    self.stats.last_error = str(exc)
-                    log.warning("store unavailable, retrying in %.1fs: %s", backoff, exc)
-                    if stopping:
-                        return  # what is left stays spooled and is replayed on the next start
-                    self._wake.wait(backoff)
-                    backoff = min(backoff * 2, self.max_backoff)
-                    continue
-                except Exception:  # never let the writer thread die
-                    log.exception("writer loop error")
+                segments = self.spool.seal(min_age_seconds=min_age)
+                if segments and self.store is None:
+                    self.store = self._connect()
+                self._store_segments(segments, stopping)
+                backoff = self.flush_interval
+                self.stats.store_available = True
+            except StoreUnavailable as exc:
+                self.stats.store_available = False
+                self.stats.last_error = str(exc)
+                log.warning("store unavailable, retrying in %.1fs: %s", backoff, exc)
                 if stopping:
-                    return
-                self._wake.wait(self.flush_interval)
-        finally:
-            if self._worker is not None:
-                self._worker.close()
+                    return  # what is left stays spooled and is replayed on the next start
+                self._wake.wait(backoff)
+                backoff = min(backoff * 2, self.max_backoff)
+                continue
+            except Exception:  # never let the writer thread die
+                log.exception("writer loop error")
+            if stopping:
+                return
+            self._wake.wait(self.flush_interval)
 
     def _store_segments(self, segments: list[Segment], stopping: bool) -> None:
-        """Store ``segments`` in order, flattening the next one while the current is inserted.
-
-        When the list runs out, segments sealed meanwhile (by size: a backlog) are taken on
-        without waiting, so the flattening of the next one still overlaps the insert.
-        """
+        """Store ``segments`` in order; when the list runs out, take on segments sealed
+        meanwhile (by size: a backlog) without waiting."""
         queue = list(segments)
         i = 0
         while i < len(queue):
             segment = queue[i]
-            flat = self._flat(segment)
+            try:
+                flat: FlatSegment | BaseException = flatten_segment(segment)
+            except Exception as exc:
+                flat = exc
+            self._store_segment(segment, flat)
             if i + 1 == len(queue) and not stopping:
                 queue += [s for s in self.spool.seal(math.inf) if s.number > segment.number]
-            if i + 1 < len(queue):
-                self._submit(queue[i + 1])
-            self._store_segment(segment, flat)
             i += 1
-
-    # -- flattening: in the worker process when there is one, else here --------------------
-    def _submit(self, segment: Segment) -> None:
-        if self._worker is None or self._worker.pending is not None:
-            return
-        try:
-            self._worker.submit(segment)
-        except WorkerDied as exc:
-            log.warning("%s", exc)
-
-    def _flat(self, segment: Segment) -> FlatSegment | BaseException:
-        """The segment flattened, or the exception that flattening it raised."""
-        worker = self._worker
-        if worker is not None and worker.pending is None:
-            self._submit(segment)
-        if worker is not None and worker.pending is not None:
-            submitted = worker.pending
-            try:
-                flat = worker.result()
-            except FlattenFailed as exc:
-                if submitted == segment.number:
-                    return exc
-            except WorkerDied as exc:
-                self._worker_deaths += 1
-                log.warning("%s; flattening segment %s here", exc, segment.number)
-                if self._worker_deaths >= _MAX_WORKER_DEATHS:
-                    log.error(
-                        "flatten worker died %d times in a row; not restarting it",
-                        _MAX_WORKER_DEATHS,
-                    )
-                    self._worker = None
-            else:
-                self._worker_deaths = 0
-                if submitted == segment.number:
-                    return flat
-        try:
-            return flatten_segment(segment)
-        except Exception as exc:
-            return exc
 
     def _store_segment(self, segment: Segment, flat: FlatSegment | BaseException) -> None:
         assert self.store is not None
@@ -219,6 +243,7 @@ class Writer:
             log.warning("segment %s failed (%s); storing its requests one by one", segment, exc)
             flat = self._store_one_by_one(segment, token)
         self.spool.remove(segment)
+        self._release_memory()
         self.stats.spans_written += flat.spans
         self.stats.segments_written += 1
         self.stats.last_flush_monotonic = time.monotonic()
@@ -227,6 +252,22 @@ class Writer:
                 self.on_flush(flat.trace_keys)
             except Exception:
                 log.exception("on_flush hook failed")
+
+    def _release_memory(self) -> None:
+        """Give the embedded engine's freed memory back to the OS when the process is large.
+
+        A ClickHouse server returns jemalloc's dirty pages itself (its memory worker); chDB in
+        this process does not, and without this the collector's RSS rose past 1 GiB under
+        sustained load (docs/storage.md, "Memory"). The purge costs 3-200 ms and runs only
+        above the threshold.
+        """
+        assert self.store is not None
+        if not self.store.embedded or _resident_bytes() < RELEASE_MEMORY_ABOVE_BYTES:
+            return
+        try:
+            self.store.command("SYSTEM JEMALLOC PURGE")
+        except Exception as exc:  # an engine built without jemalloc: nothing to give back
+            log.debug("jemalloc purge unavailable: %s", exc)
 
     def _store_one_by_one(self, segment: Segment, token: str) -> FlatSegment:
         """Store each request of ``segment`` alone; quarantine the ones that fail on their own.

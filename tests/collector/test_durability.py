@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from planscope_collector._errors import BadPayload
-from planscope_collector._ingest import IngestLimits, RecentBatches, accept
+from planscope_collector._ingest import IngestLimits, RecentBatches, accept, batch_digest
 from planscope_collector._otlp import PROTOBUF, decompress, gzip_bytes
 from planscope_collector._spool import Record, Spool
 from planscope_collector._writer import Writer
@@ -198,7 +198,8 @@ def test_a_duplicate_during_a_failing_write_is_stored_not_acknowledged_as_seen(
     second.join(10)
     assert isinstance(results["first"], OSError)
     assert getattr(results["second"], "duplicate", None) is False
-    assert [r.body for s in spool.seal() for r in s.records()] == [body]
+    # the request is spooled once (as its flattened spans), under its digest
+    assert [r.digest for s in spool.seal() for r in s.records()] == [batch_digest("a", body)]
 
 
 def test_multi_member_gzip_is_read_whole_and_trailing_garbage_refused() -> None:

@@ -77,7 +77,7 @@ def test_concurrent_appends_are_all_durable(tmp_path: Path) -> None:
         t.start()
     for t in threads:
         t.join()
-    bodies = sorted(r.body for r in read_all(spool))
+    bodies = sorted(bytes(r.body) for r in read_all(spool))
     assert bodies == sorted(f"body-{k * 100 + j}".encode() for k in range(8) for j in range(50))
 
 
