@@ -33,6 +33,7 @@ QUICK: dict[str, list[str]] = {
     "host_attribution": ["11", "20"],
     "amplification_rss": [],
     "protobuf_flatten": ["--repeat", "1"],
+    "view_cost": ["--traces", "128", "--repeat", "2"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
 TABLES_ONLY = {"scheduler_detectors", "host_attribution", "protobuf_flatten"}

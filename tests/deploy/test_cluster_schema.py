@@ -11,6 +11,7 @@ import pytest
 from planscope_collector.storage import TRACE_COLUMNS, Store, load_migrations, open_store
 from planscope_collector.storage._migrations import (
     _ALTER_TABLE_RE,
+    _DROP_TABLE_RE,
     LOCAL_SUFFIX,
     SHARDING_KEYS,
     distribute,
@@ -44,10 +45,14 @@ def _distributed_tables() -> frozenset[str]:
 
 
 def _on_distributed(statement: str) -> bool:
-    """A Distributed table, or a column change applied to one (its `_local` twin has its own)."""
+    """A Distributed table, or a column change applied to one (its `_local` twin has its own),
+    or the `_local` twin of a DROP TABLE (the statement before it drops the table itself)."""
     alter = _ALTER_TABLE_RE.match(statement)
-    return bool(DISTRIBUTED_RE.match(statement)) or bool(
-        alter and alter.group(2) in _distributed_tables()
+    drop = _DROP_TABLE_RE.match(statement)
+    return (
+        bool(DISTRIBUTED_RE.match(statement))
+        or bool(alter and alter.group(2) in _distributed_tables())
+        or bool(drop and drop.group(2).endswith(LOCAL_SUFFIX))
     )
 
 

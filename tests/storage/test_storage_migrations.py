@@ -20,6 +20,8 @@ from planscope_collector.storage import (
 )
 from planscope_collector.storage._store import _BOOTSTRAP_SQL
 
+from ._spans import new_trace_id, planscope_trace, spans_ipc
+
 MIGRATIONS_DIR = Path(str(resources.files("planscope_collector") / "migrations"))
 EXPECTED = [
     "0001_otel_traces",
@@ -30,6 +32,7 @@ EXPECTED = [
     "0009_analysis_leases",
     "0010_exporter_compat",
     "0011_span_model",
+    "0012_span_model_columns",
     "0020_plan_approvals",
 ]
 
@@ -126,7 +129,9 @@ def test_span_kind_values_in_sql_exist_in_attributes_module() -> None:
     kinds = set(re.findall(r"\['planscope\.span\.kind'\] = '(\w*)'", text))
     assert kinds - {""} == set(A.SPAN_KINDS)
     ops = set(re.findall(r"\['gen_ai\.operation\.name'\] = '(\w+)'", text))
-    assert ops and ops <= {A.OP_CHAT, A.OP_EXECUTE_TOOL}
+    known_ops = {getattr(A, name) for name in dir(A) if name.startswith("OP_")}
+    assert ops and ops <= known_ops, f"operations not in planscope.semconv: {ops - known_ops}"
+    assert A.OP_PLAN in ops and A.OP_EXECUTE_TOOL in ops
 
 
 def test_migrate_is_idempotent_and_creates_every_table(store: Store) -> None:
@@ -140,7 +145,8 @@ def test_migrate_is_idempotent_and_creates_every_table(store: Store) -> None:
     for table in (*TABLES, "schema_migrations"):
         assert table in tables
         assert "non_replicated_deduplication_window = 10000" in tables[table], table
-    assert sum(1 for name in tables if name.endswith("_mv")) == 9
+    assert sum(1 for name in tables if name.endswith("_mv")) == 8
+    assert "planscope_span_model" not in tables  # 0011's Null stream, replaced by 0012
 
 
 def test_first_migrate_returns_applied_names_and_ttl(tmp_path: Path) -> None:
@@ -193,3 +199,38 @@ def test_module_doctests() -> None:
     import planscope_collector.storage._migrations as module
 
     assert doctest.testmod(module).failed == 0
+
+
+def test_a_store_migrated_at_0011_upgrades_and_keeps_filling_every_table(tmp_path: Path) -> None:
+    """0012 replaces 0011's views on a store that has spans: old rows keep their typed rows,
+    new rows get the same ones, and the old rows read the new columns from their expressions."""
+    old = tmp_path / "migrations-0011"
+    old.mkdir()
+    for path in MIGRATIONS_DIR.glob("*.sql"):
+        if path.name < "0012":
+            shutil.copy(path, old / path.name)
+    before, after = new_trace_id(), new_trace_id()
+    typed = ("planscope_runs", "planscope_plans", "planscope_plan_steps",
+             "planscope_step_attempts", "planscope_tool_calls", "planscope_llm_calls")  # fmt: skip
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate(directory=old)
+        s.insert_spans(spans_ipc(planscope_trace(before)))
+        assert s.migrate() == [m for m in EXPECTED if m >= "0012"]
+        s.insert_spans(spans_ipc(planscope_trace(after)))
+        for table in typed:
+            ids = "PlanSpanId" if table == "planscope_plan_steps" else "SpanId, ParentSpanId"
+            rows = [
+                s.query(
+                    f"SELECT * EXCEPT (TraceId, {ids}) FROM {table} WHERE TraceId = {{t:String}} "
+                    "ORDER BY ALL",
+                    {"t": trace_id},
+                )
+                for trace_id in (before, after)
+            ]
+            assert rows[0] and rows[0] == rows[1], table
+        kinds = s.query(
+            "SELECT TraceId = {b:String} AS new, groupArraySorted(10)(SpanModelKind) AS k "
+            "FROM otel_traces GROUP BY new ORDER BY new",
+            {"b": after},
+        )
+        assert kinds[0]["k"] == kinds[1]["k"] == ["llm", "plan", "run", "step", "step", "tool"]

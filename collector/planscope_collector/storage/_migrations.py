@@ -244,6 +244,9 @@ _CREATE_MV_RE = re.compile(
     re.IGNORECASE,
 )
 _ALTER_TABLE_RE = re.compile(rf"^ALTER\s+TABLE\s+(`{_NAME}`)\.({_NAME})\b", re.IGNORECASE)
+_DROP_TABLE_RE = re.compile(
+    rf"^DROP\s+TABLE\s+(?:IF\s+EXISTS\s+)?(`{_NAME}`)\.({_NAME})\b", re.IGNORECASE
+)
 _REPLICATED_ENGINE_RE = re.compile(r"\bENGINE\s*=\s*Replicated\w*MergeTree\b")
 _NULL_ENGINE_RE = re.compile(r"\bENGINE\s*=\s*Null\b")
 _TRACE_ID_COLUMN_RE = re.compile(r"[(,]\s*`?TraceId`?\s+\w")
@@ -336,6 +339,8 @@ def distribute(statements: list[str], cluster: str, *, database: str = "default"
       like a CREATE.
     * ``CREATE TABLE db.T ... ENGINE = Null`` (a pipe between views, storing nothing) becomes
       ``db.T_local`` only: views on each shard pass rows through their own shard's pipe.
+    * ``DROP TABLE [IF EXISTS] db.T`` drops ``db.T_local`` too (a Null pipe exists only as
+      ``T_local``; write ``IF EXISTS`` for such a table).
     * Everything else (databases, plain views, other engines) is unchanged.
 
     >>> out = distribute(
@@ -367,6 +372,12 @@ def distribute(statements: list[str], cluster: str, *, database: str = "default"
         if table and table.group(1) == db and _NULL_ENGINE_RE.search(_code_only(statement)):
             start, end = table.span(2)
             out.append(statement[:start] + local(table.group(2)) + statement[end:])
+            continue
+        drop = _DROP_TABLE_RE.match(statement)
+        if drop and drop.group(1) == db:
+            start, end = drop.span(2)
+            out.append(statement)
+            out.append(statement[:start] + local(drop.group(2)) + statement[end:])
             continue
         view = _CREATE_MV_RE.match(statement)
         alter = _ALTER_TABLE_RE.match(statement)

@@ -1,0 +1,196 @@
+"""What each materialized view costs at insert, and the view layouts side by side.
+
+One chDB process, one database per variant, the same Arrow block (the collector's writer
+input: ``SpanColumns`` of ``collector_ingest.py``'s workload, ``to_ipc``) inserted into each
+with ``Store.insert_spans``. Variants:
+
+- ``0010``: the views as of 48f5097 (migrations up to 0010; 0002's views, 0010's rewrites);
+- ``0011``: the classifying view and its ``Null`` stream into the per-kind views;
+- ``0012``: the current layout (the span model as columns of ``otel_traces``, views filtering on
+  ``SpanModelKind``);
+- ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
+- ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads).
+
+Every repetition inserts a block with fresh trace ids into every variant, in a rotated order,
+so the variants share the machine's state; medians over the repetitions. CPU is the process's
+(chDB runs in this process), so it counts every thread the insert uses.
+
+    .venv/bin/python benchmarks/view_cost.py [--traces 648] [--repeat 5] [--per-view [LAYOUT ...]]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import collector_ingest
+from _common import machine_facts, median, print_table, write_json
+
+#: The views each layout attaches to otel_traces (0011's per-kind views read its stream).
+PER_KIND_VIEWS = (
+    "planscope_runs_mv",
+    "planscope_plans_mv",
+    "planscope_plan_steps_mv",
+    "planscope_step_attempts_mv",
+    "planscope_tool_calls_mv",
+    "planscope_llm_calls_mv",
+    "planscope_trace_index_mv",
+)
+TRACE_ID_VIEW = "otel_traces_trace_id_ts_mv"
+CLASSIFIER_VIEW = "planscope_span_model_mv"
+LAYOUTS = {"0010": "0011", "0011": "0012", "0012": None}  # layout -> first migration left out
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str
+    layout: str
+    keep: tuple[str, ...] | None  # views kept; None = all
+
+
+def variants(per_view: list[str]) -> list[Variant]:
+    out = [Variant(layout, layout, None) for layout in LAYOUTS]
+    for layout in per_view:
+        base: tuple[str, ...] = (CLASSIFIER_VIEW,) if layout == "0011" else ()
+        out.append(Variant(f"{layout} none", layout, ()))
+        if base:
+            out.append(Variant(f"{layout} only {CLASSIFIER_VIEW}", layout, base))
+        for view in (TRACE_ID_VIEW, *PER_KIND_VIEWS):
+            if layout == "0011" and view != TRACE_ID_VIEW:
+                out.append(Variant(f"{layout} only {view}", layout, (*base, view)))
+            else:
+                out.append(Variant(f"{layout} only {view}", layout, (view,)))
+    return out
+
+
+def migrations_dir(layout: str, root: Path) -> Path:
+    """A copy of the packaged migrations without those after ``layout``."""
+    stop = LAYOUTS[layout]
+    target = root / f"migrations-{layout}"
+    target.mkdir()
+    source = resources.files("planscope_collector") / "migrations"
+    for entry in source.iterdir():
+        name = entry.name
+        if name.endswith(".sql") and (stop is None or name[:4] < stop or name[:4] >= "0020"):
+            (target / name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")
+    return target
+
+
+def block(workload: str, traces: int, salt: int) -> Any:
+    """The writer's input for ``traces`` traces of ``workload`` with fresh trace ids."""
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+    from planscope_collector._otlp import SpanColumns
+
+    collector_ingest.WORKLOAD = workload
+    (body,) = collector_ingest.encode_bodies(1, traces, salt=salt)
+    columns = SpanColumns()
+    columns.add(ExportTraceServiceRequest.FromString(body), None)
+    return columns.to_ipc()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--traces",
+        type=int,
+        default=648,
+        help="traces per block (28 spans; 648 = the writer's 18,144-span block)",
+    )
+    parser.add_argument("--repeat", type=int, default=5, help="repetitions (median)")
+    parser.add_argument(
+        "--per-view",
+        nargs="*",
+        choices=tuple(LAYOUTS),
+        help="also these layouts with one view at a time (all layouts when none is named)",
+    )
+    parser.add_argument(
+        "--workload", choices=("planscope", "openinference", "both"), default="both"
+    )
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    args = parser.parse_args()
+
+    from planscope_collector.storage import open_store
+
+    workloads = ["planscope", "openinference"] if args.workload == "both" else [args.workload]
+    chosen = variants(list(LAYOUTS) if args.per_view == [] else args.per_view or [])
+    root = Path(tempfile.mkdtemp(prefix="planscope-view-cost-"))
+    print(
+        f"view_cost: {args.traces * collector_ingest.SPANS_PER_TRACE:,} spans per block, "
+        f"{args.repeat} repetitions, {len(chosen)} variants x {len(workloads)} workloads"
+    )
+    print(f"machine: {machine_facts()}")
+    results: dict[str, Any] = {}
+    try:
+        dirs = {layout: migrations_dir(layout, root) for layout in LAYOUTS}
+        dsn = f"chdb://{root / 'data'}"
+        stores = {}
+        for number, (workload, variant) in enumerate((w, v) for w in workloads for v in chosen):
+            store = open_store(dsn, database=f"v{number}")
+            store.migrate(directory=dirs[variant.layout])
+            if variant.keep is not None:
+                views = store.query(
+                    "SELECT name FROM system.tables WHERE database = currentDatabase() "
+                    "AND engine = 'MaterializedView'"
+                )
+                for row in views:
+                    if row["name"] not in variant.keep:
+                        store.command(f"DROP VIEW {store.database}.{row['name']}")
+            stores[workload, variant.label] = store
+        # Background merges run on threads of this process and would land in whichever insert
+        # is being timed; they are stopped, so each figure is the insert's own work.
+        next(iter(stores.values())).command("SYSTEM STOP MERGES")
+        for workload in workloads:
+            spans = args.traces * collector_ingest.SPANS_PER_TRACE
+            wall: dict[str, list[float]] = {v.label: [] for v in chosen}
+            cpu: dict[str, list[float]] = {v.label: [] for v in chosen}
+            for rep in range(args.repeat + 1):  # the first repetition warms up
+                body = block(workload, args.traces, salt=0xB000 + rep)
+                shift = rep % len(chosen)
+                for variant in chosen[shift:] + chosen[:shift]:
+                    store = stores[workload, variant.label]
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    store.insert_spans(body, dedup_token=f"view-cost:{rep}")
+                    c1, t1 = time.process_time(), time.perf_counter()
+                    if rep:
+                        wall[variant.label].append(t1 - t0)
+                        cpu[variant.label].append(c1 - c0)
+            figures = {
+                label: {"wall_s": median(wall[label]), "cpu_s": median(cpu[label])}
+                for label in wall
+            }
+            results[workload] = {"spans": spans, "variants": figures}
+            floors = {layout: figures.get(f"{layout} none", {}).get("cpu_s") for layout in LAYOUTS}
+            rows = []
+            for variant in chosen:
+                f = figures[variant.label]
+                floor = floors[variant.layout]
+                extra = "" if floor is None else f"{(f['cpu_s'] - floor) * 1e6 / spans:+.1f}"
+                rows.append([variant.label, f["wall_s"] * 1e3, f["cpu_s"] * 1e3,
+                             f["cpu_s"] * 1e6 / spans, extra])  # fmt: skip
+            print_table(
+                f"{workload}: {spans:,} spans per insert, median of {args.repeat}",
+                ["variant", "wall ms", "CPU ms", "CPU µs/span", "µs/span over 'none'"],
+                rows,
+            )
+            for layout in ("0010", "0011"):
+                ratio = figures[layout]["cpu_s"] / figures["0012"]["cpu_s"]
+                print(f"{workload}: CPU {layout} / CPU 0012 = {ratio:.2f}")
+        for store in stores.values():
+            store.close()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    write_json(args.json, {"machine": machine_facts(), "results": results})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
