@@ -546,7 +546,7 @@ def _free_port() -> int:
 def start_server(
     data_dir: Path, port: int, log_path: Path, source: Path | None = None
 ) -> subprocess.Popen[bytes]:
-    """``planscope serve``; with ``source``, the sdk/ and collector/ of that tree instead."""
+    """``planscope serve``; with ``source``, the packages of that tree instead."""
     log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
     args = ["serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"]
     tree = source or REPO  # serve's options moved from the SDK's _cli.py to the collector's cli.py
@@ -560,16 +560,25 @@ def start_server(
     if SPOOL_MAX_BYTES is not None:
         env["PLANSCOPE_SPOOL_MAX_BYTES"] = str(SPOOL_MAX_BYTES)
     if source is not None:  # PYTHONPATH wins over the editable install's finder
-        env["PYTHONPATH"] = os.pathsep.join([str(source / "sdk"), str(source / "collector")])
+        env["PYTHONPATH"] = os.pathsep.join(str(source / p) for p in PACKAGES)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
     return proc
 
 
+PACKAGES = ("sdk", "collector", "analyzer", "runners", "dashboard")
+"""The source folders of the other revision, all of them: its ``planscope`` CLI imports the
+other packages' commands, which must match its SDK."""
+
+
 def export_source(rev: str) -> Path:
-    """sdk/ and collector/ of git revision ``rev`` in a temp dir (no worktree, no repo change)."""
+    """The packages of git revision ``rev`` in a temp dir (no worktree, no repo change)."""
     target = Path(tempfile.mkdtemp(prefix="planscope-bench-src-"))
+    listed = subprocess.run(
+        ["git", "ls-tree", "--name-only", rev], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.split()
+    folders = [p for p in PACKAGES if p in listed]
     archive = subprocess.run(
-        ["git", "archive", rev, "sdk", "collector"], cwd=REPO, capture_output=True, check=True
+        ["git", "archive", rev, *folders], cwd=REPO, capture_output=True, check=True
     )
     subprocess.run(["tar", "-x", "-C", str(target)], input=archive.stdout, check=True)
     return target

@@ -111,6 +111,7 @@ def flatten_records(records: Iterable[Record]) -> FlatSegment:
     if not tables:
         return FlatSegment(b"", batches, set(), 0)
     table = pa.concat_tables(tables).combine_chunks()
+    del tables, record  # views of the segment's bytes: let them go before the copy below
     keys = zip(
         table.column("Project").to_pylist(), table.column("TraceId").to_pylist(), strict=True
     )

@@ -165,6 +165,33 @@ def test_analysis_reads_only_the_requested_traces(
     assert window.traces == 2
 
 
+def test_changed_traces_follow_new_spans(store: Store) -> None:
+    """An incremental pass takes new traces and traces that got late spans (also ones that
+    started before the lookback), each once: after its analysis it is not changed any more."""
+    hour = 3600 * 10**9
+    now = BASE_NS + 10 * hour
+    old, new = new_trace_id(), new_trace_id()
+    root = new_span_id()
+    store.insert_spans(
+        spans_ipc(
+            [
+                make_span(trace_id=old, span_id=root, name="agent.run", start_ns=now - 3 * hour),
+                make_span(trace_id=new, name="agent.run", start_ns=now - hour // 2),
+            ]
+        )
+    )
+    analyzer = Analyzer(store)
+    since = now - hour  # the lookback: the old trace started before it
+    assert analyzer.changed_traces("default", since, now) == {new: now - hour // 2}
+    assert analyzer.analyze_changed("default", since, now).traces == 1
+    assert analyzer.changed_traces("default", since, now) == {}
+    late = make_span(trace_id=old, parent=root, name="late", start_ns=now - hour // 4)
+    store.insert_spans(spans_ipc([late]))
+    assert analyzer.changed_traces("default", since, now) == {old: now - 3 * hour}
+    assert analyzer.analyze_changed("default", since, now).spans == 2
+    assert analyzer.changed_traces("default", since, now) == {}
+
+
 def test_sql_attribute_names_exist_in_the_conventions() -> None:
     """Literal attribute names in the analyzer's SQL must be defined in planscope.semconv."""
     known = {v for k, v in vars(A).items() if k.isupper() and isinstance(v, str)}

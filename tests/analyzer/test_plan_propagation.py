@@ -8,6 +8,12 @@ from planscope_analyzer._model import Attempt, Plan, PlanStep, Run, ToolCall
 from planscope_analyzer.detectors.plan_propagation import PlanPropagation
 
 STEPS = (("fetch", "get_invoice"), ("convert", "fx_rate"), ("pay", "ledger_pay"))
+ARGS = {
+    "fetch": '{"invoice": "INV-7", "currency": "EUR"}',
+    "convert": '{"amount": "12.50", "to": "EUR"}',
+    "pay": '{"invoice": "INV-7", "currency": "EUR"}',
+}
+"""What each step's tool got: the currency EUR from the first step on."""
 
 
 def _observed_run(objective: str, error: str, args: dict[str, str]) -> TraceData:
@@ -70,11 +76,7 @@ def test_wrong_value_blamed_where_it_entered_on_an_observed_plan() -> None:
     trace = _observed_run(
         "Pay invoice INV-7 in USD",
         "ledger refused: currency EUR not accepted",
-        {
-            "fetch": '{"invoice": "INV-7", "currency": "EUR"}',
-            "convert": '{"amount": "12.50", "to": "EUR"}',
-            "pay": '{"invoice": "INV-7", "currency": "EUR"}',
-        },
+        ARGS,
     )
     (finding,) = PlanPropagation().detect(trace)
     assert finding.step_id == "fetch"
@@ -86,11 +88,7 @@ def test_a_value_the_objective_names_is_not_the_planners_fault() -> None:
     trace = _observed_run(
         "Pay invoice INV-7 in EUR",
         "ledger refused: currency EUR not accepted",
-        {
-            "fetch": '{"invoice": "INV-7", "currency": "EUR"}',
-            "convert": '{"amount": "12.50", "to": "EUR"}',
-            "pay": '{"invoice": "INV-7", "currency": "EUR"}',
-        },
+        ARGS,
     )
     # the user asked for EUR and the ledger refuses it: the planner handed over what it was told
     assert PlanPropagation().detect(trace) == []

@@ -183,7 +183,7 @@ def test_a_dropped_dependency_also_labels_the_readers_it_cut_off(spans: Spans) -
     fault = result.faults[0]
     steps = [e.step_id for e in result.expected]
     assert steps[0] == fault.target and len(steps) == 2
-    (plan,) = spans.plans()
+    plan = spans.plans()[0]  # the first version (a scoped replan may follow a lost update)
     deps = {s["id"]: s["depends_on"] for s in plan["steps"]}
     reader = next(s for s in plan["steps"] if s["id"] == steps[1])
     assert fault.params["key"] in reader["requires"]
