@@ -227,6 +227,11 @@ def _bind_observed(t: TraceData) -> None:
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
     after a plan step, a grouping run, container plans dropped) to one loaded trace."""
     inferred_plans = [p for p in t.plans if p.inferred]
+    if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
+        t.plans = [p for p in t.plans if not p.inferred]
+        observed = {p.span_id for p in inferred_plans}
+        t.plan_steps = [s for s in t.plan_steps if s.plan_span_id not in observed]
+        inferred_plans = []
     if not inferred_plans and not any(a.inferred for a in t.attempts) and t.runs:
         return  # planscope's own structure: nothing to derive
     nodes: dict[str, SpanNode] = {}
@@ -394,15 +399,13 @@ _NO_USAGE = (0, 0.0)
 
 
 def typed_span_count(t: TraceData) -> int:
-    """How many of the trace's spans the typed tables account for."""
-    return (
-        len(t.runs)
-        + len(t.plans)
-        + len(t.attempts)
-        + len(t.tools)
-        + t.llm_spans
-        + len(t.scheduling)
-    )
+    """How many of the trace's spans the typed tables account for (an observed plan's span is
+    usually also a step or an LLM call: counted once)."""
+    plans = len(t.plans)
+    if any(p.inferred for p in t.plans):
+        also = t.llm_span_ids | {a.span_id for a in t.attempts} | {r.span_id for r in t.runs}
+        plans = sum(not p.inferred or p.span_id not in also for p in t.plans)
+    return len(t.runs) + plans + len(t.attempts) + len(t.tools) + t.llm_spans + len(t.scheduling)
 
 
 def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, TraceData]) -> None:

@@ -339,8 +339,9 @@ def _bind(
             model["status"] = A.STATUS_ERROR
     for span_id, attempt in b.actions.items():
         model = by_id[span_id]["model"]
-        if model is not None and not model["step_id"]:
-            model["step_id"] = by_id[attempt]["model"]["step_id"]
+        owner = by_id[attempt]["model"] or {}
+        if model is not None and not model["step_id"] and owner.get("step_id"):
+            model["step_id"] = owner["step_id"]
     plans = [p for p in observed if p["span_id"] not in b.containers]
     for i, plan in enumerate(plans):
         plan["version"] = i + 1

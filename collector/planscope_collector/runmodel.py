@@ -14,7 +14,7 @@ Definitions (over the typed tables the span model fills, migration 0011):
 - *plan versions*: plan spans; *replans*: plan versions beyond the first, per plan id (an
   observed plan has the empty plan id, so each further observed plan is a replan; an observed
   plan span that is the parent of another observed plan span only contains it and is not
-  counted);
+  counted, and a trace that declares a plan counts no observed plan);
 - *tokens*: input + output tokens of every LLM call (cached input tokens are part of input);
   *cost*: each call's own cost when its span carries one, else its tokens priced from
   ``planscope_model_prices`` (``planscope_llm_costs``).
@@ -54,12 +54,14 @@ STEP_FAILED: Final = (
 )
 """Aggregate over one step's rows of ``planscope_step_attempts``: 1 when the step failed."""
 
-_CONTAINERS: Final = (
+_OBSERVED: Final = (
+    "if(countIf(Inferred = 0) > 0, 0, toInt64(countIf(Inferred = 1)) - "
     "toInt64(arrayCount(x -> has(groupArrayIf(ParentSpanId, Inferred = 1), x), "
-    "groupUniqArrayIf(SpanId, Inferred = 1)))"
+    "groupUniqArrayIf(SpanId, Inferred = 1))))"
 )
-"""Aggregate over one trace's plan rows: observed plans that are the parent of another observed
-plan (a container showing its child's plan: ``planscope_collector.observed``), not counted."""
+"""Aggregate over one trace's plan rows: its observed plans that count. None when the trace
+declares a plan (declared plans win); else not those that are the parent of another observed
+plan (a container showing its child's plan: ``planscope_collector.observed``)."""
 
 METRIC_COLUMNS: Final = (
     "TraceId",
@@ -160,9 +162,10 @@ FROM (
     GROUP BY TraceId
     UNION ALL
     SELECT TraceId, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
-           '', '', '', '', toUInt8(0), '', toInt64(countIf(Inferred = 1)) - {_CONTAINERS},
-           0, 0, 0, '', 0, toInt64(uniqExact(SpanId)) - {_CONTAINERS},
-           toInt64(uniqExact(SpanId)) - {_CONTAINERS} - toInt64(uniqExact(PlanId)),
+           '', '', '', '', toUInt8(0), '', {_OBSERVED},
+           0, 0, 0, '', 0, toInt64(uniqExactIf(SpanId, Inferred = 0)) + {_OBSERVED},
+           toInt64(uniqExactIf(SpanId, Inferred = 0)) + {_OBSERVED}
+               - toInt64(uniqExactIf(PlanId, Inferred = 0)) - toInt64({_OBSERVED} > 0),
            0, 0, 0, 0, 0, 0, 0, 0
     FROM planscope_plans
     WHERE {where}

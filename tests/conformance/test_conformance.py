@@ -26,32 +26,14 @@ from planscope import semconv as A
 from streamlit.testing.v1 import AppTest
 
 from ..dashboard.conftest import APP_FILE
-from .agents import SOURCES
 from .agents._common import FAILING_STEP, FAILING_TOOL
 from .conftest import Blackhole, Ran, Scenario
 from .fake_openai import MAX_TOOL_ATTEMPTS, MODEL, PLAN
 
 pytestmark = pytest.mark.integration
 
-ALL = frozenset(SOURCES)
-FRAMEWORK_STEPS = frozenset(
-    {"openinference_langgraph", "pydantic_ai", "openai_agents", "genai_semconv", "genai_grpc"}
-)
-"""Sources whose executor spans do not name the plan step (only the observed plan does)."""
-GAPS: dict[str, dict[frozenset[str], str]] = {
-    "test_plan_observed_from_the_planner": {
-        ALL - {"openinference_langgraph"}: "live mapping: no plan read from the planner LLM "
-        "call's output (a JSON list of steps)"
-    },
-    "test_runaway_loop_names_the_failing_step": {
-        FRAMEWORK_STEPS - {"openinference_langgraph"}: "live mapping: without an observed "
-        "plan, the loop is named by the executor span (executor / turn), not by the plan step"
-    },
-    "test_run_page_shows_the_plan_and_the_loop": {
-        ALL - {"openinference_langgraph"}: "dashboard: without an observed plan the run page "
-        "has no plan to show"
-    },
-}
+GAPS: dict[str, dict[frozenset[str], str]] = {}
+"""(test, sources) pairs the span model cannot read yet, with the reason: none today."""
 
 
 def known_gap(request: pytest.FixtureRequest, source: str) -> None:

@@ -33,6 +33,7 @@ EXPECTED = [
     "0010_exporter_compat",
     "0011_span_model",
     "0012_span_model_columns",
+    "0013_observed_llm_plans",
     "0020_plan_approvals",
 ]
 

@@ -1,0 +1,130 @@
+"""Plans read from a planner LLM call's answer (migration 0013), on real chDB: which answers are
+plans, and how they count in the run model (declared plans win, containers do not count)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import planscope.semconv as A
+from planscope_collector.runmodel import run_metrics_sql
+from planscope_collector.storage import Store
+
+from ._spans import BASE_NS, make_span, new_span_id, new_trace_id, spans_ipc
+
+MS = 1_000_000
+STEPS = [
+    {"id": "fetch", "description": "Fetch invoice 7", "tool": "get_invoice"},
+    {"id": "pay", "description": "Pay invoice 7", "tool": "pay"},
+]
+
+
+def _genai_answer(text: str) -> str:
+    return json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
+
+
+def _trace(
+    store: Store, *llm_attrs: dict[str, Any], root_attrs: dict[str, Any] | None = None
+) -> str:
+    """A root agent span with one LLM call per attribute set; returns the trace id."""
+    t, root = new_trace_id(), new_span_id()
+    spans = [
+        make_span(
+            trace_id=t,
+            span_id=root,
+            name="invoke_agent billing",
+            attrs=root_attrs or {A.GEN_AI_OPERATION_NAME: "invoke_agent"},
+            duration_ns=100 * MS,
+        )
+    ]
+    for i, attrs in enumerate(llm_attrs):
+        spans.append(
+            make_span(
+                trace_id=t, parent=root, name="chat", start_ns=BASE_NS + (i + 1) * MS, attrs=attrs
+            )
+        )
+    store.insert_spans(spans_ipc(spans))
+    return t
+
+
+def _plan_steps(store: Store, t: str) -> list[tuple[str, str, str, int]]:
+    rows = store.query(
+        "SELECT StepId, Description, Tool, Inferred FROM planscope_plan_steps "
+        "WHERE TraceId = {t:String} ORDER BY Start, Position",
+        {"t": t},
+    )
+    return [(r["StepId"], r["Description"], r["Tool"], r["Inferred"]) for r in rows]
+
+
+def _metrics(store: Store, t: str) -> dict[str, Any]:
+    (m,) = store.query(run_metrics_sql("Project = 'default' AND TraceId = {t:String}"), {"t": t})
+    return m
+
+
+def test_a_json_list_of_steps_answered_by_an_llm_is_an_observed_plan(store: Store) -> None:
+    t = _trace(
+        store,
+        {
+            A.GEN_AI_OPERATION_NAME: "chat",
+            A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(json.dumps(STEPS)),
+        },
+        {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: _genai_answer("paid.")},
+    )
+    assert _plan_steps(store, t) == [
+        ("fetch", "Fetch invoice 7", "get_invoice", 1),
+        ("pay", "Pay invoice 7", "pay", 1),
+    ]
+    (plan,) = store.query(
+        "SELECT PlanId, StepCount, Inferred, Source FROM planscope_plans "
+        "WHERE TraceId = {t:String}",
+        {"t": t},
+    )
+    assert (plan["PlanId"], plan["StepCount"], plan["Inferred"], plan["Source"]) == (
+        "",
+        2,
+        1,
+        "genai",
+    )
+    m = _metrics(store, t)
+    assert (m["ObservedPlans"], m["PlanVersions"], m["Replans"], m["LlmCalls"]) == (1, 1, 0, 2)
+
+
+def test_openinference_and_fenced_object_answers_are_read(store: Store) -> None:
+    fenced = "```json\n" + json.dumps({"plan": ["fetch the invoice", "pay it"]}) + "\n```"
+    t = _trace(
+        store,
+        {A.OI_SPAN_KIND: "LLM", "llm.output_messages.0.message.content": fenced},
+        root_attrs={A.OI_SPAN_KIND: "AGENT"},
+    )
+    assert _plan_steps(store, t) == [("1", "fetch the invoice", "", 1), ("2", "pay it", "", 1)]
+
+
+def test_answers_that_are_not_plans_give_no_plan(store: Store) -> None:
+    records = json.dumps([{"id": 1, "name": "invoice 7", "amount": 30}])  # data, not steps
+    t = _trace(
+        store,
+        {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(records)},
+        {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: _genai_answer('["a", "b"]')},
+        {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: _genai_answer("[{oops")},
+        {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: "not json at all"},
+    )
+    assert _plan_steps(store, t) == []
+    assert _metrics(store, t)["PlanVersions"] == 0
+
+
+def test_planscope_llm_spans_are_not_read_and_declared_plans_win(store: Store) -> None:
+    answer = _genai_answer(json.dumps(STEPS))
+    own = _trace(store, {A.SPAN_KIND: A.KIND_LLM, A.GEN_AI_OUTPUT_MESSAGES: answer})
+    assert _plan_steps(store, own) == []
+    declared = _trace(
+        store,
+        {
+            A.SPAN_KIND: A.KIND_PLAN,
+            A.PLAN_ID: "p1",
+            A.PLAN_VERSION: 1,
+            A.PLAN_JSON: json.dumps({"id": "p1", "version": 1, "steps": STEPS}),
+        },
+        {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: answer},
+    )
+    m = _metrics(store, declared)
+    assert (m["ObservedPlans"], m["PlanVersions"], m["Replans"]) == (0, 1, 0)
