@@ -6,8 +6,8 @@ with ``Store.insert_spans``. Variants:
 
 - ``0010``: the views as of 48f5097 (migrations up to 0010; 0002's views, 0010's rewrites);
 - ``0011``: the classifying view and its ``Null`` stream into the per-kind views;
-- ``0012``: the current layout (the span model as columns of ``otel_traces``, views filtering on
-  ``SpanModelKind``);
+- ``0012``: the span model as columns of ``otel_traces``, views filtering on ``SpanModelKind``;
+- ``0013``: the current layout (0012 with plans also read from LLM answers);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads).
 
@@ -45,7 +45,8 @@ PER_KIND_VIEWS = (
 )
 TRACE_ID_VIEW = "otel_traces_trace_id_ts_mv"
 CLASSIFIER_VIEW = "planscope_span_model_mv"
-LAYOUTS = {"0010": "0011", "0011": "0012", "0012": None}  # layout -> first migration left out
+LAYOUTS = {"0010": "0011", "0011": "0012", "0012": "0013", "0013": None}
+"""Layout -> the first migration left out (0013: plans read from LLM answers)."""
 
 
 @dataclass(frozen=True)
