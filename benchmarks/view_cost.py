@@ -182,9 +182,10 @@ def main() -> int:
                 ["variant", "wall ms", "CPU ms", "CPU µs/span", "µs/span over 'none'"],
                 rows,
             )
-            for layout in ("0010", "0011"):
-                ratio = figures[layout]["cpu_s"] / figures["0012"]["cpu_s"]
-                print(f"{workload}: CPU {layout} / CPU 0012 = {ratio:.2f}")
+            *earlier, current = LAYOUTS
+            for layout in earlier:
+                ratio = figures[layout]["cpu_s"] / figures[current]["cpu_s"]
+                print(f"{workload}: CPU {layout} / CPU {current} = {ratio:.2f}")
         for store in stores.values():
             store.close()
     finally:
