@@ -38,6 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import machine_facts, print_table, write_json
+from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from planscope import semconv as A
 from planscope_analyzer import Analyzer, Finding, TraceData, load_traces
 
@@ -207,6 +208,8 @@ def collect(labels: Sequence[Label], workdir: Path) -> tuple[dict[str, str], lis
     settings = CollectorSettings(data_dir=workdir / "data", port=0, flush_interval=0.2)
     with BackgroundServer(settings) as server:
         provider = TracerProvider()
+        sent = _Count()
+        provider.add_span_processor(sent)
         provider.add_span_processor(
             BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{server.url}/v1/traces"))
         )
@@ -215,19 +218,33 @@ def collect(labels: Sequence[Label], workdir: Path) -> tuple[dict[str, str], lis
         provider.shutdown()
         store = server.app.state.collector.store
         deadline = time.monotonic() + 300
+        # Wait for every span, not just every trace: a trace analysed while half of its spans
+        # are still in the spool loses its findings.
         while time.monotonic() < deadline:
             if httpx.get(f"{server.url}/readyz").json()["spool_pending_bytes"] == 0:
                 n = store.query(
-                    "SELECT uniqExact(TraceId) AS n FROM planscope_trace_index "
+                    "SELECT count() AS n FROM otel_traces "
                     "WHERE Project = 'default' AND TraceId IN {ids:Array(String)}",
                     {"ids": list(ids.values())},
                 )
-                if int(n[0]["n"]) >= len(ids):
+                if int(n[0]["n"]) >= sent.spans:
                     break
             time.sleep(0.2)
+        else:
+            raise SystemExit(f"timed out waiting for {sent.spans} spans to be stored")
         result = Analyzer(store).analyze("default", list(ids.values()), write=False)
         traces = load_traces(store, "default", list(ids.values()))
     return ids, list(result.findings), traces
+
+
+class _Count(SpanProcessor):
+    """Counts the spans the agents ended (what the collector must end up storing)."""
+
+    def __init__(self) -> None:
+        self.spans = 0
+
+    def on_end(self, span: ReadableSpan) -> None:
+        self.spans += 1
 
 
 def by_run(ids: dict[str, str], pairs: Iterable[tuple[str, Pair]]) -> dict[str, list[Pair]]:
