@@ -288,7 +288,7 @@ def _bind_observed(t: TraceData) -> None:
                 run_id=t.trace_id,
                 variant="",
                 outcome="failure" if grouping.status_code == "Error" else "unknown",
-                outcome_reason="",
+                outcome_reason=grouping.message if grouping.status_code == "Error" else "",
                 budget={},
                 start_ns=grouping.start_ns,
                 end_ns=grouping.end_ns,

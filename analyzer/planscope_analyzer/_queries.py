@@ -10,6 +10,7 @@ module exists in ``planscope.semconv``).
 
 from __future__ import annotations
 
+from planscope_collector.runmodel import RUN_OUTCOME_REASON
 from planscope_collector.storage import status_code_sql
 
 # ``Error``/``Ok``/``Unset``, also for rows an older clickhouseexporter wrote (``STATUS_CODE_*``).
@@ -40,7 +41,8 @@ GROUP BY TraceId
 
 LOAD_RUNS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, RunId AS run_id,
-       Variant AS variant, Outcome AS outcome, OutcomeReason AS outcome_reason, Budget AS budget,
+       Variant AS variant, Outcome AS outcome, {RUN_OUTCOME_REASON} AS outcome_reason,
+       Budget AS budget,
        toUnixTimestamp64Nano(Start) AS start_ns, toUnixTimestamp64Nano(End) AS end_ns,
        {_STATUS} AS status_code, Objective AS objective, Inferred AS inferred
 FROM planscope_runs

@@ -31,6 +31,7 @@ __all__ = [
     "ATTEMPT_NUMBER",
     "METRIC_COLUMNS",
     "OBSERVED_PLAN_STEPS_SQL",
+    "RUN_OUTCOME_REASON",
     "SPAN_MODEL_SQL",
     "STEP_ATTEMPT_COUNT",
     "STEP_FAILED",
@@ -43,6 +44,11 @@ ATTEMPT_NUMBER: Final = (
 )
 """A step attempt row's number: its own (planscope's SDK numbers attempts), else its place in
 start order among the step's attempts in the trace (foreign steps are not numbered)."""
+
+RUN_OUTCOME_REASON: Final = "if(OutcomeReason = '' AND Inferred = 1, StatusMessage, OutcomeReason)"
+"""A ``planscope_runs`` row's outcome reason: planscope's own attribute, else, for a run the
+mapping inferred (a framework's agent or workflow root), its span's status message, which is
+where OpenTelemetry puts why the work failed."""
 
 STEP_ATTEMPT_COUNT: Final = "if(max(Attempt) > 0, max(Attempt), count())"
 """Aggregate over one step's rows of ``planscope_step_attempts``: its attempt count."""
@@ -136,7 +142,7 @@ FROM (
            toString(argMin(ServiceName, Start)) AS bService,
            min(Start) AS bRunStart, argMin(Duration, Start) AS bRunDuration, toUInt8(1) AS bHasRun,
            argMin(SpanId, Start) AS bRunSpan, argMin(Objective, Start) AS bObjective,
-           argMin(OutcomeReason, Start) AS bOutcomeReason, argMin(Budget, Start) AS bBudget,
+           argMin({RUN_OUTCOME_REASON}, Start) AS bOutcomeReason, argMin(Budget, Start) AS bBudget,
            argMin(Inferred, Start) AS bRunInferred, toString(argMin(Source, Start)) AS bRunSource,
            toInt64(0) AS bObserved,
            toInt64(0) AS bAttempts, toInt64(0) AS bRetries, toInt64(0) AS bFailed,
