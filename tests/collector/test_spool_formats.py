@@ -9,7 +9,6 @@ import os
 import struct
 import time
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -18,7 +17,7 @@ from planscope_collector._ingest import IngestLimits, RecentBatches, accept, bat
 from planscope_collector._otlp import PROTOBUF, SpanColumns, spans_ipc
 from planscope_collector._spool import ARROW, Record, Segment, Spool
 from planscope_collector._writer import Writer, flatten_segment
-from planscope_collector.storage import Store, StoreError, ipc_stream, open_store
+from planscope_collector.storage import Store, StoreError, ipc_stream
 
 from .test_span_columns import _rich_request
 
@@ -43,16 +42,6 @@ def _fill(spool: Spool, n: int, project: str = "") -> list[str]:
         spool.append(_record(_rich_request(trace_id).SerializeToString(), project))
         trace_ids.append(trace_id.hex())
     return trace_ids
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    s = open_store(f"chdb://{tmp_path / 'chdb'}")
-    s.migrate()
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def _drain(writer: Writer, spool: Spool, timeout: float = 60) -> None:
