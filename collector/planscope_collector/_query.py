@@ -322,7 +322,8 @@ def _bind(
             "objective": None,
             "variant": None,
             "outcome": outcome,
-            "outcome_reason": None,
+            # RUN_OUTCOME_REASON's rule for a run bound here rather than in SQL (as the loader)
+            "outcome_reason": (root["status_message"] or None) if outcome == "failure" else None,
             "budget": None,
             "inferred": True,
             "source": "framework",
