@@ -202,7 +202,7 @@ class Analyzer:
         """Analyse every trace of ``project`` that started in ``[since_ns, until_ns)``."""
         until = until_ns if until_ns is not None else time.time_ns() + 86400 * 10**9
         return self._analyze_in_batches(
-            project, index_window(self.store, project, since_ns, until), write
+            project, index_window(self.store, project, since_ns, until), write, by_time=True
         )
 
     def changed_traces(
@@ -250,11 +250,12 @@ class Analyzer:
 
     # -- internals ------------------------------------------------------------------------------
     def _analyze_in_batches(
-        self, project: str, traces: dict[str, TraceData], write: bool
+        self, project: str, traces: dict[str, TraceData], write: bool, *, by_time: bool = False
     ) -> AnalysisResult:
         """Batches of traces that started close together (each reads a few partitions only),
         from row-less values the trace index gave (the dict is consumed: each batch's rows are
-        freed once it is written).
+        freed once it is written). ``by_time``: ``traces`` are every trace that started in a
+        window, so each batch is read by its time range (see :func:`fill_traces`).
 
         While one batch is analysed, a loader thread reads the next one and a writer thread
         stores the previous one's findings and progress (the store runs queries and inserts
@@ -275,7 +276,7 @@ class Analyzer:
             began = time.perf_counter()
             chunk, chunks[index] = chunks[index], None
             assert chunk is not None
-            return self._fill(project, chunk), time.perf_counter() - began
+            return self._fill(project, chunk, by_time), time.perf_counter() - began
 
         # Batches are freed by reference counting as the pass goes (see _gc_paused).
         with (
@@ -307,12 +308,12 @@ class Analyzer:
         return total
 
     def _fill(
-        self, project: str, traces: dict[str, TraceData]
+        self, project: str, traces: dict[str, TraceData], by_time: bool = False
     ) -> tuple[dict[str, TraceData], list[Finding]]:
         """:func:`fill_traces` for a batch of row-less traces; when that fails (other than the
         store being unavailable), the traces are loaded again one by one (see :meth:`_load`)."""
         try:
-            fill_traces(self.store, project, traces)
+            fill_traces(self.store, project, traces, by_time=by_time)
             return traces, []
         except StoreUnavailable:
             raise

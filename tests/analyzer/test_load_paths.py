@@ -16,6 +16,7 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope import semconv as A
 from planscope_analyzer import Analyzer, load_traces
+from planscope_analyzer._load import fill_traces, index_traces
 from planscope_analyzer._model import TraceData
 from planscope_analyzer.detectors import DETECTORS
 from planscope_collector.storage import Store, StoreUnavailable, open_store
@@ -130,6 +131,19 @@ def test_every_trace_loads(suite: tuple[Store, list[str]]) -> None:
     assert sorted(traces) == ids
     assert any(t.raw for t in traces.values())  # the third-party trace's skeleton was read
     assert any(t.attempts and t.plan_steps and t.runs for t in traces.values())
+
+
+def test_a_batch_read_by_time_has_the_rows_of_one_read_by_id(
+    suite: tuple[Store, list[str]],
+) -> None:
+    """A window batch is read by its time range (no id list); the rows of other traces in that
+    range (here: most of the store, all written within seconds) are dropped."""
+    store, ids = suite
+    by_id = load_traces(store, "default", ids)
+    some = dict(list(index_traces(store, "default", ids).items())[::3])
+    fill_traces(store, "default", some, by_time=True)
+    assert len(some) < len(ids) and any(t.attempts for t in some.values())
+    assert {i: _fields(t) for i, t in some.items()} == {i: _fields(by_id[i]) for i in some}
 
 
 def test_batching_by_start_finds_the_same(suite: tuple[Store, list[str]]) -> None:
