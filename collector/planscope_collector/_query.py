@@ -13,6 +13,7 @@ from .runmodel import (
     BIND_NODES_SQL,
     OBSERVED_PLAN_STEPS_SQL,
     SPAN_MODEL_SQL,
+    TRACE_WHERE,
     binding_parameters,
     run_metrics_sql,
 )
@@ -28,6 +29,21 @@ _SPAN_COLUMNS = f"""
     Events.Name AS event_names, Events.Attributes AS event_attributes,
     Links.TraceId AS link_trace_ids, Links.SpanId AS link_span_ids
 """
+
+_TRACE_RANGE_SQL = """
+SELECT count() AS n, toInt64(toUnixTimestamp(min(Start))) * 1000000000 AS since,
+       (toInt64(toUnixTimestamp(max(End))) + 1) * 1000000000 AS until
+FROM otel_traces_trace_id_ts
+WHERE TraceId = {trace_id:String} AND Project = {project:String}
+"""
+"""The range a trace's spans start in, in whole seconds (the trace-id lookup table of 0001, read
+by its primary key); ``n`` = 0 for a trace that is not stored."""
+_SPANS_WHERE = (
+    "Project = {project:String} AND TraceId = {trace_id:String} "
+    "AND Timestamp >= fromUnixTimestamp64Nano({since:Int64}) "
+    "AND Timestamp < fromUnixTimestamp64Nano({until:Int64})"
+)
+"""A trace's rows of ``otel_traces``, within their range (:data:`_TRACE_RANGE_SQL`)."""
 
 # Attributes whose values are JSON documents, parsed for the client.
 _JSON_ATTRIBUTES = (A.PLAN_JSON, A.STEP_CONTEXT_KEYS, A.RUN_BUDGET)
@@ -283,20 +299,37 @@ class TraceQueries:
         run model's.
         """
         params: dict[str, Any] = {"project": project, "trace_id": trace_id}
-        where = "WHERE Project = {project:String} AND TraceId = {trace_id:String}"
-        (total,) = self.store.query(
-            f"""SELECT count() AS n, toUnixTimestamp64Nano(min(Timestamp)) AS start_ns,
-                       max(toUnixTimestamp64Nano(Timestamp) + Duration) AS end_ns
-                FROM otel_traces {where}""",
-            params,
-        )
-        if not total["n"]:
+        (span_range,) = self.store.query(_TRACE_RANGE_SQL, params)
+        if not span_range["n"]:
             return None
+        # Every read below is bounded by the range the trace's spans start in (whole seconds in
+        # the trace-id lookup): it prunes the other daily partitions of each table.
+        params |= {"since": span_range["since"], "until": span_range["until"]}
         rows = self.store.query(
-            f"""SELECT {_SPAN_COLUMNS} FROM otel_traces {where}
+            f"""SELECT {_SPAN_COLUMNS}, count() OVER () AS trace_spans,
+                       min(toUnixTimestamp64Nano(Timestamp)) OVER () AS trace_start_ns,
+                       max(toUnixTimestamp64Nano(Timestamp) + Duration) OVER () AS trace_end_ns
+                FROM otel_traces WHERE {_SPANS_WHERE}
                 ORDER BY Timestamp, SpanId LIMIT {{limit:UInt64}} OFFSET {{offset:UInt64}}""",
             {**params, "offset": offset, "limit": limit},
         )
+        if rows:
+            total = {
+                "n": rows[0]["trace_spans"],
+                "start_ns": rows[0]["trace_start_ns"],
+                "end_ns": rows[0]["trace_end_ns"],
+            }
+            for row in rows:
+                del row["trace_spans"], row["trace_start_ns"], row["trace_end_ns"]
+        else:  # a page past the end: the trace's figures alone
+            (total,) = self.store.query(
+                f"""SELECT count() AS n, toUnixTimestamp64Nano(min(Timestamp)) AS start_ns,
+                           max(toUnixTimestamp64Nano(Timestamp) + Duration) AS end_ns
+                    FROM otel_traces WHERE {_SPANS_WHERE}""",
+                params,
+            )
+            if not total["n"]:
+                return None
         model: dict[str, dict[str, Any]] = {}
         found = self.store.query(
             SPAN_MODEL_SQL, {**params, "span_ids": [r["span_id"] for r in rows]}
@@ -311,13 +344,12 @@ class TraceQueries:
         whole = offset == 0 and len(spans) == count
         observed, nodes, binding = _bind(trace_id, spans, observed)
         if not whole:  # the page alone cannot bind the trace: read what binding needs of it all
-            bind_params = {**params, "ids": [trace_id], "since": int(total["start_ns"])}
+            bind_params = {**params, "ids": [trace_id]}
+            del bind_params["trace_id"], bind_params["until"]
             nodes, binding = self._bind_traces(bind_params).get(trace_id, ([], Binding()))
         bound = binding_parameters({trace_id: (nodes, binding)})
         metrics = self.store.query(
-            run_metrics_sql(
-                "Project = {project:String} AND TraceId = {trace_id:String}", binding=bound
-            ),
+            run_metrics_sql(TRACE_WHERE, binding=bound),
             {**params, **bound},
         )
         run = _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None

@@ -39,6 +39,7 @@ __all__ = [
     "SPAN_MODEL_SQL",
     "STEP_ATTEMPT_COUNT",
     "STEP_FAILED",
+    "TRACE_WHERE",
     "binding_parameters",
     "run_metrics_sql",
 ]
@@ -314,47 +315,54 @@ def binding_parameters(
     return {name: values for name, values in out.items() if values}
 
 
+TRACE_WHERE: Final = (
+    "Project = {project:String} AND TraceId = {trace_id:String} "
+    "AND Start >= fromUnixTimestamp64Nano({since:Int64}) "
+    "AND Start < fromUnixTimestamp64Nano({until:Int64})"
+)
+"""The typed rows of one trace (``{project}``, ``{trace_id}``), within the time range its spans
+start in (``{since}``, ``{until}``, Unix ns): the range prunes the other daily partitions, which
+a trace-id condition alone does not (each table's parts are checked by primary key otherwise)."""
+
 SPAN_MODEL_SQL: Final = f"""
 SELECT * FROM (
 SELECT SpanId AS span_id, 'run' AS kind, 0 AS rank, Inferred AS inferred, Source AS source,
        RunId AS run_id, '' AS step_id, toUInt32(0) AS attempt, Outcome AS status,
        AgentName AS executor, '' AS tool, '' AS model, toUInt64(0) AS input_tokens,
        toUInt64(0) AS output_tokens, toFloat64(0) AS cost_usd, '' AS cost_from
-FROM planscope_runs WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
+FROM planscope_runs WHERE {TRACE_WHERE}
 UNION ALL
 SELECT SpanId, 'step', 1, Inferred, Source, RunId, StepId, {ATTEMPT_NUMBER}, Status,
        Executor, '', '', 0, 0, 0, ''
 FROM planscope_step_attempts
-WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
+WHERE {TRACE_WHERE}
 UNION ALL
 SELECT SpanId, 'plan', 4, Inferred, Source, RunId, '', 0, '', '', '', '', 0, 0, 0, ''
-FROM planscope_plans WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
+FROM planscope_plans WHERE {TRACE_WHERE}
 UNION ALL
 SELECT SpanId, 'tool', 2, 0, Source, RunId, StepId, Attempt,
        if(StatusCode = 'Error' OR ErrorType != '', 'error', 'ok'), '', ToolName, '', 0, 0, 0, ''
-FROM planscope_tool_calls WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
+FROM planscope_tool_calls WHERE {TRACE_WHERE}
 UNION ALL
 SELECT SpanId, 'llm', 3, 0, Source, RunId, StepId, Attempt, '', '', '', Model, InputTokens,
        OutputTokens, EffectiveCostUsd, CostFrom
-FROM planscope_llm_costs WHERE Project = {{project:String}} AND TraceId = {{trace_id:String}}
+FROM planscope_llm_costs WHERE {TRACE_WHERE}
 )
 WHERE span_id IN {{span_ids:Array(String)}}
 """
 """The typed rows of some spans of one trace as the span model classified them (``{project}``,
-``{trace_id}``, ``{span_ids}`` bound; attempts are numbered over the whole trace first): kind
-(a span that is both a step or an LLM call and a plan - a planner node, a planner's LLM call -
-ranks as the step or the LLM call), whether it was
-inferred, its source convention, and the model's fields (step, attempt, status,
-executor, tool, model, tokens, cost and where the cost came from)."""
+``{trace_id}``, ``{since}``, ``{until}`` as for :data:`TRACE_WHERE`, ``{span_ids}``; attempts
+are numbered over the whole trace first): kind (a span that is both a step or an LLM call and a
+plan - a planner node, a planner's LLM call - ranks as the step or the LLM call), whether it was
+inferred, its source convention, and the model's fields (step, attempt, status, executor, tool,
+model, tokens, cost and where the cost came from)."""
 
-OBSERVED_PLAN_STEPS_SQL: Final = """
+OBSERVED_PLAN_STEPS_SQL: Final = f"""
 SELECT PlanSpanId AS plan_span_id, Position AS position, StepId AS id,
        Description AS description, Executor AS executor, Tool AS tool, DependsOn AS depends_on
 FROM planscope_plan_steps
-WHERE Project = {project:String} AND TraceId = {trace_id:String} AND Inferred = 1
-  AND TraceId NOT IN (SELECT TraceId FROM planscope_plans
-                      WHERE Project = {project:String} AND TraceId = {trace_id:String}
-                        AND Inferred = 0)
+WHERE {TRACE_WHERE} AND Inferred = 1
+  AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {TRACE_WHERE} AND Inferred = 0)
 ORDER BY Start, PlanSpanId, Position
 """
 """The steps of the plans the span model observed in one trace (planscope plans carry JSON),
