@@ -2,8 +2,10 @@
 
 Decoding and validation (:func:`parse_request`) happen in the request handler (HTTP and gRPC)
 and in ``planscope import``, so that a malformed body is refused before anything is spooled or
-sent. Flattening (:class:`SpanColumns`, :func:`spans_ipc`) follows in the request handler, once
-per request, so the spool keeps the columns and no request is parsed twice. The columns are
+sent. A protobuf request with scalar attribute values only (:func:`parse_scalar_request`) is
+spooled as received and flattened by ClickHouse (``storage._protobuf``, the same values); any
+other is flattened (:class:`SpanColumns`, :func:`spans_ipc`) in the request handler, once per
+request, so the spool keeps the columns and no request is parsed twice. The columns are
 those of ``TRACE_COLUMNS``, with the value conventions of the OpenTelemetry Collector's
 clickhouseexporter (lowercase hex ids, ``SpanKind`` like ``Internal``, ``StatusCode`` like
 ``Error``, every attribute value a string), so the two writers produce identical tables; they
@@ -326,23 +328,43 @@ def _validate(request: ExportTraceServiceRequest, limits: ParseLimits) -> None:
             )
         for si, ss in enumerate(rs.scope_spans):
             for pi, span in enumerate(ss.spans):
-                where = f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]"
-                if len(span.trace_id) != 16 or span.trace_id == zero16:
-                    raise BadPayload(f"{where}: traceId must be 16 non-zero bytes")
-                if len(span.span_id) != 8 or span.span_id == zero8:
-                    raise BadPayload(f"{where}: spanId must be 8 non-zero bytes")
-                if span.parent_span_id and len(span.parent_span_id) != 8:
-                    raise BadPayload(f"{where}: parentSpanId must be empty or 8 bytes")
-                if span.end_time_unix_nano and span.end_time_unix_nano < span.start_time_unix_nano:
-                    raise BadPayload(f"{where}: endTimeUnixNano is before startTimeUnixNano")
-                if span.end_time_unix_nano > _MAX_NANOS or span.start_time_unix_nano > _MAX_NANOS:
-                    raise BadPayload(f"{where}: timestamp beyond DateTime64(9) (year 2262)")
-                for ei, event in enumerate(span.events):
-                    if event.time_unix_nano > _MAX_NANOS:
-                        raise BadPayload(f"{where}.events[{ei}]: timestamp beyond DateTime64(9)")
-                for li, link in enumerate(span.links):
-                    if len(link.trace_id) != 16 or len(link.span_id) != 8:
-                        raise BadPayload(f"{where}.links[{li}]: invalid traceId or spanId")
+                # The common case in one expression; the message is built only for a bad span.
+                tid, sid, pid = span.trace_id, span.span_id, span.parent_span_id
+                start, end = span.start_time_unix_nano, span.end_time_unix_nano
+                if (
+                    len(tid) != 16
+                    or tid == zero16
+                    or len(sid) != 8
+                    or sid == zero8
+                    or (pid and len(pid) != 8)
+                    or (end and end < start)
+                    or end > _MAX_NANOS
+                    or start > _MAX_NANOS
+                    or span.events
+                    or span.links
+                ) and (problem := _span_problem(span)):
+                    raise BadPayload(f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]{problem}")
+
+
+def _span_problem(span: Span) -> str | None:
+    """What is wrong with ``span`` (``: ...`` or ``.events[i]: ...``), or None."""
+    if len(span.trace_id) != 16 or span.trace_id == bytes(16):
+        return ": traceId must be 16 non-zero bytes"
+    if len(span.span_id) != 8 or span.span_id == bytes(8):
+        return ": spanId must be 8 non-zero bytes"
+    if span.parent_span_id and len(span.parent_span_id) != 8:
+        return ": parentSpanId must be empty or 8 bytes"
+    if span.end_time_unix_nano and span.end_time_unix_nano < span.start_time_unix_nano:
+        return ": endTimeUnixNano is before startTimeUnixNano"
+    if span.end_time_unix_nano > _MAX_NANOS or span.start_time_unix_nano > _MAX_NANOS:
+        return ": timestamp beyond DateTime64(9) (year 2262)"
+    for ei, event in enumerate(span.events):
+        if event.time_unix_nano > _MAX_NANOS:
+            return f".events[{ei}]: timestamp beyond DateTime64(9)"
+    for li, link in enumerate(span.links):
+        if len(link.trace_id) != 16 or len(link.span_id) != 8:
+            return f".links[{li}]: invalid traceId or spanId"
+    return None
 
 
 def any_value_str(value: AnyValue) -> str:

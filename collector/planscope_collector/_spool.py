@@ -76,11 +76,16 @@ class Record:
     format: RecordFormat = OTLP
 
     def encode(self) -> bytes:
+        return b"".join(self.parts())
+
+    def parts(self) -> tuple[bytes, bytes, bytes | memoryview]:
+        """:meth:`encode` in three pieces, the body not copied (the spool joins a whole group
+        commit's records at once: one copy of each body)."""
         project = self.project.encode()
         meta = _META.pack(self.digest, self.span_count, len(project)) + project
-        crc = zlib.crc32(self.body, zlib.crc32(meta))  # the body is copied once, by the join
+        crc = zlib.crc32(self.body, zlib.crc32(meta))
         header = _HEADER.pack(_MAGIC[self.format], len(meta) + len(self.body), crc)
-        return b"".join((header, meta, self.body))
+        return header, meta, self.body
 
     @classmethod
     def decode(cls, payload: bytes | memoryview, format: RecordFormat = OTLP) -> Record:
@@ -115,10 +120,11 @@ def read_scalar_body(
 
 
 class _Waiter:
-    __slots__ = ("data", "done", "error")
+    __slots__ = ("data", "done", "error", "size")
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: tuple[bytes, bytes, bytes | memoryview]) -> None:
         self.data = data
+        self.size = sum(len(part) for part in data)
         self.done = False
         self.error: BaseException | None = None
 
@@ -286,7 +292,7 @@ class Spool:
 
         Raises ``OSError`` when the disk refuses the write; the record is then not accepted.
         """
-        mine = _Waiter(record.encode())
+        mine = _Waiter(record.parts())
         with self._cond:
             self._queue.append(mine)
             while not mine.done:
@@ -299,7 +305,7 @@ class Spool:
                 error: BaseException | None = None
                 self._cond.release()
                 try:
-                    self._write(b"".join(w.data for w in batch))
+                    self._write(b"".join(part for w in batch for part in w.data))
                 except BaseException as exc:
                     error = exc
                 finally:
@@ -307,7 +313,7 @@ class Spool:
                 for w in batch:
                     w.done, w.error = True, error
                 if error is None:
-                    self._active_bytes += sum(len(w.data) for w in batch)
+                    self._active_bytes += sum(w.size for w in batch)
                 if error is not None or self._active_bytes >= self.segment_max_bytes:
                     # After a failed write the segment may end in a torn record; start a new
                     # one so that records acknowledged later are not hidden behind it.

@@ -5,10 +5,11 @@ dedup token ``<spool id>:<segment>``, then one ``planscope_ingest_batches`` inse
 token, and only then is the segment deleted. A crash anywhere in between replays the segment,
 and ClickHouse drops the repeated blocks, in the raw table and in every materialized view.
 
-The request handler spools each request already flattened (an Arrow IPC stream: spool record
-format 2), so the writer only concatenates a segment's records into one block; a segment an
-older version spooled (OTLP protobuf records, format 1) is parsed and flattened here, record by
-record, with the same flattener (see ``_spool``).
+The request handler spools a request with scalar values only as received (format 3), which
+ClickHouse flattens (``Store.insert_otlp_spans``), and any other already flattened (an Arrow IPC
+stream, format 2), so the writer only concatenates a segment's records into one Arrow block and
+protobuf streams; a segment an older version spooled (OTLP protobuf records, format 1) is parsed
+and flattened here, record by record, with the same flattener (see ``_spool``).
 
 Transient store errors (down, timeouts, disk full, too many parts, memory: see
 ``storage._errors``) are retried with a capped exponential back-off while the spool keeps
