@@ -176,7 +176,15 @@ def fill_traces(
         return fetch_columns(store, sql.format(filter=Q.TYPED_FILTER), {**params, **extra})
 
     _attach(traces, "runs", Run, columns(Q.LOAD_RUNS))
-    _attach(traces, "plans", Plan, columns(Q.LOAD_PLANS))
+    # Plan JSON and captured tool arguments only for traces whose run failed (plan propagation
+    # reads them), and for traces without a typed run (a grouping run is bound later, from the
+    # root's status).
+    failed = ",".join(
+        t.trace_id
+        for t in traces.values()
+        if not t.runs or any(r.outcome == "failure" for r in t.runs)
+    )
+    _attach(traces, "plans", Plan, columns(Q.LOAD_PLANS, failed=failed))
     _attach(traces, "plan_steps", PlanStep, columns(Q.LOAD_PLAN_STEPS))
     get = traces.get
     c = columns(Q.LOAD_LLM_BY_PARENT)
@@ -212,10 +220,6 @@ def fill_traces(
         c["message"] = c["status_message"]
         c["context_recorded"] = list(map(_recorded, c["context_keys"], c["context_tokens"]))
         _attach(traces, "attempts", Attempt, c)
-    # Captured tool arguments only for traces whose run failed (plan propagation reads them).
-    failed = ",".join(
-        t.trace_id for t in traces.values() if any(r.outcome == "failure" for r in t.runs)
-    )
     _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS, failed=failed))
     _load_raw(store, params, traces)
     for t in traces.values():

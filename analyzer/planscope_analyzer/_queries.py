@@ -50,11 +50,14 @@ WHERE {{filter}}
 ORDER BY TraceId, Start
 """
 
+# The plan JSON itself only for the traces in {failed:String} (as the tool arguments below: plan
+# propagation reads which values the planner wrote).
 LOAD_PLANS = """
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, PlanId AS plan_id,
        Version AS version, Scope AS scope, ReplanReason AS replan_reason,
        StepCount AS step_count, PlanJsonValid AS json_valid,
-       toUnixTimestamp64Nano(Start) AS start_ns, Inferred AS inferred
+       toUnixTimestamp64Nano(Start) AS start_ns, Inferred AS inferred,
+       if(TraceId IN splitByChar(',', {{failed:String}}), PlanJson, '') AS json
 FROM planscope_plans
 WHERE {filter}
 ORDER BY TraceId, Start

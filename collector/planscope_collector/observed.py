@@ -52,7 +52,8 @@ _MAX_DEPTH = 10_000
 class SpanNode:
     """One span as the span model classified it (kind ``run`` / ``plan`` / ``step`` / ``tool``
     / ``llm`` / ``other``), with what binding reads: its step name (step spans), whether the
-    span model inferred it, whether it failed, its tool name (tool spans) and its start."""
+    span model inferred it, whether it failed, its tool name (tool spans) and its start; and
+    what a grouping run reports of its root (status message, duration, service)."""
 
     span_id: str
     parent_span_id: str
@@ -63,6 +64,9 @@ class SpanNode:
     failed: bool = False
     tool: str = ""
     start_ns: int = 0
+    message: str = ""
+    duration_ns: int = 0
+    service: str = ""
 
 
 @dataclass(frozen=True)
