@@ -11,6 +11,7 @@ from planscope import semconv as A
 from .observed import Binding, ObservedStep, SpanNode, bind
 from .runmodel import (
     BIND_NODES_SQL,
+    INFERRED_TRACES_SQL,
     OBSERVED_PLAN_STEPS_SQL,
     SPAN_MODEL_SQL,
     TRACE_WHERE,
@@ -205,9 +206,9 @@ class TraceQueries:
 
         One grouped read per typed table, by primary key, for the page's ids only; the lower
         time bound (the earliest start on the page) prunes older partitions. Traces with
-        structure the span model inferred are bound across spans (``observed.bind``, one
-        batched read of their spans) and counted again as bound, so a row's numbers are the
-        trace detail's.
+        structure the span model inferred are bound across spans first (``observed.bind``, one
+        batched read of their spans) and counted as bound, so a row's numbers are the trace
+        detail's.
         """
         if not rows:
             return {}
@@ -220,7 +221,8 @@ class TraceQueries:
             "Project = {project:String} AND TraceId IN {ids:Array(String)} "
             "AND Start >= fromUnixTimestamp64Nano({since:Int64})"
         )
-        bound = binding_parameters(self._bind_traces(params))
+        foreign = [r["trace_id"] for r in self.store.query(INFERRED_TRACES_SQL, params)]
+        bound = binding_parameters(self._bind_traces({**params, "ids": foreign})) if foreign else {}
         out: dict[str, dict[str, Any]] = {}
         for m in self.store.query(run_metrics_sql(where, binding=bound), {**params, **bound}):
             trace_id = m["TraceId"]
@@ -246,9 +248,8 @@ class TraceQueries:
         return out
 
     def _bind_traces(self, params: dict[str, Any]) -> dict[str, tuple[list[SpanNode], Binding]]:
-        """Bind those of some traces (``{project}``, ``{ids}``, ``{since}``) that have inferred
-        structure across spans (``observed.bind``), from one read of what binding needs
-        (``runmodel.BIND_NODES_SQL``)."""
+        """Bind some traces (``{project}``, ``{ids}``, ``{since}``) across spans
+        (``observed.bind``), from one read of what binding needs (``runmodel.BIND_NODES_SQL``)."""
         spans: dict[str, dict[str, dict[str, Any]]] = {}
         typed: dict[str, dict[str, Any]] = {}
         plan_steps: dict[str, list[ObservedStep]] = {}
