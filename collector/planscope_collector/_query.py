@@ -15,6 +15,7 @@ from .runmodel import (
     OBSERVED_PLAN_STEPS_SQL,
     SPAN_MODEL_SQL,
     TRACE_WHERE,
+    WORKFLOW_SQL,
     binding_parameters,
     run_metrics_sql,
 )
@@ -281,6 +282,8 @@ class TraceQueries:
                         message=r["message"],
                         duration_ns=int(r["duration_ns"]),
                         service=r["service"],
+                        workflow=bool(r["workflow"]),
+                        links=tuple(r["links"]),
                     )
                 )
             out[trace_id] = (nodes, bind(nodes, plan_steps.get(trace_id, [])))
@@ -307,7 +310,8 @@ class TraceQueries:
         # the trace-id lookup): it prunes the other daily partitions of each table.
         params |= {"since": span_range["since"], "until": span_range["until"]}
         rows = self.store.query(
-            f"""SELECT {_SPAN_COLUMNS}, count() OVER () AS trace_spans,
+            f"""SELECT {_SPAN_COLUMNS}, {WORKFLOW_SQL} AS workflow,
+                       count() OVER () AS trace_spans,
                        min(toUnixTimestamp64Nano(Timestamp)) OVER () AS trace_start_ns,
                        max(toUnixTimestamp64Nano(Timestamp) + Duration) OVER () AS trace_end_ns
                 FROM otel_traces WHERE {_SPANS_WHERE}
@@ -331,6 +335,7 @@ class TraceQueries:
             )
             if not total["n"]:
                 return None
+        workflows = {row["span_id"] for row in rows if row.pop("workflow")}
         model: dict[str, dict[str, Any]] = {}
         found = self.store.query(
             SPAN_MODEL_SQL, {**params, "span_ids": [r["span_id"] for r in rows]}
@@ -343,7 +348,7 @@ class TraceQueries:
         observed = self._observed_plans(params) if observed_plan else []
         count = int(total["n"])
         whole = offset == 0 and len(spans) == count
-        observed, nodes, binding = _bind(trace_id, spans, observed)
+        observed, nodes, binding = _bind(trace_id, spans, observed, workflows)
         if not whole:  # the page alone cannot bind the trace: read what binding needs of it all
             bind_params = {**params, "ids": [trace_id]}
             del bind_params["trace_id"], bind_params["until"]
@@ -355,7 +360,7 @@ class TraceQueries:
         )
         run = _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None
         if offset == 0:
-            plans += observed
+            plans += observed + _workflow_plans(binding)
         return {
             "trace_id": trace_id,
             "project": project,
@@ -381,13 +386,17 @@ class TraceQueries:
 
 
 def _bind(
-    trace_id: str, spans: list[dict[str, Any]], observed: list[dict[str, Any]]
+    trace_id: str,
+    spans: list[dict[str, Any]],
+    observed: list[dict[str, Any]],
+    workflows: set[str],
 ) -> tuple[list[dict[str, Any]], list[SpanNode], Binding]:
     """Apply the cross-span structure of ``planscope_collector.observed`` to a page of spans:
     bound step ids, statuses and attempt numbers of inferred attempts, the attempt of each tool
     and LLM call, attempts named after a plan step, a grouping run's root. Returns the observed
     plans that are plans (containers dropped), the page's nodes and their binding (what the
-    run model counts, ``runmodel.binding_parameters``)."""
+    run model counts, ``runmodel.binding_parameters``; ``workflows``: the page's workflow
+    spans, whose tasks are a plan in a trace without one of its own)."""
     nodes = []
     for s in spans:
         model = s["model"] or {}
@@ -406,6 +415,8 @@ def _bind(
                 message=s["status_message"],
                 duration_ns=s["duration_ns"],
                 service=s["service"],
+                workflow=s["span_id"] in workflows,
+                links=tuple(link["span_id"] for link in s["links"]),
             )
         )
     steps = [
@@ -439,6 +450,24 @@ def _bind(
     for i, plan in enumerate(plans):
         plan["version"] = i + 1
     return plans, nodes, b
+
+
+def _workflow_plans(b: Binding) -> list[dict[str, Any]]:
+    """The plan a workflow's tasks show (``observed.bind``), as the API's observed plans are."""
+    if (w := b.workflow_plan) is None:
+        return []
+    steps = [
+        {
+            "position": i,
+            "id": step,
+            "description": "",
+            "executor": "",
+            "tool": "",
+            "depends_on": list(w.depends_on.get(step, ())),
+        }
+        for i, step in enumerate(w.steps)
+    ]
+    return [{"id": "", "version": 1, "span_id": w.span_id, "inferred": True, "steps": steps}]
 
 
 def _inferred_model(**fields: Any) -> dict[str, Any]:

@@ -28,6 +28,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from planscope import semconv as A
+
 from .observed import Binding, SpanNode
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "STEP_ATTEMPT_COUNT",
     "STEP_FAILED",
     "TRACE_WHERE",
+    "WORKFLOW_SQL",
     "binding_parameters",
     "run_metrics_sql",
 ]
@@ -75,6 +78,21 @@ _OBSERVED: Final = (
 """Aggregate over one trace's plan rows: its observed plans that count. None when the trace
 declares a plan (declared plans win); else not those that are the parent of another observed
 plan (a container showing its child's plan: ``planscope_collector.observed``)."""
+
+WORKFLOW_SQL: Final = (
+    f"(SpanAttributes['{A.GEN_AI_OPERATION_NAME}'] = '{A.OP_INVOKE_WORKFLOW}' "
+    f"OR lower(SpanAttributes['{A.TL_SPAN_KIND}']) = 'workflow')"
+)
+"""Over ``otel_traces``: the span is a workflow (GenAI ``invoke_workflow``, a Traceloop
+``workflow``), whose child tasks are a plan when the trace has none of its own (``observed``)."""
+
+_WORKFLOW_PLANS: Final = """
+    UNION ALL
+    SELECT w, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
+           '', '', '', '', toUInt8(0), '', toInt64(1),
+           0, 0, 0, '', 0, toInt64(1), toInt64(0), 0, 0, 0, 0, 0, 0, 0, 0
+    FROM (SELECT arrayJoin({workflow_plans:Array(String)}) AS w)"""
+"""One observed plan (one version, no replan) per trace whose workflow's tasks are its plan."""
 
 _BOUND_STEP: Final = (
     "transform(SpanId, {bound_spans:Array(String)}, {bound_steps:Array(String)}, StepId)"
@@ -257,7 +275,7 @@ FROM (
            toInt64(countIf(StatusCode = 'Error'))
     FROM planscope_tool_calls
     WHERE {where}
-    GROUP BY TraceId
+    GROUP BY TraceId{_WORKFLOW_PLANS if "workflow_plans" in binding else ""}
 )
 GROUP BY TraceId
 """
@@ -283,9 +301,12 @@ def binding_parameters(
         "failed_spans": [],
         "promoted": [],
         "grouping": [],
+        "workflow_plans": [],
     }
     for trace_id, (spans, b) in traces.items():
         nodes = {s.span_id: s for s in spans}
+        if b.workflow_plan is not None:
+            out["workflow_plans"].append(trace_id)
         for span_id in b.attempts:
             node = nodes[span_id]
             failed = span_id in b.failed
@@ -395,27 +416,29 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        toString(SpanName) AS name, toString(SpanModelKind) AS kind,
        SpanModelInferred AS inferred, SpanModelStatusCode = 'Error' AS failed, '' AS step,
        '' AS tool, toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
-       StatusMessage AS message, toString(ServiceName) AS service, toUInt32(0) AS position
+       StatusMessage AS message, toString(ServiceName) AS service, toUInt32(0) AS position,
+       {WORKFLOW_SQL} AS workflow, Links.SpanId AS links
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN {{ids:Array(String)}}
   AND Timestamp >= fromUnixTimestamp64Nano({{since:Int64}})
 UNION ALL
 SELECT 'step', TraceId, SpanId, '', '', '', Inferred, Status = 'error', StepId, '', 0, 0, '',
-       '', 0
+       '', 0, 0, CAST([] AS Array(String))
 FROM planscope_step_attempts WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'tool', TraceId, SpanId, '', '', '', 0, StatusCode = 'Error' OR ErrorType != '', '',
-       ToolName, 0, 0, '', '', 0
+       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String))
 FROM planscope_tool_calls WHERE {_BIND_WHERE}
 UNION ALL
-SELECT 'plan_step', TraceId, PlanSpanId, '', '', '', 1, 0, StepId, Tool, 0, 0, '', '', Position
+SELECT 'plan_step', TraceId, PlanSpanId, '', '', '', 1, 0, StepId, Tool, 0, 0, '', '', Position,
+       0, CAST([] AS Array(String))
 FROM planscope_plan_steps
 WHERE {_BIND_WHERE} AND Inferred = 1
   AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE} AND Inferred = 0)
 """
 """What ``planscope_collector.observed.bind`` reads of some traces (``{project}``, ``{ids}``,
-``{since}`` bound), in one read: every span (``row`` = ``span``: kind, name, status, start, and
-what a grouping run reports), the step name and status of each step attempt (``step``), the
-tool name and status of each tool call (``tool``) and the steps of the observed plans
-(``plan_step``: the plan's span, step id, tool, position; none in a trace that declares a
-plan)."""
+``{since}`` bound), in one read: every span (``row`` = ``span``: kind, name, status, start,
+what a grouping run reports, whether it is a workflow, the spans it links to), the step name
+and status of each step attempt (``step``), the tool name and status of each tool call
+(``tool``) and the steps of the observed plans (``plan_step``: the plan's span, step id, tool,
+position; none in a trace that declares a plan)."""
