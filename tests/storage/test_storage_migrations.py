@@ -34,6 +34,7 @@ EXPECTED = [
     "0011_span_model",
     "0012_span_model_columns",
     "0013_observed_llm_plans",
+    "0015_span_merge_width",
     "0020_plan_approvals",
 ]
 
@@ -235,3 +236,29 @@ def test_a_store_migrated_at_0011_upgrades_and_keeps_filling_every_table(tmp_pat
             {"b": after},
         )
         assert kinds[0]["k"] == kinds[1]["k"] == ["llm", "plan", "run", "step", "step", "tool"]
+
+
+def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_rows(
+    tmp_path: Path,
+) -> None:
+    """0015 changes a merge setting of otel_traces only: a store migrated without it (0020
+    already applied, as the previous version left it) upgrades, and its rows stay as they were."""
+    old = tmp_path / "migrations-previous"
+    old.mkdir()
+    for path in MIGRATIONS_DIR.glob("*.sql"):
+        if not path.name.startswith("0015"):
+            shutil.copy(path, old / path.name)
+    trace_id = new_trace_id()
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate(directory=old)
+        s.insert_spans(spans_ipc(planscope_trace(trace_id)))
+        query = "SELECT * FROM {t:Identifier} ORDER BY ALL"
+        before = {t: s.query(query, {"t": t}) for t in TABLES if t != "planscope_ingest_batches"}
+        assert s.migrate() == ["0015_span_merge_width"]
+        (ddl,) = s.query(
+            "SELECT create_table_query AS q FROM system.tables "
+            "WHERE database = currentDatabase() AND name = 'otel_traces'"
+        )
+        assert "merge_selector_base = 20" in ddl["q"]
+        s.command("OPTIMIZE TABLE otel_traces FINAL")
+        assert {t: s.query(query, {"t": t}) for t in before} == before
