@@ -20,8 +20,9 @@ Baselines, scored on the same traces in the same run:
 
     .venv/bin/python benchmarks/detector_corpus.py [--json out.json] [--split dev|heldout]
 
-The sealed split (built after the last tuning, labels committed first) is left out unless
-``--sealed`` is given, which scores it alone: run that once, at the end, and report it apart.
+The sealed splits (built after the last tuning, labels committed first) are left out unless
+``--sealed`` or ``--sealed2`` is given, which scores that split alone: run it once, at the end,
+and report it apart.
 """
 
 from __future__ import annotations
@@ -263,16 +264,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--sealed", action="store_true", help="score only the sealed split (once, at the end)"
     )
+    parser.add_argument(
+        "--sealed2", action="store_true", help="score only the sealed-2 split (once, at the end)"
+    )
     parser.add_argument("--misses", action="store_true", help="list misses and false findings")
     args = parser.parse_args(argv)
     labels = read_labels()
     if [lab.to_dict() for lab in labels] != [lab.to_dict() for lab in all_labels()]:
         print("tests/corpus/labels.jsonl differs from the generator", file=sys.stderr)
         return 1
-    if args.sealed:
-        labels = [lab for lab in labels if lab.split == "sealed"]
+    sealed = {"sealed", "sealed2"}
+    if args.sealed or args.sealed2:
+        chosen = {name for name, on in (("sealed", args.sealed), ("sealed2", args.sealed2)) if on}
+        labels = [lab for lab in labels if lab.split in chosen]
     else:
-        labels = [lab for lab in labels if lab.split != "sealed"]
+        labels = [lab for lab in labels if lab.split not in sealed]
     if args.split:
         labels = [lab for lab in labels if lab.split == args.split]
     with tempfile.TemporaryDirectory(prefix="ps-corpus-") as tmp:
@@ -285,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, fn in BASELINES.items()
     }
     payload: dict[str, Any] = {"machine": machine_facts(), "runs": len(labels), "seconds": elapsed}
-    for split in ("dev", "heldout", "sealed"):
+    for split in ("dev", "heldout", "sealed", "sealed2"):
         part = [lab for lab in labels if lab.split == split]
         if part:
             payload[split] = report(f"{split} ({len(part)} runs)", part, detectors, baselines)

@@ -8,7 +8,8 @@ with ``Store.insert_spans``. Variants:
 - ``0011``: the classifying view and its ``Null`` stream into the per-kind views;
 - ``0012``: the span model as columns of ``otel_traces``, views filtering on ``SpanModelKind``;
 - ``0013``: 0012 with plans also read from LLM answers;
-- ``0015``: the current layout (0013, and wider background merges of ``otel_traces``);
+- ``0014``: 0013 with more plan shapes read from LLM answers;
+- ``0015``: the current layout (0014, and wider background merges of ``otel_traces``);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads).
 
@@ -54,7 +55,14 @@ PER_KIND_VIEWS = (
 )
 TRACE_ID_VIEW = "otel_traces_trace_id_ts_mv"
 CLASSIFIER_VIEW = "planscope_span_model_mv"
-LAYOUTS = {"0010": "0011", "0011": "0012", "0012": "0013", "0013": "0015", "0015": None}
+LAYOUTS = {
+    "0010": "0011",
+    "0011": "0012",
+    "0012": "0013",
+    "0013": "0014",
+    "0014": "0015",
+    "0015": None,
+}
 """Layout -> the first migration left out (0015: the current one, with the wider merges)."""
 
 

@@ -44,6 +44,18 @@ SPLITS: dict[str, dict[str, range]] = {
         "refund": range(9000, 9009),
         "restock": range(9000, 9036),
     },
+    # Sealed 2: built before the sealed-2 round changed any detector or the plan mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed2``): new seeds of the five agents and a sixth
+    # agent (release: a DAG planner with parallel tasks, pydantic-ai spans).
+    "sealed2": {
+        "travel": range(12000, 12026),
+        "etl": range(12000, 12016),
+        "support": range(12000, 12020),
+        "refund": range(12000, 12009),
+        "restock": range(12000, 12024),
+        "release": range(12000, 12042),
+    },
 }
 
 _ERRORS = (
@@ -305,6 +317,71 @@ def _restock_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, An
     return PROPAGATION, "book_delivery", "", {"late_days": rng.randint(1, 4)}
 
 
+# --- release: a DAG planner with parallel tasks, pydantic-ai spans; sealed-2 split only -------
+def _release_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _release_flaky_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    at = rng.choice(["build_image", "scan_image", "run_migrations"])
+    return "healthy", "", RUNAWAY, {"at": at, "errors": varying_errors(rng, rng.randint(1, 2))}
+
+
+def _release_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"at": "rollout", "errors": errors}
+
+
+def _release_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _release_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the cluster refuses a rolling update and asks for a canary: one re-plan fixes it
+    return "healthy", "", PROPAGATION, {}
+
+
+def _release_external_incident(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    rate = rng.choice([7.5, 9.2, 12.8])
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 3), "rate": rate}
+
+
+def _release_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["scan", "migrate"])
+    at = {"scan": "scan_image", "migrate": "run_migrations"}[step]
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "at": at, "errors": errors}
+
+
+def _release_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the rollout tool asks the model to retry (ModelRetry) every time; the arguments vary
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, "deploy", "", {"at": "rollout", "errors": errors}
+
+
+def _release_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return RUNAWAY, "deploy", "", {"versions": rng.randint(3, 4), "errors": varying_errors(rng, 12)}
+
+
+def _release_wrong_version(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the planner's previous patch version is first carried by the build; the final check fails
+    return PROPAGATION, "build", "", {}
+
+
+def _release_wrong_cluster(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the wrong cluster is first carried by the migration (parallel with the scan); the
+    # roll-out then fails on it
+    return PROPAGATION, "migrate", "", {"index": rng.randint(0, 2)}
+
+
+def _release_wrong_replicas(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return PROPAGATION, "deploy", "", {"factor": rng.choice([2, 10])}
+
+
+def _release_wrong_window(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return PROPAGATION, "book_window", "", {"late_days": rng.randint(1, 3)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -361,6 +438,21 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_warehouse": _restock_wrong_warehouse,
         "wrong_quantity": _restock_wrong_quantity,
         "wrong_date": _restock_wrong_date,
+    },
+    "release": {
+        "healthy": _release_healthy,
+        "flaky_task": _release_flaky_task,
+        "flaky_tool": _release_flaky_tool,
+        "polling_ends": _release_polling_ends,
+        "legit_replan": _release_legit_replan,
+        "external_incident": _release_external_incident,
+        "loop_task_varying": _release_loop_task,
+        "loop_tool_in_task": _release_loop_tool,
+        "loop_across_replans": _release_loop_replans,
+        "wrong_version": _release_wrong_version,
+        "wrong_cluster": _release_wrong_cluster,
+        "wrong_replicas": _release_wrong_replicas,
+        "wrong_window": _release_wrong_window,
     },
 }
 

@@ -45,7 +45,8 @@ def test_labels_file_is_what_the_generator_writes() -> None:
     dev = {(lab.agent, lab.seed) for lab in labels if lab.split == "dev"}
     held = {(lab.agent, lab.seed) for lab in labels if lab.split == "heldout"}
     sealed = {(lab.agent, lab.seed) for lab in labels if lab.split == "sealed"}
-    assert not dev & held and not (dev | held) & sealed
+    sealed2 = {(lab.agent, lab.seed) for lab in labels if lab.split == "sealed2"}
+    assert not dev & held and not (dev | held) & sealed and not (dev | held | sealed) & sealed2
     assert {lab.agent for lab in labels if lab.split == "heldout"} - {
         lab.agent for lab in labels if lab.split == "dev"
     }  # an agent never seen while tuning

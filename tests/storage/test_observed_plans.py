@@ -1,5 +1,6 @@
-"""Plans read from a planner LLM call's answer (migration 0013), on real chDB: which answers are
-plans, and how they count in the run model (declared plans win, containers do not count)."""
+"""Plans read from a planner LLM call's answer (migrations 0013, 0014), on real chDB: which
+answers are plans, and how they count in the run model
+(declared plans win, containers do not count)."""
 
 from __future__ import annotations
 
@@ -128,3 +129,90 @@ def test_planscope_llm_spans_are_not_read_and_declared_plans_win(store: Store) -
     )
     m = _metrics(store, declared)
     assert (m["ObservedPlans"], m["PlanVersions"], m["Replans"]) == (0, 1, 0)
+
+
+def _chat(answer: Any) -> dict[str, Any]:
+    return {
+        A.GEN_AI_OPERATION_NAME: "chat",
+        A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(json.dumps(answer)),
+    }
+
+
+def test_an_object_holding_its_steps_under_any_key_is_a_plan(store: Store) -> None:
+    # the longest list of step objects wins over a shorter one and over a list of strings
+    dag = {
+        "release": "api 1.2.3",
+        "tasks": [
+            {"id": "build", "action": "build the image", "tool": "build_image"},
+            {"id": "deploy", "action": "roll it out", "tool": "rollout"},
+            {"id": "announce", "action": "post the changelog", "tool": "post"},
+        ],
+        "owners": [{"team": "sre", "tool": "pager"}],
+        "rollback_if": ["error rate above 2%", "p99 above 800 ms", "a third condition"],
+    }
+    t = _trace(store, _chat(dag))
+    assert _plan_steps(store, t) == [
+        ("build", "build the image", "build_image", 1),
+        ("deploy", "roll it out", "rollout", 1),
+        ("announce", "post the changelog", "post", 1),
+    ]
+
+
+def test_lists_of_step_names_the_longest_first_on_a_tie(store: Store) -> None:
+    pipeline = {
+        "source": "orders",
+        "columns": ["id", "total"],
+        "stages": ["extract", "load", "x y"],
+    }
+    t = _trace(store, _chat(pipeline))
+    # a bare word names its step; a phrase gets its position
+    assert _plan_steps(store, t) == [
+        ("extract", "extract", "", 1),
+        ("load", "load", "", 1),
+        ("3", "x y", "", 1),
+    ]
+    tie = _trace(store, _chat({"first": ["a", "b"], "second": ["c", "d"]}))
+    assert [s[0] for s in _plan_steps(store, tie)] == ["a", "b"]
+    # a steps/plan array keeps precedence over a longer list under another key
+    keyed = _trace(store, _chat({"plan": ["go"], "notes": ["n1", "n2", "n3"]}))
+    assert [s[0] for s in _plan_steps(store, keyed)] == ["go"]
+
+
+def test_objects_whose_lists_are_not_steps_give_no_plan(store: Store) -> None:
+    numbers = {"scores": [0.3, 0.9, 0.5], "ids": [1, 2, 3]}
+    records = {
+        "checks": [{"name": "GET /healthz", "status": 200}, {"name": "GET /v", "status": 200}]
+    }
+    mixed = {"items": [{"action": "a"}, "b"], "one": ["only"], "empty": []}
+    t = _trace(store, _chat(numbers), _chat(records), _chat(mixed))
+    assert _plan_steps(store, t) == []
+    assert _metrics(store, t)["PlanVersions"] == 0
+
+
+def test_a_tool_result_holding_step_like_records_is_not_a_plan(store: Store) -> None:
+    result = {
+        "results": [{"title": "Paris hotels", "action": "open"}, {"title": "Lyon", "task": "x"}]
+    }
+    tool = {
+        A.GEN_AI_OPERATION_NAME: "execute_tool",
+        A.GEN_AI_TOOL_NAME: "search",
+        "gen_ai.tool.call.result": json.dumps(result),
+        A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(json.dumps(result)),
+    }
+    t = _trace(store, tool)
+    assert _plan_steps(store, t) == []
+
+
+def test_an_output_message_whose_content_is_the_text_is_read(store: Store) -> None:
+    # the older GenAI message shape: {"role": "assistant", "content": "<text>"}, no parts
+    text = json.dumps(
+        {"source": "orders", "columns": ["id", "total"], "stages": ["extract", "load", "publish"]}
+    )
+    t = _trace(
+        store,
+        {
+            A.GEN_AI_OPERATION_NAME: "chat",
+            A.GEN_AI_OUTPUT_MESSAGES: json.dumps([{"role": "assistant", "content": text}]),
+        },
+    )
+    assert [s[0] for s in _plan_steps(store, t)] == ["extract", "load", "publish"]

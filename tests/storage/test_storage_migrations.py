@@ -34,6 +34,7 @@ EXPECTED = [
     "0011_span_model",
     "0012_span_model_columns",
     "0013_observed_llm_plans",
+    "0014_observed_plan_shapes",
     "0015_span_merge_width",
     "0020_plan_approvals",
 ]
