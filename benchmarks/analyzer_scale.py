@@ -27,6 +27,7 @@ import argparse
 import hashlib
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -114,6 +115,16 @@ def findings_digest(findings: list[Any], out: Path | None) -> str:
     return hashlib.md5(text.encode()).hexdigest()
 
 
+def _cpu_seconds() -> float:
+    """User + system CPU seconds of this process (chDB's threads included) and of its child
+    processes that have exited (the analyzer's workers, joined at the end of a pass)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def one_pass(workdir: Path, findings_out: Path | None) -> dict[str, Any]:
     """One full pass (``analyze_window(project, 0)``, findings written) in this process."""
     from planscope_analyzer import Analyzer
@@ -121,13 +132,17 @@ def one_pass(workdir: Path, findings_out: Path | None) -> dict[str, Any]:
 
     store = open_store(f"chdb://{workdir / 'store'}")
     try:
+        cpu = _cpu_seconds()
         started = time.perf_counter()
         full = Analyzer(store).analyze_window("bench", 0)
         seconds = time.perf_counter() - started
+        cpu = _cpu_seconds() - cpu
     finally:
         store.close()
     return {
         "seconds": seconds,
+        "cpu_s": cpu,
+        "load_average": os.getloadavg(),
         "traces": full.traces,
         "spans": full.spans,
         "phases": dict(getattr(full, "phases", {})),
@@ -172,7 +187,8 @@ def describe(label: str, r: dict[str, Any]) -> str:
     phases = ", ".join(f"{k} {v:.1f} s" for k, v in r["phases"].items())
     return (
         f"  {label}: {r['traces']} traces, {r['spans']} spans in {r['seconds']:.1f} s "
-        f"({r['spans'] / r['seconds']:,.0f} spans/s); {phases}; findings md5 {r['digest'][:12]}"
+        f"({r['spans'] / r['seconds']:,.0f} spans/s), CPU {r['cpu_s']:.1f} s; {phases}; "
+        f"findings md5 {r['digest'][:12]}; load average {r['load_average'][0]:.1f}"
     )
 
 
@@ -256,23 +272,33 @@ def main() -> int:
         if baseline is not None:
             shutil.rmtree(baseline, ignore_errors=True)
     full_s = statistics.median(x["seconds"] for x in mine)
+    cpu_s = statistics.median(x["cpu_s"] for x in mine)
     spans = mine[-1]["spans"]
-    print(f"\nfull pass, this checkout: median {full_s:.1f} s ({spans / full_s:,.0f} spans/s)")
+    print(
+        f"\nfull pass, this checkout: median {full_s:.1f} s ({spans / full_s:,.0f} spans/s), "
+        f"CPU {cpu_s:.1f} s"
+    )
     comparison: dict[str, Any] | None = None
     if theirs:
         ratios = [b["seconds"] / a["seconds"] for a, b in zip(mine, theirs, strict=True)]
+        cpu_ratios = [b["cpu_s"] / a["cpu_s"] for a, b in zip(mine, theirs, strict=True)]
         base_s = statistics.median(x["seconds"] for x in theirs)
+        base_cpu = statistics.median(x["cpu_s"] for x in theirs)
         same = {x["digest"] for x in mine} == {x["digest"] for x in theirs}
         print(
-            f"full pass, {args.compare_with}: median {base_s:.1f} s; speed-up per round "
-            f"{[round(x, 2) for x in ratios]}, median {statistics.median(ratios):.2f}x; "
-            f"same findings: {'yes' if same else 'NO'}"
+            f"full pass, {args.compare_with}: median {base_s:.1f} s, CPU {base_cpu:.1f} s; "
+            f"speed-up per round {[round(x, 2) for x in ratios]}, median "
+            f"{statistics.median(ratios):.2f}x; CPU ratio per round "
+            f"{[round(x, 2) for x in cpu_ratios]}; same findings: {'yes' if same else 'NO'}"
         )
         comparison = {
             "rev": args.compare_with,
             "passes_s": [round(x["seconds"], 2) for x in theirs],
             "median_s": round(base_s, 2),
+            "cpu_s": [round(x["cpu_s"], 2) for x in theirs],
+            "median_cpu_s": round(base_cpu, 2),
             "speedup_per_round": [round(x, 3) for x in ratios],
+            "cpu_ratio_per_round": [round(x, 3) for x in cpu_ratios],
             "same_findings": same,
         }
 
@@ -322,6 +348,8 @@ def main() -> int:
         "insert_s": round(insert_s, 2),
         "full_s": round(full_s, 2),
         "full_passes_s": [round(x["seconds"], 2) for x in mine],
+        "full_cpu_s": [round(x["cpu_s"], 2) for x in mine],
+        "full_load_average": [x["load_average"] for x in mine],
         "full_phases_s": {k: round(v, 2) for k, v in mine[-1]["phases"].items()},
         "full_spans_per_s": round(spans / full_s),
         "findings": mine[-1]["counts"],

@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import machine_facts, print_table, write_json
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from planscope import semconv as A
 from planscope_analyzer import Analyzer, Finding, TraceData, load_traces
 
@@ -211,12 +212,18 @@ def collect(labels: Sequence[Label], workdir: Path) -> tuple[dict[str, str], lis
         provider = TracerProvider()
         sent = _Count()
         provider.add_span_processor(sent)
-        provider.add_span_processor(
-            BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{server.url}/v1/traces"))
-        )
+        exporter = _Exported(OTLPSpanExporter(endpoint=f"{server.url}/v1/traces"))
+        # A queue no run fills (the default, 2048, drops spans silently when the agents outrun
+        # the exporter); whatever still fails to export is counted and stops the scoring.
+        provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=1 << 20))
         ids = play(labels, provider)
         provider.force_flush()
         provider.shutdown()
+        if exporter.spans != sent.spans:
+            raise SystemExit(
+                f"{sent.spans - exporter.spans} of {sent.spans} spans were not exported "
+                f"({exporter.failed} in failed batches): the scores would be wrong"
+            )
         store = server.app.state.collector.store
         deadline = time.monotonic() + 300
         # Wait for every span, not just every trace: a trace analysed while half of its spans
@@ -236,6 +243,29 @@ def collect(labels: Sequence[Label], workdir: Path) -> tuple[dict[str, str], lis
         result = Analyzer(store).analyze("default", list(ids.values()), write=False)
         traces = load_traces(store, "default", list(ids.values()))
     return ids, list(result.findings), traces
+
+
+class _Exported(SpanExporter):
+    """Counts the spans an exporter accepted, and those in batches it failed."""
+
+    def __init__(self, inner: SpanExporter) -> None:
+        self.inner = inner
+        self.spans = 0
+        self.failed = 0
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        result = self.inner.export(spans)
+        if result is SpanExportResult.SUCCESS:
+            self.spans += len(spans)
+        else:
+            self.failed += len(spans)
+        return result
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self.inner.force_flush(timeout_millis)
 
 
 class _Count(SpanProcessor):

@@ -155,6 +155,22 @@ def load_labels(path: str | Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def _matches(f: Finding, expected: Mapping[str, Any]) -> bool:
+    """A finding is the expected one: same kind at the same plan step. A write conflict is a
+    pair of steps, named in either order (the finding sits at the writer that started second,
+    which thread scheduling decides; the label at the one that lost its edge)."""
+    if f.kind != expected["kind"]:
+        return False
+    if f.step_id == expected["step_id"]:
+        return True
+    other = (expected.get("detail") or {}).get("other")
+    return (
+        f.kind == A.FINDING_WRITE_CONFLICT
+        and bool(other)
+        and {f.step_id, f.detail.get("other")} == {expected["step_id"], other}
+    )
+
+
 def score(labels: Sequence[Mapping[str, Any]], findings: Iterable[Finding]) -> Report:
     """Score findings (of any traces) against labels (one per run).
 
@@ -174,12 +190,7 @@ def score(labels: Sequence[Mapping[str, Any]], findings: Iterable[Finding]) -> R
         matched: set[int] = set()
         for e in expected:
             hit = next(
-                (
-                    i
-                    for i, f in enumerate(reported)
-                    if i not in matched and f.kind == e["kind"] and f.step_id == e["step_id"]
-                ),
-                None,
+                (i for i, f in enumerate(reported) if i not in matched and _matches(f, e)), None
             )
             s = report.scores[e["kind"]]
             if hit is None:

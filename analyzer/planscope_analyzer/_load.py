@@ -30,6 +30,11 @@ PARTITION_SLACK_NS = 3600 * 10**9
 before its first indexed span by clock skew between services)."""
 
 
+BY_TIME_MAX_TAIL_NS = 86400 * 10**9
+"""A window batch is read by time only while none of its traces ends more than a day after
+the batch's last start (a trace with a garbage end time would widen the range to the store)."""
+
+
 class Queryable(Protocol):
     """What the analyzer needs from a store (``planscope_collector.storage.Store``): reads
     column by column (``query_arrow``), columnar inserts (``insert_rows``)."""
@@ -155,28 +160,53 @@ def _skeletons(project: str, index: Mapping[str, list[Any]]) -> dict[str, TraceD
 
 
 def fill_traces(
-    store: Queryable, project: str, traces: dict[str, TraceData], since_ns: int | None = None
+    store: Queryable,
+    project: str,
+    traces: dict[str, TraceData],
+    since_ns: int | None = None,
+    *,
+    by_time: bool = False,
 ) -> None:
     """Read the typed rows (and the raw spans they miss) of ``traces``, row-less values from
     the trace index, into them: one query per typed table and one over ``otel_traces`` for the
     whole batch, bounded by its earliest start (``since_ns``, else the traces' own) and its
     latest end.
 
+    ``by_time``: the batch is every trace that started in its time range (a window pass's
+    batch), so the typed tables are read by time alone (``TIME_FILTER``); rows of other traces
+    that overlap the range are dropped here. Without it, or when a trace of the batch ends
+    more than :data:`BY_TIME_MAX_TAIL_NS` after the batch's last start (the range would hold
+    far more than the batch), they are read by trace id (a sparse batch: an incremental pass's
+    traces may lie days apart).
+
     >>> # fill_traces(store, "default", index_window(store, "default", 0, time.time_ns()))
     """
     earliest = since_ns if since_ns is not None else min(t.start_ns for t in traces.values())
+    latest_end = max(t.end_ns for t in traces.values())
     params: dict[str, Any] = {
         "project": project,
-        "ids": ",".join(sorted(traces)),
         "since": ns_to_datetime(max(0, earliest - PARTITION_SLACK_NS)),
-        "until": ns_to_datetime(max(t.end_ns for t in traces.values()) + PARTITION_SLACK_NS),
+        "until": ns_to_datetime(latest_end + PARTITION_SLACK_NS),
     }
+    latest_start = max(t.start_ns for t in traces.values())
+    by_time = by_time and latest_end <= latest_start + BY_TIME_MAX_TAIL_NS
+    if not by_time:
+        params["ids"] = ",".join(sorted(traces))
+    typed_filter = Q.TIME_FILTER if by_time else Q.TYPED_FILTER
 
     def columns(sql: str, **extra: str) -> dict[str, list[Any]]:
-        return fetch_columns(store, sql.format(filter=Q.TYPED_FILTER), {**params, **extra})
+        return fetch_columns(store, sql.format(filter=typed_filter), {**params, **extra})
 
     _attach(traces, "runs", Run, columns(Q.LOAD_RUNS))
-    _attach(traces, "plans", Plan, columns(Q.LOAD_PLANS))
+    # Plan JSON and captured tool arguments only for traces whose run failed (plan propagation
+    # reads them), and for traces without a typed run (a grouping run is bound later, from the
+    # root's status).
+    failed = ",".join(
+        t.trace_id
+        for t in traces.values()
+        if not t.runs or any(r.outcome == "failure" for r in t.runs)
+    )
+    _attach(traces, "plans", Plan, columns(Q.LOAD_PLANS, failed=failed))
     _attach(traces, "plan_steps", PlanStep, columns(Q.LOAD_PLAN_STEPS))
     get = traces.get
     c = columns(Q.LOAD_LLM_BY_PARENT)
@@ -212,10 +242,6 @@ def fill_traces(
         c["message"] = c["status_message"]
         c["context_recorded"] = list(map(_recorded, c["context_keys"], c["context_tokens"]))
         _attach(traces, "attempts", Attempt, c)
-    # Captured tool arguments only for traces whose run failed (plan propagation reads them).
-    failed = ",".join(
-        t.trace_id for t in traces.values() if any(r.outcome == "failure" for r in t.runs)
-    )
     _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS, failed=failed))
     _load_raw(store, params, traces)
     for t in traces.values():

@@ -122,6 +122,8 @@ class Plan(NamedTuple):
     start_ns: int
     inferred: bool = False
     """Observed by the span model (a planner's output), not planscope plan JSON."""
+    json: str = ""
+    """The plan's JSON, loaded only for runs that failed (plan propagation reads its values)."""
 
 
 class PlanStep(NamedTuple):

@@ -17,9 +17,11 @@ from planscope_collector.storage import status_code_sql
 _STATUS = status_code_sql()
 
 # A batch of traces: bound as {project:String}, {ids:String} (comma-separated hex ids: one
-# string binds ~50x faster than an Array of thousands), {since:DateTime64(9)}.
+# string binds ~50x faster than an Array of thousands), {since:DateTime64(9)}. The ids are a
+# subquery, so they become a hash set once (a bare ``IN splitByChar(...)`` cost up to 40% more
+# CPU per typed read of 2,000 traces).
 TRACE_FILTER = (
-    "Project = {project:String} AND TraceId IN splitByChar(',', {ids:String}) "
+    "Project = {project:String} AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String}))) "
     "AND Start >= {since:DateTime64(9)}"
 )
 
@@ -27,6 +29,15 @@ TRACE_FILTER = (
 # the trace index) + slack. No span of a trace starts after the trace's last end, so the bound
 # only prunes: daily partitions newer than the batch are not read at all.
 TYPED_FILTER = TRACE_FILTER + " AND Start <= {until:DateTime64(9)}"
+
+# The typed rows of a batch of a window pass (every trace of the project that started in a time
+# range): the time bounds alone, no id list. They also select rows of the few neighbouring
+# traces that overlap the range (the loader keeps only the batch's own); binding and matching
+# 2,000 ids cost more than reading those (a third of a typed read's CPU).
+TIME_FILTER = (
+    "Project = {project:String} AND Start >= {since:DateTime64(9)} "
+    "AND Start <= {until:DateTime64(9)}"
+)
 
 LOAD_INDEX = """
 SELECT TraceId AS trace_id,
@@ -50,11 +61,14 @@ WHERE {{filter}}
 ORDER BY TraceId, Start
 """
 
+# The plan JSON itself only for the traces in {failed:String} (as the tool arguments below: plan
+# propagation reads which values the planner wrote).
 LOAD_PLANS = """
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, PlanId AS plan_id,
        Version AS version, Scope AS scope, ReplanReason AS replan_reason,
        StepCount AS step_count, PlanJsonValid AS json_valid,
-       toUnixTimestamp64Nano(Start) AS start_ns, Inferred AS inferred
+       toUnixTimestamp64Nano(Start) AS start_ns, Inferred AS inferred,
+       if(TraceId IN splitByChar(',', {{failed:String}}), PlanJson, '') AS json
 FROM planscope_plans
 WHERE {filter}
 ORDER BY TraceId, Start
@@ -136,8 +150,8 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
 FROM otel_traces
 WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
-  AND (TraceId IN splitByChar(',', {{partial:String}})
-       OR (TraceId IN splitByChar(',', {{ambiguous:String}}) AND empty_context))
+  AND (TraceId IN (SELECT arrayJoin(splitByChar(',', {{partial:String}})))
+       OR (TraceId IN (SELECT arrayJoin(splitByChar(',', {{ambiguous:String}}))) AND empty_context))
 """
 
 # --- selecting work ---------------------------------------------------------------------------

@@ -16,8 +16,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ._errors import SpoolFull
-from ._otlp import ParseLimits, decompress, media_type, parse_request, span_count, spans_ipc
-from ._spool import ARROW, Record, Spool
+from ._otlp import (
+    MAX_DAYS_PER_INSERT,
+    PROTOBUF,
+    ParseLimits,
+    decompress,
+    media_type,
+    parse_request,
+    parse_scalar_request,
+    span_count,
+    spans_ipc,
+    trace_keys_and_days,
+)
+from ._spool import ARROW, SCALAR_OTLP, Record, RecordFormat, Spool, scalar_body
 
 
 class RecentBatches:
@@ -132,21 +143,28 @@ def accept(
     kind = media_type(content_type)
     with decode_slots or contextlib.nullcontext():
         raw = decompress(body, content_encoding, limits.max_decompressed_bytes)
-        request = parse_request(raw, kind, limits.parse)
+        # Scalar values only (the common case): spooled as received, ClickHouse flattens it
+        # (record format 3). Otherwise flattened here, where it is parsed already, so the
+        # writer never parses a request again (format 2; see ``_spool``).
+        scalar = parse_scalar_request(raw, limits.parse) if kind == PROTOBUF else None
+        request = scalar if scalar is not None else parse_request(raw, kind, limits.parse)
         count = span_count(request)
         if count == 0:
             return Accepted(0, False, kind)
         if spool.pending_bytes >= limits.spool_max_bytes:
             raise SpoolFull(limits.retry_after_seconds)
-        # Flattened here, where the request is parsed already: the spool keeps Arrow, and the
-        # writer never parses a request again (spool record format 2; see ``_spool``).
-        payload = spans_ipc(request, project)
-        del request
+        fmt: RecordFormat = SCALAR_OTLP
+        keys, days = trace_keys_and_days(request, project) if scalar is not None else ([], [])
+        if scalar is not None and len(days) <= MAX_DAYS_PER_INSERT:
+            payload = scalar_body(raw, keys, days)
+        else:  # (a request over more days than one insert may hold: split by the store)
+            payload, fmt = spans_ipc(request, project), ARROW
+        del request, scalar
     digest = batch_digest(project, raw)
     if not recent.claim(digest):
         return Accepted(count, True, kind)
     try:
-        spool.append(Record(project or "", digest, count, payload, ARROW))
+        spool.append(Record(project or "", digest, count, payload, fmt))
     except BaseException:
         recent.release(digest)
         raise

@@ -2,8 +2,10 @@
 
 Decoding and validation (:func:`parse_request`) happen in the request handler (HTTP and gRPC)
 and in ``planscope import``, so that a malformed body is refused before anything is spooled or
-sent. Flattening (:class:`SpanColumns`, :func:`spans_ipc`) follows in the request handler, once
-per request, so the spool keeps the columns and no request is parsed twice. The columns are
+sent. A protobuf request with scalar attribute values only (:func:`parse_scalar_request`) is
+spooled as received and flattened by ClickHouse (``storage._protobuf``, the same values); any
+other is flattened (:class:`SpanColumns`, :func:`spans_ipc`) in the request handler, once per
+request, so the spool keeps the columns and no request is parsed twice. The columns are
 those of ``TRACE_COLUMNS``, with the value conventions of the OpenTelemetry Collector's
 clickhouseexporter (lowercase hex ids, ``SpanKind`` like ``Internal``, ``StatusCode`` like
 ``Error``, every attribute value a string), so the two writers produce identical tables; they
@@ -25,8 +27,12 @@ from typing import Any
 import pydantic_core
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1 import common_pb2
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.resource.v1 import resource_pb2
+from opentelemetry.proto.trace.v1 import trace_pb2
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span
 from planscope import semconv as A
 from planscope.safejson import value_bound
@@ -149,6 +155,80 @@ def parse_request(
     return request
 
 
+def _scalar_request_class() -> Any:
+    """``ExportTraceServiceRequest`` whose ``AnyValue`` knows only the scalar kinds (string,
+    bool, int, double, bytes): parsed with it, an array, a kvlist (or a kind added to OTLP
+    later) is an unknown field. Built from the installed OTLP descriptors, so every other field
+    is the real one."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    pool = descriptor_pool.DescriptorPool()
+    for module in (common_pb2, resource_pb2, trace_pb2, trace_service_pb2):
+        proto = descriptor_pb2.FileDescriptorProto()
+        module.DESCRIPTOR.CopyToProto(proto)
+        for message in proto.message_type:
+            if module is common_pb2 and message.name == "AnyValue":
+                scalars = [f for f in message.field if f.number in (1, 2, 3, 4, 7)]
+                del message.field[:]
+                message.field.extend(scalars)
+        pool.Add(proto)
+    name = ExportTraceServiceRequest.DESCRIPTOR.full_name
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+
+
+_ScalarRequest = _scalar_request_class()
+NS_PER_DAY = 86_400 * 10**9
+MAX_DAYS_PER_INSERT = 50
+"""Distinct UTC days of span starts that one ClickHouse-flattened insert may hold: the table is
+partitioned by day (``toDate``, in the server's time zone) and an insert may touch at most 100
+partitions; 50 UTC days cover at most 100 local dates."""
+
+
+def parse_scalar_request(body: bytes, limits: ParseLimits | None = None) -> Any | None:
+    """The validated request if ClickHouse can flatten ``body`` (OTLP protobuf) as it is, else
+    None (then :func:`parse_request` parses it, or says why it is refused).
+
+    As it is means: every attribute value a scalar, and no field this version does not know.
+    The test is exact, not a guess: ``body`` parsed without the non-scalar kinds and without
+    unknown fields must serialize back to ``body`` byte for byte (a parse is a function: had
+    anything been dropped, the bytes would differ). Raises ``BadPayload`` for a request
+    that parses but fails validation (the same checks and messages as :func:`parse_request`).
+
+    >>> parse_scalar_request(ExportTraceServiceRequest().SerializeToString()) is not None
+    True
+    """
+    try:
+        request = _ScalarRequest.FromString(body)
+    except DecodeError:
+        return None
+    request.DiscardUnknownFields()
+    if request.SerializeToString() != body:
+        return None
+    _validate(request, limits or ParseLimits())
+    return request
+
+
+def trace_keys_and_days(request: Any, project: str | None) -> tuple[list[list[str]], list[int]]:
+    """The distinct (project, trace id) pairs of a request, in order of first span, and the
+    distinct days (UTC, since the epoch) its spans start on, as :class:`SpanColumns` would
+    give them (``project`` as in :meth:`SpanColumns.add`).
+
+    >>> trace_keys_and_days(ExportTraceServiceRequest(), None)
+    ([], [])
+    """
+    keys: dict[tuple[str, bytes], None] = {}
+    days: set[int] = set()
+    for rs in request.resource_spans:
+        row_project = (
+            project or attributes_map(rs.resource.attributes).get(A.PROJECT) or DEFAULT_PROJECT
+        )
+        for ss in rs.scope_spans:
+            for span in ss.spans:
+                keys[row_project, span.trace_id] = None
+                days.add(span.start_time_unix_nano // NS_PER_DAY)
+    return [[p, tid.hex()] for p, tid in keys], sorted(days)
+
+
 _PARSE_PREFIX = re.compile(r"^(?:Failed to parse \w+ field: )+")
 
 
@@ -248,23 +328,43 @@ def _validate(request: ExportTraceServiceRequest, limits: ParseLimits) -> None:
             )
         for si, ss in enumerate(rs.scope_spans):
             for pi, span in enumerate(ss.spans):
-                where = f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]"
-                if len(span.trace_id) != 16 or span.trace_id == zero16:
-                    raise BadPayload(f"{where}: traceId must be 16 non-zero bytes")
-                if len(span.span_id) != 8 or span.span_id == zero8:
-                    raise BadPayload(f"{where}: spanId must be 8 non-zero bytes")
-                if span.parent_span_id and len(span.parent_span_id) != 8:
-                    raise BadPayload(f"{where}: parentSpanId must be empty or 8 bytes")
-                if span.end_time_unix_nano and span.end_time_unix_nano < span.start_time_unix_nano:
-                    raise BadPayload(f"{where}: endTimeUnixNano is before startTimeUnixNano")
-                if span.end_time_unix_nano > _MAX_NANOS or span.start_time_unix_nano > _MAX_NANOS:
-                    raise BadPayload(f"{where}: timestamp beyond DateTime64(9) (year 2262)")
-                for ei, event in enumerate(span.events):
-                    if event.time_unix_nano > _MAX_NANOS:
-                        raise BadPayload(f"{where}.events[{ei}]: timestamp beyond DateTime64(9)")
-                for li, link in enumerate(span.links):
-                    if len(link.trace_id) != 16 or len(link.span_id) != 8:
-                        raise BadPayload(f"{where}.links[{li}]: invalid traceId or spanId")
+                # The common case in one expression; the message is built only for a bad span.
+                tid, sid, pid = span.trace_id, span.span_id, span.parent_span_id
+                start, end = span.start_time_unix_nano, span.end_time_unix_nano
+                if (
+                    len(tid) != 16
+                    or tid == zero16
+                    or len(sid) != 8
+                    or sid == zero8
+                    or (pid and len(pid) != 8)
+                    or (end and end < start)
+                    or end > _MAX_NANOS
+                    or start > _MAX_NANOS
+                    or span.events
+                    or span.links
+                ) and (problem := _span_problem(span)):
+                    raise BadPayload(f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]{problem}")
+
+
+def _span_problem(span: Span) -> str | None:
+    """What is wrong with ``span`` (``: ...`` or ``.events[i]: ...``), or None."""
+    if len(span.trace_id) != 16 or span.trace_id == bytes(16):
+        return ": traceId must be 16 non-zero bytes"
+    if len(span.span_id) != 8 or span.span_id == bytes(8):
+        return ": spanId must be 8 non-zero bytes"
+    if span.parent_span_id and len(span.parent_span_id) != 8:
+        return ": parentSpanId must be empty or 8 bytes"
+    if span.end_time_unix_nano and span.end_time_unix_nano < span.start_time_unix_nano:
+        return ": endTimeUnixNano is before startTimeUnixNano"
+    if span.end_time_unix_nano > _MAX_NANOS or span.start_time_unix_nano > _MAX_NANOS:
+        return ": timestamp beyond DateTime64(9) (year 2262)"
+    for ei, event in enumerate(span.events):
+        if event.time_unix_nano > _MAX_NANOS:
+            return f".events[{ei}]: timestamp beyond DateTime64(9)"
+    for li, link in enumerate(span.links):
+        if len(link.trace_id) != 16 or len(link.span_id) != 8:
+            return f".links[{li}]: invalid traceId or spanId"
+    return None
 
 
 def any_value_str(value: AnyValue) -> str:

@@ -8,8 +8,17 @@ from typing import Any
 from planscope import safejson
 from planscope import semconv as A
 
-from .observed import ObservedStep, SpanNode, bind
-from .runmodel import OBSERVED_PLAN_STEPS_SQL, SPAN_MODEL_SQL, run_metrics_sql
+from .observed import Binding, ObservedStep, SpanNode, bind
+from .runmodel import (
+    BIND_NODES_SQL,
+    INFERRED_TRACES_SQL,
+    OBSERVED_PLAN_STEPS_SQL,
+    SPAN_MODEL_SQL,
+    TRACE_WHERE,
+    WORKFLOW_SQL,
+    binding_parameters,
+    run_metrics_sql,
+)
 from .storage import Store, span_kind_sql, status_code_sql
 
 _SPAN_COLUMNS = f"""
@@ -22,6 +31,21 @@ _SPAN_COLUMNS = f"""
     Events.Name AS event_names, Events.Attributes AS event_attributes,
     Links.TraceId AS link_trace_ids, Links.SpanId AS link_span_ids
 """
+
+_TRACE_RANGE_SQL = """
+SELECT count() AS n, toInt64(toUnixTimestamp(min(Start))) * 1000000000 AS since,
+       (toInt64(toUnixTimestamp(max(End))) + 1) * 1000000000 AS until
+FROM otel_traces_trace_id_ts
+WHERE TraceId = {trace_id:String} AND Project = {project:String}
+"""
+"""The range a trace's spans start in, in whole seconds (the trace-id lookup table of 0001, read
+by its primary key); ``n`` = 0 for a trace that is not stored."""
+_SPANS_WHERE = (
+    "Project = {project:String} AND TraceId = {trace_id:String} "
+    "AND Timestamp >= fromUnixTimestamp64Nano({since:Int64}) "
+    "AND Timestamp < fromUnixTimestamp64Nano({until:Int64})"
+)
+"""A trace's rows of ``otel_traces``, within their range (:data:`_TRACE_RANGE_SQL`)."""
 
 # Attributes whose values are JSON documents, parsed for the client.
 _JSON_ATTRIBUTES = (A.PLAN_JSON, A.STEP_CONTEXT_KEYS, A.RUN_BUDGET)
@@ -42,6 +66,8 @@ _NO_METRICS: dict[str, Any] = {
     "output_tokens": 0,
     "cost_usd": 0.0,
 }
+_NO_ROW: dict[str, Any] = {"step": "", "tool": "", "inferred": 0, "failed": 0}
+"""What a span without a step or tool row contributes to its binding node."""
 _CLOCK_SKEW_NS = 3600 * 10**9
 """Spans of a trace may start before its first indexed span (clock skew between services)."""
 
@@ -176,10 +202,14 @@ class TraceQueries:
         }
 
     def _run_columns(self, project: str, rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        """The run model's metrics (``planscope_collector.runmodel``) of a page's traces.
+        """The run model's metrics (``planscope_collector.runmodel``) of a page's traces, and
+        their outermost run (as the trace detail has it).
 
         One grouped read per typed table, by primary key, for the page's ids only; the lower
-        time bound (the earliest start on the page) prunes older partitions.
+        time bound (the earliest start on the page) prunes older partitions. Traces with
+        structure the span model inferred are bound across spans first (``observed.bind``, one
+        batched read of their spans) and counted as bound, so a row's numbers are the trace
+        detail's.
         """
         if not rows:
             return {}
@@ -192,9 +222,12 @@ class TraceQueries:
             "Project = {project:String} AND TraceId IN {ids:Array(String)} "
             "AND Start >= fromUnixTimestamp64Nano({since:Int64})"
         )
+        foreign = [r["trace_id"] for r in self.store.query(INFERRED_TRACES_SQL, params)]
+        bound = binding_parameters(self._bind_traces({**params, "ids": foreign})) if foreign else {}
         out: dict[str, dict[str, Any]] = {}
-        for m in self.store.query(run_metrics_sql(where), params):
-            out[m["TraceId"]] = {
+        for m in self.store.query(run_metrics_sql(where, binding=bound), {**params, **bound}):
+            trace_id = m["TraceId"]
+            out[trace_id] = {
                 "step_attempts": m["StepAttempts"],
                 "retries": m["Retries"],
                 "failed_steps": m["FailedSteps"],
@@ -206,6 +239,54 @@ class TraceQueries:
                 "output_tokens": m["OutputTokens"],
                 "cost_usd": round(float(m["CostUsd"]), 9),
             }
+            if m["HasRun"]:
+                out[trace_id] |= {
+                    "run_id": m["RunId"],
+                    "agent": m["Agent"],
+                    "variant": m["Variant"],
+                    "outcome": m["Outcome"],
+                }
+        return out
+
+    def _bind_traces(self, params: dict[str, Any]) -> dict[str, tuple[list[SpanNode], Binding]]:
+        """Bind some traces (``{project}``, ``{ids}``, ``{since}``) across spans
+        (``observed.bind``), from one read of what binding needs (``runmodel.BIND_NODES_SQL``)."""
+        spans: dict[str, dict[str, dict[str, Any]]] = {}
+        typed: dict[str, dict[str, Any]] = {}
+        plan_steps: dict[str, list[ObservedStep]] = {}
+        for r in self.store.query(BIND_NODES_SQL, params):
+            if r["row"] == "span":
+                spans.setdefault(r["trace_id"], {})[r["span_id"]] = r
+            elif r["row"] == "plan_step":
+                step = ObservedStep(r["span_id"], r["step"], r["tool"], int(r["position"]))
+                plan_steps.setdefault(r["trace_id"], []).append(step)
+            else:
+                typed[r["span_id"]] = r
+        out = {}
+        for trace_id, by_id in spans.items():
+            nodes = []
+            for r in by_id.values():
+                t = typed.get(r["span_id"], _NO_ROW)
+                kind = r["kind"] or "other"
+                nodes.append(
+                    SpanNode(
+                        r["span_id"],
+                        r["parent_span_id"],
+                        kind,
+                        r["name"],
+                        step_name=t["step"] if kind == A.KIND_STEP else "",
+                        inferred=bool(t["inferred"] if t is not _NO_ROW else r["inferred"]),
+                        failed=bool(r["failed"] or t["failed"]),
+                        tool=t["tool"],
+                        start_ns=int(r["start_ns"]),
+                        message=r["message"],
+                        duration_ns=int(r["duration_ns"]),
+                        service=r["service"],
+                        workflow=bool(r["workflow"]),
+                        links=tuple(r["links"]),
+                    )
+                )
+            out[trace_id] = (nodes, bind(nodes, plan_steps.get(trace_id, [])))
         return out
 
     def get_trace(
@@ -222,20 +303,39 @@ class TraceQueries:
         run model's.
         """
         params: dict[str, Any] = {"project": project, "trace_id": trace_id}
-        where = "WHERE Project = {project:String} AND TraceId = {trace_id:String}"
-        (total,) = self.store.query(
-            f"""SELECT count() AS n, toUnixTimestamp64Nano(min(Timestamp)) AS start_ns,
-                       max(toUnixTimestamp64Nano(Timestamp) + Duration) AS end_ns
-                FROM otel_traces {where}""",
-            params,
-        )
-        if not total["n"]:
+        (span_range,) = self.store.query(_TRACE_RANGE_SQL, params)
+        if not span_range["n"]:
             return None
+        # Every read below is bounded by the range the trace's spans start in (whole seconds in
+        # the trace-id lookup): it prunes the other daily partitions of each table.
+        params |= {"since": span_range["since"], "until": span_range["until"]}
         rows = self.store.query(
-            f"""SELECT {_SPAN_COLUMNS} FROM otel_traces {where}
+            f"""SELECT {_SPAN_COLUMNS}, {WORKFLOW_SQL} AS workflow,
+                       count() OVER () AS trace_spans,
+                       min(toUnixTimestamp64Nano(Timestamp)) OVER () AS trace_start_ns,
+                       max(toUnixTimestamp64Nano(Timestamp) + Duration) OVER () AS trace_end_ns
+                FROM otel_traces WHERE {_SPANS_WHERE}
                 ORDER BY Timestamp, SpanId LIMIT {{limit:UInt64}} OFFSET {{offset:UInt64}}""",
             {**params, "offset": offset, "limit": limit},
         )
+        if rows:
+            total = {
+                "n": rows[0]["trace_spans"],
+                "start_ns": rows[0]["trace_start_ns"],
+                "end_ns": rows[0]["trace_end_ns"],
+            }
+            for row in rows:
+                del row["trace_spans"], row["trace_start_ns"], row["trace_end_ns"]
+        else:  # a page past the end: the trace's figures alone
+            (total,) = self.store.query(
+                f"""SELECT count() AS n, toUnixTimestamp64Nano(min(Timestamp)) AS start_ns,
+                           max(toUnixTimestamp64Nano(Timestamp) + Duration) AS end_ns
+                    FROM otel_traces WHERE {_SPANS_WHERE}""",
+                params,
+            )
+            if not total["n"]:
+                return None
+        workflows = {row["span_id"] for row in rows if row.pop("workflow")}
         model: dict[str, dict[str, Any]] = {}
         found = self.store.query(
             SPAN_MODEL_SQL, {**params, "span_ids": [r["span_id"] for r in rows]}
@@ -244,23 +344,30 @@ class TraceQueries:
             model.setdefault(m.pop("span_id"), m)
         spans = [_span(row, model.get(row["span_id"])) for row in rows]
         plans = [s["plan"] for s in spans if s.get("plan") is not None]
-        metrics = self.store.query(
-            run_metrics_sql("Project = {project:String} AND TraceId = {trace_id:String}"),
-            params,
-        )
-        observed = self._observed_plans(params) if metrics and metrics[0]["ObservedPlans"] else []
-        run = _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None
-        observed, grouping = _bind(trace_id, spans, observed)
-        if offset == 0:
-            plans += observed
+        observed_plan = any(m["kind"] == A.KIND_PLAN and m["inferred"] for m in found)
+        observed = self._observed_plans(params) if observed_plan else []
         count = int(total["n"])
+        whole = offset == 0 and len(spans) == count
+        observed, nodes, binding = _bind(trace_id, spans, observed, workflows)
+        if not whole:  # the page alone cannot bind the trace: read what binding needs of it all
+            bind_params = {**params, "ids": [trace_id]}
+            del bind_params["trace_id"], bind_params["until"]
+            nodes, binding = self._bind_traces(bind_params).get(trace_id, ([], Binding()))
+        bound = binding_parameters({trace_id: (nodes, binding)})
+        metrics = self.store.query(
+            run_metrics_sql(TRACE_WHERE, binding=bound),
+            {**params, **bound},
+        )
+        run = _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None
+        if offset == 0:
+            plans += observed + _workflow_plans(binding)
         return {
             "trace_id": trace_id,
             "project": project,
             "span_count": count,
             "start_ns": int(total["start_ns"]),
             "end_ns": int(total["end_ns"]),
-            "run": run or grouping,
+            "run": run,
             "plans": plans,
             "metrics": _metrics(metrics[0]) if metrics else None,
             "spans": spans,
@@ -279,12 +386,17 @@ class TraceQueries:
 
 
 def _bind(
-    trace_id: str, spans: list[dict[str, Any]], observed: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    trace_id: str,
+    spans: list[dict[str, Any]],
+    observed: list[dict[str, Any]],
+    workflows: set[str],
+) -> tuple[list[dict[str, Any]], list[SpanNode], Binding]:
     """Apply the cross-span structure of ``planscope_collector.observed`` to a page of spans:
     bound step ids, statuses and attempt numbers of inferred attempts, the attempt of each tool
-    and LLM call, attempts named after a plan step, a grouping run. Returns the observed plans
-    that are plans (containers dropped) and the grouping run's summary (None without one)."""
+    and LLM call, attempts named after a plan step, a grouping run's root. Returns the observed
+    plans that are plans (containers dropped), the page's nodes and their binding (what the
+    run model counts, ``runmodel.binding_parameters``; ``workflows``: the page's workflow
+    spans, whose tasks are a plan in a trace without one of its own)."""
     nodes = []
     for s in spans:
         model = s["model"] or {}
@@ -300,6 +412,11 @@ def _bind(
                 failed=s["status_code"] == "Error" or model.get("status") == "error",
                 tool=str(model.get("tool") or ""),
                 start_ns=s["start_ns"],
+                message=s["status_message"],
+                duration_ns=s["duration_ns"],
+                service=s["service"],
+                workflow=s["span_id"] in workflows,
+                links=tuple(link["span_id"] for link in s["links"]),
             )
         )
     steps = [
@@ -309,29 +426,15 @@ def _bind(
     ]
     b = bind(nodes, steps)
     by_id = {s["span_id"]: s for s in spans}
-    grouping = None
     if b.run_span_id is not None and b.run_span_id in by_id:
         root = by_id[b.run_span_id]
         outcome = "failure" if root["status_code"] == "Error" else "unknown"
         root["planscope_kind"] = A.KIND_RUN
         root["model"] = _inferred_model(run_id=trace_id, status=outcome, executor=root["name"])
-        grouping = {
-            "span_id": root["span_id"],
-            "run_id": trace_id,
-            "agent": root["name"] or None,
-            "objective": None,
-            "variant": None,
-            "outcome": outcome,
-            # RUN_OUTCOME_REASON's rule for a run bound here rather than in SQL (as the loader)
-            "outcome_reason": (root["status_message"] or None) if outcome == "failure" else None,
-            "budget": None,
-            "inferred": True,
-            "source": "framework",
-        }
     for span_id in b.promoted:
         span = by_id[span_id]
         span["planscope_kind"] = A.KIND_STEP
-        span["model"] = _inferred_model(step_id=span["name"])
+        span["model"] = _inferred_model(step_id=span["name"], status=A.STATUS_OK)
     for span_id, number in b.attempts.items():
         model = by_id[span_id]["model"]
         model["step_id"] = b.step_of(span_id, model["step_id"])
@@ -346,7 +449,25 @@ def _bind(
     plans = [p for p in observed if p["span_id"] not in b.containers]
     for i, plan in enumerate(plans):
         plan["version"] = i + 1
-    return plans, grouping
+    return plans, nodes, b
+
+
+def _workflow_plans(b: Binding) -> list[dict[str, Any]]:
+    """The plan a workflow's tasks show (``observed.bind``), as the API's observed plans are."""
+    if (w := b.workflow_plan) is None:
+        return []
+    steps = [
+        {
+            "position": i,
+            "id": step,
+            "description": "",
+            "executor": "",
+            "tool": "",
+            "depends_on": list(w.depends_on.get(step, ())),
+        }
+        for i, step in enumerate(w.steps)
+    ]
+    return [{"id": "", "version": 1, "span_id": w.span_id, "inferred": True, "steps": steps}]
 
 
 def _inferred_model(**fields: Any) -> dict[str, Any]:

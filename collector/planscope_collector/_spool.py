@@ -14,11 +14,14 @@ Layout of ``<dir>``::
 
 A record is ``MAGIC | u32 length | u32 crc32 | payload``; a torn tail (a crash mid-write, which
 was never acknowledged) fails its length or CRC check and is ignored on replay. The magic names
-the payload's format, so an upgrade never strands a spool: ``PSR2`` (written since 2026-12-02)
-holds the request's spans already flattened, as an Arrow IPC stream of ``TRACE_COLUMNS``, so the
-writer only concatenates them; ``PSR1`` (every earlier version) holds the OTLP protobuf request,
-which the writer still parses and flattens. Segments and quarantined requests of either kind are
-read by this version, record by record. Segments are
+the payload's format, so an upgrade never strands a spool: ``PSR3`` (written since 2026-12-02)
+holds an OTLP protobuf request whose values are all scalars, byte for byte as received, which
+ClickHouse flattens itself (``storage._protobuf``), behind a small JSON header with its trace
+keys and days; ``PSR2`` holds the request's spans already flattened by Python, as an Arrow IPC
+stream of ``TRACE_COLUMNS`` (requests with array or kvlist values, and OTLP/JSON); ``PSR1``
+(every version before 2026-12-02) holds the OTLP protobuf request, which the writer parses and
+flattens. Segments and quarantined requests of every kind are read by this version, record by
+record. Segments are
 sealed by size or age; the writer inserts a sealed segment as one batch with the dedup token
 ``<SPOOL_ID>:<segment number>:<digest of its bytes>``, so a replay after a crash between
 insert and delete is dropped by ClickHouse instead of duplicated.
@@ -47,8 +50,11 @@ OTLP: Literal["otlp"] = "otlp"
 """A record whose body is the OTLP protobuf request (format 1, written before 2026-12-02)."""
 ARROW: Literal["arrow"] = "arrow"
 """A record whose body is the request's spans as an Arrow IPC stream (format 2)."""
-RecordFormat = Literal["otlp", "arrow"]
-_MAGIC: dict[RecordFormat, bytes] = {OTLP: b"PSR1", ARROW: b"PSR2"}
+SCALAR_OTLP: Literal["scalar-otlp"] = "scalar-otlp"
+"""A record whose body is :func:`scalar_body`: a validated OTLP protobuf request with scalar
+values only, for ClickHouse to flatten (format 3)."""
+RecordFormat = Literal["otlp", "arrow", "scalar-otlp"]
+_MAGIC: dict[RecordFormat, bytes] = {OTLP: b"PSR1", ARROW: b"PSR2", SCALAR_OTLP: b"PSR3"}
 _FORMAT = {magic: fmt for fmt, magic in _MAGIC.items()}
 _HEADER = struct.Struct("<4sII")
 _META = struct.Struct("<32sIH")  # digest, span count, project length
@@ -70,10 +76,16 @@ class Record:
     format: RecordFormat = OTLP
 
     def encode(self) -> bytes:
+        return b"".join(self.parts())
+
+    def parts(self) -> tuple[bytes, bytes, bytes | memoryview]:
+        """:meth:`encode` in three pieces, the body not copied (the spool joins a whole group
+        commit's records at once: one copy of each body)."""
         project = self.project.encode()
-        payload = _META.pack(self.digest, self.span_count, len(project)) + project + self.body
-        header = _HEADER.pack(_MAGIC[self.format], len(payload), zlib.crc32(payload))
-        return header + payload
+        meta = _META.pack(self.digest, self.span_count, len(project)) + project
+        crc = zlib.crc32(self.body, zlib.crc32(meta))
+        header = _HEADER.pack(_MAGIC[self.format], len(meta) + len(self.body), crc)
+        return header, meta, self.body
 
     @classmethod
     def decode(cls, payload: bytes | memoryview, format: RecordFormat = OTLP) -> Record:
@@ -83,11 +95,36 @@ class Record:
         return cls(project, digest, count, payload[start + plen :], format)
 
 
-class _Waiter:
-    __slots__ = ("data", "done", "error")
+_SCALAR_HEAD = struct.Struct("<I")
 
-    def __init__(self, data: bytes) -> None:
+
+def scalar_body(message: bytes, trace_keys: list[list[str]], days: list[int]) -> bytes:
+    """A format-3 record body: the request's (project, trace id) pairs and span days (what the
+    writer needs without decoding it), then the protobuf request.
+
+    >>> read_scalar_body(scalar_body(b"pb", [["p", "ab"]], [1]))
+    ([['p', 'ab']], [1], b'pb')
+    """
+    head = json.dumps([trace_keys, days], separators=(",", ":")).encode()
+    return b"".join((_SCALAR_HEAD.pack(len(head)), head, message))
+
+
+def read_scalar_body(
+    body: bytes | memoryview,
+) -> tuple[list[list[str]], list[int], bytes | memoryview]:
+    """What :func:`scalar_body` packed (the message a view of ``body`` when that is a view)."""
+    (size,) = _SCALAR_HEAD.unpack_from(body)
+    start = _SCALAR_HEAD.size
+    trace_keys, days = json.loads(bytes(body[start : start + size]))
+    return trace_keys, days, body[start + size :]
+
+
+class _Waiter:
+    __slots__ = ("data", "done", "error", "size")
+
+    def __init__(self, data: tuple[bytes, bytes, bytes | memoryview]) -> None:
         self.data = data
+        self.size = sum(len(part) for part in data)
         self.done = False
         self.error: BaseException | None = None
 
@@ -255,7 +292,7 @@ class Spool:
 
         Raises ``OSError`` when the disk refuses the write; the record is then not accepted.
         """
-        mine = _Waiter(record.encode())
+        mine = _Waiter(record.parts())
         with self._cond:
             self._queue.append(mine)
             while not mine.done:
@@ -268,7 +305,7 @@ class Spool:
                 error: BaseException | None = None
                 self._cond.release()
                 try:
-                    self._write(b"".join(w.data for w in batch))
+                    self._write(b"".join(part for w in batch for part in w.data))
                 except BaseException as exc:
                     error = exc
                 finally:
@@ -276,7 +313,7 @@ class Spool:
                 for w in batch:
                     w.done, w.error = True, error
                 if error is None:
-                    self._active_bytes += sum(len(w.data) for w in batch)
+                    self._active_bytes += sum(w.size for w in batch)
                 if error is not None or self._active_bytes >= self.segment_max_bytes:
                     # After a failed write the segment may end in a torn record; start a new
                     # one so that records acknowledged later are not hidden behind it.

@@ -5,10 +5,11 @@ dedup token ``<spool id>:<segment>``, then one ``planscope_ingest_batches`` inse
 token, and only then is the segment deleted. A crash anywhere in between replays the segment,
 and ClickHouse drops the repeated blocks, in the raw table and in every materialized view.
 
-The request handler spools each request already flattened (an Arrow IPC stream: spool record
-format 2), so the writer only concatenates a segment's records into one block; a segment an
-older version spooled (OTLP protobuf records, format 1) is parsed and flattened here, record by
-record, with the same flattener (see ``_spool``).
+The request handler spools a request with scalar values only as received (format 3), which
+ClickHouse flattens (``Store.insert_otlp_spans``), and any other already flattened (an Arrow IPC
+stream, format 2), so the writer only concatenates a segment's records into one Arrow block and
+protobuf streams; a segment an older version spooled (OTLP protobuf records, format 1) is parsed
+and flattened here, record by record, with the same flattener (see ``_spool``).
 
 Transient store errors (down, timeouts, disk full, too many parts, memory: see
 ``storage._errors``) are retried with a capped exponential back-off while the spool keeps
@@ -27,12 +28,13 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from ._otlp import DEFAULT_PROJECT, SpanColumns
-from ._spool import ARROW, Quarantine, Record, Segment, Spool
+from ._otlp import DEFAULT_PROJECT, MAX_DAYS_PER_INSERT, SpanColumns
+from ._spool import ARROW, SCALAR_OTLP, Quarantine, Record, Segment, Spool, read_scalar_body
 from .storage import Store, StoreUnavailable, ipc_stream
+from .storage._protobuf import request_parts
 
 log = logging.getLogger("planscope.collector")
 
@@ -52,12 +54,14 @@ def _resident_bytes() -> int:
 
 @dataclass
 class FlatSegment:
-    """A segment ready to insert: its spans as Arrow IPC stream bytes, plus bookkeeping."""
+    """A segment ready to insert: its spans as Arrow IPC stream bytes and as protobuf streams
+    for ClickHouse to flatten, plus bookkeeping."""
 
-    ipc: Any  # bytes-like: an Arrow IPC stream of ``TRACE_COLUMNS``, one record batch
+    ipc: Any  # bytes-like: an Arrow IPC stream of ``TRACE_COLUMNS``, one record batch, or b""
     batches: list[list[Any]]  # one ``planscope_ingest_batches`` row per request
     trace_keys: set[tuple[str, str]]  # distinct (project, trace id) pairs
     spans: int
+    scalar_streams: list[bytes] = field(default_factory=list)  # ``Store.insert_otlp_spans``
 
 
 def _otlp_table(record: Record) -> Any:
@@ -84,7 +88,9 @@ def _otlp_table(record: Record) -> Any:
 
 
 def flatten_records(records: Iterable[Record]) -> FlatSegment:
-    """Some records as one insert: their spans in one Arrow block, one batch row per request.
+    """Some records as one insert: one batch row per request; the spans of format-1 and -2
+    records in one Arrow block, format-3 records in protobuf streams for ClickHouse to flatten
+    (as many as keep each under ``MAX_DAYS_PER_INSERT`` days).
 
     A format-2 record's body is read without a copy; a format-1 record is parsed and flattened.
     The block is a single record batch whatever the records' formats: ClickHouse deduplicates
@@ -95,27 +101,47 @@ def flatten_records(records: Iterable[Record]) -> FlatSegment:
 
     tables: list[Any] = []
     batches: list[list[Any]] = []
+    trace_keys: set[tuple[str, str]] = set()
+    streams: list[bytes] = []
+    parts: list[bytes | memoryview] = []
+    days: set[int] = set()
+    scalar_spans = 0
     received_ms = time.time_ns() // 1_000_000  # ReceivedAt is DateTime64(3)
     for record in records:
-        if record.format == ARROW:
-            table = pa.ipc.open_stream(pa.py_buffer(record.body)).read_all()
+        project = None
+        if record.format == SCALAR_OTLP:
+            keys, record_days, message = read_scalar_body(record.body)
+            if parts and len(days.union(record_days)) > MAX_DAYS_PER_INSERT:
+                streams.append(b"".join(parts))
+                parts, days = [], set()
+            days.update(record_days)
+            parts += request_parts(message, record.project)
+            trace_keys.update((p, t) for p, t in keys)
+            scalar_spans += record.span_count
+            project = keys[0][0] if keys else None
         else:
-            table = _otlp_table(record)
-        if table is not None and table.num_rows:
-            tables.append(table)
-            project = table.column("Project")[0].as_py()
-        else:
-            project = None
+            if record.format == ARROW:
+                table = pa.ipc.open_stream(pa.py_buffer(record.body)).read_all()
+            else:
+                table = _otlp_table(record)
+            if table is not None and table.num_rows:
+                tables.append(table)
+                project = table.column("Project")[0].as_py()
         project = project or record.project or DEFAULT_PROJECT
         batches.append([project, record.digest.hex(), received_ms, record.span_count])
+    if parts:
+        streams.append(b"".join(parts))
+    del parts
     if not tables:
-        return FlatSegment(b"", batches, set(), 0)
+        return FlatSegment(b"", batches, trace_keys, scalar_spans, streams)
     table = pa.concat_tables(tables).combine_chunks()
     del tables, record  # views of the segment's bytes: let them go before the copy below
-    keys = zip(
-        table.column("Project").to_pylist(), table.column("TraceId").to_pylist(), strict=True
+    trace_keys.update(
+        zip(table.column("Project").to_pylist(), table.column("TraceId").to_pylist(), strict=True)
     )
-    return FlatSegment(ipc_stream(table), batches, set(keys), table.num_rows)
+    return FlatSegment(
+        ipc_stream(table), batches, trace_keys, table.num_rows + scalar_spans, streams
+    )
 
 
 def flatten_segment(segment: Segment) -> FlatSegment:
@@ -299,9 +325,15 @@ class Writer:
 
 
 def insert(store: Store, flat: FlatSegment, token: str) -> None:
-    """Insert flattened requests: spans first, then their ingest-batch rows, both deduplicated."""
-    if flat.spans:
+    """Insert flattened requests: spans first, then their ingest-batch rows, all deduplicated.
+
+    The Arrow block keeps the segment's token (as older versions inserted it); each protobuf
+    stream gets its own, derived from it, so a replay splits and tokens them the same way.
+    """
+    if len(flat.ipc):
         store.insert_spans(flat.ipc, dedup_token=token)
+    for number, stream in enumerate(flat.scalar_streams):
+        store.insert_otlp_spans(stream, dedup_token=f"{token}/o{number}")
     if flat.batches:
         store.insert_ingest_batches(flat.batches, dedup_token=token)
 

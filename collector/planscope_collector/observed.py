@@ -23,7 +23,11 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed
   failed (the executor gave up after its tool failed, e.g. a model that stops calling it);
 * **attempts** of one step are numbered in start order; tool and LLM calls belong to the
-  nearest enclosing step attempt.
+  nearest enclosing step attempt;
+* **workflow plan**: in a trace with no plan of its own (none declared, none observed), the
+  child tasks of a workflow span (GenAI ``invoke_workflow``, a Traceloop ``workflow``: the
+  inferred step spans right under it) are its plan: one step per task name, in start order,
+  each depending on the sibling tasks its span links to (OTel span links; none: a list).
 
 >>> spans = [
 ...     SpanNode("r", "", "other", "app"),
@@ -42,7 +46,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["Binding", "ObservedStep", "SpanNode", "bind"]
+__all__ = ["Binding", "ObservedStep", "SpanNode", "WorkflowPlan", "bind"]
 
 _MAX_DEPTH = 10_000
 """Parent chains longer than this are bad data (a cycle): the walk stops."""
@@ -52,7 +56,9 @@ _MAX_DEPTH = 10_000
 class SpanNode:
     """One span as the span model classified it (kind ``run`` / ``plan`` / ``step`` / ``tool``
     / ``llm`` / ``other``), with what binding reads: its step name (step spans), whether the
-    span model inferred it, whether it failed, its tool name (tool spans) and its start."""
+    span model inferred it, whether it failed, its tool name (tool spans) and its start; and
+    what a grouping run reports of its root (status message, duration, service); whether it is
+    a workflow span and the span ids it links to (a workflow plan's order)."""
 
     span_id: str
     parent_span_id: str
@@ -63,6 +69,11 @@ class SpanNode:
     failed: bool = False
     tool: str = ""
     start_ns: int = 0
+    message: str = ""
+    duration_ns: int = 0
+    service: str = ""
+    workflow: bool = False
+    links: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -73,6 +84,16 @@ class ObservedStep:
     step_id: str
     tool: str
     position: int
+
+
+@dataclass(frozen=True)
+class WorkflowPlan:
+    """The plan a workflow's child tasks show: its span, the task names in start order and, per
+    task name, the task names it depends on (from its spans' links to sibling tasks)."""
+
+    span_id: str
+    steps: tuple[str, ...]
+    depends_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -95,6 +116,8 @@ class Binding:
     """Inferred attempt → its number among its step's attempts (start order, from 1)."""
     actions: dict[str, str] = field(default_factory=dict)
     """Tool / LLM span → the step attempt enclosing it."""
+    workflow_plan: WorkflowPlan | None = None
+    """The plan a workflow's child tasks show, in a trace with no plan of its own."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -121,6 +144,8 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         if step.plan_span_id not in containers:
             plans.setdefault(step.plan_span_id, []).append(step)
     ordered_plans = sorted(plans, key=lambda p: _start(nodes, p))
+    declared = any(n.kind == "plan" and not n.inferred for n in nodes.values())
+    workflow_plan = None if plans or declared else _workflow_plan(nodes, children)
 
     def enclosing_step(span_id: str, promoted: frozenset[str] = frozenset()) -> str | None:
         current = nodes[span_id].parent_span_id if span_id in nodes else ""
@@ -198,6 +223,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         failed=failed,
         attempts=numbers,
         actions=actions,
+        workflow_plan=workflow_plan,
     )
 
 
@@ -213,6 +239,39 @@ def _plan_before(plans: Sequence[str], nodes: dict[str, SpanNode], start_ns: int
     """The latest observed plan that started before an attempt (else the first plan)."""
     before = [p for p in plans if _start(nodes, p)[0] <= start_ns]
     return before[-1] if before else (plans[0] if plans else None)
+
+
+def _workflow_plan(
+    nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
+) -> WorkflowPlan | None:
+    """The first workflow span (by start) with inferred step spans right under it: their
+    names in start order, a retried task once; a task depends on the sibling tasks its spans
+    link to."""
+    workflows = [n for n in nodes.values() if n.workflow]
+    for w in sorted(workflows, key=lambda n: (n.start_ns, n.span_id)):
+        tasks = sorted(
+            (
+                c
+                for c in children.get(w.span_id, ())
+                if c.kind == "step" and c.inferred and c.step_name
+            ),
+            key=lambda c: (c.start_ns, c.span_id),
+        )
+        if not tasks:
+            continue
+        names = {t.span_id: t.step_name for t in tasks}
+        steps = tuple(dict.fromkeys(names.values()))
+        depends: dict[str, set[str]] = {}
+        for t in tasks:
+            linked = {names[link] for link in t.links if link in names} - {t.step_name}
+            if linked:
+                depends.setdefault(t.step_name, set()).update(linked)
+        return WorkflowPlan(
+            w.span_id,
+            steps,
+            {s: tuple(d for d in steps if d in depends[s]) for s in steps if s in depends},
+        )
+    return None
 
 
 def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]) -> str | None:

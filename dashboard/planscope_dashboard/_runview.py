@@ -152,6 +152,8 @@ class RunView:
     lanes: list[str]
     unplanned_actions: list[str]
     """Tool/LLM spans (executor actions) that are in no step and in no plan span."""
+    metrics: dict[str, Any] | None = None
+    """The run model's numbers as the API answers them (``metrics`` of the trace)."""
 
     @property
     def duration_ns(self) -> int:
@@ -433,6 +435,7 @@ def build_run_view(trace: dict[str, Any]) -> RunView:
         attempts=attempts,
         lanes=lanes,
         unplanned_actions=unplanned,
+        metrics=trace.get("metrics"),
     )
 
 

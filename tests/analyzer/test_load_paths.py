@@ -16,9 +16,10 @@ import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope import semconv as A
 from planscope_analyzer import Analyzer, load_traces
+from planscope_analyzer._load import fill_traces, index_traces
 from planscope_analyzer._model import TraceData
 from planscope_analyzer.detectors import DETECTORS
-from planscope_collector.storage import Store, open_store
+from planscope_collector.storage import Store, StoreUnavailable, open_store
 from planscope_runners import run_suite, run_task
 from planscope_runners.cli import SCENARIOS
 from planscope_runners.environments import get_task
@@ -132,6 +133,19 @@ def test_every_trace_loads(suite: tuple[Store, list[str]]) -> None:
     assert any(t.attempts and t.plan_steps and t.runs for t in traces.values())
 
 
+def test_a_batch_read_by_time_has_the_rows_of_one_read_by_id(
+    suite: tuple[Store, list[str]],
+) -> None:
+    """A window batch is read by its time range (no id list); the rows of other traces in that
+    range (here: most of the store, all written within seconds) are dropped."""
+    store, ids = suite
+    by_id = load_traces(store, "default", ids)
+    some = dict(list(index_traces(store, "default", ids).items())[::3])
+    fill_traces(store, "default", some, by_time=True)
+    assert len(some) < len(ids) and any(t.attempts for t in some.values())
+    assert {i: _fields(t) for i, t in some.items()} == {i: _fields(by_id[i]) for i in some}
+
+
 def test_batching_by_start_finds_the_same(suite: tuple[Store, list[str]]) -> None:
     store, ids = suite
     whole = Analyzer(store).analyze("default", ids, write=False)
@@ -171,3 +185,33 @@ def test_reanalysis_tombstones_what_it_no_longer_finds(suite: tuple[Store, list[
     tombstones = [r for r in stored if "('IsDeleted', 1)" in r]
     assert tombstones and all("runaway_loop" in r for r in tombstones)
     assert sum("('SpanCount'," in r for r in first) == len(ids)  # one progress row per trace
+
+
+class _WritesFailAfter:
+    """The real store, unavailable for inserts after ``ok`` of them (a disk that fills up
+    mid-pass): the fault is injected, the rest is the real engine."""
+
+    def __init__(self, store: Store, ok: int) -> None:
+        self.store, self.ok, self.inserts = store, ok, 0
+
+    def query(self, sql: str, parameters: Any = None) -> list[dict[str, Any]]:
+        return self.store.query(sql, parameters)
+
+    def query_arrow(self, sql: str, parameters: Any = None) -> Any:
+        return self.store.query_arrow(sql, parameters)
+
+    def insert_rows(self, table: str, rows: Any, names: Any) -> None:
+        self.inserts += 1
+        if self.inserts > self.ok:
+            raise StoreUnavailable("insert into analysis_progress failed: disk full")
+        self.store.insert_rows(table, rows, names)
+
+
+def test_a_failed_write_stops_a_window_pass(suite: tuple[Store, list[str]]) -> None:
+    """Batches are written by a thread while the next ones are analysed; a store failure there
+    stops the pass with that error, as it would in line, after the batches written before."""
+    store, _ = suite
+    failing = _WritesFailAfter(store, ok=4)
+    with pytest.raises(StoreUnavailable, match="disk full"):
+        Analyzer(failing, batch_traces=5).analyze_window("default", 0)
+    assert failing.inserts == 5  # no batch was written after the failed one

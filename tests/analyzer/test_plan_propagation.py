@@ -92,3 +92,43 @@ def test_a_value_the_objective_names_is_not_the_planners_fault() -> None:
     )
     # the user asked for EUR and the ledger refuses it: the planner handed over what it was told
     assert PlanPropagation().detect(trace) == []
+
+
+# An order run: every step succeeds, the final check names the wrong quantity or date.
+ORDER_ARGS = {
+    "fetch": '{"sku": "SKU-4411", "page": 1}',
+    "convert": '{"sku": "SKU-4411", "quantity": 80, "lines": 1}',
+    "pay": '{"po": "PO-1f2e3", "date": "2026-03-20T08:00"}',
+}
+ORDER_PLAN = (
+    '{"steps": [{"name": "fetch", "args": {"sku": "SKU-4411"}},'
+    ' {"name": "convert", "args": {"quantity": 80}},'
+    ' {"name": "pay", "args": {"date": "2026-03-20T08:00"}}]}'
+)
+
+
+def _checked_run(reason: str, plan_json: str = ORDER_PLAN) -> TraceData:
+    trace = _observed_run("Order 40 units of SKU-4411 by 2026-03-18", "", ORDER_ARGS)
+    trace.runs = [trace.runs[0]._replace(outcome_reason=reason)]
+    trace.attempts = [a._replace(status="ok", message="") for a in trace.attempts]
+    trace.tools = [c._replace(status_code="Ok") for c in trace.tools]
+    trace.plans = [trace.plans[0]._replace(json=plan_json)]
+    return trace
+
+
+def test_a_number_or_date_the_planner_wrote_is_traced_to_its_first_carrier() -> None:
+    # the PO id is named too, but the planner never wrote it (a tool produced it)
+    quantity = _checked_run("restock check failed: PO-1f2e3 orders 80 units")
+    (finding,) = PlanPropagation().detect(quantity)
+    assert (finding.step_id, finding.detail["values"]) == ("convert", ["80"])
+    date = _checked_run("restock check failed: PO-1f2e3 delivered 2026-03-20")
+    (finding,) = PlanPropagation().detect(date)
+    assert (finding.step_id, finding.detail["values"]) == ("pay", ["2026-03-20"])
+
+
+def test_a_number_the_planner_did_not_write_is_not_traced() -> None:
+    # "1" is an argument of two steps but not in the plan: the wrong-value pattern does not
+    # fire on it, and the every-step-succeeded fallback blames the first step instead
+    trace = _checked_run("check failed: 1 line missing", plan_json='{"steps": []}')
+    (finding,) = PlanPropagation().detect(trace)
+    assert finding.detail["pattern"] == "faithful_execution_failed"

@@ -234,3 +234,34 @@ def test_api_docs_never_load_from_a_cdn(collector: BackgroundServer) -> None:
         r = httpx.get(collector.url + page)
         assert r.status_code == 404 and "cdn" not in r.text.lower(), page
     assert "/api/traces" in httpx.get(collector.url + "/openapi.json").json()["paths"]
+
+
+def test_trace_pages_describe_the_whole_trace(collector: BackgroundServer) -> None:
+    """Each page of a trace's spans, and a page past its end, carries the whole trace's span
+    count, time range and run metrics (every read is bounded by the range the trace's spans
+    start in, in whole seconds: spans seconds apart, the last one in its last second, count)."""
+    tid = os.urandom(16)
+    base = time.time_ns() - 7200 * 10**9
+    root = make_span(tid, name="root", start=base, duration=5 * 10**9)
+    late = [
+        make_span(tid, parent=root.span_id, name=f"child-{i}", start=base + (i + 1) * 10**9)
+        for i in range(3)
+    ]
+    body = make_request([root, *late]).SerializeToString()
+    httpx.post(f"{collector.url}/v1/traces", content=body, headers=PB).raise_for_status()
+    wait_for_trace(collector.url, tid.hex(), 4)
+    url = f"{collector.url}/api/traces/{tid.hex()}"
+    whole = httpx.get(url).json()
+    names = []
+    for offset in (0, 2, 4):
+        page = httpx.get(url, params={"offset": offset, "limit": 2}).json()
+        assert (page["span_count"], page["start_ns"], page["end_ns"]) == (
+            4,
+            whole["start_ns"],
+            whole["end_ns"],
+        )
+        assert page["metrics"] == whole["metrics"]
+        assert page["next_offset"] == (offset + 2 if offset < 2 else None)
+        names += [s["name"] for s in page["spans"]]
+    assert names == ["root", "child-0", "child-1", "child-2"]
+    assert whole["end_ns"] - whole["start_ns"] == 5 * 10**9

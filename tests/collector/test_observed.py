@@ -3,7 +3,7 @@ cases where it must not bind (the shapes are those of tests/conformance/data).""
 
 from __future__ import annotations
 
-from planscope_collector.observed import ObservedStep, SpanNode, bind
+from planscope_collector.observed import ObservedStep, SpanNode, WorkflowPlan, bind
 
 PLAN = [
     ObservedStep("plan", "lookup", "lookup_order", 0),
@@ -148,3 +148,43 @@ def test_a_replan_binds_later_attempts_to_the_newer_plan() -> None:
         "e2": "refund",
         "e3": "retry-refund",
     }
+
+
+def workflow_trace(*, links: bool = False) -> list[SpanNode]:
+    """A workflow root with three tasks (the second retried) and their tools."""
+    return [
+        node("wf", "", "run", 0, workflow=True),
+        node("a", "wf", "step", 1, step_name="fetch"),
+        node("ta", "a", "tool", 2, tool="http_get"),
+        node("b1", "wf", "step", 3, step_name="parse", failed=True, links=("a",) if links else ()),
+        node("b2", "wf", "step", 4, step_name="parse", links=("a",) if links else ()),
+        node("c", "wf", "step", 5, step_name="report", links=("a", "b2") if links else ()),
+    ]
+
+
+def test_a_workflows_child_tasks_are_its_plan_in_start_order() -> None:
+    b = bind(workflow_trace(), [])
+    assert b.workflow_plan == WorkflowPlan("wf", ("fetch", "parse", "report"), {})
+    assert b.attempts == {"a": 1, "b1": 1, "b2": 2, "c": 1}
+    assert b.steps == {}  # the tasks are the plan's steps by their own names
+
+
+def test_a_workflow_plan_is_a_dag_when_the_task_spans_link_to_their_inputs() -> None:
+    plan = bind(workflow_trace(links=True), []).workflow_plan
+    assert plan is not None
+    assert plan.depends_on == {"parse": ("fetch",), "report": ("fetch", "parse")}
+
+
+def test_no_workflow_plan_beside_a_plan_of_the_trace_or_without_a_workflow() -> None:
+    spans = [*workflow_trace(), node("plan", "wf", "llm", 1)]
+    assert bind(spans, PLAN).workflow_plan is None  # an observed plan wins
+    declared = [*workflow_trace(), node("p", "wf", "plan", 1, inferred=False)]
+    assert bind(declared, []).workflow_plan is None  # a declared plan wins
+    agent = [node("wf", "", "run", 0), *workflow_trace()[1:]]
+    assert bind(agent, []).workflow_plan is None  # an agent's sub-agents are no plan
+    nested = [
+        node("wf", "", "run", 0, workflow=True),
+        node("x", "wf", "other", 1),
+        node("a", "x", "step", 2, step_name="fetch"),
+    ]
+    assert bind(nested, []).workflow_plan is None  # only tasks right under the workflow

@@ -215,3 +215,33 @@ def test_run_page_shows_the_plan_and_the_loop(ran: Ran, run_page: Any) -> None:
     assert FAILING_STEP in failed["customdata"]
     table = next(f.value for f in at.dataframe if "explanation" in f.value.columns)
     assert A.FINDING_RUNAWAY_LOOP in set(table["kind"])
+
+
+RUN_NUMBERS = ("step_attempts", "retries", "failed_steps", "plan_versions", "replans")
+"""The run model's numbers a trace-list row and the trace detail both answer."""
+
+
+@SCENARIOS
+def test_list_and_detail_agree(ran: Ran, scenario: str) -> None:
+    """A trace-list row counts the run as the trace detail does: the same run, the same
+    numbers, and those are the detail's bound spans (each step attempt, its bound step id and
+    status) counted; the loop's refund step failed and nothing else did."""
+    sent = ran.scenario(scenario)
+    row, trace = listed(ran, sent.trace_id), detail(ran, sent.trace_id)
+    assert trace["run"] is not None and row["run_id"] == trace["run"]["run_id"]
+    run = trace["run"]
+    assert (row["agent"] or None, row["outcome"]) == (run["agent"], run["outcome"])
+    metrics = trace["metrics"]
+    assert {k: row[k] for k in RUN_NUMBERS} == {k: metrics[k] for k in RUN_NUMBERS}
+    attempts = sorted(
+        (s for s in trace["spans"] if s["planscope_kind"] == A.KIND_STEP),
+        key=lambda s: (s["start_ns"], s["span_id"]),
+    )
+    per_step = Counter(s["model"]["step_id"] for s in attempts)
+    last = {s["model"]["step_id"]: s["model"]["status"] for s in attempts}
+    failed = sorted(step for step, status in last.items() if status != A.STATUS_OK)
+    assert metrics["step_attempts"] == len(attempts)
+    assert metrics["retries"] == sum(n - 1 for n in per_step.values())
+    assert metrics["failed_steps"] == len(failed)
+    assert failed == ([FAILING_STEP] if scenario == "loop" else [])
+    assert metrics["plan_versions"] == len(trace["plans"])

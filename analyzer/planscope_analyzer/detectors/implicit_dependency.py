@@ -43,12 +43,14 @@ class ImplicitDependency:
         children = trace.decomposition()
         findings = []
         checked: set[tuple[object, ...]] = set()
-        for plan_id, version in trace.plan_versions():
+        versions = trace.plan_versions()
+        for plan_id, version in versions:
             steps = trace.steps_of(plan_id, version)
-            shape = version_signature(trace, plan_id, version)
-            if shape in checked:  # an unchanged replan cannot add new implicit edges
-                continue
-            checked.add(shape)
+            if len(versions) > 1:  # most traces have one version: no shape to compare
+                shape = version_signature(trace, plan_id, version)
+                if shape in checked:  # an unchanged replan cannot add new implicit edges
+                    continue
+                checked.add(shape)
             produced_by: dict[str, list[str]] = {}  # key → producing step ids, in plan order
             for p in steps:
                 for key in dict.fromkeys(p.produces):

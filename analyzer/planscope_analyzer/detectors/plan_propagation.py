@@ -5,9 +5,13 @@ The patterns, all blamed on the planner:
 * **a wrong value, traced to where it entered**: the run failed, and the failure (the failing
   attempt's error, else the outcome check's reason) names a value that is not in the run's
   objective and that a tool call made on behalf of a plan step carried in its arguments. The
-  earliest such step — preferring calls where the value came in through an argument named
-  like one of the step's ``requires`` keys — is where the wrong value entered the run (the
-  planner handed it to that step, or to the step whose output carried it on) and is blamed,
+  earliest such step is where the wrong value entered the run (the planner handed it to that
+  step, or to the step whose output carried it on). Suspects, most specific first: values that
+  came in through an argument named like one of the step's ``requires`` keys; values the
+  planner wrote into its plan JSON (a number or a date is traced only from there — "80" in
+  "orders 80 units" names the quantity the planner wrote, a bare count in an error names
+  nothing); any other named text value. Values are compared normalised (``80.0`` is ``80``, a
+  timestamp also stands for its date). The blamed step is that earliest carrier,
   whether the failure came at that step, at a later step that received its output, or at the
   final outcome check. This is
   data lineage through the tool arguments: a downstream failure caused by an earlier wrong
@@ -82,10 +86,18 @@ MIN_VALUE_CHARS = 3
 """Argument values shorter than this (``1``, ``ok``) name nothing specific enough to trace."""
 
 
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]")
+
+
 def _scalars(value: Any) -> Iterator[str]:
-    """Every string leaf of a decoded JSON value."""
+    """Every string and number leaf of a decoded JSON value (numbers as their text)."""
     if isinstance(value, str):
         yield value
+    elif isinstance(value, bool):
+        return
+    elif isinstance(value, int | float):
+        yield str(value)
     elif isinstance(value, dict):
         for v in value.values():
             yield from _scalars(v)
@@ -94,11 +106,59 @@ def _scalars(value: Any) -> Iterator[str]:
             yield from _scalars(v)
 
 
-def argument_values(arguments: str) -> dict[str, set[str]]:
-    """The string values of a tool call's captured JSON arguments, by top-level argument name.
+def forms(value: str) -> set[str]:
+    """The normalised forms a value is matched by: itself, a number's canonical text (``80.0``
+    is ``80``), the date of an ISO timestamp (``2026-03-20T08:00`` is also ``2026-03-20``).
 
-    >>> argument_values('{"city": "Lyon", "dates": ["2026-05-04"], "n": 3}')
-    {'city': {'Lyon'}, 'dates': {'2026-05-04'}}
+    >>> sorted(forms("2026-03-20T08:00")), sorted(forms("80.0"))
+    (['2026-03-20', '2026-03-20T08:00'], ['80', '80.0'])
+    """
+    out = {value}
+    if _NUMBER.fullmatch(value):
+        number = float(value)
+        out.add(str(int(number)) if number.is_integer() else str(number))
+    elif m := _ISO_DATE.match(value):
+        out.add(m.group(1))
+    return out
+
+
+def is_number(value: str) -> bool:
+    """A bare number (``80``, ``7.5``): it names something only where the planner wrote it.
+
+    >>> is_number("80"), is_number("LYS-2")
+    (True, False)
+    """
+    return _NUMBER.fullmatch(value) is not None
+
+
+def text_values(text: str) -> set[str]:
+    """The values a text names (identifiers, numbers, dates), in their normalised forms.
+
+    >>> sorted(text_values("orders 80 units delivered 2026-03-20"))
+    ['2026-03-20', '80', 'delivered', 'orders', 'units']
+    """
+    return {f for v in _VALUE.findall(text) for f in forms(v)}
+
+
+def plan_values(trace: TraceData) -> set[str]:
+    """Every value the planner wrote into a plan of the run (string and number leaves of the
+    plan JSON, normalised); empty when the plan JSON was not loaded."""
+    out: set[str] = set()
+    for p in trace.plans:
+        try:
+            decoded = json.loads(p.json) if p.json else None
+        except ValueError:
+            continue
+        out.update(f for v in _scalars(decoded) for f in forms(v))
+    return out
+
+
+def argument_values(arguments: str) -> dict[str, set[str]]:
+    """The values of a tool call's captured JSON arguments, by top-level argument name: strings
+    of at least ``MIN_VALUE_CHARS`` and numbers, in their normalised forms (:func:`forms`).
+
+    >>> argument_values('{"city": "Lyon", "dates": ["2026-05-04"], "n": 3, "ok": true}')
+    {'city': {'Lyon'}, 'dates': {'2026-05-04'}, 'n': {'3'}}
     """
     try:
         decoded = json.loads(arguments) if arguments else None
@@ -108,7 +168,12 @@ def argument_values(arguments: str) -> dict[str, set[str]]:
         return {}
     out = {}
     for name, value in decoded.items():
-        found = {v for v in _scalars(value) if len(v) >= MIN_VALUE_CHARS}
+        found = {
+            f
+            for v in _scalars(value)
+            if len(v) >= MIN_VALUE_CHARS or is_number(v)
+            for f in forms(v)
+        }
         if found:
             out[str(name)] = found
     return out
@@ -134,7 +199,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 4
+    version = 5
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
@@ -187,16 +252,32 @@ class PlanPropagation:
         # What the failure names: the failing attempt's own error when a step failed (an
         # outcome reason may dump the whole world state), else the outcome check's reason.
         text = failed[-1].message if failed else run.outcome_reason
-        named = set(_VALUE.findall(text)) - set(_VALUE.findall(run.objective))
+        named = text_values(text) - text_values(run.objective)
         if not named:
             return None
         calls = self._carriers(trace)
-        # Values the planner handed over: passed through an argument named like one of the
-        # step's required facts (keys no step produces). A value the failure names that the
-        # planner handed over somewhere is the suspect; a constant of the plan is not.
+        # Which named values are suspects, most specific first: those the planner handed over
+        # through an argument named like one of the step's required facts (keys no step
+        # produces); else those the planner wrote into its plan (a number or a date is only
+        # traced from there: a bare "5" in a failure names nothing by itself); else any named
+        # text value. The earliest call carrying a suspect is where it entered.
         handed = {v for _, _, _, planner_values, _ in calls for v in planner_values}
-        pool = (named & handed) or named
-        found = next(((c, step, vs & pool) for _, c, step, _, vs in calls if vs & pool), None)
+        written = plan_values(trace)
+        pools = (
+            named & handed,
+            named & written,
+            {v for v in named if not is_number(v) and len(v) >= MIN_VALUE_CHARS},
+        )
+        found = next(
+            (
+                (c, step, vs & pool)
+                for pool in pools
+                if pool
+                for _, c, step, _, vs in calls
+                if vs & pool
+            ),
+            None,
+        )
         if found is None:
             return None
         call, step_id, values = found
@@ -313,7 +394,7 @@ class PlanPropagation:
 
         # A value the planner handed to a step that the objective never mentions is a misread
         # fact: the earliest step that received one is where it entered.
-        said = set(_VALUE.findall(run.objective))
+        said = text_values(run.objective)
         misread = next(
             (
                 (step, sorted(planner - said))

@@ -4,9 +4,11 @@ Definition. Two tool calls with effect ``write`` or ``irreversible`` on the same
 ``planscope.tool.resource``, made by different plan steps whose executions overlapped in time
 (their step attempts — or, without step spans, the tool spans — overlap), where neither step is
 a transitive ``depends_on`` of the other in the plan. Nothing orders the two writers, so one
-can lose the other's update. Reported at the writer that started second; blame: the planner
-(the missing edge). Without a plan, the overlap alone is reported at ``medium`` severity with
-the executor blamed.
+can lose the other's update. Every such pair of steps is reported once (three overlapping
+writers are three pairs), at the writer that started second, with the other in ``detail``: a
+conflict is a pair, and which of the two started first is the scheduler's doing. Blame: the
+planner (the missing edge). Without a plan, the overlap alone is reported at ``medium``
+severity with the executor blamed.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class WriteConflict:
     """
 
     kind = KIND
-    version = 1
+    version = 2
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Memoised per trace: plan_propagation asks whether there is a conflict too.
@@ -77,7 +79,8 @@ class WriteConflict:
                     )
                 ):
                     continue
-                key = (step2, step1, first.resource)
+                low, high = sorted((step1, step2))
+                key = (low, high, first.resource)
                 if key in seen:
                     continue
                 seen.add(key)

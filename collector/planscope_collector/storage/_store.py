@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -86,6 +87,11 @@ def _partition_groups(body: bytes) -> list[bytes]:
     for number in range(int(group.max()) + 1):
         blocks.append(ipc_stream(table.filter(pa.array(group == number))).to_pybytes())
     return blocks
+
+
+def _literal(text: str) -> str:
+    """A ClickHouse string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def ipc_stream(table: Any) -> Any:
@@ -474,6 +480,42 @@ class Store:
                 self._connect().raw_insert(
                     target, list(names), insert_block=block, settings=settings, fmt="ArrowStream"
                 )
+
+    def insert_otlp_spans(self, stream: bytes, *, dedup_token: str | None = None) -> None:
+        """Insert spans from OTLP protobuf requests that ClickHouse flattens itself.
+
+        ``stream`` holds length-delimited requests (varint length, then the message) whose
+        attribute values are scalars, each followed by its project override (see
+        ``storage._protobuf``); the rows are those ``SpanColumns`` would build. Callers keep one
+        insert under 100 distinct days (``max_partitions_per_insert_block``). With
+        ``dedup_token``, the same insert again changes nothing, in ``otel_traces`` or any view.
+
+        >>> store.insert_otlp_spans(segment_stream, dedup_token="spool:42/o0")  # doctest: +SKIP
+        """
+        from ._protobuf import SETTINGS, STRUCTURE, flatten_select
+
+        settings: dict[str, Any] = {**_INSERT_SETTINGS, **SETTINGS}
+        if dedup_token is not None:
+            settings["insert_deduplication_token"] = dedup_token
+        names = ", ".join(f"`{c}`" for c in TRACE_COLUMNS)  # constants, some dotted
+        target = f"{quote_identifier(self.database)}.{TRACES_TABLE}"
+        if not self.embedded:  # the data travels in the request body, read by input()
+            source = f"input({_literal(STRUCTURE)})"
+            sql = f"INSERT INTO {target} ({names}) {flatten_select(source)}"
+            with self._lock, self._translate(f"insert into {TRACES_TABLE}"):
+                self._connect().command(f"{sql} FORMAT Protobuf", data=stream, settings=settings)
+            return
+        # chDB reads a file (as clickhouse-connect's chDB backend does for every insert).
+        with tempfile.NamedTemporaryFile(suffix=".pb") as tmp:
+            tmp.write(stream)
+            tmp.flush()
+            source = f"file({_literal(tmp.name)}, 'Protobuf', {_literal(STRUCTURE)})"
+            clause = ", ".join(
+                f"{k} = {_literal(v) if isinstance(v, str) else v}" for k, v in settings.items()
+            )
+            sql = f"INSERT INTO {target} ({names}) {flatten_select(source)} SETTINGS {clause}"
+            with self._lock, self._translate(f"insert into {TRACES_TABLE}"):
+                self._connect().command(sql)
 
     def insert_ingest_batches(
         self, rows: Sequence[Sequence[Any]], *, dedup_token: str | None = None

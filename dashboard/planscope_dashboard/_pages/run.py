@@ -165,14 +165,15 @@ def _summary(view: RunView, found: list[Finding], available: bool) -> None:
     st.text(f"trace {view.trace_id}" + (f" · run {run.get('run_id')}" if run else ""))
     if run.get("objective"):
         st.text(f"Objective: {cap(str(run['objective']), 500)}")
-    tokens = sum(s.tokens for s in view.spans.values())
-    attempts = sum(len(a) for a in view.attempts.values())
+    # The run model's numbers as the API answers them (the trace list shows the same).
+    m = view.metrics or {}
+    tokens = (m.get("input_tokens") or 0) + (m.get("output_tokens") or 0)
     cols = st.columns(7)
     cols[0].metric("Outcome", _plain(run.get("outcome") or "no run"))
     cols[1].metric("Duration", fmt_ms(view.duration_ns / 1e6))
     cols[2].metric("Spans", len(view.spans))
-    cols[3].metric("Step attempts", attempts)
-    cols[4].metric("Plan versions", len(view.plans))
+    cols[3].metric("Step attempts", m.get("step_attempts") or 0)
+    cols[4].metric("Plan versions", m.get("plan_versions") or 0)
     cols[5].metric("Tokens", f"{tokens:,}")
     cols[6].metric("Findings", len(found) if available else "-")
     facts = [

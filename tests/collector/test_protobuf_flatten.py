@@ -1,0 +1,263 @@
+"""Requests with scalar values only are spooled as received and flattened by ClickHouse
+(``storage._protobuf``, spool format 3); the stored values must be those of the Python
+flattener (``SpanColumns``), byte for byte, in ``otel_traces`` and every derived table."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyValue, KeyValueList
+from planscope_collector._errors import BadPayload
+from planscope_collector._ingest import IngestLimits, RecentBatches, accept
+from planscope_collector._otlp import NS_PER_DAY, PROTOBUF, parse_scalar_request, spans_ipc
+from planscope_collector._spool import ARROW, SCALAR_OTLP, Spool
+from planscope_collector._writer import Writer, flatten_segment, insert
+from planscope_collector.storage import TABLES, TRACE_COLUMNS, Store
+
+LIMITS = IngestLimits(
+    max_decompressed_bytes=1 << 26, spool_max_bytes=1 << 30, retry_after_seconds=1
+)
+
+
+def _kv(key: str, **value: Any) -> KeyValue:
+    return KeyValue(key=key, value=AnyValue(**value))
+
+
+# Every scalar kind, at its edges; a repeated key; values that are absent or empty.
+ODD_VALUES = [
+    _kv("d.small", double_value=1e-7),
+    _kv("d.big", double_value=1e21),
+    _kv("d.below_big", double_value=9.999999999999999e20),
+    _kv("d.negzero", double_value=-0.0),
+    _kv("d.denormal", double_value=5e-324),
+    _kv("d.max", double_value=1.7976931348623157e308),
+    _kv("d.tenth", double_value=0.1),
+    _kv("d.int", double_value=123456.0),
+    _kv("d.limit", double_value=1e-6),
+    _kv("d.nan", double_value=float("nan")),
+    _kv("d.inf", double_value=float("inf")),
+    _kv("d.neginf", double_value=-float("inf")),
+    _kv("i.min", int_value=-(2**63)),
+    _kv("i.max", int_value=2**63 - 1),
+    _kv("i.zero", int_value=0),
+    _kv("b.true", bool_value=True),
+    _kv("b.false", bool_value=False),
+    _kv("y.bytes", bytes_value=b"\x00\xff\x10"),
+    _kv("y.empty", bytes_value=b""),
+    _kv("s.empty", string_value=""),
+    _kv("s.escapes", string_value='ü "q" <a&b> \\ \n\t \u2028 \U0001f600'),
+    KeyValue(key="no.value"),
+    KeyValue(key="empty.anyvalue", value=AnyValue()),
+    _kv("", string_value="an empty key"),
+    _kv("dup", string_value="first"),
+    _kv("x", int_value=1),
+    _kv("dup", int_value=2),
+    _kv("dup", string_value="last"),
+]
+
+
+def odd_request(seed: int, *, nested: str | None = None) -> ExportTraceServiceRequest:
+    """Two resources (one with repeated service.name and planscope.project, one bare), kinds
+    and status codes in and out of range, an unended span, events and links with attributes."""
+    request = ExportTraceServiceRequest()
+    rs = request.resource_spans.add()
+    rs.resource.attributes.extend(
+        [
+            _kv("service.name", string_value="svc-a"),
+            _kv("service.name", string_value="svc-b"),
+            _kv("planscope.project", string_value="resource-project"),
+            _kv("r.double", double_value=2.5e-9),
+        ]
+    )
+    rs.scope_spans.add()  # a scope without spans
+    ss = rs.scope_spans.add()
+    ss.scope.name, ss.scope.version = "scope", "1.0"
+    start = time.time_ns() // 1000 * 1000 + 123_456_789  # recent: the tables have a TTL
+    for i in range(6):
+        span = ss.spans.add(
+            trace_id=bytes([seed, 1]) * 8,
+            span_id=bytes([seed, i + 1]) * 4,
+            parent_span_id=bytes([seed, 1]) * 4 if i else b"",
+            name=f"span {i} ü",
+            kind=[0, 1, 5, 6, -1, 3][i],  # type: ignore[arg-type]
+            trace_state="k=v" if i % 2 else "",
+            start_time_unix_nano=start + i,
+            end_time_unix_nano=0 if i == 2 else start + 1000 * i,
+        )
+        span.status.code = [0, 1, 2, 3, 0, 2][i]  # type: ignore[assignment]
+        span.status.message = "boom" if i == 2 else ""
+        span.attributes.extend(ODD_VALUES if i < 3 else ODD_VALUES[::-1])
+        if i in (1, 3):
+            event = span.events.add(time_unix_nano=start + 5, name="exception")
+            event.attributes.extend(ODD_VALUES)
+            span.events.add(name="bare")
+            link = span.links.add(trace_id=b"\x09" * 16, span_id=b"\x08" * 8, trace_state="a=b")
+            link.attributes.extend(ODD_VALUES[::-1])
+            span.links.add(trace_id=b"\x07" * 16, span_id=b"\x06" * 8)
+    bare = request.resource_spans.add().scope_spans.add()
+    bare.spans.add(trace_id=bytes([seed, 2]) * 8, span_id=b"\x04" * 8, start_time_unix_nano=start)
+    first = ss.spans[0]
+    if nested == "array":
+        values = [AnyValue(int_value=1), AnyValue(double_value=1e21)]
+        first.attributes.append(_kv("nested", array_value=ArrayValue(values=values)))
+    elif nested == "kvlist":
+        pairs = KeyValueList(values=[_kv("b", string_value="<"), _kv("a", double_value=0.5)])
+        first.attributes.append(_kv("nested", kvlist_value=pairs))
+    return request
+
+
+def _rows(store: Store) -> list[dict[str, str]]:
+    columns = ", ".join(f"toString(`{c}`) AS `{c}`" for c in TRACE_COLUMNS)
+    return store.query(f"SELECT {columns} FROM otel_traces ORDER BY TraceId, SpanId, SpanName")
+
+
+def _derived(store: Store) -> dict[str, list[str]]:
+    """Every derived table's rows, as text, in a stable order."""
+    out = {}
+    for table in TABLES:
+        if table in ("otel_traces", "planscope_ingest_batches"):
+            continue
+        rows = store.query(f"SELECT toString(tuple(*)) AS row FROM {table} ORDER BY row")
+        out[table] = [r["row"] for r in rows]
+    return out
+
+
+def _truncate(store: Store) -> None:
+    for table in TABLES:
+        store.command(f"TRUNCATE TABLE IF EXISTS {table}")
+
+
+def _spool_and_store(tmp_path: Path, store: Store, bodies: list[tuple[bytes, str | None]]) -> str:
+    spool = Spool(tmp_path / f"spool-{time.monotonic_ns()}")
+    for body, project in bodies:
+        accept(spool, RecentBatches(60), LIMITS, body=body, content_type=PROTOBUF,
+               content_encoding=None, project=project)  # fmt: skip
+    (segment,) = spool.seal()
+    formats = {r.format for r in segment.records()}
+    insert(store, flatten_segment(segment), spool.dedup_token(segment))
+    (fmt,) = formats
+    return fmt
+
+
+def _python_store(
+    store: Store, requests: list[tuple[ExportTraceServiceRequest, str | None]]
+) -> None:
+    for number, (request, project) in enumerate(requests):
+        store.insert_spans(spans_ipc(request, project), dedup_token=f"python/{number}")
+
+
+def test_clickhouse_flattens_scalar_values_exactly_as_python_does(
+    tmp_path: Path, store: Store
+) -> None:
+    requests = [(odd_request(1), None), (odd_request(2), "key-project")]
+    _python_store(store, requests)
+    python_rows, python_derived = _rows(store), _derived(store)
+    _truncate(store)
+    bodies = [(r.SerializeToString(), p) for r, p in requests]
+    assert _spool_and_store(tmp_path, store, bodies) == SCALAR_OTLP
+    assert len(python_rows) == 14
+    assert _rows(store) == python_rows
+    assert _derived(store) == python_derived
+    values = {r["SpanId"]: r for r in python_rows}
+    attrs = values[(bytes([1, 1]) * 4).hex()]["SpanAttributes"]
+    assert "'d.big':'1e+21'" in attrs and "'d.small':'1e-7'" in attrs  # Go's formatting
+    assert "'dup':'last'" in attrs and attrs.index("'dup'") < attrs.index("'x'")
+
+
+@pytest.mark.parametrize("nested", ["array", "kvlist"])
+def test_a_request_with_nested_values_is_flattened_by_python(
+    tmp_path: Path, store: Store, nested: str
+) -> None:
+    body = odd_request(3, nested=nested).SerializeToString()
+    assert parse_scalar_request(body) is None
+    assert _spool_and_store(tmp_path, store, [(body, None)]) == ARROW
+    (row,) = store.query(
+        "SELECT SpanAttributes['nested'] AS v FROM otel_traces WHERE SpanId = {s:String}",
+        {"s": (bytes([3, 1]) * 4).hex()},
+    )
+    assert row["v"] == ("[1,1e+21]" if nested == "array" else '{"a":0.5,"b":"\\u003c"}')
+
+
+def test_unknown_fields_or_a_non_canonical_encoding_go_the_python_way() -> None:
+    body = odd_request(4).SerializeToString()
+    assert parse_scalar_request(body) is not None
+    unknown_field = body + b"\xa0\x06\x01"  # field 100, varint 1: not in OTLP
+    assert parse_scalar_request(unknown_field) is None
+    # a resource spans with its schema_url "" written out (proto3 would omit it): the same
+    # request, other bytes; the test is exact, so this one is flattened by Python
+    explicit_default = b"\x0a\x02\x1a\x00" + body
+    assert ExportTraceServiceRequest.FromString(explicit_default).resource_spans[0].schema_url == ""
+    assert parse_scalar_request(explicit_default) is None
+
+
+def test_a_scalar_request_is_validated_as_any_other() -> None:
+    request = odd_request(5)
+    request.resource_spans[0].scope_spans[1].spans[3].span_id = b"\x00" * 8
+    with pytest.raises(BadPayload, match=r"resourceSpans\[0\]\.scopeSpans\[1\]\.spans\[3\]"):
+        parse_scalar_request(request.SerializeToString())
+
+
+def test_a_scalar_segment_replayed_after_a_crash_is_not_stored_twice(
+    tmp_path: Path, store: Store
+) -> None:
+    """The writer inserted a format-3 segment and died before deleting it: the replay sends
+    the same streams with the same tokens, and nothing is duplicated anywhere."""
+    spool = Spool(tmp_path / "spool")
+    for seed in (6, 7):
+        accept(spool, RecentBatches(60), LIMITS, body=odd_request(seed).SerializeToString(),
+               content_type=PROTOBUF, content_encoding=None, project=None)  # fmt: skip
+    (segment,) = spool.seal()
+    insert(store, flatten_segment(segment), spool.dedup_token(segment))
+    before = _derived(store)
+    writer = Writer(spool, lambda: store, flush_interval=0.02)
+    writer.store = store
+    writer.start()
+    try:
+        deadline = time.monotonic() + 60
+        while spool.pending_bytes and time.monotonic() < deadline:
+            writer.flush_now()
+            time.sleep(0.02)
+    finally:
+        writer.stop()
+    assert spool.pending_bytes == 0
+    assert store.query("SELECT count() AS n FROM otel_traces")[0]["n"] == 14
+    assert _derived(store) == before
+
+
+def test_requests_over_many_days_are_split_into_inserts_the_store_accepts(
+    tmp_path: Path, store: Store
+) -> None:
+    """Each insert may touch at most 100 daily partitions: 40 requests of 3 days each are
+    inserted in several streams; one request over 60 days is flattened by Python (the store
+    splits Arrow blocks by day)."""
+    bodies = []
+    day0 = (time.time_ns() // NS_PER_DAY + 1) * NS_PER_DAY  # future days: never past the TTL
+    for r in range(40):
+        request = ExportTraceServiceRequest()
+        spans = request.resource_spans.add().scope_spans.add().spans
+        for d in range(3):
+            start = day0 + (3 * r + d) * NS_PER_DAY
+            trace_id, span_id = hashlib.md5(bytes([r])).digest(), bytes([r + 1, d + 1]) * 4
+            spans.add(trace_id=trace_id, span_id=span_id, name="s", start_time_unix_nano=start)
+        bodies.append((request.SerializeToString(), None))
+    spool = Spool(tmp_path / "spool")
+    for body, project in bodies:
+        accept(spool, RecentBatches(60), LIMITS, body=body, content_type=PROTOBUF,
+               content_encoding=None, project=project)  # fmt: skip
+    (segment,) = spool.seal()
+    flat = flatten_segment(segment)
+    assert len(flat.scalar_streams) == 3  # 120 days, at most 50 per stream
+    insert(store, flat, spool.dedup_token(segment))
+    assert store.query("SELECT count() AS n FROM otel_traces")[0]["n"] == 120
+    wide = ExportTraceServiceRequest()
+    spans = wide.resource_spans.add().scope_spans.add().spans
+    for d in range(60):
+        start = day0 + d * NS_PER_DAY
+        spans.add(trace_id=b"\x05" * 16, span_id=bytes([d + 1]) * 8, start_time_unix_nano=start)
+    assert _spool_and_store(tmp_path, store, [(wide.SerializeToString(), None)]) == ARROW
+    assert store.query("SELECT count() AS n FROM otel_traces")[0]["n"] == 180
