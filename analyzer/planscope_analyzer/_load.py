@@ -8,6 +8,7 @@ from functools import lru_cache
 from itertools import starmap
 from typing import Any, Protocol
 
+from planscope import safejson
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
 from planscope_collector.observed import ObservedStep, SpanNode, bind
@@ -246,6 +247,7 @@ def fill_traces(
     _load_raw(store, params, traces)
     for t in traces.values():
         _bind_observed(t)
+    _load_prompts(store, params["project"], traces)
 
 
 def _bind_observed(t: TraceData) -> None:
@@ -372,6 +374,75 @@ def _bind_observed(t: TraceData) -> None:
         for c in t.tools
     ]
     t._memo.clear()
+
+
+def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
+    """A failed run that declares no objective (a grouping run under a foreign root, an agent
+    span without an input) takes its planner's prompt as the objective: the user text of the
+    LLM call that produced the first plan, else of the trace's first LLM call with an input.
+    What the user asked for is then not a suspect (plan propagation subtracts the objective
+    from what a failure names). One ``otel_traces`` query for just those traces."""
+    wanted = {
+        t.trace_id: t
+        for t in traces.values()
+        if t.runs
+        and not any(r.objective for r in t.runs)
+        and any(r.outcome == "failure" for r in t.runs)
+    }
+    if not wanted:
+        return
+    c = fetch_columns(
+        store,
+        Q.LOAD_PROMPTS,
+        {
+            "project": project,
+            "since": ns_to_datetime(
+                max(0, min(t.start_ns for t in wanted.values()) - PARTITION_SLACK_NS)
+            ),
+            "until": ns_to_datetime(max(t.end_ns for t in wanted.values()) + PARTITION_SLACK_NS),
+            "ids": ",".join(sorted(wanted)),
+        },
+    )
+    prompts: dict[str, dict[str, str]] = {}
+    for trace_id, span_id, messages in zip(
+        c.get("trace_id", ()), c.get("span_id", ()), c.get("messages", ()), strict=True
+    ):
+        if text := user_text(messages):
+            prompts.setdefault(trace_id, {})[span_id] = text  # rows come by start: first wins
+    for trace_id, by_span in prompts.items():
+        t = wanted[trace_id]
+        planner = [p for p in sorted(t.plans, key=lambda p: p.start_ns) if p.span_id in by_span]
+        prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
+        t.runs = [r if r.objective else r._replace(objective=prompt) for r in t.runs]
+        t._memo.clear()
+
+
+def user_text(messages: str) -> str:
+    """The user's text in GenAI input messages (``gen_ai.input.messages``: a list of messages
+    with a string ``content`` or text ``parts``), lines joined; empty when there is none.
+
+    >>> user_text('[{"role": "system", "content": "Be brief."},'
+    ...           ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]')
+    'Ship 1.2.3'
+    """
+    try:
+        decoded = safejson.loads(messages) if messages else None
+    except ValueError:
+        return ""
+    if not isinstance(decoded, list):
+        return ""
+    out = []
+    for m in decoded:
+        if not isinstance(m, dict) or m.get("role") != "user":
+            continue
+        if isinstance(m.get("content"), str):
+            out.append(m["content"])
+        for part in m.get("parts") or ():
+            if isinstance(part, dict) and part.get("type", "text") == "text":
+                text = part.get("content", part.get("text"))
+                if isinstance(text, str):
+                    out.append(text)
+    return "\n".join(out)
 
 
 def _strings(values: Any) -> tuple[str, ...]:

@@ -154,6 +154,19 @@ WHERE Project = {{project:String}}
        OR (TraceId IN (SELECT arrayJoin(splitByChar(',', {{ambiguous:String}}))) AND empty_context))
 """
 
+# The prompts of the LLM calls of the traces in {ids:String} (runs that failed without an
+# objective: the loader takes the planner's prompt as the objective), GenAI's input messages.
+LOAD_PROMPTS = """
+SELECT TraceId AS trace_id, SpanId AS span_id, toUnixTimestamp64Nano(Timestamp) AS start_ns,
+       SpanAttributes['gen_ai.input.messages'] AS messages
+FROM otel_traces
+WHERE Project = {project:String}
+  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
+  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String})))
+  AND messages != ''
+ORDER BY TraceId, Timestamp
+"""
+
 # --- selecting work ---------------------------------------------------------------------------
 # Traces whose first span started in [since, until) (a full or time-windowed pass), with what
 # LOAD_INDEX reads for each (so a window pass asks the trace index once, not once per batch).

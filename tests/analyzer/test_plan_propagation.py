@@ -132,3 +132,38 @@ def test_a_number_the_planner_did_not_write_is_not_traced() -> None:
     trace = _checked_run("check failed: 1 line missing", plan_json='{"steps": []}')
     (finding,) = PlanPropagation().detect(trace)
     assert finding.detail["pattern"] == "faithful_execution_failed"
+
+
+def _watched_run(watch_start: int) -> TraceData:
+    """Every plan step succeeds; a separate agent run no plan step names (a post-run watch)
+    starts at ``watch_start`` and its tool sees the outage the run failed on."""
+    outage = "watch: currency EUR service down"
+    trace = _observed_run("Pay invoice INV-7 in USD", outage, ARGS)
+    trace.attempts = [a._replace(status="ok", message="") for a in trace.attempts]
+    trace.tools = [c._replace(status_code="Ok") for c in trace.tools]
+    watch = trace.attempts[0]._replace(
+        span_id="a-watch",
+        step_id="watch",
+        status="error",
+        start_ns=watch_start,
+        end_ns=200,
+        message=outage,
+    )
+    trace.attempts.append(watch)
+    trace.tools.append(
+        trace.tools[0]._replace(
+            span_id="t-watch", parent_span_id="a-watch", step_id="watch", tool="error_rate",
+            status_code="Error", start_ns=watch_start + 1, arguments='{"currency": "EUR"}',
+        )
+    )  # fmt: skip
+    return trace
+
+
+def test_a_failure_a_separate_agent_run_sees_after_the_plan_is_not_the_planners() -> None:
+    assert PlanPropagation().detect(_watched_run(watch_start=50)) == []
+
+
+def test_work_outside_the_plan_that_overlaps_its_steps_does_not_excuse_it() -> None:
+    # the watch started before the last plan step ended: not "after the agent finished"
+    (finding,) = PlanPropagation().detect(_watched_run(watch_start=25))
+    assert finding.step_id == "fetch" and finding.detail["values"] == ["EUR"]

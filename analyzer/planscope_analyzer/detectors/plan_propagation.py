@@ -38,10 +38,12 @@ The patterns, all blamed on the planner:
   Reported at the first step that was re-split.
 
 Failures that arrive from outside after the agent finished are not the plan's fault: when every
-step's last attempt succeeded and the failure was observed by a tool call made outside any plan
-step after the last step ended (a status poll that learns the airline cancelled), nothing is
-reported. A runaway loop, unordered concurrent writers, unbounded replanning or an irreversible
-action after a failure also explain a failed run, and win over the first two patterns.
+plan step's last attempt succeeded and the failure was observed after the last of them ended by
+work that belongs to no plan step — a tool call outside any plan step (a status poll that
+learns the airline cancelled) or a separate agent run no plan step names (a watch after the
+release) — nothing is reported. A runaway loop, unordered concurrent writers, unbounded
+replanning or an irreversible action after a failure also explain a failed run, and win over
+the first two patterns.
 
 A more specific structural cause wins: when the trace has a context-starved step, a context a
 scheduler lost across a switch (or, for the first pattern, unordered concurrent writers), that
@@ -199,7 +201,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 5
+    version = 6
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
@@ -229,18 +231,24 @@ class PlanPropagation:
     # -- a wrong value, traced to where it entered ----------------------------------------------
     @staticmethod
     def _external_after_success(trace: TraceData) -> bool:
-        """Every step ended well, then a tool call outside any step saw the failure."""
-        if not trace.attempts:
-            return False
+        """Every plan step's last attempt ended well, then work that belongs to no plan step (a
+        tool call outside any step, or a separate agent run no plan step names, with what ran
+        inside it) saw the failure."""
+        planned = {s.step_id for s in trace.plan_steps}
         last: dict[str, Attempt] = {}
         for a in by_start(trace.attempts):
-            last[a.step_id] = a
-        if any(not a.succeeded for a in last.values()):
+            if a.step_id in planned:
+                last[a.step_id] = a
+        if not last or any(not a.succeeded for a in last.values()):
             return False
-        finished = max(a.end_ns for a in trace.attempts)
-        steps = {a.span_id for a in trace.attempts}
-        return any(
-            t.failed and not t.step_id and t.parent_span_id not in steps and t.start_ns >= finished
+        finished = max(a.end_ns for a in trace.attempts if a.step_id in planned)
+        steps = {a.span_id for a in trace.attempts if a.step_id in planned}
+        outside = [a for a in trace.attempts if a.step_id not in planned and a.start_ns >= finished]
+        return any(a.failed for a in outside) or any(
+            t.failed
+            and t.step_id not in planned
+            and t.parent_span_id not in steps
+            and t.start_ns >= finished
             for t in trace.tools
         )
 
