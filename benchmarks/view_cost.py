@@ -7,15 +7,27 @@ with ``Store.insert_spans``. Variants:
 - ``0010``: the views as of 48f5097 (migrations up to 0010; 0002's views, 0010's rewrites);
 - ``0011``: the classifying view and its ``Null`` stream into the per-kind views;
 - ``0012``: the span model as columns of ``otel_traces``, views filtering on ``SpanModelKind``;
-- ``0013``: the current layout (0012 with plans also read from LLM answers);
+- ``0013``: 0012 with plans also read from LLM answers;
+- ``0014``: 0013 with more plan shapes read from LLM answers;
+- ``0015``: 0014 with wider background merges of ``otel_traces``;
+- ``0016``: the current layout (0015 with the plan views computing the plan text once per span
+  and parsing only text that can be JSON);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads).
 
 Every repetition inserts a block with fresh trace ids into every variant, in a rotated order,
 so the variants share the machine's state; medians over the repetitions. CPU is the process's
-(chDB runs in this process), so it counts every thread the insert uses.
+(chDB runs in this process), so it counts every thread the insert uses. Background merges are
+stopped for these figures (they would land in whichever insert is being timed).
+
+``--merges N`` measures what the inserts leave behind instead: per layout, N inserts of
+``--traces`` traces each (fresh ids) with merges running, then a wait until no merge has run
+for 3 s; the CPU of inserts plus merges, and how many rows the merges rewrote per row inserted
+(all tables; ``system.events`` MergedRows / InsertedRows). Layouts run one after the other (a
+merge cannot be told apart from another database's), in a rotated order per repetition.
 
     .venv/bin/python benchmarks/view_cost.py [--traces 648] [--repeat 5] [--per-view [LAYOUT ...]]
+    .venv/bin/python benchmarks/view_cost.py --merges 300 --traces 20 --workload planscope
 """
 
 from __future__ import annotations
@@ -45,8 +57,16 @@ PER_KIND_VIEWS = (
 )
 TRACE_ID_VIEW = "otel_traces_trace_id_ts_mv"
 CLASSIFIER_VIEW = "planscope_span_model_mv"
-LAYOUTS = {"0010": "0011", "0011": "0012", "0012": "0013", "0013": None}
-"""Layout -> the first migration left out (0013: plans read from LLM answers)."""
+LAYOUTS = {
+    "0010": "0011",
+    "0011": "0012",
+    "0012": "0013",
+    "0013": "0014",
+    "0014": "0015",
+    "0015": "0016",
+    "0016": None,
+}
+"""Layout -> the first migration left out (0016: the current one)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +118,81 @@ def block(workload: str, traces: int, salt: int) -> Any:
     return columns.to_ipc()
 
 
+def _events(store: Any) -> dict[str, int]:
+    rows = store.query(
+        "SELECT event, value FROM system.events WHERE event IN ('MergedRows', 'InsertedRows')"
+    )
+    return {str(r["event"]): int(r["value"]) for r in rows}
+
+
+def _wait_for_merges(store: Any, quiet_seconds: int = 3, limit_seconds: float = 600) -> None:
+    """Return once no merge has been running for ``quiet_seconds`` polls in a row."""
+    quiet, deadline = 0, time.monotonic() + limit_seconds
+    while quiet < quiet_seconds and time.monotonic() < deadline:
+        busy = store.query("SELECT count() AS n FROM system.merges")[0]["n"]
+        quiet = 0 if busy else quiet + 1
+        time.sleep(1)
+
+
+def merge_cost(args: argparse.Namespace, workloads: list[str], root: Path) -> dict[str, Any]:
+    """CPU of ``--merges`` inserts per layout, background merges included (module docstring)."""
+    from planscope_collector.storage import open_store
+
+    layouts = args.layouts or list(LAYOUTS)
+    dirs = {layout: migrations_dir(layout, root) for layout in layouts}
+    spans = args.merges * args.traces * collector_ingest.SPANS_PER_TRACE
+    results: dict[str, Any] = {}
+    number = 0
+    for workload in workloads:
+        cpu: dict[str, list[float]] = {layout: [] for layout in layouts}
+        merged: dict[str, list[float]] = {layout: [] for layout in layouts}
+        parts: dict[str, list[int]] = {layout: [] for layout in layouts}
+        for rep in range(args.repeat):
+            order = layouts[rep % len(layouts) :] + layouts[: rep % len(layouts)]
+            for layout in order:
+                bodies = [
+                    block(workload, args.traces, salt=(number << 16) + i)
+                    for i in range(args.merges)
+                ]
+                number += 1
+                store = open_store(f"chdb://{root / 'data'}", database=f"m{number}")
+                store.migrate(directory=dirs[layout])
+                _wait_for_merges(store)
+                before, c0 = _events(store), time.process_time()
+                for i, body in enumerate(bodies):
+                    store.insert_spans(body, dedup_token=f"merges:{i}")
+                _wait_for_merges(store)
+                after, c1 = _events(store), time.process_time()
+                inserted = after["InsertedRows"] - before["InsertedRows"]
+                cpu[layout].append(c1 - c0)
+                merged[layout].append((after["MergedRows"] - before["MergedRows"]) / inserted)
+                parts[layout].append(
+                    store.query(
+                        "SELECT count() AS n FROM system.parts WHERE database = currentDatabase() "
+                        "AND table = 'otel_traces' AND active"
+                    )[0]["n"]
+                )
+                store.command(f"DROP DATABASE {store.database} SYNC")
+                store.close()
+                del bodies
+        rows = [[layout, median(cpu[layout]), median(cpu[layout]) * 1e6 / spans,
+                 median(merged[layout]), max(parts[layout])] for layout in layouts]  # fmt: skip
+        per_insert = args.traces * collector_ingest.SPANS_PER_TRACE
+        print_table(
+            f"{workload}: {args.merges} inserts of {per_insert:,} spans, merges running, "
+            f"median of {args.repeat}",
+            ["layout", "CPU s (inserts + merges)", "CPU µs/span", "rows merged per row inserted",
+             "otel_traces parts left"],
+            rows,
+        )  # fmt: skip
+        *earlier, current = layouts
+        for layout in earlier:
+            print(f"{workload}: CPU {layout} / CPU {current} = "
+                  f"{median(cpu[layout]) / median(cpu[current]):.2f}")  # fmt: skip
+        results[workload] = {"spans": spans, "cpu_s": cpu, "merged_per_inserted": merged}
+    return results
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -116,6 +211,15 @@ def main() -> int:
     parser.add_argument(
         "--workload", choices=("planscope", "openinference", "both"), default="both"
     )
+    parser.add_argument(
+        "--merges",
+        type=int,
+        metavar="N",
+        help="measure N inserts per layout with background merges running (docstring)",
+    )
+    parser.add_argument(
+        "--layouts", nargs="+", choices=tuple(LAYOUTS), help="with --merges: only these layouts"
+    )
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
 
@@ -130,6 +234,13 @@ def main() -> int:
     )
     print(f"machine: {machine_facts()}")
     results: dict[str, Any] = {}
+    if args.merges:
+        try:
+            results = merge_cost(args, workloads, root)
+        finally:
+            shutil.rmtree(root, ignore_errors=True)
+        write_json(args.json, {"machine": machine_facts(), "results": results})
+        return 0
     try:
         dirs = {layout: migrations_dir(layout, root) for layout in LAYOUTS}
         dsn = f"chdb://{root / 'data'}"

@@ -35,6 +35,8 @@ EXPECTED = [
     "0012_span_model_columns",
     "0013_observed_llm_plans",
     "0014_observed_plan_shapes",
+    "0015_span_merge_width",
+    "0016_plan_views_one_pass",
     "0020_plan_approvals",
 ]
 
@@ -236,3 +238,44 @@ def test_a_store_migrated_at_0011_upgrades_and_keeps_filling_every_table(tmp_pat
             {"b": after},
         )
         assert kinds[0]["k"] == kinds[1]["k"] == ["llm", "plan", "run", "step", "step", "tool"]
+
+
+def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_rows(
+    tmp_path: Path,
+) -> None:
+    """0015 (a merge setting) and 0016 (the plan views) on a store the previous version
+    migrated (0020 already applied): the upgrade runs, the stored rows stay as they were, and
+    the next spans fill every typed table as the earlier ones did."""
+    old = tmp_path / "migrations-previous"
+    old.mkdir()
+    for path in MIGRATIONS_DIR.glob("*.sql"):
+        if not path.name.startswith(("0015", "0016")):
+            shutil.copy(path, old / path.name)
+    trace_id = new_trace_id()
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate(directory=old)
+        s.insert_spans(spans_ipc(planscope_trace(trace_id)))
+        query = "SELECT * FROM {t:Identifier} ORDER BY ALL"
+        before = {t: s.query(query, {"t": t}) for t in TABLES if t != "planscope_ingest_batches"}
+        assert s.migrate() == ["0015_span_merge_width", "0016_plan_views_one_pass"]
+        (ddl,) = s.query(
+            "SELECT create_table_query AS q FROM system.tables "
+            "WHERE database = currentDatabase() AND name = 'otel_traces'"
+        )
+        assert "merge_selector_base = 20" in ddl["q"]
+        s.command("OPTIMIZE TABLE otel_traces FINAL")
+        assert {t: s.query(query, {"t": t}) for t in before} == before
+        later = new_trace_id()
+        s.insert_spans(spans_ipc(planscope_trace(later)))
+        for table in before:
+            if table.startswith("planscope_") and table != "planscope_trace_index":
+                ids = "PlanSpanId" if table == "planscope_plan_steps" else "SpanId, ParentSpanId"
+                rows = [
+                    s.query(
+                        f"SELECT * EXCEPT (TraceId, {ids}) FROM {table} "
+                        "WHERE TraceId = {t:String} ORDER BY ALL",
+                        {"t": t},
+                    )
+                    for t in (trace_id, later)
+                ]
+                assert rows[0] and rows[0] == rows[1], table
