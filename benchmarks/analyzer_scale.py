@@ -117,7 +117,7 @@ def findings_digest(findings: list[Any], out: Path | None) -> str:
 
 def _cpu_seconds() -> float:
     """User + system CPU seconds of this process (chDB's threads included) and of its child
-    processes that have exited (the analyzer's workers, joined at the end of a pass)."""
+    processes that have exited (a pass that ran work in child processes is counted whole)."""
     me, kids = (
         resource.getrusage(resource.RUSAGE_SELF),
         resource.getrusage(resource.RUSAGE_CHILDREN),

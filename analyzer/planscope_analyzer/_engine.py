@@ -7,7 +7,7 @@ import json
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -56,9 +56,8 @@ class AnalysisResult:
     seconds: float = 0.0
     phases: dict[str, float] = field(default_factory=dict)
     """Seconds spent loading rows (``load``), running the detectors (``detect``) and writing
-    findings and progress (``write``), summed over batches. In a multi-batch call the loads and
-    the writes run in threads alongside the rules, so the phases may add up to more than
-    ``seconds``."""
+    findings and progress (``write``), summed over batches. In a multi-batch call the loads run
+    in a thread alongside the other two, so the phases may add up to more than ``seconds``."""
 
     def merge(self, other: AnalysisResult) -> None:
         self.traces += other.traces
@@ -257,10 +256,9 @@ class Analyzer:
         freed once it is written). ``by_time``: ``traces`` are every trace that started in a
         window, so each batch is read by its time range (see :func:`fill_traces`).
 
-        While one batch is analysed, a loader thread reads the next one and a writer thread
-        stores the previous one's findings and progress (the store runs queries and inserts
-        without holding the GIL, so they overlap the rules). Findings are returned in trace id
-        order, as one call over id-sorted batches would.
+        While one batch is analysed and written, a loader thread reads the next one (the store
+        runs the queries without holding the GIL, so they overlap the rules). Findings are
+        returned in trace id order, as one call over id-sorted batches would.
         """
         started = time.perf_counter()
         ordered = sorted(traces.values(), key=lambda t: (t.start_ns, t.trace_id))
@@ -282,27 +280,16 @@ class Analyzer:
         with (
             _gc_paused(),
             ThreadPoolExecutor(1, thread_name_prefix="planscope-analyzer-load") as pool,
-            ThreadPoolExecutor(1, thread_name_prefix="planscope-analyzer-write") as writer,
         ):
             pending = pool.submit(load, 0) if chunks else None
-            written: Future[AnalysisResult] | None = None
             for index in range(len(chunks)):
                 assert pending is not None
                 (batch, bad), load_s = pending.result()
                 pending = pool.submit(load, index + 1) if index + 1 < len(chunks) else None
-                began = time.perf_counter()
-                findings = self._detect_batch(batch, bad)
-                detect_s = time.perf_counter() - began
-                if written is not None:  # one batch's write in flight at a time
-                    total.merge(written.result())
-                written = writer.submit(
-                    self._written, project, batch, findings, write, load_s, detect_s
-                )
-                del batch, findings
+                total.merge(self._analyse(project, batch, write, load_s, bad))
+                del batch
                 if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
                     gc.collect()  # the few cycles the driver leaves per query, now and then
-            if written is not None:
-                total.merge(written.result())
         total.findings.sort(key=lambda f: f.trace_id)
         total.seconds = time.perf_counter() - started
         return total
@@ -374,40 +361,23 @@ class Analyzer:
     ) -> AnalysisResult:
         """Run the detectors over loaded traces and (with ``write``) store the findings."""
         started = time.perf_counter()
-        findings = self._detect_batch(traces, unloadable)
-        return self._written(
-            project, traces, findings, write, load_s, time.perf_counter() - started
-        )
-
-    def _detect_batch(
-        self, traces: dict[str, TraceData], unloadable: Sequence[Finding] = ()
-    ) -> list[Finding]:
-        """The findings of loaded traces (those that could not be loaded: ``unloadable``)."""
         findings: list[Finding] = list(unloadable)
         skip = {f.trace_id for f in unloadable}
         for trace in traces.values():
             if trace.trace_id not in skip:
                 findings.extend(detect(trace, self.detectors))
-        return findings
-
-    def _written(
-        self,
-        project: str,
-        traces: dict[str, TraceData],
-        findings: list[Finding],
-        write: bool,
-        load_s: float,
-        detect_s: float,
-    ) -> AnalysisResult:
-        """A batch's result, its findings and progress stored first (with ``write``)."""
-        began = time.perf_counter()
+        detected = time.perf_counter()
         if write and traces:
             self._write(project, traces, findings)
         return AnalysisResult(
             traces=len(traces),
             spans=sum(t.span_count for t in traces.values()),
             findings=findings,
-            phases={"load": load_s, "detect": detect_s, "write": time.perf_counter() - began},
+            phases={
+                "load": load_s,
+                "detect": detected - started,
+                "write": time.perf_counter() - detected,
+            },
         )
 
     def _write(self, project: str, traces: dict[str, TraceData], findings: list[Finding]) -> None:

@@ -208,8 +208,8 @@ class _WritesFailAfter:
 
 
 def test_a_failed_write_stops_a_window_pass(suite: tuple[Store, list[str]]) -> None:
-    """Batches are written by a thread while the next ones are analysed; a store failure there
-    stops the pass with that error, as it would in line, after the batches written before."""
+    """A store failure while a batch is written (the next one is being loaded meanwhile) stops
+    the pass with that error, after the batches written before and none after."""
     store, _ = suite
     failing = _WritesFailAfter(store, ok=4)
     with pytest.raises(StoreUnavailable, match="disk full"):

@@ -14,6 +14,8 @@ compares the two paths cell by cell on adversarial values.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ._schema import TRACE_COLUMNS
 
 PROJECT_FIELD = 1000
@@ -181,3 +183,19 @@ def request_parts(message: bytes | memoryview, project: str) -> list[bytes | mem
     """
     extra = _PROJECT_TAG + _varint(len(project.encode())) + project.encode() if project else b""
     return [_varint(len(message) + len(extra)), message, extra]
+
+
+def literal(text: str) -> str:
+    """A ClickHouse string literal.
+
+    >>> literal("it's")
+    "'it\\\\'s'"
+    """
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def settings_clause(settings: dict[str, Any]) -> str:
+    """``k = v, ...`` for a ``SETTINGS`` clause (strings quoted)."""
+    return ", ".join(
+        f"{k} = {literal(v) if isinstance(v, str) else v}" for k, v in settings.items()
+    )

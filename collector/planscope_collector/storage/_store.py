@@ -89,11 +89,6 @@ def _partition_groups(body: bytes) -> list[bytes]:
     return blocks
 
 
-def _literal(text: str) -> str:
-    """A ClickHouse string literal."""
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
 def ipc_stream(table: Any) -> Any:
     """A ``pyarrow.Table`` as one Arrow IPC stream (a ``pyarrow.Buffer``, bytes-like, not
     copied): the one encoding spans travel in, from the flatten worker to the store.
@@ -492,7 +487,7 @@ class Store:
 
         >>> store.insert_otlp_spans(segment_stream, dedup_token="spool:42/o0")  # doctest: +SKIP
         """
-        from ._protobuf import SETTINGS, STRUCTURE, flatten_select
+        from ._protobuf import SETTINGS, STRUCTURE, flatten_select, literal, settings_clause
 
         settings: dict[str, Any] = {**_INSERT_SETTINGS, **SETTINGS}
         if dedup_token is not None:
@@ -500,7 +495,7 @@ class Store:
         names = ", ".join(f"`{c}`" for c in TRACE_COLUMNS)  # constants, some dotted
         target = f"{quote_identifier(self.database)}.{TRACES_TABLE}"
         if not self.embedded:  # the data travels in the request body, read by input()
-            source = f"input({_literal(STRUCTURE)})"
+            source = f"input({literal(STRUCTURE)})"
             sql = f"INSERT INTO {target} ({names}) {flatten_select(source)}"
             with self._lock, self._translate(f"insert into {TRACES_TABLE}"):
                 self._connect().command(f"{sql} FORMAT Protobuf", data=stream, settings=settings)
@@ -509,11 +504,9 @@ class Store:
         with tempfile.NamedTemporaryFile(suffix=".pb") as tmp:
             tmp.write(stream)
             tmp.flush()
-            source = f"file({_literal(tmp.name)}, 'Protobuf', {_literal(STRUCTURE)})"
-            clause = ", ".join(
-                f"{k} = {_literal(v) if isinstance(v, str) else v}" for k, v in settings.items()
-            )
-            sql = f"INSERT INTO {target} ({names}) {flatten_select(source)} SETTINGS {clause}"
+            source = f"file({literal(tmp.name)}, 'Protobuf', {literal(STRUCTURE)})"
+            sql = f"INSERT INTO {target} ({names}) {flatten_select(source)}"
+            sql += f" SETTINGS {settings_clause(settings)}"
             with self._lock, self._translate(f"insert into {TRACES_TABLE}"):
                 self._connect().command(sql)
 
