@@ -205,8 +205,9 @@ class TraceQueries:
         """The run model's metrics (``planscope_collector.runmodel``) of a page's traces, and
         their outermost run (as the trace detail has it).
 
-        One grouped read per typed table, by primary key, for the page's ids only; the lower
-        time bound (the earliest start on the page) prunes older partitions. Traces with
+        One grouped read per typed table, by primary key, for the page's ids only; the time
+        bounds (the earliest start and the latest end on the page, with clock-skew slack) prune
+        the other partitions. Traces with
         structure the span model inferred are bound across spans first (``observed.bind``, one
         batched read of their spans) and counted as bound, so a row's numbers are the trace
         detail's.
@@ -217,10 +218,12 @@ class TraceQueries:
             "project": project,
             "ids": [r["trace_id"] for r in rows],
             "since": min(r["start_ns"] for r in rows) - _CLOCK_SKEW_NS,
+            "until": max(r["end_ns"] for r in rows) + _CLOCK_SKEW_NS,
         }
         where = (
             "Project = {project:String} AND TraceId IN {ids:Array(String)} "
-            "AND Start >= fromUnixTimestamp64Nano({since:Int64})"
+            "AND Start >= fromUnixTimestamp64Nano({since:Int64}) "
+            "AND Start <= fromUnixTimestamp64Nano({until:Int64})"
         )
         foreign = [r["trace_id"] for r in self.store.query(INFERRED_TRACES_SQL, params)]
         bound = binding_parameters(self._bind_traces({**params, "ids": foreign})) if foreign else {}
@@ -249,7 +252,7 @@ class TraceQueries:
         return out
 
     def _bind_traces(self, params: dict[str, Any]) -> dict[str, tuple[list[SpanNode], Binding]]:
-        """Bind some traces (``{project}``, ``{ids}``, ``{since}``) across spans
+        """Bind some traces (``{project}``, ``{ids}``, ``{since}``, ``{until}``) across spans
         (``observed.bind``), from one read of what binding needs (``runmodel.BIND_NODES_SQL``)."""
         spans: dict[str, dict[str, dict[str, Any]]] = {}
         typed: dict[str, dict[str, Any]] = {}
@@ -351,7 +354,7 @@ class TraceQueries:
         observed, nodes, binding = _bind(trace_id, spans, observed, workflows)
         if not whole:  # the page alone cannot bind the trace: read what binding needs of it all
             bind_params = {**params, "ids": [trace_id]}
-            del bind_params["trace_id"], bind_params["until"]
+            del bind_params["trace_id"]
             nodes, binding = self._bind_traces(bind_params).get(trace_id, ([], Binding()))
         bound = binding_parameters({trace_id: (nodes, binding)})
         metrics = self.store.query(

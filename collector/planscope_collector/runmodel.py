@@ -394,21 +394,24 @@ INFERRED_TRACES_SQL: Final = """
 SELECT DISTINCT TraceId AS trace_id FROM (
     SELECT TraceId FROM planscope_step_attempts
     WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
-      AND Start >= fromUnixTimestamp64Nano({since:Int64}) AND Inferred = 1
+      AND Start >= fromUnixTimestamp64Nano({since:Int64})
+      AND Start <= fromUnixTimestamp64Nano({until:Int64}) AND Inferred = 1
     UNION ALL
     SELECT TraceId FROM planscope_plans
     WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
-      AND Start >= fromUnixTimestamp64Nano({since:Int64}) AND Inferred = 1
+      AND Start >= fromUnixTimestamp64Nano({since:Int64})
+      AND Start <= fromUnixTimestamp64Nano({until:Int64}) AND Inferred = 1
 )
 """
-"""Those of some traces (``{project}``, ``{ids}``, ``{since}``) that have structure the span
-model inferred: the ones :data:`BIND_NODES_SQL` is for (planscope's own have nothing to bind).
-A query of its own, its ids then bound as a literal set: as a subquery of each branch it would
-be evaluated once per branch (3x the cost on a 1,000-trace page)."""
+"""Those of some traces (``{project}``, ``{ids}``, ``{since}``, ``{until}``) that have
+structure the span model inferred: the ones :data:`BIND_NODES_SQL` is for (planscope's own have
+nothing to bind). A query of its own, its ids then bound as a literal set: as a subquery of each
+branch it would be evaluated once per branch (3x the cost on a 1,000-trace page)."""
 
 _BIND_WHERE: Final = (
     "Project = {project:String} AND TraceId IN {ids:Array(String)} "
-    "AND Start >= fromUnixTimestamp64Nano({since:Int64})"
+    "AND Start >= fromUnixTimestamp64Nano({since:Int64}) "
+    "AND Start <= fromUnixTimestamp64Nano({until:Int64})"
 )
 
 BIND_NODES_SQL: Final = f"""
@@ -421,6 +424,7 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN {{ids:Array(String)}}
   AND Timestamp >= fromUnixTimestamp64Nano({{since:Int64}})
+  AND Timestamp <= fromUnixTimestamp64Nano({{until:Int64}})
 UNION ALL
 SELECT 'step', TraceId, SpanId, '', '', '', Inferred, Status = 'error', StepId, '', 0, 0, '',
        '', 0, 0, CAST([] AS Array(String))
@@ -437,8 +441,8 @@ WHERE {_BIND_WHERE} AND Inferred = 1
   AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE} AND Inferred = 0)
 """
 """What ``planscope_collector.observed.bind`` reads of some traces (``{project}``, ``{ids}``,
-``{since}`` bound), in one read: every span (``row`` = ``span``: kind, name, status, start,
-what a grouping run reports, whether it is a workflow, the spans it links to), the step name
-and status of each step attempt (``step``), the tool name and status of each tool call
-(``tool``) and the steps of the observed plans (``plan_step``: the plan's span, step id, tool,
-position; none in a trace that declares a plan)."""
+``{since}``, ``{until}`` bound), in one read: every span (``row`` = ``span``: kind, name,
+status, start, what a grouping run reports, whether it is a workflow, the spans it links to),
+the step name and status of each step attempt (``step``), the tool name and status of each
+tool call (``tool``) and the steps of the observed plans (``plan_step``: the plan's span, step
+id, tool, position; none in a trace that declares a plan)."""

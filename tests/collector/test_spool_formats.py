@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 from planscope_collector._ingest import IngestLimits, RecentBatches, accept, batch_digest
 from planscope_collector._otlp import PROTOBUF, SpanColumns, spans_ipc
-from planscope_collector._spool import ARROW, Record, Segment, Spool
+from planscope_collector._spool import ARROW, SCALAR_OTLP, Record, Segment, Spool
 from planscope_collector._writer import Writer, flatten_segment
 from planscope_collector.storage import Store, StoreError, ipc_stream
 
@@ -160,7 +160,7 @@ def test_insert_spans_checks_the_columns(store: Store) -> None:
         store.insert_spans(b"garbage")
 
 
-@pytest.mark.parametrize("format", ["otlp", ARROW])
+@pytest.mark.parametrize("format", ["otlp", ARROW, SCALAR_OTLP])
 def test_a_record_that_cannot_be_read_is_quarantined_alone(
     tmp_path: Path, store: Store, format: str
 ) -> None:
@@ -183,7 +183,8 @@ def test_a_record_that_cannot_be_read_is_quarantined_alone(
     assert writer.stats.requests_quarantined == 1
     (item,) = spool.quarantine.list()
     assert item.id == f"{bad.number:012d}-000001"
-    assert ("DecodeError" if format == "otlp" else "ArrowInvalid") in item.reason
+    expected = {"otlp": "DecodeError", ARROW: "ArrowInvalid", SCALAR_OTLP: "JSONDecodeError"}
+    assert expected[format] in item.reason
     rows = store.query("SELECT Project, count() AS n FROM otel_traces GROUP BY Project")
     assert {r["Project"]: r["n"] for r in rows} == {"a": 4, "b": 4}
 

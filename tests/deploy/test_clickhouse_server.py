@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 from planscope_collector.extensions import Leases
-from planscope_collector.storage import Store, open_store
+from planscope_collector.storage import TRACE_COLUMNS, Store, open_store
 
 from tests.storage._spans import new_trace_id, planscope_trace, spans_ipc
 
@@ -80,3 +80,38 @@ def test_server_lease_has_one_holder(server_store: Store) -> None:
     assert b.acquire("server-test", "bucket:1") is None
     a.release(lease)
     assert b.acquire("server-test", "bucket:1") is not None
+
+
+def test_server_flattens_scalar_requests_as_python_does(server_store: Store) -> None:
+    """The Protobuf path on a server: the data travels in the request body, read by
+    ``input()``; the rows must be those the Python flattener writes into another database."""
+    from planscope_collector._otlp import spans_ipc as request_ipc
+    from planscope_collector.storage._protobuf import request_parts
+
+    from tests.collector.test_protobuf_flatten import odd_request
+
+    assert URL is not None
+    requests = [(odd_request(11), ""), (odd_request(12), "key-project")]
+    python = open_store(URL, database=f"planscope_test_{secrets.token_hex(4)}")
+    try:
+        python.migrate(ttl_days=30)
+        for number, (request, project) in enumerate(requests):
+            python.insert_spans(request_ipc(request, project or None), dedup_token=f"py/{number}")
+        stream = b"".join(b"".join(request_parts(r.SerializeToString(), p)) for r, p in requests)
+        server_store.insert_otlp_spans(stream, dedup_token="server-test:protobuf")
+        server_store.insert_otlp_spans(stream, dedup_token="server-test:protobuf")  # a replay
+        ids = sorted(
+            {bytes([s, 1]).hex() * 8 for s in (11, 12)}
+            | {bytes([s, 2]).hex() * 8 for s in (11, 12)}
+        )
+        columns = ", ".join(f"toString(`{c}`) AS `{c}`" for c in TRACE_COLUMNS)
+        sql = (
+            f"SELECT {columns} FROM otel_traces WHERE TraceId IN {{ids:Array(String)}} "
+            "ORDER BY TraceId, SpanId, SpanName"
+        )
+        expected = python.query(sql, {"ids": ids})
+        assert len(expected) == 14
+        assert server_store.query(sql, {"ids": ids}) == expected
+    finally:
+        python.command(f"DROP DATABASE IF EXISTS `{python.database}` SYNC")
+        python.close()
