@@ -58,12 +58,18 @@ class Bench:
     def clickhouse(self, bodies: list[bytes], table: str = "null_traces") -> None:
         """The collector's own SQL (``storage._protobuf``), as ``Store.insert_otlp_spans``
         runs it on chDB."""
-        from planscope_collector.storage._protobuf import SETTINGS, STRUCTURE, flatten_select
+        from planscope_collector.storage._protobuf import (
+            SETTINGS,
+            STRUCTURE,
+            flatten_select,
+            schema_settings,
+        )
 
         path = self.dir / "segment.pb"
         path.write_bytes(b"".join(part for b in bodies for part in request_parts(b, "")))
         source = f"file({literal(str(path))}, 'Protobuf', {literal(STRUCTURE)})"
-        sql = f"INSERT INTO {table} {flatten_select(source)} SETTINGS {settings_clause(SETTINGS)}"
+        settings = {**SETTINGS, **schema_settings(self.dir / "db")}
+        sql = f"INSERT INTO {table} {flatten_select(source)} SETTINGS {settings_clause(settings)}"
         self.session.query(sql)
 
     def python(self, bodies: list[bytes], table: str = "null_traces") -> int:

@@ -261,3 +261,18 @@ def test_requests_over_many_days_are_split_into_inserts_the_store_accepts(
         spans.add(trace_id=b"\x05" * 16, span_id=bytes([d + 1]) * 8, start_time_unix_nano=start)
     assert _spool_and_store(tmp_path, store, [(wide.SerializeToString(), None)]) == ARROW
     assert store.query("SELECT count() AS n FROM otel_traces")[0]["n"] == 180
+
+
+def test_the_schema_lives_in_the_data_directory_not_the_working_one(
+    tmp_path: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """chDB caches a schema given in the query under ``__cache__/`` in the working directory:
+    the embedded store names a schema file in its own data directory instead."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    body = odd_request(9).SerializeToString()
+    assert _spool_and_store(tmp_path, store, [(body, None)]) == SCALAR_OTLP
+    assert _spool_and_store(tmp_path, store, [(odd_request(10).SerializeToString(), None)])
+    assert list(cwd.iterdir()) == []
+    assert len(_rows(store)) == 14

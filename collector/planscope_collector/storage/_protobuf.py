@@ -14,6 +14,9 @@ compares the two paths cell by cell on adversarial values.
 
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
 from typing import Any
 
 from ._schema import TRACE_COLUMNS
@@ -152,15 +155,35 @@ def flatten_select(source: str) -> str:
 
 
 SETTINGS = {
-    "format_schema_source": "string",
-    "format_schema": SCHEMA,
-    "format_schema_message_name": "Request",
     "input_format_protobuf_oneof_presence": 1,
     # Both branches of the attribute maps' if() are lambdas over every attribute; evaluate the
     # repeated-key branch only for the maps that need it.
     "short_circuit_function_evaluation": "force_enable",
 }
-"""Settings of the insert: the schema travels with it (no file on the server)."""
+"""Settings of every such insert; where it finds :data:`SCHEMA` is :func:`schema_settings`."""
+
+
+def schema_settings(directory: Path | None) -> dict[str, str]:
+    """Settings naming :data:`SCHEMA`: in the query for a server (no file of ours there), else
+    in a file in ``directory`` (chDB's data directory), written once. chDB would cache a
+    schema given in the query under ``__cache__/`` in the process's working directory.
+
+    >>> schema_settings(None)["format_schema_source"]
+    'string'
+    """
+    if directory is None:
+        return {
+            "format_schema_source": "string",
+            "format_schema": SCHEMA,
+            "format_schema_message_name": "Request",
+        }
+    digest = hashlib.sha256(SCHEMA.encode()).hexdigest()[:16]
+    path = directory / f"planscope_otlp_{digest}.proto"
+    if not path.exists():
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_text(SCHEMA)
+        os.replace(partial, path)  # whole or absent, should two processes write it
+    return {"format_schema": f"{path}:Request"}
 
 
 def _varint(n: int) -> bytes:

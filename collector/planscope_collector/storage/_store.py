@@ -487,9 +487,17 @@ class Store:
 
         >>> store.insert_otlp_spans(segment_stream, dedup_token="spool:42/o0")  # doctest: +SKIP
         """
-        from ._protobuf import SETTINGS, STRUCTURE, flatten_select, literal, settings_clause
+        from ._protobuf import (
+            SETTINGS,
+            STRUCTURE,
+            flatten_select,
+            literal,
+            schema_settings,
+            settings_clause,
+        )
 
-        settings: dict[str, Any] = {**_INSERT_SETTINGS, **SETTINGS}
+        schema = schema_settings(self._target.path if self.embedded else None)
+        settings: dict[str, Any] = {**_INSERT_SETTINGS, **SETTINGS, **schema}
         if dedup_token is not None:
             settings["insert_deduplication_token"] = dedup_token
         names = ", ".join(f"`{c}`" for c in TRACE_COLUMNS)  # constants, some dotted
