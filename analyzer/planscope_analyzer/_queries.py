@@ -157,8 +157,7 @@ WHERE Project = {{project:String}}
 # The prompts of the LLM calls of the traces in {ids:String} (runs that failed without an
 # objective: the loader takes the planner's prompt as the objective), GenAI's input messages.
 LOAD_PROMPTS = """
-SELECT TraceId AS trace_id, SpanId AS span_id, toUnixTimestamp64Nano(Timestamp) AS start_ns,
-       SpanAttributes['gen_ai.input.messages'] AS messages
+SELECT TraceId AS trace_id, SpanId AS span_id, SpanAttributes['gen_ai.input.messages'] AS messages
 FROM otel_traces
 WHERE Project = {project:String}
   AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}

@@ -116,7 +116,7 @@ def forms(value: str) -> set[str]:
     (['2026-03-20', '2026-03-20T08:00'], ['80', '80.0'])
     """
     out = {value}
-    if _NUMBER.fullmatch(value):
+    if is_number(value):
         number = float(value)
         out.add(str(int(number)) if number.is_integer() else str(number))
     elif m := _ISO_DATE.match(value):
