@@ -8,10 +8,9 @@ from functools import lru_cache
 from itertools import starmap
 from typing import Any, Protocol
 
-from planscope import safejson
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
-from planscope_collector.observed import ObservedStep, SpanNode, bind
+from planscope_collector.observed import ObservedStep, SpanNode, bind, user_request
 
 from . import _queries as Q
 from ._model import (
@@ -407,7 +406,7 @@ def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) 
     for trace_id, span_id, messages in zip(
         c.get("trace_id", ()), c.get("span_id", ()), c.get("messages", ()), strict=True
     ):
-        if text := user_text(messages):
+        if text := user_request(dict(messages)):
             prompts.setdefault(trace_id, {})[span_id] = text  # rows come by start: first wins
     for trace_id, by_span in prompts.items():
         t = wanted[trace_id]
@@ -415,34 +414,6 @@ def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) 
         prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
         t.runs = [r if r.objective else r._replace(objective=prompt) for r in t.runs]
         t._memo.clear()
-
-
-def user_text(messages: str) -> str:
-    """The user's text in GenAI input messages (``gen_ai.input.messages``: a list of messages
-    with a string ``content`` or text ``parts``), lines joined; empty when there is none.
-
-    >>> user_text('[{"role": "system", "content": "Be brief."},'
-    ...           ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]')
-    'Ship 1.2.3'
-    """
-    try:
-        decoded = safejson.loads(messages) if messages else None
-    except ValueError:
-        return ""
-    if not isinstance(decoded, list):
-        return ""
-    out = []
-    for m in decoded:
-        if not isinstance(m, dict) or m.get("role") != "user":
-            continue
-        if isinstance(m.get("content"), str):
-            out.append(m["content"])
-        for part in m.get("parts") or ():
-            if isinstance(part, dict) and part.get("type", "text") == "text":
-                text = part.get("content", part.get("text"))
-                if isinstance(text, str):
-                    out.append(text)
-    return "\n".join(out)
 
 
 def _strings(values: Any) -> tuple[str, ...]:

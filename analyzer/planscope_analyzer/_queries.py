@@ -10,6 +10,7 @@ module exists in ``planscope.semconv``).
 
 from __future__ import annotations
 
+from planscope_collector.observed import user_request_sql
 from planscope_collector.runmodel import RUN_OUTCOME_REASON
 from planscope_collector.storage import status_code_sql
 
@@ -154,15 +155,16 @@ WHERE Project = {{project:String}}
        OR (TraceId IN (SELECT arrayJoin(splitByChar(',', {{ambiguous:String}}))) AND empty_context))
 """
 
-# The prompts of the LLM calls of the traces in {ids:String} (runs that failed without an
-# objective: the loader takes the planner's prompt as the objective), GenAI's input messages.
-LOAD_PROMPTS = """
-SELECT TraceId AS trace_id, SpanId AS span_id, SpanAttributes['gen_ai.input.messages'] AS messages
+# What the LLM calls of the traces in {ids:String} were asked (runs that failed without an
+# objective: the loader takes the planner's prompt as the objective): their input-message
+# attributes in every convention, as planscope_collector.observed.user_request reads them.
+LOAD_PROMPTS = f"""
+SELECT TraceId AS trace_id, SpanId AS span_id, {user_request_sql()} AS messages
 FROM otel_traces
-WHERE Project = {project:String}
-  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
-  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String})))
-  AND messages != ''
+WHERE Project = {{project:String}}
+  AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
+  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
+  AND notEmpty(messages)
 ORDER BY TraceId, Timestamp
 """
 

@@ -29,6 +29,11 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   inferred step spans right under it) are its plan: one step per task name, in start order,
   each depending on the sibling tasks its span links to (OTel span links; none: a list).
 
+Also derived at read time, from one span: **what an LLM call was asked** (:func:`user_request`,
+the user messages of its input in every convention the span model reads; the analyzer takes a
+failed run's planner prompt as its objective when the run declares none). SQL selects the
+attributes it reads with :func:`user_request_sql`.
+
 >>> spans = [
 ...     SpanNode("r", "", "other", "app"),
 ...     SpanNode("p", "r", "step", "planner", step_name="planner"),
@@ -43,10 +48,22 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["Binding", "ObservedStep", "SpanNode", "WorkflowPlan", "bind"]
+from planscope import safejson
+from planscope import semconv as A
+
+__all__ = [
+    "Binding",
+    "ObservedStep",
+    "SpanNode",
+    "WorkflowPlan",
+    "bind",
+    "user_request",
+    "user_request_sql",
+]
 
 _MAX_DEPTH = 10_000
 """Parent chains longer than this are bad data (a cycle): the walk stops."""
@@ -282,3 +299,104 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
         if any(c.kind == "step" and c.inferred for c in children.get(root.span_id, ())):
             return root.span_id
     return None
+
+
+# --- what an LLM call was asked -----------------------------------------------------------------
+# The flattened message attributes of OpenInference (llm.input_messages.{i}.message.role /
+# .content / .contents.{j}.message_content.type|text) and the older OpenLLMetry
+# (gen_ai.prompt.{i}.role / .content); "[.]" instead of "\\." keeps SQL and regex escaping apart.
+_FLAT_MESSAGE_KEYS = (
+    f"^{A.OI_INPUT_MESSAGES.replace('.', '[.]')}[.][0-9]+[.]message[.]"
+    "(role|content|contents[.][0-9]+[.]message_content[.](type|text))$",
+    f"^{A.GEN_AI_PROMPT.replace('.', '[.]')}[.][0-9]+[.](role|content)$",
+)
+
+
+def user_request_sql(column: str = "SpanAttributes") -> str:
+    """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
+    :func:`user_request` reads: a Map, empty for a span that records no input messages.
+
+    >>> user_request_sql().startswith("mapFilter((k, v) -> k = 'gen_ai.input.messages'")
+    True
+    """
+    keys = " OR ".join(f"match(k, '{pattern}')" for pattern in _FLAT_MESSAGE_KEYS)
+    return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys}, {column})"
+
+
+def user_request(attributes: Mapping[str, str]) -> str:
+    """The user's text an LLM call was given (its user messages, lines joined; empty when none),
+    from its span's attributes in any convention the span model reads: GenAI
+    ``gen_ai.input.messages`` (parts, as pydantic-ai and OpenLLMetry write them, or a string
+    ``content``), else OpenInference's ``llm.input_messages.{i}.message.*``, else the older
+    OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``.
+
+    >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
+    ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
+    'Ship 1.2.3'
+    >>> user_request({"llm.input_messages.0.message.role": "system",
+    ...               "llm.input_messages.0.message.content": "You plan.",
+    ...               "llm.input_messages.1.message.role": "user",
+    ...               "llm.input_messages.1.message.content": "Refund order 42"})
+    'Refund order 42'
+    >>> user_request({"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Book a hotel"})
+    'Book a hotel'
+    """
+    try:
+        decoded = safejson.loads(attributes.get(A.GEN_AI_INPUT_MESSAGES) or "null")
+    except ValueError:
+        decoded = None
+    messages = decoded if isinstance(decoded, list) else []
+    if not messages:
+        for prefix in (A.OI_INPUT_MESSAGES, A.GEN_AI_PROMPT):
+            if messages := _flat_messages(attributes, prefix + "."):
+                break
+    return "\n".join(
+        text
+        for m in messages
+        if isinstance(m, dict) and m.get("role") == "user"
+        for text in _texts(m.get("content"), m.get("parts"))
+    )
+
+
+def _flat_messages(attributes: Mapping[str, str], prefix: str) -> list[dict[str, Any]]:
+    """Flattened message attributes (``{prefix}{i}.[message.]role`` / ``content`` /
+    ``contents.{j}.message_content.text``) as GenAI-shaped messages, in index order."""
+    by_index: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        index, _, field = key[len(prefix) :].partition(".")
+        if not index.isdigit():
+            continue
+        field = field.removeprefix("message.")
+        message = by_index.setdefault(int(index), {})
+        if field in ("role", "content"):
+            message[field] = value
+        elif field.startswith("contents.") and field.endswith(".message_content.text"):
+            message.setdefault("parts", []).append({"type": "text", "content": value})
+    return [by_index[i] for i in sorted(by_index)]
+
+
+def _texts(content: Any, parts: Any) -> list[str]:
+    """The text of one message: its string content, else its text parts (GenAI ``parts``, or a
+    content that is a list of parts, also as a JSON string, as older OpenLLMetry writes it)."""
+    if isinstance(content, str) and content.startswith("[{"):
+        try:
+            decoded = safejson.loads(content)
+        except ValueError:
+            decoded = None
+        if (
+            isinstance(decoded, list)
+            and decoded
+            and all(isinstance(p, dict) and "type" in p for p in decoded)
+        ):
+            content = decoded
+    if isinstance(content, str):
+        return [content] if content else []
+    out = []
+    for part in (content if isinstance(content, list) else []) + list(parts or ()):
+        if isinstance(part, dict) and part.get("type", "text") == "text":
+            text = part.get("content", part.get("text"))
+            if isinstance(text, str) and text:
+                out.append(text)
+    return out

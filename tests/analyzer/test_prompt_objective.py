@@ -1,18 +1,33 @@
 """A failed run under a foreign root declares no objective: the loader takes the planner's
-prompt as its objective, so what the user asked for is not a suspect of plan propagation."""
+prompt as its objective, so what the user asked for is not a suspect of plan propagation. The
+prompt is read in every convention the span model reads (``planscope_collector.observed.
+user_request``): the GenAI input messages (parts, as pydantic-ai and OpenLLMetry write them, or a
+string content), OpenInference's flattened ``llm.input_messages.*``, the older OpenLLMetry
+``gen_ai.prompt.*``; the real spans of tests/conformance/data show it for each instrumentation."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 from planscope import semconv as A
 from planscope_analyzer import load_traces
 from planscope_analyzer.detectors.plan_propagation import PlanPropagation
+from planscope_collector import JSON, parse_request
 from planscope_collector.storage import Store
 
-from tests.storage._spans import BASE_NS, make_span, new_span_id, new_trace_id, spans_ipc
+from tests.conformance.agents._common import OBJECTIVE
+from tests.storage._spans import (
+    BASE_NS,
+    make_span,
+    new_span_id,
+    new_trace_id,
+    otlp_to_rows,
+    spans_ipc,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -33,7 +48,67 @@ def _messages(role: str, text: str) -> str:
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
 
 
-def _release(store: Store, prompt: str) -> str:
+def _genai_parts(prompt: str, answer: str) -> dict[str, Any]:
+    """pydantic-ai / GenAI semconv: input and output messages in the parts format."""
+    return {
+        A.GEN_AI_OPERATION_NAME: "chat",
+        A.GEN_AI_INPUT_MESSAGES: json.dumps(
+            [
+                {"role": "system", "parts": [{"type": "text", "content": "You plan releases."}]},
+                {"role": "user", "parts": [{"type": "text", "content": prompt}]},
+            ]
+        ),
+        A.GEN_AI_OUTPUT_MESSAGES: _messages("assistant", answer),
+    }
+
+
+def _genai_content(prompt: str, answer: str) -> dict[str, Any]:
+    """Older GenAI instrumentations: each message's text as a string ``content``."""
+    return {
+        A.GEN_AI_OPERATION_NAME: "chat",
+        A.GEN_AI_INPUT_MESSAGES: json.dumps([{"role": "user", "content": prompt}]),
+        A.GEN_AI_OUTPUT_MESSAGES: json.dumps([{"role": "assistant", "content": answer}]),
+    }
+
+
+def _openinference(prompt: str, answer: str) -> dict[str, Any]:
+    """OpenInference's LLM span: flattened ``llm.input_messages.{i}.message.*``."""
+    return {
+        A.OI_SPAN_KIND: "LLM",
+        "llm.input_messages.0.message.role": "system",
+        "llm.input_messages.0.message.content": "You plan releases.",
+        "llm.input_messages.1.message.role": "user",
+        "llm.input_messages.1.message.contents.0.message_content.type": "text",
+        "llm.input_messages.1.message.contents.0.message_content.text": prompt,
+        A.OI_OUTPUT_MESSAGE_CONTENT: answer,
+    }
+
+
+def _openllmetry_legacy(prompt: str, answer: str) -> dict[str, Any]:
+    """OpenLLMetry's legacy attributes: ``gen_ai.prompt.{i}.role`` / ``.content`` (a content
+    list as JSON for the user turn, as it writes multi-part content)."""
+    return {
+        A.GEN_AI_SYSTEM: "openai",
+        "llm.request.type": "chat",
+        "gen_ai.prompt.0.role": "system",
+        "gen_ai.prompt.0.content": "You plan releases.",
+        "gen_ai.prompt.1.role": "user",
+        "gen_ai.prompt.1.content": json.dumps([{"type": "text", "text": prompt}]),
+        A.GEN_AI_COMPLETION_CONTENT: answer,
+    }
+
+
+CONVENTIONS: dict[str, Callable[[str, str], dict[str, Any]]] = {
+    "genai_parts": _genai_parts,
+    "genai_content": _genai_content,
+    "openinference": _openinference,
+    "openllmetry_legacy": _openllmetry_legacy,
+}
+
+
+def _release(
+    store: Store, prompt: str, llm: Callable[[str, str], dict[str, Any]] = _genai_parts
+) -> str:
     """A logfire-style root (no agent span, no objective) that fails its release check; a
     planner agent run whose chat answers ``PLAN`` to ``prompt``; one executor run per task."""
     t, root, planner = new_trace_id(), new_span_id(), new_span_id()
@@ -47,11 +122,7 @@ def _release(store: Store, prompt: str) -> str:
                   start_ns=BASE_NS + MS, duration_ns=5 * MS, attrs=agent),
         make_span(
             trace_id=t, parent=planner, name="chat gpt-4o", start_ns=BASE_NS + 2 * MS,
-            attrs={
-                A.GEN_AI_OPERATION_NAME: "chat",
-                A.GEN_AI_INPUT_MESSAGES: _messages("user", prompt),
-                A.GEN_AI_OUTPUT_MESSAGES: _messages("assistant", json.dumps(PLAN)),
-            },
+            attrs=llm(prompt, json.dumps(PLAN)),
         ),
     ]  # fmt: skip
     for i, (tool, args) in enumerate(ARGS.items()):
@@ -72,8 +143,11 @@ def _release(store: Store, prompt: str) -> str:
     return t
 
 
-def test_the_planners_prompt_is_the_objective_of_a_run_without_one(store: Store) -> None:
-    t = _release(store, "Release api 1.2.3")
+@pytest.mark.parametrize("convention", sorted(CONVENTIONS))
+def test_the_planners_prompt_is_the_objective_of_a_run_without_one(
+    store: Store, convention: str
+) -> None:
+    t = _release(store, "Release api 1.2.3", CONVENTIONS[convention])
     trace = load_traces(store, "default", [t])[t]
     assert trace.run is not None and trace.run.objective == "Release api 1.2.3"
     # the service the user named is not a suspect: the version the planner wrote is
@@ -87,3 +161,59 @@ def test_a_prompt_subtracts_only_what_it_says(store: Store) -> None:
     trace = load_traces(store, "default", [t])[t]
     (finding,) = PlanPropagation().detect(trace)
     assert finding.step_id == "book" and "api" in finding.detail["values"]
+
+
+def test_without_the_prompt_the_users_service_is_blamed(store: Store) -> None:
+    # the same run whose planner call records no input: the service the user named is taken
+    # for the planner's, first carried by 'book' (what reading the prompt avoids above)
+    t = _release(store, "Release api 1.2.3", lambda p, a: _genai_parts("", a))
+    trace = load_traces(store, "default", [t])[t]
+    assert trace.run is not None and trace.run.objective == ""
+    (finding,) = PlanPropagation().detect(trace)
+    assert finding.step_id == "book" and "api" in finding.detail["values"]
+
+
+DATA = Path(__file__).resolve().parents[1] / "conformance" / "data"
+_OBJECTIVE_KEYS = (A.OI_INPUT_VALUE, "traceloop.entity.input")
+"""Where a root span of the conformance agents declares the objective (OpenInference,
+OpenLLMetry); GenAI and pydantic-ai roots declare none."""
+
+
+def _failed_without_objective(source: str) -> tuple[bytes, str]:
+    """A conformance source's real ``loop`` trace as a failed run that declares no objective:
+    the root's objective attributes removed, its status an error (the openai-agents SDK and
+    LangGraph leave it OK); every LLM span as the instrumentation recorded it."""
+    trace_id = json.loads((DATA / "scenarios.json").read_text())[source]["loop"]
+    body = json.loads((DATA / f"{source}.json").read_text())
+    for resource in body["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            scope["spans"] = [s for s in scope["spans"] if s["traceId"] == trace_id]
+            for span in scope["spans"]:
+                if not span.get("parentSpanId"):
+                    span["attributes"] = [
+                        a for a in span.get("attributes", []) if a["key"] not in _OBJECTIVE_KEYS
+                    ]
+                    span["status"] = {"code": 2, "message": "refund failed"}
+    return json.dumps(body).encode(), trace_id
+
+
+SOURCES = (
+    "genai_semconv",
+    "openai_agents",
+    "openinference_langgraph",
+    "openinference_openai",
+    "openllmetry_openai",
+    "pydantic_ai",
+)
+
+
+def test_real_instrumentations_prompt_is_found(store: Store) -> None:
+    # one store for all sources (a migration per source would cost a minute)
+    traces = {}
+    for source in SOURCES:
+        body, t = _failed_without_objective(source)
+        store.insert_spans(spans_ipc(otlp_to_rows(parse_request(body, JSON), "default")))
+        traces[source] = t
+    loaded = load_traces(store, "default", list(traces.values()))
+    found = {s: [(r.outcome, r.objective) for r in loaded[t].runs] for s, t in traces.items()}
+    assert found == {s: [("failure", OBJECTIVE)] for s in SOURCES}
