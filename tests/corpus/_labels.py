@@ -58,6 +58,19 @@ SPLITS: dict[str, dict[str, range]] = {
         "restock": range(12000, 12024),
         "release": range(12000, 12042),
     },
+    # Sealed 3: built after the sealed-2 round's detector changes, labels committed alone
+    # before any detector ran on it, scored once (``benchmarks/detector_corpus.py --sealed3``):
+    # new seeds of the six agents and a seventh agent (analyst: the real OpenAI Agents SDK
+    # under OpenInference's openai-agents instrumentor).
+    "sealed3": {
+        "travel": range(15000, 15013),
+        "etl": range(15000, 15008),
+        "support": range(15000, 15010),
+        "refund": range(15000, 15006),
+        "restock": range(15000, 15012),
+        "release": range(15000, 15013),
+        "analyst": range(15000, 15060),
+    },
 }
 
 _ERRORS = (
@@ -384,6 +397,110 @@ def _release_wrong_window(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return PROPAGATION, "book_window", "", {"late_days": rng.randint(1, 3)}
 
 
+# --- analyst: a data-analysis agent on the real OpenAI Agents SDK; sealed-3 split only -------
+# The world: weekly active users of one product, per region and month, in a warehouse whose
+# queries are jobs; a catalog searched page by page; a wiki the report is published to. A tool
+# error's suffix says what it is: none (transient, the model calls the tool again with new
+# arguments), "(retry later)" (the model gives up, the app re-runs the step), "(replan)" (the
+# app asks the planner again) or "(permanent)" (nothing more is tried).
+def _suffixed(errors: list[str], suffix: str, last: str = "") -> list[str]:
+    out = [f"{e} {suffix}".strip() for e in errors]
+    if last and out:
+        out[-1] = f"{errors[-1]} {last}"
+    return out
+
+
+def _analyst_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _analyst_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's executor gives up on attempt 1 (and 2); the app's re-run works
+    step = rng.choice(["pull_current", "pull_baseline", "compute_change"])
+    errors = _suffixed(varying_errors(rng, rng.randint(1, 2)), "(retry later)")
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors}
+
+
+def _analyst_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the model calls the tool again (new arguments) and the 2nd or 3rd call works
+    step = rng.choice(["locate_source", "pull_current", "publish_report"])
+    return "healthy", "", RUNAWAY, {"step": step, "errors": varying_errors(rng, rng.randint(1, 2))}
+
+
+def _analyst_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the wiki space was archived and the error names its successor: one re-plan fixes it
+    space = rng.choice(["ANALYTICS-2026", "ANALYTICS-NEW", "DATA-REPORTS"])
+    return "healthy", "", PROPAGATION, {"moved_to": space}
+
+
+def _analyst_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _analyst_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the query job reports the same RUNNING state 3-8 times, then it is done
+    step = rng.choice(["pull_current", "pull_baseline"])
+    return "healthy", "", RUNAWAY, {"step": step, "polls": rng.randint(3, 8)}
+
+
+def _analyst_external_removed(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the report was published and audited, a retention bot removes the page
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 3)}
+
+
+def _analyst_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["pull_current", "pull_baseline", "compute_change"])
+    errors = _suffixed(varying_errors(rng, rng.randint(4, 7)), "(retry later)", "(permanent)")
+    return RUNAWAY, step, "", {"step": step, "errors": errors}
+
+
+def _analyst_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["locate_source", "pull_current", "publish_report"])
+    errors = _suffixed(varying_errors(rng, rng.randint(4, 7)), "", "(permanent)")
+    return RUNAWAY, step, "", {"step": step, "errors": errors}
+
+
+def _analyst_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # publish_report fails in every plan version: a re-run, then a re-plan; the last is final
+    versions = rng.randint(3, 4)
+    texts = varying_errors(rng, 2 * versions)
+    errors = [t + (" (retry later)" if i % 2 == 0 else " (replan)") for i, t in enumerate(texts)]
+    errors[-1] = f"{texts[-1]} (permanent)"
+    return RUNAWAY, "publish_report", "", {"versions": versions, "errors": errors}
+
+
+def _analyst_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the query job never leaves RUNNING: the model polls until it gives up, no progress
+    step = rng.choice(["pull_current", "pull_baseline"])
+    return RUNAWAY, step, "", {"step": step}
+
+
+def _analyst_wrong_product(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a stale note names another product: the catalog search finds its dataset, and the next
+    # step's query fails on that dataset's schema
+    product = rng.choice(["Atlas Lite", "Atlas Mobile", "Atlas Classic"])
+    return PROPAGATION, "locate_source", "", {"product": product}
+
+
+def _analyst_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a region code the warehouse does not have: both pulls return 0, compute_change fails
+    region = rng.choice(["EMEA", "EU-West", "Europe"])
+    return PROPAGATION, "pull_current", "", {"region": region}
+
+
+def _analyst_wrong_baseline(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the baseline month is not the same month a year earlier: every step works, the audit
+    # of the published figure fails
+    month = rng.choice(["2025-09", "2025-11", "2024-10"])
+    return PROPAGATION, "pull_baseline", "", {"baseline": month}
+
+
+def _analyst_wrong_space(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a stale note names a wiki space the bot may not write to: publishing fails for good
+    space = rng.choice(["FINANCE", "EXEC", "SALES"])
+    return PROPAGATION, "publish_report", "", {"space": space}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -455,6 +572,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_cluster": _release_wrong_cluster,
         "wrong_replicas": _release_wrong_replicas,
         "wrong_window": _release_wrong_window,
+    },
+    "analyst": {
+        "healthy": _analyst_healthy,
+        "flaky_step": _analyst_flaky_step,
+        "flaky_tool": _analyst_flaky_tool,
+        "legit_replan": _analyst_legit_replan,
+        "pagination": _analyst_pagination,
+        "polling_ends": _analyst_polling_ends,
+        "external_removed": _analyst_external_removed,
+        "loop_step_varying": _analyst_loop_step,
+        "loop_tool_in_step": _analyst_loop_tool,
+        "loop_across_replans": _analyst_loop_replans,
+        "loop_poll_stuck": _analyst_loop_poll,
+        "wrong_product": _analyst_wrong_product,
+        "wrong_region": _analyst_wrong_region,
+        "wrong_baseline": _analyst_wrong_baseline,
+        "wrong_space": _analyst_wrong_space,
     },
 }
 
