@@ -23,6 +23,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,6 +119,18 @@ def answer(body: dict[str, Any]) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": json.dumps(PLAN)}
     else:
         message = _executor_turn(messages, _tool_names(body))
+    return completion(body, message)
+
+
+def completion(body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+    """The chat-completion response carrying ``message`` for one request body (its usage
+    counted from the characters of both).
+
+    >>> completion({"messages": []}, {"role": "assistant", "content": "hi"})["usage"][
+    ...     "completion_tokens"]
+    9
+    """
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     reason = "tool_calls" if message.get("tool_calls") else "stop"
     prompt_tokens = _tokens(json.dumps(messages))
     completion_tokens = _tokens(json.dumps(message))
@@ -168,10 +181,15 @@ class Served:
     tool_calls: int
 
 
-def create_app(log: list[Served] | None = None) -> FastAPI:
+Answer = Callable[[dict[str, Any]], dict[str, Any]]
+"""A request body -> the chat-completion response (a pure function, like :func:`answer`)."""
+
+
+def create_app(log: list[Served] | None = None, respond: Answer = answer) -> FastAPI:
     """The server's routes: ``POST /{client}/v1/chat/completions`` and ``GET
     /{client}/v1/models``, where ``client`` names who asks; every completion served is
-    appended to ``log``."""
+    appended to ``log``. ``respond`` is the model (:func:`answer` unless another scripted
+    model is given, as the corpus's agents do)."""
     app = FastAPI()
     served = log if log is not None else []
 
@@ -183,7 +201,7 @@ def create_app(log: list[Served] | None = None) -> FastAPI:
             return JSONResponse({"error": {"message": "body is not JSON"}}, status_code=400)
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return JSONResponse({"error": {"message": "messages must be a list"}}, status_code=400)
-        response = answer(body)
+        response = respond(body)
         served.append(
             Served(
                 client,
@@ -215,10 +233,15 @@ class ModelServer:
     """
 
     log: list[Served] = field(default_factory=list)
+    respond: Answer = answer
 
     def __post_init__(self) -> None:
         config = uvicorn.Config(
-            create_app(self.log), host="127.0.0.1", port=0, log_level="warning", lifespan="off"
+            create_app(self.log, self.respond),
+            host="127.0.0.1",
+            port=0,
+            log_level="warning",
+            lifespan="off",
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="fake-openai", daemon=True)

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from opentelemetry.sdk.trace import TracerProvider
 
-from . import etl, refund, release, restock, support, travel
+from . import analyst, etl, refund, release, restock, support, travel
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
 
 AGENTS = {"travel": travel.run, "support": support.run}
@@ -23,14 +23,16 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     The SDK agents go through ``planscope.configure(tracer_provider=provider)``, the plain
     OpenTelemetry agent through ``provider.get_tracer``, the framework agent through
     OpenInference's instrumentor and tracer on ``provider`` (against a fake model server), the
-    Traceloop-convention and pydantic-ai-style agents through ``provider.get_tracer``.
+    Traceloop-convention and pydantic-ai-style agents through ``provider.get_tracer``, the
+    analyst (the OpenAI Agents SDK) through OpenInference's openai-agents instrumentor on
+    ``provider``.
     """
     import planscope
 
     planscope.configure(tracer_provider=provider)
     tracer = provider.get_tracer("etl-agent")
     out = {}
-    framework, traceloop, pydantic = [], [], []
+    framework, traceloop, pydantic, agents_sdk = [], [], [], []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -40,11 +42,14 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             traceloop.append(label)
         elif label.agent == "release":
             pydantic.append(label)
+        elif label.agent == "analyst":
+            agents_sdk.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
     out.update(restock.play(traceloop, provider))
     out.update(release.play(pydantic, provider))
+    out.update(analyst.play(agents_sdk, provider))
     return out
 
 
