@@ -303,11 +303,12 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
 
 # --- what an LLM call was asked -----------------------------------------------------------------
 # The flattened message attributes of OpenInference (llm.input_messages.{i}.message.role /
-# .content / .contents.{j}.message_content.type|text) and the older OpenLLMetry
-# (gen_ai.prompt.{i}.role / .content); "[.]" instead of "\\." keeps SQL and regex escaping apart.
+# .content / .contents.{j}.message_content.text) and the older OpenLLMetry
+# (gen_ai.prompt.{i}.role / .content) that user_request reads; "[.]" instead of "\\." keeps
+# SQL and regex escaping apart.
 _FLAT_MESSAGE_KEYS = (
     f"^{A.OI_INPUT_MESSAGES.replace('.', '[.]')}[.][0-9]+[.]message[.]"
-    "(role|content|contents[.][0-9]+[.]message_content[.](type|text))$",
+    "(role|content|contents[.][0-9]+[.]message_content[.]text)$",
     f"^{A.GEN_AI_PROMPT.replace('.', '[.]')}[.][0-9]+[.](role|content)$",
 )
 
