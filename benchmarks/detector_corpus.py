@@ -21,8 +21,8 @@ Baselines, scored on the same traces in the same run:
     .venv/bin/python benchmarks/detector_corpus.py [--json out.json] [--split dev|heldout]
 
 The sealed splits (built after the last tuning, labels committed first) are left out unless
-``--sealed`` or ``--sealed2`` is given, which scores that split alone: run it once, at the end,
-and report it apart.
+``--sealed``, ``--sealed2`` or ``--sealed3`` is given, which scores that split alone: run it
+once, at the end, and report it apart.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ from planscope_analyzer import Analyzer, Finding, TraceData, load_traces
 from tests.corpus import KINDS, Label, all_labels, play, read_labels
 
 HEALTHY = "healthy"
+SEALED = ("sealed", "sealed2", "sealed3")
+"""Splits scored once, each only when asked for (``--sealed3``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")
 
 
@@ -291,24 +293,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--json", help="write the figures to this file")
     parser.add_argument("--split", choices=["dev", "heldout"], help="only this split")
-    parser.add_argument(
-        "--sealed", action="store_true", help="score only the sealed split (once, at the end)"
-    )
-    parser.add_argument(
-        "--sealed2", action="store_true", help="score only the sealed-2 split (once, at the end)"
-    )
+    for split in SEALED:
+        parser.add_argument(
+            f"--{split}",
+            action="store_true",
+            help=f"score only the {split} split (once, at the end)",
+        )
     parser.add_argument("--misses", action="store_true", help="list misses and false findings")
     args = parser.parse_args(argv)
     labels = read_labels()
     if [lab.to_dict() for lab in labels] != [lab.to_dict() for lab in all_labels()]:
         print("tests/corpus/labels.jsonl differs from the generator", file=sys.stderr)
         return 1
-    sealed = {"sealed", "sealed2"}
-    if args.sealed or args.sealed2:
-        chosen = {name for name, on in (("sealed", args.sealed), ("sealed2", args.sealed2)) if on}
+    chosen = {split for split in SEALED if getattr(args, split)}
+    if chosen:
         labels = [lab for lab in labels if lab.split in chosen]
     else:
-        labels = [lab for lab in labels if lab.split not in sealed]
+        labels = [lab for lab in labels if lab.split not in SEALED]
     if args.split:
         labels = [lab for lab in labels if lab.split == args.split]
     with tempfile.TemporaryDirectory(prefix="ps-corpus-") as tmp:
@@ -321,7 +322,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name, fn in BASELINES.items()
     }
     payload: dict[str, Any] = {"machine": machine_facts(), "runs": len(labels), "seconds": elapsed}
-    for split in ("dev", "heldout", "sealed", "sealed2"):
+    for split in ("dev", "heldout", *SEALED):
         part = [lab for lab in labels if lab.split == split]
         if part:
             payload[split] = report(f"{split} ({len(part)} runs)", part, detectors, baselines)

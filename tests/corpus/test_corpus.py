@@ -12,7 +12,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from planscope_analyzer import Analyzer
+from planscope_analyzer import Analyzer, load_traces
 from planscope_collector.storage import Store
 
 from tests.corpus import Label, all_labels, play, read_labels
@@ -42,11 +42,13 @@ def test_labels_file_is_what_the_generator_writes() -> None:
     labels = read_labels()
     assert [lab.to_dict() for lab in labels] == [lab.to_dict() for lab in all_labels()]
     assert len(labels) >= 150
-    dev = {(lab.agent, lab.seed) for lab in labels if lab.split == "dev"}
-    held = {(lab.agent, lab.seed) for lab in labels if lab.split == "heldout"}
-    sealed = {(lab.agent, lab.seed) for lab in labels if lab.split == "sealed"}
-    sealed2 = {(lab.agent, lab.seed) for lab in labels if lab.split == "sealed2"}
-    assert not dev & held and not (dev | held) & sealed and not (dev | held | sealed) & sealed2
+    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3")
+    assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
+    seen: set[tuple[str, int]] = set()
+    for split in splits:  # no run is in two splits
+        runs = {(lab.agent, lab.seed) for lab in labels if lab.split == split}
+        assert not runs & seen, split
+        seen |= runs
     assert {lab.agent for lab in labels if lab.split == "heldout"} - {
         lab.agent for lab in labels if lab.split == "dev"
     }  # an agent never seen while tuning
@@ -83,3 +85,33 @@ def test_detectors_find_the_labelled_step_on_a_slice(store: Store) -> None:
                 lab.scenario,
                 got,
             )
+
+
+@pytest.mark.integration
+def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
+    """The Agents SDK's spans, mapped at read time, are runs whose attempts are the labelled
+    plan steps (no detector runs here: the analyst's runs are sealed-3 only)."""
+    labels = read_labels()
+    wanted = ("healthy", "loop_step_varying", "wrong_region")
+    picked = [
+        next(lab for lab in labels if lab.agent == "analyst" and lab.scenario == s) for s in wanted
+    ]
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    try:
+        ids = play(picked, provider)
+    finally:
+        planscope.configure(tracer_provider=TracerProvider())
+    store.insert_spans(
+        spans_ipc(otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default"))
+    )
+    traces = load_traces(store, "default", list(ids.values()))
+    plan = {"locate_source", "pull_current", "pull_baseline", "compute_change", "publish_report"}
+    for lab in picked:
+        t = traces[ids[lab.run]]
+        assert t.run is not None, lab.run
+        steps = {a.step_id for a in t.attempts}
+        # the planner's output is read as the plan; executor runs are attempts of its steps
+        assert {s.step_id for s in t.plan_steps} == plan, (lab.run, t.plan_steps)
+        assert steps & plan, (lab.run, steps)
