@@ -156,6 +156,53 @@ def test_ranker_is_learned_and_names_speakers_of_the_log(tmp_path: Path) -> None
     assert flat[0][0].step == 0 and len({round(p, 6) for _, p in flat}) == 1
 
 
+def test_two_stages_agent_by_total_probability_step_among_its_turns() -> None:
+    """Stage 1 picks the agent whose turns hold most probability; stage 2 ranks that agent's
+    own turns with the step weights, so the step is that agent's even when another agent's
+    turn scores higher under the step weights."""
+    conv = _conv(
+        _ag2(
+            [
+                ("Lead_Expert", PLAN),
+                ("Lead_Expert", "Let us check the widgets."),
+                ("Worker_Expert", "```python\nprint(1)\n```"),
+                ("Lead_Expert", "Looks fine to me. TERMINATE"),
+            ],
+            "Lead_Expert",
+            3,
+        )
+    )
+    model = Model({"by_plan_owner": 3.0}, step_weights={"last_action": 2.0, "code": 5.0})
+    a = attribute(conv, method=METHOD, model=model)
+    assert (a.component, a.step) == ("Lead_Expert", 3)  # the code turn is Worker's: not a step
+    same = attribute(conv, method=METHOD, model=Model({"by_plan_owner": 3.0, "plan": 1.0}))
+    assert (same.component, same.step) == ("Lead_Expert", 0)  # no step weights: stage-1 ones
+
+
+def test_step_stage_is_fitted_on_the_blamed_agents_own_turns(tmp_path: Path) -> None:
+    """The labelled agent is the plan owner, its labelled turn the last one: stage 1 learns
+    the owner, stage 2 (on the owner's turns only) learns the last turn, against stage 1."""
+    d = tmp_path / "train"
+    d.mkdir()
+    for i, name in enumerate(["A_Expert", "B_Expert", "C_Expert", "D_Expert", "E_Expert"]):
+        doc = _ag2(
+            [
+                (name, PLAN),
+                ("Other_Expert", "Sure."),
+                (name, f"The answer is {i + 10}."),
+                ("Other_Expert", "TERMINATE"),
+            ],
+            name,
+            2,
+        )
+        (d / f"{i}.json").write_text(json.dumps(doc))
+    model = train(load([d]))
+    assert model.step_weights and model.step_weights != model.weights
+    assert model.step_weights["plan"] < model.weights["plan"]
+    a = attribute(_conv(doc), method=METHOD, model=model)
+    assert (a.component, a.step) == (doc["mistake_agent"], 2)
+
+
 def test_baselines_on_a_known_log() -> None:
     conv = _conv(_failed_code("Coder_Expert"))
     picks = {name: fn(conv) for name, fn in BASELINES.items()}
@@ -409,7 +456,7 @@ def test_live_sdk_trace_blames_the_executor_whose_tool_failed(
         ("charge", "tool"),
     ]
     out = _attribute_trace(collector, run, capsys)
-    assert (out["component"], out["step"], out["step_speaker"]) == ("payer", 2, "payer")
+    assert (out["component"], out["step"]) == ("payer", 2)
     for method in BASELINES:
         assert attribute(conv, method=method).component in {"billing", "reader", "payer"}
 
