@@ -136,6 +136,27 @@ def test_features_describe_the_log_not_the_dataset() -> None:
     assert hedged[2]["hedge"] == 1 and hedged[2]["new_facts"] > 0 and hedged[1]["hedge"] == 0
 
 
+def test_answer_source_is_the_one_turn_the_final_answer_rests_on_most() -> None:
+    """Whoever first states most of the final answer's words is its source; a later repeat of
+    the same words (the final answer itself, a check) is not, and the question's words count
+    for no one."""
+    conv = _conv(
+        _ag2(
+            [
+                ("Lead_Expert", PLAN),
+                ("Search_Expert", "The widgets are stored in Rotterdam warehouse seven."),
+                ("Search_Expert", "Also Rotterdam has a harbour."),
+                ("Check_Expert", "Rotterdam warehouse seven, confirmed."),
+                ("Lead_Expert", "Widgets: Rotterdam warehouse seven. TERMINATE"),
+            ],
+            "Search_Expert",
+            1,
+        )
+    )
+    source = {c.step: c.values["answer_source"] for c in candidates(conv)}
+    assert source == {0: 0, 1: 1, 2: 0, 3: 0, 4: 0}
+
+
 def test_ranker_is_learned_and_names_speakers_of_the_log(tmp_path: Path) -> None:
     """Fit on logs where the code's author is to blame; the fitted ranker blames an unseen
     author, whatever its name (nothing is keyed on names)."""

@@ -57,6 +57,7 @@ _DESCRIBE = {
     "hedge": "it marks its content as assumed or unverified",
     "code": "it contains code",
     "judged_no_progress": "the planner judged what followed as no progress",
+    "answer_source": "the turn the final answer rests on most",
 }
 
 
