@@ -136,6 +136,27 @@ def test_features_describe_the_log_not_the_dataset() -> None:
     assert hedged[2]["hedge"] == 1 and hedged[2]["new_facts"] > 0 and hedged[1]["hedge"] == 0
 
 
+def test_answer_source_is_the_one_turn_the_final_answer_rests_on_most() -> None:
+    """Whoever first states most of the final answer's words is its source; a later repeat of
+    the same words (the final answer itself, a check) is not, and the question's words count
+    for no one."""
+    conv = _conv(
+        _ag2(
+            [
+                ("Lead_Expert", PLAN),
+                ("Search_Expert", "The widgets are stored in Rotterdam warehouse seven."),
+                ("Search_Expert", "Also Rotterdam has a harbour."),
+                ("Check_Expert", "Rotterdam warehouse seven, confirmed."),
+                ("Lead_Expert", "Widgets: Rotterdam warehouse seven. TERMINATE"),
+            ],
+            "Search_Expert",
+            1,
+        )
+    )
+    source = {c.step: c.values["answer_source"] for c in candidates(conv)}
+    assert source == {0: 0, 1: 1, 2: 0, 3: 0, 4: 0}
+
+
 def test_ranker_is_learned_and_names_speakers_of_the_log(tmp_path: Path) -> None:
     """Fit on logs where the code's author is to blame; the fitted ranker blames an unseen
     author, whatever its name (nothing is keyed on names)."""
@@ -154,6 +175,53 @@ def test_ranker_is_learned_and_names_speakers_of_the_log(tmp_path: Path) -> None
     # An untrained (all-zero) model has no preference: ties go to the earliest candidate.
     flat = rank(_conv(_hedged("Yan")), Model({}))
     assert flat[0][0].step == 0 and len({round(p, 6) for _, p in flat}) == 1
+
+
+def test_two_stages_agent_by_total_probability_step_among_its_turns() -> None:
+    """Stage 1 picks the agent whose turns hold most probability; stage 2 ranks that agent's
+    own turns with the step weights, so the step is that agent's even when another agent's
+    turn scores higher under the step weights."""
+    conv = _conv(
+        _ag2(
+            [
+                ("Lead_Expert", PLAN),
+                ("Lead_Expert", "Let us check the widgets."),
+                ("Worker_Expert", "```python\nprint(1)\n```"),
+                ("Lead_Expert", "Looks fine to me. TERMINATE"),
+            ],
+            "Lead_Expert",
+            3,
+        )
+    )
+    model = Model({"by_plan_owner": 3.0}, step_weights={"last_action": 2.0, "code": 5.0})
+    a = attribute(conv, method=METHOD, model=model)
+    assert (a.component, a.step) == ("Lead_Expert", 3)  # the code turn is Worker's: not a step
+    same = attribute(conv, method=METHOD, model=Model({"by_plan_owner": 3.0, "plan": 1.0}))
+    assert (same.component, same.step) == ("Lead_Expert", 0)  # no step weights: stage-1 ones
+
+
+def test_step_stage_is_fitted_on_the_blamed_agents_own_turns(tmp_path: Path) -> None:
+    """The labelled agent is the plan owner, its labelled turn the last one: stage 1 learns
+    the owner, stage 2 (on the owner's turns only) learns the last turn, against stage 1."""
+    d = tmp_path / "train"
+    d.mkdir()
+    for i, name in enumerate(["A_Expert", "B_Expert", "C_Expert", "D_Expert", "E_Expert"]):
+        doc = _ag2(
+            [
+                (name, PLAN),
+                ("Other_Expert", "Sure."),
+                (name, f"The answer is {i + 10}."),
+                ("Other_Expert", "TERMINATE"),
+            ],
+            name,
+            2,
+        )
+        (d / f"{i}.json").write_text(json.dumps(doc))
+    model = train(load([d]))
+    assert model.step_weights and model.step_weights != model.weights
+    assert model.step_weights["plan"] < model.weights["plan"]
+    a = attribute(_conv(doc), method=METHOD, model=model)
+    assert (a.component, a.step) == (doc["mistake_agent"], 2)
 
 
 def test_baselines_on_a_known_log() -> None:
@@ -409,7 +477,7 @@ def test_live_sdk_trace_blames_the_executor_whose_tool_failed(
         ("charge", "tool"),
     ]
     out = _attribute_trace(collector, run, capsys)
-    assert (out["component"], out["step"], out["step_speaker"]) == ("payer", 2, "payer")
+    assert (out["component"], out["step"]) == ("payer", 2)
     for method in BASELINES:
         assert attribute(conv, method=method).component in {"billing", "reader", "payer"}
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from math import comb
 from pathlib import Path
 
@@ -194,7 +194,7 @@ def train(logs: Sequence[Labelled], fitted_on: str = "") -> Model:
     for g in usable:
         sizes[g.subset] = sizes.get(g.subset, 0) + 1
     weight = [len(usable) / (len(sizes) * sizes[g.subset]) for g in usable]
-    return fit_cv(
+    agent = fit_cv(
         [g.X for g in usable],
         [g.y for g in usable if g.y is not None],
         FEATURES,
@@ -202,13 +202,33 @@ def train(logs: Sequence[Labelled], fitted_on: str = "") -> Model:
         fitted_on,
         PRIOR,
     )
+    # Stage 2: which of the labelled agent's own turns is the step, learned on those turns
+    # only and shrunk towards the stage-1 weights (a log with one such turn says nothing).
+    own = [(g, w, _own_rows(g)) for g, w in zip(usable, weight, strict=True)]
+    own = [(g, w, rows) for g, w, rows in own if len(rows) > 1]
+    if not own:
+        return agent
+    step = fit_cv(
+        [g.X[rows] for g, _, rows in own],
+        [rows.index(g.y) for g, _, rows in own if g.y is not None],
+        FEATURES,
+        [w for _, w, _ in own],
+        fitted_on,
+        agent.weights,
+    )
+    return replace(agent, step_weights=step.weights, step_l2=step.l2)
+
+
+def _own_rows(g: Labelled) -> list[int]:
+    """Rows of ``g.X`` spoken by the labelled agent."""
+    return [i for i, c in enumerate(g.cands) if c.agent == g.agent]
 
 
 def _ranker_pick(model: Model, g: Labelled) -> tuple[str, int] | None:
     ranked = rank(g.conv, model)
     if not ranked:
         return None
-    agent, _, top, _ = decide(ranked)
+    agent, _, top, _ = decide(ranked, model)
     return agent, top.step
 
 

@@ -15,6 +15,10 @@ a dataset value; docs/attribution.md justifies each one.
 [('A', 0), ('B', 1), ('A', 2)]
 >>> cands[1].values["new_facts"] > 0
 True
+>>> [c.values["answer_source"] for c in candidates(parse_whowhen(b'{"question": "Who?", '
+...     b'"history": [{"name": "A", "content": "Ask B"}, {"name": "B", "content": "Ada Lovelace"},'
+...     b'{"name": "A", "content": "FINAL ANSWER: Ada Lovelace"}]}', "x.json"))]
+[0.0, 1.0, 0.0]
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ FEATURES: tuple[str, ...] = (
     "hedge",
     "code",
     "judged_no_progress",
+    "answer_source",
 )
 """Feature names, in the order of the model's weight vector."""
 
@@ -315,9 +320,16 @@ def candidates(conv: Conversation) -> list[Candidate]:
             "hedge": float(bool(_HEDGE.search(prose))),
             "code": float("```" in t.content),
             "judged_no_progress": float(t.index in no_progress),
+            "answer_source": 0.0,  # set below, once every turn's answer_origin is known
         }
         out.append(Candidate(t.speaker, t.index, t, values))
         seen_speakers.add(t.speaker)
         seen_words |= tw
         seen_numbers |= _numbers(t.content)
+    # The one turn the final answer rests on most (ties: the earliest): the share alone is
+    # spread thin over many turns in a long log; the argmax names a single source.
+    best = max((c.values["answer_origin"] for c in out), default=0.0)
+    source = next((c for c in out if best and c.values["answer_origin"] == best), None)
+    if source is not None:
+        source.values["answer_source"] = 1.0
     return out

@@ -57,6 +57,7 @@ _DESCRIBE = {
     "hedge": "it marks its content as assumed or unverified",
     "code": "it contains code",
     "judged_no_progress": "the planner judged what followed as no progress",
+    "answer_source": "the turn the final answer rests on most",
 }
 
 
@@ -84,9 +85,8 @@ class FindingRef:
 class Attribution:
     """Who is to blame for a failed run, and when.
 
-    ``component`` is always a speaker of the log; ``step`` an index into its history, spoken by
-    ``step_speaker`` (the ranker picks the agent and the step each by its own probability, so
-    the two may differ; ``None`` means ``component``); ``rule`` the method that decided
+    ``component`` is always a speaker of the log; ``step`` an index into its history (for the
+    ranker always a turn of ``component``); ``rule`` the method that decided
     (``ranker`` or a baseline's name); ``confidence`` the ranker's probability for that agent
     (``None`` for a baseline).
     """
@@ -99,13 +99,11 @@ class Attribution:
     evidence: tuple[Evidence, ...] = ()
     findings_used: tuple[str, ...] = ()
     judge: dict[str, Any] | None = field(default=None, compare=False)
-    step_speaker: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "component": self.component,
             "step": self.step,
-            "step_speaker": self.step_speaker or self.component,
             "rule": self.rule,
             "confidence": self.confidence,
             "explanation": self.explanation,
@@ -134,6 +132,8 @@ def shipped() -> Shipped:
         {str(k): float(v) for k, v in doc["weights"].items()},
         str(doc.get("fitted_on", "")),
         float(doc.get("l2", 1.0)),
+        {str(k): float(v) for k, v in (doc.get("step_weights") or {}).items()},
+        float(doc.get("step_l2", 1.0)),
     )
     return Shipped(model, str(doc.get("default", METHOD)), frozenset(doc.get("fitted_logs") or ()))
 
@@ -154,18 +154,22 @@ def rank(conv: Conversation, model: Model) -> list[tuple[Candidate, float]]:
     return [(cands[i], float(p[i])) for i in order]
 
 
-def decide(ranked: list[tuple[Candidate, float]]) -> tuple[str, float, Candidate, float]:
-    """The blamed agent and the decisive step from ranked candidates, each the most probable
-    answer for its own question: the agent with the largest total probability over its
-    candidates (P(agent) = sum of p(c) over its turns; ties: whoever acted first), and the
-    single most probable candidate (ties: the earliest step). The two usually agree; when they
-    do not, the step's speaker is reported next to the agent (``step_speaker``)."""
+def decide(
+    ranked: list[tuple[Candidate, float]], model: Model
+) -> tuple[str, float, Candidate, float]:
+    """The blamed agent and the decisive step, in two stages. Stage 1: the agent with the
+    largest total probability over its candidates (P(agent) = sum of p(c) over its turns;
+    ties: whoever acted first). Stage 2: that agent's turn ranked first by the step weights
+    (a softmax over its own turns only; ties: the earliest step), returned with that
+    within-agent probability."""
     total: dict[str, float] = {}
     for c, p in sorted(ranked, key=lambda cp: cp[0].step):
         total[c.agent] = total.get(c.agent, 0.0) + p
     agent = max(total, key=lambda a: total[a])  # dicts keep first-appearance order
-    top, p = ranked[0]
-    return agent, total[agent], top, p
+    own = sorted((c for c, _ in ranked if c.agent == agent), key=lambda c: c.step)
+    p_own = softmax(model.step_scores(np.array([c.vector() for c in own]), FEATURES))
+    best = max(range(len(own)), key=lambda i: (p_own[i], -i))
+    return agent, total[agent], own[best], float(p_own[best])
 
 
 def by_ranker(conv: Conversation, model: Model) -> Attribution:
@@ -173,31 +177,24 @@ def by_ranker(conv: Conversation, model: Model) -> Attribution:
     ranked = rank(conv, model)
     if not ranked:
         return _nobody(conv)
-    agent, p_agent, top, p = decide(ranked)
-    lifts = sorted(
-        ((model.weights.get(f, 0.0) * v, f) for f, v in top.values.items() if v),
-        reverse=True,
-    )
+    agent, p_agent, top, p = decide(ranked, model)
+    w = model.step_weights or model.weights
+    lifts = sorted(((w.get(f, 0.0) * v, f) for f, v in top.values.items() if v), reverse=True)
     reasons = [_DESCRIBE[f] for lift, f in lifts if lift > 0 and f in _DESCRIBE][:4]
-    own = next(c for c, _ in ranked if c.agent == agent)
     evidence = [Evidence(top.step, snippet(top.turn.content))]
-    if own.step != top.step:
+    runner = next(((c, q) for c, q in ranked if c.agent != agent), None)
+    if runner is not None:
         evidence.append(
-            Evidence(own.step, f"{agent}'s most likely turn: {snippet(own.turn.content)}")
+            Evidence(runner[0].step, f"runner-up agent: {runner[0].agent} (p={runner[1]:.2f})")
         )
-    if len(ranked) > 1:
-        second, p2 = ranked[1]
-        evidence.append(Evidence(second.step, f"runner-up step: {second.agent} (p={p2:.2f})"))
-    by = "" if top.agent == agent else f" (a turn of {top.agent})"
     return Attribution(
         agent,
         top.step,
         METHOD,
         round(p_agent, 3),
-        f"{agent} (p={p_agent:.2f} over its turns); decisive step {top.step}{by} "
-        f"(p={p:.2f}): " + ("; ".join(reasons) or "highest score"),
+        f"{agent} (p={p_agent:.2f} over its turns); decisive step {top.step} "
+        f"(p={p:.2f} among its turns): " + ("; ".join(reasons) or "highest score"),
         tuple(evidence),
-        step_speaker=top.agent,
     )
 
 

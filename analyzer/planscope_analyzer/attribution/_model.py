@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -43,6 +43,13 @@ class Model:
     weights: dict[str, float]
     fitted_on: str = ""
     l2: float = 1.0
+    step_weights: dict[str, float] = field(default_factory=dict)
+    """Stage 2: the weights that rank the blamed agent's own turns (empty: ``weights``)."""
+    step_l2: float = 1.0
+
+    def step_scores(self, X: Matrix, features: Sequence[str]) -> Matrix:
+        """Scores of one agent's candidates under the stage-2 (step) weights."""
+        return Model(self.step_weights or self.weights).scores(X, features)
 
     def scores(self, X: Matrix, features: Sequence[str]) -> Matrix:
         w = np.array([self.weights.get(f, 0.0) for f in features])
@@ -55,6 +62,8 @@ class Model:
                 "weights": self.weights,
                 "fitted_on": self.fitted_on,
                 "l2": self.l2,
+                "step_weights": self.step_weights,
+                "step_l2": self.step_l2,
             },
             indent=2,
         )
