@@ -130,6 +130,7 @@ GROUP BY TraceId, ParentSpanId
 # context switches, third-party spans), and the step attempts of the traces in
 # {ambiguous:String} that recorded an explicitly empty context (``[]``), which the typed table
 # cannot tell from no record at all. Scheduler attributes are read for scheduler spans only.
+# In time order (then id) within each trace: detectors name raw spans as evidence in this order.
 LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, {_STATUS} AS status_code, StatusMessage AS message,
@@ -153,6 +154,7 @@ WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND (TraceId IN (SELECT arrayJoin(splitByChar(',', {{partial:String}})))
        OR (TraceId IN (SELECT arrayJoin(splitByChar(',', {{ambiguous:String}}))) AND empty_context))
+ORDER BY TraceId, Timestamp, SpanId
 """
 
 # What the LLM calls of the traces in {ids:String} were asked (runs that failed without an

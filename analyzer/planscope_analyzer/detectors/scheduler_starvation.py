@@ -41,7 +41,9 @@ class SchedulerStarvation:
 
     def detect(self, trace: TraceData) -> list[Finding]:
         by_scheduler: dict[str, list[SchedulerSpan]] = defaultdict(list)
-        for s in trace.scheduling:
+        # In time order (then id), whatever order the store gave: the waits are summed as
+        # floats and named as evidence in this order.
+        for s in sorted(trace.scheduling, key=lambda s: (s.start_ns, s.span_id)):
             if s.name == A.SPAN_SCHEDULER_QUEUE and s.requester:
                 by_scheduler[s.scheduler_id].append(s)
         findings = []
