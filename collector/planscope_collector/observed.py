@@ -22,6 +22,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   attempt too. An attempt none of these bind keeps its own step name;
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed
   failed (the executor gave up after its tool failed, e.g. a model that stops calling it);
+  when the observed plans name tools, its last call of those tools decides (a framework's own
+  tool called after them, such as smolagents' ``final_answer``, is not the step's work);
 * **attempts** of one step are numbered in start order; tool and LLM calls belong to the
   nearest enclosing step attempt;
 * **workflow plan**: in a trace with no plan of its own (none declared, none observed), the
@@ -221,10 +223,17 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         if len(planned) == 1:
             bound[a.span_id] = next(iter(planned))
 
+    # the calls of the tools the plans name are the attempt's work; a framework's own tool
+    # after them (a final-answer tool that hands back "giving up") does not make it succeed
+    plan_tools = {s.tool for steps in plans.values() for s in steps if s.tool}
+    work = {
+        owner: [t for t in calls if t.tool in plan_tools] or calls
+        for owner, calls in tools_in.items()
+    }
     failed = frozenset(
         a.span_id
         for a in attempts
-        if a.failed or (tools_in.get(a.span_id) and tools_in[a.span_id][-1].failed)
+        if a.failed or (work.get(a.span_id) and work[a.span_id][-1].failed)
     )
     numbers: dict[str, int] = {}
     seen: dict[str, int] = {}

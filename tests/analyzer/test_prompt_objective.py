@@ -202,6 +202,8 @@ SOURCES = (
     "openai_agents",
     "openinference_langgraph",
     "openinference_openai",
+    "openinference_smolagents",
+    "openllmetry_langgraph",
     "openllmetry_openai",
     "pydantic_ai",
 )

@@ -45,6 +45,16 @@ def test_a_healthy_attempt_is_not_failed_and_no_plan_binds_nothing() -> None:
     assert b.attempts == {"e1": 1, "e2": 2}  # both keep the step name "executor"
 
 
+def test_a_framework_tool_after_the_failed_plan_tool_does_not_make_the_attempt_succeed() -> None:
+    # smolagents: the executor gives up through its final-answer tool, which succeeds
+    spans = [*executor_trace(failing=True), node("f", "e2", "tool", 30, tool="final_answer")]
+    assert bind(spans, PLAN).failed == frozenset({"e2"})
+    healthy = [*executor_trace(failing=False), node("f", "e2", "tool", 30, tool="final_answer")]
+    assert bind(healthy, PLAN).failed == frozenset()
+    # without a plan naming tools, the last call decides
+    assert bind(spans, []).failed == frozenset()
+
+
 def test_a_step_named_like_a_plan_step_binds_by_name_before_tools() -> None:
     spans = [
         node("root", "", "run", 0),

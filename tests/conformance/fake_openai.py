@@ -8,7 +8,15 @@ pydantic-ai, the Agents SDK) see the same conversation on every run:
 * after a tool result that reports an error, the same tool is called again with the same
   arguments, until :data:`MAX_TOOL_ATTEMPTS` failed results are in the conversation: then the
   model gives up in plain text (the runaway loop the analyzers must find);
-* after a successful tool result, the model answers in plain text.
+* after a successful tool result, the model answers in plain text;
+* a framework that ends a run through a ``final_answer`` tool (smolagents) gets every
+  plain-text answer as a call of that tool, when the request offers it.
+
+Tool calls and results come as OpenAI messages (``tool_calls``, role ``tool``) or as text, the
+way frameworks without native tool messages write them (smolagents: an assistant message
+``Calling tools:\n[{...}]`` then a user message with the observation; a failed call only as a
+user message ``Error:\n...`` naming the tool; consecutive messages of one role merged into one
+message with a content part each): both read the same.
 
 Usage is counted deterministically from the characters of the request and the answer.
 
@@ -19,6 +27,7 @@ True
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import threading
@@ -40,6 +49,14 @@ PLAN: list[dict[str, str]] = [
 ]
 """The planner's answer, for every objective."""
 FAILURE = re.compile(r"error|fail|timeout|exception|retry", re.IGNORECASE)
+ARGUMENTS = json.dumps({"order_id": "42"})
+"""The arguments of a first call (every scenario's tools take the order id)."""
+FINAL_ANSWER = "final_answer"
+"""The tool some frameworks end a run with: offered, it carries every plain-text answer."""
+TEXT_CALLS = "Calling tools:"
+TEXT_ERROR = "Error:"
+TEXT_FORMS = re.compile(r"\n+(?=(?:Calling tools:|Error:|Observation:)\n)")
+"""Where a merged message's next text-form call or result starts."""
 
 
 def _text(content: Any) -> str:
@@ -63,8 +80,82 @@ def _tool_names(body: dict[str, Any]) -> list[str]:
     ]
 
 
+def _text_tool_calls(message: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """The tool calls a text-form message holds (``Calling tools:\n[{...}]``), else None."""
+    text = _text(message.get("content")).strip()
+    if message.get("role") not in ("assistant", "user") or not text.startswith(TEXT_CALLS):
+        return None
+    try:
+        calls = ast.literal_eval(text.removeprefix(TEXT_CALLS).strip())
+    except (ValueError, SyntaxError):
+        return None
+    out = []
+    for call in calls if isinstance(calls, list) else []:
+        function = dict(call.get("function") or {})
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            function["arguments"] = json.dumps(arguments)
+        out.append({"id": call.get("id"), "type": "function", "function": function})
+    return out
+
+
+def _unmerged(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages a framework merged (consecutive messages of one role joined into one text) apart
+    again, at each text-form tool call or result that starts a line.
+
+    >>> [m["content"] for m in _unmerged([{"role": "user", "content": "do\\nError:\\nx"}])]
+    ['do', 'Error:\\nx']
+    """
+    out = []
+    for message in messages:
+        pieces = TEXT_FORMS.split(_text(message.get("content")))
+        out += [dict(message, content=p) for p in pieces] if len(pieces) > 1 else [message]
+    return out
+
+
+def _native(messages: list[dict[str, Any]], tools: list[str]) -> list[dict[str, Any]]:
+    """The conversation with text-form tool calls and results as OpenAI tool messages.
+
+    >>> _native([{"role": "assistant", "content": "Calling tools:\\n[{'id': 'c1', 'function':"
+    ...     " {'name': 't', 'arguments': {}}}]"}, {"role": "user", "content": "Observation: 1"}],
+    ...     ["t"])[1]
+    {'role': 'tool', 'tool_call_id': 'c1', 'content': 'Observation: 1'}
+    >>> _native([{"role": "user", "content": "Error:\\nError executing tool 't'"}], ["t"])[0][
+    ...     "tool_calls"][0]["function"]["name"]
+    't'
+    """
+    out: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []
+    for i, message in enumerate(_unmerged(messages)):
+        calls = _text_tool_calls(message)
+        text = _text(message.get("content"))
+        user = message.get("role") == "user"
+        named = [t for t in tools if t and t in text]
+        if calls is None and not pending and user and text.startswith(TEXT_ERROR) and named:
+            # a call that failed before it was recorded: only its error names the tool
+            pending = [_call(named[0], ARGUMENTS, i)["tool_calls"][0]]
+            out.append({"role": "assistant", "content": None, "tool_calls": pending})
+        if calls is not None:
+            out.append({"role": "assistant", "content": None, "tool_calls": calls})
+            pending = calls
+        elif pending and user:
+            out.append({"role": "tool", "tool_call_id": pending[0]["id"], "content": text})
+            pending = []
+        else:
+            out.append(message)
+            pending = []
+    return out
+
+
 def _executor_turn(messages: list[dict[str, Any]], tools: list[str]) -> dict[str, Any]:
     """The assistant message for an executor conversation (see the module docstring)."""
+    message = _executor_answer(_native(messages, tools), tools)
+    if FINAL_ANSWER in tools and not message.get("tool_calls"):
+        return _call(FINAL_ANSWER, json.dumps({"answer": message["content"]}), len(messages))
+    return message
+
+
+def _executor_answer(messages: list[dict[str, Any]], tools: list[str]) -> dict[str, Any]:
     last = messages[-1] if messages else {}
     if last.get("role") == "tool":
         result = _text(last.get("content"))
@@ -91,10 +182,11 @@ def _executor_turn(messages: list[dict[str, Any]], tools: list[str]) -> dict[str
     prompt = next(
         (_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
     )
-    name = next((t for t in tools if t and t in prompt), tools[0] if tools else "")
+    offered = [t for t in tools if t != FINAL_ANSWER]
+    name = next((t for t in offered if t and t in prompt), offered[0] if offered else "")
     if not name:
         return {"role": "assistant", "content": "nothing to do"}
-    return _call(name, json.dumps({"order_id": "42"}), len(messages))
+    return _call(name, ARGUMENTS, len(messages))
 
 
 def _call(name: str, arguments: str, turn: int) -> dict[str, Any]:

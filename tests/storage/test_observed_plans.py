@@ -216,3 +216,21 @@ def test_an_output_message_whose_content_is_the_text_is_read(store: Store) -> No
         },
     )
     assert [s[0] for s in _plan_steps(store, t)] == ["extract", "load", "publish"]
+
+
+def test_an_openinference_answer_in_content_parts_is_read(store: Store) -> None:
+    # OpenInference's multi-part message form (smolagents' model spans): the first text part
+    t = _trace(
+        store,
+        {
+            A.OI_SPAN_KIND: "LLM",
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.contents.0.message_content.type": "text",
+            "llm.output_messages.0.message.contents.0.message_content.text": json.dumps(STEPS),
+        },
+        root_attrs={A.OI_SPAN_KIND: "AGENT"},
+    )
+    assert [s[:3] for s in _plan_steps(store, t)] == [
+        ("fetch", "Fetch invoice 7", "get_invoice"),
+        ("pay", "Pay invoice 7", "pay"),
+    ]

@@ -298,6 +298,67 @@ def test_openllmetry_workflow_task_tool_and_llm(store: Store) -> None:
     assert tool["ToolName"] == "search"
 
 
+def test_openllmetry_langgraph_node_visits_are_steps_and_inner_tasks_are_not(
+    store: Store,
+) -> None:
+    """OpenLLMetry 0.5x writes a GenAI operation on its Traceloop spans (a task is
+    ``execute_task``, not a GenAI operation): the Traceloop kind decides. A task inside a
+    LangGraph node's visit that is not the node (an edge's routing function) is other; a span
+    with an unknown operation and no other kind stays other, whatever else it carries."""
+    t, root = new_trace_id(), new_span_id()
+    node = "traceloop.association.properties.langgraph_node"
+
+    def task(name: str, in_node: str, start: int) -> Any:
+        return make_span(
+            trace_id=t,
+            parent=root,
+            name=f"execute_task {name}",
+            start_ns=BASE_NS + start * MS,
+            attrs={
+                A.GEN_AI_OPERATION_NAME: "execute_task",
+                A.TL_SPAN_KIND: "task",
+                A.TL_ENTITY_NAME: name,
+                node: in_node,
+            },
+        )
+
+    store.insert_spans(
+        spans_ipc(
+            [
+                make_span(
+                    trace_id=t,
+                    span_id=root,
+                    name="invoke_agent LangGraph",
+                    attrs={A.GEN_AI_OPERATION_NAME: "invoke_agent", A.GEN_AI_AGENT_NAME: "g"},
+                ),
+                task("planner", "planner", 1),
+                task("executor", "executor", 2),
+                task("route", "executor", 3),
+                make_span(
+                    trace_id=t,
+                    parent=root,
+                    name="create_agent helper",
+                    attrs={A.GEN_AI_OPERATION_NAME: "create_agent", A.GEN_AI_SYSTEM: "openai"},
+                ),
+            ]
+        )
+    )
+    kinds = store.query(
+        "SELECT SpanName, SpanModelKind FROM otel_traces WHERE TraceId = {t:String} "
+        "ORDER BY Timestamp, SpanName",
+        {"t": t},
+    )
+    assert {(k["SpanName"], k["SpanModelKind"]) for k in kinds} == {
+        ("invoke_agent LangGraph", "run"),
+        ("execute_task planner", "step"),
+        ("execute_task executor", "step"),
+        ("execute_task route", "other"),
+        ("create_agent helper", "other"),
+    }
+    steps = _rows(store, "planscope_step_attempts", t)
+    assert [s["StepId"] for s in steps] == ["planner", "executor"]
+
+
 def test_planscope_kind_wins_and_garbage_never_fails_the_insert(store: Store) -> None:
     t = new_trace_id()
     store.insert_spans(

@@ -9,5 +9,7 @@ SOURCES = (
     "openai_agents",
     "genai_semconv",
     "genai_grpc",
+    "openllmetry_langgraph",
+    "openinference_smolagents",
 )
 """Every source, in the order the suite runs them."""
