@@ -15,8 +15,8 @@ pydantic-ai, the Agents SDK) see the same conversation on every run:
 Tool calls and results come as OpenAI messages (``tool_calls``, role ``tool``) or as text, the
 way frameworks without native tool messages write them (smolagents: an assistant message
 ``Calling tools:\n[{...}]`` then a user message with the observation; a failed call only as a
-user message ``Error:\n...`` naming the tool; consecutive messages of one role merged into one
-message with a content part each): both read the same.
+user message ``Error:\n...`` naming the tool; consecutive messages of one role joined into one
+text): both read the same.
 
 Usage is counted deterministically from the characters of the request and the answer.
 
@@ -156,6 +156,7 @@ def _executor_turn(messages: list[dict[str, Any]], tools: list[str]) -> dict[str
 
 
 def _executor_answer(messages: list[dict[str, Any]], tools: list[str]) -> dict[str, Any]:
+    """The answer to an executor conversation in OpenAI's form: a tool call or plain text."""
     last = messages[-1] if messages else {}
     if last.get("role") == "tool":
         result = _text(last.get("content"))

@@ -1,7 +1,8 @@
 """The LangGraph planner-executor graph of :mod:`.openinference_langgraph`, traced instead by
-OpenLLMetry's (Traceloop's) LangChain instrumentor: ``traceloop.span.kind`` workflow (the graph),
-task (each node visit, each inner runnable), tool (each tool), and an LLM span per model call
-(``llm.request.type``, ``gen_ai.usage.*``)."""
+OpenLLMetry's (Traceloop's) LangChain instrumentor: an ``invoke_agent`` span for the graph over
+its ``workflow`` span, a ``task`` per node visit and per routing function (GenAI operation
+``execute_task``), ``execute_tool`` per tool and a ``chat`` span per model call, with the GenAI
+attributes (``gen_ai.usage.*``, ``gen_ai.input.messages`` / ``output.messages``)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,9 @@ from typing import Any
 from opentelemetry.instrumentation.langchain import LangchainInstrumentor
 from opentelemetry.sdk.trace import TracerProvider
 
-from ._common import OBJECTIVE
-from .openinference_langgraph import build
+from .openinference_langgraph import invoke
 
 
 def run(provider: TracerProvider, base_url: str, scenarios: list[str], mark: Any) -> None:
     LangchainInstrumentor().instrument(tracer_provider=provider)
-    for scenario in scenarios:
-        with mark(scenario):
-            build(base_url, scenario).invoke({"objective": OBJECTIVE}, {"recursion_limit": 50})
+    invoke(base_url, scenarios, mark)
