@@ -11,6 +11,7 @@ from planscope import semconv as A
 from .observed import Binding, ObservedStep, SpanNode, bind
 from .runmodel import (
     CLOCK_SKEW_NS,
+    GROUPING_RUN_SOURCE,
     OBSERVED_PLAN_STEPS_SQL,
     SPAN_MODEL_SQL,
     TRACE_WHERE,
@@ -429,7 +430,7 @@ def _inferred_model(**fields: Any) -> dict[str, Any]:
     """The ``model`` of a span whose kind :func:`_bind` derived (inferred, no typed row)."""
     return {
         "inferred": True,
-        "source": "framework",
+        "source": GROUPING_RUN_SOURCE,
         "run_id": "",
         "step_id": "",
         "attempt": 0,

@@ -36,6 +36,7 @@ __all__ = [
     "ATTEMPT_NUMBER",
     "BIND_NODES_SQL",
     "CLOCK_SKEW_NS",
+    "GROUPING_RUN_SOURCE",
     "METRIC_COLUMNS",
     "OBSERVED_PLAN_STEPS_SQL",
     "RUN_OUTCOME_REASON",
@@ -120,6 +121,8 @@ _PROMOTED: Final = """
         ) AS p)
     )
     WHERE {where}"""
+GROUPING_RUN_SOURCE: Final = "framework"
+"""The source convention of a grouping run (``observed.bind``): a framework's application span."""
 _GROUPING: Final = """
     UNION ALL
     SELECT TraceId, RunId, AgentName, Outcome, Variant, ServiceName, Start, Duration, SpanId,
@@ -129,7 +132,7 @@ _GROUPING: Final = """
                if(g.4 = 1, 'failure', 'unknown') AS Outcome, '' AS Variant, g.6 AS ServiceName,
                fromUnixTimestamp64Nano(g.7) AS Start, g.8 AS Duration, g.2 AS SpanId,
                '' AS Objective, '' AS OutcomeReason, g.5 AS StatusMessage, '' AS Budget,
-               toUInt8(1) AS Inferred, 'framework' AS Source,
+               toUInt8(1) AS Inferred, '{source}' AS Source,
                fromUnixTimestamp64Nano(g.7 + toInt64(g.8)) AS End, {{project:String}} AS Project
         FROM (SELECT arrayJoin(
             {{grouping:Array(Tuple(String, String, String, UInt8, String, String, Int64, UInt64))}}
@@ -181,7 +184,7 @@ def runs_sql(where: str, binding: Mapping[str, Any] | None = None) -> str:
            toString(Variant) AS Variant, toString(ServiceName) AS ServiceName, Start, Duration,
            SpanId, Objective, OutcomeReason, StatusMessage, Budget, Inferred,
            toString(Source) AS Source
-    FROM planscope_runs WHERE {where}{_GROUPING.format(where=where)}
+    FROM planscope_runs WHERE {where}{_GROUPING.format(where=where, source=GROUPING_RUN_SOURCE)}
 )"""
 
 

@@ -134,7 +134,7 @@ SELECT if({{by_agent:Bool}}, Agent, '') AS Grp, count() AS Units,
                          RunTokens, RunCost), Violates)),
            1, {{samples:UInt32}}) AS Samples
 FROM (
-    -- Aliases differ from the metrics' columns: an alias named like a column (StepAttempts)
+    -- Aliases differ from the metrics columns: an alias named like a column (StepAttempts)
     -- would replace that column everywhere else in this SELECT.
     SELECT TraceId, RunId, Agent, WorstStep, toInt64(WorstStepAttempts) AS WorstAttempts,
            toInt64(StepAttempts) AS RunAttempts, toInt64(Replans) AS RunReplans,
