@@ -287,6 +287,13 @@ def test_stats_totals_are_the_sums_over_the_trace_list(ran: Ran) -> None:
     assert sum(s["retries"] for s in steps) == expected["retries"]
     assert sum(s["failed_runs"] for s in steps) == expected["failed_steps"]
     assert [s["step"] for s in steps if s["failed_runs"]] == [FAILING_STEP]
+    for agent in {r["agent"] for r in runs} - {"", None}:  # an inferred run's: once bound
+        mine = [r for r in runs if r["agent"] == agent]
+        totals = get(ran, "/api/stats/runs", service=service, agent=agent)["totals"]
+        assert (totals["runs"], totals["step_attempts"]) == (
+            len(mine),
+            sum(r["step_attempts"] for r in mine),
+        ), agent
 
 
 def dry_run(ran: Ran, **rule: Any) -> dict[str, Any]:
