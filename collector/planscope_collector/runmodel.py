@@ -511,7 +511,9 @@ def bind_traces(
     span model inferred among those whose typed rows ``where`` selects (a condition on
     ``Project``, ``TraceId``, ``Start`` with ``{name:Type}`` parameters from ``params``, which
     holds ``project``); planscope's own traces are left out (nothing to bind). One read finds
-    them, one more reads what binding needs of all of them (:data:`BIND_NODES_SQL`); the result
+    them, one more reads what binding needs of all of them (:data:`BIND_NODES_SQL`: their spans
+    from :data:`CLOCK_SKEW_NS` before their inferred rows, or from ``params["since"]`` when
+    earlier, to :data:`CLOCK_SKEW_NS` after); the result
     goes to :func:`binding_parameters`. ``query`` is ``Store.query``. The query API, ``/api/stats``
     and the alert rules all bind through here.
 
@@ -533,10 +535,13 @@ def bind_traces(
     found = query(sql, used_parameters(sql, params))
     if not found:
         return {}
+    since = min(int(r["start_ns"]) for r in found) - CLOCK_SKEW_NS
+    if "since" in params:  # the caller's range may hold a root that starts earlier still
+        since = min(since, int(params["since"]))
     read = {
         "project": params["project"],
         "ids": [r["trace_id"] for r in found],
-        "since": min(int(r["start_ns"]) for r in found) - CLOCK_SKEW_NS,
+        "since": since,
         "until": max(int(r["end_ns"]) for r in found) + CLOCK_SKEW_NS,
     }
     spans: dict[str, dict[str, dict[str, Any]]] = {}
