@@ -38,6 +38,7 @@ EXPECTED = [
     "0015_span_merge_width",
     "0016_plan_views_one_pass",
     "0020_plan_approvals",
+    "0021_plan_stream",
 ]
 
 
@@ -149,7 +150,8 @@ def test_migrate_is_idempotent_and_creates_every_table(store: Store) -> None:
     for table in (*TABLES, "schema_migrations"):
         assert table in tables
         assert "non_replicated_deduplication_window = 10000" in tables[table], table
-    assert sum(1 for name in tables if name.endswith("_mv")) == 8
+    assert sum(1 for name in tables if name.endswith("_mv")) == 9
+    assert tables["planscope_plan_stream"].strip("`") == "Null"  # 0021: a pipe, keeps nothing
     assert "planscope_span_model" not in tables  # 0011's Null stream, replaced by 0012
 
 
@@ -243,13 +245,13 @@ def test_a_store_migrated_at_0011_upgrades_and_keeps_filling_every_table(tmp_pat
 def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_rows(
     tmp_path: Path,
 ) -> None:
-    """0015 (a merge setting) and 0016 (the plan views) on a store the previous version
+    """0015 (a merge setting), 0016 and 0021 (the plan views) on a store an earlier version
     migrated (0020 already applied): the upgrade runs, the stored rows stay as they were, and
     the next spans fill every typed table as the earlier ones did."""
     old = tmp_path / "migrations-previous"
     old.mkdir()
     for path in MIGRATIONS_DIR.glob("*.sql"):
-        if not path.name.startswith(("0015", "0016")):
+        if not path.name.startswith(("0015", "0016", "0021")):
             shutil.copy(path, old / path.name)
     trace_id = new_trace_id()
     with open_store(f"chdb://{tmp_path}/db") as s:
@@ -257,7 +259,11 @@ def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_row
         s.insert_spans(spans_ipc(planscope_trace(trace_id)))
         query = "SELECT * FROM {t:Identifier} ORDER BY ALL"
         before = {t: s.query(query, {"t": t}) for t in TABLES if t != "planscope_ingest_batches"}
-        assert s.migrate() == ["0015_span_merge_width", "0016_plan_views_one_pass"]
+        assert s.migrate() == [
+            "0015_span_merge_width",
+            "0016_plan_views_one_pass",
+            "0021_plan_stream",
+        ]
         (ddl,) = s.query(
             "SELECT create_table_query AS q FROM system.tables "
             "WHERE database = currentDatabase() AND name = 'otel_traces'"
