@@ -16,12 +16,14 @@
 -- length(Steps) > 0, and a plan without steps gives no step rows either, so both tables get
 -- 0016's rows (tests/storage/test_plan_views_layouts.py compares them). The nine "work field"
 -- checks of a step object are one arrayExists over the field names instead of nine ORs (the
--- same value, a ninth of the expression to analyse). The stream carries plan spans only, a few
--- per trace, so passing them through costs little (0011's stream carried every span with its
--- attribute map, which is why 0012 dropped it). A Null table keeps no rows; on a cluster it
--- exists per shard (storage._migrations.distribute). Deduplication of a replayed insert reaches
--- the tables behind it as it reaches any view's target (deduplicate_blocks_in_dependent_
--- materialized_views, tested in test_same_dedup_token_twice_changes_no_table).
+-- same value, written once; no cheaper to analyse). An insert of 28 spans costs 1.23-1.26x
+-- less CPU than with 0016, one of the writer's 18,144 spans 1.12-1.14x less. The stream carries
+-- plan spans only, a few per trace, so passing them through costs little (0011's stream
+-- carried every span with its attribute map, which is why 0012 dropped it). A Null table keeps
+-- no rows; on a cluster it exists per shard (storage._migrations.distribute). Deduplication of
+-- a replayed insert reaches the tables behind it as it reaches any view's target
+-- (deduplicate_blocks_in_dependent_materialized_views; tested in
+-- test_same_dedup_token_twice_changes_no_table).
 --
 -- (Migrations run before the collector accepts spans, so no insert falls between DROP and CREATE.)
 
