@@ -198,6 +198,16 @@ def test_badly_named_migration_file_is_refused(tmp_path: Path) -> None:
         load_migrations(tmp_path)
 
 
+def _migrations_before(tmp_path: Path, first_new: str) -> Path:
+    """A directory with the packaged migrations numbered below ``first_new`` (an older store's)."""
+    old = tmp_path / f"migrations-before-{first_new}"
+    old.mkdir()
+    for path in MIGRATIONS_DIR.glob("*.sql"):
+        if path.name < first_new:
+            shutil.copy(path, old / path.name)
+    return old
+
+
 def test_module_doctests() -> None:
     import doctest
 
@@ -209,11 +219,7 @@ def test_module_doctests() -> None:
 def test_a_store_migrated_at_0011_upgrades_and_keeps_filling_every_table(tmp_path: Path) -> None:
     """0012 replaces 0011's views on a store that has spans: old rows keep their typed rows,
     new rows get the same ones, and the old rows read the new columns from their expressions."""
-    old = tmp_path / "migrations-0011"
-    old.mkdir()
-    for path in MIGRATIONS_DIR.glob("*.sql"):
-        if path.name < "0012":
-            shutil.copy(path, old / path.name)
+    old = _migrations_before(tmp_path, "0012")
     before, after = new_trace_id(), new_trace_id()
     typed = ("planscope_runs", "planscope_plans", "planscope_plan_steps",
              "planscope_step_attempts", "planscope_tool_calls", "planscope_llm_calls")  # fmt: skip
@@ -313,11 +319,7 @@ def test_0022_raw_columns_hold_the_attributes_the_analyzer_reads_on_old_and_new_
     rows stored after carry them, a merge keeps them; the values are the scheduler spans'
     ``planscope.scheduler.*`` attributes (nothing else, no other span) and "a step recorded the
     empty context"."""
-    old = tmp_path / "migrations-0020"
-    old.mkdir()
-    for path in MIGRATIONS_DIR.glob("*.sql"):
-        if path.name < "0022":
-            shutil.copy(path, old / path.name)
+    old = _migrations_before(tmp_path, "0022")
     before, after = new_trace_id(), new_trace_id()
     query = (
         "SELECT SpanName AS name, SpanModelContextEmpty AS empty, "
