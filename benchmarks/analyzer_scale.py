@@ -142,7 +142,7 @@ def one_pass(workdir: Path, findings_out: Path | None) -> dict[str, Any]:
     return {
         "seconds": seconds,
         "cpu_s": cpu,
-        # peak resident memory of the pass's process (KiB on Linux), chDB's buffers included
+        # peak resident memory of the pass's process (ru_maxrss is KiB on Linux), chDB's included
         "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
         "load_average": os.getloadavg(),
         "traces": full.traces,

@@ -5,8 +5,8 @@
 -- attributes), and whether a step attempt recorded an explicitly empty context
 -- (planscope.step.context.keys = '[]', which the typed table's ContextKeys cannot tell from no
 -- record at all). Looking those up in SpanAttributes decompressed every span's whole map in the
--- batch's time range: about half of a full analysis pass's SQL CPU (docs/benchmarks-log.md,
--- 2026-12-03). Both are MATERIALIZED columns now, computed once per span at insert:
+-- batch's time range: ~4.6 of the ~11 SQL CPU seconds of a full pass over 1M spans
+-- (docs/benchmarks-log.md, 2026-12-03). Both are MATERIALIZED columns now, computed once per span at insert:
 --
 --   * SpanModelContextEmpty: 1 on a step span whose context keys are exactly '[]';
 --   * SchedulerAttributes: the planscope.scheduler.* attributes of scheduler.queue and
