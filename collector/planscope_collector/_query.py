@@ -10,12 +10,13 @@ from planscope import semconv as A
 
 from .observed import Binding, ObservedStep, SpanNode, bind
 from .runmodel import (
-    BIND_NODES_SQL,
-    INFERRED_TRACES_SQL,
+    CLOCK_SKEW_NS,
+    GROUPING_RUN_SOURCE,
     OBSERVED_PLAN_STEPS_SQL,
     SPAN_MODEL_SQL,
     TRACE_WHERE,
     WORKFLOW_SQL,
+    bind_traces,
     binding_parameters,
     run_metrics_sql,
 )
@@ -66,10 +67,6 @@ _NO_METRICS: dict[str, Any] = {
     "output_tokens": 0,
     "cost_usd": 0.0,
 }
-_NO_ROW: dict[str, Any] = {"step": "", "tool": "", "inferred": 0, "failed": 0}
-"""What a span without a step or tool row contributes to its binding node."""
-_CLOCK_SKEW_NS = 3600 * 10**9
-"""Spans of a trace may start before its first indexed span (clock skew between services)."""
 
 _INT_ATTRIBUTES = (
     A.PLAN_VERSION,
@@ -207,26 +204,24 @@ class TraceQueries:
 
         One grouped read per typed table, by primary key, for the page's ids only; the time
         bounds (the earliest start and the latest end on the page, with clock-skew slack) prune
-        the other partitions. Traces with
-        structure the span model inferred are bound across spans first (``observed.bind``, one
-        batched read of their spans) and counted as bound, so a row's numbers are the trace
-        detail's.
+        the other partitions. Traces with structure the span model inferred are bound across
+        spans first (``runmodel.bind_traces``) and counted as bound, so a row's numbers are the
+        trace detail's.
         """
         if not rows:
             return {}
         params = {
             "project": project,
             "ids": [r["trace_id"] for r in rows],
-            "since": min(r["start_ns"] for r in rows) - _CLOCK_SKEW_NS,
-            "until": max(r["end_ns"] for r in rows) + _CLOCK_SKEW_NS,
+            "since": min(r["start_ns"] for r in rows) - CLOCK_SKEW_NS,
+            "until": max(r["end_ns"] for r in rows) + CLOCK_SKEW_NS,
         }
         where = (
             "Project = {project:String} AND TraceId IN {ids:Array(String)} "
             "AND Start >= fromUnixTimestamp64Nano({since:Int64}) "
             "AND Start <= fromUnixTimestamp64Nano({until:Int64})"
         )
-        foreign = [r["trace_id"] for r in self.store.query(INFERRED_TRACES_SQL, params)]
-        bound = binding_parameters(self._bind_traces({**params, "ids": foreign})) if foreign else {}
+        bound = binding_parameters(bind_traces(self.store.query, where, params))
         out: dict[str, dict[str, Any]] = {}
         for m in self.store.query(run_metrics_sql(where, binding=bound), {**params, **bound}):
             trace_id = m["TraceId"]
@@ -249,47 +244,6 @@ class TraceQueries:
                     "variant": m["Variant"],
                     "outcome": m["Outcome"],
                 }
-        return out
-
-    def _bind_traces(self, params: dict[str, Any]) -> dict[str, tuple[list[SpanNode], Binding]]:
-        """Bind some traces (``{project}``, ``{ids}``, ``{since}``, ``{until}``) across spans
-        (``observed.bind``), from one read of what binding needs (``runmodel.BIND_NODES_SQL``)."""
-        spans: dict[str, dict[str, dict[str, Any]]] = {}
-        typed: dict[str, dict[str, Any]] = {}
-        plan_steps: dict[str, list[ObservedStep]] = {}
-        for r in self.store.query(BIND_NODES_SQL, params):
-            if r["row"] == "span":
-                spans.setdefault(r["trace_id"], {})[r["span_id"]] = r
-            elif r["row"] == "plan_step":
-                step = ObservedStep(r["span_id"], r["step"], r["tool"], int(r["position"]))
-                plan_steps.setdefault(r["trace_id"], []).append(step)
-            else:
-                typed[r["span_id"]] = r
-        out = {}
-        for trace_id, by_id in spans.items():
-            nodes = []
-            for r in by_id.values():
-                t = typed.get(r["span_id"], _NO_ROW)
-                kind = r["kind"] or "other"
-                nodes.append(
-                    SpanNode(
-                        r["span_id"],
-                        r["parent_span_id"],
-                        kind,
-                        r["name"],
-                        step_name=t["step"] if kind == A.KIND_STEP else "",
-                        inferred=bool(t["inferred"] if t is not _NO_ROW else r["inferred"]),
-                        failed=bool(r["failed"] or t["failed"]),
-                        tool=t["tool"],
-                        start_ns=int(r["start_ns"]),
-                        message=r["message"],
-                        duration_ns=int(r["duration_ns"]),
-                        service=r["service"],
-                        workflow=bool(r["workflow"]),
-                        links=tuple(r["links"]),
-                    )
-                )
-            out[trace_id] = (nodes, bind(nodes, plan_steps.get(trace_id, [])))
         return out
 
     def get_trace(
@@ -353,9 +307,8 @@ class TraceQueries:
         whole = offset == 0 and len(spans) == count
         observed, nodes, binding = _bind(trace_id, spans, observed, workflows)
         if not whole:  # the page alone cannot bind the trace: read what binding needs of it all
-            bind_params = {**params, "ids": [trace_id]}
-            del bind_params["trace_id"]
-            nodes, binding = self._bind_traces(bind_params).get(trace_id, ([], Binding()))
+            bound_traces = bind_traces(self.store.query, TRACE_WHERE, params)
+            nodes, binding = bound_traces.get(trace_id, ([], Binding()))
         bound = binding_parameters({trace_id: (nodes, binding)})
         metrics = self.store.query(
             run_metrics_sql(TRACE_WHERE, binding=bound),
@@ -477,7 +430,7 @@ def _inferred_model(**fields: Any) -> dict[str, Any]:
     """The ``model`` of a span whose kind :func:`_bind` derived (inferred, no typed row)."""
     return {
         "inferred": True,
-        "source": "framework",
+        "source": GROUPING_RUN_SOURCE,
         "run_id": "",
         "step_id": "",
         "attempt": 0,

@@ -1,12 +1,15 @@
 """Aggregate query endpoints (``/api/stats/...``), computed in ClickHouse.
 
 Every query is scoped to the caller's project (``project_of``) and every value is a bound
-``{name:Type}`` parameter. A *run* is a trace with a planscope run span (``planscope_runs``;
-nested runs of one trace count once, by the outermost = earliest run span); the time range
-selects runs by their start. Per-run numbers are the run model's
-(``planscope_collector.runmodel``: attempts, retries, failed steps, plan versions, replans,
-tokens, cost), read only for the selected runs, plus budget-exceeded events
-(``planscope.retry_budget.exceeded`` on step spans) from ``otel_traces``.
+``{name:Type}`` parameter. A *run* is a trace with a run in the span model (``planscope_runs``,
+or a grouping run found across spans; nested runs of one trace count once, by the outermost =
+earliest run span); the time range selects runs by their start. Per-run numbers are the run
+model's (``planscope_collector.runmodel``: attempts, retries, failed steps, plan versions,
+replans, tokens, cost), read only for the selected runs, plus budget-exceeded events
+(``planscope.retry_budget.exceeded`` on step spans) from ``otel_traces``. The range's traces
+with structure the span model inferred (a framework's) are bound across spans first
+(``runmodel.bind_traces``), exactly as ``/api/traces`` binds them, so the totals are the sums
+over the trace list's rows; planscope's own traces are counted in SQL alone.
 
 Tables are partitioned by day on start time; a run's children start no earlier than the run, so
 the lower time bound prunes every table's partitions.
@@ -22,7 +25,15 @@ from planscope import api
 from planscope import semconv as A
 
 from .extensions import project_of
-from .runmodel import STEP_FAILED, run_metrics_sql
+from .runmodel import (
+    STEP_FAILED,
+    bind_traces,
+    binding_parameters,
+    run_metrics_sql,
+    runs_sql,
+    step_attempts_sql,
+    used_parameters,
+)
 from .storage import Store
 
 MAX_BUCKETS = 10_000
@@ -36,7 +47,9 @@ _UNTIL = Annotated[int | None, Query(description="run start before, unix ns", ge
 
 
 class _Scope:
-    """The WHERE clauses and bound parameters shared by the stats queries."""
+    """The WHERE clauses and bound parameters shared by the stats queries; the runs' SQL is
+    built for a binding (:meth:`binding`: the range's traces with inferred structure, bound
+    across spans as ``/api/traces`` binds them)."""
 
     def __init__(
         self,
@@ -49,6 +62,7 @@ class _Scope:
         self.params: dict[str, Any] = {"project": project, "event": A.EVENT_RETRY_BUDGET_EXCEEDED}
         run_where = ["Project = {project:String}"]
         child_where = ["Project = {project:String}"]
+        index_where = ["Project = {project:String}"]
         if since_ns is not None:
             self.params["since"] = since_ns
             run_where.append("Start >= fromUnixTimestamp64Nano({since:Int64})")
@@ -56,31 +70,60 @@ class _Scope:
         if until_ns is not None:
             self.params["until"] = until_ns
             run_where.append("Start < fromUnixTimestamp64Nano({until:Int64})")
+            # A trace that started before ``until`` has a partial index row that did.
+            index_where.append("Start < fromUnixTimestamp64Nano({until:Int64})")
+        bind_where = list(child_where)
         if service:
             self.params["service"] = service
-            index_where = ["Project = {project:String}", "has(Services, {service:String})"]
+            service_where = ["Project = {project:String}", "has(Services, {service:String})"]
             if since_ns is not None:
                 # A partial index row starts no earlier than its trace.
-                index_where.append("Start >= fromUnixTimestamp64Nano({since:Int64})")
+                service_where.append("Start >= fromUnixTimestamp64Nano({since:Int64})")
             run_where.append(
+                f"TraceId IN (SELECT TraceId FROM planscope_trace_index "
+                f"WHERE {' AND '.join(service_where)})"
+            )
+            index_where.append("has(Services, {service:String})")
+        if len(index_where) > 1:
+            bind_where.append(
                 f"TraceId IN (SELECT TraceId FROM planscope_trace_index "
                 f"WHERE {' AND '.join(index_where)})"
             )
-        having = ""
+        self.having = ""
         if agent:
             self.params["agent"] = agent
-            having = "HAVING agent = {agent:String}"
+            self.having = "HAVING agent = {agent:String}"
         self.child_where = " AND ".join(child_where)
         if agent or service or until_ns is not None:
             # The runs are a subset of what the lower time bound selects: read only theirs.
             self.child_where += " AND TraceId IN (SELECT TraceId FROM run_ids)"
-        otel_where = self.child_where.replace("Start >=", "Timestamp >=")
-        # One row per run (trace): the run model's metrics, plus budget-exceeded events.
-        run_filter = " AND ".join(run_where)
+        self.otel_where = self.child_where.replace("Start >=", "Timestamp >=")
+        self.run_where = " AND ".join(run_where)
+        self.run_filter = self.run_where
         if agent:
-            run_filter += " AND TraceId IN (SELECT TraceId FROM run_ids)"
-        metrics = run_metrics_sql(self.child_where, run_filter)
-        self.runs_sql = f"""
+            self.run_filter += " AND TraceId IN (SELECT TraceId FROM run_ids)"
+        self.bind_where = " AND ".join(bind_where)
+        """The typed rows whose traces may hold a selected run (no agent filter: an inferred
+        run's agent is known once bound)."""
+
+    def binding(self, store: Store) -> dict[str, Any]:
+        """The binding parameters of the range's traces with structure the span model inferred
+        (``runmodel.bind_traces``); planscope's own traces need none."""
+        return binding_parameters(bind_traces(store.query, self.bind_where, self.params))
+
+    def run_ids_sql(self, binding: dict[str, Any]) -> str:
+        """The selected runs' traces (``TraceId``, ``agent``: the outermost run's)."""
+        return f"""
+            SELECT TraceId, argMin(AgentName, Start) AS agent
+            FROM {runs_sql(self.run_where, binding)}
+            GROUP BY TraceId {self.having}
+        """
+
+    def with_runs(self, body: str, binding: dict[str, Any]) -> str:
+        """``body`` with the CTEs ``run_ids`` (selected traces) and ``runs`` (per-run numbers:
+        the run model's metrics, plus budget-exceeded events)."""
+        metrics = run_metrics_sql(self.child_where, self.run_filter, binding=binding)
+        runs = f"""
             SELECT m.TraceId AS TraceId, m.Outcome AS outcome, m.Agent AS agent,
                    m.Variant AS variant, m.RunStart AS start, m.RunDuration AS duration,
                    m.InputTokens AS input_tokens, m.OutputTokens AS output_tokens,
@@ -91,21 +134,17 @@ class _Scope:
             LEFT JOIN (
                 SELECT TraceId, count() AS budget_exceeded
                 FROM otel_traces
-                WHERE {otel_where} AND has(Events.Name, {{event:String}})
+                WHERE {self.otel_where} AND has(Events.Name, {{event:String}})
                 GROUP BY TraceId
             ) AS e ON e.TraceId = m.TraceId
             WHERE m.HasRun = 1
         """
-        self.run_ids_sql = f"""
-            SELECT TraceId, argMin(AgentName, Start) AS agent
-            FROM planscope_runs WHERE {" AND ".join(run_where)}
-            GROUP BY TraceId {having}
-        """
-        self.otel_where = otel_where
+        return f"WITH run_ids AS ({self.run_ids_sql(binding)}), runs AS ({runs})\n{body}"
 
-    def with_runs(self, body: str) -> str:
-        """``body`` with the CTEs ``run_ids`` (selected traces) and ``runs`` (per-run numbers)."""
-        return f"WITH run_ids AS ({self.run_ids_sql}), runs AS ({self.runs_sql})\n{body}"
+
+def _query(store: Store, sql: str, scope: _Scope, binding: dict[str, Any], **extra: Any) -> Any:
+    """``sql`` with the scope's, the binding's and ``extra`` parameters it uses."""
+    return store.query(sql, used_parameters(sql, {**scope.params, **binding, **extra}))
 
 
 _AGGREGATES = """
@@ -153,8 +192,9 @@ def run_stats(store: Store, scope: _Scope, bucket_s: int) -> dict[str, Any]:
     # One pass over the runs: GROUPING SETS give buckets x outcome, per agent and the totals.
     # grouping() has a bit set for each key column NOT grouped by: 1 = (bucket, outcome),
     # 6 = (agent), 7 = ().
-    rows = store.query(
-        scope.with_runs(f"""
+    binding = scope.binding(store)
+    sql = scope.with_runs(
+        f"""
             SELECT toUnixTimestamp64Nano(toDateTime64(
                        toStartOfInterval(start, toIntervalSecond({{bucket:UInt32}})), 9
                    )) AS bucket_ns,
@@ -162,9 +202,10 @@ def run_stats(store: Store, scope: _Scope, bucket_s: int) -> dict[str, Any]:
                    {_AGGREGATES}
             FROM runs
             GROUP BY GROUPING SETS ((bucket_ns, outcome), (agent), ())
-            ORDER BY grouping_set, bucket_ns, outcome, failures DESC, runs DESC, agent"""),
-        {**scope.params, "bucket": bucket_s},
+            ORDER BY grouping_set, bucket_ns, outcome, failures DESC, runs DESC, agent""",
+        binding,
     )
+    rows = _query(store, sql, scope, binding, bucket=bucket_s)
     buckets = [r for r in rows if r["grouping_set"] == 1]
     agents = [
         {"agent": r["agent"], "runs": r["runs"], "failures": r["failures"]}
@@ -196,8 +237,9 @@ def step_stats(store: Store, scope: _Scope, limit: int) -> dict[str, Any]:
     A step *failed* in a run when its last attempt that ran (not ``skipped``) did not succeed
     (status other than ``ok``, or the executor self-assessed ``failure``).
     """
+    binding = scope.binding(store)
     sql = f"""
-        WITH run_ids AS ({scope.run_ids_sql})
+        WITH run_ids AS ({scope.run_ids_sql(binding)})
         SELECT r.agent AS agent, a.StepId AS step,
                count() AS runs, sum(a.n) AS attempts, sum(a.n - 1) AS retries,
                sum(a.errors) AS error_attempts, countIf(a.failed) AS failed_runs,
@@ -205,8 +247,7 @@ def step_stats(store: Store, scope: _Scope, limit: int) -> dict[str, Any]:
         FROM (
             SELECT TraceId, StepId, count() AS n,
                    countIf(Status = 'error') AS errors, {STEP_FAILED} AS failed
-            FROM planscope_step_attempts
-            WHERE {scope.child_where}
+            FROM {step_attempts_sql(scope.child_where, binding)}
             GROUP BY TraceId, StepId
         ) AS a
         INNER JOIN run_ids AS r ON r.TraceId = a.TraceId
@@ -220,18 +261,15 @@ def step_stats(store: Store, scope: _Scope, limit: int) -> dict[str, Any]:
         ORDER BY failed_runs DESC, retries DESC, error_attempts DESC, agent, step
         LIMIT {{limit:UInt32}}
     """
-    rows = store.query(sql, {**scope.params, "limit": limit, "step_key": A.STEP_ID})
+    rows = _query(store, sql, scope, binding, limit=limit, step_key=A.STEP_ID)
     return {"steps": rows, "limit": limit}
 
 
 def variant_stats(store: Store, scope: _Scope) -> dict[str, Any]:
     """Per runtime variant: runs, success rate, tokens, cost, latency, replans, retries."""
-    rows = store.query(
-        scope.with_runs(
-            f"SELECT variant, {_AGGREGATES} FROM runs GROUP BY variant ORDER BY variant LIMIT 1000"
-        ),
-        scope.params,
-    )
+    binding = scope.binding(store)
+    body = f"SELECT variant, {_AGGREGATES} FROM runs GROUP BY variant ORDER BY variant LIMIT 1000"
+    rows = _query(store, scope.with_runs(body, binding), scope, binding)
     for row in rows:
         _rate(row)
         runs = row["runs"] or 1

@@ -25,17 +25,18 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from planscope import semconv as A
 
-from .observed import Binding, SpanNode
+from .observed import Binding, ObservedStep, SpanNode, bind
 
 __all__ = [
     "ATTEMPT_NUMBER",
     "BIND_NODES_SQL",
-    "INFERRED_TRACES_SQL",
+    "CLOCK_SKEW_NS",
+    "GROUPING_RUN_SOURCE",
     "METRIC_COLUMNS",
     "OBSERVED_PLAN_STEPS_SQL",
     "RUN_OUTCOME_REASON",
@@ -44,9 +45,17 @@ __all__ = [
     "STEP_FAILED",
     "TRACE_WHERE",
     "WORKFLOW_SQL",
+    "Query",
+    "bind_traces",
     "binding_parameters",
     "run_metrics_sql",
+    "runs_sql",
+    "step_attempts_sql",
+    "used_parameters",
 ]
+
+Query = Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]
+"""``Store.query``: SQL with ``{name:Type}`` placeholders and its parameters, rows as dicts."""
 
 ATTEMPT_NUMBER: Final = (
     "if(Attempt > 0, Attempt, toUInt32(row_number() OVER (PARTITION BY TraceId, StepId "
@@ -97,46 +106,86 @@ _WORKFLOW_PLANS: Final = """
 _BOUND_STEP: Final = (
     "transform(SpanId, {bound_spans:Array(String)}, {bound_steps:Array(String)}, StepId)"
 )
-_BOUND_STATUS: Final = "if(has({failed_spans:Array(String)}, SpanId), 'error', toString(Status))"
+_BOUND_STATUS: Final = "if(SpanId IN {failed_spans:Array(String)}, 'error', toString(Status))"
+"""(``IN`` builds one hash set per query; ``has`` would scan the array for every row.)"""
 _PROMOTED: Final = """
     UNION ALL
-    SELECT p.1, p.2, p.3, if(p.4 = 1, 'error', 'ok'), toUInt32(0), '',
-           fromUnixTimestamp64Nano(p.5), toUInt8(1)
-    FROM (SELECT arrayJoin({promoted:Array(Tuple(String, String, String, UInt8, Int64))}) AS p)"""
+    SELECT TraceId, SpanId, StepId, Status, Attempt, SelfAssessment, Start, Inferred, RunId,
+           ServiceName
+    FROM (
+        SELECT p.1 AS TraceId, p.2 AS SpanId, p.3 AS StepId, if(p.4 = 1, 'error', 'ok') AS Status,
+               toUInt32(0) AS Attempt, '' AS SelfAssessment,
+               fromUnixTimestamp64Nano(p.5) AS Start, toUInt8(1) AS Inferred, '' AS RunId,
+               p.6 AS ServiceName, {{project:String}} AS Project
+        FROM (SELECT arrayJoin(
+            {{promoted:Array(Tuple(String, String, String, UInt8, Int64, String))}}
+        ) AS p)
+    )
+    WHERE {where}"""
+GROUPING_RUN_SOURCE: Final = "framework"
+"""The source convention of a grouping run (``observed.bind``): a framework's application span."""
 _GROUPING: Final = """
     UNION ALL
-    SELECT g.1, g.1, g.3, if(g.4 = 1, 'failure', 'unknown'), '', g.6,
-           fromUnixTimestamp64Nano(g.7), g.8, g.2, '', '', g.5, '', toUInt8(1), 'framework'
-    FROM (SELECT arrayJoin(
-        {grouping:Array(Tuple(String, String, String, UInt8, String, String, Int64, UInt64))}
-    ) AS g)"""
+    SELECT TraceId, RunId, AgentName, Outcome, Variant, ServiceName, Start, Duration, SpanId,
+           Objective, OutcomeReason, StatusMessage, Budget, Inferred, Source
+    FROM (
+        SELECT g.1 AS TraceId, g.1 AS RunId, g.3 AS AgentName,
+               if(g.4 = 1, 'failure', 'unknown') AS Outcome, '' AS Variant, g.6 AS ServiceName,
+               fromUnixTimestamp64Nano(g.7) AS Start, g.8 AS Duration, g.2 AS SpanId,
+               '' AS Objective, '' AS OutcomeReason, g.5 AS StatusMessage, '' AS Budget,
+               toUInt8(1) AS Inferred, '{source}' AS Source,
+               fromUnixTimestamp64Nano(g.7 + toInt64(g.8)) AS End, {{project:String}} AS Project
+        FROM (SELECT arrayJoin(
+            {{grouping:Array(Tuple(String, String, String, UInt8, String, String, Int64, UInt64))}}
+        ) AS g)
+    )
+    WHERE {where}"""
 
 
-def _bound_attempts(where: str, binding: Mapping[str, Any]) -> str:
-    """Step attempt rows as bound across spans (:func:`binding_parameters`): the typed rows with
-    their bound step id and status, plus the unclassified spans that are attempts of a plan
-    step. Only the parts a binding needs are in the SQL (each costs a fixed analysis time)."""
+def step_attempts_sql(where: str, binding: Mapping[str, Any] | None = None) -> str:
+    """A ``FROM`` source of step attempt rows (``TraceId``, ``SpanId``, ``StepId``, ``Status``,
+    ``Attempt``, ``SelfAssessment``, ``Start``, ``Inferred``, ``RunId``, ``ServiceName``), those
+    of ``planscope_step_attempts`` that ``where`` selects, as bound across spans
+    (:func:`binding_parameters`): each with its bound step id and status, plus the unclassified
+    spans that are attempts of a plan step (selected by ``where`` too, which may use
+    ``Project``, ``TraceId`` and ``Start``; its ``{project}`` parameter is theirs). Only the
+    parts a binding needs are in the SQL (each costs a fixed analysis time).
+
+    >>> step_attempts_sql("Project = {project:String}")
+    'planscope_step_attempts WHERE Project = {project:String}'
+    >>> "{promoted:" in step_attempts_sql("Project = {project:String}", {"promoted": []})
+    True
+    """
+    binding = binding or {}
     if not ("bound_spans" in binding or "failed_spans" in binding or "promoted" in binding):
         return f"planscope_step_attempts WHERE {where}"
     step = _BOUND_STEP if "bound_spans" in binding else "StepId"
     status = _BOUND_STATUS if "failed_spans" in binding else "toString(Status)"
+    promoted = _PROMOTED.format(where=where) if "promoted" in binding else ""
     return f"""(
     SELECT TraceId, SpanId, {step} AS StepId, {status} AS Status, Attempt,
-           toString(SelfAssessment) AS SelfAssessment, Start, Inferred
-    FROM planscope_step_attempts WHERE {where}{_PROMOTED if "promoted" in binding else ""}
+           toString(SelfAssessment) AS SelfAssessment, Start, Inferred, RunId,
+           toString(ServiceName) AS ServiceName
+    FROM planscope_step_attempts WHERE {where}{promoted}
 )"""
 
 
-def _bound_runs(where: str, binding: Mapping[str, Any]) -> str:
-    """Run rows plus the grouping runs found across spans (:func:`binding_parameters`)."""
-    if "grouping" not in binding:
+def runs_sql(where: str, binding: Mapping[str, Any] | None = None) -> str:
+    """A ``FROM`` source of run rows: those of ``planscope_runs`` that ``where`` selects, plus
+    the grouping runs found across spans (:func:`binding_parameters`) that it selects too (by
+    ``Project``, ``TraceId``, ``Start``, ``End``; its ``{project}`` parameter is theirs).
+
+    >>> runs_sql("Project = {project:String}")
+    'planscope_runs WHERE Project = {project:String}'
+    """
+    if not (binding or {}).get("grouping"):
         return f"planscope_runs WHERE {where}"
     return f"""(
     SELECT TraceId, RunId, toString(AgentName) AS AgentName, toString(Outcome) AS Outcome,
            toString(Variant) AS Variant, toString(ServiceName) AS ServiceName, Start, Duration,
            SpanId, Objective, OutcomeReason, StatusMessage, Budget, Inferred,
            toString(Source) AS Source
-    FROM planscope_runs WHERE {where}{_GROUPING}
+    FROM planscope_runs WHERE {where}{_GROUPING.format(where=where, source=GROUPING_RUN_SOURCE)}
 )"""
 
 
@@ -202,8 +251,8 @@ def run_metrics_sql(
     """
     run_filter = run_where or where
     binding = binding or {}
-    attempts = _bound_attempts(where, binding)
-    runs = _bound_runs(run_filter, binding)
+    attempts = step_attempts_sql(where, binding)
+    runs = runs_sql(run_filter, binding)
     return f"""
 SELECT TraceId,
        max(bRunId) AS RunId, max(bAgent) AS Agent, max(bOutcome) AS Outcome,
@@ -311,7 +360,8 @@ def binding_parameters(
             node = nodes[span_id]
             failed = span_id in b.failed
             if span_id in b.promoted:
-                out["promoted"].append((trace_id, span_id, node.name, int(failed), node.start_ns))
+                promoted = (trace_id, span_id, node.name, int(failed), node.start_ns, node.service)
+                out["promoted"].append(promoted)
                 continue
             step = b.step_of(span_id, node.step_name)
             if step != node.step_name:
@@ -390,23 +440,26 @@ ORDER BY Start, PlanSpanId, Position
 """The steps of the plans the span model observed in one trace (planscope plans carry JSON),
 none when the trace declares a plan (declared plans win)."""
 
-INFERRED_TRACES_SQL: Final = """
-SELECT DISTINCT TraceId AS trace_id FROM (
-    SELECT TraceId FROM planscope_step_attempts
-    WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
-      AND Start >= fromUnixTimestamp64Nano({since:Int64})
-      AND Start <= fromUnixTimestamp64Nano({until:Int64}) AND Inferred = 1
+_INFERRED_TRACES: Final = """
+SELECT TraceId AS trace_id, min(Begin) AS start_ns, max(Finish) AS end_ns FROM (
+    SELECT TraceId, toUnixTimestamp64Nano(Start) AS Begin,
+           toUnixTimestamp64Nano(Start) + toInt64(Duration) AS Finish
+    FROM planscope_step_attempts WHERE {where} AND Inferred = 1
     UNION ALL
-    SELECT TraceId FROM planscope_plans
-    WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
-      AND Start >= fromUnixTimestamp64Nano({since:Int64})
-      AND Start <= fromUnixTimestamp64Nano({until:Int64}) AND Inferred = 1
+    SELECT TraceId, toUnixTimestamp64Nano(Start), toUnixTimestamp64Nano(Start) + toInt64(Duration)
+    FROM planscope_plans WHERE {where} AND Inferred = 1
 )
+GROUP BY TraceId
 """
-"""Those of some traces (``{project}``, ``{ids}``, ``{since}``, ``{until}``) that have
-structure the span model inferred: the ones :data:`BIND_NODES_SQL` is for (planscope's own have
-nothing to bind). A query of its own, its ids then bound as a literal set: as a subquery of each
-branch it would be evaluated once per branch (3x the cost on a 1,000-trace page)."""
+"""Those of the traces whose typed rows ``{where}`` selects that have structure the span model
+inferred (the ones :func:`bind_traces` binds: planscope's own have nothing to bind), with the
+time range of those rows. A query of its own, its ids then bound as a literal set: as a
+subquery of each branch it would be evaluated once per branch (3x the cost on a 1,000-trace
+page)."""
+
+CLOCK_SKEW_NS: Final = 3600 * 10**9
+"""A trace's spans may start this long before (a root span, clock skew between services) or
+after its inferred rows: :func:`bind_traces` reads its spans within this slack."""
 
 _BIND_WHERE: Final = (
     "Project = {project:String} AND TraceId IN {ids:Array(String)} "
@@ -446,3 +499,95 @@ status, start, what a grouping run reports, whether it is a workflow, the spans 
 the step name and status of each step attempt (``step``), the tool name and status of each
 tool call (``tool``) and the steps of the observed plans (``plan_step``: the plan's span, step
 id, tool, position; none in a trace that declares a plan)."""
+
+_NO_ROW: Final[dict[str, Any]] = {"step": "", "tool": "", "inferred": 0, "failed": 0}
+"""What a span without a step or tool row contributes to its node."""
+
+
+def bind_traces(
+    query: Query, where: str, params: Mapping[str, Any]
+) -> dict[str, tuple[list[SpanNode], Binding]]:
+    """Bind across spans (``planscope_collector.observed.bind``) the traces with structure the
+    span model inferred among those whose typed rows ``where`` selects (a condition on
+    ``Project``, ``TraceId``, ``Start`` with ``{name:Type}`` parameters from ``params``, which
+    holds ``project``); planscope's own traces are left out (nothing to bind). One read finds
+    them, one more reads what binding needs of all of them (:data:`BIND_NODES_SQL`: their spans
+    from :data:`CLOCK_SKEW_NS` before their inferred rows, or from ``params["since"]`` when
+    earlier, to :data:`CLOCK_SKEW_NS` after); the result
+    goes to :func:`binding_parameters`. ``query`` is ``Store.query``. The query API, ``/api/stats``
+    and the alert rules all bind through here.
+
+    >>> def query(sql, params):  # a store's answers for one pydantic-ai-like trace
+    ...     if "Inferred = 1" in sql and "'span'" not in sql:
+    ...         return [{"trace_id": "t1", "start_ns": 2, "end_ns": 3}]
+    ...     span = dict(row="span", trace_id="t1", kind="", inferred=0, failed=0, step="",
+    ...                 tool="", duration_ns=3, message="", service="s", position=0,
+    ...                 workflow=0, links=[])
+    ...     return [span | dict(span_id="app", parent_span_id="", name="agent", start_ns=1),
+    ...             span | dict(span_id="e", parent_span_id="app", name="executor",
+    ...                         kind="step", start_ns=2),
+    ...             span | dict(row="step", span_id="e", step="executor", inferred=1)]
+    >>> bound = bind_traces(query, "Project = {project:String}", {"project": "default"})
+    >>> bound["t1"][1].run_span_id
+    'app'
+    """
+    sql = _INFERRED_TRACES.format(where=where)
+    found = query(sql, used_parameters(sql, params))
+    if not found:
+        return {}
+    since = min(int(r["start_ns"]) for r in found) - CLOCK_SKEW_NS
+    if "since" in params:  # the caller's range may hold a root that starts earlier still
+        since = min(since, int(params["since"]))
+    read = {
+        "project": params["project"],
+        "ids": [r["trace_id"] for r in found],
+        "since": since,
+        "until": max(int(r["end_ns"]) for r in found) + CLOCK_SKEW_NS,
+    }
+    spans: dict[str, dict[str, dict[str, Any]]] = {}
+    typed: dict[str, dict[str, Any]] = {}
+    plan_steps: dict[str, list[ObservedStep]] = {}
+    for r in query(BIND_NODES_SQL, read):
+        if r["row"] == "span":
+            spans.setdefault(r["trace_id"], {})[r["span_id"]] = r
+        elif r["row"] == "plan_step":
+            step = ObservedStep(r["span_id"], r["step"], r["tool"], int(r["position"]))
+            plan_steps.setdefault(r["trace_id"], []).append(step)
+        else:
+            typed[r["span_id"]] = r
+    out = {}
+    for trace_id, by_id in spans.items():
+        nodes = []
+        for r in by_id.values():
+            t = typed.get(r["span_id"], _NO_ROW)
+            kind = r["kind"] or "other"
+            nodes.append(
+                SpanNode(
+                    r["span_id"],
+                    r["parent_span_id"],
+                    kind,
+                    r["name"],
+                    step_name=t["step"] if kind == A.KIND_STEP else "",
+                    inferred=bool(t["inferred"] if t is not _NO_ROW else r["inferred"]),
+                    failed=bool(r["failed"] or t["failed"]),
+                    tool=t["tool"],
+                    start_ns=int(r["start_ns"]),
+                    message=r["message"],
+                    duration_ns=int(r["duration_ns"]),
+                    service=r["service"],
+                    workflow=bool(r["workflow"]),
+                    links=tuple(r["links"]),
+                )
+            )
+        out[trace_id] = (nodes, bind(nodes, plan_steps.get(trace_id, [])))
+    return out
+
+
+def used_parameters(sql: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters ``sql`` has a ``{name:Type}`` placeholder for (``Store.query`` refuses
+    others; the SQL of a binding has only the placeholders that binding needs).
+
+    >>> used_parameters("SELECT {a:UInt8}", {"a": 1, "b": 2})
+    {'a': 1}
+    """
+    return {name: value for name, value in params.items() if "{" + name + ":" in sql}

@@ -245,3 +245,81 @@ def test_list_and_detail_agree(ran: Ran, scenario: str) -> None:
     assert metrics["failed_steps"] == len(failed)
     assert failed == ([FAILING_STEP] if scenario == "loop" else [])
     assert metrics["plan_versions"] == len(trace["plans"])
+
+
+def service_of(ran: Ran) -> str:
+    return f"conformance-{ran.source.replace('_', '-')}"
+
+
+def get(ran: Ran, path: str, **params: Any) -> dict[str, Any]:
+    r = httpx.get(f"{ran.url}{path}", params=params, timeout=60)
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+STATS_NUMBERS = ("step_attempts", "retries", "failed_steps", "replans")
+"""The run model's numbers a trace-list row and ``/api/stats`` totals both answer."""
+
+
+def test_stats_totals_are_the_sums_over_the_trace_list(ran: Ran) -> None:
+    """``/api/stats/*`` counts a source's runs as ``/api/traces`` rows count them (the same
+    bound structure): its totals are the sums over the rows, per variant and per step too."""
+    service = service_of(ran)
+    rows = get(ran, "/api/traces", service=service, limit=1000)["traces"]
+    assert {ran.healthy.trace_id, ran.loop.trace_id} <= {r["trace_id"] for r in rows}
+    runs = [r for r in rows if r["run_id"]]
+    expected = {
+        "runs": len(runs),
+        "successes": sum(r["outcome"] == "success" for r in runs),
+        "failures": sum(r["outcome"] == "failure" for r in runs),
+        "input_tokens": sum(r["input_tokens"] for r in runs),
+        "output_tokens": sum(r["output_tokens"] for r in runs),
+        **{k: sum(r[k] for r in runs) for k in STATS_NUMBERS},
+    }
+    assert expected["runs"] >= 2 and expected["failed_steps"] >= 1
+    totals = get(ran, "/api/stats/runs", service=service, bucket=86400)["totals"]
+    assert {k: totals[k] for k in expected} == expected
+    assert totals["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in runs), rel=1e-6)
+    variants = get(ran, "/api/stats/variants", service=service)["variants"]
+    assert {k: sum(v[k] for v in variants) for k in expected} == expected
+    steps = get(ran, "/api/stats/steps", service=service, limit=1000)["steps"]
+    assert sum(s["attempts"] for s in steps) == expected["step_attempts"]
+    assert sum(s["retries"] for s in steps) == expected["retries"]
+    assert sum(s["failed_runs"] for s in steps) == expected["failed_steps"]
+    assert [s["step"] for s in steps if s["failed_runs"]] == [FAILING_STEP]
+    for agent in {r["agent"] for r in runs} - {"", None}:  # an inferred run's: once bound
+        mine = [r for r in runs if r["agent"] == agent]
+        totals = get(ran, "/api/stats/runs", service=service, agent=agent)["totals"]
+        assert (totals["runs"], totals["step_attempts"]) == (
+            len(mine),
+            sum(r["step_attempts"] for r in mine),
+        ), agent
+
+
+def dry_run(ran: Ran, **rule: Any) -> dict[str, Any]:
+    """What a retry-budget rule on the source's service would say now (``/api/alerts/test``)."""
+    body = {"kind": "retry_budget", "service": service_of(ran), "window": "1d", **rule}
+    r = httpx.post(f"{ran.url}/api/alerts/test", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+def test_budget_alerts_count_the_loop_as_the_trace_does(ran: Ran) -> None:
+    """A run-scope rule on attempts per run fires on the loop with the trace's own count, and a
+    step-scope rule finds the steps the trace detail shows retried, with their attempts (the
+    same bound structure)."""
+    counts = {t: listed(ran, t)["step_attempts"] for t in (ran.healthy.trace_id, ran.loop.trace_id)}
+    limit = counts[ran.loop.trace_id] - 1
+    fired = dry_run(ran, scope="run", budget={"max_attempts_per_run": limit})
+    assert fired["would_fire"], fired
+    samples = sorted((s["trace_id"], s["attempts"]) for s in fired["evidence"]["samples"])
+    assert samples == sorted((t, n) for t, n in counts.items() if n > limit)
+
+    attempts: Counter[tuple[str, str]] = Counter()
+    for t in counts:
+        for s in detail(ran, t)["spans"]:
+            if s["planscope_kind"] == A.KIND_STEP:
+                attempts[(t, s["model"]["step_id"])] += 1
+    over = sorted((t, step, n) for (t, step), n in attempts.items() if n > 1)
+    found = dry_run(ran, scope="step", budget={"max_attempts_per_step": 1})["evidence"]
+    assert sorted((s["trace_id"], s["step_id"], s["attempts"]) for s in found["samples"]) == over

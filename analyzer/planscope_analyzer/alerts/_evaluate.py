@@ -3,6 +3,9 @@
 Every query binds its values server-side (``{name:Type}``) and reads only rows whose ``Start``
 (``TraceStart`` for findings) is within the rule's window, so the cost is bounded by the window,
 not by the table. Attribute-derived columns are the typed columns of the span model (0011);
+a framework's traces in the window are bound across spans first, as ``/api/traces`` binds them
+(``planscope_collector.runmodel.bind_traces``: run, agent and step scopes, and the agent
+filter of the others), so a rule counts the runs and attempts the trace list shows;
 the string literals below are values from ``planscope.semconv`` (``tests/alerts`` checks them).
 
 >>> ev = Evaluation(False, 0.0, 1.0, "ok", {})
@@ -17,7 +20,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from planscope_collector.runmodel import STEP_ATTEMPT_COUNT, run_metrics_sql
+from planscope_collector.runmodel import (
+    STEP_ATTEMPT_COUNT,
+    Query,
+    bind_traces,
+    binding_parameters,
+    run_metrics_sql,
+    runs_sql,
+    step_attempts_sql,
+    used_parameters,
+)
 
 from ._rules import BurnRateRule, FindingCountRule, RetryBudgetRule
 
@@ -25,9 +37,6 @@ __all__ = ["Evaluation", "evaluate_rule"]
 
 MAX_SAMPLES = 20
 """Violating units kept as evidence (the worst first)."""
-
-Query = Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]
-"""``Store.query``: SQL with ``{name:Type}`` placeholders and its parameters."""
 
 
 @dataclass(frozen=True)
@@ -55,35 +64,41 @@ class Evaluation:
 # --- SQL ------------------------------------------------------------------------------------
 # Shared filters. '' (or -1 for limits) means "no filter / no limit".
 _SINCE = "fromUnixTimestamp64Nano({since:Int64})"
-_AGENT_TRACES = (
-    "TraceId IN (SELECT TraceId FROM planscope_runs "
-    "WHERE Project = {project:String} AND End >= " + _SINCE + " AND AgentName = {agent:String})"
-)
+_WINDOW = "Project = {project:String} AND Start >= " + _SINCE
+"""The typed rows of the window; a framework's traces among them are bound across spans first
+(``planscope_collector.runmodel.bind_traces``), as ``/api/traces`` binds them."""
+_RUN_WINDOW = "Project = {project:String} AND End >= " + _SINCE
 _AGENT_MARK = "AND /*agent*/ 1"
 
 
-def _with_agent(sql: str, agent: str | None) -> str:
-    """Add the agent filter only when the rule has one (an IN subquery is not free)."""
-    return sql.replace(_AGENT_MARK, f"AND {_AGENT_TRACES}" if agent else "")
+def _with_agent(sql: str, agent: str | None, binding: Mapping[str, Any]) -> str:
+    """Add the agent filter only when the rule has one (an IN subquery is not free): traces
+    whose run (a bound grouping run too) is the agent's."""
+    if not agent:
+        return sql.replace(_AGENT_MARK, "")
+    runs = runs_sql(_RUN_WINDOW + " AND AgentName = {agent:String}", binding)
+    return sql.replace(_AGENT_MARK, f"AND TraceId IN (SELECT TraceId FROM {runs})")
 
 
-# step scope: one unit per (trace, step id); attempts = the highest attempt number (counting an
-# attempt an enforced budget refused), or the number of attempt spans when attempts are unset.
-STEP_SQL = f"""
+def step_sql(binding: Mapping[str, Any]) -> str:
+    """Step scope: one unit per (trace, step id) as bound; attempts = the run model's attempt
+    count of the step (the highest attempt number, counting an attempt an enforced budget
+    refused, or the number of attempt spans when attempts are unnumbered)."""
+    return f"""
 SELECT '' AS Grp, count() AS Units, countIf(Val > {{limit:Int64}}) AS Violating,
        arraySlice(arrayReverseSort(x -> tupleElement(x, 4),
            groupArrayIf((TraceId, RunId, StepId, Val), Val > {{limit:Int64}})),
            1, {{samples:UInt32}}) AS Samples
 FROM (
     SELECT TraceId, StepId, any(RunId) AS RunId, toInt64({STEP_ATTEMPT_COUNT}) AS Val
-    FROM planscope_step_attempts
-    WHERE Project = {{project:String}} AND Start >= {_SINCE}
-      AND ({{step_id:String}} = '' OR StepId = {{step_id:String}})
+    FROM (SELECT * FROM {step_attempts_sql(_WINDOW, binding)})
+    WHERE ({{step_id:String}} = '' OR StepId = {{step_id:String}})
       AND ({{service:String}} = '' OR ServiceName = {{service:String}})
       {_AGENT_MARK}
     GROUP BY TraceId, StepId
 )
 """
+
 
 # tool scope: one unit per (trace, step id, tool); value = calls of the tool for that step.
 TOOL_SQL = f"""
@@ -105,36 +120,37 @@ FROM (
 GROUP BY Grp
 """
 
-# run / agent scope: one unit per trace with activity in the window, measured by the run model
-# (planscope_collector.runmodel: the worst step's attempt count, attempts, replans, tokens, cost).
-# A limit of -1 is "not set".
-RUN_SQL = f"""
+
+def run_sql(binding: Mapping[str, Any]) -> str:
+    """Run / agent scope: one unit per trace with activity in the window, measured by the run
+    model (``planscope_collector.runmodel``, bound: the worst step's attempt count, the run's
+    attempts, replans, tokens, cost). A limit of -1 is "not set"."""
+    metrics = run_metrics_sql(_WINDOW, _RUN_WINDOW, binding=binding)
+    return f"""
 SELECT if({{by_agent:Bool}}, Agent, '') AS Grp, count() AS Units,
        countIf(Violates) AS Violating,
        arraySlice(arrayReverseSort(x -> tupleElement(x, 5),
-           groupArrayIf((TraceId, RunId, Agent, WorstStep, StepAttempts, Attempts, Replans,
-                         Tokens, Cost), Violates)),
+           groupArrayIf((TraceId, RunId, Agent, WorstStep, WorstAttempts, RunAttempts, RunReplans,
+                         RunTokens, RunCost), Violates)),
            1, {{samples:UInt32}}) AS Samples
 FROM (
-    SELECT TraceId, RunId, Agent, WorstStep, toInt64(WorstStepAttempts) AS StepAttempts,
-           toInt64(StepAttempts) AS Attempts, toInt64(Replans) AS Replans,
-           toInt64(Tokens) AS Tokens, CostUsd AS Cost,
-           ({{l_step:Int64}} >= 0 AND StepAttempts > {{l_step:Int64}})
-           OR ({{l_run:Int64}} >= 0 AND Attempts > {{l_run:Int64}})
-           OR ({{l_replans:Int64}} >= 0 AND Replans > {{l_replans:Int64}})
-           OR ({{l_tokens:Int64}} >= 0 AND Tokens > {{l_tokens:Int64}})
-           OR ({{l_cost:Float64}} >= 0 AND Cost > {{l_cost:Float64}}) AS Violates
-    FROM ({
-    run_metrics_sql(
-        "Project = {project:String} AND Start >= " + _SINCE,
-        "Project = {project:String} AND End >= " + _SINCE,
-    )
-})
+    -- Aliases differ from the metrics columns: an alias named like a column (StepAttempts)
+    -- would replace that column everywhere else in this SELECT.
+    SELECT TraceId, RunId, Agent, WorstStep, toInt64(WorstStepAttempts) AS WorstAttempts,
+           toInt64(StepAttempts) AS RunAttempts, toInt64(Replans) AS RunReplans,
+           toInt64(Tokens) AS RunTokens, CostUsd AS RunCost,
+           ({{l_step:Int64}} >= 0 AND WorstAttempts > {{l_step:Int64}})
+           OR ({{l_run:Int64}} >= 0 AND RunAttempts > {{l_run:Int64}})
+           OR ({{l_replans:Int64}} >= 0 AND RunReplans > {{l_replans:Int64}})
+           OR ({{l_tokens:Int64}} >= 0 AND RunTokens > {{l_tokens:Int64}})
+           OR ({{l_cost:Float64}} >= 0 AND RunCost > {{l_cost:Float64}}) AS Violates
+    FROM ({metrics})
     WHERE ({{agent:String}} = '' OR Agent = {{agent:String}})
       AND ({{service:String}} = '' OR Service = {{service:String}})
 )
 GROUP BY Grp
 """
+
 
 # findings of the analyzer (migration 0004), newest version of each, tombstones excluded.
 FINDINGS_SQL = f"""
@@ -166,8 +182,14 @@ FROM (
 """
 
 
-def _params(params: dict[str, Any], agent: str | None) -> dict[str, Any]:
-    return params if agent else {k: v for k, v in params.items() if k != "agent"}
+def _bound_query(
+    query: Query, sql: Callable[[Mapping[str, Any]], str], params: Mapping[str, Any], bind: bool
+) -> list[dict[str, Any]]:
+    """Run the SQL ``sql`` builds for the window's binding (``bind``: the traces of the window
+    with structure the span model inferred, bound across spans; else none)."""
+    binding = binding_parameters(bind_traces(query, _WINDOW, params)) if bind else {}
+    text = sql(binding)
+    return query(text, used_parameters(text, {**params, **binding}))
 
 
 def _lim(value: int | float | None) -> int:
@@ -212,11 +234,15 @@ def _retry_budget(rule: RetryBudgetRule, project: str, query: Query, now: float)
         limits["max_attempts_per_step"] = budget.max_attempts_per_step
         params = {**base, "limit": budget.max_attempts_per_step, "step_id": rule.step_id or ""}
         if rule.scope == "step":
-            rows = query(_with_agent(STEP_SQL, rule.agent), _params(params, rule.agent))
+            rows = _bound_query(
+                query, lambda b: _with_agent(step_sql(b), rule.agent, b), params, bind=True
+            )
             names = ("trace_id", "run_id", "step_id", "attempts")
         else:
-            params = _params({**params, "tool": rule.tool or ""}, rule.agent)
-            rows = query(_with_agent(TOOL_SQL, rule.agent), params)
+            params["tool"] = rule.tool or ""
+            rows = _bound_query(
+                query, lambda b: _with_agent(TOOL_SQL, rule.agent, b), params, bind=bool(rule.agent)
+            )
             names = ("trace_id", "run_id", "step_id", "tool", "calls")
     else:
         for name in ("max_attempts_per_step", "max_attempts_per_run", "max_replans", "max_tokens"):
@@ -233,7 +259,7 @@ def _retry_budget(rule: RetryBudgetRule, project: str, query: Query, now: float)
             "l_tokens": _lim(budget.max_tokens),
             "l_cost": -1.0 if rule.max_cost_usd is None else float(rule.max_cost_usd),
         }
-        rows = query(RUN_SQL, params)
+        rows = _bound_query(query, run_sql, params, bind=True)
         names = (
             "trace_id", "run_id", "agent", "worst_step_id", "step_attempts", "attempts",
             "replans", "tokens", "cost_usd",
@@ -300,7 +326,8 @@ def _retry_budget(rule: RetryBudgetRule, project: str, query: Query, now: float)
 
 def _exceeded(item: Mapping[str, Any], limits: Mapping[str, float | int]) -> list[str]:
     observed = {
-        "max_attempts_per_step": item.get("attempts", item.get("calls", item.get("step_attempts"))),
+        # a run's sample: its worst step's count; a step's: its attempts; a tool use's: calls
+        "max_attempts_per_step": item.get("step_attempts", item.get("attempts", item.get("calls"))),
         "max_attempts_per_run": item.get("attempts") if "step_attempts" in item else None,
         "max_replans": item.get("replans"),
         "max_tokens": item.get("tokens"),
@@ -375,7 +402,9 @@ def _burn(rule: BurnRateRule, project: str, query: Query, now: float) -> Evaluat
         "service": rule.service or "",
         "agent": rule.agent or "",
     }
-    rows = query(_with_agent(BURN_SQL, rule.agent), _params(params, rule.agent))
+    rows = _bound_query(
+        query, lambda b: _with_agent(BURN_SQL, rule.agent, b), params, bind=bool(rule.agent)
+    )
     empty: dict[str, Any] = {"Tokens": 0, "Cost": 0.0, "Calls": 0, "Samples": []}
     row = rows[0] if rows else empty
     minutes = rule.window_seconds / 60.0
@@ -416,5 +445,10 @@ def _burn(rule: BurnRateRule, project: str, query: Query, now: float) -> Evaluat
 
 def sql_texts() -> Sequence[str]:
     """Every query text (tests check attribute-derived literals against planscope's names)."""
-    with_agent = [_with_agent(q, "x") for q in (STEP_SQL, TOOL_SQL, BURN_SQL)]
-    return (STEP_SQL, TOOL_SQL, RUN_SQL, FINDINGS_SQL, BURN_SQL, *with_agent)
+    bound = {k: ["x"] for k in ("bound_spans", "failed_spans", "promoted", "grouping")}
+    texts = [FINDINGS_SQL]
+    for binding in ({}, bound):
+        texts += [step_sql(binding), run_sql(binding)]
+        texts += [_with_agent(q, a, binding) for q in (step_sql(binding), TOOL_SQL, BURN_SQL)
+                  for a in (None, "x")]  # fmt: skip
+    return texts
