@@ -142,6 +142,8 @@ def one_pass(workdir: Path, findings_out: Path | None) -> dict[str, Any]:
     return {
         "seconds": seconds,
         "cpu_s": cpu,
+        # peak resident memory of the pass's process (ru_maxrss is KiB on Linux), chDB's included
+        "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
         "load_average": os.getloadavg(),
         "traces": full.traces,
         "spans": full.spans,
@@ -187,7 +189,8 @@ def describe(label: str, r: dict[str, Any]) -> str:
     phases = ", ".join(f"{k} {v:.1f} s" for k, v in r["phases"].items())
     return (
         f"  {label}: {r['traces']} traces, {r['spans']} spans in {r['seconds']:.1f} s "
-        f"({r['spans'] / r['seconds']:,.0f} spans/s), CPU {r['cpu_s']:.1f} s; {phases}; "
+        f"({r['spans'] / r['seconds']:,.0f} spans/s), CPU {r['cpu_s']:.1f} s, "
+        f"peak RSS {r.get('max_rss_mib', 0)} MiB; {phases}; "
         f"findings md5 {r['digest'][:12]}; load average {r['load_average'][0]:.1f}"
     )
 
@@ -349,6 +352,7 @@ def main() -> int:
         "full_s": round(full_s, 2),
         "full_passes_s": [round(x["seconds"], 2) for x in mine],
         "full_cpu_s": [round(x["cpu_s"], 2) for x in mine],
+        "full_max_rss_mib": [x["max_rss_mib"] for x in mine],
         "full_load_average": [x["load_average"] for x in mine],
         "full_phases_s": {k: round(v, 2) for k, v in mine[-1]["phases"].items()},
         "full_spans_per_s": round(spans / full_s),

@@ -2,7 +2,9 @@
 
 One chDB process, one database per variant, the same Arrow block (the collector's writer
 input: ``SpanColumns`` of ``collector_ingest.py``'s workload, ``to_ipc``) inserted into each
-with ``Store.insert_spans``. Variants:
+with ``Store.insert_spans``; with ``--protobuf`` the same request as protobuf, flattened by
+ClickHouse (``Store.insert_otlp_spans``: the writer's path for requests with scalar values
+only, as both workloads' are). Variants:
 
 - ``0010``: the views as of 48f5097 (migrations up to 0010; 0002's views, 0010's rewrites);
 - ``0011``: the classifying view and its ``Null`` stream into the per-kind views;
@@ -10,8 +12,10 @@ with ``Store.insert_spans``. Variants:
 - ``0013``: 0012 with plans also read from LLM answers;
 - ``0014``: 0013 with more plan shapes read from LLM answers;
 - ``0015``: 0014 with wider background merges of ``otel_traces``;
-- ``0016``: the current layout (0015 with the plan views computing the plan text once per span
-  and parsing only text that can be JSON);
+- ``0016``: 0015 with the plan views computing the plan text once per span and parsing only
+  text that can be JSON;
+- ``0021``: the current layout (0016's two plan views fed from one ``Null`` stream, so an insert
+  analyses the plan expression once);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads).
 
@@ -57,6 +61,9 @@ PER_KIND_VIEWS = (
 )
 TRACE_ID_VIEW = "otel_traces_trace_id_ts_mv"
 CLASSIFIER_VIEW = "planscope_span_model_mv"
+PLAN_VIEWS = ("planscope_plans_mv", "planscope_plan_steps_mv")
+PLAN_STREAM_VIEW = "planscope_plan_stream_mv"
+"""From 0021 on, the plan views read the stream this view fills."""
 LAYOUTS = {
     "0010": "0011",
     "0011": "0012",
@@ -64,9 +71,12 @@ LAYOUTS = {
     "0013": "0014",
     "0014": "0015",
     "0015": "0016",
-    "0016": None,
+    "0016": "0021",
+    "0021": None,
 }
-"""Layout -> the first migration left out (0016: the current one)."""
+"""Layout -> the first migration left out (0021: the current one)."""
+UNRELATED = ("0020",)
+"""Migrations that change no table a span insert writes (kept in every layout)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +96,8 @@ def variants(per_view: list[str]) -> list[Variant]:
         for view in (TRACE_ID_VIEW, *PER_KIND_VIEWS):
             if layout == "0011" and view != TRACE_ID_VIEW:
                 out.append(Variant(f"{layout} only {view}", layout, (*base, view)))
+            elif layout >= "0021" and view in PLAN_VIEWS:
+                out.append(Variant(f"{layout} only {view}", layout, (PLAN_STREAM_VIEW, view)))
             else:
                 out.append(Variant(f"{layout} only {view}", layout, (view,)))
     return out
@@ -99,23 +111,36 @@ def migrations_dir(layout: str, root: Path) -> Path:
     source = resources.files("planscope_collector") / "migrations"
     for entry in source.iterdir():
         name = entry.name
-        if name.endswith(".sql") and (stop is None or name[:4] < stop or name[:4] >= "0020"):
+        if name.endswith(".sql") and (stop is None or name[:4] < stop or name[:4] in UNRELATED):
             (target / name).write_text(entry.read_text(encoding="utf-8"), encoding="utf-8")
     return target
 
 
-def block(workload: str, traces: int, salt: int) -> Any:
-    """The writer's input for ``traces`` traces of ``workload`` with fresh trace ids."""
+def block(workload: str, traces: int, salt: int, protobuf: bool = False) -> Any:
+    """The writer's input for ``traces`` traces of ``workload`` with fresh trace ids: an Arrow
+    IPC stream, or with ``protobuf`` the length-delimited request ClickHouse flattens (the path
+    of a request with scalar values only, as both workloads are)."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
         ExportTraceServiceRequest,
     )
     from planscope_collector._otlp import SpanColumns
+    from planscope_collector.storage._protobuf import request_parts
 
     collector_ingest.WORKLOAD = workload
     (body,) = collector_ingest.encode_bodies(1, traces, salt=salt)
+    if protobuf:
+        return b"".join(request_parts(body, ""))
     columns = SpanColumns()
     columns.add(ExportTraceServiceRequest.FromString(body), None)
     return columns.to_ipc()
+
+
+def insert(store: Any, body: Any, token: str) -> None:
+    """``body`` (from :func:`block`) into ``store`` the way the writer inserts it."""
+    if isinstance(body, bytes):
+        store.insert_otlp_spans(body, dedup_token=token)
+    else:
+        store.insert_spans(body, dedup_token=token)
 
 
 def _events(store: Any) -> dict[str, int]:
@@ -151,7 +176,7 @@ def merge_cost(args: argparse.Namespace, workloads: list[str], root: Path) -> di
             order = layouts[rep % len(layouts) :] + layouts[: rep % len(layouts)]
             for layout in order:
                 bodies = [
-                    block(workload, args.traces, salt=(number << 16) + i)
+                    block(workload, args.traces, salt=(number << 16) + i, protobuf=args.protobuf)
                     for i in range(args.merges)
                 ]
                 number += 1
@@ -160,7 +185,7 @@ def merge_cost(args: argparse.Namespace, workloads: list[str], root: Path) -> di
                 _wait_for_merges(store)
                 before, c0 = _events(store), time.process_time()
                 for i, body in enumerate(bodies):
-                    store.insert_spans(body, dedup_token=f"merges:{i}")
+                    insert(store, body, f"merges:{i}")
                 _wait_for_merges(store)
                 after, c1 = _events(store), time.process_time()
                 inserted = after["InsertedRows"] - before["InsertedRows"]
@@ -220,6 +245,12 @@ def main() -> int:
     parser.add_argument(
         "--layouts", nargs="+", choices=tuple(LAYOUTS), help="with --merges: only these layouts"
     )
+    parser.add_argument(
+        "--protobuf",
+        action="store_true",
+        help="insert protobuf requests that ClickHouse flattens (the writer's path for requests "
+        "with scalar values only) instead of Arrow blocks",
+    )
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
 
@@ -265,12 +296,12 @@ def main() -> int:
             wall: dict[str, list[float]] = {v.label: [] for v in chosen}
             cpu: dict[str, list[float]] = {v.label: [] for v in chosen}
             for rep in range(args.repeat + 1):  # the first repetition warms up
-                body = block(workload, args.traces, salt=0xB000 + rep)
+                body = block(workload, args.traces, salt=0xB000 + rep, protobuf=args.protobuf)
                 shift = rep % len(chosen)
                 for variant in chosen[shift:] + chosen[:shift]:
                     store = stores[workload, variant.label]
                     c0, t0 = time.process_time(), time.perf_counter()
-                    store.insert_spans(body, dedup_token=f"view-cost:{rep}")
+                    insert(store, body, f"view-cost:{rep}")
                     c1, t1 = time.process_time(), time.perf_counter()
                     if rep:
                         wall[variant.label].append(t1 - t0)

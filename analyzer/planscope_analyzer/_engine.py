@@ -35,8 +35,15 @@ T = TypeVar("T")
 ANALYZER_VERSION = "2"
 """Bumped when the set or semantics of detectors change (recorded in analysis_progress)."""
 BATCH_TRACES = 2000
-"""Traces loaded per round trip: large enough to amortise query overhead, small enough to keep
-a batch's rows (~25 per trace) in memory comfortably."""
+"""Traces loaded per round trip when they are named by id (an incremental pass, ``analyze``):
+large enough to amortise query overhead, small enough that the id set stays cheap to match."""
+
+WINDOW_BATCH_TRACES = 8000
+"""Traces per batch of a window pass (read by time range, no id set): each batch pays the
+queries' fixed costs and re-reads the daily partitions it shares with its neighbours, so
+fewer, larger batches cost less CPU (1M spans: ~18 instead of ~22.6 CPU s at 2,000) for more
+memory (peak RSS ~1.05 instead of ~0.71 GiB: a batch and the next one, loading, are held);
+docs/benchmarks-log.md, 2026-12-03."""
 
 MAX_CHANGED = 20_000
 """Traces one incremental pass takes at most (the oldest first; the next pass takes the rest)."""
@@ -164,10 +171,12 @@ class Analyzer:
         store: Queryable,
         detectors: Sequence[Detector] = DETECTORS,
         batch_traces: int = BATCH_TRACES,
+        window_batch_traces: int = WINDOW_BATCH_TRACES,
     ) -> None:
         self.store = store
         self.detectors = tuple(detectors)
         self.batch_traces = batch_traces
+        self.window_batch_traces = window_batch_traces
 
     # -- entry points --------------------------------------------------------------------------
     def analyze(
@@ -187,7 +196,7 @@ class Analyzer:
         if len(ids) <= self.batch_traces:
             return self._batch(project, ids, since_ns, write)
         return self._analyze_in_batches(
-            project, index_traces(self.store, project, ids, since_ns), write
+            project, index_traces(self.store, project, ids, since_ns), write, self.batch_traces
         )
 
     def analyze_window(
@@ -201,7 +210,11 @@ class Analyzer:
         """Analyse every trace of ``project`` that started in ``[since_ns, until_ns)``."""
         until = until_ns if until_ns is not None else time.time_ns() + 86400 * 10**9
         return self._analyze_in_batches(
-            project, index_window(self.store, project, since_ns, until), write, by_time=True
+            project,
+            index_window(self.store, project, since_ns, until),
+            write,
+            self.window_batch_traces,
+            by_time=True,
         )
 
     def changed_traces(
@@ -249,12 +262,18 @@ class Analyzer:
 
     # -- internals ------------------------------------------------------------------------------
     def _analyze_in_batches(
-        self, project: str, traces: dict[str, TraceData], write: bool, *, by_time: bool = False
+        self,
+        project: str,
+        traces: dict[str, TraceData],
+        write: bool,
+        batch_traces: int,
+        *,
+        by_time: bool = False,
     ) -> AnalysisResult:
-        """Batches of traces that started close together (each reads a few partitions only),
-        from row-less values the trace index gave (the dict is consumed: each batch's rows are
-        freed once it is written). ``by_time``: ``traces`` are every trace that started in a
-        window, so each batch is read by its time range (see :func:`fill_traces`).
+        """Batches of ``batch_traces`` traces that started close together (each reads a few
+        partitions only), from row-less values the trace index gave (the dict is consumed: each
+        batch's rows are freed once it is written). ``by_time``: ``traces`` are every trace that
+        started in a window, so each batch is read by its time range (see :func:`fill_traces`).
 
         While one batch is analysed and written, a loader thread reads the next one (the store
         runs the queries without holding the GIL, so they overlap the rules). Findings are
@@ -265,7 +284,7 @@ class Analyzer:
         traces.clear()
         chunks: list[dict[str, TraceData] | None] = [
             {t.trace_id: t for t in sorted(chunk, key=lambda t: t.trace_id)}
-            for chunk in _chunks(ordered, self.batch_traces)
+            for chunk in _chunks(ordered, batch_traces)
         ]
         del ordered
         total = AnalysisResult()

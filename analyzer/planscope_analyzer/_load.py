@@ -494,8 +494,7 @@ def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, Tra
     if not ambiguous and not partial:
         return
     wanted = [traces[i] for i in ambiguous | partial]
-    c = fetch_columns(
-        store,
+    table = store.query_arrow(
         Q.LOAD_RAW,
         {
             "project": params["project"],
@@ -505,11 +504,15 @@ def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, Tra
             "ambiguous": ",".join(sorted(ambiguous)),
         },
     )
-    if not c:
+    if table.num_rows == 0:
         return
+    ids = table.column("trace_id").to_pylist()
     empty: dict[str, set[str]] = {}
     for trace_id, span_id, is_empty in zip(
-        c["trace_id"], c["span_id"], c["empty_context"], strict=True
+        ids,
+        table.column("span_id").to_pylist(),
+        table.column("empty_context").to_pylist(),
+        strict=True,
     ):
         if is_empty and trace_id in ambiguous:
             empty.setdefault(trace_id, set()).add(span_id)
@@ -520,20 +523,24 @@ def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, Tra
         ]
     if not partial:
         return
-    rows = [i for i, trace_id in enumerate(c["trace_id"]) if trace_id in partial]
-    scheduler = [i for i in rows if c["scheduler"][i]]
-    _attach(traces, "scheduling", SchedulerSpan, _take(c, scheduler, SchedulerSpan._fields))
+    # Rows are selected in Arrow, so only the columns each row kind needs become Python values
+    # (a scheduler attribute column is '' on every other span).
+    scheduler = [
+        bool(is_scheduler) and trace_id in partial
+        for trace_id, is_scheduler in zip(ids, table.column("scheduler").to_pylist(), strict=True)
+    ]
+    _attach(traces, "scheduling", SchedulerSpan, _take(table, scheduler, SchedulerSpan._fields))
     still = {i for i in partial if typed_span_count(traces[i]) < traces[i].span_count}
     for trace_id in still:
         traces[trace_id].raw = []
-    skeleton = [i for i in rows if c["trace_id"][i] in still]
-    _attach(traces, "raw", RawSpan, _take(c, skeleton, RawSpan._fields))
+    skeleton = [trace_id in still for trace_id in ids]
+    _attach(traces, "raw", RawSpan, _take(table, skeleton, RawSpan._fields))
 
 
-def _take(
-    c: Mapping[str, list[Any]], rows: Sequence[int], fields: Sequence[str]
-) -> dict[str, list[Any]]:
-    """These rows of columns ``c``: the ``trace_id`` column and ``fields`` (empty: no rows)."""
-    if not rows:
+def _take(table: Any, rows: Sequence[bool], fields: Sequence[str]) -> dict[str, list[Any]]:
+    """The ``rows`` (a mask) of an Arrow ``table`` as Python lists: the ``trace_id`` column and
+    ``fields`` (empty: no rows)."""
+    if not any(rows):
         return {}
-    return {f: [c[f][i] for i in rows] for f in ("trace_id", *fields)}
+    picked = table.filter(rows)
+    return {f: picked.column(f).to_pylist() for f in ("trace_id", *fields)}

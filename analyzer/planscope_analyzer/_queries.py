@@ -129,25 +129,26 @@ GROUP BY TraceId, ParentSpanId
 # {partial:String} (spans outside the typed tables: a central scheduler's queue waits and
 # context switches, third-party spans), and the step attempts of the traces in
 # {ambiguous:String} that recorded an explicitly empty context (``[]``), which the typed table
-# cannot tell from no record at all. Scheduler attributes are read for scheduler spans only.
+# cannot tell from no record at all. Both come from columns migration 0022 materialises
+# (SpanModelContextEmpty, SchedulerAttributes: the scheduler spans' own attributes), never from
+# the SpanAttributes map, whose decompression was most of this read's cost.
 # In time order (then id) within each trace: detectors name raw spans as evidence in this order.
 LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, {_STATUS} AS status_code, StatusMessage AS message,
        toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
        toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns,
-       SpanAttributes['planscope.step.context.keys'] = '[]' AS empty_context,
+       SpanModelContextEmpty = 1 AS empty_context,
        SpanName IN ('scheduler.queue', 'scheduler.context_switch') AS scheduler,
-       if(scheduler, SpanAttributes['planscope.scheduler.id'], '') AS scheduler_id,
-       if(scheduler, SpanAttributes['planscope.scheduler.policy'], '') AS policy,
-       if(scheduler, SpanAttributes['planscope.scheduler.requester'], '') AS requester,
-       if(scheduler, SpanAttributes['planscope.scheduler.request_id'], '') AS request_id,
-       if(scheduler, SpanAttributes['planscope.scheduler.switch.op'], '') AS switch_op,
-       if(scheduler, SpanAttributes['planscope.scheduler.context.hash'], '') AS context_hash,
-       if(scheduler, toInt64OrZero(SpanAttributes['planscope.scheduler.context.tokens']), 0)
-           AS context_tokens,
-       if(scheduler, SpanAttributes['planscope.scheduler.context.saved_hash'], '') AS saved_hash,
-       if(scheduler, toInt64OrZero(SpanAttributes['planscope.scheduler.context.saved_tokens']), 0)
+       SchedulerAttributes['planscope.scheduler.id'] AS scheduler_id,
+       SchedulerAttributes['planscope.scheduler.policy'] AS policy,
+       SchedulerAttributes['planscope.scheduler.requester'] AS requester,
+       SchedulerAttributes['planscope.scheduler.request_id'] AS request_id,
+       SchedulerAttributes['planscope.scheduler.switch.op'] AS switch_op,
+       SchedulerAttributes['planscope.scheduler.context.hash'] AS context_hash,
+       toInt64OrZero(SchedulerAttributes['planscope.scheduler.context.tokens']) AS context_tokens,
+       SchedulerAttributes['planscope.scheduler.context.saved_hash'] AS saved_hash,
+       toInt64OrZero(SchedulerAttributes['planscope.scheduler.context.saved_tokens'])
            AS saved_tokens
 FROM otel_traces
 WHERE Project = {{project:String}}

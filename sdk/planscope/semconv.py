@@ -255,6 +255,7 @@ FINDING_KINDS: Final = (*LABELED_FINDING_KINDS, FINDING_PLAN_DRIFT, FINDING_DATA
 # (``scheduler.context_switch``), which scheduler, policy and requester it concerns.
 SPAN_SCHEDULER_QUEUE: Final = "scheduler.queue"
 SPAN_SCHEDULER_CONTEXT_SWITCH: Final = "scheduler.context_switch"
+SCHEDULER_NAMESPACE: Final = "planscope.scheduler."  # every scheduler attribute below
 SCHEDULER_ID: Final = "planscope.scheduler.id"
 SCHEDULER_POLICY: Final = "planscope.scheduler.policy"  # fifo | round_robin | ...
 SCHEDULER_SLOTS: Final = "planscope.scheduler.slots"  # size of the model-slot pool

@@ -151,7 +151,7 @@ def test_batching_by_start_finds_the_same(suite: tuple[Store, list[str]]) -> Non
     whole = Analyzer(store).analyze("default", ids, write=False)
     assert whole.traces == len(ids) and whole.findings
     small = Analyzer(store, batch_traces=7).analyze("default", ids, write=False)
-    window = Analyzer(store, batch_traces=5).analyze_window("default", 0, write=False)
+    window = Analyzer(store, window_batch_traces=5).analyze_window("default", 0, write=False)
     for other in (small, window):
         assert other.traces == whole.traces and other.spans == whole.spans
         assert _findings(other) == _findings(whole)
@@ -213,5 +213,5 @@ def test_a_failed_write_stops_a_window_pass(suite: tuple[Store, list[str]]) -> N
     store, _ = suite
     failing = _WritesFailAfter(store, ok=4)
     with pytest.raises(StoreUnavailable, match="disk full"):
-        Analyzer(failing, batch_traces=5).analyze_window("default", 0)
+        Analyzer(failing, window_batch_traces=5).analyze_window("default", 0)
     assert failing.inserts == 5  # no batch was written after the failed one

@@ -20,7 +20,7 @@ from planscope_collector.storage import (
 )
 from planscope_collector.storage._store import _BOOTSTRAP_SQL
 
-from ._spans import new_trace_id, planscope_trace, spans_ipc
+from ._spans import make_span, new_trace_id, planscope_trace, spans_ipc
 
 MIGRATIONS_DIR = Path(str(resources.files("planscope_collector") / "migrations"))
 EXPECTED = [
@@ -38,6 +38,8 @@ EXPECTED = [
     "0015_span_merge_width",
     "0016_plan_views_one_pass",
     "0020_plan_approvals",
+    "0021_plan_stream",
+    "0022_analyzer_raw_columns",
     "0023_span_model_frameworks",
     "0024_observed_plan_parts",
 ]
@@ -151,7 +153,8 @@ def test_migrate_is_idempotent_and_creates_every_table(store: Store) -> None:
     for table in (*TABLES, "schema_migrations"):
         assert table in tables
         assert "non_replicated_deduplication_window = 10000" in tables[table], table
-    assert sum(1 for name in tables if name.endswith("_mv")) == 8
+    assert sum(1 for name in tables if name.endswith("_mv")) == 9
+    assert tables["planscope_plan_stream"].strip("`") == "Null"  # 0021: a pipe, keeps nothing
     assert "planscope_span_model" not in tables  # 0011's Null stream, replaced by 0012
 
 
@@ -199,6 +202,16 @@ def test_badly_named_migration_file_is_refused(tmp_path: Path) -> None:
         load_migrations(tmp_path)
 
 
+def _migrations_before(tmp_path: Path, first_new: str) -> Path:
+    """A directory with the packaged migrations numbered below ``first_new`` (an older store's)."""
+    old = tmp_path / f"migrations-before-{first_new}"
+    old.mkdir()
+    for path in MIGRATIONS_DIR.glob("*.sql"):
+        if path.name < first_new:
+            shutil.copy(path, old / path.name)
+    return old
+
+
 def test_module_doctests() -> None:
     import doctest
 
@@ -210,11 +223,7 @@ def test_module_doctests() -> None:
 def test_a_store_migrated_at_0011_upgrades_and_keeps_filling_every_table(tmp_path: Path) -> None:
     """0012 replaces 0011's views on a store that has spans: old rows keep their typed rows,
     new rows get the same ones, and the old rows read the new columns from their expressions."""
-    old = tmp_path / "migrations-0011"
-    old.mkdir()
-    for path in MIGRATIONS_DIR.glob("*.sql"):
-        if path.name < "0012":
-            shutil.copy(path, old / path.name)
+    old = _migrations_before(tmp_path, "0012")
     before, after = new_trace_id(), new_trace_id()
     typed = ("planscope_runs", "planscope_plans", "planscope_plan_steps",
              "planscope_step_attempts", "planscope_tool_calls", "planscope_llm_calls")  # fmt: skip
@@ -245,7 +254,7 @@ def test_a_store_migrated_at_0011_upgrades_and_keeps_filling_every_table(tmp_pat
 def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_rows(
     tmp_path: Path,
 ) -> None:
-    """0015 (a merge setting) and 0016 (the plan views) on a store the previous version
+    """0015 (a merge setting), 0016 and 0021 (the plan views) on a store an earlier version
     migrated (0020 already applied): the upgrade runs, the stored rows stay as they were, and
     the next spans fill every typed table as the earlier ones did."""
     old = tmp_path / "migrations-previous"
@@ -259,7 +268,7 @@ def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_row
         s.insert_spans(spans_ipc(planscope_trace(trace_id)))
         query = "SELECT * FROM {t:Identifier} ORDER BY ALL"
         before = {t: s.query(query, {"t": t}) for t in TABLES if t != "planscope_ingest_batches"}
-        newer = [m for m in EXPECTED if m > "0021"]
+        newer = [m for m in EXPECTED if m >= "0021"]  # later migrations apply after them
         assert s.migrate() == ["0015_span_merge_width", "0016_plan_views_one_pass", *newer]
         (ddl,) = s.query(
             "SELECT create_table_query AS q FROM system.tables "
@@ -282,3 +291,67 @@ def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_row
                     for t in (trace_id, later)
                 ]
                 assert rows[0] and rows[0] == rows[1], table
+
+
+def _raw_column_spans(trace_id: str) -> list[list[object]]:
+    """A scheduler queue wait, a context switch, steps given ``[]`` / ``["a"]`` / no context, and
+    a plain span whose attributes look like a scheduler's (its name is not)."""
+    step = {A.SPAN_KIND: A.KIND_STEP, A.STEP_ID: "s1"}
+    return [
+        make_span(
+            trace_id=trace_id,
+            name=A.SPAN_SCHEDULER_QUEUE,
+            attrs={A.SCHEDULER_ID: "k1", A.SCHEDULER_REQUESTER: "s1", A.STEP_ID: "s1"},
+        ),
+        make_span(
+            trace_id=trace_id,
+            name=A.SPAN_SCHEDULER_CONTEXT_SWITCH,
+            attrs={A.SCHEDULER_SWITCH_OP: "save", A.SCHEDULER_CONTEXT_TOKENS: 12},
+        ),
+        make_span(trace_id=trace_id, name="s1 empty", attrs={**step, A.STEP_CONTEXT_KEYS: []}),
+        make_span(trace_id=trace_id, name="s1 keys", attrs={**step, A.STEP_CONTEXT_KEYS: ["a"]}),
+        make_span(trace_id=trace_id, name="s1 none", attrs=step),
+        make_span(
+            trace_id=trace_id, name="other", attrs={A.SCHEDULER_ID: "k1", A.STEP_CONTEXT_KEYS: []}
+        ),
+    ]
+
+
+def test_0022_raw_columns_hold_the_attributes_the_analyzer_reads_on_old_and_new_rows(
+    tmp_path: Path,
+) -> None:
+    """0022 on a store with spans: rows stored before it read the columns from their expressions,
+    rows stored after carry them, a merge keeps them; the values are the scheduler spans'
+    ``planscope.scheduler.*`` attributes (nothing else, no other span) and "a step recorded the
+    empty context"."""
+    old = _migrations_before(tmp_path, "0022")
+    before, after = new_trace_id(), new_trace_id()
+    query = (
+        "SELECT SpanName AS name, SpanModelContextEmpty AS empty, "
+        "CAST(SchedulerAttributes, 'Map(String, String)') AS scheduler "
+        "FROM otel_traces WHERE TraceId = {t:String} ORDER BY name"
+    )
+    expected = [
+        {"name": "other", "empty": 0, "scheduler": {}},
+        {"name": "s1 empty", "empty": 1, "scheduler": {}},
+        {"name": "s1 keys", "empty": 0, "scheduler": {}},
+        {"name": "s1 none", "empty": 0, "scheduler": {}},
+        {"name": A.SPAN_SCHEDULER_CONTEXT_SWITCH, "empty": 0,
+         "scheduler": {A.SCHEDULER_SWITCH_OP: "save", A.SCHEDULER_CONTEXT_TOKENS: "12"}},
+        {"name": A.SPAN_SCHEDULER_QUEUE, "empty": 0,
+         "scheduler": {A.SCHEDULER_ID: "k1", A.SCHEDULER_REQUESTER: "s1"}},
+    ]  # fmt: skip
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate(directory=old)
+        s.insert_spans(spans_ipc(_raw_column_spans(before)))
+        assert s.migrate() == ["0022_analyzer_raw_columns"]
+        s.insert_spans(spans_ipc(_raw_column_spans(after)))
+        for trace_id in (before, after):
+            assert s.query(query, {"t": trace_id}) == expected
+        s.command("OPTIMIZE TABLE otel_traces FINAL")
+        for trace_id in (before, after):
+            assert s.query(query, {"t": trace_id}) == expected
+        (star,) = s.query(
+            "SELECT * FROM otel_traces WHERE TraceId = {t:String} LIMIT 1", {"t": after}
+        )
+        assert "SchedulerAttributes" not in star and "SpanModelContextEmpty" not in star

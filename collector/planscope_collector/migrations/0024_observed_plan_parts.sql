@@ -1,18 +1,16 @@
--- The plan views of 0016, reading one more form of a foreign LLM call's answer (issue #11; the
+-- The plan stream of 0021, reading one more form of a foreign LLM call's answer (issue #11; the
 -- conformance suite's openinference_smolagents source): OpenInference's multi-part message,
 -- `llm.output_messages.0.message.contents.0.message_content.text` (smolagents' model spans,
 -- and any OpenInference instrumentation that records content parts), after the plain
--- `llm.output_messages.0.message.content`. Everything else is 0016's text, unchanged (its
--- header says how the views are staged); the key is read in both views' stage 1.
--- (Migrations run before the collector accepts spans, so no insert falls between DROP and
--- CREATE.)
+-- `llm.output_messages.0.message.content`. Everything else is 0021's stream view, unchanged
+-- (its header says how the plan views are staged); the tables and the two views behind the
+-- stream stay. (Migrations run before the collector accepts spans, so no insert falls between
+-- DROP and CREATE.)
 
-DROP VIEW IF EXISTS {db}.planscope_plans_mv {on_cluster};
-DROP VIEW IF EXISTS {db}.planscope_plan_steps_mv {on_cluster};
+DROP VIEW IF EXISTS {db}.planscope_plan_stream_mv {on_cluster};
 
--- plans --------------------------------------------------------------------------------------------
-CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_plans_mv {on_cluster}
-TO {db}.planscope_plans
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_plan_stream_mv {on_cluster}
+TO {db}.planscope_plan_stream
 AS SELECT
     Project,
     TraceId,
@@ -41,7 +39,8 @@ AS SELECT
     Duration,
     SpanModelStatusCode AS StatusCode,
     SpanModelSource AS Source,
-    toUInt8(Observed) AS Inferred
+    toUInt8(Observed) AS Inferred,
+    Steps
 FROM (
     -- 2. the plan's steps (0014's rules) and its plan-level fields, once per span
     WITH
@@ -50,20 +49,15 @@ FROM (
            arrayFilter(l -> JSONType(l) = 'Array',
                        arrayMap(kv -> kv.2, JSONExtractKeysAndValuesRaw(Plan))),
            []) AS Lists,
-        -- each list's rank: 2 = step objects, 1 = step names, 0 = neither; then its length;
-        -- the first of the best (indexOf) is the plan
+        -- each list's rank: 2 = step objects (an object with a non-empty work field), 1 = step
+        -- names, 0 = neither; then its length; the first of the best (indexOf) is the plan
         arrayMap(l -> multiIf(
             JSONLength(l) > 0
                 AND arrayAll(s -> JSONType(s) = 'Object'
-                    AND (JSONExtractString(s, 'description') != ''
-                         OR JSONExtractString(s, 'task') != ''
-                         OR JSONExtractString(s, 'title') != ''
-                         OR JSONExtractString(s, 'action') != ''
-                         OR JSONExtractString(s, 'step') != ''
-                         OR JSONExtractString(s, 'tool') != ''
-                         OR JSONExtractString(s, 'instruction') != ''
-                         OR JSONExtractString(s, 'goal') != ''
-                         OR JSONExtractString(s, 'command') != ''), JSONExtractArrayRaw(l)), 2,
+                    AND arrayExists(k -> JSONExtractString(s, k) != '',
+                                    ['description', 'task', 'title', 'action', 'step', 'tool',
+                                     'instruction', 'goal', 'command']),
+                    JSONExtractArrayRaw(l)), 2,
             JSONLength(l) >= 2
                 AND arrayAll(s -> JSONType(s) = 'String' AND JSONExtractString(s) != '',
                              JSONExtractArrayRaw(l)), 1,
@@ -84,15 +78,10 @@ FROM (
         HasStepsKey OR BestList != ''
             OR (JSONType(Plan) = 'Array'
                 AND arrayAll(s -> JSONType(s) = 'Object'
-                    AND (JSONExtractString(s, 'description') != ''
-                         OR JSONExtractString(s, 'task') != ''
-                         OR JSONExtractString(s, 'title') != ''
-                         OR JSONExtractString(s, 'action') != ''
-                         OR JSONExtractString(s, 'step') != ''
-                         OR JSONExtractString(s, 'tool') != ''
-                         OR JSONExtractString(s, 'instruction') != ''
-                         OR JSONExtractString(s, 'goal') != ''
-                         OR JSONExtractString(s, 'command') != ''), Steps)) AS StepLike,
+                    AND arrayExists(k -> JSONExtractString(s, k) != '',
+                                    ['description', 'task', 'title', 'action', 'step', 'tool',
+                                     'instruction', 'goal', 'command']),
+                    Steps)) AS StepLike,
         if(Observed, '', JSONExtract(Plan, 'id', 'String')) AS PlanIdJson,
         if(Observed, 0, JSONExtract(Plan, 'version', 'UInt32')) AS VersionJson,
         JSONExtract(Plan, 'scope', 'String') AS ScopeJson
@@ -147,154 +136,3 @@ WHERE SpanModelKind = 'plan'
    OR (SpanModelKind IN ('run', 'step') AND SpanModelInferred = 1 AND HasStepsKey
        AND length(Steps) > 0)
    OR (FromLlm AND length(Steps) > 0 AND StepLike);
-
--- plan steps: one row per element of the plan's steps (none for garbage JSON; 0011, 4.) -------
-CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_plan_steps_mv {on_cluster}
-TO {db}.planscope_plan_steps
-AS WITH
-    JSONType(StepJson) = 'String' AS IsText
-SELECT
-    Project,
-    TraceId,
-    SpanId AS PlanSpanId,
-    SpanAttributes['planscope.run.id'] AS RunId,
-    if(SpanAttributes['planscope.plan.id'] != '', SpanAttributes['planscope.plan.id'],
-       PlanIdJson) AS PlanId,
-    if(SpanAttributes['planscope.plan.version'] != '',
-       toUInt32OrZero(SpanAttributes['planscope.plan.version']), VersionJson) AS PlanVersion,
-    if(SpanAttributes['planscope.plan.scope'] != '', SpanAttributes['planscope.plan.scope'],
-       ScopeJson) AS Scope,
-    toUInt32(StepIndex - 1) AS Position,
-    multiIf(NOT Observed, JSONExtract(StepJson, 'id', 'String'),
-            IsText, if(match(JSONExtractString(StepJson), '^[A-Za-z_][A-Za-z0-9_.-]{0,63}$'),
-                       JSONExtractString(StepJson), toString(StepIndex)),
-            JSONExtract(StepJson, 'id', 'String') != '', JSONExtract(StepJson, 'id', 'String'),
-            JSONExtract(StepJson, 'step_id', 'String') != '',
-            JSONExtract(StepJson, 'step_id', 'String'),
-            JSONExtract(StepJson, 'name', 'String') != '', JSONExtract(StepJson, 'name', 'String'),
-            toString(StepIndex)) AS StepId,
-    multiIf(NOT Observed, JSONExtract(StepJson, 'description', 'String'),
-            IsText, JSONExtractString(StepJson),
-            JSONExtract(StepJson, 'description', 'String') != '',
-            JSONExtract(StepJson, 'description', 'String'),
-            JSONExtract(StepJson, 'task', 'String') != '', JSONExtract(StepJson, 'task', 'String'),
-            JSONExtract(StepJson, 'title', 'String') != '', JSONExtract(StepJson, 'title', 'String'),
-            JSONExtract(StepJson, 'action', 'String') != '',
-            JSONExtract(StepJson, 'action', 'String'),
-            JSONExtract(StepJson, 'instruction', 'String') != '',
-            JSONExtract(StepJson, 'instruction', 'String'),
-            JSONExtract(StepJson, 'goal', 'String') != '', JSONExtract(StepJson, 'goal', 'String'),
-            JSONExtract(StepJson, 'step', 'String') != '', JSONExtract(StepJson, 'step', 'String'),
-            JSONExtract(StepJson, 'command', 'String')) AS Description,
-    multiIf(NOT Observed, JSONExtract(StepJson, 'executor', 'String'),
-            JSONExtract(StepJson, 'executor', 'String') != '',
-            JSONExtract(StepJson, 'executor', 'String'),
-            JSONExtract(StepJson, 'assignee', 'String') != '',
-            JSONExtract(StepJson, 'assignee', 'String'),
-            JSONExtract(StepJson, 'agent', 'String')) AS Executor,
-    JSONExtract(StepJson, 'tool', 'String') AS Tool,
-    JSONExtract(StepJson, 'depends_on', 'Array(String)') AS DependsOn,
-    JSONExtract(StepJson, 'requires', 'Array(String)') AS Requires,
-    JSONExtract(StepJson, 'produces', 'Array(String)') AS Produces,
-    toUInt8(JSONExtract(StepJson, 'irreversible', 'Bool')) AS Irreversible,
-    Timestamp AS Start,
-    toUInt8(Observed) AS Inferred
-FROM (
-    -- 2. as in the plans view above
-    WITH
-        if(FromLlm AND JSONType(Plan) = 'Object',
-           arrayFilter(l -> JSONType(l) = 'Array',
-                       arrayMap(kv -> kv.2, JSONExtractKeysAndValuesRaw(Plan))),
-           []) AS Lists,
-        arrayMap(l -> multiIf(
-            JSONLength(l) > 0
-                AND arrayAll(s -> JSONType(s) = 'Object'
-                    AND (JSONExtractString(s, 'description') != ''
-                         OR JSONExtractString(s, 'task') != ''
-                         OR JSONExtractString(s, 'title') != ''
-                         OR JSONExtractString(s, 'action') != ''
-                         OR JSONExtractString(s, 'step') != ''
-                         OR JSONExtractString(s, 'tool') != ''
-                         OR JSONExtractString(s, 'instruction') != ''
-                         OR JSONExtractString(s, 'goal') != ''
-                         OR JSONExtractString(s, 'command') != ''), JSONExtractArrayRaw(l)), 2,
-            JSONLength(l) >= 2
-                AND arrayAll(s -> JSONType(s) = 'String' AND JSONExtractString(s) != '',
-                             JSONExtractArrayRaw(l)), 1,
-            0) * 1000000 + JSONLength(l), Lists) AS ListRanks,
-        arrayMax(arrayPushBack(ListRanks, 0)) AS BestRank,
-        if(BestRank >= 1000000, Lists[indexOf(ListRanks, BestRank)], '') AS BestList
-    SELECT
-        *,
-        multiIf(NOT Observed, JSONExtractArrayRaw(Plan, 'steps'),
-                (SpanModelKind = 'plan' OR FromLlm) AND JSONType(Plan) = 'Array',
-                JSONExtractArrayRaw(Plan),
-                JSONType(Plan, 'steps') = 'Array', JSONExtractArrayRaw(Plan, 'steps'),
-                JSONType(Plan, 'plan') = 'Array', JSONExtractArrayRaw(Plan, 'plan'),
-                JSONExtractArrayRaw(BestList)) AS Steps,
-        JSONType(Plan, 'steps') = 'Array' OR JSONType(Plan, 'plan') = 'Array' AS HasStepsKey,
-        HasStepsKey OR BestList != ''
-            OR (JSONType(Plan) = 'Array'
-                AND arrayAll(s -> JSONType(s) = 'Object'
-                    AND (JSONExtractString(s, 'description') != ''
-                         OR JSONExtractString(s, 'task') != ''
-                         OR JSONExtractString(s, 'title') != ''
-                         OR JSONExtractString(s, 'action') != ''
-                         OR JSONExtractString(s, 'step') != ''
-                         OR JSONExtractString(s, 'tool') != ''
-                         OR JSONExtractString(s, 'instruction') != ''
-                         OR JSONExtractString(s, 'goal') != ''
-                         OR JSONExtractString(s, 'command') != ''), Steps)) AS StepLike,
-        if(Observed, '', JSONExtract(Plan, 'id', 'String')) AS PlanIdJson,
-        if(Observed, 0, JSONExtract(Plan, 'version', 'UInt32')) AS VersionJson,
-        JSONExtract(Plan, 'scope', 'String') AS ScopeJson
-    FROM (
-        -- 1. as in the plans view above
-        SELECT
-            Project, TraceId, SpanId, ParentSpanId, SpanAttributes, ServiceName, Timestamp,
-            Duration, SpanModelKind, SpanModelInferred, SpanModelStatusCode, SpanModelSource,
-            SpanModelKind = 'llm' AND SpanAttributes['planscope.span.kind'] = '' AS FromLlm,
-            FromLlm OR SpanModelInferred = 1 AS Observed,
-            multiIf(FromLlm,
-                    replaceRegexpOne(trimBoth(multiIf(
-                        SpanAttributes['llm.output_messages.0.message.content'] != '',
-                        SpanAttributes['llm.output_messages.0.message.content'],
-                        SpanAttributes['llm.output_messages.0.message.contents.0.message_content.text'] != '',
-                        SpanAttributes['llm.output_messages.0.message.contents.0.message_content.text'],
-                        SpanAttributes['gen_ai.output.messages'] != '',
-                        -- the parts format; a message whose content is the text itself
-                        -- (older GenAI instrumentations) stands for its text
-                        if(JSONType(JSONExtractRaw(SpanAttributes['gen_ai.output.messages'], 1),
-                                    'content') = 'String',
-                           JSONExtractString(
-                               JSONExtractRaw(SpanAttributes['gen_ai.output.messages'], 1),
-                               'content'),
-                           JSONExtractString(
-                               JSONExtractRaw(SpanAttributes['gen_ai.output.messages'], 1),
-                               'parts', 1, 'content')),
-                        SpanAttributes['gen_ai.completion.0.content'])),
-                        '^```[A-Za-z]*\\s*([\\s\\S]*?)\\s*```$', '\\1'),
-                    SpanModelInferred = 1,
-                    multiIf(SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
-                            SpanAttributes['traceloop.entity.output'] != '',
-                            SpanAttributes['traceloop.entity.output'],
-                            SpanAttributes['gen_ai.output.messages'] != '',
-                            JSONExtractString(JSONExtractRaw(SpanAttributes['gen_ai.output.messages'], 1),
-                                              'parts', 1, 'content'),
-                            SpanAttributes['planscope.output']),
-                    SpanAttributes['planscope.plan.json']) AS Plan
-        FROM {db}.otel_traces
-        WHERE SpanModelKind = 'plan'
-           OR (SpanModelKind IN ('run', 'step') AND SpanModelInferred = 1
-               AND match(Plan, '^\\x{FEFF}?[ \\t\\n\\r]*\\{')
-               AND (position(Plan, '"steps"') > 0 OR position(Plan, '"plan"') > 0
-                    OR position(Plan, '\\u') > 0))
-           OR (FromLlm AND match(Plan, '^\\x{FEFF}?[ \\t\\n\\r]*[\\[{]'))
-    )
-)
-ARRAY JOIN
-    Steps AS StepJson,
-    arrayEnumerate(Steps) AS StepIndex
-WHERE SpanModelKind = 'plan'
-   OR (SpanModelKind IN ('run', 'step') AND SpanModelInferred = 1 AND HasStepsKey)
-   OR (FromLlm AND StepLike);
