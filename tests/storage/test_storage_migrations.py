@@ -344,7 +344,7 @@ def test_0022_raw_columns_hold_the_attributes_the_analyzer_reads_on_old_and_new_
     with open_store(f"chdb://{tmp_path}/db") as s:
         s.migrate(directory=old)
         s.insert_spans(spans_ipc(_raw_column_spans(before)))
-        assert s.migrate() == ["0022_analyzer_raw_columns"]
+        assert s.migrate() == [m for m in EXPECTED if m >= "0022"]
         s.insert_spans(spans_ipc(_raw_column_spans(after)))
         for trace_id in (before, after):
             assert s.query(query, {"t": trace_id}) == expected
