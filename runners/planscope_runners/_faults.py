@@ -5,7 +5,9 @@ parts of the system read faults: the tool injector (a tool that fails), the runt
 fact in what the planner is told, a key dropped from an executor's hand-over, an edge dropped
 from the plan any model wrote), the scripted planner (the faults that are a planner's own
 behaviour: a re-split goal, a stale value, a malformed script) and the runtime's policy (skip
-the write-conflict check, continue after a failure, no replan limit). :func:`expected_findings`
+the write-conflict check, continue after a failure, no replan limit). The injector also holds
+the point where an injected write conflict's two writers meet (:class:`WriteRace`), so the
+race it labels happens whatever the threads' timing. :func:`expected_findings`
 turns the faults of a run into the findings an analyzer should report (and the ones it must
 not).
 

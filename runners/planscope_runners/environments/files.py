@@ -14,16 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._env import (
-    IRREVERSIBLE,
-    READ,
-    WRITE,
-    Check,
-    StepSpec,
-    Task,
-    Tool,
-    read_modify_write_gap,
-)
+from .._env import IRREVERSIBLE, READ, WRITE, Check, StepSpec, Task, Tool, read_modify_write_gap
 from .._errors import ToolError
 
 NAME = "files"

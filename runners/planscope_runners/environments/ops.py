@@ -11,16 +11,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .._env import (
-    IRREVERSIBLE,
-    READ,
-    WRITE,
-    Check,
-    StepSpec,
-    Task,
-    Tool,
-    read_modify_write_gap,
-)
+from .._env import IRREVERSIBLE, READ, WRITE, Check, StepSpec, Task, Tool, read_modify_write_gap
 from .._errors import ToolError
 
 NAME = "ops"
