@@ -21,7 +21,7 @@ from planscope import Plan, PlanStep, RetryBudget, RetryBudgetExceeded
 from planscope import semconv as A
 
 from . import _prompts as prompts
-from ._env import Environment, Task, Tool, resolve_args
+from ._env import READ, Environment, Task, Tool, interleave, resolve_args
 from ._errors import ToolError
 from ._faults import Fault, ToolInjector
 from ._ir import PlanDraft, StepIR, parse_steps, to_draft
@@ -359,6 +359,10 @@ class Run:
             if premise:
                 with self._lock:
                     self.dropped_edges.add(step.id)
+                race = self.injector.race
+                if fault.knob == "write_conflict" and race is not None:
+                    # the writers can now run in parallel: make them race for certain
+                    race.armed = self.options.max_workers > 1
             out.append(step.model_copy(update={"depends_on": deps}))
         self._note_cut_off(steps, out)
         return out
@@ -544,6 +548,8 @@ class Run:
         finally:
             with self._lock:
                 self.step_times.setdefault(step.id, []).append((started, time.monotonic()))
+            if self.injector.race is not None:
+                self.injector.race.attempt_ended(step.id)
 
     def _traced_attempt(
         self,
@@ -683,6 +689,7 @@ class Run:
         resource = tool.resource(args)
         self.count(tool_calls=1)
         error: str | None = None
+        meet = self.injector.meeting(step_id, resource) if tool.effect != READ else None
         try:
             with planscope.start_tool(
                 tool.name, resource=resource, effect=tool.effect, arguments=args
@@ -692,9 +699,12 @@ class Run:
                     span.set_attribute(A.TOOL_ACTION_BATCH, batch[1])
                 self.injector.before_call(step_id, tool.name, args)
                 try:
-                    result = tool.fn(**args)
+                    with interleave(meet):  # a read-modify-write meets between read and write
+                        result = tool.fn(**args)
                 except TypeError as exc:
                     raise ToolError(f"{tool.name}: bad arguments: {exc}") from None
+                if meet is not None:  # a plain write meets after writing (else a no-op)
+                    meet()
                 span.set_output(result)
         except ToolError as exc:
             error = str(exc)

@@ -11,7 +11,10 @@ step's ``requires`` (context keys) are exactly the references in its arguments.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -20,6 +23,41 @@ from ._models import ToolSchema
 READ = "read"
 WRITE = "write"
 IRREVERSIBLE = "irreversible"
+
+RMW_GAP_S = 0.01
+"""How long a read-modify-write tool pauses between its read and its write."""
+_rmw_gap: ContextVar[Callable[[], None] | None] = ContextVar("planscope_rmw_gap", default=None)
+
+
+def read_modify_write_gap() -> None:
+    """The pause of a read-modify-write tool between its read and its write: a parallel writer
+    of the same resource that reads in it loses one of the two updates. Inside
+    :func:`interleave` the pause is the caller's instead (an injected write conflict makes
+    both writers meet there, so both read before either writes).
+
+    >>> read_modify_write_gap()  # sleeps RMW_GAP_S
+    """
+    hook = _rmw_gap.get()
+    if hook is None:
+        time.sleep(RMW_GAP_S)
+    else:
+        hook()
+
+
+@contextmanager
+def interleave(hook: Callable[[], None] | None) -> Iterator[None]:
+    """Run a tool call with ``hook`` as its read-modify-write gap (``None``: the plain pause).
+
+    >>> with interleave(lambda: print("between read and write")):
+    ...     read_modify_write_gap()
+    between read and write
+    """
+    token = _rmw_gap.set(hook)
+    try:
+        yield
+    finally:
+        _rmw_gap.reset(token)
+
 
 _REF = re.compile(r"\{(\$?)([A-Za-z_][A-Za-z0-9_]*)((?:\.[A-Za-z0-9_]+)*)\}")
 

@@ -5,7 +5,9 @@ parts of the system read faults: the tool injector (a tool that fails), the runt
 fact in what the planner is told, a key dropped from an executor's hand-over, an edge dropped
 from the plan any model wrote), the scripted planner (the faults that are a planner's own
 behaviour: a re-split goal, a stale value, a malformed script) and the runtime's policy (skip
-the write-conflict check, continue after a failure, no replan limit). :func:`expected_findings`
+the write-conflict check, continue after a failure, no replan limit). The injector also holds
+the point where an injected write conflict's two writers meet (:class:`WriteRace`), so the
+race it labels happens whatever the threads' timing. :func:`expected_findings`
 turns the faults of a run into the findings an analyzer should report (and the ones it must
 not).
 
@@ -37,8 +39,10 @@ failed.
 from __future__ import annotations
 
 import random
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -565,6 +569,10 @@ class ToolInjector:
         self.calls: dict[str, int] = {}
         self.fired: list[tuple[str, str]] = []
         self._lock = threading.Lock()
+        conflict = next((f for f in faults if f.knob == "write_conflict"), None)
+        self.race = WriteRace(conflict) if conflict is not None else None
+        """The injected write conflict's meeting point (armed by the runtime once it dropped
+        the edge between the writers and they can run in parallel)."""
 
     def _matches(self, fault: Fault, tool: str, args: Mapping[str, Any]) -> bool:
         target_id = fault.params.get("failing_step", fault.target)
@@ -613,6 +621,12 @@ class ToolInjector:
                     "for this request (stale value?)"
                 )
 
+    def meeting(self, step_id: str, resource: str) -> Callable[[], None] | None:
+        """The meeting with the other writer a write call of ``step_id`` on ``resource`` must
+        keep (an armed write conflict, see :class:`WriteRace`), or None."""
+        race = self.race
+        return race.meeting(step_id, resource) if race is not None and race.armed else None
+
     def first_step(self, knob: str) -> str | None:
         """The step id where a knob first fired."""
         return next((s for s, k in self.fired if k == knob), None)
@@ -621,6 +635,66 @@ class ToolInjector:
         """Every step id where a knob fired, in order (a fault on an action fires at every
         step that performs it: parallel steps calling the same tool all loop)."""
         return list(dict.fromkeys(s for s, k in self.fired if k == knob))
+
+
+RACE_TIMEOUT_S = 5.0
+"""How long a racing writer waits for the other at the meeting point before it writes alone."""
+
+
+class WriteRace:
+    """The two writers of an injected write conflict meet inside their calls on the resource,
+    so the race happens whatever the threads' timing (a loaded machine may otherwise run them
+    one after the other: no race, nothing to label). A read-modify-write meets the other
+    between its read and its write, so both read before either writes and one update is lost;
+    a plain write meets it after writing, still inside its call, so the calls overlap.
+
+    Each writer meets the other once (in its first write call on the resource). The barrier
+    breaks when a writer's attempt ends without meeting (it failed first, or wrote elsewhere)
+    or after ``RACE_TIMEOUT_S`` (no worker was free): the waiting writer goes on alone, the
+    race is left to the threads and the label to whether the attempts overlapped.
+
+    >>> race = WriteRace(Fault("write_conflict", "b", {"other": "a", "resource": "t:{$x.id}"}))
+    >>> race.meeting("c", "t:1") is None, race.meeting("a", "u:1") is None
+    (True, True)
+    >>> race.meeting("a", "t:1") is not None, race.meeting("a", "t:1") is None
+    (True, True)
+    """
+
+    def __init__(self, fault: Fault) -> None:
+        self.writers = {fault.target, str(fault.params["other"])}
+        # the task's resource is a template where it names a produced value ({$key.field})
+        parts = re.split(r"\{[^}]*\}", str(fault.params["resource"]))
+        self._resource = re.compile(".+".join(re.escape(p) for p in parts))
+        self.armed = False
+        self._barrier = threading.Barrier(2, timeout=RACE_TIMEOUT_S)
+        self._met: set[str] = set()
+        self._lock = threading.Lock()
+
+    def meeting(self, step_id: str, resource: str) -> Callable[[], None] | None:
+        """The wait for the other writer, for a writer's first write call on the resource
+        (calling it again is a no-op); None for any other call."""
+        if step_id not in self.writers or not self._resource.fullmatch(resource):
+            return None
+        with self._lock:
+            if step_id in self._met:
+                return None
+            self._met.add(step_id)
+        met = False
+
+        def meet() -> None:
+            nonlocal met
+            if met:
+                return
+            met = True
+            with suppress(threading.BrokenBarrierError):  # the other is not coming: go on alone
+                self._barrier.wait()
+
+        return meet
+
+    def attempt_ended(self, step_id: str) -> None:
+        """A writer's attempt ended: the other must not wait for it any longer."""
+        if step_id in self.writers:
+            self._barrier.abort()
 
 
 _TOOL_KNOBS = {

@@ -13,6 +13,7 @@ from planscope import semconv as A
 from planscope_analyzer import Analyzer
 from planscope_collector import BackgroundServer, CollectorSettings
 from planscope_runners import load_labels, run_task
+from planscope_runners.variants import scheduler
 from planscope_runners.variants.scheduler import Kernel, run_many
 
 from .conftest import Spans, attr
@@ -55,6 +56,20 @@ def test_fifo_never_preempts_and_many_runs_share_one_kernel(spans: Spans) -> Non
     assert {s.context.trace_id for s in queued} == {  # type: ignore[attr-defined]
         int(r.trace_id, 16) for r in results
     }
+
+
+def test_a_gate_whose_requester_never_comes_opens_after_its_timeout(
+    spans: Spans, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scheduler, "GATE_TIMEOUT_S", 0.3)
+    kernel = Kernel("fifo")
+    gated_at = time.time_ns()
+    kernel.admit_together(["a-step-that-never-asks", "read_0"])
+    (result,) = run_many(["ops-audit-small"], kernel)
+    assert result.success
+    first = min(_queue(spans), key=lambda s: s.start_time)  # type: ignore[attr-defined]
+    assert attr(first, A.SCHEDULER_REQUESTER) == "planner"
+    assert first.end_time - gated_at >= 0.29e9  # type: ignore[attr-defined]  # granted at the timeout
 
 
 @pytest.mark.integration

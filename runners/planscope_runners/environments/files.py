@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .._env import IRREVERSIBLE, READ, WRITE, Check, StepSpec, Task, Tool
+from .._env import IRREVERSIBLE, READ, WRITE, Check, StepSpec, Task, Tool, read_modify_write_gap
 from .._errors import ToolError
 
 NAME = "files"
-_RMW_GAP = 0.01
 
 
 class FilesEnv:
@@ -85,7 +84,7 @@ class FilesEnv:
         self._pause()
         p = self.path(path)
         current = p.read_text() if p.is_file() else ""
-        time.sleep(_RMW_GAP)  # read-modify-write: parallel appends race here
+        read_modify_write_gap()  # parallel appends race here
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(current + f"{line}\n")
         return len(current.splitlines()) + 1

@@ -11,11 +11,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .._env import IRREVERSIBLE, READ, WRITE, Check, StepSpec, Task, Tool
+from .._env import IRREVERSIBLE, READ, WRITE, Check, StepSpec, Task, Tool, read_modify_write_gap
 from .._errors import ToolError
 
 NAME = "ops"
-_RMW_GAP = 0.01
 
 SERVICES = {
     "api": {"version": "1.4.0", "replicas": 3},
@@ -91,7 +90,7 @@ class OpsEnv:
         self._pause()
         with self.lock:
             current = list(self.config.get(key) or [])
-        time.sleep(_RMW_GAP)  # read-modify-write: parallel appends race here
+        read_modify_write_gap()  # parallel appends race here
         current.append(item)
         with self.lock:
             self.config[key] = current

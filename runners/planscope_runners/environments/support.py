@@ -12,11 +12,10 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .._env import IRREVERSIBLE, READ, WRITE, Check, StepSpec, Task, Tool
+from .._env import IRREVERSIBLE, READ, WRITE, Check, StepSpec, Task, Tool, read_modify_write_gap
 from .._errors import ToolError
 
 NAME = "support"
-_RMW_GAP = 0.01
 
 SCHEMA = """
 CREATE TABLE customers (id TEXT PRIMARY KEY, email TEXT UNIQUE, name TEXT, tier TEXT,
@@ -141,7 +140,7 @@ class SupportEnv:
         row = self._one("SELECT notes FROM customers WHERE id = ?", customer_id)
         if row is None:
             raise ToolError(f"customer {customer_id!r} not found")
-        time.sleep(_RMW_GAP)  # read-modify-write: parallel notes race here
+        read_modify_write_gap()  # parallel notes race here
         notes = (row["notes"] + "\n" + note).strip()
         with self.lock:
             self.db.execute("UPDATE customers SET notes = ? WHERE id = ?", (notes, customer_id))

@@ -12,7 +12,7 @@ refused.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import replace
 
@@ -125,8 +125,11 @@ def merge_scoped(
     return draft.merged(replacement, replace(draft.plan, steps=merged_steps))
 
 
-def run(r: Run) -> str | None:
-    """Plan the graph, check conflicts, dispatch ready nodes in parallel, replan failed nodes."""
+def run(r: Run, on_start: Callable[[list[str]], None] | None = None) -> str | None:
+    """Plan the graph, check conflicts, dispatch ready nodes in parallel, replan failed nodes.
+
+    ``on_start`` hears, before they are submitted, the nodes that start at once (two or more
+    ready nodes for free workers; the scheduler variant's kernel admits them together)."""
     validate = serialise_conflicts if r.options.check_write_conflicts else None
     draft = r.plan_once(validate=validate)
     done: set[str] = set()
@@ -137,13 +140,20 @@ def run(r: Run) -> str | None:
         while True:
             if abort is None:
                 active = set(running.values())
-                for step in draft.plan.steps:
-                    if step.id in done or step.id in active:
-                        continue
-                    if all(d in done for d in step.depends_on):
-                        ctx = contextvars.copy_context()
-                        future = pool.submit(ctx.run, r.execute_step, step, draft)
-                        running[future] = step.id
+                ready = [
+                    step
+                    for step in draft.plan.steps
+                    if step.id not in done
+                    and step.id not in active
+                    and all(d in done for d in step.depends_on)
+                ]
+                starting = [s.id for s in ready[: r.options.max_workers - len(running)]]
+                if on_start is not None and len(starting) > 1:
+                    on_start(starting)
+                for step in ready:
+                    ctx = contextvars.copy_context()
+                    future = pool.submit(ctx.run, r.execute_step, step, draft)
+                    running[future] = step.id
             if not running:
                 break
             finished, _ = wait(list(running), return_when=FIRST_COMPLETED)

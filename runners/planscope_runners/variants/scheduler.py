@@ -34,7 +34,7 @@ import statistics
 import threading
 import time
 import uuid
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -58,6 +58,9 @@ STARVATION = "scheduler_starvation"
 CONTEXT_LOST = "context_lost_on_switch"
 _RECENT = 64
 """Completed waits the kernel keeps to report its peers' median wait."""
+GATE_TIMEOUT_S = 5.0
+"""How long the kernel holds its slots for requesters it admits together (see
+:meth:`Kernel.admit_together`) before it serves those that came."""
 
 
 @dataclass
@@ -124,7 +127,22 @@ class Kernel:
         self._free = list(range(slots))
         self._seq = 0
         self._waits: deque[float] = deque(maxlen=_RECENT)
+        self._gate: Counter[str] = Counter()
+        self._gate_deadline = 0.0
         self.preemptions = 0
+
+    def admit_together(self, requesters: Sequence[str]) -> None:
+        """Serve nobody until each of these requesters (step ids) has a request in the queue,
+        or ``GATE_TIMEOUT_S`` passed: executors started together queue together, whatever
+        the threads' timing (on a loaded machine the first could otherwise finish its call
+        before the next one asks, and nothing would compete for the slots).
+
+        >>> kernel = Kernel(slots=1)
+        >>> kernel.admit_together(["read_a", "read_b"])
+        """
+        with self._cond:
+            self._gate.update(requesters)
+            self._gate_deadline = time.monotonic() + GATE_TIMEOUT_S
 
     # --- the model call -------------------------------------------------------------------
     def complete(self, model: ChatModel, request: ChatRequest) -> ChatResponse:
@@ -180,10 +198,15 @@ class Kernel:
                 req.seq, self._seq = self._seq, self._seq + 1
                 req.slot, req.overtaken = None, 0
                 self._queue.append(req)
+                if self._gate[req.requester] > 0:
+                    self._gate[req.requester] -= 1
                 span.set_attribute(A.SCHEDULER_QUEUE_LENGTH, len(self._queue))
                 self._dispatch()
                 while req.slot is None:
-                    self._cond.wait()
+                    held = self._gate_left()
+                    self._cond.wait(held or None)
+                    if held and not self._gate_left():  # the gate timed out: serve who came
+                        self._dispatch()
                 slot = req.slot
                 peers = list(self._waits)
                 wait_ms = (time.perf_counter() - started) * 1000
@@ -211,7 +234,17 @@ class Kernel:
         fair = [r for r in self._queue if not r.starved]
         return fair[0] if fair else self._queue[0]
 
+    def _gate_left(self) -> float:
+        """Seconds the gate still holds the slots (0 when it is open)."""
+        left = self._gate_deadline - time.monotonic()
+        if +self._gate and left > 0:
+            return left
+        self._gate.clear()
+        return 0.0
+
     def _dispatch(self) -> None:
+        if self._gate_left():
+            return
         while self._free and self._queue:
             chosen = self._pick()
             self._queue.remove(chosen)
@@ -306,7 +339,7 @@ def run(r: Run) -> str | None:
     if not isinstance(executor, ScheduledModel):
         executor = ScheduledModel(kernel, executor)
     r.options = replace(r.options, planner=planner, executor=executor)
-    return dag.run(r)
+    return dag.run(r, on_start=kernel.admit_together)
 
 
 def run_many(
