@@ -34,9 +34,10 @@ QUICK: dict[str, list[str]] = {
     "amplification_rss": [],
     "protobuf_flatten": ["--repeat", "1"],
     "view_cost": ["--traces", "128", "--repeat", "2"],
+    "runners_timing": ["--runs", "5"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
-TABLES_ONLY = {"scheduler_detectors", "host_attribution", "protobuf_flatten"}
+TABLES_ONLY = {"scheduler_detectors", "host_attribution", "protobuf_flatten", "runners_timing"}
 """Benchmarks that print tables and take no ``--json``."""
 BENCHMARKS = tuple(QUICK)
 SCHEDULER_SUITE = ["--fault-rate", "0.6", "--seed", "41", "--variants", "scheduler", "--no-degrade"]
