@@ -507,14 +507,16 @@ _NO_ROW: Final[dict[str, Any]] = {"step": "", "tool": "", "inferred": 0, "failed
 """What a span without a step or tool row contributes to its node."""
 
 
-_BIND_VERSIONS_SQL: Final = f"""
-SELECT trace_id, count() AS n, sum(cityHash64(*)) AS digest
-FROM ({BIND_NODES_SQL}) GROUP BY trace_id
+_BIND_VERSIONS_SQL: Final = """
+SELECT TraceId AS trace_id, sum(SpanCount) AS spans, toUnixTimestamp64Nano(min(Start)) AS start_ns,
+       toUnixTimestamp64Nano(max(End)) AS end_ns
+FROM planscope_trace_index WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
+GROUP BY TraceId
 """
-"""Per trace, a digest of every row :data:`BIND_NODES_SQL` reads of it: it changes when the
-trace gains (or loses) a span, a step or tool row or a plan step, or when the caller's range
-moves where the trace's spans are read from, so a cached binding with the same digest is the
-binding those rows give. Aggregated by the store: one short row per trace to Python."""
+"""Per trace, its span count and time range from the trace index (a primary-key read). What
+:data:`BIND_NODES_SQL` reads of a trace whose whole range is within the read's is all its spans
+and the typed rows the span views derived from them at insert, so the span count says when a
+cached binding is stale: the trace gained spans."""
 
 Bound = tuple[list[SpanNode], Binding]
 """A trace's nodes and their binding, as :func:`bind_traces` returns them."""
@@ -522,10 +524,10 @@ Bound = tuple[list[SpanNode], Binding]
 
 class BindingCache:
     """The bindings of the last ``size`` traces :func:`bind_traces` bound, least recently used
-    dropped first, each kept with the digest of the rows it was bound from
-    (:data:`_BIND_VERSIONS_SQL`), keyed by project and trace: a repeated read re-binds only the
-    traces that changed. Thread-safe; the ``Store`` owns one (``Store.bindings``) for the life
-    of the process.
+    dropped first, each kept with the span count it was bound at (:data:`_BIND_VERSIONS_SQL`),
+    keyed by project and trace: a repeated read re-binds only the traces that gained spans.
+    Thread-safe; the ``Store`` owns one (``Store.bindings``) for the life of the process. The
+    default size holds the framework traces of several busy days (~10 KB each).
 
     >>> cache = BindingCache(size=1)
     >>> cache.put("p", "t1", 7, ([], Binding()))
@@ -573,8 +575,9 @@ def bind_traces(
     earlier, to :data:`CLOCK_SKEW_NS` after); the result
     goes to :func:`binding_parameters`. ``query`` is ``Store.query``. The query API, ``/api/stats``
     and the alert rules all bind through here. With a ``cache`` (``Store.bindings``) another
-    read first takes a digest of each trace's rows (:data:`_BIND_VERSIONS_SQL`) and only the
-    traces whose digest differs from their cached one are read and bound again.
+    read first takes each trace's span count and range from the trace index
+    (:data:`_BIND_VERSIONS_SQL`); only traces not cached at that count are read and bound again,
+    and only traces wholly within the read's range are cached.
 
     >>> def query(sql, params):  # a store's answers for one pydantic-ai-like trace
     ...     if "Inferred = 1" in sql and "'span'" not in sql:
@@ -606,12 +609,13 @@ def bind_traces(
     out: dict[str, Bound] = {}
     versions: dict[str, Any] = {}
     if cache is not None:
-        for r in query(_BIND_VERSIONS_SQL, read):
-            versions[r["trace_id"]] = version = (int(r["n"]), int(r["digest"]))
-            cached = cache.get(read["project"], r["trace_id"], version)
-            if cached is not None:
-                out[r["trace_id"]] = cached
-        read["ids"] = [t for t in versions if t not in out]
+        for r in query(_BIND_VERSIONS_SQL, used_parameters(_BIND_VERSIONS_SQL, read)):
+            if read["since"] <= int(r["start_ns"]) and int(r["end_ns"]) <= read["until"]:
+                versions[r["trace_id"]] = int(r["spans"])
+                cached = cache.get(read["project"], r["trace_id"], int(r["spans"]))
+                if cached is not None:
+                    out[r["trace_id"]] = cached
+        read["ids"] = [t for t in read["ids"] if t not in out]
         if not read["ids"]:
             return out
     spans: dict[str, dict[str, dict[str, Any]]] = {}
