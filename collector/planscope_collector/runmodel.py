@@ -607,7 +607,7 @@ def bind_traces(
         "until": max(int(r["end_ns"]) for r in found) + CLOCK_SKEW_NS,
     }
     out: dict[str, Bound] = {}
-    versions: dict[str, Any] = {}
+    versions: dict[str, int] = {}
     if cache is not None:
         for r in query(_BIND_VERSIONS_SQL, used_parameters(_BIND_VERSIONS_SQL, read)):
             if read["since"] <= int(r["start_ns"]) and int(r["end_ns"]) <= read["until"]:
