@@ -221,7 +221,9 @@ class TraceQueries:
             "AND Start >= fromUnixTimestamp64Nano({since:Int64}) "
             "AND Start <= fromUnixTimestamp64Nano({until:Int64})"
         )
-        bound = binding_parameters(bind_traces(self.store.query, where, params))
+        bound = binding_parameters(
+            bind_traces(self.store.query, where, params, self.store.bindings)
+        )
         out: dict[str, dict[str, Any]] = {}
         for m in self.store.query(run_metrics_sql(where, binding=bound), {**params, **bound}):
             trace_id = m["TraceId"]
@@ -307,7 +309,7 @@ class TraceQueries:
         whole = offset == 0 and len(spans) == count
         observed, nodes, binding = _bind(trace_id, spans, observed, workflows)
         if not whole:  # the page alone cannot bind the trace: read what binding needs of it all
-            bound_traces = bind_traces(self.store.query, TRACE_WHERE, params)
+            bound_traces = bind_traces(self.store.query, TRACE_WHERE, params, self.store.bindings)
             nodes, binding = bound_traces.get(trace_id, ([], Binding()))
         bound = binding_parameters({trace_id: (nodes, binding)})
         metrics = self.store.query(

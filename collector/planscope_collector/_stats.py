@@ -109,7 +109,9 @@ class _Scope:
     def binding(self, store: Store) -> dict[str, Any]:
         """The binding parameters of the range's traces with structure the span model inferred
         (``runmodel.bind_traces``); planscope's own traces need none."""
-        return binding_parameters(bind_traces(store.query, self.bind_where, self.params))
+        return binding_parameters(
+            bind_traces(store.query, self.bind_where, self.params, store.bindings)
+        )
 
     def run_ids_sql(self, binding: dict[str, Any]) -> str:
         """The selected runs' traces (``TraceId``, ``agent``: the outermost run's)."""

@@ -25,6 +25,8 @@ True
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
@@ -45,6 +47,7 @@ __all__ = [
     "STEP_FAILED",
     "TRACE_WHERE",
     "WORKFLOW_SQL",
+    "BindingCache",
     "Query",
     "bind_traces",
     "binding_parameters",
@@ -504,9 +507,65 @@ _NO_ROW: Final[dict[str, Any]] = {"step": "", "tool": "", "inferred": 0, "failed
 """What a span without a step or tool row contributes to its node."""
 
 
+_BIND_VERSIONS_SQL: Final = """
+SELECT TraceId AS trace_id, sum(SpanCount) AS spans, toUnixTimestamp64Nano(min(Start)) AS start_ns,
+       toUnixTimestamp64Nano(max(End)) AS end_ns
+FROM planscope_trace_index WHERE Project = {project:String} AND TraceId IN {ids:Array(String)}
+GROUP BY TraceId
+"""
+"""Per trace, its span count and time range from the trace index (a primary-key read). What
+:data:`BIND_NODES_SQL` reads of a trace whose whole range is within the read's is all its spans
+and the typed rows the span views derived from them at insert, so the span count says when a
+cached binding is stale: the trace gained spans."""
+
+Bound = tuple[list[SpanNode], Binding]
+"""A trace's nodes and their binding, as :func:`bind_traces` returns them."""
+
+
+class BindingCache:
+    """The bindings of the last ``size`` traces :func:`bind_traces` bound, least recently used
+    dropped first, each kept with the span count it was bound at (:data:`_BIND_VERSIONS_SQL`),
+    keyed by project and trace: a repeated read re-binds only the traces that gained spans.
+    Thread-safe; the ``Store`` owns one (``Store.bindings``) for the life of the process. The
+    default size holds the framework traces of several busy days (~10 KB each).
+
+    >>> cache = BindingCache(size=1)
+    >>> cache.put("p", "t1", 7, ([], Binding()))
+    >>> cache.get("p", "t1", 7) is not None, cache.get("p", "t1", 8), cache.get("q", "t1", 7)
+    (True, None, None)
+    >>> cache.put("p", "t2", 1, ([], Binding())); cache.get("p", "t1", 7) is None
+    True
+    """
+
+    def __init__(self, size: int = 20_000) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[str, str], tuple[Any, Bound]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, project: str, trace_id: str, version: Any) -> Bound | None:
+        """The binding of ``trace_id`` in ``project`` if it was bound from rows of ``version``."""
+        with self._lock:
+            entry = self._entries.get((project, trace_id))
+            if entry is None or entry[0] != version:
+                return None
+            self._entries.move_to_end((project, trace_id))
+            return entry[1]
+
+    def put(self, project: str, trace_id: str, version: Any, bound: Bound) -> None:
+        """Keep ``bound`` as the binding of ``trace_id`` in ``project`` at ``version``."""
+        with self._lock:
+            self._entries[(project, trace_id)] = (version, bound)
+            self._entries.move_to_end((project, trace_id))
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+
+
 def bind_traces(
-    query: Query, where: str, params: Mapping[str, Any]
-) -> dict[str, tuple[list[SpanNode], Binding]]:
+    query: Query,
+    where: str,
+    params: Mapping[str, Any],
+    cache: BindingCache | None = None,
+) -> dict[str, Bound]:
     """Bind across spans (``planscope_collector.observed.bind``) the traces with structure the
     span model inferred among those whose typed rows ``where`` selects (a condition on
     ``Project``, ``TraceId``, ``Start`` with ``{name:Type}`` parameters from ``params``, which
@@ -515,7 +574,10 @@ def bind_traces(
     from :data:`CLOCK_SKEW_NS` before their inferred rows, or from ``params["since"]`` when
     earlier, to :data:`CLOCK_SKEW_NS` after); the result
     goes to :func:`binding_parameters`. ``query`` is ``Store.query``. The query API, ``/api/stats``
-    and the alert rules all bind through here.
+    and the alert rules all bind through here. With a ``cache`` (``Store.bindings``) another
+    read first takes each trace's span count and range from the trace index
+    (:data:`_BIND_VERSIONS_SQL`); only traces not cached at that count are read and bound again,
+    and only traces wholly within the read's range are cached.
 
     >>> def query(sql, params):  # a store's answers for one pydantic-ai-like trace
     ...     if "Inferred = 1" in sql and "'span'" not in sql:
@@ -544,6 +606,18 @@ def bind_traces(
         "since": since,
         "until": max(int(r["end_ns"]) for r in found) + CLOCK_SKEW_NS,
     }
+    out: dict[str, Bound] = {}
+    versions: dict[str, int] = {}
+    if cache is not None:
+        for r in query(_BIND_VERSIONS_SQL, used_parameters(_BIND_VERSIONS_SQL, read)):
+            if read["since"] <= int(r["start_ns"]) and int(r["end_ns"]) <= read["until"]:
+                versions[r["trace_id"]] = int(r["spans"])
+                cached = cache.get(read["project"], r["trace_id"], int(r["spans"]))
+                if cached is not None:
+                    out[r["trace_id"]] = cached
+        read["ids"] = [t for t in read["ids"] if t not in out]
+        if not read["ids"]:
+            return out
     spans: dict[str, dict[str, dict[str, Any]]] = {}
     typed: dict[str, dict[str, Any]] = {}
     plan_steps: dict[str, list[ObservedStep]] = {}
@@ -555,7 +629,6 @@ def bind_traces(
             plan_steps.setdefault(r["trace_id"], []).append(step)
         else:
             typed[r["span_id"]] = r
-    out = {}
     for trace_id, by_id in spans.items():
         nodes = []
         for r in by_id.values():
@@ -580,6 +653,8 @@ def bind_traces(
                 )
             )
         out[trace_id] = (nodes, bind(nodes, plan_steps.get(trace_id, [])))
+        if cache is not None and trace_id in versions:
+            cache.put(read["project"], trace_id, versions[trace_id], out[trace_id])
     return out
 
 

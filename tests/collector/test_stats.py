@@ -3,10 +3,13 @@ through a real collector on the embedded store, with hand-built runs whose numbe
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,11 +19,13 @@ from planscope import semconv as A
 from planscope_collector import BackgroundServer
 
 from ._otlp_factory import make_request, make_span
+from .conftest import wait_for_trace
 
 pytestmark = pytest.mark.integration
 
 MS = 1_000_000
 KEYS = {"key-a": "team-a", "key-b": "team-b"}
+CONFORMANCE_DATA = Path(__file__).parents[1] / "conformance" / "data"
 
 
 @dataclass
@@ -375,3 +380,42 @@ def test_projects_are_isolated_and_hostile_values_are_data(
     ):
         r = httpx.get(f"{url}{path}", params=params, headers={"Authorization": "Bearer key-a"})
         assert r.status_code == 400 and r.json()["field"], (path, params, r.text)
+
+
+def test_a_framework_trace_that_gains_spans_is_bound_again(collector: BackgroundServer) -> None:
+    """Bindings are cached per trace (``Store.bindings``): a pydantic-ai trace recorded by the
+    conformance suite, sent without its second executor attempt and then with it, must count
+    in ``/api/stats/runs`` and in the trace list as its trace detail counts it after each part
+    (the second read re-binds the grown trace rather than reusing the first binding)."""
+    data = json.loads((CONFORMANCE_DATA / "pydantic_ai.json").read_text())
+    scope = data["resourceSpans"][0]["scopeSpans"][0]
+    spans = [s for rs in data["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+    trace_id = Counter(s["traceId"] for s in spans).most_common()[-1][0]  # the healthy run
+    mine = [s for s in spans if s["traceId"] == trace_id]
+    shift = time.time_ns() - 60 * 10**9 - min(int(s["startTimeUnixNano"]) for s in mine)
+    for s in mine:
+        for key in ("startTimeUnixNano", "endTimeUnixNano"):
+            s[key] = str(int(s[key]) + shift)
+    executors = [i for i, s in enumerate(mine) if s["name"] == "invoke_agent executor"]
+    assert len(executors) == 2, [s["name"] for s in mine]  # spans in the order they ended
+    later = mine[executors[0] + 1 : executors[1] + 1]  # the second attempt and its children
+    first = [s for s in mine if s not in later]
+    counted = []
+    for part in (first, later):
+        request = {"resourceSpans": [{**data["resourceSpans"][0], "scopeSpans": [
+            {**scope, "spans": part}]}]}  # fmt: skip
+        r = httpx.post(f"{collector.url}/v1/traces", json=request, timeout=30)
+        assert r.status_code == 200, r.text
+        trace = wait_for_trace(collector.url, trace_id, len(first) + len(later) * (part is later))
+        steps = Counter(
+            s["model"]["step_id"] for s in trace["spans"] if s["planscope_kind"] == A.KIND_STEP
+        )
+        attempts = sum(steps.values())
+        totals = httpx.get(f"{collector.url}/api/stats/runs", timeout=30).json()["totals"]
+        rows = httpx.get(f"{collector.url}/api/traces", params={"q": trace_id}).json()["traces"]
+        by_step = httpx.get(f"{collector.url}/api/stats/steps", timeout=30).json()["steps"]
+        assert (totals["runs"], totals["step_attempts"]) == (1, attempts)
+        assert [r["step_attempts"] for r in rows] == [attempts]
+        assert {s["step"]: s["attempts"] for s in by_step} == steps
+        counted.append(steps)
+    assert counted[1] != counted[0], counted

@@ -232,7 +232,8 @@ class AlertEngine:
 
     def dry_run(self, project: str, rule: Any, now: float | None = None) -> dict[str, Any]:
         """What ``rule`` would say now, without events or deliveries."""
-        evaluation = evaluate_rule(rule, project, self._store().query, now=now)
+        store = self._store()
+        evaluation = evaluate_rule(rule, project, store.query, now=now, bindings=store.bindings)
         evidence = self._with_links(project, evaluation)
         return {
             "would_fire": evaluation.firing,
@@ -248,14 +249,16 @@ class AlertEngine:
         """One pass over the active rules (of ``projects``); returns the events it wrote."""
         started = time.monotonic()
         now = time.time() if now is None else now
-        query = self._store().query
+        store = self._store()
         changes: list[tuple[Key, RuleState, AlertEvent | None]] = []
         for key, stored in list(self._active.items()):
             if projects is not None and key[0] not in projects:
                 continue
             state = self._states.get(key, RuleState())
             try:
-                evaluation = evaluate_rule(stored.rule, key[0], query, now=now)
+                evaluation = evaluate_rule(
+                    stored.rule, key[0], store.query, now=now, bindings=store.bindings
+                )
             except StoreError as exc:
                 if "UNKNOWN_TABLE" in str(exc) or "Unknown table" in str(exc):
                     failed = replace(state, error=str(exc)[:500], evaluated_at=now)

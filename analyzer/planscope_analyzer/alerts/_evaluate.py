@@ -22,6 +22,7 @@ from typing import Any
 
 from planscope_collector.runmodel import (
     STEP_ATTEMPT_COUNT,
+    BindingCache,
     Query,
     bind_traces,
     binding_parameters,
@@ -183,11 +184,16 @@ FROM (
 
 
 def _bound_query(
-    query: Query, sql: Callable[[Mapping[str, Any]], str], params: Mapping[str, Any], bind: bool
+    query: Query,
+    sql: Callable[[Mapping[str, Any]], str],
+    params: Mapping[str, Any],
+    bind: bool,
+    bindings: BindingCache | None,
 ) -> list[dict[str, Any]]:
     """Run the SQL ``sql`` builds for the window's binding (``bind``: the traces of the window
-    with structure the span model inferred, bound across spans; else none)."""
-    binding = binding_parameters(bind_traces(query, _WINDOW, params)) if bind else {}
+    with structure the span model inferred, bound across spans, through the ``bindings``
+    cache; else none)."""
+    binding = binding_parameters(bind_traces(query, _WINDOW, params, bindings)) if bind else {}
     text = sql(binding)
     return query(text, used_parameters(text, {**params, **binding}))
 
@@ -200,8 +206,16 @@ def _since_ns(now: float, window: float) -> int:
     return int((now - window) * 1e9)
 
 
-def evaluate_rule(rule: Any, project: str, query: Query, *, now: float | None = None) -> Evaluation:
-    """Evaluate ``rule`` for ``project`` at ``now`` (unix seconds) through ``query``.
+def evaluate_rule(
+    rule: Any,
+    project: str,
+    query: Query,
+    *,
+    now: float | None = None,
+    bindings: BindingCache | None = None,
+) -> Evaluation:
+    """Evaluate ``rule`` for ``project`` at ``now`` (unix seconds) through ``query``, reusing
+    the framework traces' bindings in ``bindings`` (``Store.bindings``) when given.
 
     >>> rule = BurnRateRule(id="b", kind="burn_rate", max_tokens_per_minute=10, window="1m")
     >>> fake = lambda sql, p: [{"Tokens": 20, "Cost": 0.0, "Calls": 2, "Samples": []}]
@@ -210,15 +224,17 @@ def evaluate_rule(rule: Any, project: str, query: Query, *, now: float | None = 
     """
     now = time.time() if now is None else now
     if isinstance(rule, RetryBudgetRule):
-        return _retry_budget(rule, project, query, now)
+        return _retry_budget(rule, project, query, now, bindings)
     if isinstance(rule, FindingCountRule):
         return _findings(rule, project, query, now)
     if isinstance(rule, BurnRateRule):
-        return _burn(rule, project, query, now)
+        return _burn(rule, project, query, now, bindings)
     raise TypeError(f"not an alert rule: {rule!r}")
 
 
-def _retry_budget(rule: RetryBudgetRule, project: str, query: Query, now: float) -> Evaluation:
+def _retry_budget(
+    rule: RetryBudgetRule, project: str, query: Query, now: float, bindings: BindingCache | None
+) -> Evaluation:
     budget = rule.retry_budget()
     base: dict[str, Any] = {
         "project": project,
@@ -235,13 +251,21 @@ def _retry_budget(rule: RetryBudgetRule, project: str, query: Query, now: float)
         params = {**base, "limit": budget.max_attempts_per_step, "step_id": rule.step_id or ""}
         if rule.scope == "step":
             rows = _bound_query(
-                query, lambda b: _with_agent(step_sql(b), rule.agent, b), params, bind=True
+                query,
+                lambda b: _with_agent(step_sql(b), rule.agent, b),
+                params,
+                bind=True,
+                bindings=bindings,
             )
             names = ("trace_id", "run_id", "step_id", "attempts")
         else:
             params["tool"] = rule.tool or ""
             rows = _bound_query(
-                query, lambda b: _with_agent(TOOL_SQL, rule.agent, b), params, bind=bool(rule.agent)
+                query,
+                lambda b: _with_agent(TOOL_SQL, rule.agent, b),
+                params,
+                bind=bool(rule.agent),
+                bindings=bindings,
             )
             names = ("trace_id", "run_id", "step_id", "tool", "calls")
     else:
@@ -259,7 +283,7 @@ def _retry_budget(rule: RetryBudgetRule, project: str, query: Query, now: float)
             "l_tokens": _lim(budget.max_tokens),
             "l_cost": -1.0 if rule.max_cost_usd is None else float(rule.max_cost_usd),
         }
-        rows = _bound_query(query, run_sql, params, bind=True)
+        rows = _bound_query(query, run_sql, params, bind=True, bindings=bindings)
         names = (
             "trace_id", "run_id", "agent", "worst_step_id", "step_attempts", "attempts",
             "replans", "tokens", "cost_usd",
@@ -393,7 +417,9 @@ def _findings(rule: FindingCountRule, project: str, query: Query, now: float) ->
     )
 
 
-def _burn(rule: BurnRateRule, project: str, query: Query, now: float) -> Evaluation:
+def _burn(
+    rule: BurnRateRule, project: str, query: Query, now: float, bindings: BindingCache | None
+) -> Evaluation:
     params = {
         "project": project,
         "since": _since_ns(now, rule.window_seconds),
@@ -403,7 +429,11 @@ def _burn(rule: BurnRateRule, project: str, query: Query, now: float) -> Evaluat
         "agent": rule.agent or "",
     }
     rows = _bound_query(
-        query, lambda b: _with_agent(BURN_SQL, rule.agent, b), params, bind=bool(rule.agent)
+        query,
+        lambda b: _with_agent(BURN_SQL, rule.agent, b),
+        params,
+        bind=bool(rule.agent),
+        bindings=bindings,
     )
     empty: dict[str, Any] = {"Tokens": 0, "Cost": 0.0, "Calls": 0, "Samples": []}
     row = rows[0] if rows else empty

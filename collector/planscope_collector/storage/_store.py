@@ -15,6 +15,7 @@ from types import TracebackType
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from planscope_collector.runmodel import BindingCache
 from planscope_collector.storage._errors import (
     InvalidDsn,
     MigrationError,
@@ -196,6 +197,8 @@ class Store:
         self._lock = threading.RLock()
         self._client: Any = None
         self._closed = False
+        self.bindings = BindingCache()
+        """The framework traces' bindings this store's readers reuse (``runmodel.bind_traces``)."""
 
     # -- connection --------------------------------------------------------------------------
 
