@@ -35,14 +35,22 @@ QUICK: dict[str, list[str]] = {
     "protobuf_flatten": ["--repeat", "1"],
     "view_cost": ["--traces", "128", "--repeat", "2"],
     "runners_timing": ["--runs", "5"],
+    "alert_binding_cpu": [],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
-TABLES_ONLY = {"scheduler_detectors", "host_attribution", "protobuf_flatten", "runners_timing"}
+TABLES_ONLY = {
+    "scheduler_detectors",
+    "host_attribution",
+    "protobuf_flatten",
+    "runners_timing",
+    "alert_binding_cpu",
+}
 """Benchmarks that print tables and take no ``--json``."""
 BENCHMARKS = tuple(QUICK)
 SCHEDULER_SUITE = ["--fault-rate", "0.6", "--seed", "41", "--variants", "scheduler", "--no-degrade"]
 """``scheduler_detectors`` scores a stored ``planscope evaluate`` suite: this one, made first
-(120 runs; 30 with ``--quick``), as in the script's docstring."""
+(120 runs; 30 with ``--quick``), as in the script's docstring. ``alert_binding_cpu`` reads a
+store that ``query_latency`` fills first, in the same way."""
 
 
 def main() -> int:
@@ -69,6 +77,16 @@ def main() -> int:
                 failed.append(name)
                 continue
             cmd.append(workdir)
+        if name == "alert_binding_cpu":
+            workdir = tempfile.mkdtemp(prefix="ps-alerts-")
+            spans = "50000" if args.quick else "300000"
+            setup = [sys.executable, str(HERE / "query_latency.py"), "--spans", spans]
+            setup += ["--days", "7", "--repeat", "1", "--workdir", workdir]
+            print(f"\n=== {name} (its store): {' '.join(setup)}", flush=True)
+            if subprocess.call(setup, cwd=HERE.parent, stdout=subprocess.DEVNULL) != 0:
+                failed.append(name)
+                continue
+            cmd += ["--workdir", workdir]
         if args.json_dir is not None and name not in TABLES_ONLY:
             args.json_dir.mkdir(parents=True, exist_ok=True)
             cmd += ["--json", str(args.json_dir / f"{name}.json")]
