@@ -244,15 +244,25 @@ def fill_traces(
         _attach(traces, "attempts", Attempt, c)
     _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS, failed=failed))
     _load_raw(store, params, traces)
+    asked = _requests(
+        store,
+        params["project"],
+        [
+            t
+            for t in traces.values()
+            if any(p.inferred for p in t.plans) and any(a.inferred for a in t.attempts)
+        ],
+    )
     for t in traces.values():
-        _bind_observed(t)
+        _bind_observed(t, asked.get(t.trace_id, {}))
     _load_prompts(store, params["project"], traces)
 
 
-def _bind_observed(t: TraceData) -> None:
+def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
-    after a plan step, a grouping run, container plans dropped) to one loaded trace."""
+    after a plan step, a grouping run and whether it failed for good, container plans dropped)
+    to one loaded trace (``asked``: what its LLM calls were asked, by span id)."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
         t.plans = [p for p in t.plans if not p.inferred]
@@ -266,7 +276,14 @@ def _bind_observed(t: TraceData) -> None:
         nodes[r.span_id] = SpanNode(r.span_id, r.parent_span_id, "run", "", start_ns=r.start_ns)
     for p in t.plans:
         kind = "llm" if p.span_id in t.llm_span_ids else "plan"
-        nodes[p.span_id] = SpanNode(p.span_id, p.parent_span_id, kind, "", start_ns=p.start_ns)
+        nodes[p.span_id] = SpanNode(
+            p.span_id,
+            p.parent_span_id,
+            kind,
+            "",
+            start_ns=p.start_ns,
+            request=asked.get(p.span_id, ""),
+        )
     for a in t.attempts:
         nodes[a.span_id] = SpanNode(
             a.span_id,
@@ -298,6 +315,7 @@ def _bind_observed(t: TraceData) -> None:
                 s.name,
                 failed=s.status_code == "Error",
                 start_ns=s.start_ns,
+                request=asked.get(s.span_id, ""),
             )
     observed = {p.span_id for p in inferred_plans}
     steps = [
@@ -308,14 +326,26 @@ def _bind_observed(t: TraceData) -> None:
     b = bind(nodes.values(), steps)
     if b.run_span_id is not None and b.run_span_id in raw:
         grouping = raw[b.run_span_id]
+        failed_run = grouping.status_code == "Error"
+        reason = grouping.message if failed_run else ""
+        if not failed_run and b.failed_for_good is not None:
+            # an SDK that never fails its trace: the run failed where a step gave up for good
+            failed_run = True
+            gave_up = b.failed_for_good
+            tools = sorted(
+                (raw[s] for s, owner in b.actions.items() if owner == gave_up and s in raw),
+                key=lambda s: (s.start_ns, s.span_id),
+            )
+            reason = raw[gave_up].message if gave_up in raw else ""
+            reason = reason or next((s.message for s in reversed(tools) if s.message), "")
         t.runs.append(
             Run(
                 span_id=grouping.span_id,
                 parent_span_id="",
                 run_id=t.trace_id,
                 variant="",
-                outcome="failure" if grouping.status_code == "Error" else "unknown",
-                outcome_reason=grouping.message if grouping.status_code == "Error" else "",
+                outcome="failure" if failed_run else "unknown",
+                outcome_reason=reason,
                 budget={},
                 start_ns=grouping.start_ns,
                 end_ns=grouping.end_ns,
@@ -388,18 +418,27 @@ def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) 
         and not any(r.objective for r in t.runs)
         and any(r.outcome == "failure" for r in t.runs)
     }
+    for trace_id, by_span in _requests(store, project, list(wanted.values())).items():
+        t = wanted[trace_id]
+        planner = [p for p in sorted(t.plans, key=lambda p: p.start_ns) if p.span_id in by_span]
+        prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
+        t.runs = [r if r.objective else r._replace(objective=prompt) for r in t.runs]
+        t._memo.clear()
+
+
+def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:
+    """What the LLM calls of some traces were asked (``observed.user_request``), by trace and
+    span id, in start order; one ``otel_traces`` query, none for no traces."""
     if not wanted:
-        return
+        return {}
     c = fetch_columns(
         store,
         Q.LOAD_PROMPTS,
         {
             "project": project,
-            "since": ns_to_datetime(
-                max(0, min(t.start_ns for t in wanted.values()) - PARTITION_SLACK_NS)
-            ),
-            "until": ns_to_datetime(max(t.end_ns for t in wanted.values()) + PARTITION_SLACK_NS),
-            "ids": ",".join(sorted(wanted)),
+            "since": ns_to_datetime(max(0, min(t.start_ns for t in wanted) - PARTITION_SLACK_NS)),
+            "until": ns_to_datetime(max(t.end_ns for t in wanted) + PARTITION_SLACK_NS),
+            "ids": ",".join(sorted(t.trace_id for t in wanted)),
         },
     )
     prompts: dict[str, dict[str, str]] = {}
@@ -408,12 +447,7 @@ def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) 
     ):
         if text := user_request(dict(messages)):
             prompts.setdefault(trace_id, {})[span_id] = text  # rows come by start: first wins
-    for trace_id, by_span in prompts.items():
-        t = wanted[trace_id]
-        planner = [p for p in sorted(t.plans, key=lambda p: p.start_ns) if p.span_id in by_span]
-        prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
-        t.runs = [r if r.objective else r._replace(objective=prompt) for r in t.runs]
-        t._memo.clear()
+    return prompts
 
 
 def _strings(values: Any) -> tuple[str, ...]:
