@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
-from planscope_collector.observed import ObservedStep, SpanNode, bind, user_request
+from planscope_collector.observed import Binding, ObservedStep, SpanNode, bind, user_request
 
 from . import _queries as Q
 from ._model import (
@@ -199,12 +199,14 @@ def fill_traces(
 
     _attach(traces, "runs", Run, columns(Q.LOAD_RUNS))
     # Plan JSON and captured tool arguments only for traces whose run failed (plan propagation
-    # reads them), and for traces without a typed run (a grouping run is bound later, from the
-    # root's status).
+    # reads them), and for traces without a typed run or with an inferred run of unknown
+    # outcome (a grouping run is bound later, from the root's status; an inferred run may have
+    # failed for good at a step).
     failed = ",".join(
         t.trace_id
         for t in traces.values()
-        if not t.runs or any(r.outcome == "failure" for r in t.runs)
+        if not t.runs
+        or any(r.outcome == "failure" or (r.inferred and r.outcome == "unknown") for r in t.runs)
     )
     _attach(traces, "plans", Plan, columns(Q.LOAD_PLANS, failed=failed))
     _attach(traces, "plan_steps", PlanStep, columns(Q.LOAD_PLAN_STEPS))
@@ -273,7 +275,9 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
         return  # planscope's own structure: nothing to derive
     nodes: dict[str, SpanNode] = {}
     for r in t.runs:
-        nodes[r.span_id] = SpanNode(r.span_id, r.parent_span_id, "run", "", start_ns=r.start_ns)
+        nodes[r.span_id] = SpanNode(
+            r.span_id, r.parent_span_id, "run", "", inferred=r.inferred, start_ns=r.start_ns
+        )
     for p in t.plans:
         kind = "llm" if p.span_id in t.llm_span_ids else "plan"
         nodes[p.span_id] = SpanNode(
@@ -327,17 +331,6 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
     if b.run_span_id is not None and b.run_span_id in raw:
         grouping = raw[b.run_span_id]
         failed_run = grouping.status_code == "Error"
-        reason = grouping.message if failed_run else ""
-        if not failed_run and b.failed_for_good is not None:
-            # an SDK that never fails its trace: the run failed where a step gave up for good
-            failed_run = True
-            gave_up = b.failed_for_good
-            tools = sorted(
-                (raw[s] for s, owner in b.actions.items() if owner == gave_up and s in raw),
-                key=lambda s: (s.start_ns, s.span_id),
-            )
-            reason = raw[gave_up].message if gave_up in raw else ""
-            reason = reason or next((s.message for s in reversed(tools) if s.message), "")
         t.runs.append(
             Run(
                 span_id=grouping.span_id,
@@ -345,7 +338,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
                 run_id=t.trace_id,
                 variant="",
                 outcome="failure" if failed_run else "unknown",
-                outcome_reason=reason,
+                outcome_reason=grouping.message if failed_run else "",
                 budget={},
                 start_ns=grouping.start_ns,
                 end_ns=grouping.end_ns,
@@ -353,16 +346,35 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
                 inferred=True,
             )
         )
+    said = _tool_errors(b, raw)
+    if b.failed_for_good is not None:
+        # an SDK that never fails its trace: the run failed where a step gave up for good
+        reason = said.get(b.failed_for_good) or (
+            raw[b.failed_for_good].message if b.failed_for_good in raw else ""
+        )
+        t.runs = [
+            r._replace(outcome="failure", outcome_reason=r.outcome_reason or reason)
+            if r.inferred and r.outcome == "unknown"
+            else r
+            for r in t.runs
+        ]
     if b.containers:
         t.plans = [p for p in t.plans if p.span_id not in b.containers]
         t.plan_steps = [s for s in t.plan_steps if s.plan_span_id not in b.containers]
     attempts = []
     for a in t.attempts:
         if a.span_id in b.attempts:
+            failed = a.span_id in b.failed
+            tool_said = said.get(a.span_id, "") if failed else ""
             a = a._replace(
                 step_id=b.step_of(a.span_id, a.step_id),
                 attempt=b.attempts[a.span_id],
-                status="error" if a.span_id in b.failed else a.status,
+                status="error" if failed else a.status,
+                # a framework's own error (a guardrail that tripped) says less than the tool
+                # error the executor gave up on: the attempt's error carries both
+                message=a.message
+                if not tool_said or tool_said in a.message
+                else f"{a.message}: {tool_said}".lstrip(": "),
             )
         attempts.append(a)
     for span_id in sorted(b.promoted, key=lambda s: (raw[s].start_ns, s)):
@@ -403,6 +415,18 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
         for c in t.tools
     ]
     t._memo.clear()
+
+
+def _tool_errors(b: Binding, raw: dict[str, RawSpan]) -> dict[str, str]:
+    """Step attempt → the status message of its last failed tool call (what the world said)."""
+    out: dict[str, tuple[int, str, str]] = {}
+    for span_id, owner in b.actions.items():
+        span = raw.get(span_id)
+        if span is not None and span.status_code == "Error" and span.message:
+            key = (span.start_ns, span.span_id, span.message)
+            if owner not in out or key > out[owner]:
+                out[owner] = key
+    return {owner: key[2] for owner, key in out.items()}
 
 
 def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:

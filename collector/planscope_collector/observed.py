@@ -26,7 +26,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   failed (the executor gave up after its tool failed, e.g. a model that stops calling it);
 * **attempts** of one step are numbered in start order; tool and LLM calls belong to the
   nearest enclosing step attempt;
-* **failed for good**: in a trace whose run is a grouping span, the first attempt (by start)
+* **failed for good**: in a trace whose run is inferred (a grouping span, a framework's
+  root), the first attempt (by start)
   that is the last attempt of its step and failed, with no observed plan started after it (a
   re-plan takes over), is why the run failed (its root span may say OK: an SDK that never
   fails its trace);
@@ -145,7 +146,7 @@ class Binding:
     workflow_plan: WorkflowPlan | None = None
     """The plan a workflow's child tasks show, in a trace with no plan of its own."""
     failed_for_good: str | None = None
-    """The attempt a grouping run failed at (a step's last attempt, failed, not re-planned)."""
+    """The attempt an inferred run failed at (a step's last attempt, failed, not re-planned)."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -250,6 +251,9 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         key = bound.get(a.span_id) or (a.name if a.span_id in promoted else a.step_name)
         seen[key] = numbers[a.span_id] = seen.get(key, 0) + 1
         last[key] = a
+    inferred_run = run_span is not None or any(
+        n.kind == "run" and n.inferred for n in nodes.values()
+    )
     replanned = max((_start(nodes, p)[0] for p in plan_spans), default=0)
     given_up = sorted(
         (a.start_ns, a.span_id)
@@ -266,7 +270,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         attempts=numbers,
         actions=actions,
         workflow_plan=workflow_plan,
-        failed_for_good=given_up[0][1] if given_up and run_span is not None else None,
+        failed_for_good=given_up[0][1] if given_up and inferred_run else None,
     )
 
 
