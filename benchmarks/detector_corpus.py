@@ -21,8 +21,8 @@ Baselines, scored on the same traces in the same run:
     .venv/bin/python benchmarks/detector_corpus.py [--json out.json] [--split dev|heldout]
 
 The sealed splits (built after the last tuning, labels committed first) are left out unless
-``--sealed``, ``--sealed2``, ``--sealed3`` or ``--sealed4`` is given, which scores that split alone: run it
-once, at the end, and report it apart.
+``--sealed``, ``--sealed2``, ``--sealed3`` or ``--sealed4`` is given, which scores that split
+alone: run it once, at the end, and report it apart.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 from planscope import safejson
 from planscope import semconv as A
 
-from .observed import Binding, ObservedStep, SpanNode, bind
+from .observed import Binding, ObservedStep, SpanNode, bind, user_request
 from .runmodel import (
     BIND_NODES_SQL,
     INFERRED_TRACES_SQL,
@@ -287,6 +287,7 @@ class TraceQueries:
                         service=r["service"],
                         workflow=bool(r["workflow"]),
                         links=tuple(r["links"]),
+                        request=user_request(dict(r["messages"])) if r["messages"] else "",
                     )
                 )
             out[trace_id] = (nodes, bind(nodes, plan_steps.get(trace_id, [])))
@@ -420,6 +421,7 @@ def _bind(
                 service=s["service"],
                 workflow=s["span_id"] in workflows,
                 links=tuple(link["span_id"] for link in s["links"]),
+                request=user_request(s["attributes"]) if kind == A.KIND_LLM else "",
             )
         )
     steps = [
