@@ -17,9 +17,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   not a step of that plan;
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else the tools
-  called inside it (nearest enclosing step) name exactly one plan step's ``tool``; else what
-  its LLM calls were asked (:func:`user_request`) names exactly one plan step's id (an
-  executor told "Step pull_current: ..."; ids as whole words). An unclassified span (not
+  called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
+  name several (steps sharing a tool), what its LLM calls were asked (:func:`user_request`)
+  names exactly one of those steps' ids (an executor told "Step pull_current: ..."; ids as
+  whole words). An unclassified span (not
   inside a step) named exactly like a plan step's id is that step's attempt too. An attempt
   none of these bind keeps its own step name;
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed
@@ -234,8 +235,8 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
-        if len(planned) != 1 and a.span_id in asked:
-            planned = {s.step_id for s in steps if _names(asked[a.span_id], s.step_id)}
+        if len(planned) > 1 and a.span_id in asked:
+            planned = {s for s in planned if _names(asked[a.span_id], s)}
         if len(planned) == 1:
             bound[a.span_id] = next(iter(planned))
 
