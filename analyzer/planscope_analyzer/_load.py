@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
-from planscope_collector.observed import ObservedStep, SpanNode, bind, user_request
+from planscope_collector.observed import Binding, ObservedStep, SpanNode, bind, user_request
 
 from . import _queries as Q
 from ._model import (
@@ -199,12 +199,14 @@ def fill_traces(
 
     _attach(traces, "runs", Run, columns(Q.LOAD_RUNS))
     # Plan JSON and captured tool arguments only for traces whose run failed (plan propagation
-    # reads them), and for traces without a typed run (a grouping run is bound later, from the
-    # root's status).
+    # reads them), and for traces without a typed run or with an inferred run of unknown
+    # outcome (a grouping run is bound later, from the root's status; an inferred run may have
+    # failed for good at a step).
     failed = ",".join(
         t.trace_id
         for t in traces.values()
-        if not t.runs or any(r.outcome == "failure" for r in t.runs)
+        if not t.runs
+        or any(r.outcome == "failure" or (r.inferred and r.outcome == "unknown") for r in t.runs)
     )
     _attach(traces, "plans", Plan, columns(Q.LOAD_PLANS, failed=failed))
     _attach(traces, "plan_steps", PlanStep, columns(Q.LOAD_PLAN_STEPS))
@@ -244,15 +246,25 @@ def fill_traces(
         _attach(traces, "attempts", Attempt, c)
     _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS, failed=failed))
     _load_raw(store, params, traces)
+    asked = _requests(
+        store,
+        params["project"],
+        [
+            t
+            for t in traces.values()
+            if any(p.inferred for p in t.plans) and any(a.inferred for a in t.attempts)
+        ],
+    )
     for t in traces.values():
-        _bind_observed(t)
+        _bind_observed(t, asked.get(t.trace_id, {}))
     _load_prompts(store, params["project"], traces)
 
 
-def _bind_observed(t: TraceData) -> None:
+def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
-    after a plan step, a grouping run, container plans dropped) to one loaded trace."""
+    after a plan step, a grouping run and whether it failed for good, container plans dropped)
+    to one loaded trace (``asked``: what its LLM calls were asked, by span id)."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
         t.plans = [p for p in t.plans if not p.inferred]
@@ -263,10 +275,19 @@ def _bind_observed(t: TraceData) -> None:
         return  # planscope's own structure: nothing to derive
     nodes: dict[str, SpanNode] = {}
     for r in t.runs:
-        nodes[r.span_id] = SpanNode(r.span_id, r.parent_span_id, "run", "", start_ns=r.start_ns)
+        nodes[r.span_id] = SpanNode(
+            r.span_id, r.parent_span_id, "run", "", inferred=r.inferred, start_ns=r.start_ns
+        )
     for p in t.plans:
         kind = "llm" if p.span_id in t.llm_span_ids else "plan"
-        nodes[p.span_id] = SpanNode(p.span_id, p.parent_span_id, kind, "", start_ns=p.start_ns)
+        nodes[p.span_id] = SpanNode(
+            p.span_id,
+            p.parent_span_id,
+            kind,
+            "",
+            start_ns=p.start_ns,
+            request=asked.get(p.span_id, ""),
+        )
     for a in t.attempts:
         nodes[a.span_id] = SpanNode(
             a.span_id,
@@ -298,6 +319,7 @@ def _bind_observed(t: TraceData) -> None:
                 s.name,
                 failed=s.status_code == "Error",
                 start_ns=s.start_ns,
+                request=asked.get(s.span_id, ""),
             )
     observed = {p.span_id for p in inferred_plans}
     steps = [
@@ -308,14 +330,15 @@ def _bind_observed(t: TraceData) -> None:
     b = bind(nodes.values(), steps)
     if b.run_span_id is not None and b.run_span_id in raw:
         grouping = raw[b.run_span_id]
+        failed_run = grouping.status_code == "Error"
         t.runs.append(
             Run(
                 span_id=grouping.span_id,
                 parent_span_id="",
                 run_id=t.trace_id,
                 variant="",
-                outcome="failure" if grouping.status_code == "Error" else "unknown",
-                outcome_reason=grouping.message if grouping.status_code == "Error" else "",
+                outcome="failure" if failed_run else "unknown",
+                outcome_reason=grouping.message if failed_run else "",
                 budget={},
                 start_ns=grouping.start_ns,
                 end_ns=grouping.end_ns,
@@ -323,16 +346,35 @@ def _bind_observed(t: TraceData) -> None:
                 inferred=True,
             )
         )
+    said = _tool_errors(b, raw)
+    if b.failed_for_good is not None:
+        # an SDK that never fails its trace: the run failed where a step gave up for good
+        reason = said.get(b.failed_for_good) or (
+            raw[b.failed_for_good].message if b.failed_for_good in raw else ""
+        )
+        t.runs = [
+            r._replace(outcome="failure", outcome_reason=r.outcome_reason or reason)
+            if r.inferred and r.outcome == "unknown"
+            else r
+            for r in t.runs
+        ]
     if b.containers:
         t.plans = [p for p in t.plans if p.span_id not in b.containers]
         t.plan_steps = [s for s in t.plan_steps if s.plan_span_id not in b.containers]
     attempts = []
     for a in t.attempts:
         if a.span_id in b.attempts:
+            failed = a.span_id in b.failed
+            tool_said = said.get(a.span_id, "") if failed else ""
             a = a._replace(
                 step_id=b.step_of(a.span_id, a.step_id),
                 attempt=b.attempts[a.span_id],
-                status="error" if a.span_id in b.failed else a.status,
+                status="error" if failed else a.status,
+                # a framework's own error (a guardrail that tripped) says less than the tool
+                # error the executor gave up on: the attempt's error carries both
+                message=a.message
+                if not tool_said or tool_said in a.message
+                else f"{a.message}: {tool_said}".lstrip(": "),
             )
         attempts.append(a)
     for span_id in sorted(b.promoted, key=lambda s: (raw[s].start_ns, s)):
@@ -375,6 +417,18 @@ def _bind_observed(t: TraceData) -> None:
     t._memo.clear()
 
 
+def _tool_errors(b: Binding, raw: dict[str, RawSpan]) -> dict[str, str]:
+    """Step attempt → the status message of its last failed tool call (what the world said)."""
+    out: dict[str, tuple[int, str, str]] = {}
+    for span_id, owner in b.actions.items():
+        span = raw.get(span_id)
+        if span is not None and span.status_code == "Error" and span.message:
+            key = (span.start_ns, span.span_id, span.message)
+            if owner not in out or key > out[owner]:
+                out[owner] = key
+    return {owner: key[2] for owner, key in out.items()}
+
+
 def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
     """A failed run that declares no objective (a grouping run under a foreign root, an agent
     span without an input) takes its planner's prompt as the objective: the user text of the
@@ -388,18 +442,27 @@ def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) 
         and not any(r.objective for r in t.runs)
         and any(r.outcome == "failure" for r in t.runs)
     }
+    for trace_id, by_span in _requests(store, project, list(wanted.values())).items():
+        t = wanted[trace_id]
+        planner = [p for p in sorted(t.plans, key=lambda p: p.start_ns) if p.span_id in by_span]
+        prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
+        t.runs = [r if r.objective else r._replace(objective=prompt) for r in t.runs]
+        t._memo.clear()
+
+
+def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:
+    """What the LLM calls of some traces were asked (``observed.user_request``), by trace and
+    span id, in start order; one ``otel_traces`` query, none for no traces."""
     if not wanted:
-        return
+        return {}
     c = fetch_columns(
         store,
         Q.LOAD_PROMPTS,
         {
             "project": project,
-            "since": ns_to_datetime(
-                max(0, min(t.start_ns for t in wanted.values()) - PARTITION_SLACK_NS)
-            ),
-            "until": ns_to_datetime(max(t.end_ns for t in wanted.values()) + PARTITION_SLACK_NS),
-            "ids": ",".join(sorted(wanted)),
+            "since": ns_to_datetime(max(0, min(t.start_ns for t in wanted) - PARTITION_SLACK_NS)),
+            "until": ns_to_datetime(max(t.end_ns for t in wanted) + PARTITION_SLACK_NS),
+            "ids": ",".join(sorted(t.trace_id for t in wanted)),
         },
     )
     prompts: dict[str, dict[str, str]] = {}
@@ -408,12 +471,7 @@ def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) 
     ):
         if text := user_request(dict(messages)):
             prompts.setdefault(trace_id, {})[span_id] = text  # rows come by start: first wins
-    for trace_id, by_span in prompts.items():
-        t = wanted[trace_id]
-        planner = [p for p in sorted(t.plans, key=lambda p: p.start_ns) if p.span_id in by_span]
-        prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
-        t.runs = [r if r.objective else r._replace(objective=prompt) for r in t.runs]
-        t._memo.clear()
+    return prompts
 
 
 def _strings(values: Any) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ from typing import Any
 from planscope import safejson
 from planscope import semconv as A
 
-from .observed import Binding, ObservedStep, SpanNode, bind
+from .observed import Binding, ObservedStep, SpanNode, bind, user_request
 from .runmodel import (
     CLOCK_SKEW_NS,
     GROUPING_RUN_SOURCE,
@@ -375,6 +375,7 @@ def _bind(
                 service=s["service"],
                 workflow=s["span_id"] in workflows,
                 links=tuple(link["span_id"] for link in s["links"]),
+                request=user_request(s["attributes"]) if kind == A.KIND_LLM else "",
             )
         )
     steps = [

@@ -17,15 +17,23 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   not a step of that plan;
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else the tools
-  called inside it (nearest enclosing step) name exactly one plan step's ``tool``. An
-  unclassified span (not inside a step) named exactly like a plan step's id is that step's
-  attempt too. An attempt none of these bind keeps its own step name;
+  called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
+  name several (steps sharing a tool), what its LLM calls were asked (:func:`user_request`)
+  names exactly one of those steps' ids (an executor told "Step pull_current: ..."; ids as
+  whole words). An unclassified span (not
+  inside a step) named exactly like a plan step's id is that step's attempt too. An attempt
+  none of these bind keeps its own step name;
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed
   failed (the executor gave up after its tool failed, e.g. a model that stops calling it);
   when the observed plans name tools, its last call of those tools decides (a framework's own
   tool called after them, such as smolagents' ``final_answer``, is not the step's work);
 * **attempts** of one step are numbered in start order; tool and LLM calls belong to the
   nearest enclosing step attempt;
+* **failed for good**: in a trace whose run is inferred (a grouping span, a framework's
+  root), the first attempt (by start)
+  that is the last attempt of its step and failed, with no observed plan started after it (a
+  re-plan takes over), is why the run failed (its root span may say OK: an SDK that never
+  fails its trace);
 * **workflow plan**: in a trace with no plan of its own (none declared, none observed), the
   child tasks of a workflow span (GenAI ``invoke_workflow``, a Traceloop ``workflow``: the
   inferred step spans right under it) are its plan: one step per task name, in start order,
@@ -50,6 +58,7 @@ attributes it reads with :func:`user_request_sql`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,7 +86,8 @@ class SpanNode:
     / ``llm`` / ``other``), with what binding reads: its step name (step spans), whether the
     span model inferred it, whether it failed, its tool name (tool spans) and its start; and
     what a grouping run reports of its root (status message, duration, service); whether it is
-    a workflow span and the span ids it links to (a workflow plan's order)."""
+    a workflow span and the span ids it links to (a workflow plan's order); for an LLM call,
+    what it was asked (:func:`user_request`; empty when not read)."""
 
     span_id: str
     parent_span_id: str
@@ -93,6 +103,7 @@ class SpanNode:
     service: str = ""
     workflow: bool = False
     links: tuple[str, ...] = ()
+    request: str = ""
 
 
 @dataclass(frozen=True)
@@ -137,6 +148,8 @@ class Binding:
     """Tool / LLM span → the step attempt enclosing it."""
     workflow_plan: WorkflowPlan | None = None
     """The plan a workflow's child tasks show, in a trace with no plan of its own."""
+    failed_for_good: str | None = None
+    """The attempt an inferred run failed at (a step's last attempt, failed, not re-planned)."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -198,6 +211,10 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         for owner in [p if nodes.get(p, _NONE).kind == "step" else enclosing_step(p, promoted)]
         if owner is not None and nodes[owner].inferred
     )
+    asked: dict[str, str] = {}
+    for s in nodes.values():
+        if s.request and (owner := enclosing_step(s.span_id, promoted)) is not None:
+            asked[owner] = asked.get(owner, "") + "\n" + s.request
     tools_in: dict[str, list[SpanNode]] = {}
     for span_id, owner in actions.items():
         if nodes[span_id].kind == "tool":
@@ -220,6 +237,8 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
+        if len(planned) > 1 and a.span_id in asked:
+            planned = {s for s in planned if _names(asked[a.span_id], s)}
         if len(planned) == 1:
             bound[a.span_id] = next(iter(planned))
 
@@ -237,9 +256,20 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
     )
     numbers: dict[str, int] = {}
     seen: dict[str, int] = {}
+    last: dict[str, SpanNode] = {}
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
         key = bound.get(a.span_id) or (a.name if a.span_id in promoted else a.step_name)
         seen[key] = numbers[a.span_id] = seen.get(key, 0) + 1
+        last[key] = a
+    inferred_run = run_span is not None or any(
+        n.kind == "run" and n.inferred for n in nodes.values()
+    )
+    replanned = max((_start(nodes, p)[0] for p in plan_spans), default=0)
+    given_up = sorted(
+        (a.start_ns, a.span_id)
+        for a in last.values()
+        if a.span_id in failed and a.span_id not in planners and a.start_ns >= replanned
+    )
     return Binding(
         run_span_id=run_span,
         containers=containers,
@@ -250,10 +280,18 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         attempts=numbers,
         actions=actions,
         workflow_plan=workflow_plan,
+        failed_for_good=given_up[0][1] if given_up and inferred_run else None,
     )
 
 
 _NONE = SpanNode("", "", "", "")
+
+
+def _names(text: str, step_id: str) -> bool:
+    """Whether ``text`` names ``step_id`` as a whole word (not inside a longer name)."""
+    return (
+        bool(step_id) and re.search(rf"(?<![\w-]){re.escape(step_id)}(?![\w-])", text) is not None
+    )
 
 
 def _start(nodes: dict[str, SpanNode], span_id: str) -> tuple[int, str]:

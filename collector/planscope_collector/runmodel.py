@@ -32,7 +32,7 @@ from typing import Any, Final
 
 from planscope import semconv as A
 
-from .observed import Binding, ObservedStep, SpanNode, bind
+from .observed import Binding, ObservedStep, SpanNode, bind, user_request, user_request_sql
 
 __all__ = [
     "ATTEMPT_NUMBER",
@@ -476,29 +476,31 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        SpanModelInferred AS inferred, SpanModelStatusCode = 'Error' AS failed, '' AS step,
        '' AS tool, toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
        StatusMessage AS message, toString(ServiceName) AS service, toUInt32(0) AS position,
-       {WORKFLOW_SQL} AS workflow, Links.SpanId AS links
+       {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
+       if(SpanModelKind = 'llm', {user_request_sql()}, map()) AS messages
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN {{ids:Array(String)}}
   AND Timestamp >= fromUnixTimestamp64Nano({{since:Int64}})
   AND Timestamp <= fromUnixTimestamp64Nano({{until:Int64}})
 UNION ALL
 SELECT 'step', TraceId, SpanId, '', '', '', Inferred, Status = 'error', StepId, '', 0, 0, '',
-       '', 0, 0, CAST([] AS Array(String))
+       '', 0, 0, CAST([] AS Array(String)), map()
 FROM planscope_step_attempts WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'tool', TraceId, SpanId, '', '', '', 0, StatusCode = 'Error' OR ErrorType != '', '',
-       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String))
+       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String)), map()
 FROM planscope_tool_calls WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'plan_step', TraceId, PlanSpanId, '', '', '', 1, 0, StepId, Tool, 0, 0, '', '', Position,
-       0, CAST([] AS Array(String))
+       0, CAST([] AS Array(String)), map()
 FROM planscope_plan_steps
 WHERE {_BIND_WHERE} AND Inferred = 1
   AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE} AND Inferred = 0)
 """
 """What ``planscope_collector.observed.bind`` reads of some traces (``{project}``, ``{ids}``,
 ``{since}``, ``{until}`` bound), in one read: every span (``row`` = ``span``: kind, name,
-status, start, what a grouping run reports, whether it is a workflow, the spans it links to),
+status, start, what a grouping run reports, whether it is a workflow, the spans it links to,
+an LLM call's input messages as ``observed.user_request`` reads them),
 the step name and status of each step attempt (``step``), the tool name and status of each
 tool call (``tool``) and the steps of the observed plans (``plan_step``: the plan's span, step
 id, tool, position; none in a trace that declares a plan)."""
@@ -650,6 +652,7 @@ def bind_traces(
                     service=r["service"],
                     workflow=bool(r["workflow"]),
                     links=tuple(r["links"]),
+                    request=user_request(dict(r["messages"])) if r["messages"] else "",
                 )
             )
         out[trace_id] = (nodes, bind(nodes, plan_steps.get(trace_id, [])))

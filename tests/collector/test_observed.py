@@ -198,3 +198,46 @@ def test_no_workflow_plan_beside_a_plan_of_the_trace_or_without_a_workflow() -> 
         node("a", "x", "step", 2, step_name="fetch"),
     ]
     assert bind(nested, []).workflow_plan is None  # only tasks right under the workflow
+
+
+def shared_tool_trace(*, asked: tuple[str, str], last_failed: bool) -> list[SpanNode]:
+    """A grouping root, a planner's plan, two executor attempts calling one tool that two
+    plan steps share; each executor's LLM call was asked ``asked[i]``."""
+    return [
+        node("root", "", "other", 0, name="report"),
+        node("plan", "root", "llm", 1),
+        node("e1", "root", "step", 10, step_name="executor"),
+        node("l1", "e1", "other", 11, request=asked[0]),
+        node("t1", "e1", "tool", 12, tool="run_query"),
+        node("e2", "root", "step", 20, step_name="executor"),
+        node("l2", "e2", "other", 21, request=asked[1]),
+        node("t2", "e2", "tool", 22, tool="run_query", failed=last_failed),
+    ]
+
+
+SHARED = [
+    ObservedStep("plan", "pull_current", "run_query", 0),
+    ObservedStep("plan", "pull_baseline", "run_query", 1),
+]
+
+
+def test_attempts_of_a_shared_tool_bind_by_the_step_their_prompt_names() -> None:
+    asked = ("Step pull_current: this month", "Step pull_baseline: last year")
+    b = bind(shared_tool_trace(asked=asked, last_failed=False), SHARED)
+    assert b.steps == {"e1": "pull_current", "e2": "pull_baseline"}
+    # two steps named, or a step id only inside a longer name, bind nothing
+    both = ("pull_current then pull_baseline", "pull_baseline_v2")
+    assert bind(shared_tool_trace(asked=both, last_failed=False), SHARED).steps == {}
+
+
+def test_a_step_whose_last_attempt_failed_fails_an_inferred_run_unless_re_planned() -> None:
+    asked = ("Step pull_current: x", "Step pull_baseline: y")
+    spans = shared_tool_trace(asked=asked, last_failed=True)
+    b = bind(spans, SHARED)
+    assert (b.run_span_id, b.failed_for_good) == ("root", "e2")
+    assert bind(shared_tool_trace(asked=asked, last_failed=False), SHARED).failed_for_good is None
+    replan = [*spans, node("plan2", "root", "llm", 30)]
+    steps = [*SHARED, ObservedStep("plan2", "pull_baseline", "run_query", 0)]
+    assert bind(replan, steps).failed_for_good is None  # a re-plan after the failure takes over
+    declared = [node("root", "", "run", 0, inferred=False), *spans[1:]]
+    assert bind(declared, SHARED).failed_for_good is None  # a run that reports its own outcome

@@ -42,7 +42,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
     labels = read_labels()
     assert [lab.to_dict() for lab in labels] == [lab.to_dict() for lab in all_labels()]
     assert len(labels) >= 150
-    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3")
+    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3", "sealed4")
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
     for split in splits:  # no run is in two splits

@@ -155,6 +155,44 @@ def plan_values(trace: TraceData) -> set[str]:
     return out
 
 
+def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, list[str]]]:
+    """(step id, its other string leaves) of every JSON object in a plan that has a step id
+    as one of its values."""
+    if isinstance(value, dict):
+        leaves = [v for v in value.values() if isinstance(v, str)]
+        own = [v for v in leaves if v in step_ids]
+        if len(own) == 1:
+            yield own[0], [v for v in _scalars(value) if v != own[0]]
+        for v in value.values():
+            yield from _entries(v, step_ids)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _entries(v, step_ids)
+
+
+def _referenced_step(trace: TraceData, step_id: str) -> str | None:
+    """The one other plan step whose result the plan entry of ``step_id`` stands in for: a
+    string of the entry that names that step inside a longer text (``"{locate_source}"``, not
+    a dependency list's bare ``"locate_source"``); None when none or several."""
+    step_ids = {s.step_id for s in trace.plan_steps}
+    refs: set[str] = set()
+    for p in trace.plans:
+        try:
+            decoded = json.loads(p.json) if p.json else None
+        except ValueError:
+            continue
+        for own, leaves in _entries(decoded, step_ids):
+            if own != step_id:
+                continue
+            for leaf in leaves:
+                refs.update(
+                    other
+                    for other in step_ids - {step_id}
+                    if leaf != other and re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", leaf)
+                )
+    return next(iter(refs)) if len(refs) == 1 else None
+
+
 def argument_values(arguments: str) -> dict[str, set[str]]:
     """The values of a tool call's captured JSON arguments, by top-level argument name: strings
     of at least ``MIN_VALUE_CHARS`` and numbers, in their normalised forms (:func:`forms`).
@@ -201,7 +239,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 6
+    version = 7
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
@@ -289,6 +327,11 @@ class PlanPropagation:
         if found is None:
             return None
         call, step_id, values = found
+        if not values & (handed | written):
+            # a value no planner wrote came out of an earlier step: when the carrier's plan
+            # entry stands in for exactly one earlier step's result ("{locate_source}"), the
+            # value entered at that step
+            step_id = _referenced_step(trace, step_id) or step_id
         carried = sorted(values)
         failing = failed[-1].step_id if failed else ""
         value = ", ".join(repr(v) for v in carried[:3])

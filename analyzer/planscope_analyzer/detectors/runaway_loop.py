@@ -10,6 +10,12 @@ later success of that step, or of that tool in that step):
   agent) the tool call's parent span stands for the step: its name minus the operation prefix
   (``execute_step``, ``invoke_agent``) is reported as the step id.
 
+A third kind needs no failed call: a **stalled poll**, an attempt that failed (the executor gave
+up) right after at least :data:`STALLED_REPEATS` successful calls in a row of one tool with the
+same arguments, its last calls, of a step that never succeeded afterwards: the same question
+asked again and again with nothing to show for it (a job that never leaves RUNNING). Polling
+that ends, pagination (arguments change) and a flaky step that succeeds on a re-run are healthy.
+
 A streak that spans several plan versions counts only when the step was retried within a version
 (at least two failures in one version): one failure per version, each answered by a replan, is
 the planner's loop (``unbounded_replan``), not the executor's.
@@ -42,6 +48,9 @@ MIN_REPEATS = 3
 """Failures in a row, never recovered, before a loop is reported. Two are an ordinary retry
 (and what flaky dependencies produce); a third failure of the same work shows the agent is not
 adapting, whatever it changed in the wording of its request."""
+STALLED_REPEATS = 5
+"""Identical successful calls, the last an attempt made before it gave up, that show a stalled
+poll: more than any retry, as many as a patient poll of a slow job."""
 HIGH_SEVERITY_REPEATS = 5
 """Streaks at least this long (or beyond the budget) are ``high`` severity."""
 _OPERATION_PREFIXES = (A.OP_EXECUTE_STEP + " ", A.OP_INVOKE_AGENT + " ")
@@ -82,7 +91,7 @@ class RunawayLoop:
     """
 
     kind = KIND
-    version = 3
+    version = 4
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Memoised per trace: plan_propagation asks whether a loop explains a failed run.
@@ -97,7 +106,7 @@ class RunawayLoop:
         failed_tools = sum(t.failed for t in trace.tools)
         skipped = any(a.status == A.STATUS_SKIPPED for a in trace.attempts)
         if failed_attempts < 2 and failed_tools < MIN_REPEATS and not skipped:
-            return []
+            return self._stalled(trace) if failed_attempts else []
         budget = trace.budget_limit("max_attempts_per_step")
         findings: dict[str, Finding] = {}
         by_step: dict[str, list[Attempt]] = defaultdict(list)
@@ -110,7 +119,59 @@ class RunawayLoop:
                 findings[step_id] = f
         for f in self._tool_loops(trace):
             findings.setdefault(f.step_id or f"\x00{f.component}", f)
+        for f in self._stalled(trace):
+            findings.setdefault(f.step_id, f)
         return list(findings.values())
+
+    def _stalled(self, trace: TraceData) -> list[Finding]:
+        """Failed attempts whose last calls are a stalled poll (module docstring)."""
+        # a tool call belongs to its step's attempt (the binding), else to its parent span
+        calls: dict[tuple[str, int] | str, list[ToolCall]] = defaultdict(list)
+        for t in sorted(trace.tools, key=lambda t: t.start_ns):
+            calls[(t.step_id, t.attempt) if t.step_id else t.parent_span_id].append(t)
+        attempts = by_start(trace.attempts)
+        findings = []
+        for i, a in enumerate(attempts):
+            if a.status != A.STATUS_ERROR or not a.step_id:
+                continue
+            if any(b.step_id == a.step_id and b.succeeded for b in attempts[i + 1 :]):
+                continue
+            mine = calls.get((a.step_id, a.attempt)) or calls.get(a.span_id, [])
+            last = mine[-1] if mine else None
+            if last is None or last.failed or not last.args_key:
+                continue
+            streak = []
+            for c in reversed(mine):
+                if (c.tool, c.args_key, c.failed) != (last.tool, last.args_key, False):
+                    break
+                streak.append(c)
+            if len(streak) < STALLED_REPEATS:
+                continue
+            findings.append(
+                make_finding(
+                    self,
+                    trace,
+                    severity="medium",
+                    component=last.tool,
+                    step_id=a.step_id,
+                    evidence=[a.span_id] + [c.span_id for c in reversed(streak)],
+                    explanation=(
+                        f"Step '{a.step_id}' called tool '{last.tool}' {len(streak)} times in a "
+                        "row with the same arguments, every call succeeding, then gave up "
+                        "(the step never succeeded afterwards): a poll that made no progress."
+                    ),
+                    wasted_ns=sum(c.duration_ns for c in streak[:-1]),
+                    detail={
+                        "attempts": len(streak),
+                        "signals": ["same_tool_args", "no_progress"],
+                        "distinct_inputs": 1,
+                        "parent_spans": 1,
+                        "tool": last.tool,
+                    },
+                    identity=last.tool,
+                )
+            )
+        return findings
 
     # -- plan steps ----------------------------------------------------------------------------
     def _step_loop(
