@@ -5,8 +5,9 @@ in a trace (a span starts when a request arrives and ends when it gets a slot), 
 a plan step's executor or the planner — is starved when (a) requests that arrived later than
 one of its own got a slot before it at least ``MIN_OVERTAKES`` times, and (b) either its total
 wait is at least ``FACTOR`` times the median total wait of the other requesters that waited at
-all, or the scheduler passed over nobody else. FIFO and round-robin never serve a later arrival first; a priority rule can, and when it keeps
-doing so to one requester that requester waits longer than its peers. Overtakes are the
+all, or the scheduler passed over nobody else. FIFO and round-robin never serve a later
+arrival first; a priority rule can, and when it keeps doing so to one requester that requester
+waits longer than its peers. Overtakes are the
 scheduler's own count (``planscope.scheduler.overtaken``, decisions, not clock readings) where
 it records one; otherwise they are read from span timestamps (arrivals more than
 ``TOLERANCE_MS`` later, to ignore arrival races), and (b) then needs the wait ratio: the
