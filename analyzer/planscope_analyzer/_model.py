@@ -237,6 +237,7 @@ class SchedulerSpan(NamedTuple):
     context_tokens: int
     saved_hash: str
     saved_tokens: int
+    overtaken: int | None  # the scheduler's own count (``planscope.scheduler.overtaken``)
 
 
 @dataclass

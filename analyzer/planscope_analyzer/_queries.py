@@ -149,7 +149,8 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        toInt64OrZero(SchedulerAttributes['planscope.scheduler.context.tokens']) AS context_tokens,
        SchedulerAttributes['planscope.scheduler.context.saved_hash'] AS saved_hash,
        toInt64OrZero(SchedulerAttributes['planscope.scheduler.context.saved_tokens'])
-           AS saved_tokens
+           AS saved_tokens,
+       toInt64OrNull(SchedulerAttributes['planscope.scheduler.overtaken']) AS overtaken
 FROM otel_traces
 WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}

@@ -3,12 +3,19 @@
 Definition. Among the ``scheduler.queue`` spans of one scheduler (``planscope.scheduler.id``)
 in a trace (a span starts when a request arrives and ends when it gets a slot), a requester —
 a plan step's executor or the planner — is starved when (a) requests that arrived later than
-one of its own (by more than ``TOLERANCE_MS``, to ignore arrival races) got a slot before it at
-least ``MIN_OVERTAKES`` times, and (b) its total wait is at least ``FACTOR`` times the median
-total wait of the other requesters that waited at all. FIFO and round-robin never serve a later
+one of its own got a slot before it at least ``MIN_OVERTAKES`` times, and (b) either its total
+wait is at least ``FACTOR`` times the median total wait of the other requesters that waited at
+all, or the scheduler passed over nobody else. FIFO and round-robin never serve a later
 arrival first; a priority rule can, and when it keeps doing so to one requester that requester
-waits far longer than its peers. Both are read from span timestamps, so any scheduler that emits
-a span per queue wait can be checked. Blame: the scheduler; reported at the starved requester.
+waits longer than its peers. Overtakes are the
+scheduler's own count (``planscope.scheduler.overtaken``, decisions, not clock readings) where
+it records one; otherwise they are read from span timestamps (arrivals more than
+``TOLERANCE_MS`` later, to ignore arrival races), and (b) then needs the wait ratio: the
+timestamps of a fair scheduler on a loaded machine show overtakes too. The wait ratio alone
+is wall-clock time, which CPU contention squeezes (every thread's wake-up is late, so every
+wait grows, not only the starved one's, and the first arrivals of a wave wait for the others);
+"only requester passed over" is not (see docs/analyzers.md). Wasted time: the requester's
+waits in which it was overtaken. Blame: the scheduler; reported at the starved requester.
 Runs that share a kernel are separate traces: this sees only the peers in the same trace (the
 dashboard's Scheduler page compares runs).
 """
@@ -30,14 +37,14 @@ TOLERANCE_MS = 1.0
 
 
 class SchedulerStarvation:
-    """Detects a requester that later arrivals keep overtaking and that waits far longer.
+    """Detects a requester that later arrivals keep overtaking and that waits longer.
 
     >>> SchedulerStarvation().detect(TraceData("p", "t"))
     []
     """
 
     kind = KIND
-    version = 1
+    version = 2
 
     def detect(self, trace: TraceData) -> list[Finding]:
         by_scheduler: dict[str, list[SchedulerSpan]] = defaultdict(list)
@@ -55,23 +62,32 @@ class SchedulerStarvation:
         tolerance = int(TOLERANCE_MS * 1e6)
         waits: dict[str, float] = defaultdict(float)
         overtakes: dict[str, int] = defaultdict(int)
+        passed_over_ns: dict[str, int] = defaultdict(int)
+        recorded = all(s.overtaken is not None for s in spans)
         for s in spans:
             waits[s.requester] += s.duration_ns / 1e6
             granted = s.start_ns + s.duration_ns
-            overtakes[s.requester] += sum(
-                1
-                for o in spans
-                if o.requester != s.requester
-                and o.start_ns > s.start_ns + tolerance
-                and o.start_ns + o.duration_ns < granted
+            n = (
+                s.overtaken or 0
+                if recorded
+                else sum(
+                    1
+                    for o in spans
+                    if o.requester != s.requester
+                    and o.start_ns > s.start_ns + tolerance
+                    and o.start_ns + o.duration_ns < granted
+                )
             )
+            overtakes[s.requester] += n
+            passed_over_ns[s.requester] += s.duration_ns if n else 0
         findings = []
         for requester, total in sorted(waits.items()):
             peers = [w for who, w in waits.items() if who != requester and w > TOLERANCE_MS]
             if overtakes[requester] < MIN_OVERTAKES or not peers:
                 continue
             median = statistics.median(peers)
-            if total < FACTOR * median:
+            alone = recorded and not any(n for who, n in overtakes.items() if who != requester)
+            if total < FACTOR * median and not alone:
                 continue
             mine = [s for s in spans if s.requester == requester]
             findings.append(
@@ -87,7 +103,7 @@ class SchedulerStarvation:
                         f"{total / median:.1f}x the median of its peers ({median:.1f} ms), "
                         f"while {overtakes[requester]} later requests were served first."
                     ),
-                    wasted_ns=int((total - median) * 1e6),
+                    wasted_ns=passed_over_ns[requester],
                     detail={
                         "scheduler": scheduler,
                         "policy": mine[0].policy,
