@@ -273,6 +273,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
         inferred_plans = []
     if not inferred_plans and not any(a.inferred for a in t.attempts) and t.runs:
         return  # planscope's own structure: nothing to derive
+    raw = {s.span_id: s for s in t.raw or ()}
     nodes: dict[str, SpanNode] = {}
     for r in t.runs:
         nodes[r.span_id] = SpanNode(
@@ -298,6 +299,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
             inferred=a.inferred,
             failed=a.status == "error",
             start_ns=a.start_ns,
+            message=raw[a.span_id].message if a.span_id in raw else "",
         )
     for c in t.tools:
         nodes[c.span_id] = SpanNode(
@@ -308,8 +310,8 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
             tool=c.tool,
             failed=c.failed,
             start_ns=c.start_ns,
+            message=raw[c.span_id].message if c.span_id in raw else "",
         )
-    raw = {s.span_id: s for s in t.raw or ()}
     for s in raw.values():
         if s.span_id not in nodes:
             nodes[s.span_id] = SpanNode(
@@ -349,11 +351,8 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
     said = _tool_errors(b, raw)
     if b.failed_for_good is not None:
         # an SDK that never fails its trace: the run failed where a step gave up for good
-        reason = said.get(b.failed_for_good) or (
-            raw[b.failed_for_good].message if b.failed_for_good in raw else ""
-        )
         t.runs = [
-            r._replace(outcome="failure", outcome_reason=r.outcome_reason or reason)
+            r._replace(outcome="failure", outcome_reason=r.outcome_reason or b.given_up_reason)
             if r.inferred and r.outcome == "unknown"
             else r
             for r in t.runs

@@ -150,6 +150,9 @@ class Binding:
     """The plan a workflow's child tasks show, in a trace with no plan of its own."""
     failed_for_good: str | None = None
     """The attempt an inferred run failed at (a step's last attempt, failed, not re-planned)."""
+    given_up_reason: str = ""
+    """Why it failed there: the status message of that attempt's last failed call that says
+    one (what the world said), else the attempt's own."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -270,6 +273,15 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         for a in last.values()
         if a.span_id in failed and a.span_id not in planners and a.start_ns >= replanned
     )
+    gave_up = given_up[0][1] if given_up and inferred_run else None
+    said = max(
+        (
+            (n.start_ns, n.span_id, n.message)
+            for span_id, owner in actions.items()
+            if owner == gave_up and (n := nodes[span_id]).failed and n.message
+        ),
+        default=None,
+    )
     return Binding(
         run_span_id=run_span,
         containers=containers,
@@ -280,7 +292,8 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         attempts=numbers,
         actions=actions,
         workflow_plan=workflow_plan,
-        failed_for_good=given_up[0][1] if given_up and inferred_run else None,
+        failed_for_good=gave_up,
+        given_up_reason=said[2] if said else nodes[gave_up].message if gave_up else "",
     )
 
 

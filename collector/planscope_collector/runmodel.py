@@ -9,6 +9,8 @@ Definitions (over the typed tables the span model fills, migration 0011):
   ``skipped``: the agent did try it); a step's *attempt count* for budgets is its highest
   attempt number when numbered, else its number of attempt spans;
 - *retries*: attempts beyond the first, per step id;
+- *outcome*: the run's own; an inferred run of unknown outcome whose step failed for good
+  (``observed.Binding.failed_for_good``) failed, for the reason that step's last call gave;
 - *failed steps*: steps whose last attempt that ran did not succeed (status other than ``ok``,
   or the executor self-assessed ``failure``);
 - *plan versions*: plan spans; *replans*: plan versions beyond the first, per plan id (an
@@ -145,6 +147,9 @@ _GROUPING: Final = """
     WHERE {where}"""
 
 
+_GIVEN_UP: Final = "{given_up:Array(Tuple(String, String))}"
+
+
 def step_attempts_sql(where: str, binding: Mapping[str, Any] | None = None) -> str:
     """A ``FROM`` source of step attempt rows (``TraceId``, ``SpanId``, ``StepId``, ``Status``,
     ``Attempt``, ``SelfAssessment``, ``Start``, ``Inferred``, ``RunId``, ``ServiceName``), those
@@ -181,14 +186,33 @@ def runs_sql(where: str, binding: Mapping[str, Any] | None = None) -> str:
     >>> runs_sql("Project = {project:String}")
     'planscope_runs WHERE Project = {project:String}'
     """
-    if not (binding or {}).get("grouping"):
+    binding = binding or {}
+    if not binding.get("grouping") and not binding.get("given_up"):
         return f"planscope_runs WHERE {where}"
-    return f"""(
+    grouping = _GROUPING.format(where=where, source=GROUPING_RUN_SOURCE)
+    rows = f"""
     SELECT TraceId, RunId, toString(AgentName) AS AgentName, toString(Outcome) AS Outcome,
            toString(Variant) AS Variant, toString(ServiceName) AS ServiceName, Start, Duration,
            SpanId, Objective, OutcomeReason, StatusMessage, Budget, Inferred,
            toString(Source) AS Source
-    FROM planscope_runs WHERE {where}{_GROUPING.format(where=where, source=GROUPING_RUN_SOURCE)}
+    FROM planscope_runs WHERE {where}{grouping if binding.get("grouping") else ""}"""
+    if not binding.get("given_up"):
+        return f"({rows}\n)"
+    # an inferred run of unknown outcome failed where a step gave up for good (observed.bind)
+    return f"""(
+    SELECT TraceId, RunId, AgentName,
+           if(gaveUp, 'failure', Outcome) AS Outcome, Variant, ServiceName, Start, Duration,
+           SpanId, Objective,
+           if(gaveUp AND OutcomeReason = '' AND StatusMessage = '',
+              tupleElement(arrayFirst(g -> g.1 = TraceId, {_GIVEN_UP}), 2),
+              OutcomeReason) AS OutcomeReason,
+           StatusMessage, Budget, Inferred, Source
+    FROM (
+        SELECT *, Inferred = 1 AND Outcome IN ('', 'unknown')
+                  AND arrayExists(g -> g.1 = TraceId, {_GIVEN_UP}) AS gaveUp
+        FROM ({rows}
+        )
+    )
 )"""
 
 
@@ -354,6 +378,7 @@ def binding_parameters(
         "promoted": [],
         "grouping": [],
         "workflow_plans": [],
+        "given_up": [],
     }
     for trace_id, (spans, b) in traces.items():
         nodes = {s.span_id: s for s in spans}
@@ -372,6 +397,8 @@ def binding_parameters(
                 out["bound_steps"].append(step)
             if failed:
                 out["failed_spans"].append(span_id)
+        if b.failed_for_good is not None:
+            out["given_up"].append((trace_id, b.given_up_reason))
         if b.run_span_id is not None and b.run_span_id in nodes:
             root = nodes[b.run_span_id]
             reason = root.message if root.failed else ""
@@ -586,7 +613,7 @@ def bind_traces(
     ...         return [{"trace_id": "t1", "start_ns": 2, "end_ns": 3}]
     ...     span = dict(row="span", trace_id="t1", kind="", inferred=0, failed=0, step="",
     ...                 tool="", duration_ns=3, message="", service="s", position=0,
-    ...                 workflow=0, links=[])
+    ...                 workflow=0, links=[], messages={})
     ...     return [span | dict(span_id="app", parent_span_id="", name="agent", start_ns=1),
     ...             span | dict(span_id="e", parent_span_id="app", name="executor",
     ...                         kind="step", start_ns=2),

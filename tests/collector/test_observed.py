@@ -3,6 +3,8 @@ cases where it must not bind (the shapes are those of tests/conformance/data).""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from planscope_collector.observed import ObservedStep, SpanNode, WorkflowPlan, bind
 
 PLAN = [
@@ -241,3 +243,15 @@ def test_a_step_whose_last_attempt_failed_fails_an_inferred_run_unless_re_planne
     assert bind(replan, steps).failed_for_good is None  # a re-plan after the failure takes over
     declared = [node("root", "", "run", 0, inferred=False), *spans[1:]]
     assert bind(declared, SHARED).failed_for_good is None  # a run that reports its own outcome
+
+
+def test_a_run_that_failed_for_good_says_why_in_what_the_world_said() -> None:
+    asked = ("Step pull_current: x", "Step pull_baseline: y")
+    spans = shared_tool_trace(asked=asked, last_failed=True)
+    said = [
+        replace(s, message="HTTP 503 from warehouse") if s.span_id == "t2" else s for s in spans
+    ]
+    assert bind(said, SHARED).given_up_reason == "HTTP 503 from warehouse"
+    own = [replace(s, message="gave up") if s.span_id == "e2" else s for s in spans]
+    assert bind(own, SHARED).given_up_reason == "gave up"  # no call said why: the attempt's own
+    assert bind(shared_tool_trace(asked=asked, last_failed=False), SHARED).given_up_reason == ""

@@ -165,6 +165,13 @@ def test_runaway_loop_names_the_failing_step(ran: Ran) -> None:
     assert evidence and all(e in spans for e in evidence), (evidence, spans)
 
 
+def test_a_run_whose_step_gave_up_is_failed_in_every_view(ran: Ran) -> None:
+    # the loop's step fails for good: list, trace page and healthy run agree on the outcome
+    listed_outcome = listed(ran, ran.loop.trace_id)["outcome"]
+    assert listed_outcome == detail(ran, ran.loop.trace_id)["run"]["outcome"] == "failure"
+    assert listed(ran, ran.healthy.trace_id)["outcome"] != "failure"
+
+
 def test_healthy_run_has_no_finding(ran: Ran) -> None:
     assert detail(ran, ran.healthy.trace_id)["run"] is not None
     assert findings(ran, ran.healthy.trace_id) == []
