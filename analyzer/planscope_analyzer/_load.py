@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
-from planscope_collector.observed import Binding, ObservedStep, SpanNode, bind, user_request
+from planscope_collector.observed import ObservedStep, SpanNode, bind, user_request
 
 from . import _queries as Q
 from ._model import (
@@ -321,6 +321,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
                 s.name,
                 failed=s.status_code == "Error",
                 start_ns=s.start_ns,
+                message=s.message,
                 request=asked.get(s.span_id, ""),
             )
     observed = {p.span_id for p in inferred_plans}
@@ -348,7 +349,6 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
                 inferred=True,
             )
         )
-    said = _tool_errors(b, raw)
     if b.failed_for_good is not None:
         # an SDK that never fails its trace: the run failed where a step gave up for good
         t.runs = [
@@ -364,7 +364,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
     for a in t.attempts:
         if a.span_id in b.attempts:
             failed = a.span_id in b.failed
-            tool_said = said.get(a.span_id, "") if failed else ""
+            tool_said = b.said.get(a.span_id, "") if failed else ""
             a = a._replace(
                 step_id=b.step_of(a.span_id, a.step_id),
                 attempt=b.attempts[a.span_id],
@@ -414,18 +414,6 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
         for c in t.tools
     ]
     t._memo.clear()
-
-
-def _tool_errors(b: Binding, raw: dict[str, RawSpan]) -> dict[str, str]:
-    """Step attempt → the status message of its last failed tool call (what the world said)."""
-    out: dict[str, tuple[int, str, str]] = {}
-    for span_id, owner in b.actions.items():
-        span = raw.get(span_id)
-        if span is not None and span.status_code == "Error" and span.message:
-            key = (span.start_ns, span.span_id, span.message)
-            if owner not in out or key > out[owner]:
-                out[owner] = key
-    return {owner: key[2] for owner, key in out.items()}
 
 
 def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:

@@ -150,9 +150,12 @@ class Binding:
     """The plan a workflow's child tasks show, in a trace with no plan of its own."""
     failed_for_good: str | None = None
     """The attempt an inferred run failed at (a step's last attempt, failed, not re-planned)."""
+    said: dict[str, str] = field(default_factory=dict)
+    """Step attempt → the status message of its last failed call that says one (what the
+    world said)."""
     given_up_reason: str = ""
-    """Why it failed there: the status message of that attempt's last failed call that says
-    one (what the world said), else the attempt's own."""
+    """Why the run failed at ``failed_for_good``: what its last failed call said, else the
+    attempt's own status message."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -274,14 +277,10 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         if a.span_id in failed and a.span_id not in planners and a.start_ns >= replanned
     )
     gave_up = given_up[0][1] if given_up and inferred_run else None
-    said = max(
-        (
-            (n.start_ns, n.span_id, n.message)
-            for span_id, owner in actions.items()
-            if owner == gave_up and (n := nodes[span_id]).failed and n.message
-        ),
-        default=None,
-    )
+    said: dict[str, str] = {}  # in start order, so the last failed call's message wins
+    for span_id, owner in sorted(actions.items(), key=lambda a: (nodes[a[0]].start_ns, a[0])):
+        if nodes[span_id].failed and nodes[span_id].message:
+            said[owner] = nodes[span_id].message
     return Binding(
         run_span_id=run_span,
         containers=containers,
@@ -293,7 +292,8 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         actions=actions,
         workflow_plan=workflow_plan,
         failed_for_good=gave_up,
-        given_up_reason=said[2] if said else nodes[gave_up].message if gave_up else "",
+        said=said,
+        given_up_reason=(said.get(gave_up) or nodes[gave_up].message) if gave_up else "",
     )
 
 
