@@ -75,3 +75,21 @@ def test_cli_run_scenario_and_suite(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert exit_info.value.code == 2
     assert "unknown task" in capsys.readouterr().err
     _ = json  # labels are JSON lines
+
+
+def test_a_files_workspace_never_outlives_its_environment() -> None:
+    """Suites build environments only to list their tools; their temp dirs must not pile up."""
+    import gc
+
+    from planscope_runners.environments import make_env
+
+    dropped = make_env("files")
+    root = dropped.root
+    assert root.is_dir()
+    del dropped
+    gc.collect()
+    assert not root.exists()
+    closed = make_env("files")
+    closed.close()
+    closed.close()
+    assert not closed.root.exists()

@@ -10,6 +10,7 @@ import shutil
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,11 @@ class FilesEnv:
         self.latency = latency
         self._owned = root is None
         self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="ps-ws-"))
+        # Also removed when an unclosed env is collected or the interpreter exits: suites build
+        # environments only to list their tools and never close them.
+        self._cleanup = (
+            weakref.finalize(self, shutil.rmtree, self.root, True) if self._owned else None
+        )
         self.lock = threading.Lock()
         self._tools = {t.name: t for t in self._build_tools()}
 
@@ -42,8 +48,8 @@ class FilesEnv:
         task.setup(self)
 
     def close(self) -> None:
-        if self._owned:
-            shutil.rmtree(self.root, ignore_errors=True)
+        if self._cleanup is not None:
+            self._cleanup()
 
     def path(self, relative: str) -> Path:
         """The absolute path of a workspace path; refuses escapes."""
