@@ -14,8 +14,10 @@ only, as both workloads' are). Variants:
 - ``0015``: 0014 with wider background merges of ``otel_traces``;
 - ``0016``: 0015 with the plan views computing the plan text once per span and parsing only
   text that can be JSON;
-- ``0021``: the current layout (0016's two plan views fed from one ``Null`` stream, so an insert
-  analyses the plan expression once);
+- ``0021``: 0016's two plan views fed from one ``Null`` stream, so an insert analyses the plan
+  expression once (with 0022-0024);
+- ``0025``: the current layout (0021 with ``otel_traces``' segment inserts written as Compact
+  parts);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads).
 
@@ -41,6 +43,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -72,11 +75,59 @@ LAYOUTS = {
     "0014": "0015",
     "0015": "0016",
     "0016": "0021",
-    "0021": None,
+    "0021": "0025",
+    "0025": None,
 }
-"""Layout -> the first migration left out (0021: the current one)."""
+"""Layout -> the first migration left out (0025: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
+
+ATTR_BLOOMS = ("idx_res_attr_key", "idx_res_attr_value", "idx_span_attr_key", "idx_span_attr_value")
+
+
+def _recodec(store: Any, old: str, new: str) -> list[str]:
+    """``otel_traces``' columns with ``old`` in their codec re-declared with ``new`` instead."""
+    rows = store.query(
+        "SELECT name, compression_codec AS c FROM system.columns WHERE database = "
+        "currentDatabase() AND table = 'otel_traces' AND position(compression_codec, {o:String})",
+        {"o": old},
+    )
+    return [f"ALTER TABLE otel_traces MODIFY COLUMN `{r['name']}` {r['c'].replace(old, new)}"
+            for r in rows]  # fmt: skip
+
+
+#: ``--tweak`` variants of the current layout: statements run after its migrations, and
+#: settings added to each insert (levers measured one at a time, docs/benchmarks.md).
+TWEAKS: dict[str, tuple[Any, dict[str, Any]]] = {
+    "no-attr-blooms": (
+        lambda s: [f"ALTER TABLE otel_traces DROP INDEX {i}" for i in ATTR_BLOOMS],
+        {},
+    ),
+    "no-trace-bloom": (lambda s: ["ALTER TABLE otel_traces DROP INDEX idx_trace_id"], {}),
+    "no-skip-indexes": (
+        lambda s: [
+            f"ALTER TABLE otel_traces DROP INDEX {i}"
+            for i in (*ATTR_BLOOMS, "idx_trace_id", "idx_duration")
+        ],
+        {},
+    ),
+    "lz4": (lambda s: _recodec(s, "ZSTD(1)", "LZ4"), {}),
+    "zstd3": (lambda s: _recodec(s, "ZSTD(1)", "ZSTD(3)"), {}),
+    "no-dedup": (lambda s: [], {"insert_deduplicate": 0}),
+    "no-mv-dedup": (lambda s: [], {"deduplicate_blocks_in_dependent_materialized_views": 0}),
+    "no-optimize-on-insert": (lambda s: [], {"optimize_on_insert": 0}),
+    "no-index-on-insert": (lambda s: [], {"materialize_skip_indexes_on_insert": 0}),
+    "no-stats-on-insert": (lambda s: [], {"materialize_statistics_on_insert": 0}),
+    "compact-parts": (
+        lambda s: ["ALTER TABLE otel_traces MODIFY SETTING min_bytes_for_wide_part = 1073741824"],
+        {},
+    ),
+    "compress-block-64k": (
+        lambda s: [],
+        {"max_compress_block_size": 65536, "min_compress_block_size": 65536},
+    ),
+    "threads-1": (lambda s: [], {"max_insert_threads": 1, "max_threads": 1}),
+}
 
 
 @dataclass(frozen=True)
@@ -84,10 +135,13 @@ class Variant:
     label: str
     layout: str
     keep: tuple[str, ...] | None  # views kept; None = all
+    tweak: str | None = None  # a TWEAKS entry applied after the migrations
 
 
-def variants(per_view: list[str]) -> list[Variant]:
+def variants(per_view: list[str], tweaks: Sequence[str] = ()) -> list[Variant]:
     out = [Variant(layout, layout, None) for layout in LAYOUTS]
+    current = list(LAYOUTS)[-1]
+    out += [Variant(f"{current} {name}", current, None, name) for name in tweaks]
     for layout in per_view:
         base: tuple[str, ...] = (CLASSIFIER_VIEW,) if layout == "0011" else ()
         out.append(Variant(f"{layout} none", layout, ()))
@@ -135,8 +189,19 @@ def block(workload: str, traces: int, salt: int, protobuf: bool = False) -> Any:
     return columns.to_ipc()
 
 
-def insert(store: Any, body: Any, token: str) -> None:
-    """``body`` (from :func:`block`) into ``store`` the way the writer inserts it."""
+def insert(store: Any, body: Any, token: str, settings: dict[str, Any] | None = None) -> None:
+    """``body`` (from :func:`block`) into ``store`` the way the writer inserts it (``settings``:
+    added to the writer's insert settings, for a ``--tweak``)."""
+    if settings:
+        from planscope_collector.storage import _store
+
+        saved = _store._INSERT_SETTINGS
+        _store._INSERT_SETTINGS = {**saved, **settings}
+        try:
+            insert(store, body, token)
+        finally:
+            _store._INSERT_SETTINGS = saved
+        return
     if isinstance(body, bytes):
         store.insert_otlp_spans(body, dedup_token=token)
     else:
@@ -242,22 +307,26 @@ def main() -> int:
         metavar="N",
         help="measure N inserts per layout with background merges running (docstring)",
     )
-    parser.add_argument(
-        "--layouts", nargs="+", choices=tuple(LAYOUTS), help="with --merges: only these layouts"
-    )
+    parser.add_argument("--layouts", nargs="+", choices=tuple(LAYOUTS), help="only these layouts")
     parser.add_argument(
         "--protobuf",
         action="store_true",
         help="insert protobuf requests that ClickHouse flattens (the writer's path for requests "
         "with scalar values only) instead of Arrow blocks",
     )
+    parser.add_argument(
+        "--tweak", nargs="+", default=[], choices=tuple(TWEAKS),
+        help="also the current layout with these changes, one variant each (TWEAKS)",
+    )  # fmt: skip
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
 
     from planscope_collector.storage import open_store
 
     workloads = ["planscope", "openinference"] if args.workload == "both" else [args.workload]
-    chosen = variants(list(LAYOUTS) if args.per_view == [] else args.per_view or [])
+    chosen = variants(list(LAYOUTS) if args.per_view == [] else args.per_view or [], args.tweak)
+    if args.layouts and not args.merges:
+        chosen = [v for v in chosen if v.layout in args.layouts or v.tweak]
     root = Path(tempfile.mkdtemp(prefix="planscope-view-cost-"))
     print(
         f"view_cost: {args.traces * collector_ingest.SPANS_PER_TRACE:,} spans per block, "
@@ -287,6 +356,9 @@ def main() -> int:
                 for row in views:
                     if row["name"] not in variant.keep:
                         store.command(f"DROP VIEW {store.database}.{row['name']}")
+            if variant.tweak is not None:
+                for sql in TWEAKS[variant.tweak][0](store):
+                    store.command(sql)
             stores[workload, variant.label] = store
         # Background merges run on threads of this process and would land in whichever insert
         # is being timed; they are stopped, so each figure is the insert's own work.
@@ -301,7 +373,8 @@ def main() -> int:
                 for variant in chosen[shift:] + chosen[:shift]:
                     store = stores[workload, variant.label]
                     c0, t0 = time.process_time(), time.perf_counter()
-                    insert(store, body, f"view-cost:{rep}")
+                    extra = TWEAKS[variant.tweak][1] if variant.tweak else None
+                    insert(store, body, f"view-cost:{rep}", extra)
                     c1, t1 = time.process_time(), time.perf_counter()
                     if rep:
                         wall[variant.label].append(t1 - t0)
@@ -325,9 +398,10 @@ def main() -> int:
                 rows,
             )
             *earlier, current = LAYOUTS
-            for layout in earlier:
-                ratio = figures[layout]["cpu_s"] / figures[current]["cpu_s"]
-                print(f"{workload}: CPU {layout} / CPU {current} = {ratio:.2f}")
+            for label in [*earlier, *(v.label for v in chosen if v.tweak)]:
+                if label in figures:
+                    ratio = figures[label]["cpu_s"] / figures[current]["cpu_s"]
+                    print(f"{workload}: CPU {label} / CPU {current} = {ratio:.2f}")
         for store in stores.values():
             store.close()
     finally:

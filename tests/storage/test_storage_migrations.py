@@ -42,6 +42,7 @@ EXPECTED = [
     "0022_analyzer_raw_columns",
     "0023_span_model_frameworks",
     "0024_observed_plan_parts",
+    "0025_span_compact_parts",
 ]
 
 
@@ -291,6 +292,35 @@ def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_row
                     for t in (trace_id, later)
                 ]
                 assert rows[0] and rows[0] == rows[1], table
+
+
+def test_after_0025_a_segment_sized_insert_writes_a_compact_part_and_rows_stay(
+    tmp_path: Path,
+) -> None:
+    """0025 on a store of the previous version: stored rows unchanged, and an insert of more than
+    the default 10 MiB uncompressed (a Wide part before) writes one Compact part."""
+    old = tmp_path / "migrations-previous"
+    old.mkdir()
+    for path in MIGRATIONS_DIR.glob("*.sql"):
+        if path.name < "0025":
+            shutil.copy(path, old / path.name)
+    parts = (
+        "SELECT part_type AS t FROM system.parts WHERE database = currentDatabase() "
+        "AND table = 'otel_traces' AND active ORDER BY name"
+    )
+    big = {"payload": "x" * 12_000_000}  # over min_bytes_for_wide_part's default (10 MiB)
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate(directory=old)
+        s.insert_spans(spans_ipc([make_span(trace_id=new_trace_id(), attrs=big)]))
+        assert [r["t"] for r in s.query(parts)] == ["Wide"]
+        query = "SELECT * FROM {t:Identifier} ORDER BY ALL"
+        before = {t: s.query(query, {"t": t}) for t in TABLES if t != "planscope_ingest_batches"}
+        assert s.migrate() == ["0025_span_compact_parts"]
+        assert {t: s.query(query, {"t": t}) for t in before} == before
+        s.insert_spans(spans_ipc([make_span(trace_id=new_trace_id(), attrs=big)]))
+        assert [r["t"] for r in s.query(parts)] == ["Wide", "Compact"]
+        s.command("OPTIMIZE TABLE otel_traces FINAL")
+        assert s.query("SELECT count() AS n FROM otel_traces")[0]["n"] == 2
 
 
 def _raw_column_spans(trace_id: str) -> list[list[object]]:

@@ -1,0 +1,15 @@
+-- otel_traces parts written by an insert in the Compact format (issue #16, CPU per persisted
+-- span; docs/storage.md, "Merges"; figures in docs/benchmarks.md, "Insert levers (2026-12-03)").
+--
+-- A Wide part writes every column, every Map/Nested subcolumn and every skip index to a file of
+-- its own, each behind its own compression buffers (~1 MiB each): one segment insert of 17,136
+-- planscope spans allocated 185 MB of I/O buffers (system.events IOBufferAllocBytes) for 2.3 MB
+-- written, and a third of the insert's CPU was system time (fresh pages for those buffers).
+-- A Compact part writes all columns into one file: 20 MB of buffers for the same insert.
+-- ClickHouse writes a part Compact below min_bytes_for_wide_part uncompressed (default 10 MiB;
+-- a 17,136-span segment insert is ~66 MB planscope, ~49 MB OpenInference); 256 MiB keeps every segment
+-- insert Compact, while the background merges of many segments (merge_selector_base = 20,
+-- 0015) still write Wide parts, which serve column scans best. Rows and values are untouched:
+-- the part format is storage layout only. MODIFY SETTING works on a table the
+-- clickhouseexporter created too.
+ALTER TABLE {db}.otel_traces {on_cluster} MODIFY SETTING min_bytes_for_wide_part = 268435456;
