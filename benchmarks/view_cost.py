@@ -34,6 +34,7 @@ merge cannot be told apart from another database's), in a rotated order per repe
 
     .venv/bin/python benchmarks/view_cost.py [--traces 648] [--repeat 5] [--per-view [LAYOUT ...]]
     .venv/bin/python benchmarks/view_cost.py --merges 300 --traces 20 --workload planscope
+    .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0025 --tweak lz4 zstd3
 """
 
 from __future__ import annotations
