@@ -42,7 +42,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
     labels = read_labels()
     assert [lab.to_dict() for lab in labels] == [lab.to_dict() for lab in all_labels()]
     assert len(labels) >= 150
-    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3", "sealed4")
+    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3", "sealed4", "sealed5")
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
     for split in splits:  # no run is in two splits
@@ -113,5 +113,34 @@ def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
         assert t.run is not None, lab.run
         steps = {a.step_id for a in t.attempts}
         # the planner's output is read as the plan; executor runs are attempts of its steps
+        assert {s.step_id for s in t.plan_steps} == plan, (lab.run, t.plan_steps)
+        assert steps & plan, (lab.run, steps)
+
+
+@pytest.mark.integration
+def test_oncall_runs_load_as_runs_with_steps(store: Store) -> None:
+    """The LangGraph graph's spans (OpenLLMetry), mapped at read time, are runs whose attempts
+    are the labelled plan steps (no detector runs here: the oncall runs are sealed-5 only)."""
+    labels = read_labels()
+    wanted = ("healthy", "loop_step_varying", "wrong_region")
+    picked = [
+        next(lab for lab in labels if lab.agent == "oncall" and lab.scenario == s) for s in wanted
+    ]
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    try:
+        ids = play(picked, provider)
+    finally:
+        planscope.configure(tracer_provider=TracerProvider())
+    store.insert_spans(
+        spans_ipc(otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default"))
+    )
+    traces = load_traces(store, "default", list(ids.values()))
+    plan = {"find_alert", "fetch_metrics", "diagnose", "remediate", "close_incident"}
+    for lab in picked:
+        t = traces[ids[lab.run]]
+        assert t.run is not None, lab.run
+        steps = {a.step_id for a in t.attempts}
         assert {s.step_id for s in t.plan_steps} == plan, (lab.run, t.plan_steps)
         assert steps & plan, (lab.run, steps)
