@@ -87,14 +87,28 @@ def test_detectors_find_the_labelled_step_on_a_slice(store: Store) -> None:
             )
 
 
+FRAMEWORK_PLANS = {
+    "analyst": {
+        "locate_source",
+        "pull_current",
+        "pull_baseline",
+        "compute_change",
+        "publish_report",
+    },
+    "oncall": {"find_alert", "fetch_metrics", "diagnose", "remediate", "close_incident"},
+}
+
+
 @pytest.mark.integration
-def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
-    """The Agents SDK's spans, mapped at read time, are runs whose attempts are the labelled
-    plan steps (no detector runs here: the analyst's runs are sealed-3 only)."""
+@pytest.mark.parametrize("agent", sorted(FRAMEWORK_PLANS))
+def test_framework_runs_load_as_runs_with_steps(store: Store, agent: str) -> None:
+    """The framework agents' spans (the Agents SDK under OpenInference, LangGraph under
+    OpenLLMetry), mapped at read time, are runs whose attempts are the labelled plan steps (no
+    detector runs here: these agents' runs are sealed-3 / sealed-5 only)."""
     labels = read_labels()
     wanted = ("healthy", "loop_step_varying", "wrong_region")
     picked = [
-        next(lab for lab in labels if lab.agent == "analyst" and lab.scenario == s) for s in wanted
+        next(lab for lab in labels if lab.agent == agent and lab.scenario == s) for s in wanted
     ]
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
@@ -107,40 +121,11 @@ def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
         spans_ipc(otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default"))
     )
     traces = load_traces(store, "default", list(ids.values()))
-    plan = {"locate_source", "pull_current", "pull_baseline", "compute_change", "publish_report"}
+    plan = FRAMEWORK_PLANS[agent]
     for lab in picked:
         t = traces[ids[lab.run]]
         assert t.run is not None, lab.run
         steps = {a.step_id for a in t.attempts}
         # the planner's output is read as the plan; executor runs are attempts of its steps
-        assert {s.step_id for s in t.plan_steps} == plan, (lab.run, t.plan_steps)
-        assert steps & plan, (lab.run, steps)
-
-
-@pytest.mark.integration
-def test_oncall_runs_load_as_runs_with_steps(store: Store) -> None:
-    """The LangGraph graph's spans (OpenLLMetry), mapped at read time, are runs whose attempts
-    are the labelled plan steps (no detector runs here: the oncall runs are sealed-5 only)."""
-    labels = read_labels()
-    wanted = ("healthy", "loop_step_varying", "wrong_region")
-    picked = [
-        next(lab for lab in labels if lab.agent == "oncall" and lab.scenario == s) for s in wanted
-    ]
-    provider = TracerProvider()
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    try:
-        ids = play(picked, provider)
-    finally:
-        planscope.configure(tracer_provider=TracerProvider())
-    store.insert_spans(
-        spans_ipc(otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default"))
-    )
-    traces = load_traces(store, "default", list(ids.values()))
-    plan = {"find_alert", "fetch_metrics", "diagnose", "remediate", "close_incident"}
-    for lab in picked:
-        t = traces[ids[lab.run]]
-        assert t.run is not None, lab.run
-        steps = {a.step_id for a in t.attempts}
         assert {s.step_id for s in t.plan_steps} == plan, (lab.run, t.plan_steps)
         assert steps & plan, (lab.run, steps)
