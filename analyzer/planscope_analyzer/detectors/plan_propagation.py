@@ -56,7 +56,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from planscope import semconv as A
@@ -219,6 +219,39 @@ def argument_values(arguments: str) -> dict[str, set[str]]:
     return out
 
 
+def argument_leaves(arguments: str) -> list[str]:
+    """The string and number leaves of a tool call's captured JSON arguments.
+
+    >>> argument_leaves('{"region": "EU-West", "months": ["2026-10"], "n": 3}')
+    ['EU-West', '2026-10', '3']
+    """
+    try:
+        return list(_scalars(json.loads(arguments))) if arguments else []
+    except ValueError:
+        return []
+
+
+def result_values(result: str) -> set[str]:
+    """The values a tool call returned: the number leaves and the string leaves of at least
+    ``MIN_VALUE_CHARS`` of its captured JSON result, normalised (:func:`forms`); a result that
+    is not JSON: the values its text names.
+
+    >>> sorted(result_values('{"state": "DONE", "value": 0.0, "ok": true}'))
+    ['0', '0.0', 'DONE']
+    """
+    try:
+        decoded = json.loads(result) if result else None
+    except ValueError:
+        return {v for v in text_values(result) if len(v) >= MIN_VALUE_CHARS or is_number(v)}
+    return {
+        f for v in _scalars(decoded) if len(v) >= MIN_VALUE_CHARS or is_number(v) for f in forms(v)
+    }
+
+
+def _listed(values: Iterable[str]) -> str:
+    return ", ".join(repr(v) for v in sorted(values)[:3])
+
+
 def similarity(a: str, b: str) -> float:
     """Word-set Jaccard similarity of two descriptions (0 when either is empty).
 
@@ -252,19 +285,32 @@ class PlanPropagation:
         run = trace.run
         failed = run is not None and run.outcome == A.OUTCOME_FAILURE
         # Every pattern below needs a failed run (most runs are not: a cheap exit).
-        if failed and not starved and not self._external_after_success(trace):
-            explained = bool(
-                RunawayLoop().detect(trace)
-                or WriteConflict().detect(trace)
-                or UnboundedReplan().detect(trace)
-                or IrreversibleAfterFailure().detect(trace)
-            )
-            f = (
-                None if explained else self._wrong_value(trace) or self._faithful_failure(trace)
-            ) or self._repeated_plan(trace)
+        if failed and not starved:
+            if self._external_after_success(trace):
+                # every step succeeded, then work outside the plan failed: the world's doing
+                # (nothing to report) unless it was a check's verdict on a value of the plan
+                f = None if self._explained(trace) else self._checked_after_success(trace)
+            else:
+                f = (
+                    None
+                    if self._explained(trace)
+                    else self._wrong_value(trace)
+                    or self._through_outputs(trace)
+                    or self._faithful_failure(trace)
+                ) or self._repeated_plan(trace)
             if f is not None:
                 findings.append(f)
         return findings
+
+    @staticmethod
+    def _explained(trace: TraceData) -> bool:
+        """Another failure mode explains the failed run."""
+        return bool(
+            RunawayLoop().detect(trace)
+            or WriteConflict().detect(trace)
+            or UnboundedReplan().detect(trace)
+            or IrreversibleAfterFailure().detect(trace)
+        )
 
     # -- a wrong value, traced to where it entered ----------------------------------------------
     @staticmethod
@@ -364,6 +410,152 @@ class PlanPropagation:
                 "failing_step": failing,
             },
         )
+
+    def _through_outputs(self, trace: TraceData) -> Finding | None:
+        """The failure names a value that the failing step's tool arguments carried and that
+        an earlier step's tool returned: the value came out of that step. The wrong value
+        entered at the first step up that lineage (outputs carried into later arguments) whose
+        arguments carried a value the planner wrote and the objective does not state."""
+        run = trace.run
+        failed = [a for a in by_start(trace.attempts) if a.failed]
+        if run is None or not failed:
+            return None
+        failing = failed[-1]
+        said = text_values(run.objective)
+        received = {v for c in trace.tools_of(failing) for v in text_values(c.arguments)}
+        named = (text_values(failing.message) & received) - said
+        if not named:
+            return None
+        planned = {s.step_id for s in trace.plan_steps}
+        done = [
+            c
+            for c in sorted(trace.tools, key=lambda c: c.start_ns)
+            if c.step_id in planned and c.result and not c.failed
+        ]
+
+        def producer(values: set[str], before_ns: int, not_step: str) -> ToolCall | None:
+            return next(
+                (
+                    c
+                    for c in done
+                    if c.end_ns <= before_ns
+                    and c.step_id != not_step
+                    and result_values(c.result) & values
+                ),
+                None,
+            )
+
+        written = plan_values(trace)
+        source = producer(named, failing.start_ns, failing.step_id)
+        chain: list[ToolCall] = []
+        entered: list[str] = []
+        while source is not None and source.step_id not in {c.step_id for c in chain}:
+            chain.append(source)
+            calls = [c for c in trace.tools if c.step_id == source.step_id and c.arguments]
+            entered = sorted(
+                {
+                    v
+                    for c in calls
+                    for leaf in argument_leaves(c.arguments)
+                    if forms(leaf) & written
+                    for v in text_values(leaf) - said
+                    if len(v) >= MIN_VALUE_CHARS or is_number(v)
+                }
+            )
+            if entered:
+                break
+            start = min(c.start_ns for c in calls) if calls else source.start_ns
+            inputs = {v for c in calls for v in text_values(c.arguments)} - said
+            source = producer(inputs, start, source.step_id)
+        if not entered:
+            return None
+        blamed = chain[-1]
+        out = sorted(named & result_values(chain[0].result))
+        return make_finding(
+            self,
+            trace,
+            severity="high",
+            component=PLANNER,
+            step_id=blamed.step_id,
+            evidence=[
+                run.span_id,
+                failing.span_id,
+                *[c.span_id for c in trace.tools_of(failing)],
+                *[c.span_id for c in chain],
+                *[a.span_id for a in trace.attempts if a.step_id == blamed.step_id],
+            ],
+            explanation=(
+                f"Step '{failing.step_id}' failed ({failing.message[:120]}) on "
+                f"{_listed(out)}, which it received in its arguments from what step "
+                f"'{chain[0].step_id}' returned (tool '{chain[0].tool}'); step "
+                f"'{blamed.step_id}' is where the plan's values entered that lineage: its "
+                f"arguments carried {_listed(entered)}, which the objective does not state."
+            ),
+            detail={
+                "pattern": "wrong_value_through_outputs",
+                "values": out,
+                "entered": entered,
+                "lineage": [c.step_id for c in chain],
+                "failing_step": failing.step_id,
+            },
+        )
+
+    def _checked_after_success(self, trace: TraceData) -> Finding | None:
+        """Every plan step succeeded, then a check outside the plan (an agent run no plan step
+        names, started after the last step ended) failed on its own verdict — none of its tool
+        calls failed, so the world did not say it — and what the check was given (what its LLM
+        calls were asked, its tool arguments) names a value the planner handed to a step that
+        the objective does not state: the check judged the plan's value, blamed at the first
+        step whose arguments carried it. A check whose own tool failed is the world's."""
+        run = trace.run
+        planned = {s.step_id for s in trace.plan_steps}
+        ends = [a.end_ns for a in trace.attempts if a.step_id in planned]
+        if run is None or not ends:
+            return None
+        said = text_values(run.objective)
+        calls = self._carriers(trace)
+        planner = plan_values(trace) | {v for _, _, _, handed, _ in calls for v in handed}
+        for check in by_start(trace.attempts):
+            own = trace.tools_of(check)
+            if (
+                check.step_id in planned
+                or check.start_ns < max(ends)
+                or not check.failed
+                or any(t.failed for t in own)
+            ):
+                continue
+            given = "\n".join([trace.asked.get(check.span_id, ""), *(t.arguments for t in own)])
+            named = (text_values(given) - said) & planner
+            found = next(((c, step, vs & named) for _, c, step, _, vs in calls if vs & named), None)
+            if found is None:
+                continue
+            call, step_id, values = found
+            return make_finding(
+                self,
+                trace,
+                severity="high",
+                component=PLANNER,
+                step_id=step_id,
+                evidence=[
+                    run.span_id,
+                    check.span_id,
+                    call.span_id,
+                    *[a.span_id for a in trace.attempts if a.step_id == step_id],
+                ],
+                explanation=(
+                    f"Every plan step succeeded, then the check '{check.step_id}' failed "
+                    f"({check.message[:120]}); what it was given names {_listed(values)}, a "
+                    f"value of the plan that the objective does not state and that first "
+                    f"entered the run at step '{step_id}' (an argument of tool '{call.tool}')."
+                ),
+                detail={
+                    "pattern": "check_after_success",
+                    "values": sorted(values),
+                    "check": check.step_id,
+                    "entered_at_tool_call": call.span_id,
+                },
+            )
+        return None
 
     @staticmethod
     def _carriers(
