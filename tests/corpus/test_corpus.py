@@ -115,3 +115,37 @@ def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
         # the planner's output is read as the plan; executor runs are attempts of its steps
         assert {s.step_id for s in t.plan_steps} == plan, (lab.run, t.plan_steps)
         assert steps & plan, (lab.run, steps)
+
+
+@pytest.mark.integration
+def test_plan_values_are_traced_on_the_agents_sdk(store: Store) -> None:
+    """Real OpenAI Agents SDK runs (OpenInference spans, the scripted model): a wrong value of
+    the plan is blamed where it entered — through what an earlier step returned (a region the
+    warehouse does not have: both pulls return 0, the change divides by zero), through an
+    auditor agent's verdict after every step succeeded (a wrong baseline month), and named by
+    the failure although the planner's prompt also carries it (a stale note: the plan's stated
+    objective is what the user asked) — while a page removed after the run stays healthy."""
+    labels = read_labels()
+    wanted = ("wrong_region", "wrong_baseline", "wrong_space", "external_removed", "healthy")
+    picked = [
+        next(lab for lab in labels if lab.agent == "analyst" and lab.scenario == s) for s in wanted
+    ]
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    try:
+        ids = play(picked, provider)
+    finally:
+        planscope.configure(tracer_provider=TracerProvider())
+    store.insert_spans(
+        spans_ipc(otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default"))
+    )
+    findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
+    for lab in picked:
+        got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
+        want = [] if lab.kind == "healthy" else [(lab.kind, lab.step)]
+        assert got == want, (lab.run, lab.scenario, got)
+    by_run = {f.trace_id: f for f in findings}
+    region = by_run[ids[picked[0].run]]
+    assert region.detail["lineage"] == ["pull_current"] and region.detail["values"] == ["0"]
+    assert by_run[ids[picked[1].run]].detail["check"] == "auditor"
