@@ -248,6 +248,27 @@ def result_values(result: str) -> set[str]:
     }
 
 
+def named_argument(text: str, arguments: str, values: set[str]) -> bool:
+    """A number among ``values`` came in through an argument whose name ``text`` says
+    (``replicas`` in "runs 60 replicas"; ``max_surge`` as "max surge").
+
+    >>> named_argument("runs 60 replicas", '{"minutes": 60, "replicas": 60}', {"60"})
+    True
+    >>> named_argument("runs 60 replicas", '{"minutes": 60}', {"60"})
+    False
+    """
+    said = " ".join(_WORD.findall(text.lower().replace("_", " ")))
+    return any(
+        vs & values
+        and any(is_number(v) for v in vs & values)
+        and re.search(
+            rf"\b{re.escape(' '.join(_WORD.findall(name.lower().replace('_', ' '))))}\b", said
+        )
+        for name, vs in argument_values(arguments).items()
+        if _WORD.search(name.lower())
+    )
+
+
 def _listed(values: Iterable[str]) -> str:
     return ", ".join(repr(v) for v in sorted(values)[:3])
 
@@ -360,19 +381,21 @@ class PlanPropagation:
             named & written,
             {v for v in named if not is_number(v) and len(v) >= MIN_VALUE_CHARS},
         )
-        found = next(
+        carrying = next(
             (
-                (c, step, vs & pool)
+                [(c, step, vs & pool) for _, c, step, _, vs in calls if vs & pool]
                 for pool in pools
-                if pool
-                for _, c, step, _, vs in calls
-                if vs & pool
+                if pool and any(vs & pool for *_, vs in calls)
             ),
-            None,
+            [],
         )
-        if found is None:
+        if not carrying:
             return None
-        call, step_id, values = found
+        # A number often stands for several quantities of one run (60 minutes, 60 replicas):
+        # a carrier that got it under an argument the failure names is that fact's carrier.
+        call, step_id, values = next(
+            (x for x in carrying if named_argument(text, x[0].arguments, x[2])), carrying[0]
+        )
         if not values & (handed | written):
             # a value no planner wrote came out of an earlier step: when the carrier's plan
             # entry stands in for exactly one earlier step's result ("{locate_source}"), the
