@@ -15,7 +15,17 @@ The patterns, all blamed on the planner:
   whether the failure came at that step, at a later step that received its output, or at the
   final outcome check. This is
   data lineage through the tool arguments: a downstream failure caused by an earlier wrong
-  output is found at its origin, not at the step that happened to fail.
+  output is found at its origin, not at the step that happened to fail. A number often stands
+  for several quantities of one run (60 minutes, 60 replicas): among its carriers, one that got
+  it under an argument the failure names ("runs 60 replicas") is that fact's carrier.
+* **a wrong value, traced through outputs**: the failure names a value that the failing step's
+  tool arguments carried and that an earlier step's tool *returned* (a division by zero on the
+  0 a query returned): the value came out of that step. Going up that lineage (a step's
+  arguments that carried a still earlier step's result), the first step whose arguments
+  carried a value the planner wrote and the objective does not state is where the wrong value
+  entered (the query's region). Nothing is reported when every step of the lineage got only
+  what the objective states (the world returned the zero). Tool results are read, like the
+  arguments, only for failed runs.
 * **wrong plan, faithful execution**: the run's outcome is ``failure`` although every step of
   the final plan version has a successful attempt and no step's last attempt failed. The
   earliest diverging step is the first (by execution time) state-changing step — one that made a
@@ -41,7 +51,18 @@ Failures that arrive from outside after the agent finished are not the plan's fa
 plan step's last attempt succeeded and the failure was observed after the last of them ended by
 work that belongs to no plan step — a tool call outside any plan step (a status poll that
 learns the airline cancelled) or a separate agent run no plan step names (a watch after the
-release) — nothing is reported. A runaway loop, unordered concurrent writers, unbounded
+release) — nothing is reported, with one exception, **a check's verdict on the plan's value**:
+the failed agent run outside the plan failed on its own verdict (none of its tool calls failed:
+the world did not say it — an auditor's guardrail that trips), and what it was given (what its
+LLM calls were asked, its tool arguments) names a value the planner handed to a step that the
+objective does not state (the baseline month of the figure it audits); blamed at the first step
+whose arguments carried it. A check whose own tool failed (a page the retention bot removed)
+heard it from the world.
+
+The objective is the run's; a run that declares none takes the objective its first plan states
+(the plan JSON's ``objective``), else its planner's prompt (the loader); a prompt also carries
+notes and earlier results — possibly the very value the planner took wrongly — so a stated
+objective wins. A runaway loop, unordered concurrent writers, unbounded
 replanning or an irreversible action after a failure also explain a failed run, and win over
 the first two patterns.
 
@@ -293,7 +314,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 7
+    version = 8
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
