@@ -107,6 +107,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 _VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:/+-]*[A-Za-z0-9]|[A-Za-z0-9]")
 MIN_VALUE_CHARS = 3
 """Argument values shorter than this (``1``, ``ok``) name nothing specific enough to trace."""
+Carried = tuple[ToolCall, str]
+"""A tool call and the plan step it was made for."""
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -294,6 +296,11 @@ def _listed(values: Iterable[str]) -> str:
     return ", ".join(repr(v) for v in sorted(values)[:3])
 
 
+def _tail(text: str, width: int = 120) -> str:
+    """The end of a long error text: frameworks wrap what the world said, which comes last."""
+    return text if len(text) <= width else "…" + text[-width:]
+
+
 def similarity(a: str, b: str) -> float:
     """Word-set Jaccard similarity of two descriptions (0 when either is empty).
 
@@ -443,7 +450,7 @@ class PlanPropagation:
             step_id=step_id,
             evidence=evidence,
             explanation=(
-                f"The run failed ({(text or run.outcome_reason)[:120]}); the failure names "
+                f"The run failed ({_tail(text or run.outcome_reason)}); the failure names "
                 f"{value}, which is not in the objective and first entered the run at step "
                 f"'{step_id}' (an argument of tool '{call.tool}'), {where}."
             ),
@@ -470,32 +477,29 @@ class PlanPropagation:
         named = (text_values(failing.message) & received) - said
         if not named:
             return None
-        planned = {s.step_id for s in trace.plan_steps}
-        done = [
-            c
-            for c in sorted(trace.tools, key=lambda c: c.start_ns)
-            if c.step_id in planned and c.result and not c.failed
-        ]
+        on_behalf = self._on_behalf(trace)
+        done = [(c, step) for c, step in on_behalf if c.result and not c.failed]
 
-        def producer(values: set[str], before_ns: int, not_step: str) -> ToolCall | None:
+        def producer(values: set[str], before_ns: int, other_than: str) -> Carried | None:
+            """The first earlier call of another step whose result holds one of ``values``."""
             return next(
                 (
-                    c
-                    for c in done
+                    (c, step)
+                    for c, step in done
                     if c.end_ns <= before_ns
-                    and c.step_id != not_step
+                    and step != other_than
                     and result_values(c.result) & values
                 ),
                 None,
             )
 
         written = plan_values(trace)
-        source = producer(named, failing.start_ns, failing.step_id)
-        chain: list[ToolCall] = []
+        chain: list[Carried] = []
         entered: list[str] = []
-        while source is not None and source.step_id not in {c.step_id for c in chain}:
-            chain.append(source)
-            calls = [c for c in trace.tools if c.step_id == source.step_id and c.arguments]
+        found = producer(named, failing.start_ns, failing.step_id)
+        while found is not None and found[1] not in {s for _, s in chain}:
+            chain.append(found)
+            calls = [c for c, s in on_behalf if s == found[1] and c.arguments]
             entered = sorted(
                 {
                     v
@@ -508,38 +512,37 @@ class PlanPropagation:
             )
             if entered:
                 break
-            start = min(c.start_ns for c in calls) if calls else source.start_ns
             inputs = {v for c in calls for v in text_values(c.arguments)} - said
-            source = producer(inputs, start, source.step_id)
+            found = producer(inputs, min(c.start_ns for c in calls or [found[0]]), found[1])
         if not entered:
             return None
-        blamed = chain[-1]
-        out = sorted(named & result_values(chain[0].result))
+        (first, first_step), blamed = chain[0], chain[-1][1]
+        out = sorted(named & result_values(first.result))
         return make_finding(
             self,
             trace,
             severity="high",
             component=PLANNER,
-            step_id=blamed.step_id,
+            step_id=blamed,
             evidence=[
                 run.span_id,
                 failing.span_id,
                 *[c.span_id for c in trace.tools_of(failing)],
-                *[c.span_id for c in chain],
-                *[a.span_id for a in trace.attempts if a.step_id == blamed.step_id],
+                *[c.span_id for c, _ in chain],
+                *[a.span_id for a in trace.attempts if a.step_id == blamed],
             ],
             explanation=(
-                f"Step '{failing.step_id}' failed ({failing.message[:120]}) on "
-                f"{_listed(out)}, which it received in its arguments from what step "
-                f"'{chain[0].step_id}' returned (tool '{chain[0].tool}'); step "
-                f"'{blamed.step_id}' is where the plan's values entered that lineage: its "
-                f"arguments carried {_listed(entered)}, which the objective does not state."
+                f"Step '{failing.step_id}' failed ({_tail(failing.message)}) on {_listed(out)}, "
+                f"which it received in its arguments from what step '{first_step}' returned "
+                f"(tool '{first.tool}'); step '{blamed}' is where the plan's values entered that "
+                f"lineage: its arguments carried {_listed(entered)}, which the objective does "
+                "not state."
             ),
             detail={
                 "pattern": "wrong_value_through_outputs",
                 "values": out,
                 "entered": entered,
-                "lineage": [c.step_id for c in chain],
+                "lineage": [s for _, s in chain],
                 "failing_step": failing.step_id,
             },
         )
@@ -588,7 +591,7 @@ class PlanPropagation:
                 ],
                 explanation=(
                     f"Every plan step succeeded, then the check '{check.step_id}' failed "
-                    f"({check.message[:120]}); what it was given names {_listed(values)}, a "
+                    f"({_tail(check.message)}); what it was given names {_listed(values)}, a "
                     f"value of the plan that the objective does not state and that first "
                     f"entered the run at step '{step_id}' (an argument of tool '{call.tool}')."
                 ),
@@ -605,28 +608,41 @@ class PlanPropagation:
     def _carriers(
         trace: TraceData,
     ) -> list[tuple[int, ToolCall, str, set[str], set[str]]]:
-        """Tool calls on behalf of plan steps, by start: (start, call, step id, the values it
-        got through arguments named like a required planner fact, all its string values)."""
+        """Tool calls on behalf of plan steps with captured arguments, by start: (start, call,
+        step id, the values it got through arguments named like a required planner fact, all
+        its string values)."""
         if "carriers" in trace._memo:
             return list(trace._memo["carriers"])
-        attempt_of = {a.span_id: a for a in trace.attempts}
-        parents = parent_step_names(trace) if trace.raw else {}
         produced = {k for s in trace.plan_steps for k in s.produces}
         facts = {s.step_id: set(s.requires) - produced for s in trace.plan_steps}
         out = []
-        for t in sorted(trace.tools, key=lambda t: t.start_ns):
-            parent = attempt_of.get(t.parent_span_id)
-            step_id = (
-                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
-            )
-            if step_id not in facts:
-                continue
+        for t, step_id in PlanPropagation._on_behalf(trace):
             by_arg = argument_values(t.arguments)
             if by_arg:
                 planner = {v for k, vs in by_arg.items() if k in facts[step_id] for v in vs}
                 values = {v for vs in by_arg.values() for v in vs}
                 out.append((t.start_ns, t, step_id, planner, values))
         trace._memo["carriers"] = out
+        return list(out)
+
+    @staticmethod
+    def _on_behalf(trace: TraceData) -> list[Carried]:
+        """Tool calls made on behalf of a plan step, by start: (call, step id); the step is the
+        call's own, else its attempt's, else its parent span's name."""
+        if "on_behalf" in trace._memo:
+            return list(trace._memo["on_behalf"])
+        attempt_of = {a.span_id: a for a in trace.attempts}
+        parents = parent_step_names(trace) if trace.raw else {}
+        planned = {s.step_id for s in trace.plan_steps}
+        out = []
+        for t in sorted(trace.tools, key=lambda t: t.start_ns):
+            parent = attempt_of.get(t.parent_span_id)
+            step_id = (
+                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
+            )
+            if step_id in planned:
+                out.append((t, step_id))
+        trace._memo["on_behalf"] = out
         return list(out)
 
     @staticmethod
