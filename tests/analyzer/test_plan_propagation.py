@@ -216,9 +216,10 @@ def test_an_output_from_arguments_the_objective_states_is_not_the_planners() -> 
     assert PlanPropagation().detect(_report_run("Report figures of region EU-West, 2026-10")) == []
 
 
-def _audited_run(asked: str, check_tool_failed: bool = False) -> TraceData:
+def _audited_run(asked: str, check_tool: str = "") -> TraceData:
     """Every plan step succeeds; then an auditor agent run no plan step names fails on its own
-    verdict after being asked ``asked`` (its tool failed too when ``check_tool_failed``)."""
+    verdict after being asked ``asked`` (after calling a tool, when ``check_tool`` says its
+    status)."""
     trace = _checked_run("Guardrail tripwire triggered: matches_audited_figure")
     trace.runs = [trace.runs[0]._replace(objective="Order 40 units of SKU-4411 by 2026-03-18")]
     audit = trace.attempts[0]._replace(
@@ -227,11 +228,11 @@ def _audited_run(asked: str, check_tool_failed: bool = False) -> TraceData:
     )  # fmt: skip
     trace.attempts.append(audit)
     trace.asked = {"a-audit": asked}
-    if check_tool_failed:
+    if check_tool:
         trace.tools.append(
             trace.tools[0]._replace(
                 span_id="t-audit", parent_span_id="a-audit", step_id="auditor",
-                tool="ledger", status_code="Error", start_ns=51, arguments="{}",
+                tool="ledger", status_code=check_tool, start_ns=51, arguments="{}",
             )
         )  # fmt: skip
     return trace
@@ -250,9 +251,10 @@ def test_a_check_that_names_only_what_the_objective_states_is_not_the_planners()
     assert PlanPropagation().detect(_audited_run("Audit this order: SKU-4411, PO-1f2e3")) == []
 
 
-def test_a_check_whose_own_tool_failed_heard_it_from_the_world() -> None:
-    trace = _audited_run("Audit this order: SKU-4411, 80 units", check_tool_failed=True)
-    assert PlanPropagation().detect(trace) == []
+def test_a_check_that_called_tools_may_have_heard_it_from_the_world() -> None:
+    for status in ("Error", "Ok"):  # the ledger said so, or answered what the check judged on
+        trace = _audited_run("Audit this order: SKU-4411, 80 units", check_tool=status)
+        assert PlanPropagation().detect(trace) == [], status
 
 
 def test_a_number_is_traced_to_the_argument_the_failure_names() -> None:

@@ -549,11 +549,12 @@ class PlanPropagation:
 
     def _checked_after_success(self, trace: TraceData) -> Finding | None:
         """Every plan step succeeded, then a check outside the plan (an agent run no plan step
-        names, started after the last step ended) failed on its own verdict — none of its tool
-        calls failed, so the world did not say it — and what the check was given (what its LLM
-        calls were asked, its tool arguments) names a value the planner handed to a step that
-        the objective does not state: the check judged the plan's value, blamed at the first
-        step whose arguments carried it. A check whose own tool failed is the world's."""
+        names, started after the last step ended) failed on its own verdict — it made no tool
+        call, so it judged only what it was given and the world told it nothing — and what it
+        was given or said (what its LLM calls were asked, its error) names a value the planner
+        handed to a step that the objective does not state: the check judged the plan's value,
+        blamed at the first step whose arguments carried it. A check that called tools (a
+        watch that polls the published page) may have heard the failure from the world."""
         run = trace.run
         planned = {s.step_id for s in trace.plan_steps}
         ends = [a.end_ns for a in trace.attempts if a.step_id in planned]
@@ -563,15 +564,14 @@ class PlanPropagation:
         calls = self._carriers(trace)
         planner = plan_values(trace) | {v for _, _, _, handed, _ in calls for v in handed}
         for check in by_start(trace.attempts):
-            own = trace.tools_of(check)
             if (
                 check.step_id in planned
                 or check.start_ns < max(ends)
                 or not check.failed
-                or any(t.failed for t in own)
+                or trace.tools_of(check)
             ):
                 continue
-            given = "\n".join([trace.asked.get(check.span_id, ""), *(t.arguments for t in own)])
+            given = f"{trace.asked.get(check.span_id, '')}\n{check.message}"
             named = (text_values(given) - said) & planner
             found = next(((c, step, vs & named) for _, c, step, _, vs in calls if vs & named), None)
             if found is None:
