@@ -87,14 +87,12 @@ def test_detectors_find_the_labelled_step_on_a_slice(store: Store) -> None:
             )
 
 
-@pytest.mark.integration
-def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
-    """The Agents SDK's spans, mapped at read time, are runs whose attempts are the labelled
-    plan steps (no detector runs here: the analyst's runs are sealed-3 only)."""
+def _store_analyst(store: Store, scenarios: tuple[str, ...]) -> tuple[list[Label], dict[str, str]]:
+    """Play the first analyst run of each scenario into ``store``: (labels, run -> trace id)."""
     labels = read_labels()
-    wanted = ("healthy", "loop_step_varying", "wrong_region")
     picked = [
-        next(lab for lab in labels if lab.agent == "analyst" and lab.scenario == s) for s in wanted
+        next(lab for lab in labels if lab.agent == "analyst" and lab.scenario == s)
+        for s in scenarios
     ]
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
@@ -106,6 +104,14 @@ def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
     store.insert_spans(
         spans_ipc(otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default"))
     )
+    return picked, ids
+
+
+@pytest.mark.integration
+def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
+    """The Agents SDK's spans, mapped at read time, are runs whose attempts are the labelled
+    plan steps (no detector runs here: the analyst's runs are sealed-3 only)."""
+    picked, ids = _store_analyst(store, ("healthy", "loop_step_varying", "wrong_region"))
     traces = load_traces(store, "default", list(ids.values()))
     plan = {"locate_source", "pull_current", "pull_baseline", "compute_change", "publish_report"}
     for lab in picked:
@@ -125,21 +131,8 @@ def test_plan_values_are_traced_on_the_agents_sdk(store: Store) -> None:
     auditor agent's verdict after every step succeeded (a wrong baseline month), and named by
     the failure although the planner's prompt also carries it (a stale note: the plan's stated
     objective is what the user asked) — while a page removed after the run stays healthy."""
-    labels = read_labels()
     wanted = ("wrong_region", "wrong_baseline", "wrong_space", "external_removed", "healthy")
-    picked = [
-        next(lab for lab in labels if lab.agent == "analyst" and lab.scenario == s) for s in wanted
-    ]
-    provider = TracerProvider()
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    try:
-        ids = play(picked, provider)
-    finally:
-        planscope.configure(tracer_provider=TracerProvider())
-    store.insert_spans(
-        spans_ipc(otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default"))
-    )
+    picked, ids = _store_analyst(store, wanted)
     findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
     for lab in picked:
         got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
