@@ -403,6 +403,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
             )
         )
     t.attempts = sorted(attempts, key=lambda a: a.start_ns)
+    t.asked = dict(b.asked)
     by_span = {a.span_id: a for a in t.attempts}
     t.tools = [
         c._replace(
@@ -418,23 +419,37 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
 
 def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
     """A failed run that declares no objective (a grouping run under a foreign root, an agent
-    span without an input) takes its planner's prompt as the objective: the user text of the
-    LLM call that produced the first plan, else of the trace's first LLM call with an input.
+    span without an input) takes the objective its first plan states (the plan JSON's
+    ``objective``, as planscope plans write it), else its planner's prompt: the user text of
+    the LLM call that produced the first plan, else of the trace's first LLM call with an input.
     What the user asked for is then not a suspect (plan propagation subtracts the objective
-    from what a failure names). One ``otel_traces`` query for just those traces."""
-    wanted = {
-        t.trace_id: t
-        for t in traces.values()
-        if t.runs
-        and not any(r.objective for r in t.runs)
-        and any(r.outcome == "failure" for r in t.runs)
-    }
+    from what a failure names). A prompt is more than the objective (notes, earlier results,
+    the failure that asked for a re-plan: what may carry the wrong value), so a stated
+    objective wins. One ``otel_traces`` query for the traces that need a prompt."""
+    wanted: dict[str, TraceData] = {}
+    for t in traces.values():
+        if not t.runs or any(r.objective for r in t.runs):
+            continue
+        if not any(r.outcome == "failure" for r in t.runs):
+            continue
+        stated = next((p.objective for p in _first(t.plans) if p.objective), "")
+        if stated:
+            _set_objective(t, stated)
+        else:
+            wanted[t.trace_id] = t
     for trace_id, by_span in _requests(store, project, list(wanted.values())).items():
         t = wanted[trace_id]
-        planner = [p for p in sorted(t.plans, key=lambda p: p.start_ns) if p.span_id in by_span]
-        prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
-        t.runs = [r if r.objective else r._replace(objective=prompt) for r in t.runs]
-        t._memo.clear()
+        planner = [p for p in _first(t.plans) if p.span_id in by_span]
+        _set_objective(t, by_span[planner[0].span_id] if planner else next(iter(by_span.values())))
+
+
+def _first(plans: list[Plan]) -> list[Plan]:
+    return sorted(plans, key=lambda p: p.start_ns)
+
+
+def _set_objective(t: TraceData, objective: str) -> None:
+    t.runs = [r if r.objective else r._replace(objective=objective) for r in t.runs]
+    t._memo.clear()
 
 
 def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:

@@ -62,14 +62,15 @@ WHERE {{filter}}
 ORDER BY TraceId, Start
 """
 
-# The plan JSON itself only for the traces in {failed:String} (as the tool arguments below: plan
-# propagation reads which values the planner wrote).
+# The plan JSON and the objective it states only for the traces in {failed:String} (as the tool
+# arguments below: plan propagation reads which values the planner wrote).
 LOAD_PLANS = """
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, PlanId AS plan_id,
        Version AS version, Scope AS scope, ReplanReason AS replan_reason,
        StepCount AS step_count, PlanJsonValid AS json_valid,
        toUnixTimestamp64Nano(Start) AS start_ns, Inferred AS inferred,
-       if(TraceId IN splitByChar(',', {{failed:String}}), PlanJson, '') AS json
+       if(TraceId IN splitByChar(',', {{failed:String}}), PlanJson, '') AS json,
+       if(TraceId IN splitByChar(',', {{failed:String}}), Objective, '') AS objective
 FROM planscope_plans
 WHERE {filter}
 ORDER BY TraceId, Start
@@ -100,8 +101,8 @@ ORDER BY TraceId, Start
 """
 
 # Without planscope.tool.args_hash, the captured arguments text stands in for it. The captured
-# arguments themselves only for the traces in {failed:String} (those whose run failed: plan
-# propagation traces a wrong value through them; healthy runs never need them).
+# arguments and results themselves only for the traces in {failed:String} (those whose run
+# failed: plan propagation traces a wrong value through them; healthy runs never need them).
 LOAD_TOOL_CALLS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        StepId AS step_id, Attempt AS attempt, PlanId AS plan_id, PlanVersion AS plan_version,
@@ -110,7 +111,8 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
            AS args_key,
        ErrorType AS error_type, {_STATUS} AS status_code,
        toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns,
-       if(TraceId IN splitByChar(',', {{{{failed:String}}}}), Arguments, '') AS arguments
+       if(TraceId IN splitByChar(',', {{{{failed:String}}}}), Arguments, '') AS arguments,
+       if(TraceId IN splitByChar(',', {{{{failed:String}}}}), Result, '') AS result
 FROM planscope_tool_calls
 WHERE {{filter}}
 ORDER BY TraceId, Start

@@ -156,6 +156,9 @@ class Binding:
     given_up_reason: str = ""
     """Why the run failed at ``failed_for_good``: what its last failed call said, else the
     attempt's own status message."""
+    asked: dict[str, str] = field(default_factory=dict)
+    """Step attempt → what its LLM calls were asked (:func:`user_request`, each distinct request
+    once, in start order, one per line; only attempts whose LLM calls carry a request)."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -217,10 +220,11 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         for owner in [p if nodes.get(p, _NONE).kind == "step" else enclosing_step(p, promoted)]
         if owner is not None and nodes[owner].inferred
     )
-    asked: dict[str, str] = {}
-    for s in nodes.values():
+    requests: dict[str, dict[str, None]] = {}  # each distinct request once (every turn repeats it)
+    for s in sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id)):
         if s.request and (owner := enclosing_step(s.span_id, promoted)) is not None:
-            asked[owner] = asked.get(owner, "") + "\n" + s.request
+            requests.setdefault(owner, {})[s.request] = None
+    asked = {owner: "\n".join(texts) for owner, texts in requests.items()}
     tools_in: dict[str, list[SpanNode]] = {}
     for span_id, owner in actions.items():
         if nodes[span_id].kind == "tool":
@@ -294,6 +298,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         failed_for_good=gave_up,
         said=said,
         given_up_reason=(said.get(gave_up) or nodes[gave_up].message) if gave_up else "",
+        asked=asked,
     )
 
 

@@ -255,3 +255,12 @@ def test_a_run_that_failed_for_good_says_why_in_what_the_world_said() -> None:
     own = [replace(s, message="gave up") if s.span_id == "e2" else s for s in spans]
     assert bind(own, SHARED).given_up_reason == "gave up"  # no call said why: the attempt's own
     assert bind(shared_tool_trace(asked=asked, last_failed=False), SHARED).given_up_reason == ""
+
+
+def test_what_each_attempt_was_asked_is_kept_once_per_request() -> None:
+    asked = ("Step pull_current: x", "Step pull_baseline: y")
+    spans = shared_tool_trace(asked=asked, last_failed=False)
+    # a second model turn of e1 repeats its request (the whole history is sent each turn)
+    spans.append(node("l1b", "e1", "other", 13, request=asked[0]))
+    b = bind(spans, SHARED)
+    assert b.asked == {"e1": asked[0], "e2": asked[1]}
