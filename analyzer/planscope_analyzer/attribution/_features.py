@@ -23,7 +23,6 @@ True
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -57,8 +56,6 @@ FEATURES: tuple[str, ...] = (
     "code",
     "judged_no_progress",
     "answer_source",
-    "referred_back",
-    "first_referred_back",
 )
 """Feature names, in the order of the model's weight vector."""
 
@@ -78,8 +75,6 @@ MIN_WORDS = 3
 """Distinctive words a turn needs before it can count as repeating another."""
 FACTS_CAP = 5
 """New numbers at which ``new_facts`` saturates (the feature is ``min(count, 5) / 5``)."""
-REFERENCES_CAP = 3
-"""Failure signals at which ``referred_back`` saturates (``min(count, 3) / 3``), set a priori."""
 
 _WORD = re.compile(r"[a-z0-9]+")
 _NUM = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
@@ -214,54 +209,6 @@ def _answer_tokens(conv: Conversation, acting: list[Turn]) -> set[str]:
     return tokens - _words(conv.question)
 
 
-def _specific(words: set[str], question: set[str]) -> set[str]:
-    """Content words (not a stop word; 4+ characters, or a number of 2+ digits: ``1`` is in
-    every exit code) not in the question."""
-    return {
-        w for w in words if w not in _STOP and (len(w) >= 4 or (w.isdigit() and len(w) >= 2))
-    } - question
-
-
-def _failure_referents(
-    conv: Conversation, acting: list[Turn], distinct: dict[int, set[str]], revised: set[int]
-) -> list[int]:
-    """For each failure signal in order (a turn that shows an error, a self-assessment saying
-    loop or no progress, a revised plan), the earlier acting turn it refers back to: the one,
-    not of the signal's own speaker and kind, whose specific words it shares carry the largest
-    total inverse document frequency (ties: the latest); signals sharing none are skipped."""
-    turns = conv.turns
-    pos = {t.index: k for k, t in enumerate(turns)}
-    words = [_words(t.content) for t in turns]
-    df: dict[str, int] = {}
-    for ws in words:
-        for w in ws:
-            df[w] = df.get(w, 0) + 1
-    idf = {w: math.log(len(turns) / c) for w, c in df.items()}
-    question = _words(conv.question)
-    specific = {t.index: _specific(distinct[t.index], question) for t in acting}
-    out: list[int] = []
-    for k, f in enumerate(turns):
-        lg = f.ledger
-        if not (
-            shows_error(f)
-            or (lg is not None and (lg.is_in_loop or lg.is_progress_being_made is False))
-            or f.index in revised
-        ):
-            continue
-        best, referent = 0.0, None
-        for t in acting:
-            if pos[t.index] >= k:
-                break
-            if (t.speaker, t.kind) == (f.speaker, f.kind):
-                continue
-            score = sum(idf[w] for w in specific[t.index] & words[k])
-            if score > 0 and score >= best:
-                best, referent = score, t.index
-        if referent is not None:
-            out.append(referent)
-    return out
-
-
 def candidates(conv: Conversation) -> list[Candidate]:
     """Every turn in which a non-tool agent acted, as a candidate with its features."""
     turns = conv.turns
@@ -298,10 +245,8 @@ def candidates(conv: Conversation) -> list[Candidate]:
         by_role.setdefault((t.speaker, t.kind), []).append(t)
     repeated_later: set[int] = set()
     repeats_earlier: set[int] = set()
-    distinct: dict[int, set[str]] = {}
     for ts in by_role.values():
         words = _distinctive_words(ts)
-        distinct |= words
         for i, a in enumerate(ts):
             for b in ts[i + 1 :]:
                 if _jaccard(words[a.index], words[b.index]) >= SIMILAR:
@@ -336,7 +281,6 @@ def candidates(conv: Conversation) -> list[Candidate]:
         (t for t in reversed(acting) if t.kind == "reply" and t.speaker != owner),
         None,
     )
-    referents = _failure_referents(conv, acting, distinct, revised)
     first_error = min(error_follows, default=None)
     first_repeat = min(repeated_later, default=None)
     seen_speakers: set[str] = set()
@@ -377,8 +321,6 @@ def candidates(conv: Conversation) -> list[Candidate]:
             "code": float("```" in t.content),
             "judged_no_progress": float(t.index in no_progress),
             "answer_source": 0.0,  # set below, once every turn's answer_origin is known
-            "referred_back": min(referents.count(t.index), REFERENCES_CAP) / REFERENCES_CAP,
-            "first_referred_back": float(bool(referents) and t.index == referents[0]),
         }
         out.append(Candidate(t.speaker, t.index, t, values))
         seen_speakers.add(t.speaker)

@@ -58,8 +58,6 @@ _DESCRIBE = {
     "code": "it contains code",
     "judged_no_progress": "the planner judged what followed as no progress",
     "answer_source": "the turn the final answer rests on most",
-    "referred_back": "a later error, stall or replan refers back to it",
-    "first_referred_back": "the first turn a failure refers back to",
 }
 
 
