@@ -56,7 +56,6 @@ FEATURES: tuple[str, ...] = (
     "code",
     "judged_no_progress",
     "answer_source",
-    "novelty",
 )
 """Feature names, in the order of the model's weight vector."""
 
@@ -210,14 +209,6 @@ def _answer_tokens(conv: Conversation, acting: list[Turn]) -> set[str]:
     return tokens - _words(conv.question)
 
 
-def _specific(words: set[str], question: set[str]) -> set[str]:
-    """Content words (not a stop word; 4+ characters, or a number of 2+ digits: ``1`` is in
-    every exit code) not in the question."""
-    return {
-        w for w in words if w not in _STOP and (len(w) >= 4 or (w.isdigit() and len(w) >= 2))
-    } - question
-
-
 def candidates(conv: Conversation) -> list[Candidate]:
     """Every turn in which a non-tool agent acted, as a candidate with its features."""
     turns = conv.turns
@@ -254,10 +245,8 @@ def candidates(conv: Conversation) -> list[Candidate]:
         by_role.setdefault((t.speaker, t.kind), []).append(t)
     repeated_later: set[int] = set()
     repeats_earlier: set[int] = set()
-    distinct: dict[int, set[str]] = {}
     for ts in by_role.values():
         words = _distinctive_words(ts)
-        distinct |= words
         for i, a in enumerate(ts):
             for b in ts[i + 1 :]:
                 if _jaccard(words[a.index], words[b.index]) >= SIMILAR:
@@ -286,8 +275,7 @@ def candidates(conv: Conversation) -> list[Candidate]:
             if lg.is_in_loop or lg.is_progress_being_made is False:
                 no_progress.add(t.index)
     answer = _answer_tokens(conv, acting)
-    question = _words(conv.question)
-    seen_words = set(question)
+    seen_words = _words(conv.question)
     seen_numbers = _numbers(conv.question)
     last_reply = next(
         (t for t in reversed(acting) if t.kind == "reply" and t.speaker != owner),
@@ -306,7 +294,6 @@ def candidates(conv: Conversation) -> list[Candidate]:
         new_numbers = _numbers(prose) - seen_numbers
         tw = _words(t.content)
         origin = len((answer & tw) - seen_words) / len(answer) if answer else 0.0
-        specific = _specific(distinct[t.index], question)
         values = {
             "position": t.index / n,
             "first_action": float(t is acting[0]),
@@ -334,7 +321,6 @@ def candidates(conv: Conversation) -> list[Candidate]:
             "code": float("```" in t.content),
             "judged_no_progress": float(t.index in no_progress),
             "answer_source": 0.0,  # set below, once every turn's answer_origin is known
-            "novelty": len(specific - seen_words) / len(specific) if specific else 0.0,
         }
         out.append(Candidate(t.speaker, t.index, t, values))
         seen_speakers.add(t.speaker)

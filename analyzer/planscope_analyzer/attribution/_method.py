@@ -58,7 +58,6 @@ _DESCRIBE = {
     "code": "it contains code",
     "judged_no_progress": "the planner judged what followed as no progress",
     "answer_source": "the turn the final answer rests on most",
-    "novelty": "most of its content is new to the log",
 }
 
 
