@@ -156,9 +156,10 @@ def step_attempts_sql(where: str, binding: Mapping[str, Any] | None = None) -> s
     """A ``FROM`` source of step attempt rows (``TraceId``, ``SpanId``, ``StepId``, ``Status``,
     ``Attempt``, ``SelfAssessment``, ``Start``, ``Inferred``, ``RunId``, ``ServiceName``), those
     of ``planscope_step_attempts`` that ``where`` selects, as bound across spans
-    (:func:`binding_parameters`): each with its bound step id and status, plus the unclassified
-    spans that are attempts of a plan step (selected by ``where`` too, which may use
-    ``Project``, ``TraceId`` and ``Start``; its ``{project}`` parameter is theirs). Only the
+    (:func:`binding_parameters`): each with its bound step id and status, without the step
+    spans that only wrap attempts, plus the unclassified spans that are attempts of a plan step
+    (selected by ``where`` too, which may use ``Project``, ``TraceId`` and ``Start``; its
+    ``{project}`` parameter is theirs). Only the
     parts a binding needs are in the SQL (each costs a fixed analysis time).
 
     >>> step_attempts_sql("Project = {project:String}")
