@@ -263,7 +263,8 @@ def fill_traces(
 def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
-    after a plan step, a grouping run and whether it failed for good, container plans dropped)
+    after a plan step, a grouping run and whether it failed for good, container plans dropped,
+    step spans that only wrap attempts dropped)
     to one loaded trace (``asked``: what its LLM calls were asked, by span id)."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
@@ -317,13 +318,16 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
             nodes[s.span_id] = SpanNode(
                 s.span_id,
                 s.parent_span_id,
-                "other",
+                "llm" if s.span_id in t.llm_span_ids else "other",  # an attempt's own work
                 s.name,
                 failed=s.status_code == "Error",
                 start_ns=s.start_ns,
                 message=s.message,
                 request=asked.get(s.span_id, ""),
             )
+    if not raw:  # every span is typed: the LLM calls are known by their parents only
+        for parent in t.llm_by_parent:
+            nodes.setdefault(f"{parent}/llm", SpanNode(f"{parent}/llm", parent, "llm", ""))
     observed = {p.span_id for p in inferred_plans}
     steps = [
         ObservedStep(ps.plan_span_id, ps.step_id, ps.tool, ps.position)
@@ -362,6 +366,8 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
         t.plan_steps = [s for s in t.plan_steps if s.plan_span_id not in b.containers]
     attempts = []
     for a in t.attempts:
+        if a.span_id in b.wrappers:  # only wraps other attempts: their work is its
+            continue
         if a.span_id in b.attempts:
             failed = a.span_id in b.failed
             tool_said = b.said.get(a.span_id, "") if failed else ""

@@ -27,6 +27,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   failed (the executor gave up after its tool failed, e.g. a model that stops calling it);
   when the observed plans name tools, its last call of those tools decides (a framework's own
   tool called after them, such as smolagents' ``final_answer``, is not the step's work);
+* **wrappers**: an inferred step span that has inferred step spans under it (nearest enclosing
+  step, through unclassified spans) and no tool or LLM call of its own only wraps those
+  attempts (OpenLLMetry's LangGraph ``workflow`` span over the node visits, a sub-graph's node
+  over its own nodes): it is not an attempt; its work is theirs;
 * **attempts** of one step are numbered in start order; tool and LLM calls belong to the
   nearest enclosing step attempt;
 * **failed for good**: in a trace whose run is inferred (a grouping span, a framework's
@@ -146,6 +150,9 @@ class Binding:
     """Inferred attempt → its number among its step's attempts (start order, from 1)."""
     actions: dict[str, str] = field(default_factory=dict)
     """Tool / LLM span → the step attempt enclosing it."""
+    wrappers: frozenset[str] = frozenset()
+    """Inferred step spans that only wrap other inferred attempts (no tool or LLM call of their
+    own): not attempts themselves."""
     workflow_plan: WorkflowPlan | None = None
     """The plan a workflow's child tasks show, in a trace with no plan of its own."""
     failed_for_good: str | None = None
@@ -206,19 +213,31 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         if s.kind == "other" and s.name in step_ids and s.span_id != run_span
     )
     promoted = frozenset(s for s in named if enclosing_step(s, named) is None)
-    attempts = [
-        s for s in nodes.values() if (s.kind == "step" and s.inferred) or s.span_id in promoted
-    ]
     actions = {
         s.span_id: owner
         for s in nodes.values()
         if s.kind in ("tool", "llm") and (owner := enclosing_step(s.span_id, promoted)) is not None
     }
+    # a step span with inferred attempts under it and no tool or LLM call of its own only wraps
+    # them (OpenLLMetry's LangGraph workflow span over the node visits): not an attempt
+    inferred_steps = [s for s in nodes.values() if s.kind == "step" and s.inferred]
+    working = set(actions.values())
+    wrappers = frozenset(
+        owner
+        for s in inferred_steps
+        if (owner := enclosing_step(s.span_id, promoted)) is not None
+        and nodes[owner].kind == "step"
+        and nodes[owner].inferred
+        and owner not in working
+    )
+    attempts = [s for s in inferred_steps if s.span_id not in wrappers] + [
+        nodes[s] for s in promoted
+    ]
     planners = frozenset(
         owner
         for p in plan_spans
         for owner in [p if nodes.get(p, _NONE).kind == "step" else enclosing_step(p, promoted)]
-        if owner is not None and nodes[owner].inferred
+        if owner is not None and nodes[owner].inferred and owner not in wrappers
     )
     requests: dict[str, dict[str, None]] = {}  # each distinct request once (every turn repeats it)
     for s in sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id)):
@@ -295,6 +314,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         attempts=numbers,
         actions=actions,
         workflow_plan=workflow_plan,
+        wrappers=wrappers,
         failed_for_good=gave_up,
         said=said,
         given_up_reason=(said.get(gave_up) or nodes[gave_up].message) if gave_up else "",

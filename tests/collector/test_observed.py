@@ -264,3 +264,33 @@ def test_what_each_attempt_was_asked_is_kept_once_per_request() -> None:
     spans.append(node("l1b", "e1", "other", 13, request=asked[0]))
     b = bind(spans, SHARED)
     assert b.asked == {"e1": asked[0], "e2": asked[1]}
+
+
+def test_a_step_span_that_only_wraps_attempts_is_no_attempt() -> None:
+    # OpenLLMetry's LangGraph: a `workflow` span (a step below the root) over the node visits,
+    # with no call of its own; its attempts keep their numbers and a failed step still fails
+    # the run, whatever the wrapper's own status says
+    wrapped = [
+        replace(s, parent_span_id="w") if s.kind == "step" else s
+        for s in executor_trace(failing=True)
+    ]
+    spans = [
+        replace(wrapped[0], inferred=True),
+        node("w", "root", "step", 5, step_name="LangGraph", failed=True),
+        *wrapped[1:],
+        node("turn", "w", "other", 25),  # unclassified spans between: still the wrapper's
+        node("again", "turn", "step", 26, step_name="executor"),
+        node("t9", "again", "tool", 27, tool="issue_refund", failed=True),
+    ]
+    b = bind(spans, PLAN)
+    assert b.wrappers == frozenset({"w"})
+    assert b.attempts == {"e1": 1, "e2": 1, "again": 2}
+    assert b.steps == {"e1": "lookup", "e2": "refund", "again": "refund"}
+    assert b.failed_for_good == "again"
+    # a wrapper of a wrapper too; a step with a call of its own over another is an attempt
+    outer = [node("o", "root", "step", 4, step_name="app"), *spans]
+    outer = [replace(s, parent_span_id="o") if s.span_id == "w" else s for s in outer]
+    assert bind(outer, PLAN).wrappers == frozenset({"o", "w"})
+    working = [*outer, node("l", "w", "llm", 6)]
+    assert bind(working, PLAN).wrappers == frozenset({"o"})
+    assert bind(working, PLAN).attempts["w"] == 1
