@@ -162,7 +162,7 @@ SOURCE_BLOCK_BYTES = 2 << 20
 
 The flatten's intermediate columns (nested arrays, ``ARRAY JOIN``, attribute maps) held ~12
 times a segment's request bytes at once when the source was one block; in blocks of this size
-an insert's peak is ~150 MiB lower (docs/storage.md, "Memory"). ClickHouse squashes the
+an insert's peak is ~110-155 MiB lower (docs/storage.md, "Memory"). ClickHouse squashes the
 flattened blocks back into one insert block (``min_insert_block_size_bytes``, 256 MiB), so the
 views still see, and the dedup token still names, one block per stream."""
 

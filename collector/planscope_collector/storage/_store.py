@@ -238,9 +238,13 @@ class Store:
                 self._target.path.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise StoreError(f"cannot create chDB data dir {self._target.path}: {exc}") from exc
-        options = {"chdb_options": dict(EMBEDDED_CACHES)} if self.embedded else {}
         with self._translate("connect"):
-            client = clickhouse_connect.get_client(dsn=self._target.client_dsn, **options)
+            if self.embedded:
+                client = clickhouse_connect.get_client(
+                    dsn=self._target.client_dsn, chdb_options=dict(EMBEDDED_CACHES)
+                )
+            else:
+                client = clickhouse_connect.get_client(dsn=self._target.client_dsn)
         # Applied per request (chDB: USE on its handle), so it may name a database that only
         # migrate() creates; migrations qualify every name and run with use_database=False.
         client.database = self._target.database
