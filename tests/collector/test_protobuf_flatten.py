@@ -15,7 +15,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyVa
 from planscope_collector._errors import BadPayload
 from planscope_collector._ingest import IngestLimits, RecentBatches, accept
 from planscope_collector._otlp import NS_PER_DAY, PROTOBUF, parse_scalar_request, spans_ipc
-from planscope_collector._spool import ARROW, SCALAR_OTLP, Spool
+from planscope_collector._spool import ARROW, SCALAR_OTLP, Segment, Spool
 from planscope_collector._writer import Writer, flatten_segment, insert
 from planscope_collector.storage import TABLES, TRACE_COLUMNS, Store
 from planscope_collector.storage._protobuf import (
@@ -139,12 +139,18 @@ def _truncate(store: Store) -> None:
         store.command(f"TRUNCATE TABLE IF EXISTS {table}")
 
 
-def _spool_and_store(tmp_path: Path, store: Store, bodies: list[tuple[bytes, str | None]]) -> str:
+def _sealed(tmp_path: Path, bodies: list[tuple[bytes, str | None]]) -> tuple[Spool, Segment]:
+    """The bodies accepted as the collector's handler does, in one sealed segment."""
     spool = Spool(tmp_path / f"spool-{time.monotonic_ns()}")
     for body, project in bodies:
         accept(spool, RecentBatches(60), LIMITS, body=body, content_type=PROTOBUF,
                content_encoding=None, project=project)  # fmt: skip
     (segment,) = spool.seal()
+    return spool, segment
+
+
+def _spool_and_store(tmp_path: Path, store: Store, bodies: list[tuple[bytes, str | None]]) -> str:
+    spool, segment = _sealed(tmp_path, bodies)
     formats = {r.format for r in segment.records()}
     insert(store, flatten_segment(segment), spool.dedup_token(segment))
     (fmt,) = formats
@@ -252,11 +258,7 @@ def test_requests_over_many_days_are_split_into_inserts_the_store_accepts(
             trace_id, span_id = hashlib.md5(bytes([r])).digest(), bytes([r + 1, d + 1]) * 4
             spans.add(trace_id=trace_id, span_id=span_id, name="s", start_time_unix_nano=start)
         bodies.append((request.SerializeToString(), None))
-    spool = Spool(tmp_path / "spool")
-    for body, project in bodies:
-        accept(spool, RecentBatches(60), LIMITS, body=body, content_type=PROTOBUF,
-               content_encoding=None, project=project)  # fmt: skip
-    (segment,) = spool.seal()
+    spool, segment = _sealed(tmp_path, bodies)
     flat = flatten_segment(segment)
     assert len(flat.scalar_streams) == 3  # 120 days, at most 50 per stream
     insert(store, flat, spool.dedup_token(segment))
@@ -302,11 +304,7 @@ def test_a_segment_larger_than_a_source_block_is_still_one_insert_block(
                              start_time_unix_nano=start + i)  # fmt: skip
             span.attributes.append(_kv("gen_ai.prompt", string_value=f"{r} {i} " + "p" * 2000))
         bodies.append((request.SerializeToString(), None))
-    spool = Spool(tmp_path / "spool")
-    for body, project in bodies:
-        accept(spool, RecentBatches(60), LIMITS, body=body, content_type=PROTOBUF,
-               content_encoding=None, project=project)  # fmt: skip
-    (segment,) = spool.seal()
+    spool, segment = _sealed(tmp_path, bodies)
     flat = flatten_segment(segment)
     (stream,) = flat.scalar_streams
     source = tmp_path / "stream.pb"
