@@ -42,6 +42,7 @@ EXPECTED = [
     "0022_analyzer_raw_columns",
     "0023_span_model_frameworks",
     "0024_observed_plan_parts",
+    "0025_span_merge_vertical",
 ]
 
 
@@ -254,9 +255,10 @@ def test_a_store_migrated_at_0011_upgrades_and_keeps_filling_every_table(tmp_pat
 def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_rows(
     tmp_path: Path,
 ) -> None:
-    """0015 (a merge setting), 0016 and 0021 (the plan views) on a store an earlier version
-    migrated (0020 already applied): the upgrade runs, the stored rows stay as they were, and
-    the next spans fill every typed table as the earlier ones did."""
+    """0015 and 0025 (merge settings), 0016 and 0021 (the plan views) on a store an earlier
+    version migrated (0020 already applied): the upgrade runs, the stored rows stay as they were
+    (through a merge column by column), and the next spans fill every typed table as the earlier
+    ones did."""
     old = tmp_path / "migrations-previous"
     old.mkdir()
     for path in MIGRATIONS_DIR.glob("*.sql"):
@@ -275,6 +277,7 @@ def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_row
             "WHERE database = currentDatabase() AND name = 'otel_traces'"
         )
         assert "merge_selector_base = 20" in ddl["q"]
+        assert "vertical_merge_algorithm_min_rows_to_activate = 1" in ddl["q"]
         s.command("OPTIMIZE TABLE otel_traces FINAL")
         assert {t: s.query(query, {"t": t}) for t in before} == before
         later = new_trace_id()
