@@ -65,6 +65,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from planscope import safejson
@@ -252,7 +253,9 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         calls.sort(key=lambda t: (t.start_ns, t.span_id))
 
     bound: dict[str, str] = {}
+    previous: SpanNode | None = None
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
+        before, previous = previous, a
         plan = _plan_before(ordered_plans, nodes, a.start_ns)
         if plan is None:
             continue
@@ -266,10 +269,52 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
-        if len(planned) > 1 and a.span_id in asked:
-            planned = {s for s in planned if _names(asked[a.span_id], s)}
+        if a.span_id in asked and (len(planned) > 1 or not used):
+            # no call of its own, or of a tool several steps share: what its LLM was asked
+            planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
         if len(planned) == 1:
             bound[a.span_id] = next(iter(planned))
+        elif (
+            used
+            and not planned
+            and before is not None
+            and before.span_id in bound
+            and before.parent_span_id == a.parent_span_id
+        ):
+            # a graph's tool node runs the calls of the attempt just before it, also of tools
+            # no plan names (polling the job its step started)
+            bound[a.span_id] = bound[before.span_id]
+
+    # a graph runs one attempt as several node visits (the LLM's turn, the tool node, the LLM's
+    # next turn): consecutive sibling visits bound to one step, one only calling the LLM and
+    # the other only tools, are one attempt, the first visit's
+    llm_in = {owner for span_id, owner in actions.items() if nodes[span_id].kind == "llm"}
+
+    def only(span_id: str) -> str:
+        """What a visit calls when it calls only the LLM or only tools."""
+        if (span_id in llm_in) == (span_id in tools_in):
+            return ""
+        return "llm" if span_id in llm_in else "tools"
+
+    head: dict[str, str] = {}
+    in_order = sorted(attempts, key=lambda a: (a.start_ns, a.span_id))
+    for before, a in pairwise(in_order):
+        x, y = before.span_id, a.span_id
+        same_step = bound.get(y) is not None and bound.get(x) == bound[y]
+        siblings = before.parent_span_id == a.parent_span_id
+        if same_step and siblings and {only(x), only(y)} == {"llm", "tools"}:
+            head[y] = head.get(x, x)
+    if head:
+        wrappers |= frozenset(head)
+        attempts = [a for a in attempts if a.span_id not in head]
+        actions = {span_id: head.get(owner, owner) for span_id, owner in actions.items()}
+        for visit, first in head.items():
+            tools_in.setdefault(first, []).extend(tools_in.pop(visit, ()))
+            if visit in asked:
+                lines = (asked.get(first, "") + "\n" + asked.pop(visit)).strip().split("\n")
+                asked[first] = "\n".join(dict.fromkeys(lines))
+        for calls in tools_in.values():
+            calls.sort(key=lambda t: (t.start_ns, t.span_id))
 
     # the calls of the tools the plans name are the attempt's work; a framework's own tool
     # after them (a final-answer tool that hands back "giving up") does not make it succeed

@@ -106,7 +106,7 @@ class RunawayLoop:
         failed_tools = sum(t.failed for t in trace.tools)
         skipped = any(a.status == A.STATUS_SKIPPED for a in trace.attempts)
         if failed_attempts < 2 and failed_tools < MIN_REPEATS and not skipped:
-            return self._stalled(trace) if failed_attempts else []
+            return self._stalled(trace) if failed_attempts or _stopped_short(trace) else []
         budget = trace.budget_limit("max_attempts_per_step")
         findings: dict[str, Finding] = {}
         by_step: dict[str, list[Attempt]] = defaultdict(list)
@@ -130,9 +130,10 @@ class RunawayLoop:
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
             calls[(t.step_id, t.attempt) if t.step_id else t.parent_span_id].append(t)
         attempts = by_start(trace.attempts)
+        stopped = _stopped_short(trace)
         findings = []
         for i, a in enumerate(attempts):
-            if a.status != A.STATUS_ERROR or not a.step_id:
+            if (a.status != A.STATUS_ERROR and a is not stopped) or not a.step_id:
                 continue
             if any(b.step_id == a.step_id and b.succeeded for b in attempts[i + 1 :]):
                 continue
@@ -338,3 +339,22 @@ class RunawayLoop:
                 )
             )
         return findings
+
+
+def _stopped_short(trace: TraceData) -> Attempt | None:
+    """The last attempt of a plan step when the run stopped there, before any attempt of a
+    later step of the latest plan (an executor that gave up without a failed call or span, and
+    an app that then ended the run)."""
+    if not trace.plan_steps:
+        return None
+    latest = max(trace.plan_steps, key=lambda s: (s.plan_version, s.plan_span_id)).plan_span_id
+    plan = [
+        s.step_id
+        for s in sorted(trace.plan_steps, key=lambda s: s.position)
+        if s.plan_span_id == latest
+    ]
+    attempts = [a for a in by_start(trace.attempts) if a.step_id in plan]
+    if not attempts:
+        return None
+    last = attempts[-1]
+    return last if plan.index(last.step_id) < len(plan) - 1 else None
