@@ -294,3 +294,34 @@ def test_a_step_span_that_only_wraps_attempts_is_no_attempt() -> None:
     working = [*outer, node("l", "w", "llm", 6)]
     assert bind(working, PLAN).wrappers == frozenset({"o"})
     assert bind(working, PLAN).attempts["w"] == 1
+
+
+def test_a_graphs_node_visits_of_one_step_are_one_attempt_of_the_step_its_prompt_names() -> None:
+    """LangGraph under OpenLLMetry: the executor node's LLM turn (asked "Step refund: ..."), the
+    tool node (a plan tool, then a poll no plan names), the LLM's next turns, then the app's own
+    node (no call): one attempt of ``refund``; a second executor visit after it is attempt 2."""
+    spans = [
+        node("root", "", "run", 0),
+        node("p", "root", "step", 1, step_name="planner"),
+        node("plan", "p", "llm", 2),
+        node("x1", "root", "step", 10, step_name="executor"),
+        node("l1", "x1", "llm", 11, request="Step refund: refund order 42"),
+        node("n1", "root", "step", 12, step_name="tools"),
+        node("t1", "n1", "tool", 13, tool="issue_refund"),
+        node("x2", "root", "step", 14, step_name="executor"),
+        node("l2", "x2", "llm", 15, request="Step refund: refund order 42"),
+        node("n2", "root", "step", 16, step_name="tools"),
+        node("t2", "n2", "tool", 17, tool="job_status"),
+        node("x3", "root", "step", 18, step_name="executor"),
+        node("l3", "x3", "llm", 19, request="Step refund: refund order 42"),
+        node("j", "root", "step", 20, step_name="judge"),
+        node("x4", "root", "step", 21, step_name="executor"),
+        node("l4", "x4", "llm", 22, request="Step refund: refund order 42"),
+    ]
+    b = bind(spans, [replace(s, plan_span_id="plan") for s in PLAN])
+    assert b.steps == {"x1": "refund", "n1": "refund", "x2": "refund", "n2": "refund",
+                       "x3": "refund", "x4": "refund"}  # fmt: skip
+    assert b.attempts == {"p": 1, "x1": 1, "j": 1, "x4": 2}
+    assert {"n1", "x2", "n2", "x3"} <= b.wrappers
+    assert (b.actions["t1"], b.actions["t2"], b.actions["l3"]) == ("x1", "x1", "x1")
+    assert b.asked["x1"] == "Step refund: refund order 42"
