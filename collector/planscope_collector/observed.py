@@ -20,7 +20,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
   name several (steps sharing a tool), what its LLM calls were asked (:func:`user_request`)
   names exactly one of those steps' ids (an executor told "Step pull_current: ..."; ids as
-  whole words). An unclassified span (not
+  whole words); an attempt with no tool call of its own, when what its LLM calls were asked
+  names exactly one plan step's id (a graph's executor node); an attempt whose tools no plan
+  names, when the attempt just before it (same parent) bound (a graph's tool node running the
+  poll that step's LLM turn asked for). An unclassified span (not
   inside a step) named exactly like a plan step's id is that step's attempt too. An attempt
   none of these bind keeps its own step name;
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed
@@ -31,6 +34,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   step, through unclassified spans) and no tool or LLM call of its own only wraps those
   attempts (OpenLLMetry's LangGraph ``workflow`` span over the node visits, a sub-graph's node
   over its own nodes): it is not an attempt; its work is theirs;
+* **node visits**: consecutive sibling attempts bound to one step, one only calling the LLM and
+  the other only tools (a graph's executor and tool nodes taking turns until the app's own node
+  runs), are one attempt, the first visit's; the others are treated as wrappers (their work is
+  that attempt's);
 * **attempts** of one step are numbered in start order; tool and LLM calls belong to the
   nearest enclosing step attempt;
 * **failed for good**: in a trace whose run is inferred (a grouping span, a framework's
@@ -152,8 +159,8 @@ class Binding:
     actions: dict[str, str] = field(default_factory=dict)
     """Tool / LLM span → the step attempt enclosing it."""
     wrappers: frozenset[str] = frozenset()
-    """Inferred step spans that only wrap other inferred attempts (no tool or LLM call of their
-    own): not attempts themselves."""
+    """Inferred step spans that are not attempts themselves: they only wrap other inferred
+    attempts (no tool or LLM call of their own), or are later node visits of one attempt."""
     workflow_plan: WorkflowPlan | None = None
     """The plan a workflow's child tasks show, in a trace with no plan of its own."""
     failed_for_good: str | None = None

@@ -13,7 +13,10 @@ later success of that step, or of that tool in that step):
 A third kind needs no failed call: a **stalled poll**, an attempt that failed (the executor gave
 up) right after at least :data:`STALLED_REPEATS` successful calls in a row of one tool with the
 same arguments, its last calls, of a step that never succeeded afterwards: the same question
-asked again and again with nothing to show for it (a job that never leaves RUNNING). Polling
+asked again and again with nothing to show for it (a job that never leaves RUNNING). An
+executor that gives up without a failed call or span counts when the run stopped there: the
+step's attempt is the last attempt of any step of the latest plan and a later plan step never
+ran (an app that ends the run after its executor gave up). Polling
 that ends, pagination (arguments change) and a flaky step that succeeds on a re-run are healthy.
 
 A streak that spans several plan versions counts only when the step was retried within a version
