@@ -300,24 +300,19 @@ def test_a_graphs_node_visits_of_one_step_are_one_attempt_of_the_step_its_prompt
     """LangGraph under OpenLLMetry: the executor node's LLM turn (asked "Step refund: ..."), the
     tool node (a plan tool, then a poll no plan names), the LLM's next turns, then the app's own
     node (no call): one attempt of ``refund``; a second executor visit after it is attempt 2."""
+    ask = "Step refund: refund order 42"
     spans = [
         node("root", "", "run", 0),
         node("p", "root", "step", 1, step_name="planner"),
         node("plan", "p", "llm", 2),
-        node("x1", "root", "step", 10, step_name="executor"),
-        node("l1", "x1", "llm", 11, request="Step refund: refund order 42"),
-        node("n1", "root", "step", 12, step_name="tools"),
-        node("t1", "n1", "tool", 13, tool="issue_refund"),
-        node("x2", "root", "step", 14, step_name="executor"),
-        node("l2", "x2", "llm", 15, request="Step refund: refund order 42"),
-        node("n2", "root", "step", 16, step_name="tools"),
-        node("t2", "n2", "tool", 17, tool="job_status"),
-        node("x3", "root", "step", 18, step_name="executor"),
-        node("l3", "x3", "llm", 19, request="Step refund: refund order 42"),
         node("j", "root", "step", 20, step_name="judge"),
-        node("x4", "root", "step", 21, step_name="executor"),
-        node("l4", "x4", "llm", 22, request="Step refund: refund order 42"),
     ]
+    for i, start in ((1, 10), (2, 14), (3, 18), (4, 21)):  # the executor node's LLM turns
+        spans += [node(f"x{i}", "root", "step", start, step_name="executor")]
+        spans += [node(f"l{i}", f"x{i}", "llm", start + 1, request=ask)]
+    for i, tool in ((1, "issue_refund"), (2, "job_status")):  # the tool node between them
+        spans += [node(f"n{i}", "root", "step", 8 + 4 * i, step_name="tools")]
+        spans += [node(f"t{i}", f"n{i}", "tool", 9 + 4 * i, tool=tool)]
     b = bind(spans, [replace(s, plan_span_id="plan") for s in PLAN])
     assert b.steps == {"x1": "refund", "n1": "refund", "x2": "refund", "n2": "refund",
                        "x3": "refund", "x4": "refund"}  # fmt: skip

@@ -276,6 +276,8 @@ def result_values(result: str) -> set[str]:
 
     >>> sorted(result_values('{"state": "DONE", "value": 0.0, "ok": true}'))
     ['0', '0.0', 'DONE']
+    >>> sorted(result_values(json.dumps({"msg": {"content": json.dumps({"id": "INC-7"})}})))
+    ['INC-7']
     """
     try:
         decoded = json.loads(result) if result else None
