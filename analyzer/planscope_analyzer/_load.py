@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -446,7 +447,28 @@ def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) 
     for trace_id, by_span in _requests(store, project, list(wanted.values())).items():
         t = wanted[trace_id]
         planner = [p for p in _first(t.plans) if p.span_id in by_span]
-        _set_objective(t, by_span[planner[0].span_id] if planner else next(iter(by_span.values())))
+        prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
+        _set_objective(t, _uncontested(prompt))
+
+
+_PAIR = re.compile(r'"([^"\\]+)"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false)')
+
+
+def _uncontested(prompt: str) -> str:
+    """A prompt without the ``"key": value`` pairs of keys it states with different values (the
+    page's facts and a note that overrides one): which of them the user asked for the prompt
+    does not say, so neither is the objective's.
+
+    >>> _uncontested('Fix web-04. {"host": "web-04", "port": 80} {"host": "web-02"}')
+    'Fix web-04. {, "port": 80} {}'
+    """
+    values: dict[str, set[str]] = {}
+    for key, value in _PAIR.findall(prompt):
+        values.setdefault(key, set()).add(value)
+    contested = {k for k, v in values.items() if len(v) > 1}
+    if not contested:
+        return prompt
+    return _PAIR.sub(lambda m: "" if m.group(1) in contested else m.group(0), prompt)
 
 
 def _first(plans: list[Plan]) -> list[Plan]:

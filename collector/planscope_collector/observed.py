@@ -20,7 +20,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
   name several (steps sharing a tool), what its LLM calls were asked (:func:`user_request`)
   names exactly one of those steps' ids (an executor told "Step pull_current: ..."; ids as
-  whole words). An unclassified span (not
+  whole words); an attempt with no tool call of its own, when what its LLM calls were asked
+  names exactly one plan step's id (a graph's executor node); an attempt whose tools no plan
+  names, when the attempt just before it (same parent) bound (a graph's tool node running the
+  poll that step's LLM turn asked for). An unclassified span (not
   inside a step) named exactly like a plan step's id is that step's attempt too. An attempt
   none of these bind keeps its own step name;
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed
@@ -31,6 +34,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   step, through unclassified spans) and no tool or LLM call of its own only wraps those
   attempts (OpenLLMetry's LangGraph ``workflow`` span over the node visits, a sub-graph's node
   over its own nodes): it is not an attempt; its work is theirs;
+* **node visits**: consecutive sibling attempts bound to one step, one only calling the LLM and
+  the other only tools (a graph's executor and tool nodes taking turns until the app's own node
+  runs), are one attempt, the first visit's; the others are treated as wrappers (their work is
+  that attempt's);
 * **attempts** of one step are numbered in start order; tool and LLM calls belong to the
   nearest enclosing step attempt;
 * **failed for good**: in a trace whose run is inferred (a grouping span, a framework's
@@ -65,6 +72,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from planscope import safejson
@@ -151,8 +159,8 @@ class Binding:
     actions: dict[str, str] = field(default_factory=dict)
     """Tool / LLM span → the step attempt enclosing it."""
     wrappers: frozenset[str] = frozenset()
-    """Inferred step spans that only wrap other inferred attempts (no tool or LLM call of their
-    own): not attempts themselves."""
+    """Inferred step spans that are not attempts themselves: they only wrap other inferred
+    attempts (no tool or LLM call of their own), or are later node visits of one attempt."""
     workflow_plan: WorkflowPlan | None = None
     """The plan a workflow's child tasks show, in a trace with no plan of its own."""
     failed_for_good: str | None = None
@@ -252,7 +260,9 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         calls.sort(key=lambda t: (t.start_ns, t.span_id))
 
     bound: dict[str, str] = {}
+    previous: SpanNode | None = None
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
+        before, previous = previous, a
         plan = _plan_before(ordered_plans, nodes, a.start_ns)
         if plan is None:
             continue
@@ -266,10 +276,52 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
-        if len(planned) > 1 and a.span_id in asked:
-            planned = {s for s in planned if _names(asked[a.span_id], s)}
+        if a.span_id in asked and (len(planned) > 1 or not used):
+            # no call of its own, or of a tool several steps share: what its LLM was asked
+            planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
         if len(planned) == 1:
             bound[a.span_id] = next(iter(planned))
+        elif (
+            used
+            and not planned
+            and before is not None
+            and before.span_id in bound
+            and before.parent_span_id == a.parent_span_id
+        ):
+            # a graph's tool node runs the calls of the attempt just before it, also of tools
+            # no plan names (polling the job its step started)
+            bound[a.span_id] = bound[before.span_id]
+
+    # a graph runs one attempt as several node visits (the LLM's turn, the tool node, the LLM's
+    # next turn): consecutive sibling visits bound to one step, one only calling the LLM and
+    # the other only tools, are one attempt, the first visit's
+    llm_in = {owner for span_id, owner in actions.items() if nodes[span_id].kind == "llm"}
+
+    def only(span_id: str) -> str:
+        """What a visit calls when it calls only the LLM or only tools."""
+        if (span_id in llm_in) == (span_id in tools_in):
+            return ""
+        return "llm" if span_id in llm_in else "tools"
+
+    head: dict[str, str] = {}
+    in_order = sorted(attempts, key=lambda a: (a.start_ns, a.span_id))
+    for before, a in pairwise(in_order):
+        x, y = before.span_id, a.span_id
+        same_step = bound.get(y) is not None and bound.get(x) == bound[y]
+        siblings = before.parent_span_id == a.parent_span_id
+        if same_step and siblings and {only(x), only(y)} == {"llm", "tools"}:
+            head[y] = head.get(x, x)
+    if head:
+        wrappers |= frozenset(head)
+        attempts = [a for a in attempts if a.span_id not in head]
+        actions = {span_id: head.get(owner, owner) for span_id, owner in actions.items()}
+        for visit, first in head.items():
+            tools_in.setdefault(first, []).extend(tools_in.pop(visit, ()))
+            if visit in asked:
+                lines = (asked.get(first, "") + "\n" + asked.pop(visit)).strip().split("\n")
+                asked[first] = "\n".join(dict.fromkeys(lines))
+        for calls in tools_in.values():
+            calls.sort(key=lambda t: (t.start_ns, t.span_id))
 
     # the calls of the tools the plans name are the attempt's work; a framework's own tool
     # after them (a final-answer tool that hands back "giving up") does not make it succeed

@@ -294,3 +294,29 @@ def test_a_step_span_that_only_wraps_attempts_is_no_attempt() -> None:
     working = [*outer, node("l", "w", "llm", 6)]
     assert bind(working, PLAN).wrappers == frozenset({"o"})
     assert bind(working, PLAN).attempts["w"] == 1
+
+
+def test_a_graphs_node_visits_of_one_step_are_one_attempt_of_the_step_its_prompt_names() -> None:
+    """LangGraph under OpenLLMetry: the executor node's LLM turn (asked "Step refund: ..."), the
+    tool node (a plan tool, then a poll no plan names), the LLM's next turns, then the app's own
+    node (no call): one attempt of ``refund``; a second executor visit after it is attempt 2."""
+    ask = "Step refund: refund order 42"
+    spans = [
+        node("root", "", "run", 0),
+        node("p", "root", "step", 1, step_name="planner"),
+        node("plan", "p", "llm", 2),
+        node("j", "root", "step", 20, step_name="judge"),
+    ]
+    for i, start in ((1, 10), (2, 14), (3, 18), (4, 21)):  # the executor node's LLM turns
+        spans += [node(f"x{i}", "root", "step", start, step_name="executor")]
+        spans += [node(f"l{i}", f"x{i}", "llm", start + 1, request=ask)]
+    for i, tool in ((1, "issue_refund"), (2, "job_status")):  # the tool node between them
+        spans += [node(f"n{i}", "root", "step", 8 + 4 * i, step_name="tools")]
+        spans += [node(f"t{i}", f"n{i}", "tool", 9 + 4 * i, tool=tool)]
+    b = bind(spans, [replace(s, plan_span_id="plan") for s in PLAN])
+    assert b.steps == {"x1": "refund", "n1": "refund", "x2": "refund", "n2": "refund",
+                       "x3": "refund", "x4": "refund"}  # fmt: skip
+    assert b.attempts == {"p": 1, "x1": 1, "j": 1, "x4": 2}
+    assert {"n1", "x2", "n2", "x3"} <= b.wrappers
+    assert (b.actions["t1"], b.actions["t2"], b.actions["l3"]) == ("x1", "x1", "x1")
+    assert b.asked["x1"] == "Step refund: refund order 42"

@@ -116,8 +116,16 @@ _ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]")
 
 
 def _scalars(value: Any) -> Iterator[str]:
-    """Every string and number leaf of a decoded JSON value (numbers as their text)."""
+    """Every string and number leaf of a decoded JSON value (numbers as their text); a string
+    that is itself a JSON object or array (a tool message's content inside a framework's
+    message envelope) is decoded too."""
     if isinstance(value, str):
+        if value[:1] in ("{", "["):
+            try:
+                yield from _scalars(json.loads(value))
+                return
+            except ValueError:
+                pass
         yield value
     elif isinstance(value, bool):
         return
@@ -193,10 +201,11 @@ def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, list[str]]]:
             yield from _entries(v, step_ids)
 
 
-def _referenced_step(trace: TraceData, step_id: str) -> str | None:
+def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | None:
     """The one other plan step whose result the plan entry of ``step_id`` stands in for: a
     string of the entry that names that step inside a longer text (``"{locate_source}"``, not
-    a dependency list's bare ``"locate_source"``); None when none or several."""
+    a dependency list's bare ``"locate_source"``); of several, the one whose tool returned one
+    of ``values``; None when none or several."""
     step_ids = {s.step_id for s in trace.plan_steps}
     refs: set[str] = set()
     for p in trace.plans:
@@ -213,6 +222,12 @@ def _referenced_step(trace: TraceData, step_id: str) -> str | None:
                     for other in step_ids - {step_id}
                     if leaf != other and re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", leaf)
                 )
+    if len(refs) > 1:
+        refs = {
+            c.step_id
+            for c in trace.tools
+            if c.step_id in refs and not c.failed and result_values(c.result) & values
+        }
     return next(iter(refs)) if len(refs) == 1 else None
 
 
@@ -261,6 +276,8 @@ def result_values(result: str) -> set[str]:
 
     >>> sorted(result_values('{"state": "DONE", "value": 0.0, "ok": true}'))
     ['0', '0.0', 'DONE']
+    >>> sorted(result_values(json.dumps({"msg": {"content": json.dumps({"id": "INC-7"})}})))
+    ['INC-7']
     """
     try:
         decoded = json.loads(result) if result else None
@@ -428,7 +445,7 @@ class PlanPropagation:
             # a value no planner wrote came out of an earlier step: when the carrier's plan
             # entry stands in for exactly one earlier step's result ("{locate_source}"), the
             # value entered at that step
-            step_id = _referenced_step(trace, step_id) or step_id
+            step_id = _referenced_step(trace, step_id, values) or step_id
         carried = sorted(values)
         failing = failed[-1].step_id if failed else ""
         value = ", ".join(repr(v) for v in carried[:3])
