@@ -15,8 +15,8 @@ only, as both workloads' are). Variants:
 - ``0016``: 0015 with the plan views computing the plan text once per span and parsing only
   text that can be JSON;
 - ``0021``: 0016's two plan views fed from one ``Null`` stream, so an insert analyses the plan
-  expression once (with 0022-0024);
-- ``0025``: the current layout (0021 with ``otel_traces``' segment inserts written as Compact
+  expression once (with 0022-0025);
+- ``0026``: the current layout (0021 with ``otel_traces``' segment inserts written as Compact
   parts);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads).
@@ -34,7 +34,7 @@ merge cannot be told apart from another database's), in a rotated order per repe
 
     .venv/bin/python benchmarks/view_cost.py [--traces 648] [--repeat 5] [--per-view [LAYOUT ...]]
     .venv/bin/python benchmarks/view_cost.py --merges 300 --traces 20 --workload planscope
-    .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0025 --tweak lz4 zstd3
+    .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 --tweak lz4 zstd3
 """
 
 from __future__ import annotations
@@ -76,10 +76,10 @@ LAYOUTS = {
     "0014": "0015",
     "0015": "0016",
     "0016": "0021",
-    "0021": "0025",
-    "0025": None,
+    "0021": "0026",
+    "0026": None,
 }
-"""Layout -> the first migration left out (0025: the current one)."""
+"""Layout -> the first migration left out (0026: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 

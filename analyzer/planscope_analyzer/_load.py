@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -263,7 +264,8 @@ def fill_traces(
 def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
-    after a plan step, a grouping run and whether it failed for good, container plans dropped)
+    after a plan step, a grouping run and whether it failed for good, container plans dropped,
+    step spans that only wrap attempts dropped)
     to one loaded trace (``asked``: what its LLM calls were asked, by span id)."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
@@ -317,13 +319,16 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
             nodes[s.span_id] = SpanNode(
                 s.span_id,
                 s.parent_span_id,
-                "other",
+                "llm" if s.span_id in t.llm_span_ids else "other",  # an attempt's own work
                 s.name,
                 failed=s.status_code == "Error",
                 start_ns=s.start_ns,
                 message=s.message,
                 request=asked.get(s.span_id, ""),
             )
+    if not raw:  # every span is typed: the LLM calls are known by their parents only
+        for parent in t.llm_by_parent:
+            nodes.setdefault(f"{parent}/llm", SpanNode(f"{parent}/llm", parent, "llm", ""))
     observed = {p.span_id for p in inferred_plans}
     steps = [
         ObservedStep(ps.plan_span_id, ps.step_id, ps.tool, ps.position)
@@ -362,6 +367,8 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
         t.plan_steps = [s for s in t.plan_steps if s.plan_span_id not in b.containers]
     attempts = []
     for a in t.attempts:
+        if a.span_id in b.wrappers:  # only wraps other attempts: their work is its
+            continue
         if a.span_id in b.attempts:
             failed = a.span_id in b.failed
             tool_said = b.said.get(a.span_id, "") if failed else ""
@@ -403,6 +410,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
             )
         )
     t.attempts = sorted(attempts, key=lambda a: a.start_ns)
+    t.asked = dict(b.asked)
     by_span = {a.span_id: a for a in t.attempts}
     t.tools = [
         c._replace(
@@ -418,23 +426,58 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
 
 def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
     """A failed run that declares no objective (a grouping run under a foreign root, an agent
-    span without an input) takes its planner's prompt as the objective: the user text of the
-    LLM call that produced the first plan, else of the trace's first LLM call with an input.
+    span without an input) takes the objective its first plan states (the plan JSON's
+    ``objective``, as planscope plans write it), else its planner's prompt: the user text of
+    the LLM call that produced the first plan, else of the trace's first LLM call with an input.
     What the user asked for is then not a suspect (plan propagation subtracts the objective
-    from what a failure names). One ``otel_traces`` query for just those traces."""
-    wanted = {
-        t.trace_id: t
-        for t in traces.values()
-        if t.runs
-        and not any(r.objective for r in t.runs)
-        and any(r.outcome == "failure" for r in t.runs)
-    }
+    from what a failure names). A prompt is more than the objective (notes, earlier results,
+    the failure that asked for a re-plan: what may carry the wrong value), so a stated
+    objective wins. One ``otel_traces`` query for the traces that need a prompt."""
+    wanted: dict[str, TraceData] = {}
+    for t in traces.values():
+        if not t.runs or any(r.objective for r in t.runs):
+            continue
+        if not any(r.outcome == "failure" for r in t.runs):
+            continue
+        stated = next((p.objective for p in _first(t.plans) if p.objective), "")
+        if stated:
+            _set_objective(t, stated)
+        else:
+            wanted[t.trace_id] = t
     for trace_id, by_span in _requests(store, project, list(wanted.values())).items():
         t = wanted[trace_id]
-        planner = [p for p in sorted(t.plans, key=lambda p: p.start_ns) if p.span_id in by_span]
+        planner = [p for p in _first(t.plans) if p.span_id in by_span]
         prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
-        t.runs = [r if r.objective else r._replace(objective=prompt) for r in t.runs]
-        t._memo.clear()
+        _set_objective(t, _uncontested(prompt))
+
+
+_PAIR = re.compile(r'"([^"\\]+)"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false)')
+
+
+def _uncontested(prompt: str) -> str:
+    """A prompt without the ``"key": value`` pairs of keys it states with different values (the
+    page's facts and a note that overrides one): which of them the user asked for the prompt
+    does not say, so neither is the objective's.
+
+    >>> _uncontested('Fix web-04. {"host": "web-04", "port": 80} {"host": "web-02"}')
+    'Fix web-04. {, "port": 80} {}'
+    """
+    values: dict[str, set[str]] = {}
+    for key, value in _PAIR.findall(prompt):
+        values.setdefault(key, set()).add(value)
+    contested = {k for k, v in values.items() if len(v) > 1}
+    if not contested:
+        return prompt
+    return _PAIR.sub(lambda m: "" if m.group(1) in contested else m.group(0), prompt)
+
+
+def _first(plans: list[Plan]) -> list[Plan]:
+    return sorted(plans, key=lambda p: p.start_ns)
+
+
+def _set_objective(t: TraceData, objective: str) -> None:
+    t.runs = [r if r.objective else r._replace(objective=objective) for r in t.runs]
+    t._memo.clear()
 
 
 def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:

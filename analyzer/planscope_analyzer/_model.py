@@ -124,6 +124,8 @@ class Plan(NamedTuple):
     """Observed by the span model (a planner's output), not planscope plan JSON."""
     json: str = ""
     """The plan's JSON, loaded only for runs that failed (plan propagation reads its values)."""
+    objective: str = ""
+    """The objective the plan JSON states (``objective``), loaded only for runs that failed."""
 
 
 class PlanStep(NamedTuple):
@@ -198,6 +200,9 @@ class ToolCall(NamedTuple):
     duration_ns: int
     arguments: str = ""
     """``gen_ai.tool.call.arguments`` as captured (JSON text, '' when not captured)."""
+    result: str = ""
+    """What the tool returned as captured (``gen_ai.tool.call.result``, OpenInference's
+    ``output.value``...), loaded only for runs that failed ('' otherwise)."""
 
     @property
     def failed(self) -> bool:
@@ -262,6 +267,9 @@ class TraceData:
     raw: list[RawSpan] | None = None
     scheduling: list[SchedulerSpan] = field(default_factory=list)
     """Queue waits and context switches of a central scheduler, if the agent has one."""
+    asked: dict[str, str] = field(default_factory=dict)
+    """Inferred step attempt span id → what its LLM calls were asked (read only for traces
+    whose plans and attempts the span model observed)."""
     _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """Derived views, computed once per trace after loading."""
 

@@ -351,7 +351,8 @@ def _bind(
 ) -> tuple[list[dict[str, Any]], list[SpanNode], Binding]:
     """Apply the cross-span structure of ``planscope_collector.observed`` to a page of spans:
     bound step ids, statuses and attempt numbers of inferred attempts, the attempt of each tool
-    and LLM call, attempts named after a plan step, a grouping run's root. Returns the observed
+    and LLM call, attempts named after a plan step, a grouping run's root, step spans that only
+    wrap attempts (plain spans). Returns the observed
     plans that are plans (containers dropped), the page's nodes and their binding (what the
     run model counts, ``runmodel.binding_parameters``; ``workflows``: the page's workflow
     spans, whose tasks are a plan in a trace without one of its own)."""
@@ -390,6 +391,8 @@ def _bind(
         outcome = "failure" if root["status_code"] == "Error" else "unknown"
         root["planscope_kind"] = A.KIND_RUN
         root["model"] = _inferred_model(run_id=trace_id, status=outcome, executor=root["name"])
+    for span_id in b.wrappers:  # a wrapper of attempts is a plain span
+        by_id[span_id]["planscope_kind"], by_id[span_id]["model"] = A.KIND_OTHER, None
     for span_id in b.promoted:
         span = by_id[span_id]
         span["planscope_kind"] = A.KIND_STEP

@@ -20,13 +20,24 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
   name several (steps sharing a tool), what its LLM calls were asked (:func:`user_request`)
   names exactly one of those steps' ids (an executor told "Step pull_current: ..."; ids as
-  whole words). An unclassified span (not
+  whole words); an attempt with no tool call of its own, when what its LLM calls were asked
+  names exactly one plan step's id (a graph's executor node); an attempt whose tools no plan
+  names, when the attempt just before it (same parent) bound (a graph's tool node running the
+  poll that step's LLM turn asked for). An unclassified span (not
   inside a step) named exactly like a plan step's id is that step's attempt too. An attempt
   none of these bind keeps its own step name;
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed
   failed (the executor gave up after its tool failed, e.g. a model that stops calling it);
   when the observed plans name tools, its last call of those tools decides (a framework's own
   tool called after them, such as smolagents' ``final_answer``, is not the step's work);
+* **wrappers**: an inferred step span that has inferred step spans under it (nearest enclosing
+  step, through unclassified spans) and no tool or LLM call of its own only wraps those
+  attempts (OpenLLMetry's LangGraph ``workflow`` span over the node visits, a sub-graph's node
+  over its own nodes): it is not an attempt; its work is theirs;
+* **node visits**: consecutive sibling attempts bound to one step, one only calling the LLM and
+  the other only tools (a graph's executor and tool nodes taking turns until the app's own node
+  runs), are one attempt, the first visit's; the others are treated as wrappers (their work is
+  that attempt's);
 * **attempts** of one step are numbered in start order; tool and LLM calls belong to the
   nearest enclosing step attempt;
 * **failed for good**: in a trace whose run is inferred (a grouping span, a framework's
@@ -61,6 +72,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Any
 
 from planscope import safejson
@@ -146,6 +158,9 @@ class Binding:
     """Inferred attempt → its number among its step's attempts (start order, from 1)."""
     actions: dict[str, str] = field(default_factory=dict)
     """Tool / LLM span → the step attempt enclosing it."""
+    wrappers: frozenset[str] = frozenset()
+    """Inferred step spans that are not attempts themselves: they only wrap other inferred
+    attempts (no tool or LLM call of their own), or are later node visits of one attempt."""
     workflow_plan: WorkflowPlan | None = None
     """The plan a workflow's child tasks show, in a trace with no plan of its own."""
     failed_for_good: str | None = None
@@ -156,6 +171,9 @@ class Binding:
     given_up_reason: str = ""
     """Why the run failed at ``failed_for_good``: what its last failed call said, else the
     attempt's own status message."""
+    asked: dict[str, str] = field(default_factory=dict)
+    """Step attempt → what its LLM calls were asked (:func:`user_request`, each distinct request
+    once, in start order, one per line; only attempts whose LLM calls carry a request)."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -203,24 +221,37 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         if s.kind == "other" and s.name in step_ids and s.span_id != run_span
     )
     promoted = frozenset(s for s in named if enclosing_step(s, named) is None)
-    attempts = [
-        s for s in nodes.values() if (s.kind == "step" and s.inferred) or s.span_id in promoted
-    ]
     actions = {
         s.span_id: owner
         for s in nodes.values()
         if s.kind in ("tool", "llm") and (owner := enclosing_step(s.span_id, promoted)) is not None
     }
+    # a step span with inferred attempts under it and no tool or LLM call of its own only wraps
+    # them (OpenLLMetry's LangGraph workflow span over the node visits): not an attempt
+    inferred_steps = [s for s in nodes.values() if s.kind == "step" and s.inferred]
+    working = set(actions.values())
+    wrappers = frozenset(
+        owner
+        for s in inferred_steps
+        if (owner := enclosing_step(s.span_id, promoted)) is not None
+        and nodes[owner].kind == "step"
+        and nodes[owner].inferred
+        and owner not in working
+    )
+    attempts = [s for s in inferred_steps if s.span_id not in wrappers] + [
+        nodes[s] for s in promoted
+    ]
     planners = frozenset(
         owner
         for p in plan_spans
         for owner in [p if nodes.get(p, _NONE).kind == "step" else enclosing_step(p, promoted)]
-        if owner is not None and nodes[owner].inferred
+        if owner is not None and nodes[owner].inferred and owner not in wrappers
     )
-    asked: dict[str, str] = {}
-    for s in nodes.values():
+    requests: dict[str, dict[str, None]] = {}  # each distinct request once (every turn repeats it)
+    for s in sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id)):
         if s.request and (owner := enclosing_step(s.span_id, promoted)) is not None:
-            asked[owner] = asked.get(owner, "") + "\n" + s.request
+            requests.setdefault(owner, {})[s.request] = None
+    asked = {owner: "\n".join(texts) for owner, texts in requests.items()}
     tools_in: dict[str, list[SpanNode]] = {}
     for span_id, owner in actions.items():
         if nodes[span_id].kind == "tool":
@@ -229,7 +260,9 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         calls.sort(key=lambda t: (t.start_ns, t.span_id))
 
     bound: dict[str, str] = {}
+    previous: SpanNode | None = None
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
+        before, previous = previous, a
         plan = _plan_before(ordered_plans, nodes, a.start_ns)
         if plan is None:
             continue
@@ -243,10 +276,52 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
-        if len(planned) > 1 and a.span_id in asked:
-            planned = {s for s in planned if _names(asked[a.span_id], s)}
+        if a.span_id in asked and (len(planned) > 1 or not used):
+            # no call of its own, or of a tool several steps share: what its LLM was asked
+            planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
         if len(planned) == 1:
             bound[a.span_id] = next(iter(planned))
+        elif (
+            used
+            and not planned
+            and before is not None
+            and before.span_id in bound
+            and before.parent_span_id == a.parent_span_id
+        ):
+            # a graph's tool node runs the calls of the attempt just before it, also of tools
+            # no plan names (polling the job its step started)
+            bound[a.span_id] = bound[before.span_id]
+
+    # a graph runs one attempt as several node visits (the LLM's turn, the tool node, the LLM's
+    # next turn): consecutive sibling visits bound to one step, one only calling the LLM and
+    # the other only tools, are one attempt, the first visit's
+    llm_in = {owner for span_id, owner in actions.items() if nodes[span_id].kind == "llm"}
+
+    def only(span_id: str) -> str:
+        """What a visit calls when it calls only the LLM or only tools."""
+        if (span_id in llm_in) == (span_id in tools_in):
+            return ""
+        return "llm" if span_id in llm_in else "tools"
+
+    head: dict[str, str] = {}
+    in_order = sorted(attempts, key=lambda a: (a.start_ns, a.span_id))
+    for before, a in pairwise(in_order):
+        x, y = before.span_id, a.span_id
+        same_step = bound.get(y) is not None and bound.get(x) == bound[y]
+        siblings = before.parent_span_id == a.parent_span_id
+        if same_step and siblings and {only(x), only(y)} == {"llm", "tools"}:
+            head[y] = head.get(x, x)
+    if head:
+        wrappers |= frozenset(head)
+        attempts = [a for a in attempts if a.span_id not in head]
+        actions = {span_id: head.get(owner, owner) for span_id, owner in actions.items()}
+        for visit, first in head.items():
+            tools_in.setdefault(first, []).extend(tools_in.pop(visit, ()))
+            if visit in asked:
+                lines = (asked.get(first, "") + "\n" + asked.pop(visit)).strip().split("\n")
+                asked[first] = "\n".join(dict.fromkeys(lines))
+        for calls in tools_in.values():
+            calls.sort(key=lambda t: (t.start_ns, t.span_id))
 
     # the calls of the tools the plans name are the attempt's work; a framework's own tool
     # after them (a final-answer tool that hands back "giving up") does not make it succeed
@@ -291,9 +366,11 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         attempts=numbers,
         actions=actions,
         workflow_plan=workflow_plan,
+        wrappers=wrappers,
         failed_for_good=gave_up,
         said=said,
         given_up_reason=(said.get(gave_up) or nodes[gave_up].message) if gave_up else "",
+        asked=asked,
     )
 
 

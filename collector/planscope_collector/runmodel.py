@@ -113,6 +113,8 @@ _BOUND_STEP: Final = (
 )
 _BOUND_STATUS: Final = "if(SpanId IN {failed_spans:Array(String)}, 'error', toString(Status))"
 """(``IN`` builds one hash set per query; ``has`` would scan the array for every row.)"""
+_NOT_WRAPPER: Final = " AND SpanId NOT IN {wrappers:Array(String)}"
+"""Step spans that only wrap other attempts (``observed.bind``) are no attempts."""
 _PROMOTED: Final = """
     UNION ALL
     SELECT TraceId, SpanId, StepId, Status, Attempt, SelfAssessment, Start, Inferred, RunId,
@@ -154,9 +156,10 @@ def step_attempts_sql(where: str, binding: Mapping[str, Any] | None = None) -> s
     """A ``FROM`` source of step attempt rows (``TraceId``, ``SpanId``, ``StepId``, ``Status``,
     ``Attempt``, ``SelfAssessment``, ``Start``, ``Inferred``, ``RunId``, ``ServiceName``), those
     of ``planscope_step_attempts`` that ``where`` selects, as bound across spans
-    (:func:`binding_parameters`): each with its bound step id and status, plus the unclassified
-    spans that are attempts of a plan step (selected by ``where`` too, which may use
-    ``Project``, ``TraceId`` and ``Start``; its ``{project}`` parameter is theirs). Only the
+    (:func:`binding_parameters`): each with its bound step id and status, without the step
+    spans that only wrap attempts, plus the unclassified spans that are attempts of a plan step
+    (selected by ``where`` too, which may use ``Project``, ``TraceId`` and ``Start``; its
+    ``{project}`` parameter is theirs). Only the
     parts a binding needs are in the SQL (each costs a fixed analysis time).
 
     >>> step_attempts_sql("Project = {project:String}")
@@ -165,16 +168,17 @@ def step_attempts_sql(where: str, binding: Mapping[str, Any] | None = None) -> s
     True
     """
     binding = binding or {}
-    if not ("bound_spans" in binding or "failed_spans" in binding or "promoted" in binding):
+    if not any(k in binding for k in ("bound_spans", "failed_spans", "promoted", "wrappers")):
         return f"planscope_step_attempts WHERE {where}"
     step = _BOUND_STEP if "bound_spans" in binding else "StepId"
     status = _BOUND_STATUS if "failed_spans" in binding else "toString(Status)"
+    rows = f"({where}){_NOT_WRAPPER}" if "wrappers" in binding else where
     promoted = _PROMOTED.format(where=where) if "promoted" in binding else ""
     return f"""(
     SELECT TraceId, SpanId, {step} AS StepId, {status} AS Status, Attempt,
            toString(SelfAssessment) AS SelfAssessment, Start, Inferred, RunId,
            toString(ServiceName) AS ServiceName
-    FROM planscope_step_attempts WHERE {where}{promoted}
+    FROM planscope_step_attempts WHERE {rows}{promoted}
 )"""
 
 
@@ -376,6 +380,7 @@ def binding_parameters(
         "bound_steps": [],
         "failed_spans": [],
         "promoted": [],
+        "wrappers": [],
         "grouping": [],
         "workflow_plans": [],
         "given_up": [],
@@ -397,6 +402,7 @@ def binding_parameters(
                 out["bound_steps"].append(step)
             if failed:
                 out["failed_spans"].append(span_id)
+        out["wrappers"].extend(b.wrappers)
         if b.failed_for_good is not None:
             out["given_up"].append((trace_id, b.given_up_reason))
         if b.run_span_id is not None and b.run_span_id in nodes:

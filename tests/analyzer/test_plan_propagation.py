@@ -167,3 +167,108 @@ def test_work_outside_the_plan_that_overlaps_its_steps_does_not_excuse_it() -> N
     # the watch started before the last plan step ended: not "after the agent finished"
     (finding,) = PlanPropagation().detect(_watched_run(watch_start=25))
     assert finding.step_id == "fetch" and finding.detail["values"] == ["EUR"]
+
+
+# A report run: the first step pulls a figure for a region, the second divides by it.
+REPORT_ARGS = {
+    "fetch": '{"region": "EU-West", "month": "2026-10"}',
+    "convert": '{"expression": "(12 - 0) / 0 * 100"}',
+    "pay": '{"space": "ANALYTICS"}',
+}
+REPORT_PLAN = (
+    '{"steps": [{"id": "fetch", "args": {"region": "EU-West", "month": "2026-10"}},'
+    ' {"id": "convert", "args": {"expression": "({fetch} - 12) / 12"}}]}'
+)
+
+
+def _report_run(objective: str) -> TraceData:
+    """``convert`` fails on a division by zero; the 0 is what ``fetch`` returned."""
+    error = "error: division by zero in (12 - 0) / 0 * 100 (permanent)"
+    trace = _observed_run(objective, error, REPORT_ARGS)
+    trace.plans = [trace.plans[0]._replace(json=REPORT_PLAN)]
+    # convert is the failing step here, pay never ran
+    trace.attempts = [
+        a._replace(status="error", message=error) if a.step_id == "convert" else a
+        for a in trace.attempts
+        if a.step_id != "pay"
+    ]
+    results = {"fetch": '{"state": "DONE", "value": 0}', "convert": ""}
+    status = {"fetch": "Ok", "convert": "Error"}
+    trace.tools = [
+        c._replace(status_code=status[c.step_id], result=results[c.step_id])
+        for c in trace.tools
+        if c.step_id != "pay"
+    ]
+    return trace
+
+
+def test_a_failure_on_an_earlier_steps_output_is_blamed_where_the_plan_value_entered() -> None:
+    (finding,) = PlanPropagation().detect(_report_run("Report figures of region EU for 2026-10"))
+    assert finding.step_id == "fetch"
+    assert finding.detail["pattern"] == "wrong_value_through_outputs"
+    assert finding.detail["values"] == ["0"] and finding.detail["entered"] == ["EU-West"]
+    assert {"t-fetch", "t-convert", "a-convert"} <= set(finding.evidence)
+    assert "'fetch' returned" in finding.explanation
+
+
+def test_an_output_from_arguments_the_objective_states_is_not_the_planners() -> None:
+    # the user asked for EU-West: fetch got what it was told, the zero is the world's
+    assert PlanPropagation().detect(_report_run("Report figures of region EU-West, 2026-10")) == []
+
+
+def _audited_run(asked: str, check_tool: str = "") -> TraceData:
+    """Every plan step succeeds; then an auditor agent run no plan step names fails on its own
+    verdict after being asked ``asked`` (after calling a tool, when ``check_tool`` says its
+    status)."""
+    trace = _checked_run("Guardrail tripwire triggered: matches_audited_figure")
+    trace.runs = [trace.runs[0]._replace(objective="Order 40 units of SKU-4411 by 2026-03-18")]
+    audit = trace.attempts[0]._replace(
+        span_id="a-audit", step_id="auditor", status="error", start_ns=50, end_ns=60,
+        message="Guardrail tripwire triggered: matches_audited_figure",
+    )  # fmt: skip
+    trace.attempts.append(audit)
+    trace.asked = {"a-audit": asked}
+    if check_tool:
+        trace.tools.append(
+            trace.tools[0]._replace(
+                span_id="t-audit", parent_span_id="a-audit", step_id="auditor",
+                tool="ledger", status_code=check_tool, start_ns=51, arguments="{}",
+            )
+        )  # fmt: skip
+    return trace
+
+
+def test_a_checks_verdict_after_success_on_a_plan_value_is_blamed_where_it_entered() -> None:
+    trace = _audited_run("Audit this order: SKU-4411, 80 units, PO-1f2e3")
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("convert", ["80"])
+    assert finding.detail["pattern"] == "check_after_success"
+    assert finding.detail["check"] == "auditor" and "a-audit" in finding.evidence
+
+
+def test_a_check_that_names_only_what_the_objective_states_is_not_the_planners() -> None:
+    # the audit names the SKU the user asked for and a PO id a tool made: nothing of the plan's
+    assert PlanPropagation().detect(_audited_run("Audit this order: SKU-4411, PO-1f2e3")) == []
+
+
+def test_a_check_that_called_tools_may_have_heard_it_from_the_world() -> None:
+    for status in ("Error", "Ok"):  # the ledger said so, or answered what the check judged on
+        trace = _audited_run("Audit this order: SKU-4411, 80 units", check_tool=status)
+        assert PlanPropagation().detect(trace) == [], status
+
+
+def test_a_number_is_traced_to_the_argument_the_failure_names() -> None:
+    # 60 is the window's minutes (first) and the replica count (later): the failure says which
+    trace = _checked_run("release check failed: api runs 60 replicas")
+    trace.tools = [
+        c._replace(arguments={"fetch": '{"minutes": 60}', "convert": '{"replicas": 60}'}.get(
+            c.step_id, c.arguments))
+        for c in trace.tools
+    ]  # fmt: skip
+    trace.plans = [
+        trace.plans[0]._replace(
+            json='{"steps": [{"args": {"minutes": 60}}, {"args": {"replicas": 60}}]}'
+        )
+    ]
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("convert", ["60"])

@@ -107,7 +107,10 @@ CONVENTIONS: dict[str, Callable[[str, str], dict[str, Any]]] = {
 
 
 def _release(
-    store: Store, prompt: str, llm: Callable[[str, str], dict[str, Any]] = _genai_parts
+    store: Store,
+    prompt: str,
+    llm: Callable[[str, str], dict[str, Any]] = _genai_parts,
+    plan: dict[str, Any] = PLAN,
 ) -> str:
     """A logfire-style root (no agent span, no objective) that fails its release check; a
     planner agent run whose chat answers ``PLAN`` to ``prompt``; one executor run per task."""
@@ -122,7 +125,7 @@ def _release(
                   start_ns=BASE_NS + MS, duration_ns=5 * MS, attrs=agent),
         make_span(
             trace_id=t, parent=planner, name="chat gpt-4o", start_ns=BASE_NS + 2 * MS,
-            attrs=llm(prompt, json.dumps(PLAN)),
+            attrs=llm(prompt, json.dumps(plan)),
         ),
     ]  # fmt: skip
     for i, (tool, args) in enumerate(ARGS.items()):
@@ -171,6 +174,22 @@ def test_without_the_prompt_the_users_service_is_blamed(store: Store) -> None:
     assert trace.run is not None and trace.run.objective == ""
     (finding,) = PlanPropagation().detect(trace)
     assert finding.step_id == "book" and "api" in finding.detail["values"]
+
+
+def test_the_objective_a_plan_states_wins_over_the_prompt(store: Store) -> None:
+    # the prompt also carries a stale note with the version the planner took; the plan states
+    # the objective it worked to: what the note said stays a suspect
+    prompt = 'Objective: Release api 1.2.3\nTeam notes: {"version": "1.2.2"}'
+    t = _release(store, prompt, plan={**PLAN, "objective": "Release api 1.2.3"})
+    trace = load_traces(store, "default", [t])[t]
+    assert trace.run is not None and trace.run.objective == "Release api 1.2.3"
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("deploy", ["1.2.2"])
+    # the same run whose plan states no objective: the prompt is the objective, the note in it
+    # names the version, and no value is a suspect (only the every-step-succeeded fallback)
+    t = _release(store, prompt)
+    (fallback,) = PlanPropagation().detect(load_traces(store, "default", [t])[t])
+    assert fallback.detail["pattern"] == "faithful_execution_failed"
 
 
 DATA = Path(__file__).resolve().parents[1] / "conformance" / "data"

@@ -3,9 +3,11 @@ run metrics the query API serves, on the real chDB store."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from planscope import semconv as A
 from planscope_analyzer import load_traces
-from planscope_collector.runmodel import run_metrics_sql
+from planscope_collector.runmodel import bind_traces, binding_parameters, run_metrics_sql
 from planscope_collector.storage import Store
 
 from tests.storage._spans import BASE_NS, make_span, new_span_id, new_trace_id, spans_ipc
@@ -60,3 +62,42 @@ def test_an_inferred_run_gives_its_status_message_as_outcome_reason(store: Store
         foreign: "restock check failed: 3 units short",
         own: "budget exhausted",
     }
+
+
+def test_a_step_span_that_only_wraps_attempts_is_no_attempt(store: Store) -> None:
+    """GenAI agent spans under a framework's root: a sub-agent span whose work is all in the
+    agent spans under it (no LLM or tool call of its own: OpenLLMetry's LangGraph ``workflow``
+    span) is no attempt, in the loader and in the run metrics alike; an orchestrator that calls
+    the model itself and a sub-agent is one, as is that sub-agent."""
+    trace = new_trace_id()
+    root, wrapper, lookup, orchestrator, refund = (new_span_id() for _ in range(5))
+
+    def agent(span_id: str, parent: str, name: str, at: int) -> list[Any]:
+        attrs = {A.GEN_AI_OPERATION_NAME: "invoke_agent", A.GEN_AI_AGENT_NAME: name}
+        return make_span(trace_id=trace, span_id=span_id, parent=parent, name=name,
+                         attrs=attrs, start_ns=BASE_NS + at)  # fmt: skip
+
+    def call(parent: str, operation: str, at: int) -> list[Any]:
+        attrs = {A.GEN_AI_OPERATION_NAME: operation, A.GEN_AI_TOOL_NAME: "lookup_order"}
+        return make_span(trace_id=trace, parent=parent, name=operation, attrs=attrs,
+                         start_ns=BASE_NS + at)  # fmt: skip
+
+    rows = [
+        agent(root, "", "graph", 0),
+        agent(wrapper, root, "workflow", 1),
+        agent(lookup, wrapper, "lookup", 2),
+        call(lookup, "execute_tool", 3),
+        agent(orchestrator, wrapper, "orchestrator", 4),
+        call(orchestrator, "chat", 5),
+        agent(refund, orchestrator, "refund", 6),
+        call(refund, "execute_tool", 7),
+    ]
+    store.insert_spans(spans_ipc(rows))
+    loaded = load_traces(store, "default", [trace])[trace]
+    assert sorted(a.span_id for a in loaded.attempts) == sorted([lookup, orchestrator, refund])
+    where = "Project = {project:String} AND TraceId IN {ids:Array(String)}"
+    params = {"project": "default", "ids": [trace]}
+    binding = binding_parameters(bind_traces(store.query, where, params))
+    assert binding["wrappers"] == [wrapper]
+    metrics = store.query(run_metrics_sql(where, binding=binding), params | binding)
+    assert [m["StepAttempts"] for m in metrics] == [3]

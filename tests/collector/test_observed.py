@@ -255,3 +255,68 @@ def test_a_run_that_failed_for_good_says_why_in_what_the_world_said() -> None:
     own = [replace(s, message="gave up") if s.span_id == "e2" else s for s in spans]
     assert bind(own, SHARED).given_up_reason == "gave up"  # no call said why: the attempt's own
     assert bind(shared_tool_trace(asked=asked, last_failed=False), SHARED).given_up_reason == ""
+
+
+def test_what_each_attempt_was_asked_is_kept_once_per_request() -> None:
+    asked = ("Step pull_current: x", "Step pull_baseline: y")
+    spans = shared_tool_trace(asked=asked, last_failed=False)
+    # a second model turn of e1 repeats its request (the whole history is sent each turn)
+    spans.append(node("l1b", "e1", "other", 13, request=asked[0]))
+    b = bind(spans, SHARED)
+    assert b.asked == {"e1": asked[0], "e2": asked[1]}
+
+
+def test_a_step_span_that_only_wraps_attempts_is_no_attempt() -> None:
+    # OpenLLMetry's LangGraph: a `workflow` span (a step below the root) over the node visits,
+    # with no call of its own; its attempts keep their numbers and a failed step still fails
+    # the run, whatever the wrapper's own status says
+    wrapped = [
+        replace(s, parent_span_id="w") if s.kind == "step" else s
+        for s in executor_trace(failing=True)
+    ]
+    spans = [
+        replace(wrapped[0], inferred=True),
+        node("w", "root", "step", 5, step_name="LangGraph", failed=True),
+        *wrapped[1:],
+        node("turn", "w", "other", 25),  # unclassified spans between: still the wrapper's
+        node("again", "turn", "step", 26, step_name="executor"),
+        node("t9", "again", "tool", 27, tool="issue_refund", failed=True),
+    ]
+    b = bind(spans, PLAN)
+    assert b.wrappers == frozenset({"w"})
+    assert b.attempts == {"e1": 1, "e2": 1, "again": 2}
+    assert b.steps == {"e1": "lookup", "e2": "refund", "again": "refund"}
+    assert b.failed_for_good == "again"
+    # a wrapper of a wrapper too; a step with a call of its own over another is an attempt
+    outer = [node("o", "root", "step", 4, step_name="app"), *spans]
+    outer = [replace(s, parent_span_id="o") if s.span_id == "w" else s for s in outer]
+    assert bind(outer, PLAN).wrappers == frozenset({"o", "w"})
+    working = [*outer, node("l", "w", "llm", 6)]
+    assert bind(working, PLAN).wrappers == frozenset({"o"})
+    assert bind(working, PLAN).attempts["w"] == 1
+
+
+def test_a_graphs_node_visits_of_one_step_are_one_attempt_of_the_step_its_prompt_names() -> None:
+    """LangGraph under OpenLLMetry: the executor node's LLM turn (asked "Step refund: ..."), the
+    tool node (a plan tool, then a poll no plan names), the LLM's next turns, then the app's own
+    node (no call): one attempt of ``refund``; a second executor visit after it is attempt 2."""
+    ask = "Step refund: refund order 42"
+    spans = [
+        node("root", "", "run", 0),
+        node("p", "root", "step", 1, step_name="planner"),
+        node("plan", "p", "llm", 2),
+        node("j", "root", "step", 20, step_name="judge"),
+    ]
+    for i, start in ((1, 10), (2, 14), (3, 18), (4, 21)):  # the executor node's LLM turns
+        spans += [node(f"x{i}", "root", "step", start, step_name="executor")]
+        spans += [node(f"l{i}", f"x{i}", "llm", start + 1, request=ask)]
+    for i, tool in ((1, "issue_refund"), (2, "job_status")):  # the tool node between them
+        spans += [node(f"n{i}", "root", "step", 8 + 4 * i, step_name="tools")]
+        spans += [node(f"t{i}", f"n{i}", "tool", 9 + 4 * i, tool=tool)]
+    b = bind(spans, [replace(s, plan_span_id="plan") for s in PLAN])
+    assert b.steps == {"x1": "refund", "n1": "refund", "x2": "refund", "n2": "refund",
+                       "x3": "refund", "x4": "refund"}  # fmt: skip
+    assert b.attempts == {"p": 1, "x1": 1, "j": 1, "x4": 2}
+    assert {"n1", "x2", "n2", "x3"} <= b.wrappers
+    assert (b.actions["t1"], b.actions["t2"], b.actions["l3"]) == ("x1", "x1", "x1")
+    assert b.asked["x1"] == "Step refund: refund order 42"

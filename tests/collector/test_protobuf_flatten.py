@@ -15,9 +15,16 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, ArrayValue, KeyVa
 from planscope_collector._errors import BadPayload
 from planscope_collector._ingest import IngestLimits, RecentBatches, accept
 from planscope_collector._otlp import NS_PER_DAY, PROTOBUF, parse_scalar_request, spans_ipc
-from planscope_collector._spool import ARROW, SCALAR_OTLP, Spool
+from planscope_collector._spool import ARROW, SCALAR_OTLP, Segment, Spool
 from planscope_collector._writer import Writer, flatten_segment, insert
 from planscope_collector.storage import TABLES, TRACE_COLUMNS, Store
+from planscope_collector.storage._protobuf import (
+    SETTINGS,
+    STRUCTURE,
+    literal,
+    schema_settings,
+    settings_clause,
+)
 
 LIMITS = IngestLimits(
     max_decompressed_bytes=1 << 26, spool_max_bytes=1 << 30, retry_after_seconds=1
@@ -132,12 +139,18 @@ def _truncate(store: Store) -> None:
         store.command(f"TRUNCATE TABLE IF EXISTS {table}")
 
 
-def _spool_and_store(tmp_path: Path, store: Store, bodies: list[tuple[bytes, str | None]]) -> str:
+def _sealed(tmp_path: Path, bodies: list[tuple[bytes, str | None]]) -> tuple[Spool, Segment]:
+    """The bodies accepted as the collector's handler does, in one sealed segment."""
     spool = Spool(tmp_path / f"spool-{time.monotonic_ns()}")
     for body, project in bodies:
         accept(spool, RecentBatches(60), LIMITS, body=body, content_type=PROTOBUF,
                content_encoding=None, project=project)  # fmt: skip
     (segment,) = spool.seal()
+    return spool, segment
+
+
+def _spool_and_store(tmp_path: Path, store: Store, bodies: list[tuple[bytes, str | None]]) -> str:
+    spool, segment = _sealed(tmp_path, bodies)
     formats = {r.format for r in segment.records()}
     insert(store, flatten_segment(segment), spool.dedup_token(segment))
     (fmt,) = formats
@@ -245,11 +258,7 @@ def test_requests_over_many_days_are_split_into_inserts_the_store_accepts(
             trace_id, span_id = hashlib.md5(bytes([r])).digest(), bytes([r + 1, d + 1]) * 4
             spans.add(trace_id=trace_id, span_id=span_id, name="s", start_time_unix_nano=start)
         bodies.append((request.SerializeToString(), None))
-    spool = Spool(tmp_path / "spool")
-    for body, project in bodies:
-        accept(spool, RecentBatches(60), LIMITS, body=body, content_type=PROTOBUF,
-               content_encoding=None, project=project)  # fmt: skip
-    (segment,) = spool.seal()
+    spool, segment = _sealed(tmp_path, bodies)
     flat = flatten_segment(segment)
     assert len(flat.scalar_streams) == 3  # 120 days, at most 50 per stream
     insert(store, flat, spool.dedup_token(segment))
@@ -276,3 +285,43 @@ def test_the_schema_lives_in_the_data_directory_not_the_working_one(
     assert _spool_and_store(tmp_path, store, [(odd_request(10).SerializeToString(), None)])
     assert list(cwd.iterdir()) == []
     assert len(_rows(store)) == 14
+
+
+def test_a_segment_larger_than_a_source_block_is_still_one_insert_block(
+    tmp_path: Path, store: Store
+) -> None:
+    """The flatten reads its source in blocks of ``SOURCE_BLOCK_BYTES`` (memory), and the
+    insert squashes them back: one part per table, so the segment's dedup token still names one
+    block (a segment an older version inserted whole is not stored again on replay)."""
+    bodies = []
+    start = time.time_ns() // 1000 * 1000
+    for r in range(8):  # ~4 MiB of requests: several source blocks
+        request = ExportTraceServiceRequest()
+        spans = request.resource_spans.add().scope_spans.add().spans
+        for i in range(250):
+            span = spans.add(trace_id=bytes([r + 1, i % 5 + 1]) * 8, name="llm",
+                             span_id=bytes([r, i % 256, 1, i // 256]) * 2,
+                             start_time_unix_nano=start + i)  # fmt: skip
+            span.attributes.append(_kv("gen_ai.prompt", string_value=f"{r} {i} " + "p" * 2000))
+        bodies.append((request.SerializeToString(), None))
+    spool, segment = _sealed(tmp_path, bodies)
+    flat = flatten_segment(segment)
+    (stream,) = flat.scalar_streams
+    source = tmp_path / "stream.pb"
+    source.write_bytes(stream)
+    settings = {**SETTINGS, **schema_settings(tmp_path)}
+    blocks = store.query(
+        f"SELECT uniqExact(blockNumber()) AS n FROM file({literal(str(source))}, 'Protobuf', "
+        f"{literal(STRUCTURE)}) SETTINGS {settings_clause(settings)}"
+    )
+    assert blocks[0]["n"] > 1
+    store.command("SYSTEM STOP MERGES")
+    insert(store, flat, spool.dedup_token(segment))
+    parts = store.query(
+        "SELECT table, partition, count() AS n FROM system.parts "
+        "WHERE active AND database = currentDatabase() AND table != 'schema_migrations' "
+        "GROUP BY table, partition"
+    )
+    assert {p["table"] for p in parts} >= {"otel_traces", "planscope_trace_index"}
+    assert {p["n"] for p in parts} == {1}
+    assert store.query("SELECT count() AS n FROM otel_traces")[0]["n"] == 2000

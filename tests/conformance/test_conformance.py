@@ -254,6 +254,26 @@ def test_list_and_detail_agree(ran: Ran, scenario: str) -> None:
     assert metrics["plan_versions"] == len(trace["plans"])
 
 
+@SCENARIOS
+def test_no_attempt_is_inside_another(ran: Ran, scenario: str) -> None:
+    """Every agent here does each step's work in one flat conversation (or graph node visit),
+    none inside another step's: a framework's span that only wraps attempts (OpenLLMetry's
+    LangGraph ``workflow`` span, the Agents SDK's ``Agent workflow`` / ``turn``) is no attempt,
+    so no step attempt has another one among its ancestors."""
+    spans = detail(ran, ran.scenario(scenario).trace_id)["spans"]
+    parent = {s["span_id"]: s["parent_span_id"] for s in spans}
+    attempts = {s["span_id"]: s["name"] for s in spans if s["planscope_kind"] == A.KIND_STEP}
+    nested = []
+    for span_id, name in attempts.items():
+        up, seen = parent.get(span_id, ""), set()
+        while up and up not in seen:
+            seen.add(up)
+            if up in attempts:
+                nested.append((attempts[up], name))
+            up = parent.get(up, "")
+    assert attempts and nested == [], nested
+
+
 def service_of(ran: Ran) -> str:
     return f"conformance-{ran.source.replace('_', '-')}"
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from opentelemetry.sdk.trace import TracerProvider
 
-from . import analyst, etl, refund, release, restock, support, travel
+from . import analyst, etl, oncall, refund, release, restock, support, travel
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
 
 AGENTS = {"travel": travel.run, "support": support.run}
@@ -25,14 +25,14 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     OpenInference's instrumentor and tracer on ``provider`` (against a fake model server), the
     Traceloop-convention and pydantic-ai-style agents through ``provider.get_tracer``, the
     analyst (the OpenAI Agents SDK) through OpenInference's openai-agents instrumentor on
-    ``provider``.
+    ``provider``, the oncall LangGraph graph through OpenLLMetry's LangChain instrumentor.
     """
     import planscope
 
     planscope.configure(tracer_provider=provider)
     tracer = provider.get_tracer("etl-agent")
     out = {}
-    framework, traceloop, pydantic, agents_sdk = [], [], [], []
+    framework, traceloop, pydantic, agents_sdk, langgraph = [], [], [], [], []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -44,12 +44,15 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             pydantic.append(label)
         elif label.agent == "analyst":
             agents_sdk.append(label)
+        elif label.agent == "oncall":
+            langgraph.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
     out.update(restock.play(traceloop, provider))
     out.update(release.play(pydantic, provider))
     out.update(analyst.play(agents_sdk, provider))
+    out.update(oncall.play(langgraph, provider))
     return out
 
 

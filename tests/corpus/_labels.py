@@ -84,6 +84,20 @@ SPLITS: dict[str, dict[str, range]] = {
         "release": range(18000, 18013),
         "analyst": range(18000, 18075),
     },
+    # Sealed 5: built before the sealed-5 round changed any detector or the span mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed5``): new seeds of the seven agents and an
+    # eighth agent (oncall: a real LangGraph graph under OpenLLMetry's LangChain instrumentor).
+    "sealed5": {
+        "travel": range(21000, 21013),
+        "etl": range(21000, 21016),
+        "support": range(21000, 21010),
+        "refund": range(21000, 21009),
+        "restock": range(21000, 21012),
+        "release": range(21000, 21013),
+        "analyst": range(21000, 21020),
+        "oncall": range(21000, 21060),
+    },
 }
 
 _ERRORS = (
@@ -514,6 +528,98 @@ def _analyst_wrong_space(rng: random.Random) -> tuple[str, str, str, dict[str, A
     return PROPAGATION, "publish_report", "", {"space": space}
 
 
+# --- oncall: incident remediation, a LangGraph graph under OpenLLMetry; sealed-5 split only ---
+# The world: an alerting service, a metrics store, hosts in regions, a deploy/restart API whose
+# jobs are polled, an incident tracker. Error suffixes as for the analyst: none (transient, the
+# model calls the tool again), "(retry later)" (the app re-runs the step), "(replan)" (the app
+# asks the planner again) or "(permanent)".
+def _oncall_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _oncall_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["fetch_metrics", "diagnose", "remediate"])
+    errors = _suffixed(varying_errors(rng, rng.randint(1, 2)), "(retry later)")
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors}
+
+
+def _oncall_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["find_alert", "fetch_metrics", "close_incident"])
+    return "healthy", "", RUNAWAY, {"step": step, "errors": varying_errors(rng, rng.randint(1, 2))}
+
+
+def _oncall_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the host is being drained and the error names the host that took over: one re-plan
+    return "healthy", "", PROPAGATION, {"moved_to": rng.choice(["web-07", "web-11", "web-12"])}
+
+
+def _oncall_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _oncall_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the restart job reports RUNNING 3-8 times, then it is done
+    return "healthy", "", RUNAWAY, {"step": "remediate", "polls": rng.randint(3, 8)}
+
+
+def _oncall_external_refire(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the incident was closed and the service was healthy, another team's deploy
+    # re-opens it: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 3)}
+
+
+def _oncall_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["fetch_metrics", "diagnose", "remediate"])
+    errors = _suffixed(varying_errors(rng, rng.randint(4, 7)), "(retry later)", "(permanent)")
+    return RUNAWAY, step, "", {"step": step, "errors": errors}
+
+
+def _oncall_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    step = rng.choice(["find_alert", "diagnose", "close_incident"])
+    errors = _suffixed(varying_errors(rng, rng.randint(4, 7)), "", "(permanent)")
+    return RUNAWAY, step, "", {"step": step, "errors": errors}
+
+
+def _oncall_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # remediate fails in every plan version: a re-run, then a re-plan; the last is final
+    versions = rng.randint(3, 4)
+    texts = varying_errors(rng, 2 * versions)
+    errors = [t + (" (retry later)" if i % 2 == 0 else " (replan)") for i, t in enumerate(texts)]
+    errors[-1] = f"{texts[-1]} (permanent)"
+    return RUNAWAY, "remediate", "", {"versions": versions, "errors": errors}
+
+
+def _oncall_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the restart job never leaves RUNNING: the model polls until it gives up, no progress
+    return RUNAWAY, "remediate", "", {"step": "remediate"}
+
+
+def _oncall_wrong_service(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a stale runbook names the old service: find_alert finds that service's (resolved)
+    # incident, and closing it fails for good
+    service = rng.choice(["checkout-v1", "checkout-legacy", "cart"])
+    return PROPAGATION, "find_alert", "", {"service": service}
+
+
+def _oncall_wrong_host(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a stale runbook names a decommissioned host: its metrics are empty, diagnose fails
+    host = rng.choice(["web-01", "web-02", "db-03"])
+    return PROPAGATION, "fetch_metrics", "", {"host": host}
+
+
+def _oncall_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the runbook names another region: the restart works there, every step succeeds, and the
+    # app's final health check of the real region fails
+    region = rng.choice(["us-east-1", "ap-south-1", "eu-central-1"])
+    return PROPAGATION, "remediate", "", {"region": region}
+
+
+def _oncall_wrong_threshold(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the runbook's error-rate threshold is far too high: the diagnosis finds no regression,
+    # the remediation does nothing, every step succeeds and the final health check fails
+    return PROPAGATION, "diagnose", "", {"threshold": rng.choice([20.0, 35.0, 50.0])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -602,6 +708,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_region": _analyst_wrong_region,
         "wrong_baseline": _analyst_wrong_baseline,
         "wrong_space": _analyst_wrong_space,
+    },
+    "oncall": {
+        "healthy": _oncall_healthy,
+        "flaky_step": _oncall_flaky_step,
+        "flaky_tool": _oncall_flaky_tool,
+        "legit_replan": _oncall_legit_replan,
+        "pagination": _oncall_pagination,
+        "polling_ends": _oncall_polling_ends,
+        "external_refire": _oncall_external_refire,
+        "loop_step_varying": _oncall_loop_step,
+        "loop_tool_in_step": _oncall_loop_tool,
+        "loop_across_replans": _oncall_loop_replans,
+        "loop_poll_stuck": _oncall_loop_poll,
+        "wrong_service": _oncall_wrong_service,
+        "wrong_host": _oncall_wrong_host,
+        "wrong_region": _oncall_wrong_region,
+        "wrong_threshold": _oncall_wrong_threshold,
     },
 }
 

@@ -42,7 +42,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
     labels = read_labels()
     assert [lab.to_dict() for lab in labels] == [lab.to_dict() for lab in all_labels()]
     assert len(labels) >= 150
-    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3", "sealed4")
+    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3", "sealed4", "sealed5")
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
     for split in splits:  # no run is in two splits
@@ -87,14 +87,25 @@ def test_detectors_find_the_labelled_step_on_a_slice(store: Store) -> None:
             )
 
 
-@pytest.mark.integration
-def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
-    """The Agents SDK's spans, mapped at read time, are runs whose attempts are the labelled
-    plan steps (no detector runs here: the analyst's runs are sealed-3 only)."""
+FRAMEWORK_PLANS = {
+    "analyst": {
+        "locate_source",
+        "pull_current",
+        "pull_baseline",
+        "compute_change",
+        "publish_report",
+    },
+    "oncall": {"find_alert", "fetch_metrics", "diagnose", "remediate", "close_incident"},
+}
+
+
+def _store_runs(
+    store: Store, agent: str, scenarios: tuple[str, ...]
+) -> tuple[list[Label], dict[str, str]]:
+    """Play the first run of ``agent`` for each scenario into ``store``: (labels, run -> trace)."""
     labels = read_labels()
-    wanted = ("healthy", "loop_step_varying", "wrong_region")
     picked = [
-        next(lab for lab in labels if lab.agent == "analyst" and lab.scenario == s) for s in wanted
+        next(lab for lab in labels if lab.agent == agent and lab.scenario == s) for s in scenarios
     ]
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
@@ -106,8 +117,18 @@ def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
     store.insert_spans(
         spans_ipc(otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default"))
     )
+    return picked, ids
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("agent", sorted(FRAMEWORK_PLANS))
+def test_framework_runs_load_as_runs_with_steps(store: Store, agent: str) -> None:
+    """The framework agents' spans (the Agents SDK under OpenInference, LangGraph under
+    OpenLLMetry), mapped at read time, are runs whose attempts are the labelled plan steps (no
+    detector runs here on the oncall agent: its runs are sealed-5 only)."""
+    picked, ids = _store_runs(store, agent, ("healthy", "loop_step_varying", "wrong_region"))
     traces = load_traces(store, "default", list(ids.values()))
-    plan = {"locate_source", "pull_current", "pull_baseline", "compute_change", "publish_report"}
+    plan = FRAMEWORK_PLANS[agent]
     for lab in picked:
         t = traces[ids[lab.run]]
         assert t.run is not None, lab.run
@@ -115,3 +136,24 @@ def test_analyst_runs_load_as_runs_with_steps(store: Store) -> None:
         # the planner's output is read as the plan; executor runs are attempts of its steps
         assert {s.step_id for s in t.plan_steps} == plan, (lab.run, t.plan_steps)
         assert steps & plan, (lab.run, steps)
+
+
+@pytest.mark.integration
+def test_plan_values_are_traced_on_the_agents_sdk(store: Store) -> None:
+    """Real OpenAI Agents SDK runs (OpenInference spans, the scripted model): a wrong value of
+    the plan is blamed where it entered — through what an earlier step returned (a region the
+    warehouse does not have: both pulls return 0, the change divides by zero), through an
+    auditor agent's verdict after every step succeeded (a wrong baseline month), and named by
+    the failure although the planner's prompt also carries it (a stale note: the plan's stated
+    objective is what the user asked) — while a page removed after the run stays healthy."""
+    wanted = ("wrong_region", "wrong_baseline", "wrong_space", "external_removed", "healthy")
+    picked, ids = _store_runs(store, "analyst", wanted)
+    findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
+    for lab in picked:
+        got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
+        want = [] if lab.kind == "healthy" else [(lab.kind, lab.step)]
+        assert got == want, (lab.run, lab.scenario, got)
+    by_run = {f.trace_id: f for f in findings}
+    region = by_run[ids[picked[0].run]]
+    assert region.detail["lineage"] == ["pull_current"] and region.detail["values"] == ["0"]
+    assert by_run[ids[picked[1].run]].detail["check"] == "auditor"

@@ -42,7 +42,8 @@ EXPECTED = [
     "0022_analyzer_raw_columns",
     "0023_span_model_frameworks",
     "0024_observed_plan_parts",
-    "0025_span_compact_parts",
+    "0025_span_merge_vertical",
+    "0026_span_compact_parts",
 ]
 
 
@@ -255,9 +256,10 @@ def test_a_store_migrated_at_0011_upgrades_and_keeps_filling_every_table(tmp_pat
 def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_rows(
     tmp_path: Path,
 ) -> None:
-    """0015 (a merge setting), 0016 and 0021 (the plan views) on a store an earlier version
-    migrated (0020 already applied): the upgrade runs, the stored rows stay as they were, and
-    the next spans fill every typed table as the earlier ones did."""
+    """0015 and 0025 (merge settings), 0016 and 0021 (the plan views) on a store an earlier
+    version migrated (0020 already applied): the upgrade runs, the stored rows stay as they were
+    (through a merge column by column), and the next spans fill every typed table as the earlier
+    ones did."""
     old = tmp_path / "migrations-previous"
     old.mkdir()
     for path in MIGRATIONS_DIR.glob("*.sql"):
@@ -276,6 +278,7 @@ def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_row
             "WHERE database = currentDatabase() AND name = 'otel_traces'"
         )
         assert "merge_selector_base = 20" in ddl["q"]
+        assert "vertical_merge_algorithm_min_rows_to_activate = 1" in ddl["q"]
         s.command("OPTIMIZE TABLE otel_traces FINAL")
         assert {t: s.query(query, {"t": t}) for t in before} == before
         later = new_trace_id()
@@ -294,15 +297,15 @@ def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_row
                 assert rows[0] and rows[0] == rows[1], table
 
 
-def test_after_0025_a_segment_sized_insert_writes_a_compact_part_and_rows_stay(
+def test_after_0026_a_segment_sized_insert_writes_a_compact_part_and_rows_stay(
     tmp_path: Path,
 ) -> None:
-    """0025 on a store of the previous version: stored rows unchanged, and an insert of more than
+    """0026 on a store of the previous version: stored rows unchanged, and an insert of more than
     the default 10 MiB uncompressed (a Wide part before) writes one Compact part."""
     old = tmp_path / "migrations-previous"
     old.mkdir()
     for path in MIGRATIONS_DIR.glob("*.sql"):
-        if path.name < "0025":
+        if path.name < "0026":
             shutil.copy(path, old / path.name)
     parts = (
         "SELECT part_type AS t FROM system.parts WHERE database = currentDatabase() "
@@ -315,7 +318,7 @@ def test_after_0025_a_segment_sized_insert_writes_a_compact_part_and_rows_stay(
         assert [r["t"] for r in s.query(parts)] == ["Wide"]
         query = "SELECT * FROM {t:Identifier} ORDER BY ALL"
         before = {t: s.query(query, {"t": t}) for t in TABLES if t != "planscope_ingest_batches"}
-        assert s.migrate() == ["0025_span_compact_parts"]
+        assert s.migrate() == ["0026_span_compact_parts"]
         assert {t: s.query(query, {"t": t}) for t in before} == before
         s.insert_spans(spans_ipc([make_span(trace_id=new_trace_id(), attrs=big)]))
         assert [r["t"] for r in s.query(parts)] == ["Wide", "Compact"]

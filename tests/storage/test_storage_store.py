@@ -18,7 +18,7 @@ from planscope_collector.storage import (
     StoreUnavailable,
     open_store,
 )
-from planscope_collector.storage._store import _parse_dsn
+from planscope_collector.storage._store import EMBEDDED_CACHES, _parse_dsn
 
 from ._spans import count, make_span, new_trace_id, spans_ipc
 from .test_storage_migrations import EXPECTED
@@ -209,3 +209,13 @@ def test_command_runs_ddl_in_the_store_database(tmp_path: Path) -> None:
         assert count(s, "system.tables", "database = 'default' AND name = 'otel_traces'") == 0
         s.command("TRUNCATE TABLE otel_traces")
         assert count(s, "otel_traces") == 0
+
+
+def test_the_embedded_engine_caches_are_sized_for_the_collector_process(tmp_path: Path) -> None:
+    """ClickHouse's defaults (5 GiB per cache) assume a server owning the host."""
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        rows = s.query(
+            "SELECT name, value FROM system.server_settings WHERE name LIKE '%cache_size'"
+        )
+        sizes = {str(r["name"]): int(r["value"]) for r in rows}
+    assert {name: sizes[name] for name in EMBEDDED_CACHES} == dict(EMBEDDED_CACHES)

@@ -475,7 +475,7 @@ def _burn(
 
 def sql_texts() -> Sequence[str]:
     """Every query text (tests check attribute-derived literals against planscope's names)."""
-    bound = {k: ["x"] for k in ("bound_spans", "failed_spans", "promoted", "grouping")}
+    bound = {k: ["x"] for k in ("bound_spans", "failed_spans", "promoted", "wrappers", "grouping")}
     texts = [FINDINGS_SQL]
     for binding in ({}, bound):
         texts += [step_sql(binding), run_sql(binding)]

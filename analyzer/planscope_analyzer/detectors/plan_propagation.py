@@ -15,7 +15,17 @@ The patterns, all blamed on the planner:
   whether the failure came at that step, at a later step that received its output, or at the
   final outcome check. This is
   data lineage through the tool arguments: a downstream failure caused by an earlier wrong
-  output is found at its origin, not at the step that happened to fail.
+  output is found at its origin, not at the step that happened to fail. A number often stands
+  for several quantities of one run (60 minutes, 60 replicas): among its carriers, one that got
+  it under an argument the failure names ("runs 60 replicas") is that fact's carrier.
+* **a wrong value, traced through outputs**: the failure names a value that the failing step's
+  tool arguments carried and that an earlier step's tool *returned* (a division by zero on the
+  0 a query returned): the value came out of that step. Going up that lineage (a step's
+  arguments that carried a still earlier step's result), the first step whose arguments
+  carried a value the planner wrote and the objective does not state is where the wrong value
+  entered (the query's region). Nothing is reported when every step of the lineage got only
+  what the objective states (the world returned the zero). Tool results are read, like the
+  arguments, only for failed runs.
 * **wrong plan, faithful execution**: the run's outcome is ``failure`` although every step of
   the final plan version has a successful attempt and no step's last attempt failed. The
   earliest diverging step is the first (by execution time) state-changing step — one that made a
@@ -41,7 +51,18 @@ Failures that arrive from outside after the agent finished are not the plan's fa
 plan step's last attempt succeeded and the failure was observed after the last of them ended by
 work that belongs to no plan step — a tool call outside any plan step (a status poll that
 learns the airline cancelled) or a separate agent run no plan step names (a watch after the
-release) — nothing is reported. A runaway loop, unordered concurrent writers, unbounded
+release) — nothing is reported, with one exception, **a check's verdict on the plan's value**:
+the failed agent run outside the plan failed on its own verdict (none of its tool calls failed:
+the world did not say it — an auditor's guardrail that trips), and what it was given (what its
+LLM calls were asked, its tool arguments) names a value the planner handed to a step that the
+objective does not state (the baseline month of the figure it audits); blamed at the first step
+whose arguments carried it. A check whose own tool failed (a page the retention bot removed)
+heard it from the world.
+
+The objective is the run's; a run that declares none takes the objective its first plan states
+(the plan JSON's ``objective``), else its planner's prompt (the loader); a prompt also carries
+notes and earlier results — possibly the very value the planner took wrongly — so a stated
+objective wins. A runaway loop, unordered concurrent writers, unbounded
 replanning or an irreversible action after a failure also explain a failed run, and win over
 the first two patterns.
 
@@ -56,7 +77,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from planscope import semconv as A
@@ -86,6 +107,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 _VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:/+-]*[A-Za-z0-9]|[A-Za-z0-9]")
 MIN_VALUE_CHARS = 3
 """Argument values shorter than this (``1``, ``ok``) name nothing specific enough to trace."""
+Carried = tuple[ToolCall, str]
+"""A tool call and the plan step it was made for."""
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -93,8 +116,16 @@ _ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]")
 
 
 def _scalars(value: Any) -> Iterator[str]:
-    """Every string and number leaf of a decoded JSON value (numbers as their text)."""
+    """Every string and number leaf of a decoded JSON value (numbers as their text); a string
+    that is itself a JSON object or array (a tool message's content inside a framework's
+    message envelope) is decoded too."""
     if isinstance(value, str):
+        if value[:1] in ("{", "["):
+            try:
+                yield from _scalars(json.loads(value))
+                return
+            except ValueError:
+                pass
         yield value
     elif isinstance(value, bool):
         return
@@ -170,10 +201,11 @@ def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, list[str]]]:
             yield from _entries(v, step_ids)
 
 
-def _referenced_step(trace: TraceData, step_id: str) -> str | None:
+def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | None:
     """The one other plan step whose result the plan entry of ``step_id`` stands in for: a
     string of the entry that names that step inside a longer text (``"{locate_source}"``, not
-    a dependency list's bare ``"locate_source"``); None when none or several."""
+    a dependency list's bare ``"locate_source"``); of several, the one whose tool returned one
+    of ``values``; None when none or several."""
     step_ids = {s.step_id for s in trace.plan_steps}
     refs: set[str] = set()
     for p in trace.plans:
@@ -190,6 +222,12 @@ def _referenced_step(trace: TraceData, step_id: str) -> str | None:
                     for other in step_ids - {step_id}
                     if leaf != other and re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", leaf)
                 )
+    if len(refs) > 1:
+        refs = {
+            c.step_id
+            for c in trace.tools
+            if c.step_id in refs and not c.failed and result_values(c.result) & values
+        }
     return next(iter(refs)) if len(refs) == 1 else None
 
 
@@ -219,6 +257,67 @@ def argument_values(arguments: str) -> dict[str, set[str]]:
     return out
 
 
+def argument_leaves(arguments: str) -> list[str]:
+    """The string and number leaves of a tool call's captured JSON arguments.
+
+    >>> argument_leaves('{"region": "EU-West", "months": ["2026-10"], "n": 3}')
+    ['EU-West', '2026-10', '3']
+    """
+    try:
+        return list(_scalars(json.loads(arguments))) if arguments else []
+    except ValueError:
+        return []
+
+
+def result_values(result: str) -> set[str]:
+    """The values a tool call returned: the number leaves and the string leaves of at least
+    ``MIN_VALUE_CHARS`` of its captured JSON result, normalised (:func:`forms`); a result that
+    is not JSON: the values its text names.
+
+    >>> sorted(result_values('{"state": "DONE", "value": 0.0, "ok": true}'))
+    ['0', '0.0', 'DONE']
+    >>> sorted(result_values(json.dumps({"msg": {"content": json.dumps({"id": "INC-7"})}})))
+    ['INC-7']
+    """
+    try:
+        decoded = json.loads(result) if result else None
+    except ValueError:
+        return {v for v in text_values(result) if len(v) >= MIN_VALUE_CHARS or is_number(v)}
+    return {
+        f for v in _scalars(decoded) if len(v) >= MIN_VALUE_CHARS or is_number(v) for f in forms(v)
+    }
+
+
+def named_argument(text: str, arguments: str, values: set[str]) -> bool:
+    """A number among ``values`` came in through an argument whose name ``text`` says
+    (``replicas`` in "runs 60 replicas"; ``max_surge`` as "max surge").
+
+    >>> named_argument("runs 60 replicas", '{"minutes": 60, "replicas": 60}', {"60"})
+    True
+    >>> named_argument("runs 60 replicas", '{"minutes": 60}', {"60"})
+    False
+    """
+    said = " ".join(_WORD.findall(text.lower().replace("_", " ")))
+    return any(
+        vs & values
+        and any(is_number(v) for v in vs & values)
+        and re.search(
+            rf"\b{re.escape(' '.join(_WORD.findall(name.lower().replace('_', ' '))))}\b", said
+        )
+        for name, vs in argument_values(arguments).items()
+        if _WORD.search(name.lower())
+    )
+
+
+def _listed(values: Iterable[str]) -> str:
+    return ", ".join(repr(v) for v in sorted(values)[:3])
+
+
+def _tail(text: str, width: int = 120) -> str:
+    """The end of a long error text: frameworks wrap what the world said, which comes last."""
+    return text if len(text) <= width else "…" + text[-width:]
+
+
 def similarity(a: str, b: str) -> float:
     """Word-set Jaccard similarity of two descriptions (0 when either is empty).
 
@@ -239,7 +338,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 7
+    version = 8
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
@@ -252,19 +351,32 @@ class PlanPropagation:
         run = trace.run
         failed = run is not None and run.outcome == A.OUTCOME_FAILURE
         # Every pattern below needs a failed run (most runs are not: a cheap exit).
-        if failed and not starved and not self._external_after_success(trace):
-            explained = bool(
-                RunawayLoop().detect(trace)
-                or WriteConflict().detect(trace)
-                or UnboundedReplan().detect(trace)
-                or IrreversibleAfterFailure().detect(trace)
-            )
-            f = (
-                None if explained else self._wrong_value(trace) or self._faithful_failure(trace)
-            ) or self._repeated_plan(trace)
+        if failed and not starved:
+            if self._external_after_success(trace):
+                # every step succeeded, then work outside the plan failed: the world's doing
+                # (nothing to report) unless it was a check's verdict on a value of the plan
+                f = None if self._explained(trace) else self._checked_after_success(trace)
+            else:
+                f = (
+                    None
+                    if self._explained(trace)
+                    else self._wrong_value(trace)
+                    or self._through_outputs(trace)
+                    or self._faithful_failure(trace)
+                ) or self._repeated_plan(trace)
             if f is not None:
                 findings.append(f)
         return findings
+
+    @staticmethod
+    def _explained(trace: TraceData) -> bool:
+        """Another failure mode explains the failed run."""
+        return bool(
+            RunawayLoop().detect(trace)
+            or WriteConflict().detect(trace)
+            or UnboundedReplan().detect(trace)
+            or IrreversibleAfterFailure().detect(trace)
+        )
 
     # -- a wrong value, traced to where it entered ----------------------------------------------
     @staticmethod
@@ -314,24 +426,26 @@ class PlanPropagation:
             named & written,
             {v for v in named if not is_number(v) and len(v) >= MIN_VALUE_CHARS},
         )
-        found = next(
+        carrying = next(
             (
-                (c, step, vs & pool)
+                [(c, step, vs & pool) for _, c, step, _, vs in calls if vs & pool]
                 for pool in pools
-                if pool
-                for _, c, step, _, vs in calls
-                if vs & pool
+                if pool and any(vs & pool for *_, vs in calls)
             ),
-            None,
+            [],
         )
-        if found is None:
+        if not carrying:
             return None
-        call, step_id, values = found
+        # A number often stands for several quantities of one run (60 minutes, 60 replicas):
+        # a carrier that got it under an argument the failure names is that fact's carrier.
+        call, step_id, values = next(
+            (x for x in carrying if named_argument(text, x[0].arguments, x[2])), carrying[0]
+        )
         if not values & (handed | written):
             # a value no planner wrote came out of an earlier step: when the carrier's plan
             # entry stands in for exactly one earlier step's result ("{locate_source}"), the
             # value entered at that step
-            step_id = _referenced_step(trace, step_id) or step_id
+            step_id = _referenced_step(trace, step_id, values) or step_id
         carried = sorted(values)
         failing = failed[-1].step_id if failed else ""
         value = ", ".join(repr(v) for v in carried[:3])
@@ -353,7 +467,7 @@ class PlanPropagation:
             step_id=step_id,
             evidence=evidence,
             explanation=(
-                f"The run failed ({(text or run.outcome_reason)[:120]}); the failure names "
+                f"The run failed ({_tail(text or run.outcome_reason)}); the failure names "
                 f"{value}, which is not in the objective and first entered the run at step "
                 f"'{step_id}' (an argument of tool '{call.tool}'), {where}."
             ),
@@ -365,32 +479,187 @@ class PlanPropagation:
             },
         )
 
+    def _through_outputs(self, trace: TraceData) -> Finding | None:
+        """The failure names a value that the failing step's tool arguments carried and that
+        an earlier step's tool returned: the value came out of that step. The wrong value
+        entered at the first step up that lineage (outputs carried into later arguments) whose
+        arguments carried a value the planner wrote and the objective does not state."""
+        run = trace.run
+        failed = [a for a in by_start(trace.attempts) if a.failed]
+        if run is None or not failed:
+            return None
+        failing = failed[-1]
+        said = text_values(run.objective)
+        received = {v for c in trace.tools_of(failing) for v in text_values(c.arguments)}
+        named = (text_values(failing.message) & received) - said
+        if not named:
+            return None
+        on_behalf = self._on_behalf(trace)
+        done = [(c, step) for c, step in on_behalf if c.result and not c.failed]
+
+        def producer(values: set[str], before_ns: int, other_than: str) -> Carried | None:
+            """The first earlier call of another step whose result holds one of ``values``."""
+            return next(
+                (
+                    (c, step)
+                    for c, step in done
+                    if c.end_ns <= before_ns
+                    and step != other_than
+                    and result_values(c.result) & values
+                ),
+                None,
+            )
+
+        written = plan_values(trace)
+        chain: list[Carried] = []
+        entered: list[str] = []
+        found = producer(named, failing.start_ns, failing.step_id)
+        while found is not None and found[1] not in {s for _, s in chain}:
+            chain.append(found)
+            calls = [c for c, s in on_behalf if s == found[1] and c.arguments]
+            entered = sorted(
+                {
+                    v
+                    for c in calls
+                    for leaf in argument_leaves(c.arguments)
+                    if forms(leaf) & written
+                    for v in text_values(leaf) - said
+                    if len(v) >= MIN_VALUE_CHARS or is_number(v)
+                }
+            )
+            if entered:
+                break
+            inputs = {v for c in calls for v in text_values(c.arguments)} - said
+            found = producer(inputs, min(c.start_ns for c in calls or [found[0]]), found[1])
+        if not entered:
+            return None
+        (first, first_step), blamed = chain[0], chain[-1][1]
+        out = sorted(named & result_values(first.result))
+        return make_finding(
+            self,
+            trace,
+            severity="high",
+            component=PLANNER,
+            step_id=blamed,
+            evidence=[
+                run.span_id,
+                failing.span_id,
+                *[c.span_id for c in trace.tools_of(failing)],
+                *[c.span_id for c, _ in chain],
+                *[a.span_id for a in trace.attempts if a.step_id == blamed],
+            ],
+            explanation=(
+                f"Step '{failing.step_id}' failed ({_tail(failing.message)}) on {_listed(out)}, "
+                f"which it received in its arguments from what step '{first_step}' returned "
+                f"(tool '{first.tool}'); step '{blamed}' is where the plan's values entered that "
+                f"lineage: its arguments carried {_listed(entered)}, which the objective does "
+                "not state."
+            ),
+            detail={
+                "pattern": "wrong_value_through_outputs",
+                "values": out,
+                "entered": entered,
+                "lineage": [s for _, s in chain],
+                "failing_step": failing.step_id,
+            },
+        )
+
+    def _checked_after_success(self, trace: TraceData) -> Finding | None:
+        """Every plan step succeeded, then a check outside the plan (an agent run no plan step
+        names, started after the last step ended) failed on its own verdict — it made no tool
+        call, so it judged only what it was given and the world told it nothing — and what it
+        was given or said (what its LLM calls were asked, its error) names a value the planner
+        handed to a step that the objective does not state: the check judged the plan's value,
+        blamed at the first step whose arguments carried it. A check that called tools (a
+        watch that polls the published page) may have heard the failure from the world."""
+        run = trace.run
+        planned = {s.step_id for s in trace.plan_steps}
+        ends = [a.end_ns for a in trace.attempts if a.step_id in planned]
+        if run is None or not ends:
+            return None
+        said = text_values(run.objective)
+        calls = self._carriers(trace)
+        planner = plan_values(trace) | {v for _, _, _, handed, _ in calls for v in handed}
+        for check in by_start(trace.attempts):
+            if (
+                check.step_id in planned
+                or check.start_ns < max(ends)
+                or not check.failed
+                or trace.tools_of(check)
+            ):
+                continue
+            given = f"{trace.asked.get(check.span_id, '')}\n{check.message}"
+            named = (text_values(given) - said) & planner
+            found = next(((c, step, vs & named) for _, c, step, _, vs in calls if vs & named), None)
+            if found is None:
+                continue
+            call, step_id, values = found
+            return make_finding(
+                self,
+                trace,
+                severity="high",
+                component=PLANNER,
+                step_id=step_id,
+                evidence=[
+                    run.span_id,
+                    check.span_id,
+                    call.span_id,
+                    *[a.span_id for a in trace.attempts if a.step_id == step_id],
+                ],
+                explanation=(
+                    f"Every plan step succeeded, then the check '{check.step_id}' failed "
+                    f"({_tail(check.message)}); what it was given names {_listed(values)}, a "
+                    f"value of the plan that the objective does not state and that first "
+                    f"entered the run at step '{step_id}' (an argument of tool '{call.tool}')."
+                ),
+                detail={
+                    "pattern": "check_after_success",
+                    "values": sorted(values),
+                    "check": check.step_id,
+                    "entered_at_tool_call": call.span_id,
+                },
+            )
+        return None
+
     @staticmethod
     def _carriers(
         trace: TraceData,
     ) -> list[tuple[int, ToolCall, str, set[str], set[str]]]:
-        """Tool calls on behalf of plan steps, by start: (start, call, step id, the values it
-        got through arguments named like a required planner fact, all its string values)."""
+        """Tool calls on behalf of plan steps with captured arguments, by start: (start, call,
+        step id, the values it got through arguments named like a required planner fact, all
+        its string values)."""
         if "carriers" in trace._memo:
             return list(trace._memo["carriers"])
-        attempt_of = {a.span_id: a for a in trace.attempts}
-        parents = parent_step_names(trace) if trace.raw else {}
         produced = {k for s in trace.plan_steps for k in s.produces}
         facts = {s.step_id: set(s.requires) - produced for s in trace.plan_steps}
         out = []
-        for t in sorted(trace.tools, key=lambda t: t.start_ns):
-            parent = attempt_of.get(t.parent_span_id)
-            step_id = (
-                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
-            )
-            if step_id not in facts:
-                continue
+        for t, step_id in PlanPropagation._on_behalf(trace):
             by_arg = argument_values(t.arguments)
             if by_arg:
                 planner = {v for k, vs in by_arg.items() if k in facts[step_id] for v in vs}
                 values = {v for vs in by_arg.values() for v in vs}
                 out.append((t.start_ns, t, step_id, planner, values))
         trace._memo["carriers"] = out
+        return list(out)
+
+    @staticmethod
+    def _on_behalf(trace: TraceData) -> list[Carried]:
+        """Tool calls made on behalf of a plan step, by start: (call, step id); the step is the
+        call's own, else its attempt's, else its parent span's name."""
+        if "on_behalf" in trace._memo:
+            return list(trace._memo["on_behalf"])
+        attempt_of = {a.span_id: a for a in trace.attempts}
+        parents = parent_step_names(trace) if trace.raw else {}
+        planned = {s.step_id for s in trace.plan_steps}
+        out = []
+        for t in sorted(trace.tools, key=lambda t: t.start_ns):
+            parent = attempt_of.get(t.parent_span_id)
+            step_id = (
+                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
+            )
+            if step_id in planned:
+                out.append((t, step_id))
+        trace._memo["on_behalf"] = out
         return list(out)
 
     @staticmethod

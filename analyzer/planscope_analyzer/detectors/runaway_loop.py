@@ -13,7 +13,10 @@ later success of that step, or of that tool in that step):
 A third kind needs no failed call: a **stalled poll**, an attempt that failed (the executor gave
 up) right after at least :data:`STALLED_REPEATS` successful calls in a row of one tool with the
 same arguments, its last calls, of a step that never succeeded afterwards: the same question
-asked again and again with nothing to show for it (a job that never leaves RUNNING). Polling
+asked again and again with nothing to show for it (a job that never leaves RUNNING). An
+executor that gives up without a failed call or span counts when the run stopped there: the
+step's attempt is the last attempt of any step of the latest plan and a later plan step never
+ran (an app that ends the run after its executor gave up). Polling
 that ends, pagination (arguments change) and a flaky step that succeeds on a re-run are healthy.
 
 A streak that spans several plan versions counts only when the step was retried within a version
@@ -106,7 +109,7 @@ class RunawayLoop:
         failed_tools = sum(t.failed for t in trace.tools)
         skipped = any(a.status == A.STATUS_SKIPPED for a in trace.attempts)
         if failed_attempts < 2 and failed_tools < MIN_REPEATS and not skipped:
-            return self._stalled(trace) if failed_attempts else []
+            return self._stalled(trace) if failed_attempts or _stopped_short(trace) else []
         budget = trace.budget_limit("max_attempts_per_step")
         findings: dict[str, Finding] = {}
         by_step: dict[str, list[Attempt]] = defaultdict(list)
@@ -130,9 +133,10 @@ class RunawayLoop:
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
             calls[(t.step_id, t.attempt) if t.step_id else t.parent_span_id].append(t)
         attempts = by_start(trace.attempts)
+        stopped = _stopped_short(trace)
         findings = []
         for i, a in enumerate(attempts):
-            if a.status != A.STATUS_ERROR or not a.step_id:
+            if (a.status != A.STATUS_ERROR and a is not stopped) or not a.step_id:
                 continue
             if any(b.step_id == a.step_id and b.succeeded for b in attempts[i + 1 :]):
                 continue
@@ -338,3 +342,22 @@ class RunawayLoop:
                 )
             )
         return findings
+
+
+def _stopped_short(trace: TraceData) -> Attempt | None:
+    """The last attempt of a plan step when the run stopped there, before any attempt of a
+    later step of the latest plan (an executor that gave up without a failed call or span, and
+    an app that then ended the run)."""
+    if not trace.plan_steps:
+        return None
+    latest = max(trace.plan_steps, key=lambda s: (s.plan_version, s.plan_span_id)).plan_span_id
+    plan = [
+        s.step_id
+        for s in sorted(trace.plan_steps, key=lambda s: s.position)
+        if s.plan_span_id == latest
+    ]
+    attempts = [a for a in by_start(trace.attempts) if a.step_id in plan]
+    if not attempts:
+        return None
+    last = attempts[-1]
+    return last if plan.index(last.step_id) < len(plan) - 1 else None

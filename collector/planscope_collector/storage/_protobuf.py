@@ -156,8 +156,19 @@ def flatten_select(source: str) -> str:
     )
 
 
+SOURCE_BLOCK_BYTES = 2 << 20
+"""Bytes of decoded requests per block of the flatten's source
+(``input_format_max_block_size_bytes``).
+
+The flatten's intermediate columns (nested arrays, ``ARRAY JOIN``, attribute maps) held ~12
+times a segment's request bytes at once when the source was one block; in blocks of this size
+an insert's peak is ~110-155 MiB lower (docs/storage.md, "Memory"). ClickHouse squashes the
+flattened blocks back into one insert block (``min_insert_block_size_bytes``, 256 MiB), so the
+views still see, and the dedup token still names, one block per stream."""
+
 SETTINGS = {
     "input_format_protobuf_oneof_presence": 1,
+    "input_format_max_block_size_bytes": SOURCE_BLOCK_BYTES,
     # Both branches of the attribute maps' if() are lambdas over every attribute; evaluate the
     # repeated-key branch only for the maps that need it.
     "short_circuit_function_evaluation": "force_enable",

@@ -51,6 +51,17 @@ _INSERT_SETTINGS: Mapping[str, Any] = {
     "deduplicate_blocks_in_dependent_materialized_views": 1,
 }
 
+#: The embedded engine's cache sizes (server settings, given to chDB when it starts). ClickHouse
+#: sizes its caches for a server owning the host: 5 GiB each for marks, primary indexes and
+#: skip-index marks, filled by reads and kept; in the collector's process they would grow with
+#: the data read, past the 1 GiB the collector keeps to (docs/storage.md, "Memory").
+EMBEDDED_CACHES: Mapping[str, int] = {
+    "mark_cache_size": 128 << 20,
+    "primary_index_cache_size": 64 << 20,
+    "index_mark_cache_size": 32 << 20,
+    "query_condition_cache_size": 16 << 20,
+}
+
 # Columns that the clickhouseexporter's tables may lack (``Project`` always; the scope columns
 # before the exporter added them), in the definitions 0001 gives them.
 _PROJECT_COLUMN = "Project LowCardinality(String) DEFAULT 'default' CODEC(ZSTD(1))"
@@ -228,7 +239,12 @@ class Store:
             except OSError as exc:
                 raise StoreError(f"cannot create chDB data dir {self._target.path}: {exc}") from exc
         with self._translate("connect"):
-            client = clickhouse_connect.get_client(dsn=self._target.client_dsn)
+            if self.embedded:
+                client = clickhouse_connect.get_client(
+                    dsn=self._target.client_dsn, chdb_options=dict(EMBEDDED_CACHES)
+                )
+            else:
+                client = clickhouse_connect.get_client(dsn=self._target.client_dsn)
         # Applied per request (chDB: USE on its handle), so it may name a database that only
         # migrate() creates; migrations qualify every name and run with use_database=False.
         client.database = self._target.database

@@ -1,0 +1,15 @@
+-- Every background merge of otel_traces column by column (issue #16, "Memory"; docs/storage.md,
+-- "Merges"; figures in docs/benchmarks.md, "Memory under sustained load with a full spool").
+--
+-- ClickHouse merges parts of fewer than 131,072 rows in all (vertical_merge_algorithm_min_rows_
+-- to_activate) horizontally: every column of every source part is read at once, in blocks of up
+-- to 8,192 rows. otel_traces' rows are wide (two attribute maps, events; ~1.4-1.8 KB a span
+-- uncompressed), so such a merge of 4 parts of one spool segment each (96,768 OpenInference
+-- spans) held ~290 MiB at its peak in the collector's process, on top of the insert running
+-- beside it. Column by column (the key columns first, then each other column alone) the same
+-- merge held ~115 MiB and took less CPU (0.99 against 1.26 s; an ad-hoc chDB script,
+-- 2026-12-03). Merges of more rows were vertical already. A merge never changes a row.
+--
+-- MODIFY SETTING works on a table planscope created and on one the clickhouseexporter created
+-- (adopted by `planscope migrate`); on a cluster it applies to the shard-local tables.
+ALTER TABLE {db}.otel_traces {on_cluster} MODIFY SETTING vertical_merge_algorithm_min_rows_to_activate = 1;
