@@ -258,7 +258,7 @@ def fill_traces(
     )
     for t in traces.values():
         _bind_observed(t, asked.get(t.trace_id, {}))
-    _load_prompts(store, params["project"], traces)
+    _load_prompts(store, params["project"], traces, asked)
 
 
 def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
@@ -424,7 +424,12 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
     t._memo.clear()
 
 
-def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
+def _load_prompts(
+    store: Queryable,
+    project: str,
+    traces: dict[str, TraceData],
+    known: dict[str, dict[str, str]],
+) -> None:
     """A failed run that declares no objective (a grouping run under a foreign root, an agent
     span without an input) takes the objective its first plan states (the plan JSON's
     ``objective``, as planscope plans write it), else its planner's prompt: the user text of
@@ -432,7 +437,8 @@ def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) 
     What the user asked for is then not a suspect (plan propagation subtracts the objective
     from what a failure names). A prompt is more than the objective (notes, earlier results,
     the failure that asked for a re-plan: what may carry the wrong value), so a stated
-    objective wins. One ``otel_traces`` query for the traces that need a prompt."""
+    objective wins. ``known``: the requests already read for binding (:func:`_requests`); one
+    ``otel_traces`` query for the other traces that need a prompt."""
     wanted: dict[str, TraceData] = {}
     for t in traces.values():
         if not t.runs or any(r.objective for r in t.runs):
@@ -444,8 +450,11 @@ def _load_prompts(store: Queryable, project: str, traces: dict[str, TraceData]) 
             _set_objective(t, stated)
         else:
             wanted[t.trace_id] = t
-    for trace_id, by_span in _requests(store, project, list(wanted.values())).items():
-        t = wanted[trace_id]
+    fetched = _requests(store, project, [t for t in wanted.values() if t.trace_id not in known])
+    for trace_id, t in wanted.items():
+        by_span = known.get(trace_id) or fetched.get(trace_id)
+        if not by_span:
+            continue
         planner = [p for p in _first(t.plans) if p.span_id in by_span]
         prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
         _set_objective(t, _uncontested(prompt))
@@ -482,7 +491,8 @@ def _set_objective(t: TraceData, objective: str) -> None:
 
 def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:
     """What the LLM calls of some traces were asked (``observed.user_request``), by trace and
-    span id, in start order; one ``otel_traces`` query, none for no traces."""
+    span id, in start order (every trace of ``wanted`` has an entry, empty when none of its
+    calls carries a request); one ``otel_traces`` query, none for no traces."""
     if not wanted:
         return {}
     c = fetch_columns(
@@ -495,12 +505,12 @@ def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[s
             "ids": ",".join(sorted(t.trace_id for t in wanted)),
         },
     )
-    prompts: dict[str, dict[str, str]] = {}
+    prompts: dict[str, dict[str, str]] = {t.trace_id: {} for t in wanted}
     for trace_id, span_id, messages in zip(
         c.get("trace_id", ()), c.get("span_id", ()), c.get("messages", ()), strict=True
     ):
         if text := user_request(dict(messages)):
-            prompts.setdefault(trace_id, {})[span_id] = text  # rows come by start: first wins
+            prompts[trace_id][span_id] = text  # rows come by start: first wins
     return prompts
 
 

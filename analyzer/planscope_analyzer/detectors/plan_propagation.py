@@ -164,6 +164,11 @@ def is_number(value: str) -> bool:
     return _NUMBER.fullmatch(value) is not None
 
 
+def _traceable(value: str) -> bool:
+    """Specific enough to trace through the run: a number, or at least ``MIN_VALUE_CHARS``."""
+    return len(value) >= MIN_VALUE_CHARS or is_number(value)
+
+
 def text_values(text: str) -> set[str]:
     """The values a text names (identifiers, numbers, dates), in their normalised forms.
 
@@ -176,14 +181,17 @@ def text_values(text: str) -> set[str]:
 def plan_values(trace: TraceData) -> set[str]:
     """Every value the planner wrote into a plan of the run (string and number leaves of the
     plan JSON, normalised); empty when the plan JSON was not loaded."""
-    out: set[str] = set()
+    return {f for decoded in _decoded_plans(trace) for v in _scalars(decoded) for f in forms(v)}
+
+
+def _decoded_plans(trace: TraceData) -> Iterator[Any]:
+    """The run's plans as decoded JSON, in load order; plans whose JSON is invalid are skipped
+    (``data_quality`` reports them)."""
     for p in trace.plans:
         try:
-            decoded = json.loads(p.json) if p.json else None
+            yield json.loads(p.json) if p.json else None
         except ValueError:
             continue
-        out.update(f for v in _scalars(decoded) for f in forms(v))
-    return out
 
 
 def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, list[str]]]:
@@ -208,11 +216,7 @@ def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | 
     of ``values``; None when none or several."""
     step_ids = {s.step_id for s in trace.plan_steps}
     refs: set[str] = set()
-    for p in trace.plans:
-        try:
-            decoded = json.loads(p.json) if p.json else None
-        except ValueError:
-            continue
+    for decoded in _decoded_plans(trace):
         for own, leaves in _entries(decoded, step_ids):
             if own != step_id:
                 continue
@@ -246,12 +250,7 @@ def argument_values(arguments: str) -> dict[str, set[str]]:
         return {}
     out = {}
     for name, value in decoded.items():
-        found = {
-            f
-            for v in _scalars(value)
-            if len(v) >= MIN_VALUE_CHARS or is_number(v)
-            for f in forms(v)
-        }
+        found = {f for v in _scalars(value) if _traceable(v) for f in forms(v)}
         if found:
             out[str(name)] = found
     return out
@@ -282,10 +281,8 @@ def result_values(result: str) -> set[str]:
     try:
         decoded = json.loads(result) if result else None
     except ValueError:
-        return {v for v in text_values(result) if len(v) >= MIN_VALUE_CHARS or is_number(v)}
-    return {
-        f for v in _scalars(decoded) if len(v) >= MIN_VALUE_CHARS or is_number(v) for f in forms(v)
-    }
+        return {v for v in text_values(result) if _traceable(v)}
+    return {f for v in _scalars(decoded) if _traceable(v) for f in forms(v)}
 
 
 def named_argument(text: str, arguments: str, values: set[str]) -> bool:
@@ -524,7 +521,7 @@ class PlanPropagation:
                     for leaf in argument_leaves(c.arguments)
                     if forms(leaf) & written
                     for v in text_values(leaf) - said
-                    if len(v) >= MIN_VALUE_CHARS or is_number(v)
+                    if _traceable(v)
                 }
             )
             if entered:

@@ -108,8 +108,9 @@ class RunawayLoop:
         failed_attempts = sum(a.status == A.STATUS_ERROR for a in trace.attempts)
         failed_tools = sum(t.failed for t in trace.tools)
         skipped = any(a.status == A.STATUS_SKIPPED for a in trace.attempts)
+        stopped = _stopped_short(trace)
         if failed_attempts < 2 and failed_tools < MIN_REPEATS and not skipped:
-            return self._stalled(trace) if failed_attempts or _stopped_short(trace) else []
+            return self._stalled(trace, stopped) if failed_attempts or stopped else []
         budget = trace.budget_limit("max_attempts_per_step")
         findings: dict[str, Finding] = {}
         by_step: dict[str, list[Attempt]] = defaultdict(list)
@@ -122,18 +123,18 @@ class RunawayLoop:
                 findings[step_id] = f
         for f in self._tool_loops(trace):
             findings.setdefault(f.step_id or f"\x00{f.component}", f)
-        for f in self._stalled(trace):
+        for f in self._stalled(trace, stopped):
             findings.setdefault(f.step_id, f)
         return list(findings.values())
 
-    def _stalled(self, trace: TraceData) -> list[Finding]:
-        """Failed attempts whose last calls are a stalled poll (module docstring)."""
+    def _stalled(self, trace: TraceData, stopped: Attempt | None) -> list[Finding]:
+        """Failed attempts, and ``stopped`` (:func:`_stopped_short`), whose last calls are a
+        stalled poll (module docstring)."""
         # a tool call belongs to its step's attempt (the binding), else to its parent span
         calls: dict[tuple[str, int] | str, list[ToolCall]] = defaultdict(list)
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
             calls[(t.step_id, t.attempt) if t.step_id else t.parent_span_id].append(t)
         attempts = by_start(trace.attempts)
-        stopped = _stopped_short(trace)
         findings = []
         for i, a in enumerate(attempts):
             if (a.status != A.STATUS_ERROR and a is not stopped) or not a.step_id:
