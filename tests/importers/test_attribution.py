@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import re
 import time
@@ -173,11 +172,9 @@ def test_ranker_is_learned_and_names_speakers_of_the_log(tmp_path: Path) -> None
         a = attribute(_conv(doc), method=METHOD, model=model)
         assert (a.component, a.step, a.rule) == (doc["mistake_agent"], step, METHOD)
         assert a.confidence is not None and 0 < a.confidence <= 1 and a.evidence
-    # An untrained (all-zero) model gives every turn the same rate: the earlier a turn, the
-    # likelier it is the *first* mistake.
+    # An untrained (all-zero) model has no preference: ties go to the earliest candidate.
     flat = rank(_conv(_hedged("Yan")), Model({}))
-    assert [c.step for c, _ in flat] == sorted(c.step for c, _ in flat)
-    assert all(p > q for (_, p), (_, q) in itertools.pairwise(flat))
+    assert flat[0][0].step == 0 and len({round(p, 6) for _, p in flat}) == 1
 
 
 def test_two_stages_agent_by_total_probability_step_among_its_turns() -> None:

@@ -216,7 +216,7 @@ def train(logs: Sequence[Labelled], fitted_on: str = "") -> Model:
         fitted_on,
         agent.weights,
     )
-    return replace(agent, step_weights=step.weights, step_l2=step.l2, step_rate=step.rate)
+    return replace(agent, step_weights=step.weights, step_l2=step.l2)
 
 
 def _own_rows(g: Labelled) -> list[int]:

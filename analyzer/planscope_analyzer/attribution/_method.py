@@ -28,7 +28,7 @@ import numpy as np
 from ..importers._conversation import Conversation, Turn
 from ._baselines import BASELINES
 from ._features import FEATURES, Candidate, candidates
-from ._model import Model, first_event
+from ._model import Model, softmax
 
 METHOD = "ranker"
 """The name of the learned method (the other choices are the baselines' names)."""
@@ -134,8 +134,6 @@ def shipped() -> Shipped:
         float(doc.get("l2", 1.0)),
         {str(k): float(v) for k, v in (doc.get("step_weights") or {}).items()},
         float(doc.get("step_l2", 1.0)),
-        float(doc.get("rate", 0.0)),
-        float(doc.get("step_rate", 0.0)),
     )
     return Shipped(model, str(doc.get("default", METHOD)), frozenset(doc.get("fitted_logs") or ()))
 
@@ -146,13 +144,12 @@ def snippet(text: str, n: int = 160) -> str:
 
 
 def rank(conv: Conversation, model: Model) -> list[tuple[Candidate, float]]:
-    """Candidates with their probability of being the first mistake, most likely first (ties:
-    earliest step first)."""
+    """Candidates with their probabilities, most likely first (ties: earliest step first)."""
     cands = candidates(conv)
     if not cands:
         return []
     X = np.array([c.vector() for c in cands])
-    p = first_event(model.scores(X, FEATURES))
+    p = softmax(model.scores(X, FEATURES))
     order = sorted(range(len(cands)), key=lambda i: (-p[i], cands[i].step))
     return [(cands[i], float(p[i])) for i in order]
 
@@ -162,15 +159,15 @@ def decide(
 ) -> tuple[str, float, Candidate, float]:
     """The blamed agent and the decisive step, in two stages. Stage 1: the agent with the
     largest total probability over its candidates (P(agent) = sum of p(c) over its turns;
-    ties: whoever acted first). Stage 2: that agent's most probable first mistake under the
-    step weights, read over its own turns only (ties: the earliest step), returned with that
+    ties: whoever acted first). Stage 2: that agent's turn ranked first by the step weights
+    (a softmax over its own turns only; ties: the earliest step), returned with that
     within-agent probability."""
     total: dict[str, float] = {}
     for c, p in sorted(ranked, key=lambda cp: cp[0].step):
         total[c.agent] = total.get(c.agent, 0.0) + p
     agent = max(total, key=lambda a: total[a])  # dicts keep first-appearance order
     own = sorted((c for c, _ in ranked if c.agent == agent), key=lambda c: c.step)
-    p_own = first_event(model.step_scores(np.array([c.vector() for c in own]), FEATURES))
+    p_own = softmax(model.step_scores(np.array([c.vector() for c in own]), FEATURES))
     best = max(range(len(own)), key=lambda i: (p_own[i], -i))
     return agent, total[agent], own[best], float(p_own[best])
 

@@ -1,14 +1,11 @@
-"""A first-event (discrete-time proportional-hazards) ranker over a log's candidate (agent, step)
-pairs, read in history order.
+"""A conditional-logit ranker over a log's candidate (agent, step) pairs.
 
-Each candidate ``c`` of a log with ``m`` candidates has a rate ``λ_c = exp(w · x_c + b)`` per
-unit of the log's relative time and spans ``1/m`` of it, so its hazard (the chance that the
-decisive mistake happens here, given none before) is ``h_c = 1 - exp(-λ_c / m)``; the first
-mistake is candidate ``k`` with probability ``h_k · Π_{j<k} (1 - h_j)``. A labelled log says
-"no mistake before the label, the mistake at it" and nothing about later turns (censored).
-The weights minimise the weighted negative log-likelihood plus an L2 penalty towards a *prior*
-weight vector (by default zero; the base rate ``b`` is not penalised), by Newton's method
-(convex: the complementary log-log link; numpy is enough). The penalty is not a free choice:
+Each candidate ``c`` of a log gets a score ``w · x_c``; the probability that it is the decisive
+mistake is the softmax of the scores over the log's candidates (McFadden's conditional logit,
+i.e. a listwise ranker with one relevant item). The weights minimise the weighted negative
+log-likelihood of the labelled candidates plus an L2 penalty towards a *prior* weight vector
+(by default zero), by Newton's method (convex, one weight per feature: a few iterations; numpy
+is enough and scikit-learn has no conditional logit). The penalty is not a free choice:
 :func:`fit_cv` picks it from :data:`L2_GRID` by an inner cross-validation on the training logs
 only. With few logs the fit stays near the prior; with many the logs decide.
 
@@ -41,7 +38,7 @@ Matrix = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class Model:
-    """Feature weights and base rate of the ranker (and what it was fitted on, for the record)."""
+    """Feature weights of the ranker (and what it was fitted on, for the record)."""
 
     weights: dict[str, float]
     fitted_on: str = ""
@@ -49,92 +46,64 @@ class Model:
     step_weights: dict[str, float] = field(default_factory=dict)
     """Stage 2: the weights that rank the blamed agent's own turns (empty: ``weights``)."""
     step_l2: float = 1.0
-    rate: float = 0.0
-    """The log base rate ``b`` of stage 1 (``λ = exp(w·x + b)``)."""
-    step_rate: float = 0.0
 
     def step_scores(self, X: Matrix, features: Sequence[str]) -> Matrix:
-        """Log-rates of one agent's candidates under the stage-2 (step) weights."""
-        if not self.step_weights:
-            return self.scores(X, features)
-        return Model(self.step_weights, rate=self.step_rate).scores(X, features)
+        """Scores of one agent's candidates under the stage-2 (step) weights."""
+        return Model(self.step_weights or self.weights).scores(X, features)
 
     def scores(self, X: Matrix, features: Sequence[str]) -> Matrix:
-        """Log-rates ``w·x + b`` of candidates (rows of ``X``)."""
         w = np.array([self.weights.get(f, 0.0) for f in features])
-        out: Matrix = X @ w + self.rate
+        out: Matrix = X @ w
         return out
 
     def to_json(self) -> str:
         return json.dumps(
             {
                 "weights": self.weights,
-                "rate": self.rate,
                 "fitted_on": self.fitted_on,
                 "l2": self.l2,
                 "step_weights": self.step_weights,
-                "step_rate": self.step_rate,
                 "step_l2": self.step_l2,
             },
             indent=2,
         )
 
 
-def first_event(s: Matrix) -> Matrix:
-    """P(the first mistake is candidate ``k``) for one log's candidates in history order, from
-    their log-rates ``s``: each spans ``1/m`` of the log's relative time, its hazard is
-    ``h_k = 1 - exp(-exp(s_k) / m)``, and ``P(k) = h_k · Π_{j<k} (1 - h_j)``, normalised over
-    the log (every log scored failed).
-
-    >>> [round(float(v), 3) for v in first_event(np.zeros(2))]  # equal rates: earlier first
-    [0.622, 0.378]
-    """
-    mu = np.exp(np.clip(s, -_CLIP, _CLIP)) / len(s)
-    before = np.concatenate([[0.0], np.cumsum(mu)[:-1]])
-    p = -np.expm1(-mu) * np.exp(-before)
-    out: Matrix = p / p.sum()
+def softmax(s: Matrix) -> Matrix:
+    e = np.exp(s - s.max())
+    out: Matrix = e / e.sum()
     return out
-
-
-_CLIP = 50.0
-"""Log-rates are clipped to ±50 (a hazard of 1 or of e^-50): beyond, float64 saturates."""
 
 
 @dataclass(frozen=True)
 class _Stacked:
-    """All logs' candidates *at risk* (up to and including the labelled one; the later ones are
-    censored: nobody said whether they are mistakes too) in one matrix, with a column of ones
-    for the base rate, the log-exposure offset ``-log m`` and the event indicator."""
+    """All logs' candidates in one matrix; ``starts[i]`` is where log ``i`` begins."""
 
-    Z: Matrix
-    off: Matrix
-    event: NDArray[np.bool_]
+    X: Matrix
+    starts: NDArray[np.intp]
     seg: NDArray[np.intp]
+    y: NDArray[np.intp]  # row of each log's labelled candidate in X
     sw: Matrix
 
     @classmethod
     def of(cls, X: Sequence[Matrix], y: Sequence[int], sw: Sequence[float]) -> _Stacked:
-        at_risk = [k + 1 for k in y]
-        pairs = list(zip(X, at_risk, strict=True))
+        sizes = np.array([len(x) for x in X], dtype=np.intp)
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.intp)
         return cls(
-            np.vstack([np.hstack([x[:r], np.ones((r, 1))]) for x, r in pairs]),
-            np.concatenate([np.full(r, -np.log(len(x))) for x, r in pairs]),
-            np.concatenate([np.arange(r) == r - 1 for r in at_risk]),
-            np.repeat(np.arange(len(X)), at_risk),
+            np.vstack(X),
+            starts,
+            np.repeat(np.arange(len(X)), sizes),
+            starts + np.asarray(y, dtype=np.intp),
             np.asarray(sw, dtype=float),
         )
 
-    def terms(self, theta: Matrix) -> tuple[Matrix, Matrix, Matrix]:
-        """Per-log log-likelihood ``log h_y + Σ_{j<y} log(1 - h_j)``, and each row's first and
-        second derivative by its linear predictor (concave: the cloglog link)."""
-        mu = np.exp(np.clip(self.Z @ theta + self.off, -_CLIP, _CLIP))
-        hit = -np.expm1(-mu)  # h = 1 - exp(-mu)
-        a = mu * np.exp(-mu) / hit  # d log h / ds
-        ll = np.where(self.event, np.log(hit), -mu)
-        d1 = np.where(self.event, a, -mu)
-        d2 = np.where(self.event, a * (1.0 - mu / hit), -mu)
-        per_log: Matrix = np.bincount(self.seg, ll, minlength=len(self.sw)).astype(float)
-        return per_log, d1, d2
+    def loglik(self, w: Matrix) -> tuple[Matrix, Matrix]:
+        """Per-log log-probability of the labelled candidate, and every candidate's p."""
+        s = self.X @ w
+        top = np.maximum.reduceat(s, self.starts)
+        e = np.exp(s - top[self.seg])
+        z = np.add.reduceat(e, self.starts)
+        return s[self.y] - top - np.log(z), e / z[self.seg]
 
 
 def fit(
@@ -146,13 +115,12 @@ def fit(
     l2: float = 1.0,
     prior: Mapping[str, float] | None = None,
 ) -> Model:
-    """Fit the weights and base rate on logs ``X[i]`` (candidates by features, in history order)
-    whose first mistake is candidate ``y[i]``, with ridge penalty ``l2`` towards ``prior``
-    (missing features: 0) on the weights; the base rate is not penalised."""
+    """Fit the weights on logs ``X[i]`` (candidates by features) whose true candidate is
+    ``y[i]``, with ridge penalty ``l2`` towards ``prior`` (missing features: 0)."""
     sw = [1.0] * len(X) if sample_weight is None else list(sample_weight)
-    theta = _newton(_Stacked.of(X, y, sw), _prior(features, prior), l2)
-    weights = {f: round(float(v), 6) for f, v in zip(features, theta[:-1], strict=True)}
-    return Model(weights, fitted_on, l2, rate=round(float(theta[-1]), 6))
+    data = _Stacked.of(X, y, sw)
+    w = _newton(data, _prior(features, prior), l2)
+    return Model({f: round(float(v), 6) for f, v in zip(features, w, strict=True)}, fitted_on, l2)
 
 
 def _prior(features: Sequence[str], prior: Mapping[str, float] | None) -> Matrix:
@@ -160,31 +128,30 @@ def _prior(features: Sequence[str], prior: Mapping[str, float] | None) -> Matrix
 
 
 def _newton(data: _Stacked, w0: Matrix, l2: float) -> Matrix:
-    """The penalised maximum-likelihood ``(w, b)``, starting from the prior and ``b = 0``."""
-    theta0 = np.append(w0, 0.0)
-    pen = np.append(np.ones(len(w0)), 0.0)  # the base rate is not shrunk
-    theta = theta0.copy()
+    w = w0.copy()
+    d = len(w0)
 
     def loss(v: Matrix) -> float:
-        return 0.5 * l2 * float(pen @ (v - theta0) ** 2) - float(data.sw @ data.terms(v)[0])
+        return 0.5 * l2 * float((v - w0) @ (v - w0)) - float(data.sw @ data.loglik(v)[0])
 
-    current = loss(theta)
+    current = loss(w)
     for _ in range(ITERATIONS):
-        _, d1, d2 = data.terms(theta)
-        rw = data.sw[data.seg]
-        grad = l2 * pen * (theta - theta0) - data.Z.T @ (rw * d1)
-        hess = np.diag(l2 * pen + 1e-9) + (data.Z.T * (rw * -d2)) @ data.Z
+        _, p = data.loglik(w)
+        weight = p * data.sw[data.seg]
+        mean = np.add.reduceat(p[:, None] * data.X, data.starts)
+        grad = l2 * (w - w0) - data.sw @ (data.X[data.y] - mean)
+        hess = l2 * np.eye(d) + (data.X.T * weight) @ data.X - (mean.T * data.sw) @ mean
         step = np.linalg.solve(hess, grad)
         t = 1.0
-        while True:  # backtracking: Newton steps can overshoot where the hazard saturates
-            trial = loss(theta - t * step)
+        while True:  # backtracking: Newton steps can overshoot on flat softmax regions
+            trial = loss(w - t * step)
             if trial <= current or t < 1e-6:
                 break
             t /= 2
-        theta, current = theta - t * step, trial
+        w, current = w - t * step, trial
         if float(np.abs(t * step).max()) < 1e-8:
             break
-    return theta
+    return w
 
 
 def fit_cv(
@@ -215,7 +182,7 @@ def fit_cv(
                 l2,
             )
             probe = _Stacked.of([X[i] for i in test], [y[i] for i in test], [sw[i] for i in test])
-            total += float(probe.sw @ probe.terms(w)[0])
+            total += float(probe.sw @ probe.loglik(w)[0])
         if total > best:
             best, choice = total, l2
     return fit(X, y, features, sw, fitted_on, choice, prior)
