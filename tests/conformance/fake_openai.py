@@ -3,7 +3,11 @@
 Every answer is a pure function of the request, so the real clients (``openai``, LangChain,
 pydantic-ai, the Agents SDK) see the same conversation on every run:
 
-* a conversation whose first message names the *planner* gets the plan: a JSON list of steps;
+* a conversation whose first message names the *planner* gets the plan: a JSON list of steps,
+  or, when the request asks for structured output (OpenAI's ``response_format`` JSON schema, or a
+  forced ``tool_choice``: a typed output such as pydantic-ai's ``output_type`` or LangChain's
+  ``with_structured_output``), the plan in the shape the schema asks for (an object holds it
+  under its first array property), as text or as a call of the forced tool;
 * an executor conversation (any other) gets a call of the tool its last user message names;
 * after a tool result that reports an error, the same tool is called again with the same
   arguments, until :data:`MAX_TOOL_ATTEMPTS` failed results are in the conversation: then the
@@ -204,15 +208,57 @@ def _call(name: str, arguments: str, turn: int) -> dict[str, Any]:
     }
 
 
+def _shaped(schema: Any) -> Any:
+    """The plan in the shape a JSON schema asks for: the list itself, or an object holding it
+    under the schema's first array property.
+
+    >>> _shaped({"type": "object", "properties": {"why": {"type": "string"},
+    ...     "steps": {"type": "array"}}})["steps"][0]["id"]
+    'lookup'
+    """
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(properties, dict):
+        return PLAN
+    key = next((k for k, v in properties.items() if dict(v).get("type") == "array"), None)
+    return PLAN if key is None else {key: PLAN}
+
+
+def _forced_tool(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The function a request forces the model to call (``tool_choice`` ``required`` with one
+    tool offered, or naming a function), with its schema; else None."""
+    choice, tools = body.get("tool_choice"), body.get("tools") or []
+    functions = [dict(t.get("function") or {}) for t in tools if isinstance(t, dict)]
+    if isinstance(choice, dict):
+        name = dict(choice.get("function") or {}).get("name")
+        return next((f for f in functions if f.get("name") == name), None)
+    return functions[0] if choice == "required" and len(functions) == 1 else None
+
+
+def _planner_turn(body: dict[str, Any]) -> dict[str, Any]:
+    """The planner's answer: the plan, shaped as the request asks (see the module docstring)."""
+    forced = _forced_tool(body)
+    if forced is not None:
+        plan = json.dumps(_shaped(forced.get("parameters")))
+        return _call(str(forced.get("name")), plan, len(body.get("messages") or []))
+    response_format = body.get("response_format")
+    if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+        schema = dict(response_format.get("json_schema") or {}).get("schema")
+        return {"role": "assistant", "content": json.dumps(_shaped(schema))}
+    return {"role": "assistant", "content": json.dumps(PLAN)}
+
+
+def _planner(body: dict[str, Any]) -> bool:
+    """Whether a request is the planner's: its first message names the planner."""
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    return bool(messages) and "planner" in _text(messages[0].get("content")).lower()
+
+
 def answer(body: dict[str, Any]) -> dict[str, Any]:
     """The chat-completion response for one request body."""
+    if _planner(body):
+        return completion(body, _planner_turn(body))
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    first = _text(messages[0].get("content")) if messages else ""
-    if "planner" in first.lower():
-        message: dict[str, Any] = {"role": "assistant", "content": json.dumps(PLAN)}
-    else:
-        message = _executor_turn(messages, _tool_names(body))
-    return completion(body, message)
+    return completion(body, _executor_turn(messages, _tool_names(body)))
 
 
 def completion(body: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
@@ -301,7 +347,10 @@ def create_app(log: list[Served] | None = None, respond: Answer = answer) -> Fas
                 time.time_ns(),
                 response["usage"]["prompt_tokens"],
                 response["usage"]["completion_tokens"],
-                len(response["choices"][0]["message"].get("tool_calls") or []),
+                # a planner's forced call is its structured answer, not a tool call
+                0
+                if _planner(body)
+                else len(response["choices"][0]["message"].get("tool_calls") or []),
             )
         )
         if not body.get("stream"):

@@ -6,6 +6,7 @@ SOURCES = (
     "openinference_langgraph",
     "openllmetry_openai",
     "pydantic_ai",
+    "pydantic_ai_typed",
     "openai_agents",
     "genai_semconv",
     "genai_grpc",

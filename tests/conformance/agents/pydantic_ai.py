@@ -1,7 +1,11 @@
 """pydantic-ai's native OTel GenAI spans (``Agent.instrument_all(InstrumentationSettings(...))``): a
 planner agent, then an executor agent run per step. The failing tool asks for a retry with
 ``ModelRetry`` (pydantic-ai's way), allowed up to five times. The two agents' runs sit under
-one application span, as a pydantic-ai user groups them without logfire."""
+one application span, as a pydantic-ai user groups them without logfire.
+
+:func:`run_typed` is the same agent with a typed planner (``output_type=Plan``, pydantic-ai's
+way to a structured answer): the model answers through the ``final_result`` output tool, so the
+plan is in no answer text, only in the planner run's ``final_result``."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Status, StatusCode
+from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.openai import OpenAIChatModel
@@ -28,9 +33,20 @@ from ._common import (
 )
 
 
-async def _flow(provider: TracerProvider, base_url: str, scenario: str) -> None:
+class Step(BaseModel):
+    id: str
+    description: str
+    tool: str
+
+
+class Plan(BaseModel):
+    steps: list[Step]
+
+
+async def _flow(provider: TracerProvider, base_url: str, scenario: str, typed: bool) -> None:
     model = OpenAIChatModel(MODEL, provider=OpenAIProvider(base_url=base_url, api_key="test"))
-    planner = Agent(model, name="planner", instructions=PLANNER_PROMPT)
+    output_type: type[Plan] | type[str] = Plan if typed else str
+    planner = Agent(model, name="planner", instructions=PLANNER_PROMPT, output_type=output_type)
     executor = Agent(model, name="executor", instructions=EXECUTOR_PROMPT)
     refund = make_issue_refund(scenario)
 
@@ -48,7 +64,12 @@ async def _flow(provider: TracerProvider, base_url: str, scenario: str) -> None:
             raise ModelRetry(str(exc)) from exc
 
     with provider.get_tracer("refund-app").start_as_current_span("refund-agent") as root:
-        plan = parse_plan((await planner.run(OBJECTIVE)).output)
+        output = (await planner.run(OBJECTIVE)).output
+        plan = (
+            [s.model_dump() for s in output.steps]
+            if isinstance(output, Plan)
+            else parse_plan(str(output))
+        )
         failed = []
         for step in plan:
             answer = (await executor.run(step_prompt(step))).output
@@ -58,8 +79,14 @@ async def _flow(provider: TracerProvider, base_url: str, scenario: str) -> None:
             root.set_status(Status(StatusCode.ERROR, f"steps failed: {', '.join(failed)}"))
 
 
-def run(provider: TracerProvider, base_url: str, scenarios: list[str], mark: Any) -> None:
+def run(
+    provider: TracerProvider, base_url: str, scenarios: list[str], mark: Any, typed: bool = False
+) -> None:
     Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))
     for scenario in scenarios:
         with mark(scenario):
-            asyncio.run(_flow(provider, base_url, scenario))
+            asyncio.run(_flow(provider, base_url, scenario, typed))
+
+
+def run_typed(provider: TracerProvider, base_url: str, scenarios: list[str], mark: Any) -> None:
+    run(provider, base_url, scenarios, mark, typed=True)
