@@ -12,5 +12,6 @@ SOURCES = (
     "genai_grpc",
     "openllmetry_langgraph",
     "openinference_smolagents",
+    "openinference_plan_execute",
 )
 """Every source, in the order the suite runs them."""
