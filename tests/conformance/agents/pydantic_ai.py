@@ -5,7 +5,9 @@ one application span, as a pydantic-ai user groups them without logfire.
 
 :func:`run_typed` is the same agent with a typed planner (``output_type=Plan``, pydantic-ai's
 way to a structured answer): the model answers through the ``final_result`` output tool, so the
-plan is in no answer text, only in the planner run's ``final_result``."""
+plan is in no answer text, only in the planner run's ``final_result``. It also opts in to the
+newest data format (version 6: tool results in ``role='tool'`` messages) and to the standard
+``gen_ai.usage.*`` names on agent-run spans (their usage is a sum of their calls')."""
 
 from __future__ import annotations
 
@@ -82,7 +84,14 @@ async def _flow(provider: TracerProvider, base_url: str, scenario: str, typed: b
 def run(
     provider: TracerProvider, base_url: str, scenarios: list[str], mark: Any, typed: bool = False
 ) -> None:
-    Agent.instrument_all(InstrumentationSettings(tracer_provider=provider))
+    settings = (
+        InstrumentationSettings(
+            tracer_provider=provider, version=6, use_aggregated_usage_attribute_names=False
+        )
+        if typed
+        else InstrumentationSettings(tracer_provider=provider)
+    )
+    Agent.instrument_all(settings)
     for scenario in scenarios:
         with mark(scenario):
             asyncio.run(_flow(provider, base_url, scenario, typed))
