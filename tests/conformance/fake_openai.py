@@ -8,7 +8,9 @@ pydantic-ai, the Agents SDK) see the same conversation on every run:
   forced ``tool_choice``: a typed output such as pydantic-ai's ``output_type`` or LangChain's
   ``with_structured_output``), the plan in the shape the schema asks for (an object holds it
   under its first array property), as text or as a call of the forced tool;
-* an executor conversation (any other) gets a call of the tool its last user message names;
+* an executor conversation (any other) gets a call of the tool its latest user message that
+  names one names (a framework's own later turn, such as smolagents' "Now proceed and carry out
+  this plan." after its planning step, names none);
 * after a tool result that reports an error, the same tool is called again with the same
   arguments, until :data:`MAX_TOOL_ATTEMPTS` failed results are in the conversation: then the
   model gives up in plain text (the runaway loop the analyzers must find);
@@ -161,37 +163,55 @@ def _executor_turn(messages: list[dict[str, Any]], tools: list[str]) -> dict[str
 
 def _executor_answer(messages: list[dict[str, Any]], tools: list[str]) -> dict[str, Any]:
     """The answer to an executor conversation in OpenAI's form: a tool call or plain text."""
-    last = messages[-1] if messages else {}
-    if last.get("role") == "tool":
-        result = _text(last.get("content"))
-        calls = {
-            c.get("id"): c
-            for m in messages
-            if m.get("role") == "assistant"
-            for c in m.get("tool_calls") or []
-        }
-        call = calls.get(last.get("tool_call_id"), {})
-        name = str(call.get("function", {}).get("name", ""))
-        if not FAILURE.search(result):
-            return {"role": "assistant", "content": f"done: {result}"}
-        failed = sum(
-            1
-            for m in messages
-            if m.get("role") == "tool"
-            and FAILURE.search(_text(m.get("content")))
-            and calls.get(m.get("tool_call_id"), {}).get("function", {}).get("name") == name
-        )
-        if failed >= MAX_TOOL_ATTEMPTS:
-            return {"role": "assistant", "content": f"giving up: {name} failed {failed} times"}
-        return _call(name, str(call.get("function", {}).get("arguments", "{}")), len(messages))
-    prompt = next(
-        (_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
-    )
+    calls = {
+        c.get("id"): c
+        for m in messages
+        if m.get("role") == "assistant"
+        for c in m.get("tool_calls") or []
+    }
+
+    def called(result: dict[str, Any]) -> dict[str, Any]:
+        return dict(calls.get(result.get("tool_call_id"), {}).get("function") or {})
+
+    results = [m for m in messages if m.get("role") == "tool"]
+    if results and messages[-1] is results[-1]:
+        return _after(results[-1], called(results[-1]), messages, called)
     offered = [t for t in tools if t != FINAL_ANSWER]
-    name = next((t for t in offered if t and t in prompt), offered[0] if offered else "")
+    # the latest user message that names a tool: the step, also when a framework's own turn
+    # came after it ("Now proceed and carry out this plan.")
+    asked = [_text(m.get("content")) for m in reversed(messages) if m.get("role") == "user"]
+    named = (t for prompt in asked for t in offered if t and t in prompt)
+    name = next(named, offered[0] if offered else "")
     if not name:
         return {"role": "assistant", "content": "nothing to do"}
+    # after such a turn, the tool's latest result still decides
+    mine = [m for m in results if called(m).get("name") == name]
+    if mine:
+        return _after(mine[-1], called(mine[-1]), messages, called)
     return _call(name, ARGUMENTS, len(messages))
+
+
+def _after(
+    result: dict[str, Any],
+    function: dict[str, Any],
+    messages: list[dict[str, Any]],
+    called: Callable[[dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """The answer after a tool's result: done, the same call again, or giving up."""
+    text = _text(result.get("content"))
+    if not FAILURE.search(text):
+        return {"role": "assistant", "content": f"done: {text}"}
+    name = str(function.get("name", ""))
+    failed = sum(
+        1
+        for m in messages
+        if m.get("role") == "tool"
+        and FAILURE.search(_text(m.get("content")))
+        and called(m).get("name") == name
+    )
+    if failed >= MAX_TOOL_ATTEMPTS:
+        return {"role": "assistant", "content": f"giving up: {name} failed {failed} times"}
+    return _call(name, str(function.get("arguments", "{}")), len(messages))
 
 
 def _call(name: str, arguments: str, turn: int) -> dict[str, Any]:

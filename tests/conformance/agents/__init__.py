@@ -12,6 +12,7 @@ SOURCES = (
     "genai_grpc",
     "openllmetry_langgraph",
     "openinference_smolagents",
+    "openinference_smolagents_planning",
     "openinference_plan_execute",
 )
 """Every source, in the order the suite runs them."""

@@ -3,7 +3,11 @@ smolagents model (``OpenAIServerModel.generate``), then a ``ToolCallingAgent`` r
 (smolagents' ReAct loop: a CHAIN span per step of the loop, the model's calls, the tools and
 the ``final_answer`` tool that ends the run). A failing tool's error goes back to the model as
 an observation; the agent's run is capped at ``MAX_TOOL_ATTEMPTS + 3`` loop steps. The runs sit
-under one application span, as a smolagents user groups them."""
+under one application span, as a smolagents user groups them.
+
+:func:`run_planning` is the same agent with smolagents' own planning turned on
+(``planning_interval=1``): before each step of its loop the executor asks the model for a
+free-text plan (a plain LLM call, no tools), which is no plan planscope reads."""
 
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ class OrderTool(Tool):  # type: ignore[misc]
         return str(self._fn(order_id))
 
 
-def _flow(provider: TracerProvider, base_url: str, scenario: str) -> None:
+def _flow(provider: TracerProvider, base_url: str, scenario: str, planning: int | None) -> None:
     model = OpenAIServerModel(MODEL, api_base=base_url, api_key="test")
     tools = [
         OrderTool("lookup_order", "Look up an order by its id.", lookup_order),
@@ -60,6 +64,7 @@ def _flow(provider: TracerProvider, base_url: str, scenario: str) -> None:
                 name="executor",
                 instructions=EXECUTOR_PROMPT,
                 max_steps=MAX_TOOL_ATTEMPTS + 3,
+                planning_interval=planning,
                 verbosity_level=-1,  # LogLevel.OFF: no console output
             )
             answer = str(executor.run(step_prompt(step)))
@@ -69,8 +74,18 @@ def _flow(provider: TracerProvider, base_url: str, scenario: str) -> None:
             root.set_status(Status(StatusCode.ERROR, f"steps failed: {', '.join(failed)}"))
 
 
-def run(provider: TracerProvider, base_url: str, scenarios: list[str], mark: Any) -> None:
+def run(
+    provider: TracerProvider,
+    base_url: str,
+    scenarios: list[str],
+    mark: Any,
+    planning: int | None = None,
+) -> None:
     SmolagentsInstrumentor().instrument(tracer_provider=provider)
     for scenario in scenarios:
         with mark(scenario):
-            _flow(provider, base_url, scenario)
+            _flow(provider, base_url, scenario, planning)
+
+
+def run_planning(provider: TracerProvider, base_url: str, scenarios: list[str], mark: Any) -> None:
+    run(provider, base_url, scenarios, mark, planning=1)
