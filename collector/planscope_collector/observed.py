@@ -10,9 +10,11 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **grouping run**: a trace without a run whose root span is unclassified and has an inferred
   step (an agent invocation) directly under it: that root is the run (an application span that
   groups several agent runs, e.g. a planner agent and an executor agent);
-* **containers**: an observed plan span that is the parent of another observed plan span is a
-  container showing the same plan (a graph's final state over its planner node's output, a node
-  over its LLM call): the innermost plan counts, the container does not;
+* **containers**: an observed plan span that encloses another observed plan span (its parent,
+  or an ancestor through any spans) is a container showing the same plan (a graph's final state
+  over its planner node's output, a node over its LLM call, also through a chain between them
+  such as LangChain's ``with_structured_output`` sequence): the innermost plan counts, the
+  container does not;
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
@@ -192,9 +194,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
     run_span = _grouping_run(nodes, children)
 
     plan_spans = {s.plan_span_id for s in plan_steps}
-    containers = frozenset(
-        p for p in plan_spans if any(c.span_id in plan_spans for c in children.get(p, ()))
-    )
+    containers = frozenset(a for p in plan_spans for a in _ancestors(nodes, p) if a in plan_spans)
     plans: dict[str, list[ObservedStep]] = {}
     for step in sorted(plan_steps, key=lambda s: s.position):
         if step.plan_span_id not in containers:
@@ -426,6 +426,16 @@ def _workflow_plan(
             {s: tuple(d for d in steps if d in depends[s]) for s in steps if s in depends},
         )
     return None
+
+
+def _ancestors(nodes: Mapping[str, SpanNode], span_id: str) -> list[str]:
+    """The span ids above a span, nearest first (a broken chain or a cycle ends the walk)."""
+    out: list[str] = []
+    current = nodes[span_id].parent_span_id if span_id in nodes else ""
+    while current in nodes and len(out) < _MAX_DEPTH and current != span_id:
+        out.append(current)
+        current = nodes[current].parent_span_id
+    return out
 
 
 def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]) -> str | None:

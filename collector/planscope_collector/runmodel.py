@@ -84,14 +84,19 @@ STEP_FAILED: Final = (
 )
 """Aggregate over one step's rows of ``planscope_step_attempts``: 1 when the step failed."""
 
-_OBSERVED: Final = (
-    "if(countIf(Inferred = 0) > 0, 0, toInt64(countIf(Inferred = 1)) - "
-    "toInt64(arrayCount(x -> has(groupArrayIf(ParentSpanId, Inferred = 1), x), "
-    "groupUniqArrayIf(SpanId, Inferred = 1))))"
-)
-"""Aggregate over one trace's plan rows: its observed plans that count. None when the trace
-declares a plan (declared plans win); else not those that are the parent of another observed
-plan (a container showing its child's plan: ``planscope_collector.observed``)."""
+
+def _observed(binding: Mapping[str, Any]) -> str:
+    """Aggregate over one trace's plan rows: its observed plans that count. None when the trace
+    declares a plan (declared plans win); else not those that are the parent of another observed
+    plan, nor the containers a binding found higher up (a container showing an enclosed plan:
+    ``planscope_collector.observed``)."""
+    higher = " OR has({containers:Array(String)}, x)" if "containers" in binding else ""
+    return (
+        "if(countIf(Inferred = 0) > 0, 0, toInt64(countIf(Inferred = 1)) - "
+        f"toInt64(arrayCount(x -> has(groupArrayIf(ParentSpanId, Inferred = 1), x){higher}, "
+        "groupUniqArrayIf(SpanId, Inferred = 1))))"
+    )
+
 
 WORKFLOW_SQL: Final = (
     f"(SpanAttributes['{A.GEN_AI_OPERATION_NAME}'] = '{A.OP_INVOKE_WORKFLOW}' "
@@ -284,6 +289,7 @@ def run_metrics_sql(
     binding = binding or {}
     attempts = step_attempts_sql(where, binding)
     runs = runs_sql(run_filter, binding)
+    observed = _observed(binding)
     return f"""
 SELECT TraceId,
        max(bRunId) AS RunId, max(bAgent) AS Agent, max(bOutcome) AS Outcome,
@@ -331,10 +337,10 @@ FROM (
     GROUP BY TraceId
     UNION ALL
     SELECT TraceId, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
-           '', '', '', '', toUInt8(0), '', {_OBSERVED},
-           0, 0, 0, '', 0, toInt64(uniqExactIf(SpanId, Inferred = 0)) + {_OBSERVED},
-           toInt64(uniqExactIf(SpanId, Inferred = 0)) + {_OBSERVED}
-               - toInt64(uniqExactIf(PlanId, Inferred = 0)) - toInt64({_OBSERVED} > 0),
+           '', '', '', '', toUInt8(0), '', {observed},
+           0, 0, 0, '', 0, toInt64(uniqExactIf(SpanId, Inferred = 0)) + {observed},
+           toInt64(uniqExactIf(SpanId, Inferred = 0)) + {observed}
+               - toInt64(uniqExactIf(PlanId, Inferred = 0)) - toInt64({observed} > 0),
            0, 0, 0, 0, 0, 0, 0, 0
     FROM planscope_plans
     WHERE {where}
@@ -384,6 +390,7 @@ def binding_parameters(
         "grouping": [],
         "workflow_plans": [],
         "given_up": [],
+        "containers": [],
     }
     for trace_id, (spans, b) in traces.items():
         nodes = {s.span_id: s for s in spans}
@@ -403,6 +410,7 @@ def binding_parameters(
             if failed:
                 out["failed_spans"].append(span_id)
         out["wrappers"].extend(b.wrappers)
+        out["containers"].extend(b.containers)
         if b.failed_for_good is not None:
             out["given_up"].append((trace_id, b.given_up_reason))
         if b.run_span_id is not None and b.run_span_id in nodes:

@@ -147,6 +147,29 @@ def test_a_plan_span_over_another_plan_span_is_a_container() -> None:
     )
 
 
+def test_a_plan_span_over_another_through_unclassified_spans_is_a_container() -> None:
+    """A planner node whose LLM call sits under a chain (LangChain's ``with_structured_output``
+    sequence, under OpenInference: the tutorial's plan-and-execute) shows the LLM's plan; a
+    replanner's LLM call beside it is a second plan, not contained."""
+    spans = [
+        node("graph", "", "other", 0),
+        node("planner", "graph", "step", 1, step_name="planner"),
+        node("chain", "planner", "other", 2),
+        node("plan", "chain", "llm", 3),
+        node("replan", "graph", "llm", 9),
+    ]
+    steps = [
+        *(
+            ObservedStep(p, s.step_id, s.tool, s.position)
+            for p in ("planner", "plan")
+            for s in PLAN
+        ),
+        ObservedStep("replan", "refund", "issue_refund", 0),
+    ]
+    b = bind(spans, steps)
+    assert (b.containers, b.planners) == (frozenset({"planner"}), frozenset({"planner"}))
+
+
 def test_a_replan_binds_later_attempts_to_the_newer_plan() -> None:
     replan = [ObservedStep("plan2", "retry-refund", "issue_refund", 0)]
     spans = [

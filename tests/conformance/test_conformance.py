@@ -150,6 +150,9 @@ def test_plan_observed_from_the_planner(ran: Ran, scenario: str) -> None:
     assert trace["plans"], "no plan"
     steps = [s.get("id") or s.get("step_id") for s in trace["plans"][0].get("steps", [])]
     assert steps == [s["id"] for s in PLAN]
+    # the agent planned once: spans that show the planner's answer again (its node, a chain
+    # around its LLM call, the graph's state) are no second plan, no replan
+    assert (len(trace["plans"]), trace["metrics"]["replans"]) == (1, 0)
     kinds = Counter(s["planscope_kind"] for s in trace["spans"])
     assert kinds[A.KIND_STEP] >= len(PLAN)
 
