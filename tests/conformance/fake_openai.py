@@ -175,7 +175,7 @@ def _executor_answer(messages: list[dict[str, Any]], tools: list[str]) -> dict[s
 
     results = [m for m in messages if m.get("role") == "tool"]
     if results and messages[-1] is results[-1]:
-        return _after(results[-1], called(results[-1]), messages, called)
+        return _after(results[-1], messages, called)
     offered = [t for t in tools if t != FINAL_ANSWER]
     # the latest user message that names a tool: the step, also when a framework's own turn
     # came after it ("Now proceed and carry out this plan.")
@@ -187,20 +187,21 @@ def _executor_answer(messages: list[dict[str, Any]], tools: list[str]) -> dict[s
     # after such a turn, the tool's latest result still decides
     mine = [m for m in results if called(m).get("name") == name]
     if mine:
-        return _after(mine[-1], called(mine[-1]), messages, called)
+        return _after(mine[-1], messages, called)
     return _call(name, ARGUMENTS, len(messages))
 
 
 def _after(
     result: dict[str, Any],
-    function: dict[str, Any],
     messages: list[dict[str, Any]],
     called: Callable[[dict[str, Any]], dict[str, Any]],
 ) -> dict[str, Any]:
-    """The answer after a tool's result: done, the same call again, or giving up."""
+    """The answer after a tool's result (``called`` gives the function a result answers): done,
+    the same call again, or giving up."""
     text = _text(result.get("content"))
     if not FAILURE.search(text):
         return {"role": "assistant", "content": f"done: {text}"}
+    function = called(result)
     name = str(function.get("name", ""))
     failed = sum(
         1

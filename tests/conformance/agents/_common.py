@@ -26,6 +26,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic import BaseModel
 
 OBJECTIVE = "Refund order 42"
 PLANNER_PROMPT = "You are the planner. Reply with a JSON list of steps: id, description, tool."
@@ -86,6 +87,20 @@ TOOL_SCHEMAS: list[dict[str, Any]] = [
 
 def step_prompt(step: dict[str, str]) -> str:
     return f"Step {step['id']}: {step['description']}"
+
+
+class Step(BaseModel):
+    """A plan step, for agents whose planner answers a typed plan."""
+
+    id: str
+    description: str
+    tool: str
+
+
+class Plan(BaseModel):
+    """A typed plan (a framework's structured output): its steps."""
+
+    steps: list[Step]
 
 
 def parse_plan(text: str) -> list[dict[str, str]]:

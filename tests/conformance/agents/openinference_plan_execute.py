@@ -17,27 +17,17 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import ToolNode, create_react_agent
 from openinference.instrumentation.langchain import LangChainInstrumentor
 from opentelemetry.sdk.trace import TracerProvider
-from pydantic import BaseModel
 
 from ..fake_openai import MODEL
 from ._common import (
     EXECUTOR_PROMPT,
     OBJECTIVE,
     PLANNER_PROMPT,
+    Plan,
     lookup_order,
     make_issue_refund,
     step_prompt,
 )
-
-
-class Step(BaseModel):
-    id: str
-    description: str
-    tool: str
-
-
-class Plan(BaseModel):
-    steps: list[Step]
 
 
 class State(TypedDict, total=False):

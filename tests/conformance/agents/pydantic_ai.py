@@ -16,7 +16,6 @@ from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Status, StatusCode
-from pydantic import BaseModel
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.openai import OpenAIChatModel
@@ -27,22 +26,13 @@ from ._common import (
     EXECUTOR_PROMPT,
     OBJECTIVE,
     PLANNER_PROMPT,
+    Plan,
     ToolFailure,
     lookup_order,
     make_issue_refund,
     parse_plan,
     step_prompt,
 )
-
-
-class Step(BaseModel):
-    id: str
-    description: str
-    tool: str
-
-
-class Plan(BaseModel):
-    steps: list[Step]
 
 
 async def _flow(provider: TracerProvider, base_url: str, scenario: str, typed: bool) -> None:
