@@ -157,3 +157,23 @@ def test_plan_values_are_traced_on_the_agents_sdk(store: Store) -> None:
     region = by_run[ids[picked[0].run]]
     assert region.detail["lineage"] == ["pull_current"] and region.detail["values"] == ["0"]
     assert by_run[ids[picked[1].run]].detail["check"] == "auditor"
+
+
+@pytest.mark.integration
+def test_a_check_after_success_is_traced_on_langgraph(store: Store) -> None:
+    """Real LangGraph runs (OpenLLMetry spans, the scripted model): every plan step succeeds,
+    then the app's own health check, a tool outside any step, fails. A restart in another
+    region than the one the check (and the objective) names is blamed at that step; an error
+    rate the diagnosis judged against the runbook's threshold and the check finds unchanged,
+    at the diagnosis; an incident the watch saw closed and then re-opened stays healthy."""
+    wanted = ("wrong_region", "wrong_threshold", "external_refire", "healthy")
+    picked, ids = _store_runs(store, "oncall", wanted)
+    findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
+    for lab in picked:
+        got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
+        want = [] if lab.kind == "healthy" else [(lab.kind, lab.step)]
+        assert got == want, (lab.run, lab.scenario, got)
+    by_run = {f.trace_id: f.detail for f in findings}
+    region, threshold = by_run[ids[picked[0].run]], by_run[ids[picked[1].run]]
+    assert (region["pattern"], region["tie"]) == ("check_contradicted_input", "region")
+    assert threshold["pattern"] == "check_measurement_judged"

@@ -51,13 +51,28 @@ Failures that arrive from outside after the agent finished are not the plan's fa
 plan step's last attempt succeeded and the failure was observed after the last of them ended by
 work that belongs to no plan step — a tool call outside any plan step (a status poll that
 learns the airline cancelled) or a separate agent run no plan step names (a watch after the
-release) — nothing is reported, with one exception, **a check's verdict on the plan's value**:
-the failed agent run outside the plan failed on its own verdict (none of its tool calls failed:
-the world did not say it — an auditor's guardrail that trips), and what it was given (what its
-LLM calls were asked, its tool arguments) names a value the planner handed to a step that the
-objective does not state (the baseline month of the figure it audits); blamed at the first step
-whose arguments carried it. A check whose own tool failed (a page the retention bot removed)
-heard it from the world.
+release) — nothing is reported, unless the check's own evidence (the inputs it was called with,
+what its failure says) ties the failure to a value the planner introduced, **a check's
+verdict on the plan's value**:
+
+* a contradicted input: the failing check (a tool call outside any step) was called with an
+  argument ``k = v`` that the objective states, and a plan step's tool got a different value
+  for the same argument name, written by the planner and not stated by the objective (a health
+  check of the page's region after a restart in the runbook's) → that step;
+* the plan's own measurement, still wrong: the failure names a value, none of the check's
+  inputs, that a plan step's tool returned and a later step received together with a value
+  the planner wrote and the objective does not state (an error rate judged against a wrong
+  threshold, still there) → that receiving step;
+* a tool-less check: the failed agent run outside the plan failed on its own verdict (it made
+  no tool call: the world did not say it — an auditor's guardrail that trips), and what it was
+  given (what its LLM calls were asked) names a value the planner handed to a step that the
+  objective does not state (the baseline month of the figure it audits) → the first step whose
+  arguments carried it.
+
+A check that had succeeded with the same inputs after the last step and then failed saw the
+world change (an incident it saw closed, re-opened), and a failure that names only the
+check's inputs (the booking it polls), the objective's values or values no step saw is the
+world's.
 
 The objective is the run's; a run that declares none takes the objective its first plan states
 (the plan JSON's ``objective``), else its planner's prompt (the loader); a prompt also carries
@@ -306,6 +321,18 @@ def named_argument(text: str, arguments: str, values: set[str]) -> bool:
     )
 
 
+def _entered(call: ToolCall, written: set[str], said: set[str]) -> set[str]:
+    """The values of a call's arguments that the planner wrote (a whole argument leaf of the
+    plan JSON) and the objective does not state."""
+    return {
+        v
+        for leaf in argument_leaves(call.arguments)
+        if forms(leaf) & written
+        for v in text_values(leaf) - said
+        if _traceable(v)
+    }
+
+
 def _listed(values: Iterable[str]) -> str:
     return ", ".join(repr(v) for v in sorted(values)[:3])
 
@@ -335,7 +362,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 8
+    version = 9
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
@@ -352,7 +379,11 @@ class PlanPropagation:
             if self._external_after_success(trace):
                 # every step succeeded, then work outside the plan failed: the world's doing
                 # (nothing to report) unless it was a check's verdict on a value of the plan
-                f = None if self._explained(trace) else self._checked_after_success(trace)
+                f = (
+                    None
+                    if self._explained(trace)
+                    else self._check_ties_plan_value(trace) or self._checked_after_success(trace)
+                )
             else:
                 f = (
                     None
@@ -514,16 +545,7 @@ class PlanPropagation:
         while found is not None and found[1] not in {s for _, s in chain}:
             chain.append(found)
             calls = [c for c, s in on_behalf if s == found[1] and c.arguments]
-            entered = sorted(
-                {
-                    v
-                    for c in calls
-                    for leaf in argument_leaves(c.arguments)
-                    if forms(leaf) & written
-                    for v in text_values(leaf) - said
-                    if _traceable(v)
-                }
-            )
+            entered = sorted({v for c in calls for v in _entered(c, written, said)})
             if entered:
                 break
             inputs = {v for c in calls for v in text_values(c.arguments)} - said
@@ -558,6 +580,112 @@ class PlanPropagation:
                 "entered": entered,
                 "lineage": [s for _, s in chain],
                 "failing_step": failing.step_id,
+            },
+        )
+
+    def _check_ties_plan_value(self, trace: TraceData) -> Finding | None:
+        """Every plan step succeeded, then a tool call outside the plan (a check) failed; its
+        own evidence ties the failure to a value the planner introduced (module docstring, "a
+        check's verdict"): a contradicted input — the check was called with ``k = v`` that the
+        objective states and a plan step with another planner value ``w`` for the same
+        argument ``k`` —, else the plan's own measurement — the failure names a value, none of
+        the check's inputs, that a plan step's tool returned and a later step received along
+        with a planner value the objective does not state. A check that had succeeded with
+        the same inputs after the last step saw the world change: neither applies."""
+        run = trace.run
+        planned = {s.step_id for s in trace.plan_steps}
+        in_plan = [a for a in trace.attempts if a.step_id in planned]
+        if run is None or not in_plan:
+            return None
+        finished = max(a.end_ns for a in in_plan)
+        steps = {a.span_id for a in in_plan}
+        outside = [
+            t
+            for t in sorted(trace.tools, key=lambda t: t.start_ns)
+            if t.step_id not in planned and t.parent_span_id not in steps and t.start_ns >= finished
+        ]
+        check = next((t for t in outside if t.failed), None)
+        same = check.args_key or check.arguments if check else ""
+        if check is None or any(
+            not t.failed and (t.tool, t.args_key or t.arguments) == (check.tool, same)
+            for t in outside
+            if t.start_ns < check.start_ns
+        ):
+            return None
+        said = text_values(run.objective)
+        written = plan_values(trace)
+        on_behalf = [(c, step) for c, step in self._on_behalf(trace) if c.end_ns <= check.start_ns]
+        checked = argument_values(check.arguments)
+        for call, step_id in on_behalf:
+            for name, used in argument_values(call.arguments).items():
+                stated = checked.get(name, set()) & said
+                entered = (used & written) - said
+                if stated and entered and not used & checked[name]:
+                    return self._check_finding(
+                        trace, check, call, step_id, entered, "contradicted_input", name
+                    )
+        parent = next((a for a in trace.attempts if a.span_id == check.parent_span_id), None)
+        text = (parent.message if parent else "") or check.result or run.outcome_reason
+        inputs = {v for leaf in argument_leaves(check.arguments) for v in text_values(leaf)}
+        named = {v for v in text_values(text) if _traceable(v)} - inputs - said
+        for producer, made_by in on_behalf:
+            measured = named & result_values(producer.result) if not producer.failed else set()
+            if not measured:
+                continue
+            for call, step_id in on_behalf:
+                if call.start_ns < producer.end_ns or step_id == made_by:
+                    continue
+                if not text_values(call.arguments) & measured:
+                    continue
+                entered = _entered(call, written, said)
+                if entered:
+                    return self._check_finding(
+                        trace, check, call, step_id, entered, "measurement_judged", measured
+                    )
+        return None
+
+    def _check_finding(
+        self,
+        trace: TraceData,
+        check: ToolCall,
+        call: ToolCall,
+        step_id: str,
+        entered: set[str],
+        pattern: str,
+        tie: str | set[str],
+    ) -> Finding:
+        run = trace.run
+        assert run is not None
+        how = (
+            f"it checked the {tie!r} the objective states, while step '{step_id}' was handed "
+            f"{_listed(entered)} for it"
+            if isinstance(tie, str)
+            else f"it names {_listed(tie)}, which the plan had measured and step '{step_id}' "
+            f"judged with {_listed(entered)}"
+        )
+        return make_finding(
+            self,
+            trace,
+            severity="high",
+            component=PLANNER,
+            step_id=step_id,
+            evidence=[
+                run.span_id,
+                check.span_id,
+                call.span_id,
+                *[a.span_id for a in trace.attempts if a.step_id == step_id],
+            ],
+            explanation=(
+                f"Every plan step succeeded, then the check '{check.tool}' failed "
+                f"({_tail(run.outcome_reason or check.result)}); {how}, a value the planner wrote "
+                f"and the objective does not state (an argument of tool '{call.tool}')."
+            ),
+            detail={
+                "pattern": "check_" + pattern,
+                "values": sorted(entered),
+                "tie": tie if isinstance(tie, str) else sorted(tie),
+                "check": check.tool,
+                "entered_at_tool_call": call.span_id,
             },
         )
 
