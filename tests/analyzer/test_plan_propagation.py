@@ -345,3 +345,16 @@ def test_a_check_that_names_only_its_own_inputs_is_not_the_planners() -> None:
         "Pay invoice INV-7", '{"invoice": "INV-7"}', "error: INV-7 reversed by the bank"
     )
     assert PlanPropagation().detect(trace) == []
+
+
+def test_a_planner_value_that_also_gave_another_output_did_not_make_the_zero() -> None:
+    # the same query with the planner's region returned 12 for another month: the zero is the
+    # world's figure for this month, not the region's doing
+    trace = _report_run("Report figures of region EU for 2026-10")
+    fetch = next(c for c in trace.tools if c.step_id == "fetch")
+    other = fetch._replace(
+        span_id="t-fetch-2", start_ns=fetch.start_ns + 1, result='{"state": "DONE", "value": 12}',
+        arguments='{"region": "EU-West", "month": "2025-10"}',
+    )  # fmt: skip
+    trace.tools.append(other)
+    assert PlanPropagation().detect(trace) == []

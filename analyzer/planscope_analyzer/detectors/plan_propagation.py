@@ -24,7 +24,9 @@ The patterns, all blamed on the planner:
   arguments that carried a still earlier step's result), the first step whose arguments
   carried a value the planner wrote and the objective does not state is where the wrong value
   entered (the query's region). Nothing is reported when every step of the lineage got only
-  what the objective states (the world returned the zero). Tool results are read, like the
+  what the objective states (the world returned the zero), nor when each planner value that
+  step got also went into a call of the same tool that returned something else (a metric that
+  gave a figure for the other month did not make the zero). Tool results are read, like the
   arguments, only for failed runs.
 * **wrong plan, faithful execution**: the run's outcome is ``failure`` although every step of
   the final plan version has a successful attempt and no step's last attempt failed. The
@@ -541,15 +543,26 @@ class PlanPropagation:
         written = plan_values(trace)
         chain: list[Carried] = []
         entered: list[str] = []
-        found = producer(named, failing.start_ns, failing.step_id)
+        wanted = named
+        found = producer(wanted, failing.start_ns, failing.step_id)
         while found is not None and found[1] not in {s for _, s in chain}:
             chain.append(found)
             calls = [c for c, s in on_behalf if s == found[1] and c.arguments]
-            entered = sorted({v for c in calls for v in _entered(c, written, said)})
-            if entered:
+            suspects = {v for c in calls for v in _entered(c, written, said)}
+            # a value that also went into a call of the same tool that returned something else
+            # did not make this output (a metric that gave a figure for another month)
+            held = result_values(found[0].result) & wanted
+            cleared = {
+                v
+                for c, _ in done
+                if c.tool == found[0].tool and not result_values(c.result) & held
+                for v in text_values(c.arguments)
+            }
+            entered = sorted(suspects - cleared)
+            if suspects:
                 break
-            inputs = {v for c in calls for v in text_values(c.arguments)} - said
-            found = producer(inputs, min(c.start_ns for c in calls or [found[0]]), found[1])
+            wanted = {v for c in calls for v in text_values(c.arguments)} - said
+            found = producer(wanted, min(c.start_ns for c in calls or [found[0]]), found[1])
         if not entered:
             return None
         (first, first_step), blamed = chain[0], chain[-1][1]
