@@ -629,16 +629,21 @@ class PlanPropagation:
         written = plan_values(trace)
         on_behalf = [(c, step) for c, step in self._on_behalf(trace) if c.end_ns <= check.start_ns]
         checked = argument_values(check.arguments)
+        parent = next((a for a in trace.attempts if a.span_id == check.parent_span_id), None)
+        text = (parent.message if parent else "") or check.result or run.outcome_reason
         for call, step_id in on_behalf:
             for name, used in argument_values(call.arguments).items():
                 stated = checked.get(name, set()) & said
                 entered = (used & written) - said
                 if stated and entered and not used & checked[name]:
                     return self._check_finding(
-                        trace, check, call, step_id, entered, "contradicted_input", name
+                        trace,
+                        (check.span_id, check.tool, text),
+                        (call, step_id),
+                        entered,
+                        f"it was called with the {name!r} the objective states; the plan used",
+                        {"pattern": "check_contradicted_input", "tie": name},
                     )
-        parent = next((a for a in trace.attempts if a.span_id == check.parent_span_id), None)
-        text = (parent.message if parent else "") or check.result or run.outcome_reason
         inputs = {v for leaf in argument_leaves(check.arguments) for v in text_values(leaf)}
         named = {v for v in text_values(text) if _traceable(v)} - inputs - said
         for producer, made_by in on_behalf:
@@ -653,29 +658,31 @@ class PlanPropagation:
                 entered = _entered(call, written, said)
                 if entered:
                     return self._check_finding(
-                        trace, check, call, step_id, entered, "measurement_judged", measured
+                        trace,
+                        (check.span_id, check.tool, text),
+                        (call, step_id),
+                        entered,
+                        f"it names {_listed(measured)}, which step '{made_by}' had measured and "
+                        "which was judged with",
+                        {"pattern": "check_measurement_judged", "tie": sorted(measured)},
                     )
         return None
 
     def _check_finding(
         self,
         trace: TraceData,
-        check: ToolCall,
-        call: ToolCall,
-        step_id: str,
-        entered: set[str],
-        pattern: str,
-        tie: str | set[str],
+        check: tuple[str, str, str],
+        entered_at: tuple[ToolCall, str],
+        values: set[str],
+        how: str,
+        detail: dict[str, Any],
     ) -> Finding:
+        """A check after success whose verdict is blamed on the plan: ``check`` is (span id,
+        name, what its failure said), ``entered_at`` the (tool call, step) that first carried
+        ``values``, ``how`` the sentence tying the check to them."""
         run = trace.run
         assert run is not None
-        how = (
-            f"it checked the {tie!r} the objective states, while step '{step_id}' was handed "
-            f"{_listed(entered)} for it"
-            if isinstance(tie, str)
-            else f"it names {_listed(tie)}, which the plan had measured and step '{step_id}' "
-            f"judged with {_listed(entered)}"
-        )
+        (check_span, name, failure), (call, step_id) = check, entered_at
         return make_finding(
             self,
             trace,
@@ -684,21 +691,20 @@ class PlanPropagation:
             step_id=step_id,
             evidence=[
                 run.span_id,
-                check.span_id,
+                check_span,
                 call.span_id,
                 *[a.span_id for a in trace.attempts if a.step_id == step_id],
             ],
             explanation=(
-                f"Every plan step succeeded, then the check '{check.tool}' failed "
-                f"({_tail(run.outcome_reason or check.result)}); {how}, a value the planner wrote "
-                f"and the objective does not state (an argument of tool '{call.tool}')."
+                f"Every plan step succeeded, then the check '{name}' failed ({_tail(failure)}); "
+                f"{how} {_listed(values)}, a value of the plan that the objective does not "
+                f"state; it entered at step '{step_id}' (an argument of tool '{call.tool}')."
             ),
             detail={
-                "pattern": "check_" + pattern,
-                "values": sorted(entered),
-                "tie": tie if isinstance(tie, str) else sorted(tie),
-                "check": check.tool,
+                "values": sorted(values),
+                "check": name,
                 "entered_at_tool_call": call.span_id,
+                **detail,
             },
         )
 
@@ -732,30 +738,13 @@ class PlanPropagation:
             if found is None:
                 continue
             call, step_id, values = found
-            return make_finding(
-                self,
+            return self._check_finding(
                 trace,
-                severity="high",
-                component=PLANNER,
-                step_id=step_id,
-                evidence=[
-                    run.span_id,
-                    check.span_id,
-                    call.span_id,
-                    *[a.span_id for a in trace.attempts if a.step_id == step_id],
-                ],
-                explanation=(
-                    f"Every plan step succeeded, then the check '{check.step_id}' failed "
-                    f"({_tail(check.message)}); what it was given names {_listed(values)}, a "
-                    f"value of the plan that the objective does not state and that first "
-                    f"entered the run at step '{step_id}' (an argument of tool '{call.tool}')."
-                ),
-                detail={
-                    "pattern": "check_after_success",
-                    "values": sorted(values),
-                    "check": check.step_id,
-                    "entered_at_tool_call": call.span_id,
-                },
+                (check.span_id, check.step_id, check.message),
+                (call, step_id),
+                values,
+                "it made no tool call, and what it was given names",
+                {"pattern": "check_after_success"},
             )
         return None
 
