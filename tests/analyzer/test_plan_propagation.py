@@ -3,6 +3,8 @@ no ``requires``/``produces``, so the blame follows the wrong value through tool 
 
 from __future__ import annotations
 
+import json
+
 from planscope_analyzer import TraceData
 from planscope_analyzer._model import Attempt, Plan, PlanStep, Run, ToolCall
 from planscope_analyzer.detectors.plan_propagation import PlanPropagation
@@ -358,3 +360,16 @@ def test_a_planner_value_that_also_gave_another_output_did_not_make_the_zero() -
     )  # fmt: skip
     trace.tools.append(other)
     assert PlanPropagation().detect(trace) == []
+
+
+def test_arguments_recorded_as_a_python_literal_keep_their_names() -> None:
+    # an instrumentation that records a call's inputs as a repr inside its own envelope
+    trace = _check_after_success(
+        "Pay invoice INV-7 in USD", '{"currency": "USD"}', "error: USD account still unpaid"
+    )
+    trace.tools = [
+        c._replace(arguments=json.dumps({"input_str": repr(json.loads(c.arguments)), "tags": []}))
+        for c in trace.tools
+    ]
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["tie"]) == ("fetch", "currency")

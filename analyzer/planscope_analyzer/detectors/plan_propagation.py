@@ -91,6 +91,8 @@ finding explains the failure and plan-propagation is not reported. Runs without 
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import itertools
 import json
 import re
@@ -132,14 +134,36 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]")
 
 
+_MAX_LITERAL = 20_000
+"""Longest text read as a Python literal (a repr of a call's inputs is short)."""
+
+
+def _decode(text: str) -> Any:
+    """A JSON text, else a Python literal of a dict or list (how some instrumentations record a
+    call's inputs: ``"{'host': 'web-04'}"``); ValueError when it is neither.
+
+    >>> _decode("{'host': 'web-04', 'n': 2}")
+    {'host': 'web-04', 'n': 2}
+    """
+    try:
+        return json.loads(text)
+    except ValueError:
+        if text[:1] in ("{", "[") and len(text) <= _MAX_LITERAL:
+            try:
+                return ast.literal_eval(text)
+            except (SyntaxError, MemoryError, RecursionError, TypeError, ValueError):
+                pass
+        raise
+
+
 def _scalars(value: Any) -> Iterator[str]:
     """Every string and number leaf of a decoded JSON value (numbers as their text); a string
     that is itself a JSON object or array (a tool message's content inside a framework's
-    message envelope) is decoded too."""
+    message envelope) or a Python literal of one is decoded too."""
     if isinstance(value, str):
         if value[:1] in ("{", "["):
             try:
-                yield from _scalars(json.loads(value))
+                yield from _scalars(_decode(value))
                 return
             except ValueError:
                 pass
@@ -151,9 +175,26 @@ def _scalars(value: Any) -> Iterator[str]:
     elif isinstance(value, dict):
         for v in value.values():
             yield from _scalars(v)
-    elif isinstance(value, list):
+    elif isinstance(value, list | tuple):
         for v in value:
             yield from _scalars(v)
+
+
+def _named(value: Any, name: str) -> Iterator[tuple[str, Any]]:
+    """(argument name, value) pairs of decoded arguments, each value under the innermost key
+    that holds it: an envelope around the arguments (``{"kwargs": {"po": ...}}``, a string
+    holding a dict) does not hide their names."""
+    if isinstance(value, str) and value[:1] == "{":
+        with contextlib.suppress(ValueError):
+            value = _decode(value)
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _named(v, str(k))
+    elif isinstance(value, list | tuple) and any(isinstance(v, dict) for v in value):
+        for v in value:
+            yield from _named(v, name)
+    else:
+        yield name, value
 
 
 def forms(value: str) -> set[str]:
@@ -253,23 +294,26 @@ def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | 
 
 
 def argument_values(arguments: str) -> dict[str, set[str]]:
-    """The values of a tool call's captured JSON arguments, by top-level argument name: strings
-    of at least ``MIN_VALUE_CHARS`` and numbers, in their normalised forms (:func:`forms`).
+    """The values of a tool call's captured arguments (JSON, or a Python literal), by argument
+    name (the innermost key holding them): strings of at least ``MIN_VALUE_CHARS`` and
+    numbers, in their normalised forms (:func:`forms`).
 
     >>> argument_values('{"city": "Lyon", "dates": ["2026-05-04"], "n": 3, "ok": true}')
     {'city': {'Lyon'}, 'dates': {'2026-05-04'}, 'n': {'3'}}
+    >>> argument_values('{"args": [], "kwargs": {"po": "PO-1f2e3"}}')
+    {'po': {'PO-1f2e3'}}
     """
     try:
-        decoded = json.loads(arguments) if arguments else None
+        decoded = _decode(arguments) if arguments else None
     except ValueError:
         return {}
     if not isinstance(decoded, dict):
         return {}
-    out = {}
-    for name, value in decoded.items():
+    out: dict[str, set[str]] = {}
+    for name, value in _named(decoded, ""):
         found = {f for v in _scalars(value) if _traceable(v) for f in forms(v)}
         if found:
-            out[str(name)] = found
+            out.setdefault(name, set()).update(found)
     return out
 
 
@@ -280,7 +324,7 @@ def argument_leaves(arguments: str) -> list[str]:
     ['EU-West', '2026-10', '3']
     """
     try:
-        return list(_scalars(json.loads(arguments))) if arguments else []
+        return list(_scalars(_decode(arguments))) if arguments else []
     except ValueError:
         return []
 
@@ -296,7 +340,7 @@ def result_values(result: str) -> set[str]:
     ['INC-7']
     """
     try:
-        decoded = json.loads(result) if result else None
+        decoded = _decode(result) if result else None
     except ValueError:
         return {v for v in text_values(result) if _traceable(v)}
     return {f for v in _scalars(decoded) if _traceable(v) for f in forms(v)}
