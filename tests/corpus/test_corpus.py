@@ -120,13 +120,9 @@ def _store_runs(
     return picked, ids
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize("agent", sorted(FRAMEWORK_PLANS))
-def test_framework_runs_load_as_runs_with_steps(store: Store, agent: str) -> None:
-    """The framework agents' spans (the Agents SDK under OpenInference, LangGraph under
-    OpenLLMetry), mapped at read time, are runs whose attempts are the labelled plan steps (no
-    detector runs here on the oncall agent: its runs are sealed-5 only)."""
-    picked, ids = _store_runs(store, agent, ("healthy", "loop_step_varying", "wrong_region"))
+def _assert_runs_with_steps(
+    store: Store, agent: str, picked: list[Label], ids: dict[str, str]
+) -> None:
     traces = load_traces(store, "default", list(ids.values()))
     plan = FRAMEWORK_PLANS[agent]
     for lab in picked:
@@ -136,6 +132,15 @@ def test_framework_runs_load_as_runs_with_steps(store: Store, agent: str) -> Non
         # the planner's output is read as the plan; executor runs are attempts of its steps
         assert {s.step_id for s in t.plan_steps} == plan, (lab.run, t.plan_steps)
         assert steps & plan, (lab.run, steps)
+
+
+@pytest.mark.integration
+def test_framework_runs_load_as_runs_with_steps(store: Store) -> None:
+    """The Agents SDK's spans under OpenInference, mapped at read time, are runs whose attempts
+    are the labelled plan steps (the LangGraph agent's, in the next test: OpenLLMetry's
+    LangChain instrumentor traces only the first agent instrumented in a process)."""
+    picked, ids = _store_runs(store, "analyst", ("healthy", "loop_step_varying", "wrong_region"))
+    _assert_runs_with_steps(store, "analyst", picked, ids)
 
 
 @pytest.mark.integration
@@ -157,3 +162,27 @@ def test_plan_values_are_traced_on_the_agents_sdk(store: Store) -> None:
     region = by_run[ids[picked[0].run]]
     assert region.detail["lineage"] == ["pull_current"] and region.detail["values"] == ["0"]
     assert by_run[ids[picked[1].run]].detail["check"] == "auditor"
+
+
+@pytest.mark.integration
+def test_a_check_after_success_is_traced_on_langgraph(store: Store) -> None:
+    """Real LangGraph runs (OpenLLMetry spans, the scripted model): every plan step succeeds,
+    then the app's own health check, a tool outside any step, fails. A restart in another
+    region than the one the check (and the objective) names is blamed at that step; an error
+    rate the diagnosis judged against the runbook's threshold and the check finds unchanged,
+    at the diagnosis; an incident the watch saw closed and then re-opened stays healthy. The
+    runs are runs whose attempts are the labelled plan steps (the LangGraph node visits of a
+    step bound as its attempts). The only oncall play of the process: OpenLLMetry's
+    instrumentor keeps its first tracer after ``uninstrument``."""
+    wanted = ("wrong_region", "wrong_threshold", "external_refire", "healthy", "loop_step_varying")
+    picked, ids = _store_runs(store, "oncall", wanted)
+    _assert_runs_with_steps(store, "oncall", picked, ids)
+    findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
+    for lab in picked:
+        got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
+        want = [] if lab.kind == "healthy" else [(lab.kind, lab.step)]
+        assert got == want, (lab.run, lab.scenario, got)
+    by_run = {f.trace_id: f.detail for f in findings}
+    region, threshold = by_run[ids[picked[0].run]], by_run[ids[picked[1].run]]
+    assert (region["pattern"], region["tie"]) == ("check_contradicted_input", "region")
+    assert threshold["pattern"] == "check_measurement_judged"
