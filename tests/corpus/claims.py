@@ -130,7 +130,13 @@ def _plan(brief: str) -> str:
 
 
 def planner_model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    """The scripted planner: a markdown plan from the brief in the user prompt."""
+    r"""The scripted planner: a markdown plan from the brief in the user prompt.
+
+    >>> brief = "Claim file: " + json.dumps(CLAIM | {"claim": "CLM-1"})
+    >>> plan = _plan(brief + '\nIntake notes: {"deductible": 250}')
+    >>> [(s["slug"], s["args"].get("deductible")) for s in _steps(plan)][3:5]
+    [('order_inspection', None), ('compute_payout', 250)]
+    """
     return ModelResponse(parts=[TextPart(_plan(_user_prompt(messages)))])
 
 
