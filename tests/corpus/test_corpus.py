@@ -12,10 +12,11 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 from planscope_analyzer import Analyzer, load_traces
 from planscope_collector.storage import Store
 
-from tests.corpus import Label, all_labels, play, read_labels
+from tests.corpus import Label, all_labels, claims, play, read_labels, scenarios
 from tests.storage._spans import otlp_to_rows, spans_ipc
 
 MAIN_KINDS = ("runaway_loop", "context_starved", "plan_propagation")
@@ -42,7 +43,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
     labels = read_labels()
     assert [lab.to_dict() for lab in labels] == [lab.to_dict() for lab in all_labels()]
     assert len(labels) >= 150
-    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3", "sealed4", "sealed5")
+    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6")
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
     for split in splits:  # no run is in two splits
@@ -186,3 +187,37 @@ def test_a_check_after_success_is_traced_on_langgraph(store: Store) -> None:
     region, threshold = by_run[ids[picked[0].run]], by_run[ids[picked[1].run]]
     assert (region["pattern"], region["tie"]) == ("check_contradicted_input", "region")
     assert threshold["pattern"] == "check_measurement_judged"
+
+
+def test_claims_agent_plays_a_sealed6_scenario() -> None:
+    """The pydantic-ai claims agent (sealed-6 only) plays a labelled scenario: its spans are
+    inspected in memory only (no store, no mapping, no detector on sealed-6 runs)."""
+    labels = [lab for lab in read_labels() if lab.agent == "claims"]
+    assert [lab.to_dict() for lab in labels] == [
+        lab.to_dict() for lab in scenarios("claims", "sealed6")
+    ]
+    lab = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace_id = claims.play([lab], provider)[lab.run]
+    spans = [
+        s
+        for s in exporter.get_finished_spans()
+        if s.context and format(s.context.trace_id, "032x") == trace_id
+    ]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("adjudicate CLM-")
+    assert root.attributes and root.attributes["claim.outcome"] == "failed"
+    tool = {
+        "check_coverage": "coverage_check",
+        "order_inspection": "schedule_inspection",
+        "issue_payment": "make_payment",
+    }[lab.step]
+    calls = [s for s in spans if s.name == f"execute_tool {tool}"]
+    # one call per injected error, every one failed, the model varying its arguments
+    assert len(calls) == len(lab.params["errors"]) >= 4
+    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
+    arguments = {(s.attributes or {}).get("gen_ai.tool.call.arguments") for s in calls}
+    assert len(arguments) == len(calls)
+    assert sum(s.name == "invoke_agent claims_planner" for s in spans) == 1
