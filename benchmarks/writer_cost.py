@@ -20,6 +20,7 @@ on it one at a time, each timed with ``time.process_time`` (chDB's threads inclu
 With ``--fixed`` the same for a segment of one request of one span (the fixed cost per insert).
 
     .venv/bin/python benchmarks/writer_cost.py --workload planscope [--bodies 17] [--repeat 5]
+    .venv/bin/python benchmarks/writer_cost.py --fixed --compare-with main --rounds 3
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import collector_ingest
-from _common import median, print_table
+from _common import REPO, median, print_table, write_json
 from protobuf_flatten import TRACES
 
 #: Column groups of the flatten, replaced by a constant of their type in the ``-X`` variants.
@@ -107,7 +108,17 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--fixed", action="store_true", help="one request of one span")
     parser.add_argument("--no-groups", action="store_true", help="skip the -X variants")
+    parser.add_argument("--json", help="also write the medians (seconds per segment) here")
+    parser.add_argument(
+        "--compare-with",
+        metavar="REV",
+        help="run this script with git revision REV's packages and with this tree's, "
+        "alternating, --rounds times, and print the ratios of the writer's total",
+    )
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.compare_with:
+        return compare(args)
     collector_ingest.WORKLOAD = args.workload
 
     from planscope_collector._writer import flatten_records, insert
@@ -151,7 +162,8 @@ def main() -> int:
             stages["block"] = time.process_time() - t0
             t0 = time.process_time()
             with open(stream_path, "wb") as f:  # as Store.insert_otlp_spans does for chDB
-                f.writelines(flat.scalar_streams[0])
+                stream = flat.scalar_streams[0]  # bytes before 2026-12-03, pieces since
+                f.writelines([stream] if isinstance(stream, bytes) else stream)
             stages["temp file"] = time.process_time() - t0
             queries = {
                 "decode": f"INSERT INTO null_source SELECT * FROM {source}",
@@ -182,6 +194,7 @@ def main() -> int:
             value = median(values)
             extra = f"{(full - value) / spans * 1e6:.2f}" if name.startswith("flatten -") else ""
             rows.append([name, value * 1000, value / spans * 1e6, extra])
+        write_json(args.json, {"spans": spans, "medians": {k: median(v) for k, v in cpu.items()}})
         print_table(
             f"Writer stages, {spans:,} spans per segment ({args.workload}), CPU of this process, "
             f"median of {args.repeat}",
@@ -191,6 +204,62 @@ def main() -> int:
         store.close()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+WRITER = ("read", "token", "block", "insert (writer)")
+"""The stages the writer runs per segment (``insert`` writes chDB's temp file itself)."""
+
+
+def compare(args: argparse.Namespace) -> int:
+    """This tree against ``args.compare_with``, one subprocess per side and round."""
+    import json
+    import os
+    import subprocess
+
+    other = collector_ingest.export_source(args.compare_with)
+    cmd = [sys.executable, __file__, "--workload", args.workload, "--bodies", str(args.bodies)]
+    cmd += ["--repeat", str(args.repeat), "--no-groups"] + (["--fixed"] if args.fixed else [])
+    sides: dict[str, Path | None] = {"this": None, args.compare_with: other}
+    totals: dict[str, list[float]] = {side: [] for side in sides}
+    flattens: dict[str, list[float]] = {side: [] for side in sides}
+    spans = 0
+    try:
+        for number in range(args.rounds):
+            for side in sides if number % 2 == 0 else reversed(list(sides)):
+                source = sides[side]
+                env = dict(os.environ)
+                if source is not None:  # PYTHONPATH wins over the editable install's finder
+                    env["PYTHONPATH"] = os.pathsep.join(
+                        str(source / p) for p in collector_ingest.PACKAGES
+                    )
+                out = Path(tempfile.mkstemp(suffix=".json")[1])
+                subprocess.run([*cmd, "--json", str(out)], env=env, cwd=REPO, check=True,
+                               stdout=subprocess.DEVNULL)  # fmt: skip
+                result = json.loads(out.read_text())
+                out.unlink()
+                spans = result["spans"]
+                totals[side].append(sum(result["medians"][k] for k in WRITER) / spans * 1e6)
+                flattens[side].append(result["medians"]["flatten"] / spans * 1e6)
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+    this, base = totals["this"], totals[args.compare_with]
+    rows = [
+        [side, ", ".join(f"{v:.2f}" for v in totals[side]), median(totals[side]),
+         median(flattens[side])]
+        for side in sides
+    ]  # fmt: skip
+    print_table(
+        f"Writer CPU per span ({args.workload}, {spans:,} spans per segment), "
+        f"each round the median of {args.repeat}",
+        ["side", "us/span per round", "median", "flatten us/span (median)"],
+        rows,
+    )
+    ratios = [a / b for a, b in zip(this, base, strict=True)]
+    print(
+        f"this / {args.compare_with}: ratio per round {[round(r, 3) for r in ratios]}, "
+        f"median {median(ratios):.3f}"
+    )
     return 0
 
 
