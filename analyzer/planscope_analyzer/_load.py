@@ -71,22 +71,10 @@ def _check_ids(ids: Sequence[str]) -> list[str]:
     return sorted({i for i in ids if is_trace_id(i)})
 
 
-ONE_THREAD = "\nSETTINGS max_threads = 1"
-"""Appended to every analyzer read: a batch's read is tens of thousands of rows, where
-ClickHouse's parallel pipelines (more threads, then merging their partial results) cost more
-CPU than they save (the queries of a 1M-span pass: ~6.3 instead of ~8.9 CPU s; docs/
-benchmarks-log.md, 2026-12-03). The pass overlaps its reads with the rules anyway."""
-
-
-def read_arrow(store: Queryable, sql: str, params: Mapping[str, Any]) -> Any:
-    """A SELECT's result as a ``pyarrow.Table``, run on one thread (:data:`ONE_THREAD`)."""
-    return store.query_arrow(sql + ONE_THREAD, params)
-
-
 def fetch_columns(store: Queryable, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
     """A SELECT's result as one Python list per column (empty dict when no rows); read as
     Arrow, so no per-row dict is ever built."""
-    table = read_arrow(store, sql, params)
+    table = store.query_arrow(sql, params)
     if table.num_rows == 0:
         return {}
     return {name: table.column(name).to_pylist() for name in table.column_names}
@@ -604,8 +592,7 @@ def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, Tra
     if not ambiguous and not partial:
         return
     wanted = [traces[i] for i in ambiguous | partial]
-    table = read_arrow(
-        store,
+    table = store.query_arrow(
         Q.LOAD_RAW,
         {
             "project": params["project"],
