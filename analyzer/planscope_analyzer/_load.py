@@ -604,41 +604,48 @@ def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, Tra
     )
     if table.num_rows == 0:
         return
-    ids = table.column("trace_id").to_pylist()
-    empty: dict[str, set[str]] = {}
-    for trace_id, span_id, is_empty in zip(
-        ids,
-        table.column("span_id").to_pylist(),
-        table.column("empty_context").to_pylist(),
-        strict=True,
-    ):
-        if is_empty and trace_id in ambiguous:
-            empty.setdefault(trace_id, set()).add(span_id)
-    for trace_id, spans in empty.items():
+    # Rows are picked in Arrow (masks over the whole result), so only the rows and columns each
+    # use needs become Python values (a scheduler attribute column is '' on every other span).
+    empty = _take(table, _flag(table, "empty_context", ambiguous), ("span_id",))
+    marked: dict[str, set[str]] = {}
+    for trace_id, span_id in zip(empty.get("trace_id", ()), empty.get("span_id", ()), strict=True):
+        marked.setdefault(trace_id, set()).add(span_id)
+    for trace_id, spans in marked.items():
         t = traces[trace_id]
         t.attempts = [
             a._replace(context_recorded=True) if a.span_id in spans else a for a in t.attempts
         ]
     if not partial:
         return
-    # Rows are selected in Arrow, so only the columns each row kind needs become Python values
-    # (a scheduler attribute column is '' on every other span).
-    scheduler = [
-        bool(is_scheduler) and trace_id in partial
-        for trace_id, is_scheduler in zip(ids, table.column("scheduler").to_pylist(), strict=True)
-    ]
+    scheduler = _flag(table, "scheduler", partial)
     _attach(traces, "scheduling", SchedulerSpan, _take(table, scheduler, SchedulerSpan._fields))
     still = {i for i in partial if typed_span_count(traces[i]) < traces[i].span_count}
     for trace_id in still:
         traces[trace_id].raw = []
-    skeleton = [trace_id in still for trace_id in ids]
+    skeleton = _in(table, still)
     _attach(traces, "raw", RawSpan, _take(table, skeleton, RawSpan._fields))
 
 
-def _take(table: Any, rows: Sequence[bool], fields: Sequence[str]) -> dict[str, list[Any]]:
-    """The ``rows`` (a mask) of an Arrow ``table`` as Python lists: the ``trace_id`` column and
-    ``fields`` (empty: no rows)."""
-    if not any(rows):
-        return {}
+def _in(table: Any, trace_ids: set[str]) -> Any:
+    """A mask (Arrow) of ``table``'s rows whose ``trace_id`` is one of ``trace_ids``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.is_in(table.column("trace_id"), value_set=pa.array(sorted(trace_ids), pa.string()))
+
+
+def _flag(table: Any, column: str, trace_ids: set[str]) -> Any:
+    """A mask (Arrow) of ``table``'s rows whose 0/1 ``column`` is 1 and whose ``trace_id`` is
+    one of ``trace_ids``."""
+    import pyarrow.compute as pc
+
+    return pc.and_(pc.not_equal(table.column(column), 0), _in(table, trace_ids))
+
+
+def _take(table: Any, rows: Any, fields: Sequence[str]) -> dict[str, list[Any]]:
+    """The ``rows`` (an Arrow mask) of an Arrow ``table`` as Python lists: the ``trace_id``
+    column and ``fields`` (empty: no rows)."""
     picked = table.filter(rows)
+    if picked.num_rows == 0:
+        return {}
     return {f: picked.column(f).to_pylist() for f in ("trace_id", *fields)}

@@ -40,6 +40,11 @@ TIME_FILTER = (
     "AND Start <= {until:DateTime64(9)}"
 )
 
+# The reads that aggregate (one row per trace, or per trace and parent span) run on one thread:
+# with more, each thread builds its own hash table of tens of thousands of string keys and the
+# tables are then merged, which costs more CPU than the threads save (a 1M-span window pass,
+# alternating: the LLM reads ~0.5 instead of ~1.2 CPU s, the window's trace index 0.27 instead of
+# 0.39). The plain reads gain nothing from it (docs/benchmarks-log.md, 2026-12-03).
 LOAD_INDEX = """
 SELECT TraceId AS trace_id,
        toUnixTimestamp64Nano(min(Start)) AS start_ns,
@@ -49,6 +54,7 @@ SELECT TraceId AS trace_id,
 FROM planscope_trace_index
 WHERE {filter}
 GROUP BY TraceId
+SETTINGS max_threads = 1
 """
 
 LOAD_RUNS = f"""
@@ -131,6 +137,7 @@ SELECT TraceId AS trace_id, ParentSpanId AS parent_span_id,
 FROM planscope_llm_costs
 WHERE {filter}
 GROUP BY TraceId, ParentSpanId
+SETTINGS max_threads = 1
 """
 
 # The raw spans a batch needs from otel_traces, in one scan: every span of the traces in
@@ -196,6 +203,7 @@ WHERE Project = {project:String} AND Start >= {since:DateTime64(9)} - INTERVAL 1
 GROUP BY TraceId
 HAVING min(Start) >= {since:DateTime64(9)} AND min(Start) < {until:DateTime64(9)}
 ORDER BY TraceId
+SETTINGS max_threads = 1
 """
 
 PROJECTS = "SELECT DISTINCT Project AS project FROM planscope_trace_index"
