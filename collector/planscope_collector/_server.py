@@ -14,7 +14,6 @@ from ._app import create_app
 from ._errors import CollectorError
 from ._settings import CollectorSettings
 
-
 EMBEDDED_ALLOCATOR = "percpu_arena:disabled,narenas:1"
 """jemalloc options of the embedded engine in ``planscope serve`` (chDB reads
 ``JE_MALLOC_CONF`` when it loads; one set by the user wins). One arena instead of one per CPU:
