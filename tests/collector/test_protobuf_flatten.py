@@ -21,6 +21,7 @@ from planscope_collector.storage import TABLES, TRACE_COLUMNS, Store
 from planscope_collector.storage._protobuf import (
     SETTINGS,
     STRUCTURE,
+    _varint,
     literal,
     schema_settings,
     settings_clause,
@@ -199,15 +200,6 @@ def test_a_request_with_nested_values_is_flattened_by_python(
 # --- which bytes ClickHouse may flatten: the wire-level corpus -------------------------------
 # A request built field by field, so that each case below differs from the canonical one in
 # exactly one way. Field numbers are OTLP's (trace.proto, common.proto, resource.proto).
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        low, n = n & 0x7F, n >> 7
-        out.append(low | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def _len(number: int, payload: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
