@@ -34,6 +34,7 @@ QUICK: dict[str, list[str]] = {
     "amplification_rss": [],
     "protobuf_flatten": ["--repeat", "1"],
     "view_cost": ["--traces", "128", "--repeat", "2"],
+    "writer_cost": ["--repeat", "1", "--no-groups"],
     "runners_timing": ["--runs", "5"],
     "alert_binding_cpu": [],
 }

@@ -100,22 +100,24 @@ WHERE {filter}
 ORDER BY TraceId, Start
 """
 
-# Without planscope.tool.args_hash, the captured arguments text stands in for it: for a
-# LangChain callback's input envelope (OpenLLMetry's entity input: ``input_str``, ``inputs``
-# and per-call ``metadata``/``kwargs`` such as the graph step and the tool-call id) only its
-# ``inputs``, the call's arguments, so that identical calls hash alike. The captured
-# arguments and results themselves only for the traces in {failed:String} (those whose run
-# failed: plan propagation traces a wrong value through them; healthy runs never need them).
+# A tool call's arguments: for a LangChain callback's input envelope (OpenLLMetry's entity
+# input: ``input_str``, ``inputs`` and per-call ``metadata``/``kwargs`` such as the graph step
+# and the tool-call id) only its ``inputs``, the call's arguments by name. Without
+# planscope.tool.args_hash they stand in for it, so that identical calls hash alike. The
+# arguments and results themselves are read only for the traces in {failed:String} (those
+# whose run failed: plan propagation traces a wrong value through them; healthy runs never
+# need them).
+_CALL_ARGUMENTS = """if(JSONHas(Arguments, 'input_str') AND JSONHas(Arguments, 'inputs'),
+    JSONExtractRaw(Arguments, 'inputs'), Arguments)"""
 LOAD_TOOL_CALLS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        StepId AS step_id, Attempt AS attempt, PlanId AS plan_id, PlanVersion AS plan_version,
        ToolName AS tool, Resource AS resource, Effect AS effect,
        multiIf(ArgsHash != '', ArgsHash, Arguments != '', lower(hex(cityHash64(
-           if(JSONHas(Arguments, 'input_str') AND JSONHas(Arguments, 'inputs'),
-              JSONExtractRaw(Arguments, 'inputs'), Arguments)))), '') AS args_key,
+           {_CALL_ARGUMENTS}))), '') AS args_key,
        ErrorType AS error_type, {_STATUS} AS status_code,
        toUnixTimestamp64Nano(Start) AS start_ns, Duration AS duration_ns,
-       if(TraceId IN splitByChar(',', {{{{failed:String}}}}), Arguments, '') AS arguments,
+       if(TraceId IN splitByChar(',', {{{{failed:String}}}}), {_CALL_ARGUMENTS}, '') AS arguments,
        if(TraceId IN splitByChar(',', {{{{failed:String}}}}), Result, '') AS result
 FROM planscope_tool_calls
 WHERE {{filter}}

@@ -61,7 +61,8 @@ class FlatSegment:
     batches: list[list[Any]]  # one ``planscope_ingest_batches`` row per request
     trace_keys: set[tuple[str, str]]  # distinct (project, trace id) pairs
     spans: int
-    scalar_streams: list[bytes] = field(default_factory=list)  # ``Store.insert_otlp_spans``
+    scalar_streams: list[list[bytes | memoryview]] = field(default_factory=list)
+    """``Store.insert_otlp_spans`` streams, each in pieces (views of the segment's bytes)."""
 
 
 def _otlp_table(record: Record) -> Any:
@@ -102,7 +103,7 @@ def flatten_records(records: Iterable[Record]) -> FlatSegment:
     tables: list[Any] = []
     batches: list[list[Any]] = []
     trace_keys: set[tuple[str, str]] = set()
-    streams: list[bytes] = []
+    streams: list[list[bytes | memoryview]] = []
     parts: list[bytes | memoryview] = []
     days: set[int] = set()
     scalar_spans = 0
@@ -112,7 +113,7 @@ def flatten_records(records: Iterable[Record]) -> FlatSegment:
         if record.format == SCALAR_OTLP:
             keys, record_days, message = read_scalar_body(record.body)
             if parts and len(days.union(record_days)) > MAX_DAYS_PER_INSERT:
-                streams.append(b"".join(parts))
+                streams.append(parts)
                 parts, days = [], set()
             days.update(record_days)
             parts += request_parts(message, record.project)
@@ -130,8 +131,7 @@ def flatten_records(records: Iterable[Record]) -> FlatSegment:
         project = project or record.project or DEFAULT_PROJECT
         batches.append([project, record.digest.hex(), received_ms, record.span_count])
     if parts:
-        streams.append(b"".join(parts))
-    del parts
+        streams.append(parts)
     if not tables:
         return FlatSegment(b"", batches, trace_keys, scalar_spans, streams)
     table = pa.concat_tables(tables).combine_chunks()

@@ -3,6 +3,8 @@ no ``requires``/``produces``, so the blame follows the wrong value through tool 
 
 from __future__ import annotations
 
+import json
+
 from planscope_analyzer import TraceData
 from planscope_analyzer._model import Attempt, Plan, PlanStep, Run, ToolCall
 from planscope_analyzer.detectors.plan_propagation import PlanPropagation
@@ -272,3 +274,102 @@ def test_a_number_is_traced_to_the_argument_the_failure_names() -> None:
     ]
     (finding,) = PlanPropagation().detect(trace)
     assert (finding.step_id, finding.detail["values"]) == ("convert", ["60"])
+
+
+# A check after success: every plan step succeeds, then a tool called outside any step fails.
+CHECK_PLAN = (
+    '{"steps": [{"id": "fetch", "args": {"invoice": "INV-7", "currency": "EUR"}},'
+    ' {"id": "convert", "args": {"amount": "{fetch}", "limit": 50}},'
+    ' {"id": "pay", "args": {"invoice": "INV-7", "currency": "EUR"}}]}'
+)
+CHECK_ARGS = {
+    "fetch": '{"invoice": "INV-7", "currency": "EUR"}',
+    "convert": '{"amount": "12.5", "limit": 50}',
+    "pay": '{"invoice": "INV-7", "currency": "EUR"}',
+}
+
+
+def _check_after_success(
+    objective: str, arguments: str, error: str, confirmed_first: bool = False
+) -> TraceData:
+    """Every step succeeds (``fetch`` returns the amount 12.5, ``convert`` judges it against a
+    limit the planner wrote); then the app's own check, a tool outside any step, fails with
+    ``error`` (after succeeding once with the same inputs when ``confirmed_first``)."""
+    trace = _observed_run(objective, error, CHECK_ARGS)
+    trace.plans = [trace.plans[0]._replace(json=CHECK_PLAN)]
+    trace.attempts = [a._replace(status="ok", message="") for a in trace.attempts]
+    results = {"fetch": '{"value": 12.5}', "convert": '{"value": "none"}', "pay": '{"ok": true}'}
+    trace.tools = [c._replace(status_code="Ok", result=results[c.step_id]) for c in trace.tools]
+    check = trace.tools[0]._replace(
+        span_id="t-check", parent_span_id="root", step_id="", tool="balance",
+        status_code="Error", start_ns=60, arguments=arguments, result="",
+    )  # fmt: skip
+    if confirmed_first:
+        trace.tools.append(check._replace(span_id="t-check-0", status_code="Ok", start_ns=50))
+    trace.tools.append(check)
+    return trace
+
+
+def test_a_check_of_the_objectives_value_blames_the_step_handed_another() -> None:
+    # the check looks at the USD account the objective asks for; fetch was handed EUR
+    trace = _check_after_success(
+        "Pay invoice INV-7 in USD", '{"currency": "USD"}', "error: USD account still unpaid"
+    )
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["pattern"]) == ("fetch", "check_contradicted_input")
+    assert finding.detail["tie"] == "currency" and finding.detail["values"] == ["EUR"]
+    assert {"t-check", "t-fetch"} <= set(finding.evidence)
+
+
+def test_a_check_that_finds_the_plans_measurement_unchanged_blames_who_judged_it() -> None:
+    # the failure quotes 12.5, which fetch returned and convert judged against the planner's 50
+    trace = _check_after_success(
+        "Pay invoice INV-7", '{"invoice": "INV-7"}', "error: INV-7 still open (12.5 due)"
+    )
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["pattern"]) == ("convert", "check_measurement_judged")
+    assert finding.detail["tie"] == ["12.5"] and finding.detail["values"] == ["50"]
+
+
+def test_a_check_that_saw_the_world_change_is_not_the_planners() -> None:
+    # the same two failures, but the check had confirmed the work once before it failed
+    for objective, arguments, error in (
+        ("Pay invoice INV-7 in USD", '{"currency": "USD"}', "error: USD account still unpaid"),
+        ("Pay invoice INV-7", '{"invoice": "INV-7"}', "error: INV-7 still open (12.5 due)"),
+    ):
+        trace = _check_after_success(objective, arguments, error, confirmed_first=True)
+        assert PlanPropagation().detect(trace) == [], error
+
+
+def test_a_check_that_names_only_its_own_inputs_is_not_the_planners() -> None:
+    # the bank reversed the payment: the failure names the invoice the check was asked about
+    trace = _check_after_success(
+        "Pay invoice INV-7", '{"invoice": "INV-7"}', "error: INV-7 reversed by the bank"
+    )
+    assert PlanPropagation().detect(trace) == []
+
+
+def test_a_planner_value_that_also_gave_another_output_did_not_make_the_zero() -> None:
+    # the same query with the planner's region returned 12 for another month: the zero is the
+    # world's figure for this month, not the region's doing
+    trace = _report_run("Report figures of region EU for 2026-10")
+    fetch = next(c for c in trace.tools if c.step_id == "fetch")
+    other = fetch._replace(
+        span_id="t-fetch-2", start_ns=fetch.start_ns + 1, result='{"state": "DONE", "value": 12}',
+        arguments='{"region": "EU-West", "month": "2025-10"}',
+    )  # fmt: skip
+    trace.tools.append(other)
+    assert PlanPropagation().detect(trace) == []
+
+
+def test_arguments_recorded_as_a_python_literal_keep_their_names() -> None:
+    # an instrumentation that records a call's inputs as a repr inside its own envelope
+    trace = _check_after_success(
+        "Pay invoice INV-7 in USD", '{"currency": "USD"}', "error: USD account still unpaid"
+    )
+    trace.tools = [
+        c._replace(arguments=json.dumps({"input_str": repr(json.loads(c.arguments)), "tags": []}))
+        for c in trace.tools
+    ]
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["tie"]) == ("fetch", "currency")

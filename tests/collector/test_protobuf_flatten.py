@@ -413,7 +413,7 @@ def test_a_segment_larger_than_a_source_block_is_still_one_insert_block(
     flat = flatten_segment(segment)
     (stream,) = flat.scalar_streams
     source = tmp_path / "stream.pb"
-    source.write_bytes(stream)
+    source.write_bytes(b"".join(stream))
     settings = {**SETTINGS, **schema_settings(tmp_path)}
     blocks = store.query(
         f"SELECT uniqExact(blockNumber()) AS n FROM file({literal(str(source))}, 'Protobuf', "

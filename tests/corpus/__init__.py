@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from opentelemetry.sdk.trace import TracerProvider
 
-from . import analyst, etl, oncall, refund, release, restock, support, travel
+from . import analyst, claims, etl, oncall, refund, release, restock, support, travel
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
 
 AGENTS = {"travel": travel.run, "support": support.run}
@@ -25,14 +25,15 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     OpenInference's instrumentor and tracer on ``provider`` (against a fake model server), the
     Traceloop-convention and pydantic-ai-style agents through ``provider.get_tracer``, the
     analyst (the OpenAI Agents SDK) through OpenInference's openai-agents instrumentor on
-    ``provider``, the oncall LangGraph graph through OpenLLMetry's LangChain instrumentor.
+    ``provider``, the oncall LangGraph graph through OpenLLMetry's LangChain instrumentor, the
+    claims agent through pydantic-ai's own instrumentation on ``provider``.
     """
     import planscope
 
     planscope.configure(tracer_provider=provider)
     tracer = provider.get_tracer("etl-agent")
     out = {}
-    framework, traceloop, pydantic, agents_sdk, langgraph = [], [], [], [], []
+    framework, traceloop, pydantic, agents_sdk, langgraph, pydantic_ai = [], [], [], [], [], []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -46,6 +47,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agents_sdk.append(label)
         elif label.agent == "oncall":
             langgraph.append(label)
+        elif label.agent == "claims":
+            pydantic_ai.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -53,6 +56,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(release.play(pydantic, provider))
     out.update(analyst.play(agents_sdk, provider))
     out.update(oncall.play(langgraph, provider))
+    out.update(claims.play(pydantic_ai, provider))
     return out
 
 

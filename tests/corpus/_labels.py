@@ -98,6 +98,21 @@ SPLITS: dict[str, dict[str, range]] = {
         "analyst": range(21000, 21020),
         "oncall": range(21000, 21060),
     },
+    # Sealed 6: built before the sealed-6 round changed any detector or the span mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed6``): new seeds of the eight agents and a ninth
+    # agent (claims: the real pydantic-ai Agent with its own OTel instrumentation).
+    "sealed6": {
+        "travel": range(24000, 24013),
+        "etl": range(24000, 24013),
+        "support": range(24000, 24010),
+        "refund": range(24000, 24009),
+        "restock": range(24000, 24012),
+        "release": range(24000, 24013),
+        "analyst": range(24000, 24015),
+        "oncall": range(24000, 24015),
+        "claims": range(24000, 24060),
+    },
 }
 
 _ERRORS = (
@@ -620,6 +635,114 @@ def _oncall_wrong_threshold(rng: random.Random) -> tuple[str, str, str, dict[str
     return PROPAGATION, "diagnose", "", {"threshold": rng.choice([20.0, 35.0, 50.0])}
 
 
+# --- claims: insurance-claim adjudication, the real pydantic-ai Agent; sealed-6 split only ----
+# The world: a policy system, a coverage service, a prior-claims index read page by page, field
+# inspections that are jobs (polled), a payout calculator, a payments rail. Its tools have
+# their own error semantics (not suffixes): ``ModelRetry`` (transient: the model calls the tool
+# again with other arguments, inside one executor run), ``Unavailable`` (the executor run
+# fails, the app re-runs the step), ``Rerouted`` (the app asks the planner again for the steps
+# not done) and ``ClaimRejected`` (final). The plan is a numbered markdown list.
+def _claims_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _claims_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's executor run fails with Unavailable once or twice; the app's re-run works
+    step = rng.choice(["lookup_policy", "check_coverage", "compute_payout"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "unavailable"}
+
+
+def _claims_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the tool asks for a retry (ModelRetry) once or twice; the model's 2nd or 3rd call works
+    step = rng.choice(["screen_history", "order_inspection", "issue_payment"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "retry"}
+
+
+def _claims_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the claimant's bank migrated the account and the rail names the new IBAN: one re-plan
+    iban = rng.choice(["DE02 1203 0000 0000 2020 51", "DE75 5121 0800 1245 1261 99"])
+    return "healthy", "", PROPAGATION, {"moved_to": iban}
+
+
+def _claims_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _claims_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the field inspection reports IN_PROGRESS 3-8 times, then it is complete
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _claims_external_reversal(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the payment was made and the app's audit passed, the claimant's bank returns the
+    # transfer (a court's freeze on the account): not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 3)}
+
+
+def _claims_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step fails with Unavailable (varying texts), re-run by the app;
+    # the last error is final (ClaimRejected)
+    step = rng.choice(["lookup_policy", "check_coverage", "compute_payout"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "unavailable"}
+
+
+def _claims_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run the tool asks for a retry again and again (the model varies its
+    # arguments), the last error is final (ClaimRejected)
+    step = rng.choice(["check_coverage", "order_inspection", "issue_payment"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "retry"}
+
+
+def _claims_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # issue_payment fails in every plan version: Unavailable (re-run), then Rerouted (re-plan);
+    # the last error is final
+    versions = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "issue_payment",
+        "",
+        {
+            "step": "issue_payment",
+            "versions": versions,
+            "errors": varying_errors(rng, 2 * versions),
+            "raise": "replans",
+        },
+    )
+
+
+def _claims_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the field inspection never leaves IN_PROGRESS: the model polls until it gives up
+    return RUNAWAY, "order_inspection", "", {"step": "order_inspection"}
+
+
+def _claims_wrong_policy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the intake note's policy number has two digits swapped: lookup_policy finds another
+    # holder's lapsed policy, and check_coverage rejects the claim on it
+    return PROPAGATION, "lookup_policy", "", {"swap": rng.randint(0, 3)}
+
+
+def _claims_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another adjuster region: the inspection completes without an estimate
+    # (no such property there), and compute_payout fails on it
+    region = rng.choice(["northeast", "southwest", "pacific"])
+    return PROPAGATION, "order_inspection", "", {"region": region}
+
+
+def _claims_wrong_deductible(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's deductible is an old one: every step succeeds, the app's payout audit fails
+    return PROPAGATION, "compute_payout", "", {"deductible": rng.choice([0, 250, 500])}
+
+
+def _claims_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account is a closed one: the payment is rejected for good
+    iban = rng.choice(["DE44 5001 0517 5407 3249 31", "DE12 5001 0517 0648 4898 90"])
+    return PROPAGATION, "issue_payment", "", {"account": iban}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -725,6 +848,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_host": _oncall_wrong_host,
         "wrong_region": _oncall_wrong_region,
         "wrong_threshold": _oncall_wrong_threshold,
+    },
+    "claims": {
+        "healthy": _claims_healthy,
+        "flaky_step": _claims_flaky_step,
+        "flaky_tool": _claims_flaky_tool,
+        "legit_replan": _claims_legit_replan,
+        "pagination": _claims_pagination,
+        "polling_ends": _claims_polling_ends,
+        "external_reversal": _claims_external_reversal,
+        "loop_step_varying": _claims_loop_step,
+        "loop_tool_in_step": _claims_loop_tool,
+        "loop_across_replans": _claims_loop_replans,
+        "loop_poll_stuck": _claims_loop_poll,
+        "wrong_policy": _claims_wrong_policy,
+        "wrong_region": _claims_wrong_region,
+        "wrong_deductible": _claims_wrong_deductible,
+        "wrong_account": _claims_wrong_account,
     },
 }
 

@@ -12,10 +12,11 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 from planscope_analyzer import Analyzer, load_traces
 from planscope_collector.storage import Store
 
-from tests.corpus import Label, all_labels, play, read_labels
+from tests.corpus import Label, all_labels, claims, play, read_labels, scenarios
 from tests.storage._spans import otlp_to_rows, spans_ipc
 
 MAIN_KINDS = ("runaway_loop", "context_starved", "plan_propagation")
@@ -42,7 +43,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
     labels = read_labels()
     assert [lab.to_dict() for lab in labels] == [lab.to_dict() for lab in all_labels()]
     assert len(labels) >= 150
-    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3", "sealed4", "sealed5")
+    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6")
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
     for split in splits:  # no run is in two splits
@@ -120,13 +121,9 @@ def _store_runs(
     return picked, ids
 
 
-@pytest.mark.integration
-@pytest.mark.parametrize("agent", sorted(FRAMEWORK_PLANS))
-def test_framework_runs_load_as_runs_with_steps(store: Store, agent: str) -> None:
-    """The framework agents' spans (the Agents SDK under OpenInference, LangGraph under
-    OpenLLMetry), mapped at read time, are runs whose attempts are the labelled plan steps (no
-    detector runs here on the oncall agent: its runs are sealed-5 only)."""
-    picked, ids = _store_runs(store, agent, ("healthy", "loop_step_varying", "wrong_region"))
+def _assert_runs_with_steps(
+    store: Store, agent: str, picked: list[Label], ids: dict[str, str]
+) -> None:
     traces = load_traces(store, "default", list(ids.values()))
     plan = FRAMEWORK_PLANS[agent]
     for lab in picked:
@@ -136,6 +133,15 @@ def test_framework_runs_load_as_runs_with_steps(store: Store, agent: str) -> Non
         # the planner's output is read as the plan; executor runs are attempts of its steps
         assert {s.step_id for s in t.plan_steps} == plan, (lab.run, t.plan_steps)
         assert steps & plan, (lab.run, steps)
+
+
+@pytest.mark.integration
+def test_framework_runs_load_as_runs_with_steps(store: Store) -> None:
+    """The Agents SDK's spans under OpenInference, mapped at read time, are runs whose attempts
+    are the labelled plan steps (the LangGraph agent's, in the next test: OpenLLMetry's
+    LangChain instrumentor traces only the first agent instrumented in a process)."""
+    picked, ids = _store_runs(store, "analyst", ("healthy", "loop_step_varying", "wrong_region"))
+    _assert_runs_with_steps(store, "analyst", picked, ids)
 
 
 @pytest.mark.integration
@@ -157,3 +163,61 @@ def test_plan_values_are_traced_on_the_agents_sdk(store: Store) -> None:
     region = by_run[ids[picked[0].run]]
     assert region.detail["lineage"] == ["pull_current"] and region.detail["values"] == ["0"]
     assert by_run[ids[picked[1].run]].detail["check"] == "auditor"
+
+
+@pytest.mark.integration
+def test_a_check_after_success_is_traced_on_langgraph(store: Store) -> None:
+    """Real LangGraph runs (OpenLLMetry spans, the scripted model): every plan step succeeds,
+    then the app's own health check, a tool outside any step, fails. A restart in another
+    region than the one the check (and the objective) names is blamed at that step; an error
+    rate the diagnosis judged against the runbook's threshold and the check finds unchanged,
+    at the diagnosis; an incident the watch saw closed and then re-opened stays healthy. The
+    runs are runs whose attempts are the labelled plan steps (the LangGraph node visits of a
+    step bound as its attempts). The only oncall play of the process: OpenLLMetry's
+    instrumentor keeps its first tracer after ``uninstrument``."""
+    wanted = ("wrong_region", "wrong_threshold", "external_refire", "healthy", "loop_step_varying")
+    picked, ids = _store_runs(store, "oncall", wanted)
+    _assert_runs_with_steps(store, "oncall", picked, ids)
+    findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
+    for lab in picked:
+        got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
+        want = [] if lab.kind == "healthy" else [(lab.kind, lab.step)]
+        assert got == want, (lab.run, lab.scenario, got)
+    by_run = {f.trace_id: f.detail for f in findings}
+    region, threshold = by_run[ids[picked[0].run]], by_run[ids[picked[1].run]]
+    assert (region["pattern"], region["tie"]) == ("check_contradicted_input", "region")
+    assert threshold["pattern"] == "check_measurement_judged"
+
+
+def test_claims_agent_plays_a_sealed6_scenario() -> None:
+    """The pydantic-ai claims agent (sealed-6 only) plays a labelled scenario: its spans are
+    inspected in memory only (no store, no mapping, no detector on sealed-6 runs)."""
+    labels = [lab for lab in read_labels() if lab.agent == "claims"]
+    assert [lab.to_dict() for lab in labels] == [
+        lab.to_dict() for lab in scenarios("claims", "sealed6")
+    ]
+    lab = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace_id = claims.play([lab], provider)[lab.run]
+    spans = [
+        s
+        for s in exporter.get_finished_spans()
+        if s.context and format(s.context.trace_id, "032x") == trace_id
+    ]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("adjudicate CLM-")
+    assert root.attributes and root.attributes["claim.outcome"] == "failed"
+    tool = {
+        "check_coverage": "coverage_check",
+        "order_inspection": "schedule_inspection",
+        "issue_payment": "make_payment",
+    }[lab.step]
+    calls = [s for s in spans if s.name == f"execute_tool {tool}"]
+    # one call per injected error, every one failed, the model varying its arguments
+    assert len(calls) == len(lab.params["errors"]) >= 4
+    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
+    arguments = {(s.attributes or {}).get("gen_ai.tool.call.arguments") for s in calls}
+    assert len(arguments) == len(calls)
+    assert sum(s.name == "invoke_agent claims_planner" for s in spans) == 1

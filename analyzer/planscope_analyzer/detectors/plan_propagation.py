@@ -24,7 +24,9 @@ The patterns, all blamed on the planner:
   arguments that carried a still earlier step's result), the first step whose arguments
   carried a value the planner wrote and the objective does not state is where the wrong value
   entered (the query's region). Nothing is reported when every step of the lineage got only
-  what the objective states (the world returned the zero). Tool results are read, like the
+  what the objective states (the world returned the zero), nor when each planner value that
+  step got also went into a call of the same tool that returned something else (a metric that
+  gave a figure for the other month did not make the zero). Tool results are read, like the
   arguments, only for failed runs.
 * **wrong plan, faithful execution**: the run's outcome is ``failure`` although every step of
   the final plan version has a successful attempt and no step's last attempt failed. The
@@ -51,13 +53,28 @@ Failures that arrive from outside after the agent finished are not the plan's fa
 plan step's last attempt succeeded and the failure was observed after the last of them ended by
 work that belongs to no plan step — a tool call outside any plan step (a status poll that
 learns the airline cancelled) or a separate agent run no plan step names (a watch after the
-release) — nothing is reported, with one exception, **a check's verdict on the plan's value**:
-the failed agent run outside the plan failed on its own verdict (none of its tool calls failed:
-the world did not say it — an auditor's guardrail that trips), and what it was given (what its
-LLM calls were asked, its tool arguments) names a value the planner handed to a step that the
-objective does not state (the baseline month of the figure it audits); blamed at the first step
-whose arguments carried it. A check whose own tool failed (a page the retention bot removed)
-heard it from the world.
+release) — nothing is reported, unless the check's own evidence (the inputs it was called with,
+what its failure says) ties the failure to a value the planner introduced, **a check's
+verdict on the plan's value**:
+
+* a contradicted input: the failing check (a tool call outside any step) was called with an
+  argument ``k = v`` that the objective states, and a plan step's tool got a different value
+  for the same argument name, written by the planner and not stated by the objective (a health
+  check of the page's region after a restart in the runbook's) → that step;
+* the plan's own measurement, still wrong: the failure names a value, none of the check's
+  inputs, that a plan step's tool returned and a later step received together with a value
+  the planner wrote and the objective does not state (an error rate judged against a wrong
+  threshold, still there) → that receiving step;
+* a tool-less check: the failed agent run outside the plan failed on its own verdict (it made
+  no tool call: the world did not say it — an auditor's guardrail that trips), and what it was
+  given (what its LLM calls were asked) names a value the planner handed to a step that the
+  objective does not state (the baseline month of the figure it audits) → the first step whose
+  arguments carried it.
+
+A check that had succeeded with the same inputs after the last step and then failed saw the
+world change (an incident it saw closed, re-opened), and a failure that names only the
+check's inputs (the booking it polls), the objective's values or values no step saw is the
+world's.
 
 The objective is the run's; a run that declares none takes the objective its first plan states
 (the plan JSON's ``objective``), else its planner's prompt (the loader); a prompt also carries
@@ -74,6 +91,8 @@ finding explains the failure and plan-propagation is not reported. Runs without 
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import itertools
 import json
 import re
@@ -115,14 +134,36 @@ _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]")
 
 
+_MAX_LITERAL = 20_000
+"""Longest text read as a Python literal (a repr of a call's inputs is short)."""
+
+
+def _decode(text: str) -> Any:
+    """A JSON text, else a Python literal of a dict or list (how some instrumentations record a
+    call's inputs: ``"{'host': 'web-04'}"``); ValueError when it is neither.
+
+    >>> _decode("{'host': 'web-04', 'n': 2}")
+    {'host': 'web-04', 'n': 2}
+    """
+    try:
+        return json.loads(text)
+    except ValueError:
+        if text[:1] in ("{", "[") and len(text) <= _MAX_LITERAL:
+            try:
+                return ast.literal_eval(text)
+            except (SyntaxError, MemoryError, RecursionError, TypeError, ValueError):
+                pass
+        raise
+
+
 def _scalars(value: Any) -> Iterator[str]:
     """Every string and number leaf of a decoded JSON value (numbers as their text); a string
     that is itself a JSON object or array (a tool message's content inside a framework's
-    message envelope) is decoded too."""
+    message envelope) or a Python literal of one is decoded too."""
     if isinstance(value, str):
         if value[:1] in ("{", "["):
             try:
-                yield from _scalars(json.loads(value))
+                yield from _scalars(_decode(value))
                 return
             except ValueError:
                 pass
@@ -134,9 +175,26 @@ def _scalars(value: Any) -> Iterator[str]:
     elif isinstance(value, dict):
         for v in value.values():
             yield from _scalars(v)
-    elif isinstance(value, list):
+    elif isinstance(value, list | tuple):
         for v in value:
             yield from _scalars(v)
+
+
+def _named(value: Any, name: str) -> Iterator[tuple[str, Any]]:
+    """(argument name, value) pairs of decoded arguments, each value under the innermost key
+    that holds it: an envelope around the arguments (``{"kwargs": {"po": ...}}``, a string
+    holding a dict) does not hide their names."""
+    if isinstance(value, str) and value[:1] == "{":
+        with contextlib.suppress(ValueError):
+            value = _decode(value)
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _named(v, str(k))
+    elif isinstance(value, list | tuple) and any(isinstance(v, dict) for v in value):
+        for v in value:
+            yield from _named(v, name)
+    else:
+        yield name, value
 
 
 def forms(value: str) -> set[str]:
@@ -236,23 +294,26 @@ def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | 
 
 
 def argument_values(arguments: str) -> dict[str, set[str]]:
-    """The values of a tool call's captured JSON arguments, by top-level argument name: strings
-    of at least ``MIN_VALUE_CHARS`` and numbers, in their normalised forms (:func:`forms`).
+    """The values of a tool call's captured arguments (JSON, or a Python literal), by argument
+    name (the innermost key holding them): strings of at least ``MIN_VALUE_CHARS`` and
+    numbers, in their normalised forms (:func:`forms`).
 
     >>> argument_values('{"city": "Lyon", "dates": ["2026-05-04"], "n": 3, "ok": true}')
     {'city': {'Lyon'}, 'dates': {'2026-05-04'}, 'n': {'3'}}
+    >>> argument_values('{"args": [], "kwargs": {"po": "PO-1f2e3"}}')
+    {'po': {'PO-1f2e3'}}
     """
     try:
-        decoded = json.loads(arguments) if arguments else None
+        decoded = _decode(arguments) if arguments else None
     except ValueError:
         return {}
     if not isinstance(decoded, dict):
         return {}
-    out = {}
-    for name, value in decoded.items():
+    out: dict[str, set[str]] = {}
+    for name, value in _named(decoded, ""):
         found = {f for v in _scalars(value) if _traceable(v) for f in forms(v)}
         if found:
-            out[str(name)] = found
+            out.setdefault(name, set()).update(found)
     return out
 
 
@@ -263,7 +324,7 @@ def argument_leaves(arguments: str) -> list[str]:
     ['EU-West', '2026-10', '3']
     """
     try:
-        return list(_scalars(json.loads(arguments))) if arguments else []
+        return list(_scalars(_decode(arguments))) if arguments else []
     except ValueError:
         return []
 
@@ -279,7 +340,7 @@ def result_values(result: str) -> set[str]:
     ['INC-7']
     """
     try:
-        decoded = json.loads(result) if result else None
+        decoded = _decode(result) if result else None
     except ValueError:
         return {v for v in text_values(result) if _traceable(v)}
     return {f for v in _scalars(decoded) if _traceable(v) for f in forms(v)}
@@ -304,6 +365,18 @@ def named_argument(text: str, arguments: str, values: set[str]) -> bool:
         for name, vs in argument_values(arguments).items()
         if _WORD.search(name.lower())
     )
+
+
+def _entered(call: ToolCall, written: set[str], said: set[str]) -> set[str]:
+    """The values of a call's arguments that the planner wrote (a whole argument leaf of the
+    plan JSON) and the objective does not state."""
+    return {
+        v
+        for leaf in argument_leaves(call.arguments)
+        if forms(leaf) & written
+        for v in text_values(leaf) - said
+        if _traceable(v)
+    }
 
 
 def _listed(values: Iterable[str]) -> str:
@@ -335,7 +408,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 8
+    version = 9
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
@@ -352,7 +425,11 @@ class PlanPropagation:
             if self._external_after_success(trace):
                 # every step succeeded, then work outside the plan failed: the world's doing
                 # (nothing to report) unless it was a check's verdict on a value of the plan
-                f = None if self._explained(trace) else self._checked_after_success(trace)
+                f = (
+                    None
+                    if self._explained(trace)
+                    else self._check_ties_plan_value(trace) or self._checked_after_success(trace)
+                )
             else:
                 f = (
                     None
@@ -510,24 +587,26 @@ class PlanPropagation:
         written = plan_values(trace)
         chain: list[Carried] = []
         entered: list[str] = []
-        found = producer(named, failing.start_ns, failing.step_id)
+        wanted = named
+        found = producer(wanted, failing.start_ns, failing.step_id)
         while found is not None and found[1] not in {s for _, s in chain}:
             chain.append(found)
             calls = [c for c, s in on_behalf if s == found[1] and c.arguments]
-            entered = sorted(
-                {
-                    v
-                    for c in calls
-                    for leaf in argument_leaves(c.arguments)
-                    if forms(leaf) & written
-                    for v in text_values(leaf) - said
-                    if _traceable(v)
-                }
-            )
-            if entered:
+            suspects = {v for c in calls for v in _entered(c, written, said)}
+            # a value that also went into a call of the same tool that returned something else
+            # did not make this output (a metric that gave a figure for another month)
+            held = result_values(found[0].result) & wanted
+            cleared = {
+                v
+                for c, _ in done
+                if c.tool == found[0].tool and not result_values(c.result) & held
+                for v in text_values(c.arguments)
+            }
+            entered = sorted(suspects - cleared)
+            if suspects:
                 break
-            inputs = {v for c in calls for v in text_values(c.arguments)} - said
-            found = producer(inputs, min(c.start_ns for c in calls or [found[0]]), found[1])
+            wanted = {v for c in calls for v in text_values(c.arguments)} - said
+            found = producer(wanted, min(c.start_ns for c in calls or [found[0]]), found[1])
         if not entered:
             return None
         (first, first_step), blamed = chain[0], chain[-1][1]
@@ -561,6 +640,118 @@ class PlanPropagation:
             },
         )
 
+    def _check_ties_plan_value(self, trace: TraceData) -> Finding | None:
+        """Every plan step succeeded, then a tool call outside the plan (a check) failed; its
+        own evidence ties the failure to a value the planner introduced (module docstring, "a
+        check's verdict"): a contradicted input — the check was called with ``k = v`` that the
+        objective states and a plan step with another planner value ``w`` for the same
+        argument ``k`` —, else the plan's own measurement — the failure names a value, none of
+        the check's inputs, that a plan step's tool returned and a later step received along
+        with a planner value the objective does not state. A check that had succeeded with
+        the same inputs after the last step saw the world change: neither applies."""
+        run = trace.run
+        planned = {s.step_id for s in trace.plan_steps}
+        in_plan = [a for a in trace.attempts if a.step_id in planned]
+        if run is None or not in_plan:
+            return None
+        finished = max(a.end_ns for a in in_plan)
+        steps = {a.span_id for a in in_plan}
+        outside = [
+            t
+            for t in sorted(trace.tools, key=lambda t: t.start_ns)
+            if t.step_id not in planned and t.parent_span_id not in steps and t.start_ns >= finished
+        ]
+        check = next((t for t in outside if t.failed), None)
+        same = check.args_key or check.arguments if check else ""
+        if check is None or any(
+            not t.failed and (t.tool, t.args_key or t.arguments) == (check.tool, same)
+            for t in outside
+            if t.start_ns < check.start_ns
+        ):
+            return None
+        said = text_values(run.objective)
+        written = plan_values(trace)
+        on_behalf = [(c, step) for c, step in self._on_behalf(trace) if c.end_ns <= check.start_ns]
+        checked = argument_values(check.arguments)
+        parent = next((a for a in trace.attempts if a.span_id == check.parent_span_id), None)
+        text = (parent.message if parent else "") or check.result or run.outcome_reason
+        for call, step_id in on_behalf:
+            for name, used in argument_values(call.arguments).items():
+                stated = checked.get(name, set()) & said
+                entered = (used & written) - said
+                if stated and entered and not used & checked[name]:
+                    return self._check_finding(
+                        trace,
+                        (check.span_id, check.tool, text),
+                        (call, step_id),
+                        entered,
+                        f"it was called with the {name!r} the objective states; the plan used",
+                        {"pattern": "check_contradicted_input", "tie": name},
+                    )
+        inputs = {v for leaf in argument_leaves(check.arguments) for v in text_values(leaf)}
+        named = {v for v in text_values(text) if _traceable(v)} - inputs - said
+        for producer, made_by in on_behalf:
+            measured = named & result_values(producer.result) if not producer.failed else set()
+            if not measured:
+                continue
+            for call, step_id in on_behalf:
+                if call.start_ns < producer.end_ns or step_id == made_by:
+                    continue
+                if not text_values(call.arguments) & measured:
+                    continue
+                entered = _entered(call, written, said)
+                if entered:
+                    return self._check_finding(
+                        trace,
+                        (check.span_id, check.tool, text),
+                        (call, step_id),
+                        entered,
+                        f"it names {_listed(measured)}, which step '{made_by}' had measured and "
+                        "which was judged with",
+                        {"pattern": "check_measurement_judged", "tie": sorted(measured)},
+                    )
+        return None
+
+    def _check_finding(
+        self,
+        trace: TraceData,
+        check: tuple[str, str, str],
+        entered_at: tuple[ToolCall, str],
+        values: set[str],
+        how: str,
+        detail: dict[str, Any],
+    ) -> Finding:
+        """A check after success whose verdict is blamed on the plan: ``check`` is (span id,
+        name, what its failure said), ``entered_at`` the (tool call, step) that first carried
+        ``values``, ``how`` the sentence tying the check to them."""
+        run = trace.run
+        assert run is not None
+        (check_span, name, failure), (call, step_id) = check, entered_at
+        return make_finding(
+            self,
+            trace,
+            severity="high",
+            component=PLANNER,
+            step_id=step_id,
+            evidence=[
+                run.span_id,
+                check_span,
+                call.span_id,
+                *[a.span_id for a in trace.attempts if a.step_id == step_id],
+            ],
+            explanation=(
+                f"Every plan step succeeded, then the check '{name}' failed ({_tail(failure)}); "
+                f"{how} {_listed(values)}, a value of the plan that the objective does not "
+                f"state; it entered at step '{step_id}' (an argument of tool '{call.tool}')."
+            ),
+            detail={
+                "values": sorted(values),
+                "check": name,
+                "entered_at_tool_call": call.span_id,
+                **detail,
+            },
+        )
+
     def _checked_after_success(self, trace: TraceData) -> Finding | None:
         """Every plan step succeeded, then a check outside the plan (an agent run no plan step
         names, started after the last step ended) failed on its own verdict — it made no tool
@@ -591,30 +782,13 @@ class PlanPropagation:
             if found is None:
                 continue
             call, step_id, values = found
-            return make_finding(
-                self,
+            return self._check_finding(
                 trace,
-                severity="high",
-                component=PLANNER,
-                step_id=step_id,
-                evidence=[
-                    run.span_id,
-                    check.span_id,
-                    call.span_id,
-                    *[a.span_id for a in trace.attempts if a.step_id == step_id],
-                ],
-                explanation=(
-                    f"Every plan step succeeded, then the check '{check.step_id}' failed "
-                    f"({_tail(check.message)}); what it was given names {_listed(values)}, a "
-                    f"value of the plan that the objective does not state and that first "
-                    f"entered the run at step '{step_id}' (an argument of tool '{call.tool}')."
-                ),
-                detail={
-                    "pattern": "check_after_success",
-                    "values": sorted(values),
-                    "check": check.step_id,
-                    "entered_at_tool_call": call.span_id,
-                },
+                (check.span_id, check.step_id, check.message),
+                (call, step_id),
+                values,
+                "it made no tool call, and what it was given names",
+                {"pattern": "check_after_success"},
             )
         return None
 

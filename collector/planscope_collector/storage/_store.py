@@ -498,12 +498,15 @@ class Store:
                     target, list(names), insert_block=block, settings=settings, fmt="ArrowStream"
                 )
 
-    def insert_otlp_spans(self, stream: bytes, *, dedup_token: str | None = None) -> None:
+    def insert_otlp_spans(
+        self, stream: bytes | Sequence[bytes | memoryview], *, dedup_token: str | None = None
+    ) -> None:
         """Insert spans from OTLP protobuf requests that ClickHouse flattens itself.
 
-        ``stream`` holds length-delimited requests (varint length, then the message) whose
-        attribute values are scalars, each followed by its project override (see
-        ``storage._protobuf``); the rows are those ``SpanColumns`` would build. Callers keep one
+        ``stream`` (bytes, or pieces to be concatenated, which are not copied into one) holds
+        length-delimited requests (varint length, then the message) whose attribute values
+        are scalars, each followed by its project override (see ``storage._protobuf``); the
+        rows are those ``SpanColumns`` would build. Callers keep one
         insert under 100 distinct days (``max_partitions_per_insert_block``). With
         ``dedup_token``, the same insert again changes nothing, in ``otel_traces`` or any view.
 
@@ -518,6 +521,7 @@ class Store:
             settings_clause,
         )
 
+        pieces = [stream] if isinstance(stream, bytes) else stream
         schema = schema_settings(self._target.path if self.embedded else None)
         settings: dict[str, Any] = {**_INSERT_SETTINGS, **SETTINGS, **schema}
         if dedup_token is not None:
@@ -527,12 +531,13 @@ class Store:
         if not self.embedded:  # the data travels in the request body, read by input()
             source = f"input({literal(STRUCTURE)})"
             sql = f"INSERT INTO {target} ({names}) {flatten_select(source)}"
+            data = b"".join(pieces)
             with self._lock, self._translate(f"insert into {TRACES_TABLE}"):
-                self._connect().command(f"{sql} FORMAT Protobuf", data=stream, settings=settings)
+                self._connect().command(f"{sql} FORMAT Protobuf", data=data, settings=settings)
             return
         # chDB reads a file (as clickhouse-connect's chDB backend does for every insert).
         with tempfile.NamedTemporaryFile(suffix=".pb") as tmp:
-            tmp.write(stream)
+            tmp.writelines(pieces)
             tmp.flush()
             source = f"file({literal(tmp.name)}, 'Protobuf', {literal(STRUCTURE)})"
             sql = f"INSERT INTO {target} ({names}) {flatten_select(source)}"
