@@ -16,9 +16,9 @@ from ._settings import CollectorSettings
 
 EMBEDDED_ALLOCATOR = "percpu_arena:disabled,narenas:1"
 """jemalloc options of the embedded engine in ``planscope serve`` (chDB reads
-``JE_MALLOC_CONF`` when it loads; one set by the user wins). One arena instead of one per CPU:
-memory a merge frees is reused by the next insert instead of growing a second arena, which
-lowered the peak RSS with a full spool (docs/storage.md, "Memory")."""
+``JE_MALLOC_CONF`` when it loads; one set by the user wins). One arena instead of one per CPU,
+so memory freed on one CPU is reused on the other: ~25 % fewer page faults per ingested span,
+the same peak RSS (docs/storage.md, "Memory")."""
 
 
 def serve(settings: CollectorSettings, log_level: str = "info") -> None:
