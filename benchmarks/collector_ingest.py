@@ -663,6 +663,21 @@ def cpu_seconds(pid: int) -> dict[int, float]:
     return out
 
 
+def sys_and_faults(pid: int) -> tuple[float, int]:
+    """System CPU seconds and minor page faults of the server's tree: the kernel's share of
+    the CPU (fresh pages for allocations the allocator handed back) and its usual cause."""
+    tick = os.sysconf("SC_CLK_TCK")
+    stime, minflt = 0.0, 0
+    for p in _proc_tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        stime += int(fields[12]) / tick
+        minflt += int(fields[7])
+    return stime, minflt
+
+
 def peak_rss_mib(pid: int) -> dict[str, float]:
     """VmHWM (peak resident set) of the server process and of its children, MiB."""
     out: dict[str, float] = {}
@@ -704,6 +719,7 @@ def run_once(
         if not ready.wait(timeout=300):
             raise RuntimeError("load generator did not get ready")
         cpu_before = cpu_seconds(proc.pid)
+        sys_before = sys_and_faults(proc.pid)
         go.set()
         res = results.get(timeout=1800)
         gen.join()
@@ -716,6 +732,7 @@ def run_once(
             time.sleep(0.1)
         t_persisted = time.monotonic()
         cpu_after = cpu_seconds(proc.pid)
+        sys_after = sys_and_faults(proc.pid)
         rss = peak_rss_mib(proc.pid)
         assert state is not None
         stop_server(proc)
@@ -735,6 +752,8 @@ def run_once(
     return {
         "spans": total,
         "cpu_us_per_span": cpu / total * 1e6,
+        "sys_us_per_span": (sys_after[0] - sys_before[0]) / total * 1e6,
+        "minor_faults_per_span": (sys_after[1] - sys_before[1]) / total,
         "cpu_seconds_by_process": {
             ("server" if p == proc.pid else f"child {p}"): t - cpu_before.get(p, 0.0)
             for p, t in cpu_after.items()
@@ -805,7 +824,10 @@ def print_runs(title: str, runs: list[dict[str, Any]]) -> float:
             for name, seconds in r["cpu_seconds_by_process"].items()
         )
         rss = ", ".join(f"{name} {mib:.0f}" for name, mib in r["peak_rss_mib"].items())
-        print(f"run {i + 1}: CPU us/span by process: {split}; peak RSS MiB: {rss}")
+        print(
+            f"run {i + 1}: CPU us/span by process: {split} (system {r['sys_us_per_span']:.1f}, "
+            f"{r['minor_faults_per_span']:.2f} minor faults/span); peak RSS MiB: {rss}"
+        )
     return e2e
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import threading
 import time
@@ -13,9 +14,16 @@ from ._app import create_app
 from ._errors import CollectorError
 from ._settings import CollectorSettings
 
+EMBEDDED_ALLOCATOR = "percpu_arena:disabled,narenas:1"
+"""jemalloc options of the embedded engine in ``planscope serve`` (chDB reads
+``JE_MALLOC_CONF`` when it loads; one set by the user wins). One arena instead of one per CPU,
+so memory freed on one CPU is reused on the other: ~25 % fewer page faults per ingested span,
+the same peak RSS (docs/storage.md, "Memory")."""
+
 
 def serve(settings: CollectorSettings, log_level: str = "info") -> None:
     """Run the collector in the foreground until SIGINT/SIGTERM, then drain and stop."""
+    os.environ.setdefault("JE_MALLOC_CONF", EMBEDDED_ALLOCATOR)  # before the store loads chDB
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )

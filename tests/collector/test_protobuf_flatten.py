@@ -21,6 +21,7 @@ from planscope_collector.storage import TABLES, TRACE_COLUMNS, Store
 from planscope_collector.storage._protobuf import (
     SETTINGS,
     STRUCTURE,
+    _varint,
     literal,
     schema_settings,
     settings_clause,
@@ -196,16 +197,120 @@ def test_a_request_with_nested_values_is_flattened_by_python(
     assert row["v"] == ("[1,1e+21]" if nested == "array" else '{"a":0.5,"b":"\\u003c"}')
 
 
-def test_unknown_fields_or_a_non_canonical_encoding_go_the_python_way() -> None:
-    body = odd_request(4).SerializeToString()
+# --- which bytes ClickHouse may flatten: the wire-level corpus -------------------------------
+# A request built field by field, so that each case below differs from the canonical one in
+# exactly one way. Field numbers are OTLP's (trace.proto, common.proto, resource.proto).
+def _len(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def _int(number: int, value: int) -> bytes:
+    return _varint(number << 3) + _varint(value % (1 << 64))
+
+
+def _fixed64(number: int, value: int) -> bytes:
+    return _varint(number << 3 | 1) + value.to_bytes(8, "little")
+
+
+def _overlong(n: int) -> bytes:
+    """``n`` as a varint one byte longer than needed (parsers accept it)."""
+    v = _varint(n)
+    return v[:-1] + bytes([v[-1] | 0x80, 0])
+
+
+_UNKNOWN = _int(99, 1)  # field 99, varint 1: no OTLP message has it
+
+
+def _wire_request(case: str = "") -> bytes:
+    """The canonical encoding of a one-span request, or the same request changed by ``case``
+    (``unknown@<message>`` puts field 99 last in that message, where re-serializing a parse
+    that kept it would put it too)."""
+
+    def tail(message: str) -> bytes:
+        return _UNKNOWN if case == f"unknown@{message}" else b""
+
+    def any_str(value: str) -> bytes:
+        return _len(1, value.encode()) + tail("AnyValue")
+
+    def kv(key: str, value: bytes) -> bytes:
+        return _len(1, key.encode()) + _len(2, value) + tail("KeyValue")
+
+    value = any_str("v")
+    if case == "array_value":
+        value = _len(5, _len(1, _int(3, 7)))
+    elif case == "kvlist_value":
+        value = _len(6, _len(1, kv("k", any_str("x"))))
+    elif case == "two oneof members":
+        value = _len(1, b"v") + _int(3, 7)
+    elif case == "bool as 2":
+        value = _int(2, 2)
+    attributes = _len(9, kv("a", value)) + _len(9, kv("b", _int(3, 0)))  # int 0 written: oneof
+    if case == "attributes interleaved":
+        attributes = _len(9, kv("a", value)) + _len(11, _fixed64(1, 5)) + _len(9, kv("b", b""))
+    event = _fixed64(1, 5) + _len(2, b"e") + _len(3, kv("ek", any_str("ev"))) + tail("Event")
+    link = _len(1, bytes(range(1, 17))) + _len(2, bytes(range(2, 10)))
+    link += _len(4, kv("lk", any_str("lv"))) + tail("Link")
+    status = _len(2, b"boom") + _int(3, 2) + tail("Status")
+    if case == "negative code, 5-byte varint":
+        status = _len(2, b"boom") + _varint(3 << 3) + b"\xff\xff\xff\xff\x0f"
+    span = _len(1, bytes(range(1, 17))) + _len(2, bytes(range(3, 11)))
+    if case == "fields out of order":
+        span = _len(2, bytes(range(3, 11))) + _len(1, bytes(range(1, 17)))
+    span += _len(5, b"step")
+    if case == "duplicate singular field":
+        span += _len(5, b"first")
+    if case == "default written":
+        span += _int(6, 0)
+    elif case == "overlong varint":
+        span += _varint(6 << 3) + _overlong(1)
+    elif case == "kind as packed":
+        span += _len(6, b"\x01")
+    else:
+        span += _int(6, 1)
+    span += _fixed64(7, 10**18) + _fixed64(8, 10**18 + 5) + attributes
+    if case != "attributes interleaved":
+        span += _len(11, event)
+    span += _len(13, link) + _len(15, status)
+    if case == "status twice":
+        span += _len(15, _int(3, 1))
+    span += tail("Span")
+    scope = _len(1, b"lib") + _len(2, b"1.0") + tail("InstrumentationScope")
+    scope_spans = _len(1, scope) + _len(2, span) + tail("ScopeSpans")
+    resource = _len(1, kv("service.name", any_str("svc"))) + tail("Resource")
+    resource_spans = _len(1, resource) + _len(2, scope_spans) + tail("ResourceSpans")
+    if case == "overlong length":
+        resource_spans = _len(1, resource) + _varint(2 << 3 | 2) + _overlong(len(scope_spans))
+        resource_spans += scope_spans
+    return _len(1, resource_spans) + tail("ExportTraceServiceRequest")
+
+
+_MESSAGES = ["ExportTraceServiceRequest", "ResourceSpans", "Resource", "ScopeSpans"]
+_MESSAGES += ["InstrumentationScope", "Span", "KeyValue", "AnyValue", "Event", "Link", "Status"]
+
+
+def test_the_canonical_wire_request_is_flattened_by_clickhouse() -> None:
+    body = _wire_request()
+    assert ExportTraceServiceRequest.FromString(body).SerializeToString() == body  # canonical
     assert parse_scalar_request(body) is not None
-    unknown_field = body + b"\xa0\x06\x01"  # field 100, varint 1: not in OTLP
-    assert parse_scalar_request(unknown_field) is None
-    # a resource spans with its schema_url "" written out (proto3 would omit it): the same
-    # request, other bytes; the test is exact, so this one is flattened by Python
-    explicit_default = b"\x0a\x02\x1a\x00" + body
-    assert ExportTraceServiceRequest.FromString(explicit_default).resource_spans[0].schema_url == ""
-    assert parse_scalar_request(explicit_default) is None
+    assert parse_scalar_request(b"") is not None  # no spans at all: canonical too
+
+
+@pytest.mark.parametrize(
+    "case",
+    [f"unknown@{m}" for m in _MESSAGES]
+    + ["array_value", "kvlist_value", "two oneof members", "bool as 2"]
+    + ["fields out of order", "duplicate singular field", "default written", "overlong varint"]
+    + ["overlong length", "kind as packed", "attributes interleaved", "status twice"]
+    + ["negative code, 5-byte varint"],
+)
+def test_bytes_clickhouse_could_read_otherwise_go_the_python_way(case: str) -> None:
+    """Anything a parse drops or normalizes (an unknown field at any depth, a nested value, a
+    non-canonical encoding) takes the Python flattener: the bytes ClickHouse reads must be
+    exactly the request Python validated."""
+    body = _wire_request(case)
+    assert body != _wire_request()
+    ExportTraceServiceRequest.FromString(body)  # a valid OTLP request all the same
+    assert parse_scalar_request(body) is None
 
 
 def test_a_scalar_request_is_validated_as_any_other() -> None:

@@ -18,7 +18,7 @@ from planscope_collector.storage import (
     StoreUnavailable,
     open_store,
 )
-from planscope_collector.storage._store import EMBEDDED_CACHES, _parse_dsn
+from planscope_collector.storage._store import EMBEDDED_SETTINGS, _parse_dsn
 
 from ._spans import count, make_span, new_trace_id, spans_ipc
 from .test_storage_migrations import EXPECTED
@@ -211,11 +211,12 @@ def test_command_runs_ddl_in_the_store_database(tmp_path: Path) -> None:
         assert count(s, "otel_traces") == 0
 
 
-def test_the_embedded_engine_caches_are_sized_for_the_collector_process(tmp_path: Path) -> None:
-    """ClickHouse's defaults (5 GiB per cache) assume a server owning the host."""
+def test_the_embedded_engine_is_sized_for_the_collector_process(tmp_path: Path) -> None:
+    """ClickHouse's defaults (5 GiB per cache, 16 merge threads) assume a server owning the host."""
     with open_store(f"chdb://{tmp_path}/db") as s:
         rows = s.query(
-            "SELECT name, value FROM system.server_settings WHERE name LIKE '%cache_size'"
+            "SELECT name, value FROM system.server_settings WHERE name IN {n:Array(String)}",
+            {"n": list(EMBEDDED_SETTINGS)},
         )
-        sizes = {str(r["name"]): int(r["value"]) for r in rows}
-    assert {name: sizes[name] for name in EMBEDDED_CACHES} == dict(EMBEDDED_CACHES)
+        values = {str(r["name"]): int(r["value"]) for r in rows}
+    assert values == dict(EMBEDDED_SETTINGS)

@@ -51,15 +51,18 @@ _INSERT_SETTINGS: Mapping[str, Any] = {
     "deduplicate_blocks_in_dependent_materialized_views": 1,
 }
 
-#: The embedded engine's cache sizes (server settings, given to chDB when it starts). ClickHouse
-#: sizes its caches for a server owning the host: 5 GiB each for marks, primary indexes and
-#: skip-index marks, filled by reads and kept; in the collector's process they would grow with
-#: the data read, past the 1 GiB the collector keeps to (docs/storage.md, "Memory").
-EMBEDDED_CACHES: Mapping[str, int] = {
+#: The embedded engine's server settings, given to chDB when it starts, for the 1 GiB the
+#: collector's process keeps to (docs/storage.md, "Memory"). ClickHouse sizes its caches for a
+#: server owning the host: 5 GiB each for marks, primary indexes and skip-index marks, filled by
+#: reads and kept; in the collector's process they would grow with the data read. One merge
+#: thread: merges of several typed tables at once (~100-170 MiB each, even of small parts) on
+#: top of an insert took the process past 1 GiB with a full spool.
+EMBEDDED_SETTINGS: Mapping[str, int] = {
     "mark_cache_size": 128 << 20,
     "primary_index_cache_size": 64 << 20,
     "index_mark_cache_size": 32 << 20,
     "query_condition_cache_size": 16 << 20,
+    "background_pool_size": 1,
 }
 
 # Columns that the clickhouseexporter's tables may lack (``Project`` always; the scope columns
@@ -241,7 +244,7 @@ class Store:
         with self._translate("connect"):
             if self.embedded:
                 client = clickhouse_connect.get_client(
-                    dsn=self._target.client_dsn, chdb_options=dict(EMBEDDED_CACHES)
+                    dsn=self._target.client_dsn, chdb_options=dict(EMBEDDED_SETTINGS)
                 )
             else:
                 client = clickhouse_connect.get_client(dsn=self._target.client_dsn)

@@ -1,0 +1,13 @@
+-- At most 8 otel_traces parts per background merge (issue #16, "Memory"; docs/storage.md,
+-- "Memory"; figures in docs/benchmarks.md, "... full-spool peaks: what drives them").
+--
+-- With merge_selector_base = 20 (0015) the selector may merge up to 100 parts at once; under a
+-- full spool it merged 18 one-segment parts (300,000 planscope spans, 2026-12-03), and that one
+-- merge held ~260-300 MiB (system.merges memory_usage, column by column already, 0025) while a
+-- segment's insert held ~165 MiB beside it: the collector's process peaked at 1,011-1,049 MiB.
+-- A merge's memory grows with its parts (one read stream per part), so capping the parts caps it.
+-- Fewer parts per merge can mean more merge generations than 0015's ~2.5 rewrites per span; the
+-- CPU per persisted span stayed within noise side by side (0.83-1.06, docs/benchmarks.md).
+-- Rows and values are untouched: a merge only regroups parts. MODIFY SETTING works on a table
+-- the clickhouseexporter created too; on a cluster it applies to the shard-local tables.
+ALTER TABLE {db}.otel_traces {on_cluster} MODIFY SETTING max_parts_to_merge_at_once = 8;
