@@ -282,3 +282,10 @@ def otlp_to_rows(request: Any, project: str | None) -> list[list[Any]]:
     events = table["Events.Timestamp"].cast(pa.list_(pa.int64()))
     table = table.set_column(15, "Events.Timestamp", events)
     return [list(r.values()) for r in table.to_pylist(maps_as_pydicts="strict")]
+
+
+def kept_rows(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``after`` holds ``before``'s rows in the columns ``after`` has (a later migration
+    may drop typed columns no reader reads, 0027), whatever their order."""
+    kept = list(after[0]) if after else []
+    return sorted(map(repr, after)) == sorted(repr({c: r[c] for c in kept}) for r in before)

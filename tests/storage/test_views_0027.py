@@ -1,0 +1,109 @@
+"""The narrowed per-kind views of migration 0027 against 0012's (the 0026 layout), on real chDB:
+the same spans into both layouts give the same value in every column both layouts keep."""
+
+from __future__ import annotations
+
+import random
+import re
+import shutil
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import planscope.semconv as A
+from planscope_collector.storage import TABLES, open_store
+
+from ._spans import (
+    BASE_NS,
+    kept_rows,
+    make_span,
+    new_span_id,
+    new_trace_id,
+    planscope_trace,
+    spans_ipc,
+)
+from .test_plan_views_layouts import _spans as plan_spans
+
+MIGRATIONS = Path(str(resources.files("planscope_collector") / "migrations"))
+NARROWED = {"step": "step_attempts", "tool": "tool_calls", "llm": "llm_calls", "run": "runs"}
+"""Kind -> the typed table whose view 0027 re-creates."""
+NARROWED_TABLES = {"planscope_runs", "planscope_tool_calls", "planscope_llm_calls"}
+"""The tables 0027 drops columns of."""
+VALUES = ["", "x", "12", "12.0", "-3", "1e3", "RETRIEVER", "reranker", "true", '["a", "b"]',
+          '{"langgraph_node": "fetch"}', "[]", "ünï", "a" * 300]  # fmt: skip
+
+
+def _keys(view: str) -> list[str]:
+    """The attributes 0012's view of ``view`` looks up (the keys 0027 must keep)."""
+    sql = (MIGRATIONS / "0012_span_model_columns.sql").read_text(encoding="utf-8")
+    start = sql.index(f"VIEW IF NOT EXISTS {{db}}.planscope_{view}_mv")
+    body = sql[start : sql.index(";", start)]
+    return sorted(set(re.findall(r"SpanAttributes\['([^']+)'\]", body)))
+
+
+def _spans() -> list[list[Any]]:
+    """Spans of each kind 0027 touches, declared and foreign, each with a random subset of the
+    attributes its view reads (every one filled somewhere) among unrelated ones."""
+    rng = random.Random(27)
+    conventions = {
+        "step": [{A.SPAN_KIND: "step"}, {"openinference.span.kind": "AGENT"},
+                 {"traceloop.span.kind": "task"}],
+        "tool": [{A.SPAN_KIND: "tool"}, {A.GEN_AI_OPERATION_NAME: "execute_tool"},
+                 {"openinference.span.kind": "RETRIEVER"}],
+        "llm": [{A.SPAN_KIND: "llm"}, {A.GEN_AI_OPERATION_NAME: "chat"},
+                {"openinference.span.kind": "LLM"}],
+        "run": [{A.SPAN_KIND: "run"}, {"openinference.span.kind": "AGENT"}],
+    }  # fmt: skip
+    rows: list[list[Any]] = []
+    for kind, table in NARROWED.items():
+        keys = _keys(table)
+        for i in range(60):
+            attrs = {f"unrelated.{j}": rng.choice(VALUES) for j in range(rng.randrange(0, 25))}
+            chosen = [keys[i % len(keys)], *rng.sample(keys, rng.randrange(0, len(keys)))]
+            attrs |= {k: rng.choice(VALUES[1:]) for k in chosen}
+            attrs |= conventions[kind][i % len(conventions[kind])]
+            t, root = new_trace_id(), new_span_id()
+            parent = "" if kind == "run" else root
+            if parent:
+                rows.append(make_span(trace_id=t, span_id=root, attrs={A.SPAN_KIND: "run"}))
+            rows.append(
+                make_span(
+                    trace_id=t,
+                    parent=parent,
+                    name=rng.choice(["fetch", "", "node"]),
+                    start_ns=BASE_NS + i,
+                    status=rng.choice(["Unset", "Ok", "Error", "STATUS_CODE_ERROR"]),
+                    attrs=attrs,
+                )
+            )
+    return rows + plan_spans() + planscope_trace(new_trace_id())
+
+
+def test_the_same_spans_give_the_same_kept_columns_in_the_0026_and_0027_layouts(
+    tmp_path: Path,
+) -> None:
+    before = tmp_path / "migrations-0026"
+    before.mkdir()
+    for path in MIGRATIONS.glob("*.sql"):
+        if path.name < "0027":
+            shutil.copy(path, before / path.name)
+    body = spans_ipc(_spans())
+    rows: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for database, directory in (("before", before), ("after", None)):
+        with open_store(f"chdb://{tmp_path}/db", database=database) as s:
+            s.migrate(directory=directory)
+            s.insert_spans(body, dedup_token="same")
+            rows[database] = {
+                t: s.query("SELECT * FROM {t:Identifier}", {"t": t})
+                for t in TABLES
+                if t.startswith("planscope_") and t != "planscope_ingest_batches"
+            }
+    dropped = {t: set(r[0]) - set(rows["after"][t][0]) for t, r in rows["before"].items()}
+    assert dropped["planscope_runs"] == {"AgentId", "ConversationId"}
+    assert dropped["planscope_tool_calls"] == {"ToolCallId"}
+    assert dropped["planscope_llm_calls"] == {"ResponseModel", "Role"}
+    assert not any(dropped[t] for t in dropped if t not in NARROWED_TABLES), dropped
+    for table, after_rows in rows["after"].items():
+        assert after_rows and kept_rows(rows["before"][table], after_rows), table
+    for table in NARROWED_TABLES:
+        assert len(rows["after"][table]) > 60, table
