@@ -17,8 +17,7 @@ only, as both workloads' are). Variants:
 - ``0021``: 0016's two plan views fed from one ``Null`` stream, so an insert analyses the plan
   expression once (with 0022-0025);
 - ``0026``: 0021 with ``otel_traces``' segment inserts written as Compact parts;
-- ``0027``: the current layout (0026 with the step, tool and LLM views reading a map narrowed to
-  their keys, and the typed columns no reader reads dropped);
+- ``0027``: the current layout (0026 with the typed columns no reader reads dropped);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
 - ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with

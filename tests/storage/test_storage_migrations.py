@@ -44,7 +44,7 @@ EXPECTED = [
     "0024_observed_plan_parts",
     "0025_span_merge_vertical",
     "0026_span_compact_parts",
-    "0027_span_views_narrow",
+    "0027_typed_columns_unread",
 ]
 
 
