@@ -6,13 +6,11 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import planscope.semconv as A
-from planscope_collector.storage import TABLES, open_store
 
 from ._spans import (
     BASE_NS,
@@ -21,7 +19,7 @@ from ._spans import (
     new_span_id,
     new_trace_id,
     planscope_trace,
-    spans_ipc,
+    typed_rows_before_and_after,
 )
 from .test_plan_views_layouts import _spans as plan_spans
 
@@ -80,22 +78,7 @@ def _spans() -> list[list[Any]]:
 def test_the_same_spans_give_the_same_kept_columns_in_the_0026_and_0027_layouts(
     tmp_path: Path,
 ) -> None:
-    before = tmp_path / "migrations-0026"
-    before.mkdir()
-    for path in MIGRATIONS.glob("*.sql"):
-        if path.name < "0027":
-            shutil.copy(path, before / path.name)
-    body = spans_ipc(_spans())
-    rows: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for database, directory in (("before", before), ("after", None)):
-        with open_store(f"chdb://{tmp_path}/db", database=database) as s:
-            s.migrate(directory=directory)
-            s.insert_spans(body, dedup_token="same")
-            rows[database] = {
-                t: s.query("SELECT * FROM {t:Identifier}", {"t": t})
-                for t in TABLES
-                if t.startswith("planscope_") and t != "planscope_ingest_batches"
-            }
+    rows = typed_rows_before_and_after(tmp_path, "0027", _spans())
     dropped = {t: set(r[0]) - set(rows["after"][t][0]) for t, r in rows["before"].items()}
     assert dropped["planscope_runs"] == {"AgentId", "ConversationId"}
     assert dropped["planscope_tool_calls"] == {"ToolCallId"}
