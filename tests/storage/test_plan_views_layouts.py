@@ -5,7 +5,6 @@ into both layouts give the same rows in every typed table."""
 from __future__ import annotations
 
 import json
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,6 @@ from ._spans import (
     typed_rows_before_and_after,
 )
 
-MIGRATIONS = Path(str(resources.files("planscope_collector") / "migrations"))
 STEPS = [
     {"id": "fetch", "description": "Fetch invoice 7", "tool": "get_invoice"},
     {"step_id": 2, "task": "Pay invoice 7", "assignee": "payer", "depends_on": ["fetch"]},
