@@ -427,7 +427,7 @@ def main() -> int:
             )
             *earlier, current = LAYOUTS
             for label in [*earlier, *(v.label for v in chosen if v.tweak)]:
-                if label in figures:
+                if label in figures and current in figures:
                     ratio = figures[label]["cpu_s"] / figures[current]["cpu_s"]
                     print(f"{workload}: CPU {label} / CPU {current} = {ratio:.2f}")
         for store in stores.values():
