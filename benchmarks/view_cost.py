@@ -16,10 +16,13 @@ only, as both workloads' are). Variants:
   text that can be JSON;
 - ``0021``: 0016's two plan views fed from one ``Null`` stream, so an insert analyses the plan
   expression once (with 0022-0025);
-- ``0026``: the current layout (0021 with ``otel_traces``' segment inserts written as Compact
-  parts);
+- ``0026``: 0021 with ``otel_traces``' segment inserts written as Compact parts;
+- ``0029``: the current layout (0026, merges of at most 8 parts (0027), pydantic-ai's
+  ``final_result`` plans (0028), the typed columns no reader reads dropped (0029));
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
-- ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads).
+- ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
+- ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with
+  its two views).
 
 Every repetition inserts a block with fresh trace ids into every variant, in a rotated order,
 so the variants share the machine's state; medians over the repetitions. CPU is the process's
@@ -35,6 +38,7 @@ merge cannot be told apart from another database's), in a rotated order per repe
     .venv/bin/python benchmarks/view_cost.py [--traces 648] [--repeat 5] [--per-view [LAYOUT ...]]
     .venv/bin/python benchmarks/view_cost.py --merges 300 --traces 20 --workload planscope
     .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 --tweak lz4 zstd3
+    .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 0029 --without 0029
 """
 
 from __future__ import annotations
@@ -77,9 +81,10 @@ LAYOUTS = {
     "0015": "0016",
     "0016": "0021",
     "0021": "0026",
-    "0026": None,
+    "0026": "0027",
+    "0029": None,
 }
-"""Layout -> the first migration left out (0026: the current one)."""
+"""Layout -> the first migration left out (0029: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 
@@ -137,12 +142,26 @@ class Variant:
     layout: str
     keep: tuple[str, ...] | None  # views kept; None = all
     tweak: str | None = None  # a TWEAKS entry applied after the migrations
+    drop: tuple[str, ...] = ()  # views dropped (``--without``)
 
 
-def variants(per_view: list[str], tweaks: Sequence[str] = ()) -> list[Variant]:
+def variants(
+    per_view: list[str], tweaks: Sequence[str] = (), without: Sequence[str] = ()
+) -> list[Variant]:
     out = [Variant(layout, layout, None) for layout in LAYOUTS]
     current = list(LAYOUTS)[-1]
     out += [Variant(f"{current} {name}", current, None, name) for name in tweaks]
+    for layout in without:
+        out.append(Variant(f"{layout} none", layout, ()))
+        for view in (TRACE_ID_VIEW, *PER_KIND_VIEWS):
+            if layout >= "0021" and view == PLAN_VIEWS[1]:
+                continue  # the plan stream goes with its two views: they read nothing else
+            drop = (
+                (PLAN_STREAM_VIEW, *PLAN_VIEWS)
+                if (layout >= "0021" and view == PLAN_VIEWS[0])
+                else (view,)
+            )
+            out.append(Variant(f"{layout} without {drop[0]}", layout, None, drop=drop))
     for layout in per_view:
         base: tuple[str, ...] = (CLASSIFIER_VIEW,) if layout == "0011" else ()
         out.append(Variant(f"{layout} none", layout, ()))
@@ -319,13 +338,20 @@ def main() -> int:
         "--tweak", nargs="+", default=[], choices=tuple(TWEAKS),
         help="also the current layout with these changes, one variant each (TWEAKS)",
     )  # fmt: skip
+    parser.add_argument(
+        "--without", nargs="+", default=[], choices=tuple(LAYOUTS),
+        help="also these layouts with one view (the plan stream: with its two views) dropped "
+        "at a time, and with none",
+    )  # fmt: skip
     parser.add_argument("--json", help="also write the figures to this JSON file")
     args = parser.parse_args()
 
     from planscope_collector.storage import open_store
 
     workloads = ["planscope", "openinference"] if args.workload == "both" else [args.workload]
-    chosen = variants(list(LAYOUTS) if args.per_view == [] else args.per_view or [], args.tweak)
+    chosen = variants(
+        list(LAYOUTS) if args.per_view == [] else args.per_view or [], args.tweak, args.without
+    )
     if args.layouts and not args.merges:
         chosen = [v for v in chosen if v.layout in args.layouts or v.tweak]
     root = Path(tempfile.mkdtemp(prefix="planscope-view-cost-"))
@@ -349,6 +375,8 @@ def main() -> int:
         for number, (workload, variant) in enumerate((w, v) for w in workloads for v in chosen):
             store = open_store(dsn, database=f"v{number}")
             store.migrate(directory=dirs[variant.layout])
+            for view in variant.drop:
+                store.command(f"DROP VIEW {store.database}.{view}")
             if variant.keep is not None:
                 views = store.query(
                     "SELECT name FROM system.tables WHERE database = currentDatabase() "
@@ -400,7 +428,7 @@ def main() -> int:
             )
             *earlier, current = LAYOUTS
             for label in [*earlier, *(v.label for v in chosen if v.tweak)]:
-                if label in figures:
+                if label in figures and current in figures:
                     ratio = figures[label]["cpu_s"] / figures[current]["cpu_s"]
                     print(f"{workload}: CPU {label} / CPU {current} = {ratio:.2f}")
         for store in stores.values():

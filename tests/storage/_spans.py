@@ -6,6 +6,7 @@ import itertools
 import json
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import planscope.semconv as A
@@ -282,3 +283,39 @@ def otlp_to_rows(request: Any, project: str | None) -> list[list[Any]]:
     events = table["Events.Timestamp"].cast(pa.list_(pa.int64()))
     table = table.set_column(15, "Events.Timestamp", events)
     return [list(r.values()) for r in table.to_pylist(maps_as_pydicts="strict")]
+
+
+def kept_rows(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether ``after`` holds ``before``'s rows in the columns ``after`` has (a later migration
+    may drop typed columns no reader reads, 0029), whatever their order."""
+    kept = list(after[0]) if after else []
+    return sorted(map(repr, after)) == sorted(repr({c: r[c] for c in kept}) for r in before)
+
+
+def typed_rows_before_and_after(
+    tmp_path: Path, first_left_out: str, rows: Sequence[Sequence[Any]]
+) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """``rows`` inserted into a store migrated without the migrations from ``first_left_out`` on
+    (``"before"``) and into one with every migration (``"after"``): each typed table's rows."""
+    import shutil
+    from importlib import resources
+
+    from planscope_collector.storage import TABLES, open_store
+
+    before = tmp_path / f"migrations-before-{first_left_out}"
+    before.mkdir()
+    for path in Path(str(resources.files("planscope_collector") / "migrations")).glob("*.sql"):
+        if path.name < first_left_out:
+            shutil.copy(path, before / path.name)
+    body = spans_ipc(rows)
+    out: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    for database, directory in (("before", before), ("after", None)):
+        with open_store(f"chdb://{tmp_path}/db", database=database) as s:
+            s.migrate(directory=directory)
+            s.insert_spans(body, dedup_token="same")
+            out[database] = {
+                t: s.query("SELECT * FROM {t:Identifier}", {"t": t})
+                for t in TABLES
+                if t.startswith("planscope_") and t != "planscope_ingest_batches"
+            }
+    return out

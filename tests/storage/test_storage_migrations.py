@@ -20,7 +20,7 @@ from planscope_collector.storage import (
 )
 from planscope_collector.storage._store import _BOOTSTRAP_SQL
 
-from ._spans import make_span, new_trace_id, planscope_trace, spans_ipc
+from ._spans import kept_rows, make_span, new_trace_id, planscope_trace, spans_ipc
 
 MIGRATIONS_DIR = Path(str(resources.files("planscope_collector") / "migrations"))
 EXPECTED = [
@@ -46,6 +46,7 @@ EXPECTED = [
     "0026_span_compact_parts",
     "0027_span_merge_parts",
     "0028_observed_plan_final_result",
+    "0029_typed_columns_unread",
 ]
 
 
@@ -283,7 +284,8 @@ def test_a_store_of_the_previous_version_gets_the_wider_merges_and_keeps_its_row
         assert "vertical_merge_algorithm_min_rows_to_activate = 1" in ddl["q"]
         assert "max_parts_to_merge_at_once = 8" in ddl["q"]
         s.command("OPTIMIZE TABLE otel_traces FINAL")
-        assert {t: s.query(query, {"t": t}) for t in before} == before
+        for table, rows in before.items():
+            assert kept_rows(rows, s.query(query, {"t": table})), table
         later = new_trace_id()
         s.insert_spans(spans_ipc(planscope_trace(later)))
         for table in before:
@@ -321,7 +323,11 @@ def test_after_0026_a_segment_sized_insert_writes_a_compact_part_and_rows_stay(
         assert [r["t"] for r in s.query(parts)] == ["Wide"]
         query = "SELECT * FROM {t:Identifier} ORDER BY ALL"
         before = {t: s.query(query, {"t": t}) for t in TABLES if t != "planscope_ingest_batches"}
-        assert s.migrate() == [m for m in EXPECTED if m >= "0026"]
+        # up to 0026 only: 0029 drops typed columns, which would change SELECT * below
+        upto = tmp_path / "migrations-0026"
+        shutil.copytree(old, upto)
+        shutil.copy(MIGRATIONS_DIR / "0026_span_compact_parts.sql", upto)
+        assert s.migrate(directory=upto) == ["0026_span_compact_parts"]
         assert {t: s.query(query, {"t": t}) for t in before} == before
         s.insert_spans(spans_ipc([make_span(trace_id=new_trace_id(), attrs=big)]))
         assert [r["t"] for r in s.query(parts)] == ["Wide", "Compact"]

@@ -119,12 +119,7 @@ def test_planscope_trace_produces_typed_rows(store: Store) -> None:
     assert tool["ParentSpanId"] == second["SpanId"]
 
     llm = _one(store, "SELECT * FROM planscope_llm_calls WHERE TraceId = {t:String}", **where)
-    assert (llm["Model"], llm["Role"], llm["InputTokens"], llm["OutputTokens"]) == (
-        "gpt-4o",
-        "executor",
-        1000,
-        200,
-    )
+    assert (llm["Model"], llm["InputTokens"], llm["OutputTokens"]) == ("gpt-4o", 1000, 200)
     assert llm["CostUsd"] == pytest.approx(0.0125)
     assert (llm["StepId"], llm["RunId"]) == ("s1", "run-1")
 
