@@ -45,6 +45,7 @@ EXPECTED = [
     "0025_span_merge_vertical",
     "0026_span_compact_parts",
     "0028_observed_plan_final_result",
+    "0029_observed_plan_markdown",
 ]
 
 
