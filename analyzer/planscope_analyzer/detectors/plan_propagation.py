@@ -383,6 +383,39 @@ def _listed(values: Iterable[str]) -> str:
     return ", ".join(repr(v) for v in sorted(values)[:3])
 
 
+def _plain_check_failed(trace: TraceData, finished: int) -> bool:
+    """A span outside the typed ones (``raw``: an application's plain OTel span), started
+    after the last plan step ended and inside no attempt, failed: the app's own check."""
+    if not trace.raw:
+        return False
+    typed = (
+        {r.span_id for r in trace.runs}
+        | {p.span_id for p in trace.plans}
+        | {a.span_id for a in trace.attempts}
+        | {t.span_id for t in trace.tools}
+        | trace.llm_span_ids
+    )
+    attempts = {a.span_id for a in trace.attempts}
+    parents = {r.span_id: r.parent_span_id for r in trace.raw}
+
+    def in_attempt(span_id: str) -> bool:
+        seen: set[str] = set()
+        while span_id and span_id not in seen:
+            if span_id in attempts:
+                return True
+            seen.add(span_id)
+            span_id = parents.get(span_id, "")
+        return False
+
+    return any(
+        r.status_code == A.SPAN_STATUS_ERROR
+        and r.span_id not in typed
+        and r.start_ns >= finished
+        and not in_attempt(r.parent_span_id)
+        for r in trace.raw
+    )
+
+
 def _tail(text: str, width: int = 120) -> str:
     """The end of a long error text: frameworks wrap what the world said, which comes last."""
     return text if len(text) <= width else "…" + text[-width:]
@@ -408,7 +441,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 9
+    version = 10
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
@@ -456,8 +489,9 @@ class PlanPropagation:
     @staticmethod
     def _external_after_success(trace: TraceData) -> bool:
         """Every plan step's last attempt ended well, then work that belongs to no plan step (a
-        tool call outside any step, or a separate agent run no plan step names, with what ran
-        inside it) saw the failure."""
+        tool call outside any step, a separate agent run no plan step names, with what ran
+        inside it, or an application's own span outside the typed ones: a plain OTel span
+        watching the settlement) saw the failure."""
         planned = {s.step_id for s in trace.plan_steps}
         last: dict[str, Attempt] = {}
         for a in by_start(trace.attempts):
@@ -468,12 +502,16 @@ class PlanPropagation:
         finished = max(a.end_ns for a in trace.attempts if a.step_id in planned)
         steps = {a.span_id for a in trace.attempts if a.step_id in planned}
         outside = [a for a in trace.attempts if a.step_id not in planned and a.start_ns >= finished]
-        return any(a.failed for a in outside) or any(
-            t.failed
-            and t.step_id not in planned
-            and t.parent_span_id not in steps
-            and t.start_ns >= finished
-            for t in trace.tools
+        return (
+            any(a.failed for a in outside)
+            or any(
+                t.failed
+                and t.step_id not in planned
+                and t.parent_span_id not in steps
+                and t.start_ns >= finished
+                for t in trace.tools
+            )
+            or _plain_check_failed(trace, finished)
         )
 
     def _wrong_value(self, trace: TraceData) -> Finding | None:
