@@ -385,9 +385,16 @@ def _listed(values: Iterable[str]) -> str:
 
 def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     """A span outside the typed ones (``raw``: an application's plain OTel span), started
-    after the last plan step ended and inside no attempt, failed: the app's own check."""
+    after the last plan step ended and inside no attempt, failed, and what its failure says
+    names no value a plan step's tool calls got or returned: the world told the app's own
+    check (a transfer returned by the bank). A check naming such a value (a release check
+    naming the deployed tag) judged the plan's work: the other patterns read it."""
     if not trace.raw:
         return False
+    seen: set[str] = set()
+    for call, _ in PlanPropagation._on_behalf(trace):
+        seen |= {v for vs in argument_values(call.arguments).values() for v in vs}
+        seen |= result_values(call.result)
     typed = (
         {r.span_id for r in trace.runs}
         | {p.span_id for p in trace.plans}
@@ -412,6 +419,7 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
         and r.span_id not in typed
         and r.start_ns >= finished
         and not in_attempt(r.parent_span_id)
+        and not {v for v in text_values(r.message) if _traceable(v)} & seen
         for r in trace.raw
     )
 
