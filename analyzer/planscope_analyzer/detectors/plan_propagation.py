@@ -52,8 +52,10 @@ The patterns, all blamed on the planner:
 Failures that arrive from outside after the agent finished are not the plan's fault: when every
 plan step's last attempt succeeded and the failure was observed after the last of them ended by
 work that belongs to no plan step — a tool call outside any plan step (a status poll that
-learns the airline cancelled) or a separate agent run no plan step names (a watch after the
-release) — nothing is reported, unless the check's own evidence (the inputs it was called with,
+learns the airline cancelled), a separate agent run no plan step names (a watch after the
+release), or an application's own plain span outside any attempt whose failure names no value a
+plan step's tool calls got or returned (a transfer the bank returned) — nothing is reported,
+unless the check's own evidence (the inputs it was called with,
 what its failure says) ties the failure to a value the planner introduced, **a check's
 verdict on the plan's value**:
 
