@@ -408,11 +408,11 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     parents = {r.span_id: r.parent_span_id for r in trace.raw}
 
     def in_attempt(span_id: str) -> bool:
-        seen: set[str] = set()
-        while span_id and span_id not in seen:
+        visited: set[str] = set()
+        while span_id and span_id not in visited:
             if span_id in attempts:
                 return True
-            seen.add(span_id)
+            visited.add(span_id)
             span_id = parents.get(span_id, "")
         return False
 
