@@ -17,8 +17,9 @@ only, as both workloads' are). Variants:
 - ``0021``: 0016's two plan views fed from one ``Null`` stream, so an insert analyses the plan
   expression once (with 0022-0025);
 - ``0026``: 0021 with ``otel_traces``' segment inserts written as Compact parts;
-- ``0029``: the current layout (0026, merges of at most 8 parts (0027), pydantic-ai's
-  ``final_result`` plans (0028), the typed columns no reader reads dropped (0029));
+- ``0029``: 0026, merges of at most 8 parts (0027), pydantic-ai's ``final_result`` plans
+  (0028), the typed columns no reader reads dropped (0029);
+- ``0030``: the current layout (0029 with markdown step lists read as plans);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
 - ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with
@@ -38,7 +39,7 @@ merge cannot be told apart from another database's), in a rotated order per repe
     .venv/bin/python benchmarks/view_cost.py [--traces 648] [--repeat 5] [--per-view [LAYOUT ...]]
     .venv/bin/python benchmarks/view_cost.py --merges 300 --traces 20 --workload planscope
     .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 --tweak lz4 zstd3
-    .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 0029 --without 0029
+    .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 0030 --without 0030
 """
 
 from __future__ import annotations
@@ -82,9 +83,10 @@ LAYOUTS = {
     "0016": "0021",
     "0021": "0026",
     "0026": "0027",
-    "0029": None,
+    "0029": "0030",
+    "0030": None,
 }
-"""Layout -> the first migration left out (0029: the current one)."""
+"""Layout -> the first migration left out (0030: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 

@@ -221,3 +221,24 @@ def test_claims_agent_plays_a_sealed6_scenario() -> None:
     arguments = {(s.attributes or {}).get("gen_ai.tool.call.arguments") for s in calls}
     assert len(arguments) == len(calls)
     assert sum(s.name == "invoke_agent claims_planner" for s in spans) == 1
+
+
+@pytest.mark.integration
+def test_claims_runs_bind_to_the_markdown_plan_steps(store: Store) -> None:
+    """The pydantic-ai claims agent (sealed-6, scored blind once; this check was added after,
+    tuned on it): its planner answers a numbered markdown list, read as the plan (0030), so its
+    executor runs are attempts of the plan's steps — a poll that never ends is blamed at its
+    step, not at the executor agent's name — and a transfer the bank returns after the app's
+    own checks passed (a plain OTel span) stays healthy."""
+    picked, ids = _store_runs(store, "claims", ("loop_poll_stuck", "external_reversal"))
+    traces = load_traces(store, "default", list(ids.values()))
+    findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
+    for lab in picked:
+        t = traces[ids[lab.run]]
+        plan = {s.step_id for s in t.plan_steps}
+        assert len(plan) == 6, (lab.run, t.plan_steps)
+        # every executor run is an attempt of a plan step; only the planner's run is not
+        assert len({a.step_id for a in t.attempts} - plan) == 1, (lab.run, t.attempts)
+        got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
+        want = [] if lab.kind == "healthy" else [(lab.kind, lab.step)]
+        assert got == want, (lab.run, lab.scenario, got)

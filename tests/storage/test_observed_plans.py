@@ -234,3 +234,47 @@ def test_an_openinference_answer_in_content_parts_is_read(store: Store) -> None:
         ("fetch", "Fetch invoice 7", "get_invoice"),
         ("pay", "Pay invoice 7", "pay"),
     ]
+
+
+def test_a_markdown_list_naming_its_steps_is_read_and_prose_lists_are_not(store: Store) -> None:
+    # migration 0030: every top-level item names a step (bold or backticks), >= 2 items
+    markdown = (
+        "Plan for invoice 7:\n\n"
+        "1. **fetch**: Fetch invoice 7\n"
+        "   - tool: `get_invoice`\n"
+        '   - args: `{"invoice": "INV-7"}`\n'
+        "2. **pay**: Pay invoice 7\n"
+        "   - tool: `pay`\n"
+    )
+    bullets = "- `fetch` - Fetch invoice 7\n- `pay` - Pay invoice 7"
+    t = _trace(
+        store,
+        {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(markdown)},
+    )
+    assert [s[:3] for s in _plan_steps(store, t)] == [
+        ("fetch", "Fetch invoice 7", "get_invoice"),
+        ("pay", "Pay invoice 7", "pay"),
+    ]
+    (plan,) = store.query(
+        "SELECT PlanJson FROM planscope_plans WHERE TraceId = {t:String}", {"t": t}
+    )
+    assert json.loads(plan["PlanJson"])[0]["args"] == {"invoice": "INV-7"}
+    t = _trace(store, {A.OI_SPAN_KIND: "LLM", "llm.output_messages.0.message.content": bullets})
+    assert [s[:2] for s in _plan_steps(store, t)] == [
+        ("fetch", "Fetch invoice 7"),
+        ("pay", "Pay invoice 7"),
+    ]
+    prose = (  # a free-text plan (smolagents' own planning step): no plan
+        "## 1. Facts survey\nThe invoice is 7.\n## 2. Plan\n"
+        "1. Fetch invoice 7 with get_invoice\n2. Pay it\n<end_plan>"
+    )
+    mixed = "1. **fetch**: Fetch invoice 7\n2. Then pay whatever it says"
+    single = "1. **fetch**: Fetch invoice 7"
+    t = _trace(
+        store,
+        *(
+            {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(text)}
+            for text in (prose, mixed, single)
+        ),
+    )
+    assert _plan_steps(store, t) == []

@@ -47,6 +47,7 @@ EXPECTED = [
     "0027_span_merge_parts",
     "0028_observed_plan_final_result",
     "0029_typed_columns_unread",
+    "0030_observed_plan_markdown",
 ]
 
 

@@ -52,8 +52,10 @@ The patterns, all blamed on the planner:
 Failures that arrive from outside after the agent finished are not the plan's fault: when every
 plan step's last attempt succeeded and the failure was observed after the last of them ended by
 work that belongs to no plan step — a tool call outside any plan step (a status poll that
-learns the airline cancelled) or a separate agent run no plan step names (a watch after the
-release) — nothing is reported, unless the check's own evidence (the inputs it was called with,
+learns the airline cancelled), a separate agent run no plan step names (a watch after the
+release), or an application's own plain span outside any attempt whose failure names no value a
+plan step's tool calls got or returned (a transfer the bank returned) — nothing is reported,
+unless the check's own evidence (the inputs it was called with,
 what its failure says) ties the failure to a value the planner introduced, **a check's
 verdict on the plan's value**:
 
@@ -383,6 +385,47 @@ def _listed(values: Iterable[str]) -> str:
     return ", ".join(repr(v) for v in sorted(values)[:3])
 
 
+def _plain_check_failed(trace: TraceData, finished: int) -> bool:
+    """A span outside the typed ones (``raw``: an application's plain OTel span), started
+    after the last plan step ended and inside no attempt, failed, and what its failure says
+    names no value a plan step's tool calls got or returned: the world told the app's own
+    check (a transfer returned by the bank). A check naming such a value (a release check
+    naming the deployed tag) judged the plan's work: the other patterns read it."""
+    if not trace.raw:
+        return False
+    seen: set[str] = set()
+    for call, _ in PlanPropagation._on_behalf(trace):
+        seen |= {v for vs in argument_values(call.arguments).values() for v in vs}
+        seen |= result_values(call.result)
+    typed = (
+        {r.span_id for r in trace.runs}
+        | {p.span_id for p in trace.plans}
+        | {a.span_id for a in trace.attempts}
+        | {t.span_id for t in trace.tools}
+        | trace.llm_span_ids
+    )
+    attempts = {a.span_id for a in trace.attempts}
+    parents = {r.span_id: r.parent_span_id for r in trace.raw}
+
+    def in_attempt(span_id: str) -> bool:
+        visited: set[str] = set()
+        while span_id and span_id not in visited:
+            if span_id in attempts:
+                return True
+            visited.add(span_id)
+            span_id = parents.get(span_id, "")
+        return False
+
+    return any(
+        r.status_code == A.SPAN_STATUS_ERROR
+        and r.span_id not in typed
+        and r.start_ns >= finished
+        and not in_attempt(r.parent_span_id)
+        and not {v for v in text_values(r.message) if _traceable(v)} & seen
+        for r in trace.raw
+    )
+
+
 def _tail(text: str, width: int = 120) -> str:
     """The end of a long error text: frameworks wrap what the world said, which comes last."""
     return text if len(text) <= width else "…" + text[-width:]
@@ -408,7 +451,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 9
+    version = 10
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
@@ -456,8 +499,9 @@ class PlanPropagation:
     @staticmethod
     def _external_after_success(trace: TraceData) -> bool:
         """Every plan step's last attempt ended well, then work that belongs to no plan step (a
-        tool call outside any step, or a separate agent run no plan step names, with what ran
-        inside it) saw the failure."""
+        tool call outside any step, a separate agent run no plan step names, with what ran
+        inside it, or an application's own span outside the typed ones: a plain OTel span
+        watching the settlement) saw the failure."""
         planned = {s.step_id for s in trace.plan_steps}
         last: dict[str, Attempt] = {}
         for a in by_start(trace.attempts):
@@ -468,12 +512,16 @@ class PlanPropagation:
         finished = max(a.end_ns for a in trace.attempts if a.step_id in planned)
         steps = {a.span_id for a in trace.attempts if a.step_id in planned}
         outside = [a for a in trace.attempts if a.step_id not in planned and a.start_ns >= finished]
-        return any(a.failed for a in outside) or any(
-            t.failed
-            and t.step_id not in planned
-            and t.parent_span_id not in steps
-            and t.start_ns >= finished
-            for t in trace.tools
+        return (
+            any(a.failed for a in outside)
+            or any(
+                t.failed
+                and t.step_id not in planned
+                and t.parent_span_id not in steps
+                and t.start_ns >= finished
+                for t in trace.tools
+            )
+            or _plain_check_failed(trace, finished)
         )
 
     def _wrong_value(self, trace: TraceData) -> Finding | None:
