@@ -21,10 +21,10 @@ keys and days; ``PSR2`` holds the request's spans already flattened by Python, a
 stream of ``TRACE_COLUMNS`` (requests with array or kvlist values, and OTLP/JSON); ``PSR1``
 (every version before 2026-12-02) holds the OTLP protobuf request, which the writer parses and
 flattens. Segments and quarantined requests of every kind are read by this version, record by
-record. Segments are
-sealed by size or by the age of their oldest record; the writer inserts a sealed segment as one batch with the dedup token
-``<SPOOL_ID>:<segment number>:<digest of its bytes>``, so a replay after a crash between
-insert and delete is dropped by ClickHouse instead of duplicated.
+record. Segments are sealed by size or by the age of their oldest record; the writer inserts a
+sealed segment as one batch with the dedup token ``<SPOOL_ID>:<segment number>:<digest of its
+bytes>``, so a replay after a crash between insert and delete is dropped by ClickHouse instead
+of duplicated.
 """
 
 from __future__ import annotations
