@@ -1,6 +1,6 @@
 """Alert freshness: from the span that exceeds a budget reaching the collector to the webhook.
 
-1. A real collector (uvicorn, embedded chDB, default flush interval 0.5 s, alert interval 1 s)
+1. A real collector (uvicorn, embedded chDB, default flush interval 2 s, alert interval 1 s)
    and a real webhook receiver (http.server) on loopback, in this process.
 2. ``--rules`` retry-budget rules (scope step, ``max_attempts_per_step=3``, one step id each,
    window 3 s, no cooldown), so every pass evaluates them all.
@@ -120,7 +120,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=40)
     parser.add_argument("--rules", type=int, default=10)
     parser.add_argument("--load", type=float, default=2000.0, help="background spans/s")
-    parser.add_argument("--flush-interval", type=float, default=0.5)
+    parser.add_argument("--flush-interval", type=float, default=2.0)
     parser.add_argument("--json")
     args = parser.parse_args()
 
