@@ -144,6 +144,7 @@ def main() -> None:
     latencies: list[float] = []
     stop = threading.Event()
     sent = [0]
+    os.environ.setdefault("PLANSCOPE_ALERTS_ALLOW_TARGETS", "127.0.0.1")  # the receiver
     with BackgroundServer(settings) as server:
         client = httpx.Client(base_url=server.url, timeout=30)
         for k in range(args.rules):
@@ -151,7 +152,8 @@ def main() -> None:
                     "step_id": f"bench-{k}", "budget": {"max_attempts_per_step": 3},
                     "window": "3s", "cooldown": "0s",
                     "notify": [{"type": "webhook", "url": receiver.url}]}  # fmt: skip
-            assert client.post("/api/alerts/rules", json=rule).status_code == 201
+            r = client.post("/api/alerts/rules", json=rule)
+            assert r.status_code == 201, r.text
         loader = threading.Thread(target=load_thread, args=(server.url, args.load, stop, sent))
         loader.start()
         time.sleep(2.0)  # load reaches steady state
