@@ -90,7 +90,7 @@ class CollectorSettings(BaseSettings):
     # merged again later (32 MiB ~ 17k spans of ~1.9 KB; 8 MiB cost ~1.6x the CPU per span).
     segment_max_bytes: int = Field(32 << 20, gt=0, validation_alias=ENV.PLANSCOPE_SEGMENT_MAX_BYTES)
     # A segment is also sealed when its oldest record is this old: the freshness bound at low
-    # load, and the CPU at a trickle (one ~0.15-0.2 s insert per interval; docs/storage.md).
+    # load, and the CPU at a trickle (~0.3 s of CPU per insert cycle; docs/storage.md).
     flush_interval: float = Field(2.0, gt=0, validation_alias=ENV.PLANSCOPE_FLUSH_INTERVAL)
     ttl_days: int = Field(30, gt=0, validation_alias=ENV.PLANSCOPE_TTL_DAYS)
     dedup_window_seconds: int = Field(
