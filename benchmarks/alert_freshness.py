@@ -1,6 +1,6 @@
 """Alert freshness: from the span that exceeds a budget reaching the collector to the webhook.
 
-1. A real collector (uvicorn, embedded chDB, default flush interval 0.5 s, alert interval 1 s)
+1. A real collector (uvicorn, embedded chDB, default flush interval 2 s, alert interval 1 s)
    and a real webhook receiver (http.server) on loopback, in this process.
 2. ``--rules`` retry-budget rules (scope step, ``max_attempts_per_step=3``, one step id each,
    window 3 s, no cooldown), so every pass evaluates them all.
@@ -120,7 +120,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=40)
     parser.add_argument("--rules", type=int, default=10)
     parser.add_argument("--load", type=float, default=2000.0, help="background spans/s")
-    parser.add_argument("--flush-interval", type=float, default=0.5)
+    parser.add_argument("--flush-interval", type=float, default=2.0)
     parser.add_argument("--json")
     args = parser.parse_args()
 
@@ -144,6 +144,7 @@ def main() -> None:
     latencies: list[float] = []
     stop = threading.Event()
     sent = [0]
+    os.environ.setdefault("PLANSCOPE_ALERTS_ALLOW_TARGETS", "127.0.0.1")  # the receiver
     with BackgroundServer(settings) as server:
         client = httpx.Client(base_url=server.url, timeout=30)
         for k in range(args.rules):
@@ -151,7 +152,8 @@ def main() -> None:
                     "step_id": f"bench-{k}", "budget": {"max_attempts_per_step": 3},
                     "window": "3s", "cooldown": "0s",
                     "notify": [{"type": "webhook", "url": receiver.url}]}  # fmt: skip
-            assert client.post("/api/alerts/rules", json=rule).status_code == 201
+            r = client.post("/api/alerts/rules", json=rule)
+            assert r.status_code == 201, r.text
         loader = threading.Thread(target=load_thread, args=(server.url, args.load, stop, sent))
         loader.start()
         time.sleep(2.0)  # load reaches steady state

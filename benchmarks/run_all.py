@@ -37,6 +37,7 @@ QUICK: dict[str, list[str]] = {
     "writer_cost": ["--repeat", "1", "--no-groups"],
     "runners_timing": ["--runs", "5"],
     "alert_binding_cpu": [],
+    "trickle_cpu": ["--rates", "0", "10", "--seconds", "5", "--probes", "1"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
 TABLES_ONLY = {

@@ -89,7 +89,9 @@ class CollectorSettings(BaseSettings):
     # Large: every insert pays a fixed cost per table and view, and each part it writes is
     # merged again later (32 MiB ~ 17k spans of ~1.9 KB; 8 MiB cost ~1.6x the CPU per span).
     segment_max_bytes: int = Field(32 << 20, gt=0, validation_alias=ENV.PLANSCOPE_SEGMENT_MAX_BYTES)
-    flush_interval: float = Field(0.5, gt=0, validation_alias=ENV.PLANSCOPE_FLUSH_INTERVAL)
+    # A segment is also sealed when its oldest record is this old: the freshness bound at low
+    # load, and the CPU at a trickle (~0.3 s of CPU per insert cycle; docs/storage.md).
+    flush_interval: float = Field(2.0, gt=0, validation_alias=ENV.PLANSCOPE_FLUSH_INTERVAL)
     ttl_days: int = Field(30, gt=0, validation_alias=ENV.PLANSCOPE_TTL_DAYS)
     dedup_window_seconds: int = Field(
         24 * 3600, ge=0, validation_alias=ENV.PLANSCOPE_DEDUP_WINDOW_SECONDS

@@ -21,10 +21,10 @@ keys and days; ``PSR2`` holds the request's spans already flattened by Python, a
 stream of ``TRACE_COLUMNS`` (requests with array or kvlist values, and OTLP/JSON); ``PSR1``
 (every version before 2026-12-02) holds the OTLP protobuf request, which the writer parses and
 flattens. Segments and quarantined requests of every kind are read by this version, record by
-record. Segments are
-sealed by size or age; the writer inserts a sealed segment as one batch with the dedup token
-``<SPOOL_ID>:<segment number>:<digest of its bytes>``, so a replay after a crash between
-insert and delete is dropped by ClickHouse instead of duplicated.
+record. Segments are sealed by size or by the age of their oldest record; the writer inserts a
+sealed segment as one batch with the dedup token ``<SPOOL_ID>:<segment number>:<digest of its
+bytes>``, so a replay after a crash between insert and delete is dropped by ClickHouse instead
+of duplicated.
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ class Spool:
         self._active_number = (existing[-1] if existing else 0) + 1
         self._active = self._open(self._active_number)
         self._active_bytes = 0
-        self._active_since = time.monotonic()
+        self._oldest_at: float | None = None  # when the active segment's first record was written
         self._cond = threading.Condition()
         self._queue: list[_Waiter] = []
         self._syncing = False
@@ -313,6 +313,8 @@ class Spool:
                 for w in batch:
                     w.done, w.error = True, error
                 if error is None:
+                    if not self._active_bytes:
+                        self._oldest_at = time.monotonic()
                     self._active_bytes += sum(w.size for w in batch)
                 if error is not None or self._active_bytes >= self.segment_max_bytes:
                     # After a failed write the segment may end in a torn record; start a new
@@ -350,16 +352,16 @@ class Spool:
         self._active_number += 1
         self._active = self._open(self._active_number)
         self._active_bytes = 0
-        self._active_since = time.monotonic()
+        self._oldest_at = None
 
     # -- reading (the writer thread) -------------------------------------------------------
     def seal(self, min_age_seconds: float = 0.0) -> list[Segment]:
-        """Seal the active segment if it has data and is old enough; list sealed segments."""
+        """Seal the active segment if its oldest record is ``min_age_seconds`` old; list sealed
+        segments."""
         with self._cond:
             while self._syncing:
                 self._cond.wait()
-            age = time.monotonic() - self._active_since
-            if self._active_bytes and age >= min_age_seconds:
+            if self._active_bytes and self.oldest_age() >= min_age_seconds:
                 self._rotate()
             active = self._active_number
         return [Segment(n, self._path(n)) for n in self._numbers() if n < active]
@@ -394,6 +396,11 @@ class Spool:
                 if length > _META.size:
                     f.seek(length - _META.size, os.SEEK_CUR)
         return f"{self.spool_id}:{segment.number}:{content.hexdigest()}"
+
+    def oldest_age(self) -> float:
+        """Seconds since the active segment's oldest record was written (0.0 when empty)."""
+        oldest = self._oldest_at
+        return 0.0 if oldest is None else time.monotonic() - oldest
 
     @property
     def pending_bytes(self) -> int:

@@ -179,11 +179,13 @@ PLANSCOPE_SPOOL_MAX_BYTES: Final = "PLANSCOPE_SPOOL_MAX_BYTES"
 (``--spool-max-bytes``)."""
 
 PLANSCOPE_SEGMENT_MAX_BYTES: Final = "PLANSCOPE_SEGMENT_MAX_BYTES"
-"""A spool segment is sealed at this size (or ``PLANSCOPE_FLUSH_INTERVAL`` age) and becomes one
-insert."""
+"""A spool segment is sealed at this size (or when its oldest record is
+``PLANSCOPE_FLUSH_INTERVAL`` old) and becomes one insert."""
 
 PLANSCOPE_FLUSH_INTERVAL: Final = "PLANSCOPE_FLUSH_INTERVAL"
-"""Seconds after which a non-empty spool segment is sealed and stored."""
+"""A spool segment is sealed and stored once its oldest record is this many seconds old (if its
+size does not seal it first): the freshness bound at low load, and what sets the CPU at a trickle
+(docs/storage.md, "Sealing")."""
 
 PLANSCOPE_TTL_DAYS: Final = "PLANSCOPE_TTL_DAYS"
 """Retention of stored spans in days, chosen when the schema is created (``--ttl-days``)."""

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 from planscope_collector._spool import Record, Segment, Spool
@@ -65,6 +66,21 @@ def test_seal_respects_age(tmp_path: Path) -> None:
     spool.append(rec(1))
     assert spool.seal(min_age_seconds=3600) == []
     assert len(spool.seal(min_age_seconds=0)) == 1
+
+
+def test_seal_age_counts_from_the_oldest_record(tmp_path: Path) -> None:
+    """An active segment that waited empty is not sealed the moment a record arrives: the age
+    that seals it is its oldest record's (the writer's freshness bound)."""
+    spool = Spool(tmp_path)
+    time.sleep(0.3)
+    assert spool.oldest_age() == 0.0
+    spool.append(rec(1))
+    assert spool.seal(min_age_seconds=0.25) == []
+    spool.append(rec(2))
+    time.sleep(0.3)
+    assert spool.oldest_age() >= 0.3
+    assert [len(list(s.records())) for s in spool.seal(min_age_seconds=0.25)] == [2]
+    assert spool.oldest_age() == 0.0
 
 
 def test_concurrent_appends_are_all_durable(tmp_path: Path) -> None:
