@@ -1,6 +1,8 @@
 """A clinical-lab sample-scheduling agent on smolagents, traced by OpenInference's smolagents
-instrumentor (``openinference-instrumentation-smolagents``), its models scripted as smolagents
-``Model`` subclasses. No planscope code.
+instrumentor (``openinference-instrumentation-smolagents``): smolagents' own
+``OpenAIServerModel`` against a scripted model on the conformance suite's fake OpenAI server
+(``ModelServer(respond=...)``; the instrumentor traces only smolagents' own model classes, so a
+custom ``Model`` subclass would give no LLM spans). No planscope code.
 
 Sealed-7 split only (see README.md). The task: a blood sample comes in with a clinician's
 order; register it in the LIMS, find a free analyzer for the assay at the sample's site (a
