@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from opentelemetry.sdk.trace import TracerProvider
 
-from . import analyst, claims, etl, oncall, refund, release, restock, support, travel
+from . import analyst, claims, etl, lab, oncall, refund, release, restock, support, travel
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
 
 AGENTS = {"travel": travel.run, "support": support.run}
@@ -26,14 +26,23 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     Traceloop-convention and pydantic-ai-style agents through ``provider.get_tracer``, the
     analyst (the OpenAI Agents SDK) through OpenInference's openai-agents instrumentor on
     ``provider``, the oncall LangGraph graph through OpenLLMetry's LangChain instrumentor, the
-    claims agent through pydantic-ai's own instrumentation on ``provider``.
+    claims agent through pydantic-ai's own instrumentation on ``provider``, the lab agent
+    (smolagents) through OpenInference's smolagents instrumentor on ``provider``.
     """
     import planscope
 
     planscope.configure(tracer_provider=provider)
     tracer = provider.get_tracer("etl-agent")
     out = {}
-    framework, traceloop, pydantic, agents_sdk, langgraph, pydantic_ai = [], [], [], [], [], []
+    framework, traceloop, pydantic, agents_sdk, langgraph, pydantic_ai, smol = (
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+        [],
+    )
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -49,6 +58,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langgraph.append(label)
         elif label.agent == "claims":
             pydantic_ai.append(label)
+        elif label.agent == "lab":
+            smol.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -57,6 +68,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(analyst.play(agents_sdk, provider))
     out.update(oncall.play(langgraph, provider))
     out.update(claims.play(pydantic_ai, provider))
+    out.update(lab.play(smol, provider))
     return out
 
 

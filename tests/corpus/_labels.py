@@ -113,6 +113,22 @@ SPLITS: dict[str, dict[str, range]] = {
         "oncall": range(24000, 24015),
         "claims": range(24000, 24060),
     },
+    # Sealed 7: built before the sealed-7 round changed any detector or the span mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed7``): new seeds of the nine agents and a tenth
+    # agent (lab: smolagents under OpenInference's smolagents instrumentor).
+    "sealed7": {
+        "travel": range(27000, 27008),
+        "etl": range(27000, 27008),
+        "support": range(27000, 27008),
+        "refund": range(27000, 27006),
+        "restock": range(27000, 27008),
+        "release": range(27000, 27008),
+        "analyst": range(27000, 27008),
+        "oncall": range(27000, 27008),
+        "claims": range(27000, 27008),
+        "lab": range(27000, 27052),
+    },
 }
 
 _ERRORS = (
@@ -743,6 +759,101 @@ def _claims_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return PROPAGATION, "issue_payment", "", {"account": iban}
 
 
+# --- lab: clinical-lab sample scheduling, smolagents under OpenInference; sealed-7 split only -
+# The world: a LIMS that registers a sample for an assay, an analyzer catalogue read page by
+# page per site, analyzer booking, assay runs (a job polled until it has a result), report
+# delivery to the clinician; the app then verifies the report and watches it. The planner
+# trusts the requisition notes over the order: the scenario's wrong value comes from a note.
+def _lab_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # one or two transient failures: either the executor run fails and the app re-runs the
+    # step ("unavailable"), or the tool errors and the model calls it again in the same run
+    step = rng.choice(["register_sample", "find_analyzer", "book_slot", "send_report"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    how = rng.choice(["unavailable", "retry"])
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": how}
+
+
+def _lab_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the analyzer found is taken down for maintenance when booked, the error names its
+    # replacement: one re-plan with it, then everything works
+    return "healthy", "", PROPAGATION, {"replacement": rng.choice(["AN-207", "AN-311"])}
+
+
+def _lab_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the site's analyzer catalogue has 4-9 pages; the free analyzer is on the last one
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _lab_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the assay run reports RUNNING 3-8 times, then it has a result
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _lab_external_recall(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the report was sent and the app's check passed, the reagent maker recalls the lot
+    # used by the run: the report is withdrawn, not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 3)}
+
+
+def _lab_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _lab_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step fails (varying texts), re-run by the app; the last error
+    # is final
+    step = rng.choice(["register_sample", "book_slot", "send_report"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "unavailable"}
+
+
+def _lab_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run the tool errors again and again while the model varies its
+    # arguments; the last error is final
+    step = rng.choice(["find_analyzer", "book_slot", "send_report"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "retry"}
+
+
+def _lab_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # book_slot fails in every plan version: a failed run (re-run), then a reroute (re-plan);
+    # the last error is final
+    versions = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "book_slot",
+        "",
+        {
+            "step": "book_slot",
+            "versions": versions,
+            "errors": varying_errors(rng, 2 * versions),
+            "raise": "replans",
+        },
+    )
+
+
+def _lab_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the assay run never leaves RUNNING: the model polls until it gives up
+    return RUNAWAY, "run_assay", "", {"step": "run_assay"}
+
+
+def _lab_wrong_site(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another site: find_analyzer returns an analyzer there, and book_slot
+    # fails because the sample is stored at the ordering site
+    return PROPAGATION, "find_analyzer", "", {"site": rng.choice(["north", "riverside", "east"])}
+
+
+def _lab_wrong_assay(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's assay code is a neighbouring panel: every step succeeds, the app's check of
+    # the report against the order fails
+    return PROPAGATION, "register_sample", "", {"assay": rng.choice(["BMP", "LFT", "TSH"])}
+
+
+def _lab_wrong_volume(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note asks for ten times the sample's volume: run_assay is refused at once
+    return PROPAGATION, "run_assay", "", {"volume_ul": rng.choice([400, 500, 800])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -866,15 +977,37 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_deductible": _claims_wrong_deductible,
         "wrong_account": _claims_wrong_account,
     },
+    "lab": {
+        "healthy": _lab_healthy,
+        "flaky": _lab_flaky,
+        "legit_replan": _lab_legit_replan,
+        "pagination": _lab_pagination,
+        "polling_ends": _lab_polling_ends,
+        "external_recall": _lab_external_recall,
+        "loop_step_varying": _lab_loop_step,
+        "loop_tool_in_step": _lab_loop_tool,
+        "loop_across_replans": _lab_loop_replans,
+        "loop_poll_stuck": _lab_loop_poll,
+        "wrong_site": _lab_wrong_site,
+        "wrong_assay": _lab_wrong_assay,
+        "wrong_volume": _lab_wrong_volume,
+    },
 }
 
 
+# Splits whose few seeds per agent start halfway through its scenarios (where the faults are)
+# rather than at its healthy ones.
+FROM_MIDDLE = {"sealed7"}
+
+
 def scenarios(agent: str, split: str) -> list[Label]:
-    """The labelled runs of one agent in one split; scenario ``i mod n`` for the i-th seed."""
+    """The labelled runs of one agent in one split; scenario ``i mod n`` for the i-th seed
+    (``(i + n // 2) mod n`` in the splits of ``FROM_MIDDLE``)."""
     names = list(SCENARIOS[agent])
+    first = len(names) // 2 if split in FROM_MIDDLE else 0
     out = []
     for i, seed in enumerate(SPLITS[split].get(agent, ())):
-        name = names[i % len(names)]
+        name = names[(i + first) % len(names)]
         rng = random.Random(f"{agent}/{seed}")
         kind, step, trap, params = SCENARIOS[agent][name](rng)
         params["seed"] = seed

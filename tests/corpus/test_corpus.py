@@ -17,6 +17,7 @@ from planscope_analyzer import Analyzer, load_traces
 from planscope_collector.storage import Store
 
 from tests.corpus import Label, all_labels, claims, play, read_labels, scenarios
+from tests.corpus import lab as lab_agent
 from tests.storage._spans import otlp_to_rows, spans_ipc
 
 MAIN_KINDS = ("runaway_loop", "context_starved", "plan_propagation")
@@ -43,7 +44,17 @@ def test_labels_file_is_what_the_generator_writes() -> None:
     labels = read_labels()
     assert [lab.to_dict() for lab in labels] == [lab.to_dict() for lab in all_labels()]
     assert len(labels) >= 150
-    splits = ("dev", "heldout", "sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6")
+    splits = (
+        "dev",
+        "heldout",
+        "sealed",
+        "sealed2",
+        "sealed3",
+        "sealed4",
+        "sealed5",
+        "sealed6",
+        "sealed7",
+    )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
     for split in splits:  # no run is in two splits
@@ -221,6 +232,41 @@ def test_claims_agent_plays_a_sealed6_scenario() -> None:
     arguments = {(s.attributes or {}).get("gen_ai.tool.call.arguments") for s in calls}
     assert len(arguments) == len(calls)
     assert sum(s.name == "invoke_agent claims_planner" for s in spans) == 1
+
+
+def test_lab_agent_plays_a_sealed7_scenario() -> None:
+    """The smolagents lab agent (sealed-7 only) plays a labelled scenario: its spans are
+    inspected in memory only (no store, no mapping, no detector on sealed-7 runs)."""
+    labels = [lab for lab in read_labels() if lab.agent == "lab"]
+    assert [lab.to_dict() for lab in labels] == [
+        lab.to_dict() for lab in scenarios("lab", "sealed7")
+    ]
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace_id = lab_agent.play([picked], provider)[picked.run]
+    spans = [
+        s
+        for s in exporter.get_finished_spans()
+        if s.context and format(s.context.trace_id, "032x") == trace_id
+    ]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("schedule S-")
+    assert root.attributes and root.attributes["lab.outcome"] == "failed"
+    tool = {
+        "find_analyzer": "analyzer_catalog",
+        "book_slot": "book_analyzer",
+        "send_report": "send_report",
+    }[picked.step]
+    calls = [s for s in spans if (s.attributes or {}).get("tool.name") == tool]
+    # one call per injected error, every one failed, the model varying its arguments
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
+    arguments = {(s.attributes or {}).get("input.value") for s in calls}
+    assert len(arguments) == len(calls)
+    assert sum(s.name == "lab_planner.run" for s in spans) == 1
+    assert any((s.attributes or {}).get("openinference.span.kind") == "LLM" for s in spans)
 
 
 @pytest.mark.integration
