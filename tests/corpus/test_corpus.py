@@ -201,9 +201,9 @@ def test_a_check_after_success_is_traced_on_langgraph(store: Store) -> None:
 
 
 def test_claims_agent_plays_a_sealed6_scenario() -> None:
-    """The pydantic-ai claims agent (sealed-6 only) plays a labelled scenario: its spans are
-    inspected in memory only (no store, no mapping, no detector on sealed-6 runs)."""
-    labels = [lab for lab in read_labels() if lab.agent == "claims"]
+    """The pydantic-ai claims agent (all of sealed-6, fresh seeds in sealed-7) plays a labelled
+    scenario: its spans are inspected in memory only (no store, no mapping, no detector)."""
+    labels = [lab for lab in read_labels() if lab.agent == "claims" and lab.split == "sealed6"]
     assert [lab.to_dict() for lab in labels] == [
         lab.to_dict() for lab in scenarios("claims", "sealed6")
     ]
