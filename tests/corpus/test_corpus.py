@@ -6,10 +6,12 @@ The full scoring, with baselines and the held-out split, is ``benchmarks/detecto
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import planscope
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
@@ -200,6 +202,22 @@ def test_a_check_after_success_is_traced_on_langgraph(store: Store) -> None:
     assert threshold["pattern"] == "check_measurement_judged"
 
 
+def _played_in_memory(
+    play: Callable[[list[Label], TracerProvider], dict[str, str]], label: Label
+) -> list[ReadableSpan]:
+    """The spans of one labelled run played into an in-memory exporter (no store, no mapping,
+    no detector: for the sealed splits' agents)."""
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace_id = play([label], provider)[label.run]
+    return [
+        s
+        for s in exporter.get_finished_spans()
+        if s.context and format(s.context.trace_id, "032x") == trace_id
+    ]
+
+
 def test_claims_agent_plays_a_sealed6_scenario() -> None:
     """The pydantic-ai claims agent (all of sealed-6, fresh seeds in sealed-7) plays a labelled
     scenario: its spans are inspected in memory only (no store, no mapping, no detector)."""
@@ -208,15 +226,7 @@ def test_claims_agent_plays_a_sealed6_scenario() -> None:
         lab.to_dict() for lab in scenarios("claims", "sealed6")
     ]
     lab = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    provider = TracerProvider()
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace_id = claims.play([lab], provider)[lab.run]
-    spans = [
-        s
-        for s in exporter.get_finished_spans()
-        if s.context and format(s.context.trace_id, "032x") == trace_id
-    ]
+    spans = _played_in_memory(claims.play, lab)
     (root,) = [s for s in spans if s.parent is None]
     assert root.name.startswith("adjudicate CLM-")
     assert root.attributes and root.attributes["claim.outcome"] == "failed"
@@ -242,15 +252,7 @@ def test_lab_agent_plays_a_sealed7_scenario() -> None:
         lab.to_dict() for lab in scenarios("lab", "sealed7")
     ]
     picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    provider = TracerProvider()
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    trace_id = lab_agent.play([picked], provider)[picked.run]
-    spans = [
-        s
-        for s in exporter.get_finished_spans()
-        if s.context and format(s.context.trace_id, "032x") == trace_id
-    ]
+    spans = _played_in_memory(lab_agent.play, picked)
     (root,) = [s for s in spans if s.parent is None]
     assert root.name.startswith("schedule S-")
     assert root.attributes and root.attributes["lab.outcome"] == "failed"
