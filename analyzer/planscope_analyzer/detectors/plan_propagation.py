@@ -570,7 +570,7 @@ class PlanPropagation:
             step_id = _referenced_step(trace, step_id, values) or step_id
         carried = sorted(values)
         failing = failed[-1].step_id if failed else ""
-        value = ", ".join(repr(v) for v in carried[:3])
+        value = _listed(carried)
         evidence = [run.span_id, call.span_id]
         evidence += [a.span_id for a in trace.attempts if a.step_id == step_id]
         evidence += [a.span_id for a in failed[-1:]]
@@ -967,7 +967,7 @@ class PlanPropagation:
                 f"({run.outcome_reason[:120] or 'no reason recorded'}); "
                 + (
                     f"step '{blamed.step_id}' was the first handed a value the objective never "
-                    f"mentions ({', '.join(repr(v) for v in misread[1][:3])})"
+                    f"mentions ({_listed(misread[1])})"
                     if misread is not None and misread[0] == blamed.step_id
                     else f"the first state change based on the planner's facts was step "
                     f"'{blamed.step_id}'" + (f" (uses {', '.join(used)})" if used else "")
