@@ -236,6 +236,9 @@ class AnalyzerService:
         self, project: str, trace_id: str | None, since_ns: int | None
     ) -> AnalysisResult:
         analyzer = self.analyzer()
+        # Like the background passes: a run analysed on request is listed with its LLM calls
+        # priced, not at 0 until the next background pass prices its model.
+        price_new_models(self.collector.store)
         if trace_id:
             result = analyzer.analyze(project, [trace_id])
         else:

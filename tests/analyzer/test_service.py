@@ -10,6 +10,8 @@ from typing import Any
 
 import httpx
 import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope import environment_variables as ENV
 from planscope import semconv as A
@@ -189,3 +191,39 @@ def test_rows_an_otel_collector_wrote_directly_are_mapped_and_analysed(
         assert {f["kind"] for f in body["findings"]} == {A.FINDING_RUNAWAY_LOOP}
         trace = httpx.get(f"{s.url}/api/traces/{t}").json()
         assert trace["run"]["inferred"] and trace["metrics"]["failed_tool_calls"] == 5
+
+
+def test_analyze_request_prices_the_runs_llm_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run analysed on request is listed with its cost, although no background pass (which
+    prices new models too) has run yet: the LLM span carries tokens and a model, no cost."""
+    monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_QUIET_SECONDS, "3600")
+    settings = CollectorSettings(
+        data_dir=tmp_path / "data", port=0, flush_interval=0.05, api_keys={"k1": "team-a"}
+    )
+    auth = {"Authorization": "Bearer k1"}
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("a-framework")
+    with BackgroundServer(settings) as s:
+        with (
+            tracer.start_as_current_span("invoke_agent") as root,
+            tracer.start_as_current_span("chat gpt-4o-mini") as llm,
+        ):
+            llm.set_attribute(A.GEN_AI_OPERATION_NAME, "chat")
+            llm.set_attribute(A.GEN_AI_PROVIDER_NAME, "openai")
+            llm.set_attribute(A.GEN_AI_REQUEST_MODEL, "gpt-4o-mini")
+            llm.set_attribute(A.GEN_AI_USAGE_INPUT_TOKENS, 1000)
+            llm.set_attribute(A.GEN_AI_USAGE_OUTPUT_TOKENS, 100)
+        trace_id = format(root.get_span_context().trace_id, "032x")
+        _send(s.url, exporter, "k1")
+        _wait(s.url, f"/api/traces/{trace_id}", "k1", lambda t: t["span_count"] == 2)
+        r = httpx.post(
+            f"{s.url}/api/analyze", json={"trace_id": trace_id}, headers=auth, timeout=60
+        )
+        assert r.status_code == 200, r.text
+        listing = httpx.get(f"{s.url}/api/traces", params={"q": trace_id}, headers=auth)
+        rows = listing.json()["traces"]
+        assert rows[0]["input_tokens"] == 1000 and rows[0]["cost_usd"] > 0
