@@ -219,6 +219,14 @@ def _played_in_memory(
     ]
 
 
+def _assert_failed_calls(calls: list[ReadableSpan], label: Label, arguments_key: str) -> None:
+    """One call per injected error, every one failed, the model varying its arguments."""
+    assert len(calls) == len(label.params["errors"]) >= 4
+    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
+    arguments = {(s.attributes or {}).get(arguments_key) for s in calls}
+    assert len(arguments) == len(calls)
+
+
 def test_claims_agent_plays_a_sealed6_scenario() -> None:
     """The pydantic-ai claims agent (all of sealed-6, fresh seeds in sealed-7) plays a labelled
     scenario: its spans are inspected in memory only (no store, no mapping, no detector)."""
@@ -237,11 +245,7 @@ def test_claims_agent_plays_a_sealed6_scenario() -> None:
         "issue_payment": "make_payment",
     }[lab.step]
     calls = [s for s in spans if s.name == f"execute_tool {tool}"]
-    # one call per injected error, every one failed, the model varying its arguments
-    assert len(calls) == len(lab.params["errors"]) >= 4
-    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
-    arguments = {(s.attributes or {}).get("gen_ai.tool.call.arguments") for s in calls}
-    assert len(arguments) == len(calls)
+    _assert_failed_calls(calls, lab, "gen_ai.tool.call.arguments")
     assert sum(s.name == "invoke_agent claims_planner" for s in spans) == 1
 
 
@@ -264,11 +268,7 @@ def test_lab_agent_plays_a_sealed7_scenario() -> None:
         "send_report": "send_report",
     }[picked.step]
     calls = [s for s in spans if (s.attributes or {}).get("tool.name") == tool]
-    # one call per injected error, every one failed, the model varying its arguments
-    assert len(calls) == len(picked.params["errors"]) >= 4
-    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
-    arguments = {(s.attributes or {}).get("input.value") for s in calls}
-    assert len(arguments) == len(calls)
+    _assert_failed_calls(calls, picked, "input.value")
     assert sum(s.name == "lab_planner.run" for s in spans) == 1
     assert any((s.attributes or {}).get("openinference.span.kind") == "LLM" for s in spans)
 
@@ -293,10 +293,7 @@ def test_lease_agent_plays_a_sealed8_scenario() -> None:
         "send_for_signature": "send_lease",
     }[picked.step]
     calls = [s for s in spans if (s.attributes or {}).get("tool.name") == tool]
-    assert len(calls) == len(picked.params["errors"]) >= 4
-    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
-    arguments = {(s.attributes or {}).get("input.value") for s in calls}
-    assert len(arguments) == len(calls)
+    _assert_failed_calls(calls, picked, "input.value")
     # the plan: one add_step call per step, in the planner's one run
     assert sum(s.name == "leasing_planner.run" for s in spans) == 1
     assert sum((s.attributes or {}).get("tool.name") == "add_step" for s in spans) == 5
