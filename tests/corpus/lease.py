@@ -57,7 +57,6 @@ APPLICATION: dict[str, Any] = {
     "move_in": "2027-02-01",
     "email": "m.okafor@mailbox.example",
 }
-BUILDINGS = ("harbor-view", "elm-court", "northgate", "the-foundry")
 MAX_STEP_ATTEMPTS = 8
 MAX_PLAN_VERSIONS = 4
 MAX_STATUS_CHECKS = 12
