@@ -267,6 +267,7 @@ class RunawayLoop:
             + f", with {variation}, and never succeeded afterwards"
             + ("" if escalated else "; it was not escalated to a replan")
             + "."
+            + (f" Its failing tool: '{component}'." if tool and not named else "")
         )
         signals = [
             name
