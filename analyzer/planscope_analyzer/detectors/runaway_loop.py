@@ -105,7 +105,7 @@ class RunawayLoop:
     """
 
     kind = KIND
-    version = 4
+    version = 5
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Memoised per trace: plan_propagation asks whether a loop explains a failed run.
@@ -169,6 +169,8 @@ class RunawayLoop:
                     # one recorded answer, the same for every call of it in the run
                     if poll[0].result and len(answers[(poll[0].tool, poll[0].args_key)]) == 1:
                         stalled.setdefault(poll[0].span_id, (poll, attempt_of.get(key), False))
+        if not stalled:
+            return []
         parents = parent_step_names(trace) if trace.raw else {}
         findings = []
         for poll, attempt, gave_up in stalled.values():
