@@ -7,7 +7,9 @@ embedded store, analyses the traces with the built-in detectors, and scores, per
 
 * trace level: the run has a finding of the labelled kind (a finding of a kind on a run not
   labelled with it is a false positive);
-* step level: the finding also names the labelled step.
+* step level: the finding also names the labelled step. A finding that names no step (the
+  detector could not tie the work to a plan step) is a step-level miss on a run labelled with
+  its kind, not a false positive; on any other run it is a false positive at both levels.
 
 Baselines, scored on the same traces in the same run:
 
@@ -136,9 +138,10 @@ def score(labels: Sequence[Label], found: dict[str, list[Pair]], kind: str) -> d
         if lab.kind == kind:
             c["labelled"] += 1
             c["t_tp" if steps else "t_fn"] += 1
-            hit = lab.step in steps
+            hit = bool(lab.step) and lab.step in steps
             c["s_tp" if hit else "s_fn"] += 1
-            c["s_fp"] += bool(steps - {lab.step})
+            # a finding that names no step ('') claims no step: a miss, not a wrong step
+            c["s_fp"] += bool(steps - {lab.step, ""})
         elif steps:
             c["t_fp"] += 1
             c["s_fp"] += 1
