@@ -84,6 +84,8 @@ def plan_stream(layout: str) -> tuple[str, ...]:
     if layout < "0021":
         return ()
     return (*PLAN_FEED_VIEWS, PLAN_STREAM_VIEW) if layout >= "0031" else (PLAN_STREAM_VIEW,)
+
+
 LAYOUTS = {
     "0010": "0011",
     "0011": "0012",
@@ -147,19 +149,7 @@ TWEAKS: dict[str, tuple[Any, dict[str, Any]]] = {
         {"max_compress_block_size": 65536, "min_compress_block_size": 65536},
     ),
     "threads-1": (lambda s: [], {"max_insert_threads": 1, "max_threads": 1}),
-    "scratch-a": (lambda s: _scratch(s, "A"), {}),
-    "scratch-b": (lambda s: _scratch(s, "B"), {}),
 }
-
-
-def _scratch(store: Any, which: str) -> list[str]:
-    """Statements of the migration-style file ``$SCRATCH_<which>`` (an experiment)."""
-    import os
-
-    from planscope_collector.storage._migrations import render, split_statements
-
-    text = Path(os.environ[f"SCRATCH_{which}"]).read_text()
-    return split_statements(render(text, None, database=store.database))
 
 
 @dataclass(frozen=True)

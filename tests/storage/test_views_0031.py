@@ -64,7 +64,8 @@ def _spans() -> list[list[Any]]:
     """0021's plan spans, and every shape above with JSON, markdown, random texts built from
     the check's fragments, and declared plans of the same texts."""
     rng = random.Random(31)
-    texts = TEXTS + MARKDOWN + ["".join(rng.choices(PIECES, k=rng.randrange(1, 8))) for _ in range(40)]
+    random_texts = ["".join(rng.choices(PIECES, k=rng.randrange(1, 8))) for _ in range(40)]
+    texts = TEXTS + MARKDOWN + random_texts
     rows = plan_spans()
     for text in texts:
         for root_attrs, child_attrs in _shapes(text):
