@@ -4,23 +4,14 @@ give the same rows in every typed table, and a replayed insert changes none of t
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 from typing import Any
 
 import planscope.semconv as A
 
-from ._spans import (
-    kept_rows,
-    make_span,
-    new_span_id,
-    new_trace_id,
-    planscope_trace,
-    spans_ipc,
-    typed_rows_before_and_after,
-)
-from .test_plan_views_layouts import TEXTS
+from ._spans import kept_rows, spans_ipc, typed_rows_before_and_after
+from .test_plan_views_layouts import TEXTS, shapes
 from .test_plan_views_layouts import _genai_answer as genai_answer
 from .test_plan_views_layouts import _spans as plan_spans
 
@@ -39,45 +30,25 @@ PIECES = ['{', '[', '`', '**', '__', '"steps"', '"plan"', "steps", "plan", "\\u0
 
 
 def _shapes(text: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """(root attributes, child attributes) of every convention that reads ``text`` as a plan."""
+    """0021's shapes, and the other texts 0030 reads a run's output or an answer from."""
     return [
-        ({A.GEN_AI_OPERATION_NAME: "invoke_agent", "output.value": text},
-         {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: genai_answer(text)}),
+        *shapes(text),
         ({"openinference.span.kind": "AGENT", "final_result": text},
-         {"openinference.span.kind": "LLM", "llm.output_messages.0.message.content": text}),
-        ({"traceloop.span.kind": "workflow", "traceloop.entity.output": text},
-         {"llm.request.type": "chat", "gen_ai.completion.0.content": text}),
-        ({"openinference.span.kind": "AGENT", A.GEN_AI_OUTPUT_MESSAGES: genai_answer(text)},
          {"openinference.span.kind": "LLM",
           "llm.output_messages.0.message.contents.0.message_content.text": text}),
+        ({"openinference.span.kind": "AGENT", A.GEN_AI_OUTPUT_MESSAGES: genai_answer(text)},
+         {A.GEN_AI_OPERATION_NAME: "chat", "planscope.output": text}),
         ({A.GEN_AI_OPERATION_NAME: "invoke_agent", "planscope.output": text},
-         {A.GEN_AI_OPERATION_NAME: "chat",
-          A.GEN_AI_OUTPUT_MESSAGES: json.dumps([{"role": "assistant", "content": text}])}),
-        ({A.GEN_AI_OPERATION_NAME: "invoke_agent"},
-         {A.GEN_AI_OPERATION_NAME: "plan", "output.value": text}),
-        ({A.SPAN_KIND: "run", "output.value": text},
          {A.SPAN_KIND: "llm", "llm.output_messages.0.message.content": text}),
     ]  # fmt: skip
 
 
 def _spans() -> list[list[Any]]:
-    """0021's plan spans, and every shape above with JSON, markdown, random texts built from
-    the check's fragments, and declared plans of the same texts."""
+    """Every shape above with 0021's texts, markdown lists, and random texts built from the
+    check's fragments."""
     rng = random.Random(31)
     random_texts = ["".join(rng.choices(PIECES, k=rng.randrange(1, 8))) for _ in range(40)]
-    texts = TEXTS + MARKDOWN + random_texts
-    rows = plan_spans()
-    for text in texts:
-        for root_attrs, child_attrs in _shapes(text):
-            t, root = new_trace_id(), new_span_id()
-            rows.append(make_span(trace_id=t, span_id=root, name="agent", attrs=root_attrs))
-            rows.append(make_span(trace_id=t, parent=root, name="child", attrs=child_attrs))
-        t, root = new_trace_id(), new_span_id()
-        rows.append(make_span(trace_id=t, span_id=root, attrs={A.SPAN_KIND: "run"}))
-        rows.append(
-            make_span(trace_id=t, parent=root, attrs={A.SPAN_KIND: "plan", A.PLAN_JSON: text})
-        )
-    return rows + planscope_trace(new_trace_id())
+    return plan_spans(TEXTS + MARKDOWN + random_texts, _shapes)
 
 
 def test_the_same_spans_give_the_same_typed_rows_in_the_0030_and_0031_layouts(
