@@ -5,10 +5,10 @@
 -- ClickHouse analyses a materialized view's SELECT for every block it receives, whatever the
 -- block's size; a view over a Null table that receives no rows is not analysed at all (measured:
 -- an empty block costs nothing downstream). After 0028 and 0030 the plan stream's SELECT (the
--- foreign answers' lists and ranks, the markdown steps) costs ~190-220 ms of analysis per insert,
--- about half of all the views, and most inserts hold no span whose text could be read as a plan:
--- planscope's own spans declare their plans, and a foreign span's output is a plan only when it
--- looks like one. So the stream is now fed in two ways:
+-- foreign answers' lists and ranks, the markdown steps) costs ~190-220 ms of fixed CPU per
+-- insert, most of what the views cost, whether or not the insert holds a span whose text could
+-- be read as a plan: planscope's own spans declare their plans, and a foreign span's output is a
+-- plan only when it looks like one. So the stream is now fed in two ways:
 --
 --   otel_traces --planscope_plan_declared_mv--> planscope_plan_stream
 --       the declared plans (SpanModelKind 'plan' from planscope's SDK): their plan-level fields
