@@ -201,8 +201,12 @@ def report(
     return out
 
 
-def collect(labels: Sequence[Label], workdir: Path) -> tuple[dict[str, str], list[Finding], dict]:
-    """Play the runs into a real collector; return trace ids, findings and loaded traces."""
+def collect(
+    labels: Sequence[Label], workdir: Path, unread: Sequence[str] = ()
+) -> tuple[dict[str, str], list[Finding], dict]:
+    """Play the runs into a real collector; return trace ids, findings and loaded traces.
+    ``unread``: agents whose plans the span model read at ingest are deleted before analysis
+    (leave-one-format-out: their plan format's reader switched off on their runs only)."""
     import httpx
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace import TracerProvider
@@ -242,6 +246,14 @@ def collect(labels: Sequence[Label], workdir: Path) -> tuple[dict[str, str], lis
             time.sleep(0.2)
         else:
             raise SystemExit(f"timed out waiting for {sent.spans} spans to be stored")
+        if unread:
+            off = [ids[lab.run] for lab in labels if lab.agent in unread]
+            for table in ("planscope_plans", "planscope_plan_steps"):
+                store.command(
+                    f"ALTER TABLE {table} DELETE WHERE Inferred = 1 AND TraceId IN "
+                    "{ids:Array(String)} SETTINGS mutations_sync = 2",
+                    {"ids": off},
+                )
         result = Analyzer(store).analyze("default", list(ids.values()), write=False)
         traces = load_traces(store, "default", list(ids.values()))
     return ids, list(result.findings), traces
@@ -300,6 +312,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             help=f"score only the {split} split (once, at the end)",
         )
     parser.add_argument("--misses", action="store_true", help="list misses and false findings")
+    parser.add_argument("--agent", action="append", help="only this agent's runs (repeatable)")
+    parser.add_argument(
+        "--unread",
+        action="append",
+        default=[],
+        help="delete the plans the span model read at ingest for this agent's runs before "
+        "analysis (leave-one-format-out; repeatable)",
+    )
     args = parser.parse_args(argv)
     labels = read_labels()
     if [lab.to_dict() for lab in labels] != [lab.to_dict() for lab in all_labels()]:
@@ -312,9 +332,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         labels = [lab for lab in labels if lab.split not in SEALED]
     if args.split:
         labels = [lab for lab in labels if lab.split == args.split]
+    if args.agent:
+        labels = [lab for lab in labels if lab.agent in args.agent]
     with tempfile.TemporaryDirectory(prefix="ps-corpus-") as tmp:
         started = time.perf_counter()
-        ids, findings, traces = collect(labels, Path(tmp))
+        ids, findings, traces = collect(labels, Path(tmp), args.unread)
         elapsed = time.perf_counter() - started
     detectors = by_run(ids, ((f.trace_id, (f.kind, f.step_id)) for f in findings))
     baselines = {
