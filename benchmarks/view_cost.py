@@ -19,7 +19,8 @@ only, as both workloads' are). Variants:
 - ``0026``: 0021 with ``otel_traces``' segment inserts written as Compact parts;
 - ``0029``: 0026, merges of at most 8 parts (0027), pydantic-ai's ``final_result`` plans
   (0028), the typed columns no reader reads dropped (0029);
-- ``0030``: the current layout (0029 with markdown step lists read as plans);
+- ``0030``: 0029 with markdown step lists read as plans;
+- ``0031``: the current layout (0030's markdown reader dropped again: 0029's plan stream);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
 - ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with
@@ -39,7 +40,7 @@ merge cannot be told apart from another database's), in a rotated order per repe
     .venv/bin/python benchmarks/view_cost.py [--traces 648] [--repeat 5] [--per-view [LAYOUT ...]]
     .venv/bin/python benchmarks/view_cost.py --merges 300 --traces 20 --workload planscope
     .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 --tweak lz4 zstd3
-    .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 0030 --without 0030
+    .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 0031 --without 0031
 """
 
 from __future__ import annotations
@@ -84,9 +85,10 @@ LAYOUTS = {
     "0021": "0026",
     "0026": "0027",
     "0029": "0030",
-    "0030": None,
+    "0030": "0031",
+    "0031": None,
 }
-"""Layout -> the first migration left out (0030: the current one)."""
+"""Layout -> the first migration left out (0031: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 

@@ -305,8 +305,9 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
-        if a.span_id in asked and (len(planned) > 1 or not used):
-            # no call of its own, or of a tool several steps share: what its LLM was asked
+        if a.span_id in asked and len(planned) != 1:
+            # no call of a tool one plan step names (none, or of a tool several steps share or
+            # no step names): what its LLM was asked
             planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
         if len(planned) == 1:
             bound[a.span_id] = next(iter(planned))

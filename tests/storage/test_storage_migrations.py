@@ -48,6 +48,7 @@ EXPECTED = [
     "0028_observed_plan_final_result",
     "0029_typed_columns_unread",
     "0030_observed_plan_markdown",
+    "0031_plan_stream_json_only",
 ]
 
 
