@@ -203,8 +203,9 @@ def report(
 
 def collect(
     labels: Sequence[Label], workdir: Path, unread: Sequence[str] = ()
-) -> tuple[dict[str, str], list[Finding], dict]:
-    """Play the runs into a real collector; return trace ids, findings and loaded traces.
+) -> tuple[dict[str, str], list[Finding], dict, dict[str, set[str]]]:
+    """Play the runs into a real collector; return trace ids, findings, loaded traces and, per
+    trace of an ``unread`` agent, the plan steps the span model had read at ingest.
     ``unread``: agents whose plans the span model read at ingest are deleted before analysis
     (leave-one-format-out: their plan format's reader switched off on their runs only)."""
     import httpx
@@ -214,6 +215,7 @@ def collect(
     from planscope_collector import BackgroundServer, CollectorSettings
 
     settings = CollectorSettings(data_dir=workdir / "data", port=0, flush_interval=0.2)
+    formatted: dict[str, set[str]] = {}
     with BackgroundServer(settings) as server:
         provider = TracerProvider()
         sent = _Count()
@@ -248,6 +250,12 @@ def collect(
             raise SystemExit(f"timed out waiting for {sent.spans} spans to be stored")
         if unread:
             off = [ids[lab.run] for lab in labels if lab.agent in unread]
+            for r in store.query(
+                "SELECT TraceId, groupUniqArray(StepId) AS steps FROM planscope_plan_steps "
+                "WHERE Inferred = 1 AND TraceId IN {ids:Array(String)} GROUP BY TraceId",
+                {"ids": off},
+            ):
+                formatted[r["TraceId"]] = set(r["steps"])
             for table in ("planscope_plans", "planscope_plan_steps"):
                 store.command(
                     f"ALTER TABLE {table} DELETE WHERE Inferred = 1 AND TraceId IN "
@@ -256,7 +264,7 @@ def collect(
                 )
         result = Analyzer(store).analyze("default", list(ids.values()), write=False)
         traces = load_traces(store, "default", list(ids.values()))
-    return ids, list(result.findings), traces
+    return ids, list(result.findings), traces, formatted
 
 
 class _Exported(SpanExporter):
@@ -290,6 +298,11 @@ class _Count(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         self.spans += 1
+
+
+def plan_steps(t: TraceData) -> set[str]:
+    """The step ids of a loaded trace's plans."""
+    return {s.step_id for s in t.plan_steps}
 
 
 def by_run(ids: dict[str, str], pairs: Iterable[tuple[str, Pair]]) -> dict[str, list[Pair]]:
@@ -336,7 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         labels = [lab for lab in labels if lab.agent in args.agent]
     with tempfile.TemporaryDirectory(prefix="ps-corpus-") as tmp:
         started = time.perf_counter()
-        ids, findings, traces = collect(labels, Path(tmp), args.unread)
+        ids, findings, traces, formatted = collect(labels, Path(tmp), args.unread)
         elapsed = time.perf_counter() - started
     detectors = by_run(ids, ((f.trace_id, (f.kind, f.step_id)) for f in findings))
     baselines = {
@@ -353,6 +366,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         payload[f"agent:{agent}"] = report(
             f"agent {agent} ({len(part)} runs)", part, detectors, baselines
         )
+    for agent in args.unread:
+        # leave-one-format-out: the steps the structural reader recovered of the format reader's
+        runs = [ids[lab.run] for lab in labels if lab.agent == agent]
+        ref = sum(len(formatted.get(t, ())) for t in runs)
+        got = sum(len(formatted.get(t, set()) & plan_steps(traces[t])) for t in runs)
+        extra = sum(len(plan_steps(traces[t]) - formatted.get(t, set())) for t in runs)
+        planned = sum(bool(plan_steps(traces[t])) for t in runs)
+        print(
+            f"\n{agent}, format reader off: plan steps recovered {got}/{ref}, {extra} steps "
+            f"read that it did not read; runs with a plan {planned}/{len(runs)} "
+            f"(it read {sum(t in formatted for t in runs)})"
+        )
+        payload[f"unread:{agent}"] = {"recovered": got, "reference": ref, "extra": extra}
     if args.misses:
         print("\nmisses and false findings (detectors):")
         for lab in labels:
