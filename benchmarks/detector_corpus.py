@@ -203,9 +203,10 @@ def report(
 
 def collect(
     labels: Sequence[Label], workdir: Path, unread: Sequence[str] = ()
-) -> tuple[dict[str, str], list[Finding], dict, dict[str, set[str]]]:
-    """Play the runs into a real collector; return trace ids, findings, loaded traces and, per
-    trace of an ``unread`` agent, the plan steps the span model had read at ingest.
+) -> tuple[dict[str, str], list[Finding], dict, dict[str, set[str]], set[str]]:
+    """Play the runs into a real collector; return trace ids, findings, loaded traces, per
+    trace of an ``unread`` agent the plan steps the span model had read at ingest, and the
+    traces whose plan was read from structure (no plan row stored).
     ``unread``: agents whose plans the span model read at ingest are deleted before analysis
     (leave-one-format-out: their plan format's reader switched off on their runs only)."""
     import httpx
@@ -262,9 +263,18 @@ def collect(
                     "{ids:Array(String)} SETTINGS mutations_sync = 2",
                     {"ids": off},
                 )
+        stored = {
+            r["TraceId"]
+            for r in store.query(
+                "SELECT DISTINCT TraceId FROM planscope_plans WHERE TraceId IN {ids:Array(String)}",
+                {"ids": list(ids.values())},
+            )
+        }
         result = Analyzer(store).analyze("default", list(ids.values()), write=False)
         traces = load_traces(store, "default", list(ids.values()))
-    return ids, list(result.findings), traces, formatted
+    # a plan of a trace with no stored plan row was read from structure (observed.read_plans)
+    read = {t for t, d in traces.items() if d.plans and t not in stored}
+    return ids, list(result.findings), traces, formatted, read
 
 
 class _Exported(SpanExporter):
@@ -349,7 +359,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         labels = [lab for lab in labels if lab.agent in args.agent]
     with tempfile.TemporaryDirectory(prefix="ps-corpus-") as tmp:
         started = time.perf_counter()
-        ids, findings, traces, formatted = collect(labels, Path(tmp), args.unread)
+        ids, findings, traces, formatted, read = collect(labels, Path(tmp), args.unread)
         elapsed = time.perf_counter() - started
     detectors = by_run(ids, ((f.trace_id, (f.kind, f.step_id)) for f in findings))
     baselines = {
@@ -366,6 +376,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         payload[f"agent:{agent}"] = report(
             f"agent {agent} ({len(part)} runs)", part, detectors, baselines
         )
+    print("\nruns whose plan was read from structure (no format reader read one), per agent:")
+    for agent in sorted({lab.agent for lab in labels}):
+        runs = [ids[lab.run] for lab in labels if lab.agent == agent]
+        print(f"  {agent}: {sum(t in read for t in runs)}/{len(runs)}")
     for agent in args.unread:
         # leave-one-format-out: the steps the structural reader recovered of the format reader's
         runs = [ids[lab.run] for lab in labels if lab.agent == agent]
