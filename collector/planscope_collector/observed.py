@@ -17,15 +17,18 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   container does not;
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
+* **plans read from structure** (:func:`read_plans`), in a trace with no plan the span model
+  read, none declared and no workflow plan: a planner's answer (an LLM call's, an inferred agent
+  run's) whose listed names later executor attempts' inputs carry, in the answer's order,
+  whatever its syntax (a markdown list, arrow lines, JSON, prose);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
-  name several (steps sharing a tool), what its LLM calls were asked (:func:`user_request`)
-  names exactly one of those steps' ids (an executor told "Step pull_current: ..."; ids as
-  whole words); an attempt with no tool call of its own, when what its LLM calls were asked
-  names exactly one plan step's id (a graph's executor node); an attempt whose tools no plan
-  names, when the attempt just before it (same parent) bound (a graph's tool node running the
-  poll that step's LLM turn asked for). An unclassified span (not
+  name several (steps sharing a tool) or none (no call, or of tools no step names), what its
+  LLM calls were asked (:func:`user_request`) names exactly one of those steps' ids (an
+  executor told "Step pull_current: ..."; a graph's executor node; ids as whole words); an
+  attempt whose tools no plan names, when the attempt just before it (same parent) bound (a
+  graph's tool node running the poll that step's LLM turn asked for). An unclassified span (not
   inside a step) named exactly like a plan step's id is that step's attempt too. An attempt
   none of these bind keeps its own step name;
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed

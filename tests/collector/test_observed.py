@@ -369,7 +369,8 @@ def test_a_plan_in_any_list_syntax_is_read_from_the_names_later_executor_runs_ca
     answers = (
         'Plan for order 7:\n1) lookup -> lookup_order {"order": 7}\n2) refund -> issue_refund {}',
         'Plan:\n\n1. **lookup**: Look it up\n   - args: `{"order": 7}`\n2. **refund**: Refund',
-        '{"objective": "x", "tasks": [{"name": "lookup", "args": {"order": 7}}, {"name": "refund"}]}',
+        '{"objective": "x", "tasks": [{"name": "lookup", "args": {"order": 7}},'
+        ' {"name": "refund"}]}',
         "First lookup the order with lookup_order, then refund it.",
     )
     for text in answers:
