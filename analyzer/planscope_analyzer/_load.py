@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
 from itertools import starmap
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
@@ -268,7 +268,16 @@ def fill_traces(
     _load_prompts(store, params["project"], traces, asked)
 
 
-def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, str]) -> None:
+class Said(NamedTuple):
+    """What one span of a trace with no plan answered (``_answers``)."""
+
+    kind: str
+    parent_span_id: str
+    start_ns: int
+    text: str
+
+
+def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]) -> None:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
     after a plan step, a grouping run and whether it failed for good, container plans dropped,
@@ -311,7 +320,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, str])
             failed=a.status == "error",
             start_ns=a.start_ns,
             message=raw[a.span_id].message if a.span_id in raw else "",
-            answer=answers.get(a.span_id, "") if a.inferred else "",
+            answer=answers[a.span_id].text if a.inferred and a.span_id in answers else "",
         )
     for c in t.tools:
         nodes[c.span_id] = SpanNode(
@@ -335,7 +344,18 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, str])
                 start_ns=s.start_ns,
                 message=s.message,
                 request=asked.get(s.span_id, ""),
-                answer=answers.get(s.span_id, ""),
+                answer=answers[s.span_id].text if s.span_id in answers else "",
+            )
+    for span_id, said in answers.items():  # a call that answered, also when no raw span is
+        if said.kind == "llm" and span_id not in nodes:
+            nodes[span_id] = SpanNode(
+                span_id,
+                said.parent_span_id,
+                "llm",
+                "",
+                start_ns=said.start_ns,
+                request=asked.get(span_id, ""),
+                answer=said.text,
             )
     if not raw:  # every span is typed: the LLM calls are known by their parents only
         for parent in t.llm_by_parent:
@@ -546,10 +566,10 @@ def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[s
     return prompts
 
 
-def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:
+def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, Said]]:
     """What the LLM calls and inferred agent runs of some traces answered
-    (``observed.answer``), by trace and span id; one ``otel_traces`` query, none for no
-    traces."""
+    (``observed.answer``), by trace and span id, with each span's kind, parent and start; one
+    ``otel_traces`` query, none for no traces."""
     if not wanted:
         return {}
     c = fetch_columns(
@@ -562,16 +582,18 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
             "ids": ",".join(sorted(t.trace_id for t in wanted)),
         },
     )
-    out: dict[str, dict[str, str]] = {}
-    for trace_id, span_id, kind, attributes in zip(
+    out: dict[str, dict[str, Said]] = {}
+    for trace_id, span_id, parent, start, kind, attributes in zip(
         c.get("trace_id", ()),
         c.get("span_id", ()),
+        c.get("parent_span_id", ()),
+        c.get("start_ns", ()),
         c.get("kind", ()),
         c.get("answers", ()),
         strict=True,
     ):
         if text := answer(dict(attributes), kind):
-            out.setdefault(trace_id, {})[span_id] = text
+            out.setdefault(trace_id, {})[span_id] = Said(kind, parent, int(start), text)
     return out
 
 

@@ -191,7 +191,8 @@ ORDER BY TraceId, Timestamp
 # no plan the span model read: observed.read_plans looks for one in a planner's answer), as
 # planscope_collector.observed.answer reads it.
 LOAD_ANSWERS = f"""
-SELECT TraceId AS trace_id, SpanId AS span_id, toString(SpanModelKind) AS kind,
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       toUnixTimestamp64Nano(Timestamp) AS start_ns, toString(SpanModelKind) AS kind,
        {answer_sql()} AS answers
 FROM otel_traces
 WHERE Project = {{project:String}}

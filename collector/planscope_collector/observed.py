@@ -421,8 +421,8 @@ def read_plans(
     instead of their syntax (``enclosing``: a span's nearest enclosing step span, or None).
 
     A planner's answer (an LLM call's or an inferred agent run's :attr:`SpanNode.answer`)
-    lists names; its **steps** are the names that the inputs of later executor attempts
-    (what their LLM calls were asked) carry, in the order the answer lists them: scanning the
+    lists names; its **steps** are the names that later executor attempts carry (their own
+    name, what their LLM calls were asked), in the order the answer lists them: scanning the
     answer, a name is a new step when the attempts carrying it are attempts no earlier step
     name is carried by (a tool, an argument or a goal word carried by the same attempts is
     that step's detail; a word several steps' attempts carry is no step). Names the planner
@@ -455,7 +455,10 @@ def read_plans(
     for n in by_start:
         if n.request and (owner := enclosing(n.span_id)) is not None:
             asked.setdefault(owner, {})[n.request] = None
-    carried = {a: set(_WORD.findall("\n".join(texts))) for a, texts in asked.items()}
+    carried = {
+        a.span_id: set(_WORD.findall("\n".join(asked.get(a.span_id, ())))) | {a.step_name}
+        for a in attempts
+    }
     if len(carried) < 2:
         return ()
     tools = {n.tool for n in by_start if n.kind == "tool" and n.tool}
@@ -520,28 +523,46 @@ def _step_names(
 
 def _listed_like(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tuple[str, int]]:
     """The step names found, and the names the answer lists the way it lists them (steps no
-    executor reached yet): what stands before each found name on its line, digits taken as
-    any number (``2) ``, ``- **``, ``{"id": "``), when all of them share it; one found name
-    shares its line's start only when that start is a list marker (no letter)."""
-    contexts = [re.sub(r"\d+", "0", text[text.rfind("\n", 0, at) + 1 : at]) for _, at in found]
-    if not contexts:
+    executor reached yet): each found name starts its line after the same marker, digits taken
+    as any number (``2) ``, ``1. **``, an indented ``{"id": "``) and the marker has no letter
+    when one name was found; other lines starting so name steps too. Else a list on one line
+    (:func:`_run_on`)."""
+    contexts = {re.sub(r"\d+", "0", text[text.rfind("\n", 0, at) + 1 : at]) for _, at in found}
+    if len(contexts) != 1:
+        return _run_on(text, found, data)
+    (marker,) = contexts
+    if not marker.strip() or (len(found) == 1 and re.search(r"[A-Za-z]", marker)):
         return found
-    shared = contexts[0]
-    for c in contexts[1:]:
-        while not c.endswith(shared):
-            shared = shared[1:]
-    if not shared.strip() or (len(found) == 1 and re.search(r"[A-Za-z]", shared)):
-        return found
-    marker = "".join(r"\d+" if part == "0" else re.escape(part) for part in re.split("(0)", shared))
-    names = {name for name, _ in found}
-    more = [
-        (m.group(1), m.start(1))
-        for m in re.finditer(f"(?m)(?:^|(?<=[^\\w-])){marker}({_WORD.pattern})", text)
-        if m.group(1) not in names and m.group(1) not in data
-    ]
-    return sorted(
-        found + list({name: (name, at) for name, at in reversed(more)}.values()), key=lambda f: f[1]
+    pattern = "".join(
+        r"\d+" if part == "0" else re.escape(part) for part in re.split("(0)", marker)
     )
+    names = {name for name, _ in found}
+    more: dict[str, tuple[str, int]] = {}
+    for m in re.finditer(f"(?m)^{pattern}({_WORD.pattern})", text):
+        if m.group(1) not in names and m.group(1) not in data:
+            more.setdefault(m.group(1), (m.group(1), m.start(1)))
+    return sorted(found + list(more.values()), key=lambda f: f[1])
+
+
+def _run_on(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tuple[str, int]]:
+    """The step names found, and the names that continue them when they stand one after the
+    other on one line with the same short separator and no letter in it (``", "`` in
+    ``["extract", "validate", ...]``): the list goes on as long as that separator does."""
+    ordered = sorted(found, key=lambda f: f[1])
+    gaps = {text[at + len(name) : nxt] for (name, at), (_, nxt) in pairwise(ordered)}
+    if len(gaps) != 1:
+        return found
+    (gap,) = gaps
+    if not gap or len(gap) > 8 or "\n" in gap or re.search(r"[A-Za-z0-9]", gap):
+        return found
+    names = {name for name, _ in found}
+    name, at = ordered[-1]
+    more: list[tuple[str, int, int]] = []
+    for m in re.finditer(re.escape(gap) + f"({_WORD.pattern})", text[at + len(name) :]):
+        if m.start() != (more[-1][2] if more else 0) or m.group(1) in names | data:
+            break
+        more.append((m.group(1), at + len(name) + m.start(1), m.end()))
+    return ordered + [(n, a) for n, a, _ in more]
 
 
 def _read_plan(n: SpanNode, steps: list[tuple[str, int]], tools: set[str]) -> ReadPlan:

@@ -406,3 +406,9 @@ def test_no_plan_is_read_without_two_steps_carried_apart() -> None:
     assert bind(react, []).read_plans == ()
     # a plan the span model read wins
     assert bind(planned_trace("1) lookup\n2) refund"), PLAN).read_plans == ()
+
+
+def test_a_list_on_one_line_goes_on_with_the_separator_of_the_steps_reached() -> None:
+    text = '{"source": "orders", "stages": ["lookup", "refund", "notify", "close"]}'
+    (plan,) = bind(planned_trace(text), []).read_plans
+    assert [s.step_id for s in plan.steps] == ["lookup", "refund", "notify", "close"]
