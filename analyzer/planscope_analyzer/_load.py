@@ -274,6 +274,7 @@ class Said(NamedTuple):
     kind: str
     parent_span_id: str
     start_ns: int
+    duration_ns: int
     text: str
 
 
@@ -320,6 +321,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
             failed=a.status == "error",
             start_ns=a.start_ns,
             message=raw[a.span_id].message if a.span_id in raw else "",
+            duration_ns=max(0, a.end_ns - a.start_ns),
             answer=answers[a.span_id].text if a.inferred and a.span_id in answers else "",
         )
     for c in t.tools:
@@ -342,6 +344,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
                 s.name,
                 failed=s.status_code == "Error",
                 start_ns=s.start_ns,
+                duration_ns=max(0, s.end_ns - s.start_ns),
                 message=s.message,
                 request=asked.get(s.span_id, ""),
                 answer=answers[s.span_id].text if s.span_id in answers else "",
@@ -354,6 +357,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
                 "llm",
                 "",
                 start_ns=said.start_ns,
+                duration_ns=said.duration_ns,
                 request=asked.get(span_id, ""),
                 answer=said.text,
             )
@@ -583,17 +587,19 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
         },
     )
     out: dict[str, dict[str, Said]] = {}
-    for trace_id, span_id, parent, start, kind, attributes in zip(
+    for trace_id, span_id, parent, start, duration, kind, attributes in zip(
         c.get("trace_id", ()),
         c.get("span_id", ()),
         c.get("parent_span_id", ()),
         c.get("start_ns", ()),
+        c.get("duration_ns", ()),
         c.get("kind", ()),
         c.get("answers", ()),
         strict=True,
     ):
         if text := answer(dict(attributes), kind):
-            out.setdefault(trace_id, {})[span_id] = Said(kind, parent, int(start), text)
+            said = Said(kind, parent, int(start), int(duration), text)
+            out.setdefault(trace_id, {})[span_id] = said
     return out
 
 

@@ -192,8 +192,8 @@ ORDER BY TraceId, Timestamp
 # planscope_collector.observed.answer reads it.
 LOAD_ANSWERS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
-       toUnixTimestamp64Nano(Timestamp) AS start_ns, toString(SpanModelKind) AS kind,
-       {answer_sql()} AS answers
+       toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
+       toString(SpanModelKind) AS kind, {answer_sql()} AS answers
 FROM otel_traces
 WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}

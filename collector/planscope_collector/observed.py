@@ -421,8 +421,9 @@ def read_plans(
     instead of their syntax (``enclosing``: a span's nearest enclosing step span, or None).
 
     A planner's answer (an LLM call's or an inferred agent run's :attr:`SpanNode.answer`)
-    lists names; its **steps** are the names that later executor attempts carry (their own
-    name, what their LLM calls were asked), in the order the answer lists them: scanning the
+    lists names; its **steps** are the names that executor attempts started after it
+    ended carry (what their LLM calls were asked; when no attempt's calls record what they were
+    asked, the attempt's own name), in the order the answer lists them: scanning the
     answer, a name is a new step when the attempts carrying it are attempts no earlier step
     name is carried by (a tool, an argument or a goal word carried by the same attempts is
     that step's detail; a word several steps' attempts carry is no step). Names the planner
@@ -455,9 +456,11 @@ def read_plans(
     for n in by_start:
         if n.request and (owner := enclosing(n.span_id)) is not None:
             asked.setdefault(owner, {})[n.request] = None
+    # what each executor run was told, else (no run's input recorded) what it is called
     carried = {
-        a.span_id: set(_WORD.findall("\n".join(asked.get(a.span_id, ())))) | {a.step_name}
+        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id]))) if asked else {a.step_name}
         for a in attempts
+        if a.span_id in asked or not asked
     }
     if len(carried) < 2:
         return ()
@@ -486,7 +489,7 @@ def read_plans(
             a.span_id: carried[a.span_id]
             for a in attempts
             if a.span_id in carried
-            and a.start_ns >= n.start_ns
+            and a.start_ns >= n.start_ns + n.duration_ns
             and a.span_id not in above
             and a.span_id != n.span_id
             and not (me and a.step_name == me)
