@@ -545,15 +545,14 @@ def _set_objective(t: TraceData, objective: str) -> None:
     t._memo.clear()
 
 
-def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:
-    """What the LLM calls of some traces were asked (``observed.user_request``), by trace and
-    span id, in start order (every trace of ``wanted`` has an entry, empty when none of its
-    calls carries a request); one ``otel_traces`` query, none for no traces."""
-    if not wanted:
-        return {}
-    c = fetch_columns(
+def _of_traces(
+    store: Queryable, sql: str, project: str, wanted: list[TraceData]
+) -> dict[str, list[Any]]:
+    """An ``otel_traces`` query (``{project}``, ``{since}``, ``{until}``, ``{ids}``) over the
+    spans of some traces, by column."""
+    return fetch_columns(
         store,
-        Q.LOAD_PROMPTS,
+        sql,
         {
             "project": project,
             "since": ns_to_datetime(max(0, min(t.start_ns for t in wanted) - PARTITION_SLACK_NS)),
@@ -561,6 +560,15 @@ def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[s
             "ids": ",".join(sorted(t.trace_id for t in wanted)),
         },
     )
+
+
+def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:
+    """What the LLM calls of some traces were asked (``observed.user_request``), by trace and
+    span id, in start order (every trace of ``wanted`` has an entry, empty when none of its
+    calls carries a request); one ``otel_traces`` query, none for no traces."""
+    if not wanted:
+        return {}
+    c = _of_traces(store, Q.LOAD_PROMPTS, project, wanted)
     prompts: dict[str, dict[str, str]] = {t.trace_id: {} for t in wanted}
     for trace_id, span_id, messages in zip(
         c.get("trace_id", ()), c.get("span_id", ()), c.get("messages", ()), strict=True
@@ -576,16 +584,7 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
     ``otel_traces`` query, none for no traces."""
     if not wanted:
         return {}
-    c = fetch_columns(
-        store,
-        Q.LOAD_ANSWERS,
-        {
-            "project": project,
-            "since": ns_to_datetime(max(0, min(t.start_ns for t in wanted) - PARTITION_SLACK_NS)),
-            "until": ns_to_datetime(max(t.end_ns for t in wanted) + PARTITION_SLACK_NS),
-            "ids": ",".join(sorted(t.trace_id for t in wanted)),
-        },
-    )
+    c = _of_traces(store, Q.LOAD_ANSWERS, project, wanted)
     out: dict[str, dict[str, Said]] = {}
     for trace_id, span_id, parent, start, duration, kind, attributes in zip(
         c.get("trace_id", ()),

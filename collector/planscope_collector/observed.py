@@ -18,9 +18,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
 * **plans read from structure** (:func:`read_plans`), in a trace with no plan the span model
-  read, none declared and no workflow plan: a planner's answer (an LLM call's, an inferred agent
-  run's) whose listed names later executor attempts' inputs carry, in the answer's order,
-  whatever its syntax (a markdown list, arrow lines, JSON, prose);
+  read, none declared and no workflow plan: the names a planner's answer (an LLM call's, an
+  inferred agent run's) lists that executor attempts started after it carry (what they were
+  asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON, prose);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
@@ -240,7 +240,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
 
     read: tuple[ReadPlan, ...] = ()
     if not plans and not declared and workflow_plan is None:
-        read = read_plans(nodes, lambda span_id: enclosing_step(span_id))
+        read = read_plans(nodes, enclosing_step)
         for r in read:
             plans[r.span_id] = list(r.steps)
         plan_spans = set(plans)
