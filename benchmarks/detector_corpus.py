@@ -204,8 +204,14 @@ def report(
     return out
 
 
-def collect(labels: Sequence[Label], workdir: Path) -> tuple[dict[str, str], list[Finding], dict]:
-    """Play the runs into a real collector; return trace ids, findings and loaded traces."""
+def collect(
+    labels: Sequence[Label], workdir: Path, unread: Sequence[str] = ()
+) -> tuple[dict[str, str], list[Finding], dict, dict[str, set[str]], set[str]]:
+    """Play the runs into a real collector; return trace ids, findings, loaded traces, per
+    trace of an ``unread`` agent the plan steps the span model had read at ingest, and the
+    traces whose plan was read from structure (no plan row stored).
+    ``unread``: agents whose plans the span model read at ingest are deleted before analysis
+    (leave-one-format-out: their plan format's reader switched off on their runs only)."""
     import httpx
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace import TracerProvider
@@ -213,6 +219,7 @@ def collect(labels: Sequence[Label], workdir: Path) -> tuple[dict[str, str], lis
     from planscope_collector import BackgroundServer, CollectorSettings
 
     settings = CollectorSettings(data_dir=workdir / "data", port=0, flush_interval=0.2)
+    formatted: dict[str, set[str]] = {}
     with BackgroundServer(settings) as server:
         provider = TracerProvider()
         sent = _Count()
@@ -245,9 +252,32 @@ def collect(labels: Sequence[Label], workdir: Path) -> tuple[dict[str, str], lis
             time.sleep(0.2)
         else:
             raise SystemExit(f"timed out waiting for {sent.spans} spans to be stored")
+        if unread:
+            off = [ids[lab.run] for lab in labels if lab.agent in unread]
+            for r in store.query(
+                "SELECT TraceId, groupUniqArray(StepId) AS steps FROM planscope_plan_steps "
+                "WHERE Inferred = 1 AND TraceId IN {ids:Array(String)} GROUP BY TraceId",
+                {"ids": off},
+            ):
+                formatted[r["TraceId"]] = set(r["steps"])
+            for table in ("planscope_plans", "planscope_plan_steps"):
+                store.command(
+                    f"ALTER TABLE {table} DELETE WHERE Inferred = 1 AND TraceId IN "
+                    "{ids:Array(String)} SETTINGS mutations_sync = 2",
+                    {"ids": off},
+                )
+        stored = {
+            r["TraceId"]
+            for r in store.query(
+                "SELECT DISTINCT TraceId FROM planscope_plans WHERE TraceId IN {ids:Array(String)}",
+                {"ids": list(ids.values())},
+            )
+        }
         result = Analyzer(store).analyze("default", list(ids.values()), write=False)
         traces = load_traces(store, "default", list(ids.values()))
-    return ids, list(result.findings), traces
+    # a plan of a trace with no stored plan row was read from structure (observed.read_plans)
+    read = {t for t, d in traces.items() if d.plans and t not in stored}
+    return ids, list(result.findings), traces, formatted, read
 
 
 class _Exported(SpanExporter):
@@ -283,6 +313,11 @@ class _Count(SpanProcessor):
         self.spans += 1
 
 
+def plan_steps(t: TraceData) -> set[str]:
+    """The step ids of a loaded trace's plans."""
+    return {s.step_id for s in t.plan_steps}
+
+
 def by_run(ids: dict[str, str], pairs: Iterable[tuple[str, Pair]]) -> dict[str, list[Pair]]:
     run_of = {t: r for r, t in ids.items()}
     out: dict[str, list[Pair]] = defaultdict(list)
@@ -303,6 +338,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             help=f"score only the {split} split (once, at the end)",
         )
     parser.add_argument("--misses", action="store_true", help="list misses and false findings")
+    parser.add_argument("--agent", action="append", help="only this agent's runs (repeatable)")
+    parser.add_argument(
+        "--unread",
+        action="append",
+        default=[],
+        help="delete the plans the span model read at ingest for this agent's runs before "
+        "analysis (leave-one-format-out; repeatable)",
+    )
     args = parser.parse_args(argv)
     labels = read_labels()
     if [lab.to_dict() for lab in labels] != [lab.to_dict() for lab in all_labels()]:
@@ -315,9 +358,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         labels = [lab for lab in labels if lab.split not in SEALED]
     if args.split:
         labels = [lab for lab in labels if lab.split == args.split]
+    if args.agent:
+        labels = [lab for lab in labels if lab.agent in args.agent]
     with tempfile.TemporaryDirectory(prefix="ps-corpus-") as tmp:
         started = time.perf_counter()
-        ids, findings, traces = collect(labels, Path(tmp))
+        ids, findings, traces, formatted, read = collect(labels, Path(tmp), args.unread)
         elapsed = time.perf_counter() - started
     detectors = by_run(ids, ((f.trace_id, (f.kind, f.step_id)) for f in findings))
     baselines = {
@@ -334,6 +379,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         payload[f"agent:{agent}"] = report(
             f"agent {agent} ({len(part)} runs)", part, detectors, baselines
         )
+    print("\nruns whose plan was read from structure (no format reader read one), per agent:")
+    for agent in sorted({lab.agent for lab in labels}):
+        runs = [ids[lab.run] for lab in labels if lab.agent == agent]
+        print(f"  {agent}: {sum(t in read for t in runs)}/{len(runs)}")
+    for agent in args.unread:
+        # leave-one-format-out: the steps the structural reader recovered of the format reader's
+        runs = [ids[lab.run] for lab in labels if lab.agent == agent]
+        ref = sum(len(formatted.get(t, ())) for t in runs)
+        got = sum(len(formatted.get(t, set()) & plan_steps(traces[t])) for t in runs)
+        extra = sum(len(plan_steps(traces[t]) - formatted.get(t, set())) for t in runs)
+        planned = sum(bool(plan_steps(traces[t])) for t in runs)
+        print(
+            f"\n{agent}, format reader off: plan steps recovered {got}/{ref}, {extra} steps "
+            f"read that it did not read; runs with a plan {planned}/{len(runs)} "
+            f"(it read {sum(t in formatted for t in runs)})"
+        )
+        payload[f"unread:{agent}"] = {"recovered": got, "reference": ref, "extra": extra}
     if args.misses:
         print("\nmisses and false findings (detectors):")
         for lab in labels:

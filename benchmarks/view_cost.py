@@ -20,8 +20,9 @@ only, as both workloads' are). Variants:
 - ``0029``: 0026, merges of at most 8 parts (0027), pydantic-ai's ``final_result`` plans
   (0028), the typed columns no reader reads dropped (0029);
 - ``0030``: 0029 with markdown step lists read as plans;
-- ``0031``: the current layout (0030's plan stream fed from a cheap check, its costly ``SELECT``
-  only over candidate spans; declared plans by their own view);
+- ``0031``: the current layout (the plan stream of 0029 again, without 0030's markdown reader,
+  fed from a cheap check: its costly ``SELECT`` only over candidate spans; declared plans by
+  their own view);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
 - ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with
@@ -41,7 +42,7 @@ merge cannot be told apart from another database's), in a rotated order per repe
     .venv/bin/python benchmarks/view_cost.py [--traces 648] [--repeat 5] [--per-view [LAYOUT ...]]
     .venv/bin/python benchmarks/view_cost.py --merges 300 --traces 20 --workload planscope
     .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 --tweak lz4 zstd3
-    .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 0030 --without 0030
+    .venv/bin/python benchmarks/view_cost.py --protobuf --layouts 0026 0031 --without 0031
 """
 
 from __future__ import annotations

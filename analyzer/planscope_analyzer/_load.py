@@ -7,11 +7,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
 from itertools import starmap
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
-from planscope_collector.observed import ObservedStep, SpanNode, bind, user_request
+from planscope_collector.observed import ObservedStep, SpanNode, answer, bind, user_request
 
 from . import _queries as Q
 from ._model import (
@@ -247,6 +247,11 @@ def fill_traces(
         _attach(traces, "attempts", Attempt, c)
     _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS, failed=failed))
     _load_raw(store, params, traces)
+    # a trace with no plan and executor runs may state its plan in a planner's answer
+    # (observed.read_plans): what its calls were asked and what they and its runs answered
+    planless = [
+        t for t in traces.values() if not t.plans and sum(a.inferred for a in t.attempts) > 1
+    ]
     asked = _requests(
         store,
         params["project"],
@@ -254,19 +259,33 @@ def fill_traces(
             t
             for t in traces.values()
             if any(p.inferred for p in t.plans) and any(a.inferred for a in t.attempts)
-        ],
+        ]
+        + planless,
     )
+    answers = _answers(store, params["project"], planless)
     for t in traces.values():
-        _bind_observed(t, asked.get(t.trace_id, {}))
+        _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {}))
     _load_prompts(store, params["project"], traces, asked)
 
 
-def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
+class Said(NamedTuple):
+    """What one span of a trace with no plan answered (``_answers``)."""
+
+    kind: str
+    parent_span_id: str
+    start_ns: int
+    duration_ns: int
+    text: str
+
+
+def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]) -> None:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
     after a plan step, a grouping run and whether it failed for good, container plans dropped,
     step spans that only wrap attempts dropped)
-    to one loaded trace (``asked``: what its LLM calls were asked, by span id)."""
+    to one loaded trace (``asked``: what its LLM calls were asked, by span id; ``answers``: what
+    its LLM calls and inferred agent runs answered, read only for a trace with no plan), and the
+    plans read from a planner's answer (``observed.read_plans``) as its observed plans."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
         t.plans = [p for p in t.plans if not p.inferred]
@@ -302,6 +321,8 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
             failed=a.status == "error",
             start_ns=a.start_ns,
             message=raw[a.span_id].message if a.span_id in raw else "",
+            duration_ns=max(0, a.end_ns - a.start_ns),
+            answer=answers[a.span_id].text if a.inferred and a.span_id in answers else "",
         )
     for c in t.tools:
         nodes[c.span_id] = SpanNode(
@@ -323,8 +344,22 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
                 s.name,
                 failed=s.status_code == "Error",
                 start_ns=s.start_ns,
+                duration_ns=max(0, s.end_ns - s.start_ns),
                 message=s.message,
                 request=asked.get(s.span_id, ""),
+                answer=answers[s.span_id].text if s.span_id in answers else "",
+            )
+    for span_id, said in answers.items():  # a call that answered, also when no raw span is
+        if said.kind == "llm" and span_id not in nodes:
+            nodes[span_id] = SpanNode(
+                span_id,
+                said.parent_span_id,
+                "llm",
+                "",
+                start_ns=said.start_ns,
+                duration_ns=said.duration_ns,
+                request=asked.get(span_id, ""),
+                answer=said.text,
             )
     if not raw:  # every span is typed: the LLM calls are known by their parents only
         for parent in t.llm_by_parent:
@@ -362,6 +397,27 @@ def _bind_observed(t: TraceData, asked: dict[str, str]) -> None:
             else r
             for r in t.runs
         ]
+    for read in b.read_plans:
+        planner = nodes[read.span_id]
+        t.plans.append(
+            Plan(
+                span_id=read.span_id,
+                parent_span_id=planner.parent_span_id,
+                plan_id="",
+                version=0,
+                scope="",
+                replan_reason="",
+                step_count=len(read.steps),
+                json_valid=True,
+                start_ns=planner.start_ns,
+                inferred=True,
+                json=read.json,
+            )
+        )
+        t.plan_steps.extend(
+            PlanStep(read.span_id, "", 0, p.position, p.step_id, "", "", p.tool, (), (), (), False)
+            for p in read.steps
+        )
     if b.containers:
         t.plans = [p for p in t.plans if p.span_id not in b.containers]
         t.plan_steps = [s for s in t.plan_steps if s.plan_span_id not in b.containers]
@@ -489,15 +545,14 @@ def _set_objective(t: TraceData, objective: str) -> None:
     t._memo.clear()
 
 
-def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:
-    """What the LLM calls of some traces were asked (``observed.user_request``), by trace and
-    span id, in start order (every trace of ``wanted`` has an entry, empty when none of its
-    calls carries a request); one ``otel_traces`` query, none for no traces."""
-    if not wanted:
-        return {}
-    c = fetch_columns(
+def _of_traces(
+    store: Queryable, sql: str, project: str, wanted: list[TraceData]
+) -> dict[str, list[Any]]:
+    """An ``otel_traces`` query (``{project}``, ``{since}``, ``{until}``, ``{ids}``) over the
+    spans of some traces, by column."""
+    return fetch_columns(
         store,
-        Q.LOAD_PROMPTS,
+        sql,
         {
             "project": project,
             "since": ns_to_datetime(max(0, min(t.start_ns for t in wanted) - PARTITION_SLACK_NS)),
@@ -505,6 +560,15 @@ def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[s
             "ids": ",".join(sorted(t.trace_id for t in wanted)),
         },
     )
+
+
+def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:
+    """What the LLM calls of some traces were asked (``observed.user_request``), by trace and
+    span id, in start order (every trace of ``wanted`` has an entry, empty when none of its
+    calls carries a request); one ``otel_traces`` query, none for no traces."""
+    if not wanted:
+        return {}
+    c = _of_traces(store, Q.LOAD_PROMPTS, project, wanted)
     prompts: dict[str, dict[str, str]] = {t.trace_id: {} for t in wanted}
     for trace_id, span_id, messages in zip(
         c.get("trace_id", ()), c.get("span_id", ()), c.get("messages", ()), strict=True
@@ -512,6 +576,30 @@ def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[s
         if text := user_request(dict(messages)):
             prompts[trace_id][span_id] = text  # rows come by start: first wins
     return prompts
+
+
+def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, Said]]:
+    """What the LLM calls and inferred agent runs of some traces answered
+    (``observed.answer``), by trace and span id, with each span's kind, parent and start; one
+    ``otel_traces`` query, none for no traces."""
+    if not wanted:
+        return {}
+    c = _of_traces(store, Q.LOAD_ANSWERS, project, wanted)
+    out: dict[str, dict[str, Said]] = {}
+    for trace_id, span_id, parent, start, duration, kind, attributes in zip(
+        c.get("trace_id", ()),
+        c.get("span_id", ()),
+        c.get("parent_span_id", ()),
+        c.get("start_ns", ()),
+        c.get("duration_ns", ()),
+        c.get("kind", ()),
+        c.get("answers", ()),
+        strict=True,
+    ):
+        if text := answer(dict(attributes), kind):
+            said = Said(kind, parent, int(start), int(duration), text)
+            out.setdefault(trace_id, {})[span_id] = said
+    return out
 
 
 def _strings(values: Any) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ module exists in ``planscope.semconv``).
 
 from __future__ import annotations
 
-from planscope_collector.observed import user_request_sql
+from planscope_collector.observed import answer_sql, user_request_sql
 from planscope_collector.runmodel import RUN_OUTCOME_REASON
 from planscope_collector.storage import status_code_sql
 
@@ -185,6 +185,21 @@ WHERE Project = {{project:String}}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
   AND notEmpty(messages)
 ORDER BY TraceId, Timestamp
+"""
+
+# What the LLM calls and inferred agent runs of the traces in {ids:String} answered (traces with
+# no plan the span model read: observed.read_plans looks for one in a planner's answer), as
+# planscope_collector.observed.answer reads it.
+LOAD_ANSWERS = f"""
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
+       toString(SpanModelKind) AS kind, {answer_sql()} AS answers
+FROM otel_traces
+WHERE Project = {{project:String}}
+  AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
+  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
+  AND (SpanModelKind = 'llm' OR (SpanModelKind = 'step' AND SpanModelInferred = 1))
+  AND notEmpty(answers)
 """
 
 # --- selecting work ---------------------------------------------------------------------------

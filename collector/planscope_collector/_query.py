@@ -8,7 +8,7 @@ from typing import Any
 from planscope import safejson
 from planscope import semconv as A
 
-from .observed import Binding, ObservedStep, SpanNode, bind, user_request
+from .observed import Binding, ObservedStep, SpanNode, answer, bind, user_request
 from .runmodel import (
     CLOCK_SKEW_NS,
     GROUPING_RUN_SOURCE,
@@ -318,7 +318,7 @@ class TraceQueries:
         )
         run = _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None
         if offset == 0:
-            plans += observed + _workflow_plans(binding)
+            plans += observed + _read_plans(binding)
         return {
             "trace_id": trace_id,
             "project": project,
@@ -377,6 +377,9 @@ def _bind(
                 workflow=s["span_id"] in workflows,
                 links=tuple(link["span_id"] for link in s["links"]),
                 request=user_request(s["attributes"]) if kind == A.KIND_LLM else "",
+                answer=answer(s["attributes"], kind)
+                if kind == A.KIND_LLM or (kind == A.KIND_STEP and model.get("inferred"))
+                else "",
             )
         )
     steps = [
@@ -414,22 +417,34 @@ def _bind(
     return plans, nodes, b
 
 
-def _workflow_plans(b: Binding) -> list[dict[str, Any]]:
-    """The plan a workflow's tasks show (``observed.bind``), as the API's observed plans are."""
-    if (w := b.workflow_plan) is None:
-        return []
-    steps = [
-        {
-            "position": i,
-            "id": step,
-            "description": "",
-            "executor": "",
-            "tool": "",
-            "depends_on": list(w.depends_on.get(step, ())),
-        }
-        for i, step in enumerate(w.steps)
+def _read_plans(b: Binding) -> list[dict[str, Any]]:
+    """The plans a binding read across spans (``observed.bind``: a workflow's tasks, a
+    planner's answer read from structure), as the API's observed plans are."""
+    plans: list[tuple[str, list[tuple[str, str, list[str]]]]] = [
+        (r.span_id, [(s.step_id, s.tool, []) for s in r.steps]) for r in b.read_plans
     ]
-    return [{"id": "", "version": 1, "span_id": w.span_id, "inferred": True, "steps": steps}]
+    if (w := b.workflow_plan) is not None:
+        plans.append((w.span_id, [(s, "", list(w.depends_on.get(s, ()))) for s in w.steps]))
+    return [
+        {
+            "id": "",
+            "version": version,
+            "span_id": span_id,
+            "inferred": True,
+            "steps": [
+                {
+                    "position": i,
+                    "id": step,
+                    "description": "",
+                    "executor": "",
+                    "tool": tool,
+                    "depends_on": depends_on,
+                }
+                for i, (step, tool, depends_on) in enumerate(steps)
+            ],
+        }
+        for version, (span_id, steps) in enumerate(plans, 1)
+    ]
 
 
 def _inferred_model(**fields: Any) -> dict[str, Any]:

@@ -17,15 +17,18 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   container does not;
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
+* **plans read from structure** (:func:`read_plans`), in a trace with no plan the span model
+  read, none declared and no workflow plan: the names a planner's answer (an LLM call's, an
+  inferred agent run's) lists that executor attempts started after it carry (what they were
+  asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON, prose);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
-  name several (steps sharing a tool), what its LLM calls were asked (:func:`user_request`)
-  names exactly one of those steps' ids (an executor told "Step pull_current: ..."; ids as
-  whole words); an attempt with no tool call of its own, when what its LLM calls were asked
-  names exactly one plan step's id (a graph's executor node); an attempt whose tools no plan
-  names, when the attempt just before it (same parent) bound (a graph's tool node running the
-  poll that step's LLM turn asked for). An unclassified span (not
+  name several (steps sharing a tool) or none (no call, or of tools no step names), what its
+  LLM calls were asked (:func:`user_request`) names exactly one of those steps' ids (an
+  executor told "Step pull_current: ..."; a graph's executor node; ids as whole words); an
+  attempt whose tools no plan names, when the attempt just before it (same parent) bound (a
+  graph's tool node running the poll that step's LLM turn asked for). An unclassified span (not
   inside a step) named exactly like a plan step's id is that step's attempt too. An attempt
   none of these bind keeps its own step name;
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed
@@ -71,8 +74,9 @@ attributes it reads with :func:`user_request_sql`.
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
@@ -83,9 +87,13 @@ from planscope import semconv as A
 __all__ = [
     "Binding",
     "ObservedStep",
+    "ReadPlan",
     "SpanNode",
     "WorkflowPlan",
+    "answer",
+    "answer_sql",
     "bind",
+    "read_plans",
     "user_request",
     "user_request_sql",
 ]
@@ -101,7 +109,7 @@ class SpanNode:
     span model inferred it, whether it failed, its tool name (tool spans) and its start; and
     what a grouping run reports of its root (status message, duration, service); whether it is
     a workflow span and the span ids it links to (a workflow plan's order); for an LLM call,
-    what it was asked (:func:`user_request`; empty when not read)."""
+    what it was asked (:func:`user_request`; empty when not read); what it answered."""
 
     span_id: str
     parent_span_id: str
@@ -118,6 +126,9 @@ class SpanNode:
     workflow: bool = False
     links: tuple[str, ...] = ()
     request: str = ""
+    answer: str = ""
+    """What an LLM call or an inferred agent run answered (:func:`answer`; empty when not
+    read): where a plan stated in no format the span model reads is looked for."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +149,17 @@ class WorkflowPlan:
     span_id: str
     steps: tuple[str, ...]
     depends_on: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReadPlan:
+    """A plan read from the trace's structure (:func:`read_plans`): the span whose answer
+    states it, its steps (ids, the tool each names, in the answer's order) and the JSON array
+    of step objects it stands for (``id``, ``tool``, ``args`` where the answer gives them)."""
+
+    span_id: str
+    steps: tuple[ObservedStep, ...]
+    json: str
 
 
 @dataclass(frozen=True)
@@ -165,6 +187,8 @@ class Binding:
     attempts (no tool or LLM call of their own), or are later node visits of one attempt."""
     workflow_plan: WorkflowPlan | None = None
     """The plan a workflow's child tasks show, in a trace with no plan of its own."""
+    read_plans: tuple[ReadPlan, ...] = ()
+    """The plans read from structure (:func:`read_plans`), in a trace with no other plan."""
     failed_for_good: str | None = None
     """The attempt an inferred run failed at (a step's last attempt, failed, not re-planned)."""
     said: dict[str, str] = field(default_factory=dict)
@@ -213,6 +237,14 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
                 return node.span_id
             current = node.parent_span_id
         return None
+
+    read: tuple[ReadPlan, ...] = ()
+    if not plans and not declared and workflow_plan is None:
+        read = read_plans(nodes, enclosing_step)
+        for r in read:
+            plans[r.span_id] = list(r.steps)
+        plan_spans = set(plans)
+        ordered_plans = sorted(plans, key=lambda p: _start(nodes, p))
 
     step_ids = {s.step_id for steps in plans.values() for s in steps}
     named = frozenset(
@@ -276,8 +308,9 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
-        if a.span_id in asked and (len(planned) > 1 or not used):
-            # no call of its own, or of a tool several steps share: what its LLM was asked
+        if a.span_id in asked and len(planned) != 1:
+            # no call of a tool one plan step names (none, or of a tool several steps share or
+            # no step names): what its LLM was asked
             planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
         if len(planned) == 1:
             bound[a.span_id] = next(iter(planned))
@@ -366,6 +399,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         attempts=numbers,
         actions=actions,
         workflow_plan=workflow_plan,
+        read_plans=read,
         wrappers=wrappers,
         failed_for_good=gave_up,
         said=said,
@@ -375,6 +409,192 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
 
 
 _NONE = SpanNode("", "", "", "")
+
+_WORD = re.compile(r"(?<![\w-])[A-Za-z_][\w-]*")
+"""A name in a text, as :func:`_names` tells one: not inside a longer name."""
+
+
+def read_plans(
+    nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
+) -> tuple[ReadPlan, ...]:
+    r"""The plans a trace states in no format the span model reads, read from its structure
+    instead of their syntax (``enclosing``: a span's nearest enclosing step span, or None).
+
+    A planner's answer (an LLM call's or an inferred agent run's :attr:`SpanNode.answer`)
+    lists names; its **steps** are the names that executor attempts started after it
+    ended carry (what their LLM calls were asked; when no attempt's calls record what they were
+    asked, the attempt's own name), in the order the answer lists them: scanning the
+    answer, a name is a new step when the attempts carrying it are attempts no earlier step
+    name is carried by (a tool, an argument or a goal word carried by the same attempts is
+    that step's detail; a word several steps' attempts carry is no step). Names the planner
+    was asked about itself (the run's data) are not steps. The first plan needs two steps; a
+    later answer of the same planner (the same agent, or a bare LLM call like the first) is a
+    re-plan with at least one. Runs of the planner's own agent are not executor attempts. A
+    step's tool is the first tool called in the trace that its part of the answer names, its
+    arguments the first JSON object there.
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("p", "", "step", "planner", step_name="planner"),
+    ...     SpanNode("l", "p", "llm", "chat", request="Ship order 7", answer=(
+    ...         "Plan for order 7:\n- pick -> wms {\"order\": 7}\n- ship -> courier {}")),
+    ...     SpanNode("e1", "", "step", "executor", step_name="executor", start_ns=2),
+    ...     SpanNode("c1", "e1", "llm", "chat", start_ns=2, request="Do pick with wms"),
+    ...     SpanNode("t1", "e1", "tool", "wms", tool="wms", start_ns=2),
+    ...     SpanNode("e2", "", "step", "executor", step_name="executor", start_ns=3),
+    ...     SpanNode("c2", "e2", "llm", "chat", start_ns=3, request="Do ship with courier"),
+    ... ]}
+    >>> enclosing = {"l": "p", "c1": "e1", "t1": "e1", "c2": "e2"}.get
+    >>> (plan,) = read_plans(nodes, enclosing)
+    >>> [(s.step_id, s.tool) for s in plan.steps]
+    [('pick', 'wms'), ('ship', '')]
+    >>> json.loads(plan.json)[0]
+    {'id': 'pick', 'tool': 'wms', 'args': {'order': 7}}
+    """
+    by_start = sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id))
+    attempts = [n for n in by_start if n.kind == "step" and n.inferred]
+    asked: dict[str, dict[str, None]] = {}
+    for n in by_start:
+        if n.request and (owner := enclosing(n.span_id)) is not None:
+            asked.setdefault(owner, {})[n.request] = None
+    # what each executor run was told, else (no run's input recorded) what it is called
+    carried = {
+        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id]))) if asked else {a.step_name}
+        for a in attempts
+        if a.span_id in asked or not asked
+    }
+    if len(carried) < 2:
+        return ()
+    tools = {n.tool for n in by_start if n.kind == "tool" and n.tool}
+
+    def planner(n: SpanNode) -> str:
+        """Who answered: the agent run itself, else the one its call is in ("": none)."""
+        if n.kind == "step":
+            return n.step_name
+        owner = enclosing(n.span_id)
+        return nodes[owner].step_name if owner is not None else ""
+
+    out: list[ReadPlan] = []
+    who = ""
+    named: set[str] = set()
+    for n in by_start:
+        if not n.answer or n.kind not in ("llm", "step") or (n.kind == "step" and not n.inferred):
+            continue
+        if out and planner(n) != who:
+            continue
+        above = set(_ancestors(nodes, n.span_id))
+        if any(p.span_id in above for p in out):
+            continue  # the plan's own agent run already stated it
+        me = planner(n)
+        later = {
+            a.span_id: carried[a.span_id]
+            for a in attempts
+            if a.span_id in carried
+            and a.start_ns >= n.start_ns + n.duration_ns
+            and a.span_id not in above
+            and a.span_id != n.span_id
+            and not (me and a.step_name == me)
+        }
+        request = n.request if n.kind == "llm" else "\n".join(asked.get(n.span_id, {}))
+        data = set(_WORD.findall(request)) - named
+        steps = _step_names(n.answer, data, later)
+        if len(steps) < (2 if not out else 1):
+            continue
+        who = me
+        named.update(name for name, _ in steps)
+        out.append(_read_plan(n, steps, tools))
+    return tuple(out)
+
+
+def _step_names(
+    text: str, data: set[str], carried: Mapping[str, set[str]]
+) -> list[tuple[str, int]]:
+    """The step names of an answer and where each first stands in it (:func:`read_plans`)."""
+    claimed: set[str] = set()
+    out: list[tuple[str, int]] = []
+    seen: set[str] = set()
+    for m in _WORD.finditer(text):
+        name = m.group()
+        if name in seen or name in data:
+            continue
+        seen.add(name)
+        carriers = {a for a, words in carried.items() if name in words}
+        if carriers and not carriers & claimed:
+            claimed |= carriers
+            out.append((name, m.start()))
+    return _listed_like(text, out, data)
+
+
+def _listed_like(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tuple[str, int]]:
+    """The step names found, and the names the answer lists the way it lists them (steps no
+    executor reached yet): each found name starts its line after the same marker, digits taken
+    as any number (``2) ``, ``1. **``, an indented ``{"id": "``) and the marker has no letter
+    when one name was found; other lines starting so name steps too. Else a list on one line
+    (:func:`_run_on`)."""
+    contexts = {re.sub(r"\d+", "0", text[text.rfind("\n", 0, at) + 1 : at]) for _, at in found}
+    if len(contexts) != 1:
+        return _run_on(text, found, data)
+    (marker,) = contexts
+    if not marker.strip() or (len(found) == 1 and re.search(r"[A-Za-z]", marker)):
+        return found
+    pattern = "".join(
+        r"\d+" if part == "0" else re.escape(part) for part in re.split("(0)", marker)
+    )
+    names = {name for name, _ in found}
+    more: dict[str, tuple[str, int]] = {}
+    for m in re.finditer(f"(?m)^{pattern}({_WORD.pattern})", text):
+        if m.group(1) not in names and m.group(1) not in data:
+            more.setdefault(m.group(1), (m.group(1), m.start(1)))
+    return sorted(found + list(more.values()), key=lambda f: f[1])
+
+
+def _run_on(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tuple[str, int]]:
+    """The step names found, and the names that continue them when they stand one after the
+    other on one line with the same short separator and no letter in it (``", "`` in
+    ``["extract", "validate", ...]``): the list goes on as long as that separator does."""
+    ordered = sorted(found, key=lambda f: f[1])
+    gaps = {text[at + len(name) : nxt] for (name, at), (_, nxt) in pairwise(ordered)}
+    if len(gaps) != 1:
+        return found
+    (gap,) = gaps
+    if not gap or len(gap) > 8 or "\n" in gap or re.search(r"[A-Za-z0-9]", gap):
+        return found
+    names = {name for name, _ in found}
+    name, at = ordered[-1]
+    more: list[tuple[str, int, int]] = []
+    for m in re.finditer(re.escape(gap) + f"({_WORD.pattern})", text[at + len(name) :]):
+        if m.start() != (more[-1][2] if more else 0) or m.group(1) in names | data:
+            break
+        more.append((m.group(1), at + len(name) + m.start(1), m.end()))
+    return ordered + [(n, a) for n, a, _ in more]
+
+
+def _read_plan(n: SpanNode, steps: list[tuple[str, int]], tools: set[str]) -> ReadPlan:
+    """The plan of an answer whose step names stand at these places: each step's tool and
+    arguments from its part of the answer (up to the next step's name)."""
+    decoder = json.JSONDecoder()
+    objects = []
+    for i, (name, start) in enumerate(steps):
+        end = steps[i + 1][1] if i + 1 < len(steps) else len(n.answer)
+        part = n.answer[start + len(name) : end]
+        tool = next((w for w in _WORD.findall(part) if w in tools), "")
+        args: Any = None
+        for brace in re.finditer(r"\{", part):
+            try:
+                value, _ = decoder.raw_decode(part, brace.start())
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                args = value
+                break
+        step: dict[str, Any] = {"id": name, "tool": tool}
+        if args is not None:
+            step["args"] = args
+        objects.append(step)
+    return ReadPlan(
+        n.span_id,
+        tuple(ObservedStep(n.span_id, s["id"], s["tool"], i) for i, s in enumerate(objects)),
+        json.dumps(objects),
+    )
 
 
 def _names(text: str, step_id: str) -> bool:
@@ -504,6 +724,58 @@ def user_request(attributes: Mapping[str, str]) -> str:
         if isinstance(m, dict) and m.get("role") == "user"
         for text in _texts(m.get("content"), m.get("parts"))
     )
+
+
+_LLM_ANSWER_KEYS = (
+    A.OI_OUTPUT_MESSAGE_CONTENT,
+    "llm.output_messages.0.message.contents.0.message_content.text",
+    A.GEN_AI_OUTPUT_MESSAGES,
+    A.GEN_AI_COMPLETION_CONTENT,
+)
+"""Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
+LLM span's ``output.value`` is the message envelope, not its text)."""
+_RUN_ANSWER_KEYS = (A.OI_OUTPUT_VALUE, A.TL_ENTITY_OUTPUT, "final_result", A.GEN_AI_OUTPUT_MESSAGES)
+"""Where an agent run's output is: OpenInference, Traceloop, pydantic-ai's typed output, GenAI."""
+
+
+def answer_sql(column: str = "SpanAttributes") -> str:
+    """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
+    :func:`answer` reads: a Map, empty for a span that records no answer.
+
+    >>> answer_sql().startswith("mapFilter((k, v) -> has([")
+    True
+    """
+    keys = ", ".join(f"'{k}'" for k in dict.fromkeys(_LLM_ANSWER_KEYS + _RUN_ANSWER_KEYS))
+    return f"mapFilter((k, v) -> has([{keys}], k), {column})"
+
+
+def answer(attributes: Mapping[str, str], kind: str) -> str:
+    """The text an LLM call (``kind`` ``llm``) or an agent run (``step``) answered, from its
+    span's attributes in any convention the span model reads (GenAI output messages: their
+    text parts); empty when none.
+
+    >>> answer({"gen_ai.output.messages": '[{"role": "assistant", "parts": '
+    ...         '[{"type": "text", "content": "1. fetch"}]}]'}, "llm")
+    '1. fetch'
+    >>> answer({"output.value": "Plan: fetch, then parse"}, "step")
+    'Plan: fetch, then parse'
+    """
+    for key in _LLM_ANSWER_KEYS if kind == A.KIND_LLM else _RUN_ANSWER_KEYS:
+        value = attributes.get(key) or ""
+        if value and key == A.GEN_AI_OUTPUT_MESSAGES:
+            try:
+                decoded = safejson.loads(value)
+            except ValueError:
+                decoded = None
+            value = "\n".join(
+                text
+                for m in (decoded if isinstance(decoded, list) else [])
+                if isinstance(m, dict)
+                for text in _texts(m.get("content"), m.get("parts"))
+            )
+        if value:
+            return value
+    return ""
 
 
 def _flat_messages(attributes: Mapping[str, str], prefix: str) -> list[dict[str, Any]]:

@@ -34,7 +34,16 @@ from typing import Any, Final
 
 from planscope import semconv as A
 
-from .observed import Binding, ObservedStep, SpanNode, bind, user_request, user_request_sql
+from .observed import (
+    Binding,
+    ObservedStep,
+    SpanNode,
+    answer,
+    answer_sql,
+    bind,
+    user_request,
+    user_request_sql,
+)
 
 __all__ = [
     "ATTEMPT_NUMBER",
@@ -105,13 +114,15 @@ WORKFLOW_SQL: Final = (
 """Over ``otel_traces``: the span is a workflow (GenAI ``invoke_workflow``, a Traceloop
 ``workflow``), whose child tasks are a plan when the trace has none of its own (``observed``)."""
 
-_WORKFLOW_PLANS: Final = """
+_READ_PLANS: Final = """
     UNION ALL
-    SELECT w, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
-           '', '', '', '', toUInt8(0), '', toInt64(1),
-           0, 0, 0, '', 0, toInt64(1), toInt64(0), 0, 0, 0, 0, 0, 0, 0, 0
-    FROM (SELECT arrayJoin({workflow_plans:Array(String)}) AS w)"""
-"""One observed plan (one version, no replan) per trace whose workflow's tasks are its plan."""
+    SELECT r.1, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
+           '', '', '', '', toUInt8(0), '', r.2,
+           0, 0, 0, '', 0, r.2, r.2 - 1, 0, 0, 0, 0, 0, 0, 0, 0
+    FROM (SELECT arrayJoin({read_plans:Array(Tuple(String, Int64))}) AS r)"""
+"""The observed plans a binding read across spans, per trace (trace id, number of plans): a
+workflow's tasks (one plan), a planner's answers read from structure (each a plan version,
+each after the first a replan)."""
 
 _BOUND_STEP: Final = (
     "transform(SpanId, {bound_spans:Array(String)}, {bound_steps:Array(String)}, StepId)"
@@ -361,7 +372,7 @@ FROM (
            toInt64(countIf(StatusCode = 'Error'))
     FROM planscope_tool_calls
     WHERE {where}
-    GROUP BY TraceId{_WORKFLOW_PLANS if "workflow_plans" in binding else ""}
+    GROUP BY TraceId{_READ_PLANS if "read_plans" in binding else ""}
 )
 GROUP BY TraceId
 """
@@ -388,14 +399,14 @@ def binding_parameters(
         "promoted": [],
         "wrappers": [],
         "grouping": [],
-        "workflow_plans": [],
+        "read_plans": [],
         "given_up": [],
         "containers": [],
     }
     for trace_id, (spans, b) in traces.items():
         nodes = {s.span_id: s for s in spans}
-        if b.workflow_plan is not None:
-            out["workflow_plans"].append(trace_id)
+        if plans := len(b.read_plans) + (b.workflow_plan is not None):
+            out["read_plans"].append((trace_id, plans))
         for span_id in b.attempts:
             node = nodes[span_id]
             failed = span_id in b.failed
@@ -518,22 +529,25 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        '' AS tool, toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
        StatusMessage AS message, toString(ServiceName) AS service, toUInt32(0) AS position,
        {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
-       if(SpanModelKind = 'llm', {user_request_sql()}, map()) AS messages
+       if(SpanModelKind = 'llm', {user_request_sql()}, map()) AS messages,
+       if((SpanModelKind = 'llm' OR (SpanModelKind = 'step' AND SpanModelInferred = 1))
+          AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE}),
+          {answer_sql()}, map()) AS answers
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN {{ids:Array(String)}}
   AND Timestamp >= fromUnixTimestamp64Nano({{since:Int64}})
   AND Timestamp <= fromUnixTimestamp64Nano({{until:Int64}})
 UNION ALL
 SELECT 'step', TraceId, SpanId, '', '', '', Inferred, Status = 'error', StepId, '', 0, 0, '',
-       '', 0, 0, CAST([] AS Array(String)), map()
+       '', 0, 0, CAST([] AS Array(String)), map(), map()
 FROM planscope_step_attempts WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'tool', TraceId, SpanId, '', '', '', 0, StatusCode = 'Error' OR ErrorType != '', '',
-       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String)), map()
+       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String)), map(), map()
 FROM planscope_tool_calls WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'plan_step', TraceId, PlanSpanId, '', '', '', 1, 0, StepId, Tool, 0, 0, '', '', Position,
-       0, CAST([] AS Array(String)), map()
+       0, CAST([] AS Array(String)), map(), map()
 FROM planscope_plan_steps
 WHERE {_BIND_WHERE} AND Inferred = 1
   AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE} AND Inferred = 0)
@@ -541,7 +555,9 @@ WHERE {_BIND_WHERE} AND Inferred = 1
 """What ``planscope_collector.observed.bind`` reads of some traces (``{project}``, ``{ids}``,
 ``{since}``, ``{until}`` bound), in one read: every span (``row`` = ``span``: kind, name,
 status, start, what a grouping run reports, whether it is a workflow, the spans it links to,
-an LLM call's input messages as ``observed.user_request`` reads them),
+an LLM call's input messages as ``observed.user_request`` reads them, an LLM call's or inferred
+agent run's answer as ``observed.answer`` reads it, only in a trace with no plan row: where
+``observed.read_plans`` looks for a plan),
 the step name and status of each step attempt (``step``), the tool name and status of each
 tool call (``tool``) and the steps of the observed plans (``plan_step``: the plan's span, step
 id, tool, position; none in a trace that declares a plan)."""
@@ -627,7 +643,7 @@ def bind_traces(
     ...         return [{"trace_id": "t1", "start_ns": 2, "end_ns": 3}]
     ...     span = dict(row="span", trace_id="t1", kind="", inferred=0, failed=0, step="",
     ...                 tool="", duration_ns=3, message="", service="s", position=0,
-    ...                 workflow=0, links=[], messages={})
+    ...                 workflow=0, links=[], messages={}, answers={})
     ...     return [span | dict(span_id="app", parent_span_id="", name="agent", start_ns=1),
     ...             span | dict(span_id="e", parent_span_id="app", name="executor",
     ...                         kind="step", start_ns=2),
@@ -694,6 +710,7 @@ def bind_traces(
                     workflow=bool(r["workflow"]),
                     links=tuple(r["links"]),
                     request=user_request(dict(r["messages"])) if r["messages"] else "",
+                    answer=answer(dict(r["answers"]), kind) if r["answers"] else "",
                 )
             )
         out[trace_id] = (nodes, bind(nodes, plan_steps.get(trace_id, [])))

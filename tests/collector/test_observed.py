@@ -3,6 +3,7 @@ cases where it must not bind (the shapes are those of tests/conformance/data).""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 from planscope_collector.observed import ObservedStep, SpanNode, WorkflowPlan, bind
@@ -343,3 +344,71 @@ def test_a_graphs_node_visits_of_one_step_are_one_attempt_of_the_step_its_prompt
     assert {"n1", "x2", "n2", "x3"} <= b.wrappers
     assert (b.actions["t1"], b.actions["t2"], b.actions["l3"]) == ("x1", "x1", "x1")
     assert b.asked["x1"] == "Step refund: refund order 42"
+
+
+def planned_trace(answer: str, *, steps: tuple[str, ...] = ("lookup", "refund")) -> list[SpanNode]:
+    """A grouping root, a planner agent whose LLM call answers ``answer`` (asked about order 7),
+    and one executor run per step in ``steps``, each told "Step <step>: call <tool>"."""
+    tools = {"lookup": "lookup_order", "refund": "issue_refund"}
+    spans = [
+        node("root", "", "other", 0),
+        node("p", "root", "step", 1, step_name="planner"),
+        node("pl", "p", "llm", 2, request="Refund order 7 for Ada", answer=answer),
+    ]
+    for i, step in enumerate(steps):
+        e = f"e{i}"
+        spans += [
+            node(e, "root", "step", 10 + 10 * i, step_name="executor"),
+            node(f"{e}l", e, "llm", 11 + 10 * i, request=f"Step {step}: call {tools[step]}"),
+            node(f"{e}t", e, "tool", 12 + 10 * i, tool=tools[step]),
+        ]
+    return spans
+
+
+def test_a_plan_in_any_list_syntax_is_read_from_the_names_later_executor_runs_carry() -> None:
+    answers = (
+        'Plan for order 7:\n1) lookup -> lookup_order {"order": 7}\n2) refund -> issue_refund {}',
+        'Plan:\n\n1. **lookup**: Look it up\n   - args: `{"order": 7}`\n2. **refund**: Refund',
+        '{"objective": "x", "tasks": [{"name": "lookup", "args": {"order": 7}},'
+        ' {"name": "refund"}]}',
+        "First lookup the order with lookup_order, then refund it.",
+    )
+    for text in answers:
+        b = bind(planned_trace(text), [])
+        (plan,) = b.read_plans
+        assert [s.step_id for s in plan.steps] == ["lookup", "refund"], text
+        assert b.steps == {"e0": "lookup", "e1": "refund"}, text
+        assert b.planners == frozenset({"p"}), text
+    assert json.loads(bind(planned_trace(answers[0]), []).read_plans[0].json)[0] == {
+        "id": "lookup",
+        "tool": "lookup_order",
+        "args": {"order": 7},
+    }
+
+
+def test_steps_no_executor_reached_are_read_where_the_answer_lists_the_reached_ones() -> None:
+    # the run stopped in its first step: the list's other items, listed the same way, are steps
+    text = "1) lookup -> lookup_order {}\n2) refund -> issue_refund {}\n3) notify -> mail {}"
+    (plan,) = bind(planned_trace(text, steps=("lookup",)), []).read_plans
+    assert [s.step_id for s in plan.steps] == ["lookup", "refund", "notify"]
+    # one name reached in prose: no list to read more from, and one step is no plan
+    assert bind(planned_trace("Just lookup it.", steps=("lookup",)), []).read_plans == ()
+
+
+def test_no_plan_is_read_without_two_steps_carried_apart() -> None:
+    # the names the planner was asked about are the run's data, not steps
+    assert bind(planned_trace("Refund order 7 for Ada."), []).read_plans == ()
+    # a word every executor run carries names no step
+    spans = planned_trace("Step by step: call the tools.")
+    assert bind(spans, []).read_plans == ()
+    # the executor runs of a ReAct agent whose answers carry nothing later
+    react = [s for s in planned_trace("") if s.span_id != "pl"]
+    assert bind(react, []).read_plans == ()
+    # a plan the span model read wins
+    assert bind(planned_trace("1) lookup\n2) refund"), PLAN).read_plans == ()
+
+
+def test_a_list_on_one_line_goes_on_with_the_separator_of_the_steps_reached() -> None:
+    text = '{"source": "orders", "stages": ["lookup", "refund", "notify", "close"]}'
+    (plan,) = bind(planned_trace(text), []).read_plans
+    assert [s.step_id for s in plan.steps] == ["lookup", "refund", "notify", "close"]

@@ -308,19 +308,31 @@ def test_lease_agent_plays_a_sealed8_scenario() -> None:
 
 
 @pytest.mark.integration
-def test_claims_runs_bind_to_the_markdown_plan_steps(store: Store) -> None:
-    """The pydantic-ai claims agent (sealed-6, scored blind once; this check was added after,
-    tuned on it): its planner answers a numbered markdown list, read as the plan (0030), so its
-    executor runs are attempts of the plan's steps — a poll that never ends is blamed at its
-    step, not at the executor agent's name — and a transfer the bank returns after the app's
-    own checks passed (a plain OTel span) stays healthy."""
-    picked, ids = _store_runs(store, "claims", ("loop_poll_stuck", "external_reversal"))
+@pytest.mark.parametrize(
+    ("agent", "scenarios", "steps"),
+    [
+        ("claims", ("loop_poll_stuck", "external_reversal"), 6),
+        ("lab", ("loop_step_varying", "external_recall"), 5),
+    ],
+)
+def test_framework_runs_bind_to_the_plan_steps_read_from_structure(
+    store: Store, agent: str, scenarios: tuple[str, ...], steps: int
+) -> None:
+    """The pydantic-ai claims agent (sealed-6) and the smolagents lab agent (sealed-7), each
+    scored blind once; this check was added after, tuned on them: their planners answer a
+    numbered markdown list and arrow lines, which no format reader reads; the plan is read from
+    structure (``observed.read_plans``: the names their executor prompts carry), so their
+    executor runs are attempts of the plan's steps — a loop is blamed at its step, not at the
+    executor agent's name, also a loop at the first step, before any later step ran (a step
+    listed like the reached ones) — and a failure after the app's own checks passed (a plain
+    OTel span) stays healthy."""
+    picked, ids = _store_runs(store, agent, scenarios)
     traces = load_traces(store, "default", list(ids.values()))
     findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
     for lab in picked:
         t = traces[ids[lab.run]]
         plan = {s.step_id for s in t.plan_steps}
-        assert len(plan) == 6, (lab.run, t.plan_steps)
+        assert len(plan) == steps, (lab.run, t.plan_steps)
         # every executor run is an attempt of a plan step; only the planner's run is not
         assert len({a.step_id for a in t.attempts} - plan) == 1, (lab.run, t.attempts)
         got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]

@@ -236,45 +236,59 @@ def test_an_openinference_answer_in_content_parts_is_read(store: Store) -> None:
     ]
 
 
-def test_a_markdown_list_naming_its_steps_is_read_and_prose_lists_are_not(store: Store) -> None:
-    # migration 0030: every top-level item names a step (bold or backticks), >= 2 items
-    markdown = (
-        "Plan for invoice 7:\n\n"
-        "1. **fetch**: Fetch invoice 7\n"
-        "   - tool: `get_invoice`\n"
-        '   - args: `{"invoice": "INV-7"}`\n'
-        "2. **pay**: Pay invoice 7\n"
-        "   - tool: `pay`\n"
+def _genai_ask(text: str) -> str:
+    return json.dumps([{"role": "user", "parts": [{"type": "text", "content": text}]}])
+
+
+def test_a_plan_in_markdown_is_read_from_the_executor_runs_at_read_time(store: Store) -> None:
+    """No format reader reads a markdown list at ingest (0031); the one mapping reads it from
+    structure (``observed.read_plans``): the run model counts it, the analyzer's loader gets its
+    steps, and the executor runs are attempts of them."""
+    from planscope_analyzer import load_traces
+    from planscope_collector.runmodel import bind_traces, binding_parameters
+
+    plan = (
+        "Plan for invoice 7:\n\n1. **fetch**: Fetch it\n   - tool: `get_invoice`\n2. **pay**: Pay"
     )
-    bullets = "- `fetch` - Fetch invoice 7\n- `pay` - Pay invoice 7"
-    t = _trace(
-        store,
-        {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(markdown)},
-    )
-    assert [s[:3] for s in _plan_steps(store, t)] == [
-        ("fetch", "Fetch invoice 7", "get_invoice"),
-        ("pay", "Pay invoice 7", "pay"),
-    ]
-    (plan,) = store.query(
-        "SELECT PlanJson FROM planscope_plans WHERE TraceId = {t:String}", {"t": t}
-    )
-    assert json.loads(plan["PlanJson"])[0]["args"] == {"invoice": "INV-7"}
-    t = _trace(store, {A.OI_SPAN_KIND: "LLM", "llm.output_messages.0.message.content": bullets})
-    assert [s[:2] for s in _plan_steps(store, t)] == [
-        ("fetch", "Fetch invoice 7"),
-        ("pay", "Pay invoice 7"),
-    ]
-    prose = (  # a free-text plan (smolagents' own planning step): no plan
-        "## 1. Facts survey\nThe invoice is 7.\n## 2. Plan\n"
-        "1. Fetch invoice 7 with get_invoice\n2. Pay it\n<end_plan>"
-    )
-    mixed = "1. **fetch**: Fetch invoice 7\n2. Then pay whatever it says"
-    single = "1. **fetch**: Fetch invoice 7"
-    t = _trace(
-        store,
-        *(
-            {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(text)}
-            for text in (prose, mixed, single)
-        ),
-    )
-    assert _plan_steps(store, t) == []
+    t, root, planner = new_trace_id(), new_span_id(), new_span_id()
+    agent = {A.GEN_AI_OPERATION_NAME: "invoke_agent"}
+
+    def chat(parent: str, at: int, ask: str, answer: str) -> list[Any]:
+        attrs = {
+            A.GEN_AI_OPERATION_NAME: "chat",
+            A.GEN_AI_INPUT_MESSAGES: _genai_ask(ask),
+            A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(answer),
+        }
+        return make_span(
+            trace_id=t, parent=parent, name="chat", start_ns=BASE_NS + at * MS, attrs=attrs
+        )
+
+    spans = [
+        make_span(trace_id=t, span_id=root, name="settle invoice 7", duration_ns=100 * MS),
+        make_span(trace_id=t, span_id=planner, parent=root, name="invoke_agent planner",
+                  start_ns=BASE_NS + MS, attrs=agent | {A.GEN_AI_AGENT_NAME: "planner"}),
+        chat(planner, 2, "Settle invoice 7", plan),
+    ]  # fmt: skip
+    for i, (step, tool) in enumerate([("fetch", "get_invoice"), ("pay", "pay")]):
+        run = new_span_id()
+        spans += [
+            make_span(trace_id=t, span_id=run, parent=root, name="invoke_agent executor",
+                      start_ns=BASE_NS + (10 + 10 * i) * MS,
+                      attrs=agent | {A.GEN_AI_AGENT_NAME: "executor"}),
+            chat(run, 11 + 10 * i, f"## {i + 1}. {step}\nTool: `{tool}`", "done"),
+            make_span(trace_id=t, parent=run, name=f"execute_tool {tool}",
+                      start_ns=BASE_NS + (12 + 10 * i) * MS,
+                      attrs={A.GEN_AI_OPERATION_NAME: "execute_tool", A.GEN_AI_TOOL_NAME: tool}),
+        ]  # fmt: skip
+    store.insert_spans(spans_ipc(spans))
+    assert _plan_steps(store, t) == []  # not read at ingest
+    bound = bind_traces(store.query, "Project = {project:String}", {"project": "default"})
+    (read,) = bound[t][1].read_plans
+    assert [(s.step_id, s.tool) for s in read.steps] == [("fetch", "get_invoice"), ("pay", "")]
+    params = binding_parameters(bound)
+    sql = run_metrics_sql("Project = 'default' AND TraceId = {t:String}", binding=params)
+    (m,) = store.query(sql, {"t": t, "project": "default", **params})
+    assert (m["ObservedPlans"], m["PlanVersions"], m["Replans"]) == (1, 1, 0)
+    loaded = load_traces(store, "default", [t])[t]
+    assert [s.step_id for s in loaded.plan_steps] == ["fetch", "pay"]
+    assert [a.step_id for a in loaded.attempts] == ["planner", "fetch", "pay"]

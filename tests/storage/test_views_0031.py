@@ -1,6 +1,7 @@
 """Migration 0031 (the plan stream's costly SELECT only over candidate spans, declared plans by
-their own view) against 0030's one stream view, on real chDB: the same spans into both layouts
-give the same rows in every typed table, and a replayed insert changes none of them."""
+their own view, 0030's markdown reader dropped) against 0029's one stream view over
+``otel_traces``, on real chDB: the same spans into both layouts give the same rows in every
+typed table, and a replayed insert changes none of them."""
 
 from __future__ import annotations
 
@@ -23,14 +24,14 @@ MARKDOWN = [
     "1. Fetch invoice 7 with get_invoice\n2. Pay it\n<end_plan>",
     "1. **fetch**: Fetch invoice 7\n2. Then pay whatever it says",
 ]
-"""Answers 0030 reads as markdown step lists, and lists it does not."""
+"""Markdown step lists (0030 read the first three at ingest; neither 0029 nor 0031 does)."""
 PIECES = ['{', '[', '`', '**', '__', '"steps"', '"plan"', "steps", "plan", "\\u0073",
           '{"steps": [{"description": "d"}]}', '["a", "b"]', "\ufeff", " ", "\n", "x"]  # fmt: skip
 """Fragments the candidates' check looks for, and others, for the random texts."""
 
 
 def _shapes(text: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """0021's shapes, and the other texts 0030 reads a run's output or an answer from."""
+    """0021's shapes, and the other texts the stream reads a run's output or an answer from."""
     return [
         *shapes(text),
         ({"openinference.span.kind": "AGENT", "final_result": text},
@@ -51,10 +52,10 @@ def _spans() -> list[list[Any]]:
     return plan_spans(TEXTS + MARKDOWN + random_texts, _shapes)
 
 
-def test_the_same_spans_give_the_same_typed_rows_in_the_0030_and_0031_layouts(
+def test_the_same_spans_give_the_same_typed_rows_in_the_0029_and_0031_layouts(
     tmp_path: Path,
 ) -> None:
-    rows = typed_rows_before_and_after(tmp_path, "0031", _spans())
+    rows = typed_rows_before_and_after(tmp_path, "0030", _spans())
     plans = rows["after"]["planscope_plans"]
     assert len({p["TraceId"] for p in plans if p["Inferred"]}) > 60, "too few observed plans"
     assert len({p["TraceId"] for p in plans if not p["Inferred"]}) > 20, "too few declared plans"

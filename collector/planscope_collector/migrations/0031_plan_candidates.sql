@@ -1,35 +1,41 @@
 -- The plan stream's costly SELECT only for inserts that hold a span whose text may be a plan
 -- (issue #16, "fewer, cheaper writes per insert"; figures in docs/benchmarks.md, "The plan
--- stream only where a plan may be").
+-- stream only where a plan may be"), and plans stated in text read only as JSON again (issue
+-- #13: 0030's markdown-list reader is dropped).
 --
 -- ClickHouse analyses a materialized view's SELECT for every block it receives, whatever the
 -- block's size; a view over a Null table that receives no rows is not analysed at all (measured:
 -- an empty block costs nothing downstream). After 0028 and 0030 the plan stream's SELECT (the
--- foreign answers' lists and ranks, the markdown steps) costs ~190-220 ms of fixed CPU per
--- insert, most of what the views cost, whether or not the insert holds a span whose text could
+-- foreign answers' lists and ranks, the markdown steps) cost ~190-220 ms of fixed CPU per
+-- insert, most of what the views cost, whether or not the insert held a span whose text could
 -- be read as a plan: planscope's own spans declare their plans, and a foreign span's output is a
 -- plan only when it looks like one. So the stream is now fed in two ways:
 --
 --   otel_traces --planscope_plan_declared_mv--> planscope_plan_stream
 --       the declared plans (SpanModelKind 'plan' from planscope's SDK): their plan-level fields
---       and steps from planscope.plan.json, the expressions 0030's stream gives such a span;
+--       and steps from planscope.plan.json, the expressions the stream gave such a span;
 --   otel_traces --planscope_plan_candidates_mv--> planscope_plan_candidates (Null)
 --       --planscope_plan_stream_mv--> planscope_plan_stream
 --       the observed spans (foreign LLM calls, inferred runs, plans and steps) whose text passes
 --       a cheap check, computed from typed columns and a few lookups, that every span the
---       stream keeps passes: an inferred run's or step's output text as 0030 reads it, starting
---       with '{' and holding "steps", "plan" or a \u escape (0030's own pre-check), or a foreign
---       LLM answer holding '{', '[', '`', '**' or '__' (a JSON value, a fenced block or a
---       markdown step list need one). planscope_plan_stream_mv is 0030's SELECT unchanged,
---       reading the candidates instead of otel_traces.
+--       stream keeps passes: an inferred run's or step's output text, starting with '{' and
+--       holding "steps", "plan" or a \u escape (the stream's own pre-check), or a foreign LLM
+--       answer holding '{' or '[' (a JSON value, fenced or not, needs one).
 --
--- The same rows reach planscope_plans and planscope_plan_steps as with 0030
--- (tests/storage/test_views_0031.py inserts the same spans into both layouts and compares every
--- typed table). A block with no candidate costs the check per observed span and no analysis of
--- the costly SELECT; a block with one costs what 0030 did plus the check. Deduplication of a
--- replayed insert reaches every table behind a Null table as behind any view
--- (test_same_dedup_token_twice_changes_no_table). (Migrations run before the collector accepts
--- spans, so no insert falls between DROP and CREATE; spans stored before it are not re-read.)
+-- The stream view is 0028's SELECT (0029's layout), reading the candidates instead of
+-- otel_traces: 0030's markdown reader is gone. Each new agent of the sealed splits stated its
+-- plan in a new syntax (a markdown list, then arrow lines), and a reader per syntax is a memory
+-- of each agent; a plan stated in text the span model cannot read as JSON is now read at read
+-- time from the trace's structure (planscope_collector.observed.read_plans: the step names
+-- later executor inputs carry, in the order the planner's answer lists them; leave-one-format-
+-- out figures in docs/analyzers.md). The same rows reach planscope_plans and
+-- planscope_plan_steps as with 0029 (tests/storage/test_views_0031.py inserts the same spans into
+-- both layouts and compares every typed table). A block with no candidate costs the check per
+-- observed span and no analysis of the costly SELECT. Deduplication of a replayed insert reaches
+-- every table behind a Null table as behind any view
+-- (test_a_replayed_insert_with_both_kinds_of_plan_changes_no_table). (Migrations run before
+-- the collector accepts spans, so no insert falls between DROP and CREATE; spans stored before
+-- it are not re-read, and markdown plans stored under 0030 stay stored as read then.)
 
 DROP VIEW IF EXISTS {db}.planscope_plan_stream_mv {on_cluster};
 
@@ -48,7 +54,7 @@ CREATE TABLE IF NOT EXISTS {db}.planscope_plan_candidates {on_cluster} (
     SpanModelSource LowCardinality(String)
 ) ENGINE = Null;
 
--- declared plans: 0030's columns for a span with SpanModelKind 'plan' and SpanModelSource
+-- declared plans: the stream's columns for a span with SpanModelKind 'plan' and SpanModelSource
 -- 'planscope' (not observed: its plan text is planscope.plan.json, its steps that JSON's "steps")
 CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_plan_declared_mv {on_cluster}
 TO {db}.planscope_plan_stream
@@ -87,7 +93,7 @@ SELECT
 FROM {db}.otel_traces
 WHERE SpanModelKind = 'plan' AND SpanModelSource = 'planscope';
 
--- observed spans whose text may be a plan (a superset of what 0030's stream keeps of them)
+-- observed spans whose text may be a plan (a superset of what the stream keeps of them)
 CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_plan_candidates_mv {on_cluster}
 TO {db}.planscope_plan_candidates
 AS SELECT
@@ -96,7 +102,7 @@ AS SELECT
 FROM {db}.otel_traces
 WHERE SpanModelSource != 'planscope'
   AND (SpanModelKind = 'plan'
-       -- an inferred run or step: its output text, as 0030 reads it, and 0030's pre-check
+       -- an inferred run or step: its output text, as the stream reads it, and its pre-check
        OR (SpanModelKind IN ('run', 'step')
            AND match(multiIf(SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
                              SpanAttributes['traceloop.entity.output'] != '',
@@ -108,24 +114,24 @@ WHERE SpanModelSource != 'planscope'
                              SpanAttributes['planscope.output']) AS OutputText,
                      '^\\x{FEFF}?[ \\t\\n\\r]*\\{')
            AND multiSearchAny(OutputText, ['"steps"', '"plan"', '\\u']))
-       -- a foreign LLM call: any of the texts 0030 reads its answer from holds a character that
-       -- a JSON answer, a fenced block or a markdown step list needs
+       -- a foreign LLM call: any of the texts the stream reads its answer from holds a
+       -- character that a JSON answer needs
        OR (SpanModelKind = 'llm'
            AND (multiSearchAny(SpanAttributes['llm.output_messages.0.message.content'],
-                               ['{', '[', '`', '**', '__'])
+                               ['{', '['])
                 OR multiSearchAny(
                        SpanAttributes['llm.output_messages.0.message.contents.0.message_content.text'],
-                       ['{', '[', '`', '**', '__'])
+                       ['{', '['])
                 OR multiSearchAny(SpanAttributes['gen_ai.completion.0.content'],
-                                  ['{', '[', '`', '**', '__'])
+                                  ['{', '['])
                 OR multiSearchAny(
                        concat(JSONExtractString(JSONExtractRaw(SpanAttributes['gen_ai.output.messages'], 1),
                                                 'content'),
                               JSONExtractString(JSONExtractRaw(SpanAttributes['gen_ai.output.messages'], 1),
                                                 'parts', 1, 'content')),
-                       ['{', '[', '`', '**', '__']))));
+                       ['{', '[']))));
 
--- the observed plans: 0030's stream view, reading the candidates
+-- the observed plans: 0028's stream view, reading the candidates
 CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_plan_stream_mv {on_cluster}
 TO {db}.planscope_plan_stream
 AS SELECT
@@ -211,8 +217,9 @@ FROM (
             -- not: their plans are declared), like an inferred span's output
             SpanModelKind = 'llm' AND SpanAttributes['planscope.span.kind'] = '' AS FromLlm,
             FromLlm OR SpanModelInferred = 1 AS Observed,
-            -- its answer text; a fenced ```json block stands for its content
-            if(FromLlm, replaceRegexpOne(trimBoth(multiIf(
+            multiIf(FromLlm,
+                    -- its answer text; a fenced ```json block stands for its content
+                    replaceRegexpOne(trimBoth(multiIf(
                         SpanAttributes['llm.output_messages.0.message.content'] != '',
                         SpanAttributes['llm.output_messages.0.message.content'],
                         SpanAttributes['llm.output_messages.0.message.contents.0.message_content.text'] != '',
@@ -229,34 +236,7 @@ FROM (
                                JSONExtractRaw(SpanAttributes['gen_ai.output.messages'], 1),
                                'parts', 1, 'content')),
                         SpanAttributes['gen_ai.completion.0.content'])),
-                        '^```[A-Za-z]*\\s*([\\s\\S]*?)\\s*```$', '\\1'), '') AS Answer,
-            -- a markdown list whose items name steps (0030): `1. **slug**: goal`, or `slug`
-            -- in backticks, with optional indented `tool:` / `args:` lines; (slug, goal, the
-            -- item's indented lines) per item, read only when the answer has such an item
-            if(FromLlm AND match(Answer,
-                                 '(?m)^(?:\\d+[.)]|[-*+])[ \\t]+(?:\\*\\*|__|`)[A-Za-z_]'),
-               extractAllGroupsVertical(Answer,
-                   '(?m)^(?:\\d+[.)]|[-*+])[ \\t]+(?:\\*\\*|__|`)([A-Za-z_][A-Za-z0-9_.-]{0,63}):?(?:\\*\\*|__|`)[ \\t]*(?:[:.\\x{2013}\\x{2014}-][ \\t]*)?([^\\n]*)((?:\\n[ \\t]+[^\\n]*)*)'),
-               []) AS MdItems,
-            -- it is a plan when every top-level item (at the line start) is such an item and
-            -- there are at least two: prose plans (items of free text) are not read
-            length(MdItems) >= 2
-                AND length(MdItems) = length(extractAll(Answer, '(?m)^(?:\\d+[.)]|[-*+])[ \\t]+'))
-                AS MdPlan,
-            multiIf(FromLlm AND MdPlan,
-                    -- read as the JSON array of step objects it stands for
-                    concat('[', arrayStringConcat(arrayMap(g -> concat(
-                        '{"id":', toJSONString(g[1]),
-                        ',"description":', toJSONString(trimBoth(g[2])),
-                        ',"tool":', toJSONString(extract(g[3],
-                            '(?mi)^[ \\t]+(?:[-*+][ \\t]+)?(?:\\*\\*)?tool(?:\\*\\*)?:(?:\\*\\*)?[ \\t]*`?([A-Za-z_][A-Za-z0-9_.-]*)')),
-                        if(JSONType(extract(g[3],
-                               '(?mi)^[ \\t]+(?:[-*+][ \\t]+)?(?:\\*\\*)?args(?:\\*\\*)?:(?:\\*\\*)?[ \\t]*`([^`\\n]*)`')) = 'Object',
-                           concat(',"args":', extract(g[3],
-                               '(?mi)^[ \\t]+(?:[-*+][ \\t]+)?(?:\\*\\*)?args(?:\\*\\*)?:(?:\\*\\*)?[ \\t]*`([^`\\n]*)`')),
-                           ''),
-                        '}'), MdItems), ','), ']'),
-                    FromLlm, Answer,
+                        '^```[A-Za-z]*\\s*([\\s\\S]*?)\\s*```$', '\\1'),
                     SpanModelInferred = 1,
                     multiIf(SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
                             SpanAttributes['traceloop.entity.output'] != '',
