@@ -58,6 +58,8 @@ class Migrated:
 
     >>> migrated.data_dir(tmp_path / "data")  # doctest: +SKIP
     PosixPath('.../data')
+    >>> open_store(migrated.store_dsn(tmp_path / "chdb")).migrate()  # doctest: +SKIP
+    []
     """
 
     path: Path
@@ -66,6 +68,11 @@ class Migrated:
         """``dest`` (which must not exist) as a data dir with the migrated store in it."""
         shutil.copytree(self.path, dest, symlinks=True)
         return dest
+
+    def store_dsn(self, dest: Path) -> str:
+        """The DSN of a copy of the migrated store at ``dest`` (which must not exist)."""
+        shutil.copytree(self.path / "store", dest, symlinks=True)
+        return f"chdb://{dest}"
 
 
 @pytest.fixture(scope="session")
@@ -94,9 +101,7 @@ def data_dir(tmp_path: Path, migrated: Migrated) -> Path:
 @pytest.fixture
 def store(tmp_path: Path, migrated: Migrated) -> Iterator[Store]:
     """A migrated embedded store of its own (a copy of the session's), closed at teardown."""
-    path = tmp_path / "chdb"
-    shutil.copytree(migrated.path / "store", path, symlinks=True)
-    s = open_store(f"chdb://{path}")
+    s = open_store(migrated.store_dsn(tmp_path / "chdb"))
     s.migrate()
     try:
         yield s
