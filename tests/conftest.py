@@ -4,9 +4,10 @@ chDB opens one data directory per process at a time, so in-process collectors ar
 sequential (function scope, closed at teardown); tests that need several live collectors, or a
 crash, run ``planscope serve`` in a subprocess.
 
-Applying every migration to a fresh store takes 5-15 s on 2 cores, so stores and collector data
-dirs start as copies of one migrated once per session (:class:`Migrated`); the tests of migrating
-itself (tests/storage/test_storage_migrations.py, the exporter and cluster tests) start empty.
+Applying every migration to a fresh store takes 9-20 s on 2 cores (docs/storage.md), so stores
+and collector data dirs start as copies of one migrated once per session (:class:`Migrated`); the
+tests of migrating itself (test_storage_migrations.py, the exporter and cluster tests, the first
+`planscope demo`) start empty.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ def migrated(tmp_path_factory: pytest.TempPathFactory) -> Migrated:
     """The session's migrated data dir, built in a subprocess: this process may have a store
     open already (chDB serves one data dir per process) when a test first asks for it."""
     path = tmp_path_factory.mktemp("migrated") / "data"
+    # the defaults (embedded store, 30-day retention) whatever the caller's environment says
     env = {k: v for k, v in os.environ.items() if not k.startswith("PLANSCOPE_")}
     proc = subprocess.run(
         [sys.executable, "-m", "planscope", "migrate", "--data-dir", str(path)],
