@@ -17,6 +17,8 @@ from planscope import __version__
 from planscope._cli import build_parser
 from planscope_collector import BackgroundServer, CollectorSettings
 
+from tests.conftest import Migrated
+
 
 def planscope(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -94,8 +96,10 @@ def test_version() -> None:
 
 
 @pytest.fixture(scope="module")
-def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
-    data = tmp_path_factory.mktemp("cli") / "data"
+def collector(
+    tmp_path_factory: pytest.TempPathFactory, migrated: Migrated
+) -> Iterator[BackgroundServer]:
+    data = migrated.data_dir(tmp_path_factory.mktemp("cli") / "data")
     with BackgroundServer(CollectorSettings(data_dir=data, port=0, flush_interval=0.05)) as s:
         yield s
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.conftest import Migrated
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -39,7 +41,12 @@ def test_demo_report(tmp_path: Path) -> None:
     assert len(labels) == 25
 
 
-def test_demo_serves_the_dashboard_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+def test_demo_serves_the_dashboard_and_stops_cleanly_on_sigterm(
+    tmp_path: Path, migrated: Migrated
+) -> None:
+    # test_demo_report starts from an empty data dir (the first `make demo`); this one from a
+    # migrated store, as every later `make demo` does
+    migrated.data_dir(tmp_path / "demo")
     dashboard_port = free_port()
     proc = subprocess.Popen(
         demo_command(tmp_path, "--dashboard-port", str(dashboard_port)),

@@ -14,14 +14,18 @@ import httpx
 import pytest
 from planscope_collector import BackgroundServer, CollectorSettings
 
+from tests.conftest import Migrated
+
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
-def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
-    data = tmp_path_factory.mktemp("readme") / "data"
+def collector(
+    tmp_path_factory: pytest.TempPathFactory, migrated: Migrated
+) -> Iterator[BackgroundServer]:
+    data = migrated.data_dir(tmp_path_factory.mktemp("readme") / "data")
     with BackgroundServer(CollectorSettings(data_dir=data, port=0, flush_interval=0.05)) as s:
         yield s
 

@@ -111,14 +111,14 @@ def alert_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def make_collector(tmp_path: Path, alert_env: None) -> Iterator[Callable[..., BackgroundServer]]:
-    """Start a real collector on the embedded store; strictly one at a time."""
+def make_collector(data_dir: Path, alert_env: None) -> Iterator[Callable[..., BackgroundServer]]:
+    """Start a real collector on the embedded store (already migrated); strictly one at a time."""
     started: list[BackgroundServer] = []
 
     def factory(**overrides: Any) -> BackgroundServer:
         for s in started:
             s.stop()
-        values: dict[str, Any] = {"data_dir": tmp_path / "data", "port": 0, "flush_interval": 0.05}
+        values: dict[str, Any] = {"data_dir": data_dir, "port": 0, "flush_interval": 0.05}
         values.update(overrides)
         server = BackgroundServer(CollectorSettings(**values)).start()
         started.append(server)

@@ -58,8 +58,8 @@ def test_parse_json_object_never_raises() -> None:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[BackgroundServer]:
-    settings = CollectorSettings(data_dir=tmp_path / "data", port=0, flush_interval=0.05)
+def server(data_dir: Path) -> Iterator[BackgroundServer]:
+    settings = CollectorSettings(data_dir=data_dir, port=0, flush_interval=0.05)
     with BackgroundServer(settings) as s:
         yield s
 

@@ -16,16 +16,17 @@ from planscope_runners.cli import SCENARIOS
 from planscope_runners.environments import get_task
 
 from tests.analyzer.conftest import otlp_rows
+from tests.conftest import Migrated
 from tests.storage._spans import spans_ipc
 
 pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+def shared(tmp_path_factory: pytest.TempPathFactory, migrated: Migrated) -> Iterator[Store]:
     """One store for the module (each test analyses only its own trace ids); closed at the
     module's end so the chDB engine is free for the next module."""
-    s = open_store(f"chdb://{tmp_path_factory.mktemp('detectors') / 'chdb'}")
+    s = open_store(migrated.store_dsn(tmp_path_factory.mktemp("detectors") / "chdb"))
     s.migrate()
     yield s
     s.close()

@@ -25,6 +25,7 @@ from planscope_runners.cli import SCENARIOS
 from planscope_runners.environments import get_task
 
 from tests.analyzer.conftest import otlp_rows
+from tests.conftest import Migrated
 from tests.storage._spans import BASE_NS, make_span, new_span_id, new_trace_id, spans_ipc
 
 pytestmark = pytest.mark.integration
@@ -93,7 +94,9 @@ def _third_party_and_malformed() -> list[list[Any]]:
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, list[str]]]:
+def suite(
+    tmp_path_factory: pytest.TempPathFactory, migrated: Migrated
+) -> Iterator[tuple[Store, list[str]]]:
     """Every runner scenario, a small labelled suite and hand-made odd traces in one store."""
     import planscope
     from opentelemetry.sdk.trace import TracerProvider
@@ -109,7 +112,7 @@ def suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, lis
     run_suite(40, fault_rate=0.5, seed=3)
     rows = otlp_rows(list(exporter.get_finished_spans())) + _third_party_and_malformed()
     provider.shutdown()
-    s = open_store(f"chdb://{tmp_path_factory.mktemp('load-paths') / 'chdb'}")
+    s = open_store(migrated.store_dsn(tmp_path_factory.mktemp("load-paths") / "chdb"))
     s.migrate()
     s.insert_spans(spans_ipc(rows))
     ids = sorted({str(r[1]) for r in rows})

@@ -16,14 +16,16 @@ from planscope_analyzer import service
 from planscope_collector import BackgroundServer, CollectorSettings
 
 
-def _settings(tmp_path: Path, role: str) -> CollectorSettings:
-    return CollectorSettings(data_dir=tmp_path / "data", port=0, flush_interval=0.05, role=role)
+def _settings(data_dir: Path, role: str) -> CollectorSettings:
+    return CollectorSettings(data_dir=data_dir, port=0, flush_interval=0.05, role=role)
 
 
-def test_ingest_then_analyze_replicas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ingest_then_analyze_replicas(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_POLL_SECONDS, "0.2")
     labels = tmp_path / "labels.jsonl"
-    with BackgroundServer(_settings(tmp_path, "ingest")) as ingest:
+    with BackgroundServer(_settings(data_dir, "ingest")) as ingest:
         subprocess.run(
             [
                 sys.executable,
@@ -54,7 +56,7 @@ def test_ingest_then_analyze_replicas(tmp_path: Path, monkeypatch: pytest.Monkey
         assert len(traces) == 12
 
     monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_QUIET_SECONDS, "0")
-    with BackgroundServer(_settings(tmp_path, "analyze")) as analyze:
+    with BackgroundServer(_settings(data_dir, "analyze")) as analyze:
         refused = httpx.post(
             f"{analyze.url}/v1/traces", content=b"", headers={"content-type": "application/json"}
         )

@@ -28,11 +28,11 @@ PROTOBUF = {"Content-Type": "application/x-protobuf"}
 
 
 @pytest.fixture
-def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[BackgroundServer]:
+def server(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[BackgroundServer]:
     monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_QUIET_SECONDS, "0.1")
     monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_ROOT_WAIT_SECONDS, "2")
     settings = CollectorSettings(
-        data_dir=tmp_path / "data", port=0, flush_interval=0.05, api_keys={"k1": "team-a"}
+        data_dir=data_dir, port=0, flush_interval=0.05, api_keys={"k1": "team-a"}
     )
     with BackgroundServer(settings) as s:
         yield s
@@ -130,7 +130,8 @@ def test_parse_since() -> None:
     assert parse_since("10") == 10 * 10**9
 
 
-def test_evaluation_smoke(tmp_path: Path) -> None:
+def test_evaluation_smoke(tmp_path: Path, data_dir: Path) -> None:
+    # data_dir is tmp_path / "data", the workdir's store: already migrated
     ev = run_evaluation(
         24, 0.5, 7, workdir=tmp_path, degrade=("partial",), variants="plan_and_act,dag"
     )
@@ -148,7 +149,7 @@ def test_evaluation_smoke(tmp_path: Path) -> None:
 
 
 def test_rows_an_otel_collector_wrote_directly_are_mapped_and_analysed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An OpenTelemetry Collector's clickhouseexporter inserts into otel_traces itself: the span
     model's views map the rows, and the ``--role all`` server finds and analyses the trace."""
@@ -177,7 +178,7 @@ def test_rows_an_otel_collector_wrote_directly_are_mapped_and_analysed(
         )
         for i in range(5)
     ]  # fmt: skip
-    settings = CollectorSettings(data_dir=tmp_path / "data", port=0, flush_interval=0.05)
+    settings = CollectorSettings(data_dir=data_dir, port=0, flush_interval=0.05)
     with BackgroundServer(settings) as s:
         s.app.state.collector.store.insert_spans(spans_ipc(rows, exporter_columns=True))
         body = _wait(
@@ -194,13 +195,13 @@ def test_rows_an_otel_collector_wrote_directly_are_mapped_and_analysed(
 
 
 def test_analyze_request_prices_the_runs_llm_calls(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run analysed on request is listed with its cost, although no background pass (which
     prices new models too) has run yet: the LLM span carries tokens and a model, no cost."""
     monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_QUIET_SECONDS, "3600")
     settings = CollectorSettings(
-        data_dir=tmp_path / "data", port=0, flush_interval=0.05, api_keys={"k1": "team-a"}
+        data_dir=data_dir, port=0, flush_interval=0.05, api_keys={"k1": "team-a"}
     )
     auth = {"Authorization": "Bearer k1"}
     provider = TracerProvider()

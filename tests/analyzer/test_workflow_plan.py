@@ -24,9 +24,9 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[BackgroundServer]:
+def server(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[BackgroundServer]:
     monkeypatch.setenv(ENV.PLANSCOPE_ANALYZER_QUIET_SECONDS, "0.1")
-    settings = CollectorSettings(data_dir=tmp_path / "data", port=0, flush_interval=0.05)
+    settings = CollectorSettings(data_dir=data_dir, port=0, flush_interval=0.05)
     with BackgroundServer(settings) as s:
         yield s
 

@@ -11,12 +11,13 @@ from planscope_collector import BackgroundServer, CollectorSettings
 
 
 @pytest.fixture
-def make_collector(tmp_path: Path) -> Iterator[Callable[..., BackgroundServer]]:
-    """Start a real uvicorn collector on the embedded store; at most one at a time."""
+def make_collector(data_dir: Path) -> Iterator[Callable[..., BackgroundServer]]:
+    """Start a real uvicorn collector on the embedded store (already migrated, at the default
+    retention); at most one at a time."""
     started: list[BackgroundServer] = []
 
     def factory(**overrides: Any) -> BackgroundServer:
-        values: dict[str, Any] = {"data_dir": tmp_path / "data", "port": 0, "flush_interval": 0.05}
+        values: dict[str, Any] = {"data_dir": data_dir, "port": 0, "flush_interval": 0.05}
         values.update(overrides)
         server = BackgroundServer(CollectorSettings(**values)).start()
         started.append(server)

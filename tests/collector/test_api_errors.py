@@ -11,10 +11,14 @@ import pytest
 from planscope.semconv import FINDING_KINDS
 from planscope_collector import BackgroundServer, CollectorSettings
 
+from tests.conftest import Migrated
+
 
 @pytest.fixture(scope="module")
-def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
-    data = tmp_path_factory.mktemp("api-errors") / "data"
+def collector(
+    tmp_path_factory: pytest.TempPathFactory, migrated: Migrated
+) -> Iterator[BackgroundServer]:
+    data = migrated.data_dir(tmp_path_factory.mktemp("api-errors") / "data")
     with BackgroundServer(CollectorSettings(data_dir=data, port=0)) as server:
         yield server
 

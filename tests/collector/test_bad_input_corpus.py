@@ -15,12 +15,13 @@ import json
 import random
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from planscope_collector import BackgroundServer, CollectorSettings
+
+from tests.conftest import Migrated
 
 from ._otlp_factory import kv, make_request, make_span, to_otlp_json
 from .conftest import wait_for_trace
@@ -248,8 +249,10 @@ def corpus() -> list[Case]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
-    data: Path = tmp_path_factory.mktemp("corpus") / "data"
+def server(
+    tmp_path_factory: pytest.TempPathFactory, migrated: Migrated
+) -> Iterator[BackgroundServer]:
+    data = migrated.data_dir(tmp_path_factory.mktemp("corpus") / "data")
     settings = CollectorSettings(data_dir=data, port=0, flush_interval=0.05)
     with BackgroundServer(settings) as s:
         yield s

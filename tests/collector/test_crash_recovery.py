@@ -110,9 +110,9 @@ def count_in_store(data_dir: Path) -> tuple[int, int]:
 
 
 @pytest.mark.slow
-def test_sigkill_mid_load_loses_and_duplicates_nothing(tmp_path: Path) -> None:
+def test_sigkill_mid_load_loses_and_duplicates_nothing(data_dir: Path) -> None:
     port = free_port()
-    data = tmp_path / "data"
+    data = data_dir
     bodies = batches(120)
     acked: set[int] = set()
     server = ServeProcess(data, port)

@@ -209,9 +209,9 @@ def test_multi_member_gzip_is_read_whole_and_trailing_garbage_refused() -> None:
         decompress(gzip_bytes(b"ab") + b"trailing", "gzip", 100)
 
 
-def test_quarantine_is_listed_and_replayed_by_the_cli(tmp_path: Path) -> None:
+def test_quarantine_is_listed_and_replayed_by_the_cli(data_dir: Path) -> None:
     """Quarantine survives restarts and ``planscope quarantine`` lists and replays it."""
-    data = tmp_path / "data"
+    data = data_dir
     spool = Spool(data / "spool")
     good, trace_id = _record(3, "a")
     spool.quarantine.add("000000000007-000000", good, "Code: 407. was refused once")
@@ -246,12 +246,12 @@ def test_quarantine_is_listed_and_replayed_by_the_cli(tmp_path: Path) -> None:
     assert out.stdout.strip() == "3"
 
 
-def test_quarantine_shows_on_readyz_and_metrics_after_a_restart(tmp_path: Path) -> None:
+def test_quarantine_shows_on_readyz_and_metrics_after_a_restart(data_dir: Path) -> None:
     """Item 3: after a restart ``segments_quarantined`` read 0 and nothing listed the files."""
     import httpx
     from planscope_collector import BackgroundServer, CollectorSettings
 
-    data = tmp_path / "data"
+    data = data_dir
     spool = Spool(data / "spool")
     spool.quarantine.add("000000000003-000000", _record(2, "a")[0], "Code: 407. refused")
     spool.close()

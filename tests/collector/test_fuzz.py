@@ -18,7 +18,6 @@ import json
 import os
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -28,6 +27,8 @@ from hypothesis import strategies as st
 from planscope_collector import BackgroundServer, CollectorSettings
 from planscope_collector._errors import IngestRejected
 from planscope_collector._otlp import JSON, PROTOBUF, SpanColumns, parse_request
+
+from tests.conftest import Migrated
 
 from ._otlp_factory import make_request, make_span, to_otlp_json
 
@@ -175,8 +176,10 @@ def test_arbitrary_json_bodies_are_refused_or_stored_cleanly(doc: Any) -> None:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
-    data: Path = tmp_path_factory.mktemp("fuzz") / "data"
+def server(
+    tmp_path_factory: pytest.TempPathFactory, migrated: Migrated
+) -> Iterator[BackgroundServer]:
+    data = migrated.data_dir(tmp_path_factory.mktemp("fuzz") / "data")
     with BackgroundServer(CollectorSettings(data_dir=data, port=0, flush_interval=0.05)) as s:
         yield s
 

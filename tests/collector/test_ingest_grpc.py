@@ -22,6 +22,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope_collector import BackgroundServer, CollectorSettings
 
+from tests.conftest import Migrated
+
 from ._otlp_factory import make_request, make_span
 from .conftest import wait_for_trace
 from .test_crash_recovery import ServeProcess, free_port
@@ -40,8 +42,8 @@ class Serve(ServeProcess):
 
 
 @pytest.fixture(scope="module")
-def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
-    server = Serve(tmp_path_factory.mktemp("grpc") / "data")
+def serve(tmp_path_factory: pytest.TempPathFactory, migrated: Migrated) -> Iterator[Serve]:
+    server = Serve(migrated.data_dir(tmp_path_factory.mktemp("grpc") / "data"))
     yield server
     server.stop()
 

@@ -27,6 +27,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.conftest import Migrated
+
 from ..collector.test_crash_recovery import ServeProcess, free_port
 from .agents import SOURCES
 from .fake_openai import ModelServer, Served
@@ -148,8 +150,8 @@ def blackhole() -> Iterator[Blackhole]:
 
 
 @pytest.fixture(scope="session")
-def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve]:
-    server = Serve(tmp_path_factory.mktemp("conformance") / "data")
+def serve(tmp_path_factory: pytest.TempPathFactory, migrated: Migrated) -> Iterator[Serve]:
+    server = Serve(migrated.data_dir(tmp_path_factory.mktemp("conformance") / "data"))
     yield server
     server.stop()
 

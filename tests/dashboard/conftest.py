@@ -19,6 +19,8 @@ import httpx
 import pytest
 from planscope_collector import BackgroundServer, CollectorSettings
 
+from tests.conftest import Migrated
+
 from ._synthetic import hostile_run, wait_stored
 
 APP_FILE = Path(__file__).parents[2] / "dashboard" / "planscope_dashboard" / "app.py"
@@ -78,9 +80,10 @@ def wait_drained(url: str, timeout: float = 30.0) -> None:
 
 
 @pytest.fixture(scope="module")
-def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Filled]:
+def filled(tmp_path_factory: pytest.TempPathFactory, migrated: Migrated) -> Iterator[Filled]:
     tmp = tmp_path_factory.mktemp("dash")
-    settings = CollectorSettings(data_dir=tmp / "data", port=0, flush_interval=0.05)
+    data = migrated.data_dir(tmp / "data")
+    settings = CollectorSettings(data_dir=data, port=0, flush_interval=0.05)
     server = BackgroundServer(settings).start()
     try:
         labels = run_suite(server.url, tmp / "labels.jsonl")

@@ -11,6 +11,8 @@ import pytest
 from planscope_collector._lease import CLAIM_COLUMNS, LEASES_TABLE, Lease, Leases, _token
 from planscope_collector.storage import Store, open_store
 
+from tests.conftest import Migrated
+
 
 def _claim_rows(store: Store, key: str) -> list[dict[str, object]]:
     return store.query(
@@ -167,10 +169,10 @@ def test_concurrent_replicas_on_one_store_elect_exactly_one_holder(store: Store)
 
 
 def test_concurrent_replicas_with_separate_clients_elect_exactly_one_holder(
-    tmp_path: Path,
+    tmp_path: Path, migrated: Migrated
 ) -> None:
     """Separate Store objects (separate locks, so inserts really overlap in the engine)."""
-    path = f"chdb://{tmp_path / 'chdb'}"
+    path = migrated.store_dsn(tmp_path / "chdb")
     stores = [open_store(path) for _ in range(4)]
     try:
         stores[0].migrate()

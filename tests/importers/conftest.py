@@ -17,6 +17,8 @@ import httpx
 import pytest
 from planscope_collector import BackgroundServer, CollectorSettings
 
+from tests.conftest import Migrated
+
 REPO = Path(__file__).resolve().parents[2]
 DATASET = Path(
     os.environ.get("PLANSCOPE_TEST_WHOWHEN", REPO.parent / "shared" / "datasets" / "who_and_when")
@@ -31,9 +33,11 @@ def dataset() -> Path:
 
 
 @pytest.fixture(scope="module")
-def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BackgroundServer]:
+def collector(
+    tmp_path_factory: pytest.TempPathFactory, migrated: Migrated
+) -> Iterator[BackgroundServer]:
     """A real uvicorn collector on the embedded chDB store, shared by one test module."""
-    data = tmp_path_factory.mktemp("collector")
+    data = migrated.data_dir(tmp_path_factory.mktemp("collector") / "data")
     server = BackgroundServer(CollectorSettings(data_dir=data, port=0, flush_interval=0.05))
     server.start()
     yield server

@@ -19,6 +19,8 @@ import pytest
 from planscope import semconv as A
 from planscope_collector import BackgroundServer, CollectorSettings
 
+from tests.conftest import Migrated
+
 pytestmark = pytest.mark.integration
 pexpect = pytest.importorskip("pexpect", reason="pexpect is missing (pip install 'planscope[dev]')")
 
@@ -41,10 +43,10 @@ PLANSCOPE_API_KEY) and the test's reads, as a reviewer's dashboard would."""
 
 
 @pytest.fixture(scope="module")
-def collector(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def collector(tmp_path_factory: pytest.TempPathFactory, migrated: Migrated) -> Iterator[str]:
     tmp = tmp_path_factory.mktemp("approvals")
     settings = CollectorSettings(
-        data_dir=tmp / "data",
+        data_dir=migrated.data_dir(tmp / "data"),
         port=0,
         flush_interval=0.05,
         api_keys={KEY_A: "team-a", KEY_B: "team-b"},

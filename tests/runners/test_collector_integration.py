@@ -30,9 +30,9 @@ def _wait_for(url: str, trace_id: str, kinds: set[str], timeout: float = 30.0) -
     raise AssertionError(f"trace {trace_id} incomplete: {last}")
 
 
-def test_suite_spans_reach_the_collector_and_its_tables(tmp_path: Path) -> None:
+def test_suite_spans_reach_the_collector_and_its_tables(tmp_path: Path, data_dir: Path) -> None:
     labels_path = tmp_path / "labels.jsonl"
-    settings = CollectorSettings(data_dir=tmp_path / "data", port=0, flush_interval=0.05)
+    settings = CollectorSettings(data_dir=data_dir, port=0, flush_interval=0.05)
     with BackgroundServer(settings) as server:
         # A subprocess: planscope.configure(endpoint=...) installs a global TracerProvider,
         # which must not leak into the other tests of this process.

@@ -110,9 +110,9 @@ def test_misrouting_blames_the_host_and_the_wrong_agent_never_acts(spans: Spans)
 
 
 @pytest.mark.integration
-def test_host_suite_with_faults_through_a_real_collector(tmp_path: Path) -> None:
+def test_host_suite_with_faults_through_a_real_collector(tmp_path: Path, data_dir: Path) -> None:
     labels_path = tmp_path / "labels.jsonl"
-    settings = CollectorSettings(data_dir=tmp_path / "data", port=0, flush_interval=0.05)
+    settings = CollectorSettings(data_dir=data_dir, port=0, flush_interval=0.05)
     with BackgroundServer(settings) as server:
         proc = subprocess.run(
             [

@@ -73,9 +73,9 @@ def test_a_gate_whose_requester_never_comes_opens_after_its_timeout(
 
 
 @pytest.mark.integration
-def test_scheduler_faults_are_labelled_traced_and_detected(tmp_path: Path) -> None:
+def test_scheduler_faults_are_labelled_traced_and_detected(tmp_path: Path, data_dir: Path) -> None:
     labels_path = tmp_path / "labels.jsonl"
-    settings = CollectorSettings(data_dir=tmp_path / "data", port=0, flush_interval=0.05)
+    settings = CollectorSettings(data_dir=data_dir, port=0, flush_interval=0.05)
     args = ["suite", "--runs", "10", "--fault-rate", "1", "--seed", "3", "--quiet"]
     more = ["--variants", "scheduler", "--endpoint", "", "--labels", str(labels_path)]
     with BackgroundServer(settings) as server:

@@ -20,6 +20,8 @@ from planscope_collector.storage import (
 )
 from planscope_collector.storage._store import EMBEDDED_SETTINGS, _parse_dsn
 
+from tests.conftest import Migrated
+
 from ._spans import count, make_span, new_trace_id, spans_ipc
 from .test_storage_migrations import EXPECTED
 
@@ -89,8 +91,8 @@ def test_embedded_store_creates_its_data_dir(tmp_path: Path) -> None:
     s.close()  # idempotent
 
 
-def test_data_survives_reopen(tmp_path: Path) -> None:
-    dsn = f"chdb://{tmp_path}/db"
+def test_data_survives_reopen(tmp_path: Path, migrated: Migrated) -> None:
+    dsn = migrated.store_dsn(tmp_path / "db")
     trace_id = new_trace_id()
     with open_store(dsn) as s:
         s.migrate()
