@@ -119,7 +119,8 @@ def test_malformed_and_partial_traces_yield_data_quality_findings(store: Store) 
 
 def test_third_party_genai_trace_loop_from_tool_spans(store: Store) -> None:
     """No planscope attributes at all: repeated failing tool calls with identical arguments
-    under one agent loop are still a runaway loop; the step is named by the parent span."""
+    under one agent loop are still a runaway loop. No plan names a step, so the finding names
+    none: it says which span repeated the work (docs/analyzers.md, "Runaway step naming")."""
     t = new_trace_id()
     root, loop = new_span_id(), new_span_id()
     spans = [
@@ -147,7 +148,8 @@ def test_third_party_genai_trace_loop_from_tool_spans(store: Store) -> None:
     _trace(store, spans)
     findings = Analyzer(store).analyze("default", [t]).findings
     loops = [f for f in findings if f.kind == "runaway_loop"]
-    assert [(f.step_id, f.component) for f in loops] == [("fetch", "http_get")]
+    assert [(f.step_id, f.component) for f in loops] == [("", "http_get")]
+    assert loops[0].detail["where"] and loops[0].detail["where"] in loops[0].explanation
     assert {f.kind for f in findings} == {"runaway_loop"}  # no run/plan → nothing else claimed
 
 

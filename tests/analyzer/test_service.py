@@ -188,7 +188,9 @@ def test_rows_an_otel_collector_wrote_directly_are_mapped_and_analysed(
             lambda body: any(f["kind"] == A.FINDING_RUNAWAY_LOOP for f in body["findings"]),
         )
         loop = next(f for f in body["findings"] if f["kind"] == A.FINDING_RUNAWAY_LOOP)
-        assert (loop["step_id"], loop["component"]) == ("billing", "lookup")
+        # the agent's name is not a plan step: the finding names none, and says where
+        assert (loop["step_id"], loop["component"]) == ("", "lookup")
+        assert loop["detail"]["where"] == "billing" and "billing" in loop["explanation"]
         assert {f["kind"] for f in body["findings"]} == {A.FINDING_RUNAWAY_LOOP}
         trace = httpx.get(f"{s.url}/api/traces/{t}").json()
         assert trace["run"]["inferred"] and trace["metrics"]["failed_tool_calls"] == 5
