@@ -7,7 +7,9 @@ embedded store, analyses the traces with the built-in detectors, and scores, per
 
 * trace level: the run has a finding of the labelled kind (a finding of a kind on a run not
   labelled with it is a false positive);
-* step level: the finding also names the labelled step.
+* step level: the finding also names the labelled step. A finding that names no step (the
+  detector could not tie the work to a plan step) is a step-level miss on a run labelled with
+  its kind, not a false positive; on any other run it is a false positive at both levels.
 
 Baselines, scored on the same traces in the same run:
 
@@ -21,7 +23,7 @@ Baselines, scored on the same traces in the same run:
     .venv/bin/python benchmarks/detector_corpus.py [--json out.json] [--split dev|heldout]
 
 The sealed splits (built after the last tuning, labels committed first) are left out unless
-``--sealed``, ``--sealed2`` ... ``--sealed7`` is given, which scores that split
+``--sealed``, ``--sealed2`` ... ``--sealed8`` is given, which scores that split
 alone: run it once, at the end, and report it apart.
 """
 
@@ -47,8 +49,8 @@ from planscope_analyzer import Analyzer, Finding, TraceData, load_traces
 from tests.corpus import KINDS, Label, all_labels, play, read_labels
 
 HEALTHY = "healthy"
-SEALED = ("sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6", "sealed7")
-"""Splits scored once, each only when asked for (``--sealed7``); left out of the plain scoring."""
+SEALED = ("sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6", "sealed7", "sealed8")
+"""Splits scored once, each only when asked for (``--sealed8``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")
 
 
@@ -136,9 +138,10 @@ def score(labels: Sequence[Label], found: dict[str, list[Pair]], kind: str) -> d
         if lab.kind == kind:
             c["labelled"] += 1
             c["t_tp" if steps else "t_fn"] += 1
-            hit = lab.step in steps
+            hit = bool(lab.step) and lab.step in steps
             c["s_tp" if hit else "s_fn"] += 1
-            c["s_fp"] += bool(steps - {lab.step})
+            # a finding that names no step ('') claims no step: a miss, not a wrong step
+            c["s_fp"] += bool(steps - {lab.step, ""})
         elif steps:
             c["t_fp"] += 1
             c["s_fp"] += 1

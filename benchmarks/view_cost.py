@@ -19,7 +19,9 @@ only, as both workloads' are). Variants:
 - ``0026``: 0021 with ``otel_traces``' segment inserts written as Compact parts;
 - ``0029``: 0026, merges of at most 8 parts (0027), pydantic-ai's ``final_result`` plans
   (0028), the typed columns no reader reads dropped (0029);
-- ``0030``: the current layout (0029 with markdown step lists read as plans);
+- ``0030``: 0029 with markdown step lists read as plans;
+- ``0031``: the current layout (0030's plan stream fed from a cheap check, its costly ``SELECT``
+  only over candidate spans; declared plans by their own view);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
 - ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with
@@ -73,6 +75,17 @@ CLASSIFIER_VIEW = "planscope_span_model_mv"
 PLAN_VIEWS = ("planscope_plans_mv", "planscope_plan_steps_mv")
 PLAN_STREAM_VIEW = "planscope_plan_stream_mv"
 """From 0021 on, the plan views read the stream this view fills."""
+PLAN_FEED_VIEWS = ("planscope_plan_declared_mv", "planscope_plan_candidates_mv")
+"""From 0031 on, the views that feed the plan stream besides (and before) its own."""
+
+
+def plan_stream(layout: str) -> tuple[str, ...]:
+    """The views that fill ``layout``'s plan stream (none before 0021)."""
+    if layout < "0021":
+        return ()
+    return (*PLAN_FEED_VIEWS, PLAN_STREAM_VIEW) if layout >= "0031" else (PLAN_STREAM_VIEW,)
+
+
 LAYOUTS = {
     "0010": "0011",
     "0011": "0012",
@@ -84,9 +97,10 @@ LAYOUTS = {
     "0021": "0026",
     "0026": "0027",
     "0029": "0030",
-    "0030": None,
+    "0030": "0031",
+    "0031": None,
 }
-"""Layout -> the first migration left out (0030: the current one)."""
+"""Layout -> the first migration left out (0031: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 
@@ -159,11 +173,12 @@ def variants(
             if layout >= "0021" and view == PLAN_VIEWS[1]:
                 continue  # the plan stream goes with its two views: they read nothing else
             drop = (
-                (PLAN_STREAM_VIEW, *PLAN_VIEWS)
+                (*plan_stream(layout), *PLAN_VIEWS)
                 if (layout >= "0021" and view == PLAN_VIEWS[0])
                 else (view,)
             )
-            out.append(Variant(f"{layout} without {drop[0]}", layout, None, drop=drop))
+            label = PLAN_STREAM_VIEW if view == PLAN_VIEWS[0] and layout >= "0021" else view
+            out.append(Variant(f"{layout} without {label}", layout, None, drop=drop))
     for layout in per_view:
         base: tuple[str, ...] = (CLASSIFIER_VIEW,) if layout == "0011" else ()
         out.append(Variant(f"{layout} none", layout, ()))
@@ -173,7 +188,7 @@ def variants(
             if layout == "0011" and view != TRACE_ID_VIEW:
                 out.append(Variant(f"{layout} only {view}", layout, (*base, view)))
             elif layout >= "0021" and view in PLAN_VIEWS:
-                out.append(Variant(f"{layout} only {view}", layout, (PLAN_STREAM_VIEW, view)))
+                out.append(Variant(f"{layout} only {view}", layout, (*plan_stream(layout), view)))
             else:
                 out.append(Variant(f"{layout} only {view}", layout, (view,)))
     return out

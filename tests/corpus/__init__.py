@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from opentelemetry.sdk.trace import TracerProvider
 
-from . import analyst, claims, etl, lab, oncall, refund, release, restock, support, travel
+from . import analyst, claims, etl, lab, lease, oncall, refund, release, restock, support, travel
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
 
 AGENTS = {"travel": travel.run, "support": support.run}
@@ -27,14 +27,16 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     analyst (the OpenAI Agents SDK) through OpenInference's openai-agents instrumentor on
     ``provider``, the oncall LangGraph graph through OpenLLMetry's LangChain instrumentor, the
     claims agent through pydantic-ai's own instrumentation on ``provider``, the lab agent
-    (smolagents) through OpenInference's smolagents instrumentor on ``provider``.
+    (smolagents) through OpenInference's smolagents instrumentor on ``provider``, the lease
+    agent (Agno) through OpenInference's Agno instrumentor on ``provider``.
     """
     import planscope
 
     planscope.configure(tracer_provider=provider)
     tracer = provider.get_tracer("etl-agent")
     out = {}
-    framework, traceloop, pydantic, agents_sdk, langgraph, pydantic_ai, smol = (
+    framework, traceloop, pydantic, agents_sdk, langgraph, pydantic_ai, smol, agno = (
+        [],
         [],
         [],
         [],
@@ -60,6 +62,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             pydantic_ai.append(label)
         elif label.agent == "lab":
             smol.append(label)
+        elif label.agent == "lease":
+            agno.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -69,6 +73,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(oncall.play(langgraph, provider))
     out.update(claims.play(pydantic_ai, provider))
     out.update(lab.play(smol, provider))
+    out.update(lease.play(agno, provider))
     return out
 
 

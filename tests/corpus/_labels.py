@@ -129,6 +129,23 @@ SPLITS: dict[str, dict[str, range]] = {
         "claims": range(27000, 27008),
         "lab": range(27000, 27052),
     },
+    # Sealed 8: built before the sealed-8 round changed any detector or the span mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed8``): new seeds of the ten agents and an
+    # eleventh agent (lease: Agno under OpenInference's Agno instrumentor).
+    "sealed8": {
+        "travel": range(30000, 30006),
+        "etl": range(30000, 30006),
+        "support": range(30000, 30006),
+        "refund": range(30000, 30004),
+        "restock": range(30000, 30006),
+        "release": range(30000, 30006),
+        "analyst": range(30000, 30006),
+        "oncall": range(30000, 30006),
+        "claims": range(30000, 30006),
+        "lab": range(30000, 30006),
+        "lease": range(30000, 30060),
+    },
 }
 
 _ERRORS = (
@@ -854,6 +871,119 @@ def _lab_wrong_volume(rng: random.Random) -> tuple[str, str, str, dict[str, Any]
     return PROPAGATION, "run_assay", "", {"volume_ul": rng.choice([400, 500, 800])}
 
 
+# --- lease: rental leasing, Agno under OpenInference's Agno instrumentor; sealed-8 split only --
+# The world: a listing of vacant units read page by page per building, a screening bureau (a
+# check polled until it clears), a lease register, a payment processor, an e-signature service;
+# the app then verifies the lease and watches its signature. The planner (one add_step tool
+# call per step) trusts the leasing agent's notes over the application: the scenario's wrong
+# value comes from a note.
+def _lease_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _lease_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service is UNAVAILABLE once or twice; the app's re-run of the step works
+    step = rng.choice(["find_unit", "screen_applicant", "draft_lease", "collect_deposit"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "unavailable"}
+
+
+def _lease_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # DEADLINE_EXCEEDED once or twice inside one executor run; the model's 2nd or 3rd call
+    # (a longer timeout) works
+    step = rng.choice(["screen_applicant", "draft_lease", "collect_deposit", "send_for_signature"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "retry"}
+
+
+def _lease_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the unit found is taken off the market when the lease is drafted; the error names a held
+    # unit of the same floor plan: one re-plan with it, then everything works
+    return "healthy", "", PROPAGATION, {"held_unit": rng.choice(["U-ha712", "U-ha902"])}
+
+
+def _lease_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the building's listing has 4-9 pages; the vacant unit is on the last one
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _lease_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the screening check is PENDING 3-8 times, then it clears
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _lease_external_void(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the lease was sent, verified and signed, the city posts a vacate order for the
+    # building: the lease is voided, not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(3, 4)}
+
+
+def _lease_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step meets UNAVAILABLE (varying texts), re-run by the app; the
+    # last error is final
+    step = rng.choice(["find_unit", "draft_lease", "collect_deposit"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "unavailable"}
+
+
+def _lease_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run the service answers DEADLINE_EXCEEDED again and again while the
+    # model raises its timeout; the last error is final
+    step = rng.choice(["screen_applicant", "collect_deposit", "send_for_signature"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "retry"}
+
+
+def _lease_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # collect_deposit fails in every plan version: UNAVAILABLE (re-run), then a rotated
+    # merchant account (re-plan); the last error is final
+    versions = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "collect_deposit",
+        "",
+        {
+            "step": "collect_deposit",
+            "versions": versions,
+            "errors": varying_errors(rng, 2 * versions),
+            "raise": "replans",
+        },
+    )
+
+
+def _lease_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the screening check never leaves PENDING: the model polls until it gives up
+    return RUNAWAY, "screen_applicant", "", {"step": "screen_applicant"}
+
+
+def _lease_wrong_building(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another building: find_unit returns a unit there, and draft_lease is
+    # refused because the application is for the applicant's building
+    building = rng.choice(["elm-court", "northgate", "the-foundry"])
+    return PROPAGATION, "find_unit", "", {"building": building}
+
+
+def _lease_wrong_applicant(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's applicant id has two digits swapped: the bureau screens that id, and
+    # draft_lease is refused (no application on file for it)
+    applicant = rng.choice(["AP-58123", "AP-85213", "AP-58231"])
+    return PROPAGATION, "screen_applicant", "", {"applicant": applicant}
+
+
+def _lease_wrong_rent(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's rent has two digits swapped: every step succeeds (the lease and the deposit
+    # carry it), the app's check of the lease against the listing fails
+    return PROPAGATION, "draft_lease", "", {"rent": rng.choice([1850, 1508, 5180])}
+
+
+def _lease_wrong_email(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's e-mail address is misspelt: sending the lease bounces for good
+    email = rng.choice(
+        ["m.okafor@mailbox.exmaple", "m.okafr@mailbox.example", "m.okafor@mailbx.example"]
+    )
+    return PROPAGATION, "send_for_signature", "", {"email": email}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -992,12 +1122,29 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_assay": _lab_wrong_assay,
         "wrong_volume": _lab_wrong_volume,
     },
+    "lease": {
+        "healthy": _lease_healthy,
+        "flaky_step": _lease_flaky_step,
+        "flaky_tool": _lease_flaky_tool,
+        "legit_replan": _lease_legit_replan,
+        "pagination": _lease_pagination,
+        "polling_ends": _lease_polling_ends,
+        "external_void": _lease_external_void,
+        "loop_step_varying": _lease_loop_step,
+        "loop_tool_in_step": _lease_loop_tool,
+        "loop_across_replans": _lease_loop_replans,
+        "loop_poll_stuck": _lease_loop_poll,
+        "wrong_building": _lease_wrong_building,
+        "wrong_applicant": _lease_wrong_applicant,
+        "wrong_rent": _lease_wrong_rent,
+        "wrong_email": _lease_wrong_email,
+    },
 }
 
 
 # Splits whose few seeds per agent start halfway through its scenarios (where the faults are)
 # rather than at its healthy ones.
-FROM_MIDDLE = {"sealed7"}
+FROM_MIDDLE = {"sealed7", "sealed8"}
 
 
 def scenarios(agent: str, split: str) -> list[Label]:

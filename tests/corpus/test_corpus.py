@@ -18,7 +18,7 @@ from opentelemetry.trace import StatusCode
 from planscope_analyzer import Analyzer, load_traces
 from planscope_collector.storage import Store
 
-from tests.corpus import Label, all_labels, claims, play, read_labels, scenarios
+from tests.corpus import Label, all_labels, claims, lease, play, read_labels, scenarios
 from tests.corpus import lab as lab_agent
 from tests.storage._spans import otlp_to_rows, spans_ipc
 
@@ -56,6 +56,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed5",
         "sealed6",
         "sealed7",
+        "sealed8",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -218,6 +219,14 @@ def _played_in_memory(
     ]
 
 
+def _assert_failed_calls(calls: list[ReadableSpan], label: Label, arguments_key: str) -> None:
+    """One call per injected error, every one failed, the model varying its arguments."""
+    assert len(calls) == len(label.params["errors"]) >= 4
+    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
+    arguments = {(s.attributes or {}).get(arguments_key) for s in calls}
+    assert len(arguments) == len(calls)
+
+
 def test_claims_agent_plays_a_sealed6_scenario() -> None:
     """The pydantic-ai claims agent (all of sealed-6, fresh seeds in sealed-7) plays a labelled
     scenario: its spans are inspected in memory only (no store, no mapping, no detector)."""
@@ -236,18 +245,15 @@ def test_claims_agent_plays_a_sealed6_scenario() -> None:
         "issue_payment": "make_payment",
     }[lab.step]
     calls = [s for s in spans if s.name == f"execute_tool {tool}"]
-    # one call per injected error, every one failed, the model varying its arguments
-    assert len(calls) == len(lab.params["errors"]) >= 4
-    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
-    arguments = {(s.attributes or {}).get("gen_ai.tool.call.arguments") for s in calls}
-    assert len(arguments) == len(calls)
+    _assert_failed_calls(calls, lab, "gen_ai.tool.call.arguments")
     assert sum(s.name == "invoke_agent claims_planner" for s in spans) == 1
 
 
 def test_lab_agent_plays_a_sealed7_scenario() -> None:
-    """The smolagents lab agent (sealed-7 only) plays a labelled scenario: its spans are
-    inspected in memory only (no store, no mapping, no detector on sealed-7 runs)."""
-    labels = [lab for lab in read_labels() if lab.agent == "lab"]
+    """The smolagents lab agent (all of sealed-7, fresh seeds in sealed-8) plays a labelled
+    scenario: its spans are inspected in memory only (no store, no mapping, no detector on
+    sealed-7 runs)."""
+    labels = [lab for lab in read_labels() if lab.agent == "lab" and lab.split == "sealed7"]
     assert [lab.to_dict() for lab in labels] == [
         lab.to_dict() for lab in scenarios("lab", "sealed7")
     ]
@@ -262,13 +268,43 @@ def test_lab_agent_plays_a_sealed7_scenario() -> None:
         "send_report": "send_report",
     }[picked.step]
     calls = [s for s in spans if (s.attributes or {}).get("tool.name") == tool]
-    # one call per injected error, every one failed, the model varying its arguments
-    assert len(calls) == len(picked.params["errors"]) >= 4
-    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
-    arguments = {(s.attributes or {}).get("input.value") for s in calls}
-    assert len(arguments) == len(calls)
+    _assert_failed_calls(calls, picked, "input.value")
     assert sum(s.name == "lab_planner.run" for s in spans) == 1
     assert any((s.attributes or {}).get("openinference.span.kind") == "LLM" for s in spans)
+
+
+def test_lease_agent_plays_a_sealed8_scenario() -> None:
+    """The Agno lease agent (sealed-8 only) plays labelled scenarios: its spans are inspected
+    in memory only (no store, no mapping, no detector on sealed-8 runs). A retry loop inside
+    one executor run: one failed call per injected error, the model raising its timeout; a
+    screening that never clears: the executor polls it until it gives up."""
+    labels = [lab for lab in read_labels() if lab.agent == "lease"]
+    assert [lab.to_dict() for lab in labels] == [
+        lab.to_dict() for lab in scenarios("lease", "sealed8")
+    ]
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    spans = _played_in_memory(lease.play, picked)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("lease RA-")
+    assert root.attributes and root.attributes["lease.outcome"] == "failed"
+    tool = {
+        "screen_applicant": "request_screening",
+        "collect_deposit": "charge_deposit",
+        "send_for_signature": "send_lease",
+    }[picked.step]
+    calls = [s for s in spans if (s.attributes or {}).get("tool.name") == tool]
+    _assert_failed_calls(calls, picked, "input.value")
+    # the plan: one add_step call per step, in the planner's one run
+    assert sum(s.name == "leasing_planner.run" for s in spans) == 1
+    assert sum((s.attributes or {}).get("tool.name") == "add_step" for s in spans) == 5
+
+    stuck = next(lab for lab in labels if lab.scenario == "loop_poll_stuck")
+    spans = _played_in_memory(lease.play, stuck)
+    polls = [s for s in spans if (s.attributes or {}).get("tool.name") == "screening_status"]
+    assert len(polls) == lease.MAX_STATUS_CHECKS
+    assert all(s.status.status_code is StatusCode.OK for s in polls)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.description and "still PENDING" in root.status.description
 
 
 @pytest.mark.integration

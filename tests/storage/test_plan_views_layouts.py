@@ -5,6 +5,7 @@ into both layouts give the same rows in every typed table."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,26 +48,34 @@ def _genai_answer(text: str) -> str:
     return json.dumps([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
 
 
-def _spans() -> list[list[Any]]:
-    """Every way a span can show a plan, with answers that are and are not plans."""
+def shapes(text: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """(root attributes, child attributes): the ways a span can show ``text`` as a plan."""
+    return [
+        ({A.GEN_AI_OPERATION_NAME: "invoke_agent", "output.value": text},
+         {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(text)}),
+        ({"openinference.span.kind": "AGENT", "output.value": text},
+         {"openinference.span.kind": "LLM", "llm.output_messages.0.message.content": text}),
+        ({"traceloop.span.kind": "workflow", "traceloop.entity.output": text},
+         {"llm.request.type": "chat", "gen_ai.completion.0.content": text}),
+        ({"openinference.span.kind": "CHAIN"},
+         {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: json.dumps(
+             [{"role": "assistant", "content": text}])}),
+        ({"openinference.span.kind": "CHAIN"},
+         {"openinference.span.kind": "AGENT", "output.value": text}),
+        ({A.GEN_AI_OPERATION_NAME: "invoke_agent"},
+         {A.GEN_AI_OPERATION_NAME: "plan", "output.value": text}),
+    ]  # fmt: skip
+
+
+def _spans(
+    texts: Sequence[str] = TEXTS,
+    shapes_of: Callable[[str], list[tuple[dict[str, Any], dict[str, Any]]]] = shapes,
+) -> list[list[Any]]:
+    """Every way a span can show a plan (``shapes_of``), with answers that are and are not
+    plans, declared plans of the same texts, and a planscope trace."""
     rows: list[list[Any]] = []
-    for text in TEXTS:
-        shapes: list[tuple[dict[str, Any], dict[str, Any]]] = [
-            ({A.GEN_AI_OPERATION_NAME: "invoke_agent", "output.value": text},
-             {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: _genai_answer(text)}),
-            ({"openinference.span.kind": "AGENT", "output.value": text},
-             {"openinference.span.kind": "LLM", "llm.output_messages.0.message.content": text}),
-            ({"traceloop.span.kind": "workflow", "traceloop.entity.output": text},
-             {"llm.request.type": "chat", "gen_ai.completion.0.content": text}),
-            ({"openinference.span.kind": "CHAIN"},
-             {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_OUTPUT_MESSAGES: json.dumps(
-                 [{"role": "assistant", "content": text}])}),
-            ({"openinference.span.kind": "CHAIN"},
-             {"openinference.span.kind": "AGENT", "output.value": text}),
-            ({A.GEN_AI_OPERATION_NAME: "invoke_agent"},
-             {A.GEN_AI_OPERATION_NAME: "plan", "output.value": text}),
-        ]  # fmt: skip
-        for root_attrs, child_attrs in shapes:
+    for text in texts:
+        for root_attrs, child_attrs in shapes_of(text):
             t, root = new_trace_id(), new_span_id()
             rows.append(make_span(trace_id=t, span_id=root, name="agent", attrs=root_attrs))
             rows.append(

@@ -48,6 +48,7 @@ EXPECTED = [
     "0028_observed_plan_final_result",
     "0029_typed_columns_unread",
     "0030_observed_plan_markdown",
+    "0031_plan_candidates",
 ]
 
 
@@ -159,8 +160,9 @@ def test_migrate_is_idempotent_and_creates_every_table(store: Store) -> None:
     for table in (*TABLES, "schema_migrations"):
         assert table in tables
         assert "non_replicated_deduplication_window = 10000" in tables[table], table
-    assert sum(1 for name in tables if name.endswith("_mv")) == 9
+    assert sum(1 for name in tables if name.endswith("_mv")) == 11
     assert tables["planscope_plan_stream"].strip("`") == "Null"  # 0021: a pipe, keeps nothing
+    assert tables["planscope_plan_candidates"].strip("`") == "Null"  # 0031: the same
     assert "planscope_span_model" not in tables  # 0011's Null stream, replaced by 0012
 
 

@@ -7,17 +7,28 @@ later success of that step, or of that tool in that step):
   replan that re-issues the failing step does not reset it: the work is the same);
 * **tool streak**: consecutive failed calls of one tool on behalf of one step — tool-call
   retries inside one attempt, or over several attempts. Without step attributes (a third-party
-  agent) the tool call's parent span stands for the step: its name minus the operation prefix
-  (``execute_step``, ``invoke_agent``) is reported as the step id.
+  agent) the tool call's parent span stands for the step (its name minus the operation prefix
+  ``execute_step``/``invoke_agent``).
 
-A third kind needs no failed call: a **stalled poll**, an attempt that failed (the executor gave
-up) right after at least :data:`STALLED_REPEATS` successful calls in a row of one tool with the
-same arguments, its last calls, of a step that never succeeded afterwards: the same question
-asked again and again with nothing to show for it (a job that never leaves RUNNING). An
-executor that gives up without a failed call or span counts when the run stopped there: the
-step's attempt is the last attempt of any step of the latest plan and a later plan step never
-ran (an app that ends the run after its executor gave up). Polling
-that ends, pagination (arguments change) and a flaky step that succeeds on a re-run are healthy.
+A third kind needs no failed call: a **stalled poll**, at least :data:`STALLED_REPEATS`
+successful calls in a row of one tool with the same arguments (the same question asked again
+and again: a job that never leaves RUNNING) that never got anywhere, shown either way:
+
+* the executor gave up: the calls are the last of an attempt that failed, of a step that never
+  succeeded afterwards; an executor that gives up without a failed call or span counts when the
+  run stopped there (the step's attempt is the last attempt of any step of the latest plan and a
+  later plan step never ran: an app that ends the run after its executor gave up);
+* no new state: every call answered the same recorded text, no later call with those arguments
+  answered anything else, and the run failed.
+
+Polling that ends (its answer changes: DONE, a progress figure), pagination (arguments change)
+and a flaky step that succeeds on a re-run are healthy.
+
+**Which step.** A finding names a step only when the trace ties the work to one: a step of a
+plan read from the trace, or a step the agent declared on its own step spans. Otherwise (an
+agent whose plan no reader understands, an agent without a plan) the finding names no step —
+an executor's agent name or span name is not a plan step — and its explanation and
+``detail["where"]`` say which agent or span repeated the work; the evidence spans show it.
 
 A streak that spans several plan versions counts only when the step was retried within a version
 (at least two failures in one version): one failure per version, each answered by a replan, is
@@ -94,7 +105,7 @@ class RunawayLoop:
     """
 
     kind = KIND
-    version = 4
+    version = 5
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Memoised per trace: plan_propagation asks whether a loop explains a failed run.
@@ -104,13 +115,15 @@ class RunawayLoop:
         return list(found)
 
     def _detect(self, trace: TraceData) -> list[Finding]:
-        # Every rule needs several failures; most traces have none (a cheap exit).
+        # Every rule needs several failures or a failed run; most traces have none (a cheap exit).
         failed_attempts = sum(a.status == A.STATUS_ERROR for a in trace.attempts)
         failed_tools = sum(t.failed for t in trace.tools)
         skipped = any(a.status == A.STATUS_SKIPPED for a in trace.attempts)
         stopped = _stopped_short(trace)
         if failed_attempts < 2 and failed_tools < MIN_REPEATS and not skipped:
-            return self._stalled(trace, stopped) if failed_attempts or stopped else []
+            if failed_attempts or stopped or _run_failed(trace):
+                return self._stalled(trace, stopped)
+            return []
         budget = trace.budget_limit("max_attempts_per_step")
         findings: dict[str, Finding] = {}
         by_step: dict[str, list[Attempt]] = defaultdict(list)
@@ -120,60 +133,84 @@ class RunawayLoop:
         for step_id, attempts in by_step.items():
             f = self._step_loop(trace, step_id, by_start(attempts), budget)
             if f is not None:
-                findings[step_id] = f
-        for f in self._tool_loops(trace):
-            findings.setdefault(f.step_id or f"\x00{f.component}", f)
-        for f in self._stalled(trace, stopped):
-            findings.setdefault(f.step_id, f)
+                findings[_key(f)] = f
+        for f in [*self._tool_loops(trace), *self._stalled(trace, stopped)]:
+            findings.setdefault(_key(f), f)
         return list(findings.values())
 
     def _stalled(self, trace: TraceData, stopped: Attempt | None) -> list[Finding]:
-        """Failed attempts, and ``stopped`` (:func:`_stopped_short`), whose last calls are a
-        stalled poll (module docstring)."""
+        """Stalled polls (module docstring): the last calls of an attempt that gave up, or calls
+        that never got a new answer in a run that failed."""
         # a tool call belongs to its step's attempt (the binding), else to its parent span
         calls: dict[tuple[str, int] | str, list[ToolCall]] = defaultdict(list)
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
             calls[(t.step_id, t.attempt) if t.step_id else t.parent_span_id].append(t)
         attempts = by_start(trace.attempts)
-        findings = []
+        stalled: dict[str, tuple[list[ToolCall], Attempt | None, bool]] = {}
         for i, a in enumerate(attempts):
             if (a.status != A.STATUS_ERROR and a is not stopped) or not a.step_id:
                 continue
             if any(b.step_id == a.step_id and b.succeeded for b in attempts[i + 1 :]):
                 continue
             mine = calls.get((a.step_id, a.attempt)) or calls.get(a.span_id, [])
-            last = mine[-1] if mine else None
-            if last is None or last.failed or not last.args_key:
-                continue
-            streak = []
-            for c in reversed(mine):
-                if (c.tool, c.args_key, c.failed) != (last.tool, last.args_key, False):
-                    break
-                streak.append(c)
-            if len(streak) < STALLED_REPEATS:
-                continue
+            polls = _polls(mine)
+            if polls and polls[-1][-1] is mine[-1]:
+                stalled[polls[-1][0].span_id] = (polls[-1], a, True)
+        if _run_failed(trace):
+            answers: dict[tuple[str, str], set[str]] = defaultdict(set)
+            for t in trace.tools:
+                if not t.failed:
+                    answers[(t.tool, t.args_key)].add(t.result)
+            attempt_of = {(a.step_id, a.attempt): a for a in attempts} | {
+                a.span_id: a for a in attempts
+            }
+            for key, mine in calls.items():
+                for poll in _polls(mine):
+                    # one recorded answer, the same for every call of it in the run
+                    if poll[0].result and len(answers[(poll[0].tool, poll[0].args_key)]) == 1:
+                        stalled.setdefault(poll[0].span_id, (poll, attempt_of.get(key), False))
+        if not stalled:
+            return []
+        parents = parent_step_names(trace) if trace.raw else {}
+        findings = []
+        for poll, attempt, gave_up in stalled.values():
+            first = poll[0]
+            where = (
+                (attempt.step_id if attempt else "")
+                or first.step_id
+                or parents.get(first.parent_span_id, "")
+            )
+            step = _step_named(trace, where)
+            how = (
+                "every call succeeding, then gave up (the step never succeeded afterwards): a "
+                "poll that made no progress"
+                if gave_up
+                else f"every call answering the same ({first.result[:80]!r}), and the run "
+                "failed without that answer ever changing: a poll that never ended"
+            )
             findings.append(
                 make_finding(
                     self,
                     trace,
                     severity="medium",
-                    component=last.tool,
-                    step_id=a.step_id,
-                    evidence=[a.span_id] + [c.span_id for c in reversed(streak)],
+                    component=first.tool,
+                    step_id=step,
+                    evidence=([attempt.span_id] if attempt else []) + [c.span_id for c in poll],
                     explanation=(
-                        f"Step '{a.step_id}' called tool '{last.tool}' {len(streak)} times in a "
-                        "row with the same arguments, every call succeeding, then gave up "
-                        "(the step never succeeded afterwards): a poll that made no progress."
+                        f"{_capital(_subject(step, where))} called tool '{first.tool}' "
+                        f"{len(poll)} times in a row with the same arguments, {how}."
                     ),
-                    wasted_ns=sum(c.duration_ns for c in streak[:-1]),
+                    wasted_ns=sum(c.duration_ns for c in poll[:-1]),
                     detail={
-                        "attempts": len(streak),
-                        "signals": ["same_tool_args", "no_progress"],
+                        "attempts": len(poll),
+                        "signals": ["same_tool_args", "no_progress"]
+                        + ([] if gave_up else ["same_output"]),
                         "distinct_inputs": 1,
                         "parent_spans": 1,
-                        "tool": last.tool,
-                    },
-                    identity=last.tool,
+                        "tool": first.tool,
+                    }
+                    | _where(step, where),
+                    identity=first.tool,
                 )
             )
         return findings
@@ -225,11 +262,14 @@ class RunawayLoop:
             if errors <= 1
             else f"{errors} different errors (normalised)"
         )
+        named = _step_named(trace, step_id)
         explanation = (
-            f"Step '{step_id}' failed {n} attempts in a row {' '.join(why)}".rstrip()
+            f"{_capital(_subject(named, step_id))} failed {n} attempts in a row "
+            f"{' '.join(why)}".rstrip()
             + f", with {variation}, and never succeeded afterwards"
             + ("" if escalated else "; it was not escalated to a replan")
             + "."
+            + (f" Its failing tool: '{component}'." if tool and not named else "")
         )
         signals = [
             name
@@ -249,7 +289,7 @@ class RunawayLoop:
             trace,
             severity="high" if over_budget or n >= HIGH_SEVERITY_REPEATS else "medium",
             component=component,
-            step_id=step_id,
+            step_id=named,
             evidence=[a.span_id for a in streak] + [t.span_id for t in failing_tools],
             explanation=explanation,
             wasted_tokens=sum(a.tokens for a in wasted),
@@ -266,7 +306,8 @@ class RunawayLoop:
                 "plan_version": last.plan_version,
                 "escalated_to_replan": escalated,
                 "tool": component if tool else "",
-            },
+            }
+            | _where(named, step_id),
         )
 
     # -- tool calls ----------------------------------------------------------------------------
@@ -303,7 +344,8 @@ class RunawayLoop:
                 streaks[key] = streak
         findings = []
         for streak in streaks.values():
-            step_id, tool = step_of[streak[0].span_id], streak[0].tool
+            found_at, tool = step_of[streak[0].span_id], streak[0].tool
+            step_id = _step_named(trace, found_at)
             in_attempts = [
                 attempt_of[c.parent_span_id] for c in streak if c.parent_span_id in attempt_of
             ]
@@ -321,7 +363,7 @@ class RunawayLoop:
                     evidence=[c.span_id for c in streak] + [p.span_id for p in in_attempts],
                     explanation=(
                         f"Tool '{tool}' failed {len(streak)} calls in a row {where}"
-                        + (f" of step '{step_id}'" if step_id else "")
+                        + (f" of {_subject(step_id, found_at)}" if found_at else "")
                         + (
                             " with the same arguments"
                             if args == 1
@@ -338,11 +380,65 @@ class RunawayLoop:
                         "distinct_inputs": args,
                         "parent_spans": spans,
                         "tool": tool,
-                    },
+                    }
+                    | _where(step_id, found_at),
                     identity=tool,
                 )
             )
         return findings
+
+
+def _key(f: Finding) -> str:
+    """One finding per step, else per place of an unplanned loop, else per tool."""
+    return f.step_id or f"\x00{f.detail.get('where') or f.component}"
+
+
+def _step_named(trace: TraceData, step_id: str) -> str:
+    """``step_id`` when it names a plan step read from the trace, or a step the agent declared
+    on its own step spans; else '' (an executor's agent or span name is not a plan step)."""
+    steps: set[str] | None = trace._memo.get("declared_steps")
+    if steps is None:
+        steps = {s.step_id for s in trace.plan_steps}
+        steps |= {a.step_id for a in trace.attempts if not a.inferred}
+        trace._memo["declared_steps"] = steps
+    return step_id if step_id in steps else ""
+
+
+def _subject(step: str, where: str) -> str:
+    """How an explanation names the repeated work: its step, else where it ran."""
+    if step:
+        return f"step '{step}'"
+    return f"'{where}' (no plan step could be tied to it)" if where else "work outside any step"
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _where(step: str, where: str) -> dict[str, str]:
+    """``detail["where"]``: the agent or span name of work no plan step names."""
+    return {"where": where} if where and not step else {}
+
+
+def _polls(calls: Sequence[ToolCall]) -> list[list[ToolCall]]:
+    """Runs of at least :data:`STALLED_REPEATS` successful calls in a row of one tool with the
+    same (recorded) arguments."""
+    runs: list[list[ToolCall]] = []
+    for c in calls:
+        if c.failed or not c.args_key:
+            runs.append([])
+        elif (
+            runs and runs[-1] and (runs[-1][-1].tool, runs[-1][-1].args_key) == (c.tool, c.args_key)
+        ):
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    return [r for r in runs if len(r) >= STALLED_REPEATS]
+
+
+def _run_failed(trace: TraceData) -> bool:
+    run = trace.run
+    return run is not None and run.outcome == A.OUTCOME_FAILURE
 
 
 def _stopped_short(trace: TraceData) -> Attempt | None:

@@ -40,8 +40,8 @@ TRACES_TABLE: Final = "otel_traces"
 INGEST_BATCHES_TABLE: Final = "planscope_ingest_batches"
 MIGRATIONS_TABLE: Final = "schema_migrations"
 
-#: Every table the migrations create that keeps rows (materialized views and the Null stream
-#: planscope_plan_stream excluded), for tests and tooling.
+#: Every table the migrations create that keeps rows (materialized views and the Null streams
+#: planscope_plan_stream and planscope_plan_candidates excluded), for tests and tooling.
 TABLES: Final[tuple[str, ...]] = (
     "otel_traces",
     "otel_traces_trace_id_ts",
