@@ -32,9 +32,10 @@ from .detectors import DETECTORS, Detector
 log = logging.getLogger("planscope.analyzer")
 T = TypeVar("T")
 _NOT_SCREENED: Mapping[str, Container[str]] = {}
-_Loaded = tuple[dict[str, TraceData], list[Finding], BatchColumns | None]
+_Loaded = tuple[dict[str, TraceData], list[Finding], Mapping[str, Container[str]]]
 """A loaded batch: its traces, data-quality findings of traces that could not be loaded, and
-its typed reads as columns (None when it was loaded trace by trace)."""
+what the detectors' screens let through (see :func:`_screens`; none when it was loaded trace
+by trace)."""
 
 ANALYZER_VERSION = "2"
 """Bumped when the set or semantics of detectors change (recorded in analysis_progress)."""
@@ -132,7 +133,9 @@ def detect(
 
 def _screens(detectors: Sequence[Detector], columns: BatchColumns) -> dict[str, set[str]]:
     """Detector kind → the traces of the batch its screen lets through, and those the loader
-    reshaped; a detector without a screen, or whose screen fails, runs on every trace."""
+    reshaped; a detector without a screen, or whose screen fails, runs on every trace. Run
+    where the batch was loaded (the loader thread of a window pass: Arrow's kernels release the
+    GIL, and the batch's tables are freed before it is analysed)."""
     out: dict[str, set[str]] = {}
     for d in detectors:
         if isinstance(d, Screen):
@@ -329,10 +332,10 @@ class Analyzer:
             pending = pool.submit(load, 0) if chunks else None
             for index in range(len(chunks)):
                 assert pending is not None
-                (batch, bad, columns), load_s = pending.result()
+                (batch, bad, screened), load_s = pending.result()
                 pending = pool.submit(load, index + 1) if index + 1 < len(chunks) else None
-                total.merge(self._analyse(project, batch, write, load_s, bad, columns))
-                del batch, columns
+                total.merge(self._analyse(project, batch, write, load_s, bad, screened))
+                del batch
                 if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
                     gc.collect()  # the few cycles the driver leaves per query, now and then
         total.findings.sort(key=lambda f: f.trace_id)
@@ -344,7 +347,8 @@ class Analyzer:
         store being unavailable), the traces are loaded again one by one (see :meth:`_load`;
         no screens then: every rule runs on every trace)."""
         try:
-            return traces, [], fill_traces(self.store, project, traces, by_time=by_time)
+            columns = fill_traces(self.store, project, traces, by_time=by_time)
+            return traces, [], _screens(self.detectors, columns)
         except StoreUnavailable:
             raise
         except Exception as exc:
@@ -355,7 +359,7 @@ class Analyzer:
             one, skipped, _ = self._load(project, [t.trace_id], t.start_ns)
             loaded.update(one)
             bad += skipped
-        return loaded, bad, None
+        return loaded, bad, _NOT_SCREENED
 
     def _batch(
         self, project: str, ids: Sequence[str], since_ns: int | None, write: bool
@@ -363,10 +367,10 @@ class Analyzer:
         started = time.perf_counter()
         # The batch's rows are freed (by reference counting) before collection resumes.
         with _gc_paused():
-            traces, bad, columns = self._load(project, ids, since_ns)
+            traces, bad, screened = self._load(project, ids, since_ns)
             load_s = time.perf_counter() - started
-            result = self._analyse(project, traces, write, load_s, bad, columns)
-            del traces, columns
+            result = self._analyse(project, traces, write, load_s, bad, screened)
+            del traces
         result.seconds = time.perf_counter() - started
         return result
 
@@ -377,8 +381,10 @@ class Analyzer:
         analysis."""
         try:
             found = index_traces(self.store, project, ids, since_ns)
-            columns = fill_traces(self.store, project, found, since_ns) if found else None
-            return found, [], columns
+            if not found:
+                return found, [], _NOT_SCREENED
+            columns = fill_traces(self.store, project, found, since_ns)
+            return found, [], _screens(self.detectors, columns)
         except StoreUnavailable:
             raise
         except Exception as exc:
@@ -386,7 +392,7 @@ class Analyzer:
                 log.warning("trace %s/%s cannot be analysed: %s", project, ids[0], exc)
                 start = since_ns if since_ns is not None else time.time_ns()
                 placeholder = TraceData(project, ids[0], start_ns=start, end_ns=start)
-                return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)], None
+                return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)], _NOT_SCREENED
             log.warning("loading %d traces failed (%s); loading them one by one", len(ids), exc)
         traces: dict[str, TraceData] = {}
         bad: list[Finding] = []
@@ -394,7 +400,7 @@ class Analyzer:
             loaded, skipped, _ = self._load(project, [trace_id], since_ns)
             traces.update(loaded)
             bad += skipped
-        return traces, bad, None
+        return traces, bad, _NOT_SCREENED
 
     def _analyse(
         self,
@@ -403,16 +409,14 @@ class Analyzer:
         write: bool,
         load_s: float,
         unloadable: Sequence[Finding] = (),
-        columns: BatchColumns | None = None,
+        screened: Mapping[str, Container[str]] = _NOT_SCREENED,
     ) -> AnalysisResult:
-        """Run the detectors over loaded traces and (with ``write``) store the findings.
-
-        With the batch's ``columns``, a detector that has a screen (:class:`Screen`) runs only
-        on the traces its screen lets through and on those the loader reshaped."""
+        """Run the detectors over loaded traces and (with ``write``) store the findings; a
+        detector that has a screen runs only on the traces it let through (``screened``, from
+        :func:`_screens`)."""
         started = time.perf_counter()
         findings: list[Finding] = list(unloadable)
         skip = {f.trace_id for f in unloadable}
-        screened = _screens(self.detectors, columns) if columns is not None else _NOT_SCREENED
         for trace in traces.values():
             if trace.trace_id not in skip:
                 findings.extend(detect(trace, self.detectors, screened))
