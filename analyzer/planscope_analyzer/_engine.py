@@ -6,7 +6,7 @@ import gc
 import json
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -17,13 +17,13 @@ from planscope import semconv as A
 from planscope_collector.storage import StoreUnavailable
 
 from . import _queries as Q
+from ._columns import BatchColumns, Screen
 from ._load import (
     Queryable,
     fetch_columns,
     fill_traces,
     index_traces,
     index_window,
-    load_traces,
     ns_to_datetime,
 )
 from ._model import INSTRUMENTATION, Finding, TraceData
@@ -31,6 +31,11 @@ from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
 T = TypeVar("T")
+_NOT_SCREENED: Mapping[str, Container[str]] = {}
+_Loaded = tuple[dict[str, TraceData], list[Finding], Mapping[str, Container[str]]]
+"""A loaded batch: its traces, data-quality findings of traces that could not be loaded, and
+what the detectors' screens let through (see :func:`_screens`; none when it was loaded trace
+by trace)."""
 
 ANALYZER_VERSION = "2"
 """Bumped when the set or semantics of detectors change (recorded in analysis_progress)."""
@@ -81,14 +86,23 @@ class AnalysisResult:
         return dict(sorted(out.items()))
 
 
-def detect(trace: TraceData, detectors: Sequence[Detector] = DETECTORS) -> list[Finding]:
+def detect(
+    trace: TraceData,
+    detectors: Sequence[Detector] = DETECTORS,
+    screened: Mapping[str, Container[str]] = _NOT_SCREENED,
+) -> list[Finding]:
     """Run every detector on one trace; a detector that raises becomes a data-quality finding.
+    ``screened``: detector kind → the traces its screen let through (a detector is skipped on
+    the others: they have no findings of its kind).
 
     >>> detect(TraceData("p", "0" * 32))
     []
     """
     findings: list[Finding] = []
     for detector in detectors:
+        passed = screened.get(detector.kind)
+        if passed is not None and trace.trace_id not in passed:
+            continue
         try:
             findings.extend(detector.detect(trace))
         except Exception as exc:  # malformed data must never stop the analysis
@@ -115,6 +129,21 @@ def detect(trace: TraceData, detectors: Sequence[Detector] = DETECTORS) -> list[
                 )
             )
     return findings
+
+
+def _screens(detectors: Sequence[Detector], columns: BatchColumns) -> dict[str, set[str]]:
+    """Detector kind → the traces of the batch its screen lets through, and those the loader
+    reshaped; a detector without a screen, or whose screen fails, runs on every trace. Run
+    where the batch was loaded (the loader thread of a window pass: Arrow's kernels release the
+    GIL, and the batch's tables are freed before it is analysed)."""
+    out: dict[str, set[str]] = {}
+    for d in detectors:
+        if isinstance(d, Screen):
+            try:
+                out[d.kind] = d.screen(columns) | columns.reshaped
+            except Exception:  # a screen only saves time: the rule itself decides
+                log.exception("screen of %s failed; its rule runs on every trace", d.kind)
+    return out
 
 
 def _unloadable(project: str, trace_id: str, exc: BaseException) -> Finding:
@@ -289,7 +318,7 @@ class Analyzer:
         del ordered
         total = AnalysisResult()
 
-        def load(index: int) -> tuple[tuple[dict[str, TraceData], list[Finding]], float]:
+        def load(index: int) -> tuple[_Loaded, float]:
             began = time.perf_counter()
             chunk, chunks[index] = chunks[index], None
             assert chunk is not None
@@ -303,9 +332,9 @@ class Analyzer:
             pending = pool.submit(load, 0) if chunks else None
             for index in range(len(chunks)):
                 assert pending is not None
-                (batch, bad), load_s = pending.result()
+                (batch, bad, screened), load_s = pending.result()
                 pending = pool.submit(load, index + 1) if index + 1 < len(chunks) else None
-                total.merge(self._analyse(project, batch, write, load_s, bad))
+                total.merge(self._analyse(project, batch, write, load_s, bad, screened))
                 del batch
                 if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
                     gc.collect()  # the few cycles the driver leaves per query, now and then
@@ -313,14 +342,13 @@ class Analyzer:
         total.seconds = time.perf_counter() - started
         return total
 
-    def _fill(
-        self, project: str, traces: dict[str, TraceData], by_time: bool = False
-    ) -> tuple[dict[str, TraceData], list[Finding]]:
+    def _fill(self, project: str, traces: dict[str, TraceData], by_time: bool = False) -> _Loaded:
         """:func:`fill_traces` for a batch of row-less traces; when that fails (other than the
-        store being unavailable), the traces are loaded again one by one (see :meth:`_load`)."""
+        store being unavailable), the traces are loaded again one by one (see :meth:`_load`;
+        no screens then: every rule runs on every trace)."""
         try:
-            fill_traces(self.store, project, traces, by_time=by_time)
-            return traces, []
+            columns = fill_traces(self.store, project, traces, by_time=by_time)
+            return traces, [], _screens(self.detectors, columns)
         except StoreUnavailable:
             raise
         except Exception as exc:
@@ -328,10 +356,10 @@ class Analyzer:
         loaded: dict[str, TraceData] = {}
         bad: list[Finding] = []
         for t in traces.values():
-            one, skipped = self._load(project, [t.trace_id], t.start_ns)
+            one, skipped, _ = self._load(project, [t.trace_id], t.start_ns)
             loaded.update(one)
             bad += skipped
-        return loaded, bad
+        return loaded, bad, _NOT_SCREENED
 
     def _batch(
         self, project: str, ids: Sequence[str], since_ns: int | None, write: bool
@@ -339,20 +367,24 @@ class Analyzer:
         started = time.perf_counter()
         # The batch's rows are freed (by reference counting) before collection resumes.
         with _gc_paused():
-            traces, bad = self._load(project, ids, since_ns)
-            result = self._analyse(project, traces, write, time.perf_counter() - started, bad)
+            traces, bad, screened = self._load(project, ids, since_ns)
+            load_s = time.perf_counter() - started
+            result = self._analyse(project, traces, write, load_s, bad, screened)
             del traces
         result.seconds = time.perf_counter() - started
         return result
 
-    def _load(
-        self, project: str, ids: Sequence[str], since_ns: int | None
-    ) -> tuple[dict[str, TraceData], list[Finding]]:
-        """Load a batch; when that fails for a reason other than the store being unavailable,
-        load its traces one by one, so one bad trace is skipped (with a data-quality finding
-        and its progress recorded) instead of stopping the project's analysis."""
+    def _load(self, project: str, ids: Sequence[str], since_ns: int | None) -> _Loaded:
+        """Load a batch (as :func:`load_traces`); when that fails for a reason other than the
+        store being unavailable, load its traces one by one, so one bad trace is skipped (with
+        a data-quality finding and its progress recorded) instead of stopping the project's
+        analysis."""
         try:
-            return load_traces(self.store, project, ids, since_ns), []
+            found = index_traces(self.store, project, ids, since_ns)
+            if not found:
+                return found, [], _NOT_SCREENED
+            columns = fill_traces(self.store, project, found, since_ns)
+            return found, [], _screens(self.detectors, columns)
         except StoreUnavailable:
             raise
         except Exception as exc:
@@ -360,15 +392,15 @@ class Analyzer:
                 log.warning("trace %s/%s cannot be analysed: %s", project, ids[0], exc)
                 start = since_ns if since_ns is not None else time.time_ns()
                 placeholder = TraceData(project, ids[0], start_ns=start, end_ns=start)
-                return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)]
+                return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)], _NOT_SCREENED
             log.warning("loading %d traces failed (%s); loading them one by one", len(ids), exc)
         traces: dict[str, TraceData] = {}
         bad: list[Finding] = []
         for trace_id in ids:
-            loaded, skipped = self._load(project, [trace_id], since_ns)
+            loaded, skipped, _ = self._load(project, [trace_id], since_ns)
             traces.update(loaded)
             bad += skipped
-        return traces, bad
+        return traces, bad, _NOT_SCREENED
 
     def _analyse(
         self,
@@ -377,14 +409,17 @@ class Analyzer:
         write: bool,
         load_s: float,
         unloadable: Sequence[Finding] = (),
+        screened: Mapping[str, Container[str]] = _NOT_SCREENED,
     ) -> AnalysisResult:
-        """Run the detectors over loaded traces and (with ``write``) store the findings."""
+        """Run the detectors over loaded traces and (with ``write``) store the findings; a
+        detector that has a screen runs only on the traces it let through (``screened``, from
+        :func:`_screens`)."""
         started = time.perf_counter()
         findings: list[Finding] = list(unloadable)
         skip = {f.trace_id for f in unloadable}
         for trace in traces.values():
             if trace.trace_id not in skip:
-                findings.extend(detect(trace, self.detectors))
+                findings.extend(detect(trace, self.detectors, screened))
         detected = time.perf_counter()
         if write and traces:
             self._write(project, traces, findings)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
-from itertools import starmap
+from itertools import groupby, repeat
 from typing import Any, NamedTuple, Protocol
 
 from planscope.api import is_trace_id
@@ -14,6 +14,7 @@ from planscope.fingerprints import status_fingerprint
 from planscope_collector.observed import ObservedStep, SpanNode, answer, bind, user_request
 
 from . import _queries as Q
+from ._columns import BatchColumns
 from ._model import (
     Attempt,
     Plan,
@@ -74,7 +75,11 @@ def _check_ids(ids: Sequence[str]) -> list[str]:
 def fetch_columns(store: Queryable, sql: str, params: Mapping[str, Any]) -> dict[str, list[Any]]:
     """A SELECT's result as one Python list per column (empty dict when no rows); read as
     Arrow, so no per-row dict is ever built."""
-    table = store.query_arrow(sql, params)
+    return _lists(store.query_arrow(sql, params))
+
+
+def _lists(table: Any) -> dict[str, list[Any]]:
+    """An Arrow table as one Python list per column (empty dict when no rows)."""
     if table.num_rows == 0:
         return {}
     return {name: table.column(name).to_pylist() for name in table.column_names}
@@ -167,7 +172,7 @@ def fill_traces(
     since_ns: int | None = None,
     *,
     by_time: bool = False,
-) -> None:
+) -> BatchColumns:
     """Read the typed rows (and the raw spans they miss) of ``traces``, row-less values from
     the trace index, into them: one query per typed table and one over ``otel_traces`` for the
     whole batch, bounded by its earliest start (``since_ns``, else the traces' own) and its
@@ -179,6 +184,8 @@ def fill_traces(
     more than :data:`BY_TIME_MAX_TAIL_NS` after the batch's last start (the range would hold
     far more than the batch), they are read by trace id (a sparse batch: an incremental pass's
     traces may lie days apart).
+
+    Returns the typed reads as Arrow tables, for the detectors' column-wise screens.
 
     >>> # fill_traces(store, "default", index_window(store, "default", 0, time.time_ns()))
     """
@@ -195,10 +202,15 @@ def fill_traces(
         params["ids"] = ",".join(sorted(traces))
     typed_filter = Q.TIME_FILTER if by_time else Q.TYPED_FILTER
 
-    def columns(sql: str, **extra: str) -> dict[str, list[Any]]:
-        return fetch_columns(store, sql.format(filter=typed_filter), {**params, **extra})
+    batch = BatchColumns()
 
-    _attach(traces, "runs", Run, columns(Q.LOAD_RUNS))
+    def columns(attr: str, sql: str, **extra: str) -> dict[str, list[Any]]:
+        table = store.query_arrow(sql.format(filter=typed_filter), {**params, **extra})
+        if table.num_rows:
+            setattr(batch, attr, table)
+        return _lists(table)
+
+    _attach(traces, "runs", Run, columns("runs", Q.LOAD_RUNS))
     # Plan JSON and captured tool arguments only for traces whose run failed (plan propagation
     # reads them), and for traces without a typed run or with an inferred run of unknown
     # outcome (a grouping run is bound later, from the root's status; an inferred run may have
@@ -209,10 +221,10 @@ def fill_traces(
         if not t.runs
         or any(r.outcome == "failure" or (r.inferred and r.outcome == "unknown") for r in t.runs)
     )
-    _attach(traces, "plans", Plan, columns(Q.LOAD_PLANS, failed=failed))
-    _attach(traces, "plan_steps", PlanStep, columns(Q.LOAD_PLAN_STEPS))
+    _attach(traces, "plans", Plan, columns("plans", Q.LOAD_PLANS, failed=failed))
+    _attach(traces, "plan_steps", PlanStep, columns("plan_steps", Q.LOAD_PLAN_STEPS))
     get = traces.get
-    c = columns(Q.LOAD_LLM_BY_PARENT)
+    c = columns("llm", Q.LOAD_LLM_BY_PARENT)
     for trace_id, parent, tokens, cost, calls, span_ids in zip(
         c.get("trace_id", ()),
         c.get("parent_span_id", ()),
@@ -226,7 +238,7 @@ def fill_traces(
             t.llm_spans += int(calls)
             t.llm_by_parent[parent] = (int(tokens), float(cost))
             t.llm_span_ids.update(span_ids)
-    c = columns(Q.LOAD_STEP_ATTEMPTS)
+    c = columns("attempts", Q.LOAD_STEP_ATTEMPTS)
     if c:
         usage = [
             t.llm_by_parent.get(span_id, _NO_USAGE)
@@ -245,7 +257,7 @@ def fill_traces(
         c["message"] = c["status_message"]
         c["context_recorded"] = list(map(_recorded, c["context_keys"], c["context_tokens"]))
         _attach(traces, "attempts", Attempt, c)
-    _attach(traces, "tools", ToolCall, columns(Q.LOAD_TOOL_CALLS, failed=failed))
+    _attach(traces, "tools", ToolCall, columns("tools", Q.LOAD_TOOL_CALLS, failed=failed))
     _load_raw(store, params, traces)
     # a trace with no plan and executor runs may state its plan in a planner's answer
     # (observed.read_plans): what its calls were asked and what they and its runs answered
@@ -264,8 +276,13 @@ def fill_traces(
     )
     answers = _answers(store, params["project"], planless)
     for t in traces.values():
-        _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {}))
-    _load_prompts(store, params["project"], traces, asked)
+        if (
+            _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {}))
+            or t.raw is not None
+        ):
+            batch.reshaped.add(t.trace_id)
+    batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
+    return batch
 
 
 class Said(NamedTuple):
@@ -278,22 +295,26 @@ class Said(NamedTuple):
     text: str
 
 
-def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]) -> None:
+def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]) -> bool:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
     after a plan step, a grouping run and whether it failed for good, container plans dropped,
     step spans that only wrap attempts dropped)
     to one loaded trace (``asked``: what its LLM calls were asked, by span id; ``answers``: what
     its LLM calls and inferred agent runs answered, read only for a trace with no plan), and the
-    plans read from a planner's answer (``observed.read_plans``) as its observed plans."""
+    plans read from a planner's answer (``observed.read_plans``) as its observed plans. True
+    when the trace's model may now differ from its typed rows."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
         t.plans = [p for p in t.plans if not p.inferred]
         observed = {p.span_id for p in inferred_plans}
         t.plan_steps = [s for s in t.plan_steps if s.plan_span_id not in observed]
         inferred_plans = []
+        changed = True
+    else:
+        changed = False
     if not inferred_plans and not any(a.inferred for a in t.attempts) and t.runs:
-        return  # planscope's own structure: nothing to derive
+        return changed  # planscope's own structure: nothing to derive
     raw = {s.span_id: s for s in t.raw or ()}
     nodes: dict[str, SpanNode] = {}
     for r in t.runs:
@@ -478,6 +499,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
         for c in t.tools
     ]
     t._memo.clear()
+    return True
 
 
 def _load_prompts(
@@ -485,7 +507,7 @@ def _load_prompts(
     project: str,
     traces: dict[str, TraceData],
     known: dict[str, dict[str, str]],
-) -> None:
+) -> set[str]:
     """A failed run that declares no objective (a grouping run under a foreign root, an agent
     span without an input) takes the objective its first plan states (the plan JSON's
     ``objective``, as planscope plans write it), else its planner's prompt: the user text of
@@ -494,8 +516,10 @@ def _load_prompts(
     from what a failure names). A prompt is more than the objective (notes, earlier results,
     the failure that asked for a re-plan: what may carry the wrong value), so a stated
     objective wins. ``known``: the requests already read for binding (:func:`_requests`); one
-    ``otel_traces`` query for the other traces that need a prompt."""
+    ``otel_traces`` query for the other traces that need a prompt. Returns the ids of the
+    traces whose runs may have taken an objective."""
     wanted: dict[str, TraceData] = {}
+    stated_ids: set[str] = set()
     for t in traces.values():
         if not t.runs or any(r.objective for r in t.runs):
             continue
@@ -504,6 +528,7 @@ def _load_prompts(
         stated = next((p.objective for p in _first(t.plans) if p.objective), "")
         if stated:
             _set_objective(t, stated)
+            stated_ids.add(t.trace_id)
         else:
             wanted[t.trace_id] = t
     fetched = _requests(store, project, [t for t in wanted.values() if t.trace_id not in known])
@@ -514,6 +539,7 @@ def _load_prompts(
         planner = [p for p in _first(t.plans) if p.span_id in by_span]
         prompt = by_span[planner[0].span_id] if planner else next(iter(by_span.values()))
         _set_objective(t, _uncontested(prompt))
+    return stated_ids | set(wanted)
 
 
 _PAIR = re.compile(r'"([^"\\]+)"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false)')
@@ -602,23 +628,22 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
     return out
 
 
-def _strings(values: Any) -> tuple[str, ...]:
-    """An Array(String) value as a tuple of str."""
-    return tuple(values) if values else ()
-
+_budget = lru_cache(maxsize=1 << 10)(parse_json_object)
+"""Runs of one agent share a few budget texts; the parsed mapping is shared too (``Run`` is
+immutable and its budget only read)."""
 
 _CONVERT: dict[str, Callable[[Any], Any]] = {
-    "budget": parse_json_object,
+    "budget": _budget,
     "json_valid": bool,
     "irreversible": bool,
     "inferred": bool,
-    "depends_on": _strings,
-    "requires": _strings,
-    "produces": _strings,
-    "context_keys": _strings,
+    "depends_on": tuple,
+    "requires": tuple,
+    "produces": tuple,
+    "context_keys": tuple,
 }
 """Fields whose column value is not already the field's type (Arrow gives ints, floats, strings
-and lists as such)."""
+and lists as such; an Array column is never NULL)."""
 
 
 def _attach(traces: dict[str, TraceData], attr: str, row: Any, c: Mapping[str, list[Any]]) -> None:
@@ -626,22 +651,29 @@ def _attach(traces: dict[str, TraceData], attr: str, row: Any, c: Mapping[str, l
 
     Columns are matched to the fields by name (each SELECT aliases its columns as the fields
     are named, plus ``trace_id``), never by position; a field the SELECT lacks takes its
-    default (and one without a default is an error).
+    default (and one without a default is an error). Rows are built in one C-level pass
+    (``tuple.__new__`` over the zipped columns: no Python frame per row) and handed to each
+    trace as a slice of its run of consecutive rows (every query orders by trace id, so a trace
+    is one run; a trace spread over several runs still gets all its rows, in order).
     """
     if not c:
         return
-    n = len(c["trace_id"])
+    ids = c["trace_id"]
+    n = len(ids)
     fields = [
         (map(_CONVERT[f], c[f]) if f in _CONVERT else c[f])
         if f in c
-        else [row._field_defaults[f]] * n
+        else repeat(row._field_defaults[f], n)
         for f in row._fields
     ]
+    rows = list(map(tuple.__new__, repeat(row, n), zip(*fields, strict=True)))
     get = traces.get
-    # Calling the class with positional values builds a named tuple faster than ``_make``.
-    for trace_id, item in zip(c["trace_id"], starmap(row, zip(*fields, strict=True)), strict=True):
+    start = 0
+    for trace_id, same in groupby(ids):
+        end = start + len(tuple(same))
         if (t := get(trace_id)) is not None:
-            getattr(t, attr).append(item)
+            getattr(t, attr).extend(rows[start:end])
+        start = end
 
 
 def _recorded(keys: Any, tokens: Any) -> bool:

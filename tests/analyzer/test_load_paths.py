@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope import semconv as A
-from planscope_analyzer import Analyzer, load_traces
+from planscope_analyzer import Analyzer, detect, load_traces
+from planscope_analyzer._columns import Screen
 from planscope_analyzer._load import fill_traces, index_traces
 from planscope_analyzer._model import TraceData
 from planscope_analyzer.detectors import DETECTORS
@@ -161,6 +162,25 @@ def test_batching_by_start_finds_the_same(suite: tuple[Store, list[str]]) -> Non
     # Results come in trace id order, whatever the batches were.
     assert [f.trace_id for f in window.findings] == sorted(f.trace_id for f in window.findings)
     assert set(window.phases) == {"load", "detect", "write"}
+
+
+def test_screens_hold_back_no_finding(suite: tuple[Store, list[str]]) -> None:
+    """A detector's column-wise screen lets through every trace its rule has findings on (and
+    clears others: it does something); the engine's findings are the rules' alone."""
+    store, ids = suite
+    traces = index_traces(store, "default", ids)
+    columns = fill_traces(store, "default", traces)
+    screened = [d for d in DETECTORS if isinstance(d, Screen)]
+    assert {d.kind for d in screened} >= {"data_quality", "plan_drift", "write_conflict"}
+    for d in screened:
+        passed = d.screen(columns) | columns.reshaped
+        found = {t.trace_id for t in traces.values() if d.detect(t)}
+        assert found <= passed, d.kind
+        assert set(traces) - passed, f"{d.kind} clears no trace"
+    assert any(d.detect(t) for d in screened for t in traces.values())
+    rules = sorted(f.to_dict()["key"] + t.trace_id for t in traces.values() for f in detect(t))
+    engine = Analyzer(store).analyze("default", ids, write=False)
+    assert sorted(f.to_dict()["key"] + f.trace_id for f in engine.findings) == rules
 
 
 def _stored(store: Store) -> list[str]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, flatten, stacked, trace_ids, traces_of, unmatched
 from .._model import INSTRUMENTATION, Finding, TraceData
 from ._base import make_finding
 
@@ -145,6 +146,39 @@ class DataQuality:
                     names=sorted({r.name for r in other})[:10],
                 )
         return out
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` that may have an issue, from its columns (a trace with span
+        skeletons, whose unclassified and orphan spans need them, is reshaped: it always
+        runs): a plan that is invalid or has no step rows, a dependency outside its plan
+        version, an attempt under an unknown plan version, plan or step rows without a run,
+        and a typed span or an LLM call whose parent is no typed span of the trace."""
+        import pyarrow.compute as pc
+
+        runs, plans, steps, attempts = batch.runs, batch.plans, batch.plan_steps, batch.attempts
+        out = (traces_of(attempts) | traces_of(plans)) - traces_of(runs)
+        if plans is not None:
+            invalid = pc.and_(
+                pc.equal(plans.column("inferred"), 0), pc.equal(plans.column("json_valid"), 0)
+            )
+            out |= trace_ids(plans, invalid)
+            with_steps = plans.filter(pc.greater(plans.column("step_count"), 0))
+            out |= unmatched(with_steps, ["span_id"], steps, ["plan_span_id"])
+        if steps is not None:
+            on = ["plan_id", "plan_version", "step_id"]
+            deps = flatten(steps, ("plan_id", "plan_version"), "depends_on", "step_id")
+            out |= unmatched(deps, on, steps, on)
+        if attempts is not None:
+            named = attempts.filter(pc.not_equal(attempts.column("plan_id"), ""))
+            out |= unmatched(named, ["plan_id", "plan_version"], plans, ["plan_id", "version"])
+        typed = [runs, plans, attempts, batch.tools, batch.llm]
+        if all(t is None for t in typed):
+            return out
+        llm_spans = None if batch.llm is None else flatten(batch.llm, (), "span_ids", "span_id")
+        spans = stacked([(t, {"span_id": "span_id"}) for t in typed[:4]] + [(llm_spans, {})])
+        parents = stacked([(t, {"parent_span_id": "parent"}) for t in typed])
+        parents = parents.filter(pc.not_equal(parents.column("parent"), ""))
+        return out | unmatched(parents, ["parent"], spans, ["span_id"])
 
     @staticmethod
     def _orphans(trace: TraceData) -> list[str]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, trace_ids
 from .._model import Attempt, Finding, TraceData, ancestors
 from ._base import by_start, make_finding
 
@@ -27,6 +28,29 @@ class IrreversibleAfterFailure:
 
     kind = KIND
     version = 1
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` with an irreversible tool call or plan step and a failed attempt
+        or tool call."""
+        import pyarrow.compute as pc
+
+        steps, attempts, tools = batch.plan_steps, batch.attempts, batch.tools
+        acts: set[str] = set()
+        failed: set[str] = set()
+        if tools is not None:
+            acts = trace_ids(tools, pc.equal(tools.column("effect"), A.EFFECT_IRREVERSIBLE))
+            failed = trace_ids(
+                tools,
+                pc.or_(
+                    pc.equal(tools.column("status_code"), "Error"),
+                    pc.not_equal(tools.column("error_type"), ""),
+                ),
+            )
+        if steps is not None:
+            acts |= trace_ids(steps, pc.not_equal(steps.column("irreversible"), 0))
+        if attempts is not None:
+            failed |= trace_ids(attempts, pc.equal(attempts.column("status"), A.STATUS_ERROR))
+        return acts & failed
 
     def detect(self, trace: TraceData) -> list[Finding]:
         attempt_of = {a.span_id: a for a in trace.attempts}

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, traces_of, unmatched
 from .._model import Finding, TraceData
 from ._base import make_finding
 
@@ -29,6 +30,20 @@ class PlanDrift:
 
     kind = KIND
     version = 2
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` with plan steps and attempts where an attempt's step id is no
+        plan step's, or a tool call has no step id and no attempt for a parent."""
+        import pyarrow.compute as pc
+
+        steps, attempts, tools = batch.plan_steps, batch.attempts, batch.tools
+        if steps is None or attempts is None:
+            return set()
+        out = unmatched(attempts, ["step_id"], steps, ["step_id"])
+        if tools is not None:
+            loose = tools.filter(pc.equal(tools.column("step_id"), ""))
+            out |= unmatched(loose, ["parent_span_id"], attempts, ["span_id"])
+        return out & traces_of(steps) & traces_of(attempts)
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Structure the span model inferred (an observed plan, executor-level steps of another

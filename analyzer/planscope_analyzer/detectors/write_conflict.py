@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, trace_ids
 from .._model import PLANNER, Finding, TraceData, ancestors
 from ._base import make_finding
 
@@ -30,6 +31,26 @@ class WriteConflict:
 
     kind = KIND
     version = 2
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` with two write calls on one resource."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        tools = batch.tools
+        if tools is None:
+            return set()
+        effects = pa.array([A.EFFECT_WRITE, A.EFFECT_IRREVERSIBLE], pa.string())
+        writes = tools.filter(
+            pc.and_(
+                pc.not_equal(tools.column("resource"), ""),
+                pc.is_in(tools.column("effect"), value_set=effects),
+            )
+        )
+        counts = writes.group_by(["trace_id", "resource"], use_threads=False).aggregate(
+            [([], "count_all")]
+        )
+        return trace_ids(counts, pc.greater_equal(counts.column("count_all"), 2))
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Memoised per trace: plan_propagation asks whether there is a conflict too.
