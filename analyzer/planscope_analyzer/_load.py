@@ -301,8 +301,9 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
     after a plan step, a grouping run and whether it failed for good, container plans dropped,
     step spans that only wrap attempts dropped)
     to one loaded trace (``asked``: what its LLM calls were asked, by span id; ``answers``: what
-    its LLM calls and inferred agent runs answered, read only for a trace with no plan), and the
-    plans read from a planner's answer (``observed.read_plans``) as its observed plans. True
+    its LLM calls and inferred agent runs answered and its tool calls were called with, read only
+    for a trace with no plan), and the plans read from what a planner said
+    (``observed.read_plans``) as its observed plans. True
     when the trace's model may now differ from its typed rows."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
@@ -355,6 +356,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
             failed=c.failed,
             start_ns=c.start_ns,
             message=raw[c.span_id].message if c.span_id in raw else "",
+            answer=answers[c.span_id].text if c.span_id in answers else "",
         )
     for s in raw.values():
         if s.span_id not in nodes:
@@ -605,8 +607,8 @@ def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[s
 
 
 def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, Said]]:
-    """What the LLM calls and inferred agent runs of some traces answered
-    (``observed.answer``), by trace and span id, with each span's kind, parent and start; one
+    """What the LLM calls and inferred agent runs of some traces answered and what their tool
+    calls were called with (``observed.answer``), by trace and span id, with each span's kind, parent and start; one
     ``otel_traces`` query, none for no traces."""
     if not wanted:
         return {}

@@ -187,8 +187,9 @@ WHERE Project = {{project:String}}
 ORDER BY TraceId, Timestamp
 """
 
-# What the LLM calls and inferred agent runs of the traces in {ids:String} answered (traces with
-# no plan the span model read: observed.read_plans looks for one in a planner's answer), as
+# What the LLM calls and inferred agent runs of the traces in {ids:String} answered and what
+# their tool calls were called with (traces with no plan the span model read:
+# observed.read_plans looks for one in what a planner said), as
 # planscope_collector.observed.answer reads it.
 LOAD_ANSWERS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
@@ -198,7 +199,7 @@ FROM otel_traces
 WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
-  AND (SpanModelKind = 'llm' OR (SpanModelKind = 'step' AND SpanModelInferred = 1))
+  AND (SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step' AND SpanModelInferred = 1))
   AND notEmpty(answers)
 """
 

@@ -378,7 +378,8 @@ def _bind(
                 links=tuple(link["span_id"] for link in s["links"]),
                 request=user_request(s["attributes"]) if kind == A.KIND_LLM else "",
                 answer=answer(s["attributes"], kind)
-                if kind == A.KIND_LLM or (kind == A.KIND_STEP and model.get("inferred"))
+                if kind in (A.KIND_LLM, A.KIND_TOOL)
+                or (kind == A.KIND_STEP and model.get("inferred"))
                 else "",
             )
         )

@@ -127,8 +127,9 @@ class SpanNode:
     links: tuple[str, ...] = ()
     request: str = ""
     answer: str = ""
-    """What an LLM call or an inferred agent run answered (:func:`answer`; empty when not
-    read): where a plan stated in no format the span model reads is looked for."""
+    """What an LLM call or an inferred agent run answered, or what a tool call was called with
+    (:func:`answer`; empty when not read): where a plan stated in no format the span model
+    reads is looked for."""
 
 
 @dataclass(frozen=True)
@@ -453,9 +454,12 @@ def read_plans(
     by_start = sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id))
     attempts = [n for n in by_start if n.kind == "step" and n.inferred]
     asked: dict[str, dict[str, None]] = {}
+    made: dict[str, list[str]] = {}  # the arguments of the tool calls each attempt made
     for n in by_start:
         if n.request and (owner := enclosing(n.span_id)) is not None:
             asked.setdefault(owner, {})[n.request] = None
+        if n.kind == "tool" and n.answer and (owner := enclosing(n.span_id)) is not None:
+            made.setdefault(owner, []).append(n.answer)
     # what each executor run was told, else (no run's input recorded) what it is called
     carried = {
         a.span_id: set(_WORD.findall("\n".join(asked[a.span_id]))) if asked else {a.step_name}
@@ -477,7 +481,10 @@ def read_plans(
     who = ""
     named: set[str] = set()
     for n in by_start:
-        if not n.answer or n.kind not in ("llm", "step") or (n.kind == "step" and not n.inferred):
+        if n.kind not in ("llm", "step") or (n.kind == "step" and not n.inferred):
+            continue
+        said = "\n".join([*made.get(n.span_id, ()), n.answer] if n.kind == "step" else [n.answer])
+        if not said.strip():
             continue
         if out and planner(n) != who:
             continue
@@ -496,12 +503,12 @@ def read_plans(
         }
         request = n.request if n.kind == "llm" else "\n".join(asked.get(n.span_id, {}))
         data = set(_WORD.findall(request)) - named
-        steps = _step_names(n.answer, data, later)
+        steps = _step_names(said, data, later)
         if len(steps) < (2 if not out else 1):
             continue
         who = me
         named.update(name for name, _ in steps)
-        out.append(_read_plan(n, steps, tools))
+        out.append(_read_plan(n.span_id, said, steps, tools))
     return tuple(out)
 
 
@@ -568,14 +575,17 @@ def _run_on(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tup
     return ordered + [(n, a) for n, a, _ in more]
 
 
-def _read_plan(n: SpanNode, steps: list[tuple[str, int]], tools: set[str]) -> ReadPlan:
-    """The plan of an answer whose step names stand at these places: each step's tool and
-    arguments from its part of the answer (up to the next step's name)."""
+def _read_plan(
+    span_id: str, said: str, steps: list[tuple[str, int]], tools: set[str]
+) -> ReadPlan:
+    """The plan a planner said (``said``, :func:`read_plans`) with its step names at these
+    places: each step's tool and arguments from its part of the text (up to the next step's
+    name)."""
     decoder = json.JSONDecoder()
     objects = []
     for i, (name, start) in enumerate(steps):
-        end = steps[i + 1][1] if i + 1 < len(steps) else len(n.answer)
-        part = n.answer[start + len(name) : end]
+        end = steps[i + 1][1] if i + 1 < len(steps) else len(said)
+        part = said[start + len(name) : end]
         tool = next((w for w in _WORD.findall(part) if w in tools), "")
         args: Any = None
         for brace in re.finditer(r"\{", part):
@@ -591,8 +601,8 @@ def _read_plan(n: SpanNode, steps: list[tuple[str, int]], tools: set[str]) -> Re
             step["args"] = args
         objects.append(step)
     return ReadPlan(
-        n.span_id,
-        tuple(ObservedStep(n.span_id, s["id"], s["tool"], i) for i, s in enumerate(objects)),
+        span_id,
+        tuple(ObservedStep(span_id, s["id"], s["tool"], i) for i, s in enumerate(objects)),
         json.dumps(objects),
     )
 
@@ -736,31 +746,45 @@ _LLM_ANSWER_KEYS = (
 LLM span's ``output.value`` is the message envelope, not its text)."""
 _RUN_ANSWER_KEYS = (A.OI_OUTPUT_VALUE, A.TL_ENTITY_OUTPUT, "final_result", A.GEN_AI_OUTPUT_MESSAGES)
 """Where an agent run's output is: OpenInference, Traceloop, pydantic-ai's typed output, GenAI."""
+_TOOL_ARGUMENT_KEYS = (
+    A.GEN_AI_TOOL_CALL_ARGUMENTS,
+    A.OI_INPUT_VALUE,
+    A.TL_ENTITY_INPUT,
+    "tool_arguments",
+)
+"""Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
+them (migration 0029): what a planner said through the tools it called."""
 
 
-def answer_sql(column: str = "SpanAttributes") -> str:
+def answer_sql(column: str = "SpanAttributes", kind: str = "SpanModelKind") -> str:
     """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
-    :func:`answer` reads: a Map, empty for a span that records no answer.
+    :func:`answer` reads for a span of kind ``kind`` (a column): a Map, empty for a span that
+    records no answer.
 
-    >>> answer_sql().startswith("mapFilter((k, v) -> has([")
+    >>> answer_sql().startswith("mapFilter((k, v) -> has(if(SpanModelKind = 'tool', [")
     True
     """
     keys = ", ".join(f"'{k}'" for k in dict.fromkeys(_LLM_ANSWER_KEYS + _RUN_ANSWER_KEYS))
-    return f"mapFilter((k, v) -> has([{keys}], k), {column})"
+    tool_keys = ", ".join(f"'{k}'" for k in _TOOL_ARGUMENT_KEYS)
+    return f"mapFilter((k, v) -> has(if({kind} = 'tool', [{tool_keys}], [{keys}]), k), {column})"
 
 
 def answer(attributes: Mapping[str, str], kind: str) -> str:
-    """The text an LLM call (``kind`` ``llm``) or an agent run (``step``) answered, from its
-    span's attributes in any convention the span model reads (GenAI output messages: their
-    text parts); empty when none.
+    """The text an LLM call (``kind`` ``llm``) or an agent run (``step``) answered, or the
+    arguments a tool call (``tool``) was called with (as text: what its caller said through
+    it), from its span's attributes in any convention the span model reads (GenAI output
+    messages: their text parts); empty when none.
 
     >>> answer({"gen_ai.output.messages": '[{"role": "assistant", "parts": '
     ...         '[{"type": "text", "content": "1. fetch"}]}]'}, "llm")
     '1. fetch'
     >>> answer({"output.value": "Plan: fetch, then parse"}, "step")
     'Plan: fetch, then parse'
+    >>> answer({"input.value": '{"step": "fetch"}', "output.value": "ok"}, "tool")
+    '{"step": "fetch"}'
     """
-    for key in _LLM_ANSWER_KEYS if kind == A.KIND_LLM else _RUN_ANSWER_KEYS:
+    keys = {A.KIND_LLM: _LLM_ANSWER_KEYS, A.KIND_TOOL: _TOOL_ARGUMENT_KEYS}
+    for key in keys.get(kind, _RUN_ANSWER_KEYS):
         value = attributes.get(key) or ""
         if value and key == A.GEN_AI_OUTPUT_MESSAGES:
             try:

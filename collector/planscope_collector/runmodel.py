@@ -530,7 +530,7 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        StatusMessage AS message, toString(ServiceName) AS service, toUInt32(0) AS position,
        {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
        if(SpanModelKind = 'llm', {user_request_sql()}, map()) AS messages,
-       if((SpanModelKind = 'llm' OR (SpanModelKind = 'step' AND SpanModelInferred = 1))
+       if((SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step' AND SpanModelInferred = 1))
           AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE}),
           {answer_sql()}, map()) AS answers
 FROM otel_traces
@@ -556,7 +556,8 @@ WHERE {_BIND_WHERE} AND Inferred = 1
 ``{since}``, ``{until}`` bound), in one read: every span (``row`` = ``span``: kind, name,
 status, start, what a grouping run reports, whether it is a workflow, the spans it links to,
 an LLM call's input messages as ``observed.user_request`` reads them, an LLM call's or inferred
-agent run's answer as ``observed.answer`` reads it, only in a trace with no plan row: where
+agent run's answer or a tool call's arguments as ``observed.answer`` reads them, only in a trace
+with no plan row: where
 ``observed.read_plans`` looks for a plan),
 the step name and status of each step attempt (``step``), the tool name and status of each
 tool call (``tool``) and the steps of the observed plans (``plan_step``: the plan's span, step

@@ -412,3 +412,45 @@ def test_a_list_on_one_line_goes_on_with_the_separator_of_the_steps_reached() ->
     text = '{"source": "orders", "stages": ["lookup", "refund", "notify", "close"]}'
     (plan,) = bind(planned_trace(text), []).read_plans
     assert [s.step_id for s in plan.steps] == ["lookup", "refund", "notify", "close"]
+
+
+def planner_calling(calls: list[dict[str, object]], answer: str = "") -> list[SpanNode]:
+    """:func:`planned_trace` whose planner agent states its plan through tool calls, one call
+    with these arguments each (before its answer ``answer``, empty: none)."""
+    spans = planned_trace(answer)
+    made = [
+        node(f"c{i}", "p", "tool", 3 + i, tool="note", answer=json.dumps(args))
+        for i, args in enumerate(calls)
+    ]
+    return [*spans, *made]
+
+
+def test_a_plan_is_read_from_the_arguments_of_the_planners_tool_calls() -> None:
+    calls: list[dict[str, object]] = [
+        {"name": "lookup", "why": "find it", "with": "lookup_order", "input": {"order": 7}},
+        {"name": "refund", "why": "pay back", "with": "issue_refund", "input": {}},
+    ]
+    for answer in ("", "Added the steps."):  # with or without an answer text after the calls
+        b = bind(planner_calling(calls, answer), [])
+        (plan,) = b.read_plans
+        assert plan.span_id == "p", answer
+        assert [(s.step_id, s.tool) for s in plan.steps] == [
+            ("lookup", "lookup_order"),
+            ("refund", "issue_refund"),
+        ], answer
+        assert json.loads(plan.json)[0]["args"] == {"order": 7}, answer
+        assert b.steps == {"e0": "lookup", "e1": "refund"}, answer
+        assert b.planners == frozenset({"p"}), answer
+    # the calls' order is the plan's order, whatever the executors did first
+    (plan,) = bind(planner_calling(calls[::-1]), []).read_plans
+    assert [s.step_id for s in plan.steps] == ["refund", "lookup"]
+
+
+def test_a_planners_tool_calls_whose_arguments_no_executor_carries_give_no_plan() -> None:
+    calls: list[dict[str, object]] = [{"name": "fetch", "n": 1}, {"name": "store", "n": 2}]
+    assert bind(planner_calling(calls), []).read_plans == ()
+    assert bind(planner_calling(calls, "Done."), []).read_plans == ()
+    # an executor's own call naming the next step is one name: no plan
+    spans = planned_trace("")
+    spans += [node("x", "e0", "tool", 13, tool="lookup_order", answer='{"then": "refund"}')]
+    assert bind(spans, []).read_plans == ()
