@@ -608,8 +608,8 @@ def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[s
 
 def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, Said]]:
     """What the LLM calls and inferred agent runs of some traces answered and what their tool
-    calls were called with (``observed.answer``), by trace and span id, with each span's kind, parent and start; one
-    ``otel_traces`` query, none for no traces."""
+    calls were called with (``observed.answer``), by trace and span id, with each span's kind,
+    parent and start; one ``otel_traces`` query, none for no traces."""
     if not wanted:
         return {}
     c = _of_traces(store, Q.LOAD_ANSWERS, project, wanted)

@@ -19,8 +19,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   not a step of that plan;
 * **plans read from structure** (:func:`read_plans`), in a trace with no plan the span model
   read, none declared and no workflow plan: the names a planner's answer (an LLM call's, an
-  inferred agent run's) lists that executor attempts started after it carry (what they were
-  asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON, prose);
+  inferred agent run's, after the arguments of the tool calls the run made) lists that executor
+  attempts started after it carry (what they were asked), in the answer's order, whatever its
+  syntax (a markdown list, arrow lines, JSON, prose, one tool call per step);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
@@ -421,18 +422,19 @@ def read_plans(
     r"""The plans a trace states in no format the span model reads, read from its structure
     instead of their syntax (``enclosing``: a span's nearest enclosing step span, or None).
 
-    A planner's answer (an LLM call's or an inferred agent run's :attr:`SpanNode.answer`)
-    lists names; its **steps** are the names that executor attempts started after it
-    ended carry (what their LLM calls were asked; when no attempt's calls record what they were
-    asked, the attempt's own name), in the order the answer lists them: scanning the
-    answer, a name is a new step when the attempts carrying it are attempts no earlier step
-    name is carried by (a tool, an argument or a goal word carried by the same attempts is
-    that step's detail; a word several steps' attempts carry is no step). Names the planner
-    was asked about itself (the run's data) are not steps. The first plan needs two steps; a
-    later answer of the same planner (the same agent, or a bare LLM call like the first) is a
-    re-plan with at least one. Runs of the planner's own agent are not executor attempts. A
-    step's tool is the first tool called in the trace that its part of the answer names, its
-    arguments the first JSON object there.
+    What a planner said (an LLM call's or an inferred agent run's :attr:`SpanNode.answer`; for
+    an agent run, after the arguments of the tool calls it made, in call order: a planner that
+    states its plan through tool calls, also with no answer text) lists names; its **steps** are
+    the names that executor attempts started after it ended carry (what their LLM calls were
+    asked; when no attempt's calls record what they were asked, the attempt's own name), in the
+    order the answer lists them: scanning the answer, a name is a new step when the attempts
+    carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
+    word carried by the same attempts is that step's detail; a word several steps' attempts
+    carry is no step). Names the planner was asked about itself (the run's data) are not steps.
+    The first plan needs two steps; a later answer of the same planner (the same agent, or a
+    bare LLM call like the first) is a re-plan with at least one. Runs of the planner's own
+    agent are not executor attempts. A step's tool is the first tool called in the trace that
+    its part of the answer names, its arguments the first JSON object there.
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
@@ -575,9 +577,7 @@ def _run_on(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tup
     return ordered + [(n, a) for n, a, _ in more]
 
 
-def _read_plan(
-    span_id: str, said: str, steps: list[tuple[str, int]], tools: set[str]
-) -> ReadPlan:
+def _read_plan(span_id: str, said: str, steps: list[tuple[str, int]], tools: set[str]) -> ReadPlan:
     """The plan a planner said (``said``, :func:`read_plans`) with its step names at these
     places: each step's tool and arguments from its part of the text (up to the next step's
     name)."""

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import planscope.semconv as A
+import pytest
 from planscope_collector.runmodel import run_metrics_sql
 from planscope_collector.storage import Store
 
@@ -240,16 +241,21 @@ def _genai_ask(text: str) -> str:
     return json.dumps([{"role": "user", "parts": [{"type": "text", "content": text}]}])
 
 
-def test_a_plan_in_markdown_is_read_from_the_executor_runs_at_read_time(store: Store) -> None:
-    """No format reader reads a markdown list at ingest (0031); the one mapping reads it from
+@pytest.mark.parametrize("stated", ["markdown", "tool calls"])
+def test_a_plan_in_markdown_is_read_from_the_executor_runs_at_read_time(
+    store: Store, stated: str
+) -> None:
+    """No format reader reads a markdown list at ingest (0031), nor a plan stated through the
+    planner's tool calls (one call per step, no answer text); the one mapping reads it from
     structure (``observed.read_plans``): the run model counts it, the analyzer's loader gets its
     steps, and the executor runs are attempts of them."""
     from planscope_analyzer import load_traces
     from planscope_collector.runmodel import bind_traces, binding_parameters
 
-    plan = (
+    markdown = (
         "Plan for invoice 7:\n\n1. **fetch**: Fetch it\n   - tool: `get_invoice`\n2. **pay**: Pay"
     )
+    calls = [{"step": "fetch", "use": "get_invoice"}, {"step": "pay", "use": "pay"}]
     t, root, planner = new_trace_id(), new_span_id(), new_span_id()
     agent = {A.GEN_AI_OPERATION_NAME: "invoke_agent"}
 
@@ -267,8 +273,16 @@ def test_a_plan_in_markdown_is_read_from_the_executor_runs_at_read_time(store: S
         make_span(trace_id=t, span_id=root, name="settle invoice 7", duration_ns=100 * MS),
         make_span(trace_id=t, span_id=planner, parent=root, name="invoke_agent planner",
                   start_ns=BASE_NS + MS, attrs=agent | {A.GEN_AI_AGENT_NAME: "planner"}),
-        chat(planner, 2, "Settle invoice 7", plan),
+        chat(planner, 2, "Settle invoice 7", markdown if stated == "markdown" else ""),
     ]  # fmt: skip
+    if stated == "tool calls":
+        spans += [
+            make_span(trace_id=t, parent=planner, name="execute_tool add",
+                      start_ns=BASE_NS + (3 + i) * MS,
+                      attrs={A.GEN_AI_OPERATION_NAME: "execute_tool", A.GEN_AI_TOOL_NAME: "add",
+                             A.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps(args)})
+            for i, args in enumerate(calls)
+        ]  # fmt: skip
     for i, (step, tool) in enumerate([("fetch", "get_invoice"), ("pay", "pay")]):
         run = new_span_id()
         spans += [
@@ -284,7 +298,11 @@ def test_a_plan_in_markdown_is_read_from_the_executor_runs_at_read_time(store: S
     assert _plan_steps(store, t) == []  # not read at ingest
     bound = bind_traces(store.query, "Project = {project:String}", {"project": "default"})
     (read,) = bound[t][1].read_plans
-    assert [(s.step_id, s.tool) for s in read.steps] == [("fetch", "get_invoice"), ("pay", "")]
+    pay_tool = "" if stated == "markdown" else "pay"  # named in its call, not in the markdown
+    assert [(s.step_id, s.tool) for s in read.steps] == [
+        ("fetch", "get_invoice"),
+        ("pay", pay_tool),
+    ]
     params = binding_parameters(bound)
     sql = run_metrics_sql("Project = 'default' AND TraceId = {t:String}", binding=params)
     (m,) = store.query(sql, {"t": t, "project": "default", **params})
