@@ -485,7 +485,8 @@ def read_plans(
     for n in by_start:
         if n.kind not in ("llm", "step") or (n.kind == "step" and not n.inferred):
             continue
-        said = "\n".join([*made.get(n.span_id, ()), n.answer] if n.kind == "step" else [n.answer])
+        calls = [c for c in made.get(n.span_id, ()) if not _hands_out(c, n.answer)]
+        said = "\n".join([*calls, n.answer] if n.kind == "step" else [n.answer])
         if not said.strip():
             continue
         if out and planner(n) != who:
@@ -512,6 +513,24 @@ def read_plans(
         named.update(name for name, _ in steps)
         out.append(_read_plan(n.span_id, said, steps, tools))
     return tuple(out)
+
+
+def _hands_out(arguments: str, answer: str) -> bool:
+    """Whether a call's arguments (JSON) hold the caller's whole answer as one string: how it
+    answered (a framework's final-answer tool), not more of what it said."""
+    if not answer.strip():
+        return False
+    try:
+        value = safejson.loads(arguments)
+    except ValueError:
+        return False
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str) and v.strip() == answer.strip():
+            return True
+        stack.extend(v.values() if isinstance(v, dict) else v if isinstance(v, list) else ())
+    return False
 
 
 def _step_names(

@@ -454,3 +454,15 @@ def test_a_planners_tool_calls_whose_arguments_no_executor_carries_give_no_plan(
     spans = planned_trace("")
     spans += [node("x", "e0", "tool", 13, tool="lookup_order", answer='{"then": "refund"}')]
     assert bind(spans, []).read_plans == ()
+
+
+def test_a_call_that_hands_out_the_planners_answer_is_its_answer_not_more_said() -> None:
+    # a framework's final-answer tool: its argument is the answer text (JSON-escaped there)
+    text = "1) lookup -> lookup_order {}\n2) refund -> issue_refund {}\n3) notify -> mail {}"
+    spans = [
+        replace(s, answer=text) if s.span_id == "p" else s
+        for s in planned_trace("", steps=("lookup",))
+    ]
+    spans += [node("f", "p", "tool", 3, tool="final_answer", answer=json.dumps({"answer": text}))]
+    (plan,) = bind(spans, []).read_plans
+    assert [s.step_id for s in plan.steps] == ["lookup", "refund", "notify"]
