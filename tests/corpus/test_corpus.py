@@ -313,6 +313,7 @@ def test_lease_agent_plays_a_sealed8_scenario() -> None:
     [
         ("claims", ("loop_poll_stuck", "external_reversal"), 6),
         ("lab", ("loop_step_varying", "external_recall"), 5),
+        ("lease", ("loop_poll_stuck", "wrong_building"), 5),
     ],
 )
 def test_framework_runs_bind_to_the_plan_steps_read_from_structure(
@@ -325,7 +326,8 @@ def test_framework_runs_bind_to_the_plan_steps_read_from_structure(
     executor runs are attempts of the plan's steps — a loop is blamed at its step, not at the
     executor agent's name, also a loop at the first step, before any later step ran (a step
     listed like the reached ones) — and a failure after the app's own checks passed (a plain
-    OTel span) stays healthy."""
+    OTel span) stays healthy. The Agno lease agent (sealed-8, scored blind, then tuned on) states
+    its plan through tool calls, one per step, read from their arguments."""
     picked, ids = _store_runs(store, agent, scenarios)
     traces = load_traces(store, "default", list(ids.values()))
     findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
