@@ -518,16 +518,15 @@ def read_plans(
 def _hands_out(arguments: str, answer: str) -> bool:
     """Whether a call's arguments (JSON) hold the caller's whole answer as one string: how it
     answered (a framework's final-answer tool), not more of what it said."""
-    if not answer.strip():
+    if not (whole := answer.strip()):
         return False
     try:
-        value = safejson.loads(arguments)
+        stack = [safejson.loads(arguments)]
     except ValueError:
         return False
-    stack = [value]
     while stack:
         v = stack.pop()
-        if isinstance(v, str) and v.strip() == answer.strip():
+        if isinstance(v, str) and v.strip() == whole:
             return True
         stack.extend(v.values() if isinstance(v, dict) else v if isinstance(v, list) else ())
     return False
