@@ -614,17 +614,18 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
         return {}
     c = _of_traces(store, Q.LOAD_ANSWERS, project, wanted)
     out: dict[str, dict[str, Said]] = {}
-    for trace_id, span_id, parent, start, duration, kind, attributes in zip(
+    for trace_id, span_id, parent, start, duration, kind, inferred, attributes in zip(
         c.get("trace_id", ()),
         c.get("span_id", ()),
         c.get("parent_span_id", ()),
         c.get("start_ns", ()),
         c.get("duration_ns", ()),
         c.get("kind", ()),
+        c.get("inferred", ()),
         c.get("answers", ()),
         strict=True,
     ):
-        if text := answer(dict(attributes), kind):
+        if text := answer(dict(attributes), kind, bool(inferred)):
             said = Said(kind, parent, int(start), int(duration), text)
             out.setdefault(trace_id, {})[span_id] = said
     return out

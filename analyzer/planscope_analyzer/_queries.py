@@ -194,12 +194,11 @@ ORDER BY TraceId, Timestamp
 LOAD_ANSWERS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
-       toString(SpanModelKind) AS kind, {answer_sql()} AS answers
+       toString(SpanModelKind) AS kind, SpanModelInferred AS inferred, {answer_sql()} AS answers
 FROM otel_traces
 WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
-  AND (SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step' AND SpanModelInferred = 1))
   AND notEmpty(answers)
 """
 

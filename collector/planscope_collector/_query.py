@@ -377,10 +377,7 @@ def _bind(
                 workflow=s["span_id"] in workflows,
                 links=tuple(link["span_id"] for link in s["links"]),
                 request=user_request(s["attributes"]) if kind == A.KIND_LLM else "",
-                answer=answer(s["attributes"], kind)
-                if kind in (A.KIND_LLM, A.KIND_TOOL)
-                or (kind == A.KIND_STEP and model.get("inferred"))
-                else "",
+                answer=answer(s["attributes"], kind, bool(model.get("inferred"))),
             )
         )
     steps = [

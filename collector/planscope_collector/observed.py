@@ -774,33 +774,45 @@ _TOOL_ARGUMENT_KEYS = (
 them (migration 0029): what a planner said through the tools it called."""
 
 
-def answer_sql(column: str = "SpanAttributes", kind: str = "SpanModelKind") -> str:
+def answer_sql(
+    column: str = "SpanAttributes", kind: str = "SpanModelKind", inferred: str = "SpanModelInferred"
+) -> str:
     """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
-    :func:`answer` reads for a span of kind ``kind`` (a column): a Map, empty for a span that
-    records no answer.
+    :func:`answer` reads for a span of kind ``kind`` (a column; ``inferred`` the column saying
+    whether the span model inferred it): a Map, empty for a span that records no answer or is
+    none of the spans :func:`answer` reads.
 
-    >>> answer_sql().startswith("mapFilter((k, v) -> has(if(SpanModelKind = 'tool', [")
+    >>> answer_sql().startswith("if(SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step'")
     True
     """
     keys = ", ".join(f"'{k}'" for k in dict.fromkeys(_LLM_ANSWER_KEYS + _RUN_ANSWER_KEYS))
     tool_keys = ", ".join(f"'{k}'" for k in _TOOL_ARGUMENT_KEYS)
-    return f"mapFilter((k, v) -> has(if({kind} = 'tool', [{tool_keys}], [{keys}]), k), {column})"
+    return (
+        f"if({kind} IN ('{A.KIND_LLM}', '{A.KIND_TOOL}') OR ({kind} = '{A.KIND_STEP}' "
+        f"AND {inferred} = 1), mapFilter((k, v) -> has(if({kind} = '{A.KIND_TOOL}', "
+        f"[{tool_keys}], [{keys}]), k), {column}), map())"
+    )
 
 
-def answer(attributes: Mapping[str, str], kind: str) -> str:
-    """The text an LLM call (``kind`` ``llm``) or an agent run (``step``) answered, or the
-    arguments a tool call (``tool``) was called with (as text: what its caller said through
-    it), from its span's attributes in any convention the span model reads (GenAI output
-    messages: their text parts); empty when none.
+def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
+    """The text an LLM call (``kind`` ``llm``) or an agent run the span model inferred
+    (``step``, ``inferred``) answered, or the arguments a tool call (``tool``) was called with
+    (as text: what its caller said through it), from its span's attributes in any convention
+    the span model reads (GenAI output messages: their text parts); empty when none, and for
+    any other span (planscope's own agent runs declare their plans).
 
     >>> answer({"gen_ai.output.messages": '[{"role": "assistant", "parts": '
-    ...         '[{"type": "text", "content": "1. fetch"}]}]'}, "llm")
+    ...         '[{"type": "text", "content": "1. fetch"}]}]'}, "llm", False)
     '1. fetch'
-    >>> answer({"output.value": "Plan: fetch, then parse"}, "step")
+    >>> answer({"output.value": "Plan: fetch, then parse"}, "step", True)
     'Plan: fetch, then parse'
-    >>> answer({"input.value": '{"step": "fetch"}', "output.value": "ok"}, "tool")
+    >>> answer({"output.value": "Plan: fetch, then parse"}, "step", False)
+    ''
+    >>> answer({"input.value": '{"step": "fetch"}', "output.value": "ok"}, "tool", False)
     '{"step": "fetch"}'
     """
+    if kind not in (A.KIND_LLM, A.KIND_TOOL) and not (kind == A.KIND_STEP and inferred):
+        return ""
     keys = {A.KIND_LLM: _LLM_ANSWER_KEYS, A.KIND_TOOL: _TOOL_ARGUMENT_KEYS}
     for key in keys.get(kind, _RUN_ANSWER_KEYS):
         value = attributes.get(key) or ""

@@ -530,8 +530,7 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        StatusMessage AS message, toString(ServiceName) AS service, toUInt32(0) AS position,
        {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
        if(SpanModelKind = 'llm', {user_request_sql()}, map()) AS messages,
-       if((SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step' AND SpanModelInferred = 1))
-          AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE}),
+       if(TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE}),
           {answer_sql()}, map()) AS answers
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN {{ids:Array(String)}}
@@ -711,7 +710,9 @@ def bind_traces(
                     workflow=bool(r["workflow"]),
                     links=tuple(r["links"]),
                     request=user_request(dict(r["messages"])) if r["messages"] else "",
-                    answer=answer(dict(r["answers"]), kind) if r["answers"] else "",
+                    answer=answer(dict(r["answers"]), kind, bool(r["inferred"]))
+                    if r["answers"]
+                    else "",
                 )
             )
         out[trace_id] = (nodes, bind(nodes, plan_steps.get(trace_id, [])))
