@@ -289,6 +289,20 @@ class TraceData:
         value = self.runs[0].budget.get(name)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
+    def typed_span_ids(self) -> frozenset[str]:
+        """The span ids of the trace's typed rows: runs, plans, step attempts, tool and LLM
+        calls (with no raw spans loaded, the whole trace)."""
+        ids: frozenset[str] | None = self._memo.get("typed_span_ids")
+        if ids is None:
+            ids = self._memo["typed_span_ids"] = frozenset(
+                {r.span_id for r in self.runs}
+                | {p.span_id for p in self.plans}
+                | {a.span_id for a in self.attempts}
+                | {t.span_id for t in self.tools}
+                | self.llm_span_ids
+            )
+        return ids
+
     def steps_of(self, plan_id: str, version: int) -> list[PlanStep]:
         index = self._memo.get("steps_of")
         if index is None:

@@ -124,17 +124,11 @@ class DataQuality:
                 f"{len(orphans)} span(s) have a parent that is not in the trace.",
             )
         if trace.raw is not None:
-            typed = (
-                {r.span_id for r in trace.runs}
-                | {p.span_id for p in trace.plans}
-                | {a.span_id for a in trace.attempts}
-                | {t.span_id for t in trace.tools}
-            )
+            typed = trace.typed_span_ids()
             other = [
                 r
                 for r in trace.raw
                 if r.span_id not in typed
-                and r.span_id not in trace.llm_span_ids
                 and r.name not in A.MACHINERY_SPANS  # a scheduler's or a host's own spans
             ]
             if other and shaped:
@@ -183,17 +177,10 @@ class DataQuality:
     @staticmethod
     def _orphans(trace: TraceData) -> list[str]:
         if trace.raw is not None:
-            ids = {r.span_id for r in trace.raw}
-            ids.add("")
-            return [r.span_id for r in trace.raw if r.parent_span_id not in ids]
+            raw = {r.span_id for r in trace.raw} | {""}
+            return [r.span_id for r in trace.raw if r.parent_span_id not in raw]
         # Every span is typed (the loader checked the counts): the typed ids are the whole trace.
-        ids = (
-            {r.span_id for r in trace.runs}
-            | {p.span_id for p in trace.plans}
-            | {a.span_id for a in trace.attempts}
-            | {t.span_id for t in trace.tools}
-            | trace.llm_span_ids
-        )
+        ids = trace.typed_span_ids()
         parents = (
             [(r.span_id, r.parent_span_id) for r in trace.runs]
             + [(p.span_id, p.parent_span_id) for p in trace.plans]

@@ -397,13 +397,7 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     for call, _ in PlanPropagation._on_behalf(trace):
         seen |= {v for vs in argument_values(call.arguments).values() for v in vs}
         seen |= result_values(call.result)
-    typed = (
-        {r.span_id for r in trace.runs}
-        | {p.span_id for p in trace.plans}
-        | {a.span_id for a in trace.attempts}
-        | {t.span_id for t in trace.tools}
-        | trace.llm_span_ids
-    )
+    typed = trace.typed_span_ids()
     attempts = {a.span_id for a in trace.attempts}
     parents = {r.span_id: r.parent_span_id for r in trace.raw}
 
