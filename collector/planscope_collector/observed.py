@@ -77,6 +77,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -479,7 +480,9 @@ def read_plans(
         owner = enclosing(n.span_id)
         return nodes[owner].step_name if owner is not None else ""
 
+    index = _Carriers([a for a in attempts if a.span_id in carried], carried)
     out: list[ReadPlan] = []
+    stated: set[str] = set()  # the span ids of the plans in out
     who = ""
     named: set[str] = set()
     for n in by_start:
@@ -492,18 +495,10 @@ def read_plans(
         if out and planner(n) != who:
             continue
         above = set(_ancestors(nodes, n.span_id))
-        if any(p.span_id in above for p in out):
+        if above & stated:
             continue  # the plan's own agent run already stated it
         me = planner(n)
-        later = {
-            a.span_id: carried[a.span_id]
-            for a in attempts
-            if a.span_id in carried
-            and a.start_ns >= n.start_ns + n.duration_ns
-            and a.span_id not in above
-            and a.span_id != n.span_id
-            and not (me and a.step_name == me)
-        }
+        later = index.later(n.start_ns + n.duration_ns, {*above, n.span_id}, me)
         request = n.request if n.kind == "llm" else "\n".join(asked.get(n.span_id, {}))
         data = set(_WORD.findall(request)) - named
         steps = _step_names(said, data, later)
@@ -512,6 +507,7 @@ def read_plans(
         who = me
         named.update(name for name, _ in steps)
         out.append(_read_plan(n.span_id, said, steps, tools))
+        stated.add(n.span_id)
     return tuple(out)
 
 
@@ -532,11 +528,9 @@ def _hands_out(arguments: str, answer: str) -> bool:
     return False
 
 
-def _step_names(
-    text: str, data: set[str], carried: Mapping[str, set[str]]
-) -> list[tuple[str, int]]:
-    """The step names of an answer and where each first stands in it (:func:`read_plans`)."""
-    claimed: set[str] = set()
+def _step_names(text: str, data: set[str], later: _Later) -> list[tuple[str, int]]:
+    """The step names of an answer and where each first stands in it (:func:`read_plans`): a
+    name some later attempt carries, and none that carries an earlier step name."""
     out: list[tuple[str, int]] = []
     seen: set[str] = set()
     for m in _WORD.finditer(text):
@@ -544,11 +538,88 @@ def _step_names(
         if name in seen or name in data:
             continue
         seen.add(name)
-        carriers = {a for a, words in carried.items() if name in words}
-        if carriers and not carriers & claimed:
-            claimed |= carriers
+        if later.carry(name) and not any(later.carry(name, step) for step, _ in out):
             out.append((name, m.start()))
     return _listed_like(text, out, data)
+
+
+_Postings = tuple[list[int], list[int]]
+_NOWHERE: _Postings = ([], [])
+
+
+class _Carriers:
+    """Which executor attempts (in start order) carry which names, indexed so that asking
+    whether an attempt after a planner carries a name (or two names) costs a binary search,
+    not a scan of every later attempt: a long plan-less trace has thousands of candidate
+    answers and thousands of attempts after each.
+
+    >>> a = [SpanNode("e1", "", "step", "x", step_name="x", start_ns=1),
+    ...      SpanNode("e2", "", "step", "y", step_name="y", start_ns=2)]
+    >>> index = _Carriers(a, {"e1": {"pick", "wms"}, "e2": {"ship"}})
+    >>> later = index.later(2, set(), "")
+    >>> (later.carry("ship"), later.carry("pick"), index.later(0, {"e2"}, "x").carry("ship"))
+    (True, False, False)
+    """
+
+    def __init__(self, attempts: Sequence[SpanNode], carried: Mapping[str, set[str]]) -> None:
+        self.ids = [a.span_id for a in attempts]
+        self.starts = [a.start_ns for a in attempts]
+        self.names = [a.step_name for a in attempts]
+        self.words = [carried[a.span_id] for a in attempts]
+        postings: dict[str, list[int]] = {}
+        for i, words in enumerate(self.words):
+            for word in words:
+                postings.setdefault(word, []).append(i)
+        self.lists = {word: self._runs(at) for word, at in postings.items()}
+        self.pairs: dict[tuple[str, str], _Postings] = {}
+
+    def _runs(self, at: list[int]) -> _Postings:
+        """Positions, and for each the index of the next one with another step name."""
+        ends = [len(at)] * len(at)
+        for j in range(len(at) - 2, -1, -1):
+            ends[j] = ends[j + 1] if self.names[at[j]] == self.names[at[j + 1]] else j + 1
+        return at, ends
+
+    def carrying(self, name: str, also: str = "") -> _Postings:
+        """The attempts that carry ``name`` (and ``also``: computed once per pair)."""
+        if not also:
+            return self.lists.get(name, _NOWHERE)
+        key = (name, also) if name < also else (also, name)
+        if key not in self.pairs:
+            few, other = sorted((name, also), key=lambda word: len(self.carrying(word)[0]))
+            self.pairs[key] = self._runs(
+                [i for i in self.carrying(few)[0] if other in self.words[i]]
+            )
+        return self.pairs[key]
+
+    def later(self, start_ns: int, skip: set[str], me: str) -> _Later:
+        """The attempts started at or after ``start_ns``, but those in ``skip`` and, when
+        ``me`` is set, those of the step ``me``."""
+        return _Later(self, bisect_left(self.starts, start_ns), skip, me)
+
+
+@dataclass(frozen=True)
+class _Later:
+    """Some attempts of a :class:`_Carriers` index (:meth:`_Carriers.later`)."""
+
+    index: _Carriers
+    first: int
+    skip: set[str]
+    me: str
+
+    def carry(self, name: str, also: str = "") -> bool:
+        """Whether one of these attempts carries ``name`` (and ``also``, when given)."""
+        at, ends = self.index.carrying(name, also)
+        names, ids = self.index.names, self.index.ids
+        j = bisect_left(at, self.first)
+        while j < len(at):
+            if self.me and names[at[j]] == self.me:
+                j = ends[j]  # skip the planner's own runs at once: they may be all of them
+            elif ids[at[j]] in self.skip:
+                j += 1
+            else:
+                return True
+        return False
 
 
 def _listed_like(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tuple[str, int]]:
