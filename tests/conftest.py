@@ -16,10 +16,13 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from planscope import _config, _internal, _state
 from planscope_collector.storage import Store, open_store
@@ -34,6 +37,59 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if not entry_points(group="planscope.collector_extensions"):
         pytest.exit("planscope's entry points are not installed: run `make venv` (pip install -e)")
+
+
+REQUEST_TIMEOUT = 60.0
+"""Seconds one request of :func:`poll` may take. httpx's default (5 s) is short on a loaded
+2-core machine (a pass of the analyzer, chDB merges and other test processes at once): a poll
+whose request timed out failed the test although the server was about to answer."""
+
+
+def poll(
+    url: str,
+    until: Callable[[Any], object],
+    *,
+    headers: Mapping[str, str] | None = None,
+    params: Mapping[str, Any] | None = None,
+    timeout: float = 60.0,
+    what: str = "",
+) -> Any:
+    """GET ``url`` until it answers 200 with a JSON body for which ``until`` holds, and return
+    that body: the one way tests wait for a collector (each request may take
+    :data:`REQUEST_TIMEOUT` s, the whole wait ``timeout`` s; a body that arrives in time is
+    returned at once, so a generous bound costs nothing when the test passes)."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while True:
+        r = httpx.get(url, headers=headers, params=params, timeout=REQUEST_TIMEOUT)
+        if r.status_code == 200:
+            last = r.json()
+            if until(last):
+                return last
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"{what or url}: not within {timeout:g} s; last: {last}")
+        time.sleep(0.05)
+
+
+def wait_for_trace(
+    base_url: str,
+    trace_id: str,
+    spans: int,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 60.0,
+    project: str | None = None,
+) -> dict[str, Any]:
+    """The trace from the query API once it has ``spans`` spans (:func:`poll`)."""
+    return dict(
+        poll(
+            f"{base_url}/api/traces/{trace_id}",
+            lambda t: t["span_count"] >= spans,
+            headers=headers,
+            params={"project": project} if project else None,
+            timeout=timeout,
+            what=f"trace {trace_id} reaching {spans} spans",
+        )
+    )
 
 
 @pytest.fixture(autouse=True)

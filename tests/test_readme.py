@@ -6,15 +6,13 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from planscope_collector import BackgroundServer, CollectorSettings
 
-from tests.conftest import Migrated
+from tests.conftest import Migrated, poll
 
 pytestmark = pytest.mark.integration
 
@@ -47,13 +45,13 @@ def run_snippet(code: str, collector: BackgroundServer, tmp_path: Path) -> str:
 
 def stored_run(collector: BackgroundServer, agent: str, spans: int) -> dict[str, object]:
     """The newest trace of ``agent`` once it has ``spans`` spans."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        rows = httpx.get(f"{collector.url}/api/traces", params={"agent": agent}).json()["traces"]
-        if rows and int(rows[0].get("span_count") or 0) >= spans:
-            return dict(rows[0])
-        time.sleep(0.1)
-    raise AssertionError(f"no run of {agent} with {spans} spans reached the collector")
+    listed = poll(
+        f"{collector.url}/api/traces",
+        lambda b: b["traces"] and int(b["traces"][0].get("span_count") or 0) >= spans,
+        params={"agent": agent},
+        what=f"a run of {agent} with {spans} spans",
+    )
+    return dict(listed["traces"][0])
 
 
 def test_readme_snippet_sends_a_run(collector: BackgroundServer, tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from planscope_runners import run_task
 from planscope_runners.environments import get_task
 
 from tests.collector._otlp_factory import make_request, make_span
+from tests.conftest import wait_for_trace
 
 PB = {"Content-Type": "application/x-protobuf"}
 DEEP = "[" * 100_000 + "]" * 100_000
@@ -73,18 +74,9 @@ def test_a_poison_trace_does_not_stop_analysis_or_its_detail_page(
     loop = run_task("plan_and_act", "ops", get_task("ops-deploy-api"), ["loop_same_error"])
     body = encode_spans(list(exporter.get_finished_spans())).SerializeToString()
     assert httpx.post(f"{server.url}/v1/traces", content=body, headers=PB).status_code == 200
-    deadline = time.monotonic() + 30
-    detail: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        got = httpx.get(f"{server.url}/api/traces/{poison.hex()}")
-        if (
-            got.status_code == 200
-            and (detail := got.json())["span_count"] == 2
-            and httpx.get(f"{server.url}/api/traces/{loop.trace_id}").status_code == 200
-        ):
-            break
-        time.sleep(0.1)
-    assert detail.get("span_count") == 2, detail
+    detail = wait_for_trace(server.url, poison.hex(), 2)
+    wait_for_trace(server.url, loop.trace_id, 1)
+    assert detail["span_count"] == 2, detail
     errors = [e for s in detail["spans"] for e in s.get("attribute_errors", [])]
     assert (
         f"{A.RUN_BUDGET}: not valid JSON" in errors and f"{A.PLAN_JSON}: not valid JSON" in errors

@@ -22,6 +22,7 @@ from planscope_runners import run_task
 from planscope_runners.environments import get_task
 
 from tests.analyzer.conftest import otlp_rows  # noqa: F401  (same encoding path as the SDK)
+from tests.conftest import poll
 
 pytestmark = pytest.mark.integration
 PROTOBUF = {"Content-Type": "application/x-protobuf"}
@@ -49,17 +50,8 @@ def _send(url: str, exporter: InMemorySpanExporter, key: str) -> None:
     assert r.status_code == 200, r.text
 
 
-def _wait(url: str, path: str, key: str, pred: Any, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        r = httpx.get(f"{url}{path}", headers={"Authorization": f"Bearer {key}"})
-        if r.status_code == 200:
-            last = r.json()
-            if pred(last):
-                return last
-        time.sleep(0.1)
-    raise AssertionError(f"{path}: condition not met; last {last}")
+def _wait(url: str, path: str, key: str, pred: Any) -> Any:
+    return poll(f"{url}{path}", pred, headers={"Authorization": f"Bearer {key}"}, what=path)
 
 
 def test_incremental_analysis_and_routes(

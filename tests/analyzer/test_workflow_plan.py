@@ -18,7 +18,7 @@ from planscope import environment_variables as ENV
 from planscope import semconv as A
 from planscope_collector import BackgroundServer, CollectorSettings
 
-from tests.collector.conftest import wait_for_trace
+from tests.conftest import wait_for_trace
 
 pytestmark = pytest.mark.integration
 

@@ -21,10 +21,9 @@ import httpx
 import pytest
 from planscope_collector import BackgroundServer, CollectorSettings
 
-from tests.conftest import Migrated
+from tests.conftest import Migrated, wait_for_trace
 
 from ._otlp_factory import kv, make_request, make_span, to_otlp_json
-from .conftest import wait_for_trace
 
 PB = "application/x-protobuf"
 JS = "application/json"

@@ -15,6 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.conftest import poll
+
 from ._otlp_factory import make_request, make_span
 
 PB = {"content-type": "application/x-protobuf"}
@@ -141,9 +143,12 @@ def test_sigkill_mid_load_loses_and_duplicates_nothing(data_dir: Path) -> None:
             send_until_acked(server.url, body, deadline)
     for i in sorted(acked)[:10]:  # a client re-delivering batches already acknowledged
         send_until_acked(server.url, bodies[i], deadline)
-    while httpx.get(f"{server.url}/readyz").json()["spool_pending_bytes"] > 0:
-        assert time.monotonic() < deadline, "spool never drained"
-        time.sleep(0.1)
+    poll(
+        f"{server.url}/readyz",
+        lambda r: r["spool_pending_bytes"] == 0,
+        timeout=max(0.0, deadline - time.monotonic()),
+        what="the spool draining",
+    )
     server.stop()
     expected = len(bodies) * SPANS_PER_BATCH
     assert count_in_store(data) == (expected, expected)

@@ -22,10 +22,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope_collector import BackgroundServer, CollectorSettings
 
-from tests.conftest import Migrated
+from tests.conftest import Migrated, wait_for_trace
 
 from ._otlp_factory import make_request, make_span
-from .conftest import wait_for_trace
 from .test_crash_recovery import ServeProcess, free_port
 
 KEY = "grpc-test-key"

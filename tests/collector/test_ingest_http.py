@@ -12,8 +12,9 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from planscope_collector import BackgroundServer
 
+from tests.conftest import wait_for_trace
+
 from ._otlp_factory import make_request, make_span, to_otlp_json
-from .conftest import wait_for_trace
 
 PB = {"content-type": "application/x-protobuf"}
 JS = {"content-type": "application/json"}

@@ -22,8 +22,9 @@ import pytest
 from planscope_collector import BackgroundServer, CollectorSettings
 from planscope_collector._otlp import JSON, PROTOBUF, ParseLimits, parse_request
 
+from tests.conftest import wait_for_trace
+
 from ._otlp_factory import kv, make_request, make_span, to_otlp_json
-from .conftest import wait_for_trace
 
 PB = {"Content-Type": PROTOBUF}
 KEYS = {

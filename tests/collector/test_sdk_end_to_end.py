@@ -14,7 +14,7 @@ from planscope import Plan, PlanStep, RetryBudget, RetryBudgetExceeded, _config,
 from planscope import semconv as A
 from planscope_collector import BackgroundServer
 
-from .conftest import wait_for_trace
+from tests.conftest import wait_for_trace
 
 
 @pytest.fixture

@@ -18,8 +18,9 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from planscope import semconv as A
 from planscope_collector import BackgroundServer
 
+from tests.conftest import wait_for_trace
+
 from ._otlp_factory import make_request, make_span
-from .conftest import wait_for_trace
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import Migrated
+from tests.conftest import Migrated, wait_for_trace
 
 from ..collector.test_crash_recovery import ServeProcess, free_port
 from .agents import SOURCES
@@ -263,17 +262,11 @@ def launched(
 def wait_stored(
     url: str, trace_id: str, spans: int, log: deque[str], timeout: float = 120.0
 ) -> None:
-    deadline = time.monotonic() + timeout
-    count = 0
-    while time.monotonic() < deadline:
-        r = httpx.get(f"{url}/api/traces/{trace_id}", timeout=10)
-        if r.status_code == 200:
-            count = r.json()["span_count"]
-            if count >= spans:
-                return
-        time.sleep(0.1)
-    tail = "".join(list(log)[-20:])
-    raise AssertionError(f"trace {trace_id}: {count} of {spans} spans stored; serve:\n{tail}")
+    try:
+        wait_for_trace(url, trace_id, spans, timeout=timeout)
+    except AssertionError as e:
+        tail = "".join(list(log)[-20:])
+        raise AssertionError(f"{e}; serve:\n{tail}") from None
 
 
 @pytest.fixture(scope="session", params=SOURCES)

@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 
+from tests.conftest import poll, wait_for_trace
+
 INJECTION = "<script>alert('xss')</script>"
 MD_INJECTION = "[click me](javascript:alert(1)) **bold** <img src=x onerror=alert(2)>"
 
@@ -102,15 +104,14 @@ class TraceBuilder:
 
 def wait_stored(base_url: str, trace_id: str, spans: int, timeout: float = 60.0) -> None:
     """Until the spool is drained and the trace has ``spans`` spans."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        ready = httpx.get(f"{base_url}/readyz").json()
-        if ready.get("spool_pending_bytes") == 0:
-            r = httpx.get(f"{base_url}/api/traces/{trace_id}", timeout=60)
-            if r.status_code == 200 and r.json()["span_count"] >= spans:
-                return
-        time.sleep(0.1)
-    raise AssertionError(f"trace {trace_id} did not reach {spans} spans")
+    wait_drained(base_url, timeout)
+    wait_for_trace(base_url, trace_id, spans, timeout=timeout)
+
+
+def wait_drained(url: str, timeout: float = 60.0) -> None:
+    """Until the collector's spool is drained."""
+    ready = f"{url}/readyz"
+    poll(ready, lambda r: r.get("spool_pending_bytes") == 0, timeout=timeout, what="the spool")
 
 
 def _run_attrs(run_id: str, **extra: Any) -> dict[str, Any]:

@@ -9,19 +9,17 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from planscope_collector import BackgroundServer, CollectorSettings
 
 from tests.conftest import Migrated
 
-from ._synthetic import hostile_run, wait_stored
+from ._synthetic import hostile_run, wait_drained, wait_stored
 
 APP_FILE = Path(__file__).parents[2] / "dashboard" / "planscope_dashboard" / "app.py"
 
@@ -68,15 +66,6 @@ def run_suite(url: str, labels: Path, runs: int = 12, seed: int = 5) -> list[dic
     )
     assert proc.returncode == 0, proc.stderr
     return [json.loads(line) for line in labels.read_text().splitlines() if line.strip()]
-
-
-def wait_drained(url: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if httpx.get(f"{url}/readyz").json().get("spool_pending_bytes") == 0:
-            return
-        time.sleep(0.05)
-    raise AssertionError("the collector's spool did not drain")
 
 
 @pytest.fixture(scope="module")

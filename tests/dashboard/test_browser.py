@@ -21,6 +21,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.conftest import poll
+
 from ._synthetic import INJECTION, imported_run, wait_stored
 from .conftest import Filled
 
@@ -227,12 +229,11 @@ def test_every_page_renders_and_injection_stays_text(
         ]
         for rule in rules:
             httpx.post(f"{filled.url}/api/alerts/rules", json=rule)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            events = httpx.get(f"{filled.url}/api/alerts/events").json()["events"]
-            if any(e["rule_id"] == "step-loops" for e in events):
-                break
-            time.sleep(0.3)
+        poll(
+            f"{filled.url}/api/alerts/events",
+            lambda b: any(e["rule_id"] == "step-loops" for e in b["events"]),
+            what="the step-loops rule firing",
+        )
     for name in ("overview", "traces", "findings", "compare", "alerts", "approvals", "scheduler"):
         page, _ = open_page(browser, f"{dashboard}/?page={name}")
         assert page.locator("[data-testid=stException]").count() == 0, name

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from typing import Any
 
 import httpx
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.conftest import poll
 
 from ._synthetic import INJECTION, large_run, wait_stored
 from .conftest import APP_FILE, Filled
@@ -325,14 +326,13 @@ def test_alerts_page_create_test_edit_and_history(filled: Filled) -> None:
     assert any("window" in t for t in texts(at))
     assert httpx.get(f"{filled.url}/api/alerts/rules/broken").status_code == 404
     # The engine fires the rule; state and history show it.
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        events = httpx.get(f"{filled.url}/api/alerts/events").json()["events"]
-        if any(e["rule_id"] == "loop-budget" and e["state"] == "firing" for e in events):
-            break
-        time.sleep(0.3)
-    else:
-        pytest.fail("the rule did not fire")
+    poll(
+        f"{filled.url}/api/alerts/events",
+        lambda b: any(
+            e["rule_id"] == "loop-budget" and e["state"] == "firing" for e in b["events"]
+        ),
+        what="the loop-budget rule firing",
+    )
     at = run_app(page="alerts", arule="loop-budget")
     assert int(next(m for m in at.metric if m.label == "Firing").value) >= 1
     history = next(f.value for f in at.dataframe if "delivery" in f.value.columns)

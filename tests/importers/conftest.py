@@ -8,10 +8,8 @@ that need it skip with the reason when it is absent.
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -42,20 +40,6 @@ def collector(
     server.start()
     yield server
     server.stop()
-
-
-def wait_for_trace(base: str, trace_id: str, spans: int, timeout: float = 20.0) -> dict[str, Any]:
-    """Poll the query API until the trace has ``spans`` spans."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        r = httpx.get(f"{base}/api/traces/{trace_id}")
-        if r.status_code == 200:
-            last = r.json()
-            if last["span_count"] >= spans:
-                return dict(last)
-        time.sleep(0.05)
-    raise AssertionError(f"trace {trace_id} did not reach {spans} spans; last: {last}")
 
 
 def trace_count(base: str) -> int:

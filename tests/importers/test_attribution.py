@@ -5,12 +5,10 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 import planscope
 import pytest
@@ -43,7 +41,7 @@ from planscope_analyzer.importers import import_files, parse_whowhen
 from planscope_analyzer.importers._log import parse_logs, read_logs
 from planscope_collector import BackgroundServer
 
-from .conftest import wait_for_trace
+from tests.conftest import poll, wait_for_trace
 
 PLAN = (
     "You are given: (1) a task and advises from your manager with a specific plan.\n"
@@ -528,14 +526,12 @@ def test_live_openinference_trace_is_read_with_the_ingest_precedence(
 
 def planscope_trace_ids(collector: BackgroundServer, agent: str) -> str:
     """The trace id of the stored run of ``agent`` (waits for its run span)."""
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        r = httpx.get(f"{collector.url}/api/traces", params={"limit": 500})
-        hits = [t["trace_id"] for t in r.json()["traces"] if t.get("agent") == agent]
-        if hits:
-            return str(hits[0])
-        time.sleep(0.05)
-    raise AssertionError(f"no run of {agent} stored")
+
+    def hits(listed: dict[str, Any]) -> list[str]:
+        return [t["trace_id"] for t in listed["traces"] if t.get("agent") == agent]
+
+    url = f"{collector.url}/api/traces"
+    return hits(poll(url, hits, params={"limit": 500}, what=f"a run of {agent}"))[0]
 
 
 def test_finding_labelled_planner_is_evidence_for_the_speaker_of_its_step() -> None:

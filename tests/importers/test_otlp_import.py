@@ -11,7 +11,7 @@ from planscope_analyzer.importers import _conventions as C
 from planscope_analyzer.importers import import_files, prepare
 from planscope_collector import BackgroundServer
 
-from .conftest import wait_for_trace
+from tests.conftest import wait_for_trace
 
 OLD = 1_600_000_000_000_000_000  # September 2020: far beyond any retention
 

@@ -11,7 +11,7 @@ from planscope_analyzer.importers import _conventions as C
 from planscope_analyzer.importers import import_files, parse_whowhen, prepare
 from planscope_collector import BackgroundServer
 
-from .conftest import wait_for_trace
+from tests.conftest import wait_for_trace
 
 
 def _spans(trace: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -54,7 +54,9 @@ def test_ag2_round_trip_with_code_execution(dataset: Path, collector: Background
     path = dataset / "algorithm_generated" / "1.json"
     conv = parse_whowhen(path.read_bytes(), str(path))
     [prepared] = import_files([path], collector=collector.url, project="imports")
-    trace = _wait_project(collector, prepared.trace_ids[0], prepared.span_count)
+    trace = wait_for_trace(
+        collector.url, prepared.trace_ids[0], prepared.span_count, project="imports"
+    )
     assert trace["run"]["variant"] == "ag2-captainagent"
     [plan] = trace["plans"]
     assert plan["version"] == 1
@@ -68,19 +70,6 @@ def test_ag2_round_trip_with_code_execution(dataset: Path, collector: Background
         assert by_id[t["parent_span_id"]]["planscope_kind"] in (A.KIND_STEP, A.KIND_RUN)
     records = sorted(int(s["attributes"][C.IMPORT_RECORD]) for s in steps + tools)
     assert records == list(range(len(conv.turns)))
-
-
-def _wait_project(collector: BackgroundServer, trace_id: str, spans: int) -> dict[str, Any]:
-    import time
-
-    import httpx
-
-    for _ in range(400):
-        r = httpx.get(f"{collector.url}/api/traces/{trace_id}", params={"project": "imports"})
-        if r.status_code == 200 and r.json()["span_count"] >= spans:
-            return dict(r.json())
-        time.sleep(0.05)
-    raise AssertionError("trace did not arrive in project 'imports'")
 
 
 def test_every_dataset_file_converts(dataset: Path) -> None:

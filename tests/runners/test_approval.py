@@ -19,7 +19,7 @@ import pytest
 from planscope import semconv as A
 from planscope_collector import BackgroundServer, CollectorSettings
 
-from tests.conftest import Migrated
+from tests.conftest import Migrated, poll
 
 pytestmark = pytest.mark.integration
 pexpect = pytest.importorskip("pexpect", reason="pexpect is missing (pip install 'planscope[dev]')")
@@ -60,16 +60,16 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _plan_spans(url: str, trace_id: str, count: int = 1) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + 30
-    plans: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
-        r = httpx.get(f"{url}/api/traces/{trace_id}", headers=AUTH)
-        if r.status_code == 200:
-            plans = [s for s in r.json()["spans"] if s["planscope_kind"] == "plan"]
-            if len(plans) >= count and any(s["name"] for s in plans):
-                return plans
-        time.sleep(0.1)
-    raise AssertionError(f"no plan span for {trace_id}: {plans}")
+    def plans(trace: dict[str, Any]) -> list[dict[str, Any]]:
+        return [s for s in trace["spans"] if s["planscope_kind"] == "plan"]
+
+    trace = poll(
+        f"{url}/api/traces/{trace_id}",
+        lambda t: len(plans(t)) >= count and any(s["name"] for s in plans(t)),
+        headers=AUTH,
+        what=f"plan spans of {trace_id}",
+    )
+    return plans(trace)
 
 
 def _plan_json(attrs: dict[str, Any]) -> dict[str, Any]:

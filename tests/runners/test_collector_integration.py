@@ -8,26 +8,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from planscope import semconv as A
 from planscope_collector import BackgroundServer, CollectorSettings
 from planscope_runners import load_labels
 
+from tests.conftest import poll
+
 pytestmark = pytest.mark.integration
 
 
-def _wait_for(url: str, trace_id: str, kinds: set[str], timeout: float = 30.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        r = httpx.get(f"{url}/api/traces/{trace_id}")
-        if r.status_code == 200:
-            last = r.json()
-            if kinds <= {s["planscope_kind"] for s in last["spans"]}:
-                return dict(last)
-        time.sleep(0.1)
-    raise AssertionError(f"trace {trace_id} incomplete: {last}")
+def _wait_for(url: str, trace_id: str, kinds: set[str]) -> dict[str, Any]:
+    return dict(
+        poll(
+            f"{url}/api/traces/{trace_id}",
+            lambda t: kinds <= {s["planscope_kind"] for s in t["spans"]},
+            what=f"trace {trace_id} with spans of kinds {sorted(kinds)}",
+        )
+    )
 
 
 def test_suite_spans_reach_the_collector_and_its_tables(tmp_path: Path, data_dir: Path) -> None:

@@ -20,6 +20,8 @@ from planscope_runners._apps import applications
 from planscope_runners._faults import Fault
 from planscope_runners.environments import make_env
 
+from tests.conftest import poll
+
 from .conftest import Spans, attr
 
 
@@ -144,17 +146,15 @@ def test_host_suite_with_faults_through_a_real_collector(tmp_path: Path, data_di
         blamed = [label for label in labels if label["blame"]]
         assert blamed, labels
         label = blamed[0]
-        deadline = time.monotonic() + 30
-        spans: list[dict[str, Any]] = []
-        while time.monotonic() < deadline:
-            r = httpx.get(f"{server.url}/api/traces/{label['trace_id']}")
-            if r.status_code == 200:
-                spans = r.json()["spans"]
-                if {"run", "plan", "step", "tool"} <= {s["planscope_kind"] for s in spans} and any(
-                    s["name"] == A.SPAN_HANDOFF for s in spans
-                ):
-                    break
-            time.sleep(0.1)
+        trace = poll(
+            f"{server.url}/api/traces/{label['trace_id']}",
+            lambda t: (
+                {"run", "plan", "step", "tool"} <= {s["planscope_kind"] for s in t["spans"]}
+                and any(s["name"] == A.SPAN_HANDOFF for s in t["spans"])
+            ),
+            what="a run with its handoff",
+        )
+        spans = trace["spans"]
         handoffs = [s for s in spans if s["name"] == A.SPAN_HANDOFF]
         assert handoffs, spans
         subtasks = {s["attributes"][A.HANDOFF_SUBTASK] for s in handoffs}
@@ -164,7 +164,7 @@ def test_host_suite_with_faults_through_a_real_collector(tmp_path: Path, data_di
         assert all(s["parent_span_id"] in ids for s in steps)
         # attribution reads each hand-off as the host's dispatch to the receiving agent, so
         # both the host's routing and the agent's execution are candidates for the blame
-        conv = conversation_from_trace(r.json())
+        conv = conversation_from_trace(trace)
         dispatches = [t for t in conv.turns if t.kind == "dispatch"]
         assert [t.target for t in dispatches] == [s["attributes"][A.HANDOFF_TO] for s in handoffs]
         assert {t.speaker for t in dispatches} == {"host-agent"}
