@@ -103,6 +103,22 @@ class AnalyzerService:
     def analyzer(self) -> Analyzer:
         return Analyzer(self.collector.store)
 
+    def _analyse(
+        self, project: str, trace_ids: list[str] | None, since_ns: int | None = None
+    ) -> AnalysisResult:
+        """Analyse these traces of a project (None: every trace started since ``since_ns``),
+        the one way the service does: the models of new LLM calls are priced first, so the runs
+        it analyses are listed with their costs at once, not at 0 until a later pass prices
+        their model; then the collector is told (alert rules on findings)."""
+        price_new_models(self.collector.store)
+        analyzer = self.analyzer()
+        if trace_ids is None:
+            result = analyzer.analyze_window(project, since_ns or 0)
+        else:
+            result = analyzer.analyze(project, trace_ids, since_ns=since_ns)
+        self.collector.analysis_done({project})
+        return result
+
     def pending(self) -> int:
         with self._lock:
             return len(self._pending)
@@ -159,13 +175,11 @@ class AnalyzerService:
             ]
             if not ready:
                 continue
-            price_new_models(self.collector.store)  # costs of the new LLM calls first
             marks = {}
             with self._lock:
                 for t in ready:
                     marks[t] = self._pending.get((project, t))
-            result = self.analyzer().analyze(project, ready)
-            self.collector.analysis_done({project})
+            result = self._analyse(project, ready)
             with self._lock:  # spans that arrived meanwhile keep the trace pending
                 for t in ready:
                     if self._pending.get((project, t)) == marks[t]:
@@ -208,8 +222,7 @@ class AnalyzerService:
     def poll_project(self, project: str, lookback_seconds: float) -> AnalysisResult:
         """Analyse the project's traces that went quiet and changed since their last analysis."""
         now = time.time_ns()
-        analyzer = self.analyzer()
-        starts = analyzer.changed_traces(
+        starts = self.analyzer().changed_traces(
             project,
             since_ns=now - int(lookback_seconds * 1e9),
             quiet_before_ns=now - int(self.settings.quiet_seconds * 1e9),
@@ -218,10 +231,8 @@ class AnalyzerService:
             ids = [t for t in starts if (project, t) not in self._pending]
         if not ids:
             return AnalysisResult()
-        price_new_models(self.collector.store)
-        result = analyzer.analyze(project, ids, since_ns=min(starts[t] for t in ids))
+        result = self._analyse(project, ids, min(starts[t] for t in ids))
         self.analyzed_traces += result.traces
-        self.collector.analysis_done({project})
         return result
 
     def _rooted(self, project: str, trace_ids: list[str]) -> set[str]:
@@ -235,21 +246,11 @@ class AnalyzerService:
     def analyze_request(
         self, project: str, trace_id: str | None, since_ns: int | None
     ) -> AnalysisResult:
-        analyzer = self.analyzer()
-        # Like the background passes: a run analysed on request is listed with its LLM calls
-        # priced, not at 0 until the next background pass prices its model.
-        price_new_models(self.collector.store)
         if trace_id:
-            result = analyzer.analyze(project, [trace_id])
-        else:
-            since = (
-                since_ns
-                if since_ns is not None
-                else time.time_ns() - DEFAULT_WINDOW_SECONDS * 10**9
-            )
-            result = analyzer.analyze_window(project, since)
-        self.collector.analysis_done({project})
-        return result
+            return self._analyse(project, [trace_id])
+        if since_ns is None:
+            since_ns = time.time_ns() - DEFAULT_WINDOW_SECONDS * 10**9
+        return self._analyse(project, None, since_ns)
 
 
 def build_router(service: AnalyzerService) -> APIRouter:
