@@ -5,8 +5,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import Any
 
-from planscope_collector.observed import ObservedStep, SpanNode, WorkflowPlan, bind
+from planscope_collector.observed import (
+    ObservedStep,
+    ReadPlan,
+    SpanNode,
+    WorkflowPlan,
+    bind,
+    read_plans,
+)
+
+from ._long_trace import long_trace
 
 PLAN = [
     ObservedStep("plan", "lookup", "lookup_order", 0),
@@ -466,3 +476,46 @@ def test_a_call_that_hands_out_the_planners_answer_is_its_answer_not_more_said()
     spans += [node("f", "p", "tool", 3, tool="final_answer", answer=json.dumps({"answer": text}))]
     (plan,) = bind(spans, []).read_plans
     assert [s.step_id for s in plan.steps] == ["lookup", "refund", "notify"]
+
+
+class _Counted(SpanNode):
+    """A span that counts how often the reader looks at it (a cost that no timer skews)."""
+
+    reads = 0
+
+    def __getattribute__(self, name: str) -> Any:
+        _Counted.reads += 1
+        return super().__getattribute__(name)
+
+
+def _reads_to_read_plans(spans: list[SpanNode]) -> tuple[int, tuple[ReadPlan, ...]]:
+    nodes = {s.span_id: _Counted(**vars(s)) for s in spans}
+    steps = {s.span_id for s in spans if s.kind == "step"}
+    enclosing = {s.span_id: s.parent_span_id for s in spans if s.parent_span_id in steps}
+    _Counted.reads = 0
+    plans = read_plans(nodes, enclosing.get)
+    return _Counted.reads, plans
+
+
+def test_reading_plans_costs_in_proportion_to_the_trace() -> None:
+    # a long-running agent (thousands of attempts, no plan): ten times the attempts may cost
+    # about ten times the reads, not a hundred (each answer against every later attempt)
+    for shape in ("react", "bare", "crew"):
+        small, _ = _reads_to_read_plans(long_trace(400, shape))
+        large, plans = _reads_to_read_plans(long_trace(4000, shape))
+        assert large < 20 * small, (shape, small, large)
+        assert bool(plans) == (shape == "crew"), shape
+
+
+def test_a_plan_is_read_alike_at_the_start_of_a_long_trace() -> None:
+    text = "1) lookup -> lookup_order {}\n2) refund -> issue_refund {}"
+    short = bind(planned_trace(text), [])
+    tail = [
+        replace(s, span_id=f"x{s.span_id}", parent_span_id=parent, start_ns=100 + s.start_ns)
+        for s in long_trace(2000, "react")
+        if s.span_id != "root"
+        for parent in ["root" if s.parent_span_id == "root" else f"x{s.parent_span_id}"]
+    ]
+    long = bind(planned_trace(text) + tail, [])
+    assert long.read_plans == short.read_plans
+    assert {k: v for k, v in long.steps.items() if k in short.steps} == short.steps
