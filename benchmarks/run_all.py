@@ -38,6 +38,7 @@ QUICK: dict[str, list[str]] = {
     "runners_timing": ["--runs", "5"],
     "alert_binding_cpu": [],
     "trickle_cpu": ["--rates", "0", "10", "--seconds", "5", "--probes", "1"],
+    "read_plans_scale": ["--sizes", "1000", "2000", "--repeat", "1"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
 TABLES_ONLY = {
@@ -46,6 +47,7 @@ TABLES_ONLY = {
     "protobuf_flatten",
     "runners_timing",
     "alert_binding_cpu",
+    "read_plans_scale",
 }
 """Benchmarks that print tables and take no ``--json``."""
 BENCHMARKS = tuple(QUICK)

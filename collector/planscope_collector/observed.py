@@ -77,7 +77,7 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -709,9 +709,10 @@ def _start(nodes: dict[str, SpanNode], span_id: str) -> tuple[int, str]:
 
 
 def _plan_before(plans: Sequence[str], nodes: dict[str, SpanNode], start_ns: int) -> str | None:
-    """The latest observed plan that started before an attempt (else the first plan)."""
-    before = [p for p in plans if _start(nodes, p)[0] <= start_ns]
-    return before[-1] if before else (plans[0] if plans else None)
+    """The latest observed plan that started before an attempt (else the first plan); ``plans``
+    in start order (a binary search: a planner that re-plans after every step has thousands)."""
+    before = bisect_right(plans, start_ns, key=lambda p: _start(nodes, p)[0])
+    return plans[before - 1] if before else (plans[0] if plans else None)
 
 
 def _workflow_plan(

@@ -507,6 +507,18 @@ def test_reading_plans_costs_in_proportion_to_the_trace() -> None:
         assert bool(plans) == (shape == "crew"), shape
 
 
+def test_binding_a_trace_that_re_plans_often_costs_in_proportion_to_it() -> None:
+    # a planner that re-plans after every step: each attempt binds to the latest plan before
+    # it without looking at every plan
+    reads = []
+    for size in (400, 4000):
+        nodes = [_Counted(**vars(s)) for s in long_trace(size, "crew")]
+        _Counted.reads = 0
+        assert len(bind(nodes, []).read_plans) > size // 4
+        reads.append(_Counted.reads)
+    assert reads[1] < 20 * reads[0], reads
+
+
 def test_a_plan_is_read_alike_at_the_start_of_a_long_trace() -> None:
     text = "1) lookup -> lookup_order {}\n2) refund -> issue_refund {}"
     short = bind(planned_trace(text), [])
