@@ -572,6 +572,7 @@ class _Carriers:
                 postings.setdefault(word, []).append(i)
         self.lists = {word: self._runs(at) for word, at in postings.items()}
         self.pairs: dict[tuple[str, str], _Postings] = {}
+        self.sets: dict[str, frozenset[int]] = {}
 
     def _runs(self, at: list[int]) -> _Postings:
         """Positions, and for each the index of the next one with another step name."""
@@ -586,11 +587,14 @@ class _Carriers:
             return self.lists.get(name, _NOWHERE)
         key = (name, also) if name < also else (also, name)
         if key not in self.pairs:
-            few, other = sorted((name, also), key=lambda word: len(self.carrying(word)[0]))
-            self.pairs[key] = self._runs(
-                [i for i in self.carrying(few)[0] if other in self.words[i]]
-            )
+            both = self._set(name) & self._set(also)  # C's set intersection: each pair once
+            self.pairs[key] = self._runs(sorted(both))
         return self.pairs[key]
+
+    def _set(self, name: str) -> frozenset[int]:
+        if name not in self.sets:
+            self.sets[name] = frozenset(self.carrying(name)[0])
+        return self.sets[name]
 
     def later(self, start_ns: int, skip: set[str], me: str) -> _Later:
         """The attempts started at or after ``start_ns``, but those in ``skip`` and, when
