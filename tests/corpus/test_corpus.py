@@ -6,6 +6,8 @@ The full scoring, with baselines and the held-out split, is ``benchmarks/detecto
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 
 import planscope
@@ -201,6 +203,25 @@ def test_a_check_after_success_is_traced_on_langgraph(store: Store) -> None:
     region, threshold = by_run[ids[picked[0].run]], by_run[ids[picked[1].run]]
     assert (region["pattern"], region["tie"]) == ("check_contradicted_input", "region")
     assert threshold["pattern"] == "check_measurement_judged"
+
+
+def test_openllmetry_keeps_its_wrappers_after_uninstrument() -> None:
+    """Why the oncall agent plays once per process (README.md): OpenLLMetry's LangChain
+    instrumentor leaves ``BaseCallbackManager.__init__`` wrapped after ``uninstrument()``, so a
+    later play's spans go to the first play's tracer. In a child process: instrumenting here
+    would capture this process's oncall play. When this fails, the instrumentor was fixed and
+    the oncall agent can play in more than one test."""
+    code = (
+        "from langchain_core.callbacks import BaseCallbackManager\n"
+        "from opentelemetry.instrumentation.langchain import LangchainInstrumentor\n"
+        "from opentelemetry.sdk.trace import TracerProvider\n"
+        "instrumentor = LangchainInstrumentor()\n"
+        "instrumentor.instrument(tracer_provider=TracerProvider())\n"
+        "instrumentor.uninstrument()\n"
+        "print(hasattr(BaseCallbackManager.__init__, '__wrapped__'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "True", out.stderr
 
 
 def _played_in_memory(
