@@ -23,7 +23,7 @@ Baselines, scored on the same traces in the same run:
     .venv/bin/python benchmarks/detector_corpus.py [--json out.json] [--split dev|heldout]
 
 The sealed splits (built after the last tuning, labels committed first) are left out unless
-``--sealed``, ``--sealed2`` ... ``--sealed8`` is given, which scores that split
+``--sealed``, ``--sealed2`` ... ``--sealed9`` is given, which scores that split
 alone: run it once, at the end, and report it apart.
 """
 
@@ -49,8 +49,18 @@ from planscope_analyzer import Analyzer, Finding, TraceData, load_traces
 from tests.corpus import KINDS, Label, all_labels, play, read_labels
 
 HEALTHY = "healthy"
-SEALED = ("sealed", "sealed2", "sealed3", "sealed4", "sealed5", "sealed6", "sealed7", "sealed8")
-"""Splits scored once, each only when asked for (``--sealed8``); left out of the plain scoring."""
+SEALED = (
+    "sealed",
+    "sealed2",
+    "sealed3",
+    "sealed4",
+    "sealed5",
+    "sealed6",
+    "sealed7",
+    "sealed8",
+    "sealed9",
+)
+"""Splits scored once, each only when asked for (``--sealed9``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")
 
 

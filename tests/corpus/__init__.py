@@ -10,7 +10,20 @@ from collections.abc import Iterable
 
 from opentelemetry.sdk.trace import TracerProvider
 
-from . import analyst, claims, etl, lab, lease, oncall, refund, release, restock, support, travel
+from . import (
+    analyst,
+    claims,
+    customs,
+    etl,
+    lab,
+    lease,
+    oncall,
+    refund,
+    release,
+    restock,
+    support,
+    travel,
+)
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
 
 AGENTS = {"travel": travel.run, "support": support.run}
@@ -28,14 +41,16 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``provider``, the oncall LangGraph graph through OpenLLMetry's LangChain instrumentor, the
     claims agent through pydantic-ai's own instrumentation on ``provider``, the lab agent
     (smolagents) through OpenInference's smolagents instrumentor on ``provider``, the lease
-    agent (Agno) through OpenInference's Agno instrumentor on ``provider``.
+    agent (Agno) through OpenInference's Agno instrumentor on ``provider``, the customs agent
+    (DSPy) through OpenInference's DSPy instrumentor on ``provider``.
     """
     import planscope
 
     planscope.configure(tracer_provider=provider)
     tracer = provider.get_tracer("etl-agent")
     out = {}
-    framework, traceloop, pydantic, agents_sdk, langgraph, pydantic_ai, smol, agno = (
+    framework, traceloop, pydantic, agents_sdk, langgraph, pydantic_ai, smol, agno, dspy = (
+        [],
         [],
         [],
         [],
@@ -64,6 +79,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             smol.append(label)
         elif label.agent == "lease":
             agno.append(label)
+        elif label.agent == "customs":
+            dspy.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -74,6 +91,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(claims.play(pydantic_ai, provider))
     out.update(lab.play(smol, provider))
     out.update(lease.play(agno, provider))
+    out.update(customs.play(dspy, provider))
     return out
 
 

@@ -146,6 +146,24 @@ SPLITS: dict[str, dict[str, range]] = {
         "lab": range(30000, 30006),
         "lease": range(30000, 30060),
     },
+    # Sealed 9: built before the sealed-9 round changed any detector or the span mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed9``): new seeds of the eleven agents and a
+    # twelfth agent (customs: DSPy under OpenInference's DSPy instrumentor).
+    "sealed9": {
+        "travel": range(33000, 33009),
+        "etl": range(33000, 33009),
+        "support": range(33000, 33009),
+        "refund": range(33000, 33006),
+        "restock": range(33000, 33009),
+        "release": range(33000, 33009),
+        "analyst": range(33000, 33009),
+        "oncall": range(33000, 33009),
+        "claims": range(33000, 33009),
+        "lab": range(33000, 33009),
+        "lease": range(33000, 33009),
+        "customs": range(33000, 33020),
+    },
 }
 
 _ERRORS = (
@@ -984,6 +1002,124 @@ def _lease_wrong_email(rng: random.Random) -> tuple[str, str, str, dict[str, Any
     return PROPAGATION, "send_for_signature", "", {"email": email}
 
 
+# --- customs: import clearance on DSPy under OpenInference's DSPy instrumentor (sealed-9) -----
+# A tariff read page by page, a chamber of commerce's certificate of origin polled until issued,
+# the customs declaration system, the duty ledger (a deferment account) and the port's
+# collection bookings; the app then checks the declaration against the invoice and watches the
+# container. The planner (a YAML checklist revised in place) trusts the broker's notes over the
+# shipment file: the scenario's wrong value comes from a note.
+def _customs_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _customs_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the item's service answers 503 once or twice; the app's re-run of the item works
+    step = rng.choice(["classify_goods", "origin_certificate", "file_declaration", "pay_duties"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "unavailable"}
+
+
+def _customs_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # 504 once or twice inside one clerk run; the model's 2nd or 3rd call (a longer timeout)
+    # works
+    step = rng.choice(["origin_certificate", "file_declaration", "pay_duties", "book_collection"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "timeout"}
+
+
+def _customs_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the vessel was diverted: lodging the declaration at the planned port answers 409 naming
+    # the port of discharge; the checklist is revised once (both ports), then everything works
+    return "healthy", "", PROPAGATION, {"diverted_to": rng.choice(["london-gateway", "tilbury"])}
+
+
+def _customs_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the tariff search has 4-9 pages of headings; the code is on the last one
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _customs_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the certificate request is PENDING 3-8 times, then it is issued
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _customs_external_hold(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the goods were declared, paid, released, booked and verified, Border Force holds
+    # the container at the depot for a post-clearance audit: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(2, 4)}
+
+
+def _customs_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every clerk run of the item meets 503 (varying texts), re-run by the app; the last error
+    # is final
+    step = rng.choice(["classify_goods", "file_declaration", "pay_duties"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "unavailable"}
+
+
+def _customs_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one clerk run the service answers 504 again and again while the model raises its
+    # timeout; the last error is final
+    step = rng.choice(["origin_certificate", "file_declaration", "book_collection"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "timeout"}
+
+
+def _customs_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # pay_duties fails in every revision of the checklist: 503 (re-run), then 409 naming
+    # another deferment account (revision); the last error is final
+    versions = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "pay_duties",
+        "",
+        {
+            "step": "pay_duties",
+            "versions": versions,
+            "errors": varying_errors(rng, 2 * versions),
+            "raise": "replans",
+        },
+    )
+
+
+def _customs_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the certificate request never leaves PENDING: the model polls until it gives up
+    return RUNAWAY, "origin_certificate", "", {"step": "origin_certificate"}
+
+
+def _customs_wrong_goods(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note describes other goods: classify_goods finds another commodity code; the
+    # declaration and the duties go through under it, and the port refuses the release at
+    # book_collection (a documentary check), for good
+    goods = rng.choice(
+        [
+            "corded drills, mains powered, 230 V",
+            "hammer drills, pneumatic",
+            "drill bits, tungsten carbide",
+        ]
+    )
+    return PROPAGATION, "classify_goods", "", {"goods": goods}
+
+
+def _customs_wrong_origin(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another origin: the chamber issues a certificate of that origin, and
+    # file_declaration is refused (the bill of lading shows the real one)
+    return PROPAGATION, "origin_certificate", "", {"origin": rng.choice(["CN", "TH", "MY"])}
+
+
+def _customs_wrong_value(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's customs value has two digits swapped: every item succeeds (the duties are
+    # assessed on it), the app's check of the declaration against the invoice fails
+    return PROPAGATION, "file_declaration", "", {"customs_value": rng.choice([42800, 84200, 48020])}
+
+
+def _customs_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's deferment account has two digits swapped: paying the duties is refused for
+    # good
+    account = rng.choice(["DAN-8241037", "DAN-2814037", "DAN-8214073"])
+    return PROPAGATION, "pay_duties", "", {"account": account}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -1139,12 +1275,29 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_rent": _lease_wrong_rent,
         "wrong_email": _lease_wrong_email,
     },
+    "customs": {
+        "healthy": _customs_healthy,
+        "flaky_step": _customs_flaky_step,
+        "flaky_tool": _customs_flaky_tool,
+        "legit_replan": _customs_legit_replan,
+        "pagination": _customs_pagination,
+        "polling_ends": _customs_polling_ends,
+        "external_hold": _customs_external_hold,
+        "loop_step_varying": _customs_loop_step,
+        "loop_tool_in_step": _customs_loop_tool,
+        "loop_across_replans": _customs_loop_replans,
+        "loop_poll_stuck": _customs_loop_poll,
+        "wrong_goods": _customs_wrong_goods,
+        "wrong_origin": _customs_wrong_origin,
+        "wrong_value": _customs_wrong_value,
+        "wrong_account": _customs_wrong_account,
+    },
 }
 
 
 # Splits whose few seeds per agent start halfway through its scenarios (where the faults are)
 # rather than at its healthy ones.
-FROM_MIDDLE = {"sealed7", "sealed8"}
+FROM_MIDDLE = {"sealed7", "sealed8", "sealed9"}
 
 
 def scenarios(agent: str, split: str) -> list[Label]:
