@@ -485,3 +485,14 @@ def test_a_failure_naming_an_argument_follows_the_plans_reference() -> None:
     trace.plans = [trace.plans[0]._replace(json=PAY_PLAN.replace("<from fetch>", "later"))]
     trace._memo.clear()
     assert PlanPropagation().detect(trace) == []
+
+
+def test_numbers_and_dates_written_for_people_are_the_same_values() -> None:
+    trace = _audited_payout("payout $11,850.00 differs from the policy's allowance $11,100.00")
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["entered"]) == ("convert", ["250"])
+    (finding,) = PlanPropagation().detect(_checked_run("delivery booked for March 20, 2026: late"))
+    assert (finding.step_id, finding.detail["values"]) == ("pay", ["2026-03-20"])
+    # day- or month-first slashes are ambiguous: not read as a date
+    ambiguous = PlanPropagation().detect(_checked_run("delivery booked for 03/20/2026: late"))
+    assert [f.detail["pattern"] for f in ambiguous] == ["faithful_execution_failed"]

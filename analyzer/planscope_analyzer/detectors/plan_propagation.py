@@ -137,6 +137,47 @@ _ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]")
 _CODE = re.compile(r"-?0\d+")
 """Digits with a leading zero (``0044`` of an account number, ``00``): a code, matched as
 written, not the number it would read as."""
+_GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
+"""A number with thousands separators (``11,850.00``)."""
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH = r"[A-Za-z]{3,9}\.?"
+_WRITTEN_DATE = re.compile(
+    rf"(?<!\w)(?:(?P<d1>\d{{1,2}})\s+(?P<m1>{_MONTH}),?\s+(?P<y1>\d{{4}})"
+    rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}})"
+    r"|(?P<y3>\d{4})/(?P<m3>\d{1,2})/(?P<d3>\d{1,2}))(?!\w)"
+)
+"""A date with a month name (``October 14, 2026``, ``14 Oct 2026``) or year-first slashes
+(``2026/10/14``); day- or month-first slashes are ambiguous and not read."""
+
+
+def _iso_date(m: re.Match[str]) -> str | None:
+    """The ISO date a :data:`_WRITTEN_DATE` match stands for, None when it is no date."""
+    i = next(i for i in (1, 2, 3) if m.group(f"y{i}"))
+    year, month, day = m.group(f"y{i}"), m.group(f"m{i}"), m.group(f"d{i}")
+    name = month.rstrip(".").lower()
+    number = (
+        int(month)
+        if month.isdigit()
+        else next((n for n, full in enumerate(_MONTHS, 1) if full.startswith(name)), 0)
+        if len(name) >= 3
+        else 0
+    )
+    if not 1 <= number <= 12 or not 1 <= int(day) <= 31:
+        return None
+    return f"{year}-{number:02d}-{int(day):02d}"
 
 
 _MAX_LITERAL = 20_000
@@ -208,6 +249,8 @@ def forms(value: str) -> set[str]:
 
     >>> sorted(forms("2026-03-20T08:00")), sorted(forms("80.0")), sorted(forms("0044"))
     (['2026-03-20', '2026-03-20T08:00'], ['80', '80.0'], ['0044'])
+    >>> sorted(forms("11,850.00")), sorted(forms("Oct 14, 2026"))
+    (['11,850.00', '11850', '11850.00'], ['2026-10-14', 'Oct 14, 2026'])
     """
     out = {value}
     if is_number(value) and not _CODE.fullmatch(value):
@@ -215,6 +258,10 @@ def forms(value: str) -> set[str]:
         out.add(str(int(number)) if number.is_integer() else str(number))
     elif m := _ISO_DATE.match(value):
         out.add(m.group(1))
+    elif _GROUPED.fullmatch(value):
+        out |= forms(value.replace(",", ""))
+    elif (m := _WRITTEN_DATE.fullmatch(value)) and (iso := _iso_date(m)):
+        out.add(iso)
     return out
 
 
@@ -237,8 +284,14 @@ def text_values(text: str) -> set[str]:
 
     >>> sorted(text_values("orders 80 units delivered 2026-03-20"))
     ['2026-03-20', '80', 'delivered', 'orders', 'units']
+    >>> sorted(text_values("paid $11,850.00 on Oct 14, 2026") & {"11850", "2026-10-14"})
+    ['11850', '2026-10-14']
     """
-    return {f for v in _VALUE.findall(text) for f in forms(v)}
+    out = {f for v in _VALUE.findall(text) for f in forms(v)}
+    # a number or a date written for people spans several tokens: it is also its plain form
+    for m in itertools.chain(_GROUPED.finditer(text), _WRITTEN_DATE.finditer(text)):
+        out |= forms(m.group(0))
+    return out
 
 
 def plan_values(trace: TraceData) -> set[str]:
