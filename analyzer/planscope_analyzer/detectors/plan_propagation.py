@@ -10,8 +10,10 @@ The patterns, all blamed on the planner:
   came in through an argument named like one of the step's ``requires`` keys; values the
   planner wrote into its plan JSON (a number or a date is traced only from there — "80" in
   "orders 80 units" names the quantity the planner wrote, a bare count in an error names
-  nothing); any other named text value. Values are compared normalised (``80.0`` is ``80``, a
-  timestamp also stands for its date). The blamed step is that earliest carrier,
+  nothing; a value of several words the planner wrote — an account number in groups — is
+  named only whole); any other named text value. Values are compared normalised (``80.0`` is
+  ``80``, ``11,850.00`` is ``11850``, a timestamp or ``October 14, 2026`` also stands for its
+  ISO date; digits with a leading zero are a code, as written). The blamed step is that earliest carrier,
   whether the failure came at that step, at a later step that received its output, or at the
   final outcome check. This is
   data lineage through the tool arguments: a downstream failure caused by an earlier wrong
@@ -20,7 +22,11 @@ The patterns, all blamed on the planner:
   it under an argument the failure names ("runs 60 replicas") is that fact's carrier.
 * **a wrong value, traced through outputs**: the failure names a value that the failing step's
   tool arguments carried and that an earlier step's tool *returned* (a division by zero on the
-  0 a query returned): the value came out of that step. Going up that lineage (a step's
+  0 a query returned), or an argument the failure names by its name ("no estimate on
+  file") whose plan entry stands in for one earlier step's result (``"<from inspect>"``): the
+  value came out of that step. With no failing step, a figure the outcome check names that a
+  step's tool returned starts the lineage at the last step that returned it (a payout audit
+  naming the paid amount). Going up that lineage (a step's
   arguments that carried a still earlier step's result), the first step whose arguments
   carried a value the planner wrote and the objective does not state is where the wrong value
   entered (the query's region). Nothing is reported when every step of the lineage got only
