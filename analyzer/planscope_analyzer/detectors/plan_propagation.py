@@ -13,10 +13,9 @@ The patterns, all blamed on the planner:
   nothing; a value of several words the planner wrote — an account number in groups — is
   named only whole); any other named text value. Values are compared normalised (``80.0`` is
   ``80``, ``11,850.00`` is ``11850``, a timestamp or ``October 14, 2026`` also stands for its
-  ISO date; digits with a leading zero are a code, as written). The blamed step is that earliest carrier,
-  whether the failure came at that step, at a later step that received its output, or at the
-  final outcome check. This is
-  data lineage through the tool arguments: a downstream failure caused by an earlier wrong
+  ISO date; digits with a leading zero are a code, as written). The blamed step is that
+  earliest carrier, whether the failure came at that step, at a later step that received its
+  output, or at the final outcome check. This is data lineage through the tool arguments: a downstream failure caused by an earlier wrong
   output is found at its origin, not at the step that happened to fail. A number often stands
   for several quantities of one run (60 minutes, 60 replicas): among its carriers, one that got
   it under an argument the failure names ("runs 60 replicas") is that fact's carrier.
