@@ -15,10 +15,11 @@ The patterns, all blamed on the planner:
   ``80``, ``11,850.00`` is ``11850``, a timestamp or ``October 14, 2026`` also stands for its
   ISO date; digits with a leading zero are a code, as written). The blamed step is that
   earliest carrier, whether the failure came at that step, at a later step that received its
-  output, or at the final outcome check. This is data lineage through the tool arguments: a downstream failure caused by an earlier wrong
-  output is found at its origin, not at the step that happened to fail. A number often stands
-  for several quantities of one run (60 minutes, 60 replicas): among its carriers, one that got
-  it under an argument the failure names ("runs 60 replicas") is that fact's carrier.
+  output, or at the final outcome check. This is data lineage through the tool arguments: a
+  downstream failure caused by an earlier wrong output is found at its origin, not at the step
+  that happened to fail. A number often stands for several quantities of one run (60
+  minutes, 60 replicas): among its carriers, one that got it under an argument the failure
+  names ("runs 60 replicas") is that fact's carrier.
 * **a wrong value, traced through outputs**: the failure names a value that the failing step's
   tool arguments carried and that an earlier step's tool *returned* (a division by zero on the
   0 a query returned), or an argument the failure names by its name ("no estimate on
