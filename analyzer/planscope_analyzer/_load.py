@@ -544,24 +544,44 @@ def _load_prompts(
     return stated_ids | set(wanted)
 
 
-_PAIR = re.compile(r'"([^"\\]+)"\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false)')
+_PAIRS = (
+    # a quoted key (JSON, a Python literal) and a quoted, numeric or literal value
+    re.compile(
+        r"""(?P<q>["'])(?P<key>[^"'\\\n]+)(?P=q)\s*:\s*"""
+        r"""(?P<value>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?|true|false|True|False)"""
+    ),
+    # a line "key: value" / "- **Key** = value": a short key, the value to the end of the line
+    re.compile(
+        r"^[ \t]*(?:[-*+]|\d+[.)])?[ \t]*[*_`]*(?P<key>[A-Za-z][\w-]*(?:[ \t][\w-]+){0,2})[*_`]*"
+        r"[ \t]*[:=][ \t]*(?P<value>\S.*?)[ \t]*$",
+        re.MULTILINE,
+    ),
+)
 
 
 def _uncontested(prompt: str) -> str:
-    """A prompt without the ``"key": value`` pairs of keys it states with different values (the
-    page's facts and a note that overrides one): which of them the user asked for the prompt
-    does not say, so neither is the objective's.
+    r"""A prompt without the pairs of keys it states with different values (the page's facts
+    and a note that overrides one): which of them the user asked for the prompt does not say,
+    so neither is the objective's. A pair is a quoted key (JSON, a Python literal) with its
+    value, or a line ``key: value``; keys compare case- and separator-blind.
 
     >>> _uncontested('Fix web-04. {"host": "web-04", "port": 80} {"host": "web-02"}')
     'Fix web-04. {, "port": 80} {}'
+    >>> _uncontested("Fix web-04.\n- Host: web-04\nport: 80\nNotes: {'host': 'web-02'}")
+    'Fix web-04.\n\nport: 80\nNotes: {}'
     """
+
+    def key(m: re.Match[str]) -> str:
+        return "_".join(re.findall(r"[a-z0-9]+", m.group("key").lower()))
+
     values: dict[str, set[str]] = {}
-    for key, value in _PAIR.findall(prompt):
-        values.setdefault(key, set()).add(value)
+    for pattern in _PAIRS:
+        for m in pattern.finditer(prompt):
+            values.setdefault(key(m), set()).add(m.group("value").strip("\"' ,"))
     contested = {k for k, v in values.items() if len(v) > 1}
-    if not contested:
-        return prompt
-    return _PAIR.sub(lambda m: "" if m.group(1) in contested else m.group(0), prompt)
+    for pattern in _PAIRS if contested else ():
+        prompt = pattern.sub(lambda m: "" if key(m) in contested else m.group(0), prompt)
+    return prompt
 
 
 def _first(plans: list[Plan]) -> list[Plan]:

@@ -373,3 +373,126 @@ def test_arguments_recorded_as_a_python_literal_keep_their_names() -> None:
     ]
     (finding,) = PlanPropagation().detect(trace)
     assert (finding.step_id, finding.detail["tie"]) == ("fetch", "currency")
+
+
+# Lineage through whole values, argument names and a check's figure (docs/analyzers.md).
+IBAN = "DE44 5001 0517 5407 3249 31"
+PAY_PLAN = (
+    '{"steps": [{"id": "fetch", "args": {"address": "14 Alder Lane", "region": "southwest"}},'
+    ' {"id": "convert", "args": {"estimate": "<from fetch>", "deductible": 250}},'
+    f' {{"id": "pay", "args": {{"account": "{IBAN}", "amount": "<from convert>"}}}}]}}'
+)
+PAY_ARGS = {
+    "fetch": '{"address": "14 Alder Lane", "region": "southwest"}',
+    "convert": '{"estimate": "12100", "deductible": 250}',
+    "pay": f'{{"account": "{IBAN}", "amount": "11850.0"}}',
+}
+PAY_RESULTS = {"fetch": '{"value": 12100}', "convert": '{"value": 11850.0}', "pay": ""}
+
+
+def _payout_run(error: str, objective: str = "Settle claim CLM-7 at 14 Alder Lane") -> TraceData:
+    """fetch (an inspection) returns an estimate, convert computes the payout with the
+    planner's deductible, pay transfers it to the planner's account and fails with ``error``."""
+    trace = _observed_run(objective, error, PAY_ARGS)
+    trace.plans = [trace.plans[0]._replace(json=PAY_PLAN)]
+    trace.tools = [c._replace(result=PAY_RESULTS[c.step_id]) for c in trace.tools]
+    return trace
+
+
+def test_a_value_of_several_words_is_named_whole() -> None:
+    (finding,) = PlanPropagation().detect(_payout_run(f"payee account {IBAN} is closed"))
+    assert (finding.step_id, finding.detail["values"]) == ("pay", [IBAN])
+    assert finding.detail["pattern"] == "wrong_value"
+
+
+def test_a_value_of_several_words_the_objective_states_whole_is_not_the_planners() -> None:
+    objective = f"Settle claim CLM-7 at 14 Alder Lane, paying account {IBAN}"
+    assert PlanPropagation().detect(_payout_run(f"payee account {IBAN} is closed", objective)) == []
+
+
+def test_an_expression_the_run_built_names_what_it_computed_not_a_plan_value() -> None:
+    # the failing step's expression is named whole, but no planner wrote it
+    trace = _report_run("Report figures of region EU-West, 2026-10")
+    trace.tools = [
+        c._replace(arguments='{"expression": "(0 - 0) / 0 * 100"}') if c.step_id == "convert" else c
+        for c in trace.tools
+    ]
+    assert PlanPropagation().detect(trace) == []
+
+
+def _audited_payout(reason: str, deductible: str = "250", estimate: str = "12100") -> TraceData:
+    """Every step succeeds; the outcome check names the paid figure."""
+    trace = _payout_run("", "Settle claim CLM-7 at 14 Alder Lane, account DE89 3704 0130 00")
+    trace.runs = [trace.runs[0]._replace(outcome_reason=reason)]
+    trace.attempts = [a._replace(status="ok", message="") for a in trace.attempts]
+    args = {"convert": f'{{"estimate": "{estimate}", "deductible": {deductible}}}'}
+    paid = float(estimate) - float(deductible)
+    results = {"fetch": f'{{"value": {estimate}}}', "convert": f'{{"value": {paid}}}'}
+    trace.tools = [
+        c._replace(
+            status_code="Ok",
+            arguments=args.get(c.step_id, c.arguments),
+            result=results.get(c.step_id, '{"value": "TRF-7"}'),
+        )
+        for c in trace.tools
+    ]
+    trace.plans = [trace.plans[0]._replace(json=PAY_PLAN.replace("250", deductible))]
+    return trace
+
+
+def test_a_checks_figure_that_a_step_returned_is_traced_where_the_plan_value_entered() -> None:
+    trace = _audited_payout("payout 11850.00 differs from the policy's allowance 11100.00")
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["pattern"]) == (
+        "convert",
+        "wrong_value_through_outputs",
+    )
+    assert finding.detail["values"] == ["11850"] and finding.detail["entered"] == ["250"]
+    assert "outcome check failed" in finding.explanation
+
+
+def test_a_figure_passed_on_unchanged_is_judged_at_the_last_step_that_returned_it() -> None:
+    # a deductible of 0: the payout equals the estimate, and "00" of the objective's account
+    # number is a code, not the number 0
+    trace = _audited_payout("payout 14350.00 differs from the allowance 13350.00", "0", "14350")
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["entered"]) == ("convert", ["0"])
+
+
+def test_a_failure_naming_an_argument_follows_the_plans_reference() -> None:
+    # the inspection found nothing ("null"); the payout fails naming its argument, not the value
+    trace = _payout_run("no inspection estimate on file for CLM-7")
+    trace.tools = [
+        c._replace(arguments='{"estimate": "null", "deductible": 250}')
+        if c.step_id == "convert"
+        else c._replace(result='{"value": null}')
+        if c.step_id == "fetch"
+        else c
+        for c in trace.tools
+        if c.step_id != "pay"
+    ]
+    trace.attempts = [
+        a._replace(status="error", message="no inspection estimate on file for CLM-7")
+        if a.step_id == "convert"
+        else a
+        for a in trace.attempts
+        if a.step_id != "pay"
+    ]
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["entered"]) == ("fetch", ["southwest"])
+    assert finding.detail["failing_step"] == "convert" and "'estimate'" in finding.explanation
+    # without the plan's reference nothing says where the argument's value came from
+    trace.plans = [trace.plans[0]._replace(json=PAY_PLAN.replace("<from fetch>", "later"))]
+    trace._memo.clear()
+    assert PlanPropagation().detect(trace) == []
+
+
+def test_numbers_and_dates_written_for_people_are_the_same_values() -> None:
+    trace = _audited_payout("payout $11,850.00 differs from the policy's allowance $11,100.00")
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["entered"]) == ("convert", ["250"])
+    (finding,) = PlanPropagation().detect(_checked_run("delivery booked for March 20, 2026: late"))
+    assert (finding.step_id, finding.detail["values"]) == ("pay", ["2026-03-20"])
+    # day- or month-first slashes are ambiguous: not read as a date
+    ambiguous = PlanPropagation().detect(_checked_run("delivery booked for 03/20/2026: late"))
+    assert [f.detail["pattern"] for f in ambiguous] == ["faithful_execution_failed"]

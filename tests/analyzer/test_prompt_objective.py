@@ -192,6 +192,28 @@ def test_the_objective_a_plan_states_wins_over_the_prompt(store: Store) -> None:
     assert fallback.detail["pattern"] == "faithful_execution_failed"
 
 
+@pytest.mark.parametrize(
+    ("facts", "note"),
+    [
+        ("- Service: api\n- Version: 1.2.3", "Team notes:\n- version: 1.2.2"),
+        ("{'service': 'api', 'version': '1.2.3'}", "Team notes: {'version': '1.2.2'}"),
+        ("service = api\nversion = 1.2.3", "**Version**: 1.2.2"),
+    ],
+)
+def test_a_prompts_contested_fact_leaves_the_objective_however_written(
+    store: Store, facts: str, note: str
+) -> None:
+    # the release's facts and a stale note that overrides the version, written as lines or as
+    # a Python literal: which version the user asked for the prompt does not say, so the one
+    # the planner took and the failure names stays a suspect
+    t = _release(store, f"Release the service.\n{facts}\n{note}")
+    trace = load_traces(store, "default", [t])[t]
+    assert trace.run is not None and "1.2.2" not in trace.run.objective
+    assert "1.2.3" not in trace.run.objective and "api" in trace.run.objective
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("deploy", ["1.2.2"])
+
+
 DATA = Path(__file__).resolve().parents[1] / "conformance" / "data"
 _OBJECTIVE_KEYS = (A.OI_INPUT_VALUE, "traceloop.entity.input")
 """Where a root span of the conformance agents declares the objective (OpenInference,

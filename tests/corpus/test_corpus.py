@@ -227,6 +227,54 @@ def test_openllmetry_keeps_its_wrappers_after_uninstrument() -> None:
     assert out.stdout.strip() == "True", out.stderr
 
 
+@pytest.mark.integration
+def test_plan_values_are_traced_through_whole_values_names_and_figures_on_pydantic_ai(
+    store: Store,
+) -> None:
+    """Real pydantic-ai runs (its own OTel instrumentation, the markdown plan): a closed account
+    written in groups is named whole by the payment's failure; a payout audit names the figure
+    the payout step returned (with a deductible of 250, and of 0, where the payout passes the
+    estimate on unchanged and the objective's account ends in ``00``); a payout that fails
+    naming its argument ("no inspection estimate") follows the plan's ``<from ...>`` reference
+    to the inspection booked in the wrong region; a transfer returned after a passed audit and
+    a healthy run stay healthy. Runs of sealed-6 (not blind: tuned on)."""
+    labels = [lab for lab in read_labels() if lab.agent == "claims" and lab.split == "sealed6"]
+    wanted: tuple[tuple[str, dict[str, int]], ...] = (
+        ("wrong_account", {}),
+        ("wrong_deductible", {"deductible": 250}),
+        ("wrong_deductible", {"deductible": 0}),
+        ("wrong_region", {}),
+        ("external_reversal", {}),
+        ("healthy", {}),
+    )
+    picked = [
+        next(
+            lab
+            for lab in labels
+            if lab.scenario == scenario and all(lab.params.get(k) == v for k, v in params.items())
+        )
+        for scenario, params in wanted
+    ]
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    ids = play(picked, provider)
+    store.insert_spans(
+        spans_ipc(otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default"))
+    )
+    findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
+    for lab in picked:
+        got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
+        want = [] if lab.kind == "healthy" else [(lab.kind, lab.step)]
+        assert got == want, (lab.run, lab.scenario, lab.params, got)
+    by_run = {f.trace_id: f.detail for f in findings}
+    account, low, zero, region = (by_run[ids[lab.run]] for lab in picked[:4])
+    assert account["pattern"] == "wrong_value" and len(account["values"][0].split()) > 1
+    assert (low["lineage"], low["entered"]) == (["compute_payout"], ["250"])
+    assert (zero["lineage"], zero["entered"]) == (["compute_payout"], ["0"])
+    assert (region["lineage"], region["failing_step"]) == (["order_inspection"], "compute_payout")
+
+
 def _played_in_memory(
     play: Callable[[list[Label], TracerProvider], dict[str, str]], label: Label
 ) -> list[ReadableSpan]:

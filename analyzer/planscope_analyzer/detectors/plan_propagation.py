@@ -10,17 +10,23 @@ The patterns, all blamed on the planner:
   came in through an argument named like one of the step's ``requires`` keys; values the
   planner wrote into its plan JSON (a number or a date is traced only from there — "80" in
   "orders 80 units" names the quantity the planner wrote, a bare count in an error names
-  nothing); any other named text value. Values are compared normalised (``80.0`` is ``80``, a
-  timestamp also stands for its date). The blamed step is that earliest carrier,
-  whether the failure came at that step, at a later step that received its output, or at the
-  final outcome check. This is
-  data lineage through the tool arguments: a downstream failure caused by an earlier wrong
-  output is found at its origin, not at the step that happened to fail. A number often stands
-  for several quantities of one run (60 minutes, 60 replicas): among its carriers, one that got
-  it under an argument the failure names ("runs 60 replicas") is that fact's carrier.
+  nothing; a value of several words the planner wrote — an account number in groups — is
+  named only whole); any other named text value. Values are compared normalised (``80.0`` is
+  ``80``, ``11,850.00`` is ``11850``, a timestamp or ``October 14, 2026`` also stands for its
+  ISO date; digits with a leading zero are a code, as written). The blamed step is that
+  earliest carrier, whether the failure came at that step, at a later step that received its
+  output, or at the final outcome check. This is data lineage through the tool arguments: a
+  downstream failure caused by an earlier wrong output is found at its origin, not at the step
+  that happened to fail. A number often stands for several quantities of one run (60
+  minutes, 60 replicas): among its carriers, one that got it under an argument the failure
+  names ("runs 60 replicas") is that fact's carrier.
 * **a wrong value, traced through outputs**: the failure names a value that the failing step's
   tool arguments carried and that an earlier step's tool *returned* (a division by zero on the
-  0 a query returned): the value came out of that step. Going up that lineage (a step's
+  0 a query returned), or an argument the failure names by its name ("no estimate on
+  file") whose plan entry stands in for one earlier step's result (``"<from inspect>"``): the
+  value came out of that step. With no failing step, a figure the outcome check names that a
+  step's tool returned starts the lineage at the last step that returned it (a payout audit
+  naming the paid amount). Going up that lineage (a step's
   arguments that carried a still earlier step's result), the first step whose arguments
   carried a value the planner wrote and the objective does not state is where the wrong value
   entered (the query's region). Nothing is reported when every step of the lineage got only
@@ -134,6 +140,50 @@ Carried = tuple[ToolCall, str]
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]")
+_CODE = re.compile(r"-?0\d+")
+"""Digits with a leading zero (``0044`` of an account number, ``00``): a code, matched as
+written, not the number it would read as."""
+_GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
+"""A number with thousands separators (``11,850.00``)."""
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH = r"[A-Za-z]{3,9}\.?"
+_WRITTEN_DATE = re.compile(
+    rf"(?<!\w)(?:(?P<d1>\d{{1,2}})\s+(?P<m1>{_MONTH}),?\s+(?P<y1>\d{{4}})"
+    rf"|(?P<m2>{_MONTH})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y2>\d{{4}})"
+    r"|(?P<y3>\d{4})/(?P<m3>\d{1,2})/(?P<d3>\d{1,2}))(?!\w)"
+)
+"""A date with a month name (``October 14, 2026``, ``14 Oct 2026``) or year-first slashes
+(``2026/10/14``); day- or month-first slashes are ambiguous and not read."""
+
+
+def _iso_date(m: re.Match[str]) -> str | None:
+    """The ISO date a :data:`_WRITTEN_DATE` match stands for, None when it is no date."""
+    i = next(i for i in (1, 2, 3) if m.group(f"y{i}"))
+    year, month, day = m.group(f"y{i}"), m.group(f"m{i}"), m.group(f"d{i}")
+    name = month.rstrip(".").lower()
+    number = (
+        int(month)
+        if month.isdigit()
+        else next((n for n, full in enumerate(_MONTHS, 1) if full.startswith(name)), 0)
+        if len(name) >= 3
+        else 0
+    )
+    if not 1 <= number <= 12 or not 1 <= int(day) <= 31:
+        return None
+    return f"{year}-{number:02d}-{int(day):02d}"
 
 
 _MAX_LITERAL = 20_000
@@ -203,15 +253,21 @@ def forms(value: str) -> set[str]:
     """The normalised forms a value is matched by: itself, a number's canonical text (``80.0``
     is ``80``), the date of an ISO timestamp (``2026-03-20T08:00`` is also ``2026-03-20``).
 
-    >>> sorted(forms("2026-03-20T08:00")), sorted(forms("80.0"))
-    (['2026-03-20', '2026-03-20T08:00'], ['80', '80.0'])
+    >>> sorted(forms("2026-03-20T08:00")), sorted(forms("80.0")), sorted(forms("0044"))
+    (['2026-03-20', '2026-03-20T08:00'], ['80', '80.0'], ['0044'])
+    >>> sorted(forms("11,850.00")), sorted(forms("Oct 14, 2026"))
+    (['11,850.00', '11850', '11850.00'], ['2026-10-14', 'Oct 14, 2026'])
     """
     out = {value}
-    if is_number(value):
+    if is_number(value) and not _CODE.fullmatch(value):
         number = float(value)
         out.add(str(int(number)) if number.is_integer() else str(number))
     elif m := _ISO_DATE.match(value):
         out.add(m.group(1))
+    elif _GROUPED.fullmatch(value):
+        out |= forms(value.replace(",", ""))
+    elif (m := _WRITTEN_DATE.fullmatch(value)) and (iso := _iso_date(m)):
+        out.add(iso)
     return out
 
 
@@ -234,8 +290,14 @@ def text_values(text: str) -> set[str]:
 
     >>> sorted(text_values("orders 80 units delivered 2026-03-20"))
     ['2026-03-20', '80', 'delivered', 'orders', 'units']
+    >>> sorted(text_values("paid $11,850.00 on Oct 14, 2026") & {"11850", "2026-10-14"})
+    ['11850', '2026-10-14']
     """
-    return {f for v in _VALUE.findall(text) for f in forms(v)}
+    out = {f for v in _VALUE.findall(text) for f in forms(v)}
+    # a number or a date written for people spans several tokens: it is also its plain form
+    for m in itertools.chain(_GROUPED.finditer(text), _WRITTEN_DATE.finditer(text)):
+        out |= forms(m.group(0))
+    return out
 
 
 def plan_values(trace: TraceData) -> set[str]:
@@ -254,19 +316,58 @@ def _decoded_plans(trace: TraceData) -> Iterator[Any]:
             continue
 
 
-def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, list[str]]]:
-    """(step id, its other string leaves) of every JSON object in a plan that has a step id
-    as one of its values."""
+def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(step id, the object) of every JSON object in a plan that has a step id as one of its
+    values."""
     if isinstance(value, dict):
-        leaves = [v for v in value.values() if isinstance(v, str)]
-        own = [v for v in leaves if v in step_ids]
+        own = [v for v in value.values() if isinstance(v, str) and v in step_ids]
         if len(own) == 1:
-            yield own[0], [v for v in _scalars(value) if v != own[0]]
+            yield own[0], value
         for v in value.values():
             yield from _entries(v, step_ids)
     elif isinstance(value, list):
         for v in value:
             yield from _entries(v, step_ids)
+
+
+def _references(leaf: str, step_ids: set[str]) -> set[str]:
+    """The step ids a plan entry's string names inside a longer text (``"{locate_source}"``,
+    ``"<from order_inspection>"``), not as the whole string (a dependency list's name)."""
+    return {
+        other
+        for other in step_ids
+        if leaf != other and re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", leaf)
+    }
+
+
+def _plan_reference(trace: TraceData, step_id: str, name: str) -> str | None:
+    """The one other plan step whose result the plan's entry of ``step_id`` puts into its
+    argument ``name`` (``"estimate": "<from order_inspection>"``); None when none or several."""
+    step_ids = {s.step_id for s in trace.plan_steps}
+    refs = {
+        other
+        for decoded in _decoded_plans(trace)
+        for own, entry in _entries(decoded, step_ids)
+        if own == step_id
+        for key, value in _named(entry, "")
+        if key == name
+        for leaf in _scalars(value)
+        for other in _references(leaf, step_ids - {step_id})
+    }
+    return next(iter(refs)) if len(refs) == 1 else None
+
+
+def _last_call(on_behalf: list[Carried], step_id: str, before_ns: int) -> Carried | None:
+    """The last call of a step that ended before ``before_ns`` and did not fail: what the step
+    handed on."""
+    return next(
+        (
+            (c, s)
+            for c, s in reversed(on_behalf)
+            if s == step_id and not c.failed and c.end_ns <= before_ns
+        ),
+        None,
+    )
 
 
 def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | None:
@@ -277,15 +378,10 @@ def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | 
     step_ids = {s.step_id for s in trace.plan_steps}
     refs: set[str] = set()
     for decoded in _decoded_plans(trace):
-        for own, leaves in _entries(decoded, step_ids):
-            if own != step_id:
-                continue
-            for leaf in leaves:
-                refs.update(
-                    other
-                    for other in step_ids - {step_id}
-                    if leaf != other and re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", leaf)
-                )
+        for own, entry in _entries(decoded, step_ids):
+            if own == step_id:
+                for leaf in _scalars(entry):
+                    refs |= _references(leaf, step_ids - {step_id})
     if len(refs) > 1:
         refs = {
             c.step_id
@@ -357,16 +453,26 @@ def named_argument(text: str, arguments: str, values: set[str]) -> bool:
     >>> named_argument("runs 60 replicas", '{"minutes": 60}', {"60"})
     False
     """
-    said = " ".join(_WORD.findall(text.lower().replace("_", " ")))
     return any(
-        vs & values
-        and any(is_number(v) for v in vs & values)
-        and re.search(
-            rf"\b{re.escape(' '.join(_WORD.findall(name.lower().replace('_', ' '))))}\b", said
-        )
+        vs & values and any(is_number(v) for v in vs & values) and names_argument(text, name)
         for name, vs in argument_values(arguments).items()
-        if _WORD.search(name.lower())
     )
+
+
+def names_argument(text: str, name: str) -> bool:
+    """``text`` says an argument's name, whole words, underscores as spaces (``max_surge`` as
+    "max surge"); a name of fewer than ``MIN_VALUE_CHARS`` characters names nothing.
+
+    >>> names_argument("no inspection estimate on file", "estimate")
+    True
+    >>> names_argument("no estimates", "estimate"), names_argument("up to 3", "to")
+    (False, False)
+    """
+    words = " ".join(_WORD.findall(name.lower().replace("_", " ")))
+    if len(words) < MIN_VALUE_CHARS:
+        return False
+    said = " ".join(_WORD.findall(text.lower().replace("_", " ")))
+    return re.search(rf"\b{re.escape(words)}\b", said) is not None
 
 
 def _entered(call: ToolCall, written: set[str], said: set[str]) -> set[str]:
@@ -378,6 +484,19 @@ def _entered(call: ToolCall, written: set[str], said: set[str]) -> set[str]:
         if forms(leaf) & written
         for v in text_values(leaf) - said
         if _traceable(v)
+    }
+
+
+def named_whole(values: Iterable[str], text: str) -> set[str]:
+    """The values of several words (an account number written in groups, an address) that
+    ``text`` contains whole, on word boundaries: such a value is named only whole, its parts
+    alone name nothing.
+
+    >>> sorted(named_whole({"DE44 5001 0517", "5001", "Lyon"}, "account DE44 5001 0517 closed"))
+    ['DE44 5001 0517']
+    """
+    return {
+        v for v in values if len(v.split()) > 1 and re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text)
     }
 
 
@@ -445,7 +564,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 10
+    version = 11
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:
@@ -526,17 +645,22 @@ class PlanPropagation:
         # What the failure names: the failing attempt's own error when a step failed (an
         # outcome reason may dump the whole world state), else the outcome check's reason.
         text = failed[-1].message if failed else run.outcome_reason
-        named = text_values(text) - text_values(run.objective)
+        calls = self._carriers(trace)
+        handed = {v for _, _, _, planner_values, _ in calls for v in planner_values}
+        written = plan_values(trace)
+        # a value of several words is named whole, and only one the planner wrote is a suspect
+        # (like a number: an expression the run built names what the run computed)
+        whole = {v for *_, vs in calls for v in vs} & (handed | written)
+        named = (text_values(text) - text_values(run.objective)) | (
+            named_whole(whole, text) - named_whole(whole, run.objective)
+        )
         if not named:
             return None
-        calls = self._carriers(trace)
         # Which named values are suspects, most specific first: those the planner handed over
         # through an argument named like one of the step's required facts (keys no step
         # produces); else those the planner wrote into its plan (a number or a date is only
         # traced from there: a bare "5" in a failure names nothing by itself); else any named
         # text value. The earliest call carrying a suspect is where it entered.
-        handed = {v for _, _, _, planner_values, _ in calls for v in planner_values}
-        written = plan_values(trace)
         pools = (
             named & handed,
             named & written,
@@ -596,29 +720,48 @@ class PlanPropagation:
         )
 
     def _through_outputs(self, trace: TraceData) -> Finding | None:
-        """The failure names a value that the failing step's tool arguments carried and that
-        an earlier step's tool returned: the value came out of that step. The wrong value
-        entered at the first step up that lineage (outputs carried into later arguments) whose
-        arguments carried a value the planner wrote and the objective does not state."""
+        """The failure names a value that came out of an earlier step: a value the failing
+        step's tool arguments carried (by the value, or by the argument's name) and an earlier
+        step's tool returned or the plan's entry for that argument stands in for; with no
+        failing step, a figure the outcome check names that a step's tool returned. The wrong
+        value entered at the first step up that lineage (outputs carried into later arguments)
+        whose arguments carried a value the planner wrote and the objective does not state."""
         run = trace.run
-        failed = [a for a in by_start(trace.attempts) if a.failed]
-        if run is None or not failed:
+        if run is None:
             return None
-        failing = failed[-1]
+        failed = [a for a in by_start(trace.attempts) if a.failed]
+        failing = failed[-1] if failed else None
         said = text_values(run.objective)
-        received = {v for c in trace.tools_of(failing) for v in text_values(c.arguments)}
-        named = (text_values(failing.message) & received) - said
+        by_name: dict[str, set[str]] = {}
+        if failing is not None:
+            text, before, other_than = failing.message, failing.start_ns, failing.step_id
+            received = {v for c in trace.tools_of(failing) for v in text_values(c.arguments)}
+            named = (text_values(text) & received) - said
+            # an argument the failure names by its name ("no estimate on file"): its value too
+            for c in trace.tools_of(failing):
+                for name, vs in argument_values(c.arguments).items():
+                    if vs - said and names_argument(text, name):
+                        by_name.setdefault(name, set()).update(vs - said)
+            named |= {v for vs in by_name.values() for v in vs}
+        else:
+            # the outcome check names a figure (a number, a date, an id: a value with a digit,
+            # compared normalised) that may have come out of a step
+            text, before, other_than = run.outcome_reason, run.end_ns or 1 << 62, ""
+            named = {v for v in text_values(text) - said if any(ch.isdigit() for ch in v)}
         if not named:
             return None
         on_behalf = self._on_behalf(trace)
         done = [(c, step) for c, step in on_behalf if c.result and not c.failed]
 
-        def producer(values: set[str], before_ns: int, other_than: str) -> Carried | None:
-            """The first earlier call of another step whose result holds one of ``values``."""
+        def producer(
+            values: set[str], before_ns: int, other_than: str, last: bool = False
+        ) -> Carried | None:
+            """The first (``last``: the last) earlier call of another step whose result holds
+            one of ``values``."""
             return next(
                 (
                     (c, step)
-                    for c, step in done
+                    for c, step in (reversed(done) if last else done)
                     if c.end_ns <= before_ns
                     and step != other_than
                     and result_values(c.result) & values
@@ -630,7 +773,17 @@ class PlanPropagation:
         chain: list[Carried] = []
         entered: list[str] = []
         wanted = named
-        found = producer(wanted, failing.start_ns, failing.step_id)
+        # a check judged the figure the run ended with: the last step that returned it (a step
+        # that passed an earlier step's figure on unchanged returned it too)
+        found = producer(wanted, before, other_than, last=failing is None) or next(
+            (
+                last
+                for name in sorted(by_name)
+                if (ref := _plan_reference(trace, other_than, name))
+                and (last := _last_call(on_behalf, ref, before))
+            ),
+            None,
+        )
         while found is not None and found[1] not in {s for _, s in chain}:
             chain.append(found)
             calls = [c for c, s in on_behalf if s == found[1] and c.arguments]
@@ -641,7 +794,7 @@ class PlanPropagation:
             cleared = {
                 v
                 for c, _ in done
-                if c.tool == found[0].tool and not result_values(c.result) & held
+                if held and c.tool == found[0].tool and not result_values(c.result) & held
                 for v in text_values(c.arguments)
             }
             entered = sorted(suspects - cleared)
@@ -652,7 +805,21 @@ class PlanPropagation:
         if not entered:
             return None
         (first, first_step), blamed = chain[0], chain[-1][1]
-        out = sorted(named & result_values(first.result))
+        out = sorted(named & result_values(first.result)) or sorted(
+            {v for vs in by_name.values() for v in vs}
+        )
+        how = (
+            f"its argument {_listed(by_name)} ({_listed(out)}), which the plan took"
+            if by_name and not named & result_values(first.result)
+            else f"{_listed(out)}, which it received in its arguments"
+        )
+        failure = (
+            f"Step '{failing.step_id}' failed ({_tail(text)}) on {how} from what step "
+            f"'{first_step}' returned"
+            if failing is not None
+            else f"The outcome check failed ({_tail(text)}) on {_listed(out)}, which step "
+            f"'{first_step}' returned"
+        )
         return make_finding(
             self,
             trace,
@@ -661,24 +828,25 @@ class PlanPropagation:
             step_id=blamed,
             evidence=[
                 run.span_id,
-                failing.span_id,
-                *[c.span_id for c in trace.tools_of(failing)],
+                *(
+                    [failing.span_id, *[c.span_id for c in trace.tools_of(failing)]]
+                    if failing
+                    else []
+                ),
                 *[c.span_id for c, _ in chain],
                 *[a.span_id for a in trace.attempts if a.step_id == blamed],
             ],
             explanation=(
-                f"Step '{failing.step_id}' failed ({_tail(failing.message)}) on {_listed(out)}, "
-                f"which it received in its arguments from what step '{first_step}' returned "
-                f"(tool '{first.tool}'); step '{blamed}' is where the plan's values entered that "
-                f"lineage: its arguments carried {_listed(entered)}, which the objective does "
-                "not state."
+                f"{failure} (tool '{first.tool}'); step '{blamed}' is where the plan's values "
+                f"entered that lineage: its arguments carried {_listed(entered)}, which the "
+                "objective does not state."
             ),
             detail={
                 "pattern": "wrong_value_through_outputs",
                 "values": out,
                 "entered": entered,
                 "lineage": [s for _, s in chain],
-                "failing_step": failing.step_id,
+                "failing_step": failing.step_id if failing else "",
             },
         )
 
