@@ -32,6 +32,11 @@ class BatchColumns:
     tools: Any = None
     llm: Any = None
     """``LOAD_LLM_BY_PARENT``: LLM calls grouped by trace and parent span."""
+    scheduling: Any = None
+    """The scheduler spans ``LOAD_RAW`` read (``SchedulerSpan``'s columns)."""
+    context_marked: set[str] = field(default_factory=set)
+    """Traces with an attempt that recorded an explicitly empty context (``LOAD_RAW``; the
+    typed row cannot tell it from no record)."""
     reshaped: set[str] = field(default_factory=set)
     """Traces whose model the loader changed after reading (structure bound from another
     convention, span skeletons from ``otel_traces``, an objective taken from a prompt): a
@@ -60,6 +65,21 @@ def trace_ids(table: Any, mask: Any) -> set[str]:
 
     ids = table.column("trace_id")
     return set(pc.unique(ids if mask is None else ids.filter(mask)).to_pylist())
+
+
+def repeated(table: Any, names: list[str], at_least: int) -> set[str]:
+    """The traces of ``table`` (None: no rows) with at least ``at_least`` rows that share the
+    values of the columns ``names`` (none: any rows of the trace)."""
+    import pyarrow.compute as pc
+
+    if table is None or table.num_rows == 0:
+        return set()
+    counts = (
+        _keys(table, names)
+        .group_by(["trace_id", *names], use_threads=False)
+        .aggregate([([], "count_all")])
+    )
+    return trace_ids(counts, pc.greater_equal(counts.column("count_all"), at_least))
 
 
 def unmatched(left: Any, left_on: list[str], right: Any, right_on: list[str]) -> set[str]:

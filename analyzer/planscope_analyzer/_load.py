@@ -258,7 +258,7 @@ def fill_traces(
         c["context_recorded"] = list(map(_recorded, c["context_keys"], c["context_tokens"]))
         _attach(traces, "attempts", Attempt, c)
     _attach(traces, "tools", ToolCall, columns("tools", Q.LOAD_TOOL_CALLS, failed=failed))
-    _load_raw(store, params, traces)
+    _load_raw(store, params, traces, batch)
     # a trace with no plan and executor runs may state its plan in a planner's answer
     # (observed.read_plans): what its calls were asked and what they and its runs answered
     planless = [
@@ -697,7 +697,9 @@ def typed_span_count(t: TraceData) -> int:
     return len(t.runs) + plans + len(t.attempts) + len(t.tools) + t.llm_spans + len(t.scheduling)
 
 
-def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, TraceData]) -> None:
+def _load_raw(
+    store: Queryable, params: Mapping[str, Any], traces: dict[str, TraceData], batch: BatchColumns
+) -> None:
     """What the typed tables miss, from one ``otel_traces`` query (``LOAD_RAW``):
 
     * attempts that recorded an explicitly empty context, in traces whose plan steps require
@@ -705,6 +707,9 @@ def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, Tra
     * for traces with spans outside the typed tables (a central scheduler's, third-party
       spans): their scheduler spans, then, for those still not fully covered, every span's
       skeleton (``raw``).
+
+    The scheduler rows and the traces with an explicitly empty context also go to ``batch``
+    (for the screens).
     """
     ambiguous = {
         t.trace_id
@@ -733,6 +738,7 @@ def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, Tra
     marked: dict[str, set[str]] = {}
     for trace_id, span_id in zip(empty.get("trace_id", ()), empty.get("span_id", ()), strict=True):
         marked.setdefault(trace_id, set()).add(span_id)
+    batch.context_marked.update(marked)
     for trace_id, spans in marked.items():
         t = traces[trace_id]
         t.attempts = [
@@ -740,8 +746,10 @@ def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, Tra
         ]
     if not partial:
         return
-    scheduler = _flag(table, "scheduler", partial)
-    _attach(traces, "scheduling", SchedulerSpan, _take(table, scheduler, SchedulerSpan._fields))
+    scheduler = table.filter(_flag(table, "scheduler", partial))
+    if scheduler.num_rows:
+        batch.scheduling = scheduler
+    _attach(traces, "scheduling", SchedulerSpan, _take(scheduler, None, SchedulerSpan._fields))
     still = {i for i in partial if typed_span_count(traces[i]) < traces[i].span_count}
     for trace_id in still:
         traces[trace_id].raw = []
@@ -766,9 +774,9 @@ def _flag(table: Any, column: str, trace_ids: set[str]) -> Any:
 
 
 def _take(table: Any, rows: Any, fields: Sequence[str]) -> dict[str, list[Any]]:
-    """The ``rows`` (an Arrow mask) of an Arrow ``table`` as Python lists: the ``trace_id``
-    column and ``fields`` (empty: no rows)."""
-    picked = table.filter(rows)
+    """The ``rows`` (an Arrow mask; None: all) of an Arrow ``table`` as Python lists: the
+    ``trace_id`` column and ``fields`` (empty: no rows)."""
+    picked = table if rows is None else table.filter(rows)
     if picked.num_rows == 0:
         return {}
     return {f: picked.column(f).to_pylist() for f in ("trace_id", *fields)}
