@@ -34,13 +34,16 @@ class BatchColumns:
     """``LOAD_LLM_BY_PARENT``: LLM calls grouped by trace and parent span."""
     scheduling: Any = None
     """The scheduler spans ``LOAD_RAW`` read (``SchedulerSpan``'s columns)."""
+    skeletons: set[str] = field(default_factory=set)
+    """Traces given span skeletons (``TraceData.raw``: spans outside the typed tables); the
+    typed rows of those the loader did not reshape are still their model's."""
     context_marked: set[str] = field(default_factory=set)
     """Traces with an attempt that recorded an explicitly empty context (``LOAD_RAW``; the
     typed row cannot tell it from no record)."""
     reshaped: set[str] = field(default_factory=set)
     """Traces whose model the loader changed after reading (structure bound from another
-    convention, span skeletons from ``otel_traces``, an objective taken from a prompt): a
-    screen cannot judge them from the columns, so their rules always run. (Values derived
+    convention, an objective taken from a prompt): a screen cannot judge them from the
+    columns, so their rules always run. (Values derived
     row by row, such as ``context_recorded``, token usage and fingerprints, are not columns
     here and a screen does not read them.)"""
 

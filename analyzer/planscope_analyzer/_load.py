@@ -276,10 +276,7 @@ def fill_traces(
     )
     answers = _answers(store, params["project"], planless)
     for t in traces.values():
-        if (
-            _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {}))
-            or t.raw is not None
-        ):
+        if _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {})):
             batch.reshaped.add(t.trace_id)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
     return batch
@@ -751,6 +748,7 @@ def _load_raw(
         batch.scheduling = scheduler
     _attach(traces, "scheduling", SchedulerSpan, _take(scheduler, None, SchedulerSpan._fields))
     still = {i for i in partial if typed_span_count(traces[i]) < traces[i].span_count}
+    batch.skeletons.update(still)
     for trace_id in still:
         traces[trace_id].raw = []
     skeleton = _in(table, still)
