@@ -132,18 +132,43 @@ def detect(
 
 
 def _screens(detectors: Sequence[Detector], columns: BatchColumns) -> dict[str, set[str]]:
-    """Detector kind → the traces of the batch its screen lets through, and those the loader
-    reshaped; a detector without a screen, or whose screen fails, runs on every trace. Run
-    where the batch was loaded (the loader thread of a window pass: Arrow's kernels release the
-    GIL, and the batch's tables are freed before it is analysed)."""
+    """Detector kind → the traces of the batch its screen lets through; a detector without a
+    screen, or whose screen fails, is absent (it runs on every trace). Run where the batch was
+    loaded (the loader thread of a window pass: Arrow's kernels release the GIL, and the
+    batch's tables are freed before it is analysed)."""
     out: dict[str, set[str]] = {}
     for d in detectors:
         if isinstance(d, Screen):
             try:
-                out[d.kind] = d.screen(columns) | columns.reshaped
+                out[d.kind] = d.screen(columns)
             except Exception:  # a screen only saves time: the rule itself decides
                 log.exception("screen of %s failed; its rule runs on every trace", d.kind)
     return out
+
+
+def _fill_screened(
+    store: Queryable,
+    project: str,
+    traces: dict[str, TraceData],
+    detectors: Sequence[Detector],
+    since_ns: int | None = None,
+    *,
+    by_time: bool = False,
+) -> dict[str, set[str]]:
+    """:func:`fill_traces` with the detectors' screens: only the traces some screen lets
+    through (and those the loader may reshape) get their rows, when every detector has a screen
+    that worked. Returns what each screen lets through, plus the traces the loader reshaped
+    (their rules always run)."""
+    passed: dict[str, set[str]] = {}
+
+    def only(columns: BatchColumns) -> set[str] | None:
+        passed.update(_screens(detectors, columns))
+        if len(passed) < len({d.kind for d in detectors}):
+            return None  # a rule that runs on every trace needs every trace's rows
+        return set().union(*passed.values())
+
+    columns = fill_traces(store, project, traces, since_ns, by_time=by_time, only=only)
+    return {kind: ids | columns.reshaped for kind, ids in passed.items()}
 
 
 def _unloadable(project: str, trace_id: str, exc: BaseException) -> Finding:
@@ -347,8 +372,8 @@ class Analyzer:
         store being unavailable), the traces are loaded again one by one (see :meth:`_load`;
         no screens then: every rule runs on every trace)."""
         try:
-            columns = fill_traces(self.store, project, traces, by_time=by_time)
-            return traces, [], _screens(self.detectors, columns)
+            screened = _fill_screened(self.store, project, traces, self.detectors, by_time=by_time)
+            return traces, [], screened
         except StoreUnavailable:
             raise
         except Exception as exc:
@@ -383,8 +408,7 @@ class Analyzer:
             found = index_traces(self.store, project, ids, since_ns)
             if not found:
                 return found, [], _NOT_SCREENED
-            columns = fill_traces(self.store, project, found, since_ns)
-            return found, [], _screens(self.detectors, columns)
+            return found, [], _fill_screened(self.store, project, found, self.detectors, since_ns)
         except StoreUnavailable:
             raise
         except Exception as exc:
