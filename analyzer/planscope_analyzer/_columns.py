@@ -6,7 +6,9 @@ detector with a :class:`Screen` states, over the batch's columns, a necessary co
 findings (one Arrow pass over the batch); the engine runs its rule only on the traces that
 meet it, and on every trace whose model the loader changed after reading its rows
 (:attr:`BatchColumns.reshaped`). A screen may let through traces that give no finding, never
-hold back one that gives some: the findings stay exactly those of the rule alone.
+hold back one that gives some: the findings stay exactly those of the rule alone. When every
+detector has a screen, a trace none of them lets through (and that the loader will not
+reshape) never becomes Python rows at all.
 """
 
 from __future__ import annotations
@@ -43,9 +45,8 @@ class BatchColumns:
     reshaped: set[str] = field(default_factory=set)
     """Traces whose model the loader changed after reading (structure bound from another
     convention, an objective taken from a prompt): a screen cannot judge them from the
-    columns, so their rules always run. (Values derived
-    row by row, such as ``context_recorded``, token usage and fingerprints, are not columns
-    here and a screen does not read them.)"""
+    columns, so their rules always run. (Values derived row by row, such as token usage and
+    fingerprints, are not columns here and a screen does not read them.)"""
 
 
 @runtime_checkable

@@ -31,10 +31,10 @@ from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
 T = TypeVar("T")
-_NOT_SCREENED: Mapping[str, Container[str]] = {}
-_Loaded = tuple[dict[str, TraceData], list[Finding], Mapping[str, Container[str]]]
+_NOT_SCREENED: Mapping[str, set[str]] = {}
+_Loaded = tuple[dict[str, TraceData], list[Finding], Mapping[str, set[str]]]
 """A loaded batch: its traces, data-quality findings of traces that could not be loaded, and
-what the detectors' screens let through (see :func:`_screens`; none when it was loaded trace
+what the detectors' screens let through (see :func:`_fill_screened`; none when it was loaded trace
 by trace)."""
 
 ANALYZER_VERSION = "2"
@@ -369,8 +369,7 @@ class Analyzer:
 
     def _fill(self, project: str, traces: dict[str, TraceData], by_time: bool = False) -> _Loaded:
         """:func:`fill_traces` for a batch of row-less traces; when that fails (other than the
-        store being unavailable), the traces are loaded again one by one (see :meth:`_load`;
-        no screens then: every rule runs on every trace)."""
+        store being unavailable), the traces are loaded again one by one (see :meth:`_load`)."""
         try:
             screened = _fill_screened(self.store, project, traces, self.detectors, by_time=by_time)
             return traces, [], screened
@@ -378,13 +377,9 @@ class Analyzer:
             raise
         except Exception as exc:
             log.warning("loading %d traces failed (%s); loading them one by one", len(traces), exc)
-        loaded: dict[str, TraceData] = {}
-        bad: list[Finding] = []
-        for t in traces.values():
-            one, skipped, _ = self._load(project, [t.trace_id], t.start_ns)
-            loaded.update(one)
-            bad += skipped
-        return loaded, bad, _NOT_SCREENED
+        return self._one_by_one(
+            [self._load(project, [t.trace_id], t.start_ns) for t in traces.values()]
+        )
 
     def _batch(
         self, project: str, ids: Sequence[str], since_ns: int | None, write: bool
@@ -418,13 +413,21 @@ class Analyzer:
                 placeholder = TraceData(project, ids[0], start_ns=start, end_ns=start)
                 return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)], _NOT_SCREENED
             log.warning("loading %d traces failed (%s); loading them one by one", len(ids), exc)
+        return self._one_by_one([self._load(project, [i], since_ns) for i in ids])
+
+    def _one_by_one(self, parts: list[_Loaded]) -> _Loaded:
+        """Traces loaded one by one, as one batch: each detector runs on the traces its screen
+        let through, and on every trace of a load where it had no screen (such a load built
+        every row)."""
         traces: dict[str, TraceData] = {}
         bad: list[Finding] = []
-        for trace_id in ids:
-            loaded, skipped, _ = self._load(project, [trace_id], since_ns)
+        screened: dict[str, set[str]] = {d.kind: set() for d in self.detectors}
+        for loaded, skipped, passed in parts:
             traces.update(loaded)
             bad += skipped
-        return traces, bad, _NOT_SCREENED
+            for kind, ids in screened.items():
+                ids.update(passed.get(kind, loaded))
+        return traces, bad, screened
 
     def _analyse(
         self,
@@ -437,7 +440,7 @@ class Analyzer:
     ) -> AnalysisResult:
         """Run the detectors over loaded traces and (with ``write``) store the findings; a
         detector that has a screen runs only on the traces it let through (``screened``, from
-        :func:`_screens`)."""
+        :func:`_fill_screened`)."""
         started = time.perf_counter()
         findings: list[Finding] = list(unloadable)
         skip = {f.trace_id for f in unloadable}
