@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from planscope import semconv as A
 
-from .._columns import BatchColumns, trace_ids
+from .._columns import BatchColumns, traces_with
 from .._model import Finding, SchedulerSpan, TraceData
 from ._base import make_finding
 
@@ -32,17 +32,8 @@ class ContextLost:
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with a context switch that restores."""
-        import pyarrow.compute as pc
-
-        spans = batch.scheduling
-        if spans is None:
-            return set()
-        return trace_ids(
-            spans,
-            pc.and_(
-                pc.equal(spans.column("name"), A.SPAN_SCHEDULER_CONTEXT_SWITCH),
-                pc.equal(spans.column("switch_op"), A.SWITCH_RESTORE),
-            ),
+        return traces_with(
+            batch.scheduling, name=A.SPAN_SCHEDULER_CONTEXT_SWITCH, switch_op=A.SWITCH_RESTORE
         )
 
     def detect(self, trace: TraceData) -> list[Finding]:

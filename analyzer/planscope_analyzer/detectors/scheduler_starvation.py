@@ -27,7 +27,7 @@ from collections import defaultdict
 
 from planscope import semconv as A
 
-from .._columns import BatchColumns, trace_ids
+from .._columns import BatchColumns, traces_with
 from .._model import Finding, SchedulerSpan, TraceData
 from ._base import make_finding
 
@@ -48,19 +48,8 @@ class SchedulerStarvation:
     version = 2
 
     def screen(self, batch: BatchColumns) -> set[str]:
-        """Traces of ``batch`` with a queue span that names its requester."""
-        import pyarrow.compute as pc
-
-        spans = batch.scheduling
-        if spans is None:
-            return set()
-        return trace_ids(
-            spans,
-            pc.and_(
-                pc.equal(spans.column("name"), A.SPAN_SCHEDULER_QUEUE),
-                pc.not_equal(spans.column("requester"), ""),
-            ),
-        )
+        """Traces of ``batch`` with a queue span."""
+        return traces_with(batch.scheduling, name=A.SPAN_SCHEDULER_QUEUE)
 
     def detect(self, trace: TraceData) -> list[Finding]:
         by_scheduler: dict[str, list[SchedulerSpan]] = defaultdict(list)
