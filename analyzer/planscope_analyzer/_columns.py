@@ -6,7 +6,9 @@ detector with a :class:`Screen` states, over the batch's columns, a necessary co
 findings (one Arrow pass over the batch); the engine runs its rule only on the traces that
 meet it, and on every trace whose model the loader changed after reading its rows
 (:attr:`BatchColumns.reshaped`). A screen may let through traces that give no finding, never
-hold back one that gives some: the findings stay exactly those of the rule alone.
+hold back one that gives some: the findings stay exactly those of the rule alone. When every
+detector has a screen, a trace none of them lets through (and that the loader will not
+reshape) never becomes Python rows at all.
 """
 
 from __future__ import annotations
@@ -32,12 +34,19 @@ class BatchColumns:
     tools: Any = None
     llm: Any = None
     """``LOAD_LLM_BY_PARENT``: LLM calls grouped by trace and parent span."""
+    scheduling: Any = None
+    """The scheduler spans ``LOAD_RAW`` read (``SchedulerSpan``'s columns)."""
+    skeletons: set[str] = field(default_factory=set)
+    """Traces given span skeletons (``TraceData.raw``: spans outside the typed tables); the
+    typed rows of those the loader did not reshape are still their model's."""
+    context_marked: set[str] = field(default_factory=set)
+    """Traces with an attempt that recorded an explicitly empty context (``LOAD_RAW``; the
+    typed row cannot tell it from no record)."""
     reshaped: set[str] = field(default_factory=set)
     """Traces whose model the loader changed after reading (structure bound from another
-    convention, span skeletons from ``otel_traces``, an objective taken from a prompt): a
-    screen cannot judge them from the columns, so their rules always run. (Values derived
-    row by row, such as ``context_recorded``, token usage and fingerprints, are not columns
-    here and a screen does not read them.)"""
+    convention, an objective taken from a prompt): a screen cannot judge them from the
+    columns, so their rules always run. (Values derived row by row, such as token usage and
+    fingerprints, are not columns here and a screen does not read them.)"""
 
 
 @runtime_checkable
@@ -60,6 +69,34 @@ def trace_ids(table: Any, mask: Any) -> set[str]:
 
     ids = table.column("trace_id")
     return set(pc.unique(ids if mask is None else ids.filter(mask)).to_pylist())
+
+
+def traces_with(table: Any, **values: str) -> set[str]:
+    """The traces of ``table`` (None: no rows) with a row whose columns hold ``values``."""
+    import pyarrow.compute as pc
+
+    if table is None:
+        return set()
+    mask = None
+    for name, value in values.items():
+        equal = pc.equal(table.column(name), value)
+        mask = equal if mask is None else pc.and_(mask, equal)
+    return trace_ids(table, mask)
+
+
+def repeated(table: Any, names: list[str], at_least: int) -> set[str]:
+    """The traces of ``table`` (None: no rows) with at least ``at_least`` rows that share the
+    values of the columns ``names`` (none: any rows of the trace)."""
+    import pyarrow.compute as pc
+
+    if table is None or table.num_rows == 0:
+        return set()
+    counts = (
+        _keys(table, names)
+        .group_by(["trace_id", *names], use_threads=False)
+        .aggregate([([], "count_all")])
+    )
+    return trace_ids(counts, pc.greater_equal(counts.column("count_all"), at_least))
 
 
 def unmatched(left: Any, left_on: list[str], right: Any, right_on: list[str]) -> set[str]:

@@ -31,10 +31,10 @@ from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
 T = TypeVar("T")
-_NOT_SCREENED: Mapping[str, Container[str]] = {}
-_Loaded = tuple[dict[str, TraceData], list[Finding], Mapping[str, Container[str]]]
+_NOT_SCREENED: Mapping[str, set[str]] = {}
+_Loaded = tuple[dict[str, TraceData], list[Finding], Mapping[str, set[str]]]
 """A loaded batch: its traces, data-quality findings of traces that could not be loaded, and
-what the detectors' screens let through (see :func:`_screens`; none when it was loaded trace
+what the detectors' screens let through (see :func:`_fill_screened`; none when it was loaded trace
 by trace)."""
 
 ANALYZER_VERSION = "2"
@@ -132,18 +132,43 @@ def detect(
 
 
 def _screens(detectors: Sequence[Detector], columns: BatchColumns) -> dict[str, set[str]]:
-    """Detector kind → the traces of the batch its screen lets through, and those the loader
-    reshaped; a detector without a screen, or whose screen fails, runs on every trace. Run
-    where the batch was loaded (the loader thread of a window pass: Arrow's kernels release the
-    GIL, and the batch's tables are freed before it is analysed)."""
+    """Detector kind → the traces of the batch its screen lets through; a detector without a
+    screen, or whose screen fails, is absent (it runs on every trace). Run where the batch was
+    loaded (the loader thread of a window pass: Arrow's kernels release the GIL, and the
+    batch's tables are freed before it is analysed)."""
     out: dict[str, set[str]] = {}
     for d in detectors:
         if isinstance(d, Screen):
             try:
-                out[d.kind] = d.screen(columns) | columns.reshaped
+                out[d.kind] = d.screen(columns)
             except Exception:  # a screen only saves time: the rule itself decides
                 log.exception("screen of %s failed; its rule runs on every trace", d.kind)
     return out
+
+
+def _fill_screened(
+    store: Queryable,
+    project: str,
+    traces: dict[str, TraceData],
+    detectors: Sequence[Detector],
+    since_ns: int | None = None,
+    *,
+    by_time: bool = False,
+) -> dict[str, set[str]]:
+    """:func:`fill_traces` with the detectors' screens: only the traces some screen lets
+    through (and those the loader may reshape) get their rows, when every detector has a screen
+    that worked. Returns what each screen lets through, plus the traces the loader reshaped
+    (their rules always run)."""
+    passed: dict[str, set[str]] = {}
+
+    def only(columns: BatchColumns) -> set[str] | None:
+        passed.update(_screens(detectors, columns))
+        if len(passed) < len({d.kind for d in detectors}):
+            return None  # a rule that runs on every trace needs every trace's rows
+        return set().union(*passed.values())
+
+    columns = fill_traces(store, project, traces, since_ns, by_time=by_time, only=only)
+    return {kind: ids | columns.reshaped for kind, ids in passed.items()}
 
 
 def _unloadable(project: str, trace_id: str, exc: BaseException) -> Finding:
@@ -344,22 +369,17 @@ class Analyzer:
 
     def _fill(self, project: str, traces: dict[str, TraceData], by_time: bool = False) -> _Loaded:
         """:func:`fill_traces` for a batch of row-less traces; when that fails (other than the
-        store being unavailable), the traces are loaded again one by one (see :meth:`_load`;
-        no screens then: every rule runs on every trace)."""
+        store being unavailable), the traces are loaded again one by one (see :meth:`_load`)."""
         try:
-            columns = fill_traces(self.store, project, traces, by_time=by_time)
-            return traces, [], _screens(self.detectors, columns)
+            screened = _fill_screened(self.store, project, traces, self.detectors, by_time=by_time)
+            return traces, [], screened
         except StoreUnavailable:
             raise
         except Exception as exc:
             log.warning("loading %d traces failed (%s); loading them one by one", len(traces), exc)
-        loaded: dict[str, TraceData] = {}
-        bad: list[Finding] = []
-        for t in traces.values():
-            one, skipped, _ = self._load(project, [t.trace_id], t.start_ns)
-            loaded.update(one)
-            bad += skipped
-        return loaded, bad, _NOT_SCREENED
+        return self._one_by_one(
+            [self._load(project, [t.trace_id], t.start_ns) for t in traces.values()]
+        )
 
     def _batch(
         self, project: str, ids: Sequence[str], since_ns: int | None, write: bool
@@ -383,8 +403,7 @@ class Analyzer:
             found = index_traces(self.store, project, ids, since_ns)
             if not found:
                 return found, [], _NOT_SCREENED
-            columns = fill_traces(self.store, project, found, since_ns)
-            return found, [], _screens(self.detectors, columns)
+            return found, [], _fill_screened(self.store, project, found, self.detectors, since_ns)
         except StoreUnavailable:
             raise
         except Exception as exc:
@@ -394,13 +413,21 @@ class Analyzer:
                 placeholder = TraceData(project, ids[0], start_ns=start, end_ns=start)
                 return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)], _NOT_SCREENED
             log.warning("loading %d traces failed (%s); loading them one by one", len(ids), exc)
+        return self._one_by_one([self._load(project, [i], since_ns) for i in ids])
+
+    def _one_by_one(self, parts: list[_Loaded]) -> _Loaded:
+        """Traces loaded one by one, as one batch: each detector runs on the traces its screen
+        let through, and on every trace of a load where it had no screen (such a load built
+        every row)."""
         traces: dict[str, TraceData] = {}
         bad: list[Finding] = []
-        for trace_id in ids:
-            loaded, skipped, _ = self._load(project, [trace_id], since_ns)
+        screened: dict[str, set[str]] = {d.kind: set() for d in self.detectors}
+        for loaded, skipped, passed in parts:
             traces.update(loaded)
             bad += skipped
-        return traces, bad, _NOT_SCREENED
+            for kind, ids in screened.items():
+                ids.update(passed.get(kind, loaded))
+        return traces, bad, screened
 
     def _analyse(
         self,
@@ -413,7 +440,7 @@ class Analyzer:
     ) -> AnalysisResult:
         """Run the detectors over loaded traces and (with ``write``) store the findings; a
         detector that has a screen runs only on the traces it let through (``screened``, from
-        :func:`_screens`)."""
+        :func:`_fill_screened`)."""
         started = time.perf_counter()
         findings: list[Finding] = list(unloadable)
         skip = {f.trace_id for f in unloadable}

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
 from itertools import groupby, repeat
@@ -14,7 +15,7 @@ from planscope.fingerprints import status_fingerprint
 from planscope_collector.observed import ObservedStep, SpanNode, answer, bind, user_request
 
 from . import _queries as Q
-from ._columns import BatchColumns
+from ._columns import BatchColumns, flatten, stacked, trace_ids, traces_of
 from ._model import (
     Attempt,
     Plan,
@@ -172,6 +173,7 @@ def fill_traces(
     since_ns: int | None = None,
     *,
     by_time: bool = False,
+    only: Callable[[BatchColumns], set[str] | None] | None = None,
 ) -> BatchColumns:
     """Read the typed rows (and the raw spans they miss) of ``traces``, row-less values from
     the trace index, into them: one query per typed table and one over ``otel_traces`` for the
@@ -186,6 +188,10 @@ def fill_traces(
     traces may lie days apart).
 
     Returns the typed reads as Arrow tables, for the detectors' column-wise screens.
+    ``only``: given those (every read done, no row a Python value yet), the traces whose rows
+    are wanted (None: all). The others keep no rows: the engine's screens let them through to
+    no rule. Traces the loader may reshape (no run, a failed run, inferred structure) are
+    always filled.
 
     >>> # fill_traces(store, "default", index_window(store, "default", 0, time.time_ns()))
     """
@@ -204,27 +210,39 @@ def fill_traces(
 
     batch = BatchColumns()
 
-    def columns(attr: str, sql: str, **extra: str) -> dict[str, list[Any]]:
+    def read(attr: str, sql: str, **extra: str) -> Any:
         table = store.query_arrow(sql.format(filter=typed_filter), {**params, **extra})
         if table.num_rows:
             setattr(batch, attr, table)
-        return _lists(table)
+        return table
 
-    _attach(traces, "runs", Run, columns("runs", Q.LOAD_RUNS))
+    runs = read("runs", Q.LOAD_RUNS)
     # Plan JSON and captured tool arguments only for traces whose run failed (plan propagation
     # reads them), and for traces without a typed run or with an inferred run of unknown
     # outcome (a grouping run is bound later, from the root's status; an inferred run may have
     # failed for good at a step).
-    failed = ",".join(
-        t.trace_id
-        for t in traces.values()
-        if not t.runs
-        or any(r.outcome == "failure" or (r.inferred and r.outcome == "unknown") for r in t.runs)
-    )
-    _attach(traces, "plans", Plan, columns("plans", Q.LOAD_PLANS, failed=failed))
-    _attach(traces, "plan_steps", PlanStep, columns("plan_steps", Q.LOAD_PLAN_STEPS))
+    failed = _failed_runs(traces, batch)
+    joined = ",".join(sorted(failed))
+    plans = read("plans", Q.LOAD_PLANS, failed=joined)
+    steps = read("plan_steps", Q.LOAD_PLAN_STEPS)
+    llm = read("llm", Q.LOAD_LLM_BY_PARENT)
+    attempts = read("attempts", Q.LOAD_STEP_ATTEMPTS)
+    tools = read("tools", Q.LOAD_TOOL_CALLS, failed=joined)
+    raw = _read_raw(store, params, traces, batch)
+    keep = only(batch) if only is not None else None
+    if keep is not None:
+        keep |= failed | _inferred(batch)
+    if keep is not None and not keep >= set(traces):
+        traces = {i: t for i, t in traces.items() if i in keep}
+        ids = _id_array(traces)
+        runs, plans, steps, llm, attempts, tools = (
+            _of(table, ids) for table in (runs, plans, steps, llm, attempts, tools)
+        )
+    _attach(traces, "runs", Run, _lists(runs))
+    _attach(traces, "plans", Plan, _lists(plans))
+    _attach(traces, "plan_steps", PlanStep, _lists(steps))
     get = traces.get
-    c = columns("llm", Q.LOAD_LLM_BY_PARENT)
+    c = _lists(llm)
     for trace_id, parent, tokens, cost, calls, span_ids in zip(
         c.get("trace_id", ()),
         c.get("parent_span_id", ()),
@@ -238,7 +256,7 @@ def fill_traces(
             t.llm_spans += int(calls)
             t.llm_by_parent[parent] = (int(tokens), float(cost))
             t.llm_span_ids.update(span_ids)
-    c = columns("attempts", Q.LOAD_STEP_ATTEMPTS)
+    c = _lists(attempts)
     if c:
         usage = [
             t.llm_by_parent.get(span_id, _NO_USAGE)
@@ -257,8 +275,9 @@ def fill_traces(
         c["message"] = c["status_message"]
         c["context_recorded"] = list(map(_recorded, c["context_keys"], c["context_tokens"]))
         _attach(traces, "attempts", Attempt, c)
-    _attach(traces, "tools", ToolCall, columns("tools", Q.LOAD_TOOL_CALLS, failed=failed))
-    _load_raw(store, params, traces)
+    _attach(traces, "tools", ToolCall, _lists(tools))
+    if raw is not None:
+        _apply_raw(traces, raw, batch)
     # a trace with no plan and executor runs may state its plan in a planner's answer
     # (observed.read_plans): what its calls were asked and what they and its runs answered
     planless = [
@@ -276,10 +295,7 @@ def fill_traces(
     )
     answers = _answers(store, params["project"], planless)
     for t in traces.values():
-        if (
-            _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {}))
-            or t.raw is not None
-        ):
+        if _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {})):
             batch.reshaped.add(t.trace_id)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
     return batch
@@ -707,33 +723,124 @@ def _recorded(keys: Any, tokens: Any) -> bool:
 _NO_USAGE = (0, 0.0)
 
 
-def typed_span_count(t: TraceData) -> int:
-    """How many of the trace's spans the typed tables account for (an observed plan's span is
-    usually also a step or an LLM call: counted once)."""
-    plans = len(t.plans)
-    if any(p.inferred for p in t.plans):
-        also = t.llm_span_ids | {a.span_id for a in t.attempts} | {r.span_id for r in t.runs}
-        plans = sum(not p.inferred or p.span_id not in also for p in t.plans)
-    return len(t.runs) + plans + len(t.attempts) + len(t.tools) + t.llm_spans + len(t.scheduling)
+def _failed_runs(traces: Mapping[str, TraceData], batch: BatchColumns) -> set[str]:
+    """Traces of the batch without a typed run, or with a run that failed or an inferred run of
+    unknown outcome (from ``batch.runs``)."""
+    import pyarrow.compute as pc
+
+    runs = batch.runs
+    if runs is None:
+        return set(traces)
+    outcome = runs.column("outcome")
+    failed = pc.or_(
+        pc.equal(outcome, "failure"),
+        pc.and_(pc.not_equal(runs.column("inferred"), 0), pc.equal(outcome, "unknown")),
+    )
+    return (set(traces) - traces_of(runs) | trace_ids(runs, failed)) & set(traces)
 
 
-def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, TraceData]) -> None:
-    """What the typed tables miss, from one ``otel_traces`` query (``LOAD_RAW``):
+def _inferred(batch: BatchColumns) -> set[str]:
+    """Traces with a plan or an attempt the span model inferred (the loader may bind them)."""
+    import pyarrow.compute as pc
+
+    out: set[str] = set()
+    for table in (batch.plans, batch.attempts):
+        if table is not None:
+            out |= trace_ids(table, pc.not_equal(table.column("inferred"), 0))
+    return out
+
+
+def _id_array(ids: Iterable[str]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(sorted(ids), pa.string())
+
+
+def _of(table: Any, ids: Any) -> Any:
+    """The rows of ``table`` whose trace is one of ``ids`` (an Arrow array)."""
+    import pyarrow.compute as pc
+
+    return table.filter(pc.is_in(table.column("trace_id"), value_set=ids))
+
+
+def _per_trace(table: Any, summed: str = "") -> Counter[str]:
+    """Rows of ``table`` (None: none) per trace, or the sum of its column ``summed``."""
+    import pyarrow.compute as pc
+
+    out: Counter[str] = Counter()
+    if table is None or table.num_rows == 0:
+        return out
+    if summed:
+        sums = table.group_by("trace_id", use_threads=False).aggregate([(summed, "sum")])
+        ids, values = sums.column("trace_id"), sums.column(f"{summed}_sum")
+    else:
+        counts = pc.value_counts(table.column("trace_id"))
+        ids, values = counts.field("values"), counts.field("counts")
+    out.update(dict(zip(ids.to_pylist(), values.to_pylist(), strict=True)))
+    return out
+
+
+def _typed_counts(batch: BatchColumns) -> Counter[str]:
+    """How many spans of each trace the typed tables account for, before binding: runs, plans
+    (an observed plan's span that is also a run, a step or an LLM call counted once), attempts,
+    tool calls, LLM calls and scheduler spans."""
+    import pyarrow.compute as pc
+
+    counts = _per_trace(batch.runs) + _per_trace(batch.attempts) + _per_trace(batch.tools)
+    counts += _per_trace(batch.llm, "calls") + _per_trace(batch.scheduling)
+    plans = batch.plans
+    if plans is not None:
+        counts += _per_trace(plans)
+        inferred = plans.filter(pc.not_equal(plans.column("inferred"), 0))
+        if inferred.num_rows:
+            llm = None if batch.llm is None else flatten(batch.llm, (), "span_ids", "span_id")
+            one = {"span_id": "span_id"}
+            also = stacked([(batch.runs, one), (batch.attempts, one), (llm, {})])
+            counts -= _per_trace(
+                inferred.select(["trace_id", "span_id"]).join(
+                    also, ["trace_id", "span_id"], join_type="left semi", use_threads=False
+                )
+            )
+    return counts
+
+
+class _Raw(NamedTuple):
+    """What ``LOAD_RAW`` read for a batch (see :func:`_read_raw`)."""
+
+    table: Any
+    ambiguous: set[str]
+
+
+def _read_raw(
+    store: Queryable, params: Mapping[str, Any], traces: dict[str, TraceData], batch: BatchColumns
+) -> _Raw | None:
+    """What the typed tables miss, from one ``otel_traces`` query (``LOAD_RAW``), decided from
+    the batch's typed reads:
 
     * attempts that recorded an explicitly empty context, in traces whose plan steps require
       keys and that have attempts without any recorded key (the only ones where it matters);
     * for traces with spans outside the typed tables (a central scheduler's, third-party
       spans): their scheduler spans, then, for those still not fully covered, every span's
-      skeleton (``raw``).
+      skeleton.
+
+    Sets ``batch.context_marked``, ``batch.scheduling`` and ``batch.skeletons`` (what the
+    screens read); :func:`_apply_raw` puts the rows into the traces.
     """
-    ambiguous = {
-        t.trace_id
-        for t in traces.values()
-        if any(s.requires for s in t.plan_steps) and any(not a.context_recorded for a in t.attempts)
-    }
-    partial = {t.trace_id for t in traces.values() if typed_span_count(t) < t.span_count}
+    import pyarrow.compute as pc
+
+    steps, attempts = batch.plan_steps, batch.attempts
+    ambiguous: set[str] = set()
+    if steps is not None and attempts is not None:
+        unrecorded = pc.and_(
+            pc.equal(pc.list_value_length(attempts.column("context_keys")), 0),
+            pc.equal(attempts.column("context_tokens"), 0),
+        )
+        requires = pc.greater(pc.list_value_length(steps.column("requires")), 0)
+        ambiguous = trace_ids(steps, requires) & trace_ids(attempts, unrecorded) & set(traces)
+    typed = _typed_counts(batch)
+    partial = {i for i, t in traces.items() if typed[i] < t.span_count}
     if not ambiguous and not partial:
-        return
+        return None
     wanted = [traces[i] for i in ambiguous | partial]
     table = store.query_arrow(
         Q.LOAD_RAW,
@@ -746,10 +853,23 @@ def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, Tra
         },
     )
     if table.num_rows == 0:
-        return
+        return None
+    batch.context_marked.update(trace_ids(table, _flag(table, "empty_context", ambiguous)))
+    if partial:
+        scheduler = table.filter(_flag(table, "scheduler", partial))
+        if scheduler.num_rows:
+            batch.scheduling = scheduler
+            typed += _per_trace(scheduler)
+        batch.skeletons.update(i for i in partial if typed[i] < traces[i].span_count)
+    return _Raw(table, ambiguous)
+
+
+def _apply_raw(traces: dict[str, TraceData], raw: _Raw, batch: BatchColumns) -> None:
+    """The rows :func:`_read_raw` read, into those of ``traces`` they belong to."""
+    table, mine = raw.table, set(traces)
     # Rows are picked in Arrow (masks over the whole result), so only the rows and columns each
     # use needs become Python values (a scheduler attribute column is '' on every other span).
-    empty = _take(table, _flag(table, "empty_context", ambiguous), ("span_id",))
+    empty = _take(table, _flag(table, "empty_context", raw.ambiguous & mine), ("span_id",))
     marked: dict[str, set[str]] = {}
     for trace_id, span_id in zip(empty.get("trace_id", ()), empty.get("span_id", ()), strict=True):
         marked.setdefault(trace_id, set()).add(span_id)
@@ -758,15 +878,18 @@ def _load_raw(store: Queryable, params: Mapping[str, Any], traces: dict[str, Tra
         t.attempts = [
             a._replace(context_recorded=True) if a.span_id in spans else a for a in t.attempts
         ]
-    if not partial:
-        return
-    scheduler = _flag(table, "scheduler", partial)
-    _attach(traces, "scheduling", SchedulerSpan, _take(table, scheduler, SchedulerSpan._fields))
-    still = {i for i in partial if typed_span_count(traces[i]) < traces[i].span_count}
+    if (spans := batch.scheduling) is not None:
+        _attach(
+            traces,
+            "scheduling",
+            SchedulerSpan,
+            _take(spans, _in(spans, mine), SchedulerSpan._fields),
+        )
+    still = batch.skeletons & mine
     for trace_id in still:
         traces[trace_id].raw = []
-    skeleton = _in(table, still)
-    _attach(traces, "raw", RawSpan, _take(table, skeleton, RawSpan._fields))
+    if still:
+        _attach(traces, "raw", RawSpan, _take(table, _in(table, still), RawSpan._fields))
 
 
 def _in(table: Any, trace_ids: set[str]) -> Any:
@@ -786,9 +909,9 @@ def _flag(table: Any, column: str, trace_ids: set[str]) -> Any:
 
 
 def _take(table: Any, rows: Any, fields: Sequence[str]) -> dict[str, list[Any]]:
-    """The ``rows`` (an Arrow mask) of an Arrow ``table`` as Python lists: the ``trace_id``
-    column and ``fields`` (empty: no rows)."""
-    picked = table.filter(rows)
+    """The ``rows`` (an Arrow mask; None: all) of an Arrow ``table`` as Python lists: the
+    ``trace_id`` column and ``fields`` (empty: no rows)."""
+    picked = table if rows is None else table.filter(rows)
     if picked.num_rows == 0:
         return {}
     return {f: picked.column(f).to_pylist() for f in ("trace_id", *fields)}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, traces_with
 from .._model import Finding, SchedulerSpan, TraceData
 from ._base import make_finding
 
@@ -28,6 +29,12 @@ class ContextLost:
 
     kind = KIND
     version = 1
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` with a context switch that restores."""
+        return traces_with(
+            batch.scheduling, name=A.SPAN_SCHEDULER_CONTEXT_SWITCH, switch_op=A.SWITCH_RESTORE
+        )
 
     def detect(self, trace: TraceData) -> list[Finding]:
         switches = sorted(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, flatten, unmatched
 from .._model import PLANNER, Finding, TraceData
 from ._base import by_start, fmt_keys, make_finding
 
@@ -57,6 +58,40 @@ class ContextStarved:
 
     kind = KIND
     version = 2
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` with an attempt (not skipped, not inferred, its context recorded
+        or its trace one with an explicitly empty context) that lacks a key some plan step of
+        its step id requires."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        steps, attempts = batch.plan_steps, batch.attempts
+        if steps is None or attempts is None:
+            return set()
+        recorded = pc.or_(
+            pc.greater(pc.list_value_length(attempts.column("context_keys")), 0),
+            pc.not_equal(attempts.column("context_tokens"), 0),
+        )
+        if batch.context_marked:
+            marked = pa.array(sorted(batch.context_marked), pa.string())
+            recorded = pc.or_(recorded, pc.is_in(attempts.column("trace_id"), value_set=marked))
+        judged = attempts.filter(
+            pc.and_(
+                recorded,
+                pc.and_(
+                    pc.not_equal(attempts.column("status"), A.STATUS_SKIPPED),
+                    pc.equal(attempts.column("inferred"), 0),
+                ),
+            )
+        )
+        judged = judged.append_column("row", pa.array(range(judged.num_rows), pa.int64()))
+        required = flatten(steps, ("step_id",), "requires", "key")
+        pairs = judged.select(["trace_id", "step_id", "row"]).join(
+            required, ["trace_id", "step_id"], join_type="inner", use_threads=False
+        )
+        given = flatten(judged, ("row",), "context_keys", "key")
+        return unmatched(pairs, ["row", "key"], given, ["row", "key"])
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Memoised per trace: plan_propagation asks for the starved steps too.

@@ -142,15 +142,15 @@ class DataQuality:
         return out
 
     def screen(self, batch: BatchColumns) -> set[str]:
-        """Traces of ``batch`` that may have an issue, from its columns (a trace with span
-        skeletons, whose unclassified and orphan spans need them, is reshaped: it always
-        runs): a plan that is invalid or has no step rows, a dependency outside its plan
-        version, an attempt under an unknown plan version, plan or step rows without a run,
-        and a typed span or an LLM call whose parent is no typed span of the trace."""
+        """Traces of ``batch`` that may have an issue, from its columns (and every trace with
+        span skeletons: its unclassified and orphan spans need them): a plan that is invalid or
+        has no step rows, a dependency outside its plan version, an attempt under an unknown
+        plan version, plan or step rows without a run, and a typed span or an LLM call whose
+        parent is no typed span of the trace."""
         import pyarrow.compute as pc
 
         runs, plans, steps, attempts = batch.runs, batch.plans, batch.plan_steps, batch.attempts
-        out = (traces_of(attempts) | traces_of(plans)) - traces_of(runs)
+        out = (traces_of(attempts) | traces_of(plans)) - traces_of(runs) | batch.skeletons
         if plans is not None:
             invalid = pc.and_(
                 pc.equal(plans.column("inferred"), 0), pc.equal(plans.column("json_valid"), 0)

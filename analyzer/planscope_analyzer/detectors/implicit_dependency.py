@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, flatten, repeated, unmatched
 from .._model import PLANNER, Ancestry, Finding, TraceData
 from ._base import by_start, make_finding
 from .unbounded_replan import version_signature
@@ -30,6 +31,36 @@ class ImplicitDependency:
 
     kind = KIND
     version = 1
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` where a step requires a key that another step of its plan
+        version produces and none of those producers is among its direct ``depends_on``
+        (direct dependencies are ancestors), or a plan version has two steps of one id (its
+        ancestry then mixes theirs)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        steps = batch.plan_steps
+        if steps is None:
+            return set()
+        version = ["plan_id", "plan_version"]
+        out = repeated(steps, [*version, "step_id"], 2)
+        steps = steps.append_column("row", pa.array(range(steps.num_rows), pa.int64()))
+        required = flatten(steps, (*version, "step_id", "row"), "requires", "key")
+        produced = flatten(steps, (*version, "step_id"), "produces", "key")
+        produced = produced.rename_columns(["trace_id", *version, "producer", "key"])
+        pairs = required.join(
+            produced, ["trace_id", *version, "key"], join_type="inner", use_threads=False
+        )
+        pairs = pairs.filter(pc.not_equal(pairs.column("step_id"), pairs.column("producer")))
+        if pairs.num_rows == 0:
+            return out
+        deps = flatten(steps, ("row",), "depends_on", "producer")
+        # (row, key) pairs of which some producer is a direct dependency of the row's step
+        direct = pairs.join(
+            deps, ["trace_id", "row", "producer"], join_type="left semi", use_threads=False
+        )
+        return out | unmatched(pairs, ["row", "key"], direct, ["row", "key"])
 
     def detect(self, trace: TraceData) -> list[Finding]:
         executed = {a.step_id for a in trace.attempts}

@@ -109,6 +109,7 @@ from typing import Any
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, trace_ids, traces_of
 from .._model import PLANNER, Attempt, Finding, PlanStep, ToolCall, TraceData
 from ._base import by_start, make_finding
 from .context_lost import ContextLost
@@ -565,6 +566,19 @@ class PlanPropagation:
 
     kind = KIND
     version = 11
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
+        the patterns below need: a failed run, or a re-split goal)."""
+        import pyarrow.compute as pc
+
+        runs, plans = batch.runs, batch.plans
+        out: set[str] = set()
+        if runs is not None:
+            out |= trace_ids(runs, pc.equal(runs.column("outcome"), A.OUTCOME_FAILURE))
+        if plans is not None:
+            out |= trace_ids(plans, pc.not_equal(plans.column("scope"), ""))
+        return out & traces_of(batch.plan_steps)
 
     def detect(self, trace: TraceData) -> list[Finding]:
         if not trace.plan_steps:

@@ -54,6 +54,7 @@ from collections.abc import Sequence
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, repeated, trace_ids
 from .._model import Attempt, Finding, ToolCall, TraceData
 from ._base import by_start, make_finding
 
@@ -106,6 +107,30 @@ class RunawayLoop:
 
     kind = KIND
     version = 5
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` with two failed attempts, three failed tool calls, a skipped
+        attempt, or :data:`STALLED_REPEATS` successful calls of one tool with the same
+        arguments (what every rule below needs: see the exit at the top of the rule)."""
+        import pyarrow.compute as pc
+
+        attempts, tools = batch.attempts, batch.tools
+        out: set[str] = set()
+        if attempts is not None:
+            status = attempts.column("status")
+            out |= repeated(attempts.filter(pc.equal(status, A.STATUS_ERROR)), [], 2)
+            out |= trace_ids(attempts, pc.equal(status, A.STATUS_SKIPPED))
+        if tools is not None:
+            failed = pc.or_(
+                pc.equal(tools.column("status_code"), "Error"),
+                pc.not_equal(tools.column("error_type"), ""),
+            )
+            out |= repeated(tools.filter(failed), [], MIN_REPEATS)
+            calls = tools.filter(
+                pc.and_(pc.invert(failed), pc.not_equal(tools.column("args_key"), ""))
+            )
+            out |= repeated(calls, ["tool", "args_key"], STALLED_REPEATS)
+        return out
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Memoised per trace: plan_propagation asks whether a loop explains a failed run.

@@ -27,6 +27,7 @@ from collections import defaultdict
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, traces_with
 from .._model import Finding, SchedulerSpan, TraceData
 from ._base import make_finding
 
@@ -45,6 +46,10 @@ class SchedulerStarvation:
 
     kind = KIND
     version = 2
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` with a queue span."""
+        return traces_with(batch.scheduling, name=A.SPAN_SCHEDULER_QUEUE)
 
     def detect(self, trace: TraceData) -> list[Finding]:
         by_scheduler: dict[str, list[SchedulerSpan]] = defaultdict(list)

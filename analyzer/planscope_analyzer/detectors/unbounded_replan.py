@@ -21,6 +21,7 @@ from collections import Counter
 
 from planscope import semconv as A
 
+from .._columns import BatchColumns, trace_ids
 from .._model import PLANNER, Finding, PlanStep, TraceData
 from ._base import make_finding
 
@@ -69,6 +70,20 @@ class UnboundedReplan:
 
     kind = KIND
     version = 2
+
+    def screen(self, batch: BatchColumns) -> set[str]:
+        """Traces of ``batch`` with a plan id whose steps come in two versions (a replan)."""
+        import pyarrow.compute as pc
+
+        steps = batch.plan_steps
+        if steps is None:
+            return set()
+        versions = steps.group_by(["trace_id", "plan_id"], use_threads=False).aggregate(
+            [("plan_version", "count_distinct")]
+        )
+        return trace_ids(
+            versions, pc.greater_equal(versions.column("plan_version_count_distinct"), 2)
+        )
 
     def detect(self, trace: TraceData) -> list[Finding]:
         findings = []

@@ -33,11 +33,13 @@ class WriteConflict:
     version = 2
 
     def screen(self, batch: BatchColumns) -> set[str]:
-        """Traces of ``batch`` with two write calls on one resource."""
+        """Traces of ``batch`` with two write calls on one resource, for two different step
+        ids, whose intervals overlap (a call's interval and step: its parent attempt's, else
+        its own and its own step id)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        tools = batch.tools
+        tools, attempts = batch.tools, batch.attempts
         if tools is None:
             return set()
         effects = pa.array([A.EFFECT_WRITE, A.EFFECT_IRREVERSIBLE], pa.string())
@@ -47,10 +49,58 @@ class WriteConflict:
                 pc.is_in(tools.column("effect"), value_set=effects),
             )
         )
-        counts = writes.group_by(["trace_id", "resource"], use_threads=False).aggregate(
-            [([], "count_all")]
+        if writes.num_rows < 2:
+            return set()
+        start = writes.column("start_ns")
+        writes = pa.table(
+            {
+                "trace_id": writes.column("trace_id"),
+                "resource": writes.column("resource"),
+                "parent": writes.column("parent_span_id"),
+                "step": writes.column("step_id"),
+                "start": start,
+                "end": pc.add(start, pc.cast(writes.column("duration_ns"), pa.int64())),
+            }
         )
-        return trace_ids(counts, pc.greater_equal(counts.column("count_all"), 2))
+        if attempts is not None:
+            of = pa.table(
+                {
+                    "trace_id": attempts.column("trace_id"),
+                    "parent": attempts.column("span_id"),
+                    "a_step": attempts.column("step_id"),
+                    "a_start": attempts.column("start_ns"),
+                    "a_end": attempts.column("end_ns"),
+                }
+            )
+            writes = writes.join(
+                of, ["trace_id", "parent"], join_type="left outer", use_threads=False
+            )
+            step = writes.column("step")
+            writes = pa.table(
+                {
+                    "trace_id": writes.column("trace_id"),
+                    "resource": writes.column("resource"),
+                    "step": pc.if_else(
+                        pc.equal(step, ""), pc.coalesce(writes.column("a_step"), ""), step
+                    ),
+                    "start": pc.coalesce(writes.column("a_start"), writes.column("start")),
+                    "end": pc.coalesce(writes.column("a_end"), writes.column("end")),
+                }
+            )
+        writes = writes.select(["trace_id", "resource", "step", "start", "end"])
+        writes = writes.filter(pc.not_equal(writes.column("step"), ""))
+        other = writes.rename_columns(["trace_id", "resource", "step2", "start2", "end2"])
+        pairs = writes.join(other, ["trace_id", "resource"], use_threads=False)
+        return trace_ids(
+            pairs,
+            pc.and_(
+                pc.not_equal(pairs.column("step"), pairs.column("step2")),
+                pc.and_(
+                    pc.less(pairs.column("start"), pairs.column("end2")),
+                    pc.less(pairs.column("start2"), pairs.column("end")),
+                ),
+            ),
+        )
 
     def detect(self, trace: TraceData) -> list[Finding]:
         # Memoised per trace: plan_propagation asks whether there is a conflict too.
