@@ -841,9 +841,9 @@ def main() -> int:
     parser.add_argument(
         "--bodies-per-segment",
         type=int,
-        default=18,
-        help="requests per spool segment in the writer breakdown (default 32 MiB segments hold "
-        "18 of these 1.92 MB requests; the old 8 MiB held 5)",
+        default=35,
+        help="requests per spool segment in the writer breakdown (default 64 MiB segments hold "
+        "35 of these 1.92 MB requests; the old 32 MiB held 18, 8 MiB 5)",
     )
     parser.add_argument(
         "--breakdown", action="store_true", help="writer stage table also with --quick"

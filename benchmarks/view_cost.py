@@ -150,6 +150,21 @@ TWEAKS: dict[str, tuple[Any, dict[str, Any]]] = {
         {"max_compress_block_size": 65536, "min_compress_block_size": 65536},
     ),
     "threads-1": (lambda s: [], {"max_insert_threads": 1, "max_threads": 1}),
+    "no-raw-columns": (
+        lambda s: [
+            "ALTER TABLE otel_traces DROP COLUMN SpanModelContextEmpty",
+            "ALTER TABLE otel_traces DROP COLUMN SchedulerAttributes",
+        ],
+        {},
+    ),
+    "lz4-maps": (
+        lambda s: [
+            f"ALTER TABLE otel_traces MODIFY COLUMN {c} Map(LowCardinality(String), String) "
+            "CODEC(LZ4)"
+            for c in ("ResourceAttributes", "SpanAttributes")
+        ],
+        {},
+    ),
 }
 
 

@@ -87,8 +87,9 @@ class CollectorSettings(BaseSettings):
     max_alert_rules: int = Field(100, gt=0, validation_alias=ENV.PLANSCOPE_MAX_ALERT_RULES)
     spool_max_bytes: int = Field(1 << 30, gt=0, validation_alias=ENV.PLANSCOPE_SPOOL_MAX_BYTES)
     # Large: every insert pays a fixed cost per table and view, and each part it writes is
-    # merged again later (32 MiB ~ 17k spans of ~1.9 KB; 8 MiB cost ~1.6x the CPU per span).
-    segment_max_bytes: int = Field(32 << 20, gt=0, validation_alias=ENV.PLANSCOPE_SEGMENT_MAX_BYTES)
+    # merged again later (64 MiB ~ 34k spans of ~1.9 KB; 32 MiB cost ~1.1-1.35x the CPU per
+    # span, 8 MiB ~1.6x that). Memory bounds it: docs/storage.md, "Sealing".
+    segment_max_bytes: int = Field(64 << 20, gt=0, validation_alias=ENV.PLANSCOPE_SEGMENT_MAX_BYTES)
     # A segment is also sealed when its oldest record is this old: the freshness bound at low
     # load, and the CPU at a trickle (~0.3 s of CPU per insert cycle; docs/storage.md).
     flush_interval: float = Field(2.0, gt=0, validation_alias=ENV.PLANSCOPE_FLUSH_INTERVAL)

@@ -265,7 +265,7 @@ class Spool:
     [1]
     """
 
-    def __init__(self, directory: Path, *, segment_max_bytes: int = 32 << 20) -> None:
+    def __init__(self, directory: Path, *, segment_max_bytes: int = 64 << 20) -> None:
         self.directory = directory
         self.segment_max_bytes = segment_max_bytes
         directory.mkdir(parents=True, exist_ok=True)

@@ -180,7 +180,9 @@ PLANSCOPE_SPOOL_MAX_BYTES: Final = "PLANSCOPE_SPOOL_MAX_BYTES"
 
 PLANSCOPE_SEGMENT_MAX_BYTES: Final = "PLANSCOPE_SEGMENT_MAX_BYTES"
 """A spool segment is sealed at this size (or when its oldest record is
-``PLANSCOPE_FLUSH_INTERVAL`` old) and becomes one insert."""
+``PLANSCOPE_FLUSH_INTERVAL`` old) and becomes one insert. Larger segments cost less CPU per
+span and more memory per insert (docs/storage.md, "Sealing"); keep ``PLANSCOPE_SPOOL_MAX_BYTES``
+at two segments or more, or accepting and inserting take turns."""
 
 PLANSCOPE_FLUSH_INTERVAL: Final = "PLANSCOPE_FLUSH_INTERVAL"
 """A spool segment is sealed and stored once its oldest record is this many seconds old (if its
