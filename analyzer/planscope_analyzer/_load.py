@@ -260,9 +260,17 @@ def fill_traces(
     _attach(traces, "tools", ToolCall, columns("tools", Q.LOAD_TOOL_CALLS, failed=failed))
     _load_raw(store, params, traces)
     # a trace with no plan and executor runs may state its plan in a planner's answer
-    # (observed.read_plans): what its calls were asked and what they and its runs answered
+    # (observed.read_plans): what its calls were asked and what they and its runs answered;
+    # also one with no structure at all, whose framework calls may be the runs
+    # (observed.bind, invocations)
     planless = [
-        t for t in traces.values() if not t.plans and sum(a.inferred for a in t.attempts) > 1
+        t
+        for t in traces.values()
+        if not t.plans
+        and (
+            sum(a.inferred for a in t.attempts) > 1
+            or (not t.runs and not t.attempts and t.raw is not None)
+        )
     ]
     asked = _requests(
         store,
@@ -471,7 +479,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
                 parent_span_id=span.parent_span_id,
                 plan_id="",
                 plan_version=0,
-                step_id=span.name,
+                step_id=b.step_of(span_id, span.name),
                 attempt=b.attempts[span_id],
                 status="error" if failed else "ok",
                 error_type="",

@@ -411,7 +411,8 @@ def binding_parameters(
             node = nodes[span_id]
             failed = span_id in b.failed
             if span_id in b.promoted:
-                promoted = (trace_id, span_id, node.name, int(failed), node.start_ns, node.service)
+                step = b.step_of(span_id, node.name)
+                promoted = (trace_id, span_id, step, int(failed), node.start_ns, node.service)
                 out["promoted"].append(promoted)
                 continue
             step = b.step_of(span_id, node.step_name)
