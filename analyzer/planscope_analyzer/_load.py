@@ -473,6 +473,8 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
     for span_id in sorted(b.promoted, key=lambda s: (raw[s].start_ns, s)):
         span = raw[span_id]
         failed = span_id in b.failed
+        # a module that survived its tool's failure says nothing itself: its last failed call does
+        message = (span.message or b.said.get(span_id, "")) if failed else span.message
         attempts.append(
             Attempt(
                 span_id=span.span_id,
@@ -483,7 +485,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
                 attempt=b.attempts[span_id],
                 status="error" if failed else "ok",
                 error_type="",
-                fingerprint=_fingerprint("", span.message) if failed else "",
+                fingerprint=_fingerprint("", message) if failed else "",
                 executor="",
                 context_keys=(),
                 context_tokens=0,
@@ -492,7 +494,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
                 input_hash="",
                 start_ns=span.start_ns,
                 end_ns=span.end_ns,
-                message=span.message,
+                message=message,
                 inferred=True,
             )
         )

@@ -259,7 +259,7 @@ def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, list[str]]]:
     as one of its values."""
     if isinstance(value, dict):
         leaves = [v for v in value.values() if isinstance(v, str)]
-        own = [v for v in leaves if v in step_ids]
+        own = list(dict.fromkeys(v for v in leaves if v in step_ids))  # a tool named as its step
         if len(own) == 1:
             yield own[0], [v for v in _scalars(value) if v != own[0]]
         for v in value.values():
