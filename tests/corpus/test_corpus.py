@@ -360,6 +360,7 @@ def test_customs_agent_plays_sealed9_scenarios() -> None:
         ("claims", ("loop_poll_stuck", "external_reversal"), 6),
         ("lab", ("loop_step_varying", "external_recall"), 5),
         ("lease", ("loop_poll_stuck", "wrong_building"), 5),
+        ("customs", ("loop_poll_stuck", "legit_replan", "wrong_goods"), 5),
     ],
 )
 def test_framework_runs_bind_to_the_plan_steps_read_from_structure(
@@ -373,7 +374,10 @@ def test_framework_runs_bind_to_the_plan_steps_read_from_structure(
     executor agent's name, also a loop at the first step, before any later step ran (a step
     listed like the reached ones) — and a failure after the app's own checks passed (a plain
     OTel span) stays healthy. The Agno lease agent (sealed-8, scored blind, then tuned on) states
-    its plan through tool calls, one per step, read from their arguments."""
+    its plan through tool calls, one per step, read from their arguments. The DSPy customs agent
+    (sealed-9, scored blind, then tuned on) has no agent span: its modules' calls under the
+    app's span are the runs, its plan a YAML checklist in a DSPy output field, revised in place
+    (done items kept: the same plan), its stuck poll found at the step its clerk's input names."""
     picked, ids = _store_runs(store, agent, scenarios)
     traces = load_traces(store, "default", list(ids.values()))
     findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
