@@ -7,9 +7,15 @@ the trace API and the analyzer's loader both call (:func:`bind`). Every rule rea
 shows, never a span's name as a plan; everything it derives is *inferred* structure (the
 analyzers never report plan drift, bad plan JSON or context starvation about it):
 
+* **invocations**: in a trace where the span model found no run, step or plan, the
+  unclassified spans right under an unclassified root that enclose LLM or tool calls (a
+  framework's calls the application made: DSPy modules under OpenInference, CHAIN spans) are
+  inferred step attempts named as their spans;
 * **grouping run**: a trace without a run whose root span is unclassified and has an inferred
   step (an agent invocation) directly under it: that root is the run (an application span that
   groups several agent runs, e.g. a planner agent and an executor agent);
+* **tool names**: a tool span named after its call method (``search.__call__``, DSPy's tool
+  spans under OpenInference carry no ``tool.name``) is a call of that tool;
 * **containers**: an observed plan span that encloses another observed plan span (its parent,
   or an ancestor through any spans) is a container showing the same plan (a graph's final state
   over its planner node's output, a node over its LLM call, also through a chain between them
@@ -17,11 +23,14 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   container does not;
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
-* **plans read from structure** (:func:`read_plans`), in a trace with no plan the span model
-  read, none declared and no workflow plan: the names a planner's answer (an LLM call's, an
-  inferred agent run's, after the arguments of the tool calls the run made) lists that executor
-  attempts started after it carry (what they were asked), in the answer's order, whatever its
-  syntax (a markdown list, arrow lines, JSON, prose, one tool call per step);
+* **plans read from structure**, in a trace with no plan the span model read, none declared
+  and no workflow plan: a list of mappings in a planner's answer, JSON or YAML (a DSPy output
+  field), whose ids later executor attempts carry (:func:`structured_plans`; a revision that
+  repeats done items is the same plan revised); else (:func:`read_plans`) the names a
+  planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
+  calls the run made) lists that executor attempts started after it carry (what they were
+  asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON,
+  prose, one tool call per step);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
@@ -96,6 +105,7 @@ __all__ = [
     "answer_sql",
     "bind",
     "read_plans",
+    "structured_plans",
     "user_request",
     "user_request_sql",
 ]
