@@ -640,10 +640,16 @@ def _read_plan(span_id: str, said: str, steps: list[tuple[str, int]], tools: set
         if args is not None:
             step["args"] = args
         objects.append(step)
+    return _as_plan(span_id, objects)
+
+
+def _as_plan(span_id: str, objects: list[dict[str, Any]]) -> ReadPlan:
+    """A read plan from its step objects (``id``, ``tool``, ``args`` when given), in order
+    (a YAML date or time among the arguments as its text)."""
     return ReadPlan(
         span_id,
         tuple(ObservedStep(span_id, s["id"], s["tool"], i) for i, s in enumerate(objects)),
-        json.dumps(objects),
+        json.dumps(objects, default=str),
     )
 
 
@@ -874,11 +880,7 @@ def _plan_of(
         if args is not None:
             step["args"] = args
         objects.append(step)
-    return ReadPlan(
-        span_id,
-        tuple(ObservedStep(span_id, s["id"], s["tool"], i) for i, s in enumerate(objects)),
-        json.dumps(objects, default=str),
-    )
+    return _as_plan(span_id, objects)
 
 
 _YAML_LIST_ITEM = re.compile(r"(?m)^\s*- [\w-]+:")
