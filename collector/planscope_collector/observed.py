@@ -26,7 +26,7 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **plans read from structure**, in a trace with no plan the span model read, none declared
   and no workflow plan: a list of mappings in a planner's answer, JSON or YAML (a DSPy output
   field), whose ids later executor attempts carry (:func:`structured_plans`; a revision that
-  repeats done items is the same plan revised); else (:func:`read_plans`) the names a
+  repeats done items keeps their ids); else (:func:`read_plans`) the names a
   planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
   calls the run made) lists that executor attempts started after it carry (what they were
   asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON,
@@ -773,11 +773,11 @@ def structured_plans(
     whose **step ids** are the values of the key whose values are distinct names that executor
     attempts started after the answer carry (what their LLM calls were asked), each by attempts
     no earlier value is carried by (a tool every attempt is told of names no step); a step's
-    tool is
-    the value of the key whose values name tools called in the trace, its arguments the item's
-    first mapping. A later answer of the same planner is a revision: it may repeat the steps
-    already done (same ids), it is the same plan revised. Runs of the planner's own agent are
-    not executor attempts (``enclosing``: a span's nearest enclosing step span, or None).
+    tool is the value of the key whose values name tools called in the trace, its arguments the
+    item's first mapping. A later answer of the same planner is a revision: it may repeat the
+    steps already done, under the same ids, so attempts before and after it bind to the same
+    steps. Runs of the planner's own agent are not executor attempts (``enclosing``: a span's
+    nearest enclosing step span, or None).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
@@ -911,15 +911,13 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
                 if isinstance(value, dict | list):
                     documents.append(value)
                     break
-    stack = documents
-    while stack:
-        value = stack.pop(0)
+    for value in documents:  # breadth first: the outermost list of a document comes first
         if isinstance(value, list):
             if len(value) >= 2 and all(isinstance(v, dict) and v for v in value):
                 yield value
-            stack.extend(value)
+            documents.extend(value)
         elif isinstance(value, dict):
-            stack.extend(value.values())
+            documents.extend(value.values())
         elif isinstance(value, str) and "\n" in value and depth < 2:
             yield from _item_lists(value, depth + 1)
 
