@@ -279,9 +279,17 @@ def fill_traces(
     if raw is not None:
         _apply_raw(traces, raw, batch)
     # a trace with no plan and executor runs may state its plan in a planner's answer
-    # (observed.read_plans): what its calls were asked and what they and its runs answered
+    # (observed.read_plans): what its calls were asked and what they and its runs answered;
+    # also one with no structure at all, whose framework calls may be the runs
+    # (observed.bind, invocations)
     planless = [
-        t for t in traces.values() if not t.plans and sum(a.inferred for a in t.attempts) > 1
+        t
+        for t in traces.values()
+        if not t.plans
+        and (
+            sum(a.inferred for a in t.attempts) > 1
+            or (not t.runs and not t.attempts and t.raw is not None)
+        )
     ]
     asked = _requests(
         store,
@@ -481,17 +489,19 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
     for span_id in sorted(b.promoted, key=lambda s: (raw[s].start_ns, s)):
         span = raw[span_id]
         failed = span_id in b.failed
+        # a module that survived its tool's failure says nothing itself: its last failed call does
+        message = (span.message or b.said.get(span_id, "")) if failed else span.message
         attempts.append(
             Attempt(
                 span_id=span.span_id,
                 parent_span_id=span.parent_span_id,
                 plan_id="",
                 plan_version=0,
-                step_id=span.name,
+                step_id=b.step_of(span_id, span.name),
                 attempt=b.attempts[span_id],
                 status="error" if failed else "ok",
                 error_type="",
-                fingerprint=_fingerprint("", span.message) if failed else "",
+                fingerprint=_fingerprint("", message) if failed else "",
                 executor="",
                 context_keys=(),
                 context_tokens=0,
@@ -500,7 +510,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
                 input_hash="",
                 start_ns=span.start_ns,
                 end_ns=span.end_ns,
-                message=span.message,
+                message=message,
                 inferred=True,
             )
         )

@@ -7,9 +7,15 @@ the trace API and the analyzer's loader both call (:func:`bind`). Every rule rea
 shows, never a span's name as a plan; everything it derives is *inferred* structure (the
 analyzers never report plan drift, bad plan JSON or context starvation about it):
 
+* **invocations**: in a trace where the span model found no run, step or plan, the
+  unclassified spans right under an unclassified root that enclose LLM or tool calls (a
+  framework's calls the application made: DSPy modules under OpenInference, CHAIN spans) are
+  inferred step attempts named as their spans;
 * **grouping run**: a trace without a run whose root span is unclassified and has an inferred
   step (an agent invocation) directly under it: that root is the run (an application span that
   groups several agent runs, e.g. a planner agent and an executor agent);
+* **tool names**: a tool span named after its call method (``search.__call__``, DSPy's tool
+  spans under OpenInference carry no ``tool.name``) is a call of that tool;
 * **containers**: an observed plan span that encloses another observed plan span (its parent,
   or an ancestor through any spans) is a container showing the same plan (a graph's final state
   over its planner node's output, a node over its LLM call, also through a chain between them
@@ -17,11 +23,14 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   container does not;
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
-* **plans read from structure** (:func:`read_plans`), in a trace with no plan the span model
-  read, none declared and no workflow plan: the names a planner's answer (an LLM call's, an
-  inferred agent run's, after the arguments of the tool calls the run made) lists that executor
-  attempts started after it carry (what they were asked), in the answer's order, whatever its
-  syntax (a markdown list, arrow lines, JSON, prose, one tool call per step);
+* **plans read from structure**, in a trace with no plan the span model read, none declared
+  and no workflow plan: a list of mappings in a planner's answer, JSON or YAML (a DSPy output
+  field), whose ids later executor attempts carry (:func:`structured_plans`; a revision that
+  repeats done items keeps their ids); else (:func:`read_plans`) the names a
+  planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
+  calls the run made) lists that executor attempts started after it carry (what they were
+  asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON,
+  prose, one tool call per step);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
@@ -79,10 +88,11 @@ import json
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from typing import Any
 
+import yaml
 from planscope import safejson
 from planscope import semconv as A
 
@@ -96,6 +106,7 @@ __all__ = [
     "answer_sql",
     "bind",
     "read_plans",
+    "structured_plans",
     "user_request",
     "user_request_sql",
 ]
@@ -178,7 +189,8 @@ class Binding:
     steps: dict[str, str] = field(default_factory=dict)
     """Inferred step attempt → the plan step it did (only attempts that bound)."""
     promoted: frozenset[str] = frozenset()
-    """Unclassified spans that are attempts of the plan step they are named after."""
+    """Unclassified spans that are step attempts: named after a plan step, or a framework's
+    calls under the application's own span (:func:`bind`, *invocations*)."""
     failed: frozenset[str] = frozenset()
     """Inferred attempts that failed (span status error, or their last tool call failed)."""
     attempts: dict[str, int] = field(default_factory=dict)
@@ -212,12 +224,22 @@ class Binding:
 def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Binding:
     """Derive the cross-span structure of one trace (module docstring), from its spans and the
     steps of its observed plans."""
-    nodes = {s.span_id: s for s in spans}
+    nodes = {
+        s.span_id: replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s for s in spans
+    }
     if not nodes:
         return Binding()
     children: dict[str, list[SpanNode]] = {}
     for node in nodes.values():
         children.setdefault(node.parent_span_id, []).append(node)
+    invoked = _invocations(nodes, children)
+    for span_id in invoked:
+        node = nodes[span_id]
+        nodes[span_id] = replace(node, kind=A.KIND_STEP, inferred=True, step_name=node.name)
+    if invoked:
+        children = {}
+        for node in nodes.values():
+            children.setdefault(node.parent_span_id, []).append(node)
     run_span = _grouping_run(nodes, children)
 
     plan_spans = {s.plan_span_id for s in plan_steps}
@@ -243,7 +265,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
 
     read: tuple[ReadPlan, ...] = ()
     if not plans and not declared and workflow_plan is None:
-        read = read_plans(nodes, enclosing_step)
+        read = structured_plans(nodes, enclosing_step) or read_plans(nodes, enclosing_step)
         for r in read:
             plans[r.span_id] = list(r.steps)
         plan_spans = set(plans)
@@ -397,7 +419,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         containers=containers,
         planners=planners,
         steps=bound,
-        promoted=promoted,
+        promoted=promoted | invoked,
         failed=failed,
         attempts=numbers,
         actions=actions,
@@ -693,10 +715,16 @@ def _read_plan(span_id: str, said: str, steps: list[tuple[str, int]], tools: set
         if args is not None:
             step["args"] = args
         objects.append(step)
+    return _as_plan(span_id, objects)
+
+
+def _as_plan(span_id: str, objects: list[dict[str, Any]]) -> ReadPlan:
+    """A read plan from its step objects (``id``, ``tool``, ``args`` when given), in order
+    (a YAML date or time among the arguments as its text)."""
     return ReadPlan(
         span_id,
         tuple(ObservedStep(span_id, s["id"], s["tool"], i) for i, s in enumerate(objects)),
-        json.dumps(objects),
+        json.dumps(objects, default=str),
     )
 
 
@@ -770,6 +798,204 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
         if any(c.kind == "step" and c.inferred for c in children.get(root.span_id, ())):
             return root.span_id
     return None
+
+
+def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]) -> frozenset[str]:
+    """In a trace where the span model found no run, step or plan, the unclassified spans right
+    under an unclassified root (the application's own span) that enclose LLM or tool calls: a
+    framework's calls (a DSPy module's ``forward``, an OpenInference CHAIN) that the
+    application made, each an agent invocation (an inferred step attempt named as its span)."""
+    if any(n.kind in (A.KIND_RUN, A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
+        return frozenset()
+    out = set()
+    for root in nodes.values():
+        if root.parent_span_id or root.kind != A.KIND_OTHER:
+            continue
+        for child in children.get(root.span_id, ()):
+            if child.kind == A.KIND_OTHER and _encloses_work(child.span_id, children):
+                out.add(child.span_id)
+    return frozenset(out)
+
+
+def _encloses_work(span_id: str, children: Mapping[str, list[SpanNode]]) -> bool:
+    """Whether an LLM or tool call is below the span (at any depth)."""
+    stack = [span_id]
+    for _ in range(_MAX_DEPTH):
+        if not stack:
+            return False
+        for c in children.get(stack.pop(), ()):
+            if c.kind in (A.KIND_LLM, A.KIND_TOOL):
+                return True
+            stack.append(c.span_id)
+    return False
+
+
+def _callable(tool: str) -> str:
+    """A tool's name from a span named after its call method (``search.__call__``, as
+    OpenInference's DSPy instrumentor names a tool span that carries no ``tool.name``).
+
+    >>> _callable("search.__call__"), _callable("search.acall"), _callable("search")
+    ('search', 'search', 'search')
+    """
+    return re.sub(r"\.(__call__|acall)$", "", tool)
+
+
+def structured_plans(
+    nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
+) -> tuple[ReadPlan, ...]:
+    r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field): a list
+    of at least two mappings in what a planner said (an LLM call's or inferred agent run's
+    :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
+    whose **step ids** are the values of the key whose values are distinct names that executor
+    attempts started after the answer carry (what their LLM calls were asked), each by attempts
+    no earlier value is carried by (a tool every attempt is told of names no step); a step's
+    tool is the value of the key whose values name tools called in the trace, its arguments the
+    item's first mapping. A later answer of the same planner is a revision: it may repeat the
+    steps already done, under the same ids, so attempts before and after it bind to the same
+    steps. Runs of the planner's own agent are not executor attempts (``enclosing``: a span's
+    nearest enclosing step span, or None).
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("p", "", "step", "planner", step_name="planner"),
+    ...     SpanNode("l", "p", "llm", "chat", answer=(
+    ...         "[[ ## plan ## ]]\nitems:\n- id: pick\n  tool: wms\n  with: {order: 7}\n"
+    ...         "- id: ship\n  tool: courier\n  with: {}")),
+    ...     SpanNode("e1", "", "step", "executor", step_name="executor", start_ns=2),
+    ...     SpanNode("c1", "e1", "llm", "chat", start_ns=2, request="id: pick"),
+    ...     SpanNode("t1", "e1", "tool", "wms", tool="wms", start_ns=2),
+    ...     SpanNode("e2", "", "step", "executor", step_name="executor", start_ns=3),
+    ... ]}
+    >>> enclosing = {"l": "p", "c1": "e1", "t1": "e1"}.get
+    >>> (plan,) = structured_plans(nodes, enclosing)
+    >>> [(s.step_id, s.tool) for s in plan.steps], json.loads(plan.json)[0]["args"]
+    ([('pick', 'wms'), ('ship', '')], {'order': 7})
+    """
+    by_start = sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id))
+    asked: dict[str, list[str]] = {}
+    for n in by_start:
+        if n.request and (owner := enclosing(n.span_id)) is not None:
+            asked.setdefault(owner, []).append(n.request)
+    carried = {
+        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id])))
+        for a in by_start
+        if a.kind == A.KIND_STEP and a.inferred and a.span_id in asked
+    }
+    if not carried:
+        return ()
+    tools = {n.tool for n in by_start if n.kind == A.KIND_TOOL and n.tool}
+
+    def planner(n: SpanNode) -> str:
+        if n.kind == A.KIND_STEP:
+            return n.step_name
+        owner = enclosing(n.span_id)
+        return nodes[owner].step_name if owner is not None else ""
+
+    out: list[ReadPlan] = []
+    who = ""
+    for n in by_start:
+        if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
+            continue
+        me = planner(n)
+        above = set(_ancestors(nodes, n.span_id))
+        if (out and me != who) or any(p.span_id in above for p in out):
+            continue
+        later = [
+            words
+            for a, words in carried.items()
+            if nodes[a].start_ns >= n.start_ns + n.duration_ns
+            and a not in above
+            and a != n.span_id
+            and not (me and nodes[a].step_name == me)
+        ]
+        plans = (_plan_of(n.span_id, items, later, tools) for items in _item_lists(n.answer))
+        if (plan := next((p for p in plans if p is not None), None)) is not None:
+            who = me
+            out.append(plan)
+    return tuple(out)
+
+
+def _plan_of(
+    span_id: str, items: list[dict[str, Any]], later: list[set[str]], tools: set[str]
+) -> ReadPlan | None:
+    """The plan a list of mappings states (:func:`structured_plans`), or None when no key's
+    values are step names later attempts carry."""
+    keys = [k for k in items[0] if all(k in i for i in items)]
+
+    def names(key: str) -> list[str]:
+        values = [i[key] for i in items]
+        if not all(isinstance(v, str) and _WORD.fullmatch(v) for v in values):
+            return []
+        return values if len(set(values)) == len(values) else []
+
+    def carried(key: str) -> tuple[int, int]:
+        """How many values attempts carry that no earlier value's attempts carry (a word
+        every attempt carries names no step); then fewer values that are tools."""
+        claimed: set[int] = set()
+        count = 0
+        for v in names(key):
+            carriers = {i for i, words in enumerate(later) if v in words}
+            if carriers and not carriers & claimed:
+                claimed |= carriers
+                count += 1
+        return count, -sum(v in tools for v in names(key))
+
+    best = max(keys, key=carried, default=None)
+    if best is None or carried(best)[0] == 0:
+        return None
+    tool_key = max(
+        (k for k in keys if k != best),
+        key=lambda k: sum(isinstance(i[k], str) and i[k] in tools for i in items),
+        default=None,
+    )
+    objects = []
+    for item in items:
+        step: dict[str, Any] = {"id": item[best], "tool": ""}
+        if tool_key is not None and isinstance(item[tool_key], str) and item[tool_key] in tools:
+            step["tool"] = item[tool_key]
+        args = next((v for k, v in item.items() if k != best and isinstance(v, dict)), None)
+        if args is not None:
+            step["args"] = args
+        objects.append(step)
+    return _as_plan(span_id, objects)
+
+
+_YAML_LIST_ITEM = re.compile(r"(?m)^\s*- [\w-]+:")
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
+    r"""The lists of at least two mappings a text states: the text as JSON, else each of its
+    paragraphs as YAML from its first line that parses (a heading or field marker above it);
+    strings inside those that span lines are read the same way.
+
+    >>> [len(x) for x in _item_lists('{"plan": "steps:\\n- id: a\\n- id: b"}')]
+    [2]
+    """
+    documents: list[Any] = []
+    try:
+        documents.append(safejson.loads(text))
+    except ValueError:
+        for paragraph in re.split(r"\n\s*\n", text):
+            if not _YAML_LIST_ITEM.search(paragraph):
+                continue
+            lines = paragraph.split("\n")
+            for start in range(min(len(lines), 4)):
+                try:
+                    value = yaml.load("\n".join(lines[start:]), Loader=_LOADER)
+                except yaml.YAMLError:
+                    continue
+                if isinstance(value, dict | list):
+                    documents.append(value)
+                    break
+    for value in documents:  # breadth first: the outermost list of a document comes first
+        if isinstance(value, list):
+            if len(value) >= 2 and all(isinstance(v, dict) and v for v in value):
+                yield value
+            documents.extend(value)
+        elif isinstance(value, dict):
+            documents.extend(value.values())
+        elif isinstance(value, str) and "\n" in value and depth < 2:
+            yield from _item_lists(value, depth + 1)
 
 
 # --- what an LLM call was asked -----------------------------------------------------------------

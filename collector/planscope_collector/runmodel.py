@@ -411,7 +411,8 @@ def binding_parameters(
             node = nodes[span_id]
             failed = span_id in b.failed
             if span_id in b.promoted:
-                promoted = (trace_id, span_id, node.name, int(failed), node.start_ns, node.service)
+                step = b.step_of(span_id, node.name)
+                promoted = (trace_id, span_id, step, int(failed), node.start_ns, node.service)
                 out["promoted"].append(promoted)
                 continue
             step = b.step_of(span_id, node.step_name)
@@ -503,14 +504,19 @@ SELECT TraceId AS trace_id, min(Begin) AS start_ns, max(Finish) AS end_ns FROM (
     UNION ALL
     SELECT TraceId, toUnixTimestamp64Nano(Start), toUnixTimestamp64Nano(Start) + toInt64(Duration)
     FROM planscope_plans WHERE {where} AND Inferred = 1
+    UNION ALL
+    SELECT TraceId, toUnixTimestamp64Nano(Start), toUnixTimestamp64Nano(Start) + toInt64(Duration)
+    FROM planscope_tool_calls WHERE {where} AND Source NOT IN ('planscope', '')
+      AND TraceId NOT IN (SELECT TraceId FROM planscope_runs WHERE {where})
 )
 GROUP BY TraceId
 """
 """Those of the traces whose typed rows ``{where}`` selects that have structure the span model
-inferred (the ones :func:`bind_traces` binds: planscope's own have nothing to bind), with the
-time range of those rows. A query of its own, its ids then bound as a literal set: as a
-subquery of each branch it would be evaluated once per branch (3x the cost on a 1,000-trace
-page)."""
+inferred, or a framework's tool calls and no run (whose calls under the application's span
+``observed.bind`` may take as the runs): the ones :func:`bind_traces` binds (planscope's own
+have nothing to bind), with the time range of those rows. A query of its own, its ids then
+bound as a literal set: as a subquery of each branch it would be evaluated once per branch (3x
+the cost on a 1,000-trace page)."""
 
 CLOCK_SKEW_NS: Final = 3600 * 10**9
 """A trace's spans may start this long before (a root span, clock skew between services) or

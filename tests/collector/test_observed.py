@@ -531,3 +531,63 @@ def test_a_plan_is_read_alike_at_the_start_of_a_long_trace() -> None:
     long = bind(planned_trace(text) + tail, [])
     assert long.read_plans == short.read_plans
     assert {k: v for k, v in long.steps.items() if k in short.steps} == short.steps
+
+
+def _checklist(done: int) -> str:
+    """A DSPy planner's answer: a YAML checklist in a ChatAdapter field, ``done`` items ticked."""
+    items = "".join(
+        f"- id: {step}\n  tool: {tool}\n  with:\n    order: 7\n  done: {str(i < done).lower()}\n"
+        for i, (step, tool) in enumerate((("pick", "wms"), ("ship", "courier")))
+    )
+    return f"[[ ## reasoning ## ]]\nTwo items.\n\n[[ ## checklist ## ]]\nitems:\n{items}"
+
+
+def module_trace() -> list[SpanNode]:
+    """DSPy modules under OpenInference below the app's own span: no run, step or plan span;
+    the clerk's tool fails inside it (ReAct survives it and ends with its ``finish`` tool); the
+    planner revises the checklist in place, the done item kept."""
+    clerk = [
+        node("c1", "app", "other", 10, name="Clerk.forward"),
+        node("c1l", "c1", "llm", 11, request="[[ ## item ## ]]\nid: pick\ntool: wms"),
+        node("c1t", "c1", "tool", 12, name="wms.__call__", tool="wms.__call__"),
+        node("c2", "app", "other", 20, name="Clerk.forward"),
+        node("c2l", "c2", "llm", 21, request="[[ ## item ## ]]\nid: ship\ntool: courier"),
+        node("c2t", "c2", "tool", 22, tool="courier.__call__", failed=True, message="409"),
+        node("c2f", "c2", "tool", 23, tool="finish.__call__"),
+        node("c3", "app", "other", 40, name="Clerk.forward"),
+        node("c3l", "c3", "llm", 41, request="[[ ## item ## ]]\nid: ship\ntool: courier"),
+        node("c3t", "c3", "tool", 42, tool="courier.__call__"),
+    ]
+    return [
+        node("app", "", "other", 0, name="ship order 7"),
+        node("p1", "app", "other", 1, name="Planner.forward"),
+        node("p1l", "p1", "llm", 2, answer=_checklist(0)),
+        *clerk,
+        node("p2", "app", "other", 30, name="Planner.forward"),
+        node("p2l", "p2", "llm", 31, answer=_checklist(1)),
+        node("check", "app", "other", 50, name="verify"),
+    ]
+
+
+def test_framework_calls_under_the_apps_span_are_attempts_of_a_yaml_plan() -> None:
+    b = bind(module_trace(), [])
+    assert b.run_span_id == "app"
+    assert b.promoted == {"p1", "p2", "c1", "c2", "c3"}  # not the app's own check
+    assert [[s.step_id for s in p.steps] for p in b.read_plans] == [["pick", "ship"]] * 2
+    assert json.loads(b.read_plans[0].json)[0] == {
+        "id": "pick",
+        "tool": "wms",
+        "args": {"order": 7},
+    }
+    assert b.steps == {"c1": "pick", "c2": "ship", "c3": "ship"}
+    assert b.planners == {"p1", "p2"}
+    # the tool failed inside the module (its span is OK), the framework's finish came after
+    assert b.failed == {"c2"}
+    assert (b.attempts["c2"], b.attempts["c3"]) == (1, 2)
+
+
+def test_framework_calls_are_no_attempts_where_the_span_model_found_a_step() -> None:
+    spans = [*module_trace(), node("s", "app", "step", 60, step_name="executor")]
+    b = bind(spans, [])
+    assert not b.promoted & {"c1", "c2", "c3"}
+    assert not b.read_plans

@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 from planscope_analyzer import Analyzer, load_traces
+from planscope_collector.runmodel import bind_traces
 from planscope_collector.storage import Store
 
 from tests.corpus import Label, all_labels, claims, customs, lease, play, read_labels, scenarios
@@ -429,6 +430,7 @@ def test_customs_agent_plays_sealed9_scenarios() -> None:
         ("claims", ("loop_poll_stuck", "external_reversal"), 6),
         ("lab", ("loop_step_varying", "external_recall"), 5),
         ("lease", ("loop_poll_stuck", "wrong_building"), 5),
+        ("customs", ("loop_poll_stuck", "legit_replan", "wrong_goods"), 5),
     ],
 )
 def test_framework_runs_bind_to_the_plan_steps_read_from_structure(
@@ -442,7 +444,11 @@ def test_framework_runs_bind_to_the_plan_steps_read_from_structure(
     executor agent's name, also a loop at the first step, before any later step ran (a step
     listed like the reached ones) — and a failure after the app's own checks passed (a plain
     OTel span) stays healthy. The Agno lease agent (sealed-8, scored blind, then tuned on) states
-    its plan through tool calls, one per step, read from their arguments."""
+    its plan through tool calls, one per step, read from their arguments. The DSPy customs agent
+    (sealed-9, scored blind, then tuned on) has no agent span: its modules' calls under the
+    app's span are the runs, its plan a YAML checklist in a DSPy output field, revised in place
+    (done items kept, same ids), its stuck poll found at the step its clerk's input names. The
+    trace list's binding (``runmodel.bind_traces``) gives the same attempts the same steps."""
     picked, ids = _store_runs(store, agent, scenarios)
     traces = load_traces(store, "default", list(ids.values()))
     findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
@@ -455,3 +461,10 @@ def test_framework_runs_bind_to_the_plan_steps_read_from_structure(
         got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
         want = [] if lab.kind == "healthy" else [(lab.kind, lab.step)]
         assert got == want, (lab.run, lab.scenario, got)
+    # the trace list, /api/stats and alerts bind the same attempts to the same steps
+    listed = bind_traces(store.query, "Project = {project:String}", {"project": "default"})
+    for lab in picked:
+        nodes, b = listed[ids[lab.run]]
+        names = {n.span_id: n.step_name or n.name for n in nodes}
+        steps = {b.step_of(span_id, names[span_id]) for span_id in b.attempts}
+        assert steps == {a.step_id for a in traces[ids[lab.run]].attempts}, lab.run

@@ -321,7 +321,8 @@ def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, dict[str, An
     """(step id, the object) of every JSON object in a plan that has a step id as one of its
     values."""
     if isinstance(value, dict):
-        own = [v for v in value.values() if isinstance(v, str) and v in step_ids]
+        # dict.fromkeys: a tool named like its step is one step id, not two
+        own = list(dict.fromkeys(v for v in value.values() if isinstance(v, str) and v in step_ids))
         if len(own) == 1:
             yield own[0], value
         for v in value.values():
