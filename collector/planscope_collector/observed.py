@@ -89,7 +89,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from itertools import pairwise
+from itertools import chain, pairwise
 from typing import Any
 
 import yaml
@@ -883,6 +883,8 @@ def structured_plans(
     if not carried:
         return ()
     tools = {n.tool for n in by_start if n.kind == A.KIND_TOOL and n.tool}
+    attempts = list(carried)  # in start order, as by_start
+    starts = [nodes[a].start_ns for a in attempts]
 
     def planner(n: SpanNode) -> str:
         if n.kind == A.KIND_STEP:
@@ -899,15 +901,16 @@ def structured_plans(
         above = set(_ancestors(nodes, n.span_id))
         if (out and me != who) or any(p.span_id in above for p in out):
             continue
+        lists = iter(_item_lists(n.answer))
+        first = next(lists, None)
+        if first is None:  # most answers state no list: skip the attempts after them
+            continue
         later = [
-            words
-            for a, words in carried.items()
-            if nodes[a].start_ns >= n.start_ns + n.duration_ns
-            and a not in above
-            and a != n.span_id
-            and not (me and nodes[a].step_name == me)
+            carried[a]
+            for a in attempts[bisect_left(starts, n.start_ns + n.duration_ns) :]
+            if a not in above and a != n.span_id and not (me and nodes[a].step_name == me)
         ]
-        plans = (_plan_of(n.span_id, items, later, tools) for items in _item_lists(n.answer))
+        plans = (_plan_of(n.span_id, items, later, tools) for items in chain([first], lists))
         if (plan := next((p for p in plans if p is not None), None)) is not None:
             who = me
             out.append(plan)
