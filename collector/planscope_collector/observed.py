@@ -229,17 +229,13 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
     }
     if not nodes:
         return Binding()
-    children: dict[str, list[SpanNode]] = {}
-    for node in nodes.values():
-        children.setdefault(node.parent_span_id, []).append(node)
+    children = _children(nodes)
     invoked = _invocations(nodes, children)
     for span_id in invoked:
         node = nodes[span_id]
         nodes[span_id] = replace(node, kind=A.KIND_STEP, inferred=True, step_name=node.name)
-    if invoked:
-        children = {}
-        for node in nodes.values():
-            children.setdefault(node.parent_span_id, []).append(node)
+    if invoked:  # the lists hold the nodes as they were
+        children = _children(nodes)
     run_span = _grouping_run(nodes, children)
 
     plan_spans = {s.plan_span_id for s in plan_steps}
@@ -265,7 +261,8 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
 
     read: tuple[ReadPlan, ...] = ()
     if not plans and not declared and workflow_plan is None:
-        read = structured_plans(nodes, enclosing_step) or read_plans(nodes, enclosing_step)
+        reading = _said(nodes, enclosing_step)
+        read = _structured_plans(reading) or _read_plans(reading)
         for r in read:
             plans[r.span_id] = list(r.steps)
         plan_spans = set(plans)
@@ -476,59 +473,89 @@ def read_plans(
     >>> json.loads(plan.json)[0]
     {'id': 'pick', 'tool': 'wms', 'args': {'order': 7}}
     """
+    return _read_plans(_said(nodes, enclosing))
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What the plan readers (:func:`structured_plans`, :func:`read_plans`) read of one trace,
+    gathered once: its spans in start order, what each executor attempt was asked and the
+    arguments of the tool calls it made, the names each attempt carries (what it was told;
+    when no attempt's calls record what they were asked, its own name), indexed
+    (:class:`_Carriers`), and the tools called."""
+
+    nodes: Mapping[str, SpanNode]
+    enclosing: Callable[[str], str | None]
+    by_start: list[SpanNode]
+    asked: dict[str, dict[str, None]]
+    made: dict[str, list[str]]
+    carried: dict[str, set[str]]
+    index: _Carriers
+    tools: set[str]
+
+    def planner(self, n: SpanNode) -> str:
+        """Who answered: the agent run itself, else the one its call is in ("": none)."""
+        if n.kind == A.KIND_STEP:
+            return n.step_name
+        owner = self.enclosing(n.span_id)
+        return self.nodes[owner].step_name if owner is not None else ""
+
+    def later(self, n: SpanNode, above: set[str], me: str) -> _Later:
+        """The executor attempts started after ``n`` ended, but ``n``, the spans ``above`` it
+        and, when ``me`` is set, the runs of the planner's own agent."""
+        return self.index.later(n.start_ns + n.duration_ns, {*above, n.span_id}, me)
+
+
+def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]) -> _Said:
+    """What the plan readers read of a trace (:class:`_Said`)."""
     by_start = sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id))
-    attempts = [n for n in by_start if n.kind == "step" and n.inferred]
+    attempts = [n for n in by_start if n.kind == A.KIND_STEP and n.inferred]
     asked: dict[str, dict[str, None]] = {}
-    made: dict[str, list[str]] = {}  # the arguments of the tool calls each attempt made
+    made: dict[str, list[str]] = {}
     for n in by_start:
         if n.request and (owner := enclosing(n.span_id)) is not None:
             asked.setdefault(owner, {})[n.request] = None
-        if n.kind == "tool" and n.answer and (owner := enclosing(n.span_id)) is not None:
+        if n.kind == A.KIND_TOOL and n.answer and (owner := enclosing(n.span_id)) is not None:
             made.setdefault(owner, []).append(n.answer)
-    # what each executor run was told, else (no run's input recorded) what it is called
     carried = {
         a.span_id: set(_WORD.findall("\n".join(asked[a.span_id]))) if asked else {a.step_name}
         for a in attempts
         if a.span_id in asked or not asked
     }
-    if len(carried) < 2:
-        return ()
-    tools = {n.tool for n in by_start if n.kind == "tool" and n.tool}
-
-    def planner(n: SpanNode) -> str:
-        """Who answered: the agent run itself, else the one its call is in ("": none)."""
-        if n.kind == "step":
-            return n.step_name
-        owner = enclosing(n.span_id)
-        return nodes[owner].step_name if owner is not None else ""
-
     index = _Carriers([a for a in attempts if a.span_id in carried], carried)
+    tools = {n.tool for n in by_start if n.kind == A.KIND_TOOL and n.tool}
+    return _Said(nodes, enclosing, by_start, asked, made, carried, index, tools)
+
+
+def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
+    """:func:`read_plans` of what was read once (:class:`_Said`)."""
+    if len(said.carried) < 2:
+        return ()
     out: list[ReadPlan] = []
     stated: set[str] = set()  # the span ids of the plans in out
     who = ""
     named: set[str] = set()
-    for n in by_start:
-        if n.kind not in ("llm", "step") or (n.kind == "step" and not n.inferred):
+    for n in said.by_start:
+        if n.kind not in (A.KIND_LLM, A.KIND_STEP) or (n.kind == A.KIND_STEP and not n.inferred):
             continue
-        calls = [c for c in made.get(n.span_id, ()) if not _hands_out(c, n.answer)]
-        said = "\n".join([*calls, n.answer] if n.kind == "step" else [n.answer])
-        if not said.strip():
+        calls = [c for c in said.made.get(n.span_id, ()) if not _hands_out(c, n.answer)]
+        text = "\n".join([*calls, n.answer] if n.kind == A.KIND_STEP else [n.answer])
+        if not text.strip():
             continue
-        if out and planner(n) != who:
+        me = said.planner(n)
+        if out and me != who:
             continue
-        above = set(_ancestors(nodes, n.span_id))
+        above = set(_ancestors(said.nodes, n.span_id))
         if above & stated:
             continue  # the plan's own agent run already stated it
-        me = planner(n)
-        later = index.later(n.start_ns + n.duration_ns, {*above, n.span_id}, me)
-        request = n.request if n.kind == "llm" else "\n".join(asked.get(n.span_id, {}))
-        data = set(_WORD.findall(request)) - named
-        steps = _step_names(said, data, later)
+        asked = n.request if n.kind == A.KIND_LLM else "\n".join(said.asked.get(n.span_id, {}))
+        data = set(_WORD.findall(asked)) - named
+        steps = _step_names(text, data, said.later(n, above, me))
         if len(steps) < (2 if not out else 1):
             continue
         who = me
         named.update(name for name, _ in steps)
-        out.append(_read_plan(n.span_id, said, steps, tools))
+        out.append(_read_plan(n.span_id, text, steps, said.tools))
         stated.add(n.span_id)
     return tuple(out)
 
@@ -800,6 +827,14 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
     return None
 
 
+def _children(nodes: Mapping[str, SpanNode]) -> dict[str, list[SpanNode]]:
+    """Each span id's child spans."""
+    out: dict[str, list[SpanNode]] = {}
+    for node in nodes.values():
+        out.setdefault(node.parent_span_id, []).append(node)
+    return out
+
+
 def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]) -> frozenset[str]:
     """In a trace where the span model found no run, step or plan, the unclassified spans right
     under an unclassified root (the application's own span) that enclose LLM or tool calls: a
@@ -870,47 +905,28 @@ def structured_plans(
     >>> [(s.step_id, s.tool) for s in plan.steps], json.loads(plan.json)[0]["args"]
     ([('pick', 'wms'), ('ship', '')], {'order': 7})
     """
-    by_start = sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id))
-    asked: dict[str, list[str]] = {}
-    for n in by_start:
-        if n.request and (owner := enclosing(n.span_id)) is not None:
-            asked.setdefault(owner, []).append(n.request)
-    carried = {
-        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id])))
-        for a in by_start
-        if a.kind == A.KIND_STEP and a.inferred and a.span_id in asked
-    }
-    if not carried:
+    return _structured_plans(_said(nodes, enclosing))
+
+
+def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
+    """:func:`structured_plans` of what was read once (:class:`_Said`)."""
+    if not said.asked:  # no attempt records what it was asked: nothing carries an id
         return ()
-    tools = {n.tool for n in by_start if n.kind == A.KIND_TOOL and n.tool}
-    attempts = list(carried)  # in start order, as by_start
-    starts = [nodes[a].start_ns for a in attempts]
-
-    def planner(n: SpanNode) -> str:
-        if n.kind == A.KIND_STEP:
-            return n.step_name
-        owner = enclosing(n.span_id)
-        return nodes[owner].step_name if owner is not None else ""
-
     out: list[ReadPlan] = []
     who = ""
-    for n in by_start:
+    for n in said.by_start:
         if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
-        me = planner(n)
-        above = set(_ancestors(nodes, n.span_id))
+        me = said.planner(n)
+        above = set(_ancestors(said.nodes, n.span_id))
         if (out and me != who) or any(p.span_id in above for p in out):
             continue
         lists = iter(_item_lists(n.answer))
         first = next(lists, None)
-        if first is None:  # most answers state no list: skip the attempts after them
+        if first is None:  # most answers state no list: look no further at them
             continue
-        later = [
-            carried[a]
-            for a in attempts[bisect_left(starts, n.start_ns + n.duration_ns) :]
-            if a not in above and a != n.span_id and not (me and nodes[a].step_name == me)
-        ]
-        plans = (_plan_of(n.span_id, items, later, tools) for items in chain([first], lists))
+        later = said.later(n, above, me)
+        plans = (_plan_of(n.span_id, items, later, said.tools) for items in chain([first], lists))
         if (plan := next((p for p in plans if p is not None), None)) is not None:
             who = me
             out.append(plan)
@@ -918,7 +934,7 @@ def structured_plans(
 
 
 def _plan_of(
-    span_id: str, items: list[dict[str, Any]], later: list[set[str]], tools: set[str]
+    span_id: str, items: list[dict[str, Any]], later: _Later, tools: set[str]
 ) -> ReadPlan | None:
     """The plan a list of mappings states (:func:`structured_plans`), or None when no key's
     values are step names later attempts carry."""
@@ -931,16 +947,14 @@ def _plan_of(
         return values if len(set(values)) == len(values) else []
 
     def carried(key: str) -> tuple[int, int]:
-        """How many values attempts carry that no earlier value's attempts carry (a word
-        every attempt carries names no step); then fewer values that are tools."""
-        claimed: set[int] = set()
-        count = 0
+        """How many values later attempts carry where none carries an earlier counted value
+        (a word every attempt carries names no step: the rule of :func:`_step_names`); then
+        fewer values that are tools."""
+        counted: list[str] = []
         for v in names(key):
-            carriers = {i for i, words in enumerate(later) if v in words}
-            if carriers and not carriers & claimed:
-                claimed |= carriers
-                count += 1
-        return count, -sum(v in tools for v in names(key))
+            if later.carry(v) and not any(later.carry(v, u) for u in counted):
+                counted.append(v)
+        return len(counted), -sum(v in tools for v in names(key))
 
     best = max(keys, key=carried, default=None)
     if best is None or carried(best)[0] == 0:
