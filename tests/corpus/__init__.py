@@ -23,6 +23,7 @@ from . import (
     restock,
     support,
     travel,
+    venue,
 )
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
 
@@ -49,17 +50,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     planscope.configure(tracer_provider=provider)
     tracer = provider.get_tracer("etl-agent")
     out = {}
-    framework, traceloop, pydantic, agents_sdk, langgraph, pydantic_ai, smol, agno, dspy = (
-        [],
-        [],
-        [],
-        [],
-        [],
-        [],
-        [],
-        [],
-        [],
-    )
+    framework, traceloop, pydantic, agents_sdk, langgraph = [], [], [], [], []
+    pydantic_ai, smol, agno, dspy, haystack = [], [], [], [], []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -81,6 +73,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agno.append(label)
         elif label.agent == "customs":
             dspy.append(label)
+        elif label.agent == "venue":
+            haystack.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -92,6 +86,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(lab.play(smol, provider))
     out.update(lease.play(agno, provider))
     out.update(customs.play(dspy, provider))
+    out.update(venue.play(haystack, provider))
     return out
 
 
