@@ -164,6 +164,25 @@ SPLITS: dict[str, dict[str, range]] = {
         "lease": range(33000, 33009),
         "customs": range(33000, 33020),
     },
+    # Sealed 10: built before the sealed-10 round changed any detector or the span mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed10``): new seeds of the twelve agents and a
+    # thirteenth agent (venue: Haystack under OpenInference's Haystack instrumentor).
+    "sealed10": {
+        "travel": range(36000, 36008),
+        "etl": range(36000, 36008),
+        "support": range(36000, 36008),
+        "refund": range(36000, 36006),
+        "restock": range(36000, 36008),
+        "release": range(36000, 36008),
+        "analyst": range(36000, 36008),
+        "oncall": range(36000, 36008),
+        "claims": range(36000, 36008),
+        "lab": range(36000, 36008),
+        "lease": range(36000, 36008),
+        "customs": range(36000, 36008),
+        "venue": range(36000, 36020),
+    },
 }
 
 _ERRORS = (
@@ -1120,6 +1139,118 @@ def _customs_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str,
     return PROPAGATION, "pay_duties", "", {"account": account}
 
 
+# --- venue: conference venue booking on Haystack under OpenInference's instrumentor (sealed-10)
+# A venue platform searched page by page, a hold the venue confirms later (polled), the
+# platform's caterer, deposits from the organiser's billing account and the invitations; the app
+# then checks the booking against the brief and watches the event. The planner (a Haystack
+# pipeline answering a markdown table) trusts the organiser's notes over the brief: the
+# scenario's wrong value comes from a note.
+def _venue_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _venue_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the row's service answers EBUSY once or twice; the app's re-run of the row works
+    step = rng.choice(["find_venue", "hold_dates", "order_catering", "pay_deposit"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "busy"}
+
+
+def _venue_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # EAGAIN once or twice inside one executor run; the model's 2nd or 3rd call (a longer
+    # timeout) works
+    step = rng.choice(["hold_dates", "order_catering", "pay_deposit", "send_invites"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _venue_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the caterer withdrew the brief's menu: ordering answers ESTALE naming the menu it serves
+    # now; one new table (the rows not done, the new menu), then everything works
+    return "healthy", "", PROPAGATION, {"new_menu": rng.choice(["bowl-food-veg", "buffet-mixed"])}
+
+
+def _venue_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the venue search has 4-9 pages of booked-out venues; the free one is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _venue_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the hold is PENDING 3-8 times, then the venue confirms it
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _venue_external_strike(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the venue was held, catered, paid for, the invitations sent and the booking
+    # verified, the venue's staff strike and the venue cancels the event: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(2, 4)}
+
+
+def _venue_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the row meets EBUSY (varying texts), re-run by the app; the last
+    # error is final
+    step = rng.choice(["find_venue", "hold_dates", "order_catering", "pay_deposit"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "busy"}
+
+
+def _venue_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run the service answers EAGAIN again and again while the model raises
+    # its timeout; the last error is final
+    step = rng.choice(["hold_dates", "order_catering", "send_invites"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _venue_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # pay_deposit fails in every version of the table: EBUSY (re-run), then ESTALE naming
+    # another billing account (a new table); the last error is final
+    versions = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "pay_deposit",
+        "",
+        {
+            "step": "pay_deposit",
+            "versions": versions,
+            "errors": varying_errors(rng, 2 * versions),
+            "raise": "replans",
+        },
+    )
+
+
+def _venue_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the hold never leaves PENDING: the model polls until it gives up
+    return RUNAWAY, "hold_dates", "", {"step": "hold_dates"}
+
+
+def _venue_wrong_city(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another city: find_venue finds a venue there and the hold goes through;
+    # the caterer, who delivers only in the brief's city, refuses the order for good
+    return PROPAGATION, "find_venue", "", {"city": rng.choice(["leeds", "lincoln", "luton"])}
+
+
+def _venue_wrong_dates(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's dates are a week or a month off: every row succeeds (the hold, the catering,
+    # the deposit and the invitations carry them), the app's check against the brief fails
+    start, end = rng.choice(
+        [("2027-03-18", "2027-03-19"), ("2027-04-11", "2027-04-12"), ("2027-03-04", "2027-03-05")]
+    )
+    return PROPAGATION, "hold_dates", "", {"start": start, "end": end}
+
+
+def _venue_wrong_headcount(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's catering headcount has two digits swapped or a zero too many: the caterer
+    # takes the order, and the deposit is refused for good (over the billing approval limit)
+    return PROPAGATION, "order_catering", "", {"covers": rng.choice([420, 402, 2400])}
+
+
+def _venue_wrong_billing(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's billing account has two digits swapped: paying the deposit is refused for good
+    account = rng.choice(["BA-51520", "BA-55210", "BA-55102"])
+    return PROPAGATION, "pay_deposit", "", {"billing": account}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -1292,12 +1423,29 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_value": _customs_wrong_value,
         "wrong_account": _customs_wrong_account,
     },
+    "venue": {
+        "healthy": _venue_healthy,
+        "flaky_step": _venue_flaky_step,
+        "flaky_tool": _venue_flaky_tool,
+        "legit_replan": _venue_legit_replan,
+        "pagination": _venue_pagination,
+        "polling_ends": _venue_polling_ends,
+        "external_strike": _venue_external_strike,
+        "loop_step_varying": _venue_loop_step,
+        "loop_tool_in_step": _venue_loop_tool,
+        "loop_across_replans": _venue_loop_replans,
+        "loop_poll_stuck": _venue_loop_poll,
+        "wrong_city": _venue_wrong_city,
+        "wrong_dates": _venue_wrong_dates,
+        "wrong_headcount": _venue_wrong_headcount,
+        "wrong_billing": _venue_wrong_billing,
+    },
 }
 
 
 # Splits whose few seeds per agent start halfway through its scenarios (where the faults are)
 # rather than at its healthy ones.
-FROM_MIDDLE = {"sealed7", "sealed8", "sealed9"}
+FROM_MIDDLE = {"sealed7", "sealed8", "sealed9", "sealed10"}
 
 
 def scenarios(agent: str, split: str) -> list[Label]:
