@@ -23,7 +23,17 @@ from planscope_analyzer import Analyzer, load_traces
 from planscope_collector.runmodel import bind_traces
 from planscope_collector.storage import Store
 
-from tests.corpus import Label, all_labels, claims, customs, lease, play, read_labels, scenarios
+from tests.corpus import (
+    Label,
+    all_labels,
+    claims,
+    customs,
+    lease,
+    play,
+    read_labels,
+    scenarios,
+    venue,
+)
 from tests.corpus import lab as lab_agent
 from tests.storage._spans import otlp_to_rows, spans_ipc
 
@@ -63,6 +73,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed7",
         "sealed8",
         "sealed9",
+        "sealed10",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -382,12 +393,12 @@ def test_lease_agent_plays_a_sealed8_scenario() -> None:
 
 
 def test_customs_agent_plays_sealed9_scenarios() -> None:
-    """The DSPy customs agent (sealed-9 only) plays labelled scenarios: its spans are inspected
-    in memory only (no store, no mapping, no detector on sealed-9 runs). A retry loop inside
-    one clerk run (ReAct): one failed call per injected error, the model raising its timeout; a
-    legitimate revision: the planner hands back the same YAML checklist, the done items kept
-    and ticked, the open items' port changed."""
-    labels = [lab for lab in read_labels() if lab.agent == "customs"]
+    """The DSPy customs agent (all of sealed-9, fresh seeds in sealed-10) plays labelled
+    scenarios: its spans are inspected in memory only (no store, no mapping, no detector on
+    sealed-9 runs). A retry loop inside one clerk run (ReAct): one failed call per injected
+    error, the model raising its timeout; a legitimate revision: the planner hands back the same
+    YAML checklist, the done items kept and ticked, the open items' port changed."""
+    labels = [lab for lab in read_labels() if lab.agent == "customs" and lab.split == "sealed9"]
     assert [lab.to_dict() for lab in labels] == [
         lab.to_dict() for lab in scenarios("customs", "sealed9")
     ]
@@ -421,6 +432,52 @@ def test_customs_agent_plays_sealed9_scenarios() -> None:
     assert ports == dict.fromkeys(
         ("file_declaration", "book_collection"), replan.params["diverted_to"]
     )
+
+
+def test_venue_agent_plays_sealed10_scenarios() -> None:
+    """The Haystack venue agent (sealed-10 only) plays labelled scenarios under OpenInference's
+    Haystack instrumentor: its spans are inspected in memory only (no store, no mapping, no
+    detector on sealed-10 runs). A retry loop inside one executor ``Agent`` run: one failed
+    component (tool) span per injected error, the model raising its timeout; a legitimate
+    re-plan: the planner pipeline answers a second markdown table of the rows not done,
+    numbered on, with the menu the caterer named."""
+    labels = [lab for lab in read_labels() if lab.agent == "venue"]
+    assert [lab.to_dict() for lab in labels] == [
+        lab.to_dict() for lab in scenarios("venue", "sealed10")
+    ]
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    spans = _played_in_memory(venue.play, picked)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("book EVT-")
+    assert root.attributes and root.attributes["event.outcome"] == "failed"
+    component = {
+        "hold_dates": "VenueHold",
+        "order_catering": "CateringOrder",
+        "send_invites": "InviteSender",
+    }[picked.step]
+    calls = [s for s in spans if s.name == f"{component}.run"]
+    _assert_failed_calls(calls, picked, "input.value")
+    (agent,) = {s.parent.span_id for s in calls if s.parent}  # one executor Agent run
+    assert next(s for s in spans if s.context and s.context.span_id == agent).name == "Agent.run"
+    assert sum(s.name == "Pipeline.run" for s in spans) == 1
+    assert any((s.attributes or {}).get("openinference.span.kind") == "LLM" for s in spans)
+
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    spans = sorted(_played_in_memory(venue.play, replan), key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.attributes and root.attributes["event.outcome"] == "held"
+    planners = {s.context.span_id for s in spans if s.name == "Pipeline.run" and s.context}
+    first, second = [
+        venue.parse_table(str(attrs["llm.output_messages.0.message.content"]))
+        for s in spans
+        if s.name == "OpenAIChatGenerator.run"
+        and s.parent
+        and s.parent.span_id in planners
+        and (attrs := s.attributes or {})
+    ]
+    assert [r.step for r in first][2:] == [r.step for r in second]
+    assert [r.number for r in second] == [3, 4, 5]
+    assert second[0].inputs["menu"] == replan.params["new_menu"] != first[2].inputs["menu"]
 
 
 @pytest.mark.integration
