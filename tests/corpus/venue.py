@@ -18,7 +18,7 @@ write it:
   the done ones;
 * the executor is a Haystack ``Agent`` run per row attempt, its message ``Row {n} [{step}]:
   goal`` and ``Use {tool} with {inputs}``; the venue platform's services are Haystack
-  components given to it as ``ComponentTool``\\ s, and it ends its run by calling a ``report``
+  components given to it as ``ComponentTool`` tools, and it ends its run by calling a ``report``
   tool (the agent's exit condition) with an ``outcome`` (done / later / replan / refused /
   gave_up), a ``result`` and a ``note``;
 * the platform answers errors with errno-style tags the model reads from Haystack's ``Failed
@@ -71,7 +71,6 @@ BRIEF: dict[str, Any] = {
     "billing": "BA-55120",
     "mailing_list": "ML-midlands-data",
 }
-CITIES = ("leicester", "leeds", "lincoln", "luton")
 PRICE_PER_COVER = 45
 VENUE_FEE = 4000
 APPROVAL_LIMIT = 20000
@@ -121,8 +120,9 @@ def parse_table(text: str) -> list[Row]:
     return rows
 
 
-def _table(version: int, event: str, rows: list[tuple[str, str, str, dict[str, Any]]], first: int
-           ) -> str:  # fmt: skip
+def _table(
+    version: int, event: str, rows: list[tuple[str, str, str, dict[str, Any]]], first: int
+) -> str:
     lines = [
         f"Plan v{version} for {event}:",
         "",
