@@ -41,6 +41,7 @@ from _common import REPO, machine_facts, median, percentile, print_table, write_
 TARGET_SPANS_PER_S = {"planscope": 30_000, "openinference": 25_000}
 WITH_EXTENSIONS = True  # --without-extensions: measure ingest without the analyzer/alerts
 SPOOL_MAX_BYTES: int | None = None  # --spool-max-bytes: a small cap keeps the spool full
+BASELINE_HIDES: tuple[str, ...] = ()  # --baseline-hides: modules the baseline's server lacks
 SPANS_PER_TRACE = 28
 PAYLOAD_BYTES = 500
 
@@ -561,7 +562,14 @@ def start_server(
     if SPOOL_MAX_BYTES is not None:
         env["PLANSCOPE_SPOOL_MAX_BYTES"] = str(SPOOL_MAX_BYTES)
     if source is not None:  # PYTHONPATH wins over the editable install's finder
-        env["PYTHONPATH"] = os.pathsep.join(str(source / p) for p in PACKAGES)
+        paths = [str(source / p) for p in PACKAGES]
+        if BASELINE_HIDES:  # the baseline runs without this checkout's new dependencies
+            hidden = source / "hidden-modules"
+            hidden.mkdir(exist_ok=True)
+            for name in BASELINE_HIDES:
+                (hidden / f"{name}.py").write_text(f"raise ImportError('{name} hidden')\n")
+            paths.insert(0, str(hidden))
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
     return proc
 
@@ -875,9 +883,18 @@ def main() -> int:
         help="the servers' spool cap (PLANSCOPE_SPOOL_MAX_BYTES): a cap the load outruns keeps "
         "the spool full (503s, retried by the load generator), to measure RSS that way",
     )
+    parser.add_argument(
+        "--baseline-hides",
+        metavar="MODULE,...",
+        default="",
+        help="with --compare-with: modules the baseline server must not import although this "
+        "venv has them (dependencies this checkout added, e.g. httptools,uvloop, which uvicorn "
+        "would otherwise pick up for the baseline too)",
+    )
     args = parser.parse_args()
-    global WITH_EXTENSIONS, WORKLOAD, SPOOL_MAX_BYTES
+    global WITH_EXTENSIONS, WORKLOAD, SPOOL_MAX_BYTES, BASELINE_HIDES
     SPOOL_MAX_BYTES = args.spool_max_bytes
+    BASELINE_HIDES = tuple(m for m in args.baseline_hides.split(",") if m)
     WITH_EXTENSIONS = not args.without_extensions
     WORKLOAD = args.workload
     spans = args.spans or (30_000 if args.quick else 300_000)

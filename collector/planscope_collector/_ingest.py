@@ -28,7 +28,7 @@ from ._otlp import (
     spans_ipc,
     trace_keys_and_days,
 )
-from ._spool import ARROW, SCALAR_OTLP, Record, RecordFormat, Spool, scalar_body
+from ._spool import ARROW, SCALAR_OTLP, Record, RecordFormat, Spool, scalar_head
 
 
 class RecentBatches:
@@ -156,15 +156,15 @@ def accept(
         fmt: RecordFormat = SCALAR_OTLP
         keys, days = trace_keys_and_days(request, project) if scalar is not None else ([], [])
         if scalar is not None and len(days) <= MAX_DAYS_PER_INSERT:
-            payload = scalar_body(raw, keys, days)
+            head, payload = scalar_head(keys, days), raw  # spooled as received, not copied
         else:  # (a request over more days than one insert may hold: split by the store)
-            payload, fmt = spans_ipc(request, project), ARROW
+            head, payload, fmt = b"", spans_ipc(request, project), ARROW
         del request, scalar
     digest = batch_digest(project, raw)
     if not recent.claim(digest):
         return Accepted(count, True, kind)
     try:
-        spool.append(Record(project or "", digest, count, payload, fmt))
+        spool.append(Record(project or "", digest, count, payload, fmt, head))
     except BaseException:
         recent.release(digest)
         raise
