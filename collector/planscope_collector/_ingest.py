@@ -27,7 +27,7 @@ from ._otlp import (
     span_count,
     spans_ipc,
 )
-from ._spool import ARROW, SCALAR_OTLP, Record, RecordFormat, Spool, scalar_head
+from ._spool import ARROW, SCALAR_OTLP, Record, RecordFormat, Spool, scalar_body
 
 
 class RecentBatches:
@@ -154,15 +154,15 @@ def accept(
             raise SpoolFull(limits.retry_after_seconds)
         fmt: RecordFormat = SCALAR_OTLP
         if scalar is not None and len(scalar.days) <= MAX_DAYS_PER_INSERT:
-            head, payload = scalar_head(scalar.trace_keys, scalar.days), raw  # not copied
+            payload = scalar_body(raw, scalar.trace_keys, scalar.days)
         else:  # (a request over more days than one insert may hold: split by the store)
-            head, payload, fmt = b"", spans_ipc(request, project), ARROW
+            payload, fmt = spans_ipc(request, project), ARROW
         del request, scalar
     digest = batch_digest(project, raw)
     if not recent.claim(digest):
         return Accepted(count, True, kind)
     try:
-        spool.append(Record(project or "", digest, count, payload, fmt, head))
+        spool.append(Record(project or "", digest, count, payload, fmt))
     except BaseException:
         recent.release(digest)
         raise

@@ -52,8 +52,8 @@ OTLP: Literal["otlp"] = "otlp"
 ARROW: Literal["arrow"] = "arrow"
 """A record whose body is the request's spans as an Arrow IPC stream (format 2)."""
 SCALAR_OTLP: Literal["scalar-otlp"] = "scalar-otlp"
-"""A record whose body is :func:`scalar_head` then a validated OTLP protobuf request with
-scalar values only, for ClickHouse to flatten (format 3)."""
+"""A record whose body is :func:`scalar_body`: a validated OTLP protobuf request with scalar
+values only, for ClickHouse to flatten (format 3)."""
 RecordFormat = Literal["otlp", "arrow", "scalar-otlp"]
 _MAGIC: dict[RecordFormat, bytes] = {OTLP: b"PSR1", ARROW: b"PSR2", SCALAR_OTLP: b"PSR3"}
 _FORMAT = {magic: fmt for fmt, magic in _MAGIC.items()}
@@ -65,12 +65,9 @@ _META = struct.Struct("<32sIH")  # digest, span count, project length
 class Record:
     """One accepted request: its project override, content digest, span count and body.
 
-    ``body`` is in ``format``: ``scalar-otlp`` (:func:`scalar_head` then the OTLP request as
-    received), ``arrow`` (the spans flattened by the request handler, project applied) or
-    ``otlp`` (the protobuf request, as older versions wrote it; flattened by the writer).
-    ``head`` is written before ``body`` (the request handler passes format 3's head there, so
-    the request is spooled without being copied into one body); a record read back from a
-    segment has it within ``body``.
+    ``body`` is in ``format``: ``arrow`` (what this version writes: the spans flattened by the
+    request handler, project applied) or ``otlp`` (the protobuf request, as older versions
+    wrote it; flattened by the writer).
     """
 
     project: str
@@ -78,20 +75,18 @@ class Record:
     span_count: int
     body: bytes | memoryview  # read from a segment: a view of the segment's bytes, no copy
     format: RecordFormat = OTLP
-    head: bytes = b""
 
     def encode(self) -> bytes:
         return b"".join(self.parts())
 
-    def parts(self) -> tuple[bytes, bytes, bytes, bytes | memoryview]:
-        """:meth:`encode` in pieces, the body not copied (the spool writes a whole group
-        commit's pieces with one ``writev``)."""
+    def parts(self) -> tuple[bytes, bytes, bytes | memoryview]:
+        """:meth:`encode` in three pieces, the body not copied (the spool joins a whole group
+        commit's records at once: one copy of each body)."""
         project = self.project.encode()
         meta = _META.pack(self.digest, self.span_count, len(project)) + project
-        crc = zlib.crc32(self.body, zlib.crc32(self.head, zlib.crc32(meta)))
-        length = len(meta) + len(self.head) + len(self.body)
-        header = _HEADER.pack(_MAGIC[self.format], length, crc)
-        return header, meta, self.head, self.body
+        crc = zlib.crc32(self.body, zlib.crc32(meta))
+        header = _HEADER.pack(_MAGIC[self.format], len(meta) + len(self.body), crc)
+        return header, meta, self.body
 
     @classmethod
     def decode(cls, payload: bytes | memoryview, format: RecordFormat = OTLP) -> Record:
@@ -104,21 +99,21 @@ class Record:
 _SCALAR_HEAD = struct.Struct("<I")
 
 
-def scalar_head(trace_keys: list[list[str]], days: list[int]) -> bytes:
-    """What a format-3 record body holds before the protobuf request: the request's (project,
-    trace id) pairs and span days (what the writer needs without decoding it).
+def scalar_body(message: bytes, trace_keys: list[list[str]], days: list[int]) -> bytes:
+    """A format-3 record body: the request's (project, trace id) pairs and span days (what the
+    writer needs without decoding it), then the protobuf request.
 
-    >>> read_scalar_body(scalar_head([["p", "ab"]], [1]) + b"pb")
+    >>> read_scalar_body(scalar_body(b"pb", [["p", "ab"]], [1]))
     ([['p', 'ab']], [1], b'pb')
     """
     head = json.dumps([trace_keys, days], separators=(",", ":")).encode()
-    return _SCALAR_HEAD.pack(len(head)) + head
+    return b"".join((_SCALAR_HEAD.pack(len(head)), head, message))
 
 
 def read_scalar_body(
     body: bytes | memoryview,
 ) -> tuple[list[list[str]], list[int], bytes | memoryview]:
-    """A format-3 body's trace keys, days and request (a view of ``body`` when that is one)."""
+    """What :func:`scalar_body` packed (the message a view of ``body`` when that is a view)."""
     (size,) = _SCALAR_HEAD.unpack_from(body)
     start = _SCALAR_HEAD.size
     trace_keys, days = json.loads(bytes(body[start : start + size]))
@@ -128,7 +123,7 @@ def read_scalar_body(
 class _Waiter:
     __slots__ = ("data", "done", "error", "size")
 
-    def __init__(self, data: tuple[bytes | memoryview, ...]) -> None:
+    def __init__(self, data: tuple[bytes, bytes, bytes | memoryview]) -> None:
         self.data = data
         self.size = sum(len(part) for part in data)
         self.done = False
@@ -144,9 +139,9 @@ class Segment:
 
     def records(self) -> Iterator[Record]:
         """Records in order, stopping at a torn or corrupt tail."""
-        # Mapped, not read: records are views of the page cache (no 64 MiB copy into fresh
-        # memory, whose page faults cost more than the copy). A sealed segment is never
-        # written again, and unlinking it keeps the mapping valid.
+        # Mapped, not read: records are views of the page cache (no segment-sized copy into
+        # fresh memory, whose page faults cost more than the copy). A sealed segment is never
+        # written again, and unlinking it leaves the mapping valid.
         with open(self.path, "rb") as f:
             if not os.fstat(f.fileno()).st_size:
                 return
@@ -176,31 +171,6 @@ def write_fully(f: FileIO, data: bytes) -> None:
         if not written:
             raise OSError(28, f"short write to {f.name!r}: {len(view)} bytes not written")
         view = view[written:]
-
-
-_IOV_MAX = 1024  # Linux's limit on the buffers of one writev
-
-
-def writev_fully(fd: int, pieces: list[bytes | memoryview]) -> None:
-    """Write ``pieces`` one after the other, as ``write_fully`` writes one buffer, without
-    joining them first (a group commit's bodies are megabytes).
-
-    >>> import tempfile
-    >>> with FileIO(tempfile.mktemp(), "wb") as f:
-    ...     writev_fully(f.fileno(), [b"ab", memoryview(b"c")])
-    """
-    views = [memoryview(p).cast("B") for p in pieces if len(p)]
-    i = 0
-    while i < len(views):
-        written = os.writev(fd, views[i : i + _IOV_MAX])
-        if not written:
-            left = sum(v.nbytes for v in views[i:])
-            raise OSError(28, f"short write to fd {fd}: {left} bytes not written")
-        while i < len(views) and written >= views[i].nbytes:
-            written -= views[i].nbytes
-            i += 1
-        if written:  # a partial write ended inside this piece
-            views[i] = views[i][written:]
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -342,7 +312,7 @@ class Spool:
                 error: BaseException | None = None
                 self._cond.release()
                 try:
-                    self._write([part for w in batch for part in w.data])
+                    self._write(b"".join(part for w in batch for part in w.data))
                 except BaseException as exc:
                     error = exc
                 finally:
@@ -365,13 +335,13 @@ class Spool:
         if mine.error is not None:
             raise mine.error
 
-    def _write(self, pieces: list[bytes | memoryview]) -> None:
+    def _write(self, data: bytes) -> None:
         # Only the leader (``_syncing`` set) calls this, so the file has a single writer.
         if self._active.closed:  # a rotation failed earlier (disk full); try again
             self._active = self._open(self._active_number)
         start = os.fstat(self._active.fileno()).st_size
         try:
-            writev_fully(self._active.fileno(), pieces)
+            write_fully(self._active, data)
             os.fsync(self._active.fileno())
         except OSError:
             # Nothing of this batch is acknowledged: cut what reached the file, so a later
