@@ -41,7 +41,6 @@ from _common import REPO, machine_facts, median, percentile, print_table, write_
 TARGET_SPANS_PER_S = {"planscope": 30_000, "openinference": 25_000}
 WITH_EXTENSIONS = True  # --without-extensions: measure ingest without the analyzer/alerts
 SPOOL_MAX_BYTES: int | None = None  # --spool-max-bytes: a small cap keeps the spool full
-BASELINE_HIDES: tuple[str, ...] = ()  # --baseline-hides: modules the baseline's server lacks
 ACCEPT_ONLY = False  # --accept-only: the request path's CPU, the writer held off until the end
 SPANS_PER_TRACE = 28
 PAYLOAD_BYTES = 500
@@ -566,14 +565,7 @@ def start_server(
         env["PLANSCOPE_SEGMENT_MAX_BYTES"] = str(1 << 40)
         env["PLANSCOPE_FLUSH_INTERVAL"] = "86400"
     if source is not None:  # PYTHONPATH wins over the editable install's finder
-        paths = [str(source / p) for p in PACKAGES]
-        if BASELINE_HIDES:  # the baseline runs without this checkout's new dependencies
-            hidden = source / "hidden-modules"
-            hidden.mkdir(exist_ok=True)
-            for name in BASELINE_HIDES:
-                (hidden / f"{name}.py").write_text(f"raise ImportError('{name} hidden')\n")
-            paths.insert(0, str(hidden))
-        env["PYTHONPATH"] = os.pathsep.join(paths)
+        env["PYTHONPATH"] = os.pathsep.join(str(source / p) for p in PACKAGES)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
     return proc
 
@@ -889,14 +881,6 @@ def main() -> int:
         "the spool full (503s, retried by the load generator), to measure RSS that way",
     )
     parser.add_argument(
-        "--baseline-hides",
-        metavar="MODULE,...",
-        default="",
-        help="with --compare-with: modules the baseline server must not import although this "
-        "venv has them (dependencies this checkout added, e.g. httptools,uvloop, which uvicorn "
-        "would otherwise pick up for the baseline too)",
-    )
-    parser.add_argument(
         "--accept-only",
         action="store_true",
         help="measure the request path alone (HTTP, validation, spool): the server's CPU up "
@@ -904,10 +888,9 @@ def main() -> int:
         "stops (the e2e columns then mean nothing; rows are still counted)",
     )
     args = parser.parse_args()
-    global WITH_EXTENSIONS, WORKLOAD, SPOOL_MAX_BYTES, BASELINE_HIDES, ACCEPT_ONLY
+    global WITH_EXTENSIONS, WORKLOAD, SPOOL_MAX_BYTES, ACCEPT_ONLY
     ACCEPT_ONLY = args.accept_only
     SPOOL_MAX_BYTES = args.spool_max_bytes
-    BASELINE_HIDES = tuple(m for m in args.baseline_hides.split(",") if m)
     WITH_EXTENSIONS = not args.without_extensions
     WORKLOAD = args.workload
     spans = args.spans or (30_000 if args.quick else 300_000)

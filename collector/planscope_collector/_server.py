@@ -7,7 +7,6 @@ import os
 import socket
 import threading
 import time
-from typing import Final
 
 import uvicorn
 
@@ -20,13 +19,6 @@ EMBEDDED_ALLOCATOR = "percpu_arena:disabled,narenas:1"
 ``JE_MALLOC_CONF`` when it loads; one set by the user wins). One arena instead of one per CPU,
 so memory freed on one CPU is reused on the other: ~25 % fewer page faults per ingested span,
 the same peak RSS (docs/storage.md, "Memory")."""
-
-
-HTTP: Final = "httptools"
-LOOP: Final = "uvloop"
-"""uvicorn's C HTTP parser and event loop (``uvicorn[standard]``'s pieces, pinned in
-pyproject.toml): a 1.9 MB OTLP body costs the event loop less to receive than with the pure
-Python ``h11`` parser and ``asyncio`` loop (docs/benchmarks.md, "The HTTP path")."""
 
 
 def serve(settings: CollectorSettings, log_level: str = "info") -> None:
@@ -51,8 +43,6 @@ def serve(settings: CollectorSettings, log_level: str = "info") -> None:
         port=settings.port,
         log_level=log_level,
         timeout_graceful_shutdown=10,
-        http=HTTP,
-        loop=LOOP,
     )
 
 
@@ -76,13 +66,7 @@ class BackgroundServer:
         self.settings = settings.model_copy(update={"port": port, "grpc_port": grpc_port})
         self.app = create_app(self.settings)
         config = uvicorn.Config(
-            self.app,
-            host=self.settings.host,
-            port=port,
-            log_level=log_level,
-            lifespan="on",
-            http=HTTP,
-            loop=LOOP,
+            self.app, host=self.settings.host, port=port, log_level=log_level, lifespan="on"
         )
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(
