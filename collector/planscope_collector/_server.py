@@ -25,9 +25,8 @@ the same peak RSS (docs/storage.md, "Memory")."""
 def _keep_request_buffers() -> None:
     """glibc's malloc serves the request path's megabyte buffers (bodies, the exactness check's
     serialization) from its heap and keeps freed ones, instead of mapping fresh pages for each
-    one (a page fault per 4 KiB, ~3 µs each on this VM): its dynamic threshold left that to
-    chance (docs/benchmarks.md, "The request path's CPU"). chDB allocates with its own
-    jemalloc (``EMBEDDED_ALLOCATOR``)."""
+    one (a page fault per 4 KiB): its dynamic threshold left that to chance (docs/benchmarks.md,
+    "The request path's CPU"). chDB allocates with its own jemalloc (``EMBEDDED_ALLOCATOR``)."""
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc
