@@ -41,6 +41,7 @@ from _common import REPO, machine_facts, median, percentile, print_table, write_
 TARGET_SPANS_PER_S = {"planscope": 30_000, "openinference": 25_000}
 WITH_EXTENSIONS = True  # --without-extensions: measure ingest without the analyzer/alerts
 SPOOL_MAX_BYTES: int | None = None  # --spool-max-bytes: a small cap keeps the spool full
+ACCEPT_ONLY = False  # --accept-only: the request path's CPU, the writer held off until the end
 SPANS_PER_TRACE = 28
 PAYLOAD_BYTES = 500
 
@@ -560,6 +561,9 @@ def start_server(
     env = dict(os.environ)
     if SPOOL_MAX_BYTES is not None:
         env["PLANSCOPE_SPOOL_MAX_BYTES"] = str(SPOOL_MAX_BYTES)
+    if ACCEPT_ONLY:  # one segment that is sealed only when the server stops
+        env["PLANSCOPE_SEGMENT_MAX_BYTES"] = str(1 << 40)
+        env["PLANSCOPE_FLUSH_INTERVAL"] = "86400"
     if source is not None:  # PYTHONPATH wins over the editable install's finder
         env["PYTHONPATH"] = os.pathsep.join(str(source / p) for p in PACKAGES)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
@@ -723,8 +727,9 @@ def run_once(
         go.set()
         res = results.get(timeout=1800)
         gen.join()
-        deadline = time.monotonic() + 1800
-        state: dict[str, Any] | None = None
+        # --accept-only: measured at the last 200; the spans are stored when the server stops
+        deadline = time.monotonic() + (0 if ACCEPT_ONLY else 1800)
+        state: dict[str, Any] | None = readyz(url)
         while time.monotonic() < deadline:
             state = readyz(url)
             if state and state["spool_pending_bytes"] == 0 and state["spans_written"] >= total:
@@ -875,8 +880,16 @@ def main() -> int:
         help="the servers' spool cap (PLANSCOPE_SPOOL_MAX_BYTES): a cap the load outruns keeps "
         "the spool full (503s, retried by the load generator), to measure RSS that way",
     )
+    parser.add_argument(
+        "--accept-only",
+        action="store_true",
+        help="measure the request path alone (HTTP, validation, spool): the server's CPU up "
+        "to the last 200, with one spool segment that the writer stores only when the server "
+        "stops (the e2e columns then mean nothing; rows are still counted)",
+    )
     args = parser.parse_args()
-    global WITH_EXTENSIONS, WORKLOAD, SPOOL_MAX_BYTES
+    global WITH_EXTENSIONS, WORKLOAD, SPOOL_MAX_BYTES, ACCEPT_ONLY
+    ACCEPT_ONLY = args.accept_only
     SPOOL_MAX_BYTES = args.spool_max_bytes
     WITH_EXTENSIONS = not args.without_extensions
     WORKLOAD = args.workload

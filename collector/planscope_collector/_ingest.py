@@ -26,7 +26,6 @@ from ._otlp import (
     parse_scalar_request,
     span_count,
     spans_ipc,
-    trace_keys_and_days,
 )
 from ._spool import ARROW, SCALAR_OTLP, Record, RecordFormat, Spool, scalar_body
 
@@ -146,17 +145,16 @@ def accept(
         # Scalar values only (the common case): spooled as received, ClickHouse flattens it
         # (record format 3). Otherwise flattened here, where it is parsed already, so the
         # writer never parses a request again (format 2; see ``_spool``).
-        scalar = parse_scalar_request(raw, limits.parse) if kind == PROTOBUF else None
-        request = scalar if scalar is not None else parse_request(raw, kind, limits.parse)
+        scalar = parse_scalar_request(raw, limits.parse, project) if kind == PROTOBUF else None
+        request = scalar.request if scalar is not None else parse_request(raw, kind, limits.parse)
         count = span_count(request)
         if count == 0:
             return Accepted(0, False, kind)
         if spool.pending_bytes >= limits.spool_max_bytes:
             raise SpoolFull(limits.retry_after_seconds)
         fmt: RecordFormat = SCALAR_OTLP
-        keys, days = trace_keys_and_days(request, project) if scalar is not None else ([], [])
-        if scalar is not None and len(days) <= MAX_DAYS_PER_INSERT:
-            payload = scalar_body(raw, keys, days)
+        if scalar is not None and len(scalar.days) <= MAX_DAYS_PER_INSERT:
+            payload = scalar_body(raw, scalar.trace_keys, scalar.days)
         else:  # (a request over more days than one insert may hold: split by the store)
             payload, fmt = spans_ipc(request, project), ARROW
         del request, scalar

@@ -184,7 +184,21 @@ partitioned by day (``toDate``, in the server's time zone) and an insert may tou
 partitions; 50 UTC days cover at most 100 local dates."""
 
 
-def parse_scalar_request(body: bytes, limits: ParseLimits | None = None) -> Any | None:
+@dataclass(frozen=True)
+class ScalarRequest:
+    """A validated request that ClickHouse can flatten as received (:func:`parse_scalar_request`),
+    with what the writer needs to know of it without decoding it again: the distinct (project,
+    trace id) pairs, in order of first span, and the distinct days (UTC, since the epoch) its
+    spans start on, as :class:`SpanColumns` would give them."""
+
+    request: Any
+    trace_keys: list[list[str]]
+    days: list[int]
+
+
+def parse_scalar_request(
+    body: bytes, limits: ParseLimits | None = None, project: str | None = None
+) -> ScalarRequest | None:
     """The validated request if ClickHouse can flatten ``body`` (OTLP protobuf) as it is, else
     None (then :func:`parse_request` parses it, or says why it is refused).
 
@@ -193,9 +207,10 @@ def parse_scalar_request(body: bytes, limits: ParseLimits | None = None) -> Any 
     unknown fields must serialize back to ``body`` byte for byte (a parse is a function: had
     anything been dropped, the bytes would differ). Raises ``BadPayload`` for a request
     that parses but fails validation (the same checks and messages as :func:`parse_request`).
+    ``project`` is the API key's project (as in :meth:`SpanColumns.add`).
 
-    >>> parse_scalar_request(ExportTraceServiceRequest().SerializeToString()) is not None
-    True
+    >>> parse_scalar_request(ExportTraceServiceRequest().SerializeToString()).trace_keys
+    []
     """
     try:
         request = _ScalarRequest.FromString(body)
@@ -204,29 +219,8 @@ def parse_scalar_request(body: bytes, limits: ParseLimits | None = None) -> Any 
     request.DiscardUnknownFields()
     if request.SerializeToString() != body:
         return None
-    _validate(request, limits or ParseLimits())
-    return request
-
-
-def trace_keys_and_days(request: Any, project: str | None) -> tuple[list[list[str]], list[int]]:
-    """The distinct (project, trace id) pairs of a request, in order of first span, and the
-    distinct days (UTC, since the epoch) its spans start on, as :class:`SpanColumns` would
-    give them (``project`` as in :meth:`SpanColumns.add`).
-
-    >>> trace_keys_and_days(ExportTraceServiceRequest(), None)
-    ([], [])
-    """
-    keys: dict[tuple[str, bytes], None] = {}
-    days: set[int] = set()
-    for rs in request.resource_spans:
-        row_project = (
-            project or attributes_map(rs.resource.attributes).get(A.PROJECT) or DEFAULT_PROJECT
-        )
-        for ss in rs.scope_spans:
-            for span in ss.spans:
-                keys[row_project, span.trace_id] = None
-                days.add(span.start_time_unix_nano // NS_PER_DAY)
-    return [[p, tid.hex()] for p, tid in keys], sorted(days)
+    keys, days = _validate(request, limits or ParseLimits(), project)
+    return ScalarRequest(request, keys, days)
 
 
 _PARSE_PREFIX = re.compile(r"^(?:Failed to parse \w+ field: )+")
@@ -313,10 +307,19 @@ def _convert_ids(obj: Any, where: str) -> None:
         obj[field] = base64.b64encode(raw).decode("ascii")
 
 
-def _validate(request: ExportTraceServiceRequest, limits: ParseLimits) -> None:
+def _validate(
+    request: ExportTraceServiceRequest, limits: ParseLimits, project: str | None = None
+) -> tuple[list[list[str]], list[int]]:
+    """Raise for the first bad span; else the request's trace keys and days (see
+    :class:`ScalarRequest`), gathered in the same walk over the spans."""
     zero16, zero8 = bytes(16), bytes(8)
     expansion = 0
+    keys: dict[tuple[str, bytes], None] = {}
+    days: set[int] = set()
     for ri, rs in enumerate(request.resource_spans):
+        row_project = (
+            project or attributes_map(rs.resource.attributes).get(A.PROJECT) or DEFAULT_PROJECT
+        )
         spans = sum(len(ss.spans) for ss in rs.scope_spans)
         expansion += rs.resource.ByteSize() * spans
         if expansion > limits.max_resource_expansion_bytes:
@@ -344,6 +347,9 @@ def _validate(request: ExportTraceServiceRequest, limits: ParseLimits) -> None:
                     or span.links
                 ) and (problem := _span_problem(span)):
                     raise BadPayload(f"resourceSpans[{ri}].scopeSpans[{si}].spans[{pi}]{problem}")
+                keys[row_project, tid] = None
+                days.add(start // NS_PER_DAY)
+    return [[p, tid.hex()] for p, tid in keys], sorted(days)
 
 
 def _span_problem(span: Span) -> str | None:

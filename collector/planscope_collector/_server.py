@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import socket
@@ -21,9 +22,23 @@ so memory freed on one CPU is reused on the other: ~25 % fewer page faults per i
 the same peak RSS (docs/storage.md, "Memory")."""
 
 
+def _keep_request_buffers() -> None:
+    """glibc's malloc serves the request path's megabyte buffers (bodies, the exactness check's
+    serialization) from its heap and keeps freed ones, instead of mapping fresh pages for each
+    one (a page fault per 4 KiB): its dynamic threshold left that to chance (docs/benchmarks.md,
+    "The request path's CPU"). chDB allocates with its own jemalloc (``EMBEDDED_ALLOCATOR``)."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return
+    mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD
+    mallopt(-1, 128 << 20)  # M_TRIM_THRESHOLD
+
+
 def serve(settings: CollectorSettings, log_level: str = "info") -> None:
     """Run the collector in the foreground until SIGINT/SIGTERM, then drain and stop."""
     os.environ.setdefault("JE_MALLOC_CONF", EMBEDDED_ALLOCATOR)  # before the store loads chDB
+    _keep_request_buffers()
     logging.basicConfig(
         level=log_level.upper(), format="%(asctime)s %(levelname)s %(name)s %(message)s"
     )
