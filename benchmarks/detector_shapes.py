@@ -121,9 +121,10 @@ def as_span(d: Span) -> ReadableSpan:
 def _strings(d: Span, fn: Callable[[str], str]) -> None:
     """Apply ``fn`` to every string a span says: attribute values, event attribute values and
     its status description."""
-    d["attributes"] = {k: fn(v) if isinstance(v, str) else v for k, v in d["attributes"].items()}
-    for e in d["events"]:
-        e["attributes"] = {k: fn(v) if isinstance(v, str) else v for k, v in e["attributes"].items()}
+    for holder in [d, *d["events"]]:
+        holder["attributes"] = {
+            k: fn(v) if isinstance(v, str) else v for k, v in holder["attributes"].items()
+        }
     if d["description"]:
         d["description"] = fn(d["description"])
 
@@ -133,8 +134,11 @@ _IDENT = re.compile(r"[A-Za-z_][\w-]*")
 
 
 def _plan_key(items: Any) -> str | None:
-    """The key of a step list (at least two mappings) whose values are distinct names."""
-    if not (isinstance(items, list) and len(items) >= 2 and all(isinstance(i, dict) for i in items)):
+    """The key of a step list (at least two mappings, each naming its tool) whose values are
+    distinct names (a tool's result, such as a list of flights, is data, not a plan)."""
+    if not (isinstance(items, list) and len(items) >= 2):
+        return None
+    if not all(isinstance(i, dict) and _tool_key(i) for i in items):
         return None
     for key in items[0]:
         values = [i.get(key) for i in items]
@@ -162,7 +166,8 @@ def _value(v: Any) -> str:
 
 
 def _tool_key(item: dict[str, Any]) -> str | None:
-    return next((k for k in ("tool", "action", "function", "use") if k in item), None)
+    """The key naming a step's tool (a string: a model's tool call's ``function`` is not)."""
+    return next((k for k in ("tool", "action", "use") if isinstance(item.get(k), str)), None)
 
 
 def _as_yaml(doc: dict[str, Any], steps: str, ident: str) -> str:
@@ -255,13 +260,17 @@ def _reencoded(text: str, fmt: Callable[[dict[str, Any], str, str], str], depth:
 
 def plan_format(fmt: Callable[[dict[str, Any], str, str], str]) -> Transform:
     """Every plan a trace states as JSON (an LLM's answer, an agent's output, a prompt that
-    repeats it) stated in another format instead; declared plans (``planscope.plan.json``)
-    are left alone."""
+    repeats it) stated in another format instead; tool spans (their arguments and results are
+    data) and planscope's own attributes (a declared plan) are left alone."""
 
     def transform(spans: list[Span]) -> list[Span]:
         for d in spans:
-            if A.PLAN_JSON not in d["attributes"]:
-                _strings(d, lambda s: _reencoded(s, fmt))
+            if _is_tool(d):
+                continue
+            d["attributes"] = {
+                k: v if not isinstance(v, str) or k.startswith("planscope.") else _reencoded(v, fmt)
+                for k, v in d["attributes"].items()
+            }
         return spans
 
     return transform
@@ -346,8 +355,8 @@ def to_genai(spans: list[Span]) -> list[Span]:
     for d in spans:
         a = d["attributes"]
         oi, tl = a.get(A.OI_SPAN_KIND), a.get(A.TL_SPAN_KIND)
-        llm = oi == "LLM" or (tl is None and oi is None and any(k.startswith("gen_ai.prompt.") for k in a))
-        if llm:
+        prompted = any(k.startswith("gen_ai.prompt.") for k in a)
+        if oi == "LLM" or (tl is None and oi is None and prompted):
             model = a.pop(A.OI_MODEL_NAME, None) or a.get(A.GEN_AI_REQUEST_MODEL) or "model"
             inputs = _flat(a, A.OI_INPUT_MESSAGES + ".") or _flat(a, A.GEN_AI_PROMPT + ".")
             outputs = _flat(a, "llm.output_messages.") or _flat(a, "gen_ai.completion.")
@@ -487,8 +496,18 @@ _CODES = {
     "RESOURCE_EXHAUSTED": "QUOTA_USED_UP",
     "NOT_FOUND": "NO_SUCH_ENTITY",
 }
-_HTTP = {"500": "502", "502": "500", "503": "529", "504": "524", "409": "412", "422": "400",
-         "429": "420", "404": "410", "400": "422", "408": "425"}
+_HTTP = {
+    "500": "502",
+    "502": "500",
+    "503": "529",
+    "504": "524",
+    "409": "412",
+    "422": "400",
+    "429": "420",
+    "404": "410",
+    "400": "422",
+    "408": "425",
+}
 _REWORD = re.compile(
     "|".join(
         [rf"(?<![\w-])(?:{re.escape(w)})(?![\w-])" for w in sorted(_WORDS, key=len, reverse=True)]
@@ -663,9 +682,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         shaped = scored(part, recorded, spans)
         payload[name] = {}
-        groups = [("spent", part)] if args.spent else [
-            (s, [lab for lab in part if lab.split == s]) for s in splits
-        ]
+        groups = (
+            [("spent", part)]
+            if args.spent
+            else [(s, [lab for lab in part if lab.split == s]) for s in splits]
+        )
         for split, runs in groups:
             if runs:
                 payload[name][split] = table(
