@@ -255,7 +255,7 @@ def fill_traces(
         if (t := get(trace_id)) is not None:
             t.llm_spans += int(calls)
             t.llm_by_parent[parent] = (int(tokens), float(cost))
-            t.llm_span_ids.update(span_ids)
+            t.llm_parents.update(dict.fromkeys(span_ids, parent))
     c = _lists(attempts)
     if c:
         usage = [
@@ -347,7 +347,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
             r.span_id, r.parent_span_id, "run", "", inferred=r.inferred, start_ns=r.start_ns
         )
     for p in t.plans:
-        kind = "llm" if p.span_id in t.llm_span_ids else "plan"
+        kind = "llm" if p.span_id in t.llm_parents else "plan"
         nodes[p.span_id] = SpanNode(
             p.span_id,
             p.parent_span_id,
@@ -387,7 +387,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
             nodes[s.span_id] = SpanNode(
                 s.span_id,
                 s.parent_span_id,
-                "llm" if s.span_id in t.llm_span_ids else "other",  # an attempt's own work
+                "llm" if s.span_id in t.llm_parents else "other",  # an attempt's own work
                 s.name,
                 failed=s.status_code == "Error",
                 start_ns=s.start_ns,
@@ -408,9 +408,11 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
                 request=asked.get(span_id, ""),
                 answer=said.text,
             )
-    if not raw:  # every span is typed: the LLM calls are known by their parents only
-        for parent in t.llm_by_parent:
-            nodes.setdefault(f"{parent}/llm", SpanNode(f"{parent}/llm", parent, "llm", ""))
+    if not raw:  # every span is typed: the LLM calls from their typed rows (what they were
+        # asked names the step of an attempt that is not named after it)
+        for span_id, parent in t.llm_parents.items():
+            request = asked.get(span_id, "")
+            nodes.setdefault(span_id, SpanNode(span_id, parent, "llm", "", request=request))
     observed = {p.span_id for p in inferred_plans}
     steps = [
         ObservedStep(ps.plan_span_id, ps.step_id, ps.tool, ps.position)

@@ -882,8 +882,10 @@ def structured_plans(
     of at least two mappings in what a planner said (an LLM call's or inferred agent run's
     :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
-    attempts started after the answer carry (what their LLM calls were asked), each by attempts
-    no earlier value is carried by (a tool every attempt is told of names no step); a step's
+    attempts started after the answer carry (what their LLM calls were asked; when no attempt's
+    calls record what they were asked, the attempt's own name, as for :func:`read_plans`),
+    each by attempts no earlier value is carried by (a tool every attempt is told of names no
+    step); a step's
     tool is the value of the key whose values name tools called in the trace, its arguments the
     item's first mapping. A later answer of the same planner is a revision: it may repeat the
     steps already done, under the same ids, so attempts before and after it bind to the same
@@ -910,7 +912,7 @@ def structured_plans(
 
 def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
     """:func:`structured_plans` of what was read once (:class:`_Said`)."""
-    if not said.asked:  # no attempt records what it was asked: nothing carries an id
+    if len(said.carried) < 2:  # attempts carry what they were asked, else their own names
         return ()
     out: list[ReadPlan] = []
     who = ""
