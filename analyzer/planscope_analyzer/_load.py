@@ -280,15 +280,15 @@ def fill_traces(
         _apply_raw(traces, raw, batch)
     # a trace with no plan and executor runs may state its plan in a planner's answer
     # (observed.read_plans): what its calls were asked and what they and its runs answered;
-    # also one with no structure at all, whose framework calls may be the runs
-    # (observed.bind, invocations)
+    # also one with no structure but an inferred run at most, whose framework calls may be the
+    # runs (observed.bind, invocations)
     planless = [
         t
         for t in traces.values()
         if not t.plans
         and (
-            sum(a.inferred for a in t.attempts) > 1
-            or (not t.runs and not t.attempts and t.raw is not None)
+            any(a.inferred for a in t.attempts)
+            or (not t.attempts and t.raw is not None and all(r.inferred for r in t.runs))
         )
     ]
     asked = _requests(
@@ -338,7 +338,8 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
         changed = True
     else:
         changed = False
-    if not inferred_plans and not any(a.inferred for a in t.attempts) and t.runs:
+    foreign = any(a.inferred for a in t.attempts) or any(r.inferred for r in t.runs)
+    if not inferred_plans and not foreign and t.runs:
         return changed  # planscope's own structure: nothing to derive
     raw = {s.span_id: s for s in t.raw or ()}
     nodes: dict[str, SpanNode] = {}
