@@ -1032,7 +1032,7 @@ _JSON_LINE = re.compile(r"(?m)^[ \t]*(?=[\[{])")
 
 
 def _embedded_json(text: str) -> Iterable[Any]:
-    """The JSON objects and arrays a text holds on lines of their own (a fenced code block in
+    r"""The JSON objects and arrays a text holds on lines of their own (a fenced code block in
     chat text, a document after a sentence), each from the line it starts on.
 
     >>> list(_embedded_json('Plan:\n```json\n[{"id": "a"}]\n```'))
