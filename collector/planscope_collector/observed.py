@@ -958,19 +958,27 @@ def _plan_of(
             return []
         return values if len(set(values)) == len(values) else []
 
-    def carried(key: str) -> tuple[int, int]:
-        """How many values later attempts carry where none carries an earlier counted value
-        (a word every attempt carries names no step: the rule of :func:`_step_names`); then
-        fewer values that are tools."""
-        counted: list[str] = []
+    def counted(key: str) -> list[str]:
+        """The values later attempts carry where none carries an earlier counted value (a word
+        every attempt carries names no step: the rule of :func:`_step_names`)."""
+        out: list[str] = []
         for v in names(key):
-            if later.carry(v) and not any(later.carry(v, u) for u in counted):
-                counted.append(v)
-        return len(counted), -sum(v in tools for v in names(key))
+            if later.carry(v) and not any(later.carry(v, u) for u in out):
+                out.append(v)
+        return out
+
+    def carried(key: str) -> tuple[int, int]:
+        """How many values are counted; then fewer values that are tools."""
+        return len(counted(key)), -sum(v in tools for v in names(key))
 
     best = max(keys, key=carried, default=None)
     if best is None or carried(best)[0] == 0:
         return None
+    if all(v in tools for v in counted(best)):
+        # the attempts carry the tools the steps call (an executor told which tool to use):
+        # the ids are the other key of distinct names, none a tool
+        ids = [k for k in keys if k != best and names(k) and not tools.intersection(names(k))]
+        best = ids[0] if ids else best
     tool_key = max(
         (k for k in keys if k != best),
         key=lambda k: sum(isinstance(i[k], str) and i[k] in tools for i in items),
