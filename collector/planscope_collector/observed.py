@@ -24,8 +24,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
 * **plans read from structure**, in a trace with no plan the span model read, none declared
-  and no workflow plan: a list of mappings in a planner's answer, JSON or YAML (a DSPy output
-  field), whose ids later executor attempts carry (:func:`structured_plans`; a revision that
+  and no workflow plan: a list of mappings in a planner's answer, JSON (also on lines of its
+  own inside chat text, a fenced block) or YAML (a DSPy output field), whose ids later
+  executor attempts carry (:func:`structured_plans`; a revision that
   repeats done items keeps their ids); else (:func:`read_plans`) the names a
   planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
   calls the run made) lists that executor attempts started after it carry (what they were
@@ -895,12 +896,12 @@ def structured_plans(
     attempts started after the answer carry (what their LLM calls were asked; when no attempt's
     calls record what they were asked, the attempt's own name, as for :func:`read_plans`),
     each by attempts no earlier value is carried by (a tool every attempt is told of names no
-    step); a step's
-    tool is the value of the key whose values name tools called in the trace, its arguments the
-    item's first mapping. A later answer of the same planner is a revision: it may repeat the
-    steps already done, under the same ids, so attempts before and after it bind to the same
-    steps. Runs of the planner's own agent are not executor attempts (``enclosing``: a span's
-    nearest enclosing step span, or None).
+    step; when the values carried are the tools called, the ids are another key's names); a
+    step's tool is the value of the key whose values name tools called in the trace, its
+    arguments the item's first mapping. A later answer of the same planner is a revision: it
+    may repeat the steps already done, under the same ids, so attempts before and after it
+    bind to the same steps. Runs of the planner's own agent are not executor attempts
+    (``enclosing``: a span's nearest enclosing step span, or None).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
