@@ -215,14 +215,36 @@ def report(
     return out
 
 
+Recorded = tuple[dict[str, str], Sequence[ReadableSpan]]
+"""Runs already played (:func:`record`): run name -> trace id, and their ended spans."""
+
+
+def record(labels: Sequence[Label]) -> Recorded:
+    """Play the runs once and keep their spans in memory (to export them, or changed, later)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = TracerProvider()
+    memory = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(memory))
+    ids = play(labels, provider)
+    provider.shutdown()
+    return ids, memory.get_finished_spans()
+
+
 def collect(
-    labels: Sequence[Label], workdir: Path, unread: Sequence[str] = ()
+    labels: Sequence[Label],
+    workdir: Path,
+    unread: Sequence[str] = (),
+    recorded: Recorded | None = None,
 ) -> tuple[dict[str, str], list[Finding], dict, dict[str, set[str]], set[str]]:
     """Play the runs into a real collector; return trace ids, findings, loaded traces, per
     trace of an ``unread`` agent the plan steps the span model had read at ingest, and the
     traces whose plan was read from structure (no plan row stored).
     ``unread``: agents whose plans the span model read at ingest are deleted before analysis
-    (leave-one-format-out: their plan format's reader switched off on their runs only)."""
+    (leave-one-format-out: their plan format's reader switched off on their runs only).
+    ``recorded``: export these spans (of the runs ``labels`` names) instead of playing."""
     import httpx
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace import TracerProvider
@@ -239,7 +261,14 @@ def collect(
         # A queue no run fills (the default, 2048, drops spans silently when the agents outrun
         # the exporter); whatever still fails to export is counted and stops the scoring.
         provider.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=1 << 20))
-        ids = play(labels, provider)
+        if recorded is None:
+            ids = play(labels, provider)
+        else:
+            ids = {lab.run: recorded[0][lab.run] for lab in labels}
+            spans = recorded[1]
+            sent.spans = len(spans)
+            for i in range(0, len(spans), 512):
+                exporter.export(spans[i : i + 512])
         provider.force_flush()
         provider.shutdown()
         if exporter.spans != sent.spans:

@@ -255,7 +255,7 @@ def fill_traces(
         if (t := get(trace_id)) is not None:
             t.llm_spans += int(calls)
             t.llm_by_parent[parent] = (int(tokens), float(cost))
-            t.llm_span_ids.update(span_ids)
+            t.llm_parents.update(dict.fromkeys(span_ids, parent))
     c = _lists(attempts)
     if c:
         usage = [
@@ -280,15 +280,15 @@ def fill_traces(
         _apply_raw(traces, raw, batch)
     # a trace with no plan and executor runs may state its plan in a planner's answer
     # (observed.read_plans): what its calls were asked and what they and its runs answered;
-    # also one with no structure at all, whose framework calls may be the runs
-    # (observed.bind, invocations)
+    # also one with no structure but an inferred run at most, whose framework calls may be the
+    # runs (observed.bind, invocations)
     planless = [
         t
         for t in traces.values()
         if not t.plans
         and (
-            sum(a.inferred for a in t.attempts) > 1
-            or (not t.runs and not t.attempts and t.raw is not None)
+            any(a.inferred for a in t.attempts)
+            or (not t.attempts and t.raw is not None and all(r.inferred for r in t.runs))
         )
     ]
     asked = _requests(
@@ -338,7 +338,8 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
         changed = True
     else:
         changed = False
-    if not inferred_plans and not any(a.inferred for a in t.attempts) and t.runs:
+    foreign = any(a.inferred for a in t.attempts) or any(r.inferred for r in t.runs)
+    if not inferred_plans and not foreign and t.runs:
         return changed  # planscope's own structure: nothing to derive
     raw = {s.span_id: s for s in t.raw or ()}
     nodes: dict[str, SpanNode] = {}
@@ -347,7 +348,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
             r.span_id, r.parent_span_id, "run", "", inferred=r.inferred, start_ns=r.start_ns
         )
     for p in t.plans:
-        kind = "llm" if p.span_id in t.llm_span_ids else "plan"
+        kind = "llm" if p.span_id in t.llm_parents else "plan"
         nodes[p.span_id] = SpanNode(
             p.span_id,
             p.parent_span_id,
@@ -387,7 +388,7 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
             nodes[s.span_id] = SpanNode(
                 s.span_id,
                 s.parent_span_id,
-                "llm" if s.span_id in t.llm_span_ids else "other",  # an attempt's own work
+                "llm" if s.span_id in t.llm_parents else "other",  # an attempt's own work
                 s.name,
                 failed=s.status_code == "Error",
                 start_ns=s.start_ns,
@@ -408,9 +409,11 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
                 request=asked.get(span_id, ""),
                 answer=said.text,
             )
-    if not raw:  # every span is typed: the LLM calls are known by their parents only
-        for parent in t.llm_by_parent:
-            nodes.setdefault(f"{parent}/llm", SpanNode(f"{parent}/llm", parent, "llm", ""))
+    if not raw:  # every span is typed: the LLM calls from their typed rows (what they were
+        # asked names the step of an attempt that is not named after it)
+        for span_id, parent in t.llm_parents.items():
+            request = asked.get(span_id, "")
+            nodes.setdefault(span_id, SpanNode(span_id, parent, "llm", "", request=request))
     observed = {p.span_id for p in inferred_plans}
     steps = [
         ObservedStep(ps.plan_span_id, ps.step_id, ps.tool, ps.position)

@@ -263,7 +263,8 @@ class TraceData:
     llm_spans: int = 0
     llm_by_parent: dict[str, tuple[int, float]] = field(default_factory=dict)
     """Tokens and cost of the LLM calls directly under each span id."""
-    llm_span_ids: set[str] = field(default_factory=set)
+    llm_parents: dict[str, str] = field(default_factory=dict)
+    """LLM call span id → the span id it is directly under."""
     raw: list[RawSpan] | None = None
     scheduling: list[SchedulerSpan] = field(default_factory=list)
     """Queue waits and context switches of a central scheduler, if the agent has one."""
@@ -299,7 +300,7 @@ class TraceData:
                 | {p.span_id for p in self.plans}
                 | {a.span_id for a in self.attempts}
                 | {t.span_id for t in self.tools}
-                | self.llm_span_ids
+                | self.llm_parents.keys()
             )
         return ids
 

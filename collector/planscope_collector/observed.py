@@ -7,10 +7,10 @@ the trace API and the analyzer's loader both call (:func:`bind`). Every rule rea
 shows, never a span's name as a plan; everything it derives is *inferred* structure (the
 analyzers never report plan drift, bad plan JSON or context starvation about it):
 
-* **invocations**: in a trace where the span model found no run, step or plan, the
-  unclassified spans right under an unclassified root that enclose LLM or tool calls (a
-  framework's calls the application made: DSPy modules under OpenInference, CHAIN spans) are
-  inferred step attempts named as their spans;
+* **invocations**: in a trace where the span model found no step or plan, the unclassified
+  spans right under an unclassified root or a run it inferred that enclose LLM or tool calls (a
+  framework's calls the application made: DSPy modules under OpenInference, CHAIN spans under
+  an agent run) are inferred step attempts named as their spans;
 * **grouping run**: a trace without a run whose root span is unclassified and has an inferred
   step (an agent invocation) directly under it: that root is the run (an application span that
   groups several agent runs, e.g. a planner agent and an executor agent);
@@ -24,8 +24,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
 * **plans read from structure**, in a trace with no plan the span model read, none declared
-  and no workflow plan: a list of mappings in a planner's answer, JSON or YAML (a DSPy output
-  field), whose ids later executor attempts carry (:func:`structured_plans`; a revision that
+  and no workflow plan: a list of mappings in a planner's answer, JSON (also on lines of its
+  own inside chat text, a fenced block) or YAML (a DSPy output field), whose ids later
+  executor attempts carry (:func:`structured_plans`; a revision that
   repeats done items keeps their ids); else (:func:`read_plans`) the names a
   planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
   calls the run made) lists that executor attempts started after it carry (what they were
@@ -529,7 +530,7 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
 
 def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
     """:func:`read_plans` of what was read once (:class:`_Said`)."""
-    if len(said.carried) < 2:
+    if not said.carried:
         return ()
     out: list[ReadPlan] = []
     stated: set[str] = set()  # the span ids of the plans in out
@@ -577,14 +578,19 @@ def _hands_out(arguments: str, answer: str) -> bool:
     return False
 
 
+_NUMBERING = re.compile(r"[ \t]+\d+[ \t]*[:.)]")
+"""After a word that numbers a list item (``Step 2:``, ``Task 3.``): the word is no name."""
+
+
 def _step_names(text: str, data: set[str], later: _Later) -> list[tuple[str, int]]:
     """The step names of an answer and where each first stands in it (:func:`read_plans`): a
-    name some later attempt carries, and none that carries an earlier step name."""
+    name some later attempt carries, and none that carries an earlier step name (a word that
+    numbers items, ``Step 1:``, is none)."""
     out: list[tuple[str, int]] = []
     seen: set[str] = set()
     for m in _WORD.finditer(text):
         name = m.group()
-        if name in seen or name in data:
+        if name in seen or name in data or _NUMBERING.match(text, m.end()):
             continue
         seen.add(name)
         if later.carry(name) and not any(later.carry(name, step) for step, _ in out):
@@ -678,14 +684,16 @@ class _Later:
 def _listed_like(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tuple[str, int]]:
     """The step names found, and the names the answer lists the way it lists them (steps no
     executor reached yet): each found name starts its line after the same marker, digits taken
-    as any number (``2) ``, ``1. **``, an indented ``{"id": "``) and the marker has no letter
-    when one name was found; other lines starting so name steps too. Else a list on one line
-    (:func:`_run_on`)."""
+    as any number (``2) ``, ``1. **``, ``Step 3: ``, an indented ``{"id": "``) and the marker
+    has a number or no letter when one name was found; other lines starting so name steps too.
+    Else a list on one line (:func:`_run_on`)."""
     contexts = {re.sub(r"\d+", "0", text[text.rfind("\n", 0, at) + 1 : at]) for _, at in found}
     if len(contexts) != 1:
         return _run_on(text, found, data)
     (marker,) = contexts
-    if not marker.strip() or (len(found) == 1 and re.search(r"[A-Za-z]", marker)):
+    if not marker.strip() or (
+        len(found) == 1 and re.search(r"[A-Za-z]", marker) and "0" not in marker
+    ):
         return found
     pattern = "".join(
         r"\d+" if part == "0" else re.escape(part) for part in re.split("(0)", marker)
@@ -836,15 +844,18 @@ def _children(nodes: Mapping[str, SpanNode]) -> dict[str, list[SpanNode]]:
 
 
 def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]) -> frozenset[str]:
-    """In a trace where the span model found no run, step or plan, the unclassified spans right
-    under an unclassified root (the application's own span) that enclose LLM or tool calls: a
-    framework's calls (a DSPy module's ``forward``, an OpenInference CHAIN) that the
-    application made, each an agent invocation (an inferred step attempt named as its span)."""
-    if any(n.kind in (A.KIND_RUN, A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
+    """In a trace where the span model found no step or plan, the unclassified spans right
+    under an unclassified root (the application's own span) or an inferred run (a framework's
+    agent) that enclose LLM or tool calls: a framework's calls (a DSPy module's ``forward``, an
+    OpenInference CHAIN) that the application or agent made, each an agent invocation (an
+    inferred step attempt named as its span)."""
+    if any(n.kind in (A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
         return frozenset()
     out = set()
     for root in nodes.values():
-        if root.parent_span_id or root.kind != A.KIND_OTHER:
+        if root.parent_span_id or not (
+            root.kind == A.KIND_OTHER or (root.kind == A.KIND_RUN and root.inferred)
+        ):
             continue
         for child in children.get(root.span_id, ()):
             if child.kind == A.KIND_OTHER and _encloses_work(child.span_id, children):
@@ -882,13 +893,15 @@ def structured_plans(
     of at least two mappings in what a planner said (an LLM call's or inferred agent run's
     :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
-    attempts started after the answer carry (what their LLM calls were asked), each by attempts
-    no earlier value is carried by (a tool every attempt is told of names no step); a step's
-    tool is the value of the key whose values name tools called in the trace, its arguments the
-    item's first mapping. A later answer of the same planner is a revision: it may repeat the
-    steps already done, under the same ids, so attempts before and after it bind to the same
-    steps. Runs of the planner's own agent are not executor attempts (``enclosing``: a span's
-    nearest enclosing step span, or None).
+    attempts started after the answer carry (what their LLM calls were asked; when no attempt's
+    calls record what they were asked, the attempt's own name, as for :func:`read_plans`),
+    each by attempts no earlier value is carried by (a tool every attempt is told of names no
+    step; when the values carried are the tools called, the ids are another key's names); a
+    step's tool is the value of the key whose values name tools called in the trace, its
+    arguments the item's first mapping. A later answer of the same planner is a revision: it
+    may repeat the steps already done, under the same ids, so attempts before and after it
+    bind to the same steps. Runs of the planner's own agent are not executor attempts
+    (``enclosing``: a span's nearest enclosing step span, or None).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
@@ -910,7 +923,7 @@ def structured_plans(
 
 def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
     """:func:`structured_plans` of what was read once (:class:`_Said`)."""
-    if not said.asked:  # no attempt records what it was asked: nothing carries an id
+    if not said.carried:  # attempts carry what they were asked, else their own names
         return ()
     out: list[ReadPlan] = []
     who = ""
@@ -946,19 +959,27 @@ def _plan_of(
             return []
         return values if len(set(values)) == len(values) else []
 
-    def carried(key: str) -> tuple[int, int]:
-        """How many values later attempts carry where none carries an earlier counted value
-        (a word every attempt carries names no step: the rule of :func:`_step_names`); then
-        fewer values that are tools."""
-        counted: list[str] = []
+    def counted(key: str) -> list[str]:
+        """The values later attempts carry where none carries an earlier counted value (a word
+        every attempt carries names no step: the rule of :func:`_step_names`)."""
+        out: list[str] = []
         for v in names(key):
-            if later.carry(v) and not any(later.carry(v, u) for u in counted):
-                counted.append(v)
-        return len(counted), -sum(v in tools for v in names(key))
+            if later.carry(v) and not any(later.carry(v, u) for u in out):
+                out.append(v)
+        return out
+
+    def carried(key: str) -> tuple[int, int]:
+        """How many values are counted; then fewer values that are tools."""
+        return len(counted(key)), -sum(v in tools for v in names(key))
 
     best = max(keys, key=carried, default=None)
     if best is None or carried(best)[0] == 0:
         return None
+    if all(v in tools for v in counted(best)):
+        # the attempts carry the tools the steps call (an executor told which tool to use):
+        # the ids are the other key of distinct names, none a tool
+        ids = [k for k in keys if k != best and names(k) and not tools.intersection(names(k))]
+        best = ids[0] if ids else best
     tool_key = max(
         (k for k in keys if k != best),
         key=lambda k: sum(isinstance(i[k], str) and i[k] in tools for i in items),
@@ -992,6 +1013,7 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
     try:
         documents.append(safejson.loads(text))
     except ValueError:
+        documents.extend(_embedded_json(text))
         for paragraph in re.split(r"\n\s*\n", text):
             if not _YAML_LIST_ITEM.search(paragraph):
                 continue
@@ -1013,6 +1035,28 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
             documents.extend(value.values())
         elif isinstance(value, str) and "\n" in value and depth < 2:
             yield from _item_lists(value, depth + 1)
+
+
+_JSON_LINE = re.compile(r"(?m)^[ \t]*(?=[\[{])")
+
+
+def _embedded_json(text: str) -> Iterable[Any]:
+    r"""The JSON objects and arrays a text holds on lines of their own (a fenced code block in
+    chat text, a document after a sentence), each from the line it starts on.
+
+    >>> list(_embedded_json('Plan:\n```json\n[{"id": "a"}]\n```'))
+    [[{'id': 'a'}]]
+    """
+    decoder = json.JSONDecoder()
+    end = 0
+    for m in _JSON_LINE.finditer(text):
+        if m.end() < end:
+            continue
+        try:
+            value, end = decoder.raw_decode(text, m.end())
+        except ValueError:
+            continue
+        yield value
 
 
 # --- what an LLM call was asked -----------------------------------------------------------------

@@ -1,0 +1,562 @@
+"""Transformations of the corpus's traces that keep each label true by construction (the
+plan said in another format, another framework's span names, tool names with a framework's
+suffix, steps named only in the executor's input, errors in other words): README.md
+("Metamorphic shapes") lists them and the two held out of tuning;
+``benchmarks/detector_shapes.py`` scores the detectors on them.
+
+Spans are changed as plain dicts (:data:`Span`), one trace at a time.
+
+>>> spans = [{"name": "execute_tool pay", "attributes": {"gen_ai.operation.name": "execute_tool",
+...           "gen_ai.tool.name": "pay"}}]
+>>> TRANSFORMS["tool_call_suffix"](spans)[0]["name"]
+'execute_tool pay.__call__'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import yaml
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+from planscope import semconv as A
+
+Span = dict[str, Any]
+"""One span as a plain dict: ``name``, ``trace_id``, ``span_id``, ``parent_id`` (0: root),
+``kind``, ``start``, ``end``, ``status`` (``OK``/``ERROR``/``UNSET``), ``description``,
+``attributes``, ``events`` (dicts of ``name``, ``time``, ``attributes``), ``links``,
+``resource``, ``scope``."""
+Transform = Callable[[list[Span]], list[Span]]
+
+
+def as_dict(s: ReadableSpan) -> Span:
+    """A span as a dict a transformation may change (:data:`Span`)."""
+    assert s.context is not None
+    return {
+        "name": s.name,
+        "trace_id": s.context.trace_id,
+        "span_id": s.context.span_id,
+        "parent_id": s.parent.span_id if s.parent is not None else 0,
+        "kind": s.kind,
+        "start": s.start_time,
+        "end": s.end_time,
+        "status": s.status.status_code.name,
+        "description": s.status.description,
+        "attributes": dict(s.attributes or {}),
+        "events": [
+            {"name": e.name, "time": e.timestamp, "attributes": dict(e.attributes or {})}
+            for e in s.events
+        ],
+        "links": list(s.links),
+        "resource": s.resource,
+        "scope": s.instrumentation_scope,
+    }
+
+
+def as_span(d: Span) -> ReadableSpan:
+    """A dict (:data:`Span`) as an ended span the OTLP exporter takes."""
+    flags = TraceFlags(TraceFlags.SAMPLED)
+    context = SpanContext(d["trace_id"], d["span_id"], False, flags)
+    parent = SpanContext(d["trace_id"], d["parent_id"], False, flags) if d["parent_id"] else None
+    code = StatusCode[d["status"]]
+    return ReadableSpan(
+        name=d["name"],
+        context=context,
+        parent=parent,
+        resource=d["resource"] or Resource.get_empty(),
+        attributes=d["attributes"],
+        events=[Event(e["name"], e["attributes"], e["time"]) for e in d["events"]],
+        links=d["links"],
+        kind=d["kind"] if isinstance(d["kind"], SpanKind) else SpanKind.INTERNAL,
+        status=Status(code, d["description"] if code is StatusCode.ERROR else None),
+        start_time=d["start"],
+        end_time=d["end"],
+        instrumentation_scope=d["scope"],
+    )
+
+
+def _strings(d: Span, fn: Callable[[str], str]) -> None:
+    """Apply ``fn`` to every string a span says: attribute values, event attribute values and
+    its status description."""
+    for holder in [d, *d["events"]]:
+        holder["attributes"] = {
+            k: fn(v) if isinstance(v, str) else v for k, v in holder["attributes"].items()
+        }
+    if d["description"]:
+        d["description"] = fn(d["description"])
+
+
+# --- the plan in another format -----------------------------------------------------------
+_IDENT = re.compile(r"[A-Za-z_][\w-]*")
+
+
+def _plan_key(items: Any) -> str | None:
+    """The key of a step list (at least two mappings, each naming its tool) whose values are
+    distinct names (a tool's result, such as a list of flights, is data, not a plan)."""
+    if not (isinstance(items, list) and len(items) >= 2):
+        return None
+    if not all(isinstance(i, dict) and _tool_key(i) for i in items):
+        return None
+    for key in items[0]:
+        values = [i.get(key) for i in items]
+        if all(isinstance(v, str) and _IDENT.fullmatch(v) for v in values) and len(
+            set(values)
+        ) == len(values):
+            return key
+    return None
+
+
+def _plan_in(doc: Any) -> tuple[dict[str, Any], str, str] | None:
+    """A JSON document that states a plan: (the document as an object, its step list's key,
+    the steps' id key)."""
+    if isinstance(doc, list) and (key := _plan_key(doc)):
+        return {"steps": doc}, "steps", key
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if key := _plan_key(v):
+                return doc, k, key
+    return None
+
+
+def _value(v: Any) -> str:
+    return v if isinstance(v, str) else json.dumps(v)
+
+
+def _tool_key(item: dict[str, Any]) -> str | None:
+    """The key naming a step's tool (a string: a model's tool call's ``function`` is not)."""
+    return next((k for k in ("tool", "action", "use") if isinstance(item.get(k), str)), None)
+
+
+def _as_yaml(doc: dict[str, Any], steps: str, ident: str) -> str:
+    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+
+
+def _as_table(doc: dict[str, Any], steps: str, ident: str) -> str:
+    head = [f"{k}: {_value(v)}" for k, v in doc.items() if k != steps]
+    keys = list(dict.fromkeys(k for item in doc[steps] for k in item))
+    rows = ["| # | " + " | ".join(keys) + " |", "|---|" + "---|" * len(keys)]
+    for n, item in enumerate(doc[steps], 1):
+        cells = [_value(item.get(k, "")).replace("|", "/") for k in keys]
+        rows.append(f"| {n} | " + " | ".join(cells) + " |")
+    return "\n".join([*head, "", *rows]).strip()
+
+
+def _as_prose(doc: dict[str, Any], steps: str, ident: str) -> str:
+    lines = [f"{k.capitalize()}: {_value(v)}." for k, v in doc.items() if k != steps]
+    for n, item in enumerate(doc[steps], 1):
+        tool = _tool_key(item)
+        words = [f"Step {n}: {item[ident]}"]
+        for k, v in item.items():
+            if k in (ident, tool):
+                continue
+            if isinstance(v, str):
+                words.append(f"- {v}")
+            elif isinstance(v, list):
+                words.append(f"after {', '.join(map(_value, v))}" if v else "")
+        if tool:
+            words.append(f"using tool {_value(item[tool])}")
+        args = [v for k, v in item.items() if isinstance(v, dict)]
+        if args:
+            words.append(f"with {json.dumps(args[0])}")
+        lines.append(" ".join(w for w in words if w) + ".")
+    return "\n".join(lines)
+
+
+def _as_xml(doc: dict[str, Any], steps: str, ident: str) -> str:
+    out = ["<plan>"]
+    out += [f"  <{k}>{_value(v)}</{k}>" for k, v in doc.items() if k != steps]
+    for item in doc[steps]:
+        out.append(f'  <step {ident}="{item[ident]}">')
+        out += [f"    <{k}>{_value(v)}</{k}>" for k, v in item.items() if k != ident]
+        out.append("  </step>")
+    out.append("</plan>")
+    return "\n".join(out)
+
+
+_REKEY = {"id": "ref", "name": "ref", "tool": "uses", "args": "params", "goal": "purpose"}
+
+
+def _as_rekeyed(doc: dict[str, Any], steps: str, ident: str) -> str:
+    items = [{_REKEY.get(k, k): v for k, v in item.items()} for item in doc[steps]]
+    rest = {k: v for k, v in doc.items() if k != steps}
+    return json.dumps({"response": {**rest, "plan": {"actions": items}}})
+
+
+def _as_fenced(doc: dict[str, Any], steps: str, ident: str) -> str:
+    return (
+        "Here is the plan I will follow:\n\n```json\n"
+        + json.dumps(doc, indent=2)
+        + "\n```\n\nEach step runs after the ones it needs."
+    )
+
+
+def _reencoded(text: str, fmt: Callable[[dict[str, Any], str, str], str], depth: int = 0) -> str:
+    """``text`` with every plan it states as JSON (itself, or a string inside its JSON)
+    written by ``fmt``."""
+    if depth > 3 or not text.lstrip().startswith(("{", "[")):
+        return text
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    if (found := _plan_in(doc)) is not None:
+        return fmt(*found)
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            return _reencoded(v, fmt, depth + 1)
+        if isinstance(v, list):
+            return [walk(x) for x in v]
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        return v
+
+    changed = walk(doc)
+    return text if changed == doc else json.dumps(changed)
+
+
+def plan_format(fmt: Callable[[dict[str, Any], str, str], str]) -> Transform:
+    """Every plan a trace states as JSON (an LLM's answer, an agent's output, a prompt that
+    repeats it) stated in another format instead; tool spans (their arguments and results are
+    data) and planscope's own attributes (a declared plan) are left alone."""
+
+    def transform(spans: list[Span]) -> list[Span]:
+        for d in spans:
+            if _is_tool(d):
+                continue
+            d["attributes"] = {
+                k: v if not isinstance(v, str) or k.startswith("planscope.") else _reencoded(v, fmt)
+                for k, v in d["attributes"].items()
+            }
+        return spans
+
+    return transform
+
+
+# --- tool names with a framework's suffix or prefix ---------------------------------------
+_TOOL_NAME_KEYS = (A.GEN_AI_TOOL_NAME, A.OI_TOOL_NAME, A.TL_ENTITY_NAME)
+
+
+def _is_tool(d: Span) -> bool:
+    a = d["attributes"]
+    return (
+        a.get(A.GEN_AI_OPERATION_NAME) == A.OP_EXECUTE_TOOL
+        or a.get(A.OI_SPAN_KIND) == "TOOL"
+        or a.get(A.TL_SPAN_KIND) == "tool"
+        or a.get(A.SPAN_KIND) == A.KIND_TOOL
+    )
+
+
+def tool_names(rename: Callable[[str], str]) -> Transform:
+    """Tool spans named the way a framework names them (the plan and the model still say the
+    bare name)."""
+
+    def transform(spans: list[Span]) -> list[Span]:
+        for d in spans:
+            if not _is_tool(d):
+                continue
+            a = d["attributes"]
+            tool = next((a[k] for k in _TOOL_NAME_KEYS if isinstance(a.get(k), str)), d["name"])
+            new = rename(tool)
+            for k in _TOOL_NAME_KEYS:
+                if a.get(k) == tool:
+                    a[k] = new
+            d["name"] = re.sub(rf"(?<![\w-]){re.escape(tool)}(?![\w-])", new, d["name"])
+        return spans
+
+    return transform
+
+
+# --- another framework's span conventions -------------------------------------------------
+def _flat(a: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Flattened messages (``{prefix}{i}.[message.]role/content``) as GenAI messages."""
+    out: dict[int, dict[str, Any]] = {}
+    for k in [k for k in a if k.startswith(prefix)]:
+        index, _, field = k[len(prefix) :].partition(".")
+        if not index.isdigit():
+            continue
+        field = field.removeprefix("message.")
+        m = out.setdefault(int(index), {"role": "user", "parts": []})
+        value = a.pop(k)
+        if field == "role":
+            m["role"] = value
+        elif field == "content" or field.endswith("message_content.text"):
+            m["parts"].append({"type": "text", "content": value})
+        elif field.endswith("function.name"):
+            m["parts"].append({"type": "tool_call", "name": value, "arguments": {}})
+        elif field.endswith("function.arguments") and m["parts"]:
+            m["parts"][-1]["arguments"] = value
+    return [out[i] for i in sorted(out)]
+
+
+def _kwargs(text: str) -> str:
+    """Traceloop's ``{"args": [], "kwargs": {...}}`` entity input as the call's arguments."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(doc, dict) and set(doc) == {"args", "kwargs"}:
+        return json.dumps(doc["kwargs"])
+    return text
+
+
+def _messages(role: str, text: str) -> str:
+    return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
+
+
+def to_genai(spans: list[Span]) -> list[Span]:
+    """OpenInference and OpenLLMetry spans renamed and re-keyed to the OTel GenAI conventions:
+    LLM calls ``chat {model}``, tools ``execute_tool {tool}``, agents and tasks ``invoke_agent
+    {name}``, a Traceloop workflow ``invoke_workflow {name}`` (OpenInference CHAIN spans, which
+    GenAI has no name for, are left as they are)."""
+    for d in spans:
+        a = d["attributes"]
+        oi, tl = a.get(A.OI_SPAN_KIND), a.get(A.TL_SPAN_KIND)
+        prompted = any(k.startswith("gen_ai.prompt.") for k in a)
+        if oi == "LLM" or (tl is None and oi is None and prompted):
+            model = a.pop(A.OI_MODEL_NAME, None) or a.get(A.GEN_AI_REQUEST_MODEL) or "model"
+            inputs = _flat(a, A.OI_INPUT_MESSAGES + ".") or _flat(a, A.GEN_AI_PROMPT + ".")
+            outputs = _flat(a, "llm.output_messages.") or _flat(a, "gen_ai.completion.")
+            for k in (A.OI_SPAN_KIND, A.OI_INPUT_VALUE, A.OI_OUTPUT_VALUE):
+                a.pop(k, None)
+            a.update({A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_REQUEST_MODEL: model})
+            if inputs:
+                a[A.GEN_AI_INPUT_MESSAGES] = json.dumps(inputs)
+            if outputs:
+                a[A.GEN_AI_OUTPUT_MESSAGES] = json.dumps(
+                    [{**m, "role": "assistant"} for m in outputs]
+                )
+            d["name"] = f"chat {model}"
+        elif oi == "TOOL" or tl == "tool":
+            tool = a.pop(A.OI_TOOL_NAME, None) or a.pop(A.TL_ENTITY_NAME, None) or d["name"]
+            args = a.pop(A.OI_INPUT_VALUE, None) or _kwargs(a.pop(A.TL_ENTITY_INPUT, "") or "")
+            result = a.pop(A.OI_OUTPUT_VALUE, None) or a.pop(A.TL_ENTITY_OUTPUT, None)
+            a.update({A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL, A.GEN_AI_TOOL_NAME: tool})
+            if args:
+                a[A.GEN_AI_TOOL_CALL_ARGUMENTS] = args
+            if result:
+                a[A.GEN_AI_TOOL_CALL_RESULT] = result
+            d["name"] = f"execute_tool {tool}"
+        elif oi == "AGENT" or tl in ("agent", "task", "workflow"):
+            name = (
+                a.pop(A.OI_AGENT_NAME, None)
+                or a.pop(A.TL_ENTITY_NAME, None)
+                or d["name"].removesuffix(".task")
+            )
+            said = a.pop(A.OI_INPUT_VALUE, None) or a.pop(A.TL_ENTITY_INPUT, None)
+            answered = a.pop(A.OI_OUTPUT_VALUE, None) or a.pop(A.TL_ENTITY_OUTPUT, None)
+            op = "invoke_workflow" if tl == "workflow" else "invoke_agent"
+            a.update({A.GEN_AI_OPERATION_NAME: op, A.GEN_AI_AGENT_NAME: name})
+            if said:
+                a[A.GEN_AI_INPUT_MESSAGES] = _messages("user", said)
+            if answered:
+                a[A.GEN_AI_OUTPUT_MESSAGES] = _messages("assistant", answered)
+            d["name"] = f"{op} {name}"
+        else:
+            continue
+        for k in [k for k in a if k.startswith(("traceloop.", "openinference.", "llm."))]:
+            del a[k]
+    return spans
+
+
+# --- steps named only in the executor's input ---------------------------------------------
+def _span_id(*parts: object) -> int:
+    return int.from_bytes(hashlib.blake2b(repr(parts).encode(), digest_size=8).digest()) or 1
+
+
+def anonymous_steps(spans: list[Span]) -> list[Span]:
+    """A step span named by its step (a GenAI agent run or a Traceloop task below the run,
+    with no LLM call of its own) becomes a run of one generic ``executor`` agent, and the step
+    is named only in what its new first LLM call is asked (``Step {name}: ...``). SDK spans
+    (``planscope.*``, which declare the step) are left alone."""
+    if any(A.SPAN_KIND in d["attributes"] for d in spans):
+        return spans
+    parents = {d["parent_id"] for d in spans if _is_llm(d)}
+    out = list(spans)
+    for d in spans:
+        a = d["attributes"]
+        if not d["parent_id"] or d["span_id"] in parents:
+            continue
+        if a.get(A.GEN_AI_OPERATION_NAME) == "invoke_agent" and A.GEN_AI_AGENT_NAME in a:
+            step = a[A.GEN_AI_AGENT_NAME]
+            a[A.GEN_AI_AGENT_NAME] = "executor"
+        elif a.get(A.TL_SPAN_KIND) == "task" and A.TL_ENTITY_NAME in a:
+            step = a[A.TL_ENTITY_NAME]
+            a[A.TL_ENTITY_NAME] = "executor"
+        else:
+            continue
+        d["name"] = re.sub(rf"(?<![\w-]){re.escape(step)}(?![\w-])", "executor", d["name"])
+        prompt = f"Step {step}: carry out {step.replace('_', ' ')}. Call the tools it needs."
+        out.append(
+            {
+                **d,
+                "name": "chat executor-model",
+                "span_id": _span_id(d["trace_id"], d["span_id"], "chat"),
+                "parent_id": d["span_id"],
+                "kind": SpanKind.CLIENT,
+                "end": d["start"] + 1000,
+                "status": "UNSET",
+                "description": None,
+                "events": [],
+                "links": [],
+                "attributes": {
+                    A.GEN_AI_OPERATION_NAME: "chat",
+                    A.GEN_AI_REQUEST_MODEL: "executor-model",
+                    A.GEN_AI_INPUT_MESSAGES: _messages("user", prompt),
+                    A.GEN_AI_OUTPUT_MESSAGES: _messages("assistant", "Calling the tools."),
+                },
+            }
+        )
+    return out
+
+
+def _is_llm(d: Span) -> bool:
+    a = d["attributes"]
+    return (
+        a.get(A.GEN_AI_OPERATION_NAME) == "chat"
+        or a.get(A.OI_SPAN_KIND) == "LLM"
+        or a.get(A.SPAN_KIND) == A.KIND_LLM
+        or any(k.startswith(("gen_ai.prompt.", "llm.input_messages.")) for k in a)
+    )
+
+
+# --- errors in other words ----------------------------------------------------------------
+_WORDS = {
+    "timed out": "hit its deadline",
+    "timeout": "deadline",
+    "unavailable": "not reachable",
+    "temporarily": "for the moment",
+    "refused": "declined",
+    "rejected": "turned down",
+    "failed": "did not succeed",
+    "not found": "missing",
+    "invalid": "malformed",
+    "error": "fault",
+    "retry later": "try again later",
+    "permanent": "final",
+    "conflict": "clash",
+    "denied": "not allowed",
+    "exceeded": "went past",
+    "rate limit": "throttle",
+    "rate limited": "throttled",
+    "overloaded": "saturated",
+    "does not match": "differs from",
+    "no longer": "not any more",
+    "replan": "plan again",
+    "busy": "occupied",
+}
+_CODES = {
+    "DEADLINE_EXCEEDED": "TIMED_OUT",
+    "UNAVAILABLE": "SERVICE_DOWN",
+    "FAILED_PRECONDITION": "PRECONDITION_UNMET",
+    "INVALID_ARGUMENT": "BAD_ARGUMENT",
+    "RESOURCE_EXHAUSTED": "QUOTA_USED_UP",
+    "NOT_FOUND": "NO_SUCH_ENTITY",
+}
+_HTTP = {
+    "500": "502",
+    "502": "500",
+    "503": "529",
+    "504": "524",
+    "409": "412",
+    "422": "400",
+    "429": "420",
+    "404": "410",
+    "400": "422",
+    "408": "425",
+}
+_REWORD = re.compile(
+    "|".join(
+        [rf"(?<![\w-])(?:{re.escape(w)})(?![\w-])" for w in sorted(_WORDS, key=len, reverse=True)]
+        + [rf"(?<![\w-]){c}(?![\w-])" for c in _CODES]
+        + [r"(?:(?<=HTTP )|(?<=status )|(?<=code )|(?<=^))[45]\d\d(?![\w.-])"]
+    ),
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def reword(message: str) -> str:
+    """An error message in other words and codes, of the same class (deterministic: equal
+    messages stay equal, different ones different).
+
+    >>> reword("Gateway timeout (retry later)"), reword("503 upstream unavailable")
+    ('Gateway deadline (try again later)', '529 upstream not reachable')
+    """
+
+    def sub(m: re.Match[str]) -> str:
+        text = m.group()
+        if text in _CODES:
+            return _CODES[text]
+        if text in _HTTP:
+            return _HTTP[text]
+        new = _WORDS.get(text.lower(), text)
+        return new.capitalize() if text[:1].isupper() else new
+
+    return _REWORD.sub(sub, message)
+
+
+def errors_reworded(spans: list[Span]) -> list[Span]:
+    """Every error message (status descriptions, exception events) reworded (:func:`reword`),
+    wherever the trace repeats it (a tool result, the model's next prompt, an agent's output,
+    also JSON-escaped)."""
+    said = {d["description"] for d in spans if d["status"] == "ERROR" and d["description"]}
+    said |= {
+        e["attributes"].get("exception.message")
+        for d in spans
+        for e in d["events"]
+        if e["name"] == "exception" and e["attributes"].get("exception.message")
+    }
+    pairs: dict[str, str] = {}
+    for m in sorted(said, key=len, reverse=True):
+        if (new := reword(m)) != m:
+            pairs[m] = new
+            pairs[json.dumps(m)[1:-1]] = json.dumps(new)[1:-1]
+    if not pairs:
+        return spans
+    pattern = re.compile("|".join(re.escape(m) for m in sorted(pairs, key=len, reverse=True)))
+    for d in spans:
+        _strings(d, lambda s: pattern.sub(lambda m: pairs[m.group()], s))
+    return spans
+
+
+TRANSFORMS: dict[str, Transform] = {
+    "plan_yaml": plan_format(_as_yaml),
+    "plan_table": plan_format(_as_table),
+    "plan_prose": plan_format(_as_prose),
+    "plan_xml": plan_format(_as_xml),
+    "plan_rekeyed": plan_format(_as_rekeyed),
+    "plan_fenced": plan_format(_as_fenced),
+    "tool_call_suffix": tool_names(lambda t: f"{t}.__call__"),
+    "tool_functions_prefix": tool_names(lambda t: f"functions.{t}"),
+    "tool_colon_prefix": tool_names(lambda t: f"tool:{t}"),
+    "convention_genai": to_genai,
+    "anonymous_steps": anonymous_steps,
+    "errors_reworded": errors_reworded,
+}
+"""Every transformation, by name (tests/corpus/README.md, "Metamorphic shapes")."""
+HELD_OUT = ("plan_xml", "tool_colon_prefix")
+"""Chosen before any detector or mapping change motivated by this harness: reported apart,
+never tuned on."""
+
+
+def transformed(spans: Sequence[ReadableSpan], name: str) -> tuple[set[str], list[ReadableSpan]]:
+    """The traces a transformation (by name, :data:`TRANSFORMS`) changes (their trace ids) and
+    their spans, changed; the traces it leaves as they are are left out."""
+    traces: dict[int, list[ReadableSpan]] = {}
+    for s in spans:
+        assert s.context is not None
+        traces.setdefault(s.context.trace_id, []).append(s)
+    changed: set[str] = set()
+    out: list[ReadableSpan] = []
+    for trace_id, trace in traces.items():
+        before = [as_dict(s) for s in trace]
+        after = TRANSFORMS[name]([as_dict(s) for s in trace])
+        if after != before:
+            changed.add(f"{trace_id:032x}")
+            out.extend(as_span(d) for d in after)
+    return changed, out

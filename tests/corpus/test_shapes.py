@@ -1,0 +1,76 @@
+"""The detectors still name the labelled step when a few dev runs are changed in ways that keep
+their labels true (``tests.corpus.shapes``): a plan stated as YAML instead of JSON (its
+arguments still trace a wrong value to its step), steps named only in what an executor's LLM
+call is asked, tool spans named after their call method, errors in other words.
+
+The full tables are ``benchmarks/detector_shapes.py``.
+"""
+
+from __future__ import annotations
+
+import planscope
+import pytest
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from planscope_analyzer import Analyzer
+from planscope_collector.storage import Store
+
+from tests.corpus import play, read_labels
+from tests.corpus.shapes import TRANSFORMS, reword, transformed
+from tests.storage._spans import otlp_to_rows, spans_ipc
+
+MAIN_KINDS = ("runaway_loop", "context_starved", "plan_propagation")
+CASES = (
+    ("plan_yaml", "restock", "wrong_date"),
+    ("anonymous_steps", "etl", "loop_stage_varying"),
+    ("anonymous_steps", "etl", "wrong_column"),
+    ("tool_call_suffix", "travel", "loop_tool_in_step"),
+    ("errors_reworded", "travel", "loop_step_varying"),
+)
+
+
+def test_a_reworded_error_keeps_its_values_and_stays_distinct() -> None:
+    a, b = "timeout after 30s (retry later)", "timeout after 45s (retry later)"
+    assert reword(a) == "deadline after 30s (try again later)"
+    assert reword(a) != reword(b)
+    assert reword("HTTP 503: warehouse LYS-3 unavailable") == (
+        "HTTP 529: warehouse LYS-3 not reachable"
+    )
+
+
+def test_a_plan_in_a_tool_result_is_data_not_a_plan() -> None:
+    flights = '[{"id": "FL1", "tool": "x"}, {"id": "FL2", "tool": "y"}]'
+    tool = {"name": "execute_tool search", "attributes": {"gen_ai.operation.name": "execute_tool"}}
+    tool["attributes"]["gen_ai.tool.call.result"] = flights
+    chat = {"name": "chat", "attributes": {"gen_ai.output.messages": flights}}
+    after = TRANSFORMS["plan_yaml"]([tool, chat])
+    assert after[0]["attributes"]["gen_ai.tool.call.result"] == flights
+    assert after[1]["attributes"]["gen_ai.output.messages"].startswith("steps:\n- id: FL1")
+
+
+@pytest.mark.integration
+def test_detectors_name_the_labelled_step_on_transformed_runs(store: Store) -> None:
+    labels = read_labels()
+    picked = [
+        next(lab for lab in labels if lab.split == "dev" and (lab.agent, lab.scenario) == (a, s))
+        for _, a, s in CASES
+    ]
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    try:
+        ids = play(picked, provider)
+    finally:
+        planscope.configure(tracer_provider=TracerProvider())
+    spans = exporter.get_finished_spans()
+    for (name, _, _), lab in zip(CASES, picked, strict=True):
+        mine = [s for s in spans if s.context and f"{s.context.trace_id:032x}" == ids[lab.run]]
+        changed, out = transformed(mine, name)
+        assert changed == {ids[lab.run]}, (name, lab.run)  # the shape is really new
+        store.insert_spans(spans_ipc(otlp_to_rows(encode_spans(out), "default")))
+    findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
+    for (name, _, _), lab in zip(CASES, picked, strict=True):
+        got = sorted((f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run])
+        assert [g for g in got if g[0] in MAIN_KINDS] == [(lab.kind, lab.step)], (name, lab, got)
