@@ -1101,7 +1101,7 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
             yield from _item_lists(value, depth + 1)
 
 
-_TABLE_RULE = re.compile(r"\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?")
+_TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?")
 _PAIR = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*(.*?)\s*")
 
 
