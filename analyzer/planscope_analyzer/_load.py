@@ -302,11 +302,11 @@ def fill_traces(
         + planless,
     )
     answers = _answers(store, params["project"], planless)
-    calls: dict[str, list[str]] = {}
+    components: dict[str, list[str]] = {}
     for t in traces.values():
-        if _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {}), calls):
+        if _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {}), components):
             batch.reshaped.add(t.trace_id)
-    _component_calls(store, params["project"], traces, calls)
+    _component_calls(store, params["project"], traces, components)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
     return batch
 

@@ -30,12 +30,12 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   not a step of that plan;
 * **plans read from structure**, in a trace with no plan the span model read, none declared
   and no workflow plan: a list of mappings in a planner's answer, JSON or YAML (a DSPy output
-  field), whose ids later executor attempts carry (:func:`structured_plans`; a revision that
-  repeats done items keeps their ids); else (:func:`read_plans`) the names a
-  planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
-  calls the run made) lists that executor attempts started after it carry (what they were
-  asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON,
-  prose, one tool call per step);
+  field), or the rows of a markdown table, whose ids later executor attempts carry
+  (:func:`structured_plans`; a revision that repeats done items keeps their ids); else
+  (:func:`read_plans`) the names a planner's answer (an LLM call's, an inferred agent run's,
+  after the arguments of the tool calls the run made) lists that executor attempts started
+  after it carry (what they were asked), in the answer's order, whatever its syntax (a
+  markdown list, arrow lines, JSON, prose, one tool call per step);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
@@ -461,7 +461,8 @@ def read_plans(
     order the answer lists them: scanning the answer, a name is a new step when the attempts
     carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
     word carried by the same attempts is that step's detail; a word several steps' attempts
-    carry is no step). Names the planner was asked about itself (the run's data) are not steps.
+    carry is no step). Names the planner was asked about itself (the run's data) are not steps,
+    nor is template syntax (``{{ step }}``, ``{% for %}``: :func:`_untemplated`).
     The first plan needs two steps; a later answer of the same planner (the same agent, or a
     bare LLM call like the first) is a re-plan with at least one. Runs of the planner's own
     agent are not executor attempts. A step's tool is the first tool called in the trace that
@@ -944,17 +945,18 @@ def _callable(tool: str) -> str:
 def structured_plans(
     nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
 ) -> tuple[ReadPlan, ...]:
-    r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field): a list
-    of at least two mappings in what a planner said (an LLM call's or inferred agent run's
+    r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
+    markdown table: :func:`_tables`): a list of at least two mappings (a table's rows: one or
+    more) in what a planner said (an LLM call's or inferred agent run's
     :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
     attempts started after the answer carry (what their LLM calls were asked), each by attempts
     no earlier value is carried by (a tool every attempt is told of names no step); a step's
-    tool is the value of the key whose values name tools called in the trace, its arguments the
-    item's first mapping. A later answer of the same planner is a revision: it may repeat the
-    steps already done, under the same ids, so attempts before and after it bind to the same
-    steps. Runs of the planner's own agent are not executor attempts (``enclosing``: a span's
-    nearest enclosing step span, or None).
+    tool is the value of the key whose values name tools called in the trace (:func:`_called`),
+    its arguments the item's first mapping. A later answer of the same planner is a revision:
+    it may repeat the steps already done, under the same ids, so attempts before and after it
+    bind to the same steps. Runs of the planner's own agent are not executor attempts
+    (``enclosing``: a span's nearest enclosing step span, or None).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
