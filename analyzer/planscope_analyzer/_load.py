@@ -526,7 +526,17 @@ def _bind_observed(
         span = raw[span_id]
         t.tools.append(
             ToolCall(
-                *(span_id, span.parent_span_id, "", 0, "", 0, tool, "", "", "", ""),
+                span_id=span_id,
+                parent_span_id=span.parent_span_id,
+                step_id="",
+                attempt=0,
+                plan_id="",
+                plan_version=0,
+                tool=tool,
+                resource="",
+                effect="",
+                args_key="",
+                error_type="",
                 status_code=span.status_code,
                 start_ns=span.start_ns,
                 duration_ns=max(0, span.end_ns - span.start_ns),

@@ -918,9 +918,8 @@ def _component_calls(
     answered: dict[str, int] = {}  # attempt -> when its first LLM call ended
     for n in nodes.values():
         if n.kind == A.KIND_LLM and (a := attempt(n.span_id)) is not None:
-            answered[a] = min(
-                answered.get(a, n.start_ns + n.duration_ns), n.start_ns + n.duration_ns
-            )
+            end = n.start_ns + n.duration_ns
+            answered[a] = min(answered.get(a, end), end)
     return {
         n.span_id: _callable(n.name)
         for n in nodes.values()
