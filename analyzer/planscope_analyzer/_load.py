@@ -302,9 +302,11 @@ def fill_traces(
         + planless,
     )
     answers = _answers(store, params["project"], planless)
+    components: dict[str, list[str]] = {}
     for t in traces.values():
-        if _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {})):
+        if _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {}), components):
             batch.reshaped.add(t.trace_id)
+    _component_calls(store, params["project"], traces, components)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
     return batch
 
@@ -319,7 +321,9 @@ class Said(NamedTuple):
     text: str
 
 
-def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]) -> bool:
+def _bind_observed(
+    t: TraceData, asked: dict[str, str], answers: dict[str, Said], calls: dict[str, list[str]]
+) -> bool:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
     after a plan step, a grouping run and whether it failed for good, container plans dropped,
@@ -327,7 +331,8 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
     to one loaded trace (``asked``: what its LLM calls were asked, by span id; ``answers``: what
     its LLM calls and inferred agent runs answered and its tool calls were called with, read only
     for a trace with no plan), and the plans read from what a planner said
-    (``observed.read_plans``) as its observed plans. True
+    (``observed.read_plans``) as its observed plans; the tool calls binding found among its
+    unclassified spans become tool calls (their span ids go to ``calls``, by trace). True
     when the trace's model may now differ from its typed rows."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
@@ -520,6 +525,29 @@ def _bind_observed(t: TraceData, asked: dict[str, str], answers: dict[str, Said]
     t.attempts = sorted(attempts, key=lambda a: a.start_ns)
     t.asked = dict(b.asked)
     by_span = {a.span_id: a for a in t.attempts}
+    for span_id, tool in b.calls.items():  # arguments and result: _component_calls
+        span = raw[span_id]
+        t.tools.append(
+            ToolCall(
+                span_id=span_id,
+                parent_span_id=span.parent_span_id,
+                step_id="",
+                attempt=0,
+                plan_id="",
+                plan_version=0,
+                tool=tool,
+                resource="",
+                effect="",
+                args_key="",
+                error_type="",
+                status_code=span.status_code,
+                start_ns=span.start_ns,
+                duration_ns=max(0, span.end_ns - span.start_ns),
+            )
+        )
+    if b.calls:
+        calls[t.trace_id] = list(b.calls)
+        t.tools.sort(key=lambda c: c.start_ns)
     t.tools = [
         c._replace(
             step_id=by_span[b.actions[c.span_id]].step_id,
@@ -623,10 +651,10 @@ def _set_objective(t: TraceData, objective: str) -> None:
 
 
 def _of_traces(
-    store: Queryable, sql: str, project: str, wanted: list[TraceData]
+    store: Queryable, sql: str, project: str, wanted: list[TraceData], **extra: str
 ) -> dict[str, list[Any]]:
-    """An ``otel_traces`` query (``{project}``, ``{since}``, ``{until}``, ``{ids}``) over the
-    spans of some traces, by column."""
+    """An ``otel_traces`` query (``{project}``, ``{since}``, ``{until}``, ``{ids}``, and the
+    ``extra`` parameters) over the spans of some traces, by column."""
     return fetch_columns(
         store,
         sql,
@@ -635,7 +663,8 @@ def _of_traces(
             "since": ns_to_datetime(max(0, min(t.start_ns for t in wanted) - PARTITION_SLACK_NS)),
             "until": ns_to_datetime(max(t.end_ns for t in wanted) + PARTITION_SLACK_NS),
             "ids": ",".join(sorted(t.trace_id for t in wanted)),
-        },
+        }
+        | extra,
     )
 
 
@@ -653,6 +682,37 @@ def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[s
         if text := user_request(dict(messages)):
             prompts[trace_id][span_id] = text  # rows come by start: first wins
     return prompts
+
+
+def _component_calls(
+    store: Queryable, project: str, traces: dict[str, TraceData], calls: dict[str, list[str]]
+) -> None:
+    """Give the tool calls binding found among unclassified spans (``calls``: their span ids,
+    by trace; ``observed.Binding.calls``) the arguments, their key and the result their spans
+    recorded; one ``otel_traces`` query, none when there are none."""
+    if not calls:
+        return
+    wanted = [traces[i] for i in calls]
+    spans = ",".join(s for ids in calls.values() for s in ids)
+    c = _of_traces(store, Q.LOAD_COMPONENT_CALLS, project, wanted, spans=spans)
+    values = {
+        span_id: (arguments, key, result)
+        for span_id, arguments, key, result in zip(
+            c.get("span_id", ()),
+            c.get("arguments", ()),
+            c.get("args_key", ()),
+            c.get("result", ()),
+            strict=True,
+        )
+    }
+    for t in wanted:
+        t.tools = [
+            c._replace(arguments=v[0], args_key=v[1], result=v[2])
+            if (v := values.get(c.span_id))
+            else c
+            for c in t.tools
+        ]
+        t._memo.clear()
 
 
 def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, Said]]:

@@ -10,6 +10,7 @@ module exists in ``planscope.semconv``).
 
 from __future__ import annotations
 
+from planscope import semconv as A
 from planscope_collector.observed import answer_sql, user_request_sql
 from planscope_collector.runmodel import RUN_OUTCOME_REASON
 from planscope_collector.storage import status_code_sql
@@ -200,6 +201,31 @@ WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
   AND notEmpty(answers)
+"""
+
+
+def _first_set(*keys: str) -> str:
+    """SQL for the first of these span attributes that is set, else ''."""
+    return (
+        "multiIf("
+        + ", ".join(f"SpanAttributes['{k}'] != '', SpanAttributes['{k}']" for k in keys)
+        + ", '')"
+    )
+
+
+# The arguments and result of the spans in {spans:String} of the traces in {ids:String} that
+# binding found to be tool calls although the span model did not (observed.bind, component
+# calls), read as the span model reads a tool call's (migration 0029).
+LOAD_COMPONENT_CALLS = f"""
+SELECT SpanId AS span_id,
+       {_first_set(A.GEN_AI_TOOL_CALL_ARGUMENTS, A.OI_INPUT_VALUE, A.TL_ENTITY_INPUT)} AS arguments,
+       if(arguments != '', lower(hex(cityHash64(arguments))), '') AS args_key,
+       {_first_set(A.GEN_AI_TOOL_CALL_RESULT, A.OI_OUTPUT_VALUE, A.TL_ENTITY_OUTPUT)} AS result
+FROM otel_traces
+WHERE Project = {{project:String}}
+  AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
+  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
+  AND SpanId IN (SELECT arrayJoin(splitByChar(',', {{spans:String}})))
 """
 
 # --- selecting work ---------------------------------------------------------------------------

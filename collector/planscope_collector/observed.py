@@ -16,6 +16,11 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   groups several agent runs, e.g. a planner agent and an executor agent);
 * **tool names**: a tool span named after its call method (``search.__call__``, DSPy's tool
   spans under OpenInference carry no ``tool.name``) is a call of that tool;
+* **component calls**: in a trace where the span model found no tool call, an unclassified
+  leaf span inside an inferred step attempt that started after one of that attempt's LLM calls
+  ended is work the model asked for, a call of the tool its span names (a framework's
+  component given to an agent as a tool: Haystack's ``VenueSearch.run`` under OpenInference, a
+  CHAIN span with no tool attribute; a prompt builder before the first LLM call is not);
 * **containers**: an observed plan span that encloses another observed plan span (its parent,
   or an ancestor through any spans) is a container showing the same plan (a graph's final state
   over its planner node's output, a node over its LLM call, also through a chain between them
@@ -25,9 +30,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   not a step of that plan;
 * **plans read from structure**, in a trace with no plan the span model read, none declared
   and no workflow plan: a list of mappings in a planner's answer, JSON (also on lines of its
-  own inside chat text, a fenced block) or YAML (a DSPy output field), whose ids later
-  executor attempts carry (:func:`structured_plans`; a revision that
-  repeats done items keeps their ids); else (:func:`read_plans`) the names a
+  own inside chat text, a fenced block) or YAML (a DSPy output field), or the rows of a
+  markdown table, whose ids later executor attempts carry (:func:`structured_plans`; a
+  revision that repeats done items keeps their ids); else (:func:`read_plans`) the names a
   planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
   calls the run made) lists that executor attempts started after it carry (what they were
   asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON,
@@ -216,6 +221,8 @@ class Binding:
     asked: dict[str, str] = field(default_factory=dict)
     """Step attempt → what its LLM calls were asked (:func:`user_request`, each distinct request
     once, in start order, one per line; only attempts whose LLM calls carry a request)."""
+    calls: dict[str, str] = field(default_factory=dict)
+    """Unclassified spans that are tool calls (:func:`bind`, *component calls*) → the tool."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -237,6 +244,9 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         nodes[span_id] = replace(node, kind=A.KIND_STEP, inferred=True, step_name=node.name)
     if invoked:  # the lists hold the nodes as they were
         children = _children(nodes)
+    components = _component_calls(nodes, children)
+    for span_id, tool in components.items():
+        nodes[span_id] = replace(nodes[span_id], kind=A.KIND_TOOL, tool=tool)
     run_span = _grouping_run(nodes, children)
 
     plan_spans = {s.plan_span_id for s in plan_steps}
@@ -428,6 +438,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         said=said,
         given_up_reason=(said.get(gave_up) or nodes[gave_up].message) if gave_up else "",
         asked=asked,
+        calls=components,
     )
 
 
@@ -451,7 +462,8 @@ def read_plans(
     order the answer lists them: scanning the answer, a name is a new step when the attempts
     carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
     word carried by the same attempts is that step's detail; a word several steps' attempts
-    carry is no step). Names the planner was asked about itself (the run's data) are not steps.
+    carry is no step). Names the planner was asked about itself (the run's data) are not steps,
+    nor is template syntax (``{{ step }}``, ``{% for %}``: :func:`_untemplated`).
     The first plan needs two steps; a later answer of the same planner (the same agent, or a
     bare LLM call like the first) is a re-plan with at least one. Runs of the planner's own
     agent are not executor attempts. A step's tool is the first tool called in the trace that
@@ -551,7 +563,7 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
             continue  # the plan's own agent run already stated it
         asked = n.request if n.kind == A.KIND_LLM else "\n".join(said.asked.get(n.span_id, {}))
         data = set(_WORD.findall(asked)) - named
-        steps = _step_names(text, data, said.later(n, above, me))
+        steps = _step_names(_untemplated(text), data, said.later(n, above, me))
         if len(steps) < (2 if not out else 1):
             continue
         who = me
@@ -559,6 +571,20 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
         out.append(_read_plan(n.span_id, text, steps, said.tools))
         stated.add(n.span_id)
     return tuple(out)
+
+
+_TEMPLATE = re.compile(r"\{\{[^{}]*\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+"""Template syntax (Jinja, handlebars: ``{{ x }}``, ``{% for x in y %}``, ``{# note #}``):
+references and control text, not plan steps."""
+
+
+def _untemplated(text: str) -> str:
+    """``text`` with its template syntax blanked out, every other character where it was.
+
+    >>> _untemplated("{% for s in steps %}- {{ s }}{% endfor %} then pay").split()
+    ['-', 'then', 'pay']
+    """
+    return _TEMPLATE.sub(lambda m: " " * len(m.group()), text)
 
 
 def _hands_out(arguments: str, answer: str) -> bool:
@@ -876,32 +902,73 @@ def _encloses_work(span_id: str, children: Mapping[str, list[SpanNode]]) -> bool
     return False
 
 
+def _component_calls(
+    nodes: Mapping[str, SpanNode], children: Mapping[str, list[SpanNode]]
+) -> dict[str, str]:
+    """In a trace where the span model found no tool call, the unclassified leaf spans whose
+    nearest enclosing step span is an inferred attempt and that started after one of that
+    attempt's LLM calls ended (the model asked for them), each with the tool its span names
+    (:func:`_callable`).
+
+    >>> spans = [SpanNode("a", "", "step", "Agent.run", step_name="Agent.run"),
+    ...          SpanNode("b", "a", "other", "PromptBuilder.run", start_ns=1),
+    ...          SpanNode("l", "a", "llm", "chat", start_ns=2, duration_ns=1),
+    ...          SpanNode("t", "a", "other", "VenueSearch.run", start_ns=4, failed=True)]
+    >>> _component_calls({s.span_id: s for s in spans}, _children({s.span_id: s for s in spans}))
+    {'t': 'VenueSearch'}
+    """
+    if any(n.kind == A.KIND_TOOL for n in nodes.values()):
+        return {}
+
+    def attempt(span_id: str) -> str | None:
+        for above in _ancestors(nodes, span_id):
+            if nodes[above].kind == A.KIND_STEP:
+                return above if nodes[above].inferred else None
+        return None
+
+    answered: dict[str, int] = {}  # attempt -> when its first LLM call ended
+    for n in nodes.values():
+        if n.kind == A.KIND_LLM and (a := attempt(n.span_id)) is not None:
+            end = n.start_ns + n.duration_ns
+            answered[a] = min(answered.get(a, end), end)
+    return {
+        n.span_id: _callable(n.name)
+        for n in nodes.values()
+        if n.kind == A.KIND_OTHER
+        and not children.get(n.span_id)
+        and (a := attempt(n.span_id)) in answered
+        and n.start_ns >= answered[a]
+    }
+
+
 def _callable(tool: str) -> str:
     """A tool's name from a span named after its call method (``search.__call__``, as
-    OpenInference's DSPy instrumentor names a tool span that carries no ``tool.name``).
+    OpenInference's DSPy instrumentor names a tool span that carries no ``tool.name``; a
+    component's ``run``, as its Haystack instrumentor names a component span).
 
-    >>> _callable("search.__call__"), _callable("search.acall"), _callable("search")
-    ('search', 'search', 'search')
+    >>> _callable("search.__call__"), _callable("search.acall"), _callable("VenueSearch.run")
+    ('search', 'search', 'VenueSearch')
     """
-    return re.sub(r"\.(__call__|acall)$", "", tool)
+    return re.sub(r"\.(__call__|acall|run|run_async)$", "", tool)
 
 
 def structured_plans(
     nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
 ) -> tuple[ReadPlan, ...]:
-    r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field): a list
-    of at least two mappings in what a planner said (an LLM call's or inferred agent run's
+    r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
+    markdown table: :func:`_tables`): a list of at least two mappings (a table's rows: one or
+    more) in what a planner said (an LLM call's or inferred agent run's
     :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
     attempts started after the answer carry (what their LLM calls were asked; when no attempt's
     calls record what they were asked, the attempt's own name, as for :func:`read_plans`),
     each by attempts no earlier value is carried by (a tool every attempt is told of names no
     step; when the values carried are the tools called, the ids are another key's names); a
-    step's tool is the value of the key whose values name tools called in the trace, its
-    arguments the item's first mapping. A later answer of the same planner is a revision: it
-    may repeat the steps already done, under the same ids, so attempts before and after it
-    bind to the same steps. Runs of the planner's own agent are not executor attempts
-    (``enclosing``: a span's nearest enclosing step span, or None).
+    step's tool is the value of the key whose values name tools called in the trace
+    (:func:`_called`), its arguments the item's first mapping. A later answer of the same
+    planner is a revision: it may repeat the steps already done, under the same ids, so
+    attempts before and after it bind to the same steps. Runs of the planner's own agent are
+    not executor attempts (``enclosing``: a span's nearest enclosing step span, or None).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
@@ -952,6 +1019,7 @@ def _plan_of(
     """The plan a list of mappings states (:func:`structured_plans`), or None when no key's
     values are step names later attempts carry."""
     keys = [k for k in items[0] if all(k in i for i in items)]
+    called = _called(tools)
 
     def names(key: str) -> list[str]:
         values = [i[key] for i in items]
@@ -970,7 +1038,7 @@ def _plan_of(
 
     def carried(key: str) -> tuple[int, int]:
         """How many values are counted; then fewer values that are tools."""
-        return len(counted(key)), -sum(v in tools for v in names(key))
+        return len(counted(key)), -sum(bool(called(v)) for v in names(key))
 
     best = max(keys, key=carried, default=None)
     if best is None or carried(best)[0] == 0:
@@ -982,19 +1050,37 @@ def _plan_of(
         best = ids[0] if ids else best
     tool_key = max(
         (k for k in keys if k != best),
-        key=lambda k: sum(isinstance(i[k], str) and i[k] in tools for i in items),
+        key=lambda k: sum(bool(called(i[k])) for i in items),
         default=None,
     )
     objects = []
     for item in items:
         step: dict[str, Any] = {"id": item[best], "tool": ""}
-        if tool_key is not None and isinstance(item[tool_key], str) and item[tool_key] in tools:
-            step["tool"] = item[tool_key]
+        if tool_key is not None:
+            step["tool"] = called(item[tool_key])
         args = next((v for k, v in item.items() if k != best and isinstance(v, dict)), None)
         if args is not None:
             step["args"] = args
         objects.append(step)
     return _as_plan(span_id, objects)
+
+
+def _called(tools: set[str]) -> Callable[[Any], str]:
+    """The tool called in the trace that a plan's value names: the same name, else the same
+    letters and digits whatever their case and separators (a plan's ``venue_search`` for the
+    component ``VenueSearch``, as a framework names a component's tool); '' when none.
+
+    >>> _called({"VenueSearch", "pay"})("venue_search"), _called({"pay"})(7)
+    ('VenueSearch', '')
+    """
+    squashed = {re.sub(r"[\W_]", "", t).lower(): t for t in tools}
+
+    def called(value: Any) -> str:
+        if not isinstance(value, str):
+            return ""
+        return value if value in tools else squashed.get(re.sub(r"[\W_]", "", value).lower(), "")
+
+    return called
 
 
 _YAML_LIST_ITEM = re.compile(r"(?m)^\s*- [\w-]+:")
@@ -1014,6 +1100,7 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
         documents.append(safejson.loads(text))
     except ValueError:
         documents.extend(_embedded_json(text))
+        yield from _tables(text)
         for paragraph in re.split(r"\n\s*\n", text):
             if not _YAML_LIST_ITEM.search(paragraph):
                 continue
@@ -1057,6 +1144,57 @@ def _embedded_json(text: str) -> Iterable[Any]:
         except ValueError:
             continue
         yield value
+
+
+_TABLE_RULE = re.compile(r"\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?")
+_PAIR = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*(.*?)\s*")
+
+
+def _tables(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The markdown tables of a text, each as its rows: a header row naming the columns, a rule
+    line (``|---|---|``), then one row per item, a mapping of each cell by its column's header;
+    a cell that is a JSON object, or ``key=value`` pairs (``;`` between them, else ``,``), is
+    that mapping (whole numbers as numbers).
+
+    >>> next(_tables("Plan:\n| # | name | with |\n|---|---|---|\n| 1 | pick | order=7; bin=A |"))
+    [{'#': '1', 'name': 'pick', 'with': {'order': 7, 'bin': 'A'}}]
+    """
+    lines = [line.strip() for line in text.splitlines()]
+    i = 0
+    while i + 1 < len(lines):
+        if not (lines[i].startswith("|") and _TABLE_RULE.fullmatch(lines[i + 1])):
+            i += 1
+            continue
+        header = _cells(lines[i])
+        rows = []
+        i += 2
+        while i < len(lines) and lines[i].startswith("|"):
+            cells = _cells(lines[i])
+            if len(cells) == len(header):
+                rows.append({h: _cell(c) for h, c in zip(header, cells, strict=True)})
+            i += 1
+        if rows and len(set(header)) == len(header):
+            yield rows
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().removeprefix("|").removesuffix("|").split("|")]
+
+
+def _cell(text: str) -> Any:
+    """A table cell's value: a mapping when it states one (:func:`_tables`), else its text."""
+    if text.startswith("{"):
+        try:
+            value = safejson.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    parts = text.split(";" if ";" in text else ",")
+    pairs = [m.groups() for p in parts if (m := _PAIR.fullmatch(p))]
+    if not pairs or len(pairs) < len([p for p in parts if p.strip()]):
+        return text
+    return {k: int(v) if re.fullmatch(r"-?\d+", v) else v for k, v in pairs}
 
 
 # --- what an LLM call was asked -----------------------------------------------------------------

@@ -591,3 +591,79 @@ def test_framework_calls_are_no_attempts_where_the_span_model_found_a_step() -> 
     b = bind(spans, [])
     assert not b.promoted & {"c1", "c2", "c3"}
     assert not b.read_plans
+
+
+def component_trace(table: str) -> list[SpanNode]:
+    """A framework's components under the app's own span (no run, step, plan or tool span): a
+    planner pipeline (a prompt builder, then an LLM call answering ``table``), then an agent
+    run per row, each a prompt builder, an LLM turn, the component its model called (its span
+    named after the component's ``run``), another LLM turn; the first ``WmsPick`` call fails."""
+    spans = [
+        node("app", "", "other", 0, name="ship order 7"),
+        node("p", "app", "other", 1, name="Pipeline.run"),
+        node("pb", "p", "other", 2, name="PromptBuilder.run"),
+        node("pl", "p", "llm", 3, request="Ship order 7", answer=table),
+    ]
+    runs = [("pick", "wms_pick", "WmsPick"), ("pick", "wms_pick", "WmsPick")]
+    runs.append(("ship", "courier_book", "CourierBook"))
+    for i, (step, tool, component) in enumerate(runs):
+        a, at = f"a{i}", 10 + 10 * i
+        spans += [
+            node(a, "app", "other", at, name="Agent.run"),
+            node(f"{a}b", a, "other", at + 1, name="PromptBuilder.run"),
+            node(f"{a}l", a, "llm", at + 2, duration_ns=1, request=f"Task {step}: use {tool}"),
+            node(f"{a}t", a, "other", at + 4, name=f"{component}.run", failed=i == 0),
+            node(f"{a}m", a, "llm", at + 5),
+        ]
+    return spans
+
+
+def test_a_markdown_table_is_a_plan_and_component_spans_after_a_turn_are_tool_calls() -> None:
+    # the header's words are the planner's own: the columns are found by what their cells hold
+    table = (
+        "Shipping plan:\n\n| n | task | why | using | params |\n|:-:|---|---|---|---|\n"
+        "| 1 | pick | Pick the order | wms_pick | order=7; bin=A-3 |\n"
+        "| 2 | ship | Ship what was picked | courier_book | parcel={{ pick }}, to=Leeds |"
+    )
+    b = bind(component_trace(table), [])
+    assert b.calls == {"a0t": "WmsPick", "a1t": "WmsPick", "a2t": "CourierBook"}
+    (plan,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in plan.steps] == [
+        ("pick", "WmsPick"),
+        ("ship", "CourierBook"),
+    ]
+    assert [s["args"] for s in json.loads(plan.json)] == [
+        {"order": 7, "bin": "A-3"},
+        {"parcel": "{{ pick }}", "to": "Leeds"},  # a reference to pick's result, kept whole
+    ]
+    assert b.steps == {"a0": "pick", "a1": "pick", "a2": "ship"}
+    assert b.planners == {"p"}
+    assert b.failed == {"a0"}  # its component call failed; the agent run itself did not
+    assert (b.attempts["a0"], b.attempts["a1"]) == (1, 2)
+    # without the rule line under its header it is no table: only its names are read
+    (plan,) = bind(component_trace(table.replace("|:-:|---|---|---|---|\n", "")), []).read_plans
+    assert [s.get("args") for s in json.loads(plan.json)] == [None, None]
+
+
+def test_component_spans_are_no_tool_calls_where_the_span_model_found_one() -> None:
+    spans = [*component_trace("no plan"), node("x", "a2", "tool", 29, tool="courier_book")]
+    assert bind(spans, []).calls == {}
+
+
+def test_template_syntax_in_a_planners_answer_names_no_step() -> None:
+    # Jinja control text around the list: "for" and "line" are carried by every executor run
+    # (rendered into what they were asked), so read as names they would hide the steps
+    answer = (
+        "{% for line in order %}\n1) lookup -> lookup_order\n"
+        "2) refund -> issue_refund {{ lookup }}\n{% endfor %}"
+    )
+    spans = [
+        replace(s, request="Refund order 7")
+        if s.span_id == "pl"
+        else replace(s, request=f"{s.request} for line 1")
+        if s.kind == "llm"
+        else s
+        for s in planned_trace(answer)
+    ]
+    (plan,) = bind(spans, []).read_plans
+    assert [s.step_id for s in plan.steps] == ["lookup", "refund"]
