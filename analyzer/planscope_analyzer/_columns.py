@@ -39,6 +39,9 @@ class BatchColumns:
     skeletons: set[str] = field(default_factory=set)
     """Traces given span skeletons (``TraceData.raw``: spans outside the typed tables); the
     typed rows of those the loader did not reshape are still their model's."""
+    raw: Any = None
+    """The skeletons: every span ``LOAD_RAW`` read of the traces in :attr:`skeletons`
+    (``RawSpan``'s columns)."""
     context_marked: set[str] = field(default_factory=set)
     """Traces with an attempt that recorded an explicitly empty context (``LOAD_RAW``; the
     typed row cannot tell it from no record)."""

@@ -846,8 +846,8 @@ def _read_raw(
       spans): their scheduler spans, then, for those still not fully covered, every span's
       skeleton.
 
-    Sets ``batch.context_marked``, ``batch.scheduling`` and ``batch.skeletons`` (what the
-    screens read); :func:`_apply_raw` puts the rows into the traces.
+    Sets ``batch.context_marked``, ``batch.scheduling``, ``batch.skeletons`` and ``batch.raw``
+    (what the screens read); :func:`_apply_raw` puts the rows into the traces.
     """
     import pyarrow.compute as pc
 
@@ -884,6 +884,8 @@ def _read_raw(
             batch.scheduling = scheduler
             typed += _per_trace(scheduler)
         batch.skeletons.update(i for i in partial if typed[i] < traces[i].span_count)
+        if batch.skeletons:
+            batch.raw = table.filter(_in(table, batch.skeletons))
     return _Raw(table, ambiguous)
 
 
@@ -912,7 +914,7 @@ def _apply_raw(traces: dict[str, TraceData], raw: _Raw, batch: BatchColumns) -> 
     for trace_id in still:
         traces[trace_id].raw = []
     if still:
-        _attach(traces, "raw", RawSpan, _take(table, _in(table, still), RawSpan._fields))
+        _attach(traces, "raw", RawSpan, _take(batch.raw, _in(batch.raw, still), RawSpan._fields))
 
 
 def _in(table: Any, trace_ids: set[str]) -> Any:
