@@ -74,19 +74,6 @@ def trace_ids(table: Any, mask: Any) -> set[str]:
     return set(pc.unique(ids if mask is None else ids.filter(mask)).to_pylist())
 
 
-def traces_with(table: Any, **values: str) -> set[str]:
-    """The traces of ``table`` (None: no rows) with a row whose columns hold ``values``."""
-    import pyarrow.compute as pc
-
-    if table is None:
-        return set()
-    mask = None
-    for name, value in values.items():
-        equal = pc.equal(table.column(name), value)
-        mask = equal if mask is None else pc.and_(mask, equal)
-    return trace_ids(table, mask)
-
-
 def repeated(table: Any, names: list[str], at_least: int) -> set[str]:
     """The traces of ``table`` (None: no rows) with at least ``at_least`` rows that share the
     values of the columns ``names`` (none: any rows of the trace)."""
