@@ -106,13 +106,13 @@ class ImplicitDependency:
         deps = flatten(steps, (*version, "step_id"), "depends_on", "producer")
         before = _ancestors(deps, pairs)
         # (row, key) pairs of which some producer is an ancestor of the row's step
-        direct = pairs.join(
+        reached = pairs.join(
             before,
             ["trace_id", *version, "step_id", "producer"],
             join_type="left semi",
             use_threads=False,
         )
-        return out | unmatched(pairs, ["row", "key"], direct, ["row", "key"])
+        return out | unmatched(pairs, ["row", "key"], reached, ["row", "key"])
 
     def detect(self, trace: TraceData) -> list[Finding]:
         executed = {a.step_id for a in trace.attempts}
