@@ -79,22 +79,6 @@ class ImplicitDependency:
         out = repeated(steps, [*version, "step_id"], 2)
         steps = steps.append_column("row", pa.array(range(steps.num_rows), pa.int64()))
         required = flatten(steps, (*version, "step_id", "row"), "requires", "key")
-        attempts = batch.attempts
-        if attempts is not None:  # only steps that ran are reported
-            ran = attempts.select(["trace_id", "step_id"])
-            required = pa.concat_tables(
-                [
-                    required.join(
-                        ran, ["trace_id", "step_id"], join_type="left semi", use_threads=False
-                    ),
-                    required.join(
-                        ran.select(["trace_id"]),
-                        "trace_id",
-                        join_type="left anti",
-                        use_threads=False,
-                    ),
-                ]
-            )
         produced = flatten(steps, (*version, "step_id"), "produces", "key")
         produced = produced.rename_columns(["trace_id", *version, "producer", "key"])
         pairs = required.join(
@@ -104,13 +88,41 @@ class ImplicitDependency:
         if pairs.num_rows == 0:
             return out
         deps = flatten(steps, (*version, "step_id"), "depends_on", "producer")
-        before = _ancestors(deps, pairs)
-        # (row, key) pairs of which some producer is an ancestor of the row's step
-        reached = pairs.join(
-            before,
-            ["trace_id", *version, "step_id", "producer"],
-            join_type="left semi",
+        edge = ["trace_id", *version, "step_id", "producer"]
+        # (row, key) pairs of which some producer is a direct dependency are covered; the
+        # ancestry (joins to a fixpoint) is walked only for the steps of the others
+        direct = pairs.join(deps, edge, join_type="left semi", use_threads=False)
+        pairs = pairs.join(
+            direct.select(["trace_id", "row", "key"]),
+            ["trace_id", "row", "key"],
+            join_type="left anti",
             use_threads=False,
+        )
+        if pairs.num_rows == 0:
+            return out
+        open_traces = pc.unique(pairs.column("trace_id"))
+        attempts = batch.attempts
+        if attempts is not None:  # only steps that ran are reported
+            ran = attempts.select(["trace_id", "step_id"])
+            ran = ran.filter(pc.is_in(ran.column("trace_id"), value_set=open_traces))
+            pairs = pa.concat_tables(
+                [
+                    pairs.join(
+                        ran, ["trace_id", "step_id"], join_type="left semi", use_threads=False
+                    ),
+                    pairs.join(
+                        ran.select(["trace_id"]),
+                        "trace_id",
+                        join_type="left anti",
+                        use_threads=False,
+                    ),
+                ]
+            )
+        if pairs.num_rows == 0:
+            return out
+        deps = deps.filter(pc.is_in(deps.column("trace_id"), value_set=open_traces))
+        reached = pairs.join(
+            _ancestors(deps, pairs), edge, join_type="left semi", use_threads=False
         )
         return out | unmatched(pairs, ["row", "key"], reached, ["row", "key"])
 
