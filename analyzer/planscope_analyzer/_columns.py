@@ -39,6 +39,9 @@ class BatchColumns:
     skeletons: set[str] = field(default_factory=set)
     """Traces given span skeletons (``TraceData.raw``: spans outside the typed tables); the
     typed rows of those the loader did not reshape are still their model's."""
+    raw: Any = None
+    """The skeletons: every span ``LOAD_RAW`` read of the traces in :attr:`skeletons`
+    (``RawSpan``'s columns)."""
     context_marked: set[str] = field(default_factory=set)
     """Traces with an attempt that recorded an explicitly empty context (``LOAD_RAW``; the
     typed row cannot tell it from no record)."""
@@ -69,19 +72,6 @@ def trace_ids(table: Any, mask: Any) -> set[str]:
 
     ids = table.column("trace_id")
     return set(pc.unique(ids if mask is None else ids.filter(mask)).to_pylist())
-
-
-def traces_with(table: Any, **values: str) -> set[str]:
-    """The traces of ``table`` (None: no rows) with a row whose columns hold ``values``."""
-    import pyarrow.compute as pc
-
-    if table is None:
-        return set()
-    mask = None
-    for name, value in values.items():
-        equal = pc.equal(table.column(name), value)
-        mask = equal if mask is None else pc.and_(mask, equal)
-    return trace_ids(table, mask)
 
 
 def repeated(table: Any, names: list[str], at_least: int) -> set[str]:

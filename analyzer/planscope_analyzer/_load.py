@@ -238,6 +238,10 @@ def fill_traces(
         runs, plans, steps, llm, attempts, tools = (
             _of(table, ids) for table in (runs, plans, steps, llm, attempts, tools)
         )
+    runs, plans, attempts, tools = (
+        _in_order(t, "start_ns") for t in (runs, plans, attempts, tools)
+    )
+    steps = _in_order(steps, "plan_version", "position")
     _attach(traces, "runs", Run, _lists(runs))
     _attach(traces, "plans", Plan, _lists(plans))
     _attach(traces, "plan_steps", PlanStep, _lists(steps))
@@ -765,8 +769,9 @@ def _attach(traces: dict[str, TraceData], attr: str, row: Any, c: Mapping[str, l
     are named, plus ``trace_id``), never by position; a field the SELECT lacks takes its
     default (and one without a default is an error). Rows are built in one C-level pass
     (``tuple.__new__`` over the zipped columns: no Python frame per row) and handed to each
-    trace as a slice of its run of consecutive rows (every query orders by trace id, so a trace
-    is one run; a trace spread over several runs still gets all its rows, in order).
+    trace as a slice of its run of consecutive rows (the loader orders the tables by trace id,
+    so a trace is one run; a trace spread over several runs still gets all its rows, in
+    order).
     """
     if not c:
         return
@@ -836,6 +841,14 @@ def _of(table: Any, ids: Any) -> Any:
     return table.filter(pc.is_in(table.column("trace_id"), value_set=ids))
 
 
+def _in_order(table: Any, *keys: str) -> Any:
+    """``table``'s rows by ``trace_id``, then ``keys`` (a stable sort: the order in which the
+    rules read a trace's rows)."""
+    if table.num_rows < 2:
+        return table
+    return table.sort_by([("trace_id", "ascending"), *((k, "ascending") for k in keys)])
+
+
 def _per_trace(table: Any, summed: str = "") -> Counter[str]:
     """Rows of ``table`` (None: none) per trace, or the sum of its column ``summed``."""
     import pyarrow.compute as pc
@@ -896,8 +909,8 @@ def _read_raw(
       spans): their scheduler spans, then, for those still not fully covered, every span's
       skeleton.
 
-    Sets ``batch.context_marked``, ``batch.scheduling`` and ``batch.skeletons`` (what the
-    screens read); :func:`_apply_raw` puts the rows into the traces.
+    Sets ``batch.context_marked``, ``batch.scheduling``, ``batch.skeletons`` and ``batch.raw``
+    (what the screens read); :func:`_apply_raw` puts the rows into the traces.
     """
     import pyarrow.compute as pc
 
@@ -934,6 +947,8 @@ def _read_raw(
             batch.scheduling = scheduler
             typed += _per_trace(scheduler)
         batch.skeletons.update(i for i in partial if typed[i] < traces[i].span_count)
+        if batch.skeletons:
+            batch.raw = table.filter(_in(table, batch.skeletons))
     return _Raw(table, ambiguous)
 
 
@@ -962,7 +977,7 @@ def _apply_raw(traces: dict[str, TraceData], raw: _Raw, batch: BatchColumns) -> 
     for trace_id in still:
         traces[trace_id].raw = []
     if still:
-        _attach(traces, "raw", RawSpan, _take(table, _in(table, still), RawSpan._fields))
+        _attach(traces, "raw", RawSpan, _take(batch.raw, _in(batch.raw, still), RawSpan._fields))
 
 
 def _in(table: Any, trace_ids: set[str]) -> Any:

@@ -58,6 +58,9 @@ GROUP BY TraceId
 SETTINGS max_threads = 1
 """
 
+# The typed reads below come unordered: the loader orders, in Arrow, only the rows that become
+# Python values (by trace, then start or plan position). An ORDER BY here sorted every row of
+# the range, a third to a half of each read's CPU (docs/benchmarks-log.md, 2026-12-04).
 LOAD_RUNS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, RunId AS run_id,
        Variant AS variant, Outcome AS outcome, {RUN_OUTCOME_REASON} AS outcome_reason,
@@ -66,7 +69,6 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, R
        {_STATUS} AS status_code, Objective AS objective, Inferred AS inferred
 FROM planscope_runs
 WHERE {{filter}}
-ORDER BY TraceId, Start
 """
 
 # The plan JSON and the objective it states only for the traces in {failed:String} (as the tool
@@ -80,7 +82,6 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, P
        if(TraceId IN splitByChar(',', {{failed:String}}), Objective, '') AS objective
 FROM planscope_plans
 WHERE {filter}
-ORDER BY TraceId, Start
 """
 
 LOAD_PLAN_STEPS = """
@@ -90,7 +91,6 @@ SELECT TraceId AS trace_id, PlanSpanId AS plan_span_id, PlanId AS plan_id,
        Requires AS requires, Produces AS produces, Irreversible AS irreversible
 FROM planscope_plan_steps
 WHERE {filter}
-ORDER BY TraceId, PlanVersion, Position
 """
 
 # Tokens/cost of the LLM calls made directly inside each span (usually a step attempt).
@@ -104,7 +104,6 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        StatusMessage AS status_message, Inferred AS inferred
 FROM planscope_step_attempts
 WHERE {filter}
-ORDER BY TraceId, Start
 """
 
 # A tool call's arguments: for a LangChain callback's input envelope (OpenLLMetry's entity
@@ -128,7 +127,6 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        if(TraceId IN splitByChar(',', {{{{failed:String}}}}), Result, '') AS result
 FROM planscope_tool_calls
 WHERE {{filter}}
-ORDER BY TraceId, Start
 """
 
 LOAD_LLM_BY_PARENT = """

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from planscope import semconv as A
 
-from .._columns import BatchColumns, traces_with
+from .._columns import BatchColumns, trace_ids
 from .._model import Finding, SchedulerSpan, TraceData
 from ._base import make_finding
 
@@ -31,10 +31,62 @@ class ContextLost:
     version = 1
 
     def screen(self, batch: BatchColumns) -> set[str]:
-        """Traces of ``batch`` with a context switch that restores."""
-        return traces_with(
-            batch.scheduling, name=A.SPAN_SCHEDULER_CONTEXT_SWITCH, switch_op=A.SWITCH_RESTORE
+        """Traces of ``batch`` with a restore that differs from what was saved, by its own
+        record (a saved hash, another hash or more tokens) or from the last save of its
+        request that started no later (a hash, another one or more tokens): the rule's saved
+        side is one of the two (saves that started together all count)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        spans = batch.scheduling
+        if spans is None:
+            return set()
+        switches = spans.filter(pc.equal(spans.column("name"), A.SPAN_SCHEDULER_CONTEXT_SWITCH))
+        op = switches.column("switch_op")
+        restores = switches.filter(pc.equal(op, A.SWITCH_RESTORE))
+        if restores.num_rows == 0:
+            return set()
+        own = pc.and_(
+            pc.not_equal(restores.column("saved_hash"), ""),
+            pc.or_(
+                pc.not_equal(restores.column("context_hash"), restores.column("saved_hash")),
+                pc.less(restores.column("context_tokens"), restores.column("saved_tokens")),
+            ),
         )
+        saves = switches.filter(pc.equal(op, A.SWITCH_SAVE))
+        saves = pa.table(
+            {
+                "trace_id": saves.column("trace_id"),
+                "request_id": saves.column("request_id"),
+                "save_start": saves.column("start_ns"),
+                "save_hash": saves.column("context_hash"),
+                "save_tokens": saves.column("context_tokens"),
+            }
+        )
+        restored = restores.select(
+            ["trace_id", "span_id", "request_id", "start_ns", "context_hash", "context_tokens"]
+        )
+        pairs = restored.join(
+            saves, ["trace_id", "request_id"], join_type="inner", use_threads=False
+        )
+        pairs = pairs.filter(pc.less_equal(pairs.column("save_start"), pairs.column("start_ns")))
+        last = pairs.group_by(["trace_id", "span_id"], use_threads=False).aggregate(
+            [("save_start", "max")]
+        )
+        pairs = pairs.join(
+            last.rename_columns(["trace_id", "span_id", "save_start"]),
+            ["trace_id", "span_id", "save_start"],
+            join_type="left semi",
+            use_threads=False,
+        )
+        differs = pc.and_(
+            pc.not_equal(pairs.column("save_hash"), ""),
+            pc.or_(
+                pc.not_equal(pairs.column("save_hash"), pairs.column("context_hash")),
+                pc.greater(pairs.column("save_tokens"), pairs.column("context_tokens")),
+            ),
+        )
+        return trace_ids(restores, own) | trace_ids(pairs, differs)
 
     def detect(self, trace: TraceData) -> list[Finding]:
         switches = sorted(

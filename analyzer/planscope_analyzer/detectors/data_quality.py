@@ -142,15 +142,18 @@ class DataQuality:
         return out
 
     def screen(self, batch: BatchColumns) -> set[str]:
-        """Traces of ``batch`` that may have an issue, from its columns (and every trace with
-        span skeletons: its unclassified and orphan spans need them): a plan that is invalid or
-        has no step rows, a dependency outside its plan version, an attempt under an unknown
-        plan version, plan or step rows without a run, and a typed span or an LLM call whose
-        parent is no typed span of the trace."""
+        """Traces of ``batch`` that may have an issue, from its columns: a plan that is invalid
+        or has no step rows, a dependency outside its plan version, an attempt under an unknown
+        plan version, plan or step rows without a run; in a trace without span skeletons a
+        typed span or an LLM call whose parent is no typed span of the trace; in one with
+        skeletons (the rule then reads only those for orphans) a span whose parent is none of
+        the trace's spans, or a span that no typed row accounts for and that is no machinery
+        span (an unclassified span)."""
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         runs, plans, steps, attempts = batch.runs, batch.plans, batch.plan_steps, batch.attempts
-        out = (traces_of(attempts) | traces_of(plans)) - traces_of(runs) | batch.skeletons
+        out = (traces_of(attempts) | traces_of(plans)) - traces_of(runs)
         if plans is not None:
             invalid = pc.and_(
                 pc.equal(plans.column("inferred"), 0), pc.equal(plans.column("json_valid"), 0)
@@ -166,12 +169,26 @@ class DataQuality:
             named = attempts.filter(pc.not_equal(attempts.column("plan_id"), ""))
             out |= unmatched(named, ["plan_id", "plan_version"], plans, ["plan_id", "version"])
         typed = [runs, plans, attempts, batch.tools, batch.llm]
-        if all(t is None for t in typed):
-            return out
         llm_spans = None if batch.llm is None else flatten(batch.llm, (), "span_ids", "span_id")
         spans = stacked([(t, {"span_id": "span_id"}) for t in typed[:4]] + [(llm_spans, {})])
+        if spans.num_columns == 1:  # no typed rows at all
+            spans = spans.append_column("span_id", pa.array([], pa.string()))
+        raw = batch.raw
+        if raw is not None:
+            parented = raw.filter(pc.not_equal(raw.column("parent_span_id"), ""))
+            out |= unmatched(parented, ["parent_span_id"], raw, ["span_id"])
+            machinery = pa.array(A.MACHINERY_SPANS, pa.string())
+            other = raw.filter(pc.invert(pc.is_in(raw.column("name"), value_set=machinery)))
+            out |= unmatched(other, ["span_id"], spans, ["span_id"])
+        if all(t is None for t in typed):
+            return out
         parents = stacked([(t, {"parent_span_id": "parent"}) for t in typed])
         parents = parents.filter(pc.not_equal(parents.column("parent"), ""))
+        if batch.skeletons:
+            skeletal = pa.array(sorted(batch.skeletons), pa.string())
+            parents = parents.filter(
+                pc.invert(pc.is_in(parents.column("trace_id"), value_set=skeletal))
+            )
         return out | unmatched(parents, ["parent"], spans, ["span_id"])
 
     @staticmethod

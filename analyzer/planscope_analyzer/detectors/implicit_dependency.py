@@ -12,6 +12,8 @@ happened), ``medium`` when the order held by chance.
 
 from __future__ import annotations
 
+from typing import Any
+
 from planscope import semconv as A
 
 from .._columns import BatchColumns, flatten, repeated, unmatched
@@ -20,6 +22,35 @@ from ._base import by_start, make_finding
 from .unbounded_replan import version_signature
 
 KIND = A.FINDING_IMPLICIT_DEPENDENCY
+
+
+def _ancestors(edges: Any, of: Any) -> Any:
+    """The transitive ``depends_on`` of the steps ``of`` names (``trace_id``, ``plan_id``,
+    ``plan_version``, ``step_id``), from ``edges`` (those and ``producer``: the step depends on
+    it): (step, ancestor) pairs as ``step_id``, ``producer``, by joins until no new pair
+    appears (as many rounds as the longest chain of dependencies)."""
+    import pyarrow as pa
+
+    version = ["trace_id", "plan_id", "plan_version"]
+    keys = [*version, "step_id", "producer"]
+    edges = _distinct(edges, keys)
+    via = edges.rename_columns([*version, "via", "producer"])
+    closure = frontier = edges.join(
+        _distinct(of, keys[:-1]), keys[:-1], join_type="left semi", use_threads=False
+    )
+    while frontier.num_rows:
+        longer = frontier.rename_columns([*version, "step_id", "via"]).join(
+            via, [*version, "via"], join_type="inner", use_threads=False
+        )
+        frontier = _distinct(longer, keys).join(
+            closure, keys, join_type="left anti", use_threads=False
+        )
+        closure = pa.concat_tables([closure, frontier])
+    return closure
+
+
+def _distinct(table: Any, keys: list[str]) -> Any:
+    return table.group_by(keys, use_threads=False).aggregate([]).select(keys)
 
 
 class ImplicitDependency:
@@ -33,10 +64,11 @@ class ImplicitDependency:
     version = 1
 
     def screen(self, batch: BatchColumns) -> set[str]:
-        """Traces of ``batch`` where a step requires a key that another step of its plan
-        version produces and none of those producers is among its direct ``depends_on``
-        (direct dependencies are ancestors), or a plan version has two steps of one id (its
-        ancestry then mixes theirs)."""
+        """Traces of ``batch`` where a step that ran (or any step, in a trace without attempts)
+        requires a key that another step of its plan version produces and none of those
+        producers is among its transitive ``depends_on`` (a subset of its ancestry, which a
+        decomposition only widens), or a plan version has two steps of one id (its ancestry
+        then mixes theirs)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -55,12 +87,44 @@ class ImplicitDependency:
         pairs = pairs.filter(pc.not_equal(pairs.column("step_id"), pairs.column("producer")))
         if pairs.num_rows == 0:
             return out
-        deps = flatten(steps, ("row",), "depends_on", "producer")
-        # (row, key) pairs of which some producer is a direct dependency of the row's step
-        direct = pairs.join(
-            deps, ["trace_id", "row", "producer"], join_type="left semi", use_threads=False
+        deps = flatten(steps, (*version, "step_id"), "depends_on", "producer")
+        edge = ["trace_id", *version, "step_id", "producer"]
+        # (row, key) pairs of which some producer is a direct dependency are covered; the
+        # ancestry (joins to a fixpoint) is walked only for the steps of the others
+        direct = pairs.join(deps, edge, join_type="left semi", use_threads=False)
+        pairs = pairs.join(
+            direct.select(["trace_id", "row", "key"]),
+            ["trace_id", "row", "key"],
+            join_type="left anti",
+            use_threads=False,
         )
-        return out | unmatched(pairs, ["row", "key"], direct, ["row", "key"])
+        if pairs.num_rows == 0:
+            return out
+        open_traces = pc.unique(pairs.column("trace_id"))
+        attempts = batch.attempts
+        if attempts is not None:  # only steps that ran are reported
+            ran = attempts.select(["trace_id", "step_id"])
+            ran = ran.filter(pc.is_in(ran.column("trace_id"), value_set=open_traces))
+            pairs = pa.concat_tables(
+                [
+                    pairs.join(
+                        ran, ["trace_id", "step_id"], join_type="left semi", use_threads=False
+                    ),
+                    pairs.join(
+                        ran.select(["trace_id"]),
+                        "trace_id",
+                        join_type="left anti",
+                        use_threads=False,
+                    ),
+                ]
+            )
+        if pairs.num_rows == 0:
+            return out
+        deps = deps.filter(pc.is_in(deps.column("trace_id"), value_set=open_traces))
+        reached = pairs.join(
+            _ancestors(deps, pairs), edge, join_type="left semi", use_threads=False
+        )
+        return out | unmatched(pairs, ["row", "key"], reached, ["row", "key"])
 
     def detect(self, trace: TraceData) -> list[Finding]:
         executed = {a.step_id for a in trace.attempts}

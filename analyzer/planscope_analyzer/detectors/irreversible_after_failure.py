@@ -30,27 +30,59 @@ class IrreversibleAfterFailure:
     version = 1
 
     def screen(self, batch: BatchColumns) -> set[str]:
-        """Traces of ``batch`` with an irreversible tool call or plan step and a failed attempt
-        or tool call."""
+        """Traces of ``batch`` where a failed attempt or tool call ended no later than an
+        irreversible action started (an irreversible tool call, or an attempt of a plan step
+        marked irreversible): every failure the rule weighs ended by the action's start."""
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         steps, attempts, tools = batch.plan_steps, batch.attempts, batch.tools
-        acts: set[str] = set()
-        failed: set[str] = set()
+        acts, failures = [], []
         if tools is not None:
-            acts = trace_ids(tools, pc.equal(tools.column("effect"), A.EFFECT_IRREVERSIBLE))
-            failed = trace_ids(
-                tools,
-                pc.or_(
-                    pc.equal(tools.column("status_code"), "Error"),
-                    pc.not_equal(tools.column("error_type"), ""),
-                ),
+            start = tools.column("start_ns")
+            irreversible = tools.filter(pc.equal(tools.column("effect"), A.EFFECT_IRREVERSIBLE))
+            acts.append(irreversible.select(["trace_id", "start_ns"]))
+            failed = pc.or_(
+                pc.equal(tools.column("status_code"), "Error"),
+                pc.not_equal(tools.column("error_type"), ""),
             )
-        if steps is not None:
-            acts |= trace_ids(steps, pc.not_equal(steps.column("irreversible"), 0))
+            end = pc.add(start, pc.cast(tools.column("duration_ns"), pa.int64()))
+            failures.append(
+                pa.table({"trace_id": tools.column("trace_id"), "end": end}).filter(failed)
+            )
         if attempts is not None:
-            failed |= trace_ids(attempts, pc.equal(attempts.column("status"), A.STATUS_ERROR))
-        return acts & failed
+            status = attempts.column("status")
+            failures.append(
+                attempts.filter(pc.equal(status, A.STATUS_ERROR))
+                .select(["trace_id", "end_ns"])
+                .rename_columns(["trace_id", "end"])
+            )
+            if steps is not None:
+                marked = steps.filter(pc.not_equal(steps.column("irreversible"), 0))
+                acts.append(
+                    attempts.select(["trace_id", "step_id", "start_ns"])
+                    .join(
+                        marked.select(["trace_id", "step_id"]),
+                        ["trace_id", "step_id"],
+                        join_type="left semi",
+                        use_threads=False,
+                    )
+                    .select(["trace_id", "start_ns"])
+                )
+        if not acts or not failures:
+            return set()
+        latest = (
+            pa.concat_tables(acts, promote_options="permissive")
+            .group_by("trace_id", use_threads=False)
+            .aggregate([("start_ns", "max")])
+        )
+        earliest = (
+            pa.concat_tables(failures, promote_options="permissive")
+            .group_by("trace_id", use_threads=False)
+            .aggregate([("end", "min")])
+        )
+        both = latest.join(earliest, "trace_id", join_type="inner", use_threads=False)
+        return trace_ids(both, pc.less_equal(both.column("end_min"), both.column("start_ns_max")))
 
     def detect(self, trace: TraceData) -> list[Finding]:
         attempt_of = {a.span_id: a for a in trace.attempts}

@@ -27,7 +27,7 @@ from collections import defaultdict
 
 from planscope import semconv as A
 
-from .._columns import BatchColumns, traces_with
+from .._columns import BatchColumns, trace_ids
 from .._model import Finding, SchedulerSpan, TraceData
 from ._base import make_finding
 
@@ -48,8 +48,49 @@ class SchedulerStarvation:
     version = 2
 
     def screen(self, batch: BatchColumns) -> set[str]:
-        """Traces of ``batch`` with a queue span."""
-        return traces_with(batch.scheduling, name=A.SPAN_SCHEDULER_QUEUE)
+        """Traces of ``batch`` with a scheduler whose queue spans (those naming a requester)
+        name two requesters (a finding needs a peer) and either lack the scheduler's own
+        count somewhere (overtakes are then read from timestamps) or count at least
+        :data:`MIN_OVERTAKES` for one requester (the rule's count, summed alike)."""
+        import pyarrow.compute as pc
+
+        spans = batch.scheduling
+        if spans is None:
+            return set()
+        queued = spans.filter(
+            pc.and_(
+                pc.equal(spans.column("name"), A.SPAN_SCHEDULER_QUEUE),
+                pc.not_equal(spans.column("requester"), ""),
+            )
+        )
+        if queued.num_rows == 0:
+            return set()
+        uncounted = pc.CountOptions(mode="only_null")
+        per_requester = queued.group_by(
+            ["trace_id", "scheduler_id", "requester"], use_threads=False
+        ).aggregate([("overtaken", "sum"), ("overtaken", "count", uncounted)])
+        per_scheduler = per_requester.group_by(
+            ["trace_id", "scheduler_id"], use_threads=False
+        ).aggregate(
+            [
+                ("requester", "count"),
+                ("overtaken_sum", "max"),
+                ("overtaken_count", "sum"),
+            ]
+        )
+        return trace_ids(
+            per_scheduler,
+            pc.and_(
+                pc.greater_equal(per_scheduler.column("requester_count"), 2),
+                pc.or_(
+                    pc.greater(per_scheduler.column("overtaken_count_sum"), 0),
+                    pc.fill_null(
+                        pc.greater_equal(per_scheduler.column("overtaken_sum_max"), MIN_OVERTAKES),
+                        False,
+                    ),
+                ),
+            ),
+        )
 
     def detect(self, trace: TraceData) -> list[Finding]:
         by_scheduler: dict[str, list[SchedulerSpan]] = defaultdict(list)

@@ -22,7 +22,7 @@ from collections import Counter
 from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids
-from .._model import PLANNER, Finding, PlanStep, TraceData
+from .._model import PLANNER, Finding, PlanStep, TraceData, parse_json_object
 from ._base import make_finding
 
 KIND = A.FINDING_UNBOUNDED_REPLAN
@@ -61,6 +61,13 @@ def version_signature(
     return found
 
 
+def _max_replans(budget: str) -> int | None:
+    """The ``max_replans`` a run's budget text configures (as ``TraceData.budget_limit``
+    reads it), None when none."""
+    value = parse_json_object(budget).get("max_replans")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 class UnboundedReplan:
     """Detects replans that reproduce the same failed plan, or exceed the replan budget.
 
@@ -72,7 +79,11 @@ class UnboundedReplan:
     version = 2
 
     def screen(self, batch: BatchColumns) -> set[str]:
-        """Traces of ``batch`` with a plan id whose steps come in two versions (a replan)."""
+        """Traces of ``batch`` with a plan id whose steps come in at least
+        ``MIN_IDENTICAL_REPLANS + 1`` versions (that many repeats need as many replans), or in
+        more versions than a run's ``max_replans`` allows (the rule reads its trace's first
+        run's: one of them)."""
+        import pyarrow as pa
         import pyarrow.compute as pc
 
         steps = batch.plan_steps
@@ -81,9 +92,20 @@ class UnboundedReplan:
         versions = steps.group_by(["trace_id", "plan_id"], use_threads=False).aggregate(
             [("plan_version", "count_distinct")]
         )
-        return trace_ids(
-            versions, pc.greater_equal(versions.column("plan_version_count_distinct"), 2)
-        )
+        count = versions.column("plan_version_count_distinct")
+        out = trace_ids(versions, pc.greater(count, MIN_IDENTICAL_REPLANS))
+        runs = batch.runs
+        if runs is None:
+            return out
+        budgets = pc.unique(runs.column("budget"))
+        limits = pa.array([_max_replans(b) for b in budgets.to_pylist()], pa.int64())
+        if limits.null_count == len(limits):
+            return out
+        limit = limits.take(pc.index_in(runs.column("budget"), value_set=budgets))
+        limited = pa.table({"trace_id": runs.column("trace_id"), "limit": limit})
+        over = versions.join(limited, "trace_id", join_type="inner", use_threads=False)
+        replans = pc.subtract(over.column("plan_version_count_distinct"), 1)
+        return out | trace_ids(over, pc.greater(replans, over.column("limit")))
 
     def detect(self, trace: TraceData) -> list[Finding]:
         findings = []
