@@ -477,6 +477,7 @@ def _bind_observed(
             PlanStep(read.span_id, "", 0, p.position, p.step_id, "", "", p.tool, (), (), (), False)
             for p in read.steps
         )
+    t.folded = b.containers | b.wrappers
     if b.containers:
         t.plans = [p for p in t.plans if p.span_id not in b.containers]
         t.plan_steps = [s for s in t.plan_steps if s.plan_span_id not in b.containers]
