@@ -45,8 +45,8 @@ def test_a_reworded_error_keeps_its_values_and_stays_distinct() -> None:
 
 def test_a_plan_in_a_tool_result_is_data_not_a_plan() -> None:
     flights = '[{"id": "FL1", "tool": "x"}, {"id": "FL2", "tool": "y"}]'
-    tool = {"name": "execute_tool search", "attributes": {"gen_ai.operation.name": "execute_tool"}}
-    tool["attributes"]["gen_ai.tool.call.result"] = flights
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": flights}
+    tool = {"name": "execute_tool search", "attributes": attributes}
     chat = {"name": "chat", "attributes": {"gen_ai.output.messages": flights}}
     after = TRANSFORMS["plan_yaml"]([tool, chat])
     assert after[0]["attributes"]["gen_ai.tool.call.result"] == flights
