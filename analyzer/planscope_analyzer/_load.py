@@ -331,7 +331,7 @@ def _bind_observed(
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
     after a plan step, a grouping run and whether it failed for good, container plans dropped,
-    step spans that only wrap attempts dropped)
+    step spans that only wrap attempts dropped, what was dropped kept as ``folded``)
     to one loaded trace (``asked``: what its LLM calls were asked, by span id; ``answers``: what
     its LLM calls and inferred agent runs answered and its tool calls were called with, read only
     for a trace with no plan), and the plans read from what a planner said
@@ -477,6 +477,7 @@ def _bind_observed(
             PlanStep(read.span_id, "", 0, p.position, p.step_id, "", "", p.tool, (), (), (), False)
             for p in read.steps
         )
+    t.folded = b.containers | b.wrappers
     if b.containers:
         t.plans = [p for p in t.plans if p.span_id not in b.containers]
         t.plan_steps = [s for s in t.plan_steps if s.plan_span_id not in b.containers]

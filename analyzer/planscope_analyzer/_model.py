@@ -271,6 +271,9 @@ class TraceData:
     asked: dict[str, str] = field(default_factory=dict)
     """Inferred step attempt span id → what its LLM calls were asked (read only for traces
     whose plans and attempts the span model observed)."""
+    folded: frozenset[str] = frozenset()
+    """Span ids of typed rows the loader folded into others (step spans that only wrap
+    attempts, plans that contain plans): in the trace, no longer in its model."""
     _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     """Derived views, computed once per trace after loading."""
 

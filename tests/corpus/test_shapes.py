@@ -1,7 +1,9 @@
-"""The detectors still name the labelled step when a few dev runs are changed in ways that keep
+"""The detectors still name the labelled step when a few runs are changed in ways that keep
 their labels true (``tests.corpus.shapes``): a plan stated as YAML instead of JSON (its
 arguments still trace a wrong value to its step), steps named only in what an executor's LLM
-call is asked, tool spans named after their call method, errors in other words.
+call is asked, tool spans named after their call method, errors in other words; a healthy
+LangGraph run renamed to the GenAI conventions (every graph node an ``invoke_agent`` span, the
+nodes that only wrap others folded away) has no finding at all.
 
 The full tables are ``benchmarks/detector_shapes.py``.
 """
@@ -23,11 +25,12 @@ from tests.storage._spans import otlp_to_rows, spans_ipc
 
 MAIN_KINDS = ("runaway_loop", "context_starved", "plan_propagation")
 CASES = (
-    ("plan_yaml", "restock", "wrong_date"),
-    ("anonymous_steps", "etl", "loop_stage_varying"),
-    ("anonymous_steps", "etl", "wrong_column"),
-    ("tool_call_suffix", "travel", "loop_tool_in_step"),
-    ("errors_reworded", "travel", "loop_step_varying"),
+    ("plan_yaml", "dev", "restock", "wrong_date"),
+    ("anonymous_steps", "dev", "etl", "loop_stage_varying"),
+    ("anonymous_steps", "dev", "etl", "wrong_column"),
+    ("tool_call_suffix", "dev", "travel", "loop_tool_in_step"),
+    ("errors_reworded", "dev", "travel", "loop_step_varying"),
+    ("convention_genai", "sealed5", "oncall", "healthy"),  # a spent split: no oncall in dev
 )
 
 
@@ -42,8 +45,8 @@ def test_a_reworded_error_keeps_its_values_and_stays_distinct() -> None:
 
 def test_a_plan_in_a_tool_result_is_data_not_a_plan() -> None:
     flights = '[{"id": "FL1", "tool": "x"}, {"id": "FL2", "tool": "y"}]'
-    tool = {"name": "execute_tool search", "attributes": {"gen_ai.operation.name": "execute_tool"}}
-    tool["attributes"]["gen_ai.tool.call.result"] = flights
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": flights}
+    tool = {"name": "execute_tool search", "attributes": attributes}
     chat = {"name": "chat", "attributes": {"gen_ai.output.messages": flights}}
     after = TRANSFORMS["plan_yaml"]([tool, chat])
     assert after[0]["attributes"]["gen_ai.tool.call.result"] == flights
@@ -54,8 +57,8 @@ def test_a_plan_in_a_tool_result_is_data_not_a_plan() -> None:
 def test_detectors_name_the_labelled_step_on_transformed_runs(store: Store) -> None:
     labels = read_labels()
     picked = [
-        next(lab for lab in labels if lab.split == "dev" and (lab.agent, lab.scenario) == (a, s))
-        for _, a, s in CASES
+        next(lab for lab in labels if (lab.split, lab.agent, lab.scenario) == case[1:])
+        for case in CASES
     ]
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
@@ -65,12 +68,15 @@ def test_detectors_name_the_labelled_step_on_transformed_runs(store: Store) -> N
     finally:
         planscope.configure(tracer_provider=TracerProvider())
     spans = exporter.get_finished_spans()
-    for (name, _, _), lab in zip(CASES, picked, strict=True):
+    for (name, *_), lab in zip(CASES, picked, strict=True):
         mine = [s for s in spans if s.context and f"{s.context.trace_id:032x}" == ids[lab.run]]
         changed, out = transformed(mine, name)
         assert changed == {ids[lab.run]}, (name, lab.run)  # the shape is really new
         store.insert_spans(spans_ipc(otlp_to_rows(encode_spans(out), "default")))
     findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
-    for (name, _, _), lab in zip(CASES, picked, strict=True):
+    for (name, *_), lab in zip(CASES, picked, strict=True):
         got = sorted((f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run])
-        assert [g for g in got if g[0] in MAIN_KINDS] == [(lab.kind, lab.step)], (name, lab, got)
+        if lab.kind == "healthy":
+            assert got == [], (name, lab, got)  # not even a data-quality finding
+        else:
+            assert [g for g in got if g[0] in MAIN_KINDS] == [(lab.kind, lab.step)], (name, lab)

@@ -196,8 +196,9 @@ class DataQuality:
         if trace.raw is not None:
             raw = {r.span_id for r in trace.raw} | {""}
             return [r.span_id for r in trace.raw if r.parent_span_id not in raw]
-        # Every span is typed (the loader checked the counts): the typed ids are the whole trace.
-        ids = trace.typed_span_ids()
+        # Every span is typed (the loader checked the counts): the typed ids, with those the
+        # loader folded into others, are the whole trace.
+        ids = trace.typed_span_ids() | trace.folded
         parents = (
             [(r.span_id, r.parent_span_id) for r in trace.runs]
             + [(p.span_id, p.parent_span_id) for p in trace.plans]
