@@ -39,6 +39,8 @@ QUICK: dict[str, list[str]] = {
     "alert_binding_cpu": [],
     "trickle_cpu": ["--rates", "0", "10", "--seconds", "5", "--probes", "1"],
     "read_plans_scale": ["--sizes", "1000", "2000", "--repeat", "1"],
+    "detector_shapes": ["--only", "plan_yaml", "--agent", "travel"],
+    "insert_rusage": ["--rounds", "1", "--repeat", "1"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
 TABLES_ONLY = {
@@ -48,6 +50,7 @@ TABLES_ONLY = {
     "runners_timing",
     "alert_binding_cpu",
     "read_plans_scale",
+    "insert_rusage",
 }
 """Benchmarks that print tables and take no ``--json``."""
 BENCHMARKS = tuple(QUICK)
