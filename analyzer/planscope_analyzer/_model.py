@@ -202,7 +202,8 @@ class ToolCall(NamedTuple):
     """``gen_ai.tool.call.arguments`` as captured (JSON text, '' when not captured)."""
     result: str = ""
     """What the tool returned as captured (``gen_ai.tool.call.result``, OpenInference's
-    ``output.value``...), loaded only for runs that failed ('' otherwise)."""
+    ``output.value``...), loaded for runs that failed and for the tool calls binding found
+    among unclassified spans (``_load._component_calls``); '' otherwise."""
 
     @property
     def failed(self) -> bool:
