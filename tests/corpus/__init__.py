@@ -15,6 +15,7 @@ from . import (
     claims,
     customs,
     etl,
+    fleet,
     lab,
     lease,
     oncall,
@@ -43,7 +44,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     claims agent through pydantic-ai's own instrumentation on ``provider``, the lab agent
     (smolagents) through OpenInference's smolagents instrumentor on ``provider``, the lease
     agent (Agno) through OpenInference's Agno instrumentor on ``provider``, the customs agent
-    (DSPy) through OpenInference's DSPy instrumentor on ``provider``.
+    (DSPy) through OpenInference's DSPy instrumentor on ``provider``, the venue agent
+    (Haystack) through OpenInference's Haystack instrumentor on ``provider``, the fleet agent
+    (Semantic Kernel) through its own diagnostics, relayed from the global tracer provider to
+    ``provider``.
     """
     import planscope
 
@@ -51,7 +55,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     tracer = provider.get_tracer("etl-agent")
     out = {}
     framework, traceloop, pydantic, agents_sdk, langgraph = [], [], [], [], []
-    pydantic_ai, smol, agno, dspy, haystack = [], [], [], [], []
+    pydantic_ai, smol, agno, dspy, haystack, kernel = [], [], [], [], [], []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -75,6 +79,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             dspy.append(label)
         elif label.agent == "venue":
             haystack.append(label)
+        elif label.agent == "fleet":
+            kernel.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -87,6 +93,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(lease.play(agno, provider))
     out.update(customs.play(dspy, provider))
     out.update(venue.play(haystack, provider))
+    out.update(fleet.play(kernel, provider))
     return out
 
 
