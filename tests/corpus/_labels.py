@@ -183,6 +183,26 @@ SPLITS: dict[str, dict[str, range]] = {
         "customs": range(36000, 36008),
         "venue": range(36000, 36020),
     },
+    # Sealed 11: built before the sealed-11 round changed any detector or the span mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed11``): new seeds of the thirteen agents and a
+    # fourteenth agent (fleet: Semantic Kernel under its own OpenTelemetry diagnostics).
+    "sealed11": {
+        "travel": range(39000, 39008),
+        "etl": range(39000, 39008),
+        "support": range(39000, 39008),
+        "refund": range(39000, 39006),
+        "restock": range(39000, 39008),
+        "release": range(39000, 39008),
+        "analyst": range(39000, 39008),
+        "oncall": range(39000, 39008),
+        "claims": range(39000, 39008),
+        "lab": range(39000, 39008),
+        "lease": range(39000, 39008),
+        "customs": range(39000, 39008),
+        "venue": range(39000, 39008),
+        "fleet": range(39000, 39020),
+    },
 }
 
 _ERRORS = (
@@ -1251,6 +1271,114 @@ def _venue_wrong_billing(rng: random.Random) -> tuple[str, str, str, dict[str, A
     return PROPAGATION, "pay_deposit", "", {"billing": account}
 
 
+# --- fleet: delivery-van servicing on Semantic Kernel under its own diagnostics (sealed-11)
+# A workshop directory searched page by page, parts the supplier ships later (polled), workshop
+# bays, the fleet card and the driver app; the app then checks the job sheet against the van's
+# spec and watches the van back on the road. The planner (a ChatCompletionAgent answering
+# "Step N — slug: goal" prose) trusts the fleet manager's notes over the van's record: the
+# scenario's wrong value comes from a note.
+def _fleet_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _fleet_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service answers a W (wait) message once or twice; the app's re-run works
+    step = rng.choice(["find_workshop", "order_parts", "book_bay", "charge_card"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "wait"}
+
+
+def _fleet_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a T (transient) message once or twice inside one clerk run; the model's 2nd or 3rd call
+    # (a longer wait) works
+    step = rng.choice(["order_parts", "book_bay", "charge_card", "notify_driver"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _fleet_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the supplier superseded the service part: ordering answers an R (revise) message naming
+    # the new number; one revised work order, then everything works
+    return "healthy", "", PROPAGATION, {"new_part": rng.choice(["BRK-4418", "BRK-5017"])}
+
+
+def _fleet_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the workshop directory has 4-9 pages of workshops with no free bay; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _fleet_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the parts order is BACKORDERED 3-8 times, then delivered
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _fleet_external_recall(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the van was booked in, charged, its driver told and the job sheet verified, the
+    # manufacturer recalls the make and the van is grounded: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(2, 4)}
+
+
+def _fleet_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every clerk run of the step meets a W message (varying texts), re-run by the app; the
+    # last error is final
+    step = rng.choice(["find_workshop", "order_parts", "book_bay", "charge_card"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "wait"}
+
+
+def _fleet_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one clerk run the service answers T messages again and again while the model
+    # raises its wait; the last error is final
+    step = rng.choice(["order_parts", "book_bay", "notify_driver"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _fleet_loop_revisions(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # charge_card fails in every revision of the work order: a W message (re-run), then an R
+    # message naming another fleet card (a revision); the last error is final
+    revisions = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "charge_card",
+        "",
+        {
+            "step": "charge_card",
+            "revisions": revisions,
+            "errors": varying_errors(rng, 2 * revisions),
+            "raise": "revisions",
+        },
+    )
+
+
+def _fleet_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the parts order never leaves BACKORDERED: the clerk checks until it abandons the step
+    return RUNAWAY, "order_parts", "", {"step": "order_parts"}
+
+
+def _fleet_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another region: find_workshop finds a workshop there and the parts are
+    # ordered to it; booking the van into its bay is refused for good (out of range)
+    return PROPAGATION, "find_workshop", "", {"region": rng.choice(["cumbria", "kent", "devon"])}
+
+
+def _fleet_wrong_part(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's part number has two digits swapped: every step succeeds (the bay, the charge
+    # and the notice carry it), the app's job-sheet check against the van's spec fails
+    return PROPAGATION, "order_parts", "", {"part": rng.choice(["BRK-4147", "BRK-4471"])}
+
+
+def _fleet_wrong_van(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's registration has two characters swapped: the workshop books that van in, and
+    # charging the job is refused for good (the van is not on the fleet card)
+    return PROPAGATION, "book_bay", "", {"registration": rng.choice(["YK17-FVX", "YK71-VFX"])}
+
+
+def _fleet_wrong_card(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's fleet card has two digits swapped: charging the job is refused for good
+    return PROPAGATION, "charge_card", "", {"card": rng.choice(["FC-820214", "FC-802241"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -1440,12 +1568,29 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_headcount": _venue_wrong_headcount,
         "wrong_billing": _venue_wrong_billing,
     },
+    "fleet": {
+        "healthy": _fleet_healthy,
+        "flaky_step": _fleet_flaky_step,
+        "flaky_tool": _fleet_flaky_tool,
+        "legit_replan": _fleet_legit_replan,
+        "pagination": _fleet_pagination,
+        "polling_ends": _fleet_polling_ends,
+        "external_recall": _fleet_external_recall,
+        "loop_step_varying": _fleet_loop_step,
+        "loop_tool_in_step": _fleet_loop_tool,
+        "loop_across_replans": _fleet_loop_revisions,
+        "loop_poll_stuck": _fleet_loop_poll,
+        "wrong_region": _fleet_wrong_region,
+        "wrong_part": _fleet_wrong_part,
+        "wrong_van": _fleet_wrong_van,
+        "wrong_card": _fleet_wrong_card,
+    },
 }
 
 
 # Splits whose few seeds per agent start halfway through its scenarios (where the faults are)
 # rather than at its healthy ones.
-FROM_MIDDLE = {"sealed7", "sealed8", "sealed9", "sealed10"}
+FROM_MIDDLE = {"sealed7", "sealed8", "sealed9", "sealed10", "sealed11"}
 
 
 def scenarios(agent: str, split: str) -> list[Label]:
