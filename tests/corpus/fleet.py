@@ -551,8 +551,14 @@ class _RelayTracer(otel_trace.Tracer):
 
 @contextmanager
 def _global_provider(provider: TracerProvider) -> Iterator[None]:
-    if not isinstance(otel_trace.get_tracer_provider(), _Relay):
+    current = otel_trace.get_tracer_provider()
+    if isinstance(current, otel_trace.ProxyTracerProvider):  # none set yet
         otel_trace.set_tracer_provider(_Relay())
+    elif not isinstance(current, _Relay):
+        raise RuntimeError(
+            f"the process's global tracer provider is already {current!r}: Semantic Kernel's "
+            "spans would go there, not to the play's provider (play fleet in its own process)"
+        )
     _Relay.target = provider
     try:
         yield
@@ -571,7 +577,12 @@ async def _play(
 
 
 def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
-    """Run the fleet scenarios with Semantic Kernel's own diagnostics on ``provider``."""
+    """Run the fleet scenarios with Semantic Kernel's own diagnostics on ``provider``.
+
+    Sets the process's global tracer provider (once, for good) to a relay that passes Semantic
+    Kernel's spans to ``provider`` while a play is under way and drops them otherwise: a process
+    that plays fleet cannot give the global provider to anything else.
+    """
     if not labels:
         return {}
     # the kernel logs every failed function call; the spans carry them

@@ -28,6 +28,7 @@ from tests.corpus import (
     all_labels,
     claims,
     customs,
+    fleet,
     lease,
     play,
     read_labels,
@@ -74,6 +75,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed8",
         "sealed9",
         "sealed10",
+        "sealed11",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -303,6 +305,30 @@ def _played_in_memory(
     ]
 
 
+def _committed(agent: str, split: str) -> list[Label]:
+    """The committed labels of one agent in one split, checked to be what the generator
+    writes."""
+    labels = [lab for lab in read_labels() if lab.agent == agent and lab.split == split]
+    assert [lab.to_dict() for lab in labels] == [lab.to_dict() for lab in scenarios(agent, split)]
+    return labels
+
+
+def _played_loop(
+    play: Callable[[list[Label], TracerProvider], dict[str, str]],
+    labels: list[Label],
+    root_prefix: str,
+    outcome_key: str,
+) -> tuple[Label, list[ReadableSpan]]:
+    """The first ``loop_tool_in_step`` run of ``labels`` played in memory, its root span (named
+    ``root_prefix`` ...) checked to record a failed outcome under ``outcome_key``."""
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    spans = _played_in_memory(play, picked)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith(root_prefix)
+    assert root.attributes and root.attributes[outcome_key] == "failed"
+    return picked, spans
+
+
 def _assert_failed_calls(calls: list[ReadableSpan], label: Label, arguments_key: str) -> None:
     """One call per injected error, every one failed, the model varying its arguments."""
     assert len(calls) == len(label.params["errors"]) >= 4
@@ -314,15 +340,8 @@ def _assert_failed_calls(calls: list[ReadableSpan], label: Label, arguments_key:
 def test_claims_agent_plays_a_sealed6_scenario() -> None:
     """The pydantic-ai claims agent (all of sealed-6, fresh seeds in sealed-7) plays a labelled
     scenario: its spans are inspected in memory only (no store, no mapping, no detector)."""
-    labels = [lab for lab in read_labels() if lab.agent == "claims" and lab.split == "sealed6"]
-    assert [lab.to_dict() for lab in labels] == [
-        lab.to_dict() for lab in scenarios("claims", "sealed6")
-    ]
-    lab = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    spans = _played_in_memory(claims.play, lab)
-    (root,) = [s for s in spans if s.parent is None]
-    assert root.name.startswith("adjudicate CLM-")
-    assert root.attributes and root.attributes["claim.outcome"] == "failed"
+    labels = _committed("claims", "sealed6")
+    lab, spans = _played_loop(claims.play, labels, "adjudicate CLM-", "claim.outcome")
     tool = {
         "check_coverage": "coverage_check",
         "order_inspection": "schedule_inspection",
@@ -337,15 +356,8 @@ def test_lab_agent_plays_a_sealed7_scenario() -> None:
     """The smolagents lab agent (all of sealed-7, fresh seeds in sealed-8) plays a labelled
     scenario: its spans are inspected in memory only (no store, no mapping, no detector on
     sealed-7 runs)."""
-    labels = [lab for lab in read_labels() if lab.agent == "lab" and lab.split == "sealed7"]
-    assert [lab.to_dict() for lab in labels] == [
-        lab.to_dict() for lab in scenarios("lab", "sealed7")
-    ]
-    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    spans = _played_in_memory(lab_agent.play, picked)
-    (root,) = [s for s in spans if s.parent is None]
-    assert root.name.startswith("schedule S-")
-    assert root.attributes and root.attributes["lab.outcome"] == "failed"
+    labels = _committed("lab", "sealed7")
+    picked, spans = _played_loop(lab_agent.play, labels, "schedule S-", "lab.outcome")
     tool = {
         "find_analyzer": "analyzer_catalog",
         "book_slot": "book_analyzer",
@@ -363,15 +375,8 @@ def test_lease_agent_plays_a_sealed8_scenario() -> None:
     sealed-8 runs). A retry loop inside one executor run: one failed call per injected error,
     the model raising its timeout; a screening that never clears: the executor polls it until
     it gives up."""
-    labels = [lab for lab in read_labels() if lab.agent == "lease" and lab.split == "sealed8"]
-    assert [lab.to_dict() for lab in labels] == [
-        lab.to_dict() for lab in scenarios("lease", "sealed8")
-    ]
-    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    spans = _played_in_memory(lease.play, picked)
-    (root,) = [s for s in spans if s.parent is None]
-    assert root.name.startswith("lease RA-")
-    assert root.attributes and root.attributes["lease.outcome"] == "failed"
+    labels = _committed("lease", "sealed8")
+    picked, spans = _played_loop(lease.play, labels, "lease RA-", "lease.outcome")
     tool = {
         "screen_applicant": "request_screening",
         "collect_deposit": "charge_deposit",
@@ -398,15 +403,8 @@ def test_customs_agent_plays_sealed9_scenarios() -> None:
     sealed-9 runs). A retry loop inside one clerk run (ReAct): one failed call per injected
     error, the model raising its timeout; a legitimate revision: the planner hands back the same
     YAML checklist, the done items kept and ticked, the open items' port changed."""
-    labels = [lab for lab in read_labels() if lab.agent == "customs" and lab.split == "sealed9"]
-    assert [lab.to_dict() for lab in labels] == [
-        lab.to_dict() for lab in scenarios("customs", "sealed9")
-    ]
-    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    spans = _played_in_memory(customs.play, picked)
-    (root,) = [s for s in spans if s.parent is None]
-    assert root.name.startswith("clear SH-")
-    assert root.attributes and root.attributes["customs.outcome"] == "failed"
+    labels = _committed("customs", "sealed9")
+    picked, spans = _played_loop(customs.play, labels, "clear SH-", "customs.outcome")
     tool = {
         "origin_certificate": "request_certificate",
         "file_declaration": "file_declaration",
@@ -435,21 +433,15 @@ def test_customs_agent_plays_sealed9_scenarios() -> None:
 
 
 def test_venue_agent_plays_sealed10_scenarios() -> None:
-    """The Haystack venue agent (sealed-10 only) plays labelled scenarios under OpenInference's
+    """The Haystack venue agent (all of sealed-10, fresh seeds in sealed-11) plays labelled
+    scenarios under OpenInference's
     Haystack instrumentor: its spans are inspected in memory only (no store, no mapping, no
     detector on sealed-10 runs). A retry loop inside one executor ``Agent`` run: one failed
     component (tool) span per injected error, the model raising its timeout; a legitimate
     re-plan: the planner pipeline answers a second markdown table of the rows not done,
     numbered on, with the menu the caterer named."""
-    labels = [lab for lab in read_labels() if lab.agent == "venue"]
-    assert [lab.to_dict() for lab in labels] == [
-        lab.to_dict() for lab in scenarios("venue", "sealed10")
-    ]
-    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    spans = _played_in_memory(venue.play, picked)
-    (root,) = [s for s in spans if s.parent is None]
-    assert root.name.startswith("book EVT-")
-    assert root.attributes and root.attributes["event.outcome"] == "failed"
+    labels = _committed("venue", "sealed10")
+    picked, spans = _played_loop(venue.play, labels, "book EVT-", "event.outcome")
     component = {
         "hold_dates": "VenueHold",
         "order_catering": "CateringOrder",
@@ -478,6 +470,51 @@ def test_venue_agent_plays_sealed10_scenarios() -> None:
     assert [r.step for r in first][2:] == [r.step for r in second]
     assert [r.number for r in second] == [3, 4, 5]
     assert second[0].inputs["menu"] == replan.params["new_menu"] != first[2].inputs["menu"]
+
+
+def test_fleet_agent_plays_sealed11_scenarios() -> None:
+    """The Semantic Kernel fleet agent (sealed-11 only) plays labelled scenarios under Semantic
+    Kernel's own diagnostics, in a child process (a fleet play takes the process's global
+    tracer provider for good): ``check_fleet_plays``."""
+    code = "from tests.corpus.test_corpus import check_fleet_plays\ncheck_fleet_plays()\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+
+
+def check_fleet_plays() -> None:
+    """The fleet agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-11 runs). A retry loop inside one clerk run: one failed ``execute_tool`` span per
+    injected error under one ``invoke_agent workshop_clerk`` span, the model raising its wait; a
+    legitimate re-plan: the planner agent answers a revised work order with the done step
+    marked and the part the supplier named."""
+    labels = _committed("fleet", "sealed11")
+    picked, spans = _played_loop(fleet.play, labels, "service WO-", "fleet.outcome")
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    function = {
+        "order_parts": "parts_order",
+        "book_bay": "bay_booking",
+        "notify_driver": "driver_notice",
+    }[picked.step]
+    calls = [s for s in spans if s.name == f"execute_tool FleetPlugin-{function}"]
+    _assert_failed_calls(calls, picked, "gen_ai.tool.call.arguments")
+    (loop,) = {s.parent.span_id for s in calls if s.parent}  # one clerk run's function loop
+    clerk = by_id[loop].parent
+    assert clerk and by_id[clerk.span_id].name == "invoke_agent workshop_clerk"
+    assert sum(s.name == "invoke_agent service_planner" for s in spans) == 1
+    assert any((s.attributes or {}).get("gen_ai.operation.name") == "chat" for s in spans)
+
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    spans = sorted(_played_in_memory(fleet.play, replan), key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.attributes and root.attributes["fleet.outcome"] == "on_route"
+    first, second = [
+        fleet.parse_steps(json.loads(str(attrs["gen_ai.output.messages"]))[0]["content"])
+        for s in spans
+        if s.name == "invoke_agent service_planner" and (attrs := s.attributes or {})
+    ]
+    assert [st.slug for st in first] == [st.slug for st in second]
+    assert [st.slug for st in second if st.done] == ["find_workshop"]
+    assert second[1].args["part"] == replan.params["new_part"] != first[1].args["part"]
 
 
 @pytest.mark.integration
