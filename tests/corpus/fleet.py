@@ -1,6 +1,6 @@
 """A delivery-fleet servicing agent on Semantic Kernel, traced by Semantic Kernel's own
 OpenTelemetry diagnostics (``SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE``:
-``invoke_agent``, ``chat.completions`` and ``execute_tool`` spans with ``gen_ai.*`` attributes,
+``invoke_agent``, ``chat`` and ``execute_tool`` spans with ``gen_ai.*`` attributes,
 written through opentelemetry-api's global tracer provider; no instrumentor): Semantic Kernel's
 ``OpenAIChatCompletion`` against a scripted model on the conformance suite's fake OpenAI server
 (``ModelServer(respond=...)``). No planscope code.
@@ -79,7 +79,7 @@ MAX_REVISIONS = 4
 MAX_STATUS_CHECKS = 12
 MAX_TOOL_CALLS = 30
 STEP = re.compile(r"^Step (\d+) — (\w+): (.*?)(?: \(done: (.*)\))?$")
-CALL = re.compile(r"^Call (\w+) with (.*)$")
+CALL = re.compile(r"^Call (\w+) with (.*)$", re.MULTILINE)
 ARG = re.compile(r'(\w+)="([^"]*)"')
 PLACEHOLDER = re.compile(r"<(\w+)>")
 
@@ -193,7 +193,7 @@ def _executor(messages: list[dict[str, Any]], task: str, tools: list[str]) -> di
     """The clerk's turn: make the call the step names, call again after a ``T`` message with a
     longer wait, follow ``next_page``, poll a parts order until it is delivered, answer the
     disposition."""
-    use = re.search(r"^Call (\w+) with (.*)$", task, re.MULTILINE)
+    use = CALL.search(task)
     assert use, task
     function, args = use.group(1), _args(use.group(2))
     results = [str(m.get("content") or "") for m in messages if m.get("role") == "tool"]
