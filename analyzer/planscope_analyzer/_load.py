@@ -282,6 +282,9 @@ def fill_traces(
     _attach(traces, "tools", ToolCall, _lists(tools))
     if raw is not None:
         _apply_raw(traces, raw, batch)
+    for t in traces.values():
+        if _agent_roots(t):
+            batch.reshaped.add(t.trace_id)
     # a trace with no plan and executor runs may state its plan in a planner's answer
     # (observed.read_plans): what its calls were asked and what they and its runs answered;
     # also one with no structure but an inferred run at most, whose framework calls may be the
@@ -313,6 +316,72 @@ def fill_traces(
     _component_calls(store, params["project"], traces, components)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
     return batch
+
+
+NO_SPAN = "0" * 16
+"""The span id of a run no span stands for (OTel's invalid span id: no span has it)."""
+
+
+def _agent_roots(t: TraceData) -> bool:
+    """A trace whose only runs are several agent runs the span model inferred, each a root
+    (agents no application span encloses): they are step attempts, each named after its
+    agent, of one run that no span stands for (span id :data:`NO_SPAN`; its outcome is
+    derived like a grouping run's: it failed where a step gave up for good). True when the
+    trace was changed."""
+    roots = sorted((r for r in t.runs if r.inferred and not r.parent_span_id), key=_started)
+    if len(roots) < 2 or len(roots) < len(t.runs):
+        return False
+    t.runs = [
+        Run(
+            span_id=NO_SPAN,
+            parent_span_id="",
+            run_id=roots[0].run_id,
+            variant="",
+            outcome="unknown",
+            outcome_reason="",
+            budget={},
+            start_ns=roots[0].start_ns,
+            end_ns=max(r.end_ns for r in roots),
+            status_code="Unset",
+            inferred=True,
+        )
+    ]
+    for r in roots:
+        failed = r.status_code == "Error"
+        message = r.outcome_reason if failed else ""
+        tokens, cost = t.llm_by_parent.get(r.span_id, _NO_USAGE)
+        t.attempts.append(
+            Attempt(
+                span_id=r.span_id,
+                parent_span_id="",
+                plan_id="",
+                plan_version=0,
+                step_id=r.agent,
+                attempt=0,
+                status="error" if failed else "ok",
+                error_type="",
+                fingerprint=_fingerprint("", message) if failed else "",
+                executor="",
+                context_keys=(),
+                context_tokens=0,
+                self_assessment="",
+                depth=0,
+                input_hash="",
+                start_ns=r.start_ns,
+                end_ns=r.end_ns,
+                tokens=tokens,
+                cost_usd=cost,
+                message=message,
+                inferred=True,
+            )
+        )
+    t.attempts.sort(key=_started)
+    t._memo.clear()
+    return True
+
+
+def _started(row: Run | Attempt) -> tuple[int, str]:
+    return row.start_ns, row.span_id
 
 
 class Said(NamedTuple):

@@ -66,7 +66,8 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, R
        Variant AS variant, Outcome AS outcome, {RUN_OUTCOME_REASON} AS outcome_reason,
        Budget AS budget,
        toUnixTimestamp64Nano(Start) AS start_ns, toUnixTimestamp64Nano(End) AS end_ns,
-       {_STATUS} AS status_code, Objective AS objective, Inferred AS inferred
+       {_STATUS} AS status_code, Objective AS objective, Inferred AS inferred,
+       AgentName AS agent
 FROM planscope_runs
 WHERE {{filter}}
 """

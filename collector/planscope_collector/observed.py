@@ -337,6 +337,10 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         if name in by_id:
             bound[a.span_id] = name
             continue
+        # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``)
+        if len(in_name := [s for s in by_id if _names(name, s)]) == 1:
+            bound[a.span_id] = in_name[0]
+            continue
         if a.span_id in planners:
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
@@ -1043,10 +1047,10 @@ def _plan_of(
     best = max(keys, key=carried, default=None)
     if best is None or carried(best)[0] == 0:
         return None
-    if all(v in tools for v in counted(best)):
+    if all(called(v) for v in counted(best)):
         # the attempts carry the tools the steps call (an executor told which tool to use):
         # the ids are the other key of distinct names, none a tool
-        ids = [k for k in keys if k != best and names(k) and not tools.intersection(names(k))]
+        ids = [k for k in keys if k != best and names(k) and not any(map(called, names(k)))]
         best = ids[0] if ids else best
     tool_key = max(
         (k for k in keys if k != best),
@@ -1322,12 +1326,12 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
                 decoded = safejson.loads(value)
             except ValueError:
                 decoded = None
-            value = "\n".join(
-                text
-                for m in (decoded if isinstance(decoded, list) else [])
-                if isinstance(m, dict)
-                for text in _texts(m.get("content"), m.get("parts"))
-            )
+            messages = [
+                m for m in (decoded if isinstance(decoded, list) else []) if isinstance(m, dict)
+            ]
+            value = "\n".join(t for m in messages for t in _texts(m.get("content"), m.get("parts")))
+            # no text: it answered by calling tools (a function-calling planner's plan)
+            value = value or "\n".join(a for m in messages for a in _call_arguments(m.get("parts")))
         if value:
             return value
     return ""
@@ -1350,6 +1354,23 @@ def _flat_messages(attributes: Mapping[str, str], prefix: str) -> list[dict[str,
         elif field.startswith("contents.") and field.endswith(".message_content.text"):
             message.setdefault("parts", []).append({"type": "text", "content": value})
     return [by_index[i] for i in sorted(by_index)]
+
+
+def _call_arguments(parts: Any) -> list[str]:
+    """The arguments of a message's tool calls (GenAI ``tool_call`` parts), each as JSON text.
+
+    >>> _call_arguments([{"type": "tool_call", "name": "plan", "arguments": {"steps": []}}])
+    ['{"steps": []}']
+    """
+    out = []
+    for part in parts if isinstance(parts, list) else ():
+        if isinstance(part, dict) and part.get("type") == "tool_call":
+            arguments = part.get("arguments")
+            if isinstance(arguments, dict | list):
+                out.append(json.dumps(arguments))
+            elif isinstance(arguments, str) and arguments:
+                out.append(arguments)
+    return out
 
 
 def _texts(content: Any, parts: Any) -> list[str]:
