@@ -174,6 +174,20 @@ WHERE Project = {{project:String}}
 ORDER BY TraceId, Timestamp, SpanId
 """
 
+# The spans of the traces in {ids:String} that recorded an exception (OTel's ``exception`` span
+# event) and say no error status: the last exception's type and message.
+LOAD_EXCEPTIONS = """
+SELECT TraceId AS trace_id, SpanId AS span_id,
+       arrayLastIndex(n -> n = 'exception', Events.Name) AS at,
+       Events.Attributes[at]['exception.type'] AS error_type,
+       Events.Attributes[at]['exception.message'] AS message
+FROM otel_traces
+WHERE Project = {project:String}
+  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
+  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String})))
+  AND has(Events.Name, 'exception') AND StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR')
+"""
+
 # What the LLM calls of the traces in {ids:String} were asked (runs that failed without an
 # objective: the loader takes the planner's prompt as the objective): their input-message
 # attributes in every convention, as planscope_collector.observed.user_request reads them.
