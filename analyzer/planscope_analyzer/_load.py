@@ -388,24 +388,32 @@ NO_SPAN = "0" * 16
 def _agent_roots(t: TraceData) -> bool:
     """A trace whose only runs are several agent runs the span model inferred, each a root
     (agents no application span encloses): they are step attempts, each named after its
-    agent, of one run that no span stands for (span id :data:`NO_SPAN`; its outcome is
-    derived like a grouping run's: it failed where a step gave up for good). True when the
-    trace was changed."""
+    agent, of one run that no span stands for (span id :data:`NO_SPAN`). Its outcome is
+    derived like a grouping run's: it failed where a step gave up for good, or where the last
+    failed root span that is no agent run (an application's own check beside the agents)
+    says. True when the trace was changed."""
     roots = sorted((r for r in t.runs if r.inferred and not r.parent_span_id), key=_started)
     if len(roots) < 2 or len(roots) < len(t.runs):
         return False
+    typed = t.typed_span_ids()
+    checks = [
+        s
+        for s in t.raw or ()
+        if not s.parent_span_id and s.status_code == "Error" and s.span_id not in typed
+    ]
+    check = max(checks, key=lambda s: (s.start_ns, s.span_id), default=None)
     t.runs = [
         Run(
             span_id=NO_SPAN,
             parent_span_id="",
             run_id=roots[0].run_id,
             variant="",
-            outcome="unknown",
-            outcome_reason="",
+            outcome="unknown" if check is None else "failure",
+            outcome_reason="" if check is None else check.message,
             budget={},
             start_ns=roots[0].start_ns,
             end_ns=max(r.end_ns for r in roots),
-            status_code="Unset",
+            status_code="Unset" if check is None else "Error",
             inferred=True,
         )
     ]

@@ -38,7 +38,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON,
   prose, one tool call per step);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
-  started before it, first rule that applies: its step name is a plan step's id; else the tools
+  started before it, first rule that applies: its step name is a plan step's id; else its
+  step name names exactly one plan step's id as a whole word (a span named after its step in
+  words: ``workflow step: 'fetch'``, ``Task: fetch``); else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
   name several (steps sharing a tool) or none (no call, or of tools no step names), what its
   LLM calls were asked (:func:`user_request`) names exactly one of those steps' ids (an
@@ -71,7 +73,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   inferred step spans right under it) are its plan: one step per task name, in start order,
   each depending on the sibling tasks its span links to (OTel span links; none: a list).
 
-Also derived at read time, from one span: **what an LLM call was asked** (:func:`user_request`,
+Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
+text, else, when it answered only by calling tools, the calls' arguments: a function-calling
+planner's plan); **what an LLM call was asked** (:func:`user_request`,
 the user messages of its input in every convention the span model reads; the analyzer takes a
 failed run's planner prompt as its objective when the run declares none). SQL selects the
 attributes it reads with :func:`user_request_sql`.
@@ -1303,8 +1307,9 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     """The text an LLM call (``kind`` ``llm``) or an agent run the span model inferred
     (``step``, ``inferred``) answered, or the arguments a tool call (``tool``) was called with
     (as text: what its caller said through it), from its span's attributes in any convention
-    the span model reads (GenAI output messages: their text parts); empty when none, and for
-    any other span (planscope's own agent runs declare their plans).
+    the span model reads (GenAI output messages: their text parts, else the arguments of
+    their tool calls); empty when none, and for any other span (planscope's own agent runs
+    declare their plans).
 
     >>> answer({"gen_ai.output.messages": '[{"role": "assistant", "parts": '
     ...         '[{"type": "text", "content": "1. fetch"}]}]'}, "llm", False)
