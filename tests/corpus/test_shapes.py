@@ -38,11 +38,13 @@ CASES = (
     ("anonymous_steps", "dev", "etl", "wrong_column"),
     ("tool_call_suffix", "dev", "travel", "loop_tool_in_step"),
     ("errors_reworded", "dev", "travel", "loop_step_varying"),
-    ("step_name_quoted", "dev", "etl", "loop_stage_varying"),
-    ("roots_split", "dev", "etl", "wrong_column"),
-    ("plan_tool_call", "dev", "restock", "wrong_date"),
+    ("step_name_quoted", "dev", "etl", "loop_tool_varying_args"),
+    ("roots_split", "dev", "restock", "loop_across_replans"),
+    ("plan_tool_call", "dev", "restock", "wrong_quantity"),
     ("errors_as_events", "dev", "restock", "loop_task_varying"),
 )
+"""(transformation, split, agent, scenario): each run once (the first labelled run of its
+split, agent and scenario)."""
 ONCALL = ("convention_genai", "sealed5", "oncall", "healthy")  # a spent split: no oncall in dev
 """Played in a child process: OpenLLMetry's LangChain instrumentor serves one oncall play per
 process (tests/corpus/README.md), and test_corpus.py's LangGraph test has this one's."""
@@ -103,6 +105,10 @@ def _genai_trace() -> list[Span]:
         _span(4, 3, "chat m", {op: "chat"}),
         tool,
     ]
+
+
+def test_each_case_plays_a_run_of_its_own() -> None:
+    assert len({case[1:] for case in CASES}) == len(CASES)  # one trace, one transformation
 
 
 def test_half_of_the_second_round_is_held_out() -> None:
