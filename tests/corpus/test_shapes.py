@@ -1,7 +1,10 @@
 """The detectors still name the labelled step when a few runs are changed in ways that keep
 their labels true (``tests.corpus.shapes``): a plan stated as YAML instead of JSON (its
 arguments still trace a wrong value to its step), steps named only in what an executor's LLM
-call is asked, tool spans named after their call method, errors in other words; a healthy
+call is asked, tool spans named after their call method, errors in other words, a step named
+only in its span's name, agent runs that are roots of their own, a plan answered as a tool
+call's arguments, errors said only by exception events; each second-round transformation
+changes what it says it does (unit tests on a small GenAI trace); a healthy
 LangGraph run renamed to the GenAI conventions (every graph node an ``invoke_agent`` span, the
 nodes that only wrap others folded away) has no finding at all.
 
