@@ -7,7 +7,7 @@ baselines).
 Each labelled run is played once (``detector_corpus.record``); for each transformation the
 traces it changes are rewritten span by span (``tests.corpus.shapes``), exported into a fresh
 collector, analysed and scored on those runs, next to the same runs untransformed.
-tests/corpus/README.md ("Metamorphic shapes") lists the transformations and the two held out
+tests/corpus/README.md ("Metamorphic shapes") lists the transformations and those held out
 of tuning.
 
     .venv/bin/python benchmarks/detector_shapes.py [--only NAME ...] [--spent] [--json out]

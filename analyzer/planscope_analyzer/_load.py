@@ -282,6 +282,14 @@ def fill_traces(
     _attach(traces, "tools", ToolCall, _lists(tools))
     if raw is not None:
         _apply_raw(traces, raw, batch)
+    inferred = _inferred(batch)
+    foreign = [
+        t for t in traces.values() if t.trace_id in inferred or any(r.inferred for r in t.runs)
+    ]
+    batch.reshaped.update(_exceptions(store, params["project"], foreign))
+    for t in traces.values():
+        if _agent_roots(t):
+            batch.reshaped.add(t.trace_id)
     # a trace with no plan and executor runs may state its plan in a planner's answer
     # (observed.read_plans): what its calls were asked and what they and its runs answered;
     # also one with no structure but an inferred run at most, whose framework calls may be the
@@ -313,6 +321,138 @@ def fill_traces(
     _component_calls(store, params["project"], traces, components)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
     return batch
+
+
+def _exceptions(store: Queryable, project: str, wanted: list[TraceData]) -> set[str]:
+    """The spans of ``wanted`` (traces of another convention) that recorded an exception and
+    say no error status failed (an instrumentation that only records the exception: OTel
+    records one when it escapes the span's work): their typed rows, and raw spans, say so,
+    with the exception's type and message. The traces changed."""
+    if not wanted:
+        return set()
+    c = _of_traces(store, Q.LOAD_EXCEPTIONS, project, wanted)
+    raised: dict[str, dict[str, tuple[str, str]]] = {}
+    for trace_id, span_id, error_type, message in zip(
+        c.get("trace_id", ()),
+        c.get("span_id", ()),
+        c.get("error_type", ()),
+        c.get("message", ()),
+        strict=True,
+    ):
+        raised.setdefault(trace_id, {})[span_id] = (error_type, message)
+    for t in wanted:
+        if not (mine := raised.get(t.trace_id)):
+            continue
+        t.runs = [
+            r._replace(
+                outcome="failure" if r.inferred and r.outcome == "unknown" else r.outcome,
+                outcome_reason=r.outcome_reason or mine[r.span_id][1],
+                status_code="Error",
+            )
+            if r.span_id in mine
+            else r
+            for r in t.runs
+        ]
+        t.attempts = [
+            a._replace(
+                status="error",
+                error_type=a.error_type or mine[a.span_id][0],
+                message=a.message or mine[a.span_id][1],
+                fingerprint=a.fingerprint or _fingerprint(*mine[a.span_id]),
+            )
+            if a.span_id in mine and a.status != "error"
+            else a
+            for a in t.attempts
+        ]
+        t.tools = [
+            c._replace(status_code="Error", error_type=c.error_type or mine[c.span_id][0])
+            if c.span_id in mine
+            else c
+            for c in t.tools
+        ]
+        if t.raw is not None:
+            t.raw = [
+                s._replace(status_code="Error", message=s.message or mine[s.span_id][1])
+                if s.span_id in mine
+                else s
+                for s in t.raw
+            ]
+        t._memo.clear()
+    return set(raised)
+
+
+NO_SPAN = "0" * 16
+"""The span id of a run no span stands for (OTel's invalid span id: no span has it)."""
+
+
+def _agent_roots(t: TraceData) -> bool:
+    """A trace whose only runs are several agent runs the span model inferred, each a root
+    (agents no application span encloses): they are step attempts, each named after its
+    agent, of one run that no span stands for (span id :data:`NO_SPAN`). Its outcome is
+    derived like a grouping run's: it failed where a step gave up for good, or where the last
+    failed root span that is no agent run (an application's own check beside the agents)
+    says. True when the trace was changed."""
+    roots = sorted((r for r in t.runs if r.inferred and not r.parent_span_id), key=_started)
+    if len(roots) < 2 or len(roots) < len(t.runs):
+        return False
+    typed = t.typed_span_ids()
+    checks = [
+        s
+        for s in t.raw or ()
+        if not s.parent_span_id and s.status_code == "Error" and s.span_id not in typed
+    ]
+    check = max(checks, key=lambda s: (s.start_ns, s.span_id), default=None)
+    t.runs = [
+        Run(
+            span_id=NO_SPAN,
+            parent_span_id="",
+            run_id=roots[0].run_id,
+            variant="",
+            outcome="unknown" if check is None else "failure",
+            outcome_reason="" if check is None else check.message,
+            budget={},
+            start_ns=roots[0].start_ns,
+            end_ns=max(r.end_ns for r in roots),
+            status_code="Unset" if check is None else "Error",
+            inferred=True,
+        )
+    ]
+    for r in roots:
+        failed = r.status_code == "Error"
+        message = r.outcome_reason if failed else ""
+        tokens, cost = t.llm_by_parent.get(r.span_id, _NO_USAGE)
+        t.attempts.append(
+            Attempt(
+                span_id=r.span_id,
+                parent_span_id="",
+                plan_id="",
+                plan_version=0,
+                step_id=r.agent,
+                attempt=0,
+                status="error" if failed else "ok",
+                error_type="",
+                fingerprint=_fingerprint("", message) if failed else "",
+                executor="",
+                context_keys=(),
+                context_tokens=0,
+                self_assessment="",
+                depth=0,
+                input_hash="",
+                start_ns=r.start_ns,
+                end_ns=r.end_ns,
+                tokens=tokens,
+                cost_usd=cost,
+                message=message,
+                inferred=True,
+            )
+        )
+    t.attempts.sort(key=_started)
+    t._memo.clear()
+    return True
+
+
+def _started(row: Run | Attempt) -> tuple[int, str]:
+    return row.start_ns, row.span_id
 
 
 class Said(NamedTuple):

@@ -108,6 +108,8 @@ class Run(NamedTuple):
     objective: str = ""
     inferred: bool = False
     """Read off another convention by the span model, not declared by planscope's SDK."""
+    agent: str = ""
+    """The agent the run's span says ran (the span model's agent name)."""
 
 
 class Plan(NamedTuple):

@@ -66,7 +66,8 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id, R
        Variant AS variant, Outcome AS outcome, {RUN_OUTCOME_REASON} AS outcome_reason,
        Budget AS budget,
        toUnixTimestamp64Nano(Start) AS start_ns, toUnixTimestamp64Nano(End) AS end_ns,
-       {_STATUS} AS status_code, Objective AS objective, Inferred AS inferred
+       {_STATUS} AS status_code, Objective AS objective, Inferred AS inferred,
+       AgentName AS agent
 FROM planscope_runs
 WHERE {{filter}}
 """
@@ -171,6 +172,20 @@ WHERE Project = {{project:String}}
   AND (TraceId IN (SELECT arrayJoin(splitByChar(',', {{partial:String}})))
        OR (TraceId IN (SELECT arrayJoin(splitByChar(',', {{ambiguous:String}}))) AND empty_context))
 ORDER BY TraceId, Timestamp, SpanId
+"""
+
+# The spans of the traces in {ids:String} that recorded an exception (OTel's ``exception`` span
+# event) and say no error status: the last exception's type and message.
+LOAD_EXCEPTIONS = """
+SELECT TraceId AS trace_id, SpanId AS span_id,
+       arrayLastIndex(n -> n = 'exception', Events.Name) AS at,
+       Events.Attributes[at]['exception.type'] AS error_type,
+       Events.Attributes[at]['exception.message'] AS message
+FROM otel_traces
+WHERE Project = {project:String}
+  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
+  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String})))
+  AND has(Events.Name, 'exception') AND StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR')
 """
 
 # What the LLM calls of the traces in {ids:String} were asked (runs that failed without an

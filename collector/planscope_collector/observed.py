@@ -38,7 +38,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON,
   prose, one tool call per step);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
-  started before it, first rule that applies: its step name is a plan step's id; else the tools
+  started before it, first rule that applies: its step name is a plan step's id; else its
+  step name names exactly one plan step's id as a whole word (a span named after its step in
+  words: ``workflow step: 'fetch'``, ``Task: fetch``); else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
   name several (steps sharing a tool) or none (no call, or of tools no step names), what its
   LLM calls were asked (:func:`user_request`) names exactly one of those steps' ids (an
@@ -71,7 +73,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   inferred step spans right under it) are its plan: one step per task name, in start order,
   each depending on the sibling tasks its span links to (OTel span links; none: a list).
 
-Also derived at read time, from one span: **what an LLM call was asked** (:func:`user_request`,
+Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
+text, else, when it answered only by calling tools, the calls' arguments: a function-calling
+planner's plan); **what an LLM call was asked** (:func:`user_request`,
 the user messages of its input in every convention the span model reads; the analyzer takes a
 failed run's planner prompt as its objective when the run declares none). SQL selects the
 attributes it reads with :func:`user_request_sql`.
@@ -336,6 +340,10 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         name = a.name if a.span_id in promoted else a.step_name
         if name in by_id:
             bound[a.span_id] = name
+            continue
+        # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``)
+        if len(in_name := [s for s in by_id if _names(name, s)]) == 1:
+            bound[a.span_id] = in_name[0]
             continue
         if a.span_id in planners:
             continue
@@ -1043,10 +1051,10 @@ def _plan_of(
     best = max(keys, key=carried, default=None)
     if best is None or carried(best)[0] == 0:
         return None
-    if all(v in tools for v in counted(best)):
+    if all(called(v) for v in counted(best)):
         # the attempts carry the tools the steps call (an executor told which tool to use):
         # the ids are the other key of distinct names, none a tool
-        ids = [k for k in keys if k != best and names(k) and not tools.intersection(names(k))]
+        ids = [k for k in keys if k != best and names(k) and not any(map(called, names(k)))]
         best = ids[0] if ids else best
     tool_key = max(
         (k for k in keys if k != best),
@@ -1299,8 +1307,9 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     """The text an LLM call (``kind`` ``llm``) or an agent run the span model inferred
     (``step``, ``inferred``) answered, or the arguments a tool call (``tool``) was called with
     (as text: what its caller said through it), from its span's attributes in any convention
-    the span model reads (GenAI output messages: their text parts); empty when none, and for
-    any other span (planscope's own agent runs declare their plans).
+    the span model reads (GenAI output messages: their text parts, else the arguments of
+    their tool calls); empty when none, and for any other span (planscope's own agent runs
+    declare their plans).
 
     >>> answer({"gen_ai.output.messages": '[{"role": "assistant", "parts": '
     ...         '[{"type": "text", "content": "1. fetch"}]}]'}, "llm", False)
@@ -1322,12 +1331,12 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
                 decoded = safejson.loads(value)
             except ValueError:
                 decoded = None
-            value = "\n".join(
-                text
-                for m in (decoded if isinstance(decoded, list) else [])
-                if isinstance(m, dict)
-                for text in _texts(m.get("content"), m.get("parts"))
-            )
+            messages = [
+                m for m in (decoded if isinstance(decoded, list) else []) if isinstance(m, dict)
+            ]
+            value = "\n".join(t for m in messages for t in _texts(m.get("content"), m.get("parts")))
+            # no text: it answered by calling tools (a function-calling planner's plan)
+            value = value or "\n".join(a for m in messages for a in _call_arguments(m.get("parts")))
         if value:
             return value
     return ""
@@ -1350,6 +1359,23 @@ def _flat_messages(attributes: Mapping[str, str], prefix: str) -> list[dict[str,
         elif field.startswith("contents.") and field.endswith(".message_content.text"):
             message.setdefault("parts", []).append({"type": "text", "content": value})
     return [by_index[i] for i in sorted(by_index)]
+
+
+def _call_arguments(parts: Any) -> list[str]:
+    """The arguments of a message's tool calls (GenAI ``tool_call`` parts), each as JSON text.
+
+    >>> _call_arguments([{"type": "tool_call", "name": "plan", "arguments": {"steps": []}}])
+    ['{"steps": []}']
+    """
+    out = []
+    for part in parts if isinstance(parts, list) else ():
+        if isinstance(part, dict) and part.get("type") == "tool_call":
+            arguments = part.get("arguments")
+            if isinstance(arguments, dict | list):
+                out.append(json.dumps(arguments))
+            elif isinstance(arguments, str) and arguments:
+                out.append(arguments)
+    return out
 
 
 def _texts(content: Any, parts: Any) -> list[str]:

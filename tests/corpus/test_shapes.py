@@ -1,7 +1,10 @@
 """The detectors still name the labelled step when a few runs are changed in ways that keep
 their labels true (``tests.corpus.shapes``): a plan stated as YAML instead of JSON (its
 arguments still trace a wrong value to its step), steps named only in what an executor's LLM
-call is asked, tool spans named after their call method, errors in other words; a healthy
+call is asked, tool spans named after their call method, errors in other words, a step named
+only in its span's name, agent runs that are roots of their own, a plan answered as a tool
+call's arguments, errors said only by exception events; each second-round transformation
+changes what it says it does (unit tests on a small GenAI trace); a healthy
 LangGraph run renamed to the GenAI conventions (every graph node an ``invoke_agent`` span, the
 nodes that only wrap others folded away) has no finding at all.
 
@@ -10,6 +13,8 @@ The full tables are ``benchmarks/detector_shapes.py``.
 
 from __future__ import annotations
 
+import copy
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -20,12 +25,13 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 from planscope_analyzer import Analyzer
 from planscope_collector.storage import Store
 
 from tests.conftest import Migrated
 from tests.corpus import play, read_labels
-from tests.corpus.shapes import TRANSFORMS, reword, transformed
+from tests.corpus.shapes import HELD_OUT, TRANSFORMS, Span, reword, transformed
 from tests.storage._spans import otlp_to_rows, spans_ipc
 
 MAIN_KINDS = ("runaway_loop", "context_starved", "plan_propagation")
@@ -35,7 +41,13 @@ CASES = (
     ("anonymous_steps", "dev", "etl", "wrong_column"),
     ("tool_call_suffix", "dev", "travel", "loop_tool_in_step"),
     ("errors_reworded", "dev", "travel", "loop_step_varying"),
+    ("step_name_quoted", "dev", "etl", "loop_tool_varying_args"),
+    ("roots_split", "dev", "restock", "loop_across_replans"),
+    ("plan_tool_call", "dev", "restock", "wrong_quantity"),
+    ("errors_as_events", "dev", "restock", "loop_task_varying"),
 )
+"""(transformation, split, agent, scenario): each run once (the first labelled run of its
+split, agent and scenario)."""
 ONCALL = ("convention_genai", "sealed5", "oncall", "healthy")  # a spent split: no oncall in dev
 """Played in a child process: OpenLLMetry's LangChain instrumentor serves one oncall play per
 process (tests/corpus/README.md), and test_corpus.py's LangGraph test has this one's."""
@@ -58,6 +70,113 @@ def test_a_plan_in_a_tool_result_is_data_not_a_plan() -> None:
     after = TRANSFORMS["plan_yaml"]([tool, chat])
     assert after[0]["attributes"]["gen_ai.tool.call.result"] == flights
     assert after[1]["attributes"]["gen_ai.output.messages"].startswith("steps:\n- id: FL1")
+
+
+def _span(span_id: int, parent: int, name: str, attributes: dict[str, str]) -> Span:
+    return {
+        "name": name,
+        "trace_id": 1,
+        "span_id": span_id,
+        "parent_id": parent,
+        "kind": SpanKind.INTERNAL,
+        "start": span_id * 10,
+        "end": span_id * 10 + 5,
+        "status": "UNSET",
+        "description": None,
+        "attributes": attributes,
+        "events": [],
+        "links": [],
+        "resource": None,
+        "scope": None,
+    }
+
+
+PLAN = json.dumps({"steps": [{"id": "pick", "tool": "wms"}, {"id": "ship", "tool": "courier"}]})
+
+
+def _genai_trace() -> list[Span]:
+    """A run, its planner's LLM call answering a JSON plan, a step run with an LLM call and a
+    failed tool call (span ids 1..5)."""
+    op = "gen_ai.operation.name"
+    said = [{"role": "assistant", "parts": [{"type": "text", "content": PLAN}]}]
+    tool = _span(5, 3, "execute_tool wms", {op: "execute_tool", "gen_ai.tool.name": "wms"})
+    tool.update(status="ERROR", description="wms timed out")
+    return [
+        _span(1, 0, "invoke_agent app", {op: "invoke_agent", "gen_ai.agent.name": "app"}),
+        _span(2, 1, "chat m", {op: "chat", "gen_ai.output.messages": json.dumps(said)}),
+        _span(3, 1, "invoke_agent pick", {op: "invoke_agent", "gen_ai.agent.name": "pick"}),
+        _span(4, 3, "chat m", {op: "chat"}),
+        tool,
+    ]
+
+
+def test_each_case_plays_a_run_of_its_own() -> None:
+    assert len({case[1:] for case in CASES}) == len(CASES)  # one trace, one transformation
+
+
+def test_half_of_the_second_round_is_held_out() -> None:
+    second = list(TRANSFORMS)[12:]
+    assert len(second) == 8
+    assert sum(name in HELD_OUT for name in second) == 4
+
+
+def test_a_step_said_only_in_its_span_name() -> None:
+    quoted = TRANSFORMS["step_name_quoted"](_genai_trace())
+    step = next(d for d in quoted if d["span_id"] == 3)
+    assert step["name"] == "workflow step: 'pick'"
+    assert "gen_ai.agent.name" not in step["attributes"]
+    crew = TRANSFORMS["step_name_task_prefix"](_genai_trace())
+    step = next(d for d in crew if d["span_id"] == 3)
+    assert (step["name"], step["attributes"]["gen_ai.agent.name"]) == ("Task: pick", "crew_member")
+    root = next(d for d in crew if d["span_id"] == 1)
+    assert root["name"] == "invoke_agent app"  # the run is no step
+
+
+def test_roots_split_drops_the_run_root_and_keeps_every_other_span() -> None:
+    spans = TRANSFORMS["roots_split"](_genai_trace())
+    assert sorted(d["span_id"] for d in spans) == [2, 3, 4, 5]
+    assert sorted(d["span_id"] for d in spans if not d["parent_id"]) == [2, 3]
+
+
+def test_a_plan_answered_as_a_tool_call_or_as_a_crew_task_list() -> None:
+    spans = TRANSFORMS["plan_tool_call"](_genai_trace())
+    (message,) = json.loads(spans[1]["attributes"]["gen_ai.output.messages"])
+    (part,) = message["parts"]
+    assert (part["type"], part["name"]) == ("tool_call", "submit_plan")
+    assert part["arguments"] == json.loads(PLAN)
+    crew = TRANSFORMS["plan_crew_attribute"](_genai_trace())
+    tasks = json.loads(crew[0]["attributes"]["crewai.crew.tasks"])
+    assert [(t["name"], t["tools"]) for t in tasks] == [
+        ("pick", [{"name": "wms"}]),
+        ("ship", [{"name": "courier"}]),
+    ]
+    assert PLAN not in crew[1]["attributes"]["gen_ai.output.messages"]
+
+
+def test_errors_and_tool_calls_said_only_by_events() -> None:
+    spans = TRANSFORMS["errors_as_events"](_genai_trace())
+    tool = spans[4]
+    assert (tool["status"], tool["description"]) == ("UNSET", None)
+    (event,) = tool["events"]
+    assert (event["name"], event["attributes"]["exception.message"]) == (
+        "exception",
+        "wms timed out",
+    )
+    spans = TRANSFORMS["tool_events"](_genai_trace())
+    assert [d["span_id"] for d in spans] == [1, 2, 3, 4]  # no tool span
+    call, outcome = spans[3]["events"]  # on the LLM call that asked for it
+    assert (call["name"], call["attributes"]["gen_ai.tool.name"]) == ("gen_ai.choice", "wms")
+    assert outcome["attributes"]["exception.message"] == "wms timed out"
+
+
+def test_sdk_traces_are_left_alone_and_kinds_become_internal() -> None:
+    sdk = [_span(1, 0, "run", {"planscope.span.kind": "run"})]
+    sdk[0]["kind"] = SpanKind.SERVER
+    for name in list(TRANSFORMS)[12:]:
+        assert TRANSFORMS[name](copy.deepcopy(sdk)) == sdk, name
+    trace = _genai_trace()
+    trace[1]["kind"] = SpanKind.CLIENT
+    assert {d["kind"] for d in TRANSFORMS["internal_kinds"](trace)} == {SpanKind.INTERNAL}
 
 
 @pytest.mark.integration
