@@ -156,6 +156,15 @@ def test_long_strings_bind_exactly_with_or_without_characters_to_escape(store: S
     assert listed == [{"n": 200}]
 
 
+def test_embedded_arrow_results_are_not_compressed(store: Store) -> None:
+    """In process, the Arrow result is read where it was written: no LZ4 frames to undo."""
+    assert store.embedded
+    table = store.query_arrow(
+        "SELECT getSetting('output_format_arrow_compression_method') AS method"
+    )
+    assert table.to_pylist() == [{"method": "none"}]
+
+
 def test_client_side_formatting_is_refused(store: Store) -> None:
     with pytest.raises(StoreError, match="server-side binding"):
         store.query("SELECT * FROM otel_traces WHERE Project = %(p)s", {"p": "x"})

@@ -632,7 +632,12 @@ class Store:
         """
         params = self._check_parameters(sql, parameters)
         with self._lock, self._translate("query"):
-            return self._connect().query_arrow(sql, parameters=params, use_strings=True)
+            return self._connect().query_arrow(
+                sql,
+                parameters=params,
+                use_strings=True,
+                settings=_IN_PROCESS_ARROW if self.embedded else None,
+            )
 
     def command(self, sql: str, parameters: Mapping[str, Any] | None = None) -> None:
         """Run a statement that returns no rows (DDL, ``OPTIMIZE``, ``ALTER ... DELETE``...).
@@ -661,6 +666,11 @@ class Store:
             for name, value in parameters.items()
         }
 
+
+_IN_PROCESS_ARROW: Mapping[str, str] = {"output_format_arrow_compression_method": "none"}
+"""An embedded store's Arrow results are not compressed: they never leave the process, and
+ClickHouse's default (LZ4 frames, then decompressed by pyarrow) cost 10-20% of the analyzer's
+reads (docs/benchmarks-log.md, 2026-12-04 ``anaspeed7``). A server's results keep its default."""
 
 _PLAIN_MIN = 1024
 ESCAPED_CHARS = ("\\", "'", "`", "\t", "\n")
