@@ -93,16 +93,23 @@ def detect(
 ) -> list[Finding]:
     """Run every detector on one trace; a detector that raises becomes a data-quality finding.
     ``screened``: detector kind → the traces its screen let through (a detector is skipped on
-    the others: they have no findings of its kind).
+    the others: they have no findings of its kind, which the trace's memo records for the
+    rules that ask another detector, see ``detectors._base.memoised``).
 
     >>> detect(TraceData("p", "0" * 32))
     []
     """
     findings: list[Finding] = []
+    todo = []
     for detector in detectors:
         passed = screened.get(detector.kind)
         if passed is not None and trace.trace_id not in passed:
-            continue
+            # the screen's verdict, where a rule asked about this detector looks first
+            # (detectors._base.memoised: plan propagation's explanations)
+            trace._memo[detector.kind] = []
+        else:
+            todo.append(detector)
+    for detector in todo:
         try:
             findings.extend(detector.detect(trace))
         except Exception as exc:  # malformed data must never stop the analysis
