@@ -147,7 +147,10 @@ SETTINGS max_threads = 1
 # SpanModelContextEmpty, 0032's one column per scheduler attribute), never from an attribute
 # map: decompressing SpanAttributes was most of this read's cost, SchedulerAttributes' lookups
 # a third of what was left.
-# In time order (then id) within each trace: detectors name raw spans as evidence in this order.
+# Unordered, as the typed reads: the loader orders the rows it keeps by trace, start and span
+# id (detectors name raw spans as evidence in this order); sorting the whole read here was a
+# third of its CPU once the scheduler attributes were columns (docs/benchmarks-log.md,
+# 2026-12-04 ``anaspeed7``).
 LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, {_STATUS} AS status_code, StatusMessage AS message,
@@ -165,7 +168,6 @@ WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND (TraceId IN (SELECT arrayJoin(splitByChar(',', {{partial:String}})))
        OR (TraceId IN (SELECT arrayJoin(splitByChar(',', {{ambiguous:String}}))) AND empty_context))
-ORDER BY TraceId, Timestamp, SpanId
 """
 
 # What the LLM calls of the traces in {ids:String} were asked (runs that failed without an
