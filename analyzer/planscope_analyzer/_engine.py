@@ -456,11 +456,10 @@ class Analyzer:
         started = time.perf_counter()
         findings: list[Finding] = list(unloadable)
         skip = {f.trace_id for f in unloadable}
-        kinds = [screened.get(d.kind) for d in self.detectors]
-        if all(isinstance(ids, set) for ids in kinds):  # every detector screened: no rule
+        passed = [screened.get(d.kind) for d in self.detectors]
+        if all(isinstance(ids, set) for ids in passed):  # every detector screened: no rule
             # runs on a trace no screen let through (most of a window batch's traces)
-            wanted: set[str] = set().union(*kinds)  # type: ignore[arg-type]
-            skip |= traces.keys() - wanted
+            skip |= traces.keys() - set().union(*(i for i in passed if isinstance(i, set)))
         for trace in traces.values():
             if trace.trace_id not in skip:
                 findings.extend(detect(trace, self.detectors, screened))

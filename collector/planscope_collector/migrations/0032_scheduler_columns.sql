@@ -2,8 +2,9 @@
 --
 -- The analyzer's LOAD_RAW read the ten planscope.scheduler.* attributes of a batch's scheduler
 -- spans as lookups into 0022's SchedulerAttributes map: reading the map column and looking
--- each key up in every selected row (~0.4-0.6 of ~1.3 CPU s of that read in a full pass over
--- 1M spans; docs/benchmarks-log.md, 2026-12-04). They are MATERIALIZED columns now, computed
+-- each key up in every selected row. As columns the read costs 10-20% less (a full pass over
+-- 1M spans; docs/benchmarks-log.md, 2026-12-04 "under 10 CPU s"), and inserts no measurably
+-- more. They are MATERIALIZED columns now, computed
 -- once per span at insert from that map (empty on every span but a scheduler.queue or
 -- scheduler.context_switch span, so the lookups are cheap and the columns take almost no
 -- room). Types are those LOAD_RAW returned: strings ('' when unset), the token counts as
