@@ -93,16 +93,23 @@ def detect(
 ) -> list[Finding]:
     """Run every detector on one trace; a detector that raises becomes a data-quality finding.
     ``screened``: detector kind → the traces its screen let through (a detector is skipped on
-    the others: they have no findings of its kind).
+    the others: they have no findings of its kind, which the trace's memo records for the
+    rules that ask another detector, see ``detectors._base.memoised``).
 
     >>> detect(TraceData("p", "0" * 32))
     []
     """
     findings: list[Finding] = []
+    todo = []
     for detector in detectors:
         passed = screened.get(detector.kind)
         if passed is not None and trace.trace_id not in passed:
-            continue
+            # the screen's verdict, where a rule asked about this detector looks first
+            # (detectors._base.memoised: plan propagation's explanations)
+            trace._memo[detector.kind] = []
+        else:
+            todo.append(detector)
+    for detector in todo:
         try:
             findings.extend(detector.detect(trace))
         except Exception as exc:  # malformed data must never stop the analysis
@@ -249,9 +256,10 @@ class Analyzer:
         ids = sorted(set(trace_ids))
         if len(ids) <= self.batch_traces:
             return self._batch(project, ids, since_ns, write)
-        return self._analyze_in_batches(
-            project, index_traces(self.store, project, ids, since_ns), write, self.batch_traces
-        )
+        with _gc_paused():  # the index's row-less traces too (see analyze_window)
+            return self._analyze_in_batches(
+                project, index_traces(self.store, project, ids, since_ns), write, self.batch_traces
+            )
 
     def analyze_window(
         self,
@@ -263,13 +271,17 @@ class Analyzer:
     ) -> AnalysisResult:
         """Analyse every trace of ``project`` that started in ``[since_ns, until_ns)``."""
         until = until_ns if until_ns is not None else time.time_ns() + 86400 * 10**9
-        return self._analyze_in_batches(
-            project,
-            index_window(self.store, project, since_ns, until),
-            write,
-            self.window_batch_traces,
-            by_time=True,
-        )
+        # The index's row-less traces (tens of thousands of objects with a few empty containers
+        # each) are built without cyclic collection too: with it, the collector's passes over
+        # them cost several times building them (see _gc_paused).
+        with _gc_paused():
+            return self._analyze_in_batches(
+                project,
+                index_window(self.store, project, since_ns, until),
+                write,
+                self.window_batch_traces,
+                by_time=True,
+            )
 
     def changed_traces(
         self,
@@ -444,6 +456,10 @@ class Analyzer:
         started = time.perf_counter()
         findings: list[Finding] = list(unloadable)
         skip = {f.trace_id for f in unloadable}
+        passed = [screened.get(d.kind) for d in self.detectors]
+        if all(isinstance(ids, set) for ids in passed):  # every detector screened: no rule
+            # runs on a trace no screen let through (most of a window batch's traces)
+            skip |= traces.keys() - set().union(*(i for i in passed if isinstance(i, set)))
         for trace in traces.values():
             if trace.trace_id not in skip:
                 findings.extend(detect(trace, self.detectors, screened))

@@ -1138,9 +1138,10 @@ def _flag(table: Any, column: str, trace_ids: set[str]) -> Any:
 
 
 def _take(table: Any, rows: Any, fields: Sequence[str]) -> dict[str, list[Any]]:
-    """The ``rows`` (an Arrow mask; None: all) of an Arrow ``table`` as Python lists: the
-    ``trace_id`` column and ``fields`` (empty: no rows)."""
+    """The ``rows`` (an Arrow mask; None: all) of a ``LOAD_RAW`` result as Python lists, by
+    trace, start and span id: the ``trace_id`` column and ``fields`` (empty: no rows)."""
     picked = table if rows is None else table.filter(rows)
     if picked.num_rows == 0:
         return {}
+    picked = _in_order(picked, "start_ns", "span_id")
     return {f: picked.column(f).to_pylist() for f in ("trace_id", *fields)}

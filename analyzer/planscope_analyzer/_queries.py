@@ -144,10 +144,14 @@ SETTINGS max_threads = 1
 # {partial:String} (spans outside the typed tables: a central scheduler's queue waits and
 # context switches, third-party spans), and the step attempts of the traces in
 # {ambiguous:String} that recorded an explicitly empty context (``[]``), which the typed table
-# cannot tell from no record at all. Both come from columns migration 0022 materialises
-# (SpanModelContextEmpty, SchedulerAttributes: the scheduler spans' own attributes), never from
-# the SpanAttributes map, whose decompression was most of this read's cost.
-# In time order (then id) within each trace: detectors name raw spans as evidence in this order.
+# cannot tell from no record at all. Both come from columns materialised at insert (0022's
+# SpanModelContextEmpty, 0032's one column per scheduler attribute), never from an attribute
+# map: decompressing SpanAttributes was most of this read's cost, SchedulerAttributes' lookups
+# a third of what was left.
+# Unordered, as the typed reads: the loader orders the rows it keeps by trace, start and span
+# id (detectors name raw spans as evidence in this order); sorting the whole read here was a
+# third of its CPU once the scheduler attributes were columns (docs/benchmarks-log.md,
+# 2026-12-04 ``anaspeed7``).
 LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, {_STATUS} AS status_code, StatusMessage AS message,
@@ -155,23 +159,16 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns,
        SpanModelContextEmpty = 1 AS empty_context,
        SpanName IN ('scheduler.queue', 'scheduler.context_switch') AS scheduler,
-       SchedulerAttributes['planscope.scheduler.id'] AS scheduler_id,
-       SchedulerAttributes['planscope.scheduler.policy'] AS policy,
-       SchedulerAttributes['planscope.scheduler.requester'] AS requester,
-       SchedulerAttributes['planscope.scheduler.request_id'] AS request_id,
-       SchedulerAttributes['planscope.scheduler.switch.op'] AS switch_op,
-       SchedulerAttributes['planscope.scheduler.context.hash'] AS context_hash,
-       toInt64OrZero(SchedulerAttributes['planscope.scheduler.context.tokens']) AS context_tokens,
-       SchedulerAttributes['planscope.scheduler.context.saved_hash'] AS saved_hash,
-       toInt64OrZero(SchedulerAttributes['planscope.scheduler.context.saved_tokens'])
-           AS saved_tokens,
-       toInt64OrNull(SchedulerAttributes['planscope.scheduler.overtaken']) AS overtaken
+       SchedulerId AS scheduler_id, SchedulerPolicy AS policy, SchedulerRequester AS requester,
+       SchedulerRequestId AS request_id, SchedulerSwitchOp AS switch_op,
+       SchedulerContextHash AS context_hash, SchedulerContextTokens AS context_tokens,
+       SchedulerSavedHash AS saved_hash, SchedulerSavedTokens AS saved_tokens,
+       SchedulerOvertaken AS overtaken
 FROM otel_traces
 WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND (TraceId IN (SELECT arrayJoin(splitByChar(',', {{partial:String}})))
        OR (TraceId IN (SELECT arrayJoin(splitByChar(',', {{ambiguous:String}}))) AND empty_context))
-ORDER BY TraceId, Timestamp, SpanId
 """
 
 # The spans of the traces in {ids:String} that recorded an exception (OTel's ``exception`` span

@@ -134,7 +134,12 @@ def test_every_trace_loads(suite: tuple[Store, list[str]]) -> None:
     traces = load_traces(store, "default", ids)
     assert sorted(traces) == ids
     assert any(t.raw for t in traces.values())  # the third-party trace's skeleton was read
+    assert any(t.scheduling for t in traces.values())
     assert any(t.attempts and t.plan_steps and t.runs for t in traces.values())
+    for t in traces.values():  # the rules' order, whatever order the store returned them in
+        for rows in (t.raw or [], t.scheduling):
+            starts = [(r.start_ns, r.span_id) for r in rows]
+            assert starts == sorted(starts), t.trace_id
 
 
 def test_a_batch_read_by_time_has_the_rows_of_one_read_by_id(

@@ -93,3 +93,25 @@ def test_context_lost_screen_compares_the_last_save_before_the_restore() -> None
     found = {t.trace_id for t in traces if rule.detect(t)}
     assert found == {"lost"}
     assert rule.screen(batch) == found
+
+
+def test_unmatched_is_the_same_whichever_side_is_larger() -> None:
+    """A left row is matched only by a right row of its own trace with the same key values,
+    whether the hash table is built on the left (smaller) or the right side."""
+    from planscope_analyzer._columns import unmatched
+
+    spans = _table(
+        [{"trace_id": t, "span_id": s} for t in ("a", "b", "c") for s in ("s1", "s2", "s3")]
+    )
+    parents = _table(
+        [
+            {"trace_id": "a", "parent": "s1"},  # in its trace
+            {"trace_id": "b", "parent": "s9"},  # in no trace
+            {"trace_id": "d", "parent": "s2"},  # only in other traces
+        ]
+    )
+    many = pa.concat_tables([parents] * 5)
+    assert parents.num_rows < spans.num_rows < many.num_rows
+    for left in (parents, many):
+        assert unmatched(left, ["parent"], spans, ["span_id"]) == {"b", "d"}
+        assert unmatched(spans, ["span_id"], left, ["parent"]) == {"a", "b", "c"}

@@ -49,6 +49,7 @@ EXPECTED = [
     "0029_typed_columns_unread",
     "0030_observed_plan_markdown",
     "0031_plan_candidates",
+    "0032_scheduler_columns",
 ]
 
 
@@ -400,3 +401,92 @@ def test_0022_raw_columns_hold_the_attributes_the_analyzer_reads_on_old_and_new_
             "SELECT * FROM otel_traces WHERE TraceId = {t:String} LIMIT 1", {"t": after}
         )
         assert "SchedulerAttributes" not in star and "SpanModelContextEmpty" not in star
+
+
+def _scheduler_spans(trace_id: str) -> list[list[object]]:
+    """A queue wait with every attribute, one without an overtake count, a context switch with
+    a non-numeric token count, a restore, and a plain span whose attributes look like a
+    scheduler's (its name is not)."""
+    queue = {A.SCHEDULER_ID: "k1", A.SCHEDULER_POLICY: "fifo", A.SCHEDULER_REQUESTER: "s1"}
+    return [
+        make_span(
+            trace_id=trace_id,
+            name=A.SPAN_SCHEDULER_QUEUE,
+            attrs={**queue, A.SCHEDULER_REQUEST_ID: "r1", A.SCHEDULER_OVERTAKEN: 3},
+        ),
+        make_span(
+            trace_id=trace_id,
+            name=A.SPAN_SCHEDULER_QUEUE,
+            attrs={**queue, A.SCHEDULER_REQUEST_ID: "r2"},
+        ),
+        make_span(
+            trace_id=trace_id,
+            name=A.SPAN_SCHEDULER_CONTEXT_SWITCH,
+            attrs={
+                A.SCHEDULER_SWITCH_OP: A.SWITCH_SAVE,
+                A.SCHEDULER_REQUEST_ID: "r1",
+                A.SCHEDULER_CONTEXT_HASH: "h1",
+                A.SCHEDULER_CONTEXT_TOKENS: "many",
+            },
+        ),
+        make_span(
+            trace_id=trace_id,
+            name=A.SPAN_SCHEDULER_CONTEXT_SWITCH,
+            attrs={
+                A.SCHEDULER_SWITCH_OP: A.SWITCH_RESTORE,
+                A.SCHEDULER_REQUEST_ID: "r1",
+                A.SCHEDULER_CONTEXT_HASH: "h2",
+                A.SCHEDULER_CONTEXT_TOKENS: 7,
+                A.SCHEDULER_SAVED_HASH: "h1",
+                A.SCHEDULER_SAVED_TOKENS: 9,
+            },
+        ),
+        make_span(trace_id=trace_id, name="other", attrs={**queue, A.SCHEDULER_OVERTAKEN: 5}),
+    ]
+
+
+def test_0032_scheduler_columns_hold_the_scheduler_attributes_on_old_and_new_rows(
+    tmp_path: Path,
+) -> None:
+    """0032 on a store with spans: rows stored before it read the ten columns from their
+    expressions, rows stored after carry them, a merge keeps them; each is its scheduler
+    span's attribute ('' / 0 / NULL when unset, 0 for a count that is no number), and nothing
+    on any other span."""
+    old = _migrations_before(tmp_path, "0032")
+    before, after = new_trace_id(), new_trace_id()
+    query = (
+        "SELECT SpanName AS name, SchedulerRequestId AS request, SchedulerId AS id, "
+        "SchedulerPolicy AS policy, SchedulerRequester AS requester, SchedulerSwitchOp AS op, "
+        "SchedulerContextHash AS hash, SchedulerContextTokens AS tokens, "
+        "SchedulerSavedHash AS saved_hash, SchedulerSavedTokens AS saved_tokens, "
+        "SchedulerOvertaken AS overtaken "
+        "FROM otel_traces WHERE TraceId = {t:String} ORDER BY name, request, op"
+    )
+    none = {"id": "", "policy": "", "requester": "", "op": "", "hash": "", "tokens": 0}
+    none |= {"saved_hash": "", "saved_tokens": 0, "overtaken": None}
+    queued = {"id": "k1", "policy": "fifo", "requester": "s1"}
+    expected = [
+        {"name": "other", "request": ""} | none,
+        {"name": A.SPAN_SCHEDULER_CONTEXT_SWITCH, "request": "r1"}
+        | none
+        | {"op": "restore", "hash": "h2", "tokens": 7, "saved_hash": "h1", "saved_tokens": 9},
+        {"name": A.SPAN_SCHEDULER_CONTEXT_SWITCH, "request": "r1"}
+        | none
+        | {"op": "save", "hash": "h1"},
+        {"name": A.SPAN_SCHEDULER_QUEUE, "request": "r1"} | none | queued | {"overtaken": 3},
+        {"name": A.SPAN_SCHEDULER_QUEUE, "request": "r2"} | none | queued,
+    ]
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate(directory=old)
+        s.insert_spans(spans_ipc(_scheduler_spans(before)))
+        assert s.migrate() == [m for m in EXPECTED if m >= "0032"]
+        s.insert_spans(spans_ipc(_scheduler_spans(after)))
+        for trace_id in (before, after):
+            assert s.query(query, {"t": trace_id}) == expected
+        s.command("OPTIMIZE TABLE otel_traces FINAL")
+        for trace_id in (before, after):
+            assert s.query(query, {"t": trace_id}) == expected
+        (star,) = s.query(
+            "SELECT * FROM otel_traces WHERE TraceId = {t:String} LIMIT 1", {"t": after}
+        )
+        assert not [c for c in star if c.startswith("Scheduler")]

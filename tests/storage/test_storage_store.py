@@ -10,6 +10,7 @@ from pathlib import Path
 import planscope
 import planscope_collector.storage as storage
 import pytest
+from clickhouse_connect.driver.binding import must_escape
 from planscope_collector.storage import (
     InvalidDsn,
     MigrationError,
@@ -18,7 +19,7 @@ from planscope_collector.storage import (
     StoreUnavailable,
     open_store,
 )
-from planscope_collector.storage._store import EMBEDDED_SETTINGS, _parse_dsn
+from planscope_collector.storage._store import EMBEDDED_SETTINGS, ESCAPED_CHARS, _parse_dsn
 
 from tests.conftest import Migrated
 
@@ -137,6 +138,31 @@ def test_parameter_binding_with_hostile_strings_returns_exactly_the_rows(store: 
     )
     assert rows == [{"n": 4}]
     assert count(store, "otel_traces") == len(HOSTILE)  # nothing was dropped
+
+
+def test_long_strings_bind_exactly_with_or_without_characters_to_escape(store: Store) -> None:
+    """A long string with nothing to escape skips the driver's per-character escaping; one with
+    any such character, or a short one, goes through it: all bind to exactly the value given."""
+    assert must_escape == ESCAPED_CHARS  # the skip is exact only for what the driver escapes
+    ids = ",".join(new_trace_id() for _ in range(200))
+    for value in [ids, *(ids + c + ids for c in HOSTILE[1:]), "a" * 2000 + "\\", "short"]:
+        rows = store.query("SELECT {v:String} AS v, length({v:String}) AS n", {"v": value})
+        assert rows == [{"v": value, "n": len(value.encode())}], value[-40:]
+    listed = store.query(
+        "SELECT count() AS n FROM (SELECT arrayJoin(splitByChar(',', {ids:String})) AS i) "
+        "WHERE length(i) = 32",
+        {"ids": ids},
+    )
+    assert listed == [{"n": 200}]
+
+
+def test_embedded_arrow_results_are_not_compressed(store: Store) -> None:
+    """In process, the Arrow result is read where it was written: no LZ4 frames to undo."""
+    assert store.embedded
+    table = store.query_arrow(
+        "SELECT getSetting('output_format_arrow_compression_method') AS method"
+    )
+    assert table.to_pylist() == [{"method": "none"}]
 
 
 def test_client_side_formatting_is_refused(store: Store) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from .._model import SEVERITIES, Attempt, Finding, TraceData, unique
@@ -56,6 +56,23 @@ def make_finding(
         detector_version=f"{detector.kind}@{detector.version}",
         identity=identity,
     )
+
+
+def memoised(
+    trace: TraceData, kind: str, rule: Callable[[TraceData], list[Finding]]
+) -> list[Finding]:
+    """``rule``'s findings (of ``kind``) on ``trace``, worked out once per trace: plan
+    propagation asks other detectors whether they explain a failed run. The engine stores there
+    the verdict of a detector's screen too (a trace it clears has no finding of its kind), so a
+    rule asked about a cleared trace does no work.
+
+    >>> memoised(TraceData("p", "t"), "demo", lambda trace: [])
+    []
+    """
+    found: list[Finding] | None = trace._memo.get(kind)
+    if found is None:
+        found = trace._memo[kind] = rule(trace)
+    return list(found)
 
 
 MAX_EVIDENCE = 50

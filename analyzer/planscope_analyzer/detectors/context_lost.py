@@ -15,7 +15,7 @@ from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids
 from .._model import Finding, SchedulerSpan, TraceData
-from ._base import make_finding
+from ._base import make_finding, memoised
 
 KIND = "context_lost"
 
@@ -89,6 +89,9 @@ class ContextLost:
         return trace_ids(restores, own) | trace_ids(pairs, differs)
 
     def detect(self, trace: TraceData) -> list[Finding]:
+        return memoised(trace, KIND, self._detect)  # plan_propagation asks too
+
+    def _detect(self, trace: TraceData) -> list[Finding]:
         switches = sorted(
             (s for s in trace.scheduling if s.name == A.SPAN_SCHEDULER_CONTEXT_SWITCH),
             key=lambda s: s.start_ns,

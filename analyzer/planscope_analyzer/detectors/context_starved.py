@@ -26,7 +26,7 @@ from planscope import semconv as A
 
 from .._columns import BatchColumns, flatten, unmatched
 from .._model import PLANNER, Finding, TraceData
-from ._base import by_start, fmt_keys, make_finding
+from ._base import by_start, fmt_keys, make_finding, memoised
 
 KIND = A.FINDING_CONTEXT_STARVED
 
@@ -94,11 +94,7 @@ class ContextStarved:
         return unmatched(pairs, ["row", "key"], given, ["row", "key"])
 
     def detect(self, trace: TraceData) -> list[Finding]:
-        # Memoised per trace: plan_propagation asks for the starved steps too.
-        found: list[Finding] | None = trace._memo.get(KIND)
-        if found is None:
-            found = trace._memo[KIND] = self._detect(trace)
-        return list(found)
+        return memoised(trace, KIND, self._detect)  # plan_propagation asks too
 
     def _detect(self, trace: TraceData) -> list[Finding]:
         if not any(a.context_recorded for a in trace.attempts):

@@ -14,7 +14,7 @@ from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids
 from .._model import Attempt, Finding, TraceData, ancestors
-from ._base import by_start, make_finding
+from ._base import by_start, make_finding, memoised
 
 KIND = A.FINDING_IRREVERSIBLE_AFTER_FAILURE
 
@@ -85,6 +85,9 @@ class IrreversibleAfterFailure:
         return trace_ids(both, pc.less_equal(both.column("end_min"), both.column("start_ns_max")))
 
     def detect(self, trace: TraceData) -> list[Finding]:
+        return memoised(trace, KIND, self._detect)  # plan_propagation asks too
+
+    def _detect(self, trace: TraceData) -> list[Finding]:
         attempt_of = {a.span_id: a for a in trace.attempts}
         actions: list[tuple[int, str, str, Attempt | None, str]] = []  # start, step, span, ...
         for t in trace.tools:

@@ -56,7 +56,7 @@ from planscope import semconv as A
 
 from .._columns import BatchColumns, repeated, trace_ids
 from .._model import Attempt, Finding, ToolCall, TraceData
-from ._base import by_start, make_finding
+from ._base import by_start, make_finding, memoised
 
 KIND = A.FINDING_RUNAWAY_LOOP
 MIN_REPEATS = 3
@@ -133,11 +133,7 @@ class RunawayLoop:
         return out
 
     def detect(self, trace: TraceData) -> list[Finding]:
-        # Memoised per trace: plan_propagation asks whether a loop explains a failed run.
-        found: list[Finding] | None = trace._memo.get(KIND)
-        if found is None:
-            found = trace._memo[KIND] = self._detect(trace)
-        return list(found)
+        return memoised(trace, KIND, self._detect)  # plan_propagation asks too
 
     def _detect(self, trace: TraceData) -> list[Finding]:
         # Every rule needs several failures or a failed run; most traces have none (a cheap exit).

@@ -23,7 +23,7 @@ from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids
 from .._model import PLANNER, Finding, PlanStep, TraceData, parse_json_object
-from ._base import make_finding
+from ._base import make_finding, memoised
 
 KIND = A.FINDING_UNBOUNDED_REPLAN
 MIN_IDENTICAL_REPLANS = 2
@@ -108,6 +108,9 @@ class UnboundedReplan:
         return out | trace_ids(over, pc.greater(replans, over.column("limit")))
 
     def detect(self, trace: TraceData) -> list[Finding]:
+        return memoised(trace, KIND, self._detect)  # plan_propagation asks too
+
+    def _detect(self, trace: TraceData) -> list[Finding]:
         findings = []
         max_replans = trace.budget_limit("max_replans")
         by_plan: dict[str, dict[int, list[PlanStep]]] = {}

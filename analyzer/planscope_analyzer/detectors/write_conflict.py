@@ -17,7 +17,7 @@ from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids
 from .._model import PLANNER, Finding, TraceData, ancestors
-from ._base import make_finding
+from ._base import make_finding, memoised
 
 KIND = A.FINDING_WRITE_CONFLICT
 
@@ -103,11 +103,7 @@ class WriteConflict:
         )
 
     def detect(self, trace: TraceData) -> list[Finding]:
-        # Memoised per trace: plan_propagation asks whether there is a conflict too.
-        found: list[Finding] | None = trace._memo.get(KIND)
-        if found is None:
-            found = trace._memo[KIND] = self._detect(trace)
-        return list(found)
+        return memoised(trace, KIND, self._detect)  # plan_propagation asks too
 
     def _detect(self, trace: TraceData) -> list[Finding]:
         writes = [

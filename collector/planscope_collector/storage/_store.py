@@ -632,7 +632,12 @@ class Store:
         """
         params = self._check_parameters(sql, parameters)
         with self._lock, self._translate("query"):
-            return self._connect().query_arrow(sql, parameters=params, use_strings=True)
+            return self._connect().query_arrow(
+                sql,
+                parameters=params,
+                use_strings=True,
+                settings=_IN_PROCESS_ARROW if self.embedded else None,
+            )
 
     def command(self, sql: str, parameters: Mapping[str, Any] | None = None) -> None:
         """Run a statement that returns no rows (DDL, ``OPTIMIZE``, ``ALTER ... DELETE``...).
@@ -654,7 +659,40 @@ class Store:
                 f"parameters {unused} have no {{name:Type}} placeholder in the query; only "
                 f"server-side binding is allowed"
             )
-        return dict(parameters)
+        return {
+            name: _Unescaped(value)
+            if isinstance(value, str) and len(value) > _PLAIN_MIN and not _ESCAPED.search(value)
+            else value
+            for name, value in parameters.items()
+        }
+
+
+_IN_PROCESS_ARROW: Mapping[str, str] = {"output_format_arrow_compression_method": "none"}
+"""An embedded store's Arrow results are not compressed: they never leave the process, and
+ClickHouse's default (LZ4 frames, then decompressed by pyarrow) cost 10-20% of the analyzer's
+reads (docs/benchmarks-log.md, 2026-12-04 ``anaspeed7``). A server's results keep its default."""
+
+_PLAIN_MIN = 1024
+ESCAPED_CHARS = ("\\", "'", "`", "\t", "\n")
+"""What the driver escapes in a bound string (``clickhouse_connect.driver.binding.must_escape``;
+its ``escape_str`` takes one generator step per character: ~0.3 CPU s of a full analyzer pass
+over 1M spans went to its comma-joined trace id lists)."""
+_ESCAPED = re.compile("|".join(map(re.escape, ESCAPED_CHARS)))
+
+
+@dataclass(frozen=True)
+class _Unescaped:
+    """A long string parameter in which the driver would escape nothing: bound as it is (the
+    driver binds a value of a type it does not know by ``str``), without the per-character walk.
+
+    >>> str(_Unescaped("5b8e,0af7"))
+    '5b8e,0af7'
+    """
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def open_store(dsn: str, *, database: str | None = None) -> Store:
