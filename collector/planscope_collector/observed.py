@@ -505,6 +505,8 @@ class _Said:
     carried: dict[str, set[str]]
     index: _Carriers
     tools: set[str]
+    called: Callable[[Any], str]
+    """The tool called in the trace that a name names (:func:`_called`)."""
 
     def planner(self, n: SpanNode) -> str:
         """Who answered: the agent run itself, else the one its call is in ("": none)."""
@@ -530,14 +532,21 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
             asked.setdefault(owner, {})[n.request] = None
         if n.kind == A.KIND_TOOL and n.answer and (owner := enclosing(n.span_id)) is not None:
             made.setdefault(owner, []).append(n.answer)
+    used: dict[str, set[str]] = {}
+    if not asked:  # an attempt that records nothing it was asked carries the tools it called
+        for n in by_start:
+            if n.kind == A.KIND_TOOL and n.tool and (owner := enclosing(n.span_id)) is not None:
+                used.setdefault(owner, set()).update({n.tool, _bare(n.tool)})
     carried = {
-        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id]))) if asked else {a.step_name}
+        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id])))
+        if asked
+        else {a.step_name, *used.get(a.span_id, ())}
         for a in attempts
         if a.span_id in asked or not asked
     }
     index = _Carriers([a for a in attempts if a.span_id in carried], carried)
     tools = {n.tool for n in by_start if n.kind == A.KIND_TOOL and n.tool}
-    return _Said(nodes, enclosing, by_start, asked, made, carried, index, tools)
+    return _Said(nodes, enclosing, by_start, asked, made, carried, index, tools, _called(tools))
 
 
 def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
@@ -563,7 +572,7 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
             continue  # the plan's own agent run already stated it
         asked = n.request if n.kind == A.KIND_LLM else "\n".join(said.asked.get(n.span_id, {}))
         data = set(_WORD.findall(asked)) - named
-        steps = _step_names(_untemplated(text), data, said.later(n, above, me))
+        steps = _step_names(_untemplated(text), data, said.later(n, above, me), said.called)
         if len(steps) < (2 if not out else 1):
             continue
         who = me
@@ -608,10 +617,13 @@ _NUMBERING = re.compile(r"[ \t]+\d+[ \t]*[:.)]")
 """After a word that numbers a list item (``Step 2:``, ``Task 3.``): the word is no name."""
 
 
-def _step_names(text: str, data: set[str], later: _Later) -> list[tuple[str, int]]:
+def _step_names(
+    text: str, data: set[str], later: _Later, called: Callable[[Any], str]
+) -> list[tuple[str, int]]:
     """The step names of an answer and where each first stands in it (:func:`read_plans`): a
     name some later attempt carries, and none that carries an earlier step name (a word that
-    numbers items, ``Step 1:``, is none)."""
+    numbers items, ``Step 1:``, is none); tools the attempts called name their items' labels
+    (:func:`_labelled`)."""
     out: list[tuple[str, int]] = []
     seen: set[str] = set()
     for m in _WORD.finditer(text):
@@ -621,7 +633,7 @@ def _step_names(text: str, data: set[str], later: _Later) -> list[tuple[str, int
         seen.add(name)
         if later.carry(name) and not any(later.carry(name, step) for step, _ in out):
             out.append((name, m.start()))
-    return _listed_like(text, out, data)
+    return _listed_like(text, _labelled(text, out, called), data)
 
 
 _Postings = tuple[list[int], list[int]]
@@ -732,6 +744,39 @@ def _listed_like(text: str, found: list[tuple[str, int]], data: set[str]) -> lis
     return sorted(found + list(more.values()), key=lambda f: f[1])
 
 
+_ITEM_LABEL = re.compile(
+    rf"(?m)^[ \t]*(?:[A-Za-z]+[ \t]+)?\d+[ \t]*[^\w\s]*[ \t]*({_WORD.pattern})[ \t]*:"
+)
+"""A numbered item's label: the name after its number and before a colon (``Step 2 — pick:``,
+``1. pick:``, ``Task 3) pick:``)."""
+
+
+def _labelled(
+    text: str, steps: list[tuple[str, int]], called: Callable[[Any], str]
+) -> list[tuple[str, int]]:
+    r"""Steps found by the tools their attempts called (every name a tool called in the trace,
+    :func:`_called`), each named instead by the label of the numbered item it stands in
+    (:data:`_ITEM_LABEL`: the last label before it, after the step before it), when every step
+    has one and they are distinct names, none a tool: a plan whose items name the tool they
+    call (``Step 1 — find: ...`` then ``Call search with ...``). Else the steps as found.
+
+    >>> text = "Step 1 — find: look\nCall A-search\nStep 2 — pay: buy\nCall A-charge"
+    >>> _labelled(text, [("search", 27), ("charge", 61)], _called({"A-search", "A-charge"}))
+    [('find', 9), ('pay', 43)]
+    """
+    if not steps or not all(called(name) for name, _ in steps):
+        return steps
+    out: list[tuple[str, int]] = []
+    after = 0
+    for name, at in steps:
+        labels = list(_ITEM_LABEL.finditer(text, after, at))
+        if not labels or called(label := labels[-1].group(1)):
+            return steps
+        out.append((label, labels[-1].start(1)))
+        after = at + len(name)
+    return out if len({name for name, _ in out}) == len(out) else steps
+
+
 def _run_on(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tuple[str, int]]:
     """The step names found, and the names that continue them when they stand one after the
     other on one line with the same short separator and no letter in it (``", "`` in
@@ -758,11 +803,12 @@ def _read_plan(span_id: str, said: str, steps: list[tuple[str, int]], tools: set
     places: each step's tool and arguments from its part of the text (up to the next step's
     name)."""
     decoder = json.JSONDecoder()
+    called = _called(tools)
     objects = []
     for i, (name, start) in enumerate(steps):
         end = steps[i + 1][1] if i + 1 < len(steps) else len(said)
         part = said[start + len(name) : end]
-        tool = next((w for w in _WORD.findall(part) if w in tools), "")
+        tool = next((t for w in _WORD.findall(part) if (t := called(w))), "")
         args: Any = None
         for brace in re.finditer(r"\{", part):
             try:
@@ -1068,19 +1114,47 @@ def _plan_of(
 def _called(tools: set[str]) -> Callable[[Any], str]:
     """The tool called in the trace that a plan's value names: the same name, else the same
     letters and digits whatever their case and separators (a plan's ``venue_search`` for the
-    component ``VenueSearch``, as a framework names a component's tool); '' when none.
+    component ``VenueSearch``, as a framework names a component's tool), else the one tool
+    whose bare name (:func:`_bare`) is that (a plugin's function ``Billing-pay`` for ``pay``);
+    '' when none.
 
     >>> _called({"VenueSearch", "pay"})("venue_search"), _called({"pay"})(7)
     ('VenueSearch', '')
+    >>> _called({"Billing-pay", "Billing-refund"})("pay"), _called({"A-pay", "B-pay"})("pay")
+    ('Billing-pay', '')
     """
-    squashed = {re.sub(r"[\W_]", "", t).lower(): t for t in tools}
+    squashed = {_squash(t): t for t in tools}
+    bare: dict[str, set[str]] = {}
+    for t in tools:
+        bare.setdefault(_squash(_bare(t)), set()).add(t)
 
     def called(value: Any) -> str:
         if not isinstance(value, str):
             return ""
-        return value if value in tools else squashed.get(re.sub(r"[\W_]", "", value).lower(), "")
+        if value in tools:
+            return value
+        key = _squash(value)
+        if key in squashed:
+            return squashed[key]
+        named = bare.get(key, set())
+        return next(iter(named)) if len(named) == 1 else ""
 
     return called
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[\W_]", "", name).lower()
+
+
+def _bare(tool: str) -> str:
+    """A tool's name without its namespace: the part after the last ``-``, ``.``, ``:`` or
+    ``__`` (a plugin's, toolkit's or server's name: Semantic Kernel's ``Plugin-function``, an
+    MCP client's ``server__tool``).
+
+    >>> _bare("Billing-pay"), _bare("mcp__files__read"), _bare("pay")
+    ('pay', 'read', 'pay')
+    """
+    return re.split(r"__|[-.:]", tool)[-1] or tool
 
 
 _YAML_LIST_ITEM = re.compile(r"(?m)^\s*- [\w-]+:")
