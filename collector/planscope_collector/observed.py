@@ -801,14 +801,15 @@ def _run_on(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tup
 def _read_plan(span_id: str, said: str, steps: list[tuple[str, int]], tools: set[str]) -> ReadPlan:
     """The plan a planner said (``said``, :func:`read_plans`) with its step names at these
     places: each step's tool and arguments from its part of the text (up to the next step's
-    name)."""
+    name; its tool also its name, when a tool called in the trace is so named)."""
     decoder = json.JSONDecoder()
     called = _called(tools)
     objects = []
     for i, (name, start) in enumerate(steps):
         end = steps[i + 1][1] if i + 1 < len(steps) else len(said)
         part = said[start + len(name) : end]
-        tool = next((t for w in _WORD.findall(part) if (t := called(w))), "")
+        # a step named by the tool it calls (found by the tools attempts called) calls it
+        tool = next((t for w in [name, *_WORD.findall(part)] if (t := called(w))), "")
         args: Any = None
         for brace in re.finditer(r"\{", part):
             try:
