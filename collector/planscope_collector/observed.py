@@ -35,8 +35,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   revision that repeats done items keeps their ids); else (:func:`read_plans`) the names a
   planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
   calls the run made) lists that executor attempts started after it carry (what they were
-  asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON,
-  prose, one tool call per step);
+  asked; when no attempt records that, their own names and the tools they called, a tool
+  with a namespace also by its bare name), in the answer's order, whatever its syntax (a
+  markdown list, arrow lines, JSON, prose, one tool call per step); steps found by the tools
+  their numbered items name are named by the items' labels (``Step 2 — pick:``);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
@@ -458,7 +460,8 @@ def read_plans(
     an agent run, after the arguments of the tool calls it made, in call order: a planner that
     states its plan through tool calls, also with no answer text) lists names; its **steps** are
     the names that executor attempts started after it ended carry (what their LLM calls were
-    asked; when no attempt's calls record what they were asked, the attempt's own name), in the
+    asked; when no attempt's calls record what they were asked, the attempt's own name and the
+    tools called in it, also by their bare names: :func:`_bare`), in the
     order the answer lists them: scanning the answer, a name is a new step when the attempts
     carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
     word carried by the same attempts is that step's detail; a word several steps' attempts
@@ -466,8 +469,10 @@ def read_plans(
     nor is template syntax (``{{ step }}``, ``{% for %}``: :func:`_untemplated`).
     The first plan needs two steps; a later answer of the same planner (the same agent, or a
     bare LLM call like the first) is a re-plan with at least one. Runs of the planner's own
-    agent are not executor attempts. A step's tool is the first tool called in the trace that
-    its part of the answer names, its arguments the first JSON object there.
+    agent are not executor attempts. Steps found by the tools called are named by the labels
+    of the numbered items they stand in (:func:`_labelled`). A step's tool is the first tool
+    called in the trace that its part of the answer names (:func:`_called`), its arguments the
+    first JSON object there.
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
@@ -494,8 +499,8 @@ class _Said:
     """What the plan readers (:func:`structured_plans`, :func:`read_plans`) read of one trace,
     gathered once: its spans in start order, what each executor attempt was asked and the
     arguments of the tool calls it made, the names each attempt carries (what it was told;
-    when no attempt's calls record what they were asked, its own name), indexed
-    (:class:`_Carriers`), and the tools called."""
+    when no attempt's calls record what they were asked, its own name and the tools called in
+    it), indexed (:class:`_Carriers`), and the tools called."""
 
     nodes: Mapping[str, SpanNode]
     enclosing: Callable[[str], str | None]
@@ -577,7 +582,7 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
             continue
         who = me
         named.update(name for name, _ in steps)
-        out.append(_read_plan(n.span_id, text, steps, said.tools))
+        out.append(_read_plan(n.span_id, text, steps, said.called))
         stated.add(n.span_id)
     return tuple(out)
 
@@ -798,12 +803,13 @@ def _run_on(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tup
     return ordered + [(n, a) for n, a, _ in more]
 
 
-def _read_plan(span_id: str, said: str, steps: list[tuple[str, int]], tools: set[str]) -> ReadPlan:
+def _read_plan(
+    span_id: str, said: str, steps: list[tuple[str, int]], called: Callable[[Any], str]
+) -> ReadPlan:
     """The plan a planner said (``said``, :func:`read_plans`) with its step names at these
     places: each step's tool and arguments from its part of the text (up to the next step's
     name; its tool also its name, when a tool called in the trace is so named)."""
     decoder = json.JSONDecoder()
-    called = _called(tools)
     objects = []
     for i, (name, start) in enumerate(steps):
         end = steps[i + 1][1] if i + 1 < len(steps) else len(said)
@@ -1144,13 +1150,13 @@ def _called(tools: set[str]) -> Callable[[Any], str]:
 
 
 def _squash(name: str) -> str:
+    """A name's letters and digits, lower case (``VenueSearch`` and ``venue_search`` alike)."""
     return re.sub(r"[\W_]", "", name).lower()
 
 
 def _bare(tool: str) -> str:
     """A tool's name without its namespace: the part after the last ``-``, ``.``, ``:`` or
-    ``__`` (a plugin's, toolkit's or server's name: Semantic Kernel's ``Plugin-function``, an
-    MCP client's ``server__tool``).
+    ``__`` (a plugin's, toolkit's or server's name: ``Plugin-function``, ``server__tool``).
 
     >>> _bare("Billing-pay"), _bare("mcp__files__read"), _bare("pay")
     ('pay', 'read', 'pay')
