@@ -673,8 +673,10 @@ def told_nothing(answer: str, calls: list[list[str]], failed: bool = False) -> l
     """A grouping root, a planner agent run answering ``answer``, and one executor agent run per
     entry of ``calls`` calling those tools; no LLM call records what it was asked (a framework
     that writes no message content)."""
-    spans = [node("root", "", "other", 0), node("p", "root", "step", 1, step_name="planner")]
-    spans[-1] = replace(spans[-1], answer=answer, duration_ns=1)
+    spans = [
+        node("root", "", "other", 0),
+        node("p", "root", "step", 1, step_name="planner", answer=answer, duration_ns=1),
+    ]
     for i, tools in enumerate(calls):
         e = f"e{i}"
         spans += [
