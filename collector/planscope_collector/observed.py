@@ -35,8 +35,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   revision that repeats done items keeps their ids); else (:func:`read_plans`) the names a
   planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
   calls the run made) lists that executor attempts started after it carry (what they were
-  asked), in the answer's order, whatever its syntax (a markdown list, arrow lines, JSON,
-  prose, one tool call per step);
+  asked; when no attempt records that, their own names and the tools they called, a tool
+  with a namespace also by its bare name), in the answer's order, whatever its syntax (a
+  markdown list, arrow lines, JSON, prose, one tool call per step); steps found by the tools
+  their numbered items name are named by the items' labels (``Step 2 — pick:``);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else its
   step name names exactly one plan step's id as a whole word (a span named after its step in
@@ -466,7 +468,8 @@ def read_plans(
     an agent run, after the arguments of the tool calls it made, in call order: a planner that
     states its plan through tool calls, also with no answer text) lists names; its **steps** are
     the names that executor attempts started after it ended carry (what their LLM calls were
-    asked; when no attempt's calls record what they were asked, the attempt's own name), in the
+    asked; when no attempt's calls record what they were asked, the attempt's own name and the
+    tools called in it, also by their bare names: :func:`_bare`), in the
     order the answer lists them: scanning the answer, a name is a new step when the attempts
     carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
     word carried by the same attempts is that step's detail; a word several steps' attempts
@@ -474,8 +477,10 @@ def read_plans(
     nor is template syntax (``{{ step }}``, ``{% for %}``: :func:`_untemplated`).
     The first plan needs two steps; a later answer of the same planner (the same agent, or a
     bare LLM call like the first) is a re-plan with at least one. Runs of the planner's own
-    agent are not executor attempts. A step's tool is the first tool called in the trace that
-    its part of the answer names, its arguments the first JSON object there.
+    agent are not executor attempts. Steps found by the tools called are named by the labels
+    of the numbered items they stand in (:func:`_labelled`). A step's tool is the first tool
+    called in the trace that its part of the answer names (:func:`_called`), its arguments the
+    first JSON object there.
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
@@ -502,8 +507,8 @@ class _Said:
     """What the plan readers (:func:`structured_plans`, :func:`read_plans`) read of one trace,
     gathered once: its spans in start order, what each executor attempt was asked and the
     arguments of the tool calls it made, the names each attempt carries (what it was told;
-    when no attempt's calls record what they were asked, its own name), indexed
-    (:class:`_Carriers`), and the tools called."""
+    when no attempt's calls record what they were asked, its own name and the tools called in
+    it), indexed (:class:`_Carriers`), and the tools called."""
 
     nodes: Mapping[str, SpanNode]
     enclosing: Callable[[str], str | None]
@@ -513,6 +518,8 @@ class _Said:
     carried: dict[str, set[str]]
     index: _Carriers
     tools: set[str]
+    called: Callable[[Any], str]
+    """The tool called in the trace that a name names (:func:`_called`)."""
 
     def planner(self, n: SpanNode) -> str:
         """Who answered: the agent run itself, else the one its call is in ("": none)."""
@@ -538,14 +545,21 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
             asked.setdefault(owner, {})[n.request] = None
         if n.kind == A.KIND_TOOL and n.answer and (owner := enclosing(n.span_id)) is not None:
             made.setdefault(owner, []).append(n.answer)
+    used: dict[str, set[str]] = {}
+    if not asked:  # an attempt that records nothing it was asked carries the tools it called
+        for n in by_start:
+            if n.kind == A.KIND_TOOL and n.tool and (owner := enclosing(n.span_id)) is not None:
+                used.setdefault(owner, set()).update({n.tool, _bare(n.tool)})
     carried = {
-        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id]))) if asked else {a.step_name}
+        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id])))
+        if asked
+        else {a.step_name, *used.get(a.span_id, ())}
         for a in attempts
         if a.span_id in asked or not asked
     }
     index = _Carriers([a for a in attempts if a.span_id in carried], carried)
     tools = {n.tool for n in by_start if n.kind == A.KIND_TOOL and n.tool}
-    return _Said(nodes, enclosing, by_start, asked, made, carried, index, tools)
+    return _Said(nodes, enclosing, by_start, asked, made, carried, index, tools, _called(tools))
 
 
 def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
@@ -571,12 +585,12 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
             continue  # the plan's own agent run already stated it
         asked = n.request if n.kind == A.KIND_LLM else "\n".join(said.asked.get(n.span_id, {}))
         data = set(_WORD.findall(asked)) - named
-        steps = _step_names(_untemplated(text), data, said.later(n, above, me))
+        steps = _step_names(_untemplated(text), data, said.later(n, above, me), said.called)
         if len(steps) < (2 if not out else 1):
             continue
         who = me
         named.update(name for name, _ in steps)
-        out.append(_read_plan(n.span_id, text, steps, said.tools))
+        out.append(_read_plan(n.span_id, text, steps, said.called))
         stated.add(n.span_id)
     return tuple(out)
 
@@ -616,10 +630,13 @@ _NUMBERING = re.compile(r"[ \t]+\d+[ \t]*[:.)]")
 """After a word that numbers a list item (``Step 2:``, ``Task 3.``): the word is no name."""
 
 
-def _step_names(text: str, data: set[str], later: _Later) -> list[tuple[str, int]]:
+def _step_names(
+    text: str, data: set[str], later: _Later, called: Callable[[Any], str]
+) -> list[tuple[str, int]]:
     """The step names of an answer and where each first stands in it (:func:`read_plans`): a
     name some later attempt carries, and none that carries an earlier step name (a word that
-    numbers items, ``Step 1:``, is none)."""
+    numbers items, ``Step 1:``, is none); tools the attempts called name their items' labels
+    (:func:`_labelled`)."""
     out: list[tuple[str, int]] = []
     seen: set[str] = set()
     for m in _WORD.finditer(text):
@@ -629,7 +646,7 @@ def _step_names(text: str, data: set[str], later: _Later) -> list[tuple[str, int
         seen.add(name)
         if later.carry(name) and not any(later.carry(name, step) for step, _ in out):
             out.append((name, m.start()))
-    return _listed_like(text, out, data)
+    return _listed_like(text, _labelled(text, out, called), data)
 
 
 _Postings = tuple[list[int], list[int]]
@@ -740,6 +757,39 @@ def _listed_like(text: str, found: list[tuple[str, int]], data: set[str]) -> lis
     return sorted(found + list(more.values()), key=lambda f: f[1])
 
 
+_ITEM_LABEL = re.compile(
+    rf"(?m)^[ \t]*(?:[A-Za-z]+[ \t]+)?\d+[ \t]*[^\w\s]*[ \t]*({_WORD.pattern})[ \t]*:"
+)
+"""A numbered item's label: the name after its number and before a colon (``Step 2 — pick:``,
+``1. pick:``, ``Task 3) pick:``)."""
+
+
+def _labelled(
+    text: str, steps: list[tuple[str, int]], called: Callable[[Any], str]
+) -> list[tuple[str, int]]:
+    r"""Steps found by the tools their attempts called (every name a tool called in the trace,
+    :func:`_called`), each named instead by the label of the numbered item it stands in
+    (:data:`_ITEM_LABEL`: the last label before it, after the step before it), when every step
+    has one and they are distinct names, none a tool: a plan whose items name the tool they
+    call (``Step 1 — find: ...`` then ``Call search with ...``). Else the steps as found.
+
+    >>> text = "Step 1 — find: look\nCall A-search\nStep 2 — pay: buy\nCall A-charge"
+    >>> _labelled(text, [("search", 27), ("charge", 61)], _called({"A-search", "A-charge"}))
+    [('find', 9), ('pay', 43)]
+    """
+    if not steps or not all(called(name) for name, _ in steps):
+        return steps
+    out: list[tuple[str, int]] = []
+    after = 0
+    for name, at in steps:
+        labels = list(_ITEM_LABEL.finditer(text, after, at))
+        if not labels or called(label := labels[-1].group(1)):
+            return steps
+        out.append((label, labels[-1].start(1)))
+        after = at + len(name)
+    return out if len({name for name, _ in out}) == len(out) else steps
+
+
 def _run_on(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tuple[str, int]]:
     """The step names found, and the names that continue them when they stand one after the
     other on one line with the same short separator and no letter in it (``", "`` in
@@ -761,16 +811,19 @@ def _run_on(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tup
     return ordered + [(n, a) for n, a, _ in more]
 
 
-def _read_plan(span_id: str, said: str, steps: list[tuple[str, int]], tools: set[str]) -> ReadPlan:
+def _read_plan(
+    span_id: str, said: str, steps: list[tuple[str, int]], called: Callable[[Any], str]
+) -> ReadPlan:
     """The plan a planner said (``said``, :func:`read_plans`) with its step names at these
     places: each step's tool and arguments from its part of the text (up to the next step's
-    name)."""
+    name; its tool also its name, when a tool called in the trace is so named)."""
     decoder = json.JSONDecoder()
     objects = []
     for i, (name, start) in enumerate(steps):
         end = steps[i + 1][1] if i + 1 < len(steps) else len(said)
         part = said[start + len(name) : end]
-        tool = next((w for w in _WORD.findall(part) if w in tools), "")
+        # a step named by the tool it calls (found by the tools attempts called) calls it
+        tool = next((t for w in [name, *_WORD.findall(part)] if (t := called(w))), "")
         args: Any = None
         for brace in re.finditer(r"\{", part):
             try:
@@ -1076,19 +1129,47 @@ def _plan_of(
 def _called(tools: set[str]) -> Callable[[Any], str]:
     """The tool called in the trace that a plan's value names: the same name, else the same
     letters and digits whatever their case and separators (a plan's ``venue_search`` for the
-    component ``VenueSearch``, as a framework names a component's tool); '' when none.
+    component ``VenueSearch``, as a framework names a component's tool), else the one tool
+    whose bare name (:func:`_bare`) is that (a plugin's function ``Billing-pay`` for ``pay``);
+    '' when none.
 
     >>> _called({"VenueSearch", "pay"})("venue_search"), _called({"pay"})(7)
     ('VenueSearch', '')
+    >>> _called({"Billing-pay", "Billing-refund"})("pay"), _called({"A-pay", "B-pay"})("pay")
+    ('Billing-pay', '')
     """
-    squashed = {re.sub(r"[\W_]", "", t).lower(): t for t in tools}
+    squashed = {_squash(t): t for t in tools}
+    bare: dict[str, set[str]] = {}
+    for t in tools:
+        bare.setdefault(_squash(_bare(t)), set()).add(t)
 
     def called(value: Any) -> str:
         if not isinstance(value, str):
             return ""
-        return value if value in tools else squashed.get(re.sub(r"[\W_]", "", value).lower(), "")
+        if value in tools:
+            return value
+        key = _squash(value)
+        if key in squashed:
+            return squashed[key]
+        named = bare.get(key, set())
+        return next(iter(named)) if len(named) == 1 else ""
 
     return called
+
+
+def _squash(name: str) -> str:
+    """A name's letters and digits, lower case (``VenueSearch`` and ``venue_search`` alike)."""
+    return re.sub(r"[\W_]", "", name).lower()
+
+
+def _bare(tool: str) -> str:
+    """A tool's name without its namespace: the part after the last ``-``, ``.``, ``:`` or
+    ``__`` (a plugin's, toolkit's or server's name: ``Plugin-function``, ``server__tool``).
+
+    >>> _bare("Billing-pay"), _bare("mcp__files__read"), _bare("pay")
+    ('pay', 'read', 'pay')
+    """
+    return re.split(r"__|[-.:]", tool)[-1] or tool
 
 
 _YAML_LIST_ITEM = re.compile(r"(?m)^\s*- [\w-]+:")

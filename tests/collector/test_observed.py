@@ -667,3 +667,76 @@ def test_template_syntax_in_a_planners_answer_names_no_step() -> None:
     ]
     (plan,) = bind(spans, []).read_plans
     assert [s.step_id for s in plan.steps] == ["lookup", "refund"]
+
+
+def told_nothing(answer: str, calls: list[list[str]], failed: bool = False) -> list[SpanNode]:
+    """A grouping root, a planner agent run answering ``answer``, and one executor agent run per
+    entry of ``calls`` calling those tools; no LLM call records what it was asked (a framework
+    that writes no message content)."""
+    spans = [
+        node("root", "", "other", 0),
+        node("p", "root", "step", 1, step_name="planner", answer=answer, duration_ns=1),
+    ]
+    for i, tools in enumerate(calls):
+        e = f"e{i}"
+        spans += [
+            node(e, "root", "step", 10 + 10 * i, step_name="executor"),
+            node(f"{e}l", e, "llm", 11 + 10 * i),
+        ]
+        spans += [
+            node(f"{e}t{j}", e, "tool", 12 + 10 * i + j, tool=tool, failed=failed)
+            for j, tool in enumerate(tools)
+        ]
+    return spans
+
+
+ITEMS = (
+    'Order 7, revision 1.\n\nStep 1 — lookup: Find the order\nCall lookup_order with order="7"\n\n'
+    'Step 2 — refund: Pay it back\nCall issue_refund with order="7", amount="<lookup>"'
+)
+
+
+def test_executors_told_nothing_carry_the_tools_they_called_by_their_bare_names() -> None:
+    # the tools are called with a plugin's name before theirs; the items name them bare and
+    # are labelled "Step N — label:": the labels are the step ids
+    spans = told_nothing(ITEMS, [["Orders-lookup_order"], ["Orders-issue_refund", "Orders-poll"]])
+    b = bind(spans, [])
+    (plan,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in plan.steps] == [
+        ("lookup", "Orders-lookup_order"),
+        ("refund", "Orders-issue_refund"),
+    ]
+    assert b.steps == {"e0": "lookup", "e1": "refund"}
+    # items with no label: the tools are the steps, and call themselves
+    bare = "Call lookup_order with order=7\nCall issue_refund with order=7"
+    b = bind(told_nothing(bare, [["lookup_order"], ["issue_refund"]]), [])
+    (plan,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in plan.steps] == [
+        ("lookup_order", "lookup_order"),
+        ("issue_refund", "issue_refund"),
+    ]
+    assert b.steps == {"e0": "lookup_order", "e1": "issue_refund"}
+
+
+def test_a_run_stuck_in_its_first_step_reads_the_other_labelled_items_too() -> None:
+    spans = told_nothing(ITEMS, [["Orders-lookup_order"]] * 3, failed=True)
+    b = bind(spans, [])
+    (plan,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in plan.steps] == [
+        ("lookup", "Orders-lookup_order"),
+        ("refund", ""),  # never called: no tool of the trace it names
+    ]
+    assert b.steps == {"e0": "lookup", "e1": "lookup", "e2": "lookup"}
+    assert b.failed == frozenset({"e0", "e1", "e2"})
+
+
+def test_a_bare_name_matches_one_namespaced_tool_only() -> None:
+    # two plugins with a function of that name: the item names neither
+    spans = told_nothing(ITEMS, [["A-lookup_order", "B-lookup_order"], ["A-issue_refund"]])
+    (plan,) = bind(spans, []).read_plans
+    assert [s.tool for s in plan.steps] == ["", "A-issue_refund"]
+    # other separators of a namespace: ".", ":", "__"
+    for sep in (".", ":", "__"):
+        calls = [[f"orders{sep}lookup_order"], [f"orders{sep}issue_refund"]]
+        (plan,) = bind(told_nothing(ITEMS, calls), []).read_plans
+        assert [s.tool for s in plan.steps] == [c[0] for c in calls], sep
