@@ -282,11 +282,6 @@ def fill_traces(
     _attach(traces, "tools", ToolCall, _lists(tools))
     if raw is not None:
         _apply_raw(traces, raw, batch)
-    inferred = _inferred(batch)
-    foreign = [
-        t for t in traces.values() if t.trace_id in inferred or any(r.inferred for r in t.runs)
-    ]
-    batch.reshaped.update(_exceptions(store, params["project"], foreign))
     for t in traces.values():
         if _agent_roots(t):
             batch.reshaped.add(t.trace_id)
@@ -321,64 +316,6 @@ def fill_traces(
     _component_calls(store, params["project"], traces, components)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
     return batch
-
-
-def _exceptions(store: Queryable, project: str, wanted: list[TraceData]) -> set[str]:
-    """The spans of ``wanted`` (traces of another convention) that recorded an exception and
-    say no error status failed (an instrumentation that only records the exception: OTel
-    records one when it escapes the span's work): their typed rows, and raw spans, say so,
-    with the exception's type and message. The traces changed."""
-    if not wanted:
-        return set()
-    c = _of_traces(store, Q.LOAD_EXCEPTIONS, project, wanted)
-    raised: dict[str, dict[str, tuple[str, str]]] = {}
-    for trace_id, span_id, error_type, message in zip(
-        c.get("trace_id", ()),
-        c.get("span_id", ()),
-        c.get("error_type", ()),
-        c.get("message", ()),
-        strict=True,
-    ):
-        raised.setdefault(trace_id, {})[span_id] = (error_type, message)
-    for t in wanted:
-        if not (mine := raised.get(t.trace_id)):
-            continue
-        t.runs = [
-            r._replace(
-                outcome="failure" if r.inferred and r.outcome == "unknown" else r.outcome,
-                outcome_reason=r.outcome_reason or mine[r.span_id][1],
-                status_code="Error",
-            )
-            if r.span_id in mine
-            else r
-            for r in t.runs
-        ]
-        t.attempts = [
-            a._replace(
-                status="error",
-                error_type=a.error_type or mine[a.span_id][0],
-                message=a.message or mine[a.span_id][1],
-                fingerprint=a.fingerprint or _fingerprint(*mine[a.span_id]),
-            )
-            if a.span_id in mine and a.status != "error"
-            else a
-            for a in t.attempts
-        ]
-        t.tools = [
-            c._replace(status_code="Error", error_type=c.error_type or mine[c.span_id][0])
-            if c.span_id in mine
-            else c
-            for c in t.tools
-        ]
-        if t.raw is not None:
-            t.raw = [
-                s._replace(status_code="Error", message=s.message or mine[s.span_id][1])
-                if s.span_id in mine
-                else s
-                for s in t.raw
-            ]
-        t._memo.clear()
-    return set(raised)
 
 
 NO_SPAN = "0" * 16

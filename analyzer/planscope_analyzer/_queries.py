@@ -13,7 +13,11 @@ from __future__ import annotations
 from planscope import semconv as A
 from planscope_collector.observed import answer_sql, user_request_sql
 from planscope_collector.runmodel import RUN_OUTCOME_REASON
-from planscope_collector.storage import status_code_sql
+from planscope_collector.storage import (
+    SPAN_STATUS_CODE_SQL,
+    SPAN_STATUS_MESSAGE_SQL,
+    status_code_sql,
+)
 
 # ``Error``/``Ok``/``Unset``, also for rows an older clickhouseexporter wrote (``STATUS_CODE_*``).
 _STATUS = status_code_sql()
@@ -154,7 +158,8 @@ SETTINGS max_threads = 1
 # 2026-12-04 ``anaspeed7``).
 LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
-       SpanName AS name, {_STATUS} AS status_code, StatusMessage AS message,
+       SpanName AS name, {SPAN_STATUS_CODE_SQL} AS status_code,
+       {SPAN_STATUS_MESSAGE_SQL} AS message,
        toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
        toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns,
        SpanModelContextEmpty = 1 AS empty_context,
@@ -169,20 +174,6 @@ WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND (TraceId IN (SELECT arrayJoin(splitByChar(',', {{partial:String}})))
        OR (TraceId IN (SELECT arrayJoin(splitByChar(',', {{ambiguous:String}}))) AND empty_context))
-"""
-
-# The spans of the traces in {ids:String} that recorded an exception (OTel's ``exception`` span
-# event) and say no error status: the last exception's type and message.
-LOAD_EXCEPTIONS = """
-SELECT TraceId AS trace_id, SpanId AS span_id,
-       arrayLastIndex(n -> n = 'exception', Events.Name) AS at,
-       Events.Attributes[at]['exception.type'] AS error_type,
-       Events.Attributes[at]['exception.message'] AS message
-FROM otel_traces
-WHERE Project = {project:String}
-  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
-  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String})))
-  AND has(Events.Name, 'exception') AND StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR')
 """
 
 # What the LLM calls of the traces in {ids:String} were asked (runs that failed without an

@@ -20,13 +20,13 @@ from .runmodel import (
     binding_parameters,
     run_metrics_sql,
 )
-from .storage import Store, span_kind_sql, status_code_sql
+from .storage import SPAN_STATUS_CODE_SQL, SPAN_STATUS_MESSAGE_SQL, Store, span_kind_sql
 
 _SPAN_COLUMNS = f"""
     toUnixTimestamp64Nano(Timestamp) AS start_ns, SpanId AS span_id,
     ParentSpanId AS parent_span_id, SpanName AS name, {span_kind_sql()} AS span_kind,
-    ServiceName AS service, Duration AS duration_ns, {status_code_sql()} AS status_code,
-    StatusMessage AS status_message, SpanAttributes AS attributes,
+    ServiceName AS service, Duration AS duration_ns, {SPAN_STATUS_CODE_SQL} AS status_code,
+    {SPAN_STATUS_MESSAGE_SQL} AS status_message, SpanAttributes AS attributes,
     ResourceAttributes AS resource, ScopeName AS scope,
     arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp) AS event_times,
     Events.Name AS event_names, Events.Attributes AS event_attributes,

@@ -50,6 +50,7 @@ EXPECTED = [
     "0030_observed_plan_markdown",
     "0031_plan_candidates",
     "0032_scheduler_columns",
+    "0034_exception_status",
 ]
 
 

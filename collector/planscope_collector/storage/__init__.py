@@ -39,6 +39,8 @@ from planscope_collector.storage._migrations import (
 from planscope_collector.storage._schema import (
     EXPORTER_TRACE_COLUMNS,
     INGEST_BATCH_COLUMNS,
+    SPAN_STATUS_CODE_SQL,
+    SPAN_STATUS_MESSAGE_SQL,
     TABLES,
     TRACE_COLUMNS,
     span_kind_sql,
@@ -49,6 +51,8 @@ from planscope_collector.storage._store import Store, ipc_stream, open_store
 __all__ = [
     "EXPORTER_TRACE_COLUMNS",
     "INGEST_BATCH_COLUMNS",
+    "SPAN_STATUS_CODE_SQL",
+    "SPAN_STATUS_MESSAGE_SQL",
     "TABLES",
     "TRACE_COLUMNS",
     "InvalidDsn",
