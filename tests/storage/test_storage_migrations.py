@@ -6,6 +6,7 @@ import re
 import shutil
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import planscope.semconv as A
 import pytest
@@ -20,7 +21,7 @@ from planscope_collector.storage import (
 )
 from planscope_collector.storage._store import _BOOTSTRAP_SQL
 
-from ._spans import kept_rows, make_span, new_trace_id, planscope_trace, spans_ipc
+from ._spans import BASE_NS, kept_rows, make_span, new_trace_id, planscope_trace, spans_ipc
 
 MIGRATIONS_DIR = Path(str(resources.files("planscope_collector") / "migrations"))
 EXPECTED = [
@@ -491,3 +492,86 @@ def test_0032_scheduler_columns_hold_the_scheduler_attributes_on_old_and_new_row
             "SELECT * FROM otel_traces WHERE TraceId = {t:String} LIMIT 1", {"t": after}
         )
         assert not [c for c in star if c.startswith("Scheduler")]
+
+
+def _raising_spans(trace_id: str) -> list[list[Any]]:
+    """A GenAI agent run whose run, step, tool and LLM spans only record an exception, a tool
+    that records one but says OK, and an SDK tool (planscope's kind) that records one."""
+    raised = [(BASE_NS, "exception", {"exception.type": "TimeoutError", "exception.message": "m"})]
+    run = make_span(
+        trace_id=trace_id,
+        name="run",
+        attrs={"gen_ai.operation.name": "invoke_agent"},
+        events=raised,
+    )
+
+    def child(name: str, operation: str, **kw: Any) -> list[Any]:
+        attrs = {"gen_ai.operation.name": operation} if operation else {A.SPAN_KIND: A.KIND_TOOL}
+        return make_span(trace_id=trace_id, name=name, parent=run[2], attrs=attrs, **kw)
+
+    return [
+        run,
+        child("step", "invoke_agent", events=raised),
+        child("tool", "execute_tool", events=raised),
+        child("llm", "chat", events=raised),
+        child("ok", "execute_tool", events=raised, status="Ok"),
+        child("sdk", "", events=raised),
+    ]
+
+
+def test_0034_exception_only_spans_failed_on_old_and_new_rows(tmp_path: Path) -> None:
+    """0034 on a store with spans: a span of another convention that only records an
+    exception says Error with the exception's type and message, in otel_traces and in every
+    typed row, whether it was stored before the migration (its typed rows written again, the
+    old copies deleted) or after; an explicit OK and planscope's own spans keep their status."""
+    old = _migrations_before(tmp_path, "0034")
+    before, after = new_trace_id(), new_trace_id()
+    tables = {
+        "runs": "Outcome AS outcome, StatusMessage AS message, ErrorType AS type",
+        "step_attempts": "Status AS outcome, StatusMessage AS message, ErrorType AS type",
+        "tool_calls": "'' AS outcome, '' AS message, ErrorType AS type",
+        "llm_calls": "'' AS outcome, '' AS message, '' AS type",
+    }
+    query = " UNION ALL ".join(
+        f"SELECT '{t}' AS t, SpanId AS span, StatusCode AS status, {columns} "
+        f"FROM planscope_{t} WHERE TraceId = {{t:String}}"
+        for t, columns in tables.items()
+    )
+    raw = (
+        "SELECT SpanName AS name, SpanModelStatusCode AS status, SpanModelExceptionMessage AS m "
+        "FROM otel_traces WHERE TraceId = {t:String} ORDER BY name"
+    )
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate(directory=old)
+        s.insert_spans(spans_ipc(_raising_spans(before)))
+        assert s.migrate() == [m for m in EXPECTED if m >= "0034"]
+        s.insert_spans(spans_ipc(_raising_spans(after)))
+        for trace_id in (before, after):
+            names = {
+                r["span"]: r["name"]
+                for r in s.query(
+                    "SELECT SpanId AS span, SpanName AS name FROM otel_traces "
+                    "WHERE TraceId = {t:String}",
+                    {"t": trace_id},
+                )
+            }
+            rows = sorted(
+                (r["t"], names[r["span"]], r["status"], r["outcome"], r["message"], r["type"])
+                for r in s.query(query, {"t": trace_id})
+            )
+            assert rows == [
+                ("llm_calls", "llm", "Error", "", "", ""),
+                ("runs", "run", "Error", "failure", "m", "TimeoutError"),
+                ("step_attempts", "step", "Error", "error", "m", "TimeoutError"),
+                ("tool_calls", "ok", "Ok", "", "", ""),
+                ("tool_calls", "sdk", "Unset", "", "", ""),
+                ("tool_calls", "tool", "Error", "", "", "TimeoutError"),
+            ], trace_id
+            assert s.query(raw, {"t": trace_id}) == [
+                {"name": "llm", "status": "Error", "m": "m"},
+                {"name": "ok", "status": "Ok", "m": ""},
+                {"name": "run", "status": "Error", "m": "m"},
+                {"name": "sdk", "status": "Unset", "m": ""},
+                {"name": "step", "status": "Error", "m": "m"},
+                {"name": "tool", "status": "Error", "m": "m"},
+            ]
