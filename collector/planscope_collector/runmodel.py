@@ -44,6 +44,7 @@ from .observed import (
     user_request,
     user_request_sql,
 )
+from .storage import SPAN_STATUS_MESSAGE_SQL
 
 __all__ = [
     "ATTEMPT_NUMBER",
@@ -533,8 +534,8 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        toString(SpanName) AS name, toString(SpanModelKind) AS kind,
        SpanModelInferred AS inferred, SpanModelStatusCode = 'Error' AS failed, '' AS step,
        '' AS tool, toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
-       StatusMessage AS message, toString(ServiceName) AS service, toUInt32(0) AS position,
-       {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
+       {SPAN_STATUS_MESSAGE_SQL} AS message, toString(ServiceName) AS service,
+       toUInt32(0) AS position, {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
        if(SpanModelKind = 'llm', {user_request_sql()}, map()) AS messages,
        if(TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE}),
           {answer_sql()}, map()) AS answers
