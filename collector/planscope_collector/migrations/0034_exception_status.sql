@@ -21,7 +21,10 @@
 -- any column added with ALTER), so SpanModelStatusCode answers the rule for them too. Their typed
 -- rows were written with the old status: each is written again with the new values (INSERT ...
 -- SELECT from the typed table, joined to the spans the rule applies to), then the old copy,
--- the one whose StatusCode is not 'Error', is deleted (a mutation). The trace index's stored
+-- the one whose StatusCode is not 'Error', is deleted (a mutation the migration waits for on
+-- every replica; its subquery reads otel_traces, hence allow_nondeterministic_mutations for
+-- replicated tables; GLOBAL so that a distributed store reads each side once; the cluster
+-- path is rendered by the tests, not run against a cluster). The trace index's stored
 -- partial rows are not rewritten (its error count and run outcome of those traces stay as
 -- stored). Migrations run before the collector accepts spans, so no insert falls between
 -- DROP and CREATE.
@@ -186,7 +189,7 @@ SELECT r.* REPLACE (
     if(ErrorType != '', ErrorType, e.Type) AS ErrorType,
     if(Outcome = 'unknown', 'failure', Outcome) AS Outcome)
 FROM {db}.planscope_runs AS r
-INNER JOIN (SELECT Project, TraceId, SpanId, SpanModelExceptionType AS Type,
+GLOBAL INNER JOIN (SELECT Project, TraceId, SpanId, SpanModelExceptionType AS Type,
                    SpanModelExceptionMessage AS Message
             FROM {db}.otel_traces WHERE SpanModelRaised = 1 AND SpanModelKind = 'run') AS e
     USING (Project, TraceId, SpanId)
@@ -199,7 +202,7 @@ SELECT a.* REPLACE (
     if(StatusMessage != '', StatusMessage, e.Message) AS StatusMessage,
     if(ErrorType != '', ErrorType, e.Type) AS ErrorType)
 FROM {db}.planscope_step_attempts AS a
-INNER JOIN (SELECT Project, TraceId, SpanId, SpanModelExceptionType AS Type,
+GLOBAL INNER JOIN (SELECT Project, TraceId, SpanId, SpanModelExceptionType AS Type,
                    SpanModelExceptionMessage AS Message
             FROM {db}.otel_traces WHERE SpanModelRaised = 1 AND SpanModelKind = 'step') AS e
     USING (Project, TraceId, SpanId)
@@ -208,7 +211,7 @@ WHERE a.StatusCode != 'Error';
 INSERT INTO {db}.planscope_tool_calls
 SELECT c.* REPLACE ('Error' AS StatusCode, if(ErrorType != '', ErrorType, e.Type) AS ErrorType)
 FROM {db}.planscope_tool_calls AS c
-INNER JOIN (SELECT Project, TraceId, SpanId, SpanModelExceptionType AS Type
+GLOBAL INNER JOIN (SELECT Project, TraceId, SpanId, SpanModelExceptionType AS Type
             FROM {db}.otel_traces WHERE SpanModelRaised = 1 AND SpanModelKind = 'tool') AS e
     USING (Project, TraceId, SpanId)
 WHERE c.StatusCode != 'Error';
@@ -216,20 +219,24 @@ WHERE c.StatusCode != 'Error';
 INSERT INTO {db}.planscope_llm_calls
 SELECT l.* REPLACE ('Error' AS StatusCode)
 FROM {db}.planscope_llm_calls AS l
-WHERE (Project, TraceId, SpanId) IN (
+WHERE (Project, TraceId, SpanId) GLOBAL IN (
     SELECT Project, TraceId, SpanId FROM {db}.otel_traces
     WHERE SpanModelRaised = 1 AND SpanModelKind = 'llm')
   AND l.StatusCode != 'Error';
 
 ALTER TABLE {db}.planscope_runs {on_cluster} DELETE WHERE StatusCode != 'Error'
     AND (Project, TraceId, SpanId) IN (SELECT Project, TraceId, SpanId FROM {db}.otel_traces
-                                       WHERE SpanModelRaised = 1 AND SpanModelKind = 'run');
+                                       WHERE SpanModelRaised = 1 AND SpanModelKind = 'run')
+    SETTINGS mutations_sync = 2, allow_nondeterministic_mutations = 1;
 ALTER TABLE {db}.planscope_step_attempts {on_cluster} DELETE WHERE StatusCode != 'Error'
     AND (Project, TraceId, SpanId) IN (SELECT Project, TraceId, SpanId FROM {db}.otel_traces
-                                       WHERE SpanModelRaised = 1 AND SpanModelKind = 'step');
+                                       WHERE SpanModelRaised = 1 AND SpanModelKind = 'step')
+    SETTINGS mutations_sync = 2, allow_nondeterministic_mutations = 1;
 ALTER TABLE {db}.planscope_tool_calls {on_cluster} DELETE WHERE StatusCode != 'Error'
     AND (Project, TraceId, SpanId) IN (SELECT Project, TraceId, SpanId FROM {db}.otel_traces
-                                       WHERE SpanModelRaised = 1 AND SpanModelKind = 'tool');
+                                       WHERE SpanModelRaised = 1 AND SpanModelKind = 'tool')
+    SETTINGS mutations_sync = 2, allow_nondeterministic_mutations = 1;
 ALTER TABLE {db}.planscope_llm_calls {on_cluster} DELETE WHERE StatusCode != 'Error'
     AND (Project, TraceId, SpanId) IN (SELECT Project, TraceId, SpanId FROM {db}.otel_traces
-                                       WHERE SpanModelRaised = 1 AND SpanModelKind = 'llm');
+                                       WHERE SpanModelRaised = 1 AND SpanModelKind = 'llm')
+    SETTINGS mutations_sync = 2, allow_nondeterministic_mutations = 1;
