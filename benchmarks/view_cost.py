@@ -23,7 +23,7 @@ only, as both workloads' are). Variants:
 - ``0031``: the plan stream of 0029 again, without 0030's markdown reader, fed from a cheap
   check: its costly ``SELECT`` only over candidate spans; declared plans by their own view
   (with 0032's scheduler columns);
-- ``0034``: the current layout (0031 with the exception-only error in the span model: three
+- ``0033``: the current layout (0031 with the exception-only error in the span model: three
   ``MATERIALIZED`` columns, the runs / step attempts / tool calls views reading them);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
@@ -101,10 +101,10 @@ LAYOUTS = {
     "0026": "0027",
     "0029": "0030",
     "0030": "0031",
-    "0031": "0034",
-    "0034": None,
+    "0031": "0033",
+    "0033": None,
 }
-"""Layout -> the first migration left out (0034: the current one)."""
+"""Layout -> the first migration left out (0033: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 

@@ -1,7 +1,7 @@
 """A trace whose spans only record exceptions (OpenTelemetry's ``exception`` event, status left
 UNSET), posted through the real collector by the real OTel SDK exporter: the trace API and the
 analyzer's loader read the same failed run, step, tool and LLM call, with the exception's type
-and message (migration 0034: one mapping from spans to the run model)."""
+and message (migration 0033: one mapping from spans to the run model)."""
 
 from __future__ import annotations
 

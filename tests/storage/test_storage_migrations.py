@@ -51,7 +51,7 @@ EXPECTED = [
     "0030_observed_plan_markdown",
     "0031_plan_candidates",
     "0032_scheduler_columns",
-    "0034_exception_status",
+    "0033_exception_status",
 ]
 
 
@@ -519,12 +519,12 @@ def _raising_spans(trace_id: str) -> list[list[Any]]:
     ]
 
 
-def test_0034_exception_only_spans_failed_on_old_and_new_rows(tmp_path: Path) -> None:
-    """0034 on a store with spans: a span of another convention that only records an
+def test_0033_exception_only_spans_failed_on_old_and_new_rows(tmp_path: Path) -> None:
+    """0033 on a store with spans: a span of another convention that only records an
     exception says Error with the exception's type and message, in otel_traces and in every
     typed row, whether it was stored before the migration (its typed rows written again, the
     old copies deleted) or after; an explicit OK and planscope's own spans keep their status."""
-    old = _migrations_before(tmp_path, "0034")
+    old = _migrations_before(tmp_path, "0033")
     before, after = new_trace_id(), new_trace_id()
     tables = {
         "runs": "Outcome AS outcome, StatusMessage AS message, ErrorType AS type",
@@ -544,7 +544,7 @@ def test_0034_exception_only_spans_failed_on_old_and_new_rows(tmp_path: Path) ->
     with open_store(f"chdb://{tmp_path}/db") as s:
         s.migrate(directory=old)
         s.insert_spans(spans_ipc(_raising_spans(before)))
-        assert s.migrate() == [m for m in EXPECTED if m >= "0034"]
+        assert s.migrate() == [m for m in EXPECTED if m >= "0033"]
         s.insert_spans(spans_ipc(_raising_spans(after)))
         for trace_id in (before, after):
             names = {

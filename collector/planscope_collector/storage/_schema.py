@@ -59,12 +59,12 @@ TABLES: Final[tuple[str, ...]] = (
 SPAN_STATUS_CODE_SQL: Final = "toString(SpanModelStatusCode)"
 """Over ``otel_traces``: a span's status as the span model means it (``Ok``, ``Error`` or
 ``Unset``; the exporter's old ``STATUS_CODE_*`` spelling read as what it means, and a span of
-another convention that only recorded an exception ``Error``: migration 0034), as its typed rows
+another convention that only recorded an exception ``Error``: migration 0033), as its typed rows
 say it."""
 
 SPAN_STATUS_MESSAGE_SQL: Final = "if(StatusMessage != '', StatusMessage, SpanModelExceptionMessage)"
 """Over ``otel_traces``: a span's status message, or the exception's message where a span of
-another convention only recorded an exception (migration 0034), as its typed rows say it."""
+another convention only recorded an exception (migration 0033), as its typed rows say it."""
 
 
 def span_kind_sql(column: str = "SpanKind") -> str:
