@@ -179,8 +179,13 @@ def test_one_shard_local_schema_runs_and_its_views_fill_local_tables(tmp_path: P
         executed = 0
         for name in sorted(SOURCES, key=lambda n: (n != "bootstrap", n)):
             for statement in _cluster(SOURCES[name], database="shard"):
-                # plain views query the Distributed tables, which one shard's test leaves out
-                if _on_distributed(statement) or statement.startswith("CREATE VIEW"):
+                # plain views query the Distributed tables, which one shard's test leaves out;
+                # so do data migrations (rows rewritten through them), and this shard has no rows
+                if (
+                    _on_distributed(statement)
+                    or statement.startswith(("CREATE VIEW", "INSERT INTO"))
+                    or " DELETE WHERE " in statement
+                ):
                     continue
                 statement = statement.replace(" ON CLUSTER `prod`", "")
                 statement = re.sub(r"\bReplicated(\w*MergeTree)", r"\1", statement)
