@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -10,6 +11,7 @@ from functools import lru_cache
 from itertools import groupby, repeat
 from typing import Any, NamedTuple, Protocol
 
+from planscope import semconv as A
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
 from planscope_collector.observed import ObservedStep, SpanNode, answer, bind, user_request
@@ -287,6 +289,9 @@ def fill_traces(
         t for t in traces.values() if t.trace_id in inferred or any(r.inferred for r in t.runs)
     ]
     batch.reshaped.update(_exceptions(store, params["project"], foreign))
+    batch.reshaped.update(
+        _tool_events(store, params["project"], [t for t in foreign if not t.tools])
+    )
     for t in traces.values():
         if _agent_roots(t):
             batch.reshaped.add(t.trace_id)
@@ -379,6 +384,76 @@ def _exceptions(store: Queryable, project: str, wanted: list[TraceData]) -> set[
             ]
         t._memo.clear()
     return set(raised)
+
+
+def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set[str]:
+    """The tool calls of ``wanted`` (traces of another convention with no tool span) that
+    only GenAI events say (``LOAD_TOOL_EVENTS``: an event naming a tool and its call id on the
+    span that asked for it, an event with that id for its outcome) as tool calls under that
+    span, each with a span id of its own (a hash of the span's and the call's ids) and a
+    skeleton raw span (its name, status and error message). The traces changed."""
+    if not wanted:
+        return set()
+    c = _of_traces(store, Q.LOAD_TOOL_EVENTS, project, wanted)
+    calls: dict[str, dict[str, dict[str, Any]]] = {}
+    for trace_id, span_id, time_ns, call_id, tool, arguments, result, error_type, message in zip(
+        c.get("trace_id", ()),
+        c.get("span_id", ()),
+        c.get("time_ns", ()),
+        c.get("call_id", ()),
+        c.get("tool", ()),
+        c.get("arguments", ()),
+        c.get("result", ()),
+        c.get("error_type", ()),
+        c.get("message", ()),
+        strict=True,
+    ):
+        mine = calls.setdefault(trace_id, {})
+        if tool:
+            mine[call_id] = {"host": span_id, "start": int(time_ns), "end": int(time_ns)}
+            mine[call_id] |= {"tool": tool, "arguments": arguments}
+        elif call_id in mine:
+            mine[call_id] |= {"end": int(time_ns), "result": result, "error": error_type}
+            mine[call_id]["message"] = message
+    for t in wanted:
+        found = [v | {"id": k} for k, v in calls.get(t.trace_id, {}).items()]
+        for v in found:
+            span_id = hashlib.blake2b(f"{v['host']}/{v['id']}".encode(), digest_size=8).hexdigest()
+            failed = bool(v.get("error"))
+            status = "Error" if failed else "Unset"
+            arguments = v["arguments"]
+            t.tools.append(
+                ToolCall(
+                    span_id=span_id,
+                    parent_span_id=v["host"],
+                    step_id="",
+                    attempt=0,
+                    plan_id="",
+                    plan_version=0,
+                    tool=v["tool"],
+                    resource="",
+                    effect="",
+                    args_key=hashlib.blake2b(arguments.encode(), digest_size=8).hexdigest()
+                    if arguments
+                    else "",
+                    error_type=v.get("error", ""),
+                    status_code=status,
+                    start_ns=v["start"],
+                    duration_ns=v["end"] - v["start"],
+                    arguments=arguments,
+                    result=v.get("result", ""),
+                )
+            )
+            if t.raw is not None:
+                name = f"{A.OP_EXECUTE_TOOL} {v['tool']}"
+                message = v.get("message", "") if failed else ""
+                t.raw.append(
+                    RawSpan(span_id, v["host"], name, status, message, v["start"], v["end"])
+                )
+        if found:
+            t.tools.sort(key=lambda c: c.start_ns)
+            t._memo.clear()
+    return {t.trace_id for t in wanted if calls.get(t.trace_id)}
 
 
 NO_SPAN = "0" * 16
