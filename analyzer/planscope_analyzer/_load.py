@@ -319,9 +319,23 @@ def fill_traces(
         + planless,
     )
     answers = _answers(store, params["project"], planless)
+    # an attempt whose step name is no step of its trace's plan may name its step in its span's
+    # name (an agent role every step shares): the span names of those traces' inferred attempts
+    unnamed = [
+        t
+        for t in traces.values()
+        if t.plans
+        and any(
+            a.inferred and a.step_id not in {s.step_id for s in t.plan_steps} for a in t.attempts
+        )
+    ]
+    names = _attempt_names(store, params["project"], unnamed)
     components: dict[str, list[str]] = {}
     for t in traces.values():
-        if _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {}), components):
+        said = answers.get(t.trace_id, {})
+        if _bind_observed(
+            t, asked.get(t.trace_id, {}), said, components, names.get(t.trace_id, {})
+        ):
             batch.reshaped.add(t.trace_id)
     _component_calls(store, params["project"], traces, components)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
@@ -541,7 +555,11 @@ class Said(NamedTuple):
 
 
 def _bind_observed(
-    t: TraceData, asked: dict[str, str], answers: dict[str, Said], calls: dict[str, list[str]]
+    t: TraceData,
+    asked: dict[str, str],
+    answers: dict[str, Said],
+    calls: dict[str, list[str]],
+    names: dict[str, str],
 ) -> bool:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
@@ -551,7 +569,8 @@ def _bind_observed(
     its LLM calls and inferred agent runs answered and its tool calls were called with, read only
     for a trace with no plan), and the plans read from what a planner said
     (``observed.read_plans``) as its observed plans; the tool calls binding found among its
-    unclassified spans become tool calls (their span ids go to ``calls``, by trace). True
+    unclassified spans become tool calls (their span ids go to ``calls``, by trace);
+    ``names``: the span names of inferred attempts, when read (else the raw spans'). True
     when the trace's model may now differ from its typed rows."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
@@ -586,7 +605,7 @@ def _bind_observed(
             a.span_id,
             a.parent_span_id,
             "step",
-            "",
+            raw[a.span_id].name if a.span_id in raw else names.get(a.span_id, ""),
             step_name=a.step_id,
             inferred=a.inferred,
             failed=a.status == "error",
@@ -933,6 +952,22 @@ def _component_calls(
             for c in t.tools
         ]
         t._memo.clear()
+
+
+def _attempt_names(
+    store: Queryable, project: str, wanted: list[TraceData]
+) -> dict[str, dict[str, str]]:
+    """The span names of the inferred step attempts of some traces, by trace and span id; one
+    ``otel_traces`` query, none for no traces."""
+    if not wanted:
+        return {}
+    c = _of_traces(store, Q.LOAD_ATTEMPT_NAMES, project, wanted)
+    out: dict[str, dict[str, str]] = {}
+    for trace_id, span_id, name in zip(
+        c.get("trace_id", ()), c.get("span_id", ()), c.get("name", ()), strict=True
+    ):
+        out.setdefault(trace_id, {})[span_id] = name
+    return out
 
 
 def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, Said]]:

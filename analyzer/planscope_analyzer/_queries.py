@@ -207,6 +207,17 @@ WHERE Project = {{project:String}}
 ORDER BY TraceId, time_ns
 """
 
+# The span names of the inferred step attempts of the traces in {ids:String} (a step named
+# only in its span's name: observed.bind).
+LOAD_ATTEMPT_NAMES = """
+SELECT TraceId AS trace_id, SpanId AS span_id, SpanName AS name
+FROM otel_traces
+WHERE Project = {project:String}
+  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
+  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String})))
+  AND SpanModelKind = 'step' AND SpanModelInferred
+"""
+
 # What the LLM calls of the traces in {ids:String} were asked (runs that failed without an
 # objective: the loader takes the planner's prompt as the objective): their input-message
 # attributes in every convention, as planscope_collector.observed.user_request reads them.

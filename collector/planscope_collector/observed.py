@@ -42,7 +42,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else its
   step name names exactly one plan step's id as a whole word (a span named after its step in
-  words: ``workflow step: 'fetch'``, ``Task: fetch``); else the tools
+  words: ``workflow step: 'fetch'``, ``Task: fetch``), else its span's name does when its step
+  name names none (an agent role every step shares); else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
   name several (steps sharing a tool) or none (no call, or of tools no step names), what its
   LLM calls were asked (:func:`user_request`) names exactly one of those steps' ids (an
@@ -343,8 +344,11 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         if name in by_id:
             bound[a.span_id] = name
             continue
-        # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``)
-        if len(in_name := [s for s in by_id if _names(name, s)]) == 1:
+        # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``),
+        # also when its step name is another (an agent's role every step shares)
+        if len(in_name := [s for s in by_id if _names(name, s)]) == 1 or (
+            not in_name and len(in_name := [s for s in by_id if _names(a.name, s)]) == 1
+        ):
             bound[a.span_id] = in_name[0]
             continue
         if a.span_id in planners:
