@@ -186,7 +186,9 @@ def _loaded(store: Store, spans: list[Span]) -> TraceData:
         d["start"], d["end"] = d["start"] + BASE_NS, d["end"] + BASE_NS
         for e in d["events"]:
             e["time"] += BASE_NS
-    store.insert_spans(spans_ipc(otlp_to_rows(encode_spans(map(as_span, spans)), "default")))
+    store.insert_spans(
+        spans_ipc(otlp_to_rows(encode_spans([as_span(d) for d in spans]), "default"))
+    )
     return load_traces(store, "default", [f"{1:032x}"])[f"{1:032x}"]
 
 
