@@ -624,7 +624,8 @@ def _bind_observed(
             failed=c.failed,
             start_ns=c.start_ns,
             message=raw[c.span_id].message if c.span_id in raw else "",
-            answer=answers[c.span_id].text if c.span_id in answers else "",
+            # a call no span of its own says (_tool_events): what it was called with
+            answer=answers[c.span_id].text if c.span_id in answers else c.arguments,
         )
     for s in raw.values():
         if s.span_id not in nodes:
