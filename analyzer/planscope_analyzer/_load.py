@@ -588,7 +588,13 @@ def _bind_observed(
     nodes: dict[str, SpanNode] = {}
     for r in t.runs:
         nodes[r.span_id] = SpanNode(
-            r.span_id, r.parent_span_id, "run", "", inferred=r.inferred, start_ns=r.start_ns
+            r.span_id,
+            r.parent_span_id,
+            "run",
+            "",
+            inferred=r.inferred,
+            start_ns=r.start_ns,
+            answer=answers[r.span_id].text if r.span_id in answers else "",
         )
     for p in t.plans:
         kind = "llm" if p.span_id in t.llm_parents else "plan"

@@ -535,7 +535,9 @@ class _Said:
     def later(self, n: SpanNode, above: set[str], me: str) -> _Later:
         """The executor attempts started after ``n`` ended, but ``n``, the spans ``above`` it
         and, when ``me`` is set, the runs of the planner's own agent."""
-        return self.index.later(n.start_ns + n.duration_ns, {*above, n.span_id}, me)
+        # a run's own plan (an attribute) is stated before the attempts it encloses
+        end = n.start_ns if n.kind == A.KIND_RUN else n.start_ns + n.duration_ns
+        return self.index.later(end, {*above, n.span_id}, me)
 
 
 def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]) -> _Said:
@@ -1060,7 +1062,9 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
     out: list[ReadPlan] = []
     who = ""
     for n in said.by_start:
-        if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
+        if not n.answer or not (
+            n.kind == A.KIND_LLM or (n.kind in (A.KIND_STEP, A.KIND_RUN) and n.inferred)
+        ):
             continue
         me = said.planner(n)
         above = set(_ancestors(said.nodes, n.span_id))
@@ -1384,7 +1388,8 @@ def answer_sql(
     return (
         f"if({kind} IN ('{A.KIND_LLM}', '{A.KIND_TOOL}') OR ({kind} = '{A.KIND_STEP}' "
         f"AND {inferred} = 1), mapFilter((k, v) -> has(if({kind} = '{A.KIND_TOOL}', "
-        f"[{tool_keys}], [{keys}]), k), {column}), map())"
+        f"[{tool_keys}], [{keys}]), k), {column}), if({kind} = '{A.KIND_RUN}' AND {inferred} = 1, "
+        f"mapFilter((k, v) -> startsWith(v, '[{{'), {column}), map()))"
     )
 
 
@@ -1406,6 +1411,9 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     >>> answer({"input.value": '{"step": "fetch"}', "output.value": "ok"}, "tool", False)
     '{"step": "fetch"}'
     """
+    if kind == A.KIND_RUN and inferred:
+        # a run that states its plan as an attribute: a JSON list of task mappings
+        return next((v for _, v in sorted(attributes.items()) if _task_list(v)), "")
     if kind not in (A.KIND_LLM, A.KIND_TOOL) and not (kind == A.KIND_STEP and inferred):
         return ""
     keys = {A.KIND_LLM: _LLM_ANSWER_KEYS, A.KIND_TOOL: _TOOL_ARGUMENT_KEYS}
@@ -1425,6 +1433,17 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
         if value:
             return value
     return ""
+
+
+def _task_list(text: str) -> bool:
+    """Whether ``text`` is a JSON list of two or more mappings."""
+    if not text.startswith("[{"):
+        return False
+    try:
+        doc = safejson.loads(text)
+    except ValueError:
+        return False
+    return isinstance(doc, list) and len(doc) >= 2 and all(isinstance(i, dict) for i in doc)
 
 
 def _flat_messages(attributes: Mapping[str, str], prefix: str) -> list[dict[str, Any]]:
