@@ -209,6 +209,15 @@ def test_a_step_named_only_in_its_span_name_under_a_shared_role_binds(store: Sto
 
 
 @pytest.mark.integration
+def test_a_plan_stated_as_a_task_list_in_a_root_attribute_is_the_plan(store: Store) -> None:
+    trace = _loaded(store, TRANSFORMS["plan_crew_attribute"](_genai_trace()))
+    (plan,) = trace.plans
+    assert plan.span_id == f"{1:016x}"  # the root span states it
+    assert [s.step_id for s in trace.plan_steps] == ["pick", "ship"]
+    assert [a.step_id for a in trace.attempts] == ["pick"]
+
+
+@pytest.mark.integration
 def test_detectors_name_the_labelled_step_on_transformed_runs(store: Store) -> None:
     check(CASES, store)
 
