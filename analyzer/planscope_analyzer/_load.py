@@ -332,9 +332,12 @@ def fill_traces(
     names = _attempt_names(store, params["project"], unnamed)
     components: dict[str, list[str]] = {}
     for t in traces.values():
-        said = answers.get(t.trace_id, {})
         if _bind_observed(
-            t, asked.get(t.trace_id, {}), said, components, names.get(t.trace_id, {})
+            t,
+            asked.get(t.trace_id, {}),
+            answers.get(t.trace_id, {}),
+            components,
+            names.get(t.trace_id, {}),
         ):
             batch.reshaped.add(t.trace_id)
     _component_calls(store, params["project"], traces, components)

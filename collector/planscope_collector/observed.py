@@ -78,7 +78,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 
 Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
-planner's plan); **what an LLM call was asked** (:func:`user_request`,
+planner's plan; for an inferred run, an attribute that is a task list, read as a plan stated
+before the attempts it encloses); **what an LLM call was asked** (:func:`user_request`,
 the user messages of its input in every convention the span model reads; the analyzer takes a
 failed run's planner prompt as its objective when the run declares none). SQL selects the
 attributes it reads with :func:`user_request_sql`.
@@ -1398,8 +1399,10 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     (``step``, ``inferred``) answered, or the arguments a tool call (``tool``) was called with
     (as text: what its caller said through it), from its span's attributes in any convention
     the span model reads (GenAI output messages: their text parts, else the arguments of
-    their tool calls); empty when none, and for any other span (planscope's own agent runs
-    declare their plans).
+    their tool calls); for a run the span model inferred (``run``, ``inferred``), the first of
+    its attributes (by key) that is a JSON list of two or more mappings (a task list it states
+    as its plan); empty when none, and for any other span (planscope's own agent runs declare
+    their plans).
 
     >>> answer({"gen_ai.output.messages": '[{"role": "assistant", "parts": '
     ...         '[{"type": "text", "content": "1. fetch"}]}]'}, "llm", False)
@@ -1410,6 +1413,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     ''
     >>> answer({"input.value": '{"step": "fetch"}', "output.value": "ok"}, "tool", False)
     '{"step": "fetch"}'
+    >>> answer({"crew.tasks": '[{"name": "fetch"}, {"name": "parse"}]'}, "run", True)
+    '[{"name": "fetch"}, {"name": "parse"}]'
     """
     if kind == A.KIND_RUN and inferred:
         # a run that states its plan as an attribute: a JSON list of task mappings
