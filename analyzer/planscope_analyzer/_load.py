@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -10,6 +11,7 @@ from functools import lru_cache
 from itertools import groupby, repeat
 from typing import Any, NamedTuple, Protocol
 
+from planscope import semconv as A
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
 from planscope_collector.observed import ObservedStep, SpanNode, answer, bind, user_request
@@ -282,6 +284,13 @@ def fill_traces(
     _attach(traces, "tools", ToolCall, _lists(tools))
     if raw is not None:
         _apply_raw(traces, raw, batch)
+    inferred = _inferred(batch)
+    foreign = [
+        t for t in traces.values() if t.trace_id in inferred or any(r.inferred for r in t.runs)
+    ]
+    batch.reshaped.update(
+        _tool_events(store, params["project"], [t for t in foreign if not t.tools])
+    )
     for t in traces.values():
         if _agent_roots(t):
             batch.reshaped.add(t.trace_id)
@@ -309,13 +318,100 @@ def fill_traces(
         + planless,
     )
     answers = _answers(store, params["project"], planless)
+    # an attempt whose step name is no step of its trace's plan may name its step in its span's
+    # name (an agent role every step shares): the span names of those traces' inferred attempts
+    unnamed = [
+        t
+        for t in traces.values()
+        if t.plans
+        and any(
+            a.inferred and a.step_id not in {s.step_id for s in t.plan_steps} for a in t.attempts
+        )
+    ]
+    names = _attempt_names(store, params["project"], unnamed)
     components: dict[str, list[str]] = {}
     for t in traces.values():
-        if _bind_observed(t, asked.get(t.trace_id, {}), answers.get(t.trace_id, {}), components):
+        if _bind_observed(
+            t,
+            asked.get(t.trace_id, {}),
+            answers.get(t.trace_id, {}),
+            components,
+            names.get(t.trace_id, {}),
+        ):
             batch.reshaped.add(t.trace_id)
     _component_calls(store, params["project"], traces, components)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
     return batch
+
+
+def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set[str]:
+    """The tool calls of ``wanted`` (traces of another convention with no tool span) that
+    only GenAI events say (``LOAD_TOOL_EVENTS``: an event naming a tool and its call id on the
+    span that asked for it, an event with that id for its outcome) as tool calls under that
+    span, each with a span id of its own (a hash of the span's and the call's ids) and a
+    skeleton raw span (its name, status and error message). The traces changed."""
+    if not wanted:
+        return set()
+    c = _of_traces(store, Q.LOAD_TOOL_EVENTS, project, wanted)
+    calls: dict[str, dict[str, dict[str, Any]]] = {}
+    for trace_id, span_id, time_ns, call_id, tool, arguments, result, error_type, message in zip(
+        c.get("trace_id", ()),
+        c.get("span_id", ()),
+        c.get("time_ns", ()),
+        c.get("call_id", ()),
+        c.get("tool", ()),
+        c.get("arguments", ()),
+        c.get("result", ()),
+        c.get("error_type", ()),
+        c.get("message", ()),
+        strict=True,
+    ):
+        mine = calls.setdefault(trace_id, {})
+        if tool:
+            mine[call_id] = {"host": span_id, "start": int(time_ns), "end": int(time_ns)}
+            mine[call_id] |= {"tool": tool, "arguments": arguments}
+        elif call_id in mine:
+            mine[call_id] |= {"end": int(time_ns), "result": result, "error": error_type}
+            mine[call_id]["message"] = message
+    for t in wanted:
+        found = [v | {"id": k} for k, v in calls.get(t.trace_id, {}).items()]
+        for v in found:
+            span_id = hashlib.blake2b(f"{v['host']}/{v['id']}".encode(), digest_size=8).hexdigest()
+            failed = bool(v.get("error"))
+            status = "Error" if failed else "Unset"
+            arguments = v["arguments"]
+            t.tools.append(
+                ToolCall(
+                    span_id=span_id,
+                    parent_span_id=v["host"],
+                    step_id="",
+                    attempt=0,
+                    plan_id="",
+                    plan_version=0,
+                    tool=v["tool"],
+                    resource="",
+                    effect="",
+                    args_key=hashlib.blake2b(arguments.encode(), digest_size=8).hexdigest()
+                    if arguments
+                    else "",
+                    error_type=v.get("error", ""),
+                    status_code=status,
+                    start_ns=v["start"],
+                    duration_ns=v["end"] - v["start"],
+                    arguments=arguments,
+                    result=v.get("result", ""),
+                )
+            )
+            if t.raw is not None:
+                name = f"{A.OP_EXECUTE_TOOL} {v['tool']}"
+                message = v.get("message", "") if failed else ""
+                t.raw.append(
+                    RawSpan(span_id, v["host"], name, status, message, v["start"], v["end"])
+                )
+        if found:
+            t.tools.sort(key=lambda c: c.start_ns)
+            t._memo.clear()
+    return {t.trace_id for t in wanted if calls.get(t.trace_id)}
 
 
 NO_SPAN = "0" * 16
@@ -403,7 +499,11 @@ class Said(NamedTuple):
 
 
 def _bind_observed(
-    t: TraceData, asked: dict[str, str], answers: dict[str, Said], calls: dict[str, list[str]]
+    t: TraceData,
+    asked: dict[str, str],
+    answers: dict[str, Said],
+    calls: dict[str, list[str]],
+    names: dict[str, str],
 ) -> bool:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
@@ -413,7 +513,8 @@ def _bind_observed(
     its LLM calls and inferred agent runs answered and its tool calls were called with, read only
     for a trace with no plan), and the plans read from what a planner said
     (``observed.read_plans``) as its observed plans; the tool calls binding found among its
-    unclassified spans become tool calls (their span ids go to ``calls``, by trace). True
+    unclassified spans become tool calls (their span ids go to ``calls``, by trace);
+    ``names``: the span names of inferred attempts, when read (else the raw spans'). True
     when the trace's model may now differ from its typed rows."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
@@ -431,7 +532,13 @@ def _bind_observed(
     nodes: dict[str, SpanNode] = {}
     for r in t.runs:
         nodes[r.span_id] = SpanNode(
-            r.span_id, r.parent_span_id, "run", "", inferred=r.inferred, start_ns=r.start_ns
+            r.span_id,
+            r.parent_span_id,
+            "run",
+            "",
+            inferred=r.inferred,
+            start_ns=r.start_ns,
+            answer=answers[r.span_id].text if r.span_id in answers else "",
         )
     for p in t.plans:
         kind = "llm" if p.span_id in t.llm_parents else "plan"
@@ -448,7 +555,7 @@ def _bind_observed(
             a.span_id,
             a.parent_span_id,
             "step",
-            "",
+            raw[a.span_id].name if a.span_id in raw else names.get(a.span_id, ""),
             step_name=a.step_id,
             inferred=a.inferred,
             failed=a.status == "error",
@@ -467,7 +574,8 @@ def _bind_observed(
             failed=c.failed,
             start_ns=c.start_ns,
             message=raw[c.span_id].message if c.span_id in raw else "",
-            answer=answers[c.span_id].text if c.span_id in answers else "",
+            # a call no span of its own says (_tool_events): what it was called with
+            answer=answers[c.span_id].text if c.span_id in answers else c.arguments,
         )
     for s in raw.values():
         if s.span_id not in nodes:
@@ -795,6 +903,22 @@ def _component_calls(
             for c in t.tools
         ]
         t._memo.clear()
+
+
+def _attempt_names(
+    store: Queryable, project: str, wanted: list[TraceData]
+) -> dict[str, dict[str, str]]:
+    """The span names of the inferred step attempts of some traces, by trace and span id; one
+    ``otel_traces`` query, none for no traces."""
+    if not wanted:
+        return {}
+    c = _of_traces(store, Q.LOAD_ATTEMPT_NAMES, project, wanted)
+    out: dict[str, dict[str, str]] = {}
+    for trace_id, span_id, name in zip(
+        c.get("trace_id", ()), c.get("span_id", ()), c.get("name", ()), strict=True
+    ):
+        out.setdefault(trace_id, {})[span_id] = name
+    return out
 
 
 def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, Said]]:

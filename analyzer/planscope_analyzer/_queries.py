@@ -176,6 +176,39 @@ WHERE Project = {{project:String}}
        OR (TraceId IN (SELECT arrayJoin(splitByChar(',', {{ambiguous:String}}))) AND empty_context))
 """
 
+# The tool calls of the traces in {ids:String} said only as OTel GenAI events (no tool span:
+# the events convention, a ``gen_ai.choice`` or ``gen_ai.assistant.message`` naming the tool
+# and its call id, a ``gen_ai.tool.message`` with that id for its outcome): one row per event
+# that carries a tool call id, in event order.
+LOAD_TOOL_EVENTS = f"""
+SELECT TraceId AS trace_id, SpanId AS span_id,
+       toUnixTimestamp64Nano(Events.Timestamp) AS time_ns,
+       Events.Attributes['{A.GEN_AI_TOOL_CALL_ID}'] AS call_id,
+       Events.Attributes['{A.GEN_AI_TOOL_NAME}'] AS tool,
+       Events.Attributes['{A.GEN_AI_TOOL_CALL_ARGUMENTS}'] AS arguments,
+       Events.Attributes['{A.GEN_AI_TOOL_CALL_RESULT}'] AS result,
+       Events.Attributes['error.type'] AS error_type,
+       Events.Attributes['exception.message'] AS message
+FROM otel_traces
+ARRAY JOIN Events
+WHERE Project = {{project:String}}
+  AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
+  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
+  AND startsWith(Events.Name, 'gen_ai.') AND call_id != ''
+ORDER BY TraceId, time_ns
+"""
+
+# The span names of the inferred step attempts of the traces in {ids:String} (a step named
+# only in its span's name: observed.bind).
+LOAD_ATTEMPT_NAMES = """
+SELECT TraceId AS trace_id, SpanId AS span_id, SpanName AS name
+FROM otel_traces
+WHERE Project = {project:String}
+  AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
+  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String})))
+  AND SpanModelKind = 'step' AND SpanModelInferred
+"""
+
 # What the LLM calls of the traces in {ids:String} were asked (runs that failed without an
 # objective: the loader takes the planner's prompt as the objective): their input-message
 # attributes in every convention, as planscope_collector.observed.user_request reads them.

@@ -42,7 +42,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else its
   step name names exactly one plan step's id as a whole word (a span named after its step in
-  words: ``workflow step: 'fetch'``, ``Task: fetch``); else the tools
+  words: ``workflow step: 'fetch'``, ``Task: fetch``), else its span's name does when its step
+  name names none (an agent role every step shares); else the tools
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
   name several (steps sharing a tool) or none (no call, or of tools no step names), what its
   LLM calls were asked (:func:`user_request`) names exactly one of those steps' ids (an
@@ -77,7 +78,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 
 Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
-planner's plan); **what an LLM call was asked** (:func:`user_request`,
+planner's plan; for an inferred run, an attribute that is a task list, read as a plan stated
+before the attempts it encloses); **what an LLM call was asked** (:func:`user_request`,
 the user messages of its input in every convention the span model reads; the analyzer takes a
 failed run's planner prompt as its objective when the run declares none). SQL selects the
 attributes it reads with :func:`user_request_sql`.
@@ -343,8 +345,11 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         if name in by_id:
             bound[a.span_id] = name
             continue
-        # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``)
-        if len(in_name := [s for s in by_id if _names(name, s)]) == 1:
+        # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``),
+        # also when its step name is another (an agent's role every step shares)
+        if len(in_name := [s for s in by_id if _names(name, s)]) == 1 or (
+            not in_name and len(in_name := [s for s in by_id if _names(a.name, s)]) == 1
+        ):
             bound[a.span_id] = in_name[0]
             continue
         if a.span_id in planners:
@@ -531,7 +536,9 @@ class _Said:
     def later(self, n: SpanNode, above: set[str], me: str) -> _Later:
         """The executor attempts started after ``n`` ended, but ``n``, the spans ``above`` it
         and, when ``me`` is set, the runs of the planner's own agent."""
-        return self.index.later(n.start_ns + n.duration_ns, {*above, n.span_id}, me)
+        # a run's own plan (an attribute) is stated before the attempts it encloses
+        end = n.start_ns if n.kind == A.KIND_RUN else n.start_ns + n.duration_ns
+        return self.index.later(end, {*above, n.span_id}, me)
 
 
 def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]) -> _Said:
@@ -1056,7 +1063,9 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
     out: list[ReadPlan] = []
     who = ""
     for n in said.by_start:
-        if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
+        if not n.answer or not (
+            n.kind == A.KIND_LLM or (n.kind in (A.KIND_STEP, A.KIND_RUN) and n.inferred)
+        ):
             continue
         me = said.planner(n)
         above = set(_ancestors(said.nodes, n.span_id))
@@ -1380,7 +1389,8 @@ def answer_sql(
     return (
         f"if({kind} IN ('{A.KIND_LLM}', '{A.KIND_TOOL}') OR ({kind} = '{A.KIND_STEP}' "
         f"AND {inferred} = 1), mapFilter((k, v) -> has(if({kind} = '{A.KIND_TOOL}', "
-        f"[{tool_keys}], [{keys}]), k), {column}), map())"
+        f"[{tool_keys}], [{keys}]), k), {column}), if({kind} = '{A.KIND_RUN}' AND {inferred} = 1, "
+        f"mapFilter((k, v) -> startsWith(v, '[{{'), {column}), map()))"
     )
 
 
@@ -1389,8 +1399,10 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     (``step``, ``inferred``) answered, or the arguments a tool call (``tool``) was called with
     (as text: what its caller said through it), from its span's attributes in any convention
     the span model reads (GenAI output messages: their text parts, else the arguments of
-    their tool calls); empty when none, and for any other span (planscope's own agent runs
-    declare their plans).
+    their tool calls); for a run the span model inferred (``run``, ``inferred``), the first of
+    its attributes (by key) that is a JSON list of two or more mappings (a task list it states
+    as its plan); empty when none, and for any other span (planscope's own agent runs declare
+    their plans).
 
     >>> answer({"gen_ai.output.messages": '[{"role": "assistant", "parts": '
     ...         '[{"type": "text", "content": "1. fetch"}]}]'}, "llm", False)
@@ -1401,7 +1413,12 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     ''
     >>> answer({"input.value": '{"step": "fetch"}', "output.value": "ok"}, "tool", False)
     '{"step": "fetch"}'
+    >>> answer({"crew.tasks": '[{"name": "fetch"}, {"name": "parse"}]'}, "run", True)
+    '[{"name": "fetch"}, {"name": "parse"}]'
     """
+    if kind == A.KIND_RUN and inferred:
+        # a run that states its plan as an attribute: a JSON list of task mappings
+        return next((v for _, v in sorted(attributes.items()) if _task_list(v)), "")
     if kind not in (A.KIND_LLM, A.KIND_TOOL) and not (kind == A.KIND_STEP and inferred):
         return ""
     keys = {A.KIND_LLM: _LLM_ANSWER_KEYS, A.KIND_TOOL: _TOOL_ARGUMENT_KEYS}
@@ -1421,6 +1438,17 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
         if value:
             return value
     return ""
+
+
+def _task_list(text: str) -> bool:
+    """Whether ``text`` is a JSON list of two or more mappings."""
+    if not text.startswith("[{"):
+        return False
+    try:
+        doc = safejson.loads(text)
+    except ValueError:
+        return False
+    return isinstance(doc, list) and len(doc) >= 2 and all(isinstance(i, dict) for i in doc)
 
 
 def _flat_messages(attributes: Mapping[str, str], prefix: str) -> list[dict[str, Any]]:

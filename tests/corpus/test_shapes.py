@@ -26,13 +26,13 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
-from planscope_analyzer import Analyzer
+from planscope_analyzer import Analyzer, TraceData, load_traces
 from planscope_collector.storage import Store
 
 from tests.conftest import Migrated
 from tests.corpus import play, read_labels
-from tests.corpus.shapes import HELD_OUT, TRANSFORMS, Span, reword, transformed
-from tests.storage._spans import otlp_to_rows, spans_ipc
+from tests.corpus.shapes import HELD_OUT, TRANSFORMS, Span, as_span, reword, transformed
+from tests.storage._spans import BASE_NS, otlp_to_rows, spans_ipc
 
 MAIN_KINDS = ("runaway_loop", "context_starved", "plan_propagation")
 CASES = (
@@ -177,6 +177,44 @@ def test_sdk_traces_are_left_alone_and_kinds_become_internal() -> None:
     trace = _genai_trace()
     trace[1]["kind"] = SpanKind.CLIENT
     assert {d["kind"] for d in TRANSFORMS["internal_kinds"](trace)} == {SpanKind.INTERNAL}
+
+
+def _loaded(store: Store, spans: list[Span]) -> TraceData:
+    """The analyzer's model of one synthetic trace (trace id 1), stored as spans (times from
+    ``BASE_NS``)."""
+    for d in spans:
+        d["start"], d["end"] = d["start"] + BASE_NS, d["end"] + BASE_NS
+        for e in d["events"]:
+            e["time"] += BASE_NS
+    store.insert_spans(
+        spans_ipc(otlp_to_rows(encode_spans([as_span(d) for d in spans]), "default"))
+    )
+    return load_traces(store, "default", [f"{1:032x}"])[f"{1:032x}"]
+
+
+@pytest.mark.integration
+def test_a_tool_call_said_only_by_events_is_a_tool_call_of_its_step(store: Store) -> None:
+    trace = _loaded(store, TRANSFORMS["tool_events"](_genai_trace()))
+    (call,) = trace.tools
+    assert (call.tool, call.parent_span_id, call.failed) == ("wms", f"{4:016x}", True)
+    (attempt,) = trace.attempts
+    assert (attempt.step_id, call.step_id, attempt.status) == ("pick", "pick", "error")
+
+
+@pytest.mark.integration
+def test_a_step_named_only_in_its_span_name_under_a_shared_role_binds(store: Store) -> None:
+    spans = _genai_trace()[:4]  # no tool call: the span's name is all that names its step
+    trace = _loaded(store, TRANSFORMS["step_name_task_prefix"](spans))
+    assert [a.step_id for a in trace.attempts] == ["pick"]
+
+
+@pytest.mark.integration
+def test_a_plan_stated_as_a_task_list_in_a_root_attribute_is_the_plan(store: Store) -> None:
+    trace = _loaded(store, TRANSFORMS["plan_crew_attribute"](_genai_trace()))
+    (plan,) = trace.plans
+    assert plan.span_id == f"{1:016x}"  # the root span states it
+    assert [s.step_id for s in trace.plan_steps] == ["pick", "ship"]
+    assert [a.step_id for a in trace.attempts] == ["pick"]
 
 
 @pytest.mark.integration
