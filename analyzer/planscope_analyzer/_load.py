@@ -381,23 +381,13 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
             status = "Error" if failed else "Unset"
             arguments = v["arguments"]
             t.tools.append(
-                ToolCall(
-                    span_id=span_id,
-                    parent_span_id=v["host"],
-                    step_id="",
-                    attempt=0,
-                    plan_id="",
-                    plan_version=0,
-                    tool=v["tool"],
-                    resource="",
-                    effect="",
+                _inferred_call(
+                    span_id, v["host"], v["tool"], status, v["start"], v["end"]
+                )._replace(
                     args_key=hashlib.blake2b(arguments.encode(), digest_size=8).hexdigest()
                     if arguments
                     else "",
                     error_type=v.get("error", ""),
-                    status_code=status,
-                    start_ns=v["start"],
-                    duration_ns=v["end"] - v["start"],
                     arguments=arguments,
                     result=v.get("result", ""),
                 )
@@ -455,33 +445,71 @@ def _agent_roots(t: TraceData) -> bool:
         message = r.outcome_reason if failed else ""
         tokens, cost = t.llm_by_parent.get(r.span_id, _NO_USAGE)
         t.attempts.append(
-            Attempt(
-                span_id=r.span_id,
-                parent_span_id="",
-                plan_id="",
-                plan_version=0,
-                step_id=r.agent,
-                attempt=0,
-                status="error" if failed else "ok",
-                error_type="",
-                fingerprint=_fingerprint("", message) if failed else "",
-                executor="",
-                context_keys=(),
-                context_tokens=0,
-                self_assessment="",
-                depth=0,
-                input_hash="",
-                start_ns=r.start_ns,
-                end_ns=r.end_ns,
-                tokens=tokens,
-                cost_usd=cost,
-                message=message,
-                inferred=True,
-            )
+            _inferred_attempt(
+                r.span_id, "", r.agent, 0, failed, message, r.start_ns, r.end_ns
+            )._replace(tokens=tokens, cost_usd=cost)
         )
     t.attempts.sort(key=_started)
     t._memo.clear()
     return True
+
+
+def _inferred_attempt(
+    span_id: str,
+    parent_span_id: str,
+    step_id: str,
+    attempt: int,
+    failed: bool,
+    message: str,
+    start_ns: int,
+    end_ns: int,
+) -> Attempt:
+    """A step attempt the loader inferred from a span no typed row stands for: its step, number,
+    outcome, message and times are all that is known (no plan, context or executor)."""
+    return Attempt(
+        span_id=span_id,
+        parent_span_id=parent_span_id,
+        plan_id="",
+        plan_version=0,
+        step_id=step_id,
+        attempt=attempt,
+        status="error" if failed else "ok",
+        error_type="",
+        fingerprint=_fingerprint("", message) if failed else "",
+        executor="",
+        context_keys=(),
+        context_tokens=0,
+        self_assessment="",
+        depth=0,
+        input_hash="",
+        start_ns=start_ns,
+        end_ns=end_ns,
+        message=message,
+        inferred=True,
+    )
+
+
+def _inferred_call(
+    span_id: str, parent_span_id: str, tool: str, status_code: str, start_ns: int, end_ns: int
+) -> ToolCall:
+    """A tool call the loader inferred (a span or event no typed row stands for): its tool,
+    status and times; bound to a step later, like any tool call."""
+    return ToolCall(
+        span_id=span_id,
+        parent_span_id=parent_span_id,
+        step_id="",
+        attempt=0,
+        plan_id="",
+        plan_version=0,
+        tool=tool,
+        resource="",
+        effect="",
+        args_key="",
+        error_type="",
+        status_code=status_code,
+        start_ns=start_ns,
+        duration_ns=max(0, end_ns - start_ns),
+    )
 
 
 def _started(row: Run | Attempt) -> tuple[int, str]:
@@ -690,26 +718,15 @@ def _bind_observed(
         # a module that survived its tool's failure says nothing itself: its last failed call does
         message = (span.message or b.said.get(span_id, "")) if failed else span.message
         attempts.append(
-            Attempt(
-                span_id=span.span_id,
-                parent_span_id=span.parent_span_id,
-                plan_id="",
-                plan_version=0,
-                step_id=b.step_of(span_id, span.name),
-                attempt=b.attempts[span_id],
-                status="error" if failed else "ok",
-                error_type="",
-                fingerprint=_fingerprint("", message) if failed else "",
-                executor="",
-                context_keys=(),
-                context_tokens=0,
-                self_assessment="",
-                depth=0,
-                input_hash="",
-                start_ns=span.start_ns,
-                end_ns=span.end_ns,
-                message=message,
-                inferred=True,
+            _inferred_attempt(
+                span.span_id,
+                span.parent_span_id,
+                b.step_of(span_id, span.name),
+                b.attempts[span_id],
+                failed,
+                message,
+                span.start_ns,
+                span.end_ns,
             )
         )
     t.attempts = sorted(attempts, key=lambda a: a.start_ns)
@@ -718,21 +735,8 @@ def _bind_observed(
     for span_id, tool in b.calls.items():  # arguments and result: _component_calls
         span = raw[span_id]
         t.tools.append(
-            ToolCall(
-                span_id=span_id,
-                parent_span_id=span.parent_span_id,
-                step_id="",
-                attempt=0,
-                plan_id="",
-                plan_version=0,
-                tool=tool,
-                resource="",
-                effect="",
-                args_key="",
-                error_type="",
-                status_code=span.status_code,
-                start_ns=span.start_ns,
-                duration_ns=max(0, span.end_ns - span.start_ns),
+            _inferred_call(
+                span_id, span.parent_span_id, tool, span.status_code, span.start_ns, span.end_ns
             )
         )
     if b.calls:
