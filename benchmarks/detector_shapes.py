@@ -12,7 +12,7 @@ of tuning.
 
     .venv/bin/python benchmarks/detector_shapes.py [--only NAME ...] [--spent] [--json out]
 
-``--spent`` scores the sealed splits already scored once (sealed .. sealed9) instead of dev and
+``--spent`` scores the sealed splits already scored once (sealed .. sealed11) instead of dev and
 held-out.
 """
 
@@ -55,6 +55,8 @@ SPENT = (
     "sealed7",
     "sealed8",
     "sealed9",
+    "sealed10",
+    "sealed11",
 )
 """The sealed splits already scored once; no later split is ever read here."""
 
@@ -122,7 +124,7 @@ def table(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", action="append", choices=sorted(TRANSFORMS), help="repeatable")
-    parser.add_argument("--spent", action="store_true", help="sealed .. sealed9 (already scored)")
+    parser.add_argument("--spent", action="store_true", help="sealed .. sealed11 (already scored)")
     parser.add_argument("--agent", action="append", help="only this agent's runs (repeatable)")
     parser.add_argument("--misses", action="store_true", help="list misses on changed runs")
     parser.add_argument("--json", help="write the figures to this file")
