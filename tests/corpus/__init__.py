@@ -22,6 +22,7 @@ from . import (
     refund,
     release,
     restock,
+    solar,
     support,
     travel,
     venue,
@@ -46,7 +47,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     agent (Agno) through OpenInference's Agno instrumentor on ``provider``, the customs agent
     (DSPy) through OpenInference's DSPy instrumentor on ``provider``, the venue agent
     (Haystack) through OpenInference's Haystack instrumentor on ``provider``, the fleet agent
-    (Semantic Kernel) through its own diagnostics, relayed from the global tracer provider to
+    (Semantic Kernel) through its own diagnostics and the solar agent (Microsoft Agent
+    Framework) through its own instrumentation, both relayed from the global tracer provider to
     ``provider``.
     """
     import planscope
@@ -55,7 +57,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     tracer = provider.get_tracer("etl-agent")
     out = {}
     framework, traceloop, pydantic, agents_sdk, langgraph = [], [], [], [], []
-    pydantic_ai, smol, agno, dspy, haystack, kernel = [], [], [], [], [], []
+    pydantic_ai, smol, agno, dspy, haystack, kernel, maf = [], [], [], [], [], [], []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -81,6 +83,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             haystack.append(label)
         elif label.agent == "fleet":
             kernel.append(label)
+        elif label.agent == "solar":
+            maf.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -94,6 +98,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(customs.play(dspy, provider))
     out.update(venue.play(haystack, provider))
     out.update(fleet.play(kernel, provider))
+    out.update(solar.play(maf, provider))
     return out
 
 

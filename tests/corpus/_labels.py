@@ -203,6 +203,28 @@ SPLITS: dict[str, dict[str, range]] = {
         "venue": range(39000, 39008),
         "fleet": range(39000, 39020),
     },
+    # Sealed 12: built before the sealed-12 round changed any detector or the span mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed12``): new seeds of the fourteen agents and a
+    # fifteenth agent (solar: Microsoft Agent Framework under its own OpenTelemetry
+    # instrumentation).
+    "sealed12": {
+        "travel": range(42000, 42008),
+        "etl": range(42000, 42008),
+        "support": range(42000, 42008),
+        "refund": range(42000, 42006),
+        "restock": range(42000, 42008),
+        "release": range(42000, 42008),
+        "analyst": range(42000, 42008),
+        "oncall": range(42000, 42008),
+        "claims": range(42000, 42008),
+        "lab": range(42000, 42008),
+        "lease": range(42000, 42008),
+        "customs": range(42000, 42008),
+        "venue": range(42000, 42008),
+        "fleet": range(42000, 42008),
+        "solar": range(42000, 42020),
+    },
 }
 
 _ERRORS = (
@@ -1379,6 +1401,120 @@ def _fleet_wrong_card(rng: random.Random) -> tuple[str, str, str, dict[str, Any]
     return PROPAGATION, "charge_card", "", {"card": rng.choice(["FC-820214", "FC-802241"])}
 
 
+# --- solar: home-solar installation on Microsoft Agent Framework under its own instrumentation
+# (sealed-12). A registry of certified installers searched page by page, the utility's
+# interconnection approval (given later: polled), installers' crews, the homeowner's solar loan
+# and the homeowner portal; the app then checks the approval against the home's meter and
+# watches the system come online. The planner (an Agent answering a ReWOO plan) trusts the
+# sales notes over the homeowner's record: the scenario's wrong value comes from a note.
+def _solar_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _solar_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service answers a backlog problem once or twice; the app's re-run works
+    step = rng.choice(["find_installer", "apply_interconnect", "book_install", "draw_loan"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "backlog"}
+
+
+def _solar_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a throttled problem once or twice inside one worker run; the model's 2nd or 3rd call (a
+    # doubled timeout) works
+    step = rng.choice(["apply_interconnect", "book_install", "draw_loan", "notify_owner"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _solar_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the utility replaced the home's meter: the application answers a conflict naming the new
+    # meter; one new plan, then everything works
+    return "healthy", "", PROPAGATION, {"new_meter": rng.choice(["MTR-55190", "MTR-61207"])}
+
+
+def _solar_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the installer registry has 4-9 pages of fully booked installers; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _solar_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the interconnection application is PENDING 3-8 times, then approved
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _solar_external_hail(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the installation was booked, funded, its owner told and the approval verified, a
+    # hailstorm breaks the panels and the system goes offline: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(2, 4)}
+
+
+def _solar_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every worker run of the step meets a backlog problem (varying texts), re-run by the app;
+    # the last problem is final
+    step = rng.choice(["find_installer", "apply_interconnect", "book_install", "draw_loan"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "backlog"}
+
+
+def _solar_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one worker run the service answers throttled problems again and again while the
+    # model doubles its timeout; the last problem is final
+    step = rng.choice(["apply_interconnect", "book_install", "notify_owner"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _solar_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # draw_loan fails in every plan: a backlog problem (re-run), then a conflict naming another
+    # solar loan (a new plan); the last problem is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "draw_loan",
+        "",
+        {
+            "step": "draw_loan",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "raise": "replans",
+        },
+    )
+
+
+def _solar_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the interconnection application never leaves PENDING: the worker checks until it stalls
+    return RUNAWAY, "apply_interconnect", "", {"step": "apply_interconnect"}
+
+
+def _solar_wrong_county(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another county: find_installer finds an installer there and the
+    # interconnection is applied for with it; booking its crew is refused for good (outside its
+    # service area)
+    return PROPAGATION, "find_installer", "", {"county": rng.choice(["hays", "bastrop", "bexar"])}
+
+
+def _solar_wrong_meter(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's meter number has two digits swapped: every step succeeds (the booking, the
+    # draw and the notice carry the approval), the app's interconnection check fails
+    return PROPAGATION, "apply_interconnect", "", {"meter": rng.choice(["MTR-55210", "MTR-51520"])}
+
+
+def _solar_wrong_address(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's house number has its digits swapped: the crew is booked at that address, and
+    # drawing the loan is refused for good (not the property securing it)
+    return (
+        PROPAGATION,
+        "book_install",
+        "",
+        {"address": rng.choice(["41 Larkspur Rd", "14 Larkspur Dr"])},
+    )
+
+
+def _solar_wrong_loan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's loan number has two digits swapped: the draw is refused for good
+    return PROPAGATION, "draw_loan", "", {"loan": rng.choice(["SL-602418", "SL-620481"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -1585,12 +1721,29 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_van": _fleet_wrong_van,
         "wrong_card": _fleet_wrong_card,
     },
+    "solar": {
+        "healthy": _solar_healthy,
+        "flaky_step": _solar_flaky_step,
+        "flaky_tool": _solar_flaky_tool,
+        "legit_replan": _solar_legit_replan,
+        "pagination": _solar_pagination,
+        "polling_ends": _solar_polling_ends,
+        "external_hail": _solar_external_hail,
+        "loop_step_varying": _solar_loop_step,
+        "loop_tool_in_step": _solar_loop_tool,
+        "loop_across_replans": _solar_loop_replans,
+        "loop_poll_stuck": _solar_loop_poll,
+        "wrong_county": _solar_wrong_county,
+        "wrong_meter": _solar_wrong_meter,
+        "wrong_address": _solar_wrong_address,
+        "wrong_loan": _solar_wrong_loan,
+    },
 }
 
 
 # Splits whose few seeds per agent start halfway through its scenarios (where the faults are)
 # rather than at its healthy ones.
-FROM_MIDDLE = {"sealed7", "sealed8", "sealed9", "sealed10", "sealed11"}
+FROM_MIDDLE = {"sealed7", "sealed8", "sealed9", "sealed10", "sealed11", "sealed12"}
 
 
 def scenarios(agent: str, split: str) -> list[Label]:

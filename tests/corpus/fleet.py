@@ -41,19 +41,18 @@ import json
 import logging
 import os
 import re
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 from opentelemetry import trace as otel_trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Status, StatusCode
-from opentelemetry.util.types import Attributes
 
 from tests.conformance.fake_openai import MODEL, ModelServer, completion
 
 from ._labels import RUNAWAY, Label
+from ._relay import global_provider
 
 # Semantic Kernel reads its diagnostics settings when imported
 os.environ.setdefault("SEMANTICKERNEL_EXPERIMENTAL_GENAI_ENABLE_OTEL_DIAGNOSTICS_SENSITIVE", "true")
@@ -517,55 +516,6 @@ class FleetDesk:
             return format(root.get_span_context().trace_id, "032x")
 
 
-# --- the global tracer provider Semantic Kernel writes to -----------------------------------
-class _Relay(otel_trace.TracerProvider):
-    """The process's global tracer provider, passing each Semantic Kernel span to the provider
-    of the play under way. Semantic Kernel, as its users have it, traces through the global
-    provider, which a process sets once; the corpus plays each batch on its own provider."""
-
-    target: otel_trace.TracerProvider = otel_trace.NoOpTracerProvider()
-
-    def get_tracer(
-        self,
-        instrumenting_module_name: str,
-        instrumenting_library_version: str | None = None,
-        schema_url: str | None = None,
-        attributes: Attributes | None = None,
-    ) -> otel_trace.Tracer:
-        if not instrumenting_module_name.startswith("semantic_kernel"):
-            # the fake model server's own FastAPI spans are no part of the agent's traces
-            return otel_trace.NoOpTracer()
-        return _RelayTracer(instrumenting_module_name)
-
-
-class _RelayTracer(otel_trace.Tracer):
-    def __init__(self, name: str):
-        self.name = name
-
-    def start_span(self, *args: Any, **kwargs: Any) -> otel_trace.Span:
-        return _Relay.target.get_tracer(self.name).start_span(*args, **kwargs)
-
-    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Any:
-        return _Relay.target.get_tracer(self.name).start_as_current_span(*args, **kwargs)
-
-
-@contextmanager
-def _global_provider(provider: TracerProvider) -> Iterator[None]:
-    current = otel_trace.get_tracer_provider()
-    if isinstance(current, otel_trace.ProxyTracerProvider):  # none set yet
-        otel_trace.set_tracer_provider(_Relay())
-    elif not isinstance(current, _Relay):
-        raise RuntimeError(
-            f"the process's global tracer provider is already {current!r}: Semantic Kernel's "
-            "spans would go there, not to the play's provider (play fleet in its own process)"
-        )
-    _Relay.target = provider
-    try:
-        yield
-    finally:
-        _Relay.target = otel_trace.NoOpTracerProvider()
-
-
 async def _play(
     labels: Sequence[Label], base_url: str, tracer: otel_trace.Tracer
 ) -> dict[str, str]:
@@ -590,7 +540,7 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     level = kernel_log.level
     kernel_log.setLevel(logging.CRITICAL)
     try:
-        with _global_provider(provider), ModelServer(respond=respond) as server:
+        with global_provider(provider), ModelServer(respond=respond) as server:
             tracer = provider.get_tracer("fleet-app")
             return asyncio.run(_play(labels, server.base_url("corpus-fleet"), tracer))
     finally:

@@ -33,6 +33,7 @@ from tests.corpus import (
     play,
     read_labels,
     scenarios,
+    solar,
     venue,
 )
 from tests.corpus import lab as lab_agent
@@ -76,6 +77,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed9",
         "sealed10",
         "sealed11",
+        "sealed12",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -476,7 +478,13 @@ def test_fleet_agent_plays_sealed11_scenarios() -> None:
     """The Semantic Kernel fleet agent (sealed-11 only) plays labelled scenarios under Semantic
     Kernel's own diagnostics, in a child process (a fleet play takes the process's global
     tracer provider for good): ``check_fleet_plays``."""
-    code = "from tests.corpus.test_corpus import check_fleet_plays\ncheck_fleet_plays()\n"
+    _check_in_child("check_fleet_plays")
+
+
+def _check_in_child(check: str) -> None:
+    """Run ``check`` of this module in a child process (the play takes the process's global
+    tracer provider for good)."""
+    code = f"from tests.corpus.test_corpus import {check}\n{check}()\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
 
@@ -515,6 +523,48 @@ def check_fleet_plays() -> None:
     assert [st.slug for st in first] == [st.slug for st in second]
     assert [st.slug for st in second if st.done] == ["find_workshop"]
     assert second[1].args["part"] == replan.params["new_part"] != first[1].args["part"]
+
+
+def test_solar_agent_plays_sealed12_scenarios() -> None:
+    """The Microsoft Agent Framework solar agent (sealed-12 only) plays labelled scenarios
+    under the framework's own instrumentation, in a child process: ``check_solar_plays``."""
+    _check_in_child("check_solar_plays")
+
+
+def check_solar_plays() -> None:
+    """The solar agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-12 runs). A retry loop inside one worker run: one failed ``execute_tool`` span per
+    injected error under one ``invoke_agent solar_worker`` span, the model doubling its
+    timeout; a legitimate re-plan: the planner agent answers a second ReWOO plan that knows the
+    done step's evidence, keeps the step numbers and applies with the meter the utility named."""
+    labels = _committed("solar", "sealed12")
+    picked, spans = _played_loop(solar.play, labels, "install PV-", "solar.outcome")
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    tool = {
+        "apply_interconnect": "grid_application",
+        "book_install": "install_booking",
+        "notify_owner": "owner_notice",
+    }[picked.step]
+    calls = [s for s in spans if s.name == f"execute_tool {tool}"]
+    _assert_failed_calls(calls, picked, "gen_ai.tool.call.arguments")
+    (worker,) = {s.parent.span_id for s in calls if s.parent}  # one worker run
+    assert by_id[worker].name == "invoke_agent solar_worker"
+    assert sum(s.name == "invoke_agent solar_planner" for s in spans) == 1
+    assert any((s.attributes or {}).get("gen_ai.operation.name") == "chat" for s in spans)
+
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    spans = sorted(_played_in_memory(solar.play, replan), key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.attributes and root.attributes["solar.outcome"] == "online"
+    (first, _), (second, known) = [
+        solar.parse_plan(json.loads(str(attrs["gen_ai.output.messages"]))[0]["parts"][0]["content"])
+        for s in spans
+        if s.name == "invoke_agent solar_planner" and (attrs := s.attributes or {})
+    ]
+    assert list(known) == [1]
+    assert [st.number for st in second] == [2, 3, 4, 5]
+    assert [st.slug for st in first][1:] == [st.slug for st in second]
+    assert second[0].args["meter"] == replan.params["new_meter"] != first[1].args["meter"]
 
 
 @pytest.mark.integration

@@ -1,0 +1,71 @@
+"""The process's global tracer provider for frameworks that trace only through it (Semantic
+Kernel's diagnostics, Microsoft Agent Framework's instrumentation): a relay that passes their
+spans to the provider of the play under way.
+
+A process sets its global provider once; the corpus plays each batch on its own provider, so a
+process that plays such an agent gives the global provider to the relay for good.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from opentelemetry import trace as otel_trace
+from opentelemetry.util.types import Attributes
+
+RELAYED = ("semantic_kernel", "agent_framework")
+"""Instrumentation scopes passed on; every other (the fake model server's own FastAPI spans)
+is no part of the agents' traces."""
+
+
+class _Relay(otel_trace.TracerProvider):
+    target: otel_trace.TracerProvider = otel_trace.NoOpTracerProvider()
+
+    def get_tracer(
+        self,
+        instrumenting_module_name: str,
+        instrumenting_library_version: str | None = None,
+        schema_url: str | None = None,
+        attributes: Attributes | None = None,
+    ) -> otel_trace.Tracer:
+        if not instrumenting_module_name.startswith(RELAYED):
+            return otel_trace.NoOpTracer()
+        return _RelayTracer(instrumenting_module_name)
+
+
+class _RelayTracer(otel_trace.Tracer):
+    def __init__(self, name: str):
+        self.name = name
+
+    def start_span(self, *args: Any, **kwargs: Any) -> otel_trace.Span:
+        return _Relay.target.get_tracer(self.name).start_span(*args, **kwargs)
+
+    def start_as_current_span(self, *args: Any, **kwargs: Any) -> Any:
+        return _Relay.target.get_tracer(self.name).start_as_current_span(*args, **kwargs)
+
+
+@contextmanager
+def global_provider(provider: otel_trace.TracerProvider) -> Iterator[None]:
+    """Relay the framework's spans to ``provider`` for the block (their spans are dropped
+    outside one); refuses when another global provider is already set.
+
+    >>> from opentelemetry.sdk.trace import TracerProvider
+    >>> with global_provider(TracerProvider()):  # doctest: +SKIP
+    ...     type(otel_trace.get_tracer("agent_framework")).__name__
+    '_RelayTracer'
+    """
+    current = otel_trace.get_tracer_provider()
+    if isinstance(current, otel_trace.ProxyTracerProvider):  # none set yet
+        otel_trace.set_tracer_provider(_Relay())
+    elif not isinstance(current, _Relay):
+        raise RuntimeError(
+            f"the process's global tracer provider is already {current!r}: the framework's "
+            "spans would go there, not to the play's provider (play it in its own process)"
+        )
+    _Relay.target = provider
+    try:
+        yield
+    finally:
+        _Relay.target = otel_trace.NoOpTracerProvider()
