@@ -548,7 +548,8 @@ def _free_port() -> int:
 def start_server(
     data_dir: Path, port: int, log_path: Path, source: Path | None = None
 ) -> subprocess.Popen[bytes]:
-    """``planscope serve``; with ``source``, the packages of that tree instead."""
+    """``planscope serve``; with ``source``, the packages of that tree instead (without
+    ``SERVER_ENV``, which is this checkout's alone)."""
     log = open(log_path, "wb")  # noqa: SIM115 - closed with the process
     args = ["serve", "--port", str(port), "--data-dir", str(data_dir), "--log-level", "warning"]
     tree = source or REPO  # serve's options moved from the SDK's _cli.py to the collector's cli.py
@@ -564,11 +565,17 @@ def start_server(
     if ACCEPT_ONLY:  # one segment that is sealed only when the server stops
         env["PLANSCOPE_SEGMENT_MAX_BYTES"] = str(1 << 40)
         env["PLANSCOPE_FLUSH_INTERVAL"] = "86400"
-    if source is not None:  # PYTHONPATH wins over the editable install's finder
+    if source is None:
+        env.update(SERVER_ENV)
+    else:  # PYTHONPATH wins over the editable install's finder
         env["PYTHONPATH"] = os.pathsep.join(str(source / p) for p in PACKAGES)
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=REPO, env=env)
     return proc
 
+
+SERVER_ENV: dict[str, str] = {}
+"""``--env``: variables for this checkout's server only (allocator settings against the same
+code as the baseline)."""
 
 PACKAGES = ("sdk", "collector", "analyzer", "runners", "dashboard")
 """The source folders of the other revision, all of them: its ``planscope`` CLI imports the
@@ -887,7 +894,20 @@ def main() -> int:
         "to the last 200, with one spool segment that the writer stores only when the server "
         "stops (the e2e columns then mean nothing; rows are still counted)",
     )
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set NAME=VALUE in this checkout's server's environment only, not the baseline's "
+        "(e.g. allocator settings, with --compare-with HEAD); repeatable",
+    )
     args = parser.parse_args()
+    for item in args.env:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            parser.error(f"--env wants NAME=VALUE, got {item!r}")
+        SERVER_ENV[name] = value
     global WITH_EXTENSIONS, WORKLOAD, SPOOL_MAX_BYTES, ACCEPT_ONLY
     ACCEPT_ONLY = args.accept_only
     SPOOL_MAX_BYTES = args.spool_max_bytes
@@ -899,6 +919,8 @@ def main() -> int:
     facts = machine_facts()
     print(f"collector_ingest: {spans:,} spans x {repeat} run(s), {args.concurrency} connections")
     print(f"machine: {facts}")
+    if SERVER_ENV:
+        print(f"this checkout's server also runs with {SERVER_ENV}")
 
     bodies = encode_bodies(4, args.traces_per_body, salt=0xFFFF)
     floor = raw_floor(bodies, repeats=1 if args.quick else 5)
@@ -990,6 +1012,19 @@ def main() -> int:
             f"{[round(x, 2) for x in cpu_ratios]}, median {median(cpu_ratios):.2f} "
             f"({median([r['cpu_us_per_span'] for r in runs]):.1f} vs "
             f"{median([r['cpu_us_per_span'] for r in base_runs]):.1f} us)"
+        )
+        for key, label in (
+            ("sys_us_per_span", "system CPU us per span"),
+            ("minor_faults_per_span", "minor faults per span"),
+        ):
+            print(
+                f"this checkout / {args.compare_with}: {label} "
+                f"{[round(r[key], 2) for r in runs]} vs {[round(r[key], 2) for r in base_runs]}"
+            )
+        print(
+            f"this checkout / {args.compare_with}: peak RSS MiB "
+            f"{[round(max(r['peak_rss_mib'].values())) for r in runs]} vs "
+            f"{[round(max(r['peak_rss_mib'].values())) for r in base_runs]}"
         )
         print(
             f"\nthis checkout / {args.compare_with}: e2e spans/s ratio per round "
