@@ -3,12 +3,27 @@ to one project, so one project can never read another's traces."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from planscope import safejson
 from planscope import semconv as A
 
-from .observed import Binding, ObservedStep, SpanNode, answer, bind, user_request
+from .observed import (
+    NO_SPAN,
+    AgentRoots,
+    Binding,
+    EventCall,
+    ObservedStep,
+    SpanNode,
+    ToolEvent,
+    agent_roots,
+    answer,
+    bind,
+    event_calls,
+    reads_tool_events,
+    user_request,
+)
 from .runmodel import (
     CLOCK_SKEW_NS,
     GROUPING_RUN_SOURCE,
@@ -307,7 +322,8 @@ class TraceQueries:
         observed = self._observed_plans(params) if observed_plan else []
         count = int(total["n"])
         whole = offset == 0 and len(spans) == count
-        observed, nodes, binding = _bind(trace_id, spans, observed, workflows)
+        next_offset = offset + len(spans) if offset + len(spans) < count else None
+        observed, nodes, binding, agents = _bind(trace_id, spans, observed, workflows)
         if not whole:  # the page alone cannot bind the trace: read what binding needs of it all
             bound_traces = bind_traces(self.store.query, TRACE_WHERE, params, self.store.bindings)
             nodes, binding = bound_traces.get(trace_id, ([], Binding()))
@@ -317,6 +333,8 @@ class TraceQueries:
             {**params, **bound},
         )
         run = _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None
+        if agents is not None and run is not None:
+            run = _agents_run(run, agents, binding)
         if offset == 0:
             plans += observed + _read_plans(binding)
         return {
@@ -330,7 +348,7 @@ class TraceQueries:
             "metrics": _metrics(metrics[0]) if metrics else None,
             "spans": spans,
             "offset": offset,
-            "next_offset": offset + len(spans) if offset + len(spans) < count else None,
+            "next_offset": next_offset,
         }
 
     def _observed_plans(self, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -348,14 +366,17 @@ def _bind(
     spans: list[dict[str, Any]],
     observed: list[dict[str, Any]],
     workflows: set[str],
-) -> tuple[list[dict[str, Any]], list[SpanNode], Binding]:
+) -> tuple[list[dict[str, Any]], list[SpanNode], Binding, AgentRoots | None]:
     """Apply the cross-span structure of ``planscope_collector.observed`` to a page of spans:
-    bound step ids, statuses and attempt numbers of inferred attempts, the attempt of each tool
-    and LLM call, attempts named after a plan step, a grouping run's root, step spans that only
-    wrap attempts (plain spans). Returns the observed
-    plans that are plans (containers dropped), the page's nodes and their binding (what the
-    run model counts, ``runmodel.binding_parameters``; ``workflows``: the page's workflow
-    spans, whose tasks are a plan in a trace without one of its own)."""
+    tool calls only GenAI events say (``observed.event_calls``: added to ``spans`` as tool
+    spans of their own, after the span that asked), agent runs that are the attempts of a run no
+    span stands for (``observed.agent_roots``: step spans), bound step ids, statuses and attempt
+    numbers of inferred attempts, the attempt of each tool and LLM call, attempts named after a
+    plan step, a grouping run's root, step spans that only wrap attempts (plain spans). Returns
+    the observed plans that are plans (containers dropped), the page's nodes and their binding
+    (what the run model counts, ``runmodel.binding_parameters``; ``workflows``: the page's
+    workflow spans, whose tasks are a plan in a trace without one of its own) and the agent
+    roots found (None when the trace is none of those)."""
     nodes = []
     for s in spans:
         model = s["model"] or {}
@@ -380,6 +401,31 @@ def _bind(
                 answer=answer(s["attributes"], kind, bool(model.get("inferred"))),
             )
         )
+    if reads_tool_events(nodes):
+        events = [
+            ToolEvent(s["span_id"], e["time_ns"], e["name"], e["attributes"])
+            for s in spans
+            for e in s["events"]
+        ]
+        calls = event_calls(events)
+        nodes.extend(
+            SpanNode(
+                c.span_id,
+                c.parent_span_id,
+                A.KIND_TOOL,
+                c.name,
+                tool=c.tool,
+                failed=c.failed,
+                start_ns=c.start_ns,
+                message=c.message,
+                answer=c.arguments,
+            )
+            for c in calls
+        )
+        _add_event_calls(spans, calls)
+    agents = agent_roots(nodes)
+    if agents is not None:
+        nodes = _as_attempts(spans, nodes, agents)
     steps = [
         ObservedStep(p["span_id"], str(step["id"]), str(step.get("tool") or ""), i)
         for p in observed
@@ -412,7 +458,88 @@ def _bind(
     plans = [p for p in observed if p["span_id"] not in b.containers]
     for i, plan in enumerate(plans):
         plan["version"] = i + 1
-    return plans, nodes, b
+    return plans, nodes, b, agents
+
+
+def _add_event_calls(spans: list[dict[str, Any]], calls: list[EventCall]) -> None:
+    """Each tool call only events say (``observed.event_calls``) as a span of the page (in
+    start order, under the span that asked): named, timed and failed as the call, its tool, call
+    id, arguments and result as GenAI attributes, inferred."""
+    by_id = {s["span_id"]: s for s in spans}
+    for c in calls:
+        host = by_id[c.parent_span_id]
+        attributes = {
+            A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
+            A.GEN_AI_TOOL_NAME: c.tool,
+            A.GEN_AI_TOOL_CALL_ID: c.call_id,
+            A.GEN_AI_TOOL_CALL_ARGUMENTS: c.arguments,
+            A.GEN_AI_TOOL_CALL_RESULT: c.result,
+        }
+        if c.failed:
+            attributes["error.type"] = c.error_type
+        status = A.STATUS_ERROR if c.failed else A.STATUS_OK
+        span = host | {
+            "span_id": c.span_id,
+            "parent_span_id": c.parent_span_id,
+            "name": c.name,
+            "start_ns": c.start_ns,
+            "end_ns": c.end_ns,
+            "duration_ns": c.end_ns - c.start_ns,
+            "status_code": "Error" if c.failed else "Unset",
+            "status_message": c.message,
+            "attributes": attributes,
+            "events": [],
+            "links": [],
+            "planscope_kind": A.KIND_TOOL,
+            "model": _inferred_model(tool=c.tool, status=status),
+        }
+        span.pop("plan", None)
+        span.pop("attribute_errors", None)
+        spans.append(span)
+    spans.sort(key=lambda s: s["start_ns"])  # stable: the page's order otherwise
+
+
+def _as_attempts(
+    spans: list[dict[str, Any]], nodes: list[SpanNode], agents: AgentRoots
+) -> list[SpanNode]:
+    """The agent runs ``observed.agent_roots`` found as step attempts, each named after its
+    agent (the run's executor), of one run no span stands for (``observed.NO_SPAN``): their
+    spans on the page and the nodes ``observed.bind`` reads (with that run's)."""
+    by_id = {s["span_id"]: s for s in spans}
+    out = []
+    for n in nodes:
+        if n.span_id in agents.attempts:
+            span = by_id[n.span_id]
+            agent = str((span["model"] or {}).get("executor") or "")
+            span["planscope_kind"] = A.KIND_STEP
+            span["model"] = (span["model"] or {}) | {
+                "step_id": agent,
+                "attempt": 0,
+                "status": A.STATUS_ERROR if n.failed else A.STATUS_OK,
+                "executor": "",
+            }
+            n = replace(n, kind=A.KIND_STEP, step_name=agent, inferred=True)
+        out.append(n)
+    first = min((n for n in nodes if n.span_id in agents.attempts), key=lambda n: n.start_ns)
+    return [SpanNode(NO_SPAN, "", A.KIND_RUN, "", start_ns=first.start_ns), *out]
+
+
+def _agents_run(run: dict[str, Any], agents: AgentRoots, b: Binding) -> dict[str, Any]:
+    """The run no span stands for (``observed.agent_roots``), in place of the first agent
+    run's summary (whose run id it keeps): it failed where a root check failed, else where a
+    step gave up for good (``Binding.failed_for_good``)."""
+    gave_up = not agents.failed and b.failed_for_good is not None
+    reason = b.given_up_reason if gave_up else agents.reason
+    return run | {
+        "span_id": NO_SPAN,
+        "agent": None,
+        "objective": None,
+        "variant": None,
+        "outcome": "failure" if agents.failed or gave_up else "unknown",
+        "outcome_reason": reason or None,
+        "budget": None,
+        "inferred": True,
+    }
 
 
 def _read_plans(b: Binding) -> list[dict[str, Any]]:
