@@ -452,10 +452,11 @@ def _agent_roots(t: TraceData) -> bool:
         for s in t.raw or ()
         if s.span_id not in typed
     ]
-    found = agent_roots([n for n in _typed_nodes(t) if n.kind == A.KIND_RUN] + untyped)
+    runs = {r.span_id: r for r in t.runs}
+    agents = {r.span_id: r.agent for r in t.runs}
+    found = agent_roots([n for n in _typed_nodes(t) if n.kind == A.KIND_RUN] + untyped, agents)
     if found is None:
         return False
-    runs = {r.span_id: r for r in t.runs}
     roots = [runs[span_id] for span_id in found.attempts]
     t.runs = [
         Run(
@@ -472,13 +473,13 @@ def _agent_roots(t: TraceData) -> bool:
             inferred=True,
         )
     ]
-    for r in roots:
+    for r, agent in zip(roots, found.agents, strict=True):
         failed = r.status_code == "Error"
         message = r.outcome_reason if failed else ""
         tokens, cost = t.llm_by_parent.get(r.span_id, _NO_USAGE)
         t.attempts.append(
             _inferred_attempt(
-                r.span_id, "", r.agent, 0, failed, message, r.start_ns, r.end_ns
+                r.span_id, "", agent, 0, failed, message, r.start_ns, r.end_ns
             )._replace(tokens=tokens, cost_usd=cost)
         )
     t.attempts.sort(key=_started)

@@ -3,25 +3,21 @@ to one project, so one project can never read another's traces."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Sequence
 from typing import Any
 
 from planscope import safejson
 from planscope import semconv as A
 
 from .observed import (
-    NO_SPAN,
     AgentRoots,
     Binding,
     EventCall,
     ObservedStep,
     SpanNode,
     ToolEvent,
-    agent_roots,
     answer,
     bind,
-    event_calls,
-    reads_tool_events,
     user_request,
 )
 from .runmodel import (
@@ -323,7 +319,7 @@ class TraceQueries:
         count = int(total["n"])
         whole = offset == 0 and len(spans) == count
         next_offset = offset + len(spans) if offset + len(spans) < count else None
-        observed, nodes, binding, agents = _bind(trace_id, spans, observed, workflows)
+        observed, nodes, binding = _bind(trace_id, spans, observed, workflows)
         if not whole:  # the page alone cannot bind the trace: read what binding needs of it all
             bound_traces = bind_traces(self.store.query, TRACE_WHERE, params, self.store.bindings)
             nodes, binding = bound_traces.get(trace_id, ([], Binding()))
@@ -333,8 +329,6 @@ class TraceQueries:
             {**params, **bound},
         )
         run = _run_summary(metrics[0]) if metrics and metrics[0]["HasRun"] else None
-        if agents is not None and run is not None:
-            run = _agents_run(run, agents, binding)
         if offset == 0:
             plans += observed + _read_plans(binding)
         return {
@@ -366,7 +360,7 @@ def _bind(
     spans: list[dict[str, Any]],
     observed: list[dict[str, Any]],
     workflows: set[str],
-) -> tuple[list[dict[str, Any]], list[SpanNode], Binding, AgentRoots | None]:
+) -> tuple[list[dict[str, Any]], list[SpanNode], Binding]:
     """Apply the cross-span structure of ``planscope_collector.observed`` to a page of spans:
     tool calls only GenAI events say (``observed.event_calls``: added to ``spans`` as tool
     spans of their own, after the span that asked), agent runs that are the attempts of a run no
@@ -375,8 +369,7 @@ def _bind(
     plan step, a grouping run's root, step spans that only wrap attempts (plain spans). Returns
     the observed plans that are plans (containers dropped), the page's nodes and their binding
     (what the run model counts, ``runmodel.binding_parameters``; ``workflows``: the page's
-    workflow spans, whose tasks are a plan in a trace without one of its own) and the agent
-    roots found (None when the trace is none of those)."""
+    workflow spans, whose tasks are a plan in a trace without one of its own)."""
     nodes = []
     for s in spans:
         model = s["model"] or {}
@@ -401,37 +394,25 @@ def _bind(
                 answer=answer(s["attributes"], kind, bool(model.get("inferred"))),
             )
         )
-    if reads_tool_events(nodes):
-        events = [
-            ToolEvent(s["span_id"], e["time_ns"], e["name"], e["attributes"])
-            for s in spans
-            for e in s["events"]
-        ]
-        calls = event_calls(events)
-        nodes.extend(
-            SpanNode(
-                c.span_id,
-                c.parent_span_id,
-                A.KIND_TOOL,
-                c.name,
-                tool=c.tool,
-                failed=c.failed,
-                start_ns=c.start_ns,
-                message=c.message,
-                answer=c.arguments,
-            )
-            for c in calls
-        )
-        _add_event_calls(spans, calls)
-    agents = agent_roots(nodes)
-    if agents is not None:
-        nodes = _as_attempts(spans, nodes, agents)
     steps = [
         ObservedStep(p["span_id"], str(step["id"]), str(step.get("tool") or ""), i)
         for p in observed
         for i, step in enumerate(p["steps"])
     ]
-    b = bind(nodes, steps)
+    events = [
+        ToolEvent(s["span_id"], e["time_ns"], e["name"], e["attributes"])
+        for s in spans
+        for e in s["events"]
+    ]
+    agents = {
+        s["span_id"]: str(s["model"]["executor"])
+        for s in spans
+        if s["planscope_kind"] == A.KIND_RUN and s["model"]
+    }
+    b = bind(nodes, steps, events=events, agents=agents)
+    _add_event_calls(spans, b.event_calls)
+    if b.agent_roots is not None:
+        _as_attempts(spans, b.agent_roots)
     by_id = {s["span_id"]: s for s in spans}
     if b.run_span_id is not None and b.run_span_id in by_id:
         root = by_id[b.run_span_id]
@@ -458,10 +439,10 @@ def _bind(
     plans = [p for p in observed if p["span_id"] not in b.containers]
     for i, plan in enumerate(plans):
         plan["version"] = i + 1
-    return plans, nodes, b, agents
+    return plans, nodes, b
 
 
-def _add_event_calls(spans: list[dict[str, Any]], calls: list[EventCall]) -> None:
+def _add_event_calls(spans: list[dict[str, Any]], calls: Sequence[EventCall]) -> None:
     """Each tool call only events say (``observed.event_calls``) as a span of the page (in
     start order, under the span that asked): named, timed and failed as the call, its tool, call
     id, arguments and result as GenAI attributes, inferred."""
@@ -499,47 +480,20 @@ def _add_event_calls(spans: list[dict[str, Any]], calls: list[EventCall]) -> Non
     spans.sort(key=lambda s: s["start_ns"])  # stable: the page's order otherwise
 
 
-def _as_attempts(
-    spans: list[dict[str, Any]], nodes: list[SpanNode], agents: AgentRoots
-) -> list[SpanNode]:
-    """The agent runs ``observed.agent_roots`` found as step attempts, each named after its
-    agent (the run's executor), of one run no span stands for (``observed.NO_SPAN``): their
-    spans on the page and the nodes ``observed.bind`` reads (with that run's)."""
+def _as_attempts(spans: list[dict[str, Any]], agents: AgentRoots) -> None:
+    """The agent runs ``observed.agent_roots`` found, as step spans of the page, each named
+    after its agent (the run's executor)."""
     by_id = {s["span_id"]: s for s in spans}
-    out = []
-    for n in nodes:
-        if n.span_id in agents.attempts:
-            span = by_id[n.span_id]
-            agent = str((span["model"] or {}).get("executor") or "")
+    for span_id, agent in zip(agents.attempts, agents.agents, strict=True):
+        if (span := by_id.get(span_id)) is not None:
+            failed = span["status_code"] == "Error"
             span["planscope_kind"] = A.KIND_STEP
             span["model"] = (span["model"] or {}) | {
                 "step_id": agent,
                 "attempt": 0,
-                "status": A.STATUS_ERROR if n.failed else A.STATUS_OK,
+                "status": A.STATUS_ERROR if failed else A.STATUS_OK,
                 "executor": "",
             }
-            n = replace(n, kind=A.KIND_STEP, step_name=agent, inferred=True)
-        out.append(n)
-    first = min((n for n in nodes if n.span_id in agents.attempts), key=lambda n: n.start_ns)
-    return [SpanNode(NO_SPAN, "", A.KIND_RUN, "", start_ns=first.start_ns), *out]
-
-
-def _agents_run(run: dict[str, Any], agents: AgentRoots, b: Binding) -> dict[str, Any]:
-    """The run no span stands for (``observed.agent_roots``), in place of the first agent
-    run's summary (whose run id it keeps): it failed where a root check failed, else where a
-    step gave up for good (``Binding.failed_for_good``)."""
-    gave_up = not agents.failed and b.failed_for_good is not None
-    reason = b.given_up_reason if gave_up else agents.reason
-    return run | {
-        "span_id": NO_SPAN,
-        "agent": None,
-        "objective": None,
-        "variant": None,
-        "outcome": "failure" if agents.failed or gave_up else "unknown",
-        "outcome_reason": reason or None,
-        "budget": None,
-        "inferred": True,
-    }
 
 
 def _read_plans(b: Binding) -> list[dict[str, Any]]:

@@ -240,20 +240,46 @@ class Binding:
     once, in start order, one per line; only attempts whose LLM calls carry a request)."""
     calls: dict[str, str] = field(default_factory=dict)
     """Unclassified spans that are tool calls (:func:`bind`, *component calls*) → the tool."""
+    event_calls: tuple[EventCall, ...] = ()
+    """The tool calls only GenAI events say (:func:`event_calls`; given ``events``)."""
+    agent_roots: AgentRoots | None = None
+    """The agent runs that are attempts of a run no span stands for (:func:`agent_roots`;
+    given ``agents``)."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
         return self.steps.get(span_id, default)
 
 
-def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Binding:
+def bind(
+    spans: Iterable[SpanNode],
+    plan_steps: Sequence[ObservedStep],
+    *,
+    events: Iterable[ToolEvent] | None = None,
+    agents: Mapping[str, str] | None = None,
+) -> Binding:
     """Derive the cross-span structure of one trace (module docstring), from its spans and the
-    steps of its observed plans."""
+    steps of its observed plans. Given its ``events``, first the tool calls only they say
+    (:func:`event_calls`, when :func:`reads_tool_events`) are tool spans; given its runs'
+    ``agents`` (by span id), then agent runs no span encloses (:func:`agent_roots`) are step
+    attempts, each named after its agent, of a run no span stands for (:data:`NO_SPAN`). (The
+    analyzer's loader applies both to its rows itself, before binding.)"""
     nodes = {
         s.span_id: replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s for s in spans
     }
     if not nodes:
         return Binding()
+    evented: tuple[EventCall, ...] = ()
+    if events is not None and reads_tool_events(nodes.values()):
+        evented = tuple(event_calls(events))
+        nodes |= {c.span_id: c.node() for c in evented}
+    roots = agent_roots(nodes.values(), agents) if agents is not None else None
+    if roots is not None:
+        for span_id, agent in zip(roots.attempts, roots.agents, strict=True):
+            node = nodes[span_id]
+            nodes[span_id] = replace(node, kind=A.KIND_STEP, step_name=agent, inferred=True)
+        started = nodes[roots.attempts[0]].start_ns
+        nodes[NO_SPAN] = SpanNode(NO_SPAN, "", A.KIND_RUN, "", start_ns=started)
     children = _children(nodes)
     invoked = _invocations(nodes, children)
     for span_id in invoked:
@@ -463,6 +489,8 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         given_up_reason=(said.get(gave_up) or nodes[gave_up].message) if gave_up else "",
         asked=asked,
         calls=components,
+        event_calls=evented,
+        agent_roots=roots,
     )
 
 
@@ -481,23 +509,28 @@ class AgentRoots:
     failed."""
 
     attempts: tuple[str, ...]
+    agents: tuple[str, ...] = ()
+    """The agent of each attempt (its step's name), as ``attempts``."""
     failed: bool = False
     reason: str = ""
 
 
-def agent_roots(spans: Iterable[SpanNode]) -> AgentRoots | None:
+def agent_roots(
+    spans: Iterable[SpanNode], agents: Mapping[str, str] | None = None
+) -> AgentRoots | None:
     """A trace whose only runs are several agent runs the span model inferred, each a root
     (agents no application span encloses: AutoGen's agent runtime) is one run no span stands
     for, whose step attempts are those agent runs, each named after its agent. Like a grouping
     run's, its outcome is unknown unless a root span that is none of the span model's (an
     application's own check beside the agents) failed: the last such says why (a step that
-    gave up for good fails it too: :attr:`Binding.failed_for_good`). None for any other trace.
+    gave up for good fails it too: :attr:`Binding.failed_for_good`). ``agents``: each run's
+    agent, by span id. None for any other trace.
 
-    >>> runs = [SpanNode("a", "", "run", "planner", start_ns=1),
-    ...         SpanNode("b", "", "run", "worker", start_ns=2),
+    >>> runs = [SpanNode("a", "", "run", "invoke_agent planner", start_ns=1),
+    ...         SpanNode("b", "", "run", "invoke_agent worker", start_ns=2),
     ...         SpanNode("c", "", "other", "check", failed=True, message="3 short", start_ns=3)]
-    >>> agent_roots(runs)
-    AgentRoots(attempts=('a', 'b'), failed=True, reason='3 short')
+    >>> agent_roots(runs, {"a": "planner", "b": "worker"})
+    AgentRoots(attempts=('a', 'b'), agents=('planner', 'worker'), failed=True, reason='3 short')
     >>> agent_roots(runs[:1] + runs[2:]) is None
     True
     """
@@ -511,7 +544,8 @@ def agent_roots(spans: Iterable[SpanNode]) -> AgentRoots | None:
         default=None,
     )
     reason = check.message if check is not None else ""
-    return AgentRoots(tuple(n.span_id for n in runs), check is not None, reason)
+    names = tuple((agents or {}).get(n.span_id, "") for n in runs)
+    return AgentRoots(tuple(n.span_id for n in runs), names, check is not None, reason)
 
 
 @dataclass(frozen=True)
@@ -550,6 +584,20 @@ class EventCall:
     def name(self) -> str:
         """The name a tool call's span would have (GenAI ``execute_tool <tool>``)."""
         return f"{A.OP_EXECUTE_TOOL} {self.tool}"
+
+    def node(self) -> SpanNode:
+        """The call as a tool span :func:`bind` reads (what it was called with: its answer)."""
+        return SpanNode(
+            self.span_id,
+            self.parent_span_id,
+            A.KIND_TOOL,
+            self.name,
+            tool=self.tool,
+            failed=self.failed,
+            start_ns=self.start_ns,
+            message=self.message,
+            answer=self.arguments,
+        )
 
 
 def reads_tool_events(spans: Iterable[SpanNode]) -> bool:
