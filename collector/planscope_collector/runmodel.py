@@ -710,7 +710,7 @@ def bind_traces(
     ...         return [{"trace_id": "t1", "start_ns": 2, "end_ns": 3}]
     ...     span = dict(row="span", trace_id="t1", kind="", inferred=0, failed=0, step="",
     ...                 tool="", duration_ns=3, message="", service="s", position=0,
-    ...                 workflow=0, links=[], messages={}, answers={})
+    ...                 workflow=0, links=[], messages={}, answers={}, events=[])
     ...     return [span | dict(span_id="app", parent_span_id="", name="agent", start_ns=1),
     ...             span | dict(span_id="e", parent_span_id="app", name="executor",
     ...                         kind="step", start_ns=2),
