@@ -354,7 +354,8 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
     alone may say (``observed.reads_tool_events``) as ``observed.event_calls`` reads them
     from their events (``LOAD_TOOL_EVENTS``): tool calls under the span that asked, each with
     a skeleton raw span (its name, status and error message). The traces changed."""
-    wanted = [t for t in wanted if reads_tool_events(_typed_nodes(t))]
+    # (a trace with a tool call never does: its nodes are not built)
+    wanted = [t for t in wanted if not t.tools and reads_tool_events(_typed_nodes(t))]
     if not wanted:
         return set()
     c = _of_traces(store, Q.LOAD_TOOL_EVENTS, project, wanted)
