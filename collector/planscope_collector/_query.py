@@ -363,7 +363,7 @@ def _bind(
 ) -> tuple[list[dict[str, Any]], list[SpanNode], Binding]:
     """Apply the cross-span structure of ``planscope_collector.observed`` to a page of spans:
     tool calls only GenAI events say (``observed.event_calls``: added to ``spans`` as tool
-    spans of their own, after the span that asked), agent runs that are the attempts of a run no
+    spans of their own, under the span that asked), agent runs that are the attempts of a run no
     span stands for (``observed.agent_roots``: step spans), bound step ids, statuses and attempt
     numbers of inferred attempts, the attempt of each tool and LLM call, attempts named after a
     plan step, a grouping run's root, step spans that only wrap attempts (plain spans). Returns
@@ -446,6 +446,8 @@ def _add_event_calls(spans: list[dict[str, Any]], calls: Sequence[EventCall]) ->
     """Each tool call only events say (``observed.event_calls``) as a span of the page (in
     start order, under the span that asked): named, timed and failed as the call, its tool, call
     id, arguments and result as GenAI attributes, inferred."""
+    if not calls:
+        return
     by_id = {s["span_id"]: s for s in spans}
     for c in calls:
         host = by_id[c.parent_span_id]
@@ -485,15 +487,15 @@ def _as_attempts(spans: list[dict[str, Any]], agents: AgentRoots) -> None:
     after its agent (the run's executor)."""
     by_id = {s["span_id"]: s for s in spans}
     for span_id, agent in zip(agents.attempts, agents.agents, strict=True):
-        if (span := by_id.get(span_id)) is not None:
-            failed = span["status_code"] == "Error"
-            span["planscope_kind"] = A.KIND_STEP
-            span["model"] = (span["model"] or {}) | {
-                "step_id": agent,
-                "attempt": 0,
-                "status": A.STATUS_ERROR if failed else A.STATUS_OK,
-                "executor": "",
-            }
+        span = by_id[span_id]
+        failed = span["status_code"] == "Error"
+        span["planscope_kind"] = A.KIND_STEP
+        span["model"] = (span["model"] or {}) | {
+            "step_id": agent,
+            "attempt": 0,
+            "status": A.STATUS_ERROR if failed else A.STATUS_OK,
+            "executor": "",
+        }
 
 
 def _read_plans(b: Binding) -> list[dict[str, Any]]:

@@ -75,6 +75,12 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   child tasks of a workflow span (GenAI ``invoke_workflow``, a Traceloop ``workflow``: the
   inferred step spans right under it) are its plan: one step per task name, in start order,
   each depending on the sibling tasks its span links to (OTel span links; none: a list).
+* **tool calls said by events** (given the trace's events): in a trace of another convention
+  with no tool span, the tool calls only GenAI events say (:func:`event_calls`) are tool spans
+  under the span that asked;
+* **agent roots** (given the runs' agents): a trace whose only runs are several inferred agent
+  runs, each a root, is one run no span stands for whose attempts they are
+  (:func:`agent_roots`).
 
 Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
