@@ -443,7 +443,7 @@ def agent_runtime(url: str) -> tuple[str, int]:
     for i, agent in enumerate(agents):
         attributes = {A.GEN_AI_OPERATION_NAME: "invoke_agent", A.GEN_AI_AGENT_NAME: agent}
         with tracer.start_as_current_span(f"invoke_agent {agent}", attributes=attributes) as run:
-            chat = {
+            chat: dict[str, str | int] = {
                 A.GEN_AI_OPERATION_NAME: "chat",
                 A.GEN_AI_REQUEST_MODEL: "gpt-4o",
                 A.GEN_AI_USAGE_INPUT_TOKENS: 100,
