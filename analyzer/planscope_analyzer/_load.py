@@ -14,7 +14,18 @@ from typing import Any, NamedTuple, Protocol
 from planscope import semconv as A
 from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
-from planscope_collector.observed import ObservedStep, SpanNode, answer, bind, user_request
+from planscope_collector.observed import (
+    NO_SPAN,
+    ObservedStep,
+    SpanNode,
+    ToolEvent,
+    agent_roots,
+    answer,
+    bind,
+    event_calls,
+    reads_tool_events,
+    user_request,
+)
 
 from . import _queries as Q
 from ._columns import BatchColumns, flatten, stacked, trace_ids, traces_of
@@ -284,13 +295,7 @@ def fill_traces(
     _attach(traces, "tools", ToolCall, _lists(tools))
     if raw is not None:
         _apply_raw(traces, raw, batch)
-    inferred = _inferred(batch)
-    foreign = [
-        t for t in traces.values() if t.trace_id in inferred or any(r.inferred for r in t.runs)
-    ]
-    batch.reshaped.update(
-        _tool_events(store, params["project"], [t for t in foreign if not t.tools])
-    )
+    batch.reshaped.update(_tool_events(store, params["project"], list(traces.values())))
     for t in traces.values():
         if _agent_roots(t):
             batch.reshaped.add(t.trace_id)
@@ -345,108 +350,137 @@ def fill_traces(
 
 
 def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set[str]:
-    """The tool calls of ``wanted`` (traces of another convention with no tool span) that
-    only GenAI events say (``LOAD_TOOL_EVENTS``: an event naming a tool and its call id on the
-    span that asked for it, an event with that id for its outcome) as tool calls under that
-    span, each with a span id of its own (a hash of the span's and the call's ids) and a
-    skeleton raw span (its name, status and error message). The traces changed."""
+    """The tool calls of those of ``wanted`` (traces of another convention) that GenAI events
+    alone may say (``observed.reads_tool_events``) as ``observed.event_calls`` reads them
+    from their events (``LOAD_TOOL_EVENTS``): tool calls under the span that asked, each with
+    a skeleton raw span (its name, status and error message). The traces changed."""
+    # (a trace with a tool call never does: its nodes are not built)
+    wanted = [t for t in wanted if not t.tools and reads_tool_events(_typed_nodes(t))]
     if not wanted:
         return set()
     c = _of_traces(store, Q.LOAD_TOOL_EVENTS, project, wanted)
-    calls: dict[str, dict[str, dict[str, Any]]] = {}
-    for trace_id, span_id, time_ns, call_id, tool, arguments, result, error_type, message in zip(
+    events: dict[str, list[ToolEvent]] = {}
+    for trace_id, span_id, time_ns, name, attributes in zip(
         c.get("trace_id", ()),
         c.get("span_id", ()),
         c.get("time_ns", ()),
-        c.get("call_id", ()),
-        c.get("tool", ()),
-        c.get("arguments", ()),
-        c.get("result", ()),
-        c.get("error_type", ()),
-        c.get("message", ()),
+        c.get("name", ()),
+        c.get("attributes", ()),
         strict=True,
     ):
-        mine = calls.setdefault(trace_id, {})
-        if tool:
-            mine[call_id] = {"host": span_id, "start": int(time_ns), "end": int(time_ns)}
-            mine[call_id] |= {"tool": tool, "arguments": arguments}
-        elif call_id in mine:
-            mine[call_id] |= {"end": int(time_ns), "result": result, "error": error_type}
-            mine[call_id]["message"] = message
+        event = ToolEvent(span_id, int(time_ns), name, dict(attributes))
+        events.setdefault(trace_id, []).append(event)
+    changed = set()
     for t in wanted:
-        found = [v | {"id": k} for k, v in calls.get(t.trace_id, {}).items()]
-        for v in found:
-            span_id = hashlib.blake2b(f"{v['host']}/{v['id']}".encode(), digest_size=8).hexdigest()
-            failed = bool(v.get("error"))
-            status = "Error" if failed else "Unset"
-            arguments = v["arguments"]
+        found = event_calls(events.get(t.trace_id, ()))
+        for call in found:
+            status = "Error" if call.failed else "Unset"
             t.tools.append(
                 _inferred_call(
-                    span_id, v["host"], v["tool"], status, v["start"], v["end"]
+                    call.span_id, call.parent_span_id, call.tool, status, call.start_ns, call.end_ns
                 )._replace(
-                    args_key=hashlib.blake2b(arguments.encode(), digest_size=8).hexdigest()
-                    if arguments
+                    args_key=hashlib.blake2b(call.arguments.encode(), digest_size=8).hexdigest()
+                    if call.arguments
                     else "",
-                    error_type=v.get("error", ""),
-                    arguments=arguments,
-                    result=v.get("result", ""),
+                    error_type=call.error_type,
+                    arguments=call.arguments,
+                    result=call.result,
                 )
             )
             if t.raw is not None:
-                name = f"{A.OP_EXECUTE_TOOL} {v['tool']}"
-                message = v.get("message", "") if failed else ""
                 t.raw.append(
-                    RawSpan(span_id, v["host"], name, status, message, v["start"], v["end"])
+                    RawSpan(
+                        call.span_id,
+                        call.parent_span_id,
+                        call.name,
+                        status,
+                        call.message,
+                        call.start_ns,
+                        call.end_ns,
+                    )
                 )
         if found:
+            changed.add(t.trace_id)
             t.tools.sort(key=lambda c: c.start_ns)
             t._memo.clear()
-    return {t.trace_id for t in wanted if calls.get(t.trace_id)}
+    return changed
 
 
-NO_SPAN = "0" * 16
-"""The span id of a run no span stands for (OTel's invalid span id: no span has it)."""
+def _typed_nodes(t: TraceData) -> list[SpanNode]:
+    """The runs, plans, step attempts and tool calls of a loaded trace as span nodes (their
+    kind, parent, start, status and whether the span model inferred them), for the rules of
+    ``planscope_collector.observed`` that read no more."""
+    return [
+        *(
+            SpanNode(
+                r.span_id,
+                r.parent_span_id,
+                A.KIND_RUN,
+                r.agent,
+                inferred=r.inferred,
+                failed=r.status_code == "Error",
+                start_ns=r.start_ns,
+            )
+            for r in t.runs
+        ),
+        *(
+            SpanNode(p.span_id, p.parent_span_id, A.KIND_PLAN, "", inferred=p.inferred)
+            for p in t.plans
+        ),
+        *(
+            SpanNode(a.span_id, a.parent_span_id, A.KIND_STEP, "", inferred=a.inferred)
+            for a in t.attempts
+        ),
+        *(SpanNode(c.span_id, c.parent_span_id, A.KIND_TOOL, "", inferred=False) for c in t.tools),
+    ]
 
 
 def _agent_roots(t: TraceData) -> bool:
-    """A trace whose only runs are several agent runs the span model inferred, each a root
-    (agents no application span encloses): they are step attempts, each named after its
-    agent, of one run that no span stands for (span id :data:`NO_SPAN`). Its outcome is
-    derived like a grouping run's: it failed where a step gave up for good, or where the last
-    failed root span that is no agent run (an application's own check beside the agents)
-    says. True when the trace was changed."""
-    roots = sorted((r for r in t.runs if r.inferred and not r.parent_span_id), key=_started)
-    if len(roots) < 2 or len(roots) < len(t.runs):
-        return False
+    """A trace of agent runs with no application span over them (``observed.agent_roots``):
+    one run no span stands for (``observed.NO_SPAN``), the agent runs its step attempts, each
+    named after its agent. True when the trace was changed."""
     typed = t.typed_span_ids()
-    checks = [
-        s
+    untyped = [
+        SpanNode(
+            s.span_id,
+            s.parent_span_id,
+            A.KIND_OTHER,
+            s.name,
+            failed=s.status_code == "Error",
+            start_ns=s.start_ns,
+            message=s.message,
+        )
         for s in t.raw or ()
-        if not s.parent_span_id and s.status_code == "Error" and s.span_id not in typed
+        if s.span_id not in typed
     ]
-    check = max(checks, key=lambda s: (s.start_ns, s.span_id), default=None)
+    runs = {r.span_id: r for r in t.runs}
+    agents = {r.span_id: r.agent for r in t.runs}
+    found = agent_roots([n for n in _typed_nodes(t) if n.kind == A.KIND_RUN] + untyped, agents)
+    if found is None:
+        return False
+    roots = [runs[span_id] for span_id in found.attempts]
     t.runs = [
         Run(
             span_id=NO_SPAN,
             parent_span_id="",
             run_id=roots[0].run_id,
             variant="",
-            outcome="unknown" if check is None else "failure",
-            outcome_reason="" if check is None else check.message,
+            outcome="failure" if found.failed else "unknown",
+            outcome_reason=found.reason,
             budget={},
             start_ns=roots[0].start_ns,
             end_ns=max(r.end_ns for r in roots),
-            status_code="Unset" if check is None else "Error",
+            status_code="Error" if found.failed else "Unset",
             inferred=True,
         )
     ]
-    for r in roots:
+    for r, agent in zip(roots, found.agents, strict=True):
         failed = r.status_code == "Error"
         message = r.outcome_reason if failed else ""
         tokens, cost = t.llm_by_parent.get(r.span_id, _NO_USAGE)
         t.attempts.append(
             _inferred_attempt(
-                r.span_id, "", r.agent, 0, failed, message, r.start_ns, r.end_ns
+                r.span_id, "", agent, 0, failed, message, r.start_ns, r.end_ns
             )._replace(tokens=tokens, cost_usd=cost)
         )
     t.attempts.sort(key=_started)

@@ -11,7 +11,7 @@ module exists in ``planscope.semconv``).
 from __future__ import annotations
 
 from planscope import semconv as A
-from planscope_collector.observed import answer_sql, user_request_sql
+from planscope_collector.observed import answer_sql, tool_event_sql, user_request_sql
 from planscope_collector.runmodel import RUN_OUTCOME_REASON
 from planscope_collector.storage import (
     SPAN_STATUS_CODE_SQL,
@@ -176,25 +176,18 @@ WHERE Project = {{project:String}}
        OR (TraceId IN (SELECT arrayJoin(splitByChar(',', {{ambiguous:String}}))) AND empty_context))
 """
 
-# The tool calls of the traces in {ids:String} said only as OTel GenAI events (no tool span:
-# the events convention, a ``gen_ai.choice`` or ``gen_ai.assistant.message`` naming the tool
-# and its call id, a ``gen_ai.tool.message`` with that id for its outcome): one row per event
-# that carries a tool call id, in event order.
+# The events of the traces in {ids:String} that observed.event_calls reads (GenAI events with a
+# tool call id: the tool calls said only as events), in event order.
 LOAD_TOOL_EVENTS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id,
-       toUnixTimestamp64Nano(Events.Timestamp) AS time_ns,
-       Events.Attributes['{A.GEN_AI_TOOL_CALL_ID}'] AS call_id,
-       Events.Attributes['{A.GEN_AI_TOOL_NAME}'] AS tool,
-       Events.Attributes['{A.GEN_AI_TOOL_CALL_ARGUMENTS}'] AS arguments,
-       Events.Attributes['{A.GEN_AI_TOOL_CALL_RESULT}'] AS result,
-       Events.Attributes['error.type'] AS error_type,
-       Events.Attributes['exception.message'] AS message
+       toUnixTimestamp64Nano(Events.Timestamp) AS time_ns, Events.Name AS name,
+       Events.Attributes AS attributes
 FROM otel_traces
 ARRAY JOIN Events
 WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
-  AND startsWith(Events.Name, 'gen_ai.') AND call_id != ''
+  AND {tool_event_sql()}
 ORDER BY TraceId, time_ns
 """
 

@@ -3,12 +3,23 @@ to one project, so one project can never read another's traces."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from planscope import safejson
 from planscope import semconv as A
 
-from .observed import Binding, ObservedStep, SpanNode, answer, bind, user_request
+from .observed import (
+    AgentRoots,
+    Binding,
+    EventCall,
+    ObservedStep,
+    SpanNode,
+    ToolEvent,
+    answer,
+    bind,
+    user_request,
+)
 from .runmodel import (
     CLOCK_SKEW_NS,
     GROUPING_RUN_SOURCE,
@@ -307,6 +318,7 @@ class TraceQueries:
         observed = self._observed_plans(params) if observed_plan else []
         count = int(total["n"])
         whole = offset == 0 and len(spans) == count
+        next_offset = offset + len(spans) if offset + len(spans) < count else None
         observed, nodes, binding = _bind(trace_id, spans, observed, workflows)
         if not whole:  # the page alone cannot bind the trace: read what binding needs of it all
             bound_traces = bind_traces(self.store.query, TRACE_WHERE, params, self.store.bindings)
@@ -330,7 +342,7 @@ class TraceQueries:
             "metrics": _metrics(metrics[0]) if metrics else None,
             "spans": spans,
             "offset": offset,
-            "next_offset": offset + len(spans) if offset + len(spans) < count else None,
+            "next_offset": next_offset,
         }
 
     def _observed_plans(self, params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -350,12 +362,14 @@ def _bind(
     workflows: set[str],
 ) -> tuple[list[dict[str, Any]], list[SpanNode], Binding]:
     """Apply the cross-span structure of ``planscope_collector.observed`` to a page of spans:
-    bound step ids, statuses and attempt numbers of inferred attempts, the attempt of each tool
-    and LLM call, attempts named after a plan step, a grouping run's root, step spans that only
-    wrap attempts (plain spans). Returns the observed
-    plans that are plans (containers dropped), the page's nodes and their binding (what the
-    run model counts, ``runmodel.binding_parameters``; ``workflows``: the page's workflow
-    spans, whose tasks are a plan in a trace without one of its own)."""
+    tool calls only GenAI events say (``observed.event_calls``: added to ``spans`` as tool
+    spans of their own, under the span that asked), agent runs that are the attempts of a run no
+    span stands for (``observed.agent_roots``: step spans), bound step ids, statuses and attempt
+    numbers of inferred attempts, the attempt of each tool and LLM call, attempts named after a
+    plan step, a grouping run's root, step spans that only wrap attempts (plain spans). Returns
+    the observed plans that are plans (containers dropped), the page's nodes and their binding
+    (what the run model counts, ``runmodel.binding_parameters``; ``workflows``: the page's
+    workflow spans, whose tasks are a plan in a trace without one of its own)."""
     nodes = []
     for s in spans:
         model = s["model"] or {}
@@ -385,7 +399,20 @@ def _bind(
         for p in observed
         for i, step in enumerate(p["steps"])
     ]
-    b = bind(nodes, steps)
+    events = [
+        ToolEvent(s["span_id"], e["time_ns"], e["name"], e["attributes"])
+        for s in spans
+        for e in s["events"]
+    ]
+    agents = {
+        s["span_id"]: str(s["model"]["executor"])
+        for s in spans
+        if s["planscope_kind"] == A.KIND_RUN and s["model"]
+    }
+    b = bind(nodes, steps, events=events, agents=agents)
+    _add_event_calls(spans, b.event_calls)
+    if b.agent_roots is not None:
+        _as_attempts(spans, b.agent_roots)
     by_id = {s["span_id"]: s for s in spans}
     if b.run_span_id is not None and b.run_span_id in by_id:
         root = by_id[b.run_span_id]
@@ -413,6 +440,62 @@ def _bind(
     for i, plan in enumerate(plans):
         plan["version"] = i + 1
     return plans, nodes, b
+
+
+def _add_event_calls(spans: list[dict[str, Any]], calls: Sequence[EventCall]) -> None:
+    """Each tool call only events say (``observed.event_calls``) as a span of the page (in
+    start order, under the span that asked): named, timed and failed as the call, its tool, call
+    id, arguments and result as GenAI attributes, inferred."""
+    if not calls:
+        return
+    by_id = {s["span_id"]: s for s in spans}
+    for c in calls:
+        host = by_id[c.parent_span_id]
+        attributes = {
+            A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
+            A.GEN_AI_TOOL_NAME: c.tool,
+            A.GEN_AI_TOOL_CALL_ID: c.call_id,
+            A.GEN_AI_TOOL_CALL_ARGUMENTS: c.arguments,
+            A.GEN_AI_TOOL_CALL_RESULT: c.result,
+        }
+        if c.failed:
+            attributes["error.type"] = c.error_type
+        status = A.STATUS_ERROR if c.failed else A.STATUS_OK
+        span = host | {
+            "span_id": c.span_id,
+            "parent_span_id": c.parent_span_id,
+            "name": c.name,
+            "start_ns": c.start_ns,
+            "end_ns": c.end_ns,
+            "duration_ns": c.end_ns - c.start_ns,
+            "status_code": "Error" if c.failed else "Unset",
+            "status_message": c.message,
+            "attributes": attributes,
+            "events": [],
+            "links": [],
+            "planscope_kind": A.KIND_TOOL,
+            "model": _inferred_model(tool=c.tool, status=status),
+        }
+        span.pop("plan", None)
+        span.pop("attribute_errors", None)
+        spans.append(span)
+    spans.sort(key=lambda s: s["start_ns"])  # stable: the page's order otherwise
+
+
+def _as_attempts(spans: list[dict[str, Any]], agents: AgentRoots) -> None:
+    """The agent runs ``observed.agent_roots`` found, as step spans of the page, each named
+    after its agent (the run's executor)."""
+    by_id = {s["span_id"]: s for s in spans}
+    for span_id, agent in zip(agents.attempts, agents.agents, strict=True):
+        span = by_id[span_id]
+        failed = span["status_code"] == "Error"
+        span["planscope_kind"] = A.KIND_STEP
+        span["model"] = (span["model"] or {}) | {
+            "step_id": agent,
+            "attempt": 0,
+            "status": A.STATUS_ERROR if failed else A.STATUS_OK,
+            "executor": "",
+        }
 
 
 def _read_plans(b: Binding) -> list[dict[str, Any]]:

@@ -75,6 +75,12 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   child tasks of a workflow span (GenAI ``invoke_workflow``, a Traceloop ``workflow``: the
   inferred step spans right under it) are its plan: one step per task name, in start order,
   each depending on the sibling tasks its span links to (OTel span links; none: a list).
+* **tool calls said by events** (given the trace's events): in a trace of another convention
+  with no tool span, the tool calls only GenAI events say (:func:`event_calls`) are tool spans
+  under the span that asked;
+* **agent roots** (given the runs' agents): a trace whose only runs are several inferred agent
+  runs, each a root, is one run no span stands for whose attempts they are
+  (:func:`agent_roots`).
 
 Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
@@ -98,6 +104,7 @@ attributes it reads with :func:`user_request_sql`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from bisect import bisect_left, bisect_right
@@ -111,16 +118,24 @@ from planscope import safejson
 from planscope import semconv as A
 
 __all__ = [
+    "NO_SPAN",
+    "AgentRoots",
     "Binding",
+    "EventCall",
     "ObservedStep",
     "ReadPlan",
     "SpanNode",
+    "ToolEvent",
     "WorkflowPlan",
+    "agent_roots",
     "answer",
     "answer_sql",
     "bind",
+    "event_calls",
     "read_plans",
+    "reads_tool_events",
     "structured_plans",
+    "tool_event_sql",
     "user_request",
     "user_request_sql",
 ]
@@ -231,20 +246,46 @@ class Binding:
     once, in start order, one per line; only attempts whose LLM calls carry a request)."""
     calls: dict[str, str] = field(default_factory=dict)
     """Unclassified spans that are tool calls (:func:`bind`, *component calls*) → the tool."""
+    event_calls: tuple[EventCall, ...] = ()
+    """The tool calls only GenAI events say (:func:`event_calls`; given ``events``)."""
+    agent_roots: AgentRoots | None = None
+    """The agent runs that are attempts of a run no span stands for (:func:`agent_roots`;
+    given ``agents``)."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
         return self.steps.get(span_id, default)
 
 
-def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Binding:
+def bind(
+    spans: Iterable[SpanNode],
+    plan_steps: Sequence[ObservedStep],
+    *,
+    events: Iterable[ToolEvent] | None = None,
+    agents: Mapping[str, str] | None = None,
+) -> Binding:
     """Derive the cross-span structure of one trace (module docstring), from its spans and the
-    steps of its observed plans."""
+    steps of its observed plans. Given its ``events``, first the tool calls only they say
+    (:func:`event_calls`, when :func:`reads_tool_events`) are tool spans; given its runs'
+    ``agents`` (by span id), then agent runs no span encloses (:func:`agent_roots`) are step
+    attempts, each named after its agent, of a run no span stands for (:data:`NO_SPAN`). (The
+    analyzer's loader applies both to its rows itself, before binding.)"""
     nodes = {
         s.span_id: replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s for s in spans
     }
     if not nodes:
         return Binding()
+    evented: tuple[EventCall, ...] = ()
+    if events is not None and reads_tool_events(nodes.values()):
+        evented = tuple(event_calls(events))
+        nodes |= {c.span_id: c.node() for c in evented}
+    roots = agent_roots(nodes.values(), agents) if agents is not None else None
+    if roots is not None:
+        for span_id, agent in zip(roots.attempts, roots.agents, strict=True):
+            node = nodes[span_id]
+            nodes[span_id] = replace(node, kind=A.KIND_STEP, step_name=agent, inferred=True)
+        started = nodes[roots.attempts[0]].start_ns
+        nodes[NO_SPAN] = SpanNode(NO_SPAN, "", A.KIND_RUN, "", start_ns=started)
     children = _children(nodes)
     invoked = _invocations(nodes, children)
     for span_id in invoked:
@@ -454,10 +495,181 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
         given_up_reason=(said.get(gave_up) or nodes[gave_up].message) if gave_up else "",
         asked=asked,
         calls=components,
+        event_calls=evented,
+        agent_roots=roots,
     )
 
 
 _NONE = SpanNode("", "", "", "")
+
+NO_SPAN = "0" * 16
+"""The span id of a run no span stands for (OTel's invalid span id: no span has it)."""
+
+_TYPED = frozenset({A.KIND_RUN, A.KIND_PLAN, A.KIND_STEP, A.KIND_TOOL, A.KIND_LLM})
+
+
+@dataclass(frozen=True)
+class AgentRoots:
+    """What :func:`agent_roots` found: the agent runs that are step attempts (span ids, in
+    start order) of one run no span stands for (:data:`NO_SPAN`), and whether and why that run
+    failed."""
+
+    attempts: tuple[str, ...]
+    agents: tuple[str, ...] = ()
+    """The agent of each attempt (its step's name), as ``attempts``."""
+    failed: bool = False
+    reason: str = ""
+
+
+def agent_roots(
+    spans: Iterable[SpanNode], agents: Mapping[str, str] | None = None
+) -> AgentRoots | None:
+    """A trace whose only runs are several agent runs the span model inferred, each a root
+    (agents no application span encloses: AutoGen's agent runtime) is one run no span stands
+    for, whose step attempts are those agent runs, each named after its agent. Like a grouping
+    run's, its outcome is unknown unless a root span that is none of the span model's (an
+    application's own check beside the agents) failed: the last such says why (a step that
+    gave up for good fails it too: :attr:`Binding.failed_for_good`). ``agents``: each run's
+    agent, by span id. None for any other trace.
+
+    >>> runs = [SpanNode("a", "", "run", "invoke_agent planner", start_ns=1),
+    ...         SpanNode("b", "", "run", "invoke_agent worker", start_ns=2),
+    ...         SpanNode("c", "", "other", "check", failed=True, message="3 short", start_ns=3)]
+    >>> agent_roots(runs, {"a": "planner", "b": "worker"})
+    AgentRoots(attempts=('a', 'b'), agents=('planner', 'worker'), failed=True, reason='3 short')
+    >>> agent_roots(runs[:1] + runs[2:]) is None
+    True
+    """
+    nodes = list(spans)
+    runs = sorted((n for n in nodes if n.kind == A.KIND_RUN), key=lambda n: (n.start_ns, n.span_id))
+    if len(runs) < 2 or any(not n.inferred or n.parent_span_id for n in runs):
+        return None
+    check = max(
+        (n for n in nodes if not n.parent_span_id and n.failed and n.kind not in _TYPED),
+        key=lambda n: (n.start_ns, n.span_id),
+        default=None,
+    )
+    reason = check.message if check is not None else ""
+    names = tuple((agents or {}).get(n.span_id, "") for n in runs)
+    return AgentRoots(tuple(n.span_id for n in runs), names, check is not None, reason)
+
+
+@dataclass(frozen=True)
+class ToolEvent:
+    """One event of a span: the span, the event's time, name and attributes."""
+
+    span_id: str
+    time_ns: int
+    name: str
+    attributes: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class EventCall:
+    """A tool call only GenAI events say (:func:`event_calls`): its own span id (no span has
+    it), the span that asked for it (its parent), its call id and tool, when it was asked for
+    and when its outcome was said, what it was called with, what it answered, and how it
+    failed (``error_type``, ``message``; empty when it did not)."""
+
+    span_id: str
+    parent_span_id: str
+    call_id: str
+    tool: str
+    start_ns: int
+    end_ns: int
+    arguments: str = ""
+    result: str = ""
+    error_type: str = ""
+    message: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.error_type)
+
+    @property
+    def name(self) -> str:
+        """The name a tool call's span would have (GenAI ``execute_tool <tool>``)."""
+        return f"{A.OP_EXECUTE_TOOL} {self.tool}"
+
+    def node(self) -> SpanNode:
+        """The call as a tool span :func:`bind` reads (what it was called with: its answer)."""
+        return SpanNode(
+            self.span_id,
+            self.parent_span_id,
+            A.KIND_TOOL,
+            self.name,
+            tool=self.tool,
+            failed=self.failed,
+            start_ns=self.start_ns,
+            message=self.message,
+            answer=self.arguments,
+        )
+
+
+def reads_tool_events(spans: Iterable[SpanNode]) -> bool:
+    """Whether a trace's tool calls may be said only by GenAI events (:func:`event_calls`): it
+    has no tool span and structure the span model inferred (a run, plan or step of another
+    convention).
+
+    >>> reads_tool_events([SpanNode("a", "", "run", "agent", inferred=True)])
+    True
+    >>> reads_tool_events([SpanNode("a", "", "run", "agent", inferred=False)])
+    False
+    """
+    nodes = list(spans)
+    return not any(n.kind == A.KIND_TOOL for n in nodes) and any(
+        n.inferred and n.kind in (A.KIND_RUN, A.KIND_PLAN, A.KIND_STEP) for n in nodes
+    )
+
+
+def tool_event_sql(name: str = "Events.Name", attributes: str = "Events.Attributes") -> str:
+    """SQL for whether an event (``name``, ``attributes``: an ``otel_traces`` event's columns)
+    is one :func:`event_calls` reads: a GenAI event with a tool call id.
+
+    >>> tool_event_sql()
+    "startsWith(Events.Name, 'gen_ai.') AND Events.Attributes['gen_ai.tool.call.id'] != ''"
+    """
+    return f"startsWith({name}, 'gen_ai.') AND {attributes}['{A.GEN_AI_TOOL_CALL_ID}'] != ''"
+
+
+def event_calls(events: Iterable[ToolEvent]) -> list[EventCall]:
+    """The tool calls a trace's GenAI events say (Semantic Kernel's model diagnostics, the
+    GenAI events convention up to v1.36: no tool span): an event naming a tool and a call id on
+    the span that asked for it (its ``gen_ai.choice``), a later event with that call id for
+    its outcome (its result, or ``error.type`` and ``exception.message``), in time order; each
+    call a span id of its own (a hash of its span's and its call's ids). Events of any other
+    kind are left out (:func:`tool_event_sql` selects the same).
+
+    >>> asked = {"gen_ai.tool.call.id": "c1", "gen_ai.tool.name": "lookup"}
+    >>> said = {"gen_ai.tool.call.id": "c1", "error.type": "Timeout", "exception.message": "slow"}
+    >>> (c,) = event_calls([ToolEvent("s", 1, "gen_ai.choice", asked),
+    ...                     ToolEvent("s", 4, "gen_ai.tool.message", said)])
+    >>> (c.parent_span_id, c.tool, c.end_ns, c.failed, c.message, c.name)
+    ('s', 'lookup', 4, True, 'slow', 'execute_tool lookup')
+    """
+    calls: dict[str, EventCall] = {}
+    for e in sorted(events, key=lambda e: e.time_ns):
+        a = e.attributes
+        call_id = a.get(A.GEN_AI_TOOL_CALL_ID, "")
+        if not e.name.startswith("gen_ai.") or not call_id:
+            continue
+        if tool := a.get(A.GEN_AI_TOOL_NAME, ""):
+            span_id = hashlib.blake2b(f"{e.span_id}/{call_id}".encode(), digest_size=8).hexdigest()
+            arguments = a.get(A.GEN_AI_TOOL_CALL_ARGUMENTS, "")
+            calls[call_id] = EventCall(
+                span_id, e.span_id, call_id, tool, e.time_ns, e.time_ns, arguments
+            )
+        elif call_id in calls:
+            error = a.get("error.type", "")
+            calls[call_id] = replace(
+                calls[call_id],
+                end_ns=e.time_ns,
+                result=a.get(A.GEN_AI_TOOL_CALL_RESULT, ""),
+                error_type=error,
+                message=a.get("exception.message", "") if error else "",
+            )
+    return list(calls.values())
+
 
 _WORD = re.compile(r"(?<![\w-])[A-Za-z_][\w-]*")
 """A name in a text, as :func:`_names` tells one: not inside a longer name."""

@@ -35,12 +35,15 @@ from typing import Any, Final
 from planscope import semconv as A
 
 from .observed import (
+    NO_SPAN,
     Binding,
     ObservedStep,
     SpanNode,
+    ToolEvent,
     answer,
     answer_sql,
     bind,
+    tool_event_sql,
     user_request,
     user_request_sql,
 )
@@ -125,6 +128,16 @@ _READ_PLANS: Final = """
 workflow's tasks (one plan), a planner's answers read from structure (each a plan version,
 each after the first a replan)."""
 
+_EVENT_CALLS: Final = """
+    UNION ALL
+    SELECT c.1 AS TraceId, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
+           '', '', '', '', toUInt8(0), '', 0,
+           0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, toInt64(count()), toInt64(countIf(c.2 = 1))
+    FROM (SELECT arrayJoin({event_calls:Array(Tuple(String, UInt8))}) AS c)
+    GROUP BY TraceId"""
+"""The tool calls only GenAI events say (``observed.event_calls``), per trace (trace id,
+whether the call failed)."""
+
 _BOUND_STEP: Final = (
     "transform(SpanId, {bound_spans:Array(String)}, {bound_steps:Array(String)}, StepId)"
 )
@@ -165,6 +178,24 @@ _GROUPING: Final = """
     )
     WHERE {where}"""
 
+
+_AGENT_RUN: Final = (
+    "arrayFirst(a -> a.1 = TraceId, {{agent_runs:Array(Tuple(String, UInt8, String))}})"
+)
+_AGENT_ROOTS: Final = f"""
+    UNION ALL
+    SELECT TraceId, argMin(RunId, Start), '',
+           if(tupleElement({_AGENT_RUN}, 2) = 1, 'failure', 'unknown'), '',
+           toString(argMin(ServiceName, Start)), min(Start),
+           toUInt64(toUnixTimestamp64Nano(max(End)) - toUnixTimestamp64Nano(min(Start))),
+           '{NO_SPAN}', '', tupleElement({_AGENT_RUN}, 3), '', '', toUInt8(1),
+           toString(argMin(Source, Start))
+    FROM planscope_runs WHERE ({{where}}) AND SpanId IN {{{{agent_spans:Array(String)}}}}
+    GROUP BY TraceId"""
+"""The run no span stands for of each trace whose agent runs are its attempts
+(``observed.agent_roots``; ``{agent_runs}``: trace, whether and why it failed;
+``{agent_spans}``: the agent runs, which are no runs): the first agent run's id, service and
+source, from its start to the last one's end."""
 
 _GIVEN_UP: Final = "{given_up:Array(Tuple(String, String))}"
 
@@ -208,15 +239,17 @@ def runs_sql(where: str, binding: Mapping[str, Any] | None = None) -> str:
     'planscope_runs WHERE Project = {project:String}'
     """
     binding = binding or {}
-    if not binding.get("grouping") and not binding.get("given_up"):
+    if not any(binding.get(k) for k in ("grouping", "given_up", "agent_runs")):
         return f"planscope_runs WHERE {where}"
     grouping = _GROUPING.format(where=where, source=GROUPING_RUN_SOURCE)
+    agents = _AGENT_ROOTS.format(where=where) if binding.get("agent_runs") else ""
+    runs = f"({where}) AND SpanId NOT IN {{agent_spans:Array(String)}}" if agents else where
     rows = f"""
     SELECT TraceId, RunId, toString(AgentName) AS AgentName, toString(Outcome) AS Outcome,
            toString(Variant) AS Variant, toString(ServiceName) AS ServiceName, Start, Duration,
            SpanId, Objective, OutcomeReason, StatusMessage, Budget, Inferred,
            toString(Source) AS Source
-    FROM planscope_runs WHERE {where}{grouping if binding.get("grouping") else ""}"""
+    FROM planscope_runs WHERE {runs}{grouping if binding.get("grouping") else ""}{agents}"""
     if not binding.get("given_up"):
         return f"({rows}\n)"
     # an inferred run of unknown outcome failed where a step gave up for good (observed.bind)
@@ -373,7 +406,9 @@ FROM (
            toInt64(countIf(StatusCode = 'Error'))
     FROM planscope_tool_calls
     WHERE {where}
-    GROUP BY TraceId{_READ_PLANS if "read_plans" in binding else ""}
+    GROUP BY TraceId{_EVENT_CALLS if "event_calls" in binding else ""}{
+        _READ_PLANS if "read_plans" in binding else ""
+    }
 )
 GROUP BY TraceId
 """
@@ -403,16 +438,25 @@ def binding_parameters(
         "read_plans": [],
         "given_up": [],
         "containers": [],
+        "agent_runs": [],
+        "agent_spans": [],
+        "event_calls": [],
     }
     for trace_id, (spans, b) in traces.items():
         nodes = {s.span_id: s for s in spans}
         if plans := len(b.read_plans) + (b.workflow_plan is not None):
             out["read_plans"].append((trace_id, plans))
+        agents: dict[str, str] = {}
+        if (roots := b.agent_roots) is not None:
+            out["agent_runs"].append((trace_id, int(roots.failed), roots.reason))
+            out["agent_spans"].extend(roots.attempts)
+            agents = dict(zip(roots.attempts, roots.agents, strict=True))
+        out["event_calls"].extend((trace_id, int(c.failed)) for c in b.event_calls)
         for span_id in b.attempts:
             node = nodes[span_id]
             failed = span_id in b.failed
-            if span_id in b.promoted:
-                step = b.step_of(span_id, node.name)
+            if span_id in b.promoted or span_id in agents:  # no row of planscope_step_attempts
+                step = b.step_of(span_id, agents.get(span_id, node.name))
                 promoted = (trace_id, span_id, step, int(failed), node.start_ns, node.service)
                 out["promoted"].append(promoted)
                 continue
@@ -509,15 +553,20 @@ SELECT TraceId AS trace_id, min(Begin) AS start_ns, max(Finish) AS end_ns FROM (
     SELECT TraceId, toUnixTimestamp64Nano(Start), toUnixTimestamp64Nano(Start) + toInt64(Duration)
     FROM planscope_tool_calls WHERE {where} AND Source NOT IN ('planscope', '')
       AND TraceId NOT IN (SELECT TraceId FROM planscope_runs WHERE {where})
+    UNION ALL
+    SELECT TraceId, min(toUnixTimestamp64Nano(Start)), max(toUnixTimestamp64Nano(End))
+    FROM planscope_runs WHERE {where} AND Inferred = 1 AND ParentSpanId = ''
+    GROUP BY TraceId HAVING count() >= 2
 )
 GROUP BY TraceId
 """
 """Those of the traces whose typed rows ``{where}`` selects that have structure the span model
 inferred, or a framework's tool calls and no run (whose calls under the application's span
-``observed.bind`` may take as the runs): the ones :func:`bind_traces` binds (planscope's own
-have nothing to bind), with the time range of those rows. A query of its own, its ids then
-bound as a literal set: as a subquery of each branch it would be evaluated once per branch (3x
-the cost on a 1,000-trace page)."""
+``observed.bind`` may take as the runs), or several inferred agent runs that are roots (which
+``observed.agent_roots`` may take as the attempts of one run): the ones :func:`bind_traces`
+binds (planscope's own have nothing to bind), with the time range of those rows. A query of
+its own, its ids then bound as a literal set: as a subquery of each branch it would be
+evaluated once per branch (3x the cost on a 1,000-trace page)."""
 
 CLOCK_SKEW_NS: Final = 3600 * 10**9
 """A trace's spans may start this long before (a root span, clock skew between services) or
@@ -529,6 +578,9 @@ _BIND_WHERE: Final = (
     "AND Start <= fromUnixTimestamp64Nano({until:Int64})"
 )
 
+_EVENTS: Final = "Array(Tuple(Int64, String, Map(String, String)))"
+_NO_EVENTS: Final = f"CAST([] AS {_EVENTS})"
+
 BIND_NODES_SQL: Final = f"""
 SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        toString(SpanName) AS name, toString(SpanModelKind) AS kind,
@@ -538,22 +590,29 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        toUInt32(0) AS position, {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
        if(SpanModelKind = 'llm', {user_request_sql()}, map()) AS messages,
        if(TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE}),
-          {answer_sql()}, map()) AS answers
+          {answer_sql()}, map()) AS answers,
+       CAST(arrayFilter(e -> {tool_event_sql("e.2", "e.3")}, arrayZip(
+           arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp), Events.Name,
+           Events.Attributes)), '{_EVENTS}') AS events
 FROM otel_traces
 WHERE Project = {{project:String}} AND TraceId IN {{ids:Array(String)}}
   AND Timestamp >= fromUnixTimestamp64Nano({{since:Int64}})
   AND Timestamp <= fromUnixTimestamp64Nano({{until:Int64}})
 UNION ALL
 SELECT 'step', TraceId, SpanId, '', '', '', Inferred, Status = 'error', StepId, '', 0, 0, '',
-       '', 0, 0, CAST([] AS Array(String)), map(), map()
+       '', 0, 0, CAST([] AS Array(String)), map(), map(), {_NO_EVENTS}
 FROM planscope_step_attempts WHERE {_BIND_WHERE}
 UNION ALL
+SELECT 'run', TraceId, SpanId, '', '', '', Inferred, 0, toString(AgentName), '', 0, 0, '', '', 0,
+       0, CAST([] AS Array(String)), map(), map(), {_NO_EVENTS}
+FROM planscope_runs WHERE {_BIND_WHERE}
+UNION ALL
 SELECT 'tool', TraceId, SpanId, '', '', '', 0, StatusCode = 'Error' OR ErrorType != '', '',
-       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String)), map(), map()
+       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String)), map(), map(), {_NO_EVENTS}
 FROM planscope_tool_calls WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'plan_step', TraceId, PlanSpanId, '', '', '', 1, 0, StepId, Tool, 0, 0, '', '', Position,
-       0, CAST([] AS Array(String)), map(), map()
+       0, CAST([] AS Array(String)), map(), map(), {_NO_EVENTS}
 FROM planscope_plan_steps
 WHERE {_BIND_WHERE} AND Inferred = 1
   AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE} AND Inferred = 0)
@@ -564,10 +623,11 @@ status, start, what a grouping run reports, whether it is a workflow, the spans 
 an LLM call's input messages as ``observed.user_request`` reads them, an LLM call's or inferred
 agent run's answer or a tool call's arguments as ``observed.answer`` reads them, only in a trace
 with no plan row: where
-``observed.read_plans`` looks for a plan),
-the step name and status of each step attempt (``step``), the tool name and status of each
-tool call (``tool``) and the steps of the observed plans (``plan_step``: the plan's span, step
-id, tool, position; none in a trace that declares a plan)."""
+``observed.read_plans`` looks for a plan, and the events ``observed.event_calls`` reads),
+the step name and status of each step attempt (``step``), the agent of each run (``run``),
+the tool name and status of each tool call (``tool``) and the steps of the observed plans
+(``plan_step``: the plan's span, step id, tool, position; none in a trace that declares a
+plan)."""
 
 _NO_ROW: Final[dict[str, Any]] = {"step": "", "tool": "", "inferred": 0, "failed": 0}
 """What a span without a step or tool row contributes to its node."""
@@ -650,7 +710,7 @@ def bind_traces(
     ...         return [{"trace_id": "t1", "start_ns": 2, "end_ns": 3}]
     ...     span = dict(row="span", trace_id="t1", kind="", inferred=0, failed=0, step="",
     ...                 tool="", duration_ns=3, message="", service="s", position=0,
-    ...                 workflow=0, links=[], messages={}, answers={})
+    ...                 workflow=0, links=[], messages={}, answers={}, events=[])
     ...     return [span | dict(span_id="app", parent_span_id="", name="agent", start_ns=1),
     ...             span | dict(span_id="e", parent_span_id="app", name="executor",
     ...                         kind="step", start_ns=2),
@@ -687,9 +747,12 @@ def bind_traces(
     spans: dict[str, dict[str, dict[str, Any]]] = {}
     typed: dict[str, dict[str, Any]] = {}
     plan_steps: dict[str, list[ObservedStep]] = {}
+    agents: dict[str, dict[str, str]] = {}
     for r in query(BIND_NODES_SQL, read):
         if r["row"] == "span":
             spans.setdefault(r["trace_id"], {})[r["span_id"]] = r
+        elif r["row"] == "run":
+            agents.setdefault(r["trace_id"], {})[r["span_id"]] = r["step"]
         elif r["row"] == "plan_step":
             step = ObservedStep(r["span_id"], r["step"], r["tool"], int(r["position"]))
             plan_steps.setdefault(r["trace_id"], []).append(step)
@@ -722,7 +785,14 @@ def bind_traces(
                     else "",
                 )
             )
-        out[trace_id] = (nodes, bind(nodes, plan_steps.get(trace_id, [])))
+        events = [
+            ToolEvent(r["span_id"], int(time_ns), name, dict(attributes))
+            for r in by_id.values()
+            for time_ns, name, attributes in r["events"]
+        ]
+        steps = plan_steps.get(trace_id, [])
+        binding = bind(nodes, steps, events=events, agents=agents.get(trace_id, {}))
+        out[trace_id] = (nodes, binding)
         if cache is not None and trace_id in versions:
             cache.put(read["project"], trace_id, versions[trace_id], out[trace_id])
     return out

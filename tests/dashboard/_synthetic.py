@@ -8,11 +8,18 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.id_generator import IdGenerator
+from opentelemetry.trace import Status, StatusCode
+from planscope import semconv as A
 
 from tests.conftest import poll, wait_for_trace
 
@@ -408,3 +415,49 @@ def hostile_run() -> TraceBuilder:
         parent=step,
     )
     return b
+
+
+class _OneTrace(IdGenerator):
+    """Every root span in one trace (an agent runtime's agents share their caller's trace)."""
+
+    def __init__(self) -> None:
+        self.trace_id = random.getrandbits(128)
+
+    def generate_span_id(self) -> int:
+        return random.getrandbits(64)
+
+    def generate_trace_id(self) -> int:
+        return self.trace_id
+
+
+def agent_runtime(url: str) -> tuple[str, int]:
+    """A planner agent, then a worker agent run four times whose health check (a tool call the
+    model asked for, said only as events on its chat span) times out each time; no span
+    encloses the agents (AutoGen's agent runtime, Semantic Kernel's GenAI events), sent through
+    a real OTLP/HTTP exporter. The trace id and its number of spans."""
+    ids = _OneTrace()
+    provider = TracerProvider(id_generator=ids)
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
+    tracer = provider.get_tracer("agent-runtime")
+    agents = ["planner"] + ["worker"] * 4
+    for i, agent in enumerate(agents):
+        attributes = {A.GEN_AI_OPERATION_NAME: "invoke_agent", A.GEN_AI_AGENT_NAME: agent}
+        with tracer.start_as_current_span(f"invoke_agent {agent}", attributes=attributes) as run:
+            chat: dict[str, str | int] = {
+                A.GEN_AI_OPERATION_NAME: "chat",
+                A.GEN_AI_REQUEST_MODEL: "gpt-4o",
+                A.GEN_AI_USAGE_INPUT_TOKENS: 100,
+                A.GEN_AI_USAGE_OUTPUT_TOKENS: 20,
+            }
+            with tracer.start_as_current_span("chat gpt-4o", attributes=chat) as llm:
+                if agent == "worker":
+                    call = {A.GEN_AI_TOOL_CALL_ID: f"call_{i}"}
+                    asked = {A.GEN_AI_TOOL_NAME: "health_check"}
+                    asked[A.GEN_AI_TOOL_CALL_ARGUMENTS] = '{"host": "web-04"}'
+                    llm.add_event("gen_ai.choice", call | asked)
+                    said = {"error.type": "TimeoutError", "exception.message": "timed out"}
+                    llm.add_event("gen_ai.tool.message", call | said)
+            if agent == "worker":
+                run.set_status(Status(StatusCode.ERROR, "health check timed out"))
+    provider.shutdown()
+    return f"{ids.trace_id:032x}", 2 * len(agents)

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.conftest import poll
 
-from ._synthetic import INJECTION, large_run, wait_stored
+from ._synthetic import INJECTION, agent_runtime, large_run, wait_stored
 from .conftest import APP_FILE, Filled
 
 pytestmark = pytest.mark.integration
@@ -215,6 +215,22 @@ def test_unreachable_collector_is_an_error_message(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("PLANSCOPE_ENDPOINT", "http://127.0.0.1:9")
     at = run_app(page="traces")
     assert any("cannot reach the collector" in e.value for e in at.error)
+
+
+def test_run_detail_of_agents_no_span_encloses(filled: Filled) -> None:
+    """Agents with no application span over them are the attempts of a run no span stands for
+    (``observed.agent_roots``), their tool calls said only as events (``observed.event_calls``):
+    the run page shows that run, the agents as attempts and the calls as their actions."""
+    trace_id, spans = agent_runtime(filled.url)
+    wait_stored(filled.url, trace_id, spans)
+    at = run_app(page="run", trace=trace_id)
+    assert not at.error, [e.value for e in at.error]
+    attempts = next(f.value for f in at.dataframe if "fingerprint" in f.value.columns)
+    assert list(attempts["attempt"]) == [1, 2, 3, 4]
+    assert list(attempts["status"]) == ["error"] * 4
+    assert any(t.startswith("action: execute_tool health_check") for t in texts(at))
+    metric = {m.label: m.value for m in at.metric}
+    assert metric["Outcome"] == "failure" and metric["Step attempts"] == "5"
 
 
 def test_run_detail_of_a_5000_span_run_renders(filled: Filled) -> None:

@@ -1,0 +1,70 @@
+"""A framework's trace (agents with no application span over them, tools said only as GenAI
+events: AutoGen's agent runtime, Semantic Kernel's model diagnostics) through a real OTel SDK
+exporter into a real collector: the run model the analyzer's findings refer to is the one the
+trace API shows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from planscope_analyzer import load_traces
+from planscope_collector import BackgroundServer, CollectorSettings
+from planscope_collector.observed import NO_SPAN
+
+from tests.conftest import poll
+from tests.dashboard._synthetic import agent_runtime
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def server(data_dir: Path) -> Iterator[BackgroundServer]:
+    with BackgroundServer(CollectorSettings(data_dir=data_dir, port=0)) as s:
+        yield s
+
+
+def test_agent_roots_and_event_tool_calls_are_the_trace_apis_run_model(
+    server: BackgroundServer,
+) -> None:
+    trace_id, spans = agent_runtime(server.url)
+    poll(f"{server.url}/api/traces/{trace_id}", lambda t: t["span_count"] == spans)
+    r = httpx.post(f"{server.url}/api/analyze", json={"trace_id": trace_id})
+    assert r.status_code == 200, r.text
+    findings = httpx.get(f"{server.url}/api/traces/{trace_id}/findings").json()["findings"]
+    trace = httpx.get(f"{server.url}/api/traces/{trace_id}").json()
+    # the analyzer's run model of the same stored trace
+    loaded = load_traces(server.app.state.collector.store, "default", [trace_id])[trace_id]
+    assert [r.span_id for r in loaded.runs] == [NO_SPAN]
+    assert trace["run"]["span_id"] == NO_SPAN and trace["run"]["inferred"]
+    assert trace["run"]["run_id"] == loaded.runs[0].run_id
+    assert trace["run"]["outcome"] == loaded.runs[0].outcome
+    steps = {
+        (s["span_id"], s["model"]["step_id"], s["model"]["attempt"], s["model"]["status"])
+        for s in trace["spans"]
+        if s["planscope_kind"] == "step"
+    }
+    assert steps == {(a.span_id, a.step_id, a.attempt, a.status) for a in loaded.attempts}
+    tools = {
+        (s["span_id"], s["parent_span_id"], s["model"]["tool"], s["model"]["step_id"])
+        for s in trace["spans"]
+        if s["planscope_kind"] == "tool"
+    }
+    assert tools == {(c.span_id, c.parent_span_id, c.tool, c.step_id) for c in loaded.tools}
+    assert len(loaded.attempts) == 5 and len(loaded.tools) == 4
+    # the run model's figures count them, in the trace's detail and in the list of traces
+    (listed,) = httpx.get(f"{server.url}/api/traces").json()["traces"]
+    for figures in (trace["metrics"], listed):
+        assert figures["step_attempts"] == len(loaded.attempts)
+        assert figures["tool_calls"] == len(loaded.tools)
+    assert listed["outcome"] == loaded.runs[0].outcome
+    # every span a finding names is one the trace API shows, as the kind the analyzer saw
+    assert findings
+    shown = {s["span_id"]: s["planscope_kind"] for s in trace["spans"]}
+    named = {span_id for f in findings for span_id in f["evidence_span_ids"]}
+    assert named <= shown.keys()
+    assert {span_id for span_id in named if shown[span_id] == "step"} <= {
+        a.span_id for a in loaded.attempts
+    }
