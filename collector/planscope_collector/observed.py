@@ -119,6 +119,7 @@ __all__ = [
     "answer",
     "answer_sql",
     "bind",
+    "evidence_plans",
     "read_plans",
     "structured_plans",
     "user_request",
@@ -281,7 +282,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
     read: tuple[ReadPlan, ...] = ()
     if not plans and not declared and workflow_plan is None:
         reading = _said(nodes, enclosing_step)
-        read = _structured_plans(reading) or _read_plans(reading)
+        read = _evidence_plans(reading) or _structured_plans(reading) or _read_plans(reading)
         for r in read:
             plans[r.span_id] = list(r.steps)
         plan_spans = set(plans)
@@ -600,6 +601,101 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
         out.append(_read_plan(n.span_id, text, steps, said.called))
         stated.add(n.span_id)
     return tuple(out)
+
+
+_EVIDENCE = re.compile(r"(?m)^[ \t]*#E(\d+)[ \t]*=[ \t]*([A-Za-z_][\w.-]*)[ \t]*\[(.*)\][ \t]*$")
+"""A ReWOO evidence line: ``#E2 = Tool[input]`` (the plan's step 2 calls ``Tool``; ``#Ek`` in
+its input stands for step k's result)."""
+_HEAD = re.compile(
+    rf"(?m)^[ \t]*(?:[A-Za-z]+[ \t]+)?\d+[ \t]*[^\w\s]*[ \t]*({_WORD.pattern})[ \t]*[^\w\s:]*[ \t]*:"
+)
+"""The label of a numbered line that describes an evidence line's step: the name after its
+number, before the colon (``Plan 2 (apply):``, ``Step 2 — apply:``); the paper's ``Plan:``
+lines have none."""
+_INPUT = re.compile(r'\s*([A-Za-z_]\w*)\s*=\s*("[^"]*"|\'[^\']*\'|[^,]*?)\s*(?:,|$)')
+
+
+def evidence_plans(
+    nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
+) -> tuple[ReadPlan, ...]:
+    r"""The plans a trace states as ReWOO evidence lines (``#E1 = Tool[input]``, each after a
+    line that describes it; ``#Ek`` in an input is step k's result): what a planner said (an
+    LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two evidence
+    lines, then the later answers of the same planner with at least one (a re-plan, which
+    keeps the numbers of the steps it carries over and may state the done ones as ``Known:
+    #Ek = value``). A step's id is the label of its description line when every step has
+    one and they are distinct (``Plan 2 (apply): ...``: :data:`_HEAD`), else ``E`` and its
+    number (the paper's ``Plan: ...`` lines have no label); its tool the tool called in the trace that the
+    line names (:func:`_called`), else the name as written; its arguments the input's
+    ``key=value`` pairs (whole numbers as numbers, a reference as written), else the input
+    as ``{"input": ...}``.
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("l", "", "llm", "chat", answer=(
+    ...         "Plan 1 (pick): Pick the order\n#E1 = wms[order=7]\n"
+    ...         "Plan 2 (ship): Ship what was picked\n#E2 = courier[parcel=#E1, to=\"Oslo\"]")),
+    ... ]}
+    >>> (plan,) = evidence_plans(nodes, lambda span_id: None)
+    >>> json.loads(plan.json)[1]
+    {'id': 'ship', 'tool': 'courier', 'args': {'parcel': '#E1', 'to': 'Oslo'}}
+    """
+    return _evidence_plans(_said(nodes, enclosing))
+
+
+def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
+    """:func:`evidence_plans` of what was read once (:class:`_Said`)."""
+    out: list[ReadPlan] = []
+    who = ""
+    for n in said.by_start:
+        if not n.answer or "#E" not in n.answer or not (
+            n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)
+        ):
+            continue
+        me = said.planner(n)
+        if (out and me != who) or any(p.span_id in _ancestors(said.nodes, n.span_id) for p in out):
+            continue
+        lines = list(_EVIDENCE.finditer(n.answer))
+        if len(lines) < (1 if out else 2):
+            continue
+        labels: list[str] = []
+        after = 0
+        for m in lines:
+            heads = list(_HEAD.finditer(n.answer, after, m.start()))
+            labels.append(heads[-1].group(1) if heads else "")
+            after = m.end()
+        distinct = all(labels) and len(set(labels)) == len(labels)
+        objects = []
+        for label, m in zip(labels, lines, strict=True):
+            step: dict[str, Any] = {
+                "id": label if distinct else f"E{m.group(1)}",
+                "tool": said.called(m.group(2)) or m.group(2),
+                "args": _evidence_input(m.group(3)),
+            }
+            objects.append(step)
+        who = me
+        out.append(_as_plan(n.span_id, objects))
+    return tuple(out)
+
+
+def _evidence_input(text: str) -> dict[str, Any]:
+    """An evidence line's input as arguments: its ``key=value`` pairs (quotes dropped, whole
+    numbers as numbers), else the whole input under ``input``.
+
+    >>> _evidence_input('county="travis", kw=8, site=#E1'), _evidence_input("solar loans")
+    ({'county': 'travis', 'kw': 8, 'site': '#E1'}, {'input': 'solar loans'})
+    """
+    pairs: dict[str, Any] = {}
+    at = 0
+    while at < len(text) and (m := _INPUT.match(text, at)) and m.end() > at:
+        value = m.group(2)
+        if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
+            pairs[m.group(1)] = value[1:-1]
+        else:
+            pairs[m.group(1)] = int(value) if re.fullmatch(r"-?\d+", value) else value
+        at = m.end()
+    if at < len(text.rstrip()) or not pairs:
+        return {"input": text.strip()}
+    return pairs
 
 
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
