@@ -607,7 +607,8 @@ _EVIDENCE = re.compile(r"(?m)^[ \t]*#E(\d+)[ \t]*=[ \t]*([A-Za-z_][\w.-]*)[ \t]*
 """A ReWOO evidence line: ``#E2 = Tool[input]`` (the plan's step 2 calls ``Tool``; ``#Ek`` in
 its input stands for step k's result)."""
 _HEAD = re.compile(
-    rf"(?m)^[ \t]*(?:[A-Za-z]+[ \t]+)?\d+[ \t]*[^\w\s]*[ \t]*({_WORD.pattern})[ \t]*[^\w\s:]*[ \t]*:"
+    rf"(?m)^[ \t]*(?:[A-Za-z]+[ \t]+)?\d+[ \t]*[^\w\s]*[ \t]*({_WORD.pattern})"
+    r"[ \t]*[^\w\s:]*[ \t]*:"
 )
 """The label of a numbered line that describes an evidence line's step: the name after its
 number, before the colon (``Plan 2 (apply):``, ``Step 2 — apply:``); the paper's ``Plan:``
@@ -625,10 +626,10 @@ def evidence_plans(
     keeps the numbers of the steps it carries over and may state the done ones as ``Known:
     #Ek = value``). A step's id is the label of its description line when every step has
     one and they are distinct (``Plan 2 (apply): ...``: :data:`_HEAD`), else ``E`` and its
-    number (the paper's ``Plan: ...`` lines have no label); its tool the tool called in the trace that the
-    line names (:func:`_called`), else the name as written; its arguments the input's
-    ``key=value`` pairs (whole numbers as numbers, a reference as written), else the input
-    as ``{"input": ...}``.
+    number (the paper's ``Plan: ...`` lines have no label); its tool the tool called in the
+    trace that the line names (:func:`_called`), else the name as written; its arguments the
+    input's ``key=value`` pairs (whole numbers as numbers, a reference as written), else the
+    input as ``{"input": ...}``.
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("l", "", "llm", "chat", answer=(
@@ -647,8 +648,10 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     out: list[ReadPlan] = []
     who = ""
     for n in said.by_start:
-        if not n.answer or "#E" not in n.answer or not (
-            n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)
+        if (
+            not n.answer
+            or "#E" not in n.answer
+            or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred))
         ):
             continue
         me = said.planner(n)

@@ -742,7 +742,6 @@ def test_a_bare_name_matches_one_namespaced_tool_only() -> None:
         assert [s.tool for s in plan.steps] == [c[0] for c in calls], sep
 
 
-
 REWOO = (
     "Plan 1 (lookup): Find order 7\n"
     '#E1 = lookup_order[order=7, region="eu"]\n'
@@ -782,7 +781,7 @@ def test_a_rewoo_plan_is_read_from_its_evidence_lines_and_bound_by_what_workers_
         rewoo_trace(
             [
                 (REWOO, "", []),
-                ("Plan 1 (lookup): Find order 7\nRun lookup_order[order=7]", "lookup_order", [False]),
+                ("Plan 1 (lookup): Find\nRun lookup_order[order=7]", "lookup_order", [False]),
                 ("Plan 2 (refund): Refund\nRun issue_refund[payment=P-1]", "issue_refund", [True]),
                 ("Plan 2 (refund): Refund\nRun issue_refund[payment=P-1]", "issue_refund",
                  [True, True, False]),
