@@ -28,8 +28,12 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   container does not;
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
-* **plans read from structure**, in a trace with no plan the span model read, none declared
-  and no workflow plan: a list of mappings in a planner's answer, JSON (also on lines of its
+* **plans stated as numbered evidence**, in a trace with no plan the span model read, none
+  declared and no workflow plan: a planner's answer of ReWOO evidence lines (``#E1 =
+  Tool[input]``) or LLMCompiler task lines (``1. tool(input)`` referring to ``$1``), a
+  re-plan of the same planner with one or more (:func:`evidence_plans`; published planning
+  formats whose syntax says what the steps are: no structure needs reading);
+* **plans read from structure**, in such a trace with no such answer: a list of mappings in a planner's answer, JSON (also on lines of its
   own inside chat text, a fenced block) or YAML (a DSPy output field), or the rows of a
   markdown table, whose ids later executor attempts carry (:func:`structured_plans`; a
   revision that repeats done items keeps their ids); else (:func:`read_plans`) the names a
@@ -606,6 +610,10 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
 _EVIDENCE = re.compile(r"(?m)^[ \t]*#E(\d+)[ \t]*=[ \t]*([A-Za-z_][\w.-]*)[ \t]*\[(.*)\][ \t]*$")
 """A ReWOO evidence line: ``#E2 = Tool[input]`` (the plan's step 2 calls ``Tool``; ``#Ek`` in
 its input stands for step k's result)."""
+_TASK = re.compile(r"(?m)^[ \t]*(\d+)\.[ \t]*([A-Za-z_][\w.-]*)\((.*)\)[ \t]*$")
+"""An LLMCompiler task line: ``2. tool(input)`` (``$k``, ``${k}`` or ``#Ek`` in its input
+stands for task k's result)."""
+_REFERENCE = re.compile(r"\$\{?(\d+)\}?|#E(\d+)")
 _HEAD = re.compile(
     rf"(?m)^[ \t]*(?:[A-Za-z]+[ \t]+)?\d+[ \t]*[^\w\s]*[ \t]*({_WORD.pattern})"
     r"[ \t]*[^\w\s:]*[ \t]*:"
@@ -619,17 +627,17 @@ _INPUT = re.compile(r'\s*([A-Za-z_]\w*)\s*=\s*("[^"]*"|\'[^\']*\'|[^,]*?)\s*(?:,
 def evidence_plans(
     nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
 ) -> tuple[ReadPlan, ...]:
-    r"""The plans a trace states as ReWOO evidence lines (``#E1 = Tool[input]``, each after a
-    line that describes it; ``#Ek`` in an input is step k's result): what a planner said (an
-    LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two evidence
-    lines, then the later answers of the same planner with at least one (a re-plan, which
-    keeps the numbers of the steps it carries over and may state the done ones as ``Known:
-    #Ek = value``). A step's id is the label of its description line when every step has
-    one and they are distinct (``Plan 2 (apply): ...``: :data:`_HEAD`), else ``E`` and its
-    number (the paper's ``Plan: ...`` lines have no label); its tool the tool called in the
-    trace that the line names (:func:`_called`), else the name as written; its arguments the
-    input's ``key=value`` pairs (whole numbers as numbers, a reference as written), else the
-    input as ``{"input": ...}``.
+    r"""The plans a trace states as numbered tool calls whose inputs may stand for earlier
+    results (:func:`_evidence_lines`: ReWOO's ``#E1 = Tool[input]``, each after a line that
+    describes it, or LLMCompiler's ``1. tool(input)`` with ``$1``): what a planner said (an
+    LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two such lines,
+    then the later answers of the same planner with at least one (a re-plan, which keeps the
+    numbers of the steps it carries over and may state the done ones as ``Known: #Ek =
+    value``). A step's id is the label of its description line when every step has one and
+    they are distinct (``Plan 2 (apply): ...``: :data:`_HEAD`), else ``E`` and its number (the
+    paper's ``Plan: ...`` lines have no label); its tool the tool called in the trace that the
+    line names (:func:`_called`), else the name as written; its arguments the input's
+    ``key=value`` pairs (:func:`_evidence_input`).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("l", "", "llm", "chat", answer=(
@@ -648,16 +656,12 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     out: list[ReadPlan] = []
     who = ""
     for n in said.by_start:
-        if (
-            not n.answer
-            or "#E" not in n.answer
-            or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred))
-        ):
+        if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
         me = said.planner(n)
         if (out and me != who) or any(p.span_id in _ancestors(said.nodes, n.span_id) for p in out):
             continue
-        lines = list(_EVIDENCE.finditer(n.answer))
+        lines = _evidence_lines(n.answer)
         if len(lines) < (1 if out else 2):
             continue
         labels: list[str] = []
@@ -680,12 +684,40 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     return tuple(out)
 
 
+def _evidence_lines(text: str) -> list[re.Match[str]]:
+    r"""The numbered tool calls a text states as a plan (number, tool, input): its ReWOO
+    evidence lines (:data:`_EVIDENCE`), else its LLMCompiler task lines (:data:`_TASK`) when
+    they are numbered one after the other (a re-plan goes on from the last task) and one of
+    them refers to an earlier result (a numbered list of calls that refers to none is any
+    list).
+
+    >>> [m.groups() for m in _evidence_lines('1. search("ACME")\n2. math("$1 * 2")')]
+    [('1', 'search', '"ACME"'), ('2', 'math', '"$1 * 2"')]
+    >>> _evidence_lines('1. search("ACME")\n2. search("Initech")')
+    []
+    """
+    if "#E" in text and (lines := list(_EVIDENCE.finditer(text))):
+        return lines
+    if "$" not in text and "#E" not in text:
+        return []
+    tasks = list(_TASK.finditer(text))
+    numbers = [int(m.group(1)) for m in tasks]
+    if not numbers or numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+        return []
+    refers = any(
+        0 < int(r.group(1) or r.group(2)) < int(m.group(1))
+        for m in tasks
+        for r in _REFERENCE.finditer(m.group(3))
+    )
+    return tasks if refers else []
+
+
 def _evidence_input(text: str) -> dict[str, Any]:
     """An evidence line's input as arguments: its ``key=value`` pairs (quotes dropped, whole
-    numbers as numbers), else the whole input under ``input``.
+    numbers as numbers), else the whole input under ``input`` (one quoted string unquoted).
 
-    >>> _evidence_input('county="travis", kw=8, site=#E1'), _evidence_input("solar loans")
-    ({'county': 'travis', 'kw': 8, 'site': '#E1'}, {'input': 'solar loans'})
+    >>> _evidence_input('region="eu", qty=8, parcel=#E1'), _evidence_input('"ACME Corp"')
+    ({'region': 'eu', 'qty': 8, 'parcel': '#E1'}, {'input': 'ACME Corp'})
     """
     pairs: dict[str, Any] = {}
     at = 0
@@ -697,7 +729,9 @@ def _evidence_input(text: str) -> dict[str, Any]:
             pairs[m.group(1)] = int(value) if re.fullmatch(r"-?\d+", value) else value
         at = m.end()
     if at < len(text.rstrip()) or not pairs:
-        return {"input": text.strip()}
+        whole = text.strip()
+        quoted = len(whole) > 1 and whole[0] in "\"'" and whole[-1] == whole[0]
+        return {"input": whole[1:-1] if quoted and whole[0] not in whole[1:-1] else whole}
     return pairs
 
 

@@ -834,3 +834,25 @@ def test_one_evidence_line_is_no_plan_and_evidence_lines_need_a_planner() -> Non
     told: list[Turn] = [(REWOO, "lookup_order", [False]), (REWOO, "issue_refund", [False])]
     assert bind(rewoo_trace(told), []).read_plans == ()
     assert bind(rewoo_trace([(REWOO, "", []), *told]), PLAN).read_plans == ()
+
+
+def test_an_llmcompiler_plan_is_read_when_its_numbered_calls_refer_to_earlier_results() -> None:
+    plan = "Thought: look it up first.\n1. lookup_order(order=7)\n2. issue_refund(payment=$1)"
+    turns: list[Turn] = [
+        (plan, "", []),
+        ("lookup_order 7", "lookup_order", [False]),
+        ("issue_refund", "issue_refund", [True, True]),
+    ]
+    b = bind(rewoo_trace(turns), [])
+    (read,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in read.steps] == [
+        ("E1", "lookup_order"),
+        ("E2", "issue_refund"),
+    ]
+    assert json.loads(read.json)[1]["args"] == {"payment": "$1"}
+    assert (b.steps, b.failed) == ({"s1": "E1", "s2": "E2"}, frozenset({"s2"}))
+    # numbered calls that refer to no earlier result are any numbered list: read from
+    # structure (the names the workers carry), not as numbered evidence
+    calls = "1. lookup_order(order=7)\n2. issue_refund(order=7)"
+    (read,) = bind(rewoo_trace([(calls, "", []), *turns[1:]]), []).read_plans
+    assert [s.step_id for s in read.steps] == ["lookup_order", "issue_refund"]
