@@ -33,16 +33,16 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   Tool[input]``) or LLMCompiler task lines (``1. tool(input)`` referring to ``$1``), a
   re-plan of the same planner with one or more (:func:`evidence_plans`; published planning
   formats whose syntax says what the steps are: no structure needs reading);
-* **plans read from structure**, in such a trace with no such answer: a list of mappings in a planner's answer, JSON (also on lines of its
-  own inside chat text, a fenced block) or YAML (a DSPy output field), or the rows of a
-  markdown table, whose ids later executor attempts carry (:func:`structured_plans`; a
-  revision that repeats done items keeps their ids); else (:func:`read_plans`) the names a
-  planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
-  calls the run made) lists that executor attempts started after it carry (what they were
-  asked; when no attempt records that, their own names and the tools they called, a tool
-  with a namespace also by its bare name), in the answer's order, whatever its syntax (a
-  markdown list, arrow lines, JSON, prose, one tool call per step); steps found by the tools
-  their numbered items name are named by the items' labels (``Step 2 — pick:``);
+* **plans read from structure**, in such a trace with no such answer: a list of mappings in a
+  planner's answer, JSON (also on lines of its own inside chat text, a fenced block) or YAML (a
+  DSPy output field), or the rows of a markdown table, whose ids later executor attempts carry
+  (:func:`structured_plans`; a revision that repeats done items keeps their ids); else
+  (:func:`read_plans`) the names a planner's answer (an LLM call's, an inferred agent run's,
+  after the arguments of the tool calls the run made) lists that executor attempts started after
+  it carry (what they were asked; when no attempt records that, their own names and the tools
+  they called, a tool with a namespace also by its bare name), in the answer's order, whatever
+  its syntax (a markdown list, arrow lines, JSON, prose, one tool call per step); steps found by
+  the tools their numbered items name are named by the items' labels (``Step 2 — pick:``);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else its
   step name names exactly one plan step's id as a whole word (a span named after its step in
@@ -658,12 +658,13 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     for n in said.by_start:
         if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
-        me = said.planner(n)
-        if (out and me != who) or any(p.span_id in _ancestors(said.nodes, n.span_id) for p in out):
-            continue
         lines = _evidence_lines(n.answer)
         if len(lines) < (1 if out else 2):
-            continue
+            continue  # most answers state no evidence: look no further at them
+        me = said.planner(n)
+        above = set(_ancestors(said.nodes, n.span_id)) if out else set()
+        if (out and me != who) or any(p.span_id in above for p in out):
+            continue  # another agent's answer, or the plan's own agent run stated it
         labels: list[str] = []
         after = 0
         for m in lines:
