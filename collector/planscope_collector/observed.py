@@ -28,17 +28,21 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   container does not;
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
-* **plans read from structure**, in a trace with no plan the span model read, none declared
-  and no workflow plan: a list of mappings in a planner's answer, JSON (also on lines of its
-  own inside chat text, a fenced block) or YAML (a DSPy output field), or the rows of a
-  markdown table, whose ids later executor attempts carry (:func:`structured_plans`; a
-  revision that repeats done items keeps their ids); else (:func:`read_plans`) the names a
-  planner's answer (an LLM call's, an inferred agent run's, after the arguments of the tool
-  calls the run made) lists that executor attempts started after it carry (what they were
-  asked; when no attempt records that, their own names and the tools they called, a tool
-  with a namespace also by its bare name), in the answer's order, whatever its syntax (a
-  markdown list, arrow lines, JSON, prose, one tool call per step); steps found by the tools
-  their numbered items name are named by the items' labels (``Step 2 — pick:``);
+* **plans stated as numbered evidence**, in a trace with no plan the span model read, none
+  declared and no workflow plan: a planner's answer of ReWOO evidence lines (``#E1 =
+  Tool[input]``) or LLMCompiler task lines (``1. tool(input)`` referring to ``$1``), a
+  re-plan of the same planner with one or more (:func:`evidence_plans`; published planning
+  formats whose syntax says what the steps are: no structure needs reading);
+* **plans read from structure**, in such a trace with no such answer: a list of mappings in a
+  planner's answer, JSON (also on lines of its own inside chat text, a fenced block) or YAML (a
+  DSPy output field), or the rows of a markdown table, whose ids later executor attempts carry
+  (:func:`structured_plans`; a revision that repeats done items keeps their ids); else
+  (:func:`read_plans`) the names a planner's answer (an LLM call's, an inferred agent run's,
+  after the arguments of the tool calls the run made) lists that executor attempts started after
+  it carry (what they were asked; when no attempt records that, their own names and the tools
+  they called, a tool with a namespace also by its bare name), in the answer's order, whatever
+  its syntax (a markdown list, arrow lines, JSON, prose, one tool call per step); steps found by
+  the tools their numbered items name are named by the items' labels (``Step 2 — pick:``);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
   started before it, first rule that applies: its step name is a plan step's id; else its
   step name names exactly one plan step's id as a whole word (a span named after its step in
@@ -132,6 +136,7 @@ __all__ = [
     "answer_sql",
     "bind",
     "event_calls",
+    "evidence_plans",
     "read_plans",
     "reads_tool_events",
     "structured_plans",
@@ -322,7 +327,7 @@ def bind(
     read: tuple[ReadPlan, ...] = ()
     if not plans and not declared and workflow_plan is None:
         reading = _said(nodes, enclosing_step)
-        read = _structured_plans(reading) or _read_plans(reading)
+        read = _evidence_plans(reading) or _structured_plans(reading) or _read_plans(reading)
         for r in read:
             plans[r.span_id] = list(r.steps)
         plan_spans = set(plans)
@@ -812,6 +817,135 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
         out.append(_read_plan(n.span_id, text, steps, said.called))
         stated.add(n.span_id)
     return tuple(out)
+
+
+_EVIDENCE = re.compile(r"(?m)^[ \t]*#E(\d+)[ \t]*=[ \t]*([A-Za-z_][\w.-]*)[ \t]*\[(.*)\][ \t]*$")
+"""A ReWOO evidence line: ``#E2 = Tool[input]`` (the plan's step 2 calls ``Tool``; ``#Ek`` in
+its input stands for step k's result)."""
+_TASK = re.compile(r"(?m)^[ \t]*(\d+)\.[ \t]*([A-Za-z_][\w.-]*)\((.*)\)[ \t]*$")
+"""An LLMCompiler task line: ``2. tool(input)`` (``$k``, ``${k}`` or ``#Ek`` in its input
+stands for task k's result)."""
+_REFERENCE = re.compile(r"\$\{?(\d+)\}?|#E(\d+)")
+_HEAD = re.compile(
+    rf"(?m)^[ \t]*(?:[A-Za-z]+[ \t]+)?\d+[ \t]*[^\w\s]*[ \t]*({_WORD.pattern})"
+    r"[ \t]*[^\w\s:]*[ \t]*:"
+)
+"""The label of a numbered line that describes an evidence line's step: the name after its
+number, before the colon (``Plan 2 (apply):``, ``Step 2 — apply:``); the paper's ``Plan:``
+lines have none."""
+_INPUT = re.compile(r'\s*([A-Za-z_]\w*)\s*=\s*("[^"]*"|\'[^\']*\'|[^,]*?)\s*(?:,|$)')
+
+
+def evidence_plans(
+    nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
+) -> tuple[ReadPlan, ...]:
+    r"""The plans a trace states as numbered tool calls whose inputs may stand for earlier
+    results (:func:`_evidence_lines`: ReWOO's ``#E1 = Tool[input]``, each after a line that
+    describes it, or LLMCompiler's ``1. tool(input)`` with ``$1``): what a planner said (an
+    LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two such lines,
+    then the later answers of the same planner with at least one (a re-plan, which keeps the
+    numbers of the steps it carries over and may state the done ones as ``Known: #Ek =
+    value``). A step's id is the label of its description line when every step has one and
+    they are distinct (``Plan 2 (apply): ...``: :data:`_HEAD`), else ``E`` and its number (the
+    paper's ``Plan: ...`` lines have no label); its tool the tool called in the trace that the
+    line names (:func:`_called`), else the name as written; its arguments the input's
+    ``key=value`` pairs (:func:`_evidence_input`).
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("l", "", "llm", "chat", answer=(
+    ...         "Plan 1 (pick): Pick the order\n#E1 = wms[order=7]\n"
+    ...         "Plan 2 (ship): Ship what was picked\n#E2 = courier[parcel=#E1, to=\"Oslo\"]")),
+    ... ]}
+    >>> (plan,) = evidence_plans(nodes, lambda span_id: None)
+    >>> json.loads(plan.json)[1]
+    {'id': 'ship', 'tool': 'courier', 'args': {'parcel': '#E1', 'to': 'Oslo'}}
+    """
+    return _evidence_plans(_said(nodes, enclosing))
+
+
+def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
+    """:func:`evidence_plans` of what was read once (:class:`_Said`)."""
+    out: list[ReadPlan] = []
+    who = ""
+    for n in said.by_start:
+        if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
+            continue
+        lines = _evidence_lines(n.answer)
+        if len(lines) < (1 if out else 2):
+            continue  # most answers state no evidence: look no further at them
+        me = said.planner(n)
+        above = set(_ancestors(said.nodes, n.span_id)) if out else set()
+        if (out and me != who) or any(p.span_id in above for p in out):
+            continue  # another agent's answer, or the plan's own agent run stated it
+        labels: list[str] = []
+        after = 0
+        for m in lines:
+            heads = list(_HEAD.finditer(n.answer, after, m.start()))
+            labels.append(heads[-1].group(1) if heads else "")
+            after = m.end()
+        distinct = all(labels) and len(set(labels)) == len(labels)
+        objects = []
+        for label, m in zip(labels, lines, strict=True):
+            step: dict[str, Any] = {
+                "id": label if distinct else f"E{m.group(1)}",
+                "tool": said.called(m.group(2)) or m.group(2),
+                "args": _evidence_input(m.group(3)),
+            }
+            objects.append(step)
+        who = me
+        out.append(_as_plan(n.span_id, objects))
+    return tuple(out)
+
+
+def _evidence_lines(text: str) -> list[re.Match[str]]:
+    r"""The numbered tool calls a text states as a plan (number, tool, input): its ReWOO
+    evidence lines (:data:`_EVIDENCE`), else its LLMCompiler task lines (:data:`_TASK`) when
+    they are numbered one after the other (a re-plan goes on from the last task) and one of
+    them refers to an earlier result (a numbered list of calls that refers to none is any
+    list).
+
+    >>> [m.groups() for m in _evidence_lines('1. search("ACME")\n2. math("$1 * 2")')]
+    [('1', 'search', '"ACME"'), ('2', 'math', '"$1 * 2"')]
+    >>> _evidence_lines('1. search("ACME")\n2. search("Initech")')
+    []
+    """
+    if "#E" in text and (lines := list(_EVIDENCE.finditer(text))):
+        return lines
+    if "$" not in text and "#E" not in text:
+        return []
+    tasks = list(_TASK.finditer(text))
+    numbers = [int(m.group(1)) for m in tasks]
+    if not numbers or numbers != list(range(numbers[0], numbers[0] + len(numbers))):
+        return []
+    refers = any(
+        0 < int(r.group(1) or r.group(2)) < int(m.group(1))
+        for m in tasks
+        for r in _REFERENCE.finditer(m.group(3))
+    )
+    return tasks if refers else []
+
+
+def _evidence_input(text: str) -> dict[str, Any]:
+    """An evidence line's input as arguments: its ``key=value`` pairs (quotes dropped, whole
+    numbers as numbers), else the whole input under ``input`` (one quoted string unquoted).
+
+    >>> _evidence_input('region="eu", qty=8, parcel=#E1'), _evidence_input('"ACME Corp"')
+    ({'region': 'eu', 'qty': 8, 'parcel': '#E1'}, {'input': 'ACME Corp'})
+    """
+    pairs: dict[str, Any] = {}
+    at = 0
+    while at < len(text) and (m := _INPUT.match(text, at)) and m.end() > at:
+        value = m.group(2)
+        if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
+            pairs[m.group(1)] = value[1:-1]
+        else:
+            pairs[m.group(1)] = int(value) if re.fullmatch(r"-?\d+", value) else value
+        at = m.end()
+    if at < len(text.rstrip()) or not pairs:
+        whole = text.strip()
+        quoted = len(whole) > 1 and whole[0] in "\"'" and whole[-1] == whole[0]
+        return {"input": whole[1:-1] if quoted and whole[0] not in whole[1:-1] else whole}
+    return pairs
 
 
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)

@@ -740,3 +740,119 @@ def test_a_bare_name_matches_one_namespaced_tool_only() -> None:
         calls = [[f"orders{sep}lookup_order"], [f"orders{sep}issue_refund"]]
         (plan,) = bind(told_nothing(ITEMS, calls), []).read_plans
         assert [s.tool for s in plan.steps] == [c[0] for c in calls], sep
+
+
+REWOO = (
+    "Plan 1 (lookup): Find order 7\n"
+    '#E1 = lookup_order[order=7, region="eu"]\n'
+    "Plan 2 (refund): Refund what was paid\n"
+    '#E2 = issue_refund[payment=#E1, reason="damaged"]\n'
+    "Plan 3 (notify): Tell the customer\n"
+    "#E3 = issue_refund[payment=#E1, note=#E2]"
+)
+Turn = tuple[str, str, list[bool]]
+"""What a worker is told, the tool it runs, whether each of its calls failed; a turn with no
+tool is the planner answering what it is told."""
+
+
+def rewoo_trace(turns: list[Turn]) -> list[SpanNode]:
+    """A grouping root, then per turn a planner agent run (its LLM call answering the text) or
+    a worker agent run that never fails (its LLM call told the text, its tool calls)."""
+    spans = [node("root", "", "other", 0)]
+    for i, (text, tool, calls) in enumerate(turns):
+        at, s = 10 * i + 1, f"s{i}"
+        if not tool:
+            spans += [
+                node(s, "root", "step", at, step_name="planner", answer=text),
+                node(f"{s}l", s, "llm", at + 1, request="Refund order 7", answer=text),
+            ]
+            continue
+        spans += [node(s, "root", "step", at, step_name="worker")]
+        spans += [node(f"{s}l", s, "llm", at + 1, request=text)]
+        spans += [
+            node(f"{s}t{k}", s, "tool", at + 2 + k, tool=tool, failed=failed)
+            for k, failed in enumerate(calls)
+        ]
+    return spans
+
+
+def test_a_rewoo_plan_is_read_from_its_evidence_lines_and_bound_by_what_workers_are_told() -> None:
+    b = bind(
+        rewoo_trace(
+            [
+                (REWOO, "", []),
+                ("Plan 1 (lookup): Find\nRun lookup_order[order=7]", "lookup_order", [False]),
+                ("Plan 2 (refund): Refund\nRun issue_refund[payment=P-1]", "issue_refund", [True]),
+                ("Plan 2 (refund): Refund\nRun issue_refund[payment=P-1]", "issue_refund",
+                 [True, True, False]),
+                ("Plan 3 (notify): Tell\nRun issue_refund[payment=P-1]", "issue_refund", [True]),
+            ]
+        ),
+        [],
+    )  # fmt: skip
+    (plan,) = b.read_plans
+    assert plan.span_id == "s0" and b.planners == frozenset({"s0"})
+    assert [(s.step_id, s.tool) for s in plan.steps] == [
+        ("lookup", "lookup_order"),
+        ("refund", "issue_refund"),
+        ("notify", "issue_refund"),
+    ]
+    assert json.loads(plan.json)[1]["args"] == {"payment": "#E1", "reason": "damaged"}
+    # two steps share a tool: each attempt binds to the step its worker was told
+    assert b.steps == {"s1": "lookup", "s2": "refund", "s3": "refund", "s4": "notify"}
+    assert b.attempts == {"s0": 1, "s1": 1, "s2": 1, "s3": 2, "s4": 1}
+    # the worker runs never fail: an attempt fails when its last tool call did
+    assert b.failed == frozenset({"s2", "s4"})
+
+
+def test_a_rewoo_re_plan_keeps_its_step_numbers_and_unlabelled_steps_are_numbered() -> None:
+    first = "Plan: find it\n#E1 = lookup_order[7]\nPlan: refund it\n#E2 = issue_refund[#E1]"
+    again = "Known: #E1 = P-1\nPlan: refund it with the new reason\n#E2 = issue_refund[#E1, late]"
+    b = bind(
+        rewoo_trace(
+            [
+                (first, "", []),
+                ("#E1: find it", "lookup_order", [False]),
+                ("#E2: refund it", "issue_refund", [True]),
+                (again, "", []),
+                ("#E2: refund it", "issue_refund", [False]),
+            ]
+        ),
+        [],
+    )
+    assert [[s.step_id for s in p.steps] for p in b.read_plans] == [["E1", "E2"], ["E2"]]
+    assert json.loads(b.read_plans[0].json)[0]["args"] == {"input": "7"}
+    assert b.steps == {"s1": "E1", "s2": "E2", "s4": "E2"}
+    assert b.attempts["s4"] == 2 and b.failed == frozenset({"s2"})
+
+
+def test_one_evidence_line_is_no_plan_and_evidence_lines_need_a_planner() -> None:
+    one = "Plan 1 (lookup): Find order 7\n#E1 = lookup_order[order=7]"
+    turns: list[Turn] = [(one, "", []), ("Plan 1 (lookup): Find", "lookup_order", [False])]
+    assert bind(rewoo_trace(turns), []).read_plans == ()
+    # a worker told the evidence lines states no plan; a plan the span model read wins
+    told: list[Turn] = [(REWOO, "lookup_order", [False]), (REWOO, "issue_refund", [False])]
+    assert bind(rewoo_trace(told), []).read_plans == ()
+    assert bind(rewoo_trace([(REWOO, "", []), *told]), PLAN).read_plans == ()
+
+
+def test_an_llmcompiler_plan_is_read_when_its_numbered_calls_refer_to_earlier_results() -> None:
+    plan = "Thought: look it up first.\n1. lookup_order(order=7)\n2. issue_refund(payment=$1)"
+    turns: list[Turn] = [
+        (plan, "", []),
+        ("lookup_order 7", "lookup_order", [False]),
+        ("issue_refund", "issue_refund", [True, True]),
+    ]
+    b = bind(rewoo_trace(turns), [])
+    (read,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in read.steps] == [
+        ("E1", "lookup_order"),
+        ("E2", "issue_refund"),
+    ]
+    assert json.loads(read.json)[1]["args"] == {"payment": "$1"}
+    assert (b.steps, b.failed) == ({"s1": "E1", "s2": "E2"}, frozenset({"s2"}))
+    # numbered calls that refer to no earlier result are any numbered list: read from
+    # structure (the names the workers carry), not as numbered evidence
+    calls = "1. lookup_order(order=7)\n2. issue_refund(order=7)"
+    (read,) = bind(rewoo_trace([(calls, "", []), *turns[1:]]), []).read_plans
+    assert [s.step_id for s in read.steps] == ["lookup_order", "issue_refund"]

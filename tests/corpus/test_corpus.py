@@ -10,6 +10,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import planscope
 import pytest
@@ -21,8 +22,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 from planscope_analyzer import Analyzer, load_traces
 from planscope_collector.runmodel import bind_traces
-from planscope_collector.storage import Store
+from planscope_collector.storage import Store, open_store
 
+from tests.conftest import Migrated
 from tests.corpus import (
     Label,
     all_labels,
@@ -481,10 +483,10 @@ def test_fleet_agent_plays_sealed11_scenarios() -> None:
     _check_in_child("check_fleet_plays")
 
 
-def _check_in_child(check: str) -> None:
-    """Run ``check`` of this module in a child process (the play takes the process's global
-    tracer provider for good)."""
-    code = f"from tests.corpus.test_corpus import {check}\n{check}()\n"
+def _check_in_child(check: str, *args: str) -> None:
+    """Run ``check`` of this module, given ``args``, in a child process (the play takes the
+    process's global tracer provider for good)."""
+    code = f"from tests.corpus.test_corpus import {check}\n{check}(*{args!r})\n"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
 
@@ -565,6 +567,43 @@ def check_solar_plays() -> None:
     assert [st.number for st in second] == [2, 3, 4, 5]
     assert [st.slug for st in first][1:] == [st.slug for st in second]
     assert second[0].args["meter"] == replan.params["new_meter"] != first[1].args["meter"]
+
+
+@pytest.mark.integration
+def test_solar_runs_are_found_at_the_steps_of_their_rewoo_plans(
+    migrated: Migrated, tmp_path: Path
+) -> None:
+    """The solar agent (sealed-12, scored blind once, then tuned on): its planner answers a
+    ReWOO plan (``observed.evidence_plans``), its worker runs never fail, only their tool calls
+    do; a loop, a wrong value and a legitimate re-plan are found at the labelled step, in a
+    child process on a store of its own: ``check_solar_findings``."""
+    _check_in_child("check_solar_findings", migrated.store_dsn(tmp_path / "chdb"))
+
+
+def check_solar_findings(dsn: str) -> None:
+    """Play three solar runs into the store at ``dsn``; each has the labelled finding only."""
+    wanted = ("loop_across_replans", "wrong_meter", "legit_replan")
+    picked = [
+        next(lab for lab in _committed("solar", "sealed12") if lab.scenario == s) for s in wanted
+    ]
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    ids = solar.play(picked, provider)
+    store = open_store(dsn)
+    store.migrate()
+    store.insert_spans(
+        spans_ipc(otlp_to_rows(encode_spans(exporter.get_finished_spans()), "default"))
+    )
+    traces = load_traces(store, "default", list(ids.values()))
+    findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
+    for lab in picked:
+        t = traces[ids[lab.run]]
+        assert {s.step_id for s in t.plan_steps} >= {"find_installer", "notify_owner"}, lab.run
+        got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
+        want = [] if lab.kind == "healthy" else [(lab.kind, lab.step)]
+        assert got == want, (lab.run, lab.scenario, got)
+    store.close()
 
 
 @pytest.mark.integration
