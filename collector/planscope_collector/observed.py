@@ -103,6 +103,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from itertools import chain, pairwise
 from typing import Any
 
@@ -241,7 +242,10 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
     """Derive the cross-span structure of one trace (module docstring), from its spans and the
     steps of its observed plans."""
     nodes = {
-        s.span_id: replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s for s in spans
+        s.span_id: replace(s, tool=tool)
+        if s.kind == A.KIND_TOOL and (tool := _callable(s.tool)) != s.tool
+        else s
+        for s in spans
     }
     if not nodes:
         return Binding()
@@ -859,9 +863,14 @@ def _as_plan(span_id: str, objects: list[dict[str, Any]]) -> ReadPlan:
 
 def _names(text: str, step_id: str) -> bool:
     """Whether ``text`` names ``step_id`` as a whole word (not inside a longer name)."""
-    return (
-        bool(step_id) and re.search(rf"(?<![\w-]){re.escape(step_id)}(?![\w-])", text) is not None
-    )
+    return bool(step_id) and step_id in text and _word(step_id).search(text) is not None
+
+
+@lru_cache(maxsize=1 << 12)
+def _word(step_id: str) -> re.Pattern[str]:
+    """The pattern of ``step_id`` as a whole word (a trace's step ids are tried against every
+    attempt's names and requests; a window's traces share most of them)."""
+    return re.compile(rf"(?<![\w-]){re.escape(step_id)}(?![\w-])")
 
 
 def _start(nodes: dict[str, SpanNode], span_id: str) -> tuple[int, str]:
@@ -1017,7 +1026,10 @@ def _callable(tool: str) -> str:
     >>> _callable("search.__call__"), _callable("search.acall"), _callable("VenueSearch.run")
     ('search', 'search', 'VenueSearch')
     """
-    return re.sub(r"\.(__call__|acall|run|run_async)$", "", tool)
+    return _CALL_METHOD.sub("", tool) if "." in tool else tool
+
+
+_CALL_METHOD = re.compile(r"\.(__call__|acall|run|run_async)$")
 
 
 def structured_plans(
@@ -1337,7 +1349,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     'Book a hotel'
     """
     try:
-        decoded = safejson.loads(attributes.get(A.GEN_AI_INPUT_MESSAGES) or "null")
+        raw = attributes.get(A.GEN_AI_INPUT_MESSAGES)
+        decoded = safejson.loads(raw) if raw else None
     except ValueError:
         decoded = None
     messages = decoded if isinstance(decoded, list) else []
