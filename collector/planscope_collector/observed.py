@@ -561,8 +561,15 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
         for n in by_start:
             if n.kind == A.KIND_TOOL and n.tool and (owner := enclosing(n.span_id)) is not None:
                 used.setdefault(owner, set()).update({n.tool, _bare(n.tool)})
+    words: dict[str, frozenset[str]] = {}  # attempts of one agent are asked the same texts
+
+    def words_in(text: str) -> frozenset[str]:
+        if text not in words:
+            words[text] = frozenset(_WORD.findall(text))
+        return words[text]
+
     carried = {
-        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id])))
+        a.span_id: set().union(*map(words_in, asked[a.span_id]))
         if asked
         else {a.step_name, *used.get(a.span_id, ())}
         for a in attempts
