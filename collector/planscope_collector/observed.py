@@ -690,11 +690,11 @@ class _Carriers:
         self.starts = [a.start_ns for a in attempts]
         self.names = [a.step_name for a in attempts]
         self.words = [carried[a.span_id] for a in attempts]
-        postings: dict[str, list[int]] = {}
+        self.postings: dict[str, list[int]] = {}
         for i, words in enumerate(self.words):
             for word in words:
-                postings.setdefault(word, []).append(i)
-        self.lists = {word: self._runs(at) for word, at in postings.items()}
+                self.postings.setdefault(word, []).append(i)
+        self.lists: dict[str, _Postings] = {}  # a word's runs, once it is asked for (few are)
         self.pairs: dict[tuple[str, str], _Postings] = {}
         self.sets: dict[str, frozenset[int]] = {}
 
@@ -708,7 +708,10 @@ class _Carriers:
     def carrying(self, name: str, also: str = "") -> _Postings:
         """The attempts that carry ``name`` (and ``also``: computed once per pair)."""
         if not also:
-            return self.lists.get(name, _NOWHERE)
+            if name not in self.lists:
+                at = self.postings.get(name)
+                self.lists[name] = _NOWHERE if at is None else self._runs(at)
+            return self.lists[name]
         key = (name, also) if name < also else (also, name)
         if key not in self.pairs:
             both = self._set(name) & self._set(also)  # C's set intersection: each pair once
