@@ -6,13 +6,14 @@ Two shapes of store (``--shape``, one or both; both are timed round by round in 
 * ``sdk`` (in ``--workdir``): the reference runtime's spans (a labelled suite through our SDK);
 * ``frameworks`` (in ``--workdir``/frameworks): the spans of the corpus's framework agents
   (tests/corpus: OpenInference, the OpenAI Agents SDK, LangGraph under OpenLLMetry,
-  pydantic-ai, smolagents, Agno, DSPy, Haystack, Semantic Kernel, plain GenAI, OpenLLMetry by
-  hand), :data:`FRAMEWORK_RUNS_PER_AGENT` runs of each from the spent split
-  :data:`FRAMEWORK_SPLIT`, played once and cached in the workdir; their runs, attempts and
-  tool calls are inferred by the analyzer's other paths.
+  pydantic-ai, smolagents, Agno, DSPy, Haystack, Semantic Kernel, plain GenAI, OpenLLMetry and
+  pydantic-ai's layout by hand), :data:`FRAMEWORK_RUNS_PER_AGENT` runs of each from the spent
+  split :data:`FRAMEWORK_SPLIT`; their runs, attempts and tool calls are inferred by the
+  analyzer's other paths.
 
-Either shape's seed spans are encoded as OTLP and flattened by the collector's own code,
-replicated with fresh trace/span ids and
+Either shape's seed spans (played on an in-memory exporter when the store is built, kept in its
+directory as ``seed.pickle`` for the incremental pass) are encoded as OTLP and flattened by the
+collector's own code, replicated with fresh trace/span ids and
 spread over ``--days`` daily partitions (like a store that has been ingesting for that long),
 inserted through ``Store.insert_spans`` (as Arrow IPC, like the collector's writer) so every
 materialized view fills the typed tables.
@@ -150,13 +151,13 @@ def _rows(spans: list[Any]) -> list[list[Any]]:
     return otlp_to_rows(encode_spans(spans), "bench")
 
 
-def seed_rows(shape: str, dir: Path, sdk_runs: int) -> list[list[Any]]:
-    """The shape's seed rows, played once and cached in ``dir`` (``seed.pickle``)."""
-    cache = dir / "seed.pickle"
-    if cache.exists():
+def seed_rows(shape: str, where: Path, sdk_runs: int, *, fresh: bool) -> list[list[Any]]:
+    """The shape's seed rows, played (``fresh``, or nothing kept yet) and kept in ``where``
+    (``seed.pickle``), else the kept ones (a store's incremental copies repeat its seed)."""
+    cache = where / "seed.pickle"
+    if cache.exists() and not fresh:
         return list(pickle.loads(cache.read_bytes()))
     rows = sdk_rows(sdk_runs, 11) if shape == "sdk" else framework_rows()
-    dir.mkdir(parents=True, exist_ok=True)
     cache.write_bytes(pickle.dumps(rows))
     return rows
 
@@ -299,19 +300,19 @@ def shape_dir(workdir: Path, shape: str) -> Path:
     return workdir if shape == "sdk" else workdir / shape
 
 
-def prepare(dir: Path, shape: str, args: argparse.Namespace) -> float:
-    """Build the shape's store in ``dir`` unless ``--reuse``, merge its parts unless
+def prepare(where: Path, shape: str, args: argparse.Namespace) -> float:
+    """Build the shape's store in ``where`` unless ``--reuse``, merge its parts unless
     ``--no-optimize``; seconds spent inserting."""
     from planscope_collector.storage import open_store
 
-    dir.mkdir(parents=True, exist_ok=True)
-    store = open_store(f"chdb://{dir / 'store'}")
+    where.mkdir(parents=True, exist_ok=True)
+    store = open_store(f"chdb://{where / 'store'}")
     insert_s = 0.0
     try:
         if not args.reuse:
             store.migrate(ttl_days=max(365, args.days + 30))
             started = time.perf_counter()
-            base = seed_rows(shape, dir, args.seed_runs)
+            base = seed_rows(shape, where, args.seed_runs, fresh=True)
             copies = max(1, round(args.spans / len(base)))
             print(
                 f"{shape} seed: {len(base)} spans ({time.perf_counter() - started:.1f} s); "
@@ -319,7 +320,7 @@ def prepare(dir: Path, shape: str, args: argparse.Namespace) -> float:
                 flush=True,
             )
             insert_s = fill(store, base, range(copies), args.days, copies)
-            (dir / "copies.json").write_text(
+            (where / "copies.json").write_text(
                 json.dumps({"total": copies, "next": copies, "days": args.days})
             )
         if not args.no_optimize:
@@ -367,21 +368,21 @@ def compare(
 
 
 def incremental(
-    dir: Path, shape: str, args: argparse.Namespace, full_s: float, spans: int
+    where: Path, shape: str, args: argparse.Namespace, full_s: float, spans: int
 ) -> dict[str, Any] | None:
     """``--new-percent`` of new spans (whole copies of the shape's seed, the newest times)
     inserted, then ``analyze_changed`` over them and once more with nothing new (printed)."""
     from planscope_analyzer import Analyzer
     from planscope_collector.storage import open_store
 
-    copies_file = dir / "copies.json"
+    copies_file = where / "copies.json"
     if not copies_file.exists():
         print(f"{shape}: no copies.json in the workdir (an older store): incremental skipped")
         return None
     state = json.loads(copies_file.read_text())
-    base = seed_rows(shape, dir, args.seed_runs)
+    base = seed_rows(shape, where, args.seed_runs, fresh=False)
     n_new = max(1, round(state["total"] * args.new_percent / 100))
-    store = open_store(f"chdb://{dir / 'store'}")
+    store = open_store(f"chdb://{where / 'store'}")
     try:
         analyzer = Analyzer(store)
         since = time.time_ns()
