@@ -103,7 +103,6 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from itertools import chain, pairwise
 from typing import Any
 
@@ -242,10 +241,7 @@ def bind(spans: Iterable[SpanNode], plan_steps: Sequence[ObservedStep]) -> Bindi
     """Derive the cross-span structure of one trace (module docstring), from its spans and the
     steps of its observed plans."""
     nodes = {
-        s.span_id: replace(s, tool=tool)
-        if s.kind == A.KIND_TOOL and (tool := _callable(s.tool)) != s.tool
-        else s
-        for s in spans
+        s.span_id: replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s for s in spans
     }
     if not nodes:
         return Binding()
@@ -561,15 +557,8 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
         for n in by_start:
             if n.kind == A.KIND_TOOL and n.tool and (owner := enclosing(n.span_id)) is not None:
                 used.setdefault(owner, set()).update({n.tool, _bare(n.tool)})
-    words: dict[str, frozenset[str]] = {}  # attempts of one agent are asked the same texts
-
-    def words_in(text: str) -> frozenset[str]:
-        if text not in words:
-            words[text] = frozenset(_WORD.findall(text))
-        return words[text]
-
     carried = {
-        a.span_id: set().union(*map(words_in, asked[a.span_id]))
+        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id])))
         if asked
         else {a.step_name, *used.get(a.span_id, ())}
         for a in attempts
@@ -690,11 +679,11 @@ class _Carriers:
         self.starts = [a.start_ns for a in attempts]
         self.names = [a.step_name for a in attempts]
         self.words = [carried[a.span_id] for a in attempts]
-        self.postings: dict[str, list[int]] = {}
+        postings: dict[str, list[int]] = {}
         for i, words in enumerate(self.words):
             for word in words:
-                self.postings.setdefault(word, []).append(i)
-        self.lists: dict[str, _Postings] = {}  # a word's runs, once it is asked for (few are)
+                postings.setdefault(word, []).append(i)
+        self.lists = {word: self._runs(at) for word, at in postings.items()}
         self.pairs: dict[tuple[str, str], _Postings] = {}
         self.sets: dict[str, frozenset[int]] = {}
 
@@ -708,10 +697,7 @@ class _Carriers:
     def carrying(self, name: str, also: str = "") -> _Postings:
         """The attempts that carry ``name`` (and ``also``: computed once per pair)."""
         if not also:
-            if name not in self.lists:
-                at = self.postings.get(name)
-                self.lists[name] = _NOWHERE if at is None else self._runs(at)
-            return self.lists[name]
+            return self.lists.get(name, _NOWHERE)
         key = (name, also) if name < also else (also, name)
         if key not in self.pairs:
             both = self._set(name) & self._set(also)  # C's set intersection: each pair once
@@ -873,14 +859,9 @@ def _as_plan(span_id: str, objects: list[dict[str, Any]]) -> ReadPlan:
 
 def _names(text: str, step_id: str) -> bool:
     """Whether ``text`` names ``step_id`` as a whole word (not inside a longer name)."""
-    return bool(step_id) and step_id in text and _word(step_id).search(text) is not None
-
-
-@lru_cache(maxsize=1 << 12)
-def _word(step_id: str) -> re.Pattern[str]:
-    """The pattern of ``step_id`` as a whole word (a trace's step ids are tried against every
-    attempt's names and requests; a window's traces share most of them)."""
-    return re.compile(rf"(?<![\w-]){re.escape(step_id)}(?![\w-])")
+    return (
+        bool(step_id) and re.search(rf"(?<![\w-]){re.escape(step_id)}(?![\w-])", text) is not None
+    )
 
 
 def _start(nodes: dict[str, SpanNode], span_id: str) -> tuple[int, str]:
@@ -1036,10 +1017,7 @@ def _callable(tool: str) -> str:
     >>> _callable("search.__call__"), _callable("search.acall"), _callable("VenueSearch.run")
     ('search', 'search', 'VenueSearch')
     """
-    return _CALL_METHOD.sub("", tool) if "." in tool else tool
-
-
-_CALL_METHOD = re.compile(r"\.(__call__|acall|run|run_async)$")
+    return re.sub(r"\.(__call__|acall|run|run_async)$", "", tool)
 
 
 def structured_plans(
@@ -1359,8 +1337,7 @@ def user_request(attributes: Mapping[str, str]) -> str:
     'Book a hotel'
     """
     try:
-        raw = attributes.get(A.GEN_AI_INPUT_MESSAGES)
-        decoded = safejson.loads(raw) if raw else None
+        decoded = safejson.loads(attributes.get(A.GEN_AI_INPUT_MESSAGES) or "null")
     except ValueError:
         decoded = None
     messages = decoded if isinstance(decoded, list) else []

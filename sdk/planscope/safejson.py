@@ -82,11 +82,10 @@ def shape(data: str | bytes) -> JsonShape:
 
 def check(data: str | bytes, *, max_depth: int = MAX_DEPTH, max_values: int | None = None) -> None:
     """Raise :class:`JsonTooComplex` when ``data`` nests or counts beyond the limits."""
-    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
-    if max_values is not None and (bound := value_bound(raw)) > max_values:
+    if max_values is not None and (bound := value_bound(data)) > max_values:
         raise JsonTooComplex(f"JSON holds up to {bound} values; at most {max_values} allowed")
-    # it cannot nest deeper than it has opening brackets: most documents need no exact depth
-    if raw.count(b"{") + raw.count(b"[") > max_depth and (depth := shape(raw).depth) > max_depth:
+    depth = shape(data).depth
+    if depth > max_depth:
         raise JsonTooComplex(f"JSON nested {depth} deep; at most {max_depth} allowed")
 
 
