@@ -1,8 +1,19 @@
 """Analyzer scale: a full pass over ~1,000,000 spans on the embedded store, then an
 incremental pass over ~1% new spans.
 
-Spans come from the reference runtime (a labelled suite on an in-memory exporter, encoded as
-OTLP and flattened by the collector's own code), replicated with fresh trace/span ids and
+Two shapes of store (``--shape``, one or both; both are timed round by round in one run):
+
+* ``sdk`` (in ``--workdir``): the reference runtime's spans (a labelled suite through our SDK);
+* ``frameworks`` (in ``--workdir``/frameworks): the spans of the corpus's framework agents
+  (tests/corpus: OpenInference, the OpenAI Agents SDK, LangGraph under OpenLLMetry,
+  pydantic-ai, smolagents, Agno, DSPy, Haystack, Semantic Kernel, plain GenAI, OpenLLMetry and
+  pydantic-ai's layout by hand), :data:`FRAMEWORK_RUNS_PER_AGENT` runs of each from the spent
+  split :data:`FRAMEWORK_SPLIT`; their runs, attempts and tool calls are inferred by the
+  analyzer's other paths.
+
+Either shape's seed spans (played on an in-memory exporter when the store is built, kept in its
+directory as ``seed.pickle`` for the incremental pass) are encoded as OTLP and flattened by the
+collector's own code, replicated with fresh trace/span ids and
 spread over ``--days`` daily partitions (like a store that has been ingesting for that long),
 inserted through ``Store.insert_spans`` (as Arrow IPC, like the collector's writer) so every
 materialized view fills the typed tables.
@@ -19,6 +30,8 @@ its time against the full pass's is the incremental figure.
     .venv/bin/python benchmarks/analyzer_scale.py --spans 1000000 --days 100 --workdir /tmp/ab
     .venv/bin/python benchmarks/analyzer_scale.py --workdir /tmp/ab --reuse --no-optimize \
         --repeat 3 --compare-with main
+    .venv/bin/python benchmarks/analyzer_scale.py --shape sdk frameworks --workdir /tmp/ab \
+        --repeat 3
 """
 
 from __future__ import annotations
@@ -27,6 +40,7 @@ import argparse
 import hashlib
 import json
 import os
+import pickle
 import resource
 import shutil
 import statistics
@@ -34,6 +48,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,21 +72,94 @@ TYPED_TABLES = (
 )
 
 
-def seed_rows(runs: int, seed: int) -> list[list[Any]]:
+SHAPES = ("sdk", "frameworks")
+FRAMEWORK_AGENTS = (
+    "refund",
+    "analyst",
+    "oncall",
+    "claims",
+    "lab",
+    "lease",
+    "customs",
+    "venue",
+    "fleet",
+    "etl",
+    "restock",
+    "release",
+)
+"""The corpus's agents on a framework instrumentation or plain OTel conventions (no planscope
+attribute): everything but travel and support, which use our SDK."""
+FRAMEWORK_SPLIT = "sealed11"
+"""A spent split (tuned on since) that has runs of every agent, faults and traps alike."""
+FRAMEWORK_RUNS_PER_AGENT = 4
+
+
+def sdk_rows(runs: int, seed: int) -> list[list[Any]]:
     """OTLP-flattened rows of a labelled suite (30% faults), in ``TRACE_COLUMNS`` order."""
     import planscope
-    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+    from planscope_runners import run_suite
+
+    with _recorded() as (provider, spans):
+        planscope.configure(tracer_provider=provider)
+        run_suite(runs, fault_rate=0.3, seed=seed)
+    return _rows(spans)
+
+
+def framework_labels() -> list[Any]:
+    """The framework shape's runs: :data:`FRAMEWORK_RUNS_PER_AGENT` of each agent of
+    :data:`FRAMEWORK_AGENTS` in :data:`FRAMEWORK_SPLIT`, spread over its scenarios."""
+    from tests.corpus import read_labels
+
+    labels = [lab for lab in read_labels() if lab.split == FRAMEWORK_SPLIT]
+    out = []
+    for agent in FRAMEWORK_AGENTS:
+        mine = [lab for lab in labels if lab.agent == agent]
+        step = max(1, len(mine) // FRAMEWORK_RUNS_PER_AGENT)
+        out += mine[::step][:FRAMEWORK_RUNS_PER_AGENT]
+    return out
+
+
+def framework_rows() -> list[list[Any]]:
+    """OTLP-flattened rows of :func:`framework_labels` played through their frameworks."""
+    from tests.corpus import play
+
+    with _recorded() as (provider, spans):
+        play(framework_labels(), provider)
+    return _rows(spans)
+
+
+@contextmanager
+def _recorded() -> Iterator[tuple[Any, list[Any]]]:
+    """A tracer provider whose ended spans land in the yielded list when the block ends."""
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from planscope_runners import run_suite
 
-    provider = TracerProvider()
-    exporter = InMemorySpanExporter()
+    provider, exporter = TracerProvider(), InMemorySpanExporter()
+    spans: list[Any] = []
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    planscope.configure(tracer_provider=provider)
-    run_suite(runs, fault_rate=0.3, seed=seed)
-    return otlp_to_rows(encode_spans(list(exporter.get_finished_spans())), "bench")
+    try:
+        yield provider, spans
+    finally:
+        provider.shutdown()
+        spans.extend(exporter.get_finished_spans())
+
+
+def _rows(spans: list[Any]) -> list[list[Any]]:
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    return otlp_to_rows(encode_spans(spans), "bench")
+
+
+def seed_rows(shape: str, where: Path, sdk_runs: int, *, fresh: bool) -> list[list[Any]]:
+    """The shape's seed rows, played (``fresh``, or nothing kept yet) and kept in ``where``
+    (``seed.pickle``), else the kept ones (a store's incremental copies repeat its seed)."""
+    cache = where / "seed.pickle"
+    if cache.exists() and not fresh:
+        return list(pickle.loads(cache.read_bytes()))
+    rows = sdk_rows(sdk_runs, 11) if shape == "sdk" else framework_rows()
+    cache.write_bytes(pickle.dumps(rows))
+    return rows
 
 
 def _remap(value: str, copy: int, width: int) -> str:
@@ -80,6 +169,14 @@ def _remap(value: str, copy: int, width: int) -> str:
 
 
 def replicate(rows: list[list[Any]], copy: int, shift_ns: int) -> list[list[Any]]:
+    """Copy ``copy`` of ``rows``: trace, span, parent and link ids remapped (the same id gets
+    the same new id within a copy, another in every other copy), times shifted by ``shift_ns``.
+
+    >>> row = [0, "a" * 32, "b" * 16, "", *[None] * 11, [5], [], [], ["a" * 32], ["b" * 16]]
+    >>> one, two = replicate([row], 1, 10)[0], replicate([row], 2, 10)[0]
+    >>> one[1] == one[18][0] != two[1], one[0], one[15]
+    (True, 10, [15])
+    """
     out = []
     for r in rows:
         row = list(r)
@@ -88,6 +185,8 @@ def replicate(rows: list[list[Any]], copy: int, shift_ns: int) -> list[list[Any]
         row[2] = _remap(r[2], copy, 16)
         row[3] = _remap(r[3], copy, 16)
         row[15] = [t + shift_ns for t in r[15]]
+        row[18] = [_remap(t, copy, 32) for t in r[18]]
+        row[19] = [_remap(t, copy, 16) for t in r[19]]
         out.append(row)
     return out
 
@@ -195,27 +294,155 @@ def describe(label: str, r: dict[str, Any]) -> str:
     )
 
 
+def shape_dir(workdir: Path, shape: str) -> Path:
+    """Where a shape's store, seed and ``copies.json`` live (the sdk shape in ``workdir``
+    itself, as before there were shapes)."""
+    return workdir if shape == "sdk" else workdir / shape
+
+
+def prepare(where: Path, shape: str, args: argparse.Namespace) -> float:
+    """Build the shape's store in ``where`` unless ``--reuse``, merge its parts unless
+    ``--no-optimize``; seconds spent inserting."""
+    from planscope_collector.storage import open_store
+
+    where.mkdir(parents=True, exist_ok=True)
+    store = open_store(f"chdb://{where / 'store'}")
+    insert_s = 0.0
+    try:
+        if not args.reuse:
+            store.migrate(ttl_days=max(365, args.days + 30))
+            started = time.perf_counter()
+            base = seed_rows(shape, where, args.seed_runs, fresh=True)
+            copies = max(1, round(args.spans / len(base)))
+            print(
+                f"{shape} seed: {len(base)} spans ({time.perf_counter() - started:.1f} s); "
+                f"{copies} copies over {args.days} days",
+                flush=True,
+            )
+            insert_s = fill(store, base, range(copies), args.days, copies)
+            (where / "copies.json").write_text(
+                json.dumps({"total": copies, "next": copies, "days": args.days})
+            )
+        if not args.no_optimize:
+            started = time.perf_counter()
+            for table in TYPED_TABLES:
+                store.command(f"OPTIMIZE TABLE {table} FINAL")
+            print(f"{shape}: merged parts in {time.perf_counter() - started:.1f} s", flush=True)
+        total = store.query(
+            "SELECT count() AS n, uniqExact(TraceId) AS t FROM otel_traces WHERE Project = 'bench'"
+        )[0]
+    finally:
+        store.close()
+    print(
+        f"{shape} store: {total['n']} spans / {total['t']} traces (insert {insert_s:.1f} s)",
+        flush=True,
+    )
+    return insert_s
+
+
+def compare(
+    shape: str, rev: str, mine: list[dict[str, Any]], theirs: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Paired figures of this checkout's passes against ``rev``'s on one shape (printed)."""
+    ratios = [b["seconds"] / a["seconds"] for a, b in zip(mine, theirs, strict=True)]
+    cpu_ratios = [b["cpu_s"] / a["cpu_s"] for a, b in zip(mine, theirs, strict=True)]
+    base_s = statistics.median(x["seconds"] for x in theirs)
+    base_cpu = statistics.median(x["cpu_s"] for x in theirs)
+    same = {x["digest"] for x in mine} == {x["digest"] for x in theirs}
+    print(
+        f"{shape} full pass, {rev}: median {base_s:.1f} s, CPU {base_cpu:.1f} s; "
+        f"speed-up per round {[round(x, 2) for x in ratios]}, median "
+        f"{statistics.median(ratios):.2f}x; CPU ratio per round "
+        f"{[round(x, 2) for x in cpu_ratios]}; same findings: {'yes' if same else 'NO'}"
+    )
+    return {
+        "rev": rev,
+        "passes_s": [round(x["seconds"], 2) for x in theirs],
+        "median_s": round(base_s, 2),
+        "cpu_s": [round(x["cpu_s"], 2) for x in theirs],
+        "median_cpu_s": round(base_cpu, 2),
+        "speedup_per_round": [round(x, 3) for x in ratios],
+        "cpu_ratio_per_round": [round(x, 3) for x in cpu_ratios],
+        "same_findings": same,
+    }
+
+
+def incremental(
+    where: Path, shape: str, args: argparse.Namespace, full_s: float, spans: int
+) -> dict[str, Any] | None:
+    """``--new-percent`` of new spans (whole copies of the shape's seed, the newest times)
+    inserted, then ``analyze_changed`` over them and once more with nothing new (printed)."""
+    from planscope_analyzer import Analyzer
+    from planscope_collector.storage import open_store
+
+    copies_file = where / "copies.json"
+    if not copies_file.exists():
+        print(f"{shape}: no copies.json in the workdir (an older store): incremental skipped")
+        return None
+    state = json.loads(copies_file.read_text())
+    base = seed_rows(shape, where, args.seed_runs, fresh=False)
+    n_new = max(1, round(state["total"] * args.new_percent / 100))
+    store = open_store(f"chdb://{where / 'store'}")
+    try:
+        analyzer = Analyzer(store)
+        since = time.time_ns()
+        first = state["next"]
+        fill(store, base, range(first, first + n_new), state["days"], state["total"])
+        state["next"] = first + n_new
+        copies_file.write_text(json.dumps(state))
+        began = time.perf_counter()
+        inc = analyzer.analyze_changed("bench", since - 7200 * 10**9)
+        inc_s = time.perf_counter() - began
+        began = time.perf_counter()
+        again = analyzer.analyze_changed("bench", since - 7200 * 10**9)
+        again_s = time.perf_counter() - began
+    finally:
+        store.close()
+    print(
+        f"{shape} incremental: {n_new} new copies, {inc.traces} traces / {inc.spans} spans "
+        f"({100 * inc.spans / spans:.2f}% of the store) in {inc_s:.2f} s = "
+        f"{100 * inc_s / full_s:.2f}% of the full pass; nothing new: {again.traces} "
+        f"traces in {again_s:.2f} s"
+    )
+    return {
+        "traces": inc.traces,
+        "spans": inc.spans,
+        "seconds": round(inc_s, 3),
+        "share_of_full": round(inc_s / full_s, 4),
+        "phases_s": {k: round(v, 3) for k, v in inc.phases.items()},
+        "unchanged_pass_s": round(again_s, 3),
+    }
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--spans", type=int, default=1_000_000)
     p.add_argument("--days", type=int, default=100)
-    p.add_argument("--seed-runs", type=int, default=400)
+    p.add_argument("--seed-runs", type=int, default=400, help="the sdk shape's suite runs")
+    p.add_argument(
+        "--shape",
+        nargs="+",
+        choices=SHAPES,
+        default=["sdk"],
+        help="the store(s) to build and time, round by round in one run",
+    )
     p.add_argument("--workdir", type=Path)
     p.add_argument("--json", type=Path, help="also write the figures here")
-    p.add_argument("--reuse", action="store_true", help="analyse the store in --workdir as is")
+    p.add_argument("--reuse", action="store_true", help="analyse the store(s) in --workdir as is")
     p.add_argument("--repeat", type=int, default=1, help="full passes per build (median)")
     p.add_argument("--compare-with", metavar="REV", help="also time REV's analyzer, interleaved")
     p.add_argument(
         "--new-percent",
         type=float,
         default=1.0,
-        help="new spans to add (share of the store, in whole suite copies) for the incremental "
+        help="new spans to add (share of the store, in whole seed copies) for the incremental "
         "pass; 0 skips it",
     )
     p.add_argument(
         "--findings-out",
         type=Path,
-        help="write this checkout's full-pass findings here (JSON lines, sorted)",
+        help="write this checkout's full-pass findings here (JSON lines, sorted; a shape other "
+        "than sdk adds -SHAPE to the file's name)",
     )
     p.add_argument(
         "--no-optimize",
@@ -228,139 +455,63 @@ def main() -> int:
         print(json.dumps(one_pass(args.workdir, args.findings_out)))
         return 0
 
-    from planscope_analyzer import Analyzer
-    from planscope_collector.storage import open_store
-
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ps-analyzer-bench-"))
-    store = open_store(f"chdb://{workdir / 'store'}")
-    insert_s = 0.0
-    base: list[list[Any]] | None = None
-    copies_file = workdir / "copies.json"
-    if not args.reuse:
-        store.migrate(ttl_days=max(365, args.days + 30))
-        started = time.perf_counter()
-        base = seed_rows(args.seed_runs, 11)
-        copies = max(1, round(args.spans / len(base)))
-        print(
-            f"seed suite: {args.seed_runs} runs, {len(base)} spans "
-            f"({time.perf_counter() - started:.1f} s); {copies} copies over {args.days} days",
-            flush=True,
-        )
-        insert_s = fill(store, base, range(copies), args.days, copies)
-        copies_file.write_text(json.dumps({"total": copies, "next": copies, "days": args.days}))
-    if not args.no_optimize:
-        started = time.perf_counter()
-        for table in TYPED_TABLES:
-            store.command(f"OPTIMIZE TABLE {table} FINAL")
-        print(f"merged parts in {time.perf_counter() - started:.1f} s", flush=True)
-    total = store.query(
-        "SELECT count() AS n, uniqExact(TraceId) AS t FROM otel_traces WHERE Project = 'bench'"
-    )[0]
-    print(f"store: {total['n']} spans / {total['t']} traces (insert {insert_s:.1f} s)", flush=True)
-    store.close()
+    shapes: list[str] = list(dict.fromkeys(args.shape))
+    dirs = {shape: shape_dir(workdir, shape) for shape in shapes}
+    insert_s = {shape: prepare(dirs[shape], shape, args) for shape in shapes}
+
+    def findings_out(shape: str) -> Path | None:
+        out: Path | None = args.findings_out
+        if out is None or shape == "sdk":
+            return out
+        return out.with_name(f"{out.stem}-{shape}{out.suffix}")
 
     baseline = export_source(args.compare_with) if args.compare_with else None
-    mine: list[dict[str, Any]] = []
-    theirs: list[dict[str, Any]] = []
+    mine: dict[str, list[dict[str, Any]]] = {shape: [] for shape in shapes}
+    theirs: dict[str, list[dict[str, Any]]] = {shape: [] for shape in shapes}
     try:
         for r in range(max(1, args.repeat)):
-            order = [None, baseline] if r % 2 == 0 else [baseline, None]
-            for source in order if baseline is not None else [None]:
-                out = args.findings_out if source is None else None
-                result = run_pass(workdir, source, out)
-                (mine if source is None else theirs).append(result)
-                label = "this checkout" if source is None else args.compare_with
-                print(f"round {r + 1}" + describe(label, result), flush=True)
+            builds = [None, baseline] if r % 2 == 0 else [baseline, None]
+            for shape in shapes if r % 2 == 0 else shapes[::-1]:
+                for source in builds if baseline is not None else [None]:
+                    out = findings_out(shape) if source is None else None
+                    result = run_pass(dirs[shape], source, out)
+                    (mine if source is None else theirs)[shape].append(result)
+                    label = "this checkout" if source is None else args.compare_with
+                    print(f"round {r + 1} {shape}" + describe(label, result), flush=True)
     finally:
         if baseline is not None:
             shutil.rmtree(baseline, ignore_errors=True)
-    full_s = statistics.median(x["seconds"] for x in mine)
-    cpu_s = statistics.median(x["cpu_s"] for x in mine)
-    spans = mine[-1]["spans"]
-    print(
-        f"\nfull pass, this checkout: median {full_s:.1f} s ({spans / full_s:,.0f} spans/s), "
-        f"CPU {cpu_s:.1f} s"
-    )
-    comparison: dict[str, Any] | None = None
-    if theirs:
-        ratios = [b["seconds"] / a["seconds"] for a, b in zip(mine, theirs, strict=True)]
-        cpu_ratios = [b["cpu_s"] / a["cpu_s"] for a, b in zip(mine, theirs, strict=True)]
-        base_s = statistics.median(x["seconds"] for x in theirs)
-        base_cpu = statistics.median(x["cpu_s"] for x in theirs)
-        same = {x["digest"] for x in mine} == {x["digest"] for x in theirs}
-        print(
-            f"full pass, {args.compare_with}: median {base_s:.1f} s, CPU {base_cpu:.1f} s; "
-            f"speed-up per round {[round(x, 2) for x in ratios]}, median "
-            f"{statistics.median(ratios):.2f}x; CPU ratio per round "
-            f"{[round(x, 2) for x in cpu_ratios]}; same findings: {'yes' if same else 'NO'}"
-        )
-        comparison = {
-            "rev": args.compare_with,
-            "passes_s": [round(x["seconds"], 2) for x in theirs],
-            "median_s": round(base_s, 2),
-            "cpu_s": [round(x["cpu_s"], 2) for x in theirs],
-            "median_cpu_s": round(base_cpu, 2),
-            "speedup_per_round": [round(x, 3) for x in ratios],
-            "cpu_ratio_per_round": [round(x, 3) for x in cpu_ratios],
-            "same_findings": same,
-        }
 
-    incremental: dict[str, Any] | None = None
-    if args.new_percent > 0:
-        state = json.loads(copies_file.read_text()) if copies_file.exists() else None
-        if state is None:
-            print("no copies.json in the workdir (an older store): incremental pass skipped")
-        else:
-            base = base or seed_rows(args.seed_runs, 11)
-            n_new = max(1, round(state["total"] * args.new_percent / 100))
-            store = open_store(f"chdb://{workdir / 'store'}")
-            try:
-                analyzer = Analyzer(store)
-                since = time.time_ns()
-                first = state["next"]
-                fill(store, base, range(first, first + n_new), state["days"], state["total"])
-                state["next"] = first + n_new
-                copies_file.write_text(json.dumps(state))
-                began = time.perf_counter()
-                inc = analyzer.analyze_changed("bench", since - 7200 * 10**9)
-                inc_s = time.perf_counter() - began
-                began = time.perf_counter()
-                again = analyzer.analyze_changed("bench", since - 7200 * 10**9)
-                again_s = time.perf_counter() - began
-            finally:
-                store.close()
-            print(
-                f"incremental: {n_new} new copies, {inc.traces} traces / {inc.spans} spans "
-                f"({100 * inc.spans / spans:.2f}% of the store) in {inc_s:.2f} s = "
-                f"{100 * inc_s / full_s:.2f}% of the full pass; nothing new: {again.traces} "
-                f"traces in {again_s:.2f} s"
-            )
-            incremental = {
-                "traces": inc.traces,
-                "spans": inc.spans,
-                "seconds": round(inc_s, 3),
-                "share_of_full": round(inc_s / full_s, 4),
-                "phases_s": {k: round(v, 3) for k, v in inc.phases.items()},
-                "unchanged_pass_s": round(again_s, 3),
-            }
-    figures = {
-        "machine": machine_facts(),
-        "load_average": os.getloadavg(),
-        "spans": spans,
-        "traces": mine[-1]["traces"],
-        "insert_s": round(insert_s, 2),
-        "full_s": round(full_s, 2),
-        "full_passes_s": [round(x["seconds"], 2) for x in mine],
-        "full_cpu_s": [round(x["cpu_s"], 2) for x in mine],
-        "full_max_rss_mib": [x["max_rss_mib"] for x in mine],
-        "full_load_average": [x["load_average"] for x in mine],
-        "full_phases_s": {k: round(v, 2) for k, v in mine[-1]["phases"].items()},
-        "full_spans_per_s": round(spans / full_s),
-        "findings": mine[-1]["counts"],
-        "findings_md5": mine[-1]["digest"],
-        "baseline": comparison,
-        "incremental": incremental,
-    }
+    figures: dict[str, Any] = {"machine": machine_facts(), "load_average": os.getloadavg()}
+    for shape in shapes:
+        passes = mine[shape]
+        full_s = statistics.median(x["seconds"] for x in passes)
+        cpu_s = statistics.median(x["cpu_s"] for x in passes)
+        spans = passes[-1]["spans"]
+        print(
+            f"\n{shape} full pass, this checkout: median {full_s:.1f} s "
+            f"({spans / full_s:,.0f} spans/s), CPU {cpu_s:.1f} s"
+        )
+        comparison = compare(shape, args.compare_with, passes, theirs[shape]) if baseline else None
+        inc = incremental(dirs[shape], shape, args, full_s, spans) if args.new_percent > 0 else None
+        figures[shape] = {
+            "spans": spans,
+            "traces": passes[-1]["traces"],
+            "insert_s": round(insert_s[shape], 2),
+            "full_s": round(full_s, 2),
+            "full_cpu_median_s": round(cpu_s, 2),
+            "full_passes_s": [round(x["seconds"], 2) for x in passes],
+            "full_cpu_s": [round(x["cpu_s"], 2) for x in passes],
+            "full_max_rss_mib": [x["max_rss_mib"] for x in passes],
+            "full_load_average": [x["load_average"] for x in passes],
+            "full_phases_s": {k: round(v, 2) for k, v in passes[-1]["phases"].items()},
+            "full_spans_per_s": round(spans / full_s),
+            "findings": passes[-1]["counts"],
+            "findings_md5": passes[-1]["digest"],
+            "baseline": comparison,
+            "incremental": inc,
+        }
     print(json.dumps(figures, indent=2))
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2))

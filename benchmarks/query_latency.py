@@ -77,7 +77,7 @@ def fill(
     data_dir: Path, spans: int, days: int, seed_runs: int, optimize: bool, foreign: int
 ) -> dict[str, Any]:
     """Insert ~``spans`` spans through ``Store.insert_spans`` (every materialized view fills)."""
-    from analyzer_scale import replicate, seed_rows
+    from analyzer_scale import replicate, sdk_rows
     from planscope_collector.storage import open_store
 
     from tests.storage._spans import spans_ipc
@@ -85,7 +85,7 @@ def fill(
     store = open_store(f"chdb://{(data_dir / 'store').resolve()}")
     store.migrate(ttl_days=max(365, days + 30))
     started = time.perf_counter()
-    base = seed_rows(seed_runs, 11)
+    base = sdk_rows(seed_runs, 11)
     framework = foreign_rows(base, foreign)
     base += framework
     copies = max(1, round(spans / len(base)))
