@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from xml.etree import ElementTree
 
+from langfuse import Langfuse, observe
+from openai import OpenAI
 from opentelemetry import trace as otel_trace
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
@@ -289,8 +291,6 @@ class Services:
     world; ``schemas`` are the OpenAI tool definitions the executor offers the model."""
 
     def __init__(self, world: World):
-        from langfuse import observe
-
         self.world = world
         self.tools = {
             name: observe(as_type="tool", name=name)(getattr(self, name))
@@ -393,7 +393,7 @@ class Failed(Exception):
 class MoveDesk:
     """One order, from the customer's order to the delivery."""
 
-    def __init__(self, label: Label, langfuse: Any, client: Any):
+    def __init__(self, label: Label, langfuse: Langfuse, client: OpenAI):
         self.label = label
         self.langfuse = langfuse
         self.client = client
@@ -402,11 +402,11 @@ class MoveDesk:
         self.done: dict[str, str] = {}
 
     def _chat(self, name: str, messages: list[dict[str, Any]], tools: Sequence[str] = ()) -> Any:
-        extra = {"tools": Services.schemas(tools)} if tools else {}
-        reply = self.client.chat.completions.create(
-            model=MODEL, messages=messages, name=name, **extra
-        )
-        return reply.choices[0].message
+        # ``name`` is the langfuse.openai wrapper's: the generation's name
+        request: dict[str, Any] = {"model": MODEL, "messages": messages, "name": name}
+        if tools:
+            request["tools"] = Services.schemas(tools)
+        return self.client.chat.completions.create(**request).choices[0].message
 
     def plan(self, problem: str, version: int) -> list[Step]:
         notes = {
@@ -540,10 +540,7 @@ class MoveDesk:
                     reason = "truck stopped: the highway is closed by a storm; carrier reschedules"
                     span.update(level="ERROR", status_message=reason)
                     raise Failed(reason)
-                with self.langfuse.start_as_current_observation(
-                    as_type="event", name="move state", input={"poll": poll, "state": state}
-                ):
-                    pass
+                self.langfuse.create_event(name="move state", input={"poll": poll, "state": state})
             span.update(output={"state": states[-1]})
 
     def run(self) -> str:
@@ -617,10 +614,8 @@ class _RelayTracer(otel_trace.Tracer):
 _RELAY = _Relay()
 
 
-def _langfuse() -> Any:
+def _langfuse() -> Langfuse:
     """The process's Langfuse client on the relay (made once; Langfuse keeps one per key)."""
-    from langfuse import Langfuse
-
     return Langfuse(
         public_key=PUBLIC_KEY,
         secret_key="sk-lf-corpus",
@@ -640,7 +635,7 @@ def play(labels: list[Label], provider: otel_trace.TracerProvider) -> dict[str, 
     """
     if not labels:
         return {}
-    from langfuse.openai import OpenAI
+    from langfuse.openai import OpenAI as Wrapped  # wraps the openai module on import
 
     langfuse = _langfuse()
     quiet = logging.getLogger("langfuse")
@@ -649,7 +644,7 @@ def play(labels: list[Label], provider: otel_trace.TracerProvider) -> dict[str, 
     _Relay.target = provider
     try:
         with ModelServer(respond=respond) as server:
-            client = OpenAI(
+            client = Wrapped(
                 api_key="test", base_url=server.base_url("corpus-moving"), max_retries=0
             )
             try:
