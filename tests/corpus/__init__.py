@@ -18,6 +18,7 @@ from . import (
     fleet,
     lab,
     lease,
+    moving,
     oncall,
     refund,
     release,
@@ -49,7 +50,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (Haystack) through OpenInference's Haystack instrumentor on ``provider``, the fleet agent
     (Semantic Kernel) through its own diagnostics and the solar agent (Microsoft Agent
     Framework) through its own instrumentation, both relayed from the global tracer provider to
-    ``provider``.
+    ``provider``, the moving agent through the Langfuse SDK's observations, its client's tracer
+    provider relayed to ``provider``.
     """
     import planscope
 
@@ -58,6 +60,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out = {}
     framework, traceloop, pydantic, agents_sdk, langgraph = [], [], [], [], []
     pydantic_ai, smol, agno, dspy, haystack, kernel, maf = [], [], [], [], [], [], []
+    langfuse: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -85,6 +88,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             kernel.append(label)
         elif label.agent == "solar":
             maf.append(label)
+        elif label.agent == "moving":
+            langfuse.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -99,6 +104,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(venue.play(haystack, provider))
     out.update(fleet.play(kernel, provider))
     out.update(solar.play(maf, provider))
+    out.update(moving.play(langfuse, provider))
     return out
 
 

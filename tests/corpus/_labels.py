@@ -225,6 +225,28 @@ SPLITS: dict[str, dict[str, range]] = {
         "fleet": range(42000, 42008),
         "solar": range(42000, 42020),
     },
+    # Sealed 13: built before the sealed-13 round changed any detector or the span mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed13``): new seeds of the fifteen agents and a
+    # sixteenth agent (moving: the Langfuse Python SDK's OpenTelemetry-based observations).
+    "sealed13": {
+        "travel": range(45000, 45008),
+        "etl": range(45000, 45008),
+        "support": range(45000, 45008),
+        "refund": range(45000, 45006),
+        "restock": range(45000, 45008),
+        "release": range(45000, 45008),
+        "analyst": range(45000, 45008),
+        "oncall": range(45000, 45008),
+        "claims": range(45000, 45008),
+        "lab": range(45000, 45008),
+        "lease": range(45000, 45008),
+        "customs": range(45000, 45008),
+        "venue": range(45000, 45008),
+        "fleet": range(45000, 45008),
+        "solar": range(45000, 45008),
+        "moving": range(45000, 45020),
+    },
 }
 
 _ERRORS = (
@@ -1515,6 +1537,120 @@ def _solar_wrong_loan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]
     return PROPAGATION, "draw_loan", "", {"loan": rng.choice(["SL-602418", "SL-620481"])}
 
 
+# --- moving: a household move on the Langfuse Python SDK (sealed-13). A directory of licensed
+# movers searched page by page, the city's curbside parking permit for the truck (granted
+# later: polled), the mover's crew, the customer's card for the deposit and the customer
+# portal; the app then checks the permit against the moving day and watches the move to
+# delivery. The planner (an XML plan) trusts the sales call's notes over the customer's order:
+# the scenario's wrong value comes from a note.
+def _moving_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _moving_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service answers a queued error once or twice; the app's re-run works
+    step = rng.choice(["find_mover", "request_permit", "book_crew", "pay_deposit"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "queued"}
+
+
+def _moving_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a throttle error once or twice inside one executor run; the model's 2nd or 3rd call (a
+    # later slot) works
+    step = rng.choice(["request_permit", "book_crew", "pay_deposit", "notify_customer"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _moving_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the city closed the street on the moving day: the permit request answers a conflict
+    # naming the next free day; one new plan, then everything works
+    return "healthy", "", PROPAGATION, {"new_day": rng.choice(["2027-06-22", "2027-06-23"])}
+
+
+def _moving_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the mover directory has 4-9 pages of fully booked movers; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _moving_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the parking permit is PENDING 3-8 times, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _moving_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the crew was booked, the deposit paid, the customer told and the permit verified,
+    # a highway closure stops the loaded truck: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(2, 4)}
+
+
+def _moving_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step meets a queued error (varying texts), re-run by the app;
+    # the last error is final
+    step = rng.choice(["find_mover", "request_permit", "book_crew", "pay_deposit"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "queued"}
+
+
+def _moving_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run the service answers throttle errors again and again while the
+    # model asks for a later slot; the last error is final
+    step = rng.choice(["request_permit", "book_crew", "notify_customer"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _moving_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # pay_deposit fails in every plan: a queued error (re-run), then a conflict naming another
+    # card on file (a new plan); the last error is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "pay_deposit",
+        "",
+        {
+            "step": "pay_deposit",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "raise": "replans",
+        },
+    )
+
+
+def _moving_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the parking permit never leaves PENDING: the executor checks until it stalls
+    return RUNAWAY, "request_permit", "", {"step": "request_permit"}
+
+
+def _moving_wrong_city(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another city: find_mover finds a mover licensed there and the permit is
+    # requested with it; booking its crew is refused for good (not licensed in the city)
+    return PROPAGATION, "find_mover", "", {"city": rng.choice(["oakland", "berkeley", "alameda"])}
+
+
+def _moving_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's moving day has its day digits swapped: every step succeeds (the booking, the
+    # deposit and the notice carry the permit), the app's permit check fails
+    return PROPAGATION, "request_permit", "", {"day": rng.choice(["2027-06-12", "2027-06-02"])}
+
+
+def _moving_wrong_address(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's address has its house number's digits swapped or the wrong street type: the
+    # crew is booked at that address, and the deposit is refused for good (not the address on
+    # the quote)
+    return (
+        PROPAGATION,
+        "book_crew",
+        "",
+        {"address": rng.choice(["72 Alder St", "27 Alder Ave"])},
+    )
+
+
+def _moving_wrong_card(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's card token has two digits swapped: the deposit is refused for good
+    return PROPAGATION, "pay_deposit", "", {"card": rng.choice(["CARD-4471", "CARD-4714"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -1738,12 +1874,37 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_address": _solar_wrong_address,
         "wrong_loan": _solar_wrong_loan,
     },
+    "moving": {
+        "healthy": _moving_healthy,
+        "flaky_step": _moving_flaky_step,
+        "flaky_tool": _moving_flaky_tool,
+        "legit_replan": _moving_legit_replan,
+        "pagination": _moving_pagination,
+        "polling_ends": _moving_polling_ends,
+        "external_storm": _moving_external_storm,
+        "loop_step_varying": _moving_loop_step,
+        "loop_tool_in_step": _moving_loop_tool,
+        "loop_across_replans": _moving_loop_replans,
+        "loop_poll_stuck": _moving_loop_poll,
+        "wrong_city": _moving_wrong_city,
+        "wrong_day": _moving_wrong_day,
+        "wrong_address": _moving_wrong_address,
+        "wrong_card": _moving_wrong_card,
+    },
 }
 
 
 # Splits whose few seeds per agent start halfway through its scenarios (where the faults are)
 # rather than at its healthy ones.
-FROM_MIDDLE = {"sealed7", "sealed8", "sealed9", "sealed10", "sealed11", "sealed12"}
+FROM_MIDDLE = {
+    "sealed7",
+    "sealed8",
+    "sealed9",
+    "sealed10",
+    "sealed11",
+    "sealed12",
+    "sealed13",
+}
 
 
 def scenarios(agent: str, split: str) -> list[Label]:

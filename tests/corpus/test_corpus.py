@@ -32,6 +32,7 @@ from tests.corpus import (
     customs,
     fleet,
     lease,
+    moving,
     play,
     read_labels,
     scenarios,
@@ -80,6 +81,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed10",
         "sealed11",
         "sealed12",
+        "sealed13",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -567,6 +569,57 @@ def check_solar_plays() -> None:
     assert [st.number for st in second] == [2, 3, 4, 5]
     assert [st.slug for st in first][1:] == [st.slug for st in second]
     assert second[0].args["meter"] == replan.params["new_meter"] != first[1].args["meter"]
+
+
+def test_moving_agent_plays_sealed13_scenarios() -> None:
+    """The Langfuse-SDK moving agent (sealed-13 only) plays labelled scenarios under Langfuse's
+    observations, in a child process (``langfuse.openai`` wraps the openai module for good):
+    ``check_moving_plays``."""
+    _check_in_child("check_moving_plays")
+
+
+def check_moving_plays() -> None:
+    """The moving agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-13 runs). A retry loop inside one executor run: one ERROR tool observation per
+    injected error under one ``move_executor`` agent observation, the model asking for a later
+    slot each time; a legitimate re-plan: the planner answers a second XML plan that knows the
+    done step and requests the permit for the day the city named."""
+    labels = _committed("moving", "sealed13")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    spans = _played_in_memory(moving.play, picked)
+    (root,) = [s for s in spans if s.parent is None]
+    attrs = root.attributes or {}
+    assert root.name.startswith("move MV-") and attrs["langfuse.observation.level"] == "ERROR"
+    assert json.loads(str(attrs["langfuse.observation.output"])) == {"outcome": "failed"}
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    tool = {
+        "request_permit": "street_permit",
+        "book_crew": "crew_booking",
+        "notify_customer": "customer_notice",
+    }[picked.step]
+    calls = [s for s in spans if s.name == tool]
+    _assert_failed_calls(calls, picked, "langfuse.observation.input")
+    assert all((s.attributes or {})["langfuse.observation.level"] == "ERROR" for s in calls)
+    (executor,) = {s.parent.span_id for s in calls if s.parent}  # one executor run
+    assert by_id[executor].name == "move_executor"
+    assert (by_id[executor].attributes or {})["langfuse.observation.type"] == "agent"
+    assert sum(s.name == "move_planner" for s in spans) == 1
+    kinds = {(s.attributes or {}).get("langfuse.observation.type") for s in spans}
+    assert {"agent", "chain", "generation", "tool"} <= kinds
+
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    spans = sorted(_played_in_memory(moving.play, replan), key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    output = (root.attributes or {})["langfuse.observation.output"]
+    assert json.loads(str(output)) == {"outcome": "delivered"}
+    (first, _), (second, done) = [
+        moving.parse_plan(str(attrs["langfuse.observation.output"]))
+        for s in spans
+        if s.name == "move_planner" and (attrs := s.attributes or {})
+    ]
+    assert list(done) == ["find_mover"]
+    assert [st.id for st in first][1:] == [st.id for st in second]
+    assert second[0].args["day"] == ("value", replan.params["new_day"]) != first[1].args["day"]
 
 
 @pytest.mark.integration
