@@ -195,7 +195,7 @@ def _as_fenced(doc: dict[str, Any], steps: str, ident: str) -> str:
     )
 
 
-# Formats planners emit that no reader was written for (issue #13, third round: plan reading
+# Formats planners emit that no reader was written for (issue #13, fourth round: plan reading
 # that holds on formats not seen; pre-registered before any reader change, half held out).
 _Parts = tuple[str, str, str, dict[str, Any], dict[str, Any]]
 
@@ -973,7 +973,7 @@ HELD_OUT = (
     "plan_sexpr",
 )
 """Chosen before any detector or mapping change motivated by this harness (four, issue #13's
-second round, before any change motivated by them; the last five, its third round, before any
+second round, before any change motivated by them; the last five, its fourth round, before any
 plan reader change): reported apart, never tuned on."""
 
 
