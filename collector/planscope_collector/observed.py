@@ -702,7 +702,9 @@ def read_plans(
     agent are not executor attempts. Steps found by the tools called are named by the labels
     of the numbered items they stand in (:func:`_labelled`). A step's tool is the first tool
     called in the trace that its part of the answer names (:func:`_called`), its arguments the
-    first JSON object there.
+    first JSON object there, else the keys and values it states in any syntax (:func:`_pairs`).
+    When no span is a step attempt, the plain spans that make tool or LLM calls themselves are
+    the executor's attempts (each carrying what its calls were asked, or its own name).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
@@ -748,7 +750,10 @@ class _Said:
         if n.kind == A.KIND_STEP:
             return n.step_name
         owner = self.enclosing(n.span_id)
-        return self.nodes[owner].step_name if owner is not None else ""
+        if owner is None:
+            return ""
+        node = self.nodes[owner]  # a plain span standing for an attempt goes by its name
+        return node.step_name if node.kind == A.KIND_STEP else node.name
 
     def later(self, n: SpanNode, above: set[str], me: str) -> _Later:
         """The executor attempts started after ``n`` ended, but ``n``, the spans ``above`` it
@@ -762,6 +767,18 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
     """What the plan readers read of a trace (:class:`_Said`)."""
     by_start = sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id))
     attempts = [n for n in by_start if n.kind == A.KIND_STEP and n.inferred]
+    if not attempts:
+        # no span is a step attempt (an executor's turns are a framework's plain spans, such as
+        # one per step under the run): the plain spans that make tool or LLM calls themselves
+        # are the executor's attempts (``bind`` promotes those a plan step names)
+        units = {
+            n.parent_span_id
+            for n in by_start
+            if n.kind in (A.KIND_TOOL, A.KIND_LLM)
+            and nodes.get(n.parent_span_id, _NONE).kind == "other"
+        }
+        attempts = [replace(n, step_name=n.name) for n in by_start if n.span_id in units]
+        enclosing = _or_unit(nodes, units, enclosing)
     asked: dict[str, dict[str, None]] = {}
     made: dict[str, list[str]] = {}
     for n in by_start:
@@ -784,6 +801,18 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
     index = _Carriers([a for a in attempts if a.span_id in carried], carried)
     tools = {n.tool for n in by_start if n.kind == A.KIND_TOOL and n.tool}
     return _Said(nodes, enclosing, by_start, asked, made, carried, index, tools, _called(tools))
+
+
+def _or_unit(
+    nodes: Mapping[str, SpanNode], units: set[str], enclosing: Callable[[str], str | None]
+) -> Callable[[str], str | None]:
+    """``enclosing``, but a span right under one of ``units`` is enclosed by it."""
+
+    def owner(span_id: str) -> str | None:
+        parent = nodes[span_id].parent_span_id if span_id in nodes else ""
+        return parent if parent in units else enclosing(span_id)
+
+    return owner
 
 
 def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
@@ -845,11 +874,14 @@ def evidence_plans(
     LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two such lines,
     then the later answers of the same planner with at least one (a re-plan, which keeps the
     numbers of the steps it carries over and may state the done ones as ``Known: #Ek =
-    value``). A step's id is the label of its description line when every step has one and
-    they are distinct (``Plan 2 (apply): ...``: :data:`_HEAD`), else ``E`` and its number (the
-    paper's ``Plan: ...`` lines have no label); its tool the tool called in the trace that the
-    line names (:func:`_called`), else the name as written; its arguments the input's
-    ``key=value`` pairs (:func:`_evidence_input`).
+    value``). A step's label is the one of its description line (``Plan 2 (apply): ...``:
+    :data:`_HEAD`), else the first name in the text describing it that later executor runs
+    carry (``Thought: apply - ...``), unless they are told its number; a line with no label
+    calling no tool of the trace (LLMCompiler's ``join()``) is no step when others have one.
+    A step's id is its label when every step has one and they are distinct, else ``E`` and its
+    number (the paper's ``Plan: ...`` lines have no label); its tool the tool called in the
+    trace that the line names (:func:`_called`), else the name as written; its arguments the
+    input's ``key=value`` pairs (:func:`_evidence_input`).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("l", "", "llm", "chat", answer=(
@@ -874,18 +906,32 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
         if len(lines) < (1 if out else 2):
             continue  # most answers state no evidence: look no further at them
         me = said.planner(n)
-        above = set(_ancestors(said.nodes, n.span_id)) if out else set()
+        above = set(_ancestors(said.nodes, n.span_id))
         if (out and me != who) or any(p.span_id in above for p in out):
             continue  # another agent's answer, or the plan's own agent run stated it
         labels: list[str] = []
         after = 0
+        later = said.later(n, above, me) if said.carried else None
         for m in lines:
             heads = list(_HEAD.finditer(n.answer, after, m.start()))
-            labels.append(heads[-1].group(1) if heads else "")
+            if heads:
+                labels.append(heads[-1].group(1))
+            elif later is None or later.carry(f"E{m.group(1)}"):
+                labels.append("")  # the workers are told the step by its number
+            else:  # the first name a later executor run carries in the text describing it
+                words = _WORD.findall(n.answer, after, m.start())
+                carried = (w for w in words if later.carry(w) and not later.every(w))
+                labels.append(next(carried, ""))
             after = m.end()
+        items = list(zip(labels, lines, strict=True))
+        if any(labels):
+            # an item with no label that calls no tool of the trace (LLMCompiler's closing
+            # ``join()``) is no step
+            items = [(lab, m) for lab, m in items if lab or said.called(m.group(2))]
+        labels = [lab for lab, _ in items]
         distinct = all(labels) and len(set(labels)) == len(labels)
         objects = []
-        for label, m in zip(labels, lines, strict=True):
+        for label, m in items:
             step: dict[str, Any] = {
                 "id": label if distinct else f"E{m.group(1)}",
                 "tool": said.called(m.group(2)) or m.group(2),
@@ -988,18 +1034,27 @@ def _step_names(
 ) -> list[tuple[str, int]]:
     """The step names of an answer and where each first stands in it (:func:`read_plans`): a
     name some later attempt carries, and none that carries an earlier step name (a word that
-    numbers items, ``Step 1:``, is none); tools the attempts called name their items' labels
-    (:func:`_labelled`)."""
-    out: list[tuple[str, int]] = []
-    seen: set[str] = set()
-    for m in _WORD.finditer(text):
-        name = m.group()
-        if name in seen or name in data or _NUMBERING.match(text, m.end()):
-            continue
-        seen.add(name)
-        if later.carry(name) and not any(later.carry(name, step) for step, _ in out):
-            out.append((name, m.start()))
-    return _listed_like(text, _labelled(text, out, called), data)
+    numbers items, ``Step 1:``, is none; nor is a word every later attempt carries, when the
+    names after it are steps: ``Plan 1 (…)`` heading every executor message); tools the
+    attempts called name their items' labels (:func:`_labelled`)."""
+
+    def scan(skip: set[str]) -> list[tuple[str, int]]:
+        out: list[tuple[str, int]] = []
+        seen: set[str] = set()
+        for m in _WORD.finditer(text):
+            name = m.group()
+            if name in seen or name in skip or _NUMBERING.match(text, m.end()):
+                continue
+            seen.add(name)
+            if later.carry(name) and not any(later.carry(name, step) for step, _ in out):
+                out.append((name, m.start()))
+        return out
+
+    out = scan(data)
+    shared = {n for n, _ in out if later.every(n)} if len(out) < 2 else set()
+    if shared and len(again := scan(data | shared)) >= 2:
+        out = again
+    return _listed_like(text, _labelled(text, out, called), data, called)
 
 
 _Postings = tuple[list[int], list[int]]
@@ -1070,6 +1125,12 @@ class _Later:
     skip: set[str]
     me: str
 
+    def every(self, name: str) -> bool:
+        """Whether every one of these attempts (at least two) carries ``name``."""
+        at, _ = self.index.carrying(name)
+        count = len(self.index.ids) - self.first
+        return count >= 2 and len(at) - bisect_left(at, self.first) == count
+
     def carry(self, name: str, also: str = "") -> bool:
         """Whether one of these attempts carries ``name`` (and ``also``, when given)."""
         at, ends = self.index.carrying(name, also)
@@ -1085,19 +1146,20 @@ class _Later:
         return False
 
 
-def _listed_like(text: str, found: list[tuple[str, int]], data: set[str]) -> list[tuple[str, int]]:
+def _listed_like(
+    text: str, found: list[tuple[str, int]], data: set[str], called: Callable[[Any], str]
+) -> list[tuple[str, int]]:
     """The step names found, and the names the answer lists the way it lists them (steps no
     executor reached yet): each found name starts its line after the same marker, digits taken
-    as any number (``2) ``, ``1. **``, ``Step 3: ``, an indented ``{"id": "``) and the marker
-    has a number or no letter when one name was found; other lines starting so name steps too.
-    Else a list on one line (:func:`_run_on`)."""
+    as any number (``2) ``, ``1. **``, ``Step 3: ``, an indented ``{"id": "``); other lines
+    starting so name steps too (when one name was found after a marker with letters and no
+    number, only if its item names a tool the trace called). Else a list on one line
+    (:func:`_run_on`)."""
     contexts = {re.sub(r"\d+", "0", text[text.rfind("\n", 0, at) + 1 : at]) for _, at in found}
     if len(contexts) != 1:
         return _run_on(text, found, data)
     (marker,) = contexts
-    if not marker.strip() or (
-        len(found) == 1 and re.search(r"[A-Za-z]", marker) and "0" not in marker
-    ):
+    if not marker.strip():
         return found
     pattern = "".join(
         r"\d+" if part == "0" else re.escape(part) for part in re.split("(0)", marker)
@@ -1107,6 +1169,13 @@ def _listed_like(text: str, found: list[tuple[str, int]], data: set[str]) -> lis
     for m in re.finditer(f"(?m)^{pattern}({_WORD.pattern})", text):
         if m.group(1) not in names and m.group(1) not in data:
             more.setdefault(m.group(1), (m.group(1), m.start(1)))
+    if len(found) == 1 and re.search(r"[A-Za-z]", marker) and "0" not in marker:
+        # one name found after a worded marker (``id = "``) lists the others only when its
+        # item also names a tool the trace called: an item of a plan, not any such line
+        ((name, at),) = found
+        end = min((a for _, a in more.values() if a > at), default=len(text))
+        if not any(called(w) for w in _WORD.findall(text, at + len(name), end)):
+            return found
     return sorted(found + list(more.values()), key=lambda f: f[1])
 
 
@@ -1186,11 +1255,44 @@ def _read_plan(
             if isinstance(value, dict):
                 args = value
                 break
+        if args is None:
+            args = _pairs(part, {name, tool}) or None
         step: dict[str, Any] = {"id": name, "tool": tool}
         if args is not None:
             step["args"] = args
         objects.append(step)
     return _as_plan(span_id, objects)
+
+
+_KEY_VALUE = re.compile(
+    r"""(?<![\w.-])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)(?:[ \t]*[=:][ \t]*|[ \t]+(?=["']))"""
+    r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;"'()\[\]{}<>`]+(?=[ \t]*(?:[,;|)\]}>\n]|$)))"""
+    r"""|\([ \t]*([A-Za-z_]\w*)[ \t]+("[^"\n]*"|[^\s()"]+)[ \t]*\)"""
+)
+"""A key and its value, however a plan writes them: ``k="v"``, ``k = 8``, ``k: v`` (a value
+that ends there: not the first word of a sentence), ``k "v"``, ``args.k = v``, ``(k "v")``."""
+
+
+def _pairs(text: str, names: set[str]) -> dict[str, Any]:
+    """The arguments a step's part of a plan states as keys and values (:data:`_KEY_VALUE`),
+    in any syntax: quotes dropped (a CSV cell's doubled ones too), whole numbers as numbers; a
+    pair whose value is the step's own name or tool (``names``: the step's id, ``tool = x``)
+    says what the step is, not an argument, and so does a value with no letter or digit.
+
+    >>> _pairs('create_po(sku="A1", qty=8) (dock "B 2") args.date = 2026-04-11', {"create_po"})
+    {'sku': 'A1', 'qty': 8, 'dock': 'B 2', 'date': '2026-04-11'}
+    >>> _pairs('Plan: Call search with q=""ACME""; tool: search', {"search"})
+    {'q': 'ACME'}
+    """
+    out: dict[str, Any] = {}
+    for m in _KEY_VALUE.finditer(text.replace('""', '"')):
+        key, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
+            value = value[1:-1]
+        if value in names or not re.search(r"[^\W_]", value):
+            continue
+        out.setdefault(key, int(value) if re.fullmatch(r"-?\d+", value) else value)
+    return out
 
 
 def _as_plan(span_id: str, objects: list[dict[str, Any]]) -> ReadPlan:
@@ -1532,9 +1634,10 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
-    r"""The lists of at least two mappings a text states: the text as JSON, else each of its
-    paragraphs as YAML from its first line that parses (a heading or field marker above it);
-    strings inside those that span lines are read the same way.
+    r"""The lists of at least two mappings a text states (a mapping of at least two mappings
+    too, each item with its key under ``""``): the text as JSON, else each of its paragraphs
+    as YAML from its first line that parses (a heading or field marker above it); strings
+    inside those that span lines are read the same way.
 
     >>> [len(x) for x in _item_lists('{"plan": "steps:\\n- id: a\\n- id: b"}')]
     [2]
@@ -1563,6 +1666,10 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
                 yield value
             documents.extend(value)
         elif isinstance(value, dict):
+            if len(value) >= 2 and all(isinstance(v, dict) and v for v in value.values()):
+                # steps keyed by their names (``{"pick": {...}, "ship": {...}}``): the names are
+                # one more key of the items
+                yield [{"": k, **v} for k, v in value.items()]
             documents.extend(value.values())
         elif isinstance(value, str) and "\n" in value and depth < 2:
             yield from _item_lists(value, depth + 1)

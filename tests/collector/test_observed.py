@@ -405,6 +405,72 @@ def test_steps_no_executor_reached_are_read_where_the_answer_lists_the_reached_o
     assert bind(planned_trace("Just lookup it.", steps=("lookup",)), []).read_plans == ()
 
 
+def test_a_plan_in_formats_no_reader_was_written_for_is_read_with_its_arguments() -> None:
+    # TOML, a bullet outline, LLMCompiler tasks after a thought naming the step: the steps are
+    # the names later executor runs carry, the arguments the keys and values in each step's
+    # part, in its own syntax (formats of the tuning half only: tests/corpus/README.md)
+    answers = (
+        '[[steps]]\nid = "lookup"\ntool = "lookup_order"\nargs = { order = 7 }\n\n'
+        '[[steps]]\nid = "refund"\ntool = "issue_refund"\nargs = { amount = "12.50" }',
+        "- lookup: find it\n  - tool: lookup_order\n  - args:\n    - order: 7\n"
+        "- refund: pay back\n  - tool: issue_refund\n  - args:\n    - amount: 12.50",
+        "Thought: lookup - find it\n1. lookup_order(order=7)\n"
+        'Thought: refund - pay back\n2. issue_refund(amount="12.50", after=$1)\n3. join()',
+    )
+    for text in answers:
+        (plan,) = bind(planned_trace(text), []).read_plans
+        steps = json.loads(plan.json)
+        assert [(s["id"], s["tool"]) for s in steps] == [
+            ("lookup", "lookup_order"),
+            ("refund", "issue_refund"),
+        ], text
+        assert steps[0]["args"]["order"] in (7, "7"), text
+        assert steps[1]["args"]["amount"] == "12.50", text
+
+
+def test_steps_keyed_by_their_names_are_a_plan() -> None:
+    text = json.dumps(
+        {
+            "plan": {
+                "lookup": {"call": {"name": "lookup_order", "arguments": {"order": 7}}},
+                "refund": {"call": {"name": "issue_refund", "arguments": {}}},
+            }
+        }
+    )
+    (plan,) = bind(planned_trace(text), []).read_plans
+    assert [s.step_id for s in plan.steps] == ["lookup", "refund"]
+
+
+def test_plain_spans_that_make_the_calls_are_the_executor_turns_a_plan_is_read_for() -> None:
+    # no span is a step: the executor's turn for each step is a framework's plain span named
+    # after it; the run stopped in its first step, whose item names the tool it called
+    answer = 'id = "lookup"\ntool = "lookup_order"\n\nid = "refund"\ntool = "issue_refund"'
+    spans = [
+        node("root", "", "other", 0),
+        node("pl", "root", "llm", 1, request="Refund order 7", answer=answer),
+        node("e", "root", "other", 10, name="lookup"),
+        node("el", "e", "llm", 11, request="Step lookup: call lookup_order"),
+        *(node(f"t{i}", "e", "tool", 12 + i, tool="lookup_order", failed=True) for i in range(3)),
+    ]
+    b = bind(spans, [])
+    (plan,) = b.read_plans
+    assert [s.step_id for s in plan.steps] == ["lookup", "refund"]
+    assert b.steps == {"e": "lookup"}
+    # a line shaped like a plan item that names no tool the trace called lists nothing more
+    plain = answer.replace('tool = "lookup_order"', 'note = "first"')
+    assert bind([replace(spans[1], answer=plain), *spans[2:]], []).read_plans == ()
+
+
+def test_a_word_every_executor_message_starts_with_is_no_step() -> None:
+    # every executor run is told "Plan <n> (<step>): ...": "Plan" comes first and every run
+    # carries it; the steps are the names after it
+    text = "Plan 1 (lookup): find the order\nPlan 2 (refund): pay it back"
+    told = {"e0l": "Plan 1 (lookup): go", "e1l": "Plan 2 (refund): go"}
+    spans = [replace(s, request=told.get(s.span_id, s.request)) for s in planned_trace(text)]
+    (plan,) = bind(spans, []).read_plans
+    assert [s.step_id for s in plan.steps] == ["lookup", "refund"]
+
+
 def test_no_plan_is_read_without_two_steps_carried_apart() -> None:
     # the names the planner was asked about are the run's data, not steps
     assert bind(planned_trace("Refund order 7 for Ada."), []).read_plans == ()
@@ -640,9 +706,13 @@ def test_a_markdown_table_is_a_plan_and_component_spans_after_a_turn_are_tool_ca
     assert b.planners == {"p"}
     assert b.failed == {"a0"}  # its component call failed; the agent run itself did not
     assert (b.attempts["a0"], b.attempts["a1"]) == (1, 2)
-    # without the rule line under its header it is no table: only its names are read
+    # without the rule line under its header it is no table: its names are read, and the
+    # keys and values in each step's part (a template reference is no value)
     (plan,) = bind(component_trace(table.replace("|:-:|---|---|---|---|\n", "")), []).read_plans
-    assert [s.get("args") for s in json.loads(plan.json)] == [None, None]
+    assert [s.get("args") for s in json.loads(plan.json)] == [
+        {"order": 7, "bin": "A-3"},
+        {"to": "Leeds"},
+    ]
 
 
 def test_component_spans_are_no_tool_calls_where_the_span_model_found_one() -> None:

@@ -115,9 +115,30 @@ def test_each_case_plays_a_run_of_its_own() -> None:
 
 
 def test_half_of_the_second_round_is_held_out() -> None:
-    second = list(TRANSFORMS)[12:]
+    second = list(TRANSFORMS)[12:20]
     assert len(second) == 8
     assert sum(name in HELD_OUT for name in second) == 4
+
+
+def test_half_of_the_fourth_round_is_held_out_and_each_keeps_the_plan() -> None:
+    fourth = list(TRANSFORMS)[20:]
+    assert len(fourth) == 10 and all(name.startswith("plan_") for name in fourth)
+    assert sum(name in HELD_OUT for name in fourth) == 5
+    plan = {
+        "objective": "ship order 7",
+        "steps": [
+            {"id": "pick", "goal": "pick it", "tool": "wms", "args": {"order": 7}},
+            {"id": "ship", "goal": "ship it", "tool": "courier", "args": {"to": "Oslo"}},
+        ],
+    }
+    op = "gen_ai.operation.name"
+    for name in fourth:
+        chat = _span(1, 0, "chat m", {op: "chat", "gen_ai.completion": json.dumps(plan)})
+        (after,) = TRANSFORMS[name]([chat])
+        text = after["attributes"]["gen_ai.completion"]
+        assert text != json.dumps(plan), name
+        for said in ("pick", "ship", "wms", "courier", "7", "Oslo"):
+            assert said in text, (name, said)
 
 
 def test_a_step_said_only_in_its_span_name() -> None:
