@@ -52,6 +52,7 @@ EXPECTED = [
     "0031_plan_candidates",
     "0032_scheduler_columns",
     "0033_exception_status",
+    "0034_langfuse_observations",
 ]
 
 
