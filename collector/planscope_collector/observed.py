@@ -696,7 +696,8 @@ def read_plans(
     carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
     word carried by the same attempts is that step's detail; a word several steps' attempts
     carry is no step). Names the planner was asked about itself (the run's data) are not steps,
-    nor is template syntax (``{{ step }}``, ``{% for %}``: :func:`_untemplated`).
+    nor is template syntax (``{{ step }}``, ``{% for %}``) or markup (XML tag and attribute
+    names: :func:`_untemplated`).
     The first plan needs two steps; a later answer of the same planner (the same agent, or a
     bare LLM call like the first) is a re-plan with at least one. Runs of the planner's own
     agent are not executor attempts. Steps found by the tools called are named by the labels
@@ -953,13 +954,35 @@ _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
 references and control text, not plan steps."""
 
 
+_TAG = re.compile(
+    r"</?[A-Za-z_][\w.:-]*(?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:\"[^\"]*\"|'[^']*'))*\s*/?>"
+)
+"""An XML (or HTML) tag: its element and attribute names are markup, its attribute values
+what it says."""
+_ATTRIBUTE_VALUE = re.compile(r"=\s*(?:\"([^\"]*)\"|'([^']*)')")
+
+
 def _untemplated(text: str) -> str:
-    """``text`` with its template syntax blanked out, every other character where it was.
+    """``text`` with its template syntax and its markup's names (XML tags and attributes)
+    blanked out, every other character (attribute values too) where it was.
 
     >>> _untemplated("{% for s in steps %}- {{ s }}{% endfor %} then pay").split()
     ['-', 'then', 'pay']
+    >>> _untemplated('<plan><step id="pick" tool="wms">now</step></plan>').split()
+    ['pick', 'wms', 'now']
     """
-    return _TEMPLATE.sub(lambda m: " " * len(m.group()), text)
+    text = _TEMPLATE.sub(lambda m: " " * len(m.group()), text)
+    return _TAG.sub(_tag_values, text) if "<" in text else text
+
+
+def _tag_values(tag: re.Match[str]) -> str:
+    """A tag blanked out but for its attribute values, each where it was."""
+    whole = tag.group()
+    out = [" "] * len(whole)
+    for v in _ATTRIBUTE_VALUE.finditer(whole):
+        group = 1 if v.group(1) is not None else 2
+        out[v.start(group) : v.end(group)] = whole[v.start(group) : v.end(group)]
+    return "".join(out)
 
 
 def _hands_out(arguments: str, answer: str) -> bool:
