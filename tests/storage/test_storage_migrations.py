@@ -625,7 +625,8 @@ def test_0034_langfuse_observations_map_to_the_span_model(tmp_path: Path) -> Non
             ("try", "step", "langfuse", "Unset"),
         ]
         (r,) = s.query(
-            "SELECT Objective, Outcome, StatusMessage FROM planscope_runs WHERE TraceId = {t:String}",
+            "SELECT Objective, Outcome, StatusMessage FROM planscope_runs "
+            "WHERE TraceId = {t:String}",
             {"t": trace_id},
         )
         assert (r["Objective"], r["Outcome"], r["StatusMessage"]) == (
@@ -645,7 +646,8 @@ def test_0034_langfuse_observations_map_to_the_span_model(tmp_path: Path) -> Non
             "retry later",
         )
         (c,) = s.query(
-            "SELECT ToolName, Arguments, Result FROM planscope_tool_calls WHERE TraceId = {t:String}",
+            "SELECT ToolName, Arguments, Result FROM planscope_tool_calls "
+            "WHERE TraceId = {t:String}",
             {"t": trace_id},
         )
         assert (c["ToolName"], c["Arguments"], c["Result"]) == ("book", '{"day":"05-02"}', "ok")
