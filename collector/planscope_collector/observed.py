@@ -1753,7 +1753,7 @@ _TOOL_ARGUMENT_KEYS = (
     A.LF_OBSERVATION_INPUT,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migration 0029): what a planner said through the tools it called."""
+them (migrations 0029, 0034): what a planner said through the tools it called."""
 
 
 def answer_sql(
