@@ -696,7 +696,8 @@ def read_plans(
     carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
     word carried by the same attempts is that step's detail; a word several steps' attempts
     carry is no step). Names the planner was asked about itself (the run's data) are not steps,
-    nor is template syntax (``{{ step }}``, ``{% for %}``: :func:`_untemplated`).
+    nor is template syntax (``{{ step }}``, ``{% for %}``) or markup (XML tag and attribute
+    names: :func:`_untemplated`).
     The first plan needs two steps; a later answer of the same planner (the same agent, or a
     bare LLM call like the first) is a re-plan with at least one. Runs of the planner's own
     agent are not executor attempts. Steps found by the tools called are named by the labels
@@ -999,13 +1000,35 @@ _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
 references and control text, not plan steps."""
 
 
+_TAG = re.compile(
+    r"</?[A-Za-z_][\w.:-]*(?:\s+[A-Za-z_][\w.:-]*\s*=\s*(?:\"[^\"]*\"|'[^']*'))*\s*/?>"
+)
+"""An XML (or HTML) tag: its element and attribute names are markup, its attribute values
+what it says."""
+_ATTRIBUTE_VALUE = re.compile(r"=\s*(?:\"([^\"]*)\"|'([^']*)')")
+
+
 def _untemplated(text: str) -> str:
-    """``text`` with its template syntax blanked out, every other character where it was.
+    """``text`` with its template syntax and its markup's names (XML tags and attributes)
+    blanked out, every other character (attribute values too) where it was.
 
     >>> _untemplated("{% for s in steps %}- {{ s }}{% endfor %} then pay").split()
     ['-', 'then', 'pay']
+    >>> _untemplated('<plan><step id="pick" tool="wms">now</step></plan>').split()
+    ['pick', 'wms', 'now']
     """
-    return _TEMPLATE.sub(lambda m: " " * len(m.group()), text)
+    text = _TEMPLATE.sub(lambda m: " " * len(m.group()), text)
+    return _TAG.sub(_tag_values, text) if "<" in text else text
+
+
+def _tag_values(tag: re.Match[str]) -> str:
+    """A tag blanked out but for its attribute values, each where it was."""
+    whole = tag.group()
+    out = [" "] * len(whole)
+    for v in _ATTRIBUTE_VALUE.finditer(whole):
+        group = 1 if v.group(1) is not None else 2
+        out[v.start(group) : v.end(group)] = whole[v.start(group) : v.end(group)]
+    return "".join(out)
 
 
 def _hands_out(arguments: str, answer: str) -> bool:
@@ -1768,7 +1791,9 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     True
     """
     keys = " OR ".join(f"match(k, '{pattern}')" for pattern in _FLAT_MESSAGE_KEYS)
-    return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys}, {column})"
+    # a Langfuse observation's input is a generation's messages only when it names roles
+    langfuse = f"(k = '{A.LF_OBSERVATION_INPUT}' AND position(v, '\"role\"') > 0)"
+    return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {langfuse}, {column})"
 
 
 def user_request(attributes: Mapping[str, str]) -> str:
@@ -1776,7 +1801,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     from its span's attributes in any convention the span model reads: GenAI
     ``gen_ai.input.messages`` (parts, as pydantic-ai and OpenLLMetry write them, or a string
     ``content``), else OpenInference's ``llm.input_messages.{i}.message.*``, else the older
-    OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``.
+    OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
+    ``langfuse.observation.input`` (the messages, or a request holding them).
 
     >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
     ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
@@ -1788,16 +1814,17 @@ def user_request(attributes: Mapping[str, str]) -> str:
     'Refund order 42'
     >>> user_request({"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Book a hotel"})
     'Book a hotel'
+    >>> user_request({"langfuse.observation.input": '{"messages": [{"role": "user", '
+    ...               '"content": "Move on May 2"}], "tools": []}'})
+    'Move on May 2'
     """
-    try:
-        decoded = safejson.loads(attributes.get(A.GEN_AI_INPUT_MESSAGES) or "null")
-    except ValueError:
-        decoded = None
-    messages = decoded if isinstance(decoded, list) else []
+    messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
     if not messages:
         for prefix in (A.OI_INPUT_MESSAGES, A.GEN_AI_PROMPT):
             if messages := _flat_messages(attributes, prefix + "."):
                 break
+    if not messages:
+        messages = _json_messages(attributes.get(A.LF_OBSERVATION_INPUT))
     return "\n".join(
         text
         for m in messages
@@ -1811,19 +1838,29 @@ _LLM_ANSWER_KEYS = (
     "llm.output_messages.0.message.contents.0.message_content.text",
     A.GEN_AI_OUTPUT_MESSAGES,
     A.GEN_AI_COMPLETION_CONTENT,
+    A.LF_OBSERVATION_OUTPUT,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
-LLM span's ``output.value`` is the message envelope, not its text)."""
-_RUN_ANSWER_KEYS = (A.OI_OUTPUT_VALUE, A.TL_ENTITY_OUTPUT, "final_result", A.GEN_AI_OUTPUT_MESSAGES)
-"""Where an agent run's output is: OpenInference, Traceloop, pydantic-ai's typed output, GenAI."""
+LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
+output is the message, or its text)."""
+_RUN_ANSWER_KEYS = (
+    A.OI_OUTPUT_VALUE,
+    A.TL_ENTITY_OUTPUT,
+    "final_result",
+    A.GEN_AI_OUTPUT_MESSAGES,
+    A.LF_OBSERVATION_OUTPUT,
+)
+"""Where an agent run's output is: OpenInference, Traceloop, pydantic-ai's typed output, GenAI,
+Langfuse."""
 _TOOL_ARGUMENT_KEYS = (
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
     A.OI_INPUT_VALUE,
     A.TL_ENTITY_INPUT,
     "tool_arguments",
+    A.LF_OBSERVATION_INPUT,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migration 0029): what a planner said through the tools it called."""
+them (migrations 0029, 0034): what a planner said through the tools it called."""
 
 
 def answer_sql(
@@ -1868,6 +1905,9 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     '{"step": "fetch"}'
     >>> answer({"crew.tasks": '[{"name": "fetch"}, {"name": "parse"}]'}, "run", True)
     '[{"name": "fetch"}, {"name": "parse"}]'
+    >>> answer({"langfuse.observation.output": '{"role": "assistant", "content": "<plan/>"}'},
+    ...        "llm", False)
+    '<plan/>'
     """
     if kind == A.KIND_RUN and inferred:
         # a run that states its plan as an attribute: a JSON list of task mappings
@@ -1888,9 +1928,52 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = "\n".join(t for m in messages for t in _texts(m.get("content"), m.get("parts")))
             # no text: it answered by calling tools (a function-calling planner's plan)
             value = value or "\n".join(a for m in messages for a in _call_arguments(m.get("parts")))
+        elif value and key == A.LF_OBSERVATION_OUTPUT and kind == A.KIND_LLM:
+            value = _langfuse_answer(value)
         if value:
             return value
     return ""
+
+
+def _json_messages(text: str | None) -> list[Any]:
+    """The messages of a JSON message list, or of a request object holding one under
+    ``messages`` (as Langfuse's OpenAI integration records a generation's input); [] else."""
+    if not text or text[0] not in "[{":
+        return []
+    try:
+        decoded = safejson.loads(text)
+    except ValueError:
+        return []
+    if isinstance(decoded, dict):
+        decoded = decoded.get("messages")
+    return decoded if isinstance(decoded, list) else []
+
+
+def _langfuse_answer(text: str) -> str:
+    """A Langfuse generation's answer text: its output is the answer message (text content, else
+    its tool calls' arguments, OpenAI-shaped) or the text itself.
+
+    >>> _langfuse_answer('{"role": "assistant", "content": null, "tool_calls": [{"function": '
+    ...                  '{"name": "plan", "arguments": "[1, 2]"}}]}')
+    '[1, 2]'
+    """
+    if not text.startswith("{"):
+        return text
+    try:
+        decoded = safejson.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(decoded, dict) or "role" not in decoded:
+        return text
+    texts = _texts(decoded.get("content"), None)
+    if texts:
+        return "\n".join(texts)
+    calls = decoded.get("tool_calls")
+    return "\n".join(
+        str(c["function"].get("arguments") or "")
+        for c in (calls if isinstance(calls, list) else [])
+        if isinstance(c, dict) and isinstance(c.get("function"), dict)
+    )
 
 
 def _task_list(text: str) -> bool:

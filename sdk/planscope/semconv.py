@@ -84,6 +84,16 @@ TL_ENTITY_NAME: Final = "traceloop.entity.name"
 TL_ENTITY_INPUT: Final = "traceloop.entity.input"
 TL_ENTITY_OUTPUT: Final = "traceloop.entity.output"
 TL_REQUEST_TYPE: Final = "llm.request.type"
+# Langfuse's OpenTelemetry attributes (its SDKs since Python v3 / JS v4: scope langfuse-sdk;
+# langfuse._client.attributes.LangfuseOtelSpanAttributes). Not ours.
+LF_OBSERVATION_TYPE: Final = "langfuse.observation.type"  # agent | chain | generation | tool ...
+LF_OBSERVATION_LEVEL: Final = "langfuse.observation.level"  # DEBUG | DEFAULT | WARNING | ERROR
+LF_OBSERVATION_STATUS_MESSAGE: Final = "langfuse.observation.status_message"
+LF_OBSERVATION_INPUT: Final = "langfuse.observation.input"  # JSON or text
+LF_OBSERVATION_OUTPUT: Final = "langfuse.observation.output"  # JSON or text
+LF_OBSERVATION_MODEL: Final = "langfuse.observation.model.name"
+LF_OBSERVATION_USAGE: Final = "langfuse.observation.usage_details"  # JSON: input, output, ...
+LF_OBSERVATION_COST: Final = "langfuse.observation.cost_details"  # JSON: total, ...
 OPERATION_COST: Final = "operation.cost"
 PYDANTIC_AI_AGENT_NAME: Final = "agent_name"  # pydantic-ai before the GenAI agent spans
 SPAN_STATUS_ERROR: Final = "Error"

@@ -52,6 +52,7 @@ EXPECTED = [
     "0031_plan_candidates",
     "0032_scheduler_columns",
     "0033_exception_status",
+    "0034_langfuse_observations",
 ]
 
 
@@ -575,3 +576,84 @@ def test_0033_exception_only_spans_failed_on_old_and_new_rows(tmp_path: Path) ->
                 {"name": "step", "status": "Error", "m": "m"},
                 {"name": "tool", "status": "Error", "m": "m"},
             ]
+
+
+def test_0034_langfuse_observations_map_to_the_span_model(tmp_path: Path) -> None:
+    """0034: Langfuse's observation types are kinds, its ERROR level an error with its status
+    message where the OpenTelemetry status is UNSET, its WARNING a failed step attempt only,
+    its input / output / model / usage read into the typed rows."""
+    trace_id = new_trace_id()
+    usage = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
+
+    def observation(name: str, kind: str, parent: str = "", **attrs: Any) -> list[Any]:
+        lf = {
+            A.LF_OBSERVATION_TYPE: kind,
+            **{f"langfuse.observation.{k}": v for k, v in attrs.items()},
+        }
+        return make_span(trace_id=trace_id, name=name, parent=parent, attrs=lf)
+
+    run = observation(
+        "order", "agent", input="move 3 rooms", level="ERROR", status_message="gave up"
+    )
+    spans = [
+        run,
+        observation("plan", "chain", run[2]),
+        observation(
+            "ask", "generation", run[2], **{"model.name": "gpt-4o-mini"}, usage_details=usage
+        ),
+        observation("try", "agent", run[2], level="WARNING", status_message="retry later"),
+        observation(
+            "book", "tool", run[2], input={"args": [], "kwargs": {"day": "05-02"}}, output="ok"
+        ),
+        observation("check", "guardrail", run[2], level="ERROR", status_message="wrong day"),
+    ]
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate()
+        s.insert_spans(spans_ipc(spans))
+        kinds = s.query(
+            "SELECT SpanName AS name, SpanModelKind AS kind, SpanModelSource AS source, "
+            "SpanModelStatusCode AS status FROM otel_traces WHERE TraceId = {t:String} "
+            "ORDER BY name",
+            {"t": trace_id},
+        )
+        assert [(r["name"], r["kind"], r["source"], r["status"]) for r in kinds] == [
+            ("ask", "llm", "langfuse", "Unset"),
+            ("book", "tool", "langfuse", "Unset"),
+            ("check", "other", "langfuse", "Error"),
+            ("order", "run", "langfuse", "Error"),
+            ("plan", "other", "langfuse", "Unset"),
+            ("try", "step", "langfuse", "Unset"),
+        ]
+        (r,) = s.query(
+            "SELECT Objective, Outcome, StatusMessage FROM planscope_runs "
+            "WHERE TraceId = {t:String}",
+            {"t": trace_id},
+        )
+        assert (r["Objective"], r["Outcome"], r["StatusMessage"]) == (
+            "move 3 rooms",
+            "failure",
+            "gave up",
+        )
+        (a,) = s.query(
+            "SELECT StepId, Status, StatusCode, StatusMessage FROM planscope_step_attempts "
+            "WHERE TraceId = {t:String}",
+            {"t": trace_id},
+        )
+        assert (a["StepId"], a["Status"], a["StatusCode"], a["StatusMessage"]) == (
+            "try",
+            "error",
+            "Unset",
+            "retry later",
+        )
+        (c,) = s.query(
+            "SELECT ToolName, Arguments, Result FROM planscope_tool_calls "
+            "WHERE TraceId = {t:String}",
+            {"t": trace_id},
+        )
+        assert (c["ToolName"], c["Arguments"], c["Result"]) == ("book", '{"day":"05-02"}', "ok")
+        (m,) = s.query(
+            "SELECT Model, InputTokens, OutputTokens FROM planscope_llm_calls "
+            "WHERE TraceId = {t:String}",
+            {"t": trace_id},
+        )
+        assert (m["Model"], m["InputTokens"], m["OutputTokens"]) == ("gpt-4o-mini", 120, 30)

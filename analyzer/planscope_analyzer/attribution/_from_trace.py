@@ -80,7 +80,12 @@ def span_kind(span: dict[str, Any]) -> str | None:
 
 
 def _output(a: dict[str, Any]) -> str:
-    return _text(a.get(A.OUTPUT) or a.get(A.OI_OUTPUT_VALUE) or a.get(A.TL_ENTITY_OUTPUT))
+    return _text(
+        a.get(A.OUTPUT)
+        or a.get(A.OI_OUTPUT_VALUE)
+        or a.get(A.TL_ENTITY_OUTPUT)
+        or a.get(A.LF_OBSERVATION_OUTPUT)
+    )
 
 
 def _agent_name(span: dict[str, Any]) -> str | None:
@@ -218,6 +223,7 @@ def conversation_from_trace(trace: dict[str, Any]) -> Conversation:
             run_attrs.get(A.RUN_OBJECTIVE)
             or run_attrs.get(A.OI_INPUT_VALUE)
             or run_attrs.get(A.TL_ENTITY_INPUT)
+            or run_attrs.get(A.LF_OBSERVATION_INPUT)
         ),
         source_id=None,
         turns=ordered,

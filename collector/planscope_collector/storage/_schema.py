@@ -62,9 +62,13 @@ SPAN_STATUS_CODE_SQL: Final = "toString(SpanModelStatusCode)"
 another convention that only recorded an exception ``Error``: migration 0033), as its typed rows
 say it."""
 
-SPAN_STATUS_MESSAGE_SQL: Final = "if(StatusMessage != '', StatusMessage, SpanModelExceptionMessage)"
+SPAN_STATUS_MESSAGE_SQL: Final = (
+    "multiIf(StatusMessage != '', StatusMessage, SpanModelExceptionMessage != '', "
+    "SpanModelExceptionMessage, SpanModelLevelMessage)"
+)
 """Over ``otel_traces``: a span's status message, or the exception's message where a span of
-another convention only recorded an exception (migration 0033), as its typed rows say it."""
+another convention only recorded an exception (migration 0033), or a Langfuse observation's
+status message (migration 0034), as its typed rows say it."""
 
 
 def span_kind_sql(column: str = "SpanKind") -> str:

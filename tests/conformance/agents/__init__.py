@@ -14,5 +14,6 @@ SOURCES = (
     "openinference_smolagents",
     "openinference_smolagents_planning",
     "openinference_plan_execute",
+    "langfuse_sdk",
 )
 """Every source, in the order the suite runs them."""
