@@ -12,7 +12,7 @@ of tuning.
 
     .venv/bin/python benchmarks/detector_shapes.py [--only NAME ...] [--spent] [--json out]
 
-``--spent`` scores the sealed splits already scored once (sealed .. sealed12) instead of dev and
+``--spent`` scores the sealed splits already scored once (sealed .. sealed13) instead of dev and
 held-out.
 """
 
@@ -58,6 +58,7 @@ SPENT = (
     "sealed10",
     "sealed11",
     "sealed12",
+    "sealed13",
 )
 """The sealed splits already scored once; no later split is ever read here."""
 
@@ -125,7 +126,7 @@ def table(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", action="append", choices=sorted(TRANSFORMS), help="repeatable")
-    parser.add_argument("--spent", action="store_true", help="sealed .. sealed12 (already scored)")
+    parser.add_argument("--spent", action="store_true", help="sealed .. sealed13 (already scored)")
     parser.add_argument("--agent", action="append", help="only this agent's runs (repeatable)")
     parser.add_argument("--misses", action="store_true", help="list misses on changed runs")
     parser.add_argument("--json", help="write the figures to this file")
