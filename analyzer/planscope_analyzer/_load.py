@@ -887,11 +887,17 @@ def _of_traces(
     project: str,
     wanted: list[TraceData],
     columns: Sequence[str],
+    *,
+    by_start: bool = False,
     **extra: str,
 ) -> Iterator[tuple[Any, ...]]:
     """An ``otel_traces`` query (``{project}``, ``{since}``, ``{until}``, ``{ids}``, and the
     ``extra`` parameters) over the spans of some traces: its rows, as tuples of ``columns``,
-    made Python values :data:`_SLICE_ROWS` at a time."""
+    made Python values :data:`_SLICE_ROWS` at a time; ``by_start``: by trace, then start
+    (``start_ns``), ordered here, not by the query (sorting its result there held several
+    times its size)."""
+    import pyarrow.compute as pc
+
     table = store.query_arrow(
         sql,
         {
@@ -902,8 +908,17 @@ def _of_traces(
         }
         | extra,
     )
+    order = (
+        pc.sort_indices(table, [("trace_id", "ascending"), ("start_ns", "ascending")])
+        if by_start
+        else None
+    )
     for start in range(0, table.num_rows, _SLICE_ROWS):
-        part = table.slice(start, _SLICE_ROWS)
+        part = (
+            table.slice(start, _SLICE_ROWS)
+            if order is None
+            else table.take(order.slice(start, _SLICE_ROWS))
+        )
         yield from zip(*(part.column(c).to_pylist() for c in columns), strict=True)
 
 
@@ -915,7 +930,7 @@ def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[s
         return {}
     prompts: dict[str, dict[str, str]] = {t.trace_id: {} for t in wanted}
     for trace_id, span_id, messages in _of_traces(
-        store, Q.LOAD_PROMPTS, project, wanted, ("trace_id", "span_id", "messages")
+        store, Q.LOAD_PROMPTS, project, wanted, ("trace_id", "span_id", "messages"), by_start=True
     ):
         if text := user_request(dict(messages)):
             prompts[trace_id][span_id] = text  # rows come by start: first wins

@@ -206,13 +206,14 @@ WHERE Project = {project:String}
 # objective: the loader takes the planner's prompt as the objective): their input-message
 # attributes in every convention, as planscope_collector.observed.user_request reads them.
 LOAD_PROMPTS = f"""
-SELECT TraceId AS trace_id, SpanId AS span_id, {user_request_sql()} AS messages
+SELECT TraceId AS trace_id, SpanId AS span_id, toUnixTimestamp64Nano(Timestamp) AS start_ns,
+       {user_request_sql()} AS messages
 FROM otel_traces
 WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
   AND notEmpty(messages)
-ORDER BY TraceId, Timestamp
+SETTINGS max_threads = 1
 """
 
 # What the LLM calls and inferred agent runs of the traces in {ids:String} answered and what
@@ -228,6 +229,7 @@ WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
   AND notEmpty(answers)
+SETTINGS max_threads = 1
 """
 
 
