@@ -47,8 +47,9 @@ WINDOW_BATCH_SPANS = 120_000
 is a batch of its own). Each batch pays the queries' fixed costs and re-reads the daily
 partitions it shares with its neighbours, so fewer, larger batches cost less CPU; a batch's
 memory follows its spans, not its traces (a batch and the next one, loading, are held): 8,000
-traces were ~0.18M spans of our SDK's traces but ~0.36M of framework traces (peak RSS ~2.4 GiB,
-raw spans as Python rows). docs/benchmarks-log.md, 2026-12-03 and 2026-12-05."""
+traces were ~0.18M spans of our SDK's traces but ~0.36M of framework traces, whose raw spans,
+prompts and answers are read too (peak RSS ~2.4 GiB against ~0.9). docs/benchmarks-log.md,
+2026-12-03 and 2026-12-05."""
 
 MAX_CHANGED = 20_000
 """Traces one incremental pass takes at most (the oldest first; the next pass takes the rest)."""
