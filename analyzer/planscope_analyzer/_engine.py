@@ -42,7 +42,7 @@ BATCH_TRACES = 2000
 """Traces loaded per round trip when they are named by id (an incremental pass, ``analyze``):
 large enough to amortise query overhead, small enough that the id set stays cheap to match."""
 
-WINDOW_BATCH_SPANS = 120_000
+WINDOW_BATCH_SPANS = 90_000
 """Spans per batch of a window pass (read by time range, no id set; a trace larger than this
 is a batch of its own). Each batch pays the queries' fixed costs and re-reads the daily
 partitions it shares with its neighbours, so fewer, larger batches cost less CPU; a batch's
