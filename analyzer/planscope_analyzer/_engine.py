@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any, TypeVar
+from typing import Any
 
 from planscope import semconv as A
 from planscope_collector.storage import StoreUnavailable
@@ -30,7 +30,6 @@ from ._model import INSTRUMENTATION, Finding, TraceData
 from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
-T = TypeVar("T")
 _NOT_SCREENED: Mapping[str, set[str]] = {}
 _Loaded = tuple[dict[str, TraceData], list[Finding], Mapping[str, set[str]]]
 """A loaded batch: its traces, data-quality findings of traces that could not be loaded, and
@@ -43,12 +42,14 @@ BATCH_TRACES = 2000
 """Traces loaded per round trip when they are named by id (an incremental pass, ``analyze``):
 large enough to amortise query overhead, small enough that the id set stays cheap to match."""
 
-WINDOW_BATCH_TRACES = 8000
-"""Traces per batch of a window pass (read by time range, no id set): each batch pays the
-queries' fixed costs and re-reads the daily partitions it shares with its neighbours, so
-fewer, larger batches cost less CPU (1M spans: ~18 instead of ~22.6 CPU s at 2,000) for more
-memory (peak RSS ~1.05 instead of ~0.71 GiB: a batch and the next one, loading, are held);
-docs/benchmarks-log.md, 2026-12-03."""
+WINDOW_BATCH_SPANS = 90_000
+"""Spans per batch of a window pass (read by time range, no id set; a trace larger than this
+is a batch of its own). Each batch pays the queries' fixed costs and re-reads the daily
+partitions it shares with its neighbours, so fewer, larger batches cost less CPU; a batch's
+memory follows its spans, not its traces (a batch and the next one, loading, are held): 8,000
+traces were ~0.18M spans of our SDK's traces but ~0.36M of framework traces, whose raw spans,
+prompts and answers are read too (peak RSS ~2.4 GiB against ~0.9). docs/benchmarks-log.md,
+2026-12-03 and 2026-12-05."""
 
 MAX_CHANGED = 20_000
 """Traces one incremental pass takes at most (the oldest first; the next pass takes the rest)."""
@@ -215,9 +216,20 @@ def _gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+def _chunks(traces: Sequence[TraceData], limit: int, spans: bool) -> Iterator[list[TraceData]]:
+    """``traces`` in order, cut into batches of at most ``limit`` traces, or spans when
+    ``spans`` (a batch holds at least one trace)."""
+    chunk: list[TraceData] = []
+    size = 0
+    for t in traces:
+        weight = t.span_count if spans else 1
+        if chunk and size + weight > limit:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(t)
+        size += weight
+    if chunk:
+        yield chunk
 
 
 class Analyzer:
@@ -232,12 +244,12 @@ class Analyzer:
         store: Queryable,
         detectors: Sequence[Detector] = DETECTORS,
         batch_traces: int = BATCH_TRACES,
-        window_batch_traces: int = WINDOW_BATCH_TRACES,
+        window_batch_spans: int = WINDOW_BATCH_SPANS,
     ) -> None:
         self.store = store
         self.detectors = tuple(detectors)
         self.batch_traces = batch_traces
-        self.window_batch_traces = window_batch_traces
+        self.window_batch_spans = window_batch_spans
 
     # -- entry points --------------------------------------------------------------------------
     def analyze(
@@ -279,7 +291,7 @@ class Analyzer:
                 project,
                 index_window(self.store, project, since_ns, until),
                 write,
-                self.window_batch_traces,
+                self.window_batch_spans,
                 by_time=True,
             )
 
@@ -332,14 +344,16 @@ class Analyzer:
         project: str,
         traces: dict[str, TraceData],
         write: bool,
-        batch_traces: int,
+        limit: int,
         *,
         by_time: bool = False,
     ) -> AnalysisResult:
-        """Batches of ``batch_traces`` traces that started close together (each reads a few
-        partitions only), from row-less values the trace index gave (the dict is consumed: each
-        batch's rows are freed once it is written). ``by_time``: ``traces`` are every trace that
-        started in a window, so each batch is read by its time range (see :func:`fill_traces`).
+        """Batches of traces that started close together (each reads a few partitions only),
+        from row-less values the trace index gave (the dict is consumed: each batch's rows are
+        freed once it is written), of at most ``limit`` traces (named by id: the id set each
+        query matches) or, ``by_time``, ``limit`` spans (the memory a batch holds): ``traces``
+        are every trace that started in a window, so each batch is read by its time range (see
+        :func:`fill_traces`).
 
         While one batch is analysed and written, a loader thread reads the next one (the store
         runs the queries without holding the GIL, so they overlap the rules). Findings are
@@ -350,7 +364,7 @@ class Analyzer:
         traces.clear()
         chunks: list[dict[str, TraceData] | None] = [
             {t.trace_id: t for t in sorted(chunk, key=lambda t: t.trace_id)}
-            for chunk in _chunks(ordered, batch_traces)
+            for chunk in _chunks(ordered, limit, spans=by_time)
         ]
         del ordered
         total = AnalysisResult()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
 from itertools import groupby, repeat
@@ -358,15 +358,13 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
     wanted = [t for t in wanted if not t.tools and reads_tool_events(_typed_nodes(t))]
     if not wanted:
         return set()
-    c = _of_traces(store, Q.LOAD_TOOL_EVENTS, project, wanted)
     events: dict[str, list[ToolEvent]] = {}
-    for trace_id, span_id, time_ns, name, attributes in zip(
-        c.get("trace_id", ()),
-        c.get("span_id", ()),
-        c.get("time_ns", ()),
-        c.get("name", ()),
-        c.get("attributes", ()),
-        strict=True,
+    for trace_id, span_id, time_ns, name, attributes in _of_traces(
+        store,
+        Q.LOAD_TOOL_EVENTS,
+        project,
+        wanted,
+        ("trace_id", "span_id", "time_ns", "name", "attributes"),
     ):
         event = ToolEvent(span_id, int(time_ns), name, dict(attributes))
         events.setdefault(trace_id, []).append(event)
@@ -878,13 +876,29 @@ def _set_objective(t: TraceData, objective: str) -> None:
     t._memo.clear()
 
 
+_SLICE_ROWS = 4096
+"""Rows of an ``otel_traces`` result made Python values at a time (:func:`_of_traces`): its
+texts (prompts, answers) as Python strings and dicts weigh several times their Arrow form."""
+
+
 def _of_traces(
-    store: Queryable, sql: str, project: str, wanted: list[TraceData], **extra: str
-) -> dict[str, list[Any]]:
+    store: Queryable,
+    sql: str,
+    project: str,
+    wanted: list[TraceData],
+    columns: Sequence[str],
+    *,
+    by_start: bool = False,
+    **extra: str,
+) -> Iterator[tuple[Any, ...]]:
     """An ``otel_traces`` query (``{project}``, ``{since}``, ``{until}``, ``{ids}``, and the
-    ``extra`` parameters) over the spans of some traces, by column."""
-    return fetch_columns(
-        store,
+    ``extra`` parameters) over the spans of some traces: its rows, as tuples of ``columns``,
+    made Python values :data:`_SLICE_ROWS` at a time; ``by_start``: by trace, then start
+    (``start_ns``), ordered here, not by the query (sorting its result there held several
+    times its size)."""
+    import pyarrow.compute as pc
+
+    table = store.query_arrow(
         sql,
         {
             "project": project,
@@ -894,6 +908,18 @@ def _of_traces(
         }
         | extra,
     )
+    order = (
+        pc.sort_indices(table, [("trace_id", "ascending"), ("start_ns", "ascending")])
+        if by_start
+        else None
+    )
+    for start in range(0, table.num_rows, _SLICE_ROWS):
+        part = (
+            table.slice(start, _SLICE_ROWS)
+            if order is None
+            else table.take(order.slice(start, _SLICE_ROWS))
+        )
+        yield from zip(*(part.column(c).to_pylist() for c in columns), strict=True)
 
 
 def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, dict[str, str]]:
@@ -902,10 +928,9 @@ def _requests(store: Queryable, project: str, wanted: list[TraceData]) -> dict[s
     calls carries a request); one ``otel_traces`` query, none for no traces."""
     if not wanted:
         return {}
-    c = _of_traces(store, Q.LOAD_PROMPTS, project, wanted)
     prompts: dict[str, dict[str, str]] = {t.trace_id: {} for t in wanted}
-    for trace_id, span_id, messages in zip(
-        c.get("trace_id", ()), c.get("span_id", ()), c.get("messages", ()), strict=True
+    for trace_id, span_id, messages in _of_traces(
+        store, Q.LOAD_PROMPTS, project, wanted, ("trace_id", "span_id", "messages"), by_start=True
     ):
         if text := user_request(dict(messages)):
             prompts[trace_id][span_id] = text  # rows come by start: first wins
@@ -922,15 +947,15 @@ def _component_calls(
         return
     wanted = [traces[i] for i in calls]
     spans = ",".join(s for ids in calls.values() for s in ids)
-    c = _of_traces(store, Q.LOAD_COMPONENT_CALLS, project, wanted, spans=spans)
     values = {
         span_id: (arguments, key, result)
-        for span_id, arguments, key, result in zip(
-            c.get("span_id", ()),
-            c.get("arguments", ()),
-            c.get("args_key", ()),
-            c.get("result", ()),
-            strict=True,
+        for span_id, arguments, key, result in _of_traces(
+            store,
+            Q.LOAD_COMPONENT_CALLS,
+            project,
+            wanted,
+            ("span_id", "arguments", "args_key", "result"),
+            spans=spans,
         )
     }
     for t in wanted:
@@ -950,10 +975,9 @@ def _attempt_names(
     ``otel_traces`` query, none for no traces."""
     if not wanted:
         return {}
-    c = _of_traces(store, Q.LOAD_ATTEMPT_NAMES, project, wanted)
     out: dict[str, dict[str, str]] = {}
-    for trace_id, span_id, name in zip(
-        c.get("trace_id", ()), c.get("span_id", ()), c.get("name", ()), strict=True
+    for trace_id, span_id, name in _of_traces(
+        store, Q.LOAD_ATTEMPT_NAMES, project, wanted, ("trace_id", "span_id", "name")
     ):
         out.setdefault(trace_id, {})[span_id] = name
     return out
@@ -965,18 +989,22 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
     parent and start; one ``otel_traces`` query, none for no traces."""
     if not wanted:
         return {}
-    c = _of_traces(store, Q.LOAD_ANSWERS, project, wanted)
     out: dict[str, dict[str, Said]] = {}
-    for trace_id, span_id, parent, start, duration, kind, inferred, attributes in zip(
-        c.get("trace_id", ()),
-        c.get("span_id", ()),
-        c.get("parent_span_id", ()),
-        c.get("start_ns", ()),
-        c.get("duration_ns", ()),
-        c.get("kind", ()),
-        c.get("inferred", ()),
-        c.get("answers", ()),
-        strict=True,
+    for trace_id, span_id, parent, start, duration, kind, inferred, attributes in _of_traces(
+        store,
+        Q.LOAD_ANSWERS,
+        project,
+        wanted,
+        (
+            "trace_id",
+            "span_id",
+            "parent_span_id",
+            "start_ns",
+            "duration_ns",
+            "kind",
+            "inferred",
+            "answers",
+        ),
     ):
         if text := answer(dict(attributes), kind, bool(inferred)):
             said = Said(kind, parent, int(start), int(duration), text)

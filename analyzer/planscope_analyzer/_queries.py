@@ -205,20 +205,24 @@ WHERE Project = {project:String}
 # What the LLM calls of the traces in {ids:String} were asked (runs that failed without an
 # objective: the loader takes the planner's prompt as the objective): their input-message
 # attributes in every convention, as planscope_collector.observed.user_request reads them.
+# Unordered (the loader orders them in Arrow) and on one thread: these input messages are most
+# of a framework batch's bytes, and an ORDER BY here, or reading threads, held several times
+# the result (peak RSS, docs/benchmarks-log.md, 2026-12-05).
 LOAD_PROMPTS = f"""
-SELECT TraceId AS trace_id, SpanId AS span_id, {user_request_sql()} AS messages
+SELECT TraceId AS trace_id, SpanId AS span_id, toUnixTimestamp64Nano(Timestamp) AS start_ns,
+       {user_request_sql()} AS messages
 FROM otel_traces
 WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
   AND notEmpty(messages)
-ORDER BY TraceId, Timestamp
+SETTINGS max_threads = 1
 """
 
 # What the LLM calls and inferred agent runs of the traces in {ids:String} answered and what
 # their tool calls were called with (traces with no plan the span model read:
 # observed.read_plans looks for one in what a planner said), as
-# planscope_collector.observed.answer reads it.
+# planscope_collector.observed.answer reads it. One thread, as LOAD_PROMPTS.
 LOAD_ANSWERS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
@@ -228,6 +232,7 @@ WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
   AND notEmpty(answers)
+SETTINGS max_threads = 1
 """
 
 

@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from planscope import semconv as A
 from planscope_analyzer import Analyzer, detect, load_traces
 from planscope_analyzer._columns import Screen
+from planscope_analyzer._engine import _chunks
 from planscope_analyzer._load import fill_traces, index_traces
 from planscope_analyzer._model import TraceData
 from planscope_analyzer.detectors import DETECTORS
@@ -160,13 +161,24 @@ def test_batching_by_start_finds_the_same(suite: tuple[Store, list[str]]) -> Non
     whole = Analyzer(store).analyze("default", ids, write=False)
     assert whole.traces == len(ids) and whole.findings
     small = Analyzer(store, batch_traces=7).analyze("default", ids, write=False)
-    window = Analyzer(store, window_batch_traces=5).analyze_window("default", 0, write=False)
+    window = Analyzer(store, window_batch_spans=60).analyze_window("default", 0, write=False)
     for other in (small, window):
         assert other.traces == whole.traces and other.spans == whole.spans
         assert _findings(other) == _findings(whole)
     # Results come in trace id order, whatever the batches were.
     assert [f.trace_id for f in window.findings] == sorted(f.trace_id for f in window.findings)
     assert set(window.phases) == {"load", "detect", "write"}
+
+
+def test_window_batches_are_cut_by_spans() -> None:
+    """A window pass's batch holds at most its span budget (a larger trace alone), traces kept
+    in order; an id-named batch counts traces."""
+    sizes = [3, 50, 2, 2, 6, 60, 1, 9]
+    traces = [TraceData("p", f"t{i}", span_count=n) for i, n in enumerate(sizes)]
+    by_spans = [[t.span_count for t in c] for c in _chunks(traces, 10, spans=True)]
+    assert by_spans == [[3], [50], [2, 2, 6], [60], [1, 9]]
+    assert [len(c) for c in _chunks(traces, 3, spans=False)] == [3, 3, 2]
+    assert [t for c in _chunks(traces, 10, spans=True) for t in c] == traces
 
 
 def test_screens_hold_back_no_finding(suite: tuple[Store, list[str]]) -> None:
@@ -241,5 +253,5 @@ def test_a_failed_write_stops_a_window_pass(suite: tuple[Store, list[str]]) -> N
     store, _ = suite
     failing = _WritesFailAfter(store, ok=4)
     with pytest.raises(StoreUnavailable, match="disk full"):
-        Analyzer(failing, window_batch_traces=5).analyze_window("default", 0)
+        Analyzer(failing, window_batch_spans=60).analyze_window("default", 0)
     assert failing.inserts == 5  # no batch was written after the failed one
