@@ -245,16 +245,22 @@ def _first_set(*keys: str) -> str:
     )
 
 
+# a tool call's arguments and result, in the conventions the span model reads them from
+_TOOL_ARGUMENTS = _first_set(
+    A.GEN_AI_TOOL_CALL_ARGUMENTS, A.OI_INPUT_VALUE, A.TL_ENTITY_INPUT, A.LF_OBSERVATION_INPUT
+)
+_TOOL_RESULT = _first_set(
+    A.GEN_AI_TOOL_CALL_RESULT, A.OI_OUTPUT_VALUE, A.TL_ENTITY_OUTPUT, A.LF_OBSERVATION_OUTPUT
+)
+
 # The arguments and result of the spans in {spans:String} of the traces in {ids:String} that
 # binding found to be tool calls although the span model did not (observed.bind, component
 # calls), read as the span model reads a tool call's (migration 0029).
 LOAD_COMPONENT_CALLS = f"""
 SELECT SpanId AS span_id,
-       {_first_set(A.GEN_AI_TOOL_CALL_ARGUMENTS, A.OI_INPUT_VALUE, A.TL_ENTITY_INPUT,
-                   A.LF_OBSERVATION_INPUT)} AS arguments,
+       {_TOOL_ARGUMENTS} AS arguments,
        if(arguments != '', lower(hex(cityHash64(arguments))), '') AS args_key,
-       {_first_set(A.GEN_AI_TOOL_CALL_RESULT, A.OI_OUTPUT_VALUE, A.TL_ENTITY_OUTPUT,
-                   A.LF_OBSERVATION_OUTPUT)} AS result
+       {_TOOL_RESULT} AS result
 FROM otel_traces
 WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
