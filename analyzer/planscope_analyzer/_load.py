@@ -372,10 +372,14 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
     for t in wanted:
         found = event_calls(events.get(t.trace_id, ()))
         for call in found:
-            status = "Error" if call.failed else "Unset"
             t.tools.append(
                 _inferred_call(
-                    call.span_id, call.parent_span_id, call.tool, status, call.start_ns, call.end_ns
+                    call.span_id,
+                    call.parent_span_id,
+                    call.tool,
+                    call.status_code,
+                    call.start_ns,
+                    call.end_ns,
                 )._replace(
                     args_key=hashlib.blake2b(call.arguments.encode(), digest_size=8).hexdigest()
                     if call.arguments
@@ -391,7 +395,7 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
                         call.span_id,
                         call.parent_span_id,
                         call.name,
-                        status,
+                        call.status_code,
                         call.message,
                         call.start_ns,
                         call.end_ns,
@@ -404,23 +408,28 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
     return changed
 
 
+def _run_nodes(t: TraceData) -> list[SpanNode]:
+    """The runs of a loaded trace as span nodes (kind, parent, start, status, inferred)."""
+    return [
+        SpanNode(
+            r.span_id,
+            r.parent_span_id,
+            A.KIND_RUN,
+            r.agent,
+            inferred=r.inferred,
+            failed=r.status_code == "Error",
+            start_ns=r.start_ns,
+        )
+        for r in t.runs
+    ]
+
+
 def _typed_nodes(t: TraceData) -> list[SpanNode]:
     """The runs, plans, step attempts and tool calls of a loaded trace as span nodes (their
     kind, parent, start, status and whether the span model inferred them), for the rules of
     ``planscope_collector.observed`` that read no more."""
     return [
-        *(
-            SpanNode(
-                r.span_id,
-                r.parent_span_id,
-                A.KIND_RUN,
-                r.agent,
-                inferred=r.inferred,
-                failed=r.status_code == "Error",
-                start_ns=r.start_ns,
-            )
-            for r in t.runs
-        ),
+        *_run_nodes(t),
         *(
             SpanNode(p.span_id, p.parent_span_id, A.KIND_PLAN, "", inferred=p.inferred)
             for p in t.plans
@@ -437,6 +446,8 @@ def _agent_roots(t: TraceData) -> bool:
     """A trace of agent runs with no application span over them (``observed.agent_roots``):
     one run no span stands for (``observed.NO_SPAN``), the agent runs its step attempts, each
     named after its agent. True when the trace was changed."""
+    if len(t.runs) < 2:  # agent_roots needs several runs: most traces end here, nothing built
+        return False
     typed = t.typed_span_ids()
     untyped = [
         SpanNode(
@@ -453,7 +464,7 @@ def _agent_roots(t: TraceData) -> bool:
     ]
     runs = {r.span_id: r for r in t.runs}
     agents = {r.span_id: r.agent for r in t.runs}
-    found = agent_roots([n for n in _typed_nodes(t) if n.kind == A.KIND_RUN] + untyped, agents)
+    found = agent_roots(_run_nodes(t) + untyped, agents)
     if found is None:
         return False
     roots = [runs[span_id] for span_id in found.attempts]

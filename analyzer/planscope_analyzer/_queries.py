@@ -177,7 +177,7 @@ WHERE Project = {{project:String}}
 """
 
 # The events of the traces in {ids:String} that observed.event_calls reads (GenAI events with a
-# tool call id: the tool calls said only as events), in event order.
+# tool call id: the tool calls said only as events); unordered: event_calls orders them.
 LOAD_TOOL_EVENTS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id,
        toUnixTimestamp64Nano(Events.Timestamp) AS time_ns, Events.Name AS name,
@@ -188,7 +188,6 @@ WHERE Project = {{project:String}}
   AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
   AND {tool_event_sql()}
-ORDER BY TraceId, time_ns
 """
 
 # The span names of the inferred step attempts of the traces in {ids:String} (a step named

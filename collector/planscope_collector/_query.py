@@ -468,7 +468,7 @@ def _add_event_calls(spans: list[dict[str, Any]], calls: Sequence[EventCall]) ->
             "start_ns": c.start_ns,
             "end_ns": c.end_ns,
             "duration_ns": c.end_ns - c.start_ns,
-            "status_code": "Error" if c.failed else "Unset",
+            "status_code": c.status_code,
             "status_message": c.message,
             "attributes": attributes,
             "events": [],

@@ -592,6 +592,11 @@ class EventCall:
         return bool(self.error_type)
 
     @property
+    def status_code(self) -> str:
+        """The status a tool call's span would have (``Error`` when it failed, else ``Unset``)."""
+        return "Error" if self.failed else "Unset"
+
+    @property
     def name(self) -> str:
         """The name a tool call's span would have (GenAI ``execute_tool <tool>``)."""
         return f"{A.OP_EXECUTE_TOOL} {self.tool}"
@@ -986,13 +991,18 @@ def _evidence_input(text: str) -> dict[str, Any]:
         if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
             pairs[m.group(1)] = value[1:-1]
         else:
-            pairs[m.group(1)] = int(value) if re.fullmatch(r"-?\d+", value) else value
+            pairs[m.group(1)] = _whole_number(value)
         at = m.end()
     if at < len(text.rstrip()) or not pairs:
         whole = text.strip()
         quoted = len(whole) > 1 and whole[0] in "\"'" and whole[-1] == whole[0]
         return {"input": whole[1:-1] if quoted and whole[0] not in whole[1:-1] else whole}
     return pairs
+
+
+def _whole_number(value: str) -> int | str:
+    """A plan's value as written, a whole number as a number (``"8"`` → 8, ``"8a"`` stays)."""
+    return int(value) if re.fullmatch(r"-?\d+", value) else value
 
 
 _TEMPLATE = re.compile(r"\{\{[^{}]*\}\}|\{%.*?%\}|\{#.*?#\}", re.DOTALL)
@@ -1314,7 +1324,7 @@ def _pairs(text: str, names: set[str]) -> dict[str, Any]:
             value = value[1:-1]
         if value in names or not re.search(r"[^\W_]", value):
             continue
-        out.setdefault(key, int(value) if re.fullmatch(r"-?\d+", value) else value)
+        out.setdefault(key, _whole_number(value))
     return out
 
 
@@ -1768,7 +1778,7 @@ def _cell(text: str) -> Any:
     pairs = [m.groups() for p in parts if (m := _PAIR.fullmatch(p))]
     if not pairs or len(pairs) < len([p for p in parts if p.strip()]):
         return text
-    return {k: int(v) if re.fullmatch(r"-?\d+", v) else v for k, v in pairs}
+    return {k: _whole_number(v) for k, v in pairs}
 
 
 # --- what an LLM call was asked -----------------------------------------------------------------
