@@ -16,6 +16,7 @@ from . import (
     customs,
     etl,
     fleet,
+    grants,
     lab,
     lease,
     moving,
@@ -51,7 +52,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (Semantic Kernel) through its own diagnostics and the solar agent (Microsoft Agent
     Framework) through its own instrumentation, both relayed from the global tracer provider to
     ``provider``, the moving agent through the Langfuse SDK's observations, its client's tracer
-    provider relayed to ``provider``.
+    provider relayed to ``provider``, the grants agent through the Logfire SDK's spans and logs,
+    its additional span processor a relay to ``provider``'s processors.
     """
     import planscope
 
@@ -61,6 +63,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     framework, traceloop, pydantic, agents_sdk, langgraph = [], [], [], [], []
     pydantic_ai, smol, agno, dspy, haystack, kernel, maf = [], [], [], [], [], [], []
     langfuse: list[Label] = []
+    logfire: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -90,6 +93,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             maf.append(label)
         elif label.agent == "moving":
             langfuse.append(label)
+        elif label.agent == "grants":
+            logfire.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -105,6 +110,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(fleet.play(kernel, provider))
     out.update(solar.play(maf, provider))
     out.update(moving.play(langfuse, provider))
+    out.update(grants.play(logfire, provider))
     return out
 
 
