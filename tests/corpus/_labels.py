@@ -247,6 +247,29 @@ SPLITS: dict[str, dict[str, range]] = {
         "solar": range(45000, 45008),
         "moving": range(45000, 45020),
     },
+    # Sealed 14: built before the sealed-14 round changed any detector or the span mapping,
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed14``): new seeds of the sixteen agents and a
+    # seventeenth agent (grants: the Logfire SDK's spans and logs).
+    "sealed14": {
+        "travel": range(47000, 47008),
+        "etl": range(47000, 47008),
+        "support": range(47000, 47008),
+        "refund": range(47000, 47006),
+        "restock": range(47000, 47008),
+        "release": range(47000, 47008),
+        "analyst": range(47000, 47008),
+        "oncall": range(47000, 47008),
+        "claims": range(47000, 47008),
+        "lab": range(47000, 47008),
+        "lease": range(47000, 47008),
+        "customs": range(47000, 47008),
+        "venue": range(47000, 47008),
+        "fleet": range(47000, 47008),
+        "solar": range(47000, 47008),
+        "moving": range(47000, 47008),
+        "grants": range(47000, 47020),
+    },
 }
 
 _ERRORS = (
@@ -1651,6 +1674,125 @@ def _moving_wrong_card(rng: random.Random) -> tuple[str, str, str, dict[str, Any
     return PROPAGATION, "pay_deposit", "", {"card": rng.choice(["CARD-4471", "CARD-4714"])}
 
 
+# --- grants: a research grant funded on the Logfire SDK (sealed-14). A registry of oversight
+# reviewers searched page by page, the ethics board's clearance (decided later: polled), the
+# award panel, the institution's bank account for the first tranche and the grantee portal;
+# the app then checks the clearance against the grant's start and watches the grant's first
+# quarter. The planner (a Makefile) trusts the program officer's notes over the proposal: the
+# scenario's wrong value comes from a note.
+def _grants_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _grants_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service answers a serialization failure (40001) once or twice; the app's
+    # re-run works
+    step = rng.choice(["find_reviewer", "request_clearance", "convene_panel", "disburse_tranche"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "queued"}
+
+
+def _grants_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # too many connections (53300) once or twice inside one executor run; the model's 2nd or
+    # 3rd call (a later slot) works
+    step = rng.choice(["request_clearance", "convene_panel", "disburse_tranche", "notify_grantee"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _grants_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the ethics board does not sit before the grant's start: the clearance request answers
+    # 55000 naming the earliest start; one new plan, then everything works
+    return "healthy", "", PROPAGATION, {"new_start": rng.choice(["2027-04-05", "2027-05-03"])}
+
+
+def _grants_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the reviewer registry has 4-9 pages of conflicted reviewers; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _grants_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the clearance is PENDING 3-8 times, then cleared
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _grants_external_freeze(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the panel, the tranche, the letter and a passed check, a federal funding freeze on
+    # the institution suspends the grant: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 3)}
+
+
+def _grants_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step meets a serialization failure (varying texts), re-run by
+    # the app; the last error is final (57014)
+    step = rng.choice(["find_reviewer", "request_clearance", "convene_panel", "disburse_tranche"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "queued"}
+
+
+def _grants_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run the service answers 53300 again and again while the model asks
+    # for a later slot; the last error is final
+    step = rng.choice(["request_clearance", "convene_panel", "notify_grantee"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _grants_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # disburse_tranche fails in every plan: a serialization failure (re-run), then 55000 naming
+    # another account (a new plan); the last error is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "disburse_tranche",
+        "",
+        {
+            "step": "disburse_tranche",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "raise": "replans",
+        },
+    )
+
+
+def _grants_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the clearance never leaves PENDING: the executor checks until it stalls
+    return RUNAWAY, "request_clearance", "", {"step": "request_clearance"}
+
+
+def _grants_wrong_field(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another field: find_reviewer finds a reviewer of that field and the
+    # clearance goes through with them; convening the panel is refused for good (42501)
+    return PROPAGATION, "find_reviewer", "", {"field": rng.choice(["economics", "ecotoxicology"])}
+
+
+def _grants_wrong_start(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's start date has its digits swapped: every step succeeds, the app's award check
+    # fails (the clearance is from another date)
+    return PROPAGATION, "request_clearance", "", {"start": rng.choice(["2027-01-03", "2027-03-10"])}
+
+
+def _grants_wrong_institution(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's institution id has two digits swapped: the panel awards it, the tranche is
+    # refused for good (not the institution on the proposal)
+    return (
+        PROPAGATION,
+        "convene_panel",
+        "",
+        {"institution": rng.choice(["INST-3871", "INST-8317"])},
+    )
+
+
+def _grants_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's bank account has two digits swapped: the tranche is refused for good (02000)
+    return (
+        PROPAGATION,
+        "disburse_tranche",
+        "",
+        {"account": rng.choice(["IBAN-DE44-5012", "IBAN-DE44-5201"])},
+    )
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -1891,6 +2033,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_address": _moving_wrong_address,
         "wrong_card": _moving_wrong_card,
     },
+    "grants": {
+        "healthy": _grants_healthy,
+        "flaky_step": _grants_flaky_step,
+        "flaky_tool": _grants_flaky_tool,
+        "legit_replan": _grants_legit_replan,
+        "pagination": _grants_pagination,
+        "polling_ends": _grants_polling_ends,
+        "external_freeze": _grants_external_freeze,
+        "loop_step_varying": _grants_loop_step,
+        "loop_tool_in_step": _grants_loop_tool,
+        "loop_across_replans": _grants_loop_replans,
+        "loop_poll_stuck": _grants_loop_poll,
+        "wrong_field": _grants_wrong_field,
+        "wrong_start": _grants_wrong_start,
+        "wrong_institution": _grants_wrong_institution,
+        "wrong_account": _grants_wrong_account,
+    },
 }
 
 
@@ -1904,6 +2063,7 @@ FROM_MIDDLE = {
     "sealed11",
     "sealed12",
     "sealed13",
+    "sealed14",
 }
 
 
