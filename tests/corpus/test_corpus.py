@@ -31,6 +31,7 @@ from tests.corpus import (
     claims,
     customs,
     fleet,
+    grants,
     lease,
     moving,
     play,
@@ -82,6 +83,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed11",
         "sealed12",
         "sealed13",
+        "sealed14",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -620,6 +622,66 @@ def check_moving_plays() -> None:
     assert list(done) == ["find_mover"]
     assert [st.id for st in first][1:] == [st.id for st in second]
     assert second[0].args["day"] == ("value", replan.params["new_day"]) != first[1].args["day"]
+
+
+def test_grants_agent_plays_sealed14_scenarios() -> None:
+    """The Logfire-SDK grants agent (sealed-14 only) plays labelled scenarios under Logfire's
+    spans and logs, in a child process (the play's Logfire instance stays for the process):
+    ``check_grants_plays``."""
+    _check_in_child("check_grants_plays")
+
+
+def check_grants_plays() -> None:
+    """The grants agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-14 runs). A retry loop inside one executor run: one failed service span (its
+    exception recorded) and one zero-duration warn log per injected error under one
+    ``run {step} attempt {attempt}`` span, the model asking for a later slot each time; a
+    legitimate re-plan: the planner answers a second Makefile that knows the done step and asks
+    for the start the ethics board named."""
+    labels = _committed("grants", "sealed14")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    spans = _played_in_memory(grants.play, picked)
+    (root,) = [s for s in spans if s.parent is None]
+    attrs = root.attributes or {}
+    assert root.name == "fund grant {grant}" and str(attrs["logfire.msg"]).startswith(
+        "fund grant GR-"
+    )
+    assert attrs["outcome"] == "failed" and root.status.status_code is StatusCode.ERROR
+    assert [e.name for e in root.events] == ["exception"]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    tool = {
+        "request_clearance": "ethics_board",
+        "convene_panel": "panel_scheduler",
+        "notify_grantee": "award_letter",
+    }[picked.step]
+    calls = [s for s in spans if s.name.split()[0] == tool]
+    _assert_failed_calls(calls, picked, "not_before")
+    assert all([e.name for e in s.events] == ["exception"] for s in calls)
+    (executor,) = {s.parent.span_id for s in calls if s.parent}  # one executor run
+    assert by_id[executor].name == "run {step} attempt {attempt}"
+    assert (by_id[executor].attributes or {})["step"] == picked.step
+    warned = [s for s in spans if s.name == "{tool} failed: {error}"]
+    assert len(warned) == len(calls) and {s.start_time == s.end_time for s in warned} == {True}
+    assert {(s.attributes or {}).get("logfire.span_type") for s in warned} == {"log"}
+    assert sum(s.name == "plan grant {grant} revision {revision}" for s in spans) == 1
+    assert {"logfire", "logfire.openai"} == {
+        s.instrumentation_scope.name for s in spans if s.instrumentation_scope
+    }
+
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    spans = sorted(_played_in_memory(grants.play, replan), key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert (root.attributes or {})["outcome"] == "funded"
+    assert root.status.status_code is StatusCode.UNSET
+    (first, _), (second, done) = [
+        grants.parse_plan(str((s.attributes or {})["plan"]))
+        for s in spans
+        if s.name == "plan grant {grant} revision {revision}"
+    ]
+    assert list(done) == ["find_reviewer"]
+    assert [st.id for st in first][1:] == [st.id for st in second]
+    start = ("value", replan.params["new_start"])
+    assert second[0].args["start"] == start != first[1].args["start"]
 
 
 @pytest.mark.integration
