@@ -19,6 +19,7 @@ from . import (
     lab,
     lease,
     moving,
+    museum,
     oncall,
     refund,
     release,
@@ -51,7 +52,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (Semantic Kernel) through its own diagnostics and the solar agent (Microsoft Agent
     Framework) through its own instrumentation, both relayed from the global tracer provider to
     ``provider``, the moving agent through the Langfuse SDK's observations, its client's tracer
-    provider relayed to ``provider``.
+    provider relayed to ``provider``, the museum agent through MLflow Tracing, the spans MLflow
+    exports through OTLP relayed to ``provider``.
     """
     import planscope
 
@@ -61,6 +63,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     framework, traceloop, pydantic, agents_sdk, langgraph = [], [], [], [], []
     pydantic_ai, smol, agno, dspy, haystack, kernel, maf = [], [], [], [], [], [], []
     langfuse: list[Label] = []
+    mlflow_tracing: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -90,6 +93,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             maf.append(label)
         elif label.agent == "moving":
             langfuse.append(label)
+        elif label.agent == "museum":
+            mlflow_tracing.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -105,6 +110,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(fleet.play(kernel, provider))
     out.update(solar.play(maf, provider))
     out.update(moving.play(langfuse, provider))
+    out.update(museum.play(mlflow_tracing, provider))
     return out
 
 

@@ -619,7 +619,8 @@ class LoansOffice:
             with mlflow.start_span(
                 name=f"loan {self.world.loan}", span_type=SpanType.AGENT
             ) as root:
-                trace_id = root.trace_id
+                # MLflow's trace id is "tr-" and the OpenTelemetry trace id in hex
+                trace_id = root.trace_id.removeprefix("tr-")
                 root.set_inputs(AGREEMENT)
                 self.work()
                 self.check()
