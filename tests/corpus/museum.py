@@ -46,6 +46,7 @@ comes from a note. This source records no context data (no starvation label).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import logging
@@ -665,9 +666,6 @@ class _Relay(SpanProcessor):
 
 
 _RELAY = _Relay()
-_SETUP = threading.Lock()
-_PROVIDER: list[TracerProvider] = []
-"""MLflow's provider once made (the process's one)."""
 
 
 @contextmanager
@@ -688,21 +686,19 @@ def _otlp_env(endpoint: str) -> Iterator[None]:
                 os.environ[k] = v
 
 
+@functools.cache
 def _mlflow_provider() -> TracerProvider:
     """MLflow's own tracer provider, made once per process: MLflow's OTLP span processor to a
     loopback sink, then the relay."""
-    with _SETUP:
-        if not _PROVIDER:
-            sink = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
-            threading.Thread(target=sink.serve_forever, daemon=True).start()
-            # a tracking URI of its own (never written: OTLP is the only destination); the
-            # default one would look for ./mlruns in the working directory
-            mlflow.set_tracking_uri(Path(tempfile.mkdtemp(prefix="corpus-museum-")).as_uri())
-            with _otlp_env(f"http://127.0.0.1:{sink.server_port}/v1/traces"):
-                provider = mlflow.tracing.get_bridged_tracer_provider()
-            provider.add_span_processor(_RELAY)
-            _PROVIDER.append(provider)
-        return _PROVIDER[0]
+    sink = ThreadingHTTPServer(("127.0.0.1", 0), _Sink)
+    threading.Thread(target=sink.serve_forever, daemon=True).start()
+    # a tracking URI of its own (never written: OTLP is the only destination); the default
+    # one would look for ./mlruns in the working directory
+    mlflow.set_tracking_uri(Path(tempfile.mkdtemp(prefix="corpus-museum-")).as_uri())
+    with _otlp_env(f"http://127.0.0.1:{sink.server_port}/v1/traces"):
+        provider = mlflow.tracing.get_bridged_tracer_provider()
+    provider.add_span_processor(_RELAY)
+    return provider
 
 
 def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
