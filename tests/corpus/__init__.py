@@ -20,6 +20,7 @@ from . import (
     lab,
     lease,
     moving,
+    museum,
     oncall,
     refund,
     release,
@@ -53,7 +54,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     Framework) through its own instrumentation, both relayed from the global tracer provider to
     ``provider``, the moving agent through the Langfuse SDK's observations, its client's tracer
     provider relayed to ``provider``, the grants agent through the Logfire SDK's spans and logs,
-    its additional span processor a relay to ``provider``'s processors.
+    its additional span processor a relay to ``provider``'s processors, the museum agent
+    through MLflow Tracing, the spans MLflow exports through OTLP relayed to ``provider``.
     """
     import planscope
 
@@ -64,6 +66,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     pydantic_ai, smol, agno, dspy, haystack, kernel, maf = [], [], [], [], [], [], []
     langfuse: list[Label] = []
     logfire: list[Label] = []
+    mlflow_tracing: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -95,6 +98,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langfuse.append(label)
         elif label.agent == "grants":
             logfire.append(label)
+        elif label.agent == "museum":
+            mlflow_tracing.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -111,6 +116,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(solar.play(maf, provider))
     out.update(moving.play(langfuse, provider))
     out.update(grants.play(logfire, provider))
+    out.update(museum.play(mlflow_tracing, provider))
     return out
 
 

@@ -270,6 +270,29 @@ SPLITS: dict[str, dict[str, range]] = {
         "moving": range(47000, 47008),
         "grants": range(47000, 47020),
     },
+    # Sealed 15: built before any detector or the span mapping saw an MLflow Tracing span,
+    # labels committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed15``): new seeds of the sixteen agents and a
+    # seventeenth agent (museum: MLflow Tracing, exported through OTLP).
+    "sealed15": {
+        "travel": range(49000, 49008),
+        "etl": range(49000, 49008),
+        "support": range(49000, 49008),
+        "refund": range(49000, 49006),
+        "restock": range(49000, 49008),
+        "release": range(49000, 49008),
+        "analyst": range(49000, 49008),
+        "oncall": range(49000, 49008),
+        "claims": range(49000, 49008),
+        "lab": range(49000, 49008),
+        "lease": range(49000, 49008),
+        "customs": range(49000, 49008),
+        "venue": range(49000, 49008),
+        "fleet": range(49000, 49008),
+        "solar": range(49000, 49008),
+        "moving": range(49000, 49008),
+        "museum": range(49000, 49020),
+    },
 }
 
 _ERRORS = (
@@ -1793,6 +1816,123 @@ def _grants_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, 
     )
 
 
+# --- museum: a painting lent to another museum's exhibition, traced only through MLflow Tracing
+# (sealed-15). A registry of fine-art shippers searched page by page, the state indemnity that
+# insures the loan (approved later: polled), the shipper's climate-controlled transport, the loans
+# office's fee invoice and the borrower's registrar; the app then checks the indemnity's cover
+# against the agreed valuation and watches the shipment to the gallery wall. The planner (RFC 822
+# stanzas, amendments after a failure) trusts the registrar's notes over the loan agreement: the
+# scenario's wrong value comes from a note.
+def _museum_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _museum_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service answers EX_UNAVAILABLE once or twice; the app's re-run works
+    step = rng.choice(["find_shipper", "request_indemnity", "book_transport", "invoice_fee"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "unavailable"}
+
+
+def _museum_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # EX_TEMPFAIL once or twice inside one executor run; the model's 2nd or 3rd call (a later
+    # window) works
+    step = rng.choice(["request_indemnity", "book_transport", "invoice_fee", "confirm_loan"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _museum_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # no climate-controlled truck is free on the shipping day: the booking answers EX_CONFIG
+    # naming the next slot; one amendment, then everything works
+    return "healthy", "", PROPAGATION, {"new_slot": rng.choice(["2027-03-15", "2027-03-22"])}
+
+
+def _museum_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the shipper registry has 4-9 pages of shippers whose accreditation lapsed; the good one
+    # is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _museum_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the indemnity application is UNDER_REVIEW 3-8 times, then approved
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _museum_external_flood(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the transport was booked, the fee invoiced, the registrar told and the indemnity
+    # verified, a burst main floods the gallery and the lender recalls the painting: not the
+    # agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(2, 4)}
+
+
+def _museum_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step meets EX_UNAVAILABLE (varying texts), re-run by the app;
+    # the last error is final
+    step = rng.choice(["find_shipper", "request_indemnity", "book_transport", "invoice_fee"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "unavailable"}
+
+
+def _museum_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run the service answers EX_TEMPFAIL again and again while the model
+    # asks for a later window; the last error is final
+    step = rng.choice(["request_indemnity", "book_transport", "confirm_loan"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _museum_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # invoice_fee fails in every revision: EX_UNAVAILABLE (re-run), then EX_CONFIG naming
+    # another of the borrower's accounts (an amendment); the last error is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "invoice_fee",
+        "",
+        {
+            "step": "invoice_fee",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "raise": "replans",
+        },
+    )
+
+
+def _museum_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the indemnity application never leaves UNDER_REVIEW: the executor checks until it stalls
+    return RUNAWAY, "request_indemnity", "", {"step": "request_indemnity"}
+
+
+def _museum_wrong_country(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names a neighbouring country: find_shipper finds a shipper accredited there and
+    # the indemnity is applied for with it; booking its transport is refused for good (no
+    # accreditation for the route)
+    return PROPAGATION, "find_shipper", "", {"country": rng.choice(["se", "no", "de"])}
+
+
+def _museum_wrong_valuation(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's valuation has two digits swapped: every step succeeds (the booking, the
+    # invoice and the confirmation carry the indemnity), the app's indemnity check fails
+    return (
+        PROPAGATION,
+        "request_indemnity",
+        "",
+        {"valuation": rng.choice([4080000, 8400000])},
+    )
+
+
+def _museum_wrong_venue(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another of the borrower's galleries: the transport is booked to it, and
+    # the fee invoice is refused for good (not the venue on the loan agreement)
+    return PROPAGATION, "book_transport", "", {"venue": rng.choice(["KHN-GAL5", "KHN-GAL8"])}
+
+
+def _museum_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account number has two digits swapped: the fee invoice is refused for good
+    return PROPAGATION, "invoice_fee", "", {"account": rng.choice(["ACC-7371", "ACC-7713"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -2050,6 +2190,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_institution": _grants_wrong_institution,
         "wrong_account": _grants_wrong_account,
     },
+    "museum": {
+        "healthy": _museum_healthy,
+        "flaky_step": _museum_flaky_step,
+        "flaky_tool": _museum_flaky_tool,
+        "legit_replan": _museum_legit_replan,
+        "pagination": _museum_pagination,
+        "polling_ends": _museum_polling_ends,
+        "external_flood": _museum_external_flood,
+        "loop_step_varying": _museum_loop_step,
+        "loop_tool_in_step": _museum_loop_tool,
+        "loop_across_replans": _museum_loop_replans,
+        "loop_poll_stuck": _museum_loop_poll,
+        "wrong_country": _museum_wrong_country,
+        "wrong_valuation": _museum_wrong_valuation,
+        "wrong_venue": _museum_wrong_venue,
+        "wrong_account": _museum_wrong_account,
+    },
 }
 
 
@@ -2064,6 +2221,7 @@ FROM_MIDDLE = {
     "sealed12",
     "sealed13",
     "sealed14",
+    "sealed15",
 }
 
 

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import planscope
 import pytest
@@ -34,6 +35,7 @@ from tests.corpus import (
     grants,
     lease,
     moving,
+    museum,
     play,
     read_labels,
     scenarios,
@@ -84,6 +86,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed12",
         "sealed13",
         "sealed14",
+        "sealed15",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -682,6 +685,66 @@ def check_grants_plays() -> None:
     assert [st.id for st in first][1:] == [st.id for st in second]
     start = ("value", replan.params["new_start"])
     assert second[0].args["start"] == start != first[1].args["start"]
+
+
+def test_museum_agent_plays_sealed15_scenarios() -> None:
+    """The MLflow Tracing museum agent (sealed-15 only) plays labelled scenarios, the spans MLflow
+    exports through OTLP relayed to the play's provider, in a child process (MLflow keeps one
+    tracer provider per process): ``check_museum_plays``."""
+    _check_in_child("check_museum_plays")
+
+
+def check_museum_plays() -> None:
+    """The museum agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-15 runs). A retry loop inside one executor run: one ERROR ``TOOL`` span with MLflow's
+    exception event per injected error under one ``loan_executor`` ``AGENT`` span, the model
+    asking for a later window each time; a legitimate re-plan: the planner answers an amendment
+    that changes only the booking's shipping day to the slot the shipper named."""
+    labels = _committed("museum", "sealed15")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    spans = _played_in_memory(museum.play, picked)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("loan LN-") and root.status.status_code is StatusCode.ERROR
+    assert _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert [e.name for e in root.events] == ["exception"]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    tool = {
+        "request_indemnity": "indemnity_application",
+        "book_transport": "transport_booking",
+        "confirm_loan": "registrar_notice",
+    }[picked.step]
+    calls = [s for s in spans if s.name == tool]
+    _assert_failed_calls(calls, picked, "mlflow.spanInputs")
+    assert all(_mlflow(s, "mlflow.spanType") == "TOOL" for s in calls)
+    assert all("EX_TEMPFAIL" in str(s.events[0].attributes) for s in calls[:-1])
+    (executor,) = {s.parent.span_id for s in calls if s.parent}  # one executor run
+    assert by_id[executor].name == "loan_executor"
+    assert _mlflow(by_id[executor], "loan.step") == picked.step
+    assert sum(s.name == "loan_planner" for s in spans) == 1
+    types = {_mlflow(s, "mlflow.spanType") for s in spans}
+    assert {"AGENT", "CHAIN", "CHAT_MODEL", "TOOL"} <= types
+    assert not any(
+        str(k).startswith(("gen_ai.", "planscope.")) for s in spans for k in s.attributes or {}
+    )
+
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    spans = sorted(_played_in_memory(museum.play, replan), key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs") == {"outcome": "installed"}
+    first, second = [
+        _mlflow(s, "mlflow.spanOutputs")["plan"] for s in spans if s.name == "loan_planner"
+    ]
+    steps = museum.parse_plan(first)
+    assert [st.id for st in steps][2] == "book_transport" and not museum.parse_plan(second)
+    assert museum.parse_amendment(second) == {
+        "book_transport": {"With-ship_date": replan.params["new_slot"]}
+    }
+    assert steps[2].args["ship_date"] != replan.params["new_slot"]
+
+
+def _mlflow(span: ReadableSpan, key: str) -> Any:
+    """A span attribute MLflow wrote (it writes every value JSON-encoded)."""
+    return json.loads(str((span.attributes or {})[key]))
 
 
 @pytest.mark.integration
