@@ -315,7 +315,8 @@ def _langfuse(kind: str, output: str) -> dict[str, Any]:
 
 def test_a_langfuse_generations_answer_and_agents_output_are_read(store: Store) -> None:
     # the langfuse.openai wrapper records the answer message; other integrations the text itself
-    message = _langfuse("generation", json.dumps({"role": "assistant", "content": json.dumps(STEPS)}))
+    answered = {"role": "assistant", "content": json.dumps(STEPS)}
+    message = _langfuse("generation", json.dumps(answered))
     text = _langfuse("generation", json.dumps({"steps": STEPS}))
     root = _langfuse("agent", "")
     for answer in (message, text):
