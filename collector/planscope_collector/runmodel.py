@@ -554,19 +554,19 @@ SELECT TraceId AS trace_id, min(Begin) AS start_ns, max(Finish) AS end_ns FROM (
     FROM planscope_tool_calls WHERE {where} AND Source NOT IN ('planscope', '')
       AND TraceId NOT IN (SELECT TraceId FROM planscope_runs WHERE {where})
     UNION ALL
-    SELECT TraceId, min(toUnixTimestamp64Nano(Start)), max(toUnixTimestamp64Nano(End))
-    FROM planscope_runs WHERE {where} AND Inferred = 1 AND ParentSpanId = ''
-    GROUP BY TraceId HAVING count() >= 2
+    SELECT TraceId, toUnixTimestamp64Nano(Start), toUnixTimestamp64Nano(End)
+    FROM planscope_runs WHERE {where} AND Inferred = 1
 )
 GROUP BY TraceId
 """
 """Those of the traces whose typed rows ``{where}`` selects that have structure the span model
-inferred, or a framework's tool calls and no run (whose calls under the application's span
-``observed.bind`` may take as the runs), or several inferred agent runs that are roots (which
-``observed.agent_roots`` may take as the attempts of one run): the ones :func:`bind_traces`
-binds (planscope's own have nothing to bind), with the time range of those rows. A query of
-its own, its ids then bound as a literal set: as a subquery of each branch it would be
-evaluated once per branch (3x the cost on a 1,000-trace page)."""
+inferred (a run, step or plan: several agent runs ``observed.agent_roots`` may take as the
+attempts of one run, a run whose tool calls only GenAI events say), or a framework's tool
+calls and no run (whose calls under the application's span ``observed.bind`` may take as the
+runs): the ones :func:`bind_traces` binds (planscope's own have nothing to bind), with the
+time range of those rows. A query of its own, its ids then bound as a literal set: as a
+subquery of each branch it would be evaluated once per branch (3x the cost on a 1,000-trace
+page)."""
 
 CLOCK_SKEW_NS: Final = 3600 * 10**9
 """A trace's spans may start this long before (a root span, clock skew between services) or

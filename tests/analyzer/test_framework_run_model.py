@@ -68,3 +68,22 @@ def test_agent_roots_and_event_tool_calls_are_the_trace_apis_run_model(
     assert {span_id for span_id in named if shown[span_id] == "step"} <= {
         a.span_id for a in loaded.attempts
     }
+
+
+def test_one_agents_event_tool_calls_are_counted_in_the_list_as_in_the_detail(
+    server: BackgroundServer,
+) -> None:
+    # one agent run the span model inferred, its one tool call said only as events (it failed):
+    # no structure but the run for the list to bind by, still a call the detail shows
+    trace_id, spans = agent_runtime(server.url, agents=["worker"])
+    poll(f"{server.url}/api/traces/{trace_id}", lambda t: t["span_count"] == spans)
+    trace = httpx.get(f"{server.url}/api/traces/{trace_id}").json()
+    (listed,) = httpx.get(f"{server.url}/api/traces").json()["traces"]
+    assert [s["model"]["tool"] for s in trace["spans"] if s["planscope_kind"] == "tool"] == [
+        "health_check"
+    ]
+    assert (trace["metrics"]["tool_calls"], trace["metrics"]["failed_tool_calls"]) == (1, 1)
+    assert listed["tool_calls"] == trace["metrics"]["tool_calls"]
+    assert listed["outcome"] == trace["run"]["outcome"]
+    loaded = load_traces(server.app.state.collector.store, "default", [trace_id])[trace_id]
+    assert len(loaded.tools) == listed["tool_calls"]

@@ -148,8 +148,14 @@ def test_run_with_its_llm_and_tool_calls(ran: Ran, scenario: str) -> None:
 def test_plan_observed_from_the_planner(ran: Ran, scenario: str) -> None:
     trace = detail(ran, ran.scenario(scenario).trace_id)
     assert trace["plans"], "no plan"
-    steps = [s.get("id") or s.get("step_id") for s in trace["plans"][0].get("steps", [])]
-    assert steps == [s["id"] for s in PLAN]
+    # the planner's answer as the plan stream stored it at ingest, whatever the convention: its
+    # steps' ids, descriptions and tools (a plan only read when the trace is read has no
+    # description: planscope_collector.observed.read_plans gives ids and tools)
+    steps = [
+        (s.get("id") or s.get("step_id"), s.get("description"), s.get("tool"))
+        for s in trace["plans"][0].get("steps", [])
+    ]
+    assert steps == [(s["id"], s["description"], s["tool"]) for s in PLAN]
     # the agent planned once: spans that show the planner's answer again (its node, a chain
     # around its LLM call, the graph's state) are no second plan, no replan
     assert (len(trace["plans"]), trace["metrics"]["replans"]) == (1, 0)

@@ -10,6 +10,7 @@ import json
 import os
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -430,16 +431,17 @@ class _OneTrace(IdGenerator):
         return self.trace_id
 
 
-def agent_runtime(url: str) -> tuple[str, int]:
-    """A planner agent, then a worker agent run four times whose health check (a tool call the
-    model asked for, said only as events on its chat span) times out each time; no span
-    encloses the agents (AutoGen's agent runtime, Semantic Kernel's GenAI events), sent through
-    a real OTLP/HTTP exporter. The trace id and its number of spans."""
+def agent_runtime(
+    url: str, agents: Sequence[str] = ("planner", "worker", "worker", "worker", "worker")
+) -> tuple[str, int]:
+    """Agent runs in order (by default a planner, then a worker run four times); each worker's
+    health check (a tool call the model asked for, said only as events on its chat span) times
+    out; no span encloses the agents (AutoGen's agent runtime, Semantic Kernel's GenAI events),
+    sent through a real OTLP/HTTP exporter. The trace id and its number of spans."""
     ids = _OneTrace()
     provider = TracerProvider(id_generator=ids)
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
     tracer = provider.get_tracer("agent-runtime")
-    agents = ["planner"] + ["worker"] * 4
     for i, agent in enumerate(agents):
         attributes = {A.GEN_AI_OPERATION_NAME: "invoke_agent", A.GEN_AI_AGENT_NAME: agent}
         with tracer.start_as_current_span(f"invoke_agent {agent}", attributes=attributes) as run:

@@ -307,3 +307,38 @@ def test_a_plan_in_markdown_is_read_from_the_executor_runs_at_read_time(
     loaded = load_traces(store, "default", [t])[t]
     assert [s.step_id for s in loaded.plan_steps] == ["fetch", "pay"]
     assert [a.step_id for a in loaded.attempts] == ["planner", "fetch", "pay"]
+
+
+def _langfuse(kind: str, output: str) -> dict[str, Any]:
+    return {A.LF_OBSERVATION_TYPE: kind, A.LF_OBSERVATION_OUTPUT: output}
+
+
+def test_a_langfuse_generations_answer_and_agents_output_are_read(store: Store) -> None:
+    # the langfuse.openai wrapper records the answer message; other integrations the text itself
+    answered = {"role": "assistant", "content": json.dumps(STEPS)}
+    message = _langfuse("generation", json.dumps(answered))
+    text = _langfuse("generation", json.dumps({"steps": STEPS}))
+    root = _langfuse("agent", "")
+    for answer in (message, text):
+        t = _trace(store, answer, root_attrs=root)
+        assert [s[:3] for s in _plan_steps(store, t)] == [
+            ("fetch", "Fetch invoice 7", "get_invoice"),
+            ("pay", "Pay invoice 7", "pay"),
+        ]
+        (plan,) = store.query(
+            "SELECT Source FROM planscope_plans WHERE TraceId = {t:String}", {"t": t}
+        )
+        assert plan["Source"] == "langfuse"
+    # an agent observation's output names its steps, as an inferred run's output does
+    t = _trace(store, _langfuse("agent", json.dumps({"plan": STEPS})), root_attrs=root)
+    assert [s[0] for s in _plan_steps(store, t)] == ["fetch", "pay"]
+    # an answer of tool calls only, and text that is no JSON, are no plan rows
+    calls = {"role": "assistant", "content": None, "tool_calls": [{"function": {
+        "name": "plan", "arguments": json.dumps(STEPS)}}]}  # fmt: skip
+    t = _trace(
+        store,
+        _langfuse("generation", json.dumps(calls)),
+        _langfuse("generation", "1. fetch\n2. pay"),
+        root_attrs=root,
+    )
+    assert _plan_steps(store, t) == []
