@@ -1801,9 +1801,11 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     True
     """
     keys = " OR ".join(f"match(k, '{pattern}')" for pattern in _FLAT_MESSAGE_KEYS)
-    # a Langfuse observation's input is a generation's messages only when it names roles
-    langfuse = f"(k = '{A.LF_OBSERVATION_INPUT}' AND position(v, '\"role\"') > 0)"
-    return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {langfuse}, {column})"
+    # a Langfuse observation's or an MLflow span's input is a chat call's messages only when it
+    # names roles
+    inputs = f"'{A.LF_OBSERVATION_INPUT}', '{A.MLFLOW_SPAN_INPUTS}'"
+    chat = f"(k IN ({inputs}) AND position(v, '\"role\"') > 0)"
+    return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {chat}, {column})"
 
 
 def user_request(attributes: Mapping[str, str]) -> str:
@@ -1812,7 +1814,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     ``gen_ai.input.messages`` (parts, as pydantic-ai and OpenLLMetry write them, or a string
     ``content``), else OpenInference's ``llm.input_messages.{i}.message.*``, else the older
     OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
-    ``langfuse.observation.input`` (the messages, or a request holding them).
+    ``langfuse.observation.input`` or an MLflow chat span's ``mlflow.spanInputs`` (the messages,
+    or a request holding them).
 
     >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
     ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
@@ -1835,6 +1838,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
                 break
     if not messages:
         messages = _json_messages(attributes.get(A.LF_OBSERVATION_INPUT))
+    if not messages:
+        messages = _json_messages(attributes.get(A.MLFLOW_SPAN_INPUTS))
     return "\n".join(
         text
         for m in messages
@@ -1849,28 +1854,31 @@ _LLM_ANSWER_KEYS = (
     A.GEN_AI_OUTPUT_MESSAGES,
     A.GEN_AI_COMPLETION_CONTENT,
     A.LF_OBSERVATION_OUTPUT,
+    A.MLFLOW_SPAN_OUTPUTS,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
-output is the message, or its text)."""
+output is the message, or its text; an MLflow chat span's the provider's response)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
     "final_result",
     A.GEN_AI_OUTPUT_MESSAGES,
     A.LF_OBSERVATION_OUTPUT,
+    A.MLFLOW_SPAN_OUTPUTS,
 )
 """Where an agent run's output is: OpenInference, Traceloop, pydantic-ai's typed output, GenAI,
-Langfuse."""
+Langfuse, MLflow."""
 _TOOL_ARGUMENT_KEYS = (
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
     A.OI_INPUT_VALUE,
     A.TL_ENTITY_INPUT,
     "tool_arguments",
     A.LF_OBSERVATION_INPUT,
+    A.MLFLOW_SPAN_INPUTS,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migrations 0029, 0034): what a planner said through the tools it called."""
+them (migrations 0029, 0034, 0038): what a planner said through the tools it called."""
 
 
 def answer_sql(
@@ -1918,6 +1926,9 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     >>> answer({"langfuse.observation.output": '{"role": "assistant", "content": "<plan/>"}'},
     ...        "llm", False)
     '<plan/>'
+    >>> answer({"mlflow.spanOutputs": '{"choices": [{"message": {"role": "assistant", '
+    ...         '"content": "Step: fetch"}}]}'}, "llm", False)
+    'Step: fetch'
     """
     if kind == A.KIND_RUN and inferred:
         # a run that states its plan as an attribute: a JSON list of task mappings
@@ -1938,8 +1949,10 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = "\n".join(t for m in messages for t in _texts(m.get("content"), m.get("parts")))
             # no text: it answered by calling tools (a function-calling planner's plan)
             value = value or "\n".join(a for m in messages for a in _call_arguments(m.get("parts")))
+        elif value and key == A.MLFLOW_SPAN_OUTPUTS:
+            value = _mlflow_output(value, kind)
         elif value and key == A.LF_OBSERVATION_OUTPUT and kind == A.KIND_LLM:
-            value = _langfuse_answer(value)
+            value = _message_answer(value)
         if value:
             return value
     return ""
@@ -1959,12 +1972,30 @@ def _json_messages(text: str | None) -> list[Any]:
     return decoded if isinstance(decoded, list) else []
 
 
-def _langfuse_answer(text: str) -> str:
-    """A Langfuse generation's answer text: its output is the answer message (text content, else
-    its tool calls' arguments, OpenAI-shaped) or the text itself.
+def _mlflow_output(text: str, kind: str) -> str:
+    """An MLflow span's output as text: MLflow writes every attribute value JSON-encoded (a
+    function that returned a string has a JSON string as output: its text); a chat span's
+    output is the provider's response (:func:`_message_answer`).
 
-    >>> _langfuse_answer('{"role": "assistant", "content": null, "tool_calls": [{"function": '
-    ...                  '{"name": "plan", "arguments": "[1, 2]"}}]}')
+    >>> _mlflow_output('"Outcome: done"', "step")
+    'Outcome: done'
+    """
+    if text.startswith('"'):
+        try:
+            decoded = safejson.loads(text)
+        except ValueError:
+            return text
+        return decoded if isinstance(decoded, str) else text
+    return _message_answer(text) if kind == A.KIND_LLM else text
+
+
+def _message_answer(text: str) -> str:
+    """A chat call's answer text from its recorded output: the answer message (text content,
+    else its tool calls' arguments, OpenAI-shaped), or an OpenAI chat completion holding it in
+    ``choices`` (as MLflow records a chat span's output); else the text itself.
+
+    >>> _message_answer('{"role": "assistant", "content": null, "tool_calls": [{"function": '
+    ...                 '{"name": "plan", "arguments": "[1, 2]"}}]}')
     '[1, 2]'
     """
     if not text.startswith("{"):
@@ -1973,6 +2004,9 @@ def _langfuse_answer(text: str) -> str:
         decoded = safejson.loads(text)
     except ValueError:
         return text
+    choices = decoded.get("choices") if isinstance(decoded, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        decoded = choices[0].get("message")
     if not isinstance(decoded, dict) or "role" not in decoded:
         return text
     texts = _texts(decoded.get("content"), None)
