@@ -1557,7 +1557,11 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
         if first is None:  # most answers state no list: look no further at them
             continue
         later = said.later(n, above, me)
-        plans = (_plan_of(n.span_id, items, later, said.tools) for items in chain([first], lists))
+        plans = (
+            _plan_of(n.span_id, items, later, said.tools, out[-1] if out else None)
+            for items in chain([first], lists)
+            if out or len(items) >= 2  # the first plan needs two steps
+        )
         if (plan := next((p for p in plans if p is not None), None)) is not None:
             who = me
             out.append(plan)
@@ -1565,10 +1569,18 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
 
 
 def _plan_of(
-    span_id: str, items: list[dict[str, Any]], later: _Later, tools: set[str]
+    span_id: str,
+    items: list[dict[str, Any]],
+    later: _Later,
+    tools: set[str],
+    before: ReadPlan | None = None,
 ) -> ReadPlan | None:
     """The plan a list of mappings states (:func:`structured_plans`), or None when no key's
-    values are step names later attempts carry."""
+    values are step names later attempts carry. A list that names only steps of the plan
+    ``before`` it and gives them no tool is an amendment: that plan with the arguments it
+    gives merged into the steps it names (a patch carries only the fields it changes)."""
+    if before is not None and (amended := _amended(span_id, items, before)) is not None:
+        return amended
     keys = [k for k in items[0] if all(k in i for i in items)]
     called = _called(tools)
 
@@ -1613,6 +1625,36 @@ def _plan_of(
         if args is not None:
             step["args"] = args
         objects.append(step)
+    return _as_plan(span_id, objects)
+
+
+def _amended(span_id: str, items: list[dict[str, Any]], before: ReadPlan) -> ReadPlan | None:
+    """The plan ``before`` amended by ``items`` (:func:`_plan_of`), or None when they are no
+    amendment of it: each item names one of its steps by a value and states no tool it calls,
+    only arguments (its mappings).
+
+    >>> old = _as_plan("p", [{"id": "pick", "tool": "wms", "args": {"bin": "A", "n": 1}},
+    ...                      {"id": "ship", "tool": "courier", "args": {}}])
+    >>> new = _amended("q", [{"Amend": "pick", "With": {"bin": "B"}}], old)
+    >>> [(s["id"], s["args"]) for s in json.loads(new.json)]
+    [('pick', {'bin': 'B', 'n': 1}), ('ship', {})]
+    """
+    objects = json.loads(before.json)
+    by_id = {o["id"]: o for o in objects}
+    tools = {o["tool"] for o in objects} - {""}
+    changes: dict[str, dict[str, Any]] = {}
+    for item in items:
+        named = [v for v in item.values() if isinstance(v, str) and v in by_id]
+        args = [v for v in item.values() if isinstance(v, dict)]
+        if (
+            len(named) != 1
+            or not args
+            or any(isinstance(v, str) and v in tools for v in item.values())
+        ):
+            return None
+        changes[named[0]] = {k: v for a in args for k, v in a.items()}
+    for step_id, args in changes.items():
+        by_id[step_id]["args"] = {**by_id[step_id].get("args", {}), **args}
     return _as_plan(span_id, objects)
 
 
@@ -1681,6 +1723,7 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
     except ValueError:
         documents.extend(_embedded_json(text))
         yield from _tables(text)
+        yield from _stanzas(text)
         for paragraph in re.split(r"\n\s*\n", text):
             if not _YAML_LIST_ITEM.search(paragraph):
                 continue
@@ -1759,6 +1802,52 @@ def _tables(text: str) -> Iterable[list[dict[str, Any]]]:
             i += 1
         if rows and len(set(header)) == len(header):
             yield rows
+
+
+_FIELD = re.compile(r"([A-Za-z][\w-]*):(?:[ \t]+(.*)|)")
+
+
+def _stanzas(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The records a text states as stanzas of ``Field: value`` lines (RFC 822 headers, Debian
+    control files), stanzas apart by blank lines, a line that starts with a blank continuing
+    its field: the stanzas whose first field has the same name, each as a mapping (a stanza of
+    another line is none). A field family ``Name-key`` is one mapping under ``Name`` (whole
+    numbers as numbers).
+
+    >>> list(_stanzas("Order: 7\n\nStep: pick\nWith-bin: A\nWith-n: 2\n\nStep: ship\n"))[1]
+    [{'Step': 'pick', 'With': {'bin': 'A', 'n': 2}}, {'Step': 'ship'}]
+    """
+    if ":" not in text:
+        return
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for paragraph in re.split(r"\n[ \t]*\n", text.strip()):
+        fields: dict[str, str] = {}
+        for line in paragraph.strip("\n").splitlines():
+            if line[:1] in (" ", "\t") and fields:
+                last = next(reversed(fields))
+                fields[last] = f"{fields[last]} {line.strip()}".strip()
+            elif (m := _FIELD.fullmatch(line.rstrip())) is not None:
+                fields[m[1]] = (m[2] or "").strip()
+            else:
+                fields = {}
+                break
+        if fields:
+            groups.setdefault(next(iter(fields)), []).append(_field_families(fields))
+    yield from groups.values()
+
+
+def _field_families(fields: dict[str, str]) -> dict[str, Any]:
+    """A stanza's fields, those named ``Name-key`` as one mapping under ``Name``."""
+    out: dict[str, Any] = {}
+    for name, value in fields.items():
+        family, _, key = name.partition("-")
+        if key and not isinstance(out.get(family, {}), dict):
+            key = ""
+        if key:
+            out.setdefault(family, {})[key] = _whole_number(value)
+        else:
+            out[name] = value
+    return out
 
 
 def _cells(line: str) -> list[str]:
