@@ -116,6 +116,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, pairwise
 from typing import Any
+from xml.etree import ElementTree
 
 import yaml
 from planscope import safejson
@@ -1724,6 +1725,7 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
         documents.extend(_embedded_json(text))
         yield from _tables(text)
         yield from _stanzas(text)
+        yield from _elements(text)
         for paragraph in re.split(r"\n\s*\n", text):
             if not _YAML_LIST_ITEM.search(paragraph):
                 continue
@@ -1834,6 +1836,45 @@ def _stanzas(text: str) -> Iterable[list[dict[str, Any]]]:
         if fields:
             groups.setdefault(next(iter(fields)), []).append(_field_families(fields))
     yield from groups.values()
+
+
+def _elements(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The element lists of the XML document a text holds (from its first ``<`` to its last
+    ``>``; the parser resolves no external entity): the children of an element that share a
+    tag and carry attributes, each as its attributes, its own children that have a ``name``
+    as one mapping under their tag (each name's text, else its other attributes; whole numbers
+    as numbers).
+
+    >>> next(_elements('Plan: <plan><step id="a"><arg name="n">2</arg></step><step id="b"/>'
+    ...                '</plan>'))
+    [{'id': 'a', 'arg': {'n': 2}}, {'id': 'b'}]
+    """
+    start, end = text.find("<"), text.rfind(">")
+    if start < 0 or end < start:
+        return
+    try:
+        root = ElementTree.fromstring(text[start : end + 1])
+    except ElementTree.ParseError:
+        return
+    for parent in root.iter():
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for child in parent:
+            if child.attrib:
+                groups.setdefault(child.tag, []).append(_element_item(child))
+        yield from groups.values()
+
+
+def _element_item(element: ElementTree.Element) -> dict[str, Any]:
+    """An element's attributes, its named children one mapping under their tag."""
+    item: dict[str, Any] = dict(element.attrib)
+    for child in element:
+        name = child.attrib.get("name")
+        if name is None or not isinstance(item.get(child.tag, {}), dict):
+            continue
+        others = {k: v for k, v in child.attrib.items() if k != "name"}
+        text = (child.text or "").strip()
+        item.setdefault(child.tag, {})[name] = _whole_number(text) if text else others
+    return item
 
 
 def _field_families(fields: dict[str, str]) -> dict[str, Any]:
