@@ -1506,8 +1506,8 @@ def structured_plans(
     nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
 ) -> tuple[ReadPlan, ...]:
     r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
-    markdown table: :func:`_tables`): a list of at least two mappings (a table's rows: one or
-    more) in what a planner said (an LLM call's or inferred agent run's
+    markdown table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`, XML element lists:
+    :func:`_elements`): a list of at least two mappings in what a planner said (an LLM call's or inferred agent run's
     :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
     attempts started after the answer carry (what their LLM calls were asked; when no attempt's
@@ -1517,7 +1517,8 @@ def structured_plans(
     step's tool is the value of the key whose values name tools called in the trace
     (:func:`_called`), its arguments the item's first mapping. A later answer of the same
     planner is a revision: it may repeat the steps already done, under the same ids, so
-    attempts before and after it bind to the same steps. Runs of the planner's own agent are
+    attempts before and after it bind to the same steps; one that names only earlier steps and
+    gives them arguments but no tool amends the plan before it (:func:`_amended`). Runs of the planner's own agent are
     not executor attempts (``enclosing``: a span's nearest enclosing step span, or None).
 
     >>> nodes = {n.span_id: n for n in [
@@ -1710,10 +1711,11 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
-    r"""The lists of at least two mappings a text states (a mapping of at least two mappings
-    too, each item with its key under ``""``): the text as JSON, else each of its paragraphs
-    as YAML from its first line that parses (a heading or field marker above it); strings
-    inside those that span lines are read the same way.
+    r"""The lists of mappings a text states (a mapping of at least two mappings too, each item
+    with its key under ``""``): the text as JSON (lists of two or more), else its markdown
+    tables, stanzas and XML element lists (one item or more: an amendment may name one step)
+    and each of its paragraphs as YAML from its first line that parses (a heading or field
+    marker above it); strings inside those that span lines are read the same way.
 
     >>> [len(x) for x in _item_lists('{"plan": "steps:\\n- id: a\\n- id: b"}')]
     [2]
