@@ -1507,8 +1507,9 @@ def structured_plans(
 ) -> tuple[ReadPlan, ...]:
     r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
     markdown table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`, XML element lists:
-    :func:`_elements`): a list of at least two mappings in what a planner said (an LLM call's or inferred agent run's
-    :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
+    :func:`_elements`): a list of at least two mappings in what a planner said (an LLM call's
+    or inferred agent run's :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a
+    string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
     attempts started after the answer carry (what their LLM calls were asked; when no attempt's
     calls record what they were asked, the attempt's own name, as for :func:`read_plans`),
@@ -1518,8 +1519,9 @@ def structured_plans(
     (:func:`_called`), its arguments the item's first mapping. A later answer of the same
     planner is a revision: it may repeat the steps already done, under the same ids, so
     attempts before and after it bind to the same steps; one that names only earlier steps and
-    gives them arguments but no tool amends the plan before it (:func:`_amended`). Runs of the planner's own agent are
-    not executor attempts (``enclosing``: a span's nearest enclosing step span, or None).
+    gives them arguments but no tool amends the plan before it (:func:`_amended`). Runs of
+    the planner's own agent are not executor attempts (``enclosing``: a span's nearest
+    enclosing step span, or None).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
