@@ -1657,8 +1657,8 @@ def _amended(span_id: str, items: list[dict[str, Any]], before: ReadPlan) -> Rea
         ):
             return None
         changes[named[0]] = {k: v for a in args for k, v in a.items()}
-    for step_id, args in changes.items():
-        by_id[step_id]["args"] = {**by_id[step_id].get("args", {}), **args}
+    for step_id, changed in changes.items():
+        by_id[step_id]["args"] = {**by_id[step_id].get("args", {}), **changed}
     return _as_plan(span_id, objects)
 
 

@@ -667,12 +667,14 @@ def test_0038_mlflow_tracing_maps_to_the_span_model(tmp_path: Path) -> None:
     rows; its own ERROR status stays the status."""
     trace_id = new_trace_id()
 
-    def span(name: str, kind: str, parent: str = "", status: str = "Unset", **attrs: Any) -> Any:
+    def span(
+        name: str, kind: str, parent: str = "", status: str = "Unset", attrs: Any = None
+    ) -> Any:
         encoded = {A.MLFLOW_SPAN_TYPE: json.dumps(kind)}
-        encoded |= {k: json.dumps(v) for k, v in attrs.items()}
+        encoded |= {k: json.dumps(v) for k, v in (attrs or {}).items()}
         return make_span(trace_id=trace_id, name=name, parent=parent, attrs=encoded, status=status)
 
-    run = span("loan", "AGENT", status="Error", **{A.MLFLOW_SPAN_INPUTS: {"loan": "L-1"}})
+    run = span("loan", "AGENT", "", "Error", attrs={A.MLFLOW_SPAN_INPUTS: {"loan": "L-1"}})
     usage = {"input_tokens": 120, "output_tokens": 30, "total_tokens": 150}
     spans = [
         run,
@@ -681,14 +683,14 @@ def test_0038_mlflow_tracing_maps_to_the_span_model(tmp_path: Path) -> None:
             "Completions",
             "CHAT_MODEL",
             run[2],
-            **{A.MLFLOW_LLM_MODEL: "gpt-4o-mini", A.MLFLOW_CHAT_USAGE: usage},
+            attrs={A.MLFLOW_LLM_MODEL: "gpt-4o-mini", A.MLFLOW_CHAT_USAGE: usage},
         ),
-        span("executor", "AGENT", run[2], status="Error"),
+        span("executor", "AGENT", run[2], "Error"),
         span(
             "book",
             "TOOL",
             run[2],
-            **{A.MLFLOW_SPAN_INPUTS: {"day": "05-02"}, A.MLFLOW_SPAN_OUTPUTS: '{"ok": 1}'},
+            attrs={A.MLFLOW_SPAN_INPUTS: {"day": "05-02"}, A.MLFLOW_SPAN_OUTPUTS: '{"ok": 1}'},
         ),
         span("check", "GUARDRAIL", run[2]),
     ]
