@@ -246,10 +246,18 @@ def _first_set(*keys: str) -> str:
 
 # a tool call's arguments and result, in the conventions the span model reads them from
 _TOOL_ARGUMENTS = _first_set(
-    A.GEN_AI_TOOL_CALL_ARGUMENTS, A.OI_INPUT_VALUE, A.TL_ENTITY_INPUT, A.LF_OBSERVATION_INPUT
+    A.GEN_AI_TOOL_CALL_ARGUMENTS,
+    A.OI_INPUT_VALUE,
+    A.TL_ENTITY_INPUT,
+    A.LF_OBSERVATION_INPUT,
+    A.MLFLOW_SPAN_INPUTS,
 )
 _TOOL_RESULT = _first_set(
-    A.GEN_AI_TOOL_CALL_RESULT, A.OI_OUTPUT_VALUE, A.TL_ENTITY_OUTPUT, A.LF_OBSERVATION_OUTPUT
+    A.GEN_AI_TOOL_CALL_RESULT,
+    A.OI_OUTPUT_VALUE,
+    A.TL_ENTITY_OUTPUT,
+    A.LF_OBSERVATION_OUTPUT,
+    A.MLFLOW_SPAN_OUTPUTS,
 )
 
 # The arguments and result of the spans in {spans:String} of the traces in {ids:String} that

@@ -116,6 +116,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, pairwise
 from typing import Any
+from xml.etree import ElementTree
 
 import yaml
 from planscope import safejson
@@ -1505,9 +1506,10 @@ def structured_plans(
     nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
 ) -> tuple[ReadPlan, ...]:
     r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
-    markdown table: :func:`_tables`): a list of at least two mappings (a table's rows: one or
-    more) in what a planner said (an LLM call's or inferred agent run's
-    :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
+    markdown table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`, XML element lists:
+    :func:`_elements`): a list of at least two mappings in what a planner said (an LLM call's
+    or inferred agent run's :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a
+    string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
     attempts started after the answer carry (what their LLM calls were asked; when no attempt's
     calls record what they were asked, the attempt's own name, as for :func:`read_plans`),
@@ -1516,8 +1518,10 @@ def structured_plans(
     step's tool is the value of the key whose values name tools called in the trace
     (:func:`_called`), its arguments the item's first mapping. A later answer of the same
     planner is a revision: it may repeat the steps already done, under the same ids, so
-    attempts before and after it bind to the same steps. Runs of the planner's own agent are
-    not executor attempts (``enclosing``: a span's nearest enclosing step span, or None).
+    attempts before and after it bind to the same steps; one that names only earlier steps and
+    gives them arguments but no tool amends the plan before it (:func:`_amended`). Runs of
+    the planner's own agent are not executor attempts (``enclosing``: a span's nearest
+    enclosing step span, or None).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner"),
@@ -1557,7 +1561,11 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
         if first is None:  # most answers state no list: look no further at them
             continue
         later = said.later(n, above, me)
-        plans = (_plan_of(n.span_id, items, later, said.tools) for items in chain([first], lists))
+        plans = (
+            _plan_of(n.span_id, items, later, said.tools, out[-1] if out else None)
+            for items in chain([first], lists)
+            if out or len(items) >= 2  # the first plan needs two steps
+        )
         if (plan := next((p for p in plans if p is not None), None)) is not None:
             who = me
             out.append(plan)
@@ -1565,10 +1573,18 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
 
 
 def _plan_of(
-    span_id: str, items: list[dict[str, Any]], later: _Later, tools: set[str]
+    span_id: str,
+    items: list[dict[str, Any]],
+    later: _Later,
+    tools: set[str],
+    before: ReadPlan | None = None,
 ) -> ReadPlan | None:
     """The plan a list of mappings states (:func:`structured_plans`), or None when no key's
-    values are step names later attempts carry."""
+    values are step names later attempts carry. A list that names only steps of the plan
+    ``before`` it and gives them no tool is an amendment: that plan with the arguments it
+    gives merged into the steps it names (a patch carries only the fields it changes)."""
+    if before is not None and (amended := _amended(span_id, items, before)) is not None:
+        return amended
     keys = [k for k in items[0] if all(k in i for i in items)]
     called = _called(tools)
 
@@ -1613,6 +1629,36 @@ def _plan_of(
         if args is not None:
             step["args"] = args
         objects.append(step)
+    return _as_plan(span_id, objects)
+
+
+def _amended(span_id: str, items: list[dict[str, Any]], before: ReadPlan) -> ReadPlan | None:
+    """The plan ``before`` amended by ``items`` (:func:`_plan_of`), or None when they are no
+    amendment of it: each item names one of its steps by a value and states no tool it calls,
+    only arguments (its mappings).
+
+    >>> old = _as_plan("p", [{"id": "pick", "tool": "wms", "args": {"bin": "A", "n": 1}},
+    ...                      {"id": "ship", "tool": "courier", "args": {}}])
+    >>> new = _amended("q", [{"Amend": "pick", "With": {"bin": "B"}}], old)
+    >>> [(s["id"], s["args"]) for s in json.loads(new.json)]
+    [('pick', {'bin': 'B', 'n': 1}), ('ship', {})]
+    """
+    objects = json.loads(before.json)
+    by_id = {o["id"]: o for o in objects}
+    tools = {o["tool"] for o in objects} - {""}
+    changes: dict[str, dict[str, Any]] = {}
+    for item in items:
+        named = [v for v in item.values() if isinstance(v, str) and v in by_id]
+        args = [v for v in item.values() if isinstance(v, dict)]
+        if (
+            len(named) != 1
+            or not args
+            or any(isinstance(v, str) and v in tools for v in item.values())
+        ):
+            return None
+        changes[named[0]] = {k: v for a in args for k, v in a.items()}
+    for step_id, changed in changes.items():
+        by_id[step_id]["args"] = {**by_id[step_id].get("args", {}), **changed}
     return _as_plan(span_id, objects)
 
 
@@ -1667,10 +1713,11 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
-    r"""The lists of at least two mappings a text states (a mapping of at least two mappings
-    too, each item with its key under ``""``): the text as JSON, else each of its paragraphs
-    as YAML from its first line that parses (a heading or field marker above it); strings
-    inside those that span lines are read the same way.
+    r"""The lists of mappings a text states (a mapping of at least two mappings too, each item
+    with its key under ``""``): the text as JSON (lists of two or more), else its markdown
+    tables, stanzas and XML element lists (one item or more: an amendment may name one step)
+    and each of its paragraphs as YAML from its first line that parses (a heading or field
+    marker above it); strings inside those that span lines are read the same way.
 
     >>> [len(x) for x in _item_lists('{"plan": "steps:\\n- id: a\\n- id: b"}')]
     [2]
@@ -1681,6 +1728,8 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
     except ValueError:
         documents.extend(_embedded_json(text))
         yield from _tables(text)
+        yield from _stanzas(text)
+        yield from _elements(text)
         for paragraph in re.split(r"\n\s*\n", text):
             if not _YAML_LIST_ITEM.search(paragraph):
                 continue
@@ -1761,6 +1810,91 @@ def _tables(text: str) -> Iterable[list[dict[str, Any]]]:
             yield rows
 
 
+_FIELD = re.compile(r"([A-Za-z][\w-]*):(?:[ \t]+(.*)|)")
+
+
+def _stanzas(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The records a text states as stanzas of ``Field: value`` lines (RFC 822 headers, Debian
+    control files), stanzas apart by blank lines, a line that starts with a blank continuing
+    its field: the stanzas whose first field has the same name, each as a mapping (a stanza of
+    another line is none). A field family ``Name-key`` is one mapping under ``Name`` (whole
+    numbers as numbers).
+
+    >>> list(_stanzas("Order: 7\n\nStep: pick\nWith-bin: A\nWith-n: 2\n\nStep: ship\n"))[1]
+    [{'Step': 'pick', 'With': {'bin': 'A', 'n': 2}}, {'Step': 'ship'}]
+    """
+    if ":" not in text:
+        return
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for paragraph in re.split(r"\n[ \t]*\n", text.strip()):
+        fields: dict[str, str] = {}
+        for line in paragraph.strip("\n").splitlines():
+            if line[:1] in (" ", "\t") and fields:
+                last = next(reversed(fields))
+                fields[last] = f"{fields[last]} {line.strip()}".strip()
+            elif (m := _FIELD.fullmatch(line.rstrip())) is not None:
+                fields[m[1]] = (m[2] or "").strip()
+            else:
+                fields = {}
+                break
+        if fields:
+            groups.setdefault(next(iter(fields)), []).append(_field_families(fields))
+    yield from groups.values()
+
+
+def _elements(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The element lists of the XML document a text holds (from its first ``<`` to its last
+    ``>``; the parser resolves no external entity): the children of an element that share a
+    tag and carry attributes, each as its attributes, its own children that have a ``name``
+    as one mapping under their tag (each name's text, else its other attributes; whole numbers
+    as numbers).
+
+    >>> next(_elements('Plan: <plan><step id="a"><arg name="n">2</arg></step><step id="b"/>'
+    ...                '</plan>'))
+    [{'id': 'a', 'arg': {'n': 2}}, {'id': 'b'}]
+    """
+    start, end = text.find("<"), text.rfind(">")
+    if start < 0 or end < start:
+        return
+    try:
+        root = ElementTree.fromstring(text[start : end + 1])
+    except ElementTree.ParseError:
+        return
+    for parent in root.iter():
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for child in parent:
+            if child.attrib:
+                groups.setdefault(child.tag, []).append(_element_item(child))
+        yield from groups.values()
+
+
+def _element_item(element: ElementTree.Element) -> dict[str, Any]:
+    """An element's attributes, its named children one mapping under their tag."""
+    item: dict[str, Any] = dict(element.attrib)
+    for child in element:
+        name = child.attrib.get("name")
+        if name is None or not isinstance(item.get(child.tag, {}), dict):
+            continue
+        others = {k: v for k, v in child.attrib.items() if k != "name"}
+        text = (child.text or "").strip()
+        item.setdefault(child.tag, {})[name] = _whole_number(text) if text else others
+    return item
+
+
+def _field_families(fields: dict[str, str]) -> dict[str, Any]:
+    """A stanza's fields, those named ``Name-key`` as one mapping under ``Name``."""
+    out: dict[str, Any] = {}
+    for name, value in fields.items():
+        family, _, key = name.partition("-")
+        if key and not isinstance(out.get(family, {}), dict):
+            key = ""
+        if key:
+            out.setdefault(family, {})[key] = _whole_number(value)
+        else:
+            out[name] = value
+    return out
+
+
 def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().removeprefix("|").removesuffix("|").split("|")]
 
@@ -1801,9 +1935,11 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     True
     """
     keys = " OR ".join(f"match(k, '{pattern}')" for pattern in _FLAT_MESSAGE_KEYS)
-    # a Langfuse observation's input is a generation's messages only when it names roles
-    langfuse = f"(k = '{A.LF_OBSERVATION_INPUT}' AND position(v, '\"role\"') > 0)"
-    return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {langfuse}, {column})"
+    # a Langfuse observation's or an MLflow span's input is a chat call's messages only when it
+    # names roles
+    inputs = f"'{A.LF_OBSERVATION_INPUT}', '{A.MLFLOW_SPAN_INPUTS}'"
+    chat = f"(k IN ({inputs}) AND position(v, '\"role\"') > 0)"
+    return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {chat}, {column})"
 
 
 def user_request(attributes: Mapping[str, str]) -> str:
@@ -1812,7 +1948,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     ``gen_ai.input.messages`` (parts, as pydantic-ai and OpenLLMetry write them, or a string
     ``content``), else OpenInference's ``llm.input_messages.{i}.message.*``, else the older
     OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
-    ``langfuse.observation.input`` (the messages, or a request holding them).
+    ``langfuse.observation.input`` or an MLflow chat span's ``mlflow.spanInputs`` (the messages,
+    or a request holding them).
 
     >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
     ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
@@ -1835,6 +1972,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
                 break
     if not messages:
         messages = _json_messages(attributes.get(A.LF_OBSERVATION_INPUT))
+    if not messages:
+        messages = _json_messages(attributes.get(A.MLFLOW_SPAN_INPUTS))
     return "\n".join(
         text
         for m in messages
@@ -1849,28 +1988,31 @@ _LLM_ANSWER_KEYS = (
     A.GEN_AI_OUTPUT_MESSAGES,
     A.GEN_AI_COMPLETION_CONTENT,
     A.LF_OBSERVATION_OUTPUT,
+    A.MLFLOW_SPAN_OUTPUTS,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
-output is the message, or its text)."""
+output is the message, or its text; an MLflow chat span's the provider's response)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
     "final_result",
     A.GEN_AI_OUTPUT_MESSAGES,
     A.LF_OBSERVATION_OUTPUT,
+    A.MLFLOW_SPAN_OUTPUTS,
 )
 """Where an agent run's output is: OpenInference, Traceloop, pydantic-ai's typed output, GenAI,
-Langfuse."""
+Langfuse, MLflow."""
 _TOOL_ARGUMENT_KEYS = (
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
     A.OI_INPUT_VALUE,
     A.TL_ENTITY_INPUT,
     "tool_arguments",
     A.LF_OBSERVATION_INPUT,
+    A.MLFLOW_SPAN_INPUTS,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migrations 0029, 0034): what a planner said through the tools it called."""
+them (migrations 0029, 0034, 0038): what a planner said through the tools it called."""
 
 
 def answer_sql(
@@ -1918,6 +2060,9 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     >>> answer({"langfuse.observation.output": '{"role": "assistant", "content": "<plan/>"}'},
     ...        "llm", False)
     '<plan/>'
+    >>> answer({"mlflow.spanOutputs": '{"choices": [{"message": {"role": "assistant", '
+    ...         '"content": "Step: fetch"}}]}'}, "llm", False)
+    'Step: fetch'
     """
     if kind == A.KIND_RUN and inferred:
         # a run that states its plan as an attribute: a JSON list of task mappings
@@ -1938,8 +2083,10 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = "\n".join(t for m in messages for t in _texts(m.get("content"), m.get("parts")))
             # no text: it answered by calling tools (a function-calling planner's plan)
             value = value or "\n".join(a for m in messages for a in _call_arguments(m.get("parts")))
+        elif value and key == A.MLFLOW_SPAN_OUTPUTS:
+            value = _mlflow_output(value, kind)
         elif value and key == A.LF_OBSERVATION_OUTPUT and kind == A.KIND_LLM:
-            value = _langfuse_answer(value)
+            value = _message_answer(value)
         if value:
             return value
     return ""
@@ -1959,12 +2106,30 @@ def _json_messages(text: str | None) -> list[Any]:
     return decoded if isinstance(decoded, list) else []
 
 
-def _langfuse_answer(text: str) -> str:
-    """A Langfuse generation's answer text: its output is the answer message (text content, else
-    its tool calls' arguments, OpenAI-shaped) or the text itself.
+def _mlflow_output(text: str, kind: str) -> str:
+    """An MLflow span's output as text: MLflow writes every attribute value JSON-encoded (a
+    function that returned a string has a JSON string as output: its text); a chat span's
+    output is the provider's response (:func:`_message_answer`).
 
-    >>> _langfuse_answer('{"role": "assistant", "content": null, "tool_calls": [{"function": '
-    ...                  '{"name": "plan", "arguments": "[1, 2]"}}]}')
+    >>> _mlflow_output('"Outcome: done"', "step")
+    'Outcome: done'
+    """
+    if text.startswith('"'):
+        try:
+            decoded = safejson.loads(text)
+        except ValueError:
+            return text
+        return decoded if isinstance(decoded, str) else text
+    return _message_answer(text) if kind == A.KIND_LLM else text
+
+
+def _message_answer(text: str) -> str:
+    """A chat call's answer text from its recorded output: the answer message (text content,
+    else its tool calls' arguments, OpenAI-shaped), or an OpenAI chat completion holding it in
+    ``choices`` (as MLflow records a chat span's output); else the text itself.
+
+    >>> _message_answer('{"role": "assistant", "content": null, "tool_calls": [{"function": '
+    ...                 '{"name": "plan", "arguments": "[1, 2]"}}]}')
     '[1, 2]'
     """
     if not text.startswith("{"):
@@ -1973,6 +2138,9 @@ def _langfuse_answer(text: str) -> str:
         decoded = safejson.loads(text)
     except ValueError:
         return text
+    choices = decoded.get("choices") if isinstance(decoded, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        decoded = choices[0].get("message")
     if not isinstance(decoded, dict) or "role" not in decoded:
         return text
     texts = _texts(decoded.get("content"), None)

@@ -926,3 +926,56 @@ def test_an_llmcompiler_plan_is_read_when_its_numbered_calls_refer_to_earlier_re
     calls = "1. lookup_order(order=7)\n2. issue_refund(order=7)"
     (read,) = bind(rewoo_trace([(calls, "", []), *turns[1:]]), []).read_plans
     assert [s.step_id for s in read.steps] == ["lookup_order", "issue_refund"]
+
+
+STANZAS = (
+    "Order: 7\nRevision: 1\n\n"
+    "Step: lookup\nTool: lookup_order\nGoal: find it\nWith-order: 7\n\n"
+    "Step: refund\nTool: issue_refund\nGoal: pay back\nWith-amount: 12.50\n"
+    "With-order: result-of:lookup"
+)
+
+
+def test_rfc_822_stanzas_are_a_plan_and_an_amendment_changes_only_the_steps_it_names() -> None:
+    # a header stanza, then a stanza per step (a field family With-{arg} its arguments); asked
+    # again, the planner answers only the changed fields of the step it amends
+    spans = planned_trace(STANZAS)
+    spans += [
+        node("p2", "root", "step", 40, step_name="planner"),
+        node(
+            "pl2", "p2", "llm", 41, answer="Order: 7\nRevision: 2\n\nAmend: refund\nWith-amount: 9"
+        ),
+        node("e9", "root", "step", 50, step_name="executor"),
+        node("e9l", "e9", "llm", 51, request="Step refund: call issue_refund"),
+        node("e9t", "e9", "tool", 52, tool="issue_refund"),
+    ]
+    first, amended = bind(spans, []).read_plans
+    steps = json.loads(first.json)
+    assert [(s["id"], s["tool"]) for s in steps] == [
+        ("lookup", "lookup_order"),
+        ("refund", "issue_refund"),
+    ]
+    assert steps[1]["args"] == {"amount": "12.50", "order": "result-of:lookup"}
+    revised = json.loads(amended.json)
+    assert [(s["id"], s["tool"]) for s in revised] == [(s["id"], s["tool"]) for s in steps]
+    assert revised[0]["args"] == {"order": 7}
+    assert revised[1]["args"] == {"amount": 9, "order": "result-of:lookup"}
+
+
+def test_one_stanza_is_no_first_plan() -> None:
+    text = "Step: lookup\nTool: lookup_order\nWith-order: 7"
+    assert bind(planned_trace(text, steps=("lookup",)), []).read_plans == ()
+
+
+def test_an_xml_plan_is_read_with_its_arguments_when_only_its_first_step_ran() -> None:
+    # the run loops on its first step: no later attempt carries the second step's name
+    text = (
+        '<plan order="7"><step id="lookup" tool="lookup_order"><arg name="order">7</arg></step>'
+        '<step id="refund" tool="issue_refund"><arg name="after" from="lookup"/></step></plan>'
+    )
+    (plan,) = bind(planned_trace(text, steps=("lookup", "lookup")), []).read_plans
+    steps = json.loads(plan.json)
+    # a step's tool is one the trace called: the refund tool never was
+    assert [(s["id"], s["tool"]) for s in steps] == [("lookup", "lookup_order"), ("refund", "")]
+    assert steps[0]["args"] == {"order": 7}
+    assert steps[1]["args"] == {"after": {"from": "lookup"}}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from importlib import resources
@@ -54,6 +55,7 @@ EXPECTED = [
     "0033_exception_status",
     "0034_langfuse_observations",
     "0036_langfuse_plan_stream",
+    "0038_mlflow_tracing",
 ]
 
 
@@ -652,6 +654,83 @@ def test_0034_langfuse_observations_map_to_the_span_model(tmp_path: Path) -> Non
             {"t": trace_id},
         )
         assert (c["ToolName"], c["Arguments"], c["Result"]) == ("book", '{"day":"05-02"}', "ok")
+        (m,) = s.query(
+            "SELECT Model, InputTokens, OutputTokens FROM planscope_llm_calls "
+            "WHERE TraceId = {t:String}",
+            {"t": trace_id},
+        )
+        assert (m["Model"], m["InputTokens"], m["OutputTokens"]) == ("gpt-4o-mini", 120, 30)
+
+
+def test_0038_mlflow_tracing_maps_to_the_span_model(tmp_path: Path) -> None:
+    """0038: MLflow's span types (JSON-encoded, as MLflow writes every value) are kinds, its
+    span inputs / outputs (a string output decoded), model and token usage read into the typed
+    rows; its own ERROR status stays the status."""
+    trace_id = new_trace_id()
+
+    def span(
+        name: str, kind: str, parent: str = "", status: str = "Unset", attrs: Any = None
+    ) -> Any:
+        encoded = {A.MLFLOW_SPAN_TYPE: json.dumps(kind)}
+        encoded |= {k: json.dumps(v) for k, v in (attrs or {}).items()}
+        return make_span(trace_id=trace_id, name=name, parent=parent, attrs=encoded, status=status)
+
+    run = span("loan", "AGENT", "", "Error", attrs={A.MLFLOW_SPAN_INPUTS: {"loan": "L-1"}})
+    usage = {"input_tokens": 120, "output_tokens": 30, "total_tokens": 150}
+    spans = [
+        run,
+        span("planner", "CHAIN", run[2]),
+        span(
+            "Completions",
+            "CHAT_MODEL",
+            run[2],
+            attrs={A.MLFLOW_LLM_MODEL: "gpt-4o-mini", A.MLFLOW_CHAT_USAGE: usage},
+        ),
+        span("executor", "AGENT", run[2], "Error"),
+        span(
+            "book",
+            "TOOL",
+            run[2],
+            attrs={A.MLFLOW_SPAN_INPUTS: {"day": "05-02"}, A.MLFLOW_SPAN_OUTPUTS: '{"ok": 1}'},
+        ),
+        span("check", "GUARDRAIL", run[2]),
+    ]
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate()
+        s.insert_spans(spans_ipc(spans))
+        kinds = s.query(
+            "SELECT SpanName AS name, SpanModelKind AS kind, SpanModelSource AS source "
+            "FROM otel_traces WHERE TraceId = {t:String} ORDER BY name",
+            {"t": trace_id},
+        )
+        assert [(r["name"], r["kind"], r["source"]) for r in kinds] == [
+            ("Completions", "llm", "mlflow"),
+            ("book", "tool", "mlflow"),
+            ("check", "other", "mlflow"),
+            ("executor", "step", "mlflow"),
+            ("loan", "run", "mlflow"),
+            ("planner", "other", "mlflow"),
+        ]
+        (r,) = s.query(
+            "SELECT Objective, Outcome FROM planscope_runs WHERE TraceId = {t:String}",
+            {"t": trace_id},
+        )
+        assert (r["Objective"], r["Outcome"]) == ('{"loan": "L-1"}', "failure")
+        (a,) = s.query(
+            "SELECT StepId, Status FROM planscope_step_attempts WHERE TraceId = {t:String}",
+            {"t": trace_id},
+        )
+        assert (a["StepId"], a["Status"]) == ("executor", "error")
+        (c,) = s.query(
+            "SELECT ToolName, Arguments, Result FROM planscope_tool_calls "
+            "WHERE TraceId = {t:String}",
+            {"t": trace_id},
+        )
+        assert (c["ToolName"], c["Arguments"], c["Result"]) == (
+            "book",
+            '{"day": "05-02"}',
+            '{"ok": 1}',
+        )
         (m,) = s.query(
             "SELECT Model, InputTokens, OutputTokens FROM planscope_llm_calls "
             "WHERE TraceId = {t:String}",
