@@ -106,20 +106,23 @@ def read_bindings(
     """The stored bindings of ``traces`` (row-less, from the trace index) that still hold, put
     into them: ``sql`` (``LOAD_BINDINGS`` with the batch's filter) read with ``params``; a row
     holds when it has this :data:`BINDING_VERSION` and the trace index gives its trace the span
-    count and end it had when bound. The ids of the traces filled."""
+    count and end it had when bound (of several, the newest). The ids of the traces filled."""
     table = store.query_arrow(sql, {**params, "version": BINDING_VERSION})
     if table.num_rows == 0:
         return set()
-    bound: set[str] = set()
+    newest: dict[str, tuple[int, int]] = {}  # trace id -> (bound at, row) of its newest match
     get = traces.get
-    columns = (table.column(c).to_pylist() for c in ("trace_id", "spans", "end_ns"))
-    for i, (trace_id, spans, end_ns) in enumerate(zip(*columns, strict=True)):
+    columns = (table.column(c).to_pylist() for c in ("trace_id", "spans", "end_ns", "bound_at"))
+    for row, (trace_id, spans, end_ns, bound_at) in enumerate(zip(*columns, strict=True)):
         t = get(trace_id)
-        if t is None or trace_id in bound or t.span_count != spans or t.end_ns != end_ns:
+        if t is None or t.span_count != spans or t.end_ns != end_ns:
             continue
-        decode(t, table.column("binding")[i].as_py())
-        bound.add(trace_id)
-    return bound
+        if trace_id not in newest or newest[trace_id][0] < bound_at:
+            newest[trace_id] = (bound_at, row)
+    texts = table.column("binding")
+    for trace_id, (_, row) in newest.items():
+        decode(traces[trace_id], texts[row].as_py())
+    return set(newest)
 
 
 def binding_rows(

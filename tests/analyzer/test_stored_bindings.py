@@ -10,6 +10,7 @@ another project's row must all lead to a fresh bind.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -91,8 +92,13 @@ def test_a_stored_binding_gives_what_a_fresh_bind_gives(
     assert load_traces(store, "default", [target])[target].tools == []
 
 
-def _write_binding(store: Store, project: str, t: TraceData, text: str, version: int) -> None:
-    row = (project, t.trace_id, t.start_ns, t.end_ns, t.span_count, version, text, 2**50)
+def _write_binding(
+    store: Store, project: str, t: TraceData, text: str, version: int, age_s: int = -1
+) -> None:
+    """A binding row for ``t``, written ``age_s`` seconds ago (-1: newer than any row the
+    analyzer wrote)."""
+    bound_at = time.time_ns() // 1000 - age_s * 10**6
+    row = (project, t.trace_id, t.start_ns, t.end_ns, t.span_count, version, text, bound_at)
     store.insert_rows("planscope_trace_bindings", [row], BINDING_NAMES)
 
 
@@ -103,7 +109,7 @@ def test_a_trace_that_gets_a_span_after_it_was_bound_is_bound_again(
     Analyzer(store, settle_seconds=0).analyze_window("default", 0)
     target = ids[0]
     before = load_traces(store, "default", [target])[target]
-    root = next(s for s in before.raw or () if not s.parent_span_id)
+    root = next(s for s in played if s.parent is None and f"{s.context.trace_id:032x}" == target)
     late = new_span_id()
     store.insert_spans(
         spans_ipc(
@@ -111,7 +117,7 @@ def test_a_trace_that_gets_a_span_after_it_was_bound_is_bound_again(
                 make_span(
                     trace_id=target,
                     span_id=late,
-                    parent=root.span_id,
+                    parent=f"{root.context.span_id:016x}",
                     name="late work",
                     start_ns=before.end_ns - 1000,
                     duration_ns=6000,
@@ -133,7 +139,7 @@ def test_a_binding_of_another_version_is_ignored_and_replaced(
     fresh = Analyzer(store).analyze("default", ids, write=False).findings
     index = load_traces(store, "default", ids)
     for t in index.values():  # rows that match each trace, unreadable if they were read
-        _write_binding(store, "default", t, "not a binding", BINDING_VERSION + 1)
+        _write_binding(store, "default", t, "not a binding", BINDING_VERSION + 1, age_s=3600)
     result = Analyzer(store, settle_seconds=0).analyze("default", ids)
     assert _findings(result.findings) == _findings(fresh)
     versions = store.query(
