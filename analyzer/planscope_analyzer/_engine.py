@@ -266,8 +266,10 @@ class Analyzer:
         """A trace whose last span ended this long ago has settled: its binding is stored (a
         trace still growing would be bound again at once)."""
 
-    def _settled_before(self) -> int:
-        return time.time_ns() - int(self.settle_seconds * 1e9)
+    def _settled_before(self, write: bool) -> int | None:
+        """Traces that ended before this have settled: their bindings are stored (none when
+        the pass writes nothing)."""
+        return time.time_ns() - int(self.settle_seconds * 1e9) if write else None
 
     # -- entry points --------------------------------------------------------------------------
     def analyze(
@@ -391,7 +393,7 @@ class Analyzer:
             began = time.perf_counter()
             chunk, chunks[index] = chunks[index], None
             assert chunk is not None
-            return self._fill(project, chunk, by_time), time.perf_counter() - began
+            return self._fill(project, chunk, write, by_time), time.perf_counter() - began
 
         # Batches are freed by reference counting as the pass goes (see _gc_paused).
         with (
@@ -411,7 +413,9 @@ class Analyzer:
         total.seconds = time.perf_counter() - started
         return total
 
-    def _fill(self, project: str, traces: dict[str, TraceData], by_time: bool = False) -> _Loaded:
+    def _fill(
+        self, project: str, traces: dict[str, TraceData], write: bool, by_time: bool = False
+    ) -> _Loaded:
         """:func:`fill_traces` for a batch of row-less traces; when that fails (other than the
         store being unavailable), the traces are loaded again one by one (see :meth:`_load`)."""
         try:
@@ -421,7 +425,7 @@ class Analyzer:
                 traces,
                 self.detectors,
                 by_time=by_time,
-                settled_before_ns=self._settled_before(),
+                settled_before_ns=self._settled_before(write),
             )
             return traces, [], screened, bindings
         except StoreUnavailable:
@@ -429,7 +433,7 @@ class Analyzer:
         except Exception as exc:
             log.warning("loading %d traces failed (%s); loading them one by one", len(traces), exc)
         return self._one_by_one(
-            [self._load(project, [t.trace_id], t.start_ns) for t in traces.values()]
+            [self._load(project, [t.trace_id], t.start_ns, write) for t in traces.values()]
         )
 
     def _batch(
@@ -438,14 +442,14 @@ class Analyzer:
         started = time.perf_counter()
         # The batch's rows are freed (by reference counting) before collection resumes.
         with _gc_paused():
-            traces, bad, screened, bindings = self._load(project, ids, since_ns)
+            traces, bad, screened, bindings = self._load(project, ids, since_ns, write)
             load_s = time.perf_counter() - started
             result = self._analyse(project, traces, write, load_s, bad, screened, bindings)
             del traces
         result.seconds = time.perf_counter() - started
         return result
 
-    def _load(self, project: str, ids: Sequence[str], since_ns: int | None) -> _Loaded:
+    def _load(self, project: str, ids: Sequence[str], since_ns: int | None, write: bool) -> _Loaded:
         """Load a batch (as :func:`load_traces`); when that fails for a reason other than the
         store being unavailable, load its traces one by one, so one bad trace is skipped (with
         a data-quality finding and its progress recorded) instead of stopping the project's
@@ -460,7 +464,7 @@ class Analyzer:
                 found,
                 self.detectors,
                 since_ns,
-                settled_before_ns=self._settled_before(),
+                settled_before_ns=self._settled_before(write),
             )
             return found, [], screened, bindings
         except StoreUnavailable:
@@ -472,7 +476,7 @@ class Analyzer:
                 placeholder = TraceData(project, ids[0], start_ns=start, end_ns=start)
                 return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)], _NOT_SCREENED, {}
             log.warning("loading %d traces failed (%s); loading them one by one", len(ids), exc)
-        return self._one_by_one([self._load(project, [i], since_ns) for i in ids])
+        return self._one_by_one([self._load(project, [i], since_ns, write) for i in ids])
 
     def _one_by_one(self, parts: list[_Loaded]) -> _Loaded:
         """Traces loaded one by one, as one batch: each detector runs on the traces its screen
