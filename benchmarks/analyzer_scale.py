@@ -340,14 +340,16 @@ def prepare(where: Path, shape: str, args: argparse.Namespace) -> float:
     return insert_s
 
 
-def drop_bindings(where: Path) -> None:
-    """Empty the store's ``planscope_trace_bindings`` (migration 0035): the next pass of this
-    checkout binds every trace again, as on a store analysed for the first time."""
+def drop_bindings(where: Path, ttl_days: int) -> None:
+    """Empty the store's ``planscope_trace_bindings`` (migration 0035, applied with the
+    store's retention if it is not yet: a shorter one would drop the older traces' bindings):
+    the next pass of this checkout binds every trace again, as on a store analysed for the
+    first time."""
     from planscope_collector.storage import open_store
 
     store = open_store(f"chdb://{where / 'store'}")
     try:
-        store.migrate()
+        store.migrate(ttl_days=ttl_days)
         store.command("TRUNCATE TABLE planscope_trace_bindings")
     finally:
         store.close()
@@ -493,7 +495,7 @@ def main() -> int:
     insert_s = {shape: prepare(dirs[shape], shape, args) for shape in shapes}
     if args.rebind:
         for shape in shapes:
-            drop_bindings(dirs[shape])
+            drop_bindings(dirs[shape], max(365, args.days + 30))
 
     def findings_out(shape: str) -> Path | None:
         out: Path | None = args.findings_out
