@@ -85,18 +85,24 @@ def encode(t: TraceData) -> str | None:
 
 
 def decode(t: TraceData, text: str) -> None:
-    """Put a binding :func:`encode` wrote into the row-less ``t`` (from the trace index)."""
+    """Put a binding :func:`encode` wrote into the row-less ``t`` (from the trace index); raises
+    (ValueError, TypeError, IndexError, AttributeError) and leaves ``t`` as it was when ``text``
+    is not one."""
     values = json.loads(text)
-    for (attr, row), rows in zip(_ROWS, values, strict=False):
+    rows: dict[str, list[Any]] = {}
+    for (attr, row), items in zip(_ROWS, values, strict=False):
         tuples = _TUPLES[row]
-        for r in rows if tuples else ():
+        for r in items if tuples else ():
             for i in tuples:
                 r[i] = tuple(r[i])
-        setattr(t, attr, [row._make(r) for r in rows])
-    raw, t.llm_spans, by_parent, t.llm_parents, t.asked, folded = values[len(_ROWS) :]
-    t.raw = None if raw is None else [RawSpan._make(r) for r in raw]
-    t.llm_by_parent = {k: (v[0], v[1]) for k, v in by_parent.items()}
-    t.folded = frozenset(folded)
+        rows[attr] = [row._make(r) for r in items]
+    raw, llm_spans, by_parent, llm_parents, asked, folded = values[len(_ROWS) :]
+    raw_spans = None if raw is None else [RawSpan._make(r) for r in raw]
+    usage = {k: (v[0], v[1]) for k, v in by_parent.items()}
+    for attr, value in rows.items():
+        setattr(t, attr, value)
+    t.raw, t.llm_spans, t.llm_by_parent = raw_spans, llm_spans, usage
+    t.llm_parents, t.asked, t.folded = dict(llm_parents), dict(asked), frozenset(folded)
     t._memo.clear()
 
 
@@ -106,7 +112,8 @@ def read_bindings(
     """The stored bindings of ``traces`` (row-less, from the trace index) that still hold, put
     into them: ``sql`` (``LOAD_BINDINGS`` with the batch's filter) read with ``params``; a row
     holds when it has this :data:`BINDING_VERSION` and the trace index gives its trace the span
-    count and end it had when bound (of several, the newest). The ids of the traces filled."""
+    count and end it had when bound (of several, the newest); one that cannot be decoded is
+    skipped (the trace is bound afresh, and stored again). The ids of the traces filled."""
     table = store.query_arrow(sql, {**params, "version": BINDING_VERSION})
     if table.num_rows == 0:
         return set()
@@ -120,9 +127,15 @@ def read_bindings(
         if trace_id not in newest or newest[trace_id][0] < bound_at:
             newest[trace_id] = (bound_at, row)
     texts = table.column("binding")
+    bound = set()
     for trace_id, (_, row) in newest.items():
-        decode(traces[trace_id], texts[row].as_py())
-    return set(newest)
+        try:
+            decode(traces[trace_id], texts[row].as_py())
+        except (ValueError, TypeError, IndexError, AttributeError) as exc:  # bound afresh
+            log.warning("trace %s: stored binding unreadable (%s)", trace_id, exc)
+            continue
+        bound.add(trace_id)
+    return bound
 
 
 def binding_rows(

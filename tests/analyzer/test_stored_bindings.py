@@ -132,14 +132,20 @@ def test_a_trace_that_gets_a_span_after_it_was_bound_is_bound_again(
     assert _stored(store, "default")[target] == before.span_count + 1
 
 
-def test_a_binding_of_another_version_is_ignored_and_replaced(
-    store: Store, played: list[ReadableSpan]
+@pytest.mark.parametrize(
+    ("version", "text"),
+    [(BINDING_VERSION + 1, "not a binding"), (BINDING_VERSION, '[[["a"]], 1]')],
+    ids=["another_version", "unreadable"],
+)
+def test_a_binding_of_another_version_or_unreadable_is_ignored_and_replaced(
+    store: Store, played: list[ReadableSpan], version: int, text: str
 ) -> None:
     ids = _insert(store, played, "default")
     fresh = Analyzer(store).analyze("default", ids, write=False).findings
     index = load_traces(store, "default", ids)
     for t in index.values():  # rows that match each trace, unreadable if they were read
-        _write_binding(store, "default", t, "not a binding", BINDING_VERSION + 1, age_s=3600)
+        _write_binding(store, "default", t, text, version, age_s=3600)
+    assert all(t.runs for t in load_traces(store, "default", ids).values())
     result = Analyzer(store, settle_seconds=0).analyze("default", ids)
     assert _findings(result.findings) == _findings(fresh)
     versions = store.query(
