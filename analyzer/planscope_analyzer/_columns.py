@@ -50,6 +50,9 @@ class BatchColumns:
     convention, an objective taken from a prompt): a screen cannot judge them from the
     columns, so their rules always run. (Values derived row by row, such as token usage and
     fingerprints, are not columns here and a screen does not read them.)"""
+    bindings: dict[str, str] = field(default_factory=dict)
+    """Trace id → the binding of a settled trace the loader reshaped (``_bindings.encode``), for
+    the engine to store with the findings."""
 
 
 @runtime_checkable

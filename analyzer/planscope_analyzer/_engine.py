@@ -17,6 +17,7 @@ from planscope import semconv as A
 from planscope_collector.storage import StoreUnavailable
 
 from . import _queries as Q
+from ._bindings import BINDING_NAMES, binding_rows
 from ._columns import BatchColumns, Screen
 from ._load import (
     Queryable,
@@ -27,14 +28,15 @@ from ._load import (
     ns_to_datetime,
 )
 from ._model import INSTRUMENTATION, Finding, TraceData
+from ._settings import AnalyzerSettings
 from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
 _NOT_SCREENED: Mapping[str, set[str]] = {}
-_Loaded = tuple[dict[str, TraceData], list[Finding], Mapping[str, set[str]]]
-"""A loaded batch: its traces, data-quality findings of traces that could not be loaded, and
-what the detectors' screens let through (see :func:`_fill_screened`; none when it was loaded trace
-by trace)."""
+_Loaded = tuple[dict[str, TraceData], list[Finding], Mapping[str, set[str]], dict[str, str]]
+"""A loaded batch: its traces, data-quality findings of traces that could not be loaded, what
+the detectors' screens let through (see :func:`_fill_screened`; none when it was loaded trace
+by trace), and the bindings to store (trace id → ``_bindings.encode``'s text)."""
 
 ANALYZER_VERSION = "2"
 """Bumped when the set or semantics of detectors change (recorded in analysis_progress)."""
@@ -162,11 +164,12 @@ def _fill_screened(
     since_ns: int | None = None,
     *,
     by_time: bool = False,
-) -> dict[str, set[str]]:
+    settled_before_ns: int | None = None,
+) -> tuple[dict[str, set[str]], dict[str, str]]:
     """:func:`fill_traces` with the detectors' screens: only the traces some screen lets
     through (and those the loader may reshape) get their rows, when every detector has a screen
     that worked. Returns what each screen lets through, plus the traces the loader reshaped
-    (their rules always run)."""
+    (their rules always run), and the bindings to store (``BatchColumns.bindings``)."""
     passed: dict[str, set[str]] = {}
 
     def only(columns: BatchColumns) -> set[str] | None:
@@ -175,8 +178,16 @@ def _fill_screened(
             return None  # a rule that runs on every trace needs every trace's rows
         return set().union(*passed.values())
 
-    columns = fill_traces(store, project, traces, since_ns, by_time=by_time, only=only)
-    return {kind: ids | columns.reshaped for kind, ids in passed.items()}
+    columns = fill_traces(
+        store,
+        project,
+        traces,
+        since_ns,
+        by_time=by_time,
+        only=only,
+        settled_before_ns=settled_before_ns,
+    )
+    return {kind: ids | columns.reshaped for kind, ids in passed.items()}, columns.bindings
 
 
 def _unloadable(project: str, trace_id: str, exc: BaseException) -> Finding:
@@ -245,11 +256,20 @@ class Analyzer:
         detectors: Sequence[Detector] = DETECTORS,
         batch_traces: int = BATCH_TRACES,
         window_batch_spans: int = WINDOW_BATCH_SPANS,
+        settle_seconds: float = AnalyzerSettings.model_fields["quiet_seconds"].default,
     ) -> None:
         self.store = store
         self.detectors = tuple(detectors)
         self.batch_traces = batch_traces
         self.window_batch_spans = window_batch_spans
+        self.settle_seconds = settle_seconds
+        """A trace whose last span ended this long ago has settled: its binding is stored (a
+        trace still growing would be bound again at once)."""
+
+    def _settled_before(self, write: bool) -> int | None:
+        """Traces that ended before this have settled: their bindings are stored (none when
+        the pass writes nothing)."""
+        return time.time_ns() - int(self.settle_seconds * 1e9) if write else None
 
     # -- entry points --------------------------------------------------------------------------
     def analyze(
@@ -373,7 +393,7 @@ class Analyzer:
             began = time.perf_counter()
             chunk, chunks[index] = chunks[index], None
             assert chunk is not None
-            return self._fill(project, chunk, by_time), time.perf_counter() - began
+            return self._fill(project, chunk, write, by_time), time.perf_counter() - began
 
         # Batches are freed by reference counting as the pass goes (see _gc_paused).
         with (
@@ -383,9 +403,9 @@ class Analyzer:
             pending = pool.submit(load, 0) if chunks else None
             for index in range(len(chunks)):
                 assert pending is not None
-                (batch, bad, screened), load_s = pending.result()
+                (batch, bad, screened, bindings), load_s = pending.result()
                 pending = pool.submit(load, index + 1) if index + 1 < len(chunks) else None
-                total.merge(self._analyse(project, batch, write, load_s, bad, screened))
+                total.merge(self._analyse(project, batch, write, load_s, bad, screened, bindings))
                 del batch
                 if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
                     gc.collect()  # the few cycles the driver leaves per query, now and then
@@ -393,18 +413,27 @@ class Analyzer:
         total.seconds = time.perf_counter() - started
         return total
 
-    def _fill(self, project: str, traces: dict[str, TraceData], by_time: bool = False) -> _Loaded:
+    def _fill(
+        self, project: str, traces: dict[str, TraceData], write: bool, by_time: bool = False
+    ) -> _Loaded:
         """:func:`fill_traces` for a batch of row-less traces; when that fails (other than the
         store being unavailable), the traces are loaded again one by one (see :meth:`_load`)."""
         try:
-            screened = _fill_screened(self.store, project, traces, self.detectors, by_time=by_time)
-            return traces, [], screened
+            screened, bindings = _fill_screened(
+                self.store,
+                project,
+                traces,
+                self.detectors,
+                by_time=by_time,
+                settled_before_ns=self._settled_before(write),
+            )
+            return traces, [], screened, bindings
         except StoreUnavailable:
             raise
         except Exception as exc:
             log.warning("loading %d traces failed (%s); loading them one by one", len(traces), exc)
         return self._one_by_one(
-            [self._load(project, [t.trace_id], t.start_ns) for t in traces.values()]
+            [self._load(project, [t.trace_id], t.start_ns, write) for t in traces.values()]
         )
 
     def _batch(
@@ -413,14 +442,14 @@ class Analyzer:
         started = time.perf_counter()
         # The batch's rows are freed (by reference counting) before collection resumes.
         with _gc_paused():
-            traces, bad, screened = self._load(project, ids, since_ns)
+            traces, bad, screened, bindings = self._load(project, ids, since_ns, write)
             load_s = time.perf_counter() - started
-            result = self._analyse(project, traces, write, load_s, bad, screened)
+            result = self._analyse(project, traces, write, load_s, bad, screened, bindings)
             del traces
         result.seconds = time.perf_counter() - started
         return result
 
-    def _load(self, project: str, ids: Sequence[str], since_ns: int | None) -> _Loaded:
+    def _load(self, project: str, ids: Sequence[str], since_ns: int | None, write: bool) -> _Loaded:
         """Load a batch (as :func:`load_traces`); when that fails for a reason other than the
         store being unavailable, load its traces one by one, so one bad trace is skipped (with
         a data-quality finding and its progress recorded) instead of stopping the project's
@@ -428,8 +457,16 @@ class Analyzer:
         try:
             found = index_traces(self.store, project, ids, since_ns)
             if not found:
-                return found, [], _NOT_SCREENED
-            return found, [], _fill_screened(self.store, project, found, self.detectors, since_ns)
+                return found, [], _NOT_SCREENED, {}
+            screened, bindings = _fill_screened(
+                self.store,
+                project,
+                found,
+                self.detectors,
+                since_ns,
+                settled_before_ns=self._settled_before(write),
+            )
+            return found, [], screened, bindings
         except StoreUnavailable:
             raise
         except Exception as exc:
@@ -437,9 +474,9 @@ class Analyzer:
                 log.warning("trace %s/%s cannot be analysed: %s", project, ids[0], exc)
                 start = since_ns if since_ns is not None else time.time_ns()
                 placeholder = TraceData(project, ids[0], start_ns=start, end_ns=start)
-                return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)], _NOT_SCREENED
+                return {ids[0]: placeholder}, [_unloadable(project, ids[0], exc)], _NOT_SCREENED, {}
             log.warning("loading %d traces failed (%s); loading them one by one", len(ids), exc)
-        return self._one_by_one([self._load(project, [i], since_ns) for i in ids])
+        return self._one_by_one([self._load(project, [i], since_ns, write) for i in ids])
 
     def _one_by_one(self, parts: list[_Loaded]) -> _Loaded:
         """Traces loaded one by one, as one batch: each detector runs on the traces its screen
@@ -448,12 +485,14 @@ class Analyzer:
         traces: dict[str, TraceData] = {}
         bad: list[Finding] = []
         screened: dict[str, set[str]] = {d.kind: set() for d in self.detectors}
-        for loaded, skipped, passed in parts:
+        bindings: dict[str, str] = {}
+        for loaded, skipped, passed, bound in parts:
             traces.update(loaded)
             bad += skipped
             for kind, ids in screened.items():
                 ids.update(passed.get(kind, loaded))
-        return traces, bad, screened
+            bindings.update(bound)
+        return traces, bad, screened, bindings
 
     def _analyse(
         self,
@@ -463,10 +502,11 @@ class Analyzer:
         load_s: float,
         unloadable: Sequence[Finding] = (),
         screened: Mapping[str, Container[str]] = _NOT_SCREENED,
+        bindings: Mapping[str, str] | None = None,
     ) -> AnalysisResult:
-        """Run the detectors over loaded traces and (with ``write``) store the findings; a
-        detector that has a screen runs only on the traces it let through (``screened``, from
-        :func:`_fill_screened`)."""
+        """Run the detectors over loaded traces and (with ``write``) store the findings and
+        ``bindings`` (see :func:`_fill_screened`); a detector that has a screen runs only on the
+        traces it let through (``screened``, from :func:`_fill_screened`)."""
         started = time.perf_counter()
         findings: list[Finding] = list(unloadable)
         skip = {f.trace_id for f in unloadable}
@@ -479,7 +519,7 @@ class Analyzer:
                 findings.extend(detect(trace, self.detectors, screened))
         detected = time.perf_counter()
         if write and traces:
-            self._write(project, traces, findings)
+            self._write(project, traces, findings, bindings or {})
         return AnalysisResult(
             traces=len(traces),
             spans=sum(t.span_count for t in traces.values()),
@@ -491,7 +531,13 @@ class Analyzer:
             },
         )
 
-    def _write(self, project: str, traces: dict[str, TraceData], findings: list[Finding]) -> None:
+    def _write(
+        self,
+        project: str,
+        traces: dict[str, TraceData],
+        findings: list[Finding],
+        bindings: Mapping[str, str],
+    ) -> None:
         now_dt = datetime.now(timezone.utc)
         live = fetch_columns(
             self.store, Q.LIVE_KEYS, {"project": project, "ids": ",".join(sorted(traces))}
@@ -528,6 +574,9 @@ class Analyzer:
             )
             for t in traces.values()
         ]
+        if bindings:
+            rows = list(binding_rows(project, traces, bindings, now_us))
+            self.store.insert_rows("planscope_trace_bindings", rows, BINDING_NAMES)
         self.store.insert_rows("analysis_progress", progress, Q.PROGRESS_NAMES)
 
 

@@ -28,6 +28,7 @@ from planscope_collector.observed import (
 )
 
 from . import _queries as Q
+from ._bindings import encode, read_bindings
 from ._columns import BatchColumns, flatten, stacked, trace_ids, traces_of
 from ._model import (
     Attempt,
@@ -187,6 +188,7 @@ def fill_traces(
     *,
     by_time: bool = False,
     only: Callable[[BatchColumns], set[str] | None] | None = None,
+    settled_before_ns: int | None = None,
 ) -> BatchColumns:
     """Read the typed rows (and the raw spans they miss) of ``traces``, row-less values from
     the trace index, into them: one query per typed table and one over ``otel_traces`` for the
@@ -206,6 +208,11 @@ def fill_traces(
     no rule. Traces the loader may reshape (no run, a failed run, inferred structure) are
     always filled.
 
+    A trace with a stored binding that still holds (``_bindings.read_bindings``) takes it and
+    none of the reads: it counts as reshaped (every rule runs on it, as on the trace it was
+    bound from). ``settled_before_ns``: the traces this call reshaped that ended before it get
+    their binding encoded into ``BatchColumns.bindings``, for the engine to store (None: none).
+
     >>> # fill_traces(store, "default", index_window(store, "default", 0, time.time_ns()))
     """
     earliest = since_ns if since_ns is not None else min(t.start_ns for t in traces.values())
@@ -222,6 +229,13 @@ def fill_traces(
     typed_filter = Q.TIME_FILTER if by_time else Q.TYPED_FILTER
 
     batch = BatchColumns()
+    binding_filter = Q.BINDING_TIME_FILTER if by_time else Q.BINDING_TRACE_FILTER
+    bound = read_bindings(store, Q.LOAD_BINDINGS.format(filter=binding_filter), params, traces)
+    if bound:
+        batch.reshaped |= bound
+        traces = {i: t for i, t in traces.items() if i not in bound}
+        if not traces:
+            return batch
 
     def read(attr: str, sql: str, **extra: str) -> Any:
         table = store.query_arrow(sql.format(filter=typed_filter), {**params, **extra})
@@ -346,6 +360,11 @@ def fill_traces(
             batch.reshaped.add(t.trace_id)
     _component_calls(store, params["project"], traces, components)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
+    if settled_before_ns is not None:
+        for trace_id in batch.reshaped - bound:
+            t = traces[trace_id]
+            if t.end_ns < settled_before_ns and (text := encode(t)) is not None:
+                batch.bindings[trace_id] = text
     return batch
 
 

@@ -326,6 +326,25 @@ ORDER BY t.first_start
 LIMIT {limit:UInt32}
 """
 
+# The stored bindings of a batch's traces (migration 0035, ``_bindings.read_bindings``): those
+# of this binding version whose trace started in the batch's range ({filter}: BINDING_TIME_FILTER
+# for a window batch, BINDING_TRACE_FILTER for traces named by id). Not FINAL: a trace re-bound
+# after new spans has several rows until they merge, and the reader keeps the newest one whose
+# span count and end the trace index still gives.
+LOAD_BINDINGS = """
+SELECT TraceId AS trace_id, SpanCount AS spans, toUnixTimestamp64Nano(TraceEnd) AS end_ns,
+       Binding AS binding, toUnixTimestamp64Micro(BoundAt) AS bound_at
+FROM planscope_trace_bindings
+WHERE {filter} AND BindingVersion = {{version:UInt32}}
+"""
+BINDING_TIME_FILTER = (
+    "Project = {project:String} AND TraceStart >= {since:DateTime64(9)} "
+    "AND TraceStart <= {until:DateTime64(9)}"
+)
+BINDING_TRACE_FILTER = (
+    BINDING_TIME_FILTER + " AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String})))"
+)
+
 # --- findings ------------------------------------------------------------------------------------
 FINDING_NAMES = (
     "Project", "TraceId", "RunId", "Kind", "FindingKey", "Severity", "Component", "StepId",

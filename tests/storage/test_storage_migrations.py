@@ -54,6 +54,7 @@ EXPECTED = [
     "0032_scheduler_columns",
     "0033_exception_status",
     "0034_langfuse_observations",
+    "0035_trace_bindings",
     "0036_langfuse_plan_stream",
     "0038_mlflow_tracing",
 ]

@@ -1,0 +1,157 @@
+"""Stored bindings: the model the loader gave a settled trace it reshaped, kept in
+``planscope_trace_bindings`` (migration 0035) so that later passes read it instead of binding
+the trace again.
+
+A trace of another convention has its runs, attempts, tool calls and plans inferred at read
+time (its raw spans, what its LLM calls were asked and answered, ``observed.bind``): most of a
+full pass's CPU on framework traces (docs/benchmarks.md, "Stored bindings"). The loader
+(:func:`planscope_analyzer._load.fill_traces`) encodes each trace it reshaped once the trace has
+settled; the engine writes them with the findings (:func:`binding_rows`, the one write path);
+the next pass's loader reads the rows of its batch (:func:`read_bindings`) and keeps a row only
+when the trace index still gives the trace the span count and end it had when bound (a new span
+binds it again) and it was written by this :data:`BINDING_VERSION`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any, get_origin, get_type_hints
+
+from ._model import Attempt, Plan, PlanStep, RawSpan, Run, SchedulerSpan, ToolCall, TraceData
+
+log = logging.getLogger("planscope.analyzer")
+
+BINDING_VERSION = 1
+"""Bumped whenever what a binding holds or how the loader derives it changes
+(``planscope_collector.observed``'s mapping, the loader's reshaping): a stored binding of
+another version is not read, and the trace is bound afresh (and stored again)."""
+
+BINDING_NAMES = (
+    "Project", "TraceId", "TraceStart", "TraceEnd", "SpanCount", "BindingVersion", "Binding",
+    "BoundAt",
+)  # fmt: skip
+"""Columns of ``planscope_trace_bindings`` rows as the engine writes them."""
+
+_ROWS: tuple[tuple[str, type[Any]], ...] = (
+    ("runs", Run),
+    ("plans", Plan),
+    ("plan_steps", PlanStep),
+    ("attempts", Attempt),
+    ("tools", ToolCall),
+    ("scheduling", SchedulerSpan),
+)
+"""The row lists of a :class:`TraceData` a binding holds (``raw`` is stored apart: it may be
+None)."""
+
+
+def _tuple_fields(row: type[Any]) -> tuple[int, ...]:
+    """Positions of the fields of ``row`` that are tuples (JSON gives them back as lists)."""
+    hints = get_type_hints(row)
+    return tuple(i for i, f in enumerate(row._fields) if get_origin(hints[f]) is tuple)
+
+
+_TUPLES = {row: _tuple_fields(row) for _, row in _ROWS}
+
+
+def encode(t: TraceData) -> str | None:
+    """What the detectors read of a loaded trace (its rows, LLM usage, skeletons, requests,
+    folded spans; not the index's start, end and span count), as JSON text; None when a value
+    cannot be written as JSON (the trace is then bound again on every pass).
+
+    >>> t = TraceData("p", "a" * 32, llm_parents={"b": "c"}, folded=frozenset({"d"}))
+    >>> u = TraceData("p", "a" * 32)
+    >>> decode(u, encode(t)); u == t
+    True
+    """
+    try:
+        return json.dumps(
+            [
+                *(getattr(t, attr) for attr, _ in _ROWS),
+                t.raw,
+                t.llm_spans,
+                t.llm_by_parent,
+                t.llm_parents,
+                t.asked,
+                sorted(t.folded),
+            ],
+            separators=(",", ":"),
+            check_circular=False,
+        )
+    except (TypeError, ValueError) as exc:
+        log.warning("trace %s/%s: binding not stored (%s)", t.project, t.trace_id, exc)
+        return None
+
+
+def decode(t: TraceData, text: str) -> None:
+    """Put a binding :func:`encode` wrote into the row-less ``t`` (from the trace index); raises
+    (ValueError, TypeError, IndexError, AttributeError) and leaves ``t`` as it was when ``text``
+    is not one."""
+    values = json.loads(text)
+    rows: dict[str, list[Any]] = {}
+    for (attr, row), items in zip(_ROWS, values, strict=False):
+        tuples = _TUPLES[row]
+        for r in items if tuples else ():
+            for i in tuples:
+                r[i] = tuple(r[i])
+        rows[attr] = [row._make(r) for r in items]
+    raw, llm_spans, by_parent, llm_parents, asked, folded = values[len(_ROWS) :]
+    raw_spans = None if raw is None else [RawSpan._make(r) for r in raw]
+    usage = {k: (v[0], v[1]) for k, v in by_parent.items()}
+    for attr, value in rows.items():
+        setattr(t, attr, value)
+    t.raw, t.llm_spans, t.llm_by_parent = raw_spans, llm_spans, usage
+    t.llm_parents, t.asked, t.folded = dict(llm_parents), dict(asked), frozenset(folded)
+    t._memo.clear()
+
+
+def read_bindings(
+    store: Any, sql: str, params: Mapping[str, Any], traces: Mapping[str, TraceData]
+) -> set[str]:
+    """The stored bindings of ``traces`` (row-less, from the trace index) that still hold, put
+    into them: ``sql`` (``LOAD_BINDINGS`` with the batch's filter) read with ``params``; a row
+    holds when it has this :data:`BINDING_VERSION` and the trace index gives its trace the span
+    count and end it had when bound (of several, the newest); one that cannot be decoded is
+    skipped (the trace is bound afresh, and stored again). The ids of the traces filled."""
+    table = store.query_arrow(sql, {**params, "version": BINDING_VERSION})
+    if table.num_rows == 0:
+        return set()
+    newest: dict[str, tuple[int, int]] = {}  # trace id -> (bound at, row) of its newest match
+    get = traces.get
+    columns = (table.column(c).to_pylist() for c in ("trace_id", "spans", "end_ns", "bound_at"))
+    for row, (trace_id, spans, end_ns, bound_at) in enumerate(zip(*columns, strict=True)):
+        t = get(trace_id)
+        if t is None or t.span_count != spans or t.end_ns != end_ns:
+            continue
+        if trace_id not in newest or newest[trace_id][0] < bound_at:
+            newest[trace_id] = (bound_at, row)
+    texts = table.column("binding")
+    bound = set()
+    for trace_id, (_, row) in newest.items():
+        try:
+            decode(traces[trace_id], texts[row].as_py())
+        except (ValueError, TypeError, IndexError, AttributeError) as exc:  # bound afresh
+            log.warning("trace %s: stored binding unreadable (%s)", trace_id, exc)
+            continue
+        bound.add(trace_id)
+    return bound
+
+
+def binding_rows(
+    project: str, traces: Mapping[str, TraceData], bindings: Mapping[str, str], now_us: int
+) -> Iterable[tuple[Any, ...]]:
+    """``planscope_trace_bindings`` rows (:data:`BINDING_NAMES` order) of ``bindings`` (trace
+    id → what :func:`encode` wrote) for the traces of ``traces`` they belong to."""
+    for trace_id, text in bindings.items():
+        t = traces[trace_id]
+        yield (
+            project,
+            trace_id,
+            t.start_ns,
+            t.end_ns,
+            t.span_count,
+            BINDING_VERSION,
+            text,
+            now_us,
+        )
