@@ -111,6 +111,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -137,6 +138,8 @@ __all__ = [
     "bind",
     "event_calls",
     "evidence_plans",
+    "log_level",
+    "logged_failures",
     "read_plans",
     "reads_tool_events",
     "structured_plans",
@@ -177,6 +180,8 @@ class SpanNode:
     """What an LLM call or an inferred agent run answered, or what a tool call was called with
     (:func:`answer`; empty when not read): where a plan stated in no format the span model
     reads is looked for."""
+    log_level: int = 0
+    """A log span's level (:func:`log_level`; 0: not a log): an event of its parent, no work."""
 
 
 @dataclass(frozen=True)
@@ -275,8 +280,17 @@ def bind(
     ``agents`` (by span id), then agent runs no span encloses (:func:`agent_roots`) are step
     attempts, each named after its agent, of a run no span stands for (:data:`NO_SPAN`). (The
     analyzer's loader applies both to its rows itself, before binding.)"""
+    spans = list(spans)
+    # a log is an event of the span it was logged in (an error-level one fails it), not work
+    logged = logged_failures((s.parent_span_id, s.log_level, s.message) for s in spans)
     nodes = {
-        s.span_id: replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s for s in spans
+        s.span_id: replace(s, tool=_callable(s.tool))
+        if s.kind == A.KIND_TOOL
+        else replace(s, failed=True, message=s.message or logged[s.span_id])
+        if s.span_id in logged
+        else s
+        for s in spans
+        if not s.log_level
     }
     if not nodes:
         return Binding()
@@ -681,6 +695,36 @@ def event_calls(events: Iterable[ToolEvent]) -> list[EventCall]:
     return list(calls.values())
 
 
+def log_level(attributes: Mapping[str, str]) -> int:
+    """Logfire's level number of a log span (``logfire.span_type`` ``log``: a zero-duration span
+    Logfire writes for ``logfire.info`` / ``warn`` / ``error`` under the span that was current),
+    at least 1; 0 for every other span (migration 0037's ``SpanModelLogLevel``).
+
+    >>> log_level({"logfire.span_type": "log", "logfire.level_num": "17"}), log_level({})
+    (17, 0)
+    """
+    if attributes.get(A.LOGFIRE_SPAN_TYPE) != "log":
+        return 0
+    level = str(attributes.get(A.LOGFIRE_LEVEL_NUM) or "")
+    return max(1, int(level)) if level.isdigit() else 1
+
+
+def logged_failures(logs: Iterable[tuple[str, int, str]]) -> dict[str, str]:
+    """Per span, what the first error-level log in it says (``logs``: each span's parent span
+    id, log level, 0 for a span that is no log, and text). Logfire's levels: a log at ``error``
+    (17) or above fails the span it was logged in, as an exception recorded on it would, its
+    text that span's message; a ``warn`` (13) or ``info`` log only says something.
+
+    >>> logged_failures([("a", 13, "slow"), ("a", 17, "gave up"), ("b", 9, "ok"), ("c", 0, "")])
+    {'a': 'gave up'}
+    """
+    out: dict[str, str] = {}
+    for parent, level, text in logs:
+        if level >= A.LOGFIRE_LEVEL_ERROR:
+            out.setdefault(parent, text)
+    return out
+
+
 _WORD = re.compile(r"(?<![\w-])[A-Za-z_][\w-]*")
 """A name in a text, as :func:`_names` tells one: not inside a longer name."""
 
@@ -908,45 +952,135 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     for n in said.by_start:
         if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
-        lines = _evidence_lines(n.answer)
-        if len(lines) < (1 if out else 2):
+        targets = _targets(n.answer)
+        lines = [] if targets else _evidence_lines(n.answer)
+        if len(targets or lines) < (1 if out else 2):
             continue  # most answers state no evidence: look no further at them
         me = said.planner(n)
         above = set(_ancestors(said.nodes, n.span_id))
         if (out and me != who) or any(p.span_id in above for p in out):
             continue  # another agent's answer, or the plan's own agent run stated it
-        labels: list[str] = []
-        after = 0
-        later = said.later(n, above, me) if said.carried else None
-        for m in lines:
-            heads = list(_HEAD.finditer(n.answer, after, m.start()))
-            if heads:
-                labels.append(heads[-1].group(1))
-            elif later is None or later.carry(f"E{m.group(1)}"):
-                labels.append("")  # the workers are told the step by its number
-            else:  # the first name a later executor run carries in the text describing it
-                words = _WORD.findall(n.answer, after, m.start())
-                carried = (w for w in words if later.carry(w) and not later.every(w))
-                labels.append(next(carried, ""))
-            after = m.end()
-        items = list(zip(labels, lines, strict=True))
-        if any(labels):
-            # an item with no label that calls no tool of the trace (LLMCompiler's closing
-            # ``join()``) is no step
-            items = [(lab, m) for lab, m in items if lab or said.called(m.group(2))]
-        labels = [lab for lab, _ in items]
-        distinct = all(labels) and len(set(labels)) == len(labels)
-        objects = []
-        for label, m in items:
-            step: dict[str, Any] = {
-                "id": label if distinct else f"E{m.group(1)}",
-                "tool": said.called(m.group(2)) or m.group(2),
-                "args": _evidence_input(m.group(3)),
-            }
-            objects.append(step)
         who = me
+        if targets:
+            objects = [
+                {
+                    "id": t.name,
+                    "tool": said.called(t.tool) or t.tool,
+                    "args": t.args,
+                    "depends_on": list(t.needs),
+                    "description": t.goal,
+                }
+                for t in targets
+            ]
+        else:
+            objects = _evidence_objects(said, n, lines, above, me)
         out.append(_as_plan(n.span_id, objects))
     return tuple(out)
+
+
+def _evidence_objects(
+    said: _Said, n: SpanNode, lines: list[re.Match[str]], above: set[str], me: str
+) -> list[dict[str, Any]]:
+    """The step objects of one answer's evidence lines (:func:`evidence_plans`)."""
+    labels: list[str] = []
+    after = 0
+    later = said.later(n, above, me) if said.carried else None
+    for m in lines:
+        heads = list(_HEAD.finditer(n.answer, after, m.start()))
+        if heads:
+            labels.append(heads[-1].group(1))
+        elif later is None or later.carry(f"E{m.group(1)}"):
+            labels.append("")  # the workers are told the step by its number
+        else:  # the first name a later executor run carries in the text describing it
+            words = _WORD.findall(n.answer, after, m.start())
+            carried = (w for w in words if later.carry(w) and not later.every(w))
+            labels.append(next(carried, ""))
+        after = m.end()
+    items = list(zip(labels, lines, strict=True))
+    if any(labels):
+        # an item with no label that calls no tool of the trace (LLMCompiler's closing
+        # ``join()``) is no step
+        items = [(lab, m) for lab, m in items if lab or said.called(m.group(2))]
+    labels = [lab for lab, _ in items]
+    distinct = all(labels) and len(set(labels)) == len(labels)
+    return [
+        {
+            "id": label if distinct else f"E{m.group(1)}",
+            "tool": said.called(m.group(2)) or m.group(2),
+            "args": _evidence_input(m.group(3)),
+        }
+        for label, m in items
+    ]
+
+
+_RULE = re.compile(
+    r"^([A-Za-z_][\w.-]*)[ \t]*:(?![:=])[ \t]*([^#;=\n]*?)[ \t]*(?:#+[ \t]*(.*?))?[ \t]*$"
+)
+"""A rule's first line in a Makefile: ``target: prerequisites  ## comment`` (not ``x := v``, a
+variable; not a special target such as ``.PHONY``)."""
+_RECIPE = re.compile(r"^\t[ \t]*(\S.*)$")
+_KNOWN = re.compile(r"^[ \t]*([A-Za-z_][\w.-]*)[ \t]*(?::{1,3}=|\?=|=)")
+_MAKE_REFERENCE = re.compile(r"\$[({]([A-Za-z_][\w.-]*)[)}]")
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One rule of a Makefile plan: its target, prerequisites, comment and recipe's call."""
+
+    name: str
+    needs: tuple[str, ...]
+    goal: str
+    tool: str
+    args: dict[str, Any]
+
+
+def _targets(text: str) -> list[_Target]:
+    r"""The rules a text states as a Makefile plan (a dependency-style plan: each target a
+    step, its first recipe line the call ``tool key=value ...``, ``$(x)`` / ``${x}`` an earlier
+    target's result), when one of them needs another (a prerequisite or a reference to a
+    target or a variable the text sets: a re-plan's ``x := result`` for a done step); [] else
+    (a list of ``name: text`` lines with no recipe is no Makefile).
+
+    >>> [(t.name, t.needs, t.tool, t.args) for t in _targets(
+    ...     'pick:  ## Pick the order\n\twms order=7\n\nship: pick\n\tcourier parcel=$(pick)\n')]
+    [('pick', (), 'wms', {'order': 7}), ('ship', ('pick',), 'courier', {'parcel': '$(pick)'})]
+    >>> _targets('pick: the order\nship: what was picked')
+    []
+    """
+    if "\t" not in text:
+        return []
+    targets: list[_Target] = []
+    known: set[str] = set()
+    rule: re.Match[str] | None = None
+    for line in text.splitlines():
+        if rule is not None and (recipe := _RECIPE.match(line)):
+            try:
+                words = shlex.split(recipe.group(1))
+            except ValueError:
+                words = recipe.group(1).split()
+            args: dict[str, Any] = {}
+            for word in words[1:]:
+                key, eq, value = word.partition("=")
+                if eq and key:
+                    args[key] = _whole_number(value)
+            needs = tuple(rule.group(2).split())
+            goal = (rule.group(3) or "").strip()
+            targets.append(_Target(rule.group(1), needs, goal, words[0] if words else "", args))
+            rule = None
+        elif m := _RULE.match(line):
+            rule = m
+        elif m := _KNOWN.match(line):
+            known.add(m.group(1))
+            rule = None
+        elif line.strip():
+            rule = None
+    names = {t.name for t in targets} | known
+    refers = any(
+        set(t.needs) & names
+        or any(r in names for v in t.args.values() for r in _MAKE_REFERENCE.findall(str(v)))
+        for t in targets
+    )
+    return targets if refers else []
 
 
 def _evidence_lines(text: str) -> list[re.Match[str]]:
@@ -1493,12 +1627,17 @@ def _component_calls(
 def _callable(tool: str) -> str:
     """A tool's name from a span named after its call method (``search.__call__``, as
     OpenInference's DSPy instrumentor names a tool span that carries no ``tool.name``; a
-    component's ``run``, as its Haystack instrumentor names a component span).
+    component's ``run``, as its Haystack instrumentor names a component span), or by a message
+    template (Logfire's span name, ``@logfire.instrument("search {query} page {page}")``): the
+    template's text before its first field.
 
     >>> _callable("search.__call__"), _callable("search.acall"), _callable("VenueSearch.run")
     ('search', 'search', 'VenueSearch')
+    >>> _callable("search {query} page {page}"), _callable("{tool} failed")
+    ('search', '{tool} failed')
     """
-    return re.sub(r"\.(__call__|acall|run|run_async)$", "", tool)
+    fixed = re.split(r"(?<!\{)\{(?!\{)", tool, maxsplit=1)[0].strip()
+    return re.sub(r"\.(__call__|acall|run|run_async)$", "", fixed or tool)
 
 
 def structured_plans(

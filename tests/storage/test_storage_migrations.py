@@ -53,6 +53,7 @@ EXPECTED = [
     "0032_scheduler_columns",
     "0033_exception_status",
     "0034_langfuse_observations",
+    "0037_logfire_logs",
 ]
 
 
