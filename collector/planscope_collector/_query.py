@@ -428,6 +428,11 @@ def _bind(
         span = by_id[span_id]
         span["planscope_kind"] = A.KIND_STEP
         span["model"] = _inferred_model(step_id=span["name"], status=A.STATUS_OK)
+    for span_id, tool in b.calls.items():  # component calls: tool calls no typed row holds
+        span = by_id[span_id]
+        failed = span["status_code"] == "Error"
+        span["planscope_kind"] = A.KIND_TOOL
+        span["model"] = _inferred_model(tool=tool, status=A.STATUS_ERROR if failed else A.STATUS_OK)
     for span_id, number in b.attempts.items():
         model = by_id[span_id]["model"]
         model["step_id"] = b.step_of(span_id, model["step_id"])

@@ -15,5 +15,6 @@ SOURCES = (
     "openinference_smolagents_planning",
     "openinference_plan_execute",
     "langfuse_sdk",
+    "logfire_sdk",
 )
 """Every source, in the order the suite runs them."""
