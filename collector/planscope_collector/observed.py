@@ -28,11 +28,13 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   container does not;
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
-* **plans stated as numbered evidence**, in a trace with no plan the span model read, none
-  declared and no workflow plan: a planner's answer of ReWOO evidence lines (``#E1 =
-  Tool[input]``) or LLMCompiler task lines (``1. tool(input)`` referring to ``$1``), a
-  re-plan of the same planner with one or more (:func:`evidence_plans`; published planning
-  formats whose syntax says what the steps are: no structure needs reading);
+* **plans stated as numbered evidence or as rules**, in a trace with no plan the span model
+  read, none declared and no workflow plan: a planner's answer of ReWOO evidence lines (``#E1 =
+  Tool[input]``), LLMCompiler task lines (``1. tool(input)`` referring to ``$1``) or Makefile
+  rules (``step: earlier steps  ## goal`` over a tab-indented ``tool key=value`` recipe,
+  ``$(step)`` an earlier result), a re-plan of the same planner with one or more
+  (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
+  structure needs reading);
 * **plans read from structure**, in such a trace with no such answer: a list of mappings in a
   planner's answer, JSON (also on lines of its own inside chat text, a fenced block) or YAML (a
   DSPy output field), or the rows of a markdown table, whose ids later executor attempts carry
@@ -79,6 +81,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   child tasks of a workflow span (GenAI ``invoke_workflow``, a Traceloop ``workflow``: the
   inferred step spans right under it) are its plan: one step per task name, in start order,
   each depending on the sibling tasks its span links to (OTel span links; none: a list).
+* **logs** (Logfire's log spans, :func:`log_level`): events of the span they were logged in,
+  not work (no attempt, no tool call); one at error level fails that span, its text the span's
+  message (:func:`logged_failures`);
 * **tool calls said by events** (given the trace's events): in a trace of another convention
   with no tool span, the tool calls only GenAI events say (:func:`event_calls`) are tool spans
   under the span that asked;
@@ -920,7 +925,9 @@ def evidence_plans(
 ) -> tuple[ReadPlan, ...]:
     r"""The plans a trace states as numbered tool calls whose inputs may stand for earlier
     results (:func:`_evidence_lines`: ReWOO's ``#E1 = Tool[input]``, each after a line that
-    describes it, or LLMCompiler's ``1. tool(input)`` with ``$1``): what a planner said (an
+    describes it, or LLMCompiler's ``1. tool(input)`` with ``$1``), or as Makefile rules
+    (:func:`_targets`: a target per step, its prerequisites its ``depends_on``, its ``##``
+    comment its description, its recipe's ``tool key=value`` its call): what a planner said (an
     LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two such lines,
     then the later answers of the same planner with at least one (a re-plan, which keeps the
     numbers of the steps it carries over and may state the done ones as ``Known: #Ek =

@@ -53,7 +53,7 @@ def plan_and_execute(
 ) -> None:
     """Plan with one LLM call, then run each step's tool loop; a step that gives up fails.
     ``tools``: the scenario's tools as the source wraps them (default: as they are)."""
-    tools = tools or tools_for(scenario)
+    tools = {**tools_for(scenario), **(tools or {})}
     with spans.run(OBJECTIVE) as run:
         planner = [
             {"role": "system", "content": PLANNER_PROMPT},
