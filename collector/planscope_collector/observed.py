@@ -288,15 +288,13 @@ def bind(
     spans = list(spans)
     # a log is an event of the span it was logged in (an error-level one fails it), not work
     logged = logged_failures((s.parent_span_id, s.log_level, s.message) for s in spans)
-    nodes = {
-        s.span_id: replace(s, tool=_callable(s.tool))
-        if s.kind == A.KIND_TOOL
-        else replace(s, failed=True, message=s.message or logged[s.span_id])
-        if s.span_id in logged
-        else s
-        for s in spans
-        if not s.log_level
-    }
+    nodes: dict[str, SpanNode] = {}
+    for s in spans:
+        if s.log_level:
+            continue
+        if s.span_id in logged:
+            s = replace(s, failed=True, message=s.message or logged[s.span_id])
+        nodes[s.span_id] = replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s
     if not nodes:
         return Binding()
     evented: tuple[EventCall, ...] = ()
