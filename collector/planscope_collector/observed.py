@@ -1946,7 +1946,11 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     """
     keys = " OR ".join(f"match(k, '{pattern}')" for pattern in _FLAT_MESSAGE_KEYS)
     # a Langfuse observation's input is a generation's messages only when it names roles
-    langfuse = f"(k = '{A.LF_OBSERVATION_INPUT}' AND position(v, '\"role\"') > 0)"
+    # (as is a Logfire OpenAI span's request_data)
+    langfuse = (
+        f"(k IN ('{A.LF_OBSERVATION_INPUT}', '{A.LOGFIRE_REQUEST_DATA}') "
+        "AND position(v, '\"role\"') > 0)"
+    )
     return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {langfuse}, {column})"
 
 
@@ -1956,7 +1960,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     ``gen_ai.input.messages`` (parts, as pydantic-ai and OpenLLMetry write them, or a string
     ``content``), else OpenInference's ``llm.input_messages.{i}.message.*``, else the older
     OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
-    ``langfuse.observation.input`` (the messages, or a request holding them).
+    ``langfuse.observation.input`` (the messages, or a request holding them), else a Logfire
+    OpenAI span's ``request_data`` (the request, data format version 1).
 
     >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
     ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
@@ -1971,6 +1976,9 @@ def user_request(attributes: Mapping[str, str]) -> str:
     >>> user_request({"langfuse.observation.input": '{"messages": [{"role": "user", '
     ...               '"content": "Move on May 2"}], "tools": []}'})
     'Move on May 2'
+    >>> user_request({"request_data": '{"messages": [{"role": "user", "content": "Fund it"}], '
+    ...               '"model": "gpt-4o-mini"}'})
+    'Fund it'
     """
     messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
     if not messages:
@@ -1979,6 +1987,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
                 break
     if not messages:
         messages = _json_messages(attributes.get(A.LF_OBSERVATION_INPUT))
+    if not messages:
+        messages = _json_messages(attributes.get(A.LOGFIRE_REQUEST_DATA))
     return "\n".join(
         text
         for m in messages
@@ -1993,10 +2003,12 @@ _LLM_ANSWER_KEYS = (
     A.GEN_AI_OUTPUT_MESSAGES,
     A.GEN_AI_COMPLETION_CONTENT,
     A.LF_OBSERVATION_OUTPUT,
+    A.LOGFIRE_RESPONSE_DATA,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
-output is the message, or its text)."""
+output is the message, or its text; a Logfire OpenAI span's ``response_data`` holds the
+message)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
@@ -2084,6 +2096,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = value or "\n".join(a for m in messages for a in _call_arguments(m.get("parts")))
         elif value and key == A.LF_OBSERVATION_OUTPUT and kind == A.KIND_LLM:
             value = _langfuse_answer(value)
+        elif value and key == A.LOGFIRE_RESPONSE_DATA:
+            value = _response_data_answer(value)
         if value:
             return value
     return ""
@@ -2128,6 +2142,25 @@ def _langfuse_answer(text: str) -> str:
         for c in (calls if isinstance(calls, list) else [])
         if isinstance(c, dict) and isinstance(c.get("function"), dict)
     )
+
+
+def _response_data_answer(text: str) -> str:
+    """What a Logfire OpenAI span's ``response_data`` (``logfire.instrument_openai`` with data
+    format version 1) says the model answered: its chat ``message`` read as
+    :func:`_langfuse_answer` reads an OpenAI message, else a completion's ``text``.
+
+    >>> _response_data_answer('{"message": {"role": "assistant", "content": "a: b"}, "usage": {}}')
+    'a: b'
+    """
+    try:
+        decoded = safejson.loads(text)
+    except ValueError:
+        return ""
+    if not isinstance(decoded, dict):
+        return ""
+    if isinstance(message := decoded.get("message"), dict):
+        return _langfuse_answer(json.dumps(message))
+    return str(decoded.get("text") or "")
 
 
 def _task_list(text: str) -> bool:

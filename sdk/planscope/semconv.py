@@ -102,6 +102,9 @@ LOGFIRE_MSG: Final = "logfire.msg"  # the formatted message
 LOGFIRE_MSG_TEMPLATE: Final = "logfire.msg_template"  # the span's name
 LOGFIRE_JSON_SCHEMA: Final = "logfire.json_schema"  # which attributes are the call's fields
 LOGFIRE_RETURN: Final = "return"  # @logfire.instrument(record_return=True)'s return value
+# logfire.instrument_openai(version=1): the request's JSON and {"message": ..., "usage": ...}
+LOGFIRE_REQUEST_DATA: Final = "request_data"
+LOGFIRE_RESPONSE_DATA: Final = "response_data"
 LOGFIRE_LEVEL_WARN: Final = 13
 LOGFIRE_LEVEL_ERROR: Final = 17
 OPERATION_COST: Final = "operation.cost"
