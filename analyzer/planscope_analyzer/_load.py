@@ -23,6 +23,7 @@ from planscope_collector.observed import (
     answer,
     bind,
     event_calls,
+    logged_failures,
     reads_tool_events,
     user_request,
 )
@@ -1276,6 +1277,24 @@ def _apply_raw(traces: dict[str, TraceData], raw: _Raw, batch: BatchColumns) -> 
         traces[trace_id].raw = []
     if still:
         _attach(traces, "raw", RawSpan, _take(batch.raw, _in(batch.raw, still), RawSpan._fields))
+        for trace_id in still:
+            traces[trace_id].raw = _without_logs(traces[trace_id].raw or [])
+
+
+def _without_logs(raw: list[RawSpan]) -> list[RawSpan]:
+    """A trace's spans but its logs (Logfire's log spans: events of their parent, not work),
+    the span an error-level log was logged in failed with its text (``observed.logged_failures``).
+    """
+    if not any(s.log_level for s in raw):
+        return raw
+    logged = logged_failures((s.parent_span_id, s.log_level, s.message) for s in raw)
+    return [
+        s._replace(status_code="Error", message=s.message or logged[s.span_id])
+        if s.span_id in logged
+        else s
+        for s in raw
+        if not s.log_level
+    ]
 
 
 def _in(table: Any, trace_ids: set[str]) -> Any:

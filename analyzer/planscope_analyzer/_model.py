@@ -226,6 +226,8 @@ class RawSpan(NamedTuple):
     message: str = ""
     start_ns: int = 0
     end_ns: int = 0
+    log_level: int = 0
+    """A Logfire log's level (0: not a log; the loader folds logs into their parents)."""
 
 
 class SchedulerSpan(NamedTuple):

@@ -159,7 +159,8 @@ SETTINGS max_threads = 1
 LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, {SPAN_STATUS_CODE_SQL} AS status_code,
-       {SPAN_STATUS_MESSAGE_SQL} AS message,
+       if(SpanModelLogLevel != 0, SpanModelLogMessage, {SPAN_STATUS_MESSAGE_SQL}) AS message,
+       SpanModelLogLevel AS log_level,
        toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
        toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns,
        SpanModelContextEmpty = 1 AS empty_context,
@@ -235,22 +236,36 @@ SETTINGS max_threads = 1
 """
 
 
-def _first_set(*keys: str) -> str:
-    """SQL for the first of these span attributes that is set, else ''."""
+def _first_set(*keys: str, otherwise: str = "''") -> str:
+    """SQL for the first of these span attributes that is set, else ``otherwise`` (SQL)."""
     return (
         "multiIf("
         + ", ".join(f"SpanAttributes['{k}'] != '', SpanAttributes['{k}']" for k in keys)
-        + ", '')"
+        + f", {otherwise})"
     )
 
 
-# a tool call's arguments and result, in the conventions the span model reads them from
+# Logfire's fields: its spans carry a call's arguments (``@logfire.instrument``) or a span's
+# fields (``logfire.span``) as attributes of their own, named in ``logfire.json_schema``'s
+# properties; ``return`` among them is the result (``record_return=True``)
+_LOGFIRE_FIELDS = f"JSONExtractKeys(SpanAttributes['{A.LOGFIRE_JSON_SCHEMA}'], 'properties')"
+_LOGFIRE_ARGUMENTS = (
+    f"if(empty({_LOGFIRE_FIELDS}), '', toJSONString(mapFilter((k, v) -> has({_LOGFIRE_FIELDS}, k)"
+    f" AND k != '{A.LOGFIRE_RETURN}', SpanAttributes)))"
+)
+_LOGFIRE_RESULT = (
+    f"if(has({_LOGFIRE_FIELDS}, '{A.LOGFIRE_RETURN}'), SpanAttributes['{A.LOGFIRE_RETURN}'], '')"
+)
+
+# a tool call's arguments and result, in the conventions the span model reads them from, else
+# Logfire's fields
 _TOOL_ARGUMENTS = _first_set(
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
     A.OI_INPUT_VALUE,
     A.TL_ENTITY_INPUT,
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
+    otherwise=_LOGFIRE_ARGUMENTS,
 )
 _TOOL_RESULT = _first_set(
     A.GEN_AI_TOOL_CALL_RESULT,
@@ -258,6 +273,7 @@ _TOOL_RESULT = _first_set(
     A.TL_ENTITY_OUTPUT,
     A.LF_OBSERVATION_OUTPUT,
     A.MLFLOW_SPAN_OUTPUTS,
+    otherwise=_LOGFIRE_RESULT,
 )
 
 # The arguments and result of the spans in {spans:String} of the traces in {ids:String} that

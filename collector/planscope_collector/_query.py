@@ -18,6 +18,7 @@ from .observed import (
     ToolEvent,
     answer,
     bind,
+    log_level,
     user_request,
 )
 from .runmodel import (
@@ -374,6 +375,7 @@ def _bind(
     for s in spans:
         model = s["model"] or {}
         kind = s["planscope_kind"] or "other"
+        logged = log_level(s["attributes"])
         nodes.append(
             SpanNode(
                 s["span_id"],
@@ -385,13 +387,14 @@ def _bind(
                 failed=s["status_code"] == "Error" or model.get("status") == "error",
                 tool=str(model.get("tool") or ""),
                 start_ns=s["start_ns"],
-                message=s["status_message"],
+                message=s["attributes"].get(A.LOGFIRE_MSG, "") if logged else s["status_message"],
                 duration_ns=s["duration_ns"],
                 service=s["service"],
                 workflow=s["span_id"] in workflows,
                 links=tuple(link["span_id"] for link in s["links"]),
                 request=user_request(s["attributes"]) if kind == A.KIND_LLM else "",
                 answer=answer(s["attributes"], kind, bool(model.get("inferred"))),
+                log_level=logged,
             )
         )
     steps = [
@@ -425,6 +428,11 @@ def _bind(
         span = by_id[span_id]
         span["planscope_kind"] = A.KIND_STEP
         span["model"] = _inferred_model(step_id=span["name"], status=A.STATUS_OK)
+    for span_id, tool in b.calls.items():  # component calls: tool calls no typed row holds
+        span = by_id[span_id]
+        failed = span["status_code"] == "Error"
+        span["planscope_kind"] = A.KIND_TOOL
+        span["model"] = _inferred_model(tool=tool, status=A.STATUS_ERROR if failed else A.STATUS_OK)
     for span_id, number in b.attempts.items():
         model = by_id[span_id]["model"]
         model["step_id"] = b.step_of(span_id, model["step_id"])

@@ -28,11 +28,13 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   container does not;
 * **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
   not a step of that plan;
-* **plans stated as numbered evidence**, in a trace with no plan the span model read, none
-  declared and no workflow plan: a planner's answer of ReWOO evidence lines (``#E1 =
-  Tool[input]``) or LLMCompiler task lines (``1. tool(input)`` referring to ``$1``), a
-  re-plan of the same planner with one or more (:func:`evidence_plans`; published planning
-  formats whose syntax says what the steps are: no structure needs reading);
+* **plans stated as numbered evidence or as rules**, in a trace with no plan the span model
+  read, none declared and no workflow plan: a planner's answer of ReWOO evidence lines (``#E1 =
+  Tool[input]``), LLMCompiler task lines (``1. tool(input)`` referring to ``$1``) or Makefile
+  rules (``step: earlier steps  ## goal`` over a tab-indented ``tool key=value`` recipe,
+  ``$(step)`` an earlier result), a re-plan of the same planner with one or more
+  (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
+  structure needs reading);
 * **plans read from structure**, in such a trace with no such answer: a list of mappings in a
   planner's answer, JSON (also on lines of its own inside chat text, a fenced block) or YAML (a
   DSPy output field), or the rows of a markdown table, whose ids later executor attempts carry
@@ -79,6 +81,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   child tasks of a workflow span (GenAI ``invoke_workflow``, a Traceloop ``workflow``: the
   inferred step spans right under it) are its plan: one step per task name, in start order,
   each depending on the sibling tasks its span links to (OTel span links; none: a list).
+* **logs** (Logfire's log spans, :func:`log_level`): events of the span they were logged in,
+  not work (no attempt, no tool call); one at error level fails that span, its text the span's
+  message (:func:`logged_failures`);
 * **tool calls said by events** (given the trace's events): in a trace of another convention
   with no tool span, the tool calls only GenAI events say (:func:`event_calls`) are tool spans
   under the span that asked;
@@ -111,6 +116,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shlex
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -138,6 +144,8 @@ __all__ = [
     "bind",
     "event_calls",
     "evidence_plans",
+    "log_level",
+    "logged_failures",
     "read_plans",
     "reads_tool_events",
     "structured_plans",
@@ -178,6 +186,8 @@ class SpanNode:
     """What an LLM call or an inferred agent run answered, or what a tool call was called with
     (:func:`answer`; empty when not read): where a plan stated in no format the span model
     reads is looked for."""
+    log_level: int = 0
+    """A log span's level (:func:`log_level`; 0: not a log): an event of its parent, no work."""
 
 
 @dataclass(frozen=True)
@@ -276,9 +286,16 @@ def bind(
     ``agents`` (by span id), then agent runs no span encloses (:func:`agent_roots`) are step
     attempts, each named after its agent, of a run no span stands for (:data:`NO_SPAN`). (The
     analyzer's loader applies both to its rows itself, before binding.)"""
-    nodes = {
-        s.span_id: replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s for s in spans
-    }
+    spans = list(spans)
+    # a log is an event of the span it was logged in (an error-level one fails it), not work
+    logged = logged_failures((s.parent_span_id, s.log_level, s.message) for s in spans)
+    nodes: dict[str, SpanNode] = {}
+    for s in spans:
+        if s.log_level:
+            continue
+        if s.span_id in logged:
+            s = replace(s, failed=True, message=s.message or logged[s.span_id])
+        nodes[s.span_id] = replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s
     if not nodes:
         return Binding()
     evented: tuple[EventCall, ...] = ()
@@ -682,6 +699,36 @@ def event_calls(events: Iterable[ToolEvent]) -> list[EventCall]:
     return list(calls.values())
 
 
+def log_level(attributes: Mapping[str, str]) -> int:
+    """Logfire's level number of a log span (``logfire.span_type`` ``log``: a zero-duration span
+    Logfire writes for ``logfire.info`` / ``warn`` / ``error`` under the span that was current),
+    at least 1; 0 for every other span (migration 0037's ``SpanModelLogLevel``).
+
+    >>> log_level({"logfire.span_type": "log", "logfire.level_num": "17"}), log_level({})
+    (17, 0)
+    """
+    if attributes.get(A.LOGFIRE_SPAN_TYPE) != "log":
+        return 0
+    level = str(attributes.get(A.LOGFIRE_LEVEL_NUM) or "")
+    return max(1, int(level)) if level.isdigit() else 1
+
+
+def logged_failures(logs: Iterable[tuple[str, int, str]]) -> dict[str, str]:
+    """Per span, what the first error-level log in it says (``logs``: each span's parent span
+    id, log level, 0 for a span that is no log, and text). Logfire's levels: a log at ``error``
+    (17) or above fails the span it was logged in, as an exception recorded on it would, its
+    text that span's message; a ``warn`` (13) or ``info`` log only says something.
+
+    >>> logged_failures([("a", 13, "slow"), ("a", 17, "gave up"), ("b", 9, "ok"), ("c", 0, "")])
+    {'a': 'gave up'}
+    """
+    out: dict[str, str] = {}
+    for parent, level, text in logs:
+        if level >= A.LOGFIRE_LEVEL_ERROR:
+            out.setdefault(parent, text)
+    return out
+
+
 _WORD = re.compile(r"(?<![\w-])[A-Za-z_][\w-]*")
 """A name in a text, as :func:`_names` tells one: not inside a longer name."""
 
@@ -877,7 +924,9 @@ def evidence_plans(
 ) -> tuple[ReadPlan, ...]:
     r"""The plans a trace states as numbered tool calls whose inputs may stand for earlier
     results (:func:`_evidence_lines`: ReWOO's ``#E1 = Tool[input]``, each after a line that
-    describes it, or LLMCompiler's ``1. tool(input)`` with ``$1``): what a planner said (an
+    describes it, or LLMCompiler's ``1. tool(input)`` with ``$1``), or as Makefile rules
+    (:func:`_targets`: a target per step, its prerequisites its ``depends_on``, its ``##``
+    comment its description, its recipe's ``tool key=value`` its call): what a planner said (an
     LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two such lines,
     then the later answers of the same planner with at least one (a re-plan, which keeps the
     numbers of the steps it carries over and may state the done ones as ``Known: #Ek =
@@ -909,45 +958,135 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     for n in said.by_start:
         if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
-        lines = _evidence_lines(n.answer)
-        if len(lines) < (1 if out else 2):
+        targets = _targets(n.answer)
+        lines = [] if targets else _evidence_lines(n.answer)
+        if len(targets or lines) < (1 if out else 2):
             continue  # most answers state no evidence: look no further at them
         me = said.planner(n)
         above = set(_ancestors(said.nodes, n.span_id))
         if (out and me != who) or any(p.span_id in above for p in out):
             continue  # another agent's answer, or the plan's own agent run stated it
-        labels: list[str] = []
-        after = 0
-        later = said.later(n, above, me) if said.carried else None
-        for m in lines:
-            heads = list(_HEAD.finditer(n.answer, after, m.start()))
-            if heads:
-                labels.append(heads[-1].group(1))
-            elif later is None or later.carry(f"E{m.group(1)}"):
-                labels.append("")  # the workers are told the step by its number
-            else:  # the first name a later executor run carries in the text describing it
-                words = _WORD.findall(n.answer, after, m.start())
-                carried = (w for w in words if later.carry(w) and not later.every(w))
-                labels.append(next(carried, ""))
-            after = m.end()
-        items = list(zip(labels, lines, strict=True))
-        if any(labels):
-            # an item with no label that calls no tool of the trace (LLMCompiler's closing
-            # ``join()``) is no step
-            items = [(lab, m) for lab, m in items if lab or said.called(m.group(2))]
-        labels = [lab for lab, _ in items]
-        distinct = all(labels) and len(set(labels)) == len(labels)
-        objects = []
-        for label, m in items:
-            step: dict[str, Any] = {
-                "id": label if distinct else f"E{m.group(1)}",
-                "tool": said.called(m.group(2)) or m.group(2),
-                "args": _evidence_input(m.group(3)),
-            }
-            objects.append(step)
         who = me
+        if targets:
+            objects = [
+                {
+                    "id": t.name,
+                    "tool": said.called(t.tool) or t.tool,
+                    "args": t.args,
+                    "depends_on": list(t.needs),
+                    "description": t.goal,
+                }
+                for t in targets
+            ]
+        else:
+            objects = _evidence_objects(said, n, lines, above, me)
         out.append(_as_plan(n.span_id, objects))
     return tuple(out)
+
+
+def _evidence_objects(
+    said: _Said, n: SpanNode, lines: list[re.Match[str]], above: set[str], me: str
+) -> list[dict[str, Any]]:
+    """The step objects of one answer's evidence lines (:func:`evidence_plans`)."""
+    labels: list[str] = []
+    after = 0
+    later = said.later(n, above, me) if said.carried else None
+    for m in lines:
+        heads = list(_HEAD.finditer(n.answer, after, m.start()))
+        if heads:
+            labels.append(heads[-1].group(1))
+        elif later is None or later.carry(f"E{m.group(1)}"):
+            labels.append("")  # the workers are told the step by its number
+        else:  # the first name a later executor run carries in the text describing it
+            words = _WORD.findall(n.answer, after, m.start())
+            carried = (w for w in words if later.carry(w) and not later.every(w))
+            labels.append(next(carried, ""))
+        after = m.end()
+    items = list(zip(labels, lines, strict=True))
+    if any(labels):
+        # an item with no label that calls no tool of the trace (LLMCompiler's closing
+        # ``join()``) is no step
+        items = [(lab, m) for lab, m in items if lab or said.called(m.group(2))]
+    labels = [lab for lab, _ in items]
+    distinct = all(labels) and len(set(labels)) == len(labels)
+    return [
+        {
+            "id": label if distinct else f"E{m.group(1)}",
+            "tool": said.called(m.group(2)) or m.group(2),
+            "args": _evidence_input(m.group(3)),
+        }
+        for label, m in items
+    ]
+
+
+_RULE = re.compile(
+    r"^([A-Za-z_][\w.-]*)[ \t]*:(?![:=])[ \t]*([^#;=\n]*?)[ \t]*(?:#+[ \t]*(.*?))?[ \t]*$"
+)
+"""A rule's first line in a Makefile: ``target: prerequisites  ## comment`` (not ``x := v``, a
+variable; not a special target such as ``.PHONY``)."""
+_RECIPE = re.compile(r"^\t[ \t]*(\S.*)$")
+_KNOWN = re.compile(r"^[ \t]*([A-Za-z_][\w.-]*)[ \t]*(?::{1,3}=|\?=|=)")
+_MAKE_REFERENCE = re.compile(r"\$[({]([A-Za-z_][\w.-]*)[)}]")
+
+
+@dataclass(frozen=True)
+class _Target:
+    """One rule of a Makefile plan: its target, prerequisites, comment and recipe's call."""
+
+    name: str
+    needs: tuple[str, ...]
+    goal: str
+    tool: str
+    args: dict[str, Any]
+
+
+def _targets(text: str) -> list[_Target]:
+    r"""The rules a text states as a Makefile plan (a dependency-style plan: each target a
+    step, its first recipe line the call ``tool key=value ...``, ``$(x)`` / ``${x}`` an earlier
+    target's result), when one of them needs another (a prerequisite or a reference to a
+    target or a variable the text sets: a re-plan's ``x := result`` for a done step); [] else
+    (a list of ``name: text`` lines with no recipe is no Makefile).
+
+    >>> [(t.name, t.needs, t.tool, t.args) for t in _targets(
+    ...     'pick:  ## Pick the order\n\twms order=7\n\nship: pick\n\tcourier parcel=$(pick)\n')]
+    [('pick', (), 'wms', {'order': 7}), ('ship', ('pick',), 'courier', {'parcel': '$(pick)'})]
+    >>> _targets('pick: the order\nship: what was picked')
+    []
+    """
+    if "\t" not in text:
+        return []
+    targets: list[_Target] = []
+    known: set[str] = set()
+    rule: re.Match[str] | None = None
+    for line in text.splitlines():
+        if rule is not None and (recipe := _RECIPE.match(line)):
+            try:
+                words = shlex.split(recipe.group(1))
+            except ValueError:
+                words = recipe.group(1).split()
+            args: dict[str, Any] = {}
+            for word in words[1:]:
+                key, eq, value = word.partition("=")
+                if eq and key:
+                    args[key] = _whole_number(value)
+            needs = tuple(rule.group(2).split())
+            goal = (rule.group(3) or "").strip()
+            targets.append(_Target(rule.group(1), needs, goal, words[0] if words else "", args))
+            rule = None
+        elif m := _RULE.match(line):
+            rule = m
+        elif m := _KNOWN.match(line):
+            known.add(m.group(1))
+            rule = None
+        elif line.strip():
+            rule = None
+    names = {t.name for t in targets} | known
+    refers = any(
+        set(t.needs) & names
+        or any(r in names for v in t.args.values() for r in _MAKE_REFERENCE.findall(str(v)))
+        for t in targets
+    )
+    return targets if refers else []
 
 
 def _evidence_lines(text: str) -> list[re.Match[str]]:
@@ -1494,12 +1633,17 @@ def _component_calls(
 def _callable(tool: str) -> str:
     """A tool's name from a span named after its call method (``search.__call__``, as
     OpenInference's DSPy instrumentor names a tool span that carries no ``tool.name``; a
-    component's ``run``, as its Haystack instrumentor names a component span).
+    component's ``run``, as its Haystack instrumentor names a component span), or by a message
+    template (Logfire's span name, ``@logfire.instrument("search {query} page {page}")``): the
+    template's text before its first field.
 
     >>> _callable("search.__call__"), _callable("search.acall"), _callable("VenueSearch.run")
     ('search', 'search', 'VenueSearch')
+    >>> _callable("search {query} page {page}"), _callable("{tool} failed")
+    ('search', '{tool} failed')
     """
-    return re.sub(r"\.(__call__|acall|run|run_async)$", "", tool)
+    fixed = re.split(r"(?<!\{)\{(?!\{)", tool, maxsplit=1)[0].strip()
+    return re.sub(r"\.(__call__|acall|run|run_async)$", "", fixed or tool)
 
 
 def structured_plans(
@@ -1936,8 +2080,8 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     """
     keys = " OR ".join(f"match(k, '{pattern}')" for pattern in _FLAT_MESSAGE_KEYS)
     # a Langfuse observation's or an MLflow span's input is a chat call's messages only when it
-    # names roles
-    inputs = f"'{A.LF_OBSERVATION_INPUT}', '{A.MLFLOW_SPAN_INPUTS}'"
+    # names roles (as is a Logfire OpenAI span's request_data)
+    inputs = f"'{A.LF_OBSERVATION_INPUT}', '{A.MLFLOW_SPAN_INPUTS}', '{A.LOGFIRE_REQUEST_DATA}'"
     chat = f"(k IN ({inputs}) AND position(v, '\"role\"') > 0)"
     return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {chat}, {column})"
 
@@ -1949,7 +2093,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     ``content``), else OpenInference's ``llm.input_messages.{i}.message.*``, else the older
     OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
     ``langfuse.observation.input`` or an MLflow chat span's ``mlflow.spanInputs`` (the messages,
-    or a request holding them).
+    or a request holding them), else a Logfire OpenAI span's ``request_data`` (the request, data
+    format version 1).
 
     >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
     ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
@@ -1964,6 +2109,9 @@ def user_request(attributes: Mapping[str, str]) -> str:
     >>> user_request({"langfuse.observation.input": '{"messages": [{"role": "user", '
     ...               '"content": "Move on May 2"}], "tools": []}'})
     'Move on May 2'
+    >>> user_request({"request_data": '{"messages": [{"role": "user", "content": "Fund it"}], '
+    ...               '"model": "gpt-4o-mini"}'})
+    'Fund it'
     """
     messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
     if not messages:
@@ -1974,6 +2122,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
         messages = _json_messages(attributes.get(A.LF_OBSERVATION_INPUT))
     if not messages:
         messages = _json_messages(attributes.get(A.MLFLOW_SPAN_INPUTS))
+    if not messages:
+        messages = _json_messages(attributes.get(A.LOGFIRE_REQUEST_DATA))
     return "\n".join(
         text
         for m in messages
@@ -1989,10 +2139,12 @@ _LLM_ANSWER_KEYS = (
     A.GEN_AI_COMPLETION_CONTENT,
     A.LF_OBSERVATION_OUTPUT,
     A.MLFLOW_SPAN_OUTPUTS,
+    A.LOGFIRE_RESPONSE_DATA,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
-output is the message, or its text; an MLflow chat span's the provider's response)."""
+output is the message, or its text; an MLflow chat span's the provider's response; a Logfire
+OpenAI span's ``response_data`` holds the message)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
@@ -2087,6 +2239,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = _mlflow_output(value, kind)
         elif value and key == A.LF_OBSERVATION_OUTPUT and kind == A.KIND_LLM:
             value = _message_answer(value)
+        elif value and key == A.LOGFIRE_RESPONSE_DATA:
+            value = _response_data_answer(value)
         if value:
             return value
     return ""
@@ -2152,6 +2306,25 @@ def _message_answer(text: str) -> str:
         for c in (calls if isinstance(calls, list) else [])
         if isinstance(c, dict) and isinstance(c.get("function"), dict)
     )
+
+
+def _response_data_answer(text: str) -> str:
+    """What a Logfire OpenAI span's ``response_data`` (``logfire.instrument_openai`` with data
+    format version 1) says the model answered: its chat ``message`` read as
+    :func:`_message_answer` reads an OpenAI message, else a completion's ``text``.
+
+    >>> _response_data_answer('{"message": {"role": "assistant", "content": "a: b"}, "usage": {}}')
+    'a: b'
+    """
+    try:
+        decoded = safejson.loads(text)
+    except ValueError:
+        return ""
+    if not isinstance(decoded, dict):
+        return ""
+    if isinstance(message := decoded.get("message"), dict):
+        return _message_answer(json.dumps(message))
+    return str(decoded.get("text") or "")
 
 
 def _task_list(text: str) -> bool:

@@ -135,8 +135,10 @@ _EVENT_CALLS: Final = """
            0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, toInt64(count()), toInt64(countIf(c.2 = 1))
     FROM (SELECT arrayJoin({event_calls:Array(Tuple(String, UInt8))}) AS c)
     GROUP BY TraceId"""
-"""The tool calls only GenAI events say (``observed.event_calls``), per trace (trace id,
-whether the call failed)."""
+"""The tool calls no row of ``planscope_tool_calls`` holds, per trace (trace id, whether the
+call failed): those only GenAI events say (``observed.event_calls``) and the component calls
+binding found (``Binding.calls``: a Logfire ``@logfire.instrument`` function the model asked
+for, a Haystack component)."""
 
 _BOUND_STEP: Final = (
     "transform(SpanId, {bound_spans:Array(String)}, {bound_steps:Array(String)}, StepId)"
@@ -452,6 +454,7 @@ def binding_parameters(
             out["agent_spans"].extend(roots.attempts)
             agents = dict(zip(roots.attempts, roots.agents, strict=True))
         out["event_calls"].extend((trace_id, int(c.failed)) for c in b.event_calls)
+        out["event_calls"].extend((trace_id, int(nodes[c].failed)) for c in b.calls)
         for span_id in b.attempts:
             node = nodes[span_id]
             failed = span_id in b.failed

@@ -101,6 +101,19 @@ MLFLOW_SPAN_INPUTS: Final = "mlflow.spanInputs"  # JSON: a function's arguments 
 MLFLOW_SPAN_OUTPUTS: Final = "mlflow.spanOutputs"  # JSON: its return value
 MLFLOW_LLM_MODEL: Final = "mlflow.llm.model"
 MLFLOW_CHAT_USAGE: Final = "mlflow.chat.tokenUsage"  # JSON: input_tokens, output_tokens, ...
+# Logfire's attributes (its Python SDK: scope logfire, logfire.openai, ...;
+# logfire._internal.constants). Not ours. A log is a zero-duration span of type ``log``.
+LOGFIRE_SPAN_TYPE: Final = "logfire.span_type"  # span | log | pending_span
+LOGFIRE_LEVEL_NUM: Final = "logfire.level_num"  # info 9, warn 13, error 17, fatal 21
+LOGFIRE_MSG: Final = "logfire.msg"  # the formatted message
+LOGFIRE_MSG_TEMPLATE: Final = "logfire.msg_template"  # the span's name
+LOGFIRE_JSON_SCHEMA: Final = "logfire.json_schema"  # which attributes are the call's fields
+LOGFIRE_RETURN: Final = "return"  # @logfire.instrument(record_return=True)'s return value
+# logfire.instrument_openai(version=1): the request's JSON and {"message": ..., "usage": ...}
+LOGFIRE_REQUEST_DATA: Final = "request_data"
+LOGFIRE_RESPONSE_DATA: Final = "response_data"
+LOGFIRE_LEVEL_WARN: Final = 13
+LOGFIRE_LEVEL_ERROR: Final = 17
 OPERATION_COST: Final = "operation.cost"
 PYDANTIC_AI_AGENT_NAME: Final = "agent_name"  # pydantic-ai before the GenAI agent spans
 SPAN_STATUS_ERROR: Final = "Error"

@@ -979,3 +979,73 @@ def test_an_xml_plan_is_read_with_its_arguments_when_only_its_first_step_ran() -
     assert [(s["id"], s["tool"]) for s in steps] == [("lookup", "lookup_order"), ("refund", "")]
     assert steps[0]["args"] == {"order": 7}
     assert steps[1]["args"] == {"after": {"from": "lookup"}}
+
+
+MAKEFILE = (
+    "# order 7: refund plan\n"
+    "lookup:  ## Find order 7\n"
+    "\tlookup_order order=7 region=eu\n"
+    "\n"
+    "refund: lookup  ## Refund what was paid\n"
+    '\tissue_refund payment=$(lookup) reason="damaged goods"\n'
+)
+
+
+def test_a_makefile_plan_is_read_from_its_rules_and_a_re_plan_from_what_is_left() -> None:
+    again = "lookup := P-1\n\nrefund: lookup  ## Refund, later\n\tissue_refund payment=$(lookup)\n"
+    b = bind(
+        rewoo_trace(
+            [
+                (MAKEFILE, "", []),
+                ("Run lookup:\n\tlookup_order order=7", "lookup_order", [False]),
+                ("Run refund:\n\tissue_refund payment=P-1", "issue_refund", [True]),
+                (again, "", []),
+                ("Run refund:\n\tissue_refund payment=P-1", "issue_refund", [False]),
+            ]
+        ),
+        [],
+    )
+    first, second = b.read_plans
+    assert [(s.step_id, s.tool) for s in first.steps] == [
+        ("lookup", "lookup_order"),
+        ("refund", "issue_refund"),
+    ]
+    assert json.loads(first.json)[1] == {
+        "id": "refund",
+        "tool": "issue_refund",
+        "args": {"payment": "$(lookup)", "reason": "damaged goods"},
+        "depends_on": ["lookup"],
+        "description": "Refund what was paid",
+    }
+    assert [s.step_id for s in second.steps] == ["refund"]
+    assert b.steps == {"s1": "lookup", "s2": "refund", "s4": "refund"}
+    assert b.attempts["s4"] == 2 and b.failed == frozenset({"s2"})
+
+
+def test_name_and_text_lines_without_recipes_or_references_are_no_makefile() -> None:
+    for text in (
+        "lookup: find order 7\nrefund: pay it back\n",  # no recipe
+        "lookup:\n\tlookup_order order=7\n\nrefund:\n\tissue_refund order=7\n",  # no dependency
+    ):
+        b = bind(rewoo_trace([(text, "", []), ("Run lookup", "lookup_order", [False])]), [])
+        assert all("depends_on" not in json.loads(p.json)[0] for p in b.read_plans), text
+
+
+def test_a_logfire_log_is_an_event_of_its_span_and_an_error_log_fails_it() -> None:
+    spans = [
+        node("root", "", "other", 0, name="refund {order}"),
+        node("plan", "root", "llm", 1, answer=MAKEFILE),
+        node("e1", "root", "other", 10, name="run {step}"),
+        node("c1", "e1", "llm", 11, request="Run lookup:\n\tlookup_order order=7", duration_ns=1),
+        node("t1", "e1", "other", 13, name="lookup_order {order}"),
+        node("w1", "e1", "other", 14, name="{tool} slow", log_level=13, message="lookup slow"),
+        node("e2", "root", "other", 20, name="run {step}"),
+        node("c2", "e2", "llm", 21, request="Run refund:\n\tissue_refund p=1", duration_ns=1),
+        node("t2", "e2", "other", 23, name="issue_refund {payment}"),
+        node("x2", "e2", "other", 24, name="gave up: {why}", log_level=17, message="gave up: 402"),
+    ]
+    b = bind(spans, [])
+    # the template's fixed text names the tool; logs are no tool calls
+    assert b.calls == {"t1": "lookup_order", "t2": "issue_refund"}
+    assert b.steps == {"e1": "lookup", "e2": "refund"}
+    assert b.failed == frozenset({"e2"})

@@ -56,6 +56,7 @@ EXPECTED = [
     "0034_langfuse_observations",
     "0035_trace_bindings",
     "0036_langfuse_plan_stream",
+    "0037_logfire_logs",
     "0038_mlflow_tracing",
 ]
 
@@ -738,3 +739,43 @@ def test_0038_mlflow_tracing_maps_to_the_span_model(tmp_path: Path) -> None:
             {"t": trace_id},
         )
         assert (m["Model"], m["InputTokens"], m["OutputTokens"]) == ("gpt-4o-mini", 120, 30)
+
+
+def test_0037_logfire_logs_carry_their_level_and_text(tmp_path: Path) -> None:
+    """0037: a Logfire log span's level and formatted message are columns of their own; every
+    other span (a Logfire span too) has level 0."""
+    trace_id = new_trace_id()
+    root = make_span(
+        trace_id=trace_id,
+        name="fund grant {grant}",
+        attrs={A.LOGFIRE_SPAN_TYPE: "span", A.LOGFIRE_MSG: "fund grant G-1"},
+    )
+    spans = [
+        root,
+        make_span(
+            trace_id=trace_id,
+            name="{step} gave up",
+            parent=root[2],
+            attrs={
+                A.LOGFIRE_SPAN_TYPE: "log",
+                A.LOGFIRE_LEVEL_NUM: 17,
+                A.LOGFIRE_MSG: "pay gave up",
+            },
+        ),
+        make_span(
+            trace_id=trace_id, name="note", parent=root[2], attrs={A.LOGFIRE_SPAN_TYPE: "log"}
+        ),
+    ]
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate()
+        s.insert_spans(spans_ipc(spans))
+        rows = s.query(
+            "SELECT SpanName AS name, SpanModelLogLevel AS level, SpanModelLogMessage AS text "
+            "FROM otel_traces WHERE TraceId = {t:String} ORDER BY name",
+            {"t": trace_id},
+        )
+    assert [(r["name"], r["level"], r["text"]) for r in rows] == [
+        ("fund grant {grant}", 0, ""),
+        ("note", 1, ""),
+        ("{step} gave up", 17, "pay gave up"),
+    ]

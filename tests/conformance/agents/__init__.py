@@ -16,5 +16,6 @@ SOURCES = (
     "openinference_plan_execute",
     "langfuse_sdk",
     "mlflow_tracing",
+    "logfire_sdk",
 )
 """Every source, in the order the suite runs them."""

@@ -45,9 +45,15 @@ def no_chat_span(messages: list[dict[str, Any]]) -> Iterator[Record]:
     yield lambda _response: None
 
 
-def plan_and_execute(client: OpenAI, spans: Spans, scenario: str) -> None:
-    """Plan with one LLM call, then run each step's tool loop; a step that gives up fails."""
-    tools = tools_for(scenario)
+def plan_and_execute(
+    client: OpenAI,
+    spans: Spans,
+    scenario: str,
+    tools: dict[str, Callable[..., str]] | None = None,
+) -> None:
+    """Plan with one LLM call, then run each step's tool loop; a step that gives up fails.
+    ``tools``: the scenario's tools as the source wraps them (default: as they are)."""
+    tools = {**tools_for(scenario), **(tools or {})}
     with spans.run(OBJECTIVE) as run:
         planner = [
             {"role": "system", "content": PLANNER_PROMPT},
@@ -69,7 +75,7 @@ def plan_and_execute(client: OpenAI, spans: Spans, scenario: str) -> None:
 
 
 def _execute(
-    client: OpenAI, spans: Spans, tools: dict[str, Callable[[str], str]], step: dict[str, str]
+    client: OpenAI, spans: Spans, tools: dict[str, Callable[..., str]], step: dict[str, str]
 ) -> str:
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": EXECUTOR_PROMPT},
