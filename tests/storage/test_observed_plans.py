@@ -342,3 +342,27 @@ def test_a_langfuse_generations_answer_and_agents_output_are_read(store: Store) 
         root_attrs=root,
     )
     assert _plan_steps(store, t) == []
+
+
+def _mlflow(kind: str, output: Any) -> dict[str, Any]:
+    # MLflow writes every attribute value JSON-encoded
+    return {A.MLFLOW_SPAN_TYPE: json.dumps(kind), A.MLFLOW_SPAN_OUTPUTS: json.dumps(output)}
+
+
+def test_an_mlflow_chat_spans_completion_is_read(store: Store) -> None:
+    # mlflow.openai.autolog() records the provider's completion: the first choice's message
+    def completion(content: str) -> dict[str, Any]:
+        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+
+    root = _mlflow("AGENT", "")
+    t = _trace(store, _mlflow("CHAT_MODEL", completion(json.dumps(STEPS))), root_attrs=root)
+    assert [s[:3] for s in _plan_steps(store, t)] == [
+        ("fetch", "Fetch invoice 7", "get_invoice"),
+        ("pay", "Pay invoice 7", "pay"),
+    ]
+    (plan,) = store.query("SELECT Source FROM planscope_plans WHERE TraceId = {t:String}", {"t": t})
+    assert plan["Source"] == "mlflow"
+    # a completion whose answer is no JSON (RFC 822 stanzas) is no plan row: read at read time
+    stanzas = "Step: fetch\nTool: get_invoice\n\nStep: pay\nTool: pay"
+    t = _trace(store, _mlflow("CHAT_MODEL", completion(stanzas)), root_attrs=root)
+    assert _plan_steps(store, t) == []

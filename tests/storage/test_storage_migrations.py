@@ -58,6 +58,7 @@ EXPECTED = [
     "0036_langfuse_plan_stream",
     "0037_logfire_logs",
     "0038_mlflow_tracing",
+    "0039_mlflow_plan_stream",
 ]
 
 
