@@ -55,10 +55,9 @@ EXPECTED = [
     "0033_exception_status",
     "0034_langfuse_observations",
     "0035_trace_bindings",
-    "0036_langfuse_plan_stream",
+    "0036_plan_stream_langfuse_mlflow",
     "0037_logfire_logs",
     "0038_mlflow_tracing",
-    "0039_mlflow_plan_stream",
 ]
 
 

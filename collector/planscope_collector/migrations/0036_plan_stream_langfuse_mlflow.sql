@@ -24,17 +24,26 @@
 -- Rows already stored are not re-read (as 0031): Langfuse traces stored before this migration
 -- keep their plans read at read time. Migrations run before the collector accepts spans, so no
 -- insert falls between DROP and CREATE.
+--
+-- MLflow Tracing (its convention in the span model is 0038's; this migration runs before it, but
+-- a view reads the kind column as each insert computes it): an MLflow chat span's
+-- `mlflow.spanOutputs`, which `mlflow.openai.autolog()` records as the provider's completion
+-- (JSON: the answer is its first choice's message's `content`; observed._mlflow_output is the
+-- read-time reader of the same output), is read after Langfuse's, in the stream and in the
+-- candidates check.
 
 DROP VIEW IF EXISTS {db}.planscope_plan_candidates_mv {on_cluster};
 DROP VIEW IF EXISTS {db}.planscope_plan_stream_mv {on_cluster};
 
 -- observed spans whose text may be a plan (a superset of what the stream keeps of them): 0031's,
--- with Langfuse's outputs
+-- with Langfuse's and MLflow's outputs
 CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_plan_candidates_mv {on_cluster}
 TO {db}.planscope_plan_candidates
 AS WITH SpanAttributes['langfuse.observation.output'] AS LangfuseOutput,
     if(JSONHas(LangfuseOutput, 'role'), JSONExtractString(LangfuseOutput, 'content'),
-       LangfuseOutput) AS LangfuseAnswer
+       LangfuseOutput) AS LangfuseAnswer,
+    JSONExtractString(SpanAttributes['mlflow.spanOutputs'], 'choices', 1, 'message',
+                      'content') AS MlflowAnswer
 SELECT
     Project, TraceId, SpanId, ParentSpanId, SpanAttributes, ServiceName, Timestamp, Duration,
     SpanModelKind, SpanModelInferred, SpanModelStatusCode, SpanModelSource
@@ -72,9 +81,11 @@ WHERE SpanModelSource != 'planscope'
                                                 'parts', 1, 'content')),
                        ['{', '['])
                 -- Langfuse: the answer message's content, else the output itself
-                OR multiSearchAny(LangfuseAnswer, ['{', '[']))));
+                OR multiSearchAny(LangfuseAnswer, ['{', '['])
+                -- MLflow: the completion's first choice's message's content
+                OR multiSearchAny(MlflowAnswer, ['{', '[']))));
 
--- the observed plans: 0031's stream view, with Langfuse's outputs
+-- the observed plans: 0031's stream view, with Langfuse's and MLflow's outputs
 CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_plan_stream_mv {on_cluster}
 TO {db}.planscope_plan_stream
 AS SELECT
@@ -181,10 +192,14 @@ FROM (
                         SpanAttributes['gen_ai.completion.0.content'] != '',
                         SpanAttributes['gen_ai.completion.0.content'],
                         -- Langfuse: the answer message's content, else the output itself
+                        SpanAttributes['langfuse.observation.output'] != '',
                         if(JSONHas(SpanAttributes['langfuse.observation.output'], 'role'),
                            JSONExtractString(SpanAttributes['langfuse.observation.output'],
                                              'content'),
-                           SpanAttributes['langfuse.observation.output']))),
+                           SpanAttributes['langfuse.observation.output']),
+                        -- MLflow: the completion's first choice's message's content
+                        JSONExtractString(SpanAttributes['mlflow.spanOutputs'], 'choices', 1,
+                                          'message', 'content'))),
                         '^```[A-Za-z]*\\s*([\\s\\S]*?)\\s*```$', '\\1'),
                     SpanModelInferred = 1,
                     multiIf(SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
