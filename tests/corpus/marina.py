@@ -40,7 +40,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypedDict
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, quote_plus, unquote_plus, urlencode, urlsplit
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
@@ -114,7 +114,7 @@ def parse_plan(text: str) -> tuple[list[Step], dict[str, str]]:
                 k: ("from", v[1:]) if v.startswith("@") else ("value", v)
                 for k, v in parse_qsl(uri.query)
             }
-            steps.append(Step(sid, tool_name, unquote(uri.fragment.replace("+", " ")), args))
+            steps.append(Step(sid, tool_name, unquote_plus(uri.fragment), args))
     return steps, kept
 
 
@@ -126,7 +126,7 @@ def parse_header(text: str) -> dict[str, str]:
     """
     first = text.splitlines()[0].removeprefix("plan:").split(";")
     fields = dict(f.split("=", 1) for f in first[1:])
-    return {"order": first[0]} | {k: unquote(v.replace("+", " ")) for k, v in fields.items()}
+    return {"order": first[0]} | {k: unquote_plus(v) for k, v in fields.items()}
 
 
 def _plan_text(
@@ -142,7 +142,7 @@ def _plan_text(
     lines = [header]
     lines += [f"kept:{sid}?{urlencode({'value': done[sid]})}" for sid, *_ in steps if sid in done]
     lines += [
-        f"step:{sid}/{name}?{urlencode(args)}#{quote(goal).replace('%20', '+')}"
+        f"step:{sid}/{name}?{urlencode(args)}#{quote_plus(goal)}"
         for sid, goal, name, args in steps
         if sid not in done
     ]
@@ -392,6 +392,7 @@ class Marina:
         self.llm = llm
         self.world = World(label, order=f"MR-{label.seed % 9000 + 1000}")
         self.trace_id = ""
+        self._step_tools: list[str] = []
         tools = services(self.world)
         self.tools = {t.name: t for t in tools}
         self.executor = self._executor_graph()
