@@ -19,6 +19,7 @@ from . import (
     grants,
     lab,
     lease,
+    marina,
     moving,
     museum,
     oncall,
@@ -55,7 +56,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``provider``, the moving agent through the Langfuse SDK's observations, its client's tracer
     provider relayed to ``provider``, the grants agent through the Logfire SDK's spans and logs,
     its additional span processor a relay to ``provider``'s processors, the museum agent
-    through MLflow Tracing, the spans MLflow exports through OTLP relayed to ``provider``.
+    through MLflow Tracing, the spans MLflow exports through OTLP relayed to ``provider``, the
+    marina LangGraph graph through OpenInference's LangChain instrumentor on ``provider``.
     """
     import planscope
 
@@ -67,6 +69,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     langfuse: list[Label] = []
     logfire: list[Label] = []
     mlflow_tracing: list[Label] = []
+    openinference_langgraph: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -100,12 +103,16 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             logfire.append(label)
         elif label.agent == "museum":
             mlflow_tracing.append(label)
+        elif label.agent == "marina":
+            openinference_langgraph.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
     out.update(restock.play(traceloop, provider))
     out.update(release.play(pydantic, provider))
     out.update(analyst.play(agents_sdk, provider))
+    # before oncall: OpenLLMetry's uninstrument leaves its LangChain callback handler behind
+    out.update(marina.play(openinference_langgraph, provider))
     out.update(oncall.play(langgraph, provider))
     out.update(claims.play(pydantic_ai, provider))
     out.update(lab.play(smol, provider))

@@ -293,6 +293,31 @@ SPLITS: dict[str, dict[str, range]] = {
         "moving": range(49000, 49008),
         "museum": range(49000, 49020),
     },
+    # Sealed 16: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed16``): new seeds of the eighteen agents and a
+    # nineteenth agent (marina: a LangGraph graph under OpenInference's LangChain instrumentor).
+    "sealed16": {
+        "travel": range(52000, 52008),
+        "etl": range(52000, 52008),
+        "support": range(52000, 52008),
+        "refund": range(52000, 52006),
+        "restock": range(52000, 52008),
+        "release": range(52000, 52008),
+        "analyst": range(52000, 52008),
+        "oncall": range(52000, 52008),
+        "claims": range(52000, 52008),
+        "lab": range(52000, 52008),
+        "lease": range(52000, 52008),
+        "customs": range(52000, 52008),
+        "venue": range(52000, 52008),
+        "fleet": range(52000, 52008),
+        "solar": range(52000, 52008),
+        "moving": range(52000, 52008),
+        "grants": range(52000, 52008),
+        "museum": range(52000, 52008),
+        "marina": range(52000, 52020),
+    },
 }
 
 _ERRORS = (
@@ -1933,6 +1958,114 @@ def _museum_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return PROPAGATION, "invoice_fee", "", {"account": rng.choice(["ACC-7371", "ACC-7713"])}
 
 
+# --- marina: a boat owner's seasonal berth, a LangGraph graph under OpenInference's LangChain
+# instrumentor (sealed-16). A registry of free berths read page by page, the harbor master's
+# mooring permit (granted later: polled), the berth lease, the owner's card for the season's fee
+# and the owner portal; the app then checks the permit against the season's opening and watches
+# the vessel to its berth. The planner (a URI plan) trusts the broker's notes over the owner's
+# order: the scenario's wrong value comes from a note.
+def _marina_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _marina_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service answers a NACK/later once or twice; the supervisor's re-run works
+    step = rng.choice(["find_berth", "request_permit", "lease_berth", "pay_fee"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "later"}
+
+
+def _marina_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a NACK/busy once or twice inside one executor sub-graph run; the model's 2nd or 3rd call
+    # (a later slot) works
+    step = rng.choice(["request_permit", "lease_berth", "pay_fee", "notify_owner"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _marina_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the moorings are dredged past the season's start: the permit request answers a clash
+    # naming the next free start; one revision, then everything works
+    return "healthy", "", PROPAGATION, {"new_start": rng.choice(["2027-04-08", "2027-04-15"])}
+
+
+def _marina_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the berth registry has 4-9 pages of taken berths; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _marina_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the mooring permit is PENDING 3-8 times, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _marina_external_gale(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the lease was signed, the fee paid, the owner told and the permit verified, a gale
+    # warning closes the harbor mouth on the vessel's passage: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 3)}
+
+
+def _marina_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step meets a NACK/later (varying texts), re-run by the
+    # supervisor; the last error is final
+    step = rng.choice(["find_berth", "request_permit", "lease_berth", "pay_fee"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "later"}
+
+
+def _marina_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor sub-graph run the service answers NACK/busy again and again while the
+    # model asks for a later slot; the last error is final
+    step = rng.choice(["request_permit", "lease_berth", "notify_owner"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _marina_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # pay_fee fails in every plan: a NACK/later (re-run), then a NACK/clash naming another card
+    # on file (a revision); the last error is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "pay_fee",
+        "",
+        {
+            "step": "pay_fee",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "raise": "replans",
+        },
+    )
+
+
+def _marina_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the mooring permit never leaves PENDING: the executor checks until it stalls
+    return RUNAWAY, "request_permit", "", {"step": "request_permit"}
+
+
+def _marina_wrong_harbor(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another harbor: find_berth finds a berth there and the permit is granted
+    # for it; signing its lease is refused for good (not the owner's harbor)
+    return PROPAGATION, "find_berth", "", {"harbor": rng.choice(["tiburon", "richmond", "alameda"])}
+
+
+def _marina_wrong_start(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's season start has its month and day swapped or a digit moved: every step
+    # succeeds (the lease, the fee and the notice carry the permit), the app's permit check fails
+    return PROPAGATION, "request_permit", "", {"start": rng.choice(["2027-01-04", "2027-04-10"])}
+
+
+def _marina_wrong_vessel(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's vessel registration has two digits swapped: the lease is signed for it, and
+    # the fee is refused for good (not the insured vessel)
+    return PROPAGATION, "lease_berth", "", {"vessel": rng.choice(["CF-4471-ZK", "CF-1447-ZK"])}
+
+
+def _marina_wrong_card(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's card token has two digits swapped: the fee is refused for good
+    return PROPAGATION, "pay_fee", "", {"card": rng.choice(["CARD-8532", "CARD-3852"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -2207,6 +2340,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_venue": _museum_wrong_venue,
         "wrong_account": _museum_wrong_account,
     },
+    "marina": {
+        "healthy": _marina_healthy,
+        "flaky_step": _marina_flaky_step,
+        "flaky_tool": _marina_flaky_tool,
+        "legit_replan": _marina_legit_replan,
+        "pagination": _marina_pagination,
+        "polling_ends": _marina_polling_ends,
+        "external_gale": _marina_external_gale,
+        "loop_step_varying": _marina_loop_step,
+        "loop_tool_in_step": _marina_loop_tool,
+        "loop_across_replans": _marina_loop_replans,
+        "loop_poll_stuck": _marina_loop_poll,
+        "wrong_harbor": _marina_wrong_harbor,
+        "wrong_start": _marina_wrong_start,
+        "wrong_vessel": _marina_wrong_vessel,
+        "wrong_card": _marina_wrong_card,
+    },
 }
 
 
@@ -2222,6 +2372,7 @@ FROM_MIDDLE = {
     "sealed13",
     "sealed14",
     "sealed15",
+    "sealed16",
 }
 
 

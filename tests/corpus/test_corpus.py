@@ -34,6 +34,7 @@ from tests.corpus import (
     fleet,
     grants,
     lease,
+    marina,
     moving,
     museum,
     play,
@@ -87,6 +88,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed13",
         "sealed14",
         "sealed15",
+        "sealed16",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -740,6 +742,69 @@ def check_museum_plays() -> None:
         "book_transport": {"With-ship_date": replan.params["new_slot"]}
     }
     assert steps[2].args["ship_date"] != replan.params["new_slot"]
+
+
+def test_marina_agent_plays_sealed16_scenarios() -> None:
+    """The marina LangGraph graph (sealed-16 only) plays labelled scenarios under OpenInference's
+    LangChain instrumentor, in a child process (the instrumentor patches LangChain's callback
+    manager process-wide while a play runs): ``check_marina_plays``."""
+    _check_in_child("check_marina_plays")
+
+
+def check_marina_plays() -> None:
+    """The marina agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-16 runs). A retry loop inside one executor sub-graph run: one ERROR ``TOOL`` span
+    with an ``exception`` event per injected error, all under one ``executor`` node's span, the
+    model asking for a later slot each time; a legitimate re-plan: the planner node answers a
+    revision of its URI plan that keeps ``find_berth`` and asks for the start the harbor master
+    named."""
+    labels = _committed("marina", "sealed16")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    spans = _played_in_memory(marina.play, picked)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("berth MR-") and root.status.status_code is StatusCode.ERROR
+    assert (root.attributes or {})["openinference.span.kind"] == "CHAIN"
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    tool = {
+        "request_permit": "harbor_permit",
+        "lease_berth": "berth_lease",
+        "notify_owner": "owner_notice",
+    }[picked.step]
+    calls = [s for s in spans if s.name == tool]
+    _assert_failed_calls(calls, picked, "input.value")
+    assert all((s.attributes or {})["openinference.span.kind"] == "TOOL" for s in calls)
+    assert all([e.name for e in s.events] == ["exception"] for s in calls)
+    assert all("NACK/busy" in str(s.events[0].attributes) for s in calls[:-1])
+
+    def executor_of(span: ReadableSpan) -> int:
+        while span.name != "executor":
+            assert span.parent is not None
+            span = by_id[span.parent.span_id]
+        assert span.context is not None
+        return span.context.span_id
+
+    assert len({executor_of(s) for s in calls}) == 1  # one executor run
+    assert sum(s.name == "planner" for s in spans) == 1
+    kinds = {(s.attributes or {}).get("openinference.span.kind") for s in spans}
+    assert kinds == {"CHAIN", "LLM", "TOOL"}
+    assert not any(
+        str(k).startswith(("gen_ai.", "planscope.")) for s in spans for k in s.attributes or {}
+    )
+
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    spans = sorted(_played_in_memory(marina.play, replan), key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is not StatusCode.ERROR
+    plans = [
+        json.loads(str((s.attributes or {})["output.value"]))["plan"]
+        for s in spans
+        if s.name == "planner"
+    ]
+    (first, _), (second, kept) = [marina.parse_plan(p) for p in plans]
+    assert list(kept) == ["find_berth"] and marina.parse_header(plans[1])["revises"] == "1"
+    assert [st.id for st in first][1:] == [st.id for st in second]
+    start = ("value", replan.params["new_start"])
+    assert second[0].args["start"] == start != first[1].args["start"]
 
 
 def _mlflow(span: ReadableSpan, key: str) -> Any:
