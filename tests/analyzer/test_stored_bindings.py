@@ -29,15 +29,17 @@ from tests.storage._spans import make_span, new_span_id, otlp_to_rows, spans_ipc
 
 pytestmark = pytest.mark.integration
 
-AGENTS = ("restock", "release", "etl", "refund", "claims")
-"""Agents of the corpus on plain OTel by hand, OpenInference and pydantic-ai: their runs,
-attempts and tool calls are all inferred."""
+AGENTS = ("restock", "release", "etl", "refund", "claims", "grants")
+"""Agents of the corpus on plain OTel by hand, OpenInference, pydantic-ai and Logfire (whose logs
+the loader folds into their spans): their runs, attempts and tool calls are all inferred."""
 
 
 @pytest.fixture(scope="module")
 def played() -> Iterator[list[ReadableSpan]]:
-    """The spans of one faulty run of each of :data:`AGENTS` from the spent sealed-11 split."""
-    labels = [lab for lab in read_labels() if lab.split == "sealed11" and lab.kind != "healthy"]
+    """The spans of one faulty run of each of :data:`AGENTS` from spent splits (sealed-11; the
+    Logfire agent's sealed-14)."""
+    spent = ("sealed11", "sealed14")
+    labels = [lab for lab in read_labels() if lab.split in spent and lab.kind != "healthy"]
     chosen = [next(lab for lab in labels if lab.agent == agent) for agent in AGENTS]
     provider, exporter = TracerProvider(), InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
