@@ -1652,9 +1652,9 @@ def structured_plans(
 ) -> tuple[ReadPlan, ...]:
     r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
     markdown table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`, XML element lists:
-    :func:`_elements`): a list of at least two mappings in what a planner said (an LLM call's
-    or inferred agent run's :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a
-    string inside either),
+    :func:`_elements`, URI lines: :func:`_uri_lines`): a list of at least two mappings in what
+    a planner said (an LLM call's or inferred agent run's :attr:`SpanNode.answer`; the text
+    itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
     attempts started after the answer carry (what their LLM calls were asked; when no attempt's
     calls record what they were asked, the attempt's own name, as for :func:`read_plans`),
@@ -1865,9 +1865,9 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
     r"""The lists of mappings a text states (a mapping of at least two mappings too, each item
     with its key under ``""``): the text as JSON (lists of two or more), else its markdown
-    tables, stanzas and XML element lists (one item or more: an amendment may name one step)
-    and each of its paragraphs as YAML from its first line that parses (a heading or field
-    marker above it); strings inside those that span lines are read the same way.
+    tables, stanzas, XML element lists and URI lines (one item or more: an amendment may name
+    one step) and each of its paragraphs as YAML from its first line that parses (a heading or
+    field marker above it); strings inside those that span lines are read the same way.
 
     >>> [len(x) for x in _item_lists('{"plan": "steps:\\n- id: a\\n- id: b"}')]
     [2]
