@@ -122,6 +122,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, pairwise
 from typing import Any
+from urllib.parse import parse_qsl, unquote, unquote_plus, urlsplit
 from xml.etree import ElementTree
 
 import yaml
@@ -1651,9 +1652,9 @@ def structured_plans(
 ) -> tuple[ReadPlan, ...]:
     r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
     markdown table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`, XML element lists:
-    :func:`_elements`): a list of at least two mappings in what a planner said (an LLM call's
-    or inferred agent run's :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a
-    string inside either),
+    :func:`_elements`, URI lines: :func:`_uri_lines`): a list of at least two mappings in what
+    a planner said (an LLM call's or inferred agent run's :attr:`SpanNode.answer`; the text
+    itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
     attempts started after the answer carry (what their LLM calls were asked; when no attempt's
     calls record what they were asked, the attempt's own name, as for :func:`read_plans`),
@@ -1727,7 +1728,7 @@ def _plan_of(
     values are step names later attempts carry. A list that names only steps of the plan
     ``before`` it and gives them no tool is an amendment: that plan with the arguments it
     gives merged into the steps it names (a patch carries only the fields it changes)."""
-    if before is not None and (amended := _amended(span_id, items, before)) is not None:
+    if before is not None and (amended := _amended(span_id, items, before, later)) is not None:
         return amended
     keys = [k for k in items[0] if all(k in i for i in items)]
     called = _called(tools)
@@ -1776,10 +1777,14 @@ def _plan_of(
     return _as_plan(span_id, objects)
 
 
-def _amended(span_id: str, items: list[dict[str, Any]], before: ReadPlan) -> ReadPlan | None:
+def _amended(
+    span_id: str, items: list[dict[str, Any]], before: ReadPlan, later: _Later | None = None
+) -> ReadPlan | None:
     """The plan ``before`` amended by ``items`` (:func:`_plan_of`), or None when they are no
     amendment of it: each item names one of its steps by a value and states no tool it calls,
-    only arguments (its mappings).
+    only arguments (its mappings), and, when ``later`` is given, a step still to run (one of
+    those attempts carries it: a revision's list of the results of the steps already done
+    changes none).
 
     >>> old = _as_plan("p", [{"id": "pick", "tool": "wms", "args": {"bin": "A", "n": 1}},
     ...                      {"id": "ship", "tool": "courier", "args": {}}])
@@ -1798,6 +1803,7 @@ def _amended(span_id: str, items: list[dict[str, Any]], before: ReadPlan) -> Rea
             len(named) != 1
             or not args
             or any(isinstance(v, str) and v in tools for v in item.values())
+            or (later is not None and not later.carry(named[0]))
         ):
             return None
         changes[named[0]] = {k: v for a in args for k, v in a.items()}
@@ -1859,9 +1865,9 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
     r"""The lists of mappings a text states (a mapping of at least two mappings too, each item
     with its key under ``""``): the text as JSON (lists of two or more), else its markdown
-    tables, stanzas and XML element lists (one item or more: an amendment may name one step)
-    and each of its paragraphs as YAML from its first line that parses (a heading or field
-    marker above it); strings inside those that span lines are read the same way.
+    tables, stanzas, XML element lists and URI lines (one item or more: an amendment may name
+    one step) and each of its paragraphs as YAML from its first line that parses (a heading or
+    field marker above it); strings inside those that span lines are read the same way.
 
     >>> [len(x) for x in _item_lists('{"plan": "steps:\\n- id: a\\n- id: b"}')]
     [2]
@@ -1874,6 +1880,7 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
         yield from _tables(text)
         yield from _stanzas(text)
         yield from _elements(text)
+        yield from _uri_lines(text)
         for paragraph in re.split(r"\n\s*\n", text):
             if not _YAML_LIST_ITEM.search(paragraph):
                 continue
@@ -2010,6 +2017,37 @@ def _elements(text: str) -> Iterable[list[dict[str, Any]]]:
             if child.attrib:
                 groups.setdefault(child.tag, []).append(_element_item(child))
         yield from groups.values()
+
+
+_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s/]\S*")
+
+
+def _uri_lines(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The records a text states as lines that are each one URI with a scheme and no authority
+    (``scheme:path?query#fragment``, RFC 3986: a ``step:pick/wms?order=7#Pick+it`` line): the
+    lines of the same scheme, each as a mapping of its percent-decoded parts: its path's
+    segments under ``/1``, ``/2``, ..., its query's arguments as one mapping under ``?`` (form
+    decoded, whole numbers as numbers), its fragment under ``#`` (``+`` a space, as
+    ``quote_plus`` writes it).
+
+    >>> _, steps = _uri_lines("plan:7\nstep:pick/wms?order=7&bin=%40a#Pick+it\nstep:ship/courier")
+    >>> steps[0], len(steps)
+    ({'/1': 'pick', '/2': 'wms', '?': {'order': 7, 'bin': '@a'}, '#': 'Pick it'}, 2)
+    """
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for line in text.splitlines():
+        if not _URI.fullmatch(line := line.strip()):
+            continue
+        uri = urlsplit(line)
+        item: dict[str, Any] = {
+            f"/{i}": unquote(segment) for i, segment in enumerate(uri.path.split("/"), 1)
+        }
+        if uri.query:
+            item["?"] = {k: _whole_number(v) for k, v in parse_qsl(uri.query)}
+        if uri.fragment:
+            item["#"] = unquote_plus(uri.fragment)
+        groups.setdefault(uri.scheme, []).append(item)
+    yield from groups.values()
 
 
 def _element_item(element: ElementTree.Element) -> dict[str, Any]:

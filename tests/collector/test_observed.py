@@ -962,6 +962,59 @@ def test_rfc_822_stanzas_are_a_plan_and_an_amendment_changes_only_the_steps_it_n
     assert revised[1]["args"] == {"amount": 9, "order": "result-of:lookup"}
 
 
+URI_PLAN = (
+    "plan:7;v=1\n"
+    "step:lookup/lookup_order?order=7#Find+the+order\n"
+    "step:refund/issue_refund?payment=%40lookup&amount=12#Pay+it+back"
+)
+URI_REVISION = (
+    "plan:7;v=2;revises=1;because=refund%3A+clash\n"
+    "kept:lookup?value=PAY-7\n"
+    "step:refund/issue_refund?payment=%40lookup&amount=9#Pay+it+back"
+)
+
+
+def uri_trace() -> list[SpanNode]:
+    """A planner answers a URI plan; the executor, told a ``do:`` URI per attempt, looks the
+    order up, fails the refund; the planner revises (the looked-up step kept with its result);
+    the refund runs again."""
+    spans = [node("root", "", "other", 0)]
+    for i, (at, answer) in enumerate([(1, URI_PLAN), (40, URI_REVISION)]):
+        spans += [
+            node(f"p{i}", "root", "step", at, step_name="planner"),
+            node(f"p{i}l", f"p{i}", "llm", at + 1, request="Berth order 7", answer=answer),
+        ]
+    tasks = [
+        (10, "do:lookup/lookup_order?order=7", "lookup_order", False),
+        (20, "do:refund/issue_refund?payment=PAY-7&amount=12", "issue_refund", True),
+        (50, "do:refund/issue_refund?payment=PAY-7&amount=9", "issue_refund", False),
+    ]
+    for at, task, tool, failed in tasks:
+        e = f"e{at}"
+        spans += [
+            node(e, "root", "step", at, step_name="executor"),
+            node(f"{e}l", e, "llm", at + 1, request=task),
+            node(f"{e}t", e, "tool", at + 2, tool=tool, failed=failed),
+        ]
+    return spans
+
+
+def test_uri_lines_are_a_plan_and_a_revision_keeps_its_done_steps_out_of_it() -> None:
+    # one step a line, scheme:id/tool?args#goal; a revision states the done steps' results as
+    # kept: lines (no amendment of them) and the steps still to run
+    b = bind(uri_trace(), [])
+    first, revised = b.read_plans
+    assert json.loads(first.json) == [
+        {"id": "lookup", "tool": "lookup_order", "args": {"order": 7}},
+        {"id": "refund", "tool": "issue_refund", "args": {"payment": "@lookup", "amount": 12}},
+    ]
+    assert json.loads(revised.json) == [
+        {"id": "refund", "tool": "issue_refund", "args": {"payment": "@lookup", "amount": 9}}
+    ]
+    assert b.steps == {"e10": "lookup", "e20": "refund", "e50": "refund"}
+    assert b.failed == frozenset({"e20"})
+
+
 def test_one_stanza_is_no_first_plan() -> None:
     text = "Step: lookup\nTool: lookup_order\nWith-order: 7"
     assert bind(planned_trace(text, steps=("lookup",)), []).read_plans == ()

@@ -6,6 +6,7 @@ The full scoring, with baselines and the held-out split, is ``benchmarks/detecto
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -813,26 +814,50 @@ def _mlflow(span: ReadableSpan, key: str) -> Any:
 
 
 @pytest.mark.integration
-def test_solar_runs_are_found_at_the_steps_of_their_rewoo_plans(
-    migrated: Migrated, tmp_path: Path
+@pytest.mark.parametrize(
+    ("agent", "split", "scenarios", "steps"),
+    [
+        (
+            "solar",
+            "sealed12",
+            ("loop_across_replans", "wrong_meter", "legit_replan"),
+            ("find_installer", "notify_owner"),
+        ),
+        (
+            "marina",
+            "sealed16",
+            ("loop_poll_stuck", "loop_across_replans", "wrong_start", "legit_replan"),
+            ("request_permit", "pay_fee", "notify_owner"),
+        ),
+    ],
+)
+def test_runs_are_found_at_the_steps_of_their_plans(
+    migrated: Migrated,
+    tmp_path: Path,
+    agent: str,
+    split: str,
+    scenarios: tuple[str, ...],
+    steps: tuple[str, ...],
 ) -> None:
-    """The solar agent (sealed-12, scored blind once, then tuned on): its planner answers a
-    ReWOO plan (``observed.evidence_plans``), its worker runs never fail, only their tool calls
-    do; a loop, a wrong value and a legitimate re-plan are found at the labelled step, in a
-    child process on a store of its own: ``check_solar_findings``."""
-    _check_in_child("check_solar_findings", migrated.store_dsn(tmp_path / "chdb"))
+    """Agents scored blind once, then tuned on, whose plans a format reader reads: solar
+    (sealed-12) answers a ReWOO plan (``observed.evidence_plans``), its worker runs never fail,
+    only their tool calls do; marina (sealed-16) answers a URI plan, one ``step:`` line a step,
+    revised with ``kept:`` lines for the done steps (``observed.structured_plans``). A loop, a
+    wrong value and a legitimate re-plan are found at the labelled step, in a child process on
+    a store of its own: ``check_findings``."""
+    dsn = migrated.store_dsn(tmp_path / "chdb")
+    _check_in_child("check_findings", dsn, agent, split, ",".join(steps), *scenarios)
 
 
-def check_solar_findings(dsn: str) -> None:
-    """Play three solar runs into the store at ``dsn``; each has the labelled finding only."""
-    wanted = ("loop_across_replans", "wrong_meter", "legit_replan")
-    picked = [
-        next(lab for lab in _committed("solar", "sealed12") if lab.scenario == s) for s in wanted
-    ]
+def check_findings(dsn: str, agent: str, split: str, steps: str, *wanted: str) -> None:
+    """Play ``agent``'s first run of each ``wanted`` scenario into the store at ``dsn``; each
+    has the labelled finding only, and its plan names ``steps`` (comma-separated)."""
+    labels = _committed(agent, split)
+    picked = [next(lab for lab in labels if lab.scenario == s) for s in wanted]
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    ids = solar.play(picked, provider)
+    ids = importlib.import_module(f"tests.corpus.{agent}").play(picked, provider)
     store = open_store(dsn)
     store.migrate()
     store.insert_spans(
@@ -842,7 +867,7 @@ def check_solar_findings(dsn: str) -> None:
     findings = Analyzer(store).analyze("default", list(ids.values()), write=False).findings
     for lab in picked:
         t = traces[ids[lab.run]]
-        assert {s.step_id for s in t.plan_steps} >= {"find_installer", "notify_owner"}, lab.run
+        assert {s.step_id for s in t.plan_steps} >= set(steps.split(",")), lab.run
         got = [(f.kind, f.step_id) for f in findings if f.trace_id == ids[lab.run]]
         want = [] if lab.kind == "healthy" else [(lab.kind, lab.step)]
         assert got == want, (lab.run, lab.scenario, got)
