@@ -318,6 +318,33 @@ SPLITS: dict[str, dict[str, range]] = {
         "museum": range(52000, 52008),
         "marina": range(52000, 52020),
     },
+    # Sealed 17: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed17``): new seeds of the nineteen agents and a
+    # twentieth agent (harvest: the ``openai`` client under OpenLLMetry's OpenAI instrumentor
+    # plus the app's own plain OpenTelemetry spans).
+    "sealed17": {
+        "travel": range(54000, 54008),
+        "etl": range(54000, 54008),
+        "support": range(54000, 54008),
+        "refund": range(54000, 54006),
+        "restock": range(54000, 54008),
+        "release": range(54000, 54008),
+        "analyst": range(54000, 54008),
+        "oncall": range(54000, 54008),
+        "claims": range(54000, 54008),
+        "lab": range(54000, 54008),
+        "lease": range(54000, 54008),
+        "customs": range(54000, 54008),
+        "venue": range(54000, 54008),
+        "fleet": range(54000, 54008),
+        "solar": range(54000, 54008),
+        "moving": range(54000, 54008),
+        "grants": range(54000, 54008),
+        "museum": range(54000, 54008),
+        "marina": range(54000, 54008),
+        "harvest": range(54000, 54020),
+    },
 }
 
 _ERRORS = (
@@ -2066,6 +2093,115 @@ def _marina_wrong_card(rng: random.Random) -> tuple[str, str, str, dict[str, Any
     return PROPAGATION, "pay_fee", "", {"card": rng.choice(["CARD-8532", "CARD-3852"])}
 
 
+# --- harvest: a grower's grape harvest, the ``openai`` client under OpenLLMetry's OpenAI
+# instrumentor plus the app's plain spans (sealed-17). A roster of picking crews read page by
+# page, the winery's press booked for the pick day (confirmed later: polled), run in parallel;
+# then the pick schedule, the deposit on the grower's card and the grower portal; the app then
+# checks the press day and watches the fruit's truck. The planner (a shell script plan) trusts
+# the field manager's notes over the grower's order: the scenario's wrong value comes from a note.
+def _harvest_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _harvest_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service answers FAULT[transient] once or twice; the app's re-run works
+    step = rng.choice(["find_crew", "book_press", "schedule_pick", "pay_deposit"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "later"}
+
+
+def _harvest_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a FAULT[hold] once or twice inside one executor conversation; the model's 2nd or 3rd call
+    # (a later window) works
+    step = rng.choice(["book_press", "schedule_pick", "pay_deposit", "notify_grower"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _harvest_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the press is full on the pick day: the booking answers a conflict naming the next open
+    # day; one revision, then everything works
+    return "healthy", "", PROPAGATION, {"open_day": rng.choice(["2027-09-16", "2027-09-21"])}
+
+
+def _harvest_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the crew roster has 4-9 pages of booked crews; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _harvest_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the press booking is TENTATIVE 3-8 times, then confirmed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _harvest_external_hail(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the pick was scheduled, the deposit paid, the grower told and the press day checked,
+    # hail closes the valley road on the fruit's truck: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
+def _harvest_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step meets a FAULT[transient] (varying texts), re-run by the
+    # app; the last error is final
+    step = rng.choice(["find_crew", "book_press", "schedule_pick", "pay_deposit"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "later"}
+
+
+def _harvest_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation the service answers FAULT[hold] again and again while
+    # the model asks for a later window; the last error is final
+    step = rng.choice(["book_press", "schedule_pick", "notify_grower"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _harvest_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # pay_deposit fails in every plan: a FAULT[transient] (re-run), then a FAULT[conflict]
+    # naming another card on file (a revision); the last error is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "pay_deposit",
+        "",
+        {
+            "step": "pay_deposit",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "raise": "replans",
+        },
+    )
+
+
+def _harvest_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the press booking never leaves TENTATIVE: the executor checks until it is stuck
+    return RUNAWAY, "book_press", "", {"step": "book_press"}
+
+
+def _harvest_wrong_block(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another block: find_crew finds a crew for it; scheduling the pick is
+    # refused for good (not the grower's block)
+    block = rng.choice(["oakville-3", "stags-leap-2", "carneros-5"])
+    return PROPAGATION, "find_crew", "", {"block": block}
+
+
+def _harvest_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's pick day has a digit moved or month and day swapped: every step succeeds (the
+    # pick, the deposit and the notice carry the booking), the app's press day check fails
+    return PROPAGATION, "book_press", "", {"pick_day": rng.choice(["2027-09-04", "2027-09-13"])}
+
+
+def _harvest_wrong_variety(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another variety: the pick is scheduled for it, and the deposit is refused
+    # for good (not on the grower's contract)
+    return PROPAGATION, "schedule_pick", "", {"variety": rng.choice(["merlot", "cabernet-franc"])}
+
+
+def _harvest_wrong_card(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's card token has two digits swapped: the deposit is refused for good
+    return PROPAGATION, "pay_deposit", "", {"card": rng.choice(["CARD-6612", "CARD-2661"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -2357,6 +2493,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_vessel": _marina_wrong_vessel,
         "wrong_card": _marina_wrong_card,
     },
+    "harvest": {
+        "healthy": _harvest_healthy,
+        "flaky_step": _harvest_flaky_step,
+        "flaky_tool": _harvest_flaky_tool,
+        "legit_replan": _harvest_legit_replan,
+        "pagination": _harvest_pagination,
+        "polling_ends": _harvest_polling_ends,
+        "external_hail": _harvest_external_hail,
+        "loop_step_varying": _harvest_loop_step,
+        "loop_tool_in_step": _harvest_loop_tool,
+        "loop_across_replans": _harvest_loop_replans,
+        "loop_poll_stuck": _harvest_loop_poll,
+        "wrong_block": _harvest_wrong_block,
+        "wrong_day": _harvest_wrong_day,
+        "wrong_variety": _harvest_wrong_variety,
+        "wrong_card": _harvest_wrong_card,
+    },
 }
 
 
@@ -2373,6 +2526,7 @@ FROM_MIDDLE = {
     "sealed14",
     "sealed15",
     "sealed16",
+    "sealed17",
 }
 
 
