@@ -17,6 +17,7 @@ from . import (
     etl,
     fleet,
     grants,
+    harvest,
     lab,
     lease,
     marina,
@@ -57,7 +58,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     provider relayed to ``provider``, the grants agent through the Logfire SDK's spans and logs,
     its additional span processor a relay to ``provider``'s processors, the museum agent
     through MLflow Tracing, the spans MLflow exports through OTLP relayed to ``provider``, the
-    marina LangGraph graph through OpenInference's LangChain instrumentor on ``provider``.
+    marina LangGraph graph through OpenInference's LangChain instrumentor on ``provider``, the
+    harvest app through OpenLLMetry's OpenAI instrumentor and its own plain spans on
+    ``provider``.
     """
     import planscope
 
@@ -70,6 +73,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     logfire: list[Label] = []
     mlflow_tracing: list[Label] = []
     openinference_langgraph: list[Label] = []
+    openllmetry_openai: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -105,6 +109,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             mlflow_tracing.append(label)
         elif label.agent == "marina":
             openinference_langgraph.append(label)
+        elif label.agent == "harvest":
+            openllmetry_openai.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -124,6 +130,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(moving.play(langfuse, provider))
     out.update(grants.play(logfire, provider))
     out.update(museum.play(mlflow_tracing, provider))
+    # OpenLLMetry's OpenAI instrumentor is uninstrumented when harvest's play returns: refund's
+    # OpenInference-instrumented client (played earlier) never carries its spans
+    out.update(harvest.play(openllmetry_openai, provider))
     return out
 
 

@@ -34,12 +34,14 @@ from tests.corpus import (
     customs,
     fleet,
     grants,
+    harvest,
     lease,
     marina,
     moving,
     museum,
     play,
     read_labels,
+    refund,
     scenarios,
     solar,
     venue,
@@ -90,6 +92,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed14",
         "sealed15",
         "sealed16",
+        "sealed17",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -919,3 +922,73 @@ def test_framework_runs_bind_to_the_plan_steps_read_from_structure(
         names = {n.span_id: n.step_name or n.name for n in nodes}
         steps = {b.step_of(span_id, names[span_id]) for span_id in b.attempts}
         assert steps == {a.step_id for a in traces[ids[lab.run]].attempts}, lab.run
+
+
+def test_harvest_agent_plays_sealed17_scenarios() -> None:
+    """The harvest app (sealed-17 only) plays labelled scenarios under OpenLLMetry's OpenAI
+    instrumentor, in a child process (the instrumentor patches the ``openai`` client
+    process-wide while a play runs): ``check_harvest_plays``."""
+    _check_in_child("check_harvest_plays")
+
+
+def check_harvest_plays() -> None:
+    """The harvest agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-17 runs). A retry loop inside one executor conversation: one ERROR ``harvest.tool``
+    span with an ``exception`` event per injected error, all under one ``harvest.step`` span,
+    the model asking for a later window each time, the two first steps overlapping in time (run
+    on threads); a legitimate re-plan: a second ``harvest.plan`` whose script exports
+    ``find_crew`` and books the day the press named. A refund run played just before and just
+    after carries no OpenLLMetry span, the harvest runs no OpenInference attribute."""
+    refund_label = _committed("refund", "heldout")[0]
+    before = _played_in_memory(refund.play, refund_label)
+    labels = _committed("harvest", "sealed17")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    spans = _played_in_memory(harvest.play, picked)
+    after = _played_in_memory(refund.play, refund_label)
+    openllmetry = "opentelemetry.instrumentation.openai.v1"
+    assert before and after
+    assert not any(
+        s.instrumentation_scope and s.instrumentation_scope.name == openllmetry
+        for s in before + after
+    )
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("harvest.order HV-") and root.status.status_code is StatusCode.ERROR
+    tool = {
+        "book_press": "press_booking",
+        "schedule_pick": "pick_schedule",
+        "notify_grower": "grower_notice",
+    }[picked.step]
+    calls = [s for s in spans if s.name == f"harvest.tool {tool}"]
+    _assert_failed_calls(calls, picked, "harvest.tool.args")
+    assert all([e.name for e in s.events] == ["exception"] for s in calls)
+    assert all("FAULT[hold]" in str(s.events[0].attributes) for s in calls[:-1])
+    assert len({s.parent.span_id for s in calls if s.parent}) == 1  # one executor conversation
+    chats = [
+        s for s in spans if s.instrumentation_scope and s.instrumentation_scope.name == openllmetry
+    ]
+    assert chats and all(s.name == "openai.chat" for s in chats)
+    first = {
+        s.name: s for s in spans if s.name in ("harvest.step find_crew", "harvest.step book_press")
+    }
+    crew, press = first["harvest.step find_crew"], first["harvest.step book_press"]
+    assert (crew.start_time or 0) < (press.end_time or 0) and (press.start_time or 0) < (
+        crew.end_time or 0
+    )
+    assert not any(
+        str(k).startswith(("openinference.", "traceloop.", "planscope."))
+        for s in spans
+        for k in s.attributes or {}
+    )
+
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    spans = sorted(_played_in_memory(harvest.play, replan), key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is not StatusCode.ERROR
+    scripts = [
+        str((s.attributes or {})["harvest.script"]) for s in spans if s.name == "harvest.plan"
+    ]
+    (first_plan, _), (second_plan, kept) = [harvest.parse_plan(p) for p in scripts]
+    assert list(kept) == ["find_crew"] and "rev 2 amends 1:" in scripts[1]
+    assert [st.id for st in first_plan][1:] == [st.id for st in second_plan]
+    day = ("value", replan.params["open_day"])
+    assert second_plan[0].args["day"] == day != first_plan[1].args["day"]
