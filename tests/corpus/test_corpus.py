@@ -940,16 +940,26 @@ def check_harvest_plays() -> None:
     ``find_crew`` and books the day the press named. A refund run played just before and just
     after carries no OpenLLMetry span, the harvest runs no OpenInference attribute."""
     refund_label = _committed("refund", "heldout")[0]
-    before = _played_in_memory(refund.play, refund_label)
     labels = _committed("harvest", "sealed17")
     picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    spans = _played_in_memory(harvest.play, picked)
-    after = _played_in_memory(refund.play, refund_label)
+    # one provider for the three plays, as tests.corpus.play has: an instrumentor left behind
+    # would send its spans there
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    before = refund.play([refund_label], provider)[refund_label.run]
+    trace_id = harvest.play([picked], provider)[picked.run]
+    after = refund.play([refund_label], provider)[refund_label.run]
+    traces: dict[str, list[ReadableSpan]] = {}
+    for s in exporter.get_finished_spans():
+        if s.context:
+            traces.setdefault(format(s.context.trace_id, "032x"), []).append(s)
+    spans = traces[trace_id]
     openllmetry = "opentelemetry.instrumentation.openai.v1"
-    assert before and after
+    assert traces[before] and traces[after]
     assert not any(
         s.instrumentation_scope and s.instrumentation_scope.name == openllmetry
-        for s in before + after
+        for s in traces[before] + traces[after]
     )
     (root,) = [s for s in spans if s.parent is None]
     assert root.name.startswith("harvest.order HV-") and root.status.status_code is StatusCode.ERROR
