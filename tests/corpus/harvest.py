@@ -36,8 +36,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openai import OpenAI
+from openai.resources.chat.completions import Completions
 from opentelemetry import context as otel_context
 from opentelemetry.instrumentation.openai import OpenAIInstrumentor
+from opentelemetry.instrumentation.utils import unwrap
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Status, StatusCode, Tracer
 
@@ -492,3 +494,6 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
             return {label.run: Harvest(label, client, tracer).run() for label in labels}
     finally:
         instrumentor.uninstrument()
+        # 0.62.4's uninstrument names the method "Completions.create" on the module, which its
+        # unwrap does not resolve: the wrapper stays on the client; unwrap it on the class
+        unwrap(Completions, "create")
