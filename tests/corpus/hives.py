@@ -175,7 +175,7 @@ def _ledger(task: str, thread: list[str]) -> dict[str, Any]:
     replies = [m for t in thread[1:] if (m := REPLY.match(t))]
     done |= {m.group(1): m.group(3) for m in replies if m.group(2) == "finished"}
     todo = [s for s in steps if s.id not in done]
-    last = replies[-1] if replies and len(thread) % 2 == 1 else None
+    last = REPLY.match(thread[-1])  # the report the ledger answers, if any
     stop, progress = "", True
     if last and last.group(2) in ("was refused", "is stuck"):
         stop = f"{last.group(1)} cannot be done: {last.group(3)}"
@@ -189,13 +189,13 @@ def _ledger(task: str, thread: list[str]) -> dict[str, Any]:
             stop = f"{last.group(1)} failed {tries} times: {last.group(3)}"
     if not todo:
         stop = "every step of the plan finished"
-    step = todo[0] if todo else steps[-1] if steps else None
+    step = todo[0] if todo else None
     argv = {
         k: done.get(v, v) if how == "from" else v
         for k, (how, v) in (step.args if step else {}).items()
     }
     call = f"{step.tool}({', '.join(f'{k}={v!r}' for k, v in argv.items())})" if step else ""
-    ledger = {
+    return {
         "is_request_satisfied": {"reason": stop or "steps remain", "answer": bool(stop)},
         "is_in_loop": {"reason": "no repeated requests", "answer": False},
         "is_progress_being_made": {
@@ -208,7 +208,6 @@ def _ledger(task: str, thread: list[str]) -> dict[str, Any]:
             "answer": f"Please do {step.id}: {call}" if step else "",
         },
     }
-    return ledger
 
 
 def _orchestrator(messages: list[dict[str, Any]]) -> str | None:
