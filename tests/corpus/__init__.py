@@ -18,6 +18,7 @@ from . import (
     fleet,
     grants,
     harvest,
+    hives,
     lab,
     lease,
     marina,
@@ -60,7 +61,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     through MLflow Tracing, the spans MLflow exports through OTLP relayed to ``provider``, the
     marina LangGraph graph through OpenInference's LangChain instrumentor on ``provider``, the
     harvest app through OpenLLMetry's OpenAI instrumentor and its own plain spans on
-    ``provider``.
+    ``provider``, the hives Magentic-One team through AutoGen's own tracing (its runtime on
+    ``provider``, autogen-core's GenAI spans relayed from the global tracer provider).
     """
     import planscope
 
@@ -74,6 +76,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     mlflow_tracing: list[Label] = []
     openinference_langgraph: list[Label] = []
     openllmetry_openai: list[Label] = []
+    autogen: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -111,6 +114,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             openinference_langgraph.append(label)
         elif label.agent == "harvest":
             openllmetry_openai.append(label)
+        elif label.agent == "hives":
+            autogen.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -133,6 +138,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # OpenLLMetry's OpenAI instrumentor is uninstrumented when harvest's play returns: refund's
     # OpenInference-instrumented client (played earlier) never carries its spans
     out.update(harvest.play(openllmetry_openai, provider))
+    out.update(hives.play(autogen, provider))
     return out
 
 

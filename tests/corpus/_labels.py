@@ -345,6 +345,34 @@ SPLITS: dict[str, dict[str, range]] = {
         "marina": range(54000, 54008),
         "harvest": range(54000, 54020),
     },
+    # Sealed 18: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed18``): new seeds of the twenty agents and a
+    # twenty-first agent (hives: an AutoGen AgentChat Magentic-One team under AutoGen's own
+    # OpenTelemetry tracing).
+    "sealed18": {
+        "travel": range(56000, 56008),
+        "etl": range(56000, 56008),
+        "support": range(56000, 56008),
+        "refund": range(56000, 56006),
+        "restock": range(56000, 56008),
+        "release": range(56000, 56008),
+        "analyst": range(56000, 56008),
+        "oncall": range(56000, 56008),
+        "claims": range(56000, 56008),
+        "lab": range(56000, 56008),
+        "lease": range(56000, 56008),
+        "customs": range(56000, 56008),
+        "venue": range(56000, 56008),
+        "fleet": range(56000, 56008),
+        "solar": range(56000, 56008),
+        "moving": range(56000, 56008),
+        "grants": range(56000, 56008),
+        "museum": range(56000, 56008),
+        "marina": range(56000, 56008),
+        "harvest": range(56000, 56008),
+        "hives": range(56000, 56020),
+    },
 }
 
 _ERRORS = (
@@ -2202,6 +2230,114 @@ def _harvest_wrong_card(rng: random.Random) -> tuple[str, str, str, dict[str, An
     return PROPAGATION, "pay_deposit", "", {"card": rng.choice(["CARD-6612", "CARD-2661"])}
 
 
+# --- hives: an almond grower's pollination contract, a Magentic-One team (AutoGen AgentChat)
+# under AutoGen's own tracing (sealed-18). An apiary registry read page by page, the hives'
+# inspection (certified later: polled), the hive truck for the placement day, the rental on the
+# grower's account and the placement notice; the app then checks the placement day and sees
+# the bloom. The orchestrator (a bullet plan) trusts the grower's field notes over the order:
+# the scenario's wrong value comes from a note.
+def _hives_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _hives_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service answers E_HIVE_RETRY once or twice; the orchestrator asks again, it works
+    step = rng.choice(["find_apiary", "inspect_hives", "book_haul", "pay_rental"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "later"}
+
+
+def _hives_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # an E_HIVE_PENDING once or twice inside one executor turn; the model's 2nd or 3rd call
+    # (a later slot) works
+    step = rng.choice(["inspect_hives", "book_haul", "pay_rental", "notify_grower"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _hives_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # no truck on the bloom day: the booking answers a conflict naming the truck's free day;
+    # Magentic-One re-plans once, then everything works
+    return "healthy", "", PROPAGATION, {"free_day": rng.choice(["2027-02-16", "2027-02-20"])}
+
+
+def _hives_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the apiary registry has 4-9 pages of full apiaries; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _hives_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the inspection is SCHEDULED 3-8 times, then certified
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _hives_external_frost(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the colonies were placed, paid, the grower told and the placement day checked, a
+    # frost kills the bloom and the grower cancels: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
+def _hives_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every turn of the step meets an E_HIVE_RETRY (varying texts), asked again by the
+    # orchestrator; the last error is final
+    step = rng.choice(["find_apiary", "inspect_hives", "book_haul", "pay_rental"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "later"}
+
+
+def _hives_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor turn the service answers E_HIVE_PENDING again and again while the
+    # model asks for a later slot; the last error is final
+    step = rng.choice(["inspect_hives", "book_haul", "notify_grower"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _hives_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # pay_rental fails in every plan: an E_HIVE_RETRY (asked again), then an E_HIVE_CONFLICT
+    # naming another account (a re-plan); the last error is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "pay_rental",
+        "",
+        {
+            "step": "pay_rental",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "raise": "replans",
+        },
+    )
+
+
+def _hives_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the inspection never leaves SCHEDULED: the executor checks until it is stuck
+    return RUNAWAY, "inspect_hives", "", {"step": "inspect_hives"}
+
+
+def _hives_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another region: find_apiary finds an apiary there; the hive truck is
+    # refused for good at book_haul (no haul from that region)
+    return PROPAGATION, "find_apiary", "", {"region": rng.choice(["tulare", "fresno", "merced"])}
+
+
+def _hives_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's bloom day has a digit moved or month and day swapped: every step succeeds,
+    # the app's placement day check fails
+    return PROPAGATION, "book_haul", "", {"bloom_day": rng.choice(["2027-02-08", "2027-02-19"])}
+
+
+def _hives_wrong_colonies(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's colony count lost or gained a digit: the first step finds an apiary all the
+    # same, the inspection certifies that count, and the rental is refused for good
+    return PROPAGATION, "inspect_hives", "", {"colonies": rng.choice([40, 4000])}
+
+
+def _hives_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account number has two digits swapped: the rental is refused for good
+    return PROPAGATION, "pay_rental", "", {"account": rng.choice(["ACC-3370", "ACC-3037"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -2510,6 +2646,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_variety": _harvest_wrong_variety,
         "wrong_card": _harvest_wrong_card,
     },
+    "hives": {
+        "healthy": _hives_healthy,
+        "flaky_step": _hives_flaky_step,
+        "flaky_tool": _hives_flaky_tool,
+        "legit_replan": _hives_legit_replan,
+        "pagination": _hives_pagination,
+        "polling_ends": _hives_polling_ends,
+        "external_frost": _hives_external_frost,
+        "loop_step_varying": _hives_loop_step,
+        "loop_tool_in_step": _hives_loop_tool,
+        "loop_across_replans": _hives_loop_replans,
+        "loop_poll_stuck": _hives_loop_poll,
+        "wrong_region": _hives_wrong_region,
+        "wrong_day": _hives_wrong_day,
+        "wrong_colonies": _hives_wrong_colonies,
+        "wrong_account": _hives_wrong_account,
+    },
 }
 
 
@@ -2527,6 +2680,7 @@ FROM_MIDDLE = {
     "sealed15",
     "sealed16",
     "sealed17",
+    "sealed18",
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from opentelemetry import trace as otel_trace
 from opentelemetry.util.types import Attributes
 
-RELAYED = ("semantic_kernel", "agent_framework")
+RELAYED = ("semantic_kernel", "agent_framework", "autogen-core")
 """Instrumentation scopes passed on; every other (the fake model server's own FastAPI spans)
 is no part of the agents' traces."""
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from openai import OpenAI
-from openai.resources.chat.completions import Completions
+from openai.resources.chat.completions import AsyncCompletions, Completions
 from opentelemetry import context as otel_context
 from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry.instrumentation.utils import unwrap
@@ -495,5 +495,7 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     finally:
         instrumentor.uninstrument()
         # 0.62.4's uninstrument names the method "Completions.create" on the module, which its
-        # unwrap does not resolve: the wrapper stays on the client; unwrap it on the class
+        # unwrap does not resolve: the wrappers stay on the clients (the async one too, which
+        # AutoGen's model client uses); unwrap them on the classes
         unwrap(Completions, "create")
+        unwrap(AsyncCompletions, "create")

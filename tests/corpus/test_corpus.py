@@ -35,6 +35,7 @@ from tests.corpus import (
     fleet,
     grants,
     harvest,
+    hives,
     lease,
     marina,
     moving,
@@ -93,6 +94,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed15",
         "sealed16",
         "sealed17",
+        "sealed18",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -1002,3 +1004,83 @@ def check_harvest_plays() -> None:
     assert [st.id for st in first_plan][1:] == [st.id for st in second_plan]
     day = ("value", replan.params["open_day"])
     assert second_plan[0].args["day"] == day != first_plan[1].args["day"]
+
+
+def test_hives_agent_plays_sealed18_scenarios() -> None:
+    """The hives Magentic-One team (sealed-18 only) plays labelled scenarios under AutoGen's
+    own tracing, in a child process (autogen-core's GenAI spans take the process's global
+    tracer provider for good): ``check_hives_plays``."""
+    _check_in_child("check_hives_plays")
+
+
+def _ledgers(spans: list[ReadableSpan]) -> list[str]:
+    """The distinct task ledgers Magentic-One's orchestrator broadcast, in order, read from the
+    runtime's ``process`` spans."""
+    out: list[str] = []
+    for s in sorted(spans, key=lambda s: s.start_time or 0):
+        raw = str((s.attributes or {}).get("message") or "")
+        if not s.name.startswith("autogen process") or "Here is the plan to follow" not in raw:
+            continue
+        text = str(json.loads(raw)["response"]["chat_message"]["content"])
+        if text not in out:
+            out.append(text)
+    return out
+
+
+def check_hives_plays() -> None:
+    """The hives agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-18 runs). A retry loop inside one executor turn: one ERROR ``execute_tool`` span per
+    injected error with an ``exception`` event (E_HIVE_PENDING, the last E_HIVE_ABORT), all
+    under one ``invoke_agent apiary_scout`` span; a legitimate re-plan: Magentic-One's second
+    task ledger, whose bullet plan marks the two first steps done and books the truck's free
+    day. A refund and a harvest run played just before and just after (one provider) carry no
+    AutoGen span, the hives runs no OpenInference or OpenLLMetry span."""
+    refund_label = _committed("refund", "heldout")[0]
+    harvest_label = _committed("harvest", "sealed17")[0]
+    labels = _committed("hives", "sealed18")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    others = [refund.play([refund_label], provider)[refund_label.run]]
+    others.append(harvest.play([harvest_label], provider)[harvest_label.run])
+    ids = hives.play([picked, replan], provider)
+    others.append(refund.play([refund_label], provider)[refund_label.run])
+    others.append(harvest.play([harvest_label], provider)[harvest_label.run])
+    traces: dict[str, list[ReadableSpan]] = {}
+    for s in exporter.get_finished_spans():
+        if s.context:
+            traces.setdefault(format(s.context.trace_id, "032x"), []).append(s)
+
+    def scopes(trace_id: str) -> set[str]:
+        return {s.instrumentation_scope.name for s in traces[trace_id] if s.instrumentation_scope}
+
+    assert all(traces[t] and not any(n.startswith("autogen") for n in scopes(t)) for t in others)
+    for run in ids.values():
+        assert scopes(run) == {"autogen SingleThreadedAgentRuntime", "autogen-core", "hives-app"}
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("pollination contract PC-")
+    assert root.status.status_code is StatusCode.ERROR
+    assert "E_HIVE_ABORT" in str(root.status.description)
+    calls = [s for s in spans if s.name == "execute_tool hive_inspection"]
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
+    kinds = [str((s.events[0].attributes or {})["exception.message"]).split()[2] for s in calls]
+    assert kinds == ["E_HIVE_PENDING:"] * (len(calls) - 1) + ["E_HIVE_ABORT:"]
+    (turn,) = {s.parent.span_id for s in calls if s.parent}  # one executor turn
+    (agent,) = [s for s in spans if s.context and s.context.span_id == turn]
+    assert agent.name == "invoke_agent apiary_scout"
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is not StatusCode.ERROR
+    first, second = _ledgers(spans)
+    (plan1, done1), (plan2, done2) = [hives.parse_plan(t) for t in (first, second)]
+    assert not done1 and list(done2) == ["find_apiary", "inspect_hives"]
+    assert "Plan revision 2" in second and "Root cause: book_haul is blocked:" in second
+    assert [st.id for st in plan1][2:] == [st.id for st in plan2]
+    day = ("value", replan.params["free_day"])
+    assert plan2[0].args["day"] == day != plan1[2].args["day"]
