@@ -23,7 +23,7 @@ Baselines, scored on the same traces in the same run:
     .venv/bin/python benchmarks/detector_corpus.py [--json out.json] [--split dev|heldout]
 
 The sealed splits (built after the last tuning, labels committed first) are left out unless
-``--sealed``, ``--sealed2`` ... ``--sealed18`` is given, which scores that split
+``--sealed``, ``--sealed2`` ... ``--sealed19`` is given, which scores that split
 alone: run it once, at the end, and report it apart.
 """
 
@@ -68,8 +68,9 @@ SEALED = (
     "sealed16",
     "sealed17",
     "sealed18",
+    "sealed19",
 )
-"""Splits scored once, each only when asked for (``--sealed18``); left out of the plain scoring."""
+"""Splits scored once, each only when asked for (``--sealed19``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")
 
 

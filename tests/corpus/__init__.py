@@ -16,6 +16,7 @@ from . import (
     customs,
     etl,
     fleet,
+    foundry,
     grants,
     harvest,
     hives,
@@ -62,7 +63,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     marina LangGraph graph through OpenInference's LangChain instrumentor on ``provider``, the
     harvest app through OpenLLMetry's OpenAI instrumentor and its own plain spans on
     ``provider``, the hives Magentic-One team through AutoGen's own tracing (its runtime on
-    ``provider``, autogen-core's GenAI spans relayed from the global tracer provider).
+    ``provider``, autogen-core's GenAI spans relayed from the global tracer provider), the
+    foundry Strands Agents through Strands' own tracing (relayed from the global provider).
     """
     import planscope
 
@@ -77,6 +79,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     openinference_langgraph: list[Label] = []
     openllmetry_openai: list[Label] = []
     autogen: list[Label] = []
+    strands: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -116,6 +119,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             openllmetry_openai.append(label)
         elif label.agent == "hives":
             autogen.append(label)
+        elif label.agent == "foundry":
+            strands.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -139,6 +144,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # OpenInference-instrumented client (played earlier) never carries its spans
     out.update(harvest.play(openllmetry_openai, provider))
     out.update(hives.play(autogen, provider))
+    out.update(foundry.play(strands, provider))
     return out
 
 

@@ -373,6 +373,35 @@ SPLITS: dict[str, dict[str, range]] = {
         "harvest": range(56000, 56008),
         "hives": range(56000, 56020),
     },
+    # Sealed 19: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed19``): new seeds of the twenty-one agents and a
+    # twenty-second agent (foundry: a Strands Agents planner and executor under Strands' own
+    # OpenTelemetry tracing).
+    "sealed19": {
+        "travel": range(58000, 58008),
+        "etl": range(58000, 58008),
+        "support": range(58000, 58008),
+        "refund": range(58000, 58006),
+        "restock": range(58000, 58008),
+        "release": range(58000, 58008),
+        "analyst": range(58000, 58008),
+        "oncall": range(58000, 58008),
+        "claims": range(58000, 58008),
+        "lab": range(58000, 58008),
+        "lease": range(58000, 58008),
+        "customs": range(58000, 58008),
+        "venue": range(58000, 58008),
+        "fleet": range(58000, 58008),
+        "solar": range(58000, 58008),
+        "moving": range(58000, 58008),
+        "grants": range(58000, 58008),
+        "museum": range(58000, 58008),
+        "marina": range(58000, 58008),
+        "harvest": range(58000, 58008),
+        "hives": range(58000, 58008),
+        "foundry": range(58000, 58020),
+    },
 }
 
 _ERRORS = (
@@ -2338,6 +2367,114 @@ def _hives_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, A
     return PROPAGATION, "pay_rental", "", {"account": rng.choice(["ACC-3370", "ACC-3037"])}
 
 
+# --- foundry: a bell foundry casting a parish's bell, a Strands Agents planner and executor
+# under Strands' own tracing (sealed-19). A bronze catalogue read page by page, the furnace
+# booked for the pour day (confirmed later: polled), the casting, the deposit on the parish's
+# account and the casting notice; the app then checks the pour day and watches the furnace's
+# power. The planner (a LaTeX casting sheet) trusts the bellmaster's notes over the order: the
+# scenario's wrong value comes from a note.
+def _foundry_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _foundry_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service raises TryLaterException once or twice; the app's re-run works
+    step = rng.choice(["find_bronze", "book_furnace", "schedule_casting", "pay_deposit"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "later"}
+
+
+def _foundry_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a FurnaceBusyException once or twice inside one executor invocation; the model's 2nd or
+    # 3rd call (a later slot) works
+    step = rng.choice(["book_furnace", "schedule_casting", "pay_deposit", "notify_parish"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _foundry_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the furnace is relined on the pour day: the booking raises a ClashException naming the
+    # furnace's free day; one revision, then everything works
+    return "healthy", "", PROPAGATION, {"free_day": rng.choice(["2027-05-13", "2027-05-18"])}
+
+
+def _foundry_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the bronze catalogue has 4-9 pages of reserved lots; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _foundry_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the furnace booking is PENCILLED 3-8 times, then confirmed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _foundry_external_outage(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the casting was scheduled, the deposit paid, the parish told and the pour day
+    # checked, a grid outage stops the furnace's blowers: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
+def _foundry_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor invocation of the step meets a TryLaterException (varying texts), run
+    # again by the app; the last error is final
+    step = rng.choice(["find_bronze", "book_furnace", "schedule_casting", "pay_deposit"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "later"}
+
+
+def _foundry_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor invocation the service raises FurnaceBusyException again and again
+    # while the model asks for a later slot; the last error is final
+    step = rng.choice(["book_furnace", "schedule_casting", "notify_parish"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _foundry_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # pay_deposit fails in every sheet: a TryLaterException (run again), then a ClashException
+    # naming another account (a revision); the last error is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "pay_deposit",
+        "",
+        {
+            "step": "pay_deposit",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "raise": "replans",
+        },
+    )
+
+
+def _foundry_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the furnace booking never leaves PENCILLED: the executor checks until it is stuck
+    return RUNAWAY, "book_furnace", "", {"step": "book_furnace"}
+
+
+def _foundry_wrong_alloy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another alloy: find_bronze finds a lot of it; scheduling the casting is
+    # refused for good (not the parish's bell metal)
+    return PROPAGATION, "find_bronze", "", {"alloy": rng.choice(["80/20", "77/23", "90/10"])}
+
+
+def _foundry_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's pour day has a digit moved or month and day swapped: every step succeeds (the
+    # casting, the deposit and the notice carry the booking), the app's pour day check fails
+    return PROPAGATION, "book_furnace", "", {"pour_day": rng.choice(["2027-05-01", "2027-11-05"])}
+
+
+def _foundry_wrong_weight(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's weight lost or gained a digit: the lot is found all the same (the catalogue
+    # does not weigh), the casting is scheduled for it, and the deposit is refused for good
+    return PROPAGATION, "schedule_casting", "", {"weight_kg": rng.choice([42, 4200])}
+
+
+def _foundry_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account number has two digits swapped: the deposit is refused for good
+    return PROPAGATION, "pay_deposit", "", {"account": rng.choice(["ACC-5581", "ACC-5158"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -2663,6 +2800,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_colonies": _hives_wrong_colonies,
         "wrong_account": _hives_wrong_account,
     },
+    "foundry": {
+        "healthy": _foundry_healthy,
+        "flaky_step": _foundry_flaky_step,
+        "flaky_tool": _foundry_flaky_tool,
+        "legit_replan": _foundry_legit_replan,
+        "pagination": _foundry_pagination,
+        "polling_ends": _foundry_polling_ends,
+        "external_outage": _foundry_external_outage,
+        "loop_step_varying": _foundry_loop_step,
+        "loop_tool_in_step": _foundry_loop_tool,
+        "loop_across_replans": _foundry_loop_replans,
+        "loop_poll_stuck": _foundry_loop_poll,
+        "wrong_alloy": _foundry_wrong_alloy,
+        "wrong_day": _foundry_wrong_day,
+        "wrong_weight": _foundry_wrong_weight,
+        "wrong_account": _foundry_wrong_account,
+    },
 }
 
 
@@ -2681,6 +2835,7 @@ FROM_MIDDLE = {
     "sealed16",
     "sealed17",
     "sealed18",
+    "sealed19",
 }
 
 

@@ -10,7 +10,7 @@ import importlib
 import json
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,7 @@ from tests.corpus import (
     claims,
     customs,
     fleet,
+    foundry,
     grants,
     harvest,
     hives,
@@ -95,6 +96,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed16",
         "sealed17",
         "sealed18",
+        "sealed19",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -1006,6 +1008,32 @@ def check_harvest_plays() -> None:
     assert second_plan[0].args["day"] == day != first_plan[1].args["day"]
 
 
+Play = Callable[[list[Label], TracerProvider], dict[str, str]]
+
+
+def _played_between(
+    play: Play, labels: list[Label], neighbours: Sequence[tuple[Play, Label]]
+) -> tuple[dict[str, str], list[str], dict[str, list[ReadableSpan]]]:
+    """``labels`` played into one in-memory provider between the ``neighbours``' runs (each
+    played just before and just after): their run ids, the neighbours' trace ids, every trace's
+    spans by trace id."""
+    provider = TracerProvider()
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    others = [other([label], provider)[label.run] for other, label in neighbours]
+    ids = play(labels, provider)
+    others += [other([label], provider)[label.run] for other, label in neighbours]
+    traces: dict[str, list[ReadableSpan]] = {}
+    for s in exporter.get_finished_spans():
+        if s.context:
+            traces.setdefault(format(s.context.trace_id, "032x"), []).append(s)
+    return ids, others, traces
+
+
+def _scopes(spans: list[ReadableSpan]) -> set[str]:
+    return {s.instrumentation_scope.name for s in spans if s.instrumentation_scope}
+
+
 def test_hives_agent_plays_sealed18_scenarios() -> None:
     """The hives Magentic-One team (sealed-18 only) plays labelled scenarios under AutoGen's
     own tracing, in a child process (autogen-core's GenAI spans take the process's global
@@ -1040,25 +1068,17 @@ def check_hives_plays() -> None:
     labels = _committed("hives", "sealed18")
     picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
     replan = next(lab for lab in labels if lab.scenario == "legit_replan")
-    provider = TracerProvider()
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    others = [refund.play([refund_label], provider)[refund_label.run]]
-    others.append(harvest.play([harvest_label], provider)[harvest_label.run])
-    ids = hives.play([picked, replan], provider)
-    others.append(refund.play([refund_label], provider)[refund_label.run])
-    others.append(harvest.play([harvest_label], provider)[harvest_label.run])
-    traces: dict[str, list[ReadableSpan]] = {}
-    for s in exporter.get_finished_spans():
-        if s.context:
-            traces.setdefault(format(s.context.trace_id, "032x"), []).append(s)
-
-    def scopes(trace_id: str) -> set[str]:
-        return {s.instrumentation_scope.name for s in traces[trace_id] if s.instrumentation_scope}
-
-    assert all(traces[t] and not any(n.startswith("autogen") for n in scopes(t)) for t in others)
+    neighbours = [(refund.play, refund_label), (harvest.play, harvest_label)]
+    ids, others, traces = _played_between(hives.play, [picked, replan], neighbours)
+    assert all(
+        traces[t] and not any(n.startswith("autogen") for n in _scopes(traces[t])) for t in others
+    )
     for run in ids.values():
-        assert scopes(run) == {"autogen SingleThreadedAgentRuntime", "autogen-core", "hives-app"}
+        assert _scopes(traces[run]) == {
+            "autogen SingleThreadedAgentRuntime",
+            "autogen-core",
+            "hives-app",
+        }
 
     spans = traces[ids[picked.run]]
     (root,) = [s for s in spans if s.parent is None]
@@ -1084,3 +1104,76 @@ def check_hives_plays() -> None:
     assert [st.id for st in plan1][2:] == [st.id for st in plan2]
     day = ("value", replan.params["free_day"])
     assert plan2[0].args["day"] == day != plan1[2].args["day"]
+
+
+def test_foundry_agent_plays_sealed19_scenarios() -> None:
+    """The foundry Strands Agents (sealed-19 only) play labelled scenarios under Strands' own
+    tracing, in a child process (Strands' tracer takes the process's global tracer provider for
+    good): ``check_foundry_plays``."""
+    _check_in_child("check_foundry_plays")
+
+
+def _sheets(spans: list[ReadableSpan]) -> list[str]:
+    """The casting sheets the planner agent answered, in order, read from the ``gen_ai.choice``
+    event of its ``invoke_agent foundry_planner`` spans."""
+    planners = [s for s in spans if s.name == "invoke_agent foundry_planner"]
+    return [
+        str((e.attributes or {})["message"])
+        for s in sorted(planners, key=lambda s: s.start_time or 0)
+        for e in s.events
+        if e.name == "gen_ai.choice"
+    ]
+
+
+def check_foundry_plays() -> None:
+    """The foundry agent's spans, inspected in memory only (no store, no mapping, no detector
+    on sealed-19 runs). A retry loop inside one executor invocation: one ``execute_tool`` span
+    per injected error, each with the tool's error status (FurnaceBusyException, the last
+    CancelledException), all under one ``invoke_agent foundry_executor`` span; a legitimate
+    re-plan: the planner's second casting sheet amends the first, keeps the done lot and books
+    the furnace's free day. A refund, a harvest and a hives run played just before and just
+    after (one provider) carry no Strands or foundry span, the foundry runs only those."""
+    neighbours = [
+        (refund.play, _committed("refund", "heldout")[0]),
+        (harvest.play, _committed("harvest", "sealed17")[0]),
+        (hives.play, _committed("hives", "sealed18")[0]),
+    ]
+    labels = _committed("foundry", "sealed19")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(foundry.play, [picked, replan], neighbours)
+    ours = {"strands.telemetry.tracer", "foundry-app"}
+    assert all(traces[t] and not _scopes(traces[t]) & ours for t in others)
+    for run in ids.values():
+        assert _scopes(traces[run]) == ours
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("foundry.order BF-")
+    assert root.status.status_code is StatusCode.ERROR
+    assert f"{picked.step}: abort: Cancelled: " in str(root.status.description)
+    (sheet,) = _sheets(spans)
+    tool = next(st.tool for st in foundry.parse_sheet(sheet)[0] if st.id == picked.step)
+    calls = [s for s in spans if s.name == f"execute_tool {tool}"]
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert {(s.attributes or {}).get("gen_ai.tool.status") for s in calls} == {"error"}
+
+    def executor(span: ReadableSpan) -> int:
+        while not span.name.startswith("invoke_agent") and span.parent:
+            span = by_id[span.parent.span_id]
+        assert span.name == "invoke_agent foundry_executor"
+        return span.context.span_id if span.context else 0
+
+    assert len({executor(s) for s in calls}) == 1  # one executor invocation
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is not StatusCode.ERROR
+    first, second = _sheets(spans)
+    (plan1, done1), (plan2, done2) = [foundry.parse_sheet(t) for t in (first, second)]
+    assert not done1 and list(done2) == ["find_bronze"]
+    assert "\\amends{1}{book_furnace: Clash: furnace relined on " in second
+    assert [st.id for st in plan1][1:] == [st.id for st in plan2]
+    day = ("value", replan.params["free_day"])
+    assert plan2[0].args["day"] == day != plan1[1].args["day"]
