@@ -959,7 +959,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     for n in said.by_start:
         if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
-        targets = _targets(n.answer)
+        targets = _targets(n.answer) or _commands(n.answer)
         lines = [] if targets else _evidence_lines(n.answer)
         if len(targets or lines) < (1 if out else 2):
             continue  # most answers state no evidence: look no further at them
@@ -1088,6 +1088,101 @@ def _targets(text: str) -> list[_Target]:
         for t in targets
     )
     return targets if refers else []
+
+
+_ASSIGNED = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_][\w.-]*)(?:[ \t]+(.*))?")
+"""A shell-script plan's command: ``name = tool arguments`` (the step ``name`` calls ``tool``)."""
+_EXPORT = re.compile(r"[ \t]*export[ \t]+([A-Za-z_]\w*)=.*")
+_SHELL_REFERENCE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+
+
+def _commands(text: str) -> list[_Target]:
+    r"""The commands a text states as a shell-script plan, a step a line: ``name = tool --key
+    value ...  # goal`` (the step ``name`` calls ``tool`` with those options, ``$x`` or
+    ``${x}`` an earlier step's result), ``export name=value`` (a done step's result: a
+    revision's), comments and the ``#!`` line (a fenced block's fences too); [] when any other
+    line is there, or when no command refers to a name the script sets and it exports none (a
+    list of ``x = y`` lines is no script). A command's goal is its comment, its needs the
+    commands it refers to.
+
+    >>> pick, ship = _commands(
+    ...     '#!plan 7\npick = wms --order 7  # Pick it\nship = courier --parcel "${pick}" -f')
+    >>> (pick.name, pick.tool, pick.args, pick.goal), (ship.needs, ship.args)
+    (('pick', 'wms', {'order': 7}, 'Pick it'), (('pick',), {'parcel': '${pick}', 'f': True}))
+    >>> _commands('x = 1\ny = 2'), _commands('Plan:\npick = wms --order 7\nship = courier')
+    ([], [])
+    """
+    if "=" not in text:
+        return []
+    lines: list[tuple[str, str, list[str], str]] = []
+    exported = False
+    for line in text.splitlines():
+        code, goal = _shell_comment(line)
+        if not code.strip() or code.lstrip().startswith("```"):
+            continue
+        if _EXPORT.fullmatch(code):
+            exported = True
+            continue
+        if (m := _ASSIGNED.fullmatch(code.rstrip())) is None:
+            return []
+        try:
+            words = shlex.split(m[3] or "")
+        except ValueError:
+            return []
+        lines.append((m[1], m[2], words, goal))
+    names = {name for name, *_ in lines}
+    targets = [
+        _Target(name, tuple(dict.fromkeys(_referred(words, names))), goal, tool, _options(words))
+        for name, tool, words, goal in lines
+    ]
+    return targets if exported or any(t.needs for t in targets) else []
+
+
+def _referred(words: list[str], names: set[str]) -> Iterable[str]:
+    """The ``names`` the words refer to as ``$name`` or ``${name}``, in order."""
+    return (r for w in words for r in _SHELL_REFERENCE.findall(w) if r in names)
+
+
+def _shell_comment(line: str) -> tuple[str, str]:
+    """A shell line's code and its comment's text (from a ``#`` that starts a word outside
+    quotes).
+
+    >>> _shell_comment("a = b --x 'c # d'  # the goal"), _shell_comment("#!/bin/sh")
+    (("a = b --x 'c # d'  ", 'the goal'), ('', '!/bin/sh'))
+    """
+    quote = ""
+    for i, c in enumerate(line):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i], line[i + 1 :].strip()
+    return line, ""
+
+
+def _options(words: list[str]) -> dict[str, Any]:
+    """A command's options as arguments: ``--key value``, ``--key=value`` and ``-k value``
+    (whole numbers as numbers), a flag no value follows ``True``; other words by their position
+    among them (``"1"``, ``"2"``, ...).
+
+    >>> _options(["a.txt", "--n", "2", "--to=Oslo", "-v"])
+    {'1': 'a.txt', 'n': 2, 'to': 'Oslo', 'v': True}
+    """
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        key, eq, value = word.lstrip("-").partition("=")
+        if word.startswith("-") and key and not word[1:2].isdigit():
+            if not eq and i + 1 < len(words) and not words[i + 1].startswith("-"):
+                eq, value = "=", words[i + 1]
+                i += 1
+            out[key] = _whole_number(value) if eq else True
+        else:
+            out[str(sum(k.isdigit() for k in out) + 1)] = _whole_number(word)
+        i += 1
+    return out
 
 
 def _evidence_lines(text: str) -> list[re.Match[str]]:
