@@ -41,8 +41,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   (:func:`structured_plans`; a revision that repeats done items keeps their ids); else
   (:func:`read_plans`) the names a planner's answer (an LLM call's, an inferred agent run's,
   after the arguments of the tool calls the run made) lists that executor attempts started after
-  it carry (what they were asked; when no attempt records that, their own names and the tools
-  they called, a tool with a namespace also by its bare name), in the answer's order, whatever
+  it carry (what they were asked and the words of their own names: an app's ``app.step pick``
+  told ``run wms --order 7``; when no attempt records what it was asked, their own names and
+  the tools they called, a tool with a namespace also by its bare name; a word every attempt
+  carries names no step), in the answer's order, whatever
   its syntax (a markdown list, arrow lines, JSON, prose, one tool call per step); steps found by
   the tools their numbered items name are named by the items' labels (``Step 2 — pick:``);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
@@ -744,13 +746,15 @@ def read_plans(
     an agent run, after the arguments of the tool calls it made, in call order: a planner that
     states its plan through tool calls, also with no answer text) lists names; its **steps** are
     the names that executor attempts started after it ended carry (what their LLM calls were
-    asked; when no attempt's calls record what they were asked, the attempt's own name and the
-    tools called in it, also by their bare names: :func:`_bare`), in the
+    asked and the words of the attempt's own name; when no attempt's calls record what they
+    were asked, the attempt's own name and the tools called in it, also by their bare names:
+    :func:`_bare`), in the
     order the answer lists them: scanning the answer, a name is a new step when the attempts
     carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
     word carried by the same attempts is that step's detail; a word several steps' attempts
-    carry is no step). Names the planner was asked about itself (the run's data) are not steps,
-    nor is template syntax (``{{ step }}``, ``{% for %}``) or markup (XML tag and attribute
+    carry is no step, nor a word every attempt of the trace carries when they are of several
+    steps: an app's prefix). Names the planner was asked about itself (the run's data) are not
+    steps, nor is template syntax (``{{ step }}``, ``{% for %}``) or markup (XML tag and attribute
     names: :func:`_untemplated`).
     The first plan needs two steps; a later answer of the same planner (the same agent, or a
     bare LLM call like the first) is a re-plan with at least one. Runs of the planner's own
@@ -785,9 +789,9 @@ def read_plans(
 class _Said:
     """What the plan readers (:func:`structured_plans`, :func:`read_plans`) read of one trace,
     gathered once: its spans in start order, what each executor attempt was asked and the
-    arguments of the tool calls it made, the names each attempt carries (what it was told;
-    when no attempt's calls record what they were asked, its own name and the tools called in
-    it), indexed (:class:`_Carriers`), and the tools called."""
+    arguments of the tool calls it made, the names each attempt carries (what it was told and
+    the words of its own name; when no attempt's calls record what they were asked, its own
+    name and the tools called in it), indexed (:class:`_Carriers`), and the tools called."""
 
     nodes: Mapping[str, SpanNode]
     enclosing: Callable[[str], str | None]
@@ -847,7 +851,9 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
             if n.kind == A.KIND_TOOL and n.tool and (owner := enclosing(n.span_id)) is not None:
                 used.setdefault(owner, set()).update({n.tool, _bare(n.tool)})
     carried = {
-        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id])))
+        # an attempt told a command by its tool also carries its own name (a span named after
+        # its step: ``app.step pick``): the step it is, as much as what it was told
+        a.span_id: set(_WORD.findall("\n".join([a.step_name, *asked[a.span_id]])))
         if asked
         else {a.step_name, *used.get(a.span_id, ())}
         for a in attempts
@@ -892,7 +898,7 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
         if above & stated:
             continue  # the plan's own agent run already stated it
         asked = n.request if n.kind == A.KIND_LLM else "\n".join(said.asked.get(n.span_id, {}))
-        data = set(_WORD.findall(asked)) - named
+        data = (set(_WORD.findall(asked)) - named) | said.index.everywhere
         steps = _step_names(_untemplated(text), data, said.later(n, above, me), said.called)
         if len(steps) < (2 if not out else 1):
             continue
@@ -1356,6 +1362,10 @@ class _Carriers:
         self.lists = {word: self._runs(at) for word, at in postings.items()}
         self.pairs: dict[tuple[str, str], _Postings] = {}
         self.sets: dict[str, frozenset[int]] = {}
+        # what every attempt carries, when they are of several steps (an app's prefix in
+        # every span's name), names no step
+        several = len(set(self.names)) >= 2
+        self.everywhere: set[str] = set.intersection(*self.words) if several else set()
 
     def _runs(self, at: list[int]) -> _Postings:
         """Positions, and for each the index of the next one with another step name."""
@@ -1751,8 +1761,9 @@ def structured_plans(
     a planner said (an LLM call's or inferred agent run's :attr:`SpanNode.answer`; the text
     itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
-    attempts started after the answer carry (what their LLM calls were asked; when no attempt's
-    calls record what they were asked, the attempt's own name, as for :func:`read_plans`),
+    attempts started after the answer carry (what their LLM calls were asked and the words of
+    their own names; when no attempt's calls record what they were asked, the attempt's own
+    name, as for :func:`read_plans`),
     each by attempts no earlier value is carried by (a tool every attempt is told of names no
     step; when the values carried are the tools called, the ids are another key's names); a
     step's tool is the value of the key whose values name tools called in the trace

@@ -1158,6 +1158,31 @@ def test_a_shell_script_plan_is_read_from_its_commands_and_a_revision_from_what_
     assert (b.attempts["s4"], b.failed) == (2, frozenset({"s2"}))
 
 
+def test_app_step_spans_name_the_steps_of_a_plan_read_from_structure() -> None:
+    """Executors told a command by its tool, in spans the app names after their step: the plan
+    read from structure has the steps' ids, not the tools; the app's prefix, in every span's
+    name, names no step of a re-plan."""
+    first = "Plan:\n- lookup: find what was paid\n- refund: pay it back\n"
+    again = "Revised app plan:\n- refund: pay it back, once more\n"
+    b = bind(
+        app_trace(
+            [
+                ("", "", first),
+                ("lookup", "lookup_order", "ok"),
+                ("refund", "issue_refund", "fail"),
+                ("", "", again),
+                ("refund", "issue_refund", "ok"),
+            ]
+        ),
+        [],
+    )
+    assert [[s.step_id for s in p.steps] for p in b.read_plans] == [
+        ["lookup", "refund"],
+        ["refund"],
+    ]
+    assert b.steps == {"s1": "lookup", "s2": "refund", "s4": "refund"}
+
+
 def test_assignment_lines_with_no_reference_or_export_or_with_prose_are_no_script() -> None:
     for text in (
         "lookup = lookup_order --order 7\nrefund = issue_refund --order 7\n",  # no reference
