@@ -32,7 +32,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   read, none declared and no workflow plan: a planner's answer of ReWOO evidence lines (``#E1 =
   Tool[input]``), LLMCompiler task lines (``1. tool(input)`` referring to ``$1``) or Makefile
   rules (``step: earlier steps  ## goal`` over a tab-indented ``tool key=value`` recipe,
-  ``$(step)`` an earlier result), a re-plan of the same planner with one or more
+  ``$(step)`` an earlier result) or a shell script (``step = tool --key value  # goal``,
+  ``$step`` an earlier result, a revision's ``export step=result`` a done step), a re-plan of
+  the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
 * **plans read from structure**, in such a trace with no such answer: a list of mappings in a
@@ -933,7 +935,9 @@ def evidence_plans(
     results (:func:`_evidence_lines`: ReWOO's ``#E1 = Tool[input]``, each after a line that
     describes it, or LLMCompiler's ``1. tool(input)`` with ``$1``), or as Makefile rules
     (:func:`_targets`: a target per step, its prerequisites its ``depends_on``, its ``##``
-    comment its description, its recipe's ``tool key=value`` its call): what a planner said (an
+    comment its description, its recipe's ``tool key=value`` its call), or as a shell script
+    (:func:`_commands`: a command per step, ``step = tool --key value  # goal``, the commands
+    it refers to as ``$step`` its ``depends_on``): what a planner said (an
     LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two such lines,
     then the later answers of the same planner with at least one (a re-plan, which keeps the
     numbers of the steps it carries over and may state the done ones as ``Known: #Ek =
