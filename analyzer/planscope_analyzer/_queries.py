@@ -257,15 +257,22 @@ _LOGFIRE_RESULT = (
     f"if(has({_LOGFIRE_FIELDS}, '{A.LOGFIRE_RETURN}'), SpanAttributes['{A.LOGFIRE_RETURN}'], '')"
 )
 
+# an app's own plain span: the first attribute (by key) named ``<prefix>.args`` (or
+# ``.arguments``, ``.input``, ``.params``) that holds a JSON object (``app.tool.args``)
+_APP_ARGUMENTS = (
+    "arrayFirst(v -> startsWith(v, '{'), arrayMap(k -> SpanAttributes[k], arraySort(arrayFilter("
+    "k -> match(k, '[.](args|arguments|inputs?|params|parameters)$'), mapKeys(SpanAttributes)))))"
+)
+
 # a tool call's arguments and result, in the conventions the span model reads them from, else
-# Logfire's fields
+# Logfire's fields, else an app's own attribute
 _TOOL_ARGUMENTS = _first_set(
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
     A.OI_INPUT_VALUE,
     A.TL_ENTITY_INPUT,
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
-    otherwise=_LOGFIRE_ARGUMENTS,
+    otherwise=f"multiIf({_LOGFIRE_ARGUMENTS} != '', {_LOGFIRE_ARGUMENTS}, {_APP_ARGUMENTS})",
 )
 _TOOL_RESULT = _first_set(
     A.GEN_AI_TOOL_CALL_RESULT,

@@ -32,7 +32,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   read, none declared and no workflow plan: a planner's answer of ReWOO evidence lines (``#E1 =
   Tool[input]``), LLMCompiler task lines (``1. tool(input)`` referring to ``$1``) or Makefile
   rules (``step: earlier steps  ## goal`` over a tab-indented ``tool key=value`` recipe,
-  ``$(step)`` an earlier result), a re-plan of the same planner with one or more
+  ``$(step)`` an earlier result) or a shell script (``step = tool --key value  # goal``,
+  ``$step`` an earlier result, a revision's ``export step=result`` a done step), a re-plan of
+  the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
 * **plans read from structure**, in such a trace with no such answer: a list of mappings in a
@@ -41,8 +43,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   (:func:`structured_plans`; a revision that repeats done items keeps their ids); else
   (:func:`read_plans`) the names a planner's answer (an LLM call's, an inferred agent run's,
   after the arguments of the tool calls the run made) lists that executor attempts started after
-  it carry (what they were asked; when no attempt records that, their own names and the tools
-  they called, a tool with a namespace also by its bare name), in the answer's order, whatever
+  it carry (what they were asked and the words of their own names: an app's ``app.step pick``
+  told ``run wms --order 7``; when no attempt records what it was asked, their own names and
+  the tools they called, a tool with a namespace also by its bare name; a word every attempt
+  carries names no step), in the answer's order, whatever
   its syntax (a markdown list, arrow lines, JSON, prose, one tool call per step); steps found by
   the tools their numbered items name are named by the items' labels (``Step 2 — pick:``);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
@@ -744,13 +748,15 @@ def read_plans(
     an agent run, after the arguments of the tool calls it made, in call order: a planner that
     states its plan through tool calls, also with no answer text) lists names; its **steps** are
     the names that executor attempts started after it ended carry (what their LLM calls were
-    asked; when no attempt's calls record what they were asked, the attempt's own name and the
-    tools called in it, also by their bare names: :func:`_bare`), in the
+    asked and the words of the attempt's own name; when no attempt's calls record what they
+    were asked, the attempt's own name and the tools called in it, also by their bare names:
+    :func:`_bare`), in the
     order the answer lists them: scanning the answer, a name is a new step when the attempts
     carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
     word carried by the same attempts is that step's detail; a word several steps' attempts
-    carry is no step). Names the planner was asked about itself (the run's data) are not steps,
-    nor is template syntax (``{{ step }}``, ``{% for %}``) or markup (XML tag and attribute
+    carry is no step, nor a word every attempt of the trace carries when they are of several
+    steps: an app's prefix). Names the planner was asked about itself (the run's data) are not
+    steps, nor is template syntax (``{{ step }}``, ``{% for %}``) or markup (XML tag and attribute
     names: :func:`_untemplated`).
     The first plan needs two steps; a later answer of the same planner (the same agent, or a
     bare LLM call like the first) is a re-plan with at least one. Runs of the planner's own
@@ -785,9 +791,9 @@ def read_plans(
 class _Said:
     """What the plan readers (:func:`structured_plans`, :func:`read_plans`) read of one trace,
     gathered once: its spans in start order, what each executor attempt was asked and the
-    arguments of the tool calls it made, the names each attempt carries (what it was told;
-    when no attempt's calls record what they were asked, its own name and the tools called in
-    it), indexed (:class:`_Carriers`), and the tools called."""
+    arguments of the tool calls it made, the names each attempt carries (what it was told and
+    the words of its own name; when no attempt's calls record what they were asked, its own
+    name and the tools called in it), indexed (:class:`_Carriers`), and the tools called."""
 
     nodes: Mapping[str, SpanNode]
     enclosing: Callable[[str], str | None]
@@ -847,7 +853,9 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
             if n.kind == A.KIND_TOOL and n.tool and (owner := enclosing(n.span_id)) is not None:
                 used.setdefault(owner, set()).update({n.tool, _bare(n.tool)})
     carried = {
-        a.span_id: set(_WORD.findall("\n".join(asked[a.span_id])))
+        # an attempt told a command by its tool also carries its own name (a span named after
+        # its step: ``app.step pick``): the step it is, as much as what it was told
+        a.span_id: set(_WORD.findall("\n".join([a.step_name, *asked[a.span_id]])))
         if asked
         else {a.step_name, *used.get(a.span_id, ())}
         for a in attempts
@@ -892,7 +900,7 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
         if above & stated:
             continue  # the plan's own agent run already stated it
         asked = n.request if n.kind == A.KIND_LLM else "\n".join(said.asked.get(n.span_id, {}))
-        data = set(_WORD.findall(asked)) - named
+        data = (set(_WORD.findall(asked)) - named) | said.index.everywhere
         steps = _step_names(_untemplated(text), data, said.later(n, above, me), said.called)
         if len(steps) < (2 if not out else 1):
             continue
@@ -927,7 +935,9 @@ def evidence_plans(
     results (:func:`_evidence_lines`: ReWOO's ``#E1 = Tool[input]``, each after a line that
     describes it, or LLMCompiler's ``1. tool(input)`` with ``$1``), or as Makefile rules
     (:func:`_targets`: a target per step, its prerequisites its ``depends_on``, its ``##``
-    comment its description, its recipe's ``tool key=value`` its call): what a planner said (an
+    comment its description, its recipe's ``tool key=value`` its call), or as a shell script
+    (:func:`_commands`: a command per step, ``step = tool --key value  # goal``, the commands
+    it refers to as ``$step`` its ``depends_on``): what a planner said (an
     LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two such lines,
     then the later answers of the same planner with at least one (a re-plan, which keeps the
     numbers of the steps it carries over and may state the done ones as ``Known: #Ek =
@@ -959,7 +969,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     for n in said.by_start:
         if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
-        targets = _targets(n.answer)
+        targets = _targets(n.answer) or _commands(n.answer)
         lines = [] if targets else _evidence_lines(n.answer)
         if len(targets or lines) < (1 if out else 2):
             continue  # most answers state no evidence: look no further at them
@@ -1088,6 +1098,101 @@ def _targets(text: str) -> list[_Target]:
         for t in targets
     )
     return targets if refers else []
+
+
+_ASSIGNED = re.compile(r"[ \t]*([A-Za-z_]\w*)[ \t]*=[ \t]*([A-Za-z_][\w.-]*)(?:[ \t]+(.*))?")
+"""A shell-script plan's command: ``name = tool arguments`` (the step ``name`` calls ``tool``)."""
+_EXPORT = re.compile(r"[ \t]*export[ \t]+([A-Za-z_]\w*)=.*")
+_SHELL_REFERENCE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+
+
+def _commands(text: str) -> list[_Target]:
+    r"""The commands a text states as a shell-script plan, a step a line: ``name = tool --key
+    value ...  # goal`` (the step ``name`` calls ``tool`` with those options, ``$x`` or
+    ``${x}`` an earlier step's result), ``export name=value`` (a done step's result: a
+    revision's), comments and the ``#!`` line (a fenced block's fences too); [] when any other
+    line is there, or when no command refers to a name the script sets and it exports none (a
+    list of ``x = y`` lines is no script). A command's goal is its comment, its needs the
+    commands it refers to.
+
+    >>> pick, ship = _commands(
+    ...     '#!plan 7\npick = wms --order 7  # Pick it\nship = courier --parcel "${pick}" -f')
+    >>> (pick.name, pick.tool, pick.args, pick.goal), (ship.needs, ship.args)
+    (('pick', 'wms', {'order': 7}, 'Pick it'), (('pick',), {'parcel': '${pick}', 'f': True}))
+    >>> _commands('x = 1\ny = 2'), _commands('Plan:\npick = wms --order 7\nship = courier')
+    ([], [])
+    """
+    if "=" not in text:
+        return []
+    lines: list[tuple[str, str, list[str], str]] = []
+    exported = False
+    for line in text.splitlines():
+        code, goal = _shell_comment(line)
+        if not code.strip() or code.lstrip().startswith("```"):
+            continue
+        if _EXPORT.fullmatch(code):
+            exported = True
+            continue
+        if (m := _ASSIGNED.fullmatch(code.rstrip())) is None:
+            return []
+        try:
+            words = shlex.split(m[3] or "")
+        except ValueError:
+            return []
+        lines.append((m[1], m[2], words, goal))
+    names = {name for name, *_ in lines}
+    targets = [
+        _Target(name, tuple(dict.fromkeys(_referred(words, names))), goal, tool, _options(words))
+        for name, tool, words, goal in lines
+    ]
+    return targets if exported or any(t.needs for t in targets) else []
+
+
+def _referred(words: list[str], names: set[str]) -> Iterable[str]:
+    """The ``names`` the words refer to as ``$name`` or ``${name}``, in order."""
+    return (r for w in words for r in _SHELL_REFERENCE.findall(w) if r in names)
+
+
+def _shell_comment(line: str) -> tuple[str, str]:
+    """A shell line's code and its comment's text (from a ``#`` that starts a word outside
+    quotes).
+
+    >>> _shell_comment("a = b --x 'c # d'  # the goal"), _shell_comment("#!/bin/sh")
+    (("a = b --x 'c # d'  ", 'the goal'), ('', '!/bin/sh'))
+    """
+    quote = ""
+    for i, c in enumerate(line):
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i], line[i + 1 :].strip()
+    return line, ""
+
+
+def _options(words: list[str]) -> dict[str, Any]:
+    """A command's options as arguments: ``--key value``, ``--key=value`` and ``-k value``
+    (whole numbers as numbers), a flag no value follows ``True``; other words by their position
+    among them (``"1"``, ``"2"``, ...).
+
+    >>> _options(["a.txt", "--n", "2", "--to=Oslo", "-v"])
+    {'1': 'a.txt', 'n': 2, 'to': 'Oslo', 'v': True}
+    """
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        key, eq, value = word.lstrip("-").partition("=")
+        if word.startswith("-") and key and not word[1:2].isdigit():
+            if not eq and i + 1 < len(words) and not words[i + 1].startswith("-"):
+                eq, value = "=", words[i + 1]
+                i += 1
+            out[key] = _whole_number(value) if eq else True
+        else:
+            out[str(sum(k.isdigit() for k in out) + 1)] = _whole_number(word)
+        i += 1
+    return out
 
 
 def _evidence_lines(text: str) -> list[re.Match[str]]:
@@ -1261,6 +1366,10 @@ class _Carriers:
         self.lists = {word: self._runs(at) for word, at in postings.items()}
         self.pairs: dict[tuple[str, str], _Postings] = {}
         self.sets: dict[str, frozenset[int]] = {}
+        # what every attempt carries, when they are of several steps (an app's prefix in
+        # every span's name), names no step
+        several = len(set(self.names)) >= 2
+        self.everywhere: set[str] = set.intersection(*self.words) if several else set()
 
     def _runs(self, at: list[int]) -> _Postings:
         """Positions, and for each the index of the next one with another step name."""
@@ -1656,8 +1765,9 @@ def structured_plans(
     a planner said (an LLM call's or inferred agent run's :attr:`SpanNode.answer`; the text
     itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
-    attempts started after the answer carry (what their LLM calls were asked; when no attempt's
-    calls record what they were asked, the attempt's own name, as for :func:`read_plans`),
+    attempts started after the answer carry (what their LLM calls were asked and the words of
+    their own names; when no attempt's calls record what they were asked, the attempt's own
+    name, as for :func:`read_plans`),
     each by attempts no earlier value is carried by (a tool every attempt is told of names no
     step; when the values carried are the tools called, the ids are another key's names); a
     step's tool is the value of the key whose values name tools called in the trace

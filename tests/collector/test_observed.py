@@ -1084,6 +1084,114 @@ def test_name_and_text_lines_without_recipes_or_references_are_no_makefile() -> 
         assert all("depends_on" not in json.loads(p.json)[0] for p in b.read_plans), text
 
 
+SCRIPT = (
+    "#!refunds 7 rev 1\n"
+    "lookup = lookup_order --order 7 --region eu  # Find what was paid\n"
+    "refund = issue_refund --payment $lookup --reason 'damaged # goods'  # Refund it\n"
+)
+REVISED = (
+    "#!refunds 7 rev 2\n# rev 2 amends 1: refund declined\nexport lookup=P-1\n"
+    "refund = issue_refund --payment ${lookup} --reason damaged --retry  # Refund it again\n"
+)
+
+
+def app_trace(turns: list[tuple[str, str, str]]) -> list[SpanNode]:
+    """An app's own plain spans (no convention): its root, a planner span over an LLM call
+    answering a script, step spans named ``app.step <id>`` over an LLM call told to run a
+    command and a plain span per call of the tool (``app.tool <tool>``)."""
+    spans = [node("root", "", "other", 0, name="app.order 7")]
+    for i, (step, tool, text) in enumerate(turns):
+        at, s = 10 * i + 1, f"s{i}"
+        if not step:
+            spans += [
+                node(s, "root", "other", at, name="app.plan"),
+                node(
+                    f"{s}l", s, "llm", at + 1, request="Refund order 7", answer=text, duration_ns=1
+                ),
+            ]
+            continue
+        spans += [
+            node(s, "root", "other", at, name=f"app.step {step}", failed=text == "fail"),
+            node(f"{s}l", s, "llm", at + 1, request=f"run {tool} --order 7", duration_ns=1),
+            node(f"{s}t", s, "other", at + 3, name=f"app.tool {tool}"),
+        ]
+    return spans
+
+
+def test_a_shell_script_plan_is_read_from_its_commands_and_a_revision_from_what_is_left() -> None:
+    b = bind(
+        app_trace(
+            [
+                ("", "", SCRIPT),
+                ("lookup", "lookup_order", "ok"),
+                ("refund", "issue_refund", "fail"),
+                ("", "", REVISED),
+                ("refund", "issue_refund", "ok"),
+            ]
+        ),
+        [],
+    )
+    first, second = b.read_plans
+    assert [(s.step_id, s.tool) for s in first.steps] == [
+        ("lookup", "lookup_order"),
+        ("refund", "issue_refund"),
+    ]
+    assert json.loads(first.json)[1] == {
+        "id": "refund",
+        "tool": "issue_refund",
+        "args": {"payment": "$lookup", "reason": "damaged # goods"},
+        "depends_on": ["lookup"],
+        "description": "Refund it",
+    }
+    # the revision states the done step's result (an export), not the step: no dependency
+    assert json.loads(second.json) == [
+        {
+            "id": "refund",
+            "tool": "issue_refund",
+            "args": {"payment": "${lookup}", "reason": "damaged", "retry": True},
+            "depends_on": [],
+            "description": "Refund it again",
+        }
+    ]
+    # the app's step spans name their step: the step is that id, not the tool it was told of
+    assert b.steps == {"s1": "lookup", "s2": "refund", "s4": "refund"}
+    assert (b.attempts["s4"], b.failed) == (2, frozenset({"s2"}))
+
+
+def test_app_step_spans_name_the_steps_of_a_plan_read_from_structure() -> None:
+    """Executors told a command by its tool, in spans the app names after their step: the plan
+    read from structure has the steps' ids, not the tools; the app's prefix, in every span's
+    name, names no step of a re-plan."""
+    first = "Plan:\n- lookup: find what was paid\n- refund: pay it back\n"
+    again = "Revised app plan:\n- refund: pay it back, once more\n"
+    b = bind(
+        app_trace(
+            [
+                ("", "", first),
+                ("lookup", "lookup_order", "ok"),
+                ("refund", "issue_refund", "fail"),
+                ("", "", again),
+                ("refund", "issue_refund", "ok"),
+            ]
+        ),
+        [],
+    )
+    assert [[s.step_id for s in p.steps] for p in b.read_plans] == [
+        ["lookup", "refund"],
+        ["refund"],
+    ]
+    assert b.steps == {"s1": "lookup", "s2": "refund", "s4": "refund"}
+
+
+def test_assignment_lines_with_no_reference_or_export_or_with_prose_are_no_script() -> None:
+    for text in (
+        "lookup = lookup_order --order 7\nrefund = issue_refund --order 7\n",  # no reference
+        "Plan:\nlookup = lookup_order --order 7\nrefund = issue_refund --payment $lookup\n",
+    ):
+        b = bind(app_trace([("", "", text), ("lookup", "lookup_order", "ok")]), [])
+        assert all("depends_on" not in json.loads(p.json)[0] for p in b.read_plans), text
+
+
 def test_a_logfire_log_is_an_event_of_its_span_and_an_error_log_fails_it() -> None:
     spans = [
         node("root", "", "other", 0, name="refund {order}"),

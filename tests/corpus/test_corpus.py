@@ -836,6 +836,12 @@ def _mlflow(span: ReadableSpan, key: str) -> Any:
             ("loop_poll_stuck", "loop_across_replans", "wrong_start", "legit_replan"),
             ("request_permit", "pay_fee", "notify_owner"),
         ),
+        (
+            "harvest",
+            "sealed17",
+            ("loop_poll_stuck", "loop_across_replans", "wrong_block", "legit_replan"),
+            ("find_crew", "book_press", "schedule_pick", "pay_deposit", "notify_grower"),
+        ),
     ],
 )
 def test_runs_are_found_at_the_steps_of_their_plans(
@@ -849,9 +855,12 @@ def test_runs_are_found_at_the_steps_of_their_plans(
     """Agents scored blind once, then tuned on, whose plans a format reader reads: solar
     (sealed-12) answers a ReWOO plan (``observed.evidence_plans``), its worker runs never fail,
     only their tool calls do; marina (sealed-16) answers a URI plan, one ``step:`` line a step,
-    revised with ``kept:`` lines for the done steps (``observed.structured_plans``). A loop, a
-    wrong value and a legitimate re-plan are found at the labelled step, in a child process on
-    a store of its own: ``check_findings``."""
+    revised with ``kept:`` lines for the done steps (``observed.structured_plans``); harvest
+    (sealed-17, plain app spans ``harvest.step {id}`` / ``harvest.tool {name}`` under
+    OpenLLMetry's OpenAI spans) answers a shell-script plan, revised with ``export`` lines for
+    the done steps (``observed.evidence_plans``), its tool spans' arguments an app attribute. A
+    loop, a wrong value and a legitimate re-plan are found at the labelled step, in a child
+    process on a store of its own: ``check_findings``."""
     dsn = migrated.store_dsn(tmp_path / "chdb")
     _check_in_child("check_findings", dsn, agent, split, ",".join(steps), *scenarios)
 
