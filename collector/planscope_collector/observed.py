@@ -129,6 +129,8 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
+from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
+
 __all__ = [
     "NO_SPAN",
     "AgentRoots",
@@ -310,6 +312,16 @@ def bind(
             nodes[span_id] = replace(node, kind=A.KIND_STEP, step_name=agent, inferred=True)
         started = nodes[roots.attempts[0]].start_ns
         nodes[NO_SPAN] = SpanNode(NO_SPAN, "", A.KIND_RUN, "", start_ns=started)
+    # AutoGen's runtime: a turn inside its message spans is the team's, asked the last message
+    turns = runtime_turns(
+        (n.span_id, n.parent_span_id, n.name, n.start_ns, _is_turn(n), n.answer)
+        for n in nodes.values()
+        if n.kind not in _TYPED or _is_turn(n)
+    )
+    for span_id, parent in turns.parents.items():
+        nodes[span_id] = replace(nodes[span_id], parent_span_id=parent)
+    for span_id, text in turns.asked.items():
+        nodes[span_id] = replace(nodes[span_id], request=text)
     children = _children(nodes)
     invoked = _invocations(nodes, children)
     for span_id in invoked:
@@ -346,7 +358,12 @@ def bind(
     read: tuple[ReadPlan, ...] = ()
     if not plans and not declared and workflow_plan is None:
         reading = _said(nodes, enclosing_step)
-        read = _evidence_plans(reading) or _structured_plans(reading) or _read_plans(reading)
+        read = (
+            _runtime_plans(turns.deliveries, turns.asked, nodes, reading.called)
+            or _evidence_plans(reading)
+            or _structured_plans(reading)
+            or _read_plans(reading)
+        )
         for r in read:
             plans[r.span_id] = list(r.steps)
         plan_spans = set(plans)
@@ -387,7 +404,7 @@ def bind(
     )
     requests: dict[str, dict[str, None]] = {}  # each distinct request once (every turn repeats it)
     for s in sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id)):
-        if s.request and (owner := enclosing_step(s.span_id, promoted)) is not None:
+        if s.request and (owner := _asker(s) or enclosing_step(s.span_id, promoted)) is not None:
             requests.setdefault(owner, {})[s.request] = None
     asked = {owner: "\n".join(texts) for owner, texts in requests.items()}
     tools_in: dict[str, list[SpanNode]] = {}
@@ -525,6 +542,42 @@ def bind(
 
 
 _NONE = SpanNode("", "", "", "")
+
+
+def _is_turn(n: SpanNode) -> bool:
+    """An agent run the span model inferred (a framework's agent turn)."""
+    return n.kind == A.KIND_STEP and n.inferred
+
+
+def _asker(n: SpanNode) -> str | None:
+    """A step attempt with a request of its own (what a runtime delivered to it) was asked it
+    itself; the request of any other span is what the attempt enclosing it was asked."""
+    return n.span_id if n.kind == A.KIND_STEP else None
+
+
+def _runtime_plans(
+    deliveries: Sequence[Delivery],
+    asked: Mapping[str, str],
+    nodes: Mapping[str, SpanNode],
+    called: Callable[[Any], str],
+) -> tuple[ReadPlan, ...]:
+    """The bullet plans (:func:`_autogen.bullet_plan`) the messages a runtime delivered state
+    (a Magentic-One task ledger, then its re-plans): a message whose plan has two items (a
+    re-plan: one) of which a turn started after it was asked about one not done."""
+    out: list[ReadPlan] = []
+    for d in deliveries:
+        items = bullet_plan(d.text)
+        if len(items) < (1 if out else 2):
+            continue
+        later = [text for span_id, text in asked.items() if nodes[span_id].start_ns > d.start_ns]
+        if not any(_names(text, b.name) for text in later for b in items if not b.done):
+            continue
+        objects = plan_objects(items)
+        for obj in objects:
+            obj["tool"] = called(obj["tool"]) or obj["tool"]
+        out.append(_as_plan(d.span_id, objects))
+    return tuple(out)
+
 
 NO_SPAN = "0" * 16
 """The span id of a run no span stands for (OTel's invalid span id: no span has it)."""
@@ -837,7 +890,7 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
     asked: dict[str, dict[str, None]] = {}
     made: dict[str, list[str]] = {}
     for n in by_start:
-        if n.request and (owner := enclosing(n.span_id)) is not None:
+        if n.request and (owner := _asker(n) or enclosing(n.span_id)) is not None:
             asked.setdefault(owner, {})[n.request] = None
         if n.kind == A.KIND_TOOL and n.answer and (owner := enclosing(n.span_id)) is not None:
             made.setdefault(owner, []).append(n.answer)
@@ -2218,11 +2271,17 @@ def answer_sql(
     """
     keys = ", ".join(f"'{k}'" for k in dict.fromkeys(_LLM_ANSWER_KEYS + _RUN_ANSWER_KEYS))
     tool_keys = ", ".join(f"'{k}'" for k in _TOOL_ARGUMENT_KEYS)
+    # what an AutoGen runtime's process span delivers (its message's JSON)
+    operation, message = A.AUTOGEN_MESSAGING_OPERATION, A.AUTOGEN_MESSAGE
+    runtime = (
+        f"if({column}['{operation}'] = 'process' AND {column}['{message}'] != '', "
+        f"mapFilter((k, v) -> k IN ('{operation}', '{message}'), {column}), map())"
+    )
     return (
         f"if({kind} IN ('{A.KIND_LLM}', '{A.KIND_TOOL}') OR ({kind} = '{A.KIND_STEP}' "
         f"AND {inferred} = 1), mapFilter((k, v) -> has(if({kind} = '{A.KIND_TOOL}', "
         f"[{tool_keys}], [{keys}]), k), {column}), if({kind} = '{A.KIND_RUN}' AND {inferred} = 1, "
-        f"mapFilter((k, v) -> startsWith(v, '[{{'), {column}), map()))"
+        f"mapFilter((k, v) -> startsWith(v, '[{{'), {column}), {runtime}))"
     )
 
 
@@ -2254,6 +2313,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     ...         '"content": "Step: fetch"}}]}'}, "llm", False)
     'Step: fetch'
     """
+    if said := message_text(attributes):
+        return said
     if kind == A.KIND_RUN and inferred:
         # a run that states its plan as an attribute: a JSON list of task mappings
         return next((v for _, v in sorted(attributes.items()) if _task_list(v)), "")
