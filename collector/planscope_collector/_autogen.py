@@ -22,6 +22,7 @@ agents' reports) is only in those messages: there is no LLM span.
 from __future__ import annotations
 
 import ast
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -65,9 +66,35 @@ def message_text(attributes: Mapping[str, str]) -> str:
         decoded.get("message"),
         response.get("chat_message") if isinstance(response, dict) else None,
     ]
-    return "\n".join(
-        m["content"] for m in said if isinstance(m, dict) and isinstance(m.get("content"), str)
+    texts = []
+    for m in said:
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list) and content and all(_is_call(c) for c in content):
+            texts.append(json.dumps(content))  # tool calls it asked for, or their results
+    return "\n".join(texts)
+
+
+def _is_call(item: Any) -> bool:
+    """A tool call an agent asked for (``id``, ``name``, ``arguments``) or its result
+    (``call_id``, ``name``, ``content``, ``is_error``), as AutoGen's events list them."""
+    return (
+        isinstance(item, dict)
+        and isinstance(item.get("name"), str)
+        and (isinstance(item.get("arguments"), str) or "call_id" in item)
     )
+
+
+def _calls(text: str) -> list[dict[str, Any]]:
+    """The tool calls or results a message's text lists (:func:`message_text`); [] else."""
+    if not text.startswith("[{"):
+        return []
+    try:
+        decoded = safejson.loads(text)
+    except ValueError:
+        return []
+    return decoded if isinstance(decoded, list) and all(_is_call(c) for c in decoded) else []
 
 
 @dataclass(frozen=True)
@@ -83,20 +110,23 @@ class Delivery:
 @dataclass(frozen=True)
 class Turns:
     """What :func:`runtime_turns` read: the turns re-parented (span id → the span above the
-    runtime's spans), what each was asked, and the distinct messages delivered in start
-    order."""
+    runtime's spans), what each was asked, the distinct messages delivered in start order (but
+    tool calls), and per turn the tool calls its agent reported until the next turn began
+    (tool, arguments, result; in call order)."""
 
     parents: dict[str, str] = field(default_factory=dict)
     asked: dict[str, str] = field(default_factory=dict)
     deliveries: tuple[Delivery, ...] = ()
+    calls: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
 
 
 def runtime_turns(
     spans: Iterable[tuple[str, str, str, int, bool, str]],
 ) -> Turns:
     """The turns of an AutoGen trace (module docstring): ``spans`` as ``(span_id, parent,
-    name, start_ns, is_turn, text)``, ``text`` a ``process`` span's :func:`message_text`. A
-    trace with no runtime span gives an empty :class:`Turns`.
+    name, start_ns, is_turn, text)``, ``text`` a ``process`` span's :func:`message_text`; the
+    tool calls an agent reports (AutoGen's tool call events) are matched with their results by
+    call id. A trace with no runtime span gives an empty :class:`Turns`.
 
     >>> t = runtime_turns([
     ...     ("r", "", "contract 7", 0, False, ""),
@@ -105,9 +135,15 @@ def runtime_turns(
     ...     ("p3", "r", "autogen process worker", 3, False, "Please do fetch"),
     ...     ("p4", "r", "autogen process worker", 4, False, ""),
     ...     ("w", "p4", "invoke_agent worker", 5, True, ""),
+    ...     ("p5", "r", "autogen process lead", 6, False,
+    ...      '[{"id": "c1", "name": "store", "arguments": "[7]"}]'),
+    ...     ("p6", "r", "autogen process lead", 7, False,
+    ...      '[{"call_id": "c1", "name": "store", "content": "ok", "is_error": false}]'),
     ... ])
     >>> t.parents, t.asked, [d.span_id for d in t.deliveries]
     ({'w': 'r'}, {'w': 'Please do fetch'}, ['p1', 'p2'])
+    >>> t.calls
+    {'w': [('store', '[7]', 'ok')]}
     """
     rows = sorted(spans, key=lambda s: (s[3], s[0]))
     runtime = {s[0]: s[1] for s in rows if _RUNTIME_SPAN.match(s[2])}
@@ -116,9 +152,20 @@ def runtime_turns(
     parents: dict[str, str] = {}
     asked: dict[str, str] = {}
     deliveries: list[Delivery] = []
+    requested: dict[str, dict[str, tuple[str, str]]] = {}  # turn → call id → (tool, arguments)
+    results: dict[str, dict[str, str]] = {}  # turn → call id → result
+    turn = ""
     since_turn: set[str] = set()  # a broadcast reaches every agent: one delivery per text
     for span_id, parent, _, start_ns, is_turn, text in rows:
-        if is_turn:
+        if span_id in runtime and (calls := _calls(text)):
+            for c in calls if turn else ():
+                if "call_id" in c:
+                    results.setdefault(turn, {})[str(c["call_id"])] = str(c.get("content", ""))
+                else:
+                    call = (c["name"], c["arguments"])
+                    requested.setdefault(turn, {})[str(c.get("id", ""))] = call
+        elif is_turn:
+            turn = span_id
             above = parent
             for _ in range(len(runtime) + 1):
                 if above not in runtime:
@@ -132,7 +179,11 @@ def runtime_turns(
         elif text and span_id in runtime and text not in since_turn:
             since_turn.add(text)
             deliveries.append(Delivery(span_id, start_ns, text))
-    return Turns(parents, asked, tuple(deliveries))
+    made = {
+        t: [(tool, args, results.get(t, {}).get(i, "")) for i, (tool, args) in ids.items()]
+        for t, ids in requested.items()
+    }
+    return Turns(parents, asked, tuple(deliveries), made)
 
 
 _PLAN_HEADING = "Here is the plan to follow as best as possible:"

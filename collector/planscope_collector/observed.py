@@ -270,6 +270,10 @@ class Binding:
     agent_roots: AgentRoots | None = None
     """The agent runs that are attempts of a run no span stands for (:func:`agent_roots`;
     given ``agents``)."""
+    call_io: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Tool span → the arguments and result its agent reported in a runtime's messages (AutoGen's
+    tool call events: its ``execute_tool`` spans record neither), the k-th call of a tool in a
+    turn the k-th it reported."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -413,6 +417,7 @@ def bind(
             tools_in.setdefault(owner, []).append(nodes[span_id])
     for calls in tools_in.values():
         calls.sort(key=lambda t: (t.start_ns, t.span_id))
+    call_io = _reported(tools_in, turns.calls)
 
     bound: dict[str, str] = {}
     previous: SpanNode | None = None
@@ -538,6 +543,7 @@ def bind(
         calls=components,
         event_calls=evented,
         agent_roots=roots,
+        call_io=call_io,
     )
 
 
@@ -553,6 +559,24 @@ def _asker(n: SpanNode) -> str | None:
     """A step attempt with a request of its own (what a runtime delivered to it) was asked it
     itself; the request of any other span is what the attempt enclosing it was asked."""
     return n.span_id if n.kind == A.KIND_STEP else None
+
+
+def _reported(
+    tools_in: Mapping[str, list[SpanNode]], reported: Mapping[str, list[tuple[str, str, str]]]
+) -> dict[str, tuple[str, str]]:
+    """Tool span → (arguments, result) its turn reported (:attr:`Binding.call_io`): the calls
+    of each tool in a turn in start order, paired in order with those it reported."""
+    out: dict[str, tuple[str, str]] = {}
+    for turn, calls in reported.items():
+        by_tool: dict[str, list[tuple[str, str]]] = {}
+        for tool, arguments, result in calls:
+            by_tool.setdefault(tool, []).append((arguments, result))
+        seen: dict[str, int] = {}
+        for t in tools_in.get(turn, ()):
+            k = seen[t.tool] = seen.get(t.tool, -1) + 1
+            if k < len(said := by_tool.get(t.tool, [])):
+                out[t.span_id] = said[k]
+    return out
 
 
 def _runtime_plans(
