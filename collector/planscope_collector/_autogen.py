@@ -218,8 +218,9 @@ class Bullet:
 
 def bullet_plan(text: str) -> list[Bullet]:
     """The items of the plan a text states as a bullet list (:class:`Bullet`), in order: its
-    last run of consecutive bullet lines each led by a name (a fact sheet's lists come before
-    the plan), read after Magentic-One's plan heading when the text has it; [] when none.
+    last run of consecutive bullet lines each led by a name and saying more than one word after
+    it (``- reader: 12`` is a fact; a fact sheet's lists come before the plan), read after
+    Magentic-One's plan heading when the text has it; [] when none.
 
     >>> items = bullet_plan("Facts:\\n- order: 7\\n\\nPlan:\\n- fetch (reader): Get it -- "
     ...     "store(key='k7', n=2)\\n- send (mailer): Mail it -- mail(body=fetch)\\n"
@@ -232,7 +233,7 @@ def bullet_plan(text: str) -> list[Bullet]:
     _, heading, after = text.partition(_PLAN_HEADING)
     blocks: list[list[re.Match[str]]] = [[]]
     for line in (after if heading else text).splitlines():
-        if m := _BULLET.match(line):
+        if (m := _BULLET.match(line)) and (m.group("agent") or len(m.group("rest").split()) > 1):
             blocks[-1].append(m)
         elif blocks[-1]:
             blocks.append([])

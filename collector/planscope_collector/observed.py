@@ -587,14 +587,20 @@ def _runtime_plans(
 ) -> tuple[ReadPlan, ...]:
     """The bullet plans (:func:`_autogen.bullet_plan`) the messages a runtime delivered state
     (a Magentic-One task ledger, then its re-plans): a message whose plan has two items (a
-    re-plan: one) of which a turn started after it was asked about one not done."""
+    re-plan: one) of which a turn started after it was asked about one not done, and about no
+    other item (an instruction names its step)."""
     out: list[ReadPlan] = []
     for d in deliveries:
         items = bullet_plan(d.text)
         if len(items) < (1 if out else 2):
             continue
         later = [text for span_id, text in asked.items() if nodes[span_id].start_ns > d.start_ns]
-        if not any(_names(text, b.name) for text in later for b in items if not b.done):
+        names = [b.name for b in items]
+        if not any(
+            len(told := [n for n in names if _names(text, n)]) == 1
+            and not next(b for b in items if b.name == told[0]).done
+            for text in later
+        ):
             continue
         objects = plan_objects(items)
         for obj in objects:
