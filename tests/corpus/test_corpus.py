@@ -834,6 +834,12 @@ def _mlflow(span: ReadableSpan, key: str) -> Any:
             ("loop_poll_stuck", "loop_across_replans", "wrong_start", "legit_replan"),
             ("request_permit", "pay_fee", "notify_owner"),
         ),
+        (
+            "hives",
+            "sealed18",
+            ("loop_poll_stuck", "loop_across_replans", "wrong_account", "legit_replan"),
+            ("find_apiary", "pay_rental", "notify_grower"),
+        ),
     ],
 )
 def test_runs_are_found_at_the_steps_of_their_plans(
@@ -847,7 +853,11 @@ def test_runs_are_found_at_the_steps_of_their_plans(
     """Agents scored blind once, then tuned on, whose plans a format reader reads: solar
     (sealed-12) answers a ReWOO plan (``observed.evidence_plans``), its worker runs never fail,
     only their tool calls do; marina (sealed-16) answers a URI plan, one ``step:`` line a step,
-    revised with ``kept:`` lines for the done steps (``observed.structured_plans``). A loop, a
+    revised with ``kept:`` lines for the done steps (``observed.structured_plans``); hives
+    (sealed-18) is a Magentic-One team under AutoGen's own tracing, its plan a bullet list in
+    the orchestrator's task ledger, re-planned with done items, its turns asked the
+    orchestrator's instruction, its calls' arguments and results only in the runtime's
+    messages (``observed.bind``'s AutoGen rules). A loop, a
     wrong value and a legitimate re-plan are found at the labelled step, in a child process on
     a store of its own: ``check_findings``."""
     dsn = migrated.store_dsn(tmp_path / "chdb")
