@@ -145,10 +145,13 @@ def runtime_turns(
     >>> t.calls
     {'w': [('store', '[7]', 'ok')]}
     """
-    rows = sorted(spans, key=lambda s: (s[3], s[0]))
-    runtime = {s[0]: s[1] for s in rows if _RUNTIME_SPAN.match(s[2])}
+    rows = list(spans)
+    runtime = {
+        s[0]: s[1] for s in rows if s[2].startswith("autogen ") and _RUNTIME_SPAN.match(s[2])
+    }
     if not runtime:
         return Turns()
+    rows.sort(key=lambda s: (s[3], s[0]))
     parents: dict[str, str] = {}
     asked: dict[str, str] = {}
     deliveries: list[Delivery] = []

@@ -587,12 +587,13 @@ def _runtime_plans(
 ) -> tuple[ReadPlan, ...]:
     """The bullet plans (:func:`_autogen.bullet_plan`) the messages a runtime delivered state
     (a Magentic-One task ledger, then its re-plans): a message whose plan has two items (a
-    re-plan: one) of which a turn started after it was asked about one not done, and about no
-    other item (an instruction names its step)."""
+    re-plan: one), each led by a name of its own (a list led by agents' names, one agent doing
+    several items, names no steps), of which a turn started after it was asked about one not
+    done, and about no other item (an instruction names its step)."""
     out: list[ReadPlan] = []
     for d in deliveries:
         items = bullet_plan(d.text)
-        if len(items) < (1 if out else 2):
+        if len(items) < (1 if out else 2) or len({b.name for b in items}) < len(items):
             continue
         later = [text for span_id, text in asked.items() if nodes[span_id].start_ns > d.start_ns]
         names = [b.name for b in items]

@@ -1228,11 +1228,17 @@ def test_facts_and_instructions_without_a_named_bullet_list_are_no_plan() -> Non
         "Here is the plan to follow as best as possible:\n\n"
         "- Ask the catalog clerk where the copy is\n- Then have the desk hold it\n"
     )
+    by_agent = (  # Magentic-One's own plans lead each bullet with the agent that does it
+        "Here is the plan to follow as best as possible:\n\n"
+        "- catalog_clerk: find book 7 in the catalog\n- desk_clerk: hold the copy\n"
+        "- catalog_clerk: mark book 7 as lent\n"
+    )
     spans = [
         node("app", "", "other", 0, name="lend book 7"),
         _process("facts", 1, _delivered("Facts:\n- book: 7\n- reader: 12")),
         _process("ledger", 2, _delivered(prose)),
-        _process("go-1", 10, _delivered("Please find book 7 for reader 12")),
+        _process("by-agent", 3, _delivered(by_agent)),
+        _process("go-1", 10, _delivered("catalog_clerk, find book 7 for reader 12")),
         *_turn("w1", 11, [("catalog", '{"book": 7}', False)]),
     ]
     b = bind(spans, [])
@@ -1240,7 +1246,7 @@ def test_facts_and_instructions_without_a_named_bullet_list_are_no_plan() -> Non
     assert (b.run_span_id, b.steps, b.asked["w1"]) == (
         "app",
         {},
-        "Please find book 7 for reader 12",
+        "catalog_clerk, find book 7 for reader 12",
     )
 
 
