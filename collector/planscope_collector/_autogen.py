@@ -14,6 +14,9 @@ agents' reports) is only in those messages: there is no LLM span.
 * what a turn **was asked** is the last message the runtime delivered before it started (a
   Magentic-One orchestrator's instruction naming the step; in a round-robin chat the message
   the agent answers);
+* the **tool calls** an agent reports (its tool call events: the calls it asked for, then
+  their results, by call id) until its next turn are the arguments and results of its
+  ``execute_tool`` spans, which record neither;
 * a **bullet plan** (a Magentic-One task ledger: ``- <step> (<agent>): <goal> -- <tool>(<arg>=
   <value>, ...)``, one bullet a step) in a delivered message is a plan, each later ledger with
   bullets a re-plan (done-marked bullets keep their steps' ids).
@@ -31,7 +34,15 @@ from typing import Any
 from planscope import safejson
 from planscope import semconv as A
 
-__all__ = ["Bullet", "Delivery", "bullet_plan", "message_text", "runtime_turns"]
+__all__ = [
+    "Bullet",
+    "Delivery",
+    "Turns",
+    "bullet_plan",
+    "message_text",
+    "plan_objects",
+    "runtime_turns",
+]
 
 _RUNTIME_SPAN = re.compile(r"^autogen (?:create|send|publish|process|ack)\b")
 """AutoGen's runtime names its message spans ``autogen {operation} {destination}``."""

@@ -90,6 +90,13 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **agent roots** (given the runs' agents): a trace whose only runs are several inferred agent
   runs, each a root, is one run no span stands for whose attempts they are
   (:func:`agent_roots`).
+* **AutoGen's runtime** (``_autogen``): an agent turn inside the runtime's message spans is
+  an attempt of the span above them (the application's root: the team's run), asked the last
+  message the runtime delivered before it (:func:`answer` of a ``process`` span); the tool
+  calls its agent reported in those messages give its calls their arguments and results
+  (:attr:`Binding.call_io`); in a trace with no other plan, the bullet plan of a delivered
+  message (a Magentic-One task ledger) whose one not-done item a later turn was asked about is
+  a read plan, each later such message a re-plan.
 
 Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
@@ -2294,8 +2301,9 @@ def answer_sql(
 ) -> str:
     """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
     :func:`answer` reads for a span of kind ``kind`` (a column; ``inferred`` the column saying
-    whether the span model inferred it): a Map, empty for a span that records no answer or is
-    none of the spans :func:`answer` reads.
+    whether the span model inferred it; an AutoGen ``process`` span's message whatever its
+    kind): a Map, empty for a span that records no answer or is none of the spans
+    :func:`answer` reads.
 
     >>> answer_sql().startswith("if(SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step'")
     True
@@ -2323,8 +2331,9 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     the span model reads (GenAI output messages: their text parts, else the arguments of
     their tool calls); for a run the span model inferred (``run``, ``inferred``), the first of
     its attributes (by key) that is a JSON list of two or more mappings (a task list it states
-    as its plan); empty when none, and for any other span (planscope's own agent runs declare
-    their plans).
+    as its plan); for an AutoGen runtime's ``process`` span, whatever its kind, the message it
+    delivered (``_autogen.message_text``); empty when none, and for any other span
+    (planscope's own agent runs declare their plans).
 
     >>> answer({"gen_ai.output.messages": '[{"role": "assistant", "parts": '
     ...         '[{"type": "text", "content": "1. fetch"}]}]'}, "llm", False)
