@@ -13,7 +13,8 @@ agents' reports) is only in those messages: there is no LLM span.
   above them (the application's root: the team's run);
 * what a turn **was asked** is the last message the runtime delivered before it started (a
   Magentic-One orchestrator's instruction naming the step; in a round-robin chat the message
-  the agent answers);
+  the agent answers); what it **answered** is the first message delivered after it began (the
+  runtime delivers the agent's reply before anyone speaks again): a planner agent's plan;
 * the **tool calls** an agent reports (its tool call events: the calls it asked for, then
   their results, by call id) until its next turn are the arguments and results of its
   ``execute_tool`` spans, which record neither;
@@ -121,12 +122,13 @@ class Delivery:
 @dataclass(frozen=True)
 class Turns:
     """What :func:`runtime_turns` read: the turns re-parented (span id → the span above the
-    runtime's spans), what each was asked, the distinct messages delivered in start order (but
-    tool calls), and per turn the tool calls its agent reported until the next turn began
-    (tool, arguments, result; in call order)."""
+    runtime's spans), what each was asked and answered, the distinct messages delivered in
+    start order (but tool calls), and per turn the tool calls its agent reported until the next
+    turn began (tool, arguments, result; in call order)."""
 
     parents: dict[str, str] = field(default_factory=dict)
     asked: dict[str, str] = field(default_factory=dict)
+    answered: dict[str, str] = field(default_factory=dict)
     deliveries: tuple[Delivery, ...] = ()
     calls: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
 
@@ -150,9 +152,11 @@ def runtime_turns(
     ...      '[{"id": "c1", "name": "store", "arguments": "[7]"}]'),
     ...     ("p6", "r", "autogen process lead", 7, False,
     ...      '[{"call_id": "c1", "name": "store", "content": "ok", "is_error": false}]'),
+    ...     ("p7", "r", "autogen process lead", 8, False, "fetch finished"),
+    ...     ("p8", "r", "autogen process worker", 9, False, "Please do send"),
     ... ])
-    >>> t.parents, t.asked, [d.span_id for d in t.deliveries]
-    ({'w': 'r'}, {'w': 'Please do fetch'}, ['p1', 'p2'])
+    >>> t.parents, t.asked, t.answered, [d.span_id for d in t.deliveries]
+    ({'w': 'r'}, {'w': 'Please do fetch'}, {'w': 'fetch finished'}, ['p1', 'p2', 'p7', 'p8'])
     >>> t.calls
     {'w': [('store', '[7]', 'ok')]}
     """
@@ -165,6 +169,7 @@ def runtime_turns(
     rows.sort(key=lambda s: (s[3], s[0]))
     parents: dict[str, str] = {}
     asked: dict[str, str] = {}
+    answered: dict[str, str] = {}
     deliveries: list[Delivery] = []
     requested: dict[str, dict[str, tuple[str, str]]] = {}  # turn → call id → (tool, arguments)
     results: dict[str, dict[str, str]] = {}  # turn → call id → result
@@ -193,11 +198,13 @@ def runtime_turns(
         elif text and span_id in runtime and text not in since_turn:
             since_turn.add(text)
             deliveries.append(Delivery(span_id, start_ns, text))
+            if turn and turn not in answered:  # the runtime delivers a turn's reply first
+                answered[turn] = text
     made = {
         t: [(tool, args, results.get(t, {}).get(i, "")) for i, (tool, args) in ids.items()]
         for t, ids in requested.items()
     }
-    return Turns(parents, asked, tuple(deliveries), made)
+    return Turns(parents, asked, answered, tuple(deliveries), made)
 
 
 _PLAN_HEADING = "Here is the plan to follow as best as possible:"

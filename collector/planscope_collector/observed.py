@@ -92,7 +92,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   (:func:`agent_roots`).
 * **AutoGen's runtime** (``_autogen``): an agent turn inside the runtime's message spans is
   an attempt of the span above them (the application's root: the team's run), asked the last
-  message the runtime delivered before it (:func:`answer` of a ``process`` span); the tool
+  message the runtime delivered before it (:func:`answer` of a ``process`` span) and answering
+  the first delivered after it began (a planner agent's plan, read as any agent run's); the tool
   calls its agent reported in those messages give its calls their arguments and results
   (:attr:`Binding.call_io`); in a trace with no other plan, the bullet plan of a delivered
   message (a Magentic-One task ledger) whose one not-done item a later turn was asked about is
@@ -333,6 +334,9 @@ def bind(
         nodes[span_id] = replace(nodes[span_id], parent_span_id=parent)
     for span_id, text in turns.asked.items():
         nodes[span_id] = replace(nodes[span_id], request=text)
+    for span_id, text in turns.answered.items():
+        if not nodes[span_id].answer:
+            nodes[span_id] = replace(nodes[span_id], answer=text)
     children = _children(nodes)
     invoked = _invocations(nodes, children)
     for span_id in invoked:

@@ -1138,12 +1138,14 @@ LEDGER = (
 )
 
 
-def _turn(span_id: str, start: int, tools: list[tuple[str, str, bool]]) -> list[SpanNode]:
+def _turn(
+    span_id: str, start: int, tools: list[tuple[str, str, bool]], agent: str = "clerk"
+) -> list[SpanNode]:
     """A turn: the runtime's process span that starts it, its invoke_agent span, its calls."""
     out = [
         _process(f"{span_id}-go", start, {"messaging.operation": "process", "message": "{}"}),
-        node(span_id, f"{span_id}-go", "step", start + 1, step_name="clerk",
-             name="invoke_agent clerk"),
+        node(span_id, f"{span_id}-go", "step", start + 1, step_name=agent,
+             name=f"invoke_agent {agent}"),
     ]  # fmt: skip
     for i, (tool, _, failed) in enumerate(tools):
         out.append(node(f"{span_id}-t{i}", span_id, "tool", start + 2 + i, tool=tool,
@@ -1260,3 +1262,30 @@ def test_what_an_autogen_process_span_delivered_is_its_answer_and_no_other_span_
     published = {**_delivered("Please do locate_book"), "messaging.operation": "publish"}
     assert observed.answer(published, "", False) == ""
     assert observed.answer({"message": "Please do locate_book"}, "", False) == ""
+
+
+def test_an_autogen_planner_agents_reply_is_its_answer_and_its_json_plan_is_read() -> None:
+    """A team without Magentic-One: a planner agent replies a JSON plan (no LLM span records
+    it), then each step is a task for an executor agent; the reply is the planner turn's
+    answer, read as any agent run's."""
+    plan = json.dumps(
+        [
+            {"id": "locate", "description": "Find the copy", "tool": "catalog"},
+            {"id": "hold", "description": "Hold the copy", "tool": "desk"},
+        ]
+    )
+    spans = [
+        node("app", "", "other", 0, name="lend book 7"),
+        _process("task", 1, _delivered("Lend book 7 to reader 12", "messages")),
+        *_turn("plan", 2, [], agent="planner"),
+        _process("reply", 20, _delivered(plan)),
+        _process("go-1", 30, _delivered("Step locate: find the copy of book 7", "messages")),
+        *_turn("w1", 31, [("catalog", '{"book": 7}', False)]),
+        _process("go-2", 50, _delivered("Step hold: hold copy C-1 for reader 12", "messages")),
+        *_turn("w2", 51, [("desk", '{"copy": "C-1"}', True)]),
+    ]
+    b = bind(spans, [])
+    (read,) = b.read_plans
+    assert read.span_id == "plan" and b.planners == frozenset({"plan"})
+    assert [(s.step_id, s.tool) for s in read.steps] == [("locate", "catalog"), ("hold", "desk")]
+    assert (b.steps, b.failed) == ({"w1": "locate", "w2": "hold"}, frozenset({"w2"}))
