@@ -52,7 +52,8 @@ _RUNTIME_SPAN = re.compile(r"^autogen (?:create|send|publish|process|ack)\b")
 def message_text(attributes: Mapping[str, str]) -> str:
     """The text of the message an AutoGen runtime's ``process`` span delivers (its ``message``
     JSON: a group chat's start, an agent's response, a message it published), texts of several
-    messages one per line; empty for any other span, and for a message of tool calls or none.
+    messages one per line; a message of tool calls (or their results) as their JSON list; empty
+    for any other span and for a message that says nothing.
 
     >>> message_text({"messaging.operation": "process", "message":
     ...     '{"response": {"chat_message": {"source": "lead", "content": "Please do fetch"}}}'})
@@ -60,6 +61,9 @@ def message_text(attributes: Mapping[str, str]) -> str:
     >>> message_text({"messaging.operation": "process", "message": '{"messages": ['
     ...     '{"source": "user", "content": "Ship order 7", "type": "TextMessage"}]}'})
     'Ship order 7'
+    >>> message_text({"messaging.operation": "process", "message": '{"message": {"content": '
+    ...     '[{"id": "c1", "name": "store", "arguments": "{}"}]}}'})
+    '[{"id": "c1", "name": "store", "arguments": "{}"}]'
     >>> message_text({"messaging.operation": "publish", "message": '{"message": {"content": "x"}}'})
     ''
     """
