@@ -401,9 +401,7 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
                     call.start_ns,
                     call.end_ns,
                 )._replace(
-                    args_key=hashlib.blake2b(call.arguments.encode(), digest_size=8).hexdigest()
-                    if call.arguments
-                    else "",
+                    args_key=_args_key(call.arguments),
                     error_type=call.error_type,
                     arguments=call.arguments,
                     result=call.result,
@@ -814,8 +812,20 @@ def _bind_observed(
         else c
         for c in t.tools
     ]
+    if b.call_io:  # what an agent reported of calls whose spans record neither (AutoGen)
+        t.tools = [
+            c._replace(arguments=io[0], args_key=_args_key(io[0]), result=io[1])
+            if not c.arguments and (io := b.call_io.get(c.span_id))
+            else c
+            for c in t.tools
+        ]
     t._memo.clear()
     return True
+
+
+def _args_key(arguments: str) -> str:
+    """The key of a call's arguments (equal arguments, equal keys)."""
+    return hashlib.blake2b(arguments.encode(), digest_size=8).hexdigest() if arguments else ""
 
 
 def _load_prompts(

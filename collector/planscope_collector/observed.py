@@ -94,6 +94,14 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **agent roots** (given the runs' agents): a trace whose only runs are several inferred agent
   runs, each a root, is one run no span stands for whose attempts they are
   (:func:`agent_roots`).
+* **AutoGen's runtime** (``_autogen``): an agent turn inside the runtime's message spans is
+  an attempt of the span above them (the application's root: the team's run), asked the last
+  message the runtime delivered before it (:func:`answer` of a ``process`` span) and answering
+  the first delivered after it began (a planner agent's plan, read as any agent run's); the tool
+  calls its agent reported in those messages give its calls their arguments and results
+  (:attr:`Binding.call_io`); in a trace with no other plan, the bullet plan of a delivered
+  message (a Magentic-One task ledger) whose one not-done item a later turn was asked about is
+  a read plan, each later such message a re-plan.
 
 Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
@@ -132,6 +140,8 @@ from xml.etree import ElementTree
 import yaml
 from planscope import safejson
 from planscope import semconv as A
+
+from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 
 __all__ = [
     "NO_SPAN",
@@ -272,6 +282,10 @@ class Binding:
     agent_roots: AgentRoots | None = None
     """The agent runs that are attempts of a run no span stands for (:func:`agent_roots`;
     given ``agents``)."""
+    call_io: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Tool span → the arguments and result its agent reported in a runtime's messages (AutoGen's
+    tool call events: its ``execute_tool`` spans record neither), the k-th call of a tool in a
+    turn the k-th it reported."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -314,6 +328,19 @@ def bind(
             nodes[span_id] = replace(node, kind=A.KIND_STEP, step_name=agent, inferred=True)
         started = nodes[roots.attempts[0]].start_ns
         nodes[NO_SPAN] = SpanNode(NO_SPAN, "", A.KIND_RUN, "", start_ns=started)
+    # AutoGen's runtime: a turn inside its message spans is the team's, asked the last message
+    turns = runtime_turns(
+        (n.span_id, n.parent_span_id, n.name, n.start_ns, _is_turn(n), n.answer)
+        for n in nodes.values()
+        if n.kind not in _TYPED or _is_turn(n)
+    )
+    for span_id, parent in turns.parents.items():
+        nodes[span_id] = replace(nodes[span_id], parent_span_id=parent)
+    for span_id, text in turns.asked.items():
+        nodes[span_id] = replace(nodes[span_id], request=text)
+    for span_id, text in turns.answered.items():
+        if not nodes[span_id].answer:
+            nodes[span_id] = replace(nodes[span_id], answer=text)
     children = _children(nodes)
     invoked = _invocations(nodes, children)
     for span_id in invoked:
@@ -350,7 +377,12 @@ def bind(
     read: tuple[ReadPlan, ...] = ()
     if not plans and not declared and workflow_plan is None:
         reading = _said(nodes, enclosing_step)
-        read = _evidence_plans(reading) or _structured_plans(reading) or _read_plans(reading)
+        read = (
+            _runtime_plans(turns.deliveries, turns.asked, nodes, reading.called)
+            or _evidence_plans(reading)
+            or _structured_plans(reading)
+            or _read_plans(reading)
+        )
         for r in read:
             plans[r.span_id] = list(r.steps)
         plan_spans = set(plans)
@@ -391,7 +423,7 @@ def bind(
     )
     requests: dict[str, dict[str, None]] = {}  # each distinct request once (every turn repeats it)
     for s in sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id)):
-        if s.request and (owner := enclosing_step(s.span_id, promoted)) is not None:
+        if s.request and (owner := _asker(s) or enclosing_step(s.span_id, promoted)) is not None:
             requests.setdefault(owner, {})[s.request] = None
     asked = {owner: "\n".join(texts) for owner, texts in requests.items()}
     tools_in: dict[str, list[SpanNode]] = {}
@@ -400,6 +432,7 @@ def bind(
             tools_in.setdefault(owner, []).append(nodes[span_id])
     for calls in tools_in.values():
         calls.sort(key=lambda t: (t.start_ns, t.span_id))
+    call_io = _reported(tools_in, turns.calls)
 
     bound: dict[str, str] = {}
     previous: SpanNode | None = None
@@ -525,10 +558,72 @@ def bind(
         calls=components,
         event_calls=evented,
         agent_roots=roots,
+        call_io=call_io,
     )
 
 
 _NONE = SpanNode("", "", "", "")
+
+
+def _is_turn(n: SpanNode) -> bool:
+    """An agent run the span model inferred (a framework's agent turn)."""
+    return n.kind == A.KIND_STEP and n.inferred
+
+
+def _asker(n: SpanNode) -> str | None:
+    """A step attempt with a request of its own (what a runtime delivered to it) was asked it
+    itself; the request of any other span is what the attempt enclosing it was asked."""
+    return n.span_id if n.kind == A.KIND_STEP else None
+
+
+def _reported(
+    tools_in: Mapping[str, list[SpanNode]], reported: Mapping[str, list[tuple[str, str, str]]]
+) -> dict[str, tuple[str, str]]:
+    """Tool span → (arguments, result) its turn reported (:attr:`Binding.call_io`): the calls
+    of each tool in a turn in start order, paired in order with those it reported."""
+    out: dict[str, tuple[str, str]] = {}
+    for turn, calls in reported.items():
+        by_tool: dict[str, list[tuple[str, str]]] = {}
+        for tool, arguments, result in calls:
+            by_tool.setdefault(tool, []).append((arguments, result))
+        seen: dict[str, int] = {}
+        for t in tools_in.get(turn, ()):
+            k = seen[t.tool] = seen.get(t.tool, -1) + 1
+            if k < len(said := by_tool.get(t.tool, [])):
+                out[t.span_id] = said[k]
+    return out
+
+
+def _runtime_plans(
+    deliveries: Sequence[Delivery],
+    asked: Mapping[str, str],
+    nodes: Mapping[str, SpanNode],
+    called: Callable[[Any], str],
+) -> tuple[ReadPlan, ...]:
+    """The bullet plans (:func:`_autogen.bullet_plan`) the messages a runtime delivered state
+    (a Magentic-One task ledger, then its re-plans): a message whose plan has two items (a
+    re-plan: one), each led by a name of its own (a list led by agents' names, one agent doing
+    several items, names no steps), of which a turn started after it was asked about one not
+    done, and about no other item (an instruction names its step)."""
+    out: list[ReadPlan] = []
+    for d in deliveries:
+        items = bullet_plan(d.text)
+        if len(items) < (1 if out else 2) or len({b.name for b in items}) < len(items):
+            continue
+        later = [text for span_id, text in asked.items() if nodes[span_id].start_ns > d.start_ns]
+        names = [b.name for b in items]
+        if not any(
+            len(told := [n for n in names if _names(text, n)]) == 1
+            and not next(b for b in items if b.name == told[0]).done
+            for text in later
+        ):
+            continue
+        objects = plan_objects(items)
+        for obj in objects:
+            obj["tool"] = called(obj["tool"]) or obj["tool"]
+        out.append(_as_plan(d.span_id, objects))
+    return tuple(out)
+
 
 NO_SPAN = "0" * 16
 """The span id of a run no span stands for (OTel's invalid span id: no span has it)."""
@@ -843,7 +938,7 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
     asked: dict[str, dict[str, None]] = {}
     made: dict[str, list[str]] = {}
     for n in by_start:
-        if n.request and (owner := enclosing(n.span_id)) is not None:
+        if n.request and (owner := _asker(n) or enclosing(n.span_id)) is not None:
             asked.setdefault(owner, {})[n.request] = None
         if n.kind == A.KIND_TOOL and n.answer and (owner := enclosing(n.span_id)) is not None:
             made.setdefault(owner, []).append(n.answer)
@@ -2320,19 +2415,26 @@ def answer_sql(
 ) -> str:
     """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
     :func:`answer` reads for a span of kind ``kind`` (a column; ``inferred`` the column saying
-    whether the span model inferred it): a Map, empty for a span that records no answer or is
-    none of the spans :func:`answer` reads.
+    whether the span model inferred it; an AutoGen ``process`` span's message whatever its
+    kind): a Map, empty for a span that records no answer or is none of the spans
+    :func:`answer` reads.
 
     >>> answer_sql().startswith("if(SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step'")
     True
     """
     keys = ", ".join(f"'{k}'" for k in dict.fromkeys(_LLM_ANSWER_KEYS + _RUN_ANSWER_KEYS))
     tool_keys = ", ".join(f"'{k}'" for k in _TOOL_ARGUMENT_KEYS)
+    # what an AutoGen runtime's process span delivers (its message's JSON)
+    operation, message = A.AUTOGEN_MESSAGING_OPERATION, A.AUTOGEN_MESSAGE
+    runtime = (
+        f"if({column}['{operation}'] = 'process' AND {column}['{message}'] != '', "
+        f"mapFilter((k, v) -> k IN ('{operation}', '{message}'), {column}), map())"
+    )
     return (
         f"if({kind} IN ('{A.KIND_LLM}', '{A.KIND_TOOL}') OR ({kind} = '{A.KIND_STEP}' "
         f"AND {inferred} = 1), mapFilter((k, v) -> has(if({kind} = '{A.KIND_TOOL}', "
         f"[{tool_keys}], [{keys}]), k), {column}), if({kind} = '{A.KIND_RUN}' AND {inferred} = 1, "
-        f"mapFilter((k, v) -> startsWith(v, '[{{'), {column}), map()))"
+        f"mapFilter((k, v) -> startsWith(v, '[{{'), {column}), {runtime}))"
     )
 
 
@@ -2343,8 +2445,9 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     the span model reads (GenAI output messages: their text parts, else the arguments of
     their tool calls); for a run the span model inferred (``run``, ``inferred``), the first of
     its attributes (by key) that is a JSON list of two or more mappings (a task list it states
-    as its plan); empty when none, and for any other span (planscope's own agent runs declare
-    their plans).
+    as its plan); for an AutoGen runtime's ``process`` span, whatever its kind, the message it
+    delivered (``_autogen.message_text``); empty when none, and for any other span
+    (planscope's own agent runs declare their plans).
 
     >>> answer({"gen_ai.output.messages": '[{"role": "assistant", "parts": '
     ...         '[{"type": "text", "content": "1. fetch"}]}]'}, "llm", False)
@@ -2364,6 +2467,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     ...         '"content": "Step: fetch"}}]}'}, "llm", False)
     'Step: fetch'
     """
+    if said := message_text(attributes):
+        return said
     if kind == A.KIND_RUN and inferred:
         # a run that states its plan as an attribute: a JSON list of task mappings
         return next((v for _, v in sorted(attributes.items()) if _task_list(v)), "")

@@ -114,6 +114,10 @@ LOGFIRE_REQUEST_DATA: Final = "request_data"
 LOGFIRE_RESPONSE_DATA: Final = "response_data"
 LOGFIRE_LEVEL_WARN: Final = 13
 LOGFIRE_LEVEL_ERROR: Final = 17
+# AutoGen's runtime message spans (autogen-core's SingleThreadedAgentRuntime with a
+# tracer_provider: ``autogen {create|send|publish|process|ack} {destination}``). Not ours.
+AUTOGEN_MESSAGING_OPERATION: Final = "messaging.operation"  # create | publish | process | ...
+AUTOGEN_MESSAGE: Final = "message"  # JSON: the message the runtime delivers (process spans)
 OPERATION_COST: Final = "operation.cost"
 PYDANTIC_AI_AGENT_NAME: Final = "agent_name"  # pydantic-ai before the GenAI agent spans
 SPAN_STATUS_ERROR: Final = "Error"

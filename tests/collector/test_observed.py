@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from planscope_collector import observed
 from planscope_collector.observed import (
     ObservedStep,
     ReadPlan,
@@ -1210,3 +1211,189 @@ def test_a_logfire_log_is_an_event_of_its_span_and_an_error_log_fails_it() -> No
     assert b.calls == {"t1": "lookup_order", "t2": "issue_refund"}
     assert b.steps == {"e1": "lookup", "e2": "refund"}
     assert b.failed == frozenset({"e2"})
+
+
+# --- AutoGen's own OpenTelemetry: runtime message spans, agent turns, Magentic-One ledgers -----
+def _delivered(content: Any, key: str = "response") -> dict[str, str]:
+    """A runtime ``process`` span's attributes delivering one message (AutoGen's JSON)."""
+    if key == "messages":
+        message: dict[str, Any] = {"messages": [{"source": "user", "content": content}]}
+    elif key == "response":
+        message = {"response": {"chat_message": {"source": "lead", "content": content}}}
+    else:
+        message = {"message": {"source": "clerk", "content": content}}
+    return {"messaging.operation": "process", "message": json.dumps(message)}
+
+
+def _process(span_id: str, start: int, attributes: dict[str, str], parent: str = "app") -> SpanNode:
+    return node(
+        span_id,
+        parent,
+        "other",
+        start,
+        name=f"autogen process {span_id}",
+        answer=observed.answer(attributes, "other", False),
+    )
+
+
+LEDGER = (
+    "We are working to address the following user request:\n\nLend book 7 to reader 12\n\n"
+    "Here is an initial fact sheet to consider:\n\n1. GIVEN OR VERIFIED FACTS\n- book: 7\n"
+    "- reader: 12\n\n\nHere is the plan to follow as best as possible:\n\n"
+    "- locate_book (catalog_clerk): Find the copy -- catalog(book=7, branch='north')\n"
+    "- reserve_copy (desk_clerk): Hold it -- desk(copy=locate_book, reader=12)\n"
+    "- send_notice (desk_clerk): Tell the reader -- desk(hold=reserve_copy, channel='mail')\n"
+)
+
+
+def _turn(
+    span_id: str, start: int, tools: list[tuple[str, str, bool]], agent: str = "clerk"
+) -> list[SpanNode]:
+    """A turn: the runtime's process span that starts it, its invoke_agent span, its calls."""
+    out = [
+        _process(f"{span_id}-go", start, {"messaging.operation": "process", "message": "{}"}),
+        node(span_id, f"{span_id}-go", "step", start + 1, step_name=agent,
+             name=f"invoke_agent {agent}"),
+    ]  # fmt: skip
+    for i, (tool, _, failed) in enumerate(tools):
+        out.append(node(f"{span_id}-t{i}", span_id, "tool", start + 2 + i, tool=tool,
+                        failed=failed))  # fmt: skip
+    calls = [{"id": f"c{i}", "name": t, "arguments": a} for i, (t, a, _) in enumerate(tools)]
+    done = [
+        {"call_id": f"c{i}", "name": t, "content": "failed" if f else "ok", "is_error": f}
+        for i, (t, _, f) in enumerate(tools)
+    ]
+    out.append(_process(f"{span_id}-asked", start + 8, _delivered(calls, "message")))
+    out.append(_process(f"{span_id}-done", start + 9, _delivered(done, "message")))
+    return out
+
+
+def magentic_one_trace() -> list[SpanNode]:
+    """A Magentic-One team under AutoGen's own tracing: the task, the ledger broadcast to two
+    agents, per step the orchestrator's instruction and one agent turn; the second step twice."""
+    return [
+        node("app", "", "other", 0, name="lend book 7"),
+        _process("task", 1, _delivered("Lend book 7 to reader 12", "messages")),
+        _process("ledger", 2, _delivered(LEDGER)),
+        _process("ledger-2", 3, _delivered(LEDGER)),  # the same broadcast to the other agent
+        _process("go-1", 10, _delivered("Please do locate_book: catalog(book=7)")),
+        *_turn("w1", 11, [("catalog", '{"book": 7}', False)]),
+        _process("go-2", 30, _delivered("Please do reserve_copy: desk(copy='C-1')")),
+        *_turn("w2", 31, [("desk", '{"copy": "C-1"}', True)]),
+        _process("go-3", 50, _delivered("Please do reserve_copy: desk(copy='C-1')")),
+        *_turn("w3", 51, [("desk", '{"copy": "C-1"}', True), ("desk", '{"copy": "C-2"}', True)]),
+    ]
+
+
+def test_autogen_turns_are_the_teams_and_bind_to_the_ledgers_steps_by_their_instruction() -> None:
+    b = bind(magentic_one_trace(), [])
+    assert b.run_span_id == "app"  # the turns sit in runtime spans under the app's root
+    (plan,) = b.read_plans
+    assert plan.span_id == "ledger"  # a broadcast is one plan, the facts no steps
+    assert [(s.step_id, s.tool) for s in plan.steps] == [
+        ("locate_book", "catalog"),
+        ("reserve_copy", "desk"),
+        ("send_notice", "desk"),
+    ]
+    steps = json.loads(plan.json)
+    assert steps[0]["args"] == {"book": 7, "branch": "north"}
+    assert steps[1]["args"] == {"copy": "<from locate_book>", "reader": 12}
+    assert (steps[2]["depends_on"], steps[1]["agent"]) == (["reserve_copy"], "desk_clerk")
+    # two steps share the desk tool: what the orchestrator asked names the step
+    assert b.steps == {"w1": "locate_book", "w2": "reserve_copy", "w3": "reserve_copy"}
+    assert b.asked["w2"] == "Please do reserve_copy: desk(copy='C-1')"
+    assert (b.attempts["w3"], b.failed) == (2, frozenset({"w2", "w3"}))
+    # the calls' arguments and results only the agent's tool call events say
+    assert b.call_io == {
+        "w1-t0": ('{"book": 7}', "ok"),
+        "w2-t0": ('{"copy": "C-1"}', "failed"),
+        "w3-t0": ('{"copy": "C-1"}', "failed"),
+        "w3-t1": ('{"copy": "C-2"}', "failed"),
+    }
+
+
+def test_a_magentic_one_re_plan_keeps_its_done_items_and_binds_the_turns_after_it() -> None:
+    revision = LEDGER.replace(
+        "- locate_book (catalog_clerk): Find the copy -- catalog(book=7, branch='north')",
+        "- locate_book: done (C-1)",
+    ).replace("reader=12)", "reader=12, shelf='south')")
+    spans = [
+        *magentic_one_trace(),
+        _process("replan", 70, _delivered(revision)),
+        _process("go-4", 80, _delivered("Please do reserve_copy: desk(copy='C-1', shelf='south')")),
+        *_turn("w4", 81, [("desk", '{"copy": "C-1", "shelf": "south"}', False)]),
+    ]
+    b = bind(spans, [])
+    _, second = b.read_plans
+    assert second.span_id == "replan"
+    assert [s.step_id for s in second.steps] == ["locate_book", "reserve_copy", "send_notice"]
+    done, again, _ = json.loads(second.json)
+    assert (done["result"], done["tool"]) == ("C-1", "")
+    assert again["args"]["shelf"] == "south"
+    assert (b.steps["w4"], b.attempts["w4"]) == ("reserve_copy", 3)
+
+
+def test_facts_and_instructions_without_a_named_bullet_list_are_no_plan() -> None:
+    prose = (
+        "Here is the plan to follow as best as possible:\n\n"
+        "- Ask the catalog clerk where the copy is\n- Then have the desk hold it\n"
+    )
+    by_agent = (  # Magentic-One's own plans lead each bullet with the agent that does it
+        "Here is the plan to follow as best as possible:\n\n"
+        "- catalog_clerk: find book 7 in the catalog\n- desk_clerk: hold the copy\n"
+        "- catalog_clerk: mark book 7 as lent\n"
+    )
+    spans = [
+        node("app", "", "other", 0, name="lend book 7"),
+        _process("facts", 1, _delivered("Facts:\n- book: 7\n- reader: 12")),
+        _process("ledger", 2, _delivered(prose)),
+        _process("by-agent", 3, _delivered(by_agent)),
+        _process("go-1", 10, _delivered("catalog_clerk, find book 7 for reader 12")),
+        *_turn("w1", 11, [("catalog", '{"book": 7}', False)]),
+    ]
+    b = bind(spans, [])
+    assert b.read_plans == ()
+    assert (b.run_span_id, b.steps, b.asked["w1"]) == (
+        "app",
+        {},
+        "catalog_clerk, find book 7 for reader 12",
+    )
+
+
+def test_what_an_autogen_process_span_delivered_is_its_answer_and_no_other_span_has_one() -> None:
+    assert (
+        observed.answer(_delivered("Please do locate_book"), "", False) == "Please do locate_book"
+    )
+    assert observed.answer(_delivered("Lend book 7", "messages"), "other", False) == "Lend book 7"
+    calls = [{"id": "c0", "name": "catalog", "arguments": "{}"}]
+    assert json.loads(observed.answer(_delivered(calls, "message"), "", False)) == calls
+    published = {**_delivered("Please do locate_book"), "messaging.operation": "publish"}
+    assert observed.answer(published, "", False) == ""
+    assert observed.answer({"message": "Please do locate_book"}, "", False) == ""
+
+
+def test_an_autogen_planner_agents_reply_is_its_answer_and_its_json_plan_is_read() -> None:
+    """A team without Magentic-One: a planner agent replies a JSON plan (no LLM span records
+    it), then each step is a task for an executor agent; the reply is the planner turn's
+    answer, read as any agent run's."""
+    plan = json.dumps(
+        [
+            {"id": "locate", "description": "Find the copy", "tool": "catalog"},
+            {"id": "hold", "description": "Hold the copy", "tool": "desk"},
+        ]
+    )
+    spans = [
+        node("app", "", "other", 0, name="lend book 7"),
+        _process("task", 1, _delivered("Lend book 7 to reader 12", "messages")),
+        *_turn("plan", 2, [], agent="planner"),
+        _process("reply", 20, _delivered(plan)),
+        _process("go-1", 30, _delivered("Step locate: find the copy of book 7", "messages")),
+        *_turn("w1", 31, [("catalog", '{"book": 7}', False)]),
+        _process("go-2", 50, _delivered("Step hold: hold copy C-1 for reader 12", "messages")),
+        *_turn("w2", 51, [("desk", '{"copy": "C-1"}', True)]),
+    ]
+    b = bind(spans, [])
+    (read,) = b.read_plans
+    assert read.span_id == "plan" and b.planners == frozenset({"plan"})
+    assert [(s.step_id, s.tool) for s in read.steps] == [("locate", "catalog"), ("hold", "desk")]
+    assert (b.steps, b.failed) == ({"w1": "locate", "w2": "hold"}, frozenset({"w2"}))

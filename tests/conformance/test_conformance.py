@@ -32,8 +32,20 @@ from .fake_openai import MAX_TOOL_ATTEMPTS, MODEL, PLAN
 
 pytestmark = pytest.mark.integration
 
-GAPS: dict[str, dict[frozenset[str], str]] = {}
-"""(test, sources) pairs the span model cannot read yet, with the reason: none today."""
+_NO_MODEL_SPAN = (
+    "autogen-ext's model client records no span: its usage is only in the runtime's messages "
+    "(models_usage), which the span model does not read"
+)
+GAPS: dict[str, dict[frozenset[str], str]] = {
+    "test_tokens_are_what_the_model_reported": {frozenset({"autogen_agentchat"}): _NO_MODEL_SPAN},
+    "test_cost_from_the_price_table": {frozenset({"autogen_agentchat"}): _NO_MODEL_SPAN},
+    "test_run_with_its_llm_and_tool_calls": {frozenset({"autogen_agentchat"}): _NO_MODEL_SPAN},
+    "test_plan_observed_from_the_planner": {
+        frozenset({"autogen_agentchat"}): "the planner's reply is only in the runtime's messages: "
+        "its plan is read when the trace is read (ids and tools, no description)"
+    },
+}
+"""(test, sources) pairs the span model cannot read yet, with the reason."""
 
 
 def known_gap(request: pytest.FixtureRequest, source: str) -> None:

@@ -842,6 +842,12 @@ def _mlflow(span: ReadableSpan, key: str) -> Any:
             ("loop_poll_stuck", "loop_across_replans", "wrong_block", "legit_replan"),
             ("find_crew", "book_press", "schedule_pick", "pay_deposit", "notify_grower"),
         ),
+        (
+            "hives",
+            "sealed18",
+            ("loop_poll_stuck", "loop_across_replans", "wrong_account", "legit_replan"),
+            ("find_apiary", "pay_rental", "notify_grower"),
+        ),
     ],
 )
 def test_runs_are_found_at_the_steps_of_their_plans(
@@ -858,9 +864,13 @@ def test_runs_are_found_at_the_steps_of_their_plans(
     revised with ``kept:`` lines for the done steps (``observed.structured_plans``); harvest
     (sealed-17, plain app spans ``harvest.step {id}`` / ``harvest.tool {name}`` under
     OpenLLMetry's OpenAI spans) answers a shell-script plan, revised with ``export`` lines for
-    the done steps (``observed.evidence_plans``), its tool spans' arguments an app attribute. A
-    loop, a wrong value and a legitimate re-plan are found at the labelled step, in a child
-    process on a store of its own: ``check_findings``."""
+    the done steps (``observed.evidence_plans``), its tool spans' arguments an app attribute;
+    hives (sealed-18) is a Magentic-One team under AutoGen's own tracing, its plan a bullet
+    list in the orchestrator's task ledger, re-planned with done items, its turns asked the
+    orchestrator's instruction, its calls' arguments and results only in the runtime's
+    messages (``observed.bind``'s AutoGen rules). A loop, a wrong value and a legitimate
+    re-plan are found at the labelled step, in a child process on a store of its own:
+    ``check_findings``."""
     dsn = migrated.store_dsn(tmp_path / "chdb")
     _check_in_child("check_findings", dsn, agent, split, ",".join(steps), *scenarios)
 

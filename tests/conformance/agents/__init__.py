@@ -17,5 +17,6 @@ SOURCES = (
     "langfuse_sdk",
     "mlflow_tracing",
     "logfire_sdk",
+    "autogen_agentchat",
 )
 """Every source, in the order the suite runs them."""
