@@ -949,12 +949,12 @@ class PlanPropagation:
             ],
             explanation=(
                 f"Step '{failing.step_id}' failed ({_tail(failing.message)}) on figures "
-                f"({_listed(figures)}) none of its arguments carried: the world computed them "
-                f"from the earlier results it carried; of those steps"
-                + (f" ({_listed(carried)} returned no figures)" if carried else "")
-                + f" only '{source}' returned figures, among them {_listed(entered)}, a number "
-                f"the planner wrote; it entered at step '{step_id}' (an argument of tool "
-                f"'{call.tool}')."
+                f"({_listed(figures)}) that none of its arguments carried, computed from the "
+                f"earlier results it carried; of the steps that returned those, only "
+                f"'{source}' returned figures"
+                + (f" (not {_listed(carried)})" if carried else "")
+                + f", among them {_listed(entered)}, a number the planner wrote; it entered at "
+                f"step '{step_id}' (an argument of tool '{call.tool}')."
             ),
             detail={
                 "pattern": "figures_downstream",
