@@ -34,6 +34,17 @@ The patterns, all blamed on the planner:
   step got also went into a call of the same tool that returned something else (a metric that
   gave a figure for the other month did not make the zero). Tool results are read, like the
   arguments, only for failed runs.
+* **a wrong value that changed form**: a step failed for good, every value the planner handed
+  it is one the objective states, and its failure names numbers that none of its arguments and
+  nothing in the objective hold (a deposit over a limit, computed by the world from an order):
+  the world computed them from the earlier results the step carried. Of the earlier steps whose
+  results its arguments carried, exactly one returned figures, and among them is a number the
+  planner wrote into that step's arguments (the order's size, echoed back): the wrong value
+  entered at the first step whose arguments carried that number. The objective is not
+  subtracted here: a run's objective may be its planner's prompt, whose notes can carry the
+  very number the planner took; what ties the number to the failure is the lineage, not its
+  absence from the objective. Nothing is reported when no carried result, or several, held
+  figures, or when the one that did got no number from the planner.
 * **wrong plan, faithful execution**: the run's outcome is ``failure`` although every step of
   the final plan version has a successful attempt and no step's last attempt failed. The
   earliest diverging step is the first (by execution time) state-changing step — one that made a
@@ -566,7 +577,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 11
+    version = 12
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -607,6 +618,7 @@ class PlanPropagation:
                     if self._explained(trace)
                     else self._wrong_value(trace)
                     or self._through_outputs(trace)
+                    or self._figures_downstream(trace)
                     or self._faithful_failure(trace)
                 ) or self._repeated_plan(trace)
             if f is not None:
@@ -862,6 +874,95 @@ class PlanPropagation:
                 "entered": entered,
                 "lineage": [s for _, s in chain],
                 "failing_step": failing.step_id if failing else "",
+            },
+        )
+
+    def _figures_downstream(self, trace: TraceData) -> Finding | None:
+        """A step failed for good on figures the world computed from what it carried (module
+        docstring, "a wrong value that changed form"): every value the planner handed it is
+        stated by the objective, its failure names numbers none of its arguments or the
+        objective hold, its arguments carried earlier steps' results, and of those steps
+        exactly one returned figures — among them a number the planner wrote into that step's
+        arguments. The number entered at the first step whose arguments carried it."""
+        run = trace.run
+        failed = [a for a in by_start(trace.attempts) if a.failed]
+        if run is None or not failed:
+            return None
+        failing = failed[-1]
+        calls = trace.tools_of(failing)
+        said = text_values(run.objective)
+        written = plan_values(trace)
+        if not calls or any(_entered(c, written, said) for c in calls):
+            return None
+        received = {v for c in calls for vs in argument_values(c.arguments).values() for v in vs}
+        figures = {v for v in text_values(failing.message) if is_number(v)} - received - said
+        if not figures or any(
+            a.succeeded and a.step_id == failing.step_id and a.start_ns > failing.start_ns
+            for a in trace.attempts
+        ):
+            return None
+        on_behalf = self._on_behalf(trace)
+        returned: dict[str, set[str]] = {}
+        for c, step in on_behalf:
+            if not c.failed and c.end_ns <= failing.start_ns and step != failing.step_id:
+                returned.setdefault(step, set()).update(result_values(c.result))
+        sources = {
+            step: {v for v in values - received if is_number(v)}
+            for step, values in returned.items()
+            if values & (received - said)
+        }
+        counted = [step for step, numbers in sources.items() if numbers]
+        if len(counted) != 1:
+            return None
+        (source,) = counted
+        entered = {
+            f
+            for c, step in on_behalf
+            if step == source
+            for leaf in argument_leaves(c.arguments)
+            if is_number(leaf) and forms(leaf) & written
+            for f in forms(leaf)
+        } & sources[source]
+        call, step_id = next(
+            (
+                (c, step)
+                for c, step in on_behalf
+                if {v for vs in argument_values(c.arguments).values() for v in vs} & entered
+            ),
+            (None, ""),
+        )
+        if call is None:
+            return None
+        carried = sorted(step for step in sources if step != source)
+        return make_finding(
+            self,
+            trace,
+            severity="high",
+            component=PLANNER,
+            step_id=step_id,
+            evidence=[
+                run.span_id,
+                failing.span_id,
+                *[c.span_id for c in calls],
+                *[c.span_id for c, step in on_behalf if step == source],
+                *[a.span_id for a in trace.attempts if a.step_id == step_id],
+            ],
+            explanation=(
+                f"Step '{failing.step_id}' failed ({_tail(failing.message)}) on figures "
+                f"({_listed(figures)}) that none of its arguments carried, computed from the "
+                f"earlier results it carried; of the steps that returned those, only "
+                f"'{source}' returned figures"
+                + (f" (not {_listed(carried)})" if carried else "")
+                + f", among them {_listed(entered)}, a number the planner wrote; it entered at "
+                f"step '{step_id}' (an argument of tool '{call.tool}')."
+            ),
+            detail={
+                "pattern": "figures_downstream",
+                "values": sorted(entered),
+                "figures": sorted(figures),
+                "source_step": source,
+                "failing_step": failing.step_id,
+                "entered_at_tool_call": call.span_id,
             },
         )
 
