@@ -801,8 +801,12 @@ def _bind_observed(
             )
         )
     if b.calls:
-        calls[t.trace_id] = list(b.calls)
         t.tools.sort(key=lambda c: c.start_ns)
+    # calls whose spans say what they were called with only in events (Strands Agents): their
+    # arguments and result are read as a component call's
+    evented = [c.span_id for c in t.tools if not c.arguments and c.span_id in answers]
+    if b.calls or evented:
+        calls[t.trace_id] = [*b.calls, *evented]
     t.tools = [
         c._replace(
             step_id=by_span[b.actions[c.span_id]].step_id,

@@ -1064,7 +1064,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     for n in said.by_start:
         if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
-        targets = _targets(n.answer) or _commands(n.answer)
+        targets = _targets(n.answer) or _commands(n.answer) or _macros(n.answer)
         lines = [] if targets else _evidence_lines(n.answer)
         if len(targets or lines) < (1 if out else 2):
             continue  # most answers state no evidence: look no further at them
@@ -1241,6 +1241,107 @@ def _commands(text: str) -> list[_Target]:
         for name, tool, words, goal in lines
     ]
     return targets if exported or any(t.needs for t in targets) else []
+
+
+_MACRO_NAME = re.compile(r"\\([A-Za-z]+)")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_PAIR_KEY = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=(.*)", re.DOTALL)
+
+
+def _macro_calls(text: str) -> list[tuple[str, list[str]]]:
+    r"""The macros a LaTeX-like text calls at its top level, each with its brace arguments
+    (``\name{a}{b}``: ``("name", ["a", "b"])``; macros inside an argument are part of it).
+
+    >>> _macro_calls(r"\begin{s}{1}" + "\n" + r"\step{a}{x=\ref{b}}\end{s}")
+    [('begin', ['s', '1']), ('step', ['a', 'x=\\ref{b}']), ('end', ['s'])]
+    """
+    out: list[tuple[str, list[str]]] = []
+    i = 0
+    while (m := _MACRO_NAME.search(text, i)) is not None:
+        args: list[str] = []
+        i = m.end()
+        while i < len(text) and text[i] == "{":
+            depth, j = 0, i
+            while j < len(text):
+                depth += {"{": 1, "}": -1}.get(text[j], 0)
+                if depth == 0:
+                    break
+                j += 1
+            if depth:
+                break  # unbalanced: no argument
+            args.append(text[i + 1 : j])
+            i = j + 1
+        out.append((m.group(1), args))
+    return out
+
+
+def _split_pairs(text: str) -> dict[str, Any] | None:
+    """A macro argument's ``key=value, key=value`` pairs (commas inside braces are a value's;
+    whole numbers as numbers), None when it is not such a list (an empty one is)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    pairs: dict[str, Any] = {}
+    for part in parts:
+        if not part.strip() and len(parts) == 1:
+            return pairs
+        if (m := _PAIR_KEY.fullmatch(part)) is None:
+            return None
+        pairs[m.group(1)] = _whole_number(m.group(2).strip())
+    return pairs
+
+
+def _macros(text: str) -> list[_Target]:
+    r"""The steps a text states as LaTeX-like macros, a step a macro: the macro that recurs
+    with an identifier as its first argument (the step's id) and a ``key=value, ...`` argument
+    (its call's arguments; a one-argument macro inside a value, ``\ref{id}``, an earlier step's
+    result), another argument a bare name (its tool), the last other one its goal; [] when no
+    step refers to a step or to the first argument of another macro the text calls (a
+    revision's ``\done{id}{result}`` for a done step): a list of macros is no plan.
+
+    >>> pick, ship = _macros("\\plan{7}\n\\task{pick}{wms}{order=7}{Pick it}\n"
+    ...                      "\\task{ship}{courier}{parcel=\\ref{pick}, to=Oslo}{Ship it}")
+    >>> (pick.name, pick.tool, pick.args, pick.goal), (ship.needs, ship.args)
+    (('pick', 'wms', {'order': 7}, 'Pick it'), (('pick',), {'parcel': '\\ref{pick}', 'to': 'Oslo'}))
+    >>> _macros("\\item{a}{x=1}{A}\n\\item{b}{y=2}{B}")
+    []
+    """
+    if "\\" not in text or "=" not in text:
+        return []
+    calls = _macro_calls(text)
+    named = [(name, args) for name, args in calls if args and _IDENTIFIER.fullmatch(args[0])]
+    stated = [name for name, args in named if any(_split_pairs(a) for a in args[1:] if "=" in a)]
+    if not stated:
+        return []
+    macro = max(dict.fromkeys(stated), key=stated.count)
+    lines: list[tuple[str, str, dict[str, Any], str]] = []
+    for name, args in named:
+        if name != macro:
+            continue
+        rest = args[1:]
+        pairs = next((p for a in rest if (p := _split_pairs(a)) is not None), {})
+        tool = next((a for a in rest if re.fullmatch(r"[A-Za-z_][\w.-]*", a)), "")
+        goals = [a for a in rest if a != tool and _split_pairs(a) is None]
+        lines.append((args[0], tool, pairs, goals[-1].strip() if goals else ""))
+    steps = {name for name, *_ in lines}
+    known = steps | {args[0] for name, args in named if name != macro and len(args) >= 2}
+    targets: list[_Target] = []
+    refers = False
+    for name, tool, pairs, goal in lines:
+        referred = [
+            args[0]
+            for value in pairs.values()
+            for _, args in _macro_calls(str(value))
+            if len(args) == 1 and args[0] in known and args[0] != name
+        ]
+        refers = refers or bool(referred)
+        needs = tuple(dict.fromkeys(r for r in referred if r in steps))
+        targets.append(_Target(name, needs, goal, tool, pairs))
+    return targets if refers else []
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:
@@ -2314,11 +2415,57 @@ _FLAT_MESSAGE_KEYS = (
 )
 
 
+_USER_EVENT = "gen_ai.user.message"
+_CHOICE_EVENT = "gen_ai.choice"
+_TOOL_EVENT = "gen_ai.tool.message"
+_EVENT_VALUES = {_USER_EVENT: "content", _CHOICE_EVENT: "message", _TOOL_EVENT: "content"}
+"""GenAI events a span records its messages as (Strands Agents' own tracing: what an agent
+call or chat call was asked, ``gen_ai.user.message``; what it answered, ``gen_ai.choice``;
+what a tool call was called with, ``gen_ai.tool.message``) and the attribute holding each
+event's message: read as attributes named after the event (:func:`event_values_sql`) where a
+span has no attribute saying the same."""
+
+
+def event_values_sql(names: Iterable[str], events: str = "Events") -> str:
+    """SQL for a Map of the message of each event of ``names`` (:data:`_EVENT_VALUES`) that a
+    span of ``otel_traces`` records (its first such event), keyed by the event's name.
+
+    >>> event_values_sql(["gen_ai.choice"]).endswith(
+    ...     "Events.Attributes[indexOf(Events.Name, 'gen_ai.choice')]['message'], '')))")
+    True
+    """
+    entries = ", ".join(
+        f"'{n}', if(has({events}.Name, '{n}'), "
+        f"{events}.Attributes[indexOf({events}.Name, '{n}')]['{_EVENT_VALUES[n]}'], '')"
+        for n in names
+    )
+    return f"mapFilter((k, v) -> v != '', map({entries}))"
+
+
+def _event_text(value: str) -> str:
+    """An event's message as text: a JSON list of content blocks (``[{"text": ...}]``, as
+    Strands Agents records them) their texts, one per line; any other value as it is.
+
+    >>> _event_text('[{"text": "1. fetch"}, {"toolUse": {}}]'), _event_text("done")
+    ('1. fetch', 'done')
+    """
+    if not value.startswith("[{"):
+        return value
+    try:
+        decoded = safejson.loads(value)
+    except ValueError:
+        return value
+    if not isinstance(decoded, list):
+        return value
+    texts = [b["text"] for b in decoded if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return "\n".join(texts)
+
+
 def user_request_sql(column: str = "SpanAttributes") -> str:
     """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
     :func:`user_request` reads: a Map, empty for a span that records no input messages.
 
-    >>> user_request_sql().startswith("mapFilter((k, v) -> k = 'gen_ai.input.messages'")
+    >>> user_request_sql().startswith("mapUpdate(mapFilter((k, v) -> v != '', map('gen_ai.user")
     True
     """
     keys = " OR ".join(f"match(k, '{pattern}')" for pattern in _FLAT_MESSAGE_KEYS)
@@ -2326,7 +2473,8 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     # names roles (as is a Logfire OpenAI span's request_data)
     inputs = f"'{A.LF_OBSERVATION_INPUT}', '{A.MLFLOW_SPAN_INPUTS}', '{A.LOGFIRE_REQUEST_DATA}'"
     chat = f"(k IN ({inputs}) AND position(v, '\"role\"') > 0)"
-    return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {chat}, {column})"
+    said = f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {chat}, {column})"
+    return f"mapUpdate({event_values_sql([_USER_EVENT])}, {said})"
 
 
 def user_request(attributes: Mapping[str, str]) -> str:
@@ -2337,7 +2485,7 @@ def user_request(attributes: Mapping[str, str]) -> str:
     OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
     ``langfuse.observation.input`` or an MLflow chat span's ``mlflow.spanInputs`` (the messages,
     or a request holding them), else a Logfire OpenAI span's ``request_data`` (the request, data
-    format version 1).
+    format version 1), else its first ``gen_ai.user.message`` event's content (Strands Agents).
 
     >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
     ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
@@ -2355,6 +2503,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     >>> user_request({"request_data": '{"messages": [{"role": "user", "content": "Fund it"}], '
     ...               '"model": "gpt-4o-mini"}'})
     'Fund it'
+    >>> user_request({"gen_ai.user.message": '[{"text": "Cast bell 7"}]'})
+    'Cast bell 7'
     """
     messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
     if not messages:
@@ -2367,6 +2517,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
         messages = _json_messages(attributes.get(A.MLFLOW_SPAN_INPUTS))
     if not messages:
         messages = _json_messages(attributes.get(A.LOGFIRE_REQUEST_DATA))
+    if not messages and (said := attributes.get(_USER_EVENT)):
+        return _event_text(said)
     return "\n".join(
         text
         for m in messages
@@ -2383,6 +2535,7 @@ _LLM_ANSWER_KEYS = (
     A.LF_OBSERVATION_OUTPUT,
     A.MLFLOW_SPAN_OUTPUTS,
     A.LOGFIRE_RESPONSE_DATA,
+    _CHOICE_EVENT,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
@@ -2395,9 +2548,10 @@ _RUN_ANSWER_KEYS = (
     A.GEN_AI_OUTPUT_MESSAGES,
     A.LF_OBSERVATION_OUTPUT,
     A.MLFLOW_SPAN_OUTPUTS,
+    _CHOICE_EVENT,
 )
 """Where an agent run's output is: OpenInference, Traceloop, pydantic-ai's typed output, GenAI,
-Langfuse, MLflow."""
+Langfuse, MLflow, else its ``gen_ai.choice`` event (Strands Agents)."""
 _TOOL_ARGUMENT_KEYS = (
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
     A.OI_INPUT_VALUE,
@@ -2405,9 +2559,11 @@ _TOOL_ARGUMENT_KEYS = (
     "tool_arguments",
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
+    _TOOL_EVENT,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migrations 0029, 0034, 0038): what a planner said through the tools it called."""
+them (migrations 0029, 0034, 0038), else its ``gen_ai.tool.message`` event (Strands Agents):
+what a planner said through the tools it called."""
 
 
 def answer_sql(
@@ -2430,11 +2586,16 @@ def answer_sql(
         f"if({column}['{operation}'] = 'process' AND {column}['{message}'] != '', "
         f"mapFilter((k, v) -> k IN ('{operation}', '{message}'), {column}), map())"
     )
+    # what a span records as events instead (Strands Agents): read as attributes named after
+    # the events, attributes first
+    evented = f"if({kind} = '{A.KIND_TOOL}', {event_values_sql([_TOOL_EVENT])}, " + (
+        f"{event_values_sql([_CHOICE_EVENT])})"
+    )
     return (
         f"if({kind} IN ('{A.KIND_LLM}', '{A.KIND_TOOL}') OR ({kind} = '{A.KIND_STEP}' "
-        f"AND {inferred} = 1), mapFilter((k, v) -> has(if({kind} = '{A.KIND_TOOL}', "
-        f"[{tool_keys}], [{keys}]), k), {column}), if({kind} = '{A.KIND_RUN}' AND {inferred} = 1, "
-        f"mapFilter((k, v) -> startsWith(v, '[{{'), {column}), {runtime}))"
+        f"AND {inferred} = 1), mapUpdate({evented}, mapFilter((k, v) -> has(if({kind} = "
+        f"'{A.KIND_TOOL}', [{tool_keys}], [{keys}]), k), {column})), if({kind} = '{A.KIND_RUN}' "
+        f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), {runtime}))"
     )
 
 
@@ -2466,6 +2627,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     >>> answer({"mlflow.spanOutputs": '{"choices": [{"message": {"role": "assistant", '
     ...         '"content": "Step: fetch"}}]}'}, "llm", False)
     'Step: fetch'
+    >>> answer({"gen_ai.choice": '[{"text": "Plan: fetch"}]'}, "step", True)
+    'Plan: fetch'
     """
     if said := message_text(attributes):
         return said
@@ -2494,6 +2657,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = _message_answer(value)
         elif value and key == A.LOGFIRE_RESPONSE_DATA:
             value = _response_data_answer(value)
+        elif value and key == _CHOICE_EVENT:
+            value = _event_text(value)
         if value:
             return value
     return ""
