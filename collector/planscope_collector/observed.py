@@ -158,6 +158,8 @@ __all__ = [
     "answer_sql",
     "bind",
     "event_calls",
+    "event_values",
+    "event_values_sql",
     "evidence_plans",
     "log_level",
     "logged_failures",
@@ -2440,6 +2442,22 @@ def event_values_sql(names: Iterable[str], events: str = "Events") -> str:
         for n in names
     )
     return f"mapFilter((k, v) -> v != '', map({entries}))"
+
+
+def event_values(events: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """What :func:`event_values_sql` selects, of a span's events as the trace API holds them
+    (``name``, ``attributes``): the message of its first event of each of those names.
+
+    >>> event_values([{"name": "gen_ai.choice", "attributes": {"message": "Plan: a"}},
+    ...               {"name": "gen_ai.choice", "attributes": {"message": "again"}}])
+    {'gen_ai.choice': 'Plan: a'}
+    """
+    out: dict[str, str] = {}
+    for e in events:
+        name = e["name"]
+        if name in _EVENT_VALUES and name not in out:
+            out[name] = str(e["attributes"].get(_EVENT_VALUES[name]) or "")
+    return {k: v for k, v in out.items() if v}
 
 
 def _event_text(value: str) -> str:
