@@ -17,6 +17,7 @@ from .observed import (
     SpanNode,
     ToolEvent,
     answer,
+    app_step,
     bind,
     event_values,
     log_level,
@@ -398,6 +399,7 @@ def _bind(
                 request=user_request(said) if kind == A.KIND_LLM else "",
                 answer=answer(said, kind, bool(model.get("inferred"))),
                 log_level=logged,
+                app_step=app_step(s["attributes"]) if kind == A.KIND_STEP else "",
             )
         )
     steps = [

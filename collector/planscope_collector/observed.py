@@ -156,6 +156,7 @@ __all__ = [
     "agent_roots",
     "answer",
     "answer_sql",
+    "app_step",
     "bind",
     "event_calls",
     "event_values",
@@ -205,6 +206,9 @@ class SpanNode:
     reads is looked for."""
     log_level: int = 0
     """A log span's level (:func:`log_level`; 0: not a log): an event of its parent, no work."""
+    app_step: str = ""
+    """The step an application's attribute copied onto an inferred agent run's span names
+    (:func:`app_step`; empty when none, or not read)."""
 
 
 @dataclass(frozen=True)
@@ -448,6 +452,9 @@ def bind(
         name = a.name if a.span_id in promoted else a.step_name
         if name in by_id:
             bound[a.span_id] = name
+            continue
+        if a.app_step in by_id:  # the app's attribute on its agent call names the step
+            bound[a.span_id] = a.app_step
             continue
         # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``),
         # also when its step name is another (an agent's role every step shares)
@@ -2417,6 +2424,23 @@ _FLAT_MESSAGE_KEYS = (
 )
 
 
+_APP_STEP_KEY = r"([.]step|step_id)$"
+"""An application's attribute naming the step of the work its span does (``app.step``,
+``app.step_id``), as a framework copies an app's attributes onto every span of an agent call
+(Strands Agents' ``trace_attributes``)."""
+
+
+def app_step(attributes: Mapping[str, Any]) -> str:
+    """The step an application's attribute names (:data:`_APP_STEP_KEY`; the first such key,
+    by key), empty when none.
+
+    >>> app_step({"gen_ai.agent.name": "executor", "shop.step": "pick", "shop.attempt": 2})
+    'pick'
+    """
+    keys = sorted(k for k in attributes if re.search(_APP_STEP_KEY, k))
+    return str(attributes[keys[0]]).strip() if keys else ""
+
+
 _USER_EVENT = "gen_ai.user.message"
 _CHOICE_EVENT = "gen_ai.choice"
 _TOOL_EVENT = "gen_ai.tool.message"
@@ -2612,7 +2636,8 @@ def answer_sql(
     return (
         f"if({kind} IN ('{A.KIND_LLM}', '{A.KIND_TOOL}') OR ({kind} = '{A.KIND_STEP}' "
         f"AND {inferred} = 1), mapUpdate({evented}, mapFilter((k, v) -> has(if({kind} = "
-        f"'{A.KIND_TOOL}', [{tool_keys}], [{keys}]), k), {column})), if({kind} = '{A.KIND_RUN}' "
+        f"'{A.KIND_TOOL}', [{tool_keys}], [{keys}]), k) OR ({kind} = '{A.KIND_STEP}' AND "
+        f"match(k, '{_APP_STEP_KEY}')), {column})), if({kind} = '{A.KIND_RUN}' "
         f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), {runtime}))"
     )
 

@@ -1306,6 +1306,24 @@ def test_what_a_span_said_in_genai_message_events_is_what_it_was_asked_and_answe
     assert observed.answer({"gen_ai.tool.message": "{}"}, "step", True) == ""
 
 
+def test_an_app_attribute_copied_onto_an_agent_call_names_its_step() -> None:
+    """Executor calls of one agent that share a tool and are told no step id bind by the step
+    an app's attribute on their spans names (``app.step``, as Strands copies an agent's
+    ``trace_attributes``); a value naming no step of the plan binds nothing."""
+    plan = [ObservedStep("plan", "pick", "wms", 0), ObservedStep("plan", "ship", "wms", 1)]
+    spans = [node("root", "", "run", 0), node("plan", "root", "llm", 1)]
+    for i, step in enumerate(("pick", "ship", "pack")):
+        at = 10 * (i + 1)
+        spans += [
+            node(f"e{i}", "root", "step", at, step_name="executor", app_step=step),
+            node(f"t{i}", f"e{i}", "tool", at + 1, tool="wms"),
+        ]
+    b = bind(spans, plan)
+    assert b.steps == {"e0": "pick", "e1": "ship"}
+    assert observed.app_step({"shop.order": "7", "shop.step_id": "pick"}) == "pick"
+    assert observed.app_step({"gen_ai.agent.name": "executor", "steps": "3"}) == ""
+
+
 def test_a_logfire_log_is_an_event_of_its_span_and_an_error_log_fails_it() -> None:
     spans = [
         node("root", "", "other", 0, name="refund {order}"),
