@@ -33,8 +33,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   Tool[input]``), LLMCompiler task lines (``1. tool(input)`` referring to ``$1``) or Makefile
   rules (``step: earlier steps  ## goal`` over a tab-indented ``tool key=value`` recipe,
   ``$(step)`` an earlier result) or a shell script (``step = tool --key value  # goal``,
-  ``$step`` an earlier result, a revision's ``export step=result`` a done step), a re-plan of
-  the same planner with one or more
+  ``$step`` an earlier result, a revision's ``export step=result`` a done step) or LaTeX-like
+  macros (the macro that recurs with an id and a ``key=value`` argument a step, ``\\ref{step}``
+  an earlier result, a revision's ``\\done{step}{result}`` a done step: :func:`_macros`), a
+  re-plan of the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
 * **plans read from structure**, in such a trace with no such answer: a list of mappings in a
@@ -50,7 +52,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   its syntax (a markdown list, arrow lines, JSON, prose, one tool call per step); steps found by
   the tools their numbered items name are named by the items' labels (``Step 2 — pick:``);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
-  started before it, first rule that applies: its step name is a plan step's id; else its
+  started before it, first rule that applies: its step name is a plan step's id; else an
+  application's attribute on its span names one (:func:`app_step`: a key ending in ``.step``
+  or ``step_id``, as Strands Agents copies an agent's ``trace_attributes``); else its
   step name names exactly one plan step's id as a whole word (a span named after its step in
   words: ``workflow step: 'fetch'``, ``Task: fetch``), else its span's name does when its step
   name names none (an agent role every step shares); else the tools
@@ -109,7 +113,10 @@ planner's plan; for an inferred run, an attribute that is a task list, read as a
 before the attempts it encloses); **what an LLM call was asked** (:func:`user_request`,
 the user messages of its input in every convention the span model reads; the analyzer takes a
 failed run's planner prompt as its objective when the run declares none). SQL selects the
-attributes it reads with :func:`user_request_sql`.
+attributes it reads with :func:`user_request_sql`. Both also read what a span said only in
+GenAI message events (Strands Agents' ``gen_ai.user.message``, ``gen_ai.choice``, a tool span's
+``gen_ai.tool.message``: :func:`event_values_sql`, :func:`event_values`), where no attribute
+says it.
 
 >>> spans = [
 ...     SpanNode("r", "", "other", "app"),
@@ -1041,7 +1048,9 @@ def evidence_plans(
     (:func:`_targets`: a target per step, its prerequisites its ``depends_on``, its ``##``
     comment its description, its recipe's ``tool key=value`` its call), or as a shell script
     (:func:`_commands`: a command per step, ``step = tool --key value  # goal``, the commands
-    it refers to as ``$step`` its ``depends_on``): what a planner said (an
+    it refers to as ``$step`` its ``depends_on``), or as LaTeX-like macros (:func:`_macros`: a
+    macro per step, the steps its ``\\ref`` macros name its ``depends_on``): what a planner
+    said (an
     LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two such lines,
     then the later answers of the same planner with at least one (a re-plan, which keeps the
     numbers of the steps it carries over and may state the done ones as ``Known: #Ek =
@@ -2614,8 +2623,9 @@ def answer_sql(
     """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
     :func:`answer` reads for a span of kind ``kind`` (a column; ``inferred`` the column saying
     whether the span model inferred it; an AutoGen ``process`` span's message whatever its
-    kind): a Map, empty for a span that records no answer or is none of the spans
-    :func:`answer` reads.
+    kind; what the span said in GenAI message events, :func:`event_values_sql`; for an
+    inferred step, the attributes :func:`app_step` reads): a Map, empty for a span that records
+    no answer or is none of the spans :func:`answer` reads.
 
     >>> answer_sql().startswith("if(SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step'")
     True
