@@ -21,6 +21,7 @@ from planscope_collector.observed import (
     ToolEvent,
     agent_roots,
     answer,
+    app_step,
     bind,
     event_calls,
     logged_failures,
@@ -585,6 +586,8 @@ class Said(NamedTuple):
     start_ns: int
     duration_ns: int
     text: str
+    step: str = ""
+    """The step an app's attribute on an inferred agent run names (``observed.app_step``)."""
 
 
 def _bind_observed(
@@ -652,6 +655,7 @@ def _bind_observed(
             message=raw[a.span_id].message if a.span_id in raw else "",
             duration_ns=max(0, a.end_ns - a.start_ns),
             answer=answers[a.span_id].text if a.inferred and a.span_id in answers else "",
+            app_step=answers[a.span_id].step if a.inferred and a.span_id in answers else "",
         )
     for c in t.tools:
         nodes[c.span_id] = SpanNode(
@@ -801,8 +805,12 @@ def _bind_observed(
             )
         )
     if b.calls:
-        calls[t.trace_id] = list(b.calls)
         t.tools.sort(key=lambda c: c.start_ns)
+    # calls whose spans say what they were called with only in events (Strands Agents): their
+    # arguments and result are read as a component call's
+    evented = [c.span_id for c in t.tools if not c.arguments and c.span_id in answers]
+    if b.calls or evented:
+        calls[t.trace_id] = [*b.calls, *evented]
     t.tools = [
         c._replace(
             step_id=by_span[b.actions[c.span_id]].step_id,
@@ -1047,9 +1055,13 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
             "answers",
         ),
     ):
-        if text := answer(dict(attributes), kind, bool(inferred)):
-            said = Said(kind, parent, int(start), int(duration), text)
-            out.setdefault(trace_id, {})[span_id] = said
+        said = dict(attributes)
+        text = answer(said, kind, bool(inferred))
+        step = app_step(said) if kind == A.KIND_STEP else ""
+        if text or step:
+            out.setdefault(trace_id, {})[span_id] = Said(
+                kind, parent, int(start), int(duration), text, step
+            )
     return out
 
 

@@ -11,7 +11,12 @@ module exists in ``planscope.semconv``).
 from __future__ import annotations
 
 from planscope import semconv as A
-from planscope_collector.observed import answer_sql, tool_event_sql, user_request_sql
+from planscope_collector.observed import (
+    answer_sql,
+    event_values_sql,
+    tool_event_sql,
+    user_request_sql,
+)
 from planscope_collector.runmodel import RUN_OUTCOME_REASON
 from planscope_collector.storage import (
     SPAN_STATUS_CODE_SQL,
@@ -264,15 +269,25 @@ _APP_ARGUMENTS = (
     "k -> match(k, '[.](args|arguments|inputs?|params|parameters)$'), mapKeys(SpanAttributes)))))"
 )
 
+# a tool span's own events (Strands Agents): its gen_ai.tool.message the arguments, its
+# gen_ai.choice the result (a JSON list of content blocks: the first block's text)
+_EVENT_ARGUMENTS = f"{event_values_sql(['gen_ai.tool.message'])}['gen_ai.tool.message']"
+_EVENT_CHOICE = f"{event_values_sql(['gen_ai.choice'])}['gen_ai.choice']"
+_EVENT_RESULT = (
+    f"if(JSONExtractString({_EVENT_CHOICE}, 1, 'text') != '', "
+    f"JSONExtractString({_EVENT_CHOICE}, 1, 'text'), {_EVENT_CHOICE})"
+)
+
 # a tool call's arguments and result, in the conventions the span model reads them from, else
-# Logfire's fields, else an app's own attribute
+# Logfire's fields, else an app's own attribute, else the span's events
 _TOOL_ARGUMENTS = _first_set(
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
     A.OI_INPUT_VALUE,
     A.TL_ENTITY_INPUT,
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
-    otherwise=f"multiIf({_LOGFIRE_ARGUMENTS} != '', {_LOGFIRE_ARGUMENTS}, {_APP_ARGUMENTS})",
+    otherwise=f"multiIf({_LOGFIRE_ARGUMENTS} != '', {_LOGFIRE_ARGUMENTS}, {_APP_ARGUMENTS} != '', "
+    f"{_APP_ARGUMENTS}, {_EVENT_ARGUMENTS})",
 )
 _TOOL_RESULT = _first_set(
     A.GEN_AI_TOOL_CALL_RESULT,
@@ -280,7 +295,7 @@ _TOOL_RESULT = _first_set(
     A.TL_ENTITY_OUTPUT,
     A.LF_OBSERVATION_OUTPUT,
     A.MLFLOW_SPAN_OUTPUTS,
-    otherwise=_LOGFIRE_RESULT,
+    otherwise=f"multiIf({_LOGFIRE_RESULT} != '', {_LOGFIRE_RESULT}, {_EVENT_RESULT})",
 )
 
 # The arguments and result of the spans in {spans:String} of the traces in {ids:String} that

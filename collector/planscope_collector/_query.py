@@ -17,7 +17,9 @@ from .observed import (
     SpanNode,
     ToolEvent,
     answer,
+    app_step,
     bind,
+    event_values,
     log_level,
     user_request,
 )
@@ -376,6 +378,8 @@ def _bind(
         model = s["model"] or {}
         kind = s["planscope_kind"] or "other"
         logged = log_level(s["attributes"])
+        # what it said in GenAI message events (Strands Agents), attributes first
+        said = {**event_values(s["events"]), **s["attributes"]}
         nodes.append(
             SpanNode(
                 s["span_id"],
@@ -392,9 +396,10 @@ def _bind(
                 service=s["service"],
                 workflow=s["span_id"] in workflows,
                 links=tuple(link["span_id"] for link in s["links"]),
-                request=user_request(s["attributes"]) if kind == A.KIND_LLM else "",
-                answer=answer(s["attributes"], kind, bool(model.get("inferred"))),
+                request=user_request(said) if kind == A.KIND_LLM else "",
+                answer=answer(said, kind, bool(model.get("inferred"))),
                 log_level=logged,
+                app_step=app_step(s["attributes"]) if kind == A.KIND_STEP else "",
             )
         )
     steps = [

@@ -33,8 +33,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   Tool[input]``), LLMCompiler task lines (``1. tool(input)`` referring to ``$1``) or Makefile
   rules (``step: earlier steps  ## goal`` over a tab-indented ``tool key=value`` recipe,
   ``$(step)`` an earlier result) or a shell script (``step = tool --key value  # goal``,
-  ``$step`` an earlier result, a revision's ``export step=result`` a done step), a re-plan of
-  the same planner with one or more
+  ``$step`` an earlier result, a revision's ``export step=result`` a done step) or LaTeX-like
+  macros (the macro that recurs with an id and a ``key=value`` argument a step, ``\\ref{step}``
+  an earlier result, a revision's ``\\done{step}{result}`` a done step: :func:`_macros`), a
+  re-plan of the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
 * **plans read from structure**, in such a trace with no such answer: a list of mappings in a
@@ -50,7 +52,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   its syntax (a markdown list, arrow lines, JSON, prose, one tool call per step); steps found by
   the tools their numbered items name are named by the items' labels (``Step 2 — pick:``);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
-  started before it, first rule that applies: its step name is a plan step's id; else its
+  started before it, first rule that applies: its step name is a plan step's id; else an
+  application's attribute on its span names one (:func:`app_step`: a key ending in ``.step``
+  or ``step_id``, as Strands Agents copies an agent's ``trace_attributes``); else its
   step name names exactly one plan step's id as a whole word (a span named after its step in
   words: ``workflow step: 'fetch'``, ``Task: fetch``), else its span's name does when its step
   name names none (an agent role every step shares); else the tools
@@ -109,7 +113,10 @@ planner's plan; for an inferred run, an attribute that is a task list, read as a
 before the attempts it encloses); **what an LLM call was asked** (:func:`user_request`,
 the user messages of its input in every convention the span model reads; the analyzer takes a
 failed run's planner prompt as its objective when the run declares none). SQL selects the
-attributes it reads with :func:`user_request_sql`.
+attributes it reads with :func:`user_request_sql`. Both also read what a span said only in
+GenAI message events (Strands Agents' ``gen_ai.user.message``, ``gen_ai.choice``, a tool span's
+``gen_ai.tool.message``: :func:`event_values_sql`, :func:`event_values`), where no attribute
+says it.
 
 >>> spans = [
 ...     SpanNode("r", "", "other", "app"),
@@ -156,8 +163,11 @@ __all__ = [
     "agent_roots",
     "answer",
     "answer_sql",
+    "app_step",
     "bind",
     "event_calls",
+    "event_values",
+    "event_values_sql",
     "evidence_plans",
     "log_level",
     "logged_failures",
@@ -203,6 +213,9 @@ class SpanNode:
     reads is looked for."""
     log_level: int = 0
     """A log span's level (:func:`log_level`; 0: not a log): an event of its parent, no work."""
+    app_step: str = ""
+    """The step an application's attribute copied onto an inferred agent run's span names
+    (:func:`app_step`; empty when none, or not read)."""
 
 
 @dataclass(frozen=True)
@@ -446,6 +459,9 @@ def bind(
         name = a.name if a.span_id in promoted else a.step_name
         if name in by_id:
             bound[a.span_id] = name
+            continue
+        if a.app_step in by_id:  # the app's attribute on its agent call names the step
+            bound[a.span_id] = a.app_step
             continue
         # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``),
         # also when its step name is another (an agent's role every step shares)
@@ -1032,7 +1048,9 @@ def evidence_plans(
     (:func:`_targets`: a target per step, its prerequisites its ``depends_on``, its ``##``
     comment its description, its recipe's ``tool key=value`` its call), or as a shell script
     (:func:`_commands`: a command per step, ``step = tool --key value  # goal``, the commands
-    it refers to as ``$step`` its ``depends_on``): what a planner said (an
+    it refers to as ``$step`` its ``depends_on``), or as LaTeX-like macros (:func:`_macros`: a
+    macro per step, the steps its ``\\ref`` macros name its ``depends_on``): what a planner
+    said (an
     LLM call's or inferred agent run's :attr:`SpanNode.answer`) with at least two such lines,
     then the later answers of the same planner with at least one (a re-plan, which keeps the
     numbers of the steps it carries over and may state the done ones as ``Known: #Ek =
@@ -1064,7 +1082,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     for n in said.by_start:
         if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
-        targets = _targets(n.answer) or _commands(n.answer)
+        targets = _targets(n.answer) or _commands(n.answer) or _macros(n.answer)
         lines = [] if targets else _evidence_lines(n.answer)
         if len(targets or lines) < (1 if out else 2):
             continue  # most answers state no evidence: look no further at them
@@ -1241,6 +1259,107 @@ def _commands(text: str) -> list[_Target]:
         for name, tool, words, goal in lines
     ]
     return targets if exported or any(t.needs for t in targets) else []
+
+
+_MACRO_NAME = re.compile(r"\\([A-Za-z]+)")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_PAIR_KEY = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=(.*)", re.DOTALL)
+
+
+def _macro_calls(text: str) -> list[tuple[str, list[str]]]:
+    r"""The macros a LaTeX-like text calls at its top level, each with its brace arguments
+    (``\name{a}{b}``: ``("name", ["a", "b"])``; macros inside an argument are part of it).
+
+    >>> _macro_calls(r"\begin{s}{1}" + "\n" + r"\step{a}{x=\ref{b}}\end{s}")
+    [('begin', ['s', '1']), ('step', ['a', 'x=\\ref{b}']), ('end', ['s'])]
+    """
+    out: list[tuple[str, list[str]]] = []
+    i = 0
+    while (m := _MACRO_NAME.search(text, i)) is not None:
+        args: list[str] = []
+        i = m.end()
+        while i < len(text) and text[i] == "{":
+            depth, j = 0, i
+            while j < len(text):
+                depth += {"{": 1, "}": -1}.get(text[j], 0)
+                if depth == 0:
+                    break
+                j += 1
+            if depth:
+                break  # unbalanced: no argument
+            args.append(text[i + 1 : j])
+            i = j + 1
+        out.append((m.group(1), args))
+    return out
+
+
+def _split_pairs(text: str) -> dict[str, Any] | None:
+    """A macro argument's ``key=value, key=value`` pairs (commas inside braces are a value's;
+    whole numbers as numbers), None when it is not such a list (an empty one is)."""
+    parts, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        depth += {"{": 1, "}": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    pairs: dict[str, Any] = {}
+    for part in parts:
+        if not part.strip() and len(parts) == 1:
+            return pairs
+        if (m := _PAIR_KEY.fullmatch(part)) is None:
+            return None
+        pairs[m.group(1)] = _whole_number(m.group(2).strip())
+    return pairs
+
+
+def _macros(text: str) -> list[_Target]:
+    r"""The steps a text states as LaTeX-like macros, a step a macro: the macro that recurs
+    with an identifier as its first argument (the step's id) and a ``key=value, ...`` argument
+    (its call's arguments; a one-argument macro inside a value, ``\ref{id}``, an earlier step's
+    result), another argument a bare name (its tool), the last other one its goal; [] when no
+    step refers to a step or to the first argument of another macro the text calls (a
+    revision's ``\done{id}{result}`` for a done step): a list of macros is no plan.
+
+    >>> pick, ship = _macros("\\plan{7}\n\\task{pick}{wms}{order=7}{Pick it}\n"
+    ...                      "\\task{ship}{courier}{parcel=\\ref{pick}, to=Oslo}{Ship it}")
+    >>> (pick.name, pick.tool, pick.args, pick.goal), (ship.needs, ship.args)
+    (('pick', 'wms', {'order': 7}, 'Pick it'), (('pick',), {'parcel': '\\ref{pick}', 'to': 'Oslo'}))
+    >>> _macros("\\item{a}{x=1}{A}\n\\item{b}{y=2}{B}")
+    []
+    """
+    if "\\" not in text or "=" not in text:
+        return []
+    calls = _macro_calls(text)
+    named = [(name, args) for name, args in calls if args and _IDENTIFIER.fullmatch(args[0])]
+    stated = [name for name, args in named if any(_split_pairs(a) for a in args[1:] if "=" in a)]
+    if not stated:
+        return []
+    macro = max(dict.fromkeys(stated), key=stated.count)
+    lines: list[tuple[str, str, dict[str, Any], str]] = []
+    for name, args in named:
+        if name != macro:
+            continue
+        rest = args[1:]
+        pairs = next((p for a in rest if (p := _split_pairs(a)) is not None), {})
+        tool = next((a for a in rest if re.fullmatch(r"[A-Za-z_][\w.-]*", a)), "")
+        goals = [a for a in rest if a != tool and _split_pairs(a) is None]
+        lines.append((args[0], tool, pairs, goals[-1].strip() if goals else ""))
+    steps = {name for name, *_ in lines}
+    known = steps | {args[0] for name, args in named if name != macro and len(args) >= 2}
+    targets: list[_Target] = []
+    refers = False
+    for name, tool, pairs, goal in lines:
+        referred = [
+            args[0]
+            for value in pairs.values()
+            for _, args in _macro_calls(str(value))
+            if len(args) == 1 and args[0] in known and args[0] != name
+        ]
+        refers = refers or bool(referred)
+        needs = tuple(dict.fromkeys(r for r in referred if r in steps))
+        targets.append(_Target(name, needs, goal, tool, pairs))
+    return targets if refers else []
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:
@@ -2314,11 +2433,90 @@ _FLAT_MESSAGE_KEYS = (
 )
 
 
+_APP_STEP_KEY = r"([.]step|step_id)$"
+"""An application's attribute naming the step of the work its span does (``app.step``,
+``app.step_id``), as a framework copies an app's attributes onto every span of an agent call
+(Strands Agents' ``trace_attributes``)."""
+
+
+def app_step(attributes: Mapping[str, Any]) -> str:
+    """The step an application's attribute names (:data:`_APP_STEP_KEY`; the first such key,
+    by key), empty when none.
+
+    >>> app_step({"gen_ai.agent.name": "executor", "shop.step": "pick", "shop.attempt": 2})
+    'pick'
+    """
+    keys = sorted(k for k in attributes if re.search(_APP_STEP_KEY, k))
+    return str(attributes[keys[0]]).strip() if keys else ""
+
+
+_USER_EVENT = "gen_ai.user.message"
+_CHOICE_EVENT = "gen_ai.choice"
+_TOOL_EVENT = "gen_ai.tool.message"
+_EVENT_VALUES = {_USER_EVENT: "content", _CHOICE_EVENT: "message", _TOOL_EVENT: "content"}
+"""GenAI events a span records its messages as (Strands Agents' own tracing: what an agent
+call or chat call was asked, ``gen_ai.user.message``; what it answered, ``gen_ai.choice``;
+what a tool call was called with, ``gen_ai.tool.message``) and the attribute holding each
+event's message: read as attributes named after the event (:func:`event_values_sql`) where a
+span has no attribute saying the same."""
+
+
+def event_values_sql(names: Iterable[str], events: str = "Events") -> str:
+    """SQL for a Map of the message of each event of ``names`` (:data:`_EVENT_VALUES`) that a
+    span of ``otel_traces`` records (its first such event), keyed by the event's name.
+
+    >>> event_values_sql(["gen_ai.choice"]).endswith(
+    ...     "Events.Attributes[indexOf(Events.Name, 'gen_ai.choice')]['message'], '')))")
+    True
+    """
+    entries = ", ".join(
+        f"'{n}', if(has({events}.Name, '{n}'), "
+        f"{events}.Attributes[indexOf({events}.Name, '{n}')]['{_EVENT_VALUES[n]}'], '')"
+        for n in names
+    )
+    return f"mapFilter((k, v) -> v != '', map({entries}))"
+
+
+def event_values(events: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """What :func:`event_values_sql` selects, of a span's events as the trace API holds them
+    (``name``, ``attributes``): the message of its first event of each of those names.
+
+    >>> event_values([{"name": "gen_ai.choice", "attributes": {"message": "Plan: a"}},
+    ...               {"name": "gen_ai.choice", "attributes": {"message": "again"}}])
+    {'gen_ai.choice': 'Plan: a'}
+    """
+    out: dict[str, str] = {}
+    for e in events:
+        name = e["name"]
+        if name in _EVENT_VALUES and name not in out:
+            out[name] = str(e["attributes"].get(_EVENT_VALUES[name]) or "")
+    return {k: v for k, v in out.items() if v}
+
+
+def _event_text(value: str) -> str:
+    """An event's message as text: a JSON list of content blocks (``[{"text": ...}]``, as
+    Strands Agents records them) their texts, one per line; any other value as it is.
+
+    >>> _event_text('[{"text": "1. fetch"}, {"toolUse": {}}]'), _event_text("done")
+    ('1. fetch', 'done')
+    """
+    if not value.startswith("[{"):
+        return value
+    try:
+        decoded = safejson.loads(value)
+    except ValueError:
+        return value
+    if not isinstance(decoded, list):
+        return value
+    texts = [b["text"] for b in decoded if isinstance(b, dict) and isinstance(b.get("text"), str)]
+    return "\n".join(texts)
+
+
 def user_request_sql(column: str = "SpanAttributes") -> str:
     """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
     :func:`user_request` reads: a Map, empty for a span that records no input messages.
 
-    >>> user_request_sql().startswith("mapFilter((k, v) -> k = 'gen_ai.input.messages'")
+    >>> user_request_sql().startswith("mapUpdate(mapFilter((k, v) -> v != '', map('gen_ai.user")
     True
     """
     keys = " OR ".join(f"match(k, '{pattern}')" for pattern in _FLAT_MESSAGE_KEYS)
@@ -2326,7 +2524,8 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     # names roles (as is a Logfire OpenAI span's request_data)
     inputs = f"'{A.LF_OBSERVATION_INPUT}', '{A.MLFLOW_SPAN_INPUTS}', '{A.LOGFIRE_REQUEST_DATA}'"
     chat = f"(k IN ({inputs}) AND position(v, '\"role\"') > 0)"
-    return f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {chat}, {column})"
+    said = f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {chat}, {column})"
+    return f"mapUpdate({event_values_sql([_USER_EVENT])}, {said})"
 
 
 def user_request(attributes: Mapping[str, str]) -> str:
@@ -2337,7 +2536,7 @@ def user_request(attributes: Mapping[str, str]) -> str:
     OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
     ``langfuse.observation.input`` or an MLflow chat span's ``mlflow.spanInputs`` (the messages,
     or a request holding them), else a Logfire OpenAI span's ``request_data`` (the request, data
-    format version 1).
+    format version 1), else its first ``gen_ai.user.message`` event's content (Strands Agents).
 
     >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
     ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
@@ -2355,6 +2554,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     >>> user_request({"request_data": '{"messages": [{"role": "user", "content": "Fund it"}], '
     ...               '"model": "gpt-4o-mini"}'})
     'Fund it'
+    >>> user_request({"gen_ai.user.message": '[{"text": "Cast bell 7"}]'})
+    'Cast bell 7'
     """
     messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
     if not messages:
@@ -2367,6 +2568,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
         messages = _json_messages(attributes.get(A.MLFLOW_SPAN_INPUTS))
     if not messages:
         messages = _json_messages(attributes.get(A.LOGFIRE_REQUEST_DATA))
+    if not messages and (said := attributes.get(_USER_EVENT)):
+        return _event_text(said)
     return "\n".join(
         text
         for m in messages
@@ -2383,6 +2586,7 @@ _LLM_ANSWER_KEYS = (
     A.LF_OBSERVATION_OUTPUT,
     A.MLFLOW_SPAN_OUTPUTS,
     A.LOGFIRE_RESPONSE_DATA,
+    _CHOICE_EVENT,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
@@ -2395,9 +2599,10 @@ _RUN_ANSWER_KEYS = (
     A.GEN_AI_OUTPUT_MESSAGES,
     A.LF_OBSERVATION_OUTPUT,
     A.MLFLOW_SPAN_OUTPUTS,
+    _CHOICE_EVENT,
 )
 """Where an agent run's output is: OpenInference, Traceloop, pydantic-ai's typed output, GenAI,
-Langfuse, MLflow."""
+Langfuse, MLflow, else its ``gen_ai.choice`` event (Strands Agents)."""
 _TOOL_ARGUMENT_KEYS = (
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
     A.OI_INPUT_VALUE,
@@ -2405,9 +2610,11 @@ _TOOL_ARGUMENT_KEYS = (
     "tool_arguments",
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
+    _TOOL_EVENT,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migrations 0029, 0034, 0038): what a planner said through the tools it called."""
+them (migrations 0029, 0034, 0038), else its ``gen_ai.tool.message`` event (Strands Agents):
+what a planner said through the tools it called."""
 
 
 def answer_sql(
@@ -2416,8 +2623,9 @@ def answer_sql(
     """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
     :func:`answer` reads for a span of kind ``kind`` (a column; ``inferred`` the column saying
     whether the span model inferred it; an AutoGen ``process`` span's message whatever its
-    kind): a Map, empty for a span that records no answer or is none of the spans
-    :func:`answer` reads.
+    kind; what the span said in GenAI message events, :func:`event_values_sql`; for an
+    inferred step, the attributes :func:`app_step` reads): a Map, empty for a span that records
+    no answer or is none of the spans :func:`answer` reads.
 
     >>> answer_sql().startswith("if(SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step'")
     True
@@ -2430,11 +2638,17 @@ def answer_sql(
         f"if({column}['{operation}'] = 'process' AND {column}['{message}'] != '', "
         f"mapFilter((k, v) -> k IN ('{operation}', '{message}'), {column}), map())"
     )
+    # what a span records as events instead (Strands Agents): read as attributes named after
+    # the events, attributes first
+    evented = f"if({kind} = '{A.KIND_TOOL}', {event_values_sql([_TOOL_EVENT])}, " + (
+        f"{event_values_sql([_CHOICE_EVENT])})"
+    )
     return (
         f"if({kind} IN ('{A.KIND_LLM}', '{A.KIND_TOOL}') OR ({kind} = '{A.KIND_STEP}' "
-        f"AND {inferred} = 1), mapFilter((k, v) -> has(if({kind} = '{A.KIND_TOOL}', "
-        f"[{tool_keys}], [{keys}]), k), {column}), if({kind} = '{A.KIND_RUN}' AND {inferred} = 1, "
-        f"mapFilter((k, v) -> startsWith(v, '[{{'), {column}), {runtime}))"
+        f"AND {inferred} = 1), mapUpdate({evented}, mapFilter((k, v) -> has(if({kind} = "
+        f"'{A.KIND_TOOL}', [{tool_keys}], [{keys}]), k) OR ({kind} = '{A.KIND_STEP}' AND "
+        f"match(k, '{_APP_STEP_KEY}')), {column})), if({kind} = '{A.KIND_RUN}' "
+        f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), {runtime}))"
     )
 
 
@@ -2466,6 +2680,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     >>> answer({"mlflow.spanOutputs": '{"choices": [{"message": {"role": "assistant", '
     ...         '"content": "Step: fetch"}}]}'}, "llm", False)
     'Step: fetch'
+    >>> answer({"gen_ai.choice": '[{"text": "Plan: fetch"}]'}, "step", True)
+    'Plan: fetch'
     """
     if said := message_text(attributes):
         return said
@@ -2494,6 +2710,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = _message_answer(value)
         elif value and key == A.LOGFIRE_RESPONSE_DATA:
             value = _response_data_answer(value)
+        elif value and key == _CHOICE_EVENT:
+            value = _event_text(value)
         if value:
             return value
     return ""

@@ -42,6 +42,7 @@ from .observed import (
     ToolEvent,
     answer,
     answer_sql,
+    app_step,
     bind,
     tool_event_sql,
     user_request,
@@ -786,6 +787,7 @@ def bind_traces(
                     answer=answer(dict(r["answers"]), kind, bool(r["inferred"]))
                     if r["answers"]
                     else "",
+                    app_step=app_step(dict(r["answers"])) if kind == A.KIND_STEP else "",
                 )
             )
         events = [

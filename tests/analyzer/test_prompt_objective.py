@@ -247,6 +247,7 @@ SOURCES = (
     "openllmetry_langgraph",
     "openllmetry_openai",
     "pydantic_ai",
+    "strands_agents",
 )
 
 

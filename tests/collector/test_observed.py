@@ -1193,6 +1193,137 @@ def test_assignment_lines_with_no_reference_or_export_or_with_prose_are_no_scrip
         assert all("depends_on" not in json.loads(p.json)[0] for p in b.read_plans), text
 
 
+SHEET = (
+    "\\begin{plan}{7}{1}\n"
+    "\\task{lookup}{lookup_order}{order=7, region=eu}{Find what was paid}\n"
+    "\\task{refund}{issue_refund}{payment=\\ref{lookup}, reason=damaged}{Refund it}\n"
+    "\\end{plan}\n"
+)
+RESHEET = (
+    "\\begin{plan}{7}{2}\n\\revises{1}{refund declined}\n\\kept{lookup}{P-1}\n"
+    "\\task{refund}{issue_refund}{payment=\\ref{lookup}, reason=damaged, retry=1}{Again}\n"
+    "\\end{plan}\n"
+)
+
+
+def agent_trace(turns: list[tuple[str, str, str]]) -> list[SpanNode]:
+    """An agent framework's own spans (Strands Agents' shape): the app's root, an inferred
+    agent run per call (``invoke_agent <agent>``), its LLM call, the tool calls it made; a
+    planner's run answers ``text``, an executor's calls ``tool`` (failing when ``text`` is
+    ``fail``)."""
+    spans = [node("root", "", "other", 0, name="app.order 7")]
+    for i, (agent, tool, text) in enumerate(turns):
+        at, s = 10 * i + 1, f"s{i}"
+        planner = not tool
+        spans += [
+            node(
+                s,
+                "root",
+                "step",
+                at,
+                name=f"invoke_agent {agent}",
+                step_name=agent,
+                answer=text if planner else "done",
+            ),
+            node(f"{s}l", s, "llm", at + 1, answer=text if planner else "", duration_ns=1),
+        ]
+        if not planner:
+            spans.append(
+                node(f"{s}t", s, "tool", at + 3, tool=tool, failed=text == "fail", answer="{}")
+            )
+    return spans
+
+
+def test_a_latex_macro_plan_is_read_from_its_step_macros_and_a_revision_from_what_is_left() -> None:
+    """The macro that recurs with an identifier and a ``key=value`` argument is a step, a
+    one-argument macro naming a step an earlier result; a revision's other identifier-led macro
+    (a done step) is no step; executor runs bind by the tool they call."""
+    b = bind(
+        agent_trace(
+            [
+                ("planner", "", SHEET),
+                ("executor", "lookup_order", "ok"),
+                ("executor", "issue_refund", "fail"),
+                ("planner", "", RESHEET),
+                ("executor", "issue_refund", "ok"),
+            ]
+        ),
+        [],
+    )
+    first, second = b.read_plans
+    assert (first.span_id, second.span_id) == ("s0", "s3")
+    assert [(s.step_id, s.tool) for s in first.steps] == [
+        ("lookup", "lookup_order"),
+        ("refund", "issue_refund"),
+    ]
+    assert json.loads(first.json)[1] == {
+        "id": "refund",
+        "tool": "issue_refund",
+        "args": {"payment": "\\ref{lookup}", "reason": "damaged"},
+        "depends_on": ["lookup"],
+        "description": "Refund it",
+    }
+    assert json.loads(second.json) == [
+        {
+            "id": "refund",
+            "tool": "issue_refund",
+            "args": {"payment": "\\ref{lookup}", "reason": "damaged", "retry": 1},
+            "depends_on": [],
+            "description": "Again",
+        }
+    ]
+    assert b.steps == {"s1": "lookup", "s2": "refund", "s4": "refund"}
+    assert (b.attempts["s4"], b.failed) == (2, frozenset({"s2"}))
+
+
+def test_macros_with_no_reference_or_without_arguments_are_no_plan() -> None:
+    for text in (
+        "\\task{lookup}{lookup_order}{order=7}{Find}\n\\task{refund}{issue_refund}{order=7}{Pay}",
+        "\\section{lookup}{Find what was paid}\n\\section{refund}{Refund \\ref{lookup}}",
+        "\\outcome{ok}{P-1}{}",
+    ):
+        b = bind(agent_trace([("planner", "", text), ("executor", "lookup_order", "ok")]), [])
+        assert all("depends_on" not in json.loads(p.json)[0] for p in b.read_plans), text
+
+
+def test_what_a_span_said_in_genai_message_events_is_what_it_was_asked_and_answered() -> None:
+    """Strands Agents records a call's messages as events (``gen_ai.user.message``,
+    ``gen_ai.choice``, a tool span's ``gen_ai.tool.message``), read as attributes named after
+    them; an attribute saying the same wins."""
+    blocks = '[{"text": "Refund order 7"}]'
+    assert observed.user_request({"gen_ai.user.message": blocks}) == "Refund order 7"
+    assert observed.answer({"gen_ai.choice": "\\task{a}{t}{}{A}"}, "step", True) == (
+        "\\task{a}{t}{}{A}"
+    )
+    assert observed.answer({"gen_ai.choice": blocks}, "llm", False) == "Refund order 7"
+    assert observed.answer({"gen_ai.tool.message": '{"order": 7}'}, "tool", False) == (
+        '{"order": 7}'
+    )
+    said = {"gen_ai.choice": "from the event", "gen_ai.output.messages": "[]", "output.value": "x"}
+    assert observed.answer(said, "step", True) == "x"
+    # a choice is no tool call's arguments, a tool message no run's answer
+    assert observed.answer({"gen_ai.choice": blocks}, "tool", False) == ""
+    assert observed.answer({"gen_ai.tool.message": "{}"}, "step", True) == ""
+
+
+def test_an_app_attribute_copied_onto_an_agent_call_names_its_step() -> None:
+    """Executor calls of one agent that share a tool and are told no step id bind by the step
+    an app's attribute on their spans names (``app.step``, as Strands copies an agent's
+    ``trace_attributes``); a value naming no step of the plan binds nothing."""
+    plan = [ObservedStep("plan", "pick", "wms", 0), ObservedStep("plan", "ship", "wms", 1)]
+    spans = [node("root", "", "run", 0), node("plan", "root", "llm", 1)]
+    for i, step in enumerate(("pick", "ship", "pack")):
+        at = 10 * (i + 1)
+        spans += [
+            node(f"e{i}", "root", "step", at, step_name="executor", app_step=step),
+            node(f"t{i}", f"e{i}", "tool", at + 1, tool="wms"),
+        ]
+    b = bind(spans, plan)
+    assert b.steps == {"e0": "pick", "e1": "ship"}
+    assert observed.app_step({"shop.order": "7", "shop.step_id": "pick"}) == "pick"
+    assert observed.app_step({"gen_ai.agent.name": "executor", "steps": "3"}) == ""
+
+
 def test_a_logfire_log_is_an_event_of_its_span_and_an_error_log_fails_it() -> None:
     spans = [
         node("root", "", "other", 0, name="refund {order}"),

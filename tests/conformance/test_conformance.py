@@ -42,7 +42,9 @@ GAPS: dict[str, dict[frozenset[str], str]] = {
     "test_run_with_its_llm_and_tool_calls": {frozenset({"autogen_agentchat"}): _NO_MODEL_SPAN},
     "test_plan_observed_from_the_planner": {
         frozenset({"autogen_agentchat"}): "the planner's reply is only in the runtime's messages: "
-        "its plan is read when the trace is read (ids and tools, no description)"
+        "its plan is read when the trace is read (ids and tools, no description)",
+        frozenset({"strands_agents"}): "the planner's answer is only in its spans' gen_ai.choice "
+        "events: its plan is read when the trace is read (ids and tools, no description)",
     },
 }
 """(test, sources) pairs the span model cannot read yet, with the reason."""

@@ -848,6 +848,19 @@ def _mlflow(span: ReadableSpan, key: str) -> Any:
             ("loop_poll_stuck", "loop_across_replans", "wrong_account", "legit_replan"),
             ("find_apiary", "pay_rental", "notify_grower"),
         ),
+        (
+            "foundry",
+            "sealed19",
+            (
+                "loop_poll_stuck",
+                "loop_tool_in_step",
+                "loop_across_replans",
+                "wrong_day",
+                "legit_replan",
+                "flaky_tool",
+            ),
+            ("find_bronze", "book_furnace", "schedule_casting", "pay_deposit", "notify_parish"),
+        ),
     ],
 )
 def test_runs_are_found_at_the_steps_of_their_plans(
@@ -868,9 +881,12 @@ def test_runs_are_found_at_the_steps_of_their_plans(
     hives (sealed-18) is a Magentic-One team under AutoGen's own tracing, its plan a bullet
     list in the orchestrator's task ledger, re-planned with done items, its turns asked the
     orchestrator's instruction, its calls' arguments and results only in the runtime's
-    messages (``observed.bind``'s AutoGen rules). A loop, a wrong value and a legitimate
-    re-plan are found at the labelled step, in a child process on a store of its own:
-    ``check_findings``."""
+    messages (``observed.bind``'s AutoGen rules); foundry (sealed-19) is Strands Agents under
+    Strands' own tracing, its plan a LaTeX-like sheet in the planner agent's ``gen_ai.choice``
+    event, revised with ``\\done`` macros for the done steps (``observed.evidence_plans``), its
+    calls' arguments only in their spans' ``gen_ai.tool.message`` events. A loop, a wrong value
+    and a legitimate re-plan are found at the labelled step, in a child process on a store of
+    its own: ``check_findings``."""
     dsn = migrated.store_dsn(tmp_path / "chdb")
     _check_in_child("check_findings", dsn, agent, split, ",".join(steps), *scenarios)
 

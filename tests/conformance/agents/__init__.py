@@ -18,5 +18,6 @@ SOURCES = (
     "mlflow_tracing",
     "logfire_sdk",
     "autogen_agentchat",
+    "strands_agents",
 )
 """Every source, in the order the suite runs them."""
