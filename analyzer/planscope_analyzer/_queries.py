@@ -271,8 +271,10 @@ _APP_ARGUMENTS = (
 
 # a tool span's own events (Strands Agents): its gen_ai.tool.message the arguments, its
 # gen_ai.choice the result (a JSON list of content blocks: the first block's text)
-_EVENT_ARGUMENTS = f"{event_values_sql(['gen_ai.tool.message'])}['gen_ai.tool.message']"
-_EVENT_CHOICE = f"{event_values_sql(['gen_ai.choice'])}['gen_ai.choice']"
+_EVENT_ARGUMENTS = (
+    f"{event_values_sql([A.GEN_AI_TOOL_MESSAGE_EVENT])}['{A.GEN_AI_TOOL_MESSAGE_EVENT}']"
+)
+_EVENT_CHOICE = f"{event_values_sql([A.GEN_AI_CHOICE_EVENT])}['{A.GEN_AI_CHOICE_EVENT}']"
 _EVENT_RESULT = (
     f"if(JSONExtractString({_EVENT_CHOICE}, 1, 'text') != '', "
     f"JSONExtractString({_EVENT_CHOICE}, 1, 'text'), {_EVENT_CHOICE})"

@@ -2450,9 +2450,9 @@ def app_step(attributes: Mapping[str, Any]) -> str:
     return str(attributes[keys[0]]).strip() if keys else ""
 
 
-_USER_EVENT = "gen_ai.user.message"
-_CHOICE_EVENT = "gen_ai.choice"
-_TOOL_EVENT = "gen_ai.tool.message"
+_USER_EVENT = A.GEN_AI_USER_MESSAGE_EVENT
+_CHOICE_EVENT = A.GEN_AI_CHOICE_EVENT
+_TOOL_EVENT = A.GEN_AI_TOOL_MESSAGE_EVENT
 _EVENT_VALUES = {_USER_EVENT: "content", _CHOICE_EVENT: "message", _TOOL_EVENT: "content"}
 """GenAI events a span records its messages as (Strands Agents' own tracing: what an agent
 call or chat call was asked, ``gen_ai.user.message``; what it answered, ``gen_ai.choice``;

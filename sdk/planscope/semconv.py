@@ -118,6 +118,11 @@ LOGFIRE_LEVEL_ERROR: Final = 17
 # tracer_provider: ``autogen {create|send|publish|process|ack} {destination}``). Not ours.
 AUTOGEN_MESSAGING_OPERATION: Final = "messaging.operation"  # create | publish | process | ...
 AUTOGEN_MESSAGE: Final = "message"  # JSON: the message the runtime delivers (process spans)
+# GenAI message events (the older GenAI events convention; Strands Agents' own tracing writes
+# them on its spans): what a call was asked, what it answered, what a tool was called with.
+GEN_AI_USER_MESSAGE_EVENT: Final = "gen_ai.user.message"  # attribute `content`
+GEN_AI_CHOICE_EVENT: Final = "gen_ai.choice"  # attribute `message`
+GEN_AI_TOOL_MESSAGE_EVENT: Final = "gen_ai.tool.message"  # attribute `content`
 OPERATION_COST: Final = "operation.cost"
 PYDANTIC_AI_AGENT_NAME: Final = "agent_name"  # pydantic-ai before the GenAI agent spans
 SPAN_STATUS_ERROR: Final = "Error"
