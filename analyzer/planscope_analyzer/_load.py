@@ -1055,9 +1055,9 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
             "answers",
         ),
     ):
-        said = dict(attributes)
-        text = answer(said, kind, bool(inferred))
-        step = app_step(said) if kind == A.KIND_STEP else ""
+        attrs = dict(attributes)
+        text = answer(attrs, kind, bool(inferred))
+        step = app_step(attrs) if kind == A.KIND_STEP else ""
         if text or step:
             out.setdefault(trace_id, {})[span_id] = Said(
                 kind, parent, int(start), int(duration), text, step

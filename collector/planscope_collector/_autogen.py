@@ -70,12 +70,7 @@ def message_text(attributes: Mapping[str, str]) -> str:
     text = attributes.get(A.AUTOGEN_MESSAGE) or ""
     if attributes.get(A.AUTOGEN_MESSAGING_OPERATION) != "process" or not text.startswith("{"):
         return ""
-    try:
-        decoded = safejson.loads(text)
-    except ValueError:
-        return ""
-    if not isinstance(decoded, dict):
-        return ""
+    decoded = safejson.load_object(text)
     response, messages = decoded.get("response"), decoded.get("messages")
     said = [
         *(messages if isinstance(messages, list) else []),

@@ -2787,12 +2787,7 @@ def _response_data_answer(text: str) -> str:
     >>> _response_data_answer('{"message": {"role": "assistant", "content": "a: b"}, "usage": {}}')
     'a: b'
     """
-    try:
-        decoded = safejson.loads(text)
-    except ValueError:
-        return ""
-    if not isinstance(decoded, dict):
-        return ""
+    decoded = safejson.load_object(text)
     if isinstance(message := decoded.get("message"), dict):
         return _message_answer(json.dumps(message))
     return str(decoded.get("text") or "")
