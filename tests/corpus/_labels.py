@@ -2358,8 +2358,10 @@ def _hives_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]
 
 def _hives_wrong_colonies(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
     # the note's colony count lost or gained a digit: the first step finds an apiary all the
-    # same, the inspection certifies that count, and the rental is refused for good
-    return PROPAGATION, "inspect_hives", "", {"colonies": rng.choice([40, 4000])}
+    # same, the inspection certifies that count, and the rental is refused for good. Labelled
+    # at find_apiary, the first step whose inputs carried it (its registry query's colonies=):
+    # the README's rule (relabelled 2026-12-05, see docs/analyzers.md "Sealed-19 split")
+    return PROPAGATION, "find_apiary", "", {"colonies": rng.choice([40, 4000])}
 
 
 def _hives_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
@@ -2466,8 +2468,10 @@ def _foundry_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any
 
 def _foundry_wrong_weight(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
     # the note's weight lost or gained a digit: the lot is found all the same (the catalogue
-    # does not weigh), the casting is scheduled for it, and the deposit is refused for good
-    return PROPAGATION, "schedule_casting", "", {"weight_kg": rng.choice([42, 4200])}
+    # does not weigh), the casting is scheduled for it, and the deposit is refused for good.
+    # Labelled at find_bronze, the first step whose inputs carried it (its catalogue call's
+    # kg=): the README's rule (relabelled 2026-12-05, see docs/analyzers.md "Sealed-19 split")
+    return PROPAGATION, "find_bronze", "", {"weight_kg": rng.choice([42, 4200])}
 
 
 def _foundry_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
