@@ -46,12 +46,14 @@ comes from a note. This source records no context data (no starvation label).
 
 from __future__ import annotations
 
+import atexit
 import functools
 import inspect
 import json
 import logging
 import os
 import re
+import shutil
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
@@ -694,7 +696,9 @@ def _mlflow_provider() -> TracerProvider:
     threading.Thread(target=sink.serve_forever, daemon=True).start()
     # a tracking URI of its own (never written: OTLP is the only destination); the default
     # one would look for ./mlruns in the working directory
-    mlflow.set_tracking_uri(Path(tempfile.mkdtemp(prefix="corpus-museum-")).as_uri())
+    tracking = tempfile.mkdtemp(prefix="corpus-museum-")
+    atexit.register(shutil.rmtree, tracking, ignore_errors=True)  # empty: nothing else removes it
+    mlflow.set_tracking_uri(Path(tracking).as_uri())
     with _otlp_env(f"http://127.0.0.1:{sink.server_port}/v1/traces"):
         provider = mlflow.tracing.get_bridged_tracer_provider()
     provider.add_span_processor(_RELAY)

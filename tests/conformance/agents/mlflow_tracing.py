@@ -12,7 +12,9 @@ to the suite's provider, whose exporter sends it to planscope."""
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -104,7 +106,9 @@ def run(provider: TracerProvider, base_url: str, scenarios: list[str], mark: Any
     os.environ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"] = "http/protobuf"
     os.environ["OTEL_SERVICE_NAME"] = "conformance-mlflow-tracing"  # MLflow's provider's resource
     # a tracking URI of its own (never written: OTLP is the only destination)
-    mlflow.set_tracking_uri(Path(tempfile.mkdtemp(prefix="conformance-mlflow-")).as_uri())
+    tracking = tempfile.mkdtemp(prefix="conformance-mlflow-")
+    atexit.register(shutil.rmtree, tracking, ignore_errors=True)  # empty: nothing else removes it
+    mlflow.set_tracking_uri(Path(tracking).as_uri())
     mlflow.tracing.get_bridged_tracer_provider().add_span_processor(_Relay(provider))
     mlflow.openai.autolog(silent=True)
     client = OpenAI(base_url=base_url, api_key="test")
