@@ -260,7 +260,7 @@ class World:
     label: Label
     errors: list[str] = field(default_factory=list)
     lots: dict[str, str] = field(default_factory=dict)
-    """Metal lot -> its alloy."""
+    """Metal lot -> its pipe metal."""
     bookings: dict[str, dict[str, Any]] = field(default_factory=dict)
     voicings: dict[str, dict[str, Any]] = field(default_factory=dict)
     accounts: set[str] = field(default_factory=lambda: {ORDER["account"]})
