@@ -23,7 +23,7 @@ Baselines, scored on the same traces in the same run:
     .venv/bin/python benchmarks/detector_corpus.py [--json out.json] [--split dev|heldout]
 
 The sealed splits (built after the last tuning, labels committed first) are left out unless
-``--sealed``, ``--sealed2`` ... ``--sealed19`` is given, which scores that split
+``--sealed``, ``--sealed2`` ... ``--sealed20`` is given, which scores that split
 alone: run it once, at the end, and report it apart.
 """
 
@@ -69,8 +69,9 @@ SEALED = (
     "sealed17",
     "sealed18",
     "sealed19",
+    "sealed20",
 )
-"""Splits scored once, each only when asked for (``--sealed19``); left out of the plain scoring."""
+"""Splits scored once, each only when asked for (``--sealed20``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")
 
 

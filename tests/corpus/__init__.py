@@ -26,6 +26,7 @@ from . import (
     moving,
     museum,
     oncall,
+    organ,
     refund,
     release,
     restock,
@@ -64,7 +65,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     harvest app through OpenLLMetry's OpenAI instrumentor and its own plain spans on
     ``provider``, the hives Magentic-One team through AutoGen's own tracing (its runtime on
     ``provider``, autogen-core's GenAI spans relayed from the global tracer provider), the
-    foundry Strands Agents through Strands' own tracing (relayed from the global provider).
+    foundry Strands Agents through Strands' own tracing (relayed from the global provider), the
+    organ Griptape Agents through Griptape's own OpenTelemetry driver (its provider's one
+    processor a relay to ``provider``'s).
     """
     import planscope
 
@@ -80,6 +83,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     openllmetry_openai: list[Label] = []
     autogen: list[Label] = []
     strands: list[Label] = []
+    griptape: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -121,6 +125,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             autogen.append(label)
         elif label.agent == "foundry":
             strands.append(label)
+        elif label.agent == "organ":
+            griptape.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -145,6 +151,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(harvest.play(openllmetry_openai, provider))
     out.update(hives.play(autogen, provider))
     out.update(foundry.play(strands, provider))
+    out.update(organ.play(griptape, provider))
     return out
 
 

@@ -402,6 +402,36 @@ SPLITS: dict[str, dict[str, range]] = {
         "hives": range(58000, 58008),
         "foundry": range(58000, 58020),
     },
+    # Sealed 20: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed20``): new seeds of the twenty-two agents and a
+    # twenty-third agent (organ: Griptape Agents as planner and executor under Griptape's own
+    # OpenTelemetry observability driver).
+    "sealed20": {
+        "travel": range(60000, 60008),
+        "etl": range(60000, 60008),
+        "support": range(60000, 60008),
+        "refund": range(60000, 60006),
+        "restock": range(60000, 60008),
+        "release": range(60000, 60008),
+        "analyst": range(60000, 60008),
+        "oncall": range(60000, 60008),
+        "claims": range(60000, 60008),
+        "lab": range(60000, 60008),
+        "lease": range(60000, 60008),
+        "customs": range(60000, 60008),
+        "venue": range(60000, 60008),
+        "fleet": range(60000, 60008),
+        "solar": range(60000, 60008),
+        "moving": range(60000, 60008),
+        "grants": range(60000, 60008),
+        "museum": range(60000, 60008),
+        "marina": range(60000, 60008),
+        "harvest": range(60000, 60008),
+        "hives": range(60000, 60008),
+        "foundry": range(60000, 60008),
+        "organ": range(60000, 60020),
+    },
 }
 
 _ERRORS = (
@@ -2479,6 +2509,115 @@ def _foundry_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str,
     return PROPAGATION, "pay_deposit", "", {"account": rng.choice(["ACC-5581", "ACC-5158"])}
 
 
+# --- organ: an organ builder restoring a concert hall's pipe organ, Griptape Agents as planner
+# and executor under Griptape's own OpenTelemetry driver (sealed-20). Pipe metal sourced from a
+# stock list read page by page, the voicing loft booked for the install day (confirmed later:
+# polled), the voicing scheduled, the deposit invoiced to the hall's account and the works
+# notice sent; the app then checks the install day and watches the hall's humidity. The planner
+# (a BibTeX work plan) trusts the voicer's notes over the order: the scenario's wrong value
+# comes from a note. A step is named by its @step entry's key.
+def _organ_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _organ_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service answers %...-E-RETRY once or twice; the app's re-run works
+    step = rng.choice(["source_metal", "book_loft", "schedule_voicing", "invoice_deposit"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "later"}
+
+
+def _organ_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a %...-W-BUSY once or twice inside one executor run; the model's 2nd or 3rd call (a later
+    # slot) works
+    step = rng.choice(["book_loft", "schedule_voicing", "invoice_deposit", "notify_hall"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _organ_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the loft is re-floored on the install day: the booking answers %LOFT-E-CLASH naming the
+    # loft's free day; one revision, then everything works
+    return "healthy", "", PROPAGATION, {"free_day": rng.choice(["2027-09-16", "2027-09-21"])}
+
+
+def _organ_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the metal stock list has 4-9 pages of held lots; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _organ_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the loft booking is TENTATIVE 3-8 times, then confirmed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _organ_external_outage(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the voicing was scheduled, the deposit invoiced, the hall told and the install day
+    # checked, the hall's heating fails overnight: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
+def _organ_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step meets %...-E-RETRY (varying texts), run again by the app;
+    # the last condition is final
+    step = rng.choice(["source_metal", "book_loft", "schedule_voicing", "invoice_deposit"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "later"}
+
+
+def _organ_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run the service answers %...-W-BUSY again and again while the model
+    # asks for a later slot; the last condition is final
+    step = rng.choice(["book_loft", "schedule_voicing", "notify_hall"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _organ_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # invoice_deposit fails in every plan: %LEDGER-E-RETRY (run again), then %LEDGER-E-CLASH
+    # naming another account (a revision); the last condition is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "invoice_deposit",
+        "",
+        {
+            "step": "invoice_deposit",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "raise": "replans",
+        },
+    )
+
+
+def _organ_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the loft booking never leaves TENTATIVE: the executor checks until it is stuck
+    return RUNAWAY, "book_loft", "", {"step": "book_loft"}
+
+
+def _organ_wrong_metal(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another pipe metal: source_metal finds a lot of it; scheduling the voicing
+    # is refused for good (%SHOP-F-WRONGMETAL)
+    return PROPAGATION, "source_metal", "", {"metal": rng.choice(["spotted-45", "common-30"])}
+
+
+def _organ_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's install day has its month and day swapped or a digit moved: every step
+    # succeeds, the app's install day check fails
+    return PROPAGATION, "book_loft", "", {"install_day": rng.choice(["2027-09-04", "2027-04-19"])}
+
+
+def _organ_wrong_ranks(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's rank count lost or gained a digit: it first enters schedule_voicing's call (the
+    # stock list takes no count), the voicing is scheduled, the invoice is refused for good
+    return PROPAGATION, "schedule_voicing", "", {"ranks": rng.choice([4, 41])}
+
+
+def _organ_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account number has two digits swapped: the invoice is refused for good
+    return PROPAGATION, "invoice_deposit", "", {"account": rng.choice(["ACC-7713", "ACC-7371"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -2821,6 +2960,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_weight": _foundry_wrong_weight,
         "wrong_account": _foundry_wrong_account,
     },
+    "organ": {
+        "healthy": _organ_healthy,
+        "flaky_step": _organ_flaky_step,
+        "flaky_tool": _organ_flaky_tool,
+        "legit_replan": _organ_legit_replan,
+        "pagination": _organ_pagination,
+        "polling_ends": _organ_polling_ends,
+        "external_outage": _organ_external_outage,
+        "loop_step_varying": _organ_loop_step,
+        "loop_tool_in_step": _organ_loop_tool,
+        "loop_across_replans": _organ_loop_replans,
+        "loop_poll_stuck": _organ_loop_poll,
+        "wrong_metal": _organ_wrong_metal,
+        "wrong_day": _organ_wrong_day,
+        "wrong_ranks": _organ_wrong_ranks,
+        "wrong_account": _organ_wrong_account,
+    },
 }
 
 
@@ -2840,6 +2996,7 @@ FROM_MIDDLE = {
     "sealed17",
     "sealed18",
     "sealed19",
+    "sealed20",
 }
 
 

@@ -41,6 +41,7 @@ from tests.corpus import (
     marina,
     moving,
     museum,
+    organ,
     play,
     read_labels,
     refund,
@@ -97,6 +98,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed17",
         "sealed18",
         "sealed19",
+        "sealed20",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -1141,6 +1143,31 @@ def check_hives_plays() -> None:
     assert plan2[0].args["day"] == day != plan1[2].args["day"]
 
 
+def _loop_and_replan_apart(
+    play: Play, labels: list[Label], neighbours: Sequence[tuple[Play, Label]], ours: set[str]
+) -> tuple[Label, Label, dict[str, str], dict[str, list[ReadableSpan]]]:
+    """The agent's first ``loop_tool_in_step`` and ``legit_replan`` runs played between the
+    ``neighbours`` (``_played_between``), once their traces and the agent's share no
+    instrumentation scope and the agent's carry exactly ``ours``."""
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(play, [picked, replan], neighbours)
+    assert all(traces[t] and not _scopes(traces[t]) & ours for t in others)
+    for run in ids.values():
+        assert _scopes(traces[run]) == ours
+    return picked, replan, ids, traces
+
+
+def _gave_up(spans: list[ReadableSpan], root_name: str, said: str) -> dict[int, ReadableSpan]:
+    """The trace's spans by span id, once its one root is named ``root_name...`` and has status
+    ERROR with ``said`` in its description."""
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith(root_name)
+    assert root.status.status_code is StatusCode.ERROR
+    assert said in str(root.status.description)
+    return {s.context.span_id: s for s in spans if s.context}
+
+
 def test_foundry_agent_plays_sealed19_scenarios() -> None:
     """The foundry Strands Agents (sealed-19 only) play labelled scenarios under Strands' own
     tracing, in a child process (Strands' tracer takes the process's global tracer provider for
@@ -1173,21 +1200,12 @@ def check_foundry_plays() -> None:
         (harvest.play, _committed("harvest", "sealed17")[0]),
         (hives.play, _committed("hives", "sealed18")[0]),
     ]
-    labels = _committed("foundry", "sealed19")
-    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
-    ids, others, traces = _played_between(foundry.play, [picked, replan], neighbours)
     ours = {"strands.telemetry.tracer", "foundry-app"}
-    assert all(traces[t] and not _scopes(traces[t]) & ours for t in others)
-    for run in ids.values():
-        assert _scopes(traces[run]) == ours
-
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        foundry.play, _committed("foundry", "sealed19"), neighbours, ours
+    )
     spans = traces[ids[picked.run]]
-    by_id = {s.context.span_id: s for s in spans if s.context}
-    (root,) = [s for s in spans if s.parent is None]
-    assert root.name.startswith("foundry.order BF-")
-    assert root.status.status_code is StatusCode.ERROR
-    assert f"{picked.step}: abort: Cancelled: " in str(root.status.description)
+    by_id = _gave_up(spans, "foundry.order BF-", f"{picked.step}: abort: Cancelled: ")
     (sheet,) = _sheets(spans)
     tool = next(st.tool for st in foundry.parse_sheet(sheet)[0] if st.id == picked.step)
     calls = [s for s in spans if s.name == f"execute_tool {tool}"]
@@ -1209,6 +1227,72 @@ def check_foundry_plays() -> None:
     (plan1, done1), (plan2, done2) = [foundry.parse_sheet(t) for t in (first, second)]
     assert not done1 and list(done2) == ["find_bronze"]
     assert "\\amends{1}{book_furnace: Clash: furnace relined on " in second
+    assert [st.id for st in plan1][1:] == [st.id for st in plan2]
+    day = ("value", replan.params["free_day"])
+    assert plan2[0].args["day"] == day != plan1[1].args["day"]
+
+
+def test_organ_agent_plays_sealed20_scenarios() -> None:
+    """The organ Griptape Agents (sealed-20 only) play labelled scenarios under Griptape's own
+    OpenTelemetry driver, in a child process (the foundry neighbour's Strands tracer takes the
+    process's global tracer provider for good): ``check_organ_plays``."""
+    _check_in_child("check_organ_plays")
+
+
+def _work_plans(spans: list[ReadableSpan]) -> list[str]:
+    """The BibTeX work plans the planner agent answered, in order (the app's ``organ.plan``)."""
+    plans = sorted((s for s in spans if s.name == "organ.plan"), key=lambda s: s.start_time or 0)
+    return [str((s.attributes or {})["organ.plan.text"]) for s in plans]
+
+
+def check_organ_plays() -> None:
+    """The organ agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-20 runs). A retry loop inside one executor run: one ``<Tool>.try_run()`` span per
+    injected condition, each with status ERROR and a VMS-style ``exception`` event (``W-BUSY``,
+    the last ``F-CANCELLED``), all under one ``organ.step`` span and one Griptape
+    ``Agent.run()``; a legitimate re-plan: the planner's second work plan supersedes the first,
+    keeps the done metal lot and books the loft's free day. A refund, a hives and a foundry run
+    played just before and just after (one provider) carry no Griptape or organ span, the organ
+    runs only those."""
+    neighbours = [
+        (refund.play, _committed("refund", "heldout")[0]),
+        (hives.play, _committed("hives", "sealed18")[0]),
+        (foundry.play, _committed("foundry", "sealed19")[0]),
+    ]
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        organ.play, _committed("organ", "sealed20"), neighbours, {"organ-works", "organ-app"}
+    )
+    spans = traces[ids[picked.run]]
+    by_id = _gave_up(spans, "organ.job ORG-", f"{picked.step}: abort: CANCELLED: ")
+    (plan,) = _work_plans(spans)
+    tool = next(st.tool for st in organ.parse_plan(plan)[0] if st.id == picked.step)
+    calls = [s for s in spans if s.name == f"{tool.split('_')[0]}.try_run()"]
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    said = [{str((e.attributes or {})["exception.message"]) for e in s.events} for s in calls]
+    assert all(len(m) == 1 and next(iter(m)).split(", ")[0].endswith("-W-BUSY") for m in said[:-1])
+    assert next(iter(said[-1])).split(", ")[0].endswith("-F-CANCELLED")
+
+    def ancestor(span: ReadableSpan, name: str) -> int:
+        while not span.name.startswith(name) and span.parent:
+            span = by_id[span.parent.span_id]
+        assert span.name.startswith(name)
+        return span.context.span_id if span.context else 0
+
+    assert len({ancestor(s, "Agent.run()") for s in calls}) == 1  # one executor run
+    (step,) = {by_id[ancestor(s, "organ.step ")] for s in calls}
+    assert step.name == f"organ.step {picked.step}"
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is not StatusCode.ERROR
+    first, second = _work_plans(spans)
+    (plan1, done1), (plan2, done2) = [organ.parse_plan(t) for t in (first, second)]
+    assert not done1 and list(done2) == ["source_metal"]
+    assert (
+        "supersedes = {1}," in second
+        and "reason = {book_loft: CLASH: loft re-floored on " in second
+    )
     assert [st.id for st in plan1][1:] == [st.id for st in plan2]
     day = ("value", replan.params["free_day"])
     assert plan2[0].args["day"] == day != plan1[1].args["day"]
