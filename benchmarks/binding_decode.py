@@ -1,0 +1,102 @@
+"""CPU time of decoding stored bindings (``planscope_analyzer._bindings.decode``, what a stored
+pass's loader does per trace): the same ``--count`` traces' rows of this checkout's
+``BINDING_VERSION`` and of ``--compare-with REV``'s, each decoded by its own build's ``decode``
+into row-less traces, in one process, cyclic GC paused (as in a pass), the builds alternating,
+best of 5. Both builds must have stored those traces' bindings in the store (an
+``analyzer_scale.py --compare-with REV`` run on it does).
+
+    .venv/bin/python benchmarks/binding_decode.py --store /tmp/fwspeed-big/frameworks/store \
+        --count 3000 --compare-with 8594919
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from types import ModuleType
+
+from planscope_analyzer import _bindings
+from planscope_analyzer._model import TraceData
+from planscope_collector.storage import open_store
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import REPO
+
+ROWS = """
+SELECT TraceId AS trace_id, BindingVersion AS version, argMax(Binding, BoundAt) AS binding
+FROM planscope_trace_bindings
+WHERE Project = {project:String} AND BindingVersion IN ({new:UInt32}, {base:UInt32})
+GROUP BY TraceId, BindingVersion
+"""
+
+
+def base_module(rev: str) -> ModuleType:
+    """``rev``'s ``_bindings`` module, imported beside this checkout's (its ``_model`` this
+    checkout's: both must hold the same model)."""
+    source = subprocess.run(
+        ["git", "show", f"{rev}:analyzer/planscope_analyzer/_bindings.py"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
+    path = Path(tempfile.mkdtemp(prefix="planscope-bench-bindings-")) / "_bindings.py"
+    path.write_bytes(source)
+    spec = importlib.util.spec_from_file_location("planscope_analyzer._bindings_base", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def decode_cpu(module: ModuleType, project: str, texts: dict[str, str]) -> float:
+    """CPU seconds ``module.decode`` takes to fill a row-less trace from each of ``texts``."""
+    traces = [(TraceData(project, trace_id), text) for trace_id, text in texts.items()]
+    started = time.process_time()
+    for t, text in traces:
+        module.decode(t, text)
+    return time.process_time() - started
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--store", required=True, help="an embedded store's directory")
+    p.add_argument("--project", default="bench")
+    p.add_argument("--count", type=int, default=3000, help="traces (the first by id)")
+    p.add_argument("--compare-with", required=True, metavar="REV")
+    args = p.parse_args()
+    base = base_module(args.compare_with)
+    new_v, base_v = _bindings.BINDING_VERSION, base.BINDING_VERSION
+    store = open_store(f"chdb://{args.store}")
+    try:
+        params = {"project": args.project, "new": new_v, "base": base_v}
+        rows = store.query_arrow(ROWS, params).to_pylist()
+    finally:
+        store.close()
+    by_version: dict[int, dict[str, str]] = {new_v: {}, base_v: {}}
+    for r in rows:
+        by_version[r["version"]][r["trace_id"]] = r["binding"]
+    both = sorted(set(by_version[new_v]) & set(by_version[base_v]))[: args.count]
+    texts = {v: {i: by_version[v][i] for i in both} for v in by_version}
+    best = {new_v: float("inf"), base_v: float("inf")}
+    gc.disable()
+    for _ in range(5):
+        for module, version in ((base, base_v), (_bindings, new_v)):
+            best[version] = min(best[version], decode_cpu(module, args.project, texts[version]))
+            gc.collect()
+    for label, version in ((args.compare_with, base_v), ("this checkout", new_v)):
+        size = sum(map(len, texts[version].values())) / max(1, len(both))
+        print(
+            f"{label} (binding version {version}): {len(both)} bindings, "
+            f"{size:,.0f} characters each on average, decode best of 5 {best[version]:.3f} CPU s"
+        )
+    print(f"CPU ratio {best[base_v] / best[new_v]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
