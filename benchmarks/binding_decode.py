@@ -2,11 +2,12 @@
 pass's loader does per trace): the same ``--count`` traces' rows of this checkout's
 ``BINDING_VERSION`` and of ``--compare-with REV``'s, each decoded by its own build's ``decode``
 into row-less traces, in one process, cyclic GC paused (as in a pass), the builds alternating,
-best of 5. Both builds must have stored those traces' bindings in the store (an
-``analyzer_scale.py --compare-with REV`` run on it does).
+best of 5. Each build must have stored those traces' bindings, in ``--store`` or, for REV,
+``--base-store`` (an ``analyzer_scale.py --compare-with REV --compare-workdir DIR`` run leaves
+them so).
 
     .venv/bin/python benchmarks/binding_decode.py --store /tmp/fwspeed-big/frameworks/store \
-        --count 3000 --compare-with 8594919
+        --base-store /tmp/fwspeed-big-base/frameworks/store --count 3000 --compare-with 8594919
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import REPO
 
 ROWS = """
-SELECT TraceId AS trace_id, BindingVersion AS version, argMax(Binding, BoundAt) AS binding
+SELECT TraceId AS trace_id, argMax(Binding, BoundAt) AS binding
 FROM planscope_trace_bindings
-WHERE Project = {project:String} AND BindingVersion IN ({new:UInt32}, {base:UInt32})
-GROUP BY TraceId, BindingVersion
+WHERE Project = {project:String} AND BindingVersion = {version:UInt32}
+GROUP BY TraceId
 """
 
 
@@ -54,6 +55,16 @@ def base_module(rev: str) -> ModuleType:
     return module
 
 
+def stored(where: str, project: str, version: int) -> dict[str, str]:
+    """Trace id → its newest stored binding of ``version`` in the store at ``where``."""
+    store = open_store(f"chdb://{where}")
+    try:
+        rows = store.query_arrow(ROWS, {"project": project, "version": version}).to_pylist()
+    finally:
+        store.close()
+    return {r["trace_id"]: r["binding"] for r in rows}
+
+
 def decode_cpu(module: ModuleType, project: str, texts: dict[str, str]) -> float:
     """CPU seconds ``module.decode`` takes to fill a row-less trace from each of ``texts``."""
     traces = [(TraceData(project, trace_id), text) for trace_id, text in texts.items()]
@@ -66,21 +77,17 @@ def decode_cpu(module: ModuleType, project: str, texts: dict[str, str]) -> float
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--store", required=True, help="an embedded store's directory")
+    p.add_argument("--base-store", help="where REV's bindings are (default: --store)")
     p.add_argument("--project", default="bench")
     p.add_argument("--count", type=int, default=3000, help="traces (the first by id)")
     p.add_argument("--compare-with", required=True, metavar="REV")
     args = p.parse_args()
     base = base_module(args.compare_with)
     new_v, base_v = _bindings.BINDING_VERSION, base.BINDING_VERSION
-    store = open_store(f"chdb://{args.store}")
-    try:
-        params = {"project": args.project, "new": new_v, "base": base_v}
-        rows = store.query_arrow(ROWS, params).to_pylist()
-    finally:
-        store.close()
-    by_version: dict[int, dict[str, str]] = {new_v: {}, base_v: {}}
-    for r in rows:
-        by_version[r["version"]][r["trace_id"]] = r["binding"]
+    by_version = {
+        new_v: stored(args.store, args.project, new_v),
+        base_v: stored(args.base_store or args.store, args.project, base_v),
+    }
     both = sorted(set(by_version[new_v]) & set(by_version[base_v]))[: args.count]
     texts = {v: {i: by_version[v][i] for i in both} for v in by_version}
     best = {new_v: float("inf"), base_v: float("inf")}

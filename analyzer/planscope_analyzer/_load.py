@@ -796,7 +796,7 @@ def _bind_observed(
         )
     t.attempts = sorted(attempts, key=lambda a: a.start_ns)
     # only the failed attempts' requests: no rule reads another's, and a stored binding holds
-    # what the trace keeps (a quarter of its text when every request was kept)
+    # what the trace keeps (every request was a fifth of its text)
     t.asked = {
         a.span_id: b.asked[a.span_id] for a in t.attempts if a.failed and a.span_id in b.asked
     }
