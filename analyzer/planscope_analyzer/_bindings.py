@@ -43,9 +43,9 @@ _FIELDS = (
 """The :class:`TraceData` fields a binding holds, in the order of its JSON array."""
 
 # Decoded straight into the model's types (its named tuples, lists, dicts, frozenset) in C, in
-# one pass: ~2.4x faster than json.loads and building the rows from its lists
-# (docs/benchmarks-log.md, 2026-12-05 "typed binding decode"). A text whose values have not
-# the model's types is not a binding (msgspec.ValidationError).
+# one pass: ~2x faster than json.loads and building the rows from its lists (docs/benchmarks.md,
+# "Typed binding decode"). A text whose values have not the model's types is not a binding
+# (msgspec.ValidationError).
 _HINTS = get_type_hints(TraceData)
 _DECODER = msgspec.json.Decoder(tuple.__class_getitem__(tuple(_HINTS[f] for f in _FIELDS)))
 
@@ -73,7 +73,7 @@ def encode(t: TraceData) -> str | None:
         return None
 
 
-def decode(t: TraceData, text: str | bytes) -> None:
+def decode(t: TraceData, text: str) -> None:
     """Put a binding :func:`encode` wrote into the row-less ``t`` (from the trace index); raises
     ``msgspec.DecodeError`` (``msgspec.ValidationError`` when a value has not the model's type)
     and leaves ``t`` as it was when ``text`` is not one."""
