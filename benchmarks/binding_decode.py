@@ -83,26 +83,26 @@ def main() -> None:
     p.add_argument("--compare-with", required=True, metavar="REV")
     args = p.parse_args()
     base = base_module(args.compare_with)
-    new_v, base_v = _bindings.BINDING_VERSION, base.BINDING_VERSION
-    by_version = {
-        new_v: stored(args.store, args.project, new_v),
-        base_v: stored(args.base_store or args.store, args.project, base_v),
+    builds = {  # label -> (its decode's module, its binding version, its stored rows)
+        args.compare_with: (base, base.BINDING_VERSION, args.base_store or args.store),
+        "this checkout": (_bindings, _bindings.BINDING_VERSION, args.store),
     }
-    both = sorted(set(by_version[new_v]) & set(by_version[base_v]))[: args.count]
-    texts = {v: {i: by_version[v][i] for i in both} for v in by_version}
-    best = {new_v: float("inf"), base_v: float("inf")}
+    rows = {k: stored(where, args.project, v) for k, (_, v, where) in builds.items()}
+    both = sorted(set.intersection(*map(set, rows.values())))[: args.count]
+    texts = {k: {i: r[i] for i in both} for k, r in rows.items()}
+    best = dict.fromkeys(builds, float("inf"))
     gc.disable()
     for _ in range(5):
-        for module, version in ((base, base_v), (_bindings, new_v)):
-            best[version] = min(best[version], decode_cpu(module, args.project, texts[version]))
+        for label, (module, _, _) in builds.items():
+            best[label] = min(best[label], decode_cpu(module, args.project, texts[label]))
             gc.collect()
-    for label, version in ((args.compare_with, base_v), ("this checkout", new_v)):
-        size = sum(map(len, texts[version].values())) / max(1, len(both))
+    for label, (_, version, _) in builds.items():
+        size = sum(map(len, texts[label].values())) / max(1, len(both))
         print(
             f"{label} (binding version {version}): {len(both)} bindings, "
-            f"{size:,.0f} characters each on average, decode best of 5 {best[version]:.3f} CPU s"
+            f"{size:,.0f} characters each on average, decode best of 5 {best[label]:.3f} CPU s"
         )
-    print(f"CPU ratio {best[base_v] / best[new_v]:.2f}x")
+    print(f"CPU ratio {best[args.compare_with] / max(best['this checkout'], 1e-9):.2f}x")
 
 
 if __name__ == "__main__":
