@@ -21,8 +21,8 @@ materialized view fills the typed tables.
 Each full pass runs in its own process (chDB opens a data dir in one process at a time).
 ``--compare-with REV`` runs the analyzer of git revision ``REV`` (its ``analyzer/``,
 ``collector/`` and ``sdk/`` exported to a temp dir, first on ``PYTHONPATH``) on the same
-store, alternating which build goes first in each round, and prints the ratio per round and
-whether both wrote the same findings. Then
+store (or on its copy in ``--compare-workdir``), alternating which build goes first in each
+round, and prints the ratio per round and whether both wrote the same findings. Then
 ``--new-percent`` of new spans (whole copies of the suite, fresh ids, the newest timestamps)
 are inserted and ``Analyzer.analyze_changed`` (what the collector's poll runs) analyses them:
 its time against the full pass's is the incremental figure.
@@ -460,6 +460,13 @@ def main() -> int:
     p.add_argument("--repeat", type=int, default=1, help="full passes per build (median)")
     p.add_argument("--compare-with", metavar="REV", help="also time REV's analyzer, interleaved")
     p.add_argument(
+        "--compare-workdir",
+        type=Path,
+        help="REV's passes analyse the store(s) here (a copy of --workdir) instead: a store "
+        "keeps one binding row per trace, so two builds of different BINDING_VERSIONs on one "
+        "store replace each other's rows and each re-binds the traces whose rows merges dropped",
+    )
+    p.add_argument(
         "--new-percent",
         type=float,
         default=1.0,
@@ -492,10 +499,12 @@ def main() -> int:
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ps-analyzer-bench-"))
     shapes: list[str] = list(dict.fromkeys(args.shape))
     dirs = {shape: shape_dir(workdir, shape) for shape in shapes}
+    base_dirs = {shape: shape_dir(args.compare_workdir or workdir, shape) for shape in shapes}
     insert_s = {shape: prepare(dirs[shape], shape, args) for shape in shapes}
     if args.rebind:
         for shape in shapes:
-            drop_bindings(dirs[shape], max(365, args.days + 30))
+            for where in {dirs[shape], base_dirs[shape]}:
+                drop_bindings(where, max(365, args.days + 30))
 
     def findings_out(shape: str) -> Path | None:
         out: Path | None = args.findings_out
@@ -512,7 +521,8 @@ def main() -> int:
             for shape in shapes if r % 2 == 0 else shapes[::-1]:
                 for source in builds if baseline is not None else [None]:
                     out = findings_out(shape) if source is None else None
-                    result = run_pass(dirs[shape], source, out)
+                    where = dirs[shape] if source is None else base_dirs[shape]
+                    result = run_pass(where, source, out)
                     (mine if source is None else theirs)[shape].append(result)
                     label = "this checkout" if source is None else args.compare_with
                     print(f"round {r + 1} {shape}" + describe(label, result), flush=True)

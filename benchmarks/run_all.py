@@ -41,6 +41,7 @@ QUICK: dict[str, list[str]] = {
     "read_plans_scale": ["--sizes", "1000", "2000", "--repeat", "1"],
     "detector_shapes": ["--only", "plan_yaml", "--agent", "travel"],
     "insert_rusage": ["--rounds", "1", "--repeat", "1"],
+    "binding_decode": ["--count", "300"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
 TABLES_ONLY = {
@@ -51,13 +52,15 @@ TABLES_ONLY = {
     "alert_binding_cpu",
     "read_plans_scale",
     "insert_rusage",
+    "binding_decode",
 }
 """Benchmarks that print tables and take no ``--json``."""
 BENCHMARKS = tuple(QUICK)
 SCHEDULER_SUITE = ["--fault-rate", "0.6", "--seed", "41", "--variants", "scheduler", "--no-degrade"]
 """``scheduler_detectors`` scores a stored ``planscope evaluate`` suite: this one, made first
 (120 runs; 30 with ``--quick``), as in the script's docstring. ``alert_binding_cpu`` reads a
-store that ``query_latency`` fills first, in the same way."""
+store that ``query_latency`` fills first, in the same way; ``binding_decode`` a framework store
+that ``analyzer_scale`` fills and binds first, its rows against HEAD's decode."""
 
 
 def main() -> int:
@@ -94,6 +97,16 @@ def main() -> int:
                 failed.append(name)
                 continue
             cmd += ["--workdir", workdir]
+        if name == "binding_decode":
+            workdir = tempfile.mkdtemp(prefix="ps-bindings-")
+            spans = "50000" if args.quick else "1000000"
+            setup = [sys.executable, str(HERE / "analyzer_scale.py"), "--shape", "frameworks"]
+            setup += ["--spans", spans, "--days", "3", "--new-percent", "0", "--workdir", workdir]
+            print(f"\n=== {name} (its store): {' '.join(setup)}", flush=True)
+            if subprocess.call(setup, cwd=HERE.parent, stdout=subprocess.DEVNULL) != 0:
+                failed.append(name)
+                continue
+            cmd += ["--store", f"{workdir}/frameworks/store", "--compare-with", "HEAD"]
         if args.json_dir is not None and name not in TABLES_ONLY:
             args.json_dir.mkdir(parents=True, exist_ok=True)
             cmd += ["--json", str(args.json_dir / f"{name}.json")]

@@ -795,7 +795,11 @@ def _bind_observed(
             )
         )
     t.attempts = sorted(attempts, key=lambda a: a.start_ns)
-    t.asked = dict(b.asked)
+    # only the failed attempts' requests: no rule reads another's, and a stored binding holds
+    # what the trace keeps (every request was a fifth of its text)
+    t.asked = {
+        a.span_id: b.asked[a.span_id] for a in t.attempts if a.failed and a.span_id in b.asked
+    }
     by_span = {a.span_id: a for a in t.attempts}
     for span_id, tool in b.calls.items():  # arguments and result: _component_calls
         span = raw[span_id]

@@ -274,8 +274,9 @@ class TraceData:
     scheduling: list[SchedulerSpan] = field(default_factory=list)
     """Queue waits and context switches of a central scheduler, if the agent has one."""
     asked: dict[str, str] = field(default_factory=dict)
-    """Inferred step attempt span id → what its LLM calls were asked (read only for traces
-    whose plans and attempts the span model observed)."""
+    """Failed inferred step attempt span id → what its LLM calls were asked (read only for
+    traces whose plans and attempts the span model observed; plan propagation reads a failed
+    check's)."""
     folded: frozenset[str] = frozenset()
     """Span ids of typed rows the loader folded into others (step spans that only wrap
     attempts, plans that contain plans): in the trace, no longer in its model."""

@@ -72,6 +72,18 @@ def _fresh(t: TraceData) -> dict[str, Any]:
     return {k: v for k, v in dataclasses.asdict(t).items() if k != "_memo"}
 
 
+def _typed(value: Any) -> Any:
+    """``value`` with the type of every part beside it (``1 == 1.0 == True`` compare equal;
+    a detector may still tell them apart)."""
+    if isinstance(value, list | tuple):
+        return type(value).__name__, [_typed(v) for v in value]
+    if isinstance(value, dict):
+        return "dict", sorted((k, _typed(v)) for k, v in value.items())
+    if isinstance(value, frozenset):
+        return "frozenset", sorted(value)
+    return type(value).__name__, value
+
+
 def test_a_stored_binding_gives_what_a_fresh_bind_gives(
     store: Store, played: list[ReadableSpan]
 ) -> None:
@@ -83,6 +95,9 @@ def test_a_stored_binding_gives_what_a_fresh_bind_gives(
     assert stored == {i: fresh[i].span_count for i in ids}
     again = load_traces(store, "default", ids)
     assert {i: _fresh(t) for i, t in again.items()} == {i: _fresh(t) for i, t in fresh.items()}
+    # decoded into the model's types, not only equal values (a float cost, a tuple of keys)
+    assert _typed(list(map(_fresh, again.values()))) == _typed(list(map(_fresh, fresh.values())))
+    assert any(t.raw and t.tools and t.llm_by_parent for t in again.values())
     second = Analyzer(store, settle_seconds=0).analyze_window("default", 0)
     assert first.findings and _findings(second.findings) == _findings(first.findings)
     by_id = Analyzer(store, settle_seconds=0).analyze("default", ids, write=False)
@@ -155,6 +170,19 @@ def test_a_binding_of_another_version_or_unreadable_is_ignored_and_replaced(
         "WHERE Project = 'default'"
     )
     assert [int(r["v"]) for r in versions] == [BINDING_VERSION]
+
+
+def test_a_binding_of_an_older_version_is_not_read_though_it_would_decode(
+    store: Store, played: list[ReadableSpan]
+) -> None:
+    ids = _insert(store, played, "default")
+    fresh = load_traces(store, "default", ids)
+    for t in fresh.values():  # an older build's row that matches the trace: a run-less model
+        empty = TraceData("default", t.trace_id, t.start_ns, t.end_ns, t.span_count)
+        _write_binding(store, "default", t, encode(empty) or "", BINDING_VERSION - 1)
+    again = load_traces(store, "default", ids)
+    assert all(t.runs for t in again.values())
+    assert {i: _fresh(t) for i, t in again.items()} == {i: _fresh(t) for i, t in fresh.items()}
 
 
 def test_two_projects_bindings_never_mix(store: Store, played: list[ReadableSpan]) -> None:
