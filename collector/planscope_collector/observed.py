@@ -152,6 +152,7 @@ from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime
 
 __all__ = [
     "NO_SPAN",
+    "PLAN_READERS",
     "AgentRoots",
     "Binding",
     "EventCall",
@@ -174,6 +175,7 @@ __all__ = [
     "read_plans",
     "reads_tool_events",
     "structured_plans",
+    "switch_off_plan_readers",
     "tool_event_sql",
     "user_request",
     "user_request_sql",
@@ -181,6 +183,47 @@ __all__ = [
 
 _MAX_DEPTH = 10_000
 """Parent chains longer than this are bad data (a cycle): the walk stops."""
+
+PLAN_READERS = (
+    "runtime",
+    "evidence",
+    "targets",
+    "commands",
+    "macros",
+    "stanzas",
+    "elements",
+    "uri_lines",
+)
+"""The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
+name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
+(:func:`_evidence_lines`), Makefile rules (:func:`_targets`), a shell script
+(:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
+XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`)."""
+_switched_off: set[str] = set()
+
+
+def switch_off_plan_readers(names: Iterable[str]) -> None:
+    """**For measurement only** (``benchmarks/detector_corpus.py --without-readers``;
+    docs/analyzers.md, "Plans no reader was written for: leave one reader out"): from now on, in
+    this process, :func:`bind` skips these format readers (:data:`PLAN_READERS`), so the plans
+    they read reach only the generic path, as a new agent's plans would; no names switches them
+    all back on. Nothing in production calls it.
+
+    >>> switch_off_plan_readers(["macros"]); switch_off_plan_readers([])
+    """
+    off = set(names)
+    if unknown := off - set(PLAN_READERS):
+        raise ValueError(
+            f"no plan reader named {', '.join(sorted(unknown))} "
+            f"(the readers: {', '.join(PLAN_READERS)})"
+        )
+    _switched_off.clear()
+    _switched_off.update(off)
+
+
+def _on(reader: str) -> bool:
+    """Whether a format reader is on (:func:`switch_off_plan_readers`)."""
+    return reader not in _switched_off
 
 
 @dataclass(frozen=True)
@@ -391,7 +434,10 @@ def bind(
     if not plans and not declared and workflow_plan is None:
         reading = _said(nodes, enclosing_step)
         read = (
-            _runtime_plans(turns.deliveries, turns.asked, nodes, reading.called)
+            (
+                _on("runtime")
+                and _runtime_plans(turns.deliveries, turns.asked, nodes, reading.called)
+            )
             or _evidence_plans(reading)
             or _structured_plans(reading)
             or _read_plans(reading)
@@ -1082,8 +1128,13 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     for n in said.by_start:
         if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
-        targets = _targets(n.answer) or _commands(n.answer) or _macros(n.answer)
-        lines = [] if targets else _evidence_lines(n.answer)
+        targets = (
+            (_on("targets") and _targets(n.answer))
+            or (_on("commands") and _commands(n.answer))
+            or (_on("macros") and _macros(n.answer))
+            or []
+        )
+        lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
         if len(targets or lines) < (1 if out else 2):
             continue  # most answers state no evidence: look no further at them
         me = said.planner(n)
@@ -2202,9 +2253,12 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
     except ValueError:
         documents.extend(_embedded_json(text))
         yield from _tables(text)
-        yield from _stanzas(text)
-        yield from _elements(text)
-        yield from _uri_lines(text)
+        if _on("stanzas"):
+            yield from _stanzas(text)
+        if _on("elements"):
+            yield from _elements(text)
+        if _on("uri_lines"):
+            yield from _uri_lines(text)
         for paragraph in re.split(r"\n\s*\n", text):
             if not _YAML_LIST_ITEM.search(paragraph):
                 continue
