@@ -1043,6 +1043,7 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
     stated: set[str] = set()  # the span ids of the plans in out
     who = ""
     named: set[str] = set()
+    headings: set[str] = set()  # what every worker was told above the step (``Plan 1 (…)``)
     for n in said.by_start:
         if n.kind not in (A.KIND_LLM, A.KIND_STEP) or (n.kind == A.KIND_STEP and not n.inferred):
             continue
@@ -1057,11 +1058,14 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
         if above & stated:
             continue  # the plan's own agent run already stated it
         asked = n.request if n.kind == A.KIND_LLM else "\n".join(said.asked.get(n.span_id, {}))
-        data = (set(_WORD.findall(asked)) - named) | said.index.everywhere
-        steps = _step_names(_untemplated(text), data, said.later(n, above, me), said.called)
+        data = (set(_WORD.findall(asked)) - named) | said.index.everywhere | headings
+        steps, heading = _step_names(
+            _untemplated(text), data, said.later(n, above, me), said.called
+        )
         if len(steps) < (2 if not out else 1):
             continue
         who = me
+        headings |= heading  # a re-plan's workers are told it too, maybe one alone
         named.update(name for name, _ in steps)
         out.append(_read_plan(n.span_id, text, steps, said.called))
         stated.add(n.span_id)
@@ -1575,12 +1579,14 @@ _NUMBERING = re.compile(r"[ \t]+\d+[ \t]*[:.)]")
 
 def _step_names(
     text: str, data: set[str], later: _Later, called: Callable[[Any], str]
-) -> list[tuple[str, int]]:
+) -> tuple[list[tuple[str, int]], set[str]]:
     """The step names of an answer and where each first stands in it (:func:`read_plans`): a
     name some later attempt carries, and none that carries an earlier step name (a word that
     numbers items, ``Step 1:``, is none; nor is a word every later attempt carries, when the
-    names after it are steps: ``Plan 1 (…)`` heading every executor message); tools the
-    attempts called name their items' labels (:func:`_labelled`)."""
+    names after it are steps, or the one after it lists the others the way it is listed:
+    ``Plan 1 (…)`` heading every executor message, also of a run stuck in its first step);
+    tools the attempts called name their items' labels (:func:`_labelled`). Also the words
+    found to be such a heading."""
 
     def scan(skip: set[str]) -> list[tuple[str, int]]:
         out: list[tuple[str, int]] = []
@@ -1596,9 +1602,13 @@ def _step_names(
 
     out = scan(data)
     shared = {n for n, _ in out if later.every(n)} if len(out) < 2 else set()
-    if shared and len(again := scan(data | shared)) >= 2:
-        out = again
-    return _listed_like(text, _labelled(text, out, called), data, called)
+    if shared and (again := scan(data | shared)):
+        # the one name below the heading is a step when it lists others (a run that stopped
+        # in its first step: every attempt carries the heading and that step)
+        listed = _listed_like(text, _labelled(text, again, called), data, called)
+        if len(again) >= 2 or len(listed) >= 2:
+            return listed, shared
+    return _listed_like(text, _labelled(text, out, called), data, called), set()
 
 
 _Postings = tuple[list[int], list[int]]
@@ -1621,8 +1631,12 @@ class _Carriers:
 
     def __init__(self, attempts: Sequence[SpanNode], carried: Mapping[str, set[str]]) -> None:
         self.ids = [a.span_id for a in attempts]
+        self.position = {span_id: i for i, span_id in enumerate(self.ids)}
         self.starts = [a.start_ns for a in attempts]
         self.names = [a.step_name for a in attempts]
+        self.runs_of: dict[str, list[int]] = {}
+        for i, a in enumerate(attempts):
+            self.runs_of.setdefault(a.step_name, []).append(i)
         self.words = [carried[a.span_id] for a in attempts]
         postings: dict[str, list[int]] = {}
         for i, words in enumerate(self.words):
@@ -1674,10 +1688,17 @@ class _Later:
     me: str
 
     def every(self, name: str) -> bool:
-        """Whether every one of these attempts (at least two) carries ``name``."""
-        at, _ = self.index.carrying(name)
-        count = len(self.index.ids) - self.first
-        return count >= 2 and len(at) - bisect_left(at, self.first) == count
+        """Whether every one of these attempts (at least two) carries ``name`` (the planner's
+        own runs and those skipped are none of them)."""
+        index = self.index
+        at, _ = index.carrying(name)
+        mine = index.runs_of.get(self.me, []) if self.me else []
+        out = mine[bisect_left(mine, self.first) :]
+        out += [i for s in self.skip if (i := index.position.get(s, -1)) >= self.first]
+        gone = set(out)
+        count = len(index.ids) - self.first - len(gone)
+        carrying = len(at) - bisect_left(at, self.first) - sum(name in index.words[i] for i in gone)
+        return count >= 2 and carrying == count
 
     def carry(self, name: str, also: str = "") -> bool:
         """Whether one of these attempts carries ``name`` (and ``also``, when given)."""
