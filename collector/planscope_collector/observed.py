@@ -1715,30 +1715,40 @@ class _Later:
         return False
 
 
+_MARK = re.compile(r"[ \t]*[^\w\s\"'`(\[{<]+(?=[ \t])")
+"""The mark after a name that starts its line, before a space (``:``, `` =``, `` ->``)."""
+
+
 def _listed_like(
     text: str, found: list[tuple[str, int]], data: set[str], called: Callable[[Any], str]
 ) -> list[tuple[str, int]]:
     """The step names found, and the names the answer lists the way it lists them (steps no
     executor reached yet): each found name starts its line after the same marker, digits taken
-    as any number (``2) ``, ``1. **``, ``Step 3: ``, an indented ``{"id": "``); other lines
-    starting so name steps too (when one name was found after a marker with letters and no
-    number, only if its item names a tool the trace called). Else a list on one line
-    (:func:`_run_on`)."""
+    as any number (``2) ``, ``1. **``, ``Step 3: ``, an indented ``{"id": "``), or, with no
+    marker, before the same mark (:data:`_MARK`); other lines starting so name steps too (when
+    one name was found after a marker with letters and no number, or before a mark, only if
+    its item names a tool the trace called). Else a list on one line (:func:`_run_on`)."""
     contexts = {re.sub(r"\d+", "0", text[text.rfind("\n", 0, at) + 1 : at]) for _, at in found}
     if len(contexts) != 1:
         return _run_on(text, found, data)
     (marker,) = contexts
+    after = ""
     if not marker.strip():
-        return found
+        # names that start their lines: listed the same way when the same mark follows each
+        # (``lookup:``, ``pick =``), a bare word at a line's start being any sentence's
+        marks = {_MARK.match(text, at + len(name)) for name, at in found}
+        if None in marks or len({m.group() for m in marks if m}) != 1:
+            return found
+        after = re.escape(next(m.group() for m in marks if m))
     pattern = "".join(
         r"\d+" if part == "0" else re.escape(part) for part in re.split("(0)", marker)
     )
     names = {name for name, _ in found}
     more: dict[str, tuple[str, int]] = {}
-    for m in re.finditer(f"(?m)^{pattern}({_WORD.pattern})", text):
+    for m in re.finditer(f"(?m)^{pattern}({_WORD.pattern}){after}", text):
         if m.group(1) not in names and m.group(1) not in data:
             more.setdefault(m.group(1), (m.group(1), m.start(1)))
-    if len(found) == 1 and re.search(r"[A-Za-z]", marker) and "0" not in marker:
+    if len(found) == 1 and (after or (re.search(r"[A-Za-z]", marker) and "0" not in marker)):
         # one name found after a worded marker (``id = "``) lists the others only when its
         # item also names a tool the trace called: an item of a plan, not any such line
         ((name, at),) = found

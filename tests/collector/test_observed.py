@@ -1590,3 +1590,20 @@ def test_the_planners_own_runs_do_not_keep_a_heading_from_being_one() -> None:
     b = _without("evidence", rewoo_trace(turns))
     assert [s.step_id for s in b.read_plans[0].steps] == ["lookup", "refund", "notify"]
     assert [b.steps[f"s{i}"] for i in (1, 2, 4, 6)] == ["lookup", "refund", "refund", "refund"]
+
+
+def test_names_that_start_their_lines_before_one_mark_list_the_steps_no_worker_reached() -> None:
+    # a Makefile read with no Makefile reader, the run stuck in its first step: the other
+    # targets start their lines before the same mark (``:``) as the one reached
+    told = "Run lookup:\n\tlookup_order order=7"
+    b = _without(
+        "targets", rewoo_trace([(MAKEFILE, "", [])] + [(told, "lookup_order", [True])] * 4)
+    )
+    (plan,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in plan.steps] == [("lookup", "lookup_order"), ("refund", "")]
+    assert set(b.steps.values()) == {"lookup"}
+    # the same lines with nothing marking them are any sentences: no plan of one step
+    prose = MAKEFILE.replace("lookup:", "lookup").replace("refund:", "refund")
+    told = "Run lookup\n\tlookup_order order=7"
+    b = _without("targets", rewoo_trace([(prose, "", [])] + [(told, "lookup_order", [True])] * 4))
+    assert b.read_plans == ()
