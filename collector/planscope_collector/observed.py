@@ -1844,12 +1844,13 @@ def _read_plan(
 
 
 _KEY_VALUE = re.compile(
-    r"""(?<![\w.-])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)(?:[ \t]*[=:][ \t]*|[ \t]+(?=["']))"""
+    r"""(?<![\w.-])(?:[A-Za-z_]\w*[.-])*([A-Za-z_]\w*)(?:[ \t]*[=:][ \t]*|[ \t]+(?=["']))"""
     r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;"'()\[\]{}<>`]+(?=[ \t]*(?:[,;|)\]}>\n]|$)))"""
     r"""|\([ \t]*([A-Za-z_]\w*)[ \t]+("[^"\n]*"|[^\s()"]+)[ \t]*\)"""
 )
 """A key and its value, however a plan writes them: ``k="v"``, ``k = 8``, ``k: v`` (a value
-that ends there: not the first word of a sentence), ``k "v"``, ``args.k = v``, ``(k "v")``."""
+that ends there: not the first word of a sentence), ``k "v"``, ``args.k = v``, ``arg-k: v``,
+``(k "v")``."""
 
 
 def _pairs(text: str, names: set[str]) -> dict[str, Any]:

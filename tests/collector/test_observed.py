@@ -1607,3 +1607,16 @@ def test_names_that_start_their_lines_before_one_mark_list_the_steps_no_worker_r
     told = "Run lookup\n\tlookup_order order=7"
     b = _without("targets", rewoo_trace([(prose, "", [])] + [(told, "lookup_order", [True])] * 4))
     assert b.read_plans == ()
+
+
+def test_arguments_under_a_prefixed_key_are_read_without_their_reader() -> None:
+    # RFC 822 stanzas with no stanza reader: a field family (``With-order``) names its argument
+    b = _without("stanzas", planned_trace(STANZAS))
+    (plan,) = b.read_plans
+    steps = json.loads(plan.json)
+    assert [(s["id"], s["tool"]) for s in steps] == [
+        ("lookup", "lookup_order"),
+        ("refund", "issue_refund"),
+    ]
+    assert steps[0]["args"] == {"order": 7}
+    assert steps[1]["args"] == {"amount": "12.50", "order": "result-of:lookup"}
