@@ -1844,13 +1844,15 @@ def _read_plan(
 
 
 _KEY_VALUE = re.compile(
+    r"""<[A-Za-z_][\w.:-]*[ \t]+[A-Za-z_][\w.:-]*[ \t]*=[ \t]*"""
+    r"""(?:"([A-Za-z_]\w*)"|'([A-Za-z_]\w*)')[ \t]*>([^<>\n]+)</[A-Za-z_][\w.:-]*>|"""
     r"""(?<![\w.-])(?:[A-Za-z_]\w*[.-])*([A-Za-z_]\w*)(?:[ \t]*[=:][ \t]*|[ \t]+(?=["']))"""
     r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;"'()\[\]{}<>`]+(?=[ \t]*(?:[,;|)\]}>\n]|$)))"""
     r"""|\([ \t]*([A-Za-z_]\w*)[ \t]+("[^"\n]*"|[^\s()"]+)[ \t]*\)"""
 )
 """A key and its value, however a plan writes them: ``k="v"``, ``k = 8``, ``k: v`` (a value
 that ends there: not the first word of a sentence), ``k "v"``, ``args.k = v``, ``arg-k: v``,
-``(k "v")``."""
+``(k "v")``, an element its one attribute names (``<arg name="k">v</arg>``)."""
 
 
 def _pairs(text: str, names: set[str]) -> dict[str, Any]:
@@ -1866,7 +1868,10 @@ def _pairs(text: str, names: set[str]) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     for m in _KEY_VALUE.finditer(text.replace('""', '"')):
-        key, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if m.group(3) is not None:  # an element named by its one attribute: ``<a k="x">v</a>``
+            key, value = m.group(1) or m.group(2), m.group(3).strip()
+        else:
+            key, value = (m.group(4), m.group(5)) if m.group(4) else (m.group(6), m.group(7))
         if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
             value = value[1:-1]
         if value in names or not re.search(r"[^\W_]", value):

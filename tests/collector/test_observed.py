@@ -1620,3 +1620,20 @@ def test_arguments_under_a_prefixed_key_are_read_without_their_reader() -> None:
     ]
     assert steps[0]["args"] == {"order": 7}
     assert steps[1]["args"] == {"amount": "12.50", "order": "result-of:lookup"}
+
+
+def test_an_element_named_by_its_one_attribute_is_an_argument_without_its_reader() -> None:
+    # an XML plan with no XML reader, one step per line: ``<arg name="k">v</arg>`` is k = v
+    text = (
+        '<plan order="7">\n<step id="lookup" tool="lookup_order">\n<arg name="order">7</arg>\n'
+        '<arg name="region">eu</arg>\n</step>\n<step id="refund" tool="issue_refund">\n'
+        '<arg name="reason">damaged goods</arg>\n</step>\n</plan>'
+    )
+    (plan,) = _without("elements", planned_trace(text)).read_plans
+    steps = json.loads(plan.json)
+    assert [(s["id"], s["tool"]) for s in steps] == [
+        ("lookup", "lookup_order"),
+        ("refund", "issue_refund"),
+    ]
+    assert steps[0]["args"] == {"order": 7, "region": "eu"}
+    assert steps[1]["args"] == {"reason": "damaged goods"}
