@@ -1693,9 +1693,10 @@ class _Later:
         index = self.index
         at, _ = index.carrying(name)
         mine = index.runs_of.get(self.me, []) if self.me else []
-        out = mine[bisect_left(mine, self.first) :]
-        out += [i for s in self.skip if (i := index.position.get(s, -1)) >= self.first]
-        gone = set(out)
+        gone = {
+            *mine[bisect_left(mine, self.first) :],
+            *(i for s in self.skip if (i := index.position.get(s, -1)) >= self.first),
+        }
         count = len(index.ids) - self.first - len(gone)
         carrying = len(at) - bisect_left(at, self.first) - sum(name in index.words[i] for i in gone)
         return count >= 2 and carrying == count
