@@ -1060,7 +1060,7 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
         asked = n.request if n.kind == A.KIND_LLM else "\n".join(said.asked.get(n.span_id, {}))
         data = (set(_WORD.findall(asked)) - named) | said.index.everywhere | headings
         steps, heading = _step_names(
-            _untemplated(text), data, said.later(n, above, me), said.called
+            _untemplated(text), data, said.later(n, above, me), said.called, not out
         )
         if len(steps) < (2 if not out else 1):
             continue
@@ -1578,15 +1578,17 @@ _NUMBERING = re.compile(r"[ \t]+\d+[ \t]*[:.)]")
 
 
 def _step_names(
-    text: str, data: set[str], later: _Later, called: Callable[[Any], str]
+    text: str, data: set[str], later: _Later, called: Callable[[Any], str], first: bool = True
 ) -> tuple[list[tuple[str, int]], set[str]]:
     """The step names of an answer and where each first stands in it (:func:`read_plans`): a
     name some later attempt carries, and none that carries an earlier step name (a word that
     numbers items, ``Step 1:``, is none; nor is a word every later attempt carries, when the
-    names after it are steps, or the one after it lists the others the way it is listed:
+    names after it are steps, or the one after it lists more others the way it is listed:
     ``Plan 1 (…)`` heading every executor message, also of a run stuck in its first step);
     tools the attempts called name their items' labels (:func:`_labelled`). Also the words
-    found to be such a heading."""
+    found to be such a heading. In the ``first`` plan, the planner's own runs (re-planning
+    between its workers' attempts) are not told the heading: they are left out; in a re-plan
+    all later attempts count (its workers may all be of one step)."""
 
     def scan(skip: set[str]) -> list[tuple[str, int]]:
         out: list[tuple[str, int]] = []
@@ -1601,14 +1603,15 @@ def _step_names(
         return out
 
     out = scan(data)
-    shared = {n for n, _ in out if later.every(n)} if len(out) < 2 else set()
+    listed = _listed_like(text, _labelled(text, out, called), data, called)
+    shared = {n for n, _ in out if later.every(n, workers=first)} if len(out) < 2 else set()
     if shared and (again := scan(data | shared)):
-        # the one name below the heading is a step when it lists others (a run that stopped
-        # in its first step: every attempt carries the heading and that step)
-        listed = _listed_like(text, _labelled(text, again, called), data, called)
-        if len(again) >= 2 or len(listed) >= 2:
-            return listed, shared
-    return _listed_like(text, _labelled(text, out, called), data, called), set()
+        # the one name below the heading is a step when it lists more others than the heading
+        # does (a run that stopped in its first step: every attempt carries both)
+        relisted = _listed_like(text, _labelled(text, again, called), data, called)
+        if len(again) >= 2 or len(relisted) > len(listed):
+            return relisted, shared
+    return listed, set()
 
 
 _Postings = tuple[list[int], list[int]]
@@ -1687,11 +1690,14 @@ class _Later:
     skip: set[str]
     me: str
 
-    def every(self, name: str) -> bool:
-        """Whether every one of these attempts (at least two) carries ``name`` (the planner's
-        own runs and those skipped are none of them)."""
+    def every(self, name: str, workers: bool = False) -> bool:
+        """Whether every one of these attempts (at least two) carries ``name``; with
+        ``workers``, the planner's own runs and those skipped are none of them."""
         index = self.index
         at, _ = index.carrying(name)
+        if not workers:
+            count = len(index.ids) - self.first
+            return count >= 2 and len(at) - bisect_left(at, self.first) == count
         mine = index.runs_of.get(self.me, []) if self.me else []
         gone = {
             *mine[bisect_left(mine, self.first) :],
