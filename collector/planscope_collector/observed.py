@@ -1586,9 +1586,10 @@ def _step_names(
     names after it are steps, or the one after it lists more others the way it is listed:
     ``Plan 1 (…)`` heading every executor message, also of a run stuck in its first step);
     tools the attempts called name their items' labels (:func:`_labelled`). Also the words
-    found to be such a heading. In the ``first`` plan, the planner's own runs (re-planning
-    between its workers' attempts) are not told the heading: they are left out; in a re-plan
-    all later attempts count (its workers may all be of one step)."""
+    found to be such a heading. Only in the ``first`` plan are the planner's own runs
+    (re-planning between its workers' attempts, not told the heading) left out, and does one
+    name below the heading count: a re-plan's later attempts may all be of one step, whose
+    tool then lists the re-plan's other calls."""
 
     def scan(skip: set[str]) -> list[tuple[str, int]]:
         out: list[tuple[str, int]] = []
@@ -1609,7 +1610,7 @@ def _step_names(
         # the one name below the heading is a step when it lists more others than the heading
         # does (a run that stopped in its first step: every attempt carries both)
         relisted = _listed_like(text, _labelled(text, again, called), data, called)
-        if len(again) >= 2 or len(relisted) > len(listed):
+        if len(again) >= 2 or (first and len(relisted) > len(listed)):
             return relisted, shared
     return listed, set()
 
