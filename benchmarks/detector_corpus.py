@@ -22,6 +22,9 @@ Baselines, scored on the same traces in the same run:
 
     .venv/bin/python benchmarks/detector_corpus.py [--json out.json] [--split dev|heldout]
 
+``--without-readers macros,commands`` switches those format plan readers off for the run (for
+measurement only: the plans they read reach only the generic path, as a new agent's would).
+
 The sealed splits (built after the last tuning, labels committed first) are left out unless
 ``--sealed``, ``--sealed2`` ... ``--sealed20`` is given, which scores that split
 alone: run it once, at the end, and report it apart.
@@ -45,6 +48,7 @@ from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from planscope import semconv as A
 from planscope_analyzer import Analyzer, Finding, TraceData, load_traces
+from planscope_collector import observed
 
 from tests.corpus import KINDS, Label, all_labels, play, read_labels
 
@@ -396,7 +400,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="delete the plans the span model read at ingest for this agent's runs before "
         "analysis (leave-one-format-out; repeatable)",
     )
+    parser.add_argument(
+        "--without-readers",
+        default="",
+        help="for measurement only: switch these format plan readers off (comma-separated, of "
+        f"{', '.join(observed.PLAN_READERS)}), so the plans they read reach only the generic "
+        "path (leave one reader out)",
+    )
     args = parser.parse_args(argv)
+    try:
+        observed.switch_off_plan_readers(filter(None, args.without_readers.split(",")))
+    except ValueError as e:
+        parser.error(str(e))
     labels = read_labels()
     if [lab.to_dict() for lab in labels] != [lab.to_dict() for lab in all_labels()]:
         print("tests/corpus/labels.jsonl differs from the generator", file=sys.stderr)
@@ -454,6 +469,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             mine = [(k, step_name(s)) for k, s in got if k in KINDS]
             if sorted(mine) != sorted(want) or (lab.kind == HEALTHY and got):
                 print(f"  {lab.run} {lab.scenario}: want {want} got {got}")
+    if args.without_readers:
+        print(f"\nformat plan readers switched off (measurement only): {args.without_readers}")
     print(f"\n{len(labels)} runs played, stored and analysed in {elapsed:.1f} s (busy machine)")
     write_json(args.json, payload)
     return 0

@@ -152,6 +152,7 @@ from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime
 
 __all__ = [
     "NO_SPAN",
+    "PLAN_READERS",
     "AgentRoots",
     "Binding",
     "EventCall",
@@ -174,6 +175,7 @@ __all__ = [
     "read_plans",
     "reads_tool_events",
     "structured_plans",
+    "switch_off_plan_readers",
     "tool_event_sql",
     "user_request",
     "user_request_sql",
@@ -181,6 +183,47 @@ __all__ = [
 
 _MAX_DEPTH = 10_000
 """Parent chains longer than this are bad data (a cycle): the walk stops."""
+
+PLAN_READERS = (
+    "runtime",
+    "evidence",
+    "targets",
+    "commands",
+    "macros",
+    "stanzas",
+    "elements",
+    "uri_lines",
+)
+"""The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
+name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
+(:func:`_evidence_lines`), Makefile rules (:func:`_targets`), a shell script
+(:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
+XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`)."""
+_switched_off: set[str] = set()
+
+
+def switch_off_plan_readers(names: Iterable[str]) -> None:
+    """**For measurement only** (``benchmarks/detector_corpus.py --without-readers``;
+    docs/analyzers.md, "Plans no reader was written for: leave one reader out"): from now on, in
+    this process, :func:`bind` skips these format readers (:data:`PLAN_READERS`), so the plans
+    they read reach only the generic path, as a new agent's plans would; no names switches them
+    all back on. Nothing in production calls it.
+
+    >>> switch_off_plan_readers(["macros"]); switch_off_plan_readers([])
+    """
+    off = set(names)
+    if unknown := off - set(PLAN_READERS):
+        raise ValueError(
+            f"no plan reader named {', '.join(sorted(unknown))} "
+            f"(the readers: {', '.join(PLAN_READERS)})"
+        )
+    _switched_off.clear()
+    _switched_off.update(off)
+
+
+def _on(reader: str) -> bool:
+    """Whether a format reader is on (:func:`switch_off_plan_readers`)."""
+    return reader not in _switched_off
 
 
 @dataclass(frozen=True)
@@ -391,7 +434,10 @@ def bind(
     if not plans and not declared and workflow_plan is None:
         reading = _said(nodes, enclosing_step)
         read = (
-            _runtime_plans(turns.deliveries, turns.asked, nodes, reading.called)
+            (
+                _on("runtime")
+                and _runtime_plans(turns.deliveries, turns.asked, nodes, reading.called)
+            )
             or _evidence_plans(reading)
             or _structured_plans(reading)
             or _read_plans(reading)
@@ -997,6 +1043,7 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
     stated: set[str] = set()  # the span ids of the plans in out
     who = ""
     named: set[str] = set()
+    headings: set[str] = set()  # what every worker was told above the step (``Plan 1 (…)``)
     for n in said.by_start:
         if n.kind not in (A.KIND_LLM, A.KIND_STEP) or (n.kind == A.KIND_STEP and not n.inferred):
             continue
@@ -1011,11 +1058,14 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
         if above & stated:
             continue  # the plan's own agent run already stated it
         asked = n.request if n.kind == A.KIND_LLM else "\n".join(said.asked.get(n.span_id, {}))
-        data = (set(_WORD.findall(asked)) - named) | said.index.everywhere
-        steps = _step_names(_untemplated(text), data, said.later(n, above, me), said.called)
+        data = (set(_WORD.findall(asked)) - named) | said.index.everywhere | headings
+        steps, heading = _step_names(
+            _untemplated(text), data, said.later(n, above, me), said.called, not out
+        )
         if len(steps) < (2 if not out else 1):
             continue
         who = me
+        headings |= heading  # a re-plan's workers are told it too, maybe one alone
         named.update(name for name, _ in steps)
         out.append(_read_plan(n.span_id, text, steps, said.called))
         stated.add(n.span_id)
@@ -1082,8 +1132,13 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     for n in said.by_start:
         if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
             continue
-        targets = _targets(n.answer) or _commands(n.answer) or _macros(n.answer)
-        lines = [] if targets else _evidence_lines(n.answer)
+        targets = (
+            (_on("targets") and _targets(n.answer))
+            or (_on("commands") and _commands(n.answer))
+            or (_on("macros") and _macros(n.answer))
+            or []
+        )
+        lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
         if len(targets or lines) < (1 if out else 2):
             continue  # most answers state no evidence: look no further at them
         me = said.planner(n)
@@ -1523,13 +1578,18 @@ _NUMBERING = re.compile(r"[ \t]+\d+[ \t]*[:.)]")
 
 
 def _step_names(
-    text: str, data: set[str], later: _Later, called: Callable[[Any], str]
-) -> list[tuple[str, int]]:
+    text: str, data: set[str], later: _Later, called: Callable[[Any], str], first: bool = True
+) -> tuple[list[tuple[str, int]], set[str]]:
     """The step names of an answer and where each first stands in it (:func:`read_plans`): a
     name some later attempt carries, and none that carries an earlier step name (a word that
     numbers items, ``Step 1:``, is none; nor is a word every later attempt carries, when the
-    names after it are steps: ``Plan 1 (…)`` heading every executor message); tools the
-    attempts called name their items' labels (:func:`_labelled`)."""
+    names after it are steps, or the one after it lists more others the way it is listed:
+    ``Plan 1 (…)`` heading every executor message, also of a run stuck in its first step);
+    tools the attempts called name their items' labels (:func:`_labelled`). Also the words
+    found to be such a heading. Only in the ``first`` plan are the planner's own runs
+    (re-planning between its workers' attempts, not told the heading) left out, and does one
+    name below the heading count: a re-plan's later attempts may all be of one step, whose
+    tool then lists the re-plan's other calls."""
 
     def scan(skip: set[str]) -> list[tuple[str, int]]:
         out: list[tuple[str, int]] = []
@@ -1544,10 +1604,15 @@ def _step_names(
         return out
 
     out = scan(data)
-    shared = {n for n, _ in out if later.every(n)} if len(out) < 2 else set()
-    if shared and len(again := scan(data | shared)) >= 2:
-        out = again
-    return _listed_like(text, _labelled(text, out, called), data, called)
+    listed = _listed_like(text, _labelled(text, out, called), data, called)
+    shared = {n for n, _ in out if later.every(n, workers=first)} if len(out) < 2 else set()
+    if shared and (again := scan(data | shared)):
+        # the one name below the heading is a step when it lists more others than the heading
+        # does (a run that stopped in its first step: every attempt carries both)
+        relisted = _listed_like(text, _labelled(text, again, called), data, called)
+        if len(again) >= 2 or (first and len(relisted) > len(listed)):
+            return relisted, shared
+    return listed, set()
 
 
 _Postings = tuple[list[int], list[int]]
@@ -1570,8 +1635,12 @@ class _Carriers:
 
     def __init__(self, attempts: Sequence[SpanNode], carried: Mapping[str, set[str]]) -> None:
         self.ids = [a.span_id for a in attempts]
+        self.position = {span_id: i for i, span_id in enumerate(self.ids)}
         self.starts = [a.start_ns for a in attempts]
         self.names = [a.step_name for a in attempts]
+        self.runs_of: dict[str, list[int]] = {}
+        for i, a in enumerate(attempts):
+            self.runs_of.setdefault(a.step_name, []).append(i)
         self.words = [carried[a.span_id] for a in attempts]
         postings: dict[str, list[int]] = {}
         for i, words in enumerate(self.words):
@@ -1622,11 +1691,22 @@ class _Later:
     skip: set[str]
     me: str
 
-    def every(self, name: str) -> bool:
-        """Whether every one of these attempts (at least two) carries ``name``."""
-        at, _ = self.index.carrying(name)
-        count = len(self.index.ids) - self.first
-        return count >= 2 and len(at) - bisect_left(at, self.first) == count
+    def every(self, name: str, workers: bool = False) -> bool:
+        """Whether every one of these attempts (at least two) carries ``name``; with
+        ``workers``, the planner's own runs and those skipped are none of them."""
+        index = self.index
+        at, _ = index.carrying(name)
+        if not workers:
+            count = len(index.ids) - self.first
+            return count >= 2 and len(at) - bisect_left(at, self.first) == count
+        mine = index.runs_of.get(self.me, []) if self.me else []
+        gone = {
+            *mine[bisect_left(mine, self.first) :],
+            *(i for s in self.skip if (i := index.position.get(s, -1)) >= self.first),
+        }
+        count = len(index.ids) - self.first - len(gone)
+        carrying = len(at) - bisect_left(at, self.first) - sum(name in index.words[i] for i in gone)
+        return count >= 2 and carrying == count
 
     def carry(self, name: str, also: str = "") -> bool:
         """Whether one of these attempts carries ``name`` (and ``also``, when given)."""
@@ -1643,30 +1723,40 @@ class _Later:
         return False
 
 
+_MARK = re.compile(r"[ \t]*[^\w\s\"'`(\[{<]+(?=[ \t])")
+"""The mark after a name that starts its line, before a space (``:``, `` =``, `` ->``)."""
+
+
 def _listed_like(
     text: str, found: list[tuple[str, int]], data: set[str], called: Callable[[Any], str]
 ) -> list[tuple[str, int]]:
     """The step names found, and the names the answer lists the way it lists them (steps no
     executor reached yet): each found name starts its line after the same marker, digits taken
-    as any number (``2) ``, ``1. **``, ``Step 3: ``, an indented ``{"id": "``); other lines
-    starting so name steps too (when one name was found after a marker with letters and no
-    number, only if its item names a tool the trace called). Else a list on one line
-    (:func:`_run_on`)."""
+    as any number (``2) ``, ``1. **``, ``Step 3: ``, an indented ``{"id": "``), or, with no
+    marker, before the same mark (:data:`_MARK`); other lines starting so name steps too (when
+    one name was found after a marker with letters and no number, or before a mark, only if
+    its item names a tool the trace called). Else a list on one line (:func:`_run_on`)."""
     contexts = {re.sub(r"\d+", "0", text[text.rfind("\n", 0, at) + 1 : at]) for _, at in found}
     if len(contexts) != 1:
         return _run_on(text, found, data)
     (marker,) = contexts
+    after = ""
     if not marker.strip():
-        return found
+        # names that start their lines: listed the same way when the same mark follows each
+        # (``lookup:``, ``pick =``), a bare word at a line's start being any sentence's
+        marks = {_MARK.match(text, at + len(name)) for name, at in found}
+        if None in marks or len({m.group() for m in marks if m}) != 1:
+            return found
+        after = re.escape(next(m.group() for m in marks if m))
     pattern = "".join(
         r"\d+" if part == "0" else re.escape(part) for part in re.split("(0)", marker)
     )
     names = {name for name, _ in found}
     more: dict[str, tuple[str, int]] = {}
-    for m in re.finditer(f"(?m)^{pattern}({_WORD.pattern})", text):
+    for m in re.finditer(f"(?m)^{pattern}({_WORD.pattern}){after}", text):
         if m.group(1) not in names and m.group(1) not in data:
             more.setdefault(m.group(1), (m.group(1), m.start(1)))
-    if len(found) == 1 and re.search(r"[A-Za-z]", marker) and "0" not in marker:
+    if len(found) == 1 and (after or (re.search(r"[A-Za-z]", marker) and "0" not in marker)):
         # one name found after a worded marker (``id = "``) lists the others only when its
         # item also names a tool the trace called: an item of a plan, not any such line
         ((name, at),) = found
@@ -1762,12 +1852,15 @@ def _read_plan(
 
 
 _KEY_VALUE = re.compile(
-    r"""(?<![\w.-])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)(?:[ \t]*[=:][ \t]*|[ \t]+(?=["']))"""
+    r"""<[A-Za-z_][\w.:-]*[ \t]+[A-Za-z_][\w.:-]*[ \t]*=[ \t]*"""
+    r"""(?:"([A-Za-z_]\w*)"|'([A-Za-z_]\w*)')[ \t]*>([^<>\n]+)</[A-Za-z_][\w.:-]*>|"""
+    r"""(?<![\w.-])(?:[A-Za-z_]\w*[.-])*([A-Za-z_]\w*)(?:[ \t]*[=:][ \t]*|[ \t]+(?=["']))"""
     r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;"'()\[\]{}<>`]+(?=[ \t]*(?:[,;|)\]}>\n]|$)))"""
     r"""|\([ \t]*([A-Za-z_]\w*)[ \t]+("[^"\n]*"|[^\s()"]+)[ \t]*\)"""
 )
 """A key and its value, however a plan writes them: ``k="v"``, ``k = 8``, ``k: v`` (a value
-that ends there: not the first word of a sentence), ``k "v"``, ``args.k = v``, ``(k "v")``."""
+that ends there: not the first word of a sentence), ``k "v"``, ``args.k = v``, ``arg-k: v``,
+``(k "v")``, an element its one attribute names (``<arg name="k">v</arg>``)."""
 
 
 def _pairs(text: str, names: set[str]) -> dict[str, Any]:
@@ -1783,7 +1876,10 @@ def _pairs(text: str, names: set[str]) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     for m in _KEY_VALUE.finditer(text.replace('""', '"')):
-        key, value = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        if m.group(3) is not None:  # an element named by its one attribute: ``<a k="x">v</a>``
+            key, value = m.group(1) or m.group(2), m.group(3).strip()
+        else:
+            key, value = (m.group(4), m.group(5)) if m.group(4) else (m.group(6), m.group(7))
         if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
             value = value[1:-1]
         if value in names or not re.search(r"[^\W_]", value):
@@ -2202,9 +2298,12 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
     except ValueError:
         documents.extend(_embedded_json(text))
         yield from _tables(text)
-        yield from _stanzas(text)
-        yield from _elements(text)
-        yield from _uri_lines(text)
+        if _on("stanzas"):
+            yield from _stanzas(text)
+        if _on("elements"):
+            yield from _elements(text)
+        if _on("uri_lines"):
+            yield from _uri_lines(text)
         for paragraph in re.split(r"\n\s*\n", text):
             if not _YAML_LIST_ITEM.search(paragraph):
                 continue

@@ -1528,3 +1528,112 @@ def test_an_autogen_planner_agents_reply_is_its_answer_and_its_json_plan_is_read
     assert read.span_id == "plan" and b.planners == frozenset({"plan"})
     assert [(s.step_id, s.tool) for s in read.steps] == [("locate", "catalog"), ("hold", "desk")]
     assert (b.steps, b.failed) == ({"w1": "locate", "w2": "hold"}, frozenset({"w2"}))
+
+
+# -- plans no reader was written for: the format readers switched off (leave one reader out) --
+
+
+def _without(reader: str, spans: list[SpanNode]) -> observed.Binding:
+    """``bind`` with one format reader switched off (measurement only), then on again."""
+    observed.switch_off_plan_readers([reader])
+    try:
+        return bind(spans, [])
+    finally:
+        observed.switch_off_plan_readers([])
+
+
+def test_a_switched_off_reader_leaves_the_plan_to_the_generic_path() -> None:
+    turns: list[Turn] = [
+        (REWOO, "", []),
+        ("Plan 1 (lookup): Find\nRun lookup_order[order=7]", "lookup_order", [False]),
+        ("Plan 2 (refund): Refund\nRun issue_refund[payment=P-1]", "issue_refund", [True]),
+    ]
+    on = bind(rewoo_trace(turns), [])
+    off = _without("evidence", rewoo_trace(turns))
+    assert [s.step_id for s in on.read_plans[0].steps] == ["lookup", "refund", "notify"]
+    assert [s.step_id for s in off.read_plans[0].steps] == ["lookup", "refund", "notify"]
+    assert json.loads(off.read_plans[0].json)[0]["args"] == {"order": 7, "region": "eu"}
+    assert off.steps == on.steps == {"s1": "lookup", "s2": "refund"}
+    assert bind(rewoo_trace(turns), []).read_plans == on.read_plans  # on again
+    try:
+        observed.switch_off_plan_readers(["evidence", "json"])
+    except ValueError as e:
+        assert "no plan reader named json" in str(e)
+    else:
+        raise AssertionError("an unknown reader was switched off")
+
+
+def test_a_heading_every_worker_is_told_is_no_step_when_the_run_stopped_in_its_first() -> None:
+    # every worker is told "Plan 1 (lookup)": the heading and the step are carried alike; the
+    # step is the name that lists the others the same way
+    told = "Plan 1 (lookup): Find\nRun lookup_order[order=7]"
+    b = _without("evidence", rewoo_trace([(REWOO, "", [])] + [(told, "lookup_order", [True])] * 4))
+    (plan,) = b.read_plans
+    assert [s.step_id for s in plan.steps] == ["lookup", "refund", "notify"]
+    assert set(b.steps.values()) == {"lookup"} and len(b.steps) == 4
+
+
+def test_the_planners_own_runs_do_not_keep_a_heading_from_being_one() -> None:
+    # a loop across re-plans: the planner answers again between the workers' attempts; its
+    # runs are not told the heading, yet it is still no step
+    told = "Plan 2 (refund): Refund\nRun issue_refund[payment=P-1]"
+    again = REWOO.split("\n", 2)[2]  # the steps left
+    turns: list[Turn] = [
+        (REWOO, "", []),
+        ("Plan 1 (lookup): Find\nRun lookup_order[order=7]", "lookup_order", [False]),
+        (told, "issue_refund", [True]),
+        (again, "", []),
+        (told, "issue_refund", [True]),
+        (again, "", []),
+        (told, "issue_refund", [True]),
+    ]
+    b = _without("evidence", rewoo_trace(turns))
+    assert [s.step_id for s in b.read_plans[0].steps] == ["lookup", "refund", "notify"]
+    assert [b.steps[f"s{i}"] for i in (1, 2, 4, 6)] == ["lookup", "refund", "refund", "refund"]
+
+
+def test_names_that_start_their_lines_before_one_mark_list_the_steps_no_worker_reached() -> None:
+    # a Makefile read with no Makefile reader, the run stuck in its first step: the other
+    # targets start their lines before the same mark (``:``) as the one reached
+    told = "Run lookup:\n\tlookup_order order=7"
+    b = _without(
+        "targets", rewoo_trace([(MAKEFILE, "", [])] + [(told, "lookup_order", [True])] * 4)
+    )
+    (plan,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in plan.steps] == [("lookup", "lookup_order"), ("refund", "")]
+    assert set(b.steps.values()) == {"lookup"}
+    # the same lines with nothing marking them are any sentences: no plan of one step
+    prose = MAKEFILE.replace("lookup:", "lookup").replace("refund:", "refund")
+    told = "Run lookup\n\tlookup_order order=7"
+    b = _without("targets", rewoo_trace([(prose, "", [])] + [(told, "lookup_order", [True])] * 4))
+    assert b.read_plans == ()
+
+
+def test_arguments_under_a_prefixed_key_are_read_without_their_reader() -> None:
+    # RFC 822 stanzas with no stanza reader: a field family (``With-order``) names its argument
+    b = _without("stanzas", planned_trace(STANZAS))
+    (plan,) = b.read_plans
+    steps = json.loads(plan.json)
+    assert [(s["id"], s["tool"]) for s in steps] == [
+        ("lookup", "lookup_order"),
+        ("refund", "issue_refund"),
+    ]
+    assert steps[0]["args"] == {"order": 7}
+    assert steps[1]["args"] == {"amount": "12.50", "order": "result-of:lookup"}
+
+
+def test_an_element_named_by_its_one_attribute_is_an_argument_without_its_reader() -> None:
+    # an XML plan with no XML reader, one step per line: ``<arg name="k">v</arg>`` is k = v
+    text = (
+        '<plan order="7">\n<step id="lookup" tool="lookup_order">\n<arg name="order">7</arg>\n'
+        '<arg name="region">eu</arg>\n</step>\n<step id="refund" tool="issue_refund">\n'
+        '<arg name="reason">damaged goods</arg>\n</step>\n</plan>'
+    )
+    (plan,) = _without("elements", planned_trace(text)).read_plans
+    steps = json.loads(plan.json)
+    assert [(s["id"], s["tool"]) for s in steps] == [
+        ("lookup", "lookup_order"),
+        ("refund", "issue_refund"),
+    ]
+    assert steps[0]["args"] == {"order": 7, "region": "eu"}
+    assert steps[1]["args"] == {"reason": "damaged goods"}
