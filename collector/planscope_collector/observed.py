@@ -148,6 +148,7 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
+from . import _bibtex
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 
 __all__ = [
@@ -1080,9 +1081,13 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     out: list[ReadPlan] = []
     who = ""
     for n in said.by_start:
-        if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
+        if not n.answer or not (
+            n.kind in (A.KIND_LLM, A.KIND_OTHER) or (n.kind == A.KIND_STEP and n.inferred)
+        ):
             continue
-        targets = _targets(n.answer) or _commands(n.answer) or _macros(n.answer)
+        targets = (
+            _targets(n.answer) or _commands(n.answer) or _macros(n.answer) or _entries(n.answer)
+        )
         lines = [] if targets else _evidence_lines(n.answer)
         if len(targets or lines) < (1 if out else 2):
             continue  # most answers state no evidence: look no further at them
@@ -1360,6 +1365,15 @@ def _macros(text: str) -> list[_Target]:
         needs = tuple(dict.fromkeys(r for r in referred if r in steps))
         targets.append(_Target(name, needs, goal, tool, pairs))
     return targets if refers else []
+
+
+def _entries(text: str) -> list[_Target]:
+    """The steps a text states as BibTeX-like entries (:func:`_bibtex.steps`).
+
+    >>> [t.needs for t in _entries("@step{a, tool = {x}, n = {1}} @step{b, tool = {y}, m = a}")]
+    [(), ('a',)]
+    """
+    return [_Target(s.id, s.needs, s.goal, s.tool, s.args) for s in _bibtex.steps(text)]
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:
@@ -1871,6 +1885,15 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
     for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
         if any(c.kind == "step" and c.inferred for c in children.get(root.span_id, ())):
             return root.span_id
+    # an app's step spans under a framework's own root span (Griptape's ``main``) in the app's
+    for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
+        stack = list(children.get(root.span_id, ()))
+        while stack:
+            c = stack.pop()
+            if c.kind == "step" and c.inferred and _step_span(c.name):
+                return root.span_id
+            if c.kind == "other":
+                stack.extend(children.get(c.span_id, ()))
     return None
 
 
@@ -1890,16 +1913,36 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
     inferred step attempt named as its span)."""
     if any(n.kind in (A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
         return frozenset()
-    out = set()
+    # an app's own span named after the step it does (``app.step pick``) is that step's
+    # attempt, wherever it is (also when no call under it is one the span model knows)
+    out = {n.span_id for n in nodes.values() if n.kind == A.KIND_OTHER and _step_span(n.name)}
+    above = {a for span_id in out for a in _ancestors(nodes, span_id)}
     for root in nodes.values():
         if root.parent_span_id or not (
             root.kind == A.KIND_OTHER or (root.kind == A.KIND_RUN and root.inferred)
         ):
             continue
         for child in children.get(root.span_id, ()):
-            if child.kind == A.KIND_OTHER and _encloses_work(child.span_id, children):
+            if (
+                child.kind == A.KIND_OTHER
+                and child.span_id not in above
+                and _encloses_work(child.span_id, children)
+            ):
                 out.add(child.span_id)
     return frozenset(out)
+
+
+_STEP_SPAN = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)*\.step[ \t]+[A-Za-z_][\w.-]*")
+"""An app's span named after the step it does: ``<prefix>.step <id>`` (``shop.step pick``)."""
+
+
+def _step_span(name: str) -> bool:
+    """Whether a span's name is an app's step span (:data:`_STEP_SPAN`).
+
+    >>> _step_span("shop.step pick"), _step_span("shop.step"), _step_span("Agent.run()")
+    (True, False, False)
+    """
+    return _STEP_SPAN.fullmatch(name) is not None
 
 
 def _encloses_work(span_id: str, children: Mapping[str, list[SpanNode]]) -> bool:
@@ -1963,11 +2006,13 @@ def _callable(tool: str) -> str:
 
     >>> _callable("search.__call__"), _callable("search.acall"), _callable("VenueSearch.run")
     ('search', 'search', 'VenueSearch')
+    >>> _callable("Calculator.try_run()")  # a Griptape tool's span
+    'Calculator'
     >>> _callable("search {query} page {page}"), _callable("{tool} failed")
     ('search', '{tool} failed')
     """
     fixed = re.split(r"(?<!\{)\{(?!\{)", tool, maxsplit=1)[0].strip()
-    return re.sub(r"\.(__call__|acall|run|run_async)$", "", fixed or tool)
+    return re.sub(r"\.(__call__|acall|run|run_async|try_run)(\(\))?$", "", fixed or tool)
 
 
 def structured_plans(
@@ -2617,15 +2662,26 @@ them (migrations 0029, 0034, 0038), else its ``gen_ai.tool.message`` event (Stra
 what a planner said through the tools it called."""
 
 
+_PLAN_SPAN = r"(^|[.])plan$"
+"""An app's span that states a plan: named ``<prefix>.plan`` (``shop.plan``)."""
+_PLAN_TEXT_KEY = r"[.]plan[.](text|body|source)$"
+"""The attribute of a plan span (:data:`_PLAN_SPAN`) that holds the plan's text
+(``shop.plan.text``): what it answered, offered to the format readers."""
+
+
 def answer_sql(
-    column: str = "SpanAttributes", kind: str = "SpanModelKind", inferred: str = "SpanModelInferred"
+    column: str = "SpanAttributes",
+    kind: str = "SpanModelKind",
+    inferred: str = "SpanModelInferred",
+    name: str = "SpanName",
 ) -> str:
     """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
     :func:`answer` reads for a span of kind ``kind`` (a column; ``inferred`` the column saying
     whether the span model inferred it; an AutoGen ``process`` span's message whatever its
     kind; what the span said in GenAI message events, :func:`event_values_sql`; for an
-    inferred step, the attributes :func:`app_step` reads): a Map, empty for a span that records
-    no answer or is none of the spans :func:`answer` reads.
+    inferred step, the attributes :func:`app_step` reads; for an app's plan span, named ``name``,
+    its plan text): a Map, empty for a span that records no answer or is none of the spans
+    :func:`answer` reads.
 
     >>> answer_sql().startswith("if(SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step'")
     True
@@ -2648,7 +2704,9 @@ def answer_sql(
         f"AND {inferred} = 1), mapUpdate({evented}, mapFilter((k, v) -> has(if({kind} = "
         f"'{A.KIND_TOOL}', [{tool_keys}], [{keys}]), k) OR ({kind} = '{A.KIND_STEP}' AND "
         f"match(k, '{_APP_STEP_KEY}')), {column})), if({kind} = '{A.KIND_RUN}' "
-        f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), {runtime}))"
+        f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), "
+        f"if({kind} = '{A.KIND_OTHER}' AND match({name}, '{_PLAN_SPAN}'), "
+        f"mapFilter((k, v) -> match(k, '{_PLAN_TEXT_KEY}'), {column}), {runtime})))"
     )
 
 
@@ -2682,12 +2740,16 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     'Step: fetch'
     >>> answer({"gen_ai.choice": '[{"text": "Plan: fetch"}]'}, "step", True)
     'Plan: fetch'
+    >>> answer({"shop.plan.text": "@step{pick, tool = {wms}}"}, "other", False)
+    '@step{pick, tool = {wms}}'
     """
     if said := message_text(attributes):
         return said
     if kind == A.KIND_RUN and inferred:
         # a run that states its plan as an attribute: a JSON list of task mappings
         return next((v for _, v in sorted(attributes.items()) if _task_list(v)), "")
+    if kind == A.KIND_OTHER:  # an app's plan span (answer_sql reads only its plan text)
+        return next((v for k, v in sorted(attributes.items()) if re.search(_PLAN_TEXT_KEY, k)), "")
     if kind not in (A.KIND_LLM, A.KIND_TOOL) and not (kind == A.KIND_STEP and inferred):
         return ""
     keys = {A.KIND_LLM: _LLM_ANSWER_KEYS, A.KIND_TOOL: _TOOL_ARGUMENT_KEYS}
