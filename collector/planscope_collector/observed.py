@@ -217,6 +217,9 @@ class SpanNode:
     app_step: str = ""
     """The step an application's attribute copied onto an inferred agent run's span names
     (:func:`app_step`; empty when none, or not read)."""
+    io: tuple[str, str] = ("", "")
+    """What an app's step span recorded as its work's arguments and result (:func:`step_io`;
+    empty when none, or not read)."""
 
 
 @dataclass(frozen=True)
@@ -447,6 +450,14 @@ def bind(
     for calls in tools_in.values():
         calls.sort(key=lambda t: (t.start_ns, t.span_id))
     call_io = _reported(tools_in, turns.calls)
+    for owner, calls in tools_in.items():
+        # a framework that records no call's content (Griptape): the app's step span says what
+        # its work started with (its first call) and ended with (its last call)
+        arguments, result = nodes[owner].io
+        if arguments or result:
+            call_io.setdefault(calls[0].span_id, (arguments, "" if len(calls) > 1 else result))
+            if len(calls) > 1:
+                call_io.setdefault(calls[-1].span_id, ("", result))
 
     bound: dict[str, str] = {}
     previous: SpanNode | None = None
@@ -1932,8 +1943,12 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
     return frozenset(out)
 
 
-_STEP_SPAN = re.compile(r"[A-Za-z_][\w-]*(?:\.[\w-]+)*\.step[ \t]+[A-Za-z_][\w.-]*")
+_STEP_SPAN_NAME = "^[A-Za-z_][A-Za-z0-9_-]*([.][A-Za-z0-9_-]+)*[.]step +[A-Za-z_][A-Za-z0-9_.-]*$"
 """An app's span named after the step it does: ``<prefix>.step <id>`` (``shop.step pick``)."""
+_STEP_SPAN = re.compile(_STEP_SPAN_NAME)
+_STEP_IO_KEY = "[.](args|arguments|inputs?|params|parameters|result|output)$"
+"""The attributes of an app's step span (:data:`_STEP_SPAN_NAME`) that hold what its work was
+given and what it gave back (``shop.step.args``, ``shop.step.result``): :func:`step_io`."""
 
 
 def _step_span(name: str) -> bool:
@@ -2680,8 +2695,8 @@ def answer_sql(
     whether the span model inferred it; an AutoGen ``process`` span's message whatever its
     kind; what the span said in GenAI message events, :func:`event_values_sql`; for an
     inferred step, the attributes :func:`app_step` reads; for an app's plan span, named ``name``,
-    its plan text): a Map, empty for a span that records no answer or is none of the spans
-    :func:`answer` reads.
+    its plan text; for an app's step span, what :func:`step_io` reads): a Map, empty for a span
+    that records no answer or is none of the spans :func:`answer` reads.
 
     >>> answer_sql().startswith("if(SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step'")
     True
@@ -2706,8 +2721,24 @@ def answer_sql(
         f"match(k, '{_APP_STEP_KEY}')), {column})), if({kind} = '{A.KIND_RUN}' "
         f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), "
         f"if({kind} = '{A.KIND_OTHER}' AND match({name}, '{_PLAN_SPAN}'), "
-        f"mapFilter((k, v) -> match(k, '{_PLAN_TEXT_KEY}'), {column}), {runtime})))"
+        f"mapFilter((k, v) -> match(k, '{_PLAN_TEXT_KEY}'), {column}), "
+        f"if({kind} = '{A.KIND_OTHER}' AND match({name}, '{_STEP_SPAN_NAME}'), "
+        f"mapFilter((k, v) -> match(k, '{_STEP_IO_KEY}'), {column}), {runtime}))))"
     )
+
+
+def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:
+    """What an app's step span recorded as its work's arguments (the first attribute, by key,
+    named ``<prefix>.args`` / ``.arguments`` / ``.input(s)`` / ``.params`` / ``.parameters``
+    that holds a JSON object) and result (``<prefix>.result`` / ``.output``).
+
+    >>> step_io({"shop.step.args": '{"order": 7}', "shop.step.result": "PCK-1", "shop.n": "2"})
+    ('{"order": 7}', 'PCK-1')
+    """
+    keys = sorted(k for k in attributes if re.search(_STEP_IO_KEY, k))
+    given = (attributes[k] for k in keys if not re.search("(result|output)$", k))
+    back = (attributes[k] for k in keys if re.search("(result|output)$", k))
+    return next((v for v in given if v.startswith("{")), ""), next(back, "")
 
 
 def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:

@@ -44,6 +44,7 @@ from .observed import (
     answer_sql,
     app_step,
     bind,
+    step_io,
     tool_event_sql,
     user_request,
     user_request_sql,
@@ -788,6 +789,7 @@ def bind_traces(
                     if r["answers"]
                     else "",
                     app_step=app_step(dict(r["answers"])) if kind == A.KIND_STEP else "",
+                    io=step_io(dict(r["answers"])) if kind == A.KIND_OTHER else ("", ""),
                 )
             )
         events = [
