@@ -1528,3 +1528,113 @@ def test_an_autogen_planner_agents_reply_is_its_answer_and_its_json_plan_is_read
     assert read.span_id == "plan" and b.planners == frozenset({"plan"})
     assert [(s.step_id, s.tool) for s in read.steps] == [("locate", "catalog"), ("hold", "desk")]
     assert (b.steps, b.failed) == ({"w1": "locate", "w2": "hold"}, frozenset({"w2"}))
+
+
+BIB_PLAN = """@plan{J-1,
+  revision = {1},
+}
+@step{pick,
+  tool = {Wms_pick},
+  goal = {Pick the order},
+  order = {7},
+}
+@step{ship,
+  tool = {Courier_send},
+  goal = {Ship it},
+  parcel = pick,
+  to = {Oslo},
+}"""
+BIB_REPLAN = """@plan{J-1,
+  revision = {2},
+  supersedes = {1},
+  reason = {courier busy},
+}
+@done{pick,
+  result = {PCK-1},
+}
+@step{ship,
+  tool = {Courier_send},
+  goal = {Ship it},
+  parcel = pick,
+  to = {Bergen},
+}"""
+
+
+def griptape_trace(plans: list[str], steps: list[tuple[str, list[bool]]]) -> list[SpanNode]:
+    """An app's job span over a framework root (``main``) holding the app's plan spans (the
+    plan text their answer) and step spans ``shop.step <id>`` (their ``.args``/``.result`` as
+    ``io``), each over an agent turn of plain spans with a prompt-driver LLM call and tool
+    calls named ``<Tool>.try_run()`` (``failed`` each)."""
+    out = [node("job", "", "other", 0, name="shop.job"), node("main", "job", "other", 1)]
+    t = 2
+    for i, text in enumerate(plans):
+        out += [
+            node(f"p{i}", "main", "other", t, name="shop.plan", answer=text),
+            node(f"pa{i}", f"p{i}", "other", t, name="Agent.run()"),
+            node(f"pl{i}", f"pa{i}", "llm", t, name="OpenAiChatPromptDriver.run()"),
+        ]
+        t += 1
+        for j, (step, calls) in enumerate(steps if i == 0 else steps[-1:]):
+            sid = f"s{i}{j}"
+            io = ('{"order": 7}', f"@result{{status = {{{'ok' if not calls[-1] else 'again'}}}}}")
+            out += [
+                node(sid, "main", "other", t, name=f"shop.step {step}", io=io),
+                node(f"a{sid}", sid, "other", t, name="Agent.run()"),
+                node(f"l{sid}", f"a{sid}", "llm", t, name="OpenAiChatPromptDriver.run()"),
+            ]
+            out += [
+                node(f"t{sid}{k}", f"a{sid}", "tool", t + k, tool="Wms.try_run()", failed=f)
+                for k, f in enumerate(calls)
+            ]
+            t += 10
+    return out
+
+
+def test_app_step_spans_under_a_framework_root_are_attempts_of_a_bibtex_plan_in_a_plan_span() -> (
+    None
+):
+    """No span is a step the span model knows: the app's ``<prefix>.step <id>`` spans are the
+    attempts (under the framework's own root span, their root the run), the BibTeX entries of
+    the app's plan span its plan (a bare word an earlier step's result), a revision's
+    done-marker no step; a step span's arguments and result are its first and last call's."""
+    b = bind(
+        griptape_trace([BIB_PLAN, BIB_REPLAN], [("pick", [False]), ("ship", [True, True])]), []
+    )
+    first, second = b.read_plans
+    assert (first.span_id, second.span_id) == ("p0", "p1")
+    assert json.loads(first.json) == [
+        {
+            "id": "pick",
+            "tool": "Wms_pick",
+            "args": {"order": 7},
+            "depends_on": [],
+            "description": "Pick the order",
+        },
+        {
+            "id": "ship",
+            "tool": "Courier_send",
+            "args": {"parcel": "pick", "to": "Oslo"},
+            "depends_on": ["pick"],
+            "description": "Ship it",
+        },
+    ]
+    assert [s.step_id for s in second.steps] == ["ship"]
+    assert json.loads(second.json)[0]["args"] == {"parcel": "pick", "to": "Bergen"}
+    assert b.run_span_id == "job"
+    assert b.steps == {"s00": "pick", "s01": "ship", "s10": "ship"}
+    assert b.failed == frozenset({"s01", "s10"})
+    assert (b.attempts["s01"], b.attempts["s10"]) == (1, 2)
+    assert b.actions["ts010"] == "s01"
+    assert b.call_io["ts000"] == ('{"order": 7}', "@result{status = {ok}}")
+    assert b.call_io["ts010"] == ('{"order": 7}', "")
+    assert b.call_io["ts011"] == ("", "@result{status = {again}}")
+
+
+def test_bibtex_entries_with_no_reference_or_of_one_field_are_no_plan() -> None:
+    for text in (
+        "@book{knuth84, title = {TeX}, year = {1984}}\n@book{lamport86, title = {LaTeX}}",
+        "@step{pick, tool = {wms}, order = {7}}\n@step{ship, tool = {courier}, to = {Oslo}}",
+        "@done{pick, result = {PCK-1}}\n@done{ship, result = pick}",
+    ):
+        b = bind(griptape_trace([text], [("pick", [False]), ("ship", [False])]), [])
+        assert b.read_plans == (), text
