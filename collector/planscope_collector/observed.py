@@ -1093,7 +1093,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     who = ""
     for n in said.by_start:
         if not n.answer or not (
-            n.kind in (A.KIND_LLM, A.KIND_OTHER) or (n.kind == A.KIND_STEP and n.inferred)
+            n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred) or _plan_span(n)
         ):
             continue
         targets = (
@@ -2078,7 +2078,9 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
     who = ""
     for n in said.by_start:
         if not n.answer or not (
-            n.kind == A.KIND_LLM or (n.kind in (A.KIND_STEP, A.KIND_RUN) and n.inferred)
+            n.kind == A.KIND_LLM
+            or (n.kind in (A.KIND_STEP, A.KIND_RUN) and n.inferred)
+            or _plan_span(n)
         ):
             continue
         me = said.planner(n)
@@ -2725,6 +2727,11 @@ def answer_sql(
         f"if({kind} = '{A.KIND_OTHER}' AND match({name}, '{_STEP_SPAN_NAME}'), "
         f"mapFilter((k, v) -> match(k, '{_STEP_IO_KEY}'), {column}), {runtime}))))"
     )
+
+
+def _plan_span(n: SpanNode) -> bool:
+    """Whether a span is an app's plan span (:data:`_PLAN_SPAN`): its answer its plan text."""
+    return n.kind == A.KIND_OTHER and re.search(_PLAN_SPAN, n.name) is not None
 
 
 def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:
