@@ -980,7 +980,7 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
         # its step: ``app.step pick``): the step it is, as much as what it was told
         a.span_id: set(_WORD.findall("\n".join([a.step_name, *asked[a.span_id]])))
         if asked
-        else {a.step_name, *used.get(a.span_id, ())}
+        else {a.step_name, *_step_id(a.step_name), *used.get(a.span_id, ())}
         for a in attempts
         if a.span_id in asked or not asked
     }
@@ -1958,6 +1958,15 @@ def _step_span(name: str) -> bool:
     (True, False, False)
     """
     return _STEP_SPAN.fullmatch(name) is not None
+
+
+def _step_id(name: str) -> tuple[str, ...]:
+    """The step id an app's step span's name carries (``shop.step pick``: ``pick``), if it is one.
+
+    >>> _step_id("shop.step pick"), _step_id("executor")
+    (('pick',), ())
+    """
+    return (name.split()[-1],) if _step_span(name) else ()
 
 
 def _encloses_work(span_id: str, children: Mapping[str, list[SpanNode]]) -> bool:
