@@ -2030,13 +2030,11 @@ def _callable(tool: str) -> str:
 
     >>> _callable("search.__call__"), _callable("search.acall"), _callable("VenueSearch.run")
     ('search', 'search', 'VenueSearch')
-    >>> _callable("Calculator.try_run()")  # a Griptape tool's span
-    'Calculator'
     >>> _callable("search {query} page {page}"), _callable("{tool} failed")
     ('search', '{tool} failed')
     """
     fixed = re.split(r"(?<!\{)\{(?!\{)", tool, maxsplit=1)[0].strip()
-    return re.sub(r"\.(__call__|acall|run|run_async|try_run)(\(\))?$", "", fixed or tool)
+    return re.sub(r"\.(__call__|acall|run|run_async)$", "", fixed or tool)
 
 
 def structured_plans(

@@ -5,8 +5,9 @@
 -- status and `exception` events. The mapping (docs/semantic-conventions.md, "Spans planscope
 -- did not shape"):
 --
---   * a span tagged `Tool.run()` (a tool's `try_run`) is a tool call, named as its span; its
---     status and exception events say whether it failed (read as they already are, 0033);
+--   * a span tagged `Tool.run()` (a tool's `try_run`) is a tool call of the tool its span names
+--     (`{Tool}.try_run()`: `{Tool}`); its status and exception events say whether it failed
+--     (read as they already are, 0033);
 --   * a span tagged `PromptDriver.run()` (a prompt driver's `run`) is an LLM call (no model or
 --     tokens: Griptape records none);
 --   * the source is `griptape`; every other Griptape span (`main`, `Agent.run()`) stays `other`
@@ -14,6 +15,7 @@
 --
 -- Rows already stored keep their kind and typed rows (a MATERIALIZED column is computed at
 -- insert; as 0023, no rewrite): Griptape spans stored before this migration stay `other`.
+-- Migrations run before the collector accepts spans, so no insert falls between DROP and CREATE.
 
 ALTER TABLE {db}.otel_traces {on_cluster}
     MODIFY COLUMN SpanModelKind LowCardinality(String) MATERIALIZED multiIf(
@@ -86,3 +88,65 @@ ALTER TABLE {db}.otel_traces {on_cluster}
                ['Tool.run()', 'PromptDriver.run()']), 'griptape',
         ParentSpanId = '' AND SpanAttributes['agent_name'] != '', 'framework',
         '') CODEC(ZSTD(1));
+
+DROP VIEW IF EXISTS {db}.planscope_tool_calls_mv {on_cluster};
+
+-- tool calls (0038): a Griptape tool span's name without its method
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_tool_calls_mv {on_cluster}
+TO {db}.planscope_tool_calls
+AS WITH SpanAttributes['langfuse.observation.input'] AS LangfuseInput,
+    SpanAttributes['mlflow.spanOutputs'] AS MlflowOutputs
+SELECT
+    Project,
+    TraceId,
+    SpanId,
+    ParentSpanId,
+    SpanAttributes['planscope.run.id'] AS RunId,
+    SpanAttributes['planscope.plan.id'] AS PlanId,
+    toUInt32OrZero(SpanAttributes['planscope.plan.version']) AS PlanVersion,
+    SpanAttributes['planscope.step.id'] AS StepId,
+    toUInt32OrZero(SpanAttributes['planscope.step.attempt']) AS Attempt,
+    multiIf(SpanAttributes['gen_ai.tool.name'] != '', SpanAttributes['gen_ai.tool.name'],
+            SpanAttributes['tool.name'] != '', SpanAttributes['tool.name'],
+            SpanAttributes['traceloop.entity.name'] != '', SpanAttributes['traceloop.entity.name'],
+            -- Griptape names a tool call's span after its tool's method: `{Tool}.try_run()`
+            SpanModelSource = 'griptape',
+            replaceRegexpOne(toString(SpanName), '[.](try_)?run[(][)]$', ''),
+            toString(SpanName)) AS ToolName,
+    SpanAttributes['planscope.tool.resource'] AS Resource,
+    multiIf(SpanAttributes['planscope.tool.effect'] != '', SpanAttributes['planscope.tool.effect'],
+            upper(SpanAttributes['openinference.span.kind']) IN ('RETRIEVER', 'RERANKER'), 'read',
+            JSONExtractString(SpanAttributes['mlflow.spanType']) IN ('RETRIEVER', 'RERANKER'),
+            'read',
+            '') AS Effect,
+    SpanAttributes['planscope.tool.args_hash'] AS ArgsHash,
+    multiIf(SpanAttributes['gen_ai.tool.call.arguments'] != '',
+            SpanAttributes['gen_ai.tool.call.arguments'],
+            SpanAttributes['input.value'] != '', SpanAttributes['input.value'],
+            SpanAttributes['traceloop.entity.input'] != '', SpanAttributes['traceloop.entity.input'],
+            SpanAttributes['tool_arguments'] != '', SpanAttributes['tool_arguments'],
+            -- Langfuse's @observe records a function's call as {"args": [...], "kwargs": {...}}
+            JSONLength(LangfuseInput) = 2 AND JSONLength(LangfuseInput, 'args') = 0
+            AND JSONHas(LangfuseInput, 'kwargs'), JSONExtractRaw(LangfuseInput, 'kwargs'),
+            LangfuseInput != '', LangfuseInput,
+            SpanAttributes['mlflow.spanInputs']) AS Arguments,
+    multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
+            SpanAttributes['gen_ai.tool.call.result'],
+            SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
+            SpanAttributes['traceloop.entity.output'] != '',
+            SpanAttributes['traceloop.entity.output'],
+            SpanAttributes['tool_response'] != '', SpanAttributes['tool_response'],
+            SpanAttributes['langfuse.observation.output'] != '',
+            SpanAttributes['langfuse.observation.output'],
+            -- a function's return value JSON-encoded: a string result is a JSON string
+            startsWith(MlflowOutputs, '"'), JSONExtractString(MlflowOutputs),
+            MlflowOutputs) AS Result,
+    if(SpanAttributes['error.type'] != '', SpanAttributes['error.type'], SpanModelExceptionType)
+        AS ErrorType,
+    ServiceName,
+    Timestamp AS Start,
+    Duration,
+    SpanModelStatusCode AS StatusCode,
+    SpanModelSource AS Source
+FROM {db}.otel_traces
+WHERE SpanModelKind = 'tool';
