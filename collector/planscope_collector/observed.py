@@ -98,6 +98,13 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **agent roots** (given the runs' agents): a trace whose only runs are several inferred agent
   runs, each a root, is one run no span stands for whose attempts they are
   (:func:`agent_roots`).
+* **app step and plan spans**: in a trace where the span model found no step or plan, an app's
+  plain span named ``<prefix>.step <id>`` is a step attempt wherever it is (under a
+  framework's own span with no call the span model knows: Griptape's ``main``), the root above
+  it the run; its ``<prefix>.args`` / ``<prefix>.result`` are its first call's arguments and
+  its last call's result when its calls record none (:func:`step_io`); a plain span named
+  ``<prefix>.plan`` answers its ``<prefix>.plan.text``, read by the format and structure
+  readers (BibTeX-like entries among them: ``_bibtex``);
 * **AutoGen's runtime** (``_autogen``): an agent turn inside the runtime's message spans is
   an attempt of the span above them (the application's root: the team's run), asked the last
   message the runtime delivered before it (:func:`answer` of a ``process`` span) and answering
@@ -152,6 +159,7 @@ from . import _bibtex
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 
 __all__ = [
+    "APP_ARGUMENTS_KEY",
     "NO_SPAN",
     "AgentRoots",
     "Binding",
@@ -174,6 +182,7 @@ __all__ = [
     "logged_failures",
     "read_plans",
     "reads_tool_events",
+    "step_io",
     "structured_plans",
     "tool_event_sql",
     "user_request",
@@ -1896,7 +1905,8 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
     for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
         if any(c.kind == "step" and c.inferred for c in children.get(root.span_id, ())):
             return root.span_id
-    # an app's step spans under a framework's own root span (Griptape's ``main``) in the app's
+    # an app's step spans under a framework's own span (Griptape's ``main``): the app's root
+    # above them, through plain spans, is the run
     for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
         stack = list(children.get(root.span_id, ()))
         while stack:
@@ -1921,7 +1931,8 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
     under an unclassified root (the application's own span) or an inferred run (a framework's
     agent) that enclose LLM or tool calls: a framework's calls (a DSPy module's ``forward``, an
     OpenInference CHAIN) that the application or agent made, each an agent invocation (an
-    inferred step attempt named as its span)."""
+    inferred step attempt named as its span); and an app's step spans (:func:`_step_span`)
+    wherever they are, a span above them being none."""
     if any(n.kind in (A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
         return frozenset()
     # an app's own span named after the step it does (``app.step pick``) is that step's
@@ -1946,6 +1957,9 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
 _STEP_SPAN_NAME = "^[A-Za-z_][A-Za-z0-9_-]*([.][A-Za-z0-9_-]+)*[.]step +[A-Za-z_][A-Za-z0-9_.-]*$"
 """An app's span named after the step it does: ``<prefix>.step <id>`` (``shop.step pick``)."""
 _STEP_SPAN = re.compile(_STEP_SPAN_NAME)
+APP_ARGUMENTS_KEY = "[.](args|arguments|inputs?|params|parameters)$"
+"""An app's attribute that holds the arguments of the work its span does (``app.tool.args``):
+the first such key (by key) whose value is a JSON object (a component call's, a step span's)."""
 _STEP_IO_KEY = "[.](args|arguments|inputs?|params|parameters|result|output)$"
 """The attributes of an app's step span (:data:`_STEP_SPAN_NAME`) that hold what its work was
 given and what it gave back (``shop.step.args``, ``shop.step.result``): :func:`step_io`."""
@@ -2750,8 +2764,8 @@ def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:
     ('{"order": 7}', 'PCK-1')
     """
     keys = sorted(k for k in attributes if re.search(_STEP_IO_KEY, k))
-    given = (attributes[k] for k in keys if not re.search("(result|output)$", k))
-    back = (attributes[k] for k in keys if re.search("(result|output)$", k))
+    given = (attributes[k] for k in keys if re.search(APP_ARGUMENTS_KEY, k))
+    back = (attributes[k] for k in keys if not re.search(APP_ARGUMENTS_KEY, k))
     return next((v for v in given if v.startswith("{")), ""), next(back, "")
 
 
