@@ -18,6 +18,7 @@ _HEAD = re.compile(r"@([A-Za-z]\w*)[ \t]*\{[ \t]*([^,\s{}]+)[ \t]*,")
 _FIELD = re.compile(r"\s*([A-Za-z_][\w-]*)\s*=\s*")
 _KEY = re.compile(r"[A-Za-z_][\w-]*")
 _BARE = re.compile(r"[A-Za-z_][\w.:-]*")
+_COMMA = re.compile(r"\s*,?")
 _TOOL_FIELDS = ("tool", "action", "call", "function", "uses")
 _GOAL_FIELDS = ("goal", "description", "title", "task", "summary")
 
@@ -154,6 +155,5 @@ def _fields(body: str) -> dict[str, Any]:
         else:
             break
         out.setdefault(m.group(1).lower(), value)
-        comma = re.compile(r"\s*,?").match(body, pos)
-        pos = comma.end() if comma else pos
+        pos = _COMMA.match(body, pos).end()  # type: ignore[union-attr]
     return out
