@@ -688,6 +688,7 @@ def _bind_observed(
                 request=asked.get(s.span_id, ""),
                 answer=answers[s.span_id].text if s.span_id in answers else "",
                 io=answers[s.span_id].io if s.span_id in answers else ("", ""),
+                app_step=answers[s.span_id].step if s.span_id in answers else "",
             )
     for span_id, said in answers.items():  # a call that answered, also when no raw span is
         if said.kind == "llm" and span_id not in nodes:
@@ -1062,7 +1063,7 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
     ):
         attrs = dict(attributes)
         text = answer(attrs, kind, bool(inferred))
-        step = app_step(attrs) if kind == A.KIND_STEP else ""
+        step = app_step(attrs) if kind in (A.KIND_STEP, A.KIND_OTHER) else ""
         io = step_io(attrs) if kind == A.KIND_OTHER else ("", "")
         if text or step or any(io):
             out.setdefault(trace_id, {})[span_id] = Said(

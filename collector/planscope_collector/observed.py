@@ -99,9 +99,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   runs, each a root, is one run no span stands for whose attempts they are
   (:func:`agent_roots`).
 * **app step and plan spans**: in a trace where the span model found no step or plan, an app's
-  plain span named ``<prefix>.step <id>`` is a step attempt wherever it is (under a
-  framework's own span with no call the span model knows: Griptape's ``main``), the root above
-  it the run; its ``<prefix>.args`` / ``<prefix>.result`` are its first call's arguments and
+  plain span named ``<prefix>.step <id>`` (or carrying ``<prefix>.step.id``) is a step
+  attempt wherever it is (under a framework's own span with no call the span model knows:
+  Griptape's ``main``), the root above it the run; its ``<prefix>.args`` / ``<prefix>.result`` are its first call's arguments and
   its last call's result when its calls record none (:func:`step_io`); a plain span named
   ``<prefix>.plan`` answers its ``<prefix>.plan.text``, read by the format and structure
   readers (BibTeX-like entries among them: ``_bibtex``);
@@ -989,7 +989,7 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
         # its step: ``app.step pick``): the step it is, as much as what it was told
         a.span_id: set(_WORD.findall("\n".join([a.step_name, *asked[a.span_id]])))
         if asked
-        else {a.step_name, *_step_id(a.step_name), *used.get(a.span_id, ())}
+        else {a.step_name, *_step_id(a), *used.get(a.span_id, ())}
         for a in attempts
         if a.span_id in asked or not asked
     }
@@ -1911,7 +1911,7 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
         stack = list(children.get(root.span_id, ()))
         while stack:
             c = stack.pop()
-            if c.kind == "step" and c.inferred and _step_span(c.name):
+            if c.kind == "step" and c.inferred and _names_step(c):
                 return root.span_id
             if c.kind == "other":
                 stack.extend(children.get(c.span_id, ()))
@@ -1931,13 +1931,13 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
     under an unclassified root (the application's own span) or an inferred run (a framework's
     agent) that enclose LLM or tool calls: a framework's calls (a DSPy module's ``forward``, an
     OpenInference CHAIN) that the application or agent made, each an agent invocation (an
-    inferred step attempt named as its span); and an app's step spans (:func:`_step_span`)
+    inferred step attempt named as its span); and an app's step spans (:func:`_names_step`)
     wherever they are, a span above them being none."""
     if any(n.kind in (A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
         return frozenset()
     # an app's own span named after the step it does (``app.step pick``) is that step's
     # attempt, wherever it is (also when no call under it is one the span model knows)
-    out = {n.span_id for n in nodes.values() if n.kind == A.KIND_OTHER and _step_span(n.name)}
+    out = {n.span_id for n in nodes.values() if n.kind == A.KIND_OTHER and _names_step(n)}
     above = {a for span_id in out for a in _ancestors(nodes, span_id)}
     for root in nodes.values():
         if root.parent_span_id or not (
@@ -1974,13 +1974,28 @@ def _step_span(name: str) -> bool:
     return _STEP_SPAN.fullmatch(name) is not None
 
 
-def _step_id(name: str) -> tuple[str, ...]:
-    """The step id an app's step span's name carries (``shop.step pick``: ``pick``), if it is one.
+_STEP_ID_KEY = "[.]step[.]id$"
+"""An app's attribute on a plain span naming the step it does (``shop.step.id``)."""
 
-    >>> _step_id("shop.step pick"), _step_id("executor")
-    (('pick',), ())
+
+def _names_step(n: SpanNode) -> bool:
+    """Whether a plain span is an app's step span: named ``<prefix>.step <id>``
+    (:func:`_step_span`), or carrying ``<prefix>.step.id`` (:attr:`SpanNode.app_step`)."""
+    return _step_span(n.name) or bool(n.app_step)
+
+
+def _step_id(n: SpanNode) -> tuple[str, ...]:
+    """The step id an app's step span carries: its ``<prefix>.step.id``, else the id its name
+    ends with (``shop.step pick``: ``pick``), if it is one.
+
+    >>> named = SpanNode("s", "", "step", "shop.step pick", step_name="shop.step pick")
+    >>> said = SpanNode("t", "", "step", "handle", step_name="handle", app_step="ship")
+    >>> _step_id(named), _step_id(said), _step_id(SpanNode("e", "", "step", "executor"))
+    (('pick',), ('ship',), ())
     """
-    return (name.split()[-1],) if _step_span(name) else ()
+    if n.app_step:
+        return (n.app_step,)
+    return (n.step_name.split()[-1],) if _step_span(n.step_name) else ()
 
 
 def _encloses_work(span_id: str, children: Mapping[str, list[SpanNode]]) -> bool:
@@ -2516,7 +2531,7 @@ _FLAT_MESSAGE_KEYS = (
 )
 
 
-_APP_STEP_KEY = r"([.]step|step_id)$"
+_APP_STEP_KEY = r"([.]step|step_id|[.]step[.]id)$"
 """An application's attribute naming the step of the work its span does (``app.step``,
 ``app.step_id``), as a framework copies an app's attributes onto every span of an agent call
 (Strands Agents' ``trace_attributes``)."""
@@ -2745,8 +2760,10 @@ def answer_sql(
         f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), "
         f"if({kind} = '{A.KIND_OTHER}' AND match({name}, '{_PLAN_SPAN}'), "
         f"mapFilter((k, v) -> match(k, '{_PLAN_TEXT_KEY}'), {column}), "
-        f"if({kind} = '{A.KIND_OTHER}' AND match({name}, '{_STEP_SPAN_NAME}'), "
-        f"mapFilter((k, v) -> match(k, '{_STEP_IO_KEY}'), {column}), {runtime}))))"
+        f"if({kind} = '{A.KIND_OTHER}' AND (match({name}, '{_STEP_SPAN_NAME}') OR "
+        f"arrayExists(k -> match(k, '{_STEP_ID_KEY}'), mapKeys({column}))), "
+        f"mapFilter((k, v) -> match(k, '{_STEP_IO_KEY}') OR match(k, '{_STEP_ID_KEY}'), "
+        f"{column}), {runtime}))))"
     )
 
 

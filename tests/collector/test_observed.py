@@ -1652,3 +1652,20 @@ def test_a_json_plan_in_an_app_plan_span_is_read_from_its_structure() -> None:
     assert b.steps == {"s00": "pick", "s01": "ship"}
     unnamed = [replace(n, name="shop.job step") if n.span_id == "p0" else n for n in nodes]
     assert bind(unnamed, []).read_plans == ()
+
+
+def test_plain_spans_that_carry_an_apps_step_id_are_its_attempts() -> None:
+    """A plain span whose name says nothing of its step but whose app attribute
+    ``<prefix>.step.id`` names it (:attr:`SpanNode.app_step`) is that step's attempt, as a span
+    named ``<prefix>.step <id>`` is; without the attribute it is none."""
+    nodes = griptape_trace([BIB_PLAN], [("pick", [False]), ("ship", [True])])
+    said = [
+        replace(n, name="shop.work", app_step=n.name.split()[-1])
+        if n.name.startswith("shop.step ")
+        else n
+        for n in nodes
+    ]
+    b = bind(said, [])
+    assert (b.run_span_id, b.steps, b.failed) == ("job", {"s00": "pick", "s01": "ship"}, {"s01"})
+    unsaid = [replace(n, app_step="") for n in said]
+    assert bind(unsaid, []).steps == {}
