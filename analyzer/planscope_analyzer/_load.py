@@ -26,6 +26,7 @@ from planscope_collector.observed import (
     event_calls,
     logged_failures,
     reads_tool_events,
+    step_io,
     user_request,
 )
 
@@ -588,6 +589,9 @@ class Said(NamedTuple):
     text: str
     step: str = ""
     """The step an app's attribute on an inferred agent run names (``observed.app_step``)."""
+    io: tuple[str, str] = ("", "")
+    """What an app's step span recorded as its work's arguments and result
+    (``observed.step_io``)."""
 
 
 def _bind_observed(
@@ -683,6 +687,8 @@ def _bind_observed(
                 message=s.message,
                 request=asked.get(s.span_id, ""),
                 answer=answers[s.span_id].text if s.span_id in answers else "",
+                io=answers[s.span_id].io if s.span_id in answers else ("", ""),
+                app_step=answers[s.span_id].step if s.span_id in answers else "",
             )
     for span_id, said in answers.items():  # a call that answered, also when no raw span is
         if said.kind == "llm" and span_id not in nodes:
@@ -1061,10 +1067,11 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
     ):
         attrs = dict(attributes)
         text = answer(attrs, kind, bool(inferred))
-        step = app_step(attrs) if kind == A.KIND_STEP else ""
-        if text or step:
+        step = app_step(attrs) if kind in (A.KIND_STEP, A.KIND_OTHER) else ""
+        io = step_io(attrs) if kind == A.KIND_OTHER else ("", "")
+        if text or step or any(io):
             out.setdefault(trace_id, {})[span_id] = Said(
-                kind, parent, int(start), int(duration), text, step
+                kind, parent, int(start), int(duration), text, step, io
             )
     return out
 

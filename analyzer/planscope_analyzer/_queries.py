@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from planscope import semconv as A
 from planscope_collector.observed import (
+    APP_ARGUMENTS_KEY,
     answer_sql,
     event_values_sql,
     tool_event_sql,
@@ -266,7 +267,7 @@ _LOGFIRE_RESULT = (
 # ``.arguments``, ``.input``, ``.params``) that holds a JSON object (``app.tool.args``)
 _APP_ARGUMENTS = (
     "arrayFirst(v -> startsWith(v, '{'), arrayMap(k -> SpanAttributes[k], arraySort(arrayFilter("
-    "k -> match(k, '[.](args|arguments|inputs?|params|parameters)$'), mapKeys(SpanAttributes)))))"
+    f"k -> match(k, '{APP_ARGUMENTS_KEY}'), mapKeys(SpanAttributes)))))"
 )
 
 # a tool span's own events (Strands Agents): its gen_ai.tool.message the arguments, its

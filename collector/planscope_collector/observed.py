@@ -98,6 +98,13 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **agent roots** (given the runs' agents): a trace whose only runs are several inferred agent
   runs, each a root, is one run no span stands for whose attempts they are
   (:func:`agent_roots`).
+* **app step and plan spans**: in a trace where the span model found no step or plan, an app's
+  plain span named ``<prefix>.step <id>`` (or carrying ``<prefix>.step.id``) is a step
+  attempt wherever it is (under a framework's own span with no call the span model knows:
+  Griptape's ``main``), the root above it the run; its ``<prefix>.args`` / ``<prefix>.result`` are its first call's arguments and
+  its last call's result when its calls record none (:func:`step_io`); a plain span named
+  ``<prefix>.plan`` answers its ``<prefix>.plan.text``, read by the format and structure
+  readers (BibTeX-like entries among them: ``_bibtex``);
 * **AutoGen's runtime** (``_autogen``): an agent turn inside the runtime's message spans is
   an attempt of the span above them (the application's root: the team's run), asked the last
   message the runtime delivered before it (:func:`answer` of a ``process`` span) and answering
@@ -148,9 +155,11 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
+from . import _bibtex
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 
 __all__ = [
+    "APP_ARGUMENTS_KEY",
     "NO_SPAN",
     "PLAN_READERS",
     "AgentRoots",
@@ -174,6 +183,7 @@ __all__ = [
     "logged_failures",
     "read_plans",
     "reads_tool_events",
+    "step_io",
     "structured_plans",
     "switch_off_plan_readers",
     "tool_event_sql",
@@ -193,12 +203,14 @@ PLAN_READERS = (
     "stanzas",
     "elements",
     "uri_lines",
+    "entries",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
 (:func:`_evidence_lines`), Makefile rules (:func:`_targets`), a shell script
 (:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
-XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`)."""
+XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
+(:func:`_entries`)."""
 _switched_off: set[str] = set()
 
 
@@ -259,6 +271,9 @@ class SpanNode:
     app_step: str = ""
     """The step an application's attribute copied onto an inferred agent run's span names
     (:func:`app_step`; empty when none, or not read)."""
+    io: tuple[str, str] = ("", "")
+    """What an app's step span recorded as its work's arguments and result (:func:`step_io`;
+    empty when none, or not read)."""
 
 
 @dataclass(frozen=True)
@@ -492,6 +507,14 @@ def bind(
     for calls in tools_in.values():
         calls.sort(key=lambda t: (t.start_ns, t.span_id))
     call_io = _reported(tools_in, turns.calls)
+    for owner, calls in tools_in.items():
+        # a framework that records no call's content (Griptape): the app's step span says what
+        # its work started with (its first call) and ended with (its last call)
+        arguments, result = nodes[owner].io
+        if arguments or result:
+            call_io.setdefault(calls[0].span_id, (arguments, "" if len(calls) > 1 else result))
+            if len(calls) > 1:
+                call_io.setdefault(calls[-1].span_id, ("", result))
 
     bound: dict[str, str] = {}
     previous: SpanNode | None = None
@@ -1014,7 +1037,7 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
         # its step: ``app.step pick``): the step it is, as much as what it was told
         a.span_id: set(_WORD.findall("\n".join([a.step_name, *asked[a.span_id]])))
         if asked
-        else {a.step_name, *used.get(a.span_id, ())}
+        else {a.step_name, *_step_id(a), *used.get(a.span_id, ())}
         for a in attempts
         if a.span_id in asked or not asked
     }
@@ -1130,12 +1153,15 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
     out: list[ReadPlan] = []
     who = ""
     for n in said.by_start:
-        if not n.answer or not (n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred)):
+        if not n.answer or not (
+            n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred) or _plan_span(n)
+        ):
             continue
         targets = (
             (_on("targets") and _targets(n.answer))
             or (_on("commands") and _commands(n.answer))
             or (_on("macros") and _macros(n.answer))
+            or (_on("entries") and _entries(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -1415,6 +1441,15 @@ def _macros(text: str) -> list[_Target]:
         needs = tuple(dict.fromkeys(r for r in referred if r in steps))
         targets.append(_Target(name, needs, goal, tool, pairs))
     return targets if refers else []
+
+
+def _entries(text: str) -> list[_Target]:
+    """The steps a text states as BibTeX-like entries (:func:`_bibtex.steps`).
+
+    >>> [t.needs for t in _entries("@step{a, tool = {x}, n = {1}} @step{b, tool = {y}, m = a}")]
+    [(), ('a',)]
+    """
+    return [_Target(s.id, s.needs, s.goal, s.tool, s.args) for s in _bibtex.steps(text)]
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:
@@ -1967,6 +2002,16 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
     for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
         if any(c.kind == "step" and c.inferred for c in children.get(root.span_id, ())):
             return root.span_id
+    # an app's step spans under a framework's own span (Griptape's ``main``): the app's root
+    # above them, through plain spans, is the run
+    for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
+        stack = list(children.get(root.span_id, ()))
+        while stack:
+            c = stack.pop()
+            if c.kind == "step" and c.inferred and _names_step(c):
+                return root.span_id
+            if c.kind == "other":
+                stack.extend(children.get(c.span_id, ()))
     return None
 
 
@@ -1983,19 +2028,71 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
     under an unclassified root (the application's own span) or an inferred run (a framework's
     agent) that enclose LLM or tool calls: a framework's calls (a DSPy module's ``forward``, an
     OpenInference CHAIN) that the application or agent made, each an agent invocation (an
-    inferred step attempt named as its span)."""
+    inferred step attempt named as its span); and an app's step spans (:func:`_names_step`)
+    wherever they are, a span above them being none."""
     if any(n.kind in (A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
         return frozenset()
-    out = set()
+    # an app's own span named after the step it does (``app.step pick``) is that step's
+    # attempt, wherever it is (also when no call under it is one the span model knows)
+    out = {n.span_id for n in nodes.values() if n.kind == A.KIND_OTHER and _names_step(n)}
+    above = {a for span_id in out for a in _ancestors(nodes, span_id)}
     for root in nodes.values():
         if root.parent_span_id or not (
             root.kind == A.KIND_OTHER or (root.kind == A.KIND_RUN and root.inferred)
         ):
             continue
         for child in children.get(root.span_id, ()):
-            if child.kind == A.KIND_OTHER and _encloses_work(child.span_id, children):
+            if (
+                child.kind == A.KIND_OTHER
+                and child.span_id not in above
+                and _encloses_work(child.span_id, children)
+            ):
                 out.add(child.span_id)
     return frozenset(out)
+
+
+_STEP_SPAN_NAME = "^[A-Za-z_][A-Za-z0-9_-]*([.][A-Za-z0-9_-]+)*[.]step +[A-Za-z_][A-Za-z0-9_.-]*$"
+"""An app's span named after the step it does: ``<prefix>.step <id>`` (``shop.step pick``)."""
+_STEP_SPAN = re.compile(_STEP_SPAN_NAME)
+APP_ARGUMENTS_KEY = "[.](args|arguments|inputs?|params|parameters)$"
+"""An app's attribute that holds the arguments of the work its span does (``app.tool.args``):
+the first such key (by key) whose value is a JSON object (a component call's, a step span's)."""
+_STEP_IO_KEY = "[.](args|arguments|inputs?|params|parameters|result|output)$"
+"""The attributes of an app's step span (:data:`_STEP_SPAN_NAME`) that hold what its work was
+given and what it gave back (``shop.step.args``, ``shop.step.result``): :func:`step_io`."""
+
+
+def _step_span(name: str) -> bool:
+    """Whether a span's name is an app's step span (:data:`_STEP_SPAN`).
+
+    >>> _step_span("shop.step pick"), _step_span("shop.step"), _step_span("Agent.run()")
+    (True, False, False)
+    """
+    return _STEP_SPAN.fullmatch(name) is not None
+
+
+_STEP_ID_KEY = "[.]step[.]id$"
+"""An app's attribute on a plain span naming the step it does (``shop.step.id``)."""
+
+
+def _names_step(n: SpanNode) -> bool:
+    """Whether a plain span is an app's step span: named ``<prefix>.step <id>``
+    (:func:`_step_span`), or carrying ``<prefix>.step.id`` (:attr:`SpanNode.app_step`)."""
+    return _step_span(n.name) or bool(n.app_step)
+
+
+def _step_id(n: SpanNode) -> tuple[str, ...]:
+    """The step id an app's step span carries: its ``<prefix>.step.id``, else the id its name
+    ends with (``shop.step pick``: ``pick``), if it is one.
+
+    >>> named = SpanNode("s", "", "step", "shop.step pick", step_name="shop.step pick")
+    >>> said = SpanNode("t", "", "step", "handle", step_name="handle", app_step="ship")
+    >>> _step_id(named), _step_id(said), _step_id(SpanNode("e", "", "step", "executor"))
+    (('pick',), ('ship',), ())
+    """
+    if n.app_step:
+        return (n.app_step,)
+    return (n.step_name.split()[-1],) if _step_span(n.step_name) else ()
 
 
 def _encloses_work(span_id: str, children: Mapping[str, list[SpanNode]]) -> bool:
@@ -2114,7 +2211,9 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
     who = ""
     for n in said.by_start:
         if not n.answer or not (
-            n.kind == A.KIND_LLM or (n.kind in (A.KIND_STEP, A.KIND_RUN) and n.inferred)
+            n.kind == A.KIND_LLM
+            or (n.kind in (A.KIND_STEP, A.KIND_RUN) and n.inferred)
+            or _plan_span(n)
         ):
             continue
         me = said.planner(n)
@@ -2532,7 +2631,7 @@ _FLAT_MESSAGE_KEYS = (
 )
 
 
-_APP_STEP_KEY = r"([.]step|step_id)$"
+_APP_STEP_KEY = r"([.]step|step_id|[.]step[.]id)$"
 """An application's attribute naming the step of the work its span does (``app.step``,
 ``app.step_id``), as a framework copies an app's attributes onto every span of an agent call
 (Strands Agents' ``trace_attributes``)."""
@@ -2716,15 +2815,26 @@ them (migrations 0029, 0034, 0038), else its ``gen_ai.tool.message`` event (Stra
 what a planner said through the tools it called."""
 
 
+_PLAN_SPAN = r"(^|[.])plan$"
+"""An app's span that states a plan: named ``<prefix>.plan`` (``shop.plan``)."""
+_PLAN_TEXT_KEY = r"[.]plan[.](text|body|source)$"
+"""The attribute of a plan span (:data:`_PLAN_SPAN`) that holds the plan's text
+(``shop.plan.text``): what it answered, offered to the format readers."""
+
+
 def answer_sql(
-    column: str = "SpanAttributes", kind: str = "SpanModelKind", inferred: str = "SpanModelInferred"
+    column: str = "SpanAttributes",
+    kind: str = "SpanModelKind",
+    inferred: str = "SpanModelInferred",
+    name: str = "SpanName",
 ) -> str:
     """SQL for the attributes of ``column`` (an ``otel_traces`` attribute map) that
     :func:`answer` reads for a span of kind ``kind`` (a column; ``inferred`` the column saying
     whether the span model inferred it; an AutoGen ``process`` span's message whatever its
     kind; what the span said in GenAI message events, :func:`event_values_sql`; for an
-    inferred step, the attributes :func:`app_step` reads): a Map, empty for a span that records
-    no answer or is none of the spans :func:`answer` reads.
+    inferred step, the attributes :func:`app_step` reads; for an app's plan span, named ``name``,
+    its plan text; for an app's step span, what :func:`step_io` reads): a Map, empty for a span
+    that records no answer or is none of the spans :func:`answer` reads.
 
     >>> answer_sql().startswith("if(SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step'")
     True
@@ -2747,8 +2857,33 @@ def answer_sql(
         f"AND {inferred} = 1), mapUpdate({evented}, mapFilter((k, v) -> has(if({kind} = "
         f"'{A.KIND_TOOL}', [{tool_keys}], [{keys}]), k) OR ({kind} = '{A.KIND_STEP}' AND "
         f"match(k, '{_APP_STEP_KEY}')), {column})), if({kind} = '{A.KIND_RUN}' "
-        f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), {runtime}))"
+        f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), "
+        f"if({kind} = '{A.KIND_OTHER}' AND match({name}, '{_PLAN_SPAN}'), "
+        f"mapFilter((k, v) -> match(k, '{_PLAN_TEXT_KEY}'), {column}), "
+        f"if({kind} = '{A.KIND_OTHER}' AND (match({name}, '{_STEP_SPAN_NAME}') OR "
+        f"arrayExists(k -> match(k, '{_STEP_ID_KEY}'), mapKeys({column}))), "
+        f"mapFilter((k, v) -> match(k, '{_STEP_IO_KEY}') OR match(k, '{_STEP_ID_KEY}'), "
+        f"{column}), {runtime}))))"
     )
+
+
+def _plan_span(n: SpanNode) -> bool:
+    """Whether a span is an app's plan span (:data:`_PLAN_SPAN`): its answer its plan text."""
+    return n.kind == A.KIND_OTHER and re.search(_PLAN_SPAN, n.name) is not None
+
+
+def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:
+    """What an app's step span recorded as its work's arguments (the first attribute, by key,
+    named ``<prefix>.args`` / ``.arguments`` / ``.input(s)`` / ``.params`` / ``.parameters``
+    that holds a JSON object) and result (``<prefix>.result`` / ``.output``).
+
+    >>> step_io({"shop.step.args": '{"order": 7}', "shop.step.result": "PCK-1", "shop.n": "2"})
+    ('{"order": 7}', 'PCK-1')
+    """
+    keys = sorted(k for k in attributes if re.search(_STEP_IO_KEY, k))
+    given = (attributes[k] for k in keys if re.search(APP_ARGUMENTS_KEY, k))
+    back = (attributes[k] for k in keys if not re.search(APP_ARGUMENTS_KEY, k))
+    return next((v for v in given if v.startswith("{")), ""), next(back, "")
 
 
 def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
@@ -2781,12 +2916,16 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     'Step: fetch'
     >>> answer({"gen_ai.choice": '[{"text": "Plan: fetch"}]'}, "step", True)
     'Plan: fetch'
+    >>> answer({"shop.plan.text": "@step{pick, tool = {wms}}"}, "other", False)
+    '@step{pick, tool = {wms}}'
     """
     if said := message_text(attributes):
         return said
     if kind == A.KIND_RUN and inferred:
         # a run that states its plan as an attribute: a JSON list of task mappings
         return next((v for _, v in sorted(attributes.items()) if _task_list(v)), "")
+    if kind == A.KIND_OTHER:  # an app's plan span (answer_sql reads only its plan text)
+        return next((v for k, v in sorted(attributes.items()) if re.search(_PLAN_TEXT_KEY, k)), "")
     if kind not in (A.KIND_LLM, A.KIND_TOOL) and not (kind == A.KIND_STEP and inferred):
         return ""
     keys = {A.KIND_LLM: _LLM_ANSWER_KEYS, A.KIND_TOOL: _TOOL_ARGUMENT_KEYS}

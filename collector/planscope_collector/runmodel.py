@@ -44,6 +44,7 @@ from .observed import (
     answer_sql,
     app_step,
     bind,
+    step_io,
     tool_event_sql,
     user_request,
     user_request_sql,
@@ -787,7 +788,10 @@ def bind_traces(
                     answer=answer(dict(r["answers"]), kind, bool(r["inferred"]))
                     if r["answers"]
                     else "",
-                    app_step=app_step(dict(r["answers"])) if kind == A.KIND_STEP else "",
+                    app_step=app_step(dict(r["answers"]))
+                    if kind in (A.KIND_STEP, A.KIND_OTHER)
+                    else "",
+                    io=step_io(dict(r["answers"])) if kind == A.KIND_OTHER else ("", ""),
                 )
             )
         events = [

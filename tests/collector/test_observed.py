@@ -1637,3 +1637,143 @@ def test_an_element_named_by_its_one_attribute_is_an_argument_without_its_reader
     ]
     assert steps[0]["args"] == {"order": 7, "region": "eu"}
     assert steps[1]["args"] == {"reason": "damaged goods"}
+
+BIB_PLAN = """@plan{J-1,
+  revision = {1},
+}
+@step{pick,
+  tool = {Wms_pick},
+  goal = {Pick the order},
+  order = {7},
+}
+@step{ship,
+  tool = {Courier_send},
+  goal = {Ship it},
+  parcel = pick,
+  to = {Oslo},
+}"""
+BIB_REPLAN = """@plan{J-1,
+  revision = {2},
+  supersedes = {1},
+  reason = {courier busy},
+}
+@done{pick,
+  result = {PCK-1},
+}
+@step{ship,
+  tool = {Courier_send},
+  goal = {Ship it},
+  parcel = pick,
+  to = {Bergen},
+}"""
+
+
+def griptape_trace(plans: list[str], steps: list[tuple[str, list[bool]]]) -> list[SpanNode]:
+    """An app's job span over a framework root (``main``) holding the app's plan spans (the
+    plan text their answer) and step spans ``shop.step <id>`` (their ``.args``/``.result`` as
+    ``io``), each over an agent turn of plain spans with a prompt-driver LLM call and tool
+    calls named ``<Tool>.try_run()`` (``failed`` each)."""
+    out = [node("job", "", "other", 0, name="shop.job"), node("main", "job", "other", 1)]
+    t = 2
+    for i, text in enumerate(plans):
+        out += [
+            node(f"p{i}", "main", "other", t, name="shop.plan", answer=text),
+            node(f"pa{i}", f"p{i}", "other", t, name="Agent.run()"),
+            node(f"pl{i}", f"pa{i}", "llm", t, name="OpenAiChatPromptDriver.run()"),
+        ]
+        t += 1
+        for j, (step, calls) in enumerate(steps if i == 0 else steps[-1:]):
+            sid = f"s{i}{j}"
+            io = ('{"order": 7}', f"@result{{status = {{{'ok' if not calls[-1] else 'again'}}}}}")
+            out += [
+                node(sid, "main", "other", t, name=f"shop.step {step}", io=io),
+                node(f"a{sid}", sid, "other", t, name="Agent.run()"),
+                node(f"l{sid}", f"a{sid}", "llm", t, name="OpenAiChatPromptDriver.run()"),
+            ]
+            out += [
+                node(f"t{sid}{k}", f"a{sid}", "tool", t + k, tool="Wms.try_run()", failed=f)
+                for k, f in enumerate(calls)
+            ]
+            t += 10
+    return out
+
+
+def test_app_step_spans_under_a_framework_root_are_attempts_of_a_bibtex_plan_in_a_plan_span() -> (
+    None
+):
+    """No span is a step the span model knows: the app's ``<prefix>.step <id>`` spans are the
+    attempts (under the framework's own root span, their root the run), the BibTeX entries of
+    the app's plan span its plan (a bare word an earlier step's result), a revision's
+    done-marker no step; a step span's arguments and result are its first and last call's."""
+    b = bind(
+        griptape_trace([BIB_PLAN, BIB_REPLAN], [("pick", [False]), ("ship", [True, True])]), []
+    )
+    first, second = b.read_plans
+    assert (first.span_id, second.span_id) == ("p0", "p1")
+    assert json.loads(first.json) == [
+        {
+            "id": "pick",
+            "tool": "Wms_pick",
+            "args": {"order": 7},
+            "depends_on": [],
+            "description": "Pick the order",
+        },
+        {
+            "id": "ship",
+            "tool": "Courier_send",
+            "args": {"parcel": "pick", "to": "Oslo"},
+            "depends_on": ["pick"],
+            "description": "Ship it",
+        },
+    ]
+    assert [s.step_id for s in second.steps] == ["ship"]
+    assert json.loads(second.json)[0]["args"] == {"parcel": "pick", "to": "Bergen"}
+    assert b.run_span_id == "job"
+    assert b.steps == {"s00": "pick", "s01": "ship", "s10": "ship"}
+    assert b.failed == frozenset({"s01", "s10"})
+    assert (b.attempts["s01"], b.attempts["s10"]) == (1, 2)
+    assert b.actions["ts010"] == "s01"
+    assert b.call_io["ts000"] == ('{"order": 7}', "@result{status = {ok}}")
+    assert b.call_io["ts010"] == ('{"order": 7}', "")
+    assert b.call_io["ts011"] == ("", "@result{status = {again}}")
+
+
+def test_bibtex_entries_with_no_reference_or_of_one_field_are_no_plan() -> None:
+    for text in (
+        "@book{knuth84, title = {TeX}, year = {1984}}\n@book{lamport86, title = {LaTeX}}",
+        "@step{pick, tool = {wms}, order = {7}}\n@step{ship, tool = {courier}, to = {Oslo}}",
+        "@done{pick, result = {PCK-1}}\n@done{ship, result = pick}",
+    ):
+        b = bind(griptape_trace([text], [("pick", [False]), ("ship", [False])]), [])
+        assert b.read_plans == (), text
+
+
+def test_a_json_plan_in_an_app_plan_span_is_read_from_its_structure() -> None:
+    """An app's plan span's text is offered to every reader: a JSON list of steps whose ids the
+    app's step spans carry in their names (their calls record nothing they were asked) is a plan
+    read from structure; without a plan span's name the same text is no plan."""
+    text = json.dumps([{"id": "pick", "tool": "wms"}, {"id": "ship", "tool": "courier"}])
+    nodes = griptape_trace([text], [("pick", [False]), ("ship", [True])])
+    b = bind(nodes, [])
+    ((plan),) = b.read_plans
+    assert (plan.span_id, [s.step_id for s in plan.steps]) == ("p0", ["pick", "ship"])
+    assert b.steps == {"s00": "pick", "s01": "ship"}
+    unnamed = [replace(n, name="shop.job step") if n.span_id == "p0" else n for n in nodes]
+    assert bind(unnamed, []).read_plans == ()
+
+
+def test_plain_spans_that_carry_an_apps_step_id_are_its_attempts() -> None:
+    """A plain span whose name says nothing of its step but whose app attribute
+    ``<prefix>.step.id`` names it (:attr:`SpanNode.app_step`) is that step's attempt, as a span
+    named ``<prefix>.step <id>`` is; without the attribute it is none."""
+    nodes = griptape_trace([BIB_PLAN], [("pick", [False]), ("ship", [True])])
+    said = [
+        replace(n, name="shop.work", app_step=n.name.split()[-1])
+        if n.name.startswith("shop.step ")
+        else n
+        for n in nodes
+    ]
+    b = bind(said, [])
+    assert (b.run_span_id, b.steps, b.failed) == ("job", {"s00": "pick", "s01": "ship"}, {"s01"})
+    unsaid = [replace(n, app_step="") for n in said]
+    assert bind(unsaid, []).steps == {}

@@ -863,6 +863,12 @@ def _mlflow(span: ReadableSpan, key: str) -> Any:
             ),
             ("find_bronze", "book_furnace", "schedule_casting", "pay_deposit", "notify_parish"),
         ),
+        (
+            "organ",
+            "sealed20",
+            ("loop_tool_in_step", "loop_across_replans", "wrong_metal", "legit_replan"),
+            ("source_metal", "book_loft", "schedule_voicing", "invoice_deposit", "notify_hall"),
+        ),
     ],
 )
 def test_runs_are_found_at_the_steps_of_their_plans(
@@ -886,7 +892,11 @@ def test_runs_are_found_at_the_steps_of_their_plans(
     messages (``observed.bind``'s AutoGen rules); foundry (sealed-19) is Strands Agents under
     Strands' own tracing, its plan a LaTeX-like sheet in the planner agent's ``gen_ai.choice``
     event, revised with ``\\done`` macros for the done steps (``observed.evidence_plans``), its
-    calls' arguments only in their spans' ``gen_ai.tool.message`` events. A loop, a wrong value
+    calls' arguments only in their spans' ``gen_ai.tool.message`` events; organ (sealed-20) is
+    Griptape under Griptape's own tracing (tool and prompt-driver spans known only by their
+    ``tags``, no content), its work in the app's ``organ.step {id}`` spans (their ``.args`` and
+    ``.result``), its plan BibTeX entries in the app's ``organ.plan`` span, revised with
+    ``@done`` entries for the done steps (``observed.evidence_plans``). A loop, a wrong value
     and a legitimate re-plan are found at the labelled step, in a child process on a store of
     its own: ``check_findings``."""
     dsn = migrated.store_dsn(tmp_path / "chdb")

@@ -58,6 +58,7 @@ EXPECTED = [
     "0036_plan_stream_langfuse_mlflow",
     "0037_logfire_logs",
     "0038_mlflow_tracing",
+    "0040_griptape_tags",
 ]
 
 
@@ -662,6 +663,48 @@ def test_0034_langfuse_observations_map_to_the_span_model(tmp_path: Path) -> Non
             {"t": trace_id},
         )
         assert (m["Model"], m["InputTokens"], m["OutputTokens"]) == ("gpt-4o-mini", 120, 30)
+
+
+def test_0040_griptape_tags_map_to_the_span_model(tmp_path: Path) -> None:
+    """0040: Griptape's spans carry only ``tags`` (a JSON list): a span tagged ``Tool.run()`` is
+    a call of the tool its span names (its ERROR status the call's), one tagged
+    ``PromptDriver.run()`` an LLM call, the others (``main``, ``Agent.run()``) stay ``other``;
+    a ``tags`` attribute of other values changes nothing."""
+    trace_id = new_trace_id()
+    root = make_span(trace_id=trace_id, name="main")
+    agent = make_span(trace_id=trace_id, name="Agent.run()", parent=root[2])
+
+    def tagged(name: str, tags: list[str], status: str = "Unset") -> Any:
+        attrs = {"tags": json.dumps(tags)}
+        return make_span(trace_id=trace_id, name=name, parent=agent[2], attrs=attrs, status=status)
+
+    spans = [
+        root,
+        agent,
+        tagged("OpenAiChatPromptDriver.run()", ["PromptDriver.run()"]),
+        tagged("Calculator.try_run()", ["Tool.run()"], "Error"),
+        tagged("cache.get", ["warm", "hit"]),
+    ]
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate()
+        s.insert_spans(spans_ipc(spans))
+        kinds = s.query(
+            "SELECT SpanName AS name, SpanModelKind AS kind, SpanModelSource AS source "
+            "FROM otel_traces WHERE TraceId = {t:String} ORDER BY name",
+            {"t": trace_id},
+        )
+        assert [(r["name"], r["kind"], r["source"]) for r in kinds] == [
+            ("Agent.run()", "other", ""),
+            ("Calculator.try_run()", "tool", "griptape"),
+            ("OpenAiChatPromptDriver.run()", "llm", "griptape"),
+            ("cache.get", "other", ""),
+            ("main", "other", ""),
+        ]
+        (c,) = s.query(
+            "SELECT ToolName, StatusCode FROM planscope_tool_calls WHERE TraceId = {t:String}",
+            {"t": trace_id},
+        )
+        assert (c["ToolName"], c["StatusCode"]) == ("Calculator", "Error")
 
 
 def test_0038_mlflow_tracing_maps_to_the_span_model(tmp_path: Path) -> None:

@@ -19,5 +19,6 @@ SOURCES = (
     "logfire_sdk",
     "autogen_agentchat",
     "strands_agents",
+    "griptape_agents",
 )
 """Every source, in the order the suite runs them."""
