@@ -101,8 +101,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **app step and plan spans**: in a trace where the span model found no step or plan, an app's
   plain span named ``<prefix>.step <id>`` (or carrying ``<prefix>.step.id``) is a step
   attempt wherever it is (under a framework's own span with no call the span model knows:
-  Griptape's ``main``), the root above it the run; its ``<prefix>.args`` / ``<prefix>.result`` are its first call's arguments and
-  its last call's result when its calls record none (:func:`step_io`); a plain span named
+  Griptape's ``main``), the root above it the run; its ``<prefix>.args`` /
+  ``<prefix>.result`` are its first call's arguments and its last call's result when its
+  calls record none (:func:`step_io`); a plain span named
   ``<prefix>.plan`` answers its ``<prefix>.plan.text``, read by the format and structure
   readers (BibTeX-like entries among them: ``_bibtex``);
 * **AutoGen's runtime** (``_autogen``): an agent turn inside the runtime's message spans is

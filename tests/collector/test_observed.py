@@ -1638,6 +1638,7 @@ def test_an_element_named_by_its_one_attribute_is_an_argument_without_its_reader
     assert steps[0]["args"] == {"order": 7, "region": "eu"}
     assert steps[1]["args"] == {"reason": "damaged goods"}
 
+
 BIB_PLAN = """@plan{J-1,
   revision = {1},
 }
