@@ -58,7 +58,7 @@ EXPECTED = [
     "0036_plan_stream_langfuse_mlflow",
     "0037_logfire_logs",
     "0038_mlflow_tracing",
-    "0040_griptape_tags",
+    "0039_griptape_tags",
 ]
 
 
@@ -665,8 +665,8 @@ def test_0034_langfuse_observations_map_to_the_span_model(tmp_path: Path) -> Non
         assert (m["Model"], m["InputTokens"], m["OutputTokens"]) == ("gpt-4o-mini", 120, 30)
 
 
-def test_0040_griptape_tags_map_to_the_span_model(tmp_path: Path) -> None:
-    """0040: Griptape's spans carry only ``tags`` (a JSON list): a span tagged ``Tool.run()`` is
+def test_0039_griptape_tags_map_to_the_span_model(tmp_path: Path) -> None:
+    """0039: Griptape's spans carry only ``tags`` (a JSON list): a span tagged ``Tool.run()`` is
     a call of the tool its span names (its ERROR status the call's), one tagged
     ``PromptDriver.run()`` an LLM call, the others (``main``, ``Agent.run()``) stay ``other``;
     a ``tags`` attribute of other values changes nothing."""
