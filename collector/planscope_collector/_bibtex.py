@@ -54,7 +54,7 @@ def entries(text: str) -> list[Entry]:
     out: list[Entry] = []
     pos = 0
     while (m := _HEAD.search(text, pos)) is not None:
-        end = _closing(text, m.start() + m.group(0).index("{"))
+        end = closing_brace(text, m.start() + m.group(0).index("{"))
         if end < 0:
             break
         out.append(Entry(m.group(1).lower(), m.group(2), _fields(text[m.end() : end])))
@@ -66,15 +66,15 @@ def steps(text: str) -> list[Step]:
     """The steps a text states as BibTeX-like entries: the kind of entry, keyed by an
     identifier, that recurs with two fields or more (the most frequent such kind; on a tie the
     last to appear: a header entry comes first) is a step; its ``tool``-like field its tool, its
-    ``goal``-like field its goal, the other fields its arguments (a whole number as a number, a
-    bare word as written). [] when no step refers (by a bare word) to a step or to the key of
+    ``goal``-like field its goal, the other fields its arguments (as written: the plan reader
+    reads whole numbers). [] when no step refers (by a bare word) to a step or to the key of
     another entry (a revision's done-marker): a list of entries is no plan.
 
     >>> plan = ("@plan{job-7, revision = {1}}\\n@step{pick, tool = {wms}, goal = {Pick it},"
     ...         " order = {7}}\\n@step{ship, tool = {courier}, parcel = pick, to = {Oslo}}")
     >>> for s in steps(plan):
     ...     print(s.id, s.tool, s.goal, s.args, s.needs)
-    pick wms Pick it {'order': 7} ()
+    pick wms Pick it {'order': '7'} ()
     ship courier  {'parcel': 'pick', 'to': 'Oslo'} ('pick',)
     >>> steps("@book{knuth84, title = {TeX}, year = {1984}}")
     []
@@ -110,7 +110,7 @@ def steps(text: str) -> list[Step]:
                     if word in ids:
                         needs.append(word)
             else:
-                args[name] = int(value) if re.fullmatch(r"-?\d+", value) else value
+                args[name] = value
         out.append(Step(e.key, tool, goal, args, tuple(dict.fromkeys(needs))))
     return out if refers else []
 
@@ -120,8 +120,13 @@ def _named(e: Entry, names: tuple[str, ...]) -> str:
     return next((v for f in names if isinstance(v := e.fields.get(f), str)), "")
 
 
-def _closing(text: str, start: int) -> int:
-    """The index of the brace closing the one at ``start`` (-1: none)."""
+def closing_brace(text: str, start: int) -> int:
+    """The index of the brace closing the one at ``start`` (-1: none; also the LaTeX-like
+    macro reader's, ``observed._macro_calls``).
+
+    >>> closing_brace("{a{b}c}d", 0), closing_brace("{a{b}", 0)
+    (6, -1)
+    """
     depth = 0
     for i in range(start, len(text)):
         if text[i] == "{":
@@ -141,7 +146,7 @@ def _fields(body: str) -> dict[str, Any]:
         pos = m.end()
         value: Any
         if body.startswith("{", pos):
-            end = _closing(body, pos)
+            end = closing_brace(body, pos)
             if end < 0:
                 break
             value, pos = body[pos + 1 : end].strip(), end + 1

@@ -1361,13 +1361,8 @@ def _macro_calls(text: str) -> list[tuple[str, list[str]]]:
         args: list[str] = []
         i = m.end()
         while i < len(text) and text[i] == "{":
-            depth, j = 0, i
-            while j < len(text):
-                depth += {"{": 1, "}": -1}.get(text[j], 0)
-                if depth == 0:
-                    break
-                j += 1
-            if depth:
+            j = _bibtex.closing_brace(text, i)
+            if j < 0:
                 break  # unbalanced: no argument
             args.append(text[i + 1 : j])
             i = j + 1
@@ -1450,7 +1445,10 @@ def _entries(text: str) -> list[_Target]:
     >>> [t.needs for t in _entries("@step{a, tool = {x}, n = {1}} @step{b, tool = {y}, m = a}")]
     [(), ('a',)]
     """
-    return [_Target(s.id, s.needs, s.goal, s.tool, s.args) for s in _bibtex.steps(text)]
+    return [
+        _Target(s.id, s.needs, s.goal, s.tool, {k: _whole_number(v) for k, v in s.args.items()})
+        for s in _bibtex.steps(text)
+    ]
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:
@@ -2058,9 +2056,9 @@ _STEP_SPAN = re.compile(_STEP_SPAN_NAME)
 APP_ARGUMENTS_KEY = "[.](args|arguments|inputs?|params|parameters)$"
 """An app's attribute that holds the arguments of the work its span does (``app.tool.args``):
 the first such key (by key) whose value is a JSON object (a component call's, a step span's)."""
-_STEP_IO_KEY = "[.](args|arguments|inputs?|params|parameters|result|output)$"
-"""The attributes of an app's step span (:data:`_STEP_SPAN_NAME`) that hold what its work was
-given and what it gave back (``shop.step.args``, ``shop.step.result``): :func:`step_io`."""
+_RESULT_KEY = "[.](result|output)$"
+"""An app's step span's (:data:`_STEP_SPAN_NAME`) attribute that holds what its work gave back
+(``shop.step.result``); what it was given is under :data:`APP_ARGUMENTS_KEY`: :func:`step_io`."""
 
 
 def _step_span(name: str) -> bool:
@@ -2863,7 +2861,8 @@ def answer_sql(
         f"mapFilter((k, v) -> match(k, '{_PLAN_TEXT_KEY}'), {column}), "
         f"if({kind} = '{A.KIND_OTHER}' AND (match({name}, '{_STEP_SPAN_NAME}') OR "
         f"arrayExists(k -> match(k, '{_STEP_ID_KEY}'), mapKeys({column}))), "
-        f"mapFilter((k, v) -> match(k, '{_STEP_IO_KEY}') OR match(k, '{_STEP_ID_KEY}'), "
+        f"mapFilter((k, v) -> match(k, '{APP_ARGUMENTS_KEY}') OR match(k, '{_RESULT_KEY}') "
+        f"OR match(k, '{_STEP_ID_KEY}'), "
         f"{column}), {runtime}))))"
     )
 
@@ -2881,9 +2880,9 @@ def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:
     >>> step_io({"shop.step.args": '{"order": 7}', "shop.step.result": "PCK-1", "shop.n": "2"})
     ('{"order": 7}', 'PCK-1')
     """
-    keys = sorted(k for k in attributes if re.search(_STEP_IO_KEY, k))
+    keys = sorted(attributes)
     given = (attributes[k] for k in keys if re.search(APP_ARGUMENTS_KEY, k))
-    back = (attributes[k] for k in keys if not re.search(APP_ARGUMENTS_KEY, k))
+    back = (attributes[k] for k in keys if re.search(_RESULT_KEY, k))
     return next((v for v in given if v.startswith("{")), ""), next(back, "")
 
 
