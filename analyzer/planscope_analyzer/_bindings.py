@@ -28,7 +28,9 @@ log = logging.getLogger("planscope.analyzer")
 BINDING_VERSION = 6
 """Bumped whenever what a binding holds or how the loader derives it changes
 (``planscope_collector.observed``'s mapping, the loader's reshaping): a stored binding of
-another version is not read, and the trace is bound afresh (and stored again)."""
+another version is not read, and the trace is bound afresh; stored again only when no row of a
+newer version exists (two builds sharing a store during a rolling upgrade must not replace each
+other's rows on every pass)."""
 
 BINDING_NAMES = (
     "Project", "TraceId", "TraceStart", "TraceEnd", "SpanCount", "BindingVersion", "Binding",
@@ -84,19 +86,26 @@ def decode(t: TraceData, text: str) -> None:
 
 def read_bindings(
     store: Any, sql: str, params: Mapping[str, Any], traces: Mapping[str, TraceData]
-) -> set[str]:
+) -> tuple[set[str], set[str]]:
     """The stored bindings of ``traces`` (row-less, from the trace index) that still hold, put
     into them: ``sql`` (``LOAD_BINDINGS`` with the batch's filter) read with ``params``; a row
     holds when it has this :data:`BINDING_VERSION` and the trace index gives its trace the span
     count and end it had when bound (of several, the newest); one that cannot be decoded is
-    skipped (the trace is bound afresh, and stored again). The ids of the traces filled."""
+    skipped (the trace is bound afresh, and stored again). Returns the ids of the traces filled
+    and of those that have a row of a newer version: a newer build shares the store (a rolling
+    upgrade, or a rollback), and this build binds them in memory without replacing its rows."""
     table = store.query_arrow(sql, {**params, "version": BINDING_VERSION})
     if table.num_rows == 0:
-        return set()
+        return set(), set()
     newest: dict[str, tuple[int, int]] = {}  # trace id -> (bound at, row) of its newest match
+    newer: set[str] = set()
     get = traces.get
-    columns = (table.column(c).to_pylist() for c in ("trace_id", "spans", "end_ns", "bound_at"))
-    for row, (trace_id, spans, end_ns, bound_at) in enumerate(zip(*columns, strict=True)):
+    names = ("trace_id", "spans", "end_ns", "bound_at", "newer")
+    columns = (table.column(c).to_pylist() for c in names)
+    for row, (trace_id, spans, end_ns, bound_at, by_newer) in enumerate(zip(*columns, strict=True)):
+        if by_newer:
+            newer.add(trace_id)
+            continue
         t = get(trace_id)
         if t is None or t.span_count != spans or t.end_ns != end_ns:
             continue
@@ -111,7 +120,7 @@ def read_bindings(
             log.warning("trace %s: stored binding unreadable (%s)", trace_id, exc)
             continue
         bound.add(trace_id)
-    return bound
+    return bound, newer
 
 
 def binding_rows(

@@ -214,7 +214,8 @@ def fill_traces(
     A trace with a stored binding that still holds (``_bindings.read_bindings``) takes it and
     none of the reads: it counts as reshaped (every rule runs on it, as on the trace it was
     bound from). ``settled_before_ns``: the traces this call reshaped that ended before it get
-    their binding encoded into ``BatchColumns.bindings``, for the engine to store (None: none).
+    their binding encoded into ``BatchColumns.bindings``, for the engine to store (None: none),
+    unless a newer analyzer build stored one (its row is left to it).
 
     >>> # fill_traces(store, "default", index_window(store, "default", 0, time.time_ns()))
     """
@@ -233,7 +234,9 @@ def fill_traces(
 
     batch = BatchColumns()
     binding_filter = Q.BINDING_TIME_FILTER if by_time else Q.BINDING_TRACE_FILTER
-    bound = read_bindings(store, Q.LOAD_BINDINGS.format(filter=binding_filter), params, traces)
+    bound, newer = read_bindings(
+        store, Q.LOAD_BINDINGS.format(filter=binding_filter), params, traces
+    )
     if bound:
         batch.reshaped |= bound
         traces = {i: t for i, t in traces.items() if i not in bound}
@@ -364,7 +367,7 @@ def fill_traces(
     _component_calls(store, params["project"], traces, components)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
     if settled_before_ns is not None:
-        for trace_id in batch.reshaped - bound:
+        for trace_id in batch.reshaped - bound - newer:
             t = traces[trace_id]
             if t.end_ns < settled_before_ns and (text := encode(t)) is not None:
                 batch.bindings[trace_id] = text

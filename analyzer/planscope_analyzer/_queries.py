@@ -368,15 +368,17 @@ LIMIT {limit:UInt32}
 """
 
 # The stored bindings of a batch's traces (migration 0035, ``_bindings.read_bindings``): those
-# of this binding version whose trace started in the batch's range ({filter}: BINDING_TIME_FILTER
-# for a window batch, BINDING_TRACE_FILTER for traces named by id). Not FINAL: a trace re-bound
-# after new spans has several rows until they merge, and the reader keeps the newest one whose
-# span count and end the trace index still gives.
+# of this binding version or a newer one whose trace started in the batch's range ({filter}:
+# BINDING_TIME_FILTER for a window batch, BINDING_TRACE_FILTER for traces named by id); a newer
+# version's text is not read (only that the row exists: this build must not replace it). Not
+# FINAL: a trace re-bound after new spans has several rows until they merge, and the reader keeps
+# the newest one whose span count and end the trace index still gives.
 LOAD_BINDINGS = """
 SELECT TraceId AS trace_id, SpanCount AS spans, toUnixTimestamp64Nano(TraceEnd) AS end_ns,
-       Binding AS binding, toUnixTimestamp64Micro(BoundAt) AS bound_at
+       if(BindingVersion = {{version:UInt32}}, Binding, '') AS binding,
+       toUnixTimestamp64Micro(BoundAt) AS bound_at, BindingVersion > {{version:UInt32}} AS newer
 FROM planscope_trace_bindings
-WHERE {filter} AND BindingVersion = {{version:UInt32}}
+WHERE {filter} AND BindingVersion >= {{version:UInt32}}
 """
 BINDING_TIME_FILTER = (
     "Project = {project:String} AND TraceStart >= {since:DateTime64(9)} "

@@ -151,10 +151,10 @@ def test_a_trace_that_gets_a_span_after_it_was_bound_is_bound_again(
 
 @pytest.mark.parametrize(
     ("version", "text"),
-    [(BINDING_VERSION + 1, "not a binding"), (BINDING_VERSION, '[[["a"]], 1]')],
-    ids=["another_version", "unreadable"],
+    [(BINDING_VERSION - 1, "not a binding"), (BINDING_VERSION, '[[["a"]], 1]')],
+    ids=["older_version", "unreadable"],
 )
-def test_a_binding_of_another_version_or_unreadable_is_ignored_and_replaced(
+def test_a_binding_of_an_older_version_or_unreadable_is_ignored_and_replaced(
     store: Store, played: list[ReadableSpan], version: int, text: str
 ) -> None:
     ids = _insert(store, played, "default")
@@ -183,6 +183,26 @@ def test_a_binding_of_an_older_version_is_not_read_though_it_would_decode(
     again = load_traces(store, "default", ids)
     assert all(t.runs for t in again.values())
     assert {i: _fresh(t) for i, t in again.items()} == {i: _fresh(t) for i, t in fresh.items()}
+
+
+def test_a_newer_builds_binding_is_neither_read_nor_replaced(
+    store: Store, played: list[ReadableSpan]
+) -> None:
+    """A rolling upgrade: a newer analyzer build shares the store. This build binds the traces
+    in memory (it cannot read the newer format) and leaves the newer rows alone, so the two
+    builds do not replace each other's rows on every pass."""
+    ids = _insert(store, played, "default")
+    fresh = Analyzer(store).analyze("default", ids, write=False).findings
+    for t in load_traces(store, "default", ids).values():
+        _write_binding(store, "default", t, "a newer format", BINDING_VERSION + 1, age_s=3600)
+    for _ in range(2):
+        result = Analyzer(store, settle_seconds=0).analyze("default", ids)
+        assert _findings(result.findings) == _findings(fresh)
+    versions = store.query(
+        "SELECT BindingVersion AS v, count() AS n FROM planscope_trace_bindings FINAL "
+        "WHERE Project = 'default' GROUP BY v"
+    )
+    assert {int(r["v"]): int(r["n"]) for r in versions} == {BINDING_VERSION + 1: len(ids)}
 
 
 def test_two_projects_bindings_never_mix(store: Store, played: list[ReadableSpan]) -> None:
