@@ -12,6 +12,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from . import (
     analyst,
+    arbor,
     claims,
     customs,
     etl,
@@ -67,7 +68,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``provider``, autogen-core's GenAI spans relayed from the global tracer provider), the
     foundry Strands Agents through Strands' own tracing (relayed from the global provider), the
     organ Griptape Agents through Griptape's own OpenTelemetry driver (its provider's one
-    processor a relay to ``provider``'s).
+    processor a relay to ``provider``'s), the arbor Burr applications through Burr's own
+    OpenTelemetry bridge (a hook of each application, on a tracer of ``provider``).
     """
     import planscope
 
@@ -84,6 +86,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     autogen: list[Label] = []
     strands: list[Label] = []
     griptape: list[Label] = []
+    burr: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -127,6 +130,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             strands.append(label)
         elif label.agent == "organ":
             griptape.append(label)
+        elif label.agent == "arbor":
+            burr.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -152,6 +157,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(hives.play(autogen, provider))
     out.update(foundry.play(strands, provider))
     out.update(organ.play(griptape, provider))
+    out.update(arbor.play(burr, provider))
     return out
 
 

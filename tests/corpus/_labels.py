@@ -432,6 +432,36 @@ SPLITS: dict[str, dict[str, range]] = {
         "foundry": range(60000, 60008),
         "organ": range(60000, 60020),
     },
+    # Sealed 21: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed21``): new seeds of the twenty-three agents and a
+    # twenty-fourth agent (arbor: a Burr application under Burr's own OpenTelemetry bridge).
+    "sealed21": {
+        "travel": range(62000, 62008),
+        "etl": range(62000, 62008),
+        "support": range(62000, 62008),
+        "refund": range(62000, 62006),
+        "restock": range(62000, 62008),
+        "release": range(62000, 62008),
+        "analyst": range(62000, 62008),
+        "oncall": range(62000, 62008),
+        "claims": range(62000, 62008),
+        "lab": range(62000, 62008),
+        "lease": range(62000, 62008),
+        "customs": range(62000, 62008),
+        "venue": range(62000, 62008),
+        "fleet": range(62000, 62008),
+        "solar": range(62000, 62008),
+        "moving": range(62000, 62008),
+        "grants": range(62000, 62008),
+        "museum": range(62000, 62008),
+        "marina": range(62000, 62008),
+        "harvest": range(62000, 62008),
+        "hives": range(62000, 62008),
+        "foundry": range(62000, 62008),
+        "organ": range(62000, 62008),
+        "arbor": range(62000, 62020),
+    },
 }
 
 _ERRORS = (
@@ -2618,6 +2648,115 @@ def _organ_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, A
     return PROPAGATION, "invoice_deposit", "", {"account": rng.choice(["ACC-7713", "ACC-7371"])}
 
 
+# --- arbor: a city's street-tree crew removing a diseased tree, a Burr application (plan /
+# execute_step / replan actions) under Burr's own OpenTelemetry bridge (sealed-21). An arborist
+# directory read page by page, the street closed for the felling day (approved later: polled),
+# the felling scheduled, the city's purchase order charged and the residents told; the app then
+# checks the closure day and watches the street. The planner (structured output into a pydantic
+# WorkPlan) trusts the tree officer's survey notes over the order: the scenario's wrong value
+# comes from a note. A step is named by its plan step's ``name`` field.
+def _arbor_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _arbor_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's service answers api_error once or twice; the app's re-run works
+    step = rng.choice(["find_arborist", "close_road", "schedule_felling", "charge_po"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "later"}
+
+
+def _arbor_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # an overloaded_error once or twice inside one executor conversation; the model's 2nd or
+    # 3rd call (a later slot) works
+    step = rng.choice(["close_road", "schedule_felling", "charge_po", "notify_residents"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "errors": errors, "raise": "again"}
+
+
+def _arbor_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the street is resurfaced on the felling day: the closure answers a conflict_error naming
+    # the next free day; one re-plan, then everything works
+    return "healthy", "", PROPAGATION, {"free_day": rng.choice(["2027-10-14", "2027-10-19"])}
+
+
+def _arbor_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the arborist directory has 4-9 pages of booked crews; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _arbor_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the road closure is pending 3-8 times, then approved
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _arbor_external_burst(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the felling was scheduled, charged, the residents told and the closure day checked,
+    # a water main bursts under the street and the closure is revoked: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
+def _arbor_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step meets an api_error (varying texts), re-run by the app; the
+    # last error is final (cancelled_error)
+    step = rng.choice(["find_arborist", "close_road", "schedule_felling", "charge_po"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "later"}
+
+
+def _arbor_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation the service answers overloaded_error again and again
+    # while the model asks for a later slot; the last error is final
+    step = rng.choice(["close_road", "schedule_felling", "notify_residents"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "errors": errors, "raise": "again"}
+
+
+def _arbor_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # charge_po fails in every plan: an api_error (re-run), then a conflict_error naming another
+    # purchase order (a re-plan); the last error is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "charge_po",
+        "",
+        {
+            "step": "charge_po",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "raise": "replans",
+        },
+    )
+
+
+def _arbor_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the road closure never leaves pending: the executor checks until it gives up
+    return RUNAWAY, "close_road", "", {"step": "close_road"}
+
+
+def _arbor_wrong_ward(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another ward: find_arborist finds a crew licensed there; booking the
+    # felling is refused for good (permission_error: not the tree's ward)
+    return PROPAGATION, "find_arborist", "", {"ward": rng.choice(["ashby", "kelso", "marsh-end"])}
+
+
+def _arbor_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's felling day has a digit moved or month and day swapped: every step succeeds,
+    # the app's closure day check fails
+    return PROPAGATION, "close_road", "", {"fell_day": rng.choice(["2027-10-21", "2027-12-10"])}
+
+
+def _arbor_wrong_species(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another species: it first enters schedule_felling's call (the directory
+    # search takes none), the felling is booked, the purchase order charge is refused for good
+    return PROPAGATION, "schedule_felling", "", {"species": rng.choice(["oak", "elm"])}
+
+
+def _arbor_wrong_po(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's purchase order has two digits swapped: the charge is refused for good
+    return PROPAGATION, "charge_po", "", {"po": rng.choice(["PO-3381", "PO-3138"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -2977,6 +3116,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_ranks": _organ_wrong_ranks,
         "wrong_account": _organ_wrong_account,
     },
+    "arbor": {
+        "healthy": _arbor_healthy,
+        "flaky_step": _arbor_flaky_step,
+        "flaky_tool": _arbor_flaky_tool,
+        "legit_replan": _arbor_legit_replan,
+        "pagination": _arbor_pagination,
+        "polling_ends": _arbor_polling_ends,
+        "external_burst": _arbor_external_burst,
+        "loop_step_varying": _arbor_loop_step,
+        "loop_tool_in_step": _arbor_loop_tool,
+        "loop_across_replans": _arbor_loop_replans,
+        "loop_poll_stuck": _arbor_loop_poll,
+        "wrong_ward": _arbor_wrong_ward,
+        "wrong_day": _arbor_wrong_day,
+        "wrong_species": _arbor_wrong_species,
+        "wrong_po": _arbor_wrong_po,
+    },
 }
 
 
@@ -2997,6 +3153,7 @@ FROM_MIDDLE = {
     "sealed18",
     "sealed19",
     "sealed20",
+    "sealed21",
 }
 
 

@@ -30,6 +30,7 @@ from tests.conftest import Migrated
 from tests.corpus import (
     Label,
     all_labels,
+    arbor,
     claims,
     customs,
     fleet,
@@ -99,6 +100,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed18",
         "sealed19",
         "sealed20",
+        "sealed21",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -1306,3 +1308,70 @@ def check_organ_plays() -> None:
     assert [st.id for st in plan1][1:] == [st.id for st in plan2]
     day = ("value", replan.params["free_day"])
     assert plan2[0].args["day"] == day != plan1[1].args["day"]
+
+
+def test_arbor_agent_plays_sealed21_scenarios() -> None:
+    """The arbor Burr applications (sealed-21 only) play labelled scenarios under Burr's own
+    OpenTelemetry bridge, in a child process (the foundry neighbour's Strands tracer takes the
+    process's global tracer provider for good): ``check_arbor_plays``."""
+    _check_in_child("check_arbor_plays")
+
+
+def _planned(spans: list[ReadableSpan]) -> list[arbor.WorkPlan]:
+    """The work plans the planner answered, in order (the ``return`` of ``ask_planner``)."""
+    asked = sorted((s for s in spans if s.name == "ask_planner"), key=lambda s: s.start_time or 0)
+    return [arbor.WorkPlan.model_validate_json(str((s.attributes or {})["return"])) for s in asked]
+
+
+def check_arbor_plays() -> None:
+    """The arbor agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-21 runs). A retry loop inside one executor conversation: one ``@trace()`` span of the
+    step's service per injected error, under one ``execute_step`` action span naming the step,
+    each returning an ``overloaded_error`` object with a later ``slot`` (the last a
+    ``cancelled_error``) and each with status OK (the bridge sets none on a traced function);
+    then the ``give_up`` action span in error, the ``run`` root OK. A legitimate re-plan: a
+    ``replan`` action after the step that met the ``conflict_error``, its work plan holding only
+    the steps still to do, the closure moved to the free day. A refund, a hives and a foundry run
+    played just before and just after (one provider) carry no Burr span, the arbor runs only
+    those."""
+    neighbours = [
+        (refund.play, _committed("refund", "heldout")[0]),
+        (hives.play, _committed("hives", "sealed18")[0]),
+        (foundry.play, _committed("foundry", "sealed19")[0]),
+    ]
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        arbor.play, _committed("arbor", "sealed21"), neighbours, {arbor.TRACER}
+    )
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == "run" and root.status.status_code is StatusCode.OK
+    (plan,) = _planned(spans)
+    tool = next(st.tool for st in plan.steps if st.name == picked.step)
+    calls = sorted((s for s in spans if s.name == tool), key=lambda s: s.start_time or 0)
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert {s.status.status_code for s in calls} == {StatusCode.OK}
+    kinds = [json.loads(str((s.attributes or {})["return"]))["error"]["type"] for s in calls]
+    assert kinds == ["overloaded_error"] * (len(calls) - 1) + ["cancelled_error"]
+    slots = [(s.attributes or {}).get("slot") for s in calls]
+    assert slots[0] is None and len(set(slots[1:])) == len(calls) - 1
+    (step,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert step.name == "execute_step" and (step.attributes or {})["step"] == picked.step
+    assert (step.attributes or {})["status"] == "failed"
+    (gave_up,) = [s for s in spans if s.name == "give_up"]
+    assert gave_up.status.status_code is StatusCode.ERROR
+    assert f"{picked.step}: cancelled_error: " in str(gave_up.status.description)
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    ordered = sorted(spans, key=lambda s: s.start_time or 0)
+    actions = [s.name for s in ordered if s.parent and s.parent.span_id == root.context.span_id]
+    assert actions[:4] == ["plan", "execute_step", "execute_step", "replan"]
+    assert actions[-2:] == ["verify_closure", "watch_street"]
+    assert all(s.status.status_code is not StatusCode.ERROR for s in spans)
+    plan1, plan2 = _planned(spans)
+    assert [st.name for st in plan1.steps][1:] == [st.name for st in plan2.steps]
+    day1, day2 = [
+        {a.name: a.value for a in p.steps[i].arguments}["day"] for p, i in ((plan1, 1), (plan2, 0))
+    ]
+    assert day2 == replan.params["free_day"] != day1
