@@ -73,7 +73,8 @@ _OPERATION_PREFIXES = (A.OP_EXECUTE_STEP + " ", A.OP_INVOKE_AGENT + " ")
 
 def parent_step_names(trace: TraceData) -> dict[str, str]:
     """Span id → the step it stands for, for spans outside the typed tables (third-party
-    agents): the span's name minus an operation prefix (``execute_step X``/``invoke_agent X``)."""
+    agents): the span's name minus an operation prefix (``execute_step X``/``invoke_agent X``).
+    Worked out once per trace and shared by the rules that ask: read-only."""
     names = trace._memo.get("parent_step_names")
     if names is None:
         names = {}
@@ -85,7 +86,7 @@ def parent_step_names(trace: TraceData) -> dict[str, str]:
                     break
             names[span.span_id] = name
         trace._memo["parent_step_names"] = names
-    return dict(names)
+    return names
 
 
 def _retried_within_a_version(versions: Sequence[int]) -> bool:
@@ -140,11 +141,8 @@ class RunawayLoop:
         failed_attempts = sum(a.status == A.STATUS_ERROR for a in trace.attempts)
         failed_tools = sum(t.failed for t in trace.tools)
         skipped = any(a.status == A.STATUS_SKIPPED for a in trace.attempts)
-        stopped = _stopped_short(trace)
         if failed_attempts < 2 and failed_tools < MIN_REPEATS and not skipped:
-            if failed_attempts or stopped or _run_failed(trace):
-                return self._stalled(trace, stopped)
-            return []
+            return self._stalled(trace)
         budget = trace.budget_limit("max_attempts_per_step")
         findings: dict[str, Finding] = {}
         by_step: dict[str, list[Attempt]] = defaultdict(list)
@@ -155,23 +153,31 @@ class RunawayLoop:
             f = self._step_loop(trace, step_id, by_start(attempts), budget)
             if f is not None:
                 findings[_key(f)] = f
-        for f in [*self._tool_loops(trace), *self._stalled(trace, stopped)]:
+        tool_loops = self._tool_loops(trace) if failed_tools >= MIN_REPEATS else []
+        for f in [*tool_loops, *self._stalled(trace)]:
             findings.setdefault(_key(f), f)
         return list(findings.values())
 
-    def _stalled(self, trace: TraceData, stopped: Attempt | None) -> list[Finding]:
+    def _stalled(self, trace: TraceData) -> list[Finding]:
         """Stalled polls (module docstring): the last calls of an attempt that gave up, or calls
         that never got a new answer in a run that failed."""
+        # a poll is STALLED_REPEATS successful calls of one tool with the same arguments: a
+        # trace without as many such calls has none (most traces: a cheap exit)
+        same = Counter((t.tool, t.args_key) for t in trace.tools if t.args_key and not t.failed)
+        if not same or max(same.values()) < STALLED_REPEATS:
+            return []
+        stopped = _stopped_short(trace)
         # a tool call belongs to its step's attempt (the binding), else to its parent span
         calls: dict[tuple[str, int] | str, list[ToolCall]] = defaultdict(list)
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
             calls[(t.step_id, t.attempt) if t.step_id else t.parent_span_id].append(t)
         attempts = by_start(trace.attempts)
+        last_success = {a.step_id: i for i, a in enumerate(attempts) if a.succeeded}
         stalled: dict[str, tuple[list[ToolCall], Attempt | None, bool]] = {}
         for i, a in enumerate(attempts):
             if (a.status != A.STATUS_ERROR and a is not stopped) or not a.step_id:
                 continue
-            if any(b.step_id == a.step_id and b.succeeded for b in attempts[i + 1 :]):
+            if last_success.get(a.step_id, -1) > i:
                 continue
             mine = calls.get((a.step_id, a.attempt)) or calls.get(a.span_id, [])
             polls = _polls(mine)
