@@ -159,6 +159,8 @@ _CODE = re.compile(r"-?0\d+")
 written, not the number it would read as."""
 _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
 """A number with thousands separators (``11,850.00``)."""
+_GROUPED_PART = re.compile(r"\d,\d{3}")
+"""What every :data:`_GROUPED` match holds."""
 _MONTHS = (
     "january",
     "february",
@@ -181,6 +183,8 @@ _WRITTEN_DATE = re.compile(
 )
 """A date with a month name (``October 14, 2026``, ``14 Oct 2026``) or year-first slashes
 (``2026/10/14``); day- or month-first slashes are ambiguous and not read."""
+_YEAR = re.compile(r"\d{4}")
+"""What every :data:`_WRITTEN_DATE` match holds."""
 
 
 def _iso_date(m: re.Match[str]) -> str | None:
@@ -300,6 +304,19 @@ def forms(value: str) -> set[str]:
     return out
 
 
+def _all_forms(values: Iterable[str]) -> set[str]:
+    """Every form (:func:`forms`) of each of ``values``.
+
+    >>> sorted(_all_forms(["80.0", "Lyon", "Lyon"]))
+    ['80', '80.0', 'Lyon']
+    """
+    out = set(values)
+    # most values are words, their own only form: only those with a digit are read (in C)
+    for value in list(filter(_DIGIT.search, out)):
+        out |= forms(value)
+    return out
+
+
 def is_number(value: str) -> bool:
     """A bare number (``80``, ``7.5``): it names something only where the planner wrote it.
 
@@ -322,18 +339,14 @@ def text_values(text: str) -> set[str]:
     >>> sorted(text_values("paid $11,850.00 on Oct 14, 2026") & {"11850", "2026-10-14"})
     ['11850', '2026-10-14']
     """
-    out = {f for v in _VALUE.findall(text) for f in forms(v)}
+    out = _all_forms(_VALUE.findall(text))
     # a number or a date written for people spans several tokens: it is also its plain form
-    for m in itertools.chain(_GROUPED.finditer(text), _WRITTEN_DATE.finditer(text)):
+    # (each has a part that a fast scan finds, or the text has none: most texts)
+    grouped = _GROUPED.finditer(text) if _GROUPED_PART.search(text) else ()
+    written = _WRITTEN_DATE.finditer(text) if _YEAR.search(text) else ()
+    for m in itertools.chain(grouped, written):
         out |= forms(m.group(0))
     return out
-
-
-def plan_values(trace: TraceData) -> set[str]:
-    """Every value the planner wrote into a plan of the run (string and number leaves of the
-    plan JSON, normalised); empty when the plan JSON was not loaded."""
-    # a replan repeats most of the plan before it: each leaf is normalised once
-    return {f for v in {v for d in _decoded_plans(trace) for v in _scalars(d)} for f in forms(v)}
 
 
 def _decoded_plans(trace: TraceData) -> list[Any]:
@@ -394,9 +407,13 @@ class _Values:
 
     @property
     def written(self) -> set[str]:
-        """:func:`plan_values`."""
+        """Every value the planner wrote into a plan of the run (string and number leaves of
+        the plan JSON, normalised); empty when the plan JSON was not loaded."""
         if self._written is None:
-            self._written = plan_values(self.trace)
+            leaves: list[str] = []
+            for decoded in self.plans:
+                _collect_scalars(decoded, leaves)
+            self._written = _all_forms(leaves)
         return self._written
 
     @property
@@ -526,7 +543,7 @@ def argument_values(arguments: str) -> dict[str, set[str]]:
         return {}
     out: dict[str, set[str]] = {}
     for name, value in _named(decoded, ""):
-        found = {f for v in _scalars(value) if _traceable(v) for f in forms(v)}
+        found = _all_forms(filter(_traceable, _scalars(value)))
         if found:
             out.setdefault(name, set()).update(found)
     return out
@@ -558,7 +575,7 @@ def result_values(result: str) -> set[str]:
         decoded = _decode(result) if result else None
     except ValueError:
         return {v for v in text_values(result) if _traceable(v)}
-    return {f for v in _scalars(decoded) if _traceable(v) for f in forms(v)}
+    return _all_forms(filter(_traceable, _scalars(decoded)))
 
 
 def named_argument(text: str, by_name: dict[str, set[str]], values: set[str]) -> bool:

@@ -75,17 +75,14 @@ def parent_step_names(trace: TraceData) -> dict[str, str]:
     """Span id → the step it stands for, for spans outside the typed tables (third-party
     agents): the span's name minus an operation prefix (``execute_step X``/``invoke_agent X``).
     Worked out once per trace and shared by the rules that ask: read-only."""
-    names = trace._memo.get("parent_step_names")
+    names: dict[str, str] | None = trace._memo.get("parent_step_names")
     if names is None:
-        names = {}
-        for span in trace.raw or ():
-            name = span.name
-            for prefix in _OPERATION_PREFIXES:
-                if name.startswith(prefix):
-                    name = name[len(prefix) :]
-                    break
-            names[span.span_id] = name
-        trace._memo["parent_step_names"] = names
+        # every prefix is an operation name (no space) and one space: cut at the first space
+        ops = _OPERATION_PREFIXES
+        names = trace._memo["parent_step_names"] = {
+            s.span_id: s.name.partition(" ")[2] if s.name.startswith(ops) else s.name
+            for s in trace.raw or ()
+        }
     return names
 
 
@@ -145,9 +142,11 @@ class RunawayLoop:
             return self._stalled(trace)
         budget = trace.budget_limit("max_attempts_per_step")
         findings: dict[str, Finding] = {}
+        # a step loop needs two failed attempts of its step (three, or two beyond the budget)
+        errors = Counter(a.step_id for a in trace.attempts if a.status == A.STATUS_ERROR)
         by_step: dict[str, list[Attempt]] = defaultdict(list)
         for a in trace.attempts:
-            if a.step_id:
+            if a.step_id and errors[a.step_id] >= 2:
                 by_step[a.step_id].append(a)
         for step_id, attempts in by_step.items():
             f = self._step_loop(trace, step_id, by_start(attempts), budget)
@@ -359,9 +358,11 @@ class RunawayLoop:
                 same_args[(t.tool, t.args_key, t.plan_id, t.plan_version)].append(t)
         streaks: dict[str, list[ToolCall]] = {}
         for calls in [*per_step.values(), *same_args.values()]:
-            streak: list[ToolCall] = []
-            for c in calls:
-                streak = [*streak, c] if c.failed else []
+            # the last streak: the failed calls after the last success
+            start = len(calls)
+            while start and calls[start - 1].failed:
+                start -= 1
+            streak = calls[start:]
             if len(streak) < MIN_REPEATS:
                 continue
             if not _retried_within_a_version([c.plan_version for c in streak]):
