@@ -18,6 +18,7 @@ import gc
 import hashlib
 import importlib
 import io
+import json
 import subprocess
 import sys
 import tarfile
@@ -76,11 +77,9 @@ def detect_cpu(package: str, traces: list[Any]) -> tuple[float, list[Any]]:
 
 
 def digest(findings: list[Any]) -> str:
-    rows = sorted(
-        repr((f.trace_id, f.kind, f.step_id, f.component, f.explanation, sorted(f.evidence)))
-        for f in findings
-    )
-    return hashlib.md5("\n".join(rows).encode()).hexdigest()[:12]
+    """md5 of every finding (all fields, sorted), as ``analyzer_scale.py`` prints it."""
+    rows = sorted(json.dumps(f.to_dict(), sort_keys=True, default=str) for f in findings)
+    return hashlib.md5("".join(r + "\n" for r in rows).encode()).hexdigest()[:12]
 
 
 def main() -> None:

@@ -349,18 +349,6 @@ def text_values(text: str) -> set[str]:
     return out
 
 
-def _decoded_plans(trace: TraceData) -> list[Any]:
-    """The run's plans as decoded JSON, in load order; plans whose JSON is invalid are skipped
-    (``data_quality`` reports them)."""
-    out = []
-    for p in trace.plans:
-        try:
-            out.append(json.loads(p.json) if p.json else None)
-        except ValueError:
-            continue
-    return out
-
-
 @dataclass
 class _Values:
     """What plan propagation reads of one trace's texts (its tool calls' arguments and results,
@@ -373,7 +361,7 @@ class _Values:
     _results: dict[str, set[str]] = field(default_factory=dict)
     _texts: dict[str, set[str]] = field(default_factory=dict)
     _entered: dict[str, set[str]] = field(default_factory=dict)
-    _plans: list[Any] | None = None
+    _plans: tuple[list[Any], list[Any]] | None = None
     _written: set[str] | None = None
     _said: set[str] | None = None
 
@@ -400,9 +388,26 @@ class _Values:
 
     @property
     def plans(self) -> list[Any]:
-        """:func:`_decoded_plans`."""
+        """The run's plans as decoded JSON, in load order; plans whose JSON is invalid are
+        skipped (``data_quality`` reports them)."""
+        return self._decoded_plans()[0]
+
+    def _decoded_plans(self) -> tuple[list[Any], list[Any]]:
+        """:attr:`plans`, and the distinct ones: a replan that repeats a plan's JSON is
+        decoded and read once."""
         if self._plans is None:
-            self._plans = _decoded_plans(self.trace)
+            decoded: dict[str, Any] = {}
+            for p in self.trace.plans:
+                if p.json not in decoded:
+                    try:
+                        decoded[p.json] = json.loads(p.json) if p.json else None
+                    except ValueError:
+                        decoded[p.json] = _INVALID
+            in_order = [decoded[p.json] for p in self.trace.plans]
+            self._plans = (
+                [d for d in in_order if d is not _INVALID],
+                [d for d in decoded.values() if d is not _INVALID],
+            )
         return self._plans
 
     @property
@@ -411,7 +416,7 @@ class _Values:
         the plan JSON, normalised); empty when the plan JSON was not loaded."""
         if self._written is None:
             leaves: list[str] = []
-            for decoded in self.plans:
+            for decoded in self._decoded_plans()[1]:
                 _collect_scalars(decoded, leaves)
             self._written = _all_forms(leaves)
         return self._written
@@ -438,6 +443,10 @@ class _Values:
                 if _traceable(v)
             }
         return found
+
+
+_INVALID = object()
+"""A plan whose JSON is invalid (:attr:`_Values.plans`)."""
 
 
 def _values(trace: TraceData) -> _Values:
@@ -657,14 +666,19 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
         and r.start_ns >= finished
         and not in_attempt(r.parent_span_id)
     ]
-    if not checks:
-        return False
     memo = _values(trace)
-    seen: set[str] = set()
+    # the values each check names, dropped once a plan step's call got or returned one of them
+    # (read call by call: the first calls usually tie them all)
+    pending = [{v for v in memo.text(r.message) if _traceable(v)} for r in checks]
+    if not pending or not all(pending):
+        return bool(pending)
     for call, _ in PlanPropagation._on_behalf(trace):
-        seen |= {v for vs in memo.arguments(call.arguments).values() for v in vs}
-        seen |= memo.results(call.result)
-    return any(not {v for v in memo.text(r.message) if _traceable(v)} & seen for r in checks)
+        got = memo.arguments(call.arguments).values()
+        pending = [n for n in pending if not any(n & vs for vs in got)]
+        pending = [n for n in pending if not n & memo.results(call.result)]
+        if not pending:
+            return False
+    return True
 
 
 def _tail(text: str, width: int = 120) -> str:
