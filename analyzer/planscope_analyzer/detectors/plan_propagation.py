@@ -127,7 +127,7 @@ from ._base import by_start, make_finding
 from .context_lost import ContextLost
 from .context_starved import starved_steps
 from .irreversible_after_failure import IrreversibleAfterFailure
-from .runaway_loop import RunawayLoop, parent_step_names
+from .runaway_loop import RunawayLoop, parent_step_name
 from .unbounded_replan import MIN_IDENTICAL_REPLANS, UnboundedReplan, version_signature
 from .write_conflict import WriteConflict
 
@@ -354,9 +354,11 @@ class _Values:
     """What plan propagation reads of one trace's texts (its tool calls' arguments and results,
     the texts they and the failures name, its objective, its plans), each worked out once per
     trace: several patterns, and candidates within one, read the same. Kept in the trace's
-    ``_memo`` (see :func:`_values`), so dropped with the trace; read-only to callers."""
+    ``_memo`` (see :func:`_values`), so dropped with the trace (it holds the texts it reads,
+    not the trace: no reference cycle outlives a batch); read-only to callers."""
 
-    trace: TraceData
+    objective: str
+    plan_texts: list[str]
     _arguments: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     _results: dict[str, set[str]] = field(default_factory=dict)
     _texts: dict[str, set[str]] = field(default_factory=dict)
@@ -397,13 +399,13 @@ class _Values:
         decoded and read once."""
         if self._plans is None:
             decoded: dict[str, Any] = {}
-            for p in self.trace.plans:
-                if p.json not in decoded:
+            for text in self.plan_texts:
+                if text not in decoded:
                     try:
-                        decoded[p.json] = json.loads(p.json) if p.json else None
+                        decoded[text] = json.loads(text) if text else None
                     except ValueError:
-                        decoded[p.json] = _INVALID
-            in_order = [decoded[p.json] for p in self.trace.plans]
+                        decoded[text] = _INVALID
+            in_order = [decoded[text] for text in self.plan_texts]
             self._plans = (
                 [d for d in in_order if d is not _INVALID],
                 [d for d in decoded.values() if d is not _INVALID],
@@ -425,8 +427,7 @@ class _Values:
     def said(self) -> set[str]:
         """The values the run's objective states."""
         if self._said is None:
-            run = self.trace.run
-            self._said = self.text(run.objective) if run is not None else set()
+            self._said = self.text(self.objective)
         return self._said
 
     def entered(self, call: ToolCall) -> set[str]:
@@ -453,7 +454,10 @@ def _values(trace: TraceData) -> _Values:
     """The trace's :class:`_Values`, made on first use."""
     found: _Values | None = trace._memo.get("plan_propagation_values")
     if found is None:
-        found = trace._memo["plan_propagation_values"] = _Values(trace)
+        run = trace.run
+        found = trace._memo["plan_propagation_values"] = _Values(
+            run.objective if run is not None else "", [p.json for p in trace.plans]
+        )
     return found
 
 
@@ -1279,13 +1283,14 @@ class PlanPropagation:
         if "on_behalf" in trace._memo:
             return list(trace._memo["on_behalf"])
         attempt_of = {a.span_id: a for a in trace.attempts}
-        parents = parent_step_names(trace) if trace.raw else {}
         planned = {s.step_id for s in trace.plan_steps}
         out = []
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
             parent = attempt_of.get(t.parent_span_id)
             step_id = (
-                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
+                t.step_id
+                or (parent.step_id if parent else "")
+                or parent_step_name(trace, t.parent_span_id)
             )
             if step_id in planned:
                 out.append((t, step_id))

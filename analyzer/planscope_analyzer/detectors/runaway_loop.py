@@ -71,10 +71,19 @@ HIGH_SEVERITY_REPEATS = 5
 _OPERATION_PREFIXES = (A.OP_EXECUTE_STEP + " ", A.OP_INVOKE_AGENT + " ")
 
 
-def parent_step_names(trace: TraceData) -> dict[str, str]:
-    """Span id → the step it stands for, for spans outside the typed tables (third-party
-    agents): the span's name minus an operation prefix (``execute_step X``/``invoke_agent X``).
-    Worked out once per trace and shared by the rules that ask: read-only."""
+def parent_step_name(trace: TraceData, span_id: str) -> str:
+    """The step a span outside the typed tables stands for (third-party agents): the span's
+    name minus an operation prefix (``execute_step X``/``invoke_agent X``); '' for no span of
+    the trace's skeletons. Their names are read once per trace, at the first question (most
+    tool calls name their step: none is asked).
+
+    >>> parent_step_name(TraceData("p", "t"), "a")
+    ''
+    """
+    return _parent_step_names(trace).get(span_id, "")
+
+
+def _parent_step_names(trace: TraceData) -> dict[str, str]:
     names: dict[str, str] | None = trace._memo.get("parent_step_names")
     if names is None:
         # every prefix is an operation name (no space) and one space: cut at the first space
@@ -197,14 +206,13 @@ class RunawayLoop:
                         stalled.setdefault(poll[0].span_id, (poll, attempt_of.get(key), False))
         if not stalled:
             return []
-        parents = parent_step_names(trace) if trace.raw else {}
         findings = []
         for poll, attempt, gave_up in stalled.values():
             first = poll[0]
             where = (
                 (attempt.step_id if attempt else "")
                 or first.step_id
-                or parents.get(first.parent_span_id, "")
+                or parent_step_name(trace, first.parent_span_id)
             )
             step = _step_named(trace, where)
             how = (
@@ -341,7 +349,6 @@ class RunawayLoop:
         """Consecutive failed calls of one tool for one step (any arguments), or of one tool
         with the same arguments across steps (a ReAct agent's iterations), never recovered."""
         attempt_of = {a.span_id: a for a in trace.attempts}
-        parents = parent_step_names(trace) if trace.raw else {}
         per_step: dict[tuple[str, str], list[ToolCall]] = defaultdict(list)
         same_args: dict[tuple[str, str, str, int], list[ToolCall]] = defaultdict(list)
         step_of: dict[str, str] = {}
@@ -350,7 +357,9 @@ class RunawayLoop:
                 continue
             parent = attempt_of.get(t.parent_span_id)
             step = (
-                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
+                t.step_id
+                or (parent.step_id if parent else "")
+                or parent_step_name(trace, t.parent_span_id)
             )
             step_of[t.span_id] = step
             per_step[(step, t.tool)].append(t)
