@@ -479,10 +479,13 @@ def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, dict[str, An
 def _references(leaf: str, step_ids: set[str]) -> set[str]:
     """The step ids a plan entry's string names inside a longer text (``"{locate_source}"``,
     ``"<from order_inspection>"``), not as the whole string (a dependency list's name)."""
+    # the substring test first: a pattern per step id, most leaves hold none
     return {
         other
         for other in step_ids
-        if leaf != other and re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", leaf)
+        if leaf != other
+        and other in leaf
+        and re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", leaf)
     }
 
 
