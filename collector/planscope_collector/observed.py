@@ -1934,8 +1934,12 @@ def _as_plan(span_id: str, objects: list[dict[str, Any]]) -> ReadPlan:
 
 def _names(text: str, step_id: str) -> bool:
     """Whether ``text`` names ``step_id`` as a whole word (not inside a longer name)."""
+    # the substring test first: the pattern is one per step id (compiled, or looked up in
+    # re's cache, at every call), and most texts hold none
     return (
-        bool(step_id) and re.search(rf"(?<![\w-]){re.escape(step_id)}(?![\w-])", text) is not None
+        bool(step_id)
+        and step_id in text
+        and re.search(rf"(?<![\w-]){re.escape(step_id)}(?![\w-])", text) is not None
     )
 
 

@@ -123,7 +123,7 @@ class DataQuality:
                 orphans,
                 f"{len(orphans)} span(s) have a parent that is not in the trace.",
             )
-        if trace.raw is not None:
+        if trace.raw is not None and shaped:
             typed = trace.typed_span_ids()
             other = [
                 r
@@ -131,7 +131,7 @@ class DataQuality:
                 if r.span_id not in typed
                 and r.name not in A.MACHINERY_SPANS  # a scheduler's or a host's own spans
             ]
-            if other and shaped:
+            if other:
                 issue(
                     "unclassified_spans",
                     "low",

@@ -130,10 +130,17 @@ class ImplicitDependency:
         executed = {a.step_id for a in trace.attempts}
         first_start: dict[str, int] = {}
         first_ok_end: dict[str, int] = {}
-        for a in by_start(trace.attempts):
-            first_start.setdefault(a.step_id, a.start_ns)
-            if a.succeeded:
-                first_ok_end.setdefault(a.step_id, a.end_ns)
+
+        def raced(step_id: str, producer: str) -> bool:
+            """The step started before its producer's first success ended (worked out at the
+            first finding: most traces have none)."""
+            if not first_start:
+                for a in by_start(trace.attempts):
+                    first_start.setdefault(a.step_id, a.start_ns)
+                    if a.succeeded:
+                        first_ok_end.setdefault(a.step_id, a.end_ns)
+            return first_start.get(step_id, 0) < first_ok_end.get(producer, 0)
+
         seen: set[tuple[str, str, str]] = set()
         children = trace.decomposition()
         findings = []
@@ -168,7 +175,7 @@ class ImplicitDependency:
                     if (s.step_id, producer, key) in seen:
                         continue
                     seen.add((s.step_id, producer, key))
-                    raced = first_start.get(s.step_id, 0) < first_ok_end.get(producer, 0)
+                    early = raced(s.step_id, producer)
                     evidence = [
                         a.span_id for a in trace.attempts if a.step_id in (s.step_id, producer)
                     ]
@@ -177,7 +184,7 @@ class ImplicitDependency:
                         make_finding(
                             self,
                             trace,
-                            severity="high" if raced else "medium",
+                            severity="high" if early else "medium",
                             component=PLANNER,
                             step_id=s.step_id,
                             evidence=[plan_span, *evidence],
@@ -188,7 +195,7 @@ class ImplicitDependency:
                             detail={
                                 "producer": producer,
                                 "key": key,
-                                "raced": raced,
+                                "raced": early,
                                 "plan_version": version,
                             },
                             identity=f"{producer}\x1f{key}",

@@ -116,6 +116,7 @@ import itertools
 import json
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from planscope import semconv as A
@@ -126,7 +127,7 @@ from ._base import by_start, make_finding
 from .context_lost import ContextLost
 from .context_starved import starved_steps
 from .irreversible_after_failure import IrreversibleAfterFailure
-from .runaway_loop import RunawayLoop, parent_step_names
+from .runaway_loop import RunawayLoop, parent_step_name
 from .unbounded_replan import MIN_IDENTICAL_REPLANS, UnboundedReplan, version_signature
 from .write_conflict import WriteConflict
 
@@ -151,12 +152,15 @@ Carried = tuple[ToolCall, str]
 
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_DIGIT = re.compile(r"\d")
 _ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]")
 _CODE = re.compile(r"-?0\d+")
 """Digits with a leading zero (``0044`` of an account number, ``00``): a code, matched as
 written, not the number it would read as."""
 _GROUPED = re.compile(r"(?<![\d,.])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])")
 """A number with thousands separators (``11,850.00``)."""
+_GROUPED_PART = re.compile(r"\d,\d{3}")
+"""What every :data:`_GROUPED` match holds."""
 _MONTHS = (
     "january",
     "february",
@@ -179,6 +183,8 @@ _WRITTEN_DATE = re.compile(
 )
 """A date with a month name (``October 14, 2026``, ``14 Oct 2026``) or year-first slashes
 (``2026/10/14``); day- or month-first slashes are ambiguous and not read."""
+_YEAR = re.compile(r"\d{4}")
+"""What every :data:`_WRITTEN_DATE` match holds."""
 
 
 def _iso_date(m: re.Match[str]) -> str | None:
@@ -220,28 +226,41 @@ def _decode(text: str) -> Any:
         raise
 
 
-def _scalars(value: Any) -> Iterator[str]:
+def _scalars(value: Any) -> list[str]:
     """Every string and number leaf of a decoded JSON value (numbers as their text); a string
     that is itself a JSON object or array (a tool message's content inside a framework's
-    message envelope) or a Python literal of one is decoded too."""
+    message envelope) or a Python literal of one is decoded too.
+
+    >>> _scalars({"a": ["x", 2, True], "b": '{"c": 1.5}'})
+    ['x', '2', '1.5']
+    """
+    out: list[str] = []
+    _collect_scalars(value, out)
+    return out
+
+
+def _collect_scalars(value: Any, out: list[str]) -> None:
+    # one list filled by plain recursion: nested generators cost a frame per leaf and level
     if isinstance(value, str):
         if value[:1] in ("{", "["):
             try:
-                yield from _scalars(_decode(value))
-                return
+                decoded = _decode(value)
             except ValueError:
                 pass
-        yield value
+            else:
+                _collect_scalars(decoded, out)
+                return
+        out.append(value)
     elif isinstance(value, bool):
         return
-    elif isinstance(value, int | float):
-        yield str(value)
+    elif isinstance(value, (int, float)):
+        out.append(str(value))
     elif isinstance(value, dict):
         for v in value.values():
-            yield from _scalars(v)
-    elif isinstance(value, list | tuple):
+            _collect_scalars(v, out)
+    elif isinstance(value, (list, tuple)):
         for v in value:
-            yield from _scalars(v)
+            _collect_scalars(v, out)
 
 
 def _named(value: Any, name: str) -> Iterator[tuple[str, Any]]:
@@ -271,6 +290,8 @@ def forms(value: str) -> set[str]:
     (['11,850.00', '11850', '11850.00'], ['2026-10-14', 'Oct 14, 2026'])
     """
     out = {value}
+    if _DIGIT.search(value) is None:  # every other form below has a digit
+        return out
     if is_number(value) and not _CODE.fullmatch(value):
         number = float(value)
         out.add(str(int(number)) if number.is_integer() else str(number))
@@ -280,6 +301,19 @@ def forms(value: str) -> set[str]:
         out |= forms(value.replace(",", ""))
     elif (m := _WRITTEN_DATE.fullmatch(value)) and (iso := _iso_date(m)):
         out.add(iso)
+    return out
+
+
+def _all_forms(values: Iterable[str]) -> set[str]:
+    """Every form (:func:`forms`) of each of ``values``.
+
+    >>> sorted(_all_forms(["80.0", "Lyon", "Lyon"]))
+    ['80', '80.0', 'Lyon']
+    """
+    out = set(values)
+    # most values are words, their own only form: only those with a digit are read (in C)
+    for value in list(filter(_DIGIT.search, out)):
+        out |= forms(value)
     return out
 
 
@@ -305,27 +339,126 @@ def text_values(text: str) -> set[str]:
     >>> sorted(text_values("paid $11,850.00 on Oct 14, 2026") & {"11850", "2026-10-14"})
     ['11850', '2026-10-14']
     """
-    out = {f for v in _VALUE.findall(text) for f in forms(v)}
+    out = _all_forms(_VALUE.findall(text))
     # a number or a date written for people spans several tokens: it is also its plain form
-    for m in itertools.chain(_GROUPED.finditer(text), _WRITTEN_DATE.finditer(text)):
+    # (each has a part that a fast scan finds, or the text has none: most texts)
+    grouped = _GROUPED.finditer(text) if _GROUPED_PART.search(text) else ()
+    written = _WRITTEN_DATE.finditer(text) if _YEAR.search(text) else ()
+    for m in itertools.chain(grouped, written):
         out |= forms(m.group(0))
     return out
 
 
-def plan_values(trace: TraceData) -> set[str]:
-    """Every value the planner wrote into a plan of the run (string and number leaves of the
-    plan JSON, normalised); empty when the plan JSON was not loaded."""
-    return {f for decoded in _decoded_plans(trace) for v in _scalars(decoded) for f in forms(v)}
+@dataclass
+class _Values:
+    """What plan propagation reads of one trace's texts (its tool calls' arguments and results,
+    the texts they and the failures name, its objective, its plans), each worked out once per
+    trace: several patterns, and candidates within one, read the same. Kept in the trace's
+    ``_memo`` (see :func:`_values`), so dropped with the trace (it holds the texts it reads,
+    not the trace: no reference cycle outlives a batch); read-only to callers."""
+
+    objective: str
+    plan_texts: list[str]
+    _arguments: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    _results: dict[str, set[str]] = field(default_factory=dict)
+    _texts: dict[str, set[str]] = field(default_factory=dict)
+    _entered: dict[str, set[str]] = field(default_factory=dict)
+    _plans: tuple[list[Any], list[Any]] | None = None
+    _written: set[str] | None = None
+    _said: set[str] | None = None
+
+    def arguments(self, text: str) -> dict[str, set[str]]:
+        """:func:`argument_values`."""
+        found = self._arguments.get(text)
+        if found is None:
+            found = self._arguments[text] = argument_values(text)
+        return found
+
+    def results(self, text: str) -> set[str]:
+        """:func:`result_values`."""
+        found = self._results.get(text)
+        if found is None:
+            found = self._results[text] = result_values(text)
+        return found
+
+    def text(self, text: str) -> set[str]:
+        """:func:`text_values`."""
+        found = self._texts.get(text)
+        if found is None:
+            found = self._texts[text] = text_values(text)
+        return found
+
+    @property
+    def plans(self) -> list[Any]:
+        """The run's plans as decoded JSON, in load order; plans whose JSON is invalid are
+        skipped (``data_quality`` reports them)."""
+        return self._decoded_plans()[0]
+
+    def _decoded_plans(self) -> tuple[list[Any], list[Any]]:
+        """:attr:`plans`, and the distinct ones: a replan that repeats a plan's JSON is
+        decoded and read once."""
+        if self._plans is None:
+            decoded: dict[str, Any] = {}
+            for text in self.plan_texts:
+                if text not in decoded:
+                    try:
+                        decoded[text] = json.loads(text) if text else None
+                    except ValueError:
+                        decoded[text] = _INVALID
+            in_order = [decoded[text] for text in self.plan_texts]
+            self._plans = (
+                [d for d in in_order if d is not _INVALID],
+                [d for d in decoded.values() if d is not _INVALID],
+            )
+        return self._plans
+
+    @property
+    def written(self) -> set[str]:
+        """Every value the planner wrote into a plan of the run (string and number leaves of
+        the plan JSON, normalised); empty when the plan JSON was not loaded."""
+        if self._written is None:
+            leaves: list[str] = []
+            for decoded in self._decoded_plans()[1]:
+                _collect_scalars(decoded, leaves)
+            self._written = _all_forms(leaves)
+        return self._written
+
+    @property
+    def said(self) -> set[str]:
+        """The values the run's objective states."""
+        if self._said is None:
+            self._said = self.text(self.objective)
+        return self._said
+
+    def entered(self, call: ToolCall) -> set[str]:
+        """The values of a call's arguments that the planner wrote (a whole argument leaf of
+        the plan JSON) and the objective does not state."""
+        found = self._entered.get(call.span_id)
+        if found is None:
+            written, said = self.written, self.said
+            found = self._entered[call.span_id] = {
+                v
+                for leaf in argument_leaves(call.arguments)
+                if forms(leaf) & written
+                for v in self.text(leaf) - said
+                if _traceable(v)
+            }
+        return found
 
 
-def _decoded_plans(trace: TraceData) -> Iterator[Any]:
-    """The run's plans as decoded JSON, in load order; plans whose JSON is invalid are skipped
-    (``data_quality`` reports them)."""
-    for p in trace.plans:
-        try:
-            yield json.loads(p.json) if p.json else None
-        except ValueError:
-            continue
+_INVALID = object()
+"""A plan whose JSON is invalid (:attr:`_Values.plans`)."""
+
+
+def _values(trace: TraceData) -> _Values:
+    """The trace's :class:`_Values`, made on first use."""
+    found: _Values | None = trace._memo.get("plan_propagation_values")
+    if found is None:
+        run = trace.run
+        found = trace._memo["plan_propagation_values"] = _Values(
+            run.objective if run is not None else "", [p.json for p in trace.plans]
+        )
+    return found
 
 
 def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -346,10 +479,13 @@ def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, dict[str, An
 def _references(leaf: str, step_ids: set[str]) -> set[str]:
     """The step ids a plan entry's string names inside a longer text (``"{locate_source}"``,
     ``"<from order_inspection>"``), not as the whole string (a dependency list's name)."""
+    # the substring test first: a pattern per step id, most leaves hold none
     return {
         other
         for other in step_ids
-        if leaf != other and re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", leaf)
+        if leaf != other
+        and other in leaf
+        and re.search(rf"(?<![\w-]){re.escape(other)}(?![\w-])", leaf)
     }
 
 
@@ -359,7 +495,7 @@ def _plan_reference(trace: TraceData, step_id: str, name: str) -> str | None:
     step_ids = {s.step_id for s in trace.plan_steps}
     refs = {
         other
-        for decoded in _decoded_plans(trace)
+        for decoded in _values(trace).plans
         for own, entry in _entries(decoded, step_ids)
         if own == step_id
         for key, value in _named(entry, "")
@@ -389,8 +525,9 @@ def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | 
     a dependency list's bare ``"locate_source"``); of several, the one whose tool returned one
     of ``values``; None when none or several."""
     step_ids = {s.step_id for s in trace.plan_steps}
+    memo = _values(trace)
     refs: set[str] = set()
-    for decoded in _decoded_plans(trace):
+    for decoded in memo.plans:
         for own, entry in _entries(decoded, step_ids):
             if own == step_id:
                 for leaf in _scalars(entry):
@@ -399,7 +536,7 @@ def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | 
         refs = {
             c.step_id
             for c in trace.tools
-            if c.step_id in refs and not c.failed and result_values(c.result) & values
+            if c.step_id in refs and not c.failed and memo.results(c.result) & values
         }
     return next(iter(refs)) if len(refs) == 1 else None
 
@@ -422,7 +559,7 @@ def argument_values(arguments: str) -> dict[str, set[str]]:
         return {}
     out: dict[str, set[str]] = {}
     for name, value in _named(decoded, ""):
-        found = {f for v in _scalars(value) if _traceable(v) for f in forms(v)}
+        found = _all_forms(filter(_traceable, _scalars(value)))
         if found:
             out.setdefault(name, set()).update(found)
     return out
@@ -454,21 +591,23 @@ def result_values(result: str) -> set[str]:
         decoded = _decode(result) if result else None
     except ValueError:
         return {v for v in text_values(result) if _traceable(v)}
-    return {f for v in _scalars(decoded) if _traceable(v) for f in forms(v)}
+    return _all_forms(filter(_traceable, _scalars(decoded)))
 
 
-def named_argument(text: str, arguments: str, values: set[str]) -> bool:
-    """A number among ``values`` came in through an argument whose name ``text`` says
-    (``replicas`` in "runs 60 replicas"; ``max_surge`` as "max surge").
+def named_argument(text: str, by_name: dict[str, set[str]], values: set[str]) -> bool:
+    """A number among ``values`` came in through an argument (``by_name``: a call's
+    :func:`argument_values`) whose name ``text`` says (``replicas`` in "runs 60 replicas";
+    ``max_surge`` as "max surge").
 
-    >>> named_argument("runs 60 replicas", '{"minutes": 60, "replicas": 60}', {"60"})
+    >>> both = argument_values('{"minutes": 60, "replicas": 60}')
+    >>> named_argument("runs 60 replicas", both, {"60"})
     True
-    >>> named_argument("runs 60 replicas", '{"minutes": 60}', {"60"})
+    >>> named_argument("runs 60 replicas", argument_values('{"minutes": 60}'), {"60"})
     False
     """
     return any(
         vs & values and any(is_number(v) for v in vs & values) and names_argument(text, name)
-        for name, vs in argument_values(arguments).items()
+        for name, vs in by_name.items()
     )
 
 
@@ -486,18 +625,6 @@ def names_argument(text: str, name: str) -> bool:
         return False
     said = " ".join(_WORD.findall(text.lower().replace("_", " ")))
     return re.search(rf"\b{re.escape(words)}\b", said) is not None
-
-
-def _entered(call: ToolCall, written: set[str], said: set[str]) -> set[str]:
-    """The values of a call's arguments that the planner wrote (a whole argument leaf of the
-    plan JSON) and the objective does not state."""
-    return {
-        v
-        for leaf in argument_leaves(call.arguments)
-        if forms(leaf) & written
-        for v in text_values(leaf) - said
-        if _traceable(v)
-    }
 
 
 def named_whole(values: Iterable[str], text: str) -> set[str]:
@@ -525,10 +652,6 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     naming the deployed tag) judged the plan's work: the other patterns read it."""
     if not trace.raw:
         return False
-    seen: set[str] = set()
-    for call, _ in PlanPropagation._on_behalf(trace):
-        seen |= {v for vs in argument_values(call.arguments).values() for v in vs}
-        seen |= result_values(call.result)
     typed = trace.typed_span_ids()
     attempts = {a.span_id for a in trace.attempts}
     parents = {r.span_id: r.parent_span_id for r in trace.raw}
@@ -542,14 +665,27 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
             span_id = parents.get(span_id, "")
         return False
 
-    return any(
-        r.status_code == A.SPAN_STATUS_ERROR
+    checks = [
+        r
+        for r in trace.raw
+        if r.status_code == A.SPAN_STATUS_ERROR
         and r.span_id not in typed
         and r.start_ns >= finished
         and not in_attempt(r.parent_span_id)
-        and not {v for v in text_values(r.message) if _traceable(v)} & seen
-        for r in trace.raw
-    )
+    ]
+    memo = _values(trace)
+    # the values each check names, dropped once a plan step's call got or returned one of them
+    # (read call by call: the first calls usually tie them all)
+    pending = [{v for v in memo.text(r.message) if _traceable(v)} for r in checks]
+    if not pending or not all(pending):
+        return bool(pending)
+    for call, _ in PlanPropagation._on_behalf(trace):
+        got = memo.arguments(call.arguments).values()
+        pending = [n for n in pending if not any(n & vs for vs in got)]
+        pending = [n for n in pending if not n & memo.results(call.result)]
+        if not pending:
+            return False
+    return True
 
 
 def _tail(text: str, width: int = 120) -> str:
@@ -673,12 +809,13 @@ class PlanPropagation:
         # outcome reason may dump the whole world state), else the outcome check's reason.
         text = failed[-1].message if failed else run.outcome_reason
         calls = self._carriers(trace)
+        memo = _values(trace)
         handed = {v for _, _, _, planner_values, _ in calls for v in planner_values}
-        written = plan_values(trace)
+        written = memo.written
         # a value of several words is named whole, and only one the planner wrote is a suspect
         # (like a number: an expression the run built names what the run computed)
         whole = {v for *_, vs in calls for v in vs} & (handed | written)
-        named = (text_values(text) - text_values(run.objective)) | (
+        named = (memo.text(text) - memo.said) | (
             named_whole(whole, text) - named_whole(whole, run.objective)
         )
         if not named:
@@ -706,7 +843,8 @@ class PlanPropagation:
         # A number often stands for several quantities of one run (60 minutes, 60 replicas):
         # a carrier that got it under an argument the failure names is that fact's carrier.
         call, step_id, values = next(
-            (x for x in carrying if named_argument(text, x[0].arguments, x[2])), carrying[0]
+            (x for x in carrying if named_argument(text, memo.arguments(x[0].arguments), x[2])),
+            carrying[0],
         )
         if not values & (handed | written):
             # a value no planner wrote came out of an earlier step: when the carrier's plan
@@ -758,15 +896,16 @@ class PlanPropagation:
             return None
         failed = [a for a in by_start(trace.attempts) if a.failed]
         failing = failed[-1] if failed else None
-        said = text_values(run.objective)
+        memo = _values(trace)
+        said = memo.said
         by_name: dict[str, set[str]] = {}
         if failing is not None:
             text, before, other_than = failing.message, failing.start_ns, failing.step_id
-            received = {v for c in trace.tools_of(failing) for v in text_values(c.arguments)}
-            named = (text_values(text) & received) - said
+            received = {v for c in trace.tools_of(failing) for v in memo.text(c.arguments)}
+            named = (memo.text(text) & received) - said
             # an argument the failure names by its name ("no estimate on file"): its value too
             for c in trace.tools_of(failing):
-                for name, vs in argument_values(c.arguments).items():
+                for name, vs in memo.arguments(c.arguments).items():
                     if vs - said and names_argument(text, name):
                         by_name.setdefault(name, set()).update(vs - said)
             named |= {v for vs in by_name.values() for v in vs}
@@ -774,7 +913,7 @@ class PlanPropagation:
             # the outcome check names a figure (a number, a date, an id: a value with a digit,
             # compared normalised) that may have come out of a step
             text, before, other_than = run.outcome_reason, run.end_ns or 1 << 62, ""
-            named = {v for v in text_values(text) - said if any(ch.isdigit() for ch in v)}
+            named = {v for v in memo.text(text) - said if any(ch.isdigit() for ch in v)}
         if not named:
             return None
         on_behalf = self._on_behalf(trace)
@@ -791,12 +930,11 @@ class PlanPropagation:
                     for c, step in (reversed(done) if last else done)
                     if c.end_ns <= before_ns
                     and step != other_than
-                    and result_values(c.result) & values
+                    and memo.results(c.result) & values
                 ),
                 None,
             )
 
-        written = plan_values(trace)
         chain: list[Carried] = []
         entered: list[str] = []
         wanted = named
@@ -814,30 +952,30 @@ class PlanPropagation:
         while found is not None and found[1] not in {s for _, s in chain}:
             chain.append(found)
             calls = [c for c, s in on_behalf if s == found[1] and c.arguments]
-            suspects = {v for c in calls for v in _entered(c, written, said)}
+            suspects = {v for c in calls for v in memo.entered(c)}
             # a value that also went into a call of the same tool that returned something else
             # did not make this output (a metric that gave a figure for another month)
-            held = result_values(found[0].result) & wanted
+            held = memo.results(found[0].result) & wanted
             cleared = {
                 v
                 for c, _ in done
-                if held and c.tool == found[0].tool and not result_values(c.result) & held
-                for v in text_values(c.arguments)
+                if held and c.tool == found[0].tool and not memo.results(c.result) & held
+                for v in memo.text(c.arguments)
             }
             entered = sorted(suspects - cleared)
             if suspects:
                 break
-            wanted = {v for c in calls for v in text_values(c.arguments)} - said
+            wanted = {v for c in calls for v in memo.text(c.arguments)} - said
             found = producer(wanted, min(c.start_ns for c in calls or [found[0]]), found[1])
         if not entered:
             return None
         (first, first_step), blamed = chain[0], chain[-1][1]
-        out = sorted(named & result_values(first.result)) or sorted(
+        out = sorted(named & memo.results(first.result)) or sorted(
             {v for vs in by_name.values() for v in vs}
         )
         how = (
             f"its argument {_listed(by_name)} ({_listed(out)}), which the plan took"
-            if by_name and not named & result_values(first.result)
+            if by_name and not named & memo.results(first.result)
             else f"{_listed(out)}, which it received in its arguments"
         )
         failure = (
@@ -890,12 +1028,12 @@ class PlanPropagation:
             return None
         failing = failed[-1]
         calls = trace.tools_of(failing)
-        said = text_values(run.objective)
-        written = plan_values(trace)
-        if not calls or any(_entered(c, written, said) for c in calls):
+        memo = _values(trace)
+        said, written = memo.said, memo.written
+        if not calls or any(memo.entered(c) for c in calls):
             return None
-        received = {v for c in calls for vs in argument_values(c.arguments).values() for v in vs}
-        figures = {v for v in text_values(failing.message) if is_number(v)} - received - said
+        received = {v for c in calls for vs in memo.arguments(c.arguments).values() for v in vs}
+        figures = {v for v in memo.text(failing.message) if is_number(v)} - received - said
         if not figures or any(
             a.succeeded and a.step_id == failing.step_id and a.start_ns > failing.start_ns
             for a in trace.attempts
@@ -905,7 +1043,7 @@ class PlanPropagation:
         returned: dict[str, set[str]] = {}
         for c, step in on_behalf:
             if not c.failed and c.end_ns <= failing.start_ns and step != failing.step_id:
-                returned.setdefault(step, set()).update(result_values(c.result))
+                returned.setdefault(step, set()).update(memo.results(c.result))
         sources = {
             step: {v for v in values - received if is_number(v)}
             for step, values in returned.items()
@@ -927,7 +1065,7 @@ class PlanPropagation:
             (
                 (c, step)
                 for c, step in on_behalf
-                if {v for vs in argument_values(c.arguments).values() for v in vs} & entered
+                if {v for vs in memo.arguments(c.arguments).values() for v in vs} & entered
             ),
             (None, ""),
         )
@@ -995,14 +1133,14 @@ class PlanPropagation:
             if t.start_ns < check.start_ns
         ):
             return None
-        said = text_values(run.objective)
-        written = plan_values(trace)
+        memo = _values(trace)
+        said, written = memo.said, memo.written
         on_behalf = [(c, step) for c, step in self._on_behalf(trace) if c.end_ns <= check.start_ns]
-        checked = argument_values(check.arguments)
+        checked = memo.arguments(check.arguments)
         parent = next((a for a in trace.attempts if a.span_id == check.parent_span_id), None)
         text = (parent.message if parent else "") or check.result or run.outcome_reason
         for call, step_id in on_behalf:
-            for name, used in argument_values(call.arguments).items():
+            for name, used in memo.arguments(call.arguments).items():
                 stated = checked.get(name, set()) & said
                 entered = (used & written) - said
                 if stated and entered and not used & checked[name]:
@@ -1014,18 +1152,18 @@ class PlanPropagation:
                         f"it was called with the {name!r} the objective states; the plan used",
                         {"pattern": "check_contradicted_input", "tie": name},
                     )
-        inputs = {v for leaf in argument_leaves(check.arguments) for v in text_values(leaf)}
-        named = {v for v in text_values(text) if _traceable(v)} - inputs - said
+        inputs = {v for leaf in argument_leaves(check.arguments) for v in memo.text(leaf)}
+        named = {v for v in memo.text(text) if _traceable(v)} - inputs - said
         for producer, made_by in on_behalf:
-            measured = named & result_values(producer.result) if not producer.failed else set()
+            measured = named & memo.results(producer.result) if not producer.failed else set()
             if not measured:
                 continue
             for call, step_id in on_behalf:
                 if call.start_ns < producer.end_ns or step_id == made_by:
                     continue
-                if not text_values(call.arguments) & measured:
+                if not memo.text(call.arguments) & measured:
                     continue
-                entered = _entered(call, written, said)
+                entered = memo.entered(call)
                 if entered:
                     return self._check_finding(
                         trace,
@@ -1091,9 +1229,10 @@ class PlanPropagation:
         ends = [a.end_ns for a in trace.attempts if a.step_id in planned]
         if run is None or not ends:
             return None
-        said = text_values(run.objective)
+        memo = _values(trace)
+        said = memo.said
         calls = self._carriers(trace)
-        planner = plan_values(trace) | {v for _, _, _, handed, _ in calls for v in handed}
+        planner = memo.written | {v for _, _, _, handed, _ in calls for v in handed}
         for check in by_start(trace.attempts):
             if (
                 check.step_id in planned
@@ -1103,7 +1242,7 @@ class PlanPropagation:
             ):
                 continue
             given = f"{trace.asked.get(check.span_id, '')}\n{check.message}"
-            named = (text_values(given) - said) & planner
+            named = (memo.text(given) - said) & planner
             found = next(((c, step, vs & named) for _, c, step, _, vs in calls if vs & named), None)
             if found is None:
                 continue
@@ -1129,9 +1268,10 @@ class PlanPropagation:
             return list(trace._memo["carriers"])
         produced = {k for s in trace.plan_steps for k in s.produces}
         facts = {s.step_id: set(s.requires) - produced for s in trace.plan_steps}
+        memo = _values(trace)
         out = []
         for t, step_id in PlanPropagation._on_behalf(trace):
-            by_arg = argument_values(t.arguments)
+            by_arg = memo.arguments(t.arguments)
             if by_arg:
                 planner = {v for k, vs in by_arg.items() if k in facts[step_id] for v in vs}
                 values = {v for vs in by_arg.values() for v in vs}
@@ -1146,13 +1286,14 @@ class PlanPropagation:
         if "on_behalf" in trace._memo:
             return list(trace._memo["on_behalf"])
         attempt_of = {a.span_id: a for a in trace.attempts}
-        parents = parent_step_names(trace) if trace.raw else {}
         planned = {s.step_id for s in trace.plan_steps}
         out = []
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
             parent = attempt_of.get(t.parent_span_id)
             step_id = (
-                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
+                t.step_id
+                or (parent.step_id if parent else "")
+                or parent_step_name(trace, t.parent_span_id)
             )
             if step_id in planned:
                 out.append((t, step_id))
@@ -1211,7 +1352,7 @@ class PlanPropagation:
 
         # A value the planner handed to a step that the objective never mentions is a misread
         # fact: the earliest step that received one is where it entered.
-        said = text_values(run.objective)
+        said = _values(trace).said
         misread = next(
             (
                 (step, sorted(planner - said))

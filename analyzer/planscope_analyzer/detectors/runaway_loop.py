@@ -71,21 +71,28 @@ HIGH_SEVERITY_REPEATS = 5
 _OPERATION_PREFIXES = (A.OP_EXECUTE_STEP + " ", A.OP_INVOKE_AGENT + " ")
 
 
-def parent_step_names(trace: TraceData) -> dict[str, str]:
-    """Span id → the step it stands for, for spans outside the typed tables (third-party
-    agents): the span's name minus an operation prefix (``execute_step X``/``invoke_agent X``)."""
-    names = trace._memo.get("parent_step_names")
+def parent_step_name(trace: TraceData, span_id: str) -> str:
+    """The step a span outside the typed tables stands for (third-party agents): the span's
+    name minus an operation prefix (``execute_step X``/``invoke_agent X``); '' for no span of
+    the trace's skeletons. Their names are read once per trace, at the first question (most
+    tool calls name their step: none is asked).
+
+    >>> parent_step_name(TraceData("p", "t"), "a")
+    ''
+    """
+    return _parent_step_names(trace).get(span_id, "")
+
+
+def _parent_step_names(trace: TraceData) -> dict[str, str]:
+    names: dict[str, str] | None = trace._memo.get("parent_step_names")
     if names is None:
-        names = {}
-        for span in trace.raw or ():
-            name = span.name
-            for prefix in _OPERATION_PREFIXES:
-                if name.startswith(prefix):
-                    name = name[len(prefix) :]
-                    break
-            names[span.span_id] = name
-        trace._memo["parent_step_names"] = names
-    return dict(names)
+        # every prefix is an operation name (no space) and one space: cut at the first space
+        ops = _OPERATION_PREFIXES
+        names = trace._memo["parent_step_names"] = {
+            s.span_id: s.name.partition(" ")[2] if s.name.startswith(ops) else s.name
+            for s in trace.raw or ()
+        }
+    return names
 
 
 def _retried_within_a_version(versions: Sequence[int]) -> bool:
@@ -140,38 +147,45 @@ class RunawayLoop:
         failed_attempts = sum(a.status == A.STATUS_ERROR for a in trace.attempts)
         failed_tools = sum(t.failed for t in trace.tools)
         skipped = any(a.status == A.STATUS_SKIPPED for a in trace.attempts)
-        stopped = _stopped_short(trace)
         if failed_attempts < 2 and failed_tools < MIN_REPEATS and not skipped:
-            if failed_attempts or stopped or _run_failed(trace):
-                return self._stalled(trace, stopped)
-            return []
+            return self._stalled(trace)
         budget = trace.budget_limit("max_attempts_per_step")
         findings: dict[str, Finding] = {}
+        # a step loop needs two failed attempts of its step (three, or two beyond the budget)
+        errors = Counter(a.step_id for a in trace.attempts if a.status == A.STATUS_ERROR)
         by_step: dict[str, list[Attempt]] = defaultdict(list)
         for a in trace.attempts:
-            if a.step_id:
+            if a.step_id and errors[a.step_id] >= 2:
                 by_step[a.step_id].append(a)
         for step_id, attempts in by_step.items():
             f = self._step_loop(trace, step_id, by_start(attempts), budget)
             if f is not None:
                 findings[_key(f)] = f
-        for f in [*self._tool_loops(trace), *self._stalled(trace, stopped)]:
+        tool_loops = self._tool_loops(trace) if failed_tools >= MIN_REPEATS else []
+        for f in [*tool_loops, *self._stalled(trace)]:
             findings.setdefault(_key(f), f)
         return list(findings.values())
 
-    def _stalled(self, trace: TraceData, stopped: Attempt | None) -> list[Finding]:
+    def _stalled(self, trace: TraceData) -> list[Finding]:
         """Stalled polls (module docstring): the last calls of an attempt that gave up, or calls
         that never got a new answer in a run that failed."""
+        # a poll is STALLED_REPEATS successful calls of one tool with the same arguments: a
+        # trace without as many such calls has none (most traces: a cheap exit)
+        same = Counter((t.tool, t.args_key) for t in trace.tools if t.args_key and not t.failed)
+        if not same or max(same.values()) < STALLED_REPEATS:
+            return []
+        stopped = _stopped_short(trace)
         # a tool call belongs to its step's attempt (the binding), else to its parent span
         calls: dict[tuple[str, int] | str, list[ToolCall]] = defaultdict(list)
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
             calls[(t.step_id, t.attempt) if t.step_id else t.parent_span_id].append(t)
         attempts = by_start(trace.attempts)
+        last_success = {a.step_id: i for i, a in enumerate(attempts) if a.succeeded}
         stalled: dict[str, tuple[list[ToolCall], Attempt | None, bool]] = {}
         for i, a in enumerate(attempts):
             if (a.status != A.STATUS_ERROR and a is not stopped) or not a.step_id:
                 continue
-            if any(b.step_id == a.step_id and b.succeeded for b in attempts[i + 1 :]):
+            if last_success.get(a.step_id, -1) > i:
                 continue
             mine = calls.get((a.step_id, a.attempt)) or calls.get(a.span_id, [])
             polls = _polls(mine)
@@ -192,14 +206,13 @@ class RunawayLoop:
                         stalled.setdefault(poll[0].span_id, (poll, attempt_of.get(key), False))
         if not stalled:
             return []
-        parents = parent_step_names(trace) if trace.raw else {}
         findings = []
         for poll, attempt, gave_up in stalled.values():
             first = poll[0]
             where = (
                 (attempt.step_id if attempt else "")
                 or first.step_id
-                or parents.get(first.parent_span_id, "")
+                or parent_step_name(trace, first.parent_span_id)
             )
             step = _step_named(trace, where)
             how = (
@@ -336,7 +349,6 @@ class RunawayLoop:
         """Consecutive failed calls of one tool for one step (any arguments), or of one tool
         with the same arguments across steps (a ReAct agent's iterations), never recovered."""
         attempt_of = {a.span_id: a for a in trace.attempts}
-        parents = parent_step_names(trace) if trace.raw else {}
         per_step: dict[tuple[str, str], list[ToolCall]] = defaultdict(list)
         same_args: dict[tuple[str, str, str, int], list[ToolCall]] = defaultdict(list)
         step_of: dict[str, str] = {}
@@ -345,7 +357,9 @@ class RunawayLoop:
                 continue
             parent = attempt_of.get(t.parent_span_id)
             step = (
-                t.step_id or (parent.step_id if parent else "") or parents.get(t.parent_span_id, "")
+                t.step_id
+                or (parent.step_id if parent else "")
+                or parent_step_name(trace, t.parent_span_id)
             )
             step_of[t.span_id] = step
             per_step[(step, t.tool)].append(t)
@@ -353,9 +367,11 @@ class RunawayLoop:
                 same_args[(t.tool, t.args_key, t.plan_id, t.plan_version)].append(t)
         streaks: dict[str, list[ToolCall]] = {}
         for calls in [*per_step.values(), *same_args.values()]:
-            streak: list[ToolCall] = []
-            for c in calls:
-                streak = [*streak, c] if c.failed else []
+            # the last streak: the failed calls after the last success
+            start = len(calls)
+            while start and calls[start - 1].failed:
+                start -= 1
+            streak = calls[start:]
             if len(streak) < MIN_REPEATS:
                 continue
             if not _retried_within_a_version([c.plan_version for c in streak]):
