@@ -896,7 +896,9 @@ def log_level(attributes: Mapping[str, str]) -> int:
     if attributes.get(A.LOGFIRE_SPAN_TYPE) != "log":
         return 0
     level = str(attributes.get(A.LOGFIRE_LEVEL_NUM) or "")
-    return max(1, int(level)) if level.isdigit() else 1
+    # as the SQL's toUInt32OrZero: ASCII digits ("²" is a digit to str.isdigit), within UInt32
+    number = int(level) if level.isascii() and level.isdigit() and len(level) <= 10 else 0
+    return max(1, min(255, number if number < 1 << 32 else 0))
 
 
 def logged_failures(logs: Iterable[tuple[str, int, str]]) -> dict[str, str]:
@@ -3050,7 +3052,7 @@ def _flat_messages(attributes: Mapping[str, str], prefix: str) -> list[dict[str,
         if not key.startswith(prefix):
             continue
         index, _, field = key[len(prefix) :].partition(".")
-        if not index.isdigit():
+        if not (index.isascii() and index.isdigit()):  # as the SQL's [0-9]+ ("²" is a digit)
             continue
         field = field.removeprefix("message.")
         message = by_index.setdefault(int(index), {})

@@ -610,3 +610,14 @@ def test_a_hostile_trace_next_to_a_normal_one_end_to_end(
             assert r.status_code == 200, (path, r.text[:500])
     runs = httpx.get(f"{server.url}/api/traces/{normal}").json()
     assert runs["span_count"] > 1
+
+
+def test_digits_str_isdigit_accepts_but_int_refuses() -> None:
+    """Found by the fuzzing: ``"²".isdigit()`` is true and ``int("²")`` raises, so a message
+    key ``gen_ai.prompt.².content`` or a log level ``²`` raised in the readers; a level of 5,000
+    digits raised too (more digits than int() reads). They read as the SQL reads them."""
+    attrs = {"gen_ai.prompt.².content": "x", "gen_ai.prompt.0.role": "user"}
+    attrs["gen_ai.prompt.0.content"] = "fetch"
+    assert observed.user_request(attrs) == "fetch"
+    for level, read in (("²", 1), ("9" * 5000, 1), ("17", 17), ("4294967296", 1), ("300", 255)):
+        assert observed.log_level({A.LOGFIRE_SPAN_TYPE: "log", A.LOGFIRE_LEVEL_NUM: level}) == read
