@@ -596,15 +596,17 @@ def test_a_hostile_trace_next_to_a_normal_one_end_to_end(
     hostile_id = f"{next(_trace_numbers) | 1 << 120:032x}"
     body = _otlp_spans(bytes.fromhex(hostile_id), spans)
     r = httpx.post(f"{server.url}/v1/traces", content=body, headers=PB)
-    assert r.status_code == 200, r.text
-    wait_for_trace(server.url, hostile_id, 1)
+    stored = r.status_code == 200
+    assert stored or (r.status_code == 400 and r.json()["error"]), r.text  # ends before it starts
+    if stored:
+        wait_for_trace(server.url, hostile_id, 1)
     r = httpx.post(f"{server.url}/api/analyze", json={"since": 0}, timeout=60)
     assert r.status_code == 200, r.text
     result = r.json()
     assert any(
         f["trace_id"] == normal and f["kind"] == "runaway_loop" for f in result["findings"]
     ), result["counts"]
-    for trace_id in (hostile_id, normal):
+    for trace_id in (hostile_id, normal) if stored else (normal,):
         for path in ("", "/findings"):
             r = httpx.get(f"{server.url}/api/traces/{trace_id}{path}", timeout=60)
             assert r.status_code == 200, (path, r.text[:500])
