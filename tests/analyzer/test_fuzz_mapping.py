@@ -623,3 +623,70 @@ def test_digits_str_isdigit_accepts_but_int_refuses() -> None:
     assert observed.user_request(attrs) == "fetch"
     for level, read in (("²", 1), ("9" * 5000, 1), ("17", 17), ("4294967296", 1), ("300", 255)):
         assert observed.log_level({A.LOGFIRE_SPAN_TYPE: "log", A.LOGFIRE_LEVEL_NUM: level}) == read
+
+
+# -- huge traces: the output on a big input (the time is benchmarks/mapping_scaling.py's) -------
+
+
+def test_a_poll_that_stalled_among_thousands_of_attempts(store: Store) -> None:
+    """Stalled polls were found by scanning, for each failed attempt, every later attempt for a
+    success of its step: quadratic (10,000 attempts of one step took 14 CPU s). Among 3,000
+    attempts, a step whose polling attempt failed and that succeeded 3,000 attempts later is no
+    stalled poll; one that never succeeded is."""
+    trace_id = f"{next(_trace_numbers) | 1 << 121:032x}"
+    run = make_span(
+        trace_id=trace_id,
+        name="run",
+        project="huge",
+        attrs={A.SPAN_KIND: A.KIND_RUN, A.RUN_ID: "r"},
+    )
+    rows = [run]
+
+    def attempt(step: str, start: int, ok: bool, polls: int = 0) -> list[str]:
+        span = make_span(
+            trace_id=trace_id,
+            name=f"step {step}",
+            parent=run[2],
+            project="huge",
+            start_ns=BASE_NS + start * 10,
+            status="Unset" if ok else "Error",
+            attrs={
+                A.SPAN_KIND: A.KIND_STEP,
+                A.RUN_ID: "r",
+                A.STEP_ID: step,
+                A.STEP_ATTEMPT: 1 + (step == "s1" and ok),
+                A.STEP_STATUS: A.STATUS_OK if ok else A.STATUS_ERROR,
+            },
+        )
+        calls = [
+            make_span(
+                trace_id=trace_id,
+                name="execute_tool poll_job",
+                parent=span[2],
+                project="huge",
+                start_ns=BASE_NS + start * 10 + 1 + i,
+                attrs={
+                    A.SPAN_KIND: A.KIND_TOOL,
+                    A.GEN_AI_TOOL_NAME: "poll_job",
+                    A.RUN_ID: "r",
+                    A.STEP_ID: step,
+                    A.STEP_ATTEMPT: 1 + (step == "s1" and ok),
+                    A.TOOL_ARGS_HASH: step,
+                    A.GEN_AI_TOOL_CALL_RESULT: "pending",
+                },
+            )
+            for i in range(polls)
+        ]
+        rows.extend([span, *calls])
+        return [span[2]] + [c[2] for c in calls]
+
+    attempt("s1", 0, ok=False, polls=5)  # succeeds 3,000 attempts later: no stall
+    for i in range(3000):
+        attempt(f"filler{i}", 1 + i, ok=True)
+    stalled = attempt("s2", 4000, ok=False, polls=5)
+    attempt("s1", 5000, ok=True)
+    store.insert_spans(spans_ipc(rows))
+    result = Analyzer(store).analyze("huge", [trace_id], write=False)
+    assert [(f.kind, f.step_id, list(f.evidence)) for f in result.findings] == [
+        ("runaway_loop", "s2", stalled)
+    ]
