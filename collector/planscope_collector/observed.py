@@ -1493,9 +1493,11 @@ def _options(words: list[str]) -> dict[str, Any]:
             if not eq and i + 1 < len(words) and not words[i + 1].startswith("-"):
                 eq, value = "=", words[i + 1]
                 i += 1
-            out[key] = _whole_number(value) if eq else True
+            name, item = key, _whole_number(value) if eq else True
         else:
-            out[str(sum(k.isdigit() for k in out) + 1)] = _whole_number(word)
+            name, item = str(numbered + 1), _whole_number(word)
+        numbered += name.isdigit() and name not in out
+        out[name] = item
         i += 1
     return out
 

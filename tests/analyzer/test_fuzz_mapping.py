@@ -690,3 +690,26 @@ def test_a_poll_that_stalled_among_thousands_of_attempts(store: Store) -> None:
     assert [(f.kind, f.step_id, list(f.evidence)) for f in result.findings] == [
         ("runaway_loop", "s2", stalled)
     ]
+
+
+def _app_plan(text: str, steps: tuple[str, ...]) -> observed.Binding:
+    """:func:`observed.bind` of an app's trace: its ``shop.plan`` span says ``text``, then one
+    ``shop.step`` span per step calls a tool."""
+    nodes = [
+        SpanNode("r", "", "other", "app"),
+        SpanNode("p", "r", "other", "shop.plan", answer=text),
+    ]
+    for i, step in enumerate(steps):
+        nodes += [
+            SpanNode(f"s{i}", "r", "step", f"shop.step {step}", step_name=step, start_ns=10 + i),
+            SpanNode(f"t{i}", f"s{i}", "tool", "execute_tool wms", tool="wms", start_ns=11 + i),
+        ]
+    return observed.bind(nodes, [])
+
+
+def test_json_nested_past_the_stack_on_lines_of_its_own_reads_no_plan() -> None:
+    """Found timing the readers: a text of lines that each open a JSON array or object, nested
+    thousands deep, made the embedded-JSON reader raise RecursionError (bind raised), then, when
+    caught, try each line a thousand levels down (160 KB: 8.5 CPU s)."""
+    for line in ('[{"id": "a", "tool": "wms", "x": [\n', "[1,\n"):
+        assert _app_plan(line * 40_000, ("a", "b")).read_plans == ()
