@@ -1358,12 +1358,13 @@ def _macro_calls(text: str) -> list[tuple[str, list[str]]]:
     [('begin', ['s', '1']), ('step', ['a', 'x=\\ref{b}']), ('end', ['s'])]
     """
     out: list[tuple[str, list[str]]] = []
+    closing = _bibtex.closing_braces(text)
     i = 0
     while (m := _MACRO_NAME.search(text, i)) is not None:
         args: list[str] = []
         i = m.end()
         while i < len(text) and text[i] == "{":
-            j = _bibtex.closing_brace(text, i)
+            j = closing.get(i, -1)
             if j < 0:
                 break  # unbalanced: no argument
             args.append(text[i + 1 : j])
@@ -1485,6 +1486,7 @@ def _options(words: list[str]) -> dict[str, Any]:
     {'1': 'a.txt', 'n': 2, 'to': 'Oslo', 'v': True}
     """
     out: dict[str, Any] = {}
+    numbered = 0  # the keys that are numbers, kept as they come (recounting them is quadratic)
     i = 0
     while i < len(words):
         word = words[i]
@@ -2450,6 +2452,10 @@ def _embedded_json(text: str) -> Iterable[Any]:
             continue
         try:
             value, end = decoder.raw_decode(text, m.end())
+        except RecursionError:
+            # nested past the stack (far past any plan, safejson.MAX_DEPTH): so are the lines
+            # inside it, each as costly to try (a thousand levels down)
+            return
         except ValueError:
             continue
         yield value

@@ -707,6 +707,24 @@ def _app_plan(text: str, steps: tuple[str, ...]) -> observed.Binding:
     return observed.bind(nodes, [])
 
 
+def test_plans_after_thousands_of_unbalanced_macros_or_options_are_read() -> None:
+    """Found timing the readers on huge plan texts: the macro reader scanned to the end of the
+    text for each unbalanced brace (160 KB of them took 40 CPU s) and the shell reader recounted
+    a command's numbered words for each word (12 CPU s); both are one pass now, reading the
+    same plans."""
+    macros = (
+        "\\task{pick}{wms}{order=7}{Pick it}\n\\task{ship}{courier}{parcel=\\ref{pick}}{Ship}\n"
+        + "\\note{" * 40_000
+    )
+    (plan,) = _app_plan(macros, ("pick", "ship")).read_plans
+    assert [(s.step_id, s.tool) for s in plan.steps] == [("pick", "wms"), ("ship", "courier")]
+    script = "pick = wms --order 7  # Pick it\nship = courier --parcel ${pick}" + " x" * 40_000
+    (plan,) = _app_plan(script, ("pick", "ship")).read_plans
+    pick, ship = json.loads(plan.json)
+    assert pick["args"] == {"order": 7}
+    assert ship["args"] == {"parcel": "${pick}"} | {str(i): "x" for i in range(1, 40_001)}
+
+
 def test_json_nested_past_the_stack_on_lines_of_its_own_reads_no_plan() -> None:
     """Found timing the readers: a text of lines that each open a JSON array or object, nested
     thousands deep, made the embedded-JSON reader raise RecursionError (bind raised), then, when
