@@ -731,3 +731,26 @@ def test_json_nested_past_the_stack_on_lines_of_its_own_reads_no_plan() -> None:
     caught, try each line a thousand levels down (160 KB: 8.5 CPU s)."""
     for line in ('[{"id": "a", "tool": "wms", "x": [\n', "[1,\n"):
         assert _app_plan(line * 40_000, ("a", "b")).read_plans == ()
+
+
+def test_a_trace_whose_counts_are_no_whole_numbers_has_a_detail(store: Store) -> None:
+    """Found by the fuzzing: the trace API read a count attribute as a number when
+    ``value.lstrip("-").isdigit()``, so ``--5``, ``²`` or 5,000 digits made ``int()`` raise
+    (the trace's detail page a 500); such values stay text."""
+    trace_id = f"{next(_trace_numbers) | 1 << 122:032x}"
+    attrs = {
+        A.SPAN_KIND: A.KIND_STEP,
+        A.STEP_ID: "s1",
+        A.STEP_ATTEMPT: "--5",
+        A.PLAN_VERSION: "²",
+        A.STEP_CONTEXT_TOKENS: "9" * 5000,
+        A.GEN_AI_USAGE_INPUT_TOKENS: "-12",
+    }
+    store.insert_spans(spans_ipc([make_span(trace_id=trace_id, attrs=attrs, project="odd")]))
+    detail = TraceQueries(store).get_trace("odd", trace_id, 0, 10)
+    assert detail is not None
+    (span,) = detail["spans"]
+    got = {k: span["attributes"][k] for k in attrs if k != A.SPAN_KIND}
+    assert got == {k: v for k, v in attrs.items() if k != A.SPAN_KIND} | {
+        A.GEN_AI_USAGE_INPUT_TOKENS: -12
+    }
