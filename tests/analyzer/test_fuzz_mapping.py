@@ -754,3 +754,20 @@ def test_a_trace_whose_counts_are_no_whole_numbers_has_a_detail(store: Store) ->
     assert got == {k: v for k, v in attrs.items() if k != A.SPAN_KIND} | {
         A.GEN_AI_USAGE_INPUT_TOKENS: -12
     }
+
+
+def test_tool_values_nested_past_the_stack_are_no_json() -> None:
+    """Found probing the detectors with the fuzzing's values: plan propagation decoded a tool
+    call's arguments and results with an unbounded ``json.loads``, so a value nested 5,000 deep
+    raised RecursionError (the detector skipped the trace with a ``detector_error``); it is
+    no JSON, as any text the bounded reader refuses."""
+    from planscope_analyzer.detectors.plan_propagation import (
+        argument_leaves,
+        argument_values,
+        result_values,
+    )
+
+    deep = "[" * 5000 + "]" * 5000
+    assert argument_values(deep) == {} and argument_leaves(deep) == []
+    assert result_values(deep) == set()
+    assert argument_values('{"order": [{"sku": "A-1"}]}') == {"sku": {"A-1"}}

@@ -113,11 +113,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import itertools
-import json
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from planscope import safejson
 from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids, traces_of
@@ -210,7 +210,7 @@ def _decode(text: str) -> Any:
     {'host': 'web-04', 'n': 2}
     """
     try:
-        return json.loads(text)
+        return safejson.loads(text)  # bounded: a value nested 100,000 deep is no JSON here
     except ValueError:
         if text[:1] in ("{", "[") and len(text) <= _MAX_LITERAL:
             try:
@@ -323,7 +323,7 @@ def _decoded_plans(trace: TraceData) -> Iterator[Any]:
     (``data_quality`` reports them)."""
     for p in trace.plans:
         try:
-            yield json.loads(p.json) if p.json else None
+            yield safejson.loads(p.json) if p.json else None
         except ValueError:
             continue
 
@@ -447,6 +447,7 @@ def result_values(result: str) -> set[str]:
 
     >>> sorted(result_values('{"state": "DONE", "value": 0.0, "ok": true}'))
     ['0', '0.0', 'DONE']
+    >>> import json
     >>> sorted(result_values(json.dumps({"msg": {"content": json.dumps({"id": "INC-7"})}})))
     ['INC-7']
     """
