@@ -776,3 +776,27 @@ def test_tool_values_nested_past_the_stack_are_no_json() -> None:
     assert argument_values(deep) == {} and argument_leaves(deep) == []
     assert result_values(deep) == set()
     assert argument_values('{"order": [{"sku": "A-1"}]}') == {"sku": {"A-1"}}
+
+
+def test_a_trace_whose_only_structure_is_a_plan_and_tool_calls_is_analysed(store: Store) -> None:
+    """Found by probing the loader with the fuzzing's shapes: a trace whose typed rows are an
+    observed plan (GenAI ``plan`` at its root) and tool calls, with no run, attempt or LLM
+    call, could not be loaded (an Arrow join on a table with no ``span_id`` column): it was
+    skipped with an ``unloadable_trace`` finding."""
+    trace_id = f"{next(_trace_numbers) | 1 << 123:032x}"
+    spans = [
+        {"span_id": "01" * 8, "parent": "", "attrs": {A.GEN_AI_OPERATION_NAME: A.OP_PLAN}},
+        {
+            "span_id": "02" * 8,
+            "parent": "01" * 8,
+            "attrs": {A.GEN_AI_OPERATION_NAME: "execute_tool"},
+        },
+    ]
+    for s in spans:
+        s |= {"name": "x", "start": 0, "duration": 1, "error": False, "message": ""}
+        s |= {"events": [], "links": []}
+    store.insert_spans(spans_ipc(_rows(trace_id, spans, "plan-only")))
+    result = Analyzer(store).analyze("plan-only", [trace_id], write=False)
+    assert [f.detail.get("issue") for f in result.findings] == []
+    model = load_traces(store, "plan-only", [trace_id])[trace_id]
+    assert [t.span_id for t in model.tools] == ["02" * 8]
