@@ -784,7 +784,7 @@ def test_a_trace_whose_only_structure_is_a_plan_and_tool_calls_is_analysed(store
     call, could not be loaded (an Arrow join on a table with no ``span_id`` column): it was
     skipped with an ``unloadable_trace`` finding."""
     trace_id = f"{next(_trace_numbers) | 1 << 123:032x}"
-    spans = [
+    spans: list[dict[str, Any]] = [
         {"span_id": "01" * 8, "parent": "", "attrs": {A.GEN_AI_OPERATION_NAME: A.OP_PLAN}},
         {
             "span_id": "02" * 8,
