@@ -84,8 +84,8 @@ _NO_METRICS: dict[str, Any] = {
 }
 
 _WHOLE = re.compile(r"-?[0-9]{1,4300}")
-"""A whole number int() reads ("--5" and "²" pass str.isdigit, more digits than 4300 int()'s
-limit: those stay text)."""
+"""A count attribute's text that is a number: ``--5`` and ``²`` pass ``str.isdigit`` and more
+than 4,300 digits pass ``int()``'s limit, and those would make ``int()`` raise; they stay text."""
 _INT_ATTRIBUTES = (
     A.PLAN_VERSION,
     A.STEP_ATTEMPT,
