@@ -1217,11 +1217,12 @@ def _typed_counts(batch: BatchColumns) -> Counter[str]:
             llm = None if batch.llm is None else flatten(batch.llm, (), "span_ids", "span_id")
             one = {"span_id": "span_id"}
             also = stacked([(batch.runs, one), (batch.attempts, one), (llm, {})])
-            counts -= _per_trace(
-                inferred.select(["trace_id", "span_id"]).join(
-                    also, ["trace_id", "span_id"], join_type="left semi", use_threads=False
+            if also.num_columns > 1:  # else no run, attempt or LLM call: none counted twice
+                counts -= _per_trace(
+                    inferred.select(["trace_id", "span_id"]).join(
+                        also, ["trace_id", "span_id"], join_type="left semi", use_threads=False
+                    )
                 )
-            )
     return counts
 
 

@@ -52,9 +52,10 @@ def entries(text: str) -> list[Entry]:
     [('step', 'a', {'n': '1', 'after': ('ref', 'b')})]
     """
     out: list[Entry] = []
+    closing = closing_braces(text)
     pos = 0
     while (m := _HEAD.search(text, pos)) is not None:
-        end = closing_brace(text, m.start() + m.group(0).index("{"))
+        end = closing.get(m.start() + m.group(0).index("{"), -1)
         if end < 0:
             break
         out.append(Entry(m.group(1).lower(), m.group(2), _fields(text[m.end() : end])))
@@ -120,33 +121,35 @@ def _named(e: Entry, names: tuple[str, ...]) -> str:
     return next((v for f in names if isinstance(v := e.fields.get(f), str)), "")
 
 
-def closing_brace(text: str, start: int) -> int:
-    """The index of the brace closing the one at ``start`` (-1: none; also the LaTeX-like
-    macro reader's, ``observed._macro_calls``).
+def closing_braces(text: str) -> dict[int, int]:
+    """The index of the brace closing each opening brace of ``text``, by the opening one's index
+    (an unbalanced one has none), in one pass (also the LaTeX-like macro reader's,
+    ``observed._macro_calls``: a scan from each brace would be quadratic in a text of
+    unbalanced ones).
 
-    >>> closing_brace("{a{b}c}d", 0), closing_brace("{a{b}", 0)
-    (6, -1)
+    >>> closing_braces("{a{b}c}d"), closing_braces("{a{b}")
+    ({2: 4, 0: 6}, {2: 4})
     """
-    depth = 0
-    for i in range(start, len(text)):
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
+    out: dict[int, int] = {}
+    opened: list[int] = []
+    for i, c in enumerate(text):
+        if c == "{":
+            opened.append(i)
+        elif c == "}" and opened:
+            out[opened.pop()] = i
+    return out
 
 
 def _fields(body: str) -> dict[str, Any]:
     """The ``name = value`` fields of an entry's body, by name (the first of a repeated name)."""
     out: dict[str, Any] = {}
+    closing = closing_braces(body)
     pos = 0
     while (m := _FIELD.match(body, pos)) is not None:
         pos = m.end()
         value: Any
         if body.startswith("{", pos):
-            end = closing_brace(body, pos)
+            end = closing.get(pos, -1)
             if end < 0:
                 break
             value, pos = body[pos + 1 : end].strip(), end + 1

@@ -3,6 +3,7 @@ to one project, so one project can never read another's traces."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -82,6 +83,9 @@ _NO_METRICS: dict[str, Any] = {
     "cost_usd": 0.0,
 }
 
+_WHOLE = re.compile(r"-?[0-9]{1,4300}")
+"""A count attribute's text that is a number: ``--5`` and ``²`` pass ``str.isdigit`` and more
+than 4,300 digits pass ``int()``'s limit, and those would make ``int()`` raise; they stay text."""
 _INT_ATTRIBUTES = (
     A.PLAN_VERSION,
     A.STEP_ATTEMPT,
@@ -593,7 +597,7 @@ def _span(row: dict[str, Any], found: dict[str, Any] | None) -> dict[str, Any]:
                 parse_errors.append(key)
     for key in _INT_ATTRIBUTES:
         value = attributes.get(key)
-        if isinstance(value, str) and value.lstrip("-").isdigit():
+        if isinstance(value, str) and _WHOLE.fullmatch(value):
             attributes[key] = int(value)
     events = [
         {"time_ns": t, "name": n, "attributes": dict(a)}

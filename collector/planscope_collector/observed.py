@@ -896,7 +896,9 @@ def log_level(attributes: Mapping[str, str]) -> int:
     if attributes.get(A.LOGFIRE_SPAN_TYPE) != "log":
         return 0
     level = str(attributes.get(A.LOGFIRE_LEVEL_NUM) or "")
-    return max(1, int(level)) if level.isdigit() else 1
+    # as the SQL's toUInt32OrZero: ASCII digits ("²" is a digit to str.isdigit), within UInt32
+    number = int(level) if level.isascii() and level.isdigit() and len(level) <= 10 else 0
+    return max(1, min(255, number if number < 1 << 32 else 0))
 
 
 def logged_failures(logs: Iterable[tuple[str, int, str]]) -> dict[str, str]:
@@ -1356,12 +1358,13 @@ def _macro_calls(text: str) -> list[tuple[str, list[str]]]:
     [('begin', ['s', '1']), ('step', ['a', 'x=\\ref{b}']), ('end', ['s'])]
     """
     out: list[tuple[str, list[str]]] = []
+    closing = _bibtex.closing_braces(text)
     i = 0
     while (m := _MACRO_NAME.search(text, i)) is not None:
         args: list[str] = []
         i = m.end()
         while i < len(text) and text[i] == "{":
-            j = _bibtex.closing_brace(text, i)
+            j = closing.get(i, -1)
             if j < 0:
                 break  # unbalanced: no argument
             args.append(text[i + 1 : j])
@@ -1483,6 +1486,7 @@ def _options(words: list[str]) -> dict[str, Any]:
     {'1': 'a.txt', 'n': 2, 'to': 'Oslo', 'v': True}
     """
     out: dict[str, Any] = {}
+    numbered = 0  # the keys that are numbers, kept as they come (recounting them is quadratic)
     i = 0
     while i < len(words):
         word = words[i]
@@ -1491,9 +1495,11 @@ def _options(words: list[str]) -> dict[str, Any]:
             if not eq and i + 1 < len(words) and not words[i + 1].startswith("-"):
                 eq, value = "=", words[i + 1]
                 i += 1
-            out[key] = _whole_number(value) if eq else True
+            name, item = key, _whole_number(value) if eq else True
         else:
-            out[str(sum(k.isdigit() for k in out) + 1)] = _whole_number(word)
+            name, item = str(numbered + 1), _whole_number(word)
+        numbered += name.isdigit() and name not in out
+        out[name] = item
         i += 1
     return out
 
@@ -2450,6 +2456,10 @@ def _embedded_json(text: str) -> Iterable[Any]:
             continue
         try:
             value, end = decoder.raw_decode(text, m.end())
+        except RecursionError:
+            # nested past the stack (far past any plan, safejson.MAX_DEPTH): so are the lines
+            # inside it, each as costly to try (a thousand levels down)
+            return
         except ValueError:
             continue
         yield value
@@ -3054,7 +3064,7 @@ def _flat_messages(attributes: Mapping[str, str], prefix: str) -> list[dict[str,
         if not key.startswith(prefix):
             continue
         index, _, field = key[len(prefix) :].partition(".")
-        if not index.isdigit():
+        if not (index.isascii() and index.isdigit()):  # as the SQL's [0-9]+ ("²" is a digit)
             continue
         field = field.removeprefix("message.")
         message = by_index.setdefault(int(index), {})

@@ -59,6 +59,7 @@ EXPECTED = [
     "0037_logfire_logs",
     "0038_mlflow_tracing",
     "0039_griptape_tags",
+    "0040_finite_llm_usage",
 ]
 
 
@@ -705,6 +706,38 @@ def test_0039_griptape_tags_map_to_the_span_model(tmp_path: Path) -> None:
             {"t": trace_id},
         )
         assert (c["ToolName"], c["StatusCode"]) == ("Calculator", "Error")
+
+
+def test_0040_usage_that_is_no_finite_number_counts_as_none(tmp_path: Path) -> None:
+    """0040: an LLM call whose token count or cost reads as nan or inf (``NaN``, ``Infinity``,
+    ``1e400``) failed the insert of its whole request; now it is stored, those numbers 0, the
+    others as they are (found by tests/analyzer/test_fuzz_mapping.py)."""
+    trace_id = new_trace_id()
+
+    def call(tokens: str, cost: str, model: str) -> Any:
+        attrs = {
+            A.GEN_AI_OPERATION_NAME: A.OP_CHAT,
+            A.GEN_AI_REQUEST_MODEL: model,
+            A.GEN_AI_USAGE_INPUT_TOKENS: tokens,
+            A.GEN_AI_USAGE_OUTPUT_TOKENS: "30",
+            "gen_ai.usage.cost": cost,
+        }
+        return make_span(trace_id=trace_id, name=f"chat {model}", attrs=attrs)
+
+    spans = [call("NaN", "Infinity", "a"), call("1e400", "-inf", "b"), call("120", "0.5", "c")]
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate()
+        s.insert_spans(spans_ipc(spans))
+        rows = s.query(
+            "SELECT Model, InputTokens, OutputTokens, CostUsd FROM planscope_llm_calls "
+            "WHERE TraceId = {t:String} ORDER BY Model",
+            {"t": trace_id},
+        )
+        assert [tuple(r.values()) for r in rows] == [
+            ("a", 0, 30, 0.0),
+            ("b", 0, 30, 0.0),
+            ("c", 120, 30, 0.5),
+        ]
 
 
 def test_0038_mlflow_tracing_maps_to_the_span_model(tmp_path: Path) -> None:

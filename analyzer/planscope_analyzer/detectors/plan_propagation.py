@@ -113,12 +113,12 @@ from __future__ import annotations
 import ast
 import contextlib
 import itertools
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from planscope import safejson
 from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids, traces_of
@@ -216,7 +216,7 @@ def _decode(text: str) -> Any:
     {'host': 'web-04', 'n': 2}
     """
     try:
-        return json.loads(text)
+        return safejson.loads(text)  # bounded: a value nested 100,000 deep is no JSON here
     except ValueError:
         if text[:1] in ("{", "[") and len(text) <= _MAX_LITERAL:
             try:
@@ -402,7 +402,7 @@ class _Values:
             for text in self.plan_texts:
                 if text not in decoded:
                     try:
-                        decoded[text] = json.loads(text) if text else None
+                        decoded[text] = safejson.loads(text) if text else None
                     except ValueError:
                         decoded[text] = _INVALID
             in_order = [decoded[text] for text in self.plan_texts]
@@ -584,6 +584,7 @@ def result_values(result: str) -> set[str]:
 
     >>> sorted(result_values('{"state": "DONE", "value": 0.0, "ok": true}'))
     ['0', '0.0', 'DONE']
+    >>> import json
     >>> sorted(result_values(json.dumps({"msg": {"content": json.dumps({"id": "INC-7"})}})))
     ['INC-7']
     """

@@ -180,12 +180,13 @@ class RunawayLoop:
         for t in sorted(trace.tools, key=lambda t: t.start_ns):
             calls[(t.step_id, t.attempt) if t.step_id else t.parent_span_id].append(t)
         attempts = by_start(trace.attempts)
-        last_success = {a.step_id: i for i, a in enumerate(attempts) if a.succeeded}
+        # one pass, not a scan of the later attempts per attempt (quadratic in a long loop)
+        last_success = {b.step_id: i for i, b in enumerate(attempts) if b.succeeded}
         stalled: dict[str, tuple[list[ToolCall], Attempt | None, bool]] = {}
         for i, a in enumerate(attempts):
             if (a.status != A.STATUS_ERROR and a is not stopped) or not a.step_id:
                 continue
-            if last_success.get(a.step_id, -1) > i:
+            if last_success.get(a.step_id, -1) > i:  # the step succeeded afterwards
                 continue
             mine = calls.get((a.step_id, a.attempt)) or calls.get(a.span_id, [])
             polls = _polls(mine)
