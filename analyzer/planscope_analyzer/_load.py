@@ -556,10 +556,16 @@ def _inferred_attempt(
 
 
 def _inferred_call(
-    span_id: str, parent_span_id: str, tool: str, status_code: str, start_ns: int, end_ns: int
+    span_id: str,
+    parent_span_id: str,
+    tool: str,
+    status_code: str,
+    start_ns: int,
+    end_ns: int,
+    error_type: str = "",
 ) -> ToolCall:
     """A tool call the loader inferred (a span or event no typed row stands for): its tool,
-    status and times; bound to a step later, like any tool call."""
+    status (and error type) and times; bound to a step later, like any tool call."""
     return ToolCall(
         span_id=span_id,
         parent_span_id=parent_span_id,
@@ -571,7 +577,7 @@ def _inferred_call(
         resource="",
         effect="",
         args_key="",
-        error_type="",
+        error_type=error_type,
         status_code=status_code,
         start_ns=start_ns,
         duration_ns=max(0, end_ns - start_ns),
@@ -812,9 +818,12 @@ def _bind_observed(
     by_span = {a.span_id: a for a in t.attempts}
     for span_id, tool in b.calls.items():  # arguments and result: _component_calls
         span = raw[span_id]
+        # a call that returned an error envelope failed (observed._function_calls)
+        kind, _ = b.returned.get(span_id, ("", ""))
+        status = "Error" if span_id in b.returned else span.status_code
         t.tools.append(
             _inferred_call(
-                span_id, span.parent_span_id, tool, span.status_code, span.start_ns, span.end_ns
+                span_id, span.parent_span_id, tool, status, span.start_ns, span.end_ns, kind
             )
         )
     if b.calls:

@@ -21,6 +21,7 @@ from .observed import (
     bind,
     event_values,
     log_level,
+    step_io,
     user_request,
 )
 from .runmodel import (
@@ -400,6 +401,7 @@ def _bind(
                 answer=answer(said, kind, bool(model.get("inferred"))),
                 log_level=logged,
                 app_step=app_step(s["attributes"]) if kind == A.KIND_STEP else "",
+                io=step_io(s["attributes"]) if kind == A.KIND_OTHER else ("", ""),
             )
         )
     steps = [

@@ -156,8 +156,10 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex
+from . import _bibtex, _burr
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
+from ._burr import call_sql as function_call_sql
+from ._returned import returned_error
 
 __all__ = [
     "APP_ARGUMENTS_KEY",
@@ -180,6 +182,7 @@ __all__ = [
     "event_values",
     "event_values_sql",
     "evidence_plans",
+    "function_call_sql",
     "log_level",
     "logged_failures",
     "read_plans",
@@ -358,6 +361,9 @@ class Binding:
     """Tool span → the arguments and result its agent reported in a runtime's messages (AutoGen's
     tool call events: its ``execute_tool`` spans record neither), the k-th call of a tool in a
     turn the k-th it reported."""
+    returned: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Call span whose status is not ERROR but whose result is an error envelope → the error's
+    type and message (:func:`_function_calls`, ``_returned``): it failed."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -389,6 +395,7 @@ def bind(
         nodes[s.span_id] = replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s
     if not nodes:
         return Binding()
+    nodes, returned = _function_calls(nodes)
     evented: tuple[EventCall, ...] = ()
     if events is not None and reads_tool_events(nodes.values()):
         evented = tuple(event_calls(events))
@@ -626,6 +633,7 @@ def bind(
         if nodes[span_id].failed and nodes[span_id].message:
             said[owner] = nodes[span_id].message
     return Binding(
+        returned=returned,
         run_span_id=run_span,
         containers=containers,
         planners=planners,
@@ -2146,6 +2154,84 @@ def _component_calls(
     }
 
 
+def _function_calls(
+    nodes: dict[str, SpanNode],
+) -> tuple[dict[str, SpanNode], dict[str, tuple[str, str]]]:
+    """Plain leaf spans that record what their function was given and gave back
+    (:attr:`SpanNode.io`: Burr's ``@trace()`` spans, ``_burr``), read as the calls they are:
+    one that gave back a chat message is an LLM call (asked its arguments, answering the
+    message: :func:`_message_answer`); one that gave back two or more mappings where no such
+    LLM call is beside it (same parent) is an LLM call answering them (a structured-output
+    plan, parsed); one that gave back an error envelope (``_returned``) failed, with the
+    error's type and message (by span id: :attr:`Binding.returned`). An explicit ERROR stays
+    as it is; the span model's own kinds (planscope's SDK spans among them) are never read so.
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("a", "", "other", "act"),
+    ...     SpanNode("m", "a", "other", "ask", io=('{"q": "go"}', '{"role": "assistant", '
+    ...              '"content": "ok"}')),
+    ...     SpanNode("t", "a", "other", "pay", io=("{}", '{"type": "error", "error": '
+    ...              '{"type": "api_error", "message": "down"}}'))]}
+    >>> out, returned = _function_calls(nodes)
+    >>> (out["m"].kind, out["m"].answer, out["m"].request), out["t"].failed, returned
+    (('llm', 'ok', 'go'), True, {'t': ('api_error', 'down')})
+    """
+    parents = {n.parent_span_id for n in nodes.values()}
+    io = {
+        n.span_id: n
+        for n in nodes.values()
+        if n.kind == A.KIND_OTHER and n.io[1] and n.span_id not in parents and not _names_step(n)
+    }
+    if not io:
+        return nodes, {}
+    out = dict(nodes)
+    modelled: set[str] = set()  # parents of the LLM calls found
+    for n in io.values():
+        if _chat_message(n.io[1]):
+            modelled.add(n.parent_span_id)
+            out[n.span_id] = replace(
+                n, kind=A.KIND_LLM, request=_asked(n.io[0]), answer=_message_answer(n.io[1])
+            )
+    returned: dict[str, tuple[str, str]] = {}
+    for n in io.values():
+        if n.span_id in out and out[n.span_id].kind != A.KIND_OTHER:
+            continue
+        if n.parent_span_id not in modelled and any(len(x) >= 2 for x in _item_lists(n.io[1])):
+            out[n.span_id] = replace(n, kind=A.KIND_LLM, request=_asked(n.io[0]), answer=n.io[1])
+        elif not n.failed and (error := returned_error(n.io[1])) is not None:
+            returned[n.span_id] = error
+            message = ": ".join(filter(None, error))
+            out[n.span_id] = replace(n, failed=True, message=n.message or message)
+    return out, returned
+
+
+def _asked(arguments: str) -> str:
+    """What a function that called a model was asked: its arguments' values, one a line.
+
+    >>> _asked('{"step": "pick", "n": 2}').split(), _asked("pick")
+    (['pick', '2'], 'pick')
+    """
+    given = safejson.load_object(arguments) if arguments.startswith("{") else {}
+    return "\n".join(str(v) for v in given.values()) or arguments
+
+
+def _chat_message(text: str) -> bool:
+    """Whether a recorded result is a model's chat message (an OpenAI-shaped assistant message,
+    or a chat completion holding one in ``choices``).
+
+    >>> _chat_message('{"role": "assistant", "content": "ok"}'), _chat_message('{"id": 7}')
+    (True, False)
+    """
+    if not text.startswith("{"):
+        return False
+    decoded = safejson.load_object(text)
+    choices = decoded.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        decoded = message if isinstance(message, dict) else {}
+    return decoded.get("role") == "assistant"
+
+
 def _callable(tool: str) -> str:
     """A tool's name from a span named after its call method (``search.__call__``, as
     OpenInference's DSPy instrumentor names a tool span that carries no ``tool.name``; a
@@ -2846,6 +2932,7 @@ def answer_sql(
         f"if({column}['{operation}'] = 'process' AND {column}['{message}'] != '', "
         f"mapFilter((k, v) -> k IN ('{operation}', '{message}'), {column}), map())"
     )
+    burr, burr_attributes = _burr.function_sql(column)  # a function span's io: step_io
     # what a span records as events instead (Strands Agents): read as attributes named after
     # the events, attributes first
     evented = f"if({kind} = '{A.KIND_TOOL}', {event_values_sql([_TOOL_EVENT])}, " + (
@@ -2863,7 +2950,7 @@ def answer_sql(
         f"arrayExists(k -> match(k, '{_STEP_ID_KEY}'), mapKeys({column}))), "
         f"mapFilter((k, v) -> match(k, '{APP_ARGUMENTS_KEY}') OR match(k, '{_RESULT_KEY}') "
         f"OR match(k, '{_STEP_ID_KEY}'), "
-        f"{column}), {runtime}))))"
+        f"{column}), if({kind} = '{A.KIND_OTHER}' AND {burr}, {burr_attributes}, {runtime})))))"
     )
 
 
@@ -2880,6 +2967,8 @@ def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:
     >>> step_io({"shop.step.args": '{"order": 7}', "shop.step.result": "PCK-1", "shop.n": "2"})
     ('{"order": 7}', 'PCK-1')
     """
+    if (function := _burr.function_io(attributes)) is not None:
+        return function
     keys = sorted(attributes)
     given = (attributes[k] for k in keys if re.search(APP_ARGUMENTS_KEY, k))
     back = (attributes[k] for k in keys if re.search(_RESULT_KEY, k))
