@@ -358,7 +358,7 @@ def fill_traces(
     for t in traces.values():
         if _bind_observed(
             t,
-            asked.get(t.trace_id, {}),
+            asked.setdefault(t.trace_id, {}),
             answers.get(t.trace_id, {}),
             components,
             names.get(t.trace_id, {}),
@@ -751,6 +751,10 @@ def _bind_observed(
         ]
     for read in b.read_plans:
         planner = nodes[read.span_id]
+        # a plan no LLM span states (a traced function's): its prompt is what the attempt
+        # that stated it asked (the objective of a failed run: _load_prompts)
+        if read.span_id not in asked and (prompt := b.asked.get(planner.parent_span_id)):
+            asked[read.span_id] = prompt
         t.plans.append(
             Plan(
                 span_id=read.span_id,
@@ -887,7 +891,7 @@ def _load_prompts(
             stated_ids.add(t.trace_id)
         else:
             wanted[t.trace_id] = t
-    fetched = _requests(store, project, [t for t in wanted.values() if t.trace_id not in known])
+    fetched = _requests(store, project, [t for t in wanted.values() if not known.get(t.trace_id)])
     for trace_id, t in wanted.items():
         by_span = known.get(trace_id) or fetched.get(trace_id)
         if not by_span:

@@ -999,6 +999,8 @@ class _Said:
         """Who answered: the agent run itself, else the one its call is in ("": none)."""
         if n.kind == A.KIND_STEP:
             return n.step_name
+        if n.kind == A.KIND_LLM and any(n.io):  # a traced function's model call: the function
+            return n.name
         owner = self.enclosing(n.span_id)
         if owner is None:
             return ""
@@ -2035,7 +2037,8 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
     under an unclassified root (the application's own span) or an inferred run (a framework's
     agent) that enclose LLM or tool calls: a framework's calls (a DSPy module's ``forward``, an
     OpenInference CHAIN) that the application or agent made, each an agent invocation (an
-    inferred step attempt named as its span); and an app's step spans (:func:`_names_step`)
+    inferred step attempt named as its span), and beside them those that failed enclosing no
+    call (a Burr action that raised); and an app's step spans (:func:`_names_step`)
     wherever they are, a span above them being none."""
     if any(n.kind in (A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
         return frozenset()
@@ -2048,13 +2051,14 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
             root.kind == A.KIND_OTHER or (root.kind == A.KIND_RUN and root.inferred)
         ):
             continue
-        for child in children.get(root.span_id, ()):
-            if (
-                child.kind == A.KIND_OTHER
-                and child.span_id not in above
-                and _encloses_work(child.span_id, children)
-            ):
-                out.add(child.span_id)
+        plain = [
+            c
+            for c in children.get(root.span_id, ())
+            if c.kind == A.KIND_OTHER and c.span_id not in above
+        ]
+        invoked = {c.span_id for c in plain if _encloses_work(c.span_id, children)}
+        # beside them, an app's own work that failed with no call in it (an action that raised)
+        out |= invoked | ({c.span_id for c in plain if c.failed} if invoked else set())
     return frozenset(out)
 
 
@@ -2369,16 +2373,83 @@ def _plan_of(
         key=lambda k: sum(bool(called(i[k])) for i in items),
         default=None,
     )
-    objects = []
+    objects: list[dict[str, Any]] = []
     for item in items:
         step: dict[str, Any] = {"id": item[best], "tool": ""}
         if tool_key is not None:
             step["tool"] = called(item[tool_key])
+        # a re-plan's step may take the result of a step an earlier plan did
+        earlier = {o["id"] for o in objects} | {s.step_id for s in (before.steps if before else ())}
         args = next((v for k, v in item.items() if k != best and isinstance(v, dict)), None)
+        pairs = (_argument_pairs(v, earlier) for k, v in item.items() if k != best)
+        if args is None and (given := next((p for p in pairs if p is not None), None)):
+            args = given
         if args is not None:
             step["args"] = args
+        if needs := _needs(item, best, earlier):
+            step["depends_on"] = needs
         objects.append(step)
     return _as_plan(span_id, objects)
+
+
+_PAIR_NAME = ("name", "key")
+"""The key naming an argument given as a pair (``{"name": ..., "value": ...}``)."""
+
+
+def _argument_pairs(value: Any, earlier: set[str]) -> dict[str, Any] | None:
+    """The arguments a list of name / value pairs gives (structured output has no open
+    mappings: ``[{"name": "ward", "value": "north"}]``), a pair whose field names an
+    ``earlier`` step (``{"name": "job", "from_step": "book"}``: that step's result) left out
+    (:func:`_needs`); None when the value is no such list.
+
+    >>> _argument_pairs([{"name": "ward", "value": "north", "from_step": None},
+    ...         {"name": "job", "value": "", "from_step": "book"}], {"book"})
+    {'ward': 'north'}
+    >>> _argument_pairs([{"ward": "north"}], set()) is None
+    True
+    """
+    if not isinstance(value, list) or not value:
+        return None
+    out: dict[str, Any] = {}
+    for pair in value:
+        name = (
+            next((pair[k] for k in _PAIR_NAME if k in pair), None)
+            if isinstance(pair, dict)
+            else None
+        )
+        if not isinstance(name, str) or len(pair) < 2:
+            return None
+        given = [v for k, v in pair.items() if k not in _PAIR_NAME and v not in (None, "")]
+        if given and not any(isinstance(v, str) and v in earlier for v in given):
+            out[name] = given[0]
+    return out
+
+
+def _needs(item: Mapping[str, Any], key: str, earlier: set[str]) -> list[str]:
+    """The earlier steps a plan item depends on: the ``earlier`` step ids its fields (but its
+    id, under ``key``) name as a whole value, also inside lists and their mappings (a
+    ``depends_on`` list, an argument pair's ``from_step``), in order.
+
+    >>> _needs({"id": "ship", "after": ["pick"], "args": [{"name": "n", "from_step": "pack"}]},
+    ...        "id", {"pick", "pack"})
+    ['pick', 'pack']
+    """
+    out: list[str] = []
+
+    def visit(v: Any) -> None:
+        if isinstance(v, str) and v in earlier and v not in out:
+            out.append(v)
+        elif isinstance(v, list):
+            for x in v:
+                visit(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                visit(x)
+
+    for k, v in item.items():
+        if k != key:
+            visit(v)
+    return out
 
 
 def _amended(
