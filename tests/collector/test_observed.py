@@ -1871,7 +1871,7 @@ def test_traced_functions_are_model_calls_tool_calls_and_the_plan_they_stated() 
 
 def test_a_planner_function_called_again_from_another_action_is_a_revision() -> None:
     b = bind(function_trace(paid={"id": "SHP-0"}, replan=True), [])
-    first, again = b.read_plans
+    _, again = b.read_plans
     assert [s.step_id for s in again.steps] == ["ship", "notify"]  # only the steps still to do
     # the step it takes a result from is one an earlier plan did
     ship, notify = json.loads(again.json)
