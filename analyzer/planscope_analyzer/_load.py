@@ -322,11 +322,12 @@ def fill_traces(
     # a trace with no plan and executor runs may state its plan in a planner's answer
     # (observed.read_plans): what its calls were asked and what they and its runs answered;
     # also one with no structure but an inferred run at most, whose framework calls may be the
-    # runs (observed.bind, invocations)
+    # runs (observed.bind, invocations), also when the span model read a plan in an LLM call
+    # of its (the calls of an app's traced functions: what they were given and gave back)
     planless = [
         t
         for t in traces.values()
-        if not t.plans
+        if (not t.plans or not (t.attempts or t.runs or any(not p.inferred for p in t.plans)))
         and (
             any(a.inferred for a in t.attempts)
             or (not t.attempts and t.raw is not None and all(r.inferred for r in t.runs))
