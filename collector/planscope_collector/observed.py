@@ -115,6 +115,17 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   message (a Magentic-One task ledger) whose one not-done item a later turn was asked about is
   a read plan, each later such message a re-plan.
 
+* **traced functions** (``_burr``: Burr's ``@trace()`` spans, their arguments and ``return``
+  read as :attr:`SpanNode.io`): a leaf that gave back a chat message is an LLM call, one that
+  gave back a structured-output plan (no model call beside it) an LLM call answering it, the
+  others calls (*component calls*); an unclassified span beside the invocations that failed
+  with no call in it (an action that raised) is an attempt; a planner function called again
+  from another action answers as that function (a re-plan). In a structured plan, arguments
+  given as name / value pairs are arguments and a field naming an earlier step a dependency;
+* **errors returned as values** (``_returned``): such a call whose status is not ERROR but
+  whose result is an error envelope (MCP's ``isError``, Anthropic's ``{"type": "error", ...}``,
+  a bare ``{"error": ...}``) failed (:attr:`Binding.returned`).
+
 Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
 planner's plan; for an inferred run, an attribute that is a task list, read as a plan stated
@@ -2374,12 +2385,12 @@ def _plan_of(
         default=None,
     )
     objects: list[dict[str, Any]] = []
+    done = {s.step_id for s in before.steps} if before else set()  # a re-plan's earlier steps
     for item in items:
         step: dict[str, Any] = {"id": item[best], "tool": ""}
         if tool_key is not None:
             step["tool"] = called(item[tool_key])
-        # a re-plan's step may take the result of a step an earlier plan did
-        earlier = {o["id"] for o in objects} | {s.step_id for s in (before.steps if before else ())}
+        earlier = done | {o["id"] for o in objects}
         args = next((v for k, v in item.items() if k != best and isinstance(v, dict)), None)
         pairs = (_argument_pairs(v, earlier) for k, v in item.items() if k != best)
         if args is None and (given := next((p for p in pairs if p is not None), None)):
@@ -2989,7 +3000,8 @@ def answer_sql(
     whether the span model inferred it; an AutoGen ``process`` span's message whatever its
     kind; what the span said in GenAI message events, :func:`event_values_sql`; for an
     inferred step, the attributes :func:`app_step` reads; for an app's plan span, named ``name``,
-    its plan text; for an app's step span, what :func:`step_io` reads): a Map, empty for a span
+    its plan text; for an app's step span and a Burr function span, what :func:`step_io`
+    reads): a Map, empty for a span
     that records no answer or is none of the spans :func:`answer` reads.
 
     >>> answer_sql().startswith("if(SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step'")
@@ -3033,7 +3045,8 @@ def _plan_span(n: SpanNode) -> bool:
 def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:
     """What an app's step span recorded as its work's arguments (the first attribute, by key,
     named ``<prefix>.args`` / ``.arguments`` / ``.input(s)`` / ``.params`` / ``.parameters``
-    that holds a JSON object) and result (``<prefix>.result`` / ``.output``).
+    that holds a JSON object) and result (``<prefix>.result`` / ``.output``); for a Burr
+    function span, its function's arguments and ``return`` (``_burr.function_io``).
 
     >>> step_io({"shop.step.args": '{"order": 7}', "shop.step.result": "PCK-1", "shop.n": "2"})
     ('{"order": 7}', 'PCK-1')
