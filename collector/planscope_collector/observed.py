@@ -2048,9 +2048,9 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
     under an unclassified root (the application's own span) or an inferred run (a framework's
     agent) that enclose LLM or tool calls: a framework's calls (a DSPy module's ``forward``, an
     OpenInference CHAIN) that the application or agent made, each an agent invocation (an
-    inferred step attempt named as its span), and beside them those that failed enclosing no
-    call (a Burr action that raised); and an app's step spans (:func:`_names_step`)
-    wherever they are, a span above them being none."""
+    inferred step attempt named as its span), and, when their calls are traced functions,
+    those beside them that failed enclosing no call (a Burr action that raised); and an app's
+    step spans (:func:`_names_step`) wherever they are, a span above them being none."""
     if any(n.kind in (A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
         return frozenset()
     # an app's own span named after the step it does (``app.step pick``) is that step's
@@ -2068,9 +2068,18 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
             if c.kind == A.KIND_OTHER and c.span_id not in above
         ]
         invoked = {c.span_id for c in plain if _encloses_work(c.span_id, children)}
-        # beside them, an app's own work that failed with no call in it (an action that raised)
-        out |= invoked | ({c.span_id for c in plain if c.failed} if invoked else set())
+        # beside actions whose calls are traced functions, an action that failed with no call
+        # in it (one that raised) is one too
+        if any(_function_span(x) for i in invoked for x in children.get(i, ())):
+            invoked |= {c.span_id for c in plain if c.failed}
+        out |= invoked
     return frozenset(out)
+
+
+def _function_span(n: SpanNode) -> bool:
+    """Whether a span is a traced function's (a call that records what it was given and gave
+    back: :func:`_function_calls`), not an app's step span."""
+    return any(n.io) and not _names_step(n)
 
 
 _STEP_SPAN_NAME = "^[A-Za-z_][A-Za-z0-9_-]*([.][A-Za-z0-9_-]+)*[.]step +[A-Za-z_][A-Za-z0-9_.-]*$"
@@ -2195,7 +2204,7 @@ def _function_calls(
     io = {
         n.span_id: n
         for n in nodes.values()
-        if n.kind == A.KIND_OTHER and n.io[1] and n.span_id not in parents and not _names_step(n)
+        if n.kind == A.KIND_OTHER and n.io[1] and n.span_id not in parents and _function_span(n)
     }
     if not io:
         return nodes, {}
