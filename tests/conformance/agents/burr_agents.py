@@ -117,7 +117,7 @@ def run(provider: TracerProvider, base_url: str, scenarios: list[str], mark: Any
         raise GaveUp("giving up: the executor could not do its step")
 
     for scenario in scenarios:
-        app = (
+        app: Any = (
             ApplicationBuilder()
             .with_actions(
                 plan=plan,
