@@ -322,11 +322,12 @@ def fill_traces(
     # a trace with no plan and executor runs may state its plan in a planner's answer
     # (observed.read_plans): what its calls were asked and what they and its runs answered;
     # also one with no structure but an inferred run at most, whose framework calls may be the
-    # runs (observed.bind, invocations)
+    # runs (observed.bind, invocations), also when the span model read a plan in an LLM call
+    # of its (the calls of an app's traced functions: what they were given and gave back)
     planless = [
         t
         for t in traces.values()
-        if not t.plans
+        if (not t.plans or not (t.attempts or t.runs or any(not p.inferred for p in t.plans)))
         and (
             any(a.inferred for a in t.attempts)
             or (not t.attempts and t.raw is not None and all(r.inferred for r in t.runs))
@@ -358,7 +359,7 @@ def fill_traces(
     for t in traces.values():
         if _bind_observed(
             t,
-            asked.get(t.trace_id, {}),
+            asked.setdefault(t.trace_id, {}),
             answers.get(t.trace_id, {}),
             components,
             names.get(t.trace_id, {}),
@@ -556,10 +557,16 @@ def _inferred_attempt(
 
 
 def _inferred_call(
-    span_id: str, parent_span_id: str, tool: str, status_code: str, start_ns: int, end_ns: int
+    span_id: str,
+    parent_span_id: str,
+    tool: str,
+    status_code: str,
+    start_ns: int,
+    end_ns: int,
+    error_type: str = "",
 ) -> ToolCall:
     """A tool call the loader inferred (a span or event no typed row stands for): its tool,
-    status and times; bound to a step later, like any tool call."""
+    status (and error type) and times; bound to a step later, like any tool call."""
     return ToolCall(
         span_id=span_id,
         parent_span_id=parent_span_id,
@@ -571,7 +578,7 @@ def _inferred_call(
         resource="",
         effect="",
         args_key="",
-        error_type="",
+        error_type=error_type,
         status_code=status_code,
         start_ns=start_ns,
         duration_ns=max(0, end_ns - start_ns),
@@ -745,6 +752,10 @@ def _bind_observed(
         ]
     for read in b.read_plans:
         planner = nodes[read.span_id]
+        # a plan no LLM span states (a traced function's): its prompt is what the attempt
+        # that stated it asked (the objective of a failed run: _load_prompts)
+        if read.span_id not in asked and (prompt := b.asked.get(planner.parent_span_id)):
+            asked[read.span_id] = prompt
         t.plans.append(
             Plan(
                 span_id=read.span_id,
@@ -812,9 +823,12 @@ def _bind_observed(
     by_span = {a.span_id: a for a in t.attempts}
     for span_id, tool in b.calls.items():  # arguments and result: _component_calls
         span = raw[span_id]
+        # a call that returned an error envelope failed (observed._function_calls)
+        kind, _ = b.returned.get(span_id, ("", ""))
+        status = "Error" if span_id in b.returned else span.status_code
         t.tools.append(
             _inferred_call(
-                span_id, span.parent_span_id, tool, span.status_code, span.start_ns, span.end_ns
+                span_id, span.parent_span_id, tool, status, span.start_ns, span.end_ns, kind
             )
         )
     if b.calls:
@@ -878,7 +892,7 @@ def _load_prompts(
             stated_ids.add(t.trace_id)
         else:
             wanted[t.trace_id] = t
-    fetched = _requests(store, project, [t for t in wanted.values() if t.trace_id not in known])
+    fetched = _requests(store, project, [t for t in wanted.values() if not known.get(t.trace_id)])
     for trace_id, t in wanted.items():
         by_span = known.get(trace_id) or fetched.get(trace_id)
         if not by_span:

@@ -15,6 +15,7 @@ from planscope_collector.observed import (
     APP_ARGUMENTS_KEY,
     answer_sql,
     event_values_sql,
+    function_call_sql,
     tool_event_sql,
     user_request_sql,
 )
@@ -270,6 +271,9 @@ _APP_ARGUMENTS = (
     f"k -> match(k, '{APP_ARGUMENTS_KEY}'), mapKeys(SpanAttributes)))))"
 )
 
+# Burr's @trace() function span: its other attributes the arguments, its ``return`` the result
+_BURR_ARGUMENTS, _BURR_RESULT = function_call_sql()
+
 # a tool span's own events (Strands Agents): its gen_ai.tool.message the arguments, its
 # gen_ai.choice the result (a JSON list of content blocks: the first block's text)
 _EVENT_ARGUMENTS = (
@@ -290,7 +294,7 @@ _TOOL_ARGUMENTS = _first_set(
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
     otherwise=f"multiIf({_LOGFIRE_ARGUMENTS} != '', {_LOGFIRE_ARGUMENTS}, {_APP_ARGUMENTS} != '', "
-    f"{_APP_ARGUMENTS}, {_EVENT_ARGUMENTS})",
+    f"{_APP_ARGUMENTS}, {_BURR_ARGUMENTS} != '', {_BURR_ARGUMENTS}, {_EVENT_ARGUMENTS})",
 )
 _TOOL_RESULT = _first_set(
     A.GEN_AI_TOOL_CALL_RESULT,
@@ -298,7 +302,8 @@ _TOOL_RESULT = _first_set(
     A.TL_ENTITY_OUTPUT,
     A.LF_OBSERVATION_OUTPUT,
     A.MLFLOW_SPAN_OUTPUTS,
-    otherwise=f"multiIf({_LOGFIRE_RESULT} != '', {_LOGFIRE_RESULT}, {_EVENT_RESULT})",
+    otherwise=f"multiIf({_LOGFIRE_RESULT} != '', {_LOGFIRE_RESULT}, {_BURR_RESULT} != '', "
+    f"{_BURR_RESULT}, {_EVENT_RESULT})",
 )
 
 # The arguments and result of the spans in {spans:String} of the traces in {ids:String} that

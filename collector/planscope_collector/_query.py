@@ -22,6 +22,7 @@ from .observed import (
     bind,
     event_values,
     log_level,
+    step_io,
     user_request,
 )
 from .runmodel import (
@@ -404,6 +405,7 @@ def _bind(
                 answer=answer(said, kind, bool(model.get("inferred"))),
                 log_level=logged,
                 app_step=app_step(s["attributes"]) if kind == A.KIND_STEP else "",
+                io=step_io(s["attributes"]) if kind == A.KIND_OTHER else ("", ""),
             )
         )
     steps = [
@@ -439,7 +441,7 @@ def _bind(
         span["model"] = _inferred_model(step_id=span["name"], status=A.STATUS_OK)
     for span_id, tool in b.calls.items():  # component calls: tool calls no typed row holds
         span = by_id[span_id]
-        failed = span["status_code"] == "Error"
+        failed = span["status_code"] == "Error" or span_id in b.returned  # an error as a value
         span["planscope_kind"] = A.KIND_TOOL
         span["model"] = _inferred_model(tool=tool, status=A.STATUS_ERROR if failed else A.STATUS_OK)
     for span_id, number in b.attempts.items():

@@ -115,6 +115,17 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   message (a Magentic-One task ledger) whose one not-done item a later turn was asked about is
   a read plan, each later such message a re-plan.
 
+* **traced functions** (``_burr``: Burr's ``@trace()`` spans, their arguments and ``return``
+  read as :attr:`SpanNode.io`): a leaf that gave back a chat message is an LLM call, one that
+  gave back a structured-output plan (no model call beside it) an LLM call answering it, the
+  others calls (*component calls*); an unclassified span beside the invocations that failed
+  with no call in it (an action that raised) is an attempt; a planner function called again
+  from another action answers as that function (a re-plan). In a structured plan, arguments
+  given as name / value pairs are arguments and a field naming an earlier step a dependency;
+* **errors returned as values** (``_returned``): such a call whose status is not ERROR but
+  whose result is an error envelope (MCP's ``isError``, Anthropic's ``{"type": "error", ...}``,
+  a bare ``{"error": ...}``) failed (:attr:`Binding.returned`).
+
 Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
 planner's plan; for an inferred run, an attribute that is a task list, read as a plan stated
@@ -156,8 +167,10 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex
+from . import _bibtex, _burr
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
+from ._burr import call_sql as function_call_sql
+from ._returned import returned_error
 
 __all__ = [
     "APP_ARGUMENTS_KEY",
@@ -180,6 +193,7 @@ __all__ = [
     "event_values",
     "event_values_sql",
     "evidence_plans",
+    "function_call_sql",
     "log_level",
     "logged_failures",
     "read_plans",
@@ -358,6 +372,9 @@ class Binding:
     """Tool span → the arguments and result its agent reported in a runtime's messages (AutoGen's
     tool call events: its ``execute_tool`` spans record neither), the k-th call of a tool in a
     turn the k-th it reported."""
+    returned: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Call span whose status is not ERROR but whose result is an error envelope → the error's
+    type and message (:func:`_function_calls`, ``_returned``): it failed."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -389,6 +406,7 @@ def bind(
         nodes[s.span_id] = replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s
     if not nodes:
         return Binding()
+    nodes, returned = _function_calls(nodes)
     evented: tuple[EventCall, ...] = ()
     if events is not None and reads_tool_events(nodes.values()):
         evented = tuple(event_calls(events))
@@ -626,6 +644,7 @@ def bind(
         if nodes[span_id].failed and nodes[span_id].message:
             said[owner] = nodes[span_id].message
     return Binding(
+        returned=returned,
         run_span_id=run_span,
         containers=containers,
         planners=planners,
@@ -993,6 +1012,8 @@ class _Said:
         """Who answered: the agent run itself, else the one its call is in ("": none)."""
         if n.kind == A.KIND_STEP:
             return n.step_name
+        if n.kind == A.KIND_LLM and any(n.io):  # a traced function's model call: the function
+            return n.name
         owner = self.enclosing(n.span_id)
         if owner is None:
             return ""
@@ -2037,8 +2058,9 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
     under an unclassified root (the application's own span) or an inferred run (a framework's
     agent) that enclose LLM or tool calls: a framework's calls (a DSPy module's ``forward``, an
     OpenInference CHAIN) that the application or agent made, each an agent invocation (an
-    inferred step attempt named as its span); and an app's step spans (:func:`_names_step`)
-    wherever they are, a span above them being none."""
+    inferred step attempt named as its span), and, when their calls are traced functions,
+    those beside them that failed enclosing no call (a Burr action that raised); and an app's
+    step spans (:func:`_names_step`) wherever they are, a span above them being none."""
     if any(n.kind in (A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
         return frozenset()
     # an app's own span named after the step it does (``app.step pick``) is that step's
@@ -2050,14 +2072,24 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
             root.kind == A.KIND_OTHER or (root.kind == A.KIND_RUN and root.inferred)
         ):
             continue
-        for child in children.get(root.span_id, ()):
-            if (
-                child.kind == A.KIND_OTHER
-                and child.span_id not in above
-                and _encloses_work(child.span_id, children)
-            ):
-                out.add(child.span_id)
+        plain = [
+            c
+            for c in children.get(root.span_id, ())
+            if c.kind == A.KIND_OTHER and c.span_id not in above
+        ]
+        invoked = {c.span_id for c in plain if _encloses_work(c.span_id, children)}
+        # beside actions whose calls are traced functions, an action that failed with no call
+        # in it (one that raised) is one too
+        if any(_function_span(x) for i in invoked for x in children.get(i, ())):
+            invoked |= {c.span_id for c in plain if c.failed}
+        out |= invoked
     return frozenset(out)
+
+
+def _function_span(n: SpanNode) -> bool:
+    """Whether a span is a traced function's (a call that records what it was given and gave
+    back: :func:`_function_calls`), not an app's step span."""
+    return any(n.io) and not _names_step(n)
 
 
 _STEP_SPAN_NAME = "^[A-Za-z_][A-Za-z0-9_-]*([.][A-Za-z0-9_-]+)*[.]step +[A-Za-z_][A-Za-z0-9_.-]*$"
@@ -2154,6 +2186,84 @@ def _component_calls(
         and (a := attempt(n.span_id)) in answered
         and n.start_ns >= answered[a]
     }
+
+
+def _function_calls(
+    nodes: dict[str, SpanNode],
+) -> tuple[dict[str, SpanNode], dict[str, tuple[str, str]]]:
+    """Plain leaf spans that record what their function was given and gave back
+    (:attr:`SpanNode.io`: Burr's ``@trace()`` spans, ``_burr``), read as the calls they are:
+    one that gave back a chat message is an LLM call (asked its arguments, answering the
+    message: :func:`_message_answer`); one that gave back two or more mappings where no such
+    LLM call is beside it (same parent) is an LLM call answering them (a structured-output
+    plan, parsed); one that gave back an error envelope (``_returned``) failed, with the
+    error's type and message (by span id: :attr:`Binding.returned`). An explicit ERROR stays
+    as it is; the span model's own kinds (planscope's SDK spans among them) are never read so.
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("a", "", "other", "act"),
+    ...     SpanNode("m", "a", "other", "ask", io=('{"q": "go"}', '{"role": "assistant", '
+    ...              '"content": "ok"}')),
+    ...     SpanNode("t", "a", "other", "pay", io=("{}", '{"type": "error", "error": '
+    ...              '{"type": "api_error", "message": "down"}}'))]}
+    >>> out, returned = _function_calls(nodes)
+    >>> (out["m"].kind, out["m"].answer, out["m"].request), out["t"].failed, returned
+    (('llm', 'ok', 'go'), True, {'t': ('api_error', 'down')})
+    """
+    parents = {n.parent_span_id for n in nodes.values()}
+    io = {
+        n.span_id: n
+        for n in nodes.values()
+        if n.kind == A.KIND_OTHER and n.io[1] and n.span_id not in parents and _function_span(n)
+    }
+    if not io:
+        return nodes, {}
+    out = dict(nodes)
+    modelled: set[str] = set()  # parents of the LLM calls found
+    for n in io.values():
+        if _chat_message(n.io[1]):
+            modelled.add(n.parent_span_id)
+            out[n.span_id] = replace(
+                n, kind=A.KIND_LLM, request=_asked(n.io[0]), answer=_message_answer(n.io[1])
+            )
+    returned: dict[str, tuple[str, str]] = {}
+    for n in io.values():
+        if n.span_id in out and out[n.span_id].kind != A.KIND_OTHER:
+            continue
+        if n.parent_span_id not in modelled and any(len(x) >= 2 for x in _item_lists(n.io[1])):
+            out[n.span_id] = replace(n, kind=A.KIND_LLM, request=_asked(n.io[0]), answer=n.io[1])
+        elif not n.failed and (error := returned_error(n.io[1])) is not None:
+            returned[n.span_id] = error
+            message = ": ".join(filter(None, error))
+            out[n.span_id] = replace(n, failed=True, message=n.message or message)
+    return out, returned
+
+
+def _asked(arguments: str) -> str:
+    """What a function that called a model was asked: its arguments' values, one a line.
+
+    >>> _asked('{"step": "pick", "n": 2}').split(), _asked("pick")
+    (['pick', '2'], 'pick')
+    """
+    given = safejson.load_object(arguments) if arguments.startswith("{") else {}
+    return "\n".join(str(v) for v in given.values()) or arguments
+
+
+def _chat_message(text: str) -> bool:
+    """Whether a recorded result is a model's chat message (an OpenAI-shaped assistant message,
+    or a chat completion holding one in ``choices``).
+
+    >>> _chat_message('{"role": "assistant", "content": "ok"}'), _chat_message('{"id": 7}')
+    (True, False)
+    """
+    if not text.startswith("{"):
+        return False
+    decoded = safejson.load_object(text)
+    choices = decoded.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        decoded = message if isinstance(message, dict) else {}
+    return decoded.get("role") == "assistant"
 
 
 def _callable(tool: str) -> str:
@@ -2293,16 +2403,83 @@ def _plan_of(
         key=lambda k: sum(bool(called(i[k])) for i in items),
         default=None,
     )
-    objects = []
+    objects: list[dict[str, Any]] = []
+    done = {s.step_id for s in before.steps} if before else set()  # a re-plan's earlier steps
     for item in items:
         step: dict[str, Any] = {"id": item[best], "tool": ""}
         if tool_key is not None:
             step["tool"] = called(item[tool_key])
+        earlier = done | {o["id"] for o in objects}
         args = next((v for k, v in item.items() if k != best and isinstance(v, dict)), None)
+        pairs = (_argument_pairs(v, earlier) for k, v in item.items() if k != best)
+        if args is None and (given := next((p for p in pairs if p is not None), None)):
+            args = given
         if args is not None:
             step["args"] = args
+        if needs := _needs(item, best, earlier):
+            step["depends_on"] = needs
         objects.append(step)
     return _as_plan(span_id, objects)
+
+
+_PAIR_NAME = ("name", "key")
+"""The key naming an argument given as a pair (``{"name": ..., "value": ...}``)."""
+
+
+def _argument_pairs(value: Any, earlier: set[str]) -> dict[str, Any] | None:
+    """The arguments a list of name / value pairs gives (structured output has no open
+    mappings: ``[{"name": "ward", "value": "north"}]``), a pair whose field names an
+    ``earlier`` step (``{"name": "job", "from_step": "book"}``: that step's result) left out
+    (:func:`_needs`); None when the value is no such list.
+
+    >>> _argument_pairs([{"name": "ward", "value": "north", "from_step": None},
+    ...         {"name": "job", "value": "", "from_step": "book"}], {"book"})
+    {'ward': 'north'}
+    >>> _argument_pairs([{"ward": "north"}], set()) is None
+    True
+    """
+    if not isinstance(value, list) or not value:
+        return None
+    out: dict[str, Any] = {}
+    for pair in value:
+        name = (
+            next((pair[k] for k in _PAIR_NAME if k in pair), None)
+            if isinstance(pair, dict)
+            else None
+        )
+        if not isinstance(name, str) or len(pair) < 2:
+            return None
+        given = [v for k, v in pair.items() if k not in _PAIR_NAME and v not in (None, "")]
+        if given and not any(isinstance(v, str) and v in earlier for v in given):
+            out[name] = given[0]
+    return out
+
+
+def _needs(item: Mapping[str, Any], key: str, earlier: set[str]) -> list[str]:
+    """The earlier steps a plan item depends on: the ``earlier`` step ids its fields (but its
+    id, under ``key``) name as a whole value, also inside lists and their mappings (a
+    ``depends_on`` list, an argument pair's ``from_step``), in order.
+
+    >>> _needs({"id": "ship", "after": ["pick"], "args": [{"name": "n", "from_step": "pack"}]},
+    ...        "id", {"pick", "pack"})
+    ['pick', 'pack']
+    """
+    out: list[str] = []
+
+    def visit(v: Any) -> None:
+        if isinstance(v, str) and v in earlier and v not in out:
+            out.append(v)
+        elif isinstance(v, list):
+            for x in v:
+                visit(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                visit(x)
+
+    for k, v in item.items():
+        if k != key:
+            visit(v)
+    return out
 
 
 def _amended(
@@ -2846,7 +3023,8 @@ def answer_sql(
     whether the span model inferred it; an AutoGen ``process`` span's message whatever its
     kind; what the span said in GenAI message events, :func:`event_values_sql`; for an
     inferred step, the attributes :func:`app_step` reads; for an app's plan span, named ``name``,
-    its plan text; for an app's step span, what :func:`step_io` reads): a Map, empty for a span
+    its plan text; for an app's step span and a Burr function span, what :func:`step_io`
+    reads): a Map, empty for a span
     that records no answer or is none of the spans :func:`answer` reads.
 
     >>> answer_sql().startswith("if(SpanModelKind IN ('llm', 'tool') OR (SpanModelKind = 'step'")
@@ -2860,6 +3038,7 @@ def answer_sql(
         f"if({column}['{operation}'] = 'process' AND {column}['{message}'] != '', "
         f"mapFilter((k, v) -> k IN ('{operation}', '{message}'), {column}), map())"
     )
+    burr, burr_attributes = _burr.function_sql(column)  # a function span's io: step_io
     # what a span records as events instead (Strands Agents): read as attributes named after
     # the events, attributes first
     evented = f"if({kind} = '{A.KIND_TOOL}', {event_values_sql([_TOOL_EVENT])}, " + (
@@ -2877,7 +3056,7 @@ def answer_sql(
         f"arrayExists(k -> match(k, '{_STEP_ID_KEY}'), mapKeys({column}))), "
         f"mapFilter((k, v) -> match(k, '{APP_ARGUMENTS_KEY}') OR match(k, '{_RESULT_KEY}') "
         f"OR match(k, '{_STEP_ID_KEY}'), "
-        f"{column}), {runtime}))))"
+        f"{column}), if({kind} = '{A.KIND_OTHER}' AND {burr}, {burr_attributes}, {runtime})))))"
     )
 
 
@@ -2889,11 +3068,14 @@ def _plan_span(n: SpanNode) -> bool:
 def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:
     """What an app's step span recorded as its work's arguments (the first attribute, by key,
     named ``<prefix>.args`` / ``.arguments`` / ``.input(s)`` / ``.params`` / ``.parameters``
-    that holds a JSON object) and result (``<prefix>.result`` / ``.output``).
+    that holds a JSON object) and result (``<prefix>.result`` / ``.output``); for a Burr
+    function span, its function's arguments and ``return`` (``_burr.function_io``).
 
     >>> step_io({"shop.step.args": '{"order": 7}', "shop.step.result": "PCK-1", "shop.n": "2"})
     ('{"order": 7}', 'PCK-1')
     """
+    if (function := _burr.function_io(attributes)) is not None:
+        return function
     keys = sorted(attributes)
     given = (attributes[k] for k in keys if re.search(APP_ARGUMENTS_KEY, k))
     back = (attributes[k] for k in keys if re.search(_RESULT_KEY, k))

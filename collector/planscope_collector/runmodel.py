@@ -456,7 +456,9 @@ def binding_parameters(
             out["agent_spans"].extend(roots.attempts)
             agents = dict(zip(roots.attempts, roots.agents, strict=True))
         out["event_calls"].extend((trace_id, int(c.failed)) for c in b.event_calls)
-        out["event_calls"].extend((trace_id, int(nodes[c].failed)) for c in b.calls)
+        out["event_calls"].extend(
+            (trace_id, int(nodes[c].failed or c in b.returned)) for c in b.calls
+        )
         for span_id in b.attempts:
             node = nodes[span_id]
             failed = span_id in b.failed

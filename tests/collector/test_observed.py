@@ -1778,3 +1778,179 @@ def test_plain_spans_that_carry_an_apps_step_id_are_its_attempts() -> None:
     assert (b.run_span_id, b.steps, b.failed) == ("job", {"s00": "pick", "s01": "ship"}, {"s01"})
     unsaid = [replace(n, app_step="") for n in said]
     assert bind(unsaid, []).steps == {}
+
+
+# --- traced functions (Burr's @trace() spans: planscope_collector._burr) -----------------------
+def _function(
+    span_id: str, parent: str, start: int, result: Any, *, name: str = "", **given: str
+) -> SpanNode:
+    """A traced function's span as the loader gives it: plain, its arguments and return."""
+    io = (json.dumps(given), result if isinstance(result, str) else json.dumps(result))
+    return node(span_id, parent, "other", start, name=name or span_id, io=io, duration_ns=1)
+
+
+def _said(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
+
+
+def _calling(tool: str, **arguments: str) -> dict[str, Any]:
+    call = {"name": tool, "arguments": json.dumps(arguments)}
+    return {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": call}]}
+
+
+def _step(name: str, tool: str, **arguments: str) -> dict[str, Any]:
+    """A structured-output plan step: arguments as name / value or name / from_step pairs."""
+    pairs = [
+        {"name": k, "value": "", "from_step": v[1:]}
+        if v.startswith("@")
+        else {"name": k, "value": v, "from_step": None}
+        for k, v in arguments.items()
+    ]
+    return {"name": name, "description": f"{name} it", "tool": tool, "arguments": pairs}
+
+
+OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "busy, later"}}
+
+
+def function_trace(*, paid: Any, replan: bool = False) -> list[SpanNode]:
+    """An app run of actions (a plan action, a step action per attempt), whose work is only
+    traced functions: a planner's structured output, an executor's chat turns, the services."""
+    plan = {"steps": [_step("pick", "wms", order="7"), _step("ship", "courier", parcel="@pick")]}
+    spans = [
+        node("run", "", "other", 0),
+        node("act0", "run", "other", 1, name="plan"),
+        _function("ask0", "act0", 2, plan, name="ask_planner", brief="Ship order 7"),
+    ]
+    turns = [("pick", "wms", {"id": "PCK-1"}), ("ship", "courier", paid), ("ship", "courier", paid)]
+    for i, (step, tool, result) in enumerate(turns):
+        a, t = f"act{i + 1}", 10 * (i + 1)
+        spans += [
+            node(a, "run", "other", t, name="execute_step"),
+            _function(f"{a}m", a, t + 1, _calling(tool, order="7"), name="ask_executor", step=step),
+            _function(f"{a}t", a, t + 3, result, name=tool, order="7"),
+            _function(f"{a}d", a, t + 5, _said("done"), name="ask_executor", step=step),
+        ]
+    if replan:  # another action asks the same planner again: the steps still to do
+        again = {
+            "steps": [
+                _step("ship", "courier", parcel="@pick", speed="express"),
+                _step("notify", "mail", parcel="@ship"),
+            ]
+        }
+        spans += [
+            node("act9", "run", "other", 40, name="replan"),
+            _function("ask9", "act9", 41, again, name="ask_planner", brief="Ship order 7"),
+            node("act10", "run", "other", 50, name="execute_step"),
+            _function("act10m", "act10", 51, _calling("courier"), name="ask_executor", step="ship"),
+            _function("act10t", "act10", 53, {"id": "SHP-1"}, name="courier"),
+        ]
+    return spans
+
+
+def test_traced_functions_are_model_calls_tool_calls_and_the_plan_they_stated() -> None:
+    b = bind(function_trace(paid=OVERLOADED), [])
+    assert b.run_span_id == "run"
+    (plan,) = b.read_plans
+    assert plan.span_id == "ask0"  # the planner function's structured output
+    steps = json.loads(plan.json)
+    assert [(s["id"], s["tool"], s.get("args"), s.get("depends_on")) for s in steps] == [
+        ("pick", "wms", {"order": "7"}, None),
+        ("ship", "courier", None, ["pick"]),  # its parcel is pick's result: a dependency
+    ]
+    assert b.calls == {"act1t": "wms", "act2t": "courier", "act3t": "courier"}
+    assert b.steps == {"act1": "pick", "act2": "ship", "act3": "ship"}
+    assert (b.attempts["act2"], b.attempts["act3"]) == (1, 2)
+    # the services said OK and returned an error object: the calls and their attempts failed
+    assert b.returned == {
+        "act2t": ("overloaded_error", "busy, later"),
+        "act3t": ("overloaded_error", "busy, later"),
+    }
+    assert b.failed == {"act2", "act3"}
+    assert b.planners == {"act0"}
+
+
+def test_a_planner_function_called_again_from_another_action_is_a_revision() -> None:
+    b = bind(function_trace(paid={"id": "SHP-0"}, replan=True), [])
+    _, again = b.read_plans
+    assert [s.step_id for s in again.steps] == ["ship", "notify"]  # only the steps still to do
+    # the step it takes a result from is one an earlier plan did
+    ship, notify = json.loads(again.json)
+    assert (ship["depends_on"], ship["args"], notify["depends_on"]) == (
+        ["pick"],
+        {"speed": "express"},
+        ["ship"],
+    )
+    assert b.steps["act10"] == "ship" and b.failed == frozenset()
+
+
+ENVELOPES = [
+    (OVERLOADED, ("overloaded_error", "busy, later")),
+    (
+        {"isError": True, "content": [{"type": "text", "text": "no such file"}]},
+        ("", "no such file"),
+    ),
+    ({"is_error": True, "content": "quota"}, ("", "quota")),
+    ({"error": {"code": "E42", "message": "denied"}}, ("E42", "denied")),
+    ({"error": "timed out", "status": 504}, ("504", "timed out")),
+]
+NOT_ERRORS = [
+    {"rows": [1, 2], "errors": []},
+    {"id": "PCK-1", "error": None},
+    {"id": "PCK-1", "error": ""},
+    {"id": "PCK-1", "error": "none", "message": "error budget at 3%"},
+    {"message": "the error was fixed"},
+    {"type": "error"},
+    {"isError": False, "content": [{"type": "text", "text": "error: none"}]},
+    {"error": {}},
+    "error: connection reset",  # a log text, no envelope
+]
+
+
+def test_an_error_envelope_a_call_returned_fails_it_and_a_mention_does_not() -> None:
+    for result, error in ENVELOPES:
+        b = bind(function_trace(paid=result), [])
+        assert b.returned.get("act2t") == error, result
+        assert "act2" in b.failed, result
+    for result in NOT_ERRORS:
+        b = bind(function_trace(paid=result), [])
+        assert b.returned == {} and b.failed == frozenset(), result
+
+
+def test_a_call_that_raised_keeps_its_own_error() -> None:
+    spans = [
+        replace(s, failed=True, message="HTTP 500") if s.span_id == "act2t" else s
+        for s in function_trace(paid=OVERLOADED)
+    ]
+    b = bind(spans, [])
+    assert "act2t" not in b.returned and "act3t" in b.returned
+    assert b.said["act2"] == "HTTP 500"
+
+
+def test_planscopes_own_spans_are_never_read_as_returned_errors() -> None:
+    # a typed tool span (planscope's SDK, any convention the span model reads) keeps its status
+    spans = [
+        replace(s, kind="tool", tool="courier") if s.span_id == "act2t" else s
+        for s in function_trace(paid=OVERLOADED)
+    ]
+    assert "act2t" not in bind(spans, []).returned
+
+
+def test_an_action_that_raised_beside_the_actions_that_called_is_an_attempt() -> None:
+    spans = [
+        *function_trace(paid={"id": "SHP-0"}),
+        node("check", "run", "other", 60, name="verify", failed=True, message="wrong day"),
+        node("idle", "run", "other", 70, name="wait"),  # did nothing and did not fail
+    ]
+    b = bind(spans, [])
+    assert "check" in b.promoted and "check" in b.failed
+    assert "idle" not in b.promoted
+
+
+def test_step_io_reads_a_burr_function_spans_arguments_and_return() -> None:
+    attributes = {
+        "__burr_function": "services.<locals>.pay",
+        "__burr_function_hash": "9f2",
+        "order": "7",
+        "return": json.dumps(OVERLOADED),
+    }
+    assert observed.step_io(attributes) == ('{"order": "7"}', json.dumps(OVERLOADED))

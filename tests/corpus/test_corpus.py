@@ -871,6 +871,12 @@ def _mlflow(span: ReadableSpan, key: str) -> Any:
             ("loop_tool_in_step", "loop_across_replans", "wrong_metal", "legit_replan"),
             ("source_metal", "book_loft", "schedule_voicing", "invoice_deposit", "notify_hall"),
         ),
+        (
+            "arbor",
+            "sealed21",
+            ("loop_step_varying", "loop_tool_in_step", "wrong_day", "legit_replan"),
+            ("find_arborist", "close_road", "schedule_felling", "charge_po", "notify_residents"),
+        ),
     ],
 )
 def test_runs_are_found_at_the_steps_of_their_plans(
@@ -898,7 +904,12 @@ def test_runs_are_found_at_the_steps_of_their_plans(
     Griptape under Griptape's own tracing (tool and prompt-driver spans known only by their
     ``tags``, no content), its work in the app's ``organ.step {id}`` spans (their ``.args`` and
     ``.result``), its plan BibTeX entries in the app's ``organ.plan`` span, revised with
-    ``@done`` entries for the done steps (``observed.evidence_plans``). A loop, a wrong value
+    ``@done`` entries for the done steps (``observed.evidence_plans``); arbor (sealed-21) is a
+    Burr application under Burr's own tracing (action spans under the run's root, ``@trace()``
+    function spans with their arguments and ``return``, no LLM span), its plan a pydantic
+    structured output (arguments as name / value or ``from_step`` pairs) that a re-plan of
+    the steps still to do revises, its services returning error objects with an OK status
+    (``observed._function_calls``, ``_returned``). A loop, a wrong value
     and a legitimate re-plan are found at the labelled step, in a child process on a store of
     its own: ``check_findings``."""
     dsn = migrated.store_dsn(tmp_path / "chdb")

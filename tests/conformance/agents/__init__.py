@@ -20,5 +20,6 @@ SOURCES = (
     "autogen_agentchat",
     "strands_agents",
     "griptape_agents",
+    "burr_agents",
 )
 """Every source, in the order the suite runs them."""
