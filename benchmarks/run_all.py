@@ -42,6 +42,8 @@ QUICK: dict[str, list[str]] = {
     "detector_shapes": ["--only", "plan_yaml", "--agent", "travel"],
     "insert_rusage": ["--rounds", "1", "--repeat", "1"],
     "binding_decode": ["--count", "300"],
+    "rules_cost": ["--count", "300"],
+    "mapping_scaling": ["--max-scale", "0.02", "--limit", "5"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
 TABLES_ONLY = {
@@ -53,6 +55,7 @@ TABLES_ONLY = {
     "read_plans_scale",
     "insert_rusage",
     "binding_decode",
+    "rules_cost",
 }
 """Benchmarks that print tables and take no ``--json``."""
 BENCHMARKS = tuple(QUICK)
@@ -60,7 +63,8 @@ SCHEDULER_SUITE = ["--fault-rate", "0.6", "--seed", "41", "--variants", "schedul
 """``scheduler_detectors`` scores a stored ``planscope evaluate`` suite: this one, made first
 (120 runs; 30 with ``--quick``), as in the script's docstring. ``alert_binding_cpu`` reads a
 store that ``query_latency`` fills first, in the same way; ``binding_decode`` a framework store
-that ``analyzer_scale`` fills and binds first, its rows against HEAD's decode."""
+that ``analyzer_scale`` fills and binds first, its rows against HEAD's decode (``rules_cost``:
+the rules on such a store, against HEAD's)."""
 
 
 def main() -> int:
@@ -97,7 +101,7 @@ def main() -> int:
                 failed.append(name)
                 continue
             cmd += ["--workdir", workdir]
-        if name == "binding_decode":
+        if name in ("binding_decode", "rules_cost"):
             workdir = tempfile.mkdtemp(prefix="ps-bindings-")
             spans = "50000" if args.quick else "1000000"
             setup = [sys.executable, str(HERE / "analyzer_scale.py"), "--shape", "frameworks"]
