@@ -21,12 +21,11 @@ from planscope_collector.observed import (
     ToolEvent,
     agent_roots,
     answer,
-    app_step,
     bind,
     event_calls,
     logged_failures,
     reads_tool_events,
-    step_io,
+    recorded_work,
     user_request,
 )
 
@@ -1084,8 +1083,7 @@ def _answers(store: Queryable, project: str, wanted: list[TraceData]) -> dict[st
     ):
         attrs = dict(attributes)
         text = answer(attrs, kind, bool(inferred))
-        step = app_step(attrs) if kind in (A.KIND_STEP, A.KIND_OTHER) else ""
-        io = step_io(attrs) if kind == A.KIND_OTHER else ("", "")
+        step, io = recorded_work(attrs, kind)
         if text or step or any(io):
             out.setdefault(trace_id, {})[span_id] = Said(
                 kind, parent, int(start), int(duration), text, step, io

@@ -18,11 +18,10 @@ from .observed import (
     SpanNode,
     ToolEvent,
     answer,
-    app_step,
     bind,
     event_values,
     log_level,
-    step_io,
+    recorded_work,
     user_request,
 )
 from .runmodel import (
@@ -385,6 +384,7 @@ def _bind(
         logged = log_level(s["attributes"])
         # what it said in GenAI message events (Strands Agents), attributes first
         said = {**event_values(s["events"]), **s["attributes"]}
+        step, io = recorded_work(s["attributes"], kind)
         nodes.append(
             SpanNode(
                 s["span_id"],
@@ -404,8 +404,8 @@ def _bind(
                 request=user_request(said) if kind == A.KIND_LLM else "",
                 answer=answer(said, kind, bool(model.get("inferred"))),
                 log_level=logged,
-                app_step=app_step(s["attributes"]) if kind == A.KIND_STEP else "",
-                io=step_io(s["attributes"]) if kind == A.KIND_OTHER else ("", ""),
+                app_step=step,
+                io=io,
             )
         )
     steps = [

@@ -198,6 +198,7 @@ __all__ = [
     "logged_failures",
     "read_plans",
     "reads_tool_events",
+    "recorded_work",
     "step_io",
     "structured_plans",
     "switch_off_plan_readers",
@@ -3063,6 +3064,22 @@ def answer_sql(
 def _plan_span(n: SpanNode) -> bool:
     """Whether a span is an app's plan span (:data:`_PLAN_SPAN`): its answer its plan text."""
     return n.kind == A.KIND_OTHER and re.search(_PLAN_SPAN, n.name) is not None
+
+
+def recorded_work(attributes: Mapping[str, str], kind: str) -> tuple[str, tuple[str, str]]:
+    """What binding reads of a span's own attributes besides its answer, by the span model's
+    ``kind``: the step an app's attribute names (:func:`app_step`; step spans and plain spans,
+    where ``<prefix>.step.id`` makes an app's step span) and, for a plain span, what its work was
+    given and gave back (:func:`step_io`). The one rule the loader, the run model and the trace
+    API apply when they build a :class:`SpanNode`.
+
+    >>> recorded_work({"shop.step.id": "pick", "shop.step.args": '{"n": 2}'}, "other")
+    ('pick', ('{"n": 2}', ''))
+    >>> recorded_work({"shop.step.id": "pick"}, "llm")
+    ('', ('', ''))
+    """
+    step = app_step(attributes) if kind in (A.KIND_STEP, A.KIND_OTHER) else ""
+    return step, step_io(attributes) if kind == A.KIND_OTHER else ("", "")
 
 
 def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:

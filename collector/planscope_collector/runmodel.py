@@ -42,9 +42,8 @@ from .observed import (
     ToolEvent,
     answer,
     answer_sql,
-    app_step,
     bind,
-    step_io,
+    recorded_work,
     tool_event_sql,
     user_request,
     user_request_sql,
@@ -770,6 +769,7 @@ def bind_traces(
         for r in by_id.values():
             t = typed.get(r["span_id"], _NO_ROW)
             kind = r["kind"] or "other"
+            named, io = recorded_work(dict(r["answers"]), kind)
             nodes.append(
                 SpanNode(
                     r["span_id"],
@@ -790,10 +790,8 @@ def bind_traces(
                     answer=answer(dict(r["answers"]), kind, bool(r["inferred"]))
                     if r["answers"]
                     else "",
-                    app_step=app_step(dict(r["answers"]))
-                    if kind in (A.KIND_STEP, A.KIND_OTHER)
-                    else "",
-                    io=step_io(dict(r["answers"])) if kind == A.KIND_OTHER else ("", ""),
+                    app_step=named,
+                    io=io,
                 )
             )
         events = [

@@ -10,6 +10,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.trace import Status, StatusCode
+from planscope import semconv as A
 from planscope_analyzer import load_traces
 from planscope_collector import BackgroundServer, CollectorSettings
 from planscope_collector.observed import NO_SPAN
@@ -87,3 +92,50 @@ def test_one_agents_event_tool_calls_are_counted_in_the_list_as_in_the_detail(
     assert listed["outcome"] == trace["run"]["outcome"]
     loaded = load_traces(server.app.state.collector.store, "default", [trace_id])[trace_id]
     assert len(loaded.tools) == listed["tool_calls"]
+
+
+PLAN = """@plan{J-1, revision = {1}}
+@step{pick, tool = {wms_pick}, goal = {Pick the order}, order = {7}}
+@step{ship, tool = {courier_ship}, goal = {Ship it}, parcel = pick}"""
+
+
+def _app_steps_by_attribute(url: str) -> str:
+    """An app's job span holding its plan span (the plan's text an attribute) and one plain span
+    per step whose name says nothing of the step, ``shop.step.id`` naming it (as Griptape apps
+    do), each over a chat call and a call of the same tool (the second step's fails), through a real
+    OTLP/HTTP exporter. The trace id."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
+    tracer = provider.get_tracer("shop")
+    with tracer.start_as_current_span("shop.job") as job:
+        with tracer.start_as_current_span("shop.plan", attributes={"shop.plan.text": PLAN}):
+            pass
+        for step in ("pick", "ship"):  # one tool for both: only the attribute names the step
+            with tracer.start_as_current_span("shop.work", attributes={"shop.step.id": step}):
+                chat = {A.GEN_AI_OPERATION_NAME: "chat", A.GEN_AI_REQUEST_MODEL: "gpt-4o"}
+                with tracer.start_as_current_span("chat gpt-4o", attributes=chat):
+                    pass
+                call = {A.GEN_AI_OPERATION_NAME: "execute_tool", A.GEN_AI_TOOL_NAME: "http"}
+                with tracer.start_as_current_span("execute_tool http", attributes=call) as t:
+                    if step == "ship":
+                        t.set_status(Status(StatusCode.ERROR, "courier refused the parcel"))
+    provider.shutdown()
+    return f"{job.get_span_context().trace_id:032x}"
+
+
+def test_plain_spans_naming_their_step_by_attribute_are_steps_in_the_trace_api_too(
+    server: BackgroundServer,
+) -> None:
+    """The loader, the run model and the trace API read a span's own step attribute by one
+    rule (``observed.recorded_work``): the app's ``shop.work`` spans are the attempts of its
+    steps in the trace's detail as they are for the analyzer."""
+    trace_id = _app_steps_by_attribute(server.url)
+    trace = poll(f"{server.url}/api/traces/{trace_id}", lambda t: t["span_count"] == 8)
+    loaded = load_traces(server.app.state.collector.store, "default", [trace_id])[trace_id]
+    assert sorted(a.step_id for a in loaded.attempts) == ["pick", "ship"]
+    steps = {
+        (s["span_id"], s["model"]["step_id"])
+        for s in trace["spans"]
+        if s["planscope_kind"] == "step"
+    }
+    assert steps == {(a.span_id, a.step_id) for a in loaded.attempts}
