@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.alerts.conftest
 
 import httpx
 from _common import machine_facts, median, percentile, print_table, write_json
@@ -124,9 +125,9 @@ def main() -> None:
     parser.add_argument("--json")
     args = parser.parse_args()
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "alerts"))
-    from conftest import Receiver  # the tests' real http.server receiver
     from planscope_collector import BackgroundServer, CollectorSettings
+
+    from tests.alerts.conftest import Receiver  # the tests' real http.server receiver
 
     receiver = Receiver(0).start()
     data_dir = Path(tempfile.mkdtemp(prefix="planscope-alerts-bench-"))

@@ -158,7 +158,9 @@ BASELINE_KIND = {
 # --- scoring ----------------------------------------------------------------------------
 def score(labels: Sequence[Label], found: dict[str, list[Pair]], kind: str) -> dict[str, Any]:
     """Trace- and step-level TP/FP/FN of one kind (counted once per run)."""
-    c = {"t_tp": 0, "t_fp": 0, "t_fn": 0, "s_tp": 0, "s_fp": 0, "s_fn": 0, "labelled": 0}
+    c: dict[str, Any] = {
+        "t_tp": 0, "t_fp": 0, "t_fn": 0, "s_tp": 0, "s_fp": 0, "s_fn": 0, "labelled": 0
+    }  # fmt: skip
     for lab in labels:
         steps = {step_name(s) for k, s in found.get(lab.run, ()) if k == kind}
         if lab.kind == kind:
@@ -190,7 +192,8 @@ def report(
     detectors: dict[str, list[Pair]],
     baselines: dict[str, dict[str, list[Pair]]],
 ) -> dict[str, Any]:
-    rows, out = [], {}
+    rows: list[list[Any]] = []
+    out: dict[str, Any] = {}
     for kind in KINDS:
         methods = {"detectors": detectors} | {
             name: found for name, found in baselines.items() if BASELINE_KIND[name] == kind
@@ -453,15 +456,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         # leave-one-format-out: the steps the structural reader recovered of the format reader's
         runs = [ids[lab.run] for lab in labels if lab.agent == agent]
         ref = sum(len(formatted.get(t, ())) for t in runs)
-        got = sum(len(formatted.get(t, set()) & plan_steps(traces[t])) for t in runs)
+        recovered = sum(len(formatted.get(t, set()) & plan_steps(traces[t])) for t in runs)
         extra = sum(len(plan_steps(traces[t]) - formatted.get(t, set())) for t in runs)
         planned = sum(bool(plan_steps(traces[t])) for t in runs)
         print(
-            f"\n{agent}, format reader off: plan steps recovered {got}/{ref}, {extra} steps "
+            f"\n{agent}, format reader off: plan steps recovered {recovered}/{ref}, {extra} steps "
             f"read that it did not read; runs with a plan {planned}/{len(runs)} "
             f"(it read {sum(t in formatted for t in runs)})"
         )
-        payload[f"unread:{agent}"] = {"recovered": got, "reference": ref, "extra": extra}
+        payload[f"unread:{agent}"] = {"recovered": recovered, "reference": ref, "extra": extra}
     if args.misses:
         print("\nmisses and false findings (detectors):")
         for lab in labels:

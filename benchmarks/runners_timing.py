@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 import planscope
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope import semconv as A
@@ -48,7 +48,7 @@ def main() -> None:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     planscope.configure(tracer_provider=provider)
     counts: collections.Counter[str] = collections.Counter()
-    starved_spans = []
+    starved_spans: list[ReadableSpan] = []
     labelled: set[tuple[str, str]] = set()
     for _ in range(args.runs):
         result = run_task("dag", "files", "files-changelog-1", ["write_conflict"], seed=1)

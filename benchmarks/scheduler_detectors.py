@@ -20,7 +20,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from planscope import semconv as A
-from planscope_analyzer import Analyzer, Finding, TraceData, score
+from planscope_analyzer import Analyzer, Detector, Finding, TraceData, score
 from planscope_analyzer.detectors import ContextLost, SchedulerStarvation, make_finding
 from planscope_collector.storage import open_store
 from planscope_runners import load_labels
@@ -78,7 +78,7 @@ def main(argv: list[str]) -> int:
     labels = load_labels(workdir / "labels.jsonl")
     ids = [str(label["trace_id"]) for label in labels]
     store = open_store(f"chdb://{(workdir / 'data' / 'store').resolve()}")
-    methods = {
+    methods: dict[str, tuple[Detector, ...]] = {
         "detectors": (SchedulerStarvation(), ContextLost()),
         "baselines": (LongestWaiter(), AnyPreemption()),
     }

@@ -452,11 +452,11 @@ def main() -> int:
             floors = {layout: figures.get(f"{layout} none", {}).get("cpu_s") for layout in LAYOUTS}
             rows = []
             for variant in chosen:
-                f = figures[variant.label]
+                fig = figures[variant.label]
                 floor = floors[variant.layout]
-                extra = "" if floor is None else f"{(f['cpu_s'] - floor) * 1e6 / spans:+.1f}"
-                rows.append([variant.label, f["wall_s"] * 1e3, f["cpu_s"] * 1e3,
-                             f["cpu_s"] * 1e6 / spans, extra])  # fmt: skip
+                added = "" if floor is None else f"{(fig['cpu_s'] - floor) * 1e6 / spans:+.1f}"
+                rows.append([variant.label, fig["wall_s"] * 1e3, fig["cpu_s"] * 1e3,
+                             fig["cpu_s"] * 1e6 / spans, added])  # fmt: skip
             print_table(
                 f"{workload}: {spans:,} spans per insert, median of {args.repeat}",
                 ["variant", "wall ms", "CPU ms", "CPU µs/span", "µs/span over 'none'"],

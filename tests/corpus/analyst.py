@@ -43,6 +43,7 @@ from agents import (
     OutputGuardrailTripwireTriggered,
     RunContextWrapper,
     Runner,
+    Tool,
     function_tool,
     output_guardrail,
     trace,
@@ -323,7 +324,9 @@ def _tool_error(ctx: RunContextWrapper[Any], error: Exception) -> str:
 
 
 @output_guardrail
-def step_completed(ctx: RunContextWrapper[Any], agent: Agent[Any], output: Any) -> Any:
+def step_completed(
+    ctx: RunContextWrapper[Any], agent: Agent[Any], output: Any
+) -> GuardrailFunctionOutput:
     """Trips when the executor gave up on its step."""
     gave_up = str(output).startswith("giving up")
     return GuardrailFunctionOutput(output_info=str(output), tripwire_triggered=gave_up)
@@ -345,7 +348,7 @@ class Analyst:
             model=model,
             output_type=AgentOutputSchema(Plan, strict_json_schema=False),
         )
-        executor_tools = [fn[n] for n in tools if n != "page_status"]
+        executor_tools: list[Tool] = [fn[n] for n in tools if n != "page_status"]
         self.executor = Agent(
             name="executor",
             instructions=EXECUTOR,
@@ -357,7 +360,7 @@ class Analyst:
             name="auditor",
             instructions=AUDITOR,
             model=model,
-            output_guardrails=[output_guardrail(self._audit, name="matches_audited_figure")],
+            output_guardrails=[output_guardrail(name="matches_audited_figure")(self._audit)],
         )
         self.watcher = Agent(
             name="watcher",
@@ -367,7 +370,9 @@ class Analyst:
             output_guardrails=[step_completed],
         )
 
-    def _audit(self, ctx: RunContextWrapper[Any], agent: Agent[Any], output: Any) -> Any:
+    def _audit(
+        self, ctx: RunContextWrapper[Any], agent: Agent[Any], output: Any
+    ) -> GuardrailFunctionOutput:
         figure = re.search(r"([-0-9.]+)% YoY", str(output))
         ok = bool(figure) and abs(float(figure.group(1)) - self.world.truth()) < 0.01  # type: ignore[union-attr]
         return GuardrailFunctionOutput(output_info=self.world.truth(), tripwire_triggered=not ok)

@@ -14,6 +14,7 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from opentelemetry import trace
@@ -183,7 +184,7 @@ class Pipeline:
             self.tool(
                 "load_status",
                 {"job_id": job},
-                lambda state=state, i=i: {"state": state, "progress": round(i / polls, 2)},
+                partial(dict, state=state, progress=round(i / polls, 2)),
             )
 
     def publish(self) -> None:

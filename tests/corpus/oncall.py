@@ -32,7 +32,7 @@ import json
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, TypedDict, cast
 
 from langchain_core.messages import AnyMessage, HumanMessage, RemoveMessage, SystemMessage
 from langchain_core.tools import BaseTool, tool
@@ -242,7 +242,7 @@ class State(TypedDict, total=False):
     done: dict[str, str]
     failure: str
     outcome: str
-    messages: Annotated[list[AnyMessage], add_messages]
+    messages: Annotated[list[AnyMessage | RemoveMessage], add_messages]
 
 
 def _tool_error(error: Failed) -> str:
@@ -281,7 +281,9 @@ class OnCall:
             lines.append(f"Failure: {failure}")
         return "\n".join(lines)
 
-    def step_messages(self, step: dict[str, Any], done: dict[str, str]) -> list[AnyMessage]:
+    def step_messages(
+        self, step: dict[str, Any], done: dict[str, str]
+    ) -> list[AnyMessage | RemoveMessage]:
         args = json.loads(
             re.sub(
                 r"\{(\w+)\}", lambda m: done.get(m.group(1), m.group(0)), json.dumps(step["args"])
@@ -353,7 +355,8 @@ class OnCall:
             outcome = state.get("outcome", "")
             if outcome in ("replan", "verify"):
                 return "planner" if outcome == "replan" else "verify"
-            return END if outcome == "failed" else "executor"
+            # LangGraph reads the edges off this Literal; END is typed as a plain str
+            return cast(Literal["__end__"], END) if outcome == "failed" else "executor"
 
         graph = StateGraph(State)
         graph.add_node("planner", self.planner)
@@ -388,7 +391,7 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
             llm = ChatOpenAI(
                 model=MODEL,
                 base_url=server.base_url("corpus-oncall"),
-                api_key="test",  # type: ignore[arg-type]
+                api_key="test",
             )
             for label in labels:
                 out[label.run] = OnCall(label, llm).run()

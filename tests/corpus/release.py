@@ -36,6 +36,7 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -381,10 +382,11 @@ class Release:
             self.tool(
                 "rollout_status",
                 {"rollout": out["rollout"]},
-                lambda done=done, i=i: {
-                    "state": "complete" if done else "progressing",
-                    "updated": a["replicas"] if done else min(i, a["replicas"]),
-                },
+                partial(
+                    dict,
+                    state="complete" if done else "progressing",
+                    updated=a["replicas"] if done else min(i, a["replicas"]),
+                ),
             )
         self.deployed.update(image=a["image"], replicas=a["replicas"], cluster=a["cluster"])
         return {"summary": f"{out['rollout']} complete"}

@@ -18,6 +18,7 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
@@ -233,7 +234,7 @@ class Restocker:
                 split += 1  # the arguments vary from call to call: smaller deliveries
         for i in range(1, int(self.p.get("polls", 1)) + 1):
             state = "confirmed" if i == int(self.p.get("polls", 1)) else "pending"
-            self.tool("po_status", {"po": order["po"]}, lambda state=state: {"state": state})
+            self.tool("po_status", {"po": order["po"]}, partial(dict, state=state))
         return order
 
     def book_delivery(self, a: dict[str, Any], order: dict[str, Any]) -> dict[str, Any]:
@@ -327,7 +328,7 @@ class Restocker:
             try:
                 delivery = self._task(
                     steps["book_delivery"],
-                    lambda steps=steps: self.book_delivery(steps["book_delivery"]["args"], order),
+                    partial(self.book_delivery, steps["book_delivery"]["args"], order),
                     patience("book_delivery") if sc != "loop_across_replans" else 2,
                 )
                 break

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 import planscope
@@ -208,9 +209,7 @@ def run(label: Label) -> str:
             while True:
                 tries += 1
                 try:
-                    out = attempt(
-                        step, lambda c, step=step, tries=tries: _work(desk, step, c, tries)
-                    )
+                    out = attempt(step, partial(_work, desk, step, tries=tries))
                     break
                 except Transient:
                     patience = len(desk.broken) if desk.broken else 4

@@ -984,8 +984,8 @@ def test_framework_runs_bind_to_the_plan_steps_read_from_structure(
     for lab in picked:
         nodes, b = listed[ids[lab.run]]
         names = {n.span_id: n.step_name or n.name for n in nodes}
-        steps = {b.step_of(span_id, names[span_id]) for span_id in b.attempts}
-        assert steps == {a.step_id for a in traces[ids[lab.run]].attempts}, lab.run
+        bound = {b.step_of(span_id, names[span_id]) for span_id in b.attempts}
+        assert bound == {a.step_id for a in traces[ids[lab.run]].attempts}, lab.run
 
 
 def test_harvest_agent_plays_sealed17_scenarios() -> None:
