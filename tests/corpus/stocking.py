@@ -500,7 +500,8 @@ class _Settled(CustomLogger):
 
     def wait_for(self, calls: int) -> None:
         with self.changed:
-            assert self.changed.wait_for(lambda: self.seen >= calls, timeout=60), (self.seen, calls)
+            if not self.changed.wait_for(lambda: self.seen >= calls, timeout=60):
+                raise RuntimeError(f"LiteLLM logged {self.seen} of {calls} calls in 60 s")
 
 
 @contextmanager
