@@ -32,6 +32,7 @@ from . import (
     release,
     restock,
     solar,
+    stocking,
     support,
     travel,
     venue,
@@ -69,7 +70,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     foundry Strands Agents through Strands' own tracing (relayed from the global provider), the
     organ Griptape Agents through Griptape's own OpenTelemetry driver (its provider's one
     processor a relay to ``provider``'s), the arbor Burr applications through Burr's own
-    OpenTelemetry bridge (a hook of each application, on a tracer of ``provider``).
+    OpenTelemetry bridge (a hook of each application, on a tracer of ``provider``), the stocking
+    app through LiteLLM's own OpenTelemetry callback on ``provider`` (in LiteLLM's callback
+    lists only while it plays) and its own plain spans.
     """
     import planscope
 
@@ -87,6 +90,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     strands: list[Label] = []
     griptape: list[Label] = []
     burr: list[Label] = []
+    litellm: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -132,6 +136,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             griptape.append(label)
         elif label.agent == "arbor":
             burr.append(label)
+        elif label.agent == "stocking":
+            litellm.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -158,6 +164,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(foundry.play(strands, provider))
     out.update(organ.play(griptape, provider))
     out.update(arbor.play(burr, provider))
+    out.update(stocking.play(litellm, provider))
     return out
 
 

@@ -462,6 +462,38 @@ SPLITS: dict[str, dict[str, range]] = {
         "organ": range(62000, 62008),
         "arbor": range(62000, 62020),
     },
+    # Sealed 22: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed22``): new seeds of the twenty-four agents and a
+    # twenty-fifth agent (stocking: a hand-written app on LiteLLM under LiteLLM's own
+    # OpenTelemetry callback).
+    "sealed22": {
+        "travel": range(64000, 64008),
+        "etl": range(64000, 64008),
+        "support": range(64000, 64008),
+        "refund": range(64000, 64006),
+        "restock": range(64000, 64008),
+        "release": range(64000, 64008),
+        "analyst": range(64000, 64008),
+        "oncall": range(64000, 64008),
+        "claims": range(64000, 64008),
+        "lab": range(64000, 64008),
+        "lease": range(64000, 64008),
+        "customs": range(64000, 64008),
+        "venue": range(64000, 64008),
+        "fleet": range(64000, 64008),
+        "solar": range(64000, 64008),
+        "moving": range(64000, 64008),
+        "grants": range(64000, 64008),
+        "museum": range(64000, 64008),
+        "marina": range(64000, 64008),
+        "harvest": range(64000, 64008),
+        "hives": range(64000, 64008),
+        "foundry": range(64000, 64008),
+        "organ": range(64000, 64008),
+        "arbor": range(64000, 64008),
+        "stocking": range(64000, 64020),
+    },
 }
 
 _ERRORS = (
@@ -2757,6 +2789,121 @@ def _arbor_wrong_po(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
     return PROPAGATION, "charge_po", "", {"po": rng.choice(["PO-3381", "PO-3138"])}
 
 
+# --- stocking: an angling trust stocking a river reach with hatchery trout, a hand-written app
+# calling the model through LiteLLM under LiteLLM's own OpenTelemetry callback (sealed-22). A
+# hatchery stock list read page by page, the river authority's release consent for the day
+# (granted later: polled), the hatchery's tanker booked, the hatchery paid under the stocking
+# licence, the angling club told; the app then checks the release day and watches the river.
+# The planner (structured output into a pydantic StockingPlan) trusts the bailiff's notes over
+# the order: the scenario's wrong value comes from a note. A step is named by its plan task's
+# ``key`` field.
+def _stocking_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _stocking_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the task's service declines once or twice with advice try_later; the app's re-run works
+    task = rng.choice(["reserve_fish", "obtain_consent", "book_tanker", "pay_hatchery"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"task": task, "errors": errors, "advice": "later"}
+
+
+def _stocking_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the service declines with advice wait once or twice inside one executor conversation; the
+    # model's 2nd or 3rd call (a later window) works
+    task = rng.choice(["obtain_consent", "book_tanker", "pay_hatchery", "notify_club"])
+    errors = varying_errors(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"task": task, "errors": errors, "advice": "wait"}
+
+
+def _stocking_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the reach is closed on the release day for a spawning survey: the consent is declined
+    # with advice rethink naming the next open day; one revised plan, then everything works
+    return "healthy", "", PROPAGATION, {"open_day": rng.choice(["2027-04-13", "2027-04-20"])}
+
+
+def _stocking_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the hatchery stock list has 4-9 pages of reserved lots; the free one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _stocking_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the release consent is under review 3-8 times, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _stocking_external_flood(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the fish were reserved, consented, carried, paid for, the club told and the release
+    # day checked, the river floods and the authority suspends releases: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
+def _stocking_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the task is declined with advice try_later (varying texts), re-run
+    # by the app; the last refusal is final (advice stop)
+    task = rng.choice(["reserve_fish", "obtain_consent", "book_tanker", "pay_hatchery"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, task, "", {"task": task, "errors": errors, "advice": "later"}
+
+
+def _stocking_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation the service declines with advice wait again and again
+    # while the model asks for a later window; the last refusal is final
+    task = rng.choice(["obtain_consent", "book_tanker", "notify_club"])
+    errors = varying_errors(rng, rng.randint(4, 7))
+    return RUNAWAY, task, "", {"task": task, "errors": errors, "advice": "wait"}
+
+
+def _stocking_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # pay_hatchery fails in every plan: advice try_later (re-run), then advice rethink naming a
+    # renewed licence (a revised plan); the last refusal is final
+    plans = rng.randint(3, 4)
+    return (
+        RUNAWAY,
+        "pay_hatchery",
+        "",
+        {
+            "task": "pay_hatchery",
+            "plans": plans,
+            "errors": varying_errors(rng, 2 * plans),
+            "advice": "replans",
+        },
+    )
+
+
+def _stocking_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the release consent never leaves review: the executor checks until it gives up
+    return RUNAWAY, "obtain_consent", "", {"task": "obtain_consent"}
+
+
+def _stocking_wrong_species(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another species: reserve_fish reserves a lot of it; the release consent is
+    # refused for good (the reach takes brown trout only)
+    return PROPAGATION, "reserve_fish", "", {"species": rng.choice(["rainbow_trout", "grayling"])}
+
+
+def _stocking_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's release day has a digit moved or month and day swapped: every task succeeds,
+    # the app's release day check fails
+    return (
+        PROPAGATION,
+        "obtain_consent",
+        "",
+        {"release_day": rng.choice(["2027-04-18", "2027-08-04"])},
+    )
+
+
+def _stocking_wrong_reach(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another reach: the consent is granted for it; booking the tanker is refused
+    # for good (no access point there)
+    return PROPAGATION, "obtain_consent", "", {"reach": rng.choice(["usk-reach-2", "wye-reach-4"])}
+
+
+def _stocking_wrong_licence(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's licence number has two digits swapped: the payment is refused for good
+    return PROPAGATION, "pay_hatchery", "", {"licence": rng.choice(["FSL-5512", "FSL-5251"])}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -3133,6 +3280,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_species": _arbor_wrong_species,
         "wrong_po": _arbor_wrong_po,
     },
+    "stocking": {
+        "healthy": _stocking_healthy,
+        "flaky_step": _stocking_flaky_step,
+        "flaky_tool": _stocking_flaky_tool,
+        "legit_replan": _stocking_legit_replan,
+        "pagination": _stocking_pagination,
+        "polling_ends": _stocking_polling_ends,
+        "external_flood": _stocking_external_flood,
+        "loop_step_varying": _stocking_loop_step,
+        "loop_tool_in_step": _stocking_loop_tool,
+        "loop_across_replans": _stocking_loop_replans,
+        "loop_poll_stuck": _stocking_loop_poll,
+        "wrong_species": _stocking_wrong_species,
+        "wrong_day": _stocking_wrong_day,
+        "wrong_reach": _stocking_wrong_reach,
+        "wrong_licence": _stocking_wrong_licence,
+    },
 }
 
 
@@ -3154,6 +3318,7 @@ FROM_MIDDLE = {
     "sealed19",
     "sealed20",
     "sealed21",
+    "sealed22",
 }
 
 

@@ -48,6 +48,7 @@ from tests.corpus import (
     refund,
     scenarios,
     solar,
+    stocking,
     venue,
 )
 from tests.corpus import lab as lab_agent
@@ -101,6 +102,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed19",
         "sealed20",
         "sealed21",
+        "sealed22",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -1386,3 +1388,101 @@ def check_arbor_plays() -> None:
         {a.name: a.value for a in p.steps[i].arguments}["day"] for p, i in ((plan1, 1), (plan2, 0))
     ]
     assert day2 == replan.params["free_day"] != day1
+
+
+def test_stocking_agent_plays_sealed22_scenarios() -> None:
+    """The stocking app (sealed-22 only) plays labelled scenarios under LiteLLM's own
+    OpenTelemetry callback, in a child process (the hives neighbour's autogen-core takes the
+    process's global tracer provider for good): ``check_stocking_plays``."""
+    _check_in_child("check_stocking_plays")
+
+
+def _llm_calls(spans: list[ReadableSpan], parent: ReadableSpan) -> list[ReadableSpan]:
+    """LiteLLM's ``litellm_request`` spans right under ``parent``, in order."""
+    sid = parent.context.span_id if parent.context else 0
+    calls = [
+        s for s in spans if s.name == "litellm_request" and s.parent and s.parent.span_id == sid
+    ]
+    return sorted(calls, key=lambda s: s.start_time or 0)
+
+
+def _messages(span: ReadableSpan, key: str) -> list[dict[str, Any]]:
+    return list(json.loads(str((span.attributes or {})[key])))
+
+
+def check_stocking_plays() -> None:
+    """The stocking app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-22 runs). A retry loop inside one executor conversation: one ``task {key}`` span in
+    error under the ``stocking_job`` root (in error, said by the root's description), LiteLLM's
+    ``litellm_request`` spans under it (status OK, each with one ``raw_gen_ai_request`` child),
+    one per declined call and one for the final outcome, the model asking for a new ``window``
+    each time and the last request reading the ``stop`` advice. A legitimate re-plan: a second
+    ``plan`` span whose LiteLLM request carries the first plan in its input messages (the same
+    conversation) and answers the whole plan again with the consent's open day, the done task
+    run once. A refund, a hives, a customs (DSPy, through LiteLLM too) and an arbor run played
+    just before and just after (one provider) carry no LiteLLM or stocking span, the stocking
+    runs only those two scopes, and no LiteLLM callback list still holds an OpenTelemetry
+    callback."""
+    neighbours = [
+        (refund.play, _committed("refund", "heldout")[0]),
+        (hives.play, _committed("hives", "sealed18")[0]),
+        (customs.play, _committed("customs", "sealed9")[0]),
+        (arbor.play, _committed("arbor", "sealed21")[0]),
+    ]
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        stocking.play,
+        _committed("stocking", "sealed22"),
+        neighbours,
+        {stocking.TRACER, stocking.APP_TRACER},
+    )
+    # imported here, after tests.corpus told LiteLLM to use its own price list (offline)
+    import litellm
+    from litellm.integrations.opentelemetry import OpenTelemetry
+
+    held = [x for v in vars(litellm).values() if isinstance(v, list) for x in v]
+    assert not any(isinstance(x, OpenTelemetry) for x in held)  # no later LiteLLM call traced
+    spans = traces[ids[picked.run]]
+    by_id = _gave_up(spans, "stocking_job", f"{picked.step}: stop: ")
+    (task,) = [s for s in spans if s.name == f"task {picked.step}"]  # one executor conversation
+    assert task.status.status_code is StatusCode.ERROR
+    assert (task.attributes or {})["task.state"] == "abandon"
+    calls = _llm_calls(spans, task)
+    assert len(calls) == len(picked.params["errors"]) + 1
+    assert {s.status.status_code for s in calls} == {StatusCode.OK}
+    assert all((s.attributes or {})["gen_ai.operation.name"] == "chat" for s in calls)
+    raw = [
+        by_id[s.parent.span_id].name for s in spans if s.name == "raw_gen_ai_request" and s.parent
+    ]
+    assert raw == ["litellm_request"] * sum(s.name == "litellm_request" for s in spans)
+    windows = [
+        json.loads(str((s.attributes or {})["gen_ai.completion.0.function_call.arguments"])).get(
+            "window"
+        )
+        for s in calls[:-1]
+    ]
+    assert windows[0] is None and len(set(windows[1:])) == len(windows) - 1
+    said = _messages(calls[-1], "gen_ai.input.messages")[-1]
+    assert said["role"] == "tool" and json.loads(said["parts"][0]["content"])["advice"] == "stop"
+
+    spans = sorted(traces[ids[replan.run]], key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is not StatusCode.ERROR
+    assert (root.attributes or {})["stocking.outcome"] == "stocked"
+    first, second = [s for s in spans if s.name == "plan"]
+    assert str((second.attributes or {})["plan.reason"]).startswith("obtain_consent: rethink: ")
+    (ask1,), (ask2,) = _llm_calls(spans, first), _llm_calls(spans, second)
+    assert (
+        len(_messages(ask2, "gen_ai.input.messages"))
+        == len(_messages(ask1, "gen_ai.input.messages")) + 2
+    )
+    plan1, plan2 = [
+        stocking.StockingPlan.model_validate_json(
+            _messages(ask, "gen_ai.output.messages")[0]["parts"][0]["content"]
+        )
+        for ask in (ask1, ask2)
+    ]
+    assert [t.key for t in plan1.tasks] == [t.key for t in plan2.tasks]
+    day1, day2 = [{i.arg: i.literal for i in p.tasks[1].inputs}["day"] for p in (plan1, plan2)]
+    assert day2 == replan.params["open_day"] != day1
+    tasks = [s.name.removeprefix("task ") for s in spans if s.name.startswith("task ")]
+    assert tasks == ["reserve_fish", "obtain_consent", *[t.key for t in plan2.tasks][1:]]
