@@ -1,6 +1,9 @@
 """Errors returned as values: a call that did not raise (its span's status is not ERROR) but
 whose result is an error envelope failed (:func:`returned_error`; ``observed.bind`` reads it of
-the function spans it finds to be calls, spans the SDK did not write).
+the function spans it finds to be calls, spans the SDK did not write). Typed tool spans of the
+other conventions (OpenInference, GenAI, OpenLLMetry) are read so by the span model at insert,
+in SQL (migration 0041, the same shapes: tests/collector/test_returned_errors.py holds the
+cases both are checked on).
 
 The envelopes are told by their **shape**, never by a word in a text:
 
@@ -68,9 +71,10 @@ def _kind(error: Any) -> str:
     return str(kind) if isinstance(kind, str | int) else ""
 
 
-def _message(envelope: dict[str, Any]) -> str:
+def _message(envelope: dict[str, Any], depth: int = 2) -> str:
     """What an error envelope says: its ``message``, else the text of its ``content`` blocks
-    (MCP), else its ``error`` when that is a string."""
+    (MCP), else what its ``error`` says (an object: read so, at most ``depth`` objects down; a
+    string: itself). The depth is 0041's, which reads a fixed number of levels in SQL."""
     message = envelope.get("message")
     if isinstance(message, str) and message:
         return message
@@ -85,5 +89,5 @@ def _message(envelope: dict[str, Any]) -> str:
         return content
     error = envelope.get("error")
     if isinstance(error, dict):
-        return _message(error)
+        return _message(error, depth - 1) if depth else ""
     return error if isinstance(error, str) else ""

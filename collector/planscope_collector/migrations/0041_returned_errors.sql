@@ -1,0 +1,200 @@
+-- A tool call of another convention that returned an error envelope failed (docs/storage.md,
+-- "Errors returned as values (0041)"): one mapping for the trace API, the typed tables and the
+-- analyzer, as 0033's exception-only error.
+--
+-- A tool that fails without raising returns its error as its result: an MCP server answers
+-- `CallToolResult` with `isError: true`, which is how MCP tools fail. The instrumentation then
+-- records the call as OK (or UNSET), and a loop retrying such a tool went unseen. A span whose
+-- kind is `tool` and whose convention is OpenInference (`output.value`), the GenAI semantic
+-- conventions (`gen_ai.tool.call.result`) or OpenLLMetry (`traceloop.entity.output`), whose
+-- status is not ERROR and whose recorded result is an error envelope failed, with the
+-- envelope's type and message. The envelopes are the shapes
+-- planscope_collector._returned.returned_error tells (its module docstring), read here in SQL:
+--
+--   * MCP's `{"isError": true, ...}` (or `is_error`, Anthropic's tool_result): type from its
+--     `error` object, message from the envelope;
+--   * Anthropic's API error `{"type": "error", "error": {...}}`: type and message of `error`;
+--   * a bare `{"error": ...}` (a non-empty object or string) beside nothing but an error's own
+--     fields: type of `error`, else its `code` / `status`; message of `error`, or `error` itself.
+--
+-- (JSONExtractString gives a value that is no string as its JSON text: each string read is
+-- checked with JSONType first.) A message is the first of `message`, the `text` of the `content` blocks, a `content` string,
+-- then (when `error` is an object) the same of `error` (at most two objects down), else an
+-- `error` string. The Python function and this SQL are tested on the same table of cases
+-- (tests/collector/returned_cases.py). planscope's SDK spans (source 'planscope') set their
+-- status themselves and are not read so; nor are spans of the other kinds.
+--
+--   * SpanModelToolResult (ALIAS, never stored): the recorded result of such a tool span, ''
+--     on every other span;
+--   * SpanModelReturned (MATERIALIZED UInt8, once per span at insert): the rule;
+--     SpanModelReturnedType / SpanModelReturnedMessage (MATERIALIZED) the envelope's type and
+--     message on those spans, '' on every other one (no room);
+--   * SpanModelStatusCode (ALIAS) says 'Error' for them, before an explicit OK, so every reader
+--     agrees (the typed tables' views, the trace index, the trace API's spans, the analyzer);
+--   * the tool calls view takes the envelope's type where the span carries no error.type and
+--     no exception (0039's view otherwise).
+--
+-- Rows stored before: otel_traces computes the new columns from their expressions when read,
+-- so SpanModelStatusCode answers the rule for old spans too; their typed tool call rows are
+-- written again with the new status and type and the old copies deleted (as 0033). The trace
+-- index's stored partial rows are not rewritten. Stored bindings are not read again: the
+-- analyzer's BINDING_VERSION is 9 (they hold the tool calls' old status). Migrations run before
+-- the collector accepts spans, so no insert falls between DROP and CREATE.
+
+ALTER TABLE {db}.otel_traces {on_cluster}
+    ADD COLUMN IF NOT EXISTS SpanModelToolResult String ALIAS if(
+        SpanModelKind = 'tool' AND SpanModelSource IN ('openinference', 'genai', 'traceloop'),
+        multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
+                SpanAttributes['gen_ai.tool.call.result'],
+                SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
+                SpanAttributes['traceloop.entity.output']),
+        ''),
+    ADD COLUMN IF NOT EXISTS SpanModelReturned UInt8 MATERIALIZED toUInt8(
+        StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR')
+        AND startsWith(SpanModelToolResult, '{')
+        AND (JSONExtractRaw(SpanModelToolResult, 'isError') = 'true'
+             OR JSONExtractRaw(SpanModelToolResult, 'is_error') = 'true'
+             OR (JSONExtractString(SpanModelToolResult, 'type') = 'error'
+                 AND JSONType(SpanModelToolResult, 'error') = 'Object')
+             OR ((JSONLength(SpanModelToolResult, 'error') > 0
+                  AND JSONType(SpanModelToolResult, 'error') = 'Object'
+                  OR JSONType(SpanModelToolResult, 'error') = 'String'
+                  AND JSONExtractString(SpanModelToolResult, 'error') != '')
+                 AND hasAll(['error', 'code', 'status', 'status_code', 'message', 'details',
+                             'request_id', 'type'], JSONExtractKeys(SpanModelToolResult)))))
+        CODEC(ZSTD(1)),
+    -- the type: of `error` (its `type`, else its `code`, as Python reads `a or b`: the first
+    -- when truthy, else the second whatever it is; a string, an integer or a boolean, written as
+    -- Python's str() writes it); a bare error object without one: its `code`, else `status`
+    ADD COLUMN IF NOT EXISTS SpanModelReturnedType String MATERIALIZED if(SpanModelReturned = 1,
+        arrayMap(kinds -> if(kinds[1] = '' AND NOT (
+                JSONExtractRaw(SpanModelToolResult, 'isError') = 'true'
+                OR JSONExtractRaw(SpanModelToolResult, 'is_error') = 'true'
+                OR (JSONExtractString(SpanModelToolResult, 'type') = 'error'
+                    AND JSONType(SpanModelToolResult, 'error') = 'Object')), kinds[2], kinds[1]),
+            -- [the error object's type or code, the envelope's code or status]
+            [arrayMap((j, a, b) -> arrayMap(k -> multiIf(
+                    JSONType(j, k) = 'String', JSONExtractString(j, k),
+                    JSONType(j, k) IN ('Int64', 'UInt64'), JSONExtractRaw(j, k),
+                    JSONType(j, k) = 'Bool', if(JSONExtractRaw(j, k) = 'true', 'True', 'False'),
+                    ''),
+                [if(JSONExtractRaw(j, a) NOT IN ('', 'null', 'false', '""', '[]', '{}')
+                    AND NOT (JSONType(j, a) IN ('Int64', 'UInt64', 'Double')
+                             AND JSONExtractFloat(j, a) = 0), a, b)])[1],
+                [JSONExtractRaw(SpanModelToolResult, 'error'), SpanModelToolResult],
+                ['type', 'code'], ['code', 'status'])])[1],
+        '') CODEC(ZSTD(1)),
+    -- the message: of the envelope (MCP's), or of its `error` object, or the `error` string
+    ADD COLUMN IF NOT EXISTS SpanModelReturnedMessage String MATERIALIZED if(SpanModelReturned = 1,
+        arrayMap(own -> multiIf(
+                JSONExtractRaw(SpanModelToolResult, 'isError') = 'true'
+                OR JSONExtractRaw(SpanModelToolResult, 'is_error') = 'true',
+                ifNull(arrayFirst(m -> m IS NOT NULL, arraySlice(own, 1, 3)), ''),
+                JSONType(SpanModelToolResult, 'error') = 'Object',
+                ifNull(arrayFirst(m -> m IS NOT NULL, arraySlice(own, 2, 3)), ''),
+                if(JSONType(SpanModelToolResult, 'error') = 'String',
+                   JSONExtractString(SpanModelToolResult, 'error'), '')),
+            -- what each level says of its own: NULL when it says nothing but an error object
+            [arrayMap(j -> multiIf(
+                    JSONType(j, 'message') = 'String' AND JSONExtractString(j, 'message') != '',
+                    JSONExtractString(j, 'message'),
+                    notEmpty(arrayFilter(b -> JSONType(b, 'text') = 'String',
+                                         JSONExtractArrayRaw(j, 'content'))),
+                    arrayStringConcat(arrayMap(b -> JSONExtractString(b, 'text'),
+                        arrayFilter(b -> JSONType(b, 'text') = 'String',
+                                    JSONExtractArrayRaw(j, 'content'))), '\n'),
+                    JSONType(j, 'content') = 'String' AND JSONExtractString(j, 'content') != '',
+                    JSONExtractString(j, 'content'),
+                    JSONType(j, 'error') = 'Object', NULL,
+                    if(JSONType(j, 'error') = 'String', JSONExtractString(j, 'error'), '')),
+                [SpanModelToolResult, JSONExtractRaw(SpanModelToolResult, 'error'),
+                 JSONExtractRaw(SpanModelToolResult, 'error', 'error'),
+                 JSONExtractRaw(SpanModelToolResult, 'error', 'error', 'error')])])[1],
+        '') CODEC(ZSTD(1));
+
+ALTER TABLE {db}.otel_traces {on_cluster}
+    MODIFY COLUMN SpanModelStatusCode LowCardinality(String) ALIAS multiIf(
+        StatusCode IN ('Error', 'STATUS_CODE_ERROR'), 'Error',
+        SpanModelReturned = 1, 'Error',
+        StatusCode IN ('Ok', 'STATUS_CODE_OK'), 'Ok',
+        SpanModelRaised = 1 OR SpanModelLevel = 'ERROR', 'Error',
+        'Unset');
+
+DROP VIEW IF EXISTS {db}.planscope_tool_calls_mv {on_cluster};
+
+-- tool calls (0039): the envelope's type where the span carries no error.type and no exception
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_tool_calls_mv {on_cluster}
+TO {db}.planscope_tool_calls
+AS WITH SpanAttributes['langfuse.observation.input'] AS LangfuseInput,
+    SpanAttributes['mlflow.spanOutputs'] AS MlflowOutputs
+SELECT
+    Project,
+    TraceId,
+    SpanId,
+    ParentSpanId,
+    SpanAttributes['planscope.run.id'] AS RunId,
+    SpanAttributes['planscope.plan.id'] AS PlanId,
+    toUInt32OrZero(SpanAttributes['planscope.plan.version']) AS PlanVersion,
+    SpanAttributes['planscope.step.id'] AS StepId,
+    toUInt32OrZero(SpanAttributes['planscope.step.attempt']) AS Attempt,
+    multiIf(SpanAttributes['gen_ai.tool.name'] != '', SpanAttributes['gen_ai.tool.name'],
+            SpanAttributes['tool.name'] != '', SpanAttributes['tool.name'],
+            SpanAttributes['traceloop.entity.name'] != '', SpanAttributes['traceloop.entity.name'],
+            -- Griptape names a tool call's span after its tool's method: `{Tool}.try_run()`
+            SpanModelSource = 'griptape',
+            replaceRegexpOne(toString(SpanName), '[.](try_)?run[(][)]$', ''),
+            toString(SpanName)) AS ToolName,
+    SpanAttributes['planscope.tool.resource'] AS Resource,
+    multiIf(SpanAttributes['planscope.tool.effect'] != '', SpanAttributes['planscope.tool.effect'],
+            upper(SpanAttributes['openinference.span.kind']) IN ('RETRIEVER', 'RERANKER'), 'read',
+            JSONExtractString(SpanAttributes['mlflow.spanType']) IN ('RETRIEVER', 'RERANKER'),
+            'read',
+            '') AS Effect,
+    SpanAttributes['planscope.tool.args_hash'] AS ArgsHash,
+    multiIf(SpanAttributes['gen_ai.tool.call.arguments'] != '',
+            SpanAttributes['gen_ai.tool.call.arguments'],
+            SpanAttributes['input.value'] != '', SpanAttributes['input.value'],
+            SpanAttributes['traceloop.entity.input'] != '', SpanAttributes['traceloop.entity.input'],
+            SpanAttributes['tool_arguments'] != '', SpanAttributes['tool_arguments'],
+            -- Langfuse's @observe records a function's call as {"args": [...], "kwargs": {...}}
+            JSONLength(LangfuseInput) = 2 AND JSONLength(LangfuseInput, 'args') = 0
+            AND JSONHas(LangfuseInput, 'kwargs'), JSONExtractRaw(LangfuseInput, 'kwargs'),
+            LangfuseInput != '', LangfuseInput,
+            SpanAttributes['mlflow.spanInputs']) AS Arguments,
+    multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
+            SpanAttributes['gen_ai.tool.call.result'],
+            SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
+            SpanAttributes['traceloop.entity.output'] != '',
+            SpanAttributes['traceloop.entity.output'],
+            SpanAttributes['tool_response'] != '', SpanAttributes['tool_response'],
+            SpanAttributes['langfuse.observation.output'] != '',
+            SpanAttributes['langfuse.observation.output'],
+            -- a function's return value JSON-encoded: a string result is a JSON string
+            startsWith(MlflowOutputs, '"'), JSONExtractString(MlflowOutputs),
+            MlflowOutputs) AS Result,
+    multiIf(SpanAttributes['error.type'] != '', SpanAttributes['error.type'],
+            SpanModelExceptionType != '', SpanModelExceptionType,
+            SpanModelReturnedType) AS ErrorType,
+    ServiceName,
+    Timestamp AS Start,
+    Duration,
+    SpanModelStatusCode AS StatusCode,
+    SpanModelSource AS Source
+FROM {db}.otel_traces
+WHERE SpanModelKind = 'tool';
+
+
+-- stored tool call rows: each written again with the new status and type, then the old copy
+-- deleted (0033's way: GLOBAL for a distributed store, the mutation waited for) --------------------
+INSERT INTO {db}.planscope_tool_calls
+SELECT c.* REPLACE ('Error' AS StatusCode, if(ErrorType != '', ErrorType, e.Type) AS ErrorType)
+FROM {db}.planscope_tool_calls AS c
+GLOBAL INNER JOIN (SELECT Project, TraceId, SpanId, SpanModelReturnedType AS Type
+            FROM {db}.otel_traces WHERE SpanModelKind = 'tool' AND SpanModelReturned = 1) AS e
+    USING (Project, TraceId, SpanId)
+WHERE c.StatusCode != 'Error';
+
+ALTER TABLE {db}.planscope_tool_calls {on_cluster} DELETE WHERE StatusCode != 'Error'
+    AND (Project, TraceId, SpanId) IN (SELECT Project, TraceId, SpanId FROM {db}.otel_traces
+                                       WHERE SpanModelKind = 'tool' AND SpanModelReturned = 1)
+    SETTINGS mutations_sync = 2, allow_nondeterministic_mutations = 1;
