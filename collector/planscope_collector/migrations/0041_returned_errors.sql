@@ -24,11 +24,12 @@
 -- (tests/collector/returned_cases.py). planscope's SDK spans (source 'planscope') set their
 -- status themselves and are not read so; nor are spans of the other kinds.
 --
---   * SpanModelToolResult (ALIAS, never stored): the recorded result of such a tool span, ''
---     on every other span;
---   * SpanModelReturned (MATERIALIZED UInt8, once per span at insert): the rule;
---     SpanModelReturnedType / SpanModelReturnedMessage (MATERIALIZED) the envelope's type and
---     message on those spans, '' on every other one (no room);
+--   * SpanModelReturnedError (MATERIALIZED Array(String), once per span at insert): the
+--     envelope's [type, message] on those spans, [] on every other one (no room); one
+--     expression that names the result once (bound by a one-element arrayMap: an expression is
+--     analysed on every insert, and each use of a shared ALIAS would be analysed again) and
+--     parses only a result that starts with `{` and names an error key;
+--   * SpanModelReturned, SpanModelReturnedType, SpanModelReturnedMessage (ALIAS) read it;
 --   * SpanModelStatusCode (ALIAS) says 'Error' for them, before an explicit OK, so every reader
 --     agrees (the typed tables' views, the trace index, the trace API's spans, the analyzer);
 --   * the tool calls view takes the envelope's type where the span carries no error.type and
@@ -42,75 +43,70 @@
 -- the collector accepts spans, so no insert falls between DROP and CREATE.
 
 ALTER TABLE {db}.otel_traces {on_cluster}
-    ADD COLUMN IF NOT EXISTS SpanModelToolResult String ALIAS if(
-        SpanModelKind = 'tool' AND SpanModelSource IN ('openinference', 'genai', 'traceloop'),
-        multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
-                SpanAttributes['gen_ai.tool.call.result'],
-                SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
-                SpanAttributes['traceloop.entity.output']),
-        ''),
-    ADD COLUMN IF NOT EXISTS SpanModelReturned UInt8 MATERIALIZED toUInt8(
-        StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR')
-        AND startsWith(SpanModelToolResult, '{')
-        AND (JSONExtractRaw(SpanModelToolResult, 'isError') = 'true'
-             OR JSONExtractRaw(SpanModelToolResult, 'is_error') = 'true'
-             OR (JSONExtractString(SpanModelToolResult, 'type') = 'error'
-                 AND JSONType(SpanModelToolResult, 'error') = 'Object')
-             OR ((JSONLength(SpanModelToolResult, 'error') > 0
-                  AND JSONType(SpanModelToolResult, 'error') = 'Object'
-                  OR JSONType(SpanModelToolResult, 'error') = 'String'
-                  AND JSONExtractString(SpanModelToolResult, 'error') != '')
+    ADD COLUMN IF NOT EXISTS SpanModelReturnedError Array(String) MATERIALIZED arrayMap(r -> if(
+        -- the rule: a result that can be an envelope (it is an object naming an error key, or
+        -- it spells a key with an escape), then one of the three shapes
+        startsWith(r, '{')
+        AND (multiSearchAny(r, ['"isError"', '"is_error"', '"error"']) OR position(r, '\\u') > 0)
+        AND (JSONExtractRaw(r, 'isError') = 'true' OR JSONExtractRaw(r, 'is_error') = 'true'
+             OR (JSONExtractString(r, 'type') = 'error' AND JSONType(r, 'error') = 'Object')
+             OR ((JSONType(r, 'error') = 'Object' AND JSONLength(r, 'error') > 0
+                  OR JSONType(r, 'error') = 'String' AND JSONExtractString(r, 'error') != '')
                  AND hasAll(['error', 'code', 'status', 'status_code', 'message', 'details',
-                             'request_id', 'type'], JSONExtractKeys(SpanModelToolResult)))))
-        CODEC(ZSTD(1)),
-    -- the type: of `error` (its `type`, else its `code`, as Python reads `a or b`: the first
-    -- when truthy, else the second whatever it is; a string, an integer or a boolean, written as
-    -- Python's str() writes it); a bare error object without one: its `code`, else `status`
-    ADD COLUMN IF NOT EXISTS SpanModelReturnedType String MATERIALIZED if(SpanModelReturned = 1,
-        arrayMap(kinds -> if(kinds[1] = '' AND NOT (
-                JSONExtractRaw(SpanModelToolResult, 'isError') = 'true'
-                OR JSONExtractRaw(SpanModelToolResult, 'is_error') = 'true'
-                OR (JSONExtractString(SpanModelToolResult, 'type') = 'error'
-                    AND JSONType(SpanModelToolResult, 'error') = 'Object')), kinds[2], kinds[1]),
-            -- [the error object's type or code, the envelope's code or status]
-            [arrayMap((j, a, b) -> arrayMap(k -> multiIf(
-                    JSONType(j, k) = 'String', JSONExtractString(j, k),
-                    JSONType(j, k) IN ('Int64', 'UInt64'), JSONExtractRaw(j, k),
-                    JSONType(j, k) = 'Bool', if(JSONExtractRaw(j, k) = 'true', 'True', 'False'),
-                    ''),
-                [if(JSONExtractRaw(j, a) NOT IN ('', 'null', 'false', '""', '[]', '{}')
-                    AND NOT (JSONType(j, a) IN ('Int64', 'UInt64', 'Double')
-                             AND JSONExtractFloat(j, a) = 0), a, b)])[1],
-                [JSONExtractRaw(SpanModelToolResult, 'error'), SpanModelToolResult],
-                ['type', 'code'], ['code', 'status'])])[1],
-        '') CODEC(ZSTD(1)),
-    -- the message: of the envelope (MCP's), or of its `error` object, or the `error` string
-    ADD COLUMN IF NOT EXISTS SpanModelReturnedMessage String MATERIALIZED if(SpanModelReturned = 1,
-        arrayMap(own -> multiIf(
-                JSONExtractRaw(SpanModelToolResult, 'isError') = 'true'
-                OR JSONExtractRaw(SpanModelToolResult, 'is_error') = 'true',
-                ifNull(arrayFirst(m -> m IS NOT NULL, arraySlice(own, 1, 3)), ''),
-                JSONType(SpanModelToolResult, 'error') = 'Object',
-                ifNull(arrayFirst(m -> m IS NOT NULL, arraySlice(own, 2, 3)), ''),
-                if(JSONType(SpanModelToolResult, 'error') = 'String',
-                   JSONExtractString(SpanModelToolResult, 'error'), '')),
-            -- what each level says of its own: NULL when it says nothing but an error object
-            [arrayMap(j -> multiIf(
-                    JSONType(j, 'message') = 'String' AND JSONExtractString(j, 'message') != '',
-                    JSONExtractString(j, 'message'),
-                    notEmpty(arrayFilter(b -> JSONType(b, 'text') = 'String',
-                                         JSONExtractArrayRaw(j, 'content'))),
-                    arrayStringConcat(arrayMap(b -> JSONExtractString(b, 'text'),
-                        arrayFilter(b -> JSONType(b, 'text') = 'String',
-                                    JSONExtractArrayRaw(j, 'content'))), '\n'),
-                    JSONType(j, 'content') = 'String' AND JSONExtractString(j, 'content') != '',
-                    JSONExtractString(j, 'content'),
-                    JSONType(j, 'error') = 'Object', NULL,
-                    if(JSONType(j, 'error') = 'String', JSONExtractString(j, 'error'), '')),
-                [SpanModelToolResult, JSONExtractRaw(SpanModelToolResult, 'error'),
-                 JSONExtractRaw(SpanModelToolResult, 'error', 'error'),
-                 JSONExtractRaw(SpanModelToolResult, 'error', 'error', 'error')])])[1],
-        '') CODEC(ZSTD(1));
+                             'request_id', 'type'], JSONExtractKeys(r)))),
+        [
+            -- the type: of `error` (its `type`, else its `code`, as Python reads `a or b`: the
+            -- first when truthy, else the second whatever it is; a string, an integer or a
+            -- boolean, written as Python's str() writes it); a bare error object without one:
+            -- the envelope's `code`, else its `status`
+            arrayMap(kinds -> if(kinds[1] = '' AND NOT (
+                    JSONExtractRaw(r, 'isError') = 'true' OR JSONExtractRaw(r, 'is_error') = 'true'
+                    OR (JSONExtractString(r, 'type') = 'error'
+                        AND JSONType(r, 'error') = 'Object')), kinds[2], kinds[1]),
+                [arrayMap((j, a, b) -> arrayMap(k -> multiIf(
+                        JSONType(j, k) = 'String', JSONExtractString(j, k),
+                        JSONType(j, k) IN ('Int64', 'UInt64'), JSONExtractRaw(j, k),
+                        JSONType(j, k) = 'Bool', if(JSONExtractRaw(j, k) = 'true', 'True', 'False'),
+                        ''),
+                    [if(JSONExtractRaw(j, a) NOT IN ('', 'null', 'false', '""', '[]', '{}')
+                        AND NOT (JSONType(j, a) IN ('Int64', 'UInt64', 'Double')
+                                 AND JSONExtractFloat(j, a) = 0), a, b)])[1],
+                    [JSONExtractRaw(r, 'error'), r], ['type', 'code'], ['code', 'status'])])[1],
+            -- the message: of the envelope (MCP's), or of its `error` object, or that string
+            arrayMap(own -> multiIf(
+                    JSONExtractRaw(r, 'isError') = 'true' OR JSONExtractRaw(r, 'is_error') = 'true',
+                    ifNull(arrayFirst(m -> m IS NOT NULL, arraySlice(own, 1, 3)), ''),
+                    JSONType(r, 'error') = 'Object',
+                    ifNull(arrayFirst(m -> m IS NOT NULL, arraySlice(own, 2, 3)), ''),
+                    if(JSONType(r, 'error') = 'String', JSONExtractString(r, 'error'), '')),
+                -- what each level says of its own: NULL when it says nothing but an error object
+                [arrayMap(j -> multiIf(
+                        JSONType(j, 'message') = 'String' AND JSONExtractString(j, 'message') != '',
+                        JSONExtractString(j, 'message'),
+                        notEmpty(arrayFilter(b -> JSONType(b, 'text') = 'String',
+                                             JSONExtractArrayRaw(j, 'content'))),
+                        arrayStringConcat(arrayMap(b -> JSONExtractString(b, 'text'),
+                            arrayFilter(b -> JSONType(b, 'text') = 'String',
+                                        JSONExtractArrayRaw(j, 'content'))), '\n'),
+                        JSONType(j, 'content') = 'String' AND JSONExtractString(j, 'content') != '',
+                        JSONExtractString(j, 'content'),
+                        JSONType(j, 'error') = 'Object', NULL,
+                        if(JSONType(j, 'error') = 'String', JSONExtractString(j, 'error'), '')),
+                    [r, JSONExtractRaw(r, 'error'), JSONExtractRaw(r, 'error', 'error'),
+                     JSONExtractRaw(r, 'error', 'error', 'error')])])[1]
+        ],
+        []),
+        -- the recorded result of a tool span of those conventions whose status is not ERROR
+        [if(SpanModelKind = 'tool' AND SpanModelSource IN ('openinference', 'genai', 'traceloop')
+            AND StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR'),
+            multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
+                    SpanAttributes['gen_ai.tool.call.result'],
+                    SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
+                    SpanAttributes['traceloop.entity.output']),
+            '')])[1] CODEC(ZSTD(1)),
+    ADD COLUMN IF NOT EXISTS SpanModelReturned UInt8 ALIAS notEmpty(SpanModelReturnedError),
+    ADD COLUMN IF NOT EXISTS SpanModelReturnedType String ALIAS SpanModelReturnedError[1],
+    ADD COLUMN IF NOT EXISTS SpanModelReturnedMessage String ALIAS SpanModelReturnedError[2];
 
 ALTER TABLE {db}.otel_traces {on_cluster}
     MODIFY COLUMN SpanModelStatusCode LowCardinality(String) ALIAS multiIf(
