@@ -25,11 +25,13 @@
 -- status themselves and are not read so; nor are spans of the other kinds.
 --
 --   * SpanModelReturnedError (MATERIALIZED Array(String), once per span at insert): the
---     envelope's [type, message] on those spans, [] on every other one (no room); one
+--     envelope's [type] on those spans, [] on every other one (no room); one
 --     expression that names the result once (bound by a one-element arrayMap: an expression is
 --     analysed on every insert, and each use of a shared ALIAS would be analysed again) and
 --     parses only a result that starts with `{` and names an error key;
---   * SpanModelReturned, SpanModelReturnedType, SpanModelReturnedMessage (ALIAS) read it;
+--   * SpanModelReturned and SpanModelReturnedType (ALIAS) read it; SpanModelReturnedMessage
+--     (ALIAS) reads the envelope's message on those spans when a query asks (the trace API's
+--     spans, the analyzer's raw spans: storage.SPAN_STATUS_MESSAGE_SQL), not at insert;
 --   * SpanModelStatusCode (ALIAS) says 'Error' for them, before an explicit OK, so every reader
 --     agrees (the typed tables' views, the trace index, the trace API's spans, the analyzer);
 --   * the tool calls view takes the envelope's type where the span carries no error.type and
@@ -71,9 +73,23 @@ ALTER TABLE {db}.otel_traces {on_cluster}
                     [if(JSONExtractRaw(j, a) NOT IN ('', 'null', 'false', '""', '[]', '{}')
                         AND NOT (JSONType(j, a) IN ('Int64', 'UInt64', 'Double')
                                  AND JSONExtractFloat(j, a) = 0), a, b)])[1],
-                    [JSONExtractRaw(r, 'error'), r], ['type', 'code'], ['code', 'status'])])[1],
-            -- the message: of the envelope (MCP's), or of its `error` object, or that string
-            arrayMap(own -> multiIf(
+                    [JSONExtractRaw(r, 'error'), r], ['type', 'code'], ['code', 'status'])])[1]
+        ],
+        []),
+        -- the recorded result of a tool span of those conventions whose status is not ERROR
+        [if(SpanModelKind = 'tool' AND SpanModelSource IN ('openinference', 'genai', 'traceloop')
+            AND StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR'),
+            multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
+                    SpanAttributes['gen_ai.tool.call.result'],
+                    SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
+                    SpanAttributes['traceloop.entity.output']),
+            '')])[1] CODEC(ZSTD(1)),
+    ADD COLUMN IF NOT EXISTS SpanModelReturned UInt8 ALIAS notEmpty(SpanModelReturnedError),
+    ADD COLUMN IF NOT EXISTS SpanModelReturnedType String ALIAS SpanModelReturnedError[1],
+    -- the message (read, not stored: no view needs it at insert): of the envelope (MCP's), or of
+    -- its `error` object, or that string
+    ADD COLUMN IF NOT EXISTS SpanModelReturnedMessage String ALIAS if(SpanModelReturned = 1,
+        arrayMap(r -> arrayMap(own -> multiIf(
                     JSONExtractRaw(r, 'isError') = 'true' OR JSONExtractRaw(r, 'is_error') = 'true',
                     ifNull(arrayFirst(m -> m IS NOT NULL, arraySlice(own, 1, 3)), ''),
                     JSONType(r, 'error') = 'Object',
@@ -93,20 +109,12 @@ ALTER TABLE {db}.otel_traces {on_cluster}
                         JSONType(j, 'error') = 'Object', NULL,
                         if(JSONType(j, 'error') = 'String', JSONExtractString(j, 'error'), '')),
                     [r, JSONExtractRaw(r, 'error'), JSONExtractRaw(r, 'error', 'error'),
-                     JSONExtractRaw(r, 'error', 'error', 'error')])])[1]
-        ],
-        []),
-        -- the recorded result of a tool span of those conventions whose status is not ERROR
-        [if(SpanModelKind = 'tool' AND SpanModelSource IN ('openinference', 'genai', 'traceloop')
-            AND StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR'),
-            multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
-                    SpanAttributes['gen_ai.tool.call.result'],
-                    SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
-                    SpanAttributes['traceloop.entity.output']),
-            '')])[1] CODEC(ZSTD(1)),
-    ADD COLUMN IF NOT EXISTS SpanModelReturned UInt8 ALIAS notEmpty(SpanModelReturnedError),
-    ADD COLUMN IF NOT EXISTS SpanModelReturnedType String ALIAS SpanModelReturnedError[1],
-    ADD COLUMN IF NOT EXISTS SpanModelReturnedMessage String ALIAS SpanModelReturnedError[2];
+                     JSONExtractRaw(r, 'error', 'error', 'error')])])[1],
+            [multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
+                     SpanAttributes['gen_ai.tool.call.result'],
+                     SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
+                     SpanAttributes['traceloop.entity.output'])])[1],
+        '');
 
 ALTER TABLE {db}.otel_traces {on_cluster}
     MODIFY COLUMN SpanModelStatusCode LowCardinality(String) ALIAS multiIf(
