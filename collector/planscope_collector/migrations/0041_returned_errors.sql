@@ -1,39 +1,43 @@
 -- A tool call of another convention that returned an error envelope failed (docs/storage.md,
--- "Errors returned as values (0041)"): one mapping for the trace API, the typed tables and the
--- analyzer, as 0033's exception-only error.
+-- "Errors returned as values by typed tool spans (0041)"): one mapping for the trace API, the
+-- typed tables and the analyzer, as 0033's exception-only error.
 --
 -- A tool that fails without raising returns its error as its result: an MCP server answers
 -- `CallToolResult` with `isError: true`, which is how MCP tools fail. The instrumentation then
--- records the call as OK (or UNSET), and a loop retrying such a tool went unseen. A span whose
--- kind is `tool` and whose convention is OpenInference (`output.value`), the GenAI semantic
--- conventions (`gen_ai.tool.call.result`) or OpenLLMetry (`traceloop.entity.output`), whose
--- status is not ERROR and whose recorded result is an error envelope failed, with the
--- envelope's type and message. The envelopes are the shapes
+-- records the call as OK (or UNSET), and a loop retrying such a tool went unseen. A span that
+-- its own convention calls a tool call (OpenInference `openinference.span.kind` TOOL, GenAI
+-- `gen_ai.operation.name` execute_tool, OpenLLMetry `traceloop.span.kind` tool; not planscope's
+-- SDK, which sets its status itself), whose status is not ERROR and whose recorded result
+-- (`gen_ai.tool.call.result`, else `output.value`, else `traceloop.entity.output`) is an error
+-- envelope failed, with the envelope's type and message. The envelopes are the shapes
 -- planscope_collector._returned.returned_error tells (its module docstring), read here in SQL:
 --
 --   * MCP's `{"isError": true, ...}` (or `is_error`, Anthropic's tool_result): type from its
 --     `error` object, message from the envelope;
 --   * Anthropic's API error `{"type": "error", "error": {...}}`: type and message of `error`;
 --   * a bare `{"error": ...}` (a non-empty object or string) beside nothing but an error's own
---     fields: type of `error`, else its `code` / `status`; message of `error`, or `error` itself.
+--     fields: type of `error`, else the envelope's `code` / `status`; message of `error`, or
+--     `error` itself.
 --
--- (JSONExtractString gives a value that is no string as its JSON text: each string read is
--- checked with JSONType first.) A message is the first of `message`, the `text` of the `content` blocks, a `content` string,
+-- A message is the first of `message`, the `text` of the `content` blocks, a `content` string,
 -- then (when `error` is an object) the same of `error` (at most two objects down), else an
--- `error` string. The Python function and this SQL are tested on the same table of cases
--- (tests/collector/returned_cases.py). planscope's SDK spans (source 'planscope') set their
--- status themselves and are not read so; nor are spans of the other kinds.
+-- `error` string. (JSONExtractString gives a value that is no string as its JSON text: each
+-- string read is checked with JSONType first.) The Python function and this SQL are tested on
+-- one table of cases (tests/collector/test_returned_errors.py, CASES).
 --
 --   * SpanModelReturnedError (MATERIALIZED Array(String), once per span at insert): the
---     envelope's [type] on those spans, [] on every other one (no room); one
---     expression that names the result once (bound by a one-element arrayMap: an expression is
---     analysed on every insert, and each use of a shared ALIAS would be analysed again) and
---     parses only a result that starts with `{` and names an error key;
+--     envelope's [type] on those spans, [] on every other one (no room). What an insert pays is
+--     mostly the analysis of this expression (docs/benchmarks.md, "Errors returned as values
+--     (0041)"): it names the result once (bound by a one-element arrayMap), names no other
+--     MATERIALIZED column (a column named here has its whole expression analysed again), and
+--     parses only a result that starts with `{` and names an error key (or spells a key with
+--     an escape);
 --   * SpanModelReturned and SpanModelReturnedType (ALIAS) read it; SpanModelReturnedMessage
 --     (ALIAS) reads the envelope's message on those spans when a query asks (the trace API's
 --     spans, the analyzer's raw spans: storage.SPAN_STATUS_MESSAGE_SQL), not at insert;
---   * SpanModelStatusCode (ALIAS) says 'Error' for them, before an explicit OK, so every reader
---     agrees (the typed tables' views, the trace index, the trace API's spans, the analyzer);
+--   * SpanModelStatusCode (ALIAS) says 'Error' for them, also over an explicit OK, so every
+--     reader agrees (the typed tables' views, the trace index, the trace API's spans, the
+--     analyzer); SpanModelOutcome (a run's) reads 0034's status rule itself (below);
 --   * the tool calls view takes the envelope's type where the span carries no error.type and
 --     no exception (0039's view otherwise).
 --
@@ -45,7 +49,15 @@
 -- the collector accepts spans, so no insert falls between DROP and CREATE.
 
 ALTER TABLE {db}.otel_traces {on_cluster}
-    ADD COLUMN IF NOT EXISTS SpanModelReturnedError Array(String) MATERIALIZED arrayMap(r -> if(
+    ADD COLUMN IF NOT EXISTS SpanModelReturnedError Array(String) MATERIALIZED if(
+        -- a tool call by its own convention's kind (not SpanModelKind: a MATERIALIZED column
+        -- named here has its whole expression analysed again on every insert) that did not raise
+        SpanAttributes['planscope.span.kind'] = ''
+        AND StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR')
+        AND (SpanAttributes['gen_ai.operation.name'] = 'execute_tool'
+             OR upper(SpanAttributes['openinference.span.kind']) = 'TOOL'
+             OR lower(SpanAttributes['traceloop.span.kind']) = 'tool'),
+        arrayMap(r -> if(
         -- the rule: a result that can be an envelope (it is an object naming an error key, or
         -- it spells a key with an escape), then one of the three shapes
         startsWith(r, '{')
@@ -76,14 +88,12 @@ ALTER TABLE {db}.otel_traces {on_cluster}
                     [JSONExtractRaw(r, 'error'), r], ['type', 'code'], ['code', 'status'])])[1]
         ],
         []),
-        -- the recorded result of a tool span of those conventions whose status is not ERROR
-        [if(SpanModelKind = 'tool' AND SpanModelSource IN ('openinference', 'genai', 'traceloop')
-            AND StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR'),
-            multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
-                    SpanAttributes['gen_ai.tool.call.result'],
-                    SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
-                    SpanAttributes['traceloop.entity.output']),
-            '')])[1] CODEC(ZSTD(1)),
+        -- its recorded result
+        [multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
+                 SpanAttributes['gen_ai.tool.call.result'],
+                 SpanAttributes['output.value'] != '', SpanAttributes['output.value'],
+                 SpanAttributes['traceloop.entity.output'])])[1],
+        []) CODEC(ZSTD(1)),
     ADD COLUMN IF NOT EXISTS SpanModelReturned UInt8 ALIAS notEmpty(SpanModelReturnedError),
     ADD COLUMN IF NOT EXISTS SpanModelReturnedType String ALIAS SpanModelReturnedError[1],
     -- the message (read, not stored: no view needs it at insert): of the envelope (MCP's), or of
@@ -116,13 +126,26 @@ ALTER TABLE {db}.otel_traces {on_cluster}
                      SpanAttributes['traceloop.entity.output'])])[1],
         '');
 
+-- A run's outcome (0033's) read the status through SpanModelStatusCode; it now reads 0034's
+-- status rule itself: a run is no tool call, and through the ALIAS the insert would analyse the
+-- whole envelope expression again for this column.
 ALTER TABLE {db}.otel_traces {on_cluster}
     MODIFY COLUMN SpanModelStatusCode LowCardinality(String) ALIAS multiIf(
         StatusCode IN ('Error', 'STATUS_CODE_ERROR'), 'Error',
         SpanModelReturned = 1, 'Error',
         StatusCode IN ('Ok', 'STATUS_CODE_OK'), 'Ok',
         SpanModelRaised = 1 OR SpanModelLevel = 'ERROR', 'Error',
-        'Unset');
+        'Unset'),
+    MODIFY COLUMN SpanModelOutcome LowCardinality(String) MATERIALIZED
+        if(SpanModelKind = 'run',
+           multiIf(SpanAttributes['planscope.run.outcome'] != '',
+                   SpanAttributes['planscope.run.outcome'],
+                   SpanModelSource != 'planscope'
+                   AND (StatusCode IN ('Error', 'STATUS_CODE_ERROR')
+                        OR StatusCode NOT IN ('Ok', 'STATUS_CODE_OK')
+                           AND (SpanModelRaised = 1 OR SpanModelLevel = 'ERROR')), 'failure',
+                   'unknown'),
+           '') CODEC(ZSTD(1));
 
 DROP VIEW IF EXISTS {db}.planscope_tool_calls_mv {on_cluster};
 
