@@ -26,8 +26,8 @@ only, as both workloads' are). Variants:
 - ``0033``: 0031 with the exception-only error in the span model: three ``MATERIALIZED``
   columns, the runs / step attempts / tool calls views reading them;
 - ``0040``: 0033 with the frameworks mapped since (Langfuse, MLflow, Griptape: 0034-0040);
-- ``0041``: the current layout (0040 with errors returned as values by typed tool spans: an
-  ``ALIAS`` and three ``MATERIALIZED`` columns, the tool calls view reading them);
+- ``0041``: the current layout (0040 with errors returned as values by typed tool spans: one
+  ``MATERIALIZED`` column and three ``ALIAS`` columns, the tool calls view reading them);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
 - ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with

@@ -12,12 +12,14 @@
 -- envelope failed, with the envelope's type and message. The envelopes are the shapes
 -- planscope_collector._returned.returned_error tells (its module docstring), read here in SQL:
 --
---   * MCP's `{"isError": true, ...}` (or `is_error`, Anthropic's tool_result): type from its
---     `error` object, message from the envelope;
---   * Anthropic's API error `{"type": "error", "error": {...}}`: type and message of `error`;
+--   * MCP's `{"isError": true, ...}` (or `is_error`, Anthropic's tool_result): message from
+--     the envelope;
+--   * Anthropic's API error `{"type": "error", "error": {...}}`: message of `error`;
 --   * a bare `{"error": ...}` (a non-empty object or string) beside nothing but an error's own
---     fields: type of `error`, else the envelope's `code` / `status`; message of `error`, or
---     `error` itself.
+--     fields: message of `error`, or `error` itself.
+--
+-- The type, of every shape: the first of the error object's `type` and `code`, then the
+-- envelope's `code` and `status`, that is a non-empty string or an integer.
 --
 -- A message is the first of `message`, the `text` of the `content` blocks, a `content` string,
 -- then (when `error` is an object) the same of `error` (at most two objects down), else an
@@ -69,23 +71,14 @@ ALTER TABLE {db}.otel_traces {on_cluster}
                  AND hasAll(['error', 'code', 'status', 'status_code', 'message', 'details',
                              'request_id', 'type'], JSONExtractKeys(r)))),
         [
-            -- the type: of `error` (its `type`, else its `code`, as Python reads `a or b`: the
-            -- first when truthy, else the second whatever it is; a string, an integer or a
-            -- boolean, written as Python's str() writes it); a bare error object without one:
-            -- the envelope's `code`, else its `status`
-            arrayMap(kinds -> if(kinds[1] = '' AND NOT (
-                    JSONExtractRaw(r, 'isError') = 'true' OR JSONExtractRaw(r, 'is_error') = 'true'
-                    OR (JSONExtractString(r, 'type') = 'error'
-                        AND JSONType(r, 'error') = 'Object')), kinds[2], kinds[1]),
-                [arrayMap((j, a, b) -> arrayMap(k -> multiIf(
-                        JSONType(j, k) = 'String', JSONExtractString(j, k),
-                        JSONType(j, k) IN ('Int64', 'UInt64'), JSONExtractRaw(j, k),
-                        JSONType(j, k) = 'Bool', if(JSONExtractRaw(j, k) = 'true', 'True', 'False'),
-                        ''),
-                    [if(JSONExtractRaw(j, a) NOT IN ('', 'null', 'false', '""', '[]', '{}')
-                        AND NOT (JSONType(j, a) IN ('Int64', 'UInt64', 'Double')
-                                 AND JSONExtractFloat(j, a) = 0), a, b)])[1],
-                    [JSONExtractRaw(r, 'error'), r], ['type', 'code'], ['code', 'status'])])[1]
+            -- the type: the first of the error object's `type` and `code`, then the
+            -- envelope's `code` and `status`, that is a non-empty string or an integer
+            arrayFirst(x -> x != '', arrayMap((j, k) -> multiIf(
+                    JSONType(j, k) = 'String', JSONExtractString(j, k),
+                    JSONType(j, k) IN ('Int64', 'UInt64'), JSONExtractRaw(j, k),
+                    ''),
+                [JSONExtractRaw(r, 'error'), JSONExtractRaw(r, 'error'), r, r],
+                ['type', 'code', 'code', 'status']))
         ],
         []),
         -- its recorded result
