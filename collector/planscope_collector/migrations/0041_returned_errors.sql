@@ -60,27 +60,28 @@ ALTER TABLE {db}.otel_traces {on_cluster}
              OR upper(SpanAttributes['openinference.span.kind']) = 'TOOL'
              OR lower(SpanAttributes['traceloop.span.kind']) = 'tool'),
         arrayMap(r -> if(
-        -- the rule: a result that can be an envelope (it is an object naming an error key, or
-        -- it spells a key with an escape), then one of the three shapes
-        startsWith(r, '{')
-        AND (multiSearchAny(r, ['"isError"', '"is_error"', '"error"']) OR position(r, '\\u') > 0)
-        AND (JSONExtractRaw(r, 'isError') = 'true' OR JSONExtractRaw(r, 'is_error') = 'true'
-             OR (JSONExtractString(r, 'type') = 'error' AND JSONType(r, 'error') = 'Object')
-             OR ((JSONType(r, 'error') = 'Object' AND JSONLength(r, 'error') > 0
-                  OR JSONType(r, 'error') = 'String' AND JSONExtractString(r, 'error') != '')
-                 AND hasAll(['error', 'code', 'status', 'status_code', 'message', 'details',
-                             'request_id', 'type'], JSONExtractKeys(r)))),
-        [
-            -- the type: the first of the error object's `type` and `code`, then the
-            -- envelope's `code` and `status`, that is a non-empty string or an integer
-            arrayFirst(x -> x != '', arrayMap((j, k) -> multiIf(
-                    JSONType(j, k) = 'String', JSONExtractString(j, k),
-                    JSONType(j, k) IN ('Int64', 'UInt64'), JSONExtractRaw(j, k),
-                    ''),
-                [JSONExtractRaw(r, 'error'), JSONExtractRaw(r, 'error'), r, r],
-                ['type', 'code', 'code', 'status']))
-        ],
-        []),
+            -- the rule: a result that can be an envelope (it is an object naming an error key, or
+            -- it spells a key with an escape), then one of the three shapes
+            startsWith(r, '{')
+            AND (multiSearchAny(r, ['"isError"', '"is_error"', '"error"'])
+                 OR position(r, '\\u') > 0)
+            AND (JSONExtractRaw(r, 'isError') = 'true' OR JSONExtractRaw(r, 'is_error') = 'true'
+                 OR (JSONExtractString(r, 'type') = 'error' AND JSONType(r, 'error') = 'Object')
+                 OR ((JSONType(r, 'error') = 'Object' AND JSONLength(r, 'error') > 0
+                      OR JSONType(r, 'error') = 'String' AND JSONExtractString(r, 'error') != '')
+                     AND hasAll(['error', 'code', 'status', 'status_code', 'message', 'details',
+                                 'request_id', 'type'], JSONExtractKeys(r)))),
+            [
+                -- the type: the first of the error object's `type` and `code`, then the
+                -- envelope's `code` and `status`, that is a non-empty string or an integer
+                arrayFirst(x -> x != '', arrayMap((j, k) -> multiIf(
+                        JSONType(j, k) = 'String', JSONExtractString(j, k),
+                        JSONType(j, k) IN ('Int64', 'UInt64'), JSONExtractRaw(j, k),
+                        ''),
+                    [JSONExtractRaw(r, 'error'), JSONExtractRaw(r, 'error'), r, r],
+                    ['type', 'code', 'code', 'status']))
+            ],
+            []),
         -- its recorded result
         [multiIf(SpanAttributes['gen_ai.tool.call.result'] != '',
                  SpanAttributes['gen_ai.tool.call.result'],
@@ -205,7 +206,7 @@ WHERE SpanModelKind = 'tool';
 
 
 -- stored tool call rows: each written again with the new status and type, then the old copy
--- deleted (0033's way: GLOBAL for a distributed store, the mutation waited for) --------------------
+-- deleted (0033's way: GLOBAL for a distributed store, the mutation waited for)
 INSERT INTO {db}.planscope_tool_calls
 SELECT c.* REPLACE ('Error' AS StatusCode, if(ErrorType != '', ErrorType, e.Type) AS ErrorType)
 FROM {db}.planscope_tool_calls AS c
