@@ -23,8 +23,11 @@ only, as both workloads' are). Variants:
 - ``0031``: the plan stream of 0029 again, without 0030's markdown reader, fed from a cheap
   check: its costly ``SELECT`` only over candidate spans; declared plans by their own view
   (with 0032's scheduler columns);
-- ``0033``: the current layout (0031 with the exception-only error in the span model: three
-  ``MATERIALIZED`` columns, the runs / step attempts / tool calls views reading them);
+- ``0033``: 0031 with the exception-only error in the span model: three ``MATERIALIZED``
+  columns, the runs / step attempts / tool calls views reading them;
+- ``0040``: 0033 with the frameworks mapped since (Langfuse, MLflow, Griptape: 0034-0040);
+- ``0041``: the current layout (0040 with errors returned as values by typed tool spans: one
+  ``MATERIALIZED`` column and three ``ALIAS`` columns, the tool calls view reading them);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
 - ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with
@@ -102,9 +105,11 @@ LAYOUTS = {
     "0029": "0030",
     "0030": "0031",
     "0031": "0033",
-    "0033": None,
+    "0033": "0034",
+    "0040": "0041",
+    "0041": None,
 }
-"""Layout -> the first migration left out (0033: the current one)."""
+"""Layout -> the first migration left out (0041: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 

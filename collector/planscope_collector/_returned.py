@@ -1,6 +1,9 @@
 """Errors returned as values: a call that did not raise (its span's status is not ERROR) but
 whose result is an error envelope failed (:func:`returned_error`; ``observed.bind`` reads it of
-the function spans it finds to be calls, spans the SDK did not write).
+the function spans it finds to be calls, spans the SDK did not write). Typed tool spans of the
+other conventions (OpenInference, GenAI, OpenLLMetry) are read so by the span model at insert,
+in SQL (migration 0041, the same shapes: tests/collector/test_returned_errors.py holds the
+cases both are checked on).
 
 The envelopes are told by their **shape**, never by a word in a text:
 
@@ -49,28 +52,33 @@ def returned_error(result: str) -> tuple[str, str] | None:
         return None
     decoded = safejson.load_object(result)
     if decoded.get("isError") is True or decoded.get("is_error") is True:
-        return _kind(decoded.get("error")), _message(decoded)
+        return _kind(decoded), _message(decoded)
     error = decoded.get("error")
     if decoded.get("type") == "error" and isinstance(error, dict):
-        return _kind(error), _message(error)
+        return _kind(decoded), _message(error)
     if error and isinstance(error, dict | str) and set(decoded) <= _ERROR_FIELDS:
-        code = decoded.get("code") or decoded.get("status")
-        kind = _kind(error) or (str(code) if isinstance(code, str | int) else "")
-        return kind, _message(error) if isinstance(error, dict) else error
+        return _kind(decoded), _message(error) if isinstance(error, dict) else error
     return None
 
 
-def _kind(error: Any) -> str:
-    """An error object's type (``type``, else ``code``); empty when it says none."""
-    if not isinstance(error, dict):
-        return ""
-    kind = error.get("type") or error.get("code")
-    return str(kind) if isinstance(kind, str | int) else ""
+def _kind(envelope: dict[str, Any]) -> str:
+    """An envelope's error type: the first of its error object's ``type`` and ``code``, then
+    its own ``code`` and ``status``, that is a non-empty string or an integer; empty when none
+    is (0041 reads it so in SQL)."""
+    error = envelope.get("error")
+    said = (error.get("type"), error.get("code")) if isinstance(error, dict) else ()
+    for value in (*said, envelope.get("code"), envelope.get("status")):
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return ""
 
 
-def _message(envelope: dict[str, Any]) -> str:
+def _message(envelope: dict[str, Any], depth: int = 2) -> str:
     """What an error envelope says: its ``message``, else the text of its ``content`` blocks
-    (MCP), else its ``error`` when that is a string."""
+    (MCP), else what its ``error`` says (an object: read so, at most ``depth`` objects down; a
+    string: itself). The depth is 0041's, which reads a fixed number of levels in SQL."""
     message = envelope.get("message")
     if isinstance(message, str) and message:
         return message
@@ -85,5 +93,5 @@ def _message(envelope: dict[str, Any]) -> str:
         return content
     error = envelope.get("error")
     if isinstance(error, dict):
-        return _message(error)
+        return _message(error, depth - 1) if depth else ""
     return error if isinstance(error, str) else ""

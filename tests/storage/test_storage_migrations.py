@@ -60,6 +60,7 @@ EXPECTED = [
     "0038_mlflow_tracing",
     "0039_griptape_tags",
     "0040_finite_llm_usage",
+    "0041_returned_errors",
 ]
 
 
@@ -583,6 +584,63 @@ def test_0033_exception_only_spans_failed_on_old_and_new_rows(tmp_path: Path) ->
                 {"name": "step", "status": "Error", "m": "m"},
                 {"name": "tool", "status": "Error", "m": "m"},
             ]
+
+
+def _returning_spans(trace_id: str) -> list[list[Any]]:
+    """A GenAI agent run whose tool calls of three conventions return MCP's ``isError`` result
+    with status UNSET or OK, one that only mentions an error, one whose status is ERROR, and an
+    SDK tool span (planscope's kind) returning the same envelope."""
+    envelope = json.dumps({"isError": True, "content": [{"type": "text", "text": "down"}]})
+    run = make_span(trace_id=trace_id, name="run", attrs={"gen_ai.operation.name": "invoke_agent"})
+
+    def tool(name: str, attrs: dict[str, str], **kw: Any) -> list[Any]:
+        return make_span(trace_id=trace_id, name=name, parent=run[2], attrs=attrs, **kw)
+
+    genai = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": envelope}
+    return [
+        run,
+        tool("genai", genai),
+        tool("oi", {"openinference.span.kind": "TOOL", "output.value": envelope}, status="Ok"),
+        tool("tl", {"traceloop.span.kind": "tool", "traceloop.entity.output": envelope}),
+        tool("mention", {**genai, "gen_ai.tool.call.result": '{"errors": [], "error": null}'}),
+        tool("raised", genai, status="Error", status_message="own"),
+        tool("sdk", {A.SPAN_KIND: A.KIND_TOOL, "gen_ai.tool.call.result": envelope}),
+    ]
+
+
+def test_0041_tool_calls_that_returned_an_error_failed_on_old_and_new_rows(
+    tmp_path: Path,
+) -> None:
+    """0041 on a store with spans: a tool call of OpenInference, GenAI or OpenLLMetry whose
+    result is an error envelope says Error with the envelope's message in otel_traces and in its
+    tool call row, whether stored before the migration (its row written again, the old copy
+    deleted) or after; a mention, an explicit ERROR and planscope's own span keep theirs."""
+    old = _migrations_before(tmp_path, "0041")
+    before, after = new_trace_id(), new_trace_id()
+    calls = (
+        "SELECT o.SpanName AS name, c.StatusCode AS status FROM planscope_tool_calls AS c "
+        "INNER JOIN otel_traces AS o USING (TraceId, SpanId) WHERE TraceId = {t:String} "
+        "ORDER BY name"
+    )
+    raw = (
+        "SELECT SpanName AS name, SpanModelStatusCode AS status, SpanModelReturnedMessage AS m "
+        "FROM otel_traces WHERE TraceId = {t:String} AND ParentSpanId != '' ORDER BY name"
+    )
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate(directory=old)
+        s.insert_spans(spans_ipc(_returning_spans(before)))
+        assert s.migrate() == [m for m in EXPECTED if m >= "0041"]
+        s.insert_spans(spans_ipc(_returning_spans(after)))
+        for trace_id in (before, after):
+            status = {"genai": "Error", "mention": "Unset", "oi": "Error", "raised": "Error",
+                      "sdk": "Unset", "tl": "Error"}  # fmt: skip
+            assert s.query(calls, {"t": trace_id}) == [
+                {"name": n, "status": v} for n, v in sorted(status.items())
+            ], trace_id
+            assert s.query(raw, {"t": trace_id}) == [
+                {"name": n, "status": v, "m": "down" if n in ("genai", "oi", "tl") else ""}
+                for n, v in sorted(status.items())
+            ], trace_id
 
 
 def test_0034_langfuse_observations_map_to_the_span_model(tmp_path: Path) -> None:
