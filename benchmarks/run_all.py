@@ -44,6 +44,7 @@ QUICK: dict[str, list[str]] = {
     "binding_decode": ["--count", "300"],
     "rules_cost": ["--count", "300"],
     "mapping_scaling": ["--max-scale", "0.02", "--limit", "5"],
+    "loader_cost": ["--count", "300"],
 }
 """Every benchmark script (a test checks the list against the folder) and its smoke-run size."""
 TABLES_ONLY = {
@@ -56,6 +57,7 @@ TABLES_ONLY = {
     "insert_rusage",
     "binding_decode",
     "rules_cost",
+    "loader_cost",
 }
 """Benchmarks that print tables and take no ``--json``."""
 BENCHMARKS = tuple(QUICK)
@@ -64,7 +66,7 @@ SCHEDULER_SUITE = ["--fault-rate", "0.6", "--seed", "41", "--variants", "schedul
 (120 runs; 30 with ``--quick``), as in the script's docstring. ``alert_binding_cpu`` reads a
 store that ``query_latency`` fills first, in the same way; ``binding_decode`` a framework store
 that ``analyzer_scale`` fills and binds first, its rows against HEAD's decode (``rules_cost``:
-the rules on such a store, against HEAD's)."""
+the rules on such a store, against HEAD's; ``loader_cost``: the loader's parts, against HEAD's)."""
 
 
 def main() -> int:
@@ -101,7 +103,7 @@ def main() -> int:
                 failed.append(name)
                 continue
             cmd += ["--workdir", workdir]
-        if name in ("binding_decode", "rules_cost"):
+        if name in ("binding_decode", "rules_cost", "loader_cost"):
             workdir = tempfile.mkdtemp(prefix="ps-bindings-")
             spans = "50000" if args.quick else "1000000"
             setup = [sys.executable, str(HERE / "analyzer_scale.py"), "--shape", "frameworks"]

@@ -356,14 +356,17 @@ def fill_traces(
     names = _attempt_names(store, params["project"], unnamed)
     components: dict[str, list[str]] = {}
     for t in traces.values():
+        prompts = asked.get(t.trace_id, {})
         if _bind_observed(
             t,
-            asked.setdefault(t.trace_id, {}),
+            prompts,
             answers.get(t.trace_id, {}),
             components,
             names.get(t.trace_id, {}),
         ):
             batch.reshaped.add(t.trace_id)
+        if prompts:  # a trace not read takes the prompts binding gave its read plans
+            asked[t.trace_id] = prompts
     _component_calls(store, params["project"], traces, components)
     batch.reshaped.update(_load_prompts(store, params["project"], traces, asked))
     if settled_before_ns is not None:
@@ -875,8 +878,9 @@ def _load_prompts(
     What the user asked for is then not a suspect (plan propagation subtracts the objective
     from what a failure names). A prompt is more than the objective (notes, earlier results,
     the failure that asked for a re-plan: what may carry the wrong value), so a stated
-    objective wins. ``known``: the requests already read for binding (:func:`_requests`); one
-    ``otel_traces`` query for the other traces that need a prompt. Returns the ids of the
+    objective wins. ``known``: the requests already read for binding (:func:`_requests`: a
+    trace read has an entry, also when none of its calls was asked anything) or given by it;
+    one ``otel_traces`` query for the other traces that need a prompt. Returns the ids of the
     traces whose runs may have taken an objective."""
     wanted: dict[str, TraceData] = {}
     stated_ids: set[str] = set()
@@ -891,7 +895,7 @@ def _load_prompts(
             stated_ids.add(t.trace_id)
         else:
             wanted[t.trace_id] = t
-    fetched = _requests(store, project, [t for t in wanted.values() if not known.get(t.trace_id)])
+    fetched = _requests(store, project, [t for t in wanted.values() if t.trace_id not in known])
     for trace_id, t in wanted.items():
         by_span = known.get(trace_id) or fetched.get(trace_id)
         if not by_span:
