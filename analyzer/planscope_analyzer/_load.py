@@ -22,6 +22,7 @@ from planscope_collector.observed import (
     agent_roots,
     answer,
     bind,
+    conversation_tool_events,
     event_calls,
     logged_failures,
     reads_tool_events,
@@ -393,6 +394,16 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
     ):
         event = ToolEvent(span_id, int(time_ns), name, dict(attributes))
         events.setdefault(trace_id, []).append(event)
+    # and those only their conversation says (a model call's answer, a later request's history)
+    for trace_id, span_id, parent, start_ns, end_ns, messages in _of_traces(
+        store,
+        Q.LOAD_CONVERSATIONS,
+        project,
+        wanted,
+        ("trace_id", "span_id", "parent_span_id", "start_ns", "end_ns", "messages"),
+    ):
+        said = conversation_tool_events(span_id, parent, int(start_ns), int(end_ns), dict(messages))
+        events.setdefault(trace_id, []).extend(said)
     changed = set()
     for t in wanted:
         found = event_calls(events.get(t.trace_id, ()))

@@ -14,6 +14,7 @@ from planscope import semconv as A
 from planscope_collector.observed import (
     APP_ARGUMENTS_KEY,
     answer_sql,
+    conversation_sql,
     event_values_sql,
     function_call_sql,
     tool_event_sql,
@@ -198,6 +199,19 @@ WHERE Project = {{project:String}}
   AND {tool_event_sql()}
 """
 
+# The LLM calls of the traces in {ids:String} with the message attributes that
+# observed.conversation_tool_events reads (the tool calls only their conversation says).
+LOAD_CONVERSATIONS = f"""
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       toUnixTimestamp64Nano(Timestamp) AS start_ns,
+       toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns, {conversation_sql()} AS messages
+FROM otel_traces
+WHERE Project = {{project:String}}
+  AND Timestamp >= {{since:DateTime64(9)}} AND Timestamp < {{until:DateTime64(9)}}
+  AND TraceId IN (SELECT arrayJoin(splitByChar(',', {{ids:String}})))
+  AND SpanModelKind = 'llm'
+"""
+
 # The span names of the inferred step attempts of the traces in {ids:String} (a step named
 # only in its span's name: observed.bind).
 LOAD_ATTEMPT_NAMES = """
@@ -216,7 +230,8 @@ WHERE Project = {project:String}
 # of a framework batch's bytes, and an ORDER BY here, or reading threads, held several times
 # the result (peak RSS, docs/benchmarks-log.md, 2026-12-05).
 LOAD_PROMPTS = f"""
-SELECT TraceId AS trace_id, SpanId AS span_id, toUnixTimestamp64Nano(Timestamp) AS start_ns,
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       toUnixTimestamp64Nano(Timestamp) AS start_ns,
        {user_request_sql()} AS messages
 FROM otel_traces
 WHERE Project = {{project:String}}

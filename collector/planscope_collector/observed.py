@@ -170,6 +170,7 @@ from planscope import semconv as A
 from . import _bibtex, _burr
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
+from ._conversation import CONVERSATION, conversation_events, conversation_sql, duplicate_call
 from ._returned import returned_error
 
 __all__ = [
@@ -189,6 +190,8 @@ __all__ = [
     "answer_sql",
     "app_step",
     "bind",
+    "conversation_sql",
+    "conversation_tool_events",
     "event_calls",
     "event_values",
     "event_values_sql",
@@ -405,6 +408,12 @@ def bind(
         if s.span_id in logged:
             s = replace(s, failed=True, message=s.message or logged[s.span_id])
         nodes[s.span_id] = replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s
+    # LiteLLM's raw copy of a model call is that call again, not work (_conversation)
+    nodes = {
+        k: n
+        for k, n in nodes.items()
+        if not duplicate_call(n.name, nodes.get(n.parent_span_id, _NONE).name)
+    }
     if not nodes:
         return Binding()
     nodes, returned = _function_calls(nodes)
@@ -881,28 +890,51 @@ def event_calls(events: Iterable[ToolEvent]) -> list[EventCall]:
     >>> (c.parent_span_id, c.tool, c.end_ns, c.failed, c.message, c.name)
     ('s', 'lookup', 4, True, 'slow', 'execute_tool lookup')
     """
-    calls: dict[str, EventCall] = {}
+    calls: dict[tuple[str, str], EventCall] = {}
+    said: set[tuple[str, str]] = set()
     for e in sorted(events, key=lambda e: e.time_ns):
         a = e.attributes
         call_id = a.get(A.GEN_AI_TOOL_CALL_ID, "")
         if not e.name.startswith("gen_ai.") or not call_id:
             continue
+        # the first event says a call and its outcome: a conversation's later requests repeat
+        # its history (_conversation), its call ids its own
+        key = (a.get(CONVERSATION, ""), call_id)
         if tool := a.get(A.GEN_AI_TOOL_NAME, ""):
+            if key in calls:
+                continue
             span_id = hashlib.blake2b(f"{e.span_id}/{call_id}".encode(), digest_size=8).hexdigest()
             arguments = a.get(A.GEN_AI_TOOL_CALL_ARGUMENTS, "")
-            calls[call_id] = EventCall(
-                span_id, e.span_id, call_id, tool, e.time_ns, e.time_ns, arguments
-            )
-        elif call_id in calls:
+            start = e.time_ns
+            calls[key] = EventCall(span_id, e.span_id, call_id, tool, start, start, arguments)
+        elif key in calls and key not in said:
+            said.add(key)
             error = a.get("error.type", "")
-            calls[call_id] = replace(
-                calls[call_id],
+            calls[key] = replace(
+                calls[key],
                 end_ns=e.time_ns,
                 result=a.get(A.GEN_AI_TOOL_CALL_RESULT, ""),
                 error_type=error,
                 message=a.get("exception.message", "") if error else "",
             )
     return list(calls.values())
+
+
+def conversation_tool_events(
+    span_id: str, parent_span_id: str, start_ns: int, end_ns: int, attributes: Mapping[str, str]
+) -> list[ToolEvent]:
+    """The tool calls an LLM call's messages say (``_conversation``: what it answered, what its
+    request's history holds) as the events :func:`event_calls` reads; ``attributes``: those
+    :func:`conversation_sql` selects, or all of the span's.
+
+    >>> said = {"gen_ai.completion.0.tool_calls.0.id": "c1",
+    ...         "gen_ai.completion.0.tool_calls.0.name": "lookup"}
+    >>> [(c.parent_span_id, c.tool, c.start_ns)
+    ...  for c in event_calls(conversation_tool_events("s", "p", 1, 5, said))]
+    [('s', 'lookup', 5)]
+    """
+    said = conversation_events(span_id, parent_span_id, start_ns, end_ns, attributes)
+    return [ToolEvent(*e) for e in said]
 
 
 def log_level(attributes: Mapping[str, str]) -> int:

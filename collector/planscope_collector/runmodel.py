@@ -43,6 +43,8 @@ from .observed import (
     answer,
     answer_sql,
     bind,
+    conversation_sql,
+    conversation_tool_events,
     recorded_work,
     tool_event_sql,
     user_request,
@@ -594,7 +596,8 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        '' AS tool, toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
        {SPAN_STATUS_MESSAGE_SQL} AS message, toString(ServiceName) AS service,
        toUInt32(0) AS position, {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
-       if(SpanModelKind = 'llm', {user_request_sql()}, map()) AS messages,
+       if(SpanModelKind = 'llm', mapUpdate({user_request_sql()}, {conversation_sql()}), map())
+           AS messages,
        if(TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE}),
           {answer_sql()}, map()) AS answers,
        CAST(arrayFilter(e -> {tool_event_sql("e.2", "e.3")}, arrayZip(
@@ -798,6 +801,17 @@ def bind_traces(
             ToolEvent(r["span_id"], int(time_ns), name, dict(attributes))
             for r in by_id.values()
             for time_ns, name, attributes in r["events"]
+        ] + [
+            e
+            for r in by_id.values()
+            if r["messages"]
+            for e in conversation_tool_events(
+                r["span_id"],
+                r["parent_span_id"],
+                int(r["start_ns"]),
+                int(r["start_ns"]) + int(r["duration_ns"]),
+                dict(r["messages"]),
+            )
         ]
         steps = plan_steps.get(trace_id, [])
         binding = bind(nodes, steps, events=events, agents=agents.get(trace_id, {}))

@@ -60,6 +60,7 @@ EXPECTED = [
     "0038_mlflow_tracing",
     "0039_griptape_tags",
     "0040_finite_llm_usage",
+    "0042_plan_step_key",
 ]
 
 
