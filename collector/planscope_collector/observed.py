@@ -2111,9 +2111,9 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
             if c.kind == A.KIND_OTHER and c.span_id not in above
         ]
         invoked = {c.span_id for c in plain if _encloses_work(c.span_id, children)}
-        # beside actions whose calls are traced functions, an action that failed with no call
-        # in it (one that raised) is one too
-        if any(_function_span(x) for i in invoked for x in children.get(i, ())):
+        # beside them, one that failed with no call in it (a Burr action or an app's own check
+        # that raised) is one too
+        if invoked:
             invoked |= {c.span_id for c in plain if c.failed}
         out |= invoked
     return frozenset(out)
