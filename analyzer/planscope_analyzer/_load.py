@@ -381,7 +381,14 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
     from their events (``LOAD_TOOL_EVENTS``): tool calls under the span that asked, each with
     a skeleton raw span (its name, status and error message). The traces changed."""
     # (a trace with a tool call never does: its nodes are not built)
-    wanted = [t for t in wanted if not t.tools and reads_tool_events(_typed_nodes(t))]
+    wanted = [
+        t
+        for t in wanted
+        if not t.tools
+        and reads_tool_events(
+            [*_typed_nodes(t), *(SpanNode(s, p, A.KIND_LLM, "") for s, p in t.llm_parents.items())]
+        )
+    ]
     if not wanted:
         return set()
     events: dict[str, list[ToolEvent]] = {}

@@ -850,18 +850,24 @@ class EventCall:
 
 
 def reads_tool_events(spans: Iterable[SpanNode]) -> bool:
-    """Whether a trace's tool calls may be said only by GenAI events (:func:`event_calls`): it
-    has no tool span and structure the span model inferred (a run, plan or step of another
-    convention).
+    """Whether a trace's tool calls may be said only by GenAI events (:func:`event_calls`, also
+    those a conversation says: :func:`conversation_tool_events`): it has no tool span and
+    structure the span model inferred (a run, plan or step of another convention), or LLM calls
+    and no structure declared (an instrumentation that traces model calls only).
 
     >>> reads_tool_events([SpanNode("a", "", "run", "agent", inferred=True)])
     True
     >>> reads_tool_events([SpanNode("a", "", "run", "agent", inferred=False)])
     False
+    >>> reads_tool_events([SpanNode("a", "", "other", "app"), SpanNode("c", "a", "llm", "chat")])
+    True
     """
     nodes = list(spans)
-    return not any(n.kind == A.KIND_TOOL for n in nodes) and any(
-        n.inferred and n.kind in (A.KIND_RUN, A.KIND_PLAN, A.KIND_STEP) for n in nodes
+    if any(n.kind == A.KIND_TOOL for n in nodes):
+        return False
+    structure = [n for n in nodes if n.kind in (A.KIND_RUN, A.KIND_PLAN, A.KIND_STEP)]
+    return any(n.inferred for n in structure) or (
+        not structure and any(n.kind == A.KIND_LLM for n in nodes)
     )
 
 
