@@ -124,7 +124,17 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   given as name / value pairs are arguments and a field naming an earlier step a dependency;
 * **errors returned as values** (``_returned``): such a call whose status is not ERROR but
   whose result is an error envelope (MCP's ``isError``, Anthropic's ``{"type": "error", ...}``,
-  a bare ``{"error": ...}``) failed (:attr:`Binding.returned`).
+  a bare ``{"error": ...}``) failed (:attr:`Binding.returned`);
+* **tool calls said only by the conversation** (``_conversation``): in a trace with no tool
+  span (LiteLLM's own OpenTelemetry, an OpenAI or Anthropic instrumentor used alone), the
+  tool calls a model call answered and the ``tool`` messages a later request repeats, in
+  every message convention the mapping reads, are tool calls under the model call that first
+  shows them, once per conversation and call id, failed when their result is an error envelope
+  (``_returned``), said only where no span beside the model calls may record them
+  (:func:`conversation_tool_events`, read as :func:`event_calls` reads events); LiteLLM's
+  ``raw_gen_ai_request`` under its ``litellm_request`` is that call again, not work; an
+  unclassified span beside the invocations that failed with no call in it (an app's check that
+  raised, as a Burr action) is an attempt.
 
 Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
@@ -419,7 +429,12 @@ def bind(
     nodes, returned = _function_calls(nodes)
     evented: tuple[EventCall, ...] = ()
     if events is not None and reads_tool_events(nodes.values()):
-        evented = tuple(event_calls(events))
+        # a conversation says its tool calls only where no span beside its model calls may
+        # record them (an app's traced tool function: a component call)
+        beside = {n.parent_span_id for n in nodes.values() if n.kind != A.KIND_LLM}
+        evented = tuple(
+            event_calls(e for e in events if e.attributes.get(CONVERSATION) not in beside)
+        )
         nodes |= {c.span_id: c.node() for c in evented}
     roots = agent_roots(nodes.values(), agents) if agents is not None else None
     if roots is not None:
@@ -2097,9 +2112,10 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
     under an unclassified root (the application's own span) or an inferred run (a framework's
     agent) that enclose LLM or tool calls: a framework's calls (a DSPy module's ``forward``, an
     OpenInference CHAIN) that the application or agent made, each an agent invocation (an
-    inferred step attempt named as its span), and, when their calls are traced functions,
-    those beside them that failed enclosing no call (a Burr action that raised); and an app's
-    step spans (:func:`_names_step`) wherever they are, a span above them being none."""
+    inferred step attempt named as its span), and those beside them that failed enclosing no
+    call (a Burr action, an app's own check that raised; a Logfire log is no span here: an
+    event of its span); and an app's step spans (:func:`_names_step`) wherever they are, a
+    span above them being none."""
     if any(n.kind in (A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
         return frozenset()
     # an app's own span named after the step it does (``app.step pick``) is that step's

@@ -2079,3 +2079,17 @@ def test_a_conversation_says_its_calls_in_every_message_convention() -> None:
     declined = [genai_parts[0], _answered("c", {"status": "declined", "message": "error"})]
     assert [c[3] for c in said({"gen_ai.input.messages": json.dumps(declined)})] == [False]
     assert said({"gen_ai.completion.0.function_call.name": "lookup"}) == []
+
+
+def test_a_span_beside_the_model_calls_records_the_calls_the_conversation_says() -> None:
+    spans, events = conversation_trace()
+    # the app traces its tool functions under the attempts too: those spans are the calls
+    traced = [
+        node("f1", "a1", "other", 12, name="wms", failed=True),
+        node("f2", "a2", "other", 22, name="wms"),
+        node("f3", "a3", "other", 32, name="courier"),
+    ]
+    plan = [ObservedStep("pl", "pick", "wms", 0), ObservedStep("pl", "ship", "courier", 1)]
+    b = bind([*spans, *traced], plan, events=events)
+    assert b.event_calls == ()
+    assert b.calls == {"f1": "wms", "f2": "wms", "f3": "courier"} and b.failed == {"a1"}
