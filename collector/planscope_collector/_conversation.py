@@ -101,13 +101,13 @@ def conversation_events(
         for call_id, tool, arguments in _calls(message):
             said = _call(call_id, tool, arguments) | scope
             out.append((span_id, start_ns - 1, A.GEN_AI_CHOICE_EVENT, said))
-        if (call_id := message.get("tool_call_id")) and isinstance(call_id, str):
-            said = _result(call_id, message) | scope
+        if (answers := message.get("tool_call_id")) and isinstance(answers, str):
+            said = _result(answers, message) | scope
             out.append((span_id, start_ns, A.GEN_AI_TOOL_MESSAGE_EVENT, said))
         for part in message.get("parts") or ():
-            call_id = part.get("id") if isinstance(part, dict) else None
-            if call_id and isinstance(call_id, str) and part.get("type") == "tool_call_response":
-                said = _result(call_id, {"parts": [part]}) | scope
+            response = part.get("id") if isinstance(part, dict) else None
+            if response and isinstance(response, str) and part.get("type") == "tool_call_response":
+                said = _result(response, {"parts": [part]}) | scope
                 out.append((span_id, start_ns, A.GEN_AI_TOOL_MESSAGE_EVENT, said))
     for message in answered:
         for call_id, tool, arguments in _calls(message):
