@@ -234,8 +234,7 @@ WHERE Project = {project:String}
 # of a framework batch's bytes, and an ORDER BY here, or reading threads, held several times
 # the result (peak RSS, docs/benchmarks-log.md, 2026-12-05).
 LOAD_PROMPTS = f"""
-SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
-       toUnixTimestamp64Nano(Timestamp) AS start_ns,
+SELECT TraceId AS trace_id, SpanId AS span_id, toUnixTimestamp64Nano(Timestamp) AS start_ns,
        {user_request_sql()} AS messages
 FROM otel_traces
 WHERE Project = {{project:String}}

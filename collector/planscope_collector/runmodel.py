@@ -630,10 +630,11 @@ WHERE {_BIND_WHERE} AND Inferred = 1
 """What ``planscope_collector.observed.bind`` reads of some traces (``{project}``, ``{ids}``,
 ``{since}``, ``{until}`` bound), in one read: every span (``row`` = ``span``: kind, name,
 status, start, what a grouping run reports, whether it is a workflow, the spans it links to,
-an LLM call's input messages as ``observed.user_request`` reads them, an LLM call's or inferred
-agent run's answer or a tool call's arguments as ``observed.answer`` reads them, only in a trace
-with no plan row: where
-``observed.read_plans`` looks for a plan, and the events ``observed.event_calls`` reads),
+an LLM call's input messages as ``observed.user_request`` reads them and its messages as
+``observed.conversation_tool_events`` reads them, an LLM call's or inferred agent run's answer
+or a tool call's arguments as ``observed.answer`` reads them, only in a trace with no plan
+row: where ``observed.read_plans`` looks for a plan, the events ``observed.event_calls``
+reads, and a Logfire log's level, ``observed.log_level``: an event of its span, no node),
 the step name and status of each step attempt (``step``), the agent of each run (``run``),
 the tool name and status of each tool call (``tool``) and the steps of the observed plans
 (``plan_step``: the plan's span, step id, tool, position; none in a trace that declares a
