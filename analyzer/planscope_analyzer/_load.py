@@ -22,6 +22,7 @@ from planscope_collector.observed import (
     agent_roots,
     answer,
     bind,
+    conversation_tool_events,
     event_calls,
     logged_failures,
     reads_tool_events,
@@ -383,7 +384,14 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
     from their events (``LOAD_TOOL_EVENTS``): tool calls under the span that asked, each with
     a skeleton raw span (its name, status and error message). The traces changed."""
     # (a trace with a tool call never does: its nodes are not built)
-    wanted = [t for t in wanted if not t.tools and reads_tool_events(_typed_nodes(t))]
+    wanted = [
+        t
+        for t in wanted
+        if not t.tools
+        and reads_tool_events(
+            [*_typed_nodes(t), *(SpanNode(s, p, A.KIND_LLM, "") for s, p in t.llm_parents.items())]
+        )
+    ]
     if not wanted:
         return set()
     events: dict[str, list[ToolEvent]] = {}
@@ -396,6 +404,16 @@ def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set
     ):
         event = ToolEvent(span_id, int(time_ns), name, dict(attributes))
         events.setdefault(trace_id, []).append(event)
+    # and those only their conversation says (a model call's answer, a later request's history)
+    for trace_id, span_id, parent, start_ns, end_ns, messages in _of_traces(
+        store,
+        Q.LOAD_CONVERSATIONS,
+        project,
+        wanted,
+        ("trace_id", "span_id", "parent_span_id", "start_ns", "end_ns", "messages"),
+    ):
+        said = conversation_tool_events(span_id, parent, int(start_ns), int(end_ns), dict(messages))
+        events.setdefault(trace_id, []).extend(said)
     changed = set()
     for t in wanted:
         found = event_calls(events.get(t.trace_id, ()))

@@ -19,6 +19,7 @@ from .observed import (
     ToolEvent,
     answer,
     bind,
+    conversation_tool_events,
     event_values,
     log_level,
     recorded_work,
@@ -417,6 +418,17 @@ def _bind(
         ToolEvent(s["span_id"], e["time_ns"], e["name"], e["attributes"])
         for s in spans
         for e in s["events"]
+    ] + [
+        e
+        for s in spans
+        if s["planscope_kind"] == A.KIND_LLM
+        for e in conversation_tool_events(
+            s["span_id"],
+            s["parent_span_id"],
+            s["start_ns"],
+            s["start_ns"] + s["duration_ns"],
+            s["attributes"],
+        )
     ]
     agents = {
         s["span_id"]: str(s["model"]["executor"])

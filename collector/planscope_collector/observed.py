@@ -124,7 +124,17 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   given as name / value pairs are arguments and a field naming an earlier step a dependency;
 * **errors returned as values** (``_returned``): such a call whose status is not ERROR but
   whose result is an error envelope (MCP's ``isError``, Anthropic's ``{"type": "error", ...}``,
-  a bare ``{"error": ...}``) failed (:attr:`Binding.returned`).
+  a bare ``{"error": ...}``) failed (:attr:`Binding.returned`);
+* **tool calls said only by the conversation** (``_conversation``): in a trace with no tool
+  span (LiteLLM's own OpenTelemetry, an OpenAI or Anthropic instrumentor used alone), the
+  tool calls a model call answered and the ``tool`` messages a later request repeats, in
+  every message convention the mapping reads, are tool calls under the model call that first
+  shows them, once per conversation and call id, failed when their result is an error envelope
+  (``_returned``), said only where no span beside the model calls may record them
+  (:func:`conversation_tool_events`, read as :func:`event_calls` reads events); LiteLLM's
+  ``raw_gen_ai_request`` under its ``litellm_request`` is that call again, not work; an
+  unclassified span beside the invocations that failed with no call in it (an app's check that
+  raised, as a Burr action) is an attempt.
 
 Also derived at read time, from one span: **what an LLM call answered** (:func:`answer`: its
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
@@ -170,6 +180,7 @@ from planscope import semconv as A
 from . import _bibtex, _burr
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
+from ._conversation import CONVERSATION, conversation_events, conversation_sql, duplicate_call
 from ._returned import returned_error
 
 __all__ = [
@@ -189,6 +200,8 @@ __all__ = [
     "answer_sql",
     "app_step",
     "bind",
+    "conversation_sql",
+    "conversation_tool_events",
     "event_calls",
     "event_values",
     "event_values_sql",
@@ -405,12 +418,23 @@ def bind(
         if s.span_id in logged:
             s = replace(s, failed=True, message=s.message or logged[s.span_id])
         nodes[s.span_id] = replace(s, tool=_callable(s.tool)) if s.kind == A.KIND_TOOL else s
+    # LiteLLM's raw copy of a model call is that call again, not work (_conversation)
+    nodes = {
+        k: n
+        for k, n in nodes.items()
+        if not duplicate_call(n.name, nodes.get(n.parent_span_id, _NONE).name)
+    }
     if not nodes:
         return Binding()
     nodes, returned = _function_calls(nodes)
     evented: tuple[EventCall, ...] = ()
     if events is not None and reads_tool_events(nodes.values()):
-        evented = tuple(event_calls(events))
+        # a conversation says its tool calls only where no span beside its model calls may
+        # record them (an app's traced tool function: a component call)
+        beside = {n.parent_span_id for n in nodes.values() if n.kind != A.KIND_LLM}
+        evented = tuple(
+            event_calls(e for e in events if e.attributes.get(CONVERSATION) not in beside)
+        )
         nodes |= {c.span_id: c.node() for c in evented}
     roots = agent_roots(nodes.values(), agents) if agents is not None else None
     if roots is not None:
@@ -841,18 +865,24 @@ class EventCall:
 
 
 def reads_tool_events(spans: Iterable[SpanNode]) -> bool:
-    """Whether a trace's tool calls may be said only by GenAI events (:func:`event_calls`): it
-    has no tool span and structure the span model inferred (a run, plan or step of another
-    convention).
+    """Whether a trace's tool calls may be said only by GenAI events (:func:`event_calls`, also
+    those a conversation says: :func:`conversation_tool_events`): it has no tool span and
+    structure the span model inferred (a run, plan or step of another convention), or LLM calls
+    and no structure declared (an instrumentation that traces model calls only).
 
     >>> reads_tool_events([SpanNode("a", "", "run", "agent", inferred=True)])
     True
     >>> reads_tool_events([SpanNode("a", "", "run", "agent", inferred=False)])
     False
+    >>> reads_tool_events([SpanNode("a", "", "other", "app"), SpanNode("c", "a", "llm", "chat")])
+    True
     """
     nodes = list(spans)
-    return not any(n.kind == A.KIND_TOOL for n in nodes) and any(
-        n.inferred and n.kind in (A.KIND_RUN, A.KIND_PLAN, A.KIND_STEP) for n in nodes
+    if any(n.kind == A.KIND_TOOL for n in nodes):
+        return False
+    structure = [n for n in nodes if n.kind in (A.KIND_RUN, A.KIND_PLAN, A.KIND_STEP)]
+    return any(n.inferred for n in structure) or (
+        not structure and any(n.kind == A.KIND_LLM for n in nodes)
     )
 
 
@@ -881,28 +911,51 @@ def event_calls(events: Iterable[ToolEvent]) -> list[EventCall]:
     >>> (c.parent_span_id, c.tool, c.end_ns, c.failed, c.message, c.name)
     ('s', 'lookup', 4, True, 'slow', 'execute_tool lookup')
     """
-    calls: dict[str, EventCall] = {}
+    calls: dict[tuple[str, str], EventCall] = {}
+    said: set[tuple[str, str]] = set()
     for e in sorted(events, key=lambda e: e.time_ns):
         a = e.attributes
         call_id = a.get(A.GEN_AI_TOOL_CALL_ID, "")
         if not e.name.startswith("gen_ai.") or not call_id:
             continue
+        # the first event says a call and its outcome: a conversation's later requests repeat
+        # its history (_conversation), its call ids its own
+        key = (a.get(CONVERSATION, ""), call_id)
         if tool := a.get(A.GEN_AI_TOOL_NAME, ""):
+            if key in calls:
+                continue
             span_id = hashlib.blake2b(f"{e.span_id}/{call_id}".encode(), digest_size=8).hexdigest()
             arguments = a.get(A.GEN_AI_TOOL_CALL_ARGUMENTS, "")
-            calls[call_id] = EventCall(
-                span_id, e.span_id, call_id, tool, e.time_ns, e.time_ns, arguments
-            )
-        elif call_id in calls:
+            start = e.time_ns
+            calls[key] = EventCall(span_id, e.span_id, call_id, tool, start, start, arguments)
+        elif key in calls and key not in said:
+            said.add(key)
             error = a.get("error.type", "")
-            calls[call_id] = replace(
-                calls[call_id],
+            calls[key] = replace(
+                calls[key],
                 end_ns=e.time_ns,
                 result=a.get(A.GEN_AI_TOOL_CALL_RESULT, ""),
                 error_type=error,
                 message=a.get("exception.message", "") if error else "",
             )
     return list(calls.values())
+
+
+def conversation_tool_events(
+    span_id: str, parent_span_id: str, start_ns: int, end_ns: int, attributes: Mapping[str, str]
+) -> list[ToolEvent]:
+    """The tool calls an LLM call's messages say (``_conversation``: what it answered, what its
+    request's history holds) as the events :func:`event_calls` reads; ``attributes``: those
+    :func:`conversation_sql` selects, or all of the span's.
+
+    >>> said = {"gen_ai.completion.0.tool_calls.0.id": "c1",
+    ...         "gen_ai.completion.0.tool_calls.0.name": "lookup"}
+    >>> [(c.parent_span_id, c.tool, c.start_ns)
+    ...  for c in event_calls(conversation_tool_events("s", "p", 1, 5, said))]
+    [('s', 'lookup', 5)]
+    """
+    said = conversation_events(span_id, parent_span_id, start_ns, end_ns, attributes)
+    return [ToolEvent(*e) for e in said]
 
 
 def log_level(attributes: Mapping[str, str]) -> int:
@@ -2059,9 +2112,10 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
     under an unclassified root (the application's own span) or an inferred run (a framework's
     agent) that enclose LLM or tool calls: a framework's calls (a DSPy module's ``forward``, an
     OpenInference CHAIN) that the application or agent made, each an agent invocation (an
-    inferred step attempt named as its span), and, when their calls are traced functions,
-    those beside them that failed enclosing no call (a Burr action that raised); and an app's
-    step spans (:func:`_names_step`) wherever they are, a span above them being none."""
+    inferred step attempt named as its span), and those beside them that failed enclosing no
+    call (a Burr action, an app's own check that raised; a Logfire log is no span here: an
+    event of its span); and an app's step spans (:func:`_names_step`) wherever they are, a
+    span above them being none."""
     if any(n.kind in (A.KIND_STEP, A.KIND_PLAN) for n in nodes.values()):
         return frozenset()
     # an app's own span named after the step it does (``app.step pick``) is that step's
@@ -2079,9 +2133,9 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
             if c.kind == A.KIND_OTHER and c.span_id not in above
         ]
         invoked = {c.span_id for c in plain if _encloses_work(c.span_id, children)}
-        # beside actions whose calls are traced functions, an action that failed with no call
-        # in it (one that raised) is one too
-        if any(_function_span(x) for i in invoked for x in children.get(i, ())):
+        # beside them, one that failed with no call in it (a Burr action or an app's own check
+        # that raised) is one too
+        if invoked:
             invoked |= {c.span_id for c in plain if c.failed}
         out |= invoked
     return frozenset(out)

@@ -1954,3 +1954,142 @@ def test_step_io_reads_a_burr_function_spans_arguments_and_return() -> None:
         "return": json.dumps(OVERLOADED),
     }
     assert observed.step_io(attributes) == ('{"order": "7"}', json.dumps(OVERLOADED))
+
+
+# --- tool calls said only by the conversation; LiteLLM's own OpenTelemetry ----------------------
+def _genai_turn(history: list[dict[str, Any]]) -> dict[str, str]:
+    """A model call's attributes in the GenAI parts format, LiteLLM's way: its request's history
+    (OpenAI-shaped ``tool_calls`` and ``tool`` messages), an answer recording no call id."""
+    return {
+        "gen_ai.input.messages": json.dumps(history),
+        "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": []}]),
+    }
+
+
+def _asked(call_id: str, tool: str, **arguments: str) -> dict[str, Any]:
+    function = {"name": tool, "arguments": json.dumps(arguments)}
+    return {"role": "assistant", "tool_calls": [{"id": call_id, "function": function}]}
+
+
+def _answered(call_id: str, result: Any) -> dict[str, Any]:
+    text = json.dumps(result)
+    return {"role": "tool", "tool_call_id": call_id, "parts": [{"type": "text", "content": text}]}
+
+
+def conversation_trace() -> tuple[list[SpanNode], list[observed.ToolEvent]]:
+    """An app's plain spans (a root, a plan span, one span per task attempt) over LLM calls
+    only, each with LiteLLM's raw copy under it; two attempts of one task, each a conversation
+    that numbers its call ids afresh; the tool calls said only by the later requests."""
+    user = {"role": "user", "parts": [{"type": "text", "content": "Task: pick"}]}
+    busy = [user, _asked("call_0", "wms", order="7"), _answered("call_0", {"error": "busy"})]
+    picked = [user, _asked("call_0", "wms", order="7"), _answered("call_0", {"id": "PCK-1"})]
+    shipped = [user, _asked("call_0", "courier"), _answered("call_0", {"id": "S"})]
+    turns = {  # span -> (parent, start, history)
+        "m1": ("a1", 11, [user]),
+        "m2": ("a1", 13, busy),
+        "m3": ("a2", 21, [user]),
+        "m4": ("a2", 23, picked),
+        "m5": ("a3", 31, [user]),
+        "m6": ("a3", 33, shipped),
+        "m7": ("a3", 35, [*shipped, {"role": "assistant", "content": "done"}, user]),
+    }
+    spans = [
+        node("run", "", "other", 0, name="job"),
+        node("p", "run", "other", 1, name="plan"),
+        node("pl", "p", "llm", 2, name="litellm_request"),
+        node("a1", "run", "other", 10, name="task pick"),
+        node("a2", "run", "other", 20, name="task pick"),
+        node("a3", "run", "other", 30, name="task ship"),
+    ]
+    events: list[observed.ToolEvent] = []
+    for span_id, (parent, start, history) in turns.items():
+        spans.append(node(span_id, parent, "llm", start, name="litellm_request"))
+        events += observed.conversation_tool_events(
+            span_id, parent, start, start + 1, _genai_turn(history)
+        )
+    llm = [s for s in spans if s.kind == "llm"]
+    spans += [node(f"{s.span_id}r", s.span_id, "other", s.start_ns, name="raw_gen_ai_request")
+              for s in llm]  # fmt: skip
+    return spans, events
+
+
+def test_tool_calls_said_only_by_the_conversation_are_calls_of_their_attempts() -> None:
+    spans, events = conversation_trace()
+    plan = [ObservedStep("pl", "pick", "wms", 0), ObservedStep("pl", "ship", "courier", 1)]
+    b = bind(spans, plan, events=events)
+    calls = sorted(b.event_calls, key=lambda c: c.start_ns)
+    # each call once (a later request repeats the history), in its conversation (the call ids
+    # of the attempts' conversations are the same), under the attempt it was made in
+    assert [(b.actions[c.span_id], c.tool, c.result) for c in calls] == [
+        ("a1", "wms", '{"error": "busy"}'),
+        ("a2", "wms", '{"id": "PCK-1"}'),
+        ("a3", "courier", '{"id": "S"}'),
+    ]
+    assert [c.failed for c in calls] == [True, False, False]  # an error envelope, by its shape
+    assert calls[0].arguments == '{"order": "7"}'
+    # the app's task spans are the attempts of the steps they name; the first failed
+    assert b.steps == {"a1": "pick", "a2": "pick", "a3": "ship"}
+    assert b.attempts["a2"] == 2 and b.failed == frozenset({"a1"})
+    # LiteLLM's raw copy of a call is no work of its own (no component call, no attempt)
+    assert not any(s.endswith("r") for s in [*b.calls, *b.actions, *b.promoted])
+
+
+def test_a_conversation_says_its_calls_in_every_message_convention() -> None:
+    def said(attributes: dict[str, str]) -> list[tuple[str, str, str, bool]]:
+        events = observed.conversation_tool_events("m", "a", 10, 20, attributes)
+        return [(c.tool, c.arguments, c.result, c.failed) for c in observed.event_calls(events)]
+
+    result = '{"isError": true, "content": []}'
+    want = [("lookup", '{"q": 1}', result, True)]
+    call = {"type": "tool_call", "id": "c", "name": "lookup", "arguments": {"q": 1}}
+    response = {"type": "tool_call_response", "id": "c", "response": result}
+    genai_parts = [
+        {"role": "assistant", "parts": [call]},
+        {"role": "tool", "parts": [response]},
+    ]
+    assert said({"gen_ai.input.messages": json.dumps(genai_parts)}) == want
+    oi = "llm.input_messages."
+    openinference = {
+        f"{oi}0.message.role": "assistant",
+        f"{oi}0.message.tool_calls.0.tool_call.id": "c",
+        f"{oi}0.message.tool_calls.0.tool_call.function.name": "lookup",
+        f"{oi}0.message.tool_calls.0.tool_call.function.arguments": '{"q": 1}',
+        f"{oi}1.message.role": "tool",
+        f"{oi}1.message.tool_call_id": "c",
+        f"{oi}1.message.content": result,
+    }
+    assert said(openinference) == want
+    openllmetry = {
+        "gen_ai.prompt.0.role": "assistant",
+        "gen_ai.prompt.0.tool_calls.0.id": "c",
+        "gen_ai.prompt.0.tool_calls.0.name": "lookup",
+        "gen_ai.prompt.0.tool_calls.0.arguments": '{"q": 1}',
+        "gen_ai.prompt.1.role": "tool",
+        "gen_ai.prompt.1.tool_call_id": "c",
+        "gen_ai.prompt.1.content": result,
+    }
+    assert said(openllmetry) == want
+    # a call only the answer says (no later request): asked at the call's end, no outcome
+    answered = {
+        "gen_ai.completion.0.tool_calls.0.id": "c",
+        "gen_ai.completion.0.tool_calls.0.name": "lookup",
+    }
+    assert said(answered) == [("lookup", "", "", False)]
+    # a result that only mentions an error did not fail; a call with no id says nothing
+    declined = [genai_parts[0], _answered("c", {"status": "declined", "message": "error"})]
+    assert [c[3] for c in said({"gen_ai.input.messages": json.dumps(declined)})] == [False]
+    assert said({"gen_ai.completion.0.function_call.name": "lookup"}) == []
+
+
+def test_a_span_beside_the_model_calls_records_the_calls_the_conversation_says() -> None:
+    spans, events = conversation_trace()
+    # the app traces its tool functions under the attempts too: those spans are the calls
+    traced = [
+        node("f1", "a1", "other", 12, name="wms", failed=True),
+        node("f2", "a2", "other", 22, name="wms"),
+        node("f3", "a3", "other", 32, name="courier"),
+    ]
+    plan = [ObservedStep("pl", "pick", "wms", 0), ObservedStep("pl", "ship", "courier", 1)]
+    b = bind([*spans, *traced], plan, events=events)
+    assert b.event_calls == ()
+    assert b.calls == {"f1": "wms", "f2": "wms", "f3": "courier"} and b.failed == {"a1"}

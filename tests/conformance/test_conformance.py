@@ -45,6 +45,10 @@ _BURR_LIST = (
     "a Burr trace has no typed row the span model inferred (no instrumented client): the trace "
     "list, stats and alerts do not bind it; its run is on the trace page and the analyzers' only"
 )
+_CONVERSATION_CALLS = (
+    "LiteLLM traces model calls only: the tool calls its conversation says are spans of their "
+    "own on the trace page (execute_tool, span ids no sent span has), named in the evidence"
+)
 GAPS: dict[str, dict[frozenset[str], str]] = {
     "test_tokens_are_what_the_model_reported": {
         frozenset({"autogen_agentchat"}): _NO_MODEL_SPAN,
@@ -80,7 +84,10 @@ GAPS: dict[str, dict[frozenset[str], str]] = {
     "test_runaway_loop_names_the_failing_step": {
         frozenset({"griptape_agents"}): "Griptape's tool span names the tool's class (Issue), "
         "not the activity the model called (issue_refund)",
+        frozenset({"litellm_otel"}): _CONVERSATION_CALLS,
     },
+    "test_spans_arrive_as_sent": {frozenset({"litellm_otel"}): _CONVERSATION_CALLS},
+    "test_run_page_renders": {frozenset({"litellm_otel"}): _CONVERSATION_CALLS},
 }
 """(test, sources) pairs the span model cannot read yet, with the reason."""
 

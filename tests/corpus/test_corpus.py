@@ -879,6 +879,12 @@ def _mlflow(span: ReadableSpan, key: str) -> Any:
             ("loop_step_varying", "loop_tool_in_step", "wrong_day", "legit_replan"),
             ("find_arborist", "close_road", "schedule_felling", "charge_po", "notify_residents"),
         ),
+        (
+            "stocking",
+            "sealed22",
+            ("loop_poll_stuck", "wrong_species", "wrong_day", "legit_replan", "external_flood"),
+            ("reserve_fish", "obtain_consent", "book_tanker", "pay_hatchery", "notify_club"),
+        ),
     ],
 )
 def test_runs_are_found_at_the_steps_of_their_plans(
@@ -911,7 +917,11 @@ def test_runs_are_found_at_the_steps_of_their_plans(
     function spans with their arguments and ``return``, no LLM span), its plan a pydantic
     structured output (arguments as name / value or ``from_step`` pairs) that a re-plan of
     the steps still to do revises, its services returning error objects with an OK status
-    (``observed._function_calls``, ``_returned``). A loop, a wrong value
+    (``observed._function_calls``, ``_returned``); stocking (sealed-22) is an app calling
+    the model through LiteLLM under LiteLLM's own OpenTelemetry callback (no tool span: its
+    tool calls only in the conversation, ``_conversation``), its work in the app's plain task
+    spans, its plan a structured output whose steps are named by ``key`` (0042), a check that
+    raised after the plan an attempt. A loop, a wrong value
     and a legitimate re-plan are found at the labelled step, in a child process on a store of
     its own: ``check_findings``."""
     dsn = migrated.store_dsn(tmp_path / "chdb")

@@ -61,6 +61,7 @@ EXPECTED = [
     "0039_griptape_tags",
     "0040_finite_llm_usage",
     "0041_returned_errors",
+    "0042_plan_step_key",
 ]
 
 
@@ -913,3 +914,29 @@ def test_0037_logfire_logs_carry_their_level_and_text(tmp_path: Path) -> None:
         ("note", 1, ""),
         ("{step} gave up", 17, "pay gave up"),
     ]
+
+
+def test_0042_a_structured_plans_step_key_is_its_id(tmp_path: Path) -> None:
+    """0042: a foreign LLM call's structured-output plan whose steps name themselves by ``key``
+    keeps those names as step ids (before: their positions); ``id`` / ``name`` still win."""
+    trace_id = new_trace_id()
+    plan = {
+        "tasks": [
+            {"key": "reserve", "goal": "Reserve stock", "tool": "search_lots"},
+            {"key": "pay", "goal": "Pay", "tool": "pay", "name": "settle"},
+        ]
+    }
+    answer = [{"role": "assistant", "parts": [{"type": "text", "content": json.dumps(plan)}]}]
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(answer)}
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate()
+        s.insert_spans(spans_ipc([make_span(trace_id=trace_id, name="chat", attrs=attrs)]))
+        steps = s.query(
+            "SELECT StepId, Tool FROM planscope_plan_steps WHERE TraceId = {t:String} "
+            "ORDER BY Position",
+            {"t": trace_id},
+        )
+        assert [(r["StepId"], r["Tool"]) for r in steps] == [
+            ("reserve", "search_lots"),
+            ("settle", "pay"),
+        ]

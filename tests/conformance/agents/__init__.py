@@ -21,5 +21,6 @@ SOURCES = (
     "strands_agents",
     "griptape_agents",
     "burr_agents",
+    "litellm_otel",
 )
 """Every source, in the order the suite runs them."""

@@ -1,0 +1,219 @@
+"""Tool calls said only by the conversation, and LiteLLM's own OpenTelemetry.
+
+An instrumentation that traces model calls only (LiteLLM's OpenTelemetry callback, the OpenAI or
+Anthropic instrumentors of OpenInference and OpenLLMetry used without a framework) writes no
+tool span: a tool call shows only as a tool call in one model call's answer (with its id, where
+the convention records one) and as the assistant message and ``tool`` message (its result, by
+call id) that every later request of that conversation repeats. :func:`conversation_events`
+says those as the GenAI tool events ``observed.event_calls`` reads (a call: its id, tool and
+arguments; its outcome: its result, and its error when the result is an error envelope by
+shape, ``_returned``), so one path makes them tool calls; each call once (the first model call
+that shows it says it; a repeat of the history says nothing new).
+
+The messages are read in every convention the mapping reads: GenAI ``gen_ai.input.messages`` /
+``gen_ai.output.messages`` (``tool_call`` / ``tool_call_response`` parts, or OpenAI-shaped
+``tool_calls`` and ``tool_call_id`` as LiteLLM writes them), OpenInference's
+``llm.input_messages.{i}.message.*`` / ``llm.output_messages.*``, OpenLLMetry's
+``gen_ai.prompt.{i}.*`` / ``gen_ai.completion.{i}.*``.
+
+**LiteLLM** (scope ``litellm``, ``USE_OTEL_LITELLM_REQUEST_SPAN``) writes a ``litellm_request``
+span per model call and under it a ``raw_gen_ai_request`` span carrying the provider's raw
+request and response (``llm.openai.*``): the same call again, not work of its own
+(:func:`duplicate_call`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from planscope import safejson
+from planscope import semconv as A
+
+from ._returned import returned_error
+
+__all__ = ["CONVERSATION", "conversation_events", "conversation_sql", "duplicate_call"]
+
+CONVERSATION = "planscope.conversation"
+"""The attribute of a conversation's tool events naming the conversation (the span above its
+model calls): its call ids are unique only within it."""
+
+LITELLM_REQUEST = "litellm_request"
+"""The span LiteLLM's OpenTelemetry callback writes per model call."""
+LITELLM_RAW = "raw_gen_ai_request"
+"""Its child holding the provider's raw request and response: the same call."""
+
+_PREFIXES = (
+    ("llm.input_messages.", "llm.output_messages."),
+    ("gen_ai.prompt.", "gen_ai.completion."),
+)
+"""The flattened conventions' (input, output) message prefixes: OpenInference, OpenLLMetry."""
+
+Call = tuple[str, str, str]
+"""A tool call: its id, tool and arguments (JSON text)."""
+
+
+def duplicate_call(name: str, parent_name: str) -> bool:
+    """Whether a span is LiteLLM's raw copy of the model call its parent is (module docstring).
+
+    >>> duplicate_call("raw_gen_ai_request", "litellm_request"), duplicate_call("search", "x")
+    (True, False)
+    """
+    return name == LITELLM_RAW and parent_name == LITELLM_REQUEST
+
+
+def conversation_sql(column: str = "SpanAttributes") -> str:
+    """SQL for the attributes of ``column`` that :func:`conversation_events` reads (a Map).
+
+    >>> conversation_sql().startswith("mapFilter((k, v) -> k IN ('gen_ai.input.messages'")
+    True
+    """
+    starts = " OR ".join(f"startsWith(k, '{p}')" for pair in _PREFIXES for p in pair)
+    whole = f"'{A.GEN_AI_INPUT_MESSAGES}', '{A.GEN_AI_OUTPUT_MESSAGES}'"
+    return f"mapFilter((k, v) -> k IN ({whole}) OR {starts}, {column})"
+
+
+def conversation_events(
+    span_id: str, parent_span_id: str, start_ns: int, end_ns: int, attributes: Mapping[str, str]
+) -> list[tuple[str, int, str, dict[str, str]]]:
+    """The GenAI tool events (span id, time, name, attributes) one model call's messages say:
+    each call its answer made (``gen_ai.choice``, at its end), and each call and result its
+    request's history holds (a call just before it began, its result as it began). The same
+    call in several model calls' histories is said by each: ``observed.event_calls`` keeps the
+    first. A call id names a call within one conversation (a scripted or local model may
+    number its calls afresh in each): the events carry the model call's parent span as the
+    conversation (:data:`CONVERSATION`), one per attempt of an app that starts one each time.
+
+    >>> said = {"gen_ai.input.messages": json.dumps([
+    ...     {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function",
+    ...      "function": {"name": "lookup", "arguments": '{"q": 1}'}}]},
+    ...     {"role": "tool", "tool_call_id": "c1", "parts": [
+    ...      {"type": "text", "content": '{"error": "not found"}'}]}])}
+    >>> [(e[1], e[2], e[3].get("gen_ai.tool.name"), e[3].get("error.type"))
+    ...  for e in conversation_events("s", "p", 10, 20, said)]
+    [(9, 'gen_ai.choice', 'lookup', None), (10, 'gen_ai.tool.message', None, 'error')]
+    """
+    asked, answered = _messages(attributes)
+    scope = {CONVERSATION: parent_span_id}
+    out: list[tuple[str, int, str, dict[str, str]]] = []
+    for message in asked:
+        for call_id, tool, arguments in _calls(message):
+            said = _call(call_id, tool, arguments) | scope
+            out.append((span_id, start_ns - 1, A.GEN_AI_CHOICE_EVENT, said))
+        if (answers := message.get("tool_call_id")) and isinstance(answers, str):
+            said = _result(answers, message) | scope
+            out.append((span_id, start_ns, A.GEN_AI_TOOL_MESSAGE_EVENT, said))
+        for part in message.get("parts") or ():
+            response = part.get("id") if isinstance(part, dict) else None
+            if response and isinstance(response, str) and part.get("type") == "tool_call_response":
+                said = _result(response, {"parts": [part]}) | scope
+                out.append((span_id, start_ns, A.GEN_AI_TOOL_MESSAGE_EVENT, said))
+    for message in answered:
+        for call_id, tool, arguments in _calls(message):
+            said = _call(call_id, tool, arguments) | scope
+            out.append((span_id, end_ns, A.GEN_AI_CHOICE_EVENT, said))
+    return out
+
+
+def _call(call_id: str, tool: str, arguments: str) -> dict[str, str]:
+    return {
+        A.GEN_AI_TOOL_CALL_ID: call_id,
+        A.GEN_AI_TOOL_NAME: tool,
+        A.GEN_AI_TOOL_CALL_ARGUMENTS: arguments,
+    }
+
+
+def _result(call_id: str, message: Mapping[str, Any]) -> dict[str, str]:
+    result = _text(message)
+    out = {A.GEN_AI_TOOL_CALL_ID: call_id, A.GEN_AI_TOOL_CALL_RESULT: result}
+    if (error := returned_error(result)) is not None:
+        out["error.type"] = error[0] or "error"
+        out["exception.message"] = error[1]
+    return out
+
+
+def _messages(attributes: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A model call's input and output messages, in the first convention that has them."""
+    asked = _json_list(attributes.get(A.GEN_AI_INPUT_MESSAGES))
+    answered = _json_list(attributes.get(A.GEN_AI_OUTPUT_MESSAGES))
+    for into, out in _PREFIXES:
+        asked = asked or _flat(attributes, into)
+        answered = answered or _flat(attributes, out)
+    return asked, answered
+
+
+def _json_list(text: str | None) -> list[dict[str, Any]]:
+    if not text or not text.startswith("["):
+        return []
+    try:
+        decoded = safejson.loads(text)
+    except ValueError:
+        return []
+    return [m for m in decoded if isinstance(m, dict)] if isinstance(decoded, list) else []
+
+
+def _flat(attributes: Mapping[str, str], prefix: str) -> list[dict[str, Any]]:
+    """Flattened messages (``{prefix}{i}.[message.]<field>``, a tool call's fields under
+    ``tool_calls.{j}.[tool_call.]``) as nested ones, in index order."""
+    by_index: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        index, _, field = key[len(prefix) :].partition(".")
+        if not (index.isascii() and index.isdigit()):
+            continue
+        message = by_index.setdefault(int(index), {})
+        field = field.removeprefix("message.")
+        if field.startswith("tool_calls."):
+            j, _, part = field[len("tool_calls.") :].partition(".")
+            if j.isascii() and j.isdigit():
+                calls = message.setdefault("tool_calls", {})
+                call = calls.setdefault(int(j), {})
+                call[part.removeprefix("tool_call.").removeprefix("function.")] = value
+        else:
+            message[field] = value
+    out = []
+    for i in sorted(by_index):
+        m = by_index[i]
+        if isinstance(m.get("tool_calls"), dict):
+            m["tool_calls"] = [m["tool_calls"][j] for j in sorted(m["tool_calls"])]
+        out.append(m)
+    return out
+
+
+def _calls(message: Mapping[str, Any]) -> Iterable[Call]:
+    """The tool calls an assistant message makes that name their id: GenAI ``tool_call``
+    parts, OpenAI-shaped ``tool_calls`` (nested or flattened)."""
+    for part in message.get("parts") or ():
+        if isinstance(part, dict) and part.get("type") == "tool_call":
+            yield from _named(part.get("id"), part.get("name"), part.get("arguments"))
+    for call in message.get("tool_calls") or ():
+        if isinstance(call, dict):
+            function = call.get("function")
+            fn = function if isinstance(function, dict) else call
+            yield from _named(call.get("id"), fn.get("name"), fn.get("arguments"))
+
+
+def _named(call_id: Any, tool: Any, arguments: Any) -> Iterable[Call]:
+    if isinstance(call_id, str) and call_id and isinstance(tool, str) and tool:
+        if not isinstance(arguments, str):
+            arguments = "" if arguments is None else json.dumps(arguments)
+        yield call_id, tool, arguments
+
+
+def _text(message: Mapping[str, Any]) -> str:
+    """A tool message's result: its content, else its parts' text or response."""
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        return content
+    texts = []
+    for part in message.get("parts") or (content if isinstance(content, list) else ()):
+        if not isinstance(part, dict):
+            continue
+        value = part.get("response", part.get("result", part.get("content", part.get("text"))))
+        if isinstance(value, str):
+            texts.append(value)
+        elif value is not None:
+            texts.append(json.dumps(value))
+    return "\n".join(texts)

@@ -1,0 +1,62 @@
+-- A structured-output plan's steps named by `key` (`{"tasks": [{"key": "reserve", "goal": ...,
+-- "tool": ...}]}`: pydantic models answered through `response_format=`, e.g. under LiteLLM's
+-- own OpenTelemetry) keep that name as their step id, after `id`, `step_id` and `name` (0021);
+-- before, such a step's id was its position, which no executor span carries.
+--
+-- Rows already stored keep their ids (a materialized view acts at insert). Migrations run
+-- before the collector accepts spans, so no insert falls between DROP and CREATE.
+
+DROP VIEW IF EXISTS {db}.planscope_plan_steps_mv {on_cluster};
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.planscope_plan_steps_mv {on_cluster}
+TO {db}.planscope_plan_steps
+AS WITH
+    JSONType(StepJson) = 'String' AS IsText
+SELECT
+    Project,
+    TraceId,
+    SpanId AS PlanSpanId,
+    RunId,
+    PlanId,
+    Version AS PlanVersion,
+    Scope,
+    toUInt32(StepIndex - 1) AS Position,
+    multiIf(Inferred = 0, JSONExtract(StepJson, 'id', 'String'),
+            IsText, if(match(JSONExtractString(StepJson), '^[A-Za-z_][A-Za-z0-9_.-]{0,63}$'),
+                       JSONExtractString(StepJson), toString(StepIndex)),
+            JSONExtract(StepJson, 'id', 'String') != '', JSONExtract(StepJson, 'id', 'String'),
+            JSONExtract(StepJson, 'step_id', 'String') != '',
+            JSONExtract(StepJson, 'step_id', 'String'),
+            JSONExtract(StepJson, 'name', 'String') != '', JSONExtract(StepJson, 'name', 'String'),
+            JSONExtract(StepJson, 'key', 'String') != '', JSONExtract(StepJson, 'key', 'String'),
+            toString(StepIndex)) AS StepId,
+    multiIf(Inferred = 0, JSONExtract(StepJson, 'description', 'String'),
+            IsText, JSONExtractString(StepJson),
+            JSONExtract(StepJson, 'description', 'String') != '',
+            JSONExtract(StepJson, 'description', 'String'),
+            JSONExtract(StepJson, 'task', 'String') != '', JSONExtract(StepJson, 'task', 'String'),
+            JSONExtract(StepJson, 'title', 'String') != '', JSONExtract(StepJson, 'title', 'String'),
+            JSONExtract(StepJson, 'action', 'String') != '',
+            JSONExtract(StepJson, 'action', 'String'),
+            JSONExtract(StepJson, 'instruction', 'String') != '',
+            JSONExtract(StepJson, 'instruction', 'String'),
+            JSONExtract(StepJson, 'goal', 'String') != '', JSONExtract(StepJson, 'goal', 'String'),
+            JSONExtract(StepJson, 'step', 'String') != '', JSONExtract(StepJson, 'step', 'String'),
+            JSONExtract(StepJson, 'command', 'String')) AS Description,
+    multiIf(Inferred = 0, JSONExtract(StepJson, 'executor', 'String'),
+            JSONExtract(StepJson, 'executor', 'String') != '',
+            JSONExtract(StepJson, 'executor', 'String'),
+            JSONExtract(StepJson, 'assignee', 'String') != '',
+            JSONExtract(StepJson, 'assignee', 'String'),
+            JSONExtract(StepJson, 'agent', 'String')) AS Executor,
+    JSONExtract(StepJson, 'tool', 'String') AS Tool,
+    JSONExtract(StepJson, 'depends_on', 'Array(String)') AS DependsOn,
+    JSONExtract(StepJson, 'requires', 'Array(String)') AS Requires,
+    JSONExtract(StepJson, 'produces', 'Array(String)') AS Produces,
+    toUInt8(JSONExtract(StepJson, 'irreversible', 'Bool')) AS Irreversible,
+    Start,
+    Inferred
+FROM {db}.planscope_plan_stream
+ARRAY JOIN
+    Steps AS StepJson,
+    arrayEnumerate(Steps) AS StepIndex;
