@@ -43,6 +43,7 @@ from .observed import (
     answer,
     answer_sql,
     bind,
+    conversation_calls_sql,
     conversation_sql,
     conversation_tool_events,
     recorded_work,
@@ -586,8 +587,16 @@ _BIND_WHERE: Final = (
     "AND Start <= fromUnixTimestamp64Nano({until:Int64})"
 )
 
+_BIND_SPANS: Final = (
+    "Project = {project:String} AND TraceId IN {ids:Array(String)} "
+    "AND Timestamp >= fromUnixTimestamp64Nano({since:Int64}) "
+    "AND Timestamp <= fromUnixTimestamp64Nano({until:Int64})"
+)
+"""The spans of :data:`BIND_NODES_SQL`'s traces, as ``_BIND_WHERE`` selects their typed rows."""
+
 _EVENTS: Final = "Array(Tuple(Int64, String, Map(String, String)))"
 _NO_EVENTS: Final = f"CAST([] AS {_EVENTS})"
+_NO_MESSAGES: Final = "CAST(map() AS Map(String, String))"
 
 BIND_NODES_SQL: Final = f"""
 SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
@@ -597,7 +606,8 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        if(SpanModelLogLevel != 0, SpanModelLogMessage, {SPAN_STATUS_MESSAGE_SQL}) AS message,
        toString(ServiceName) AS service,
        toUInt32(0) AS position, {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
-       if(SpanModelKind = 'llm', mapUpdate({user_request_sql()}, {conversation_sql()}), map())
+       if(SpanModelKind = 'llm', mapUpdate({user_request_sql()}, if(
+           {conversation_calls_sql(_BIND_SPANS)}, {conversation_sql()}, {_NO_MESSAGES})), map())
            AS messages,
        if(TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE}),
           {answer_sql()}, map()) AS answers,
@@ -605,9 +615,7 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
            arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp), Events.Name,
            Events.Attributes)), '{_EVENTS}') AS events, SpanModelLogLevel AS log_level
 FROM otel_traces
-WHERE Project = {{project:String}} AND TraceId IN {{ids:Array(String)}}
-  AND Timestamp >= fromUnixTimestamp64Nano({{since:Int64}})
-  AND Timestamp <= fromUnixTimestamp64Nano({{until:Int64}})
+WHERE {_BIND_SPANS}
 UNION ALL
 SELECT 'step', TraceId, SpanId, '', '', '', Inferred, Status = 'error', StepId, '', 0, 0, '',
        '', 0, 0, CAST([] AS Array(String)), map(), map(), {_NO_EVENTS}, 0
@@ -631,7 +639,8 @@ WHERE {_BIND_WHERE} AND Inferred = 1
 ``{since}``, ``{until}`` bound), in one read: every span (``row`` = ``span``: kind, name,
 status, start, what a grouping run reports, whether it is a workflow, the spans it links to,
 an LLM call's input messages as ``observed.user_request`` reads them and its messages as
-``observed.conversation_tool_events`` reads them, an LLM call's or inferred agent run's answer
+``observed.conversation_tool_events`` reads them where they may say tool calls binding takes
+(``observed.conversation_calls_sql``), an LLM call's or inferred agent run's answer
 or a tool call's arguments as ``observed.answer`` reads them, only in a trace with no plan
 row: where ``observed.read_plans`` looks for a plan, the events ``observed.event_calls``
 reads, and a Logfire log's level, ``observed.log_level``: an event of its span, no node),
