@@ -84,10 +84,12 @@ def conversation_calls_sql(where: str) -> str:
     """SQL for whether an ``otel_traces`` row is a model call whose messages may say tool calls
     ``observed.bind`` takes from them, of the spans ``where`` selects (a read's traces and time
     range): an LLM span in a trace with no tool span, with no span beside it (the same parent)
-    but model calls, where one may record the calls itself (an app's traced tool function). A
-    log (Logfire's) is an event of its span, neither. The readers read the messages of these
-    spans only: most model calls of a framework's trace say nothing ``bind`` reads, and their
-    messages (each request repeats the history) are the largest attributes a span has.
+    but model calls (a span beside may record the calls itself: an app's traced tool function).
+    A log (Logfire's) is an event of its span, neither. The run model and the loader read the
+    messages of these spans only: most model calls of a framework's trace say nothing ``bind``
+    takes, and their messages (each request repeats the history) are a span's largest
+    attributes. (A plain span ``bind`` reads as a model call, a Burr function's, still counts
+    as a span beside here.)
 
     >>> conversation_calls_sql("TraceId = 't'").startswith("SpanModelKind = 'llm' AND TraceId")
     True
