@@ -14,6 +14,7 @@ from planscope import semconv as A
 from planscope_collector.observed import (
     APP_ARGUMENTS_KEY,
     answer_sql,
+    conversation_calls_sql,
     conversation_sql,
     event_values_sql,
     function_call_sql,
@@ -203,17 +204,15 @@ _OF_IDS = """Project = {project:String}
   AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String})))"""
 
-# The LLM calls of the traces in {ids:String} with the message attributes that
-# observed.conversation_tool_events reads (the tool calls only their conversation says), those
-# with nothing but model calls beside them (as observed.bind: no span that may record a call).
+# The LLM calls of the traces in {ids:String} whose messages may say tool calls binding takes
+# (observed.conversation_calls_sql), with the message attributes that
+# observed.conversation_tool_events reads (the tool calls only their conversation says).
 LOAD_CONVERSATIONS = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        toUnixTimestamp64Nano(Timestamp) AS start_ns,
        toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns, {conversation_sql()} AS messages
 FROM otel_traces
-WHERE {_OF_IDS} AND SpanModelKind = 'llm'
-  AND (TraceId, ParentSpanId) NOT IN (
-      SELECT TraceId, ParentSpanId FROM otel_traces WHERE {_OF_IDS} AND SpanModelKind != 'llm')
+WHERE {_OF_IDS} AND {conversation_calls_sql(_OF_IDS)}
 """
 
 # The span names of the inferred step attempts of the traces in {ids:String} (a step named

@@ -33,7 +33,13 @@ from planscope import semconv as A
 
 from ._returned import returned_error
 
-__all__ = ["CONVERSATION", "conversation_events", "conversation_sql", "duplicate_call"]
+__all__ = [
+    "CONVERSATION",
+    "conversation_calls_sql",
+    "conversation_events",
+    "conversation_sql",
+    "duplicate_call",
+]
 
 CONVERSATION = "planscope.conversation"
 """The attribute of a conversation's tool events naming the conversation (the span above its
@@ -72,6 +78,27 @@ def conversation_sql(column: str = "SpanAttributes") -> str:
     starts = " OR ".join(f"startsWith(k, '{p}')" for pair in _PREFIXES for p in pair)
     whole = f"'{A.GEN_AI_INPUT_MESSAGES}', '{A.GEN_AI_OUTPUT_MESSAGES}'"
     return f"mapFilter((k, v) -> k IN ({whole}) OR {starts}, {column})"
+
+
+def conversation_calls_sql(where: str) -> str:
+    """SQL for whether an ``otel_traces`` row is a model call whose messages may say tool calls
+    ``observed.bind`` takes from them, of the spans ``where`` selects (a read's traces and time
+    range): an LLM span in a trace with no tool span, with no span beside it (the same parent)
+    but model calls (a span beside may record the calls itself: an app's traced tool function).
+    A log (Logfire's) is an event of its span, neither. The run model and the loader read the
+    messages of these spans only: most model calls of a framework's trace say nothing ``bind``
+    takes, and their messages (each request repeats the history) are a span's largest
+    attributes. (A plain span ``bind`` reads as a model call, a Burr function's, still counts
+    as a span beside here.)
+
+    >>> conversation_calls_sql("TraceId = 't'").startswith("SpanModelKind = 'llm' AND TraceId")
+    True
+    """
+    spans = f"FROM otel_traces WHERE {where} AND SpanModelLogLevel = 0 AND SpanModelKind"
+    return (
+        f"SpanModelKind = 'llm' AND TraceId NOT IN (SELECT TraceId {spans} = 'tool') "
+        f"AND (TraceId, ParentSpanId) NOT IN (SELECT TraceId, ParentSpanId {spans} != 'llm')"
+    )
 
 
 def conversation_events(

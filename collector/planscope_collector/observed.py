@@ -180,7 +180,13 @@ from planscope import semconv as A
 from . import _bibtex, _burr
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
-from ._conversation import CONVERSATION, conversation_events, conversation_sql, duplicate_call
+from ._conversation import (
+    CONVERSATION,
+    conversation_calls_sql,
+    conversation_events,
+    conversation_sql,
+    duplicate_call,
+)
 from ._returned import returned_error
 
 __all__ = [
@@ -200,6 +206,7 @@ __all__ = [
     "answer_sql",
     "app_step",
     "bind",
+    "conversation_calls_sql",
     "conversation_sql",
     "conversation_tool_events",
     "event_calls",

@@ -43,6 +43,7 @@ from .observed import (
     answer,
     answer_sql,
     bind,
+    conversation_calls_sql,
     conversation_sql,
     conversation_tool_events,
     recorded_work,
@@ -586,6 +587,13 @@ _BIND_WHERE: Final = (
     "AND Start <= fromUnixTimestamp64Nano({until:Int64})"
 )
 
+_BIND_SPANS: Final = (
+    "Project = {project:String} AND TraceId IN {ids:Array(String)} "
+    "AND Timestamp >= fromUnixTimestamp64Nano({since:Int64}) "
+    "AND Timestamp <= fromUnixTimestamp64Nano({until:Int64})"
+)
+"""The spans of :data:`BIND_NODES_SQL`'s traces, as ``_BIND_WHERE`` selects their typed rows."""
+
 _EVENTS: Final = "Array(Tuple(Int64, String, Map(String, String)))"
 _NO_EVENTS: Final = f"CAST([] AS {_EVENTS})"
 
@@ -597,32 +605,31 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        if(SpanModelLogLevel != 0, SpanModelLogMessage, {SPAN_STATUS_MESSAGE_SQL}) AS message,
        toString(ServiceName) AS service,
        toUInt32(0) AS position, {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
-       if(SpanModelKind = 'llm', mapUpdate({user_request_sql()}, {conversation_sql()}), map())
-           AS messages,
+       if(SpanModelKind = 'llm', {user_request_sql()}, map()) AS messages,
+       if({conversation_calls_sql(_BIND_SPANS)}, {conversation_sql()}, map()) AS conversation,
        if(TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE}),
           {answer_sql()}, map()) AS answers,
        CAST(arrayFilter(e -> {tool_event_sql("e.2", "e.3")}, arrayZip(
            arrayMap(t -> toUnixTimestamp64Nano(t), Events.Timestamp), Events.Name,
            Events.Attributes)), '{_EVENTS}') AS events, SpanModelLogLevel AS log_level
 FROM otel_traces
-WHERE Project = {{project:String}} AND TraceId IN {{ids:Array(String)}}
-  AND Timestamp >= fromUnixTimestamp64Nano({{since:Int64}})
-  AND Timestamp <= fromUnixTimestamp64Nano({{until:Int64}})
+WHERE {_BIND_SPANS}
 UNION ALL
 SELECT 'step', TraceId, SpanId, '', '', '', Inferred, Status = 'error', StepId, '', 0, 0, '',
-       '', 0, 0, CAST([] AS Array(String)), map(), map(), {_NO_EVENTS}, 0
+       '', 0, 0, CAST([] AS Array(String)), map(), map(), map(), {_NO_EVENTS}, 0
 FROM planscope_step_attempts WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'run', TraceId, SpanId, '', '', '', Inferred, 0, toString(AgentName), '', 0, 0, '', '', 0,
-       0, CAST([] AS Array(String)), map(), map(), {_NO_EVENTS}, 0
+       0, CAST([] AS Array(String)), map(), map(), map(), {_NO_EVENTS}, 0
 FROM planscope_runs WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'tool', TraceId, SpanId, '', '', '', 0, StatusCode = 'Error' OR ErrorType != '', '',
-       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String)), map(), map(), {_NO_EVENTS}, 0
+       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String)), map(), map(), map(),
+       {_NO_EVENTS}, 0
 FROM planscope_tool_calls WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'plan_step', TraceId, PlanSpanId, '', '', '', 1, 0, StepId, Tool, 0, 0, '', '', Position,
-       0, CAST([] AS Array(String)), map(), map(), {_NO_EVENTS}, 0
+       0, CAST([] AS Array(String)), map(), map(), map(), {_NO_EVENTS}, 0
 FROM planscope_plan_steps
 WHERE {_BIND_WHERE} AND Inferred = 1
   AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE} AND Inferred = 0)
@@ -630,11 +637,13 @@ WHERE {_BIND_WHERE} AND Inferred = 1
 """What ``planscope_collector.observed.bind`` reads of some traces (``{project}``, ``{ids}``,
 ``{since}``, ``{until}`` bound), in one read: every span (``row`` = ``span``: kind, name,
 status, start, what a grouping run reports, whether it is a workflow, the spans it links to,
-an LLM call's input messages as ``observed.user_request`` reads them and its messages as
-``observed.conversation_tool_events`` reads them, an LLM call's or inferred agent run's answer
-or a tool call's arguments as ``observed.answer`` reads them, only in a trace with no plan
-row: where ``observed.read_plans`` looks for a plan, the events ``observed.event_calls``
-reads, and a Logfire log's level, ``observed.log_level``: an event of its span, no node),
+an LLM call's input messages as ``observed.user_request`` reads them and, where they may say
+tool calls binding takes (``observed.conversation_calls_sql``), its messages as
+``observed.conversation_tool_events`` reads them (``conversation``), an LLM call's or inferred
+agent run's answer or a tool call's arguments as ``observed.answer`` reads them, only in a
+trace with no plan row: where ``observed.read_plans`` looks for a plan, the events
+``observed.event_calls`` reads, and a Logfire log's level, ``observed.log_level``: an event of
+its span, no node),
 the step name and status of each step attempt (``step``), the agent of each run (``run``),
 the tool name and status of each tool call (``tool``) and the steps of the observed plans
 (``plan_step``: the plan's span, step id, tool, position; none in a trace that declares a
@@ -721,7 +730,8 @@ def bind_traces(
     ...         return [{"trace_id": "t1", "start_ns": 2, "end_ns": 3}]
     ...     span = dict(row="span", trace_id="t1", kind="", inferred=0, failed=0, step="",
     ...                 tool="", duration_ns=3, message="", service="s", position=0,
-    ...                 workflow=0, links=[], messages={}, answers={}, events=[],
+    ...                 workflow=0, links=[], messages={}, conversation={}, answers={},
+    ...                 events=[],
     ...                 log_level=0)
     ...     return [span | dict(span_id="app", parent_span_id="", name="agent", start_ns=1),
     ...             span | dict(span_id="e", parent_span_id="app", name="executor",
@@ -808,13 +818,13 @@ def bind_traces(
         ] + [
             e
             for r in by_id.values()
-            if r["messages"]
+            if r["conversation"]
             for e in conversation_tool_events(
                 r["span_id"],
                 r["parent_span_id"],
                 int(r["start_ns"]),
                 int(r["start_ns"]) + int(r["duration_ns"]),
-                dict(r["messages"]),
+                dict(r["conversation"]),
             )
         ]
         steps = plan_steps.get(trace_id, [])
