@@ -39,6 +39,7 @@ __all__ = [
     "conversation_events",
     "conversation_sql",
     "duplicate_call",
+    "flat_messages",
 ]
 
 CONVERSATION = "planscope.conversation"
@@ -165,8 +166,8 @@ def _messages(attributes: Mapping[str, str]) -> tuple[list[dict[str, Any]], list
     asked = _json_list(attributes.get(A.GEN_AI_INPUT_MESSAGES))
     answered = _json_list(attributes.get(A.GEN_AI_OUTPUT_MESSAGES))
     for into, out in _PREFIXES:
-        asked = asked or _flat(attributes, into)
-        answered = answered or _flat(attributes, out)
+        asked = asked or flat_messages(attributes, into)
+        answered = answered or flat_messages(attributes, out)
     return asked, answered
 
 
@@ -180,15 +181,22 @@ def _json_list(text: str | None) -> list[dict[str, Any]]:
     return [m for m in decoded if isinstance(m, dict)] if isinstance(decoded, list) else []
 
 
-def _flat(attributes: Mapping[str, str], prefix: str) -> list[dict[str, Any]]:
+def flat_messages(attributes: Mapping[str, str], prefix: str) -> list[dict[str, Any]]:
     """Flattened messages (``{prefix}{i}.[message.]<field>``, a tool call's fields under
-    ``tool_calls.{j}.[tool_call.]``) as nested ones, in index order."""
+    ``tool_calls.{j}.[tool_call.]``, OpenInference's ``contents.{j}.message_content.text`` as
+    text parts) as nested ones, GenAI-shaped, in index order.
+
+    >>> flat_messages({"llm.input_messages.0.message.role": "user",
+    ...                "llm.input_messages.0.message.contents.0.message_content.text": "Hi"},
+    ...               "llm.input_messages.")
+    [{'role': 'user', 'parts': [{'type': 'text', 'content': 'Hi'}]}]
+    """
     by_index: dict[int, dict[str, Any]] = {}
     for key, value in attributes.items():
         if not key.startswith(prefix):
             continue
         index, _, field = key[len(prefix) :].partition(".")
-        if not (index.isascii() and index.isdigit()):
+        if not (index.isascii() and index.isdigit()):  # as the SQL's [0-9]+ ("²" is a digit)
             continue
         message = by_index.setdefault(int(index), {})
         field = field.removeprefix("message.")
@@ -198,6 +206,8 @@ def _flat(attributes: Mapping[str, str], prefix: str) -> list[dict[str, Any]]:
                 calls = message.setdefault("tool_calls", {})
                 call = calls.setdefault(int(j), {})
                 call[part.removeprefix("tool_call.").removeprefix("function.")] = value
+        elif field.startswith("contents.") and field.endswith(".message_content.text"):
+            message.setdefault("parts", []).append({"type": "text", "content": value})
         else:
             message[field] = value
     out = []

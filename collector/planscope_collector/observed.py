@@ -186,6 +186,7 @@ from ._conversation import (
     conversation_events,
     conversation_sql,
     duplicate_call,
+    flat_messages,
 )
 from ._returned import returned_error
 
@@ -3010,7 +3011,7 @@ def user_request(attributes: Mapping[str, str]) -> str:
     messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
     if not messages:
         for prefix in (A.OI_INPUT_MESSAGES, A.GEN_AI_PROMPT):
-            if messages := _flat_messages(attributes, prefix + "."):
+            if messages := flat_messages(attributes, prefix + "."):
                 break
     if not messages:
         messages = _json_messages(attributes.get(A.LF_OBSERVATION_INPUT))
@@ -3314,25 +3315,6 @@ def _task_list(text: str) -> bool:
     except ValueError:
         return False
     return isinstance(doc, list) and len(doc) >= 2 and all(isinstance(i, dict) for i in doc)
-
-
-def _flat_messages(attributes: Mapping[str, str], prefix: str) -> list[dict[str, Any]]:
-    """Flattened message attributes (``{prefix}{i}.[message.]role`` / ``content`` /
-    ``contents.{j}.message_content.text``) as GenAI-shaped messages, in index order."""
-    by_index: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
-        if not key.startswith(prefix):
-            continue
-        index, _, field = key[len(prefix) :].partition(".")
-        if not (index.isascii() and index.isdigit()):  # as the SQL's [0-9]+ ("²" is a digit)
-            continue
-        field = field.removeprefix("message.")
-        message = by_index.setdefault(int(index), {})
-        if field in ("role", "content"):
-            message[field] = value
-        elif field.startswith("contents.") and field.endswith(".message_content.text"):
-            message.setdefault("parts", []).append({"type": "text", "content": value})
-    return [by_index[i] for i in sorted(by_index)]
 
 
 def _call_arguments(parts: Any) -> list[str]:
