@@ -494,6 +494,13 @@ SPLITS: dict[str, dict[str, range]] = {
         "arbor": range(64000, 64008),
         "stocking": range(64000, 64020),
     },
+    # Sealed 24: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed24``): only a new agent (seedbank: a hand-written
+    # app whose spans follow the current OpenTelemetry GenAI semantic conventions by hand).
+    "sealed24": {
+        "seedbank": range(67000, 67024),
+    },
 }
 
 _ERRORS = (
@@ -2904,6 +2911,157 @@ def _stocking_wrong_licence(rng: random.Random) -> tuple[str, str, str, dict[str
     return PROPAGATION, "pay_hatchery", "", {"licence": rng.choice(["FSL-5512", "FSL-5251"])}
 
 
+# --- seedbank: a botanic garden depositing wild seed at a national seed vault, a hand-written app
+# whose spans follow the current OpenTelemetry GenAI conventions by hand (sealed-24). An
+# accession selected in the garden's seed catalogue (read page by page), a phytosanitary
+# certificate for the shipping day (issued later: polled), a cold-chain courier booked to the
+# vault's intake site, the deposit fee paid from the garden's depositor account, the manifest
+# sent; the app then checks the courier arrives on the vault's intake day and awaits the
+# vault's receipt. The planner trusts the curator's notes over the job sheet: the scenario's
+# wrong value comes from a note. A step is named by its plan step's ``name`` field; the
+# labelled step of a wrong value is the first plan step whose tool call's arguments carried
+# it. Faults first: the split's 24 seeds over the 15 scenarios play every fault twice.
+_SEEDBANK_ERRORS = (
+    "the intake bench is full until {h}:{m}0",
+    "inspector {n} is out on a field visit",
+    "the courier's cold room reads {t} degrees above setpoint",
+    "the ledger is being reconciled, batch {n}",
+    "the catalogue is being reindexed from shelf {n}",
+)
+
+
+def _seedbank_errors(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_SEEDBANK_ERRORS).format(
+            h=rng.randint(9, 16), m=rng.randint(0, 5), n=rng.randint(2, 980), t=rng.randint(2, 9)
+        )
+        for _ in range(count)
+    ]
+
+
+def _seedbank_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every executor run of the step is refused #later (varying texts), run again by the app;
+    # the last refusal is final
+    step = rng.choice(
+        ["select_accessions", "get_phyto_certificate", "book_cold_courier", "pay_deposit_fee"]
+    )
+    return (
+        RUNAWAY,
+        step,
+        "",
+        {"step": step, "errors": _seedbank_errors(rng, rng.randint(4, 7)), "how": "later"},
+    )
+
+
+def _seedbank_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation the desk is #busy again and again and the model calls
+    # again; the last refusal is final
+    step = rng.choice(["get_phyto_certificate", "book_cold_courier", "notify_vault"])
+    return (
+        RUNAWAY,
+        step,
+        "",
+        {"step": step, "errors": _seedbank_errors(rng, rng.randint(4, 7)), "how": "busy"},
+    )
+
+
+def _seedbank_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # pay_deposit_fee fails in every plan: #later (run again), then #revise naming the account
+    # the garden's deposits moved to (a new plan of the rest); the last refusal is final
+    plans = rng.randint(3, 4)
+    errors = _seedbank_errors(rng, 2 * plans)
+    return (
+        RUNAWAY,
+        "pay_deposit_fee",
+        "",
+        {"step": "pay_deposit_fee", "errors": errors, "how": "replans"},
+    )
+
+
+def _seedbank_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the certificate is never issued: the executor checks until it gives up
+    return RUNAWAY, "get_phyto_certificate", "", {"step": "get_phyto_certificate"}
+
+
+def _seedbank_wrong_taxon(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another primrose: select_accessions selects seed of it, the certificate is
+    # issued for that accession, booking the courier is refused for good (not the vault's call)
+    taxon = rng.choice(["Primula veris", "Primula elatior"])
+    return PROPAGATION, "select_accessions", "", {"taxon": taxon}
+
+
+def _seedbank_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's shipping day has month and day swapped or a digit moved: every step succeeds,
+    # the app's intake-day check fails
+    day = rng.choice(["2027-09-03", "2027-03-19"])
+    return PROPAGATION, "get_phyto_certificate", "", {"ship_day": day}
+
+
+def _seedbank_wrong_site(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another vault site: the courier is booked to it, the manifest is refused
+    # for good (the booking delivers elsewhere)
+    site = rng.choice(["VAULT-KEW", "VAULT-WAKEHURST-2"])
+    return PROPAGATION, "book_cold_courier", "", {"site": site}
+
+
+def _seedbank_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's depositor account has two digits swapped: the fee is refused for good
+    account = rng.choice(["DEP-31787", "DEP-13877"])
+    return PROPAGATION, "pay_deposit_fee", "", {"account": account}
+
+
+def _seedbank_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _seedbank_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step is refused #later once or twice; the app's next run works
+    step = rng.choice(
+        ["select_accessions", "get_phyto_certificate", "book_cold_courier", "pay_deposit_fee"]
+    )
+    return (
+        "healthy",
+        "",
+        RUNAWAY,
+        {"step": step, "errors": _seedbank_errors(rng, rng.randint(1, 2)), "how": "later"},
+    )
+
+
+def _seedbank_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the desk is #busy once or twice inside one executor conversation; the next call works
+    step = rng.choice(
+        ["get_phyto_certificate", "book_cold_courier", "pay_deposit_fee", "notify_vault"]
+    )
+    return (
+        "healthy",
+        "",
+        RUNAWAY,
+        {"step": step, "errors": _seedbank_errors(rng, rng.randint(1, 2)), "how": "busy"},
+    )
+
+
+def _seedbank_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # no inspector on the shipping day (a quarantine audit): the certificate is refused #revise
+    # naming the next inspection day, the vault's intake day too; one new plan of the rest works
+    return "healthy", "", PROPAGATION, {"intake_day": rng.choice(["2027-03-11", "2027-03-16"])}
+
+
+def _seedbank_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the seed catalogue has 4-9 pages of spent accessions; the usable one is last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _seedbank_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the certificate is pending 3-8 times, then issued
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _seedbank_external_freezer(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the intake day checked, the vault's drying room fails and the
+    # consignment is destroyed in intake: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -3296,6 +3454,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_day": _stocking_wrong_day,
         "wrong_reach": _stocking_wrong_reach,
         "wrong_licence": _stocking_wrong_licence,
+    },
+    "seedbank": {
+        "loop_step_varying": _seedbank_loop_step,
+        "loop_tool_in_step": _seedbank_loop_tool,
+        "loop_across_replans": _seedbank_loop_replans,
+        "loop_poll_stuck": _seedbank_loop_poll,
+        "wrong_taxon": _seedbank_wrong_taxon,
+        "wrong_day": _seedbank_wrong_day,
+        "wrong_site": _seedbank_wrong_site,
+        "wrong_account": _seedbank_wrong_account,
+        "healthy": _seedbank_healthy,
+        "flaky_step": _seedbank_flaky_step,
+        "flaky_tool": _seedbank_flaky_tool,
+        "legit_replan": _seedbank_legit_replan,
+        "pagination": _seedbank_pagination,
+        "polling_ends": _seedbank_polling_ends,
+        "external_freezer": _seedbank_external_freezer,
     },
 }
 
