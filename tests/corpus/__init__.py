@@ -31,6 +31,7 @@ from . import (
     refund,
     release,
     restock,
+    seedbank,
     solar,
     stocking,
     support,
@@ -72,7 +73,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     processor a relay to ``provider``'s), the arbor Burr applications through Burr's own
     OpenTelemetry bridge (a hook of each application, on a tracer of ``provider``), the stocking
     app through LiteLLM's own OpenTelemetry callback on ``provider`` (in LiteLLM's callback
-    lists only while it plays) and its own plain spans.
+    lists only while it plays) and its own plain spans, the seedbank app through its own spans
+    written by hand as the GenAI conventions say (``provider.get_tracer``).
     """
     import planscope
 
@@ -91,6 +93,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     griptape: list[Label] = []
     burr: list[Label] = []
     litellm: list[Label] = []
+    genai_by_hand: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -138,6 +141,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             burr.append(label)
         elif label.agent == "stocking":
             litellm.append(label)
+        elif label.agent == "seedbank":
+            genai_by_hand.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -165,6 +170,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(organ.play(griptape, provider))
     out.update(arbor.play(burr, provider))
     out.update(stocking.play(litellm, provider))
+    out.update(seedbank.play(genai_by_hand, provider))
     return out
 
 

@@ -21,7 +21,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import StatusCode
+from opentelemetry.trace import SpanKind, StatusCode
 from planscope_analyzer import Analyzer, load_traces
 from planscope_collector.runmodel import bind_traces
 from planscope_collector.storage import Store, open_store
@@ -47,6 +47,7 @@ from tests.corpus import (
     read_labels,
     refund,
     scenarios,
+    seedbank,
     solar,
     stocking,
     venue,
@@ -103,6 +104,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed20",
         "sealed21",
         "sealed22",
+        "sealed24",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -1496,3 +1498,109 @@ def check_stocking_plays() -> None:
     assert day2 == replan.params["open_day"] != day1
     tasks = [s.name.removeprefix("task ") for s in spans if s.name.startswith("task ")]
     assert tasks == ["reserve_fish", "obtain_consent", *[t.key for t in plan2.tasks][1:]]
+
+
+def test_seedbank_agent_plays_sealed24_scenarios() -> None:
+    """The seedbank app (sealed-24 only) plays labelled scenarios with its spans written by hand
+    as the GenAI conventions say, in a child process (the hives neighbour's autogen-core takes
+    the process's global tracer provider for good): ``check_seedbank_plays``."""
+    _check_in_child("check_seedbank_plays")
+
+
+def _attrs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def _children(spans: list[ReadableSpan], parent: ReadableSpan, prefix: str) -> list[ReadableSpan]:
+    """The spans named ``prefix...`` right under ``parent``, in order."""
+    sid = parent.context.span_id if parent.context else 0
+    kids = [s for s in spans if s.name.startswith(prefix) and s.parent and s.parent.span_id == sid]
+    return sorted(kids, key=lambda s: s.start_time or 0)
+
+
+def _asked_step(spans: list[ReadableSpan], executor: ReadableSpan) -> str:
+    """The plan step an executor invocation was asked for: its first chat's user message."""
+    first = _messages(_children(spans, executor, "chat ")[0], "gen_ai.input.messages")[0]
+    return str(first["parts"][0]["content"]).split()[1]
+
+
+def check_seedbank_plays() -> None:
+    """The seedbank app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-24 runs). A retry loop inside one executor conversation: the ``seed_deposit`` root
+    in error (``error.type``, the step said in its description), one ``invoke_agent executor``
+    span (INTERNAL, in error) for the step, under it ``chat {model}`` CLIENT spans and one
+    ``execute_tool`` span per call, every call refused (status ERROR, ``error.type`` the
+    refusal's class, the last a final ``Refusal``), each call's id the id of a ``tool_call``
+    part the model answered and of the ``tool_call_response`` part handed back, the last chat
+    reading the ``#final`` refusal. A legitimate re-plan: a second ``invoke_agent planner`` in
+    a new conversation told the problem and the done step, answering only the four steps
+    still to do with the next inspection day, the done step run once. A stocking and a refund
+    run played just before and just after (one provider) carry no seedbank span, the seedbank
+    runs only the seedbank scope and no ``planscope.*`` attribute."""
+    neighbours = [
+        (stocking.play, _committed("stocking", "sealed22")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        seedbank.play, _committed("seedbank", "sealed24"), neighbours, {seedbank.TRACER}
+    )
+    for run in ids.values():
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+    spans = traces[ids[picked.run]]
+    by_id = _gave_up(spans, "seed_deposit", f"{picked.step}: GIVE UP ")
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["error.type"] == "DepositFailed"
+    executors = [s for s in spans if s.name == "invoke_agent executor"]
+    (executor,) = [s for s in executors if _asked_step(spans, s) == picked.step]
+    assert executor.kind is SpanKind.INTERNAL and executor.status.status_code is StatusCode.ERROR
+    assert _attrs(executor)["gen_ai.agent.name"] == "executor"
+    assert _attrs(executor)["gen_ai.operation.name"] == "invoke_agent"
+    calls = _children(spans, executor, "execute_tool ")
+    chats = _children(spans, executor, "chat ")
+    assert len(calls) == len(picked.params["errors"]) and len(chats) == len(calls) + 1
+    assert {s.kind for s in chats} == {SpanKind.CLIENT} and {s.kind for s in calls} == {
+        SpanKind.INTERNAL
+    }
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert [_attrs(s)["error.type"] for s in calls] == ["DeskBusy"] * (len(calls) - 1) + ["Refusal"]
+    asked = [
+        p["id"]
+        for chat in chats[:-1]
+        for p in _messages(chat, "gen_ai.output.messages")[0]["parts"]
+        if p["type"] == "tool_call"
+    ]
+    answered = [
+        p["id"]
+        for m in _messages(chats[-1], "gen_ai.input.messages")
+        for p in m["parts"]
+        if p["type"] == "tool_call_response"
+    ]
+    assert [_attrs(s)["gen_ai.tool.call.id"] for s in calls] == asked == answered
+    assert len(set(asked)) == len(asked)
+    said = _messages(chats[-1], "gen_ai.input.messages")[-1]["parts"][0]
+    assert said["type"] == "tool_call_response" and str(said["response"]).endswith(" #final")
+    assert all(by_id[s.parent.span_id] is executor for s in calls if s.parent)
+
+    spans = sorted(traces[ids[replan.run]], key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is not StatusCode.ERROR
+    first, second = [s for s in spans if s.name == "invoke_agent planner"]
+    assert _attrs(first)["gen_ai.conversation.id"] != _attrs(second)["gen_ai.conversation.id"]
+    (ask1,), (ask2,) = _children(spans, first, "chat "), _children(spans, second, "chat ")
+    told = str(_messages(ask2, "gen_ai.input.messages")[0]["parts"][0]["content"])
+    assert "Problem: get_phyto_certificate: no inspector on " in told
+    assert '"select_accessions": "ACC-' in told  # the done step's result
+    plan1, plan2 = [
+        json.loads(_messages(ask, "gen_ai.output.messages")[0]["parts"][0]["content"])["steps"]
+        for ask in (ask1, ask2)
+    ]
+    assert [s["name"] for s in plan2] == [s["name"] for s in plan1][1:]
+    assert (
+        plan2[0]["args"]["ship_day"] == replan.params["intake_day"] != plan1[1]["args"]["ship_day"]
+    )
+    asked_steps = [_asked_step(spans, s) for s in spans if s.name == "invoke_agent executor"]
+    assert asked_steps == [
+        "select_accessions",
+        *[s["name"] for s in plan1][1:2],
+        *[s["name"] for s in plan2],
+    ]
