@@ -76,6 +76,7 @@ SEALED = (
     "sealed20",
     "sealed21",
     "sealed22",
+    "sealed23",
 )
 """Splits scored once, each only when asked for (``--sealed22``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -28,6 +28,7 @@ from . import (
     museum,
     oncall,
     organ,
+    refuge,
     refund,
     release,
     restock,
@@ -72,7 +73,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     processor a relay to ``provider``'s), the arbor Burr applications through Burr's own
     OpenTelemetry bridge (a hook of each application, on a tracer of ``provider``), the stocking
     app through LiteLLM's own OpenTelemetry callback on ``provider`` (in LiteLLM's callback
-    lists only while it plays) and its own plain spans.
+    lists only while it plays) and its own plain spans, the refuge agent through the planscope
+    SDK's decorators on asyncio (``planscope.configure(tracer_provider=provider)``).
     """
     import planscope
 
@@ -91,6 +93,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     griptape: list[Label] = []
     burr: list[Label] = []
     litellm: list[Label] = []
+    sdk_async: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -138,6 +141,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             burr.append(label)
         elif label.agent == "stocking":
             litellm.append(label)
+        elif label.agent == "refuge":
+            sdk_async.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -165,6 +170,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(organ.play(griptape, provider))
     out.update(arbor.play(burr, provider))
     out.update(stocking.play(litellm, provider))
+    out.update(refuge.play(sdk_async, provider))
     return out
 
 
