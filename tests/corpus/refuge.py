@@ -167,7 +167,7 @@ class Mountain:
         self.polls = 0
         self.orders: dict[str, dict[str, Any]] = {}
 
-    def _weather(self, step: str) -> None:
+    def _trouble(self, step: str) -> None:
         """The scenario's trouble at ``step``'s own tool: passing trouble while it lasts; a
         runaway loop's line then closes for good, a flaky one's works."""
         if step != self.target or self.mode == "replans":
@@ -216,7 +216,7 @@ class Mountain:
     async def place_provision_order(
         self, supplier: str, lines: dict[str, int], deliver_to: str, for_hut: str, slot: str
     ) -> dict[str, Any]:
-        self._weather("order_provisions")
+        self._trouble("order_provisions")
         if supplier not in LEDGERS:
             raise Refused(f"no supplier in the valley trades as {supplier!r}")
         number = f"ORD-{len(self.orders) + 731}"
@@ -227,7 +227,7 @@ class Mountain:
     @planscope.tool(effect="write", resource="charter:lifts")
     async def charter_lift(self, pad: str, day: str, order: str, slot: str) -> dict[str, Any]:
         await _radio()
-        self._weather("book_helicopter")
+        self._trouble("book_helicopter")
         if self.label.scenario == "legit_replan":
             raise NeedsNewPlan("book_helicopter", f"{pad} under snow until July, no landing")
         if pad not in PADS:
@@ -250,9 +250,11 @@ class Mountain:
         return {"crew": f"PRT-{kg}", "day": day, "loads": math.ceil(kg / 25)}
 
     @planscope.tool(effect="irreversible", resource="bank:payments")
-    async def pay_invoice(self, supplier: str, order: str, account: str, route: str) -> str:
+    async def pay_invoice(
+        self, supplier: str, order: str, account: str, route: str, cut_off: str
+    ) -> str:
         await _radio()
-        self._weather("pay_supplier")
+        self._trouble("pay_supplier")
         if self.mode == "replans" and self.trouble:
             raise NeedsNewPlan("pay_supplier", self.trouble.pop(0))
         if not order:
@@ -425,6 +427,7 @@ class Resupply:
                 order=str(order.get("order", "")),
                 account=str(c.get("account", "")),
                 route=route,
+                cut_off=slot,
             )
 
         return {"payment": await self._retrying(pay, 8 + attempt)}
