@@ -23,8 +23,9 @@ the supplier's invoice, send the warden the notice.
   that reads the booking request and trusts the hut-keeper's notes over it: the scenario's
   wrong value comes from a note.
 
-Errors are the app's own exception classes (``Unsettled``, ``Refused``, ``NeedsNewPlan``), their
-texts the radio log of a mountain operation.
+Errors are the app's own exception classes (``Unsettled``: the attempt is over, try the step
+again; ``LineBusy``: call again at once; ``Refused``: final; ``NeedsNewPlan``), their texts the
+radio log of a mountain operation.
 """
 
 from __future__ import annotations
@@ -69,6 +70,10 @@ BUDGET = RetryBudget(max_attempts_per_step=5, max_replans=3)
 
 class Unsettled(Exception):
     """Passing trouble (weather, a busy line, a dropped link): worth another go."""
+
+
+class LineBusy(Exception):
+    """A busy line: the executor calls again at once, for a later slot."""
 
 
 class Refused(Exception):
@@ -173,7 +178,7 @@ class Mountain:
         if step != self.target or self.mode == "replans":
             return
         if self.trouble:
-            raise Unsettled(self.trouble.pop(0))
+            raise (LineBusy if self.mode == "tool" else Unsettled)(self.trouble.pop(0))
         if self.mode == "tool" and self.label.kind == RUNAWAY:
             raise Refused("the valley office closed the line for today")
 
@@ -344,8 +349,8 @@ class Resupply:
         for n in range(MAX_CALLS):
             try:
                 return await call(f"{first + n:02d}:30")
-            except Unsettled:
-                if self.world.mode != "tool" or n == MAX_CALLS - 1:
+            except LineBusy:
+                if n == MAX_CALLS - 1:
                     raise
         raise AssertionError("unreachable")
 

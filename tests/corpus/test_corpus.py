@@ -1524,7 +1524,7 @@ def check_refuge_plays() -> None:
     """The refuge agent's spans, inspected in memory only (no store, no mapping, no detector on
     sealed-23 runs). A retry loop inside one executor attempt: one ``execute_step`` span in
     error for the labelled step, under it one ``execute_tool`` span of the step's planned tool
-    per passing trouble (``Unsettled``, a later slot each call) and a last ``Refused`` one, the
+    per busy line (``LineBusy``, a later slot each call) and a last ``Refused`` one, the
     run root in error with outcome ``failure``. A legitimate re-plan: plan versions 1 and 2 of
     one plan id (2's parent 1) around a ``planscope.replan.requested`` event, the helicopter
     step in error under version 1, ``book_porters`` under version 2, the done steps run once,
@@ -1572,7 +1572,7 @@ def check_refuge_plays() -> None:
     tool = planned[picked.step]["tool"]
     calls = [s for s in calls if s.name == f"execute_tool {tool}"]
     kinds = [(s.attributes or {}).get("error.type") for s in calls]
-    assert kinds == ["Unsettled"] * len(picked.params["troubles"]) + ["Refused"]
+    assert kinds == ["LineBusy"] * len(picked.params["troubles"]) + ["Refused"]
     assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
     slots = [json.loads(str((s.attributes or {})["gen_ai.tool.call.arguments"])) for s in calls]
     assert len({json.dumps(a, sort_keys=True) for a in slots}) == len(calls)  # a new slot each
