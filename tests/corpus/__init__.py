@@ -28,6 +28,7 @@ from . import (
     museum,
     oncall,
     organ,
+    refuge,
     refund,
     release,
     restock,
@@ -73,8 +74,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     processor a relay to ``provider``'s), the arbor Burr applications through Burr's own
     OpenTelemetry bridge (a hook of each application, on a tracer of ``provider``), the stocking
     app through LiteLLM's own OpenTelemetry callback on ``provider`` (in LiteLLM's callback
-    lists only while it plays) and its own plain spans, the seedbank app through its own spans
-    written by hand as the GenAI conventions say (``provider.get_tracer``).
+    lists only while it plays) and its own plain spans, the refuge agent through the planscope
+    SDK's decorators on asyncio (``planscope.configure(tracer_provider=provider)``), the seedbank
+    app through its own spans written by hand as the GenAI conventions say
+    (``provider.get_tracer``).
     """
     import planscope
 
@@ -93,6 +96,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     griptape: list[Label] = []
     burr: list[Label] = []
     litellm: list[Label] = []
+    sdk_async: list[Label] = []
     genai_by_hand: list[Label] = []
     for label in labels:
         if label.agent == "etl":
@@ -141,6 +145,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             burr.append(label)
         elif label.agent == "stocking":
             litellm.append(label)
+        elif label.agent == "refuge":
+            sdk_async.append(label)
         elif label.agent == "seedbank":
             genai_by_hand.append(label)
         else:
@@ -170,6 +176,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(organ.play(griptape, provider))
     out.update(arbor.play(burr, provider))
     out.update(stocking.play(litellm, provider))
+    out.update(refuge.play(sdk_async, provider))
     out.update(seedbank.play(genai_by_hand, provider))
     return out
 

@@ -494,6 +494,38 @@ SPLITS: dict[str, dict[str, range]] = {
         "arbor": range(64000, 64008),
         "stocking": range(64000, 64020),
     },
+    # Sealed 23: built before any detector saw this agent's spans, labels committed alone
+    # before any detector ran on it, to be scored once (``benchmarks/detector_corpus.py
+    # --sealed23``): new seeds of the twenty-five agents and a twenty-sixth agent (refuge: an
+    # asyncio DAG agent written from the planscope SDK's public docs only).
+    "sealed23": {
+        "travel": range(66000, 66008),
+        "etl": range(66000, 66008),
+        "support": range(66000, 66008),
+        "refund": range(66000, 66006),
+        "restock": range(66000, 66008),
+        "release": range(66000, 66008),
+        "analyst": range(66000, 66008),
+        "oncall": range(66000, 66008),
+        "claims": range(66000, 66008),
+        "lab": range(66000, 66008),
+        "lease": range(66000, 66008),
+        "customs": range(66000, 66008),
+        "venue": range(66000, 66008),
+        "fleet": range(66000, 66008),
+        "solar": range(66000, 66008),
+        "moving": range(66000, 66008),
+        "grants": range(66000, 66008),
+        "museum": range(66000, 66008),
+        "marina": range(66000, 66008),
+        "harvest": range(66000, 66008),
+        "hives": range(66000, 66008),
+        "foundry": range(66000, 66008),
+        "organ": range(66000, 66008),
+        "arbor": range(66000, 66008),
+        "stocking": range(66000, 66008),
+        "refuge": range(66000, 66030),
+    },
     # Sealed 24: built before any detector or the span mapping saw this agent's spans, labels
     # committed alone before any detector ran on it, to be scored once
     # (``benchmarks/detector_corpus.py --sealed24``): only a new agent (seedbank: a hand-written
@@ -2911,6 +2943,175 @@ def _stocking_wrong_licence(rng: random.Random) -> tuple[str, str, str, dict[str
     return PROPAGATION, "pay_hatchery", "", {"licence": rng.choice(["FSL-5512", "FSL-5251"])}
 
 
+# --- refuge: an alpine hut resupplied by helicopter before its season, an asyncio DAG agent
+# written from the planscope SDK's public docs only (sealed-23). The hut's stores counted and
+# the mountain forecast read side by side, the provisions ordered, the helicopter lift and the
+# supplier's payment side by side, the warden told; the app then checks the lift's day, pad and
+# load. The planner trusts the hut-keeper's notes over the request: the scenario's wrong value
+# comes from a note. A step is named by its ``PlanStep`` id.
+_REFUGE_TROUBLES = (
+    "gusts of {n} km/h over the col",
+    "cloud base at {n} m, below the pad",
+    "radio link to the valley dropped after {n} s",
+    "the valley line is busy, {k} callers ahead",
+    "the order clerk is away until {h:02d}:{m:02d}",
+)
+_REFUGE_WORK = ["order_provisions", "book_helicopter", "pay_supplier"]
+
+
+def refuge_troubles(rng: random.Random, count: int) -> list[str]:
+    """``count`` radio-log texts of passing trouble that differ in wording and numbers."""
+    return [
+        rng.choice(_REFUGE_TROUBLES).format(
+            n=rng.randint(40, 3200),
+            k=rng.randint(2, 19),
+            h=rng.randint(6, 17),
+            m=rng.randint(0, 59),
+        )
+        for _ in range(count)
+    ]
+
+
+def _refuge_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _refuge_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's attempt fails with passing trouble once or twice; attempt 2 or 3 works
+    step = rng.choice(_REFUGE_WORK)
+    troubles = refuge_troubles(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "troubles": troubles, "mode": "step"}
+
+
+def _refuge_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's tool fails with passing trouble once or twice inside one attempt, the executor
+    # calls it again for a later slot and the 2nd or 3rd call works
+    step = rng.choice(_REFUGE_WORK)
+    troubles = refuge_troubles(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"step": step, "troubles": troubles, "mode": "tool"}
+
+
+def _refuge_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the pad is under snow: the charter asks for a new plan, version 2 has porters carry the
+    # load up instead; everything works
+    return "healthy", "", PROPAGATION, {}
+
+
+def _refuge_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the supplier's catalogue has 4-9 pages; the provisions are on the last one
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _refuge_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the forecast run answers pending 3-8 times, then published
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _refuge_external_after(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after the lift, the payment, the notice and a passed check, a rockfall buries part of the
+    # load on the pad overnight: not the agent's fault
+    return "healthy", "", PROPAGATION, {"buried": rng.choice(["a third", "half", "the gas"])}
+
+
+def _refuge_no_input_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the plan reads the avalanche bulletin for the notice: a step that needs no input, handed
+    # (and recording) an empty context
+    return "healthy", "", STARVED, {}
+
+
+def _refuge_long_progressing(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the stores also lack a winter's firewood: the lift flies 10-15 rotations, each carrying
+    # part of the load (less left each time)
+    return "healthy", "", RUNAWAY, {"firewood_kg": rng.randint(4000, 6000)}
+
+
+def _refuge_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the forecast run never leaves pending: the executor checks 15 times, then gives up
+    return RUNAWAY, "get_weather_window", "", {}
+
+
+def _refuge_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every attempt of the step fails with passing trouble (varying texts, a later slot each
+    # attempt) until the run's budget (5 attempts a step) refuses the sixth
+    step = rng.choice(_REFUGE_WORK)
+    troubles = refuge_troubles(rng, 5)
+    return RUNAWAY, step, "", {"step": step, "troubles": troubles, "mode": "step"}
+
+
+def _refuge_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one attempt the step's tool fails 4-7 times with passing trouble, a later slot each
+    # call, then the valley office closes the line for good
+    step = rng.choice(_REFUGE_WORK)
+    troubles = refuge_troubles(rng, rng.randint(4, 7))
+    return RUNAWAY, step, "", {"step": step, "troubles": troubles, "mode": "tool"}
+
+
+def _refuge_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # pay_supplier asks for a new plan in every version (another payment route each time)
+    # until the run's budget (3 re-plans) refuses the fourth
+    troubles = refuge_troubles(rng, 4)
+    return (
+        RUNAWAY,
+        "pay_supplier",
+        "",
+        {"step": "pay_supplier", "troubles": troubles, "mode": "replans"},
+    )
+
+
+def _refuge_starved_empty(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's executor is handed {}: it orders the standard hamper from no supplier, charters
+    # a lift to no pad, or radios no warden, and is refused
+    step = rng.choice(["order_provisions", "book_helicopter", "notify_warden"])
+    return STARVED, step, "", {"step": step, "given": []}
+
+
+def _refuge_starved_partial(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # one required key missing: the lift booked for tomorrow (no window; the check fails), the
+    # invoice paid with no order (refused), the hamper ordered for no hut (no shortfall; the
+    # lift refuses the consignment)
+    step, given = rng.choice(
+        [
+            ("book_helicopter", ["order", "hut_pad"]),
+            ("pay_supplier", ["account"]),
+            ("order_provisions", ["supplier", "valley_depot"]),
+        ]
+    )
+    return STARVED, step, "", {"step": step, "given": given}
+
+
+def _refuge_starved_crossed(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a step of a parallel wave handed its sibling's context: the forecast asked for the hut
+    # (count_stores's) instead of the col, the payment given the lift's (no account); refused
+    step, given = rng.choice(
+        [("get_weather_window", ["hut"]), ("pay_supplier", ["order", "window", "hut_pad"])]
+    )
+    return STARVED, step, "", {"step": step, "given": given}
+
+
+def _refuge_wrong_hut(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names the neighbouring hut: count_stores counts its stores, the order is for it,
+    # the lift to our pad refuses the consignment for good
+    return PROPAGATION, "count_stores", "", {"hut": "cabane-des-vignettes"}
+
+
+def _refuge_wrong_season(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's opening day has month and day swapped or a digit moved: every step works, the
+    # app's check of the lift's day fails
+    day = rng.choice(["2027-12-06", "2027-06-21"])
+    return PROPAGATION, "get_weather_window", "", {"season_start": day}
+
+
+def _refuge_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the payment is refused for good
+    return PROPAGATION, "pay_supplier", "", {"account": "CH44-0912-7731"}
+
+
+def _refuge_wrong_supplier(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another valley supplier: the order is placed with it (and the lift flies
+    # it), the payment is refused for good (no ledger for the hut's account there)
+    return PROPAGATION, "order_provisions", "", {"supplier": "bagnes-provisions"}
+
+
 # --- seedbank: a botanic garden depositing wild seed at a national seed vault, a hand-written app
 # whose spans follow the current OpenTelemetry GenAI conventions by hand (sealed-24). An
 # accession selected in the garden's seed catalogue (read page by page), a phytosanitary
@@ -3455,6 +3656,29 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "wrong_reach": _stocking_wrong_reach,
         "wrong_licence": _stocking_wrong_licence,
     },
+    # the first half is played once, the second half (the faults) twice in sealed-23
+    "refuge": {
+        "healthy": _refuge_healthy,
+        "flaky_step": _refuge_flaky_step,
+        "flaky_tool": _refuge_flaky_tool,
+        "legit_replan": _refuge_legit_replan,
+        "pagination": _refuge_pagination,
+        "polling_ends": _refuge_polling_ends,
+        "external_after": _refuge_external_after,
+        "no_input_step": _refuge_no_input_step,
+        "long_progressing": _refuge_long_progressing,
+        "loop_poll_stuck": _refuge_loop_poll,
+        "loop_step_varying": _refuge_loop_step,
+        "loop_tool_in_step": _refuge_loop_tool,
+        "loop_across_replans": _refuge_loop_replans,
+        "starved_empty": _refuge_starved_empty,
+        "starved_partial": _refuge_starved_partial,
+        "starved_crossed": _refuge_starved_crossed,
+        "wrong_hut": _refuge_wrong_hut,
+        "wrong_season": _refuge_wrong_season,
+        "wrong_account": _refuge_wrong_account,
+        "wrong_supplier": _refuge_wrong_supplier,
+    },
     "seedbank": {
         "loop_step_varying": _seedbank_loop_step,
         "loop_tool_in_step": _seedbank_loop_tool,
@@ -3494,6 +3718,7 @@ FROM_MIDDLE = {
     "sealed20",
     "sealed21",
     "sealed22",
+    "sealed23",
 }
 
 

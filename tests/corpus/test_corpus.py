@@ -45,11 +45,13 @@ from tests.corpus import (
     organ,
     play,
     read_labels,
+    refuge,
     refund,
     scenarios,
     seedbank,
     solar,
     stocking,
+    support,
     venue,
 )
 from tests.corpus import lab as lab_agent
@@ -104,6 +106,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed20",
         "sealed21",
         "sealed22",
+        "sealed23",
         "sealed24",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
@@ -1498,6 +1501,117 @@ def check_stocking_plays() -> None:
     assert day2 == replan.params["open_day"] != day1
     tasks = [s.name.removeprefix("task ") for s in spans if s.name.startswith("task ")]
     assert tasks == ["reserve_fish", "obtain_consent", *[t.key for t in plan2.tasks][1:]]
+
+
+def test_refuge_agent_plays_sealed23_scenarios() -> None:
+    """The refuge agent (sealed-23 only) plays labelled scenarios through the planscope SDK on
+    asyncio, in a child process (its neighbour stocking's LiteLLM and the SDK's configuration
+    are process-wide): ``check_refuge_plays``."""
+    _check_in_child("check_refuge_plays")
+
+
+def _step_spans(spans: list[ReadableSpan]) -> list[ReadableSpan]:
+    return sorted(
+        (s for s in spans if s.name.startswith("execute_step ")), key=lambda s: s.start_time or 0
+    )
+
+
+def _support_play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
+    """The support agent's runs on ``provider``, configured as ``tests.corpus.play`` does."""
+    planscope.configure(tracer_provider=provider)
+    return {lab.run: support.run(lab) for lab in labels}
+
+
+def check_refuge_plays() -> None:
+    """The refuge agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-23 runs). A retry loop inside one executor attempt: one ``execute_step`` span in
+    error for the labelled step, under it one ``execute_tool`` span of the step's planned tool
+    per busy line (``LineBusy``, a later slot each call) and a last ``Refused`` one, the
+    run root in error with outcome ``failure``. A legitimate re-plan: plan versions 1 and 2 of
+    one plan id (2's parent 1) around a ``planscope.replan.requested`` event, the helicopter
+    step in error under version 1, ``book_porters`` under version 2, the done steps run once,
+    every executor's recorded context keys its step's ``requires``, the two independent steps
+    of each wave overlapping in time (``asyncio.gather``), the outcome check passed. A stocking,
+    an arbor and a support run (the SDK's context managers) played just before and just after
+    (one provider) share no trace or run id with the refuge runs."""
+    labels = _committed("refuge", "sealed23")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    neighbours = [
+        (stocking.play, _committed("stocking", "sealed22")[0]),
+        (arbor.play, _committed("arbor", "sealed21")[0]),
+        (_support_play, _committed("support", "heldout")[0]),
+    ]
+    ids, others, traces = _played_between(refuge.play, [picked, replan], neighbours)
+    ours = {t: traces[t] for t in ids.values()}
+    run_ids = {
+        t: {s.attributes.get("planscope.run.id") for s in spans if s.attributes}
+        for t, spans in traces.items()
+    }
+    assert len(set(ids.values()) | set(others)) == len(ids) + len(others)
+    for t, spans in ours.items():
+        (root,) = [s for s in spans if s.parent is None]
+        assert root.name == "invoke_agent refuge-resupply"
+        assert run_ids[t] == {(root.attributes or {})["planscope.run.id"]}
+    for t in others:
+        assert traces[t] and not any(s.name.startswith("invoke_agent refuge") for s in traces[t])
+        assert not run_ids[t] & set().union(*(run_ids[o] for o in ours))
+
+    spans = ours[ids[picked.run]]
+    by_id = _gave_up(spans, "invoke_agent refuge-resupply", "Refused: ")
+    (root,) = [s for s in spans if s.parent is None]
+    assert (root.attributes or {})["planscope.run.outcome"] == "failure"
+    (step,) = [s for s in spans if s.name == f"execute_step {picked.step}"]
+    assert step.status.status_code is StatusCode.ERROR
+    (plan,) = [s for s in spans if s.name.startswith("plan ")]
+    planned = {
+        p["id"]: p for p in json.loads(str((plan.attributes or {})["planscope.plan.json"]))["steps"]
+    }
+    calls = sorted(
+        (s for s in spans if s.parent and by_id[s.parent.span_id] is step),
+        key=lambda s: s.start_time or 0,
+    )
+    tool = planned[picked.step]["tool"]
+    calls = [s for s in calls if s.name == f"execute_tool {tool}"]
+    kinds = [(s.attributes or {}).get("error.type") for s in calls]
+    assert kinds == ["LineBusy"] * len(picked.params["troubles"]) + ["Refused"]
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    slots = [json.loads(str((s.attributes or {})["gen_ai.tool.call.arguments"])) for s in calls]
+    assert len({json.dumps(a, sort_keys=True) for a in slots}) == len(calls)  # a new slot each
+
+    spans = ours[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is not StatusCode.ERROR
+    assert (root.attributes or {})["planscope.run.outcome"] == "success"
+    assert "planscope.replan.requested" in {e.name for e in root.events}
+    plans = [s.attributes or {} for s in spans if s.name.startswith("plan ")]
+    assert [
+        (p["planscope.plan.version"], p.get("planscope.plan.parent_version")) for p in plans
+    ] == [
+        (1, None),
+        (2, 1),
+    ]
+    assert len({p["planscope.plan.id"] for p in plans}) == 1
+    steps = _step_spans(spans)
+    ran = [
+        (s.name.removeprefix("execute_step "), (s.attributes or {})["planscope.plan.version"])
+        for s in steps
+    ]
+    assert ("book_helicopter", 1) in ran and ("book_porters", 2) in ran
+    assert len(ran) == len(set(name for name, _ in ran))  # each step once
+    assert [s.status.status_code is StatusCode.ERROR for s in steps].count(True) == 1
+    requires = {
+        p["id"]: sorted(p.get("requires", []))
+        for plan_attrs in plans
+        for p in json.loads(str(plan_attrs["planscope.plan.json"]))["steps"]
+    }
+    for s in steps:
+        keys = json.loads(str((s.attributes or {})["planscope.step.context.keys"]))
+        assert sorted(keys) == requires[s.name.removeprefix("execute_step ")]
+    at = {s.name.removeprefix("execute_step "): s for s in steps}
+    for a, b in (("count_stores", "get_weather_window"), ("book_helicopter", "pay_supplier")):
+        first, second = sorted((at[a], at[b]), key=lambda s: s.start_time or 0)
+        assert (second.start_time or 0) < (first.end_time or 0)  # run side by side
 
 
 def test_seedbank_agent_plays_sealed24_scenarios() -> None:
