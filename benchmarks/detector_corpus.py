@@ -77,6 +77,7 @@ SEALED = (
     "sealed21",
     "sealed22",
     "sealed24",
+    "sealed25",
 )
 """Splits scored once, each only when asked for (``--sealed22``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -37,6 +37,7 @@ from . import (
     support,
     travel,
     venue,
+    wool,
 )
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
 
@@ -74,7 +75,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     OpenTelemetry bridge (a hook of each application, on a tracer of ``provider``), the stocking
     app through LiteLLM's own OpenTelemetry callback on ``provider`` (in LiteLLM's callback
     lists only while it plays) and its own plain spans, the seedbank app through its own spans
-    written by hand as the GenAI conventions say (``provider.get_tracer``).
+    written by hand as the GenAI conventions say (``provider.get_tracer``), the wool
+    Plan-and-Execute graph through OpenInference's LangChain instrumentor on ``provider`` and
+    its own root span per job.
     """
     import planscope
 
@@ -94,6 +97,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     burr: list[Label] = []
     litellm: list[Label] = []
     genai_by_hand: list[Label] = []
+    plan_and_execute: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -143,6 +147,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             litellm.append(label)
         elif label.agent == "seedbank":
             genai_by_hand.append(label)
+        elif label.agent == "wool":
+            plan_and_execute.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -171,6 +177,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(arbor.play(burr, provider))
     out.update(stocking.play(litellm, provider))
     out.update(seedbank.play(genai_by_hand, provider))
+    out.update(wool.play(plan_and_execute, provider))
     return out
 
 

@@ -71,6 +71,8 @@ FILLS = {"lot": "the lot found in the shed register", "certificate": "the fibre 
 """What a done step's result replaces in the sentences still to do (``lot X`` for the phrase)."""
 PLANNER = "You plan wool-clip consignments for Glenrock station."
 EXECUTOR = "You are Glenrock station's wool clerk. Carry out the step with the desk tools."
+TRACER = "wool-consign"
+"""The app's tracer (its one root span per job)."""
 MAX_REOFFERS = 8
 MAX_POLLS = 12
 
@@ -333,7 +335,7 @@ class Consignment:
     def __init__(self, label: Label, llm: ChatOpenAI, provider: TracerProvider) -> None:
         self.label = label
         self.world = World(label)
-        self.tracer = provider.get_tracer("wool-consign")
+        self.tracer = provider.get_tracer(TRACER)
         self.planner = PLAN_PROMPT | llm.with_structured_output(Plan)
         self.replanner = REPLAN_PROMPT | llm.with_structured_output(Act)
         tools = ToolNode(self.world.tools(), handle_tool_errors=True)
