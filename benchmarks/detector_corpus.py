@@ -78,6 +78,7 @@ SEALED = (
     "sealed22",
     "sealed23",
     "sealed24",
+    "sealed25",
 )
 """Splits scored once, each only when asked for (``--sealed24``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

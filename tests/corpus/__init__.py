@@ -38,6 +38,7 @@ from . import (
     support,
     travel,
     venue,
+    wool,
 )
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
 
@@ -77,7 +78,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     lists only while it plays) and its own plain spans, the refuge agent through the planscope
     SDK's decorators on asyncio (``planscope.configure(tracer_provider=provider)``), the seedbank
     app through its own spans written by hand as the GenAI conventions say
-    (``provider.get_tracer``).
+    (``provider.get_tracer``), the wool Plan-and-Execute graph through OpenInference's LangChain
+    instrumentor on ``provider`` and its own root span per job.
     """
     import planscope
 
@@ -98,6 +100,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     litellm: list[Label] = []
     sdk_async: list[Label] = []
     genai_by_hand: list[Label] = []
+    plan_and_execute: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -149,6 +152,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             sdk_async.append(label)
         elif label.agent == "seedbank":
             genai_by_hand.append(label)
+        elif label.agent == "wool":
+            plan_and_execute.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -178,6 +183,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(stocking.play(litellm, provider))
     out.update(refuge.play(sdk_async, provider))
     out.update(seedbank.play(genai_by_hand, provider))
+    out.update(wool.play(plan_and_execute, provider))
     return out
 
 

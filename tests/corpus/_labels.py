@@ -533,6 +533,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed24": {
         "seedbank": range(67000, 67024),
     },
+    # Sealed 25: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed25``): only a new agent (wool: LangGraph's
+    # Plan-and-Execute tutorial, free-text plan steps, OpenInference's LangChain instrumentor).
+    "sealed25": {
+        "wool": range(68000, 68024),
+    },
 }
 
 _ERRORS = (
@@ -3263,6 +3270,159 @@ def _seedbank_external_freezer(rng: random.Random) -> tuple[str, str, str, dict[
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- wool: a sheep station consigning its spring clip to a wool auction, built as LangGraph's
+# Plan-and-Execute tutorial builds its agent, traced by OpenInference (sealed-25). The planner's
+# steps are free-text sentences; a step is named by its sentence exactly as the planner first
+# wrote it (the item of ``Plan.steps``, before the replanner writes results into it). The
+# labelled step of a wrong value is the first plan step whose tool call's arguments carried it.
+# The planner trusts the station's notes over the job sheet: a wrong value comes from a note.
+# Faults first: the split's 24 seeds over the 15 scenarios play every fault twice.
+_WOOL_JOB = {
+    "clip": "GR-S27",
+    "store": "WS-GEELONG",
+    "day": "2027-10-14",
+    "sale": "S-31",
+    "account": "LV-40213",
+}
+_WOOL_STEPS = {
+    "find_bales": "Find the bales of clip mark {clip} in the Glenrock shed register.",
+    "order_fibre_test": (
+        "Order a fibre test of the lot found in the shed register from the testing house."
+    ),
+    "book_carrier": (
+        "Book a carrier truck for the lot found in the shed register to store {store} on {day}."
+    ),
+    "enter_in_sale": (
+        "Enter the lot found in the shed register in sale {sale} with the fibre test certificate."
+    ),
+    "pay_levy": (
+        "Pay the broker's levy for the lot found in the shed register from account {account}."
+    ),
+}
+_WOOL_ERRORS = (
+    "the press shed is full until {h}:{m}0",
+    "the core sampler is out at station {n}",
+    "no driver rostered for run {n}",
+    "the ledger is closed for the {n} sale's tally",
+    "register book {n} is out with the classer",
+)
+
+
+def _wool_step(tool: str, **notes: str) -> str:
+    """The planner's first sentence for a tool's step, the notes trusted over the job sheet."""
+    return _WOOL_STEPS[tool].format(**(_WOOL_JOB | notes))
+
+
+def _wool_errors(rng: random.Random, verdict: str, count: int) -> list[str]:
+    return [
+        f"{verdict}: "
+        + rng.choice(_WOOL_ERRORS).format(
+            h=rng.randint(9, 16), m=rng.randint(0, 5), n=rng.randint(2, 980)
+        )
+        for _ in range(count)
+    ]
+
+
+def _wool_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's desk holds it over again and again (varying texts); the replanner issues the
+    # same step again each time; the last refusal is passed in
+    tool = rng.choice(["find_bales", "order_fibre_test", "book_carrier", "pay_levy"])
+    errors = _wool_errors(rng, "hold over", rng.randint(4, 7)) + _wool_errors(rng, "passed in", 1)
+    return RUNAWAY, _wool_step(tool), "", {"tool": tool, "errors": errors}
+
+
+def _wool_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one ReAct run the desk says re-offer again and again and the model calls again;
+    # the last refusal is passed in
+    tool = rng.choice(["order_fibre_test", "book_carrier", "enter_in_sale"])
+    errors = _wool_errors(rng, "re-offer", rng.randint(4, 7)) + _wool_errors(rng, "passed in", 1)
+    return RUNAWAY, _wool_step(tool), "", {"tool": tool, "errors": errors}
+
+
+def _wool_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the levy fails in every plan: held over, then re-catalogued to another levy account (the
+    # replanner rewrites the step), 3-4 times; the last refusal is passed in
+    errors = []
+    for _ in range(rng.randint(3, 4)):
+        errors += _wool_errors(rng, "hold over", 1)
+        errors.append(f"re-catalogue: levies moved; take LV-{rng.randint(41000, 49999)}")
+    errors += _wool_errors(rng, "passed in", 1)
+    return RUNAWAY, _wool_step("pay_levy"), "", {"tool": "pay_levy", "errors": errors}
+
+
+def _wool_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fibre test is never certified: the clerk checks until it gives up
+    return RUNAWAY, _wool_step("order_fibre_test"), "", {}
+
+
+def _wool_wrong_clip(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's clip mark is a neighbour's: another lot is found, tested and trucked, entering
+    # it in the sale is passed in (not Glenrock wool)
+    clip = rng.choice(["GR-S72", "GB-S27"])
+    return PROPAGATION, _wool_step("find_bales", clip=clip), "", {"clip": clip}
+
+
+def _wool_wrong_store(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another wool store: the truck is booked to it, the sale entry is passed in
+    store = rng.choice(["WS-GEELONG-2", "WS-PORTLAND"])
+    return PROPAGATION, _wool_step("book_carrier", store=store), "", {"store": store}
+
+
+def _wool_wrong_sale(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's sale number has its digits swapped: every step works, the app's check of the
+    # mill's contract fails after the graph
+    sale = rng.choice(["S-13", "S-37"])
+    return PROPAGATION, _wool_step("enter_in_sale", sale=sale), "", {"sale": sale}
+
+
+def _wool_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's levy account has two digits swapped: the levy is passed in for good
+    account = rng.choice(["LV-40231", "LV-04213"])
+    return PROPAGATION, _wool_step("pay_levy", account=account), "", {"account": account}
+
+
+def _wool_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _wool_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step is held over once or twice; the replanner's next issue of it works
+    tool = rng.choice(["find_bales", "order_fibre_test", "book_carrier", "pay_levy"])
+    errors = _wool_errors(rng, "hold over", rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"tool": tool, "errors": errors}
+
+
+def _wool_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the desk says re-offer once or twice inside one ReAct run; the next call works
+    tool = rng.choice(["order_fibre_test", "book_carrier", "enter_in_sale", "pay_levy"])
+    errors = _wool_errors(rng, "re-offer", rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"tool": tool, "errors": errors}
+
+
+def _wool_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # no truck runs on the job's day: the carrier re-catalogues the booking to a later day
+    # before the sale's receival, the replanner rewrites the step, the rest works
+    day = rng.choice(["2027-10-16", "2027-10-18"])
+    errors = [f"re-catalogue: no truck runs to {_WOOL_JOB['store']} that day; take {day}"]
+    return "healthy", "", PROPAGATION, {"tool": "book_carrier", "errors": errors}
+
+
+def _wool_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the shed register has 4-9 pages of other clips; the clip's lot is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _wool_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fibre test is pending 3-8 times, then certified
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _wool_external_strike(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the contract checked, the sale is cancelled (the wool stores
+    # strike): not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -3695,6 +3855,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "pagination": _seedbank_pagination,
         "polling_ends": _seedbank_polling_ends,
         "external_freezer": _seedbank_external_freezer,
+    },
+    "wool": {
+        "loop_step_varying": _wool_loop_step,
+        "loop_tool_in_step": _wool_loop_tool,
+        "loop_across_replans": _wool_loop_replans,
+        "loop_poll_stuck": _wool_loop_poll,
+        "wrong_clip": _wool_wrong_clip,
+        "wrong_store": _wool_wrong_store,
+        "wrong_sale": _wool_wrong_sale,
+        "wrong_account": _wool_wrong_account,
+        "healthy": _wool_healthy,
+        "flaky_step": _wool_flaky_step,
+        "flaky_tool": _wool_flaky_tool,
+        "legit_replan": _wool_legit_replan,
+        "pagination": _wool_pagination,
+        "polling_ends": _wool_polling_ends,
+        "external_strike": _wool_external_strike,
     },
 }
 

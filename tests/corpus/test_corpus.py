@@ -53,6 +53,7 @@ from tests.corpus import (
     stocking,
     support,
     venue,
+    wool,
 )
 from tests.corpus import lab as lab_agent
 from tests.storage._spans import otlp_to_rows, spans_ipc
@@ -108,6 +109,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed22",
         "sealed23",
         "sealed24",
+        "sealed25",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -1718,3 +1720,89 @@ def check_seedbank_plays() -> None:
         *[s["name"] for s in plan1][1:2],
         *[s["name"] for s in plan2],
     ]
+
+
+def test_wool_agent_plays_sealed25_scenarios() -> None:
+    """The wool Plan-and-Execute graph (sealed-25 only) plays labelled scenarios under
+    OpenInference's LangChain instrumentor, in a child process (the instrumentor patches
+    LangChain's callback manager process-wide while a play runs): ``check_wool_plays``."""
+    _check_in_child("check_wool_plays")
+
+
+def _output(span: ReadableSpan) -> Any:
+    return json.loads(str(_attrs(span)["output.value"]))
+
+
+def check_wool_plays() -> None:
+    """The wool agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-25 runs). A retry loop inside one ReAct run: the ``consign clip`` root in error
+    (the replanner's last word in its description), one ``planner`` span whose plan holds the
+    labelled step's sentence as first written, one ERROR ``TOOL`` span with an ``exception``
+    event per injected error, all with the same input and all under one ReAct ``LangGraph``
+    run under one outer ``agent`` node, its task the step with the lot written in, its
+    ``past_steps`` entry the refusal. A legitimate re-plan: the carrier's re-catalogue makes the
+    replanner answer the booking step again with the new day, the step's second call works,
+    the root not in error. A seedbank and a refund run played just before and just after (one
+    provider) carry no OpenInference or wool span, the wool runs only those two scopes and no
+    ``planscope.*`` or ``gen_ai.*`` attribute."""
+    neighbours = [
+        (seedbank.play, _committed("seedbank", "sealed24")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        wool.play,
+        _committed("wool", "sealed25"),
+        neighbours,
+        {"openinference.instrumentation.langchain", wool.TRACER},
+    )
+    for run in ids.values():
+        keys = {k for s in traces[run] for k in _attrs(s)}
+        assert not any(k.startswith(("planscope.", "gen_ai.")) for k in keys)
+    spans = traces[ids[picked.run]]
+    by_id = _gave_up(spans, "consign clip", "Could not consign the clip: Passed in: ")
+    (planner,) = [s for s in spans if s.name == "planner"]
+    assert picked.step in _output(planner)["plan"]
+    calls = sorted(
+        (s for s in spans if s.name == picked.params["tool"]), key=lambda s: s.start_time or 0
+    )
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert all(_attrs(s)["openinference.span.kind"] == "TOOL" for s in calls)
+    assert all(s.status.status_code is StatusCode.ERROR for s in calls)
+    assert all([e.name for e in s.events] == ["exception"] for s in calls)
+    assert len({_attrs(s)["input.value"] for s in calls}) == 1  # called again as it was
+
+    def up(span: ReadableSpan, name: str) -> ReadableSpan:
+        while span.name != name:
+            assert span.parent is not None
+            span = by_id[span.parent.span_id]
+        return span
+
+    (react,) = {up(s, "LangGraph") for s in calls}  # one ReAct run
+    assert react.parent is not None
+    node = by_id[react.parent.span_id]
+    assert node.name == "agent" and _attrs(node)["openinference.span.kind"] == "AGENT"
+    task = str(_attrs(react)["input.value"])
+    assert "You are tasked with executing step 1, " in task and "for lot L-" in task
+    ((step, said),) = _output(node)["past_steps"]
+    assert step.startswith(picked.step.split(" the lot ")[0]) and said.startswith("Passed in: ")
+
+    spans = sorted(traces[ids[replan.run]], key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == "consign clip" and root.status.status_code is not StatusCode.ERROR
+    (planner,) = [s for s in spans if s.name == "planner"]
+    first = _output(planner)["plan"]
+    day = replan.params["errors"][0].rsplit(" ", 1)[1]
+    bookings = [s for s in spans if s.name == "book_carrier"]
+    assert [s.status.status_code for s in bookings] == [StatusCode.ERROR, StatusCode.OK]
+    assert [json.loads(str(_attrs(s)["input.value"]))["day"] for s in bookings] == [
+        wool.JOB["day"],
+        day,
+    ]
+    assert first[2].endswith(f"to store {wool.JOB['store']} on {wool.JOB['day']}.")
+    plans = [  # a lone response is recorded as plain text
+        _output(s)["plan"]
+        for s in spans
+        if s.name == "replan" and _attrs(s).get("output.mime_type") == "application/json"
+    ]
+    rewritten = next(p for p in plans if p[0].endswith(f" on {day}."))
+    assert plans[plans.index(rewritten) - 1][0] == rewritten[0].replace(day, wool.JOB["day"])
