@@ -271,9 +271,15 @@ def _refund_agent(collector: BackgroundServer, result: str) -> str:
         instrumentor.uninstrument()
     assert provider.force_flush(10_000)
     provider.shutdown()
+    return _only_trace(collector, "mcp-agent")
+
+
+def _only_trace(collector: BackgroundServer, service: str) -> str:
+    """The id of the one trace ``service`` sent, once the writer has stored what it received."""
     collector.app.state.collector.writer.drain()
     rows = collector.app.state.collector.store.query(
-        "SELECT DISTINCT TraceId AS t FROM otel_traces WHERE ServiceName = 'mcp-agent'"
+        "SELECT DISTINCT TraceId AS t FROM otel_traces WHERE ServiceName = {s:String}",
+        {"s": service},
     )
     (trace_id,) = [r["t"] for r in rows]
     return str(trace_id)
@@ -337,13 +343,7 @@ def _sdk_agent(collector: BackgroundServer, source: str, result: str, as_string:
     command = [sys.executable, "-m", "tests.collector._returning_sdks", source, collector.url]
     command += [result, *(["--as-string"] if as_string else [])]
     subprocess.run(command, check=True, timeout=300)
-    collector.app.state.collector.writer.drain()
-    rows = collector.app.state.collector.store.query(
-        "SELECT DISTINCT TraceId AS t FROM otel_traces WHERE ServiceName = {s:String}",
-        {"s": f"returning-{source}"},
-    )
-    (trace_id,) = [r["t"] for r in rows]
-    return str(trace_id)
+    return _only_trace(collector, f"returning-{source}")
 
 
 @pytest.mark.parametrize(

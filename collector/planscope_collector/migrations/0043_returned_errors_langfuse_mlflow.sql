@@ -1,6 +1,6 @@
 -- Errors returned as values by Langfuse and MLflow tool spans (docs/storage.md, "Errors
--- returned as values by typed tool spans (0041, 0043)"): 0041's rule (the same envelopes, type
--- and message; planscope_collector._returned.returned_error) also on
+-- returned as values by typed tool spans (0041)", its 0043 paragraph): 0041's rule (the same
+-- envelopes, type and message; planscope_collector._returned.returned_error) also on
 --
 --   * a Langfuse tool observation (`langfuse.observation.type` `tool`, e.g. `@observe(as_type=
 --     "tool")`) whose level is not ERROR (an observation the SDK or the app marked ERROR keeps
