@@ -95,8 +95,8 @@ CASES: list[tuple[str, bool]] = [
     ("error: timeout", False),
     ("", False),
 ]
-"""One table for both readers: :func:`returned_error` and migration 0041's SQL must say the
-same of each (envelope or not, type, message)."""
+"""One table for both readers: :func:`returned_error` and the span model's SQL (migrations 0041,
+0043) must say the same of each (envelope or not, type, message)."""
 
 
 def _as_is(result: str) -> str:
