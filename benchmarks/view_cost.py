@@ -26,8 +26,11 @@ only, as both workloads' are). Variants:
 - ``0033``: 0031 with the exception-only error in the span model: three ``MATERIALIZED``
   columns, the runs / step attempts / tool calls views reading them;
 - ``0040``: 0033 with the frameworks mapped since (Langfuse, MLflow, Griptape: 0034-0040);
-- ``0041``: the current layout (0040 with errors returned as values by typed tool spans: one
-  ``MATERIALIZED`` column and three ``ALIAS`` columns, the tool calls view reading them);
+- ``0041``: 0040 with errors returned as values by typed tool spans (one ``MATERIALIZED``
+  column and three ``ALIAS`` columns, the tool calls view reading them);
+- ``0042``: 0041 with a structured-output plan step's ``key`` as its id;
+- ``0043``: the current layout (0042 with errors returned as values by Langfuse and MLflow tool
+  spans too);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
 - ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with
@@ -107,9 +110,11 @@ LAYOUTS = {
     "0031": "0033",
     "0033": "0034",
     "0040": "0041",
-    "0041": None,
+    "0041": "0042",
+    "0042": "0043",
+    "0043": None,
 }
-"""Layout -> the first migration left out (0041: the current one)."""
+"""Layout -> the first migration left out (0043: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 

@@ -1,9 +1,9 @@
 """Errors returned as values: a call that did not raise (its span's status is not ERROR) but
 whose result is an error envelope failed (:func:`returned_error`; ``observed.bind`` reads it of
 the function spans it finds to be calls, spans the SDK did not write). Typed tool spans of the
-other conventions (OpenInference, GenAI, OpenLLMetry) are read so by the span model at insert,
-in SQL (migration 0041, the same shapes: tests/collector/test_returned_errors.py holds the
-cases both are checked on).
+other conventions (OpenInference, GenAI, OpenLLMetry: migration 0041; Langfuse, MLflow: 0043)
+are read so by the span model at insert, in SQL (the same shapes:
+tests/collector/test_returned_errors.py holds the cases both are checked on).
 
 The envelopes are told by their **shape**, never by a word in a text:
 

@@ -1,19 +1,24 @@
-"""Errors returned as values on typed tool spans of other conventions (migration 0041): a tool
-call whose span is OK or UNSET but whose recorded result is an error envelope failed, in the
-trace API, in ``planscope_tool_calls`` and for the analyzer; a result that only mentions an
+"""Errors returned as values on typed tool spans of other conventions (migrations 0041, 0043): a
+tool call whose span is OK or UNSET but whose recorded result is an error envelope failed, in
+the trace API, in ``planscope_tool_calls`` and for the analyzer; a result that only mentions an
 error does not. The SQL rule and :func:`planscope_collector._returned.returned_error` are
-checked on one table of cases (:data:`CASES`), through the real OTel SDK exporter, a real
-collector on loopback and chDB; then through a real third-party instrumentation (the OpenAI
-Agents SDK under OpenInference's instrumentor, its model our fake OpenAI server) whose tool
-returns an MCP ``isError`` result until the model gives up: a runaway loop."""
+checked on one table of cases (:data:`CASES`) as the result of a tool span of each convention
+(:data:`CONVENTIONS`: GenAI, OpenInference, OpenLLMetry, Langfuse, MLflow's dict and string
+results), through the real OTel SDK exporter, a real collector on loopback and chDB; then
+through real third-party instrumentation whose tool returns an MCP ``isError`` result until
+the agent gives up, a runaway loop: the OpenAI Agents SDK under OpenInference's instrumentor
+(its model our fake OpenAI server), Langfuse's ``@observe`` and MLflow's ``@mlflow.trace``."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Sequence
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import pytest
 from agents import Agent, OpenAIChatCompletionsModel, Runner, function_tool, trace
 from openai import AsyncOpenAI
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
@@ -90,15 +95,33 @@ CASES: list[tuple[str, bool]] = [
     ("error: timeout", False),
     ("", False),
 ]
-"""One table for both readers: :func:`returned_error` and migration 0041's SQL must say the
-same of each (envelope or not, type, message)."""
+"""One table for both readers: :func:`returned_error` and the span model's SQL (migrations 0041,
+0043) must say the same of each (envelope or not, type, message)."""
 
-CONVENTIONS: dict[str, tuple[dict[str, str], str]] = {
-    # convention: (the attributes that make a span its tool call, its result attribute)
-    "genai": ({A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL}, "gen_ai.tool.call.result"),
-    "openinference": ({"openinference.span.kind": "TOOL"}, "output.value"),
-    "traceloop": ({"traceloop.span.kind": "tool"}, "traceloop.entity.output"),
+
+def _as_is(result: str) -> str:
+    return result
+
+
+CONVENTIONS: dict[str, tuple[dict[str, str], str, Callable[[str], str]]] = {
+    # convention: (the attributes that make a span its tool call, its result attribute, how the
+    # convention writes a result there)
+    "genai": ({A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL}, "gen_ai.tool.call.result", _as_is),
+    "openinference": ({"openinference.span.kind": "TOOL"}, "output.value", _as_is),
+    "traceloop": ({"traceloop.span.kind": "tool"}, "traceloop.entity.output", _as_is),
+    "langfuse": ({A.LF_OBSERVATION_TYPE: "tool"}, "langfuse.observation.output", _as_is),
+    # MLflow JSON-encodes a function's return value: a dict is the object, a string a JSON string
+    "mlflow": ({"mlflow.spanType": '"TOOL"'}, "mlflow.spanOutputs", _as_is),
+    "mlflow-string": ({"mlflow.spanType": '"TOOL"'}, "mlflow.spanOutputs", json.dumps),
 }
+
+
+def _tool(convention: str, result: str) -> dict[str, str]:
+    """The attributes of ``convention``'s tool call span that returned ``result``."""
+    attributes, key, written = CONVENTIONS[convention]
+    return {**attributes, key: written(result)}
+
+
 MCP_ERROR = json.dumps({"isError": True, "content": [{"type": "text", "text": "gateway down"}]})
 
 
@@ -123,26 +146,27 @@ def _exported(url: str, spans: Sequence[tuple[str, dict[str, Any], Status | None
 def test_the_sql_rule_and_returned_error_agree_on_every_case(
     collector: BackgroundServer,
 ) -> None:
-    """Each case as the result of a GenAI tool call: what the span model stored of it (0041's
-    columns) is what ``returned_error`` says of it, and the table's label holds for both."""
-    attributes, key = CONVENTIONS["genai"]
-    spans = [(f"case{i}", {**attributes, key: r}, None) for i, (r, _) in enumerate(CASES)]
+    """Each case as the result of a tool call of each convention: what the span model stored of
+    it (0041's columns) is what ``returned_error`` says of it, and the table's label holds for
+    both."""
+    spans = [(f"{c} {i}", _tool(c, r), None) for c in CONVENTIONS for i, (r, _) in enumerate(CASES)]
     trace_id = _exported(collector.url, spans)
-    wait_for_trace(collector.url, trace_id, len(CASES) + 1)
+    wait_for_trace(collector.url, trace_id, len(spans) + 1)
     rows = collector.app.state.collector.store.query(
         "SELECT SpanName AS name, SpanModelReturned AS returned, SpanModelReturnedType AS type, "
-        "SpanModelReturnedMessage AS message FROM otel_traces WHERE TraceId = {t:String}",
+        "SpanModelReturnedMessage AS message FROM otel_traces WHERE TraceId = {t:String} "
+        "AND ParentSpanId != ''",
         {"t": trace_id},
     )
-    stored = {
-        int(r["name"][4:]): (r["type"], r["message"]) if r["returned"] else None
-        for r in rows
-        if r["name"].startswith("case")
-    }
-    assert len(stored) == len(CASES)
-    for i, (result, envelope) in enumerate(CASES):
-        said = returned_error(result)
-        assert (said is not None, stored[i]) == (envelope, said), result
+    stored = {r["name"]: (r["type"], r["message"]) if r["returned"] else None for r in rows}
+    assert len(stored) == len(spans)
+    for convention in CONVENTIONS:
+        for i, (result, envelope) in enumerate(CASES):
+            said = returned_error(result)
+            assert (said is not None, stored[f"{convention} {i}"]) == (envelope, said), (
+                convention,
+                result,
+            )
 
 
 def test_a_tool_call_that_returned_an_error_failed_in_every_convention(
@@ -150,21 +174,33 @@ def test_a_tool_call_that_returned_an_error_failed_in_every_convention(
 ) -> None:
     """An MCP ``isError`` result on an OK or UNSET tool span of each convention: Error in the
     trace API (with the envelope's message), in ``planscope_tool_calls`` and for the analyzer's
-    loader; a mention stays as it was; an explicit ERROR keeps its own message; planscope's own
-    tool span and a non-tool span are not read so."""
+    loader; a mention stays as it was; an explicit ERROR (a status, a Langfuse level) keeps its
+    own message; planscope's own tool span and a non-tool span of each convention are not read
+    so."""
     ok = Status(StatusCode.OK)
     spans: list[tuple[str, dict[str, Any], Status | None]] = []
-    for name, (attributes, key) in CONVENTIONS.items():
+    for name in CONVENTIONS:
         spans += [
-            (f"{name}-unset", {**attributes, key: MCP_ERROR}, None),
-            (f"{name}-ok", {**attributes, key: MCP_ERROR}, ok),
-            (f"{name}-mention", {**attributes, key: '{"errors": [], "error": null}'}, ok),
+            (f"{name}-unset", _tool(name, MCP_ERROR), None),
+            (f"{name}-ok", _tool(name, MCP_ERROR), ok),
+            (f"{name}-mention", _tool(name, '{"errors": [], "error": null}'), ok),
         ]
+    level = {"langfuse.observation.level": "ERROR", "langfuse.observation.status_message": "own"}
+    not_tools = {
+        "chain": {"openinference.span.kind": "CHAIN", "output.value": MCP_ERROR},
+        "lf-span": {A.LF_OBSERVATION_TYPE: "span", "langfuse.observation.output": MCP_ERROR},
+        "lf-generation": {
+            A.LF_OBSERVATION_TYPE: "generation",
+            "langfuse.observation.output": MCP_ERROR,
+        },
+        "ml-chain": {"mlflow.spanType": '"CHAIN"', "mlflow.spanOutputs": MCP_ERROR},
+        "ml-llm": {"mlflow.spanType": '"LLM"', "mlflow.spanOutputs": json.dumps(MCP_ERROR)},
+    }
     spans += [
-        ("raised", {**CONVENTIONS["genai"][0], "gen_ai.tool.call.result": MCP_ERROR},
-         Status(StatusCode.ERROR, "own message")),
+        ("raised", _tool("genai", MCP_ERROR), Status(StatusCode.ERROR, "own message")),
+        ("lf-level", {**_tool("langfuse", MCP_ERROR), **level}, None),
         ("own", {A.SPAN_KIND: A.KIND_TOOL, "gen_ai.tool.call.result": MCP_ERROR}, None),
-        ("chain", {"openinference.span.kind": "CHAIN", "output.value": MCP_ERROR}, None),
+        *((n, attributes, None) for n, attributes in not_tools.items()),
     ]  # fmt: skip
     trace_id = _exported(collector.url, spans)
     detail = wait_for_trace(collector.url, trace_id, len(spans) + 1)
@@ -176,10 +212,11 @@ def test_a_tool_call_that_returned_an_error_failed_in_every_convention(
         **{n: ("Error", "gateway down") for n in failed},
         **{f"{c}-mention": ("Ok", "") for c in CONVENTIONS},
         "raised": ("Error", "own message"),
+        "lf-level": ("Error", "own"),
         "own": ("Unset", ""),
-        "chain": ("Unset", ""),
+        **{n: ("Unset", "") for n in not_tools},
     }
-    assert detail["metrics"]["failed_tool_calls"] == len(failed) + 1
+    assert detail["metrics"]["failed_tool_calls"] == len(failed) + 2
 
     store = collector.app.state.collector.store
     collector.app.state.collector.writer.drain()
@@ -190,11 +227,11 @@ def test_a_tool_call_that_returned_an_error_failed_in_every_convention(
     )
     names = {s["span_id"]: n for n, s in by_name.items()}
     assert {names[r["span"]]: r["status"] for r in typed} == {
-        n: status[n][0] for n in names.values() if n not in ("agent", "chain")
+        n: status[n][0] for n in names.values() if n != "agent" and n not in not_tools
     }
     t = load_traces(store, "default", [trace_id])[trace_id]
     loaded = {names[c.span_id]: c.status_code for c in t.tools}
-    assert {n for n, s in loaded.items() if s == "Error"} == failed | {"raised"}
+    assert {n for n, s in loaded.items() if s == "Error"} == failed | {"raised", "lf-level"}
 
 
 def _refund_agent(collector: BackgroundServer, result: str) -> str:
@@ -234,9 +271,15 @@ def _refund_agent(collector: BackgroundServer, result: str) -> str:
         instrumentor.uninstrument()
     assert provider.force_flush(10_000)
     provider.shutdown()
+    return _only_trace(collector, "mcp-agent")
+
+
+def _only_trace(collector: BackgroundServer, service: str) -> str:
+    """The id of the one trace ``service`` sent, once the writer has stored what it received."""
     collector.app.state.collector.writer.drain()
     rows = collector.app.state.collector.store.query(
-        "SELECT DISTINCT TraceId AS t FROM otel_traces WHERE ServiceName = 'mcp-agent'"
+        "SELECT DISTINCT TraceId AS t FROM otel_traces WHERE ServiceName = {s:String}",
+        {"s": service},
     )
     (trace_id,) = [r["t"] for r in rows]
     return str(trace_id)
@@ -289,5 +332,69 @@ def test_an_agent_tool_whose_result_only_mentions_an_error_stays_ok(
         {"t": trace_id},
     )
     assert calls and {c["status"] for c in calls} <= {"Ok", "Unset"}
+    t = load_traces(store, "default", [trace_id])[trace_id]
+    assert t.tools and not any(c.failed for c in t.tools)
+
+
+def _sdk_agent(collector: BackgroundServer, source: str, result: str, as_string: bool) -> str:
+    """An agent traced by ``source``'s real SDK into the collector whose tool returns ``result``
+    (a dict, or with ``as_string`` its JSON text) and is called again while it looks failed
+    (tests/collector/_returning_sdks.py, in a process of its own); its trace id."""
+    command = [sys.executable, "-m", "tests.collector._returning_sdks", source, collector.url]
+    command += [result, *(["--as-string"] if as_string else [])]
+    subprocess.run(command, check=True, timeout=300)
+    return _only_trace(collector, f"returning-{source}")
+
+
+@pytest.mark.parametrize(
+    ("source", "as_string"), [("langfuse", False), ("mlflow", False), ("mlflow", True)]
+)
+def test_a_langfuse_or_mlflow_tool_returning_an_error_retried_is_a_runaway_loop(
+    collector: BackgroundServer, source: str, as_string: bool
+) -> None:
+    """Langfuse's ``@observe(as_type="tool")`` or MLflow's ``@mlflow.trace(span_type=TOOL)``
+    on a tool that returns MCP's ``isError`` result (a dict, or for MLflow also its JSON text:
+    a JSON string in ``mlflow.spanOutputs``), retried by its agent until it gives up: the SDK
+    says UNSET or OK on every tool span, every call failed in ``planscope_tool_calls`` and the
+    trace API, and the analyzer finds the loop at that tool."""
+    trace_id = _sdk_agent(collector, source, MCP_ERROR, as_string)
+    store = collector.app.state.collector.store
+    calls = store.query(
+        "SELECT SpanId AS span, ToolName AS tool, StatusCode AS status, Source AS source "
+        "FROM planscope_tool_calls WHERE TraceId = {t:String}",
+        {"t": trace_id},
+    )
+    assert len(calls) == MAX_TOOL_ATTEMPTS
+    assert {(c["tool"], c["status"], c["source"]) for c in calls} == {
+        ("issue_refund", "Error", source)
+    }
+    raw = store.query(
+        "SELECT DISTINCT StatusCode AS raw FROM otel_traces WHERE TraceId = {t:String} "
+        "AND SpanModelKind = 'tool'",
+        {"t": trace_id},
+    )
+    assert {r["raw"] for r in raw} <= {"Ok", "Unset"}  # the SDK said no error
+    detail = wait_for_trace(collector.url, trace_id, MAX_TOOL_ATTEMPTS + 1)
+    tools = [s for s in detail["spans"] if s["span_id"] in {c["span"] for c in calls}]
+    assert {(s["status_code"], s["status_message"]) for s in tools} == {("Error", "gateway down")}
+
+    result = Analyzer(store, settle_seconds=0).analyze("default", [trace_id], write=False)
+    loops = [f for f in result.findings if f.kind == "runaway_loop"]
+    assert loops and {f.component for f in loops} == {"issue_refund"}
+
+
+@pytest.mark.parametrize("source", ["langfuse", "mlflow"])
+def test_a_langfuse_or_mlflow_tool_whose_result_only_mentions_an_error_stays_ok(
+    collector: BackgroundServer, source: str
+) -> None:
+    """The same agents whose tool answers a result that only mentions an error (the agent
+    calls it again, as after a failure): every call stays as the SDK said."""
+    trace_id = _sdk_agent(collector, source, '{"refund": "r-1", "errors": [], "error": null}', True)
+    store = collector.app.state.collector.store
+    calls = store.query(
+        "SELECT StatusCode AS status FROM planscope_tool_calls WHERE TraceId = {t:String}",
+        {"t": trace_id},
+    )
+    assert len(calls) == MAX_TOOL_ATTEMPTS and {c["status"] for c in calls} <= {"Ok", "Unset"}
     t = load_traces(store, "default", [trace_id])[trace_id]
     assert t.tools and not any(c.failed for c in t.tools)

@@ -12,6 +12,7 @@ from typing import Any
 import planscope.semconv as A
 import pytest
 from planscope_collector.storage import (
+    SPAN_STATUS_MESSAGE_SQL,
     TABLES,
     MigrationError,
     Store,
@@ -62,6 +63,7 @@ EXPECTED = [
     "0040_finite_llm_usage",
     "0041_returned_errors",
     "0042_plan_step_key",
+    "0043_returned_errors_langfuse_mlflow",
 ]
 
 
@@ -641,6 +643,83 @@ def test_0041_tool_calls_that_returned_an_error_failed_on_old_and_new_rows(
             assert s.query(raw, {"t": trace_id}) == [
                 {"name": n, "status": v, "m": "down" if n in ("genai", "oi", "tl") else ""}
                 for n, v in sorted(status.items())
+            ], trace_id
+
+
+def _langfuse_mlflow_returning_spans(trace_id: str) -> list[list[Any]]:
+    """A Langfuse agent and an MLflow agent whose tool calls return an error envelope: a
+    Langfuse tool observation (UNSET, as its SDK leaves it) and an MLflow TOOL span (OK, as
+    MLflow sets it) with the result a dict gives, an MLflow TOOL span whose function returned
+    the envelope as a string (a JSON string in ``mlflow.spanOutputs``), a Langfuse tool at level
+    ERROR (its own message), a mention, and a non-tool observation of each returning it."""
+    envelope = json.dumps({"isError": True, "content": [{"type": "text", "text": "down"}]})
+    quota = json.dumps({"error": "quota", "code": 429})
+    lf_run = make_span(trace_id=trace_id, name="lf", attrs={A.LF_OBSERVATION_TYPE: "agent"})
+    ml_run = make_span(trace_id=trace_id, name="ml", attrs={"mlflow.spanType": '"AGENT"'})
+
+    def lf(name: str, kind: str, output: str, **attrs: str) -> list[Any]:
+        lf_attrs = {A.LF_OBSERVATION_TYPE: kind, "langfuse.observation.output": output}
+        lf_attrs |= {f"langfuse.observation.{k}": v for k, v in attrs.items()}
+        return make_span(trace_id=trace_id, name=name, parent=lf_run[2], attrs=lf_attrs)
+
+    def ml(name: str, kind: str, output: str) -> list[Any]:
+        ml_attrs = {"mlflow.spanType": json.dumps(kind), "mlflow.spanOutputs": output}
+        return make_span(trace_id=trace_id, name=name, parent=ml_run[2], attrs=ml_attrs,
+                         status="Ok")  # fmt: skip
+
+    return [
+        lf_run,
+        ml_run,
+        lf("lf-tool", "tool", envelope),
+        lf("lf-level", "tool", envelope, level="ERROR", status_message="own"),
+        lf("lf-mention", "tool", '{"errors": [], "error": null}'),
+        lf("lf-span", "span", envelope),
+        ml("ml-tool", "TOOL", envelope),
+        ml("ml-string", "TOOL", json.dumps(quota)),
+        ml("ml-chain", "CHAIN", envelope),
+    ]
+
+
+def test_0043_langfuse_and_mlflow_tool_calls_that_returned_an_error_failed(
+    tmp_path: Path,
+) -> None:
+    """0043 on a store at 0042: a Langfuse tool observation or an MLflow TOOL span whose result
+    is an error envelope (MLflow's also as a JSON string) says Error with the envelope's type and
+    message in otel_traces and in its tool call row, whether stored before the migration (the
+    column computed again, the row written again and the old copy deleted) or after; a mention,
+    a Langfuse ERROR level (its own message) and a non-tool observation keep theirs."""
+    old = _migrations_before(tmp_path, "0043")
+    before, after = new_trace_id(), new_trace_id()
+    calls = (
+        "SELECT o.SpanName AS name, c.StatusCode AS status, c.ErrorType AS type "
+        "FROM planscope_tool_calls AS c INNER JOIN otel_traces AS o USING (TraceId, SpanId) "
+        "WHERE TraceId = {t:String} ORDER BY name"
+    )
+    raw = (
+        f"SELECT SpanName AS name, SpanModelStatusCode AS status, {SPAN_STATUS_MESSAGE_SQL} AS m "
+        "FROM otel_traces WHERE TraceId = {t:String} AND ParentSpanId != '' ORDER BY name"
+    )
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate(directory=old)
+        s.insert_spans(spans_ipc(_langfuse_mlflow_returning_spans(before)))
+        assert s.migrate() == [m for m in EXPECTED if m >= "0043"]
+        s.insert_spans(spans_ipc(_langfuse_mlflow_returning_spans(after)))
+        for trace_id in (before, after):
+            assert s.query(calls, {"t": trace_id}) == [
+                {"name": "lf-level", "status": "Error", "type": ""},
+                {"name": "lf-mention", "status": "Unset", "type": ""},
+                {"name": "lf-tool", "status": "Error", "type": ""},
+                {"name": "ml-string", "status": "Error", "type": "429"},
+                {"name": "ml-tool", "status": "Error", "type": ""},
+            ], trace_id
+            assert s.query(raw, {"t": trace_id}) == [
+                {"name": "lf-level", "status": "Error", "m": "own"},
+                {"name": "lf-mention", "status": "Unset", "m": ""},
+                {"name": "lf-span", "status": "Unset", "m": ""},
+                {"name": "lf-tool", "status": "Error", "m": "down"},
+                {"name": "ml-chain", "status": "Ok", "m": ""},
+                {"name": "ml-string", "status": "Error", "m": "quota"},
+                {"name": "ml-tool", "status": "Error", "m": "down"},
             ], trace_id
 
 

@@ -60,7 +60,7 @@ SPAN_STATUS_CODE_SQL: Final = "toString(SpanModelStatusCode)"
 """Over ``otel_traces``: a span's status as the span model means it (``Ok``, ``Error`` or
 ``Unset``; the exporter's old ``STATUS_CODE_*`` spelling read as what it means, and a span of
 another convention that only recorded an exception ``Error``: migration 0033, and a tool call of
-another convention that returned an error envelope: 0041), as its typed rows say it."""
+another convention that returned an error envelope: 0041, 0043), as its typed rows say it."""
 
 SPAN_STATUS_MESSAGE_SQL: Final = (
     "multiIf(StatusMessage != '', StatusMessage, SpanModelExceptionMessage != '', "
@@ -69,7 +69,7 @@ SPAN_STATUS_MESSAGE_SQL: Final = (
 )
 """Over ``otel_traces``: a span's status message, or the exception's message where a span of
 another convention only recorded an exception (migration 0033), or the error envelope's message
-a tool call of another convention returned (0041), or a Langfuse observation's status message
+a tool call of another convention returned (0041, 0043), or a Langfuse observation's status message
 (migration 0034), as its typed rows say it."""
 
 
