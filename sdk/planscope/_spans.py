@@ -310,7 +310,8 @@ class PlanHandle(SpanHandle):
 
         Accepts a :class:`Plan`, its dict form, or a list of steps (a list or a dict without
         ``id`` continues the current plan's id, i.e. it is a replan). Raises RetryBudgetExceeded
-        if it is a replan beyond an enforced ``max_replans``.
+        if it is a replan beyond an enforced ``max_replans``: that plan is recorded with the next
+        version but does not become current.
 
         >>> with planscope.start_plan("billing") as p:
         ...     p.set_plan(Plan([PlanStep("fetch"), PlanStep("pay", depends_on=["fetch"])]))
@@ -326,7 +327,6 @@ class PlanHandle(SpanHandle):
                 coerced = replace(coerced, scope=self.default_scope)
             recorded, parent = self.state.register_plan(coerced)
             self.plan = recorded
-            place_plan(frame, recorded)
             span = self.span
             approval = recorded.approval or self.approval
             attrs: dict[str, AttributeValue | None] = {
@@ -348,6 +348,10 @@ class PlanHandle(SpanHandle):
                     [("max_replans", self.state.replans)],
                     step_id=None,
                 )
+            # A refused replan keeps its version (the span shows what was refused) but never
+            # becomes current: the application did not get it, so later steps stay on the last one.
+            if exceeded is None:
+                place_plan(frame, recorded)
         if exceeded is not None:
             raise exceeded
         return recorded
