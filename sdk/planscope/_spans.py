@@ -192,6 +192,18 @@ class RunHandle(SpanHandle):
         return self.state.run_id or ""
 
     @property
+    def trace_id(self) -> str | None:
+        """The run's trace id as 32 lowercase hex digits, the form the collector's
+        ``/api/traces/{id}`` and other OpenTelemetry backends take; None when there is no trace
+        (planscope not configured, no incoming trace).
+
+        >>> with planscope.start_run("billing-agent") as run:
+        ...     link = f"http://localhost:4318/api/traces/{run.trace_id}"
+        """
+        context = self.span.get_span_context()
+        return format(context.trace_id, "032x") if context.is_valid else None
+
+    @property
     def budget(self) -> RetryBudget | None:
         """The retry budget in force for this run."""
         return self.state.budget

@@ -6,7 +6,7 @@ import json
 
 import planscope
 import pytest
-from planscope import PlanStep
+from planscope import PlanStep, api
 from planscope import semconv as A
 
 from .conftest import Spans
@@ -259,6 +259,18 @@ def test_run_objective_and_id_from_arguments(spans: Spans) -> None:
     assert attrs[A.RUN_OBJECTIVE] == "refund order 7"
     assert attrs[A.RUN_ID] == "r-77"
     assert attrs[A.RUN_VARIANT] == "adapt"
+
+
+def test_the_run_handle_gives_the_trace_id(spans: Spans) -> None:
+    @planscope.run("support")
+    def agent() -> str | None:
+        run = planscope.current_run()
+        assert run is not None
+        return run.trace_id
+
+    trace_id = agent()
+    assert trace_id == format(spans.one(A.KIND_RUN).context.trace_id, "032x")
+    assert api.is_trace_id(trace_id)
 
 
 def test_an_invalid_outcome_is_a_configuration_error(
