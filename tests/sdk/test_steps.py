@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import planscope
 import pytest
@@ -150,7 +151,7 @@ def test_nested_steps_get_depth_and_their_own_attempts(spans: Spans) -> None:
 
     with planscope.start_run("agent"):
         parent()
-    by_id = {}
+    by_id: dict[str, list[dict[str, Any]]] = {}
     for s in spans.of_kind(A.KIND_STEP):
         attrs = Spans.attrs(s)
         by_id.setdefault(attrs[A.STEP_ID], []).append(attrs)
