@@ -273,15 +273,16 @@ def configure(
         provider = tracer_provider
     elif _is_real_provider(trace.get_tracer_provider()):
         provider = trace.get_tracer_provider()
-        exporter_args = {
-            "endpoint": endpoint,
-            "service_name": service_name,
-            "api_key": api_key,
-            "project": project,
-            "headers": headers,
-            "batch": None if batch else False,
-        }
-        ignored = [name for name, value in exporter_args.items() if value is not None]
+        exporter_args = (
+            ("endpoint", endpoint),
+            ("service_name", service_name),
+            ("api_key", api_key),
+            ("project", project),
+            ("headers", headers),
+        )
+        ignored = [name for name, value in exporter_args if value is not None]
+        if not batch:
+            ignored.append("batch")
         if ignored:  # the global provider can be set once per process: say so, never silently
             logger.warning(
                 "planscope.configure(): using the TracerProvider already installed globally (by "

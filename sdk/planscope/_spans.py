@@ -197,6 +197,7 @@ class RunHandle(SpanHandle):
         ``/api/traces/{id}`` and other OpenTelemetry backends take; None when there is no trace
         (planscope not configured, no incoming trace).
 
+        >>> import planscope
         >>> with planscope.start_run("billing-agent") as run:
         ...     link = f"http://localhost:4318/api/traces/{run.trace_id}"
         """
@@ -326,7 +327,7 @@ class PlanHandle(SpanHandle):
         version but does not become current.
 
         >>> with planscope.start_plan("billing") as p:
-        ...     p.set_plan(Plan([PlanStep("fetch"), PlanStep("pay", depends_on=["fetch"])]))
+        ...     plan = p.set_plan(Plan([PlanStep("fetch"), PlanStep("pay", depends_on=["fetch"])]))
         """
         frame = self._frame or CURRENT.get()
         exceeded: RetryBudgetExceeded | None = None
@@ -340,6 +341,14 @@ class PlanHandle(SpanHandle):
             recorded, parent = self.state.register_plan(coerced)
             self.plan = recorded
             span = self.span
+            if parent is not None:
+                exceeded = _check_budget(
+                    span, self.state, [("max_replans", self.state.replans)], step_id=None
+                )
+            # A refused replan keeps its version (the span shows what was refused) but never
+            # becomes current: the application did not get it, so later steps stay on the last one.
+            if exceeded is None:
+                place_plan(frame, recorded)
             approval = recorded.approval or self.approval
             attrs: dict[str, AttributeValue | None] = {
                 A.PLAN_ID: recorded.id,
@@ -353,17 +362,6 @@ class PlanHandle(SpanHandle):
             if span.is_recording():
                 attrs[A.PLAN_JSON] = recorded.to_json()
             span.set_attributes(_clean(attrs))
-            if parent is not None:
-                exceeded = _check_budget(
-                    span,
-                    self.state,
-                    [("max_replans", self.state.replans)],
-                    step_id=None,
-                )
-            # A refused replan keeps its version (the span shows what was refused) but never
-            # becomes current: the application did not get it, so later steps stay on the last one.
-            if exceeded is None:
-                place_plan(frame, recorded)
         if exceeded is not None:
             raise exceeded
         return recorded
