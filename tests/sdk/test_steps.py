@@ -86,7 +86,7 @@ def test_step_id_resolution_order(spans: Spans) -> None:
     @planscope.step
     def by_step_id(step_id: str, payload: int) -> None: ...
 
-    @planscope.step("fixed")
+    @planscope.step("fixed", executor="worker-1")
     def fixed(step: PlanStep) -> None: ...
 
     @planscope.step
@@ -95,12 +95,13 @@ def test_step_id_resolution_order(spans: Spans) -> None:
     with planscope.start_run("agent"):
         by_plan_step(PlanStep("from-plan-step", executor="worker-7"))
         by_step_id("from-arg", 1)
-        fixed(PlanStep("ignored"))
+        fixed(PlanStep("ignored", executor="ignored"))
         by_name()
 
     steps = [Spans.attrs(s) for s in spans.of_kind(A.KIND_STEP)]
     assert [s[A.STEP_ID] for s in steps] == ["from-plan-step", "from-arg", "fixed", "by_name"]
     assert steps[0][A.STEP_EXECUTOR] == "worker-7"
+    assert steps[2][A.STEP_EXECUTOR] == "worker-1"  # the decorator's wins over the PlanStep's
     assert spans.of_kind(A.KIND_STEP)[0].name == "execute_step from-plan-step"
 
 
