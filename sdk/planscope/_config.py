@@ -235,9 +235,13 @@ def configure(
     ``{endpoint}/v1/traces``), capture on, 8 KiB per captured payload.
 
     The TracerProvider used is, in order: ``tracer_provider`` if given (not installed globally);
-    the global one if the application already installed an SDK provider; otherwise a new
-    ``TracerProvider`` with an OTLP/HTTP exporter, installed globally. Without the ``otlp`` extra a
-    warning is logged once and spans stay no-ops.
+    the global one if the application (or an earlier ``configure()``) already installed an SDK
+    provider, logging a warning if exporter arguments were passed, as they are then not applied;
+    otherwise a new ``TracerProvider`` with an OTLP/HTTP exporter, installed globally. Without
+    the ``otlp`` extra a warning is logged once and spans stay no-ops.
+
+    Calling it again replaces the whole configuration for the spans started afterwards
+    (arguments not passed fall back to the environment and defaults, not to the previous call).
 
     ``budget`` is the default :class:`RetryBudget` of runs that do not set one. ``redact`` is called
     as ``redact(span_kind, key, value)`` on every captured value (see :data:`Redactor`).
@@ -269,6 +273,23 @@ def configure(
         provider = tracer_provider
     elif _is_real_provider(trace.get_tracer_provider()):
         provider = trace.get_tracer_provider()
+        exporter_args = (
+            ("endpoint", endpoint),
+            ("service_name", service_name),
+            ("api_key", api_key),
+            ("project", project),
+            ("headers", headers),
+        )
+        ignored = [name for name, value in exporter_args if value is not None]
+        if not batch:
+            ignored.append("batch")
+        if ignored:  # the global provider can be set once per process: say so, never silently
+            logger.warning(
+                "planscope.configure(): using the TracerProvider already installed globally (by "
+                "the application or an earlier configure() call); %s not applied. Configure "
+                "that provider's exporter, or pass tracer_provider=",
+                ", ".join(ignored),
+            )
     else:
         provider = _build_provider(
             url=traces_url(endpoint, env),

@@ -344,9 +344,10 @@ def step(
     """Trace one attempt at a plan step (``execute_step {step_id}``); each call is one attempt.
 
     The step id is, in order: ``step_id`` given here; else, at call time, an argument named
-    ``step`` holding a :class:`PlanStep` (its executor is used too) or an argument named
-    ``step_id`` holding a str; else the function name. Attempts are counted per (run, step id);
-    an enforced budget refuses an attempt by raising :class:`RetryBudgetExceeded` before the body.
+    ``step`` holding a :class:`PlanStep` or an argument named ``step_id`` holding a str; else the
+    function name. ``executor`` given here wins over the PlanStep's. Attempts are counted per
+    (run, step id); an enforced budget refuses an attempt by raising
+    :class:`RetryBudgetExceeded` before the body.
 
     >>> import planscope
     >>> @planscope.step(executor="worker-1")
@@ -376,7 +377,8 @@ def tool(
     """Trace a tool call (``execute_tool {name}``), stamped with the enclosing step.
 
     ``effect`` is ``"read"``, ``"write"`` or ``"irreversible"``; ``resource`` names what the tool
-    touches, either a str or a function called with the tool's own arguments.
+    touches, either a str or a function called with the tool's own arguments, as the tool was
+    called (on a method: ``self`` included).
 
     >>> import planscope
     >>> @planscope.tool(effect="write", resource=lambda path, text: f"file:{path}")
@@ -507,6 +509,8 @@ def start_step(
     capture: bool | None = None,
 ) -> SpanContext[StepHandle]:
     """Context-manager form of :func:`step`: one attempt at the given step id or PlanStep.
+
+    ``executor`` given here wins over the PlanStep's.
 
     >>> import planscope
     >>> with planscope.start_step("fetch", executor="worker-1") as s:

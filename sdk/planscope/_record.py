@@ -51,7 +51,8 @@ def current_plan() -> Plan | None:
 def set_outcome(outcome: str, reason: str | None = None) -> None:
     """Set the current run's outcome: ``"success"``, ``"failure"`` or ``"unknown"``.
 
-    No-op outside a run; any other outcome raises ConfigurationError, inside a run or not.
+    The run span's status is left alone (ERROR only if the run raises). No-op outside a run; any
+    other outcome raises ConfigurationError, inside a run or not.
 
     >>> import planscope
     >>> planscope.set_outcome("failure", reason="total mismatch")
@@ -66,7 +67,9 @@ def record_context(keys: Sequence[str] | Mapping[str, Any], tokens: int | None =
     """Record the context keys given to the current step's executor (and their size in tokens).
 
     Pass the context mapping itself to get the keys and a ``ceil(chars / 4)`` token estimate, or
-    a list of keys with an optional token count. Repeated calls accumulate. No-op outside a step.
+    a list of keys with an optional token count. Values are never recorded here: they reach the
+    trace only as the step's captured arguments (``planscope.input``). Repeated calls accumulate.
+    No-op outside a step.
 
     >>> import planscope
     >>> planscope.record_context({"invoice": "INV-7: 3 items", "customer": "acme"})
@@ -180,7 +183,7 @@ def record_outcome_check(
     """Record the result of a success check on the run's outcome and set the run's outcome.
 
     Adds an outcome-check event to the current span and sets the run outcome to ``success`` or
-    ``failure`` (a later :func:`set_outcome` wins).
+    ``failure`` (a later :func:`set_outcome` wins); the run span's status is left alone.
 
     >>> import planscope
     >>> planscope.record_outcome_check(False, name="balance_matches", reason="off by 12.50")

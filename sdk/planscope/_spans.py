@@ -192,6 +192,19 @@ class RunHandle(SpanHandle):
         return self.state.run_id or ""
 
     @property
+    def trace_id(self) -> str | None:
+        """The run's trace id as 32 lowercase hex digits, the form the collector's
+        ``/api/traces/{id}`` and other OpenTelemetry backends take; None when there is no trace
+        (planscope not configured, no incoming trace).
+
+        >>> import planscope
+        >>> with planscope.start_run("billing-agent") as run:
+        ...     link = f"http://localhost:4318/api/traces/{run.trace_id}"
+        """
+        context = self.span.get_span_context()
+        return format(context.trace_id, "032x") if context.is_valid else None
+
+    @property
     def budget(self) -> RetryBudget | None:
         """The retry budget in force for this run."""
         return self.state.budget
@@ -310,10 +323,11 @@ class PlanHandle(SpanHandle):
 
         Accepts a :class:`Plan`, its dict form, or a list of steps (a list or a dict without
         ``id`` continues the current plan's id, i.e. it is a replan). Raises RetryBudgetExceeded
-        if it is a replan beyond an enforced ``max_replans``.
+        if it is a replan beyond an enforced ``max_replans``: that plan is recorded with the next
+        version but does not become current.
 
         >>> with planscope.start_plan("billing") as p:
-        ...     p.set_plan(Plan([PlanStep("fetch"), PlanStep("pay", depends_on=["fetch"])]))
+        ...     plan = p.set_plan(Plan([PlanStep("fetch"), PlanStep("pay", depends_on=["fetch"])]))
         """
         frame = self._frame or CURRENT.get()
         exceeded: RetryBudgetExceeded | None = None
@@ -326,8 +340,15 @@ class PlanHandle(SpanHandle):
                 coerced = replace(coerced, scope=self.default_scope)
             recorded, parent = self.state.register_plan(coerced)
             self.plan = recorded
-            place_plan(frame, recorded)
             span = self.span
+            if parent is not None:
+                exceeded = _check_budget(
+                    span, self.state, [("max_replans", self.state.replans)], step_id=None
+                )
+            # A refused replan keeps its version (the span shows what was refused) but never
+            # becomes current: the application did not get it, so later steps stay on the last one.
+            if exceeded is None:
+                place_plan(frame, recorded)
             approval = recorded.approval or self.approval
             attrs: dict[str, AttributeValue | None] = {
                 A.PLAN_ID: recorded.id,
@@ -341,13 +362,6 @@ class PlanHandle(SpanHandle):
             if span.is_recording():
                 attrs[A.PLAN_JSON] = recorded.to_json()
             span.set_attributes(_clean(attrs))
-            if parent is not None:
-                exceeded = _check_budget(
-                    span,
-                    self.state,
-                    [("max_replans", self.state.replans)],
-                    step_id=None,
-                )
         if exceeded is not None:
             raise exceeded
         return recorded

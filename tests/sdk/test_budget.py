@@ -7,6 +7,7 @@ import pickle
 
 import planscope
 import pytest
+from opentelemetry.trace import StatusCode
 from planscope import ConfigurationError, Plan, PlanStep, RetryBudget, RetryBudgetExceeded
 from planscope import semconv as A
 
@@ -148,17 +149,32 @@ def test_enforced_replan_budget(spans: Spans) -> None:
     def plan(n: int) -> Plan:
         return Plan([PlanStep("a")], id="p", replan_reason=f"try {n}" if n else None)
 
-    with planscope.start_run("agent", budget=RetryBudget(max_replans=1)):
+    @planscope.step
+    def a() -> None: ...
+
+    with planscope.start_run("agent", budget=RetryBudget(max_replans=1)) as run:
         plan(0)
         plan(1)
         with pytest.raises(RetryBudgetExceeded) as info:
             plan(2)
         current = planscope.current_plan()
+        a()  # the app carries on with the plan it has
+        with pytest.raises(RetryBudgetExceeded):
+            plan(3)
+        assert run.plan is not None and run.plan.version == 2
     assert info.value.limit_name == "max_replans" and info.value.observed == 2
-    assert current is not None and current.version == 3  # recorded, then refused
-    last = spans.of_kind(A.KIND_PLAN)[-1]
-    assert budget_events(last)[0][A.BUDGET_LIMIT_NAME] == "max_replans"
-    assert Spans.attrs(last)[A.ERROR_TYPE] == "RetryBudgetExceeded"
+    # a refused replan is recorded with the next version, but never becomes current
+    assert current is not None and current.version == 2
+    versions = [
+        (Spans.attrs(s)[A.PLAN_VERSION], Spans.attrs(s).get(A.PLAN_PARENT_VERSION))
+        for s in spans.of_kind(A.KIND_PLAN)
+    ]
+    assert versions == [(1, None), (2, 1), (3, 2), (4, 3)]
+    assert Spans.attrs(spans.one(A.KIND_STEP))[A.PLAN_VERSION] == 2
+    refused = spans.of_kind(A.KIND_PLAN)[2]
+    assert budget_events(refused)[0][A.BUDGET_LIMIT_NAME] == "max_replans"
+    assert Spans.attrs(refused)[A.ERROR_TYPE] == "RetryBudgetExceeded"
+    assert refused.status.status_code is StatusCode.ERROR
 
 
 def test_enforced_token_budget_from_record_usage_and_from_responses(spans: Spans) -> None:

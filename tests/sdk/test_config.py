@@ -12,6 +12,11 @@ import subprocess
 import sys
 import textwrap
 
+import planscope
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
 NO_SDK_SCRIPT = r"""
 import sys
 # Simulate `pip install planscope` without the otlp extra: the OTel SDK cannot be imported.
@@ -187,6 +192,23 @@ def test_configure_reuses_an_installed_provider() -> None:
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out == {"owned": False, "same": True, "spans": ["execute_tool t", "execute_tool t"]}
+    # the global provider can be installed once: arguments it cannot take are reported
+    assert "endpoint, api_key not applied" in proc.stderr
+
+
+def test_configure_again_sends_later_spans_to_the_new_provider() -> None:
+    exporters = [InMemorySpanExporter(), InMemorySpanExporter()]
+
+    @planscope.tool
+    def lookup() -> None: ...
+
+    for exporter in exporters:
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        planscope.configure(tracer_provider=provider)
+        lookup()
+        provider.shutdown()
+    assert [len(e.get_finished_spans()) for e in exporters] == [1, 1]
 
 
 OTEL_ENV_SCRIPT = (

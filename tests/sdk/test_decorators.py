@@ -115,12 +115,16 @@ def test_wrapping_preserves_signature_name_and_function_kind(fkind: str, decorat
 
 def test_methods_capture_arguments_without_self(spans: Spans) -> None:
     class Agent:
-        @planscope.tool
+        bucket = "notes"
+
+        @planscope.tool(resource=lambda self, key: f"s3:{self.bucket}/{key}")
         def lookup(self, key: str) -> str:
             return key.upper()
 
     assert Agent().lookup("k") == "K"
-    assert json.loads(Spans.attrs(spans.one(A.KIND_TOOL))[A.INPUT]) == {"key": "k"}
+    attrs = Spans.attrs(spans.one(A.KIND_TOOL))
+    assert json.loads(attrs[A.INPUT]) == {"key": "k"}
+    assert attrs[A.TOOL_RESOURCE] == "s3:notes/k"  # the resource callable does get self
 
 
 def test_generator_span_covers_iteration_but_does_not_leak_into_consumer(spans: Spans) -> None:

@@ -33,6 +33,7 @@ def test_noop_spans_keep_the_current_otel_span_and_the_planscope_bookkeeping() -
         assert execute(planscope.PlanStep("a")) == "a"
         assert planscope.current_run() is run
         assert run.plan is not None and run.plan.steps[0].id == "a"
+        assert run.trace_id is None  # no trace to look up
     assert [s[1:3] for s in seen] == [("a", 1), ("a", 2)]
     assert all(span is outer for span, _, _ in seen)  # what NoOpTracer.start_span returns
     assert not outer.is_recording()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import planscope
 import pytest
-from planscope import PlanStep
+from planscope import PlanStep, api
 from planscope import semconv as A
 
 from .conftest import Spans
@@ -85,7 +86,7 @@ def test_step_id_resolution_order(spans: Spans) -> None:
     @planscope.step
     def by_step_id(step_id: str, payload: int) -> None: ...
 
-    @planscope.step("fixed")
+    @planscope.step("fixed", executor="worker-1")
     def fixed(step: PlanStep) -> None: ...
 
     @planscope.step
@@ -94,12 +95,13 @@ def test_step_id_resolution_order(spans: Spans) -> None:
     with planscope.start_run("agent"):
         by_plan_step(PlanStep("from-plan-step", executor="worker-7"))
         by_step_id("from-arg", 1)
-        fixed(PlanStep("ignored"))
+        fixed(PlanStep("ignored", executor="ignored"))
         by_name()
 
     steps = [Spans.attrs(s) for s in spans.of_kind(A.KIND_STEP)]
     assert [s[A.STEP_ID] for s in steps] == ["from-plan-step", "from-arg", "fixed", "by_name"]
     assert steps[0][A.STEP_EXECUTOR] == "worker-7"
+    assert steps[2][A.STEP_EXECUTOR] == "worker-1"  # the decorator's wins over the PlanStep's
     assert spans.of_kind(A.KIND_STEP)[0].name == "execute_step from-plan-step"
 
 
@@ -150,7 +152,7 @@ def test_nested_steps_get_depth_and_their_own_attempts(spans: Spans) -> None:
 
     with planscope.start_run("agent"):
         parent()
-    by_id = {}
+    by_id: dict[str, list[dict[str, Any]]] = {}
     for s in spans.of_kind(A.KIND_STEP):
         attrs = Spans.attrs(s)
         by_id.setdefault(attrs[A.STEP_ID], []).append(attrs)
@@ -259,6 +261,18 @@ def test_run_objective_and_id_from_arguments(spans: Spans) -> None:
     assert attrs[A.RUN_OBJECTIVE] == "refund order 7"
     assert attrs[A.RUN_ID] == "r-77"
     assert attrs[A.RUN_VARIANT] == "adapt"
+
+
+def test_the_run_handle_gives_the_trace_id(spans: Spans) -> None:
+    @planscope.run("support")
+    def agent() -> str | None:
+        run = planscope.current_run()
+        assert run is not None
+        return run.trace_id
+
+    trace_id = agent()
+    assert trace_id == format(spans.one(A.KIND_RUN).context.trace_id, "032x")
+    assert api.is_trace_id(trace_id)
 
 
 def test_an_invalid_outcome_is_a_configuration_error(
