@@ -69,14 +69,18 @@ The patterns, all blamed on the planner:
 Failures that arrive from outside after the agent finished are not the plan's fault: when every
 plan step's last attempt succeeded and the failure was observed after the last of them ended by
 work that belongs to no plan step — a tool call outside any plan step (a status poll that
-learns the airline cancelled), a separate agent run no plan step names (a watch after the
-release), or an application's own plain span outside any attempt whose failure names no value a
-plan step's tool calls got or returned (a transfer the bank returned) — nothing is reported,
+learns the airline cancelled), also one that did not fail but *answered* what the run's failure
+says (every value the outcome reason names that the objective does not state is one its result
+names: the app reported the world's answer as the run's failure), a separate agent run no plan
+step names (a watch after the release), or an application's own plain span outside any attempt
+whose failure names no value a plan step's tool calls got or returned (a transfer the bank
+returned) — nothing is reported,
 unless the check's own evidence (the inputs it was called with,
 what its failure says) ties the failure to a value the planner introduced, **a check's
 verdict on the plan's value**:
 
-* a contradicted input: the failing check (a tool call outside any step) was called with an
+* a contradicted input: the failing check (a tool call outside any step, failed or answering
+  the failure) was called with an
   argument ``k = v`` that the objective states, and a plan step's tool got a different value
   for the same argument name, written by the planner and not stated by the objective (a health
   check of the page's region after a restart in the runbook's) → that step;
@@ -689,6 +693,23 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     return True
 
 
+def _answered_the_failure(trace: TraceData, call: ToolCall) -> bool:
+    """``call`` did not fail but answered what the run's failure says: every value the outcome
+    reason names that the objective does not state is one its captured result names (an app
+    that polled the world after its plan and reported the answer as the run's failure).
+
+    >>> _answered_the_failure(TraceData("p", "t"), ToolCall("s", "", "", 0, "", 0, "t", "", "",
+    ...     "", "", "Ok", 0, 1))
+    False
+    """
+    run = trace.run
+    if run is None or call.failed or not call.result:
+        return False
+    memo = _values(trace)
+    named = {v for v in memo.text(run.outcome_reason) if _traceable(v)} - memo.said
+    return bool(named) and named <= memo.text(call.result)
+
+
 def _tail(text: str, width: int = 120) -> str:
     """The end of a long error text: frameworks wrap what the world said, which comes last."""
     return text if len(text) <= width else "…" + text[-width:]
@@ -714,7 +735,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 12
+    version = 13
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -792,7 +813,7 @@ class PlanPropagation:
         return (
             any(a.failed for a in outside)
             or any(
-                t.failed
+                (t.failed or _answered_the_failure(trace, t))
                 and t.step_id not in planned
                 and t.parent_span_id not in steps
                 and t.start_ns >= finished
@@ -1126,10 +1147,12 @@ class PlanPropagation:
             for t in sorted(trace.tools, key=lambda t: t.start_ns)
             if t.step_id not in planned and t.parent_span_id not in steps and t.start_ns >= finished
         ]
-        check = next((t for t in outside if t.failed), None)
+        check = next((t for t in outside if t.failed or _answered_the_failure(trace, t)), None)
         same = check.args_key or check.arguments if check else ""
         if check is None or any(
-            not t.failed and (t.tool, t.args_key or t.arguments) == (check.tool, same)
+            not t.failed
+            and not _answered_the_failure(trace, t)
+            and (t.tool, t.args_key or t.arguments) == (check.tool, same)
             for t in outside
             if t.start_ns < check.start_ns
         ):
