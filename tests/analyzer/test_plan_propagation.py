@@ -356,6 +356,30 @@ def test_a_check_that_names_only_its_own_inputs_is_not_the_planners() -> None:
     assert PlanPropagation().detect(trace) == []
 
 
+def test_a_value_an_earlier_step_returned_entered_there_not_where_it_was_used() -> None:
+    # fetch asked for a window from the planner's wrong day; the window it got back was booked
+    # by pay, and the outcome check names it: it entered the run where fetch got it back
+    args = {
+        "fetch": '{"from_day": "2026-12-06"}',
+        "convert": '{"amount": "12.50"}',
+        "pay": '{"day": "2026-12-03", "invoice": "INV-7"}',
+    }
+    trace = _observed_run("Book a slot before 2026-06-12", "", args)
+    reason = "the slot on 2026-12-03 is not before 2026-06-12"
+    trace.runs = [trace.runs[0]._replace(outcome_reason=reason)]
+    trace.plans = [trace.plans[0]._replace(json='{"steps": []}')]
+    trace.attempts = [a._replace(status="ok", message="") for a in trace.attempts]
+    results = {"fetch": '{"window": {"day": "2026-12-03"}}', "convert": "12.5", "pay": '"BK-1"'}
+    trace.tools = [c._replace(status_code="Ok", result=results[c.step_id]) for c in trace.tools]
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("fetch", ["2026-12-03"])
+    assert finding.detail["entered_at_tool_call"] == "t-fetch"
+    assert {"t-fetch", "t-pay"} <= set(finding.evidence)
+    assert "returned by tool 'get_invoice', then an argument of tool 'ledger_pay'" in (
+        finding.explanation
+    )
+
+
 def test_a_check_that_answered_the_failure_is_judged_like_one_that_failed() -> None:
     # the check did not fail: it answered the bank's news, which the app reported as the run's
     # failure; it names only the check's input: the world's, as when the check fails

@@ -545,6 +545,31 @@ def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | 
     return next(iter(refs)) if len(refs) == 1 else None
 
 
+def _returned_by(
+    trace: TraceData, call: ToolCall, step_id: str, values: set[str]
+) -> Carried | None:
+    """The first call (and its plan step), of another step than ``step_id``, that ended before
+    ``call`` started and returned one of ``values``: they came out of that step (the window a
+    forecast answered, later booked); None when no such call.
+
+    >>> _returned_by(TraceData("p", "t"), ToolCall("s", "", "", 0, "", 0, "t", "", "", "", "",
+    ...     "Ok", 0, 1), "book", {"2027-06-09"}) is None
+    True
+    """
+    memo = _values(trace)
+    return next(
+        (
+            (c, step)
+            for c, step in PlanPropagation._on_behalf(trace)
+            if step != step_id
+            and c.end_ns <= call.start_ns
+            and not c.failed
+            and memo.results(c.result) & values
+        ),
+        None,
+    )
+
+
 def argument_values(arguments: str) -> dict[str, set[str]]:
     """The values of a tool call's captured arguments (JSON, or a Python literal), by argument
     name (the innermost key holding them): strings of at least ``MIN_VALUE_CHARS`` and
@@ -868,17 +893,25 @@ class PlanPropagation:
             (x for x in carrying if named_argument(text, memo.arguments(x[0].arguments), x[2])),
             carrying[0],
         )
+        returned: Carried | None = None
         if not values & (handed | written):
             # a value no planner wrote came out of an earlier step: when the carrier's plan
-            # entry stands in for exactly one earlier step's result ("{locate_source}"), the
-            # value entered at that step
-            step_id = _referenced_step(trace, step_id, values) or step_id
+            # entry stands in for exactly one earlier step's result ("{locate_source}"), or an
+            # earlier call of another step returned it, the value entered at that step
+            referenced = _referenced_step(trace, step_id, values)
+            returned = None if referenced else _returned_by(trace, call, step_id, values)
+            step_id = referenced or (returned[1] if returned else step_id)
         carried = sorted(values)
         failing = failed[-1].step_id if failed else ""
         value = _listed(carried)
-        evidence = [run.span_id, call.span_id]
+        evidence = [run.span_id, *([returned[0].span_id] if returned else []), call.span_id]
         evidence += [a.span_id for a in trace.attempts if a.step_id == step_id]
         evidence += [a.span_id for a in failed[-1:]]
+        how = (
+            f"returned by tool '{returned[0].tool}', then an argument of tool '{call.tool}'"
+            if returned
+            else f"an argument of tool '{call.tool}'"
+        )
         where = (
             f"and step '{failing}' failed on it"
             if failing and failing != step_id
@@ -896,12 +929,12 @@ class PlanPropagation:
             explanation=(
                 f"The run failed ({_tail(text or run.outcome_reason)}); the failure names "
                 f"{value}, which is not in the objective and first entered the run at step "
-                f"'{step_id}' (an argument of tool '{call.tool}'), {where}."
+                f"'{step_id}' ({how}), {where}."
             ),
             detail={
                 "pattern": "wrong_value",
                 "values": carried,
-                "entered_at_tool_call": call.span_id,
+                "entered_at_tool_call": (returned[0] if returned else call).span_id,
                 "failing_step": failing,
             },
         )
