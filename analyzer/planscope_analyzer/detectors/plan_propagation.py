@@ -6,8 +6,10 @@ The patterns, all blamed on the planner:
   attempt's error, else the outcome check's reason) names a value that is not in the run's
   objective and that a tool call made on behalf of a plan step carried in its arguments. The
   earliest such step is where the wrong value entered the run (the planner handed it to that
-  step, or to the step whose output carried it on). Suspects, most specific first: values that
-  came in through an argument named like one of the step's ``requires`` keys; values the
+  step, or to the step whose output carried it on); a value no planner handed or wrote that an
+  earlier call of another step *returned* entered the run at that step (a date a lookup
+  answered for the planner's wrong input, later booked). Suspects, most specific first: values
+  that came in through an argument named like one of the step's ``requires`` keys; values the
   planner wrote into its plan JSON (a number or a date is traced only from there — "80" in
   "orders 80 units" names the quantity the planner wrote, a bare count in an error names
   nothing; a value of several words the planner wrote — an account number in groups — is
@@ -549,8 +551,8 @@ def _returned_by(
     trace: TraceData, call: ToolCall, step_id: str, values: set[str]
 ) -> Carried | None:
     """The first call (and its plan step), of another step than ``step_id``, that ended before
-    ``call`` started and returned one of ``values``: they came out of that step (the window a
-    forecast answered, later booked); None when no such call.
+    ``call`` started and returned one of ``values``: they came out of that step (a date a
+    lookup answered, later booked); None when no such call.
 
     >>> _returned_by(TraceData("p", "t"), ToolCall("s", "", "", 0, "", 0, "t", "", "", "", "",
     ...     "Ok", 0, 1), "book", {"2027-06-09"}) is None
