@@ -76,16 +76,15 @@ says (every value the outcome reason names that the objective does not state is 
 names: the app reported the world's answer as the run's failure), a separate agent run no plan
 step names (a watch after the release), or an application's own plain span outside any attempt
 whose failure names no value a plan step's tool calls got or returned (a transfer the bank
-returned) — nothing is reported,
-unless the check's own evidence (the inputs it was called with,
-what its failure says) ties the failure to a value the planner introduced, **a check's
+returned) — nothing is reported, unless the check's own evidence (the inputs it was called
+with, what its failure says) ties the failure to a value the planner introduced, **a check's
 verdict on the plan's value**:
 
 * a contradicted input: the failing check (a tool call outside any step, failed or answering
-  the failure) was called with an
-  argument ``k = v`` that the objective states, and a plan step's tool got a different value
-  for the same argument name, written by the planner and not stated by the objective (a health
-  check of the page's region after a restart in the runbook's) → that step;
+  the failure) was called with an argument ``k = v`` that the objective states, and a plan
+  step's tool got a different value for the same argument name, written by the planner and not
+  stated by the objective (a health check of the page's region after a restart in the
+  runbook's) → that step;
 * the plan's own measurement, still wrong: the failure names a value, none of the check's
   inputs, that a plan step's tool returned and a later step received together with a value
   the planner wrote and the objective does not state (an error rate judged against a wrong
@@ -840,10 +839,10 @@ class PlanPropagation:
         return (
             any(a.failed for a in outside)
             or any(
-                (t.failed or _answered_the_failure(trace, t))
-                and t.step_id not in planned
+                t.step_id not in planned
                 and t.parent_span_id not in steps
                 and t.start_ns >= finished
+                and (t.failed or _answered_the_failure(trace, t))
                 for t in trace.tools
             )
             or _plain_check_failed(trace, finished)
