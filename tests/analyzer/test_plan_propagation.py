@@ -290,11 +290,16 @@ CHECK_ARGS = {
 
 
 def _check_after_success(
-    objective: str, arguments: str, error: str, confirmed_first: bool = False
+    objective: str,
+    arguments: str,
+    error: str,
+    confirmed_first: bool = False,
+    answered: bool = False,
 ) -> TraceData:
     """Every step succeeds (``fetch`` returns the amount 12.5, ``convert`` judges it against a
     limit the planner wrote); then the app's own check, a tool outside any step, fails with
-    ``error`` (after succeeding once with the same inputs when ``confirmed_first``)."""
+    ``error`` (after succeeding once with the same inputs when ``confirmed_first``), or, when
+    ``answered``, succeeds answering ``error``, which the app reports as the run's failure."""
     trace = _observed_run(objective, error, CHECK_ARGS)
     trace.plans = [trace.plans[0]._replace(json=CHECK_PLAN)]
     trace.attempts = [a._replace(status="ok", message="") for a in trace.attempts]
@@ -304,6 +309,8 @@ def _check_after_success(
         span_id="t-check", parent_span_id="root", step_id="", tool="balance",
         status_code="Error", start_ns=60, arguments=arguments, result="",
     )  # fmt: skip
+    if answered:
+        check = check._replace(status_code="Ok", result=json.dumps(error))
     if confirmed_first:
         trace.tools.append(check._replace(span_id="t-check-0", status_code="Ok", start_ns=50))
     trace.tools.append(check)
@@ -347,6 +354,51 @@ def test_a_check_that_names_only_its_own_inputs_is_not_the_planners() -> None:
         "Pay invoice INV-7", '{"invoice": "INV-7"}', "error: INV-7 reversed by the bank"
     )
     assert PlanPropagation().detect(trace) == []
+
+
+def test_a_value_an_earlier_step_returned_entered_there_not_where_it_was_used() -> None:
+    # fetch asked for a window from the planner's wrong day; the window it got back was booked
+    # by pay, and the outcome check names it: it entered the run where fetch got it back
+    args = {
+        "fetch": '{"from_day": "2026-12-06"}',
+        "convert": '{"amount": "12.50"}',
+        "pay": '{"day": "2026-12-03", "invoice": "INV-7"}',
+    }
+    trace = _observed_run("Book a slot before 2026-06-12", "", args)
+    reason = "the slot on 2026-12-03 is not before 2026-06-12"
+    trace.runs = [trace.runs[0]._replace(outcome_reason=reason)]
+    trace.plans = [trace.plans[0]._replace(json='{"steps": []}')]
+    trace.attempts = [a._replace(status="ok", message="") for a in trace.attempts]
+    results = {"fetch": '{"window": {"day": "2026-12-03"}}', "convert": "12.5", "pay": '"BK-1"'}
+    trace.tools = [c._replace(status_code="Ok", result=results[c.step_id]) for c in trace.tools]
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("fetch", ["2026-12-03"])
+    assert finding.detail["entered_at_tool_call"] == "t-fetch"
+    assert {"t-fetch", "t-pay"} <= set(finding.evidence)
+    assert "returned by tool 'get_invoice', then an argument of tool 'ledger_pay'" in (
+        finding.explanation
+    )
+
+
+def test_a_check_that_answered_the_failure_is_judged_like_one_that_failed() -> None:
+    # the check did not fail: it answered the bank's news, which the app reported as the run's
+    # failure; it names only the check's input: the world's, as when the check fails
+    trace = _check_after_success(
+        "Pay invoice INV-7",
+        '{"invoice": "INV-7"}',
+        "INV-7 reversed by the bank overnight",
+        answered=True,
+    )
+    assert PlanPropagation().detect(trace) == []
+    # its own evidence still ties it to a plan value: the objective's USD, the plan's EUR
+    trace = _check_after_success(
+        "Pay invoice INV-7 in USD",
+        '{"currency": "USD"}',
+        "USD account still unpaid",
+        answered=True,
+    )
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["pattern"]) == ("fetch", "check_contradicted_input")
 
 
 def test_a_planner_value_that_also_gave_another_output_did_not_make_the_zero() -> None:

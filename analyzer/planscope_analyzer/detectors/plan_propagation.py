@@ -6,8 +6,10 @@ The patterns, all blamed on the planner:
   attempt's error, else the outcome check's reason) names a value that is not in the run's
   objective and that a tool call made on behalf of a plan step carried in its arguments. The
   earliest such step is where the wrong value entered the run (the planner handed it to that
-  step, or to the step whose output carried it on). Suspects, most specific first: values that
-  came in through an argument named like one of the step's ``requires`` keys; values the
+  step, or to the step whose output carried it on); a value no planner handed or wrote that an
+  earlier call of another step *returned* entered the run at that step (a date a lookup
+  answered for the planner's wrong input, later booked). Suspects, most specific first: values
+  that came in through an argument named like one of the step's ``requires`` keys; values the
   planner wrote into its plan JSON (a number or a date is traced only from there — "80" in
   "orders 80 units" names the quantity the planner wrote, a bare count in an error names
   nothing; a value of several words the planner wrote — an account number in groups — is
@@ -69,17 +71,20 @@ The patterns, all blamed on the planner:
 Failures that arrive from outside after the agent finished are not the plan's fault: when every
 plan step's last attempt succeeded and the failure was observed after the last of them ended by
 work that belongs to no plan step — a tool call outside any plan step (a status poll that
-learns the airline cancelled), a separate agent run no plan step names (a watch after the
-release), or an application's own plain span outside any attempt whose failure names no value a
-plan step's tool calls got or returned (a transfer the bank returned) — nothing is reported,
-unless the check's own evidence (the inputs it was called with,
-what its failure says) ties the failure to a value the planner introduced, **a check's
+learns the airline cancelled), also one that did not fail but *answered* what the run's failure
+says (every value the outcome reason names that the objective does not state is one its result
+names: the app reported the world's answer as the run's failure), a separate agent run no plan
+step names (a watch after the release), or an application's own plain span outside any attempt
+whose failure names no value a plan step's tool calls got or returned (a transfer the bank
+returned) — nothing is reported, unless the check's own evidence (the inputs it was called
+with, what its failure says) ties the failure to a value the planner introduced, **a check's
 verdict on the plan's value**:
 
-* a contradicted input: the failing check (a tool call outside any step) was called with an
-  argument ``k = v`` that the objective states, and a plan step's tool got a different value
-  for the same argument name, written by the planner and not stated by the objective (a health
-  check of the page's region after a restart in the runbook's) → that step;
+* a contradicted input: the failing check (a tool call outside any step, failed or answering
+  the failure) was called with an argument ``k = v`` that the objective states, and a plan
+  step's tool got a different value for the same argument name, written by the planner and not
+  stated by the objective (a health check of the page's region after a restart in the
+  runbook's) → that step;
 * the plan's own measurement, still wrong: the failure names a value, none of the check's
   inputs, that a plan step's tool returned and a later step received together with a value
   the planner wrote and the objective does not state (an error rate judged against a wrong
@@ -541,6 +546,31 @@ def _referenced_step(trace: TraceData, step_id: str, values: set[str]) -> str | 
     return next(iter(refs)) if len(refs) == 1 else None
 
 
+def _returned_by(
+    trace: TraceData, call: ToolCall, step_id: str, values: set[str]
+) -> Carried | None:
+    """The first call (and its plan step), of another step than ``step_id``, that ended before
+    ``call`` started and returned one of ``values``: they came out of that step (a date a
+    lookup answered, later booked); None when no such call.
+
+    >>> _returned_by(TraceData("p", "t"), ToolCall("s", "", "", 0, "", 0, "t", "", "", "", "",
+    ...     "Ok", 0, 1), "book", {"2027-06-09"}) is None
+    True
+    """
+    memo = _values(trace)
+    return next(
+        (
+            (c, step)
+            for c, step in PlanPropagation._on_behalf(trace)
+            if step != step_id
+            and c.end_ns <= call.start_ns
+            and not c.failed
+            and memo.results(c.result) & values
+        ),
+        None,
+    )
+
+
 def argument_values(arguments: str) -> dict[str, set[str]]:
     """The values of a tool call's captured arguments (JSON, or a Python literal), by argument
     name (the innermost key holding them): strings of at least ``MIN_VALUE_CHARS`` and
@@ -689,6 +719,23 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     return True
 
 
+def _answered_the_failure(trace: TraceData, call: ToolCall) -> bool:
+    """``call`` did not fail but answered what the run's failure says: every value the outcome
+    reason names that the objective does not state is one its captured result names (an app
+    that polled the world after its plan and reported the answer as the run's failure).
+
+    >>> _answered_the_failure(TraceData("p", "t"), ToolCall("s", "", "", 0, "", 0, "t", "", "",
+    ...     "", "", "Ok", 0, 1))
+    False
+    """
+    run = trace.run
+    if run is None or call.failed or not call.result:
+        return False
+    memo = _values(trace)
+    named = {v for v in memo.text(run.outcome_reason) if _traceable(v)} - memo.said
+    return bool(named) and named <= memo.text(call.result)
+
+
 def _tail(text: str, width: int = 120) -> str:
     """The end of a long error text: frameworks wrap what the world said, which comes last."""
     return text if len(text) <= width else "…" + text[-width:]
@@ -714,7 +761,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 12
+    version = 13
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -792,10 +839,10 @@ class PlanPropagation:
         return (
             any(a.failed for a in outside)
             or any(
-                t.failed
-                and t.step_id not in planned
+                t.step_id not in planned
                 and t.parent_span_id not in steps
                 and t.start_ns >= finished
+                and (t.failed or _answered_the_failure(trace, t))
                 for t in trace.tools
             )
             or _plain_check_failed(trace, finished)
@@ -847,17 +894,25 @@ class PlanPropagation:
             (x for x in carrying if named_argument(text, memo.arguments(x[0].arguments), x[2])),
             carrying[0],
         )
+        returned: Carried | None = None
         if not values & (handed | written):
             # a value no planner wrote came out of an earlier step: when the carrier's plan
-            # entry stands in for exactly one earlier step's result ("{locate_source}"), the
-            # value entered at that step
-            step_id = _referenced_step(trace, step_id, values) or step_id
+            # entry stands in for exactly one earlier step's result ("{locate_source}"), or an
+            # earlier call of another step returned it, the value entered at that step
+            referenced = _referenced_step(trace, step_id, values)
+            returned = None if referenced else _returned_by(trace, call, step_id, values)
+            step_id = referenced or (returned[1] if returned else step_id)
         carried = sorted(values)
         failing = failed[-1].step_id if failed else ""
         value = _listed(carried)
-        evidence = [run.span_id, call.span_id]
+        evidence = [run.span_id, *([returned[0].span_id] if returned else []), call.span_id]
         evidence += [a.span_id for a in trace.attempts if a.step_id == step_id]
         evidence += [a.span_id for a in failed[-1:]]
+        how = (
+            f"returned by tool '{returned[0].tool}', then an argument of tool '{call.tool}'"
+            if returned
+            else f"an argument of tool '{call.tool}'"
+        )
         where = (
             f"and step '{failing}' failed on it"
             if failing and failing != step_id
@@ -875,12 +930,12 @@ class PlanPropagation:
             explanation=(
                 f"The run failed ({_tail(text or run.outcome_reason)}); the failure names "
                 f"{value}, which is not in the objective and first entered the run at step "
-                f"'{step_id}' (an argument of tool '{call.tool}'), {where}."
+                f"'{step_id}' ({how}), {where}."
             ),
             detail={
                 "pattern": "wrong_value",
                 "values": carried,
-                "entered_at_tool_call": call.span_id,
+                "entered_at_tool_call": (returned[0] if returned else call).span_id,
                 "failing_step": failing,
             },
         )
@@ -1126,10 +1181,12 @@ class PlanPropagation:
             for t in sorted(trace.tools, key=lambda t: t.start_ns)
             if t.step_id not in planned and t.parent_span_id not in steps and t.start_ns >= finished
         ]
-        check = next((t for t in outside if t.failed), None)
+        check = next((t for t in outside if t.failed or _answered_the_failure(trace, t)), None)
         same = check.args_key or check.arguments if check else ""
         if check is None or any(
-            not t.failed and (t.tool, t.args_key or t.arguments) == (check.tool, same)
+            not t.failed
+            and not _answered_the_failure(trace, t)
+            and (t.tool, t.args_key or t.arguments) == (check.tool, same)
             for t in outside
             if t.start_ns < check.start_ns
         ):

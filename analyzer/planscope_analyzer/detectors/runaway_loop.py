@@ -30,9 +30,13 @@ agent whose plan no reader understands, an agent without a plan) the finding nam
 an executor's agent name or span name is not a plan step — and its explanation and
 ``detail["where"]`` say which agent or span repeated the work; the evidence spans show it.
 
-A streak that spans several plan versions counts only when the step was retried within a version
-(at least two failures in one version): one failure per version, each answered by a replan, is
-the planner's loop (``unbounded_replan``), not the executor's.
+A streak that spans several plan versions counts when the step was retried within a version
+(at least two failures in one version), or when the replans changed the step's work (its
+failed attempts got different inputs, or its failing tool calls different arguments) and it
+failed again in every version: replanning was tried and the same step still fails. One failure
+per version of a step each replan re-issued unchanged is the planner's loop
+(``unbounded_replan``), not the executor's. Both can hold of one run (replans that changed the
+step but not the plan's structure, beyond ``max_replans``): each is reported with its evidence.
 
 A streak is a runaway loop when it has at least :data:`MIN_REPEATS` failures, or when it went
 beyond the retry budget (an attempt number above ``max_attempts_per_step`` of
@@ -95,10 +99,16 @@ def _parent_step_names(trace: TraceData) -> dict[str, str]:
     return names
 
 
-def _retried_within_a_version(versions: Sequence[int]) -> bool:
-    """Failures in one plan version, or at least two in one of several versions."""
+def _the_work_loops(versions: Sequence[int], inputs: Sequence[str]) -> bool:
+    """Failures (of plan ``versions``, with ``inputs``: input hashes or argument keys) that are
+    the step's own loop: in one plan version, at least two in one of several versions, or one
+    per version with different inputs (the replans changed the work, and it failed again).
+
+    >>> _the_work_loops([1, 2, 3], ["a", "a", "a"]), _the_work_loops([1, 2, 3], ["a", "b", "c"])
+    (False, True)
+    """
     counts = Counter(versions)
-    return len(counts) == 1 or max(counts.values()) >= 2
+    return len(counts) == 1 or max(counts.values()) >= 2 or _distinct(inputs) > 1
 
 
 def _distinct(values: Sequence[str]) -> int:
@@ -113,7 +123,7 @@ class RunawayLoop:
     """
 
     kind = KIND
-    version = 5
+    version = 6
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with two failed attempts, three failed tool calls, a skipped
@@ -268,10 +278,13 @@ class RunawayLoop:
         )
         if len(failed) < MIN_REPEATS and not over_budget:
             return None
-        if not _retried_within_a_version([a.plan_version for a in failed]):
-            return None
         tool_calls = [t for a in failed for t in trace.tools_of(a)]
         failing_tools = [t for t in tool_calls if t.failed]
+        hashes = [a.input_hash for a in failed if a.input_hash] or [
+            t.args_key for t in failing_tools
+        ]
+        if not _the_work_loops([a.plan_version for a in failed], hashes):
+            return None
         tool = Counter(t.tool for t in failing_tools).most_common(1)
         executor = next((a.executor for a in failed if a.executor), "")
         component = tool[0][0] if tool else executor or "executor"
@@ -282,7 +295,7 @@ class RunawayLoop:
         )
         n = len(failed)
         errors = _distinct([a.fingerprint for a in failed])
-        inputs = _distinct([a.input_hash for a in failed] or [t.args_key for t in failing_tools])
+        inputs = _distinct(hashes)
         why = []
         if over_budget:
             why.append(
@@ -375,7 +388,7 @@ class RunawayLoop:
             streak = calls[start:]
             if len(streak) < MIN_REPEATS:
                 continue
-            if not _retried_within_a_version([c.plan_version for c in streak]):
+            if not _the_work_loops([c.plan_version for c in streak], [c.args_key for c in streak]):
                 continue
             key = step_of[streak[0].span_id] or f"\x00{streak[0].tool}"
             if len(streak) > len(streaks.get(key, ())):
