@@ -61,11 +61,18 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
   name several (steps sharing a tool) or none (no call, or of tools no step names), what its
   LLM calls were asked (:func:`user_request`) names exactly one of those steps' ids (an
-  executor told "Step pull_current: ..."; a graph's executor node; ids as whole words); an
+  executor told "Step pull_current: ..."; a graph's executor node; ids as whole words; of
+  steps that are sentences, when it names several, the one it names most often, if one: an
+  executor told the whole plan and then its task, :func:`_most_named`); an
   attempt whose tools no plan names, when the attempt just before it (same parent) bound (a
   graph's tool node running the poll that step's LLM turn asked for). An unclassified span (not
   inside a step) named exactly like a plan step's id is that step's attempt too. An attempt
   none of these bind keeps its own step name;
+* **plans of sentences** (a plan whose steps are bare strings: each step's id is its text,
+  migration 0044): a re-plan's step that is an earlier version's step rewritten (results
+  written in, a value re-catalogued) is that step, named by its id as first written
+  (:func:`step_lineage`, :attr:`Binding.lineage`), so its attempts across re-plans are one
+  step's;
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed
   failed (the executor gave up after its tool failed, e.g. a model that stops calling it);
   when the observed plans name tools, its last call of those tools decides (a framework's own
@@ -222,6 +229,7 @@ __all__ = [
     "recorded_work",
     "step_io",
     "structured_plans",
+    "step_lineage",
     "switch_off_plan_readers",
     "tool_event_sql",
     "user_request",
@@ -397,6 +405,9 @@ class Binding:
     returned: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Call span whose status is not ERROR but whose result is an error envelope → the error's
     type and message (:func:`_function_calls`, ``_returned``): it failed."""
+    lineage: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(plan span, step id) of a re-plan's step that rewrote an earlier version's step → that
+    step's id as first written (:func:`step_lineage`; only steps whose id differs)."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -568,6 +579,10 @@ def bind(
             if len(calls) > 1:
                 call_io.setdefault(calls[-1].span_id, ("", result))
 
+    lineage = step_lineage([plans[p] for p in ordered_plans])
+    # a planner's node visited again that answered no plan (a re-planner's final response): it
+    # was asked the plan and its results, not a step of it
+    replanning = {nodes[p].step_name for p in planners if nodes[p].kind == "step"} - {""}
     bound: dict[str, str] = {}
     previous: SpanNode | None = None
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
@@ -578,29 +593,32 @@ def bind(
         steps = plans[plan]
         by_id = {s.step_id for s in steps}
         name = a.name if a.span_id in promoted else a.step_name
+        found: str | None = None
         if name in by_id:
-            bound[a.span_id] = name
-            continue
-        if a.app_step in by_id:  # the app's attribute on its agent call names the step
-            bound[a.span_id] = a.app_step
-            continue
+            found = name
+        elif a.app_step in by_id:  # the app's attribute on its agent call names the step
+            found = a.app_step
         # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``),
         # also when its step name is another (an agent's role every step shares)
-        if len(in_name := [s for s in by_id if _names(name, s)]) == 1 or (
+        elif len(in_name := [s for s in by_id if _names(name, s)]) == 1 or (
             not in_name and len(in_name := [s for s in by_id if _names(a.name, s)]) == 1
         ):
-            bound[a.span_id] = in_name[0]
+            found = in_name[0]
+        if found is not None:
+            bound[a.span_id] = lineage.get((plan, found), found)
             continue
         if a.span_id in planners:
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
-        if a.span_id in asked and len(planned) != 1:
+        if a.span_id in asked and len(planned) != 1 and a.step_name not in replanning:
             # no call of a tool one plan step names (none, or of a tool several steps share or
             # no step names): what its LLM was asked
             planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
+            planned = _most_named(asked[a.span_id], planned)
         if len(planned) == 1:
-            bound[a.span_id] = next(iter(planned))
+            step = next(iter(planned))
+            bound[a.span_id] = lineage.get((plan, step), step)
         elif (
             used
             and not planned
@@ -697,10 +715,109 @@ def bind(
         event_calls=evented,
         agent_roots=roots,
         call_io=call_io,
+        lineage=lineage,
     )
 
 
 _NONE = SpanNode("", "", "", "")
+
+
+def _sentence(step_id: str) -> bool:
+    """A step id that is a sentence (a plan of bare strings names a step by its text,
+    migration 0044), not a name."""
+    return any(c.isspace() for c in step_id)
+
+
+def _most_named(text: str, steps: set[str]) -> set[str]:
+    r"""Of the sentence steps ``text`` names, the one it names most often, when one is (an
+    executor told the whole plan, then its own step again: the step it is to do); any other
+    ``steps`` as they are. A listing names each step once, so no count of an identifier, which
+    a listing may repeat in its dependencies, says as much.
+
+    >>> plan = "1. Boil the water.\n2. Pour the tea.\nNow do: Pour the tea."
+    >>> _most_named(plan, {"Boil the water.", "Pour the tea."})
+    {'Pour the tea.'}
+    >>> sorted(_most_named("1. Boil the water.\n2. Pour the tea.", {"Boil the water.", "Pour the tea."}))
+    ['Boil the water.', 'Pour the tea.']
+    """
+    sentences = {s for s in steps if _sentence(s)}
+    if len(sentences) < 2 or len(sentences) < len(steps):
+        return steps
+    counts = {s: text.count(s) for s in sentences}
+    most = max(counts.values())
+    first = [s for s, n in counts.items() if n == most]
+    return set(first) if len(first) == 1 else steps
+
+
+REWRITTEN = 0.5
+"""The least word similarity (:func:`_similarity`) at which a re-plan's sentence is an earlier
+version's step rewritten (:func:`step_lineage`): half its words kept in order. A planner that
+writes a result into a step replaces a phrase with a value (``the lot found in the register``
+→ ``lot L-5262``) or one value with another, and keeps the verb, its object and the rest; a new
+step shares only function words with the old ones (``the``, ``of``, ``for``), far below half."""
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w[\w'-]*", text.lower())
+
+
+def _similarity(old: str, new: str) -> float:
+    """How much of ``old`` a re-plan's ``new`` sentence keeps: 1 when every word of ``old``
+    is in ``new`` in order (the step with additions), else twice the words both have in order
+    (their longest common subsequence) over both lengths.
+
+    >>> _similarity("Boil the water.", "Boil the water: the kettle is full.")
+    1.0
+    >>> round(_similarity("Pour the tea for the guest in the hall.", "Pour tea T-4 for G-2."), 2)
+    0.43
+    """
+    a, b = _words(old), _words(new)
+    if not a or not b:
+        return 0.0
+    row = [0] * (len(b) + 1)  # the longest common subsequence, one row at a time
+    for x in a:
+        diagonal = 0
+        for j, y in enumerate(b, 1):
+            diagonal, row[j] = row[j], diagonal + 1 if x == y else max(row[j], row[j - 1])
+    kept = row[-1]
+    return 1.0 if kept == len(a) else 2 * kept / (len(a) + len(b))
+
+
+def step_lineage(plans: Sequence[Sequence[ObservedStep]]) -> dict[tuple[str, str], str]:
+    """(plan span, step id) of each re-plan's sentence step that is an earlier version's step
+    rewritten → that step's id as first written (only where it differs). ``plans``: the
+    versions in start order. A re-plan's step is the previous version's step of the same text,
+    else the one it is most similar to (:func:`_similarity`, at least :data:`REWRITTEN`), each
+    earlier step taken once, the most similar pairs first; any other step is new. Steps named
+    by identifiers keep their ids (a re-plan repeats them as they are).
+
+    >>> first = [ObservedStep("p1", "Find the lot of clip C-1.", "", 0),
+    ...          ObservedStep("p1", "Test the lot found.", "", 1)]
+    >>> second = [ObservedStep("p2", "Test lot L-9 found in the register.", "", 0),
+    ...           ObservedStep("p2", "Sweep the shed.", "", 1)]
+    >>> step_lineage([first, second])
+    {('p2', 'Test lot L-9 found in the register.'): 'Test the lot found.'}
+    """
+    out: dict[tuple[str, str], str] = {}
+    for earlier, later in pairwise(plans):
+        first = {s.step_id: out.get((s.plan_span_id, s.step_id), s.step_id) for s in earlier}
+        old = [s for s in first if _sentence(s)]
+        new = [s.step_id for s in later if _sentence(s.step_id)]
+        pairs = {s: s for s in new if s in first}
+        scored = sorted(
+            (
+                (-_similarity(o, n), i, j, o, n)
+                for i, o in enumerate(old)
+                for j, n in enumerate(new)
+                if o not in pairs.values() and n not in pairs
+            ),
+        )
+        for score, _i, _j, o, n in scored:
+            if -score >= REWRITTEN and n not in pairs and o not in pairs.values():
+                pairs[n] = o
+        plan = later[0].plan_span_id if later else ""
+        out |= {(plan, n): first[o] for n, o in pairs.items() if first[o] != n}
+    return out
 
 
 def _is_turn(n: SpanNode) -> bool:
