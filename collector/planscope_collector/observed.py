@@ -2208,8 +2208,17 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
     if any(s.kind == "run" for s in nodes.values()):
         return None
     roots = [s for s in nodes.values() if s.parent_span_id == "" and s.kind == "other"]
+
+    def steps_under(span_id: str) -> bool:
+        return any(c.kind == "step" and c.inferred for c in children.get(span_id, ()))
+
     for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
-        if any(c.kind == "step" and c.inferred for c in children.get(root.span_id, ())):
+        if steps_under(root.span_id):
+            return root.span_id
+    # the app's root over a framework's graph (OpenInference's ``LangGraph`` CHAIN under the
+    # app's own span per job: its node visits are the steps): the root is the run
+    for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
+        if any(c.kind == "other" and steps_under(c.span_id) for c in children[root.span_id]):
             return root.span_id
     # an app's step spans under a framework's own span (Griptape's ``main``): the app's root
     # above them, through plain spans, is the run
