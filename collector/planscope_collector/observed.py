@@ -750,11 +750,13 @@ def _most_named(text: str, steps: set[str]) -> set[str]:
 
 
 REWRITTEN = 0.5
-"""The least word similarity (:func:`_similarity`) at which a re-plan's sentence is an earlier
-version's step rewritten (:func:`step_lineage`): half its words kept in order. A planner that
-writes a result into a step replaces a phrase with a value (``the lot found in the register``
-→ ``lot L-5262``) or one value with another, and keeps the verb, its object and the rest; a new
-step shares only function words with the old ones (``the``, ``of``, ``for``), far below half."""
+"""The word similarity (:func:`_similarity`) above which a re-plan's sentence is an earlier
+version's step rewritten (:func:`step_lineage`): more than half of the shorter sentence's words
+kept in order in the other. A planner that writes a result into a step adds to it (``...: the
+glue is dry``: all of it kept) or replaces a phrase with a value (``the folio found in the
+reading room`` → ``folio F-7``: the rewrite's words are nearly all the old ones); a new step
+shares only function words and a noun or two with the old ones (``the``, ``into``, ``volume``),
+half or fewer."""
 
 
 def _words(text: str) -> list[str]:
@@ -762,14 +764,15 @@ def _words(text: str) -> list[str]:
 
 
 def _similarity(old: str, new: str) -> float:
-    """How much of ``old`` a re-plan's ``new`` sentence keeps: 1 when every word of ``old``
-    is in ``new`` in order (the step with additions), else twice the words both have in order
-    (their longest common subsequence) over both lengths.
+    """How much of the shorter of two sentences the other keeps: the words they have in order
+    (their longest common subsequence) over the shorter's length; 1 for a step with additions.
 
     >>> _similarity("Boil the water.", "Boil the water: the kettle is full.")
     1.0
-    >>> round(_similarity("Pour the tea for the guest in the hall.", "Pour tea T-4 for G-2."), 2)
-    0.43
+    >>> _similarity("Pour the tea for the guest in the hall.", "Pour tea T-4 for G-2.")
+    0.6
+    >>> round(_similarity("Pour the tea.", "Wash the cups in the sink."), 2)
+    0.33
     """
     a, b = _words(old), _words(new)
     if not a or not b:
@@ -779,15 +782,14 @@ def _similarity(old: str, new: str) -> float:
         diagonal = 0
         for j, y in enumerate(b, 1):
             diagonal, row[j] = row[j], diagonal + 1 if x == y else max(row[j], row[j - 1])
-    kept = row[-1]
-    return 1.0 if kept == len(a) else 2 * kept / (len(a) + len(b))
+    return row[-1] / min(len(a), len(b))
 
 
 def step_lineage(plans: Sequence[Sequence[ObservedStep]]) -> dict[tuple[str, str], str]:
     """(plan span, step id) of each re-plan's sentence step that is an earlier version's step
     rewritten → that step's id as first written (only where it differs). ``plans``: the
     versions in start order. A re-plan's step is the previous version's step of the same text,
-    else the one it is most similar to (:func:`_similarity`, at least :data:`REWRITTEN`), each
+    else the one it is most similar to (:func:`_similarity`, above :data:`REWRITTEN`), each
     earlier step taken once, the most similar pairs first; any other step is new. Steps named
     by identifiers keep their ids (a re-plan repeats them as they are).
 
@@ -813,7 +815,7 @@ def step_lineage(plans: Sequence[Sequence[ObservedStep]]) -> dict[tuple[str, str
             ),
         )
         for score, _i, _j, o, n in scored:
-            if -score >= REWRITTEN and n not in pairs and o not in pairs.values():
+            if -score > REWRITTEN and n not in pairs and o not in pairs.values():
                 pairs[n] = o
         plan = later[0].plan_span_id if later else ""
         out |= {(plan, n): first[o] for n, o in pairs.items() if first[o] != n}
