@@ -228,8 +228,8 @@ __all__ = [
     "reads_tool_events",
     "recorded_work",
     "step_io",
-    "structured_plans",
     "step_lineage",
+    "structured_plans",
     "switch_off_plan_readers",
     "tool_event_sql",
     "user_request",
@@ -617,8 +617,8 @@ def bind(
             planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
             planned = _most_named(asked[a.span_id], planned)
         if len(planned) == 1:
-            step = next(iter(planned))
-            bound[a.span_id] = lineage.get((plan, step), step)
+            (one,) = planned
+            bound[a.span_id] = lineage.get((plan, one), one)
         elif (
             used
             and not planned
@@ -737,7 +737,7 @@ def _most_named(text: str, steps: set[str]) -> set[str]:
     >>> plan = "1. Boil the water.\n2. Pour the tea.\nNow do: Pour the tea."
     >>> _most_named(plan, {"Boil the water.", "Pour the tea."})
     {'Pour the tea.'}
-    >>> sorted(_most_named("1. Boil the water.\n2. Pour the tea.", {"Boil the water.", "Pour the tea."}))
+    >>> sorted(_most_named(plan.rsplit("\n", 1)[0], {"Boil the water.", "Pour the tea."}))
     ['Boil the water.', 'Pour the tea.']
     """
     sentences = {s for s in steps if _sentence(s)}

@@ -2169,7 +2169,9 @@ def test_an_executor_told_the_whole_plan_then_its_step_is_an_attempt_of_that_ste
     # the model's turns and the tool node of one invocation are one attempt
     assert {b.actions["t1"], b.actions["l1"], b.actions["m1"]} == {"v1"}
     # told a listing that names every step once and no step again: none of them
-    told = [replace(n, request="Plan:\n" + "\n".join(REPAIR)) if n.kind == "llm" else n for n in spans]
+    told = [
+        replace(n, request="Plan:\n" + "\n".join(REPAIR)) if n.kind == "llm" else n for n in spans
+    ]
     assert "v1" not in bind(told, steps).steps
 
 
