@@ -12,8 +12,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   framework's calls the application made: DSPy modules under OpenInference, CHAIN spans under
   an agent run) are inferred step attempts named as their spans;
 * **grouping run**: a trace without a run whose root span is unclassified and has an inferred
-  step (an agent invocation) directly under it: that root is the run (an application span that
-  groups several agent runs, e.g. a planner agent and an executor agent);
+  step (an agent invocation) directly under it, else under a plain span right under it (a
+  framework's graph span: OpenInference's ``LangGraph`` CHAIN under the app's span per job):
+  that root is the run (an application span that groups several agent runs, e.g. a planner
+  agent and an executor agent);
 * **tool names**: a tool span named after its call method (``search.__call__``, DSPy's tool
   spans under OpenInference carry no ``tool.name``) is a call of that tool;
 * **component calls**: in a trace where the span model found no tool call, an unclassified
@@ -731,8 +733,8 @@ def _sentence(step_id: str) -> bool:
 def _most_named(text: str, steps: set[str]) -> set[str]:
     r"""Of the sentence steps ``text`` names, the one it names most often, when one is (an
     executor told the whole plan, then its own step again: the step it is to do); any other
-    ``steps`` as they are. A listing names each step once, so no count of an identifier, which
-    a listing may repeat in its dependencies, says as much.
+    ``steps`` as they are. Only sentences are counted: an identifier a listing names again (a
+    dependency, ``after fetch``) is no task named again.
 
     >>> plan = "1. Boil the water.\n2. Pour the tea.\nNow do: Pour the tea."
     >>> _most_named(plan, {"Boil the water.", "Pour the tea."})
@@ -2220,7 +2222,8 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
     # the app's root over a framework's graph (OpenInference's ``LangGraph`` CHAIN under the
     # app's own span per job: its node visits are the steps): the root is the run
     for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
-        if any(c.kind == "other" and steps_under(c.span_id) for c in children[root.span_id]):
+        plain = (c for c in children.get(root.span_id, ()) if c.kind == "other")
+        if any(steps_under(c.span_id) for c in plain):
             return root.span_id
     # an app's step spans under a framework's own span (Griptape's ``main``): the app's root
     # above them, through plain spans, is the run
