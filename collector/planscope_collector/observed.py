@@ -204,6 +204,7 @@ __all__ = [
     "APP_ARGUMENTS_KEY",
     "NO_SPAN",
     "PLAN_READERS",
+    "REWRITTEN",
     "AgentRoots",
     "Binding",
     "EventCall",
