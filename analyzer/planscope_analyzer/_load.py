@@ -795,6 +795,11 @@ def _bind_observed(
             PlanStep(read.span_id, "", 0, p.position, p.step_id, "", "", p.tool, (), (), (), False)
             for p in read.steps
         )
+    if b.lineage:  # a re-plan's rewritten sentence is its step as first written
+        t.plan_steps = [
+            s._replace(step_id=b.lineage.get((s.plan_span_id, s.step_id), s.step_id))
+            for s in t.plan_steps
+        ]
     t.folded = b.containers | b.wrappers
     if b.containers:
         t.plans = [p for p in t.plans if p.span_id not in b.containers]

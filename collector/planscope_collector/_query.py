@@ -331,6 +331,17 @@ class TraceQueries:
         if not whole:  # the page alone cannot bind the trace: read what binding needs of it all
             bound_traces = bind_traces(self.store.query, TRACE_WHERE, params, self.store.bindings)
             nodes, binding = bound_traces.get(trace_id, ([], Binding()))
+        if binding.lineage:  # a re-plan's rewritten sentence is its step as first written
+            observed = [
+                p
+                | {
+                    "steps": [
+                        s | {"id": binding.lineage.get((p["span_id"], s["id"]), s["id"])}
+                        for s in p["steps"]
+                    ]
+                }
+                for p in observed
+            ]
         bound = binding_parameters({trace_id: (nodes, binding)})
         metrics = self.store.query(
             run_metrics_sql(TRACE_WHERE, binding=bound),

@@ -12,8 +12,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   framework's calls the application made: DSPy modules under OpenInference, CHAIN spans under
   an agent run) are inferred step attempts named as their spans;
 * **grouping run**: a trace without a run whose root span is unclassified and has an inferred
-  step (an agent invocation) directly under it: that root is the run (an application span that
-  groups several agent runs, e.g. a planner agent and an executor agent);
+  step (an agent invocation) directly under it, else under a plain span right under it (a
+  framework's graph span: OpenInference's ``LangGraph`` CHAIN under the app's span per job):
+  that root is the run (an application span that groups several agent runs, e.g. a planner
+  agent and an executor agent);
 * **tool names**: a tool span named after its call method (``search.__call__``, DSPy's tool
   spans under OpenInference carry no ``tool.name``) is a call of that tool;
 * **component calls**: in a trace where the span model found no tool call, an unclassified
@@ -61,11 +63,18 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   called inside it (nearest enclosing step) name exactly one plan step's ``tool``; when they
   name several (steps sharing a tool) or none (no call, or of tools no step names), what its
   LLM calls were asked (:func:`user_request`) names exactly one of those steps' ids (an
-  executor told "Step pull_current: ..."; a graph's executor node; ids as whole words); an
+  executor told "Step pull_current: ..."; a graph's executor node; ids as whole words; of
+  steps that are sentences, when it names several, the one it names most often, if one: an
+  executor told the whole plan and then its task, :func:`_most_named`); an
   attempt whose tools no plan names, when the attempt just before it (same parent) bound (a
   graph's tool node running the poll that step's LLM turn asked for). An unclassified span (not
   inside a step) named exactly like a plan step's id is that step's attempt too. An attempt
   none of these bind keeps its own step name;
+* **plans of sentences** (a plan whose steps are bare strings: each step's id is its text,
+  migration 0044): a re-plan's step that is an earlier version's step rewritten (results
+  written in, a value re-catalogued) is that step, named by its id as first written
+  (:func:`step_lineage`, :attr:`Binding.lineage`), so its attempts across re-plans are one
+  step's;
 * **status**: an inferred attempt whose span is not an error but whose last tool call failed
   failed (the executor gave up after its tool failed, e.g. a model that stops calling it);
   when the observed plans name tools, its last call of those tools decides (a framework's own
@@ -166,6 +175,7 @@ import json
 import re
 import shlex
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import chain, pairwise
@@ -194,6 +204,7 @@ __all__ = [
     "APP_ARGUMENTS_KEY",
     "NO_SPAN",
     "PLAN_READERS",
+    "REWRITTEN",
     "AgentRoots",
     "Binding",
     "EventCall",
@@ -221,6 +232,7 @@ __all__ = [
     "reads_tool_events",
     "recorded_work",
     "step_io",
+    "step_lineage",
     "structured_plans",
     "switch_off_plan_readers",
     "tool_event_sql",
@@ -397,6 +409,9 @@ class Binding:
     returned: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Call span whose status is not ERROR but whose result is an error envelope → the error's
     type and message (:func:`_function_calls`, ``_returned``): it failed."""
+    lineage: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(plan span, step id) of a re-plan's step that rewrote an earlier version's step → that
+    step's id as first written (:func:`step_lineage`; only steps whose id differs)."""
 
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
@@ -568,6 +583,10 @@ def bind(
             if len(calls) > 1:
                 call_io.setdefault(calls[-1].span_id, ("", result))
 
+    lineage = step_lineage([plans[p] for p in ordered_plans])
+    # a planner's node visited again that answered no plan (a re-planner's final response): it
+    # was asked the plan and its results, not a step of it
+    replanning = {nodes[p].step_name for p in planners if nodes[p].kind == "step"} - {""}
     bound: dict[str, str] = {}
     previous: SpanNode | None = None
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
@@ -578,29 +597,32 @@ def bind(
         steps = plans[plan]
         by_id = {s.step_id for s in steps}
         name = a.name if a.span_id in promoted else a.step_name
+        found: str | None = None
         if name in by_id:
-            bound[a.span_id] = name
-            continue
-        if a.app_step in by_id:  # the app's attribute on its agent call names the step
-            bound[a.span_id] = a.app_step
-            continue
+            found = name
+        elif a.app_step in by_id:  # the app's attribute on its agent call names the step
+            found = a.app_step
         # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``),
         # also when its step name is another (an agent's role every step shares)
-        if len(in_name := [s for s in by_id if _names(name, s)]) == 1 or (
+        elif len(in_name := [s for s in by_id if _names(name, s)]) == 1 or (
             not in_name and len(in_name := [s for s in by_id if _names(a.name, s)]) == 1
         ):
-            bound[a.span_id] = in_name[0]
+            found = in_name[0]
+        if found is not None:
+            bound[a.span_id] = lineage.get((plan, found), found)
             continue
         if a.span_id in planners:
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
-        if a.span_id in asked and len(planned) != 1:
+        if a.span_id in asked and len(planned) != 1 and a.step_name not in replanning:
             # no call of a tool one plan step names (none, or of a tool several steps share or
             # no step names): what its LLM was asked
             planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
+            planned = _most_named(asked[a.span_id], planned)
         if len(planned) == 1:
-            bound[a.span_id] = next(iter(planned))
+            (one,) = planned
+            bound[a.span_id] = lineage.get((plan, one), one)
         elif (
             used
             and not planned
@@ -697,10 +719,114 @@ def bind(
         event_calls=evented,
         agent_roots=roots,
         call_io=call_io,
+        lineage=lineage,
     )
 
 
 _NONE = SpanNode("", "", "", "")
+
+
+def _sentence(step_id: str) -> bool:
+    """A step id that is a sentence (a plan of bare strings names a step by its text,
+    migration 0044), not a name."""
+    return any(c.isspace() for c in step_id)
+
+
+def _most_named(text: str, steps: set[str]) -> set[str]:
+    r"""Of the sentence steps ``text`` names, the one it names most often, when one is (an
+    executor told the whole plan, then its own step again: the step it is to do); any other
+    ``steps`` as they are. Only sentences are counted: an identifier a listing names again (a
+    dependency, ``after fetch``) is no task named again.
+
+    >>> plan = "1. Boil the water.\n2. Pour the tea.\nNow do: Pour the tea."
+    >>> _most_named(plan, {"Boil the water.", "Pour the tea."})
+    {'Pour the tea.'}
+    >>> sorted(_most_named(plan.rsplit("\n", 1)[0], {"Boil the water.", "Pour the tea."}))
+    ['Boil the water.', 'Pour the tea.']
+    """
+    sentences = {s for s in steps if _sentence(s)}
+    if len(sentences) < 2 or len(sentences) < len(steps):
+        return steps
+    counts = {s: text.count(s) for s in sentences}
+    most = max(counts.values())
+    first = [s for s, n in counts.items() if n == most]
+    return set(first) if len(first) == 1 else steps
+
+
+REWRITTEN = 0.5
+"""The word similarity (:func:`_similarity`) above which a re-plan's sentence is an earlier
+version's step rewritten (:func:`step_lineage`): more than half of the shorter sentence's words
+kept in order in the other. A planner that writes a result into a step adds to it (``...: the
+glue is dry``: all of it kept) or replaces a phrase with a value (``the folio found in the
+reading room`` → ``folio F-7``: the rewrite's words are nearly all the old ones); a new step
+shares only function words and a noun or two with the old ones (``the``, ``into``, ``volume``),
+half or fewer."""
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w[\w'-]*", text.lower())
+
+
+def _similarity(old: str, new: str) -> float:
+    """How much of the shorter of two sentences the other keeps: the words they have in order
+    (their longest common subsequence) over the shorter's length; 1 for a step with additions;
+    0 when the words they share, in any order, are too few to pass :data:`REWRITTEN` (no
+    subsequence is computed: a re-plan of new sentences costs a word count per pair).
+
+    >>> _similarity("Boil the water.", "Boil the water: the kettle is full.")
+    1.0
+    >>> _similarity("Pour the tea for the guest in the hall.", "Pour tea T-4 for G-2.")
+    0.6
+    >>> _similarity("Pour the tea.", "Wash the cups in the sink.")
+    0.0
+    """
+    a, b = _words(old), _words(new)
+    short = min(len(a), len(b))
+    if not short or sum((Counter(a) & Counter(b)).values()) <= REWRITTEN * short:
+        return 0.0
+    row = [0] * (len(b) + 1)  # the longest common subsequence, one row at a time
+    for x in a:
+        diagonal = 0
+        for j, y in enumerate(b, 1):
+            diagonal, row[j] = row[j], diagonal + 1 if x == y else max(row[j], row[j - 1])
+    return row[-1] / short
+
+
+def step_lineage(plans: Sequence[Sequence[ObservedStep]]) -> dict[tuple[str, str], str]:
+    """(plan span, step id) of each re-plan's sentence step that is an earlier version's step
+    rewritten → that step's id as first written (only where it differs). ``plans``: the
+    versions in start order. A re-plan's step is the previous version's step of the same text,
+    else the one it is most similar to (:func:`_similarity`, above :data:`REWRITTEN`), each
+    earlier step taken once, the most similar pairs first; any other step is new. Steps named
+    by identifiers keep their ids (a re-plan repeats them as they are).
+
+    >>> first = [ObservedStep("p1", "Find the lot of clip C-1.", "", 0),
+    ...          ObservedStep("p1", "Test the lot found.", "", 1)]
+    >>> second = [ObservedStep("p2", "Test lot L-9 found in the register.", "", 0),
+    ...           ObservedStep("p2", "Sweep the shed.", "", 1)]
+    >>> step_lineage([first, second])
+    {('p2', 'Test lot L-9 found in the register.'): 'Test the lot found.'}
+    """
+    out: dict[tuple[str, str], str] = {}
+    for earlier, later in pairwise(plans):
+        first = {s.step_id: out.get((s.plan_span_id, s.step_id), s.step_id) for s in earlier}
+        old = [s for s in first if _sentence(s)]
+        new = [s.step_id for s in later if _sentence(s.step_id)]
+        pairs = {s: s for s in new if s in first}
+        scored = sorted(
+            (
+                (-_similarity(o, n), i, j, o, n)
+                for i, o in enumerate(old)
+                for j, n in enumerate(new)
+                if o not in pairs.values() and n not in pairs
+            ),
+        )
+        for score, _i, _j, o, n in scored:
+            if -score > REWRITTEN and n not in pairs and o not in pairs.values():
+                pairs[n] = o
+        plan = later[0].plan_span_id if later else ""
+        out |= {(plan, n): first[o] for n, o in pairs.items() if first[o] != n}
+    return out
 
 
 def _is_turn(n: SpanNode) -> bool:
@@ -2091,8 +2217,18 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
     if any(s.kind == "run" for s in nodes.values()):
         return None
     roots = [s for s in nodes.values() if s.parent_span_id == "" and s.kind == "other"]
+
+    def steps_under(span_id: str) -> bool:
+        return any(c.kind == "step" and c.inferred for c in children.get(span_id, ()))
+
     for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
-        if any(c.kind == "step" and c.inferred for c in children.get(root.span_id, ())):
+        if steps_under(root.span_id):
+            return root.span_id
+    # the app's root over a framework's graph (OpenInference's ``LangGraph`` CHAIN under the
+    # app's own span per job: its node visits are the steps): the root is the run
+    for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
+        plain = (c for c in children.get(root.span_id, ()) if c.kind == "other")
+        if any(steps_under(c.span_id) for c in plain):
             return root.span_id
     # an app's step spans under a framework's own span (Griptape's ``main``): the app's root
     # above them, through plain spans, is the run

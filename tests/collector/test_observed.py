@@ -2093,3 +2093,115 @@ def test_a_span_beside_the_model_calls_records_the_calls_the_conversation_says()
     b = bind([*spans, *traced], plan, events=events)
     assert b.event_calls == ()
     assert b.calls == {"f1": "wms", "f2": "wms", "f3": "courier"} and b.failed == {"a1"}
+
+
+# --- a plan of sentences (LangGraph's Plan-and-Execute tutorial's shape: a planner answering
+# ``{"steps": [str, ...]}``, a ReAct agent run per step told the whole plan and then its step, a
+# re-planner answering the steps still to do with results written in)
+REPAIR = (
+    "Fetch the torn folio from the reading room.",
+    "Press the folio found in the reading room flat.",
+    "Bind the pressed folio into volume 12.",
+)
+
+
+def _told(plan: list[str]) -> str:
+    """An executor's task: the whole plan, then its first step again."""
+    listed = "\n".join(f"{i + 1}. {s}" for i, s in enumerate(plan))
+    return f"Plan:\n{listed}\n\nNow carry out: {plan[0]}"
+
+
+def _executor(i: int, start: int, plan: list[str], tool: str, failed: bool) -> list[SpanNode]:
+    """One executor invocation: its graph, the model's turn, the tool node, the model's turn."""
+    x, g = f"x{i}", f"g{i}"
+    return [
+        node(x, "graph", "step", start, step_name="agent", name="agent"),
+        node(g, x, "other", start + 1, name="graph"),
+        node(f"v{i}", g, "step", start + 2, step_name="agent", name="agent"),
+        node(f"l{i}", f"v{i}", "llm", start + 3, request=_told(plan)),
+        node(f"w{i}", g, "step", start + 4, step_name="tools", name="tools"),
+        node(f"t{i}", f"w{i}", "tool", start + 5, tool=tool, failed=failed),
+        node(f"u{i}", g, "step", start + 6, step_name="agent", name="agent"),
+        node(f"m{i}", f"u{i}", "llm", start + 7, request=_told(plan)),
+    ]
+
+
+def _replanner(i: int, start: int, plan: list[str] | None) -> list[SpanNode]:
+    """A re-planner's node visit and its model call (a plan span when it answered a plan)."""
+    asked = "Plan so far:\n" + "\n".join(REPAIR) + f"\nDone: {REPAIR[0]} -> folio F-7"
+    return [
+        node(f"r{i}", "graph", "step", start, step_name="replan", name="replan"),
+        node(f"rl{i}", f"r{i}", "llm", start + 1, request=asked),
+    ]
+
+
+def plan_and_execute() -> tuple[list[SpanNode], list[ObservedStep]]:
+    """Plan; fetch (ok); re-plan (the folio's id written in); press (fails); re-plan (the same
+    steps again); press (fails); the re-planner's final answer (no plan)."""
+    again = [
+        "Press folio F-7 flat.",
+        "Bind the pressed folio into volume 12.",
+    ]
+    spans = [
+        node("app", "", "other", 0, name="repair folio"),
+        node("graph", "app", "other", 1, name="graph"),
+        node("planner", "graph", "step", 2, step_name="planner", name="planner"),
+        node("pl", "planner", "llm", 3, request="Repair the torn folio."),
+        *_executor(1, 10, list(REPAIR), "fetch_folio", False),
+        *_replanner(1, 20, again),
+        *_executor(2, 30, again, "press_folio", True),
+        *_replanner(2, 40, again),
+        *_executor(3, 50, again, "press_folio", True),
+        *_replanner(3, 60, None),
+    ]
+    steps = [
+        *(ObservedStep("pl", s, "", i) for i, s in enumerate(REPAIR)),
+        *(ObservedStep("rl1", s, "", i) for i, s in enumerate(again)),
+        *(ObservedStep("rl2", s, "", i) for i, s in enumerate(again)),
+    ]
+    return spans, steps
+
+
+def test_an_executor_told_the_whole_plan_then_its_step_is_an_attempt_of_that_step() -> None:
+    spans, steps = plan_and_execute()
+    b = bind(spans, steps)
+    assert b.steps["v1"] == REPAIR[0]
+    # the model's turns and the tool node of one invocation are one attempt
+    assert {b.actions["t1"], b.actions["l1"], b.actions["m1"]} == {"v1"}
+    # told a listing that names every step once and no step again: none of them
+    told = [
+        replace(n, request="Plan:\n" + "\n".join(REPAIR)) if n.kind == "llm" else n for n in spans
+    ]
+    assert "v1" not in bind(told, steps).steps
+
+
+def test_a_replans_rewritten_step_is_the_step_as_first_written_and_its_attempts_one_loop() -> None:
+    spans, steps = plan_and_execute()
+    b = bind(spans, steps)
+    assert b.lineage[("rl1", "Press folio F-7 flat.")] == REPAIR[1]
+    assert b.lineage[("rl2", "Press folio F-7 flat.")] == REPAIR[1]
+    assert ("rl1", REPAIR[2]) not in b.lineage  # the same text: its own id
+    assert (b.steps["v2"], b.steps["v3"]) == (REPAIR[1], REPAIR[1])
+    assert (b.attempts["v2"], b.attempts["v3"]) == (1, 2)
+    assert {"v2", "v3"} <= b.failed
+    assert b.actions["t3"] == "v3"
+
+
+def test_a_replanners_final_answer_is_no_attempt_of_a_step_and_the_apps_root_is_the_run() -> None:
+    b = bind(*plan_and_execute())
+    assert "r3" not in b.steps  # asked the plan and its results, it answered no plan
+    assert b.run_span_id == "app"  # the app's root over the framework's graph span
+
+
+def test_step_lineage_ties_a_rewritten_sentence_to_its_step_and_keeps_new_steps_new() -> None:
+    first = [ObservedStep("a", s, "", i) for i, s in enumerate(REPAIR)]
+    later = [
+        "Press the folio found in the reading room flat: the glue is dry now.",  # additions
+        "Send the bound volume 12 back to the stacks.",  # new
+        "Bind folio F-7 into volume 12.",  # a phrase replaced by a value
+    ]
+    out = observed.step_lineage([first, [ObservedStep("b", s, "", i) for i, s in enumerate(later)]])
+    assert out == {("b", later[0]): REPAIR[1], ("b", later[2]): REPAIR[2]}
+    # identifiers keep their ids; a plan of one version has no lineage
+    ids = [ObservedStep("c", "press", "", 0)], [ObservedStep("d", "press_again", "", 0)]
+    assert observed.step_lineage(ids) == {} == observed.step_lineage([first])

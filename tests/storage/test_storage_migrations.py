@@ -64,6 +64,7 @@ EXPECTED = [
     "0041_returned_errors",
     "0042_plan_step_key",
     "0043_returned_errors_langfuse_mlflow",
+    "0044_plan_step_sentence",
 ]
 
 
@@ -1019,3 +1020,25 @@ def test_0042_a_structured_plans_step_key_is_its_id(tmp_path: Path) -> None:
             ("reserve", "search_lots"),
             ("settle", "pay"),
         ]
+
+
+def test_0044_a_plan_of_sentences_names_each_step_by_its_trimmed_text(tmp_path: Path) -> None:
+    """0044: a structured-output plan of bare strings (``Plan(steps: list[str])``) names each
+    step by its sentence, trimmed (before: its position); a text that is an identifier is still
+    its id, and an empty one its position."""
+    trace_id = new_trace_id()
+    plan = {"steps": ["  Fetch the torn folio from the reading room. ", "press_folio", " "]}
+    answer = [{"role": "assistant", "parts": [{"type": "text", "content": json.dumps(plan)}]}]
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.output.messages": json.dumps(answer)}
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate()
+        s.insert_spans(spans_ipc([make_span(trace_id=trace_id, name="chat", attrs=attrs)]))
+        steps = s.query(
+            "SELECT StepId FROM planscope_plan_steps WHERE TraceId = {t:String} ORDER BY Position",
+            {"t": trace_id},
+        )
+    assert [r["StepId"] for r in steps] == [
+        "Fetch the torn folio from the reading room.",
+        "press_folio",
+        "3",
+    ]
