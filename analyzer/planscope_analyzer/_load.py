@@ -44,6 +44,7 @@ from ._model import (
     TraceData,
     parse_json_object,
 )
+from .detectors.plan_propagation import VALUE
 
 PARTITION_SLACK_NS = 3600 * 10**9
 """Rows are read from 1 h before the batch's earliest trace start (spans of a trace may start
@@ -945,28 +946,68 @@ _PAIRS = (
 
 
 def _uncontested(prompt: str) -> str:
-    r"""A prompt without the pairs of keys it states with different values (the page's facts
-    and a note that overrides one): which of them the user asked for the prompt does not say,
-    so neither is the objective's. A pair is a quoted key (JSON, a Python literal) with its
-    value, or a line ``key: value``; keys compare case- and separator-blind.
+    r"""A prompt without the values it states twice, differently, for one thing (the page's
+    facts and a note that overrides one): which of them the user asked for the prompt does not
+    say, so neither is the objective's. A pair is a quoted key (JSON, a Python literal) with its
+    value, or a line ``key: value``; keys compare case- and separator-blind. A key stated by
+    pairs with different values is contested, and so is a pair's value that the rest of the
+    prompt does not state where it states another for the same thing: after the key's words
+    ("store WS-1"), or a code of the same shape (``LV-40213`` and ``LV-04213``: letters and
+    digits at the same places); both go.
 
     >>> _uncontested('Fix web-04. {"host": "web-04", "port": 80} {"host": "web-02"}')
     'Fix web-04. {, "port": 80} {}'
     >>> _uncontested("Fix web-04.\n- Host: web-04\nport: 80\nNotes: {'host': 'web-02'}")
     'Fix web-04.\n\nport: 80\nNotes: {}'
+    >>> _uncontested('Pay from AC-1290 to depot D1.\nNotes: {"acct": "AC-1209", "depot": "D2"}')
+    'Pay from  to depot .\nNotes: {, }'
     """
 
     def key(m: re.Match[str]) -> str:
         return "_".join(re.findall(r"[a-z0-9]+", m.group("key").lower()))
 
     values: dict[str, set[str]] = {}
+    pairs: list[tuple[int, int]] = []
     for pattern in _PAIRS:
         for m in pattern.finditer(prompt):
             values.setdefault(key(m), set()).add(m.group("value").strip("\"' ,"))
+            pairs.append(m.span())
     contested = {k for k, v in values.items() if len(v) > 1}
+    prose = [t for t in VALUE.finditer(prompt) if not any(a <= t.start() < b for a, b in pairs)]
+    stated = {t.group() for t in prose}
+    rivals: set[tuple[int, int]] = set()
+    for k, vs in values.items():
+        (v,) = vs if len(vs) == 1 else ("",)
+        if not VALUE.fullmatch(v) or v in stated:
+            continue
+        words = k.replace("_", r"[\W_]+")
+        after_key = re.compile(rf"(?<![a-z0-9]){words}\W*$", re.IGNORECASE)
+        other = {
+            t.span()
+            for t in prose
+            if (_shape(t.group()) == _shape(v) and re.search(r"[A-Za-z]", v) and _DIGIT.search(v))
+            or after_key.search(prompt, max(0, t.start() - len(k) - 8), t.start())
+        }
+        if other:
+            contested.add(k)
+            rivals |= other
+    for a, b in sorted(rivals, reverse=True):
+        prompt = prompt[:a] + prompt[b:]
     for pattern in _PAIRS if contested else ():
         prompt = pattern.sub(lambda m: "" if key(m) in contested else m.group(0), prompt)
     return prompt
+
+
+_DIGIT = re.compile(r"\d")
+
+
+def _shape(value: str) -> str:
+    """A value's shape: digits as ``9``, capitals as ``A``, small letters as ``a``.
+
+    >>> _shape("LV-40213"), _shape("S-13")
+    ('AA-99999', 'A-99')
+    """
+    return re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", re.sub(r"\d", "9", value)))
 
 
 def _first(plans: list[Plan]) -> list[Plan]:

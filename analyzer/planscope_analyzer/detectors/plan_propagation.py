@@ -149,7 +149,8 @@ SAME_GOAL_MIN_SPLITS = 2
 """One same-goal split can be a retry with a different strategy; two in a chain is the planner
 failing to decompose."""
 _WORD = re.compile(r"[a-z0-9]+")
-_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:/+-]*[A-Za-z0-9]|[A-Za-z0-9]")
+VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:/+-]*[A-Za-z0-9]|[A-Za-z0-9]")
+"""A value token of a text (an identifier, a code, a number, a date part, a word)."""
 MIN_VALUE_CHARS = 3
 """Argument values shorter than this (``1``, ``ok``) name nothing specific enough to trace."""
 Carried = tuple[ToolCall, str]
@@ -344,7 +345,7 @@ def text_values(text: str) -> set[str]:
     >>> sorted(text_values("paid $11,850.00 on Oct 14, 2026") & {"11850", "2026-10-14"})
     ['11850', '2026-10-14']
     """
-    out = _all_forms(_VALUE.findall(text))
+    out = _all_forms(VALUE.findall(text))
     # a number or a date written for people spans several tokens: it is also its plain form
     # (each has a part that a fast scan finds, or the text has none: most texts)
     grouped = _GROUPED.finditer(text) if _GROUPED_PART.search(text) else ()
@@ -352,6 +353,26 @@ def text_values(text: str) -> set[str]:
     for m in itertools.chain(grouped, written):
         out |= forms(m.group(0))
     return out
+
+
+_QUOTED = re.compile(r'"([^"\n]{3,80})"|“([^”\n]{3,80})”')
+"""A name a sentence quotes (double or typographic quotes: an apostrophe quotes nothing)."""
+
+
+def sentence_values(text: str) -> set[str]:
+    """The values a sentence of a plan names, normalised: its codes (a token with a digit, or
+    in capitals: an identifier, a number, a date) and the names it quotes; its words are no
+    values (a plan of sentences writes its values into them).
+
+    >>> sorted(sentence_values('Ship order PO-7 to "Quai Nord" by 14 Oct 2026, via DHL.'))
+    ['14', '14 Oct 2026', '2026', '2026-10-14', 'DHL', 'PO-7', 'Quai Nord']
+    """
+    codes = {
+        v
+        for v in text_values(text)
+        if _DIGIT.search(v) or (v.upper() == v and sum(ch.isalpha() for ch in v) > 1)
+    }
+    return codes | {a or b for a, b in _QUOTED.findall(text)}
 
 
 @dataclass
@@ -364,6 +385,10 @@ class _Values:
 
     objective: str
     plan_texts: list[str]
+    plan_starts: list[int] = field(default_factory=list)
+    """When each of ``plan_texts`` was made (ns)."""
+    returned: list[tuple[int, str]] = field(default_factory=list)
+    """(end, result) of the run's tool calls that returned something."""
     _arguments: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     _results: dict[str, set[str]] = field(default_factory=dict)
     _texts: dict[str, set[str]] = field(default_factory=dict)
@@ -420,12 +445,27 @@ class _Values:
     @property
     def written(self) -> set[str]:
         """Every value the planner wrote into a plan of the run (string and number leaves of
-        the plan JSON, normalised); empty when the plan JSON was not loaded."""
+        the plan JSON, and the values a leaf that is a sentence names (:func:`sentence_values`)
+        that no tool call had returned before that plan was made: a re-plan that writes an
+        earlier result into its sentences relays it), normalised; empty when the plan JSON was
+        not loaded."""
         if self._written is None:
             leaves: list[str] = []
             for decoded in self._decoded_plans()[1]:
                 _collect_scalars(decoded, leaves)
-            self._written = _all_forms(leaves)
+            written = _all_forms(leaves)
+            sentences: dict[str, int] = {}
+            for text, start in zip(self.plan_texts, self.plan_starts, strict=False):
+                sentences[text] = min(start, sentences.get(text, start))
+            for text, start in sentences.items():
+                ones: list[str] = []
+                with contextlib.suppress(ValueError):
+                    _collect_scalars(safejson.loads(text) if text else None, ones)
+                named = {v for one in ones if " " in one.strip() for v in sentence_values(one)}
+                if named:
+                    earlier = (r for end, r in self.returned if end <= start)
+                    written |= named - {v for r in earlier for v in self.results(r)}
+            self._written = written
         return self._written
 
     @property
@@ -461,7 +501,10 @@ def _values(trace: TraceData) -> _Values:
     if found is None:
         run = trace.run
         found = trace._memo["plan_propagation_values"] = _Values(
-            run.objective if run is not None else "", [p.json for p in trace.plans]
+            run.objective if run is not None else "",
+            [p.json for p in trace.plans],
+            [p.start_ns for p in trace.plans],
+            [(c.end_ns, c.result) for c in trace.tools if c.result],
         )
     return found
 
