@@ -902,7 +902,8 @@ def _load_prompts(
     What the user asked for is then not a suspect (plan propagation subtracts the objective
     from what a failure names). A prompt is more than the objective (notes, earlier results,
     the failure that asked for a re-plan: what may carry the wrong value), so a stated
-    objective wins. ``known``: the requests already read for binding (:func:`_requests`: a
+    objective wins, and what the prompt states twice differently for one thing is left out
+    (:func:`_uncontested`). ``known``: the requests already read for binding (:func:`_requests`: a
     trace read has an entry, also when none of its calls was asked anything) or given by it;
     one ``otel_traces`` query for the other traces that need a prompt. Returns the ids of the
     traces whose runs may have taken an objective."""

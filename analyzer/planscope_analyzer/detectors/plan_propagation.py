@@ -13,7 +13,10 @@ The patterns, all blamed on the planner:
   planner wrote into its plan JSON (a number or a date is traced only from there — "80" in
   "orders 80 units" names the quantity the planner wrote, a bare count in an error names
   nothing; a value of several words the planner wrote — an account number in groups — is
-  named only whole); any other named text value. Values are compared normalised (``80.0`` is
+  named only whole; a step that is a sentence holds the planner's values in it — its codes,
+  numbers, dates and quoted names — less those a tool call had returned before that plan was
+  made: a re-plan that writes a result into its sentences relays it); any other named text
+  value. Values are compared normalised (``80.0`` is
   ``80``, ``11,850.00`` is ``11850``, a timestamp or ``October 14, 2026`` also stands for its
   ISO date; digits with a leading zero are a code, as written). The blamed step is that
   earliest carrier, whether the failure came at that step, at a later step that received its
@@ -103,7 +106,9 @@ world's.
 The objective is the run's; a run that declares none takes the objective its first plan states
 (the plan JSON's ``objective``), else its planner's prompt (the loader); a prompt also carries
 notes and earlier results — possibly the very value the planner took wrongly — so a stated
-objective wins. A runaway loop, unordered concurrent writers, unbounded
+objective wins, and what a prompt states twice differently for one thing (a note's
+``"key": value`` against the prose's value after the key's words, or a code of the same shape)
+is not the objective's. A runaway loop, unordered concurrent writers, unbounded
 replanning or an irreversible action after a failure also explain a failed run, and win over
 the first two patterns.
 
@@ -804,7 +809,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 13
+    version = 14
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
