@@ -390,9 +390,9 @@ class _Values:
 
     objective: str
     plan_texts: list[str]
-    plan_starts: list[int] = field(default_factory=list)
+    plan_starts: list[int]
     """When each of ``plan_texts`` was made (ns)."""
-    returned: list[tuple[int, str]] = field(default_factory=list)
+    returned: list[tuple[int, str]]
     """(end, result) of the run's tool calls that returned something."""
     _arguments: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     _results: dict[str, set[str]] = field(default_factory=dict)
@@ -429,21 +429,23 @@ class _Values:
         skipped (``data_quality`` reports them)."""
         return self._decoded_plans()[0]
 
-    def _decoded_plans(self) -> tuple[list[Any], list[Any]]:
-        """:attr:`plans`, and the distinct ones: a replan that repeats a plan's JSON is
-        decoded and read once."""
+    def _decoded_plans(self) -> tuple[list[Any], list[tuple[Any, int]]]:
+        """:attr:`plans`, and the distinct ones with when each was first made: a replan that
+        repeats a plan's JSON is decoded and read once."""
         if self._plans is None:
-            decoded: dict[str, Any] = {}
-            for text in self.plan_texts:
-                if text not in decoded:
-                    try:
-                        decoded[text] = safejson.loads(text) if text else None
-                    except ValueError:
-                        decoded[text] = _INVALID
-            in_order = [decoded[text] for text in self.plan_texts]
+            decoded: dict[str, tuple[Any, int]] = {}
+            for text, start in zip(self.plan_texts, self.plan_starts, strict=True):
+                if text in decoded:
+                    decoded[text] = (decoded[text][0], min(start, decoded[text][1]))
+                    continue
+                try:
+                    decoded[text] = (safejson.loads(text) if text else None, start)
+                except ValueError:
+                    decoded[text] = (_INVALID, start)
+            in_order = [decoded[text][0] for text in self.plan_texts]
             self._plans = (
                 [d for d in in_order if d is not _INVALID],
-                [d for d in decoded.values() if d is not _INVALID],
+                [d for d in decoded.values() if d[0] is not _INVALID],
             )
         return self._plans
 
@@ -455,18 +457,12 @@ class _Values:
         earlier result into its sentences relays it), normalised; empty when the plan JSON was
         not loaded."""
         if self._written is None:
-            leaves: list[str] = []
-            for decoded in self._decoded_plans()[1]:
+            written: set[str] = set()
+            for decoded, start in self._decoded_plans()[1]:
+                leaves: list[str] = []
                 _collect_scalars(decoded, leaves)
-            written = _all_forms(leaves)
-            sentences: dict[str, int] = {}
-            for text, start in zip(self.plan_texts, self.plan_starts, strict=False):
-                sentences[text] = min(start, sentences.get(text, start))
-            for text, start in sentences.items():
-                ones: list[str] = []
-                with contextlib.suppress(ValueError):
-                    _collect_scalars(safejson.loads(text) if text else None, ones)
-                named = {v for one in ones if " " in one.strip() for v in sentence_values(one)}
+                written |= _all_forms(leaves)
+                named = {v for leaf in leaves if " " in leaf.strip() for v in sentence_values(leaf)}
                 if named:
                     earlier = (r for end, r in self.returned if end <= start)
                     written |= named - {v for r in earlier for v in self.results(r)}
