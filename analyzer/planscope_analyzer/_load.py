@@ -978,16 +978,20 @@ def _uncontested(prompt: str) -> str:
     stated = {t.group() for t in prose}
     rivals: set[tuple[int, int]] = set()
     for k, vs in values.items():
-        (v,) = vs if len(vs) == 1 else ("",)
-        if not VALUE.fullmatch(v) or v in stated:
+        v = next(iter(vs))
+        if k in contested or not VALUE.fullmatch(v) or v in stated:
             continue
-        words = k.replace("_", r"[\W_]+")
-        after_key = re.compile(rf"(?<![a-z0-9]){words}\W*$", re.IGNORECASE)
+        # a code has a letter and a digit (a count of the same shape is no code); a key of
+        # fewer than three characters names nothing in prose
+        shape = _shape(v)
+        coded = "9" in shape and not {"A", "a"}.isdisjoint(shape)
+        words = k.replace("_", r"[\W_]+") if len(k) >= 3 else ""
+        after_key = re.compile(rf"(?<![a-z0-9]){words}\W*$", re.IGNORECASE) if words else None
         other = {
             t.span()
             for t in prose
-            if (_shape(t.group()) == _shape(v) and re.search(r"[A-Za-z]", v) and _DIGIT.search(v))
-            or after_key.search(prompt, max(0, t.start() - len(k) - 8), t.start())
+            if (coded and _shape(t.group()) == shape)
+            or (after_key and after_key.search(prompt, max(0, t.start() - 40), t.start()))
         }
         if other:
             contested.add(k)
@@ -997,9 +1001,6 @@ def _uncontested(prompt: str) -> str:
     for pattern in _PAIRS if contested else ():
         prompt = pattern.sub(lambda m: "" if key(m) in contested else m.group(0), prompt)
     return prompt
-
-
-_DIGIT = re.compile(r"\d")
 
 
 def _shape(value: str) -> str:
