@@ -44,6 +44,7 @@ from ._model import (
     TraceData,
     parse_json_object,
 )
+from .detectors.plan_propagation import VALUE
 
 PARTITION_SLACK_NS = 3600 * 10**9
 """Rows are read from 1 h before the batch's earliest trace start (spans of a trace may start
@@ -901,7 +902,8 @@ def _load_prompts(
     What the user asked for is then not a suspect (plan propagation subtracts the objective
     from what a failure names). A prompt is more than the objective (notes, earlier results,
     the failure that asked for a re-plan: what may carry the wrong value), so a stated
-    objective wins. ``known``: the requests already read for binding (:func:`_requests`: a
+    objective wins, and what the prompt states twice differently for one thing is left out
+    (:func:`_uncontested`). ``known``: the requests already read for binding (:func:`_requests`: a
     trace read has an entry, also when none of its calls was asked anything) or given by it;
     one ``otel_traces`` query for the other traces that need a prompt. Returns the ids of the
     traces whose runs may have taken an objective."""
@@ -945,28 +947,69 @@ _PAIRS = (
 
 
 def _uncontested(prompt: str) -> str:
-    r"""A prompt without the pairs of keys it states with different values (the page's facts
-    and a note that overrides one): which of them the user asked for the prompt does not say,
-    so neither is the objective's. A pair is a quoted key (JSON, a Python literal) with its
-    value, or a line ``key: value``; keys compare case- and separator-blind.
+    r"""A prompt without the values it states twice, differently, for one thing (the page's
+    facts and a note that overrides one): which of them the user asked for the prompt does not
+    say, so neither is the objective's. A pair is a quoted key (JSON, a Python literal) with its
+    value, or a line ``key: value``; keys compare case- and separator-blind. A key stated by
+    pairs with different values is contested, and so is a pair's value that the rest of the
+    prompt does not state where it states another for the same thing: after the key's words
+    ("store WS-1"), or a code of the same shape (``LV-40213`` and ``LV-04213``: letters and
+    digits at the same places); both go.
 
     >>> _uncontested('Fix web-04. {"host": "web-04", "port": 80} {"host": "web-02"}')
     'Fix web-04. {, "port": 80} {}'
     >>> _uncontested("Fix web-04.\n- Host: web-04\nport: 80\nNotes: {'host': 'web-02'}")
     'Fix web-04.\n\nport: 80\nNotes: {}'
+    >>> _uncontested('Pay from AC-1290 to depot D1.\nNotes: {"acct": "AC-1209", "depot": "D2"}')
+    'Pay from  to depot .\nNotes: {, }'
     """
 
     def key(m: re.Match[str]) -> str:
         return "_".join(re.findall(r"[a-z0-9]+", m.group("key").lower()))
 
     values: dict[str, set[str]] = {}
+    pairs: list[tuple[int, int]] = []
     for pattern in _PAIRS:
         for m in pattern.finditer(prompt):
             values.setdefault(key(m), set()).add(m.group("value").strip("\"' ,"))
+            pairs.append(m.span())
     contested = {k for k, v in values.items() if len(v) > 1}
+    prose = [t for t in VALUE.finditer(prompt) if not any(a <= t.start() < b for a, b in pairs)]
+    stated = {t.group() for t in prose}
+    rivals: set[tuple[int, int]] = set()
+    for k, vs in values.items():
+        v = next(iter(vs))
+        if k in contested or not VALUE.fullmatch(v) or v in stated:
+            continue
+        # a code has a letter and a digit (a count of the same shape is no code); a key of
+        # fewer than three characters names nothing in prose
+        shape = _shape(v)
+        coded = "9" in shape and not {"A", "a"}.isdisjoint(shape)
+        words = k.replace("_", r"[\W_]+") if len(k) >= 3 else ""
+        after_key = re.compile(rf"(?<![a-z0-9]){words}\W*$", re.IGNORECASE) if words else None
+        other = {
+            t.span()
+            for t in prose
+            if (coded and _shape(t.group()) == shape)
+            or (after_key and after_key.search(prompt, max(0, t.start() - 40), t.start()))
+        }
+        if other:
+            contested.add(k)
+            rivals |= other
+    for a, b in sorted(rivals, reverse=True):
+        prompt = prompt[:a] + prompt[b:]
     for pattern in _PAIRS if contested else ():
         prompt = pattern.sub(lambda m: "" if key(m) in contested else m.group(0), prompt)
     return prompt
+
+
+def _shape(value: str) -> str:
+    """A value's shape: digits as ``9``, capitals as ``A``, small letters as ``a``.
+
+    >>> _shape("LV-40213"), _shape("S-13")
+    ('AA-99999', 'A-99')
+    """
+    return re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", re.sub(r"\d", "9", value)))
 
 
 def _first(plans: list[Plan]) -> list[Plan]:

@@ -548,3 +548,40 @@ def test_numbers_and_dates_written_for_people_are_the_same_values() -> None:
     # day- or month-first slashes are ambiguous: not read as a date
     ambiguous = PlanPropagation().detect(_checked_run("delivery booked for 03/20/2026: late"))
     assert [f.detail["pattern"] for f in ambiguous] == ["faithful_execution_failed"]
+
+
+# A plan of sentences (LangGraph's Plan-and-Execute shape): the planner writes its values into
+# free-text steps, a re-plan writes an earlier step's result into the steps still to do.
+SENTENCES = [
+    "Look up the parcel of order O-5512 at the sorting hub.",
+    "Weigh the parcel found at the hub.",
+    "Ship the parcel found at the hub to depot DEP-9.",
+]
+RESENT = ["Weigh parcel PC-7.", "Ship parcel PC-7 to depot DEP-9."]
+
+
+def _shipped_run() -> TraceData:
+    """The lookup returns parcel PC-7, a re-plan writes it in; shipping fails on the depot the
+    planner wrote, which the objective does not state."""
+    args = {
+        "fetch": '{"order": "O-5512"}',
+        "convert": '{"parcel": "PC-7"}',
+        "pay": '{"parcel": "PC-7", "depot": "DEP-9"}',
+    }
+    trace = _observed_run(
+        "Ship order O-5512 to depot DEP-4", "depot refused: PC-7 cannot go to DEP-9", args
+    )
+    first = trace.plans[0]._replace(json=json.dumps({"steps": SENTENCES}))
+    replan = first._replace(span_id="pl2", version=2, start_ns=20, json=json.dumps(RESENT))
+    trace.plans = [first, replan]
+    trace.tools = [
+        c._replace(result='{"parcel": "PC-7"}') if c.step_id == "fetch" else c for c in trace.tools
+    ]
+    return trace
+
+
+def test_a_value_written_into_a_plans_sentence_is_the_planners() -> None:
+    # the depot is a value the planner wrote into its sentence: its first carrier is where it
+    # entered; the parcel id the re-plan wrote in was relayed from the lookup, no planner value
+    (finding,) = PlanPropagation().detect(_shipped_run())
+    assert (finding.step_id, finding.detail["values"]) == ("pay", ["DEP-9"])

@@ -111,15 +111,19 @@ def _release(
     prompt: str,
     llm: Callable[[str, str], dict[str, Any]] = _genai_parts,
     plan: dict[str, Any] = PLAN,
+    args: dict[str, dict[str, str]] = ARGS,
+    serves: str = "1.2.2",
 ) -> str:
-    """A logfire-style root (no agent span, no objective) that fails its release check; a
-    planner agent run whose chat answers ``PLAN`` to ``prompt``; one executor run per task."""
+    """A logfire-style root (no agent span, no objective) that fails its release check (api
+    serves ``serves``); a planner agent run whose chat answers ``plan`` to ``prompt``; one
+    executor run per task, its tool called with ``args``."""
     t, root, planner = new_trace_id(), new_span_id(), new_span_id()
     agent = {A.GEN_AI_OPERATION_NAME: "invoke_agent"}
     spans: list[list[Any]] = [
         make_span(
             trace_id=t, span_id=root, name="release {service}", duration_ns=100 * MS,
-            status="Error", status_message="ReleaseFailed: release check failed: api serves 1.2.2",
+            status="Error",
+            status_message=f"ReleaseFailed: release check failed: api serves {serves}",
         ),
         make_span(trace_id=t, span_id=planner, parent=root, name="invoke_agent planner",
                   start_ns=BASE_NS + MS, duration_ns=5 * MS, attrs=agent),
@@ -128,7 +132,7 @@ def _release(
             attrs=llm(prompt, json.dumps(plan)),
         ),
     ]  # fmt: skip
-    for i, (tool, args) in enumerate(ARGS.items()):
+    for i, (tool, arguments) in enumerate(args.items()):
         run, start = new_span_id(), BASE_NS + (10 + 10 * i) * MS
         spans += [
             make_span(trace_id=t, span_id=run, parent=root, name="invoke_agent executor",
@@ -138,7 +142,7 @@ def _release(
                 attrs={
                     A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
                     A.GEN_AI_TOOL_NAME: tool,
-                    A.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps(args),
+                    A.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps(arguments),
                 },
             ),
         ]  # fmt: skip
@@ -212,6 +216,52 @@ def test_a_prompts_contested_fact_leaves_the_objective_however_written(
     assert "1.2.3" not in trace.run.objective and "api" in trace.run.objective
     (finding,) = PlanPropagation().detect(trace)
     assert (finding.step_id, finding.detail["values"]) == ("deploy", ["1.2.2"])
+
+
+def test_a_note_that_overrides_what_the_prompt_says_after_the_facts_name_is_contested(
+    store: Store,
+) -> None:
+    # the request says "version 1.2.3" in prose, a note sets the version the planner took: the
+    # prompt states two versions, so neither is the objective's and the note's stays a suspect
+    t = _release(store, 'Release api version 1.2.3.\nTeam notes: {"version": "1.2.2"}')
+    trace = load_traces(store, "default", [t])[t]
+    assert trace.run is not None and "api" in trace.run.objective
+    assert "1.2.2" not in trace.run.objective and "1.2.3" not in trace.run.objective
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("deploy", ["1.2.2"])
+
+
+TAGGED = {"book_window": {"service": "api"}, "rollout": {"service": "api", "image": "rc-8"}}
+TAGGED_PLAN = {
+    "tasks": [
+        {"id": "book", "action": "book a change window", "tool": "book_window",
+         "args": {"service": "api"}},
+        {"id": "deploy", "action": "roll out the image", "tool": "rollout",
+         "args": {"service": "api", "image": "rc-8"}},
+    ],
+}  # fmt: skip
+
+
+def test_a_note_that_overrides_a_code_of_the_same_shape_is_contested(store: Store) -> None:
+    # the prose names the build without the note's key: a code of the same shape (letters and
+    # digits at the same places) is the same thing stated twice
+    prompt = 'Release api at rc-7, after the freeze.\nTeam notes: {"image": "rc-8"}'
+    t = _release(store, prompt, plan=TAGGED_PLAN, args=TAGGED, serves="rc-8")
+    trace = load_traces(store, "default", [t])[t]
+    assert trace.run is not None and "rc-" not in trace.run.objective
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("deploy", ["rc-8"])
+
+
+def test_a_note_the_prose_agrees_with_or_of_another_shape_is_no_contest(store: Store) -> None:
+    # the prose states the note's build too, and a count of the same shape as the note's is
+    # no code: the prompt stays the objective, and what the user asked for is no suspect
+    prompt = 'Release api at rc-8 in 2 waves.\nTeam notes: {"image": "rc-8", "retries": 3}'
+    t = _release(store, prompt, plan=TAGGED_PLAN, args=TAGGED, serves="rc-8")
+    trace = load_traces(store, "default", [t])[t]
+    assert trace.run is not None and trace.run.objective == prompt
+    (fallback,) = PlanPropagation().detect(trace)
+    assert fallback.detail["pattern"] == "faithful_execution_failed"
 
 
 DATA = Path(__file__).resolve().parents[1] / "conformance" / "data"

@@ -13,7 +13,10 @@ The patterns, all blamed on the planner:
   planner wrote into its plan JSON (a number or a date is traced only from there — "80" in
   "orders 80 units" names the quantity the planner wrote, a bare count in an error names
   nothing; a value of several words the planner wrote — an account number in groups — is
-  named only whole); any other named text value. Values are compared normalised (``80.0`` is
+  named only whole; a step that is a sentence holds the planner's values in it — its codes,
+  numbers, dates and quoted names — less those a tool call had returned before that plan was
+  made: a re-plan that writes a result into its sentences relays it); any other named text
+  value. Values are compared normalised (``80.0`` is
   ``80``, ``11,850.00`` is ``11850``, a timestamp or ``October 14, 2026`` also stands for its
   ISO date; digits with a leading zero are a code, as written). The blamed step is that
   earliest carrier, whether the failure came at that step, at a later step that received its
@@ -103,7 +106,9 @@ world's.
 The objective is the run's; a run that declares none takes the objective its first plan states
 (the plan JSON's ``objective``), else its planner's prompt (the loader); a prompt also carries
 notes and earlier results — possibly the very value the planner took wrongly — so a stated
-objective wins. A runaway loop, unordered concurrent writers, unbounded
+objective wins, and what a prompt states twice differently for one thing (a note's
+``"key": value`` against the prose's value after the key's words, or a code of the same shape)
+is not the objective's. A runaway loop, unordered concurrent writers, unbounded
 replanning or an irreversible action after a failure also explain a failed run, and win over
 the first two patterns.
 
@@ -149,7 +154,8 @@ SAME_GOAL_MIN_SPLITS = 2
 """One same-goal split can be a retry with a different strategy; two in a chain is the planner
 failing to decompose."""
 _WORD = re.compile(r"[a-z0-9]+")
-_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:/+-]*[A-Za-z0-9]|[A-Za-z0-9]")
+VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:/+-]*[A-Za-z0-9]|[A-Za-z0-9]")
+"""A value token of a text (an identifier, a code, a number, a date part, a word)."""
 MIN_VALUE_CHARS = 3
 """Argument values shorter than this (``1``, ``ok``) name nothing specific enough to trace."""
 Carried = tuple[ToolCall, str]
@@ -344,7 +350,7 @@ def text_values(text: str) -> set[str]:
     >>> sorted(text_values("paid $11,850.00 on Oct 14, 2026") & {"11850", "2026-10-14"})
     ['11850', '2026-10-14']
     """
-    out = _all_forms(_VALUE.findall(text))
+    out = _all_forms(VALUE.findall(text))
     # a number or a date written for people spans several tokens: it is also its plain form
     # (each has a part that a fast scan finds, or the text has none: most texts)
     grouped = _GROUPED.finditer(text) if _GROUPED_PART.search(text) else ()
@@ -352,6 +358,26 @@ def text_values(text: str) -> set[str]:
     for m in itertools.chain(grouped, written):
         out |= forms(m.group(0))
     return out
+
+
+_QUOTED = re.compile(r'"([^"\n]{3,80})"|“([^”\n]{3,80})”')
+"""A name a sentence quotes (double or typographic quotes: an apostrophe quotes nothing)."""
+
+
+def sentence_values(text: str) -> set[str]:
+    """The values a sentence of a plan names, normalised: its codes (a token with a digit, or
+    in capitals: an identifier, a number, a date) and the names it quotes; its words are no
+    values (a plan of sentences writes its values into them).
+
+    >>> sorted(sentence_values('Ship order PO-7 to "Quai Nord" by 14 Oct 2026, via DHL.'))
+    ['14', '14 Oct 2026', '2026', '2026-10-14', 'DHL', 'PO-7', 'Quai Nord']
+    """
+    codes = {
+        v
+        for v in text_values(text)
+        if _DIGIT.search(v) or (v.upper() == v and sum(ch.isalpha() for ch in v) > 1)
+    }
+    return codes | {a or b for a, b in _QUOTED.findall(text)}
 
 
 @dataclass
@@ -364,6 +390,10 @@ class _Values:
 
     objective: str
     plan_texts: list[str]
+    plan_starts: list[int]
+    """When each of ``plan_texts`` was made (ns)."""
+    returned: list[tuple[int, str]]
+    """(end, result) of the run's tool calls that returned something."""
     _arguments: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     _results: dict[str, set[str]] = field(default_factory=dict)
     _texts: dict[str, set[str]] = field(default_factory=dict)
@@ -399,33 +429,44 @@ class _Values:
         skipped (``data_quality`` reports them)."""
         return self._decoded_plans()[0]
 
-    def _decoded_plans(self) -> tuple[list[Any], list[Any]]:
-        """:attr:`plans`, and the distinct ones: a replan that repeats a plan's JSON is
-        decoded and read once."""
+    def _decoded_plans(self) -> tuple[list[Any], list[tuple[Any, int]]]:
+        """:attr:`plans`, and the distinct ones with when each was first made: a replan that
+        repeats a plan's JSON is decoded and read once."""
         if self._plans is None:
-            decoded: dict[str, Any] = {}
-            for text in self.plan_texts:
-                if text not in decoded:
-                    try:
-                        decoded[text] = safejson.loads(text) if text else None
-                    except ValueError:
-                        decoded[text] = _INVALID
-            in_order = [decoded[text] for text in self.plan_texts]
+            decoded: dict[str, tuple[Any, int]] = {}
+            for text, start in zip(self.plan_texts, self.plan_starts, strict=True):
+                if text in decoded:
+                    decoded[text] = (decoded[text][0], min(start, decoded[text][1]))
+                    continue
+                try:
+                    decoded[text] = (safejson.loads(text) if text else None, start)
+                except ValueError:
+                    decoded[text] = (_INVALID, start)
+            in_order = [decoded[text][0] for text in self.plan_texts]
             self._plans = (
                 [d for d in in_order if d is not _INVALID],
-                [d for d in decoded.values() if d is not _INVALID],
+                [d for d in decoded.values() if d[0] is not _INVALID],
             )
         return self._plans
 
     @property
     def written(self) -> set[str]:
         """Every value the planner wrote into a plan of the run (string and number leaves of
-        the plan JSON, normalised); empty when the plan JSON was not loaded."""
+        the plan JSON, and the values a leaf that is a sentence names (:func:`sentence_values`)
+        that no tool call had returned before that plan was made: a re-plan that writes an
+        earlier result into its sentences relays it), normalised; empty when the plan JSON was
+        not loaded."""
         if self._written is None:
-            leaves: list[str] = []
-            for decoded in self._decoded_plans()[1]:
+            written: set[str] = set()
+            for decoded, start in self._decoded_plans()[1]:
+                leaves: list[str] = []
                 _collect_scalars(decoded, leaves)
-            self._written = _all_forms(leaves)
+                written |= _all_forms(leaves)
+                named = {v for leaf in leaves if " " in leaf.strip() for v in sentence_values(leaf)}
+                if named:
+                    earlier = (r for end, r in self.returned if end <= start)
+                    written |= named - {v for r in earlier for v in self.results(r)}
+            self._written = written
         return self._written
 
     @property
@@ -461,7 +502,10 @@ def _values(trace: TraceData) -> _Values:
     if found is None:
         run = trace.run
         found = trace._memo["plan_propagation_values"] = _Values(
-            run.objective if run is not None else "", [p.json for p in trace.plans]
+            run.objective if run is not None else "",
+            [p.json for p in trace.plans],
+            [p.start_ns for p in trace.plans],
+            [(c.end_ns, c.result) for c in trace.tools if c.result],
         )
     return found
 
@@ -761,7 +805,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 13
+    version = 14
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
