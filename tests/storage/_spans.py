@@ -293,23 +293,27 @@ def kept_rows(before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, 
 
 
 def typed_rows_before_and_after(
-    tmp_path: Path, first_left_out: str, rows: Sequence[Sequence[Any]]
+    tmp_path: Path, first_left_out: str, until: str, rows: Sequence[Sequence[Any]]
 ) -> dict[str, dict[str, list[dict[str, Any]]]]:
     """``rows`` inserted into a store migrated without the migrations from ``first_left_out`` on
-    (``"before"``) and into one with every migration (``"after"``): each typed table's rows."""
+    (``"before"``) and into one migrated up to, not including, ``until`` (``"after"``): each
+    typed table's rows. The two layouts are the pair a test compares, not today's: a later
+    migration may change the rows on purpose (0044 named text steps by their text)."""
     import shutil
     from importlib import resources
 
     from planscope_collector.storage import TABLES, open_store
 
-    before = tmp_path / f"migrations-before-{first_left_out}"
-    before.mkdir()
-    for path in Path(str(resources.files("planscope_collector") / "migrations")).glob("*.sql"):
-        if path.name < first_left_out:
-            shutil.copy(path, before / path.name)
+    layouts = {"before": first_left_out, "after": until}
+    for database, last in layouts.items():
+        (tmp_path / database).mkdir()
+        for path in Path(str(resources.files("planscope_collector") / "migrations")).glob("*.sql"):
+            if path.name < last:
+                shutil.copy(path, tmp_path / database / path.name)
     body = spans_ipc(rows)
     out: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    for database, directory in (("before", before), ("after", None)):
+    for database in layouts:
+        directory = tmp_path / database
         with open_store(f"chdb://{tmp_path}/db", database=database) as s:
             s.migrate(directory=directory)
             s.insert_spans(body, dedup_token="same")

@@ -98,7 +98,11 @@ def test_openinference_and_fenced_object_answers_are_read(store: Store) -> None:
         {A.OI_SPAN_KIND: "LLM", "llm.output_messages.0.message.content": fenced},
         root_attrs={A.OI_SPAN_KIND: "AGENT"},
     )
-    assert _plan_steps(store, t) == [("1", "fetch the invoice", "", 1), ("2", "pay it", "", 1)]
+    # a step that is a sentence is named by its text (0044)
+    assert _plan_steps(store, t) == [
+        ("fetch the invoice", "fetch the invoice", "", 1),
+        ("pay it", "pay it", "", 1),
+    ]
 
 
 def test_answers_that_are_not_plans_give_no_plan(store: Store) -> None:
@@ -166,11 +170,11 @@ def test_lists_of_step_names_the_longest_first_on_a_tie(store: Store) -> None:
         "stages": ["extract", "load", "x y"],
     }
     t = _trace(store, _chat(pipeline))
-    # a bare word names its step; a phrase gets its position
+    # a bare word names its step, and so does a phrase (its text, 0044)
     assert _plan_steps(store, t) == [
         ("extract", "extract", "", 1),
         ("load", "load", "", 1),
-        ("3", "x y", "", 1),
+        ("x y", "x y", "", 1),
     ]
     tie = _trace(store, _chat({"first": ["a", "b"], "second": ["c", "d"]}))
     assert [s[0] for s in _plan_steps(store, tie)] == ["a", "b"]

@@ -96,7 +96,7 @@ def _spans(
 def test_the_same_spans_give_the_same_typed_rows_in_the_0016_and_0021_layouts(
     tmp_path: Path,
 ) -> None:
-    rows = typed_rows_before_and_after(tmp_path, "0021", _spans())
+    rows = typed_rows_before_and_after(tmp_path, "0021", "0022", _spans())
     plans = rows["after"]["planscope_plans"]
     assert len({p["TraceId"] for p in plans if p["Inferred"]}) > 20, "too few observed plans"
     assert any(s["Description"] == "escaped key" for s in rows["after"]["planscope_plan_steps"])

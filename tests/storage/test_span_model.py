@@ -241,8 +241,8 @@ def test_langgraph_nodes_are_steps_and_a_planner_output_is_an_observed_plan(stor
     assert (plan["StepCount"], plan["Inferred"], plan["PlanId"]) == (2, 1, "")
     plan_steps = _rows(store, "planscope_plan_steps", t, order="Position")
     assert [(s["StepId"], s["Description"], s["Inferred"]) for s in plan_steps] == [
-        ("1", "look up the order", 1),
-        ("2", "refund it", 1),
+        ("look up the order", "look up the order", 1),
+        ("refund it", "refund it", 1),
     ]
     m = _metrics(store, t)
     assert (m["StepAttempts"], m["Retries"], m["FailedSteps"], m["PlanVersions"]) == (4, 2, 0, 1)

@@ -78,7 +78,7 @@ def _spans() -> list[list[Any]]:
 def test_the_same_spans_give_the_same_kept_columns_in_the_0026_and_0029_layouts(
     tmp_path: Path,
 ) -> None:
-    rows = typed_rows_before_and_after(tmp_path, "0029", _spans())
+    rows = typed_rows_before_and_after(tmp_path, "0029", "0030", _spans())
     dropped = {t: set(r[0]) - set(rows["after"][t][0]) for t, r in rows["before"].items()}
     assert dropped["planscope_runs"] == {"AgentId", "ConversationId"}
     assert dropped["planscope_tool_calls"] == {"ToolCallId"}

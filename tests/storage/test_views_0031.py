@@ -55,7 +55,7 @@ def _spans() -> list[list[Any]]:
 def test_the_same_spans_give_the_same_typed_rows_in_the_0029_and_0031_layouts(
     tmp_path: Path,
 ) -> None:
-    rows = typed_rows_before_and_after(tmp_path, "0030", _spans())
+    rows = typed_rows_before_and_after(tmp_path, "0030", "0032", _spans())
     plans = rows["after"]["planscope_plans"]
     assert len({p["TraceId"] for p in plans if p["Inferred"]}) > 60, "too few observed plans"
     assert len({p["TraceId"] for p in plans if not p["Inferred"]}) > 20, "too few declared plans"
