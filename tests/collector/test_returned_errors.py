@@ -292,31 +292,7 @@ def test_an_mcp_tool_error_retried_by_an_openai_agent_is_a_runaway_loop(
     ``isError`` result (the instrumentation says OK or nothing on every tool span), the model
     calls it again until it gives up. Every call failed in the trace API and in
     ``planscope_tool_calls``, and the analyzer finds the loop at that tool."""
-    trace_id = _refund_agent(collector, MCP_ERROR)
-    store = collector.app.state.collector.store
-    calls = store.query(
-        "SELECT SpanId AS span, ToolName AS tool, StatusCode AS status, Source AS source "
-        "FROM planscope_tool_calls WHERE TraceId = {t:String}",
-        {"t": trace_id},
-    )
-    assert len(calls) == MAX_TOOL_ATTEMPTS
-    assert {(c["tool"], c["status"], c["source"]) for c in calls} == {
-        ("issue_refund", "Error", "openinference")
-    }
-    raw = store.query(
-        "SELECT DISTINCT StatusCode AS raw FROM otel_traces WHERE TraceId = {t:String} "
-        "AND SpanModelKind = 'tool'",
-        {"t": trace_id},
-    )
-    assert {r["raw"] for r in raw} <= {"Ok", "Unset"}  # the instrumentation said no error
-    detail = wait_for_trace(collector.url, trace_id, 1)
-    tools = [s for s in detail["spans"] if s["span_id"] in {c["span"] for c in calls}]
-    assert {(s["status_code"], s["status_message"]) for s in tools} == {("Error", "gateway down")}
-
-    result = Analyzer(store, settle_seconds=0).analyze("default", [trace_id], write=False)
-    loops = [f for f in result.findings if f.kind == "runaway_loop"]
-    assert loops and {f.component for f in loops} == {"issue_refund"}
-    assert set(loops[0].evidence) & {c["span"] for c in calls}
+    _every_call_failed(collector, _refund_agent(collector, MCP_ERROR), "openinference")
 
 
 def test_an_agent_tool_whose_result_only_mentions_an_error_stays_ok(
@@ -357,30 +333,7 @@ def test_a_langfuse_or_mlflow_tool_returning_an_error_retried_is_a_runaway_loop(
     a JSON string in ``mlflow.spanOutputs``), retried by its agent until it gives up: the SDK
     says UNSET or OK on every tool span, every call failed in ``planscope_tool_calls`` and the
     trace API, and the analyzer finds the loop at that tool."""
-    trace_id = _sdk_agent(collector, source, MCP_ERROR, as_string)
-    store = collector.app.state.collector.store
-    calls = store.query(
-        "SELECT SpanId AS span, ToolName AS tool, StatusCode AS status, Source AS source "
-        "FROM planscope_tool_calls WHERE TraceId = {t:String}",
-        {"t": trace_id},
-    )
-    assert len(calls) == MAX_TOOL_ATTEMPTS
-    assert {(c["tool"], c["status"], c["source"]) for c in calls} == {
-        ("issue_refund", "Error", source)
-    }
-    raw = store.query(
-        "SELECT DISTINCT StatusCode AS raw FROM otel_traces WHERE TraceId = {t:String} "
-        "AND SpanModelKind = 'tool'",
-        {"t": trace_id},
-    )
-    assert {r["raw"] for r in raw} <= {"Ok", "Unset"}  # the SDK said no error
-    detail = wait_for_trace(collector.url, trace_id, MAX_TOOL_ATTEMPTS + 1)
-    tools = [s for s in detail["spans"] if s["span_id"] in {c["span"] for c in calls}]
-    assert {(s["status_code"], s["status_message"]) for s in tools} == {("Error", "gateway down")}
-
-    result = Analyzer(store, settle_seconds=0).analyze("default", [trace_id], write=False)
-    loops = [f for f in result.findings if f.kind == "runaway_loop"]
-    assert loops and {f.component for f in loops} == {"issue_refund"}
+    _every_call_failed(collector, _sdk_agent(collector, source, MCP_ERROR, as_string), source)
 
 
 @pytest.mark.parametrize("source", ["langfuse", "mlflow"])
@@ -398,3 +351,33 @@ def test_a_langfuse_or_mlflow_tool_whose_result_only_mentions_an_error_stays_ok(
     assert len(calls) == MAX_TOOL_ATTEMPTS and {c["status"] for c in calls} <= {"Ok", "Unset"}
     t = load_traces(store, "default", [trace_id])[trace_id]
     assert t.tools and not any(c.failed for c in t.tools)
+
+
+def _every_call_failed(collector: BackgroundServer, trace_id: str, source: str) -> None:
+    """Every ``issue_refund`` call of the trace, which its instrumentation said was OK or
+    UNSET, failed with the envelope's message in ``planscope_tool_calls`` and the trace API,
+    and the analyzer's runaway loop at that tool names them as its evidence."""
+    store = collector.app.state.collector.store
+    calls = store.query(
+        "SELECT SpanId AS span, ToolName AS tool, StatusCode AS status, Source AS source "
+        "FROM planscope_tool_calls WHERE TraceId = {t:String}",
+        {"t": trace_id},
+    )
+    assert len(calls) == MAX_TOOL_ATTEMPTS
+    assert {(c["tool"], c["status"], c["source"]) for c in calls} == {
+        ("issue_refund", "Error", source)
+    }
+    raw = store.query(
+        "SELECT DISTINCT StatusCode AS raw FROM otel_traces WHERE TraceId = {t:String} "
+        "AND SpanModelKind = 'tool'",
+        {"t": trace_id},
+    )
+    assert {r["raw"] for r in raw} <= {"Ok", "Unset"}  # the instrumentation said no error
+    detail = wait_for_trace(collector.url, trace_id, MAX_TOOL_ATTEMPTS + 1)
+    tools = [s for s in detail["spans"] if s["span_id"] in {c["span"] for c in calls}]
+    assert {(s["status_code"], s["status_message"]) for s in tools} == {("Error", "gateway down")}
+
+    result = Analyzer(store, settle_seconds=0).analyze("default", [trace_id], write=False)
+    loops = [f for f in result.findings if f.kind == "runaway_loop"]
+    assert loops and {f.component for f in loops} == {"issue_refund"}
+    assert set(loops[0].evidence) & {c["span"] for c in calls}
