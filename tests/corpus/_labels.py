@@ -540,6 +540,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed25": {
         "wool": range(68000, 68024),
     },
+    # Sealed 26: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed26``): only a new agent (glazier: LangGraph's
+    # Plan-and-Execute tutorial, free-text plan steps, OpenLLMetry's LangChain instrumentor).
+    "sealed26": {
+        "glazier": range(69000, 69024),
+    },
 }
 
 _ERRORS = (
@@ -3423,6 +3430,155 @@ def _wool_external_strike(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- glazier: a parish restoring a stained-glass window, built as LangGraph's Plan-and-Execute
+# tutorial builds its agent, traced by OpenLLMetry (sealed-26). The planner's steps are
+# free-text sentences; a step is named by its sentence exactly as the planner first wrote it
+# (the item of ``Plan.steps``). The labelled step of a wrong value is the first plan step whose
+# tool call's arguments carried it. The planner trusts the parish notes over the job sheet: a
+# wrong value comes from a note. Faults first: the split's 24 seeds over the 15 scenarios play
+# every fault twice. Offices refuse ``not now`` (the ReAct agent calls again), ``come back
+# later`` (the replanner issues the step again), ``plan again`` (a new value) or ``no``.
+_GLAZIER_JOB = {
+    "window": "N3",
+    "church": "St Aldhelm's",
+    "glass": "ruby flashed",
+    "day": "2027-05-18",
+    "account": "PCC-5521",
+}
+_GLAZIER_STEPS = {
+    "survey_lookup": "Find window {window} of {church} in the diocesan survey register.",
+    "apply_faculty": "Apply to the diocesan registry for a faculty to restore window {window}.",
+    "order_glass": "Order {glass} glass from the glassworks for window {window}.",
+    "book_scaffold": "Book the scaffold crew at {church} for {day}.",
+    "pay_deposit": "Pay the conservator's deposit for window {window} from account {account}.",
+}
+_GLAZIER_TEXTS = (
+    "the clerk is at a consistory court until {h}:{m}0",
+    "the kiln is firing batch {n}",
+    "the lorry is out at Wells with crew {n}",
+    "box {n} of the survey is out for scanning",
+    "the ledger is shut for the quarter day audit, sheet {n}",
+)
+
+
+def _glazier_step(tool: str, **notes: str) -> str:
+    return _GLAZIER_STEPS[tool].format(**(_GLAZIER_JOB | notes))
+
+
+def _glazier_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_GLAZIER_TEXTS).format(
+            h=rng.randint(9, 16), m=rng.randint(0, 5), n=rng.randint(2, 980)
+        )
+        for _ in range(count)
+    ]
+
+
+def _glazier_refusals(rng: random.Random, verdict: str, count: int) -> list[str]:
+    # ``count`` refusals of one verdict; the last one final
+    texts = _glazier_texts(rng, count)
+    return [f"{verdict} :: {t}" for t in texts[:-1]] + [f"no :: {texts[-1]}"]
+
+
+def _glazier_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's office says come back later (varying texts), the replanner issues it again
+    tool = rng.choice(["survey_lookup", "order_glass", "book_scaffold", "pay_deposit"])
+    errors = _glazier_refusals(rng, "come back later", rng.randint(4, 7))
+    return RUNAWAY, _glazier_step(tool), "", {"tool": tool, "errors": errors}
+
+
+def _glazier_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one ReAct run the office says not now again and again and the model calls again
+    tool = rng.choice(["apply_faculty", "order_glass", "book_scaffold"])
+    errors = _glazier_refusals(rng, "not now", rng.randint(4, 7))
+    return RUNAWAY, _glazier_step(tool), "", {"tool": tool, "errors": errors}
+
+
+def _glazier_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the deposit fails in every plan: come back later (issued again), then plan again naming
+    # the account the deposits moved to (the replanner rewrites the step); the last is final
+    plans, errors = rng.randint(3, 4), []
+    for i in range(plans):
+        later, moved = _glazier_texts(rng, 2)
+        account = f"PCC-{rng.randint(6000, 9999)}"
+        errors.append(f"come back later :: {later}")
+        # the world writes the account the refused call carried in for ``{old}``
+        again = f"plan again :: {moved}, use {account} instead of {{old}}"
+        errors.append(again if i < plans - 1 else f"no :: {moved}")
+    tool = "pay_deposit"
+    return RUNAWAY, _glazier_step(tool), "", {"tool": tool, "errors": errors}
+
+
+def _glazier_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the faculty is never granted: the ReAct agent checks until it gives up
+    return RUNAWAY, _glazier_step("apply_faculty"), "", {}
+
+
+def _glazier_wrong_window(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another window: found in the survey, its faculty applied for and granted,
+    # the glass order refused for good (that window is plain quarry glazing)
+    window = rng.choice(["N5", "S2"])
+    return PROPAGATION, _glazier_step("survey_lookup", window=window), "", {"window": window}
+
+
+def _glazier_wrong_glass(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names a glass the window's cartoon does not have: refused for good at the order
+    glass = rng.choice(["amber streaky", "cobalt slab"])
+    return PROPAGATION, _glazier_step("order_glass", glass=glass), "", {"glass": glass}
+
+
+def _glazier_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's day has a digit moved: every step works, the app's bench-day check fails
+    day = rng.choice(["2027-05-08", "2027-08-15"])
+    return PROPAGATION, _glazier_step("book_scaffold", day=day), "", {"day": day}
+
+
+def _glazier_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the deposit is refused for good
+    account = rng.choice(["PCC-5512", "PCC-2551"])
+    return PROPAGATION, _glazier_step("pay_deposit", account=account), "", {"account": account}
+
+
+def _glazier_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _glazier_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # come back later once or twice; the step issued again works
+    tool = rng.choice(["survey_lookup", "order_glass", "book_scaffold", "pay_deposit"])
+    errors = [f"come back later :: {t}" for t in _glazier_texts(rng, rng.randint(1, 2))]
+    return "healthy", "", RUNAWAY, {"tool": tool, "errors": errors}
+
+
+def _glazier_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # not now once or twice inside one ReAct run; the next call works
+    tool = rng.choice(["apply_faculty", "order_glass", "book_scaffold", "pay_deposit"])
+    errors = [f"not now :: {t}" for t in _glazier_texts(rng, rng.randint(1, 2))]
+    return "healthy", "", RUNAWAY, {"tool": tool, "errors": errors}
+
+
+def _glazier_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the scaffold crew cannot come that day: plan again with the crew's day, the conservator's
+    # bench moves with it; the rewritten booking works
+    return "healthy", "", PROPAGATION, {"crew_day": rng.choice(["2027-05-20", "2027-05-25"])}
+
+
+def _glazier_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the survey register answers 4-9 pages; the window's record is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _glazier_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the faculty is pending 3-8 checks, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _glazier_external_frost(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the bench day checked, frost cracks the new leading: not the
+    # agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -3872,6 +4028,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "pagination": _wool_pagination,
         "polling_ends": _wool_polling_ends,
         "external_strike": _wool_external_strike,
+    },
+    "glazier": {
+        "loop_step_varying": _glazier_loop_step,
+        "loop_tool_in_step": _glazier_loop_tool,
+        "loop_across_replans": _glazier_loop_replans,
+        "loop_poll_stuck": _glazier_loop_poll,
+        "wrong_window": _glazier_wrong_window,
+        "wrong_glass": _glazier_wrong_glass,
+        "wrong_day": _glazier_wrong_day,
+        "wrong_account": _glazier_wrong_account,
+        "healthy": _glazier_healthy,
+        "flaky_step": _glazier_flaky_step,
+        "flaky_tool": _glazier_flaky_tool,
+        "legit_replan": _glazier_legit_replan,
+        "pagination": _glazier_pagination,
+        "polling_ends": _glazier_polling_ends,
+        "external_frost": _glazier_external_frost,
     },
 }
 
