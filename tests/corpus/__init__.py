@@ -18,6 +18,7 @@ from . import (
     etl,
     fleet,
     foundry,
+    glazier,
     grants,
     harvest,
     hives,
@@ -79,7 +80,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     SDK's decorators on asyncio (``planscope.configure(tracer_provider=provider)``), the seedbank
     app through its own spans written by hand as the GenAI conventions say
     (``provider.get_tracer``), the wool Plan-and-Execute graph through OpenInference's LangChain
-    instrumentor on ``provider`` and its own root span per job.
+    instrumentor on ``provider`` and its own root span per job, the glazier Plan-and-Execute graph
+    through OpenLLMetry's LangChain instrumentor on ``provider`` and its own root span per job.
     """
     import planscope
 
@@ -101,6 +103,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     sdk_async: list[Label] = []
     genai_by_hand: list[Label] = []
     plan_and_execute: list[Label] = []
+    plan_and_execute_openllmetry: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -154,6 +157,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_by_hand.append(label)
         elif label.agent == "wool":
             plan_and_execute.append(label)
+        elif label.agent == "glazier":
+            plan_and_execute_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -184,6 +189,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(refuge.play(sdk_async, provider))
     out.update(seedbank.play(genai_by_hand, provider))
     out.update(wool.play(plan_and_execute, provider))
+    out.update(glazier.play(plan_and_execute_openllmetry, provider))
     return out
 
 

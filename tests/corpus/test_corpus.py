@@ -35,6 +35,7 @@ from tests.corpus import (
     customs,
     fleet,
     foundry,
+    glazier,
     grants,
     harvest,
     hives,
@@ -110,6 +111,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed23",
         "sealed24",
         "sealed25",
+        "sealed26",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -1806,3 +1808,78 @@ def check_wool_plays() -> None:
     ]
     rewritten = next(p for p in plans if p[0].endswith(f" on {day}."))
     assert plans[plans.index(rewritten) - 1][0] == rewritten[0].replace(day, wool.JOB["day"])
+
+
+def test_glazier_agent_plays_sealed26_scenarios() -> None:
+    """The glazier Plan-and-Execute graph (sealed-26 only) plays labelled scenarios under
+    OpenLLMetry's LangChain instrumentor, in a child process (OpenLLMetry's uninstrument leaves
+    its callback handler behind): ``check_glazier_plays``."""
+    _check_in_child("check_glazier_plays")
+
+
+def _tool_inputs(span: ReadableSpan) -> dict[str, Any]:
+    return dict(json.loads(str(_attrs(span)["gen_ai.tool.call.arguments"]))["inputs"])
+
+
+def check_glazier_plays() -> None:
+    """The glazier graph's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-26 runs). A stocking and a refund run played just before and just after (one
+    provider) carry no glazier or OpenLLMetry span, the glazier runs only the glazier and
+    OpenLLMetry LangChain scopes and no ``planscope.*`` attribute. A not-now loop inside one
+    ReAct run: the ``restore window`` root in error with the final refusal, one planner span
+    whose plan holds the labelled sentence as first written, one ERROR ``execute_tool`` span with
+    an exception event per injected error, all with the same inputs under one ReAct
+    ``execute_task LangGraph`` run. A legitimate re-plan: the scaffold yard's plan again makes
+    the replanner rewrite the booking step with the crew's day, the second booking works, the
+    root not in error, the app's checks traced as tools under the root."""
+    neighbours = [
+        (stocking.play, _committed("stocking", "sealed22")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    ours = {glazier.TRACER, "opentelemetry.instrumentation.langchain"}
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        glazier.play, _committed("glazier", "sealed26"), neighbours, ours
+    )
+    for run in ids.values():
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+    spans = traces[ids[picked.run]]
+    by_id = _gave_up(spans, "restore window", picked.params["errors"][-1].split(" :: ", 1)[1])
+    (planner,) = [s for s in spans if s.name == "execute_task planner"]
+    plan = json.loads(str(_attrs(planner)["gen_ai.task.output"]))["outputs"]["plan"]
+    assert picked.step in plan
+    tool = picked.params["tool"]
+    calls = [s for s in spans if s.name == f"execute_tool {tool}"]
+    assert len(calls) == len(picked.params["errors"])
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert all([e.name for e in s.events] == ["exception"] for s in calls)
+    assert len({json.dumps(_tool_inputs(s), sort_keys=True) for s in calls}) == 1
+    nodes = [by_id[s.parent.span_id] for s in calls if s.parent]  # each call's tools node
+    react = {n.parent.span_id for n in nodes if n.parent}
+    assert len(nodes) == len(calls) and len(react) == 1
+    assert by_id[react.pop()].name == "execute_task LangGraph"
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == "restore window" and root.status.status_code is not StatusCode.ERROR
+    bookings = sorted(
+        (s for s in spans if s.name == "execute_tool book_scaffold"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert [s.status.status_code for s in bookings] == [StatusCode.ERROR, StatusCode.UNSET]
+    day = replan.params["crew_day"]
+    assert [_tool_inputs(s)["day"] for s in bookings] == [glazier.JOB["day"], day]
+    plans = [
+        json.loads(str(_attrs(s)["gen_ai.task.output"]))["outputs"].get("plan")
+        for s in sorted(spans, key=lambda s: s.start_time or 0)
+        if s.name in ("execute_task planner", "execute_task replan")
+    ]
+    booking = next(p[0] for p in plans if p and p[0].startswith("Book the scaffold crew"))
+    assert [p[0] for p in plans if p and p[0].endswith(f" for {day}.")] == [
+        booking.replace(glazier.JOB["day"], day)
+    ]
+    checks = [
+        s for s in spans if s.name in ("execute_tool check_bench_day", "execute_tool watch_window")
+    ]
+    assert len(checks) == 4 and all(
+        s.parent and s.parent.span_id == root.context.span_id for s in checks
+    )
