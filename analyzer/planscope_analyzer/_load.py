@@ -34,6 +34,7 @@ from . import _queries as Q
 from ._bindings import encode, read_bindings
 from ._columns import BatchColumns, flatten, stacked, trace_ids, traces_of
 from ._model import (
+    VALUE,
     Attempt,
     Plan,
     PlanStep,
@@ -44,7 +45,6 @@ from ._model import (
     TraceData,
     parse_json_object,
 )
-from .detectors.plan_propagation import VALUE
 
 PARTITION_SLACK_NS = 3600 * 10**9
 """Rows are read from 1 h before the batch's earliest trace start (spans of a trace may start
@@ -798,8 +798,7 @@ def _bind_observed(
         )
     if b.lineage:  # a re-plan's rewritten sentence is its step as first written
         t.plan_steps = [
-            s._replace(step_id=b.lineage.get((s.plan_span_id, s.step_id), s.step_id))
-            for s in t.plan_steps
+            s._replace(step_id=b.first_written(s.plan_span_id, s.step_id)) for s in t.plan_steps
         ]
     t.folded = b.containers | b.wrappers
     if b.containers:

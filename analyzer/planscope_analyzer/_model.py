@@ -10,6 +10,7 @@ store and re-analysis is deterministic.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -23,6 +24,9 @@ PLANNER = "planner"
 """The component blamed when the plan itself is at fault."""
 INSTRUMENTATION = "instrumentation"
 """The component blamed by data-quality findings (the trace, not the agent, is wrong)."""
+VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:/+-]*[A-Za-z0-9]|[A-Za-z0-9]")
+"""A value token of a text (an identifier, a code, a number, a date part, a word): what plan
+propagation traces, and what the loader compares when it tells a prompt's contested facts."""
 
 
 @dataclass(frozen=True)

@@ -336,8 +336,7 @@ class TraceQueries:
                 p
                 | {
                     "steps": [
-                        s | {"id": binding.lineage.get((p["span_id"], s["id"]), s["id"])}
-                        for s in p["steps"]
+                        s | {"id": binding.first_written(p["span_id"], s["id"])} for s in p["steps"]
                     ]
                 }
                 for p in observed

@@ -417,6 +417,11 @@ class Binding:
         """The step id of an attempt: its bound plan step, else ``default``."""
         return self.steps.get(span_id, default)
 
+    def first_written(self, plan_span_id: str, step_id: str) -> str:
+        """A plan step's id as first written: a re-plan's rewritten sentence is the earlier
+        version's step (:attr:`lineage`), any other step keeps its id."""
+        return self.lineage.get((plan_span_id, step_id), step_id)
+
 
 def bind(
     spans: Iterable[SpanNode],

@@ -132,7 +132,7 @@ from planscope import safejson
 from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids, traces_of
-from .._model import PLANNER, Attempt, Finding, PlanStep, ToolCall, TraceData
+from .._model import PLANNER, VALUE, Attempt, Finding, PlanStep, ToolCall, TraceData
 from ._base import by_start, make_finding
 from .context_lost import ContextLost
 from .context_starved import starved_steps
@@ -154,8 +154,6 @@ SAME_GOAL_MIN_SPLITS = 2
 """One same-goal split can be a retry with a different strategy; two in a chain is the planner
 failing to decompose."""
 _WORD = re.compile(r"[a-z0-9]+")
-VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@:/+-]*[A-Za-z0-9]|[A-Za-z0-9]")
-"""A value token of a text (an identifier, a code, a number, a date part, a word)."""
 MIN_VALUE_CHARS = 3
 """Argument values shorter than this (``1``, ``ok``) name nothing specific enough to trace."""
 Carried = tuple[ToolCall, str]
@@ -763,17 +761,20 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     return True
 
 
-def _answered_the_failure(trace: TraceData, call: ToolCall) -> bool:
-    """``call`` did not fail but answered what the run's failure says: every value the outcome
-    reason names that the objective does not state is one its captured result names (an app
-    that polled the world after its plan and reported the answer as the run's failure).
+def _saw_the_failure(trace: TraceData, call: ToolCall) -> bool:
+    """``call`` (a check after the plan) failed, or did not fail but answered what the run's
+    failure says: every value the outcome reason names that the objective does not state is one
+    its captured result names (an app that polled the world after its plan and reported the
+    answer as the run's failure).
 
-    >>> _answered_the_failure(TraceData("p", "t"), ToolCall("s", "", "", 0, "", 0, "t", "", "",
-    ...     "", "", "Ok", 0, 1))
+    >>> _saw_the_failure(TraceData("p", "t"), ToolCall("s", "", "", 0, "", 0, "t", "", "", "",
+    ...     "", "Ok", 0, 1))
     False
     """
+    if call.failed:
+        return True
     run = trace.run
-    if run is None or call.failed or not call.result:
+    if run is None or not call.result:
         return False
     memo = _values(trace)
     named = {v for v in memo.text(run.outcome_reason) if _traceable(v)} - memo.said
@@ -886,7 +887,7 @@ class PlanPropagation:
                 t.step_id not in planned
                 and t.parent_span_id not in steps
                 and t.start_ns >= finished
-                and (t.failed or _answered_the_failure(trace, t))
+                and _saw_the_failure(trace, t)
                 for t in trace.tools
             )
             or _plain_check_failed(trace, finished)
@@ -1225,11 +1226,10 @@ class PlanPropagation:
             for t in sorted(trace.tools, key=lambda t: t.start_ns)
             if t.step_id not in planned and t.parent_span_id not in steps and t.start_ns >= finished
         ]
-        check = next((t for t in outside if t.failed or _answered_the_failure(trace, t)), None)
+        check = next((t for t in outside if _saw_the_failure(trace, t)), None)
         same = check.args_key or check.arguments if check else ""
         if check is None or any(
-            not t.failed
-            and not _answered_the_failure(trace, t)
+            not _saw_the_failure(trace, t)
             and (t.tool, t.args_key or t.arguments) == (check.tool, same)
             for t in outside
             if t.start_ns < check.start_ns
