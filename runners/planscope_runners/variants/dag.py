@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import planscope
@@ -128,55 +128,55 @@ def merge_scoped(
 def run(r: Run, on_start: Callable[[list[str]], None] | None = None) -> str | None:
     """Plan the graph, check conflicts, dispatch ready nodes in parallel, replan failed nodes.
 
+    Nodes run in rounds: every node ready when a round opens starts in it (in parallel, up
+    to ``max_workers`` at a time) and the round closes when all of them have finished; then
+    their outcomes are taken in plan order (successes first, then each failure: a scoped
+    replan, or the end of the run). Which nodes run together, what each one sees and what the
+    run decides are then a function of the plan and the outcomes, never of which thread
+    finished first (see :meth:`Run.parallel_round`).
+
     ``on_start`` hears, before they are submitted, the nodes that start at once (two or more
     ready nodes for free workers; the scheduler variant's kernel admits them together)."""
     validate = serialise_conflicts if r.options.check_write_conflicts else None
     draft = r.plan_once(validate=validate)
     done: set[str] = set()
     first_error: str | None = None
-    abort: str | None = None
-    running: dict[Future[StepOutcome], str] = {}
     with ThreadPoolExecutor(max_workers=r.options.max_workers, thread_name_prefix="dag") as pool:
         while True:
-            if abort is None:
-                active = set(running.values())
-                ready = [
-                    step
-                    for step in draft.plan.steps
-                    if step.id not in done
-                    and step.id not in active
-                    and all(d in done for d in step.depends_on)
+            ready = [
+                step
+                for step in draft.plan.steps
+                if step.id not in done and all(d in done for d in step.depends_on)
+            ]
+            if not ready:
+                return first_error
+            starting = [s.id for s in ready[: r.options.max_workers]]
+            if on_start is not None and len(starting) > 1:
+                on_start(starting)
+            with r.parallel_round([s.id for s in ready]):
+                futures = [
+                    pool.submit(contextvars.copy_context().run, r.execute_step, step, draft)
+                    for step in ready
                 ]
-                starting = [s.id for s in ready[: r.options.max_workers - len(running)]]
-                if on_start is not None and len(starting) > 1:
-                    on_start(starting)
-                for step in ready:
-                    ctx = contextvars.copy_context()
-                    future = pool.submit(ctx.run, r.execute_step, step, draft)
-                    running[future] = step.id
-            if not running:
-                break
-            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for future in finished:
-                node = running.pop(future)
-                outcome = future.result()
+                outcomes = [f.result() for f in futures]
+            failed: list[tuple[str, StepOutcome]] = []
+            for step, outcome in zip(ready, outcomes, strict=True):
                 if outcome.ok:
-                    done.add(node)
+                    done.add(step.id)
                 elif r.options.continue_on_error:
-                    first_error = first_error or f"step {node} failed: {outcome.error}"
-                    done.add(node)
-                elif abort is not None:
-                    continue
-                elif outcome.budget is not None:
-                    abort = f"retry budget exceeded at step {node}: {outcome.error}"
-                elif not r.replans_left():
-                    abort = f"step {node} failed and no replan is left: {outcome.error}"
+                    first_error = first_error or f"step {step.id} failed: {outcome.error}"
+                    done.add(step.id)
                 else:
-                    try:
-                        draft = _replan_node(r, draft, node, outcome, done)
-                    except PlanFormatError as exc:
-                        abort = f"scoped replan of {node} refused: {exc}"
-    return abort or first_error
+                    failed.append((step.id, outcome))
+            for node, outcome in failed:
+                if outcome.budget is not None:
+                    return f"retry budget exceeded at step {node}: {outcome.error}"
+                if not r.replans_left():
+                    return f"step {node} failed and no replan is left: {outcome.error}"
+                try:
+                    draft = _replan_node(r, draft, node, outcome, done)
+                except PlanFormatError as exc:
+                    return f"scoped replan of {node} refused: {exc}"
 
 
 def _replan_node(
