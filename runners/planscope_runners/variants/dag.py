@@ -1,8 +1,9 @@
-"""DAG with scoped replanning: sub-goals run in parallel executors as soon as they are ready.
+"""DAG with scoped replanning: sub-goals run in parallel executors once they are ready.
 
-LLMCompiler-style dispatch: a bounded thread pool receives every node whose dependencies are
-done; each worker runs in a copy of the coordinator's context, so its step spans are children of
-the run. Before execution the planner's graph is checked for write conflicts (two nodes that
+LLMCompiler-style dispatch, in rounds: a bounded thread pool receives every node whose
+dependencies are done when a round opens, and the round closes when all of them have finished
+(so what runs together, and what the run decides, does not follow thread timing); each worker
+runs in a copy of the coordinator's context, so its step spans are children of the run. Before execution the planner's graph is checked for write conflicts (two nodes that
 may run in parallel writing one resource) and such pairs are serialised. When a node fails, only
 that sub-goal is replanned: a new plan version with ``scope`` = the node, its other nodes kept.
 Irreversible actions already taken constrain the replan: a replacement that would repeat one is
