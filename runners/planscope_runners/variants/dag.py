@@ -1,13 +1,14 @@
 """DAG with scoped replanning: sub-goals run in parallel executors once they are ready.
 
 LLMCompiler-style dispatch, in rounds: a bounded thread pool receives every node whose
-dependencies are done when a round opens, and the round closes when all of them have finished
-(so what runs together, and what the run decides, does not follow thread timing); each worker
-runs in a copy of the coordinator's context, so its step spans are children of the run. Before execution the planner's graph is checked for write conflicts (two nodes that
-may run in parallel writing one resource) and such pairs are serialised. When a node fails, only
-that sub-goal is replanned: a new plan version with ``scope`` = the node, its other nodes kept.
-Irreversible actions already taken constrain the replan: a replacement that would repeat one is
-refused.
+dependencies (and the producers of what it requires) are done when a round opens, and the round
+closes when all of them have finished (so what runs together, and what the run decides, does
+not follow thread timing); each worker runs in a copy of the coordinator's context, so its step
+spans are children of the run. Before execution the planner's graph is checked for write
+conflicts (two nodes that may run in parallel writing one resource) and such pairs are
+serialised. When a node fails, only that sub-goal is replanned: a new plan version with
+``scope`` = the node, its other nodes kept. Irreversible actions already taken constrain the
+replan: a replacement that would repeat one is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import planscope
-from planscope import Plan
+from planscope import Plan, PlanStep
 
 from .._core import Run, StepOutcome
 from .._errors import PlanFormatError
@@ -144,11 +145,7 @@ def run(r: Run, on_start: Callable[[list[str]], None] | None = None) -> str | No
     first_error: str | None = None
     with ThreadPoolExecutor(max_workers=r.options.max_workers, thread_name_prefix="dag") as pool:
         while True:
-            ready = [
-                step
-                for step in draft.plan.steps
-                if step.id not in done and all(d in done for d in step.depends_on)
-            ]
+            ready = _ready(draft, done)
             if not ready:
                 return first_error
             starting = [s.id for s in ready[: r.options.max_workers]]
@@ -178,6 +175,19 @@ def run(r: Run, on_start: Callable[[list[str]], None] | None = None) -> str | No
                     draft = _replan_node(r, draft, node, outcome, done)
                 except PlanFormatError as exc:
                     return f"scoped replan of {node} refused: {exc}"
+
+
+def _ready(draft: PlanDraft, done: set[str]) -> list[PlanStep]:
+    """The nodes a round starts: their dependencies are done and no unfinished node produces
+    a key they require (the reference to its output holds them back, as LLMCompiler's task
+    fetching waits for the tasks an argument names, whether or not the plan has the edge).
+    Without that a reader would start beside its producer and never see the value; when the
+    keys alone would start nothing (a cycle through them), the edges decide."""
+    pending = [s for s in draft.plan.steps if s.id not in done]
+    ready = [s for s in pending if all(d in done for d in s.depends_on)]
+    produced = {key: s.id for s in pending for key in s.produces}
+    fed = [s for s in ready if all(produced.get(k, s.id) == s.id for k in s.requires)]
+    return fed or ready
 
 
 def _replan_node(
