@@ -647,8 +647,10 @@ class ToolInjector:
         >>> from planscope_runners.environments import get_task
         >>> injector = ToolInjector(get_task("ops-deploy-api"), [])
         >>> injector.open_round(["a", "b"]); injector.note("b", "k"); injector.note("a", "k")
-        >>> injector.fired, injector.commit_round(), injector.fired
-        ([], None, [('a', 'k'), ('b', 'k')])
+        >>> injector.fired
+        []
+        >>> injector.commit_round(); injector.fired
+        [('a', 'k'), ('b', 'k')]
         """
         with self._lock:
             self._round = {s: _Pending() for s in step_ids}
