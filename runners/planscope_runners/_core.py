@@ -12,8 +12,9 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from typing import Any, Union
 
 import planscope
@@ -137,6 +138,19 @@ class StepOutcome:
     self_assessment: str | None = None
 
 
+@dataclass
+class _Effects:
+    """What one step of an open parallel round did to the run's records, kept apart until the
+    round commits (see :meth:`Run.parallel_round`)."""
+
+    blackboard: dict[str, Any] = field(default_factory=dict)
+    call_results: dict[str, Any] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
+    actions: list[ActionRecord] = field(default_factory=list)
+    irreversible: list[str] = field(default_factory=list)
+    costs: list[float] = field(default_factory=list)
+
+
 def _reach(depends_on: Mapping[str, Sequence[str]], start: str) -> set[str]:
     """Every step ``start`` transitively depends on (unknown ids and cycles tolerated)."""
     seen: set[str] = set()
@@ -194,8 +208,8 @@ class Run:
         self.cut_off: dict[str, set[str]] = {}
         """Target of a dropped dependency -> other readers of its key that the drop cut off
         from the producer (they reached it only through the target)."""
-        self.step_times: dict[str, list[tuple[float, float]]] = {}
-        """Step id -> the (start, end) of each of its attempts (monotonic clock)."""
+        self.attempted: set[str] = set()
+        """Step ids with at least one attempt."""
         self.run_id = uuid.uuid4().hex
         self.trace_id = ""
         self.plan_id = f"plan-{self.run_id[:12]}"
@@ -218,6 +232,8 @@ class Run:
         self.executor_tools: Callable[[PlanStep], Mapping[str, Tool]] | None = None
         """The tool set of a step's executor (default: every tool of the environment); an
         executor asking for a tool outside its set fails the attempt permanently."""
+        self._round: dict[str, _Effects] | None = None
+        """Step id -> its effects, while a parallel round is open."""
         self._lock = threading.Lock()
 
     @property
@@ -225,9 +241,55 @@ class Run:
         return self.env.tools()
 
     def count(self, **increments: float) -> None:
+        step = planscope.current_step()
         with self._lock:
+            pending = self._pending(step.step_id if step is not None else None)
             for name, value in increments.items():
+                if name == "cost_usd" and pending is not None:
+                    pending.costs.append(value)  # float sums depend on their order
+                    continue
                 setattr(self.counters, name, getattr(self.counters, name) + value)
+
+    def _pending(self, step_id: str | None) -> _Effects | None:
+        """The open round's effects of ``step_id`` (None: record into the run at once); call
+        with the lock held."""
+        if self._round is None or step_id is None:
+            return None
+        return self._round.get(step_id)
+
+    @contextmanager
+    def parallel_round(self, step_ids: Sequence[str]) -> Iterator[None]:
+        """Steps that start together and run in parallel: each sees the run's records (the
+        blackboard, earlier results, the fault injector's counts) as they were when the round
+        opened plus its own effects; at the end their effects are committed in the order of
+        ``step_ids``. What the steps see and what the run records is then the same whatever
+        order the threads ran and finished in.
+
+        >>> # with r.parallel_round(["find_0", "find_1"]): ...  # see variants.dag
+        """
+        with self._lock:
+            self._round = {s: _Effects() for s in step_ids}
+        self.injector.open_round(step_ids)
+        try:
+            yield
+        finally:
+            with self._lock:
+                pending, self._round = self._round, None
+                for effects in pending.values():
+                    self.blackboard.update(effects.blackboard)
+                    self.call_results.update(effects.call_results)
+                    self.failures += effects.failures
+                    self.actions += effects.actions
+                    self.irreversible_done += effects.irreversible
+                    for cost in effects.costs:
+                        self.counters.cost_usd += cost
+            self.injector.commit_round()
+
+    def note_failure(self, step_id: str, failure: str) -> None:
+        """Record a step's failure (what the planner is told about when it replans)."""
+        with self._lock:
+            pending = self._pending(step_id)
+            (pending.failures if pending is not None else self.failures).append(failure)
 
     def hints(self, **extra: Any) -> dict[str, Any]:
         """Structured side-channel for offline models (ignored by HTTP models)."""
@@ -388,14 +450,6 @@ class Run:
                 with self._lock:
                     self.cut_off.setdefault(target, set()).update(cut)
 
-    def overlapped(self, a: str, b: str) -> bool:
-        """Whether some attempt of step ``a`` ran while one of step ``b`` was running."""
-        return any(
-            s1 < e2 and s2 < e1
-            for s1, e1 in self.step_times.get(a, ())
-            for s2, e2 in self.step_times.get(b, ())
-        )
-
     def record_plan(
         self,
         produce: Callable[[], PlanDraft],
@@ -485,11 +539,13 @@ class Run:
         bound = draft.inputs.get(step.id, {})
         context: dict[str, Any] = {}
         with self._lock:
+            pending = self._pending(step.id)
+            board = {**self.blackboard, **(pending.blackboard if pending is not None else {})}
             for key in step.requires:
                 if key in bound:
                     context[key] = bound[key]
-                elif key in self.blackboard:
-                    context[key] = self.blackboard[key]
+                elif key in board:
+                    context[key] = board[key]
             starved = self.starve.get(step.id)
             if starved is not None and starved in step.requires:
                 context.pop(starved, None)
@@ -522,8 +578,7 @@ class Run:
             except RetryBudgetExceeded as exc:
                 return StepOutcome(False, str(exc), budget=exc, attempts=attempts - 1)
             except ToolError as exc:
-                with self._lock:
-                    self.failures.append(f"step {step.id}: {exc}")
+                self.note_failure(step.id, f"step {step.id}: {exc}")
                 if exc.retryable:
                     continue
                 return StepOutcome(False, str(exc), attempts=attempts)
@@ -542,12 +597,11 @@ class Run:
         self_assess: bool,
         script_args: Mapping[str, Any] | None,
     ) -> str | None:
-        started = time.monotonic()
+        with self._lock:
+            self.attempted.add(step.id)
         try:
             return self._traced_attempt(step, context, depth, covers, self_assess, script_args)
         finally:
-            with self._lock:
-                self.step_times.setdefault(step.id, []).append((started, time.monotonic()))
             if self.injector.race is not None:
                 self.injector.race.attempt_ended(step.id)
 
@@ -596,10 +650,13 @@ class Run:
                             raise
                         outcomes.append((True, f"{call.name} -> {json.dumps(result, default=str)}"))
                         with self._lock:
+                            pending = self._pending(step.id)
+                            results = self.call_results if pending is None else pending.call_results
+                            board = self.blackboard if pending is None else pending.blackboard
                             if call.id:
-                                self.call_results[call.id] = result
+                                results[call.id] = result
                             for key in _produced_keys(step, call, filled):
-                                self.blackboard[key] = result
+                                board[key] = result
                     if turns >= self.options.executor_turns:
                         break
                     turns += 1
@@ -631,7 +688,8 @@ class Run:
         if observations:
             messages = (*messages, Message("user", "Results so far:\n" + "\n".join(observations)))
         with self._lock:
-            done = dict(self.call_results)
+            pending = self._pending(step.id)
+            done = {**self.call_results, **(pending.call_results if pending is not None else {})}
         if self.executor_tools is not None:  # an agent with its own tool set sees all of it
             own = self.executor_tools(step)
             return self.llm(
@@ -711,13 +769,16 @@ class Run:
             raise
         finally:
             with self._lock:
-                self.actions.append(
-                    ActionRecord(
-                        step_id, tool.name, args, resource, tool.effect, error is None, error
-                    )
+                pending = self._pending(step_id)
+                action = ActionRecord(
+                    step_id, tool.name, args, resource, tool.effect, error is None, error
                 )
+                (self.actions if pending is None else pending.actions).append(action)
                 if error is None and tool.effect == "irreversible":
-                    self.irreversible_done.append(f"{tool.name} on {resource} (step {step_id})")
+                    done = f"{tool.name} on {resource} (step {step_id})"
+                    (self.irreversible_done if pending is None else pending.irreversible).append(
+                        done
+                    )
         return result
 
     def execute_with_whole_replans(

@@ -568,6 +568,9 @@ class ToolInjector:
         """Observed, not raised: a misread fact took effect where a tool got its wrong value."""
         self.calls: dict[str, int] = {}
         self.fired: list[tuple[str, str]] = []
+        self._round: dict[str, _Pending] | None = None
+        """Step id -> what it did this round, while a parallel round is open (see
+        :meth:`open_round`)."""
         self._lock = threading.Lock()
         conflict = next((f for f in faults if f.knob == "write_conflict"), None)
         self.race = WriteRace(conflict) if conflict is not None else None
@@ -597,14 +600,11 @@ class ToolInjector:
         for fault in self.misread:
             wrong = str(fault.params["wrong"])
             if any(wrong in str(v) for v in args.values()):
-                with self._lock:
-                    self.fired.append((step_id, fault.knob))
+                self.note(step_id, fault.knob)
         for fault in self.faults:
             if not self._matches(fault, tool, args):
                 continue
-            with self._lock:
-                n = self.calls[fault.knob] = self.calls.get(fault.knob, 0) + 1
-                self.fired.append((step_id, fault.knob))
+            n = self._count(step_id, fault.knob)
             if fault.knob == "loop_same_error":
                 raise ToolError(f"{tool}: 503 service unavailable", retryable=True)
             if fault.knob == "loop_unchanged_inputs":
@@ -621,11 +621,62 @@ class ToolInjector:
                     "for this request (stale value?)"
                 )
 
+    def note(self, step_id: str, knob: str) -> None:
+        """Record that ``knob`` acted at ``step_id`` (the kernel and the host report theirs)."""
+        with self._lock:
+            pending = self._round.get(step_id) if self._round is not None else None
+            (pending.fired if pending is not None else self.fired).append((step_id, knob))
+
+    def _count(self, step_id: str, knob: str) -> int:
+        """Note a matching call and return its number: the run's calls before the round plus
+        this step's own in it (parallel steps do not see each other's calls)."""
+        self.note(step_id, knob)
+        with self._lock:
+            pending = self._round.get(step_id) if self._round is not None else None
+            if pending is None:
+                n = self.calls[knob] = self.calls.get(knob, 0) + 1
+                return n
+            pending.calls[knob] = pending.calls.get(knob, 0) + 1
+            return self.calls.get(knob, 0) + pending.calls[knob]
+
+    def open_round(self, step_ids: Sequence[str]) -> None:
+        """Steps start together: until :meth:`commit_round` each one's calls and firings are
+        kept apart, so what a fault does to one of them does not depend on how the threads
+        interleave. The write race is armed only for writers that start together.
+
+        >>> from planscope_runners.environments import get_task
+        >>> injector = ToolInjector(get_task("ops-deploy-api"), [])
+        >>> injector.open_round(["a", "b"]); injector.note("b", "k"); injector.note("a", "k")
+        >>> injector.fired
+        []
+        >>> injector.commit_round(); injector.fired
+        [('a', 'k'), ('b', 'k')]
+        """
+        with self._lock:
+            self._round = {s: _Pending() for s in step_ids}
+        if self.race is not None:
+            self.race.together = self.race.writers <= set(step_ids)
+
+    def commit_round(self) -> None:
+        """Close the round: its steps' calls and firings join the run's, in the order the
+        round listed the steps (plan order), whatever order their threads finished in."""
+        with self._lock:
+            pending, self._round = self._round or {}, None
+            for step in pending.values():
+                self.fired += step.fired
+                for knob, n in step.calls.items():
+                    self.calls[knob] = self.calls.get(knob, 0) + n
+        if self.race is not None:
+            self.race.together = False
+
     def meeting(self, step_id: str, resource: str) -> Callable[[], None] | None:
         """The meeting with the other writer a write call of ``step_id`` on ``resource`` must
-        keep (an armed write conflict, see :class:`WriteRace`), or None."""
+        keep (an armed write conflict whose writers started together, see :class:`WriteRace`),
+        or None."""
         race = self.race
-        return race.meeting(step_id, resource) if race is not None and race.armed else None
+        if race is None or not race.armed or not race.together:
+            return None
+        return race.meeting(step_id, resource)
 
     def first_step(self, knob: str) -> str | None:
         """The step id where a knob first fired."""
@@ -637,8 +688,18 @@ class ToolInjector:
         return list(dict.fromkeys(s for s, k in self.fired if k == knob))
 
 
-RACE_TIMEOUT_S = 5.0
-"""How long a racing writer waits for the other at the meeting point before it writes alone."""
+@dataclass
+class _Pending:
+    """One step's matching calls and firings in an open round, not yet the run's."""
+
+    calls: dict[str, int] = field(default_factory=dict)
+    fired: list[tuple[str, str]] = field(default_factory=list)
+
+
+RACE_TIMEOUT_S = 60.0
+"""How long a racing writer waits for the other at the meeting point before it writes alone:
+a safety net only (both writers started in the same round, so the other one comes unless its
+attempt ends first, which breaks the barrier at once)."""
 
 
 class WriteRace:
@@ -648,10 +709,11 @@ class WriteRace:
     between its read and its write, so both read before either writes and one update is lost;
     a plain write meets it after writing, still inside its call, so the calls overlap.
 
-    Each writer meets the other once (in its first write call on the resource). The barrier
-    breaks when a writer's attempt ends without meeting (it failed first, or wrote elsewhere)
-    or after ``RACE_TIMEOUT_S`` (no worker was free): the waiting writer goes on alone, the
-    race is left to the threads and the label to whether the attempts overlapped.
+    Each writer meets the other once (in its first write call on the resource), and only when
+    both started in the same parallel round (``together``). The barrier breaks when a writer's
+    attempt ends without meeting (it failed first, or wrote elsewhere): the waiting writer goes
+    on alone. ``met`` says whether the two met, the fact the label rests on (not whether the
+    attempts happened to overlap on the clock).
 
     >>> race = WriteRace(Fault("write_conflict", "b", {"other": "a", "resource": "t:{$x.id}"}))
     >>> race.meeting("c", "t:1") is None, race.meeting("a", "u:1") is None
@@ -666,6 +728,8 @@ class WriteRace:
         parts = re.split(r"\{[^}]*\}", str(fault.params["resource"]))
         self._resource = re.compile(".+".join(re.escape(p) for p in parts))
         self.armed = False
+        self.together = False
+        self.met = False
         self._barrier = threading.Barrier(2, timeout=RACE_TIMEOUT_S)
         self._met: set[str] = set()
         self._lock = threading.Lock()
@@ -688,6 +752,7 @@ class WriteRace:
             met = True
             with suppress(threading.BrokenBarrierError):  # the other is not coming: go on alone
                 self._barrier.wait()
+                self.met = True
 
         return meet
 

@@ -209,7 +209,7 @@ def _execute(
         task,
         fired_at=lambda k: fired.get(k),
         fired_steps=r.injector.steps,
-        cut_off={t: [s for s in steps if s in r.step_times] for t, steps in r.cut_off.items()},
+        cut_off={t: [s for s in steps if s in r.attempted] for t, steps in r.cut_off.items()},
     )
     blame = expected_blame(effective, fired.get, r.assignees, host=r.agent)
     return RunResult(
@@ -258,12 +258,13 @@ def _took_effect(r: Run, fault: Fault) -> bool:
     if fault.knob == "context_starved":
         return fault.target in r.starved_handovers
     # The edge existed in a plan the model wrote, the runtime dropped it and the premise held
-    # (the reader requires what the producer produces); two writers must also have raced.
+    # (the reader requires what the producer produces); two writers must also have raced (met
+    # inside their calls on the resource, see WriteRace).
     if fault.knob == "implicit_dependency":
-        return fault.target in r.dropped_edges and fault.target in r.step_times
+        return fault.target in r.dropped_edges and fault.target in r.attempted
     if fault.knob == "write_conflict":
-        other = str(fault.params["other"])
-        return fault.target in r.dropped_edges and r.overlapped(fault.target, other)
+        race = r.injector.race
+        return fault.target in r.dropped_edges and race is not None and race.met
     planner_side = fault.knob in PLANNER_KNOBS or fault.knob == "adapt_same_goal"
     if planner_side and not isinstance(r.options.planner, ScriptedModel):
         return False

@@ -1,23 +1,25 @@
-"""DAG with scoped replanning: sub-goals run in parallel executors as soon as they are ready.
+"""DAG with scoped replanning: sub-goals run in parallel executors once they are ready.
 
-LLMCompiler-style dispatch: a bounded thread pool receives every node whose dependencies are
-done; each worker runs in a copy of the coordinator's context, so its step spans are children of
-the run. Before execution the planner's graph is checked for write conflicts (two nodes that
-may run in parallel writing one resource) and such pairs are serialised. When a node fails, only
-that sub-goal is replanned: a new plan version with ``scope`` = the node, its other nodes kept.
-Irreversible actions already taken constrain the replan: a replacement that would repeat one is
-refused.
+LLMCompiler-style dispatch, in rounds: a bounded thread pool receives every node whose
+dependencies (and the producers of what it requires) are done when a round opens, and the round
+closes when all of them have finished (so what runs together, and what the run decides, does
+not follow thread timing); each worker runs in a copy of the coordinator's context, so its step
+spans are children of the run. Before execution the planner's graph is checked for write
+conflicts (two nodes that may run in parallel writing one resource) and such pairs are
+serialised. When a node fails, only that sub-goal is replanned: a new plan version with
+``scope`` = the node, its other nodes kept. Irreversible actions already taken constrain the
+replan: a replacement that would repeat one is refused.
 """
 
 from __future__ import annotations
 
 import contextvars
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import planscope
-from planscope import Plan
+from planscope import Plan, PlanStep
 
 from .._core import Run, StepOutcome
 from .._errors import PlanFormatError
@@ -128,55 +130,64 @@ def merge_scoped(
 def run(r: Run, on_start: Callable[[list[str]], None] | None = None) -> str | None:
     """Plan the graph, check conflicts, dispatch ready nodes in parallel, replan failed nodes.
 
+    Nodes run in rounds: every node ready when a round opens starts in it (in parallel, up
+    to ``max_workers`` at a time) and the round closes when all of them have finished; then
+    their outcomes are taken in plan order (successes first, then each failure: a scoped
+    replan, or the end of the run). Which nodes run together, what each one sees and what the
+    run decides are then a function of the plan and the outcomes, never of which thread
+    finished first (see :meth:`Run.parallel_round`).
+
     ``on_start`` hears, before they are submitted, the nodes that start at once (two or more
     ready nodes for free workers; the scheduler variant's kernel admits them together)."""
     validate = serialise_conflicts if r.options.check_write_conflicts else None
     draft = r.plan_once(validate=validate)
     done: set[str] = set()
     first_error: str | None = None
-    abort: str | None = None
-    running: dict[Future[StepOutcome], str] = {}
     with ThreadPoolExecutor(max_workers=r.options.max_workers, thread_name_prefix="dag") as pool:
         while True:
-            if abort is None:
-                active = set(running.values())
-                ready = [
-                    step
-                    for step in draft.plan.steps
-                    if step.id not in done
-                    and step.id not in active
-                    and all(d in done for d in step.depends_on)
+            ready = _ready(draft, done)
+            if not ready:
+                return first_error
+            starting = [s.id for s in ready[: r.options.max_workers]]
+            if on_start is not None and len(starting) > 1:
+                on_start(starting)
+            with r.parallel_round([s.id for s in ready]):
+                futures = [
+                    pool.submit(contextvars.copy_context().run, r.execute_step, step, draft)
+                    for step in ready
                 ]
-                starting = [s.id for s in ready[: r.options.max_workers - len(running)]]
-                if on_start is not None and len(starting) > 1:
-                    on_start(starting)
-                for step in ready:
-                    ctx = contextvars.copy_context()
-                    future = pool.submit(ctx.run, r.execute_step, step, draft)
-                    running[future] = step.id
-            if not running:
-                break
-            finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-            for future in finished:
-                node = running.pop(future)
-                outcome = future.result()
+                outcomes = [f.result() for f in futures]
+            failed: list[tuple[str, StepOutcome]] = []
+            for step, outcome in zip(ready, outcomes, strict=True):
                 if outcome.ok:
-                    done.add(node)
+                    done.add(step.id)
                 elif r.options.continue_on_error:
-                    first_error = first_error or f"step {node} failed: {outcome.error}"
-                    done.add(node)
-                elif abort is not None:
-                    continue
-                elif outcome.budget is not None:
-                    abort = f"retry budget exceeded at step {node}: {outcome.error}"
-                elif not r.replans_left():
-                    abort = f"step {node} failed and no replan is left: {outcome.error}"
+                    first_error = first_error or f"step {step.id} failed: {outcome.error}"
+                    done.add(step.id)
                 else:
-                    try:
-                        draft = _replan_node(r, draft, node, outcome, done)
-                    except PlanFormatError as exc:
-                        abort = f"scoped replan of {node} refused: {exc}"
-    return abort or first_error
+                    failed.append((step.id, outcome))
+            for node, outcome in failed:
+                if outcome.budget is not None:
+                    return f"retry budget exceeded at step {node}: {outcome.error}"
+                if not r.replans_left():
+                    return f"step {node} failed and no replan is left: {outcome.error}"
+                try:
+                    draft = _replan_node(r, draft, node, outcome, done)
+                except PlanFormatError as exc:
+                    return f"scoped replan of {node} refused: {exc}"
+
+
+def _ready(draft: PlanDraft, done: set[str]) -> list[PlanStep]:
+    """The nodes a round starts: their dependencies are done and no unfinished node produces
+    a key they require (the reference to its output holds them back, as LLMCompiler's task
+    fetching waits for the tasks an argument names, whether or not the plan has the edge).
+    Without that a reader would start beside its producer and never see the value; when the
+    keys alone would start nothing (a cycle through them), the edges decide."""
+    pending = [s for s in draft.plan.steps if s.id not in done]
+    ready = [s for s in pending if all(d in done for d in s.depends_on)]
+    produced = {key: s.id for s in pending for key in s.produces}
+    fed = [s for s in ready if all(produced.get(k, s.id) == s.id for k in s.requires)]
+    return fed or ready
 
 
 def _replan_node(

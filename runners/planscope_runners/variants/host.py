@@ -119,4 +119,4 @@ def _note_misroute(r: Run, step: PlanStep, covers: Sequence[str], app: Applicati
         return
     tool = r.task.step(fault.target).tool
     if app is None or tool not in app.tools:
-        r.injector.fired.append((step.id, MISROUTE))
+        r.injector.note(step.id, MISROUTE)

@@ -332,9 +332,7 @@ def run(r: Run) -> str | None:
     if isinstance(planner, ScheduledModel):
         kernel = planner.kernel
     else:
-        kernel = Kernel(
-            faults=r.faults, on_fault=lambda step, knob: r.injector.fired.append((step, knob))
-        )
+        kernel = Kernel(faults=r.faults, on_fault=r.injector.note)
         planner = ScheduledModel(kernel, planner)
     if not isinstance(executor, ScheduledModel):
         executor = ScheduledModel(kernel, executor)
