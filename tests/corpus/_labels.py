@@ -547,6 +547,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed26": {
         "glazier": range(69000, 69024),
     },
+    # Sealed 27: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed27``): only a new agent (chandler: a LlamaIndex
+    # Workflow with a structured planner and a FunctionAgent executor, OpenInference's LlamaIndex
+    # instrumentor).
+    "sealed27": {
+        "chandler": range(72000, 72024),
+    },
 }
 
 _ERRORS = (
@@ -3579,6 +3587,153 @@ def _glazier_external_frost(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- chandler: a chandlery filling a hotel chain's wholesale candle order, a LlamaIndex Workflow
+# under OpenInference's LlamaIndex instrumentor (sealed-27). The planner answers a ``Plan`` of
+# named sub-tasks (``name``, ``input``, ``expected_output``, ``dependencies``); a step is named
+# by its sub-task's name, which re-plans keep. The labelled step of a wrong value is the first
+# sub-task whose tool call's arguments carried it. The planner trusts the sales desk's notes over
+# the order sheet: a wrong value comes from a note. Faults first: the split's 24 seeds over the
+# 15 scenarios play every fault twice. Counterparts reply ``engaged`` (the agent calls again,
+# at the slot they name), ``next round`` (the workflow runs the sub-task again), ``amend`` (a
+# re-plan with the value they name) or ``declined``.
+_CHANDLER_TEXTS = (
+    "the tanker is unloading at bay {n}",
+    "wick stock is being counted until {h}:{m}0",
+    "the kettle for batch {n} is still heating",
+    "the dispatch clerk is on the phone to depot {n}",
+    "ledger {n} is being reconciled",
+)
+_CHANDLER_SLOTTED = ["submit_burn_test", "book_pour_line", "book_freight"]
+_CHANDLER_STEPS = ["find_wax_lot", "book_pour_line", "book_freight", "send_invoice"]
+_CHANDLER_SUB_TASK = {
+    "find_wax_lot": "source_wax",
+    "submit_burn_test": "burn_test",
+    "book_pour_line": "pour_candles",
+    "book_freight": "book_freight",
+    "send_invoice": "invoice_retailer",
+}
+
+
+def _chandler_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_CHANDLER_TEXTS).format(
+            h=rng.randint(9, 16), m=rng.randint(0, 5), n=rng.randint(2, 980)
+        )
+        for _ in range(count)
+    ]
+
+
+def _chandler_engaged(rng: random.Random, count: int) -> list[str]:
+    # each reply names another slot: the agent calls again with different arguments
+    slots = rng.sample(range(2, 48), count)
+    texts = _chandler_texts(rng, count)
+    return [f"engaged — {t}; try slot {s}" for t, s in zip(texts, slots, strict=True)]
+
+
+def _chandler_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # next round again and again (varying texts), the workflow runs the sub-task again each
+    # time; the last reply is declined
+    tool = rng.choice(_CHANDLER_STEPS)
+    texts = _chandler_texts(rng, rng.randint(4, 7))
+    errors = [f"next round — {t}" for t in texts[:-1]] + [f"declined — {texts[-1]}"]
+    return RUNAWAY, _CHANDLER_SUB_TASK[tool], "", {"tool": tool, "errors": errors}
+
+
+def _chandler_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one FunctionAgent run: engaged again and again, each time naming another slot the
+    # model calls at; the last reply is declined
+    tool = rng.choice(_CHANDLER_SLOTTED)
+    count = rng.randint(4, 7)
+    errors = [*_chandler_engaged(rng, count - 1), f"declined — {_chandler_texts(rng, 1)[0]}"]
+    return RUNAWAY, _CHANDLER_SUB_TASK[tool], "", {"tool": tool, "errors": errors}
+
+
+def _chandler_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the invoice fails in every plan: next round (run again), then amend to the account the
+    # retailer's ledgers moved to (a re-plan rewrites the sub-task), 3-4 times; the last declined
+    plans, errors = rng.randint(3, 4), []
+    for i in range(plans):
+        later, moved = _chandler_texts(rng, 2)
+        account = f"HH-{rng.randint(50000, 99999)}"
+        errors.append(f"next round — {later}")
+        # the world writes the account the refused call carried in for ``{old}``
+        amend = f"amend — {moved}; amend to {account} from {{old}}"
+        errors.append(amend if i < plans - 1 else f"declined — {moved}")
+    tool = "send_invoice"
+    return RUNAWAY, _CHANDLER_SUB_TASK[tool], "", {"tool": tool, "errors": errors}
+
+
+def _chandler_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the test pillar never finishes burning: the agent checks until it gives up
+    return RUNAWAY, "burn_test", "", {}
+
+
+def _chandler_wrong_wax(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another blend: a lot of it is found and burn-tested, the pouring shed
+    # declines it for good (not the retailer's spec)
+    wax = rng.choice(["soy 446", "palm 464"])
+    return PROPAGATION, "source_wax", "", {"wax": wax}
+
+
+def _chandler_wrong_scent(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names a scent not on the retailer's approved list: the burn lab declines it
+    scent = rng.choice(["fig and cypress", "fig and amber"])
+    return PROPAGATION, "burn_test", "", {"scent": scent}
+
+
+def _chandler_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's day has a digit changed: every sub-task works, the app's check of the
+    # retailer's delivery window fails after the workflow
+    day = rng.choice(["2027-09-04", "2027-09-24"])
+    return PROPAGATION, "pour_candles", "", {"day": day}
+
+
+def _chandler_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the invoice is declined for good
+    account = rng.choice(["HH-40971", "HH-49017"])
+    return PROPAGATION, "invoice_retailer", "", {"account": account}
+
+
+def _chandler_healthy(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    return "healthy", "", "", {}
+
+
+def _chandler_flaky_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # next round once or twice; the sub-task run again works
+    tool = rng.choice(_CHANDLER_STEPS)
+    errors = [f"next round — {t}" for t in _chandler_texts(rng, rng.randint(1, 2))]
+    return "healthy", "", RUNAWAY, {"tool": tool, "errors": errors}
+
+
+def _chandler_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # engaged once or twice inside one agent run; the call at the slot named works
+    tool = rng.choice(_CHANDLER_SLOTTED)
+    errors = _chandler_engaged(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"tool": tool, "errors": errors}
+
+
+def _chandler_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the pouring line is down on the order's day: amend to the line's next day (the retailer's
+    # window moves with it); the re-planned booking works
+    return "healthy", "", PROPAGATION, {"line_day": rng.choice(["2027-09-16", "2027-09-21"])}
+
+
+def _chandler_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the wax merchant's catalogue answers 4-9 pages; the lot is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _chandler_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the test pillar burns for 3-8 checks, then passes
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _chandler_external_heatwave(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every sub-task worked and the delivery window checked, a heatwave softens the
+    # pallets at the depot: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -4045,6 +4200,23 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "pagination": _glazier_pagination,
         "polling_ends": _glazier_polling_ends,
         "external_frost": _glazier_external_frost,
+    },
+    "chandler": {
+        "loop_step_varying": _chandler_loop_step,
+        "loop_tool_in_step": _chandler_loop_tool,
+        "loop_across_replans": _chandler_loop_replans,
+        "loop_poll_stuck": _chandler_loop_poll,
+        "wrong_wax": _chandler_wrong_wax,
+        "wrong_scent": _chandler_wrong_scent,
+        "wrong_day": _chandler_wrong_day,
+        "wrong_account": _chandler_wrong_account,
+        "healthy": _chandler_healthy,
+        "flaky_step": _chandler_flaky_step,
+        "flaky_tool": _chandler_flaky_tool,
+        "legit_replan": _chandler_legit_replan,
+        "pagination": _chandler_pagination,
+        "polling_ends": _chandler_polling_ends,
+        "external_heatwave": _chandler_external_heatwave,
     },
 }
 

@@ -31,6 +31,7 @@ from tests.corpus import (
     Label,
     all_labels,
     arbor,
+    chandler,
     claims,
     customs,
     fleet,
@@ -112,6 +113,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed24",
         "sealed25",
         "sealed26",
+        "sealed27",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -1883,3 +1885,99 @@ def check_glazier_plays() -> None:
     assert len(checks) == 4 and all(
         s.parent and s.parent.span_id == root.context.span_id for s in checks
     )
+
+
+def test_chandler_agent_plays_sealed27_scenarios() -> None:
+    """The chandler LlamaIndex Workflow (sealed-27 only) plays labelled scenarios under
+    OpenInference's LlamaIndex instrumentor, in a child process (the instrumentor adds its
+    handlers to LlamaIndex's process-wide root dispatcher while a play runs):
+    ``check_chandler_plays``."""
+    _check_in_child("check_chandler_plays")
+
+
+def _kwargs(span: ReadableSpan) -> dict[str, Any]:
+    """A ``FunctionTool.acall`` span's arguments, as OpenInference records them."""
+    return dict(json.loads(str(_attrs(span)["input.value"]))["kwargs"])
+
+
+def _tool_calls(spans: list[ReadableSpan], tool: str) -> list[ReadableSpan]:
+    calls = [s for s in spans if _attrs(s).get("tool.name") == tool]
+    return sorted(calls, key=lambda s: s.start_time or 0)
+
+
+def _plans(spans: list[ReadableSpan], by_id: dict[int, ReadableSpan]) -> list[tuple[str, Any]]:
+    """Each structured plan in order: the workflow step that asked, the ``Plan`` it got."""
+    asked = sorted(
+        (s for s in spans if s.name == "LiteLLM.astructured_predict"),
+        key=lambda s: s.start_time or 0,
+    )
+    return [
+        (by_id[s.parent.span_id].name if s.parent else "", _output(s)["sub_tasks"]) for s in asked
+    ]
+
+
+def check_chandler_plays() -> None:
+    """The chandler workflow's spans, inspected in memory only (no store, no mapping, no
+    detector on sealed-27 runs). A stocking and a refund run played just before and just after
+    (one provider) carry no chandler or OpenInference LlamaIndex span, the chandler runs only
+    those two scopes and no ``planscope.*`` or ``gen_ai.*`` attribute. A loop inside one agent
+    run: the ``fill wholesale order`` root in error with the last reply, one plan (asked by the
+    ``OrderWorkflow.plan`` step) naming the labelled sub-task, one ERROR ``TOOL`` span with an
+    ``exception`` event per injected reply, each call's arguments different (the slot each reply
+    names), all under one ``FunctionAgent.run`` under one ``OrderWorkflow.execute`` step. A
+    legitimate re-plan: the pouring shed's amendment makes the ``OrderWorkflow.replan`` step's
+    plan the remaining sub-tasks with the line's day written in, the second booking works, the
+    root not in error, the app's checks traced as tools right under the root."""
+    neighbours = [
+        (stocking.play, _committed("stocking", "sealed22")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    ours = {chandler.TRACER, "openinference.instrumentation.llama_index"}
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        chandler.play, _committed("chandler", "sealed27"), neighbours, ours
+    )
+    for run in ids.values():
+        keys = {k for s in traces[run] for k in _attrs(s)}
+        assert not any(k.startswith(("planscope.", "gen_ai.")) for k in keys)
+    spans = traces[ids[picked.run]]
+    last = picked.params["errors"][-1].split(" — ", 1)[1]
+    by_id = _gave_up(spans, "fill wholesale order", last)
+    ((asker, plan),) = _plans(spans, by_id)
+    assert asker == "OrderWorkflow.plan" and picked.step in [t["name"] for t in plan]
+    calls = _tool_calls(spans, picked.params["tool"])
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert all(_attrs(s)["openinference.span.kind"] == "TOOL" for s in calls)
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert all([e.name for e in s.events] == ["exception"] for s in calls)
+    arguments = [json.dumps(_kwargs(s), sort_keys=True) for s in calls]
+    assert len(set(arguments)) == len(calls)  # called again at another slot each time
+
+    def up(span: ReadableSpan, name: str) -> ReadableSpan:
+        while span.name != name:
+            assert span.parent is not None
+            span = by_id[span.parent.span_id]
+        return span
+
+    (agent,) = {up(s, "FunctionAgent.run") for s in calls}  # one agent run
+    assert agent.parent is not None
+    step = by_id[agent.parent.span_id]
+    assert step.name == "OrderWorkflow.execute"
+    assert f"name='{picked.step}'" in str(_attrs(step)["input.value"])
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == "fill wholesale order" and root.status.status_code is not StatusCode.ERROR
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    bookings = _tool_calls(spans, "book_pour_line")
+    assert [s.status.status_code for s in bookings] == [StatusCode.ERROR, StatusCode.OK]
+    day = replan.params["line_day"]
+    assert [_kwargs(s)["day"] for s in bookings] == [chandler.JOB["day"], day]
+    (first_asker, first), (again_asker, again) = _plans(spans, by_id)
+    assert (first_asker, again_asker) == ("OrderWorkflow.plan", "OrderWorkflow.replan")
+    assert [t["name"] for t in again] == [t["name"] for t in first][2:]
+    assert again[0]["input"] == first[2]["input"].replace(chandler.JOB["day"], day)
+    checks = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
+    assert [_attrs(s).get("tool.name") for s in checks if s.name == "FunctionTool.acall"] == [
+        "check_delivery_window",
+        *["track_shipment"] * 3,
+    ]
