@@ -20,13 +20,12 @@ The patterns, all blamed on the planner:
   code of two characters (a letter and a digit: seat ``7C``) is as specific as a longer value.
   Values are compared normalised (``80.0`` is ``80``, ``11,850.00`` is ``11850``, a timestamp
   or ``October 14, 2026`` also stands for its ISO date; digits with a leading zero are a code,
-  as written). The blamed step is that
-  earliest carrier, whether the failure came at that step, at a later step that received its
-  output, or at the final outcome check. This is data lineage through the tool arguments: a
-  downstream failure caused by an earlier wrong output is found at its origin, not at the step
-  that happened to fail. A number often stands for several quantities of one run (60
-  minutes, 60 replicas): among its carriers, one that got it under an argument the failure
-  names ("runs 60 replicas") is that fact's carrier.
+  as written). The blamed step is that earliest carrier, whether the failure came at that
+  step, at a later step that received its output, or at the final outcome check. This is data
+  lineage through the tool arguments: a downstream failure caused by an earlier wrong output is
+  found at its origin, not at the step that happened to fail. A number often stands for
+  several quantities of one run (60 minutes, 60 replicas): among its carriers, one that got it
+  under an argument the failure names ("runs 60 replicas") is that fact's carrier.
 * **a wrong value, traced through outputs**: the failure names a value that the failing step's
   tool arguments carried and that an earlier step's tool *returned* (a division by zero on the
   0 a query returned), or an argument the failure names by its name ("no estimate on
@@ -476,20 +475,23 @@ class _Values:
         not loaded."""
         if self._written is None:
             written: set[str] = set()
+            phrases: set[str] | None = None  # read once, for the first plan with sentences
             for decoded, start in self._decoded_plans()[1]:
                 leaves: list[str] = []
                 _collect_scalars(decoded, leaves)
                 written |= _all_forms(leaves)
                 sentences = [leaf for leaf in leaves if " " in leaf.strip()]
+                if not sentences:
+                    continue
+                phrases = self._phrases() if phrases is None else phrases
                 named = {v for leaf in sentences for v in sentence_values(leaf)}
-                named |= named_whole(self._phrases, "\n".join(sentences))
+                named |= named_whole(phrases, "\n".join(sentences))
                 if named:
                     earlier = (r for end, r in self.returned if end <= start)
                     written |= named - {v for r in earlier for v in self.results(r)}
             self._written = written
         return self._written
 
-    @property
     def _phrases(self) -> set[str]:
         """The argument values of several words (a name, an address) the run's tool calls got:
         one a plan's sentence holds whole is a value the planner wrote into it, which the
