@@ -585,3 +585,69 @@ def test_a_value_written_into_a_plans_sentence_is_the_planners() -> None:
     # entered; the parcel id the re-plan wrote in was relayed from the lookup, no planner value
     (finding,) = PlanPropagation().detect(_shipped_run())
     assert (finding.step_id, finding.detail["values"]) == ("pay", ["DEP-9"])
+
+
+def test_a_short_code_the_planner_wrote_is_traced_like_a_longer_one() -> None:
+    # the request asks for seat 4A; the planner wrote 7C into its sentences: a code of two
+    # characters (a letter and a digit) is as specific as a longer one
+    args = {
+        "fetch": '{"seat": "7C", "passenger": "P-31"}',
+        "convert": '{"fare": "FR-2"}',
+        "pay": '{"seat": "7C", "passenger": "P-31"}',
+    }
+    trace = _observed_run(
+        "Check passenger P-31 in on seat 4A", "check-in refused: seat 7C is taken", args
+    )
+    plan = ["Hold seat 7C for P-31.", "Price fare FR-2.", "Check P-31 in on seat 7C."]
+    trace.plans = [trace.plans[0]._replace(json=json.dumps({"steps": plan}))]
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("fetch", ["7C"])
+    # two letters, or a lone letter, are no code
+    trace = _observed_run("Check P-31 in", "check-in refused: ok", {**args, "fetch": '{"a": "ok"}'})
+    assert PlanPropagation().detect(trace) == []
+
+
+def _cheese_run(objective: str) -> TraceData:
+    """The planner wrote the cheese into its first sentence; the executor took it whole as an
+    argument, and the dairy refuses it at the last step."""
+    args = {
+        "fetch": '{"cheese": "smoked gouda", "crate": "CR-4"}',
+        "convert": '{"crate": "CR-4"}',
+        "pay": '{"crate": "CR-4"}',
+    }
+    error = "dairy refused: no smoked gouda left for crate CR-4"
+    trace = _observed_run(objective, error, args)
+    plan = ["Reserve smoked gouda for crate CR-4 at the dairy.", "Weigh crate CR-4.", "Send CR-4."]
+    trace.plans = [trace.plans[0]._replace(json=json.dumps({"steps": plan}))]
+    return trace
+
+
+def test_a_name_of_several_words_a_sentence_holds_whole_is_the_planners() -> None:
+    # an argument of several words that a plan's sentence holds whole was written by the
+    # planner (the executor took it from there): named whole by the failure, it is a suspect
+    (finding,) = PlanPropagation().detect(_cheese_run("Fill crate CR-4 with aged cheddar"))
+    assert (finding.step_id, finding.detail["values"]) == ("fetch", ["smoked gouda"])
+    # the objective's own cheese is no suspect
+    assert PlanPropagation().detect(_cheese_run("Fill crate CR-4 with smoked gouda")) == []
+
+
+def test_a_checks_failure_naming_a_value_the_planner_handed_a_step_blames_that_step() -> None:
+    # the check is asked about the invoice only; its verdict names the currency the planner
+    # wrote and fetch was handed, which the objective does not state
+    error = "error: INV-7 was paid in EUR, the supplier bills in CHF"
+    trace = _check_after_success("Pay invoice INV-7", '{"invoice": "INV-7"}', error)
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["pattern"]) == ("fetch", "check_names_plan_value")
+    assert finding.detail["values"] == ["EUR"]
+    # the same verdict after the check had confirmed the work: the world changed
+    trace = _check_after_success(
+        "Pay invoice INV-7", '{"invoice": "INV-7"}', error, confirmed_first=True
+    )
+    assert PlanPropagation().detect(trace) == []
+    # a verdict naming the objective's currency, or only the check's input, is the world's
+    for objective, error in (
+        ("Pay invoice INV-7 in EUR", "error: INV-7 was paid in EUR, the supplier bills in CHF"),
+        ("Pay invoice INV-7", "error: INV-7 was reversed by the bank"),
+    ):
+        trace = _check_after_success(objective, '{"invoice": "INV-7"}', error)
+        assert PlanPropagation().detect(trace) == [], objective

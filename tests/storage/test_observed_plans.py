@@ -370,3 +370,35 @@ def test_an_mlflow_chat_spans_completion_is_read(store: Store) -> None:
     stanzas = "Step: fetch\nTool: get_invoice\n\nStep: pay\nTool: pay"
     t = _trace(store, _mlflow("CHAT_MODEL", completion(stanzas)), root_attrs=root)
     assert _plan_steps(store, t) == []
+
+
+def test_an_openllmetry_tasks_outputs_are_read_as_its_answer(store: Store) -> None:
+    """0045: OpenLLMetry's LangChain callback records a node's output as ``{"outputs": <what it
+    returned>, "kwargs": {...}}``; a node that returned ``{"plan": [...]}`` (a re-planner's
+    steps still to do) is a plan as it is under OpenInference (``output.value``: the value
+    itself). Only that envelope is opened: a third key beside it, or ``outputs`` that is no
+    object, is read as before (no plan)."""
+    node = "traceloop.association.properties.langgraph_node"
+
+    def visit(name: str, output: Any) -> dict[str, Any]:
+        return {
+            A.GEN_AI_OPERATION_NAME: "execute_task",
+            A.TL_SPAN_KIND: "task",
+            A.TL_ENTITY_NAME: name,
+            node: name,
+            A.TL_ENTITY_OUTPUT: json.dumps(output),
+        }
+
+    loaves = ["Proof the rye dough overnight.", "Bake the rye loaves at 240 degrees."]
+    tags = {"tags": ["graph:step:3"]}
+    workflow = {A.TL_SPAN_KIND: "workflow", A.TL_ENTITY_NAME: "LangGraph"}
+    t = _trace(store, visit("rework", {"outputs": {"plan": loaves}, "kwargs": tags}),
+               root_attrs=workflow)  # fmt: skip
+    assert _plan_steps(store, t) == [(s, s, "", 1) for s in loaves]
+    for other in (
+        {"outputs": {"plan": loaves}, "kwargs": tags, "extra": 1},
+        {"outputs": [loaves], "kwargs": tags},
+        {"outputs": {"response": "The loaves are baked."}, "kwargs": tags},
+    ):
+        t = _trace(store, visit("rework", other), root_attrs=workflow)
+        assert _plan_steps(store, t) == []

@@ -65,6 +65,7 @@ EXPECTED = [
     "0042_plan_step_key",
     "0043_returned_errors_langfuse_mlflow",
     "0044_plan_step_sentence",
+    "0045_plan_stream_openllmetry_outputs",
 ]
 
 

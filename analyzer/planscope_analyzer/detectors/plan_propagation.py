@@ -15,16 +15,17 @@ The patterns, all blamed on the planner:
   nothing; a value of several words the planner wrote — an account number in groups — is
   named only whole; a step that is a sentence holds the planner's values in it — its codes,
   numbers, dates and quoted names — less those a tool call had returned before that plan was
-  made: a re-plan that writes a result into its sentences relays it); any other named text
-  value. Values are compared normalised (``80.0`` is
-  ``80``, ``11,850.00`` is ``11850``, a timestamp or ``October 14, 2026`` also stands for its
-  ISO date; digits with a leading zero are a code, as written). The blamed step is that
-  earliest carrier, whether the failure came at that step, at a later step that received its
-  output, or at the final outcome check. This is data lineage through the tool arguments: a
-  downstream failure caused by an earlier wrong output is found at its origin, not at the step
-  that happened to fail. A number often stands for several quantities of one run (60
-  minutes, 60 replicas): among its carriers, one that got it under an argument the failure
-  names ("runs 60 replicas") is that fact's carrier.
+  made: a re-plan that writes a result into its sentences relays it; an argument of several
+  words a sentence holds whole is one the planner wrote there); any other named text value. A
+  code of two characters (a letter and a digit: seat ``7C``) is as specific as a longer value.
+  Values are compared normalised (``80.0`` is ``80``, ``11,850.00`` is ``11850``, a timestamp
+  or ``October 14, 2026`` also stands for its ISO date; digits with a leading zero are a code,
+  as written). The blamed step is that earliest carrier, whether the failure came at that
+  step, at a later step that received its output, or at the final outcome check. This is data
+  lineage through the tool arguments: a downstream failure caused by an earlier wrong output is
+  found at its origin, not at the step that happened to fail. A number often stands for
+  several quantities of one run (60 minutes, 60 replicas): among its carriers, one that got it
+  under an argument the failure names ("runs 60 replicas") is that fact's carrier.
 * **a wrong value, traced through outputs**: the failure names a value that the failing step's
   tool arguments carried and that an earlier step's tool *returned* (a division by zero on the
   0 a query returned), or an argument the failure names by its name ("no estimate on
@@ -96,7 +97,11 @@ verdict on the plan's value**:
   no tool call: the world did not say it — an auditor's guardrail that trips), and what it was
   given (what its LLM calls were asked) names a value the planner handed to a step that the
   objective does not state (the baseline month of the figure it audits) → the first step whose
-  arguments carried it.
+  arguments carried it;
+* the plan's value, named by the verdict: the check's failure names a value, none of its
+  inputs, that the planner wrote, the objective does not state and a plan step's tool was
+  handed (a check of the bench day that finds the scaffold booked for the planner's day) →
+  the first step handed it.
 
 A check that had succeeded with the same inputs after the last step and then failed saw the
 world change (an incident it saw closed, re-opened), and a failure that names only the
@@ -215,6 +220,9 @@ def _iso_date(m: re.Match[str]) -> str | None:
 
 _MAX_LITERAL = 20_000
 """Longest text read as a Python literal (a repr of a call's inputs is short)."""
+_MAX_PHRASE = 80
+"""Longest argument value of several words looked for in a plan's sentences (a name, an
+address; a longer text is a message, not a value a sentence names)."""
 
 
 def _decode(text: str) -> Any:
@@ -336,8 +344,17 @@ def is_number(value: str) -> bool:
 
 
 def _traceable(value: str) -> bool:
-    """Specific enough to trace through the run: a number, or at least ``MIN_VALUE_CHARS``."""
-    return len(value) >= MIN_VALUE_CHARS or is_number(value)
+    """Specific enough to trace through the run: a number, at least ``MIN_VALUE_CHARS``, or a
+    shorter code (a letter and a digit: a bay, seat or shelf ``B7``; ``ok`` names nothing).
+
+    >>> _traceable("B7"), _traceable("7"), _traceable("ok"), _traceable("Lyon")
+    (True, True, False, True)
+    """
+    return (
+        len(value) >= MIN_VALUE_CHARS
+        or is_number(value)
+        or (_DIGIT.search(value) is not None and any(c.isalpha() for c in value))
+    )
 
 
 def text_values(text: str) -> set[str]:
@@ -392,6 +409,8 @@ class _Values:
     """When each of ``plan_texts`` was made (ns)."""
     returned: list[tuple[int, str]]
     """(end, result) of the run's tool calls that returned something."""
+    called_with: list[str] = field(default_factory=list)
+    """The captured arguments of the run's tool calls."""
     _arguments: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     _results: dict[str, set[str]] = field(default_factory=dict)
     _texts: dict[str, set[str]] = field(default_factory=dict)
@@ -456,16 +475,33 @@ class _Values:
         not loaded."""
         if self._written is None:
             written: set[str] = set()
+            phrases: set[str] | None = None  # read once, for the first plan with sentences
             for decoded, start in self._decoded_plans()[1]:
                 leaves: list[str] = []
                 _collect_scalars(decoded, leaves)
                 written |= _all_forms(leaves)
-                named = {v for leaf in leaves if " " in leaf.strip() for v in sentence_values(leaf)}
+                sentences = [leaf for leaf in leaves if " " in leaf.strip()]
+                if not sentences:
+                    continue
+                phrases = self._phrases() if phrases is None else phrases
+                named = {v for leaf in sentences for v in sentence_values(leaf)}
+                named |= named_whole(phrases, "\n".join(sentences))
                 if named:
                     earlier = (r for end, r in self.returned if end <= start)
                     written |= named - {v for r in earlier for v in self.results(r)}
             self._written = written
         return self._written
+
+    def _phrases(self) -> set[str]:
+        """The argument values of several words (a name, an address) the run's tool calls got:
+        one a plan's sentence holds whole is a value the planner wrote into it, which the
+        executor took from there (its plain words are no values)."""
+        return {
+            leaf.strip()
+            for text in self.called_with
+            for leaf in argument_leaves(text)
+            if len(leaf.split()) > 1 and len(leaf) <= _MAX_PHRASE
+        }
 
     @property
     def said(self) -> set[str]:
@@ -504,6 +540,7 @@ def _values(trace: TraceData) -> _Values:
             [p.json for p in trace.plans],
             [p.start_ns for p in trace.plans],
             [(c.end_ns, c.result) for c in trace.tools if c.result],
+            [c.arguments for c in trace.tools if c.arguments],
         )
     return found
 
@@ -806,7 +843,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 14
+    version = 15
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -1212,8 +1249,11 @@ class PlanPropagation:
         objective states and a plan step with another planner value ``w`` for the same
         argument ``k`` —, else the plan's own measurement — the failure names a value, none of
         the check's inputs, that a plan step's tool returned and a later step received along
-        with a planner value the objective does not state. A check that had succeeded with
-        the same inputs after the last step saw the world change: neither applies."""
+        with a planner value the objective does not state —, else the plan's value named by
+        the verdict — the failure names a value, none of the check's inputs, that the planner
+        wrote, the objective does not state and a plan step's tool was handed. A check that had
+        succeeded with the same inputs after the last step saw the world change: none
+        applies."""
         run = trace.run
         planned = {s.step_id for s in trace.plan_steps}
         in_plan = [a for a in trace.attempts if a.step_id in planned]
@@ -1276,6 +1316,20 @@ class PlanPropagation:
                         "which was judged with",
                         {"pattern": "check_measurement_judged", "tie": sorted(measured)},
                     )
+        # the verdict names a value the plan introduced: none of the check's inputs, one the
+        # planner wrote and the objective does not state, that a plan step's tool was handed
+        introduced = named & written
+        for call, step_id in on_behalf if introduced else ():
+            got = {v for vs in memo.arguments(call.arguments).values() for v in vs & introduced}
+            if got:
+                return self._check_finding(
+                    trace,
+                    (check.span_id, check.tool, text),
+                    (call, step_id),
+                    got,
+                    "its failure names",
+                    {"pattern": "check_names_plan_value"},
+                )
         return None
 
     def _check_finding(
