@@ -3263,7 +3263,10 @@ them (migrations 0029, 0034, 0038), else its ``gen_ai.tool.message`` event (Stra
 what a planner said through the tools it called."""
 
 
-_OI_CALL_ARGUMENTS = r"^llm[.]output_messages[.]0[.]message[.]tool_calls[.]([0-9]+)[.]tool_call[.]function[.]arguments$"
+_OI_CALL_ARGUMENTS = (
+    r"^llm[.]output_messages[.]0[.]message[.]tool_calls[.]([0-9]+)"
+    r"[.]tool_call[.]function[.]arguments$"
+)
 """An OpenInference LLM span's attribute holding the arguments of one tool call its answer made
 (the call's index in the group): what a model that answered by calling a function said (a
 structured-output call: LlamaIndex's ``structured_predict``, LangChain's
