@@ -2586,7 +2586,8 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
         later = said.later(n, above, me)
         plans = (
             _plan_of(n.span_id, items, later, said.tools, out[-1] if out else None)
-            for items in chain([first], lists)  # the first plan needs two steps (least)
+            for items in chain([first], lists)
+            if out or len(items) >= 2  # the first plan needs two steps
         )
         if (plan := next((p for p in plans if p is not None), None)) is None:
             continue
