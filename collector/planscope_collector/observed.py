@@ -592,7 +592,17 @@ def bind(
     # a planner's node visited again that answered no plan (a re-planner's final response): it
     # was asked the plan and its results, not a step of it
     replanning = {nodes[p].step_name for p in planners if nodes[p].kind == "step"} - {""}
+    # the calls of the tools the plans name are the attempt's work; a framework's own tool
+    # after them (a final-answer tool that hands back "giving up") does not make it succeed
+    plan_tools = {s.tool for steps in plans.values() for s in steps if s.tool}
+
+    def fails(a: SpanNode) -> bool:
+        calls = tools_in.get(a.span_id, [])
+        work = [t for t in calls if t.tool in plan_tools] or calls
+        return a.failed or (bool(work) and work[-1].failed)
+
     bound: dict[str, str] = {}
+    done: set[str] = set()  # the steps an attempt bound so far did
     previous: SpanNode | None = None
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
         before, previous = previous, a
@@ -625,9 +635,14 @@ def bind(
             # no step names): what its LLM was asked
             planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
             planned = _most_named(asked[a.span_id], planned)
+            if len(planned - done) == 1:
+                # the steps done that it names are results it was handed: the other is its own
+                planned -= done
         if len(planned) == 1:
             (one,) = planned
             bound[a.span_id] = lineage.get((plan, one), one)
+            if not fails(a):
+                done.add(bound[a.span_id])
         elif (
             used
             and not planned
@@ -670,18 +685,7 @@ def bind(
         for calls in tools_in.values():
             calls.sort(key=lambda t: (t.start_ns, t.span_id))
 
-    # the calls of the tools the plans name are the attempt's work; a framework's own tool
-    # after them (a final-answer tool that hands back "giving up") does not make it succeed
-    plan_tools = {s.tool for steps in plans.values() for s in steps if s.tool}
-    work = {
-        owner: [t for t in calls if t.tool in plan_tools] or calls
-        for owner, calls in tools_in.items()
-    }
-    failed = frozenset(
-        a.span_id
-        for a in attempts
-        if a.failed or (work.get(a.span_id) and work[a.span_id][-1].failed)
-    )
+    failed = frozenset(a.span_id for a in attempts if fails(a))
     numbers: dict[str, int] = {}
     seen: dict[str, int] = {}
     last: dict[str, SpanNode] = {}
@@ -2281,13 +2285,45 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
             for c in children.get(root.span_id, ())
             if c.kind == A.KIND_OTHER and c.span_id not in above
         ]
-        invoked = {c.span_id for c in plain if _encloses_work(c.span_id, children)}
+        invoked = _stepwise(
+            {c.span_id for c in plain if _encloses_work(c.span_id, children)}, children
+        )
         # beside them, one that failed with no call in it (a Burr action or an app's own check
         # that raised) is one too
         if invoked:
             invoked |= {c.span_id for c in plain if c.failed}
         out |= invoked
     return frozenset(out)
+
+
+def _stepwise(calls: set[str], children: Mapping[str, list[SpanNode]]) -> set[str]:
+    """Framework calls (:func:`_invocations`) as invocations: a call that makes no LLM or tool
+    call itself and has two or more plain spans right under it that enclose calls is a run of
+    steps (a LlamaIndex ``Workflow.run`` over its ``@step`` methods, each a CHAIN): each of
+    those is an invocation instead, read the same way; any other call is one.
+
+    >>> spans = [SpanNode("w", "", "other", "Flow.run"),
+    ...          SpanNode("p", "w", "other", "Flow.plan"), SpanNode("l", "p", "llm", "chat"),
+    ...          SpanNode("x", "w", "other", "Flow.act"), SpanNode("a", "x", "other", "Agent.run"),
+    ...          SpanNode("t", "a", "tool", "pay"), SpanNode("u", "a", "tool", "log"),
+    ...          SpanNode("r", "w", "other", "Flow.review")]
+    >>> sorted(_stepwise({"w"}, _children({s.span_id: s for s in spans})))
+    ['p', 'x']
+    """
+    out: set[str] = set()
+    stack = list(calls)
+    for _ in range(_MAX_DEPTH):
+        if not stack:
+            break
+        span_id = stack.pop()
+        under = children.get(span_id, ())
+        steps = [c.span_id for c in under if c.kind == A.KIND_OTHER]
+        steps = [c for c in steps if _encloses_work(c, children)]
+        if len(steps) < 2 or any(c.kind in (A.KIND_LLM, A.KIND_TOOL) for c in under):
+            out.add(span_id)
+        else:
+            stack.extend(steps)
+    return out | set(stack)
 
 
 def _function_span(n: SpanNode) -> bool:
@@ -2541,9 +2577,9 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
             continue
         me = said.planner(n)
         above = set(_ancestors(said.nodes, n.span_id))
-        if (out and me != who) or any(p.span_id in above for p in out):
+        if any(p.span_id in above for p in out):
             continue
-        lists = iter(_item_lists(n.answer))
+        lists = iter(_item_lists(n.answer, least=2 if not out else 1))
         first = next(lists, None)
         if first is None:  # most answers state no list: look no further at them
             continue
@@ -2553,10 +2589,27 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
             for items in chain([first], lists)
             if out or len(items) >= 2  # the first plan needs two steps
         )
-        if (plan := next((p for p in plans if p is not None), None)) is not None:
-            who = me
-            out.append(plan)
+        if (plan := next((p for p in plans if p is not None), None)) is None:
+            continue
+        if out and me != who and not _keeps_names(plan, out):
+            continue  # another planner's list is a re-plan only when it keeps the step names
+        who = who or me
+        out.append(plan)
     return tuple(out)
+
+
+def _keeps_names(plan: ReadPlan, before: Sequence[ReadPlan]) -> bool:
+    """Whether every step of ``plan`` is a step of a plan ``before`` it, by id (a re-planner
+    other than the planner that amends the steps still to do, keeping their names).
+
+    >>> old = _as_plan("p", [{"id": "pick", "tool": ""}, {"id": "ship", "tool": ""}])
+    >>> _keeps_names(_as_plan("q", [{"id": "ship", "tool": ""}]), [old])
+    True
+    >>> _keeps_names(_as_plan("q", [{"id": "fly", "tool": ""}]), [old])
+    False
+    """
+    known = {s.step_id for p in before for s in p.steps}
+    return all(s.step_id in known for s in plan.steps)
 
 
 def _plan_of(
@@ -2771,9 +2824,10 @@ _YAML_LIST_ITEM = re.compile(r"(?m)^\s*- [\w-]+:")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
+def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict[str, Any]]]:
     r"""The lists of mappings a text states (a mapping of at least two mappings too, each item
-    with its key under ``""``): the text as JSON (lists of two or more), else its markdown
+    with its key under ``""``): the text as JSON (lists of ``least`` or more: a re-plan's may
+    hold the one step still to do), else its markdown
     tables, stanzas, XML element lists and URI lines (one item or more: an amendment may name
     one step) and each of its paragraphs as YAML from its first line that parses (a heading or
     field marker above it); strings inside those that span lines are read the same way.
@@ -2807,7 +2861,7 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
                     break
     for value in documents:  # breadth first: the outermost list of a document comes first
         if isinstance(value, list):
-            if len(value) >= 2 and all(isinstance(v, dict) and v for v in value):
+            if len(value) >= least and all(isinstance(v, dict) and v for v in value):
                 yield value
             documents.extend(value)
         elif isinstance(value, dict):
@@ -2817,7 +2871,7 @@ def _item_lists(text: str, depth: int = 0) -> Iterable[list[dict[str, Any]]]:
                 yield [{"": k, **v} for k, v in value.items()]
             documents.extend(value.values())
         elif isinstance(value, str) and "\n" in value and depth < 2:
-            yield from _item_lists(value, depth + 1)
+            yield from _item_lists(value, depth + 1, least)
 
 
 _JSON_LINE = re.compile(r"(?m)^[ \t]*(?=[\[{])")
@@ -3209,6 +3263,14 @@ them (migrations 0029, 0034, 0038), else its ``gen_ai.tool.message`` event (Stra
 what a planner said through the tools it called."""
 
 
+_OI_CALL_ARGUMENTS = (
+    r"^llm[.]output_messages[.]0[.]message[.]tool_calls[.]([0-9]+)"
+    r"[.]tool_call[.]function[.]arguments$"
+)
+"""An OpenInference LLM span's attribute holding the arguments of one tool call its answer made
+(the call's index in the group): what a model that answered by calling a function said (a
+structured-output call: LlamaIndex's ``structured_predict``, LangChain's
+``with_structured_output(method="function_calling")``)."""
 _PLAN_SPAN = r"(^|[.])plan$"
 """An app's span that states a plan: named ``<prefix>.plan`` (``shop.plan``)."""
 _PLAN_TEXT_KEY = r"[.]plan[.](text|body|source)$"
@@ -3252,7 +3314,8 @@ def answer_sql(
         f"if({kind} IN ('{A.KIND_LLM}', '{A.KIND_TOOL}') OR ({kind} = '{A.KIND_STEP}' "
         f"AND {inferred} = 1), mapUpdate({evented}, mapFilter((k, v) -> has(if({kind} = "
         f"'{A.KIND_TOOL}', [{tool_keys}], [{keys}]), k) OR ({kind} = '{A.KIND_STEP}' AND "
-        f"match(k, '{_APP_STEP_KEY}')), {column})), if({kind} = '{A.KIND_RUN}' "
+        f"match(k, '{_APP_STEP_KEY}')) OR ({kind} = '{A.KIND_LLM}' AND "
+        f"match(k, '{_OI_CALL_ARGUMENTS}')), {column})), if({kind} = '{A.KIND_RUN}' "
         f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), "
         f"if({kind} = '{A.KIND_OTHER}' AND match({name}, '{_PLAN_SPAN}'), "
         f"mapFilter((k, v) -> match(k, '{_PLAN_TEXT_KEY}'), {column}), "
@@ -3368,7 +3431,21 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = _event_text(value)
         if value:
             return value
-    return ""
+    # no text: it answered by calling tools (a function-calling planner's plan), as GenAI's
+    # output messages are read above
+    return "\n".join(_oi_call_arguments(attributes)) if kind == A.KIND_LLM else ""
+
+
+def _oi_call_arguments(attributes: Mapping[str, str]) -> list[str]:
+    """The arguments of the tool calls an OpenInference LLM span's answer made
+    (:data:`_OI_CALL_ARGUMENTS`), in call order.
+
+    >>> key = "llm.output_messages.0.message.tool_calls.{}.tool_call.function.arguments"
+    >>> _oi_call_arguments({key.format(10): '{"b": 2}', key.format(2): '{"a": 1}'})
+    ['{"a": 1}', '{"b": 2}']
+    """
+    found = ((re.fullmatch(_OI_CALL_ARGUMENTS, k), v) for k, v in attributes.items())
+    return [v for _, v in sorted((int(m[1]), v) for m, v in found if m and v)]
 
 
 def _json_messages(text: str | None) -> list[Any]:

@@ -2205,3 +2205,95 @@ def test_step_lineage_ties_a_rewritten_sentence_to_its_step_and_keeps_new_steps_
     # identifiers keep their ids; a plan of one version has no lineage
     ids = [ObservedStep("c", "press", "", 0)], [ObservedStep("d", "press_again", "", 0)]
     assert observed.step_lineage(ids) == {} == observed.step_lineage([first])
+
+
+def bindery_workflow(*, replan: bool) -> list[SpanNode]:
+    """A bindery's framework workflow under the app's root (a LlamaIndex-like ``Flow.run`` over
+    ``@step`` spans, every span plain but the model and tool calls): the planner's structured
+    output (a function call's arguments), one executor agent run per sub-task attempt, asked
+    its sub-task and the results it depends on; with ``replan``, the sewing fails, a re-planner
+    (another step) returns the one sub-task left, same name, and the sewing is tried again."""
+    tasks = [
+        {"name": "collate_folios", "input": "Collate the folios of volume 3.", "after": []},
+        {
+            "name": "sew_signatures",
+            "input": "Sew volume 3 on 5 cords.",
+            "after": ["collate_folios"],
+        },
+    ]
+    spans = [
+        node("app", "", "other", 0, name="rebind volume"),
+        node("run", "app", "other", 1, name="Flow.run"),
+        node("plan", "run", "other", 2, name="Flow.plan"),
+        node("chat", "plan", "llm", 3, duration_ns=1, answer=json.dumps({"tasks": tasks})),
+    ]
+
+    def execute(i: int, task: dict[str, Any], failed: bool = False) -> list[SpanNode]:
+        asked = f"Sub-task {task['name']}: {task['input']}"
+        if task["after"]:
+            asked += '\nResults of earlier sub-tasks:\n- collate_folios: {"quires": 12}'
+        start = 10 * (i + 1)
+        return [
+            node(f"x{i}", "run", "other", start, name="Flow.execute"),
+            node(f"a{i}", f"x{i}", "other", start + 1, name="Agent.run"),
+            node(f"s{i}", f"a{i}", "other", start + 2, name="Agent.step"),
+            node(f"l{i}", f"s{i}", "llm", start + 3, request=asked),
+            node(f"c{i}", f"a{i}", "other", start + 4, name="Agent.call_tool"),
+            node(f"t{i}", f"c{i}", "tool", start + 5, tool="bench", failed=failed),
+            node(f"r{i}", "run", "other", start + 6, name="Flow.review"),
+        ]
+
+    spans += execute(0, tasks[0]) + execute(1, tasks[1], failed=replan)
+    if replan:
+        amended = [dict(tasks[1], input="Sew volume 3 on 4 cords.")]
+        spans += [
+            node("re", "run", "other", 30, name="Flow.replan"),
+            node("rechat", "re", "llm", 31, duration_ns=1, answer=json.dumps({"tasks": amended})),
+            *execute(3, amended[0]),
+        ]
+    return spans
+
+
+def test_a_workflow_of_steps_under_one_framework_call_has_each_step_an_attempt() -> None:
+    """A framework call that makes no model or tool call itself and runs two or more spans that
+    do is a run of steps: each is an attempt, the structured plan's sub-tasks bind them, and
+    the one told the results of a sub-task done is the other sub-task's."""
+    b = bind(bindery_workflow(replan=False), [])
+    (plan,) = b.read_plans
+    assert [s.step_id for s in plan.steps] == ["collate_folios", "sew_signatures"]
+    assert b.planners == {"plan"}
+    assert b.steps == {"x0": "collate_folios", "x1": "sew_signatures"}
+    assert b.run_span_id == "app"
+
+
+def test_another_planners_list_that_keeps_the_step_names_is_a_re_plan() -> None:
+    """A re-planner other than the planner returning the one sub-task left under its name is a
+    re-plan of that step: its attempts after it are that step's, two in all."""
+    b = bind(bindery_workflow(replan=True), [])
+    assert [[s.step_id for s in p.steps] for p in b.read_plans] == [
+        ["collate_folios", "sew_signatures"],
+        ["sew_signatures"],
+    ]
+    assert b.planners == {"plan", "re"}
+    assert b.steps == {"x0": "collate_folios", "x1": "sew_signatures", "x3": "sew_signatures"}
+    assert (b.attempts["x1"], b.attempts["x3"], "x1" in b.failed) == (1, 2, True)
+
+
+def test_an_openinference_model_call_answering_by_a_function_call_answers_its_arguments() -> None:
+    """A structured-output call answered as a function call (no text) says the call's
+    arguments, in call order, as GenAI output messages' tool calls are read."""
+    key = "llm.output_messages.0.message.tool_calls.{}.tool_call.function.arguments"
+    attributes = {
+        "llm.output_messages.0.message.role": "assistant",
+        key.format(1): '{"shelf": "B"}',
+        key.format(0): '{"tasks": [{"name": "collate"}, {"name": "sew"}]}',
+    }
+    said = observed.answer(attributes, "llm", False)
+    assert said.split("\n") == [
+        '{"tasks": [{"name": "collate"}, {"name": "sew"}]}',
+        '{"shelf": "B"}',
+    ]
+    assert (
+        observed.answer({**attributes, "llm.output_messages.0.message.content": "ok"}, "llm", False)
+        == "ok"
+    )
