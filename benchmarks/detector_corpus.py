@@ -80,6 +80,7 @@ SEALED = (
     "sealed24",
     "sealed25",
     "sealed26",
+    "sealed28",
 )
 """Splits scored once, each only when asked for (``--sealed26``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -16,6 +16,7 @@ from . import (
     claims,
     customs,
     etl,
+    ferry,
     fleet,
     foundry,
     glazier,
@@ -81,7 +82,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     app through its own spans written by hand as the GenAI conventions say
     (``provider.get_tracer``), the wool Plan-and-Execute graph through OpenInference's LangChain
     instrumentor on ``provider`` and its own root span per job, the glazier Plan-and-Execute graph
-    through OpenLLMetry's LangChain instrumentor on ``provider`` and its own root span per job.
+    through OpenLLMetry's LangChain instrumentor on ``provider`` and its own root span per job,
+    the ferry OpenAI Agents SDK desks through Logfire's openai-agents instrumentation (a local
+    Logfire instance whose additional span processor relays to ``provider``'s processors).
     """
     import planscope
 
@@ -104,6 +107,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     genai_by_hand: list[Label] = []
     plan_and_execute: list[Label] = []
     plan_and_execute_openllmetry: list[Label] = []
+    agents_sdk_logfire: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -159,6 +163,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             plan_and_execute.append(label)
         elif label.agent == "glazier":
             plan_and_execute_openllmetry.append(label)
+        elif label.agent == "ferry":
+            agents_sdk_logfire.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -190,6 +196,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(seedbank.play(genai_by_hand, provider))
     out.update(wool.play(plan_and_execute, provider))
     out.update(glazier.play(plan_and_execute_openllmetry, provider))
+    out.update(ferry.play(agents_sdk_logfire, provider))
     return out
 
 
