@@ -26,7 +26,7 @@ Baselines, scored on the same traces in the same run:
 measurement only: the plans they read reach only the generic path, as a new agent's would).
 
 The sealed splits (built after the last tuning, labels committed first) are left out unless
-``--sealed``, ``--sealed2`` ... ``--sealed27`` is given, which scores that split
+``--sealed``, ``--sealed2`` ... ``--sealed28`` is given, which scores that split
 alone: run it once, at the end, and report it apart.
 """
 
@@ -81,8 +81,9 @@ SEALED = (
     "sealed25",
     "sealed26",
     "sealed27",
+    "sealed28",
 )
-"""Splits scored once, each only when asked for (``--sealed27``); left out of the plain scoring."""
+"""Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")
 
 

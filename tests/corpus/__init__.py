@@ -17,6 +17,7 @@ from . import (
     claims,
     customs,
     etl,
+    ferry,
     fleet,
     foundry,
     glazier,
@@ -84,7 +85,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     instrumentor on ``provider`` and its own root span per job, the glazier Plan-and-Execute graph
     through OpenLLMetry's LangChain instrumentor on ``provider`` and its own root span per job,
     the chandler LlamaIndex Workflow through OpenInference's LlamaIndex instrumentor on
-    ``provider`` and its own root span per order.
+    ``provider`` and its own root span per order, the ferry OpenAI Agents SDK desks through
+    Logfire's openai-agents instrumentation (a local Logfire instance whose additional span
+    processor relays to ``provider``'s processors).
     """
     import planscope
 
@@ -108,6 +111,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     plan_and_execute: list[Label] = []
     plan_and_execute_openllmetry: list[Label] = []
     llama_index_workflow: list[Label] = []
+    agents_sdk_logfire: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -165,6 +169,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             plan_and_execute_openllmetry.append(label)
         elif label.agent == "chandler":
             llama_index_workflow.append(label)
+        elif label.agent == "ferry":
+            agents_sdk_logfire.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -197,6 +203,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(wool.play(plan_and_execute, provider))
     out.update(glazier.play(plan_and_execute_openllmetry, provider))
     out.update(chandler.play(llama_index_workflow, provider))
+    out.update(ferry.play(agents_sdk_logfire, provider))
     return out
 
 

@@ -555,6 +555,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed27": {
         "chandler": range(72000, 72024),
     },
+    # Sealed 28: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed28``): only a new agent (ferry: the OpenAI Agents
+    # SDK's planner / specialist desks traced by Logfire's openai-agents instrumentation).
+    "sealed28": {
+        "ferry": range(75000, 75024),
+    },
 }
 
 _ERRORS = (
@@ -3734,6 +3741,118 @@ def _chandler_external_heatwave(rng: random.Random) -> tuple[str, str, str, dict
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- ferry: a ferry operator's freight desk rebooking a lorry after a cancelled sailing, the
+# OpenAI Agents SDK traced by Logfire (sealed-28). A step is the planner's ``task_id``. The
+# labelled step of a wrong value is the first plan task whose inputs carried it. The planner
+# trusts the dispatcher's notes over the booking: a wrong value comes from a note. Faults
+# first: the split's 24 seeds over the 12 scenarios play each twice. Services answer ``STANDBY``
+# (the desk's model calls again for a later slot), ``DELAYED`` (the manager runs the task
+# again), ``REBOOK ... use X instead of Y`` (a new plan) or ``REFUSED`` (final).
+_FERRY_TEXTS = (
+    "the linkspan at berth {n} is being lowered",
+    "the loadmaster is on the car deck of the {h}:{m}0 arrival",
+    "gale warning {n} is in force for the Irish Sea",
+    "the port system is replaying message batch {n}",
+    "the freight office queue stands at {n} bookings",
+)
+
+
+def _ferry_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_FERRY_TEXTS).format(
+            h=rng.randint(6, 22), m=rng.randint(0, 5), n=rng.randint(2, 980)
+        )
+        for _ in range(count)
+    ]
+
+
+def _ferry_errors(rng: random.Random, kind: str, count: int) -> list[str]:
+    # ``count`` errors of one kind; the last one final
+    texts = _ferry_texts(rng, count)
+    return [f"{kind}: {t}" for t in texts[:-1]] + [f"REFUSED: {texts[-1]}"]
+
+
+def _ferry_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the task's desk meets DELAYED (varying texts) in every run, the manager runs it again
+    task = rng.choice(["find_sailing", "hold_deck", "file_manifest", "charge_fare"])
+    errors = _ferry_errors(rng, "DELAYED", rng.randint(4, 7))
+    return RUNAWAY, task, "", {"task": task, "errors": errors}
+
+
+def _ferry_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # STANDBY again and again inside one desk run; the model calls again for a later slot
+    task = rng.choice(["hold_deck", "file_manifest", "charge_fare"])
+    errors = _ferry_errors(rng, "STANDBY", rng.randint(4, 7))
+    return RUNAWAY, task, "", {"task": task, "errors": errors}
+
+
+def _ferry_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the charge fails in every plan: DELAYED (run again), then REBOOK naming the account the
+    # haulier moved to (a new plan); the last is final
+    plans, errors = rng.randint(3, 4), []
+    for i in range(plans):
+        later, moved = _ferry_texts(rng, 2)
+        account = f"HAUL-{rng.randint(8000, 9999)}"
+        errors.append(f"DELAYED: {later}")
+        # the world writes the account the refused call carried in for ``{old}``
+        again = f"REBOOK: {moved}; use {account} instead of {{old}}"
+        errors.append(again if i < plans - 1 else f"REFUSED: {moved}")
+    return RUNAWAY, "charge_fare", "", {"task": "charge_fare", "errors": errors}
+
+
+def _ferry_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the loadmaster never confirms the hold: the desk checks until it stalls
+    return RUNAWAY, "hold_deck", "", {}
+
+
+def _ferry_wrong_route(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another route: a sailing on it is found and held, customs refuses the
+    # manifest for good (the export declaration is lodged for the booked route)
+    route = rng.choice(["Heysham-Dublin", "Liverpool-Warrenpoint"])
+    return PROPAGATION, "find_sailing", "", {"route": route}
+
+
+def _ferry_wrong_length(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's length has a digit slipped: every task works, the loading check fails
+    length = rng.choice([15.6, 6.5])
+    return PROPAGATION, "hold_deck", "", {"length_m": length}
+
+
+def _ferry_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the charge is refused for good
+    account = rng.choice(["HAUL-7370", "HAUL-3770"])
+    return PROPAGATION, "charge_fare", "", {"account": account}
+
+
+def _ferry_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # STANDBY once or twice inside one desk run; the next call works
+    task = rng.choice(["hold_deck", "file_manifest", "charge_fare"])
+    errors = [f"STANDBY: {t}" for t in _ferry_texts(rng, rng.randint(1, 2))]
+    return "healthy", "", RUNAWAY, {"task": task, "errors": errors}
+
+
+def _ferry_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the timetable answers 4-9 pages; the first sailing with deck space is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _ferry_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the hold is PENDING 3-8 checks, then confirmed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _ferry_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a vessel swap: the loadmaster answers REBOOK naming a later sailing; the new plan holds
+    # the deck there and the rest works
+    return "healthy", "", PROPAGATION, {"swap_to": rng.choice(["0230", "0945"])}
+
+
+def _ferry_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the loading checked, a storm cancels the sailing while the
+    # lorry boards: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -4217,6 +4336,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "pagination": _chandler_pagination,
         "polling_ends": _chandler_polling_ends,
         "external_heatwave": _chandler_external_heatwave,
+    },
+    "ferry": {
+        "loop_step_varying": _ferry_loop_step,
+        "loop_tool_in_step": _ferry_loop_tool,
+        "loop_across_replans": _ferry_loop_replans,
+        "loop_poll_stuck": _ferry_loop_poll,
+        "wrong_route": _ferry_wrong_route,
+        "wrong_length": _ferry_wrong_length,
+        "wrong_account": _ferry_wrong_account,
+        "flaky_tool": _ferry_flaky_tool,
+        "pagination": _ferry_pagination,
+        "polling_ends": _ferry_polling_ends,
+        "legit_replan": _ferry_legit_replan,
+        "external_storm": _ferry_external_storm,
     },
 }
 

@@ -30,10 +30,12 @@ from tests.conftest import Migrated
 from tests.corpus import (
     Label,
     all_labels,
+    analyst,
     arbor,
     chandler,
     claims,
     customs,
+    ferry,
     fleet,
     foundry,
     glazier,
@@ -114,6 +116,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed25",
         "sealed26",
         "sealed27",
+        "sealed28",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -1885,6 +1888,74 @@ def check_glazier_plays() -> None:
     assert len(checks) == 4 and all(
         s.parent and s.parent.span_id == root.context.span_id for s in checks
     )
+
+
+def test_ferry_agent_plays_sealed28_scenarios() -> None:
+    """The ferry OpenAI Agents SDK desks (sealed-28 only) play labelled scenarios under Logfire's
+    openai-agents instrumentation, in a child process (the Logfire instance is one per
+    process): ``check_ferry_plays``."""
+    _check_in_child("check_ferry_plays")
+
+
+def check_ferry_plays() -> None:
+    """The ferry agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-28 runs). An analyst and a refund run played just before and just after (one
+    provider) carry no Logfire span (the SDK's trace provider is put back after the play), the
+    ferry runs only Logfire's two scopes and no ``planscope.*`` attribute. A standby loop inside
+    one desk run: the ``rebook freight`` root in error with the final refusal, the first plan
+    (a chat completion's answer) holding the labelled task, one ERROR ``Function`` span with an
+    ``exception`` event per injected error under one ``Agent run`` of the task's desk, the
+    model asking for a later slot each time. A legitimate re-plan: the loadmaster's REBOOK makes
+    the planner answer a plan without the done task and the hold on the new sailing, which
+    works; the root not in error."""
+    neighbours = [
+        (analyst.play, _committed("analyst", "sealed23")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    ours = {"logfire", "logfire.openai_agents"}
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        ferry.play, _committed("ferry", "sealed28"), neighbours, ours
+    )
+    for run in ids.values():
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    def plans(spans: list[ReadableSpan]) -> list[dict[str, Any]]:
+        chats = sorted(
+            (s for s in spans if str(_attrs(s).get("logfire.msg", "")).startswith("Chat ")),
+            key=lambda s: s.start_time or 0,
+        )
+        said = [json.loads(str(_attrs(s)["output"]))[0].get("content") or "" for s in chats]
+        return [json.loads(t) for t in said if t.startswith('{"reasoning"')]
+
+    spans = traces[ids[picked.run]]
+    by_id = _gave_up(spans, "rebook freight", picked.params["errors"][-1].split(": ", 1)[1])
+    (plan,) = plans(spans)
+    assert picked.step in [t["task_id"] for t in plan["tasks"]]
+    calls = sorted(
+        (s for s in spans if s.name == "Function: {name}" and s.status.status_code.name == "ERROR"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert len({_attrs(s)["name"] for s in calls}) == 1  # one service, every injected error
+    assert all([e.name for e in s.events] == ["exception"] for s in calls)
+    slots = [json.loads(str(_attrs(s)["input"])).get("not_before") for s in calls]
+    assert slots[0] is None and len(set(slots)) == len(slots)  # a later slot each time
+    (desk,) = {by_id[s.parent.span_id].parent.span_id for s in calls if s.parent}  # type: ignore[union-attr]
+    assert str(_attrs(by_id[desk])["logfire.msg"]).startswith("Agent run: ")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == "rebook freight {booking}"
+    assert root.status.status_code is not StatusCode.ERROR
+    first, second = plans(spans)
+    assert [t["task_id"] for t in second["tasks"]] == [t["task_id"] for t in first["tasks"]][1:]
+    holds = sorted(
+        (s for s in spans if _attrs(s).get("name") == "request_deck_space"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert [s.status.status_code for s in holds] == [StatusCode.ERROR, StatusCode.UNSET]
+    sailings = [json.loads(str(_attrs(s)["input"]))["sailing"] for s in holds]
+    assert sailings[1] == sailings[0].replace("-2130", f"-{replan.params['swap_to']}")
 
 
 def test_chandler_agent_plays_sealed27_scenarios() -> None:
