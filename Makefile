@@ -48,7 +48,7 @@ typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
 pytest: $(STAMP_DEV)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 # The browser test writes its screenshots to a temporary folder; this refreshes docs/screenshots/.
 screenshots: $(STAMP_DEV) browser
