@@ -1,4 +1,5 @@
-"""Errors returned as values: a call that did not raise (its span's status is not ERROR) but
+"""A tool call's result as its tool returned it (:func:`tool_result`), and errors returned as
+values: a call that did not raise (its span's status is not ERROR) but
 whose result is an error envelope failed (:func:`returned_error`; ``observed.bind`` reads it of
 the function spans it finds to be calls, spans the SDK did not write). Typed tool spans of the
 other conventions (OpenInference, GenAI, OpenLLMetry: migration 0041; Langfuse, MLflow: 0043)
@@ -16,15 +17,29 @@ The envelopes are told by their **shape**, never by a word in a text:
 
 A result that only mentions an error (``"errors": []``, ``"error": null``, an ``error`` beside
 a result, a ``message`` field, a log text) is not one.
+
+OpenLLMetry's LangChain instrumentor records a tool's output inside its callback's envelope,
+``{"output": <what the tool returned>, "kwargs": {...}}``, and what a LangChain tool called with
+a tool call returns is a serialised ``ToolMessage`` (its ``content`` beside ``tool_call_id``,
+``name``, ``status``...): the result is that ``content`` (:func:`tool_result`; migration 0047
+reads it so in SQL, tests/collector/test_tool_results.py holds the cases both are checked on).
+A ``ToolMessage`` whose ``status`` is ``error`` (a tool's ``ToolException`` handled by
+LangChain) failed too, with its content as the message, unless that content is an envelope
+above.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from planscope import safejson
 
-__all__ = ["returned_error"]
+__all__ = ["returned_error", "tool_result"]
+
+_LANGCHAIN_OUTPUT = '{"output":'
+"""How OpenLLMetry's LangChain callback envelope starts (``json.dumps`` of ``{"output": ...,
+"kwargs": ...}``): only such a text is decoded (0047 tests the same prefix in SQL)."""
 
 _ERROR_FIELDS = frozenset(
     {"error", "code", "status", "status_code", "message", "details", "request_id", "type"}
@@ -48,6 +63,84 @@ def returned_error(result: str) -> tuple[str, str] | None:
     ...  '{"id": 7, "error": "none"}', '{"message": "error: retry"}', 'error: timeout')]
     [None, None, None, None, None]
     """
+    content = tool_result(result)
+    said = _envelope(content)
+    if said is None and (_tool_message(result) or {}).get("status") == "error":
+        return "", _message_of_content(content)
+    return said
+
+
+def tool_result(recorded: str) -> str:
+    """What a tool returned, from its span's recorded result: the content of OpenLLMetry's
+    LangChain envelope (a ``ToolMessage``'s ``content``, else the ``output`` itself; a string
+    as it is, any other value as its JSON text); any other result unchanged.
+
+    >>> tool_result('{"output": {"lc": 1, "type": "constructor", "id": ["langchain", "schema", '
+    ...             '"messages", "ToolMessage"], "kwargs": {"content": "pending", "type": "tool", '
+    ...             '"tool_call_id": "c1", "status": "success"}}, "kwargs": {"name": "poll"}}')
+    'pending'
+    >>> tool_result('{"output": {"rows": [1, 2]}, "kwargs": {}}'), tool_result('{"rows": 3}')
+    ('{"rows":[1,2]}', '{"rows": 3}')
+    """
+    envelope = _langchain_envelope(recorded)
+    if envelope is None:
+        return recorded
+    output = envelope["output"]
+    message = _tool_message(recorded, envelope)
+    if message is not None:
+        if "content" not in message:
+            return ""
+        value = message["content"]
+    else:
+        value = output
+    return value if isinstance(value, str) else _json_text(value)
+
+
+def _langchain_envelope(recorded: str) -> dict[str, Any] | None:
+    """OpenLLMetry's LangChain callback envelope (``output`` and an object ``kwargs``, nothing
+    else), decoded; None for any other text."""
+    if not recorded.startswith(_LANGCHAIN_OUTPUT):
+        return None
+    decoded = safejson.load_object(recorded)
+    if len(decoded) != 2 or not isinstance(decoded.get("kwargs"), dict):
+        return None
+    return decoded
+
+
+def _tool_message(recorded: str, envelope: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """The fields (``kwargs``) of the serialised ``ToolMessage`` that OpenLLMetry's LangChain
+    envelope holds (LangChain's ``{"lc": 1, "type": "constructor", "id": [..., "ToolMessage"],
+    "kwargs": {...}}``); None for any other result."""
+    envelope = envelope if envelope is not None else _langchain_envelope(recorded)
+    output = envelope.get("output") if envelope else None
+    if not isinstance(output, dict) or output.get("type") != "constructor":
+        return None
+    ids, fields = output.get("id"), output.get("kwargs")
+    if isinstance(ids, list) and ids and ids[-1] == "ToolMessage" and isinstance(fields, dict):
+        return fields
+    return None
+
+
+def _json_text(value: Any) -> str:
+    """A JSON value as ClickHouse's ``JSONExtractRaw`` writes it (no spaces, no escapes)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _message_of_content(content: str) -> str:
+    """The message of a failed ``ToolMessage`` whose content is no envelope: its ``error``
+    (an object: what it says; a string: itself) when it is an object naming one, else the
+    content (0047's rule in SQL)."""
+    if not content.startswith("{"):
+        return content
+    error = safejson.load_object(content).get("error")
+    if isinstance(error, dict):
+        return _message(error)
+    return error if isinstance(error, str) else content
+
+
+def _envelope(result: str) -> tuple[str, str] | None:
+    """The error type and message of a result that is one of the envelopes of the module
+    docstring (MCP's, Anthropic's, a bare error object); None for any other."""
     if not result.startswith("{"):
         return None
     decoded = safejson.load_object(result)
