@@ -59,13 +59,16 @@ def returned_error(result: str) -> tuple[str, str] | None:
     ('', 'no such file')
     >>> returned_error('{"error": "quota exceeded", "code": 429}')
     ('429', 'quota exceeded')
+    >>> returned_error('{"output": {"lc": 1, "type": "constructor", "id": ["ToolMessage"], '
+    ...                '"kwargs": {"content": "no such job", "status": "error"}}, "kwargs": {}}')
+    ('', 'no such job')
     >>> [returned_error(r) for r in ('{"rows": 3, "error": null}', '{"errors": []}',
     ...  '{"id": 7, "error": "none"}', '{"message": "error: retry"}', 'error: timeout')]
     [None, None, None, None, None]
     """
-    content = tool_result(result)
+    content, message = _unwrapped(result)
     said = _envelope(content)
-    if said is None and (_tool_message(result) or {}).get("status") == "error":
+    if said is None and message is not None and message.get("status") == "error":
         return "", _message_of_content(content)
     return said
 
@@ -82,43 +85,26 @@ def tool_result(recorded: str) -> str:
     >>> tool_result('{"output": {"rows": [1, 2]}, "kwargs": {}}'), tool_result('{"rows": 3}')
     ('{"rows":[1,2]}', '{"rows": 3}')
     """
-    envelope = _langchain_envelope(recorded)
-    if envelope is None:
-        return recorded
-    output = envelope["output"]
-    message = _tool_message(recorded, envelope)
-    if message is not None:
-        if "content" not in message:
-            return ""
-        value = message["content"]
-    else:
-        value = output
-    return value if isinstance(value, str) else _json_text(value)
+    return _unwrapped(recorded)[0]
 
 
-def _langchain_envelope(recorded: str) -> dict[str, Any] | None:
-    """OpenLLMetry's LangChain callback envelope (``output`` and an object ``kwargs``, nothing
-    else), decoded; None for any other text."""
+def _unwrapped(recorded: str) -> tuple[str, dict[str, Any] | None]:
+    """What the tool returned (:func:`tool_result`) and the fields of the serialised
+    ``ToolMessage`` it came in (LangChain's ``{"lc": 1, "type": "constructor", "id": [...,
+    "ToolMessage"], "kwargs": {...}}``: its ``kwargs``), None when it came in none."""
     if not recorded.startswith(_LANGCHAIN_OUTPUT):
-        return None
-    decoded = safejson.load_object(recorded)
-    if len(decoded) != 2 or not isinstance(decoded.get("kwargs"), dict):
-        return None
-    return decoded
-
-
-def _tool_message(recorded: str, envelope: dict[str, Any] | None = None) -> dict[str, Any] | None:
-    """The fields (``kwargs``) of the serialised ``ToolMessage`` that OpenLLMetry's LangChain
-    envelope holds (LangChain's ``{"lc": 1, "type": "constructor", "id": [..., "ToolMessage"],
-    "kwargs": {...}}``); None for any other result."""
-    envelope = envelope if envelope is not None else _langchain_envelope(recorded)
-    output = envelope.get("output") if envelope else None
-    if not isinstance(output, dict) or output.get("type") != "constructor":
-        return None
-    ids, fields = output.get("id"), output.get("kwargs")
-    if isinstance(ids, list) and ids and ids[-1] == "ToolMessage" and isinstance(fields, dict):
-        return fields
-    return None
+        return recorded, None
+    envelope = safejson.load_object(recorded)
+    if len(envelope) != 2 or not isinstance(envelope.get("kwargs"), dict):
+        return recorded, None
+    output = envelope["output"]
+    message = None
+    if isinstance(output, dict) and output.get("type") == "constructor":
+        ids, fields = output.get("id"), output.get("kwargs")
+        if isinstance(ids, list) and ids and ids[-1] == "ToolMessage" and isinstance(fields, dict):
+            message = fields
+    value = output if message is None else message.get("content", "")
+    return value if isinstance(value, str) else _json_text(value), message
 
 
 def _json_text(value: Any) -> str:
