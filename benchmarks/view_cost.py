@@ -29,8 +29,11 @@ only, as both workloads' are). Variants:
 - ``0041``: 0040 with errors returned as values by typed tool spans (one ``MATERIALIZED``
   column and three ``ALIAS`` columns, the tool calls view reading them);
 - ``0042``: 0041 with a structured-output plan step's ``key`` as its id;
-- ``0043``: the current layout (0042 with errors returned as values by Langfuse and MLflow tool
-  spans too);
+- ``0043``: 0042 with errors returned as values by Langfuse and MLflow tool spans too;
+- ``0045``: 0043 with 0044-0045's plan stream (a plan step's sentence, OpenLLMetry task outputs);
+- ``0047``: the current layout (0045 with a tool call's result read out of OpenLLMetry's
+  LangChain envelope: two ``ALIAS`` columns the tool calls view and the returned-error column
+  read);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
 - ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with
@@ -112,9 +115,11 @@ LAYOUTS = {
     "0040": "0041",
     "0041": "0042",
     "0042": "0043",
-    "0043": None,
+    "0043": "0044",
+    "0045": "0046",
+    "0047": None,
 }
-"""Layout -> the first migration left out (0043: the current one)."""
+"""Layout -> the first migration left out (0047: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 

@@ -302,7 +302,7 @@ _EVENT_RESULT = (
     f"JSONExtractString({_EVENT_CHOICE}, 1, 'text'), {_EVENT_CHOICE})"
 )
 
-# a tool call's arguments and result, in the conventions the span model reads them from, else
+# a tool call's arguments, in the conventions the span model reads them from, else
 # Logfire's fields, else an app's own attribute, else the span's events
 _TOOL_ARGUMENTS = _first_set(
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
@@ -313,14 +313,10 @@ _TOOL_ARGUMENTS = _first_set(
     otherwise=f"multiIf({_LOGFIRE_ARGUMENTS} != '', {_LOGFIRE_ARGUMENTS}, {_APP_ARGUMENTS} != '', "
     f"{_APP_ARGUMENTS}, {_BURR_ARGUMENTS} != '', {_BURR_ARGUMENTS}, {_EVENT_ARGUMENTS})",
 )
-_TOOL_RESULT = _first_set(
-    A.GEN_AI_TOOL_CALL_RESULT,
-    A.OI_OUTPUT_VALUE,
-    A.TL_ENTITY_OUTPUT,
-    A.LF_OBSERVATION_OUTPUT,
-    A.MLFLOW_SPAN_OUTPUTS,
-    otherwise=f"multiIf({_LOGFIRE_RESULT} != '', {_LOGFIRE_RESULT}, {_BURR_RESULT} != '', "
-    f"{_BURR_RESULT}, {_EVENT_RESULT})",
+# what the tool returned as the span model reads it (migration 0047), else as above
+_TOOL_RESULT = (
+    f"multiIf(SpanModelToolResult != '', SpanModelToolResult, {_LOGFIRE_RESULT} != '', "
+    f"{_LOGFIRE_RESULT}, {_BURR_RESULT} != '', {_BURR_RESULT}, {_EVENT_RESULT})"
 )
 
 # The arguments and result of the spans in {spans:String} of the traces in {ids:String} that

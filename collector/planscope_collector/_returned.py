@@ -1,4 +1,5 @@
-"""Errors returned as values: a call that did not raise (its span's status is not ERROR) but
+"""A tool call's result as its tool returned it (:func:`tool_result`), and errors returned as
+values: a call that did not raise (its span's status is not ERROR) but
 whose result is an error envelope failed (:func:`returned_error`; ``observed.bind`` reads it of
 the function spans it finds to be calls, spans the SDK did not write). Typed tool spans of the
 other conventions (OpenInference, GenAI, OpenLLMetry: migration 0041; Langfuse, MLflow: 0043)
@@ -16,15 +17,29 @@ The envelopes are told by their **shape**, never by a word in a text:
 
 A result that only mentions an error (``"errors": []``, ``"error": null``, an ``error`` beside
 a result, a ``message`` field, a log text) is not one.
+
+OpenLLMetry's LangChain instrumentor records a tool's output inside its callback's envelope,
+``{"output": <what the tool returned>, "kwargs": {...}}``, and what a LangChain tool called with
+a tool call returns is a serialised ``ToolMessage`` (its ``content`` beside ``tool_call_id``,
+``name``, ``status``...): the result is that ``content`` (:func:`tool_result`; migration 0047
+reads it so in SQL, tests/collector/test_tool_results.py holds the cases both are checked on).
+A ``ToolMessage`` whose ``status`` is ``error`` (a tool's ``ToolException`` handled by
+LangChain) failed too, with its content as the message, unless that content is an envelope
+above.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from planscope import safejson
 
-__all__ = ["returned_error"]
+__all__ = ["returned_error", "tool_result"]
+
+_LANGCHAIN_OUTPUT = '{"output":'
+"""How OpenLLMetry's LangChain callback envelope starts (``json.dumps`` of ``{"output": ...,
+"kwargs": ...}``): only such a text is decoded (0047 tests the same prefix in SQL)."""
 
 _ERROR_FIELDS = frozenset(
     {"error", "code", "status", "status_code", "message", "details", "request_id", "type"}
@@ -44,10 +59,74 @@ def returned_error(result: str) -> tuple[str, str] | None:
     ('', 'no such file')
     >>> returned_error('{"error": "quota exceeded", "code": 429}')
     ('429', 'quota exceeded')
+    >>> returned_error('{"output": {"lc": 1, "type": "constructor", "id": ["ToolMessage"], '
+    ...                '"kwargs": {"content": "no such job", "status": "error"}}, "kwargs": {}}')
+    ('', 'no such job')
     >>> [returned_error(r) for r in ('{"rows": 3, "error": null}', '{"errors": []}',
     ...  '{"id": 7, "error": "none"}', '{"message": "error: retry"}', 'error: timeout')]
     [None, None, None, None, None]
     """
+    content, message = _unwrapped(result)
+    said = _envelope(content)
+    if said is None and message is not None and message.get("status") == "error":
+        return "", _message_of_content(content)
+    return said
+
+
+def tool_result(recorded: str) -> str:
+    """What a tool returned, from its span's recorded result: the content of OpenLLMetry's
+    LangChain envelope (a ``ToolMessage``'s ``content``, else the ``output`` itself; a string
+    as it is, any other value as its JSON text); any other result unchanged.
+
+    >>> tool_result('{"output": {"lc": 1, "type": "constructor", "id": ["langchain", "schema", '
+    ...             '"messages", "ToolMessage"], "kwargs": {"content": "pending", "type": "tool", '
+    ...             '"tool_call_id": "c1", "status": "success"}}, "kwargs": {"name": "poll"}}')
+    'pending'
+    >>> tool_result('{"output": {"rows": [1, 2]}, "kwargs": {}}'), tool_result('{"rows": 3}')
+    ('{"rows":[1,2]}', '{"rows": 3}')
+    """
+    return _unwrapped(recorded)[0]
+
+
+def _unwrapped(recorded: str) -> tuple[str, dict[str, Any] | None]:
+    """What the tool returned (:func:`tool_result`) and the fields of the serialised
+    ``ToolMessage`` it came in (LangChain's ``{"lc": 1, "type": "constructor", "id": [...,
+    "ToolMessage"], "kwargs": {...}}``: its ``kwargs``), None when it came in none."""
+    if not recorded.startswith(_LANGCHAIN_OUTPUT):
+        return recorded, None
+    envelope = safejson.load_object(recorded)
+    if len(envelope) != 2 or not isinstance(envelope.get("kwargs"), dict):
+        return recorded, None
+    output = envelope["output"]
+    message = None
+    if isinstance(output, dict) and output.get("type") == "constructor":
+        ids, fields = output.get("id"), output.get("kwargs")
+        if isinstance(ids, list) and ids and ids[-1] == "ToolMessage" and isinstance(fields, dict):
+            message = fields
+    value = output if message is None else message.get("content", "")
+    return value if isinstance(value, str) else _json_text(value), message
+
+
+def _json_text(value: Any) -> str:
+    """A JSON value as ClickHouse's ``JSONExtractRaw`` writes it (no spaces, no escapes)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _message_of_content(content: str) -> str:
+    """The message of a failed ``ToolMessage`` whose content is no envelope: its ``error``
+    (an object: what it says; a string: itself) when it is an object naming one, else the
+    content (0047's rule in SQL)."""
+    if not content.startswith("{"):
+        return content
+    error = safejson.load_object(content).get("error")
+    if isinstance(error, dict):
+        return _message(error)
+    return error if isinstance(error, str) else content
+
+
+def _envelope(result: str) -> tuple[str, str] | None:
+    """The error type and message of a result that is one of the envelopes of the module
+    docstring (MCP's, Anthropic's, a bare error object); None for any other."""
     if not result.startswith("{"):
         return None
     decoded = safejson.load_object(result)

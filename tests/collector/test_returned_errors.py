@@ -35,6 +35,12 @@ from planscope_collector._returned import returned_error
 from tests.conformance.fake_openai import MAX_TOOL_ATTEMPTS, MODEL, ModelServer
 from tests.conftest import wait_for_trace
 
+_TOOL_MESSAGE = (
+    '{"output": {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", '
+    '"ToolMessage"], "kwargs": {"content": "%s", "type": "tool", "status": "%s"}}, "kwargs": {}}'
+)
+"""OpenLLMetry's envelope of a ToolMessage (its content, its status)."""
+
 CASES: list[tuple[str, bool]] = [
     # (a tool's recorded result, whether it is an error envelope)
     ('{"isError": true, "content": [{"type": "text", "text": "no such file"}]}', True),
@@ -94,6 +100,13 @@ CASES: list[tuple[str, bool]] = [
     ('{"isError": true', False),
     ("error: timeout", False),
     ("", False),
+    # OpenLLMetry's LangChain envelope of a ToolMessage (0047): its status, or its content
+    (_TOOL_MESSAGE % ("no such job", "error"), True),
+    (_TOOL_MESSAGE % ('{\\"error\\": {\\"message\\": \\"deep\\"}, \\"id\\": 7}', "error"), True),
+    (_TOOL_MESSAGE % ('{\\"error\\": \\"quota\\", \\"code\\": 429}', "success"), True),
+    (_TOOL_MESSAGE % ('{\\"isError\\": true, \\"content\\": \\"x\\"}', "error"), True),
+    (_TOOL_MESSAGE % ("pending", "success"), False),
+    (_TOOL_MESSAGE.replace("ToolMessage", "AIMessage") % ("no", "error"), False),
 ]
 """One table for both readers: :func:`returned_error` and the span model's SQL (migrations 0041,
 0043) must say the same of each (envelope or not, type, message)."""

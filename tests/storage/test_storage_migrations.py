@@ -66,6 +66,7 @@ EXPECTED = [
     "0043_returned_errors_langfuse_mlflow",
     "0044_plan_step_sentence",
     "0045_plan_stream_openllmetry_outputs",
+    "0047_tool_results_langchain",
 ]
 
 
@@ -722,6 +723,71 @@ def test_0043_langfuse_and_mlflow_tool_calls_that_returned_an_error_failed(
                 {"name": "ml-chain", "status": "Ok", "m": ""},
                 {"name": "ml-string", "status": "Error", "m": "quota"},
                 {"name": "ml-tool", "status": "Error", "m": "down"},
+            ], trace_id
+
+
+def _langchain_tool_spans(trace_id: str) -> list[list[Any]]:
+    """An OpenLLMetry LangGraph run's tool spans: two polls answering the same in ToolMessages
+    of different tool_call_ids, a ToolMessage whose status is error (UNSET, as the instrumentor
+    leaves it), a tool invoked without a tool call, and a GenAI tool's plain result."""
+    run = make_span(trace_id=trace_id, name="graph", attrs={"traceloop.span.kind": "workflow"})
+
+    def message(content: str, call: str, status: str = "success") -> str:
+        fields = {"content": content, "tool_call_id": call, "status": status}
+        ids = ["langchain", "schema", "messages", "ToolMessage"]
+        output = {"lc": 1, "type": "constructor", "id": ids, "kwargs": fields}
+        return json.dumps({"output": output, "kwargs": {"name": "poll"}})
+
+    def tl(name: str, output: str) -> list[Any]:
+        attrs = {"traceloop.span.kind": "tool", "traceloop.entity.output": output,
+                 "gen_ai.tool.call.result": output}  # fmt: skip
+        return make_span(trace_id=trace_id, name=name, parent=run[2], attrs=attrs)
+
+    genai = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.call.result": "plain"}
+    return [
+        run,
+        tl("poll-1", message("pending", "c1")),
+        tl("poll-2", message("pending", "c2")),
+        tl("cancel", message("no such job", "c3", "error")),
+        tl("direct", json.dumps({"output": {"n": 1}, "kwargs": {}})),
+        make_span(trace_id=trace_id, name="genai", parent=run[2], attrs=genai),
+    ]
+
+
+def test_0047_a_langchain_tool_result_is_its_content_on_old_and_new_rows(
+    tmp_path: Path,
+) -> None:
+    """0047 on a store before it: an OpenLLMetry LangChain tool call's result is its
+    ToolMessage's content (its output when it is none), a ToolMessage whose status is error
+    failed with its content as the message, in otel_traces and in its tool call row (one row
+    per call), whether stored before the migration (the row written again, the old copy
+    deleted) or after; another convention's result is as it was."""
+    old = _migrations_before(tmp_path, "0047")
+    before, after = new_trace_id(), new_trace_id()
+    calls = (
+        "SELECT o.SpanName AS name, c.Result AS result, c.StatusCode AS status "
+        "FROM planscope_tool_calls AS c INNER JOIN otel_traces AS o USING (TraceId, SpanId) "
+        "WHERE TraceId = {t:String} ORDER BY name"
+    )
+    raw = (
+        f"SELECT SpanName AS name, SpanModelStatusCode AS status, {SPAN_STATUS_MESSAGE_SQL} AS m "
+        "FROM otel_traces WHERE TraceId = {t:String} AND SpanName = 'cancel'"
+    )
+    with open_store(f"chdb://{tmp_path}/db") as s:
+        s.migrate(directory=old)
+        s.insert_spans(spans_ipc(_langchain_tool_spans(before)))
+        assert s.migrate() == [m for m in EXPECTED if m >= "0047"]
+        s.insert_spans(spans_ipc(_langchain_tool_spans(after)))
+        for trace_id in (before, after):
+            assert s.query(calls, {"t": trace_id}) == [
+                {"name": "cancel", "result": "no such job", "status": "Error"},
+                {"name": "direct", "result": '{"n":1}', "status": "Unset"},
+                {"name": "genai", "result": "plain", "status": "Unset"},
+                {"name": "poll-1", "result": "pending", "status": "Unset"},
+                {"name": "poll-2", "result": "pending", "status": "Unset"},
+            ], trace_id
+            assert s.query(raw, {"t": trace_id}) == [
+                {"name": "cancel", "status": "Error", "m": "no such job"}
             ], trace_id
 
 
