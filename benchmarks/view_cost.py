@@ -31,7 +31,7 @@ only, as both workloads' are). Variants:
 - ``0042``: 0041 with a structured-output plan step's ``key`` as its id;
 - ``0043``: 0042 with errors returned as values by Langfuse and MLflow tool spans too;
 - ``0045``: 0043 with 0044-0045's plan stream (a plan step's sentence, OpenLLMetry task outputs);
-- ``0047``: the current layout (0045 with a tool call's result read out of OpenLLMetry's
+- ``0046``: the current layout (0045 with a tool call's result read out of OpenLLMetry's
   LangChain envelope: two ``ALIAS`` columns the tool calls view and the returned-error column
   read);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
@@ -117,9 +117,9 @@ LAYOUTS = {
     "0042": "0043",
     "0043": "0044",
     "0045": "0046",
-    "0047": None,
+    "0046": None,
 }
-"""Layout -> the first migration left out (0047: the current one)."""
+"""Layout -> the first migration left out (0046: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 

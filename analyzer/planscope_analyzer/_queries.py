@@ -313,7 +313,7 @@ _TOOL_ARGUMENTS = _first_set(
     otherwise=f"multiIf({_LOGFIRE_ARGUMENTS} != '', {_LOGFIRE_ARGUMENTS}, {_APP_ARGUMENTS} != '', "
     f"{_APP_ARGUMENTS}, {_BURR_ARGUMENTS} != '', {_BURR_ARGUMENTS}, {_EVENT_ARGUMENTS})",
 )
-# what the tool returned as the span model reads it (migration 0047), else as above
+# what the tool returned as the span model reads it (migration 0046), else as above
 _TOOL_RESULT = (
     f"multiIf(SpanModelToolResult != '', SpanModelToolResult, {_LOGFIRE_RESULT} != '', "
     f"{_LOGFIRE_RESULT}, {_BURR_RESULT} != '', {_BURR_RESULT}, {_EVENT_RESULT})"

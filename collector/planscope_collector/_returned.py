@@ -21,7 +21,7 @@ a result, a ``message`` field, a log text) is not one.
 OpenLLMetry's LangChain instrumentor records a tool's output inside its callback's envelope,
 ``{"output": <what the tool returned>, "kwargs": {...}}``, and what a LangChain tool called with
 a tool call returns is a serialised ``ToolMessage`` (its ``content`` beside ``tool_call_id``,
-``name``, ``status``...): the result is that ``content`` (:func:`tool_result`; migration 0047
+``name``, ``status``...): the result is that ``content`` (:func:`tool_result`; migration 0046
 reads it so in SQL, tests/collector/test_tool_results.py holds the cases both are checked on).
 A ``ToolMessage`` whose ``status`` is ``error`` (a tool's ``ToolException`` handled by
 LangChain) failed too, with its content as the message, unless that content is an envelope
@@ -39,7 +39,7 @@ __all__ = ["returned_error", "tool_result"]
 
 _LANGCHAIN_OUTPUT = '{"output":'
 """How OpenLLMetry's LangChain callback envelope starts (``json.dumps`` of ``{"output": ...,
-"kwargs": ...}``): only such a text is decoded (0047 tests the same prefix in SQL)."""
+"kwargs": ...}``): only such a text is decoded (0046 tests the same prefix in SQL)."""
 
 _ERROR_FIELDS = frozenset(
     {"error", "code", "status", "status_code", "message", "details", "request_id", "type"}
@@ -115,7 +115,7 @@ def _json_text(value: Any) -> str:
 def _message_of_content(content: str) -> str:
     """The message of a failed ``ToolMessage`` whose content is no envelope: its ``error``
     (an object: what it says; a string: itself) when it is an object naming one, else the
-    content (0047's rule in SQL)."""
+    content (0046's rule in SQL)."""
     if not content.startswith("{"):
         return content
     error = safejson.load_object(content).get("error")

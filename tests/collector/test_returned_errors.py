@@ -100,7 +100,7 @@ CASES: list[tuple[str, bool]] = [
     ('{"isError": true', False),
     ("error: timeout", False),
     ("", False),
-    # OpenLLMetry's LangChain envelope of a ToolMessage (0047): its status, or its content
+    # OpenLLMetry's LangChain envelope of a ToolMessage (0046): its status, or its content
     (_TOOL_MESSAGE % ("no such job", "error"), True),
     (_TOOL_MESSAGE % ('{\\"error\\": {\\"message\\": \\"deep\\"}, \\"id\\": 7}', "error"), True),
     (_TOOL_MESSAGE % ('{\\"error\\": \\"quota\\", \\"code\\": 429}', "success"), True),

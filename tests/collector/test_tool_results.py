@@ -1,4 +1,4 @@
-"""A tool call's result is what its tool returned (migration 0047): OpenLLMetry's LangChain
+"""A tool call's result is what its tool returned (migration 0046): OpenLLMetry's LangChain
 instrumentor records a tool's output inside its callback's envelope (``{"output": ...,
 "kwargs": ...}``), a tool called with a tool call returning a serialised ``ToolMessage``; the
 stored result is the message's content. The SQL (``SpanModelToolResult``, the tool calls
@@ -74,7 +74,7 @@ RESULTS: list[tuple[str, str]] = [
     ("pending", "pending"),
     ("", ""),
 ]
-"""One table for both readers: :func:`tool_result` and the span model's SQL (0047)."""
+"""One table for both readers: :func:`tool_result` and the span model's SQL (0046)."""
 
 
 def test_the_sql_and_tool_result_agree_on_every_case(collector: BackgroundServer) -> None:

@@ -66,7 +66,7 @@ EXPECTED = [
     "0043_returned_errors_langfuse_mlflow",
     "0044_plan_step_sentence",
     "0045_plan_stream_openllmetry_outputs",
-    "0047_tool_results_langchain",
+    "0046_tool_results_langchain",
 ]
 
 
@@ -754,15 +754,15 @@ def _langchain_tool_spans(trace_id: str) -> list[list[Any]]:
     ]
 
 
-def test_0047_a_langchain_tool_result_is_its_content_on_old_and_new_rows(
+def test_0046_a_langchain_tool_result_is_its_content_on_old_and_new_rows(
     tmp_path: Path,
 ) -> None:
-    """0047 on a store before it: an OpenLLMetry LangChain tool call's result is its
+    """0046 on a store before it: an OpenLLMetry LangChain tool call's result is its
     ToolMessage's content (its output when it is none), a ToolMessage whose status is error
     failed with its content as the message, in otel_traces and in its tool call row (one row
     per call), whether stored before the migration (the row written again, the old copy
     deleted) or after; another convention's result is as it was."""
-    old = _migrations_before(tmp_path, "0047")
+    old = _migrations_before(tmp_path, "0046")
     before, after = new_trace_id(), new_trace_id()
     calls = (
         "SELECT o.SpanName AS name, c.Result AS result, c.StatusCode AS status "
@@ -776,7 +776,7 @@ def test_0047_a_langchain_tool_result_is_its_content_on_old_and_new_rows(
     with open_store(f"chdb://{tmp_path}/db") as s:
         s.migrate(directory=old)
         s.insert_spans(spans_ipc(_langchain_tool_spans(before)))
-        assert s.migrate() == [m for m in EXPECTED if m >= "0047"]
+        assert s.migrate() == [m for m in EXPECTED if m >= "0046"]
         s.insert_spans(spans_ipc(_langchain_tool_spans(after)))
         for trace_id in (before, after):
             assert s.query(calls, {"t": trace_id}) == [

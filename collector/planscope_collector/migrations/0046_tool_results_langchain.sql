@@ -1,5 +1,5 @@
 -- A tool call's result is what its tool returned (docs/storage.md, "Tool results: OpenLLMetry's
--- LangChain envelope (0047)"). OpenLLMetry's LangChain instrumentor records a tool span's
+-- LangChain envelope (0046)"). OpenLLMetry's LangChain instrumentor records a tool span's
 -- output (`traceloop.entity.output`, and the same text in `gen_ai.tool.call.result`) as its
 -- callback's envelope, `{"output": <what the tool returned>, "kwargs": {...}}`, and a tool
 -- LangChain calls with a tool call (a LangGraph ToolNode's, an agent's) returns a serialised
@@ -25,7 +25,7 @@
 --     envelope; SpanModelReturnedMessage then reads the content (its `error` when it is an
 --     object naming one). The insert discipline is 0041's: the result named once per column (a
 --     one-element arrayMap), no MATERIALIZED column named, JSON parsed only for a text with the
---     envelope's prefix or an error key (docs/benchmarks.md, its 0047 paragraph).
+--     envelope's prefix or an error key (docs/benchmarks.md, its 0046 paragraph).
 --
 -- Rows stored before: SpanModelReturnedError is computed again (MATERIALIZE COLUMN, waited
 -- for); the tool call rows of OpenLLMetry tool spans (traceloop.span.kind `tool`) are written
