@@ -66,6 +66,7 @@ EXPECTED = [
     "0043_returned_errors_langfuse_mlflow",
     "0044_plan_step_sentence",
     "0045_plan_stream_openllmetry_outputs",
+    "0048_logfire_openai_agents",
 ]
 
 
