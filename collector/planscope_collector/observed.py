@@ -3232,12 +3232,14 @@ _LLM_ANSWER_KEYS = (
     A.LF_OBSERVATION_OUTPUT,
     A.MLFLOW_SPAN_OUTPUTS,
     A.LOGFIRE_RESPONSE_DATA,
+    A.LOGFIRE_AGENTS_OUTPUT,
     _CHOICE_EVENT,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
 output is the message, or its text; an MLflow chat span's the provider's response; a Logfire
-OpenAI span's ``response_data`` holds the message)."""
+OpenAI span's ``response_data`` holds the message; a Logfire openai-agents model call's
+``output`` the messages the model answered)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
@@ -3427,6 +3429,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = _message_answer(value)
         elif value and key == A.LOGFIRE_RESPONSE_DATA:
             value = _response_data_answer(value)
+        elif value and key == A.LOGFIRE_AGENTS_OUTPUT:
+            value = _answered_messages(value)
         elif value and key == _CHOICE_EVENT:
             value = _event_text(value)
         if value:
@@ -3522,6 +3526,22 @@ def _response_data_answer(text: str) -> str:
     if isinstance(message := decoded.get("message"), dict):
         return _message_answer(json.dumps(message))
     return str(decoded.get("text") or "")
+
+
+def _answered_messages(text: str) -> str:
+    """What a model call answered as a JSON list of OpenAI-shaped messages (a Logfire
+    openai-agents model call's ``output``): each message read as :func:`_message_answer` reads
+    one, lines joined; empty when ``text`` is no such list (an ``output`` of another shape
+    says nothing here).
+
+    >>> _answered_messages('[{"role": "assistant", "content": "Step: fetch"}]')
+    'Step: fetch'
+    >>> _answered_messages('{"role": "assistant"}'), _answered_messages('[1, 2]')
+    ('', '')
+    """
+    messages = _json_messages(text) if text.startswith("[") else []
+    said = (_message_answer(json.dumps(m)) for m in messages if isinstance(m, dict) and "role" in m)
+    return "\n".join(filter(None, said))
 
 
 def _task_list(text: str) -> bool:
