@@ -16,7 +16,11 @@
 --     `Responses API with ...`, `Speech -> Text with ...`) -> llm;
 --   * the others (`OpenAI Agents trace: {name}`, `Task: ...`, `Turn {turn} for agent ...`,
 --     handoffs, guardrails, custom spans) -> run at the root, else other (as a CHAIN);
---   * the source is `logfire`.
+--   * the source is `logfire`;
+--   * a failed span whose status has no description (a failed function: status ERROR, an
+--     `exception` event when the SDK handed Logfire the exception, always an `error`
+--     attribute) says the exception's message, else the `error` attribute's text
+--     (`SpanModelErrorMessage`, read after the others by SPAN_STATUS_MESSAGE_SQL).
 --
 -- Rows already stored keep their kind and typed rows (a MATERIALIZED column is computed at
 -- insert; as 0023 and 0039, no rewrite); the analyzer's BINDING_VERSION is 15 (a binding reads
@@ -119,6 +123,21 @@ ALTER TABLE {db}.otel_traces {on_cluster}
                    SpanModelKind = 'step', toString(SpanName),
                    ''),
            '') CODEC(ZSTD(1));
+
+-- a failed span whose status has no description (Logfire's openai-agents function spans): its
+-- last exception's message, else the message of Logfire's openai-agents `error` attribute
+-- (`{"message": "Error running tool (non-fatal)", "data": {"tool_name", "error"}}`: the
+-- error's text); '' on every other span (read by SPAN_STATUS_MESSAGE_SQL after the others)
+ALTER TABLE {db}.otel_traces {on_cluster}
+    ADD COLUMN IF NOT EXISTS SpanModelErrorMessage String MATERIALIZED multiIf(
+        StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR') OR StatusMessage != '', '',
+        has(Events.Name, 'exception'),
+        Events.Attributes[arrayLastIndex(n -> n = 'exception', Events.Name)]['exception.message'],
+        SpanModelSource = 'logfire',
+        if(JSONExtractString(SpanAttributes['error'], 'data', 'error') != '',
+           JSONExtractString(SpanAttributes['error'], 'data', 'error'),
+           JSONExtractString(SpanAttributes['error'], 'message')),
+        '') CODEC(ZSTD(1));
 
 DROP VIEW IF EXISTS {db}.planscope_step_attempts_mv {on_cluster};
 DROP VIEW IF EXISTS {db}.planscope_tool_calls_mv {on_cluster};
