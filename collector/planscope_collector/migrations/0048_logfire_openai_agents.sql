@@ -10,8 +10,8 @@
 --   * `Agent run: {name!r}` (AgentSpanData) -> run at the root, else step (as OpenInference's
 --     AGENT); its agent is `name`, which also names the step attempt (as `gen_ai.agent.name`);
 --   * `Function: {name}` (FunctionSpanData) -> tool; the tool is `name`, its arguments `input`
---     (the JSON the model gave), its result `output`; a failed one is ERROR with an `exception`
---     event (read as every span's, 0033);
+--     (the JSON the model gave), its result `output`; a failed one is ERROR with no
+--     description (its message: the last rule below);
 --   * a span with `gen_ai.request.model` (`Chat completion with {gen_ai.request.model!r}`,
 --     `Responses API with ...`, `Speech -> Text with ...`) -> llm;
 --   * the others (`OpenAI Agents trace: {name}`, `Task: ...`, `Turn {turn} for agent ...`,
