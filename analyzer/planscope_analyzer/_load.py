@@ -937,9 +937,10 @@ _PAIRS = (
         r"""(?P<value>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|-?\d+(?:\.\d+)?|true|false|True|False)"""
     ),
     # a line "key: value" / "- **Key** = value": a short key, the value to the end of the line
+    # (not a JSON object or list: a record's line, "Booking: {...}", states the pairs in it)
     re.compile(
         r"^[ \t]*(?:[-*+]|\d+[.)])?[ \t]*[*_`]*(?P<key>[A-Za-z][\w-]*(?:[ \t][\w-]+){0,2})[*_`]*"
-        r"[ \t]*[:=][ \t]*(?P<value>\S.*?)[ \t]*$",
+        r"[ \t]*[:=][ \t]*(?P<value>(?![{\[])\S.*?)[ \t]*$",
         re.MULTILINE,
     ),
 )
@@ -961,6 +962,8 @@ def _uncontested(prompt: str) -> str:
     'Fix web-04.\n\nport: 80\nNotes: {}'
     >>> _uncontested('Pay from AC-1290 to depot D1.\nNotes: {"acct": "AC-1209", "depot": "D2"}')
     'Pay from  to depot .\nNotes: {, }'
+    >>> _uncontested('Go.\nBooking: {"booking": "B-7", "route": "X-Y"}\nNotes: {"route": "Z-Y"}')
+    'Go.\nBooking: {"booking": "B-7", }\nNotes: {}'
     """
 
     def key(m: re.Match[str]) -> str:

@@ -12,10 +12,11 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   framework's calls the application made: DSPy modules under OpenInference, CHAIN spans under
   an agent run) are inferred step attempts named as their spans;
 * **grouping run**: a trace without a run whose root span is unclassified and has an inferred
-  step (an agent invocation) directly under it, else under a plain span right under it (a
-  framework's graph span: OpenInference's ``LangGraph`` CHAIN under the app's span per job):
-  that root is the run (an application span that groups several agent runs, e.g. a planner
-  agent and an executor agent);
+  step (an agent invocation) directly under it, else under plain spans under it (a
+  framework's graph span: OpenInference's ``LangGraph`` CHAIN under the app's span per job;
+  an SDK's trace and task spans: Logfire's openai-agents ``OpenAI Agents trace`` and
+  ``Task: Agent workflow`` over each agent run): that root is the run (an application span
+  that groups several agent runs, e.g. a planner agent and an executor agent);
 * **tool names**: a tool span named after its call method (``search.__call__``, DSPy's tool
   spans under OpenInference carry no ``tool.name``) is a call of that tool;
 * **component calls**: in a trace where the span model found no tool call, an unclassified
@@ -2234,21 +2235,17 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
         if steps_under(root.span_id):
             return root.span_id
     # the app's root over a framework's graph (OpenInference's ``LangGraph`` CHAIN under the
-    # app's own span per job: its node visits are the steps): the root is the run
+    # app's own span per job: its node visits are the steps), over an SDK's trace and task
+    # spans (Logfire's openai-agents ``OpenAI Agents trace`` over ``Task: Agent workflow``
+    # over the agent runs), over an app's step spans under a framework's own span (Griptape's
+    # ``main``): the root above them, through plain spans, is the run
     for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
-        plain = (c for c in children.get(root.span_id, ()) if c.kind == "other")
-        if any(steps_under(c.span_id) for c in plain):
-            return root.span_id
-    # an app's step spans under a framework's own span (Griptape's ``main``): the app's root
-    # above them, through plain spans, is the run
-    for root in sorted(roots, key=lambda s: (s.start_ns, s.span_id)):
-        stack = list(children.get(root.span_id, ()))
+        stack = [c for c in children.get(root.span_id, ()) if c.kind == "other"]
         while stack:
             c = stack.pop()
-            if c.kind == "step" and c.inferred and _names_step(c):
+            if steps_under(c.span_id):
                 return root.span_id
-            if c.kind == "other":
-                stack.extend(children.get(c.span_id, ()))
+            stack.extend(g for g in children.get(c.span_id, ()) if g.kind == "other")
     return None
 
 
@@ -2643,9 +2640,16 @@ def _plan_of(
                 out.append(v)
         return out
 
+    def tool_of(item: dict[str, Any], key: str) -> bool:
+        """Whether the item's value of ``key`` is a tool no other key of the item names (an
+        id that is also the name of the tool its item calls through another key is an id)."""
+        tool = called(item[key])
+        return bool(tool) and not any(k != key and called(item[k]) == tool for k in keys)
+
     def carried(key: str) -> tuple[int, int]:
         """How many values are counted; then fewer values that are tools."""
-        return len(counted(key)), -sum(bool(called(v)) for v in names(key))
+        tools_named = sum(tool_of(i, key) for i in items) if names(key) else 0
+        return len(counted(key)), -tools_named
 
     best = max(keys, key=carried, default=None)
     if best is None or carried(best)[0] == 0:
@@ -3232,12 +3236,14 @@ _LLM_ANSWER_KEYS = (
     A.LF_OBSERVATION_OUTPUT,
     A.MLFLOW_SPAN_OUTPUTS,
     A.LOGFIRE_RESPONSE_DATA,
+    A.LOGFIRE_AGENTS_OUTPUT,
     _CHOICE_EVENT,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
 output is the message, or its text; an MLflow chat span's the provider's response; a Logfire
-OpenAI span's ``response_data`` holds the message)."""
+OpenAI span's ``response_data`` holds the message; a Logfire openai-agents model call's
+``output`` the messages the model answered)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
@@ -3427,6 +3433,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = _message_answer(value)
         elif value and key == A.LOGFIRE_RESPONSE_DATA:
             value = _response_data_answer(value)
+        elif value and key == A.LOGFIRE_AGENTS_OUTPUT:
+            value = _answered_messages(value)
         elif value and key == _CHOICE_EVENT:
             value = _event_text(value)
         if value:
@@ -3522,6 +3530,22 @@ def _response_data_answer(text: str) -> str:
     if isinstance(message := decoded.get("message"), dict):
         return _message_answer(json.dumps(message))
     return str(decoded.get("text") or "")
+
+
+def _answered_messages(text: str) -> str:
+    """What a model call answered as a JSON list of OpenAI-shaped messages (a Logfire
+    openai-agents model call's ``output``): each message read as :func:`_message_answer` reads
+    one, lines joined; empty when ``text`` is no such list (an ``output`` of another shape
+    says nothing here).
+
+    >>> _answered_messages('[{"role": "assistant", "content": "Step: fetch"}]')
+    'Step: fetch'
+    >>> _answered_messages('{"role": "assistant"}'), _answered_messages('[1, 2]')
+    ('', '')
+    """
+    messages = _json_messages(text) if text.startswith("[") else []
+    said = (_message_answer(json.dumps(m)) for m in messages if isinstance(m, dict) and "role" in m)
+    return "\n".join(filter(None, said))
 
 
 def _task_list(text: str) -> bool:

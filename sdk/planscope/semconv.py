@@ -112,6 +112,8 @@ LOGFIRE_RETURN: Final = "return"  # @logfire.instrument(record_return=True)'s re
 # logfire.instrument_openai(version=1): the request's JSON and {"message": ..., "usage": ...}
 LOGFIRE_REQUEST_DATA: Final = "request_data"
 LOGFIRE_RESPONSE_DATA: Final = "response_data"
+# logfire.instrument_openai_agents(): a model call's answered messages (JSON list)
+LOGFIRE_AGENTS_OUTPUT: Final = "output"
 LOGFIRE_LEVEL_WARN: Final = 13
 LOGFIRE_LEVEL_ERROR: Final = 17
 # AutoGen's runtime message spans (autogen-core's SingleThreadedAgentRuntime with a

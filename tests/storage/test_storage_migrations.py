@@ -67,6 +67,7 @@ EXPECTED = [
     "0044_plan_step_sentence",
     "0045_plan_stream_openllmetry_outputs",
     "0046_tool_results_langchain",
+    "0047_logfire_openai_agents",
 ]
 
 

@@ -65,12 +65,14 @@ another convention that returned an error envelope: 0041, 0043), as its typed ro
 SPAN_STATUS_MESSAGE_SQL: Final = (
     "multiIf(StatusMessage != '', StatusMessage, SpanModelExceptionMessage != '', "
     "SpanModelExceptionMessage, SpanModelReturnedMessage != '', SpanModelReturnedMessage, "
-    "SpanModelLevelMessage)"
+    "SpanModelLevelMessage != '', SpanModelLevelMessage, SpanModelErrorMessage)"
 )
 """Over ``otel_traces``: a span's status message, or the exception's message where a span of
 another convention only recorded an exception (migration 0033), or the error envelope's message
 a tool call of another convention returned (0041, 0043), or a Langfuse observation's status message
-(migration 0034), as its typed rows say it."""
+(migration 0034), as its typed rows say it; else, for a failed span whose status has no
+description (Logfire's openai-agents function spans), its last exception's message or Logfire's
+``error`` attribute's text (0047)."""
 
 
 def span_kind_sql(column: str = "SpanKind") -> str:
