@@ -11,6 +11,8 @@ is a failed call."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -118,11 +120,13 @@ def cancel(job: str) -> str:
 cancel.handle_tool_error = True
 
 
-def _polling_graph(collector: BackgroundServer, polls: int) -> str:
-    """A LangGraph graph traced by OpenLLMetry's LangChain instrumentor into the collector: its
-    ToolNode polls a job ``polls`` times (the same arguments, the same answer) and cancels it
-    (the tool's ToolException handled: a ToolMessage with status error), then a node gives up
-    (raises); its trace id."""
+def play_polling_graph(url: str, polls: int) -> None:
+    """A LangGraph graph traced by OpenLLMetry's LangChain instrumentor into the collector at
+    ``url``: its ToolNode polls a job ``polls`` times (the same arguments, the same answer) and
+    cancels it (the tool's ToolException handled: a ToolMessage with status error), then a node
+    gives up (raises). Run in a child process (:func:`_polling_graph`): OpenLLMetry's
+    instrumentor keeps its first tracer provider after ``uninstrument``, which would capture the
+    corpus's OpenLLMetry plays later in the same process."""
     calls = [{"name": "poll", "args": {"job": "a"}, "id": f"p{i}"} for i in range(polls)]
     calls.append({"name": "cancel", "args": {"job": "a"}, "id": "c"})
 
@@ -136,9 +140,7 @@ def _polling_graph(collector: BackgroundServer, polls: int) -> str:
     graph.add_edge("tools", "give_up")
     graph.add_edge("give_up", END)
     provider = TracerProvider(resource=Resource.create({"service.name": "poller"}))
-    provider.add_span_processor(
-        BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{collector.url}/v1/traces"))
-    )
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
     instrumentor = LangchainInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     try:
@@ -148,6 +150,16 @@ def _polling_graph(collector: BackgroundServer, polls: int) -> str:
         instrumentor.uninstrument()
     assert provider.force_flush(10_000)
     provider.shutdown()
+
+
+def _polling_graph(collector: BackgroundServer, polls: int) -> str:
+    """:func:`play_polling_graph` in a child process; the trace id it stored."""
+    code = (
+        "from tests.collector.test_tool_results import play_polling_graph\n"
+        f"play_polling_graph({collector.url!r}, {polls})\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
     return _only_trace(collector, "poller")
 
 

@@ -207,8 +207,7 @@ GLOBAL INNER JOIN (SELECT Project, TraceId, SpanId, SpanModelToolOutput AS Outpu
     USING (Project, TraceId, SpanId)
 WHERE c.Result = e.Output AND e.Result != e.Output;
 
-ALTER TABLE {db}.planscope_tool_calls {on_cluster} DELETE
-    WHERE (Project, TraceId, SpanId, Result) IN (
+ALTER TABLE {db}.planscope_tool_calls {on_cluster} DELETE WHERE (Project, TraceId, SpanId, Result) IN (
         SELECT Project, TraceId, SpanId, SpanModelToolOutput FROM {db}.otel_traces
         WHERE lower(SpanAttributes['traceloop.span.kind']) = 'tool' AND SpanModelKind = 'tool'
         AND startsWith(SpanModelToolOutput, '{"output":')
