@@ -3502,11 +3502,18 @@ def _message_answer(text: str) -> str:
         decoded = safejson.loads(text)
     except ValueError:
         return text
+    said = _decoded_answer(decoded)
+    return text if said is None else said
+
+
+def _decoded_answer(decoded: Any) -> str | None:
+    """:func:`_message_answer` of an already decoded output; None when it holds no answer
+    message (the caller keeps its text)."""
     choices = decoded.get("choices") if isinstance(decoded, dict) else None
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         decoded = choices[0].get("message")
     if not isinstance(decoded, dict) or "role" not in decoded:
-        return text
+        return None
     texts = _texts(decoded.get("content"), None)
     if texts:
         return "\n".join(texts)
@@ -3544,7 +3551,12 @@ def _answered_messages(text: str) -> str:
     ('', '')
     """
     messages = _json_messages(text) if text.startswith("[") else []
-    said = (_message_answer(json.dumps(m)) for m in messages if isinstance(m, dict) and "role" in m)
+    said = []
+    for m in messages:
+        if isinstance(m, dict) and "role" in m:
+            answer = _decoded_answer(m)
+            # one holding no answer message says its JSON, as _message_answer of its text does
+            said.append(json.dumps(m) if answer is None else answer)
     return "\n".join(filter(None, said))
 
 
