@@ -60,6 +60,7 @@ from tests.corpus import (
     wool,
 )
 from tests.corpus import lab as lab_agent
+from tests.corpus._child import check_in_child
 from tests.storage._spans import otlp_to_rows, spans_ipc
 
 MAIN_KINDS = ("runaway_loop", "context_starved", "plan_propagation")
@@ -521,11 +522,9 @@ def test_fleet_agent_plays_sealed11_scenarios() -> None:
 
 
 def _check_in_child(check: str, *args: str) -> None:
-    """Run ``check`` of this module, given ``args``, in a child process (the play takes the
-    process's global tracer provider for good)."""
-    code = f"from tests.corpus.test_corpus import {check}\n{check}(*{args!r})\n"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
-    assert out.returncode == 0, out.stderr[-3000:]
+    """Run ``check`` of this module, given ``args``, in a child process of its own (the play
+    takes the process's global tracer provider for good)."""
+    check_in_child(__name__, check, *args)
 
 
 def check_fleet_plays() -> None:

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import copy
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import planscope
@@ -27,10 +25,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 from planscope_analyzer import Analyzer, TraceData, load_traces
-from planscope_collector.storage import Store
+from planscope_collector.storage import Store, open_store
 
 from tests.conftest import Migrated
 from tests.corpus import play, read_labels
+from tests.corpus._child import check_in_child
 from tests.corpus.shapes import HELD_OUT, TRANSFORMS, Span, as_span, reword, transformed
 from tests.storage._spans import BASE_NS, otlp_to_rows, spans_ipc
 
@@ -247,23 +246,15 @@ def test_detectors_name_the_labelled_step_on_transformed_runs(store: Store) -> N
 def test_a_langgraph_run_renamed_to_genai_names_has_no_finding(
     migrated: Migrated, tmp_path: Path
 ) -> None:
-    code = (
-        "import sys\n"
-        "from planscope_collector.storage import open_store\n"
-        "from tests.corpus.test_shapes import ONCALL, check\n"
-        "store = open_store(sys.argv[1])\n"
-        "store.migrate()\n"
-        "check((ONCALL,), store)\n"
-    )
-    dsn = migrated.store_dsn(tmp_path / "chdb")
-    out = subprocess.run(
-        [sys.executable, "-c", code, dsn],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert out.returncode == 0, out.stderr[-3000:]
+    """The oncall LangGraph run, its names rewritten to the GenAI conventions', in a child
+    process (OpenLLMetry's LangChain instrumentor keeps its first tracer provider)."""
+    check_in_child(__name__, "check_oncall_renamed", migrated.store_dsn(tmp_path / "chdb"))
+
+
+def check_oncall_renamed(dsn: str) -> None:
+    store = open_store(dsn)
+    store.migrate()
+    check((ONCALL,), store)
 
 
 def check(cases: tuple[tuple[str, str, str, str], ...], store: Store) -> None:
