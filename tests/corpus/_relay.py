@@ -1,6 +1,7 @@
 """The process's global tracer provider for frameworks that trace only through it (Semantic
 Kernel's diagnostics, Microsoft Agent Framework's instrumentation, AutoGen's and Strands'
-tracers): a relay that passes their spans to the provider of the play under way.
+tracers): a relay that passes their spans to the provider of the play under way. And a local
+Logfire instance per service whose spans go to the play's provider (``local_logfire``).
 
 A process sets its global provider once; the corpus plays each batch on its own provider, so a
 process that plays such an agent gives the global provider to the relay for good.
@@ -12,7 +13,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import logfire
+from opentelemetry import context as otel_context
 from opentelemetry import trace as otel_trace
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.util.types import Attributes
 
 RELAYED = ("semantic_kernel", "agent_framework", "autogen-core", "strands")
@@ -69,3 +73,55 @@ def global_provider(provider: otel_trace.TracerProvider) -> Iterator[None]:
         yield
     finally:
         _Relay.target = otel_trace.NoOpTracerProvider()
+
+
+class _ToPlay(SpanProcessor):
+    """Logfire's additional span processor: hands its spans to the play's provider's span
+    processors while a play is under way; to nothing outside one."""
+
+    def __init__(self) -> None:
+        self.target: SpanProcessor | None = None
+
+    def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
+        if self.target:
+            self.target.on_start(span, parent_context)
+
+    def on_end(self, span: ReadableSpan) -> None:
+        if self.target:
+            self.target.on_end(span)
+
+
+_LOGFIRE: dict[str, tuple[logfire.Logfire, _ToPlay]] = {}
+
+
+@contextmanager
+def local_logfire(service_name: str, provider: TracerProvider) -> Iterator[logfire.Logfire]:
+    """``service_name``'s Logfire instance (made once per process: local, nothing sent to
+    Logfire's service, no console output, its one extra processor a relay), its spans handed to
+    ``provider``'s processors for the block.
+
+    >>> from opentelemetry.sdk.trace import TracerProvider
+    >>> with local_logfire("corpus-doctest", TracerProvider()) as lf:  # doctest: +SKIP
+    ...     lf.info("hello")
+    """
+    if service_name not in _LOGFIRE:
+        relay = _ToPlay()
+        instance = logfire.configure(
+            local=True,
+            send_to_logfire=False,
+            console=False,
+            metrics=False,
+            inspect_arguments=False,
+            service_name=service_name,
+            environment="corpus",
+            additional_span_processors=[relay],
+        )
+        _LOGFIRE[service_name] = (instance, relay)
+    instance, relay = _LOGFIRE[service_name]
+    # The SDK provider has no public getter for its processors; Logfire builds its own
+    # provider, so the relay needs the play's processors themselves.
+    relay.target = provider._active_span_processor
+    try:
+        yield instance
+    finally:
+        relay.target = None

@@ -61,14 +61,14 @@ from agents import (
 from agents.tracing import get_trace_provider, set_trace_provider
 from agents.tracing.provider import DefaultTraceProvider
 from openai import AsyncOpenAI
-from opentelemetry import context as otel_context
 from opentelemetry import trace as otel_trace
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 from pydantic import BaseModel
 
 from tests.conformance.fake_openai import MODEL, ModelServer, completion
 
 from ._labels import Label
+from ._relay import local_logfire
 
 BOOKING: dict[str, Any] = {
     "booking": "FB-20418",
@@ -564,70 +564,28 @@ class FreightDesk:
         return trace_id
 
 
-# --- Logfire's additional span processor: a relay to the play's provider --------------------
-class _ToPlay(SpanProcessor):
-    """Hands Logfire's spans to the play's provider's span processors while a play is under
-    way; to nothing outside one."""
-
-    target: SpanProcessor | None = None
-
-    def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
-        if self.target:
-            self.target.on_start(span, parent_context)
-
-    def on_end(self, span: ReadableSpan) -> None:
-        if self.target:
-            self.target.on_end(span)
-
-
-_LOGFIRE: list[logfire.Logfire] = []
-
-
-def _logfire() -> logfire.Logfire:
-    """The module's Logfire instance (made once per process): local, nothing sent to Logfire's
-    service, no console output, its one extra processor the relay."""
-    if not _LOGFIRE:
-        _LOGFIRE.append(
-            logfire.configure(
-                local=True,
-                send_to_logfire=False,
-                console=False,
-                metrics=False,
-                inspect_arguments=False,
-                service_name="freight-desk",
-                environment="corpus",
-                additional_span_processors=[_ToPlay()],
-            )
-        )
-    return _LOGFIRE[0]
-
-
 def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     """Run the ferry scenarios with Logfire's spans handed to ``provider``'s processors; run
     name -> trace id."""
     if not labels:
         return {}
-    lf = _logfire()
-    # The SDK provider has no public getter for its processors; Logfire builds its own
-    # provider, so the relay needs the play's processors themselves.
-    _ToPlay.target = provider._active_span_processor
     # The Agents SDK's trace provider is global and instrument_openai_agents wraps it for good:
     # the play runs on a fresh one (no processor: nothing exported to OpenAI's platform) and
     # puts the previous one back, so other agents' SDK runs never reach Logfire.
     previous = get_trace_provider()
     set_trace_provider(DefaultTraceProvider())
     try:
-        lf.instrument_openai_agents()
-        with ModelServer(respond=respond) as server:
-            client = AsyncOpenAI(
-                base_url=server.base_url("corpus-ferry"), api_key="test", max_retries=0
-            )
-            model = OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
+        with local_logfire("freight-desk", provider) as lf:
+            lf.instrument_openai_agents()
+            with ModelServer(respond=respond) as server:
+                client = AsyncOpenAI(
+                    base_url=server.base_url("corpus-ferry"), api_key="test", max_retries=0
+                )
+                model = OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
 
-            async def all_runs() -> dict[str, str]:
-                return {label.run: await FreightDesk(label, model).run(lf) for label in labels}
+                async def all_runs() -> dict[str, str]:
+                    return {label.run: await FreightDesk(label, model).run(lf) for label in labels}
 
-            return asyncio.run(all_runs())
+                return asyncio.run(all_runs())
     finally:
         set_trace_provider(previous)
-        _ToPlay.target = None

@@ -50,13 +50,13 @@ from typing import Any
 
 import logfire
 from openai import OpenAI
-from opentelemetry import context as otel_context
 from opentelemetry import trace as otel_trace
-from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
+from opentelemetry.sdk.trace import TracerProvider
 
 from tests.conformance.fake_openai import MODEL, ModelServer, completion
 
 from ._labels import RUNAWAY, Label
+from ._relay import local_logfire
 
 PROPOSAL: dict[str, Any] = {
     "proposal": "PRP-5521",
@@ -598,61 +598,14 @@ class GrantOffice:
         return trace_id
 
 
-# --- Logfire's additional span processor: a relay to the play's provider --------------------
-class _ToPlay(SpanProcessor):
-    """Hands Logfire's spans to the play's provider's span processors while a play is under
-    way; to nothing outside one."""
-
-    target: SpanProcessor | None = None
-
-    def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
-        if self.target:
-            self.target.on_start(span, parent_context)
-
-    def on_end(self, span: ReadableSpan) -> None:
-        if self.target:
-            self.target.on_end(span)
-
-
-_LOGFIRE: list[logfire.Logfire] = []
-
-
-def _logfire() -> logfire.Logfire:
-    """The module's Logfire instance (made once per process): local, nothing sent to Logfire's
-    service, no console output, its one extra processor the relay."""
-    if not _LOGFIRE:
-        _LOGFIRE.append(
-            logfire.configure(
-                local=True,
-                send_to_logfire=False,
-                console=False,
-                metrics=False,
-                inspect_arguments=False,
-                service_name="grant-office",
-                environment="corpus",
-                additional_span_processors=[_ToPlay()],
-            )
-        )
-    return _LOGFIRE[0]
-
-
 def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     """Run the grant scenarios with Logfire's spans handed to ``provider``'s processors."""
     if not labels:
         return {}
-    lf = _logfire()
-    # The SDK provider has no public getter for its processors; Logfire builds its own
-    # provider, so the relay needs the play's processors themselves.
-    _ToPlay.target = provider._active_span_processor
-    try:
-        with ModelServer(respond=respond) as server:
-            client = OpenAI(
-                api_key="test", base_url=server.base_url("corpus-grants"), max_retries=0
-            )
-            try:
-                with lf.instrument_openai(client):
-                    return {label.run: GrantOffice(label, lf, client).run() for label in labels}
-            finally:
-                client.close()
-    finally:
-        _ToPlay.target = None
+    with local_logfire("grant-office", provider) as lf, ModelServer(respond=respond) as server:
+        client = OpenAI(api_key="test", base_url=server.base_url("corpus-grants"), max_retries=0)
+        try:
+            with lf.instrument_openai(client):
+                return {label.run: GrantOffice(label, lf, client).run() for label in labels}
+        finally:
+            client.close()
