@@ -1,6 +1,7 @@
 """The process's global tracer provider for frameworks that trace only through it (Semantic
 Kernel's diagnostics, Microsoft Agent Framework's instrumentation, AutoGen's and Strands'
-tracers): a relay that passes their spans to the provider of the play under way.
+tracers, Google ADK's ``gcp.vertex.agent`` tracer): a relay that passes their spans to the
+provider of the play under way.
 
 A process sets its global provider once; the corpus plays each batch on its own provider, so a
 process that plays such an agent gives the global provider to the relay for good.
@@ -15,7 +16,7 @@ from typing import Any
 from opentelemetry import trace as otel_trace
 from opentelemetry.util.types import Attributes
 
-RELAYED = ("semantic_kernel", "agent_framework", "autogen-core", "strands")
+RELAYED = ("semantic_kernel", "agent_framework", "autogen-core", "strands", "gcp.vertex.agent")
 """Instrumentation scopes passed on; every other (the fake model server's own FastAPI spans)
 is no part of the agents' traces."""
 
