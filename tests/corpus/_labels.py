@@ -3944,8 +3944,8 @@ def _reel_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
 
 
 def _reel_wrong_crew(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
-    # the note's crew size has its digits swapped: a location that takes it is found, the film
-    # office denies the permit for good (the liability certificate covers the real crew)
+    # the note's crew size has its digits swapped or one changed: a location that takes it is
+    # found, the film office denies the permit for good (the certificate covers the real crew)
     return PROPAGATION, "scout_location", "", {"crew": rng.choice([85, 68])}
 
 

@@ -550,13 +550,10 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     out: dict[str, str] = {}
     if not labels:
         return out
+    # ADK logs a warning per tool parameter with a default (page, slot: "Default value is not
+    # supported in function declaration schema for Google AI") and per output_schema agent
     logging.getLogger("google_adk").setLevel(logging.ERROR)
-    with (
-        global_provider(provider),
-        ModelServer(respond=respond) as server,
-        warnings.catch_warnings(),
-    ):
-        warnings.simplefilter("ignore")
+    with global_provider(provider), ModelServer(respond=respond) as server:
         model = LiteLlm(
             model=f"openai/{MODEL}", api_base=server.base_url("corpus-reel"), api_key="test"
         )
