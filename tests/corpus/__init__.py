@@ -88,6 +88,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``provider`` and its own root span per order, the ferry OpenAI Agents SDK desks through
     Logfire's openai-agents instrumentation (a local Logfire instance whose additional span
     processor relays to ``provider``'s processors).
+
+    The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
+    provider, relayed to ``provider``); it is imported only when it plays (ADK imports
+    google-cloud-aiplatform: seconds on every import of the corpus otherwise).
     """
     import planscope
 
@@ -112,6 +116,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     plan_and_execute_openllmetry: list[Label] = []
     llama_index_workflow: list[Label] = []
     agents_sdk_logfire: list[Label] = []
+    google_adk: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -171,6 +176,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             llama_index_workflow.append(label)
         elif label.agent == "ferry":
             agents_sdk_logfire.append(label)
+        elif label.agent == "reel":
+            google_adk.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -204,6 +211,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(glazier.play(plan_and_execute_openllmetry, provider))
     out.update(chandler.play(llama_index_workflow, provider))
     out.update(ferry.play(agents_sdk_logfire, provider))
+    if google_adk:
+        from . import reel
+
+        out.update(reel.play(google_adk, provider))
     return out
 
 

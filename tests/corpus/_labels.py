@@ -562,6 +562,12 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed28": {
         "ferry": range(75000, 75024),
     },
+    # Sealed 30: labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed30``): only a new agent (reel: a Google ADK custom
+    # agent under ADK's own OpenTelemetry tracing).
+    "sealed30": {
+        "reel": range(81000, 81024),
+    },
 }
 
 _ERRORS = (
@@ -3853,6 +3859,140 @@ def _ferry_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- reel: a film production's locations office securing a street location for a shoot day, a
+# Google ADK custom agent traced by ADK's own OpenTelemetry tracing (sealed-30). A step is the
+# planner's ``step`` name, which revisions keep. The labelled step of a wrong value is the first
+# plan step whose inputs carried it. The planner trusts the location manager's notes over the
+# production sheet: a wrong value comes from a note. Faults first: the split's 24 seeds over the
+# 12 scenarios play each twice. Services answer an error dict: ``LINE_BUSY`` (the runner's model
+# calls again at the slot named), ``COME_BACK`` (the coordinator runs the step again),
+# ``CHANGE_REQUIRED ... use X instead of Y`` (a revised plan) or ``DENIED`` (final).
+_REEL_TEXTS = (
+    "the film office duty officer is at a site visit on {street}",
+    "the council's permit system is reindexing batch {n}",
+    "parking enforcement is rerouting bays around roadworks {n}",
+    "the duty manager is in the {h}:{m}0 licensing meeting",
+    "the queue for the filming desk stands at {n} applications",
+)
+_REEL_STREETS = ("Wharf Road", "Canal Street", "Mare Street", "Orsman Road", "Andrews Road")
+_REEL_STEP = {
+    "find_location": "scout_location",
+    "apply_for_permit": "apply_permit",
+    "book_unit_base": "book_unit_base",
+    "pay_permit_fee": "pay_fee",
+    "send_resident_letters": "notify_residents",
+}
+_REEL_SLOTTED = ["apply_for_permit", "book_unit_base", "send_resident_letters"]
+_REEL_AGAIN = ["apply_for_permit", "book_unit_base", "pay_permit_fee", "send_resident_letters"]
+
+
+def _reel_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_REEL_TEXTS).format(
+            h=rng.randint(9, 17),
+            m=rng.randint(0, 5),
+            n=rng.randint(2, 980),
+            street=rng.choice(_REEL_STREETS),
+        )
+        for _ in range(count)
+    ]
+
+
+def _reel_busy(rng: random.Random, count: int) -> list[str]:
+    # each answer names another slot: the model calls again with different arguments
+    slots = rng.sample(range(2, 60), count)
+    texts = _reel_texts(rng, count)
+    return [f"LINE_BUSY: {t}; try slot {s}" for t, s in zip(texts, slots, strict=True)]
+
+
+def _reel_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # COME_BACK again and again (varying texts), the coordinator runs the step again each time;
+    # the last answer is DENIED
+    service = rng.choice(_REEL_AGAIN)
+    texts = _reel_texts(rng, rng.randint(4, 7))
+    errors = [f"COME_BACK: {t}" for t in texts[:-1]] + [f"DENIED: {texts[-1]}"]
+    return RUNAWAY, _REEL_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _reel_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one runner run: LINE_BUSY again and again, each time naming another slot the model
+    # calls at; the last answer is DENIED
+    service = rng.choice(_REEL_SLOTTED)
+    count = rng.randint(4, 7)
+    errors = [*_reel_busy(rng, count - 1), f"DENIED: {_reel_texts(rng, 1)[0]}"]
+    return RUNAWAY, _REEL_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _reel_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fee fails in every plan: COME_BACK (run again), then CHANGE_REQUIRED naming the
+    # account the production's ledger moved to (a revised plan), 3-4 plans; the last DENIED
+    plans, errors = rng.randint(3, 4), []
+    for i in range(plans):
+        later, moved = _reel_texts(rng, 2)
+        account = f"PR-{rng.randint(50000, 99999)}"
+        errors.append(f"COME_BACK: {later}")
+        # the world writes the account the refused call carried in for ``{old}``
+        change = f"CHANGE_REQUIRED: {moved}; use {account} instead of {{old}}"
+        errors.append(change if i < plans - 1 else f"DENIED: {moved}")
+    service = "pay_permit_fee"
+    return RUNAWAY, _REEL_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _reel_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the film office never decides: the runner checks the application until it gives up
+    return RUNAWAY, "apply_permit", "", {}
+
+
+def _reel_wrong_crew(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's crew size has its digits swapped or one changed: a location that takes it is
+    # found, the film office denies the permit for good (the certificate covers the real crew)
+    return PROPAGATION, "scout_location", "", {"crew": rng.choice([85, 68])}
+
+
+def _reel_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's shoot date has a digit changed: every step works, the app's check of the call
+    # sheet against the permit fails after the run
+    return PROPAGATION, "apply_permit", "", {"shoot_date": rng.choice(["2027-05-13", "2027-05-28"])}
+
+
+def _reel_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the fee is denied for good
+    return PROPAGATION, "pay_fee", "", {"account": rng.choice(["PR-30471", "PR-34017"])}
+
+
+def _reel_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # LINE_BUSY once or twice inside one runner run; the call at the slot named works
+    service = rng.choice(_REEL_SLOTTED)
+    return (
+        "healthy",
+        "",
+        RUNAWAY,
+        {"service": service, "errors": _reel_busy(rng, rng.randint(1, 2))},
+    )
+
+
+def _reel_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the film office's register answers 4-9 pages; the location is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _reel_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the application is pending 3-8 checks, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _reel_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the bays on the sheet's street are suspended that day: CHANGE_REQUIRED naming another
+    # street; the revised plan books the unit base there and the rest works
+    return "healthy", "", PROPAGATION, {"street_to": rng.choice(["Orsman Road", "Andrews Road"])}
+
+
+def _reel_external_watermain(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the call sheet checked, a water main bursts in the unit base's
+    # street on the shoot day: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -4350,6 +4490,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _ferry_polling_ends,
         "legit_replan": _ferry_legit_replan,
         "external_storm": _ferry_external_storm,
+    },
+    "reel": {
+        "loop_step_varying": _reel_loop_step,
+        "loop_tool_in_step": _reel_loop_tool,
+        "loop_across_replans": _reel_loop_replans,
+        "loop_poll_stuck": _reel_loop_poll,
+        "wrong_crew": _reel_wrong_crew,
+        "wrong_date": _reel_wrong_date,
+        "wrong_account": _reel_wrong_account,
+        "flaky_tool": _reel_flaky_tool,
+        "pagination": _reel_pagination,
+        "polling_ends": _reel_polling_ends,
+        "legit_replan": _reel_legit_replan,
+        "external_watermain": _reel_external_watermain,
     },
 }
 

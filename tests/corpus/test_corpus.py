@@ -118,6 +118,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed26",
         "sealed27",
         "sealed28",
+        "sealed30",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -2051,3 +2052,103 @@ def check_chandler_plays() -> None:
         "check_delivery_window",
         *["track_shipment"] * 3,
     ]
+
+
+def test_reel_agent_plays_sealed30_scenarios() -> None:
+    """The reel Google ADK agent (sealed-30 only) plays labelled scenarios under ADK's own
+    tracing, in a child process (ADK's tracer takes the process's global tracer provider for
+    good): ``check_reel_plays``."""
+    _check_in_child("check_reel_plays")
+
+
+def _adk_plans(spans: list[ReadableSpan], by_id: dict[int, ReadableSpan]) -> list[Any]:
+    """The planner's plans in order: the ``call_llm`` answers under ``agent_run
+    [location_planner]``."""
+    asked = sorted(
+        (
+            s
+            for s in spans
+            if s.name == "call_llm"
+            and s.parent
+            and by_id[s.parent.span_id].name == "agent_run [location_planner]"
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    said = [json.loads(str(_attrs(s)["gcp.vertex.agent.llm_response"])) for s in asked]
+    return [json.loads(r["content"]["parts"][0]["text"])["steps"] for r in said]
+
+
+def _adk_tool_calls(spans: list[ReadableSpan], tool: str) -> list[ReadableSpan]:
+    calls = [s for s in spans if s.name == f"execute_tool {tool}"]
+    return sorted(calls, key=lambda s: s.start_time or 0)
+
+
+def _adk_io(span: ReadableSpan) -> tuple[dict[str, Any], dict[str, Any]]:
+    """An ``execute_tool`` span's arguments and response, as ADK records them."""
+    attrs = _attrs(span)
+    return (
+        json.loads(str(attrs["gcp.vertex.agent.tool_call_args"])),
+        json.loads(str(attrs["gcp.vertex.agent.tool_response"])),
+    )
+
+
+def check_reel_plays() -> None:
+    """The reel agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-30 runs). A fleet and a refund run played just before and just after (one provider;
+    fleet relays Semantic Kernel's spans from the same global provider) carry no ADK or reel
+    span, the reel runs only those two scopes and no ``planscope.*`` attribute. A busy loop
+    inside one runner run: the ``secure location`` root in error with the final denial, one plan
+    naming the labelled step, one ``execute_tool`` span per injected error (status UNSET: ADK's
+    error dicts), each at another slot, all under ``call_llm`` spans of one ``agent_run
+    [unit_runner]`` whose instruction names the step. A legitimate re-plan: the parking office's
+    change makes the planner answer the steps not done with the new street, the second booking
+    works, the root not in error, the app's checks right under the root."""
+    from tests.corpus import reel
+
+    neighbours = [
+        (fleet.play, _committed("fleet", "sealed11")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    ours = {reel.TRACER, "gcp.vertex.agent"}
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        reel.play, _committed("reel", "sealed30"), neighbours, ours
+    )
+    for run in ids.values():
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+    spans = traces[ids[picked.run]]
+    by_id = _gave_up(spans, "secure location", picked.params["errors"][-1].split(": ", 1)[1])
+    (plan,) = _adk_plans(spans, by_id)
+    assert picked.step in [s["step"] for s in plan]
+    calls = _adk_tool_calls(spans, picked.params["service"])
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert {s.status.status_code for s in calls} == {StatusCode.UNSET}
+    answers = [_adk_io(s)[1] for s in calls]
+    assert [a["status"] for a in answers] == ["error"] * len(calls)
+    assert [a["error_code"] for a in answers][-1] == "DENIED"
+    slots = [_adk_io(s)[0].get("slot") for s in calls]
+    assert slots[0] is None and len(set(slots)) == len(slots)  # another slot each time
+    asked = {s.parent.span_id for s in calls if s.parent}
+    assert {by_id[a].name for a in asked} == {"call_llm"}
+    (runner,) = {by_id[a].parent.span_id for a in asked}  # type: ignore[union-attr]
+    assert by_id[runner].name == "agent_run [unit_runner]"
+    first = min(
+        (s for s in spans if s.parent and s.parent.span_id == runner),
+        key=lambda s: s.start_time or 0,
+    )
+    assert f"— {picked.step}: " in str(_attrs(first)["gcp.vertex.agent.llm_request"])
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("secure location")
+    assert root.status.status_code is not StatusCode.ERROR
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    first_plan, second_plan = _adk_plans(spans, by_id)
+    assert [s["step"] for s in second_plan] == [s["step"] for s in first_plan][2:]
+    street = replan.params["street_to"]
+    assert second_plan[0]["inputs"]["street"] == street
+    bookings = [_adk_io(s) for s in _adk_tool_calls(spans, "book_unit_base")]
+    assert [a["street"] for a, _ in bookings] == [reel.JOB["street"], street]
+    assert [r["status"] for _, r in bookings] == ["error", "success"]
+    under = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
+    checks = [s.name for s in sorted(under, key=lambda s: s.start_time or 0)]
+    assert checks == ["invocation", "verify call sheet", "watch shoot day"]
