@@ -29,6 +29,7 @@ from . import (
     marina,
     moving,
     museum,
+    observatory,
     oncall,
     organ,
     refuge,
@@ -87,7 +88,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     the chandler LlamaIndex Workflow through OpenInference's LlamaIndex instrumentor on
     ``provider`` and its own root span per order, the ferry OpenAI Agents SDK desks through
     Logfire's openai-agents instrumentation (a local Logfire instance whose additional span
-    processor relays to ``provider``'s processors).
+    processor relays to ``provider``'s processors), the observatory LlamaIndex AgentWorkflow
+    through OpenLLMetry's LlamaIndex instrumentor on ``provider`` and its own root span per run.
     """
     import planscope
 
@@ -112,6 +114,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     plan_and_execute_openllmetry: list[Label] = []
     llama_index_workflow: list[Label] = []
     agents_sdk_logfire: list[Label] = []
+    llama_index_agents: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -171,6 +174,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             llama_index_workflow.append(label)
         elif label.agent == "ferry":
             agents_sdk_logfire.append(label)
+        elif label.agent == "observatory":
+            llama_index_agents.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -204,6 +209,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(glazier.play(plan_and_execute_openllmetry, provider))
     out.update(chandler.play(llama_index_workflow, provider))
     out.update(ferry.play(agents_sdk_logfire, provider))
+    # after chandler: OpenLLMetry's and OpenInference's LlamaIndex handlers share the root
+    # dispatcher; the observatory play puts back the handlers it found when it returns
+    out.update(observatory.play(llama_index_agents, provider))
     return out
 
 
