@@ -82,6 +82,7 @@ SEALED = (
     "sealed26",
     "sealed27",
     "sealed28",
+    "sealed29",
     "sealed30",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""

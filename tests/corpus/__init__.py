@@ -29,6 +29,7 @@ from . import (
     marina,
     moving,
     museum,
+    observatory,
     oncall,
     organ,
     refuge,
@@ -87,7 +88,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     the chandler LlamaIndex Workflow through OpenInference's LlamaIndex instrumentor on
     ``provider`` and its own root span per order, the ferry OpenAI Agents SDK desks through
     Logfire's openai-agents instrumentation (a local Logfire instance whose additional span
-    processor relays to ``provider``'s processors).
+    processor relays to ``provider``'s processors), the observatory LlamaIndex AgentWorkflow
+    through OpenLLMetry's LlamaIndex instrumentor on ``provider`` and its own root span per run.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -116,6 +118,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     plan_and_execute_openllmetry: list[Label] = []
     llama_index_workflow: list[Label] = []
     agents_sdk_logfire: list[Label] = []
+    llama_index_agents: list[Label] = []
     google_adk: list[Label] = []
     for label in labels:
         if label.agent == "etl":
@@ -176,6 +179,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             llama_index_workflow.append(label)
         elif label.agent == "ferry":
             agents_sdk_logfire.append(label)
+        elif label.agent == "observatory":
+            llama_index_agents.append(label)
         elif label.agent == "reel":
             google_adk.append(label)
         else:
@@ -211,6 +216,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(glazier.play(plan_and_execute_openllmetry, provider))
     out.update(chandler.play(llama_index_workflow, provider))
     out.update(ferry.play(agents_sdk_logfire, provider))
+    # after chandler: OpenLLMetry's and OpenInference's LlamaIndex handlers share the root
+    # dispatcher; the observatory play puts back the handlers it found when it returns
+    out.update(observatory.play(llama_index_agents, provider))
     if google_adk:
         from . import reel
 

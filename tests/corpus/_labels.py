@@ -562,6 +562,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed28": {
         "ferry": range(75000, 75024),
     },
+    # Sealed 29: built before any detector or the span mapping saw this agent's spans, labels
+    # committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed29``): only a new agent (observatory: a LlamaIndex
+    # AgentWorkflow of FunctionAgents handing off to each other, OpenLLMetry's LlamaIndex
+    # instrumentor).
+    "sealed29": {
+        "observatory": range(78000, 78024),
+    },
     # Sealed 30: labels committed alone before any detector ran on it, scored once
     # (``benchmarks/detector_corpus.py --sealed30``): only a new agent (reel: a Google ADK custom
     # agent under ADK's own OpenTelemetry tracing).
@@ -3859,6 +3867,132 @@ def _ferry_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- observatory: an observatory's night desk booking a visiting astronomer's observing run, a
+# LlamaIndex AgentWorkflow of FunctionAgents handing off to each other under OpenLLMetry's
+# LlamaIndex instrumentor (sealed-29). A step is the ``step`` of the planner's ``write_plan``
+# call (re-plans keep the names). The labelled step of a wrong value is the first plan step
+# whose service call's params carried it. The planner trusts the programme office's notes over
+# the proposal sheet: a wrong value comes from a note. Faults first: the split's 24 seeds over
+# the 12 scenarios play each twice. Facilities reply ``hold`` (the executor calls again, at the
+# window they name), ``defer`` (the planner hands the step off again), ``revise ... use X
+# instead of Y`` (a new plan) or ``denied`` (final).
+_OBSERVATORY_TEXTS = (
+    "the dome is rotating to azimuth {n}",
+    "the night assistant is filling the dewar on unit {n}",
+    "humidity at the {h}:{m}0 reading is above the dome limit",
+    "the queue scheduler is recomputing block {n}",
+    "the finance ledger is locked for batch {n}",
+)
+_OBSERVATORY_STEP = {
+    "find_instrument": "find_instrument",
+    "book_night": "book_night",
+    "charge_grant": "charge_grant",
+    "send_schedule": "notify_observer",
+}
+
+
+def _observatory_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_OBSERVATORY_TEXTS).format(
+            h=rng.randint(18, 23), m=rng.randint(0, 5), n=rng.randint(2, 990)
+        )
+        for _ in range(count)
+    ]
+
+
+def _observatory_holds(rng: random.Random, count: int) -> list[str]:
+    # each hold names another window: the executor calls again with different params
+    windows = rng.sample(range(2, 40), count)
+    texts = _observatory_texts(rng, count)
+    return [f"[hold] {t}; window {w}" for t, w in zip(texts, windows, strict=True)]
+
+
+def _observatory_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # defer again and again (varying texts), the planner hands the step off again each time;
+    # the last reply is denied
+    service = rng.choice(list(_OBSERVATORY_STEP))
+    texts = _observatory_texts(rng, rng.randint(4, 7))
+    errors = [f"[defer] {t}" for t in texts[:-1]] + [f"[denied] {texts[-1]}"]
+    return RUNAWAY, _OBSERVATORY_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _observatory_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor turn: hold again and again, each naming another window the model
+    # calls at; the last reply is denied
+    service = rng.choice(["book_night", "charge_grant", "send_schedule"])
+    count = rng.randint(4, 7)
+    errors = [*_observatory_holds(rng, count - 1), f"[denied] {_observatory_texts(rng, 1)[0]}"]
+    return RUNAWAY, _OBSERVATORY_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _observatory_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the charge fails in every plan: defer (handed off again), then revise naming the grant
+    # the hours moved to (a new plan), 3-4 plans; the last reply is denied
+    plans, errors = rng.randint(3, 4), []
+    for i in range(plans):
+        later, moved = _observatory_texts(rng, 2)
+        grant = f"ERC-{rng.randint(800000, 999999)}"
+        errors.append(f"[defer] {later}")
+        # the world writes the grant the refused call carried in for ``{old}``
+        revise = f"[revise] {moved}; use {grant} instead of {{old}}"
+        errors.append(revise if i < plans - 1 else f"[denied] {moved}")
+    service = "charge_grant"
+    return RUNAWAY, _OBSERVATORY_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _observatory_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the committee never decides: the scheduler checks until it gives up
+    return RUNAWAY, "secure_time", "", {}
+
+
+def _observatory_wrong_site(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note names another mountain: a unit there is found and time granted on it; dome
+    # scheduling denies the night for good (the award is for La Palma)
+    site = rng.choice(["Calar Alto", "Tenerife"])
+    return PROPAGATION, "find_instrument", "", {"site": site}
+
+
+def _observatory_wrong_night(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's night has a digit changed: every step works, the app's dark-time check fails
+    night = rng.choice(["2027-08-09", "2027-08-29"])
+    return PROPAGATION, "book_night", "", {"night": night}
+
+
+def _observatory_wrong_grant(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's grant has two digits swapped: the charge is denied for good
+    grant = rng.choice(["ERC-771240", "ERC-717204"])
+    return PROPAGATION, "charge_grant", "", {"grant": grant}
+
+
+def _observatory_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # hold once or twice inside one executor turn; the call at the window named works
+    service = rng.choice(["book_night", "charge_grant", "send_schedule"])
+    errors = _observatory_holds(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"service": service, "errors": errors}
+
+
+def _observatory_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the catalogue answers 4-9 pages; the unit is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _observatory_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the committee's decision is in review for 3-8 checks, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _observatory_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the aluminising crew holds the dome on the run's night: revise to a later night (the
+    # astronomer's window moves with it); the re-planned booking works
+    return "healthy", "", PROPAGATION, {"dome_night": rng.choice(["2027-08-20", "2027-08-22"])}
+
+
+def _observatory_external_ash(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the night verified, an ash plume closes the dome during the
+    # observation: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 # --- reel: a film production's locations office securing a street location for a shoot day, a
 # Google ADK custom agent traced by ADK's own OpenTelemetry tracing (sealed-30). A step is the
 # planner's ``step`` name, which revisions keep. The labelled step of a wrong value is the first
@@ -4490,6 +4624,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _ferry_polling_ends,
         "legit_replan": _ferry_legit_replan,
         "external_storm": _ferry_external_storm,
+    },
+    "observatory": {
+        "loop_step_varying": _observatory_loop_step,
+        "loop_tool_in_step": _observatory_loop_tool,
+        "loop_across_replans": _observatory_loop_replans,
+        "loop_poll_stuck": _observatory_loop_poll,
+        "wrong_site": _observatory_wrong_site,
+        "wrong_night": _observatory_wrong_night,
+        "wrong_grant": _observatory_wrong_grant,
+        "flaky_tool": _observatory_flaky_tool,
+        "pagination": _observatory_pagination,
+        "polling_ends": _observatory_polling_ends,
+        "legit_replan": _observatory_legit_replan,
+        "external_ash": _observatory_external_ash,
     },
     "reel": {
         "loop_step_varying": _reel_loop_step,

@@ -46,6 +46,7 @@ from tests.corpus import (
     marina,
     moving,
     museum,
+    observatory,
     organ,
     play,
     read_labels,
@@ -118,6 +119,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed26",
         "sealed27",
         "sealed28",
+        "sealed29",
         "sealed30",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
@@ -2052,6 +2054,95 @@ def check_chandler_plays() -> None:
         "check_delivery_window",
         *["track_shipment"] * 3,
     ]
+
+
+def test_observatory_agent_plays_sealed29_scenarios() -> None:
+    """The observatory LlamaIndex AgentWorkflow (sealed-29 only) plays labelled scenarios under
+    OpenLLMetry's LlamaIndex instrumentor, in a child process (the instrumentor adds its
+    handlers to LlamaIndex's process-wide root dispatcher): ``check_observatory_plays``."""
+    _check_in_child("check_observatory_plays")
+
+
+def _tool_steps(spans: list[ReadableSpan], tool: str) -> list[ReadableSpan]:
+    """The AgentWorkflow's ``call_tool`` step spans of one tool, in order (OpenLLMetry names
+    every step span ``AgentWorkflow.task``; only ``call_tool``'s carry ``tool.name``)."""
+    calls = [
+        s for s in spans if s.name == "AgentWorkflow.task" and _attrs(s).get("tool.name") == tool
+    ]
+    return sorted(calls, key=lambda s: s.start_time or 0)
+
+
+def _tool_output(span: ReadableSpan) -> dict[str, Any]:
+    """A ``call_tool`` step span's ``ToolCallResult``'s tool output, as OpenLLMetry records it."""
+    return dict(json.loads(str(_attrs(span)["traceloop.entity.output"]))["tool_output"])
+
+
+def _tool_args(span: ReadableSpan) -> dict[str, Any]:
+    return dict(json.loads(str(_attrs(span)["tool.arguments"])))
+
+
+def check_observatory_plays() -> None:
+    """The observatory workflow's spans, inspected in memory only (no store, no mapping, no
+    detector on sealed-29 runs). A chandler run (OpenInference's LlamaIndex instrumentor on the
+    same root dispatcher) and a refund run played just before and just after (one provider)
+    carry no observatory or OpenLLMetry span, the observatory runs only those two scopes and no
+    ``planscope.*`` attribute, and the root dispatcher's handlers are what they were before. A
+    hold loop inside one executor turn: the ``observing run`` root in error with the last reply,
+    one ``write_plan`` call naming the labelled step, one ``call_tool`` step span per injected
+    reply (status UNSET, the reply only in its recorded tool output, marked ``is_error``; the
+    raising tool's own span never ended, so never exported), each call's arguments different
+    (the window each reply names), no handoff between them. A legitimate re-plan: dome
+    scheduling's revision makes the planner's second ``write_plan`` the steps left with the new
+    night, the second booking works, the root not in error, the app's checks under it."""
+    from llama_index.core.instrumentation import get_dispatcher
+
+    dispatcher = get_dispatcher()
+    handlers = (list(dispatcher.span_handlers), list(dispatcher.event_handlers))
+    neighbours = [
+        (chandler.play, _committed("chandler", "sealed27")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    ours = {observatory.TRACER, "opentelemetry.instrumentation.llamaindex"}
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        observatory.play, _committed("observatory", "sealed29"), neighbours, ours
+    )
+    assert (dispatcher.span_handlers, dispatcher.event_handlers) == handlers
+    for run in ids.values():
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+    spans = traces[ids[picked.run]]
+    _gave_up(spans, "observing run", picked.params["errors"][-1])
+    (plan,) = _tool_steps(spans, "write_plan")
+    assert picked.step in [st["step"] for st in _tool_args(plan)["steps"]]
+    calls = _tool_steps(spans, picked.params["service"])
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert {s.status.status_code for s in calls} == {StatusCode.UNSET}
+    outputs = [_tool_output(s) for s in calls]
+    assert all(o["is_error"] for o in outputs)
+    assert [o["raw_output"] for o in outputs][-1].endswith(picked.params["errors"][-1])
+    parents = {s.parent.span_id for s in spans if s.parent}
+    assert not any(s.context.span_id in parents for s in calls)  # the tool's span never ended
+    assert len({json.dumps(_tool_args(s), sort_keys=True) for s in calls}) == len(calls)
+    handoffs = _tool_steps(spans, "handoff")
+    first, last = calls[0].start_time or 0, calls[-1].start_time or 0
+    assert not [s for s in handoffs if first < (s.start_time or 0) < last]  # one executor turn
+    handed = [_tool_args(s) for s in handoffs if (s.start_time or 0) < first][-1]
+    assert handed["to_agent"] != observatory.PLANNER
+    assert handed["reason"].startswith(f"Step {picked.step}: ")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == "observing run" and root.status.status_code is not StatusCode.ERROR
+    bookings = _tool_steps(spans, "book_night")
+    assert [_tool_output(s)["is_error"] for s in bookings] == [True, False]
+    night = replan.params["dome_night"]
+    assert [_tool_args(s)["night"] for s in bookings] == [observatory.JOB["night"], night]
+    before, after = [_tool_args(s)["steps"] for s in _tool_steps(spans, "write_plan")]
+    assert [st["step"] for st in after] == [st["step"] for st in before][2:]
+    assert after[0]["params"]["night"] == night != before[2]["params"]["night"]
+    checks = [s for s in spans if s.name in ("verify night", "watch observation")]
+    assert len(checks) == 2 and all(
+        s.parent and s.parent.span_id == root.context.span_id for s in checks
+    )
 
 
 def test_reel_agent_plays_sealed30_scenarios() -> None:
