@@ -1407,9 +1407,7 @@ def _failed_titles(store: Queryable, project: str, traces: dict[str, TraceData])
     """The failed skeleton spans named by a template (Logfire's) get what their name says
     filled in (``RawSpan.title``: a check's name says what it checked); one ``otel_traces``
     query (``LOAD_FAILED_TITLES``) over the traces with a failed skeleton span, none without."""
-    wanted = [
-        t for t in traces.values() if any(s.status_code == "Error" for s in t.raw or ())
-    ]
+    wanted = [t for t in traces.values() if any(s.status_code == "Error" for s in t.raw or ())]
     if not wanted:
         return
     titles: dict[str, dict[str, str]] = {}

@@ -2534,7 +2534,8 @@ def structured_plans(
     each by attempts no earlier value is carried by (a tool every attempt is told of names no
     step; when the values carried are the tools called, the ids are another key's names); a
     step's tool is the value of the key whose values name tools called in the trace
-    (:func:`_called`), its arguments the item's first mapping. A later answer of the same
+    (:func:`_called`), its arguments the item's first mapping (an item with none: its text
+    fields as the step's ``description``, :func:`_says`). A later answer of the same
     planner is a revision: it may repeat the steps already done, under the same ids, so
     attempts before and after it bind to the same steps; one that names only earlier steps and
     gives them arguments but no tool amends the plan before it (:func:`_amended`). Runs of

@@ -79,8 +79,9 @@ learns the airline cancelled), also one that did not fail but *answered* what th
 says (every value the outcome reason names that the objective does not state is one its result
 names: the app reported the world's answer as the run's failure), a separate agent run no plan
 step names (a watch after the release), or an application's own plain span outside any attempt
-whose failure names no value a plan step's tool calls got or returned (a transfer the bank
-returned) — nothing is reported, unless the check's own evidence (the inputs it was called
+whose failure names no value a plan step's tool calls got or returned but its own inputs
+(what its name says, filled in: a transfer the bank returned, the loan a watch watched) —
+nothing is reported, unless the check's own evidence (the inputs it was called
 with, what its failure says) ties the failure to a value the planner introduced, **a check's
 verdict on the plan's value**:
 
