@@ -316,6 +316,7 @@ def fill_traces(
     _attach(traces, "tools", ToolCall, _lists(tools))
     if raw is not None:
         _apply_raw(traces, raw, batch)
+        _failed_titles(store, params["project"], traces)
     batch.reshaped.update(_tool_events(store, params["project"], list(traces.values())))
     for t in traces.values():
         if _agent_roots(t):
@@ -1402,6 +1403,23 @@ def _apply_raw(traces: dict[str, TraceData], raw: _Raw, batch: BatchColumns) -> 
             traces[trace_id].raw = _without_logs(traces[trace_id].raw or [])
 
 
+def _failed_titles(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
+    """The failed skeleton spans named by a template (Logfire's) get what their name says
+    filled in (``RawSpan.title``: a check's name says what it checked); one ``otel_traces``
+    query (``LOAD_FAILED_TITLES``) over the traces with a failed skeleton span, none without."""
+    wanted = [t for t in traces.values() if any(s.status_code == "Error" for s in t.raw or ())]
+    if not wanted:
+        return
+    titles: dict[str, dict[str, str]] = {}
+    for trace_id, span_id, title in _of_traces(
+        store, Q.LOAD_FAILED_TITLES, project, wanted, ("trace_id", "span_id", "title")
+    ):
+        titles.setdefault(trace_id, {})[span_id] = title
+    for trace_id, said in titles.items():
+        t = traces[trace_id]
+        t.raw = [s._replace(title=said[s.span_id]) if s.span_id in said else s for s in t.raw or ()]
+
+
 def _without_logs(raw: list[RawSpan]) -> list[RawSpan]:
     """A trace's spans but its logs (Logfire's log spans: events of their parent, not work),
     the span an error-level log was logged in failed with its text (``observed.logged_failures``).
@@ -1441,4 +1459,5 @@ def _take(table: Any, rows: Any, fields: Sequence[str]) -> dict[str, list[Any]]:
     if picked.num_rows == 0:
         return {}
     picked = _in_order(picked, "start_ns", "span_id")
-    return {f: picked.column(f).to_pylist() for f in ("trace_id", *fields)}
+    have = set(picked.column_names)  # a field the read lacks takes its default (_attach)
+    return {f: picked.column(f).to_pylist() for f in ("trace_id", *fields) if f in have}

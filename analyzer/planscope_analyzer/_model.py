@@ -232,6 +232,10 @@ class RawSpan(NamedTuple):
     end_ns: int = 0
     log_level: int = 0
     """A Logfire log's level (0: not a log; the loader folds logs into their parents)."""
+    title: str = ""
+    """What the span's name says with its arguments filled in, read for a failed span whose
+    name is a template (Logfire's ``logfire.msg``: ``watch loan {loan}`` is ``watch loan
+    LN-88``); '' when its name says it."""
 
 
 class SchedulerSpan(NamedTuple):

@@ -204,6 +204,18 @@ _OF_IDS = """Project = {project:String}
   AND Timestamp >= {since:DateTime64(9)} AND Timestamp < {until:DateTime64(9)}
   AND TraceId IN (SELECT arrayJoin(splitByChar(',', {ids:String})))"""
 
+# What the failed spans of the traces in {ids:String} whose name is Logfire's message template
+# say with their arguments filled in (``logfire.msg``: RawSpan.title), for the loader's
+# skeletons: a failed application check's name says what it checked. Only failed spans named
+# by a template: the attribute map is read for a few rows, never by LOAD_RAW.
+LOAD_FAILED_TITLES = f"""
+SELECT TraceId AS trace_id, SpanId AS span_id, SpanAttributes['{A.LOGFIRE_MSG}'] AS title
+FROM otel_traces
+WHERE {_OF_IDS} AND {SPAN_STATUS_CODE_SQL} = 'Error' AND SpanModelLogLevel = 0
+  AND SpanAttributes['{A.LOGFIRE_MSG_TEMPLATE}'] = SpanName
+  AND SpanAttributes['{A.LOGFIRE_MSG}'] NOT IN ('', SpanName)
+"""
+
 # The LLM calls of the traces in {ids:String} whose messages may say tool calls binding takes
 # (observed.conversation_calls_sql), with the message attributes that
 # observed.conversation_tool_events reads (the tool calls only their conversation says).

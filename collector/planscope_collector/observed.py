@@ -2534,7 +2534,8 @@ def structured_plans(
     each by attempts no earlier value is carried by (a tool every attempt is told of names no
     step; when the values carried are the tools called, the ids are another key's names); a
     step's tool is the value of the key whose values name tools called in the trace
-    (:func:`_called`), its arguments the item's first mapping. A later answer of the same
+    (:func:`_called`), its arguments the item's first mapping (an item with none: its text
+    fields as the step's ``description``, :func:`_says`). A later answer of the same
     planner is a revision: it may repeat the steps already done, under the same ids, so
     attempts before and after it bind to the same steps; one that names only earlier steps and
     gives them arguments but no tool amends the plan before it (:func:`_amended`). Runs of
@@ -2677,10 +2678,29 @@ def _plan_of(
             args = given
         if args is not None:
             step["args"] = args
+        elif said := _says(item, (best, tool_key if step["tool"] else None)):
+            step["description"] = said
         if needs := _needs(item, best, earlier):
             step["depends_on"] = needs
         objects.append(step)
     return _as_plan(span_id, objects)
+
+
+def _says(item: Mapping[str, Any], keys: Iterable[str | None]) -> str:
+    """What an item that gives no arguments says in its own words: its text fields of several
+    words but ``keys`` (its id and tool), one a line, in order. A sub-task whose values are
+    written only into its sentence (``"input": "Glue 40 spines with hide glue"``) keeps them
+    in the plan read: they are what the planner wrote.
+
+    >>> _says({"name": "glue", "input": "Glue 40 spines", "done": "glued", "n": 2}, ["name"])
+    'Glue 40 spines'
+    """
+    skip = set(keys)
+    return "\n".join(
+        v.strip()
+        for k, v in item.items()
+        if k not in skip and isinstance(v, str) and len(v.split()) > 1
+    )
 
 
 _PAIR_NAME = ("name", "key")

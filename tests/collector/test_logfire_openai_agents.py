@@ -4,7 +4,10 @@ worker agent runs each step with ``function_tool`` services, one of which always
 model calls it again and again. Logfire names every span by its message template and puts
 ``gen_ai.system`` on all of them; the span model (migration 0047) reads the agent runs as step
 attempts, the ``Function`` spans as tool calls with their arguments, the plan from the
-planner's model call ``output``, and the analyzer sees the loop at its step.
+planner's model call ``output``, and the analyzer sees the loop at its step. In a second
+renewal every step succeeds, then the app's own ``logfire.span`` watching the loan fails naming
+the loan it watches: the world's doing, not the plan's (the check's inputs are its name's
+arguments, Logfire's ``logfire.msg``).
 
 The model is scripted on the conformance suite's fake OpenAI server; the SDK's own trace
 provider is replaced for the test (no processor: nothing goes to OpenAI's platform) and put
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 from typing import Any
 
@@ -73,11 +77,17 @@ def extend_loan(loan: str) -> str:
     raise Unavailable(f"catalogue locked for {loan}")
 
 
+@function_tool(name_override="extend_loan")
+def extend_loan_ok(loan: str) -> str:
+    """Extend a loan by two weeks."""
+    return json.dumps({"loan": loan, "due": "2026-06-30"})
+
+
 def _arg(name: str, value: str) -> dict[str, str]:
     return {"name": name, "value": value}
 
 
-def _respond(body: dict[str, Any]) -> dict[str, Any]:
+def _respond(body: dict[str, Any], tries: int = TRIES) -> dict[str, Any]:
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     system = str(messages[0].get("content") or "") if messages else ""
     if system.startswith(PLANNER):
@@ -95,7 +105,7 @@ def _respond(body: dict[str, Any]) -> dict[str, Any]:
     user = next(str(m.get("content")) for m in messages if m.get("role") == "user")
     step = json.loads(user)
     tried = sum(m.get("role") == "tool" for m in messages)
-    if tried < (TRIES if step["service"] == "extend_loan" else 1):
+    if tried < (tries if step["service"] == "extend_loan" else 1):
         call = {"id": f"call_{tried}", "type": "function"}
         arguments = json.dumps({a["name"]: a["value"] for a in step["arguments"]})
         call["function"] = {"name": step["service"], "arguments": arguments}
@@ -116,8 +126,10 @@ class _Relay(SpanProcessor):
         self.target.on_end(span)
 
 
-def _renew(url: str) -> str:
-    """One renewal, its spans posted to the collector at ``url``; its trace id."""
+def _renew(url: str, *, recalled: bool = False) -> str:
+    """One renewal, its spans posted to the collector at ``url``; its trace id. ``recalled``:
+    the catalogue extends the loan, then the app's watch of the loan fails (the library
+    recalled it)."""
     relay = SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces"))
     lf = logfire.configure(
         local=True,
@@ -132,14 +144,18 @@ def _renew(url: str) -> str:
     set_trace_provider(DefaultTraceProvider())
     try:
         lf.instrument_openai_agents()
-        with ModelServer(respond=_respond) as server:
+        respond = functools.partial(_respond, tries=1 if recalled else TRIES)
+        with ModelServer(respond=respond) as server:
             client = AsyncOpenAI(base_url=server.base_url("library"), api_key="t", max_retries=0)
             model = OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
             planner = Agent(
                 name="planner", instructions=PLANNER, model=model, output_type=RenewalPlan
             )
             worker = Agent(
-                name="worker", instructions=WORKER, model=model, tools=[find_loan, extend_loan]
+                name="worker",
+                instructions=WORKER,
+                model=model,
+                tools=[find_loan, extend_loan_ok if recalled else extend_loan],
             )
 
             async def renew() -> None:
@@ -148,6 +164,10 @@ def _renew(url: str) -> str:
                     done = await Runner.run(worker, step.model_dump_json(), max_turns=TRIES + 3)
                     if done.final_output != "done":
                         raise RenewalFailed(f"{step.step_id}: {done.final_output}")
+                if recalled:
+                    loan = plan.steps[-1].arguments[0].value
+                    with lf.span("watch loan {loan}", loan=loan):
+                        raise RenewalFailed(f"loan {loan} recalled by the branch: stock audit")
 
             with contextlib.suppress(RenewalFailed), lf.span("renew {card}", card="C-7") as root:
                 trace_id = format(root.get_span_context().trace_id, "032x")
@@ -175,3 +195,21 @@ def test_logfire_openai_agents_run_is_mapped(collector: BackgroundServer) -> Non
     assert t.run is not None and t.llm_spans == 1 + 2 + TRIES + 1
     found = Analyzer(store).analyze("default", [trace_id], write=False).findings
     assert [(f.kind, f.step_id) for f in found] == [("runaway_loop", "renew")]
+
+
+def test_a_logfire_watch_naming_what_it_watches_is_the_worlds(
+    collector: BackgroundServer,
+) -> None:
+    """Every step succeeded, then the app's ``watch loan {loan}`` span failed naming the loan
+    the plan's steps carried: that value is the watch's own input (its filled-in name), so the
+    failure is the world's, not a value the planner got wrong."""
+    trace_id = _renew(collector.url, recalled=True)
+    wait_for_trace(collector.url, trace_id, 20)
+    store = collector.app.state.collector.store
+    t = load_traces(store, "default", [trace_id])[trace_id]
+    assert t.run is not None and t.run.outcome == "failure"
+    assert all(not a.failed for a in t.attempts)
+    watch = next(s for s in t.raw or () if s.name == "watch loan {loan}")
+    assert (watch.status_code, watch.title) == ("Error", "watch loan LN-88")
+    found = Analyzer(store).analyze("default", [trace_id], write=False).findings
+    assert [(f.kind, f.step_id) for f in found] == []

@@ -2279,6 +2279,19 @@ def test_another_planners_list_that_keeps_the_step_names_is_a_re_plan() -> None:
     assert (b.attempts["x1"], b.attempts["x3"], "x1" in b.failed) == (1, 2, True)
 
 
+def test_a_sub_task_whose_values_are_only_in_its_sentence_keeps_the_sentence() -> None:
+    """A structured plan's sub-task that gives no arguments states its values only in its
+    text (``input``): the plan read keeps that text as the step's description, so the values
+    the planner wrote there (the cords, 5 then 4 after the re-plan) are in the plan."""
+    b = bind(bindery_workflow(replan=True), [])
+    first, again = (json.loads(p.json) for p in b.read_plans)
+    assert [(s["id"], s.get("description")) for s in first] == [
+        ("collate_folios", "Collate the folios of volume 3."),
+        ("sew_signatures", "Sew volume 3 on 5 cords."),
+    ]
+    assert [s.get("description") for s in again] == ["Sew volume 3 on 4 cords."]
+
+
 def test_an_openinference_model_call_answering_by_a_function_call_answers_its_arguments() -> None:
     """A structured-output call answered as a function call (no text) says the call's
     arguments, in call order, as GenAI output messages' tool calls are read."""

@@ -79,8 +79,9 @@ learns the airline cancelled), also one that did not fail but *answered* what th
 says (every value the outcome reason names that the objective does not state is one its result
 names: the app reported the world's answer as the run's failure), a separate agent run no plan
 step names (a watch after the release), or an application's own plain span outside any attempt
-whose failure names no value a plan step's tool calls got or returned (a transfer the bank
-returned) — nothing is reported, unless the check's own evidence (the inputs it was called
+whose failure names no value a plan step's tool calls got or returned but its own inputs
+(what its name says, filled in: a transfer the bank returned, the loan a watch watched) —
+nothing is reported, unless the check's own evidence (the inputs it was called
 with, what its failure says) ties the failure to a value the planner introduced, **a check's
 verdict on the plan's value**:
 
@@ -757,9 +758,11 @@ def _listed(values: Iterable[str]) -> str:
 def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     """A span outside the typed ones (``raw``: an application's plain OTel span), started
     after the last plan step ended and inside no attempt, failed, and what its failure says
-    names no value a plan step's tool calls got or returned: the world told the app's own
-    check (a transfer returned by the bank). A check naming such a value (a release check
-    naming the deployed tag) judged the plan's work: the other patterns read it."""
+    names no value a plan step's tool calls got or returned, other than the check's own inputs
+    (what its name says, filled in: ``watch loan LN-88`` watched LN-88): the world told the
+    app's own check (a transfer returned by the bank, the loan it watched recalled). A check
+    naming such a value it was not given (a release check naming the deployed tag) judged the
+    plan's work: the other patterns read it."""
     if not trace.raw:
         return False
     typed = trace.typed_span_ids()
@@ -786,7 +789,10 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     memo = _values(trace)
     # the values each check names, dropped once a plan step's call got or returned one of them
     # (read call by call: the first calls usually tie them all)
-    pending = [{v for v in memo.text(r.message) if _traceable(v)} for r in checks]
+    pending = [
+        {v for v in memo.text(r.message) if _traceable(v)} - memo.text(r.title or r.name)
+        for r in checks
+    ]
     if not pending or not all(pending):
         return bool(pending)
     for call, _ in PlanPropagation._on_behalf(trace):
@@ -843,7 +849,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 15
+    version = 16
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
