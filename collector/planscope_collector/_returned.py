@@ -150,7 +150,9 @@ def _envelope(result: str) -> tuple[str, str] | None:
         return _kind(decoded), _message(error) if isinstance(error, dict) else error
     if decoded.get("status") == "error" and _ADK_ERROR_FIELDS & set(decoded):
         said = decoded.get("error_message")
-        return _kind(decoded), said if isinstance(said, str) and said else _message(decoded) or result
+        if not (isinstance(said, str) and said):
+            said = _message(decoded) or result
+        return _kind(decoded), said
     return None
 
 

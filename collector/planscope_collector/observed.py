@@ -3214,7 +3214,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     >>> user_request({"gen_ai.user.message": '[{"text": "Cast bell 7"}]'})
     'Cast bell 7'
     >>> user_request({"gcp.vertex.agent.llm_request": '{"config": {"system_instruction": '
-    ...               '"Renew loan 7."}, "contents": [{"role": "user", "parts": [{"text": "Go"}]}]}'})
+    ...               '"Renew loan 7."}, "contents": [{"role": "user", '
+    ...               '"parts": [{"text": "Go"}]}]}'})
     'Renew loan 7.\\nGo'
     """
     messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
@@ -3279,8 +3280,8 @@ _TOOL_ARGUMENT_KEYS = (
     _TOOL_EVENT,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migrations 0029, 0034, 0038, 0049: Google ADK's), else its ``gen_ai.tool.message`` event (Strands Agents):
-what a planner said through the tools it called."""
+them (migrations 0029, 0034, 0038; Google ADK's: 0049), else its ``gen_ai.tool.message`` event
+(Strands Agents): what a planner said through the tools it called."""
 
 
 _OI_CALL_ARGUMENTS = (

@@ -77,9 +77,7 @@ def _respond(body: dict[str, Any]) -> dict[str, Any]:
 def _renew(url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """One renewal, its spans posted to the collector at ``url``; its trace id."""
     provider = TracerProvider()
-    provider.add_span_processor(
-        SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces"))
-    )
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
     tracer = provider.get_tracer("gcp.vertex.agent")
     for module in (telemetry, base_agent, base_llm_flow, functions, runners):
         monkeypatch.setattr(module, "tracer", tracer)
