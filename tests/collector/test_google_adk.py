@@ -78,7 +78,7 @@ def _renew(url: str, monkeypatch: pytest.MonkeyPatch) -> str:
     """One renewal, its spans posted to the collector at ``url``; its trace id."""
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
-    tracer = provider.get_tracer("gcp.vertex.agent")
+    tracer = provider.get_tracer(A.ADK_SCOPE)
     for module in (telemetry, base_agent, base_llm_flow, functions, runners):
         monkeypatch.setattr(module, "tracer", tracer)
     try:
