@@ -155,7 +155,10 @@ failed run's planner prompt as its objective when the run declares none). SQL se
 attributes it reads with :func:`user_request_sql`. Both also read what a span said only in
 GenAI message events (Strands Agents' ``gen_ai.user.message``, ``gen_ai.choice``, a tool span's
 ``gen_ai.tool.message``: :func:`event_values_sql`, :func:`event_values`), where no attribute
-says it.
+says it, and Google ADK's own JSON (a ``call_llm``'s ``gcp.vertex.agent.llm_request``: the
+agent's instruction and the user contents, :func:`_adk_request`; its ``llm_response``: the
+text parts, else the function calls' arguments, :func:`_adk_response`; migration 0049 maps its
+``agent_run [name]`` spans, tool arguments, results and error dicts).
 
 >>> spans = [
 ...     SpanNode("r", "", "other", "app"),
