@@ -7,7 +7,8 @@
 -- `gcp.vertex.agent.tool_call_args` / `tool_response`). The span model saw the model and tool
 -- calls but no agent run (an unattributed span is `other`), no tool call's arguments or result,
 -- and no failure: ADK tools return their errors as `{"status": "error", "error_code": ...,
--- "error_message": ...}` (ADK's documented pattern), a raising tool ending the whole run. The mapping (docs/semantic-conventions.md, "Spans planscope did not shape"):
+-- "error_message": ...}` (ADK's documented pattern), a raising tool ending the whole run. The
+-- mapping (docs/semantic-conventions.md, "Spans planscope did not shape"):
 --
 --   * a span of the scope `gcp.vertex.agent` with no gen_ai.system named `agent_run [name]` ->
 --     run at the root, else step; its agent is `name` (SpanModelAgentName), the step it names
