@@ -13,7 +13,12 @@ The envelopes are told by their **shape**, never by a word in a text:
 * Anthropic's API error (``{"type": "error", "error": {"type": ..., "message": ...}}``);
 * a bare error object, ``{"error": ...}`` (a non-empty object or string) with nothing beside it
   but an error's own fields (``code``, ``status``, ``message``, ...): a tool that returns its
-  error instead of raising.
+  error instead of raising;
+* Google ADK's recommended tool result for an error, an object whose ``status`` is ``"error"``
+  with an ``error_code`` or ``error_message`` beside it (``{"status": "error", "error_code": ...,
+  "error_message": ...}``): its type its ``error_code`` (else ``code``, ``status``), its message
+  its ``error_message`` (else ``message``, else the text; migration 0049). A ``status`` of
+  ``"error"`` alone (``{"status": "error", "message": ...}``, a job's state) is not one.
 
 A result that only mentions an error (``"errors": []``, ``"error": null``, an ``error`` beside
 a result, a ``message`` field, a log text) is not one.
@@ -47,6 +52,10 @@ _ERROR_FIELDS = frozenset(
 """The keys a bare error object (``{"error": ...}``) may have beside ``error``: an error's own
 fields, no result."""
 
+_ADK_ERROR_FIELDS = frozenset({"error_code", "error_message"})
+"""The fields of Google ADK's recommended error result (``{"status": "error", ...}``), one of
+which makes such an object an error returned as a value."""
+
 
 def returned_error(result: str) -> tuple[str, str] | None:
     """The error type and message of a call's result that is an error envelope (module
@@ -59,6 +68,8 @@ def returned_error(result: str) -> tuple[str, str] | None:
     ('', 'no such file')
     >>> returned_error('{"error": "quota exceeded", "code": 429}')
     ('429', 'quota exceeded')
+    >>> returned_error('{"status": "error", "error_code": "HELD", "error_message": "on loan"}')
+    ('HELD', 'on loan')
     >>> returned_error('{"output": {"lc": 1, "type": "constructor", "id": ["ToolMessage"], '
     ...                '"kwargs": {"content": "no such job", "status": "error"}}, "kwargs": {}}')
     ('', 'no such job')
@@ -137,16 +148,22 @@ def _envelope(result: str) -> tuple[str, str] | None:
         return _kind(decoded), _message(error)
     if error and isinstance(error, dict | str) and set(decoded) <= _ERROR_FIELDS:
         return _kind(decoded), _message(error) if isinstance(error, dict) else error
+    if decoded.get("status") == "error" and _ADK_ERROR_FIELDS & set(decoded):
+        said = decoded.get("error_message")
+        if not (isinstance(said, str) and said):
+            said = _message(decoded) or result
+        return _kind(decoded), said
     return None
 
 
 def _kind(envelope: dict[str, Any]) -> str:
     """An envelope's error type: the first of its error object's ``type`` and ``code``, then
-    its own ``code`` and ``status``, that is a non-empty string or an integer; empty when none
-    is (0041 reads it so in SQL)."""
+    its own ``error_code``, ``code`` and ``status``, that is a non-empty string or an integer;
+    empty when none is (0041 reads it so in SQL, 0049 with ``error_code``)."""
     error = envelope.get("error")
     said = (error.get("type"), error.get("code")) if isinstance(error, dict) else ()
-    for value in (*said, envelope.get("code"), envelope.get("status")):
+    own = (envelope.get("error_code"), envelope.get("code"), envelope.get("status"))
+    for value in (*said, *own):
         if isinstance(value, str) and value:
             return value
         if isinstance(value, int) and not isinstance(value, bool):

@@ -155,7 +155,10 @@ failed run's planner prompt as its objective when the run declares none). SQL se
 attributes it reads with :func:`user_request_sql`. Both also read what a span said only in
 GenAI message events (Strands Agents' ``gen_ai.user.message``, ``gen_ai.choice``, a tool span's
 ``gen_ai.tool.message``: :func:`event_values_sql`, :func:`event_values`), where no attribute
-says it.
+says it, and Google ADK's own JSON (a ``call_llm``'s ``gcp.vertex.agent.llm_request``: the
+agent's instruction and the user contents, :func:`_adk_request`; its ``llm_response``: the
+text parts, else the function calls' arguments, :func:`_adk_response`; migration 0049 maps its
+``agent_run [name]`` spans, tool arguments, results and error dicts).
 
 >>> spans = [
 ...     SpanNode("r", "", "other", "app"),
@@ -3194,7 +3197,12 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     # names roles (as is a Logfire OpenAI span's request_data)
     inputs = f"'{A.LF_OBSERVATION_INPUT}', '{A.MLFLOW_SPAN_INPUTS}', '{A.LOGFIRE_REQUEST_DATA}'"
     chat = f"(k IN ({inputs}) AND position(v, '\"role\"') > 0)"
-    said = f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {chat}, {column})"
+    # Google ADK's request (a tool span's is an empty object)
+    adk = f"(k = '{A.ADK_LLM_REQUEST}' AND v != '{{}}')"
+    said = (
+        f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {chat} OR {adk}, "
+        f"{column})"
+    )
     return f"mapUpdate({event_values_sql([_USER_EVENT])}, {said})"
 
 
@@ -3206,7 +3214,9 @@ def user_request(attributes: Mapping[str, str]) -> str:
     OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
     ``langfuse.observation.input`` or an MLflow chat span's ``mlflow.spanInputs`` (the messages,
     or a request holding them), else a Logfire OpenAI span's ``request_data`` (the request, data
-    format version 1), else its first ``gen_ai.user.message`` event's content (Strands Agents).
+    format version 1), else its first ``gen_ai.user.message`` event's content (Strands Agents),
+    else Google ADK's ``gcp.vertex.agent.llm_request`` (:func:`_adk_request`: the agent's
+    instruction and the user contents).
 
     >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
     ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
@@ -3226,6 +3236,10 @@ def user_request(attributes: Mapping[str, str]) -> str:
     'Fund it'
     >>> user_request({"gen_ai.user.message": '[{"text": "Cast bell 7"}]'})
     'Cast bell 7'
+    >>> user_request({"gcp.vertex.agent.llm_request": '{"config": {"system_instruction": '
+    ...               '"Renew loan 7."}, "contents": [{"role": "user", '
+    ...               '"parts": [{"text": "Go"}]}]}'})
+    'Renew loan 7.\\nGo'
     """
     messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
     if not messages:
@@ -3240,6 +3254,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
         messages = _json_messages(attributes.get(A.LOGFIRE_REQUEST_DATA))
     if not messages and (said := attributes.get(_USER_EVENT)):
         return _event_text(said)
+    if not messages and (said := attributes.get(A.ADK_LLM_REQUEST)):
+        return _adk_request(said)
     return "\n".join(
         text
         for m in messages
@@ -3257,13 +3273,14 @@ _LLM_ANSWER_KEYS = (
     A.MLFLOW_SPAN_OUTPUTS,
     A.LOGFIRE_RESPONSE_DATA,
     A.LOGFIRE_AGENTS_OUTPUT,
+    A.ADK_LLM_RESPONSE,
     _CHOICE_EVENT,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
 output is the message, or its text; an MLflow chat span's the provider's response; a Logfire
 OpenAI span's ``response_data`` holds the message; a Logfire openai-agents model call's
-``output`` the messages the model answered)."""
+``output`` the messages the model answered; Google ADK's ``call_llm`` its ``LlmResponse``)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
@@ -3282,11 +3299,12 @@ _TOOL_ARGUMENT_KEYS = (
     "tool_arguments",
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
+    A.ADK_TOOL_CALL_ARGS,
     _TOOL_EVENT,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migrations 0029, 0034, 0038), else its ``gen_ai.tool.message`` event (Strands Agents):
-what a planner said through the tools it called."""
+them (migrations 0029, 0034, 0038; Google ADK's: 0049), else its ``gen_ai.tool.message`` event
+(Strands Agents): what a planner said through the tools it called."""
 
 
 _OI_CALL_ARGUMENTS = (
@@ -3455,6 +3473,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = _response_data_answer(value)
         elif value and key == A.LOGFIRE_AGENTS_OUTPUT:
             value = _answered_messages(value)
+        elif value and key == A.ADK_LLM_RESPONSE:
+            value = _adk_response(value)
         elif value and key == _CHOICE_EVENT:
             value = _event_text(value)
         if value:
@@ -3578,6 +3598,61 @@ def _answered_messages(text: str) -> str:
             # one holding no answer message says its JSON, as _message_answer of its text does
             said.append(json.dumps(m) if answer is None else answer)
     return "\n".join(filter(None, said))
+
+
+def _adk_parts(content: Any) -> tuple[list[str], list[str]]:
+    """The text parts and the function calls' arguments (JSON) of a Gemini ``Content`` as
+    Google ADK records it (``{"role": ..., "parts": [{"text": ...}, {"function_call": {"name",
+    "args"}}]}``), or of a bare string."""
+    if isinstance(content, str):
+        return [content], []
+    parts = content.get("parts") if isinstance(content, dict) else None
+    texts, calls = [], []
+    for part in parts if isinstance(parts, list) else ():
+        if not isinstance(part, dict):
+            continue
+        if isinstance(text := part.get("text"), str) and text and not part.get("thought"):
+            texts.append(text)
+        elif isinstance(call := part.get("function_call"), dict):
+            calls.append(json.dumps(call.get("args") or {}))
+    return texts, calls
+
+
+def _adk_request(text: str) -> str:
+    """What a Google ADK model call was asked, from its ``gcp.vertex.agent.llm_request`` (the
+    ``LlmRequest``: ``config.system_instruction``, ``contents``): the agent's instruction (ADK
+    fills the agent's task into it from the session state: how a custom agent hands a sub-agent
+    its work) and the text of the user contents, lines joined.
+
+    >>> _adk_request('{"config": {"system_instruction": "Step 2: renew."}, "contents": []}')
+    'Step 2: renew.'
+    """
+    request = safejson.load_object(text)
+    config = request.get("config")
+    said = _adk_parts(config.get("system_instruction")) if isinstance(config, dict) else ([], [])
+    contents = request.get("contents")
+    users = [
+        t
+        for c in (contents if isinstance(contents, list) else ())
+        if isinstance(c, dict) and c.get("role") == "user"
+        for t in _adk_parts(c)[0]
+    ]
+    return "\n".join(said[0] + users)
+
+
+def _adk_response(text: str) -> str:
+    """What a Google ADK model call answered, from its ``gcp.vertex.agent.llm_response`` (the
+    ``LlmResponse``): its content's text parts, else, when it answered only by calling
+    functions, their arguments (a function-calling planner's plan), lines joined.
+
+    >>> _adk_response('{"content": {"role": "model", "parts": [{"text": "1. renew"}]}}')
+    '1. renew'
+    >>> _adk_response('{"content": {"parts": [{"function_call": {"name": "renew", '
+    ...               '"args": {"loan": 7}}}]}}')
+    '{"loan": 7}'
+    """
+    texts, calls = _adk_parts(safejson.load_object(text).get("content"))
+    return "\n".join(texts or calls)
 
 
 def _task_list(text: str) -> bool:

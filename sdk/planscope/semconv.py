@@ -116,6 +116,14 @@ LOGFIRE_RESPONSE_DATA: Final = "response_data"
 LOGFIRE_AGENTS_OUTPUT: Final = "output"
 LOGFIRE_LEVEL_WARN: Final = 13
 LOGFIRE_LEVEL_ERROR: Final = 17
+# Google ADK's own tracing (google-adk's telemetry.py, tracer scope ``gcp.vertex.agent``; spans
+# `invocation`, `agent_run [name]` in 1.x before the GenAI agent spans, `call_llm`,
+# `execute_tool {tool}`). Not ours.
+ADK_SCOPE: Final = "gcp.vertex.agent"
+ADK_LLM_REQUEST: Final = "gcp.vertex.agent.llm_request"  # JSON: model, config, contents
+ADK_LLM_RESPONSE: Final = "gcp.vertex.agent.llm_response"  # JSON: the LlmResponse
+ADK_TOOL_CALL_ARGS: Final = "gcp.vertex.agent.tool_call_args"  # JSON: the call's arguments
+ADK_TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"  # JSON: what the tool returned
 # AutoGen's runtime message spans (autogen-core's SingleThreadedAgentRuntime with a
 # tracer_provider: ``autogen {create|send|publish|process|ack} {destination}``). Not ours.
 AUTOGEN_MESSAGING_OPERATION: Final = "messaging.operation"  # create | publish | process | ...

@@ -77,6 +77,11 @@ CASES: list[tuple[str, bool]] = [
     ('{"error": {"error": {"error": {"message": "two down"}}}}', True),
     ('{"error": {"error": {"error": {"error": {"message": "too deep"}}}}}', True),
     ('{"error": {"content": [{"type": "text", "text": "in content"}]}, "status": 400}', True),
+    # Google ADK's recommended error result (0049)
+    ('{"status": "error", "error_code": "HELD", "error_message": "on loan until May"}', True),
+    ('{"status": "error", "error_message": "no such branch"}', True),
+    ('{"status": "error", "error_code": 404, "message": "gone"}', True),
+    ('{"status": "error", "error_code": null}', True),
     # a result that only mentions an error
     ('{"rows": 3, "error": null}', False),
     ('{"errors": []}', False),
@@ -90,6 +95,8 @@ CASES: list[tuple[str, bool]] = [
     ('{"error": "x", "result": 1}', False),
     ('{"message": "error: retry"}', False),
     ('{"status": "error", "message": "failed"}', False),
+    ('{"status": "success", "error_code": "", "error_message": ""}', False),
+    ('{"status": "pending", "error_message": "none yet"}', False),
     ('{"type": "error"}', False),
     ('{"type": "error", "error": null}', False),
     ('{"isError": false, "content": [{"type": "text", "text": "fine"}]}', False),

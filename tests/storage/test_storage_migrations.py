@@ -68,6 +68,7 @@ EXPECTED = [
     "0045_plan_stream_openllmetry_outputs",
     "0046_tool_results_langchain",
     "0047_logfire_openai_agents",
+    "0049_google_adk",
 ]
 
 
