@@ -18,6 +18,11 @@ The envelopes are told by their **shape**, never by a word in a text:
 A result that only mentions an error (``"errors": []``, ``"error": null``, an ``error`` beside
 a result, a ``message`` field, a log text) is not one.
 
+OpenLLMetry's LlamaIndex instrumentor records an ``AgentWorkflow``'s tool call as the
+workflow's ``ToolCallResult`` (migration 0050): the result is its tool output's ``raw_output``,
+and a tool output whose ``is_error`` is true (a tool that raised, its text handed back to the
+model) failed, its message that text.
+
 OpenLLMetry's LangChain instrumentor records a tool's output inside its callback's envelope,
 ``{"output": <what the tool returned>, "kwargs": {...}}``, and what a LangChain tool called with
 a tool call returns is a serialised ``ToolMessage`` (its ``content`` beside ``tool_call_id``,
@@ -40,6 +45,10 @@ __all__ = ["returned_error", "tool_result"]
 _LANGCHAIN_OUTPUT = '{"output":'
 """How OpenLLMetry's LangChain callback envelope starts (``json.dumps`` of ``{"output": ...,
 "kwargs": ...}``): only such a text is decoded (0046 tests the same prefix in SQL)."""
+
+_LLAMAINDEX_RESULT = '{"tool_name":'
+"""How a LlamaIndex ``ToolCallResult`` as OpenLLMetry records it starts (0050 tests the same
+prefix in SQL)."""
 
 _ERROR_FIELDS = frozenset(
     {"error", "code", "status", "status_code", "message", "details", "request_id", "type"}
@@ -70,6 +79,8 @@ def returned_error(result: str) -> tuple[str, str] | None:
     said = _envelope(content)
     if said is None and message is not None and message.get("status") == "error":
         return "", _message_of_content(content)
+    if said is None and message is not None and message.get("is_error") is True:
+        return "", content  # a LlamaIndex tool that raised: its text handed back
     return said
 
 
@@ -91,7 +102,10 @@ def tool_result(recorded: str) -> str:
 def _unwrapped(recorded: str) -> tuple[str, dict[str, Any] | None]:
     """What the tool returned (:func:`tool_result`) and the fields of the serialised
     ``ToolMessage`` it came in (LangChain's ``{"lc": 1, "type": "constructor", "id": [...,
-    "ToolMessage"], "kwargs": {...}}``: its ``kwargs``), None when it came in none."""
+    "ToolMessage"], "kwargs": {...}}``: its ``kwargs``) or of the ``ToolOutput`` of a
+    LlamaIndex ``ToolCallResult``, None when it came in neither."""
+    if recorded.startswith(_LLAMAINDEX_RESULT):
+        return _llamaindex_output(recorded)
     if not recorded.startswith(_LANGCHAIN_OUTPUT):
         return recorded, None
     envelope = safejson.load_object(recorded)
@@ -105,6 +119,19 @@ def _unwrapped(recorded: str) -> tuple[str, dict[str, Any] | None]:
             message = fields
     value = output if message is None else message.get("content", "")
     return value if isinstance(value, str) else _json_text(value), message
+
+
+def _llamaindex_output(recorded: str) -> tuple[str, dict[str, Any] | None]:
+    """A LlamaIndex ``ToolCallResult`` (``{"tool_name", "tool_kwargs", "tool_id",
+    "tool_output": {..., "raw_output", "is_error"}, "return_direct"}``, OpenLLMetry's output of
+    an ``AgentWorkflow``'s ``call_tool`` step): its tool output's ``raw_output`` (a string as it
+    is, any other value as its JSON text) and that tool output; the text unchanged otherwise."""
+    decoded = safejson.load_object(recorded)
+    output = decoded.get("tool_output")
+    if not isinstance(output, dict) or "tool_kwargs" not in decoded or "tool_id" not in decoded:
+        return recorded, None
+    raw = output.get("raw_output")
+    return (raw if isinstance(raw, str) else _json_text(raw)), output
 
 
 def _json_text(value: Any) -> str:
