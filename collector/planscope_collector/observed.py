@@ -496,6 +496,28 @@ def bind(
     for span_id, tool in components.items():
         nodes[span_id] = replace(nodes[span_id], kind=A.KIND_TOOL, tool=tool)
     run_span = _grouping_run(nodes, children)
+    # a workflow that runs each of its steps as a span right under it (OpenLLMetry's LlamaIndex
+    # AgentWorkflow): a tool call beside the steps is the work of the turn that asked for it
+    turn_of = _flat_turns(nodes, children)
+    for span_id, turn in turn_of.items():
+        nodes[span_id] = replace(nodes[span_id], parent_span_id=turn)
+    flat = {nodes[t].parent_span_id for t in turn_of.values()}
+    if turn_of:
+        children = _children(nodes)
+        # its steps that call nothing themselves (setup, parsing, a model call's preparation)
+        # record the workflow's events as their output: no agent's answer; and its step spans'
+        # common name names no agent (whose turn it is: the plan readers' planner)
+        for n in list(nodes.values()):
+            if n.kind == A.KIND_STEP and n.inferred and n.parent_span_id in flat:
+                nodes[n.span_id] = n = replace(n, step_name="")
+            if (
+                n.kind == A.KIND_STEP
+                and n.inferred
+                and n.answer
+                and not any(c.kind in _WORK for c in children.get(n.span_id, []))
+                and not flat.isdisjoint(_ancestors(nodes, n.span_id))
+            ):
+                nodes[n.span_id] = replace(n, answer="")
 
     plan_spans = {s.plan_span_id for s in plan_steps}
     containers = frozenset(a for p in plan_spans for a in _ancestors(nodes, p) if a in plan_spans)
@@ -559,6 +581,12 @@ def bind(
         and nodes[owner].inferred
         and owner not in working
     )
+    if flat:  # the workflow's own steps that do no work (setup, parsing, the tool's own span)
+        wrappers |= frozenset(
+            s.span_id
+            for s in inferred_steps
+            if s.span_id not in working and not flat.isdisjoint(_ancestors(nodes, s.span_id))
+        )
     attempts = [s for s in inferred_steps if s.span_id not in wrappers] + [
         nodes[s] for s in promoted
     ]
@@ -631,7 +659,17 @@ def bind(
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
-        if a.span_id in asked and len(planned) != 1 and a.step_name not in replanning:
+        if len(planned) != 1 and used and a.parent_span_id in flat:
+            # a flat workflow's turn (its request the workflow's whole state): what it called its
+            # tools with names one step (a handoff or a report naming it)
+            said = [
+                s
+                for s in sorted(planned or by_id)
+                if any(_names(t.answer, s) for t in tools_in.get(a.span_id, ()))
+            ]
+            if len(said) == 1:
+                planned = set(said)
+        elif a.span_id in asked and len(planned) != 1 and a.step_name not in replanning:
             # no call of a tool one plan step names (none, or of a tool several steps share or
             # no step names): what its LLM was asked
             planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
@@ -673,6 +711,10 @@ def bind(
         same_step = bound.get(y) is not None and bound.get(x) == bound[y]
         siblings = before.parent_span_id == a.parent_span_id
         if same_step and siblings and {only(x), only(y)} == {"llm", "tools"}:
+            head[y] = head.get(x, x)
+        elif same_step and siblings and before.parent_span_id in flat:
+            # a flat workflow's consecutive turns on one step (the call handed to an agent, its
+            # tool calls, its report) are one attempt
             head[y] = head.get(x, x)
     if head:
         wrappers |= frozenset(head)
@@ -1250,7 +1292,10 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
         if n.kind == A.KIND_TOOL and n.answer and (owner := enclosing(n.span_id)) is not None:
             made.setdefault(owner, []).append(n.answer)
     used: dict[str, set[str]] = {}
-    if not asked:  # an attempt that records nothing it was asked carries the tools it called
+    # attempts all asked the same (a workflow's whole conversation, not each turn's task) carry
+    # the tools they called too, as attempts that record nothing they were asked
+    same = len(asked) >= 2 and len({tuple(texts) for texts in asked.values()}) == 1
+    if not asked or same:  # an attempt that records nothing it was asked: the tools it called
         for n in by_start:
             if n.kind == A.KIND_TOOL and n.tool and (owner := enclosing(n.span_id)) is not None:
                 used.setdefault(owner, set()).update({n.tool, _bare(n.tool)})
@@ -1258,6 +1303,7 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
         # an attempt told a command by its tool also carries its own name (a span named after
         # its step: ``app.step pick``): the step it is, as much as what it was told
         a.span_id: set(_WORD.findall("\n".join([a.step_name, *asked[a.span_id]])))
+        | used.get(a.span_id, set())
         if asked
         else {a.step_name, *_step_id(a), *used.get(a.span_id, ())}
         for a in attempts
@@ -2249,6 +2295,39 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
     return None
 
 
+_WORK = (A.KIND_TOOL, A.KIND_LLM)
+"""The kinds of span that are work a step did itself."""
+
+
+def _flat_turns(
+    nodes: Mapping[str, SpanNode], children: Mapping[str, list[SpanNode]]
+) -> dict[str, str]:
+    """Tool span -> the turn it is the work of, in a workflow that runs each of its steps as a
+    span right under it (OpenLLMetry's LlamaIndex ``AgentWorkflow``: the model's turn, then the
+    ``call_tool`` step beside it): a tool call right under an inferred step or run, beside
+    inferred steps, is the work of the latest inferred step before it (same parent) that
+    called the model itself and had ended when the call started."""
+    out: dict[str, str] = {}
+    for parent, kids in children.items():
+        owner = nodes.get(parent)
+        if owner is None or not owner.inferred or owner.kind not in (A.KIND_STEP, A.KIND_RUN):
+            continue
+        if not any(k.kind == A.KIND_TOOL for k in kids):
+            continue
+        turn: SpanNode | None = None
+        for k in sorted(kids, key=lambda n: (n.start_ns, n.span_id)):
+            if k.kind == A.KIND_STEP and k.inferred:
+                if any(c.kind == A.KIND_LLM for c in children.get(k.span_id, ())):
+                    turn = k
+            elif (
+                k.kind == A.KIND_TOOL
+                and turn is not None
+                and turn.start_ns + turn.duration_ns <= k.start_ns
+            ):
+                out[k.span_id] = turn.span_id
+    return out
+
+
 def _children(nodes: Mapping[str, SpanNode]) -> dict[str, list[SpanNode]]:
     """Each span id's child spans."""
     out: dict[str, list[SpanNode]] = {}
@@ -2657,7 +2736,14 @@ def _plan_of(
     if all(called(v) for v in counted(best)):
         # the attempts carry the tools the steps call (an executor told which tool to use):
         # the ids are the other key of distinct names, none a tool
-        ids = [k for k in keys if k != best and names(k) and not any(map(called, names(k)))]
+        # (a value that is the very tool its item names through ``best`` is still an id)
+        ids = [
+            k
+            for k in keys
+            if k != best
+            and names(k)
+            and not any(called(i[k]) not in ("", called(i[best])) for i in items)
+        ]
         best = ids[0] if ids else best
     tool_key = max(
         (k for k in keys if k != best),
@@ -3260,6 +3346,7 @@ _TOOL_ARGUMENT_KEYS = (
     A.OI_INPUT_VALUE,
     A.TL_ENTITY_INPUT,
     "tool_arguments",
+    A.TL_TOOL_ARGUMENTS,
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
     _TOOL_EVENT,
