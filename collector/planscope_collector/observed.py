@@ -99,6 +99,17 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   child tasks of a workflow span (GenAI ``invoke_workflow``, a Traceloop ``workflow``: the
   inferred step spans right under it) are its plan: one step per task name, in start order,
   each depending on the sibling tasks its span links to (OTel span links; none: a list).
+* **flat workflows** (:func:`_flat_turns`): a workflow that runs each of its steps as a span
+  right under it (OpenLLMetry's LlamaIndex ``AgentWorkflow``: the model's turn, then a
+  ``call_tool`` step beside it, migration 0050) — a tool call right under an inferred step or
+  run, beside inferred steps, is the work of the latest step before it that called the model
+  (the turn that asked for it); the workflow's steps that call nothing (setup, parsing, a model
+  call's preparation, the tool's own span) are not attempts and answer nothing; its step spans'
+  common name names no agent; a turn is bound by the step its tool calls' arguments name (a
+  handoff or a report naming it) when its tools name none; consecutive turns bound to one step
+  are one attempt (the call handed over, its tool calls, the report). Attempts that were all
+  asked the same (a workflow's whole conversation) carry the tools they called, as attempts
+  that record nothing they were asked;
 * **logs** (Logfire's log spans, :func:`log_level`): events of the span they were logged in,
   not work (no attempt, no tool call); one at error level fails that span, its text the span's
   message (:func:`logged_failures`);
