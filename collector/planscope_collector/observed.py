@@ -673,13 +673,13 @@ def bind(
         if len(planned) != 1 and used and a.parent_span_id in flat:
             # a flat workflow's turn (its request the workflow's whole state): what it called its
             # tools with names one step (a handoff or a report naming it)
-            said = [
+            in_arguments = [
                 s
                 for s in sorted(planned or by_id)
                 if any(_names(t.answer, s) for t in tools_in.get(a.span_id, ()))
             ]
-            if len(said) == 1:
-                planned = set(said)
+            if len(in_arguments) == 1:
+                planned = set(in_arguments)
         elif a.span_id in asked and len(planned) != 1 and a.step_name not in replanning:
             # no call of a tool one plan step names (none, or of a tool several steps share or
             # no step names): what its LLM was asked
