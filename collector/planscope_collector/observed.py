@@ -2756,8 +2756,8 @@ def _plan_of(
             and not any(called(i[k]) not in ("", called(i[best])) for i in items)
         ]
         best = ids[0] if ids else best
-    earlier = {s.step_id for s in before.steps} if before is not None else set()
-    kept = [k for k in keys if names(k) and earlier.issuperset(names(k))]
+    replanned = {s.step_id for s in before.steps} if before is not None else set()
+    kept = [k for k in keys if names(k) and replanned.issuperset(names(k))]
     if len(kept) == 1:
         best = kept[0]  # a re-plan names its steps as the plan before it did
     tool_key = max(
