@@ -101,8 +101,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   each depending on the sibling tasks its span links to (OTel span links; none: a list).
 * **flat workflows** (:func:`_flat_turns`): a workflow that runs each of its steps as a span
   right under it (OpenLLMetry's LlamaIndex ``AgentWorkflow``: the model's turn, then a
-  ``call_tool`` step beside it, migration 0050) — a tool call right under an inferred step or
-  run, beside inferred steps, is the work of the latest step before it that called the model
+  ``call_tool`` step beside it, migration 0050) — a tool call right under an inferred step (not
+  a run), beside inferred steps, is the work of the latest step before it that called the model
   (the turn that asked for it); the workflow's steps that call nothing (setup, parsing, a model
   call's preparation, the tool's own span) are not attempts and answer nothing; its step spans'
   common name names no agent; a turn is bound by the step its tool calls' arguments name (a
@@ -2315,13 +2315,15 @@ def _flat_turns(
 ) -> dict[str, str]:
     """Tool span -> the turn it is the work of, in a workflow that runs each of its steps as a
     span right under it (OpenLLMetry's LlamaIndex ``AgentWorkflow``: the model's turn, then the
-    ``call_tool`` step beside it): a tool call right under an inferred step or run, beside
-    inferred steps, is the work of the latest inferred step before it (same parent) that
-    called the model itself and had ended when the call started."""
+    ``call_tool`` step beside it): a tool call right under an inferred step (not a run: an
+    app's own call after its steps), beside inferred steps, is the work of the latest inferred
+    step before it (same parent) that called the model itself and had ended when the call
+    started."""
     out: dict[str, str] = {}
     for parent, kids in children.items():
         owner = nodes.get(parent)
-        if owner is None or not owner.inferred or owner.kind not in (A.KIND_STEP, A.KIND_RUN):
+        # under a run, a tool call beside its steps is the run's own (an app's check after them)
+        if owner is None or not owner.inferred or owner.kind != A.KIND_STEP:
             continue
         if not any(k.kind == A.KIND_TOOL for k in kids):
             continue
