@@ -17,11 +17,16 @@ The envelopes are told by their **shape**, never by a word in a text:
 * Google ADK's recommended tool result for an error, an object whose ``status`` is ``"error"``
   with an ``error_code`` or ``error_message`` beside it (``{"status": "error", "error_code": ...,
   "error_message": ...}``): its type its ``error_code`` (else ``code``, ``status``), its message
-  its ``error_message`` (else ``message``, else the text; migration 0049). A ``status`` of
+  its ``error_message`` (else ``message``, else the text; migration 0048). A ``status`` of
   ``"error"`` alone (``{"status": "error", "message": ...}``, a job's state) is not one.
 
 A result that only mentions an error (``"errors": []``, ``"error": null``, an ``error`` beside
 a result, a ``message`` field, a log text) is not one.
+
+OpenLLMetry's LlamaIndex instrumentor records an ``AgentWorkflow``'s tool call as the
+workflow's ``ToolCallResult`` (migration 0049): the result is its tool output's ``raw_output``,
+and a tool output whose ``is_error`` is true (a tool that raised, its text handed back to the
+model) failed, its message that text.
 
 OpenLLMetry's LangChain instrumentor records a tool's output inside its callback's envelope,
 ``{"output": <what the tool returned>, "kwargs": {...}}``, and what a LangChain tool called with
@@ -45,6 +50,10 @@ __all__ = ["returned_error", "tool_result"]
 _LANGCHAIN_OUTPUT = '{"output":'
 """How OpenLLMetry's LangChain callback envelope starts (``json.dumps`` of ``{"output": ...,
 "kwargs": ...}``): only such a text is decoded (0046 tests the same prefix in SQL)."""
+
+_LLAMAINDEX_RESULT = '{"tool_name":'
+"""How a LlamaIndex ``ToolCallResult`` as OpenLLMetry records it starts (0049 tests the same
+prefix in SQL)."""
 
 _ERROR_FIELDS = frozenset(
     {"error", "code", "status", "status_code", "message", "details", "request_id", "type"}
@@ -81,6 +90,8 @@ def returned_error(result: str) -> tuple[str, str] | None:
     said = _envelope(content)
     if said is None and message is not None and message.get("status") == "error":
         return "", _message_of_content(content)
+    if said is None and message is not None and message.get("is_error") is True:
+        return "", content  # a LlamaIndex tool that raised: its text handed back
     return said
 
 
@@ -102,7 +113,10 @@ def tool_result(recorded: str) -> str:
 def _unwrapped(recorded: str) -> tuple[str, dict[str, Any] | None]:
     """What the tool returned (:func:`tool_result`) and the fields of the serialised
     ``ToolMessage`` it came in (LangChain's ``{"lc": 1, "type": "constructor", "id": [...,
-    "ToolMessage"], "kwargs": {...}}``: its ``kwargs``), None when it came in none."""
+    "ToolMessage"], "kwargs": {...}}``: its ``kwargs``) or of the ``ToolOutput`` of a
+    LlamaIndex ``ToolCallResult``, None when it came in neither."""
+    if recorded.startswith(_LLAMAINDEX_RESULT):
+        return _llamaindex_output(recorded)
     if not recorded.startswith(_LANGCHAIN_OUTPUT):
         return recorded, None
     envelope = safejson.load_object(recorded)
@@ -116,6 +130,19 @@ def _unwrapped(recorded: str) -> tuple[str, dict[str, Any] | None]:
             message = fields
     value = output if message is None else message.get("content", "")
     return value if isinstance(value, str) else _json_text(value), message
+
+
+def _llamaindex_output(recorded: str) -> tuple[str, dict[str, Any] | None]:
+    """A LlamaIndex ``ToolCallResult`` (``{"tool_name", "tool_kwargs", "tool_id",
+    "tool_output": {..., "raw_output", "is_error"}, "return_direct"}``, OpenLLMetry's output of
+    an ``AgentWorkflow``'s ``call_tool`` step): its tool output's ``raw_output`` (a string as it
+    is, any other value as its JSON text) and that tool output; the text unchanged otherwise."""
+    decoded = safejson.load_object(recorded)
+    output = decoded.get("tool_output")
+    if not isinstance(output, dict) or "tool_kwargs" not in decoded or "tool_id" not in decoded:
+        return recorded, None
+    raw = output.get("raw_output")
+    return (raw if isinstance(raw, str) else _json_text(raw)), output
 
 
 def _json_text(value: Any) -> str:
@@ -159,7 +186,7 @@ def _envelope(result: str) -> tuple[str, str] | None:
 def _kind(envelope: dict[str, Any]) -> str:
     """An envelope's error type: the first of its error object's ``type`` and ``code``, then
     its own ``error_code``, ``code`` and ``status``, that is a non-empty string or an integer;
-    empty when none is (0041 reads it so in SQL, 0049 with ``error_code``)."""
+    empty when none is (0041 reads it so in SQL, 0048 with ``error_code``)."""
     error = envelope.get("error")
     said = (error.get("type"), error.get("code")) if isinstance(error, dict) else ()
     own = (envelope.get("error_code"), envelope.get("code"), envelope.get("status"))

@@ -99,6 +99,17 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   child tasks of a workflow span (GenAI ``invoke_workflow``, a Traceloop ``workflow``: the
   inferred step spans right under it) are its plan: one step per task name, in start order,
   each depending on the sibling tasks its span links to (OTel span links; none: a list).
+* **flat workflows** (:func:`_flat_turns`): a workflow that runs each of its steps as a span
+  right under it (OpenLLMetry's LlamaIndex ``AgentWorkflow``: the model's turn, then a
+  ``call_tool`` step beside it, migration 0049) — a tool call right under an inferred step (not
+  a run), beside inferred steps, is the work of the latest step before it that called the model
+  (the turn that asked for it); the workflow's steps that call nothing (setup, parsing, a model
+  call's preparation, the tool's own span) are not attempts and answer nothing; its step spans'
+  common name names no agent; a turn is bound by the step its tool calls' arguments name (a
+  handoff or a report naming it) when its tools name none; consecutive turns bound to one step
+  are one attempt (the call handed over, its tool calls, the report). Attempts that were all
+  asked the same (a workflow's whole conversation) carry the tools they called, as attempts
+  that record nothing they were asked;
 * **logs** (Logfire's log spans, :func:`log_level`): events of the span they were logged in,
   not work (no attempt, no tool call); one at error level fails that span, its text the span's
   message (:func:`logged_failures`);
@@ -157,7 +168,7 @@ GenAI message events (Strands Agents' ``gen_ai.user.message``, ``gen_ai.choice``
 ``gen_ai.tool.message``: :func:`event_values_sql`, :func:`event_values`), where no attribute
 says it, and Google ADK's own JSON (a ``call_llm``'s ``gcp.vertex.agent.llm_request``: the
 agent's instruction and the user contents, :func:`_adk_request`; its ``llm_response``: the
-text parts, else the function calls' arguments, :func:`_adk_response`; migration 0049 maps its
+text parts, else the function calls' arguments, :func:`_adk_response`; migration 0048 maps its
 ``agent_run [name]`` spans, tool arguments, results and error dicts).
 
 >>> spans = [
@@ -499,6 +510,28 @@ def bind(
     for span_id, tool in components.items():
         nodes[span_id] = replace(nodes[span_id], kind=A.KIND_TOOL, tool=tool)
     run_span = _grouping_run(nodes, children)
+    # a workflow that runs each of its steps as a span right under it (OpenLLMetry's LlamaIndex
+    # AgentWorkflow): a tool call beside the steps is the work of the turn that asked for it
+    turn_of = _flat_turns(nodes, children)
+    for span_id, turn in turn_of.items():
+        nodes[span_id] = replace(nodes[span_id], parent_span_id=turn)
+    flat = {nodes[t].parent_span_id for t in turn_of.values()}
+    if turn_of:
+        children = _children(nodes)
+        # its steps that call nothing themselves (setup, parsing, a model call's preparation)
+        # record the workflow's events as their output: no agent's answer; and its step spans'
+        # common name names no agent (whose turn it is: the plan readers' planner)
+        for n in list(nodes.values()):
+            if n.kind == A.KIND_STEP and n.inferred and n.parent_span_id in flat:
+                nodes[n.span_id] = n = replace(n, step_name="")
+            if (
+                n.kind == A.KIND_STEP
+                and n.inferred
+                and n.answer
+                and not any(c.kind in _WORK for c in children.get(n.span_id, []))
+                and not flat.isdisjoint(_ancestors(nodes, n.span_id))
+            ):
+                nodes[n.span_id] = replace(n, answer="")
 
     plan_spans = {s.plan_span_id for s in plan_steps}
     containers = frozenset(a for p in plan_spans for a in _ancestors(nodes, p) if a in plan_spans)
@@ -562,6 +595,12 @@ def bind(
         and nodes[owner].inferred
         and owner not in working
     )
+    if flat:  # the workflow's own steps that do no work (setup, parsing, the tool's own span)
+        wrappers |= frozenset(
+            s.span_id
+            for s in inferred_steps
+            if s.span_id not in working and not flat.isdisjoint(_ancestors(nodes, s.span_id))
+        )
     attempts = [s for s in inferred_steps if s.span_id not in wrappers] + [
         nodes[s] for s in promoted
     ]
@@ -634,7 +673,17 @@ def bind(
             continue
         used = {t.tool for t in tools_in.get(a.span_id, ()) if t.tool}
         planned = {s.step_id for s in steps if s.tool and s.tool in used}
-        if a.span_id in asked and len(planned) != 1 and a.step_name not in replanning:
+        if len(planned) != 1 and used and a.parent_span_id in flat:
+            # a flat workflow's turn (its request the workflow's whole state): what it called its
+            # tools with names one step (a handoff or a report naming it)
+            in_arguments = [
+                s
+                for s in sorted(planned or by_id)
+                if any(_names(t.answer, s) for t in tools_in.get(a.span_id, ()))
+            ]
+            if len(in_arguments) == 1:
+                planned = set(in_arguments)
+        elif a.span_id in asked and len(planned) != 1 and a.step_name not in replanning:
             # no call of a tool one plan step names (none, or of a tool several steps share or
             # no step names): what its LLM was asked
             planned = {s for s in planned or by_id if _names(asked[a.span_id], s)}
@@ -676,6 +725,10 @@ def bind(
         same_step = bound.get(y) is not None and bound.get(x) == bound[y]
         siblings = before.parent_span_id == a.parent_span_id
         if same_step and siblings and {only(x), only(y)} == {"llm", "tools"}:
+            head[y] = head.get(x, x)
+        elif same_step and siblings and before.parent_span_id in flat:
+            # a flat workflow's consecutive turns on one step (the call handed to an agent, its
+            # tool calls, its report) are one attempt
             head[y] = head.get(x, x)
     if head:
         wrappers |= frozenset(head)
@@ -1253,7 +1306,10 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
         if n.kind == A.KIND_TOOL and n.answer and (owner := enclosing(n.span_id)) is not None:
             made.setdefault(owner, []).append(n.answer)
     used: dict[str, set[str]] = {}
-    if not asked:  # an attempt that records nothing it was asked carries the tools it called
+    # attempts all asked the same (a workflow's whole conversation, not each turn's task) carry
+    # the tools they called too, as attempts that record nothing they were asked
+    same = len(asked) >= 2 and len({tuple(texts) for texts in asked.values()}) == 1
+    if not asked or same:  # an attempt that records nothing it was asked: the tools it called
         for n in by_start:
             if n.kind == A.KIND_TOOL and n.tool and (owner := enclosing(n.span_id)) is not None:
                 used.setdefault(owner, set()).update({n.tool, _bare(n.tool)})
@@ -1261,6 +1317,7 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
         # an attempt told a command by its tool also carries its own name (a span named after
         # its step: ``app.step pick``): the step it is, as much as what it was told
         a.span_id: set(_WORD.findall("\n".join([a.step_name, *asked[a.span_id]])))
+        | used.get(a.span_id, set())
         if asked
         else {a.step_name, *_step_id(a), *used.get(a.span_id, ())}
         for a in attempts
@@ -2252,6 +2309,41 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
     return None
 
 
+_WORK = (A.KIND_TOOL, A.KIND_LLM)
+"""The kinds of span that are work a step did itself."""
+
+
+def _flat_turns(
+    nodes: Mapping[str, SpanNode], children: Mapping[str, list[SpanNode]]
+) -> dict[str, str]:
+    """Tool span -> the turn it is the work of, in a workflow that runs each of its steps as a
+    span right under it (OpenLLMetry's LlamaIndex ``AgentWorkflow``: the model's turn, then the
+    ``call_tool`` step beside it): a tool call right under an inferred step (not a run: an
+    app's own call after its steps), beside inferred steps, is the work of the latest inferred
+    step before it (same parent) that called the model itself and had ended when the call
+    started."""
+    out: dict[str, str] = {}
+    for parent, kids in children.items():
+        owner = nodes.get(parent)
+        # under a run, a tool call beside its steps is the run's own (an app's check after them)
+        if owner is None or not owner.inferred or owner.kind != A.KIND_STEP:
+            continue
+        if not any(k.kind == A.KIND_TOOL for k in kids):
+            continue
+        turn: SpanNode | None = None
+        for k in sorted(kids, key=lambda n: (n.start_ns, n.span_id)):
+            if k.kind == A.KIND_STEP and k.inferred:
+                if any(c.kind == A.KIND_LLM for c in children.get(k.span_id, ())):
+                    turn = k
+            elif (
+                k.kind == A.KIND_TOOL
+                and turn is not None
+                and turn.start_ns + turn.duration_ns <= k.start_ns
+            ):
+                out[k.span_id] = turn.span_id
+    return out
+
+
 def _children(nodes: Mapping[str, SpanNode]) -> dict[str, list[SpanNode]]:
     """Each span id's child spans."""
     out: dict[str, list[SpanNode]] = {}
@@ -2661,8 +2753,19 @@ def _plan_of(
     if all(called(v) for v in counted(best)):
         # the attempts carry the tools the steps call (an executor told which tool to use):
         # the ids are the other key of distinct names, none a tool
-        ids = [k for k in keys if k != best and names(k) and not any(map(called, names(k)))]
+        # (a value that is the very tool its item names through ``best`` is still an id)
+        ids = [
+            k
+            for k in keys
+            if k != best
+            and names(k)
+            and not any(called(i[k]) not in ("", called(i[best])) for i in items)
+        ]
         best = ids[0] if ids else best
+    replanned = {s.step_id for s in before.steps} if before is not None else set()
+    kept = [k for k in keys if names(k) and replanned.issuperset(names(k))]
+    if len(kept) == 1:
+        best = kept[0]  # a re-plan names its steps as the plan before it did
     tool_key = max(
         (k for k in keys if k != best),
         key=lambda k: sum(bool(called(i[k])) for i in items),
@@ -3297,13 +3400,14 @@ _TOOL_ARGUMENT_KEYS = (
     A.OI_INPUT_VALUE,
     A.TL_ENTITY_INPUT,
     "tool_arguments",
+    A.TL_TOOL_ARGUMENTS,
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
     A.ADK_TOOL_CALL_ARGS,
     _TOOL_EVENT,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migrations 0029, 0034, 0038; Google ADK's: 0049), else its ``gen_ai.tool.message`` event
+them (migrations 0029, 0034, 0038; Google ADK's: 0048), else its ``gen_ai.tool.message`` event
 (Strands Agents): what a planner said through the tools it called."""
 
 

@@ -83,6 +83,7 @@ TL_SPAN_KIND: Final = "traceloop.span.kind"
 TL_ENTITY_NAME: Final = "traceloop.entity.name"
 TL_ENTITY_INPUT: Final = "traceloop.entity.input"
 TL_ENTITY_OUTPUT: Final = "traceloop.entity.output"
+TL_TOOL_ARGUMENTS: Final = "tool.arguments"  # OpenLLMetry's LlamaIndex call_tool step
 TL_REQUEST_TYPE: Final = "llm.request.type"
 # Langfuse's OpenTelemetry attributes (its SDKs since Python v3 / JS v4: scope langfuse-sdk;
 # langfuse._client.attributes.LangfuseOtelSpanAttributes). Not ours.

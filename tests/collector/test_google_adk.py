@@ -5,7 +5,7 @@ answers ADK's recommended error dict (``{"status": "error", "error_code", "error
 every time, so the model calls it again and again. ADK writes ``invocation``, ``agent_run
 [name]`` (no attribute at all), ``call_llm`` (the request and response as ADK JSON) and
 ``execute_tool {tool}`` spans, every one INTERNAL and none in error; the span model (migration
-0049) reads the agent run as a step attempt named by its agent, the tool calls' arguments and
+0048) reads the agent run as a step attempt named by its agent, the tool calls' arguments and
 results, the error dicts as failed calls, and the analyzer sees the loop at that step.
 
 The model is scripted on the conformance suite's fake OpenAI server. ADK takes its tracer from

@@ -77,7 +77,7 @@ CASES: list[tuple[str, bool]] = [
     ('{"error": {"error": {"error": {"message": "two down"}}}}', True),
     ('{"error": {"error": {"error": {"error": {"message": "too deep"}}}}}', True),
     ('{"error": {"content": [{"type": "text", "text": "in content"}]}, "status": 400}', True),
-    # Google ADK's recommended error result (0049)
+    # Google ADK's recommended error result (0048)
     ('{"status": "error", "error_code": "HELD", "error_message": "on loan until May"}', True),
     ('{"status": "error", "error_message": "no such branch"}', True),
     ('{"status": "error", "error_code": 404, "message": "gone"}', True),

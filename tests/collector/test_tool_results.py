@@ -47,6 +47,19 @@ def _message(content: Any, status: str = "success", **fields: Any) -> str:
     return json.dumps({"output": message, "kwargs": {"tags": [], "name": "poll"}})
 
 
+def _llamaindex(raw: Any, is_error: bool = False) -> str:
+    """A LlamaIndex ToolCallResult as OpenLLMetry records a call_tool step's output."""
+    output = {
+        "blocks": [{"block_type": "text", "text": str(raw)}],
+        "tool_name": "poll",
+        "raw_input": {"job": "a"},
+        "raw_output": raw,
+        "is_error": is_error,
+    }
+    return json.dumps({"tool_name": "poll", "tool_kwargs": {"job": "a"}, "tool_id": "c1",
+                       "tool_output": output, "return_direct": False})  # fmt: skip
+
+
 RESULTS: list[tuple[str, str]] = [
     # (a tool span's recorded result, what the tool returned)
     (_message("pending"), "pending"),
@@ -66,6 +79,11 @@ RESULTS: list[tuple[str, str]] = [
         '"kwargs": {}}',
         '{"lc":1,"type":"constructor","id":["AIMessage"],"kwargs":{}}',
     ),
+    # LlamaIndex's ToolCallResult (OpenLLMetry's call_tool step, 0049): its raw output
+    (_llamaindex("pending"), "pending"),
+    (_llamaindex({"rows": [1, 2]}), '{"rows":[1,2]}'),
+    (_llamaindex("dome [hold] window 3", is_error=True), "dome [hold] window 3"),
+    ('{"tool_name": "poll", "tool_output": "x"}', '{"tool_name": "poll", "tool_output": "x"}'),
     # not the envelope: unchanged
     ('{"output": "x"}', '{"output": "x"}'),
     ('{"output": "x", "kwargs": "y"}', '{"output": "x", "kwargs": "y"}'),

@@ -68,7 +68,8 @@ EXPECTED = [
     "0045_plan_stream_openllmetry_outputs",
     "0046_tool_results_langchain",
     "0047_logfire_openai_agents",
-    "0049_google_adk",
+    "0048_google_adk",
+    "0049_openllmetry_llamaindex",
 ]
 
 

@@ -26,7 +26,7 @@
 -- What a `call_llm` was asked and answered is read at bind time (observed.user_request,
 -- observed.answer: no column). Rows already stored keep their kind and typed rows (a
 -- MATERIALIZED column is computed at insert; as 0023, 0039 and 0047, no rewrite); the analyzer's
--- BINDING_VERSION is 16 (a binding reads the typed rows). Migrations run before the collector
+-- BINDING_VERSION is 17 (a binding reads the typed rows). Migrations run before the collector
 -- accepts spans, so no insert falls between DROP and CREATE.
 
 -- the span model: a Google ADK 1.x agent run (`agent_run [name]`) is a run or step, its agent
