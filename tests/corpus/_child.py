@@ -27,7 +27,11 @@ def check_in_child(module: str, check: str, *args: str, timeout: float = 600) ->
     send.close()
     try:
         assert receive.poll(timeout), f"{module}.{check} still running after {timeout} s"
-        failure = receive.recv()  # EOFError if the child died without a word
+        try:
+            failure = receive.recv()
+        except EOFError:  # the child died without a word (a crash in native code)
+            child.join(5)
+            failure = f"{module}.{check} died, exit code {child.exitcode}"
     finally:
         child.kill()
         child.join()
