@@ -1406,8 +1406,13 @@ def _apply_raw(traces: dict[str, TraceData], raw: _Raw, batch: BatchColumns) -> 
 def _failed_titles(store: Queryable, project: str, traces: dict[str, TraceData]) -> None:
     """The failed skeleton spans named by a template (Logfire's) get what their name says
     filled in (``RawSpan.title``: a check's name says what it checked); one ``otel_traces``
-    query (``LOAD_FAILED_TITLES``) over the traces with a failed skeleton span, none without."""
-    wanted = [t for t in traces.values() if any(s.status_code == "Error" for s in t.raw or ())]
+    query (``LOAD_FAILED_TITLES``) over the traces with a failed skeleton span whose name has a
+    template field (``{``: a template without one fills in to its own name), none without."""
+    wanted = [
+        t
+        for t in traces.values()
+        if any(s.status_code == A.SPAN_STATUS_ERROR and "{" in s.name for s in t.raw or ())
+    ]
     if not wanted:
         return
     titles: dict[str, dict[str, str]] = {}
