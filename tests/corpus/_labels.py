@@ -576,6 +576,12 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed30": {
         "reel": range(81000, 81024),
     },
+    # Sealed 31: labels committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed31``): only a new agent (quarry: the OpenAI Agents
+    # SDK with handoffs and an agent as a tool, OpenLLMetry's openai-agents instrumentor).
+    "sealed31": {
+        "quarry": range(82000, 82024),
+    },
 }
 
 _ERRORS = (
@@ -4127,6 +4133,142 @@ def _reel_external_watermain(rng: random.Random) -> tuple[str, str, str, dict[st
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- quarry: a marble quarry's dispatch office sending a commissioned block, the OpenAI Agents
+# SDK with handoffs (a dispatcher handing each step off to a desk, which hands back) and the
+# planner as the dispatcher's tool, traced by OpenLLMetry's openai-agents instrumentor
+# (sealed-31). A step is the planner's ``step`` name, which re-plans keep. The labelled step of a
+# wrong value is the first plan step whose inputs carried it. The planner trusts the yard
+# foreman's notes over the commission: a wrong value comes from a note. Faults first: the
+# split's 24 seeds over the 12 scenarios play each twice. Services raise a signal: ``amber``
+# (busy: the desk calls again at the slot named), ``hold`` (the dispatcher hands the step off
+# again), ``detour`` (``take X in place of Y``: a new plan) or ``red`` (final).
+_QUARRY_TEXTS = (
+    "the {crew} crew is still wire-sawing bench {n}",
+    "the weighbridge is being recalibrated after load {n}",
+    "blasting on the upper face until {h}:{m}0",
+    "the highways clerk is out on a bridge survey near km {n}",
+    "the ledger is closing the month, batch {n} of {k}",
+)
+_QUARRY_CREWS = ("north", "Canalgrande", "Fantiscritti", "night", "Ravaccione")
+_QUARRY_STEP = {
+    "search_blocks": "find_block",
+    "book_crane": "book_crane",
+    "apply_haul_permit": "haul_permit",
+    "charge_account": "charge_deposit",
+    "send_delivery_notice": "notify_studio",
+}
+_QUARRY_SLOTTED = ["book_crane", "apply_haul_permit", "send_delivery_notice"]
+_QUARRY_AGAIN = ["book_crane", "apply_haul_permit", "charge_account", "send_delivery_notice"]
+
+
+def _quarry_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_QUARRY_TEXTS).format(
+            crew=rng.choice(_QUARRY_CREWS),
+            h=rng.randint(7, 18),
+            m=rng.randint(0, 5),
+            n=rng.randint(3, 940),
+            k=rng.randint(941, 990),
+        )
+        for _ in range(count)
+    ]
+
+
+def _quarry_amber(rng: random.Random, count: int) -> list[str]:
+    # each answer names another slot: the desk calls again with different arguments
+    slots = rng.sample(range(4, 64), count)
+    texts = _quarry_texts(rng, count)
+    return [f"amber: {t}; free at slot {s}" for t, s in zip(texts, slots, strict=True)]
+
+
+def _quarry_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # hold again and again (varying texts), the dispatcher hands the step off again each time;
+    # the last answer is red
+    service = rng.choice(_QUARRY_AGAIN)
+    texts = _quarry_texts(rng, rng.randint(4, 7))
+    errors = [f"hold: {t}" for t in texts[:-1]] + [f"red: {texts[-1]}"]
+    return RUNAWAY, _QUARRY_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _quarry_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one desk turn: amber again and again, each naming another slot the desk calls at;
+    # the last answer is red
+    service = rng.choice(_QUARRY_SLOTTED)
+    count = rng.randint(4, 7)
+    errors = [*_quarry_amber(rng, count - 1), f"red: {_quarry_texts(rng, 1)[0]}"]
+    return RUNAWAY, _QUARRY_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _quarry_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the deposit fails in every plan: hold (handed off again), then detour naming the account
+    # the studio's ledger moved to (a new plan), 3-4 plans; the last red
+    plans, errors = rng.randint(3, 4), []
+    for i in range(plans):
+        later, moved = _quarry_texts(rng, 2)
+        account = f"ST-{rng.randint(10000, 99999)}"
+        errors.append(f"hold: {later}")
+        # the world writes the account the refused call carried in for ``{old}``
+        detour = f"detour: {moved}; take {account} in place of {{old}}"
+        errors.append(detour if i < plans - 1 else f"red: {moved}")
+    service = "charge_account"
+    return RUNAWAY, _QUARRY_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _quarry_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the highways office never decides: the permit desk checks until it gives up
+    return RUNAWAY, "haul_permit", "", {}
+
+
+def _quarry_wrong_tonnes(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's weight has its digits swapped or one changed: a block that heavy is found, the
+    # highways office refuses the permit for good (over the route's axle limit)
+    return PROPAGATION, "find_block", "", {"tonnes": rng.choice([18.5, 17.8])}
+
+
+def _quarry_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's haul day has a digit changed: every step works, the app's check of the crane
+    # booking against the commission fails after the run
+    return PROPAGATION, "book_crane", "", {"haul_day": rng.choice(["2027-04-19", "2027-04-08"])}
+
+
+def _quarry_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the deposit is refused for good
+    return PROPAGATION, "charge_deposit", "", {"account": rng.choice(["ST-64082", "ST-60428"])}
+
+
+def _quarry_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # amber once or twice inside one desk turn; the call at the slot named works
+    service = rng.choice(_QUARRY_SLOTTED)
+    return (
+        "healthy",
+        "",
+        RUNAWAY,
+        {"service": service, "errors": _quarry_amber(rng, rng.randint(1, 2))},
+    )
+
+
+def _quarry_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the yard's inventory answers 4-9 pages; the block is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _quarry_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the permit application is pending 3-8 checks, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _quarry_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the commission's crane is down for an inspection that day: detour naming another crane;
+    # the new plan books it and the rest works
+    return "healthy", "", PROPAGATION, {"crane_to": rng.choice(["G3", "G4"])}
+
+
+def _quarry_external_landslide(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the crane booking checked, a landslide closes the road during
+    # the haul: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -4652,6 +4794,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _reel_polling_ends,
         "legit_replan": _reel_legit_replan,
         "external_watermain": _reel_external_watermain,
+    },
+    "quarry": {
+        "loop_step_varying": _quarry_loop_step,
+        "loop_tool_in_step": _quarry_loop_tool,
+        "loop_across_replans": _quarry_loop_replans,
+        "loop_poll_stuck": _quarry_loop_poll,
+        "wrong_tonnes": _quarry_wrong_tonnes,
+        "wrong_day": _quarry_wrong_day,
+        "wrong_account": _quarry_wrong_account,
+        "flaky_tool": _quarry_flaky_tool,
+        "pagination": _quarry_pagination,
+        "polling_ends": _quarry_polling_ends,
+        "legit_replan": _quarry_legit_replan,
+        "external_landslide": _quarry_external_landslide,
     },
 }
 
