@@ -32,6 +32,7 @@ from . import (
     observatory,
     oncall,
     organ,
+    quarry,
     refuge,
     refund,
     release,
@@ -89,7 +90,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``provider`` and its own root span per order, the ferry OpenAI Agents SDK desks through
     Logfire's openai-agents instrumentation (a local Logfire instance whose additional span
     processor relays to ``provider``'s processors), the observatory LlamaIndex AgentWorkflow
-    through OpenLLMetry's LlamaIndex instrumentor on ``provider`` and its own root span per run.
+    through OpenLLMetry's LlamaIndex instrumentor on ``provider`` and its own root span per run,
+    the quarry OpenAI Agents SDK dispatcher and desks (handoffs) through OpenLLMetry's
+    openai-agents instrumentor on ``provider`` and its own root span per job.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -120,6 +123,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     agents_sdk_logfire: list[Label] = []
     llama_index_agents: list[Label] = []
     google_adk: list[Label] = []
+    agents_sdk_openllmetry: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -183,6 +187,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             llama_index_agents.append(label)
         elif label.agent == "reel":
             google_adk.append(label)
+        elif label.agent == "quarry":
+            agents_sdk_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -219,6 +225,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # after chandler: OpenLLMetry's and OpenInference's LlamaIndex handlers share the root
     # dispatcher; the observatory play puts back the handlers it found when it returns
     out.update(observatory.play(llama_index_agents, provider))
+    # the Agents SDK's trace provider is swapped for the play's own and put back, as ferry's is
+    out.update(quarry.play(agents_sdk_openllmetry, provider))
     if google_adk:
         from . import reel
 

@@ -49,6 +49,7 @@ from tests.corpus import (
     observatory,
     organ,
     play,
+    quarry,
     read_labels,
     refuge,
     refund,
@@ -121,6 +122,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed28",
         "sealed29",
         "sealed30",
+        "sealed31",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -2243,3 +2245,88 @@ def check_reel_plays() -> None:
     under = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
     checks = [s.name for s in sorted(under, key=lambda s: s.start_time or 0)]
     assert checks == ["invocation", "verify call sheet", "watch shoot day"]
+
+
+def test_quarry_agent_plays_sealed31_scenarios() -> None:
+    """The quarry OpenAI Agents SDK dispatcher and desks (sealed-31 only) play labelled scenarios
+    under OpenLLMetry's openai-agents instrumentor, in a child process (it adds its processor to
+    the SDK's trace provider for good): ``check_quarry_plays``."""
+    _check_in_child("check_quarry_plays")
+
+
+def _drafts(spans: list[ReadableSpan]) -> list[list[dict[str, Any]]]:
+    """The plans the planner answered, in order: the ``draft_plan`` tool spans' results."""
+    drafts = sorted(
+        (s for s in spans if s.name == "draft_plan.tool"), key=lambda s: s.start_time or 0
+    )
+    return [json.loads(str(_attrs(s)["gen_ai.tool.call.result"]))["steps"] for s in drafts]
+
+
+def _quarry_calls(
+    spans: list[ReadableSpan], tool: str
+) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A service's tool spans in order, each with its arguments as OpenLLMetry records them."""
+    calls = sorted((s for s in spans if s.name == f"{tool}.tool"), key=lambda s: s.start_time or 0)
+    return [(s, json.loads(str(_attrs(s)["gen_ai.tool.call.arguments"]))) for s in calls]
+
+
+def check_quarry_plays() -> None:
+    """The quarry agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-31 runs). An analyst (the same SDK under OpenInference) and a ferry run (under
+    Logfire) played just before and just after (one provider) carry no quarry or OpenLLMetry
+    span, the quarry runs only those two scopes and no ``planscope.*`` attribute. A busy loop
+    inside one desk turn: the ``dispatch block`` root in error with the final refusal, one
+    ``draft_plan`` tool span whose result (the planner's plan) names the labelled step, one ERROR
+    ``{service}.tool`` span per injected error (the SDK's ``Error running tool (non-fatal)`` as
+    description), each at another slot, all under one ``{desk}.agent`` span whose first model
+    call reads the dispatcher's ``transfer_to_{desk}`` work order for the step. A legitimate
+    re-plan: the crane's detour makes the second ``draft_plan`` answer the steps not done with
+    the new crane, the second booking works, the root not in error, the app's checks right under
+    the root after OpenLLMetry's ``Agent Workflow``."""
+    neighbours = [
+        (analyst.play, _committed("analyst", "sealed23")[0]),
+        (ferry.play, _committed("ferry", "sealed28")[0]),
+    ]
+    ours = {quarry.TRACER, "opentelemetry.instrumentation.openai_agents"}
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        quarry.play, _committed("quarry", "sealed31"), neighbours, ours
+    )
+    for run in ids.values():
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+    spans = traces[ids[picked.run]]
+    by_id = _gave_up(spans, "dispatch block", picked.params["errors"][-1].split(": ", 1)[1])
+    (plan,) = _drafts(spans)
+    (step,) = [s for s in plan if s["step"] == picked.step]
+    calls = _quarry_calls(spans, picked.params["service"])
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert {s.status.status_code for s, _ in calls} == {StatusCode.ERROR}
+    assert all("Error running tool (non-fatal)" in str(s.status.description) for s, _ in calls)
+    results = [json.loads(str(_attrs(s)["gen_ai.tool.call.result"])) for s, _ in calls]
+    assert [r["signal"] for r in results] == ["amber"] * (len(calls) - 1) + ["red"]
+    slots = [args.get("slot") for _, args in calls]
+    assert slots[0] is None and len(set(slots)) == len(slots)  # another slot each time
+    (desk,) = {s.parent.span_id for s, _ in calls if s.parent}  # one desk turn
+    assert by_id[desk].name == f"{step['desk']}.agent"
+    first = min(
+        (s for s in spans if s.parent and s.parent.span_id == desk and s.name == "openai.response"),
+        key=lambda s: s.start_time or 0,
+    )
+    said = json.loads(str(_attrs(first)["gen_ai.input.messages"]))
+    (order,) = [p for p in said[-2]["parts"] if p["type"] == "tool_call"]
+    assert order["name"] == f"transfer_to_{step['desk']}"
+    assert order["arguments"]["step"] == picked.step
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("dispatch block") and root.status.status_code is StatusCode.UNSET
+    first_plan, second_plan = _drafts(spans)
+    assert [s["step"] for s in second_plan] == [s["step"] for s in first_plan][1:]
+    crane = replan.params["crane_to"]
+    assert {e["name"]: e["value"] for e in second_plan[0]["inputs"]}["crane"] == crane
+    bookings = _quarry_calls(spans, "book_crane")
+    assert [args["crane"] for _, args in bookings] == [quarry.COMMISSION["crane"], crane]
+    assert [s.status.status_code for s, _ in bookings] == [StatusCode.ERROR, StatusCode.OK]
+    under = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
+    checks = [s.name for s in sorted(under, key=lambda s: s.start_time or 0)]
+    assert checks[:2] == ["Agent Workflow", "verify dispatch"]
+    assert checks[2:] == [f"watch haul {bookings[-1][1]['block']}"]
