@@ -582,6 +582,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed31": {
         "quarry": range(82000, 82024),
     },
+    # Sealed 32: labels committed alone before any detector ran on it, to be scored once
+    # (``benchmarks/detector_corpus.py --sealed32``): only a new agent (beacon: a smolagents
+    # CodeAgent with its own planning steps and a managed CodeAgent crew, OpenInference's
+    # smolagents instrumentor).
+    "sealed32": {
+        "beacon": range(83000, 83024),
+    },
 }
 
 _ERRORS = (
@@ -4269,6 +4276,142 @@ def _quarry_external_landslide(rng: random.Random) -> tuple[str, str, str, dict[
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- beacon: a lighthouse trust's lens overhaul, a smolagents CodeAgent keeper that plans
+# (planning_interval) and hands each step to a managed CodeAgent crew -----------------------
+_BEACON_TEXTS = (
+    "the boatmen are out at the {rock} buoy, back in about {n} minutes",
+    "swell of {m}.{k} m at the landing, coxswain will not commit",
+    "the duty officer is on channel {ch} with a vessel in distress",
+    "clerk {n} is checking the tide tables for springs",
+    "the ledger is being reconciled, batch {n} of {k}",
+    "relay station {rock} lost power at {h}:{mm}",
+)
+_BEACON_ROCKS = ("Skerry", "Carraig", "Dubh", "Sgeir", "Stack")
+_BEACON_STEP = {
+    "book_boat": "book_crossing",
+    "file_outage_notice": "file_notice",
+    "charge_account": "charge_trust",
+    "send_harbour_notice": "notify_harbour",
+}
+_BEACON_WINDOWED = ["book_boat", "file_outage_notice", "send_harbour_notice"]
+
+
+def _beacon_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_BEACON_TEXTS).format(
+            rock=rng.choice(_BEACON_ROCKS),
+            n=rng.randint(3, 95),
+            m=rng.randint(1, 4),
+            k=rng.randint(0, 9),
+            ch=rng.randint(6, 73),
+            h=rng.randint(0, 23),
+            mm=f"{rng.randint(0, 59):02d}",
+        )
+        for _ in range(count)
+    ]
+
+
+def _beacon_wait(rng: random.Random, count: int) -> list[str]:
+    # each answer names another window: the crew calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 20 * 60, 5), count)
+    texts = _beacon_texts(rng, count)
+    return [
+        f"WAIT ONE — {t}; next window {m // 60:02d}:{m % 60:02d}"
+        for t, m in zip(texts, minutes, strict=True)
+    ]
+
+
+def _beacon_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # STAND BY again and again (varying texts), the keeper hands the step to the crew again
+    # each time; the last answer is NEGATIVE
+    service = rng.choice(sorted(_BEACON_STEP))
+    texts = _beacon_texts(rng, rng.randint(4, 7))
+    errors = [f"STAND BY — {t}" for t in texts[:-1]] + [f"NEGATIVE — {texts[-1]}"]
+    return RUNAWAY, _BEACON_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _beacon_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one crew run: WAIT ONE again and again, each naming another window the crew calls
+    # at; the last answer is NEGATIVE
+    service = rng.choice(_BEACON_WINDOWED)
+    count = rng.randint(4, 7)
+    errors = [*_beacon_wait(rng, count - 1), f"NEGATIVE — {_beacon_texts(rng, 1)[0]}"]
+    return RUNAWAY, _BEACON_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _beacon_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the charge fails under every plan: STAND BY (handed to the crew again), then ALTER COURSE
+    # naming the account the trust moved to (the keeper takes it, its plan updates too), 3-4
+    # accounts; the last answer NEGATIVE
+    plans, errors = rng.randint(3, 4), []
+    for i in range(plans):
+        later, moved = _beacon_texts(rng, 2)
+        account = f"TR-{rng.randint(10000, 99999)}"
+        errors.append(f"STAND BY — {later}")
+        # the world writes the account the refused call carried in for ``{old}``
+        alter = f"ALTER COURSE — {moved}; charge {account} instead of {{old}}"
+        errors.append(alter if i < plans - 1 else f"NEGATIVE — {moved}")
+    service = "charge_account"
+    return RUNAWAY, _BEACON_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _beacon_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the maritime authority never publishes the notice: the crew checks until it gives up
+    return RUNAWAY, "file_notice", "", {}
+
+
+def _beacon_wrong_lens(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's lens order is a neighbour of the station's: a technician certified for it is
+    # found and the crossing booked; the outage notice is refused for good (wrong certificate)
+    return PROPAGATION, "find_technician", "", {"lens_order": rng.choice([2, 4])}
+
+
+def _beacon_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's outage day has a digit changed: every step works, the app's check of the
+    # crossing against the outage window fails after the run
+    day = rng.choice(["2027-05-19", "2027-05-04"])
+    return PROPAGATION, "book_crossing", "", {"outage_day": day}
+
+
+def _beacon_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the charge is refused for good
+    return PROPAGATION, "charge_trust", "", {"account": rng.choice(["TR-15736", "TR-51763"])}
+
+
+def _beacon_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # WAIT ONE once or twice inside one crew run; the call at the window named works
+    service = rng.choice(_BEACON_WINDOWED)
+    return (
+        "healthy",
+        "",
+        RUNAWAY,
+        {"service": service, "errors": _beacon_wait(rng, rng.randint(1, 2))},
+    )
+
+
+def _beacon_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the registry answers 4-9 pages (read in one code blob's loop); the technician is on the
+    # last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _beacon_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the notice is pending 3-8 checks, then published
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _beacon_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order's pier is closed for dredging: ALTER COURSE naming another pier; the keeper
+    # books from it (its plan update carries it) and the rest works
+    return "healthy", "", PROPAGATION, {"pier_to": rng.choice(["P5", "P7"])}
+
+
+def _beacon_external_lightning(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the crossing day checked, lightning strikes the lantern
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -4808,6 +4951,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _quarry_polling_ends,
         "legit_replan": _quarry_legit_replan,
         "external_landslide": _quarry_external_landslide,
+    },
+    "beacon": {
+        "loop_step_varying": _beacon_loop_step,
+        "loop_tool_in_step": _beacon_loop_tool,
+        "loop_across_replans": _beacon_loop_replans,
+        "loop_poll_stuck": _beacon_loop_poll,
+        "wrong_lens": _beacon_wrong_lens,
+        "wrong_day": _beacon_wrong_day,
+        "wrong_account": _beacon_wrong_account,
+        "flaky_tool": _beacon_flaky_tool,
+        "pagination": _beacon_pagination,
+        "polling_ends": _beacon_polling_ends,
+        "legit_replan": _beacon_legit_replan,
+        "external_lightning": _beacon_external_lightning,
     },
 }
 
