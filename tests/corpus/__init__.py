@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from . import (
     analyst,
     arbor,
+    beacon,
     chandler,
     claims,
     customs,
@@ -92,7 +93,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     processor relays to ``provider``'s processors), the observatory LlamaIndex AgentWorkflow
     through OpenLLMetry's LlamaIndex instrumentor on ``provider`` and its own root span per run,
     the quarry OpenAI Agents SDK dispatcher and desks (handoffs) through OpenLLMetry's
-    openai-agents instrumentor on ``provider`` and its own root span per job.
+    openai-agents instrumentor on ``provider`` and its own root span per job, the beacon
+    smolagents keeper (planning steps) and its managed crew through OpenInference's smolagents
+    instrumentor on ``provider`` and its own root span per job.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -124,6 +127,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     llama_index_agents: list[Label] = []
     google_adk: list[Label] = []
     agents_sdk_openllmetry: list[Label] = []
+    smol_planning: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -189,6 +193,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             google_adk.append(label)
         elif label.agent == "quarry":
             agents_sdk_openllmetry.append(label)
+        elif label.agent == "beacon":
+            smol_planning.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -227,6 +233,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(observatory.play(llama_index_agents, provider))
     # the Agents SDK's trace provider is swapped for the play's own and put back, as ferry's is
     out.update(quarry.play(agents_sdk_openllmetry, provider))
+    # the same instrumentor as lab's: each play instruments on ``provider`` and uninstruments
+    out.update(beacon.play(smol_planning, provider))
     if google_adk:
         from . import reel
 

@@ -32,6 +32,7 @@ from tests.corpus import (
     all_labels,
     analyst,
     arbor,
+    beacon,
     chandler,
     claims,
     customs,
@@ -123,6 +124,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed29",
         "sealed30",
         "sealed31",
+        "sealed32",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -2330,3 +2332,103 @@ def check_quarry_plays() -> None:
     checks = [s.name for s in sorted(under, key=lambda s: s.start_time or 0)]
     assert checks[:2] == ["Agent Workflow", "verify dispatch"]
     assert checks[2:] == [f"watch haul {bookings[-1][1]['block']}"]
+
+
+def test_beacon_agent_plays_sealed32_scenarios() -> None:
+    """The beacon smolagents keeper and crew (sealed-32 only) play labelled scenarios under
+    OpenInference's smolagents instrumentor, in a child process as the other sealed agents'
+    checks do: ``check_beacon_plays``."""
+    _check_in_child("check_beacon_plays")
+
+
+def _smol_plans(spans: list[ReadableSpan]) -> list[str]:
+    """The keeper's planning answers in order: the LLM spans right under ``keeper.run`` (its
+    action steps' model calls are under ``Step n`` spans)."""
+    keeper = {s.context.span_id for s in spans if s.name == "keeper.run" and s.context}
+    asked = sorted(
+        (
+            s
+            for s in spans
+            if _attrs(s).get("openinference.span.kind") == "LLM"
+            and s.parent
+            and s.parent.span_id in keeper
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    return [str(json.loads(str(_attrs(s)["output.value"]))["content"]) for s in asked]
+
+
+def _smol_calls(spans: list[ReadableSpan], tool: str) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A service's TOOL spans in order, each with the keyword arguments it was called with."""
+    calls = sorted(
+        (s for s in spans if _attrs(s).get("tool.name") == tool), key=lambda s: s.start_time or 0
+    )
+    return [(s, json.loads(str(_attrs(s)["input.value"]))["kwargs"]) for s in calls]
+
+
+def check_beacon_plays() -> None:
+    """The beacon agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-32 runs). A lab run (smolagents under the same instrumentor) and a refund run played
+    just before and just after (one provider) carry no beacon span, the beacon runs only the
+    app's and the instrumentor's scopes, no lab span and no ``planscope.*`` attribute. A busy
+    loop inside one crew run: the ``overhaul light`` root in error with the final NEGATIVE, the
+    keeper's initial plan naming the labelled step, one ERROR TOOL span per injected error (the
+    ``Radio`` proword as description, an ``exception`` event), each at another window, all under
+    ``Step`` spans of one ``lens_crew.run`` whose task names the step. A legitimate re-plan: the
+    closed pier's ALTER COURSE, the second crossing from the pier named works, the keeper's plan
+    update records the swap, the root not in error, the app's checks right under the root."""
+    neighbours = [
+        (lab_agent.play, _committed("lab", "sealed7")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    labels = _committed("beacon", "sealed32")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(beacon.play, [picked, replan], neighbours)
+    smol = "openinference.instrumentation.smolagents"
+    for t in others:
+        assert traces[t] and beacon.TRACER not in _scopes(traces[t])
+        assert not {s.name for s in traces[t]} & {"keeper.run", f"{beacon.CREW}.run"}
+    for run in ids.values():
+        assert _scopes(traces[run]) == {beacon.TRACER, smol}
+        assert not any(s.name.startswith("lab_") for s in traces[run])
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = _gave_up(spans, "overhaul light", picked.params["errors"][-1].split(" — ", 1)[1])
+    plans = _smol_plans(spans)
+    assert f"**{picked.step}**" in plans[0] and "## 2. Plan" in plans[0]
+    calls = _smol_calls(spans, picked.params["service"])
+    assert len(calls) == len(picked.params["errors"]) >= 4
+    assert {s.status.status_code for s, _ in calls} == {StatusCode.ERROR}
+    said = [str(s.status.description) for s, _ in calls]
+    assert [d.split(" — ")[0] for d in said] == ["Radio: WAIT ONE"] * (len(calls) - 1) + [
+        "Radio: NEGATIVE"
+    ]
+    assert all(s.events and s.events[0].name == "exception" for s, _ in calls)
+    windows = [args.get("window") for _, args in calls]
+    assert windows[0] is None and len(set(windows)) == len(windows)  # another window each time
+    steps = {s.parent.span_id for s, _ in calls if s.parent}
+    assert {by_id[st].name for st in steps} <= {f"Step {n}" for n in range(1, 20)}
+    (crew,) = {by_id[st].parent.span_id for st in steps}  # type: ignore[union-attr]
+    assert by_id[crew].name == f"{beacon.CREW}.run"
+    assert f"— {picked.step}: " in str(_attrs(by_id[crew])["input.value"])
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("overhaul light") and root.status.status_code is StatusCode.UNSET
+    pier = replan.params["pier_to"]
+    crossings = _smol_calls(spans, "book_boat")
+    assert [args["pier"] for _, args in crossings] == [beacon.ORDER["pier"], pier]
+    assert [s.status.status_code for s, _ in crossings] == [StatusCode.ERROR, StatusCode.OK]
+    assert "Radio: ALTER COURSE" in str(crossings[0][0].status.description)
+    first, *updates = _smol_plans(spans)
+    assert "**book_crossing**" in first and updates
+    assert f"use {pier} where the plan had {beacon.ORDER['pier']}" in updates[0]
+    under = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
+    checks = [s.name for s in sorted(under, key=lambda s: s.start_time or 0)]
+    assert checks == [
+        "keeper.run",
+        "verify outage window",
+        f"watch light {beacon.ORDER['station']}",
+    ]
