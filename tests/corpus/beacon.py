@@ -67,7 +67,6 @@ MAX_HANDOVERS = 8
 MAX_CHECKS = 12
 """Notice status checks before the crew gives up."""
 CREW = "lens_crew"
-STEPS = ("find_technician", "book_crossing", "file_notice", "charge_trust", "notify_harbour")
 
 
 class Radio(RuntimeError):
@@ -87,6 +86,11 @@ def _say(text: str) -> dict[str, Any]:
 
 def _code(thought: str, code: str) -> dict[str, Any]:
     return _say(f"Thought: {thought}\n<code>\n{code}\n</code>")
+
+
+def _kwargs(args: dict[str, Any]) -> str:
+    """Keyword arguments as Python source: ``k='v', n=3``."""
+    return ", ".join(f"{k}={v!r}" for k, v in args.items())
 
 
 @dataclass
@@ -196,8 +200,7 @@ def _keeper(task: str, history: str) -> dict[str, Any]:
         if seen.handovers.get(slug, 0) >= MAX_HANDOVERS:
             why = f"ABORTED {slug}: handed to the crew {MAX_HANDOVERS} times without a result"
             return _code("The crew keeps being told to stand by.", f"final_answer({why!r})")
-        call = ", ".join(f"{k}={v!r}" for k, v in args.items())
-        brief = f"Step {n} of {len(plan)} — {slug}: {goal}.\nCall: {service}({call})"
+        brief = f"Step {n} of {len(plan)} — {slug}: {goal}.\nCall: {service}({_kwargs(args)})"
         return _code(
             f"Next is step {n}, {slug}; I hand it to {CREW}.",
             f"report = {CREW}(task={brief!r})\nprint(report)",
@@ -237,12 +240,10 @@ def _crew(task: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
         if word == "WAIT ONE":
             window = re.search(r"next window (\S+)", text)
             assert window, text
-            kwargs = ", ".join(
-                f"{k}={v!r}" for k, v in (args | {"window": window.group(1)}).items()
-            )
+            again = _kwargs(args | {"window": window.group(1)})
             return _code(
                 f"The service asks to wait; I call again at {window.group(1)}.",
-                f"result = {service}({kwargs})\nprint(result)",
+                f"result = {service}({again})\nprint(result)",
             )
         verdict = {"STAND BY": "STANDBY", "ALTER COURSE": "ALTER"}.get(word, "NEGATIVE")
         return _report(verdict, slug, text, f"{service} answered {word}: {text}")
@@ -267,7 +268,7 @@ def _crew(task: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
                 f"status = notice_status(notice={result['notice']!r})\nprint(status)",
             )
         return _report("DONE", slug, str(result["ref"]), json.dumps(result))
-    kwargs = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    kwargs = _kwargs(args)
     if service == "search_technicians":
         # the registry is paged: read it in one code blob until a technician turns up
         code = (
