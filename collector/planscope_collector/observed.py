@@ -516,6 +516,7 @@ def bind(
     for span_id, turn in turn_of.items():
         nodes[span_id] = replace(nodes[span_id], parent_span_id=turn)
     flat = {nodes[t].parent_span_id for t in turn_of.values()}
+    idle = _idle_steps(nodes, flat)
     if turn_of:
         children = _children(nodes)
         # its steps that call nothing themselves (setup, parsing, a model call's preparation)
@@ -524,13 +525,7 @@ def bind(
         for n in list(nodes.values()):
             if n.kind == A.KIND_STEP and n.inferred and n.parent_span_id in flat:
                 nodes[n.span_id] = n = replace(n, step_name="")
-            if (
-                n.kind == A.KIND_STEP
-                and n.inferred
-                and n.answer
-                and not any(c.kind in _WORK for c in children.get(n.span_id, []))
-                and not flat.isdisjoint(_ancestors(nodes, n.span_id))
-            ):
+            if n.span_id in idle and n.answer:
                 nodes[n.span_id] = replace(n, answer="")
 
     plan_spans = {s.plan_span_id for s in plan_steps}
@@ -584,10 +579,11 @@ def bind(
         if s.kind in ("tool", "llm") and (owner := enclosing_step(s.span_id, promoted)) is not None
     }
     # a step span with inferred attempts under it and no tool or LLM call of its own only wraps
-    # them (OpenLLMetry's LangGraph workflow span over the node visits): not an attempt
+    # them (OpenLLMetry's LangGraph workflow span over the node visits): not an attempt; nor
+    # is a flat workflow's step that does no work (``idle``, whose answers were dropped above)
     inferred_steps = [s for s in nodes.values() if s.kind == "step" and s.inferred]
     working = set(actions.values())
-    wrappers = frozenset(
+    wrappers = idle | frozenset(
         owner
         for s in inferred_steps
         if (owner := enclosing_step(s.span_id, promoted)) is not None
@@ -595,12 +591,6 @@ def bind(
         and nodes[owner].inferred
         and owner not in working
     )
-    if flat:  # the workflow's own steps that do no work (setup, parsing, the tool's own span)
-        wrappers |= frozenset(
-            s.span_id
-            for s in inferred_steps
-            if s.span_id not in working and not flat.isdisjoint(_ancestors(nodes, s.span_id))
-        )
     attempts = [s for s in inferred_steps if s.span_id not in wrappers] + [
         nodes[s] for s in promoted
     ]
@@ -2311,6 +2301,27 @@ def _grouping_run(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]
 
 _WORK = (A.KIND_TOOL, A.KIND_LLM)
 """The kinds of span that are work a step did itself."""
+
+
+def _idle_steps(nodes: Mapping[str, SpanNode], flat: set[str]) -> frozenset[str]:
+    """A flat workflow's (``flat``: its spans, :func:`_flat_turns`) own steps that do no work
+    (setup, parsing, a model call's preparation, the tool's own span): the inferred steps under
+    it that are no tool or LLM call's nearest step. They answer nothing and are no attempts."""
+    if not flat:
+        return frozenset()
+    working = {
+        next((a for a in _ancestors(nodes, n.span_id) if nodes[a].kind == A.KIND_STEP), "")
+        for n in nodes.values()
+        if n.kind in _WORK
+    }
+    return frozenset(
+        n.span_id
+        for n in nodes.values()
+        if n.kind == A.KIND_STEP
+        and n.inferred
+        and n.span_id not in working
+        and not flat.isdisjoint(_ancestors(nodes, n.span_id))
+    )
 
 
 def _flat_turns(

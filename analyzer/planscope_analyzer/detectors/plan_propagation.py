@@ -80,7 +80,8 @@ says (every value the outcome reason names that the objective does not state is 
 names: the app reported the world's answer as the run's failure), a separate agent run no plan
 step names (a watch after the release), or an application's own plain span outside any attempt
 whose failure names no value a plan step's tool calls got or returned but its own inputs
-(what its name says, filled in: a transfer the bank returned, the loan a watch watched) —
+(what its name says, filled in: a transfer the bank returned, the loan a watch watched) and the
+objective's values (a prose answer returns its codes and quoted names, not its words) —
 nothing is reported, unless the check's own evidence (the inputs it was called
 with, what its failure says) ties the failure to a value the planner introduced, **a check's
 verdict on the plan's value**:
@@ -414,6 +415,7 @@ class _Values:
     """The captured arguments of the run's tool calls."""
     _arguments: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     _results: dict[str, set[str]] = field(default_factory=dict)
+    _stated: dict[str, set[str]] = field(default_factory=dict)
     _texts: dict[str, set[str]] = field(default_factory=dict)
     _entered: dict[str, set[str]] = field(default_factory=dict)
     _plans: tuple[list[Any], list[Any]] | None = None
@@ -432,6 +434,13 @@ class _Values:
         found = self._results.get(text)
         if found is None:
             found = self._results[text] = result_values(text)
+        return found
+
+    def stated_results(self, text: str) -> set[str]:
+        """:func:`result_values` without the words of a result in prose."""
+        found = self._stated.get(text)
+        if found is None:
+            found = self._stated[text] = result_values(text, words=False)
         return found
 
     def text(self, text: str) -> set[str]:
@@ -687,20 +696,25 @@ def argument_leaves(arguments: str) -> list[str]:
         return []
 
 
-def result_values(result: str) -> set[str]:
+def result_values(result: str, *, words: bool = True) -> set[str]:
     """The values a tool call returned: the number leaves and the string leaves of at least
     ``MIN_VALUE_CHARS`` of its captured JSON result, normalised (:func:`forms`); a result that
-    is not JSON: the values its text names.
+    is not JSON: the values its text names, or with ``words=False`` only its codes and quoted
+    names (:func:`sentence_values`: the words of a sentence are no values).
 
     >>> sorted(result_values('{"state": "DONE", "value": 0.0, "ok": true}'))
     ['0', '0.0', 'DONE']
     >>> import json
     >>> sorted(result_values(json.dumps({"msg": {"content": json.dumps({"id": "INC-7"})}})))
     ['INC-7']
+    >>> sorted(result_values("Agent clerk now handles the order PO-7", words=False))
+    ['PO-7']
     """
     try:
         decoded = _decode(result) if result else None
     except ValueError:
+        if not words:
+            return sentence_values(result)
         return {v for v in text_values(result) if _traceable(v)}
     return _all_forms(filter(_traceable, _scalars(decoded)))
 
@@ -759,10 +773,14 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     """A span outside the typed ones (``raw``: an application's plain OTel span), started
     after the last plan step ended and inside no attempt, failed, and what its failure says
     names no value a plan step's tool calls got or returned, other than the check's own inputs
-    (what its name says, filled in: ``watch loan LN-88`` watched LN-88): the world told the
-    app's own check (a transfer returned by the bank, the loan it watched recalled). A check
-    naming such a value it was not given (a release check naming the deployed tag) judged the
-    plan's work: the other patterns read it."""
+    (what its name says, filled in: ``watch loan LN-88`` watched LN-88) and the objective's
+    values (the date the user asked for, which every step was handed): the world told the
+    app's own check (a transfer returned by the bank, the loan it watched recalled). As for a
+    check that is a tool call, a value the objective states is no value the planner
+    introduced. A result in prose (a framework's "Agent X is now handling the request") returned
+    its codes and quoted names, not its words: a word the failure shares with it ("the") ties
+    nothing. A check naming a value it was not given (a release check naming the deployed tag)
+    judged the plan's work: the other patterns read it."""
     if not trace.raw:
         return False
     typed = trace.typed_span_ids()
@@ -790,7 +808,9 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     # the values each check names, dropped once a plan step's call got or returned one of them
     # (read call by call: the first calls usually tie them all)
     pending = [
-        {v for v in memo.text(r.message) if _traceable(v)} - memo.text(r.title or r.name)
+        {v for v in memo.text(r.message) if _traceable(v)}
+        - memo.text(r.title or r.name)
+        - memo.said
         for r in checks
     ]
     if not pending or not all(pending):
@@ -798,7 +818,7 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     for call, _ in PlanPropagation._on_behalf(trace):
         got = memo.arguments(call.arguments).values()
         pending = [n for n in pending if not any(n & vs for vs in got)]
-        pending = [n for n in pending if not n & memo.results(call.result)]
+        pending = [n for n in pending if not n & memo.stated_results(call.result)]
         if not pending:
             return False
     return True
@@ -849,7 +869,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 16
+    version = 17
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
