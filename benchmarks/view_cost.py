@@ -31,9 +31,12 @@ only, as both workloads' are). Variants:
 - ``0042``: 0041 with a structured-output plan step's ``key`` as its id;
 - ``0043``: 0042 with errors returned as values by Langfuse and MLflow tool spans too;
 - ``0045``: 0043 with 0044-0045's plan stream (a plan step's sentence, OpenLLMetry task outputs);
-- ``0046``: the current layout (0045 with a tool call's result read out of OpenLLMetry's
-  LangChain envelope: two ``ALIAS`` columns the tool calls view and the returned-error column
-  read);
+- ``0046``: 0045 with a tool call's result read out of OpenLLMetry's LangChain envelope (two
+  ``ALIAS`` columns the tool calls view and the returned-error column read);
+- ``0047``: 0046 with Logfire's openai-agents integration (the span model's columns, a
+  ``MATERIALIZED`` error message, the step attempts and tool calls views);
+- ``0048``: 0047 with Google ADK's own tracing;
+- ``0049``: the current layout (0048 with OpenLLMetry's LlamaIndex ``call_tool`` steps);
 - ``<layout> none``: the layout's tables with every materialized view dropped (the insert floor);
 - ``<layout> only <view>``: one view attached (for 0011 with the classifying view it reads);
 - ``<layout> without <view>`` (``--without``): every view but that one (the plan stream with
@@ -117,9 +120,12 @@ LAYOUTS = {
     "0042": "0043",
     "0043": "0044",
     "0045": "0046",
-    "0046": None,
+    "0046": "0047",
+    "0047": "0048",
+    "0048": "0049",
+    "0049": None,
 }
-"""Layout -> the first migration left out (0046: the current one)."""
+"""Layout -> the first migration left out (the last: the current one)."""
 UNRELATED = ("0020",)
 """Migrations that change no table a span insert writes (kept in every layout)."""
 
