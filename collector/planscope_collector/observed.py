@@ -212,6 +212,7 @@ from ._conversation import (
     conversation_sql,
     duplicate_call,
     flat_messages,
+    handed_over,
 )
 from ._returned import returned_error
 
@@ -470,6 +471,7 @@ def bind(
     if not nodes:
         return Binding()
     nodes, returned = _function_calls(nodes)
+    nodes = _agent_tools(nodes)
     evented: tuple[EventCall, ...] = ()
     if events is not None and reads_tool_events(nodes.values()):
         # a conversation says its tool calls only where no span beside its model calls may
@@ -2571,6 +2573,44 @@ def _function_calls(
     return out, returned
 
 
+def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
+    """Tool calls that ran an agent whose spans are traced beside the call, not under it (the
+    OpenAI Agents SDK's ``Agent.as_tool`` under OpenLLMetry: the agent's run a sibling of the
+    tool's span, inside its time) and gave back two or more mappings (the agent's structured
+    output), read as an LLM call asked the call's arguments and answering its result: what that
+    agent answered, where the agent's own model calls record no answer. Its caller is then
+    the planner, as of a planner that calls a model itself.
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("d", "", "step", "dispatch", step_name="dispatch"),
+    ...     SpanNode("t", "d", "tool", "plan", tool="plan", start_ns=1, duration_ns=9,
+    ...              answer='{"input": "go"}', io=("", '{"steps": [{"id": "a"}, {"id": "b"}]}')),
+    ...     SpanNode("p", "", "step", "planner", step_name="planner", start_ns=2, duration_ns=5),
+    ... ]}
+    >>> t = _agent_tools(nodes)["t"]
+    >>> t.kind, t.request, t.answer[:10]
+    ('llm', 'go', '{"steps": ')
+    """
+    agents = [n for n in nodes.values() if n.kind == A.KIND_STEP and n.inferred]
+    out = dict(nodes)
+    for n in nodes.values():
+        if n.kind != A.KIND_TOOL or not n.io[1]:
+            continue
+        end = n.start_ns + n.duration_ns
+        ran = any(
+            n.start_ns <= a.start_ns
+            and a.start_ns + a.duration_ns <= end
+            and n.span_id not in _ancestors(nodes, a.span_id)
+            and a.span_id not in _ancestors(nodes, n.span_id)
+            for a in agents
+        )
+        if ran and any(len(x) >= 2 for x in _item_lists(n.io[1])):
+            out[n.span_id] = replace(
+                n, kind=A.KIND_LLM, request=_asked(n.answer), answer=n.io[1], io=("", "")
+            )
+    return out
+
+
 def _asked(arguments: str) -> str:
     """What a function that called a model was asked: its arguments' values, one a line.
 
@@ -3319,7 +3359,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     or a request holding them), else a Logfire OpenAI span's ``request_data`` (the request, data
     format version 1), else its first ``gen_ai.user.message`` event's content (Strands Agents),
     else Google ADK's ``gcp.vertex.agent.llm_request`` (:func:`_adk_request`: the agent's
-    instruction and the user contents).
+    instruction and the user contents); after them, the arguments of the conversation's latest
+    handoff (``_conversation.handed_over``: an OpenAI Agents SDK agent handed a work order).
 
     >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
     ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
@@ -3343,6 +3384,12 @@ def user_request(attributes: Mapping[str, str]) -> str:
     ...               '"Renew loan 7."}, "contents": [{"role": "user", '
     ...               '"parts": [{"text": "Go"}]}]}'})
     'Renew loan 7.\\nGo'
+    >>> user_request({"gen_ai.input.messages": '[{"role": "user", "content": "Ship 7"}, '
+    ...               '{"role": "assistant", "parts": [{"type": "tool_call", "id": "c", '
+    ...               '"name": "transfer_to_desk", "arguments": {"step": "pick"}}]}, '
+    ...               '{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c", '
+    ...               '"response": "{\\\\"assistant\\\\": \\\\"desk\\\\"}"}]}]'})
+    'Ship 7\\n{"step": "pick"}'
     """
     messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
     if not messages:
@@ -3359,12 +3406,15 @@ def user_request(attributes: Mapping[str, str]) -> str:
         return _event_text(said)
     if not messages and (said := attributes.get(A.ADK_LLM_REQUEST)):
         return _adk_request(said)
-    return "\n".join(
+    messages = [m for m in messages if isinstance(m, dict)]
+    said = [
         text
         for m in messages
-        if isinstance(m, dict) and m.get("role") == "user"
+        if m.get("role") == "user"
         for text in _texts(m.get("content"), m.get("parts"))
-    )
+    ]
+    # what a handoff gave the agent now answering (its work order: in no span of its own)
+    return "\n".join(filter(None, [*said, handed_over(messages)]))
 
 
 _LLM_ANSWER_KEYS = (
@@ -3409,6 +3459,9 @@ _TOOL_ARGUMENT_KEYS = (
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
 them (migrations 0029, 0034, 0038; Google ADK's: 0048), else its ``gen_ai.tool.message`` event
 (Strands Agents): what a planner said through the tools it called."""
+_TOOL_RESULT_KEY = A.GEN_AI_TOOL_CALL_RESULT
+"""Where a tool call's result is (GenAI): what an agent run as a tool answered when its own
+spans are traced beside the call, not under it (:func:`_agent_tools`)."""
 
 
 _OI_CALL_ARGUMENTS = (
@@ -3445,7 +3498,7 @@ def answer_sql(
     True
     """
     keys = ", ".join(f"'{k}'" for k in dict.fromkeys(_LLM_ANSWER_KEYS + _RUN_ANSWER_KEYS))
-    tool_keys = ", ".join(f"'{k}'" for k in _TOOL_ARGUMENT_KEYS)
+    tool_keys = ", ".join(f"'{k}'" for k in (*_TOOL_ARGUMENT_KEYS, _TOOL_RESULT_KEY))
     # what an AutoGen runtime's process span delivers (its message's JSON)
     operation, message = A.AUTOGEN_MESSAGING_OPERATION, A.AUTOGEN_MESSAGE
     runtime = (
@@ -3484,15 +3537,20 @@ def recorded_work(attributes: Mapping[str, str], kind: str) -> tuple[str, tuple[
     """What binding reads of a span's own attributes besides its answer, by the span model's
     ``kind``: the step an app's attribute names (:func:`app_step`; step spans and plain spans,
     where ``<prefix>.step.id`` makes an app's step span) and, for a plain span, what its work was
-    given and gave back (:func:`step_io`). The one rule the loader, the run model and the trace
-    API apply when they build a :class:`SpanNode`.
+    given and gave back (:func:`step_io`); for a tool call, its result (what it gave back: an
+    agent run as a tool answered it, :func:`_agent_tools`). The one rule the loader, the run
+    model and the trace API apply when they build a :class:`SpanNode`.
 
     >>> recorded_work({"shop.step.id": "pick", "shop.step.args": '{"n": 2}'}, "other")
     ('pick', ('{"n": 2}', ''))
     >>> recorded_work({"shop.step.id": "pick"}, "llm")
     ('', ('', ''))
+    >>> recorded_work({"gen_ai.tool.call.result": '{"steps": []}'}, "tool")
+    ('', ('', '{"steps": []}'))
     """
     step = app_step(attributes) if kind in (A.KIND_STEP, A.KIND_OTHER) else ""
+    if kind == A.KIND_TOOL:  # its arguments are its answer (what its caller said through it)
+        return step, ("", attributes.get(_TOOL_RESULT_KEY, ""))
     return step, step_io(attributes) if kind == A.KIND_OTHER else ("", "")
 
 
