@@ -29,8 +29,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   over its planner node's output, a node over its LLM call, also through a chain between them
   such as LangChain's ``with_structured_output`` sequence): the innermost plan counts, the
   container does not;
-* **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
-  not a step of that plan;
+* **planner**: a step attempt that encloses the span of an observed plan, or is inside it (an
+  agent run as a tool, :func:`_agent_tools`), is the planner's work, not a step of that plan;
 * **plans stated as numbered evidence or as rules**, in a trace with no plan the span model
   read, none declared and no workflow plan: a planner's answer of ReWOO evidence lines (``#E1 =
   Tool[input]``), LLMCompiler task lines (``1. tool(input)`` referring to ``$1``) or Makefile
@@ -611,6 +611,8 @@ def bind(
         for p in plan_spans
         for owner in [p if nodes.get(p, _NONE).kind == "step" else enclosing_step(p, promoted)]
         if owner is not None and nodes[owner].inferred and owner not in wrappers
+    ) | frozenset(  # an agent run inside the plan's own span (an agent as a tool) made it too
+        s.span_id for s in inferred_steps if not plan_spans.isdisjoint(_ancestors(nodes, s.span_id))
     )
     requests: dict[str, dict[str, None]] = {}  # each distinct request once (every turn repeats it)
     for s in sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id)):
@@ -1287,7 +1289,15 @@ class _Said:
 def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]) -> _Said:
     """What the plan readers read of a trace (:class:`_Said`)."""
     by_start = sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id))
-    attempts = [n for n in by_start if n.kind == A.KIND_STEP and n.inferred]
+    # an agent run inside a model call is that call's own work (an agent run as a tool whose
+    # result answered: _agent_tools), not an executor's attempt
+    attempts = [
+        n
+        for n in by_start
+        if n.kind == A.KIND_STEP
+        and n.inferred
+        and not any(nodes[p].kind == A.KIND_LLM for p in _ancestors(nodes, n.span_id))
+    ]
     if not attempts:
         # no span is a step attempt (an executor's turns are a framework's plain spans, such as
         # one per step under the run): the plain spans that make tool or LLM calls themselves
@@ -2578,8 +2588,9 @@ def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
     OpenAI Agents SDK's ``Agent.as_tool`` under OpenLLMetry: the agent's run a sibling of the
     tool's span, inside its time) and gave back two or more mappings (the agent's structured
     output), read as an LLM call asked the call's arguments and answering its result: what that
-    agent answered, where the agent's own model calls record no answer. Its caller is then
-    the planner, as of a planner that calls a model itself.
+    agent answered, where the agent's own model calls record no answer; the agent's run is
+    then under the call (its work). Its caller is the planner, as of a planner that calls a
+    model itself, and the agent's runs are no executor's attempts (:func:`_said`).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("d", "", "step", "dispatch", step_name="dispatch"),
@@ -2587,9 +2598,9 @@ def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
     ...              answer='{"input": "go"}', io=("", '{"steps": [{"id": "a"}, {"id": "b"}]}')),
     ...     SpanNode("p", "", "step", "planner", step_name="planner", start_ns=2, duration_ns=5),
     ... ]}
-    >>> t = _agent_tools(nodes)["t"]
-    >>> t.kind, t.request, t.answer[:10]
-    ('llm', 'go', '{"steps": ')
+    >>> out = _agent_tools(nodes)
+    >>> out["t"].kind, out["t"].request, out["t"].answer[:10], out["p"].parent_span_id
+    ('llm', 'go', '{"steps": ', 't')
     """
     agents = [n for n in nodes.values() if n.kind == A.KIND_STEP and n.inferred]
     out = dict(nodes)
@@ -2597,17 +2608,20 @@ def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
         if n.kind != A.KIND_TOOL or not n.io[1]:
             continue
         end = n.start_ns + n.duration_ns
-        ran = any(
-            n.start_ns <= a.start_ns
+        ran = [
+            a
+            for a in agents
+            if n.start_ns <= a.start_ns
             and a.start_ns + a.duration_ns <= end
             and n.span_id not in _ancestors(nodes, a.span_id)
             and a.span_id not in _ancestors(nodes, n.span_id)
-            for a in agents
-        )
+        ]
         if ran and any(len(x) >= 2 for x in _item_lists(n.io[1])):
             out[n.span_id] = replace(
                 n, kind=A.KIND_LLM, request=_asked(n.answer), answer=n.io[1], io=("", "")
             )
+            for a in ran:  # the call's own work, as a nesting instrumentor traces it
+                out[a.span_id] = replace(a, parent_span_id=n.span_id)
     return out
 
 
