@@ -2586,11 +2586,12 @@ def _function_calls(
 def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
     """Tool calls that ran an agent whose spans are traced beside the call, not under it (the
     OpenAI Agents SDK's ``Agent.as_tool`` under OpenLLMetry: the agent's run a sibling of the
-    tool's span, inside its time) and gave back two or more mappings (the agent's structured
-    output), read as an LLM call asked the call's arguments and answering its result: what that
-    agent answered, where the agent's own model calls record no answer; the agent's run is
-    then under the call (its work). Its caller is the planner, as of a planner that calls a
-    model itself, and the agent's runs are no executor's attempts (:func:`_said`).
+    tool's span, inside its time) and gave back a list of mappings (the agent's structured
+    output; a re-plan's may hold one step), read as an LLM call asked the call's arguments
+    and answering its result: what that agent answered, where the agent's own model calls
+    record no answer; the agent's run is then under the call (its work). Its caller is the
+    planner, as of a planner that calls a model itself, and the agent's runs are no
+    executor's attempts (:func:`_said`).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("d", "", "step", "dispatch", step_name="dispatch"),
@@ -2616,7 +2617,7 @@ def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
             and n.span_id not in _ancestors(nodes, a.span_id)
             and a.span_id not in _ancestors(nodes, n.span_id)
         ]
-        if ran and any(len(x) >= 2 for x in _item_lists(n.io[1])):
+        if ran and next(iter(_item_lists(n.io[1], least=1)), None):
             out[n.span_id] = replace(
                 n, kind=A.KIND_LLM, request=_asked(n.answer), answer=n.io[1], io=("", "")
             )
