@@ -611,8 +611,11 @@ def bind(
         for p in plan_spans
         for owner in [p if nodes.get(p, _NONE).kind == "step" else enclosing_step(p, promoted)]
         if owner is not None and nodes[owner].inferred and owner not in wrappers
-    ) | frozenset(  # an agent run inside the plan's own span (an agent as a tool) made it too
-        s.span_id for s in inferred_steps if not plan_spans.isdisjoint(_ancestors(nodes, s.span_id))
+    ) | frozenset(  # an agent run inside the model call that answered a plan (an agent tool)
+        s.span_id
+        for s in inferred_steps
+        for p in _ancestors(nodes, s.span_id)
+        if p in plan_spans and nodes[p].kind == A.KIND_LLM
     )
     requests: dict[str, dict[str, None]] = {}  # each distinct request once (every turn repeats it)
     for s in sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id)):
