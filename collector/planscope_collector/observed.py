@@ -2620,7 +2620,7 @@ def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
             and n.span_id not in _ancestors(nodes, a.span_id)
             and a.span_id not in _ancestors(nodes, n.span_id)
         ]
-        if ran and next(iter(_item_lists(n.io[1], least=1)), None):
+        if ran and any(_item_lists(n.io[1], least=1)):
             out[n.span_id] = replace(
                 n, kind=A.KIND_LLM, request=_asked(n.answer), answer=n.io[1], io=("", "")
             )
@@ -3425,14 +3425,14 @@ def user_request(attributes: Mapping[str, str]) -> str:
     if not messages and (said := attributes.get(A.ADK_LLM_REQUEST)):
         return _adk_request(said)
     messages = [m for m in messages if isinstance(m, dict)]
-    said = [
+    users = [
         text
         for m in messages
         if m.get("role") == "user"
         for text in _texts(m.get("content"), m.get("parts"))
     ]
     # what a handoff gave the agent now answering (its work order: in no span of its own)
-    return "\n".join(filter(None, [*said, handed_over(messages)]))
+    return "\n".join(filter(None, [*users, handed_over(messages)]))
 
 
 _LLM_ANSWER_KEYS = (
