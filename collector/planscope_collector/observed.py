@@ -143,6 +143,12 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   with no call in it (an action that raised) is an attempt; a planner function called again
   from another action answers as that function (a re-plan). In a structured plan, arguments
   given as name / value pairs are arguments and a field naming an earlier step a dependency;
+* **agent runs as tools** (:func:`_agent_tools`): a tool call during which an inferred agent
+  run started and ended, traced beside it (the OpenAI Agents SDK's ``Agent.as_tool`` under
+  OpenLLMetry: neither span under the other), whose result is a list of mappings, is an LLM
+  call asked its arguments and answering its result (the agent's structured output, the plan
+  readers' planner its caller); the agent's run is put under it, its work: no executor's
+  attempt for the plan readers, the planner's when the call answered a plan;
 * **errors returned as values** (``_returned``): such a call whose status is not ERROR but
   whose result is an error envelope (MCP's ``isError``, Anthropic's ``{"type": "error", ...}``,
   a bare ``{"error": ...}``) failed (:attr:`Binding.returned`);
@@ -161,7 +167,8 @@ Also derived at read time, from one span: **what an LLM call answered** (:func:`
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
 planner's plan; for an inferred run, an attribute that is a task list, read as a plan stated
 before the attempts it encloses); **what an LLM call was asked** (:func:`user_request`,
-the user messages of its input in every convention the span model reads; the analyzer takes a
+the user messages of its input in every convention the span model reads, then the arguments of
+the conversation's latest handoff: ``_conversation.handed_over``; the analyzer takes a
 failed run's planner prompt as its objective when the run declares none). SQL selects the
 attributes it reads with :func:`user_request_sql`. Both also read what a span said only in
 GenAI message events (Strands Agents' ``gen_ai.user.message``, ``gen_ai.choice``, a tool span's
@@ -2606,7 +2613,11 @@ def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
     >>> out["t"].kind, out["t"].request, out["t"].answer[:10], out["p"].parent_span_id
     ('llm', 'go', '{"steps": ', 't')
     """
-    agents = [n for n in nodes.values() if n.kind == A.KIND_STEP and n.inferred]
+    agents = sorted(
+        (n for n in nodes.values() if n.kind == A.KIND_STEP and n.inferred),
+        key=lambda a: a.start_ns,
+    )
+    starts = [a.start_ns for a in agents]
     out = dict(nodes)
     for n in nodes.values():
         if n.kind != A.KIND_TOOL or not n.io[1]:
@@ -2614,9 +2625,8 @@ def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
         end = n.start_ns + n.duration_ns
         ran = [
             a
-            for a in agents
-            if n.start_ns <= a.start_ns
-            and a.start_ns + a.duration_ns <= end
+            for a in agents[bisect_left(starts, n.start_ns) : bisect_right(starts, end)]
+            if a.start_ns + a.duration_ns <= end
             and n.span_id not in _ancestors(nodes, a.span_id)
             and a.span_id not in _ancestors(nodes, n.span_id)
         ]
