@@ -702,9 +702,11 @@ def _bind_observed(
             tool=c.tool,
             failed=c.failed,
             start_ns=c.start_ns,
+            duration_ns=c.duration_ns,
             message=raw[c.span_id].message if c.span_id in raw else "",
             # a call no span of its own says (_tool_events): what it was called with
-            answer=answers[c.span_id].text if c.span_id in answers else c.arguments,
+            answer=(answers[c.span_id].text if c.span_id in answers else "") or c.arguments,
+            io=answers[c.span_id].io if c.span_id in answers else ("", ""),
         )
     for s in raw.values():
         if s.span_id not in nodes:

@@ -25,7 +25,7 @@ request and response (``llm.openai.*``): the same call again, not work of its ow
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from planscope import safejson
@@ -40,6 +40,7 @@ __all__ = [
     "conversation_sql",
     "duplicate_call",
     "flat_messages",
+    "handed_over",
 ]
 
 CONVERSATION = "planscope.conversation"
@@ -59,6 +60,10 @@ _PREFIXES = (
 
 Call = tuple[str, str, str]
 """A tool call: its id, tool and arguments (JSON text)."""
+
+TRANSFER_KEY = "assistant"
+"""The one key of the result the OpenAI Agents SDK gives a handoff's tool call
+(``Handoff.get_transfer_message``: ``{"assistant": "<agent>"}``, the agent handed to)."""
 
 
 def duplicate_call(name: str, parent_name: str) -> bool:
@@ -129,14 +134,9 @@ def conversation_events(
         for call_id, tool, arguments in _calls(message):
             said = _call(call_id, tool, arguments) | scope
             out.append((span_id, start_ns - 1, A.GEN_AI_CHOICE_EVENT, said))
-        if (answers := message.get("tool_call_id")) and isinstance(answers, str):
-            said = _result(answers, message) | scope
+        for call_id, result in _results(message):
+            said = _result(call_id, result) | scope
             out.append((span_id, start_ns, A.GEN_AI_TOOL_MESSAGE_EVENT, said))
-        for part in message.get("parts") or ():
-            response = part.get("id") if isinstance(part, dict) else None
-            if response and isinstance(response, str) and part.get("type") == "tool_call_response":
-                said = _result(response, {"parts": [part]}) | scope
-                out.append((span_id, start_ns, A.GEN_AI_TOOL_MESSAGE_EVENT, said))
     for message in answered:
         for call_id, tool, arguments in _calls(message):
             said = _call(call_id, tool, arguments) | scope
@@ -152,8 +152,55 @@ def _call(call_id: str, tool: str, arguments: str) -> dict[str, str]:
     }
 
 
-def _result(call_id: str, message: Mapping[str, Any]) -> dict[str, str]:
-    result = _text(message)
+def handed_over(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The arguments of a conversation's latest handoff: of the last tool call whose result is
+    the OpenAI Agents SDK's transfer message (``{"assistant": "<agent>"}``, the agent the call
+    handed the conversation to); '' when none. A handoff's arguments (its ``input_type``: a
+    work order, a report) are what the agent it handed to was given, in no span of their own.
+
+    >>> handed_over([
+    ...     {"role": "user", "parts": [{"type": "text", "content": "Go"}]},
+    ...     {"role": "assistant", "parts": [{"type": "tool_call", "id": "c1",
+    ...      "name": "transfer_to_desk", "arguments": {"step": "pick"}}]},
+    ...     {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1",
+    ...      "response": '{"assistant": "desk"}'}]},
+    ...     {"role": "assistant", "tool_calls": [{"id": "c2", "function": {"name": "lookup",
+    ...      "arguments": "{}"}}]},
+    ...     {"role": "tool", "tool_call_id": "c2", "content": "3 found"}])
+    '{"step": "pick"}'
+    """
+    calls: list[Call] = []
+    results: dict[str, str] = {}
+    for message in messages:
+        calls.extend(_calls(message))
+        results.update(_results(message))
+    return next(
+        (arguments for call_id, _, arguments in reversed(calls) if _transfer(results.get(call_id))),
+        "",
+    )
+
+
+def _transfer(result: str | None) -> bool:
+    """Whether a tool result is the OpenAI Agents SDK's handoff transfer message
+    (:data:`TRANSFER_KEY`: a JSON object of that one key naming the agent)."""
+    if not result or not result.startswith("{"):
+        return False
+    decoded = safejson.load_object(result)
+    return list(decoded) == [TRANSFER_KEY] and isinstance(decoded[TRANSFER_KEY], str)
+
+
+def _results(message: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
+    """The tool results a message gives (call id, result): a ``tool`` message's
+    ``tool_call_id``, GenAI ``tool_call_response`` parts."""
+    if (answers := message.get("tool_call_id")) and isinstance(answers, str):
+        yield answers, _text(message)
+    for part in message.get("parts") or ():
+        response = part.get("id") if isinstance(part, dict) else None
+        if response and isinstance(response, str) and part.get("type") == "tool_call_response":
+            yield response, _text({"parts": [part]})
+
+
+def _result(call_id: str, result: str) -> dict[str, str]:
     out = {A.GEN_AI_TOOL_CALL_ID: call_id, A.GEN_AI_TOOL_CALL_RESULT: result}
     if (error := returned_error(result)) is not None:
         out["error.type"] = error[0] or "error"

@@ -29,8 +29,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   over its planner node's output, a node over its LLM call, also through a chain between them
   such as LangChain's ``with_structured_output`` sequence): the innermost plan counts, the
   container does not;
-* **planner**: a step attempt that encloses the span of an observed plan is the planner's work,
-  not a step of that plan;
+* **planner**: a step attempt that encloses the span of an observed plan, or is inside it (an
+  agent run as a tool, :func:`_agent_tools`), is the planner's work, not a step of that plan;
 * **plans stated as numbered evidence or as rules**, in a trace with no plan the span model
   read, none declared and no workflow plan: a planner's answer of ReWOO evidence lines (``#E1 =
   Tool[input]``), LLMCompiler task lines (``1. tool(input)`` referring to ``$1``) or Makefile
@@ -143,6 +143,12 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   with no call in it (an action that raised) is an attempt; a planner function called again
   from another action answers as that function (a re-plan). In a structured plan, arguments
   given as name / value pairs are arguments and a field naming an earlier step a dependency;
+* **agent runs as tools** (:func:`_agent_tools`): a tool call during which an inferred agent
+  run started and ended, traced beside it (the OpenAI Agents SDK's ``Agent.as_tool`` under
+  OpenLLMetry: neither span under the other), whose result is a list of mappings, is an LLM
+  call asked its arguments and answering its result (the agent's structured output, the plan
+  readers' planner its caller); the agent's run is put under it, its work: no executor's
+  attempt for the plan readers, the planner's when the call answered a plan;
 * **errors returned as values** (``_returned``): such a call whose status is not ERROR but
   whose result is an error envelope (MCP's ``isError``, Anthropic's ``{"type": "error", ...}``,
   a bare ``{"error": ...}``) failed (:attr:`Binding.returned`);
@@ -161,7 +167,8 @@ Also derived at read time, from one span: **what an LLM call answered** (:func:`
 text, else, when it answered only by calling tools, the calls' arguments: a function-calling
 planner's plan; for an inferred run, an attribute that is a task list, read as a plan stated
 before the attempts it encloses); **what an LLM call was asked** (:func:`user_request`,
-the user messages of its input in every convention the span model reads; the analyzer takes a
+the user messages of its input in every convention the span model reads, then the arguments of
+the conversation's latest handoff: ``_conversation.handed_over``; the analyzer takes a
 failed run's planner prompt as its objective when the run declares none). SQL selects the
 attributes it reads with :func:`user_request_sql`. Both also read what a span said only in
 GenAI message events (Strands Agents' ``gen_ai.user.message``, ``gen_ai.choice``, a tool span's
@@ -212,6 +219,7 @@ from ._conversation import (
     conversation_sql,
     duplicate_call,
     flat_messages,
+    handed_over,
 )
 from ._returned import returned_error
 
@@ -470,6 +478,7 @@ def bind(
     if not nodes:
         return Binding()
     nodes, returned = _function_calls(nodes)
+    nodes = _agent_tools(nodes)
     evented: tuple[EventCall, ...] = ()
     if events is not None and reads_tool_events(nodes.values()):
         # a conversation says its tool calls only where no span beside its model calls may
@@ -599,6 +608,11 @@ def bind(
         for p in plan_spans
         for owner in [p if nodes.get(p, _NONE).kind == "step" else enclosing_step(p, promoted)]
         if owner is not None and nodes[owner].inferred and owner not in wrappers
+    ) | frozenset(  # an agent run inside the model call that answered a plan (an agent tool)
+        s.span_id
+        for s in inferred_steps
+        for p in _ancestors(nodes, s.span_id)
+        if p in plan_spans and nodes[p].kind == A.KIND_LLM
     )
     requests: dict[str, dict[str, None]] = {}  # each distinct request once (every turn repeats it)
     for s in sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id)):
@@ -1275,7 +1289,15 @@ class _Said:
 def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]) -> _Said:
     """What the plan readers read of a trace (:class:`_Said`)."""
     by_start = sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id))
-    attempts = [n for n in by_start if n.kind == A.KIND_STEP and n.inferred]
+    # an agent run inside a model call is that call's own work (an agent run as a tool whose
+    # result answered: _agent_tools), not an executor's attempt
+    attempts = [
+        n
+        for n in by_start
+        if n.kind == A.KIND_STEP
+        and n.inferred
+        and not any(nodes[p].kind == A.KIND_LLM for p in _ancestors(nodes, n.span_id))
+    ]
     if not attempts:
         # no span is a step attempt (an executor's turns are a framework's plain spans, such as
         # one per step under the run): the plain spans that make tool or LLM calls themselves
@@ -2582,6 +2604,52 @@ def _function_calls(
     return out, returned
 
 
+def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
+    """Tool calls that ran an agent whose spans are traced beside the call, not under it (the
+    OpenAI Agents SDK's ``Agent.as_tool`` under OpenLLMetry: the agent's run a sibling of the
+    tool's span, inside its time) and gave back a list of mappings (the agent's structured
+    output; a re-plan's may hold one step), read as an LLM call asked the call's arguments
+    and answering its result: what that agent answered, where the agent's own model calls
+    record no answer; the agent's run is then under the call (its work). Its caller is the
+    planner, as of a planner that calls a model itself, and the agent's runs are no
+    executor's attempts (:func:`_said`).
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("d", "", "step", "dispatch", step_name="dispatch"),
+    ...     SpanNode("t", "d", "tool", "plan", tool="plan", start_ns=1, duration_ns=9,
+    ...              answer='{"input": "go"}', io=("", '{"steps": [{"id": "a"}, {"id": "b"}]}')),
+    ...     SpanNode("p", "", "step", "planner", step_name="planner", start_ns=2, duration_ns=5),
+    ... ]}
+    >>> out = _agent_tools(nodes)
+    >>> out["t"].kind, out["t"].request, out["t"].answer[:10], out["p"].parent_span_id
+    ('llm', 'go', '{"steps": ', 't')
+    """
+    agents = sorted(
+        (n for n in nodes.values() if n.kind == A.KIND_STEP and n.inferred),
+        key=lambda a: a.start_ns,
+    )
+    starts = [a.start_ns for a in agents]
+    out = dict(nodes)
+    for n in nodes.values():
+        if n.kind != A.KIND_TOOL or not n.io[1]:
+            continue
+        end = n.start_ns + n.duration_ns
+        ran = [
+            a
+            for a in agents[bisect_left(starts, n.start_ns) : bisect_right(starts, end)]
+            if a.start_ns + a.duration_ns <= end
+            and n.span_id not in _ancestors(nodes, a.span_id)
+            and a.span_id not in _ancestors(nodes, n.span_id)
+        ]
+        if ran and any(_item_lists(n.io[1], least=1)):
+            out[n.span_id] = replace(
+                n, kind=A.KIND_LLM, request=_asked(n.answer), answer=n.io[1], io=("", "")
+            )
+            for a in ran:  # the call's own work, as a nesting instrumentor traces it
+                out[a.span_id] = replace(a, parent_span_id=n.span_id)
+    return out
+
+
 def _asked(arguments: str) -> str:
     """What a function that called a model was asked: its arguments' values, one a line.
 
@@ -3330,7 +3398,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     or a request holding them), else a Logfire OpenAI span's ``request_data`` (the request, data
     format version 1), else its first ``gen_ai.user.message`` event's content (Strands Agents),
     else Google ADK's ``gcp.vertex.agent.llm_request`` (:func:`_adk_request`: the agent's
-    instruction and the user contents).
+    instruction and the user contents); after them, the arguments of the conversation's latest
+    handoff (``_conversation.handed_over``: an OpenAI Agents SDK agent handed a work order).
 
     >>> user_request({"gen_ai.input.messages": '[{"role": "system", "content": "Be brief."},'
     ...               ' {"role": "user", "parts": [{"type": "text", "content": "Ship 1.2.3"}]}]'})
@@ -3354,6 +3423,12 @@ def user_request(attributes: Mapping[str, str]) -> str:
     ...               '"Renew loan 7."}, "contents": [{"role": "user", '
     ...               '"parts": [{"text": "Go"}]}]}'})
     'Renew loan 7.\\nGo'
+    >>> user_request({"gen_ai.input.messages": '[{"role": "user", "content": "Ship 7"}, '
+    ...               '{"role": "assistant", "parts": [{"type": "tool_call", "id": "c", '
+    ...               '"name": "transfer_to_desk", "arguments": {"step": "pick"}}]}, '
+    ...               '{"role": "tool", "parts": [{"type": "tool_call_response", "id": "c", '
+    ...               '"response": "{\\\\"assistant\\\\": \\\\"desk\\\\"}"}]}]'})
+    'Ship 7\\n{"step": "pick"}'
     """
     messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
     if not messages:
@@ -3370,12 +3445,15 @@ def user_request(attributes: Mapping[str, str]) -> str:
         return _event_text(said)
     if not messages and (said := attributes.get(A.ADK_LLM_REQUEST)):
         return _adk_request(said)
-    return "\n".join(
+    messages = [m for m in messages if isinstance(m, dict)]
+    users = [
         text
         for m in messages
-        if isinstance(m, dict) and m.get("role") == "user"
+        if m.get("role") == "user"
         for text in _texts(m.get("content"), m.get("parts"))
-    )
+    ]
+    # what a handoff gave the agent now answering (its work order: in no span of its own)
+    return "\n".join(filter(None, [*users, handed_over(messages)]))
 
 
 _LLM_ANSWER_KEYS = (
@@ -3420,6 +3498,9 @@ _TOOL_ARGUMENT_KEYS = (
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
 them (migrations 0029, 0034, 0038; Google ADK's: 0048), else its ``gen_ai.tool.message`` event
 (Strands Agents): what a planner said through the tools it called."""
+_TOOL_RESULT_KEY = A.GEN_AI_TOOL_CALL_RESULT
+"""Where a tool call's result is (GenAI): what an agent run as a tool answered when its own
+spans are traced beside the call, not under it (:func:`_agent_tools`)."""
 
 
 _OI_CALL_ARGUMENTS = (
@@ -3456,7 +3537,7 @@ def answer_sql(
     True
     """
     keys = ", ".join(f"'{k}'" for k in dict.fromkeys(_LLM_ANSWER_KEYS + _RUN_ANSWER_KEYS))
-    tool_keys = ", ".join(f"'{k}'" for k in _TOOL_ARGUMENT_KEYS)
+    tool_keys = ", ".join(f"'{k}'" for k in (*_TOOL_ARGUMENT_KEYS, _TOOL_RESULT_KEY))
     # what an AutoGen runtime's process span delivers (its message's JSON)
     operation, message = A.AUTOGEN_MESSAGING_OPERATION, A.AUTOGEN_MESSAGE
     runtime = (
@@ -3495,15 +3576,20 @@ def recorded_work(attributes: Mapping[str, str], kind: str) -> tuple[str, tuple[
     """What binding reads of a span's own attributes besides its answer, by the span model's
     ``kind``: the step an app's attribute names (:func:`app_step`; step spans and plain spans,
     where ``<prefix>.step.id`` makes an app's step span) and, for a plain span, what its work was
-    given and gave back (:func:`step_io`). The one rule the loader, the run model and the trace
-    API apply when they build a :class:`SpanNode`.
+    given and gave back (:func:`step_io`); for a tool call, its result (what it gave back: an
+    agent run as a tool answered it, :func:`_agent_tools`). The one rule the loader, the run
+    model and the trace API apply when they build a :class:`SpanNode`.
 
     >>> recorded_work({"shop.step.id": "pick", "shop.step.args": '{"n": 2}'}, "other")
     ('pick', ('{"n": 2}', ''))
     >>> recorded_work({"shop.step.id": "pick"}, "llm")
     ('', ('', ''))
+    >>> recorded_work({"gen_ai.tool.call.result": '{"steps": []}'}, "tool")
+    ('', ('', '{"steps": []}'))
     """
     step = app_step(attributes) if kind in (A.KIND_STEP, A.KIND_OTHER) else ""
+    if kind == A.KIND_TOOL:  # its arguments are its answer (what its caller said through it)
+        return step, ("", attributes.get(_TOOL_RESULT_KEY, ""))
     return step, step_io(attributes) if kind == A.KIND_OTHER else ("", "")
 
 

@@ -2310,3 +2310,62 @@ def test_an_openinference_model_call_answering_by_a_function_call_answers_its_ar
         observed.answer({**attributes, "llm.output_messages.0.message.content": "ok"}, "llm", False)
         == "ok"
     )
+
+
+def _handed(order: dict[str, Any]) -> str:
+    """What a turn handed a work order was asked (``observed.user_request`` of its model call:
+    the user's text, then the handoff's arguments the SDK's transfer message answered)."""
+    messages = [
+        {"role": "user", "content": "Send lot 9"},
+        {
+            "role": "assistant",
+            "parts": [{"type": "tool_call", "id": "h", "name": "to_team", "arguments": order}],
+        },
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "h", "response": '{"assistant": "x"}'}],
+        },
+    ]
+    return observed.user_request({"gen_ai.input.messages": json.dumps(messages)})
+
+
+def test_an_agent_run_as_a_tool_beside_its_call_answers_the_plan_and_is_no_attempt() -> None:
+    """The OpenAI Agents SDK's ``Agent.as_tool`` under OpenLLMetry: the planner agent's run is
+    a sibling inside the tool call's time, its model calls answer nothing; the call's result is
+    the plan, its caller the planner. Team turns handed a work order bind to the task it names
+    (the tools they call name no step), and the planner's run for a re-plan, told the tasks
+    done, is neither an attempt of them nor what makes their names shared."""
+    plan = {"tasks": [{"task": "count", "team": "stock"}, {"task": "ship", "team": "courier"}]}
+
+    def planner(i: int, start: int, tasks: list[dict[str, str]], told: str) -> list[SpanNode]:
+        result = json.dumps({"tasks": tasks})
+        return [
+            node(f"d{i}", "wf", "step", start, step_name="front", duration_ns=30),
+            node(f"c{i}", f"d{i}", "llm", start + 1, request="Send lot 9"),
+            node(f"pt{i}", f"d{i}", "tool", start + 2, tool="plan_tool", duration_ns=20,
+                 answer=json.dumps({"input": told}), io=("", result)),
+            node(f"p{i}", "wf", "step", start + 3, step_name="planner", duration_ns=10),
+            node(f"pc{i}", f"p{i}", "llm", start + 4, request=told),
+        ]  # fmt: skip
+
+    def team(i: int, start: int, name: str, task: str, tool: str, failed: bool) -> list[SpanNode]:
+        return [
+            node(f"e{i}", "wf", "step", start, step_name=name, duration_ns=5),
+            node(f"ec{i}", f"e{i}", "llm", start + 1, request=_handed({"task": task})),
+            node(f"et{i}", f"e{i}", "tool", start + 2, tool=tool, failed=failed),
+        ]
+
+    spans = [
+        node("root", "", "other", 0),
+        node("wf", "root", "step", 1, step_name="Agent Workflow", duration_ns=1000),
+        *planner(1, 10, plan["tasks"], "Send lot 9"),
+        *team(1, 100, "stock", "count", "count_doses", False),
+        *team(2, 200, "courier", "ship", "book_courier", True),
+        *planner(2, 300, plan["tasks"][1:], "Done: count\nProblem: ship"),
+        *team(3, 400, "courier", "ship", "book_courier", True),
+    ]
+    b = bind(spans, [])
+    assert [[s.step_id for s in r.steps] for r in b.read_plans] == [["count", "ship"], ["ship"]]
+    assert {b.read_plans[0].span_id, b.read_plans[1].span_id} == {"pt1", "pt2"}
+    assert (b.steps["e1"], b.steps["e2"], b.steps["e3"]) == ("count", "ship", "ship")
+    assert {"p1", "p2", "d1", "d2"} <= b.planners and "p2" not in b.steps
