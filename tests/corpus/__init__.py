@@ -43,6 +43,7 @@ from . import (
     stocking,
     support,
     travel,
+    turret,
     venue,
     wool,
 )
@@ -95,7 +96,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     the quarry OpenAI Agents SDK dispatcher and desks (handoffs) through OpenLLMetry's
     openai-agents instrumentor on ``provider`` and its own root span per job, the beacon
     smolagents keeper (planning steps) and its managed crew through OpenInference's smolagents
-    instrumentor on ``provider`` and its own root span per job.
+    instrumentor on ``provider`` and its own root span per job, the turret pydantic-ai foreman
+    and its delegate agents through pydantic-ai's own instrumentation converted by OpenInference's
+    pydantic-ai span processor (on a provider of the play's own whose spans go on to
+    ``provider``'s processors) and its own root span per job.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -128,6 +132,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     google_adk: list[Label] = []
     agents_sdk_openllmetry: list[Label] = []
     smol_planning: list[Label] = []
+    pydantic_ai_delegation: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -195,6 +200,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agents_sdk_openllmetry.append(label)
         elif label.agent == "beacon":
             smol_planning.append(label)
+        elif label.agent == "turret":
+            pydantic_ai_delegation.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -235,6 +242,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(quarry.play(agents_sdk_openllmetry, provider))
     # the same instrumentor as lab's: each play instruments on ``provider`` and uninstruments
     out.update(beacon.play(smol_planning, provider))
+    # OpenInference's span processor rewrites every span ending on its provider: the turret play
+    # gives it a provider of its own, and pydantic-ai's instrument_all is switched off after it
+    out.update(turret.play(pydantic_ai_delegation, provider))
     if google_adk:
         from . import reel
 

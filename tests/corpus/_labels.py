@@ -589,6 +589,12 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed32": {
         "beacon": range(83000, 83024),
     },
+    # Sealed 33: a thirty-sixth agent (turret: pydantic-ai agent delegation under
+    # OpenInference's pydantic-ai span processor), labels committed alone before any detector
+    # ran on it, scored once (``benchmarks/detector_corpus.py --sealed33``).
+    "sealed33": {
+        "turret": range(84000, 84024),
+    },
 }
 
 _ERRORS = (
@@ -4412,6 +4418,142 @@ def _beacon_external_lightning(rng: random.Random) -> tuple[str, str, str, dict[
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- turret: a turret-clock workshop, a pydantic-ai foreman delegating to a planner agent and
+# a fitter agent per task attempt. Service errors are logfmt lines: ``busy`` (a ModelRetry
+# naming the time to call again), ``postponed`` (the foreman carries the task out again),
+# ``superseded`` (``use=X instead_of=Y``: a new plan) or ``refused`` (final).
+_TURRET_TEXTS = (
+    "the rope team is aloft on the {church} spire until {h}:{m}0",
+    "the wheelwright's lathe is re-cutting batch {n}",
+    "the archdeacon is at a consistory court sitting, case {n}",
+    "bell practice in the tower until {h}:{m}0",
+    "the fund's ledger is closed for the quarter, batch {n} of {k}",
+    "a kestrel is nesting on the {church} louvres",
+)
+_TURRET_CHURCHES = ("St Mary's", "Holy Trinity", "St Edmund's", "St Nicholas'", "All Saints'")
+_TURRET_STEP = {
+    "search_wheels": "source_wheel",
+    "book_rope_team": "book_steeplejacks",
+    "apply_faculty": "get_faculty",
+    "charge_fund": "charge_fund",
+    "send_notice": "notify_wardens",
+}
+_TURRET_TIMED = ["book_rope_team", "apply_faculty", "send_notice"]
+
+
+def _turret_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_TURRET_TEXTS).format(
+            church=rng.choice(_TURRET_CHURCHES),
+            h=rng.randint(8, 17),
+            m=rng.randint(0, 5),
+            n=rng.randint(3, 480),
+            k=rng.randint(481, 520),
+        )
+        for _ in range(count)
+    ]
+
+
+def _turret_busy(rng: random.Random, count: int) -> list[str]:
+    # each answer names another time: the fitter calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 18 * 60, 5), count)
+    texts = _turret_texts(rng, count)
+    return [
+        f'status=busy msg="{t}" retry_at={m // 60:02d}:{m % 60:02d}'
+        for t, m in zip(texts, minutes, strict=True)
+    ]
+
+
+def _turret_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # postponed again and again (varying texts), the foreman carries the task out again each
+    # time; the last answer is refused
+    service = rng.choice(sorted(_TURRET_STEP))
+    texts = _turret_texts(rng, rng.randint(4, 7))
+    errors = [f'status=postponed msg="{t}"' for t in texts[:-1]]
+    errors.append(f'status=refused msg="{texts[-1]}"')
+    return RUNAWAY, _TURRET_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _turret_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one fitter run: busy again and again, each naming another time the fitter calls
+    # at; the last answer is refused
+    service = rng.choice(_TURRET_TIMED)
+    count = rng.randint(4, 7)
+    errors = [*_turret_busy(rng, count - 1), f'status=refused msg="{_turret_texts(rng, 1)[0]}"']
+    return RUNAWAY, _TURRET_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _turret_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the charge fails under every plan: postponed (carried out again), then superseded naming
+    # the fund the parish moved to (a new plan), 3-4 plans; the last refused
+    plans, errors = rng.randint(3, 4), []
+    for i in range(plans):
+        later, moved = _turret_texts(rng, 2)
+        account = f"PX-{rng.randint(10000, 99999)}"
+        errors.append(f'status=postponed msg="{later}"')
+        # the world writes the account the refused call carried in for ``{old}``
+        superseded = f'status=superseded msg="{moved}" use={account} instead_of={{old}}'
+        errors.append(superseded if i < plans - 1 else f'status=refused msg="{moved}"')
+    service = "charge_fund"
+    return RUNAWAY, _TURRET_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _turret_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the diocese never decides the faculty: the fitter checks until it gives up
+    return RUNAWAY, "get_faculty", "", {}
+
+
+def _turret_wrong_teeth(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's tooth count has a digit changed: a wheel with it is sourced and the rope team
+    # booked; the diocese refuses the faculty for good (not like for like)
+    return PROPAGATION, "source_wheel", "", {"teeth": rng.choice([86, 64])}
+
+
+def _turret_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's lift day has a digit changed: every task works, the app's check of the lift
+    # against the order fails after the run
+    day = rng.choice(["2027-06-16", "2027-06-05"])
+    return PROPAGATION, "book_steeplejacks", "", {"lift_day": day}
+
+
+def _turret_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's fund account has two digits swapped: the charge is refused for good
+    return PROPAGATION, "charge_fund", "", {"account": rng.choice(["PX-40791", "PX-04719"])}
+
+
+def _turret_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # busy once or twice inside one fitter run; the call at the time named works
+    service = rng.choice(_TURRET_TIMED)
+    return (
+        "healthy",
+        "",
+        RUNAWAY,
+        {"service": service, "errors": _turret_busy(rng, rng.randint(1, 2))},
+    )
+
+
+def _turret_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the catalogue answers 4-9 pages; the wheel is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _turret_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the faculty is pending 3-8 checks, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _turret_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order's rope team is grounded (its insurance lapsed): superseded naming another
+    # team; the new plan books it and the rest works
+    return "healthy", "", PROPAGATION, {"crew_to": rng.choice(["Wessex Access", "Dorset Spires"])}
+
+
+def _turret_external_frame(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the lift day checked, the oak bell frame cracks and jams the
+    # striking train during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -4965,6 +5107,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _beacon_polling_ends,
         "legit_replan": _beacon_legit_replan,
         "external_lightning": _beacon_external_lightning,
+    },
+    "turret": {
+        "loop_step_varying": _turret_loop_step,
+        "loop_tool_in_step": _turret_loop_tool,
+        "loop_across_replans": _turret_loop_replans,
+        "loop_poll_stuck": _turret_loop_poll,
+        "wrong_teeth": _turret_wrong_teeth,
+        "wrong_day": _turret_wrong_day,
+        "wrong_account": _turret_wrong_account,
+        "flaky_tool": _turret_flaky_tool,
+        "pagination": _turret_pagination,
+        "polling_ends": _turret_polling_ends,
+        "legit_replan": _turret_legit_replan,
+        "external_frame": _turret_external_frame,
     },
 }
 

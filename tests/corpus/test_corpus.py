@@ -54,11 +54,13 @@ from tests.corpus import (
     read_labels,
     refuge,
     refund,
+    release,
     scenarios,
     seedbank,
     solar,
     stocking,
     support,
+    turret,
     venue,
     wool,
 )
@@ -125,6 +127,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed30",
         "sealed31",
         "sealed32",
+        "sealed33",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -2431,4 +2434,135 @@ def check_beacon_plays() -> None:
         "keeper.run",
         "verify outage window",
         f"watch light {beacon.ORDER['station']}",
+    ]
+
+
+def test_turret_agent_plays_sealed33_scenarios() -> None:
+    """The turret pydantic-ai foreman and its delegates (sealed-33 only) play labelled scenarios
+    under pydantic-ai's instrumentation converted by OpenInference's span processor, in a child
+    process as the other sealed agents' checks do: ``check_turret_plays``."""
+    _check_in_child("check_turret_plays")
+
+
+def _turret_plans(spans: list[ReadableSpan]) -> list[list[dict[str, Any]]]:
+    """The plans the foreman's ``plan`` tool handed back, in order (its delegate's output)."""
+    plans = sorted(
+        (s for s in spans if s.name == "execute_tool plan"), key=lambda s: s.start_time or 0
+    )
+    return [json.loads(str(_attrs(s)["gen_ai.tool.call.result"]))["tasks"] for s in plans]
+
+
+def _turret_calls(
+    spans: list[ReadableSpan], tool: str
+) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's spans in order, each with the arguments it was called with."""
+    calls = sorted(
+        (s for s in spans if s.name == f"execute_tool {tool}"), key=lambda s: s.start_time or 0
+    )
+    return [(s, json.loads(str(_attrs(s)["gen_ai.tool.call.arguments"]))) for s in calls]
+
+
+def _raised(span: ReadableSpan) -> tuple[str, str]:
+    """The type and message of a span's ``exception`` event."""
+    (event,) = [e for e in span.events if e.name == "exception"]
+    said = dict(event.attributes or {})
+    return str(said["exception.type"]), str(said["exception.message"])
+
+
+def check_turret_plays() -> None:
+    """The turret agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-33 runs). A claims run (pydantic-ai under its own instrumentation, no processor) and
+    a release run (pydantic-ai's span names by hand) played just before and just after (one
+    provider) carry no turret span and no OpenInference attribute; the turret runs only the
+    app's and pydantic-ai's scopes, every pydantic-ai span with OpenInference's span kind, no
+    ``planscope.*`` attribute. A task carried out again and again: the ``restore clock`` root in
+    error with the final refusal, the one plan naming the labelled task, one ERROR ``carry_out``
+    span per injected error (``ToolRetryError`` events for the postponed ones, the ``Refused``
+    last), each over a fitter run whose one service call raised that error. A legitimate re-plan:
+    the grounded rope team's ``replan`` report, the second plan with the tasks not done and the
+    new team, the second booking works, the root OK (the processor sets it), the app's checks
+    right under the root after the foreman's run."""
+    neighbours = [
+        (claims.play, _committed("claims", "sealed6")[0]),
+        (release.play, _committed("release", "sealed2")[0]),
+    ]
+    labels = _committed("turret", "sealed33")
+    picked = next(lab for lab in labels if lab.scenario == "loop_step_varying")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(turret.play, [picked, replan], neighbours)
+    kinds = {"invoke_agent": "AGENT", "chat": "LLM", "execute_tool": "TOOL"}
+    for t in others:
+        assert traces[t] and turret.TRACER not in _scopes(traces[t])
+        assert not any(
+            k.startswith(("openinference.", "input.", "llm.")) for s in traces[t] for k in _attrs(s)
+        )
+    for run in ids.values():
+        assert _scopes(traces[run]) == {turret.TRACER, "pydantic-ai"}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+        for s in traces[run]:
+            if s.instrumentation_scope and s.instrumentation_scope.name == "pydantic-ai":
+                kind = kinds[s.name.split(" ")[0]]
+                assert _attrs(s)["openinference.span.kind"] == kind, s.name
+
+    spans = traces[ids[picked.run]]
+    errors = list(picked.params["errors"])
+    by_id = _gave_up(spans, "restore clock", errors[-1])
+    (plan,) = _turret_plans(spans)
+    (task,) = [t for t in plan if t["slug"] == picked.step]
+    assert task["service"] == picked.params["service"]
+    attempts = [
+        (s, args) for s, args in _turret_calls(spans, "carry_out") if args["task"] == picked.step
+    ]
+    assert len(attempts) == len(errors) >= 4
+    assert {s.status.status_code for s, _ in attempts} == {StatusCode.ERROR}
+    raised = [_raised(s) for s, _ in attempts]
+    assert [t for t, _ in raised] == ["pydantic_ai.exceptions.ToolRetryError"] * (
+        len(errors) - 1
+    ) + ["tests.corpus.turret.Refused"]
+    assert [m for _, m in raised] == [f"{picked.step} postponed: {e}" for e in errors[:-1]] + [
+        errors[-1]
+    ]
+    assert len({json.dumps(args, sort_keys=True) for _, args in attempts}) == 1  # the same task
+    for (attempt, _), error in zip(attempts, errors, strict=True):
+        (fitter,) = [s for s in spans if s.parent and s.parent.span_id == attempt.context.span_id]
+        assert (
+            fitter.name == "invoke_agent fitter" and fitter.status.status_code is StatusCode.ERROR
+        )
+        (call,) = [
+            s
+            for s in spans
+            if s.parent
+            and s.parent.span_id == fitter.context.span_id
+            and s.name.startswith("execute_tool")
+        ]
+        assert call.name == f"execute_tool {picked.params['service']}"
+        assert call.status.status_code is StatusCode.ERROR and _raised(call)[1] == error
+    assert by_id[attempts[0][0].parent.span_id].name == "invoke_agent foreman"  # type: ignore[union-attr]
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("restore clock") and root.status.status_code is StatusCode.OK
+    first_plan, second_plan = _turret_plans(spans)
+    assert [t["slug"] for t in second_plan] == [t["slug"] for t in first_plan][1:]
+    crew = replan.params["crew_to"]
+    assert second_plan[0]["inputs"]["crew"] == crew
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    planners = [s for s in spans if s.name == "invoke_agent clock_planner"]
+    assert {by_id[s.parent.span_id].name for s in planners if s.parent} == {"execute_tool plan"}
+    lifts = _turret_calls(spans, "book_rope_team")
+    assert [args["crew"] for _, args in lifts] == [turret.ORDER["crew"], crew]
+    assert [s.status.status_code for s, _ in lifts] == [StatusCode.ERROR, StatusCode.OK]
+    assert _raised(lifts[0][0])[0] == "tests.corpus.turret.Superseded"
+    reports = [
+        json.loads(str(_attrs(s)["gen_ai.tool.call.result"]))
+        for s, args in _turret_calls(spans, "carry_out")
+        if args["task"] == "book_steeplejacks"
+    ]
+    assert [r["outcome"] for r in reports] == ["replan", "done"]
+    under = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
+    checks = [s.name for s in sorted(under, key=lambda s: s.start_time or 0)]
+    assert checks == [
+        "invoke_agent foreman",
+        "verify lift day",
+        f"watch clock {turret.ORDER['church']}",
     ]
