@@ -679,15 +679,15 @@ def _loan_run(retried: bool = False) -> TraceData:
         for i, sid in enumerate(("find_copy", "request_loan"), 1)
     ]  # fmt: skip
     calls = [
-        ("find_copy", "catalog_search", '{"title": "The Tide Atlas"}', "Ok", '{"copy": "CP-3"}'),
-        ("request_loan", "loan_request", '{"copy": "CP-3", "card": "LC-49017"}', "Error", ""),
+        ("find_copy", "catalog_search", '{"title": "Tide Atlas"}', "Ok", '{"copy": "CP-3"}', 11),
+        ("request_loan", "loan_request", '{"copy": "CP-3", "card": "LC-49017"}', "Error", "", 21),
     ]
     if retried:
-        calls.append((*calls[-1][:3], "Ok", '{"loan": "LN-8"}'))
+        calls.append((*calls[-1][:3], "Ok", '{"loan": "LN-8"}', 25))
     t.tools = [
-        ToolCall(f"t-{n}", f"a-{sid}", sid, 1, "", 1, tool, "", "", "", "", status, 11 + 4 * n, 1,
+        ToolCall(f"t-{n}", f"a-{sid}", sid, 1, "", 1, tool, "", "", "", "", status, start, 1,
                  arguments=args, result=result)
-        for n, (sid, tool, args, status, result) in enumerate(calls)
+        for n, (sid, tool, args, status, result, start) in enumerate(calls)
     ]  # fmt: skip
     answer = json.dumps({"answer": f"ABORTED {refusal}"})
     t.tools.append(
