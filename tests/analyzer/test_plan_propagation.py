@@ -651,3 +651,57 @@ def test_a_checks_failure_naming_a_value_the_planner_handed_a_step_blames_that_s
     ):
         trace = _check_after_success(objective, '{"invoice": "INV-7"}', error)
         assert PlanPropagation().detect(trace) == [], objective
+
+
+def _loan_run(retried: bool = False) -> TraceData:
+    """A library's loan desk: a manager hands each plan step to a clerk agent (one attempt
+    span per step, which the framework ends well whatever the clerk's tool said). The plan
+    wrote the reader's card wrong; ``request_loan``'s call is refused, the clerk reports the
+    refusal as its answer, and the manager's own answer tool (no plan step's) repeats it as the
+    run's failure. ``retried``: a later call of the step's tool got the loan after all."""
+    refusal = "request_loan: card LC-49017 is not registered at this library"
+    t = TraceData("p", "t")
+    objective = "Borrow The Tide Atlas for the reader; tell them when it arrives."
+    t.runs = [Run("r", "", "t", "", "failure", refusal, {}, 0, 100, "Error", objective, True)]
+    plan = {"steps": [
+        {"id": "find_copy", "tool": "catalog_search", "args": {"title": "The Tide Atlas"}},
+        {"id": "request_loan", "tool": "loan_request", "args": {"card": "LC-49017"}},
+        {"id": "notify_reader", "tool": "send_mail", "args": {"card": "LC-49017"}},
+    ]}  # fmt: skip
+    t.plans = [Plan("pl", "r", "", 1, "", "", 3, True, 1, inferred=True, json=json.dumps(plan))]
+    t.plan_steps = [
+        PlanStep("pl", "", 1, i, s["id"], "", "", s["tool"], (), (), (), False)
+        for i, s in enumerate(plan["steps"])
+    ]
+    t.attempts = [
+        Attempt(f"a-{sid}", "r", "", 1, sid, 1, "ok", "", "", "clerk", (), 0, "", 0, "",
+                10 * i, 10 * i + 9, inferred=True)
+        for i, sid in enumerate(("find_copy", "request_loan"), 1)
+    ]  # fmt: skip
+    calls = [
+        ("find_copy", "catalog_search", '{"title": "Tide Atlas"}', "Ok", '{"copy": "CP-3"}', 11),
+        ("request_loan", "loan_request", '{"copy": "CP-3", "card": "LC-49017"}', "Error", "", 21),
+    ]
+    if retried:
+        calls.append((*calls[-1][:3], "Ok", '{"loan": "LN-8"}', 25))
+    t.tools = [
+        ToolCall(f"t-{n}", f"a-{sid}", sid, 1, "", 1, tool, "", "", "", "", status, start, 1,
+                 arguments=args, result=result)
+        for n, (sid, tool, args, status, result, start) in enumerate(calls)
+    ]  # fmt: skip
+    answer = json.dumps({"answer": f"ABORTED {refusal}"})
+    t.tools.append(
+        ToolCall("t-answer", "r", "", 0, "", 0, "answer", "", "", "", "", "Ok", 40, 1,
+                 arguments=answer, result=f"ABORTED {refusal}")
+    )  # fmt: skip
+    return t
+
+
+def test_a_steps_tool_refused_for_good_is_no_success_whatever_its_agent_span_says() -> None:
+    # the manager's answer repeating the refusal after the last step is no check of the world:
+    # the step's own tool was refused on the planner's card, where the wrong value entered
+    (finding,) = PlanPropagation().detect(_loan_run())
+    assert (finding.step_id, finding.detail["pattern"]) == ("request_loan", "wrong_value")
+    assert finding.detail["values"] == ["LC-49017"]
+    # the step's tool got the loan on a later call: the failure reported after is the world's
+    assert PlanPropagation().detect(_loan_run(retried=True)) == []

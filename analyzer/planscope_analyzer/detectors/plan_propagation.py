@@ -73,7 +73,9 @@ The patterns, all blamed on the planner:
   Reported at the first step that was re-split.
 
 Failures that arrive from outside after the agent finished are not the plan's fault: when every
-plan step's last attempt succeeded and the failure was observed after the last of them ended by
+plan step's last attempt succeeded (an attempt whose last call of its step's own tool failed did
+not, whatever its span says: a framework ends a managed agent's span well when the agent reports
+the refusal as its answer) and the failure was observed after the last of them ended by
 work that belongs to no plan step — a tool call outside any plan step (a status poll that
 learns the airline cancelled), also one that did not fail but *answered* what the run's failure
 says (every value the outcome reason names that the objective does not state is one its result
@@ -824,6 +826,24 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     return True
 
 
+def _refused(trace: TraceData, attempt: Attempt) -> bool:
+    """The last call ``attempt`` made of its plan step's tool failed: the step did not get its
+    work done, whatever the attempt's own span says (an agent framework ends an agent's span
+    well when the agent reports the refusal as its answer, and its manager stops on it).
+
+    >>> _refused(TraceData("p", "t"), Attempt("a", "", "", 0, "s", 1, "ok", "", "", "", (), 0,
+    ...     "", 0, "", 0, 1))
+    False
+    """
+    tools = {s.tool for s in trace.plan_steps if s.step_id == attempt.step_id and s.tool}
+    calls = [
+        t
+        for t in trace.tools
+        if t.step_id == attempt.step_id and t.attempt == attempt.attempt and t.tool in tools
+    ]
+    return bool(calls) and max(calls, key=lambda t: t.start_ns).failed
+
+
 def _saw_the_failure(trace: TraceData, call: ToolCall) -> bool:
     """``call`` (a check after the plan) failed, or did not fail but answered what the run's
     failure says: every value the outcome reason names that the objective does not state is one
@@ -869,7 +889,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 17
+    version = 18
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -930,16 +950,16 @@ class PlanPropagation:
     # -- a wrong value, traced to where it entered ----------------------------------------------
     @staticmethod
     def _external_after_success(trace: TraceData) -> bool:
-        """Every plan step's last attempt ended well, then work that belongs to no plan step (a
-        tool call outside any step, a separate agent run no plan step names, with what ran
-        inside it, or an application's own span outside the typed ones: a plain OTel span
-        watching the settlement) saw the failure."""
+        """Every plan step's last attempt ended well (and was not :func:`_refused`), then work
+        that belongs to no plan step (a tool call outside any step, a separate agent run no plan
+        step names, with what ran inside it, or an application's own span outside the typed
+        ones: a plain OTel span watching the settlement) saw the failure."""
         planned = {s.step_id for s in trace.plan_steps}
         last: dict[str, Attempt] = {}
         for a in by_start(trace.attempts):
             if a.step_id in planned:
                 last[a.step_id] = a
-        if not last or any(not a.succeeded for a in last.values()):
+        if not last or any(not a.succeeded or _refused(trace, a) for a in last.values()):
             return False
         finished = max(a.end_ns for a in trace.attempts if a.step_id in planned)
         steps = {a.span_id for a in trace.attempts if a.step_id in planned}
