@@ -38,6 +38,15 @@ per version of a step each replan re-issued unchanged is the planner's loop
 (``unbounded_replan``), not the executor's. Both can hold of one run (replans that changed the
 step but not the plan's structure, beyond ``max_replans``): each is reported with its evidence.
 
+**One loop, one finding.** A tool streak whose failed calls each ran a failed attempt of a
+step loop (a coordinator's delegation tool that fails because its worker's attempt failed) is
+that step loop seen one level up: its calls join the step's finding as evidence
+(``detail["wrapped_by"]``), not a second finding naming no step.
+
+**Plan versions.** An attempt's own plan version; when the trace's plans carry none that tell
+them apart (plans read from a trace's structure are all version 0), a plan's place among them
+in start order is its version, and an attempt ran under the last plan started before it.
+
 A streak is a runaway loop when it has at least :data:`MIN_REPEATS` failures, or when it went
 beyond the retry budget (an attempt number above ``max_attempts_per_step`` of
 ``planscope.run.budget``, or an attempt refused with status ``skipped``). Error texts and
