@@ -514,13 +514,13 @@ def _with_wrapper(loop: Finding, calls: Finding) -> Finding:
         evidence=unique([*loop.evidence, *calls.evidence])[:MAX_EVIDENCE],
         explanation=f"{loop.explanation} Each attempt ran inside a failed call of tool "
         f"'{calls.component}'" + (f" by '{where}'" if where else "") + ".",
-        detail=loop.detail
-        | {
+        detail={
+            **loop.detail,
             "wrapped_by": {
                 "tool": calls.component,
                 "calls": calls.detail["attempts"],
                 "where": where,
-            }
+            },
         },
     )
 
