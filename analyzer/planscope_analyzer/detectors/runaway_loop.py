@@ -38,6 +38,15 @@ per version of a step each replan re-issued unchanged is the planner's loop
 (``unbounded_replan``), not the executor's. Both can hold of one run (replans that changed the
 step but not the plan's structure, beyond ``max_replans``): each is reported with its evidence.
 
+**One loop, one finding.** A tool streak whose failed calls each ran a failed attempt of a
+step loop (a coordinator's delegation tool that fails because its worker's attempt failed) is
+that step loop seen one level up: its calls join the step's finding as evidence
+(``detail["wrapped_by"]``), not a second finding naming no step.
+
+**Plan versions.** An attempt's own plan version; when the trace's plans carry none that tell
+them apart (plans read from a trace's structure are all version 0), a plan's place among them
+in start order is its version, and an attempt ran under the last plan started before it.
+
 A streak is a runaway loop when it has at least :data:`MIN_REPEATS` failures, or when it went
 beyond the retry budget (an attempt number above ``max_attempts_per_step`` of
 ``planscope.run.budget``, or an attempt refused with status ``skipped``). Error texts and
@@ -53,14 +62,16 @@ attempt after the first (or of every failed call after the first, without attemp
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from planscope import semconv as A
 
 from .._columns import BatchColumns, repeated, trace_ids
-from .._model import Attempt, Finding, ToolCall, TraceData
-from ._base import by_start, make_finding, memoised
+from .._model import Attempt, Finding, ToolCall, TraceData, unique
+from ._base import MAX_EVIDENCE, by_start, make_finding, memoised
 
 KIND = A.FINDING_RUNAWAY_LOOP
 MIN_REPEATS = 3
@@ -111,6 +122,36 @@ def _the_work_loops(versions: Sequence[int], inputs: Sequence[str]) -> bool:
     return len(counts) == 1 or max(counts.values()) >= 2 or _distinct(inputs) > 1
 
 
+def _plan_versions(trace: TraceData, failed: Sequence[Attempt]) -> tuple[list[int], bool]:
+    """The plan version each of the ``failed`` attempts (in start order) ran under, and whether
+    a later version of its plan followed the last one (it was escalated to a replan).
+
+    An attempt's own version, unless every plan of the trace carries the same id and version
+    (plans read from a trace's structure carry none: all are version 0): then a plan's place
+    among them in start order is its version, and an attempt ran under the last plan started
+    before it.
+
+    >>> from planscope_analyzer._model import Plan
+    >>> plan = Plan("p1", "", "", 0, "", "", 2, True, 10, inferred=True)
+    >>> trace = TraceData("p", "t", plans=[plan, plan._replace(span_id="p2", start_ns=30)])
+    >>> a = Attempt("a", "", "", 0, "s", 1, "error", "", "", "", (), 0, "", 0, "", 20, 25)
+    >>> _plan_versions(trace, [a, a._replace(start_ns=40)])
+    ([0, 1], False)
+    >>> _plan_versions(trace, [a, a._replace(start_ns=22)])
+    ([0, 0], True)
+    """
+    plans = trace.plans
+    if len(plans) < 2 or len({(p.plan_id, p.version) for p in plans}) > 1:
+        last = failed[-1]
+        escalated = bool(last.plan_id) and any(
+            p.plan_id == last.plan_id and p.version > last.plan_version for p in plans
+        )
+        return [a.plan_version for a in failed], escalated
+    starts = sorted(p.start_ns for p in plans)
+    ran_under = [max(0, bisect_right(starts, a.start_ns) - 1) for a in failed]
+    return ran_under, ran_under[-1] < len(plans) - 1
+
+
 def _distinct(values: Sequence[str]) -> int:
     return len({v for v in values if v})
 
@@ -123,7 +164,7 @@ class RunawayLoop:
     """
 
     kind = KIND
-    version = 6
+    version = 7
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with two failed attempts, three failed tool calls, a skipped
@@ -172,7 +213,14 @@ class RunawayLoop:
             if f is not None:
                 findings[_key(f)] = f
         tool_loops = self._tool_loops(trace) if failed_tools >= MIN_REPEATS else []
-        for f in [*tool_loops, *self._stalled(trace)]:
+        step_loops = list(findings.values())
+        for f in tool_loops:
+            host = _wrapped_loop(trace, f, step_loops)
+            if host is None:
+                findings.setdefault(_key(f), f)
+            else:  # the calls that ran the step's attempts: the same loop, one level up
+                findings[_key(host)] = _with_wrapper(findings[_key(host)], f)
+        for f in self._stalled(trace):
             findings.setdefault(_key(f), f)
         return list(findings.values())
 
@@ -283,16 +331,13 @@ class RunawayLoop:
         hashes = [a.input_hash for a in failed if a.input_hash] or [
             t.args_key for t in failing_tools
         ]
-        if not _the_work_loops([a.plan_version for a in failed], hashes):
+        ran_under, escalated = _plan_versions(trace, failed)
+        if not _the_work_loops(ran_under, hashes):
             return None
         tool = Counter(t.tool for t in failing_tools).most_common(1)
         executor = next((a.executor for a in failed if a.executor), "")
         component = tool[0][0] if tool else executor or "executor"
-        versions = sorted({a.plan_version for a in failed})
-        last = failed[-1]
-        escalated = bool(last.plan_id) and any(
-            p.plan_id == last.plan_id and p.version > last.plan_version for p in trace.plans
-        )
+        versions = sorted(set(ran_under))
         n = len(failed)
         errors = _distinct([a.fingerprint for a in failed])
         inputs = _distinct(hashes)
@@ -306,8 +351,10 @@ class RunawayLoop:
         if len(versions) > 1:
             why.append(f"across {len(versions)} plan versions (replanning did not change it)")
         variation = (
-            "the same error every time"
-            if errors <= 1
+            "no error text recorded"  # nothing says whether the errors differed
+            if errors == 0
+            else "the same error every time"
+            if errors == 1
             else f"{errors} different errors (normalised)"
         )
         named = _step_named(trace, step_id)
@@ -315,7 +362,13 @@ class RunawayLoop:
             f"{_capital(_subject(named, step_id))} failed {n} attempts in a row "
             f"{' '.join(why)}".rstrip()
             + f", with {variation}, and never succeeded afterwards"
-            + ("" if escalated else "; it was not escalated to a replan")
+            + (
+                ""
+                if escalated
+                else "; its last failure was not escalated to a replan"
+                if len(versions) > 1
+                else "; it was not escalated to a replan"
+            )
             + "."
             + (f" Its failing tool: '{component}'." if tool and not named else "")
         )
@@ -351,7 +404,7 @@ class RunawayLoop:
                 "over_budget": over_budget,
                 "budget": budget,
                 "plan_versions": versions,
-                "plan_version": last.plan_version,
+                "plan_version": ran_under[-1],
                 "escalated_to_replan": escalated,
                 "tool": component if tool else "",
             }
@@ -437,6 +490,39 @@ class RunawayLoop:
                 )
             )
         return findings
+
+
+def _wrapped_loop(trace: TraceData, calls: Finding, loops: Iterable[Finding]) -> Finding | None:
+    """The step loop (of ``loops``) whose failed attempts ran inside every failed tool call of
+    the tool loop ``calls`` (a coordinator's delegation tool, failing because its worker's
+    attempt failed): one loop seen at two levels. None when a call wrapped no such attempt."""
+    tool_calls = {t.span_id for t in trace.tools}
+    wrappers = {s for s in calls.evidence if s in tool_calls}
+    for loop in loops:
+        inside = set(loop.evidence)
+        parents = {a.parent_span_id for a in trace.attempts if a.span_id in inside and a.failed}
+        if wrappers and wrappers <= parents:
+            return loop
+    return None
+
+
+def _with_wrapper(loop: Finding, calls: Finding) -> Finding:
+    """``loop`` with the tool calls that wrapped its attempts as evidence and detail."""
+    where = calls.detail.get("where") or calls.step_id
+    return replace(
+        loop,
+        evidence=unique([*loop.evidence, *calls.evidence])[:MAX_EVIDENCE],
+        explanation=f"{loop.explanation} Each attempt ran inside a failed call of tool "
+        f"'{calls.component}'" + (f" by '{where}'" if where else "") + ".",
+        detail={
+            **loop.detail,
+            "wrapped_by": {
+                "tool": calls.component,
+                "calls": calls.detail["attempts"],
+                "where": where,
+            },
+        },
+    )
 
 
 def _key(f: Finding) -> str:
