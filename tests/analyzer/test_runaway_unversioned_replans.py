@@ -8,19 +8,18 @@ loop was never escalated to a re-plan."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Status, StatusCode, Tracer
+from opentelemetry.trace import Status, StatusCode
 from planscope import semconv as A
 from planscope_analyzer import Analyzer
 from planscope_collector.storage import Store
 
+from tests._langgraph_spans import Executor, execute, kind, llm, node
 from tests.storage._spans import otlp_to_rows, spans_ipc
 
 pytestmark = pytest.mark.integration
@@ -32,50 +31,9 @@ STEPS = [
 REWRITTEN = ["Open drip valve V-12 of bed 3."]
 
 
-def _kind(kind: str, **attrs: str) -> dict[str, str]:
-    return {"openinference.span.kind": kind, **attrs}
-
-
-@contextmanager
-def _node(tracer: Tracer, name: str) -> Iterator[None]:
-    """A LangGraph node visit as OpenInference records it."""
-    metadata = json.dumps({"langgraph_node": name})
-    with tracer.start_as_current_span(name, attributes=_kind("CHAIN", metadata=metadata)):
-        yield
-
-
-def _llm(tracer: Tracer, asked: str, answered: str) -> None:
-    attrs = _kind(
-        "LLM",
-        **{
-            "llm.input_messages.0.message.role": "user",
-            "llm.input_messages.0.message.content": asked,
-            "llm.output_messages.0.message.role": "assistant",
-            "llm.output_messages.0.message.content": answered,
-            "output.value": answered,
-        },
-    )
-    with tracer.start_as_current_span("ChatOpenAI", attributes=attrs):
-        pass
-
-
-def _execute(tracer: Tracer, plan: list[str], tool: str, failed: bool) -> None:
-    """The executor node: a ReAct graph told the whole plan, then its first step again."""
-    listed = "\n".join(f"{i + 1}. {s}" for i, s in enumerate(plan))
-    told = f"Plan:\n{listed}\n\nNow carry out: {plan[0]}"
-    with (
-        _node(tracer, "agent"),
-        tracer.start_as_current_span("LangGraph", attributes=_kind("CHAIN")),
-    ):
-        with _node(tracer, "agent"):
-            _llm(tracer, told, "")
-        with _node(tracer, "tools"):
-            attrs = _kind("TOOL", **{"tool.name": tool, "input.value": '{"valve": "V-12"}'})
-            with tracer.start_as_current_span(tool, attributes=attrs) as call:
-                if failed:
-                    call.set_status(Status(StatusCode.ERROR, "valve controller offline"))
-        with _node(tracer, "agent"):
-            _llm(tracer, told, "Valve still shut" if failed else "Bed 3 reads 12% moisture")
+EXECUTOR = Executor(
+    '{"valve": "V-12"}', "valve controller offline", "Valve still shut", "Bed 3 reads 12% moisture"
+)
 
 
 def _water_bed(store: Store) -> str:
@@ -87,16 +45,16 @@ def _water_bed(store: Store) -> str:
     tracer = provider.get_tracer("greenhouse-app")
     with (
         tracer.start_as_current_span("water bed 3") as root,
-        tracer.start_as_current_span("LangGraph", attributes=_kind("CHAIN")),
+        tracer.start_as_current_span("LangGraph", attributes=kind("CHAIN")),
     ):
-        with _node(tracer, "planner"):
-            _llm(tracer, "Water greenhouse bed 3.", json.dumps({"steps": STEPS}))
-        _execute(tracer, STEPS, "read_sensors", failed=False)
+        with node(tracer, "planner"):
+            llm(tracer, "Water greenhouse bed 3.", json.dumps({"steps": STEPS}))
+        execute(tracer, EXECUTOR, STEPS, "read_sensors", failed=False)
         for _ in range(2):
-            with _node(tracer, "replan"):
-                _llm(tracer, "Plan so far: ...", json.dumps({"steps": REWRITTEN}))
+            with node(tracer, "replan"):
+                llm(tracer, "Plan so far: ...", json.dumps({"steps": REWRITTEN}))
             for _ in range(2):
-                _execute(tracer, REWRITTEN, "open_valve", failed=True)
+                execute(tracer, EXECUTOR, REWRITTEN, "open_valve", failed=True)
         root.set_status(Status(StatusCode.ERROR, "bed 3 not watered"))
         trace_id = format(root.get_span_context().trace_id, "032x")
     spans = exporter.get_finished_spans()

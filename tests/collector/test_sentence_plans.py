@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -18,9 +17,10 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Status, StatusCode, Tracer
+from opentelemetry.trace import Status, StatusCode
 from planscope_collector import BackgroundServer, CollectorSettings
 
+from tests._langgraph_spans import Executor, execute, kind, llm, node
 from tests.conftest import wait_for_trace
 
 pytestmark = pytest.mark.integration
@@ -39,50 +39,7 @@ def server(data_dir: Path) -> Iterator[BackgroundServer]:
         yield s
 
 
-def _kind(kind: str, **attrs: str) -> dict[str, str]:
-    return {"openinference.span.kind": kind, **attrs}
-
-
-@contextmanager
-def _node(tracer: Tracer, name: str) -> Iterator[None]:
-    """A LangGraph node visit as OpenInference records it."""
-    metadata = json.dumps({"langgraph_node": name})
-    with tracer.start_as_current_span(name, attributes=_kind("CHAIN", metadata=metadata)):
-        yield
-
-
-def _llm(tracer: Tracer, asked: str, answered: str) -> None:
-    attrs = _kind(
-        "LLM",
-        **{
-            "llm.input_messages.0.message.role": "user",
-            "llm.input_messages.0.message.content": asked,
-            "llm.output_messages.0.message.role": "assistant",
-            "llm.output_messages.0.message.content": answered,
-            "output.value": answered,
-        },
-    )
-    with tracer.start_as_current_span("ChatOpenAI", attributes=attrs):
-        pass
-
-
-def _execute(tracer: Tracer, plan: list[str], tool: str, failed: bool) -> None:
-    """The executor node: a ReAct graph told the whole plan, then its first step again."""
-    listed = "\n".join(f"{i + 1}. {s}" for i, s in enumerate(plan))
-    told = f"Plan:\n{listed}\n\nNow carry out: {plan[0]}"
-    with (
-        _node(tracer, "agent"),
-        tracer.start_as_current_span("LangGraph", attributes=_kind("CHAIN")),
-    ):
-        with _node(tracer, "agent"):
-            _llm(tracer, told, "")
-        with _node(tracer, "tools"):
-            attrs = _kind("TOOL", **{"tool.name": tool, "input.value": '{"folio": "F-7"}'})
-            with tracer.start_as_current_span(tool, attributes=attrs) as call:
-                if failed:
-                    call.set_status(Status(StatusCode.ERROR, "press -> busy: try again"))
-        with _node(tracer, "agent"):
-            _llm(tracer, told, "Hold over" if failed else "Done: folio F-7")
+EXECUTOR = Executor('{"folio": "F-7"}', "press -> busy: try again", "Hold over", "Done: folio F-7")
 
 
 def plan_and_execute() -> tuple[str, int, bytes]:
@@ -94,17 +51,17 @@ def plan_and_execute() -> tuple[str, int, bytes]:
     tracer = provider.get_tracer("folio-app")
     with (
         tracer.start_as_current_span("repair folio") as root,
-        tracer.start_as_current_span("LangGraph", attributes=_kind("CHAIN")),
+        tracer.start_as_current_span("LangGraph", attributes=kind("CHAIN")),
     ):
-        with _node(tracer, "planner"):
-            _llm(tracer, "Repair the torn folio.", json.dumps({"steps": STEPS}))
-        _execute(tracer, STEPS, "fetch_folio", failed=False)
+        with node(tracer, "planner"):
+            llm(tracer, "Repair the torn folio.", json.dumps({"steps": STEPS}))
+        execute(tracer, EXECUTOR, STEPS, "fetch_folio", failed=False)
         for _ in range(2):
-            with _node(tracer, "replan"):
-                _llm(tracer, "Plan so far: ...", json.dumps({"steps": REWRITTEN}))
-            _execute(tracer, REWRITTEN, "press_folio", failed=True)
-        with _node(tracer, "replan"):
-            _llm(tracer, "Plan so far:\n" + "\n".join(STEPS), '{"response": "gave up"}')
+            with node(tracer, "replan"):
+                llm(tracer, "Plan so far: ...", json.dumps({"steps": REWRITTEN}))
+            execute(tracer, EXECUTOR, REWRITTEN, "press_folio", failed=True)
+        with node(tracer, "replan"):
+            llm(tracer, "Plan so far:\n" + "\n".join(STEPS), '{"response": "gave up"}')
         root.set_status(Status(StatusCode.ERROR, "gave up"))
         trace_id = format(root.get_span_context().trace_id, "032x")
     spans = list(exporter.get_finished_spans())
