@@ -595,6 +595,12 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed33": {
         "turret": range(84000, 84024),
     },
+    # Sealed 35: labels only, committed alone before any detector ran on it: a new agent (summit:
+    # a LangGraph DAG planner fanning ready tasks out in parallel with ``Send``, under
+    # OpenInference's LangChain instrumentor).
+    "sealed35": {
+        "summit": range(86000, 86024),
+    },
 }
 
 _ERRORS = (
@@ -4554,6 +4560,154 @@ def _turret_external_frame(rng: random.Random) -> tuple[str, str, str, dict[str,
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- summit: an expedition agency outfitting a climbing team, a LangGraph DAG plan whose ready
+# tasks run in parallel (``Send``). Service errors are SMTP reply lines: ``451 4.4.x ...; try
+# again at HH:MM`` (the outfitter calls again at that time), other ``4xx`` (the task runs again),
+# ``551 5.1.6 ...; forward <arg>=<value>`` (a new plan version), other ``5xx`` (final).
+_SUMMIT_TEXTS = (
+    "the Lukla strip is socked in by cloud until {h}:{m}0",
+    "the porters' cooperative is sitting on docket {n}",
+    "the ministry's clerk is away for Dashain, queue position {n}",
+    "rotor set {n} is in for its hundred-hour check",
+    "oxygen consignment {n} of {k} is still held at Tribhuvan customs",
+    "a yak train blocks the trail above Namche until {h}:{m}0",
+    "the bank's settlement run {n} has not cleared",
+)
+_SUMMIT_TASK = {
+    "guide_roster": "find_guide",
+    "permit_office": "apply_permit",
+    "gear_depot": "rent_gear",
+    "heli_charter": "book_flight",
+    "deposit_charge": "charge_deposit",
+    "team_bulletin": "notify_team",
+}
+_SUMMIT_TIMED = ["gear_depot", "heli_charter", "team_bulletin"]
+_SUMMIT_AGAIN = ("450 4.2.1", "421 4.3.2", "452 4.2.2", "450 4.4.7")
+_SUMMIT_FINAL = ("554 5.7.1", "550 5.2.0", "553 5.3.4")
+
+
+def _summit_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_SUMMIT_TEXTS).format(
+            h=rng.randint(6, 17),
+            m=rng.randint(0, 5),
+            n=rng.randint(3, 480),
+            k=rng.randint(481, 520),
+        )
+        for _ in range(count)
+    ]
+
+
+def _summit_wait(rng: random.Random, count: int) -> list[str]:
+    # each reply names another time: the outfitter calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 18 * 60, 5), count)
+    return [
+        f"451 4.4.{rng.randint(1, 5)} {t}; try again at {m // 60:02d}:{m % 60:02d}"
+        for t, m in zip(_summit_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _summit_final(rng: random.Random) -> str:
+    return f"{rng.choice(_SUMMIT_FINAL)} {_summit_texts(rng, 1)[0]}"
+
+
+def _summit_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a transient 4xx again and again (varying codes and texts), the join running the task again
+    # in each wave; the last reply is final. The first three tasks run in parallel.
+    service = rng.choice(["guide_roster", "permit_office", "gear_depot", "deposit_charge"])
+    texts = _summit_texts(rng, rng.randint(3, 6))
+    errors = [f"{rng.choice(_SUMMIT_AGAIN)} {t}" for t in texts]
+    errors.append(_summit_final(rng))
+    return RUNAWAY, _SUMMIT_TASK[service], "", {"service": service, "errors": errors}
+
+
+def _summit_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one outfitter run: 451 again and again, each naming another time it calls at; the
+    # last reply is final
+    service = rng.choice(_SUMMIT_TIMED)
+    errors = [*_summit_wait(rng, rng.randint(3, 6)), _summit_final(rng)]
+    return RUNAWAY, _SUMMIT_TASK[service], "", {"service": service, "errors": errors}
+
+
+def _summit_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the deposit fails under every plan version: a 4xx (run again), then 551 forwarding to
+    # another account (a new version), 3-4 versions; the last reply is final
+    versions, errors = rng.randint(3, 4), []
+    for i in range(versions):
+        later, moved = _summit_texts(rng, 2)
+        errors.append(f"{rng.choice(_SUMMIT_AGAIN)} {later}")
+        account = f"EXP-{rng.randint(10000, 99999)}"
+        errors.append(
+            f"551 5.1.6 {moved}; forward account={account}"
+            if i < versions - 1
+            else f"{rng.choice(_SUMMIT_FINAL)} {moved}"
+        )
+    service = "deposit_charge"
+    return RUNAWAY, _SUMMIT_TASK[service], "", {"service": service, "errors": errors}
+
+
+def _summit_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the ministry never decides the permit (a task in parallel with the guide and the kit): the
+    # outfitter checks until it gives up
+    return RUNAWAY, "apply_permit", "", {}
+
+
+def _summit_wrong_range(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's range is a neighbouring one: a guide licensed there is found, the permit and
+    # kit come through; the charter refuses the guide for good
+    return PROPAGATION, "find_guide", "", {"range": rng.choice(["Rolwaling", "Langtang"])}
+
+
+def _summit_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's flight date has a digit changed: every task works, the app's check of the
+    # flight against the permit's window fails after the graph
+    return PROPAGATION, "book_flight", "", {"date": rng.choice(["2027-04-13", "2027-04-19"])}
+
+
+def _summit_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the charge is refused for good
+    return PROPAGATION, "charge_deposit", "", {"account": rng.choice(["EXP-25817", "EXP-52871"])}
+
+
+def _summit_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a 451 once or twice inside one outfitter run (the call at the time named works), or a 4xx
+    # once or twice at the task level (the next wave's attempt works)
+    service = rng.choice(_SUMMIT_TIMED)
+    count = rng.randint(1, 2)
+    if rng.random() < 0.5:
+        errors = _summit_wait(rng, count)
+    else:
+        errors = [f"{rng.choice(_SUMMIT_AGAIN)} {t}" for t in _summit_texts(rng, count)]
+    return "healthy", "", RUNAWAY, {"service": service, "errors": errors}
+
+
+def _summit_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the guides' roster answers 4-9 pages; a free guide is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _summit_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the permit is pending 3-8 checks, then issued
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _summit_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the booked operator is grounded for a rotor inspection: 551 forwards to another operator,
+    # the new plan version charters it and the rest works
+    return (
+        "healthy",
+        "",
+        PROPAGATION,
+        {"operator_to": rng.choice(["Kailash Helicopters", "Manang Air"])},
+    )
+
+
+def _summit_external_avalanche(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the permit window checked, an avalanche sweeps the route during
+    # the ascent: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -5121,6 +5275,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _turret_polling_ends,
         "legit_replan": _turret_legit_replan,
         "external_frame": _turret_external_frame,
+    },
+    "summit": {
+        "loop_task_varying": _summit_loop_task,
+        "loop_tool_in_task": _summit_loop_tool,
+        "loop_across_replans": _summit_loop_replans,
+        "loop_poll_stuck": _summit_loop_poll,
+        "wrong_range": _summit_wrong_range,
+        "wrong_date": _summit_wrong_date,
+        "wrong_account": _summit_wrong_account,
+        "flaky_tool": _summit_flaky_tool,
+        "pagination": _summit_pagination,
+        "polling_ends": _summit_polling_ends,
+        "legit_replan": _summit_legit_replan,
+        "external_avalanche": _summit_external_avalanche,
     },
 }
 
