@@ -110,7 +110,9 @@ class PlanTask(BaseModel):
     name: str = Field(description="a short snake_case name")
     does: str = Field(description="what the task does, in one sentence")
     tool: str = Field(description="the one tool the task calls")
-    args: dict[str, str] = Field(description='the call\'s arguments; "$<idx>" is a result')
+    args: dict[str, str] = Field(
+        description="the call's arguments; \"$<idx>\" is that task's result"
+    )
     after: list[int] = Field(default_factory=list, description="indices it waits for")
 
 
@@ -153,10 +155,8 @@ def _plan(brief: str) -> dict[str, Any]:
 
 
 def _planner_turn(body: dict[str, Any], brief: str) -> dict[str, Any]:
-    (offered,) = body.get("tools") or ()
-    call = _call(offered["function"]["name"], _plan(brief), 0)
-    call["tool_calls"][0]["id"] = "call_plan"
-    return call
+    [offered] = body["tools"]  # the structured-output tool, forced
+    return _call(offered["function"]["name"], _plan(brief), 0)
 
 
 # --- the scripted model (answers on the conformance suite's fake OpenAI server) -----------------
@@ -372,6 +372,8 @@ class Outfitting:
         self.graph = graph.compile()
 
     def plan(self, state: Expedition) -> Expedition:
+        """The first plan, or a new version after a reroute: the brief with the done tasks,
+        the problem and the next free index."""
         results = state.get("results", {})
         last = state.get("plan") or {"version": 0, "tasks": []}
         ever = [int(i) for i in results] + [t["idx"] for t in last["tasks"]]
@@ -410,11 +412,13 @@ class Outfitting:
             if str(task["idx"]) not in results and all(str(a) in results for a in task["after"])
         ]
 
-    def run_task(self, run: TaskRun) -> Expedition:
-        task = run["task"]
+    def run_task(self, state: TaskRun) -> Expedition:
+        """One task attempt, as one ``Send`` handed it: its ReAct run, its verdict reduced in."""
+        task = state["task"]
         prompt = (
-            f"Task {task['idx']} ({task['name']}) of plan v{run['version']}, attempt "
-            f"{run['attempt']}: {task['does']}.\nCall {task['tool']} with {json.dumps(run['call'])}"
+            f"Task {task['idx']} ({task['name']}) of plan v{state['version']}, attempt "
+            f"{state['attempt']}: {task['does']}.\n"
+            f"Call {task['tool']} with {json.dumps(state['call'])}"
         )
         out = self.agent.invoke({"messages": [HumanMessage(prompt)]}, {"recursion_limit": 80})
         said = VERDICT.match(str(out["messages"][-1].content))
@@ -422,8 +426,8 @@ class Outfitting:
         report = {
             "idx": task["idx"],
             "task": task["name"],
-            "attempt": run["attempt"],
-            "wave": run["wave"],
+            "attempt": state["attempt"],
+            "wave": state["wave"],
             "verdict": said[1],
             "detail": said[2],
         }
