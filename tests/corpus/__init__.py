@@ -41,6 +41,7 @@ from . import (
     seedbank,
     solar,
     stocking,
+    summit,
     support,
     travel,
     turret,
@@ -99,7 +100,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     instrumentor on ``provider`` and its own root span per job, the turret pydantic-ai foreman
     and its delegate agents through pydantic-ai's own instrumentation converted by OpenInference's
     pydantic-ai span processor (on a provider of the play's own whose spans go on to
-    ``provider``'s processors) and its own root span per job.
+    ``provider``'s processors) and its own root span per job, the summit LangGraph DAG planner
+    (parallel ``Send`` branches) through OpenInference's LangChain instrumentor on ``provider``
+    and its own root span per job.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -133,6 +136,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     agents_sdk_openllmetry: list[Label] = []
     smol_planning: list[Label] = []
     pydantic_ai_delegation: list[Label] = []
+    langgraph_dag: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -202,6 +206,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             smol_planning.append(label)
         elif label.agent == "turret":
             pydantic_ai_delegation.append(label)
+        elif label.agent == "summit":
+            langgraph_dag.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -210,6 +216,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(analyst.play(agents_sdk, provider))
     # before oncall: OpenLLMetry's uninstrument leaves its LangChain callback handler behind
     out.update(marina.play(openinference_langgraph, provider))
+    out.update(summit.play(langgraph_dag, provider))  # marina's instrumentor, before oncall too
     out.update(oncall.play(langgraph, provider))
     out.update(claims.play(pydantic_ai, provider))
     out.update(lab.play(smol, provider))

@@ -59,6 +59,7 @@ from tests.corpus import (
     seedbank,
     solar,
     stocking,
+    summit,
     support,
     turret,
     venue,
@@ -128,6 +129,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed31",
         "sealed32",
         "sealed33",
+        "sealed35",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -2566,3 +2568,91 @@ def check_turret_plays() -> None:
         "verify lift day",
         f"watch clock {turret.ORDER['church']}",
     ]
+
+
+def test_summit_agent_plays_sealed35_scenarios() -> None:
+    """The summit LangGraph DAG planner (sealed-35 only) plays labelled scenarios under
+    OpenInference's LangChain instrumentor, in a child process as the other sealed agents'
+    checks do: ``check_summit_plays``."""
+    _check_in_child("check_summit_plays")
+
+
+def _summit_json(spans: list[ReadableSpan], name: str, key: str) -> list[dict[str, Any]]:
+    """The ``input.value`` or ``output.value`` of the spans named ``name``, by start time."""
+    named = sorted((s for s in spans if s.name == name), key=lambda s: s.start_time or 0)
+    return [json.loads(str(_attrs(s)[key])) for s in named]
+
+
+def check_summit_plays() -> None:
+    """The summit agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-35 runs). A wool run (the same instrumentor) and a refund run played just before and
+    just after (one provider) carry no summit span; the summit runs only the app's and
+    OpenInference's LangChain scopes (its spans each with a span kind), no ``planscope.*``
+    attribute. A task run again wave after wave: the root in error with the final reply, one plan
+    naming the task, the first wave's three ``run_task`` branches overlapping under the
+    ``LangGraph`` span, one ``run_task`` per injected reply (the same call, attempts counted on,
+    ``AGAIN`` verdicts then ``REFUSED``), each over an ``outfitter`` run whose one tool call
+    raised that reply. A legitimate re-plan: the grounded operator's reroute, a second plan
+    version with the tasks not done numbered on and the operator forwarded, the second charter
+    works, the app's check and watch right under the root after the graph."""
+    neighbours = [
+        (wool.play, _committed("wool", "sealed25")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    labels = _committed("summit", "sealed35")
+    picked = next(lab for lab in labels if lab.scenario == "loop_task_varying")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(summit.play, [picked, replan], neighbours)
+    ours = {"run_task", "join", "outfitter"}
+    for t in others:
+        assert traces[t] and summit.TRACER not in _scopes(traces[t])
+        assert not {s.name for s in traces[t]} & ours
+    langchain = "openinference.instrumentation.langchain"
+    for run in ids.values():
+        assert _scopes(traces[run]) == {summit.TRACER, langchain}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+        traced = [s for s in traces[run] if _scopes([s]) == {langchain}]
+        assert all("openinference.span.kind" in _attrs(s) for s in traced)
+
+    spans = traces[ids[picked.run]]
+    errors = list(picked.params["errors"])
+    by_id = _gave_up(spans, "outfit expedition", errors[-1])
+    (plan,) = _summit_json(spans, "planner", "output.value")
+    (task,) = [t for t in plan["plan"]["tasks"] if t["name"] == picked.step]
+    assert task["tool"] == picked.params["service"]
+    runs = sorted((s for s in spans if s.name == "run_task"), key=lambda s: s.start_time or 0)
+    graph = {by_id[s.parent.span_id].name for s in runs if s.parent}
+    assert graph == {"LangGraph"}
+    first = runs[:3]  # the three tasks ready at once, sent together
+    assert max(s.start_time or 0 for s in first) < min(s.end_time or 0 for s in first)
+    asked = [(s, json.loads(str(_attrs(s)["input.value"]))) for s in runs]
+    attempts = [(s, sent) for s, sent in asked if sent["task"]["name"] == picked.step]
+    assert len(attempts) == len(errors) >= 4
+    assert [sent["attempt"] for _, sent in attempts] == list(range(1, len(errors) + 1))
+    assert len({json.dumps(sent["call"], sort_keys=True) for _, sent in attempts}) == 1
+    verdicts = [json.loads(str(_attrs(s)["output.value"]))["reports"][0] for s, _ in attempts]
+    assert [v["verdict"] for v in verdicts] == ["AGAIN"] * (len(errors) - 1) + ["REFUSED"]
+    for (attempt, _), error in zip(attempts, errors, strict=True):
+        (agent,) = _children(spans, attempt, "outfitter")
+        (call,) = [c for t in _children(spans, agent, "tools") for c in _children(spans, t, "")]
+        assert call.name == picked.params["service"] and call.status.status_code is StatusCode.ERROR
+        assert _raised(call) == ("tests.corpus.summit.Bounce", error)
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("outfit expedition") and root.status.status_code is StatusCode.UNSET
+    assert _attrs(root)["summit.outcome"] == "outfitted"
+    first_plan, second_plan = (p["plan"] for p in _summit_json(spans, "planner", "output.value"))
+    operator = replan.params["operator_to"]
+    assert f"forward operator={operator}" in second_plan["reason"]
+    assert [t["name"] for t in second_plan["tasks"]] == [t["name"] for t in first_plan["tasks"]][3:]
+    assert [t["idx"] for t in second_plan["tasks"]] == [7, 8, 9]
+    assert second_plan["tasks"][0]["args"]["operator"] == operator
+    charters = sorted(
+        (s for s in spans if s.name == "heli_charter"), key=lambda s: s.start_time or 0
+    )
+    operators = [json.loads(str(_attrs(s)["input.value"]))["operator"] for s in charters]
+    assert operators == [summit.ORDER["operator"], operator]
+    assert [s.status.status_code for s in charters] == [StatusCode.ERROR, StatusCode.OK]
+    checks = [s.name for s in _children(spans, root, "")]
+    assert checks == ["LangGraph", "verify permit window", f"watch ascent {summit.ORDER['peak']}"]
