@@ -87,6 +87,7 @@ SEALED = (
     "sealed31",
     "sealed32",
     "sealed33",
+    "sealed34",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")
