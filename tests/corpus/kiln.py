@@ -188,10 +188,11 @@ def _calls(messages: list[dict[str, Any]]) -> list[Call]:
     return list(out.values())
 
 
-def _use(name: str, args: dict[str, Any], turn: int, said: str) -> Blocks:
+def _use(name: str, args: dict[str, Any], turn: int, said: str = "") -> Blocks:
+    """A ``tool_use`` block, after a ``text`` block when the model says something first."""
     key = hashlib.sha256(f"{name}/{turn}/{json.dumps(args)}".encode()).hexdigest()[:24]
     tool_use = {"type": "tool_use", "id": f"toolu_{key}", "name": name, "input": args}
-    return [{"type": "text", "text": said}, tool_use]
+    return [{"type": "text", "text": said}, tool_use] if said else [tool_use]
 
 
 def swaps(problems: list[str]) -> list[tuple[str, str]]:
@@ -246,8 +247,7 @@ def _verdict(word: str, text: str) -> Blocks:
 def _execute(messages: list[dict[str, Any]]) -> Blocks:
     """The firing clerk's next turn for its step: call the tool, call again at the time a
     ``!cooling`` answer names, follow ``next_page``, poll a pending test, end with a verdict."""
-    order = _text(messages[0]["content"]) if isinstance(messages[0]["content"], list) else ""
-    order = order or str(messages[0]["content"])
+    order = _text(messages[0]["content"])
     fields = dict(re.findall(r"^(\w+): (.*)$", order, re.MULTILINE))
     tool, args = fields["Tool"], json.loads(fields["Args"])
     calls = _calls(messages)
@@ -292,8 +292,7 @@ def respond(body: dict[str, Any]) -> Blocks:
     system = _text(body.get("system"))
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     if PLANNER in system:
-        plan = _plan(_text(messages[0]["content"]) or str(messages[0]["content"]))
-        return _use("submit_plan", plan, len(messages), "Here is the plan.")[1:]
+        return _use("submit_plan", _plan(_text(messages[0]["content"])), len(messages))
     if EXECUTOR in system:
         return _execute(messages)
     return [{"type": "text", "text": "Not a studio matter."}]
@@ -578,7 +577,7 @@ class Commission:
 
 def _overloaded(body: dict[str, Any]) -> bool:
     """The API is overloaded at the first plan of every third ticket (the SDK retries it)."""
-    said = str((body.get("messages") or [{}])[0].get("content"))
+    said = _text((body.get("messages") or [{}])[0].get("content"))
     ticket = re.search(r"ticket K-(\d+)", said)
     return ticket is not None and int(ticket.group(1)) % 3 == 0 and "Done:" not in said
 
