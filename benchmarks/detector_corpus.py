@@ -87,6 +87,7 @@ SEALED = (
     "sealed31",
     "sealed32",
     "sealed33",
+    "sealed34",
     "sealed35",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""

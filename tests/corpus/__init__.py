@@ -25,6 +25,7 @@ from . import (
     grants,
     harvest,
     hives,
+    kiln,
     lab,
     lease,
     marina,
@@ -102,7 +103,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     pydantic-ai span processor (on a provider of the play's own whose spans go on to
     ``provider``'s processors) and its own root span per job, the summit LangGraph DAG planner
     (parallel ``Send`` branches) through OpenInference's LangChain instrumentor on ``provider``
-    and its own root span per job.
+    and its own root span per job, the kiln app (the Anthropic SDK
+    with tool use, by hand) through OpenInference's Anthropic instrumentor on ``provider`` and
+    its own spans through OpenInference's tracer (against a fake Messages API server).
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -137,6 +140,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     smol_planning: list[Label] = []
     pydantic_ai_delegation: list[Label] = []
     langgraph_dag: list[Label] = []
+    anthropic_sdk: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -208,6 +212,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             pydantic_ai_delegation.append(label)
         elif label.agent == "summit":
             langgraph_dag.append(label)
+        elif label.agent == "kiln":
+            anthropic_sdk.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -252,6 +258,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # OpenInference's span processor rewrites every span ending on its provider: the turret play
     # gives it a provider of its own, and pydantic-ai's instrument_all is switched off after it
     out.update(turret.play(pydantic_ai_delegation, provider))
+    # the instrumentor wraps the SDK's Messages.create on ``provider`` and puts it back after
+    out.update(kiln.play(anthropic_sdk, provider))
     if google_adk:
         from . import reel
 

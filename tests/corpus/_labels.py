@@ -595,9 +595,16 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed33": {
         "turret": range(84000, 84024),
     },
-    # Sealed 35: labels only, committed alone before any detector ran on it: a new agent (summit:
-    # a LangGraph DAG planner fanning ready tasks out in parallel with ``Send``, under
-    # OpenInference's LangChain instrumentor).
+    # Sealed 34: a thirty-seventh agent (kiln: the Anthropic SDK with tool use by hand, a
+    # forced submit_plan tool as the planner, under OpenInference's Anthropic instrumentor),
+    # labels committed alone before any detector ran on it, scored once
+    # (``benchmarks/detector_corpus.py --sealed34``).
+    "sealed34": {
+        "kiln": range(85000, 85024),
+    },
+    # Sealed 35: a thirty-eighth agent (summit: a LangGraph DAG planner fanning ready tasks out
+    # in parallel with ``Send``, under OpenInference's LangChain instrumentor), labels committed
+    # alone before any detector ran on it, scored once (``--sealed35``).
     "sealed35": {
         "summit": range(86000, 86024),
     },
@@ -4560,6 +4567,146 @@ def _turret_external_frame(rng: random.Random) -> tuple[str, str, str, dict[str,
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- kiln: a ceramics studio on the Anthropic SDK by hand, a planner forced through a
+# submit_plan tool and an executor conversation per step attempt. Service errors come back as
+# is_error tool results in bang-prefixed kiln words: ``!cooling`` (the model calls again at
+# the time named), ``!deferred`` (the app runs the step again), ``!moved`` (``use X instead of
+# Y``: a new plan) or ``!refused`` (final).
+_KILN_TEXTS = (
+    "kiln {k} is still cooling from the {h}:{m}0 glost firing",
+    "the pug mill is re-wedging batch {n}",
+    "the glaze lab's frost chamber is on cycle {n} of {c}",
+    "the ledger is being reconciled, batch {n}",
+    "the merchant's lorry is stuck at the {place} weighbridge",
+    "shelf {n} of kiln {k} is being kiln-washed",
+)
+_KILN_PLACES = ("Sheffield", "Stoke", "Leek", "Buxton", "Macclesfield")
+_KILN_STEP = {
+    "search_clay_bodies": "source_clay",
+    "reserve_kiln": "book_firing",
+    "submit_glaze_test": "test_glaze",
+    "charge_deposit": "take_deposit",
+    "send_confirmation": "notify_client",
+}
+_KILN_TIMED = ["reserve_kiln", "submit_glaze_test", "send_confirmation"]
+
+
+def _kiln_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_KILN_TEXTS).format(
+            k=rng.randint(1, 6),
+            h=rng.randint(8, 17),
+            m=rng.randint(0, 5),
+            n=rng.randint(3, 480),
+            c=rng.randint(481, 520),
+            place=rng.choice(_KILN_PLACES),
+        )
+        for _ in range(count)
+    ]
+
+
+def _kiln_cooling(rng: random.Random, count: int) -> list[str]:
+    # each answer names another time: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 18 * 60, 5), count)
+    texts = _kiln_texts(rng, count)
+    return [
+        f"!cooling: {t} (again at {m // 60:02d}:{m % 60:02d})"
+        for t, m in zip(texts, minutes, strict=True)
+    ]
+
+
+def _kiln_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # deferred again and again (varying texts), the app runs the step again each time; the
+    # last answer is refused
+    service = rng.choice(sorted(_KILN_STEP))
+    texts = _kiln_texts(rng, rng.randint(4, 7))
+    errors = [f"!deferred: {t}" for t in texts[:-1]] + [f"!refused: {texts[-1]}"]
+    return RUNAWAY, _KILN_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _kiln_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: cooling again and again, each naming another time the
+    # model calls at; the last answer is refused
+    service = rng.choice(_KILN_TIMED)
+    count = rng.randint(4, 7)
+    errors = [*_kiln_cooling(rng, count - 1), f"!refused: {_kiln_texts(rng, 1)[0]}"]
+    return RUNAWAY, _KILN_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _kiln_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the deposit fails under every plan: deferred (run again), then moved naming the account
+    # the trust moved to (a new plan), 3-4 plans; the last refused
+    plans, errors = rng.randint(3, 4), []
+    for i in range(plans):
+        later, moved = _kiln_texts(rng, 2)
+        account = f"HB-{rng.randint(10000, 99999)}"
+        errors.append(f"!deferred: {later}")
+        # the world writes the account the refused call carried in for ``{old}``
+        errors.append(
+            f"!moved: {moved} (use {account} instead of {{old}})"
+            if i < plans - 1
+            else f"!refused: {moved}"
+        )
+    service = "charge_deposit"
+    return RUNAWAY, _KILN_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _kiln_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the glaze lab never finishes the test: the model checks until it gives up
+    return RUNAWAY, "test_glaze", "", {}
+
+
+def _kiln_wrong_cone(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's firing cone is wrong: a body of that cone is sourced and the firing booked;
+    # the glaze lab refuses to test it for good
+    return PROPAGATION, "source_clay", "", {"cone": rng.choice([10, 5])}
+
+
+def _kiln_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's firing day has a digit changed: every step works, the app's check of the
+    # firing against the order fails after the run
+    day = rng.choice(["2027-03-08", "2027-08-09"])
+    return PROPAGATION, "book_firing", "", {"firing_day": day}
+
+
+def _kiln_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the deposit is refused for good
+    return PROPAGATION, "take_deposit", "", {"account": rng.choice(["HB-58230", "HB-85203"])}
+
+
+def _kiln_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # cooling once or twice inside one executor conversation; the call at the time named works
+    service = rng.choice(_KILN_TIMED)
+    return (
+        "healthy",
+        "",
+        RUNAWAY,
+        {"service": service, "errors": _kiln_cooling(rng, rng.randint(1, 2))},
+    )
+
+
+def _kiln_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the catalogue answers 4-9 pages; the body is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _kiln_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the glaze test is pending 3-8 checks, then passed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _kiln_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order's kiln is cold (a cracked burner block): moved naming another kiln; the new
+    # plan books it and the rest works
+    return "healthy", "", PROPAGATION, {"kiln_to": rng.choice(["Kiln 5", "Kiln 1"])}
+
+
+def _kiln_external_frost(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the firing day checked, a hard frost spalls the wall's render
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 # --- summit: an expedition agency outfitting a climbing team, a LangGraph DAG plan whose ready
 # tasks run in parallel (``Send``). Service errors are SMTP reply lines: ``451 4.4.x ...; try
 # again at HH:MM`` (the outfitter calls again at that time), other ``4xx`` (the task runs again),
@@ -5275,6 +5422,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _turret_polling_ends,
         "legit_replan": _turret_legit_replan,
         "external_frame": _turret_external_frame,
+    },
+    "kiln": {
+        "loop_step_varying": _kiln_loop_step,
+        "loop_tool_in_step": _kiln_loop_tool,
+        "loop_across_replans": _kiln_loop_replans,
+        "loop_poll_stuck": _kiln_loop_poll,
+        "wrong_cone": _kiln_wrong_cone,
+        "wrong_day": _kiln_wrong_day,
+        "wrong_account": _kiln_wrong_account,
+        "flaky_tool": _kiln_flaky_tool,
+        "pagination": _kiln_pagination,
+        "polling_ends": _kiln_polling_ends,
+        "legit_replan": _kiln_legit_replan,
+        "external_frost": _kiln_external_frost,
     },
     "summit": {
         "loop_task_varying": _summit_loop_task,

@@ -43,6 +43,7 @@ from tests.corpus import (
     grants,
     harvest,
     hives,
+    kiln,
     lease,
     marina,
     moving,
@@ -129,6 +130,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed31",
         "sealed32",
         "sealed33",
+        "sealed34",
         "sealed35",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
@@ -2656,3 +2658,118 @@ def check_summit_plays() -> None:
     assert [s.status.status_code for s in charters] == [StatusCode.ERROR, StatusCode.OK]
     checks = [s.name for s in _children(spans, root, "")]
     assert checks == ["LangGraph", "verify permit window", f"watch ascent {summit.ORDER['peak']}"]
+
+
+def test_kiln_agent_plays_sealed34_scenarios() -> None:
+    """The kiln app on the Anthropic SDK (sealed-34 only) plays labelled scenarios under
+    OpenInference's Anthropic instrumentor, in a child process as the other sealed agents'
+    checks do: ``check_kiln_plays``."""
+    _check_in_child("check_kiln_plays")
+
+
+def _kiln_plans(spans: list[ReadableSpan]) -> list[list[dict[str, Any]]]:
+    """The plans the planner submitted, in order: its forced ``submit_plan`` call's arguments
+    on the instrumentor's LLM spans."""
+    key = "llm.output_messages.0.message.tool_calls.0.tool_call"
+    plans = sorted(
+        (s for s in spans if _attrs(s).get(f"{key}.function.name") == "submit_plan"),
+        key=lambda s: s.start_time or 0,
+    )
+    return [json.loads(str(_attrs(s)[f"{key}.function.arguments"]))["steps"] for s in plans]
+
+
+def _kiln_calls(spans: list[ReadableSpan], tool: str) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's TOOL spans (the app's) in order, each with the arguments it ran with."""
+    calls = sorted(
+        (
+            s
+            for s in spans
+            if _attrs(s).get("openinference.span.kind") == "TOOL" and _attrs(s)["tool.name"] == tool
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    return [(s, json.loads(str(_attrs(s)["input.value"]))) for s in calls]
+
+
+def check_kiln_plays() -> None:
+    """The kiln agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-34 runs). A refund run (the OpenAI client under OpenInference's OpenAI instrumentor)
+    and a turret run played just before and just after (one provider) carry no kiln span and no
+    Anthropic LLM span; the kiln runs only the app's and the instrumentor's scopes, no
+    ``planscope.*`` attribute, and ``Messages.create`` is put back after the play. A cooling
+    loop inside one executor conversation: the ``fire commission`` root in error with the final
+    refusal, the plan naming the labelled step, one ERROR TOOL span per injected error (its
+    text as description, an ``exception`` event), each at another time, all under one ``step``
+    span, the last model call reading every result back as an ``is_error`` ``tool_result``. A
+    legitimate re-plan: the cold kiln's ``!moved``, the second plan with the steps not done and
+    the kiln named, the second reservation works, the root not in error, the app's checks last
+    under the root."""
+    from anthropic.resources.messages import Messages
+
+    neighbours = [
+        (refund.play, _committed("refund", "heldout")[0]),
+        (turret.play, _committed("turret", "sealed33")[0]),
+    ]
+    labels = _committed("kiln", "sealed34")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    create = Messages.create
+    ids, others, traces = _played_between(kiln.play, [picked, replan], neighbours)
+    assert Messages.create is create
+    instrumentor = "openinference.instrumentation.anthropic"
+    for t in others:
+        assert traces[t] and not _scopes(traces[t]) & {kiln.TRACER, instrumentor}
+    for run in ids.values():
+        assert _scopes(traces[run]) == {kiln.TRACER, instrumentor}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    errors = list(picked.params["errors"])
+    by_id = _gave_up(spans, "fire commission", errors[-1])
+    (plan,) = _kiln_plans(spans)
+    (step,) = [st for st in plan if st["slug"] == picked.step]
+    assert step["tool"] == picked.params["service"]
+    calls = _kiln_calls(spans, picked.params["service"])
+    assert len(calls) == len(errors) >= 4
+    assert [s.status.status_code for s, _ in calls] == [StatusCode.ERROR] * len(errors)
+    assert [s.status.description for s, _ in calls] == errors
+    assert all(s.events and s.events[0].name == "exception" for s, _ in calls)
+    times = [args.get("at") for _, args in calls]
+    assert times[0] is None and len(set(times)) == len(times)  # another time each call
+    (attempt,) = {by_id[s.parent.span_id] for s, _ in calls if s.parent}
+    assert attempt.name == f"step {picked.step}" and _attrs(attempt)["kiln.attempt"] == 1
+    asked = sorted(
+        (s for s in spans if s.parent and s.parent.span_id == attempt.context.span_id),
+        key=lambda s: s.start_time or 0,
+    )
+    assert asked[-1].name == "messages.create" and _attrs(asked[-1])["llm.finish_reason"] == (
+        "end_turn"
+    )
+    sent = json.loads(str(_attrs(asked[-1])["input.value"]))["messages"]
+    results = [b for m in sent if isinstance(m["content"], list) for b in m["content"]]
+    results = [b for b in results if b["type"] == "tool_result"]
+    assert [(b["content"], b.get("is_error")) for b in results] == [(e, True) for e in errors]
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("fire commission") and root.status.status_code is StatusCode.UNSET
+    first_plan, second_plan = _kiln_plans(spans)
+    assert [st["slug"] for st in second_plan] == [st["slug"] for st in first_plan][1:]
+    other = replan.params["kiln_to"]
+    assert second_plan[0]["args"]["kiln"] == other
+    firings = _kiln_calls(spans, "reserve_kiln")
+    assert [args["kiln"] for _, args in firings] == [kiln.ORDER["kiln"], other]
+    assert [s.status.status_code for s, _ in firings] == [StatusCode.ERROR, StatusCode.UNSET]
+    assert str(firings[0][0].status.description).startswith("!moved: ")
+    under = sorted(
+        (s for s in spans if s.parent and s.parent.span_id == root.context.span_id),
+        key=lambda s: s.start_time or 0,
+    )
+    names = [s.name for s in under]
+    assert names[:4] == [
+        "messages.create",
+        "step source_clay",
+        "step book_firing",
+        "messages.create",
+    ]
+    assert names[-2:] == ["verify firing day", f"watch tiles {kiln.ORDER['client']}"]
