@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
@@ -607,7 +608,7 @@ def _inferred_call(
     )
 
 
-def _started(row: Run | Attempt) -> tuple[int, str]:
+def _started(row: Run | Attempt | Plan) -> tuple[int, str]:
     return row.start_ns, row.span_id
 
 
@@ -814,15 +815,22 @@ def _bind_observed(
         if a.span_id in b.attempts:
             failed = a.span_id in b.failed
             tool_said = b.said.get(a.span_id, "") if failed else ""
+            # a framework's own error (a guardrail that tripped) says less than the tool
+            # error the executor gave up on: the attempt's error carries both
+            message = (
+                a.message
+                if not tool_said or tool_said in a.message
+                else f"{a.message}: {tool_said}".lstrip(": ")
+            )
             a = a._replace(
                 step_id=b.step_of(a.span_id, a.step_id),
                 attempt=b.attempts[a.span_id],
                 status="error" if failed else a.status,
-                # a framework's own error (a guardrail that tripped) says less than the tool
-                # error the executor gave up on: the attempt's error carries both
-                message=a.message
-                if not tool_said or tool_said in a.message
-                else f"{a.message}: {tool_said}".lstrip(": "),
+                message=message,
+                # an attempt binding found failed (its span ended OK) has the error it gave up
+                # on: its fingerprint is that error's, as a failed span's is its status's
+                fingerprint=a.fingerprint
+                or (_fingerprint(a.error_type, message) if failed else ""),
             )
         attempts.append(a)
     for span_id in sorted(b.promoted, key=lambda s: (raw[s].start_ns, s)):
@@ -875,6 +883,13 @@ def _bind_observed(
         else c
         for c in t.tools
     ]
+    # a failed call's error text is its span's (a typed row records none)
+    t.tools = [
+        c._replace(message=raw[c.span_id].message)
+        if c.failed and not c.message and c.span_id in raw
+        else c
+        for c in t.tools
+    ]
     if b.call_io:  # what an agent reported of calls whose spans record neither (AutoGen)
         t.tools = [
             c._replace(arguments=io[0], args_key=_args_key(io[0]), result=io[1])
@@ -882,8 +897,48 @@ def _bind_observed(
             else c
             for c in t.tools
         ]
+    _number_plans(t)
     t._memo.clear()
     return True
+
+
+def _number_plans(t: TraceData) -> None:
+    """Number a trace's plans read from its structure (every plan inferred, all with one id
+    and version: the span model and ``observed.read_plans`` give none) by start, as a user
+    reads them (v0, v1, ...), and give each of the trace's attempts of that plan id the
+    version of the last plan started before it (the plan it ran under). Tool calls keep theirs:
+    a plan read from an executor's own model call (a step it delegates, restated) is counted
+    too, and a tool loop is one whatever such plans fall between its calls.
+
+    >>> p = Plan("p1", "", "", 0, "", "", 1, True, 10, inferred=True)
+    >>> a = _inferred_attempt("a", "", "s", 1, True, "", 40, 45)
+    >>> t = TraceData("p", "t", plans=[p._replace(span_id="p2", start_ns=30), p], attempts=[a])
+    >>> _number_plans(t)
+    >>> [(p.span_id, p.version) for p in t.plans], t.attempts[0].plan_version
+    ([('p1', 0), ('p2', 1)], 1)
+    """
+    plans = t.plans
+    if len(plans) < 2 or not all(p.inferred for p in plans):
+        return
+    if len({(p.plan_id, p.version) for p in plans}) > 1:
+        return  # numbered already (a stored binding's, or the span model's)
+    plan_id, version = plans[0].plan_id, plans[0].version
+    t.plans = [p._replace(version=i) for i, p in enumerate(sorted(plans, key=_started))]
+    numbered = {p.span_id: p.version for p in t.plans}
+    t.plan_steps = sorted(
+        (
+            s._replace(plan_version=numbered.get(s.plan_span_id, s.plan_version))
+            for s in t.plan_steps
+        ),
+        key=lambda s: (s.plan_version, s.position),
+    )
+    starts = [p.start_ns for p in t.plans]
+    t.attempts = [
+        a._replace(plan_version=max(0, bisect_right(starts, a.start_ns) - 1))
+        if (a.plan_id, a.plan_version) == (plan_id, version)
+        else a
+        for a in t.attempts
+    ]
 
 
 def _args_key(arguments: str) -> str:

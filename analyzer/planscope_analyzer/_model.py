@@ -210,6 +210,10 @@ class ToolCall(NamedTuple):
     """What the tool returned as captured (``gen_ai.tool.call.result``, OpenInference's
     ``output.value``...), loaded for runs that failed and for the tool calls binding found
     among unclassified spans (``_load._component_calls``); '' otherwise."""
+    message: str = ""
+    """A failed call's error text as its span says it (status description, else its exception
+    event's message, else a returned error envelope's: ``SPAN_STATUS_MESSAGE_SQL``), loaded
+    for calls of traces whose raw spans are read (another convention's); '' otherwise."""
 
     @property
     def failed(self) -> bool:

@@ -195,3 +195,9 @@ def test_agents_sdk_handoffs_under_openllmetry_read_the_plan_and_the_loop(
     result = Analyzer(store, settle_seconds=0).analyze("default", [trace_id], write=False)
     loops = [f for f in result.findings if f.kind == A.FINDING_RUNAWAY_LOOP]
     assert [f.step_id for f in loops] == ["ship_doses"], loops
+    # each turn the binding found failed (its agent span ended OK) has the error it gave up on
+    # (the SDK's default error function redacts the courier's text: its error dict is all the
+    # span says), which the finding counts and quotes
+    assert all(a.fingerprint for a in shipped)
+    assert loops[0].detail["distinct_errors"] == 1
+    assert "Tool execution failed" in loops[0].detail["last_error"]

@@ -43,9 +43,9 @@ step loop (a coordinator's delegation tool that fails because its worker's attem
 that step loop seen one level up: its calls join the step's finding as evidence
 (``detail["wrapped_by"]``), not a second finding naming no step.
 
-**Plan versions.** An attempt's own plan version; when the trace's plans carry none that tell
-them apart (plans read from a trace's structure are all version 0), a plan's place among them
-in start order is its version, and an attempt ran under the last plan started before it.
+**Plan versions.** An attempt's own plan version (plans read from a trace's structure are
+numbered by the loader, in start order; an attempt ran under the last plan started before it);
+a loop was escalated to a replan when a later version of its plan followed its last failure.
 
 A streak is a runaway loop when it has at least :data:`MIN_REPEATS` failures, or when it went
 beyond the retry budget (an attempt number above ``max_attempts_per_step`` of
@@ -62,12 +62,12 @@ attempt after the first (or of every failed call after the first, without attemp
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from planscope import semconv as A
+from planscope.fingerprints import status_fingerprint
 
 from .._columns import BatchColumns, repeated, trace_ids
 from .._model import Attempt, Finding, ToolCall, TraceData, unique
@@ -83,6 +83,8 @@ STALLED_REPEATS = 5
 poll: more than any retry, as many as a patient poll of a slow job."""
 HIGH_SEVERITY_REPEATS = 5
 """Streaks at least this long (or beyond the budget) are ``high`` severity."""
+ERROR_QUOTE = 200
+"""Characters of a loop's last error text its finding quotes."""
 _OPERATION_PREFIXES = (A.OP_EXECUTE_STEP + " ", A.OP_INVOKE_AGENT + " ")
 
 
@@ -122,34 +124,28 @@ def _the_work_loops(versions: Sequence[int], inputs: Sequence[str]) -> bool:
     return len(counts) == 1 or max(counts.values()) >= 2 or _distinct(inputs) > 1
 
 
-def _plan_versions(trace: TraceData, failed: Sequence[Attempt]) -> tuple[list[int], bool]:
-    """The plan version each of the ``failed`` attempts (in start order) ran under, and whether
-    a later version of its plan followed the last one (it was escalated to a replan).
-
-    An attempt's own version, unless every plan of the trace carries the same id and version
-    (plans read from a trace's structure carry none: all are version 0): then a plan's place
-    among them in start order is its version, and an attempt ran under the last plan started
-    before it.
+def _escalated(trace: TraceData, last: Attempt) -> bool:
+    """Whether a later version of its plan followed the ``last`` failed attempt of a loop (it
+    was escalated to a replan); plans read from structure are numbered by the loader.
 
     >>> from planscope_analyzer._model import Plan
     >>> plan = Plan("p1", "", "", 0, "", "", 2, True, 10, inferred=True)
-    >>> trace = TraceData("p", "t", plans=[plan, plan._replace(span_id="p2", start_ns=30)])
+    >>> trace = TraceData("p", "t", plans=[plan, plan._replace(span_id="p2", version=1)])
     >>> a = Attempt("a", "", "", 0, "s", 1, "error", "", "", "", (), 0, "", 0, "", 20, 25)
-    >>> _plan_versions(trace, [a, a._replace(start_ns=40)])
-    ([0, 1], False)
-    >>> _plan_versions(trace, [a, a._replace(start_ns=22)])
-    ([0, 0], True)
+    >>> _escalated(trace, a), _escalated(trace, a._replace(plan_version=1))
+    (True, False)
     """
-    plans = trace.plans
-    if len(plans) < 2 or len({(p.plan_id, p.version) for p in plans}) > 1:
-        last = failed[-1]
-        escalated = bool(last.plan_id) and any(
-            p.plan_id == last.plan_id and p.version > last.plan_version for p in plans
-        )
-        return [a.plan_version for a in failed], escalated
-    starts = sorted(p.start_ns for p in plans)
-    ran_under = [max(0, bisect_right(starts, a.start_ns) - 1) for a in failed]
-    return ran_under, ran_under[-1] < len(plans) - 1
+    return any(p.plan_id == last.plan_id and p.version > last.plan_version for p in trace.plans)
+
+
+def _last_error(message: str) -> str:
+    """The sentence quoting a loop's last error text ('' when none was recorded).
+
+    >>> _last_error("Radio: STAND BY"), _last_error("")
+    (" Its last error: 'Radio: STAND BY'.", '')
+    """
+    text = " ".join(message.split())[:ERROR_QUOTE]
+    return f" Its last error: {text!r}." if text else ""
 
 
 def _distinct(values: Sequence[str]) -> int:
@@ -164,7 +160,7 @@ class RunawayLoop:
     """
 
     kind = KIND
-    version = 7
+    version = 8
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with two failed attempts, three failed tool calls, a skipped
@@ -331,7 +327,8 @@ class RunawayLoop:
         hashes = [a.input_hash for a in failed if a.input_hash] or [
             t.args_key for t in failing_tools
         ]
-        ran_under, escalated = _plan_versions(trace, failed)
+        ran_under = [a.plan_version for a in failed]
+        escalated = _escalated(trace, failed[-1])
         if not _the_work_loops(ran_under, hashes):
             return None
         tool = Counter(t.tool for t in failing_tools).most_common(1)
@@ -371,6 +368,7 @@ class RunawayLoop:
             )
             + "."
             + (f" Its failing tool: '{component}'." if tool and not named else "")
+            + _last_error(failed[-1].message)
         )
         signals = [
             name
@@ -407,6 +405,7 @@ class RunawayLoop:
                 "plan_version": ran_under[-1],
                 "escalated_to_replan": escalated,
                 "tool": component if tool else "",
+                "last_error": failed[-1].message[:ERROR_QUOTE],
             }
             | _where(named, step_id),
         )
@@ -455,6 +454,8 @@ class RunawayLoop:
             ]
             spans = len({c.parent_span_id for c in streak})
             args = _distinct([c.args_key for c in streak])
+            prints = [status_fingerprint(c.error_type, c.message) for c in streak]
+            errors = _distinct(prints)
             where = "inside one attempt" if spans == 1 else f"over {spans} attempts"
             wasted = streak[1:]
             findings.append(
@@ -475,15 +476,26 @@ class RunawayLoop:
                             if args
                             else ""
                         )
+                        + (
+                            ""
+                            if not errors
+                            else ", the same error every time"
+                            if errors == 1
+                            else f", {errors} different errors (normalised)"
+                        )
                         + ", and never succeeded afterwards."
+                        + _last_error(streak[-1].message)
                     ),
                     wasted_ns=sum(c.duration_ns for c in wasted),
                     detail={
                         "attempts": len(streak),
-                        "signals": ["same_tool_args"] if args == 1 else [],
+                        "signals": (["same_tool_args"] if args == 1 else [])
+                        + (["same_error"] if len(set(prints)) == 1 and prints[0] else []),
                         "distinct_inputs": args,
+                        "distinct_errors": errors,
                         "parent_spans": spans,
                         "tool": tool,
+                        "last_error": streak[-1].message[:ERROR_QUOTE],
                     }
                     | _where(step_id, found_at),
                     identity=tool,

@@ -12,6 +12,11 @@ failed attempts in most replaced versions). A replan that changes the plan (heal
 an ADaPT decomposition that grows the tree, a repaired script) is never a repeat, and identical
 replans after which the failing step succeeded (a sold-out fare, then the next one) are a
 recovery, not a loop, unless they exceeded ``max_replans``.
+
+Only plans an agent declared count: the versions of plans read from a trace's structure are the
+loader's count of the plans it read there, among them an executor's restatement of the one step
+it delegates next (the same one-step "plan" before each retry of that step), which no planner
+issued as a replan.
 """
 
 from __future__ import annotations
@@ -76,7 +81,7 @@ class UnboundedReplan:
     """
 
     kind = KIND
-    version = 2
+    version = 3
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with a plan id whose steps come in at least
@@ -113,9 +118,11 @@ class UnboundedReplan:
     def _detect(self, trace: TraceData) -> list[Finding]:
         findings = []
         max_replans = trace.budget_limit("max_replans")
+        read = {p.span_id for p in trace.plans if p.inferred}
         by_plan: dict[str, dict[int, list[PlanStep]]] = {}
         for s in trace.plan_steps:
-            by_plan.setdefault(s.plan_id, {}).setdefault(s.plan_version, []).append(s)
+            if s.plan_span_id not in read:
+                by_plan.setdefault(s.plan_id, {}).setdefault(s.plan_version, []).append(s)
         for plan_id, versions in by_plan.items():
             ordered = sorted(versions)
             replans = len(ordered) - 1
