@@ -47,8 +47,12 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
+# Two workers (pytest-xdist), each running whole test files: module-scoped collectors and
+# conformance's session of agents stay in one process, as in a serial run. PYTEST_WORKERS=0 runs
+# the suite in this process alone.
+PYTEST_WORKERS ?= 2
 pytest: $(STAMP_DEV)
-	$(BIN)/python -m pytest -q --durations=15
+	$(BIN)/python -m pytest -q --durations=15 -n $(PYTEST_WORKERS) --dist loadfile
 
 # The browser test writes its screenshots to a temporary folder; this refreshes docs/screenshots/.
 screenshots: $(STAMP_DEV) browser

@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope_collector import BackgroundServer, CollectorSettings
 
-from tests.conftest import Migrated, wait_for_trace
+from tests.conftest import REQUEST_TIMEOUT, Migrated, wait_for_trace
 
 from ._otlp_factory import make_request, make_span
 from .test_crash_recovery import ServeProcess, free_port
@@ -105,7 +105,10 @@ def test_bad_input_is_invalid_argument_with_the_reason(serve: Serve) -> None:
                 export(body, metadata=tuple(AUTH.items()), timeout=10)
             assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
             assert reason in err.value.details()
-    listed = httpx.get(f"{serve.url}/api/traces", headers=AUTH, params={"limit": 1000}).json()
+    # the tests' request timeout, not httpx's 5 s: timed out on a loaded machine
+    listed = httpx.get(
+        f"{serve.url}/api/traces", headers=AUTH, params={"limit": 1000}, timeout=REQUEST_TIMEOUT
+    ).json()
     assert all(t["trace_id"] != "0" * 32 for t in listed["traces"])
 
 

@@ -243,6 +243,8 @@ def launched(
     blackhole: Blackhole,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Launched]:
+    # the sources of the collected tests: under pytest-xdist a worker collects every test, so
+    # this holds only while one worker runs the whole file (`--dist loadfile`, the Makefile's)
     wanted = {
         item.callspec.params["agent"]
         for item in request.session.items
