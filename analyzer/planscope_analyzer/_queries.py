@@ -165,10 +165,19 @@ SETTINGS max_threads = 1
 # id (detectors name raw spans as evidence in this order); sorting the whole read here was a
 # third of its CPU once the scheduler attributes were columns (docs/benchmarks-log.md,
 # 2026-12-04 ``anaspeed7``).
+_MESSAGE = f"if(SpanModelLogLevel != 0, SpanModelLogMessage, {SPAN_STATUS_MESSAGE_SQL})"
+_RETURNED_BRANCH = "SpanModelReturnedMessage != '', SpanModelReturnedMessage, "
+if _RETURNED_BRANCH not in _MESSAGE:
+    raise ImportError("SPAN_STATUS_MESSAGE_SQL changed: LOAD_RAW's message needs a look")
+
+# A span's message, as _MESSAGE, but for the error envelope a tool call returned: that ALIAS
+# reads the attribute map of every row (~1.7 CPU s per million spans), and it is '' wherever
+# SpanModelReturned (a stored column) is 0, so LOAD_RAW leaves it out and says ``returned``;
+# LOAD_RETURNED_MESSAGES reads the whole message of the few spans that returned one.
 LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, {SPAN_STATUS_CODE_SQL} AS status_code,
-       if(SpanModelLogLevel != 0, SpanModelLogMessage, {SPAN_STATUS_MESSAGE_SQL}) AS message,
+       {_MESSAGE.replace(_RETURNED_BRANCH, "")} AS message, SpanModelReturned AS returned,
        SpanModelLogLevel AS log_level,
        toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
        toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns,
@@ -225,6 +234,14 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns, {conversation_sql()} AS messages
 FROM otel_traces
 WHERE {_OF_IDS} AND {conversation_calls_sql(_OF_IDS)}
+"""
+
+# The whole message (LOAD_RAW's, the error envelope's included) of the spans of the traces in
+# {ids:String} that returned an error envelope (SpanModelReturned: the map read for those only).
+LOAD_RETURNED_MESSAGES = f"""
+SELECT TraceId AS trace_id, SpanId AS span_id, {_MESSAGE} AS message
+FROM otel_traces
+WHERE {_OF_IDS} AND SpanModelReturned = 1
 """
 
 # The span names of the inferred step attempts of the traces in {ids:String} (a step named
