@@ -153,6 +153,16 @@ GROUP BY TraceId, ParentSpanId
 SETTINGS max_threads = 1
 """
 
+# A span's message as the loader reads it (a log's own message where the span is a log).
+_MESSAGE = f"if(SpanModelLogLevel != 0, SpanModelLogMessage, {SPAN_STATUS_MESSAGE_SQL})"
+# The error envelope a tool call returned, in _MESSAGE: an ALIAS that reads the attribute map of
+# every row it is read for (~1.7 CPU s per million spans), '' wherever SpanModelReturned (a
+# stored column) is 0; LOAD_RAW leaves it out and says ``returned``, LOAD_RETURNED_MESSAGES reads
+# the whole message of the few spans that returned one (docs/benchmarks.md, ``scalecheck``).
+_RETURNED_BRANCH = "SpanModelReturnedMessage != '', SpanModelReturnedMessage, "
+if _RETURNED_BRANCH not in _MESSAGE:
+    raise ImportError("SPAN_STATUS_MESSAGE_SQL changed: LOAD_RAW's message needs a look")
+
 # The raw spans a batch needs from otel_traces, in one scan: every span of the traces in
 # {partial:String} (spans outside the typed tables: a central scheduler's queue waits and
 # context switches, third-party spans), and the step attempts of the traces in
@@ -165,15 +175,6 @@ SETTINGS max_threads = 1
 # id (detectors name raw spans as evidence in this order); sorting the whole read here was a
 # third of its CPU once the scheduler attributes were columns (docs/benchmarks-log.md,
 # 2026-12-04 ``anaspeed7``).
-_MESSAGE = f"if(SpanModelLogLevel != 0, SpanModelLogMessage, {SPAN_STATUS_MESSAGE_SQL})"
-_RETURNED_BRANCH = "SpanModelReturnedMessage != '', SpanModelReturnedMessage, "
-if _RETURNED_BRANCH not in _MESSAGE:
-    raise ImportError("SPAN_STATUS_MESSAGE_SQL changed: LOAD_RAW's message needs a look")
-
-# A span's message, as _MESSAGE, but for the error envelope a tool call returned: that ALIAS
-# reads the attribute map of every row (~1.7 CPU s per million spans), and it is '' wherever
-# SpanModelReturned (a stored column) is 0, so LOAD_RAW leaves it out and says ``returned``;
-# LOAD_RETURNED_MESSAGES reads the whole message of the few spans that returned one.
 LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, {SPAN_STATUS_CODE_SQL} AS status_code,
