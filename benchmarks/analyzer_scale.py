@@ -383,6 +383,11 @@ def compare(
         f"{statistics.median(ratios):.2f}x; CPU ratio per round "
         f"{[round(x, 2) for x in cpu_ratios]}; same findings: {'yes' if same else 'NO'}"
     )
+    if not same:  # rules changed between the builds: what each found, kind by kind
+        print(
+            f"{shape} findings per kind: this checkout {mine[-1]['counts']}; "
+            f"{rev} {theirs[-1]['counts']}"
+        )
     return {
         "rev": rev,
         "passes_s": [round(x["seconds"], 2) for x in theirs],
@@ -392,6 +397,7 @@ def compare(
         "speedup_per_round": [round(x, 3) for x in ratios],
         "cpu_ratio_per_round": [round(x, 3) for x in cpu_ratios],
         "same_findings": same,
+        "findings": theirs[-1]["counts"],
     }
 
 

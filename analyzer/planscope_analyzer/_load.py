@@ -1418,6 +1418,7 @@ def _read_raw(
     )
     if table.num_rows == 0:
         return None
+    table = _returned_messages(store, params, table)
     batch.context_marked.update(trace_ids(table, _flag(table, "empty_context", ambiguous)))
     if partial:
         scheduler = table.filter(_flag(table, "scheduler", partial))
@@ -1428,6 +1429,47 @@ def _read_raw(
         if batch.skeletons:
             batch.raw = table.filter(_in(table, batch.skeletons))
     return _Raw(table, ambiguous)
+
+
+def _returned_messages(store: Queryable, params: Mapping[str, Any], table: Any) -> Any:
+    """``table`` (a ``LOAD_RAW`` result) with the whole message of its spans that returned an
+    error envelope (``LOAD_RETURNED_MESSAGES``, read for their traces only)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    returned = pc.not_equal(table.column("returned").combine_chunks(), 0)
+    if not pc.any(returned).as_py():
+        return table
+    rows = table.filter(returned)
+    said = store.query_arrow(
+        Q.LOAD_RETURNED_MESSAGES,
+        {
+            "project": params["project"],
+            "since": ns_to_datetime(
+                max(0, pc.min(rows.column("start_ns")).as_py() - PARTITION_SLACK_NS)
+            ),
+            "until": ns_to_datetime(pc.max(rows.column("end_ns")).as_py() + PARTITION_SLACK_NS),
+            "ids": ",".join(sorted(trace_ids(rows, None))),
+        },
+    )
+    whole = dict(zip(_span_keys(said), said.column("message").to_pylist(), strict=True))
+    messages = rows.column("message").to_pylist()
+    keys = _span_keys(rows)
+    replaced = [whole.get(key, message) for key, message in zip(keys, messages, strict=True)]
+    at = table.schema.get_field_index("message")
+    column = table.column(at).combine_chunks()
+    return table.set_column(
+        at,
+        table.schema.field(at),
+        pc.replace_with_mask(column, returned, pa.array(replaced, column.type)),
+    )
+
+
+def _span_keys(table: Any) -> list[tuple[str, str]]:
+    """``(trace_id, span_id)`` of each row of ``table``."""
+    return list(
+        zip(table.column("trace_id").to_pylist(), table.column("span_id").to_pylist(), strict=True)
+    )
 
 
 def _apply_raw(traces: dict[str, TraceData], raw: _Raw, batch: BatchColumns) -> None:

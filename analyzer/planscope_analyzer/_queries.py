@@ -153,6 +153,16 @@ GROUP BY TraceId, ParentSpanId
 SETTINGS max_threads = 1
 """
 
+# A span's message as the loader reads it (a log's own message where the span is a log).
+_MESSAGE = f"if(SpanModelLogLevel != 0, SpanModelLogMessage, {SPAN_STATUS_MESSAGE_SQL})"
+# The error envelope a tool call returned, in _MESSAGE: an ALIAS that reads the attribute map of
+# every row it is read for (~1.7 CPU s per million spans), '' wherever SpanModelReturned (a
+# stored column) is 0; LOAD_RAW leaves it out and says ``returned``, LOAD_RETURNED_MESSAGES reads
+# the whole message of the few spans that returned one (docs/benchmarks.md, ``scalecheck``).
+_RETURNED_BRANCH = "SpanModelReturnedMessage != '', SpanModelReturnedMessage, "
+if _RETURNED_BRANCH not in _MESSAGE:
+    raise ImportError("SPAN_STATUS_MESSAGE_SQL changed: LOAD_RAW's message needs a look")
+
 # The raw spans a batch needs from otel_traces, in one scan: every span of the traces in
 # {partial:String} (spans outside the typed tables: a central scheduler's queue waits and
 # context switches, third-party spans), and the step attempts of the traces in
@@ -168,7 +178,7 @@ SETTINGS max_threads = 1
 LOAD_RAW = f"""
 SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        SpanName AS name, {SPAN_STATUS_CODE_SQL} AS status_code,
-       if(SpanModelLogLevel != 0, SpanModelLogMessage, {SPAN_STATUS_MESSAGE_SQL}) AS message,
+       {_MESSAGE.replace(_RETURNED_BRANCH, "")} AS message, SpanModelReturned AS returned,
        SpanModelLogLevel AS log_level,
        toUnixTimestamp64Nano(Timestamp) AS start_ns, Duration AS duration_ns,
        toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns,
@@ -225,6 +235,14 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns, {conversation_sql()} AS messages
 FROM otel_traces
 WHERE {_OF_IDS} AND {conversation_calls_sql(_OF_IDS)}
+"""
+
+# The whole message (LOAD_RAW's, the error envelope's included) of the spans of the traces in
+# {ids:String} that returned an error envelope (SpanModelReturned: the map read for those only).
+LOAD_RETURNED_MESSAGES = f"""
+SELECT TraceId AS trace_id, SpanId AS span_id, {_MESSAGE} AS message
+FROM otel_traces
+WHERE {_OF_IDS} AND SpanModelReturned = 1
 """
 
 # The span names of the inferred step attempts of the traces in {ids:String} (a step named
