@@ -650,9 +650,11 @@ def bind(
 
     bound: dict[str, str] = {}
     done: set[str] = set()  # the steps an attempt bound so far did
-    previous: SpanNode | None = None
+    # the attempt just before each under the same parent: parallel branches (a graph's `Send`s
+    # to one node) interleave their node visits, each branch's still follow one another
+    before_of = _sibling_before(attempts)
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
-        before, previous = previous, a
+        before = before_of.get(a.span_id)
         plan = _plan_before(ordered_plans, nodes, a.start_ns)
         if plan is None:
             continue
@@ -700,13 +702,7 @@ def bind(
             bound[a.span_id] = lineage.get((plan, one), one)
             if not fails(a):
                 done.add(bound[a.span_id])
-        elif (
-            used
-            and not planned
-            and before is not None
-            and before.span_id in bound
-            and before.parent_span_id == a.parent_span_id
-        ):
+        elif used and not planned and before is not None and before.span_id in bound:
             # a graph's tool node runs the calls of the attempt just before it, also of tools
             # no plan names (polling the job its step started)
             bound[a.span_id] = bound[before.span_id]
@@ -723,14 +719,14 @@ def bind(
         return "llm" if span_id in llm_in else "tools"
 
     head: dict[str, str] = {}
-    in_order = sorted(attempts, key=lambda a: (a.start_ns, a.span_id))
-    for before, a in pairwise(in_order):
+    for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
+        if (before := before_of.get(a.span_id)) is None:
+            continue
         x, y = before.span_id, a.span_id
         same_step = bound.get(y) is not None and bound.get(x) == bound[y]
-        siblings = before.parent_span_id == a.parent_span_id
-        if same_step and siblings and {only(x), only(y)} == {"llm", "tools"}:
+        if same_step and {only(x), only(y)} == {"llm", "tools"}:
             head[y] = head.get(x, x)
-        elif same_step and siblings and before.parent_span_id in flat:
+        elif same_step and before.parent_span_id in flat:
             # a flat workflow's consecutive turns on one step (the call handed to an agent, its
             # tool calls, its report) are one attempt
             head[y] = head.get(x, x)
@@ -794,6 +790,24 @@ def bind(
 
 
 _NONE = SpanNode("", "", "", "")
+
+
+def _sibling_before(attempts: Iterable[SpanNode]) -> dict[str, SpanNode]:
+    """The attempt that started just before each attempt under the same parent span (by span
+    id; none for the first).
+
+    >>> a, b, c = (SpanNode(i, p, "step", i, start_ns=t) for i, p, t in
+    ...            [("a", "x", 1), ("b", "y", 2), ("c", "x", 3)])
+    >>> {k: v.span_id for k, v in _sibling_before([c, b, a]).items()}
+    {'c': 'a'}
+    """
+    last: dict[str, SpanNode] = {}
+    out: dict[str, SpanNode] = {}
+    for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
+        if (before := last.get(a.parent_span_id)) is not None:
+            out[a.span_id] = before
+        last[a.parent_span_id] = a
+    return out
 
 
 def _sentence(step_id: str) -> bool:
@@ -1265,6 +1279,9 @@ class _Said:
     tools: set[str]
     called: Callable[[Any], str]
     """The tool called in the trace that a name names (:func:`_called`)."""
+    over_work: frozenset[str]
+    """The step spans above executor attempts (a graph node that ran an agent on one task):
+    their answer reports that work (a node's state update listing the task it ran), no plan."""
 
     def planner(self, n: SpanNode) -> str:
         """Who answered: the agent run itself, else the one its call is in ("": none)."""
@@ -1337,7 +1354,12 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
     }
     index = _Carriers([a for a in attempts if a.span_id in carried], carried)
     tools = {n.tool for n in by_start if n.kind == A.KIND_TOOL and n.tool}
-    return _Said(nodes, enclosing, by_start, asked, made, carried, index, tools, _called(tools))
+    over_work = frozenset(
+        p for a in attempts for p in _ancestors(nodes, a.span_id) if nodes[p].kind == A.KIND_STEP
+    )
+    return _Said(
+        nodes, enclosing, by_start, asked, made, carried, index, tools, _called(tools), over_work
+    )
 
 
 def _or_unit(
@@ -2746,6 +2768,8 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (n.kind in (A.KIND_STEP, A.KIND_RUN) and n.inferred)
             or _plan_span(n)
         ):
+            continue
+        if n.span_id in said.over_work:  # a report of the attempts it ran, not a plan
             continue
         me = said.planner(n)
         above = set(_ancestors(said.nodes, n.span_id))
