@@ -597,6 +597,6 @@ def _stopped_short(trace: TraceData) -> Attempt | None:
     # of parallel branches, the last started may have ended first
     last = max(
         attempts,
-        key=lambda a: max([a.end_ns, *(t.start_ns + t.duration_ns for t in trace.tools_of(a))]),
+        key=lambda a: max([a.end_ns, *(t.end_ns for t in trace.tools_of(a))]),
     )
     return last if plan.index(last.step_id) < len(plan) - 1 else None
