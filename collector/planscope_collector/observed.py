@@ -45,7 +45,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **plans read from structure**, in such a trace with no such answer: a list of mappings in a
   planner's answer, JSON (also on lines of its own inside chat text, a fenced block) or YAML (a
   DSPy output field), or the rows of a markdown table, whose ids later executor attempts carry
-  (:func:`structured_plans`; a revision that repeats done items keeps their ids); else
+  (:func:`structured_plans`; a revision that repeats done items keeps their ids; a step span
+  above executor attempts, a graph node that ran an agent on its task, answers a report of that
+  work, never a plan); else
   (:func:`read_plans`) the names a planner's answer (an LLM call's, an inferred agent run's,
   after the arguments of the tool calls the run made) lists that executor attempts started after
   it carry (what they were asked and the words of their own names: an app's ``app.step pick``
@@ -84,7 +86,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   step, through unclassified spans) and no tool or LLM call of its own only wraps those
   attempts (OpenLLMetry's LangGraph ``workflow`` span over the node visits, a sub-graph's node
   over its own nodes): it is not an attempt; its work is theirs;
-* **node visits**: consecutive sibling attempts bound to one step, one only calling the LLM and
+* **node visits**: consecutive sibling attempts (the previous under the same parent: parallel
+  branches interleave their visits) bound to one step, one only calling the LLM and
   the other only tools (a graph's executor and tool nodes taking turns until the app's own node
   runs), are one attempt, the first visit's; the others are treated as wrappers (their work is
   that attempt's);
