@@ -45,7 +45,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **plans read from structure**, in such a trace with no such answer: a list of mappings in a
   planner's answer, JSON (also on lines of its own inside chat text, a fenced block) or YAML (a
   DSPy output field), or the rows of a markdown table, whose ids later executor attempts carry
-  (:func:`structured_plans`; a revision that repeats done items keeps their ids); else
+  (:func:`structured_plans`; a revision that repeats done items keeps their ids; a step span
+  above executor attempts, a graph node that ran an agent on its task, answers a report of that
+  work, never a plan); else
   (:func:`read_plans`) the names a planner's answer (an LLM call's, an inferred agent run's,
   after the arguments of the tool calls the run made) lists that executor attempts started after
   it carry (what they were asked and the words of their own names: an app's ``app.step pick``
@@ -84,7 +86,8 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   step, through unclassified spans) and no tool or LLM call of its own only wraps those
   attempts (OpenLLMetry's LangGraph ``workflow`` span over the node visits, a sub-graph's node
   over its own nodes): it is not an attempt; its work is theirs;
-* **node visits**: consecutive sibling attempts bound to one step, one only calling the LLM and
+* **node visits**: consecutive sibling attempts (the previous under the same parent: parallel
+  branches interleave their visits) bound to one step, one only calling the LLM and
   the other only tools (a graph's executor and tool nodes taking turns until the app's own node
   runs), are one attempt, the first visit's; the others are treated as wrappers (their work is
   that attempt's);
@@ -650,9 +653,11 @@ def bind(
 
     bound: dict[str, str] = {}
     done: set[str] = set()  # the steps an attempt bound so far did
-    previous: SpanNode | None = None
+    # the attempt just before each under the same parent: parallel branches (a graph's `Send`s
+    # to one node) interleave their node visits, each branch's still follow one another
+    before_of = _sibling_before(attempts)
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
-        before, previous = previous, a
+        before = before_of.get(a.span_id)
         plan = _plan_before(ordered_plans, nodes, a.start_ns)
         if plan is None:
             continue
@@ -700,13 +705,7 @@ def bind(
             bound[a.span_id] = lineage.get((plan, one), one)
             if not fails(a):
                 done.add(bound[a.span_id])
-        elif (
-            used
-            and not planned
-            and before is not None
-            and before.span_id in bound
-            and before.parent_span_id == a.parent_span_id
-        ):
+        elif used and not planned and before is not None and before.span_id in bound:
             # a graph's tool node runs the calls of the attempt just before it, also of tools
             # no plan names (polling the job its step started)
             bound[a.span_id] = bound[before.span_id]
@@ -723,14 +722,14 @@ def bind(
         return "llm" if span_id in llm_in else "tools"
 
     head: dict[str, str] = {}
-    in_order = sorted(attempts, key=lambda a: (a.start_ns, a.span_id))
-    for before, a in pairwise(in_order):
+    for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
+        if (before := before_of.get(a.span_id)) is None:
+            continue
         x, y = before.span_id, a.span_id
         same_step = bound.get(y) is not None and bound.get(x) == bound[y]
-        siblings = before.parent_span_id == a.parent_span_id
-        if same_step and siblings and {only(x), only(y)} == {"llm", "tools"}:
+        if same_step and {only(x), only(y)} == {"llm", "tools"}:
             head[y] = head.get(x, x)
-        elif same_step and siblings and before.parent_span_id in flat:
+        elif same_step and before.parent_span_id in flat:
             # a flat workflow's consecutive turns on one step (the call handed to an agent, its
             # tool calls, its report) are one attempt
             head[y] = head.get(x, x)
@@ -794,6 +793,24 @@ def bind(
 
 
 _NONE = SpanNode("", "", "", "")
+
+
+def _sibling_before(attempts: Iterable[SpanNode]) -> dict[str, SpanNode]:
+    """The attempt that started just before each attempt under the same parent span (by span
+    id; none for the first).
+
+    >>> a, b, c = (SpanNode(i, p, "step", i, start_ns=t) for i, p, t in
+    ...            [("a", "x", 1), ("b", "y", 2), ("c", "x", 3)])
+    >>> {k: v.span_id for k, v in _sibling_before([c, b, a]).items()}
+    {'c': 'a'}
+    """
+    last: dict[str, SpanNode] = {}
+    out: dict[str, SpanNode] = {}
+    for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
+        if (before := last.get(a.parent_span_id)) is not None:
+            out[a.span_id] = before
+        last[a.parent_span_id] = a
+    return out
 
 
 def _sentence(step_id: str) -> bool:
@@ -1265,6 +1282,9 @@ class _Said:
     tools: set[str]
     called: Callable[[Any], str]
     """The tool called in the trace that a name names (:func:`_called`)."""
+    over_work: frozenset[str]
+    """The step spans above executor attempts (a graph node that ran an agent on one task):
+    their answer reports that work (a node's state update listing the task it ran), no plan."""
 
     def planner(self, n: SpanNode) -> str:
         """Who answered: the agent run itself, else the one its call is in ("": none)."""
@@ -1337,7 +1357,12 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
     }
     index = _Carriers([a for a in attempts if a.span_id in carried], carried)
     tools = {n.tool for n in by_start if n.kind == A.KIND_TOOL and n.tool}
-    return _Said(nodes, enclosing, by_start, asked, made, carried, index, tools, _called(tools))
+    over_work = frozenset(
+        p for a in attempts for p in _ancestors(nodes, a.span_id) if nodes[p].kind == A.KIND_STEP
+    )
+    return _Said(
+        nodes, enclosing, by_start, asked, made, carried, index, tools, _called(tools), over_work
+    )
 
 
 def _or_unit(
@@ -2746,6 +2771,8 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (n.kind in (A.KIND_STEP, A.KIND_RUN) and n.inferred)
             or _plan_span(n)
         ):
+            continue
+        if n.span_id in said.over_work:  # a report of the attempts it ran, not a plan
             continue
         me = said.planner(n)
         above = set(_ancestors(said.nodes, n.span_id))

@@ -160,7 +160,7 @@ class RunawayLoop:
     """
 
     kind = KIND
-    version = 8
+    version = 9
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with two failed attempts, three failed tool calls, a skipped
@@ -591,9 +591,9 @@ def _run_failed(trace: TraceData) -> bool:
 
 
 def _stopped_short(trace: TraceData) -> Attempt | None:
-    """The last attempt of a plan step when the run stopped there, before any attempt of a
-    later step of the latest plan (an executor that gave up without a failed call or span, and
-    an app that then ended the run)."""
+    """The last attempt of a plan step (the one that ended last) when the run stopped there,
+    before any attempt of a later step of the latest plan (an executor that gave up without a
+    failed call or span, and an app that then ended the run)."""
     if not trace.plan_steps:
         return None
     latest = max(trace.plan_steps, key=lambda s: (s.plan_version, s.plan_span_id)).plan_span_id
@@ -605,5 +605,10 @@ def _stopped_short(trace: TraceData) -> Attempt | None:
     attempts = [a for a in by_start(trace.attempts) if a.step_id in plan]
     if not attempts:
         return None
-    last = attempts[-1]
+    # the one whose work ended last (its span, or a call of it: a graph's later node visits):
+    # of parallel branches, the last started may have ended first
+    last = max(
+        attempts,
+        key=lambda a: max([a.end_ns, *(t.end_ns for t in trace.tools_of(a))]),
+    )
     return last if plan.index(last.step_id) < len(plan) - 1 else None
