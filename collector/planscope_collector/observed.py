@@ -2737,7 +2737,9 @@ def structured_plans(
     fields as the step's ``description``, :func:`_says`). A later answer of the same
     planner is a revision: it may repeat the steps already done, under the same ids, so
     attempts before and after it bind to the same steps; one that names only earlier steps and
-    gives them arguments but no tool amends the plan before it (:func:`_amended`). Runs of
+    gives them arguments but no tool amends the plan before it (:func:`_amended`); another
+    span's list is a re-plan only when it keeps the step names and gives them a tool,
+    arguments or text (names alone are a report: a task runner's verdict). Runs of
     the planner's own agent are not executor attempts (``enclosing``: a span's nearest
     enclosing step span, or None).
 
@@ -2790,11 +2792,27 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
         )
         if (plan := next((p for p in plans if p is not None), None)) is None:
             continue
-        if out and me != who and not _keeps_names(plan, out):
-            continue  # another planner's list is a re-plan only when it keeps the step names
+        if out and me != who and not (_keeps_names(plan, out) and _gives(plan)):
+            # another planner's list is a re-plan only when it keeps the step names and gives
+            # them something (a tool, arguments, what to do): names alone are a report of
+            # those steps (a task runner's verdict in its node's state update)
+            continue
         who = who or me
         out.append(plan)
     return tuple(out)
+
+
+def _gives(plan: ReadPlan) -> bool:
+    """Whether ``plan`` gives any step more than its id: a tool, arguments or a description.
+
+    >>> _gives(_as_plan("q", [{"id": "ship", "tool": ""}]))
+    False
+    >>> _gives(_as_plan("q", [{"id": "ship", "tool": "", "args": {"to": "Oslo"}}]))
+    True
+    """
+    return any(s.tool for s in plan.steps) or any(
+        set(step) - {"id", "tool"} for step in json.loads(plan.json)
+    )
 
 
 def _keeps_names(plan: ReadPlan, before: Sequence[ReadPlan]) -> bool:

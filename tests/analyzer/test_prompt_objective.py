@@ -113,10 +113,11 @@ def _release(
     plan: dict[str, Any] = PLAN,
     args: dict[str, dict[str, str]] = ARGS,
     serves: str = "1.2.2",
+    given: str = "",
 ) -> str:
-    """A logfire-style root (no agent span, no objective) that fails its release check (api
-    serves ``serves``); a planner agent run whose chat answers ``plan`` to ``prompt``; one
-    executor run per task, its tool called with ``args``."""
+    """A logfire-style root (no agent span, no objective unless it was ``given`` an input)
+    that fails its release check (api serves ``serves``); a planner agent run whose chat
+    answers ``plan`` to ``prompt``; one executor run per task, its tool called with ``args``."""
     t, root, planner = new_trace_id(), new_span_id(), new_span_id()
     agent = {A.GEN_AI_OPERATION_NAME: "invoke_agent"}
     spans: list[list[Any]] = [
@@ -124,6 +125,7 @@ def _release(
             trace_id=t, span_id=root, name="release {service}", duration_ns=100 * MS,
             status="Error",
             status_message=f"ReleaseFailed: release check failed: api serves {serves}",
+            attrs={A.OI_SPAN_KIND: "AGENT", A.OI_INPUT_VALUE: given} if given else None,
         ),
         make_span(trace_id=t, span_id=planner, parent=root, name="invoke_agent planner",
                   start_ns=BASE_NS + MS, duration_ns=5 * MS, attrs=agent),
@@ -227,6 +229,21 @@ def test_a_note_that_overrides_what_the_prompt_says_after_the_facts_name_is_cont
     trace = load_traces(store, "default", [t])[t]
     assert trace.run is not None and "api" in trace.run.objective
     assert "1.2.2" not in trace.run.objective and "1.2.3" not in trace.run.objective
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("deploy", ["1.2.2"])
+
+
+def test_a_contested_fact_of_what_the_runs_root_was_given_is_no_objective(
+    store: Store,
+) -> None:
+    # the app's root span records the brief it was given (an input, not a declared objective):
+    # a prompt like the planner's, whose note overrides the version; the note's version the
+    # planner took stays a suspect, the service both state is the objective's
+    given = 'Release api.\nOrder: {"service": "api", "version": "1.2.3"}\n'
+    given += 'Team notes: {"version": "1.2.2"}'
+    t = _release(store, "Plan the release.", given=given)
+    trace = load_traces(store, "default", [t])[t]
+    assert trace.run is not None and trace.run.objective == given
     (finding,) = PlanPropagation().detect(trace)
     assert (finding.step_id, finding.detail["values"]) == ("deploy", ["1.2.2"])
 

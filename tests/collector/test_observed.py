@@ -2279,6 +2279,35 @@ def test_another_planners_list_that_keeps_the_step_names_is_a_re_plan() -> None:
     assert (b.attempts["x1"], b.attempts["x3"], "x1" in b.failed) == (1, 2, True)
 
 
+def test_a_task_runs_report_naming_its_task_is_no_re_plan() -> None:
+    """A warehouse graph: a planner's list of three tasks, then a task-runner node per task
+    (each running an inner agent node that is asked the task). The first runner's state update
+    is a list of one report naming its task and giving it no tool, arguments or text: no
+    re-plan (read as one, it left the later attempts a plan of that task alone)."""
+    plan = [
+        {"id": "pick", "tool": "wms", "with": {"order": 7}},
+        {"id": "pack", "tool": "packer", "with": {"box": "M"}},
+        {"id": "ship", "tool": "courier", "with": {}},
+    ]
+    report = {"reports": [{"task": "pick", "verdict": "DONE", "detail": "picked"}]}
+    asks = {1: "Task pick: pick order 7", 2: "Task pack: box M (pick done)", 3: "Task ship"}
+    spans = [
+        SpanNode("p", "", "step", "planner", step_name="planner"),
+        SpanNode("l", "p", "llm", "chat", answer=json.dumps({"items": plan})),
+    ]
+    for i, asked in asks.items():
+        answer = json.dumps(report) if i == 1 else ""
+        spans += [
+            SpanNode(f"e{i}", "", "step", "run_task", step_name="run_task", start_ns=2 * i,
+                     duration_ns=1, answer=answer),
+            SpanNode(f"a{i}", f"e{i}", "step", "agent", step_name="agent", start_ns=2 * i),
+            SpanNode(f"c{i}", f"a{i}", "llm", "chat", start_ns=2 * i, request=asked),
+        ]  # fmt: skip
+    enclosing = {"l": "p"} | {f"c{i}": f"a{i}" for i in asks} | {f"a{i}": f"e{i}" for i in asks}
+    read = observed.structured_plans({n.span_id: n for n in spans}, enclosing.get)
+    assert [[s.step_id for s in p.steps] for p in read] == [["pick", "pack", "ship"]]
+
+
 def test_a_sub_task_whose_values_are_only_in_its_sentence_keeps_the_sentence() -> None:
     """A structured plan's sub-task that gives no arguments states its values only in its
     text (``input``): the plan read keeps that text as the step's description, so the values

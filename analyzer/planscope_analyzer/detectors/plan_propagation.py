@@ -117,9 +117,11 @@ The objective is the run's; a run that declares none takes the objective its fir
 notes and earlier results — possibly the very value the planner took wrongly — so a stated
 objective wins, and what a prompt states twice differently for one thing (a note's
 ``"key": value`` against the prose's value after the key's words, or a code of the same shape)
-is not the objective's. A runaway loop, unordered concurrent writers, unbounded
-replanning or an irreversible action after a failure also explain a failed run, and win over
-the first two patterns.
+is not the objective's. The input an inferred run's root span recorded (an app's brief, not a
+declared objective) is such a prompt too: what it states twice differently is no more the
+objective's (a note overriding the order's account leaves both accounts suspects). A runaway
+loop, unordered concurrent writers, unbounded replanning or an irreversible action after a
+failure also explain a failed run, and win over the first two patterns.
 
 A more specific structural cause wins: when the trace has a context-starved step, a context a
 scheduler lost across a switch (or, for the first pattern, unordered concurrent writers), that
@@ -141,6 +143,7 @@ from planscope import safejson
 from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids, traces_of
+from .._load import _uncontested
 from .._model import PLANNER, VALUE, Attempt, Finding, PlanStep, ToolCall, TraceData
 from ._base import by_start, make_finding
 from .context_lost import ContextLost
@@ -547,8 +550,13 @@ def _values(trace: TraceData) -> _Values:
     found: _Values | None = trace._memo.get("plan_propagation_values")
     if found is None:
         run = trace.run
+        objective = run.objective if run is not None else ""
+        if run is not None and run.inferred:
+            # an inferred run's objective is a text it was given (its root span's input, else
+            # its planner's prompt): a prompt, which may carry notes that override its facts
+            objective = _uncontested(objective)
         found = trace._memo["plan_propagation_values"] = _Values(
-            run.objective if run is not None else "",
+            objective,
             [p.json for p in trace.plans],
             [p.start_ns for p in trace.plans],
             [(c.end_ns, c.result) for c in trace.tools if c.result],
@@ -889,7 +897,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 18
+    version = 19
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -992,7 +1000,7 @@ class PlanPropagation:
         # (like a number: an expression the run built names what the run computed)
         whole = {v for *_, vs in calls for v in vs} & (handed | written)
         named = (memo.text(text) - memo.said) | (
-            named_whole(whole, text) - named_whole(whole, run.objective)
+            named_whole(whole, text) - named_whole(whole, memo.objective)
         )
         if not named:
             return None
