@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from planscope import semconv as A
 from planscope_analyzer import Analyzer, load_traces
@@ -22,6 +22,9 @@ from planscope_collector import BackgroundServer
 
 from tests.collector.test_returned_errors import _only_trace
 from tests.conftest import wait_for_trace
+
+if TYPE_CHECKING:
+    from anthropic.types import ToolParam
 
 SERVICE = "bike-repairs"
 PLANNER = "You plan a bike repair ticket. Submit the plan with submit_plan."
@@ -43,7 +46,7 @@ FAILING = "true_wheel"
 JAMMED = next(s["tool"] for s in STEPS if s["id"] == FAILING)
 
 
-def _tool(name: str, description: str) -> dict[str, Any]:
+def _tool(name: str, description: str) -> ToolParam:
     return {
         "name": name,
         "description": description,
@@ -51,12 +54,12 @@ def _tool(name: str, description: str) -> dict[str, Any]:
     }
 
 
-SUBMIT_PLAN = {
+SUBMIT_PLAN: ToolParam = {
     "name": "submit_plan",
     "description": "Submit the repair plan: ordered steps, each naming one shop tool.",
     "input_schema": {"type": "object", "properties": {"steps": {"type": "array"}}},
 }
-TOOLS = [
+TOOLS: list[ToolParam] = [
     _tool("measure_pads", "Measure a bike's brake pad wear."),
     _tool("adjust_spokes", "Tension a wheel's spokes on the truing stand."),
 ]
@@ -127,14 +130,14 @@ def repair(url: str) -> None:
                 model=MODEL,
                 max_tokens=1024,
                 system=PLANNER,
-                tools=[SUBMIT_PLAN],  # type: ignore[list-item]
+                tools=[SUBMIT_PLAN],
                 tool_choice={"type": "tool", "name": "submit_plan"},
                 messages=[
                     {"role": "user", "content": "Bike BK-88: squealing brakes, wobbly wheel."}
                 ],
             )
             (use,) = [b for b in planned.content if b.type == "tool_use"]
-            for step in use.input["steps"]:  # type: ignore[index]
+            for step in cast(list[dict[str, str]], use.input["steps"]):
                 with tracer.start_as_current_span(f"step {step['id']}") as span:
                     messages: list[Any] = [
                         {"role": "user", "content": f"Step {step['id']}: {step['goal']}"}
@@ -144,7 +147,7 @@ def repair(url: str) -> None:
                             model=MODEL,
                             max_tokens=1024,
                             system=MECHANIC,
-                            tools=TOOLS,  # type: ignore[arg-type]
+                            tools=TOOLS,
                             messages=messages,
                         )
                         if answer.stop_reason != "tool_use":
