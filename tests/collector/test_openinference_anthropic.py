@@ -12,16 +12,13 @@ gives up and the repair fails."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from planscope import semconv as A
-from planscope_analyzer import Analyzer, load_traces
+from planscope_analyzer import Analyzer
 from planscope_collector import BackgroundServer
 
-from tests.collector.test_returned_errors import _only_trace
-from tests.conftest import wait_for_trace
+from tests.collector.test_returned_errors import _played
 
 if TYPE_CHECKING:
     from anthropic.types import ToolParam
@@ -177,16 +174,7 @@ def test_anthropic_sdk_under_openinference_reads_the_submitted_plan_and_the_loop
     """Through the real instrumentor: the plan is the ``submit_plan`` input, the executor
     conversation is its step's attempt, the ``is_error`` tool results are its failed calls, and
     the truing stand failing again and again inside one conversation is a runaway loop there."""
-    code = (
-        "from tests.collector.test_openinference_anthropic import repair\n"
-        f"repair({collector.url!r})\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    trace_id = _only_trace(collector, SERVICE)
-    wait_for_trace(collector.url, trace_id, 1)
-    store = collector.app.state.collector.store
-    t = load_traces(store, "default", [trace_id])[trace_id]
+    t = _played(collector, "tests.collector.test_openinference_anthropic", "repair", SERVICE)
     assert [s.step_id for s in t.plan_steps] == [s["id"] for s in STEPS], t.plan_steps
     jammed = [c for c in t.tools if c.tool == JAMMED]
     assert [(c.step_id, c.failed, c.message) for c in jammed] == [
@@ -196,7 +184,9 @@ def test_anthropic_sdk_under_openinference_reads_the_submitted_plan_and_the_loop
     assert attempts == [(s["id"], 1, "error" if s["id"] == FAILING else "ok") for s in STEPS], (
         t.attempts
     )
-    result = Analyzer(store, settle_seconds=0).analyze("default", [trace_id], write=False)
+    result = Analyzer(collector.app.state.collector.store, settle_seconds=0).analyze(
+        "default", [t.trace_id], write=False
+    )
     loops = [f for f in result.findings if f.kind == A.FINDING_RUNAWAY_LOOP]
     assert [f.step_id for f in loops] == [FAILING], result.findings
     # the failures inside the one conversation are the loop: each call's own text counted

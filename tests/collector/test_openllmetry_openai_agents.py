@@ -13,16 +13,13 @@ courier keeps refusing."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 from planscope import semconv as A
-from planscope_analyzer import Analyzer, load_traces
+from planscope_analyzer import Analyzer
 from planscope_collector import BackgroundServer
 
-from tests.collector.test_returned_errors import _only_trace
-from tests.conftest import wait_for_trace
+from tests.collector.test_returned_errors import _played
 
 SERVICE = "vet-shipping"
 FRONT = "You are the clinic's front desk. Get the plan, hand each task to its team."
@@ -176,23 +173,18 @@ def test_agents_sdk_handoffs_under_openllmetry_read_the_plan_and_the_loop(
     """Through the real instrumentor: the plan is the planner tool's result (its agent's run
     traced beside the call), each team turn is the attempt of the task its handed work order
     names, and the courier handed the refused task again and again is a runaway loop there."""
-    code = (
-        "from tests.collector.test_openllmetry_openai_agents import play_shipment\n"
-        f"play_shipment({collector.url!r})\n"
+    t = _played(
+        collector, "tests.collector.test_openllmetry_openai_agents", "play_shipment", SERVICE
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    trace_id = _only_trace(collector, SERVICE)
-    wait_for_trace(collector.url, trace_id, 1)
-    store = collector.app.state.collector.store
-    t = load_traces(store, "default", [trace_id])[trace_id]
     assert [s.step_id for s in t.plan_steps] == ["check_stock", "ship_doses"]
     booked = [c for c in t.tools if c.tool == "book_courier"]
     assert len(booked) == HANDED
     assert {(c.step_id, c.failed) for c in booked} == {("ship_doses", True)}
     shipped = [a for a in t.attempts if a.step_id == "ship_doses"]
     assert [a.attempt for a in shipped] == list(range(1, HANDED + 1))
-    result = Analyzer(store, settle_seconds=0).analyze("default", [trace_id], write=False)
+    result = Analyzer(collector.app.state.collector.store, settle_seconds=0).analyze(
+        "default", [t.trace_id], write=False
+    )
     loops = [f for f in result.findings if f.kind == A.FINDING_RUNAWAY_LOOP]
     assert [f.step_id for f in loops] == ["ship_doses"], loops
     # each turn the binding found failed (its agent span ended OK) has the error it gave up on

@@ -305,6 +305,20 @@ def _only_trace(collector: BackgroundServer, service: str) -> str:
     return str(trace_id)
 
 
+def _played(collector: BackgroundServer, module: str, call: str, service: str) -> Any:
+    """The loaded trace ``service`` sent when ``module``'s ``call`` played in a child process
+    (an instrumentor that patches a library for good stays out of the test process)."""
+    from tests.conftest import wait_for_trace
+
+    code = f"from {module} import {call}\n{call}({collector.url!r})\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    trace_id = _only_trace(collector, service)
+    wait_for_trace(collector.url, trace_id, 1)
+    store = collector.app.state.collector.store
+    return load_traces(store, "default", [trace_id])[trace_id]
+
+
 def test_an_mcp_tool_error_retried_by_an_openai_agent_is_a_runaway_loop(
     collector: BackgroundServer,
 ) -> None:
