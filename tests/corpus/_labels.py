@@ -608,6 +608,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed35": {
         "summit": range(86000, 86024),
     },
+    # Sealed 36: a thirty-ninth agent (cellar: the Google Gen AI SDK by hand, a structured-output
+    # planner and a hand-written function-calling loop, under OpenInference's google-genai
+    # instrumentor), labels committed alone before any detector ran on it, scored once
+    # (``--sealed36``).
+    "sealed36": {
+        "cellar": range(87000, 87024),
+    },
 }
 
 _ERRORS = (
@@ -4855,6 +4862,141 @@ def _summit_external_avalanche(rng: random.Random) -> tuple[str, str, str, dict[
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- cellar: a winery's bottling run on the Google Gen AI SDK by hand, a structured-output
+# planner and an executor conversation with function calling per task attempt. Services raise;
+# the app answers ``{"error": text, "reason": ...}`` function responses: ``held`` with
+# ``retry_at`` (the model calls again at that time), ``backlog`` (the app runs the task again),
+# ``substitute`` with ``use`` (a new plan) or ``refused`` (final).
+_CELLAR_TEXTS = (
+    "the filler on truck {k} is being sanitised after lot {n}",
+    "the supplier's QA hold is still on pallet {n}",
+    "the lab's centrifuge is on run {n} of {c}",
+    "the bank is settling batch {n}",
+    "the corking head's vacuum pump is down to {n} kPa",
+    "the tanker from {place} is {n} minutes out",
+)
+_CELLAR_PLACES = ("Clare", "Eden Valley", "Barossa", "McLaren Vale", "Coonawarra")
+_CELLAR_TASK = {
+    "search_closures": "pick_closures",
+    "book_bottling_line": "book_line",
+    "request_stability_panel": "run_panel",
+    "charge_account": "pay_deposit",
+    "send_release_notice": "notify_buyer",
+}
+_CELLAR_TIMED = ["book_bottling_line", "request_stability_panel", "send_release_notice"]
+
+
+def _cellar_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_CELLAR_TEXTS).format(
+            k=rng.randint(1, 6),
+            n=rng.randint(3, 480),
+            c=rng.randint(481, 520),
+            place=rng.choice(_CELLAR_PLACES),
+        )
+        for _ in range(count)
+    ]
+
+
+def _cellar_held(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    # each error names another time: the model calls again with different arguments
+    minutes = rng.sample(range(7 * 60, 18 * 60, 5), count)
+    return [
+        {"error": t, "reason": "held", "retry_at": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_cellar_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _cellar_refused(rng: random.Random) -> dict[str, Any]:
+    return {"error": _cellar_texts(rng, 1)[0], "reason": "refused"}
+
+
+def _cellar_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # backlog again and again (varying texts), the app runs the task again each time; the last
+    # error is refused
+    service = rng.choice(sorted(_CELLAR_TASK))
+    texts = _cellar_texts(rng, rng.randint(3, 6))
+    errors = [{"error": t, "reason": "backlog"} for t in texts] + [_cellar_refused(rng)]
+    return RUNAWAY, _CELLAR_TASK[service], "", {"service": service, "errors": errors}
+
+
+def _cellar_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: held again and again, each naming another time the
+    # model calls at; the last error is refused
+    service = rng.choice(_CELLAR_TIMED)
+    errors = [*_cellar_held(rng, rng.randint(3, 6)), _cellar_refused(rng)]
+    return RUNAWAY, _CELLAR_TASK[service], "", {"service": service, "errors": errors}
+
+
+def _cellar_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the deposit fails under every plan: backlog (run again), then substitute naming another
+    # account of the winery (a new plan), 3-4 plans; the last refused
+    plans = rng.randint(3, 4)
+    errors: list[dict[str, Any]] = []
+    for i in range(plans):
+        later, moved = _cellar_texts(rng, 2)
+        errors.append({"error": later, "reason": "backlog"})
+        account = f"AG-{rng.randint(10000, 99999)}"
+        errors.append(
+            {"error": moved, "reason": "substitute", "use": {"account": account}}
+            if i < plans - 1
+            else {"error": moved, "reason": "refused"}
+        )
+    service = "charge_account"
+    return RUNAWAY, _CELLAR_TASK[service], "", {"service": service, "errors": errors}
+
+
+def _cellar_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the lab never finishes the stability panel: the model checks until it gives up
+    return RUNAWAY, "run_panel", "", {}
+
+
+def _cellar_wrong_format(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's bottle format is wrong: closures for it are picked and the line booked; the
+    # lab refuses the panel for good
+    return PROPAGATION, "pick_closures", "", {"format_ml": rng.choice([375, 1500])}
+
+
+def _cellar_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's bottling day has a digit changed: every task works, the app's check of the
+    # booking against the order fails after the run
+    return PROPAGATION, "book_line", "", {"bottling_day": rng.choice(["2027-04-17", "2027-07-14"])}
+
+
+def _cellar_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the charge is refused for good
+    return PROPAGATION, "pay_deposit", "", {"account": rng.choice(["AG-40761", "AG-04716"])}
+
+
+def _cellar_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # held once or twice inside one executor conversation; the call at the time named works
+    service = rng.choice(_CELLAR_TIMED)
+    errors = _cellar_held(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"service": service, "errors": errors}
+
+
+def _cellar_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the closure catalogue answers 4-9 pages; a lot in stock is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _cellar_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the stability panel is queued 3-8 checks, then cleared
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _cellar_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order's line is stripped down for a seal change: substitute names another line; the
+    # new plan books it and the rest works
+    return "healthy", "", PROPAGATION, {"line_to": rng.choice(["truck-5", "truck-1"])}
+
+
+def _cellar_external_heat(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the bottling day checked, a heat spike in transit pushes the
+    # corks during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -5450,6 +5592,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _summit_polling_ends,
         "legit_replan": _summit_legit_replan,
         "external_avalanche": _summit_external_avalanche,
+    },
+    "cellar": {
+        "loop_step_varying": _cellar_loop_step,
+        "loop_tool_in_step": _cellar_loop_tool,
+        "loop_across_replans": _cellar_loop_replans,
+        "loop_poll_stuck": _cellar_loop_poll,
+        "wrong_format": _cellar_wrong_format,
+        "wrong_day": _cellar_wrong_day,
+        "wrong_account": _cellar_wrong_account,
+        "flaky_tool": _cellar_flaky_tool,
+        "pagination": _cellar_pagination,
+        "polling_ends": _cellar_polling_ends,
+        "legit_replan": _cellar_legit_replan,
+        "external_heat": _cellar_external_heat,
     },
 }
 
