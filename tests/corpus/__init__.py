@@ -14,6 +14,7 @@ from . import (
     analyst,
     arbor,
     beacon,
+    cellar,
     chandler,
     claims,
     customs,
@@ -105,7 +106,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (parallel ``Send`` branches) through OpenInference's LangChain instrumentor on ``provider``
     and its own root span per job, the kiln app (the Anthropic SDK
     with tool use, by hand) through OpenInference's Anthropic instrumentor on ``provider`` and
-    its own spans through OpenInference's tracer (against a fake Messages API server).
+    its own spans through OpenInference's tracer (against a fake Messages API server), the cellar
+    app (the Google Gen AI SDK with function calling, by hand) through OpenInference's
+    google-genai instrumentor on ``provider`` and its own plain OpenTelemetry spans (against a
+    fake Gemini API server).
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -141,6 +145,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     pydantic_ai_delegation: list[Label] = []
     langgraph_dag: list[Label] = []
     anthropic_sdk: list[Label] = []
+    google_genai_sdk: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -214,6 +219,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langgraph_dag.append(label)
         elif label.agent == "kiln":
             anthropic_sdk.append(label)
+        elif label.agent == "cellar":
+            google_genai_sdk.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -260,6 +267,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(turret.play(pydantic_ai_delegation, provider))
     # the instrumentor wraps the SDK's Messages.create on ``provider`` and puts it back after
     out.update(kiln.play(anthropic_sdk, provider))
+    # the instrumentor wraps the SDK's Models.generate_content (and its API client's request) on
+    # ``provider`` and puts them back after; before reel, whose ADK calls the same SDK
+    out.update(cellar.play(google_genai_sdk, provider))
     if google_adk:
         from . import reel
 

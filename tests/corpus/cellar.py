@@ -104,6 +104,8 @@ class Binding(BaseModel):
 
 
 class Task(BaseModel):
+    """One task of the plan: the function the executor calls and its inputs."""
+
     key: str
     purpose: str
     function: str

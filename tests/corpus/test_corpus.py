@@ -33,6 +33,7 @@ from tests.corpus import (
     analyst,
     arbor,
     beacon,
+    cellar,
     chandler,
     claims,
     customs,
@@ -132,6 +133,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed33",
         "sealed34",
         "sealed35",
+        "sealed36",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -2773,3 +2775,112 @@ def check_kiln_plays() -> None:
         "messages.create",
     ]
     assert names[-2:] == ["verify firing day", f"watch tiles {kiln.ORDER['client']}"]
+
+
+def test_cellar_agent_plays_sealed36_scenarios() -> None:
+    """The cellar app on the Google Gen AI SDK (sealed-36 only) plays labelled scenarios under
+    OpenInference's google-genai instrumentor, in a child process as the other sealed agents'
+    checks do: ``check_cellar_plays``."""
+    _check_in_child("check_cellar_plays")
+
+
+def _cellar_plans(spans: list[ReadableSpan]) -> list[list[dict[str, Any]]]:
+    """The plans the planner answered, in order: the structured-output ``GenerateContent``
+    spans' output message (the JSON the ``response_schema`` asked for)."""
+    plans = sorted(
+        (
+            s
+            for s in spans
+            if "application/json" in str(_attrs(s).get("llm.invocation_parameters", ""))
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    key = "llm.output_messages.0.message.content"
+    return [json.loads(str(_attrs(s)[key]))["tasks"] for s in plans]
+
+
+def _cellar_calls(
+    spans: list[ReadableSpan], function: str
+) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A function's TOOL spans (the app's) in order, each with the arguments it ran with."""
+    calls = sorted(
+        (s for s in spans if _attrs(s).get("tool.name") == function),
+        key=lambda s: s.start_time or 0,
+    )
+    return [(s, json.loads(str(_attrs(s)["input.value"]))) for s in calls]
+
+
+def check_cellar_plays() -> None:
+    """The cellar agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-36 runs). A refund run and a kiln run (both OpenInference instrumentors of other
+    SDKs) played just before and just after (one provider) carry no cellar span and no
+    google-genai span; the cellar runs only the app's and the instrumentor's scopes, every span
+    with an OpenInference span kind, no ``planscope.*`` attribute, and the SDK's methods are put
+    back after the play. A held loop inside one executor conversation: the ``bottle lot`` root
+    in error with the final refusal, the plan naming the labelled task, one ERROR TOOL span per
+    injected error (its text as description, an ``exception`` event), each at another time, all
+    under one ``task`` span, the last model call reading every error back as a
+    ``function_response``. A legitimate re-plan: the stripped-down line's substitute, the second
+    plan with the tasks not done and the line named, the second booking works, the root not in
+    error, the app's check and watch last under the root."""
+    from google.genai._api_client import BaseApiClient
+    from google.genai.models import Models
+
+    neighbours = [
+        (refund.play, _committed("refund", "heldout")[0]),
+        (kiln.play, _committed("kiln", "sealed34")[0]),
+    ]
+    labels = _committed("cellar", "sealed36")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    generate, request = Models.generate_content, BaseApiClient.request
+    ids, others, traces = _played_between(cellar.play, [picked, replan], neighbours)
+    assert (Models.generate_content, BaseApiClient.request) == (generate, request)
+    instrumentor = "openinference.instrumentation.google_genai"
+    for t in others:
+        assert traces[t] and not _scopes(traces[t]) & {cellar.TRACER, instrumentor}
+    for run in ids.values():
+        assert _scopes(traces[run]) == {cellar.TRACER, instrumentor}
+        assert all("openinference.span.kind" in _attrs(s) for s in traces[run])
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    errors = [dict(e) for e in picked.params["errors"]]
+    by_id = _gave_up(spans, "bottle lot", errors[-1]["error"])
+    (plan,) = _cellar_plans(spans)
+    (task,) = [t for t in plan if t["key"] == picked.step]
+    assert task["function"] == picked.params["service"]
+    calls = _cellar_calls(spans, picked.params["service"])
+    assert len(calls) == len(errors) >= 4
+    assert [s.status.status_code for s, _ in calls] == [StatusCode.ERROR] * len(errors)
+    assert [s.status.description for s, _ in calls] == [e["error"] for e in errors]
+    assert all(s.events and s.events[0].name == "exception" for s, _ in calls)
+    times = [args.get("at") for _, args in calls]
+    assert times[0] is None and len(set(times)) == len(times)  # another time each call
+    (attempt,) = {by_id[s.parent.span_id] for s, _ in calls if s.parent}
+    assert attempt.name == f"task {picked.step}" and _attrs(attempt)["cellar.attempt"] == 1
+    asked = _children(spans, attempt, "GenerateContent")
+    assert _attrs(asked[-1])["llm.output_messages.0.message.content"].startswith("[refused] ")
+    sent = json.loads(str(_attrs(asked[-1])["input.value"]))["contents"]
+    answers = [p["function_response"] for c in sent for p in c["parts"] if "function_response" in p]
+    assert [a["response"] for a in answers] == errors
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("bottle lot") and root.status.status_code is StatusCode.UNSET
+    assert _attrs(root)["cellar.outcome"] == "bottled"
+    first_plan, second_plan = _cellar_plans(spans)
+    assert [t["key"] for t in second_plan] == [t["key"] for t in first_plan][1:]
+    other = replan.params["line_to"]
+    assert {"param": "line", "literal": other} in second_plan[0]["inputs"]
+    bookings = _cellar_calls(spans, "book_bottling_line")
+    assert [args["line"] for _, args in bookings] == [cellar.ORDER["line"], other]
+    assert [s.status.status_code for s, _ in bookings] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[:4] == [
+        "GenerateContent",
+        "task pick_closures",
+        "task book_line",
+        "GenerateContent",
+    ]
+    assert names[-2:] == ["verify bottling day", f"watch shipment {cellar.ORDER['lot']}"]
