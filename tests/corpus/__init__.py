@@ -28,6 +28,7 @@ from . import (
     kiln,
     lab,
     lease,
+    luthier,
     marina,
     moving,
     museum,
@@ -105,7 +106,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (parallel ``Send`` branches) through OpenInference's LangChain instrumentor on ``provider``
     and its own root span per job, the kiln app (the Anthropic SDK
     with tool use, by hand) through OpenInference's Anthropic instrumentor on ``provider`` and
-    its own spans through OpenInference's tracer (against a fake Messages API server).
+    its own spans through OpenInference's tracer (against a fake Messages API server), the
+    luthier LangChain 1.x agent (``create_agent`` with the to-do middleware and a bench-hand
+    sub-agent per item) through OpenLLMetry's LangChain instrumentor on ``provider`` and its own
+    root span per commission.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -141,6 +145,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     pydantic_ai_delegation: list[Label] = []
     langgraph_dag: list[Label] = []
     anthropic_sdk: list[Label] = []
+    langchain_todos: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -214,6 +219,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langgraph_dag.append(label)
         elif label.agent == "kiln":
             anthropic_sdk.append(label)
+        elif label.agent == "luthier":
+            langchain_todos.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -260,6 +267,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(turret.play(pydantic_ai_delegation, provider))
     # the instrumentor wraps the SDK's Messages.create on ``provider`` and puts it back after
     out.update(kiln.play(anthropic_sdk, provider))
+    # glazier's instrumentor (OpenLLMetry's LangChain), on ``provider`` until the play returns
+    out.update(luthier.play(langchain_todos, provider))
     if google_adk:
         from . import reel
 
