@@ -2815,17 +2815,16 @@ def _luthier_calls(
 
 def check_luthier_plays() -> None:
     """The luthier agent's spans, inspected in memory only (no store, no mapping, no detector on
-    sealed-37 runs). A glazier run (the same instrumentor, instrumented again for its play)
-    played just before and just after (one provider) carries no luthier span and the same span
-    names after as before; the luthier runs only the app's and OpenLLMetry's LangChain scopes, no
-    ``planscope.*`` attribute. A fermata loop inside one bench
-    hand's run: the ``build guitar`` root in error with the final direction, the first todo list
-    naming the labelled item, one ERROR ``execute_tool`` span per injected direction (its class
-    and text in the ``exception`` event), each at another cue, all in one ``bench_hand`` run
-    under the one ``send_to_bench`` call for that item. A legitimate re-plan: the room's da capo,
-    a rewritten todo list (same items, the other room, the done ones completed), the second
-    booking works, the app's check and watch last under the root (the watch in error: the burst
-    pipe after the run)."""
+    sealed-37 runs). A glazier run (the same instrumentor, instrumented again for its play) played
+    just before and just after (one provider) carries no luthier span and the same span names after
+    as before; the luthier runs only the app's and OpenLLMetry's LangChain scopes, no
+    ``planscope.*`` attribute. A fermata loop inside one bench hand's run: the ``build guitar`` root
+    in error with the final direction, the first todo list naming the labelled item, one ERROR
+    ``execute_tool`` span per injected direction (its class and text in the ``exception`` event),
+    each at another cue, all in one ``bench_hand`` run under the one ``send_to_bench`` call for that
+    item. A legitimate re-plan: the room's da capo, a rewritten todo list (same items, the other
+    room, the done ones completed), the second booking works, the app's check and watch last under
+    the root (the watch in error: the burst pipe after the run)."""
     neighbours = [(glazier.play, _committed("glazier", "sealed26")[0])]
     labels = _committed("luthier", "sealed37")
     picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
