@@ -90,6 +90,7 @@ SEALED = (
     "sealed34",
     "sealed35",
     "sealed36",
+    "sealed37",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

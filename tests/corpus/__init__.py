@@ -29,6 +29,7 @@ from . import (
     kiln,
     lab,
     lease,
+    luthier,
     marina,
     moving,
     museum,
@@ -109,7 +110,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     its own spans through OpenInference's tracer (against a fake Messages API server), the cellar
     app (the Google Gen AI SDK with function calling, by hand) through OpenInference's
     google-genai instrumentor on ``provider`` and its own plain OpenTelemetry spans (against a
-    fake Gemini API server).
+    fake Gemini API server), the
+    luthier LangChain 1.x agent (``create_agent`` with the to-do middleware and a bench-hand
+    sub-agent per item) through OpenLLMetry's LangChain instrumentor on ``provider`` and its own
+    root span per commission.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -146,6 +150,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     langgraph_dag: list[Label] = []
     anthropic_sdk: list[Label] = []
     google_genai_sdk: list[Label] = []
+    langchain_todos: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -221,6 +226,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             anthropic_sdk.append(label)
         elif label.agent == "cellar":
             google_genai_sdk.append(label)
+        elif label.agent == "luthier":
+            langchain_todos.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -270,6 +277,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # the instrumentor wraps the SDK's Models.generate_content (and its API client's request) on
     # ``provider`` and puts them back after; before reel, whose ADK calls the same SDK
     out.update(cellar.play(google_genai_sdk, provider))
+    # glazier's instrumentor (OpenLLMetry's LangChain), on ``provider`` until the play returns
+    out.update(luthier.play(langchain_todos, provider))
     if google_adk:
         from . import reel
 

@@ -608,6 +608,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed35": {
         "summit": range(86000, 86024),
     },
+    # Sealed 37: a fortieth agent (luthier: LangChain 1.x ``create_agent`` planning through
+    # ``TodoListMiddleware``'s todos, a bench-hand sub-agent per item attempt, under OpenLLMetry's
+    # LangChain instrumentor), labels committed alone before any detector ran on it, scored once
+    # (``--sealed37``).
+    "sealed37": {
+        "luthier": range(88000, 88024),
+    },
     # Sealed 36: a thirty-ninth agent (cellar: the Google Gen AI SDK by hand, a structured-output
     # planner and a hand-written function-calling loop, under OpenInference's google-genai
     # instrumentor), labels committed alone before any detector ran on it, scored once
@@ -4862,6 +4869,133 @@ def _summit_external_avalanche(rng: random.Random) -> tuple[str, str, str, dict[
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- luthier: a guitar maker's commission, LangChain 1.x ``create_agent`` whose plan is the todo
+# list of ``TodoListMiddleware`` and whose items run in a bench-hand sub-agent per attempt.
+# Services answer in musical directions: ``tacet`` (``ToolRetryMiddleware`` calls again),
+# ``fermata`` (``resume at cue HH:MM``: the bench hand calls again with that cue), ``caesura``
+# (the lead sends the item again), ``dacapo`` (``take X, not Y``: rewritten todos), ``fine``
+# (final). An error is ``<direction>|<text>``.
+_LUTHIER_TEXTS = (
+    "the ledger clerk is re-weighing stack {n} of the drying loft",
+    "humidity in the {room} is at {p}% and climbing",
+    "the bandsaw's blade {n} is being re-tensioned",
+    "the permit desk is closed for the {h}:{m}0 audit",
+    "the courier's van is held at the {place} depot",
+    "bench {k} is still clamped on a {wood} top",
+    "the till is reconciling batch {n} of the fair takings",
+)
+_LUTHIER_PLACES = ("Valencia", "Granada", "Cordoba", "Almeria", "Murcia")
+_LUTHIER_ITEM = {
+    "search_tonewood": "find_tonewood",
+    "file_permit": "apply_permit",
+    "book_bench": "book_bench",
+    "charge_deposit": "charge_client",
+    "send_notice": "notify_player",
+}
+_LUTHIER_CUED = ["file_permit", "book_bench", "send_notice"]
+
+
+def _luthier_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_LUTHIER_TEXTS).format(
+            n=rng.randint(3, 480),
+            k=rng.randint(1, 9),
+            p=rng.randint(61, 88),
+            h=rng.randint(8, 17),
+            m=rng.randint(0, 5),
+            room=rng.choice(["Torres room", "varnish room", "spraying booth"]),
+            place=rng.choice(_LUTHIER_PLACES),
+            wood=rng.choice(["cedar", "spruce", "redwood"]),
+        )
+        for _ in range(count)
+    ]
+
+
+def _luthier_fermata(rng: random.Random, count: int) -> list[str]:
+    # each answer names another cue: the bench hand calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 19 * 60, 5), count)
+    return [
+        f"fermata|{t} (resume at cue {m // 60:02d}:{m % 60:02d})"
+        for t, m in zip(_luthier_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _luthier_loop_item(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a caesura again and again (varying texts), the lead sending the item again each time; the
+    # last answer is fine
+    service = rng.choice(sorted(_LUTHIER_ITEM))
+    texts = _luthier_texts(rng, rng.randint(4, 7))
+    errors = [f"caesura|{t}" for t in texts[:-1]] + [f"fine|{texts[-1]}"]
+    return RUNAWAY, _LUTHIER_ITEM[service], "", {"service": service, "errors": errors}
+
+
+def _luthier_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one bench hand's run: a fermata again and again, each naming another cue the bench
+    # hand calls at; the last answer is fine
+    service = rng.choice(_LUTHIER_CUED)
+    count = rng.randint(4, 7)
+    errors = [*_luthier_fermata(rng, count - 1), f"fine|{_luthier_texts(rng, 1)[0]}"]
+    return RUNAWAY, _LUTHIER_ITEM[service], "", {"service": service, "errors": errors}
+
+
+def _luthier_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the deposit fails under every todo list: a caesura (sent again), then da capo naming the
+    # account the client moved to (rewritten todos), 3-4 lists; the last answer is fine
+    lists, errors = rng.randint(3, 4), []
+    for i in range(lists):
+        later, moved = _luthier_texts(rng, 2)
+        account = f"CL-{rng.randint(10000, 99999)}"
+        errors.append(f"caesura|{later}")
+        # the world writes the account the refused call carried in for ``{old}``
+        errors.append(
+            f"dacapo|{moved}; take {account}, not {{old}}" if i < lists - 1 else f"fine|{moved}"
+        )
+    service = "charge_deposit"
+    return RUNAWAY, _LUTHIER_ITEM[service], "", {"service": service, "errors": errors}
+
+
+def _luthier_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the permit desk never decides: the bench hand checks until its model-call limit ends it
+    return RUNAWAY, "apply_permit", "", {}
+
+
+def _luthier_wrong_species(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's species is a neighbouring rosewood: a set of it is found; the permit desk
+    # refuses it for good (the buyer's import licence names the ordered species)
+    species = rng.choice(["Dalbergia nigra", "Dalbergia retusa"])
+    return PROPAGATION, "find_tonewood", "", {"species": species}
+
+
+def _luthier_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's build day has a digit changed: every item works, the app's check of the bench
+    # against the master's calendar fails after the run
+    return PROPAGATION, "book_bench", "", {"day": rng.choice(["2027-04-16", "2027-04-29"])}
+
+
+def _luthier_flaky_paged_polled(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the ledger answers 3-8 pages and the permit is pending 3-7 checks, and one service
+    # falters once or twice: a tacet (ToolRetryMiddleware's next call works), a fermata (the
+    # call at the cue works) or a caesura (the item's next attempt works)
+    kind = rng.choice(["tacet", "fermata", "caesura"])
+    count = rng.randint(1, 2)
+    if kind == "fermata":
+        service = rng.choice(_LUTHIER_CUED)
+        errors = _luthier_fermata(rng, count)
+    else:
+        service = rng.choice(sorted(_LUTHIER_ITEM))
+        errors = [f"{kind}|{t}" for t in _luthier_texts(rng, count)]
+    params = {"pages": rng.randint(3, 8), "polls": rng.randint(3, 7)}
+    return "healthy", "", RUNAWAY, {**params, "service": service, "errors": errors}
+
+
+def _luthier_legit_replan_then_burst(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the ordered room's dehumidifier fails: da capo names another room, the rewritten todos
+    # book it and the rest works; then, after the bench day checked, a burst pipe soaks the set
+    # during the app's watch: not the agent's fault
+    room = rng.choice(["Hauser room", "Romanillos room"])
+    return "healthy", "", PROPAGATION, {"room_to": room, "watch": rng.randint(1, 2)}
+
+
 # --- cellar: a winery's bottling run on the Google Gen AI SDK by hand, a structured-output
 # planner and an executor conversation with function calling per task attempt. Services raise;
 # the app answers ``{"error": text, "reason": ...}`` function responses: ``held`` with
@@ -5592,6 +5726,16 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _summit_polling_ends,
         "legit_replan": _summit_legit_replan,
         "external_avalanche": _summit_external_avalanche,
+    },
+    "luthier": {
+        "loop_step_varying": _luthier_loop_item,
+        "loop_tool_in_step": _luthier_loop_tool,
+        "loop_across_replans": _luthier_loop_replans,
+        "loop_poll_stuck": _luthier_loop_poll,
+        "wrong_species": _luthier_wrong_species,
+        "wrong_day": _luthier_wrong_day,
+        "flaky_paged_polled": _luthier_flaky_paged_polled,
+        "legit_replan_then_burst": _luthier_legit_replan_then_burst,
     },
     "cellar": {
         "loop_step_varying": _cellar_loop_step,

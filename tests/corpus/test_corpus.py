@@ -6,6 +6,7 @@ The full scoring, with baselines and the held-out split, is ``benchmarks/detecto
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import subprocess
@@ -46,6 +47,7 @@ from tests.corpus import (
     hives,
     kiln,
     lease,
+    luthier,
     marina,
     moving,
     museum,
@@ -134,6 +136,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed34",
         "sealed35",
         "sealed36",
+        "sealed37",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -2884,3 +2887,116 @@ def check_cellar_plays() -> None:
         "GenerateContent",
     ]
     assert names[-2:] == ["verify bottling day", f"watch shipment {cellar.ORDER['lot']}"]
+
+
+def test_luthier_agent_plays_sealed37_scenarios() -> None:
+    """The luthier LangChain 1.x agent (sealed-37 only) plays labelled scenarios under
+    OpenLLMetry's LangChain instrumentor, in a child process as the other sealed agents' checks
+    do: ``check_luthier_plays``."""
+    _check_in_child("check_luthier_plays")
+
+
+def _luthier_todos(spans: list[ReadableSpan]) -> list[list[dict[str, str]]]:
+    """The todo lists the lead wrote, in order: its ``write_todos`` calls in the output messages
+    of its ``ChatOpenAI.chat`` spans."""
+    chats = sorted(
+        (s for s in spans if s.name == "ChatOpenAI.chat"), key=lambda s: s.start_time or 0
+    )
+    parts = [
+        p
+        for s in chats
+        for m in json.loads(str(_attrs(s)["gen_ai.output.messages"]))
+        for p in m["parts"]
+    ]
+    return [p["arguments"]["todos"] for p in parts if p.get("name") == "write_todos"]
+
+
+def _luthier_calls(
+    spans: list[ReadableSpan], tool: str
+) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's ``execute_tool`` spans in order, each with the arguments it ran with."""
+    calls = sorted(
+        (s for s in spans if s.name == f"execute_tool {tool}"), key=lambda s: s.start_time or 0
+    )
+    return [
+        (s, ast.literal_eval(json.loads(str(_attrs(s)["traceloop.entity.input"]))["input_str"]))
+        for s in calls
+    ]
+
+
+def check_luthier_plays() -> None:
+    """The luthier agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-37 runs). A glazier run (the same instrumentor, instrumented again for its play) played
+    just before and just after (one provider) carries no luthier span and the same span names after
+    as before; the luthier runs only the app's and OpenLLMetry's LangChain scopes, no
+    ``planscope.*`` attribute. A fermata loop inside one bench hand's run: the ``build guitar`` root
+    in error with the final direction, the first todo list naming the labelled item, one ERROR
+    ``execute_tool`` span per injected direction (its class and text in the ``exception`` event),
+    each at another cue, all in one ``bench_hand`` run under the one ``send_to_bench`` call for that
+    item. A legitimate re-plan: the room's da capo, a rewritten todo list (same items, the other
+    room, the done ones completed), the second booking works, the app's check and watch last under
+    the root (the watch in error: the burst pipe after the run)."""
+    neighbours = [(glazier.play, _committed("glazier", "sealed26")[0])]
+    labels = _committed("luthier", "sealed37")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan_then_burst")
+    ids, others, traces = _played_between(luthier.play, [picked, replan], neighbours)
+    ours = {"execute_tool send_to_bench", "execute_tool write_todos", "execute_task bench_hand"}
+    for t in others:
+        assert traces[t] and luthier.TRACER not in _scopes(traces[t])
+        assert not {s.name for s in traces[t]} & ours
+    # the same span names after as before (a second instrument() of this instrumentor adds
+    # ``invoke_agent LangGraph`` spans to glazier's graph whatever played between)
+    assert {s.name for s in traces[others[0]]} == {s.name for s in traces[others[1]]}
+    instrumentor = "opentelemetry.instrumentation.langchain"
+    for run in ids.values():
+        assert _scopes(traces[run]) == {luthier.TRACER, instrumentor}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    errors = list(picked.params["errors"])
+    by_id = _gave_up(spans, "build guitar", errors[-1].split("|", 1)[1])
+    first = _luthier_todos(spans)[0]
+    assert [t["status"] for t in first] == ["in_progress"] + ["pending"] * 4
+    assert any(t["content"].startswith(f"{picked.step}: ") for t in first)
+    calls = _luthier_calls(spans, picked.params["service"])
+    assert len(calls) == len(errors) >= 4
+    assert [s.status.status_code for s, _ in calls] == [StatusCode.ERROR] * len(errors)
+    raised = [_raised(s) for s, _ in calls]
+    words = [e.split("|", 1) for e in errors]
+    assert raised == [
+        (f"tests.corpus.luthier.{luthier.DIRECTIONS[w].__name__}", t) for w, t in words
+    ]
+    cues = [args.get("cue") for _, args in calls]
+    assert cues[0] is None and len(set(cues)) == len(cues)  # another cue each call
+    tools = {by_id[s.parent.span_id] for s, _ in calls if s.parent}
+    runs = {by_id[t.parent.span_id] for t in tools if t.parent}
+    (bench,) = runs
+    assert bench.name == "execute_task bench_hand" and bench.parent
+    sent = by_id[bench.parent.span_id]
+    assert sent.name == "execute_tool send_to_bench"
+    assert f"'item': '{picked.step}'" in str(_attrs(sent)["traceloop.entity.input"])
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("build guitar") and _attrs(root)["luthier.outcome"] == "failed"
+    lists = _luthier_todos(spans)
+    room = replan.params["room_to"]
+    rewritten = [todos for todos in lists if any(room in t["content"] for t in todos)]
+    before = lists[len(lists) - len(rewritten) - 1]
+    assert [t["content"].split(":")[0] for t in rewritten[0]] == [
+        t["content"].split(":")[0] for t in before
+    ]
+    assert [t["status"] for t in rewritten[0]] == [t["status"] for t in before]
+    assert rewritten[-1] == [dict(t, status="completed") for t in rewritten[-1]]
+    benches = _luthier_calls(spans, "book_bench")
+    assert [args["room"] for _, args in benches] == [luthier.ORDER["room"], room]
+    assert [s.status.status_code for s, _ in benches] == [StatusCode.ERROR, StatusCode.UNSET]
+    assert _raised(benches[0][0])[0] == "tests.corpus.luthier.DaCapo"
+    ((found, _),) = _luthier_calls(spans, "search_tonewood")
+    said = json.loads(str(_attrs(found)["traceloop.entity.output"]))["output"]["kwargs"]
+    set_id = json.loads(said["content"])["set_id"]
+    under = _children(spans, root, "")
+    assert [s.name for s in under][-2:] == ["verify bench day", f"watch set {set_id}"]
+    assert [s.status.status_code for s in under[-2:]] == [StatusCode.UNSET, StatusCode.ERROR]
+    assert "burst pipe" in str(root.status.description)
