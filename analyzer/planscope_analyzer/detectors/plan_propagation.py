@@ -576,6 +576,7 @@ _INVALID = object()
 """A plan whose JSON is invalid (:attr:`_Values.plans`), a text that decodes to nothing
 (:meth:`_Values.decoded`)."""
 _UNSEEN = object()
+"""A text not decoded yet (:meth:`_Values.decoded`: None is the value of no text)."""
 
 
 def _values(trace: TraceData) -> _Values:
