@@ -402,10 +402,12 @@ def compare(
 
 
 def incremental(
-    where: Path, shape: str, args: argparse.Namespace, full_s: float, spans: int
+    where: Path, shape: str, args: argparse.Namespace, full: tuple[float, float], spans: int
 ) -> dict[str, Any] | None:
     """``--new-percent`` of new spans (whole copies of the shape's seed, the newest times)
-    inserted, then ``analyze_changed`` over them and once more with nothing new (printed)."""
+    inserted, then ``analyze_changed`` over them and once more with nothing new (printed), in
+    wall and CPU seconds (this process's, chDB's threads included), each against the full
+    pass's median (``full``: wall, CPU)."""
     from planscope_analyzer import Analyzer
     from planscope_collector.storage import open_store
 
@@ -424,27 +426,32 @@ def incremental(
         fill(store, base, range(first, first + n_new), state["days"], state["total"])
         state["next"] = first + n_new
         copies_file.write_text(json.dumps(state))
-        began = time.perf_counter()
+        cpu, began = _cpu_seconds(), time.perf_counter()
         inc = analyzer.analyze_changed("bench", since - 7200 * 10**9)
-        inc_s = time.perf_counter() - began
-        began = time.perf_counter()
+        inc_s, inc_cpu = time.perf_counter() - began, _cpu_seconds() - cpu
+        cpu, began = _cpu_seconds(), time.perf_counter()
         again = analyzer.analyze_changed("bench", since - 7200 * 10**9)
-        again_s = time.perf_counter() - began
+        again_s, again_cpu = time.perf_counter() - began, _cpu_seconds() - cpu
     finally:
         store.close()
+    full_s, full_cpu = full
     print(
         f"{shape} incremental: {n_new} new copies, {inc.traces} traces / {inc.spans} spans "
         f"({100 * inc.spans / spans:.2f}% of the store) in {inc_s:.2f} s = "
-        f"{100 * inc_s / full_s:.2f}% of the full pass; nothing new: {again.traces} "
-        f"traces in {again_s:.2f} s"
+        f"{100 * inc_s / full_s:.2f}% of the full pass, CPU {inc_cpu:.2f} s = "
+        f"{100 * inc_cpu / full_cpu:.2f}% of its CPU; nothing new: {again.traces} "
+        f"traces in {again_s:.2f} s, CPU {again_cpu:.2f} s"
     )
     return {
         "traces": inc.traces,
         "spans": inc.spans,
         "seconds": round(inc_s, 3),
+        "cpu_s": round(inc_cpu, 3),
         "share_of_full": round(inc_s / full_s, 4),
+        "cpu_share_of_full": round(inc_cpu / full_cpu, 4),
         "phases_s": {k: round(v, 3) for k, v in inc.phases.items()},
         "unchanged_pass_s": round(again_s, 3),
+        "unchanged_pass_cpu_s": round(again_cpu, 3),
     }
 
 
@@ -547,7 +554,11 @@ def main() -> int:
             f"({spans / full_s:,.0f} spans/s), CPU {cpu_s:.1f} s"
         )
         comparison = compare(shape, args.compare_with, passes, theirs[shape]) if baseline else None
-        inc = incremental(dirs[shape], shape, args, full_s, spans) if args.new_percent > 0 else None
+        inc = (
+            incremental(dirs[shape], shape, args, (full_s, cpu_s), spans)
+            if args.new_percent > 0
+            else None
+        )
         figures[shape] = {
             "spans": spans,
             "traces": passes[-1]["traces"],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -1034,8 +1035,13 @@ def _uncontested(prompt: str) -> str:
             values.setdefault(key(m), set()).add(m.group("value").strip("\"' ,"))
             pairs.append(m.span())
     contested = {k for k, v in values.items() if len(v) > 1}
-    prose = [t for t in VALUE.finditer(prompt) if not any(a <= t.start() < b for a, b in pairs)]
-    stated = {t.group() for t in prose}
+    inside = _covered(pairs)
+    prose = [t.span() for t in VALUE.finditer(prompt) if not inside(t.start())]
+    stated = {prompt[a:b] for a, b in prose}
+    shapes: list[str] = []  # of the prose's tokens, made for the first key with a code
+    # an ASCII prompt's key words are found in its lower case first (a key's pattern is ASCII:
+    # a window without its last word holds no match; other texts fold case in more ways)
+    lowered = prompt.lower() if prompt.isascii() else None
     rivals: set[tuple[int, int]] = set()
     for k, vs in values.items():
         v = next(iter(vs))
@@ -1045,13 +1051,20 @@ def _uncontested(prompt: str) -> str:
         # fewer than three characters names nothing in prose
         shape = _shape(v)
         coded = "9" in shape and not {"A", "a"}.isdisjoint(shape)
+        if coded and not shapes:
+            shapes = [_shape(prompt[a:b]) for a, b in prose]
         words = k.replace("_", r"[\W_]+") if len(k) >= 3 else ""
         after_key = re.compile(rf"(?<![a-z0-9]){words}\W*$", re.IGNORECASE) if words else None
+        last = k.rsplit("_", 1)[-1]
         other = {
-            t.span()
-            for t in prose
-            if (coded and _shape(t.group()) == shape)
-            or (after_key and after_key.search(prompt, max(0, t.start() - 40), t.start()))
+            (a, b)
+            for i, (a, b) in enumerate(prose)
+            if (coded and shapes[i] == shape)
+            or (
+                after_key
+                and (lowered is None or last in lowered[max(0, a - 40) : a])
+                and after_key.search(prompt, max(0, a - 40), a)
+            )
         }
         if other:
             contested.add(k)
@@ -1063,12 +1076,43 @@ def _uncontested(prompt: str) -> str:
     return prompt
 
 
+def _covered(spans: list[tuple[int, int]]) -> Callable[[int], bool]:
+    """Whether an offset lies in one of ``spans`` (half-open), by bisection over their union.
+
+    >>> inside = _covered([(5, 9), (2, 4), (7, 12)])
+    >>> [i for i in range(14) if inside(i)]
+    [2, 3, 5, 6, 7, 8, 9, 10, 11]
+    """
+    starts: list[int] = []
+    ends: list[int] = []
+    for a, b in sorted(s for s in spans if s[0] < s[1]):
+        if ends and a <= ends[-1]:
+            ends[-1] = max(ends[-1], b)
+        else:
+            starts.append(a)
+            ends.append(b)
+
+    def inside(offset: int) -> bool:
+        i = bisect_right(starts, offset) - 1
+        return i >= 0 and offset < ends[i]
+
+    return inside
+
+
+_SHAPES = str.maketrans(
+    string.digits + string.ascii_uppercase + string.ascii_lowercase,
+    "9" * 10 + "A" * 26 + "a" * 26,
+)
+
+
 def _shape(value: str) -> str:
     """A value's shape: digits as ``9``, capitals as ``A``, small letters as ``a``.
 
-    >>> _shape("LV-40213"), _shape("S-13")
-    ('AA-99999', 'A-99')
+    >>> _shape("LV-40213"), _shape("S-13"), _shape("Nº٣")
+    ('AA-99999', 'A-99', 'Aº9')
     """
+    if value.isascii():
+        return value.translate(_SHAPES)
     return re.sub(r"[a-z]", "a", re.sub(r"[A-Z]", "A", re.sub(r"\d", "9", value)))
 
 

@@ -80,10 +80,19 @@ def shape(data: str | bytes) -> JsonShape:
     return JsonShape(depth, value_bound(raw))
 
 
+def _openings(data: str | bytes) -> int:
+    """Opening brackets in ``data``, strings included: a bound of its nesting depth."""
+    if isinstance(data, str):
+        return data.count("{") + data.count("[")
+    return data.count(b"{") + data.count(b"[")
+
+
 def check(data: str | bytes, *, max_depth: int = MAX_DEPTH, max_values: int | None = None) -> None:
     """Raise :class:`JsonTooComplex` when ``data`` nests or counts beyond the limits."""
     if max_values is not None and (bound := value_bound(data)) > max_values:
         raise JsonTooComplex(f"JSON holds up to {bound} values; at most {max_values} allowed")
+    if _openings(data) <= max_depth:  # fewer brackets than the limit (most texts): no scan
+        return
     depth = shape(data).depth
     if depth > max_depth:
         raise JsonTooComplex(f"JSON nested {depth} deep; at most {max_depth} allowed")

@@ -418,34 +418,58 @@ class _Values:
     """(end, result) of the run's tool calls that returned something."""
     called_with: list[str] = field(default_factory=list)
     """The captured arguments of the run's tool calls."""
+    _decoded: dict[str, Any] = field(default_factory=dict)
     _arguments: dict[str, dict[str, set[str]]] = field(default_factory=dict)
+    _leaves: dict[str, list[str]] = field(default_factory=dict)
     _results: dict[str, set[str]] = field(default_factory=dict)
     _stated: dict[str, set[str]] = field(default_factory=dict)
     _texts: dict[str, set[str]] = field(default_factory=dict)
+    _sentences: dict[str, set[str]] = field(default_factory=dict)
     _entered: dict[str, set[str]] = field(default_factory=dict)
     _plans: tuple[list[Any], list[Any]] | None = None
     _written: set[str] | None = None
     _said: set[str] | None = None
 
+    def decoded(self, text: str) -> Any:
+        """:func:`_decode` of a captured argument or result text (``_INVALID`` when it is
+        neither JSON nor a literal, None for no text): each text of the run is decoded once,
+        for every value read from it."""
+        found = self._decoded.get(text, _UNSEEN)
+        if found is _UNSEEN:
+            try:
+                found = _decode(text) if text else None
+            except ValueError:
+                found = _INVALID
+            self._decoded[text] = found
+        return found
+
     def arguments(self, text: str) -> dict[str, set[str]]:
         """:func:`argument_values`."""
         found = self._arguments.get(text)
         if found is None:
-            found = self._arguments[text] = argument_values(text)
+            found = self._arguments[text] = _argument_values(self.decoded(text))
+        return found
+
+    def leaves(self, text: str) -> list[str]:
+        """:func:`argument_leaves`."""
+        found = self._leaves.get(text)
+        if found is None:
+            decoded = self.decoded(text)
+            found = self._leaves[text] = [] if decoded is _INVALID else _scalars(decoded)
         return found
 
     def results(self, text: str) -> set[str]:
         """:func:`result_values`."""
         found = self._results.get(text)
         if found is None:
-            found = self._results[text] = result_values(text)
+            found = self._results[text] = _result_values(text, self.decoded(text), True)
         return found
 
     def stated_results(self, text: str) -> set[str]:
         """:func:`result_values` without the words of a result in prose."""
         found = self._stated.get(text)
         if found is None:
-            found = self._stated[text] = result_values(text, words=False)
+            found = self._stated[text] = _result_values(text, self.decoded(text), False)
         return found
 
     def text(self, text: str) -> set[str]:
@@ -453,6 +477,13 @@ class _Values:
         found = self._texts.get(text)
         if found is None:
             found = self._texts[text] = text_values(text)
+        return found
+
+    def sentence(self, text: str) -> set[str]:
+        """:func:`sentence_values` (a re-plan repeats most of its plan's sentences)."""
+        found = self._sentences.get(text)
+        if found is None:
+            found = self._sentences[text] = sentence_values(text)
         return found
 
     @property
@@ -499,7 +530,7 @@ class _Values:
                 if not sentences:
                     continue
                 phrases = self._phrases() if phrases is None else phrases
-                named = {v for leaf in sentences for v in sentence_values(leaf)}
+                named = {v for leaf in sentences for v in self.sentence(leaf)}
                 named |= named_whole(phrases, "\n".join(sentences))
                 if named:
                     earlier = (r for end, r in self.returned if end <= start)
@@ -514,7 +545,7 @@ class _Values:
         return {
             leaf.strip()
             for text in self.called_with
-            for leaf in argument_leaves(text)
+            for leaf in self.leaves(text)
             if len(leaf.split()) > 1 and len(leaf) <= _MAX_PHRASE
         }
 
@@ -533,7 +564,7 @@ class _Values:
             written, said = self.written, self.said
             found = self._entered[call.span_id] = {
                 v
-                for leaf in argument_leaves(call.arguments)
+                for leaf in self.leaves(call.arguments)
                 if forms(leaf) & written
                 for v in self.text(leaf) - said
                 if _traceable(v)
@@ -542,7 +573,10 @@ class _Values:
 
 
 _INVALID = object()
-"""A plan whose JSON is invalid (:attr:`_Values.plans`)."""
+"""A plan whose JSON is invalid (:attr:`_Values.plans`), a text that decodes to nothing
+(:meth:`_Values.decoded`)."""
+_UNSEEN = object()
+"""A text not decoded yet (:meth:`_Values.decoded`: None is the value of no text)."""
 
 
 def _values(trace: TraceData) -> _Values:
@@ -684,6 +718,11 @@ def argument_values(arguments: str) -> dict[str, set[str]]:
         decoded = _decode(arguments) if arguments else None
     except ValueError:
         return {}
+    return _argument_values(decoded)
+
+
+def _argument_values(decoded: Any) -> dict[str, set[str]]:
+    """:func:`argument_values` of the decoded arguments (``_INVALID``: none)."""
     if not isinstance(decoded, dict):
         return {}
     out: dict[str, set[str]] = {}
@@ -723,6 +762,13 @@ def result_values(result: str, *, words: bool = True) -> set[str]:
     try:
         decoded = _decode(result) if result else None
     except ValueError:
+        decoded = _INVALID
+    return _result_values(result, decoded, words)
+
+
+def _result_values(result: str, decoded: Any, words: bool) -> set[str]:
+    """:func:`result_values` of ``result`` decoded (``_INVALID``: not JSON)."""
+    if decoded is _INVALID:
         if not words:
             return sentence_values(result)
         return {v for v in text_values(result) if _traceable(v)}
@@ -1249,7 +1295,7 @@ class PlanPropagation:
             f
             for c, step in on_behalf
             if step == source
-            for leaf in argument_leaves(c.arguments)
+            for leaf in memo.leaves(c.arguments)
             if is_number(leaf) and forms(leaf) & written
             for f in forms(leaf)
         } & sources[source]
@@ -1348,7 +1394,7 @@ class PlanPropagation:
                         f"it was called with the {name!r} the objective states; the plan used",
                         {"pattern": "check_contradicted_input", "tie": name},
                     )
-        inputs = {v for leaf in argument_leaves(check.arguments) for v in memo.text(leaf)}
+        inputs = {v for leaf in memo.leaves(check.arguments) for v in memo.text(leaf)}
         named = {v for v in memo.text(text) if _traceable(v)} - inputs - said
         for producer, made_by in on_behalf:
             measured = named & memo.results(producer.result) if not producer.failed else set()
