@@ -1920,8 +1920,8 @@ def _plan_section(text: str) -> str | None:
     for i, h in enumerate(headings):
         if _PLAN_TITLE.match(h.group(2)):
             level = len(h.group(1))
-            ends = [g.start() for g in headings[i + 1 :] if len(g.group(1)) <= level]
-            end = min([*ends[:1], len(text)])
+            after = (g.start() for g in headings[i + 1 :] if len(g.group(1)) <= level)
+            end = next(after, len(text))
             if (tag := _END_PLAN.search(text, h.end(), end)) is not None:
                 end = tag.start()
             return text[h.end() : end]
