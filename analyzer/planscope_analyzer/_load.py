@@ -905,26 +905,28 @@ def _bind_observed(
 
 def _number_plans(t: TraceData) -> None:
     """Number a trace's plans read from its structure (every plan inferred, all with one id
-    and version: the span model and ``observed.read_plans`` give none) by start, as a user
-    reads them (v0, v1, ...), and give each of the trace's attempts of that plan id the
-    version of the last plan started before it (the plan it ran under). Tool calls keep theirs:
-    a plan read from an executor's own model call (a step it delegates, restated) is counted
-    too, and a tool loop is one whatever such plans fall between its calls.
+    and no version: the span model and ``observed.read_plans`` give none, 0) by start from 1,
+    as the SDK numbers a plan's versions and the API and dashboard show them (v1, v2, ...),
+    and give each of the trace's attempts of that plan id the version of the last plan
+    started before it (the plan it ran under; the first plan's before any started). Tool
+    calls keep theirs: a plan read from an executor's own model call (a step it delegates,
+    restated) is counted too, and a tool loop is one whatever such plans fall between its
+    calls.
 
     >>> p = Plan("p1", "", "", 0, "", "", 1, True, 10, inferred=True)
     >>> a = _inferred_attempt("a", "", "s", 1, True, "", 40, 45)
     >>> t = TraceData("p", "t", plans=[p._replace(span_id="p2", start_ns=30), p], attempts=[a])
     >>> _number_plans(t)
     >>> [(p.span_id, p.version) for p in t.plans], t.attempts[0].plan_version
-    ([('p1', 0), ('p2', 1)], 1)
+    ([('p1', 1), ('p2', 2)], 2)
     """
     plans = t.plans
-    if len(plans) < 2 or not all(p.inferred for p in plans):
+    if not plans or not all(p.inferred for p in plans):
         return
-    if len({(p.plan_id, p.version) for p in plans}) > 1:
+    plan_id, version = plans[0].plan_id, 0
+    if {(p.plan_id, p.version) for p in plans} != {(plan_id, version)}:
         return  # numbered already (a stored binding's, or the span model's)
-    plan_id, version = plans[0].plan_id, plans[0].version
-    t.plans = [p._replace(version=i) for i, p in enumerate(sorted(plans, key=_started))]
+    t.plans = [p._replace(version=i) for i, p in enumerate(sorted(plans, key=_started), 1)]
     numbered = {p.span_id: p.version for p in t.plans}
     t.plan_steps = sorted(
         (
@@ -935,7 +937,7 @@ def _number_plans(t: TraceData) -> None:
     )
     starts = [p.start_ns for p in t.plans]
     t.attempts = [
-        a._replace(plan_version=max(0, bisect_right(starts, a.start_ns) - 1))
+        a._replace(plan_version=max(1, bisect_right(starts, a.start_ns)))
         if (a.plan_id, a.plan_version) == (plan_id, version)
         else a
         for a in t.attempts

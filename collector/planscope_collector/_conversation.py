@@ -82,7 +82,8 @@ def conversation_sql(column: str = "SpanAttributes") -> str:
     True
     """
     starts = " OR ".join(f"startsWith(k, '{p}')" for pair in _PREFIXES for p in pair)
-    whole = f"'{A.GEN_AI_INPUT_MESSAGES}', '{A.GEN_AI_OUTPUT_MESSAGES}'"
+    # the request JSON too: a result's is_error is only there (_flagged)
+    whole = f"'{A.GEN_AI_INPUT_MESSAGES}', '{A.GEN_AI_OUTPUT_MESSAGES}', '{A.OI_INPUT_VALUE}'"
     return f"mapFilter((k, v) -> k IN ({whole}) OR {starts}, {column})"
 
 
@@ -128,6 +129,7 @@ def conversation_events(
     [(9, 'gen_ai.choice', 'lookup', None), (10, 'gen_ai.tool.message', None, 'error')]
     """
     asked, answered = _messages(attributes)
+    flagged = _flagged(attributes.get(A.OI_INPUT_VALUE))
     scope = {CONVERSATION: parent_span_id}
     out: list[tuple[str, int, str, dict[str, str]]] = []
     for message in asked:
@@ -135,7 +137,7 @@ def conversation_events(
             said = _call(call_id, tool, arguments) | scope
             out.append((span_id, start_ns - 1, A.GEN_AI_CHOICE_EVENT, said))
         for call_id, result in _results(message):
-            said = _result(call_id, result) | scope
+            said = _result(call_id, result, call_id in flagged) | scope
             out.append((span_id, start_ns, A.GEN_AI_TOOL_MESSAGE_EVENT, said))
     for message in answered:
         for call_id, tool, arguments in _calls(message):
@@ -200,12 +202,42 @@ def _results(message: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
             yield response, _text({"parts": [part]})
 
 
-def _result(call_id: str, result: str) -> dict[str, str]:
+def _result(call_id: str, result: str, flagged: bool = False) -> dict[str, str]:
+    """A result's event attributes; ``flagged``: the request marked it an error (its text the
+    error's message, unless it is an error envelope that says one)."""
     out = {A.GEN_AI_TOOL_CALL_ID: call_id, A.GEN_AI_TOOL_CALL_RESULT: result}
-    if (error := returned_error(result)) is not None:
+    if (error := returned_error(result)) is None and flagged:
+        error = ("", result)
+    if error is not None:
         out["error.type"] = error[0] or "error"
         out["exception.message"] = error[1]
     return out
+
+
+def _flagged(request: str | None) -> set[str]:
+    """The call ids of the tool results a model call's request JSON marks as errors: Anthropic's
+    Messages API ``tool_result`` blocks with ``is_error`` true, a flag the flattened messages
+    lose (OpenInference's Anthropic instrumentor records a block's id and text only, the request
+    itself as ``input.value``).
+
+    >>> _flagged(json.dumps({"messages": [{"role": "user", "content": [
+    ...     {"type": "tool_result", "tool_use_id": "t1", "content": "jammed", "is_error": True},
+    ...     {"type": "tool_result", "tool_use_id": "t2", "content": "ok"}]}]}))
+    {'t1'}
+    """
+    if not request or not request.startswith("{") or '"is_error"' not in request:
+        return set()
+    messages = safejson.load_object(request).get("messages")
+    return {
+        block["tool_use_id"]
+        for m in (messages if isinstance(messages, list) else ())
+        if isinstance(m, dict) and isinstance(m.get("content"), list)
+        for block in m["content"]
+        if isinstance(block, dict)
+        and block.get("type") == "tool_result"
+        and block.get("is_error") is True
+        and isinstance(block.get("tool_use_id"), str)
+    }
 
 
 def _messages(attributes: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

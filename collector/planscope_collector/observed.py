@@ -1386,11 +1386,16 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
     who = ""
     named: set[str] = set()
     headings: set[str] = set()  # what every worker was told above the step (``Plan 1 (…)``)
+    sectioned = False  # the first plan was a plan section: the planner's re-plans are too
     for n in said.by_start:
         if n.kind not in (A.KIND_LLM, A.KIND_STEP) or (n.kind == A.KIND_STEP and not n.inferred):
             continue
+        section = _plan_section(n.answer)
+        if sectioned and section is None:
+            continue  # the planner's other answers are its actions, not re-plans
         calls = [c for c in said.made.get(n.span_id, ()) if not _hands_out(c, n.answer)]
-        text = "\n".join([*calls, n.answer] if n.kind == A.KIND_STEP else [n.answer])
+        answer = n.answer if section is None else section
+        text = "\n".join([*calls, answer] if n.kind == A.KIND_STEP else [answer])
         if not text.strip():
             continue
         me = said.planner(n)
@@ -1407,6 +1412,7 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
         if len(steps) < (2 if not out else 1):
             continue
         who = me
+        sectioned = sectioned or (not out and section is not None)
         headings |= heading  # a re-plan's workers are told it too, maybe one alone
         named.update(name for name, _ in steps)
         out.append(_read_plan(n.span_id, text, steps, said.called))
@@ -1887,6 +1893,39 @@ _TAG = re.compile(
 """An XML (or HTML) tag: its element and attribute names are markup, its attribute values
 what it says."""
 _ATTRIBUTE_VALUE = re.compile(r"=\s*(?:\"([^\"]*)\"|'([^']*)')")
+
+
+_HEADING = re.compile(r"(?m)^[ \t]*(#{1,6})[ \t]+(.*?)[ \t#]*$")
+"""A markdown heading line: its level (the ``#`` signs) and its title."""
+_PLAN_TITLE = re.compile(r"(?i)^[\d.)\s]*(?:[a-z]+\s+)?plan\b")
+"""A heading titling a plan (``2. Plan``, ``Updated plan``, ``Plan of action``)."""
+_END_PLAN = re.compile(r"(?i)<end_plan>")
+
+
+def _plan_section(text: str) -> str | None:
+    r"""The plan section of an answer in markdown sections, None when it has none: after the
+    first heading titling a plan (:data:`_PLAN_TITLE`), up to the next heading of its level or
+    above or an ``<end_plan>`` tag. A planner that surveys facts before it plans (smolagents'
+    planning steps: ``## 1. Facts survey``, then ``## 2. Plan``) names things there that are
+    no steps.
+
+    >>> _plan_section("## 1. Facts survey\n- the registry\n## 2. Plan\n1. pick\n<end_plan>")
+    '\n1. pick\n'
+    >>> _plan_section("1. pick\n2. ship") is None
+    True
+    """
+    if "#" not in text:
+        return None
+    headings = list(_HEADING.finditer(text))
+    for i, h in enumerate(headings):
+        if _PLAN_TITLE.match(h.group(2)):
+            level = len(h.group(1))
+            after = (g.start() for g in headings[i + 1 :] if len(g.group(1)) <= level)
+            end = next(after, len(text))
+            if (tag := _END_PLAN.search(text, h.end(), end)) is not None:
+                end = tag.start()
+            return text[h.end() : end]
+    return None
 
 
 def _untemplated(text: str) -> str:
@@ -2738,8 +2777,8 @@ def structured_plans(
     planner is a revision: it may repeat the steps already done, under the same ids, so
     attempts before and after it bind to the same steps; one that names only earlier steps and
     gives them arguments but no tool amends the plan before it (:func:`_amended`); another
-    span's list is a re-plan only when it keeps the step names and gives them a tool,
-    arguments or text (names alone are a report: a task runner's verdict). Runs of
+    span's list is a re-plan only when it keeps the step names, and a step span above
+    executor attempts answers a report of that work, no plan (:attr:`_Said.over_work`). Runs of
     the planner's own agent are not executor attempts (``enclosing``: a span's nearest
     enclosing step span, or None).
 
@@ -2792,27 +2831,11 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
         )
         if (plan := next((p for p in plans if p is not None), None)) is None:
             continue
-        if out and me != who and not (_keeps_names(plan, out) and _gives(plan)):
-            # another planner's list is a re-plan only when it keeps the step names and gives
-            # them something (a tool, arguments, what to do): names alone are a report of
-            # those steps (a task runner's verdict in its node's state update)
-            continue
+        if out and me != who and not _keeps_names(plan, out):
+            continue  # another planner's list is a re-plan only when it keeps the step names
         who = who or me
         out.append(plan)
     return tuple(out)
-
-
-def _gives(plan: ReadPlan) -> bool:
-    """Whether ``plan`` gives any step more than its id: a tool, arguments or a description.
-
-    >>> _gives(_as_plan("q", [{"id": "ship", "tool": ""}]))
-    False
-    >>> _gives(_as_plan("q", [{"id": "ship", "tool": "", "args": {"to": "Oslo"}}]))
-    True
-    """
-    return any(s.tool for s in plan.steps) or any(
-        set(step) - {"id", "tool"} for step in json.loads(plan.json)
-    )
 
 
 def _keeps_names(plan: ReadPlan, before: Sequence[ReadPlan]) -> bool:

@@ -68,7 +68,7 @@ def test_a_loop_across_unversioned_replans_counts_them_as_plan_versions(store: S
     (loop,) = [f for f in found if f.kind == A.FINDING_RUNAWAY_LOOP]
     assert (loop.step_id, loop.detail["attempts"]) == (STEPS[1], 4)
     # the first plan, then two re-plans: the failures ran under the second and the third
-    assert loop.detail["plan_versions"] == [1, 2]
+    assert loop.detail["plan_versions"] == [2, 3]
     assert loop.detail["escalated_to_replan"] is False  # nothing re-planned after the last
     assert "across 2 plan versions" in loop.explanation
     assert "its last failure was not escalated to a replan" in loop.explanation

@@ -2,8 +2,8 @@
 stored and loaded for real: a LangGraph plan-and-execute graph as OpenInference's LangChain
 instrumentor records it (no ``planscope.*`` attribute), a bakery's oven agent that plans, then
 re-plans twice. The span model gives every plan it reads version 0; the loader numbers them in
-start order (v0, v1, v2), and each attempt carries the version of the plan it ran
-under, so every detector reads the same versions a user reads."""
+start order from 1, as the SDK and the API do (v1, v2, v3), and each attempt carries the version
+of the plan it ran under, so every detector reads the same versions a user reads."""
 
 from __future__ import annotations
 
@@ -61,15 +61,15 @@ def test_plans_read_from_structure_are_numbered_by_start(store: Store) -> None:
     trace_id = _bake(store)
     t = load_traces(store, "default", [trace_id])[trace_id]
     plans = sorted(t.plans, key=lambda p: p.start_ns)
-    assert [p.version for p in plans] == [0, 1, 2]
+    assert [p.version for p in plans] == [1, 2, 3]
     of_plan = {p.span_id: p.version for p in plans}
     assert all(s.plan_version == of_plan[s.plan_span_id] for s in t.plan_steps)
-    assert t.plan_versions() == [("", 0), ("", 1), ("", 2)]
+    assert t.plan_versions() == [("", 1), ("", 2), ("", 3)]
     # each attempt ran under the last plan started before it
     failed = sorted((a for a in t.attempts if a.failed), key=lambda a: a.start_ns)
-    assert [a.plan_version for a in failed] == [0, 1, 1, 2, 2]
+    assert [a.plan_version for a in failed] == [1, 2, 2, 3, 3]
     # the newest definition of a re-planned step is the last plan's
-    assert t.latest_steps()[STEPS[1]].plan_version == 2
+    assert t.latest_steps()[STEPS[1]].plan_version == 3
 
 
 def test_detectors_read_the_loaders_versions(store: Store) -> None:
@@ -77,8 +77,8 @@ def test_detectors_read_the_loaders_versions(store: Store) -> None:
     found = Analyzer(store).analyze("default", [trace_id], write=False).findings
     (loop,) = [f for f in found if f.kind == A.FINDING_RUNAWAY_LOOP]
     assert loop.step_id == STEPS[1]
-    assert loop.detail["plan_versions"] == [0, 1, 2]
-    assert loop.detail["plan_version"] == 2
+    assert loop.detail["plan_versions"] == [1, 2, 3]
+    assert loop.detail["plan_version"] == 3
     assert loop.detail["escalated_to_replan"] is False
     # each re-plan changed the oven: no unchanged re-plan for the planner's loop
     assert not [f for f in found if f.kind == A.FINDING_UNBOUNDED_REPLAN]

@@ -2398,3 +2398,63 @@ def test_an_agent_run_as_a_tool_beside_its_call_answers_the_plan_and_is_no_attem
     assert {b.read_plans[0].span_id, b.read_plans[1].span_id} == {"pt1", "pt2"}
     assert (b.steps["e1"], b.steps["e2"], b.steps["e3"]) == ("count", "ship", "ship")
     assert {"p1", "p2", "d1", "d2"} <= b.planners and "p2" not in b.steps
+
+
+THEATRE = [
+    ("book_hall", "book the hall on a free evening from the council calendar", "reserve_room"),
+    ("print_posters", "print the posters for the opening night", "send_print_job"),
+    ("sell_tickets", "open the box office for the opening night", "open_sales"),
+]
+
+
+def _stage_plan(steps: list[tuple[str, str, str]], survey: str) -> str:
+    """A planning answer as smolagents' planning prompts ask for one: a facts survey, then the
+    plan section (numbered ``**slug**: goal`` lines) and ``<end_plan>``."""
+    lines = [f"{n}. **{s}**: {goal} (`{tool}`)." for n, (s, goal, tool) in enumerate(steps, 1)]
+    final = f"{len(steps) + 1}. Report to the director with `final_answer`."
+    return f"{survey}\n\n## 2. Plan\n" + "\n".join([*lines, final]) + "\n<end_plan>"
+
+
+def test_a_planning_step_is_read_from_its_plan_section_and_action_steps_are_no_re_plans() -> None:
+    """A manager agent with its own planning steps (smolagents' ``planning_interval``, as
+    OpenInference records it: the planning call under the agent run, each action step a
+    ``Step n`` span whose code hands the step to a managed crew agent). The facts survey names
+    words the crews are told (before: ``on`` read as the first step), but the plan is the plan
+    section; an action
+    step's code naming the step it hands over is no one-step re-plan; the update (after two
+    steps, the step left) is the second plan."""
+    survey = (
+        "## 1. Facts survey\n### 1.1. Facts given in the task\n- the play opens on Friday\n"
+        "### 1.2. Facts to look up\n- a free evening (the council calendar)\n"
+        "### 1.3. Facts to derive\n- nothing"
+    )
+    update = (
+        "## 1. Updated facts survey\n### 1.1. Facts given in the task\n- the play opens Friday\n"
+        "### 1.2. Facts that we have learned\n- book_hall is done: HALL-22, Friday\n"
+        "- print_posters is done: job PJ-9\n### 1.3. Facts still to look up\n- none\n"
+        "### 1.4. Facts still to derive\n- none"
+    )
+    spans = [
+        node("app", "", "other", 0),
+        node("d", "app", "step", 1, step_name="director"),
+        node("p1", "d", "llm", 2, request="Stage the play", answer=_stage_plan(THEATRE, survey)),
+    ]
+    for i, (slug, goal, tool) in enumerate(THEATRE, 1):
+        brief = f"Step {i} of 3 — {slug}: {goal}.\nCall: {tool}(night='Friday')"
+        code = f"Thought: Next is step {i}, {slug}.\nCode:\nreport = stagehand(task={brief!r})"
+        at = 10 * i
+        if i == 3:
+            spans.append(node("p2", "d", "llm", at, answer=_stage_plan(THEATRE[2:], update)))
+        spans += [
+            node(f"s{i}", "d", "other", at + 1, name=f"Step {i}"),
+            node(f"s{i}l", f"s{i}", "llm", at + 2, request="Stage the play", answer=code),
+            node(f"c{i}", f"s{i}", "step", at + 3, step_name="stagehand"),
+            node(f"c{i}l", f"c{i}", "llm", at + 4, request=brief),
+            node(f"c{i}t", f"c{i}", "tool", at + 5, tool=tool),
+        ]
+    b = bind(spans, [])
+    assert [[s.step_id for s in p.steps] for p in b.read_plans] == [
+        [s for s, _, _ in THEATRE],
+        ["sell_tickets"],
+    ]
+    assert [b.steps[f"c{i}"] for i in (1, 2, 3)] == [s for s, _, _ in THEATRE]

@@ -943,7 +943,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 19
+    version = 20
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what

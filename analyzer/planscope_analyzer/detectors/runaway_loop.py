@@ -160,7 +160,7 @@ class RunawayLoop:
     """
 
     kind = KIND
-    version = 9
+    version = 10
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with two failed attempts, three failed tool calls, a skipped
