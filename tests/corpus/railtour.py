@@ -51,7 +51,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import wrapt
 from openai import OpenAI
+from openai.resources.responses import Responses
 from openai.types.responses import FunctionToolParam, ResponseFunctionToolCall
 from openinference.instrumentation.openai import OpenAIInstrumentor
 from opentelemetry.sdk.trace import TracerProvider
@@ -662,11 +664,25 @@ def _limited(body: dict[str, Any]) -> bool:
     return job is not None and int(job.group(1)) % 3 == 1 and "Legs run:" not in str(said)
 
 
+def _bare(method: Any) -> Any:
+    """``method`` without the wrapt wrappers instrumentors put around it."""
+    while isinstance(method, wrapt.BaseObjectProxy):
+        method = method.__wrapped__
+    return method
+
+
 def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     """Run the railtour scenarios with the instrumentor's and the app's spans on ``provider``;
     run name -> trace id."""
     if not labels:
         return {}
+    # OpenLLMetry's OpenAI instrumentor (harvest's play) leaves its wrappers on the Responses
+    # methods after its uninstrument (0.62.4 unwraps them by a dotted name its unwrap does not
+    # resolve): they are taken off while this app plays, under OpenInference's instrumentor
+    # alone, and put back after, so that the other agents' runs stay as they were
+    found = {name: Responses.__dict__[name] for name in ("create", "parse")}
+    for name, method in found.items():
+        setattr(Responses, name, _bare(method))
     instrumentor = OpenAIInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     tracer = provider.get_tracer(TRACER)
@@ -676,3 +692,5 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
             return {label.run: Charter(label, client, tracer).run() for label in labels}
     finally:
         instrumentor.uninstrument()
+        for name, method in found.items():
+            setattr(Responses, name, method)
