@@ -37,6 +37,7 @@ from . import (
     oncall,
     organ,
     quarry,
+    railtour,
     refuge,
     refund,
     release,
@@ -113,7 +114,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     fake Gemini API server), the
     luthier LangChain 1.x agent (``create_agent`` with the to-do middleware and a bench-hand
     sub-agent per item) through OpenLLMetry's LangChain instrumentor on ``provider`` and its own
-    root span per commission.
+    root span per commission, the railtour app (the OpenAI Responses API with function calling,
+    by hand) through OpenInference's OpenAI instrumentor on ``provider`` and its own plain
+    OpenTelemetry spans (against a fake Responses API server).
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -151,6 +154,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     anthropic_sdk: list[Label] = []
     google_genai_sdk: list[Label] = []
     langchain_todos: list[Label] = []
+    responses_api: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -228,6 +232,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             google_genai_sdk.append(label)
         elif label.agent == "luthier":
             langchain_todos.append(label)
+        elif label.agent == "railtour":
+            responses_api.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -279,6 +285,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(cellar.play(google_genai_sdk, provider))
     # glazier's instrumentor (OpenLLMetry's LangChain), on ``provider`` until the play returns
     out.update(luthier.play(langchain_todos, provider))
+    # refund's instrumentor (OpenInference's OpenAI): it wraps ``OpenAI.request`` on
+    # ``provider`` and puts it back when the play returns
+    out.update(railtour.play(responses_api, provider))
     if google_adk:
         from . import reel
 

@@ -622,6 +622,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed36": {
         "cellar": range(87000, 87024),
     },
+    # Sealed 38: a forty-first agent (railtour: the OpenAI Responses API by hand, a structured-
+    # output planner and a function-calling loop resending the input list, under OpenInference's
+    # OpenAI instrumentor), labels committed alone before any detector ran on it, scored once
+    # (``--sealed38``).
+    "sealed38": {
+        "railtour": range(89000, 89024),
+    },
 }
 
 _ERRORS = (
@@ -5131,6 +5138,136 @@ def _cellar_external_heat(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- railtour: a railway society's steam railtour on the OpenAI Responses API by hand, a
+# structured-output planner and a function-calling loop per leg attempt. Services raise signals;
+# the app answers the text ``<ASPECT> signal on <tool>: <text> -- <hint>``: ``yellow`` with
+# ``after`` (the model calls again after that time), ``red`` (the app runs the leg again),
+# ``diverted`` with ``use`` (a new plan) or ``blocked`` (final).
+_RAILTOUR_TEXTS = (
+    "{box} signal box is switched out until the relief signaller arrives",
+    "engineering possession {n} overruns at {box}",
+    "a points failure at {box} (fault {n})",
+    "the coaching stock diagram {n} is being reissued",
+    "the bank's payment run {n} is still clearing",
+    "the mail relay holds {n} messages for {box}",
+)
+_RAILTOUR_BOXES = ("Hellifield", "Settle Junction", "Blea Moor", "Garsdale", "Appleby")
+_RAILTOUR_LEG = {
+    "search_locomotives": "find_loco",
+    "request_train_path": "request_path",
+    "reserve_coaches": "book_coaches",
+    "pay_hire_fee": "pay_hire",
+    "email_passengers": "notify",
+}
+_RAILTOUR_TIMED = ["request_train_path", "reserve_coaches", "email_passengers"]
+
+
+def _railtour_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_RAILTOUR_TEXTS).format(box=rng.choice(_RAILTOUR_BOXES), n=rng.randint(12, 9800))
+        for _ in range(count)
+    ]
+
+
+def _railtour_yellow(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    # each signal names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 20 * 60, 5), count)
+    return [
+        {"aspect": "yellow", "text": t, "after": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_railtour_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _railtour_blocked(rng: random.Random) -> dict[str, Any]:
+    return {"aspect": "blocked", "text": _railtour_texts(rng, 1)[0]}
+
+
+def _railtour_loop_leg(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # red again and again (varying texts), the app runs the leg again each time; the last
+    # signal is blocked
+    service = rng.choice(sorted(_RAILTOUR_LEG))
+    reds = [{"aspect": "red", "text": t} for t in _railtour_texts(rng, rng.randint(3, 6))]
+    errors = [*reds, _railtour_blocked(rng)]
+    return RUNAWAY, _RAILTOUR_LEG[service], "", {"service": service, "errors": errors}
+
+
+def _railtour_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor loop: yellow again and again, each naming another time the model
+    # calls after; the last signal is blocked
+    service = rng.choice(_RAILTOUR_TIMED)
+    errors = [*_railtour_yellow(rng, rng.randint(3, 6)), _railtour_blocked(rng)]
+    return RUNAWAY, _RAILTOUR_LEG[service], "", {"service": service, "errors": errors}
+
+
+def _railtour_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the hire fee fails under every plan: red (run again), then diverted naming another
+    # account of the society (a new plan), 3-4 plans; the last blocked
+    plans = rng.randint(3, 4)
+    errors: list[dict[str, Any]] = []
+    for i in range(plans):
+        later, moved = _railtour_texts(rng, 2)
+        errors.append({"aspect": "red", "text": later})
+        account = f"WRS-{rng.randint(10000, 99999)}"
+        errors.append(
+            {"aspect": "diverted", "text": moved, "use": {"account": account}}
+            if i < plans - 1
+            else {"aspect": "blocked", "text": moved}
+        )
+    service = "pay_hire_fee"
+    return RUNAWAY, _RAILTOUR_LEG[service], "", {"service": service, "errors": errors}
+
+
+def _railtour_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the timetable office never offers the path: the model checks until it gives up
+    return RUNAWAY, "request_path", "", {}
+
+
+def _railtour_wrong_ra(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's route availability is too high: a heavier engine is found; the timetable
+    # office refuses its path for good
+    return PROPAGATION, "find_loco", "", {"max_ra": rng.choice([9, 10])}
+
+
+def _railtour_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's day has digits changed: every leg works, the app's check of the path's day
+    # against the booking form fails after the run
+    return PROPAGATION, "request_path", "", {"date": rng.choice(["2027-06-21", "2027-06-13"])}
+
+
+def _railtour_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the fee is refused for good
+    return PROPAGATION, "pay_hire", "", {"account": rng.choice(["WRS-38241", "WRS-83214"])}
+
+
+def _railtour_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # yellow once or twice inside one executor loop; the call after the time named works
+    service = rng.choice(_RAILTOUR_TIMED)
+    errors = _railtour_yellow(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"service": service, "errors": errors}
+
+
+def _railtour_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the locomotive register answers 4-9 pages; a free engine is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _railtour_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the path request is pending 3-8 checks, then offered
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _railtour_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the form's depot has its rake stopped for a brake examination: diverted names another
+    # depot; the new plan reserves there and the rest works
+    return "healthy", "", PROPAGATION, {"depot_to": rng.choice(["Southall", "Crewe"])}
+
+
+def _railtour_external_fire(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every leg worked and the path's day checked, a lineside fire closes the line during
+    # the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -5750,6 +5887,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _cellar_polling_ends,
         "legit_replan": _cellar_legit_replan,
         "external_heat": _cellar_external_heat,
+    },
+    "railtour": {
+        "loop_step_varying": _railtour_loop_leg,
+        "loop_tool_in_step": _railtour_loop_tool,
+        "loop_across_replans": _railtour_loop_replans,
+        "loop_poll_stuck": _railtour_loop_poll,
+        "wrong_ra": _railtour_wrong_ra,
+        "wrong_date": _railtour_wrong_date,
+        "wrong_account": _railtour_wrong_account,
+        "flaky_tool": _railtour_flaky_tool,
+        "pagination": _railtour_pagination,
+        "polling_ends": _railtour_polling_ends,
+        "legit_replan": _railtour_legit_replan,
+        "external_fire": _railtour_external_fire,
     },
 }
 

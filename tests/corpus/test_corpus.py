@@ -55,6 +55,7 @@ from tests.corpus import (
     organ,
     play,
     quarry,
+    railtour,
     read_labels,
     refuge,
     refund,
@@ -137,6 +138,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed35",
         "sealed36",
         "sealed37",
+        "sealed38",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -3000,3 +3002,120 @@ def check_luthier_plays() -> None:
     assert [s.name for s in under][-2:] == ["verify bench day", f"watch set {set_id}"]
     assert [s.status.status_code for s in under[-2:]] == [StatusCode.UNSET, StatusCode.ERROR]
     assert "burst pipe" in str(root.status.description)
+
+
+def test_railtour_agent_plays_sealed38_scenarios() -> None:
+    """The railtour app on the OpenAI Responses API (sealed-38 only) plays labelled scenarios
+    under OpenInference's OpenAI instrumentor, in a child process as the other sealed agents'
+    checks do: ``check_railtour_plays``."""
+    _check_in_child("check_railtour_plays")
+
+
+def _railtour_plans(spans: list[ReadableSpan]) -> list[list[dict[str, Any]]]:
+    """The plans the planner answered, in order: the ``Response`` spans asked for the
+    ``RailPlan`` text format, their output message (the JSON that format asked for)."""
+    plans = sorted(
+        (s for s in spans if '"RailPlan"' in str(_attrs(s).get("llm.invocation_parameters"))),
+        key=lambda s: s.start_time or 0,
+    )
+    key = "llm.output_messages.0.message.contents.0.message_content.text"
+    return [json.loads(str(_attrs(s)[key]))["legs"] for s in plans]
+
+
+def _railtour_calls(
+    spans: list[ReadableSpan], tool: str
+) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's runs (the app's spans) in order, each with the arguments it ran with."""
+    calls = sorted(
+        (s for s in spans if _attrs(s).get("railtour.tool") == tool),
+        key=lambda s: s.start_time or 0,
+    )
+    return [(s, json.loads(str(_attrs(s)["railtour.arguments"]))) for s in calls]
+
+
+def check_railtour_plays() -> None:
+    """The railtour agent's spans, inspected in memory only (no store, no mapping, no detector
+    on sealed-38 runs). A refund run (the same instrumentor, on Chat Completions) and a harvest
+    run (OpenLLMetry's OpenAI instrumentor, whose uninstrument leaves its wrappers on the
+    Responses methods) played just before and just after (one provider) carry no railtour span,
+    refund's its LLM spans both times; the railtour runs only the app's and OpenInference's
+    scopes, no ``planscope.*`` attribute, and ``OpenAI.request`` is put back after the play. A
+    caution loop inside one executor loop: the root in error with the final block, the plan
+    naming the labelled leg, one ERROR tool span per injected signal (an ``exception`` event of
+    its aspect's class), each called after another time, all under one ``leg`` span, the last
+    model call reading every signal back as a ``tool`` message. A legitimate re-plan: the
+    stopped depot's diversion, the second plan with the legs not run and the depot named, the
+    second reservation works, the root not in error, the app's check and watch last under it."""
+    import wrapt
+    from openai import OpenAI
+    from openai.resources.responses import Responses
+
+    neighbours = [
+        (refund.play, _committed("refund", "heldout")[0]),
+        (harvest.play, _committed("harvest", "sealed17")[0]),
+    ]
+    labels = _committed("railtour", "sealed38")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    request = OpenAI.request
+    ids, others, traces = _played_between(railtour.play, [picked, replan], neighbours)
+    assert OpenAI.request is request
+    # harvest's wrappers stay on the Responses methods (OpenLLMetry's leftover, not railtour's)
+    assert isinstance(Responses.__dict__["create"], wrapt.BaseObjectProxy)
+    instrumentor = "openinference.instrumentation.openai"
+    assert all(railtour.TRACER not in _scopes(traces[t]) for t in others)
+    assert all(instrumentor in _scopes(traces[t]) for t in others[::2])  # refund's
+    for run in ids.values():
+        assert _scopes(traces[run]) == {railtour.TRACER, instrumentor}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    signals = [dict(e) for e in picked.params["errors"]]
+    by_id = _gave_up(spans, "charter", signals[-1]["text"])
+    (plan,) = _railtour_plans(spans)
+    (leg,) = [g for g in plan if g["leg"] == picked.step]
+    assert leg["call"] == picked.params["service"]
+    calls = _railtour_calls(spans, picked.params["service"])
+    assert len(calls) == len(signals) >= 4
+    assert [s.status.status_code for s, _ in calls] == [StatusCode.ERROR] * len(signals)
+    assert [_raised(s) for s, _ in calls] == [
+        (f"tests.corpus.railtour.{e['aspect'].capitalize()}", e["text"]) for e in signals
+    ]
+    times = [args["after"] for _, args in calls]
+    assert times[0] is None and len(set(times)) == len(times)  # another time each call
+    (attempt,) = {by_id[s.parent.span_id] for s, _ in calls if s.parent}
+    assert attempt.name == f"leg {picked.step}" and _attrs(attempt)["railtour.attempt"] == 1
+    asked = _children(spans, attempt, "Response")
+    said = json.loads(
+        str(_attrs(asked[-1])["llm.output_messages.0.message.contents.0.message_content.text"])
+    )
+    assert said["status"] == "failed"
+    sent = [
+        str(v)
+        for k, v in _attrs(asked[-1]).items()
+        if k.startswith("llm.input_messages.") and k.endswith(".message.content")
+    ]
+    assert [t.split(" signal on ")[0] for t in sent[2:]] == [e["aspect"].upper() for e in signals]
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("charter") and root.status.status_code is StatusCode.UNSET
+    assert _attrs(root)["railtour.outcome"] == "ran"
+    first_plan, second_plan = _railtour_plans(spans)
+    assert [g["leg"] for g in second_plan] == [g["leg"] for g in first_plan][2:]
+    other = replan.params["depot_to"]
+    assert {"key": "depot", "value": other} in second_plan[0]["args"]
+    assert {"key": "loco", "value": "^find_loco"} in second_plan[0]["args"]
+    reserved = _railtour_calls(spans, "reserve_coaches")
+    assert [args["depot"] for _, args in reserved] == [railtour.ORDER["depot"], other]
+    assert [s.status.status_code for s, _ in reserved] == [StatusCode.ERROR, StatusCode.UNSET]
+    assert _raised(reserved[0][0])[0] == "tests.corpus.railtour.Diverted"
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[:5] == [
+        "plan v1",
+        "leg find_loco",
+        "leg request_path",
+        "leg book_coaches",
+        "plan v2",
+    ]
+    assert names[-2:] == ["check path date", f"watch line {railtour.ORDER['route']}"]
