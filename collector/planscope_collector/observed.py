@@ -195,6 +195,7 @@ text parts, else the function calls' arguments, :func:`_adk_response`; migration
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -745,6 +746,36 @@ def bind(
         for calls in tools_in.values():
             calls.sort(key=lambda t: (t.start_ns, t.span_id))
 
+    # a tool call that hands one plan step to a sub-agent (an argument of it names the step: a
+    # deep agent's task tool, a lead's send-to-worker tool): the sub-agent's run under it is one
+    # attempt of that step, its node visits (model turns, tool nodes, hooks) parts of it
+    handed = _handed(nodes, plans, ordered_plans)
+    part_of: dict[str, str] = {}  # attempt → the sub-agent run it is part of
+    for call, step in handed.items():
+        under = sorted(
+            (a for a in attempts if call in _ancestors(nodes, a.span_id)),
+            key=lambda a: (a.parent_span_id != call, a.start_ns, a.span_id),
+        )
+        if not under:
+            continue
+        run = under[0].span_id  # the sub-agent's own span (a step right under the call) first
+        bound[run] = lineage.get(
+            (_plan_before(ordered_plans, nodes, nodes[call].start_ns) or "", step), step
+        )
+        part_of.update((a.span_id, run) for a in under[1:])
+    if part_of:
+        wrappers |= frozenset(part_of)
+        attempts = [a for a in attempts if a.span_id not in part_of]
+        actions = {span_id: part_of.get(owner, owner) for span_id, owner in actions.items()}
+        for visit, run in part_of.items():
+            tools_in.setdefault(run, []).extend(tools_in.pop(visit, ()))
+            if visit in asked:
+                lines = (asked.get(run, "") + "\n" + asked.pop(visit)).strip().split("\n")
+                asked[run] = "\n".join(dict.fromkeys(lines))
+            bound.pop(visit, None)
+        for calls in tools_in.values():
+            calls.sort(key=lambda t: (t.start_ns, t.span_id))
+
     failed = frozenset(a.span_id for a in attempts if fails(a))
     numbers: dict[str, int] = {}
     seen: dict[str, int] = {}
@@ -793,6 +824,59 @@ def bind(
 
 
 _NONE = SpanNode("", "", "", "")
+
+
+def _handed(
+    nodes: Mapping[str, SpanNode],
+    plans: Mapping[str, Sequence[ObservedStep]],
+    ordered_plans: Sequence[str],
+) -> dict[str, str]:
+    r"""The tool calls that hand one plan step to a sub-agent → that step: one of the call's
+    arguments is, whole, the id of one step of the plan before it
+    (``send_to_worker(item="pick", ...)``).
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("t", "", "tool", "execute_tool hand", tool="hand", start_ns=2,
+    ...              answer='{"input_str": "{\'item\': \'pick\', \'how\': \'by hand\'}"}')]}
+    >>> plans = {"p": [ObservedStep("p", "pick", "", 0), ObservedStep("p", "ship", "", 1)]}
+    >>> _handed(nodes, plans, ["p"])
+    {'t': 'pick'}
+    """
+    out: dict[str, str] = {}
+    for n in nodes.values():
+        if n.kind != A.KIND_TOOL or not n.answer:
+            continue
+        plan = _plan_before(ordered_plans, nodes, n.start_ns)
+        if plan is None:
+            continue
+        ids = {s.step_id for s in plans[plan]}
+        named = {v for v in _argument_values(n.answer) if isinstance(v, str) and v in ids}
+        if len(named) == 1:
+            out[n.span_id] = named.pop()
+    return out
+
+
+def _argument_values(text: str) -> list[Any]:
+    r"""The values a tool call's recorded arguments give by name: a JSON object's, or those of
+    the ``input_str`` a LangChain callback records (the arguments as JSON or a Python literal).
+
+    >>> _argument_values('{"input_str": "{\'item\': \'pick\', \'n\': 2}"}')
+    ['pick', 2]
+    """
+    try:
+        value = safejson.loads(text)
+    except ValueError:
+        return []
+    if isinstance(value, dict) and isinstance(value.get("input_str"), str):
+        inner = value["input_str"]
+        try:
+            value = safejson.loads(inner)
+        except ValueError:
+            try:
+                value = ast.literal_eval(inner)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return []
+    return list(value.values()) if isinstance(value, dict) else []
 
 
 def _sibling_before(attempts: Iterable[SpanNode]) -> dict[str, SpanNode]:
@@ -2792,6 +2876,10 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
         )
         if (plan := next((p for p in plans if p is not None), None)) is None:
             continue
+        if out and plan.json == out[-1].json:
+            # the same steps with the same text and arguments: a to-do list rewritten to mark
+            # progress (its statuses are no step's), not a re-plan
+            continue
         if out and me != who and not (_keeps_names(plan, out) and _gives(plan)):
             # another planner's list is a re-plan only when it keeps the step names and gives
             # them something (a tool, arguments, what to do): names alone are a report of
@@ -2842,6 +2930,7 @@ def _plan_of(
     gives merged into the steps it names (a patch carries only the fields it changes)."""
     if before is not None and (amended := _amended(span_id, items, before, later)) is not None:
         return amended
+    items = _labelled_items(items)
     keys = [k for k in items[0] if all(k in i for i in items)]
     called = _called(tools)
 
@@ -2914,6 +3003,43 @@ def _plan_of(
             step["depends_on"] = needs
         objects.append(step)
     return _as_plan(span_id, objects)
+
+
+_LABEL = re.compile(r"([A-Za-z_][\w.-]*):[ \t]+(\S.*)", re.DOTALL)
+"""A text that starts with its name and a colon (``pick: take 4 crates from bay 2``)."""
+
+
+def _labelled_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items of a to-do list named by the label their text starts with: when no key's
+    values are names but one key's texts all start with distinct ``<name>:`` labels (a todo's
+    ``content``, written as ``<item>: <what>``), each item's name is its label (under ``""``)
+    and that key keeps the text after it; otherwise the items unchanged. A to-do tool's
+    ``status`` (one word, repeated) names no step.
+
+    >>> _labelled_items([{"content": "pick: take 4 crates", "status": "pending"},
+    ...                  {"content": "ship: send them to Oslo", "status": "pending"}])[1]
+    {'': 'ship', 'content': 'send them to Oslo', 'status': 'pending'}
+    """
+    keys = [k for k in items[0] if all(k in i for i in items)]
+
+    def words(key: str) -> bool:
+        values = [i[key] for i in items]
+        return all(isinstance(v, str) and _WORD.fullmatch(v) for v in values) and len(
+            set(values)
+        ) == len(values)
+
+    if "" in keys or any(words(k) for k in keys):
+        return items
+    for key in keys:
+        found = [_LABEL.fullmatch(i[key]) if isinstance(i[key], str) else None for i in items]
+        labels = [m[1] for m in found if m]
+        if len(labels) == len(items) and len(set(labels)) == len(labels):
+            return [
+                {"": m[1], **{k: m[2] if k == key else v for k, v in i.items()}}
+                for m, i in zip(found, items, strict=True)
+                if m
+            ]
+    return items
 
 
 def _says(item: Mapping[str, Any], keys: Iterable[str | None]) -> str:
