@@ -772,7 +772,6 @@ def bind(
             if visit in asked:
                 lines = (asked.get(run, "") + "\n" + asked.pop(visit)).strip().split("\n")
                 asked[run] = "\n".join(dict.fromkeys(lines))
-            bound.pop(visit, None)
         for calls in tools_in.values():
             calls.sort(key=lambda t: (t.start_ns, t.span_id))
 
@@ -3009,12 +3008,19 @@ _LABEL = re.compile(r"([A-Za-z_][\w.-]*):[ \t]+(\S.*)", re.DOTALL)
 """A text that starts with its name and a colon (``pick: take 4 crates from bay 2``)."""
 
 
+_PROGRESS = frozenset(
+    {"pending", "in_progress", "completed", "done", "todo", "cancelled", "canceled", "blocked"}
+)
+"""The statuses to-do tools mark their items with (LangChain's, Claude Code's and OpenAI's
+plan tools: ``pending`` / ``in_progress`` / ``completed``): no item's name."""
+
+
 def _labelled_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The items of a to-do list named by the label their text starts with: when no key's
     values are names but one key's texts all start with distinct ``<name>:`` labels (a todo's
     ``content``, written as ``<item>: <what>``), each item's name is its label (under ``""``)
     and that key keeps the text after it; otherwise the items unchanged. A to-do tool's
-    ``status`` (one word, repeated) names no step.
+    statuses (:data:`_PROGRESS`) name no step, even when they differ.
 
     >>> _labelled_items([{"content": "pick: take 4 crates", "status": "pending"},
     ...                  {"content": "ship: send them to Oslo", "status": "pending"}])[1]
@@ -3024,6 +3030,8 @@ def _labelled_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     def words(key: str) -> bool:
         values = [i[key] for i in items]
+        if all(v in _PROGRESS for v in values):
+            return False
         return all(isinstance(v, str) and _WORD.fullmatch(v) for v in values) and len(
             set(values)
         ) == len(values)
