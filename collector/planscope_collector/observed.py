@@ -751,18 +751,18 @@ def bind(
     # attempt of that step, its node visits (model turns, tool nodes, hooks) parts of it
     handed = _handed(nodes, plans, ordered_plans)
     part_of: dict[str, str] = {}  # attempt → the sub-agent run it is part of
-    for call, step in handed.items():
-        under = sorted(
-            (a for a in attempts if call in _ancestors(nodes, a.span_id)),
-            key=lambda a: (a.parent_span_id != call, a.start_ns, a.span_id),
-        )
-        if not under:
-            continue
-        run = under[0].span_id  # the sub-agent's own span (a step right under the call) first
-        bound[run] = lineage.get(
-            (_plan_before(ordered_plans, nodes, nodes[call].start_ns) or "", step), step
-        )
-        part_of.update((a.span_id, run) for a in under[1:])
+    under: dict[str, list[SpanNode]] = {}
+    for a in attempts if handed else ():
+        call = next((u for u in _ancestors(nodes, a.span_id) if u in handed), None)
+        if call is not None:
+            under.setdefault(call, []).append(a)
+    for call, parts in under.items():
+        # the sub-agent's own span (a step right under the call) first
+        parts.sort(key=lambda a: (a.parent_span_id != call, a.start_ns, a.span_id))
+        run = parts[0].span_id
+        plan = _plan_before(ordered_plans, nodes, nodes[call].start_ns) or ""
+        bound[run] = lineage.get((plan, handed[call]), handed[call])
+        part_of.update((a.span_id, run) for a in parts[1:])
     if part_of:
         wrappers |= frozenset(part_of)
         attempts = [a for a in attempts if a.span_id not in part_of]
@@ -830,20 +830,24 @@ def _handed(
     plans: Mapping[str, Sequence[ObservedStep]],
     ordered_plans: Sequence[str],
 ) -> dict[str, str]:
-    r"""The tool calls that hand one plan step to a sub-agent → that step: one of the call's
-    arguments is, whole, the id of one step of the plan before it
-    (``send_to_worker(item="pick", ...)``).
+    r"""The tool calls that hand one plan step to a sub-agent → that step: a call with spans
+    under it (the sub-agent's run) one of whose arguments is, whole, the id of one step of the
+    plan before it (``send_to_worker(item="pick", ...)``).
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("t", "", "tool", "execute_tool hand", tool="hand", start_ns=2,
-    ...              answer='{"input_str": "{\'item\': \'pick\', \'how\': \'by hand\'}"}')]}
+    ...              answer='{"input_str": "{\'item\': \'pick\', \'how\': \'by hand\'}"}'),
+    ...     SpanNode("w", "t", "step", "invoke_agent worker", step_name="worker", start_ns=3)]}
     >>> plans = {"p": [ObservedStep("p", "pick", "", 0), ObservedStep("p", "ship", "", 1)]}
     >>> _handed(nodes, plans, ["p"])
     {'t': 'pick'}
     """
     out: dict[str, str] = {}
+    if not ordered_plans:
+        return out
+    over = {n.parent_span_id for n in nodes.values()}  # a hand-off encloses the sub-agent's run
     for n in nodes.values():
-        if n.kind != A.KIND_TOOL or not n.answer:
+        if n.kind != A.KIND_TOOL or n.span_id not in over or not n.answer:
             continue
         plan = _plan_before(ordered_plans, nodes, n.start_ns)
         if plan is None:
@@ -2869,15 +2873,16 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
             continue
         later = said.later(n, above, me)
         plans = (
-            _plan_of(n.span_id, items, later, said.tools, out[-1] if out else None)
+            (items, _plan_of(n.span_id, items, later, said.tools, out[-1] if out else None))
             for items in chain([first], lists)
             if out or len(items) >= 2  # the first plan needs two steps
         )
-        if (plan := next((p for p in plans if p is not None), None)) is None:
+        items, plan = next(((i, p) for i, p in plans if p is not None), (first, None))
+        if plan is None:
             continue
-        if out and plan.json == out[-1].json:
-            # the same steps with the same text and arguments: a to-do list rewritten to mark
-            # progress (its statuses are no step's), not a re-plan
+        if out and plan.json == out[-1].json and _marks_progress(items):
+            # a to-do list rewritten with the same steps, text and arguments to mark progress
+            # (its statuses are no step's): a status update, not a re-plan
             continue
         if out and me != who and not (_keeps_names(plan, out) and _gives(plan)):
             # another planner's list is a re-plan only when it keeps the step names and gives
@@ -3013,6 +3018,15 @@ _PROGRESS = frozenset(
 )
 """The statuses to-do tools mark their items with (LangChain's, Claude Code's and OpenAI's
 plan tools: ``pending`` / ``in_progress`` / ``completed``): no item's name."""
+
+
+def _marks_progress(items: list[dict[str, Any]]) -> bool:
+    """Whether a list's items carry a to-do tool's statuses (:data:`_PROGRESS`), one each.
+
+    >>> _marks_progress([{"content": "pick", "status": "completed"}, {"content": "ship"}])
+    False
+    """
+    return all(any(v in _PROGRESS for v in i.values() if isinstance(v, str)) for i in items)
 
 
 def _labelled_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
