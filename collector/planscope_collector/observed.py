@@ -3030,9 +3030,10 @@ def _marks_progress(items: list[dict[str, Any]]) -> bool:
 
 
 def _labelled_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The items of a to-do list named by the label their text starts with: when no key's
-    values are names but one key's texts all start with distinct ``<name>:`` labels (a todo's
-    ``content``, written as ``<item>: <what>``), each item's name is its label (under ``""``)
+    """The items of a to-do list (each marked with a status, :func:`_marks_progress`) named by
+    the label their text starts with: when no key's values are names but one key's texts all
+    start with distinct ``<name>:`` labels (a todo's ``content``, written as ``<item>: <what>``),
+    each item's name is its label (under ``""``)
     and that key keeps the text after it; otherwise the items unchanged. A to-do tool's
     statuses (:data:`_PROGRESS`) name no step, even when they differ.
 
@@ -3044,13 +3045,13 @@ def _labelled_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     def words(key: str) -> bool:
         values = [i[key] for i in items]
-        if all(v in _PROGRESS for v in values):
+        if all(isinstance(v, str) and v in _PROGRESS for v in values):
             return False
         return all(isinstance(v, str) and _WORD.fullmatch(v) for v in values) and len(
             set(values)
         ) == len(values)
 
-    if "" in keys or any(words(k) for k in keys):
+    if "" in keys or not _marks_progress(items) or any(words(k) for k in keys):
         return items
     for key in keys:
         found = [_LABEL.fullmatch(i[key]) if isinstance(i[key], str) else None for i in items]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 
-from planscope_collector.observed import SpanNode, bind
+from planscope_collector.observed import SpanNode, _labelled_items, bind
 
 ITEMS = {
     "scout_location": "find a rooftop in Leith for the night shoot on 2027-03-02",
@@ -101,3 +101,11 @@ def test_the_sub_agent_run_a_tool_call_hands_an_item_is_one_attempt_of_it() -> N
     assert {b.actions[c] for c in searches} == {"ia0"}
     assert b.steps.get("ia1") == "rent_camera" and "ia1" in b.attempts
     assert "ia0" not in b.failed  # its last search worked
+
+
+def test_a_list_with_no_todo_status_is_read_as_before() -> None:
+    # a list of results whose texts happen to start with labels is no to-do list
+    items = [{"title": "pick: by hand", "n": 1}, {"title": "ship: by van", "n": 2}]
+    assert _labelled_items(items) == items
+    todo = [{**i, "status": "pending"} for i in items]
+    assert [i[""] for i in _labelled_items(todo)] == ["pick", "ship"]
