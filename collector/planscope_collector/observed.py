@@ -826,7 +826,7 @@ _NONE = SpanNode("", "", "", "")
 
 
 def _handed(
-    nodes: Mapping[str, SpanNode],
+    nodes: dict[str, SpanNode],
     plans: Mapping[str, Sequence[ObservedStep]],
     ordered_plans: Sequence[str],
 ) -> dict[str, str]:
