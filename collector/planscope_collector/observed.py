@@ -3033,9 +3033,9 @@ def _labelled_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The items of a to-do list (each marked with a status, :func:`_marks_progress`) named by
     the label their text starts with: when no key's values are names but one key's texts all
     start with distinct ``<name>:`` labels (a todo's ``content``, written as ``<item>: <what>``),
-    each item's name is its label (under ``""``)
-    and that key keeps the text after it; otherwise the items unchanged. A to-do tool's
-    statuses (:data:`_PROGRESS`) name no step, even when they differ.
+    each item's name is its label (under ``""``) and that key keeps the text after it;
+    otherwise the items unchanged. A to-do tool's statuses (:data:`_PROGRESS`) name no step,
+    even when they differ.
 
     >>> _labelled_items([{"content": "pick: take 4 crates", "status": "pending"},
     ...                  {"content": "ship: send them to Oslo", "status": "pending"}])[1]
