@@ -722,6 +722,16 @@ def bind(
             return ""
         return "llm" if span_id in llm_in else "tools"
 
+    def fold(parts: Mapping[str, str]) -> None:
+        """Give each visit's tool calls and requests to the attempt it is part of."""
+        for visit, first in parts.items():
+            tools_in.setdefault(first, []).extend(tools_in.pop(visit, ()))
+            if visit in asked:
+                lines = (asked.get(first, "") + "\n" + asked.pop(visit)).strip().split("\n")
+                asked[first] = "\n".join(dict.fromkeys(lines))
+        for calls in tools_in.values():
+            calls.sort(key=lambda t: (t.start_ns, t.span_id))
+
     head: dict[str, str] = {}
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
         if (before := before_of.get(a.span_id)) is None:
@@ -738,13 +748,7 @@ def bind(
         wrappers |= frozenset(head)
         attempts = [a for a in attempts if a.span_id not in head]
         actions = {span_id: head.get(owner, owner) for span_id, owner in actions.items()}
-        for visit, first in head.items():
-            tools_in.setdefault(first, []).extend(tools_in.pop(visit, ()))
-            if visit in asked:
-                lines = (asked.get(first, "") + "\n" + asked.pop(visit)).strip().split("\n")
-                asked[first] = "\n".join(dict.fromkeys(lines))
-        for calls in tools_in.values():
-            calls.sort(key=lambda t: (t.start_ns, t.span_id))
+        fold(head)
 
     # a tool call that hands one plan step to a sub-agent (an argument of it names the step: a
     # deep agent's task tool, a lead's send-to-worker tool): the sub-agent's run under it is one
@@ -767,13 +771,7 @@ def bind(
         wrappers |= frozenset(part_of)
         attempts = [a for a in attempts if a.span_id not in part_of]
         actions = {span_id: part_of.get(owner, owner) for span_id, owner in actions.items()}
-        for visit, run in part_of.items():
-            tools_in.setdefault(run, []).extend(tools_in.pop(visit, ()))
-            if visit in asked:
-                lines = (asked.get(run, "") + "\n" + asked.pop(visit)).strip().split("\n")
-                asked[run] = "\n".join(dict.fromkeys(lines))
-        for calls in tools_in.values():
-            calls.sort(key=lambda t: (t.start_ns, t.span_id))
+        fold(part_of)
 
     failed = frozenset(a.span_id for a in attempts if fails(a))
     numbers: dict[str, int] = {}
