@@ -195,6 +195,7 @@ text parts, else the function calls' arguments, :func:`_adk_response`; migration
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import re
@@ -721,6 +722,16 @@ def bind(
             return ""
         return "llm" if span_id in llm_in else "tools"
 
+    def fold(parts: Mapping[str, str]) -> None:
+        """Give each visit's tool calls and requests to the attempt it is part of."""
+        for visit, first in parts.items():
+            tools_in.setdefault(first, []).extend(tools_in.pop(visit, ()))
+            if visit in asked:
+                lines = (asked.get(first, "") + "\n" + asked.pop(visit)).strip().split("\n")
+                asked[first] = "\n".join(dict.fromkeys(lines))
+        for calls in tools_in.values():
+            calls.sort(key=lambda t: (t.start_ns, t.span_id))
+
     head: dict[str, str] = {}
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
         if (before := before_of.get(a.span_id)) is None:
@@ -737,13 +748,30 @@ def bind(
         wrappers |= frozenset(head)
         attempts = [a for a in attempts if a.span_id not in head]
         actions = {span_id: head.get(owner, owner) for span_id, owner in actions.items()}
-        for visit, first in head.items():
-            tools_in.setdefault(first, []).extend(tools_in.pop(visit, ()))
-            if visit in asked:
-                lines = (asked.get(first, "") + "\n" + asked.pop(visit)).strip().split("\n")
-                asked[first] = "\n".join(dict.fromkeys(lines))
-        for calls in tools_in.values():
-            calls.sort(key=lambda t: (t.start_ns, t.span_id))
+        fold(head)
+
+    # a tool call that hands one plan step to a sub-agent (an argument of it names the step: a
+    # deep agent's task tool, a lead's send-to-worker tool): the sub-agent's run under it is one
+    # attempt of that step, its node visits (model turns, tool nodes, hooks) parts of it
+    handed = _handed(nodes, plans, ordered_plans)
+    part_of: dict[str, str] = {}  # attempt → the sub-agent run it is part of
+    under: dict[str, list[SpanNode]] = {}
+    for a in attempts if handed else ():
+        call = next((u for u in _ancestors(nodes, a.span_id) if u in handed), None)
+        if call is not None:
+            under.setdefault(call, []).append(a)
+    for call, parts in under.items():
+        # the sub-agent's own span (a step right under the call) first
+        parts.sort(key=lambda a: (a.parent_span_id != call, a.start_ns, a.span_id))
+        run = parts[0].span_id
+        plan = _plan_before(ordered_plans, nodes, nodes[call].start_ns) or ""
+        bound[run] = lineage.get((plan, handed[call]), handed[call])
+        part_of.update((a.span_id, run) for a in parts[1:])
+    if part_of:
+        wrappers |= frozenset(part_of)
+        attempts = [a for a in attempts if a.span_id not in part_of]
+        actions = {span_id: part_of.get(owner, owner) for span_id, owner in actions.items()}
+        fold(part_of)
 
     failed = frozenset(a.span_id for a in attempts if fails(a))
     numbers: dict[str, int] = {}
@@ -793,6 +821,63 @@ def bind(
 
 
 _NONE = SpanNode("", "", "", "")
+
+
+def _handed(
+    nodes: dict[str, SpanNode],
+    plans: Mapping[str, Sequence[ObservedStep]],
+    ordered_plans: Sequence[str],
+) -> dict[str, str]:
+    r"""The tool calls that hand one plan step to a sub-agent → that step: a call with spans
+    under it (the sub-agent's run) one of whose arguments is, whole, the id of one step of the
+    plan before it (``send_to_worker(item="pick", ...)``).
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("t", "", "tool", "execute_tool hand", tool="hand", start_ns=2,
+    ...              answer='{"input_str": "{\'item\': \'pick\', \'how\': \'by hand\'}"}'),
+    ...     SpanNode("w", "t", "step", "invoke_agent worker", step_name="worker", start_ns=3)]}
+    >>> plans = {"p": [ObservedStep("p", "pick", "", 0), ObservedStep("p", "ship", "", 1)]}
+    >>> _handed(nodes, plans, ["p"])
+    {'t': 'pick'}
+    """
+    out: dict[str, str] = {}
+    if not ordered_plans:
+        return out
+    over = {n.parent_span_id for n in nodes.values()}  # a hand-off encloses the sub-agent's run
+    for n in nodes.values():
+        if n.kind != A.KIND_TOOL or n.span_id not in over or not n.answer:
+            continue
+        plan = _plan_before(ordered_plans, nodes, n.start_ns)
+        if plan is None:
+            continue
+        ids = {s.step_id for s in plans[plan]}
+        named = {v for v in _argument_values(n.answer) if isinstance(v, str) and v in ids}
+        if len(named) == 1:
+            out[n.span_id] = named.pop()
+    return out
+
+
+def _argument_values(text: str) -> list[Any]:
+    r"""The values a tool call's recorded arguments give by name: a JSON object's, or those of
+    the ``input_str`` a LangChain callback records (the arguments as JSON or a Python literal).
+
+    >>> _argument_values('{"input_str": "{\'item\': \'pick\', \'n\': 2}"}')
+    ['pick', 2]
+    """
+    try:
+        value = safejson.loads(text)
+    except ValueError:
+        return []
+    if isinstance(value, dict) and isinstance(value.get("input_str"), str):
+        inner = value["input_str"]
+        try:
+            value = safejson.loads(inner)
+        except ValueError:
+            try:
+                value = ast.literal_eval(inner)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return []
+    return list(value.values()) if isinstance(value, dict) else []
 
 
 def _sibling_before(attempts: Iterable[SpanNode]) -> dict[str, SpanNode]:
@@ -2825,11 +2910,16 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
             continue
         later = said.later(n, above, me)
         plans = (
-            _plan_of(n.span_id, items, later, said.tools, out[-1] if out else None)
+            (items, _plan_of(n.span_id, items, later, said.tools, out[-1] if out else None))
             for items in chain([first], lists)
             if out or len(items) >= 2  # the first plan needs two steps
         )
-        if (plan := next((p for p in plans if p is not None), None)) is None:
+        items, plan = next(((i, p) for i, p in plans if p is not None), (first, None))
+        if plan is None:
+            continue
+        if out and plan.json == out[-1].json and _marks_progress(items):
+            # a to-do list rewritten with the same steps, text and arguments to mark progress
+            # (its statuses are no step's): a status update, not a re-plan
             continue
         if out and me != who and not _keeps_names(plan, out):
             continue  # another planner's list is a re-plan only when it keeps the step names
@@ -2865,6 +2955,7 @@ def _plan_of(
     gives merged into the steps it names (a patch carries only the fields it changes)."""
     if before is not None and (amended := _amended(span_id, items, before, later)) is not None:
         return amended
+    items = _labelled_items(items)
     keys = [k for k in items[0] if all(k in i for i in items)]
     called = _called(tools)
 
@@ -2937,6 +3028,62 @@ def _plan_of(
             step["depends_on"] = needs
         objects.append(step)
     return _as_plan(span_id, objects)
+
+
+_LABEL = re.compile(r"([A-Za-z_][\w.-]*):[ \t]+(\S.*)", re.DOTALL)
+"""A text that starts with its name and a colon (``pick: take 4 crates from bay 2``)."""
+
+
+_PROGRESS = frozenset(
+    {"pending", "in_progress", "completed", "done", "todo", "cancelled", "canceled", "blocked"}
+)
+"""The statuses to-do tools mark their items with (LangChain's, Claude Code's and OpenAI's
+plan tools: ``pending`` / ``in_progress`` / ``completed``): no item's name."""
+
+
+def _marks_progress(items: list[dict[str, Any]]) -> bool:
+    """Whether a list's items carry a to-do tool's statuses (:data:`_PROGRESS`), one each.
+
+    >>> _marks_progress([{"content": "pick", "status": "completed"}, {"content": "ship"}])
+    False
+    """
+    return all(any(v in _PROGRESS for v in i.values() if isinstance(v, str)) for i in items)
+
+
+def _labelled_items(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items of a to-do list (each marked with a status, :func:`_marks_progress`) named by
+    the label their text starts with: when no key's values are names but one key's texts all
+    start with distinct ``<name>:`` labels (a todo's ``content``, written as ``<item>: <what>``),
+    each item's name is its label (under ``""``) and that key keeps the text after it;
+    otherwise the items unchanged. A to-do tool's statuses (:data:`_PROGRESS`) name no step,
+    even when they differ.
+
+    >>> _labelled_items([{"content": "pick: take 4 crates", "status": "pending"},
+    ...                  {"content": "ship: send them to Oslo", "status": "pending"}])[1]
+    {'': 'ship', 'content': 'send them to Oslo', 'status': 'pending'}
+    """
+    keys = [k for k in items[0] if all(k in i for i in items)]
+
+    def words(key: str) -> bool:
+        values = [i[key] for i in items]
+        if all(isinstance(v, str) and v in _PROGRESS for v in values):
+            return False
+        return all(isinstance(v, str) and _WORD.fullmatch(v) for v in values) and len(
+            set(values)
+        ) == len(values)
+
+    if "" in keys or not _marks_progress(items) or any(words(k) for k in keys):
+        return items
+    for key in keys:
+        found = [_LABEL.fullmatch(i[key]) if isinstance(i[key], str) else None for i in items]
+        labels = [m[1] for m in found if m]
+        if len(labels) == len(items) and len(set(labels)) == len(labels):
+            return [
+                {"": m[1], **{k: m[2] if k == key else v for k, v in i.items()}}
+                for m, i in zip(found, items, strict=True)
+                if m
+            ]
+    return items
 
 
 def _says(item: Mapping[str, Any], keys: Iterable[str | None]) -> str:
