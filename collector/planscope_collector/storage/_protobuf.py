@@ -72,12 +72,7 @@ STRUCTURE = (
 
 
 def _value(v: str) -> str:
-    """``_otlp.any_value_str`` for a scalar ``AnyValue`` (the oneof's presence in ``value``).
-
-    A string is taken as decoded and only the other kinds are rendered, each into ``''`` when
-    absent, then concatenated: an ``AnyValue`` holds at most one member (the request path spools
-    only bodies that re-serialize byte for byte), so every part but one is empty.
-    """
+    """``_otlp.any_value_str`` for a scalar ``AnyValue`` (the oneof's presence in ``value``)."""
     x = f"{v}.double_value"
     unsupported = "'json: unsupported value: "
     # toString(Float64) writes the shortest round-trip digits, switching to e-notation below
@@ -87,13 +82,13 @@ def _value(v: str) -> str:
         f"if({x} > 0, {unsupported}+Inf', {unsupported}-Inf'), "
         f"replaceRegexpOne(toString({x}), 'e([0-9])', 'e+\\\\1'))"
     )
-    other = (
-        f"multiIf({v}.value = 'int_value', toString({v}.int_value), "
+    return (
+        f"multiIf({v}.value = 'string_value', {v}.string_value, "
+        f"{v}.value = 'int_value', toString({v}.int_value), "
         f"{v}.value = 'bool_value', if({v}.bool_value, 'true', 'false'), "
         f"{v}.value = 'double_value', {double}, "
         f"{v}.value = 'bytes_value', base64Encode({v}.bytes_value), '')"
     )
-    return f"concat({v}.string_value, {other})"
 
 
 def _attributes(kvs: str, name: str) -> str:
