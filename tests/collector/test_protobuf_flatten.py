@@ -183,6 +183,58 @@ def test_clickhouse_flattens_scalar_values_exactly_as_python_does(
     assert "'dup':'last'" in attrs and attrs.index("'dup'") < attrs.index("'x'")
 
 
+# Attribute lists by shape: strings only (the common case, whose decoded values the map keeps as
+# they are), a string overriding another kind under a repeated key and the reverse, other kinds
+# only, a value of no kind among strings, none at all.
+ATTRIBUTE_SHAPES = [
+    [_kv("a", string_value="x"), _kv("b", string_value=""), _kv("c", string_value="ü z")],
+    [_kv("a", string_value="1"), _kv("b", string_value="2"), _kv("a", string_value="3")],
+    [_kv("k", string_value="s"), _kv("n", int_value=7), _kv("k", int_value=-1)],
+    [_kv("k", double_value=0.5), _kv("s", string_value="t"), _kv("k", string_value="won")],
+    [
+        _kv("i", int_value=3),
+        _kv("d", double_value=1e21),
+        _kv("b", bool_value=True),
+        _kv("y", bytes_value=b"\xfe"),
+    ],
+    [_kv("s", string_value="a"), KeyValue(key="none"), _kv("t", string_value="b")],
+    [_kv("b", bool_value=False), _kv("s", string_value="x" * 300), _kv("d", double_value=-0.0)],
+    [],
+]
+
+
+def shapes_request(seed: int) -> ExportTraceServiceRequest:
+    """One span per shape; each span's event and link carry the next shapes."""
+    request = ExportTraceServiceRequest()
+    rs = request.resource_spans.add()
+    rs.resource.attributes.extend(ATTRIBUTE_SHAPES[seed % len(ATTRIBUTE_SHAPES)])
+    spans = rs.scope_spans.add().spans
+    start = time.time_ns() // 1000 * 1000
+    n = len(ATTRIBUTE_SHAPES)
+    for i, shape in enumerate(ATTRIBUTE_SHAPES):
+        span = spans.add(trace_id=bytes([seed, 3]) * 8, span_id=bytes([seed, i + 1]) * 4,
+                         name="s", start_time_unix_nano=start + i)  # fmt: skip
+        span.attributes.extend(shape)
+        span.events.add(name="e").attributes.extend(ATTRIBUTE_SHAPES[(i + 1) % n])
+        link = span.links.add(trace_id=b"\x09" * 16, span_id=b"\x08" * 8)
+        link.attributes.extend(ATTRIBUTE_SHAPES[(i + 2) % n])
+    return request
+
+
+def test_attribute_maps_of_every_shape_match_python(tmp_path: Path, store: Store) -> None:
+    requests = [(shapes_request(seed), None) for seed in (11, 12, 13)]
+    _python_store(store, requests)
+    python_rows = _rows(store)
+    _truncate(store)
+    bodies = [(r.SerializeToString(), p) for r, p in requests]
+    assert _spool_and_store(tmp_path, store, bodies) == SCALAR_OTLP
+    assert len(python_rows) == 3 * len(ATTRIBUTE_SHAPES)
+    assert _rows(store) == python_rows
+    attrs = {r["SpanId"]: r["SpanAttributes"] for r in python_rows}
+    assert attrs[(bytes([11, 3]) * 4).hex()] == "{'k':'-1','n':'7'}"
+    assert attrs[(bytes([11, 4]) * 4).hex()] == "{'k':'won','s':'t'}"
+
+
 @pytest.mark.parametrize("nested", ["array", "kvlist"])
 def test_a_request_with_nested_values_is_flattened_by_python(
     tmp_path: Path, store: Store, nested: str
