@@ -7,7 +7,9 @@ block's text but not its ``is_error`` flag, so the app runs each tool under a TO
 own (as a Phoenix user adds one) whose status says the call failed. Played for real (the SDK,
 the instrumentor, the corpus's fake Messages API) in a child process: the instrumentor patches
 the SDK for good. The wheel truing stand answers an error, each time another, until the mechanic
-gives up and the repair fails."""
+gives up and the repair fails. The same shop **without tool spans of its own** (its tools run in
+no span): the instrumentor drops ``is_error``, the request JSON it records as the LLM span's
+``input.value`` keeps it, and the conversation reader takes the failed calls from there."""
 
 from __future__ import annotations
 
@@ -88,9 +90,10 @@ def respond(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"type": "tool_use", "id": f"toolu_{n}", "name": step["tool"], "input": use}]
 
 
-def repair(url: str) -> None:
+def repair(url: str, service: str = SERVICE, tool_spans: bool = True) -> None:
     """One repair ticket: the SDK traced by OpenInference into the collector at ``url``, under
-    the app's own root span and one span per step attempt."""
+    the app's own root span and one span per step attempt; each tool run in a TOOL span of the
+    app's own unless ``tool_spans`` is false."""
     from anthropic import Anthropic
     from openinference.instrumentation.anthropic import AnthropicInstrumentor
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -105,6 +108,8 @@ def repair(url: str) -> None:
         """Run a tool under the app's OpenInference TOOL span (as a Phoenix user adds one):
         the instrumentor records a ``tool_result`` block's text but not its ``is_error``, so
         the span's status is what says the call failed."""
+        if not tool_spans:
+            return (jams.pop(0), True) if name == JAMMED else (json.dumps({"pads_mm": 2.5}), False)
         with tracer.start_as_current_span(name) as span:
             span.set_attributes({"openinference.span.kind": "TOOL", "tool.name": name})
             if name == JAMMED:
@@ -115,7 +120,7 @@ def repair(url: str) -> None:
             span.set_attribute("output.value", said)
             return said, False
 
-    provider = TracerProvider(resource=Resource.create({"service.name": SERVICE}))
+    provider = TracerProvider(resource=Resource.create({"service.name": service}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
     AnthropicInstrumentor().instrument(tracer_provider=provider)
     tracer = provider.get_tracer("bikes")
@@ -192,4 +197,37 @@ def test_anthropic_sdk_under_openinference_reads_the_submitted_plan_and_the_loop
     # the failures inside the one conversation are the loop: each call's own text counted
     assert loops[0].detail["tool"] == JAMMED
     assert loops[0].detail["distinct_errors"] == len(JAMS)
+    assert loops[0].detail["last_error"] == JAMS[-1]
+
+
+def repair_without_tool_spans(url: str) -> None:
+    """:func:`repair` by a shop whose tools run in no span of its own."""
+    repair(url, f"{SERVICE}-bare", tool_spans=False)
+
+
+def test_is_error_results_of_a_conversation_without_tool_spans_are_failed_calls(
+    collector: BackgroundServer,
+) -> None:
+    """Without the app's tool spans, the tool calls only the conversation says are read from
+    the LLM spans' messages; the ones whose ``tool_result`` the request marked ``is_error``
+    failed, with their text as the error, and the truing stand failing again and again in one
+    conversation is a runaway loop at its step. (Before: every call OK, no loop.)"""
+    t = _played(
+        collector,
+        "tests.collector.test_openinference_anthropic",
+        "repair_without_tool_spans",
+        f"{SERVICE}-bare",
+    )
+    assert [s.step_id for s in t.plan_steps] == [s["id"] for s in STEPS], t.plan_steps
+    calls = [(c.step_id, c.tool, c.failed) for c in t.tools]
+    assert calls == [("check_brakes", "measure_pads", False)] + [
+        (FAILING, JAMMED, True) for _ in JAMS
+    ], t.tools
+    assert [c.message for c in t.tools if c.failed] == JAMS
+    result = Analyzer(collector.app.state.collector.store, settle_seconds=0).analyze(
+        "default", [t.trace_id], write=False
+    )
+    loops = [f for f in result.findings if f.kind == A.FINDING_RUNAWAY_LOOP]
+    assert [f.step_id for f in loops] == [FAILING], result.findings
+    assert loops[0].detail["tool"] == JAMMED
     assert loops[0].detail["last_error"] == JAMS[-1]
