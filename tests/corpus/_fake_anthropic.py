@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
+
+from ._loopback import Loopback
 
 MODEL = "claude-sonnet-4-5"
 Blocks = list[dict[str, Any]]
@@ -94,8 +92,7 @@ def _never(body: dict[str, Any]) -> bool:
     return False
 
 
-@dataclass
-class AnthropicServer:
+class AnthropicServer(Loopback):
     """The fake Messages API under uvicorn in a thread on a free loopback port.
 
     >>> with AnthropicServer(lambda body: [{"type": "text", "text": "ok"}]) as server:
@@ -103,36 +100,11 @@ class AnthropicServer:
     True
     """
 
-    respond: Script
-    overloaded: Callable[[dict[str, Any]], bool] = _never
-    _server: uvicorn.Server = field(init=False)
-    _thread: threading.Thread = field(init=False)
-
-    def __post_init__(self) -> None:
-        config = uvicorn.Config(
-            create_app(self.respond, self.overloaded),
-            host="127.0.0.1",
-            port=0,
-            log_level="warning",
-            lifespan="off",
-        )
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="fake-anthropic", daemon=True)
+    def __init__(
+        self, respond: Script, overloaded: Callable[[dict[str, Any]], bool] = _never
+    ) -> None:
+        super().__init__(create_app(respond, overloaded), "fake Anthropic")
 
     def base_url(self, client: str) -> str:
         """The SDK's ``base_url`` for one client (it posts to ``{base_url}/v1/messages``)."""
-        port = self._server.servers[0].sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}/{client}"
-
-    def __enter__(self) -> AnthropicServer:
-        self._thread.start()
-        deadline = time.monotonic() + 30
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the fake Anthropic server did not start")
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=30)
+        return f"{self.origin}/{client}"
