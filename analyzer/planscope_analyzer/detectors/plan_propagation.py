@@ -29,8 +29,9 @@ The patterns, all blamed on the planner:
 * **a wrong value, traced through outputs**: the failure names a value that the failing step's
   tool arguments carried and that an earlier step's tool *returned* (a division by zero on the
   0 a query returned), or an argument the failure names by its name ("no estimate on
-  file") whose plan entry stands in for one earlier step's result (``"<from inspect>"``): the
-  value came out of that step. With no failing step, a figure the outcome check names that a
+  file") or by its value (an engine's number, when no earlier result recorded holds it) whose
+  plan entry stands in for one earlier step's result (``"<from inspect>"``): the value came out
+  of that step. With no failing step, a figure the outcome check names that a
   step's tool returned starts the lineage at the last step that returned it (a payout audit
   naming the paid amount). Going up that lineage (a step's
   arguments that carried a still earlier step's result), the first step whose arguments
@@ -143,7 +144,7 @@ from planscope import safejson
 from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids, traces_of
-from .._load import _uncontested
+from .._load import _PAIRS, _covered, _uncontested
 from .._model import PLANNER, VALUE, Attempt, Finding, PlanStep, ToolCall, TraceData
 from ._base import by_start, make_finding
 from .context_lost import ContextLost
@@ -429,6 +430,7 @@ class _Values:
     _plans: tuple[list[Any], list[Any]] | None = None
     _written: set[str] | None = None
     _said: set[str] | None = None
+    _keyed: dict[str, set[str]] | None = None
 
     def decoded(self, text: str) -> Any:
         """:func:`_decode` of a captured argument or result text (``_INVALID`` when it is
@@ -556,18 +558,46 @@ class _Values:
             self._said = self.text(self.objective)
         return self._said
 
+    @property
+    def keyed(self) -> dict[str, set[str]]:
+        """The numbers the objective states only as the values of keyed pairs (``"coaches":
+        9``), each with those keys (normalised: :func:`_key`): such a number states those
+        quantities, not another argument's that happens to hold it."""
+        if self._keyed is None:
+            keyed: dict[str, set[str]] = {}
+            spans: list[tuple[int, int]] = []
+            for pattern in _PAIRS:
+                for m in pattern.finditer(self.objective):
+                    spans.append(m.span())
+                    value = m.group("value").strip("\"' ,")
+                    if is_number(value):
+                        for f in forms(value):
+                            keyed.setdefault(f, set()).add(_key(m.group("key")))
+            inside = _covered(spans)
+            for t in VALUE.finditer(self.objective) if keyed else ():
+                if not inside(t.start()):  # the prose states it too: for whatever it is
+                    for f in forms(t.group(0)):
+                        keyed.pop(f, None)
+            self._keyed = keyed
+        return self._keyed
+
     def entered(self, call: ToolCall) -> set[str]:
         """The values of a call's arguments that the planner wrote (a whole argument leaf of
-        the plan JSON) and the objective does not state."""
+        the plan JSON) and the objective does not state for that argument (a number it states
+        only under other keys, :attr:`keyed`, it does not state for this one)."""
         found = self._entered.get(call.span_id)
         if found is None:
-            written, said = self.written, self.said
+            written, said, keyed = self.written, self.said, self.keyed
+            decoded = self.decoded(call.arguments)
+            named = [] if decoded is _INVALID or decoded is None else _named(decoded, "")
             found = self._entered[call.span_id] = {
                 v
-                for leaf in self.leaves(call.arguments)
+                for name, value in named
+                for leaf in _scalars(value)
                 if forms(leaf) & written
-                for v in self.text(leaf) - said
+                for v in self.text(leaf)
                 if _traceable(v)
+                and (v not in said or (bool(name) and v in keyed and _key(name) not in keyed[v]))
             }
         return found
 
@@ -597,6 +627,15 @@ def _values(trace: TraceData) -> _Values:
             [c.arguments for c in trace.tools if c.arguments],
         )
     return found
+
+
+def _key(name: str) -> str:
+    """A key or argument name compared case- and separator-blind (``Max RA`` is ``max_ra``).
+
+    >>> _key("Max RA"), _key("max-ra")
+    ('max_ra', 'max_ra')
+    """
+    return "_".join(re.findall(r"[a-z0-9]+", name.lower()))
 
 
 def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -943,7 +982,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 20
+    version = 21
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -1141,11 +1180,15 @@ class PlanPropagation:
             text, before, other_than = failing.message, failing.start_ns, failing.step_id
             received = {v for c in trace.tools_of(failing) for v in memo.text(c.arguments)}
             named = (memo.text(text) & received) - said
-            # an argument the failure names by its name ("no estimate on file"): its value too
+            # an argument the failure names by its name ("no estimate on file"): its value too;
+            # or by its value ("engine 60163 is too heavy"): when no earlier result holds it
+            # (a result not recorded), the plan's entry for that argument says where it came from
             for c in trace.tools_of(failing):
                 for name, vs in memo.arguments(c.arguments).items():
                     if vs - said and names_argument(text, name):
                         by_name.setdefault(name, set()).update(vs - said)
+                    elif vs & named:
+                        by_name.setdefault(name, set()).update(vs & named)
             named |= {v for vs in by_name.values() for v in vs}
         else:
             # the outcome check names a figure (a number, a date, an id: a value with a digit,
