@@ -36,7 +36,9 @@ The patterns, all blamed on the planner:
   naming the paid amount). Going up that lineage (a step's
   arguments that carried a still earlier step's result), the first step whose arguments
   carried a value the planner wrote and the objective does not state is where the wrong value
-  entered (the query's region). Nothing is reported when every step of the lineage got only
+  entered (the query's region); a number the objective states only as the value of other keys
+  (a form's ``"coaches": 9``) it does not state for an argument of another name. Nothing is
+  reported when every step of the lineage got only
   what the objective states (the world returned the zero), nor when each planner value that
   step got also went into a call of the same tool that returned something else (a metric that
   gave a figure for the other month did not make the zero). Tool results are read, like the
@@ -144,7 +146,7 @@ from planscope import safejson
 from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids, traces_of
-from .._load import _PAIRS, _covered, _uncontested
+from .._load import _PAIRS, _covered, _pair_key, _uncontested
 from .._model import PLANNER, VALUE, Attempt, Finding, PlanStep, ToolCall, TraceData
 from ._base import by_start, make_finding
 from .context_lost import ContextLost
@@ -561,7 +563,7 @@ class _Values:
     @property
     def keyed(self) -> dict[str, set[str]]:
         """The numbers the objective states only as the values of keyed pairs (``"coaches":
-        9``), each with those keys (normalised: :func:`_key`): such a number states those
+        9``), each with those keys (normalised: ``_pair_key``): such a number states those
         quantities, not another argument's that happens to hold it."""
         if self._keyed is None:
             keyed: dict[str, set[str]] = {}
@@ -572,7 +574,7 @@ class _Values:
                     value = m.group("value").strip("\"' ,")
                     if is_number(value):
                         for f in forms(value):
-                            keyed.setdefault(f, set()).add(_key(m.group("key")))
+                            keyed.setdefault(f, set()).add(_pair_key(m.group("key")))
             inside = _covered(spans)
             for t in VALUE.finditer(self.objective) if keyed else ():
                 if not inside(t.start()):  # the prose states it too: for whatever it is
@@ -590,15 +592,16 @@ class _Values:
             written, said, keyed = self.written, self.said, self.keyed
             decoded = self.decoded(call.arguments)
             named = [] if decoded is _INVALID or decoded is None else _named(decoded, "")
-            found = self._entered[call.span_id] = {
-                v
-                for name, value in named
-                for leaf in _scalars(value)
-                if forms(leaf) & written
-                for v in self.text(leaf)
-                if _traceable(v)
-                and (v not in said or (bool(name) and v in keyed and _key(name) not in keyed[v]))
-            }
+            found = self._entered[call.span_id] = set()
+            for name, value in named:
+                own = _pair_key(name)
+                for leaf in _scalars(value):
+                    if not forms(leaf) & written:
+                        continue
+                    for v in filter(_traceable, self.text(leaf)):
+                        # an unnamed value is stated by whatever key states it
+                        if v not in said or (name and own not in keyed.get(v, {own})):
+                            found.add(v)
         return found
 
 
@@ -627,15 +630,6 @@ def _values(trace: TraceData) -> _Values:
             [c.arguments for c in trace.tools if c.arguments],
         )
     return found
-
-
-def _key(name: str) -> str:
-    """A key or argument name compared case- and separator-blind (``Max RA`` is ``max_ra``).
-
-    >>> _key("Max RA"), _key("max-ra")
-    ('max_ra', 'max_ra')
-    """
-    return "_".join(re.findall(r"[a-z0-9]+", name.lower()))
 
 
 def _entries(value: Any, step_ids: set[str]) -> Iterator[tuple[str, dict[str, Any]]]:
