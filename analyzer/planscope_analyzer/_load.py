@@ -1007,6 +1007,15 @@ _PAIRS = (
 )
 
 
+def _pair_key(name: str) -> str:
+    """A pair's key (or an argument's name) compared case- and separator-blind.
+
+    >>> _pair_key("Max RA"), _pair_key("max-ra")
+    ('max_ra', 'max_ra')
+    """
+    return "_".join(re.findall(r"[a-z0-9]+", name.lower()))
+
+
 def _uncontested(prompt: str) -> str:
     r"""A prompt without the values it states twice, differently, for one thing (the page's
     facts and a note that overrides one): which of them the user asked for the prompt does not
@@ -1028,7 +1037,7 @@ def _uncontested(prompt: str) -> str:
     """
 
     def key(m: re.Match[str]) -> str:
-        return "_".join(re.findall(r"[a-z0-9]+", m.group("key").lower()))
+        return _pair_key(m.group("key"))
 
     values: dict[str, set[str]] = {}
     pairs: list[tuple[int, int]] = []

@@ -705,3 +705,54 @@ def test_a_steps_tool_refused_for_good_is_no_success_whatever_its_agent_span_say
     assert finding.detail["values"] == ["LC-49017"]
     # the step's tool got the loan on a later call: the failure reported after is the world's
     assert PlanPropagation().detect(_loan_run(retried=True)) == []
+
+
+# A cold chain (docs/analyzers.md, "Small numeric values on sealed-38"): the planner's
+# temperature limit finds a box, whose number the plan hands on by reference; the allocation
+# refuses the box by its number. The lookup's result is not recorded.
+COLD_PLAN = (
+    '{"steps": [{"id": "fetch", "args": {"max_temp_c": "8"}},'
+    ' {"id": "convert", "args": {"unit": "<from fetch>", "order": "VX-31"}}]}'
+)
+COLD_ARGS = {
+    "fetch": '{"max_temp_c": 8}',
+    "convert": '{"unit": "55120", "order": "VX-31"}',
+    "pay": "{}",
+}
+COLD_ERROR = "cold box 55120 is rated 8C; order VX-31 ships at 4C or colder"
+
+
+def _cold_run(objective: str, plan: str = COLD_PLAN) -> TraceData:
+    """``convert`` fails naming the box ``fetch`` found; ``pay`` never ran."""
+    trace = _observed_run(objective, COLD_ERROR, COLD_ARGS)
+    trace.plans = [trace.plans[0]._replace(json=plan)]
+    trace.attempts = [
+        a._replace(status="error", message=COLD_ERROR) if a.step_id == "convert" else a
+        for a in trace.attempts
+        if a.step_id != "pay"
+    ]
+    trace.tools = [
+        c._replace(status_code="Error" if c.step_id == "convert" else "Ok")
+        for c in trace.tools
+        if c.step_id != "pay"
+    ]
+    return trace
+
+
+def test_a_failure_naming_an_arguments_value_follows_the_plans_reference() -> None:
+    (finding,) = PlanPropagation().detect(_cold_run("Ship vaccine order VX-31 to clinic Nord"))
+    assert (finding.step_id, finding.detail["entered"]) == ("fetch", ["8"])
+    assert finding.detail["values"] == ["55120"] and "'unit'" in finding.explanation
+    # without the plan's reference nothing says where the box came from
+    unreferenced = COLD_PLAN.replace("<from fetch>", "later")
+    assert PlanPropagation().detect(_cold_run("Ship order VX-31", unreferenced)) == []
+
+
+def test_a_number_the_objective_states_for_another_key_is_not_stated_for_this_one() -> None:
+    # the order's 8 boxes are no temperature limit of 8
+    order = 'Ship vaccine order VX-31.\nOrder: {"order": "VX-31", "boxes": 8}'
+    (finding,) = PlanPropagation().detect(_cold_run(order))
+    assert (finding.step_id, finding.detail["entered"]) == ("fetch", ["8"])
+    # stated under the argument's own key, or in the prose, it is the objective's
+    assert PlanPropagation().detect(_cold_run(order.replace("boxes", "max temp C"))) == []
+    assert PlanPropagation().detect(_cold_run(order + "\nKeep it at 8 degrees.")) == []

@@ -29,13 +29,16 @@ The patterns, all blamed on the planner:
 * **a wrong value, traced through outputs**: the failure names a value that the failing step's
   tool arguments carried and that an earlier step's tool *returned* (a division by zero on the
   0 a query returned), or an argument the failure names by its name ("no estimate on
-  file") whose plan entry stands in for one earlier step's result (``"<from inspect>"``): the
-  value came out of that step. With no failing step, a figure the outcome check names that a
+  file") or by its value (an engine's number, when no earlier result recorded holds it) whose
+  plan entry stands in for one earlier step's result (``"<from inspect>"``): the value came out
+  of that step. With no failing step, a figure the outcome check names that a
   step's tool returned starts the lineage at the last step that returned it (a payout audit
   naming the paid amount). Going up that lineage (a step's
   arguments that carried a still earlier step's result), the first step whose arguments
   carried a value the planner wrote and the objective does not state is where the wrong value
-  entered (the query's region). Nothing is reported when every step of the lineage got only
+  entered (the query's region); a number the objective states only as the value of other keys
+  (a form's ``"coaches": 9``) it does not state for an argument of another name. Nothing is
+  reported when every step of the lineage got only
   what the objective states (the world returned the zero), nor when each planner value that
   step got also went into a call of the same tool that returned something else (a metric that
   gave a figure for the other month did not make the zero). Tool results are read, like the
@@ -143,7 +146,7 @@ from planscope import safejson
 from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids, traces_of
-from .._load import _uncontested
+from .._load import _PAIRS, _covered, _pair_key, _uncontested
 from .._model import PLANNER, VALUE, Attempt, Finding, PlanStep, ToolCall, TraceData
 from ._base import by_start, make_finding
 from .context_lost import ContextLost
@@ -429,6 +432,7 @@ class _Values:
     _plans: tuple[list[Any], list[Any]] | None = None
     _written: set[str] | None = None
     _said: set[str] | None = None
+    _keyed: dict[str, set[str]] | None = None
 
     def decoded(self, text: str) -> Any:
         """:func:`_decode` of a captured argument or result text (``_INVALID`` when it is
@@ -556,19 +560,48 @@ class _Values:
             self._said = self.text(self.objective)
         return self._said
 
+    @property
+    def keyed(self) -> dict[str, set[str]]:
+        """The numbers the objective states only as the values of keyed pairs (``"coaches":
+        9``), each with those keys (normalised: ``_pair_key``): such a number states those
+        quantities, not another argument's that happens to hold it."""
+        if self._keyed is None:
+            keyed: dict[str, set[str]] = {}
+            spans: list[tuple[int, int]] = []
+            for pattern in _PAIRS:
+                for m in pattern.finditer(self.objective):
+                    spans.append(m.span())
+                    value = m.group("value").strip("\"' ,")
+                    if is_number(value):
+                        for f in forms(value):
+                            keyed.setdefault(f, set()).add(_pair_key(m.group("key")))
+            inside = _covered(spans)
+            for t in VALUE.finditer(self.objective) if keyed else ():
+                if not inside(t.start()):  # the prose states it too: for whatever it is
+                    for f in forms(t.group(0)):
+                        keyed.pop(f, None)
+            self._keyed = keyed
+        return self._keyed
+
     def entered(self, call: ToolCall) -> set[str]:
         """The values of a call's arguments that the planner wrote (a whole argument leaf of
-        the plan JSON) and the objective does not state."""
+        the plan JSON) and the objective does not state for that argument (a number it states
+        only under other keys, :attr:`keyed`, it does not state for this one)."""
         found = self._entered.get(call.span_id)
         if found is None:
-            written, said = self.written, self.said
-            found = self._entered[call.span_id] = {
-                v
-                for leaf in self.leaves(call.arguments)
-                if forms(leaf) & written
-                for v in self.text(leaf) - said
-                if _traceable(v)
-            }
+            written, said, keyed = self.written, self.said, self.keyed
+            decoded = self.decoded(call.arguments)
+            named = [] if decoded is _INVALID or decoded is None else _named(decoded, "")
+            found = self._entered[call.span_id] = set()
+            for name, value in named:
+                own = _pair_key(name)
+                for leaf in _scalars(value):
+                    if not forms(leaf) & written:
+                        continue
+                    for v in filter(_traceable, self.text(leaf)):
+                        # an unnamed value is stated by whatever key states it
+                        if v not in said or (name and own not in keyed.get(v, {own})):
+                            found.add(v)
         return found
 
 
@@ -943,7 +976,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 20
+    version = 21
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -1141,11 +1174,15 @@ class PlanPropagation:
             text, before, other_than = failing.message, failing.start_ns, failing.step_id
             received = {v for c in trace.tools_of(failing) for v in memo.text(c.arguments)}
             named = (memo.text(text) & received) - said
-            # an argument the failure names by its name ("no estimate on file"): its value too
+            # an argument the failure names by its name ("no estimate on file"): its value too;
+            # or by its value ("engine 60163 is too heavy"): when no earlier result holds it
+            # (a result not recorded), the plan's entry for that argument says where it came from
             for c in trace.tools_of(failing):
                 for name, vs in memo.arguments(c.arguments).items():
                     if vs - said and names_argument(text, name):
                         by_name.setdefault(name, set()).update(vs - said)
+                    elif vs & named:
+                        by_name.setdefault(name, set()).update(vs & named)
             named |= {v for vs in by_name.values() for v in vs}
         else:
             # the outcome check names a figure (a number, a date, an id: a value with a digit,
