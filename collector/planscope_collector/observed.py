@@ -195,7 +195,6 @@ text parts, else the function calls' arguments, :func:`_adk_response`; migration
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import re
@@ -869,14 +868,10 @@ def _argument_values(text: str) -> list[Any]:
     except ValueError:
         return []
     if isinstance(value, dict) and isinstance(value.get("input_str"), str):
-        inner = value["input_str"]
         try:
-            value = safejson.loads(inner)
+            value = safejson.loads_or_literal(value["input_str"])
         except ValueError:
-            try:
-                value = ast.literal_eval(inner)
-            except (ValueError, SyntaxError, MemoryError, RecursionError):
-                return []
+            return []
     return list(value.values()) if isinstance(value, dict) else []
 
 

@@ -18,6 +18,7 @@ planscope.safejson.JsonTooComplex: JSON nested 100 deep; at most 64 allowed
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
@@ -31,12 +32,16 @@ __all__ = [
     "check",
     "load_object",
     "loads",
+    "loads_or_literal",
     "shape",
     "value_bound",
 ]
 
 MAX_DEPTH = 64
 """Default nesting limit: far beyond any plan, budget or attribute planscope writes."""
+MAX_LITERAL = 20_000
+"""Longest text :func:`loads_or_literal` reads as a Python literal (a repr of a call's inputs is
+short; the parser's cost and memory grow with the text)."""
 
 # A JSON string (escapes included); removed before counting brackets and commas.
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
@@ -121,3 +126,22 @@ def load_object(data: str | bytes | None, *, max_depth: int = MAX_DEPTH) -> dict
     except (ValueError, UnicodeDecodeError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def loads_or_literal(text: str) -> Any:
+    """A JSON text, else a Python literal of a dict or list of at most :data:`MAX_LITERAL`
+    characters (how some instrumentations record a call's inputs: LangChain's ``input_str``,
+    ``"{'host': 'web-04'}"``); ``ValueError`` when it is neither.
+
+    >>> loads_or_literal("{'host': 'web-04', 'n': 2}")
+    {'host': 'web-04', 'n': 2}
+    """
+    try:
+        return loads(text)  # bounded: a value nested 100,000 deep is no JSON here
+    except ValueError:
+        if text[:1] in ("{", "[") and len(text) <= MAX_LITERAL:
+            try:
+                return ast.literal_eval(text)
+            except (SyntaxError, MemoryError, RecursionError, TypeError, ValueError):
+                pass
+        raise

@@ -134,7 +134,6 @@ finding explains the failure and plan-propagation is not reported. Runs without 
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import itertools
 import re
@@ -228,29 +227,9 @@ def _iso_date(m: re.Match[str]) -> str | None:
     return f"{year}-{number:02d}-{int(day):02d}"
 
 
-_MAX_LITERAL = 20_000
-"""Longest text read as a Python literal (a repr of a call's inputs is short)."""
 _MAX_PHRASE = 80
 """Longest argument value of several words looked for in a plan's sentences (a name, an
 address; a longer text is a message, not a value a sentence names)."""
-
-
-def _decode(text: str) -> Any:
-    """A JSON text, else a Python literal of a dict or list (how some instrumentations record a
-    call's inputs: ``"{'host': 'web-04'}"``); ValueError when it is neither.
-
-    >>> _decode("{'host': 'web-04', 'n': 2}")
-    {'host': 'web-04', 'n': 2}
-    """
-    try:
-        return safejson.loads(text)  # bounded: a value nested 100,000 deep is no JSON here
-    except ValueError:
-        if text[:1] in ("{", "[") and len(text) <= _MAX_LITERAL:
-            try:
-                return ast.literal_eval(text)
-            except (SyntaxError, MemoryError, RecursionError, TypeError, ValueError):
-                pass
-        raise
 
 
 def _scalars(value: Any) -> list[str]:
@@ -271,7 +250,7 @@ def _collect_scalars(value: Any, out: list[str]) -> None:
     if isinstance(value, str):
         if value[:1] in ("{", "["):
             try:
-                decoded = _decode(value)
+                decoded = safejson.loads_or_literal(value)
             except ValueError:
                 pass
             else:
@@ -296,7 +275,7 @@ def _named(value: Any, name: str) -> Iterator[tuple[str, Any]]:
     holding a dict) does not hide their names."""
     if isinstance(value, str) and value[:1] == "{":
         with contextlib.suppress(ValueError):
-            value = _decode(value)
+            value = safejson.loads_or_literal(value)
     if isinstance(value, dict):
         for k, v in value.items():
             yield from _named(v, str(k))
@@ -435,13 +414,13 @@ class _Values:
     _keyed: dict[str, set[str]] | None = None
 
     def decoded(self, text: str) -> Any:
-        """:func:`_decode` of a captured argument or result text (``_INVALID`` when it is
-        neither JSON nor a literal, None for no text): each text of the run is decoded once,
-        for every value read from it."""
+        """``safejson.loads_or_literal`` of a captured argument or result text (``_INVALID``
+        when it is neither JSON nor a literal, None for no text): each text of the run is
+        decoded once, for every value read from it."""
         found = self._decoded.get(text, _UNSEEN)
         if found is _UNSEEN:
             try:
-                found = _decode(text) if text else None
+                found = safejson.loads_or_literal(text) if text else None
             except ValueError:
                 found = _INVALID
             self._decoded[text] = found
@@ -748,7 +727,7 @@ def argument_values(arguments: str) -> dict[str, set[str]]:
     {'po': {'PO-1f2e3'}}
     """
     try:
-        decoded = _decode(arguments) if arguments else None
+        decoded = safejson.loads_or_literal(arguments) if arguments else None
     except ValueError:
         return {}
     return _argument_values(decoded)
@@ -773,7 +752,7 @@ def argument_leaves(arguments: str) -> list[str]:
     ['EU-West', '2026-10', '3']
     """
     try:
-        return list(_scalars(_decode(arguments))) if arguments else []
+        return list(_scalars(safejson.loads_or_literal(arguments))) if arguments else []
     except ValueError:
         return []
 
@@ -793,7 +772,7 @@ def result_values(result: str, *, words: bool = True) -> set[str]:
     ['PO-7']
     """
     try:
-        decoded = _decode(result) if result else None
+        decoded = safejson.loads_or_literal(result) if result else None
     except ValueError:
         decoded = _INVALID
     return _result_values(result, decoded, words)
