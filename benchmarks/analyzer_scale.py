@@ -356,18 +356,24 @@ def drop_bindings(where: Path, ttl_days: int) -> None:
 
 
 def compare(
-    shape: str, rev: str, mine: list[dict[str, Any]], theirs: list[dict[str, Any]]
+    shape: str,
+    rev: str,
+    mine: list[dict[str, Any]],
+    theirs: list[dict[str, Any]],
+    rebound: bool,
 ) -> dict[str, Any]:
-    """Paired figures of this checkout's passes against ``rev``'s on one shape (printed)."""
+    """Paired figures of this checkout's passes against ``rev``'s on one shape (printed);
+    ``rebound``: the stored bindings were dropped first, so the first pass binds and stores."""
     ratios = [b["seconds"] / a["seconds"] for a, b in zip(mine, theirs, strict=True)]
     cpu_ratios = [b["cpu_s"] / a["cpu_s"] for a, b in zip(mine, theirs, strict=True)]
     base_s = statistics.median(x["seconds"] for x in theirs)
     base_cpu = statistics.median(x["cpu_s"] for x in theirs)
     same = {x["digest"] for x in mine} == {x["digest"] for x in theirs}
-    if len(mine) > 1:  # the first pass of this checkout bound and stored, the later ones read
+    if len(mine) > 1:  # a first pass after --rebind bound and stored, the later ones read
         later = cpu_ratios[1:]
+        first = "first pass (binds, stores)" if rebound else "first pass (bindings as stored)"
         print(
-            f"{shape}: first pass (binds, stores) CPU {mine[0]['cpu_s']:.1f} s against "
+            f"{shape}: {first} CPU {mine[0]['cpu_s']:.1f} s against "
             f"{theirs[0]['cpu_s']:.1f} (ratio {cpu_ratios[0]:.2f}), peak RSS "
             f"{mine[0]['max_rss_mib']} against {theirs[0]['max_rss_mib']} MiB; later passes "
             f"(stored bindings) CPU median "
@@ -553,7 +559,11 @@ def main() -> int:
             f"\n{shape} full pass, this checkout: median {full_s:.1f} s "
             f"({spans / full_s:,.0f} spans/s), CPU {cpu_s:.1f} s"
         )
-        comparison = compare(shape, args.compare_with, passes, theirs[shape]) if baseline else None
+        comparison = (
+            compare(shape, args.compare_with, passes, theirs[shape], args.rebind)
+            if baseline
+            else None
+        )
         inc = (
             incremental(dirs[shape], shape, args, (full_s, cpu_s), spans)
             if args.new_percent > 0
