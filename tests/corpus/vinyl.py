@@ -64,6 +64,7 @@ import mcp.client.stdio
 from mcp import ClientSession, StdioServerParameters
 from mcp.types import TextContent, Tool
 from openai import AsyncOpenAI
+from openai.types.chat import ChatCompletionFunctionToolParam
 from openinference.instrumentation import OITracer, TraceConfig
 from openinference.instrumentation.mcp import MCPInstrumentor
 from openinference.instrumentation.openai import OpenAIInstrumentor
@@ -298,7 +299,7 @@ class JobFailed(RuntimeError):
     """The record could not be pressed (or its run failed after it was booked)."""
 
 
-def openai_tool(tool: Tool) -> dict[str, Any]:
+def openai_tool(tool: Tool) -> ChatCompletionFunctionToolParam:
     """An MCP tool as an OpenAI function tool."""
     return {
         "type": "function",
