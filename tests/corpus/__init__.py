@@ -50,6 +50,7 @@ from . import (
     travel,
     turret,
     venue,
+    vinyl,
     wool,
 )
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
@@ -116,7 +117,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     sub-agent per item) through OpenLLMetry's LangChain instrumentor on ``provider`` and its own
     root span per commission, the railtour app (the OpenAI Responses API with function calling,
     by hand) through OpenInference's OpenAI instrumentor on ``provider`` and its own plain
-    OpenTelemetry spans (against a fake Responses API server).
+    OpenTelemetry spans (against a fake Responses API server), the vinyl app (Chat Completions
+    by hand, its tools on an MCP server run over stdio) through OpenInference's MCP and OpenAI
+    instrumentors on ``provider``, its own spans through OpenInference's tracer and the MCP
+    server process's own spans, read back from the OTLP JSON lines it writes.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -155,6 +159,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     google_genai_sdk: list[Label] = []
     langchain_todos: list[Label] = []
     responses_api: list[Label] = []
+    mcp_tools: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -234,6 +239,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langchain_todos.append(label)
         elif label.agent == "railtour":
             responses_api.append(label)
+        elif label.agent == "vinyl":
+            mcp_tools.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -288,6 +295,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # refund's instrumentor (OpenInference's OpenAI): it wraps ``OpenAI.request`` on
     # ``provider`` and puts it back when the play returns
     out.update(railtour.play(responses_api, provider))
+    # the same OpenAI instrumentor, on ``provider`` until the play returns; the MCP instrumentor
+    # wraps mcp's stdio client (and server session) there too and unwraps them after
+    out.update(vinyl.play(mcp_tools, provider))
     if google_adk:
         from . import reel
 

@@ -629,6 +629,12 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed38": {
         "railtour": range(89000, 89024),
     },
+    # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
+    # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
+    # committed alone before any detector ran on it, scored once (``--sealed39``).
+    "sealed39": {
+        "vinyl": range(90000, 90024),
+    },
 }
 
 _ERRORS = (
@@ -5268,6 +5274,136 @@ def _railtour_external_fire(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- vinyl: a record label's LP pressing, the plant's services on an MCP server over stdio, a
+# Chat Completions planner answering an INI plan and a tool-calling loop per step attempt.
+# Services raise defect codes; FastMCP returns ``Error executing tool {tool}: <CODE> <text>``:
+# ``non-fill`` with ``slot`` (the model calls again at that slot), ``warp`` (the app runs the
+# step again), ``re-cut`` with ``use`` (a new plan) or ``scrap`` (final).
+_VINYL_TEXTS = (
+    "the {press} stamper {n} cracked at the run-out groove",
+    "the {press} boiler is below pressure (reading {n} kPa)",
+    "lacquer {n} shows groove echo on side B",
+    "the PVC hopper on {press} is empty after batch {n}",
+    "the plant's ledger run {n} is still posting",
+    "the outbound mail queue holds {n} messages for {press}",
+)
+_VINYL_PRESSES = ("No. 1 press", "No. 3 press", "Toolex", "Finebilt", "SMT line")
+_VINYL_STEP = {
+    "search_plants": "find_plant",
+    "order_test_pressing": "test_press",
+    "book_pressing_run": "book_run",
+    "pay_deposit": "pay_deposit",
+    "notify_distributor": "notify",
+}
+_VINYL_SLOTTED = ["order_test_pressing", "book_pressing_run", "notify_distributor"]
+
+
+def _vinyl_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_VINYL_TEXTS).format(press=rng.choice(_VINYL_PRESSES), n=rng.randint(11, 9900))
+        for _ in range(count)
+    ]
+
+
+def _vinyl_non_fills(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    # each non-fill names another slot: the model calls again with different arguments
+    minutes = rng.sample(range(7 * 60, 19 * 60, 10), count)
+    return [
+        {"defect": "non-fill", "text": t, "slot": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_vinyl_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _vinyl_scrap(rng: random.Random) -> dict[str, Any]:
+    return {"defect": "scrap", "text": _vinyl_texts(rng, 1)[0]}
+
+
+def _vinyl_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # warp again and again (varying texts), the app runs the step again each time; the last
+    # defect is scrap
+    service = rng.choice(sorted(_VINYL_STEP))
+    warps = [{"defect": "warp", "text": t} for t in _vinyl_texts(rng, rng.randint(3, 6))]
+    errors = [*warps, _vinyl_scrap(rng)]
+    return RUNAWAY, _VINYL_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _vinyl_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor loop: non-fill again and again, each naming another slot the model
+    # calls at; the last defect is scrap
+    service = rng.choice(_VINYL_SLOTTED)
+    errors = [*_vinyl_non_fills(rng, rng.randint(3, 6)), _vinyl_scrap(rng)]
+    return RUNAWAY, _VINYL_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _vinyl_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the deposit fails under every plan: warp (run again), then re-cut naming another account
+    # of the label (a new plan), 3-4 plans; the last scrap
+    plans = rng.randint(3, 4)
+    errors: list[dict[str, Any]] = []
+    for i in range(plans):
+        later, moved = _vinyl_texts(rng, 2)
+        errors.append({"defect": "warp", "text": later})
+        account = f"HAL-{rng.randint(10000, 99999)}"
+        errors.append(
+            {"defect": "re-cut", "text": moved, "use": {"account": account}}
+            if i < plans - 1
+            else {"defect": "scrap", "text": moved}
+        )
+    service = "pay_deposit"
+    return RUNAWAY, _VINYL_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _vinyl_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the test pressings are never approved: the model checks until it gives up
+    return RUNAWAY, "test_press", "", {}
+
+
+def _vinyl_wrong_speed(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's speed is wrong: a plant whose lathe cuts that speed is found; the test
+    # pressing order is scrapped for good (the master's sides need 33 rpm)
+    return PROPAGATION, "find_plant", "", {"speed": rng.choice([45, 78])}
+
+
+def _vinyl_wrong_ship_by(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's ship-by day has a digit changed: every step works, the app's check of the
+    # booked run's day against the order form fails after the job
+    return PROPAGATION, "book_run", "", {"ship_by": rng.choice(["2027-04-19", "2027-04-06"])}
+
+
+def _vinyl_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the deposit is scrapped for good
+    return PROPAGATION, "pay_deposit", "", {"account": rng.choice(["HAL-52781", "HAL-25718"])}
+
+
+def _vinyl_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # non-fill once or twice inside one executor loop; the call at the slot named works
+    service = rng.choice(_VINYL_SLOTTED)
+    errors = _vinyl_non_fills(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"service": service, "errors": errors}
+
+
+def _vinyl_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the plant directory answers 4-9 pages; a free lathe is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _vinyl_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the test pressings are pressing for 3-8 checks, then approved
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _vinyl_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the plant has no compound of the form's colour: re-cut names another colour; the new
+    # plan books the run in it and the rest works
+    return "healthy", "", PROPAGATION, {"colour_to": rng.choice(["black", "clear"])}
+
+
+def _vinyl_external_boiler(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the ship-by day checked, the plant's boiler fails and the
+    # booked run is cancelled during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -5901,6 +6037,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _railtour_polling_ends,
         "legit_replan": _railtour_legit_replan,
         "external_fire": _railtour_external_fire,
+    },
+    "vinyl": {
+        "loop_step_varying": _vinyl_loop_step,
+        "loop_tool_in_step": _vinyl_loop_tool,
+        "loop_across_replans": _vinyl_loop_replans,
+        "loop_poll_stuck": _vinyl_loop_poll,
+        "wrong_speed": _vinyl_wrong_speed,
+        "wrong_ship_by": _vinyl_wrong_ship_by,
+        "wrong_account": _vinyl_wrong_account,
+        "flaky_tool": _vinyl_flaky_tool,
+        "pagination": _vinyl_pagination,
+        "polling_ends": _vinyl_polling_ends,
+        "legit_replan": _vinyl_legit_replan,
+        "external_boiler": _vinyl_external_boiler,
     },
 }
 

@@ -68,6 +68,7 @@ from tests.corpus import (
     support,
     turret,
     venue,
+    vinyl,
     wool,
 )
 from tests.corpus import lab as lab_agent
@@ -139,6 +140,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed36",
         "sealed37",
         "sealed38",
+        "sealed39",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -3119,3 +3121,131 @@ def check_railtour_plays() -> None:
         "plan v2",
     ]
     assert names[-2:] == ["check path date", f"watch line {railtour.ORDER['route']}"]
+
+
+def test_vinyl_agent_plays_sealed39_scenarios() -> None:
+    """The vinyl app, its tools on an MCP server over stdio (sealed-39 only), plays labelled
+    scenarios under OpenInference's MCP and OpenAI instrumentors, in a child process as the
+    other sealed agents' checks do: ``check_vinyl_plays``."""
+    _check_in_child("check_vinyl_plays")
+
+
+def _vinyl_plans(spans: list[ReadableSpan]) -> list[str]:
+    """The INI plans the planner answered, in order: the ``ChatCompletion`` spans whose system
+    message is the planner's, their output message."""
+    plans = sorted(
+        (
+            s
+            for s in spans
+            if _attrs(s).get("llm.input_messages.0.message.content") == vinyl.PLANNER
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    return [str(_attrs(s)["llm.output_messages.0.message.content"]) for s in plans]
+
+
+def _vinyl_served(
+    spans: list[ReadableSpan], tool: str
+) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's runs on the MCP server (its SERVER spans) in order, with their arguments."""
+    served = sorted(
+        (s for s in spans if _attrs(s).get("press.tool") == tool),
+        key=lambda s: s.start_time or 0,
+    )
+    return [(s, json.loads(str(_attrs(s)["press.arguments"]))) for s in served]
+
+
+def check_vinyl_plays() -> None:
+    """The vinyl agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-39 runs). A refund run and a railtour run (the same OpenAI instrumentor, on Chat
+    Completions and on the Responses API) played just before and just after (one provider) carry
+    no vinyl span and their own instrumentor's spans both times; the vinyl runs carry
+    the app's, OpenInference's OpenAI and the MCP server's scopes only (the MCP instrumentor
+    writes none), no ``planscope.*`` attribute, and ``AsyncOpenAI.request`` and mcp's
+    ``stdio_client`` are the ones they were before the play. Non-fills inside one executor loop:
+    the root in error with the final scrap, the INI plan naming the labelled step, one ERROR
+    SERVER span per injected defect in the job's trace, each the child of the app's TOOL span
+    for it (the context carried across the process), called at another slot each, all under one
+    ``step`` span, the last model call reading every defect back as a tool message. A legitimate
+    re-plan: the re-cut's colour, the second plan with the steps not done and the colour named,
+    the second booking works, the app's check and watch last under the root."""
+    import mcp.client.stdio
+    from openai import AsyncOpenAI
+
+    neighbours = [
+        (refund.play, _committed("refund", "heldout")[0]),
+        (railtour.play, _committed("railtour", "sealed38")[0]),
+    ]
+    labels = _committed("vinyl", "sealed39")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    request, stdio_client = AsyncOpenAI.request, mcp.client.stdio.stdio_client
+    ids, others, traces = _played_between(vinyl.play, [picked, replan], neighbours)
+    assert AsyncOpenAI.request is request and mcp.client.stdio.stdio_client is stdio_client
+    instrumentor = "openinference.instrumentation.openai"
+    server = vinyl._vinyl_mcp.SERVER_TRACER
+    assert all(not {vinyl.TRACER, server} & _scopes(traces[t]) for t in others)
+    assert all(instrumentor in _scopes(traces[t]) for t in others)
+    assert all(railtour.TRACER in _scopes(traces[t]) for t in others[1::2])
+    for run in ids.values():
+        assert _scopes(traces[run]) == {vinyl.TRACER, instrumentor, server}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    defects = [dict(e) for e in picked.params["errors"]]
+    by_id = _gave_up(spans, "press", defects[-1]["text"])
+    (plan,) = [vinyl.parse_plan(p) for p in _vinyl_plans(spans)]
+    (step,) = [st for st in plan if st.slug == picked.step]
+    assert step.tool == picked.params["service"]
+    served = _vinyl_served(spans, step.tool)
+    assert len(served) == len(defects) >= 4
+    assert [s.kind for s, _ in served] == [SpanKind.SERVER] * len(defects)
+    assert [s.status.status_code for s, _ in served] == [StatusCode.ERROR] * len(defects)
+    codes = [e["defect"].upper() for e in defects]
+    assert [_raised(s)[1] for s, _ in served] == [
+        f"{c} {e['text']}" + (f" >> slot={e['slot']}" if "slot" in e else "")
+        for c, e in zip(codes, defects, strict=True)
+    ]
+    slots = [args["slot"] for _, args in served]
+    assert slots[0] is None and len(set(slots)) == len(slots)  # another slot each call
+    calls = [by_id[s.parent.span_id] for s, _ in served if s.parent]
+    assert [c.name for c in calls] == [step.tool] * len(defects)
+    assert {_attrs(c)["openinference.span.kind"] for c in calls} == {"TOOL"}
+    (attempt,) = {by_id[c.parent.span_id] for c in calls if c.parent}
+    assert attempt.name == f"step {picked.step}"
+    assert json.loads(str(_attrs(attempt)["metadata"])) == {"step": picked.step, "attempt": 1}
+    asked = _children(spans, attempt, "ChatCompletion")
+    assert str(_attrs(asked[-1])["llm.output_messages.0.message.content"]).startswith(
+        "STATUS scrap;"
+    )
+    sent = [
+        str(v)
+        for k, v in _attrs(asked[-1]).items()
+        if k.startswith("llm.input_messages.") and k.endswith(".message.content")
+    ][2:]
+    prefix = f"Error executing tool {step.tool}: "
+    assert [t.removeprefix(prefix).split()[0] for t in sent] == codes
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("press") and root.status.status_code is StatusCode.UNSET
+    first, second = _vinyl_plans(spans)
+    assert "revision = 2" in second and "because = book_run: " in second
+    first_plan, second_plan = vinyl.parse_plan(first), vinyl.parse_plan(second)
+    assert [st.slug for st in second_plan] == [st.slug for st in first_plan][2:]
+    other = replan.params["colour_to"]
+    assert second_plan[0].args["colour"] == other and second_plan[0].args["plant"] == "*find_plant"
+    booked = _vinyl_served(spans, "book_pressing_run")
+    assert [args["colour"] for _, args in booked] == [vinyl.ORDER["colour"], other]
+    assert [s.status.status_code for s, _ in booked] == [StatusCode.ERROR, StatusCode.UNSET]
+    assert _raised(booked[0][0])[0].endswith("ReCut")
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[:5] == [
+        "plan r1",
+        "step find_plant",
+        "step test_press",
+        "step book_run",
+        "plan r2",
+    ]
+    run = json.loads(str(_attrs(booked[1][0])["press.result"]))["id"]
+    assert names[-2:] == ["check ship date", f"watch run {run}"]
