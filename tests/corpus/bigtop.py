@@ -7,9 +7,9 @@ send ``toolResult`` blocks back in a user message, ``status: "error"`` for a fai
 ``stopReason`` is ``end_turn``); re-runs and re-plans are decided by the app from the executor's
 answer.
 
-Why a forced tool rather than JSON text: it is what the Converse docs show for getting JSON out
-of a model ("use a tool to get a structured response"), the model cannot wrap the JSON in prose
-or a code fence, and the plan arrives already parsed as the block's ``input`` document.
+Why a forced tool rather than JSON text: forcing a tool is the Converse tool-use docs' way to
+get JSON out of a model, the model cannot wrap the JSON in prose or a code fence, and the plan
+arrives already parsed as the block's ``input`` document.
 
 Traced by OpenInference's Bedrock instrumentor (``BedrockInstrumentor().instrument(
 tracer_provider=...)`` before the client is made: it wraps the ``converse`` of every client
@@ -503,7 +503,7 @@ def _report_of(text: str) -> dict[str, str]:
     fields = dict(re.findall(r"^(result|note): ?(.*)$", text, re.MULTILINE))
     if not heading or heading.group(1) not in STATUSES:
         return {"status": "stuck", "result": "", "note": f"no report: {text[:200]}"}
-    return {"status": heading.group(1), "result": fields.get("result", ""), **fields}
+    return {"status": heading.group(1), "result": "", "note": "", **fields}
 
 
 class Stop:
