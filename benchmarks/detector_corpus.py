@@ -93,6 +93,7 @@ SEALED = (
     "sealed37",
     "sealed38",
     "sealed39",
+    "sealed40",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

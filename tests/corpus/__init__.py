@@ -14,6 +14,7 @@ from . import (
     analyst,
     arbor,
     beacon,
+    bigtop,
     cellar,
     chandler,
     claims,
@@ -120,7 +121,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     OpenTelemetry spans (against a fake Responses API server), the vinyl app (Chat Completions
     by hand, its tools on an MCP server run over stdio) through OpenInference's MCP and OpenAI
     instrumentors on ``provider``, its own spans through OpenInference's tracer and the MCP
-    server process's own spans, read back from the OTLP JSON lines it writes.
+    server process's own spans, read back from the OTLP JSON lines it writes, the bigtop app (the
+    Amazon Bedrock Converse API with tool use, by hand with boto3) through OpenInference's Bedrock
+    instrumentor on ``provider`` and its own plain OpenTelemetry spans (against a fake Bedrock
+    Runtime API server).
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -159,6 +163,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     google_genai_sdk: list[Label] = []
     langchain_todos: list[Label] = []
     responses_api: list[Label] = []
+    bedrock_converse: list[Label] = []
     mcp_tools: list[Label] = []
     for label in labels:
         if label.agent == "etl":
@@ -239,6 +244,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langchain_todos.append(label)
         elif label.agent == "railtour":
             responses_api.append(label)
+        elif label.agent == "bigtop":
+            bedrock_converse.append(label)
         elif label.agent == "vinyl":
             mcp_tools.append(label)
         else:
@@ -295,6 +302,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # refund's instrumentor (OpenInference's OpenAI): it wraps ``OpenAI.request`` on
     # ``provider`` and puts it back when the play returns
     out.update(railtour.play(responses_api, provider))
+    # the instrumentor wraps the converse of the clients made while it is on (boto3's client
+    # creation patched on ``provider``); the play's client is made after, and both are put back
+    out.update(bigtop.play(bedrock_converse, provider))
     # the same OpenAI instrumentor, on ``provider`` until the play returns; the MCP instrumentor
     # wraps mcp's stdio client (and server session) there too and unwraps them after
     out.update(vinyl.play(mcp_tools, provider))

@@ -629,6 +629,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed38": {
         "railtour": range(89000, 89024),
     },
+    # Sealed 40: a forty-third agent (bigtop: the Amazon Bedrock Converse API by hand with
+    # boto3, a planner forced through a tool and a tool-use loop, under OpenInference's Bedrock
+    # instrumentor), labels committed alone before any detector ran on it, scored once
+    # (``--sealed40``).
+    "sealed40": {
+        "bigtop": range(91000, 91024),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -5274,6 +5281,137 @@ def _railtour_external_fire(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- bigtop: a travelling circus pitching its big top on the Amazon Bedrock Converse API by
+# hand, a planner forced through a tool and a tool-use loop per act attempt. Services raise
+# hitches; the app answers a ``toolResult`` with ``status: "error"`` and a json block ``{"cue",
+# "message", ...}``: ``standby`` with ``not_before`` (the model calls again from that time),
+# ``delay`` (the app runs the act again), ``reroute`` with ``instead`` (a new running order) or
+# ``curtain`` (final).
+_BIGTOP_TEXTS = (
+    "the {place} licensing clerk is at a hearing until {n} past",
+    "ground inspection {n} at {place} overran",
+    "the {place} plant yard's booking system is rebuilding index {n}",
+    "the bank's faster-payments batch {n} is still settling",
+    "the mail house has {n} letters queued for {place}",
+    "a council officer must sign off job {n} at {place}",
+)
+_BIGTOP_PLACES = ("Kettlewick", "Aysgarth", "Hawes", "Masham", "Bedale")
+_BIGTOP_ACT = {
+    "search_grounds": "find_ground",
+    "apply_event_licence": "license_show",
+    "hire_generators": "hire_power",
+    "pay_ground_rent": "pay_rent",
+    "notify_ticket_holders": "tell_audience",
+}
+_BIGTOP_TIMED = ["apply_event_licence", "hire_generators", "notify_ticket_holders"]
+
+
+def _bigtop_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_BIGTOP_TEXTS).format(place=rng.choice(_BIGTOP_PLACES), n=rng.randint(11, 9900))
+        for _ in range(count)
+    ]
+
+
+def _bigtop_standby(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    # each standby names another time: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 18 * 60, 5), count)
+    return [
+        {"cue": "standby", "text": t, "not_before": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_bigtop_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _bigtop_curtain(rng: random.Random) -> dict[str, Any]:
+    return {"cue": "curtain", "text": _bigtop_texts(rng, 1)[0]}
+
+
+def _bigtop_loop_act(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # delay again and again (varying texts), the app runs the act again each time; the last
+    # hitch is a curtain
+    service = rng.choice(sorted(_BIGTOP_ACT))
+    delays = [{"cue": "delay", "text": t} for t in _bigtop_texts(rng, rng.randint(3, 6))]
+    hitches = [*delays, _bigtop_curtain(rng)]
+    return RUNAWAY, _BIGTOP_ACT[service], "", {"service": service, "hitches": hitches}
+
+
+def _bigtop_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor loop: standby again and again, each naming another time the model
+    # calls from; the last hitch is a curtain
+    service = rng.choice(_BIGTOP_TIMED)
+    hitches = [*_bigtop_standby(rng, rng.randint(3, 6)), _bigtop_curtain(rng)]
+    return RUNAWAY, _BIGTOP_ACT[service], "", {"service": service, "hitches": hitches}
+
+
+def _bigtop_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the ground rent fails under every running order: delay (run again), then reroute naming
+    # another account of the circus (a new plan), 3-4 plans; the last a curtain
+    plans = rng.randint(3, 4)
+    hitches: list[dict[str, Any]] = []
+    for i in range(plans):
+        later, moved = _bigtop_texts(rng, 2)
+        hitches.append({"cue": "delay", "text": later})
+        account = f"LTC-{rng.randint(10000, 99999)}"
+        hitches.append(
+            {"cue": "reroute", "text": moved, "instead": {"account": account}}
+            if i < plans - 1
+            else {"cue": "curtain", "text": moved}
+        )
+    service = "pay_ground_rent"
+    return RUNAWAY, _BIGTOP_ACT[service], "", {"service": service, "hitches": hitches}
+
+
+def _bigtop_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the council never decides the licence: the model checks until it gives up
+    return RUNAWAY, "license_show", "", {}
+
+
+def _bigtop_wrong_seats(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's seat count is too high: a ground laid out for it is found; the council refuses
+    # the licence for good (over its cap)
+    return PROPAGATION, "find_ground", "", {"seats": rng.choice([2100, 2400])}
+
+
+def _bigtop_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's day has digits changed: every act works, the app's check of the licence's day
+    # against the booking sheet fails after the run
+    return PROPAGATION, "license_show", "", {"date": rng.choice(["2027-09-28", "2027-09-19"])}
+
+
+def _bigtop_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the rent is refused for good
+    return PROPAGATION, "pay_rent", "", {"account": rng.choice(["LTC-40971", "LTC-04917"])}
+
+
+def _bigtop_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # standby once or twice inside one executor loop; the call from the time named works
+    service = rng.choice(_BIGTOP_TIMED)
+    hitches = _bigtop_standby(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"service": service, "hitches": hitches}
+
+
+def _bigtop_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the council's register answers 4-9 pages; a free ground is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _bigtop_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the licence application is pending 3-8 checks, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _bigtop_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the sheet's depot has its gensets out on a festival: reroute names another depot; the new
+    # running order hires there and the rest works
+    return "healthy", "", PROPAGATION, {"depot_to": rng.choice(["Skipton", "Thirsk"])}
+
+
+def _bigtop_external_gale(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every act worked and the licence's day checked, a gale warning keeps the big top
+    # down during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 # --- vinyl: a record label's LP pressing, the plant's services on an MCP server over stdio, a
 # Chat Completions planner answering an INI plan and a tool-calling loop per step attempt.
 # Services raise defect codes; FastMCP returns ``Error executing tool {tool}: <CODE> <text>``:
@@ -6037,6 +6175,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _railtour_polling_ends,
         "legit_replan": _railtour_legit_replan,
         "external_fire": _railtour_external_fire,
+    },
+    "bigtop": {
+        "loop_step_varying": _bigtop_loop_act,
+        "loop_tool_in_step": _bigtop_loop_tool,
+        "loop_across_replans": _bigtop_loop_replans,
+        "loop_poll_stuck": _bigtop_loop_poll,
+        "wrong_seats": _bigtop_wrong_seats,
+        "wrong_date": _bigtop_wrong_date,
+        "wrong_account": _bigtop_wrong_account,
+        "flaky_tool": _bigtop_flaky_tool,
+        "pagination": _bigtop_pagination,
+        "polling_ends": _bigtop_polling_ends,
+        "legit_replan": _bigtop_legit_replan,
+        "external_gale": _bigtop_external_gale,
     },
     "vinyl": {
         "loop_step_varying": _vinyl_loop_step,

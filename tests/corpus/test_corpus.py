@@ -34,6 +34,7 @@ from tests.corpus import (
     analyst,
     arbor,
     beacon,
+    bigtop,
     cellar,
     chandler,
     claims,
@@ -141,6 +142,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed37",
         "sealed38",
         "sealed39",
+        "sealed40",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -3121,6 +3123,119 @@ def check_railtour_plays() -> None:
         "plan v2",
     ]
     assert names[-2:] == ["check path date", f"watch line {railtour.ORDER['route']}"]
+
+
+def test_bigtop_agent_plays_sealed40_scenarios() -> None:
+    """The bigtop app on the Amazon Bedrock Converse API (sealed-40 only) plays labelled
+    scenarios under OpenInference's Bedrock instrumentor, in a child process as the other sealed
+    agents' checks do: ``check_bigtop_plays``."""
+    _check_in_child("check_bigtop_plays")
+
+
+def _bigtop_plans(spans: list[ReadableSpan]) -> list[list[dict[str, Any]]]:
+    """The running orders the planner posted, in order: the ``bedrock.converse`` spans whose
+    one tool call is ``post_running_order``, its arguments (the ``toolUse`` input)."""
+    call = "llm.output_messages.0.message.tool_calls.0.tool_call.function"
+    plans = sorted(
+        (s for s in spans if _attrs(s).get(f"{call}.name") == bigtop.PLAN_TOOL),
+        key=lambda s: s.start_time or 0,
+    )
+    return [json.loads(str(_attrs(s)[f"{call}.arguments"]))["acts"] for s in plans]
+
+
+def _bigtop_runs(spans: list[ReadableSpan], tool: str) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's runs (the app's spans) in order, each with the input it ran with."""
+    runs = sorted(
+        (s for s in spans if _attrs(s).get("circus.tool.name") == tool),
+        key=lambda s: s.start_time or 0,
+    )
+    return [(s, json.loads(str(_attrs(s)["circus.tool.input"]))) for s in runs]
+
+
+def check_bigtop_plays() -> None:
+    """The bigtop agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-40 runs). A railtour run and a kiln run (OpenInference's OpenAI and Anthropic
+    instrumentors) played just before and just after (one provider) carry no bigtop span and no
+    Bedrock span; the bigtop runs only the app's and OpenInference's Bedrock scopes, no
+    ``planscope.*`` attribute, and boto3's ``ClientCreator.create_client`` is put back after the
+    play. A standby loop inside one executor loop: the root in error with the final curtain, the
+    running order naming the labelled act, one ERROR tool span per injected hitch (an
+    ``exception`` event of its cue's class), each called from another time, all under one
+    ``act`` span, the last model call reading every hitch back as a ``tool`` message and
+    answering the ``## curtain`` report. A legitimate re-plan: the depot's reroute, the second
+    running order with the acts not done and the depot named, the second hire works, the root
+    not in error, the app's check and watch last under it."""
+    from botocore.client import ClientCreator
+
+    neighbours = [
+        (railtour.play, _committed("railtour", "sealed38")[0]),
+        (kiln.play, _committed("kiln", "sealed34")[0]),
+    ]
+    labels = _committed("bigtop", "sealed40")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    create_client = ClientCreator.create_client
+    ids, others, traces = _played_between(bigtop.play, [picked, replan], neighbours)
+    assert ClientCreator.create_client is create_client
+    instrumentor = "openinference.instrumentation.bedrock"
+    for t in others:
+        assert not {bigtop.TRACER, instrumentor} & _scopes(traces[t])
+    for run in ids.values():
+        assert _scopes(traces[run]) == {bigtop.TRACER, instrumentor}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    hitches = [dict(h) for h in picked.params["hitches"]]
+    by_id = _gave_up(spans, "tour stop", hitches[-1]["text"])
+    (plan,) = _bigtop_plans(spans)
+    (act,) = [a for a in plan if a["act"] == picked.step]
+    assert act["tool"] == picked.params["service"]
+    runs = _bigtop_runs(spans, picked.params["service"])
+    assert len(runs) == len(hitches) >= 4
+    assert [s.status.status_code for s, _ in runs] == [StatusCode.ERROR] * len(hitches)
+    assert [_raised(s) for s, _ in runs] == [
+        (f"tests.corpus.bigtop.{h['cue'].capitalize()}", h["text"]) for h in hitches
+    ]
+    times = [args.get("not_before") for _, args in runs]
+    assert times[0] is None and len(set(times)) == len(times)  # another time each call
+    (attempt,) = {by_id[s.parent.span_id] for s, _ in runs if s.parent}
+    assert attempt.name == f"act {picked.step}" and _attrs(attempt)["circus.attempt"] == 1
+    asked = _children(spans, attempt, "bedrock.converse")
+    last = _attrs(asked[-1])
+    said = str(last["llm.output_messages.0.message.contents.0.message_content.text"])
+    assert said.startswith("## curtain") and last["llm.finish_reason"] == "end_turn"
+    sent = [
+        json.loads(str(v))["cue"]
+        for k, v in last.items()
+        if k.startswith("llm.input_messages.") and k.endswith(".message.content")
+    ]
+    assert sent == [h["cue"] for h in hitches]
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("tour stop") and root.status.status_code is StatusCode.UNSET
+    assert _attrs(root)["circus.outcome"] == "pitched"
+    first_plan, second_plan = _bigtop_plans(spans)
+    assert [a["act"] for a in second_plan] == [a["act"] for a in first_plan][2:]
+    other = replan.params["depot_to"]
+    assert second_plan[0]["params"]["depot"] == other
+    assert second_plan[0]["params"]["ground"] == "%find_ground%"
+    hired = _bigtop_runs(spans, "hire_generators")
+    assert [args["depot"] for _, args in hired] == [bigtop.ORDER["depot"], other]
+    assert [s.status.status_code for s, _ in hired] == [StatusCode.ERROR, StatusCode.UNSET]
+    assert _raised(hired[0][0])[0] == "tests.corpus.bigtop.Reroute"
+    orders = [e for e in root.events if e.name == "running order"]
+    assert [dict(e.attributes or {})["circus.plan.version"] for e in orders] == [1, 2]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[:6] == [
+        "bedrock.converse",
+        "act find_ground",
+        "act license_show",
+        "act hire_power",
+        "bedrock.converse",
+        "act hire_power",
+    ]
+    assert names[-2:] == ["check licence date", f"watch weather {bigtop.ORDER['town']}"]
 
 
 def test_vinyl_agent_plays_sealed39_scenarios() -> None:
