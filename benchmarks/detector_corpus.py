@@ -92,6 +92,7 @@ SEALED = (
     "sealed36",
     "sealed37",
     "sealed38",
+    "sealed41",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -14,6 +14,7 @@ from . import (
     analyst,
     arbor,
     beacon,
+    bindery,
     cellar,
     chandler,
     claims,
@@ -116,7 +117,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     sub-agent per item) through OpenLLMetry's LangChain instrumentor on ``provider`` and its own
     root span per commission, the railtour app (the OpenAI Responses API with function calling,
     by hand) through OpenInference's OpenAI instrumentor on ``provider`` and its own plain
-    OpenTelemetry spans (against a fake Responses API server).
+    OpenTelemetry spans (against a fake Responses API server), the bindery app (Mistral's SDK
+    with structured output and function calling, by hand) through OpenLLMetry's Mistral
+    instrumentor on ``provider`` and its own spans as traceloop-sdk's decorators write them
+    (against a fake Mistral API server).
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -155,6 +159,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     google_genai_sdk: list[Label] = []
     langchain_todos: list[Label] = []
     responses_api: list[Label] = []
+    mistral_sdk: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -234,6 +239,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langchain_todos.append(label)
         elif label.agent == "railtour":
             responses_api.append(label)
+        elif label.agent == "bindery":
+            mistral_sdk.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -288,6 +295,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # refund's instrumentor (OpenInference's OpenAI): it wraps ``OpenAI.request`` on
     # ``provider`` and puts it back when the play returns
     out.update(railtour.play(responses_api, provider))
+    # the instrumentor wraps the SDK's Chat.complete on ``provider`` and puts it back after
+    out.update(bindery.play(mistral_sdk, provider))
     if google_adk:
         from . import reel
 
