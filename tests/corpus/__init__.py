@@ -15,6 +15,7 @@ from . import (
     arbor,
     beacon,
     bigtop,
+    bindery,
     cellar,
     chandler,
     claims,
@@ -124,7 +125,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     server process's own spans, read back from the OTLP JSON lines it writes, the bigtop app (the
     Amazon Bedrock Converse API with tool use, by hand with boto3) through OpenInference's Bedrock
     instrumentor on ``provider`` and its own plain OpenTelemetry spans (against a fake Bedrock
-    Runtime API server).
+    Runtime API server), the bindery app (Mistral's SDK with structured output and function
+    calling, by hand) through OpenLLMetry's Mistral instrumentor on ``provider`` and its own spans
+    as traceloop-sdk's decorators write them (against a fake Mistral API server).
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -163,6 +166,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     google_genai_sdk: list[Label] = []
     langchain_todos: list[Label] = []
     responses_api: list[Label] = []
+    mistral_sdk: list[Label] = []
     bedrock_converse: list[Label] = []
     mcp_tools: list[Label] = []
     for label in labels:
@@ -244,6 +248,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langchain_todos.append(label)
         elif label.agent == "railtour":
             responses_api.append(label)
+        elif label.agent == "bindery":
+            mistral_sdk.append(label)
         elif label.agent == "bigtop":
             bedrock_converse.append(label)
         elif label.agent == "vinyl":
@@ -302,11 +308,13 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # refund's instrumentor (OpenInference's OpenAI): it wraps ``OpenAI.request`` on
     # ``provider`` and puts it back when the play returns
     out.update(railtour.play(responses_api, provider))
+    # the instrumentor wraps the SDK's Chat.complete on ``provider`` and puts it back after
+    out.update(bindery.play(mistral_sdk, provider))
     # the instrumentor wraps the converse of the clients made while it is on (boto3's client
     # creation patched on ``provider``); the play's client is made after, and both are put back
     out.update(bigtop.play(bedrock_converse, provider))
-    # the same OpenAI instrumentor, on ``provider`` until the play returns; the MCP instrumentor
-    # wraps mcp's stdio client (and server session) there too and unwraps them after
+    # OpenInference's OpenAI instrumentor (railtour's), on ``provider`` until the play returns;
+    # the MCP instrumentor wraps mcp's stdio client (and server session) there too, unwrapped after
     out.update(vinyl.play(mcp_tools, provider))
     if google_adk:
         from . import reel

@@ -629,6 +629,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed38": {
         "railtour": range(89000, 89024),
     },
+    # Sealed 41: a forty-fourth agent (bindery: Mistral's SDK by hand, a structured-output
+    # worksheet planner and a function-calling conversation per operation attempt, under
+    # OpenLLMetry's Mistral instrumentor), labels committed alone before any detector ran on it,
+    # scored once (``--sealed41``).
+    "sealed41": {
+        "bindery": range(92000, 92024),
+    },
     # Sealed 40: a forty-third agent (bigtop: the Amazon Bedrock Converse API by hand with
     # boto3, a planner forced through a tool and a tool-use loop, under OpenInference's Bedrock
     # instrumentor), labels committed alone before any detector ran on it, scored once
@@ -5281,6 +5288,148 @@ def _railtour_external_fire(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- bindery: a conservation bindery on Mistral's SDK by hand, a structured-output worksheet
+# planner and a function-calling conversation per operation attempt. Services raise; the app's
+# loop answers the tool message ``ERR <KIND>|<hint>|<text>``: ``HOLD`` with a time (the model
+# calls again with ``at`` that time), ``LATER`` (the app runs the operation again), ``SWAP`` with
+# ``use X for Y`` (a new worksheet) or ``STOP`` (final).
+_BINDERY_TEXTS = (
+    "the glue pot is being brought back to {t} degrees",
+    "the {place} tannery's van is held at the weighbridge, docket {n}",
+    "the lab's humidity cabinet {k} is cycling, run {n} of {c}",
+    "the paring machine's blade {k} is out for regrinding",
+    "the ledger is locked for the month-end close, batch {n}",
+    "the mail relay is throttled, {n} messages queued",
+)
+_BINDERY_PLACES = ("Northampton", "Walsall", "Grampound", "Bermondsey", "Colyton")
+_BINDERY_OP = {
+    "search_skins": "find_skin",
+    "reserve_press": "book_press",
+    "submit_ageing_test": "test_ageing",
+    "bill_account": "charge_fee",
+    "email_archivist": "send_notice",
+}
+_BINDERY_TIMED = ["reserve_press", "submit_ageing_test", "email_archivist"]
+
+
+def _bindery_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_BINDERY_TEXTS).format(
+            t=rng.randint(55, 68),
+            place=rng.choice(_BINDERY_PLACES),
+            n=rng.randint(11, 7400),
+            k=rng.randint(1, 4),
+            c=rng.randint(7401, 7600),
+        )
+        for _ in range(count)
+    ]
+
+
+def _bindery_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 18 * 60, 5), count)
+    return [
+        {"kind": "HOLD", "hint": f"{m // 60:02d}:{m % 60:02d}", "text": t}
+        for t, m in zip(_bindery_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _bindery_stop(rng: random.Random) -> dict[str, str]:
+    return {"kind": "STOP", "text": _bindery_texts(rng, 1)[0]}
+
+
+def _bindery_loop_op(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # LATER again and again (varying texts), the app runs the operation again each time; the
+    # last record is STOP
+    service = rng.choice(sorted(_BINDERY_OP))
+    laters = [{"kind": "LATER", "text": t} for t in _bindery_texts(rng, rng.randint(4, 6))]
+    errors = [*laters, _bindery_stop(rng)]
+    return RUNAWAY, _BINDERY_OP[service], "", {"service": service, "errors": errors}
+
+
+def _bindery_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: HOLD again and again, each naming another time the
+    # model calls at; the last record is STOP
+    service = rng.choice(_BINDERY_TIMED)
+    errors = [*_bindery_holds(rng, rng.randint(4, 6)), _bindery_stop(rng)]
+    return RUNAWAY, _BINDERY_OP[service], "", {"service": service, "errors": errors}
+
+
+def _bindery_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fee fails under every worksheet: LATER (run again), then SWAP naming another account
+    # of the record office (a new worksheet), 3-4 worksheets; the last STOP
+    plans = rng.randint(3, 4)
+    errors: list[dict[str, str]] = []
+    for i in range(plans):
+        later, moved = _bindery_texts(rng, 2)
+        errors.append({"kind": "LATER", "text": later})
+        account = f"WCRO-{rng.randint(10000, 99999)}"
+        # the world writes the account the refused call carried in for ``{old}``
+        errors.append(
+            {"kind": "SWAP", "hint": f"use {account} for {{old}}", "text": moved}
+            if i < plans - 1
+            else {"kind": "STOP", "text": moved}
+        )
+    service = "bill_account"
+    return RUNAWAY, _BINDERY_OP[service], "", {"service": service, "errors": errors}
+
+
+def _bindery_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the lab never finishes the ageing test: the model checks until it gives up
+    return RUNAWAY, "test_ageing", "", {}
+
+
+def _bindery_wrong_tannage(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's tannage is wrong: a skin of that tannage is found and the press booked; the
+    # lab refuses to age-test it for good
+    return PROPAGATION, "find_skin", "", {"tannage": rng.choice(["chrome-tanned", "oak-bark"])}
+
+
+def _bindery_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's bench day has a digit changed: every operation works, the app's check of the
+    # booking against the job ticket fails after the run
+    return PROPAGATION, "book_press", "", {"bench_day": rng.choice(["2027-05-13", "2027-06-18"])}
+
+
+def _bindery_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the bill is refused for good
+    return PROPAGATION, "charge_fee", "", {"account": rng.choice(["WCRO-31764", "WCRO-13746"])}
+
+
+def _bindery_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # HOLD once or twice inside one executor conversation; the call at the time named works
+    service = rng.choice(_BINDERY_TIMED)
+    errors = _bindery_holds(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"service": service, "errors": errors}
+
+
+def _bindery_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the tannery's catalogue answers 4-9 pages; a free skin is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _bindery_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the ageing test is queued 3-8 checks, then passed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _bindery_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the ticket's press has a cracked platen: SWAP names another press; the new worksheet
+    # books it and the rest works
+    return (
+        "healthy",
+        "",
+        PROPAGATION,
+        {"press_to": rng.choice(["Standing Press 4", "Nipping Press 1"])},
+    )
+
+
+def _bindery_external_flood(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every operation worked and the bench day checked, a burst pipe floods the strongroom
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 # --- bigtop: a travelling circus pitching its big top on the Amazon Bedrock Converse API by
 # hand, a planner forced through a tool and a tool-use loop per act attempt. Services raise
 # hitches; the app answers a ``toolResult`` with ``status: "error"`` and a json block ``{"cue",
@@ -6175,6 +6324,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _railtour_polling_ends,
         "legit_replan": _railtour_legit_replan,
         "external_fire": _railtour_external_fire,
+    },
+    "bindery": {
+        "loop_op_varying": _bindery_loop_op,
+        "loop_tool_in_op": _bindery_loop_tool,
+        "loop_across_replans": _bindery_loop_replans,
+        "loop_poll_stuck": _bindery_loop_poll,
+        "wrong_tannage": _bindery_wrong_tannage,
+        "wrong_day": _bindery_wrong_day,
+        "wrong_account": _bindery_wrong_account,
+        "flaky_tool": _bindery_flaky_tool,
+        "pagination": _bindery_pagination,
+        "polling_ends": _bindery_polling_ends,
+        "legit_replan": _bindery_legit_replan,
+        "external_flood": _bindery_external_flood,
     },
     "bigtop": {
         "loop_step_varying": _bigtop_loop_act,

@@ -35,6 +35,7 @@ from tests.corpus import (
     arbor,
     beacon,
     bigtop,
+    bindery,
     cellar,
     chandler,
     claims,
@@ -61,6 +62,7 @@ from tests.corpus import (
     refuge,
     refund,
     release,
+    restock,
     scenarios,
     seedbank,
     solar,
@@ -143,6 +145,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed38",
         "sealed39",
         "sealed40",
+        "sealed41",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -3123,6 +3126,114 @@ def check_railtour_plays() -> None:
         "plan v2",
     ]
     assert names[-2:] == ["check path date", f"watch line {railtour.ORDER['route']}"]
+
+
+def test_bindery_agent_plays_sealed41_scenarios() -> None:
+    """The bindery app on Mistral's SDK (sealed-41 only) plays labelled scenarios under
+    OpenLLMetry's Mistral instrumentor, in a child process as the other sealed agents' checks
+    do: ``check_bindery_plays``."""
+    _check_in_child("check_bindery_plays")
+
+
+def _bindery_worksheets(spans: list[ReadableSpan]) -> list[list[dict[str, Any]]]:
+    """The worksheets the planner answered, in order: the completion text of the LLM call
+    under each ``draft_worksheet.task`` span (the JSON its ``Worksheet`` format asked for)."""
+    out = []
+    for task in sorted(
+        (s for s in spans if s.name == "draft_worksheet.task"), key=lambda s: s.start_time or 0
+    ):
+        (chat,) = _children(spans, task, "mistralai.chat")
+        out.append(json.loads(str(_attrs(chat)["gen_ai.completion.0.content"]))["operations"])
+    return out
+
+
+def _bindery_calls(
+    spans: list[ReadableSpan], tool: str
+) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A service's runs (the app's tool spans) in order, each with the arguments it ran with."""
+    calls = sorted((s for s in spans if s.name == f"{tool}.tool"), key=lambda s: s.start_time or 0)
+    return [(s, json.loads(str(_attrs(s)["traceloop.entity.input"]))["kwargs"]) for s in calls]
+
+
+def check_bindery_plays() -> None:
+    """The bindery agent's spans, inspected in memory only (no store, no mapping, no detector
+    on sealed-41 runs). A kiln run (OpenInference's Anthropic instrumentor) and a restock run
+    (Traceloop conventions by hand) played just before and just after (one provider) carry no
+    bindery span; the bindery runs only the app's and OpenLLMetry's Mistral scopes, no
+    ``planscope.*`` attribute, and ``Chat.complete`` is put back after the play. A hold loop
+    inside one executor conversation: the root in error with the final STOP record, the
+    worksheet naming the labelled operation, one ERROR tool span per injected record (a
+    ``WorkshopError`` event), each called at another time, all under one ``bench_clerk.agent``
+    span, the last model call answering ``abandoned``. A legitimate re-plan: the cracked
+    press's SWAP, the second worksheet with the operations not finished and the press named,
+    the second reservation works, the root not in error, the app's check and watch last."""
+    from mistralai.chat import Chat
+
+    neighbours = [
+        (kiln.play, _committed("kiln", "sealed34")[0]),
+        (restock.play, _committed("restock", "sealed")[0]),
+    ]
+    labels = _committed("bindery", "sealed41")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_op")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    complete = Chat.complete
+    ids, others, traces = _played_between(bindery.play, [picked, replan], neighbours)
+    assert Chat.complete is complete
+    instrumentor = "opentelemetry.instrumentation.mistralai"
+    assert all(not {bindery.TRACER, instrumentor} & _scopes(traces[t]) for t in others)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {bindery.TRACER, instrumentor}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    records = [dict(e) for e in picked.params["errors"]]
+    by_id = _gave_up(spans, "conserve_volume", records[-1]["text"])
+    (sheet,) = _bindery_worksheets(spans)
+    (op,) = [o for o in sheet if o["op"] == picked.step]
+    assert op["service"] == picked.params["service"]
+    calls = _bindery_calls(spans, picked.params["service"])
+    assert len(calls) == len(records) >= 5
+    assert [s.status.status_code for s, _ in calls] == [StatusCode.ERROR] * len(records)
+    assert [_raised(s) for s, _ in calls] == [
+        ("tests.corpus.bindery.WorkshopError", f"{e['kind']}|{e.get('hint', '')}|{e['text']}")
+        for e in records
+    ]
+    times = [args.get("at") for _, args in calls]
+    assert times[0] is None and len(set(times)) == len(times)  # another time each call
+    (attempt,) = {by_id[s.parent.span_id] for s, _ in calls if s.parent}
+    asked = json.loads(str(_attrs(attempt)["traceloop.entity.input"]))["kwargs"]
+    assert attempt.name == "bench_clerk.agent" and (asked["op"], asked["attempt"]) == (
+        picked.step,
+        1,
+    )
+    chats = _children(spans, attempt, "mistralai.chat")
+    assert len(chats) == len(records) + 1
+    assert _attrs(chats[-1])["gen_ai.completion.0.content"].startswith("Outcome: abandoned")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == "conserve_volume.workflow" and root.status.status_code is StatusCode.UNSET
+    assert json.loads(str(_attrs(root)["traceloop.entity.output"])) == "rebound"
+    first, second = _bindery_worksheets(spans)
+    assert [o["op"] for o in second] == [o["op"] for o in first][1:]
+    other = replan.params["press_to"]
+    assert second[0]["inputs"] == {
+        "skin": "=find_skin",
+        "press": other,
+        "day": bindery.JOB["bench_day"],
+    }
+    reserved = _bindery_calls(spans, "reserve_press")
+    assert [args["press"] for _, args in reserved] == [bindery.JOB["press"], other]
+    assert [s.status.status_code for s, _ in reserved] == [StatusCode.ERROR, StatusCode.UNSET]
+    assert _raised(reserved[0][0])[1].startswith(f"SWAP|use {other} for ")
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[:4] == [
+        "draft_worksheet.task",
+        "bench_clerk.agent",
+        "bench_clerk.agent",
+        "draft_worksheet.task",
+    ]
+    assert names[-2:] == ["verify_bench_day.task", "watch_volume.task"]
 
 
 def test_bigtop_agent_plays_sealed40_scenarios() -> None:
