@@ -3814,6 +3814,8 @@ def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:
 
     >>> step_io({"shop.step.args": '{"order": 7}', "shop.step.result": "PCK-1", "shop.n": "2"})
     ('{"order": 7}', 'PCK-1')
+    >>> step_io({"shop.tool.output": "", "shop.tool.result": "PCK-1"})
+    ('', 'PCK-1')
     """
     if (function := _burr.function_io(attributes)) is not None:
         return function

@@ -67,7 +67,8 @@ def _bakery(url: str) -> tuple[str, dict[str, dict[str, str]]]:
                 with tracer.start_as_current_span("chat gpt-4o", attributes=_chat({})):
                     pass
                 attributes = {"bakery.tool.name": tool, "bakery.tool.args": json.dumps(args)}
-                if result is not None:
+                if result is not None:  # an empty field sorts first: the first not empty
+                    attributes["bakery.tool.output"] = ""
                     attributes["bakery.tool.result"] = json.dumps(result)
                 recorded[step] = attributes
                 with tracer.start_as_current_span(tool, attributes=attributes) as t:
