@@ -46,10 +46,11 @@ def _chat(said: dict[str, str]) -> dict[str, str]:
 
 
 def _bakery(url: str) -> tuple[str, dict[str, dict[str, str]]]:
-    """The app's job span over its plan span and one ``bakery.step {id}`` span per step, each
-    over a chat call and then the plain tool span the model asked for (``bakery.tool {name}``,
-    its ``bakery.tool.args`` and ``bakery.tool.result``); the booking fails. The trace id and
-    each tool span's attributes by step."""
+    """The app's job span over the planner's chat call, its plan span and one
+    ``bakery.step {id}`` span per step (``bakery.step.id`` naming it), each over a chat call and
+    then the plain tool span the model asked for (named by its tool, its ``bakery.tool.args``
+    and ``bakery.tool.result``); the booking fails. The trace id and each tool span's
+    attributes by step."""
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
     tracer = provider.get_tracer("bakery")
