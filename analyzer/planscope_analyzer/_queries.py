@@ -13,6 +13,7 @@ from __future__ import annotations
 from planscope import semconv as A
 from planscope_collector.observed import (
     APP_ARGUMENTS_KEY,
+    APP_RESULT_KEY,
     answer_sql,
     conversation_calls_sql,
     conversation_sql,
@@ -318,6 +319,13 @@ _APP_ARGUMENTS = (
     f"k -> match(k, '{APP_ARGUMENTS_KEY}'), mapKeys(SpanAttributes)))))"
 )
 
+# and what it gave back: the first attribute (by key) named ``<prefix>.result`` (or
+# ``.output``) that is not empty (``app.tool.result``), as ``observed.step_io`` reads a plain span
+_APP_RESULT = (
+    "arrayFirst(v -> v != '', arrayMap(k -> SpanAttributes[k], arraySort(arrayFilter("
+    f"k -> match(k, '{APP_RESULT_KEY}'), mapKeys(SpanAttributes)))))"
+)
+
 # Burr's @trace() function span: its other attributes the arguments, its ``return`` the result
 _BURR_ARGUMENTS, _BURR_RESULT = function_call_sql()
 
@@ -343,10 +351,12 @@ _TOOL_ARGUMENTS = _first_set(
     otherwise=f"multiIf({_LOGFIRE_ARGUMENTS} != '', {_LOGFIRE_ARGUMENTS}, {_APP_ARGUMENTS} != '', "
     f"{_APP_ARGUMENTS}, {_BURR_ARGUMENTS} != '', {_BURR_ARGUMENTS}, {_EVENT_ARGUMENTS})",
 )
-# what the tool returned as the span model reads it (migration 0046), else as above
+# what the tool returned as the span model reads it (migration 0046), else Logfire's, Burr's,
+# an app's own attribute, else the span's events
 _TOOL_RESULT = (
     f"multiIf(SpanModelToolResult != '', SpanModelToolResult, {_LOGFIRE_RESULT} != '', "
-    f"{_LOGFIRE_RESULT}, {_BURR_RESULT} != '', {_BURR_RESULT}, {_EVENT_RESULT})"
+    f"{_LOGFIRE_RESULT}, {_BURR_RESULT} != '', {_BURR_RESULT}, {_APP_RESULT} != '', "
+    f"{_APP_RESULT}, {_EVENT_RESULT})"
 )
 
 # The arguments and result of the spans in {spans:String} of the traces in {ids:String} that

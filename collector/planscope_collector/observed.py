@@ -228,6 +228,7 @@ from ._returned import returned_error
 
 __all__ = [
     "APP_ARGUMENTS_KEY",
+    "APP_RESULT_KEY",
     "NO_SPAN",
     "PLAN_READERS",
     "REWRITTEN",
@@ -2607,9 +2608,10 @@ _STEP_SPAN = re.compile(_STEP_SPAN_NAME)
 APP_ARGUMENTS_KEY = "[.](args|arguments|inputs?|params|parameters)$"
 """An app's attribute that holds the arguments of the work its span does (``app.tool.args``):
 the first such key (by key) whose value is a JSON object (a component call's, a step span's)."""
-_RESULT_KEY = "[.](result|output)$"
-"""An app's step span's (:data:`_STEP_SPAN_NAME`) attribute that holds what its work gave back
-(``shop.step.result``); what it was given is under :data:`APP_ARGUMENTS_KEY`: :func:`step_io`."""
+APP_RESULT_KEY = "[.](result|output)$"
+"""An app's attribute that holds what the work its span does gave back (``shop.step.result``,
+``app.tool.result``): the first such key (by key) whose value is not empty (a component call's,
+a step span's); what it was given is under :data:`APP_ARGUMENTS_KEY`: :func:`step_io`."""
 
 
 def _step_span(name: str) -> bool:
@@ -3771,7 +3773,7 @@ def answer_sql(
         f"mapFilter((k, v) -> match(k, '{_PLAN_TEXT_KEY}'), {column}), "
         f"if({kind} = '{A.KIND_OTHER}' AND (match({name}, '{_STEP_SPAN_NAME}') OR "
         f"arrayExists(k -> match(k, '{_STEP_ID_KEY}'), mapKeys({column}))), "
-        f"mapFilter((k, v) -> match(k, '{APP_ARGUMENTS_KEY}') OR match(k, '{_RESULT_KEY}') "
+        f"mapFilter((k, v) -> match(k, '{APP_ARGUMENTS_KEY}') OR match(k, '{APP_RESULT_KEY}') "
         f"OR match(k, '{_STEP_ID_KEY}'), "
         f"{column}), if({kind} = '{A.KIND_OTHER}' AND {burr}, {burr_attributes}, {runtime})))))"
     )
@@ -3806,18 +3808,21 @@ def recorded_work(attributes: Mapping[str, str], kind: str) -> tuple[str, tuple[
 def step_io(attributes: Mapping[str, str]) -> tuple[str, str]:
     """What an app's step span recorded as its work's arguments (the first attribute, by key,
     named ``<prefix>.args`` / ``.arguments`` / ``.input(s)`` / ``.params`` / ``.parameters``
-    that holds a JSON object) and result (``<prefix>.result`` / ``.output``); for a Burr
+    that holds a JSON object) and result (the first not empty, :data:`APP_RESULT_KEY`: the
+    loader reads a component call's result by the same rule); for a Burr
     function span, its function's arguments and ``return`` (``_burr.function_io``).
 
     >>> step_io({"shop.step.args": '{"order": 7}', "shop.step.result": "PCK-1", "shop.n": "2"})
     ('{"order": 7}', 'PCK-1')
+    >>> step_io({"shop.tool.output": "", "shop.tool.result": "PCK-1"})
+    ('', 'PCK-1')
     """
     if (function := _burr.function_io(attributes)) is not None:
         return function
     keys = sorted(attributes)
     given = (attributes[k] for k in keys if re.search(APP_ARGUMENTS_KEY, k))
-    back = (attributes[k] for k in keys if re.search(_RESULT_KEY, k))
-    return next((v for v in given if v.startswith("{")), ""), next(back, "")
+    back = (attributes[k] for k in keys if re.search(APP_RESULT_KEY, k))
+    return next((v for v in given if v.startswith("{")), ""), next((v for v in back if v), "")
 
 
 def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
