@@ -300,7 +300,7 @@ class Secretary:
     def organise(self, objective: str, run_id: str) -> str:
         """Organise the regatta: plan, run the steps in waves, check, watch."""
         run = planscope.current_run()
-        self.trace_id = run.trace_id or "" if run else ""
+        self.trace_id = (run.trace_id or "") if run else ""
         issues: list[str] = []
         try:
             plan = self.draw_up(objective, issues)
