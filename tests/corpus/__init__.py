@@ -42,6 +42,7 @@ from . import (
     railtour,
     refuge,
     refund,
+    regatta,
     release,
     restock,
     seedbank,
@@ -127,7 +128,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     instrumentor on ``provider`` and its own plain OpenTelemetry spans (against a fake Bedrock
     Runtime API server), the bindery app (Mistral's SDK with structured output and function
     calling, by hand) through OpenLLMetry's Mistral instrumentor on ``provider`` and its own spans
-    as traceloop-sdk's decorators write them (against a fake Mistral API server).
+    as traceloop-sdk's decorators write them (against a fake Mistral API server), the regatta app
+    (the planscope SDK's decorators in a synchronous app whose steps run in a thread pool, its
+    tools on an MCP server over streamable HTTP in this process) through planscope, OpenInference's
+    MCP and OpenAI instrumentors and the server's own spans on ``provider``.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -169,6 +173,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     mistral_sdk: list[Label] = []
     bedrock_converse: list[Label] = []
     mcp_tools: list[Label] = []
+    sdk_threads_mcp: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -254,6 +259,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             bedrock_converse.append(label)
         elif label.agent == "vinyl":
             mcp_tools.append(label)
+        elif label.agent == "regatta":
+            sdk_threads_mcp.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -316,6 +323,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # OpenInference's OpenAI instrumentor (railtour's), on ``provider`` until the play returns;
     # the MCP instrumentor wraps mcp's stdio client (and server session) there too, unwrapped after
     out.update(vinyl.play(mcp_tools, provider))
+    # vinyl's two instrumentors again, instrumented on ``provider`` and uninstrumented after; the
+    # MCP one wraps mcp's streamable-HTTP client and server transport this time
+    out.update(regatta.play(sdk_threads_mcp, provider))
     if google_adk:
         from . import reel
 

@@ -629,6 +629,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed38": {
         "railtour": range(89000, 89024),
     },
+    # Sealed 42: a forty-fifth agent (regatta: the planscope SDK's decorators in a synchronous
+    # app whose steps run in a thread pool, its services on an MCP server over streamable HTTP,
+    # under OpenInference's MCP and OpenAI instrumentors), labels committed alone before any
+    # detector ran on it, scored once (``--sealed42``).
+    "sealed42": {
+        "regatta": range(93000, 93024),
+    },
     # Sealed 41: a forty-fourth agent (bindery: Mistral's SDK by hand, a structured-output
     # worksheet planner and a function-calling conversation per operation attempt, under
     # OpenLLMetry's Mistral instrumentor), labels committed alone before any detector ran on it,
@@ -5691,6 +5698,150 @@ def _vinyl_external_boiler(rng: random.Random) -> tuple[str, str, str, dict[str,
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- regatta: a rowing club's secretary organising a head race, the planscope SDK's decorators
+# in a synchronous app whose steps run in a thread pool, its services on an MCP server
+# (streamable HTTP); flags: yellow call again at the hinted time, red run the step again, blue
+# a new plan with the hinted value, black final
+_REGATTA_TEXTS = (
+    "the {reach} reach is closed for dredging (buoy {n})",
+    "the harbour master's desk is away until {n} minutes past",
+    "tide gauge {n} at {reach} reads above the racing limit",
+    "the authority's ledger batch {n} is still posting",
+    "a barge convoy of {n} t holds the {reach} lock",
+    "the launch register for {reach} is being re-indexed (job {n})",
+)
+_REGATTA_REACHES = ("Newburn", "Scotswood", "Dunston", "Bill Quay", "Ryton")
+_REGATTA_SERVICE = {
+    "find_course": "search_courses",
+    "request_closure": "apply_for_closure",
+    "pay_fee": "pay_course_fee",
+    "hire_launches": "hire_launches",
+    "notify_clubs": "send_notice",
+}
+# the steps whose service takes a time to call again at (the course register does not)
+_REGATTA_TIMED = ["request_closure", "pay_fee", "hire_launches", "notify_clubs"]
+
+
+def _regatta_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_REGATTA_TEXTS).format(
+            reach=rng.choice(_REGATTA_REACHES), n=rng.randint(12, 9800)
+        )
+        for _ in range(count)
+    ]
+
+
+def _regatta_yellows(rng: random.Random, count: int) -> list[dict[str, Any]]:
+    # each yellow flag names another time: the steward calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 18 * 60, 5), count)
+    return [
+        {"flag": "yellow", "text": t, "hint": f"at={m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_regatta_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _regatta_black(rng: random.Random) -> dict[str, Any]:
+    return {"flag": "black", "text": _regatta_texts(rng, 1)[0]}
+
+
+def _regatta_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # red flags again and again (varying texts), the app runs the step again each time until
+    # the black flag or the SDK's budget (5 attempts a step) refuses the sixth
+    step = rng.choice(sorted(_REGATTA_SERVICE))
+    reds = [{"flag": "red", "text": t} for t in _regatta_texts(rng, rng.randint(3, 6))]
+    params = {"service": _REGATTA_SERVICE[step], "errors": [*reds, _regatta_black(rng)]}
+    return RUNAWAY, step, "", params
+
+
+def _regatta_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one attempt: yellow flags again and again, each naming another time the steward
+    # calls at; then a black flag
+    step = rng.choice(_REGATTA_TIMED)
+    errors = [*_regatta_yellows(rng, rng.randint(4, 7)), _regatta_black(rng)]
+    return RUNAWAY, step, "", {"service": _REGATTA_SERVICE[step], "errors": errors}
+
+
+def _regatta_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the course fee fails under every plan: red (run again), then blue naming another club
+    # account (a new plan), 3-4 plans; the last flag black
+    plans = rng.randint(3, 4)
+    errors: list[dict[str, Any]] = []
+    for i in range(plans):
+        again, moved = _regatta_texts(rng, 2)
+        errors.append({"flag": "red", "text": again})
+        account = f"ARA-{rng.randint(10000, 99999)}"
+        errors.append(
+            {"flag": "blue", "text": moved, "hint": f"account={account}"}
+            if i < plans - 1
+            else {"flag": "black", "text": moved}
+        )
+    return RUNAWAY, "pay_fee", "", {"service": "pay_course_fee", "errors": errors}
+
+
+def _regatta_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the closure application never leaves pending: the steward checks 15 times, then gives up
+    return RUNAWAY, "request_closure", "", {"polls": -1}
+
+
+def _regatta_starved_empty(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the steward is handed {}: it takes the step's wording for its result, and the later step
+    # that quotes it is refused for good
+    step = rng.choice(["request_closure", "pay_fee", "hire_launches"])
+    return STARVED, step, "", {"starve": {"step": step, "given": []}}
+
+
+def _regatta_starved_partial(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # one required key missing (the race day, the account, the yard): the same misreading
+    step, given = rng.choice(
+        [("request_closure", ["course"]), ("pay_fee", ["course"]), ("hire_launches", ["closure"])]
+    )
+    return STARVED, step, "", {"starve": {"step": step, "given": given}}
+
+
+def _regatta_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's race day is wrong: every step works, the app's check of the closure's day
+    # against the entry form fails
+    day = rng.choice(["2027-05-25", "2027-06-15"])
+    return PROPAGATION, "request_closure", "", {"note": {"race_day": day}}
+
+
+def _regatta_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the fee is refused for good (black)
+    account = rng.choice(["ARA-40371", "ARA-43017"])
+    return PROPAGATION, "pay_fee", "", {"note": {"account": account}}
+
+
+def _regatta_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # yellow once or twice inside one attempt; the call at the time named works
+    step = rng.choice(_REGATTA_TIMED)
+    errors = _regatta_yellows(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"service": _REGATTA_SERVICE[step], "errors": errors}
+
+
+def _regatta_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the course register answers 4-9 pages; the free six-lane course is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _regatta_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the entry form's boatyard has no launches free: blue names another yard; the new plan
+    # hires there and the rest works
+    yard = rng.choice(["Wylam", "Blaydon", "Lemington"])
+    blue = {"flag": "blue", "text": _regatta_texts(rng, 1)[0], "hint": f"yard={yard}"}
+    return "healthy", "", PROPAGATION, {"service": "hire_launches", "errors": [blue]}
+
+
+def _regatta_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the closure application is pending for 3-8 checks, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _regatta_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the race day checked, a storm surge makes the authority
+    # abandon the regatta during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"storm": True}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -6366,6 +6517,21 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _vinyl_polling_ends,
         "legit_replan": _vinyl_legit_replan,
         "external_boiler": _vinyl_external_boiler,
+    },
+    "regatta": {
+        "loop_step_varying": _regatta_loop_step,
+        "loop_tool_in_step": _regatta_loop_tool,
+        "loop_across_replans": _regatta_loop_replans,
+        "loop_poll_stuck": _regatta_loop_poll,
+        "starved_empty": _regatta_starved_empty,
+        "starved_partial": _regatta_starved_partial,
+        "wrong_day": _regatta_wrong_day,
+        "wrong_account": _regatta_wrong_account,
+        "flaky_tool": _regatta_flaky_tool,
+        "pagination": _regatta_pagination,
+        "legit_replan": _regatta_legit_replan,
+        "polling_ends": _regatta_polling_ends,
+        "external_storm": _regatta_external_storm,
     },
 }
 

@@ -61,6 +61,7 @@ from tests.corpus import (
     read_labels,
     refuge,
     refund,
+    regatta,
     release,
     restock,
     scenarios,
@@ -146,6 +147,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed39",
         "sealed40",
         "sealed41",
+        "sealed42",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -3475,3 +3477,93 @@ def check_vinyl_plays() -> None:
     ]
     run = json.loads(str(_attrs(booked[1][0])["press.result"]))["id"]
     assert names[-2:] == ["check ship date", f"watch run {run}"]
+
+
+def test_regatta_agent_plays_sealed42_scenarios() -> None:
+    """The regatta app (sealed-42 only): the planscope SDK's decorators in a synchronous app
+    whose steps run in a thread pool, its tools on an MCP server over streamable HTTP, under
+    OpenInference's MCP and OpenAI instrumentors, in a child process as the other sealed
+    agents' checks do: ``check_regatta_plays``."""
+    _check_in_child("check_regatta_plays")
+
+
+def check_regatta_plays() -> None:
+    """The regatta agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-42 runs). A refund run (the same OpenAI instrumentor) played just before and just
+    after (one provider) carries no planscope or river-server span; the regatta runs carry
+    planscope's, OpenInference's OpenAI and the server's scopes only, and ``OpenAI.request`` and
+    mcp's ``streamable_http_client`` are the ones they were before the play. Yellow flags inside
+    one attempt: the run fails, one ERROR tool span per injected flag, each the parent of the
+    server's ERROR SERVER span (the context carried through MCP's ``_meta``), called at another
+    time each, all under one step span that is the run span's child (the context carried into
+    the worker thread), the step's context recorded. A legitimate re-plan: version 2 with the
+    steps not done, the re-plan request on the failed attempt, the new yard hired, the outcome
+    check passed and the watch last."""
+    import mcp.client.streamable_http
+    from openai import OpenAI
+
+    from tests.corpus._regatta_mcp import SERVER_TRACER
+
+    neighbours = [(refund.play, _committed("refund", "heldout")[0])]
+    labels = _committed("regatta", "sealed42")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    request = OpenAI.request
+    transport = mcp.client.streamable_http.streamable_http_client
+    ids, others, traces = _played_between(regatta.play, [picked, replan], neighbours)
+    assert OpenAI.request is request
+    assert mcp.client.streamable_http.streamable_http_client is transport
+    instrumentor = "openinference.instrumentation.openai"
+    server = SERVER_TRACER
+    assert all(not {"planscope", server} & _scopes(traces[t]) for t in others)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {"planscope", instrumentor, server}
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == f"invoke_agent {regatta.AGENT}"
+    assert _attrs(root)["planscope.run.outcome"] == "failure"
+    flags = [dict(e) for e in picked.params["errors"]]
+    tool = picked.params["service"]
+    calls = sorted(
+        (s for s in spans if s.name == f"execute_tool {tool}"), key=lambda s: s.start_time or 0
+    )
+    assert len(calls) == len(flags) >= 5
+    assert [c.status.status_code for c in calls] == [StatusCode.ERROR] * len(flags)
+    served = [s for s in spans if _attrs(s).get("river.tool") == tool]
+    assert len(served) == len(calls)
+    assert {(s.kind, s.status.status_code) for s in served} == {(SpanKind.SERVER, StatusCode.ERROR)}
+    served.sort(key=lambda s: s.start_time or 0)
+    assert [s.parent.span_id for s in served if s.parent] == [c.context.span_id for c in calls]
+    times = [json.loads(str(_attrs(c)["gen_ai.tool.call.arguments"])).get("at") for c in calls]
+    assert times[0] is None and len(set(times)) == len(times)  # another time each call
+    assert times[1:] == [f["hint"].removeprefix("at=") for f in flags[:-1]]
+    (attempt,) = {by_id[c.parent.span_id] for c in calls if c.parent}
+    assert attempt.name == f"execute_step {picked.step}"
+    assert attempt.parent and attempt.parent.span_id == root.context.span_id
+    assert _attrs(attempt)["planscope.step.status"] == "error"
+    (step,) = [st for st in regatta._TEMPLATE if st[0] == picked.step]
+    assert json.loads(str(_attrs(attempt)["planscope.step.context.keys"])) == sorted(step[3])
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["planscope.run.outcome"] == "success"
+    plans = sorted(
+        (s for s in spans if s.name.startswith("plan ")), key=lambda s: s.start_time or 0
+    )
+    assert [_attrs(p)["planscope.plan.version"] for p in plans] == [1, 2]
+    second = json.loads(str(_attrs(plans[1])["planscope.plan.json"]))
+    assert [st["id"] for st in second["steps"]] == ["hire_launches", "notify_clubs"]
+    yard = replan.params["errors"][0]["hint"].removeprefix("yard=")
+    assert yard in second["steps"][0]["description"]
+    hired = sorted(
+        (s for s in spans if s.name == "execute_step hire_launches"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert [_attrs(s)["planscope.step.status"] for s in hired] == ["error", "ok"]
+    assert "planscope.replan.requested" in [e.name for e in hired[0].events]
+    names = [
+        s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == root.context
+    ]
+    assert names[-2:] == ["execute_tool closure_details", "watch river"]
