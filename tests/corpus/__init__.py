@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from . import (
     analyst,
     arbor,
+    balloon,
     beacon,
     bigtop,
     bindery,
@@ -127,7 +128,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     instrumentor on ``provider`` and its own plain OpenTelemetry spans (against a fake Bedrock
     Runtime API server), the bindery app (Mistral's SDK with structured output and function
     calling, by hand) through OpenLLMetry's Mistral instrumentor on ``provider`` and its own spans
-    as traceloop-sdk's decorators write them (against a fake Mistral API server).
+    as traceloop-sdk's decorators write them (against a fake Mistral API server), the balloon
+    AutoGen AgentChat team (a ``SelectorGroupChat``) through OpenInference's autogen-agentchat
+    instrumentor on ``provider`` and its own spans through a tracer of ``provider``.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -169,6 +172,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     mistral_sdk: list[Label] = []
     bedrock_converse: list[Label] = []
     mcp_tools: list[Label] = []
+    agentchat_selector: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -254,6 +258,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             bedrock_converse.append(label)
         elif label.agent == "vinyl":
             mcp_tools.append(label)
+        elif label.agent == "balloon":
+            agentchat_selector.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -316,6 +322,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # OpenInference's OpenAI instrumentor (railtour's), on ``provider`` until the play returns;
     # the MCP instrumentor wraps mcp's stdio client (and server session) there too, unwrapped after
     out.update(vinyl.play(mcp_tools, provider))
+    # the same AgentChat as hives (whose runtime spans reach ``provider`` only while it plays);
+    # OpenInference's autogen-agentchat instrumentor wraps AgentChat's agent, team and model
+    # client methods on ``provider`` and puts them back when the play returns
+    out.update(balloon.play(agentchat_selector, provider))
     if google_adk:
         from . import reel
 

@@ -75,6 +75,7 @@ FLIGHT: dict[str, Any] = {
     "fare": 1840.0,
     "email": "bookings@skylark-flights.example",
 }
+TRACER = "balloon-app"
 PLANNER = "flight_planner"
 MAX_LEG_ATTEMPTS = 8
 """Clearances of one leg under one card before the planner scrubs the flight."""
@@ -497,7 +498,7 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
         return {}
     instrumentor = AutogenAgentChatInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
-    tracer = provider.get_tracer("balloon-app")
+    tracer = provider.get_tracer(TRACER)
     try:
         with ModelServer(respond=respond) as server, catch_warnings():
             # the fake server's dated model name is not in autogen-ext's model map
