@@ -96,6 +96,7 @@ SEALED = (
     "sealed40",
     "sealed41",
     "sealed42",
+    "sealed43",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from . import (
     analyst,
     arbor,
+    balloon,
     beacon,
     bigtop,
     bindery,
@@ -131,7 +132,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     as traceloop-sdk's decorators write them (against a fake Mistral API server), the regatta app
     (the planscope SDK's decorators in a synchronous app whose steps run in a thread pool, its
     tools on an MCP server over streamable HTTP in this process) through planscope, OpenInference's
-    MCP and OpenAI instrumentors and the server's own spans on ``provider``.
+    MCP and OpenAI instrumentors and the server's own spans on ``provider``, the balloon AutoGen
+    AgentChat team (a ``SelectorGroupChat``) through OpenInference's autogen-agentchat
+    instrumentor on ``provider`` and its own spans through a tracer of ``provider``.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -173,6 +176,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     mistral_sdk: list[Label] = []
     bedrock_converse: list[Label] = []
     mcp_tools: list[Label] = []
+    agentchat_selector: list[Label] = []
     sdk_threads_mcp: list[Label] = []
     for label in labels:
         if label.agent == "etl":
@@ -259,6 +263,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             bedrock_converse.append(label)
         elif label.agent == "vinyl":
             mcp_tools.append(label)
+        elif label.agent == "balloon":
+            agentchat_selector.append(label)
         elif label.agent == "regatta":
             sdk_threads_mcp.append(label)
         else:
@@ -323,6 +329,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # OpenInference's OpenAI instrumentor (railtour's), on ``provider`` until the play returns;
     # the MCP instrumentor wraps mcp's stdio client (and server session) there too, unwrapped after
     out.update(vinyl.play(mcp_tools, provider))
+    # the same AgentChat as hives (whose runtime spans reach ``provider`` only while it plays);
+    # OpenInference's autogen-agentchat instrumentor wraps AgentChat's agent, team and model
+    # client methods on ``provider`` and puts them back when the play returns
+    out.update(balloon.play(agentchat_selector, provider))
     # vinyl's two instrumentors again, instrumented on ``provider`` and uninstrumented after; the
     # MCP one wraps mcp's streamable-HTTP client and server transport this time
     out.update(regatta.play(sdk_threads_mcp, provider))

@@ -650,6 +650,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed40": {
         "bigtop": range(91000, 91024),
     },
+    # Sealed 43: a forty-sixth agent (balloon: an AutoGen AgentChat SelectorGroupChat, a planner
+    # writing a flight card and clearing legs to tool-using executors, under OpenInference's
+    # autogen-agentchat instrumentor), labels committed alone before any detector ran on it,
+    # scored once (``--sealed43``).
+    "sealed43": {
+        "balloon": range(94000, 94024),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -5698,6 +5705,150 @@ def _vinyl_external_boiler(rng: random.Random) -> tuple[str, str, str, dict[str,
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- balloon: a balloon operator's festival flight as an AutoGen AgentChat SelectorGroupChat (a
+# planner writing a flight card and clearing legs, two tool-using executors) under OpenInference's
+# autogen-agentchat instrumentor. Services raise air-traffic calls whose text AutoGen hands the
+# model as the tool result: ``HOLD SHORT UNTIL HH:MM`` (the model calls again at that slot), ``GO
+# AROUND`` (the planner clears the leg again), ``DIVERT: use X instead of Y`` (a new card) or
+# ``GROUNDED`` (final).
+_BALLOON_TEXTS = (
+    "surface wind at {place} gusting {n} knots",
+    "the {place} registry clerk is out on a site visit until {k} o'clock",
+    "airspace desk queue is {n} requests deep",
+    "a NOTAM for {place} glider winching is under review",
+    "card terminal {c} lost its line to the bank",
+    "chase radio channel {k} is jammed by the fiesta's PA",
+    "the mail relay deferred {n} messages",
+    "the authority's duty officer is briefing crews at {place}",
+)
+_BALLOON_PLACES = ("Ashcombe", "Wedmore", "Chew Magna", "Priddy", "Nempnett")
+_BALLOON_STEP = {
+    "field_registry": "find_field",
+    "airspace_permit": "file_permit",
+    "chase_booking": "book_chase",
+    "charge_account": "charge_pilot",
+    "passenger_notice": "notify_passengers",
+}
+_BALLOON_SLOTTED = ["airspace_permit", "chase_booking", "passenger_notice"]
+
+
+def _balloon_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_BALLOON_TEXTS).format(
+            place=rng.choice(_BALLOON_PLACES),
+            n=rng.randint(12, 48),
+            k=rng.randint(1, 9),
+            c=rng.randint(100, 999),
+        )
+        for _ in range(count)
+    ]
+
+
+def _balloon_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another slot: the model calls again with different arguments
+    minutes = rng.sample(range(5 * 60, 20 * 60, 5), count)
+    return [
+        {"kind": "HOLD", "hint": f"{m // 60:02d}:{m % 60:02d}", "text": t}
+        for t, m in zip(_balloon_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _balloon_grounded(rng: random.Random) -> dict[str, str]:
+    return {"kind": "GROUNDED", "text": _balloon_texts(rng, 1)[0]}
+
+
+def _balloon_loop_leg(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # GO AROUND again and again (varying texts), the planner clears the leg again each time;
+    # the last call is GROUNDED
+    service = rng.choice(sorted(_BALLOON_STEP))
+    arounds = [{"kind": "GOAROUND", "text": t} for t in _balloon_texts(rng, rng.randint(4, 6))]
+    errors = [*arounds, _balloon_grounded(rng)]
+    return RUNAWAY, _BALLOON_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _balloon_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor turn: HOLD SHORT again and again, each naming another slot the model
+    # calls at; the last call is GROUNDED
+    service = rng.choice(_BALLOON_SLOTTED)
+    errors = [*_balloon_holds(rng, rng.randint(4, 6)), _balloon_grounded(rng)]
+    return RUNAWAY, _BALLOON_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _balloon_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fare fails under every card: GO AROUND (cleared again), then DIVERT naming another
+    # account of the pilot (a new card), 3-4 cards; the last GROUNDED
+    cards = rng.randint(3, 4)
+    errors: list[dict[str, str]] = []
+    for i in range(cards):
+        around, moved = _balloon_texts(rng, 2)
+        errors.append({"kind": "GOAROUND", "text": around})
+        account = f"PIL-{rng.randint(10000, 99999)}"
+        # the world writes the account the refused call carried in for ``{old}``
+        errors.append(
+            {"kind": "DIVERT", "hint": f"use {account} instead of {{old}}", "text": moved}
+            if i < cards - 1
+            else {"kind": "GROUNDED", "text": moved}
+        )
+    service = "charge_account"
+    return RUNAWAY, _BALLOON_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _balloon_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the authority never decides the permit: the model checks until it gives up
+    return RUNAWAY, "file_permit", "", {}
+
+
+def _balloon_wrong_county(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's county is a neighbour: a field there is found; the authority grounds the permit
+    # for good (outside the festival's control zone)
+    return PROPAGATION, "find_field", "", {"county": rng.choice(["Dorset", "Wiltshire"])}
+
+
+def _balloon_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's flight date has a digit changed: every leg lands, the app's check of the chase
+    # booking against the flight order fails after the team is done
+    return PROPAGATION, "book_chase", "", {"date": rng.choice(["2027-08-15", "2027-09-14"])}
+
+
+def _balloon_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the charge is grounded for good
+    return PROPAGATION, "charge_pilot", "", {"account": rng.choice(["PIL-52510", "PIL-55201"])}
+
+
+def _balloon_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # HOLD SHORT once or twice inside one executor turn; the call at the slot named works
+    service = rng.choice(_BALLOON_SLOTTED)
+    errors = _balloon_holds(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"service": service, "errors": errors}
+
+
+def _balloon_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the registry answers 4-9 pages; a free field is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _balloon_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the permit is pending 3-8 checks, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _balloon_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order's chase crew is off the road: DIVERT names another crew; the new card books it
+    # and the rest lands
+    return (
+        "healthy",
+        "",
+        PROPAGATION,
+        {"crew_to": rng.choice(["Blue chase crew", "Green chase crew"])},
+    )
+
+
+def _balloon_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every leg landed and the chase date checked, a thunderstorm grounds the fiesta
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 # --- regatta: a rowing club's secretary organising a head race, the planscope SDK's decorators
 # in a synchronous app whose steps run in a thread pool, its services on an MCP server
 # (streamable HTTP); flags: yellow call again at the hinted time, red run the step again, blue
@@ -6517,6 +6668,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _vinyl_polling_ends,
         "legit_replan": _vinyl_legit_replan,
         "external_boiler": _vinyl_external_boiler,
+    },
+    "balloon": {
+        "loop_step_varying": _balloon_loop_leg,
+        "loop_tool_in_step": _balloon_loop_tool,
+        "loop_across_replans": _balloon_loop_replans,
+        "loop_poll_stuck": _balloon_loop_poll,
+        "wrong_county": _balloon_wrong_county,
+        "wrong_date": _balloon_wrong_date,
+        "wrong_account": _balloon_wrong_account,
+        "flaky_tool": _balloon_flaky_tool,
+        "pagination": _balloon_pagination,
+        "polling_ends": _balloon_polling_ends,
+        "legit_replan": _balloon_legit_replan,
+        "external_storm": _balloon_external_storm,
     },
     "regatta": {
         "loop_step_varying": _regatta_loop_step,

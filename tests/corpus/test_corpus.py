@@ -33,6 +33,7 @@ from tests.corpus import (
     all_labels,
     analyst,
     arbor,
+    balloon,
     beacon,
     bigtop,
     bindery,
@@ -148,6 +149,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed40",
         "sealed41",
         "sealed42",
+        "sealed43",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -3477,6 +3479,122 @@ def check_vinyl_plays() -> None:
     ]
     run = json.loads(str(_attrs(booked[1][0])["press.result"]))["id"]
     assert names[-2:] == ["check ship date", f"watch run {run}"]
+
+
+def test_balloon_agent_plays_sealed43_scenarios() -> None:
+    """The balloon AutoGen AgentChat team (sealed-43 only) plays labelled scenarios under
+    OpenInference's autogen-agentchat instrumentor, in a child process as the other sealed
+    agents' checks do: ``check_balloon_plays``."""
+    _check_in_child("check_balloon_plays")
+
+
+def _balloon_cards(spans: list[ReadableSpan]) -> list[list[str]]:
+    """The flight cards the planner answered, in order, each as its lines: the output message
+    of the model calls under the ``flight_planner`` agent spans that open a card."""
+    planners = {
+        s.context.span_id
+        for s in spans
+        if s.context and s.name == f"{balloon.PLANNER}.on_messages_stream"
+    }
+    said = sorted(
+        (
+            s
+            for s in spans
+            if s.parent
+            and s.parent.span_id in planners
+            and str(_attrs(s).get("llm.output_messages.0.message.content", "")).startswith(
+                "FLIGHT CARD rev "
+            )
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    return [
+        str(_attrs(s)["llm.output_messages.0.message.content"]).split("\n\n")[0].splitlines()
+        for s in said
+    ]
+
+
+def _balloon_calls(
+    spans: list[ReadableSpan], tool: str
+) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's runs (the instrumentor's TOOL spans) in order, with their arguments."""
+    calls = sorted(
+        (s for s in spans if _attrs(s).get("tool.name") == tool), key=lambda s: s.start_time or 0
+    )
+    return [(s, json.loads(str(_attrs(s)["input.value"]))) for s in calls]
+
+
+def check_balloon_plays() -> None:
+    """The balloon agent's spans, inspected in memory only (no store, no mapping, no detector
+    on sealed-43 runs). A hives run (AutoGen's own tracing, the other AutoGen team) and a refund
+    run (OpenInference's OpenAI instrumentor) played just before and just after (one provider)
+    carry no balloon span; the balloon runs only the app's and the instrumentor's scopes, no
+    ``planscope.*`` attribute, and the wrapped AgentChat methods are put back after the play. A
+    hold loop inside one executor turn: the root in error with the final GROUNDED text, the card
+    naming the labelled leg's tool, one TOOL span per injected call whose output is the tower's
+    text (AutoGen hands the exception's text to the model), each at another slot, all under one
+    executor agent span whose last model call debriefs ``grounded``. A legitimate re-plan: the
+    DIVERT to another crew, the second card with the first legs landed and the crew swapped, the
+    second booking works, the root not in error, the app's check and watch last."""
+    from autogen_agentchat.agents import AssistantAgent
+    from autogen_agentchat.teams import BaseGroupChat
+
+    neighbours = [
+        (hives.play, _committed("hives", "sealed18")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    labels = _committed("balloon", "sealed43")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    wrapped = (AssistantAgent.on_messages_stream, BaseGroupChat.run_stream)
+    ids, others, traces = _played_between(balloon.play, [picked, replan], neighbours)
+    assert (AssistantAgent.on_messages_stream, BaseGroupChat.run_stream) == wrapped
+    instrumentor = "openinference.instrumentation.autogen_agentchat"
+    assert all(not {balloon.TRACER, instrumentor} & _scopes(traces[t]) for t in others)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {balloon.TRACER, instrumentor}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    calls_made = [dict(e) for e in picked.params["errors"]]
+    by_id = _gave_up(spans, "balloon flight", calls_made[-1]["text"])
+    (card,) = _balloon_cards(spans)
+    (leg,) = [line for line in card if f" {picked.step} @" in line]
+    assert f":: {picked.params['service']} " in leg
+    calls = _balloon_calls(spans, picked.params["service"])
+    assert len(calls) == len(calls_made) >= 5
+    said = [str(_attrs(s)["output.value"]) for s, _ in calls]
+    assert said == [
+        f"HOLD SHORT UNTIL {e['hint']}: {e['text']}"
+        if e["kind"] == "HOLD"
+        else f"GROUNDED: {e['text']}"
+        for e in calls_made
+    ]
+    slots = [args.get("slot") for _, args in calls]
+    assert slots[0] is None and len(set(slots)) == len(slots)  # another slot each call
+    (turn,) = {by_id[s.parent.span_id] for s, _ in calls if s.parent}
+    assert turn.name.endswith(".on_messages_stream") and not turn.name.startswith(balloon.PLANNER)
+    chats = _children(spans, turn, "OpenAIChatCompletionClient.create")
+    assert len(chats) == len(calls_made) + 1
+    last = str(_attrs(chats[-1])["llm.output_messages.0.message.content"])
+    assert last.startswith(f"DEBRIEF {leg.split()[0]} {picked.step} | grounded | ")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("balloon flight") and root.status.status_code is StatusCode.UNSET
+    assert _attrs(root)["output.value"] == "flown"
+    first, second = _balloon_cards(spans)
+    assert first[0].startswith("FLIGHT CARD rev 1") and second[0].startswith("FLIGHT CARD rev 2")
+    other = replan.params["crew_to"]
+    assert all(" :: landed => " in line for line in second[1:3])  # find_field, file_permit
+    (chase,) = [line for line in second if " book_chase @" in line]
+    assert f'crew="{other}"' in chase and balloon.FLIGHT["crew"] not in chase
+    booked = _balloon_calls(spans, "chase_booking")
+    assert [args["crew"] for _, args in booked] == [balloon.FLIGHT["crew"], other]
+    assert str(_attrs(booked[0][0])["output.value"]).startswith(f"DIVERT: use {other} instead")
+    assert json.loads(str(_attrs(booked[1][0])["output.value"]))["crew"] == other
+    names = [s.name for s in _children(spans, root, "")]
+    assert names == ["SelectorGroupChat.run_stream", "check chase date", "watch flight"]
 
 
 def test_regatta_agent_plays_sealed42_scenarios() -> None:
