@@ -657,6 +657,7 @@ def bind(
     # the attempt just before each under the same parent: parallel branches (a graph's `Send`s
     # to one node) interleave their node visits, each branch's still follow one another
     before_of = _sibling_before(attempts)
+    llm_in = {owner for span_id, owner in actions.items() if nodes[span_id].kind == "llm"}
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
         before = before_of.get(a.span_id)
         plan = _plan_before(ordered_plans, nodes, a.start_ns)
@@ -706,15 +707,21 @@ def bind(
             bound[a.span_id] = lineage.get((plan, one), one)
             if not fails(a):
                 done.add(bound[a.span_id])
-        elif used and not planned and before is not None and before.span_id in bound:
+        elif (
+            used
+            and not planned
+            and before is not None
+            and before.span_id in bound
+            and not (before.span_id in llm_in and before.span_id in tools_in)
+        ):
             # a graph's tool node runs the calls of the attempt just before it, also of tools
-            # no plan names (polling the job its step started)
+            # no plan names (polling the job its step started); an attempt that called the
+            # model and ran its tools itself has no tool node (an app's own check after it)
             bound[a.span_id] = bound[before.span_id]
 
     # a graph runs one attempt as several node visits (the LLM's turn, the tool node, the LLM's
     # next turn): consecutive sibling visits bound to one step, one only calling the LLM and
     # the other only tools, are one attempt, the first visit's
-    llm_in = {owner for span_id, owner in actions.items() if nodes[span_id].kind == "llm"}
 
     def only(span_id: str) -> str:
         """What a visit calls when it calls only the LLM or only tools."""
