@@ -722,7 +722,6 @@ def bind(
     # a graph runs one attempt as several node visits (the LLM's turn, the tool node, the LLM's
     # next turn): consecutive sibling visits bound to one step, one only calling the LLM and
     # the other only tools, are one attempt, the first visit's
-
     def only(span_id: str) -> str:
         """What a visit calls when it calls only the LLM or only tools."""
         if (span_id in llm_in) == (span_id in tools_in):
