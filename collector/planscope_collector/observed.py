@@ -657,6 +657,7 @@ def bind(
     # the attempt just before each under the same parent: parallel branches (a graph's `Send`s
     # to one node) interleave their node visits, each branch's still follow one another
     before_of = _sibling_before(attempts)
+    llm_in = {owner for span_id, owner in actions.items() if nodes[span_id].kind == "llm"}
     for a in sorted(attempts, key=lambda a: (a.start_ns, a.span_id)):
         before = before_of.get(a.span_id)
         plan = _plan_before(ordered_plans, nodes, a.start_ns)
@@ -706,16 +707,21 @@ def bind(
             bound[a.span_id] = lineage.get((plan, one), one)
             if not fails(a):
                 done.add(bound[a.span_id])
-        elif used and not planned and before is not None and before.span_id in bound:
+        elif (
+            used
+            and not planned
+            and before is not None
+            and before.span_id in bound
+            and not (before.span_id in llm_in and before.span_id in tools_in)
+        ):
             # a graph's tool node runs the calls of the attempt just before it, also of tools
-            # no plan names (polling the job its step started)
+            # no plan names (polling the job its step started); an attempt that called the
+            # model and ran its tools itself has no tool node (an app's own check after it)
             bound[a.span_id] = bound[before.span_id]
 
     # a graph runs one attempt as several node visits (the LLM's turn, the tool node, the LLM's
     # next turn): consecutive sibling visits bound to one step, one only calling the LLM and
     # the other only tools, are one attempt, the first visit's
-    llm_in = {owner for span_id, owner in actions.items() if nodes[span_id].kind == "llm"}
-
     def only(span_id: str) -> str:
         """What a visit calls when it calls only the LLM or only tools."""
         if (span_id in llm_in) == (span_id in tools_in):
@@ -1368,16 +1374,17 @@ class _Said:
     their answer reports that work (a node's state update listing the task it ran), no plan."""
 
     def planner(self, n: SpanNode) -> str:
-        """Who answered: the agent run itself, else the one its call is in ("": none)."""
+        """Who answered: the agent run itself, else the one its call is in ("": none), by
+        :func:`_uncounted` name (a re-plan's span ``plan r2`` is the planner of ``plan r1``)."""
         if n.kind == A.KIND_STEP:
-            return n.step_name
+            return _uncounted(n.step_name)
         if n.kind == A.KIND_LLM and any(n.io):  # a traced function's model call: the function
-            return n.name
+            return _uncounted(n.name)
         owner = self.enclosing(n.span_id)
         if owner is None:
             return ""
         node = self.nodes[owner]  # a plain span standing for an attempt goes by its name
-        return node.step_name if node.kind == A.KIND_STEP else node.name
+        return _uncounted(node.step_name if node.kind == A.KIND_STEP else node.name)
 
     def later(self, n: SpanNode, above: set[str], me: str) -> _Later:
         """The executor attempts started after ``n`` ended, but ``n``, the spans ``above`` it
@@ -1385,6 +1392,19 @@ class _Said:
         # a run's own plan (an attribute) is stated before the attempts it encloses
         end = n.start_ns if n.kind == A.KIND_RUN else n.start_ns + n.duration_ns
         return self.index.later(end, {*above, n.span_id}, me)
+
+
+_COUNT = re.compile(r"\d+")
+
+
+def _uncounted(name: str) -> str:
+    """An agent's name without the counts in it: the runs of one agent whose span names count
+    its runs (``plan r1``, ``plan r2``) are one agent's.
+
+    >>> _uncounted("plan r2") == _uncounted("plan r10")
+    True
+    """
+    return _COUNT.sub("#", name)
 
 
 def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]) -> _Said:
@@ -2114,9 +2134,10 @@ class _Carriers:
         self.position = {span_id: i for i, span_id in enumerate(self.ids)}
         self.starts = [a.start_ns for a in attempts]
         self.names = [a.step_name for a in attempts]
+        self.agents = [_uncounted(name) for name in self.names]  # whose run (:meth:`_Said.planner`)
         self.runs_of: dict[str, list[int]] = {}
-        for i, a in enumerate(attempts):
-            self.runs_of.setdefault(a.step_name, []).append(i)
+        for i, agent in enumerate(self.agents):
+            self.runs_of.setdefault(agent, []).append(i)
         self.words = [carried[a.span_id] for a in attempts]
         postings: dict[str, list[int]] = {}
         for i, words in enumerate(self.words):
@@ -2187,10 +2208,10 @@ class _Later:
     def carry(self, name: str, also: str = "") -> bool:
         """Whether one of these attempts carries ``name`` (and ``also``, when given)."""
         at, ends = self.index.carrying(name, also)
-        names, ids = self.index.names, self.index.ids
+        agents, ids = self.index.agents, self.index.ids
         j = bisect_left(at, self.first)
         while j < len(at):
-            if self.me and names[at[j]] == self.me:
+            if self.me and agents[at[j]] == self.me:
                 j = ends[j]  # skip the planner's own runs at once: they may be all of them
             elif ids[at[j]] in self.skip:
                 j += 1

@@ -653,6 +653,40 @@ def test_a_checks_failure_naming_a_value_the_planner_handed_a_step_blames_that_s
         assert PlanPropagation().detect(trace) == [], objective
 
 
+def _app_audit(confirmed_first: bool = False) -> TraceData:
+    """The app's own audit after the plan: a span outside it whose one tool call reads the
+    paid invoice well (EUR) and which fails comparing it with the supplier's currency (CHF,
+    stated nowhere the call returned or the objective says)."""
+    error = "INV-7 was paid in EUR; the supplier's form says CHF"
+    trace = _check_after_success("Pay invoice INV-7", '{"invoice": "INV-7"}', error)
+    audit = trace.attempts[-1]._replace(
+        span_id="a-audit", step_id="audit", status="error", message=error, start_ns=60, end_ns=70
+    )
+    trace.attempts.append(audit)
+    read = '{"invoice": "INV-7", "currency": "EUR"}'
+    trace.tools = [
+        c._replace(parent_span_id="a-audit", status_code="Ok", result=read)
+        if c.span_id.startswith("t-check")
+        else c
+        for c in trace.tools
+    ]
+    if confirmed_first:  # the same read under an audit that passed, before this one
+        trace.attempts.append(audit._replace(span_id="a-audit-0", status="ok", message=""))
+        trace.tools.append(
+            trace.tools[-1]._replace(span_id="t-check-0", parent_span_id="a-audit-0", start_ns=50)
+        )
+    return trace
+
+
+def test_an_apps_failed_audit_of_a_call_that_returned_well_judges_the_plans_value() -> None:
+    # the call itself failed nothing and does not hold CHF: the audit around it failed on it
+    (finding,) = PlanPropagation().detect(_app_audit())
+    assert (finding.step_id, finding.detail["pattern"]) == ("fetch", "check_names_plan_value")
+    assert finding.detail["values"] == ["EUR"]
+    # the same read passed an audit first: the world changed after it
+    assert PlanPropagation().detect(_app_audit(confirmed_first=True)) == []
+
+
 def _loan_run(retried: bool = False) -> TraceData:
     """A library's loan desk: a manager hands each plan step to a clerk agent (one attempt
     span per step, which the framework ends well whatever the clerk's tool said). The plan

@@ -955,7 +955,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 21
+    version = 22
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -1359,7 +1359,9 @@ class PlanPropagation:
         )
 
     def _check_ties_plan_value(self, trace: TraceData) -> Finding | None:
-        """Every plan step succeeded, then a tool call outside the plan (a check) failed; its
+        """Every plan step succeeded, then a tool call outside the plan (a check) failed, or
+        was made by an app's own check outside the plan that failed on what it returned (its
+        verdict may name a value the call did not return: what the check compared it with); its
         own evidence ties the failure to a value the planner introduced (module docstring, "a
         check's verdict"): a contradicted input — the check was called with ``k = v`` that the
         objective states and a plan step with another planner value ``w`` for the same
@@ -1382,11 +1384,15 @@ class PlanPropagation:
             for t in sorted(trace.tools, key=lambda t: t.start_ns)
             if t.step_id not in planned and t.parent_span_id not in steps and t.start_ns >= finished
         ]
-        check = next((t for t in outside if _saw_the_failure(trace, t)), None)
+        judged = {a.span_id for a in trace.attempts if a.failed and a.step_id not in planned}
+
+        def saw(t: ToolCall) -> bool:
+            return t.parent_span_id in judged or _saw_the_failure(trace, t)
+
+        check = next((t for t in outside if saw(t)), None)
         same = check.args_key or check.arguments if check else ""
         if check is None or any(
-            not _saw_the_failure(trace, t)
-            and (t.tool, t.args_key or t.arguments) == (check.tool, same)
+            not saw(t) and (t.tool, t.args_key or t.arguments) == (check.tool, same)
             for t in outside
             if t.start_ns < check.start_ns
         ):
