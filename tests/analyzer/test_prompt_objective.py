@@ -114,10 +114,14 @@ def _release(
     args: dict[str, dict[str, str]] = ARGS,
     serves: str = "1.2.2",
     given: str = "",
+    root_attrs: dict[str, Any] | None = None,
 ) -> str:
-    """A logfire-style root (no agent span, no objective unless it was ``given`` an input)
-    that fails its release check (api serves ``serves``); a planner agent run whose chat
-    answers ``plan`` to ``prompt``; one executor run per task, its tool called with ``args``."""
+    """A logfire-style root (no agent span, no objective unless it was ``given`` an input, or
+    has the ``root_attrs``) that fails its release check (api serves ``serves``); a
+    planner agent run whose chat answers ``plan`` to ``prompt``; one executor run per task, its
+    tool called with ``args``."""
+    if given:
+        root_attrs = {A.OI_SPAN_KIND: "AGENT", A.OI_INPUT_VALUE: given}
     t, root, planner = new_trace_id(), new_span_id(), new_span_id()
     agent = {A.GEN_AI_OPERATION_NAME: "invoke_agent"}
     spans: list[list[Any]] = [
@@ -125,7 +129,7 @@ def _release(
             trace_id=t, span_id=root, name="release {service}", duration_ns=100 * MS,
             status="Error",
             status_message=f"ReleaseFailed: release check failed: api serves {serves}",
-            attrs={A.OI_SPAN_KIND: "AGENT", A.OI_INPUT_VALUE: given} if given else None,
+            attrs=root_attrs,
         ),
         make_span(trace_id=t, span_id=planner, parent=root, name="invoke_agent planner",
                   start_ns=BASE_NS + MS, duration_ns=5 * MS, attrs=agent),
@@ -244,6 +248,25 @@ def test_a_contested_fact_of_what_the_runs_root_was_given_is_no_objective(
     t = _release(store, "Plan the release.", given=given)
     trace = load_traces(store, "default", [t])[t]
     assert trace.run is not None and trace.run.objective == given
+    (finding,) = PlanPropagation().detect(trace)
+    assert (finding.step_id, finding.detail["values"]) == ("deploy", ["1.2.2"])
+
+
+def test_a_contested_fact_of_a_brief_recorded_as_call_json_is_no_objective(
+    store: Store,
+) -> None:
+    # the same brief recorded as traceloop-sdk's @workflow writes a call's input, as JSON: the
+    # brief is one escaped string there, whose note still overrides the version
+    brief = 'Release api.\nOrder: {"service": "api", "version": "1.2.3"}\n'
+    brief += 'Team notes: {"version": "1.2.2"}'
+    workflow = {
+        A.TL_SPAN_KIND: "workflow",
+        A.TL_ENTITY_NAME: "release",
+        A.TL_ENTITY_INPUT: json.dumps({"args": [brief], "kwargs": {}}),
+    }
+    t = _release(store, "Plan the release.", root_attrs=workflow)
+    trace = load_traces(store, "default", [t])[t]
+    assert trace.run is not None and brief in json.loads(trace.run.objective)["args"]
     (finding,) = PlanPropagation().detect(trace)
     assert (finding.step_id, finding.detail["values"]) == ("deploy", ["1.2.2"])
 

@@ -122,7 +122,9 @@ objective wins, and what a prompt states twice differently for one thing (a note
 ``"key": value`` against the prose's value after the key's words, or a code of the same shape)
 is not the objective's. The input an inferred run's root span recorded (an app's brief, not a
 declared objective) is such a prompt too: what it states twice differently is no more the
-objective's (a note overriding the order's account leaves both accounts suspects). A runaway
+objective's (a note overriding the order's account leaves both accounts suspects); an input
+recorded as a call's JSON (traceloop-sdk's ``{"args": [...], "kwargs": {...}}``) is read with
+its texts written out, so a brief's pairs are read whatever escaping recorded them. A runaway
 loop, unordered concurrent writers, unbounded replanning or an irreversible action after a
 failure also explain a failed run, and win over the first two patterns.
 
@@ -136,6 +138,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -591,6 +594,49 @@ _UNSEEN = object()
 """A text not decoded yet (:meth:`_Values.decoded`: None is the value of no text)."""
 
 
+def _unescaped(recorded: str) -> str:
+    r"""A recorded input that is a JSON document with the texts in it written out as they were
+    given: a root span's input recorded as a call's JSON (traceloop-sdk's ``{"args": [...],
+    "kwargs": {...}}``) holds its brief as one escaped string, whose own pairs (``\"key\":
+    \"value\"``) no pair pattern reads; a string with a line break or a double quote is such a
+    text. Anything else is returned as recorded.
+
+    >>> print(_unescaped('{"args": ["Ship to Leeds.\\nNotes: {\\"city\\": \\"York\\"}"], "n": 2}'))
+    {"args": [
+    Ship to Leeds.
+    Notes: {"city": "York"}
+    ], "n": 2}
+    >>> _unescaped('{"args": ["Ship to Leeds."]}')
+    '{"args": ["Ship to Leeds."]}'
+    """
+    if not recorded.startswith(("{", "[")):
+        return recorded
+    try:
+        document = safejson.loads(recorded)
+    except ValueError:
+        return recorded
+    texts: list[str] = []
+
+    def marked(value: Any) -> Any:
+        # a text becomes a marker string, put back raw once the rest is JSON again
+        if isinstance(value, dict):
+            return {k: marked(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [marked(v) for v in value]
+        if isinstance(value, str) and ("\n" in value or '"' in value):
+            texts.append(value)
+            return f"\0{len(texts) - 1}"
+        return value
+
+    document = marked(document)
+    if not texts:
+        return recorded
+    out = json.dumps(document, ensure_ascii=False)
+    for i, text in enumerate(texts):
+        out = out.replace(json.dumps(f"\0{i}"), f"\n{text}\n", 1)
+    return out
+
+
 def _values(trace: TraceData) -> _Values:
     """The trace's :class:`_Values`, made on first use."""
     found: _Values | None = trace._memo.get("plan_propagation_values")
@@ -600,7 +646,7 @@ def _values(trace: TraceData) -> _Values:
         if run is not None and run.inferred:
             # an inferred run's objective is a text it was given (its root span's input, else
             # its planner's prompt): a prompt, which may carry notes that override its facts
-            objective = _uncontested(objective)
+            objective = _uncontested(_unescaped(objective))
         found = trace._memo["plan_propagation_values"] = _Values(
             objective,
             [p.json for p in trace.plans],
@@ -955,7 +1001,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 22
+    version = 23
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
