@@ -647,6 +647,10 @@ def _values(trace: TraceData) -> _Values:
             # an inferred run's objective is a text it was given (its root span's input, else
             # its planner's prompt): a prompt, which may carry notes that override its facts
             objective = _uncontested(_unescaped(objective))
+        else:
+            # a declared objective may carry such a note too (a form and a note that changes
+            # one of its values): which value was asked for it does not say, so neither is stated
+            objective = _uncontested(objective)
         found = trace._memo["plan_propagation_values"] = _Values(
             objective,
             [p.json for p in trace.plans],
@@ -1001,7 +1005,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 23
+    version = 24
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
