@@ -127,12 +127,12 @@ class DataQuality:
             )
         if trace.raw is not None and shaped:
             typed = trace.typed_span_ids()
-            known = self._accounted(trace, typed)
+            accounted = self._accounted(trace, typed)
             other = [
                 r
                 for r in trace.raw
                 if r.span_id not in typed
-                and r.span_id not in known
+                and r.span_id not in accounted
                 and r.name not in A.MACHINERY_SPANS  # a scheduler's or a host's own spans
             ]
             if other:
