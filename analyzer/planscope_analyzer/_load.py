@@ -1004,6 +1004,9 @@ _PAIRS = (
         r"[ \t]*[:=][ \t]*(?P<value>(?![{\[])\S.*?)[ \t]*$",
         re.MULTILINE,
     ),
+    # an inline "key=value" of a list ("region=north; seats=4"): a word key, "=" with no space,
+    # a value to the next separator (not a URL's query: "?a=1&b=2")
+    re.compile(r"(?<![\w?&=/.-])(?P<key>[A-Za-z][\w-]*)=(?P<value>[^\s;,&=]+)(?=[;,\s]|$)"),
 )
 
 
@@ -1034,6 +1037,8 @@ def _uncontested(prompt: str) -> str:
     'Pay from  to depot .\nNotes: {, }'
     >>> _uncontested('Go.\nBooking: {"booking": "B-7", "route": "X-Y"}\nNotes: {"route": "Z-Y"}')
     'Go.\nBooking: {"booking": "B-7", }\nNotes: {}'
+    >>> _uncontested("Book it.\nForm: seats=4; day=2027-03-01\nNote: day=2027-03-10")
+    'Book it.\nForm: seats=4; \nNote: '
     """
 
     def key(m: re.Match[str]) -> str:

@@ -790,3 +790,22 @@ def test_a_number_the_objective_states_for_another_key_is_not_stated_for_this_on
     # stated under the argument's own key, or in the prose, it is the objective's
     assert PlanPropagation().detect(_cold_run(order.replace("boxes", "max temp C"))) == []
     assert PlanPropagation().detect(_cold_run(order + "\nKeep it at 8 degrees.")) == []
+
+
+def test_a_declared_objectives_value_a_note_overrides_is_not_stated() -> None:
+    # a declared (SDK) objective with a form and a note that changes one of its values: which
+    # one was asked for it does not say, so the failure naming the note's value is the plan's,
+    # blamed at the step whose call first carried it (not at the run's first step)
+    trace = _observed_run(
+        "Ship order O-5.\nOrder form: warehouse=WH-12; carrier=parcelco\n"
+        "Clerk's note: warehouse=WH-21",
+        "dispatch refused: warehouse WH-21 holds no stock of O-5",
+        {
+            "fetch": '{"order": "O-5"}',
+            "convert": '{"order": "O-5", "warehouse": "WH-21"}',
+            "pay": '{"order": "O-5", "warehouse": "WH-21"}',
+        },
+    )
+    trace.runs = [trace.runs[0]._replace(inferred=False)]
+    (finding,) = PlanPropagation().detect(trace)
+    assert finding.step_id == "convert" and finding.detail["values"] == ["WH-21"]

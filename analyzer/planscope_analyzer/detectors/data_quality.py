@@ -11,7 +11,9 @@ Issues (``detail.issue``), all blamed on ``instrumentation``:
   checked when the trace's root span is missing or when span skeletons were loaded.
 * ``unclassified_spans``: spans that carry no planscope kind and no GenAI operation (counted,
   low severity; typical of third-party instrumentation); the runtime machinery spans the
-  conventions define (``semconv.MACHINERY_SPANS``: scheduler queue/switch, hand-offs) are known.
+  conventions define (``semconv.MACHINERY_SPANS``: scheduler queue/switch, hand-offs) are known,
+  and so are a tool or LLM call's own spans (a tool server's, an HTTP client's, under the call)
+  and a span that encloses typed spans (an application's span grouping its calls or steps).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class DataQuality:
     """
 
     kind = KIND
-    version = 1
+    version = 2
 
     def detect(self, trace: TraceData) -> list[Finding]:
         out: list[Finding] = []
@@ -125,10 +127,12 @@ class DataQuality:
             )
         if trace.raw is not None and shaped:
             typed = trace.typed_span_ids()
+            accounted = self._accounted(trace, typed)
             other = [
                 r
                 for r in trace.raw
                 if r.span_id not in typed
+                and r.span_id not in accounted
                 and r.name not in A.MACHINERY_SPANS  # a scheduler's or a host's own spans
             ]
             if other:
@@ -190,6 +194,29 @@ class DataQuality:
                 pc.invert(pc.is_in(parents.column("trace_id"), value_set=skeletal))
             )
         return out | unmatched(parents, ["parent"], spans, ["span_id"])
+
+    @staticmethod
+    def _accounted(trace: TraceData, typed: frozenset[str]) -> set[str]:
+        """The untyped raw spans the trace's structure accounts for: those inside a tool or LLM
+        call (nearest typed ancestor), which are the call's own work (a tool server's handler,
+        an HTTP client's request), and those that enclose typed spans (an application's
+        grouping span, which the span model walks through)."""
+        parent = {r.span_id: r.parent_span_id for r in trace.raw or ()}
+        calls = {t.span_id for t in trace.tools} | trace.llm_parents.keys()
+        out: set[str] = set()
+        for span_id in parent.keys() - typed:
+            up, seen = parent[span_id], {span_id}
+            while up in parent and up not in typed and up not in seen:
+                seen.add(up)
+                up = parent[up]
+            if up in calls:
+                out.add(span_id)
+        for span_id in typed:
+            up = parent.get(span_id, "")
+            while up in parent and up not in typed and up not in out:
+                out.add(up)
+                up = parent[up]
+        return out
 
     @staticmethod
     def _orphans(trace: TraceData) -> list[str]:

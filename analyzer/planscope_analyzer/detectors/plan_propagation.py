@@ -643,10 +643,12 @@ def _values(trace: TraceData) -> _Values:
     if found is None:
         run = trace.run
         objective = run.objective if run is not None else ""
-        if run is not None and run.inferred:
-            # an inferred run's objective is a text it was given (its root span's input, else
-            # its planner's prompt): a prompt, which may carry notes that override its facts
-            objective = _uncontested(_unescaped(objective))
+        if run is not None:
+            # an objective may carry notes that override its facts (a form and a note that
+            # changes one of its values): which was asked for it does not say, so neither is
+            # stated. An inferred run's is a text it was given (its root span's input, else its
+            # planner's prompt), recorded as JSON.
+            objective = _uncontested(_unescaped(objective) if run.inferred else objective)
         found = trace._memo["plan_propagation_values"] = _Values(
             objective,
             [p.json for p in trace.plans],
@@ -1001,7 +1003,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 23
+    version = 24
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
