@@ -712,11 +712,15 @@ def bind(
             and not planned
             and before is not None
             and before.span_id in bound
-            and not (before.span_id in llm_in and before.span_id in tools_in)
+            and not (
+                before.span_id in llm_in and before.span_id in tools_in and a.span_id not in llm_in
+            )
         ):
             # a graph's tool node runs the calls of the attempt just before it, also of tools
             # no plan names (polling the job its step started); an attempt that called the
-            # model and ran its tools itself has no tool node (an app's own check after it)
+            # model and ran its tools itself has no tool node: a span after it only calling a
+            # tool is the app's own check, one that asks the model too is the agent's next turn
+            # on the step (a workflow's visit polling the job)
             bound[a.span_id] = bound[before.span_id]
 
     # a graph runs one attempt as several node visits (the LLM's turn, the tool node, the LLM's

@@ -64,3 +64,32 @@ def test_the_apps_own_check_after_a_worker_that_ran_its_tools_is_no_attempt_of_i
     ]
     b = bind(spans, plan)
     assert b.steps == {"s": "sow", "w": "water"}
+
+
+def test_a_workflow_visit_that_asks_the_model_and_polls_after_a_worker_stays_its_steps() -> None:
+    # every visit of the crew's workflow is one span name; the visits after the watering one
+    # ask the model and poll the valve (a tool no plan step names): the agent's next turns on
+    # the step, not an app's check, though the visit before them ran its tools itself
+    plan = [
+        ObservedStep("plan", "sow", "sow_tray", 0),
+        ObservedStep("plan", "water", "irrigate", 1),
+    ]
+
+    def turn(span_id: str, start: int, tool: str, ask: str) -> list[SpanNode]:
+        """One visit of the crew's workflow: its model turn, then the tool call it chose."""
+        return [
+            node(span_id, "root", "step", start, name="crew turn", step_name="crew turn"),
+            node(f"{span_id}l", span_id, "llm", start + 1, request=ask),
+            node(f"{span_id}t", span_id, "tool", start + 2, tool=tool),
+        ]
+
+    spans = [
+        node("root", "", "run", 0),
+        node("plan", "root", "llm", 1),
+        *turn("s", 10, "sow_tray", "Sow the trays."),
+        *turn("w", 20, "irrigate", "Water the trays."),
+        *turn("p1", 30, "valve_status", "Is it done yet?"),
+        *turn("p2", 40, "valve_status", "Is it done yet?"),
+    ]
+    b = bind(spans, plan)
+    assert b.steps == {"s": "sow", "w": "water", "p1": "water", "p2": "water"}
