@@ -177,6 +177,30 @@ def test_enforced_replan_budget(spans: Spans) -> None:
     assert refused.status.status_code is StatusCode.ERROR
 
 
+def test_step_attempts_count_across_replans_that_keep_the_step_id(spans: Spans) -> None:
+    """A replan keeping a step's id does not reset its attempts (docs/sdk.md, Retry budgets)."""
+
+    @planscope.planner
+    def plan(n: int) -> Plan:
+        return Plan([PlanStep("pay")], id="p", replan_reason=f"failed {n}" if n else None)
+
+    @planscope.step
+    def pay() -> None:
+        raise TimeoutError
+
+    with planscope.start_run("agent", budget=RetryBudget(max_attempts_per_step=2)):
+        for n in range(2):  # one attempt under each of two plan versions
+            plan(n)
+            with pytest.raises(TimeoutError):
+                pay()
+        plan(2)
+        with pytest.raises(RetryBudgetExceeded) as info:
+            pay()  # the third attempt of "pay" in this run, though the first of plan v3
+    assert info.value.limit_name == "max_attempts_per_step" and info.value.observed == 3
+    attempts = [Spans.attrs(s)[A.STEP_ATTEMPT] for s in spans.of_kind(A.KIND_STEP)]
+    assert attempts == [1, 2, 3]
+
+
 def test_enforced_token_budget_from_record_usage_and_from_responses(spans: Spans) -> None:
     @planscope.llm("m")
     def chat(tokens: int) -> dict[str, object]:
