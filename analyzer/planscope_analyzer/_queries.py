@@ -312,19 +312,22 @@ _LOGFIRE_RESULT = (
     f"if(has({_LOGFIRE_FIELDS}, '{A.LOGFIRE_RETURN}'), SpanAttributes['{A.LOGFIRE_RETURN}'], '')"
 )
 
-# an app's own plain span: the first attribute (by key) named ``<prefix>.args`` (or
-# ``.arguments``, ``.input``, ``.params``) that holds a JSON object (``app.tool.args``)
-_APP_ARGUMENTS = (
-    "arrayFirst(v -> startsWith(v, '{'), arrayMap(k -> SpanAttributes[k], arraySort(arrayFilter("
-    f"k -> match(k, '{APP_ARGUMENTS_KEY}'), mapKeys(SpanAttributes)))))"
-)
 
-# and what it gave back: the first attribute (by key) named ``<prefix>.result`` (or
-# ``.output``) that is not empty (``app.tool.result``), as ``observed.step_io`` reads a plain span
-_APP_RESULT = (
-    "arrayFirst(v -> v != '', arrayMap(k -> SpanAttributes[k], arraySort(arrayFilter("
-    f"k -> match(k, '{APP_RESULT_KEY}'), mapKeys(SpanAttributes)))))"
-)
+def _app_attribute(key: str, holds: str) -> str:
+    """SQL of an app's own plain span's first attribute (by key) whose name matches ``key`` and
+    whose value ``v`` ``holds`` (a ClickHouse condition on ``v``), as ``observed.step_io``
+    reads a plain span."""
+    return (
+        f"arrayFirst(v -> {holds}, arrayMap(k -> SpanAttributes[k], arraySort(arrayFilter("
+        f"k -> match(k, '{key}'), mapKeys(SpanAttributes)))))"
+    )
+
+
+# an app's own plain span: the first attribute named ``<prefix>.args`` (or ``.arguments``,
+# ``.input``, ``.params``) that holds a JSON object (``app.tool.args``), and what it gave back:
+# the first named ``<prefix>.result`` (or ``.output``) that is not empty (``app.tool.result``)
+_APP_ARGUMENTS = _app_attribute(APP_ARGUMENTS_KEY, "startsWith(v, '{')")
+_APP_RESULT = _app_attribute(APP_RESULT_KEY, "v != ''")
 
 # Burr's @trace() function span: its other attributes the arguments, its ``return`` the result
 _BURR_ARGUMENTS, _BURR_RESULT = function_call_sql()

@@ -2156,10 +2156,12 @@ class _Carriers:
         self.everywhere: set[str] = set.intersection(*self.words) if several else set()
 
     def _runs(self, at: list[int]) -> _Postings:
-        """Positions, and for each the index of the next one with another step name."""
+        """Positions, and for each the index of the next one of another agent (what
+        :meth:`_Later.carry` skips the planner's runs by: ``plan r2`` is ``plan r1``'s agent)."""
+        agents = self.agents
         ends = [len(at)] * len(at)
         for j in range(len(at) - 2, -1, -1):
-            ends[j] = ends[j + 1] if self.names[at[j]] == self.names[at[j + 1]] else j + 1
+            ends[j] = ends[j + 1] if agents[at[j]] == agents[at[j + 1]] else j + 1
         return at, ends
 
     def carrying(self, name: str, also: str = "") -> _Postings:
