@@ -657,6 +657,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed43": {
         "balloon": range(94000, 94024),
     },
+    # Sealed 44: a forty-seventh agent (mural: AG2 1.x agents, a planner writing a work sheet of
+    # Python assignments and tool-using executors asked once per step attempt, under AG2's own
+    # OpenTelemetry telemetry), labels committed alone before any detector ran on it, scored once
+    # (``--sealed44``).
+    "sealed44": {
+        "mural": range(95000, 95024),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -5849,6 +5856,146 @@ def _balloon_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
+# work sheet of Python assignments, two tool-using executors asked once per step attempt) under
+# AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
+# the model as the tool result: ``WetPaint`` (``dry at HH:MM``: the model calls again after that
+# time), ``RainedOff`` (the app runs the step again), ``Repaint`` (``use X instead of Y``: a new
+# plan) or ``Whitewashed`` (final).
+_MURAL_TEXTS = (
+    "primer on the {place} wall is still tacky at {n}% humidity",
+    "the {place} scaffold gang is {n} minutes behind on another job",
+    "council planning desk has {n} applications ahead of this one",
+    "a street-works permit on {place} blocks the pavement until {k} o'clock",
+    "arts-fund terminal {c} cannot reach the borough ledger",
+    "the lift depot's van {c} is stuck on the {place} ring road",
+    "the franking machine jammed after {n} letters",
+    "conservation officer for {place} is out on a listed-building visit",
+)
+_MURAL_PLACES = ("Dalston", "Clapton", "Homerton", "De Beauvoir", "Stamford Hill")
+_MURAL_STEP = {
+    "wall_registry": "survey_wall",
+    "art_consent": "seek_consent",
+    "lift_hire": "book_lift",
+    "pay_fee": "pay_artist",
+    "resident_letter": "notify_residents",
+}
+_MURAL_TIMED = ["art_consent", "lift_hire", "resident_letter"]
+
+
+def _mural_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_MURAL_TEXTS).format(
+            place=rng.choice(_MURAL_PLACES),
+            n=rng.randint(11, 97),
+            k=rng.randint(1, 9),
+            c=rng.randint(100, 999),
+        )
+        for _ in range(count)
+    ]
+
+
+def _mural_wet(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each WetPaint names another time: the model calls again with different arguments
+    minutes = rng.sample(range(7 * 60, 19 * 60, 5), count)
+    return [
+        {"kind": "WETPAINT", "hint": f"{m // 60:02d}:{m % 60:02d}", "text": t}
+        for t, m in zip(_mural_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _mural_whitewashed(rng: random.Random) -> dict[str, str]:
+    return {"kind": "WHITEWASHED", "text": _mural_texts(rng, 1)[0]}
+
+
+def _mural_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # RainedOff again and again (varying texts), the app runs the step again each time; the last
+    # run is Whitewashed
+    service = rng.choice(sorted(_MURAL_STEP))
+    rained = [{"kind": "RAINEDOFF", "text": t} for t in _mural_texts(rng, rng.randint(4, 6))]
+    errors = [*rained, _mural_whitewashed(rng)]
+    return RUNAWAY, _MURAL_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _mural_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run: WetPaint again and again, each naming another time the model calls
+    # again after; the last call is Whitewashed
+    service = rng.choice(_MURAL_TIMED)
+    errors = [*_mural_wet(rng, rng.randint(4, 6)), _mural_whitewashed(rng)]
+    return RUNAWAY, _MURAL_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _mural_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fee fails under every plan: RainedOff (run again), then Repaint naming another arts
+    # fund (a new plan), 3-4 plans; the last Whitewashed
+    plans = rng.randint(3, 4)
+    errors: list[dict[str, str]] = []
+    for i in range(plans):
+        rained, moved = _mural_texts(rng, 2)
+        errors.append({"kind": "RAINEDOFF", "text": rained})
+        fund = f"ARTS-{rng.randint(10000, 99999)}"
+        # the world writes the fund the refused call carried in for ``{old}``
+        errors.append(
+            {"kind": "REPAINT", "hint": f"use {fund} instead of {{old}}", "text": moved}
+            if i < plans - 1
+            else {"kind": "WHITEWASHED", "text": moved}
+        )
+    service = "pay_fee"
+    return RUNAWAY, _MURAL_STEP[service], "", {"service": service, "errors": errors}
+
+
+def _mural_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the council never decides the consent: the model checks until it gives up
+    return RUNAWAY, "seek_consent", "", {}
+
+
+def _mural_wrong_borough(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's borough is a neighbour: a wall there is found; the council refuses consent for
+    # good (outside the borough's scheme)
+    return PROPAGATION, "survey_wall", "", {"borough": rng.choice(["Islington", "Haringey"])}
+
+
+def _mural_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's painting date has a digit changed: every step works, the app's check of the lift
+    # hire against the commission fails after the job
+    return PROPAGATION, "book_lift", "", {"date": rng.choice(["2027-05-08", "2027-06-03"])}
+
+
+def _mural_wrong_fund(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's fund has two digits swapped: the fee is refused for good
+    return PROPAGATION, "pay_artist", "", {"fund": rng.choice(["ARTS-47018", "ARTS-40781"])}
+
+
+def _mural_flaky_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # WetPaint once or twice inside one executor run; the call after the time named works
+    service = rng.choice(_MURAL_TIMED)
+    errors = _mural_wet(rng, rng.randint(1, 2))
+    return "healthy", "", RUNAWAY, {"service": service, "errors": errors}
+
+
+def _mural_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the wall register answers 4-9 pages; a tall enough wall is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _mural_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the consent is pending 3-8 checks, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _mural_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the commission's lift failed its examination: Repaint names another lift; the new plan
+    # hires it and the rest works
+    lift = rng.choice(["Clapton Plant 16m boom", "Lea Valley Hire 12m scissor"])
+    return "healthy", "", PROPAGATION, {"lift_to": lift}
+
+
+def _mural_external_tagged(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the painting date checked, the finished mural is tagged during
+    # the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
+
+
 # --- regatta: a rowing club's secretary organising a head race, the planscope SDK's decorators
 # in a synchronous app whose steps run in a thread pool, its services on an MCP server
 # (streamable HTTP); flags: yellow call again at the hinted time, red run the step again, blue
@@ -6682,6 +6829,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _balloon_polling_ends,
         "legit_replan": _balloon_legit_replan,
         "external_storm": _balloon_external_storm,
+    },
+    "mural": {
+        "loop_step_varying": _mural_loop_step,
+        "loop_tool_in_step": _mural_loop_tool,
+        "loop_across_replans": _mural_loop_replans,
+        "loop_poll_stuck": _mural_loop_poll,
+        "wrong_borough": _mural_wrong_borough,
+        "wrong_date": _mural_wrong_date,
+        "wrong_fund": _mural_wrong_fund,
+        "flaky_tool": _mural_flaky_tool,
+        "pagination": _mural_pagination,
+        "polling_ends": _mural_polling_ends,
+        "legit_replan": _mural_legit_replan,
+        "external_tagged": _mural_external_tagged,
     },
     "regatta": {
         "loop_step_varying": _regatta_loop_step,
