@@ -35,6 +35,7 @@ from . import (
     luthier,
     marina,
     moving,
+    mural,
     museum,
     observatory,
     oncall,
@@ -134,7 +135,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     tools on an MCP server over streamable HTTP in this process) through planscope, OpenInference's
     MCP and OpenAI instrumentors and the server's own spans on ``provider``, the balloon AutoGen
     AgentChat team (a ``SelectorGroupChat``) through OpenInference's autogen-agentchat
-    instrumentor on ``provider`` and its own spans through a tracer of ``provider``.
+    instrumentor on ``provider`` and its own spans through a tracer of ``provider``, the mural
+    app (AG2 1.x agents) through AG2's own ``TelemetryMiddleware`` on ``provider`` and its own
+    spans through a tracer of ``provider``.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -178,6 +181,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     mcp_tools: list[Label] = []
     agentchat_selector: list[Label] = []
     sdk_threads_mcp: list[Label] = []
+    ag2_agents: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -267,6 +271,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agentchat_selector.append(label)
         elif label.agent == "regatta":
             sdk_threads_mcp.append(label)
+        elif label.agent == "mural":
+            ag2_agents.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -336,6 +342,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # vinyl's two instrumentors again, instrumented on ``provider`` and uninstrumented after; the
     # MCP one wraps mcp's streamable-HTTP client and server transport this time
     out.update(regatta.play(sdk_threads_mcp, provider))
+    # AG2's TelemetryMiddleware is given ``provider`` on each agent: no global provider, no
+    # instrumentor, nothing to put back
+    out.update(mural.play(ag2_agents, provider))
     if google_adk:
         from . import reel
 

@@ -2,9 +2,9 @@
 plan-then-execute today with **AG2 1.x** (``ag2``, the rewritten framework: ``ag2.Agent``,
 ``OpenAIConfig``, plain Python functions as tools). AG2 1.x offers delegation the model steers
 (``Agent.as_tool`` / ``subagent_tool``, ``run_subtasks``) and a distributed network hub; an app
-that must decide itself when a step runs again or the plan is redone calls its agents the way
-AG2's own examples compose them, as awaited functions: ``await planner.ask(brief)`` for the
-plan, ``await plan_reply.ask(...)`` to continue the planner's conversation for a re-plan, and a
+that must decide itself when a step runs again or the plan is redone calls its agents as
+awaited functions, AG2 1.x's plainest composition: ``await planner.ask(brief)`` for the
+plan, ``await reply.ask(...)`` to continue the planner's conversation for a re-plan, and a
 fresh ``await executor.ask(...)`` per step attempt. Traced by **AG2's own OpenTelemetry
 telemetry**, ``TelemetryMiddleware(tracer_provider=..., agent_name=..., provider_name=...,
 model_name=...)`` given to each ``Agent``'s ``middleware`` (the ``tracing`` extra; no

@@ -53,6 +53,7 @@ from tests.corpus import (
     luthier,
     marina,
     moving,
+    mural,
     museum,
     observatory,
     organ,
@@ -150,6 +151,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed41",
         "sealed42",
         "sealed43",
+        "sealed44",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -3685,3 +3687,120 @@ def check_regatta_plays() -> None:
         s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == root.context
     ]
     assert names[-2:] == ["execute_tool closure_details", "watch river"]
+
+
+def test_mural_agent_plays_sealed44_scenarios() -> None:
+    """The mural app (sealed-44 only): AG2 1.x agents under AG2's own OpenTelemetry telemetry
+    (``TelemetryMiddleware``), in a child process as the other sealed agents' checks do:
+    ``check_mural_plays``."""
+    _check_in_child("check_mural_plays")
+
+
+def _mural_plans(spans: list[ReadableSpan]) -> list[list[str]]:
+    """The work sheets the planner answered, in order, each as its lines: the output message of
+    the model calls under the ``mural_planner`` agent spans."""
+    planners = {
+        s.context.span_id for s in spans if s.context and s.name == f"invoke_agent {mural.PLANNER}"
+    }
+    chats = sorted(
+        (
+            s
+            for s in spans
+            if s.parent and s.parent.span_id in planners and s.name.startswith("chat ")
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    return [
+        str(json.loads(str(_attrs(s)["gen_ai.output.messages"]))[0]["content"]).splitlines()
+        for s in chats
+    ]
+
+
+def _mural_calls(spans: list[ReadableSpan], tool: str) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's runs (AG2's ``execute_tool`` spans) in order, with their arguments."""
+    calls = sorted(
+        (s for s in spans if _attrs(s).get("gen_ai.tool.name") == tool),
+        key=lambda s: s.start_time or 0,
+    )
+    return [(s, json.loads(str(_attrs(s)["gen_ai.tool.call.arguments"]))) for s in calls]
+
+
+def check_mural_plays() -> None:
+    """The mural agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-44 runs). A balloon run (OpenInference's autogen-agentchat instrumentor) and a refund
+    run (OpenInference's OpenAI instrumentor) played just before and just after (one provider)
+    carry no mural or AG2 span; the mural runs only the app's and AG2's telemetry scopes, no
+    ``planscope.*`` attribute. A wet-paint loop inside one executor run: the root in error with
+    the final ``Whitewashed`` text, the work sheet's line for the labelled step calling the
+    labelled tool, one ERROR tool span per injected call (its status the exception's text, an
+    ``exception`` event of the painters' class, no result), each called after another time, all
+    under one executor agent span whose next model call reads AG2's whole traceback and whose
+    last answers ``whitewashed``. A legitimate re-plan: the ``Repaint`` to another lift, plan v2
+    with the first steps done and the lift swapped, the second hire works, the root not in
+    error, the agents' turns then the app's check and watch under the root."""
+    neighbours = [
+        (balloon.play, _committed("balloon", "sealed43")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    labels = _committed("mural", "sealed44")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(mural.play, [picked, replan], neighbours)
+    telemetry = "opentelemetry.instrumentation.ag2"
+    assert all(not {mural.TRACER, telemetry} & _scopes(traces[t]) for t in others)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {mural.TRACER, telemetry}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    calls_made = [dict(e) for e in picked.params["errors"]]
+    by_id = _gave_up(spans, "mural commission", calls_made[-1]["text"])
+    (plan,) = _mural_plans(spans)
+    (line,) = [x for x in plan if x.startswith(f"{picked.step} = ")]
+    assert f".{picked.params['service']}(" in line
+    calls = _mural_calls(spans, picked.params["service"])
+    assert len(calls) == len(calls_made) >= 5
+    assert all(s.status.status_code is StatusCode.ERROR for s, _ in calls)
+    assert [s.status.description for s, _ in calls] == [
+        f"dry at {e['hint']}: {e['text']}" if e["kind"] == "WETPAINT" else e["text"]
+        for e in calls_made
+    ]
+    assert not any("gen_ai.tool.call.result" in _attrs(s) for s, _ in calls)
+    raised = [_raised(s)[0].rsplit(".", 1)[-1] for s, _ in calls]
+    assert raised == ["WetPaint"] * (len(calls) - 1) + ["Whitewashed"]
+    afters = [args.get("after") for _, args in calls]
+    assert afters[0] is None and len(set(afters)) == len(afters)  # another time each call
+    (turn,) = {by_id[s.parent.span_id] for s, _ in calls if s.parent}
+    assert turn.name in {f"invoke_agent {name}" for name in mural.EXECUTORS}
+    chats = _children(spans, turn, "chat ")
+    assert len(chats) == len(calls_made) + 1
+    told = json.loads(str(_attrs(chats[1])["gen_ai.input.messages"]))[-1]
+    assert told["role"] == "tool" and told["content"].startswith("Traceback (most recent call")
+    assert told["content"].rstrip().endswith(f"WetPaint: {calls[0][0].status.description}")
+    last = json.loads(str(_attrs(chats[-1])["gen_ai.output.messages"]))[0]["content"]
+    assert last.startswith(f"[{picked.step}] whitewashed: ")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("mural commission") and root.status.status_code is StatusCode.UNSET
+    assert _attrs(root)["mural.outcome"] == "painted"
+    first, second = _mural_plans(spans)
+    assert first[0].startswith("# mural plan v1") and second[0].startswith("# mural plan v2")
+    other = replan.params["lift_to"]
+    assert all(x.endswith("  # done") for x in second[1:3])  # survey_wall, seek_consent
+    (lift,) = [x for x in second if x.startswith("book_lift = ")]
+    assert f'lift="{other}"' in lift and mural.COMMISSION["lift"] not in lift
+    hired = _mural_calls(spans, "lift_hire")
+    assert [args["lift"] for _, args in hired] == [mural.COMMISSION["lift"], other]
+    assert str(hired[0][0].status.description).startswith(f"use {other} instead of")
+    assert json.loads(str(_attrs(hired[1][0])["gen_ai.tool.call.result"]))["lift"] == other
+    names = [s.name for s in _children(spans, root, "")]
+    turns = [f"invoke_agent {n}" for n in ("site_scout", "site_scout", "studio_clerk")]
+    assert names == [
+        f"invoke_agent {mural.PLANNER}",
+        *turns,
+        f"invoke_agent {mural.PLANNER}",
+        *["invoke_agent studio_clerk"] * 3,
+        "check painting date",
+        "watch mural",
+    ]
