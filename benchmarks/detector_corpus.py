@@ -97,6 +97,7 @@ SEALED = (
     "sealed41",
     "sealed42",
     "sealed43",
+    "sealed45",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -35,6 +35,7 @@ from . import (
     luthier,
     marina,
     moving,
+    mural,
     museum,
     observatory,
     oncall,
@@ -134,7 +135,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     tools on an MCP server over streamable HTTP in this process) through planscope, OpenInference's
     MCP and OpenAI instrumentors and the server's own spans on ``provider``, the balloon AutoGen
     AgentChat team (a ``SelectorGroupChat``) through OpenInference's autogen-agentchat
-    instrumentor on ``provider`` and its own spans through a tracer of ``provider``.
+    instrumentor on ``provider`` and its own spans through a tracer of ``provider``, the mural app
+    (Chat Completions with function calling, by hand) through the official OpenTelemetry GenAI
+    instrumentation (``opentelemetry-instrumentation-openai-v2``) on ``provider`` and its own
+    spans written as the GenAI conventions name them.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -178,6 +182,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     mcp_tools: list[Label] = []
     agentchat_selector: list[Label] = []
     sdk_threads_mcp: list[Label] = []
+    genai_instrumentor: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -267,6 +272,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agentchat_selector.append(label)
         elif label.agent == "regatta":
             sdk_threads_mcp.append(label)
+        elif label.agent == "mural":
+            genai_instrumentor.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -336,6 +343,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # vinyl's two instrumentors again, instrumented on ``provider`` and uninstrumented after; the
     # MCP one wraps mcp's streamable-HTTP client and server transport this time
     out.update(regatta.play(sdk_threads_mcp, provider))
+    # the official GenAI instrumentor wraps the openai client's chat completions on ``provider``
+    # (its content settings read from the environment the play sets) and unwraps them after
+    out.update(mural.play(genai_instrumentor, provider))
     if google_adk:
         from . import reel
 

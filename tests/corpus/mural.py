@@ -75,7 +75,8 @@ from tests.conformance.fake_openai import MODEL, ModelServer, completion
 from ._labels import Label
 
 TRACER = "mural"
-INSTRUMENTOR = "opentelemetry.instrumentation.openai_v2"
+INSTRUMENTOR = "opentelemetry.util.genai.handler"
+"""The scope of the instrumentor's spans: util-genai's handler writes them."""
 CONTENT_ON_SPANS = {
     "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental",
     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "span_only",
