@@ -89,7 +89,7 @@ MAX_WET = 8
 MAX_POLLS = 12
 MAX_TURNS = 40
 """Model calls in one crew loop (the app's guard on the function-calling loop)."""
-FORM = {
+FORM: dict[str, Any] = {
     "commission": "MC-2027-14",
     "design": "Tidewater Herons",
     "district": "Harbourside",
