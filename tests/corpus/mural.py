@@ -61,6 +61,7 @@ import os
 import re
 import tomllib
 import zlib
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -477,7 +478,6 @@ class Commission:
         self.tracer = tracer
         self.desk = Desk(dict(label.params))
         self.drafts = 0
-        self.calls = 0
         self.ref = f"{FORM['commission']}/{label.seed}"
 
     def brief(self) -> str:
@@ -492,7 +492,11 @@ class Commission:
             lines.append(f"Curator's note: {json.dumps(note)}")
         return "\n".join(lines)
 
-    def agent_span(self, name: str, description: str, conversation: str) -> Any:
+    def agent_span(
+        self, name: str, description: str, conversation: str, instructions: str, asked: str
+    ) -> AbstractContextManager[Span]:
+        """An ``invoke_agent`` span as the GenAI conventions name it, the agent's system
+        instructions and the user message it was given on it."""
         return self.tracer.start_as_current_span(
             f"invoke_agent {name}",
             kind=SpanKind.INTERNAL,
@@ -503,6 +507,10 @@ class Commission:
                 "gen_ai.agent.description": description,
                 "gen_ai.request.model": MODEL,
                 "gen_ai.conversation.id": conversation,
+                "gen_ai.system_instructions": json.dumps(
+                    [{"type": "text", "content": instructions}]
+                ),
+                "gen_ai.input.messages": _messages("user", asked),
             },
         )
 
@@ -513,12 +521,12 @@ class Commission:
         if settled or snags:
             brief += f"\nSettled: {json.dumps(settled)}" + "".join(f"\nSnag: {s}" for s in snags)
         with self.agent_span(
-            "mural_planner", "Draws up the commission's plan", f"{self.ref}/draft-{self.drafts}"
+            "mural_planner",
+            "Draws up the commission's plan",
+            f"{self.ref}/draft-{self.drafts}",
+            PLANNER,
+            brief,
         ) as span:
-            span.set_attribute(
-                "gen_ai.system_instructions", json.dumps([{"type": "text", "content": PLANNER}])
-            )
-            span.set_attribute("gen_ai.input.messages", _messages("user", brief))
             response = self.client.chat.completions.create(
                 model=MODEL,
                 messages=[
@@ -563,14 +571,14 @@ class Commission:
         order = f"Stage {stage.id}, attempt {attempt}: {stage.aim}\nService: {stage.service}\n"
         order += f"Input: {json.dumps(given)}"
         with self.agent_span(
-            "mural_crew", "Carries out one stage of the plan", f"{self.ref}/{stage.id}/{attempt}"
+            "mural_crew",
+            "Carries out one stage of the plan",
+            f"{self.ref}/{stage.id}/{attempt}",
+            CREW,
+            order,
         ) as span:
             span.set_attribute("mural.stage", stage.id)
             span.set_attribute("mural.attempt", attempt)
-            span.set_attribute(
-                "gen_ai.system_instructions", json.dumps([{"type": "text", "content": CREW}])
-            )
-            span.set_attribute("gen_ai.input.messages", _messages("user", order))
             messages: list[Any] = [
                 {"role": "system", "content": CREW},
                 {"role": "user", "content": order},
