@@ -25,6 +25,7 @@ from . import (
     ferry,
     fleet,
     foundry,
+    fresco,
     glazier,
     grants,
     harvest,
@@ -35,7 +36,6 @@ from . import (
     luthier,
     marina,
     moving,
-    mural,
     museum,
     observatory,
     oncall,
@@ -135,7 +135,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     tools on an MCP server over streamable HTTP in this process) through planscope, OpenInference's
     MCP and OpenAI instrumentors and the server's own spans on ``provider``, the balloon AutoGen
     AgentChat team (a ``SelectorGroupChat``) through OpenInference's autogen-agentchat
-    instrumentor on ``provider`` and its own spans through a tracer of ``provider``, the mural app
+    instrumentor on ``provider`` and its own spans through a tracer of ``provider``, the fresco app
     (Chat Completions with function calling, by hand) through the official OpenTelemetry GenAI
     instrumentation (``opentelemetry-instrumentation-openai-v2``) on ``provider`` and its own
     spans written as the GenAI conventions name them.
@@ -272,7 +272,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agentchat_selector.append(label)
         elif label.agent == "regatta":
             sdk_threads_mcp.append(label)
-        elif label.agent == "mural":
+        elif label.agent == "fresco":
             genai_instrumentor.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
@@ -345,7 +345,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     out.update(regatta.play(sdk_threads_mcp, provider))
     # the official GenAI instrumentor wraps the openai client's chat completions on ``provider``
     # (its content settings read from the environment the play sets) and unwraps them after
-    out.update(mural.play(genai_instrumentor, provider))
+    out.update(fresco.play(genai_instrumentor, provider))
     if google_adk:
         from . import reel
 

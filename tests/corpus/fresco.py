@@ -1,4 +1,4 @@
-"""A city arts office commissioning a public mural, written by hand as an ``openai`` user writes
+"""A city arts office commissioning a public fresco, written by hand as an ``openai`` user writes
 a planner-executor app on **Chat Completions with function calling** (the synchronous
 ``OpenAI`` client) traced by the **official OpenTelemetry GenAI instrumentation**:
 ``opentelemetry-instrumentation-openai-v2`` (the python-contrib GenAI SIG's package, on
@@ -21,8 +21,8 @@ written whatever ``OTEL_SEMCONV_STABILITY_OPT_IN`` says; the app sets it as the 
 user to.
 
 The app's own spans, written by hand beside the instrumentor as the GenAI semantic conventions
-name them (scope ``mural``): an app root span per commission, ``invoke_agent mural_planner`` per
-plan and ``invoke_agent mural_crew`` per stage attempt (INTERNAL: in-process agents;
+name them (scope ``fresco``): an app root span per commission, ``invoke_agent fresco_planner`` per
+plan and ``invoke_agent fresco_crew`` per stage attempt (INTERNAL: in-process agents;
 ``gen_ai.operation.name``, ``gen_ai.agent.name`` / ``gen_ai.agent.description``,
 ``gen_ai.provider.name``, ``gen_ai.request.model``, ``gen_ai.conversation.id``, opt-in
 ``gen_ai.system_instructions`` / ``gen_ai.input.messages`` / ``gen_ai.output.messages``; a
@@ -30,7 +30,7 @@ stage that did not finish is an error with ``error.type`` the crew's outcome), `
 {tool}`` per function call the app runs (INTERNAL; ``gen_ai.tool.name``, ``gen_ai.tool.type``,
 ``gen_ai.tool.call.id``, opt-in ``gen_ai.tool.call.arguments`` / ``gen_ai.tool.call.result``;
 a service's error: status ERROR, ``error.type`` the exception's type, its exception event, no
-result), and a ``check lift date`` and a ``watch mural {wall}`` span after the job.
+result), and a ``check lift date`` and a ``watch fresco {wall}`` span after the job.
 
 The planner answers a **TOML plan** (``[job]`` with ``draft``, ``[settled]`` with the results
 of the stages done, then a ``[[stage]]`` table per stage with ``id``, ``aim``, ``service`` and
@@ -43,7 +43,7 @@ commission otherwise.
 
 The arts desk's services **raise** ``DeskError``s (``WetPaint`` with a time to call again after,
 ``ScaffoldDown``, ``Resketch`` with a ``use key=value``, ``Refused``); the loop catches them and
-answers the tool message ``[mural-desk] <WET PAINT|SCAFFOLD DOWN|RESKETCH|REFUSED>: <text>;
+answers the tool message ``[fresco-desk] <WET PAINT|SCAFFOLD DOWN|RESKETCH|REFUSED>: <text>;
 advice: <advice>``.
 
 Sealed-45 split only (see README.md). The job: find a free wall of the area the design needs in
@@ -75,7 +75,7 @@ from tests.conformance.fake_openai import MODEL, ModelServer, completion
 
 from ._labels import Label
 
-TRACER = "mural"
+TRACER = "fresco"
 INSTRUMENTOR = "opentelemetry.util.genai.handler"
 """The scope of the instrumentor's spans: util-genai's handler writes them."""
 CONTENT_ON_SPANS = {
@@ -103,18 +103,18 @@ FORM: dict[str, Any] = {
     "street": "Quay Lane",
 }
 PLANNER = (
-    "You plan mural commissions for the city arts office. Answer a TOML plan: [job] with draft, "
+    "You plan fresco commissions for the city arts office. Answer a TOML plan: [job] with draft, "
     "[settled] with the results of stages already done, then one [[stage]] table per stage with "
     'id, aim, service and an input table; "&<id>" takes an earlier stage\'s result.'
 )
 CREW = (
-    "You are the mural crew's coordinator. Carry out the one stage you are given with the arts "
+    "You are the fresco crew's coordinator. Carry out the one stage you are given with the arts "
     "desk's functions, then answer one line: [finished|repeat|resketch|abandoned|stuck] "
     "<value> :: <note>."
 )
 OUTCOMES = ("finished", "repeat", "resketch", "abandoned", "stuck")
 ANSWER = re.compile(r"^\[(\w+)\] (.*?) :: (.*)$", re.DOTALL)
-DESK = re.compile(r"^\[mural-desk\] ([A-Z ]+): (.*); advice: (.*)$", re.DOTALL)
+DESK = re.compile(r"^\[fresco-desk\] ([A-Z ]+): (.*); advice: (.*)$", re.DOTALL)
 
 
 # --- the arts desk's services -------------------------------------------------------------
@@ -329,7 +329,7 @@ def _crew(messages: list[dict[str, Any]]) -> dict[str, Any]:
     if fault:
         kind, text, advice = fault.groups()
         if kind == "WET PAINT":
-            wet = sum(c.output.startswith("[mural-desk] WET PAINT") for c in calls)
+            wet = sum(c.output.startswith("[fresco-desk] WET PAINT") for c in calls)
             if wet >= MAX_WET:
                 return _say("stuck", note=f"still wet after {wet} calls: {text}")
             after = advice.rsplit("=", 1)[1]
@@ -456,7 +456,7 @@ def resolve(stage: Stage, settled: dict[str, str]) -> dict[str, Any]:
 
 
 class CommissionFailed(RuntimeError):
-    """The mural could not be commissioned (or its wall was lost after it was)."""
+    """The fresco could not be commissioned (or its wall was lost after it was)."""
 
 
 def _messages(role: str, text: str) -> str:
@@ -521,7 +521,7 @@ class Commission:
         if settled or snags:
             brief += f"\nSettled: {json.dumps(settled)}" + "".join(f"\nSnag: {s}" for s in snags)
         with self.agent_span(
-            "mural_planner",
+            "fresco_planner",
             "Draws up the commission's plan",
             f"{self.ref}/draft-{self.drafts}",
             PLANNER,
@@ -561,7 +561,7 @@ class Commission:
                 span.record_exception(exc)
                 span.set_attribute("error.type", _error_type(exc))
                 span.set_status(Status(StatusCode.ERROR, str(exc)))
-                return f"[mural-desk] {exc.kind}: {exc}; advice: {exc.advice}"
+                return f"[fresco-desk] {exc.kind}: {exc}; advice: {exc.advice}"
             span.set_attribute("gen_ai.tool.call.result", answer)
             return answer
 
@@ -571,14 +571,14 @@ class Commission:
         order = f"Stage {stage.id}, attempt {attempt}: {stage.aim}\nService: {stage.service}\n"
         order += f"Input: {json.dumps(given)}"
         with self.agent_span(
-            "mural_crew",
+            "fresco_crew",
             "Carries out one stage of the plan",
             f"{self.ref}/{stage.id}/{attempt}",
             CREW,
             order,
         ) as span:
-            span.set_attribute("mural.stage", stage.id)
-            span.set_attribute("mural.attempt", attempt)
+            span.set_attribute("fresco.stage", stage.id)
+            span.set_attribute("fresco.attempt", attempt)
             messages: list[Any] = [
                 {"role": "system", "content": CREW},
                 {"role": "user", "content": order},
@@ -638,7 +638,7 @@ class Commission:
     def check(self, booking: str) -> None:
         """The app's check: the lift is booked from the commission form's start."""
         with self.tracer.start_as_current_span(
-            "check lift date", attributes={"mural.booking": booking}
+            "check lift date", attributes={"fresco.booking": booking}
         ) as span:
             start = self.desk.lift_status(booking)["start"]
             if start != FORM["start"]:
@@ -650,7 +650,7 @@ class Commission:
     def watch(self, wall: str, booking: str) -> None:
         """The app's watch of the booked lift, a read a painting day until the last polled."""
         with self.tracer.start_as_current_span(
-            f"watch mural {wall}", attributes={"mural.booking": booking}
+            f"watch fresco {wall}", attributes={"fresco.booking": booking}
         ) as span:
             for _ in range(int(self.label.params.get("days_watched", 1)) + 1):
                 state = self.desk.lift_status(booking)["state"]
@@ -660,10 +660,10 @@ class Commission:
                     raise CommissionFailed(f"{wall}: {state}")
 
     def run(self) -> str:
-        """Commission the mural under the app's root span; the OTel trace id."""
+        """Commission the fresco under the app's root span; the OTel trace id."""
         with self.tracer.start_as_current_span(
             f"commission {self.ref}",
-            attributes={"mural.commission": self.ref, "mural.design": FORM["design"]},
+            attributes={"fresco.commission": self.ref, "fresco.design": FORM["design"]},
             record_exception=False,
             set_status_on_exception=False,
         ) as root:
@@ -675,19 +675,19 @@ class Commission:
             except CommissionFailed as exc:
                 _failed(root, exc)
             else:
-                root.set_attribute("mural.outcome", "painted")
+                root.set_attribute("fresco.outcome", "painted")
         return trace_id
 
 
 def _failed(span: Span, exc: CommissionFailed) -> None:
     span.record_exception(exc)
     span.set_attribute("error.type", _error_type(exc))
-    span.set_attribute("mural.outcome", "failed")
+    span.set_attribute("fresco.outcome", "failed")
     span.set_status(Status(StatusCode.ERROR, str(exc)))
 
 
 def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
-    """Run the mural scenarios with the instrumentor's and the app's spans on ``provider``;
+    """Run the fresco scenarios with the instrumentor's and the app's spans on ``provider``;
     run name -> trace id."""
     if not labels:
         return {}
@@ -700,7 +700,7 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     try:
         with (
             ModelServer(respond=respond) as server,
-            OpenAI(base_url=server.base_url("corpus-mural"), api_key="test") as client,
+            OpenAI(base_url=server.base_url("corpus-fresco"), api_key="test") as client,
         ):
             for label in labels:
                 out[label.run] = Commission(label, client, tracer).run()
