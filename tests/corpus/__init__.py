@@ -25,6 +25,7 @@ from . import (
     ferry,
     fleet,
     foundry,
+    fresco,
     glazier,
     grants,
     harvest,
@@ -137,7 +138,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     AgentChat team (a ``SelectorGroupChat``) through OpenInference's autogen-agentchat
     instrumentor on ``provider`` and its own spans through a tracer of ``provider``, the mural
     app (AG2 1.x agents) through AG2's own ``TelemetryMiddleware`` on ``provider`` and its own
-    spans through a tracer of ``provider``.
+    spans through a tracer of ``provider``, the fresco app (Chat Completions with function
+    calling, by hand) through the official OpenTelemetry GenAI instrumentation
+    (``opentelemetry-instrumentation-openai-v2``) on ``provider`` and its own spans written as the
+    GenAI conventions name them.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -181,6 +185,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     mcp_tools: list[Label] = []
     agentchat_selector: list[Label] = []
     sdk_threads_mcp: list[Label] = []
+    genai_instrumentor: list[Label] = []
     ag2_agents: list[Label] = []
     for label in labels:
         if label.agent == "etl":
@@ -271,6 +276,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agentchat_selector.append(label)
         elif label.agent == "regatta":
             sdk_threads_mcp.append(label)
+        elif label.agent == "fresco":
+            genai_instrumentor.append(label)
         elif label.agent == "mural":
             ag2_agents.append(label)
         else:
@@ -342,6 +349,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # vinyl's two instrumentors again, instrumented on ``provider`` and uninstrumented after; the
     # MCP one wraps mcp's streamable-HTTP client and server transport this time
     out.update(regatta.play(sdk_threads_mcp, provider))
+    # the official GenAI instrumentor wraps the openai client's chat completions on ``provider``
+    # (its content settings read from the environment the play sets) and unwraps them after
+    out.update(fresco.play(genai_instrumentor, provider))
     # AG2's TelemetryMiddleware is given ``provider`` on each agent: no global provider, no
     # instrumentor, nothing to put back
     out.update(mural.play(ag2_agents, provider))

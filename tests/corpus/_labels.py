@@ -664,6 +664,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed44": {
         "mural": range(95000, 95024),
     },
+    # Sealed 45: a forty-eighth agent (fresco: the openai client's Chat Completions by hand, a TOML
+    # planner and a function-calling loop per stage attempt, under the official OpenTelemetry GenAI
+    # instrumentation, opentelemetry-instrumentation-openai-v2), labels committed alone before any
+    # detector ran on it, scored once (``--sealed45``).
+    "sealed45": {
+        "fresco": range(96000, 96024),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -5856,6 +5863,148 @@ def _balloon_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"polls": rng.randint(1, 2)}
 
 
+# --- fresco: a city arts office commissioning a public fresco, the openai client's Chat
+# Completions by hand (a TOML planner, a function-calling loop per stage attempt) under the
+# official OpenTelemetry GenAI instrumentation. The desk's services raise errors the loop answers
+# as ``[fresco-desk] <KIND>: <text>; advice: ...``: ``WET PAINT`` (the model calls again after the
+# time named), ``SCAFFOLD DOWN`` (the app runs the stage again), ``RESKETCH`` with ``use k=v`` (a
+# new draft of the plan) or ``REFUSED`` (final).
+_FRESCO_TEXTS = (
+    "the {street} render is still curing after the rain ({n} % damp)",
+    "scaffold tag {n} failed its weekly inspection at {street}",
+    "the heritage officer is on a site visit at {street} until {k} o'clock",
+    "the plant yard's telematics lost lift {n}",
+    "the fund ledger batch {n} is still posting",
+    "the council mail relay deferred {n} notices",
+    "a street market blocks {street} access until {k} pm",
+)
+_FRESCO_STREETS = ("Quay Lane", "Ropewalk", "Tanner's Row", "Chandlery Yard", "Mill Steps")
+_FRESCO_STAGE = {
+    "search_walls": "scout_wall",
+    "apply_consent": "seek_consent",
+    "book_lift": "hire_lift",
+    "pay_fee": "pay_artist",
+    "notify_residents": "notify_street",
+}
+_FRESCO_TIMED = ["book_lift", "pay_fee", "notify_residents"]
+
+
+def _fresco_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_FRESCO_TEXTS).format(
+            street=rng.choice(_FRESCO_STREETS), n=rng.randint(12, 980), k=rng.randint(1, 6)
+        )
+        for _ in range(count)
+    ]
+
+
+def _fresco_wet(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each wet-paint answer names another time: the model calls again with different arguments
+    minutes = rng.sample(range(7 * 60, 18 * 60, 15), count)
+    return [
+        {"kind": "WET PAINT", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_fresco_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _fresco_refused(rng: random.Random) -> dict[str, str]:
+    return {"kind": "REFUSED", "text": _fresco_texts(rng, 1)[0]}
+
+
+def _fresco_loop_stage(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # SCAFFOLD DOWN again and again (varying texts), the app runs the stage again each time;
+    # the last answer is REFUSED
+    service = rng.choice(sorted(_FRESCO_STAGE))
+    downs = [{"kind": "SCAFFOLD DOWN", "text": t} for t in _fresco_texts(rng, rng.randint(4, 6))]
+    errors = [*downs, _fresco_refused(rng)]
+    return RUNAWAY, _FRESCO_STAGE[service], "", {"service": service, "errors": errors}
+
+
+def _fresco_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one crew loop: WET PAINT again and again, each naming another time the model calls
+    # after; the last answer is REFUSED
+    service = rng.choice(_FRESCO_TIMED)
+    errors = [*_fresco_wet(rng, rng.randint(4, 6)), _fresco_refused(rng)]
+    return RUNAWAY, _FRESCO_STAGE[service], "", {"service": service, "errors": errors}
+
+
+def _fresco_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fee fails under every draft: SCAFFOLD DOWN (run again), then RESKETCH naming another
+    # fund of the office (a new draft), 3-4 drafts; the last REFUSED
+    drafts = rng.randint(3, 4)
+    errors: list[dict[str, str]] = []
+    for i in range(drafts):
+        down, moved = _fresco_texts(rng, 2)
+        errors.append({"kind": "SCAFFOLD DOWN", "text": down})
+        fund = f"ARTS-{rng.randint(10000, 99999)}"
+        errors.append(
+            {"kind": "RESKETCH", "text": moved, "hint": f"fund={fund}"}
+            if i < drafts - 1
+            else {"kind": "REFUSED", "text": moved}
+        )
+    service = "pay_fee"
+    return RUNAWAY, _FRESCO_STAGE[service], "", {"service": service, "errors": errors}
+
+
+def _fresco_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the heritage consent stays pending: the crew reads it until it gives up
+    return RUNAWAY, "seek_consent", "", {"stuck": True}
+
+
+def _fresco_wrong_district(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's district is a neighbour: a wall there is found; the consent is refused for good
+    # (outside the commission's conservation ward)
+    return PROPAGATION, "scout_wall", "", {"district": rng.choice(["Old Town", "Dockside"])}
+
+
+def _fresco_wrong_start(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's start date has a digit changed: every stage finishes, the app's check of the
+    # lift booking against the commission form fails after the job
+    return PROPAGATION, "hire_lift", "", {"start": rng.choice(["2027-05-19", "2027-06-10"])}
+
+
+def _fresco_wrong_fund(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's fund has two digits swapped: the fee is refused for good
+    return PROPAGATION, "pay_artist", "", {"fund": rng.choice(["ARTS-41735", "ARTS-17435"])}
+
+
+def _fresco_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice WET PAINT inside one crew loop or SCAFFOLD DOWN (the stage run again); the
+    # call after the time named, or the next attempt, works
+    service = rng.choice(_FRESCO_TIMED)
+    count = rng.randint(1, 2)
+    errors = (
+        _fresco_wet(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "SCAFFOLD DOWN", "text": t} for t in _fresco_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"service": service, "errors": errors}
+
+
+def _fresco_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the wall register answers 4-9 pages; a free wall is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _fresco_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the consent is pending 3-8 reads, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _fresco_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the form's plant yard has no lift tall enough free: RESKETCH names another yard; the new
+    # draft hires there and the rest works
+    yard = rng.choice(["Northgate", "Saltmarsh"])
+    moved = {"kind": "RESKETCH", "text": _fresco_texts(rng, 1)[0], "hint": f"yard={yard}"}
+    return "healthy", "", PROPAGATION, {"service": "book_lift", "errors": [moved], "yard_to": yard}
+
+
+def _fresco_external_survey(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every stage finished and the lift date checked, the wall's owner closes it after a
+    # structural survey during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"days_watched": rng.randint(1, 2)}
+
+
 # --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
 # work sheet of Python assignments, two tool-using executors asked once per step attempt) under
 # AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
@@ -6858,6 +7007,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "legit_replan": _regatta_legit_replan,
         "polling_ends": _regatta_polling_ends,
         "external_storm": _regatta_external_storm,
+    },
+    "fresco": {
+        "loop_step_varying": _fresco_loop_stage,
+        "loop_tool_in_step": _fresco_loop_tool,
+        "loop_across_replans": _fresco_loop_replans,
+        "loop_poll_stuck": _fresco_loop_poll,
+        "wrong_district": _fresco_wrong_district,
+        "wrong_start": _fresco_wrong_start,
+        "wrong_fund": _fresco_wrong_fund,
+        "flaky": _fresco_flaky,
+        "pagination": _fresco_pagination,
+        "polling_ends": _fresco_polling_ends,
+        "legit_replan": _fresco_legit_replan,
+        "external_survey": _fresco_external_survey,
     },
 }
 

@@ -44,6 +44,7 @@ from tests.corpus import (
     ferry,
     fleet,
     foundry,
+    fresco,
     glazier,
     grants,
     harvest,
@@ -152,6 +153,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed42",
         "sealed43",
         "sealed44",
+        "sealed45",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -3687,6 +3689,121 @@ def check_regatta_plays() -> None:
         s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == root.context
     ]
     assert names[-2:] == ["execute_tool closure_details", "watch river"]
+
+
+def test_fresco_agent_plays_sealed45_scenarios() -> None:
+    """The fresco app (sealed-45 only) plays labelled scenarios under the official OpenTelemetry
+    GenAI instrumentation, in a child process as the other sealed agents' checks do:
+    ``check_fresco_plays``."""
+    _check_in_child("check_fresco_plays")
+
+
+def _fresco_plans(spans: list[ReadableSpan]) -> list[str]:
+    """The TOML plans the planner answered, in order: its ``invoke_agent`` spans' output."""
+    planners = sorted(
+        (s for s in spans if s.name == "invoke_agent fresco_planner"),
+        key=lambda s: s.start_time or 0,
+    )
+    return [str(_messages(s, "gen_ai.output.messages")[0]["parts"][0]["content"]) for s in planners]
+
+
+def _fresco_calls(
+    spans: list[ReadableSpan], tool: str
+) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's ``execute_tool`` spans in order, with their arguments."""
+    calls = sorted(
+        (s for s in spans if s.name == f"execute_tool {tool}"), key=lambda s: s.start_time or 0
+    )
+    return [(s, json.loads(str(_attrs(s)["gen_ai.tool.call.arguments"]))) for s in calls]
+
+
+def check_fresco_plays() -> None:
+    """The fresco app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-45 runs). A refund run (OpenInference's OpenAI instrumentor on the same client)
+    played just before and just after (one provider) carries no fresco or util-genai span; the
+    fresco runs carry the app's and util-genai's scopes only, no ``planscope.*`` attribute, and
+    ``Completions.create`` and the environment are what they were before the play. WET PAINT
+    inside one crew loop: the root in error with the final refusal, one ERROR ``execute_tool``
+    span per injected error (its ``error.type`` the raised class, an exception event) under one
+    ``invoke_agent fresco_crew`` span, called after another time each, every call id one of the
+    instrumentor's ``tool_call`` parts, the last ``chat`` span reading every error back as a
+    ``tool_call_response`` part. A legitimate re-draft: the second plan has the stages not
+    done and the yard named, the second lift booking works, the check and watch last."""
+    import os
+
+    from openai.resources.chat.completions import Completions
+
+    neighbours = [(refund.play, _committed("refund", "heldout")[0])]
+    labels = _committed("fresco", "sealed45")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    create, environ = Completions.create, dict(os.environ)
+    ids, others, traces = _played_between(fresco.play, [picked, replan], neighbours)
+    assert Completions.create is create and dict(os.environ) == environ
+    assert all(not {fresco.TRACER, fresco.INSTRUMENTOR} & _scopes(traces[t]) for t in others)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {fresco.TRACER, fresco.INSTRUMENTOR}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    errors = [dict(e) for e in picked.params["errors"]]
+    by_id = _gave_up(spans, "commission", errors[-1]["text"])
+    (plan,) = [fresco.parse_plan(p) for p in _fresco_plans(spans)]
+    (stage,) = [st for st in plan if st.id == picked.step]
+    assert stage.service == picked.params["service"]
+    calls = _fresco_calls(spans, stage.service)
+    assert len(calls) == len(errors) >= 5
+    assert {s.status.status_code for s, _ in calls} == {StatusCode.ERROR}
+    assert [_attrs(s)["error.type"].rsplit(".", 1)[1] for s, _ in calls] == ["WetPaint"] * (
+        len(errors) - 1
+    ) + ["Refused"]
+    assert [_raised(s)[1] for s, _ in calls] == [e["text"] for e in errors]
+    after = [args.get("after") for _, args in calls]
+    assert after[0] is None and after[1:] == [e["hint"] for e in errors[:-1]]
+    (crew,) = {by_id[s.parent.span_id] for s, _ in calls if s.parent}
+    assert crew.name == "invoke_agent fresco_crew" and crew.kind is SpanKind.INTERNAL
+    assert (_attrs(crew)["fresco.stage"], _attrs(crew)["fresco.attempt"]) == (picked.step, 1)
+    assert _attrs(crew)["error.type"] == "abandoned"
+    chats = _children(spans, crew, "chat ")
+    assert {c.kind for c in chats} == {SpanKind.CLIENT}
+    asked = [
+        p["id"]
+        for c in chats
+        for m in _messages(c, "gen_ai.output.messages")
+        for p in m["parts"]
+        if p["type"] == "tool_call"
+    ]
+    assert [_attrs(s)["gen_ai.tool.call.id"] for s, _ in calls] == asked
+    answers = [
+        str(p["response"])
+        for m in _messages(chats[-1], "gen_ai.input.messages")
+        for p in m["parts"]
+        if p["type"] == "tool_call_response"
+    ]
+    assert [a.split(":")[0] for a in answers] == ["[fresco-desk] WET PAINT"] * (len(errors) - 1) + [
+        "[fresco-desk] REFUSED"
+    ]
+    said = _messages(chats[-1], "gen_ai.output.messages")[0]["parts"][0]["content"]
+    assert str(said).startswith("[abandoned] ")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert (
+        root.status.status_code is StatusCode.UNSET and _attrs(root)["fresco.outcome"] == "painted"
+    )
+    first, second = _fresco_plans(spans)
+    assert "draft = 2" in second and 'reason = "hire_lift: ' in second
+    first_plan, second_plan = fresco.parse_plan(first), fresco.parse_plan(second)
+    assert [st.id for st in second_plan] == [st.id for st in first_plan][2:]
+    yard = replan.params["yard_to"]
+    assert second_plan[0].input["yard"] == yard and second_plan[0].input["wall"] == "&scout_wall"
+    booked = _fresco_calls(spans, "book_lift")
+    assert [args["yard"] for _, args in booked] == [fresco.FORM["yard"], yard]
+    assert [s.status.status_code for s, _ in booked] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [
+        s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == root.context
+    ]
+    assert names[-2] == "check lift date" and names[-1].startswith("watch fresco W-HAR-")
 
 
 def test_mural_agent_plays_sealed44_scenarios() -> None:
