@@ -671,6 +671,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed45": {
         "fresco": range(96000, 96024),
     },
+    # Sealed 47: a fiftieth agent (linen: LangChain 1.x, a structured-output planner answering a
+    # rota and a create_agent runner per task attempt, under Langfuse's LangChain callback
+    # handler), labels committed alone before any detector ran on it, scored once
+    # (``--sealed47``).
+    "sealed47": {
+        "linen": range(98000, 98024),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -6005,6 +6012,146 @@ def _fresco_external_survey(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"days_watched": rng.randint(1, 2)}
 
 
+# --- linen: a hospital's linen service scheduling a ward's changeover with LangChain 1.x (a
+# structured-output planner answering a rota, a create_agent runner per task attempt) under
+# Langfuse's LangChain callback handler. Services raise laundry-bag faults a middleware hands the
+# model as ``<tool> bagged <COLOUR>: <text> (<advice>)``: ``AMBER`` (the model calls again
+# ``not_before`` the time named), ``RED`` (the app runs the task again), ``BLUE`` with ``use k=v``
+# (a new revision of the rota) or ``BLACK`` (final).
+_LINEN_TEXTS = (
+    "tunnel washer {n} is mid-cycle on {ward}'s soiled load",
+    "the clean store at {ward} reads {n} carts short after the night count",
+    "infection control is swabbing bay {k} of {ward}",
+    "porters' lift {k} is out of service for {n} minutes",
+    "the finance batch {n} is still posting to the ledger",
+    "the bleep system dropped {n} messages to {ward}",
+    "a hazardous spill in corridor {k} blocks {ward}'s route",
+)
+_LINEN_WARDS = ("Ward 7B", "Ward 7A", "the day unit", "theatre recovery", "Ward 9")
+_LINEN_TASK = {
+    "search_linen_stock": "find_linen",
+    "request_clearance": "clear_ward",
+    "book_porters": "book_porters",
+    "charge_cost_centre": "charge_ward",
+    "notify_sister": "tell_sister",
+}
+_LINEN_TIMED = ["book_porters", "charge_cost_centre", "notify_sister"]
+
+
+def _linen_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_LINEN_TEXTS).format(
+            ward=rng.choice(_LINEN_WARDS), n=rng.randint(2, 950), k=rng.randint(1, 9)
+        )
+        for _ in range(count)
+    ]
+
+
+def _linen_amber(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 20 * 60, 10), count)
+    return [
+        {"bag": "AMBER", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_linen_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _linen_black(rng: random.Random) -> dict[str, str]:
+    return {"bag": "BLACK", "text": _linen_texts(rng, 1)[0]}
+
+
+def _linen_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # RED again and again (varying texts), the app runs the task again each time; the last
+    # answer is BLACK
+    tool = rng.choice(sorted(_LINEN_TASK))
+    reds = [{"bag": "RED", "text": t} for t in _linen_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, _LINEN_TASK[tool], "", {"tool": tool, "faults": [*reds, _linen_black(rng)]}
+
+
+def _linen_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one runner conversation: AMBER again and again, each naming another time the model
+    # calls again after; the last answer is BLACK
+    tool = rng.choice(_LINEN_TIMED)
+    faults = [*_linen_amber(rng, rng.randint(4, 6)), _linen_black(rng)]
+    return RUNAWAY, _LINEN_TASK[tool], "", {"tool": tool, "faults": faults}
+
+
+def _linen_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the charge fails under every revision: RED (run again), then BLUE naming another cost
+    # centre of the trust (a new revision), 3-4 revisions; the last BLACK
+    revisions = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    for i in range(revisions):
+        red, moved = _linen_texts(rng, 2)
+        faults.append({"bag": "RED", "text": red})
+        centre = f"CC-{rng.randint(10000, 99999)}"
+        faults.append(
+            {"bag": "BLUE", "text": moved, "hint": f"cost_centre={centre}"}
+            if i < revisions - 1
+            else {"bag": "BLACK", "text": moved}
+        )
+    return RUNAWAY, "charge_ward", "", {"tool": "charge_cost_centre", "faults": faults}
+
+
+def _linen_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the clearance's swabs never come back from the lab: the runner reads it until it stalls
+    return RUNAWAY, "clear_ward", "", {"stuck": True}
+
+
+def _linen_wrong_site(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's wing is another one: a cart there is found; infection control condemns it for
+    # good (the ward draws only from its own wing's clean store)
+    return PROPAGATION, "find_linen", "", {"site": rng.choice(["South Wing", "East Annex"])}
+
+
+def _linen_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's day has a digit changed: every task is laundered, the app's check of the
+    # porters' day against the job sheet fails after the job
+    return PROPAGATION, "book_porters", "", {"date": rng.choice(["2027-03-18", "2027-03-26"])}
+
+
+def _linen_wrong_cost_centre(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's cost centre has two digits swapped: the charge is condemned for good
+    return PROPAGATION, "charge_ward", "", {"cost_centre": rng.choice(["CC-84120", "CC-48210"])}
+
+
+def _linen_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice AMBER inside one runner conversation or RED (the task run again); the call
+    # after the time named, or the next attempt, works
+    tool = rng.choice(_LINEN_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _linen_amber(rng, count)
+        if rng.random() < 0.5
+        else [{"bag": "RED", "text": t} for t in _linen_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _linen_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the stock register answers 4-9 pages; a cart big enough is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _linen_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the swabs are at the lab 3-8 reads, then the ward is cleared
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _linen_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the job sheet's porter pool has no crew free that day: BLUE names another pool; the next
+    # revision books there and the rest works
+    pool = rng.choice(["East Portering", "Night Portering"])
+    moved = {"bag": "BLUE", "text": _linen_texts(rng, 1)[0], "hint": f"pool={pool}"}
+    return "healthy", "", PROPAGATION, {"tool": "book_porters", "faults": [moved], "pool_to": pool}
+
+
+def _linen_external_outbreak(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task was laundered and the porters' day checked, a norovirus outbreak closes
+    # the ward during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
 # work sheet of Python assignments, two tool-using executors asked once per step attempt) under
 # AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
@@ -7021,6 +7168,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _fresco_polling_ends,
         "legit_replan": _fresco_legit_replan,
         "external_survey": _fresco_external_survey,
+    },
+    "linen": {
+        "loop_step_varying": _linen_loop_task,
+        "loop_tool_in_step": _linen_loop_tool,
+        "loop_across_replans": _linen_loop_replans,
+        "loop_poll_stuck": _linen_loop_poll,
+        "wrong_site": _linen_wrong_site,
+        "wrong_date": _linen_wrong_date,
+        "wrong_cost_centre": _linen_wrong_cost_centre,
+        "flaky": _linen_flaky,
+        "pagination": _linen_pagination,
+        "polling_ends": _linen_polling_ends,
+        "legit_replan": _linen_legit_replan,
+        "external_outbreak": _linen_external_outbreak,
     },
 }
 
