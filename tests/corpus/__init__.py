@@ -33,6 +33,7 @@ from . import (
     kiln,
     lab,
     lease,
+    linen,
     luthier,
     marina,
     moving,
@@ -141,7 +142,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     spans through a tracer of ``provider``, the fresco app (Chat Completions with function
     calling, by hand) through the official OpenTelemetry GenAI instrumentation
     (``opentelemetry-instrumentation-openai-v2``) on ``provider`` and its own spans written as the
-    GenAI conventions name them.
+    GenAI conventions name them, the linen app (LangChain 1.x: a structured-output planner and a
+    ``create_agent`` runner) through Langfuse's LangChain callback handler on moving's Langfuse
+    client, its tracer provider relayed to ``provider``.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -187,6 +190,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     sdk_threads_mcp: list[Label] = []
     genai_instrumentor: list[Label] = []
     ag2_agents: list[Label] = []
+    langfuse_langchain: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -280,6 +284,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_instrumentor.append(label)
         elif label.agent == "mural":
             ag2_agents.append(label)
+        elif label.agent == "linen":
+            langfuse_langchain.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -355,6 +361,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # AG2's TelemetryMiddleware is given ``provider`` on each agent: no global provider, no
     # instrumentor, nothing to put back
     out.update(mural.play(ag2_agents, provider))
+    # moving's Langfuse client (one per public key) under Langfuse's LangChain callback handler;
+    # moving's langfuse.openai wrapper is told to skip ChatOpenAI's raw-response calls meanwhile
+    out.update(linen.play(langfuse_langchain, provider))
     if google_adk:
         from . import reel
 

@@ -51,6 +51,7 @@ from tests.corpus import (
     hives,
     kiln,
     lease,
+    linen,
     luthier,
     marina,
     moving,
@@ -154,6 +155,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed43",
         "sealed44",
         "sealed45",
+        "sealed47",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -3804,6 +3806,95 @@ def check_fresco_plays() -> None:
         s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == root.context
     ]
     assert names[-2] == "check lift date" and names[-1].startswith("watch fresco W-HAR-")
+
+
+def test_linen_agent_plays_sealed47_scenarios() -> None:
+    """The linen app (sealed-47 only) plays labelled scenarios under Langfuse's LangChain
+    callback handler, in a child process as the other sealed agents' checks do:
+    ``check_linen_plays``."""
+    _check_in_child("check_linen_plays")
+
+
+def _lf(span: ReadableSpan, key: str) -> str:
+    return str(_attrs(span).get(f"langfuse.observation.{key}", ""))
+
+
+def check_linen_plays() -> None:
+    """The linen app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-47 runs). A moving run (the same Langfuse client, its ``langfuse.openai`` wrapper on
+    the openai module) played just before and just after carries no linen observation, the
+    linen runs no wrapper generation, no ``planscope.*`` attribute, and the environment is what
+    it was. AMBER holds inside one runner conversation: the root an ERROR observation with the
+    final fault, one ERROR ``tool`` observation per injected fault under one ``linen_runner``
+    chain, called again ``not_before`` each time named, the last generation answering the
+    ``condemned`` ticket. A legitimate re-plan: the second rota carries the done tasks and the
+    pool named, the second porter booking works, the check and the watch last."""
+    import os
+
+    neighbours = [(moving.play, _committed("moving", "sealed13")[0])]
+    labels = _committed("linen", "sealed47")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    environ = dict(os.environ)
+    ids, others, traces = _played_between(linen.play, [picked, replan], neighbours)
+    assert dict(os.environ) == environ
+    assert all(
+        not any(s.name.startswith(("changeover ", "linen_")) for s in traces[t]) for t in others
+    )
+    for run in ids.values():
+        assert _scopes(traces[run]) == {"langfuse-sdk"}
+        assert not any(s.name == "OpenAI-generation" for s in traces[run])
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name.startswith("changeover ") and _lf(root, "type") == "agent"
+    assert _lf(root, "level") == "ERROR" and _lf(root, "status_message").endswith(
+        f"condemned: {faults[-1]['text']} (condemned)"
+    )
+    (rota,) = [json.loads(_lf(s, "output")) for s in spans if s.name == "linen_planner"]
+    (task,) = [t for t in rota["tasks"] if t["name"] == picked.step]
+    assert task["tool"] == picked.params["tool"]
+    calls = sorted((s for s in spans if s.name == task["tool"]), key=lambda s: s.start_time or 0)
+    assert len(calls) == len(faults) >= 5
+    assert {(_lf(s, "type"), _lf(s, "level")) for s in calls} == {("tool", "ERROR")}
+    assert [_lf(s, "status_message") for s in calls] == [f["text"] for f in faults]
+    waits = [json.loads(_lf(s, "input")).get("not_before") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    runners = {by_id[by_id[s.parent.span_id].parent.span_id] for s in calls if s.parent}
+    (runner,) = runners  # one runner conversation: tool -> tools node -> linen_runner
+    assert runner.name == "linen_runner" and _lf(runner, "metadata.task") == f'"{picked.step}"'
+    generations = sorted(
+        (
+            s
+            for s in spans
+            if _lf(s, "type") == "generation" and s.start_time > calls[-1].start_time
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    assert " condemned => " in json.loads(_lf(generations[0], "output"))["content"]
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert json.loads(_lf(root, "output"))["outcome"] == "changed over"
+    plans = [json.loads(_lf(s, "output")) for s in spans if s.name == "linen_planner"]
+    assert len(plans) == 2
+    second = plans[1]
+    assert second["revision"] == 2 and second["why"].startswith("T3 book_porters: ")
+    assert [c["name"] for c in second["carried"]] == ["find_linen", "clear_ward"]
+    pool = replan.params["pool_to"]
+    (params,) = [t["params"] for t in second["tasks"] if t["name"] == "book_porters"]
+    assert {"key": "pool", "value": pool} in params
+    assert {"key": "cart", "value": "$(find_linen)"} in params
+    booked = sorted((s for s in spans if s.name == "book_porters"), key=lambda s: s.start_time)
+    assert [json.loads(_lf(s, "input"))["pool"] for s in booked] == [linen.JOB["pool"], pool]
+    assert [_lf(s, "level") for s in booked] == ["ERROR", ""]
+    names = [
+        s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == root.context
+    ]
+    assert names[-2:] == ["check porter day", f"watch ward {linen.JOB['ward']}"]
 
 
 def test_mural_agent_plays_sealed44_scenarios() -> None:
