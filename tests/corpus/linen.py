@@ -54,6 +54,7 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain.agents.middleware import wrap_tool_call
 from langchain_core.messages import HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langchain_openai import ChatOpenAI
 from langfuse import Langfuse, propagate_attributes
@@ -467,7 +468,7 @@ class Changeover:
     ) -> None:
         self.label = label
         self.langfuse = langfuse
-        self.config: dict[str, Any] = {"callbacks": [handler]}
+        self.handler = handler
         self.laundry = Laundry(dict(label.params))
         self.job = f"{JOB['job']}/{label.seed}"
         self.planner = llm.with_structured_output(Rota)
@@ -496,7 +497,11 @@ class Changeover:
         self.revisions += 1
         rota = self.planner.invoke(
             [SystemMessage(PLANNER), HumanMessage(self.brief(setbacks))],
-            self.config | {"run_name": "linen_planner", "metadata": {"revision": self.revisions}},
+            RunnableConfig(
+                callbacks=[self.handler],
+                run_name="linen_planner",
+                metadata={"revision": self.revisions},
+            ),
         )
         assert isinstance(rota, Rota)
         self.results.update({c.name: c.result for c in rota.carried})
@@ -510,12 +515,12 @@ class Changeover:
         )
         state = self.runner.invoke(
             {"messages": [HumanMessage(order)]},
-            self.config
-            | {
-                "run_name": "linen_runner",
-                "metadata": {"task": task.name, "attempt": attempt},
-                "recursion_limit": RECURSION_LIMIT,
-            },
+            RunnableConfig(
+                callbacks=[self.handler],
+                run_name="linen_runner",
+                metadata={"task": task.name, "attempt": attempt},
+                recursion_limit=RECURSION_LIMIT,
+            ),
         )
         said = str(state["messages"][-1].content).strip()
         ticket = TICKET.match(said)

@@ -3863,14 +3863,14 @@ def check_linen_plays() -> None:
     assert [_lf(s, "status_message") for s in calls] == [f["text"] for f in faults]
     waits = [json.loads(_lf(s, "input")).get("not_before") for s in calls]
     assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
-    runners = {by_id[by_id[s.parent.span_id].parent.span_id] for s in calls if s.parent}
-    (runner,) = runners  # one runner conversation: tool -> tools node -> linen_runner
+    nodes = {by_id[s.parent.span_id] for s in calls if s.parent}
+    (runner,) = {by_id[n.parent.span_id] for n in nodes if n.parent}  # tool <- tools <- runner
     assert runner.name == "linen_runner" and _lf(runner, "metadata.task") == f'"{picked.step}"'
     generations = sorted(
         (
             s
             for s in spans
-            if _lf(s, "type") == "generation" and s.start_time > calls[-1].start_time
+            if _lf(s, "type") == "generation" and (s.start_time or 0) > (calls[-1].start_time or 0)
         ),
         key=lambda s: s.start_time or 0,
     )
@@ -3888,7 +3888,7 @@ def check_linen_plays() -> None:
     (params,) = [t["params"] for t in second["tasks"] if t["name"] == "book_porters"]
     assert {"key": "pool", "value": pool} in params
     assert {"key": "cart", "value": "$(find_linen)"} in params
-    booked = sorted((s for s in spans if s.name == "book_porters"), key=lambda s: s.start_time)
+    booked = sorted((s for s in spans if s.name == "book_porters"), key=lambda s: s.start_time or 0)
     assert [json.loads(_lf(s, "input"))["pool"] for s in booked] == [linen.JOB["pool"], pool]
     assert [_lf(s, "level") for s in booked] == ["ERROR", ""]
     names = [
