@@ -671,7 +671,7 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed45": {
         "fresco": range(96000, 96024),
     },
-    # Sealed 47: a fiftieth agent (linen: LangChain 1.x, a structured-output planner answering a
+    # Sealed 47: a forty-ninth agent (linen: LangChain 1.x, a structured-output planner answering a
     # rota and a create_agent runner per task attempt, under Langfuse's LangChain callback
     # handler), labels committed alone before any detector ran on it, scored once
     # (``--sealed47``).
