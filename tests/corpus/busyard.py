@@ -414,16 +414,16 @@ def _worker(messages: list[dict[str, Any]]) -> dict[str, Any]:
     start = max(i for i, m in enumerate(messages) if ASSIGN.match(_text(m)))
     order = ASSIGN.match(_text(messages[start]))
     assert order
-    n, tool_name, given = int(order[1]), order[3], json.loads(order[4])
+    n, attempt, tool_name, given = int(order[1]), order[2], order[3], json.loads(order[4])
     mine = messages[start + 1 :]
     calls = [c for m in mine if m["role"] == "assistant" for c in m.get("tool_calls") or []]
     outputs = {m["tool_call_id"]: _text(m) for m in mine if m["role"] == "tool"}
     if not calls:
-        return _calling("", tool_name, given, f"call_w{n}_0")
+        return _calling("", tool_name, given, f"call_w{n}a{attempt}_0")
     last = calls[-1]
     name, args = last["function"]["name"], json.loads(last["function"]["arguments"])
     output = outputs.get(last["id"], "")
-    call_id = f"call_w{n}_{len(calls)}"
+    call_id = f"call_w{n}a{attempt}_{len(calls)}"  # unique in the term, as a model's ids are
 
     def report(verdict: str, value: str = "-", note: str = "") -> dict[str, Any]:
         return {"role": "assistant", "content": f"leg {n} {verdict} => {value} ; {note}"}
