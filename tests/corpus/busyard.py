@@ -590,7 +590,7 @@ def _failed(span: Span, exc: TermFailed) -> None:
 
 def _reset_langsmith() -> None:
     """Forget langsmith's cached settings and client (read again from the environment)."""
-    ls_utils.get_env_var.cache_clear()
+    ls_utils.get_env_var.cache_clear()  # type: ignore[attr-defined]  # lru_cache under @overload
     ls_utils.get_tracer_project.cache_clear()
     langsmith.configure(client=None)
 
@@ -612,7 +612,7 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
                 llm = ChatOpenAI(
                     model=MODEL,
                     base_url=server.base_url("corpus-busyard"),
-                    api_key="test",  # type: ignore[arg-type]
+                    api_key="test",
                     temperature=0,
                 )
                 for label in labels:
