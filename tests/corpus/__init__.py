@@ -17,6 +17,7 @@ from . import (
     beacon,
     bigtop,
     bindery,
+    busyard,
     cellar,
     chandler,
     claims,
@@ -141,7 +142,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     spans through a tracer of ``provider``, the fresco app (Chat Completions with function
     calling, by hand) through the official OpenTelemetry GenAI instrumentation
     (``opentelemetry-instrumentation-openai-v2``) on ``provider`` and its own spans written as the
-    GenAI conventions name them.
+    GenAI conventions name them, the busyard LangGraph supervisor app (``create_supervisor``)
+    through LangSmith's OpenTelemetry export (LangChain's tracer on the environment LangSmith
+    reads, its client's tracer taken from the global provider, relayed to ``provider``) and its own
+    spans through a tracer of ``provider``.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -187,6 +191,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     sdk_threads_mcp: list[Label] = []
     genai_instrumentor: list[Label] = []
     ag2_agents: list[Label] = []
+    langgraph_supervisor: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -280,6 +285,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_instrumentor.append(label)
         elif label.agent == "mural":
             ag2_agents.append(label)
+        elif label.agent == "busyard":
+            langgraph_supervisor.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -355,6 +362,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # AG2's TelemetryMiddleware is given ``provider`` on each agent: no global provider, no
     # instrumentor, nothing to put back
     out.update(mural.play(ag2_agents, provider))
+    # LangSmith's export writes through the global provider (the relay, to ``provider`` while it
+    # plays); the environment LangSmith reads and its cached client are put back after
+    out.update(busyard.play(langgraph_supervisor, provider))
     if google_adk:
         from . import reel
 
