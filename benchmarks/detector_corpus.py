@@ -99,6 +99,7 @@ SEALED = (
     "sealed43",
     "sealed44",
     "sealed45",
+    "sealed46",
     "sealed47",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""

@@ -17,6 +17,7 @@ from . import (
     beacon,
     bigtop,
     bindery,
+    busyard,
     cellar,
     chandler,
     claims,
@@ -144,7 +145,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (``opentelemetry-instrumentation-openai-v2``) on ``provider`` and its own spans written as the
     GenAI conventions name them, the linen app (LangChain 1.x: a structured-output planner and a
     ``create_agent`` runner) through Langfuse's LangChain callback handler on moving's Langfuse
-    client, its tracer provider relayed to ``provider``.
+    client, its tracer provider relayed to ``provider``, the busyard LangGraph supervisor app
+    (``create_supervisor``) through LangSmith's OpenTelemetry export (LangChain's tracer on the
+    environment LangSmith reads, its client's tracer taken from the global provider, relayed to
+    ``provider``) and its own spans through a tracer of ``provider``.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -190,6 +194,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     sdk_threads_mcp: list[Label] = []
     genai_instrumentor: list[Label] = []
     ag2_agents: list[Label] = []
+    langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
     for label in labels:
         if label.agent == "etl":
@@ -284,6 +289,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_instrumentor.append(label)
         elif label.agent == "mural":
             ag2_agents.append(label)
+        elif label.agent == "busyard":
+            langgraph_supervisor.append(label)
         elif label.agent == "linen":
             langfuse_langchain.append(label)
         else:
@@ -361,6 +368,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # AG2's TelemetryMiddleware is given ``provider`` on each agent: no global provider, no
     # instrumentor, nothing to put back
     out.update(mural.play(ag2_agents, provider))
+    # LangSmith's export writes through the global provider (the relay, to ``provider`` while it
+    # plays); the environment LangSmith reads and its cached client are put back after
+    out.update(busyard.play(langgraph_supervisor, provider))
     # moving's Langfuse client (one per public key) under Langfuse's LangChain callback handler;
     # moving's langfuse.openai wrapper is told to skip ChatOpenAI's raw-response calls meanwhile
     out.update(linen.play(langfuse_langchain, provider))

@@ -671,7 +671,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed45": {
         "fresco": range(96000, 96024),
     },
-    # Sealed 47: a forty-ninth agent (linen: LangChain 1.x, a structured-output planner answering a
+    # Sealed 46: a forty-ninth agent (busyard: langgraph-supervisor's create_supervisor over
+    # create_react_agent workers, a run-sheet planner worker, traced by LangSmith's OpenTelemetry
+    # export), labels committed alone before any detector ran on it, scored once (``--sealed46``).
+    "sealed46": {
+        "busyard": range(97000, 97024),
+    },
+    # Sealed 47: a fiftieth agent (linen: LangChain 1.x, a structured-output planner answering a
     # rota and a create_agent runner per task attempt, under Langfuse's LangChain callback
     # handler), labels committed alone before any detector ran on it, scored once
     # (``--sealed47``).
@@ -6012,6 +6018,147 @@ def _fresco_external_survey(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"days_watched": rng.randint(1, 2)}
 
 
+# --- busyard: a school district's transport office re-routing its buses for a term,
+# langgraph-supervisor's create_supervisor over create_react_agent workers (a run-sheet planner,
+# a depot clerk and a fleet clerk) under LangSmith's OpenTelemetry export. The yard's services
+# raise radio ten-codes the workers read from ToolNode's error messages: ``10-6`` (busy: the
+# worker calls again after the time named), ``10-7`` (out of service: the supervisor assigns the
+# leg again), ``10-22`` with ``use k=v`` (divert: a new run sheet) or ``10-99`` (denied: final).
+_BUSYARD_TEXTS = (
+    "yard gate {n} is jammed behind a fuel tanker on {road}",
+    "dispatch console {n} lost its radio link near {road}",
+    "the council's permit desk is answering queue {n} on {road} works",
+    "depot roster board {n} is being re-synced",
+    "budget ledger batch {n} is still posting",
+    "family text gateway deferred {n} messages",
+    "roadworks on {road} close the lane until {k} pm",
+)
+_BUSYARD_ROADS = ("Canal Road", "Hollins Way", "Eastbrook Lane", "Orchard Rise", "Station Hill")
+_BUSYARD_LEG = {
+    "find_routes": "survey_routes",
+    "request_permit": "secure_permit",
+    "book_drivers": "book_drivers",
+    "charge_budget": "charge_route",
+    "notify_families": "notify_families",
+}
+_BUSYARD_TIMED = ["book_drivers", "charge_budget", "notify_families"]
+
+
+def _busyard_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_BUSYARD_TEXTS).format(
+            road=rng.choice(_BUSYARD_ROADS), n=rng.randint(11, 970), k=rng.randint(1, 6)
+        )
+        for _ in range(count)
+    ]
+
+
+def _busyard_busy(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each 10-6 names another time: the worker calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 17 * 60, 5), count)
+    return [
+        {"code": "10-6", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_busyard_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _busyard_out(rng: random.Random, count: int) -> list[dict[str, str]]:
+    return [{"code": "10-7", "text": t} for t in _busyard_texts(rng, count)]
+
+
+def _busyard_denied(rng: random.Random) -> dict[str, str]:
+    return {"code": "10-99", "text": _busyard_texts(rng, 1)[0]}
+
+
+def _busyard_loop_leg(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # 10-7 again and again (varying texts), the supervisor assigns the leg again each time; the
+    # last answer is 10-99
+    service = rng.choice(sorted(_BUSYARD_LEG))
+    errors = [*_busyard_out(rng, rng.randint(4, 6)), _busyard_denied(rng)]
+    return RUNAWAY, _BUSYARD_LEG[service], "", {"service": service, "errors": errors}
+
+
+def _busyard_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one worker run: 10-6 again and again, each naming another time the worker calls
+    # after; the last answer is 10-99
+    service = rng.choice(_BUSYARD_TIMED)
+    errors = [*_busyard_busy(rng, rng.randint(4, 6)), _busyard_denied(rng)]
+    return RUNAWAY, _BUSYARD_LEG[service], "", {"service": service, "errors": errors}
+
+
+def _busyard_loop_resheets(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the driver booking fails under every run sheet: 10-7 (assigned again), then 10-22 naming
+    # another depot (a new sheet), 3-4 sheets; the last 10-99
+    sheets = rng.randint(3, 4)
+    depots = rng.sample(["Northfold", "Ashgrove", "Kelby", "Fenwick", "Draycott"], sheets)
+    errors: list[dict[str, str]] = []
+    for i in range(sheets):
+        out, moved = _busyard_texts(rng, 2)
+        errors.append({"code": "10-7", "text": out})
+        errors.append(
+            {"code": "10-22", "text": moved, "hint": f"depot={depots[i]}"}
+            if i < sheets - 1
+            else {"code": "10-99", "text": moved}
+        )
+    service = "book_drivers"
+    return RUNAWAY, _BUSYARD_LEG[service], "", {"service": service, "errors": errors}
+
+
+def _busyard_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the road permit stays under review: the depot clerk reads it until it gives up
+    return RUNAWAY, "secure_permit", "", {"stuck": True}
+
+
+def _busyard_wrong_zone(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's zone is a neighbour: a route there is found; the permit is denied for good (the
+    # route runs outside the school's zone)
+    return PROPAGATION, "survey_routes", "", {"zone": rng.choice(["Westmoor", "Kingsholm"])}
+
+
+def _busyard_wrong_start(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's first day of term is a week out: every leg clears, the app's check of the roster
+    # against the term form fails after the job
+    return PROPAGATION, "book_drivers", "", {"term_start": rng.choice(["2027-04-26", "2027-04-12"])}
+
+
+def _busyard_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's budget account has two digits swapped: the charge is denied for good
+    return PROPAGATION, "charge_route", "", {"account": rng.choice(["TRN-53018", "TRN-50381"])}
+
+
+def _busyard_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice 10-6 inside one worker run or 10-7 (the leg assigned again); the call after
+    # the time named, or the next attempt, works
+    service = rng.choice(_BUSYARD_TIMED)
+    count = rng.randint(1, 2)
+    errors = _busyard_busy(rng, count) if rng.random() < 0.5 else _busyard_out(rng, count)
+    return "healthy", "", RUNAWAY, {"service": service, "errors": errors}
+
+
+def _busyard_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the route register answers 4-9 pages; a free route is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _busyard_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the permit is under review 3-8 reads, then approved
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _busyard_legit_resheet(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the form's depot has no drivers free for the term: 10-22 names another depot; the new run
+    # sheet books there and the rest works
+    depot = rng.choice(["Northfold", "Ashgrove"])
+    moved = {"code": "10-22", "text": _busyard_texts(rng, 1)[0], "hint": f"depot={depot}"}
+    return "healthy", "", PROPAGATION, {"service": "book_drivers", "errors": [moved]}
+
+
+def _busyard_external_bridge(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every leg cleared and the roster checked, the council closes a bridge on the route
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"weeks_watched": rng.randint(1, 2)}
+
+
 # --- linen: a hospital's linen service scheduling a ward's changeover with LangChain 1.x (a
 # structured-output planner answering a rota, a create_agent runner per task attempt) under
 # Langfuse's LangChain callback handler. Services raise laundry-bag faults a middleware hands the
@@ -7168,6 +7315,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _fresco_polling_ends,
         "legit_replan": _fresco_legit_replan,
         "external_survey": _fresco_external_survey,
+    },
+    "busyard": {
+        "loop_step_varying": _busyard_loop_leg,
+        "loop_tool_in_step": _busyard_loop_tool,
+        "loop_across_replans": _busyard_loop_resheets,
+        "loop_poll_stuck": _busyard_loop_poll,
+        "wrong_zone": _busyard_wrong_zone,
+        "wrong_start": _busyard_wrong_start,
+        "wrong_account": _busyard_wrong_account,
+        "flaky": _busyard_flaky,
+        "pagination": _busyard_pagination,
+        "polling_ends": _busyard_polling_ends,
+        "legit_replan": _busyard_legit_resheet,
+        "external_bridge": _busyard_external_bridge,
     },
     "linen": {
         "loop_step_varying": _linen_loop_task,

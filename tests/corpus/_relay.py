@@ -1,8 +1,8 @@
 """The process's global tracer provider for frameworks that trace only through it (Semantic
 Kernel's diagnostics, Microsoft Agent Framework's instrumentation, AutoGen's and Strands'
-tracers, Google ADK's ``gcp.vertex.agent`` tracer): a relay that passes their spans to the
-provider of the play under way. And a local Logfire instance per service whose spans go to the
-play's provider (``local_logfire``).
+tracers, Google ADK's ``gcp.vertex.agent`` tracer, LangSmith's OpenTelemetry export): a relay
+that passes their spans to the provider of the play under way. And a local Logfire instance per
+service whose spans go to the play's provider (``local_logfire``).
 
 A process sets its global provider once; the corpus plays each batch on its own provider, so a
 process that plays such an agent gives the global provider to the relay for good.
@@ -20,7 +20,14 @@ from opentelemetry import trace as otel_trace
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.util.types import Attributes
 
-RELAYED = ("semantic_kernel", "agent_framework", "autogen-core", "strands", "gcp.vertex.agent")
+RELAYED = (
+    "semantic_kernel",
+    "agent_framework",
+    "autogen-core",
+    "strands",
+    "gcp.vertex.agent",
+    "langsmith",
+)
 """Instrumentation scopes passed on; every other (the fake model server's own FastAPI spans)
 is no part of the agents' traces."""
 

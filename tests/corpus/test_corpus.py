@@ -37,6 +37,7 @@ from tests.corpus import (
     beacon,
     bigtop,
     bindery,
+    busyard,
     cellar,
     chandler,
     claims,
@@ -155,6 +156,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed43",
         "sealed44",
         "sealed45",
+        "sealed46",
         "sealed47",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
@@ -3806,6 +3808,134 @@ def check_fresco_plays() -> None:
         s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == root.context
     ]
     assert names[-2] == "check lift date" and names[-1].startswith("watch fresco W-HAR-")
+
+
+def test_busyard_agent_plays_sealed46_scenarios() -> None:
+    """The busyard LangGraph supervisor app (sealed-46 only) plays labelled scenarios under
+    LangSmith's OpenTelemetry export, in a child process (the export writes through the
+    process's global tracer provider): ``check_busyard_plays``."""
+    _check_in_child("check_busyard_plays")
+
+
+def _busyard_llm_said(span: ReadableSpan) -> str:
+    """The text a LangSmith ``llm`` span's model answered (its run outputs, an LLMResult)."""
+    return str(json.loads(str(_attrs(span)["gen_ai.completion"]))["generations"][0][0]["text"])
+
+
+def _busyard_under(spans: list[ReadableSpan], span: ReadableSpan) -> list[str]:
+    """The names of a span's ancestors, nearest first."""
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    names = []
+    while span.parent and span.parent.span_id in by_id:
+        span = by_id[span.parent.span_id]
+        names.append(span.name)
+    return names
+
+
+def _busyard_sheets(spans: list[ReadableSpan]) -> list[str]:
+    """The run sheets the route planner's model answered, in order."""
+    llms = sorted(
+        (s for s in spans if _attrs(s).get("langsmith.span.kind") == "llm"),
+        key=lambda s: s.start_time or 0,
+    )
+    return [t for t in map(_busyard_llm_said, llms) if t.startswith("RUN SHEET v")]
+
+
+def _busyard_calls(
+    spans: list[ReadableSpan], tool: str
+) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's LangSmith ``tool`` spans in order, with their arguments (the run's inputs)."""
+    calls = sorted(
+        (s for s in spans if _attrs(s).get("gen_ai.tool.name") == tool),
+        key=lambda s: s.start_time or 0,
+    )
+    return [(s, json.loads(str(_attrs(s)["gen_ai.prompt"]))) for s in calls]
+
+
+def check_busyard_plays() -> None:
+    """The busyard app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-46 runs). A marina run (a LangGraph graph under OpenInference's LangChain
+    instrumentor) played just before and just after (one provider) carries no LangSmith or
+    busyard span; the busyard runs carry the app's and LangSmith's scopes only, no
+    ``planscope.*`` attribute, and the environment and LangSmith's tracing switch are what they
+    were before the play. 10-6 inside one worker run: the root in error with the final denial,
+    the one run sheet naming the labelled leg, one ERROR ``tool`` span per injected error (the
+    ten-code in its exception event) under one ``fleet_clerk`` run, called after the time
+    named each (in error, or OK when LangSmith wrote the run's start and end in two batches), the
+    worker's last answer a DENIED report. A legitimate re-sheet: the second run
+    sheet keeps the legs done and names the depot the 10-22 said, the second booking works,
+    the check and the watch last."""
+    import os
+
+    from langsmith import utils as ls_utils
+
+    neighbours = [(marina.play, _committed("marina", "sealed16")[0])]
+    labels = _committed("busyard", "sealed46")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    environ = dict(os.environ)
+    ids, others, traces = _played_between(busyard.play, [picked, replan], neighbours)
+    assert dict(os.environ) == environ and not ls_utils.tracing_is_enabled()
+    assert all(not {busyard.TRACER, busyard.EXPORT} & _scopes(traces[t]) for t in others)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {busyard.TRACER, busyard.EXPORT}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    errors = [dict(e) for e in picked.params["errors"]]
+    _gave_up(spans, "reroute term", errors[-1]["text"])
+    (sheet,) = [busyard.parse_sheet(t) for t in _busyard_sheets(spans)]
+    (leg,) = [g for g in sheet if g.name == picked.step]
+    assert (leg.worker, leg.tool) == ("fleet_clerk", picked.params["service"])
+    calls = _busyard_calls(spans, leg.tool)
+    assert len(calls) == len(errors) >= 5
+    # LangSmith sets OK when it writes a run's start and the error when it writes its end; the
+    # SDK keeps a status once OK, so a call whose two writes fell in two export batches stays OK
+    # (its exception event is written either way)
+    assert {s.status.status_code for s, _ in calls} <= {StatusCode.ERROR, StatusCode.OK}
+    assert {s.kind for s, _ in calls} == {SpanKind.INTERNAL}
+    assert [_attrs(s)["langsmith.span.kind"] for s, _ in calls] == ["tool"] * len(errors)
+    said = [_raised(s)[1] for s, _ in calls]
+    assert [m.split("(")[0] for m in said] == ["Busy"] * (len(errors) - 1) + ["Denied"]
+    assert all(f"{e['code']} {e['text']}" in m for m, e in zip(said, errors, strict=True))
+    after = [args.get("after") for _, args in calls]
+    assert after[0] is None and after[1:] == [e["hint"] for e in errors[:-1]]
+    # one worker run holds every call: LangGraph's checkpoint namespace of the fleet clerk's run
+    (worker_run,) = {str(_attrs(s)["langsmith.metadata.checkpoint_ns"]) for s, _ in calls}
+    assert worker_run.startswith("fleet_clerk:")
+    ids_called = [_attrs(s)["gen_ai.tool.call.id"] for s, _ in calls]
+    assert len(set(ids_called)) == len(errors)
+    workers = sorted(
+        (
+            s
+            for s in spans
+            if _attrs(s).get("langsmith.span.kind") == "llm"
+            and "fleet_clerk" in _busyard_under(spans, s)
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    assert _busyard_llm_said(workers[-1]).startswith(f"leg {leg.n} DENIED => ")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is StatusCode.UNSET
+    assert _attrs(root)["busyard.outcome"] == "rerouted"
+    first, second = _busyard_sheets(spans)
+    assert first.startswith("RUN SHEET v1 ") and second.startswith("RUN SHEET v2 ")
+    first_legs, second_legs = busyard.parse_sheet(first), busyard.parse_sheet(second)
+    assert [g.done is not None for g in second_legs] == [True, True, False, False, False]
+    assert [g.n for g in second_legs] == [g.n for g in first_legs]
+    depot = replan.params["errors"][0]["hint"].split("=")[1]
+    assert second_legs[2].args["depot"] == depot and second_legs[2].args["route"] == "[leg 1]"
+    booked = _busyard_calls(spans, "book_drivers")
+    assert [args["depot"] for _, args in booked] == [busyard.FORM["depot"], depot]
+    assert _raised(booked[0][0])[1].startswith("Divert(") and not booked[1][0].events
+    assert booked[1][0].status.status_code is StatusCode.OK
+    names = [
+        s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == root.context
+    ]
+    assert names[0] == "term_rerouting"
+    assert names[-2] == "check driver roster" and names[-1].startswith("watch route RT-EAS-")
 
 
 def test_linen_agent_plays_sealed47_scenarios() -> None:
