@@ -949,11 +949,22 @@ def _refused(trace: TraceData, attempt: Attempt) -> bool:
     ...     "", 0, "", 0, 1))
     False
     """
-    tools = {s.tool for s in trace.plan_steps if s.step_id == attempt.step_id and s.tool}
+    index: tuple[dict[str, set[str]], dict[tuple[str, int], list[ToolCall]]] | None = (
+        trace._memo.get("refused_index")
+    )
+    if index is None:
+        # one pass over the trace's calls and steps, not one per attempt asked about
+        tools: dict[str, set[str]] = {}
+        for s in trace.plan_steps:
+            if s.tool:
+                tools.setdefault(s.step_id, set()).add(s.tool)
+        by_attempt: dict[tuple[str, int], list[ToolCall]] = {}
+        for t in trace.tools:
+            by_attempt.setdefault((t.step_id, t.attempt), []).append(t)
+        index = trace._memo["refused_index"] = (tools, by_attempt)
+    step_tools = index[0].get(attempt.step_id, set())
     calls = [
-        t
-        for t in trace.tools
-        if t.step_id == attempt.step_id and t.attempt == attempt.attempt and t.tool in tools
+        t for t in index[1].get((attempt.step_id, attempt.attempt), ()) if t.tool in step_tools
     ]
     return bool(calls) and max(calls, key=lambda t: t.start_ns).failed
 
