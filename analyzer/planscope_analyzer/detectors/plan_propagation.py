@@ -179,6 +179,7 @@ Carried = tuple[ToolCall, str]
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _DIGIT = re.compile(r"\d")
+_SPACE = re.compile(r"\s")
 _ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]")
 _CODE = re.compile(r"-?0\d+")
 """Digits with a leading zero (``0044`` of an account number, ``00``): a code, matched as
@@ -300,6 +301,9 @@ def forms(value: str) -> set[str]:
     """
     out = {value}
     if _DIGIT.search(value) is None:  # every other form below has a digit
+        return out
+    # each form below starts with a digit or a sign, or (a written date) has a space
+    if not value[:1].isdigit() and value[:1] != "-" and _SPACE.search(value) is None:
         return out
     if is_number(value) and not _CODE.fullmatch(value):
         number = float(value)
