@@ -210,8 +210,11 @@ _WRITTEN_DATE = re.compile(
 )
 """A date with a month name (``October 14, 2026``, ``14 Oct 2026``) or year-first slashes
 (``2026/10/14``); day- or month-first slashes are ambiguous and not read."""
-_YEAR = re.compile(r"\d{4}")
-"""What every :data:`_WRITTEN_DATE` match holds."""
+_SPACED_YEAR = re.compile(r"\s\d{4}")
+_SLASHED_YEAR = re.compile(r"\d{4}/\d")
+"""What every :data:`_WRITTEN_DATE` match holds: its year after a space (a month name's or a
+day's date), else its year, a slash and a digit (year first). Most texts with a number have
+neither, and the date's own pattern is slow to rule out at every offset of a long text."""
 
 
 def _iso_date(m: re.Match[str]) -> str | None:
@@ -365,7 +368,11 @@ def text_values(text: str) -> set[str]:
     # a number or a date written for people spans several tokens: it is also its plain form
     # (each has a part that a fast scan finds, or the text has none: most texts)
     grouped = _GROUPED.finditer(text) if _GROUPED_PART.search(text) else ()
-    written = _WRITTEN_DATE.finditer(text) if _YEAR.search(text) else ()
+    written = (
+        _WRITTEN_DATE.finditer(text)
+        if _SPACED_YEAR.search(text) or ("/" in text and _SLASHED_YEAR.search(text))
+        else ()
+    )
     for m in itertools.chain(grouped, written):
         out |= forms(m.group(0))
     return out
