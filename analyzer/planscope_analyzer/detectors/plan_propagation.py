@@ -136,7 +136,6 @@ finding explains the failure and plan-propagation is not reported. Runs without 
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import re
@@ -256,11 +255,8 @@ def _collect_scalars(value: Any, out: list[str]) -> None:
     # one list filled by plain recursion: nested generators cost a frame per leaf and level
     if isinstance(value, str):
         if value[:1] in ("{", "["):
-            try:
-                decoded = safejson.loads_or_literal(value)
-            except ValueError:
-                pass
-            else:
+            decoded = _nested(value)
+            if decoded is not _INVALID:
                 _collect_scalars(decoded, out)
                 return
         out.append(value)
@@ -276,13 +272,37 @@ def _collect_scalars(value: Any, out: list[str]) -> None:
             _collect_scalars(v, out)
 
 
+_BARE_NAME = re.compile(
+    r"(?<![\w.])(?!(?:True|False|None|set|true|false|null|NaN|Infinity)\b)[A-Za-z_]\w*"
+)
+"""A name outside any string that neither JSON (``true``, ``NaN``) nor a Python literal
+(``None``, ``set()``) has: a text with one and no quote or comment (``{locate_source}``, a
+template's ``{{ hold_dates }}``) is neither."""
+
+
+def _nested(text: str) -> Any:
+    """``safejson.loads_or_literal`` of a string inside a decoded value, ``_INVALID`` when it
+    is neither JSON nor a literal; a template (:data:`_BARE_NAME`) is not tried: a failed
+    decode and a literal's parse cost more than the look.
+
+    >>> _nested('{"a": [1]}'), _nested("{'a': None}"), _nested("{locate_source}") is _INVALID
+    ({'a': [1]}, {'a': None}, True)
+    """
+    if _BARE_NAME.search(text) and not any(mark in text for mark in "\"'#"):
+        return _INVALID
+    try:
+        return safejson.loads_or_literal(text)
+    except ValueError:
+        return _INVALID
+
+
 def _named(value: Any, name: str) -> Iterator[tuple[str, Any]]:
     """(argument name, value) pairs of decoded arguments, each value under the innermost key
     that holds it: an envelope around the arguments (``{"kwargs": {"po": ...}}``, a string
     holding a dict) does not hide their names."""
     if isinstance(value, str) and value[:1] == "{":
-        with contextlib.suppress(ValueError):
-            value = safejson.loads_or_literal(value)
+        decoded = _nested(value)
+        value = value if decoded is _INVALID else decoded
     if isinstance(value, dict):
         for k, v in value.items():
             yield from _named(v, str(k))
