@@ -340,8 +340,13 @@ def forms(value: str) -> set[str]:
     return out
 
 
-def _all_forms(values: Iterable[str]) -> set[str]:
-    """Every form (:func:`forms`) of each of ``values``.
+Known = dict[str, set[str]]
+"""The forms (:func:`forms`) of the values one trace's texts hold, worked out once per trace
+(:class:`_Values`: its values recur from argument to result to failure); read-only."""
+
+
+def _all_forms(values: Iterable[str], known: Known | None = None) -> set[str]:
+    """Every form (:func:`forms`) of each of ``values``; ``known``: those already worked out.
 
     >>> sorted(_all_forms(["80.0", "Lyon", "Lyon"]))
     ['80', '80.0', 'Lyon']
@@ -349,7 +354,13 @@ def _all_forms(values: Iterable[str]) -> set[str]:
     out = set(values)
     # most values are words, their own only form: only those with a digit are read (in C)
     for value in list(filter(_DIGIT.search, out)):
-        out |= forms(value)
+        if known is None:
+            out |= forms(value)
+            continue
+        found = known.get(value)
+        if found is None:
+            found = known[value] = forms(value)
+        out |= found
     return out
 
 
@@ -376,7 +387,7 @@ def _traceable(value: str) -> bool:
     )
 
 
-def text_values(text: str) -> set[str]:
+def text_values(text: str, known: Known | None = None) -> set[str]:
     """The values a text names (identifiers, numbers, dates), in their normalised forms.
 
     >>> sorted(text_values("orders 80 units delivered 2026-03-20"))
@@ -384,7 +395,7 @@ def text_values(text: str) -> set[str]:
     >>> sorted(text_values("paid $11,850.00 on Oct 14, 2026") & {"11850", "2026-10-14"})
     ['11850', '2026-10-14']
     """
-    out = _all_forms(VALUE.findall(text))
+    out = _all_forms(VALUE.findall(text), known)
     # a number or a date written for people spans several tokens: it is also its plain form
     # (each has a part that a fast scan finds, or the text has none: most texts)
     grouped = _GROUPED.finditer(text) if _GROUPED_PART.search(text) else ()
@@ -402,7 +413,7 @@ _QUOTED = re.compile(r'"([^"\n]{3,80})"|“([^”\n]{3,80})”')
 """A name a sentence quotes (double or typographic quotes: an apostrophe quotes nothing)."""
 
 
-def sentence_values(text: str) -> set[str]:
+def sentence_values(text: str, known: Known | None = None) -> set[str]:
     """The values a sentence of a plan names, normalised: its codes (a token with a digit, or
     in capitals: an identifier, a number, a date) and the names it quotes; its words are no
     values (a plan of sentences writes its values into them).
@@ -412,7 +423,7 @@ def sentence_values(text: str) -> set[str]:
     """
     codes = {
         v
-        for v in text_values(text)
+        for v in text_values(text, known)
         if _DIGIT.search(v) or (v.upper() == v and sum(ch.isalpha() for ch in v) > 1)
     }
     return codes | {a or b for a, b in _QUOTED.findall(text)}
@@ -435,6 +446,7 @@ class _Values:
     called_with: list[str] = field(default_factory=list)
     """The captured arguments of the run's tool calls."""
     _decoded: dict[str, Any] = field(default_factory=dict)
+    _forms: Known = field(default_factory=dict)
     _arguments: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     _leaves: dict[str, list[str]] = field(default_factory=dict)
     _results: dict[str, set[str]] = field(default_factory=dict)
@@ -464,7 +476,7 @@ class _Values:
         """:func:`argument_values`."""
         found = self._arguments.get(text)
         if found is None:
-            found = self._arguments[text] = _argument_values(self.decoded(text))
+            found = self._arguments[text] = _argument_values(self.decoded(text), self._forms)
         return found
 
     def leaves(self, text: str) -> list[str]:
@@ -479,28 +491,32 @@ class _Values:
         """:func:`result_values`."""
         found = self._results.get(text)
         if found is None:
-            found = self._results[text] = _result_values(text, self.decoded(text), True)
+            found = self._results[text] = _result_values(
+                text, self.decoded(text), True, self._forms
+            )
         return found
 
     def stated_results(self, text: str) -> set[str]:
         """:func:`result_values` without the words of a result in prose."""
         found = self._stated.get(text)
         if found is None:
-            found = self._stated[text] = _result_values(text, self.decoded(text), False)
+            found = self._stated[text] = _result_values(
+                text, self.decoded(text), False, self._forms
+            )
         return found
 
     def text(self, text: str) -> set[str]:
         """:func:`text_values`."""
         found = self._texts.get(text)
         if found is None:
-            found = self._texts[text] = text_values(text)
+            found = self._texts[text] = text_values(text, self._forms)
         return found
 
     def sentence(self, text: str) -> set[str]:
         """:func:`sentence_values` (a re-plan repeats most of its plan's sentences)."""
         found = self._sentences.get(text)
         if found is None:
-            found = self._sentences[text] = sentence_values(text)
+            found = self._sentences[text] = sentence_values(text, self._forms)
         return found
 
     @property
@@ -542,7 +558,7 @@ class _Values:
             for decoded, start in self._decoded_plans()[1]:
                 leaves: list[str] = []
                 _collect_scalars(decoded, leaves)
-                written |= _all_forms(leaves)
+                written |= _all_forms(leaves, self._forms)
                 sentences = [leaf for leaf in leaves if " " in leaf.strip()]
                 if not sentences:
                     continue
@@ -812,13 +828,14 @@ def argument_values(arguments: str) -> dict[str, set[str]]:
     return _argument_values(decoded)
 
 
-def _argument_values(decoded: Any) -> dict[str, set[str]]:
-    """:func:`argument_values` of the decoded arguments (``_INVALID``: none)."""
+def _argument_values(decoded: Any, known: Known | None = None) -> dict[str, set[str]]:
+    """:func:`argument_values` of the decoded arguments (``_INVALID``: none); ``known``: the
+    forms already worked out."""
     if not isinstance(decoded, dict):
         return {}
     out: dict[str, set[str]] = {}
     for name, value in _named(decoded, ""):
-        found = _all_forms(filter(_traceable, _scalars(value)))
+        found = _all_forms(filter(_traceable, _scalars(value)), known)
         if found:
             out.setdefault(name, set()).update(found)
     return out
@@ -857,13 +874,14 @@ def result_values(result: str, *, words: bool = True) -> set[str]:
     return _result_values(result, decoded, words)
 
 
-def _result_values(result: str, decoded: Any, words: bool) -> set[str]:
-    """:func:`result_values` of ``result`` decoded (``_INVALID``: not JSON)."""
+def _result_values(result: str, decoded: Any, words: bool, known: Known | None = None) -> set[str]:
+    """:func:`result_values` of ``result`` decoded (``_INVALID``: not JSON); ``known``: the
+    forms already worked out."""
     if decoded is _INVALID:
         if not words:
-            return sentence_values(result)
-        return {v for v in text_values(result) if _traceable(v)}
-    return _all_forms(filter(_traceable, _scalars(decoded)))
+            return sentence_values(result, known)
+        return {v for v in text_values(result, known) if _traceable(v)}
+    return _all_forms(filter(_traceable, _scalars(decoded)), known)
 
 
 def named_argument(text: str, by_name: dict[str, set[str]], values: set[str]) -> bool:
