@@ -241,6 +241,13 @@ class RunawayLoop:
         that never got a new answer in a run that failed."""
         # a poll is STALLED_REPEATS successful calls of one tool with the same arguments: a
         # trace without as many such calls has none (most traces: a cheap exit)
+        # (counted with the failed calls first, without reading each call's status: when even
+        # that count is short, most traces, none is)
+        if len(trace.tools) < STALLED_REPEATS:
+            return []
+        same = Counter((t.tool, t.args_key) for t in trace.tools if t.args_key)
+        if not same or max(same.values()) < STALLED_REPEATS:
+            return []
         same = Counter((t.tool, t.args_key) for t in trace.tools if t.args_key and not t.failed)
         if not same or max(same.values()) < STALLED_REPEATS:
             return []
