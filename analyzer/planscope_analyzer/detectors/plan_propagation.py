@@ -1619,9 +1619,8 @@ class PlanPropagation:
         if run is None or not ends:
             return None
         memo = _values(trace)
-        said = memo.said
-        calls = self._carriers(trace)
-        planner = memo.written | {v for _, _, _, handed, _ in calls for v in handed}
+        calls: list[tuple[int, ToolCall, str, set[str], set[str]]] | None = None
+        planner: set[str] = set()
         for check in by_start(trace.attempts):
             if (
                 check.step_id in planned
@@ -1630,8 +1629,11 @@ class PlanPropagation:
                 or trace.tools_of(check)
             ):
                 continue
+            if calls is None:  # at the first check: most runs this far have none
+                calls = self._carriers(trace)
+                planner = memo.written | {v for _, _, _, handed, _ in calls for v in handed}
             given = f"{trace.asked.get(check.span_id, '')}\n{check.message}"
-            named = (memo.text(given) - said) & planner
+            named = (memo.text(given) - memo.said) & planner
             found = next(((c, step, vs & named) for _, c, step, _, vs in calls if vs & named), None)
             if found is None:
                 continue
