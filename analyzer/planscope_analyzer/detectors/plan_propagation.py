@@ -625,7 +625,7 @@ class _Values:
             for name, value in named:
                 own = _pair_key(name)
                 for leaf in _scalars(value):
-                    if not forms(leaf) & written:
+                    if not _all_forms((leaf,), self._forms) & written:
                         continue
                     for v in filter(_traceable, self.text(leaf)):
                         # an unnamed value is stated by whatever key states it
