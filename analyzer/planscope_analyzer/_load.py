@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import string
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
@@ -1046,7 +1046,14 @@ def _uncontested(prompt: str) -> str:
 
     values: dict[str, set[str]] = {}
     pairs: list[tuple[int, int]] = []
-    for pattern in _PAIRS:
+    # a pattern is run only on a prompt with its separator (a quoted key's ":", a line's ":" or
+    # "=", an inline "="): removing text below adds none
+    patterns = [
+        p
+        for p, marks in zip(_PAIRS, (":", ":=", "="), strict=True)
+        if any(mark in prompt for mark in marks)
+    ]
+    for pattern in patterns:
         for m in pattern.finditer(prompt):
             values.setdefault(key(m), set()).add(m.group("value").strip("\"' ,"))
             pairs.append(m.span())
@@ -1058,6 +1065,7 @@ def _uncontested(prompt: str) -> str:
     # an ASCII prompt's key words are found in its lower case first (a key's pattern is ASCII:
     # a window without its last word holds no match; other texts fold case in more ways)
     lowered = prompt.lower() if prompt.isascii() else None
+    starts = [a for a, _ in prose]
     rivals: set[tuple[int, int]] = set()
     for k, vs in values.items():
         v = next(iter(vs))
@@ -1071,25 +1079,46 @@ def _uncontested(prompt: str) -> str:
             shapes = [_shape(prompt[a:b]) for a, b in prose]
         words = k.replace("_", r"[\W_]+") if len(k) >= 3 else ""
         after_key = re.compile(rf"(?<![a-z0-9]){words}\W*$", re.IGNORECASE) if words else None
-        last = k.rsplit("_", 1)[-1]
-        other = {
-            (a, b)
-            for i, (a, b) in enumerate(prose)
-            if (coded and shapes[i] == shape)
-            or (
-                after_key
-                and (lowered is None or last in lowered[max(0, a - 40) : a])
-                and after_key.search(prompt, max(0, a - 40), a)
-            )
-        }
+        other = {prose[i] for i, s in enumerate(shapes) if s == shape} if coded else set()
+        if after_key is not None:
+            other |= {
+                (a, b)
+                for a, b in _near(prose, starts, lowered, k.rsplit("_", 1)[-1])
+                if after_key.search(prompt, max(0, a - 40), a)
+            }
         if other:
             contested.add(k)
             rivals |= other
     for a, b in sorted(rivals, reverse=True):
         prompt = prompt[:a] + prompt[b:]
-    for pattern in _PAIRS if contested else ():
+    for pattern in patterns if contested else ():
         prompt = pattern.sub(lambda m: "" if key(m) in contested else m.group(0), prompt)
     return prompt
+
+
+def _near(
+    prose: list[tuple[int, int]], starts: list[int], lowered: str | None, last: str
+) -> Iterable[tuple[int, int]]:
+    """The tokens of ``prose`` (``starts``: their start offsets, ascending) whose 40 characters
+    before hold ``last`` (a key's last word) in ``lowered`` (the prompt in lower case): those a
+    key's words may precede; all of them when ``lowered`` is None (a text that folds case in
+    more ways). Found from the word's places, not by a look before each token.
+
+    >>> prose = [(0, 3), (10, 13), (60, 62)]
+    >>> list(_near(prose, [0, 10, 60], "abc port: 80" + " " * 45 + "90", "port"))
+    [(10, 13)]
+    """
+    if lowered is None:
+        return prose
+    found: set[int] = set()
+    at = lowered.find(last)
+    while at != -1:
+        # a token starting at a holds the word in lowered[a - 40 : a]: at + len(last) <= a
+        # and a - 40 <= at (the slice starts at 0 for a < 40)
+        low, high = at + len(last), at + 40
+        found.update(range(bisect_left(starts, low), bisect_right(starts, high)))
+        at = lowered.find(last, at + 1)
+    return [prose[i] for i in sorted(found)]
 
 
 def _covered(spans: list[tuple[int, int]]) -> Callable[[int], bool]:

@@ -136,7 +136,6 @@ finding explains the failure and plan-propagation is not reported. Runs without 
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import re
@@ -179,6 +178,7 @@ Carried = tuple[ToolCall, str]
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _DIGIT = re.compile(r"\d")
+_SPACE = re.compile(r"\s")
 _ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]")
 _CODE = re.compile(r"-?0\d+")
 """Digits with a leading zero (``0044`` of an account number, ``00``): a code, matched as
@@ -209,8 +209,11 @@ _WRITTEN_DATE = re.compile(
 )
 """A date with a month name (``October 14, 2026``, ``14 Oct 2026``) or year-first slashes
 (``2026/10/14``); day- or month-first slashes are ambiguous and not read."""
-_YEAR = re.compile(r"\d{4}")
-"""What every :data:`_WRITTEN_DATE` match holds."""
+_SPACED_YEAR = re.compile(r"\s\d{4}")
+_SLASHED_YEAR = re.compile(r"\d{4}/\d")
+"""What every :data:`_WRITTEN_DATE` match holds: its year after a space (a month name's or a
+day's date), else its year, a slash and a digit (year first). Most texts with a number have
+neither, and the date's own pattern is slow to rule out at every offset of a long text."""
 
 
 def _iso_date(m: re.Match[str]) -> str | None:
@@ -252,11 +255,8 @@ def _collect_scalars(value: Any, out: list[str]) -> None:
     # one list filled by plain recursion: nested generators cost a frame per leaf and level
     if isinstance(value, str):
         if value[:1] in ("{", "["):
-            try:
-                decoded = safejson.loads_or_literal(value)
-            except ValueError:
-                pass
-            else:
+            decoded = _nested(value)
+            if decoded is not _INVALID:
                 _collect_scalars(decoded, out)
                 return
         out.append(value)
@@ -272,13 +272,37 @@ def _collect_scalars(value: Any, out: list[str]) -> None:
             _collect_scalars(v, out)
 
 
+_BARE_NAME = re.compile(
+    r"(?<![\w.])(?!(?:True|False|None|set|true|false|null|NaN|Infinity)\b)[A-Za-z_]\w*"
+)
+"""A name outside any string that neither JSON (``true``, ``NaN``) nor a Python literal
+(``None``, ``set()``) has: a text with one and no quote or comment (``{locate_source}``, a
+template's ``{{ hold_dates }}``) is neither."""
+
+
+def _nested(text: str) -> Any:
+    """``safejson.loads_or_literal`` of a string inside a decoded value, ``_INVALID`` when it
+    is neither JSON nor a literal; a template (:data:`_BARE_NAME`) is not tried: a failed
+    decode and a literal's parse cost more than the look.
+
+    >>> _nested('{"a": [1]}'), _nested("{'a': None}"), _nested("{locate_source}") is _INVALID
+    ({'a': [1]}, {'a': None}, True)
+    """
+    if _BARE_NAME.search(text) and not any(mark in text for mark in "\"'#"):
+        return _INVALID
+    try:
+        return safejson.loads_or_literal(text)
+    except ValueError:
+        return _INVALID
+
+
 def _named(value: Any, name: str) -> Iterator[tuple[str, Any]]:
     """(argument name, value) pairs of decoded arguments, each value under the innermost key
     that holds it: an envelope around the arguments (``{"kwargs": {"po": ...}}``, a string
     holding a dict) does not hide their names."""
     if isinstance(value, str) and value[:1] == "{":
-        with contextlib.suppress(ValueError):
-            value = safejson.loads_or_literal(value)
+        decoded = _nested(value)
+        value = value if decoded is _INVALID else decoded
     if isinstance(value, dict):
         for k, v in value.items():
             yield from _named(v, str(k))
@@ -301,6 +325,9 @@ def forms(value: str) -> set[str]:
     out = {value}
     if _DIGIT.search(value) is None:  # every other form below has a digit
         return out
+    # each form below starts with a digit or a sign, or (a written date) has a space
+    if not value[:1].isdigit() and value[:1] != "-" and _SPACE.search(value) is None:
+        return out
     if is_number(value) and not _CODE.fullmatch(value):
         number = float(value)
         out.add(str(int(number)) if number.is_integer() else str(number))
@@ -313,8 +340,13 @@ def forms(value: str) -> set[str]:
     return out
 
 
-def _all_forms(values: Iterable[str]) -> set[str]:
-    """Every form (:func:`forms`) of each of ``values``.
+Known = dict[str, set[str]]
+"""The forms (:func:`forms`) of the values one trace's texts hold, worked out once per trace
+(:class:`_Values`: its values recur from argument to result to failure); read-only."""
+
+
+def _all_forms(values: Iterable[str], known: Known | None = None) -> set[str]:
+    """Every form (:func:`forms`) of each of ``values``; ``known``: those already worked out.
 
     >>> sorted(_all_forms(["80.0", "Lyon", "Lyon"]))
     ['80', '80.0', 'Lyon']
@@ -322,7 +354,13 @@ def _all_forms(values: Iterable[str]) -> set[str]:
     out = set(values)
     # most values are words, their own only form: only those with a digit are read (in C)
     for value in list(filter(_DIGIT.search, out)):
-        out |= forms(value)
+        if known is None:
+            out |= forms(value)
+            continue
+        found = known.get(value)
+        if found is None:
+            found = known[value] = forms(value)
+        out |= found
     return out
 
 
@@ -349,7 +387,7 @@ def _traceable(value: str) -> bool:
     )
 
 
-def text_values(text: str) -> set[str]:
+def text_values(text: str, known: Known | None = None) -> set[str]:
     """The values a text names (identifiers, numbers, dates), in their normalised forms.
 
     >>> sorted(text_values("orders 80 units delivered 2026-03-20"))
@@ -357,11 +395,15 @@ def text_values(text: str) -> set[str]:
     >>> sorted(text_values("paid $11,850.00 on Oct 14, 2026") & {"11850", "2026-10-14"})
     ['11850', '2026-10-14']
     """
-    out = _all_forms(VALUE.findall(text))
+    out = _all_forms(VALUE.findall(text), known)
     # a number or a date written for people spans several tokens: it is also its plain form
     # (each has a part that a fast scan finds, or the text has none: most texts)
     grouped = _GROUPED.finditer(text) if _GROUPED_PART.search(text) else ()
-    written = _WRITTEN_DATE.finditer(text) if _YEAR.search(text) else ()
+    written = (
+        _WRITTEN_DATE.finditer(text)
+        if _SPACED_YEAR.search(text) or ("/" in text and _SLASHED_YEAR.search(text))
+        else ()
+    )
     for m in itertools.chain(grouped, written):
         out |= forms(m.group(0))
     return out
@@ -371,7 +413,7 @@ _QUOTED = re.compile(r'"([^"\n]{3,80})"|“([^”\n]{3,80})”')
 """A name a sentence quotes (double or typographic quotes: an apostrophe quotes nothing)."""
 
 
-def sentence_values(text: str) -> set[str]:
+def sentence_values(text: str, known: Known | None = None) -> set[str]:
     """The values a sentence of a plan names, normalised: its codes (a token with a digit, or
     in capitals: an identifier, a number, a date) and the names it quotes; its words are no
     values (a plan of sentences writes its values into them).
@@ -381,7 +423,7 @@ def sentence_values(text: str) -> set[str]:
     """
     codes = {
         v
-        for v in text_values(text)
+        for v in text_values(text, known)
         if _DIGIT.search(v) or (v.upper() == v and sum(ch.isalpha() for ch in v) > 1)
     }
     return codes | {a or b for a, b in _QUOTED.findall(text)}
@@ -404,6 +446,7 @@ class _Values:
     called_with: list[str] = field(default_factory=list)
     """The captured arguments of the run's tool calls."""
     _decoded: dict[str, Any] = field(default_factory=dict)
+    _forms: Known = field(default_factory=dict)
     _arguments: dict[str, dict[str, set[str]]] = field(default_factory=dict)
     _leaves: dict[str, list[str]] = field(default_factory=dict)
     _results: dict[str, set[str]] = field(default_factory=dict)
@@ -433,7 +476,7 @@ class _Values:
         """:func:`argument_values`."""
         found = self._arguments.get(text)
         if found is None:
-            found = self._arguments[text] = _argument_values(self.decoded(text))
+            found = self._arguments[text] = _argument_values(self.decoded(text), self._forms)
         return found
 
     def leaves(self, text: str) -> list[str]:
@@ -448,28 +491,32 @@ class _Values:
         """:func:`result_values`."""
         found = self._results.get(text)
         if found is None:
-            found = self._results[text] = _result_values(text, self.decoded(text), True)
+            found = self._results[text] = _result_values(
+                text, self.decoded(text), True, self._forms
+            )
         return found
 
     def stated_results(self, text: str) -> set[str]:
         """:func:`result_values` without the words of a result in prose."""
         found = self._stated.get(text)
         if found is None:
-            found = self._stated[text] = _result_values(text, self.decoded(text), False)
+            found = self._stated[text] = _result_values(
+                text, self.decoded(text), False, self._forms
+            )
         return found
 
     def text(self, text: str) -> set[str]:
         """:func:`text_values`."""
         found = self._texts.get(text)
         if found is None:
-            found = self._texts[text] = text_values(text)
+            found = self._texts[text] = text_values(text, self._forms)
         return found
 
     def sentence(self, text: str) -> set[str]:
         """:func:`sentence_values` (a re-plan repeats most of its plan's sentences)."""
         found = self._sentences.get(text)
         if found is None:
-            found = self._sentences[text] = sentence_values(text)
+            found = self._sentences[text] = sentence_values(text, self._forms)
         return found
 
     @property
@@ -511,7 +558,7 @@ class _Values:
             for decoded, start in self._decoded_plans()[1]:
                 leaves: list[str] = []
                 _collect_scalars(decoded, leaves)
-                written |= _all_forms(leaves)
+                written |= _all_forms(leaves, self._forms)
                 sentences = [leaf for leaf in leaves if " " in leaf.strip()]
                 if not sentences:
                     continue
@@ -578,7 +625,7 @@ class _Values:
             for name, value in named:
                 own = _pair_key(name)
                 for leaf in _scalars(value):
-                    if not forms(leaf) & written:
+                    if not _all_forms((leaf,), self._forms) & written:
                         continue
                     for v in filter(_traceable, self.text(leaf)):
                         # an unnamed value is stated by whatever key states it
@@ -781,13 +828,14 @@ def argument_values(arguments: str) -> dict[str, set[str]]:
     return _argument_values(decoded)
 
 
-def _argument_values(decoded: Any) -> dict[str, set[str]]:
-    """:func:`argument_values` of the decoded arguments (``_INVALID``: none)."""
+def _argument_values(decoded: Any, known: Known | None = None) -> dict[str, set[str]]:
+    """:func:`argument_values` of the decoded arguments (``_INVALID``: none); ``known``: the
+    forms already worked out."""
     if not isinstance(decoded, dict):
         return {}
     out: dict[str, set[str]] = {}
     for name, value in _named(decoded, ""):
-        found = _all_forms(filter(_traceable, _scalars(value)))
+        found = _all_forms(filter(_traceable, _scalars(value)), known)
         if found:
             out.setdefault(name, set()).update(found)
     return out
@@ -826,13 +874,14 @@ def result_values(result: str, *, words: bool = True) -> set[str]:
     return _result_values(result, decoded, words)
 
 
-def _result_values(result: str, decoded: Any, words: bool) -> set[str]:
-    """:func:`result_values` of ``result`` decoded (``_INVALID``: not JSON)."""
+def _result_values(result: str, decoded: Any, words: bool, known: Known | None = None) -> set[str]:
+    """:func:`result_values` of ``result`` decoded (``_INVALID``: not JSON); ``known``: the
+    forms already worked out."""
     if decoded is _INVALID:
         if not words:
-            return sentence_values(result)
-        return {v for v in text_values(result) if _traceable(v)}
-    return _all_forms(filter(_traceable, _scalars(decoded)))
+            return sentence_values(result, known)
+        return {v for v in text_values(result, known) if _traceable(v)}
+    return _all_forms(filter(_traceable, _scalars(decoded)), known)
 
 
 def named_argument(text: str, by_name: dict[str, set[str]], values: set[str]) -> bool:
@@ -876,8 +925,11 @@ def named_whole(values: Iterable[str], text: str) -> set[str]:
     >>> sorted(named_whole({"DE44 5001 0517", "5001", "Lyon"}, "account DE44 5001 0517 closed"))
     ['DE44 5001 0517']
     """
+    # the substring test first: a pattern per value, most texts hold none of them
     return {
-        v for v in values if len(v.split()) > 1 and re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text)
+        v
+        for v in values
+        if v in text and len(v.split()) > 1 and re.search(rf"(?<!\w){re.escape(v)}(?!\w)", text)
     }
 
 
@@ -949,11 +1001,22 @@ def _refused(trace: TraceData, attempt: Attempt) -> bool:
     ...     "", 0, "", 0, 1))
     False
     """
-    tools = {s.tool for s in trace.plan_steps if s.step_id == attempt.step_id and s.tool}
+    index: tuple[dict[str, set[str]], dict[tuple[str, int], list[ToolCall]]] | None = (
+        trace._memo.get("refused_index")
+    )
+    if index is None:
+        # one pass over the trace's calls and steps, not one per attempt asked about
+        tools: dict[str, set[str]] = {}
+        for s in trace.plan_steps:
+            if s.tool:
+                tools.setdefault(s.step_id, set()).add(s.tool)
+        by_attempt: dict[tuple[str, int], list[ToolCall]] = {}
+        for t in trace.tools:
+            by_attempt.setdefault((t.step_id, t.attempt), []).append(t)
+        index = trace._memo["refused_index"] = (tools, by_attempt)
+    step_tools = index[0].get(attempt.step_id, set())
     calls = [
-        t
-        for t in trace.tools
-        if t.step_id == attempt.step_id and t.attempt == attempt.attempt and t.tool in tools
+        t for t in index[1].get((attempt.step_id, attempt.attempt), ()) if t.tool in step_tools
     ]
     return bool(calls) and max(calls, key=lambda t: t.start_ns).failed
 
@@ -1556,9 +1619,8 @@ class PlanPropagation:
         if run is None or not ends:
             return None
         memo = _values(trace)
-        said = memo.said
-        calls = self._carriers(trace)
-        planner = memo.written | {v for _, _, _, handed, _ in calls for v in handed}
+        calls: list[tuple[int, ToolCall, str, set[str], set[str]]] | None = None
+        planner: set[str] = set()
         for check in by_start(trace.attempts):
             if (
                 check.step_id in planned
@@ -1567,8 +1629,11 @@ class PlanPropagation:
                 or trace.tools_of(check)
             ):
                 continue
+            if calls is None:  # at the first check: most runs this far have none
+                calls = self._carriers(trace)
+                planner = memo.written | {v for _, _, _, handed, _ in calls for v in handed}
             given = f"{trace.asked.get(check.span_id, '')}\n{check.message}"
-            named = (memo.text(given) - said) & planner
+            named = (memo.text(given) - memo.said) & planner
             found = next(((c, step, vs & named) for _, c, step, _, vs in calls if vs & named), None)
             if found is None:
                 continue

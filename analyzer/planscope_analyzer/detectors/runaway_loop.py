@@ -64,7 +64,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from planscope import semconv as A
 from planscope.fingerprints import status_fingerprint
@@ -152,6 +152,18 @@ def _distinct(values: Sequence[str]) -> int:
     return len({v for v in values if v})
 
 
+@dataclass(frozen=True)
+class _Streak:
+    """A tool streak (:meth:`RunawayLoop._tool_streaks`): its failed calls, where they ran (the
+    step or span name), the plan step named, its finding's evidence and key (:func:`_key`)."""
+
+    calls: list[ToolCall]
+    found_at: str
+    step_id: str
+    evidence: tuple[str, ...]
+    key: str
+
+
 class RunawayLoop:
     """Detects runaway recovery loops (see the module docstring).
 
@@ -208,14 +220,18 @@ class RunawayLoop:
             f = self._step_loop(trace, step_id, by_start(attempts), budget)
             if f is not None:
                 findings[_key(f)] = f
-        tool_loops = self._tool_loops(trace) if failed_tools >= MIN_REPEATS else []
+        streaks = self._tool_streaks(trace) if failed_tools >= MIN_REPEATS else []
         step_loops = list(findings.values())
-        for f in tool_loops:
-            host = _wrapped_loop(trace, f, step_loops)
+        for streak in streaks:
+            # a streak's finding is made only when kept: most repeat a step loop's step
+            host = _wrapped_loop(trace, streak.evidence, step_loops)
             if host is None:
-                findings.setdefault(_key(f), f)
+                if streak.key not in findings:
+                    findings[streak.key] = self._tool_loop(trace, streak)
             else:  # the calls that ran the step's attempts: the same loop, one level up
-                findings[_key(host)] = _with_wrapper(findings[_key(host)], f)
+                findings[_key(host)] = _with_wrapper(
+                    findings[_key(host)], self._tool_loop(trace, streak)
+                )
         for f in self._stalled(trace):
             findings.setdefault(_key(f), f)
         return list(findings.values())
@@ -225,6 +241,13 @@ class RunawayLoop:
         that never got a new answer in a run that failed."""
         # a poll is STALLED_REPEATS successful calls of one tool with the same arguments: a
         # trace without as many such calls has none (most traces: a cheap exit)
+        # (counted with the failed calls first, without reading each call's status: when even
+        # that count is short, most traces, none is)
+        if len(trace.tools) < STALLED_REPEATS:
+            return []
+        same = Counter((t.tool, t.args_key) for t in trace.tools if t.args_key)
+        if not same or max(same.values()) < STALLED_REPEATS:
+            return []
         same = Counter((t.tool, t.args_key) for t in trace.tools if t.args_key and not t.failed)
         if not same or max(same.values()) < STALLED_REPEATS:
             return []
@@ -411,9 +434,11 @@ class RunawayLoop:
         )
 
     # -- tool calls ----------------------------------------------------------------------------
-    def _tool_loops(self, trace: TraceData) -> list[Finding]:
+    @staticmethod
+    def _tool_streaks(trace: TraceData) -> list[_Streak]:
         """Consecutive failed calls of one tool for one step (any arguments), or of one tool
-        with the same arguments across steps (a ReAct agent's iterations), never recovered."""
+        with the same arguments across steps (a ReAct agent's iterations), never recovered:
+        the longest of each step (else tool)."""
         attempt_of = {a.span_id: a for a in trace.attempts}
         per_step: dict[tuple[str, str], list[ToolCall]] = defaultdict(list)
         same_args: dict[tuple[str, str, str, int], list[ToolCall]] = defaultdict(list)
@@ -445,71 +470,88 @@ class RunawayLoop:
             key = step_of[streak[0].span_id] or f"\x00{streak[0].tool}"
             if len(streak) > len(streaks.get(key, ())):
                 streaks[key] = streak
-        findings = []
+        out = []
         for streak in streaks.values():
             found_at, tool = step_of[streak[0].span_id], streak[0].tool
             step_id = _step_named(trace, found_at)
             in_attempts = [
                 attempt_of[c.parent_span_id] for c in streak if c.parent_span_id in attempt_of
             ]
-            spans = len({c.parent_span_id for c in streak})
-            args = _distinct([c.args_key for c in streak])
-            prints = [status_fingerprint(c.error_type, c.message) for c in streak]
-            errors = _distinct(prints)
-            where = "inside one attempt" if spans == 1 else f"over {spans} attempts"
-            wasted = streak[1:]
-            findings.append(
-                make_finding(
-                    self,
-                    trace,
-                    severity="high" if len(streak) >= HIGH_SEVERITY_REPEATS else "medium",
-                    component=tool,
-                    step_id=step_id,
-                    evidence=[c.span_id for c in streak] + [p.span_id for p in in_attempts],
-                    explanation=(
-                        f"Tool '{tool}' failed {len(streak)} calls in a row {where}"
-                        + (f" of {_subject(step_id, found_at)}" if found_at else "")
-                        + (
-                            " with the same arguments"
-                            if args == 1
-                            else f" with {args} different argument sets"
-                            if args
-                            else ""
-                        )
-                        + (
-                            ""
-                            if not errors
-                            else ", the same error every time"
-                            if errors == 1
-                            else f", {errors} different errors (normalised)"
-                        )
-                        + ", and never succeeded afterwards."
-                        + _last_error(streak[-1].message)
-                    ),
-                    wasted_ns=sum(c.duration_ns for c in wasted),
-                    detail={
-                        "attempts": len(streak),
-                        "signals": (["same_tool_args"] if args == 1 else [])
-                        + (["same_error"] if len(set(prints)) == 1 and prints[0] else []),
-                        "distinct_inputs": args,
-                        "distinct_errors": errors,
-                        "parent_spans": spans,
-                        "tool": tool,
-                        "last_error": streak[-1].message[:ERROR_QUOTE],
-                    }
-                    | _where(step_id, found_at),
-                    identity=tool,
+            evidence = [c.span_id for c in streak] + [p.span_id for p in in_attempts]
+            out.append(
+                _Streak(
+                    streak,
+                    found_at,
+                    step_id,
+                    unique(evidence)[:MAX_EVIDENCE],
+                    # the key :func:`_key` reads off the finding
+                    step_id or f"\x00{found_at or tool}",
                 )
             )
-        return findings
+        return out
+
+    def _tool_loop(self, trace: TraceData, found: _Streak) -> Finding:
+        """The finding of a tool streak (:meth:`_tool_streaks`)."""
+        streak, found_at, step_id = found.calls, found.found_at, found.step_id
+        tool = streak[0].tool
+        spans = len({c.parent_span_id for c in streak})
+        args = _distinct([c.args_key for c in streak])
+        prints = [status_fingerprint(c.error_type, c.message) for c in streak]
+        errors = _distinct(prints)
+        where = "inside one attempt" if spans == 1 else f"over {spans} attempts"
+        wasted = streak[1:]
+        return make_finding(
+            self,
+            trace,
+            severity="high" if len(streak) >= HIGH_SEVERITY_REPEATS else "medium",
+            component=tool,
+            step_id=step_id,
+            evidence=found.evidence,
+            explanation=(
+                f"Tool '{tool}' failed {len(streak)} calls in a row {where}"
+                + (f" of {_subject(step_id, found_at)}" if found_at else "")
+                + (
+                    " with the same arguments"
+                    if args == 1
+                    else f" with {args} different argument sets"
+                    if args
+                    else ""
+                )
+                + (
+                    ""
+                    if not errors
+                    else ", the same error every time"
+                    if errors == 1
+                    else f", {errors} different errors (normalised)"
+                )
+                + ", and never succeeded afterwards."
+                + _last_error(streak[-1].message)
+            ),
+            wasted_ns=sum(c.duration_ns for c in wasted),
+            detail={
+                "attempts": len(streak),
+                "signals": (["same_tool_args"] if args == 1 else [])
+                + (["same_error"] if len(set(prints)) == 1 and prints[0] else []),
+                "distinct_inputs": args,
+                "distinct_errors": errors,
+                "parent_spans": spans,
+                "tool": tool,
+                "last_error": streak[-1].message[:ERROR_QUOTE],
+            }
+            | _where(step_id, found_at),
+            identity=tool,
+        )
 
 
-def _wrapped_loop(trace: TraceData, calls: Finding, loops: Iterable[Finding]) -> Finding | None:
+def _wrapped_loop(
+    trace: TraceData, evidence: Sequence[str], loops: Iterable[Finding]
+) -> Finding | None:
     """The step loop (of ``loops``) whose failed attempts ran inside every failed tool call of
-    the tool loop ``calls`` (a coordinator's delegation tool, failing because its worker's
-    attempt failed): one loop seen at two levels. None when a call wrapped no such attempt."""
+    a tool loop (its finding's ``evidence``: a coordinator's delegation tool, failing because
+    its worker's attempt failed): one loop seen at two levels. None when a call wrapped no such
+    attempt."""
     tool_calls = {t.span_id for t in trace.tools}
-    wrappers = {s for s in calls.evidence if s in tool_calls}
+    wrappers = {s for s in evidence if s in tool_calls}
     for loop in loops:
         inside = set(loop.evidence)
         parents = {a.parent_span_id for a in trace.attempts if a.span_id in inside and a.failed}
