@@ -155,6 +155,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **errors returned as values** (``_returned``): such a call whose status is not ERROR but
   whose result is an error envelope (MCP's ``isError``, Anthropic's ``{"type": "error", ...}``,
   a bare ``{"error": ...}``) failed (:attr:`Binding.returned`);
+* **errors handed to the model** (``_conversation.function_results``): a tool span that ended
+  OK whose result the next LLM call beside it was handed as an error (OpenInference's
+  autogen-agentchat instrumentor: ``llm.input_messages.{i}.function.{j}`` with ``is_error``,
+  the tool's own span left OK) failed, its message that result (:attr:`Binding.returned`);
 * **tool calls said only by the conversation** (``_conversation``): in a trace with no tool
   span (LiteLLM's own OpenTelemetry, an OpenAI or Anthropic instrumentor used alone), the
   tool calls a model call answered and the ``tool`` messages a later request repeats, in
@@ -222,6 +226,9 @@ from ._conversation import (
     conversation_sql,
     duplicate_call,
     flat_messages,
+    function_calls_sql,
+    function_results,
+    function_results_sql,
     handed_over,
 )
 from ._returned import returned_error
@@ -253,6 +260,9 @@ __all__ = [
     "event_values_sql",
     "evidence_plans",
     "function_call_sql",
+    "function_calls_sql",
+    "function_results",
+    "function_results_sql",
     "log_level",
     "logged_failures",
     "read_plans",
@@ -350,6 +360,10 @@ class SpanNode:
     io: tuple[str, str] = ("", "")
     """What an app's step span recorded as its work's arguments and result (:func:`step_io`;
     empty when none, or not read)."""
+    handed: tuple[tuple[str, bool, str], ...] = ()
+    """The tool results an LLM call was handed as its input's last function message (tool,
+    whether an error, text: :func:`function_results`; empty when none is an error, or not
+    read)."""
 
 
 @dataclass(frozen=True)
@@ -434,8 +448,9 @@ class Binding:
     tool call events: its ``execute_tool`` spans record neither), the k-th call of a tool in a
     turn the k-th it reported."""
     returned: dict[str, tuple[str, str]] = field(default_factory=dict)
-    """Call span whose status is not ERROR but whose result is an error envelope → the error's
-    type and message (:func:`_function_calls`, ``_returned``): it failed."""
+    """Call span whose status is not ERROR but whose result is an error envelope, or was handed
+    to the model as an error → the error's type (none for a handed one) and message
+    (:func:`_function_calls`, ``_returned``; :func:`_handed_errors`): it failed."""
     lineage: dict[tuple[str, str], str] = field(default_factory=dict)
     """(plan span, step id) of a re-plan's step that rewrote an earlier version's step → that
     step's id as first written (:func:`step_lineage`; only steps whose id differs)."""
@@ -482,6 +497,8 @@ def bind(
     if not nodes:
         return Binding()
     nodes, returned = _function_calls(nodes)
+    nodes, handed = _handed_errors(nodes)
+    returned |= handed
     nodes = _agent_tools(nodes)
     evented: tuple[EventCall, ...] = ()
     if events is not None and reads_tool_events(nodes.values()):
@@ -2775,6 +2792,51 @@ def _function_calls(
             message = ": ".join(filter(None, error))
             out[n.span_id] = replace(n, failed=True, message=n.message or message)
     return out, returned
+
+
+def _handed_errors(
+    nodes: dict[str, SpanNode],
+) -> tuple[dict[str, SpanNode], dict[str, tuple[str, str]]]:
+    """Tool spans that ended OK whose result the next LLM call beside them (same parent) was
+    handed as an error (:attr:`SpanNode.handed`: OpenInference's autogen-agentchat instrumentor
+    ends a failed tool's span OK), failed, with the result's text as their message (by span id,
+    no error type: :attr:`Binding.returned`). An LLM call's last function message holds the
+    results of the round of calls just before it: the last calls beside it that started before
+    it, the k-th call of a tool the k-th result naming that tool; a round the spans beside it do
+    not all show fails none.
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("t1", "a", "tool", "dig", tool="dig", start_ns=1),
+    ...     SpanNode("t2", "a", "tool", "dig", tool="dig", start_ns=3),
+    ...     SpanNode("m", "a", "llm", "chat", start_ns=5, handed=(("dig", True, "rock"),))]}
+    >>> out, failed = _handed_errors(nodes)
+    >>> failed, out["t2"].failed, out["t2"].message, out["t1"].failed
+    ({'t2': ('', 'rock')}, True, 'rock', False)
+    """
+    asking = [n for n in nodes.values() if n.kind == A.KIND_LLM and n.handed]
+    if not asking:
+        return nodes, {}
+    beside: dict[str, list[SpanNode]] = {}
+    for n in sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id)):
+        if n.kind == A.KIND_TOOL:
+            beside.setdefault(n.parent_span_id, []).append(n)
+    failed: dict[str, tuple[str, str]] = {}
+    for m in asking:
+        before = [t for t in beside.get(m.parent_span_id, ()) if t.start_ns < m.start_ns]
+        for tool in dict.fromkeys(r[0] for r in m.handed):
+            results = [r for r in m.handed if r[0] == tool]
+            calls = [t for t in before if t.tool == tool][-len(results) :]
+            if len(calls) != len(results):
+                continue
+            for call, (_, error, text) in zip(calls, results, strict=True):
+                if error and not call.failed:
+                    failed[call.span_id] = ("", text)
+    if not failed:
+        return nodes, {}
+    out = dict(nodes)
+    for span_id, (_, text) in failed.items():
+        out[span_id] = replace(out[span_id], failed=True, message=out[span_id].message or text)
+    return out, failed
 
 
 def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:
