@@ -290,13 +290,14 @@ PLAN_READERS = (
     "elements",
     "uri_lines",
     "entries",
+    "step_lines",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
 (:func:`_evidence_lines`), Makefile rules (:func:`_targets`), a shell script
 (:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
 XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
-(:func:`_entries`)."""
+(:func:`_entries`), lines of a step each (:func:`_step_lines`)."""
 _switched_off: set[str] = set()
 
 
@@ -1609,6 +1610,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("commands") and _commands(n.answer))
             or (_on("macros") and _macros(n.answer))
             or (_on("entries") and _entries(n.answer))
+            or (_on("step_lines") and _step_lines(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -1787,6 +1789,70 @@ def _commands(text: str) -> list[_Target]:
         for name, tool, words, goal in lines
     ]
     return targets if exported or any(t.needs for t in targets) else []
+
+
+_LINE_STEP = re.compile(r"[ \t]*([A-Za-z]{1,3})([0-9]{1,3})[ \t]+([A-Za-z_][\w-]*)(?![\w-])(.*)")
+"""A line of a step-per-line plan: an id (a short prefix and a number), the step's name, the
+rest (its call, when it has one)."""
+_LINE_CALL = re.compile(
+    r"(?<![\w.-])([A-Za-z_][\w.-]*)((?:[ \t]+[A-Za-z_]\w*=(?:\"(?:[^\"\\]|\\.)*\"|[^\s\"]+))+)"
+)
+"""A line's call: a tool name followed by one or more ``key=value`` arguments."""
+_LINE_PAIR = re.compile(r"([A-Za-z_]\w*)=(\"(?:[^\"\\]|\\.)*\"|[^\s\"]+)")
+
+
+def _step_lines(text: str) -> list[_Target]:
+    r"""The steps a text states one a line, each line an id (a short prefix and a number, one
+    prefix for all) and the step's name, then the call of its open steps: a tool followed by
+    ``key=value`` arguments (JSON values, else words), a value that is another line's id after
+    a sign (``^L1``, ``&S2``) that line's result (written with its step's name: the reference
+    the plan means); a line whose name no call follows is a done step (a revision's). [] unless
+    a step refers to another line and each id is distinct (the planner's first plan needs two
+    steps: :func:`evidence_plans`).
+
+    >>> pick, ship = _step_lines('Plan\nS1 pick :: wms order=7 :: take it\n'
+    ...                          'S2 ship -> courier parcel=&S1 to="Oslo"')
+    >>> (pick.name, pick.tool, pick.args), (ship.needs, ship.args)
+    (('pick', 'wms', {'order': 7}), (('pick',), {'parcel': '&pick', 'to': 'Oslo'}))
+    >>> _step_lines('S1 pick wms order=7\nS2 ship courier to=Oslo')
+    []
+    """
+    if "=" not in text:
+        return []
+    lines = [
+        (m, _LINE_CALL.search(m[4])) for m in map(_LINE_STEP.fullmatch, text.splitlines()) if m
+    ]
+    ids = {m[1] + m[2]: m[3] for m, _ in lines}
+    if len(ids) < len(lines) or len({m[1] for m, _ in lines}) != 1:
+        return []
+    out = []
+    for m, call in lines:
+        if call is None:
+            continue  # a done step
+        args: dict[str, Any] = {}
+        needs: list[str] = []
+        for key, value in _LINE_PAIR.findall(call[2]):
+            sign = value.rstrip("0123456789").removesuffix(m[1])
+            if sign and not sign[-1].isalnum() and value[len(sign) :] in ids:
+                needs.append(ids[value[len(sign) :]])
+                args[key] = sign + needs[-1]
+            else:
+                args[key] = _json_word(value)
+        out.append(_Target(m[3], tuple(dict.fromkeys(needs)), "", call[1], args))
+    return out if any(t.needs for t in out) else []
+
+
+def _json_word(word: str) -> Any:
+    """A ``key=value`` argument's value: a JSON string or number as its value, else the word.
+
+    >>> [_json_word(w) for w in ('"Oslo"', "8", "1.5", "^x", "[1]")]
+    ['Oslo', 8, 1.5, '^x', '[1]']
+    """
+    try:
+        value = safejson.loads(word)
+    except ValueError:
+        return word
+    return value if isinstance(value, str | int | float) and not isinstance(value, bool) else word
 
 
 _MACRO_NAME = re.compile(r"\\([A-Za-z]+)")
