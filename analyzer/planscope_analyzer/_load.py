@@ -19,6 +19,7 @@ from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
 from planscope_collector.observed import (
     NO_SPAN,
+    HandedResult,
     ObservedStep,
     SpanNode,
     ToolEvent,
@@ -386,7 +387,7 @@ def fill_traces(
     return batch
 
 
-Handed = dict[str, tuple[str, int, tuple[tuple[str, bool, str], ...]]]
+Handed = dict[str, tuple[str, int, tuple[HandedResult, ...]]]
 """A trace's LLM calls handed a tool's error: span id -> parent, start, the results
 (``observed.function_results``)."""
 

@@ -36,6 +36,7 @@ from ._returned import returned_error
 
 __all__ = [
     "CONVERSATION",
+    "HandedResult",
     "conversation_calls_sql",
     "conversation_events",
     "conversation_sql",

@@ -38,7 +38,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   ``$(step)`` an earlier result) or a shell script (``step = tool --key value  # goal``,
   ``$step`` an earlier result, a revision's ``export step=result`` a done step) or LaTeX-like
   macros (the macro that recurs with an id and a ``key=value`` argument a step, ``\\ref{step}``
-  an earlier result, a revision's ``\\done{step}{result}`` a done step: :func:`_macros`), a
+  an earlier result, a revision's ``\\done{step}{result}`` a done step: :func:`_macros`) or
+  lines of a step each (``S2 ship ... courier parcel=^S1 to="Oslo"``: an id and the step's
+  name, its call a tool with ``key=value`` arguments, a sign before another line's id that
+  line's result, a line with no call a done step: :func:`_step_lines`), a
   re-plan of the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
@@ -221,6 +224,7 @@ from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
     CONVERSATION,
+    HandedResult,
     conversation_calls_sql,
     conversation_events,
     conversation_sql,
@@ -242,6 +246,7 @@ __all__ = [
     "AgentRoots",
     "Binding",
     "EventCall",
+    "HandedResult",
     "ObservedStep",
     "ReadPlan",
     "SpanNode",
@@ -361,7 +366,7 @@ class SpanNode:
     io: tuple[str, str] = ("", "")
     """What an app's step span recorded as its work's arguments and result (:func:`step_io`;
     empty when none, or not read)."""
-    handed: tuple[tuple[str, bool, str], ...] = ()
+    handed: tuple[HandedResult, ...] = ()
     """The tool results an LLM call was handed as its input's last function message (tool,
     whether an error, text: :func:`function_results`; empty when none is an error, or not
     read)."""
@@ -498,8 +503,8 @@ def bind(
     if not nodes:
         return Binding()
     nodes, returned = _function_calls(nodes)
-    nodes, handed = _handed_errors(nodes)
-    returned |= handed
+    nodes, flagged = _handed_errors(nodes)
+    returned |= flagged
     nodes = _agent_tools(nodes)
     evented: tuple[EventCall, ...] = ()
     if events is not None and reads_tool_events(nodes.values()):
