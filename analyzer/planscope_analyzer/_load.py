@@ -933,8 +933,7 @@ def _bind_observed(
         else c
         for c in t.tools
     ]
-    if failing := {c: m for c, (_, m) in b.returned.items() if c not in b.calls}:
-        # a typed call that ended OK whose result the model was handed as an error
+    if failing := b.typed_failures():  # a typed call handed to the model as an error
         t.tools = [
             c._replace(status_code="Error", message=c.message or failing[c.span_id])
             if c.span_id in failing

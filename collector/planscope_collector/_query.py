@@ -469,7 +469,7 @@ def _bind(
         failed = span["status_code"] == "Error" or span_id in b.returned  # an error as a value
         span["planscope_kind"] = A.KIND_TOOL
         span["model"] = _inferred_model(tool=tool, status=A.STATUS_ERROR if failed else A.STATUS_OK)
-    for span_id in b.returned.keys() - b.calls.keys():  # a typed call handed as an error
+    for span_id in b.typed_failures():  # a typed call handed to the model as an error
         if (model := by_id[span_id]["model"]) is not None:
             model["status"] = A.STATUS_ERROR
     for span_id, number in b.attempts.items():

@@ -465,6 +465,17 @@ class Binding:
         """The step id of an attempt: its bound plan step, else ``default``."""
         return self.steps.get(span_id, default)
 
+    def typed_failures(self) -> dict[str, str]:
+        """The calls :attr:`returned` fails that are not :attr:`calls` (a typed tool span whose
+        result was handed to the model as an error), span id -> the error's message: what the
+        run model, the trace page and the loader each fail.
+
+        >>> b = Binding(returned={"t": ("", "rock"), "c": ("E", "x")}, calls={"c": "f"})
+        >>> b.typed_failures()
+        {'t': 'rock'}
+        """
+        return {c: message for c, (_, message) in self.returned.items() if c not in self.calls}
+
     def first_written(self, plan_span_id: str, step_id: str) -> str:
         """A plan step's id as first written: a re-plan's rewritten sentence is the earlier
         version's step (:attr:`lineage`), any other step keeps its id."""

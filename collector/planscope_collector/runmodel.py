@@ -470,8 +470,7 @@ def binding_parameters(
         out["event_calls"].extend(
             (trace_id, int(nodes[c].failed or c in b.returned)) for c in b.calls
         )
-        # a typed call that ended OK whose result the model was handed as an error
-        out["failed_tools"].extend(c for c in b.returned if c not in b.calls)
+        out["failed_tools"].extend(b.typed_failures())
         for span_id in b.attempts:
             node = nodes[span_id]
             failed = span_id in b.failed
