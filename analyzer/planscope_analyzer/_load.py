@@ -8,6 +8,7 @@ import string
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 from functools import lru_cache
 from itertools import groupby, repeat
@@ -18,6 +19,7 @@ from planscope.api import is_trace_id
 from planscope.fingerprints import status_fingerprint
 from planscope_collector.observed import (
     NO_SPAN,
+    HandedResult,
     ObservedStep,
     SpanNode,
     ToolEvent,
@@ -26,6 +28,7 @@ from planscope_collector.observed import (
     bind,
     conversation_tool_events,
     event_calls,
+    function_results,
     logged_failures,
     reads_tool_events,
     recorded_work,
@@ -359,6 +362,7 @@ def fill_traces(
         )
     ]
     names = _attempt_names(store, params["project"], unnamed)
+    handed = _handed(store, params["project"], list(traces.values()))
     components: dict[str, list[str]] = {}
     for t in traces.values():
         prompts = asked.get(t.trace_id, {})
@@ -368,6 +372,7 @@ def fill_traces(
             answers.get(t.trace_id, {}),
             components,
             names.get(t.trace_id, {}),
+            handed.get(t.trace_id, {}),
         ):
             batch.reshaped.add(t.trace_id)
         if prompts:  # a trace not read takes the prompts binding gave its read plans
@@ -380,6 +385,38 @@ def fill_traces(
             if t.end_ns < settled_before_ns and (text := encode(t)) is not None:
                 batch.bindings[trace_id] = text
     return batch
+
+
+Handed = dict[str, tuple[str, int, tuple[HandedResult, ...]]]
+"""A trace's LLM calls handed a tool's error: span id -> parent, start, the results
+(``observed.function_results``)."""
+
+
+def _handed(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str, Handed]:
+    """The LLM calls of those of ``wanted`` (traces of another convention with a tool call that
+    ended OK) handed a tool's result as an error (``LOAD_FUNCTION_RESULTS``), by trace."""
+    wanted = [
+        t
+        for t in wanted
+        if t.llm_parents
+        and any(not c.failed for c in t.tools)
+        and (any(a.inferred for a in t.attempts) or any(r.inferred for r in t.runs))
+    ]
+    out: dict[str, Handed] = {}
+    for trace_id, span_id, parent, start_ns, results in (
+        _of_traces(
+            store,
+            Q.LOAD_FUNCTION_RESULTS,
+            project,
+            wanted,
+            ("trace_id", "span_id", "parent_span_id", "start_ns", "results"),
+        )
+        if wanted
+        else ()
+    ):
+        if said := function_results(dict(results)):
+            out.setdefault(trace_id, {})[span_id] = (parent, int(start_ns), said)
+    return out
 
 
 def _tool_events(store: Queryable, project: str, wanted: list[TraceData]) -> set[str]:
@@ -634,6 +671,7 @@ def _bind_observed(
     answers: dict[str, Said],
     calls: dict[str, list[str]],
     names: dict[str, str],
+    handed: Handed,
 ) -> bool:
     """Apply the cross-span structure ``planscope_collector.observed`` derives (bound plan
     steps, statuses and numbers of inferred attempts, the step of each tool call, attempts named
@@ -644,8 +682,9 @@ def _bind_observed(
     for a trace with no plan), and the plans read from what a planner said
     (``observed.read_plans``) as its observed plans; the tool calls binding found among its
     unclassified spans become tool calls (their span ids go to ``calls``, by trace);
-    ``names``: the span names of inferred attempts, when read (else the raw spans'). True
-    when the trace's model may now differ from its typed rows."""
+    ``names``: the span names of inferred attempts, when read (else the raw spans');
+    ``handed``: its LLM calls handed a tool's error (:func:`_handed`; the calls binding fails
+    for it fail). True when the trace's model may now differ from its typed rows."""
     inferred_plans = [p for p in t.plans if p.inferred]
     if inferred_plans and len(inferred_plans) < len(t.plans):  # declared plans win
         t.plans = [p for p in t.plans if not p.inferred]
@@ -743,6 +782,9 @@ def _bind_observed(
         for span_id, parent in t.llm_parents.items():
             request = asked.get(span_id, "")
             nodes.setdefault(span_id, SpanNode(span_id, parent, "llm", "", request=request))
+    for span_id, (parent, start_ns, results) in handed.items():
+        node = nodes.get(span_id) or SpanNode(span_id, parent, "llm", "")
+        nodes[span_id] = replace(node, start_ns=node.start_ns or start_ns, handed=results)
     observed = {p.span_id for p in inferred_plans}
     steps = [
         ObservedStep(ps.plan_span_id, ps.step_id, ps.tool, ps.position)
@@ -891,6 +933,13 @@ def _bind_observed(
         else c
         for c in t.tools
     ]
+    if failing := b.typed_failures():  # a typed call handed to the model as an error
+        t.tools = [
+            c._replace(status_code="Error", message=c.message or failing[c.span_id])
+            if c.span_id in failing
+            else c
+            for c in t.tools
+        ]
     if b.call_io:  # what an agent reported of calls whose spans record neither (AutoGen)
         t.tools = [
             c._replace(arguments=io[0], args_key=_args_key(io[0]), result=io[1])

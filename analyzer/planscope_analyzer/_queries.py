@@ -19,6 +19,8 @@ from planscope_collector.observed import (
     conversation_sql,
     event_values_sql,
     function_call_sql,
+    function_calls_sql,
+    function_results_sql,
     tool_event_sql,
     user_request_sql,
 )
@@ -236,6 +238,16 @@ SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
        toUnixTimestamp64Nano(Timestamp) + Duration AS end_ns, {conversation_sql()} AS messages
 FROM otel_traces
 WHERE {_OF_IDS} AND {conversation_calls_sql(_OF_IDS)}
+"""
+
+# The LLM calls of the traces in {ids:String} that may be handed a tool's error
+# (observed.function_calls_sql), with their function results when one is an error
+# (observed.function_results_sql; the calls handed none are left out).
+LOAD_FUNCTION_RESULTS = f"""
+SELECT TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS parent_span_id,
+       toUnixTimestamp64Nano(Timestamp) AS start_ns, {function_results_sql()} AS results
+FROM otel_traces
+WHERE {_OF_IDS} AND {function_calls_sql(_OF_IDS)} AND notEmpty(results)
 """
 
 # The whole message (LOAD_RAW's, the error envelope's included) of the spans of the traces in

@@ -25,6 +25,7 @@ request and response (``llm.openai.*``): the same call again, not work of its ow
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -35,11 +36,15 @@ from ._returned import returned_error
 
 __all__ = [
     "CONVERSATION",
+    "HandedResult",
     "conversation_calls_sql",
     "conversation_events",
     "conversation_sql",
     "duplicate_call",
     "flat_messages",
+    "function_calls_sql",
+    "function_results",
+    "function_results_sql",
     "handed_over",
 ]
 
@@ -238,6 +243,74 @@ def _flagged(request: str | None) -> set[str]:
         and block.get("is_error") is True
         and isinstance(block.get("tool_use_id"), str)
     }
+
+
+_FUNCTION_RESULT = r"^llm[.]input_messages[.]([0-9]+)[.]function[.]([0-9]+)$"
+"""A tool's result a model call is handed in its input as OpenInference's autogen-agentchat
+instrumentor records it: a JSON object ``{"name", "content", "call_id", "is_error"}`` (a
+``FunctionExecutionResult`` of the ``function`` message at that index), the only place a failed
+call shows (the instrumentor ends the tool's span OK)."""
+
+HandedResult = tuple[str, bool, str]
+"""A tool's result as a model call was handed it: the tool, whether it is an error, its text."""
+
+
+def function_calls_sql(where: str) -> str:
+    """SQL for whether an ``otel_traces`` row is a model call that may be handed the result of a
+    tool span beside it that ended OK (:func:`function_results`), of the spans ``where`` selects:
+    an LLM span with a tool span not in error under its parent. The run model and the loader
+    read the function results of these spans only (as :func:`conversation_calls_sql` bounds the
+    conversations read): a model call beside no such span can fail none.
+
+    >>> function_calls_sql("TraceId = 't'").startswith("SpanModelKind = 'llm' AND (TraceId")
+    True
+    """
+    return (
+        "SpanModelKind = 'llm' AND (TraceId, ParentSpanId) IN (SELECT TraceId, ParentSpanId "
+        f"FROM otel_traces WHERE {where} AND SpanModelKind = 'tool' "
+        "AND SpanModelStatusCode != 'Error')"
+    )
+
+
+def function_results_sql(column: str = "SpanAttributes") -> str:
+    """SQL for a model call's function results (:data:`_FUNCTION_RESULT`) of ``column``: a Map,
+    empty unless one of them is an error (the only ones :func:`function_results` is read for).
+
+    >>> function_results_sql().startswith("if(arrayExists(")
+    True
+    """
+    results = f"mapFilter((k, v) -> match(k, '{_FUNCTION_RESULT}'), {column})"
+    flagged = f"arrayExists(x -> match(x, '\"is_error\": ?true'), mapValues({results}))"
+    return f"if({flagged}, {results}, map())"
+
+
+def function_results(attributes: Mapping[str, str]) -> tuple[HandedResult, ...]:
+    """The results of a model call's last function message (:data:`_FUNCTION_RESULT`), in order:
+    those of the round of tool calls just before it; none unless one is an error (a round of
+    calls that all worked fails nothing).
+
+    >>> said = {"llm.input_messages.2.function.0": json.dumps(
+    ...     {"name": "dig", "content": "rock", "call_id": "c2", "is_error": True}),
+    ...     "llm.input_messages.0.function.0": json.dumps(
+    ...     {"name": "dig", "content": "ok", "call_id": "c1", "is_error": False})}
+    >>> function_results(said)
+    (('dig', True, 'rock'),)
+    """
+    keyed = []
+    for key, value in attributes.items():
+        if (match := re.match(_FUNCTION_RESULT, key)) is not None and value.startswith("{"):
+            decoded = safejson.load_object(value)
+            if isinstance(decoded.get("name"), str):
+                keyed.append(((int(match[1]), int(match[2])), decoded))
+    if not keyed:
+        return ()
+    message = max(k[0] for k, _ in keyed)
+    last = tuple(
+        (d["name"], d.get("is_error") is True, str(d.get("content", "")))
+        for k, d in sorted(keyed, key=lambda x: x[0])
+        if k[0] == message
+    )
+    return last if any(error for _, error, _ in last) else ()
 
 
 def _messages(attributes: Mapping[str, str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

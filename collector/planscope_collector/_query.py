@@ -21,6 +21,7 @@ from .observed import (
     bind,
     conversation_tool_events,
     event_values,
+    function_results,
     log_level,
     recorded_work,
     user_request,
@@ -381,7 +382,8 @@ def _bind(
 ) -> tuple[list[dict[str, Any]], list[SpanNode], Binding]:
     """Apply the cross-span structure of ``planscope_collector.observed`` to a page of spans:
     tool calls only GenAI events say (``observed.event_calls``: added to ``spans`` as tool
-    spans of their own, under the span that asked), agent runs that are the attempts of a run no
+    spans of their own, under the span that asked), typed tool calls whose result the model was
+    handed as an error (``Binding.returned``: failed), agent runs that are the attempts of a run no
     span stands for (``observed.agent_roots``: step spans), bound step ids, statuses and attempt
     numbers of inferred attempts, the attempt of each tool and LLM call, attempts named after a
     plan step, a grouping run's root, step spans that only wrap attempts (plain spans). Returns
@@ -417,6 +419,7 @@ def _bind(
                 log_level=logged,
                 app_step=step,
                 io=io,
+                handed=function_results(s["attributes"]) if kind == A.KIND_LLM else (),
             )
         )
     steps = [
@@ -466,6 +469,9 @@ def _bind(
         failed = span["status_code"] == "Error" or span_id in b.returned  # an error as a value
         span["planscope_kind"] = A.KIND_TOOL
         span["model"] = _inferred_model(tool=tool, status=A.STATUS_ERROR if failed else A.STATUS_OK)
+    for span_id in b.typed_failures():  # a typed call handed to the model as an error
+        if (model := by_id[span_id]["model"]) is not None:
+            model["status"] = A.STATUS_ERROR
     for span_id, number in b.attempts.items():
         model = by_id[span_id]["model"]
         model["step_id"] = b.step_of(span_id, model["step_id"])

@@ -38,7 +38,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   ``$(step)`` an earlier result) or a shell script (``step = tool --key value  # goal``,
   ``$step`` an earlier result, a revision's ``export step=result`` a done step) or LaTeX-like
   macros (the macro that recurs with an id and a ``key=value`` argument a step, ``\\ref{step}``
-  an earlier result, a revision's ``\\done{step}{result}`` a done step: :func:`_macros`), a
+  an earlier result, a revision's ``\\done{step}{result}`` a done step: :func:`_macros`) or
+  lines of a step each (``S2 ship ... courier parcel=^S1 to="Oslo"``: an id and the step's
+  name, its call a tool with ``key=value`` arguments, a sign before another line's id that
+  line's result, a line with no call a done step: :func:`_step_lines`), a
   re-plan of the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
@@ -155,6 +158,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
 * **errors returned as values** (``_returned``): such a call whose status is not ERROR but
   whose result is an error envelope (MCP's ``isError``, Anthropic's ``{"type": "error", ...}``,
   a bare ``{"error": ...}``) failed (:attr:`Binding.returned`);
+* **errors handed to the model** (``_conversation.function_results``): a tool span that ended
+  OK whose result the next LLM call beside it was handed as an error (OpenInference's
+  autogen-agentchat instrumentor: ``llm.input_messages.{i}.function.{j}`` with ``is_error``,
+  the tool's own span left OK) failed, its message that result (:attr:`Binding.returned`);
 * **tool calls said only by the conversation** (``_conversation``): in a trace with no tool
   span (LiteLLM's own OpenTelemetry, an OpenAI or Anthropic instrumentor used alone), the
   tool calls a model call answered and the ``tool`` messages a later request repeats, in
@@ -217,11 +224,15 @@ from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
     CONVERSATION,
+    HandedResult,
     conversation_calls_sql,
     conversation_events,
     conversation_sql,
     duplicate_call,
     flat_messages,
+    function_calls_sql,
+    function_results,
+    function_results_sql,
     handed_over,
 )
 from ._returned import returned_error
@@ -235,6 +246,7 @@ __all__ = [
     "AgentRoots",
     "Binding",
     "EventCall",
+    "HandedResult",
     "ObservedStep",
     "ReadPlan",
     "SpanNode",
@@ -253,6 +265,9 @@ __all__ = [
     "event_values_sql",
     "evidence_plans",
     "function_call_sql",
+    "function_calls_sql",
+    "function_results",
+    "function_results_sql",
     "log_level",
     "logged_failures",
     "read_plans",
@@ -280,13 +295,14 @@ PLAN_READERS = (
     "elements",
     "uri_lines",
     "entries",
+    "step_lines",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
 (:func:`_evidence_lines`), Makefile rules (:func:`_targets`), a shell script
 (:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
 XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
-(:func:`_entries`)."""
+(:func:`_entries`), lines of a step each (:func:`_step_lines`)."""
 _switched_off: set[str] = set()
 
 
@@ -350,6 +366,10 @@ class SpanNode:
     io: tuple[str, str] = ("", "")
     """What an app's step span recorded as its work's arguments and result (:func:`step_io`;
     empty when none, or not read)."""
+    handed: tuple[HandedResult, ...] = ()
+    """The tool results an LLM call was handed as its input's last function message (tool,
+    whether an error, text: :func:`function_results`; empty when none is an error, or not
+    read)."""
 
 
 @dataclass(frozen=True)
@@ -434,8 +454,9 @@ class Binding:
     tool call events: its ``execute_tool`` spans record neither), the k-th call of a tool in a
     turn the k-th it reported."""
     returned: dict[str, tuple[str, str]] = field(default_factory=dict)
-    """Call span whose status is not ERROR but whose result is an error envelope → the error's
-    type and message (:func:`_function_calls`, ``_returned``): it failed."""
+    """Call span whose status is not ERROR but whose result is an error envelope, or was handed
+    to the model as an error → the error's type (none for a handed one) and message
+    (:func:`_function_calls`, ``_returned``; :func:`_handed_errors`): it failed."""
     lineage: dict[tuple[str, str], str] = field(default_factory=dict)
     """(plan span, step id) of a re-plan's step that rewrote an earlier version's step → that
     step's id as first written (:func:`step_lineage`; only steps whose id differs)."""
@@ -443,6 +464,17 @@ class Binding:
     def step_of(self, span_id: str, default: str) -> str:
         """The step id of an attempt: its bound plan step, else ``default``."""
         return self.steps.get(span_id, default)
+
+    def typed_failures(self) -> dict[str, str]:
+        """The calls :attr:`returned` fails that are not :attr:`calls` (a typed tool span whose
+        result was handed to the model as an error), span id -> the error's message: what the
+        run model, the trace page and the loader each fail.
+
+        >>> b = Binding(returned={"t": ("", "rock"), "c": ("E", "x")}, calls={"c": "f"})
+        >>> b.typed_failures()
+        {'t': 'rock'}
+        """
+        return {c: message for c, (_, message) in self.returned.items() if c not in self.calls}
 
     def first_written(self, plan_span_id: str, step_id: str) -> str:
         """A plan step's id as first written: a re-plan's rewritten sentence is the earlier
@@ -482,6 +514,8 @@ def bind(
     if not nodes:
         return Binding()
     nodes, returned = _function_calls(nodes)
+    nodes, flagged = _handed_errors(nodes)
+    returned |= flagged
     nodes = _agent_tools(nodes)
     evented: tuple[EventCall, ...] = ()
     if events is not None and reads_tool_events(nodes.values()):
@@ -1592,6 +1626,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("commands") and _commands(n.answer))
             or (_on("macros") and _macros(n.answer))
             or (_on("entries") and _entries(n.answer))
+            or (_on("step_lines") and _step_lines(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -1770,6 +1805,70 @@ def _commands(text: str) -> list[_Target]:
         for name, tool, words, goal in lines
     ]
     return targets if exported or any(t.needs for t in targets) else []
+
+
+_LINE_STEP = re.compile(r"[ \t]*([A-Za-z]{1,3})([0-9]{1,3})[ \t]+([A-Za-z_][\w-]*)(?![\w-])(.*)")
+"""A line of a step-per-line plan: an id (a short prefix and a number), the step's name, the
+rest (its call, when it has one)."""
+_LINE_CALL = re.compile(
+    r"(?<![\w.-])([A-Za-z_][\w.-]*)((?:[ \t]+[A-Za-z_]\w*=(?:\"(?:[^\"\\]|\\.)*\"|[^\s\"]+))+)"
+)
+"""A line's call: a tool name followed by one or more ``key=value`` arguments."""
+_LINE_PAIR = re.compile(r"([A-Za-z_]\w*)=(\"(?:[^\"\\]|\\.)*\"|[^\s\"]+)")
+
+
+def _step_lines(text: str) -> list[_Target]:
+    r"""The steps a text states one a line, each line an id (a short prefix and a number, one
+    prefix for all) and the step's name, then the call of its open steps: a tool followed by
+    ``key=value`` arguments (JSON values, else words), a value that is another line's id after
+    a sign (``^L1``, ``&S2``) that line's result (written with its step's name: the reference
+    the plan means); a line whose name no call follows is a done step (a revision's). [] unless
+    a step refers to another line and each id is distinct (the planner's first plan needs two
+    steps: :func:`evidence_plans`).
+
+    >>> pick, ship = _step_lines('Plan\nS1 pick :: wms order=7 :: take it\n'
+    ...                          'S2 ship -> courier parcel=&S1 to="Oslo"')
+    >>> (pick.name, pick.tool, pick.args), (ship.needs, ship.args)
+    (('pick', 'wms', {'order': 7}), (('pick',), {'parcel': '&pick', 'to': 'Oslo'}))
+    >>> _step_lines('S1 pick wms order=7\nS2 ship courier to=Oslo')
+    []
+    """
+    if "=" not in text:
+        return []
+    lines = [
+        (m, _LINE_CALL.search(m[4])) for m in map(_LINE_STEP.fullmatch, text.splitlines()) if m
+    ]
+    ids = {m[1] + m[2]: m[3] for m, _ in lines}
+    if len(ids) < len(lines) or len({m[1] for m, _ in lines}) != 1:
+        return []
+    out = []
+    for m, call in lines:
+        if call is None:
+            continue  # a done step
+        args: dict[str, Any] = {}
+        needs: list[str] = []
+        for key, value in _LINE_PAIR.findall(call[2]):
+            sign = value.rstrip("0123456789").removesuffix(m[1])
+            if sign and not sign[-1].isalnum() and value[len(sign) :] in ids:
+                needs.append(ids[value[len(sign) :]])
+                args[key] = sign + needs[-1]
+            else:
+                args[key] = _json_word(value)
+        out.append(_Target(m[3], tuple(dict.fromkeys(needs)), "", call[1], args))
+    return out if any(t.needs for t in out) else []
+
+
+def _json_word(word: str) -> Any:
+    """A ``key=value`` argument's value: a JSON string or number as its value, else the word.
+
+    >>> [_json_word(w) for w in ('"Oslo"', "8", "1.5", "^x", "[1]")]
+    ['Oslo', 8, 1.5, '^x', '[1]']
+    """
+    try:
+        value = safejson.loads(word)
+    except ValueError:
+        return word
+    return value if isinstance(value, str | int | float) and not isinstance(value, bool) else word
 
 
 _MACRO_NAME = re.compile(r"\\([A-Za-z]+)")
@@ -2775,6 +2874,51 @@ def _function_calls(
             message = ": ".join(filter(None, error))
             out[n.span_id] = replace(n, failed=True, message=n.message or message)
     return out, returned
+
+
+def _handed_errors(
+    nodes: dict[str, SpanNode],
+) -> tuple[dict[str, SpanNode], dict[str, tuple[str, str]]]:
+    """Tool spans that ended OK whose result the next LLM call beside them (same parent) was
+    handed as an error (:attr:`SpanNode.handed`: OpenInference's autogen-agentchat instrumentor
+    ends a failed tool's span OK), failed, with the result's text as their message (by span id,
+    no error type: :attr:`Binding.returned`). An LLM call's last function message holds the
+    results of the round of calls just before it: the last calls beside it that started before
+    it, the k-th call of a tool the k-th result naming that tool; a round the spans beside it do
+    not all show fails none.
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("t1", "a", "tool", "dig", tool="dig", start_ns=1),
+    ...     SpanNode("t2", "a", "tool", "dig", tool="dig", start_ns=3),
+    ...     SpanNode("m", "a", "llm", "chat", start_ns=5, handed=(("dig", True, "rock"),))]}
+    >>> out, failed = _handed_errors(nodes)
+    >>> failed, out["t2"].failed, out["t2"].message, out["t1"].failed
+    ({'t2': ('', 'rock')}, True, 'rock', False)
+    """
+    asking = [n for n in nodes.values() if n.kind == A.KIND_LLM and n.handed]
+    if not asking:
+        return nodes, {}
+    beside: dict[str, list[SpanNode]] = {}
+    for n in sorted(nodes.values(), key=lambda n: (n.start_ns, n.span_id)):
+        if n.kind == A.KIND_TOOL:
+            beside.setdefault(n.parent_span_id, []).append(n)
+    failed: dict[str, tuple[str, str]] = {}
+    for m in asking:
+        before = [t for t in beside.get(m.parent_span_id, ()) if t.start_ns < m.start_ns]
+        for tool in dict.fromkeys(r[0] for r in m.handed):
+            results = [r for r in m.handed if r[0] == tool]
+            calls = [t for t in before if t.tool == tool][-len(results) :]
+            if len(calls) != len(results):
+                continue
+            for call, (_, error, text) in zip(calls, results, strict=True):
+                if error and not call.failed:
+                    failed[call.span_id] = ("", text)
+    if not failed:
+        return nodes, {}
+    out = dict(nodes)
+    for span_id, (_, text) in failed.items():
+        out[span_id] = replace(out[span_id], failed=True, message=out[span_id].message or text)
+    return out, failed
 
 
 def _agent_tools(nodes: dict[str, SpanNode]) -> dict[str, SpanNode]:

@@ -46,6 +46,9 @@ from .observed import (
     conversation_calls_sql,
     conversation_sql,
     conversation_tool_events,
+    function_calls_sql,
+    function_results,
+    function_results_sql,
     recorded_work,
     tool_event_sql,
     user_request,
@@ -143,6 +146,10 @@ _EVENT_CALLS: Final = """
 call failed): those only GenAI events say (``observed.event_calls``) and the component calls
 binding found (``Binding.calls``: a Logfire ``@logfire.instrument`` function the model asked
 for, a Haystack component)."""
+
+_FAILED_TOOLS: Final = " OR SpanId IN {failed_tools:Array(String)}"
+"""Typed tool calls that ended OK whose result the model was handed as an error
+(``Binding.returned``): failed."""
 
 _BOUND_STEP: Final = (
     "transform(SpanId, {bound_spans:Array(String)}, {bound_steps:Array(String)}, StepId)"
@@ -341,6 +348,7 @@ def run_metrics_sql(
     attempts = step_attempts_sql(where, binding)
     runs = runs_sql(run_filter, binding)
     observed = _observed(binding)
+    failed_tools = _FAILED_TOOLS if "failed_tools" in binding else ""
     return f"""
 SELECT TraceId,
        max(bRunId) AS RunId, max(bAgent) AS Agent, max(bOutcome) AS Outcome,
@@ -409,7 +417,7 @@ FROM (
     SELECT TraceId, '', '', '', '', '', toDateTime64(0, 9), toUInt64(0), toUInt8(0),
            '', '', '', '', toUInt8(0), '', 0,
            0, 0, 0, '', 0, 0, 0, 0, 0, 0, 0, 0, 0, toInt64(count()),
-           toInt64(countIf(StatusCode = 'Error'))
+           toInt64(countIf(StatusCode = 'Error'{failed_tools}))
     FROM planscope_tool_calls
     WHERE {where}
     GROUP BY TraceId{_EVENT_CALLS if "event_calls" in binding else ""}{
@@ -447,6 +455,7 @@ def binding_parameters(
         "agent_runs": [],
         "agent_spans": [],
         "event_calls": [],
+        "failed_tools": [],
     }
     for trace_id, (spans, b) in traces.items():
         nodes = {s.span_id: s for s in spans}
@@ -461,6 +470,7 @@ def binding_parameters(
         out["event_calls"].extend(
             (trace_id, int(nodes[c].failed or c in b.returned)) for c in b.calls
         )
+        out["failed_tools"].extend(b.typed_failures())
         for span_id in b.attempts:
             node = nodes[span_id]
             failed = span_id in b.failed
@@ -607,6 +617,7 @@ SELECT 'span' AS row, TraceId AS trace_id, SpanId AS span_id, ParentSpanId AS pa
        toUInt32(0) AS position, {WORKFLOW_SQL} AS workflow, Links.SpanId AS links,
        if(SpanModelKind = 'llm', {user_request_sql()}, map()) AS messages,
        if({conversation_calls_sql(_BIND_SPANS)}, {conversation_sql()}, map()) AS conversation,
+       if({function_calls_sql(_BIND_SPANS)}, {function_results_sql()}, map()) AS results,
        if(TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE}),
           {answer_sql()}, map()) AS answers,
        CAST(arrayFilter(e -> {tool_event_sql("e.2", "e.3")}, arrayZip(
@@ -616,20 +627,20 @@ FROM otel_traces
 WHERE {_BIND_SPANS}
 UNION ALL
 SELECT 'step', TraceId, SpanId, '', '', '', Inferred, Status = 'error', StepId, '', 0, 0, '',
-       '', 0, 0, CAST([] AS Array(String)), map(), map(), map(), {_NO_EVENTS}, 0
+       '', 0, 0, CAST([] AS Array(String)), map(), map(), map(), map(), {_NO_EVENTS}, 0
 FROM planscope_step_attempts WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'run', TraceId, SpanId, '', '', '', Inferred, 0, toString(AgentName), '', 0, 0, '', '', 0,
-       0, CAST([] AS Array(String)), map(), map(), map(), {_NO_EVENTS}, 0
+       0, CAST([] AS Array(String)), map(), map(), map(), map(), {_NO_EVENTS}, 0
 FROM planscope_runs WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'tool', TraceId, SpanId, '', '', '', 0, StatusCode = 'Error' OR ErrorType != '', '',
-       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String)), map(), map(), map(),
+       ToolName, 0, 0, '', '', 0, 0, CAST([] AS Array(String)), map(), map(), map(), map(),
        {_NO_EVENTS}, 0
 FROM planscope_tool_calls WHERE {_BIND_WHERE}
 UNION ALL
 SELECT 'plan_step', TraceId, PlanSpanId, '', '', '', 1, 0, StepId, Tool, 0, 0, '', '', Position,
-       0, CAST([] AS Array(String)), map(), map(), map(), {_NO_EVENTS}, 0
+       0, CAST([] AS Array(String)), map(), map(), map(), map(), {_NO_EVENTS}, 0
 FROM planscope_plan_steps
 WHERE {_BIND_WHERE} AND Inferred = 1
   AND TraceId NOT IN (SELECT TraceId FROM planscope_plans WHERE {_BIND_WHERE} AND Inferred = 0)
@@ -639,7 +650,9 @@ WHERE {_BIND_WHERE} AND Inferred = 1
 status, start, what a grouping run reports, whether it is a workflow, the spans it links to,
 an LLM call's input messages as ``observed.user_request`` reads them and, where they may say
 tool calls binding takes (``observed.conversation_calls_sql``), its messages as
-``observed.conversation_tool_events`` reads them (``conversation``), an LLM call's or inferred
+``observed.conversation_tool_events`` reads them (``conversation``), and where it may be handed
+a tool's error (``observed.function_calls_sql``), its function results as
+``observed.function_results`` reads them (``results``), an LLM call's or inferred
 agent run's answer or a tool call's arguments as ``observed.answer`` reads them, only in a
 trace with no plan row: where ``observed.read_plans`` looks for a plan, the events
 ``observed.event_calls`` reads, and a Logfire log's level, ``observed.log_level``: an event of
@@ -730,7 +743,8 @@ def bind_traces(
     ...         return [{"trace_id": "t1", "start_ns": 2, "end_ns": 3}]
     ...     span = dict(row="span", trace_id="t1", kind="", inferred=0, failed=0, step="",
     ...                 tool="", duration_ns=3, message="", service="s", position=0,
-    ...                 workflow=0, links=[], messages={}, conversation={}, answers={},
+    ...                 workflow=0, links=[], messages={}, conversation={}, results={},
+    ...                 answers={},
     ...                 events=[],
     ...                 log_level=0)
     ...     return [span | dict(span_id="app", parent_span_id="", name="agent", start_ns=1),
@@ -809,6 +823,7 @@ def bind_traces(
                     app_step=named,
                     io=io,
                     log_level=int(r["log_level"]),
+                    handed=function_results(dict(r["results"])) if r["results"] else (),
                 )
             )
         events = [

@@ -1085,6 +1085,79 @@ def test_name_and_text_lines_without_recipes_or_references_are_no_makefile() -> 
         assert all("depends_on" not in json.loads(p.json)[0] for p in b.read_plans), text
 
 
+PRESS_RUN = (
+    "JOB SHEET 1 for the spring catalogue\n"
+    'P1 proof @prepress -> make_proof file="cat-spring.pdf" pages=48 -> a proof to sign\n'
+    "P2 plates @prepress -> burn_plates proof=^P1 colours=4 -> plates from the signed proof\n"
+    'P3 print @press -> run_press plates=^P2 copies=5000 stock="matt 130" -> the run\n'
+)
+PRESS_REVISED = (
+    "JOB SHEET 2 for the spring catalogue\n"
+    "P1 proof -> done: PRF-7\n"
+    "P2 plates @prepress -> burn_plates proof=^P1 colours=5 -> plates, a fifth colour\n"
+    'P3 print @press -> run_press plates=^P2 copies=5000 stock="matt 130" -> the run\n'
+)
+
+
+def test_a_plan_of_step_lines_is_read_with_its_references_and_a_revision_from_what_is_left() -> (
+    None
+):
+    # a step a line: an id, the step's name, then its call (a tool, key=value arguments; ^P1
+    # the result of line P1); a revision's done line names no call. The workers are told the
+    # whole sheet: the tools they call bind their turns (no new binding rule)
+    b = bind(
+        rewoo_trace(
+            [
+                (PRESS_RUN, "", []),
+                (PRESS_RUN + "GO P1", "make_proof", [False]),
+                (PRESS_RUN + "GO P2", "burn_plates", [True, True]),
+                (PRESS_REVISED, "", []),
+                (PRESS_REVISED + "GO P2", "burn_plates", [False]),
+                (PRESS_REVISED + "GO P3", "run_press", [False]),
+            ]
+        ),
+        [],
+    )
+    first, revised = b.read_plans
+    assert json.loads(first.json) == [
+        {
+            "id": "proof",
+            "tool": "make_proof",
+            "args": {"file": "cat-spring.pdf", "pages": 48},
+            "depends_on": [],
+            "description": "",
+        },
+        {
+            "id": "plates",
+            "tool": "burn_plates",
+            "args": {"proof": "^proof", "colours": 4},
+            "depends_on": ["proof"],
+            "description": "",
+        },
+        {
+            "id": "print",
+            "tool": "run_press",
+            "args": {"plates": "^plates", "copies": 5000, "stock": "matt 130"},
+            "depends_on": ["plates"],
+            "description": "",
+        },
+    ]
+    assert [s.step_id for s in revised.steps] == ["plates", "print"]
+    assert b.steps == {"s1": "proof", "s2": "plates", "s4": "plates", "s5": "print"}
+    assert b.attempts["s4"] == 2 and b.failed == frozenset({"s2"})
+
+
+def test_id_lines_without_calls_references_or_one_prefix_are_no_plan() -> None:
+    for text in (
+        "P1 proof make_proof file=a.pdf\nP2 plates burn_plates colours=4\n",  # no reference
+        "P1 proof make_proof file=a.pdf\nQ2 plates burn_plates proof=^P1\n",  # two prefixes
+        "P1 proof is next\nP2 plates after ^P1\n",  # no call
+        "P1 proof make_proof file=a.pdf\nP1 plates burn_plates proof=^P1\n",  # one id twice
+    ):
+        b = bind(rewoo_trace([(text, "", []), ("GO P1", "make_proof", [False])]), [])
+        assert all("depends_on" not in json.loads(p.json)[0] for p in b.read_plans), text
+
+
 SCRIPT = (
     "#!refunds 7 rev 1\n"
     "lookup = lookup_order --order 7 --region eu  # Find what was paid\n"
