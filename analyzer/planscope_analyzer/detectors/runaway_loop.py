@@ -17,7 +17,9 @@ and again: a job that never leaves RUNNING) that never got anywhere, shown eithe
 * the executor gave up: the calls are the last of an attempt that failed, of a step that never
   succeeded afterwards; an executor that gives up without a failed call or span counts when the
   run stopped there (the step's attempt is the last attempt of any step of the latest plan and a
-  later plan step never ran: an app that ends the run after its executor gave up);
+  later plan step never ran: an app that ends the run after its executor gave up); a graph
+  executor's later node visits in the same invocation that name no plan step (each read as an
+  attempt of its node) carry on the attempt's work, their calls its calls;
 * no new state: every call answered the same recorded text, no later call with those arguments
   answered anything else, and the run failed.
 
@@ -172,7 +174,7 @@ class RunawayLoop:
     """
 
     kind = KIND
-    version = 10
+    version = 11
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with two failed attempts, three failed tool calls, a skipped
@@ -259,6 +261,7 @@ class RunawayLoop:
         attempts = by_start(trace.attempts)
         # one pass, not a scan of the later attempts per attempt (quadratic in a long loop)
         last_success = {b.step_id: i for i, b in enumerate(attempts) if b.succeeded}
+        carried = _carried_on(trace, attempts)
         stalled: dict[str, tuple[list[ToolCall], Attempt | None, bool]] = {}
         for i, a in enumerate(attempts):
             if (a.status != A.STATUS_ERROR and a is not stopped) or not a.step_id:
@@ -266,6 +269,9 @@ class RunawayLoop:
             if last_success.get(a.step_id, -1) > i:  # the step succeeded afterwards
                 continue
             mine = calls.get((a.step_id, a.attempt)) or calls.get(a.span_id, [])
+            if a.span_id in carried:
+                later = [t for b in carried[a.span_id] for t in trace.tools_of(b)]
+                mine = sorted([*mine, *later], key=lambda t: t.start_ns)
             polls = _polls(mine)
             if polls and polls[-1][-1] is mine[-1]:
                 stalled[polls[-1][0].span_id] = (polls[-1], a, True)
@@ -625,6 +631,30 @@ def _polls(calls: Sequence[ToolCall]) -> list[list[ToolCall]]:
         else:
             runs.append([c])
     return [r for r in runs if len(r) >= STALLED_REPEATS]
+
+
+def _carried_on(trace: TraceData, attempts: Sequence[Attempt]) -> dict[str, list[Attempt]]:
+    """Per attempt of a plan step, the attempts (in start order ``attempts``) that carried on its
+    work: the later ones under the same parent span that name no plan step, up to the next that
+    names one (a graph executor's later node visits in one invocation, each read as an attempt
+    of its node: the step's polls made there). One pass over the attempts.
+
+    >>> a = Attempt("a", "inv", "", 0, "s", 1, "ok", "", "", "", (), 0, "", 0, "", 1, 2)
+    >>> from planscope_analyzer._model import PlanStep
+    >>> step = PlanStep("p", "", 0, 0, "s", "", "", "", (), (), (), False)
+    >>> trace = TraceData("p", "t", plan_steps=[step])
+    >>> nodes = [a._replace(span_id=f"n{i}", step_id="tools", attempt=i) for i in (1, 2)]
+    >>> [b.span_id for b in _carried_on(trace, [a, *nodes])["a"]]
+    ['n1', 'n2']
+    """
+    out: dict[str, list[Attempt]] = defaultdict(list)
+    last: dict[str, str] = {}  # parent span -> its latest attempt of a plan step
+    for b in attempts:
+        if _step_named(trace, b.step_id):
+            last[b.parent_span_id] = b.span_id
+        elif b.parent_span_id and b.parent_span_id in last:
+            out[last[b.parent_span_id]].append(b)
+    return out
 
 
 def _run_failed(trace: TraceData) -> bool:
