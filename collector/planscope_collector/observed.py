@@ -3732,11 +3732,13 @@ _TOOL_ARGUMENT_KEYS = (
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
     A.ADK_TOOL_CALL_ARGS,
+    A.GEN_AI_PROMPT,
     _TOOL_EVENT,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migrations 0029, 0034, 0038; Google ADK's: 0048), else its ``gen_ai.tool.message`` event
-(Strands Agents): what a planner said through the tools it called."""
+them (migrations 0029, 0034, 0038; Google ADK's: 0048; LangSmith's bare ``gen_ai.prompt``:
+0050), else its ``gen_ai.tool.message`` event (Strands Agents): what a planner said through the
+tools it called."""
 _TOOL_RESULT_KEY = A.GEN_AI_TOOL_CALL_RESULT
 """Where a tool call's result is (GenAI): what an agent run as a tool answered when its own
 spans are traced beside the call, not under it (:func:`_agent_tools`)."""
