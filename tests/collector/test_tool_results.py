@@ -125,7 +125,7 @@ def test_the_sql_and_tool_result_agree_on_every_case(collector: BackgroundServer
     conventions = {
         "traceloop": {"traceloop.span.kind": "tool", "traceloop.entity.output": "{}"},
         "genai": {A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL, A.GEN_AI_TOOL_CALL_RESULT: "{}"},
-        "langsmith": {A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL, "gen_ai.completion": "{}"},
+        "langsmith": {A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL, A.GEN_AI_COMPLETION: "{}"},
     }
     spans = [
         (f"{c} {i}", {**kind, list(kind)[1]: recorded}, None)

@@ -14,6 +14,9 @@
 --   * SpanModelRaised, SpanModelStatusCode: a LangSmith span (`langsmith.span.kind` set) with an
 --     exception event raised and failed, whatever its status (its exception's type and message
 --     read as for any span that raised);
+--   * SpanModelStatusCode: a span whose last exception is LangGraph's control flow
+--     (`ParentCommand`, `GraphInterrupt`, `NodeInterrupt`: a handoff, an interrupt) is no
+--     failure (Unset), whatever the convention;
 --   * the tool calls view: the arguments also from a bare `gen_ai.prompt`.
 --
 -- Each column and view re-defined here is the latest one's (0033's raised, 0041's status, 0048's
@@ -89,6 +92,18 @@ ALTER TABLE {db}.otel_traces {on_cluster}
 
 ALTER TABLE {db}.otel_traces {on_cluster}
     MODIFY COLUMN SpanModelStatusCode LowCardinality(String) ALIAS multiIf(
+        -- LangGraph's control flow, no failure: a handoff to a parent graph raises
+        -- `ParentCommand`, an interrupt `GraphInterrupt` / `NodeInterrupt` (its `GraphBubbleUp`
+        -- exceptions), and every run it passes through records it; by its type, else (LangSmith
+        -- records `Exception(<the error's repr>)`) by the type its message starts with
+        has(Events.Name, 'exception')
+        AND (match(Events.Attributes[arrayLastIndex(n -> n = 'exception', Events.Name)]
+                       ['exception.type'], '(^|[.])(ParentCommand|GraphInterrupt|NodeInterrupt)$')
+             OR Events.Attributes[arrayLastIndex(n -> n = 'exception', Events.Name)]
+                    ['exception.type'] = 'Exception'
+                AND match(Events.Attributes[arrayLastIndex(n -> n = 'exception', Events.Name)]
+                              ['exception.message'], '^(ParentCommand|GraphInterrupt|NodeInterrupt)[(]')),
+        'Unset',
         StatusCode IN ('Error', 'STATUS_CODE_ERROR'), 'Error',
         SpanModelReturned = 1, 'Error',
         -- a LangSmith span that raised, whatever its status (SpanModelRaised's rule)
