@@ -1,5 +1,5 @@
 -- LangSmith's OpenTelemetry export in the span model (docs/analyzers.md, "LangSmith's
--- OpenTelemetry export on sealed-46 (tuned on it)"; `langsmith[otel]` 0.15): every LangChain run
+-- OpenTelemetry export read ... on sealed-46 (tuned on it)"; `langsmith[otel]` 0.15): every run
 -- is one span with `langsmith.span.kind` (chain / llm / tool) and `gen_ai.operation.name`
 -- (`execute_tool` for a tool: a tool call already), the run's inputs and outputs as JSON in the
 -- bare `gen_ai.prompt` / `gen_ai.completion` (older OpenLLMetry writes them indexed,
@@ -20,9 +20,9 @@
 --   * the tool calls view: the arguments also from a bare `gen_ai.prompt`.
 --
 -- Each column and view re-defined here is the latest one's (0033's raised, 0041's status, 0048's
--- output, 0049's result and view) with one more branch. Rows already stored keep their typed rows (as 0049, no
--- rewrite); the analyzer's BINDING_VERSION is 29. Migrations run before the collector accepts
--- spans, so no insert falls between DROP and CREATE.
+-- output, 0049's result and view) with one more branch (two for the status). Rows already
+-- stored keep their typed rows (as 0049, no rewrite); the analyzer's BINDING_VERSION is 29.
+-- Migrations run before the collector accepts spans, so no insert falls between DROP and CREATE.
 
 ALTER TABLE {db}.otel_traces {on_cluster}
     MODIFY COLUMN SpanModelToolOutput String ALIAS multiIf(
@@ -102,7 +102,8 @@ ALTER TABLE {db}.otel_traces {on_cluster}
              OR Events.Attributes[arrayLastIndex(n -> n = 'exception', Events.Name)]
                     ['exception.type'] = 'Exception'
                 AND match(Events.Attributes[arrayLastIndex(n -> n = 'exception', Events.Name)]
-                              ['exception.message'], '^(ParentCommand|GraphInterrupt|NodeInterrupt)[(]')),
+                              ['exception.message'],
+                          '^(ParentCommand|GraphInterrupt|NodeInterrupt)[(]')),
         'Unset',
         StatusCode IN ('Error', 'STATUS_CODE_ERROR'), 'Error',
         SpanModelReturned = 1, 'Error',
