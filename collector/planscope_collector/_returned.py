@@ -33,6 +33,9 @@ OpenLLMetry's LangChain instrumentor records a tool's output inside its callback
 a tool call returns is a serialised ``ToolMessage`` (its ``content`` beside ``tool_call_id``,
 ``name``, ``status``...): the result is that ``content`` (:func:`tool_result`; migration 0046
 reads it so in SQL, tests/collector/test_tool_results.py holds the cases both are checked on).
+LangSmith's OpenTelemetry export records a tool run's outputs as ``{"output": <the ToolMessage as
+a plain object>}`` (``content``, ``type`` ``tool``, ``tool_call_id``, ...): the result is that
+``content`` too (migration 0050).
 A ``ToolMessage`` whose ``status`` is ``error`` (a tool's ``ToolException`` handled by
 LangChain) failed too, with its content as the message, unless that content is an envelope
 above.
@@ -106,6 +109,8 @@ def tool_result(recorded: str) -> str:
     'pending'
     >>> tool_result('{"output": {"rows": [1, 2]}, "kwargs": {}}'), tool_result('{"rows": 3}')
     ('{"rows":[1,2]}', '{"rows": 3}')
+    >>> tool_result('{"output": {"content": "pending", "type": "tool", "tool_call_id": "c1"}}')
+    'pending'
     """
     return _unwrapped(recorded)[0]
 
@@ -120,9 +125,12 @@ def _unwrapped(recorded: str) -> tuple[str, dict[str, Any] | None]:
     if not recorded.startswith(_LANGCHAIN_OUTPUT):
         return recorded, None
     envelope = safejson.load_object(recorded)
+    output = envelope.get("output")
+    if len(envelope) == 1 and isinstance(output, dict) and _plain_tool_message(output):
+        content = output["content"]  # LangSmith's tool run outputs (0050)
+        return (content if isinstance(content, str) else _json_text(content)), None
     if len(envelope) != 2 or not isinstance(envelope.get("kwargs"), dict):
         return recorded, None
-    output = envelope["output"]
     message = None
     if isinstance(output, dict) and output.get("type") == "constructor":
         ids, fields = output.get("id"), output.get("kwargs")
@@ -130,6 +138,12 @@ def _unwrapped(recorded: str) -> tuple[str, dict[str, Any] | None]:
             message = fields
     value = output if message is None else message.get("content", "")
     return value if isinstance(value, str) else _json_text(value), message
+
+
+def _plain_tool_message(value: dict[str, Any]) -> bool:
+    """A ``ToolMessage`` serialised as a plain object (LangSmith's run outputs): type ``tool``
+    with a ``tool_call_id`` and a ``content``."""
+    return value.get("type") == "tool" and "tool_call_id" in value and "content" in value
 
 
 def _llamaindex_output(recorded: str) -> tuple[str, dict[str, Any] | None]:

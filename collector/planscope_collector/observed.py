@@ -3128,18 +3128,24 @@ def _plan_of(
     called = _called(tools)
 
     def names(key: str) -> list[str]:
+        """The key's values when each is a word or names a tool called (``<worker>.<tool>``),
+        all distinct."""
         values = [i[key] for i in items]
-        if not all(isinstance(v, str) and _WORD.fullmatch(v) for v in values):
+        if not all(isinstance(v, str) and (_WORD.fullmatch(v) or called(v)) for v in values):
             return []
         return values if len(set(values)) == len(values) else []
 
     def counted(key: str) -> list[str]:
-        """The values later attempts carry where none carries an earlier counted value (a word
-        every attempt carries names no step: the rule of :func:`_step_names`)."""
+        """The values later attempts carry (a tool's value: the tool's name) where none carries
+        an earlier counted value (a word every attempt carries names no step: the rule of
+        :func:`_step_names`)."""
         out: list[str] = []
+        said: list[str] = []
         for v in names(key):
-            if later.carry(v) and not any(later.carry(v, u) for u in out):
+            name = v if _WORD.fullmatch(v) else called(v)
+            if later.carry(name) and not any(later.carry(name, u) for u in said):
                 out.append(v)
+                said.append(name)
         return out
 
     def tool_of(item: dict[str, Any], key: str) -> bool:
@@ -3391,7 +3397,7 @@ def _called(tools: set[str]) -> Callable[[Any], str]:
         key = _squash(value)
         if key in squashed:
             return squashed[key]
-        named = bare.get(key, set())
+        named = bare.get(key, set()) or {t for t in tools if t == _bare(value)}
         return next(iter(named)) if len(named) == 1 else ""
 
     return called
@@ -3521,6 +3527,28 @@ def _tables(text: str) -> Iterable[list[dict[str, Any]]]:
             i += 1
         if rows and len(set(header)) == len(header):
             yield rows
+    yield from _bare_tables(lines)
+
+
+def _bare_tables(lines: list[str]) -> Iterable[list[dict[str, Any]]]:
+    r"""The header-less pipe tables of a text's lines: two or more consecutive lines of the same
+    number (three or more) of ``|``-separated cells, none starting with ``|``, each row a
+    mapping of each cell by its column's number (from 1; a cell read as :func:`_tables` reads
+    one).
+
+    >>> next(_bare_tables(["Sheet:", "1 | pick | {\"bin\": \"A\"}", "2 | pack | box=3"]))
+    [{'1': '1', '2': 'pick', '3': {'bin': 'A'}}, {'1': '2', '2': 'pack', '3': {'box': 3}}]
+    """
+    rows: list[list[str]] = []
+    for line in [*lines, ""]:
+        # a line that starts with "|" is a markdown table's (one with no rule line is no table)
+        cells = _cells(line) if "|" in line and not line.startswith("|") else []
+        if len(cells) >= 3 and (not rows or len(cells) == len(rows[0])):
+            rows.append(cells)
+            continue
+        if len(rows) >= 2:
+            yield [{str(n): _cell(c) for n, c in enumerate(r, 1)} for r in rows]
+        rows = [cells] if len(cells) >= 3 else []
 
 
 _FIELD = re.compile(r"([A-Za-z][\w-]*):(?:[ \t]+(.*)|)")
@@ -3849,13 +3877,16 @@ _LLM_ANSWER_KEYS = (
     A.LOGFIRE_RESPONSE_DATA,
     A.LOGFIRE_AGENTS_OUTPUT,
     A.ADK_LLM_RESPONSE,
+    A.GEN_AI_COMPLETION,
     _CHOICE_EVENT,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
 output is the message, or its text; an MLflow chat span's the provider's response; a Logfire
 OpenAI span's ``response_data`` holds the message; a Logfire openai-agents model call's
-``output`` the messages the model answered; Google ADK's ``call_llm`` its ``LlmResponse``)."""
+``output`` the messages the model answered; Google ADK's ``call_llm`` its ``LlmResponse``;
+LangSmith's OpenTelemetry export's llm run its outputs in a bare ``gen_ai.completion``, LangChain's
+``LLMResult``)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
@@ -3876,11 +3907,13 @@ _TOOL_ARGUMENT_KEYS = (
     A.LF_OBSERVATION_INPUT,
     A.MLFLOW_SPAN_INPUTS,
     A.ADK_TOOL_CALL_ARGS,
+    A.GEN_AI_PROMPT,
     _TOOL_EVENT,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
-them (migrations 0029, 0034, 0038; Google ADK's: 0048), else its ``gen_ai.tool.message`` event
-(Strands Agents): what a planner said through the tools it called."""
+them (migrations 0029, 0034, 0038; Google ADK's: 0048; LangSmith's bare ``gen_ai.prompt``:
+0050), else its ``gen_ai.tool.message`` event (Strands Agents): what a planner said through the
+tools it called."""
 _TOOL_RESULT_KEY = A.GEN_AI_TOOL_CALL_RESULT
 """Where a tool call's result is (GenAI): what an agent run as a tool answered when its own
 spans are traced beside the call, not under it (:func:`_agent_tools`)."""
@@ -4062,6 +4095,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = _answered_messages(value)
         elif value and key == A.ADK_LLM_RESPONSE:
             value = _adk_response(value)
+        elif value and key == A.GEN_AI_COMPLETION:
+            value = _generations_answer(value)
         elif value and key == _CHOICE_EVENT:
             value = _event_text(value)
         if value:
@@ -4069,6 +4104,24 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     # no text: it answered by calling tools (a function-calling planner's plan), as GenAI's
     # output messages are read above
     return "\n".join(_oi_call_arguments(attributes)) if kind == A.KIND_LLM else ""
+
+
+def _generations_answer(text: str) -> str:
+    """The text of LangChain's ``LLMResult`` as LangSmith's OpenTelemetry export records an llm
+    run's outputs (``{"generations": [[{"text": ...}, ...]], ...}``): its first prompt's
+    generations' texts; '' for any other value.
+
+    >>> _generations_answer('{"generations": [[{"text": "1. fetch", "type": "ChatGeneration"}]]}')
+    '1. fetch'
+    >>> _generations_answer('[{"text": "x"}]'), _generations_answer("plain")
+    ('', '')
+    """
+    first = safejson.load_object(text).get("generations")
+    if not isinstance(first, list) or not first or not isinstance(first[0], list):
+        return ""
+    return "\n".join(
+        g["text"] for g in first[0] if isinstance(g, dict) and isinstance(g.get("text"), str)
+    )
 
 
 def _oi_call_arguments(attributes: Mapping[str, str]) -> list[str]:

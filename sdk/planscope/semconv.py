@@ -45,6 +45,7 @@ GEN_AI_INPUT_MESSAGES: Final = "gen_ai.input.messages"
 GEN_AI_OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 GEN_AI_COMPLETION_CONTENT: Final = "gen_ai.completion.0.content"  # older OpenLLMetry
 GEN_AI_PROMPT: Final = "gen_ai.prompt"  # older OpenLLMetry: gen_ai.prompt.{i}.role / .content
+GEN_AI_COMPLETION: Final = "gen_ai.completion"  # bare: LangSmith's OTel export, a run's outputs
 GEN_AI_USAGE_CACHE_READ_INPUT_TOKENS: Final = "gen_ai.usage.cache_read.input_tokens"
 GEN_AI_USAGE_CACHE_CREATION_INPUT_TOKENS: Final = "gen_ai.usage.cache_creation.input_tokens"
 GEN_AI_USAGE_REASONING_OUTPUT_TOKENS: Final = "gen_ai.usage.reasoning.output_tokens"

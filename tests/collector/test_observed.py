@@ -397,6 +397,30 @@ def test_a_plan_in_any_list_syntax_is_read_from_the_names_later_executor_runs_ca
     }
 
 
+def test_a_header_less_pipe_table_is_a_plan_its_namespaced_tools_the_calls() -> None:
+    # one line a step, "|" between the cells and no header: the cells told by what they hold
+    # (an id, a name, "<worker>.<tool>", JSON arguments, a goal); the executors are told only
+    # which tool to call, as a supervisor assigning work through handoffs tells them
+    sheet = (
+        "JOB SHEET v1\n"
+        'task 1 | lookup | desk_clerk.lookup_order | {"order": 7} | Find the order.\n'
+        'task 2 | refund | till_clerk.issue_refund | {"order": "[task 1]"} | Refund it.'
+    )
+    spans = [
+        replace(s, request=s.request.replace("Step lookup: call", "Do: call").replace(
+            "Step refund: call", "Do: call"))
+        for s in planned_trace(sheet)
+    ]  # fmt: skip
+    b = bind(spans, [])
+    (plan,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in plan.steps] == [
+        ("lookup", "lookup_order"),
+        ("refund", "issue_refund"),
+    ]
+    assert json.loads(plan.json)[0]["args"] == {"order": 7}
+    assert b.steps == {"e0": "lookup", "e1": "refund"}
+
+
 def test_steps_no_executor_reached_are_read_where_the_answer_lists_the_reached_ones() -> None:
     # the run stopped in its first step: the list's other items, listed the same way, are steps
     text = "1) lookup -> lookup_order {}\n2) refund -> issue_refund {}\n3) notify -> mail {}"

@@ -60,6 +60,15 @@ def _llamaindex(raw: Any, is_error: bool = False) -> str:
                        "tool_output": output, "return_direct": False})  # fmt: skip
 
 
+def _plain(content: Any, **fields: Any) -> str:
+    """LangSmith's OpenTelemetry export's outputs of a tool run: the ToolMessage as a plain
+    object (0050)."""
+    message = {"content": content, "additional_kwargs": {}, "response_metadata": {},
+               "type": "tool", "name": "poll", "tool_call_id": "c1", "status": "success",
+               **fields}  # fmt: skip
+    return json.dumps({"output": message}, separators=(",", ":"))
+
+
 RESULTS: list[tuple[str, str]] = [
     # (a tool span's recorded result, what the tool returned)
     (_message("pending"), "pending"),
@@ -84,6 +93,18 @@ RESULTS: list[tuple[str, str]] = [
     (_llamaindex({"rows": [1, 2]}), '{"rows":[1,2]}'),
     (_llamaindex("dome [hold] window 3", is_error=True), "dome [hold] window 3"),
     ('{"tool_name": "poll", "tool_output": "x"}', '{"tool_name": "poll", "tool_output": "x"}'),
+    # LangSmith's tool run outputs (0050): the message's content
+    (_plain("pending"), "pending"),
+    (_plain([{"type": "text", "text": "a"}]), '[{"type":"text","text":"a"}]'),
+    (_plain("no such job", status="error"), "no such job"),
+    (
+        '{"output": {"content": "x", "type": "ai", "tool_call_id": "c1"}}',
+        '{"output": {"content": "x", "type": "ai", "tool_call_id": "c1"}}',
+    ),
+    (
+        '{"output": {"type": "tool", "tool_call_id": "c1"}}',
+        '{"output": {"type": "tool", "tool_call_id": "c1"}}',
+    ),
     # not the envelope: unchanged
     ('{"output": "x"}', '{"output": "x"}'),
     ('{"output": "x", "kwargs": "y"}', '{"output": "x", "kwargs": "y"}'),
@@ -94,15 +115,17 @@ RESULTS: list[tuple[str, str]] = [
     ("pending", "pending"),
     ("", ""),
 ]
-"""One table for both readers: :func:`tool_result` and the span model's SQL (0046)."""
+"""One table for both readers: :func:`tool_result` and the span model's SQL (0046, 0050)."""
 
 
 def test_the_sql_and_tool_result_agree_on_every_case(collector: BackgroundServer) -> None:
-    """Each case as the recorded result of an OpenLLMetry tool span (and a GenAI one): what the
-    tool calls table stored and what ``tool_result`` says are the table's result."""
+    """Each case as the recorded result of an OpenLLMetry tool span (and a GenAI one, a LangSmith
+    one): what the tool calls table stored and what ``tool_result`` says are the table's
+    result."""
     conventions = {
         "traceloop": {"traceloop.span.kind": "tool", "traceloop.entity.output": "{}"},
         "genai": {A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL, A.GEN_AI_TOOL_CALL_RESULT: "{}"},
+        "langsmith": {A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL, A.GEN_AI_COMPLETION: "{}"},
     }
     spans = [
         (f"{c} {i}", {**kind, list(kind)[1]: recorded}, None)

@@ -70,6 +70,7 @@ EXPECTED = [
     "0047_logfire_openai_agents",
     "0048_google_adk",
     "0049_openllmetry_llamaindex",
+    "0050_langsmith_otel",
 ]
 
 
