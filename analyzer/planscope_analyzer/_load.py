@@ -402,17 +402,15 @@ def _handed(store: Queryable, project: str, wanted: list[TraceData]) -> dict[str
         and any(not c.failed for c in t.tools)
         and (any(a.inferred for a in t.attempts) or any(r.inferred for r in t.runs))
     ]
+    if not wanted:
+        return {}
     out: dict[str, Handed] = {}
-    for trace_id, span_id, parent, start_ns, results in (
-        _of_traces(
-            store,
-            Q.LOAD_FUNCTION_RESULTS,
-            project,
-            wanted,
-            ("trace_id", "span_id", "parent_span_id", "start_ns", "results"),
-        )
-        if wanted
-        else ()
+    for trace_id, span_id, parent, start_ns, results in _of_traces(
+        store,
+        Q.LOAD_FUNCTION_RESULTS,
+        project,
+        wanted,
+        ("trace_id", "span_id", "parent_span_id", "start_ns", "results"),
     ):
         if said := function_results(dict(results)):
             out.setdefault(trace_id, {})[span_id] = (parent, int(start_ns), said)

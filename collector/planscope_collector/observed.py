@@ -3376,8 +3376,9 @@ def _called(tools: set[str]) -> Callable[[Any], str]:
     """The tool called in the trace that a plan's value names: the same name, else the same
     letters and digits whatever their case and separators (a plan's ``venue_search`` for the
     component ``VenueSearch``, as a framework names a component's tool), else the one tool
-    whose bare name (:func:`_bare`) is that (a plugin's function ``Billing-pay`` for ``pay``);
-    '' when none.
+    whose bare name (:func:`_bare`) is that (a plugin's function ``Billing-pay`` for ``pay``),
+    else the tool that is the value's bare name (a plan's ``clerk.book`` for ``book``); '' when
+    none.
 
     >>> _called({"VenueSearch", "pay"})("venue_search"), _called({"pay"})(7)
     ('VenueSearch', '')
@@ -3397,7 +3398,7 @@ def _called(tools: set[str]) -> Callable[[Any], str]:
         key = _squash(value)
         if key in squashed:
             return squashed[key]
-        named = bare.get(key, set()) or {t for t in tools if t == _bare(value)}
+        named = bare.get(key, set()) or ({_bare(value)} & tools)
         return next(iter(named)) if len(named) == 1 else ""
 
     return called
@@ -3506,7 +3507,7 @@ def _tables(text: str) -> Iterable[list[dict[str, Any]]]:
     r"""The markdown tables of a text, each as its rows: a header row naming the columns, a rule
     line (``|---|---|``), then one row per item, a mapping of each cell by its column's header;
     a cell that is a JSON object, or ``key=value`` pairs (``;`` between them, else ``,``), is
-    that mapping (whole numbers as numbers).
+    that mapping (whole numbers as numbers); then its header-less tables (:func:`_bare_tables`).
 
     >>> next(_tables("Plan:\n| # | name | with |\n|---|---|---|\n| 1 | pick | order=7; bin=A |"))
     [{'#': '1', 'name': 'pick', 'with': {'order': 7, 'bin': 'A'}}]

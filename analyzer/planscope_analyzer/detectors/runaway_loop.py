@@ -490,8 +490,7 @@ class RunawayLoop:
                     found_at,
                     step_id,
                     unique(evidence)[:MAX_EVIDENCE],
-                    # the key :func:`_key` reads off the finding
-                    step_id or f"\x00{found_at or tool}",
+                    _place_key(step_id, found_at, tool),  # its finding's :func:`_key`
                 )
             )
         return out
@@ -587,7 +586,13 @@ def _with_wrapper(loop: Finding, calls: Finding) -> Finding:
 
 def _key(f: Finding) -> str:
     """One finding per step, else per place of an unplanned loop, else per tool."""
-    return f.step_id or f"\x00{f.detail.get('where') or f.component}"
+    return _place_key(f.step_id, f.detail.get("where", ""), f.component)
+
+
+def _place_key(step_id: str, where: str, component: str) -> str:
+    """:func:`_key` of a finding at ``step_id``, else ``where`` (the agent or span name of work
+    no plan step names), else about ``component``."""
+    return step_id or f"\x00{where or component}"
 
 
 def _step_named(trace: TraceData, step_id: str) -> str:
