@@ -30,6 +30,7 @@ from . import (
     glazier,
     grants,
     harvest,
+    hauler,
     hives,
     kiln,
     lab,
@@ -148,7 +149,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     client, its tracer provider relayed to ``provider``, the busyard LangGraph supervisor app
     (``create_supervisor``) through LangSmith's OpenTelemetry export (LangChain's tracer on the
     environment LangSmith reads, its client's tracer taken from the global provider, relayed to
-    ``provider``) and its own spans through a tracer of ``provider``.
+    ``provider``) and its own spans through a tracer of ``provider``, the hauler app (a
+    pydantic-graph state machine running pydantic-ai agents) through the global Logfire
+    (``instrument_pydantic_ai``, pydantic-graph's own spans, the app's ``logfire.span`` spans), its
+    extra span processor handing each span to ``provider``'s processors.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -196,6 +200,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ag2_agents: list[Label] = []
     langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
+    graph_logfire: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -293,6 +298,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langgraph_supervisor.append(label)
         elif label.agent == "linen":
             langfuse_langchain.append(label)
+        elif label.agent == "hauler":
+            graph_logfire.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -374,6 +381,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # moving's Langfuse client (one per public key) under Langfuse's LangChain callback handler;
     # moving's langfuse.openai wrapper is told to skip ChatOpenAI's raw-response calls meanwhile
     out.update(linen.play(langfuse_langchain, provider))
+    # the global Logfire (configured once, its extra processor relaying to ``provider`` only while
+    # it plays) over the global tracer provider already taken by the relay; pydantic-ai's
+    # instrument_all is put back when the play returns
+    out.update(hauler.play(graph_logfire, provider))
     if google_adk:
         from . import reel
 

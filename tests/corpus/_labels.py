@@ -684,6 +684,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed47": {
         "linen": range(98000, 98024),
     },
+    # Sealed 50: a fifty-first agent (hauler: a pydantic-graph state machine whose nodes run
+    # pydantic-ai agents, a planner answering command lines and a crew runner per move attempt,
+    # traced by Logfire), labels committed alone before any detector ran on it, scored once
+    # (``--sealed50``).
+    "sealed50": {
+        "hauler": range(99200, 99224),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -6299,6 +6306,149 @@ def _linen_external_outbreak(rng: random.Random) -> tuple[str, str, str, dict[st
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- hauler: a municipal waste depot re-routing a collection round after a road closure, a
+# pydantic-graph state machine whose nodes run pydantic-ai agents (a planner answering command
+# lines, a crew runner per move attempt) under Logfire. Services raise ``«kind» text`` faults:
+# ``kerbside-wait`` (a ``ModelRetry``: the model calls again ``--after`` the time named),
+# ``tip-again`` (the app runs the move again), ``reroute`` with ``(use k=v)`` (a new plan) or
+# ``scrap`` (final).
+_HAULER_TEXTS = (
+    "the compactor on {truck} jammed with {n} kg in the hopper",
+    "{street} is coned off by a utility crew for {n} minutes",
+    "the weighbridge at gate {k} is recalibrating",
+    "telematics lost {truck} at the {street} junction",
+    "the depot's fuel bowser is down to {n} litres",
+    "a parked van blocks the bin store on {street}",
+    "the highways desk queue is {n} requests long",
+)
+_HAULER_STREETS = ("Tanner Street", "Orchard Rise", "Quay Road", "Beck Lane", "Station Hill")
+_HAULER_MOVE = {
+    "bypass_routes": "find_bypass",
+    "request_permit": "clear_permit",
+    "assign_truck": "assign_truck",
+    "book_landfill_ticket": "book_tip",
+    "notify_crew": "notify_crew",
+}
+_HAULER_TIMED = ["assign_truck", "book_landfill_ticket", "notify_crew"]
+
+
+def _hauler_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_HAULER_TEXTS).format(
+            truck=f"RCV-{rng.randint(10, 99)}",
+            street=rng.choice(_HAULER_STREETS),
+            n=rng.randint(3, 900),
+            k=rng.randint(1, 6),
+        )
+        for _ in range(count)
+    ]
+
+
+def _hauler_waits(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each wait names another time: the model calls again with different arguments
+    minutes = rng.sample(range(5 * 60, 14 * 60, 5), count)
+    return [
+        {"kind": "kerbside-wait", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_hauler_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _hauler_scrap(rng: random.Random) -> dict[str, str]:
+    return {"kind": "scrap", "text": _hauler_texts(rng, 1)[0]}
+
+
+def _hauler_loop_move(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # tip-again again and again (varying texts), the app runs the move again each time; the
+    # last answer is scrap
+    tool = rng.choice(sorted(_HAULER_MOVE))
+    again = [{"kind": "tip-again", "text": t} for t in _hauler_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, _HAULER_MOVE[tool], "", {"tool": tool, "faults": [*again, _hauler_scrap(rng)]}
+
+
+def _hauler_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one crew-runner run: kerbside-wait again and again, each naming another time the
+    # model calls again after; the last answer is scrap
+    tool = rng.choice(_HAULER_TIMED)
+    faults = [*_hauler_waits(rng, rng.randint(4, 6)), _hauler_scrap(rng)]
+    return RUNAWAY, _HAULER_MOVE[tool], "", {"tool": tool, "faults": faults}
+
+
+def _hauler_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the landfill ticket fails under every plan: tip-again (run again), then reroute naming
+    # another weighbridge account of the council (a new plan), 3-4 plans; the last scrap
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _hauler_texts(rng, 2)
+        faults.append({"kind": "tip-again", "text": again})
+        if i < plans - 1:
+            accounts.append(f"WB-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "reroute", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "scrap", "text": moved})
+    params = {"tool": "book_landfill_ticket", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "book_tip", "", params
+
+
+def _hauler_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the highways permit stays queued: the crew runner reads it until it reports stalled
+    return RUNAWAY, "clear_permit", "", {"stuck": True}
+
+
+def _hauler_wrong_district(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's district is a neighbouring one: a bypass there is found; highways refuses the
+    # permit for good (the route leaves the round's collection area)
+    return PROPAGATION, "find_bypass", "", {"district": rng.choice(["Westbrook", "Northgate"])}
+
+
+def _hauler_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's collection day has a digit changed: every move works, the app's roster check
+    # against the job card fails after the job
+    return PROPAGATION, "assign_truck", "", {"day": rng.choice(["2027-02-06", "2027-02-19"])}
+
+
+def _hauler_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's weighbridge account has two digits swapped: the ticket is scrapped for good
+    return PROPAGATION, "book_tip", "", {"account": rng.choice(["WB-47018", "WB-40781"])}
+
+
+def _hauler_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice kerbside-wait inside one run or tip-again (the move run again); the call
+    # after the time named, or the next attempt, works
+    tool = rng.choice(_HAULER_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _hauler_waits(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "tip-again", "text": t} for t in _hauler_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _hauler_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the closure register answers 4-9 pages; a wide enough bypass is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _hauler_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the permit is queued 3-8 reads, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _hauler_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the job card's landfill cell is full: reroute names another site; the next plan books
+    # there and the rest works
+    site = rng.choice(["Brack Hill landfill", "Sowerby transfer station"])
+    return "healthy", "", PROPAGATION, {"site_to": site}
+
+
+def _hauler_external_main(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every move worked and the roster checked, a burst water main closes the bypass
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
 # work sheet of Python assignments, two tool-using executors asked once per step attempt) under
 # AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
@@ -7343,6 +7493,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _linen_polling_ends,
         "legit_replan": _linen_legit_replan,
         "external_outbreak": _linen_external_outbreak,
+    },
+    "hauler": {
+        "loop_step_varying": _hauler_loop_move,
+        "loop_tool_in_step": _hauler_loop_tool,
+        "loop_across_replans": _hauler_loop_replans,
+        "loop_poll_stuck": _hauler_loop_poll,
+        "wrong_district": _hauler_wrong_district,
+        "wrong_day": _hauler_wrong_day,
+        "wrong_account": _hauler_wrong_account,
+        "flaky": _hauler_flaky,
+        "pagination": _hauler_pagination,
+        "polling_ends": _hauler_polling_ends,
+        "legit_replan": _hauler_legit_replan,
+        "external_main": _hauler_external_main,
     },
 }
 

@@ -49,6 +49,7 @@ from tests.corpus import (
     glazier,
     grants,
     harvest,
+    hauler,
     hives,
     kiln,
     lease,
@@ -158,6 +159,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed45",
         "sealed46",
         "sealed47",
+        "sealed50",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -4142,3 +4144,105 @@ def check_mural_plays() -> None:
         "check painting date",
         "watch mural",
     ]
+
+
+def test_hauler_agent_plays_sealed50_scenarios() -> None:
+    """The hauler app (sealed-50 only) plays labelled scenarios under Logfire, in a child process
+    as the other sealed agents' checks do (its play configures the global Logfire):
+    ``check_hauler_plays``."""
+    _check_in_child("check_hauler_plays")
+
+
+def _json_attr(span: ReadableSpan, key: str) -> Any:
+    return json.loads(str(_attrs(span)[key]))
+
+
+def check_hauler_plays() -> None:
+    """The hauler app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-50 runs). A claims run (pydantic-ai with its own instrumentation capability) played
+    just before and just after carries no Logfire or pydantic-graph span and the same spans both
+    times; pydantic-ai's ``instrument_all`` default is put back; the hauler runs only Logfire's,
+    pydantic-ai's and pydantic-graph's scopes, no ``planscope.*`` attribute. Kerbside waits
+    inside one crew-runner run: one ERROR ``execute_tool`` span per injected fault under one
+    ``invoke_agent crew_runner`` under one ``run node Haul``, called again ``after`` each time
+    named, the root ERROR with the final ``«scrap»``. A legitimate re-plan: the second plan
+    carries the settled moves and the site named, the second ticket works, the check and the
+    watch last."""
+    from pydantic_ai import Agent
+
+    neighbours = [(claims.play, _committed("claims", "sealed6")[0])]
+    labels = _committed("hauler", "sealed50")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    default = Agent._instrument_default
+    ids, others, traces = _played_between(hauler.play, [picked, replan], neighbours)
+    assert Agent._instrument_default is default
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and not _scopes(before) & {"logfire", "pydantic-graph"}
+    for run in ids.values():
+        assert _scopes(traces[run]) == {"logfire", "pydantic-ai", "pydantic-graph"}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "reroute round {round}" and _attrs(root)["hauler.outcome"] == "failed"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"«scrap» {faults[-1]['text']}")
+    (planner,) = [s for s in spans if s.name == "invoke_agent route_planner"]
+    plan = _json_attr(planner, "final_result")
+    (move,) = [m for m in plan["moves"] if m["slug"] == picked.step]
+    assert move["command"].startswith(picked.params["tool"] + " --")
+    calls = sorted(
+        (s for s in spans if s.name == f"execute_tool {picked.params['tool']}"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [_json_attr(s, "gen_ai.tool.call.arguments").get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    (runner,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert runner.name == "invoke_agent crew_runner" and runner.parent
+    assert by_id[runner.parent.span_id].name == "run node Haul"
+    assert runner.status.status_code is StatusCode.ERROR
+    (raised,) = [e for e in runner.events if e.name == "exception"]
+    assert (raised.attributes or {})["exception.type"] == "tests.corpus.hauler.DepotFault"
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["hauler.outcome"] == "rerouted"
+    plans = [
+        _json_attr(s, "final_result")
+        for s in sorted(spans, key=lambda s: s.start_time or 0)
+        if s.name == "invoke_agent route_planner"
+    ]
+    assert [p["revision"] for p in plans] == [1, 2]
+    assert list(plans[1]["settled"]) == ["find_bypass", "clear_permit", "assign_truck"]
+    assert [m["number"] for m in plans[1]["moves"]] == [4, 5]
+    site = replan.params["site_to"]
+    assert plans[1]["moves"][0]["command"] == (
+        f"book_landfill_ticket --truck %assign_truck% --site '{site}' --account "
+        f"{hauler.JOB['account']}"
+    )
+    tickets = sorted(
+        (s for s in spans if s.name == "execute_tool book_landfill_ticket"),
+        key=lambda s: s.start_time or 0,
+    )
+    sites = [_json_attr(s, "gen_ai.tool.call.arguments")["site"] for s in tickets]
+    assert sites == [hauler.JOB["site"], site]
+    assert [s.status.status_code for s in tickets] == [StatusCode.ERROR, StatusCode.UNSET]
+    assert "gen_ai.tool.call.result" in _attrs(tickets[1])
+    (graph,) = [s for s in spans if s.name == "run graph depot_reroute"]
+    nodes = [
+        s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == graph.context
+    ]
+    assert nodes[0] == "run node Plan" and "run node Replan" in nodes
+    assert nodes[-2:] == ["run node Check", "run node Watch"]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    last = sorted(
+        (s for s in spans if s.parent and by_id[s.parent.span_id].name in nodes[-2:]),
+        key=lambda s: s.start_time or 0,
+    )
+    assert [s.name for s in last] == ["check truck roster", "watch round {route}"]
