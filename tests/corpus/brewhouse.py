@@ -562,7 +562,7 @@ class HeadBrewer:
             states = ("fermenting", "conditioning", "canned", "palletised", "dispatched")
             for read, state in enumerate(states, 1):
                 if self.label.scenario == "external_recall" and read > int(
-                    self.label.params["reads"]
+                    self.label.params["watch_reads"]
                 ):
                     reason = "the can supplier recalled the can lot: seam defect, batch on hold"
                     span.set_status(Status(StatusCode.ERROR, reason))
