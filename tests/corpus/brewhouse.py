@@ -78,13 +78,6 @@ JOB: dict[str, Any] = {
     "can_day": "2027-05-04",
     "account": "DA-40417",
 }
-TOOL_STEP = {
-    "malt_catalogue": "reserve_malt",
-    "brewhouse_slot": "book_brew_day",
-    "cellar_transfer": "transfer_tank",
-    "canning_run": "book_canning",
-    "duty_payment": "pay_duty",
-}
 MAX_STEP_ATTEMPTS = 8
 MAX_REVISIONS = 4
 MAX_TRANSFER_READS = 12
@@ -309,7 +302,6 @@ class World:
     """Malt lot -> the site it is delivered to."""
     brews: dict[str, dict[str, str]] = field(default_factory=dict)
     transfers: dict[str, dict[str, Any]] = field(default_factory=dict)
-    runs: dict[str, str] = field(default_factory=dict)
     accounts: set[str] = field(default_factory=lambda: {JOB["account"]})
     paid: str = ""
 
@@ -401,9 +393,7 @@ def make_tools(world: World) -> list[Tool]:
     ) -> str:
         """Book a mobile canning line to can a racked tank on a day."""
         world.fault("canning_run")
-        run = f"CAN-{seed}"
-        world.runs[run] = beer
-        return json.dumps({"value": run, "line": line, "day": day})
+        return json.dumps({"value": f"CAN-{seed}", "beer": beer, "line": line, "day": day})
 
     @tool
     def duty_payment(
