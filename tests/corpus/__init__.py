@@ -17,6 +17,7 @@ from . import (
     beacon,
     bigtop,
     bindery,
+    brewhouse,
     busyard,
     cellar,
     chandler,
@@ -148,7 +149,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     client, its tracer provider relayed to ``provider``, the busyard LangGraph supervisor app
     (``create_supervisor``) through LangSmith's OpenTelemetry export (LangChain's tracer on the
     environment LangSmith reads, its client's tracer taken from the global provider, relayed to
-    ``provider``) and its own spans through a tracer of ``provider``.
+    ``provider``) and its own spans through a tracer of ``provider``, the brewhouse Haystack app
+    (a ``Pipeline`` planner, an ``Agent`` per step attempt) through Haystack's own OpenTelemetry
+    tracer (``opentelemetry-haystack``'s ``OpenTelemetryTracer`` on a tracer of ``provider``,
+    content tracing on, both as they were after) and its own spans through a tracer of
+    ``provider``.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -196,6 +201,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ag2_agents: list[Label] = []
     langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
+    haystack_tracer: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -293,6 +299,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langgraph_supervisor.append(label)
         elif label.agent == "linen":
             langfuse_langchain.append(label)
+        elif label.agent == "brewhouse":
+            haystack_tracer.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -374,6 +382,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # moving's Langfuse client (one per public key) under Langfuse's LangChain callback handler;
     # moving's langfuse.openai wrapper is told to skip ChatOpenAI's raw-response calls meanwhile
     out.update(linen.play(langfuse_langchain, provider))
+    # venue's Haystack, under Haystack's own tracer this time: the play enables it on a tracer of
+    # ``provider`` and puts back the tracer and content switch it found (venue's instrumentor is
+    # off by then; it never uses Haystack's tracer)
+    out.update(brewhouse.play(haystack_tracer, provider))
     if google_adk:
         from . import reel
 
