@@ -102,6 +102,7 @@ SEALED = (
     "sealed46",
     "sealed47",
     "sealed50",
+    "sealed48",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -17,6 +17,7 @@ from . import (
     beacon,
     bigtop,
     bindery,
+    brewhouse,
     busyard,
     cellar,
     chandler,
@@ -152,7 +153,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``provider``) and its own spans through a tracer of ``provider``, the hauler app (a
     pydantic-graph state machine running pydantic-ai agents) through the global Logfire
     (``instrument_pydantic_ai``, pydantic-graph's own spans, the app's ``logfire.span`` spans), its
-    extra span processor handing each span to ``provider``'s processors.
+    extra span processor handing each span to ``provider``'s processors, the brewhouse Haystack app
+    (a ``Pipeline`` planner, an ``Agent`` per step attempt) through Haystack's own OpenTelemetry
+    tracer (``opentelemetry-haystack``'s ``OpenTelemetryTracer`` on a tracer of ``provider``,
+    content tracing on, both as they were after) and its own spans through a tracer of
+    ``provider``.
 
     The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
     provider, relayed to ``provider``); it is imported only when it plays (ADK imports
@@ -201,6 +206,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
     graph_logfire: list[Label] = []
+    haystack_tracer: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -300,6 +306,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langfuse_langchain.append(label)
         elif label.agent == "hauler":
             graph_logfire.append(label)
+        elif label.agent == "brewhouse":
+            haystack_tracer.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -385,6 +393,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # it plays) over the global tracer provider already taken by the relay; pydantic-ai's
     # instrument_all is put back when the play returns
     out.update(hauler.play(graph_logfire, provider))
+    # venue's Haystack, under Haystack's own tracer this time: the play enables it on a tracer of
+    # ``provider`` and puts back the tracer and content switch it found (venue's instrumentor is
+    # off by then; it never uses Haystack's tracer)
+    out.update(brewhouse.play(haystack_tracer, provider))
     if google_adk:
         from . import reel
 

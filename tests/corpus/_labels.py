@@ -684,6 +684,12 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed47": {
         "linen": range(98000, 98024),
     },
+    # Sealed 48: a fifty-first agent (brewhouse: Haystack 3.x, a Pipeline planner answering an
+    # s-expression brew sheet and an Agent per step attempt, under Haystack's own OpenTelemetry
+    # tracer), labels committed alone before any detector ran on it, scored once (``--sealed48``).
+    "sealed48": {
+        "brewhouse": range(99000, 99024),
+    },
     # Sealed 50: a fifty-first agent (hauler: a pydantic-graph state machine whose nodes run
     # pydantic-ai agents, a planner answering command lines and a crew runner per move attempt,
     # traced by Logfire), labels committed alone before any detector ran on it, scored once
@@ -6306,6 +6312,157 @@ def _linen_external_outbreak(rng: random.Random) -> tuple[str, str, str, dict[st
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- brewhouse: a craft brewery scheduling a brew week with Haystack 3.x (a Pipeline planner
+# answering an s-expression brew sheet, an Agent per step attempt with @tool services) under
+# Haystack's own OpenTelemetry tracer. Services raise syslog-style cellar alarms the Agent hands
+# the model as ``Failed to invoke Tool ... Error: cellar[<unit>] <level>: <text>``: ``notice``
+# with ``-- resume HH:MM`` (the model calls again with that time), ``warning`` (the app runs the
+# step again), ``err`` with ``-- suggest key=value`` (a new revision of the sheet) or ``crit``
+# (final).
+_BREWHOUSE_TEXTS = (
+    "mash tun {k} still at {n} C after the CIP rinse",
+    "glycol chiller loop {k} reads {n} kPa, below setpoint",
+    "the maltster's weighbridge queue holds {n} lorries",
+    "dissolved oxygen at {n} ppb on the {line} filler",
+    "seamer {k} rejected {n} cans in the last check",
+    "the duty office's batch {n} is still posting",
+    "CO2 delivery for {line} is {n} minutes late",
+)
+_BREWHOUSE_LINES = ("can line A", "keg line", "brite tank 2", "bright beer main", "FV-7")
+_BREWHOUSE_TIMED = ["brewhouse_slot", "canning_run", "duty_payment"]
+
+
+def _brewhouse_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_BREWHOUSE_TEXTS).format(
+            line=rng.choice(_BREWHOUSE_LINES), n=rng.randint(3, 990), k=rng.randint(1, 6)
+        )
+        for _ in range(count)
+    ]
+
+
+def _brewhouse_alarm(rng: random.Random, level: str, text: str, hint: str = "") -> dict[str, str]:
+    alarm = {"level": level, "text": text, "unit": str(rng.randint(100, 9999))}
+    return alarm | {"hint": hint} if hint else alarm
+
+
+def _brewhouse_notices(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each notice names another time to resume at: the model calls again with other arguments
+    minutes = rng.sample(range(5 * 60, 22 * 60, 5), count)
+    return [
+        _brewhouse_alarm(rng, "notice", t, f"{m // 60:02d}:{m % 60:02d}")
+        for t, m in zip(_brewhouse_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _brewhouse_crit(rng: random.Random) -> dict[str, str]:
+    return _brewhouse_alarm(rng, "crit", _brewhouse_texts(rng, 1)[0])
+
+
+_BREWHOUSE_STEP = {
+    "malt_catalogue": "reserve_malt",
+    "brewhouse_slot": "book_brew_day",
+    "cellar_transfer": "transfer_tank",
+    "canning_run": "book_canning",
+    "duty_payment": "pay_duty",
+}
+
+
+def _brewhouse_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # a warning again and again (varying texts), the app runs the step again each time; the
+    # last alarm is crit
+    tool = rng.choice(sorted(_BREWHOUSE_STEP))
+    warnings = [
+        _brewhouse_alarm(rng, "warning", t) for t in _brewhouse_texts(rng, rng.randint(4, 6))
+    ]
+    faults = [*warnings, _brewhouse_crit(rng)]
+    return RUNAWAY, _BREWHOUSE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _brewhouse_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run: notices again and again, each naming another time the model
+    # calls again at; the last alarm is crit
+    tool = rng.choice(_BREWHOUSE_TIMED)
+    faults = [*_brewhouse_notices(rng, rng.randint(4, 6)), _brewhouse_crit(rng)]
+    return RUNAWAY, _BREWHOUSE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _brewhouse_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the duty payment fails under every revision: a warning (run again), then err suggesting
+    # another duty account (a new revision), 3-4 revisions; the last crit
+    revisions = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    for i in range(revisions):
+        warned, moved = _brewhouse_texts(rng, 2)
+        faults.append(_brewhouse_alarm(rng, "warning", warned))
+        account = f"DA-{rng.randint(10000, 99999)}"
+        faults.append(
+            _brewhouse_alarm(rng, "err", moved, f"account={account}")
+            if i < revisions - 1
+            else _brewhouse_alarm(rng, "crit", moved)
+        )
+    return RUNAWAY, "pay_duty", "", {"tool": "duty_payment", "faults": faults}
+
+
+def _brewhouse_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the transfer never racks (the gravity stays put): the executor reads it until it stalls
+    return RUNAWAY, "transfer_tank", "", {"stuck": True}
+
+
+def _brewhouse_wrong_site(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's site is the brewery's other one: a malt lot delivered there is found and the
+    # brewhouse booked; the transfer to the fermenter fails for good (no wort main between sites)
+    return PROPAGATION, "reserve_malt", "", {"site": rng.choice(["Mill Yard", "Arch 12"])}
+
+
+def _brewhouse_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's brew day has a digit changed: every step is done, the app's check of the
+    # brew day against the week's job sheet fails after the duty is paid
+    return PROPAGATION, "book_brew_day", "", {"brew_day": rng.choice(["2027-04-21", "2027-04-02"])}
+
+
+def _brewhouse_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's duty account has two digits swapped: the payment is refused for good (crit)
+    return PROPAGATION, "pay_duty", "", {"account": rng.choice(["DA-40471", "DA-04417"])}
+
+
+def _brewhouse_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice a notice inside one executor run or a warning (the step run again); the
+    # call at the resume time, or the next attempt, works
+    tool = rng.choice(_BREWHOUSE_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _brewhouse_notices(rng, count)
+        if rng.random() < 0.5
+        else [_brewhouse_alarm(rng, "warning", t) for t in _brewhouse_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _brewhouse_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the maltster's catalogue answers 4-9 pages of allocated lots; a free lot is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _brewhouse_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the transfer racks after 3-8 reads
+    return "healthy", "", RUNAWAY, {"reads": rng.randint(3, 8)}
+
+
+def _brewhouse_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the job sheet's canning line is booked out that day: err suggests another line; the next
+    # revision books it and the rest works
+    line = rng.choice(["Tin Shed Canning 1", "Canny Mobile 3"])
+    moved = _brewhouse_alarm(rng, "err", _brewhouse_texts(rng, 1)[0], f"line={line}")
+    return "healthy", "", PROPAGATION, {"tool": "canning_run", "faults": [moved], "line_to": line}
+
+
+def _brewhouse_external_recall(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step was done and the brew day checked, the can supplier recalls the can lot
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"watch_reads": rng.randint(1, 2)}
+
+
 # --- hauler: a municipal waste depot re-routing a collection round after a road closure, a
 # pydantic-graph state machine whose nodes run pydantic-ai agents (a planner answering command
 # lines, a crew runner per move attempt) under Logfire. Services raise ``«kind» text`` faults:
@@ -7493,6 +7650,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _linen_polling_ends,
         "legit_replan": _linen_legit_replan,
         "external_outbreak": _linen_external_outbreak,
+    },
+    "brewhouse": {
+        "loop_step_varying": _brewhouse_loop_step,
+        "loop_tool_in_step": _brewhouse_loop_tool,
+        "loop_across_replans": _brewhouse_loop_replans,
+        "loop_poll_stuck": _brewhouse_loop_poll,
+        "wrong_site": _brewhouse_wrong_site,
+        "wrong_day": _brewhouse_wrong_day,
+        "wrong_account": _brewhouse_wrong_account,
+        "flaky": _brewhouse_flaky,
+        "pagination": _brewhouse_pagination,
+        "polling_ends": _brewhouse_polling_ends,
+        "legit_replan": _brewhouse_legit_replan,
+        "external_recall": _brewhouse_external_recall,
     },
     "hauler": {
         "loop_step_varying": _hauler_loop_move,

@@ -37,6 +37,7 @@ from tests.corpus import (
     beacon,
     bigtop,
     bindery,
+    brewhouse,
     busyard,
     cellar,
     chandler,
@@ -159,6 +160,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed45",
         "sealed46",
         "sealed47",
+        "sealed48",
         "sealed50",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
@@ -4144,6 +4146,111 @@ def check_mural_plays() -> None:
         "check painting date",
         "watch mural",
     ]
+
+
+def test_brewhouse_agent_plays_sealed48_scenarios() -> None:
+    """The brewhouse app (sealed-48 only) plays labelled scenarios under Haystack's own
+    OpenTelemetry tracer, in a child process as the other sealed agents' checks do:
+    ``check_brewhouse_plays``."""
+    _check_in_child("check_brewhouse_plays")
+
+
+def _brew_sheets(spans: list[ReadableSpan]) -> list[Any]:
+    """The brew sheets the planner pipeline read, in order: the ``BrewSheetReader``
+    component's output (content tracing on)."""
+    readers = sorted(
+        (s for s in spans if _attrs(s).get("haystack.component.name") == "sheet"),
+        key=lambda s: s.start_time or 0,
+    )
+    return [json.loads(str(_attrs(s)["haystack.component.output"])) for s in readers]
+
+
+def check_brewhouse_plays() -> None:
+    """The brewhouse app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-48 runs). A venue run (Haystack under OpenInference's instrumentor) played just before
+    and just after carries no span of Haystack's tracer, the brewhouse runs only Haystack's
+    tracer's and the app's scopes, and Haystack's tracer and content switch are what they were.
+    Notices inside one executor ``Agent`` run: the root ERROR with the final alarm, one
+    ``haystack.agent.step.tool`` span per injected alarm (``haystack.tool.error``) under one
+    ``haystack.agent.run`` for the step, called again at each resume time named. A legitimate
+    re-plan: the second sheet settles the done steps and books the line named, the check and
+    the watch last."""
+    from haystack import tracing
+
+    neighbours = [(venue.play, _committed("venue", "sealed10")[0])]
+    labels = _committed("brewhouse", "sealed48")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    before = (tracing.tracer.actual_tracer, tracing.tracer.is_content_tracing_enabled)
+    ids, others, traces = _played_between(brewhouse.play, [picked, replan], neighbours)
+    assert (tracing.tracer.actual_tracer, tracing.tracer.is_content_tracing_enabled) == before
+    for t in others:
+        assert "haystack" not in _scopes(traces[t]) and not any(
+            s.name.startswith(("brew week", "haystack.")) for s in traces[t]
+        )
+        assert {"Pipeline.run", "Agent.run"} <= {s.name for s in traces[t]}
+    for run in ids.values():
+        assert _scopes(traces[run]) == {"brewhouse", "haystack"}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == f"brew week {brewhouse.JOB['week']}"
+    assert root.status.status_code is StatusCode.ERROR
+    assert (root.status.description or "").endswith(f"crit: {faults[-1]['text']}")
+    (sheet,) = _brew_sheets(spans)
+    (step,) = [s for s in sheet["steps"] if s["name"] == picked.step]
+    assert step["tool"] == picked.params["tool"]
+    calls = sorted(
+        (s for s in spans if _attrs(s).get("haystack.tool.name") == step["tool"]),
+        key=lambda s: s.start_time or 0,
+    )
+    assert len(calls) == len(faults) >= 5
+    assert all(
+        s.name == "haystack.agent.step.tool" and _attrs(s)["haystack.tool.error"] for s in calls
+    )
+    assert all(s.status.status_code is StatusCode.UNSET for s in calls)  # the tracer sets none
+    outputs = [
+        json.loads(str(_attrs(s)["haystack.agent.step.tool.output"]))["error"] for s in calls
+    ]
+    assert [o.split("] ", 1)[1].split(" -- ")[0] for o in outputs] == [
+        f"{f['level']}: {f['text']}" for f in faults
+    ]
+    resumes = [
+        json.loads(str(_attrs(s)["haystack.agent.step.tool.input"])).get("resume") for s in calls
+    ]
+    assert resumes == [None] + [f["hint"] for f in faults[:-1]]
+    steps = {by_id[s.parent.span_id] for s in calls if s.parent}
+    (agent,) = {by_id[s.parent.span_id] for s in steps if s.parent}  # tool <- step <- agent run
+    assert agent.name == "haystack.agent.run"
+    assert json.loads(str(_attrs(agent)["haystack.agent.input"]))["step"] == picked.step
+    last = json.loads(str(_attrs(agent)["haystack.agent.output"]))["last_message"]
+    assert last["content"][0]["text"].startswith("(dumped ")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["brewhouse.outcome"] == "packaged"
+    first, second = _brew_sheets(spans)
+    assert [s["name"] for s in first["steps"]][-2:] == ["book_canning", "pay_duty"]
+    assert second["header"]["revision"] == 2
+    assert second["header"]["because"].startswith("book_canning: err: ")
+    assert list(second["header"]["settled"]) == ["reserve_malt", "book_brew_day", "transfer_tank"]
+    (canning,) = [s for s in second["steps"] if s["name"] == "book_canning"]
+    assert canning["args"]["line"] == replan.params["line_to"]
+    assert canning["args"]["beer"] == ["result", "transfer_tank"]
+    booked = sorted(
+        (s for s in spans if _attrs(s).get("haystack.tool.name") == "canning_run"),
+        key=lambda s: s.start_time or 0,
+    )
+    lines = [json.loads(str(_attrs(s)["haystack.agent.step.tool.input"]))["line"] for s in booked]
+    assert lines == [brewhouse.JOB["line"], replan.params["line_to"]]
+    assert [bool(_attrs(s).get("haystack.tool.error")) for s in booked] == [True, False]
+    names = [
+        s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == root.context
+    ]
+    assert names[-2:] == ["check brew day", f"watch batch BR-{replan.seed}"]
 
 
 def test_hauler_agent_plays_sealed50_scenarios() -> None:
