@@ -534,6 +534,9 @@ class Opening:
             user_id=USER, session_id=self.session, new_message=message, state_delta=state
         ):
             pass
+        return await self._state()
+
+    async def _state(self) -> dict[str, Any]:
         done = await self.sessions.get_session(app_name=APP, user_id=USER, session_id=self.session)
         return dict(done.state) if done else {}
 
@@ -557,13 +560,17 @@ class Opening:
         value and note of the last report and the attempts used."""
         args = resolved(job, self.results)
         order = f"Job: {job.name}: {job.what}\nService: {job.tool}\nArguments: {json.dumps(args)}"
-        state = await self._run(
-            self.crew,
-            f"Work order {job.name} (attempt {attempt})",
-            work_order=order,
-            attempt=attempt,
-            crew_report="",
-        )
+        try:
+            state = await self._run(
+                self.crew,
+                f"Work order {job.name} (attempt {attempt})",
+                work_order=order,
+                attempt=attempt,
+                crew_report="",
+            )
+        except LiftControlFault as fault:  # the run ended there; the loop's rounds before it count
+            used = int((await self._state()).get("attempt", attempt))
+            return "RERUN", "", f"lift control: {fault}", used
         said = REPORT.match(str(state.get("crew_report", "")).strip())
         used = int(state.get("attempt", attempt))
         if not said or said[1] not in VERBS:
@@ -578,10 +585,7 @@ class Opening:
         while jobs:
             job, attempt = jobs[0], 1
             while True:
-                try:
-                    verb, value, note, attempt = await self.attempt(job, attempt)
-                except LiftControlFault as fault:
-                    verb, note = "RERUN", f"lift control: {fault}"
+                verb, value, note, attempt = await self.attempt(job, attempt)
                 if verb != "RERUN" or attempt >= MAX_ATTEMPTS:
                     break
                 attempt += 1
