@@ -101,6 +101,7 @@ SEALED = (
     "sealed45",
     "sealed46",
     "sealed47",
+    "sealed49",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

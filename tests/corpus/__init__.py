@@ -150,9 +150,12 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     environment LangSmith reads, its client's tracer taken from the global provider, relayed to
     ``provider``) and its own spans through a tracer of ``provider``.
 
-    The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
-    provider, relayed to ``provider``); it is imported only when it plays (ADK imports
-    google-cloud-aiplatform: seconds on every import of the corpus otherwise).
+    The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
+    OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
+    the play) and its own root span per opening; the reel Google ADK agent plays last, through
+    ADK's own tracing (its tracer on the global provider, relayed to ``provider``). Both are
+    imported only when they play (ADK imports google-cloud-aiplatform: seconds on every import of
+    the corpus otherwise).
     """
     import planscope
 
@@ -196,6 +199,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ag2_agents: list[Label] = []
     langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
+    adk_openinference: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -293,6 +297,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langgraph_supervisor.append(label)
         elif label.agent == "linen":
             langfuse_langchain.append(label)
+        elif label.agent == "liftline":
+            adk_openinference.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -374,6 +380,12 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # moving's Langfuse client (one per public key) under Langfuse's LangChain callback handler;
     # moving's langfuse.openai wrapper is told to skip ChatOpenAI's raw-response calls meanwhile
     out.update(linen.play(langfuse_langchain, provider))
+    if adk_openinference:
+        # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
+        # play returns: reel, after it, traces through ADK's own tracing again
+        from . import liftline
+
+        out.update(liftline.play(adk_openinference, provider))
     if google_adk:
         from . import reel
 
