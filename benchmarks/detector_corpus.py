@@ -101,8 +101,9 @@ SEALED = (
     "sealed45",
     "sealed46",
     "sealed47",
-    "sealed50",
     "sealed48",
+    "sealed49",
+    "sealed50",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -159,9 +159,12 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     content tracing on, both as they were after) and its own spans through a tracer of
     ``provider``.
 
-    The reel Google ADK agent plays last, through ADK's own tracing (its tracer on the global
-    provider, relayed to ``provider``); it is imported only when it plays (ADK imports
-    google-cloud-aiplatform: seconds on every import of the corpus otherwise).
+    The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
+    OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
+    the play) and its own root span per opening; the reel Google ADK agent plays last, through
+    ADK's own tracing (its tracer on the global provider, relayed to ``provider``). Both are
+    imported only when they play (ADK imports google-cloud-aiplatform: seconds on every import of
+    the corpus otherwise).
     """
     import planscope
 
@@ -205,6 +208,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ag2_agents: list[Label] = []
     langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
+    adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
     haystack_tracer: list[Label] = []
     for label in labels:
@@ -304,6 +308,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langgraph_supervisor.append(label)
         elif label.agent == "linen":
             langfuse_langchain.append(label)
+        elif label.agent == "liftline":
+            adk_openinference.append(label)
         elif label.agent == "hauler":
             graph_logfire.append(label)
         elif label.agent == "brewhouse":
@@ -397,6 +403,12 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # ``provider`` and puts back the tracer and content switch it found (venue's instrumentor is
     # off by then; it never uses Haystack's tracer)
     out.update(brewhouse.play(haystack_tracer, provider))
+    if adk_openinference:
+        # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
+        # play returns: reel, after it, traces through ADK's own tracing again
+        from . import liftline
+
+        out.update(liftline.play(adk_openinference, provider))
     if google_adk:
         from . import reel
 

@@ -690,7 +690,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed48": {
         "brewhouse": range(99000, 99024),
     },
-    # Sealed 50: a fifty-first agent (hauler: a pydantic-graph state machine whose nodes run
+    # Sealed 49: a fifty-second agent (liftline: Google ADK 1.10, a planner LlmAgent writing a
+    # markdown task-list checklist and a LoopAgent crew with an app shift boss, under
+    # OpenInference's Google ADK instrumentor), labels committed alone before any detector ran on
+    # it, scored once (``--sealed49``).
+    "sealed49": {
+        "liftline": range(99100, 99124),
+    },
+    # Sealed 50: a fifty-third agent (hauler: a pydantic-graph state machine whose nodes run
     # pydantic-ai agents, a planner answering command lines and a crew runner per move attempt,
     # traced by Logfire), labels committed alone before any detector ran on it, scored once
     # (``--sealed50``).
@@ -6312,6 +6319,152 @@ def _linen_external_outbreak(rng: random.Random) -> tuple[str, str, str, dict[st
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- liftline: a ski resort readying a chairlift and its run for opening day with Google ADK (a
+# planner LlmAgent writing a markdown task-list checklist, a LoopAgent over a crew LlmAgent and an
+# app shift boss per job) under OpenInference's Google ADK instrumentor. Services answer ADK's
+# recommended error dicts with a lift-board sign (``WIND HOLD`` with ``reopens``: the crew calls
+# again ``not_before`` it; ``STANDBY``: the crew loop runs the job again; ``DETOUR`` with ``use
+# key=value``: a new checklist; ``CLOSED``: final), or raise a lift-control ``OUTAGE`` that ends
+# the ADK run (the app runs the job again).
+_LIFTLINE_TEXTS = (
+    "gusts of {k}0 km/h at the {place} top station",
+    "the {place} haul rope tension reads {n} kN, outside the band",
+    "rime ice on tower {k} of the {place} line",
+    "the {place} snowmaking pumphouse is {n} minutes into a restart",
+    "the ops ledger is closing batch {n} for the {place} cost centre",
+    "patrol radio channel {k} is down between {place} and the summit",
+    "a cornice above the {place} traverse awaits control work at {n} m",
+)
+_LIFTLINE_PLACES = ("Ptarmigan", "Corrie", "Summit Express", "Lower Glen", "Hare's Gully")
+_LIFTLINE_JOB = {
+    "search_inspectors": "find_inspector",
+    "request_lift_certificate": "certify_lift",
+    "book_groomer": "groom_run",
+    "charge_snowmaking": "fund_snowmaking",
+    "request_patrol_signoff": "patrol_signoff",
+}
+_LIFTLINE_TIMED = ["book_groomer", "charge_snowmaking", "request_patrol_signoff"]
+
+
+def _liftline_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_LIFTLINE_TEXTS).format(
+            place=rng.choice(_LIFTLINE_PLACES), n=rng.randint(12, 960), k=rng.randint(2, 19)
+        )
+        for _ in range(count)
+    ]
+
+
+def _liftline_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each wind hold names another reopening time: the crew calls again with other arguments
+    minutes = rng.sample(range(7 * 60, 16 * 60, 5), count)
+    return [
+        {"sign": "WIND HOLD", "detail": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_liftline_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _liftline_down(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # a job to run again: STANDBY read by the crew (its loop runs it again) or a raised
+    # lift-control outage (the app runs it again), drawn per attempt
+    return [
+        {"sign": rng.choice(["STANDBY", "OUTAGE"]), "detail": t}
+        for t in _liftline_texts(rng, count)
+    ]
+
+
+def _liftline_closed(rng: random.Random) -> dict[str, str]:
+    return {"sign": "CLOSED", "detail": _liftline_texts(rng, 1)[0]}
+
+
+def _liftline_loop_job(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # STANDBY or an outage again and again (varying texts), the job run again each time; the
+    # last answer is CLOSED
+    tool = rng.choice(sorted(_LIFTLINE_JOB))
+    faults = [*_liftline_down(rng, rng.randint(4, 6)), _liftline_closed(rng)]
+    return RUNAWAY, _LIFTLINE_JOB[tool], "", {"tool": tool, "faults": faults}
+
+
+def _liftline_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one crew turn: WIND HOLD again and again, each reopening at another time the crew
+    # calls again at; the last answer is CLOSED
+    tool = rng.choice(_LIFTLINE_TIMED)
+    faults = [*_liftline_holds(rng, rng.randint(4, 6)), _liftline_closed(rng)]
+    return RUNAWAY, _LIFTLINE_JOB[tool], "", {"tool": tool, "faults": faults}
+
+
+def _liftline_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the snowmaking charge fails under every checklist: STANDBY or an outage (run again), then
+    # DETOUR naming another operations account (a new revision), 3-4 revisions; the last CLOSED
+    revisions = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    for i in range(revisions):
+        faults += _liftline_down(rng, 1)
+        moved = _liftline_texts(rng, 1)[0]
+        account = f"MO-{rng.randint(10000, 99999)}"
+        faults.append(
+            {"sign": "DETOUR", "detail": moved, "hint": f"account={account}"}
+            if i < revisions - 1
+            else {"sign": "CLOSED", "detail": moved}
+        )
+    return RUNAWAY, "fund_snowmaking", "", {"tool": "charge_snowmaking", "faults": faults}
+
+
+def _liftline_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the tramway board's inspection never happens: the crew reads the application until stuck
+    return RUNAWAY, "certify_lift", "", {"stuck": True}
+
+
+def _liftline_wrong_sector(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's sector is another one: an inspector certified there is found; the tramway board
+    # refuses the certificate for good (not certified for the lift's sector)
+    return PROPAGATION, "find_inspector", "", {"sector": rng.choice(["South Face", "West Ridge"])}
+
+
+def _liftline_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's opening day has a digit changed: every job is done, the app's check of the
+    # certificate's day against the opening order fails after the job
+    day = rng.choice(["2027-12-14", "2027-12-07"])
+    return PROPAGATION, "certify_lift", "", {"opening_day": day}
+
+
+def _liftline_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's operations account has two digits swapped: the charge is closed for good
+    return PROPAGATION, "fund_snowmaking", "", {"account": rng.choice(["MO-58517", "MO-55871"])}
+
+
+def _liftline_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice a WIND HOLD inside one crew turn, or STANDBY / an outage (the job run
+    # again); the call after the reopening, or the next attempt, works
+    tool = rng.choice(_LIFTLINE_TIMED)
+    count = rng.randint(1, 2)
+    faults = _liftline_holds(rng, count) if rng.random() < 0.5 else _liftline_down(rng, count)
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _liftline_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the inspectors' register answers 4-9 pages; a free inspector is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _liftline_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the application awaits its inspection 3-8 reads, then the lift is certified
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _liftline_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order's grooming depot has both snowcats in the workshop: DETOUR names another depot;
+    # the next checklist books there and the rest works
+    depot = rng.choice(["Corrie Depot", "Glen Lodge Depot"])
+    return "healthy", "", PROPAGATION, {"depot_to": depot}
+
+
+def _liftline_external_avalanche(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every job was done and the opening day checked, avalanche control shuts the run
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"closes_after": rng.randint(1, 2)}
+
+
 # --- brewhouse: a craft brewery scheduling a brew week with Haystack 3.x (a Pipeline planner
 # answering an s-expression brew sheet, an Agent per step attempt with @tool services) under
 # Haystack's own OpenTelemetry tracer. Services raise syslog-style cellar alarms the Agent hands
@@ -7636,6 +7789,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _busyard_polling_ends,
         "legit_replan": _busyard_legit_resheet,
         "external_bridge": _busyard_external_bridge,
+    },
+    "liftline": {
+        "loop_step_varying": _liftline_loop_job,
+        "loop_tool_in_step": _liftline_loop_tool,
+        "loop_across_replans": _liftline_loop_replans,
+        "loop_poll_stuck": _liftline_loop_poll,
+        "wrong_sector": _liftline_wrong_sector,
+        "wrong_opening_day": _liftline_wrong_day,
+        "wrong_account": _liftline_wrong_account,
+        "flaky": _liftline_flaky,
+        "pagination": _liftline_pagination,
+        "polling_ends": _liftline_polling_ends,
+        "legit_replan": _liftline_legit_replan,
+        "external_avalanche": _liftline_external_avalanche,
     },
     "linen": {
         "loop_step_varying": _linen_loop_task,

@@ -160,6 +160,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed45",
         "sealed46",
         "sealed47",
+        "sealed49",
         "sealed48",
         "sealed50",
     )
@@ -4029,6 +4030,135 @@ def check_linen_plays() -> None:
         s.name for s in sorted(spans, key=lambda s: s.start_time or 0) if s.parent == root.context
     ]
     assert names[-2:] == ["check porter day", f"watch ward {linen.JOB['ward']}"]
+
+
+def test_liftline_agent_plays_sealed49_scenarios() -> None:
+    """The liftline Google ADK app (sealed-49 only) plays labelled scenarios under OpenInference's
+    Google ADK instrumentor, in a child process (the reel agent played beside it takes the
+    process's global tracer provider for good): ``check_liftline_plays``."""
+    _check_in_child("check_liftline_plays")
+
+
+def _oi_checklists(spans: list[ReadableSpan]) -> list[Any]:
+    """The planner's checklists in order: the output text of the ``call_llm`` spans under
+    ``agent_run [opening_planner]``."""
+    from tests.corpus import liftline
+
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    asked = sorted(
+        (
+            s
+            for s in spans
+            if s.name == "call_llm"
+            and s.parent
+            and by_id[s.parent.span_id].name == "agent_run [opening_planner]"
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    key = "llm.output_messages.0.message.contents.0.message_content.text"
+    return [liftline.parse_checklist(str(_attrs(s)[key])) for s in asked]
+
+
+def _oi_tool_io(spans: list[ReadableSpan], tool: str) -> list[tuple[ReadableSpan, Any, Any]]:
+    """A tool's ``execute_tool`` spans in order, each with its arguments and ADK's response."""
+    calls = sorted(
+        (s for s in spans if s.name == f"execute_tool {tool}"), key=lambda s: s.start_time or 0
+    )
+    return [
+        (
+            s,
+            json.loads(str(_attrs(s)["input.value"])),
+            json.loads(str(_attrs(s)["output.value"]))["response"],
+        )
+        for s in calls
+    ]
+
+
+def check_liftline_plays() -> None:
+    """The liftline app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-49 runs). A reel run (ADK's own tracing, relayed from the global provider) and a
+    refund run played just before and just after (one provider) carry no liftline or
+    instrumentor span, the reel run after the play ADK's own ``gcp.vertex.agent`` spans again,
+    and every method and tracer the instrumentor swapped is put back; the liftline runs only the
+    app's and the instrumentor's scopes and no ``planscope.*`` attribute. Wind holds inside one
+    crew turn: the root in error with the final ``CLOSED``, the checklist naming the labelled
+    job and its tool, one ``execute_tool`` span per injected answer (status OK: ADK's error
+    dicts), each called again ``not_before`` the time the last named, all under ``call_llm``
+    spans of one ``agent_run [lift_crew]`` whose instruction carries the work order. A
+    legitimate re-plan: the second checklist ticks the jobs done and books the depot named, the
+    second booking works, the root not in error, the app's check and watch last under it."""
+    from google.adk import runners
+    from google.adk.agents import BaseAgent, base_agent
+    from google.adk.flows.llm_flows import base_llm_flow, functions
+
+    from tests.corpus import liftline, reel
+
+    def swapped() -> list[Any]:
+        return [
+            runners.tracer,
+            base_agent.tracer,
+            base_llm_flow.tracer,
+            base_llm_flow.trace_call_llm,
+            functions.tracer,
+            functions.trace_tool_call,
+            runners.Runner.__dict__["run_async"],
+            BaseAgent.__dict__["run_async"],
+        ]
+
+    neighbours = [
+        (reel.play, _committed("reel", "sealed30")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    labels = _committed("liftline", "sealed49")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    before = swapped()
+    ids, others, traces = _played_between(liftline.play, [picked, replan], neighbours)
+    assert all(a is b for a, b in zip(swapped(), before, strict=True))
+    ours = {liftline.TRACER, "openinference.instrumentation.google_adk"}
+    assert all(traces[t] and not _scopes(traces[t]) & ours for t in others)
+    assert _scopes(traces[others[2]]) == {reel.TRACER, "gcp.vertex.agent"}  # reel after the play
+    for run in ids.values():
+        assert _scopes(traces[run]) == ours
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    faults = [dict(f) for f in picked.params["faults"]]
+    by_id = _gave_up(spans, "open lift", faults[-1]["detail"])
+    (checklist,) = _oi_checklists(spans)
+    (job,) = [j for j in checklist.jobs if j.name == picked.step]
+    assert job.tool == picked.params["tool"]
+    calls = _oi_tool_io(spans, job.tool)
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s, _, _ in calls} == {StatusCode.OK}
+    assert [(r["status"], r["board"]) for _, _, r in calls] == [
+        ("error", f["sign"]) for f in faults
+    ]
+    waits = [a.get("not_before") for _, a, _ in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    asked = {by_id[s.parent.span_id] for s, _, _ in calls if s.parent}
+    assert {a.name for a in asked} == {"call_llm"}
+    (crew,) = {by_id[a.parent.span_id] for a in asked if a.parent}
+    assert crew.name == "agent_run [lift_crew]"
+    first = min(_children(spans, crew, "call_llm"), key=lambda s: s.start_time or 0)
+    assert f"Job: {picked.step}: " in str(_attrs(first)["llm.input_messages.0.message.content"])
+    last = max(_children(spans, crew, "call_llm"), key=lambda s: s.start_time or 0)
+    said = str(_attrs(last)["llm.output_messages.0.message.contents.0.message_content.text"])
+    assert said.startswith("SHUT >> ")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name.startswith("open lift") and root.status.status_code is StatusCode.UNSET
+    first_list, second_list = _oi_checklists(spans)
+    assert not first_list.done and list(second_list.done) == ["find_inspector", "certify_lift"]
+    assert [j.name for j in second_list.jobs] == [j.name for j in first_list.jobs][2:]
+    depot = replan.params["depot_to"]
+    assert second_list.jobs[0].args["depot"] == depot != first_list.jobs[2].args["depot"]
+    booked = _oi_tool_io(spans, "book_groomer")
+    assert [a["depot"] for _, a, _ in booked] == [liftline.ORDER["depot"], depot]
+    assert [r.get("board") for _, _, r in booked] == ["DETOUR", None]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check opening day", f"watch lift {liftline.ORDER['lift']}"]
 
 
 def test_mural_agent_plays_sealed44_scenarios() -> None:
