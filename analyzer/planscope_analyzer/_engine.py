@@ -58,7 +58,17 @@ MAX_CHANGED = 20_000
 
 COLLECT_EVERY_BATCHES = 10
 """A long pass runs without automatic garbage collection (see ``_gc_paused``); the reference
-cycles left behind (a few hundred objects per query, from the driver) are collected this often."""
+cycles left behind (a few hundred objects per query from the driver; a rule's recursive
+closures with the values they hold: ~56,000 objects by the tenth batch of a 1M-span framework
+pass) are collected this often, in the objects made since the pass began only
+(:data:`_PASS_GENERATION`)."""
+
+_PASS_GENERATION = 1
+"""With automatic collection paused, every object made since stays in the youngest generation
+(and the survivors of a mid-pass collection in the next): collecting up to this one finds the
+pass's cycles without walking the older generation (the modules', and whatever was made
+before the pass: ~100,000 objects; 0.32 against 0.45 CPU s per collection, same objects
+freed)."""
 
 
 @dataclass
@@ -412,7 +422,7 @@ class Analyzer:
                 )
                 del batch
                 if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
-                    gc.collect()  # the few cycles the driver leaves per query, now and then
+                    gc.collect(_PASS_GENERATION)  # the pass's cycles, now and then
         total.findings.sort(key=lambda f: f.trace_id)
         total.seconds = time.perf_counter() - started
         return total
