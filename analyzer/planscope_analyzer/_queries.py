@@ -447,7 +447,7 @@ LIMIT {limit:UInt32}
 # FINAL: a trace re-bound after new spans has several rows until they merge, and the reader keeps
 # the newest one whose span count and end the trace index still gives. One thread: the read is
 # mostly decompressing the texts, and it runs beside the rules (the pass's loader thread); two
-# threads cost ~10% more CPU (docs/benchmarks.md, speed14).
+# threads cost 4-10% more CPU (docs/benchmarks.md, speed14).
 LOAD_BINDINGS = """
 SELECT TraceId AS trace_id, SpanCount AS spans, toUnixTimestamp64Nano(TraceEnd) AS end_ns,
        if(BindingVersion = {{version:UInt32}}, Binding, '') AS binding,
