@@ -1063,7 +1063,10 @@ def _pair_key(name: str) -> str:
     >>> _pair_key("Max RA"), _pair_key("max-ra")
     ('max_ra', 'max_ra')
     """
-    return "_".join(re.findall(r"[a-z0-9]+", name.lower()))
+    return "_".join(_KEY_WORD.findall(name.lower()))
+
+
+_KEY_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _uncontested(prompt: str) -> str:

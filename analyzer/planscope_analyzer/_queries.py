@@ -445,13 +445,16 @@ LIMIT {limit:UInt32}
 # BINDING_TIME_FILTER for a window batch, BINDING_TRACE_FILTER for traces named by id); a newer
 # version's text is not read (only that the row exists: this build must not replace it). Not
 # FINAL: a trace re-bound after new spans has several rows until they merge, and the reader keeps
-# the newest one whose span count and end the trace index still gives.
+# the newest one whose span count and end the trace index still gives. One thread: the read is
+# mostly decompressing the texts, and it runs beside the rules (the pass's loader thread); two
+# threads cost 4-10% more CPU (docs/benchmarks.md, speed14).
 LOAD_BINDINGS = """
 SELECT TraceId AS trace_id, SpanCount AS spans, toUnixTimestamp64Nano(TraceEnd) AS end_ns,
        if(BindingVersion = {{version:UInt32}}, Binding, '') AS binding,
        toUnixTimestamp64Micro(BoundAt) AS bound_at, BindingVersion > {{version:UInt32}} AS newer
 FROM planscope_trace_bindings
 WHERE {filter} AND BindingVersion >= {{version:UInt32}}
+SETTINGS max_threads = 1
 """
 BINDING_TIME_FILTER = (
     "Project = {project:String} AND TraceStart >= {since:DateTime64(9)} "

@@ -227,6 +227,22 @@ def test_reanalysis_tombstones_what_it_no_longer_finds(suite: tuple[Store, list[
     assert sum("('SpanCount'," in r for r in first) == len(ids)  # one progress row per trace
 
 
+def test_a_pass_in_batches_tombstones_every_batch(suite: tuple[Store, list[str]]) -> None:
+    """A window pass of many batches reads the live findings once for all of them: each
+    batch tombstones exactly the findings of its traces it no longer produces."""
+    store, ids = suite
+    first = Analyzer(store).analyze("default", ids).findings
+    fewer = [d for d in DETECTORS if d.kind != "runaway_loop"]
+    Analyzer(store, detectors=fewer, window_batch_spans=60).analyze_window("default", 0)
+    rows = store.query(
+        "SELECT TraceId AS t, FindingKey AS k FROM findings WHERE IsDeleted = 1 "
+        "AND Project = {p:String}",
+        {"p": "default"},
+    )
+    gone = {(f.trace_id, f.key) for f in first if f.kind == "runaway_loop"}
+    assert gone and sorted((r["t"], r["k"]) for r in rows) == sorted(gone)
+
+
 class _WritesFailAfter:
     """The real store, unavailable for inserts after ``ok`` of them (a disk that fills up
     mid-pass): the fault is injected, the rest is the real engine."""
