@@ -3,11 +3,12 @@ tool call whose span is OK or UNSET but whose recorded result is an error envelo
 the trace API, in ``planscope_tool_calls`` and for the analyzer; a result that only mentions an
 error does not. The SQL rule and :func:`planscope_collector._returned.returned_error` are
 checked on one table of cases (:data:`CASES`) as the result of a tool span of each convention
-(:data:`CONVENTIONS`: GenAI, OpenInference, OpenLLMetry, Langfuse, MLflow's dict and string
-results), through the real OTel SDK exporter, a real collector on loopback and chDB; then
-through real third-party instrumentation whose tool returns an MCP ``isError`` result until
-the agent gives up, a runaway loop: the OpenAI Agents SDK under OpenInference's instrumentor
-(its model our fake OpenAI server), Langfuse's ``@observe`` and MLflow's ``@mlflow.trace``."""
+(:data:`CONVENTIONS`: GenAI, OpenInference, OpenLLMetry, LangSmith, Langfuse, MLflow's dict
+and string results), through the real OTel SDK exporter, a real collector on loopback and
+chDB; then through real third-party instrumentation whose tool returns an MCP ``isError``
+result until the agent gives up, a runaway loop: the OpenAI Agents SDK under OpenInference's
+instrumentor (its model our fake OpenAI server), Langfuse's ``@observe`` and MLflow's
+``@mlflow.trace``."""
 
 from __future__ import annotations
 
@@ -127,7 +128,7 @@ CASES: list[tuple[str, bool]] = [
     (_PLAIN_MESSAGE % ("no", "ai", "error"), False),
 ]
 """One table for both readers: :func:`returned_error` and the span model's SQL (migrations 0041,
-0043) must say the same of each (envelope or not, type, message)."""
+0043, 0046, 0051) must say the same of each (envelope or not, type, message)."""
 
 
 def _as_is(result: str) -> str:
