@@ -4,8 +4,8 @@
 -- object: content, type `tool`, tool_call_id, status, ...>}` (0050 reads its content as the
 -- result). 0046's rule read the status of OpenLLMetry's serialisation only (`{"output": {"lc":
 -- 1, "type": "constructor", "id": [..., "ToolMessage"], "kwargs": {..., "status"}}, "kwargs":
--- {...}}`): a tool that returned its error as such a message (a middleware's, a ToolNode's
--- error message returned by the tool itself) was a successful call.
+-- {...}}`): in LangSmith's, a tool run that returned an error ToolMessage (a tool or a
+-- middleware that returns its error as a message) was a successful call.
 --
 --   * SpanModelReturnedError: the one LangChain branch reads a ToolMessage's status in either
 --     serialisation; its message (SpanModelReturnedMessage, unchanged) the content.
