@@ -37,8 +37,9 @@ LangSmith's OpenTelemetry export records a tool run's outputs as ``{"output": <t
 a plain object>}`` (``content``, ``type`` ``tool``, ``tool_call_id``, ...): the result is that
 ``content`` too (migration 0050).
 A ``ToolMessage`` whose ``status`` is ``error`` (a tool's ``ToolException`` handled by
-LangChain) failed too, with its content as the message, unless that content is an envelope
-above.
+LangChain, a middleware's or ``ToolNode``'s error message), in either serialisation, failed
+too, with its content as the message, unless that content is an envelope above (0046; the plain
+object since 0051).
 """
 
 from __future__ import annotations
@@ -85,6 +86,9 @@ def returned_error(result: str) -> tuple[str, str] | None:
     >>> returned_error('{"output": {"lc": 1, "type": "constructor", "id": ["ToolMessage"], '
     ...                '"kwargs": {"content": "no such job", "status": "error"}}, "kwargs": {}}')
     ('', 'no such job')
+    >>> returned_error('{"output": {"content": "no such job", "type": "tool", '
+    ...                '"tool_call_id": "c1", "status": "error"}}')
+    ('', 'no such job')
     >>> [returned_error(r) for r in ('{"rows": 3, "error": null}', '{"errors": []}',
     ...  '{"id": 7, "error": "none"}', '{"message": "error: retry"}', 'error: timeout')]
     [None, None, None, None, None]
@@ -118,8 +122,8 @@ def tool_result(recorded: str) -> str:
 def _unwrapped(recorded: str) -> tuple[str, dict[str, Any] | None]:
     """What the tool returned (:func:`tool_result`) and the fields of the serialised
     ``ToolMessage`` it came in (LangChain's ``{"lc": 1, "type": "constructor", "id": [...,
-    "ToolMessage"], "kwargs": {...}}``: its ``kwargs``) or of the ``ToolOutput`` of a
-    LlamaIndex ``ToolCallResult``, None when it came in neither."""
+    "ToolMessage"], "kwargs": {...}}``: its ``kwargs``; LangSmith's plain object: itself) or
+    of the ``ToolOutput`` of a LlamaIndex ``ToolCallResult``, None when it came in neither."""
     if recorded.startswith(_LLAMAINDEX_RESULT):
         return _llamaindex_output(recorded)
     if not recorded.startswith(_LANGCHAIN_OUTPUT):
@@ -127,8 +131,8 @@ def _unwrapped(recorded: str) -> tuple[str, dict[str, Any] | None]:
     envelope = safejson.load_object(recorded)
     output = envelope.get("output")
     if len(envelope) == 1 and isinstance(output, dict) and _plain_tool_message(output):
-        content = output["content"]  # LangSmith's tool run outputs (0050)
-        return (content if isinstance(content, str) else _json_text(content)), None
+        content = output["content"]  # LangSmith's tool run outputs (0050), its fields (0051)
+        return (content if isinstance(content, str) else _json_text(content)), output
     if len(envelope) != 2 or not isinstance(envelope.get("kwargs"), dict):
         return recorded, None
     message = None

@@ -1338,6 +1338,8 @@ def logged_failures(logs: Iterable[tuple[str, int, str]]) -> dict[str, str]:
 
 _WORD = re.compile(r"(?<![\w-])[A-Za-z_][\w-]*")
 """A name in a text, as :func:`_names` tells one: not inside a longer name."""
+_NAMESPACED = re.compile(r"[A-Za-z_][\w-]*(?:[.:]+[A-Za-z_][\w-]*)+")
+"""A tool's name under its namespace (``clerk.book``, ``server:tool``; :func:`_bare`)."""
 
 
 def read_plans(
@@ -3128,10 +3130,14 @@ def _plan_of(
     called = _called(tools)
 
     def names(key: str) -> list[str]:
-        """The key's values when each is a word or names a tool called (``<worker>.<tool>``),
-        all distinct."""
+        """The key's values when each is a word, names a tool called (``<worker>.<tool>``) or
+        is a tool's name under its namespace (a step no executor reached names a tool the trace
+        never called: a run stopped early is the one whose plan is needed), all distinct."""
         values = [i[key] for i in items]
-        if not all(isinstance(v, str) and (_WORD.fullmatch(v) or called(v)) for v in values):
+        if not all(
+            isinstance(v, str) and (_WORD.fullmatch(v) or called(v) or _NAMESPACED.fullmatch(v))
+            for v in values
+        ):
             return []
         return values if len(set(values)) == len(values) else []
 
@@ -3143,7 +3149,7 @@ def _plan_of(
         said: list[str] = []
         for v in names(key):
             name = v if _WORD.fullmatch(v) else called(v)
-            if later.carry(name) and not any(later.carry(name, u) for u in said):
+            if name and later.carry(name) and not any(later.carry(name, u) for u in said):
                 out.append(v)
                 said.append(name)
         return out

@@ -421,6 +421,40 @@ def test_a_header_less_pipe_table_is_a_plan_its_namespaced_tools_the_calls() -> 
     assert b.steps == {"e0": "lookup", "e1": "refund"}
 
 
+def test_a_sheet_of_namespaced_tools_is_a_plan_when_the_run_stopped_before_most_of_them() -> None:
+    # a lab's work sheet, one "<desk>.<tool>" a row; the run stopped in its second step (the
+    # assay bench never answered): the tools of the rows no executor reached were never called,
+    # and the rows are still steps (a run that fails early is the one whose plan is needed)
+    sheet = (
+        "WORK SHEET v1\n"
+        'job 1 | accession | front_desk.log_sample | {"sample": "S-88"} | Log the sample.\n'
+        'job 2 | assay | bench.run_assay | {"sample": "[job 1]"} | Run the assay.\n'
+        'job 3 | review | pathologist.sign_off | {"assay": "[job 2]"} | Sign it off.\n'
+        'job 4 | report | office.send_report | {"assay": "[job 2]"} | Send the report.'
+    )
+    spans = [
+        node("root", "", "other", 0),
+        node("p", "root", "step", 1, step_name="planner"),
+        node("pl", "p", "llm", 2, request="Test sample S-88", answer=sheet),
+    ]
+    for i, tool in enumerate(("log_sample", "run_assay")):
+        e = f"e{i}"
+        spans += [
+            node(e, "root", "step", 10 + 10 * i, step_name="executor"),
+            node(f"{e}l", e, "llm", 11 + 10 * i, request=f"Do: call {tool}"),
+            node(f"{e}t", e, "tool", 12 + 10 * i, tool=tool),
+        ]
+    b = bind(spans, [])
+    (plan,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in plan.steps] == [
+        ("accession", "log_sample"),
+        ("assay", "run_assay"),
+        ("review", ""),  # a tool no call names: the plan says it, the trace does not
+        ("report", ""),
+    ]
+    assert b.steps == {"e0": "accession", "e1": "assay"}
+
+
 def test_steps_no_executor_reached_are_read_where_the_answer_lists_the_reached_ones() -> None:
     # the run stopped in its first step: the list's other items, listed the same way, are steps
     text = "1) lookup -> lookup_order {}\n2) refund -> issue_refund {}\n3) notify -> mail {}"

@@ -3,11 +3,12 @@ tool call whose span is OK or UNSET but whose recorded result is an error envelo
 the trace API, in ``planscope_tool_calls`` and for the analyzer; a result that only mentions an
 error does not. The SQL rule and :func:`planscope_collector._returned.returned_error` are
 checked on one table of cases (:data:`CASES`) as the result of a tool span of each convention
-(:data:`CONVENTIONS`: GenAI, OpenInference, OpenLLMetry, Langfuse, MLflow's dict and string
-results), through the real OTel SDK exporter, a real collector on loopback and chDB; then
-through real third-party instrumentation whose tool returns an MCP ``isError`` result until
-the agent gives up, a runaway loop: the OpenAI Agents SDK under OpenInference's instrumentor
-(its model our fake OpenAI server), Langfuse's ``@observe`` and MLflow's ``@mlflow.trace``."""
+(:data:`CONVENTIONS`: GenAI, OpenInference, OpenLLMetry, LangSmith, Langfuse, MLflow's dict
+and string results), through the real OTel SDK exporter, a real collector on loopback and
+chDB; then through real third-party instrumentation whose tool returns an MCP ``isError``
+result until the agent gives up, a runaway loop: the OpenAI Agents SDK under OpenInference's
+instrumentor (its model our fake OpenAI server), Langfuse's ``@observe`` and MLflow's
+``@mlflow.trace``."""
 
 from __future__ import annotations
 
@@ -40,6 +41,12 @@ _TOOL_MESSAGE = (
     '"ToolMessage"], "kwargs": {"content": "%s", "type": "tool", "status": "%s"}}, "kwargs": {}}'
 )
 """OpenLLMetry's envelope of a ToolMessage (its content, its status)."""
+_PLAIN_MESSAGE = (
+    '{"output": {"content": "%s", "type": "%s", "name": "cancel", "tool_call_id": "c1", '
+    '"status": "%s"}}'
+)
+"""LangSmith's OpenTelemetry export's outputs of a tool run: a ToolMessage as a plain object (its
+content, its type, its status)."""
 
 CASES: list[tuple[str, bool]] = [
     # (a tool's recorded result, whether it is an error envelope)
@@ -114,9 +121,14 @@ CASES: list[tuple[str, bool]] = [
     (_TOOL_MESSAGE % ('{\\"isError\\": true, \\"content\\": \\"x\\"}', "error"), True),
     (_TOOL_MESSAGE % ("pending", "success"), False),
     (_TOOL_MESSAGE.replace("ToolMessage", "AIMessage") % ("no", "error"), False),
+    # LangSmith's plain ToolMessage (0050's result, 0051's status): the same rule
+    (_PLAIN_MESSAGE % ("no such job", "tool", "error"), True),
+    (_PLAIN_MESSAGE % ('{\\"error\\": \\"quota\\", \\"code\\": 429}', "tool", "error"), True),
+    (_PLAIN_MESSAGE % ("pending", "tool", "success"), False),
+    (_PLAIN_MESSAGE % ("no", "ai", "error"), False),
 ]
 """One table for both readers: :func:`returned_error` and the span model's SQL (migrations 0041,
-0043) must say the same of each (envelope or not, type, message)."""
+0043, 0046, 0051) must say the same of each (envelope or not, type, message)."""
 
 
 def _as_is(result: str) -> str:
@@ -129,6 +141,12 @@ CONVENTIONS: dict[str, tuple[dict[str, str], str, Callable[[str], str]]] = {
     "genai": ({A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL}, "gen_ai.tool.call.result", _as_is),
     "openinference": ({"openinference.span.kind": "TOOL"}, "output.value", _as_is),
     "traceloop": ({"traceloop.span.kind": "tool"}, "traceloop.entity.output", _as_is),
+    # LangSmith's OpenTelemetry export: a run's outputs in a bare gen_ai.completion (0050)
+    "langsmith": (
+        {A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL, "langsmith.span.kind": "tool"},
+        A.GEN_AI_COMPLETION,
+        _as_is,
+    ),
     "langfuse": ({A.LF_OBSERVATION_TYPE: "tool"}, "langfuse.observation.output", _as_is),
     # MLflow JSON-encodes a function's return value: a dict is the object, a string a JSON string
     "mlflow": ({"mlflow.spanType": '"TOOL"'}, "mlflow.spanOutputs", _as_is),
