@@ -20,7 +20,7 @@ from planscope_collector import BackgroundServer
 from tests.conftest import wait_for_trace
 
 _FAILED = (
-    '{"error": "Failed to invoke Tool `renew_loan` with parameters {\'loan\': \'L-7\'}. '
+    "{\"error\": \"Failed to invoke Tool `renew_loan` with parameters {'loan': 'L-7'}. "
     'Error: loan L-7 is on hold"}'
 )
 
