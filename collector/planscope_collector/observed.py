@@ -4315,11 +4315,11 @@ def _replies_answer(text: str) -> str:
     replies = safejson.load_object(text).get("replies")
     messages = [m for m in (replies if isinstance(replies, list) else []) if isinstance(m, dict)]
     texts = [t for m in messages for t in _texts(m.get("content"), None)]
+    parts = [p for m in messages if isinstance(m.get("content"), list) for p in m["content"]]
     calls = [
-        json.dumps(part["tool_call"].get("arguments"))
-        for m in messages
-        for part in (m.get("content") if isinstance(m.get("content"), list) else [])
-        if isinstance(part, dict) and isinstance(part.get("tool_call"), dict)
+        json.dumps(p["tool_call"].get("arguments"))
+        for p in parts
+        if isinstance(p, dict) and isinstance(p.get("tool_call"), dict)
     ]
     return "\n".join(texts or calls)
 
