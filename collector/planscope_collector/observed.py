@@ -3885,6 +3885,8 @@ _LLM_ANSWER_KEYS = (
     A.LOGFIRE_AGENTS_OUTPUT,
     A.ADK_LLM_RESPONSE,
     A.GEN_AI_COMPLETION,
+    A.HAYSTACK_LLM_OUTPUT,
+    A.HAYSTACK_COMPONENT_OUTPUT,
     _CHOICE_EVENT,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
@@ -3893,7 +3895,8 @@ output is the message, or its text; an MLflow chat span's the provider's respons
 OpenAI span's ``response_data`` holds the message; a Logfire openai-agents model call's
 ``output`` the messages the model answered; Google ADK's ``call_llm`` its ``LlmResponse``;
 LangSmith's OpenTelemetry export's llm run its outputs in a bare ``gen_ai.completion``, LangChain's
-``LLMResult``)."""
+``LLMResult``; Haystack's own tracer's Agent LLM step, or a pipeline's generator component, its
+output ``{"replies": [ChatMessage...]}``)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
@@ -4104,6 +4107,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = _adk_response(value)
         elif value and key == A.GEN_AI_COMPLETION:
             value = _generations_answer(value)
+        elif value and key in (A.HAYSTACK_LLM_OUTPUT, A.HAYSTACK_COMPONENT_OUTPUT):
+            value = _replies_answer(value)
         elif value and key == _CHOICE_EVENT:
             value = _event_text(value)
         if value:
@@ -4299,6 +4304,29 @@ def _adk_response(text: str) -> str:
     '{"loan": 7}'
     """
     texts, calls = _adk_parts(safejson.load_object(text).get("content"))
+    return "\n".join(texts or calls)
+
+
+def _replies_answer(text: str) -> str:
+    """What a Haystack chat generator answered, from its output ``{"replies": [ChatMessage...]}``
+    as Haystack's tracer writes it (a message's ``content`` a list of parts): the replies' text
+    parts, else, when it answered only by calling tools, their arguments (as JSON), lines joined.
+
+    >>> _replies_answer('{"replies": [{"role": "assistant", "content": [{"text": "1. renew"}]}]}')
+    '1. renew'
+    >>> _replies_answer('{"replies": [{"role": "assistant", "content": [{"tool_call": '
+    ...                 '{"tool_name": "renew", "arguments": {"loan": 7}, "id": "c1"}}]}]}')
+    '{"loan": 7}'
+    """
+    replies = safejson.load_object(text).get("replies")
+    messages = [m for m in (replies if isinstance(replies, list) else []) if isinstance(m, dict)]
+    texts = [t for m in messages for t in _texts(m.get("content"), None)]
+    parts = [p for m in messages if isinstance(m.get("content"), list) for p in m["content"]]
+    calls = [
+        json.dumps(p["tool_call"].get("arguments"))
+        for p in parts
+        if isinstance(p, dict) and isinstance(p.get("tool_call"), dict)
+    ]
     return "\n".join(texts or calls)
 
 

@@ -2472,6 +2472,23 @@ def test_an_openinference_model_call_answering_by_a_function_call_answers_its_ar
     )
 
 
+def test_a_haystack_generators_replies_are_its_answer() -> None:
+    """Haystack's own tracer records a chat generator's output (a pipeline component's, an Agent
+    LLM step's) as ``{"replies": [ChatMessage...]}``: its answer is the replies' text parts, else
+    the arguments of the tool calls it answered with; a component that is no LLM call says
+    nothing."""
+    reply = {"role": "assistant", "meta": {"model": "m"}, "name": None,
+             "content": [{"text": "- shelve atlas\n- label maps"}]}  # fmt: skip
+    output = json.dumps({"replies": [reply]})
+    assert observed.answer({"haystack.component.output": output}, "llm", False) == (
+        "- shelve atlas\n- label maps"
+    )
+    call = {"tool_call": {"tool_name": "shelve", "arguments": {"bay": 4}, "id": "c1"}}
+    step = json.dumps({"replies": [{"role": "assistant", "content": [call]}]})
+    assert observed.answer({"haystack.agent.step.llm.output": step}, "llm", False) == '{"bay": 4}'
+    assert observed.answer({"haystack.component.output": output}, "other", False) == ""
+
+
 def _handed(order: dict[str, Any]) -> str:
     """What a turn handed a work order was asked (``observed.user_request`` of its model call:
     the user's text, then the handoff's arguments the SDK's transfer message answered)."""

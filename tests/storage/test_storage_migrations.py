@@ -72,6 +72,7 @@ EXPECTED = [
     "0049_openllmetry_llamaindex",
     "0050_langsmith_otel",
     "0051_langsmith_tool_message_status",
+    "0052_haystack_tracer",
 ]
 
 
