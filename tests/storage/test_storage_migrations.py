@@ -71,6 +71,7 @@ EXPECTED = [
     "0048_google_adk",
     "0049_openllmetry_llamaindex",
     "0050_langsmith_otel",
+    "0053_adk_tool_status",
 ]
 
 
