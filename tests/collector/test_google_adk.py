@@ -183,7 +183,9 @@ def _book(url: str, monkeypatch: pytest.MonkeyPatch, tracing: str) -> str:
         instrumentor.instrument(tracer_provider=provider)
     try:
         with ModelServer(respond=_clinic_respond) as server:
-            model = LiteLlm(model=f"openai/{MODEL}", api_base=server.base_url("clinic"), api_key="t")
+            model = LiteLlm(
+                model=f"openai/{MODEL}", api_base=server.base_url("clinic"), api_key="t"
+            )
             desk = LlmAgent(
                 name="front_desk",
                 model=model,
