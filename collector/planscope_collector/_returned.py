@@ -18,7 +18,10 @@ The envelopes are told by their **shape**, never by a word in a text:
   with an ``error_code`` or ``error_message`` beside it (``{"status": "error", "error_code": ...,
   "error_message": ...}``): its type its ``error_code`` (else ``code``, ``status``), its message
   its ``error_message`` (else ``message``, else the text; migration 0048). A ``status`` of
-  ``"error"`` alone (``{"status": "error", "message": ...}``, a job's state) is not one.
+  ``"error"`` alone (``{"status": "error", "message": ...}``, a job's state) is not one, except
+  on a tool span that carries ADK's ``gcp.vertex.agent.tool_response`` (ADK documents the
+  ``status`` key as the call's outcome): the span model reads that in SQL only (migration 0053),
+  as ADK's spans are always typed tool spans, under its own tracing or OpenInference's.
 
 A result that only mentions an error (``"errors": []``, ``"error": null``, an ``error`` beside
 a result, a ``message`` field, a log text) is not one.

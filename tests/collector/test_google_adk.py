@@ -136,3 +136,101 @@ def test_google_adk_run_is_mapped(
     # no plan: the loop is at the agent run's step, which no plan step names
     assert [(f.kind, f.detail["where"]) for f in found] == [("runaway_loop", "renewal_desk")]
     assert t.run is not None and t.run.outcome == A.OUTCOME_FAILURE
+
+
+# --- ADK's status key alone, under either tracing (migration 0053) ------------------------------
+CLINIC = "You book dental appointments with the services. Book a check-up for patient P-31."
+
+
+def find_patient(patient: str) -> dict[str, Any]:
+    """The patient's record."""
+    return {"status": "success", "record": "DR-4", "patient": patient}
+
+
+def book_chair(record: str) -> dict[str, Any]:
+    """Book the next free chair for a check-up."""
+    # ADK's status key says the outcome; no error_code / error_message beside it
+    return {"status": "error", "chair": "none free", "detail": f"{record}: the clinic is full"}
+
+
+def _clinic_respond(body: dict[str, Any]) -> dict[str, Any]:
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    answered = [m for m in messages if m.get("role") == "tool"]
+    if not answered:
+        name, arguments = "find_patient", {"patient": "P-31"}
+    elif len(answered) <= TRIES:
+        name, arguments = "book_chair", {"record": "DR-4"}
+    else:
+        return completion(body, {"role": "assistant", "content": "gave up: no chair"})
+    call = {"id": f"call_{len(answered)}", "type": "function"}
+    call["function"] = {"name": name, "arguments": json.dumps(arguments)}
+    return completion(body, {"role": "assistant", "content": None, "tool_calls": [call]})
+
+
+def _book(url: str, monkeypatch: pytest.MonkeyPatch, tracing: str) -> str:
+    """One booking traced by ADK's own tracing or OpenInference's Google ADK instrumentor
+    (``tracing``), its spans posted to the collector at ``url``; its trace id."""
+    from openinference.instrumentation.google_adk import GoogleADKInstrumentor
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
+    instrumentor = GoogleADKInstrumentor()
+    if tracing == "adk":
+        tracer = provider.get_tracer(A.ADK_SCOPE)
+        for module in (telemetry, base_agent, base_llm_flow, functions, runners):
+            monkeypatch.setattr(module, "tracer", tracer)
+    else:
+        instrumentor.instrument(tracer_provider=provider)
+    try:
+        with ModelServer(respond=_clinic_respond) as server:
+            model = LiteLlm(
+                model=f"openai/{MODEL}", api_base=server.base_url("clinic"), api_key="t"
+            )
+            desk = LlmAgent(
+                name="front_desk",
+                model=model,
+                instruction=CLINIC,
+                tools=[FunctionTool(find_patient), FunctionTool(book_chair)],
+            )
+
+            async def book() -> None:
+                runner = InMemoryRunner(agent=desk, app_name="clinic")
+                session = await runner.session_service.create_session(
+                    app_name="clinic", user_id="patient"
+                )
+                ask = types.Content(role="user", parts=[types.Part(text="Book my check-up")])
+                async for _ in runner.run_async(
+                    user_id="patient", session_id=session.id, new_message=ask
+                ):
+                    pass
+
+            app = provider.get_tracer("clinic-app")
+            with app.start_as_current_span("book check-up P-31") as root:
+                trace_id = format(root.get_span_context().trace_id, "032x")
+                asyncio.run(book())
+    finally:
+        if tracing != "adk":
+            instrumentor.uninstrument()
+        provider.shutdown()
+    return trace_id
+
+
+@pytest.mark.parametrize("tracing", ["adk", "openinference"])
+def test_an_adk_result_whose_status_is_error_failed_under_either_tracing(
+    collector: BackgroundServer, monkeypatch: pytest.MonkeyPatch, tracing: str
+) -> None:
+    trace_id = _book(collector.url, monkeypatch, tracing)
+    # the app's root, invocation, the agent run, a model call per turn, a tool call per call
+    wait_for_trace(collector.url, trace_id, 3 + (TRIES + 2) + (TRIES + 1))
+    store = collector.app.state.collector.store
+    t = load_traces(store, "default", [trace_id])[trace_id]
+    calls = [(c.tool, c.failed) for c in sorted(t.tools, key=lambda c: c.start_ns)]
+    assert calls == [("find_patient", False)] + [("book_chair", True)] * TRIES
+    # the result is the tool's own dict under either tracing (not OpenInference's wrapper)
+    assert {json.loads(c.result)["chair"] for c in t.tools if c.tool == "book_chair"} == {
+        "none free"
+    }
+    found = Analyzer(store).analyze("default", [trace_id], write=False).findings
+    # OpenInference's AGENT span is a step named by its span's name (not re-read here)
+    where = "front_desk" if tracing == "adk" else "agent_run [front_desk]"
+    assert [(f.kind, f.detail["where"]) for f in found] == [("runaway_loop", where)]

@@ -73,6 +73,7 @@ EXPECTED = [
     "0050_langsmith_otel",
     "0051_langsmith_tool_message_status",
     "0052_haystack_tracer",
+    "0053_adk_tool_status",
 ]
 
 
