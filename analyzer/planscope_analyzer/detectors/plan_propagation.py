@@ -86,7 +86,9 @@ names: the app reported the world's answer as the run's failure), a separate age
 step names (a watch after the release), or an application's own plain span outside any attempt
 whose failure names no value a plan step's tool calls got or returned but its own inputs
 (what its name says, filled in: a transfer the bank returned, the loan a watch watched) and the
-objective's values (a prose answer returns its codes and quoted names, not its words) —
+objective's values (a prose answer returns its codes and quoted names, not its words; a check
+that failed saying nothing, only a status or a level, is read by the run's outcome reason: the
+app reported its verdict there) —
 nothing is reported, unless the check's own evidence (the inputs it was called
 with, what its failure says) ties the failure to a value the planner introduced, **a check's
 verdict on the plan's value**:
@@ -948,7 +950,9 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     introduced. A result in prose (a framework's "Agent X is now handling the request") returned
     its codes and quoted names, not its words: a word the failure shares with it ("the") ties
     nothing. A check naming a value it was not given (a release check naming the deployed tag)
-    judged the plan's work: the other patterns read it."""
+    judged the plan's work: the other patterns read it. A check that failed saying nothing (an
+    error status or level, no description) is read by the run's outcome reason, the only
+    account of its verdict."""
     if not trace.raw:
         return False
     typed = trace.typed_span_ids()
@@ -973,10 +977,12 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
         and not in_attempt(r.parent_span_id)
     ]
     memo = _values(trace)
+    # a silent check: the app reported its verdict as the run's outcome reason
+    reason = trace.run.outcome_reason if trace.run else ""
     # the values each check names, dropped once a plan step's call got or returned one of them
     # (read call by call: the first calls usually tie them all)
     pending = [
-        {v for v in memo.text(r.message) if _traceable(v)}
+        {v for v in memo.text(r.message or reason) if _traceable(v)}
         - memo.text(r.title or r.name)
         - memo.said
         for r in checks
@@ -1066,7 +1072,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 24
+    version = 25
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
