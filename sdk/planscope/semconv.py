@@ -125,9 +125,11 @@ ADK_SCOPE: Final = "gcp.vertex.agent"
 ADK_LLM_REQUEST: Final = "gcp.vertex.agent.llm_request"  # JSON: model, config, contents
 ADK_LLM_RESPONSE: Final = "gcp.vertex.agent.llm_response"  # JSON: the LlmResponse
 ADK_TOOL_CALL_ARGS: Final = "gcp.vertex.agent.tool_call_args"  # JSON: the call's arguments
+ADK_TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"  # JSON: what the tool returned
+# Haystack's own OpenTelemetry tracer (opentelemetry-haystack's OpenTelemetryTracer, content
+# tracing on; scope ``haystack``). Not ours.
 HAYSTACK_LLM_OUTPUT: Final = "haystack.agent.step.llm.output"  # JSON: {"replies": [...]}
 HAYSTACK_COMPONENT_OUTPUT: Final = "haystack.component.output"  # JSON: a component's output
-ADK_TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"  # JSON: what the tool returned
 # AutoGen's runtime message spans (autogen-core's SingleThreadedAgentRuntime with a
 # tracer_provider: ``autogen {create|send|publish|process|ack} {destination}``). Not ours.
 AUTOGEN_MESSAGING_OPERATION: Final = "messaging.operation"  # create | publish | process | ...
