@@ -18,6 +18,8 @@ import asyncio
 import json
 import os
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -60,55 +62,95 @@ def extend_loan(loan: str) -> dict[str, Any]:
     return {"status": "error", "error_code": "HELD", "error_message": f"{loan} is reserved"}
 
 
-def _respond(body: dict[str, Any]) -> dict[str, Any]:
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    answered = [m for m in messages if m.get("role") == "tool"]
-    if not answered:
-        name, arguments = "find_loan", {"card": "C-7"}
-    elif len(answered) <= TRIES:
-        name, arguments = "extend_loan", {"loan": "LN-88"}
-    else:
-        return completion(body, {"role": "assistant", "content": "gave up: LN-88 is reserved"})
-    call = {"id": f"call_{len(answered)}", "type": "function"}
-    call["function"] = {"name": name, "arguments": json.dumps(arguments)}
-    return completion(body, {"role": "assistant", "content": None, "tool_calls": [call]})
+@dataclass(frozen=True)
+class _Desk:
+    """One ADK desk: an ``LlmAgent`` with two tools, the first called once, the second again
+    after each error it answers until ``TRIES`` calls, then the model gives up."""
+
+    app: str
+    user: str
+    agent: str
+    instruction: str
+    tools: tuple[Callable[..., dict[str, Any]], Callable[..., dict[str, Any]]]
+    first: dict[str, Any]  # the first tool's arguments
+    retried: dict[str, Any]  # the second tool's arguments, each call
+    gave_up: str
+    ask: str
+    root: str
+
+    def respond(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The scripted model's answer to ``body``."""
+        messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        answered = [m for m in messages if m.get("role") == "tool"]
+        if not answered:
+            tool, arguments = self.tools[0], self.first
+        elif len(answered) <= TRIES:
+            tool, arguments = self.tools[1], self.retried
+        else:
+            return completion(body, {"role": "assistant", "content": self.gave_up})
+        call = {"id": f"call_{len(answered)}", "type": "function"}
+        call["function"] = {"name": tool.__name__, "arguments": json.dumps(arguments)}
+        return completion(body, {"role": "assistant", "content": None, "tool_calls": [call]})
 
 
-def _renew(url: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """One renewal, its spans posted to the collector at ``url``; its trace id."""
+LIBRARY = _Desk(
+    app="library",
+    user="reader",
+    agent="renewal_desk",
+    instruction=DESK,
+    tools=(find_loan, extend_loan),
+    first={"card": "C-7"},
+    retried={"loan": "LN-88"},
+    gave_up="gave up: LN-88 is reserved",
+    ask="Renew my loan",
+    root="renew loan C-7",
+)
+
+
+def _play(url: str, monkeypatch: pytest.MonkeyPatch, desk: _Desk, tracing: str = "adk") -> str:
+    """One request to ``desk`` traced by ADK's own tracing or OpenInference's Google ADK
+    instrumentor (``tracing``), its spans posted to the collector at ``url``; its trace id."""
+    from openinference.instrumentation.google_adk import GoogleADKInstrumentor
+
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
-    tracer = provider.get_tracer(A.ADK_SCOPE)
-    for module in (telemetry, base_agent, base_llm_flow, functions, runners):
-        monkeypatch.setattr(module, "tracer", tracer)
+    instrumentor = GoogleADKInstrumentor()
+    if tracing == "adk":
+        tracer = provider.get_tracer(A.ADK_SCOPE)
+        for module in (telemetry, base_agent, base_llm_flow, functions, runners):
+            monkeypatch.setattr(module, "tracer", tracer)
+    else:
+        instrumentor.instrument(tracer_provider=provider)
     try:
-        with ModelServer(respond=_respond) as server:
+        with ModelServer(respond=desk.respond) as server:
             model = LiteLlm(
-                model=f"openai/{MODEL}", api_base=server.base_url("library"), api_key="t"
+                model=f"openai/{MODEL}", api_base=server.base_url(desk.app), api_key="t"
             )
-            desk = LlmAgent(
-                name="renewal_desk",
+            agent = LlmAgent(
+                name=desk.agent,
                 model=model,
-                instruction=DESK,
-                tools=[FunctionTool(find_loan), FunctionTool(extend_loan)],
+                instruction=desk.instruction,
+                tools=[FunctionTool(t) for t in desk.tools],
             )
 
-            async def renew() -> None:
-                runner = InMemoryRunner(agent=desk, app_name="library")
+            async def ask() -> None:
+                runner = InMemoryRunner(agent=agent, app_name=desk.app)
                 session = await runner.session_service.create_session(
-                    app_name="library", user_id="reader"
+                    app_name=desk.app, user_id=desk.user
                 )
-                ask = types.Content(role="user", parts=[types.Part(text="Renew my loan")])
+                said = types.Content(role="user", parts=[types.Part(text=desk.ask)])
                 async for _ in runner.run_async(
-                    user_id="reader", session_id=session.id, new_message=ask
+                    user_id=desk.user, session_id=session.id, new_message=said
                 ):
                     pass
 
-            app = provider.get_tracer("library-app")
-            with app.start_as_current_span("renew loan C-7") as root:
+            app = provider.get_tracer(f"{desk.app}-app")
+            with app.start_as_current_span(desk.root) as root:
                 trace_id = format(root.get_span_context().trace_id, "032x")
-                asyncio.run(renew())
+                asyncio.run(ask())
     finally:
+        if tracing != "adk":
+            instrumentor.uninstrument()
         provider.shutdown()
     return trace_id
 
@@ -116,7 +158,7 @@ def _renew(url: str, monkeypatch: pytest.MonkeyPatch) -> str:
 def test_google_adk_run_is_mapped(
     collector: BackgroundServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    trace_id = _renew(collector.url, monkeypatch)
+    trace_id = _play(collector.url, monkeypatch, LIBRARY)
     # the app's root, invocation, the agent run, a model call per turn, a tool call per call
     wait_for_trace(collector.url, trace_id, 3 + (TRIES + 2) + (TRIES + 1))
     store = collector.app.state.collector.store
@@ -153,73 +195,25 @@ def book_chair(record: str) -> dict[str, Any]:
     return {"status": "error", "chair": "none free", "detail": f"{record}: the clinic is full"}
 
 
-def _clinic_respond(body: dict[str, Any]) -> dict[str, Any]:
-    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    answered = [m for m in messages if m.get("role") == "tool"]
-    if not answered:
-        name, arguments = "find_patient", {"patient": "P-31"}
-    elif len(answered) <= TRIES:
-        name, arguments = "book_chair", {"record": "DR-4"}
-    else:
-        return completion(body, {"role": "assistant", "content": "gave up: no chair"})
-    call = {"id": f"call_{len(answered)}", "type": "function"}
-    call["function"] = {"name": name, "arguments": json.dumps(arguments)}
-    return completion(body, {"role": "assistant", "content": None, "tool_calls": [call]})
-
-
-def _book(url: str, monkeypatch: pytest.MonkeyPatch, tracing: str) -> str:
-    """One booking traced by ADK's own tracing or OpenInference's Google ADK instrumentor
-    (``tracing``), its spans posted to the collector at ``url``; its trace id."""
-    from openinference.instrumentation.google_adk import GoogleADKInstrumentor
-
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{url}/v1/traces")))
-    instrumentor = GoogleADKInstrumentor()
-    if tracing == "adk":
-        tracer = provider.get_tracer(A.ADK_SCOPE)
-        for module in (telemetry, base_agent, base_llm_flow, functions, runners):
-            monkeypatch.setattr(module, "tracer", tracer)
-    else:
-        instrumentor.instrument(tracer_provider=provider)
-    try:
-        with ModelServer(respond=_clinic_respond) as server:
-            model = LiteLlm(
-                model=f"openai/{MODEL}", api_base=server.base_url("clinic"), api_key="t"
-            )
-            desk = LlmAgent(
-                name="front_desk",
-                model=model,
-                instruction=CLINIC,
-                tools=[FunctionTool(find_patient), FunctionTool(book_chair)],
-            )
-
-            async def book() -> None:
-                runner = InMemoryRunner(agent=desk, app_name="clinic")
-                session = await runner.session_service.create_session(
-                    app_name="clinic", user_id="patient"
-                )
-                ask = types.Content(role="user", parts=[types.Part(text="Book my check-up")])
-                async for _ in runner.run_async(
-                    user_id="patient", session_id=session.id, new_message=ask
-                ):
-                    pass
-
-            app = provider.get_tracer("clinic-app")
-            with app.start_as_current_span("book check-up P-31") as root:
-                trace_id = format(root.get_span_context().trace_id, "032x")
-                asyncio.run(book())
-    finally:
-        if tracing != "adk":
-            instrumentor.uninstrument()
-        provider.shutdown()
-    return trace_id
+CLINIC_DESK = _Desk(
+    app="clinic",
+    user="patient",
+    agent="front_desk",
+    instruction=CLINIC,
+    tools=(find_patient, book_chair),
+    first={"patient": "P-31"},
+    retried={"record": "DR-4"},
+    gave_up="gave up: no chair",
+    ask="Book my check-up",
+    root="book check-up P-31",
+)
 
 
 @pytest.mark.parametrize("tracing", ["adk", "openinference"])
 def test_an_adk_result_whose_status_is_error_failed_under_either_tracing(
     collector: BackgroundServer, monkeypatch: pytest.MonkeyPatch, tracing: str
 ) -> None:
-    trace_id = _book(collector.url, monkeypatch, tracing)
+    trace_id = _play(collector.url, monkeypatch, CLINIC_DESK, tracing)
     # the app's root, invocation, the agent run, a model call per turn, a tool call per call
     wait_for_trace(collector.url, trace_id, 3 + (TRIES + 2) + (TRIES + 1))
     store = collector.app.state.collector.store
