@@ -12,7 +12,6 @@ asked for is the world's."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -21,11 +20,10 @@ from planscope_analyzer import load_traces
 from planscope_analyzer.detectors.plan_propagation import PlanPropagation
 from planscope_collector.storage import Store
 
-from tests.storage._spans import BASE_NS, make_span, new_span_id, new_trace_id, spans_ipc
+from tests.analyzer._after_success import store_checked_run
 
 pytestmark = pytest.mark.integration
 
-MS = 1_000_000
 PROMPT = "Book a meeting room for 14 people at the Harbour office for the offsite on 2027-05-11."
 
 
@@ -45,49 +43,16 @@ def _plan(day: str) -> dict[str, Any]:
 def _offsite(store: Store, reason: str, day: str = "2027-05-11") -> str:
     """A booking whose tasks all succeed (the planner wrote ``day``), then the app's calendar
     check fails with no description and the run ends saying ``reason``; the trace id."""
-    t, root, planner = new_trace_id(), new_span_id(), new_span_id()
-    agent = {A.GEN_AI_OPERATION_NAME: "invoke_agent"}
-    chat = {
-        A.GEN_AI_OPERATION_NAME: "chat",
-        A.GEN_AI_INPUT_MESSAGES: json.dumps([{"role": "user", "content": PROMPT}]),
-        A.GEN_AI_OUTPUT_MESSAGES: json.dumps(
-            [{"role": "assistant", "content": json.dumps(_plan(day))}]
-        ),
-    }
     calls = {
         "room_search": ({"office": "Harbour", "seats": 14, "day": day}, {"room": "HB-4C"}),
         "book_room": ({"room": "HB-4C", "day": day}, {"booking": "RB-318", "day": day}),
         "send_invite": ({"booking": "RB-318"}, {"sent": 14}),
     }
-    spans: list[list[Any]] = [
-        make_span(trace_id=t, span_id=root, name="plan offsite", duration_ns=100 * MS,
-                  status="Error", status_message=reason),
-        make_span(trace_id=t, span_id=planner, parent=root, name="invoke_agent planner",
-                  start_ns=BASE_NS + MS, duration_ns=5 * MS, attrs=agent),
-        make_span(trace_id=t, parent=planner, name="chat gpt-4o", start_ns=BASE_NS + 2 * MS,
-                  attrs=chat),
-    ]  # fmt: skip
-    for i, (tool, (args, result)) in enumerate(calls.items()):
-        run, start = new_span_id(), BASE_NS + (10 + 10 * i) * MS
-        attrs = {
-            A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
-            A.GEN_AI_TOOL_NAME: tool,
-            A.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps(args),
-            A.GEN_AI_TOOL_CALL_RESULT: json.dumps(result),
-        }
-        spans += [
-            make_span(trace_id=t, span_id=run, parent=root, name="invoke_agent executor",
-                      start_ns=start, duration_ns=8 * MS, attrs=agent),
-            make_span(trace_id=t, parent=run, name=f"execute_tool {tool}", start_ns=start + MS,
-                      attrs=attrs),
-        ]  # fmt: skip
     # the check: an error status and nothing said
-    spans.append(
-        make_span(trace_id=t, parent=root, name="check calendar", start_ns=BASE_NS + 60 * MS,
-                  duration_ns=5 * MS, status="Error")
+    return store_checked_run(
+        store, root="plan offsite", reason=reason, prompt=PROMPT, plan=_plan(day), calls=calls,
+        check="check calendar",
     )  # fmt: skip
-    store.insert_spans(spans_ipc(spans))
-    return t
 
 
 def _findings(store: Store, t: str) -> list[Any]:

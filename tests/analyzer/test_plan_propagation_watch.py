@@ -10,7 +10,6 @@ the plan's value."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -19,11 +18,10 @@ from planscope_analyzer import load_traces
 from planscope_analyzer.detectors.plan_propagation import PlanPropagation
 from planscope_collector.storage import Store
 
-from tests.storage._spans import BASE_NS, make_span, new_span_id, new_trace_id, spans_ipc
+from tests.analyzer._after_success import store_checked_run
 
 pytestmark = pytest.mark.integration
 
-MS = 1_000_000
 PROMPT = "Book an MRI scan for patient PT-5521 at the Northgate clinic on 2027-03-09."
 
 
@@ -43,15 +41,6 @@ def _plan(day: str) -> dict[str, Any]:
 def _scan(store: Store, watch_says: str, day: str = "2027-03-09") -> str:
     """A booking whose tasks all succeed (the planner wrote ``day``), then the app's watch of
     the scan day fails saying ``watch_says``; the trace id."""
-    t, root, planner = new_trace_id(), new_span_id(), new_span_id()
-    agent = {A.GEN_AI_OPERATION_NAME: "invoke_agent"}
-    chat = {
-        A.GEN_AI_OPERATION_NAME: "chat",
-        A.GEN_AI_INPUT_MESSAGES: json.dumps([{"role": "user", "content": PROMPT}]),
-        A.GEN_AI_OUTPUT_MESSAGES: json.dumps(
-            [{"role": "assistant", "content": json.dumps(_plan(day))}]
-        ),
-    }
     calls = {
         "slot_search": ({"clinic": "Northgate", "day": day}, {"slot": "SL-44", "day": day}),
         "book_slot": ({"slot": "SL-44", "patient": "PT-5521"}, {"booking": "BK-9", "day": day}),
@@ -61,34 +50,10 @@ def _scan(store: Store, watch_says: str, day: str = "2027-03-09") -> str:
             "Letter queued: the patient will hear from the clinic",
         ),
     }
-    spans: list[list[Any]] = [
-        make_span(trace_id=t, span_id=root, name="book scan", duration_ns=100 * MS,
-                  status="Error", status_message=watch_says),
-        make_span(trace_id=t, span_id=planner, parent=root, name="invoke_agent planner",
-                  start_ns=BASE_NS + MS, duration_ns=5 * MS, attrs=agent),
-        make_span(trace_id=t, parent=planner, name="chat gpt-4o", start_ns=BASE_NS + 2 * MS,
-                  attrs=chat),
-    ]  # fmt: skip
-    for i, (tool, (args, result)) in enumerate(calls.items()):
-        run, start = new_span_id(), BASE_NS + (10 + 10 * i) * MS
-        attrs = {
-            A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
-            A.GEN_AI_TOOL_NAME: tool,
-            A.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps(args),
-            A.GEN_AI_TOOL_CALL_RESULT: result if isinstance(result, str) else json.dumps(result),
-        }
-        spans += [
-            make_span(trace_id=t, span_id=run, parent=root, name="invoke_agent executor",
-                      start_ns=start, duration_ns=8 * MS, attrs=agent),
-            make_span(trace_id=t, parent=run, name=f"execute_tool {tool}", start_ns=start + MS,
-                      attrs=attrs),
-        ]  # fmt: skip
-    spans.append(
-        make_span(trace_id=t, parent=root, name="watch scan day", start_ns=BASE_NS + 60 * MS,
-                  duration_ns=20 * MS, status="Error", status_message=watch_says)
+    return store_checked_run(
+        store, root="book scan", reason=watch_says, prompt=PROMPT, plan=_plan(day), calls=calls,
+        check="watch scan day", check_says=watch_says, check_ms=20,
     )  # fmt: skip
-    store.insert_spans(spans_ipc(spans))
-    return t
 
 
 def _findings(store: Store, t: str) -> list[Any]:
