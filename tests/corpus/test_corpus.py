@@ -1069,7 +1069,7 @@ def check_harvest_plays() -> None:
     """The harvest agent's spans, inspected in memory only (no store, no mapping, no detector on
     sealed-17 runs). A retry loop inside one executor conversation: one ERROR ``harvest.tool``
     span with an ``exception`` event per injected error, all under one ``harvest.step`` span,
-    the model asking for a later window each time, the two first steps overlapping in time (run
+    the model asking for a later window each time, the two first steps in one wave (run
     on threads); a legitimate re-plan: a second ``harvest.plan`` whose script exports
     ``find_crew`` and books the day the press named. A refund run played just before and just
     after carries no OpenLLMetry span, the harvest runs no OpenInference attribute."""
@@ -1115,8 +1115,11 @@ def check_harvest_plays() -> None:
         s.name: s for s in spans if s.name in ("harvest.step find_crew", "harvest.step book_press")
     }
     crew, press = first["harvest.step find_crew"], first["harvest.step book_press"]
-    assert (crew.start_time or 0) < (press.end_time or 0) and (press.start_time or 0) < (
-        crew.end_time or 0
+    # one wave: both submitted to the pool before any later step (whether the two threads
+    # overlap in time depends on the machine's load, so that is not asserted)
+    later = [s for s in spans if s.name.startswith("harvest.step") and s not in (crew, press)]
+    assert later and all(
+        max(crew.start_time or 0, press.start_time or 0) < (s.start_time or 0) for s in later
     )
     assert not any(
         str(k).startswith(("openinference.", "traceloop.", "planscope."))
