@@ -3,11 +3,12 @@ no ``requires``/``produces``, so the blame follows the wrong value through tool 
 
 from __future__ import annotations
 
+import gc
 import json
 
 from planscope_analyzer import TraceData
 from planscope_analyzer._model import Attempt, Plan, PlanStep, Run, ToolCall
-from planscope_analyzer.detectors.plan_propagation import PlanPropagation
+from planscope_analyzer.detectors.plan_propagation import PlanPropagation, _unescaped
 
 STEPS = (("fetch", "get_invoice"), ("convert", "fx_rate"), ("pay", "ledger_pay"))
 ARGS = {
@@ -809,3 +810,18 @@ def test_a_declared_objectives_value_a_note_overrides_is_not_stated() -> None:
     trace.runs = [trace.runs[0]._replace(inferred=False)]
     (finding,) = PlanPropagation().detect(trace)
     assert finding.step_id == "convert" and finding.detail["values"] == ["WH-21"]
+
+
+def test_reading_an_escaped_input_leaves_no_reference_cycle() -> None:
+    """A pass runs with cyclic collection paused (``_engine._gc_paused``): reading a recorded
+    call's JSON whose texts are written out (``_unescaped``) must leave nothing for the cyclic
+    collector, or every such input stays in memory until the pass's next collection."""
+    recorded = '{"args": ["Ship to Leeds.\\nNotes: {\\"city\\": \\"York\\"}"], "n": 2}'
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(50):
+            assert "Notes:" in _unescaped(recorded)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

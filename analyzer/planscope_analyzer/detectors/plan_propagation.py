@@ -643,6 +643,27 @@ _UNSEEN = object()
 """A text not decoded yet (:meth:`_Values.decoded`: None is the value of no text)."""
 
 
+def _marked(value: Any, texts: list[str]) -> Any:
+    """``value`` with each text holding a line break or a double quote replaced by a marker
+    string (its index in ``texts``, where it is appended), put back raw by :func:`_unescaped`
+    once the rest is JSON again. A module function, not a recursive closure: a closure that
+    calls itself is a reference cycle per call, left for the cyclic collector (paused during a
+    pass).
+
+    >>> texts = []
+    >>> _marked({"a": ["x\\ny", 1]}, texts), texts
+    ({'a': ['\\x000', 1]}, ['x\\ny'])
+    """
+    if isinstance(value, dict):
+        return {k: _marked(v, texts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_marked(v, texts) for v in value]
+    if isinstance(value, str) and ("\n" in value or '"' in value):
+        texts.append(value)
+        return f"\0{len(texts) - 1}"
+    return value
+
+
 def _unescaped(recorded: str) -> str:
     r"""A recorded input that is a JSON document with the texts in it written out as they were
     given: a root span's input recorded as a call's JSON (traceloop-sdk's ``{"args": [...],
@@ -665,19 +686,7 @@ def _unescaped(recorded: str) -> str:
     except ValueError:
         return recorded
     texts: list[str] = []
-
-    def marked(value: Any) -> Any:
-        # a text becomes a marker string, put back raw once the rest is JSON again
-        if isinstance(value, dict):
-            return {k: marked(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [marked(v) for v in value]
-        if isinstance(value, str) and ("\n" in value or '"' in value):
-            texts.append(value)
-            return f"\0{len(texts) - 1}"
-        return value
-
-    document = marked(document)
+    document = _marked(document, texts)
     if not texts:
         return recorded
     out = json.dumps(document, ensure_ascii=False)
