@@ -38,6 +38,7 @@ from . import (
     lease,
     linen,
     luthier,
+    marathon,
     marina,
     moving,
     mural,
@@ -157,7 +158,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (a ``Pipeline`` planner, an ``Agent`` per step attempt) through Haystack's own OpenTelemetry
     tracer (``opentelemetry-haystack``'s ``OpenTelemetryTracer`` on a tracer of ``provider``,
     content tracing on, both as they were after) and its own spans through a tracer of
-    ``provider``.
+    ``provider``, the marathon asyncio app through the SDK's context managers
+    (``planscope.configure(tracer_provider=provider)``) and OpenLLMetry's OpenAI instrumentor on
+    ``provider`` (its ``AsyncOpenAI`` calls).
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -210,6 +213,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     langfuse_langchain: list[Label] = []
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
+    sdk_asyncio_openllmetry: list[Label] = []
     haystack_tracer: list[Label] = []
     for label in labels:
         if label.agent == "etl":
@@ -312,6 +316,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             adk_openinference.append(label)
         elif label.agent == "hauler":
             graph_logfire.append(label)
+        elif label.agent == "marathon":
+            sdk_asyncio_openllmetry.append(label)
         elif label.agent == "brewhouse":
             haystack_tracer.append(label)
         else:
@@ -403,6 +409,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # ``provider`` and puts back the tracer and content switch it found (venue's instrumentor is
     # off by then; it never uses Haystack's tracer)
     out.update(brewhouse.play(haystack_tracer, provider))
+    # harvest's instrumentor (OpenLLMetry's OpenAI) on ``provider`` again, uninstrumented and its
+    # wrappers taken off the completions classes when the play returns; planscope configured on
+    # ``provider`` as above
+    out.update(marathon.play(sdk_asyncio_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -704,6 +704,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed50": {
         "hauler": range(99200, 99224),
     },
+    # Sealed 53: a fifty-fourth agent (marathon: an asyncio app on the planscope SDK's context
+    # managers, a Mermaid flowchart DAG plan, steps run concurrently with an explicit context,
+    # the LLM calls under OpenLLMetry's OpenAI instrumentor), labels committed alone before any
+    # detector ran on it, scored once (``--sealed53``).
+    "sealed53": {
+        "marathon": range(99500, 99524),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -6759,6 +6766,167 @@ def _hauler_external_main(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- marathon: a city marathon's race-day logistics, an asyncio app instrumented with the
+# planscope SDK's context managers (a planner answering a Mermaid flowchart DAG, a clerk LLM run
+# per step attempt with OpenAI function tools) under OpenLLMetry's OpenAI instrumentor. Services
+# raise race-result codes: ``HOLD`` (the clerk calls again ``at`` the time named, in the same
+# attempt), ``DNF`` (the app runs the step again), ``DETOUR`` with ``(use k=v)`` (a new plan),
+# ``DQ`` (final). Each step's clerk is handed the earlier results its step requires (the edges'
+# labels); a starved clerk fills a missing reference with its name and is disqualified.
+_MARATHON_TEXTS = (
+    "the timing mats at km {km} lost sync with the {gate} gate",
+    "the volunteer desk's rota sheet {n} is locked for editing",
+    "the city permits office queue is {n} requests long",
+    "the race account's bank feed is {n} minutes behind",
+    "the SMS gateway throttled the {gate} sender after {n} messages",
+    "a delivery van blocks the {gate} loading bay",
+    "the supplier ledger export {n} is still running",
+)
+_MARATHON_GATES = ("North", "Harbour", "Stadium", "Riverside", "Old Town")
+_MARATHON_STEP = {
+    "search_suppliers": "find_supplier",
+    "request_road_closure": "request_closure",
+    "book_marshals": "book_marshals",
+    "pay_supplier": "pay_supplier",
+    "send_runner_notice": "send_notice",
+}
+_MARATHON_TIMED = ["book_marshals", "pay_supplier", "send_runner_notice"]
+
+
+def _marathon_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_MARATHON_TEXTS).format(
+            km=rng.randint(2, 41), gate=rng.choice(_MARATHON_GATES), n=rng.randint(3, 900)
+        )
+        for _ in range(count)
+    ]
+
+
+def _marathon_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the clerk calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 16 * 60, 5), count)
+    return [
+        {"code": "HOLD", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_marathon_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _marathon_dq(rng: random.Random) -> dict[str, str]:
+    return {"code": "DQ", "text": _marathon_texts(rng, 1)[0]}
+
+
+def _marathon_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # DNF again and again (varying texts), the app runs the step again each time; the last DQ
+    tool = rng.choice(sorted(_MARATHON_STEP))
+    dnf = [{"code": "DNF", "text": t} for t in _marathon_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, _MARATHON_STEP[tool], "", {"tool": tool, "faults": [*dnf, _marathon_dq(rng)]}
+
+
+def _marathon_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one clerk run: HOLD again and again, each naming another time the clerk calls
+    # again at; the last answer is DQ
+    tool = rng.choice(_MARATHON_TIMED)
+    faults = [*_marathon_holds(rng, rng.randint(4, 6)), _marathon_dq(rng)]
+    return RUNAWAY, _MARATHON_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _marathon_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the supplier's payment fails under every plan: DNF (run again), then DETOUR naming another
+    # race account (a new plan), 3-4 plans; the last DQ
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _marathon_texts(rng, 2)
+        faults.append({"code": "DNF", "text": again})
+        if i < plans - 1:
+            accounts.append(f"RA-{rng.randint(10000, 99999)}")
+            faults.append({"code": "DETOUR", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"code": "DQ", "text": moved})
+    params = {"tool": "pay_supplier", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "pay_supplier", "", params
+
+
+def _marathon_wrong_zone(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the race director's note names a neighbouring course zone: a supplier there is found and
+    # paid; the marshal desk disqualifies the booking for good (its stations are off the course)
+    return PROPAGATION, "find_supplier", "", {"note": {"zone": rng.choice(["Z3", "Z5"])}}
+
+
+def _marathon_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's race day has a digit changed: every step works, the app's check of the
+    # closure order's day against the race card fails
+    return (
+        PROPAGATION,
+        "request_closure",
+        "",
+        {"note": {"day": rng.choice(["2027-04-11", "2027-04-28"])}},
+    )
+
+
+def _marathon_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's race account has two digits swapped: the payment is disqualified for good
+    return (
+        PROPAGATION,
+        "pay_supplier",
+        "",
+        {"note": {"account": rng.choice(["RA-51520", "RA-55102"])}},
+    )
+
+
+def _marathon_starved_empty(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the step's clerk is handed {}: it fills each reference with its name (a supplier called
+    # "supplier", a closure order "closure") and is disqualified
+    step = rng.choice(["book_marshals", "pay_supplier", "send_notice"])
+    return STARVED, step, "", {"starve": {"step": step, "given": []}}
+
+
+def _marathon_starved_partial(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # one required result missing (the supplier for the marshals, the payment or the marshals
+    # for the notice): the same misreading
+    step, given = rng.choice(
+        [
+            ("book_marshals", ["closure"]),
+            ("send_notice", ["closure", "marshals"]),
+            ("send_notice", ["closure", "payment"]),
+        ]
+    )
+    return STARVED, step, "", {"starve": {"step": step, "given": given}}
+
+
+def _marathon_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice HOLD inside one clerk run or DNF (the step run again); the call at the time
+    # named, or the next attempt, works
+    tool = rng.choice(_MARATHON_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _marathon_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"code": "DNF", "text": t} for t in _marathon_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _marathon_paged_polled(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the supplier list answers 4-9 pages (a supplier with free stations on the last) while the
+    # city's closure order is pending for 3-8 reads, then issued
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9), "polls": rng.randint(3, 8)}
+
+
+def _marathon_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the card's volunteer pool is short of marshals: DETOUR names another pool; the next plan
+    # books there and the rest works
+    pool = rng.choice(["South volunteer pool", "University running club"])
+    return "healthy", "", PROPAGATION, {"pool_to": pool}
+
+
+def _marathon_external_heat(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the check passed, the city's heat alert stops the race during
+    # the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
 # work sheet of Python assignments, two tool-using executors asked once per step attempt) under
 # AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
@@ -7845,6 +8013,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _hauler_polling_ends,
         "legit_replan": _hauler_legit_replan,
         "external_main": _hauler_external_main,
+    },
+    "marathon": {
+        "loop_step_varying": _marathon_loop_step,
+        "loop_tool_in_step": _marathon_loop_tool,
+        "loop_across_replans": _marathon_loop_replans,
+        "wrong_zone": _marathon_wrong_zone,
+        "wrong_day": _marathon_wrong_day,
+        "wrong_account": _marathon_wrong_account,
+        "starved_empty": _marathon_starved_empty,
+        "starved_partial": _marathon_starved_partial,
+        "flaky": _marathon_flaky,
+        "paged_polled": _marathon_paged_polled,
+        "legit_replan": _marathon_legit_replan,
+        "external_heat": _marathon_external_heat,
     },
 }
 

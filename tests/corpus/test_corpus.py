@@ -56,6 +56,7 @@ from tests.corpus import (
     lease,
     linen,
     luthier,
+    marathon,
     marina,
     moving,
     mural,
@@ -163,6 +164,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed49",
         "sealed48",
         "sealed50",
+        "sealed53",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -4486,3 +4488,88 @@ def check_hauler_plays() -> None:
         key=lambda s: s.start_time or 0,
     )
     assert [s.name for s in last] == ["check truck roster", "watch round {route}"]
+
+
+def test_marathon_agent_plays_sealed53_scenarios() -> None:
+    """The marathon asyncio app (sealed-53 only) plays labelled scenarios on the SDK's context
+    managers under OpenLLMetry's OpenAI instrumentor, in a child process as the other sealed
+    agents' checks do: ``check_marathon_plays``."""
+    _check_in_child("check_marathon_plays")
+
+
+def check_marathon_plays() -> None:
+    """The marathon app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-53 runs). A refund run (OpenInference's OpenAI instrumentor) played just before and
+    just after carries no planscope or OpenLLMetry span, and the completions classes' ``create``
+    are what they were; the marathon runs carry planscope's and OpenLLMetry's scopes only. HOLDs
+    inside one attempt: one ERROR tool span per injected fault, each called ``at`` the time the
+    last one named, all under one ERROR step span with one clerk chat per call and the report. A
+    legitimate re-plan: version 2 with only the open steps, the new pool booked, the outcome check
+    and the watch last. A starved step: its recorded context is what the scenario handed, less
+    than its plan step requires."""
+    from openai.resources.chat.completions import AsyncCompletions, Completions
+
+    neighbours = [(refund.play, _committed("refund", "heldout")[0])]
+    labels = _committed("marathon", "sealed53")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    starved = next(lab for lab in labels if lab.scenario == "starved_partial")
+    creates = (Completions.create, AsyncCompletions.create)
+    ids, others, traces = _played_between(marathon.play, [picked, replan, starved], neighbours)
+    assert (Completions.create, AsyncCompletions.create) == creates
+    openllmetry = "opentelemetry.instrumentation.openai.v1"
+    assert all(not {"planscope", openllmetry} & _scopes(traces[t]) for t in others)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {"planscope", openllmetry}
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == f"invoke_agent {marathon.AGENT}"
+    assert _attrs(root)["planscope.run.outcome"] == "failure"
+    faults = [dict(f) for f in picked.params["faults"]]
+    tool = picked.params["tool"]
+    calls = sorted(
+        (s for s in spans if s.name == f"execute_tool {tool}"), key=lambda s: s.start_time or 0
+    )
+    assert len(calls) == len(faults) >= 5
+    assert {c.status.status_code for c in calls} == {StatusCode.ERROR}
+    times = [_json_attr(c, "gen_ai.tool.call.arguments").get("at") for c in calls]
+    assert times[0] is None and times[1:] == [f["hint"] for f in faults[:-1]]
+    (attempt,) = {by_id[c.parent.span_id] for c in calls if c.parent}
+    assert attempt.name == f"execute_step {picked.step}" and attempt.parent
+    assert attempt.parent.span_id == root.context.span_id
+    assert attempt.status.status_code is StatusCode.ERROR
+    assert _attrs(attempt)["planscope.step.status"] == "error"
+    chats = _children(spans, attempt, "openai.chat")
+    assert len(chats) == len(faults) + 1 and {c.kind for c in chats} == {SpanKind.CLIENT}
+    assert "dq | " in str(_attrs(chats[-1])["gen_ai.output.messages"])
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["planscope.run.outcome"] == "success"
+    plans = sorted(
+        (s for s in spans if s.name.startswith("plan ")), key=lambda s: s.start_time or 0
+    )
+    assert [_attrs(p)["planscope.plan.version"] for p in plans] == [1, 2]
+    second = _json_attr(plans[1], "planscope.plan.json")
+    assert [st["id"] for st in second["steps"]] == ["book_marshals", "send_notice"]
+    assert ":::done" in str(_attrs(plans[1])["planscope.output"])
+    pools = [
+        _json_attr(s, "gen_ai.tool.call.arguments")["pool"]
+        for s in sorted(spans, key=lambda s: s.start_time or 0)
+        if s.name == "execute_tool book_marshals"
+    ]
+    assert pools == [marathon.CARD["pool"], replan.params["pool_to"]]
+    last = [s.name for s in _children(spans, root, "")][-2:]
+    assert last == ["execute_tool closure_order", "watch course"]
+
+    spans = traces[ids[starved.run]]
+    (plan,) = [s for s in spans if s.name.startswith("plan ")]
+    (step,) = [
+        st for st in _json_attr(plan, "planscope.plan.json")["steps"] if st["id"] == starved.step
+    ]
+    (attempt,) = [s for s in spans if s.name == f"execute_step {starved.step}"]
+    given = _json_attr(attempt, "planscope.step.context.keys")
+    assert given == sorted(starved.params["starve"]["given"]) and set(given) < set(step["requires"])
+    assert attempt.status.status_code is StatusCode.ERROR
