@@ -53,6 +53,7 @@ from . import (
     release,
     restock,
     seedbank,
+    shoot,
     solar,
     stocking,
     summit,
@@ -157,7 +158,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (a ``Pipeline`` planner, an ``Agent`` per step attempt) through Haystack's own OpenTelemetry
     tracer (``opentelemetry-haystack``'s ``OpenTelemetryTracer`` on a tracer of ``provider``,
     content tracing on, both as they were after) and its own spans through a tracer of
-    ``provider``.
+    ``provider``, the shoot app through the Traceloop SDK (``Traceloop.init`` once per process on
+    a private tracer provider whose exporter hands each span to ``provider``'s processors, its
+    decorators on the app's functions, the OpenAI instrumentor it turns on relayed to that
+    provider through the global relay while the play runs).
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -210,6 +214,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     langfuse_langchain: list[Label] = []
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
+    traceloop_sdk: list[Label] = []
     haystack_tracer: list[Label] = []
     for label in labels:
         if label.agent == "etl":
@@ -312,6 +317,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             adk_openinference.append(label)
         elif label.agent == "hauler":
             graph_logfire.append(label)
+        elif label.agent == "shoot":
+            traceloop_sdk.append(label)
         elif label.agent == "brewhouse":
             haystack_tracer.append(label)
         else:
@@ -403,6 +410,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # ``provider`` and puts back the tracer and content switch it found (venue's instrumentor is
     # off by then; it never uses Haystack's tracer)
     out.update(brewhouse.play(haystack_tracer, provider))
+    # Traceloop.init once per process on a private provider (its exporter hands spans to
+    # ``provider`` only while it plays); the OpenAI instrumentor it turns on reaches that provider
+    # through the global relay and is uninstrumented (and unwrapped, as harvest's) after
+    out.update(shoot.play(traceloop_sdk, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -571,8 +571,10 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
         with global_provider(own), ModelServer(respond=respond) as server:
             if not OpenAIInstrumentor().is_instrumented_by_opentelemetry:
                 # what Traceloop.init turned on, again (the last play, or harvest's, took it off)
+                # (Traceloop.init passes this same coroutine function; its annotation says str)
+                upload: Any = _UPLOADER.aupload_base64_image
                 traceloop_tracing.init_instrumentations(
-                    True, _UPLOADER.aupload_base64_image, {Instruments.OPENAI}, set(), True
+                    True, upload, {Instruments.OPENAI}, set(), True
                 )
             client = OpenAI(base_url=server.base_url("corpus-shoot"), api_key="test", max_retries=0)
             for label in labels:
