@@ -54,6 +54,7 @@ from . import (
     release,
     restock,
     seedbank,
+    shoot,
     solar,
     stocking,
     summit,
@@ -160,7 +161,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     content tracing on, both as they were after) and its own spans through a tracer of
     ``provider``, the marathon asyncio app through the SDK's context managers
     (``planscope.configure(tracer_provider=provider)``) and OpenLLMetry's OpenAI instrumentor on
-    ``provider`` (its ``AsyncOpenAI`` calls).
+    ``provider`` (its ``AsyncOpenAI`` calls), the shoot app through the Traceloop SDK
+    (``Traceloop.init`` once per process on a private tracer provider whose exporter hands each
+    span to ``provider``'s processors, its decorators on the app's functions, the OpenAI
+    instrumentor it turns on relayed to that provider through the global relay while the play
+    runs).
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -211,6 +216,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ag2_agents: list[Label] = []
     langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
+    traceloop_sdk: list[Label] = []
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
     sdk_asyncio_openllmetry: list[Label] = []
@@ -318,6 +324,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             graph_logfire.append(label)
         elif label.agent == "marathon":
             sdk_asyncio_openllmetry.append(label)
+        elif label.agent == "shoot":
+            traceloop_sdk.append(label)
         elif label.agent == "brewhouse":
             haystack_tracer.append(label)
         else:
@@ -413,6 +421,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # wrappers taken off the completions classes when the play returns; planscope configured on
     # ``provider`` as above
     out.update(marathon.play(sdk_asyncio_openllmetry, provider))
+    # Traceloop.init once per process on a private provider (its exporter hands spans to
+    # ``provider`` only while it plays); the OpenAI instrumentor it turns on reaches that provider
+    # through the global relay and is uninstrumented (and unwrapped, as harvest's) after
+    out.update(shoot.play(traceloop_sdk, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

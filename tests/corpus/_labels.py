@@ -704,7 +704,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed50": {
         "hauler": range(99200, 99224),
     },
-    # Sealed 53: a fifty-fourth agent (marathon: an asyncio app on the planscope SDK's context
+    # Sealed 52: a fifty-fourth agent (shoot: the Traceloop SDK's decorators over a
+    # planner-executor app on the openai client, a planner answering CSV and a unit runner per
+    # step attempt), labels committed alone before any detector ran on it, scored once
+    # (``--sealed52``).
+    "sealed52": {
+        "shoot": range(99400, 99424),
+    },
+    # Sealed 53: a fifty-fifth agent (marathon: an asyncio app on the planscope SDK's context
     # managers, a Mermaid flowchart DAG plan, steps run concurrently with an explicit context,
     # the LLM calls under OpenLLMetry's OpenAI instrumentor), labels committed alone before any
     # detector ran on it, scored once (``--sealed53``).
@@ -6927,6 +6934,154 @@ def _marathon_external_heat(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- shoot: a film production company preparing a location shoot day, a planner-executor app
+# on the openai client under the Traceloop SDK (a planner answering CSV, a unit runner per step
+# attempt). Services raise ``WORD: text`` faults: ``STANDBY`` (``(try after HH:MM)``: the model
+# calls again ``after`` the time named, in the same run), ``GO-AGAIN`` (the app runs the step
+# again), ``RETHINK`` with ``(use k=v)`` (a new plan) or ``WRAP`` (final).
+_SHOOT_TEXTS = (
+    "the generator truck for {unit} is {n} minutes out",
+    "{street} is closed for a half marathon until {n} past",
+    "the location's keyholder on floor {k} is not answering",
+    "{unit}'s tracking vehicle failed its pre-use check",
+    "the film office's booking system shows {n} applications ahead",
+    "a rigging inspection on {street} overran by {n} minutes",
+    "the card reader at production accounts timed out after {k} tries",
+)
+_SHOOT_STREETS = (
+    "Clyde Street",
+    "Finnieston Quay",
+    "Govan Road",
+    "Anderston Quay",
+    "Lancefield St",
+)
+_SHOOT_STEP = {
+    "find_locations": "find_location",
+    "apply_permit": "get_permit",
+    "book_crew": "book_crew",
+    "pay_location_fee": "pay_fee",
+    "send_call_sheet": "send_call_sheet",
+}
+_SHOOT_TIMED = ["book_crew", "pay_location_fee", "send_call_sheet"]
+
+
+def _shoot_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_SHOOT_TEXTS).format(
+            unit=rng.choice(["main unit", "second unit", "splinter unit"]),
+            street=rng.choice(_SHOOT_STREETS),
+            n=rng.randint(4, 95),
+            k=rng.randint(2, 9),
+        )
+        for _ in range(count)
+    ]
+
+
+def _shoot_standbys(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each standby names another time: the model calls again with different arguments
+    minutes = rng.sample(range(7 * 60, 22 * 60, 5), count)
+    return [
+        {"word": "STANDBY", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_shoot_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _shoot_wrap(rng: random.Random) -> dict[str, str]:
+    return {"word": "WRAP", "text": _shoot_texts(rng, 1)[0]}
+
+
+def _shoot_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # GO-AGAIN again and again (varying texts), the app runs the step again each time; the last
+    # answer is WRAP
+    tool = rng.choice(sorted(_SHOOT_STEP))
+    again = [{"word": "GO-AGAIN", "text": t} for t in _shoot_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, _SHOOT_STEP[tool], "", {"tool": tool, "faults": [*again, _shoot_wrap(rng)]}
+
+
+def _shoot_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one unit-runner run: STANDBY again and again, each naming another time the model
+    # calls again after; the last answer is WRAP
+    tool = rng.choice(_SHOOT_TIMED)
+    faults = [*_shoot_standbys(rng, rng.randint(4, 6)), _shoot_wrap(rng)]
+    return RUNAWAY, _SHOOT_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _shoot_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the location fee fails under every plan: GO-AGAIN (run again), then RETHINK naming
+    # another of the production's accounts (a new plan), 3-4 plans; the last WRAP
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _shoot_texts(rng, 2)
+        faults.append({"word": "GO-AGAIN", "text": again})
+        if i < plans - 1:
+            accounts.append(f"PRD-{rng.randint(10000, 99999)}")
+            faults.append({"word": "RETHINK", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"word": "WRAP", "text": moved})
+    params = {"tool": "pay_location_fee", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "pay_fee", "", params
+
+
+def _shoot_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the filming permit stays queued: the unit runner reads it until it reports stalled
+    return RUNAWAY, "get_permit", "", {"stuck": True}
+
+
+def _shoot_wrong_city(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's city is a neighbouring council's: a location there is found; the city's film
+    # office refuses the permit for good (outside its jurisdiction)
+    return PROPAGATION, "find_location", "", {"city": rng.choice(["Paisley", "Greenock"])}
+
+
+def _shoot_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's shoot day has a digit changed: the permit is applied for (and granted) on it
+    # first, every step works, the app's call-sheet check against the card fails after the job
+    return PROPAGATION, "get_permit", "", {"day": rng.choice(["2027-03-13", "2027-03-28"])}
+
+
+def _shoot_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's production account has two digits swapped: the fee is refused for good
+    return PROPAGATION, "pay_fee", "", {"account": rng.choice(["PRD-51590", "PRD-55109"])}
+
+
+def _shoot_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice STANDBY inside one run or GO-AGAIN (the step run again); the call after the
+    # time named, or the next attempt, works
+    tool = rng.choice(_SHOOT_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _shoot_standbys(rng, count)
+        if rng.random() < 0.5
+        else [{"word": "GO-AGAIN", "text": t} for t in _shoot_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _shoot_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the film office's register answers 4-9 pages; a free location is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _shoot_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the permit is queued 3-8 reads, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _shoot_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the card's grip house has every crew out: RETHINK names another house; the next plan
+    # books there and the rest works
+    house = rng.choice(["Lowland Lamps & Grip", "Northern Sparks Hire"])
+    return "healthy", "", PROPAGATION, {"house_to": house}
+
+
+def _shoot_external_surge(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the call sheet checked, the harbour authority closes the
+    # quay for a storm surge during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
 # work sheet of Python assignments, two tool-using executors asked once per step attempt) under
 # AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
@@ -8027,6 +8182,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "paged_polled": _marathon_paged_polled,
         "legit_replan": _marathon_legit_replan,
         "external_heat": _marathon_external_heat,
+    },
+    "shoot": {
+        "loop_step_varying": _shoot_loop_step,
+        "loop_tool_in_step": _shoot_loop_tool,
+        "loop_across_replans": _shoot_loop_replans,
+        "loop_poll_stuck": _shoot_loop_poll,
+        "wrong_city": _shoot_wrong_city,
+        "wrong_day": _shoot_wrong_day,
+        "wrong_account": _shoot_wrong_account,
+        "flaky": _shoot_flaky,
+        "pagination": _shoot_pagination,
+        "polling_ends": _shoot_polling_ends,
+        "legit_replan": _shoot_legit_replan,
+        "external_surge": _shoot_external_surge,
     },
 }
 

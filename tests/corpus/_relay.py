@@ -1,6 +1,7 @@
 """The process's global tracer provider for frameworks that trace only through it (Semantic
 Kernel's diagnostics, Microsoft Agent Framework's instrumentation, AutoGen's and Strands'
-tracers, Google ADK's ``gcp.vertex.agent`` tracer, LangSmith's OpenTelemetry export): a relay
+tracers, Google ADK's ``gcp.vertex.agent`` tracer, LangSmith's OpenTelemetry export, the OpenAI
+instrumentor Traceloop.init turns on): a relay
 that passes their spans to the provider of the play under way. And a local Logfire instance per
 service whose spans go to the play's provider (``local_logfire``).
 
@@ -27,6 +28,9 @@ RELAYED = (
     "strands",
     "gcp.vertex.agent",
     "langsmith",
+    # OpenLLMetry's OpenAI instrumentor as Traceloop.init turns it on (no tracer provider given:
+    # the global one); harvest gives it a provider, so only the shoot play's spans come this way
+    "opentelemetry.instrumentation.openai.v1",
 )
 """Instrumentation scopes passed on; every other (the fake model server's own FastAPI spans)
 is no part of the agents' traces."""

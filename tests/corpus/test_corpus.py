@@ -74,6 +74,7 @@ from tests.corpus import (
     restock,
     scenarios,
     seedbank,
+    shoot,
     solar,
     stocking,
     summit,
@@ -164,6 +165,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed49",
         "sealed48",
         "sealed50",
+        "sealed52",
         "sealed53",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
@@ -4488,6 +4490,92 @@ def check_hauler_plays() -> None:
         key=lambda s: s.start_time or 0,
     )
     assert [s.name for s in last] == ["check truck roster", "watch round {route}"]
+
+
+def test_shoot_agent_plays_sealed52_scenarios() -> None:
+    """The shoot app (sealed-52 only) plays labelled scenarios under the Traceloop SDK, in a
+    child process (Traceloop.init is once per process; its OpenAI instrumentor patches the
+    ``openai`` client process-wide while a play runs): ``check_shoot_plays``."""
+    _check_in_child("check_shoot_plays")
+
+
+def _entity(span: ReadableSpan, key: str) -> Any:
+    return json.loads(str(_attrs(span)[f"traceloop.entity.{key}"]))
+
+
+def check_shoot_plays() -> None:
+    """The shoot app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-52 runs). A harvest run (OpenLLMetry's OpenAI instrumentor on its own provider) played
+    just before and just after carries the same spans both times and no Traceloop span or
+    attribute; the shoot runs only Traceloop's and the OpenAI instrumentor's scopes, no
+    ``planscope.*`` attribute. Standbys inside one unit-runner run: one ERROR tool span per
+    injected fault under one ``unit_runner.agent``, called again ``after`` each time named, the
+    workflow ERROR with the final ``WRAP``. A legitimate re-plan: the second plan numbers its rows
+    on with the grip house named, the second booking works, the check and the watch last. A
+    later play, after harvest's uninstrumented the OpenAI instrumentor, still has model spans."""
+    neighbours = [(harvest.play, _committed("harvest", "sealed17")[0])]
+    labels = _committed("shoot", "sealed52")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(shoot.play, [picked, replan], neighbours)
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and "traceloop.tracer" not in _scopes(before)
+    assert not any(k.startswith("traceloop.") for s in before + after for k in _attrs(s))
+    for run in ids.values():
+        assert _scopes(traces[run]) == {
+            "traceloop.tracer",
+            "opentelemetry.instrumentation.openai.v1",
+        }
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "prepare_shoot_day.workflow"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(faults[-1]["text"])
+    (planner,) = [s for s in spans if s.name == "plan_shoot.task"]
+    plan = shoot.parse_plan(_entity(planner, "output"))
+    (row,) = [r for r in plan if r["slug"] == picked.step]
+    assert row["tool"] == picked.params["tool"]
+    calls = sorted(
+        (s for s in spans if s.name == f"{picked.params['tool']}.tool"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [_entity(s, "input")["kwargs"].get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    (runner,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert runner.name == "unit_runner.agent" and runner.parent
+    assert by_id[runner.parent.span_id] is root
+    assert runner.status.status_code is StatusCode.ERROR
+    (raised,) = [e for e in runner.events if e.name == "exception"]
+    assert (raised.attributes or {})["exception.type"] == "tests.corpus.shoot.StepSetback"
+    chats = [s for s in spans if s.name == "openai.chat" and s.parent == runner.context]
+    assert len(chats) == len(faults) + 1
+    assert {_attrs(s)["gen_ai.agent.name"] for s in chats} == {"unit_runner"}
+
+    spans = sorted(traces[ids[replan.run]], key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is StatusCode.UNSET
+    plans = [shoot.parse_plan(_entity(s, "output")) for s in spans if s.name == "plan_shoot.task"]
+    assert [[r["n"] for r in p] for p in plans] == [[1, 2, 3, 4, 5], [3, 4, 5]]
+    house = replan.params["house_to"]
+    assert plans[1][0]["slug"] == "book_crew" and plans[1][0]["arguments"]["grip_house"] == house
+    bookings = [s for s in spans if s.name == "book_crew.tool"]
+    houses = [_entity(s, "input")["kwargs"]["grip_house"] for s in bookings]
+    assert houses == [shoot.CARD["grip_house"], house]
+    assert [s.status.status_code for s in bookings] == [StatusCode.ERROR, StatusCode.UNSET]
+    last = [s.name for s in spans if s.parent == root.context][-2:]
+    assert last == ["check_call_sheet.task", "watch_shoot_day.task"]
+
+    again = next(lab for lab in labels if lab.scenario == "pagination")
+    spans = _played_in_memory(shoot.play, again)
+    chats = [s for s in spans if s.name == "openai.chat"]
+    assert chats and {_attrs(s)["traceloop.workflow.name"] for s in chats} == {"prepare_shoot_day"}
 
 
 def test_marathon_agent_plays_sealed53_scenarios() -> None:
