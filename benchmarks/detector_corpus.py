@@ -104,6 +104,7 @@ SEALED = (
     "sealed48",
     "sealed49",
     "sealed50",
+    "sealed51",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")
