@@ -104,6 +104,7 @@ SEALED = (
     "sealed48",
     "sealed49",
     "sealed50",
+    "sealed51",
     "sealed52",
     "sealed53",
 )

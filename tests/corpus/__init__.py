@@ -59,6 +59,7 @@ from . import (
     stocking,
     summit,
     support,
+    surgery,
     travel,
     turret,
     venue,
@@ -119,9 +120,12 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     pydantic-ai span processor (on a provider of the play's own whose spans go on to
     ``provider``'s processors) and its own root span per job, the summit LangGraph DAG planner
     (parallel ``Send`` branches) through OpenInference's LangChain instrumentor on ``provider``
-    and its own root span per job, the kiln app (the Anthropic SDK
-    with tool use, by hand) through OpenInference's Anthropic instrumentor on ``provider`` and
-    its own spans through OpenInference's tracer (against a fake Messages API server), the cellar
+    and its own root span per job, the surgery app (LangGraph's Functional API: an entrypoint, a
+    plan task and an execute task per step attempt) through OpenInference's LangChain
+    instrumentor on ``provider`` and its own plain spans (root, check, watch), the kiln app (the
+    Anthropic SDK with tool use, by hand) through OpenInference's Anthropic instrumentor on
+    ``provider`` and its own spans through OpenInference's tracer (against a fake Messages API
+    server), the cellar
     app (the Google Gen AI SDK with function calling, by hand) through OpenInference's
     google-genai instrumentor on ``provider`` and its own plain OpenTelemetry spans (against a
     fake Gemini API server), the
@@ -203,6 +207,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     smol_planning: list[Label] = []
     pydantic_ai_delegation: list[Label] = []
     langgraph_dag: list[Label] = []
+    langgraph_functional: list[Label] = []
     anthropic_sdk: list[Label] = []
     google_genai_sdk: list[Label] = []
     langchain_todos: list[Label] = []
@@ -292,6 +297,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             pydantic_ai_delegation.append(label)
         elif label.agent == "summit":
             langgraph_dag.append(label)
+        elif label.agent == "surgery":
+            langgraph_functional.append(label)
         elif label.agent == "kiln":
             anthropic_sdk.append(label)
         elif label.agent == "cellar":
@@ -337,6 +344,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # before oncall: OpenLLMetry's uninstrument leaves its LangChain callback handler behind
     out.update(marina.play(openinference_langgraph, provider))
     out.update(summit.play(langgraph_dag, provider))  # marina's instrumentor, before oncall too
+    out.update(surgery.play(langgraph_functional, provider))  # the same, before oncall too
     out.update(oncall.play(langgraph, provider))
     out.update(claims.play(pydantic_ai, provider))
     out.update(lab.play(smol, provider))

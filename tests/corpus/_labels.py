@@ -704,14 +704,21 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed50": {
         "hauler": range(99200, 99224),
     },
-    # Sealed 52: a fifty-fourth agent (shoot: the Traceloop SDK's decorators over a
+    # Sealed 51: a fifty-fourth agent (surgery: LangGraph's Functional API, an entrypoint with a
+    # plan task answering a CSV plan and an execute task per step attempt running a tool-calling
+    # ChatOpenAI, traced by OpenInference's LangChain instrumentor), labels committed alone before
+    # any detector ran on it, scored once (``--sealed51``).
+    "sealed51": {
+        "surgery": range(99300, 99324),
+    },
+    # Sealed 52: a fifty-fifth agent (shoot: the Traceloop SDK's decorators over a
     # planner-executor app on the openai client, a planner answering CSV and a unit runner per
     # step attempt), labels committed alone before any detector ran on it, scored once
     # (``--sealed52``).
     "sealed52": {
         "shoot": range(99400, 99424),
     },
-    # Sealed 53: a fifty-fifth agent (marathon: an asyncio app on the planscope SDK's context
+    # Sealed 53: a fifty-sixth agent (marathon: an asyncio app on the planscope SDK's context
     # managers, a Mermaid flowchart DAG plan, steps run concurrently with an explicit context,
     # the LLM calls under OpenLLMetry's OpenAI instrumentor), labels committed alone before any
     # detector ran on it, scored once (``--sealed53``).
@@ -6773,6 +6780,150 @@ def _hauler_external_main(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- surgery: a veterinary hospital scheduling an animal's operation with LangGraph's Functional
+# API (an entrypoint, a plan task answering a CSV plan, an execute task per step attempt running a
+# tool-calling ChatOpenAI) under OpenInference's LangChain instrumentor. Services raise triage-coded
+# errors: ``[AMBER]`` (busy: the executor calls again ``retry_at`` the time named, in the same
+# attempt), ``[YELLOW]`` (the app runs the step again), ``[BLUE]`` with ``(use key=value)`` (a new
+# plan) or ``[BLACK]`` (final).
+_SURGERY_TEXTS = (
+    "the rota server at {ward} timed out after {n} ms",
+    "theatre scheduler locked by {vet} for {n} seconds",
+    "the lab courier for {ward} is {n} minutes late",
+    "the card terminal at reception {k} dropped the session",
+    "the SMS gateway queue holds {n} messages",
+    "{vet} is mid-consult and the booking is held",
+    "the practice system is re-indexing ward {ward}",
+)
+_SURGERY_WARDS = ("Kennel A", "Cattery", "ICU", "Recovery 2", "Isolation")
+_SURGERY_VETS = ("Dr Okafor", "Dr Lindqvist", "Dr Marsh", "Dr Petrosyan", "Dr Achebe")
+_SURGERY_STEP = {
+    "surgeon_rota": "find_surgeon",
+    "lab_order": "order_bloods",
+    "theatre_booking": "book_theatre",
+    "charge_account": "charge_estimate",
+    "send_sms": "text_owner",
+}
+_SURGERY_TIMED = ["theatre_booking", "charge_account", "send_sms"]
+
+
+def _surgery_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_SURGERY_TEXTS).format(
+            ward=rng.choice(_SURGERY_WARDS),
+            vet=rng.choice(_SURGERY_VETS),
+            n=rng.randint(3, 950),
+            k=rng.randint(1, 4),
+        )
+        for _ in range(count)
+    ]
+
+
+def _surgery_ambers(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each busy answer names another time: the executor calls again with other arguments
+    minutes = rng.sample(range(8 * 60, 17 * 60, 5), count)
+    return [
+        {"kind": "AMBER", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_surgery_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _surgery_black(rng: random.Random) -> dict[str, str]:
+    return {"kind": "BLACK", "text": _surgery_texts(rng, 1)[0]}
+
+
+def _surgery_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # YELLOW again and again (varying texts), the app runs the step again each time; the last
+    # answer is BLACK
+    tool = rng.choice(sorted(_SURGERY_STEP))
+    again = [{"kind": "YELLOW", "text": t} for t in _surgery_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, _SURGERY_STEP[tool], "", {"tool": tool, "faults": [*again, _surgery_black(rng)]}
+
+
+def _surgery_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one execute task: AMBER again and again, each naming another time the executor
+    # calls again at; the last answer is BLACK
+    tool = rng.choice(_SURGERY_TIMED)
+    faults = [*_surgery_ambers(rng, rng.randint(4, 6)), _surgery_black(rng)]
+    return RUNAWAY, _SURGERY_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _surgery_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the estimate's charge fails under every plan: YELLOW (run again), then BLUE naming another
+    # account of the client (a new plan), 3-4 plans; the last BLACK
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _surgery_texts(rng, 2)
+        faults.append({"kind": "YELLOW", "text": again})
+        if i < plans - 1:
+            accounts.append(f"CL-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "BLUE", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "BLACK", "text": moved})
+    params = {"tool": "charge_account", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "charge_estimate", "", params
+
+
+def _surgery_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the pre-op blood panel stays running: the executor reads it until it reports stalled
+    return RUNAWAY, "order_bloods", "", {"stuck": True}
+
+
+def _surgery_wrong_species(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the front desk's note gives the wrong species: a surgeon credentialed for it is found;
+    # the theatre refuses the booking for good (the patient on file is a dog)
+    return PROPAGATION, "find_surgeon", "", {"species": rng.choice(["feline", "equine"])}
+
+
+def _surgery_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's operation day has a digit changed: every step works, the app's admission check
+    # against the consent form fails after the last step
+    return PROPAGATION, "book_theatre", "", {"day": rng.choice(["2027-03-18", "2027-03-26"])}
+
+
+def _surgery_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's client account has two digits swapped: the charge is BLACK for good
+    return PROPAGATION, "charge_estimate", "", {"account": rng.choice(["CL-58240", "CL-85204"])}
+
+
+def _surgery_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice AMBER inside one attempt or YELLOW (the step run again); the call at the
+    # time named, or the next attempt, works
+    tool = rng.choice(_SURGERY_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _surgery_ambers(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "YELLOW", "text": t} for t in _surgery_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _surgery_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the hospital's surgeon rota answers 4-9 pages; a free orthopaedic surgeon is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _surgery_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the blood panel runs 3-8 reads, then the results are in
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _surgery_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the consent form's theatre is closed for a deep clean: BLUE names another theatre; the
+    # next plan books there and the rest works
+    theatre = rng.choice(["Theatre 1", "Theatre 3"])
+    return "healthy", "", PROPAGATION, {"theatre_to": theatre}
+
+
+def _surgery_external_anaesthesia(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the admission checked, the booked theatre's anaesthetic machine
+    # fails its morning test during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- marathon: a city marathon's race-day logistics, an asyncio app instrumented with the
 # planscope SDK's context managers (a planner answering a Mermaid flowchart DAG, a clerk LLM run
 # per step attempt with OpenAI function tools) under OpenLLMetry's OpenAI instrumentor. Services
@@ -8168,6 +8319,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _hauler_polling_ends,
         "legit_replan": _hauler_legit_replan,
         "external_main": _hauler_external_main,
+    },
+    "surgery": {
+        "loop_step_varying": _surgery_loop_step,
+        "loop_tool_in_step": _surgery_loop_tool,
+        "loop_across_replans": _surgery_loop_replans,
+        "loop_poll_stuck": _surgery_loop_poll,
+        "wrong_species": _surgery_wrong_species,
+        "wrong_day": _surgery_wrong_day,
+        "wrong_account": _surgery_wrong_account,
+        "flaky": _surgery_flaky,
+        "pagination": _surgery_pagination,
+        "polling_ends": _surgery_polling_ends,
+        "legit_replan": _surgery_legit_replan,
+        "external_anaesthesia": _surgery_external_anaesthesia,
     },
     "marathon": {
         "loop_step_varying": _marathon_loop_step,

@@ -79,6 +79,7 @@ from tests.corpus import (
     stocking,
     summit,
     support,
+    surgery,
     turret,
     venue,
     vinyl,
@@ -165,6 +166,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed49",
         "sealed48",
         "sealed50",
+        "sealed51",
         "sealed52",
         "sealed53",
     )
@@ -4490,6 +4492,101 @@ def check_hauler_plays() -> None:
         key=lambda s: s.start_time or 0,
     )
     assert [s.name for s in last] == ["check truck roster", "watch round {route}"]
+
+
+def test_surgery_agent_plays_sealed51_scenarios() -> None:
+    """The surgery app (sealed-51 only) plays labelled scenarios under OpenInference's LangChain
+    instrumentor, in a child process as the other sealed agents' checks do:
+    ``check_surgery_plays``."""
+    _check_in_child("check_surgery_plays")
+
+
+def check_surgery_plays() -> None:
+    """The surgery app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-51 runs). A summit run (the same instrumentor) and a refund run played just before and
+    just after carry no surgery span and the same spans both times; LangChain's callback manager
+    is put back; the surgery runs only the app's and OpenInference's LangChain scopes, each
+    instrumented span with a span kind, no ``planscope.*`` attribute. AMBER answers inside one
+    attempt: one ERROR TOOL span per injected fault under one ``execute`` task, called again
+    ``retry_at`` each time named, the root ERROR with the final ``[BLACK]``. A legitimate
+    re-plan: the second CSV sheet marks the done rows with their results and names the theatre
+    the BLUE answer gave, the second booking works, the check and the watch under the root last."""
+    from langchain_core.callbacks import BaseCallbackManager
+
+    manager_init = BaseCallbackManager.__init__
+    neighbours = [
+        (summit.play, _committed("summit", "sealed35")[0]),
+        (refund.play, _committed("refund", "heldout")[0]),
+    ]
+    labels = _committed("surgery", "sealed51")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(surgery.play, [picked, replan], neighbours)
+    assert BaseCallbackManager.__init__ is manager_init
+    ours = {
+        "schedule_surgery",
+        "execute",
+        *(t.name for t in surgery.hospital_tools(surgery.Hospital())),
+    }
+    for first, again in (others[:2], others[2:]):
+        for t in (first, again):
+            assert traces[t] and surgery.TRACER not in _scopes(traces[t])
+            assert not {s.name for s in traces[t]} & ours
+    for first, again in zip(others[:2], others[2:], strict=True):
+        assert sorted(s.name for s in traces[first]) == sorted(s.name for s in traces[again])
+    langchain = "openinference.instrumentation.langchain"
+    for run in ids.values():
+        assert _scopes(traces[run]) == {surgery.TRACER, langchain}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+        traced = [s for s in traces[run] if _scopes([s]) == {langchain}]
+        assert all("openinference.span.kind" in _attrs(s) for s in traced)
+
+    spans = traces[ids[picked.run]]
+    faults = [dict(f) for f in picked.params["faults"]]
+    by_id = _gave_up(spans, "schedule surgery", f"[BLACK] {faults[-1]['text']}")
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["surgery.outcome"] == "failed"
+    (planned,) = [s for s in spans if s.name == "plan"]
+    sheet = json.loads(str(_attrs(planned)["output.value"]))
+    (row,) = [r for r in sheet if r["step"] == picked.step]
+    assert row["tool"] == picked.params["tool"] and row["status"] == "todo"
+    calls = sorted(
+        (s for s in spans if s.name == picked.params["tool"]), key=lambda s: s.start_time or 0
+    )
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    said = [json.loads(str(_attrs(s)["input.value"])).get("retry_at") for s in calls]
+    assert said[0] is None and said[1:] == [f["hint"] for f in faults[:-1]]
+    for call, fault in zip(calls, faults, strict=True):
+        kind, message = _raised(call)
+        assert kind == "tests.corpus.surgery.ClinicError"
+        assert message.startswith(f"[{fault['kind']}] {fault['text']}")
+    (attempt,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert attempt.name == "execute" and attempt.parent
+    assert by_id[attempt.parent.span_id].name == "schedule_surgery"
+    assert json.loads(str(_attrs(attempt)["output.value"]))["outcome"] == "refused"
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is StatusCode.UNSET
+    assert _attrs(root)["surgery.outcome"] == "scheduled"
+    sheets = [json.loads(str(s["output.value"])) for s in map(_attrs, _by_start(spans, "plan"))]
+    assert len(sheets) == 2
+    assert [r["status"] for r in sheets[1]] == ["done", "done", "todo", "todo", "todo"]
+    assert all(r["result"] for r in sheets[1][:2])
+    theatre = replan.params["theatre_to"]
+    assert surgery.unquery(sheets[1][2]["args"])["theatre"] == theatre
+    bookings = _by_start(spans, "theatre_booking")
+    asked = [json.loads(str(_attrs(s)["input.value"]))["theatre"] for s in bookings]
+    assert asked == [surgery.CASE["theatre"], theatre]
+    assert [s.status.status_code for s in bookings] == [StatusCode.ERROR, StatusCode.OK]
+    under_root = [s.name for s in _by_start(spans, "") if s.parent == root.context]
+    assert under_root == ["LangGraph", "check admission", "watch patient Biscuit"]
+
+
+def _by_start(spans: list[ReadableSpan], prefix: str) -> list[ReadableSpan]:
+    """The spans named ``prefix...``, by start time."""
+    return sorted((s for s in spans if s.name.startswith(prefix)), key=lambda s: s.start_time or 0)
 
 
 def test_shoot_agent_plays_sealed52_scenarios() -> None:
