@@ -725,6 +725,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed53": {
         "marathon": range(99500, 99524),
     },
+    # Sealed 54: a fifty-seventh agent (orchard: Agno agents under OpenLLMetry's Agno and OpenAI
+    # instrumentors, a planner answering an Org-mode outline, an executor agent per step
+    # attempt), labels committed alone before any detector ran on it, scored once
+    # (``--sealed54``).
+    "sealed54": {
+        "orchard": range(99600, 99624),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -7517,6 +7524,156 @@ def _regatta_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"storm": True}
 
 
+# --- orchard: a fruit orchard organising a harvest-to-cider-press run on Agno (a planner agent
+# answering an Org-mode outline, an executor agent run per step attempt) under OpenLLMetry's Agno
+# and OpenAI instrumentors. Services raise ``[kind] text`` faults: ``frost-hold`` (the model calls
+# again ``after`` the time named), ``windfall`` (the app runs the step again), ``regraft`` with
+# ``(use k=v)`` (a new plan) or ``blight`` (final).
+_ORCHARD_TEXTS = (
+    "the {lane} gate is locked and the key is with the {who}",
+    "the agency's roster server timed out after {n} ms",
+    "tractor {tractor} threw a hydraulic hose in the {lane}",
+    "the co-op's booking desk has {n} calls queued",
+    "the estate's bank gateway returned code {n}",
+    "a {who} is blocking the {lane} with a trailer of bins",
+    "the county registry is re-indexing {n} licences",
+)
+_ORCHARD_LANES = (
+    "Bramley row",
+    "Kingston lane",
+    "Dabinett block",
+    "Yarlington yard",
+    "north drive",
+)
+_ORCHARD_WHO = ("bailiff", "head picker", "vet", "farrier", "ranger")
+_ORCHARD_STEP = {
+    "search_crews": "find_crew",
+    "request_inspection": "book_inspection",
+    "reserve_press": "book_press",
+    "pay_advance": "pay_crew",
+    "notify_cooperative": "notify_coop",
+}
+_ORCHARD_TIMED = ["reserve_press", "pay_advance", "notify_cooperative"]
+
+
+def _orchard_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_ORCHARD_TEXTS).format(
+            lane=rng.choice(_ORCHARD_LANES),
+            who=rng.choice(_ORCHARD_WHO),
+            tractor=f"MF-{rng.randint(100, 999)}",
+            n=rng.randint(40, 9000),
+        )
+        for _ in range(count)
+    ]
+
+
+def _orchard_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 18 * 60, 5), count)
+    return [
+        {"kind": "frost-hold", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_orchard_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _orchard_blight(rng: random.Random) -> dict[str, str]:
+    return {"kind": "blight", "text": _orchard_texts(rng, 1)[0]}
+
+
+def _orchard_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # windfall again and again (varying texts), the app runs the step again each time; the last
+    # answer is blight
+    tool = rng.choice(sorted(_ORCHARD_STEP))
+    again = [{"kind": "windfall", "text": t} for t in _orchard_texts(rng, rng.randint(4, 6))]
+    faults = [*again, _orchard_blight(rng)]
+    return RUNAWAY, _ORCHARD_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _orchard_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run: frost-hold again and again, each naming another time the model
+    # calls again after; the last answer is blight
+    tool = rng.choice(_ORCHARD_TIMED)
+    faults = [*_orchard_holds(rng, rng.randint(4, 6)), _orchard_blight(rng)]
+    return RUNAWAY, _ORCHARD_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _orchard_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the crew's advance fails under every plan: windfall (run again), then regraft naming
+    # another estate account (a new plan), 3-4 plans; the last blight
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _orchard_texts(rng, 2)
+        faults.append({"kind": "windfall", "text": again})
+        if i < plans - 1:
+            accounts.append(f"EST-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "regraft", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "blight", "text": moved})
+    params = {"tool": "pay_advance", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "pay_crew", "", params
+
+
+def _orchard_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the food-safety inspection stays queued: the executor reads it until it gives up
+    return RUNAWAY, "book_inspection", "", {"stuck": True}
+
+
+def _orchard_wrong_county(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the foreman's note names a neighbouring county: a crew licensed there is found; the
+    # inspectorate refuses the inspection for good (the crew is not licensed for the orchard)
+    return PROPAGATION, "find_crew", "", {"county": rng.choice(["Worcestershire", "Shropshire"])}
+
+
+def _orchard_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's pressing day has a digit changed: every step works, the app's check of the
+    # press booking against the harvest sheet fails after the run
+    return PROPAGATION, "book_press", "", {"day": rng.choice(["2027-10-04", "2027-10-17"])}
+
+
+def _orchard_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's estate account has two digits swapped: the advance is refused for good
+    return PROPAGATION, "pay_crew", "", {"account": rng.choice(["EST-31702", "EST-37012"])}
+
+
+def _orchard_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice frost-hold inside one run or windfall (the step run again); the call after
+    # the time named, or the next attempt, works
+    tool = rng.choice(_ORCHARD_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _orchard_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "windfall", "text": t} for t in _orchard_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _orchard_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the labour agency's list answers 4-9 pages; a crew licensed for the county is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _orchard_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the inspection is queued 3-8 reads, then passed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _orchard_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the harvest sheet's pressing yard is waterlogged: regraft names another yard; the next
+    # plan books the press there and the rest works
+    yard = rng.choice(["Long Barn yard", "Cider House court"])
+    return "healthy", "", PROPAGATION, {"yard_to": yard}
+
+
+def _orchard_external_hail(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the booking checked, a hailstorm shuts the press site during
+    # the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -8347,6 +8504,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "paged_polled": _marathon_paged_polled,
         "legit_replan": _marathon_legit_replan,
         "external_heat": _marathon_external_heat,
+    },
+    "orchard": {
+        "loop_step_varying": _orchard_loop_step,
+        "loop_tool_in_step": _orchard_loop_tool,
+        "loop_across_replans": _orchard_loop_replans,
+        "loop_poll_stuck": _orchard_loop_poll,
+        "wrong_county": _orchard_wrong_county,
+        "wrong_day": _orchard_wrong_day,
+        "wrong_account": _orchard_wrong_account,
+        "flaky": _orchard_flaky,
+        "pagination": _orchard_pagination,
+        "polling_ends": _orchard_polling_ends,
+        "legit_replan": _orchard_legit_replan,
+        "external_hail": _orchard_external_hail,
     },
     "shoot": {
         "loop_step_varying": _shoot_loop_step,
