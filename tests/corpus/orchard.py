@@ -40,6 +40,8 @@ from typing import Any
 
 from agno.agent import Agent
 from agno.models.openai import OpenAIChat
+from agno.team import Team
+from agno.tools import FunctionCall
 from openai.resources.chat.completions import AsyncCompletions, Completions
 from opentelemetry import trace as otel_trace
 from opentelemetry.instrumentation.utils import unwrap
@@ -511,8 +513,18 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     finally:
         agno.uninstrument()
         llm.uninstrument()
-        # 0.62.4's uninstrument leaves its wrappers on the classes (harvest's play says why)
-        unwrap(Completions, "create")
-        unwrap(AsyncCompletions, "create")
+        # 0.62.4's uninstrument leaves its wrappers on the classes: it unwraps ("agno.agent",
+        # "Agent.run"), which unwrap reads as the attribute "Agent.run" of the module agno.agent
+        # (nothing there); left on, lease's next play would trace through them too (and harvest's
+        # play says the same of the OpenAI instrumentor's). Unwrapped on the classes instead
+        for cls, names in (
+            (Agent, ("run", "arun")),
+            (Team, ("run", "arun")),
+            (FunctionCall, ("execute", "aexecute")),
+            (Completions, ("create",)),
+            (AsyncCompletions, ("create",)),
+        ):
+            for name in names:
+                unwrap(cls, name)
         agno_log.disabled = False
     return out
