@@ -45,6 +45,7 @@ from . import (
     museum,
     observatory,
     oncall,
+    orchard,
     organ,
     quarry,
     railtour,
@@ -169,7 +170,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (``Traceloop.init`` once per process on a private tracer provider whose exporter hands each
     span to ``provider``'s processors, its decorators on the app's functions, the OpenAI
     instrumentor it turns on relayed to that provider through the global relay while the play
-    runs).
+    runs), the orchard Agno app through OpenLLMetry's Agno and OpenAI instrumentors on
+    ``provider`` and its own spans through a tracer of ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -222,6 +224,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
     traceloop_sdk: list[Label] = []
+    agno_openllmetry: list[Label] = []
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
     sdk_asyncio_openllmetry: list[Label] = []
@@ -333,6 +336,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             sdk_asyncio_openllmetry.append(label)
         elif label.agent == "shoot":
             traceloop_sdk.append(label)
+        elif label.agent == "orchard":
+            agno_openllmetry.append(label)
         elif label.agent == "brewhouse":
             haystack_tracer.append(label)
         else:
@@ -433,6 +438,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # ``provider`` only while it plays); the OpenAI instrumentor it turns on reaches that provider
     # through the global relay and is uninstrumented (and unwrapped, as harvest's) after
     out.update(shoot.play(traceloop_sdk, provider))
+    # lease's Agno, under OpenLLMetry's Agno instrumentor this time (lease's OpenInference one was
+    # uninstrumented when its play returned), with the OpenAI instrumentor shoot has just
+    # uninstrumented: both on ``provider``, both uninstrumented (the completions classes
+    # unwrapped, as harvest's) when the play returns
+    out.update(orchard.play(agno_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

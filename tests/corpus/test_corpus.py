@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import importlib
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -62,6 +63,7 @@ from tests.corpus import (
     mural,
     museum,
     observatory,
+    orchard,
     organ,
     play,
     quarry,
@@ -169,6 +171,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed51",
         "sealed52",
         "sealed53",
+        "sealed54",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -4758,3 +4761,105 @@ def check_marathon_plays() -> None:
     given = _json_attr(attempt, "planscope.step.context.keys")
     assert given == sorted(starved.params["starve"]["given"]) and set(given) < set(step["requires"])
     assert attempt.status.status_code is StatusCode.ERROR
+
+
+def test_orchard_agent_plays_sealed54_scenarios() -> None:
+    """The orchard Agno app (sealed-54 only) plays labelled scenarios under OpenLLMetry's Agno
+    and OpenAI instrumentors, in a child process as the other sealed agents' checks do:
+    ``check_orchard_plays``."""
+    _check_in_child("check_orchard_plays")
+
+
+def check_orchard_plays() -> None:
+    """The orchard app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-54 runs). A lease run (the same Agno under OpenInference's Agno instrumentor) played
+    just before and just after carries no OpenLLMetry span and the same spans both times; Agno's
+    ``Agent.run`` and the completions classes' ``create`` are what they were; the orchard runs
+    carry the app's and OpenLLMetry's Agno and OpenAI scopes only. Frost holds inside one hand
+    run: one ``{tool}.tool`` span per injected fault (Agno hands the error back to the model, the
+    span's output a failed execution result naming it), each called ``after`` the time the last
+    one named, all under one ``harvest_hand.agent``; the root ERROR with the final blight. A
+    legitimate re-plan: revision 2 keeps the done steps as DONE headings and books the yard
+    named, the check and the watch last."""
+    from agno.agent import Agent
+    from agno.tools import FunctionCall
+    from openai.resources.chat.completions import AsyncCompletions, Completions
+
+    neighbours = [(lease.play, _committed("lease", "sealed8")[0])]
+    labels = _committed("orchard", "sealed54")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    # compared by identity: a wrapt wrapper compares equal to the function it wraps
+    methods = [
+        (Agent, "run"),
+        (FunctionCall, "execute"),
+        (Completions, "create"),
+        (AsyncCompletions, "create"),
+    ]
+    found = [cls.__dict__[name] for cls, name in methods]
+    ids, others, traces = _played_between(orchard.play, [picked, replan], neighbours)
+    assert all(cls.__dict__[n] is f for (cls, n), f in zip(methods, found, strict=True))
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) == {"lease-app", "openinference.instrumentation.agno"}
+    for run in ids.values():
+        assert _scopes(traces[run]) == {
+            "orchard-app",
+            "opentelemetry.instrumentation.agno",
+            "opentelemetry.instrumentation.openai.v1",
+        }
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name.startswith("harvest run HR-") and _attrs(root)["orchard.outcome"] == "failed"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description) == f"{picked.step}: [blight] {faults[-1]['text']}"
+    (planner,) = [s for s in spans if s.name == "harvest_planner.agent"]
+    outline = str(_attrs(planner)["traceloop.entity.output"])
+    assert f"* TODO {picked.step}\n" in outline and f":TOOL: {picked.params['tool']}" in outline
+    calls = sorted(
+        (s for s in spans if s.name == f"{picked.params['tool']}.tool"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert len(calls) == len(faults) >= 5
+    outputs = [str(_attrs(s)["traceloop.entity.output"]) for s in calls]
+    assert all(
+        "status='failure'" in o and f["text"] in o for o, f in zip(outputs, faults, strict=True)
+    )
+    waits = [_json_attr(s, "traceloop.entity.input").get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    (hand,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert hand.name == "harvest_hand.agent" and hand.parent == root.context
+    chats = [s for s in spans if s.name == "openai.chat" and s.parent == hand.context]
+    assert len(chats) == len(calls) + 1  # a call per fault, then the FAILED line
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["orchard.outcome"] == "pressed"
+    outlines = [
+        str(_attrs(s)["traceloop.entity.output"])
+        for s in sorted(spans, key=lambda s: s.start_time or 0)
+        if s.name == "harvest_planner.agent"
+    ]
+    assert [o.splitlines()[1] for o in outlines] == ["#+REVISION: 1", "#+REVISION: 2"]
+    assert re.findall(r"^\* (\w+ \w+)$", outlines[1], re.MULTILINE) == [
+        "DONE find_crew",
+        "DONE book_inspection",
+        "TODO book_press",
+        "TODO pay_crew",
+        "TODO notify_coop",
+    ]
+    yard = replan.params["yard_to"]
+    assert f"  :yard: {yard}\n" in outlines[1]
+    presses = sorted(
+        (s for s in spans if s.name == "reserve_press.tool"), key=lambda s: s.start_time or 0
+    )
+    yards = [_json_attr(s, "traceloop.entity.input")["yard"] for s in presses]
+    assert yards == [orchard.SHEET["yard"], yard]
+    results = [str(_attrs(s)["traceloop.entity.output"]) for s in presses]
+    assert [r.split()[0] for r in results] == ["status='failure'", "status='success'"]
+    kids = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
+    assert [s.name for s in kids[-2:]] == ["check press booking", "watch press day"]
