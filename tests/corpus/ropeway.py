@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib
 import json
 import os
 import re
@@ -375,9 +376,7 @@ class Job:
                 uses_ = [b for b in response.content if b.type == "tool_use"]
                 if response.stop_reason != "tool_use" or not uses_:
                     break
-                messages.append(
-                    {"role": "assistant", "content": [b.model_dump() for b in response.content]}  # type: ignore[misc]
-                )
+                messages.append({"role": "assistant", "content": response.content})
                 results: list[ToolResultBlockParam] = []
                 for block in uses_:
                     result = await session.call_tool(block.name, dict(block.input))
@@ -492,26 +491,31 @@ async def _job(label: Label, base_url: str, tracer: Tracer) -> str:
         return await Job(label, client, tracer).run()
 
 
-def _patched() -> dict[str, tuple[Any, str, Any]]:
-    """The attributes OpenLLMetry's MCP instrumentor wraps in this process, as they are now:
-    0.62.4's ``uninstrument`` leaves ``BaseSession.send_request`` (and the server session's
-    ``__init__``) wrapped, so the play puts them back itself."""
-    import mcp.server.session
-    import mcp.shared.session
+PATCHED = (
+    ("mcp.shared.session", "BaseSession", "send_request"),
+    ("mcp.server.session", "ServerSession", "__init__"),
+    ("mcp.client.stdio", "", "stdio_client"),
+    ("mcp.server.stdio", "", "stdio_server"),
+    ("mcp.client.sse", "", "sse_client"),
+    ("mcp.server.sse", "SseServerTransport", "connect_sse"),
+    ("mcp.client.streamable_http", "", "streamablehttp_client"),
+    ("mcp.server.streamable_http", "StreamableHTTPServerTransport", "connect"),
+)
+"""What OpenLLMetry's MCP instrumentor wraps (module, class or ``""``, attribute)."""
 
-    return {
-        "send_request": (
-            mcp.shared.session.BaseSession,
-            "send_request",
-            mcp.shared.session.BaseSession.__dict__["send_request"],
-        ),
-        "server_init": (
-            mcp.server.session.ServerSession,
-            "__init__",
-            mcp.server.session.ServerSession.__dict__["__init__"],
-        ),
-        "stdio_client": (mcp.client.stdio, "stdio_client", mcp.client.stdio.stdio_client),
-    }
+
+def _patched() -> list[tuple[Any, str, Any]]:
+    """The attributes OpenLLMetry's MCP instrumentor wraps, as they are now: 0.62.4's
+    ``uninstrument`` unwraps only ``stdio_client`` and ``stdio_server`` and leaves the others
+    (``BaseSession.send_request`` among them) wrapped with the play's tracer, so the play puts
+    them back itself. Each module is imported first, so that the instrumentor's post-import
+    hooks wrap it now (and it is put back) rather than on a later import."""
+    out = []
+    for module_name, owner_name, attr in PATCHED:
+        module = importlib.import_module(module_name)
+        owner = getattr(module, owner_name) if owner_name else module
+        out.append((owner, attr, vars(owner)[attr]))
+    return out
 
 
 def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
@@ -533,6 +537,6 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     finally:
         mcp_instrumentor.uninstrument()
         anthropic_instrumentor.uninstrument()
-        for owner, name, value in kept.values():
+        for owner, name, value in kept:
             setattr(owner, name, value)
     return out
