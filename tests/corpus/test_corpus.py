@@ -4845,7 +4845,9 @@ def check_ropeway_plays() -> None:
     (root,) = [s for s in spans if s.parent is None]
     assert _attrs(root)["ropeway.outcome"] == "replaced"
     assert root.status.status_code is StatusCode.UNSET
-    plans = sorted((s for s in spans if s.name.startswith("plan ")), key=lambda s: s.start_time)
+    plans = sorted(
+        (s for s in spans if s.name.startswith("plan ")), key=lambda s: s.start_time or 0
+    )
     assert [s.name for s in plans] == ["plan rope job r1", "plan rope job r2"]
     (chat,) = [s for s in spans if s.name == "anthropic.chat" and s.parent == plans[1].context]
     (said,) = _json_attr(chat, "gen_ai.output.messages")
@@ -4857,9 +4859,11 @@ def check_ropeway_plays() -> None:
         "charge_parts",
         "notify_commuters",
     ]
-    bookings = sorted((s for s in spans if s.name == "book_crane.tool"), key=lambda s: s.start_time)
+    bookings = sorted(
+        (s for s in spans if s.name == "book_crane.tool"), key=lambda s: s.start_time or 0
+    )
     cranes = [_json_attr(s, "traceloop.entity.input")["arguments"]["crane"] for s in bookings]
     assert cranes == [ropeway.WORK_ORDER["crane"], replan.params["crane_to"]]
     assert [s.status.status_code for s in bookings] == [StatusCode.ERROR, StatusCode.OK]
-    last = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time)
+    last = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
     assert [s.name for s in last[-2:]] == ["check crane booking", "watch line Red line"]
