@@ -170,9 +170,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (``Traceloop.init`` once per process on a private tracer provider whose exporter hands each
     span to ``provider``'s processors, its decorators on the app's functions, the OpenAI
     instrumentor it turns on relayed to that provider through the global relay while the play
-    runs), the ropeway app (the Anthropic SDK with its tools on an MCP server over stdio) through
-    OpenLLMetry's Anthropic and MCP instrumentors on ``provider`` (uninstrumented after, what the MCP
-    instrumentor leaves wrapped put back by the play) and its own plain spans.
+    runs), the ropeway app (the Anthropic SDK with its tools on an MCP server over stdio)
+    through OpenLLMetry's Anthropic and MCP instrumentors on ``provider`` (uninstrumented after,
+    what the MCP instrumentor leaves wrapped put back by the play) and its own plain spans.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
