@@ -107,6 +107,7 @@ SEALED = (
     "sealed51",
     "sealed52",
     "sealed53",
+    "sealed56",
     "sealed54",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""

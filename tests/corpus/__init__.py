@@ -54,6 +54,7 @@ from . import (
     regatta,
     release,
     restock,
+    ropeway,
     seedbank,
     shoot,
     solar,
@@ -171,7 +172,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     span to ``provider``'s processors, its decorators on the app's functions, the OpenAI
     instrumentor it turns on relayed to that provider through the global relay while the play
     runs), the orchard Agno app through OpenLLMetry's Agno and OpenAI instrumentors on
-    ``provider`` and its own spans through a tracer of ``provider``.
+    ``provider`` and its own spans through a tracer of ``provider``, the ropeway app (the
+    Anthropic SDK with its tools on an MCP server over stdio) through OpenLLMetry's Anthropic and
+    MCP instrumentors on ``provider`` (uninstrumented after, what the MCP instrumentor leaves
+    wrapped put back by the play) and its own plain spans.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -224,6 +228,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
     traceloop_sdk: list[Label] = []
+    anthropic_mcp_openllmetry: list[Label] = []
+    anthropic_mcp_openllmetry: list[Label] = []
     agno_openllmetry: list[Label] = []
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
@@ -340,6 +346,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agno_openllmetry.append(label)
         elif label.agent == "brewhouse":
             haystack_tracer.append(label)
+        elif label.agent == "ropeway":
+            anthropic_mcp_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -443,6 +451,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # uninstrumented: both on ``provider``, both uninstrumented (the completions classes
     # unwrapped, as harvest's) when the play returns
     out.update(orchard.play(agno_openllmetry, provider))
+    # kiln's Anthropic SDK and vinyl's MCP client again, under OpenLLMetry's instrumentors this
+    # time (both off before and after: kiln and vinyl have played); the MCP instrumentor's
+    # uninstrument leaves BaseSession.send_request and the transports wrapped: the play puts
+    # them back
+    out.update(ropeway.play(anthropic_mcp_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

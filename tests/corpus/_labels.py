@@ -725,6 +725,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed53": {
         "marathon": range(99500, 99524),
     },
+    # Sealed 56: a fifty-seventh agent (ropeway: the Anthropic SDK by hand, its tools on an MCP
+    # server run over stdio, a planner answering an Org-mode outline and an executor conversation
+    # per step attempt, traced by OpenLLMetry's Anthropic and MCP instrumentors), labels committed
+    # alone before any detector ran on it, scored once (``--sealed56``).
+    "sealed56": {
+        "ropeway": range(99800, 99824),
+    },
     # Sealed 54: a fifty-seventh agent (orchard: Agno agents under OpenLLMetry's Agno and OpenAI
     # instrumentors, a planner answering an Org-mode outline, an executor agent per step
     # attempt), labels committed alone before any detector ran on it, scored once
@@ -7240,6 +7247,151 @@ def _shoot_external_surge(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- ropeway: a city cable-car operator replacing a cabin's haul rope in a maintenance window,
+# the Anthropic SDK by hand with its tools on an MCP server (stdio), a planner answering an
+# Org-mode outline and an executor conversation per step attempt, under OpenLLMetry's Anthropic
+# and MCP instrumentors. Services raise ropeway signals: ``SLACK`` (``resume HH:MM``: the model
+# calls again at that time, same conversation), ``SWAY`` (the app runs the step again),
+# ``DIVERT`` with ``use key=value`` (a new plan) or ``DEROPE`` (final).
+_ROPEWAY_TEXTS = (
+    "wind at tower {k} gusting {n} km/h",
+    "the {station} bullwheel brake is under inspection for {n} minutes",
+    "the regulator's desk has {n} files ahead of this one",
+    "cabin {cabin} is parked on the {station} siding",
+    "the {station} control room lost the telemetry link",
+    "the splice yard at {station} is {n} metres short of laydown space",
+    "the budget ledger is locked for the {n}th period close",
+)
+_ROPEWAY_STATIONS = ("Harbour", "Old Town", "Cathedral", "Parkhill", "Summit")
+_ROPEWAY_STEP = {
+    "list_contractors": "find_splicer",
+    "apply_for_approval": "get_approval",
+    "book_crane": "book_crane",
+    "charge_budget": "charge_parts",
+    "notify_commuters": "notify_commuters",
+}
+_ROPEWAY_TIMED = ["book_crane", "charge_budget", "notify_commuters"]
+
+
+def _ropeway_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_ROPEWAY_TEXTS).format(
+            k=rng.randint(1, 14),
+            n=rng.randint(3, 120),
+            station=rng.choice(_ROPEWAY_STATIONS),
+            cabin=f"C{rng.randint(1, 36):02d}",
+        )
+        for _ in range(count)
+    ]
+
+
+def _ropeway_slacks(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each slack names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 22 * 60, 5), count)
+    return [
+        {"signal": "SLACK", "text": t, "resume": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_ropeway_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _ropeway_derope(rng: random.Random) -> dict[str, str]:
+    return {"signal": "DEROPE", "text": _ropeway_texts(rng, 1)[0]}
+
+
+def _ropeway_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # SWAY again and again (varying texts), the app runs the step again each time; the last
+    # answer is DEROPE
+    tool = rng.choice(sorted(_ROPEWAY_STEP))
+    sway = [{"signal": "SWAY", "text": t} for t in _ropeway_texts(rng, rng.randint(4, 6))]
+    faults = [*sway, _ropeway_derope(rng)]
+    return RUNAWAY, _ROPEWAY_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _ropeway_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: SLACK again and again, each naming another time the
+    # model calls again at; the last answer is DEROPE
+    tool = rng.choice(_ROPEWAY_TIMED)
+    faults = [*_ropeway_slacks(rng, rng.randint(4, 6)), _ropeway_derope(rng)]
+    return RUNAWAY, _ROPEWAY_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _ropeway_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the parts charge fails under every plan: SWAY (run again), then DIVERT naming another of
+    # the operator's budget codes (a new plan), 3-4 plans; the last DEROPE
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    budgets: list[str] = []
+    for i in range(plans):
+        sway, moved = _ropeway_texts(rng, 2)
+        faults.append({"signal": "SWAY", "text": sway})
+        if i < plans - 1:
+            budgets.append(f"MNT-{rng.randint(1000, 9999)}-{rng.choice('ABCDEF')}")
+            faults.append({"signal": "DIVERT", "text": moved, "use": f"budget={budgets[-1]}"})
+        else:
+            faults.append({"signal": "DEROPE", "text": moved})
+    params = {"tool": "charge_budget", "faults": faults, "budgets": budgets}
+    return RUNAWAY, "charge_parts", "", params
+
+
+def _ropeway_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the regulator's application stays under review: the executor reads it until it gives up
+    return RUNAWAY, "get_approval", "", {"stuck": True}
+
+
+def _ropeway_wrong_line(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the duty manager's note names another line: a splicer certified for that line's rope is
+    # found; the regulator refuses the application for good (wrong rope certification)
+    return PROPAGATION, "find_splicer", "", {"line": rng.choice(["Blue line", "Green line"])}
+
+
+def _ropeway_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's window day has a digit changed: every step works, the app's check of the
+    # crane booking against the maintenance window fails after the job
+    return PROPAGATION, "book_crane", "", {"window": rng.choice(["2027-04-12", "2027-04-21"])}
+
+
+def _ropeway_wrong_budget(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's budget code has two digits swapped: the charge is refused for good
+    return PROPAGATION, "charge_parts", "", {"budget": rng.choice(["MNT-4172-R", "MNT-7412-R"])}
+
+
+def _ropeway_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice SLACK inside one conversation or SWAY (the step run again); the call at
+    # the time named, or the next attempt, works
+    tool = rng.choice(_ROPEWAY_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _ropeway_slacks(rng, count)
+        if rng.random() < 0.5
+        else [{"signal": "SWAY", "text": t} for t in _ropeway_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _ropeway_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the contractor list answers 4-9 pages; a certified splicer free in the window is on the
+    # last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _ropeway_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the application is under review 3-8 reads, then approved
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _ropeway_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the work order's crane is out for its own inspection: DIVERT names another crane; the
+    # next plan books it and the rest works
+    crane = rng.choice(["Liebherr LTM-60 (Quayside Lifting)", "Grove GMK-4 (Parkhill Plant)"])
+    return "healthy", "", PROPAGATION, {"crane_to": crane}
+
+
+def _ropeway_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the crane booking checked, a thunderstorm warning closes the
+    # line during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
 # work sheet of Python assignments, two tool-using executors asked once per step attempt) under
 # AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
@@ -8532,6 +8684,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _shoot_polling_ends,
         "legit_replan": _shoot_legit_replan,
         "external_surge": _shoot_external_surge,
+    },
+    "ropeway": {
+        "loop_step_varying": _ropeway_loop_step,
+        "loop_tool_in_step": _ropeway_loop_tool,
+        "loop_across_replans": _ropeway_loop_replans,
+        "loop_poll_stuck": _ropeway_loop_poll,
+        "wrong_line": _ropeway_wrong_line,
+        "wrong_day": _ropeway_wrong_day,
+        "wrong_budget": _ropeway_wrong_budget,
+        "flaky": _ropeway_flaky,
+        "pagination": _ropeway_pagination,
+        "polling_ends": _ropeway_polling_ends,
+        "legit_replan": _ropeway_legit_replan,
+        "external_storm": _ropeway_external_storm,
     },
 }
 

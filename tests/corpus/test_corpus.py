@@ -74,6 +74,7 @@ from tests.corpus import (
     regatta,
     release,
     restock,
+    ropeway,
     scenarios,
     seedbank,
     shoot,
@@ -171,6 +172,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed51",
         "sealed52",
         "sealed53",
+        "sealed56",
         "sealed54",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
@@ -4761,6 +4763,113 @@ def check_marathon_plays() -> None:
     given = _json_attr(attempt, "planscope.step.context.keys")
     assert given == sorted(starved.params["starve"]["given"]) and set(given) < set(step["requires"])
     assert attempt.status.status_code is StatusCode.ERROR
+
+
+def test_ropeway_agent_plays_sealed56_scenarios() -> None:
+    """The ropeway app on the Anthropic SDK with its tools on an MCP server (sealed-56 only)
+    plays labelled scenarios under OpenLLMetry's Anthropic and MCP instrumentors, in a child
+    process as the other sealed agents' checks do: ``check_ropeway_plays``."""
+    _check_in_child("check_ropeway_plays")
+
+
+def _wrapped(prefixes: tuple[str, ...]) -> set[str]:
+    """The functions and methods of the loaded modules named ``prefixes...`` that a wrapt
+    proxy (an instrumentor's patch) stands in for now: a proxy's type has ``__wrapped__`` (wrapt's
+    C ``FunctionWrapper`` is no ``wrapt.ObjectProxy``), a ``functools.wraps`` function only its
+    own."""
+
+    def proxy(value: Any) -> bool:
+        return hasattr(type(value), "__wrapped__")
+
+    out = set()
+    for name, module in list(sys.modules.items()):
+        if not name.startswith(prefixes) or module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if proxy(value):
+                out.add(f"{name}.{attr}")
+            if isinstance(value, type) and value.__module__ == name:
+                out |= {f"{name}.{attr}.{k}" for k, v in vars(value).items() if proxy(v)}
+    return out
+
+
+def check_ropeway_plays() -> None:
+    """The ropeway app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-56 runs). A kiln run (the Anthropic SDK under OpenInference's instrumentor) and a
+    vinyl run (MCP under OpenInference's instrumentors) played just before and just after carry
+    the same spans both times and no OpenLLMetry scope; no anthropic / mcp function is left
+    wrapped by the play; the ropeway runs only the app's and OpenLLMetry's two scopes, no
+    ``planscope.*`` attribute. SLACK signals inside one executor conversation: one ERROR
+    ``{tool}.tool`` span per injected fault under one ``step`` span, called again ``resume`` at
+    each time named, the root ERROR with the final ``DEROPE``. A legitimate re-plan: the second
+    outline lists the steps done as DONE and the crane named, the second booking works, the
+    check and the watch last."""
+    neighbours = [
+        (kiln.play, _committed("kiln", "sealed34")[0]),
+        (vinyl.play, _committed("vinyl", "sealed39")[0]),
+    ]
+    labels = _committed("ropeway", "sealed56")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    prefixes = ("anthropic", "mcp")
+    patched = _wrapped(prefixes)
+    ids, others, traces = _played_between(ropeway.play, [picked, replan], neighbours)
+    assert _wrapped(prefixes) == patched
+    for before, after in zip(others[:2], others[2:], strict=True):
+        assert sorted(s.name for s in traces[before]) == sorted(s.name for s in traces[after])
+    openllmetry = {"opentelemetry.instrumentation.anthropic"}
+    openllmetry.add("opentelemetry.instrumentation.mcp.instrumentation")
+    for other in others:
+        assert not _scopes(traces[other]) & openllmetry
+    for run in ids.values():
+        assert _scopes(traces[run]) == openllmetry | {ropeway.TRACER}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "replace haul rope C07" and _attrs(root)["ropeway.outcome"] == "failed"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"derope: {faults[-1]['text']}")
+    tool = picked.params["tool"]
+    calls = sorted((s for s in spans if s.name == f"{tool}.tool"), key=lambda s: s.start_time or 0)
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    resumes = [_json_attr(s, "traceloop.entity.input")["arguments"].get("resume") for s in calls]
+    assert resumes[0] is None and resumes[1:] == [f["resume"] for f in faults[:-1]]
+    (step,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert step.name == f"step {picked.step}" and _attrs(step)["ropeway.attempt"] == 1
+    assert _attrs(step)["ropeway.verdict"] == "derope" and step.parent == root.context
+    chats = [s for s in spans if s.name == "anthropic.chat" and s.parent == step.context]
+    assert len(chats) == len(faults) + 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["ropeway.outcome"] == "replaced"
+    assert root.status.status_code is StatusCode.UNSET
+    plans = sorted(
+        (s for s in spans if s.name.startswith("plan ")), key=lambda s: s.start_time or 0
+    )
+    assert [s.name for s in plans] == ["plan rope job r1", "plan rope job r2"]
+    (chat,) = [s for s in spans if s.name == "anthropic.chat" and s.parent == plans[1].context]
+    (said,) = _json_attr(chat, "gen_ai.output.messages")
+    outline = said["parts"][0]["content"]
+    assert "#+REVISION: 2" in outline and "* DONE get_approval" in outline
+    assert f"  :ARG_crane: {replan.params['crane_to']}" in outline
+    assert list(_attrs(plans[1])["ropeway.steps"]) == [
+        "book_crane",
+        "charge_parts",
+        "notify_commuters",
+    ]
+    bookings = sorted(
+        (s for s in spans if s.name == "book_crane.tool"), key=lambda s: s.start_time or 0
+    )
+    cranes = [_json_attr(s, "traceloop.entity.input")["arguments"]["crane"] for s in bookings]
+    assert cranes == [ropeway.WORK_ORDER["crane"], replan.params["crane_to"]]
+    assert [s.status.status_code for s in bookings] == [StatusCode.ERROR, StatusCode.OK]
+    last = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
+    assert [s.name for s in last[-2:]] == ["check crane booking", "watch line Red line"]
 
 
 def test_orchard_agent_plays_sealed54_scenarios() -> None:
