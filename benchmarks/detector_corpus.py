@@ -107,6 +107,7 @@ SEALED = (
     "sealed51",
     "sealed52",
     "sealed53",
+    "sealed55",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -24,6 +24,7 @@ from . import (
     claims,
     customs,
     etl,
+    ferrier,
     ferry,
     fleet,
     foundry,
@@ -169,7 +170,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (``Traceloop.init`` once per process on a private tracer provider whose exporter hands each
     span to ``provider``'s processors, its decorators on the app's functions, the OpenAI
     instrumentor it turns on relayed to that provider through the global relay while the play
-    runs).
+    runs), the ferrier LlamaIndex app through LlamaIndex's native OpenTelemetry integration
+    (``LlamaIndexOpenTelemetry(...).start_registering()``: its span and event handlers on
+    LlamaIndex's root dispatcher while the play runs, its tracer the global relay's, handing
+    spans to ``provider``).
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -222,6 +226,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
     traceloop_sdk: list[Label] = []
+    llama_index_otel: list[Label] = []
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
     sdk_asyncio_openllmetry: list[Label] = []
@@ -333,6 +338,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             sdk_asyncio_openllmetry.append(label)
         elif label.agent == "shoot":
             traceloop_sdk.append(label)
+        elif label.agent == "ferrier":
+            llama_index_otel.append(label)
         elif label.agent == "brewhouse":
             haystack_tracer.append(label)
         else:
@@ -373,6 +380,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # after chandler: OpenLLMetry's and OpenInference's LlamaIndex handlers share the root
     # dispatcher; the observatory play puts back the handlers it found when it returns
     out.update(observatory.play(llama_index_agents, provider))
+    # LlamaIndex's native OpenTelemetry integration: its handlers join the same root dispatcher
+    # (its tracer the global relay's, to ``provider`` while it plays) and are taken off after
+    out.update(ferrier.play(llama_index_otel, provider))
     # the Agents SDK's trace provider is swapped for the play's own and put back, as ferry's is
     out.update(quarry.play(agents_sdk_openllmetry, provider))
     # the same instrumentor as lab's: each play instruments on ``provider`` and uninstruments
