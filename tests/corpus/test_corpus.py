@@ -4825,11 +4825,11 @@ def check_ferrier_plays() -> None:
     (root,) = [s for s in spans if s.parent is None]
     assert root.status.status_code is not StatusCode.ERROR
     assert len([s for s in spans if s.name == "EventDesk.plan"]) == 2
-    attempts = [
+    tried = [
         (_attrs(s)["yard.step"], _attrs(s)["yard.attempt"])
         for s in spans
         if s.name == "EventDesk.run_step"
     ]
-    assert attempts.count(("transport", 1)) == 2 and attempts[-1] == ("riders", 1)
+    assert tried.count(("transport", 1)) == 2 and tried[-1] == ("riders", 1)
     last = [s.name for s in _children(spans, root, "EventDesk.")][-2:]
     assert last == ["EventDesk.check_transport", "EventDesk.watch_event"]
