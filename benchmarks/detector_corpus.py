@@ -107,6 +107,7 @@ SEALED = (
     "sealed51",
     "sealed52",
     "sealed53",
+    "sealed55",
     "sealed56",
     "sealed54",
 )

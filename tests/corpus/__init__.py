@@ -24,6 +24,7 @@ from . import (
     claims,
     customs,
     etl,
+    ferrier,
     ferry,
     fleet,
     foundry,
@@ -175,7 +176,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``provider`` and its own spans through a tracer of ``provider``, the ropeway app (the
     Anthropic SDK with its tools on an MCP server over stdio) through OpenLLMetry's Anthropic and
     MCP instrumentors on ``provider`` (uninstrumented after, what the MCP instrumentor leaves
-    wrapped put back by the play) and its own plain spans.
+    wrapped put back by the play) and its own plain spans, the ferrier LlamaIndex app through
+    LlamaIndex's native OpenTelemetry integration (``LlamaIndexOpenTelemetry(...)
+    .start_registering()``: its span and event handlers on LlamaIndex's root dispatcher while the
+    play runs, its tracer the global relay's, handing spans to ``provider``).
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -228,6 +232,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     langgraph_supervisor: list[Label] = []
     langfuse_langchain: list[Label] = []
     traceloop_sdk: list[Label] = []
+    llama_index_otel: list[Label] = []
     anthropic_mcp_openllmetry: list[Label] = []
     anthropic_mcp_openllmetry: list[Label] = []
     agno_openllmetry: list[Label] = []
@@ -342,6 +347,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             sdk_asyncio_openllmetry.append(label)
         elif label.agent == "shoot":
             traceloop_sdk.append(label)
+        elif label.agent == "ferrier":
+            llama_index_otel.append(label)
         elif label.agent == "orchard":
             agno_openllmetry.append(label)
         elif label.agent == "brewhouse":
@@ -386,6 +393,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # after chandler: OpenLLMetry's and OpenInference's LlamaIndex handlers share the root
     # dispatcher; the observatory play puts back the handlers it found when it returns
     out.update(observatory.play(llama_index_agents, provider))
+    # LlamaIndex's native OpenTelemetry integration: its handlers join the same root dispatcher
+    # (its tracer the global relay's, to ``provider`` while it plays) and are taken off after
+    out.update(ferrier.play(llama_index_otel, provider))
     # the Agents SDK's trace provider is swapped for the play's own and put back, as ferry's is
     out.update(quarry.play(agents_sdk_openllmetry, provider))
     # the same instrumentor as lab's: each play instruments on ``provider`` and uninstruments

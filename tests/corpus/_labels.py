@@ -725,6 +725,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed53": {
         "marathon": range(99500, 99524),
     },
+    # Sealed 55: a fifty-seventh agent (ferrier: a LlamaIndex app, a planner call answering an
+    # Org-mode plan and a FunctionAgent per step attempt, under LlamaIndex's native OpenTelemetry
+    # integration), labels committed alone before any detector ran on it, scored once
+    # (``--sealed55``).
+    "sealed55": {
+        "ferrier": range(99700, 99724),
+    },
     # Sealed 56: a fifty-seventh agent (ropeway: the Anthropic SDK by hand, its tools on an MCP
     # server run over stdio, a planner answering an Org-mode outline and an executor conversation
     # per step attempt, traced by OpenLLMetry's Anthropic and MCP instrumentors), labels committed
@@ -7247,6 +7254,149 @@ def _shoot_external_surge(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- ferrier: an equestrian centre preparing horses for a three-day event, a LlamaIndex app (a
+# planner LLM call answering an Org-mode plan, a FunctionAgent per step attempt) under LlamaIndex's
+# native OpenTelemetry integration. Services raise ``YARD-<KIND>: text`` faults: ``HOLD`` with
+# ``(again after HH:MM)`` (the model calls again ``after`` that time), ``RESADDLE`` (the app runs
+# the step again), ``REROUTE`` with ``(use k=v)`` (a new plan) or ``SCRATCH`` (final).
+_FERRIER_TEXTS = (
+    "the lorry park at {venue} is flooded to {n} cm",
+    "{horse} pulled a shoe in the warm-up arena",
+    "the stable office at {venue} lost power for {n} minutes",
+    "the register's licence lookup for box {k} timed out",
+    "the club treasurer's card reader dropped {n} payments",
+    "{horse} will not load into the ramp at bay {k}",
+    "the county vets' queue is {n} horses long",
+)
+_FERRIER_VENUES = ("Hartley Park", "Bramham Moor", "Eskdale Down", "Pennock Field", "Caldbeck")
+_FERRIER_HORSES = ("Juniper Blue", "Mister Tallow", "Quillon", "Sable Rock", "Hazel Cross")
+_FERRIER_STEP = {
+    "find_licensed_farrier": "farrier",
+    "request_fitness_exam": "vet_exam",
+    "book_transport": "transport",
+    "pay_entry_fee": "entry_fee",
+    "notify_riders": "riders",
+}
+_FERRIER_TIMED = ["book_transport", "pay_entry_fee", "notify_riders"]
+
+
+def _ferrier_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_FERRIER_TEXTS).format(
+            venue=rng.choice(_FERRIER_VENUES),
+            horse=rng.choice(_FERRIER_HORSES),
+            n=rng.randint(3, 400),
+            k=rng.randint(1, 40),
+        )
+        for _ in range(count)
+    ]
+
+
+def _ferrier_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 18 * 60, 5), count)
+    return [
+        {"kind": "HOLD", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_ferrier_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _ferrier_scratch(rng: random.Random) -> dict[str, str]:
+    return {"kind": "SCRATCH", "text": _ferrier_texts(rng, 1)[0]}
+
+
+def _ferrier_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # RESADDLE again and again (varying texts), the app runs the step again each time; the last
+    # answer is SCRATCH
+    tool = rng.choice(sorted(_FERRIER_STEP))
+    again = [{"kind": "RESADDLE", "text": t} for t in _ferrier_texts(rng, rng.randint(4, 6))]
+    faults = [*again, _ferrier_scratch(rng)]
+    return RUNAWAY, _FERRIER_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _ferrier_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one agent run: HOLD again and again, each naming another time the model calls
+    # again after; the last answer is SCRATCH
+    tool = rng.choice(_FERRIER_TIMED)
+    faults = [*_ferrier_holds(rng, rng.randint(4, 6)), _ferrier_scratch(rng)]
+    return RUNAWAY, _FERRIER_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _ferrier_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the horse transport fails under every plan: RESADDLE (run again), then REROUTE naming
+    # another horsebox operator (a new plan), 3-4 plans; the last SCRATCH
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    operators = rng.sample(["Dalesway Horseboxes", "Fellside Equine", "Ridgeway Lorries"], 3)
+    for i in range(plans):
+        again, moved = _ferrier_texts(rng, 2)
+        faults.append({"kind": "RESADDLE", "text": again})
+        if i < plans - 1:
+            faults.append({"kind": "REROUTE", "text": moved, "hint": f"operator={operators[i]}"})
+        else:
+            faults.append({"kind": "SCRATCH", "text": moved})
+    return RUNAWAY, "transport", "", {"tool": "book_transport", "faults": faults}
+
+
+def _ferrier_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the vet's fitness exam stays "in the stable queue": the executor reads it until it
+    # reports stalled
+    return RUNAWAY, "vet_exam", "", {"stuck": True}
+
+
+def _ferrier_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the entry form's region is a neighbouring one: a farrier licensed there is found; the
+    # event's vet refuses the exam for good (the farrier holds no licence for the event's region)
+    return PROPAGATION, "farrier", "", {"region": rng.choice(["North Riding", "Westmorland"])}
+
+
+def _ferrier_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the entry form's travel day has a digit changed: every step works, the app's check of the
+    # transport booking against the event's travel day fails after the run
+    return PROPAGATION, "transport", "", {"day": rng.choice(["2027-05-03", "2027-05-21"])}
+
+
+def _ferrier_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the entry form's club account has two digits swapped: the entry fee is refused for good
+    return PROPAGATION, "entry_fee", "", {"account": rng.choice(["CLUB-61527", "CLUB-62157"])}
+
+
+def _ferrier_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice HOLD inside one run or RESADDLE (the step run again); the call after the
+    # time named, or the next attempt, works
+    tool = rng.choice(_FERRIER_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _ferrier_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "RESADDLE", "text": t} for t in _ferrier_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _ferrier_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the farriers' register answers 4-9 pages; a farrier licensed for the region is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _ferrier_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fitness exam is queued 3-8 reads, then passed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _ferrier_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the entry form's horsebox operator is fully booked for the day: REROUTE names another;
+    # the next plan books there and the rest works
+    operator = rng.choice(["Fellside Equine", "Ridgeway Lorries"])
+    return "healthy", "", PROPAGATION, {"operator_to": operator}
+
+
+def _ferrier_external_abandoned(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the transport checked, the organisers abandon the
+    # cross-country day for a waterlogged course during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- ropeway: a city cable-car operator replacing a cabin's haul rope in a maintenance window,
 # the Anthropic SDK by hand with its tools on an MCP server (stdio), a planner answering an
 # Org-mode outline and an executor conversation per step attempt, under OpenLLMetry's Anthropic
@@ -8684,6 +8834,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _shoot_polling_ends,
         "legit_replan": _shoot_legit_replan,
         "external_surge": _shoot_external_surge,
+    },
+    "ferrier": {
+        "loop_step_varying": _ferrier_loop_step,
+        "loop_tool_in_step": _ferrier_loop_tool,
+        "loop_across_replans": _ferrier_loop_replans,
+        "loop_poll_stuck": _ferrier_loop_poll,
+        "wrong_region": _ferrier_wrong_region,
+        "wrong_day": _ferrier_wrong_day,
+        "wrong_account": _ferrier_wrong_account,
+        "flaky": _ferrier_flaky,
+        "pagination": _ferrier_pagination,
+        "polling_ends": _ferrier_polling_ends,
+        "legit_replan": _ferrier_legit_replan,
+        "external_abandoned": _ferrier_external_abandoned,
     },
     "ropeway": {
         "loop_step_varying": _ropeway_loop_step,

@@ -31,6 +31,9 @@ RELAYED = (
     # OpenLLMetry's OpenAI instrumentor as Traceloop.init turns it on (no tracer provider given:
     # the global one); harvest gives it a provider, so only the shoot play's spans come this way
     "opentelemetry.instrumentation.openai.v1",
+    # LlamaIndex's native OpenTelemetry integration (the ferrier agent): its tracer is the
+    # global provider's
+    "llamaindex.opentelemetry",
 )
 """Instrumentation scopes passed on; every other (the fake model server's own FastAPI spans)
 is no part of the agents' traces."""

@@ -44,6 +44,7 @@ from tests.corpus import (
     chandler,
     claims,
     customs,
+    ferrier,
     ferry,
     fleet,
     foundry,
@@ -172,6 +173,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed51",
         "sealed52",
         "sealed53",
+        "sealed55",
         "sealed56",
         "sealed54",
     )
@@ -4763,6 +4765,79 @@ def check_marathon_plays() -> None:
     given = _json_attr(attempt, "planscope.step.context.keys")
     assert given == sorted(starved.params["starve"]["given"]) and set(given) < set(step["requires"])
     assert attempt.status.status_code is StatusCode.ERROR
+
+
+def test_ferrier_agent_plays_sealed55_scenarios() -> None:
+    """The ferrier LlamaIndex app (sealed-55 only) plays labelled scenarios under LlamaIndex's
+    native OpenTelemetry integration, in a child process (its tracer is the process's global
+    provider, taken by the relay for good): ``check_ferrier_plays``."""
+    _check_in_child("check_ferrier_plays")
+
+
+def check_ferrier_plays() -> None:
+    """The ferrier app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-55 runs). A chandler run (OpenInference's LlamaIndex instrumentor on the same root
+    dispatcher) played just before and just after carries the same spans both times and none of
+    the integration's; LlamaIndex's root dispatcher has the handlers it had; the ferrier runs
+    only the integration's scope, no OpenInference or ``planscope.*`` attribute. HOLDs inside
+    one groom run: one ERROR tool span per injected fault, all in one ``EventDesk.run_step`` of
+    the blamed step, the root ERROR with the final SCRATCH. A legitimate re-plan: two plans,
+    the transport step run once under each, the root not in error, the check and the watch
+    last."""
+    import llama_index_instrumentation as instrument
+
+    root_dispatcher = instrument.get_dispatcher()
+    handlers = [*root_dispatcher.span_handlers, *root_dispatcher.event_handlers]
+    neighbours = [(chandler.play, _committed("chandler", "sealed27")[0])]
+    labels = _committed("ferrier", "sealed55")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(ferrier.play, [picked, replan], neighbours)
+    assert [*root_dispatcher.span_handlers, *root_dispatcher.event_handlers] == handlers
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after)
+    integration = "llamaindex.opentelemetry.tracer"
+    assert integration not in _scopes(before)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {integration}
+        keys = {k for s in traces[run] for k in _attrs(s)}
+        assert not any(k.startswith(("openinference.", "planscope.")) for k in keys)
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "EventDesk.prepare"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(faults[-1]["text"])
+    attempts = [s for s in spans if s.name == "EventDesk.run_step"]
+    blamed = [s for s in attempts if _attrs(s)["yard.step"] == picked.step]
+    assert [_attrs(s)["yard.attempt"] for s in blamed] == [1]
+    errors = [
+        s
+        for s in spans
+        if s.name == "FunctionTool.acall" and s.status.status_code is StatusCode.ERROR
+    ]
+    assert len(errors) == len(faults) >= 5
+    for call in errors:
+        up = call
+        while up.parent and up is not blamed[0]:
+            up = by_id[up.parent.span_id]
+        assert up is blamed[0]
+
+    spans = sorted(traces[ids[replan.run]], key=lambda s: s.start_time or 0)
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is not StatusCode.ERROR
+    assert len([s for s in spans if s.name == "EventDesk.plan"]) == 2
+    tried = [
+        (_attrs(s)["yard.step"], _attrs(s)["yard.attempt"])
+        for s in spans
+        if s.name == "EventDesk.run_step"
+    ]
+    assert tried.count(("transport", 1)) == 2 and tried[-1] == ("riders", 1)
+    last = [s.name for s in _children(spans, root, "EventDesk.")][-2:]
+    assert last == ["EventDesk.check_transport", "EventDesk.watch_event"]
 
 
 def test_ropeway_agent_plays_sealed56_scenarios() -> None:
