@@ -725,26 +725,26 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed53": {
         "marathon": range(99500, 99524),
     },
-    # Sealed 55: a fifty-seventh agent (ferrier: a LlamaIndex app, a planner call answering an
-    # Org-mode plan and a FunctionAgent per step attempt, under LlamaIndex's native OpenTelemetry
-    # integration), labels committed alone before any detector ran on it, scored once
-    # (``--sealed55``).
-    "sealed55": {
-        "ferrier": range(99700, 99724),
-    },
-    # Sealed 56: a fifty-seventh agent (ropeway: the Anthropic SDK by hand, its tools on an MCP
-    # server run over stdio, a planner answering an Org-mode outline and an executor conversation
-    # per step attempt, traced by OpenLLMetry's Anthropic and MCP instrumentors), labels committed
-    # alone before any detector ran on it, scored once (``--sealed56``).
-    "sealed56": {
-        "ropeway": range(99800, 99824),
-    },
     # Sealed 54: a fifty-seventh agent (orchard: Agno agents under OpenLLMetry's Agno and OpenAI
     # instrumentors, a planner answering an Org-mode outline, an executor agent per step
     # attempt), labels committed alone before any detector ran on it, scored once
     # (``--sealed54``).
     "sealed54": {
         "orchard": range(99600, 99624),
+    },
+    # Sealed 55: a fifty-eighth agent (ferrier: a LlamaIndex app, a planner call answering an
+    # Org-mode plan and a FunctionAgent per step attempt, under LlamaIndex's native OpenTelemetry
+    # integration), labels committed alone before any detector ran on it, scored once
+    # (``--sealed55``).
+    "sealed55": {
+        "ferrier": range(99700, 99724),
+    },
+    # Sealed 56: a fifty-ninth agent (ropeway: the Anthropic SDK by hand, its tools on an MCP
+    # server run over stdio, a planner answering an Org-mode outline and an executor conversation
+    # per step attempt, traced by OpenLLMetry's Anthropic and MCP instrumentors), labels committed
+    # alone before any detector ran on it, scored once (``--sealed56``).
+    "sealed56": {
+        "ropeway": range(99800, 99824),
     },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
