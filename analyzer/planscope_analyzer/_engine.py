@@ -19,7 +19,6 @@ from planscope_collector.storage import StoreUnavailable
 from . import _queries as Q
 from ._bindings import BINDING_NAMES, binding_rows
 from ._columns import BatchColumns, Screen
-from ._fork import can_fork, fork_call
 from ._load import (
     Queryable,
     fetch_columns,
@@ -29,7 +28,7 @@ from ._load import (
     ns_to_datetime,
 )
 from ._model import INSTRUMENTATION, Finding, TraceData
-from ._settings import AnalyzerSettings, auto_processes
+from ._settings import AnalyzerSettings
 from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
@@ -70,18 +69,6 @@ _PASS_GENERATION = 1
 pass's cycles without walking the older generation (the modules', and whatever was made
 before the pass: ~100,000 objects; 0.32-0.38 against 0.45 CPU s per collection, the same
 objects freed)."""
-
-
-SPLIT_MIN_TRACES = 200
-"""A batch's rules are split over processes (see :meth:`Analyzer._detect`) only when at least
-this many of its traces run a rule: a fork and the child's copy-on-write faults cost a few tens
-of ms, the rules ~1 ms per such trace."""
-
-CHILD_TIMEOUT_SECONDS = 60.0
-"""How long the parent waits for a rules child, at least, after doing its own part (and at
-least ``CHILD_TIMEOUT_FACTOR`` times what its own part took): a child that misses it (one
-stuck on a lock another thread held at the fork) is killed and its part run here."""
-CHILD_TIMEOUT_FACTOR = 10.0
 
 
 @dataclass
@@ -162,35 +149,6 @@ def detect(
                 )
             )
     return findings
-
-
-def _detect_all(
-    traces: Iterable[TraceData],
-    detectors: Sequence[Detector],
-    screened: Mapping[str, Container[str]],
-) -> list[Finding]:
-    """:func:`detect` over ``traces``, their findings in order."""
-    return [f for t in traces for f in detect(t, detectors, screened)]
-
-
-def _split(traces: Sequence[TraceData], parts: int) -> list[list[TraceData]]:
-    """``traces`` in order, cut into at most ``parts`` runs of about equal spans (the rules'
-    cost follows a trace's spans, not the count of traces); none empty.
-
-    >>> ts = [TraceData("p", str(i), span_count=n) for i, n in enumerate([9, 1, 1, 1, 4, 4])]
-    >>> [[t.trace_id for t in run] for run in _split(ts, 2)]
-    [['0', '1'], ['2', '3', '4', '5']]
-    """
-    total = sum(max(t.span_count, 1) for t in traces)
-    out: list[list[TraceData]] = [[]]
-    done = 0
-    for t in traces:
-        # a new run once this one holds its share of the spans (a trace is never cut)
-        if out[-1] and len(out) < parts and done >= total * len(out) / parts:
-            out.append([])
-        out[-1].append(t)
-        done += max(t.span_count, 1)
-    return out
 
 
 def _screens(detectors: Sequence[Detector], columns: BatchColumns) -> dict[str, set[str]]:
@@ -309,7 +267,6 @@ class Analyzer:
         batch_traces: int = BATCH_TRACES,
         window_batch_spans: int = WINDOW_BATCH_SPANS,
         settle_seconds: float = AnalyzerSettings.model_fields["quiet_seconds"].default,
-        processes: int = 0,
     ) -> None:
         self.store = store
         self.detectors = tuple(detectors)
@@ -318,9 +275,6 @@ class Analyzer:
         self.settle_seconds = settle_seconds
         """A trace whose last span ended this long ago has settled: its binding is stored (a
         trace still growing would be bound again at once)."""
-        self.processes = processes or auto_processes()
-        """Processes a batch's rules run in (``AnalyzerSettings.processes``; 0: by the CPUs,
-        see :func:`auto_processes`): the pass's own and ``processes - 1`` forked children."""
 
     def _settled_before(self, write: bool) -> int | None:
         """Traces that ended before this have settled: their bindings are stored (none when
@@ -576,8 +530,9 @@ class Analyzer:
         if all(isinstance(ids, set) for ids in passed):  # every detector screened: no rule
             # runs on a trace no screen let through (most of a window batch's traces)
             skip |= traces.keys() - set().union(*(i for i in passed if isinstance(i, set)))
-        todo = [t for t in traces.values() if t.trace_id not in skip]
-        findings += self._detect(todo, screened)
+        for trace in traces.values():
+            if trace.trace_id not in skip:
+                findings.extend(detect(trace, self.detectors, screened))
         detected = time.perf_counter()
         if write and traces:
             self._write(project, traces, findings, bindings or {}, live)
@@ -591,36 +546,6 @@ class Analyzer:
                 "write": time.perf_counter() - detected,
             },
         )
-
-    def _detect(
-        self, traces: list[TraceData], screened: Mapping[str, Container[str]]
-    ) -> list[Finding]:
-        """:func:`detect` over ``traces``, their findings in the traces' order. With
-        ``processes`` > 1 and enough traces (:data:`SPLIT_MIN_TRACES`), the traces are cut
-        into that many runs of about equal spans; forked children run every run but the first
-        (over the traces as the fork left them: nothing re-loaded or pickled on the way in)
-        while this process runs the first, and each child sends back its findings only. A
-        child that fails in any way (killed, crashed, too slow: :class:`_fork.Child`) has its
-        run done here, over this process's untouched traces: no finding lost or doubled. The
-        children never touch the store: they exit once their findings are sent."""
-        if self.processes < 2 or len(traces) < SPLIT_MIN_TRACES or not can_fork():
-            return _detect_all(traces, self.detectors, screened)
-        parts = _split(traces, self.processes)
-        children = []
-        try:
-            for part in parts[1:]:
-                children.append(fork_call(lambda p=part: _detect_all(p, self.detectors, screened)))
-            began = time.perf_counter()
-            out = _detect_all(parts[0], self.detectors, screened)
-            wait = max(CHILD_TIMEOUT_SECONDS, CHILD_TIMEOUT_FACTOR * (time.perf_counter() - began))
-            for child, part in zip(children, parts[1:], strict=True):
-                got = child.result(wait) if child is not None else None
-                out += got[0] if got is not None else _detect_all(part, self.detectors, screened)
-        finally:  # an error here (or KeyboardInterrupt): no child outlives this call
-            for child in children:
-                if child is not None:
-                    child.close()
-        return out
 
     def _write(
         self,

@@ -9,18 +9,13 @@ tombstones the findings it no longer produces.
 from __future__ import annotations
 
 import dataclasses
-import logging
-import os
-import signal
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope import semconv as A
-from planscope_analyzer import Analyzer, _engine, detect, load_traces
+from planscope_analyzer import Analyzer, detect, load_traces
 from planscope_analyzer._columns import Screen
 from planscope_analyzer._engine import _chunks
 from planscope_analyzer._load import fill_traces, index_traces
@@ -276,105 +271,3 @@ def test_a_failed_write_stops_a_window_pass(suite: tuple[Store, list[str]]) -> N
     with pytest.raises(StoreUnavailable, match="disk full"):
         Analyzer(failing, window_batch_spans=60).analyze_window("default", 0)
     assert failing.inserts == 5  # no batch was written after the failed one
-
-
-class _Probe:
-    """A detector that finds nothing and notes, in ``seen``, the traces a rules child ran it
-    on; in a child, ``fault`` then ends it (``exit``, ``kill``), stalls it (``hang``) or
-    raises (``raise``). The parent never sees the child's memory: the file is the record."""
-
-    kind, version = "probe", 1
-
-    def __init__(self, seen: Path, fault: str = "") -> None:
-        self.seen, self.fault, self.parent = seen, fault, os.getpid()
-
-    def detect(self, trace: TraceData) -> list[Any]:
-        if os.getpid() == self.parent:
-            return []
-        with self.seen.open("a") as out:
-            out.write(trace.trace_id + "\n")
-        if self.fault == "exit":
-            os._exit(3)
-        if self.fault == "kill":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if self.fault == "hang":
-            time.sleep(3600)
-        if self.fault == "raise":
-            raise RuntimeError("only in the child")
-        return []
-
-
-def _no_child_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
-
-
-@pytest.fixture
-def split_small(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Any batch's rules split over processes (the suite's batches are small)."""
-    monkeypatch.setattr(_engine, "SPLIT_MIN_TRACES", 1)
-
-
-@pytest.mark.usefixtures("split_small")
-def test_rules_split_over_processes_find_exactly_what_one_finds(
-    suite: tuple[Store, list[str]], tmp_path: Path
-) -> None:
-    """The same findings, in the same order, every field, whether a batch's rules run in this
-    process or are split with forked children (an id-named pass; a window pass of many batches,
-    each forking while the loader thread reads the next batch)."""
-    store, ids = suite
-    seen = tmp_path / "seen"
-    detectors = (*DETECTORS, _Probe(seen))
-    serial = Analyzer(store, detectors, processes=1).analyze("default", ids, write=False)
-    assert not seen.exists() and serial.findings
-    split = Analyzer(store, detectors, processes=2).analyze("default", ids, write=False)
-    assert split.findings == serial.findings
-    assert 0 < len(seen.read_text().split()) < len(ids)  # a child ran part of the traces
-    by_window = Analyzer(store, detectors, window_batch_spans=200, processes=1)
-    window = by_window.analyze_window("default", 0, write=False)
-    by_window.processes = 3
-    assert by_window.analyze_window("default", 0, write=False).findings == window.findings
-    assert _no_child_left()
-
-
-@pytest.mark.usefixtures("split_small")
-@pytest.mark.parametrize("fault", ["exit", "kill", "hang"])
-def test_a_rules_child_that_dies_has_its_part_done_here(
-    suite: tuple[Store, list[str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fault: str
-) -> None:
-    """A child that exits, is killed or hangs (killed at the deadline) before sending its
-    findings: the parent runs that part itself; no finding lost or doubled, no child left."""
-    monkeypatch.setattr(_engine, "CHILD_TIMEOUT_SECONDS", 1.0)
-    monkeypatch.setattr(_engine, "CHILD_TIMEOUT_FACTOR", 1.0)
-    store, ids = suite
-    seen = tmp_path / "seen"
-    detectors = (*DETECTORS, _Probe(seen, fault))
-    serial = Analyzer(store, detectors, processes=1).analyze("default", ids, write=False)
-    split = Analyzer(store, detectors, processes=2).analyze("default", ids, write=False)
-    assert seen.read_text()  # the child started its part
-    assert split.findings == serial.findings
-    assert _no_child_left()
-
-
-@pytest.mark.usefixtures("split_small")
-def test_a_rules_child_logs_through_the_parent(
-    suite: tuple[Store, list[str]], tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A detector that raises in a child: its data-quality finding comes back with the
-    child's others, and the log record (traceback included) reaches the parent's handlers."""
-    store, ids = suite
-    seen = tmp_path / "seen"
-    detectors = (*DETECTORS, _Probe(seen, "raise"))
-    serial = Analyzer(store, detectors, processes=1).analyze("default", ids, write=False)
-    with caplog.at_level(logging.ERROR, logger="planscope.analyzer"):
-        split = Analyzer(store, detectors, processes=2).analyze("default", ids, write=False)
-    failed = [f for f in split.findings if f.detail.get("detector") == "probe"]
-    assert [f for f in split.findings if f not in failed] == serial.findings
-    in_child = set(seen.read_text().split())
-    assert {f.trace_id for f in failed} == in_child
-    logged = [r for r in caplog.records if "detector probe failed" in r.getMessage()]
-    assert {r.getMessage().rsplit(" ", 1)[1] for r in logged} == in_child
-    assert all("RuntimeError: only in the child" in (r.exc_text or "") for r in logged)
