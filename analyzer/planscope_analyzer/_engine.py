@@ -655,7 +655,10 @@ class Analyzer:
             loaded, bad, passed, bound = self._load(project, [trace_id], None, write)
             theirs[trace_id] = list(bad) + _detect_all(loaded.values(), self.detectors, passed)
             bindings.update(bound)
-        return [f for t in traces for f in mine.get(t.trace_id) or theirs.get(t.trace_id, ())]
+        out: list[Finding] = []
+        for t in traces:
+            out += mine[t.trace_id] if t.trace_id in mine else theirs.get(t.trace_id, [])
+        return out
 
     def _write(
         self,

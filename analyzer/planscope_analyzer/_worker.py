@@ -128,9 +128,11 @@ def _serve(requests: int, results: int, detectors: Sequence[Any]) -> NoReturn:
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
         records: list[logging.LogRecord] = []
-        logging.Logger.callHandlers = lambda _self, record: records.append(  # type: ignore[method-assign]
-            _portable(record)
-        )
+
+        def relay(self: logging.Logger, record: logging.LogRecord) -> None:
+            records.append(_portable(record))
+
+        logging.Logger.callHandlers = relay  # type: ignore[method-assign]
         done = 0
         while True:
             try:
@@ -200,6 +202,8 @@ class RulesWorker:
         unreadable or took longer than ``timeout`` seconds (it is then killed): the caller does
         that work itself, and the worker is closed."""
         try:
+            result: Result
+            records: list[logging.LogRecord]
             result, records = _receive(self.results, time.monotonic() + timeout)
         except Exception:  # EOFError: died or too slow; anything else: unreadable
             log.warning("rules worker %d gave no result; the pass does its work", self.pid)
@@ -207,7 +211,7 @@ class RulesWorker:
             return None
         for record in records:
             logging.getLogger(record.name).handle(record)
-        return result  # type: ignore[no-any-return]
+        return result
 
     def close(self, kill: bool = False) -> None:
         """End the worker (at once with ``kill``, else once it has read every request) and
