@@ -648,8 +648,8 @@ class Analyzer:
         wait = max(WORKER_TIMEOUT_SECONDS, WORKER_TIMEOUT_FACTOR * (time.perf_counter() - began))
         result = worker.collect(wait) if sent and worker is not None else None
         if result is None:  # no worker (any more): its work here, as the worker would do it
-            by_id = {t.trace_id: t for t in traces}
-            result = run_work([(by_id[i], text) for i, text in deferred.items()], self.detectors)
+            by_id = {t.trace_id: t for t in traces}  # the pass's own row-less traces
+            result = run_work([(by_id[t.trace_id], text) for t, text in work], self.detectors)
         theirs, failed = result
         for trace_id in failed:  # as read_bindings would have: bound afresh
             loaded, bad, passed, bound = self._load(project, [trace_id], None, write)
