@@ -2467,18 +2467,37 @@ that ends there: not the first word of a sentence), ``k "v"``, ``args.k = v``, `
 ``(k "v")``, an element its one attribute names (``<arg name="k">v</arg>``)."""
 
 
+_QUERY = re.compile(
+    r"""(?<![^\s,;|(\[{"'>])[A-Za-z_][\w.-]*=[^\s&=,;"'<>`()\[\]{}]*"""
+    r"""(?:&[A-Za-z_][\w.-]*=[^\s&=,;"'<>`()\[\]{}]*)+(?=$|[\s,;|)\]}"'<])"""
+)
+"""A URL query string on its own (``application/x-www-form-urlencoded``: ``k=v&k2=v2``, at
+least two pairs, no space; a plan's arguments written as a request's query), not inside a URL
+(its ``?`` or ``/`` before it: the URL is one value)."""
+
+
 def _pairs(text: str, names: set[str]) -> dict[str, Any]:
     """The arguments a step's part of a plan states as keys and values (:data:`_KEY_VALUE`),
     in any syntax: quotes dropped (a CSV cell's doubled ones too), whole numbers as numbers; a
     pair whose value is the step's own name or tool (``names``: the step's id, ``tool = x``)
-    says what the step is, not an argument, and so does a value with no letter or digit.
+    says what the step is, not an argument, and so does a value with no letter or digit. A
+    URL query string (:data:`_QUERY`) is form-decoded pair by pair (``+`` a space, ``%26`` an
+    ampersand), as a web form's server reads it: its ``&`` separates arguments.
 
     >>> _pairs('create_po(sku="A1", qty=8) (dock "B 2") args.date = 2026-04-11', {"create_po"})
     {'sku': 'A1', 'qty': 8, 'dock': 'B 2', 'date': '2026-04-11'}
     >>> _pairs('Plan: Call search with q=""ACME""; tool: search', {"search"})
     {'q': 'ACME'}
+    >>> _pairs("3,book,book_van,van=ref:find&day=2027-01-05&depot=North+%26+East,Book it", {"book"})
+    {'van': 'ref:find', 'day': '2027-01-05', 'depot': 'North & East'}
     """
     out: dict[str, Any] = {}
+    if "&" in text:  # most parts have none: the query pattern is not tried on them
+        for q in _QUERY.finditer(text):
+            for key, value in parse_qsl(q.group(0), keep_blank_values=True):
+                if value not in names and re.search(r"[^\W_]", value):
+                    out.setdefault(key, _whole_number(value))
+        text = _QUERY.sub(" ", text)
     for m in _KEY_VALUE.finditer(text.replace('""', '"')):
         if m.group(3) is not None:  # an element named by its one attribute: ``<a k="x">v</a>``
             key, value = m.group(1) or m.group(2), m.group(3).strip()
