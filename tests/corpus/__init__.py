@@ -234,7 +234,6 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     traceloop_sdk: list[Label] = []
     llama_index_otel: list[Label] = []
     anthropic_mcp_openllmetry: list[Label] = []
-    anthropic_mcp_openllmetry: list[Label] = []
     agno_openllmetry: list[Label] = []
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
