@@ -63,7 +63,7 @@ def _shipment(store: Store, day: str) -> str:
         ],
     }  # fmt: skip
     booked = {"pickup": "PU-77", "courier": "CX-12 (Delta Cold Freight)", "day": day}
-    calls = {
+    calls: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
         "courier_search": ({"city": "Leiden", "service": "cold chain"}, {"courier": "CX-12"}),
         "book_pickup": ({"courier": "CX-12", "day": day}, booked),
         "send_notice": ({"pickup": "PU-77", "day": day}, {"sent": 3}),
