@@ -101,7 +101,9 @@ verdict on the plan's value**:
 * the plan's own measurement, still wrong: the failure names a value, none of the check's
   inputs, that a plan step's tool returned and a later step received together with a value
   the planner wrote and the objective does not state (an error rate judged against a wrong
-  threshold, still there) → that receiving step;
+  threshold, still there) → that receiving step; a value the call was handed and answered
+  back (a booking echoing the day it was asked for) is no measurement of it: it entered with
+  the call's arguments, and the next pattern reads it;
 * a tool-less check: the failed agent run outside the plan failed on its own verdict (it made
   no tool call: the world did not say it — an auditor's guardrail that trips), and what it was
   given (what its LLM calls were asked) names a value the planner handed to a step that the
@@ -1081,7 +1083,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 25
+    version = 26
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -1546,6 +1548,9 @@ class PlanPropagation:
         named = {v for v in memo.text(text) if _traceable(v)} - inputs - said
         for producer, made_by in on_behalf:
             measured = named & memo.results(producer.result) if not producer.failed else set()
+            # what the call was handed and answered back (a booking echoing the day it was
+            # asked for) is no measurement of it: it entered with the call's arguments
+            measured -= {v for leaf in memo.leaves(producer.arguments) for v in memo.text(leaf)}
             if not measured:
                 continue
             for call, step_id in on_behalf:
