@@ -54,7 +54,7 @@ def respond(body: dict[str, Any]) -> dict[str, Any]:
         name, arguments = "hold_seats", {"show": "SH-204", "row": ROWS[len(answered) - 1]}
     else:
         return completion(body, {"role": "assistant", "content": "gave up: no seats held"})
-    call = {"id": f"call_{len(answered)}", "type": "function"}
+    call: dict[str, Any] = {"id": f"call_{len(answered)}", "type": "function"}
     call["function"] = {"name": name, "arguments": json.dumps(arguments)}
     return completion(body, {"role": "assistant", "content": None, "tool_calls": [call]})
 
