@@ -22,6 +22,10 @@ The envelopes are told by their **shape**, never by a word in a text:
   on a tool span that carries ADK's ``gcp.vertex.agent.tool_response`` (ADK documents the
   ``status`` key as the call's outcome): the span model reads that in SQL only (migration 0053),
   as ADK's spans are always typed tool spans, under its own tracing or OpenInference's.
+* Agno's ``FunctionExecutionResult`` as OpenLLMetry's Agno instrumentor records it (its
+  ``str()``, ``status='failure' result=None error="..."``: Agno catches a tool's exception and
+  the span ends OK): failed, type ``failure``, message its ``error``; in SQL only (migration
+  0055), as that instrumentor's tool spans are always typed tool spans.
 
 A result that only mentions an error (``"errors": []``, ``"error": null``, an ``error`` beside
 a result, a ``message`` field, a log text) is not one.

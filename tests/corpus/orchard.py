@@ -513,18 +513,25 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     finally:
         agno.uninstrument()
         llm.uninstrument()
-        # 0.62.4's uninstrument leaves its wrappers on the classes: it unwraps ("agno.agent",
-        # "Agent.run"), which unwrap reads as the attribute "Agent.run" of the module agno.agent
-        # (nothing there); left on, lease's next play would trace through them too (and harvest's
-        # play says the same of the OpenAI instrumentor's). Unwrapped on the classes instead
-        for cls, names in (
-            (Agent, ("run", "arun")),
-            (Team, ("run", "arun")),
-            (FunctionCall, ("execute", "aexecute")),
-            (Completions, ("create",)),
-            (AsyncCompletions, ("create",)),
-        ):
-            for name in names:
-                unwrap(cls, name)
+        unwrap_classes()
         agno_log.disabled = False
     return out
+
+
+def unwrap_classes() -> None:
+    """Take OpenLLMetry's Agno and OpenAI wrappers off the classes they patched.
+
+    0.62.4's uninstrument leaves its wrappers on the classes: it unwraps ("agno.agent",
+    "Agent.run"), which unwrap reads as the attribute "Agent.run" of the module agno.agent
+    (nothing there); left on, lease's next play would trace through them too (and harvest's
+    play says the same of the OpenAI instrumentor's). Unwrapped on the classes instead (a class
+    not wrapped is left as it is)."""
+    for cls, names in (
+        (Agent, ("run", "arun")),
+        (Team, ("run", "arun")),
+        (FunctionCall, ("execute", "aexecute")),
+        (Completions, ("create",)),
+        (AsyncCompletions, ("create",)),
+    ):
+        for name in names:
+            unwrap(cls, name)
