@@ -74,6 +74,7 @@ EXPECTED = [
     "0051_langsmith_tool_message_status",
     "0052_haystack_tracer",
     "0053_adk_tool_status",
+    "0056_llamaindex_otel",
 ]
 
 
