@@ -3745,12 +3745,23 @@ def app_step(attributes: Mapping[str, Any]) -> str:
 _USER_EVENT = A.GEN_AI_USER_MESSAGE_EVENT
 _CHOICE_EVENT = A.GEN_AI_CHOICE_EVENT
 _TOOL_EVENT = A.GEN_AI_TOOL_MESSAGE_EVENT
-_EVENT_VALUES = {_USER_EVENT: "content", _CHOICE_EVENT: "message", _TOOL_EVENT: "content"}
-"""GenAI events a span records its messages as (Strands Agents' own tracing: what an agent
+_CHAT_END_EVENT = A.LLAMAINDEX_CHAT_END_EVENT
+_COMPLETION_END_EVENT = A.LLAMAINDEX_COMPLETION_END_EVENT
+_ANSWER_EVENTS = (_CHOICE_EVENT, _CHAT_END_EVENT, _COMPLETION_END_EVENT)
+_EVENT_VALUES = {
+    _USER_EVENT: "content",
+    _CHOICE_EVENT: "message",
+    _TOOL_EVENT: "content",
+    _CHAT_END_EVENT: "response.message.blocks",
+    _COMPLETION_END_EVENT: "response.text",
+}
+"""Events a span records its messages as (Strands Agents' own GenAI events: what an agent
 call or chat call was asked, ``gen_ai.user.message``; what it answered, ``gen_ai.choice``;
-what a tool call was called with, ``gen_ai.tool.message``) and the attribute holding each
-event's message: read as attributes named after the event (:func:`event_values_sql`) where a
-span has no attribute saying the same."""
+what a tool call was called with, ``gen_ai.tool.message``; LlamaIndex's native OpenTelemetry
+integration: what a chat call answered, ``LLMChatEndEvent``'s ``response.message.blocks`` (a
+JSON list of content blocks), a completion call ``LLMCompletionEndEvent``'s ``response.text``)
+and the attribute holding each event's message: read as attributes named after the event
+(:func:`event_values_sql`) where a span has no attribute saying the same."""
 
 
 def event_values_sql(names: Iterable[str], events: str = "Events") -> str:
@@ -3906,7 +3917,7 @@ _LLM_ANSWER_KEYS = (
     A.GEN_AI_COMPLETION,
     A.HAYSTACK_LLM_OUTPUT,
     A.HAYSTACK_COMPONENT_OUTPUT,
-    _CHOICE_EVENT,
+    *_ANSWER_EVENTS,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
 LLM span's ``output.value`` is the message envelope, not its text; a Langfuse generation's
@@ -3915,7 +3926,8 @@ OpenAI span's ``response_data`` holds the message; a Logfire openai-agents model
 ``output`` the messages the model answered; Google ADK's ``call_llm`` its ``LlmResponse``;
 LangSmith's OpenTelemetry export's llm run its outputs in a bare ``gen_ai.completion``, LangChain's
 ``LLMResult``; Haystack's own tracer's Agent LLM step, or a pipeline's generator component, its
-output ``{"replies": [ChatMessage...]}``)."""
+output ``{"replies": [ChatMessage...]}``; LlamaIndex's native integration's chat or completion
+end event)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
@@ -3993,7 +4005,7 @@ def answer_sql(
     # what a span records as events instead (Strands Agents): read as attributes named after
     # the events, attributes first
     evented = f"if({kind} = '{A.KIND_TOOL}', {event_values_sql([_TOOL_EVENT])}, " + (
-        f"{event_values_sql([_CHOICE_EVENT])})"
+        f"{event_values_sql(_ANSWER_EVENTS)})"
     )
     return (
         f"if({kind} IN ('{A.KIND_LLM}', '{A.KIND_TOOL}') OR ({kind} = '{A.KIND_STEP}' "
@@ -4128,7 +4140,7 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
             value = _generations_answer(value)
         elif value and key in (A.HAYSTACK_LLM_OUTPUT, A.HAYSTACK_COMPONENT_OUTPUT):
             value = _replies_answer(value)
-        elif value and key == _CHOICE_EVENT:
+        elif value and key in _ANSWER_EVENTS:
             value = _event_text(value)
         if value:
             return value

@@ -75,6 +75,7 @@ EXPECTED = [
     "0052_haystack_tracer",
     "0053_adk_tool_status",
     "0055_agno_function_result",
+    "0056_llamaindex_otel",
 ]
 
 
