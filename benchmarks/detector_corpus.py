@@ -306,7 +306,9 @@ def collect(
 
     settings = CollectorSettings(data_dir=workdir / "data", port=0, flush_interval=0.2)
     formatted: dict[str, set[str]] = {}
-    with BackgroundServer(settings) as server:
+    # a scoring run on a shared 2-core machine (load ~20) can take minutes to start the store;
+    # the default 60 s failed whole runs there ("collector failed to start")
+    with BackgroundServer(settings, start_timeout=600.0) as server:
         provider = TracerProvider()
         sent = _Count()
         provider.add_span_processor(sent)

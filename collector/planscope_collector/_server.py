@@ -74,8 +74,15 @@ class BackgroundServer:
     """
 
     def __init__(
-        self, settings: CollectorSettings, log_level: str = "warning", *, grpc: bool = False
+        self,
+        settings: CollectorSettings,
+        log_level: str = "warning",
+        *,
+        grpc: bool = False,
+        start_timeout: float = 60.0,
     ) -> None:
+        self.start_timeout = start_timeout
+        """How long :meth:`start` (and ``with``) waits for the server before giving up."""
         port = settings.port or _free_port(settings.host)
         grpc_port = settings.grpc_port if grpc else None
         self.settings = settings.model_copy(update={"port": port, "grpc_port": grpc_port})
@@ -100,9 +107,9 @@ class BackgroundServer:
             raise RuntimeError("this server was started without OTLP/gRPC")
         return f"{self.settings.host}:{receiver.port}"
 
-    def start(self, timeout: float = 60.0) -> BackgroundServer:
+    def start(self, timeout: float | None = None) -> BackgroundServer:
         self._thread.start()
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + (self.start_timeout if timeout is None else timeout)
         while not self.server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
                 raise RuntimeError("collector failed to start")
