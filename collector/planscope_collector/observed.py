@@ -2491,12 +2491,10 @@ def _pairs(text: str, names: set[str]) -> dict[str, Any]:
     >>> _pairs("3,book,book_van,van=ref:find&day=2027-01-05&depot=North+%26+East,Book it", {"book"})
     {'van': 'ref:find', 'day': '2027-01-05', 'depot': 'North & East'}
     """
-    out: dict[str, Any] = {}
+    pairs: list[tuple[str, str]] = []
     if "&" in text:  # most parts have none: the query pattern is not tried on them
         for q in _QUERY.finditer(text):
-            for key, value in parse_qsl(q.group(0), keep_blank_values=True):
-                if value not in names and re.search(r"[^\W_]", value):
-                    out.setdefault(key, _whole_number(value))
+            pairs += parse_qsl(q.group(0), keep_blank_values=True)
         text = _QUERY.sub(" ", text)
     for m in _KEY_VALUE.finditer(text.replace('""', '"')):
         if m.group(3) is not None:  # an element named by its one attribute: ``<a k="x">v</a>``
@@ -2505,9 +2503,11 @@ def _pairs(text: str, names: set[str]) -> dict[str, Any]:
             key, value = (m.group(4), m.group(5)) if m.group(4) else (m.group(6), m.group(7))
         if value[:1] in "\"'" and value[-1:] == value[:1] and len(value) > 1:
             value = value[1:-1]
-        if value in names or not re.search(r"[^\W_]", value):
-            continue
-        out.setdefault(key, _whole_number(value))
+        pairs.append((key, value))
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if value not in names and re.search(r"[^\W_]", value):
+            out.setdefault(key, _whole_number(value))
     return out
 
 

@@ -138,12 +138,12 @@ AUTOGEN_MESSAGE: Final = "message"  # JSON: the message the runtime delivers (pr
 # them on its spans): what a call was asked, what it answered, what a tool was called with.
 GEN_AI_USER_MESSAGE_EVENT: Final = "gen_ai.user.message"  # attribute `content`
 GEN_AI_CHOICE_EVENT: Final = "gen_ai.choice"  # attribute `message`
+GEN_AI_TOOL_MESSAGE_EVENT: Final = "gen_ai.tool.message"  # attribute `content`
 # LlamaIndex's native OpenTelemetry integration (llama-index-observability-otel): LlamaIndex's
 # instrumentation events as span events, each event's fields flattened into its attributes.
 LLAMAINDEX_SCOPE: Final = "llamaindex.opentelemetry.tracer"
 LLAMAINDEX_CHAT_END_EVENT: Final = "LLMChatEndEvent"  # attribute `response.message.blocks`
 LLAMAINDEX_COMPLETION_END_EVENT: Final = "LLMCompletionEndEvent"  # attribute `response.text`
-GEN_AI_TOOL_MESSAGE_EVENT: Final = "gen_ai.tool.message"  # attribute `content`
 OPERATION_COST: Final = "operation.cost"
 PYDANTIC_AI_AGENT_NAME: Final = "agent_name"  # pydantic-ai before the GenAI agent spans
 SPAN_STATUS_ERROR: Final = "Error"

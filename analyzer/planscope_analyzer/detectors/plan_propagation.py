@@ -1548,9 +1548,10 @@ class PlanPropagation:
         named = {v for v in memo.text(text) if _traceable(v)} - inputs - said
         for producer, made_by in on_behalf:
             measured = named & memo.results(producer.result) if not producer.failed else set()
-            # what the call was handed and answered back (a booking echoing the day it was
-            # asked for) is no measurement of it: it entered with the call's arguments
-            measured -= {v for leaf in memo.leaves(producer.arguments) for v in memo.text(leaf)}
+            if measured:
+                # what the call was handed and answered back (a booking echoing the day it was
+                # asked for) is no measurement of it: it entered with the call's arguments
+                measured -= {v for leaf in memo.leaves(producer.arguments) for v in memo.text(leaf)}
             if not measured:
                 continue
             for call, step_id in on_behalf:
