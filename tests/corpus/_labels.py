@@ -746,6 +746,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed56": {
         "ropeway": range(99800, 99824),
     },
+    # Sealed 59: a sixtieth agent (touring: a hand-written app calling LiteLLM by hand, a planner
+    # answering a Python list of call expressions and an executor conversation per step attempt,
+    # traced by OpenInference's LiteLLM instrumentor and the app's own spans), labels committed
+    # alone before any detector ran on it, scored once (``--sealed59``).
+    "sealed59": {
+        "touring": range(99960, 99984),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -7976,6 +7983,143 @@ def _orchard_external_hail(rng: random.Random) -> tuple[str, str, str, dict[str,
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- touring: a community theatre booking a tour date, a hand-written app calling LiteLLM under
+# OpenInference's LiteLLM instrumentor (a planner answering a Python list of call expressions,
+# an executor conversation per step attempt). Services raise stage-door errors handed to the
+# model as the tool's result: ``Intermission`` (call again after the time named), ``Rehearse``
+# (the app runs the step again), ``Recast`` with ``(use k=v)`` (a new plan) or ``FinalCurtain``
+# (final).
+_TOURING_TEXTS = (
+    "the box office at {venue} is counting a {n}-seat return",
+    "the get-in crew is still striking {show} on dock {k}",
+    "the rights agency's portal timed out after {n} ms",
+    "the truck hire desk is on a call about van {k}{n}",
+    "the budget holder is signing {n} cheques for {show}",
+    "the venue's technical manager is up a {k}-metre ladder",
+    "the stage door keeper put {venue}'s post in pigeonhole {n}",
+)
+_TOURING_SHOWS = ("Blithe Spirit", "Our Town", "The Rivals", "Hay Fever", "Under Milk Wood")
+_TOURING_VENUES = ("the Corn Exchange", "St Cuthbert's Hall", "the Lyceum", "the Drill Hall")
+_TOURING_STEP = ["find_venue", "apply_licence", "book_truck", "pay_deposit", "notify_cast"]
+_TOURING_TIMED = ["book_truck", "pay_deposit", "notify_cast"]
+
+
+def _touring_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_TOURING_TEXTS).format(
+            venue=rng.choice(_TOURING_VENUES),
+            show=rng.choice(_TOURING_SHOWS),
+            n=rng.randint(3, 900),
+            k=rng.randint(1, 9),
+        )
+        for _ in range(count)
+    ]
+
+
+def _touring_intermissions(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each intermission names another time: the model calls again with different arguments
+    minutes = rng.sample(range(9 * 60, 18 * 60, 5), count)
+    return [
+        {"kind": "intermission", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_touring_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _touring_curtain(rng: random.Random) -> dict[str, str]:
+    return {"kind": "final-curtain", "text": _touring_texts(rng, 1)[0]}
+
+
+def _touring_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # Rehearse again and again (varying texts), the app runs the step again each time; the
+    # last answer is FinalCurtain
+    tool = rng.choice(_TOURING_STEP)
+    again = [{"kind": "rehearse", "text": t} for t in _touring_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, tool, "", {"tool": tool, "faults": [*again, _touring_curtain(rng)]}
+
+
+def _touring_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: Intermission again and again, each naming another time
+    # the model calls again after; the last answer is FinalCurtain
+    tool = rng.choice(_TOURING_TIMED)
+    faults = [*_touring_intermissions(rng, rng.randint(4, 6)), _touring_curtain(rng)]
+    return RUNAWAY, tool, "", {"tool": tool, "faults": faults}
+
+
+def _touring_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the venue deposit fails under every plan: Rehearse (run again), then Recast naming another
+    # touring-budget account (a new plan), 3-4 plans; the last FinalCurtain
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _touring_texts(rng, 2)
+        faults.append({"kind": "rehearse", "text": again})
+        if i < plans - 1:
+            accounts.append(f"TB-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "recast", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "final-curtain", "text": moved})
+    params = {"tool": "pay_deposit", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "pay_deposit", "", params
+
+
+def _touring_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the licence application stays pending: the executor reads it until it reports stalled
+    return RUNAWAY, "apply_licence", "", {"stuck": True}
+
+
+def _touring_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's touring region is another one: a venue there is found; the rights agency
+    # refuses the licence for good (the rights cover the north circuit only)
+    return PROPAGATION, "find_venue", "", {"region": rng.choice(["south", "midlands"])}
+
+
+def _touring_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's get-in date has a digit changed: every step works, the app's truck-booking
+    # check against the tour sheet fails after the last step
+    return PROPAGATION, "book_truck", "", {"date": rng.choice(["2027-05-11", "2027-05-24"])}
+
+
+def _touring_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's budget account has two digits swapped: the deposit is refused for good
+    return PROPAGATION, "pay_deposit", "", {"account": rng.choice(["TB-32107", "TB-31270"])}
+
+
+def _touring_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice an Intermission inside one conversation or Rehearse (the step run again);
+    # the call after the time named, or the next attempt, works
+    tool = rng.choice(_TOURING_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _touring_intermissions(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "rehearse", "text": t} for t in _touring_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _touring_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the venue listing answers 4-9 pages; a thrust stage is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _touring_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the licence is pending 3-8 reads, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _touring_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the venue's dock takes no 7.5t truck: Recast names another size; the next plan books that
+    # truck and the rest works
+    return "healthy", "", PROPAGATION, {"size_to": rng.choice(["luton", "3.5t"])}
+
+
+def _touring_external_closure(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the truck booking checked, the council's fire officer closes
+    # the venue during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -8862,6 +9006,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _ropeway_polling_ends,
         "legit_replan": _ropeway_legit_replan,
         "external_storm": _ropeway_external_storm,
+    },
+    "touring": {
+        "loop_step_varying": _touring_loop_step,
+        "loop_tool_in_step": _touring_loop_tool,
+        "loop_across_replans": _touring_loop_replans,
+        "loop_poll_stuck": _touring_loop_poll,
+        "wrong_region": _touring_wrong_region,
+        "wrong_date": _touring_wrong_date,
+        "wrong_account": _touring_wrong_account,
+        "flaky": _touring_flaky,
+        "pagination": _touring_pagination,
+        "polling_ends": _touring_polling_ends,
+        "legit_replan": _touring_legit_replan,
+        "external_closure": _touring_external_closure,
     },
 }
 
