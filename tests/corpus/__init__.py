@@ -63,6 +63,7 @@ from . import (
     summit,
     support,
     surgery,
+    touring,
     travel,
     turret,
     venue,
@@ -179,7 +180,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     wrapped put back by the play) and its own plain spans, the ferrier LlamaIndex app through
     LlamaIndex's native OpenTelemetry integration (``LlamaIndexOpenTelemetry(...)
     .start_registering()``: its span and event handlers on LlamaIndex's root dispatcher while the
-    play runs, its tracer the global relay's, handing spans to ``provider``).
+    play runs, its tracer the global relay's, handing spans to ``provider``), the touring app
+    (LiteLLM called by hand) through OpenInference's LiteLLM instrumentor on ``provider``
+    (uninstrumented after) and its own plain spans through a tracer of ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -239,6 +242,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     graph_logfire: list[Label] = []
     sdk_asyncio_openllmetry: list[Label] = []
     haystack_tracer: list[Label] = []
+    litellm_openinference: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -354,6 +358,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             haystack_tracer.append(label)
         elif label.agent == "ropeway":
             anthropic_mcp_openllmetry.append(label)
+        elif label.agent == "touring":
+            litellm_openinference.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -465,6 +471,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # uninstrument leaves BaseSession.send_request and the transports wrapped: the play puts
     # them back
     out.update(ropeway.play(anthropic_mcp_openllmetry, provider))
+    # stocking's LiteLLM (and customs' DSPy, which calls it), under OpenInference's LiteLLM
+    # instrumentor this time: it swaps litellm.completion and its siblings for wrappers on
+    # ``provider`` and puts the originals back when the play returns
+    out.update(touring.play(litellm_openinference, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -84,6 +84,7 @@ from tests.corpus import (
     summit,
     support,
     surgery,
+    touring,
     turret,
     venue,
     vinyl,
@@ -176,6 +177,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed55",
         "sealed56",
         "sealed54",
+        "sealed59",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -5047,3 +5049,96 @@ def check_orchard_plays() -> None:
     assert [r.split()[0] for r in results] == ["status='failure'", "status='success'"]
     kids = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
     assert [s.name for s in kids[-2:]] == ["check press booking", "watch press day"]
+
+
+def test_touring_agent_plays_sealed59_scenarios() -> None:
+    """The touring app on LiteLLM (sealed-59 only) plays labelled scenarios under OpenInference's
+    LiteLLM instrumentor, in a child process as the other sealed agents' checks do:
+    ``check_touring_plays``."""
+    _check_in_child("check_touring_plays")
+
+
+def _litellm_functions() -> dict[str, Any]:
+    """LiteLLM's module-level functions an instrumentor may swap (compared by identity)."""
+    import litellm
+
+    return {k: v for k, v in vars(litellm).items() if callable(v) and not isinstance(v, type)}
+
+
+def check_touring_plays() -> None:
+    """The touring app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-59 runs). A stocking run (LiteLLM under its own OpenTelemetry callback) and a customs
+    run (DSPy calling LiteLLM, under OpenInference's DSPy instrumentor) played just before and
+    just after carry the same spans both times and no OpenInference LiteLLM span; LiteLLM's
+    functions are the same objects after the play; the touring runs carry the app's and the
+    instrumentor's scopes only, no ``planscope.*`` attribute. Intermissions inside one executor
+    conversation: one ERROR ``tool {tool}`` span per injected fault under one ``step`` span,
+    called again ``after`` each time named, a ``completion`` LLM span per turn, the root ERROR
+    with the final ``FinalCurtain``. A legitimate re-plan: revision 2 lists the calls still to
+    do (the done ones as comments) with the size named, the second booking works, the check and
+    the watch last."""
+    neighbours = [
+        (stocking.play, _committed("stocking", "sealed22")[0]),
+        (customs.play, _committed("customs", "sealed9")[0]),
+    ]
+    labels = _committed("touring", "sealed59")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    functions = _litellm_functions()
+    ids, others, traces = _played_between(touring.play, [picked, replan], neighbours)
+    after = _litellm_functions()  # LiteLLM adds a few lazily on first use: the same ones kept
+    assert all(after[k] is v for k, v in functions.items())
+    instrumentor = "openinference.instrumentation.litellm"
+    for before, after in zip(others[:2], others[2:], strict=True):
+        assert sorted(s.name for s in traces[before]) == sorted(s.name for s in traces[after])
+    for other in others:
+        assert instrumentor not in _scopes(traces[other])
+    for run in ids.values():
+        assert _scopes(traces[run]) == {instrumentor, touring.APP_TRACER}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "tour The Winter's Tale" and _attrs(root)["tour.outcome"] == "failed"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"FinalCurtain: {faults[-1]['text']}")
+    tool = picked.params["tool"]
+    calls = sorted((s for s in spans if s.name == f"tool {tool}"), key=lambda s: s.start_time or 0)
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [_json_attr(s, "tour.tool.arguments").get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    (step,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert step.name == f"step {picked.step} attempt 1" and step.parent == root.context
+    assert _attrs(step)["tour.step.verdict"] == "failed"
+    chats = [s for s in spans if s.name == "completion" and s.parent == step.context]
+    assert len(chats) == len(faults) + 1
+    assert {_attrs(s)["openinference.span.kind"] for s in chats} == {"LLM"}
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["tour.outcome"] == "booked"
+    assert root.status.status_code is StatusCode.UNSET
+    plans = sorted(
+        (s for s in spans if s.name.startswith("plan ")), key=lambda s: s.start_time or 0
+    )
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (chat,) = [s for s in spans if s.name == "completion" and s.parent == plans[1].context]
+    answer = str(_attrs(chat)["llm.output_messages.0.message.content"])
+    assert "# done: apply_licence -> " in answer and "find_venue(" not in answer
+    size = replan.params["size_to"]
+    assert f"book_truck(venue=find_venue, date='2027-05-14', size='{size}')" in answer
+    assert list(_attrs(plans[1])["tour.plan.steps"]) == ["book_truck", "pay_deposit", "notify_cast"]
+    trucks = sorted(
+        (s for s in spans if s.name == "tool book_truck"), key=lambda s: s.start_time or 0
+    )
+    sizes = [_json_attr(s, "tour.tool.arguments")["size"] for s in trucks]
+    assert sizes == [touring.TOUR["size"], size]
+    assert [s.status.status_code for s in trucks] == [StatusCode.ERROR, StatusCode.UNSET]
+    last = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
+    assert [s.name for s in last[-2:]] == [
+        "check truck booking",
+        "watch venue " + f"V-NOR-{replan.seed}",
+    ]
