@@ -5086,8 +5086,8 @@ def check_touring_plays() -> None:
     replan = next(lab for lab in labels if lab.scenario == "legit_replan")
     functions = _litellm_functions()
     ids, others, traces = _played_between(touring.play, [picked, replan], neighbours)
-    after = _litellm_functions()  # LiteLLM adds a few lazily on first use: the same ones kept
-    assert all(after[k] is v for k, v in functions.items())
+    now = _litellm_functions()  # LiteLLM adds a few lazily on first use: the same ones kept
+    assert all(now[k] is v for k, v in functions.items())
     instrumentor = "openinference.instrumentation.litellm"
     for before, after in zip(others[:2], others[2:], strict=True):
         assert sorted(s.name for s in traces[before]) == sorted(s.name for s in traces[after])
