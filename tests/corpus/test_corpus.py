@@ -5121,8 +5121,8 @@ def check_kennel_plays() -> None:
     first, second = _kennel_inputs(spans, "transfer_planner.agent")
     assert "Revision" not in first and f"(use van={van})" in second
     assert '"find_partner"' in second and '"vet_certificate"' in second  # the steps done
-    (asked,) = [a for a in _kennel_inputs(spans, "kennel_runner.agent") if "(book_van)" in a][1:]
-    line = json.loads(asked.splitlines()[1])
+    (rebooked,) = [a for a in _kennel_inputs(spans, "kennel_runner.agent") if "(book_van)" in a][1:]
+    line = json.loads(rebooked.splitlines()[1])
     assert line["n"] == 3 and line["args"]["van"] == van
     assert line["args"]["partner"] == {"$ref": "find_partner"}
     under = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
