@@ -111,6 +111,7 @@ SEALED = (
     "sealed56",
     "sealed54",
     "sealed59",
+    "sealed57",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -34,6 +34,7 @@ from . import (
     harvest,
     hauler,
     hives,
+    kennel,
     kiln,
     lab,
     lease,
@@ -182,7 +183,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     .start_registering()``: its span and event handlers on LlamaIndex's root dispatcher while the
     play runs, its tracer the global relay's, handing spans to ``provider``), the touring app
     (LiteLLM called by hand) through OpenInference's LiteLLM instrumentor on ``provider``
-    (uninstrumented after) and its own plain spans through a tracer of ``provider``.
+    (uninstrumented after) and its own plain spans through a tracer of ``provider``, the kennel
+    OpenAI Agents SDK planner and runner through OpenLLMetry's openai-agents instrumentor on
+    ``provider`` (the SDK's trace provider swapped for the play's own and put back, as quarry's)
+    and its own plain spans through a tracer of ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -237,6 +241,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     traceloop_sdk: list[Label] = []
     llama_index_otel: list[Label] = []
     anthropic_mcp_openllmetry: list[Label] = []
+    agents_sdk_kennel: list[Label] = []
     agno_openllmetry: list[Label] = []
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
@@ -360,6 +365,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             anthropic_mcp_openllmetry.append(label)
         elif label.agent == "touring":
             litellm_openinference.append(label)
+        elif label.agent == "kennel":
+            agents_sdk_kennel.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -475,6 +482,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # instrumentor this time: it swaps litellm.completion and its siblings for wrappers on
     # ``provider`` and puts the originals back when the play returns
     out.update(touring.play(litellm_openinference, provider))
+    # quarry's SDK and instrumentor again (both played): the SDK's trace provider is swapped for
+    # the play's own and put back, OpenLLMetry's processor left only on the play's
+    out.update(kennel.play(agents_sdk_kennel, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -753,6 +753,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed59": {
         "touring": range(99960, 99984),
     },
+    # Sealed 57: a sixty-first agent (kennel: the OpenAI Agents SDK, a planner agent answering JSON
+    # Lines and an executor agent run per step attempt, traced by OpenLLMetry's openai-agents
+    # instrumentor), labels committed alone before any detector ran on it, scored once
+    # (``--sealed57``).
+    "sealed57": {
+        "kennel": range(99900, 99924),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -7549,6 +7556,148 @@ def _ropeway_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- kennel: an animal shelter transferring a dog to a rescue partner on the OpenAI Agents SDK
+# (a planner agent answering JSON Lines, an executor agent run per step attempt) under
+# OpenLLMetry's openai-agents instrumentor. Services raise RFC 9457-style problems the tools hand
+# the model as JSON: ``hold`` (busy: the executor calls again with ``after`` the time named),
+# ``again`` (the app runs the step again), ``redirect`` with ``(use k=v)`` (a new plan) or
+# ``denied`` (final).
+_KENNEL_TEXTS = (
+    "the intake desk at {site} is handling {n} surrenders",
+    "the vet's LIMS dropped request batch {k}",
+    "van {van} is being disinfected after a parvo run",
+    "the grant ledger is closing period {k}",
+    "{site} lost power in kennel block {k}",
+    "the SMS gateway throttled the shelter after {n} messages",
+    "the network's partner directory is reindexing {n} records",
+)
+_KENNEL_SITES = ("Millbrook", "Harbour Lane", "Oakfield", "Riverside", "Ashby Cross")
+_KENNEL_STEP = {
+    "search_partners": "find_partner",
+    "request_health_certificate": "vet_certificate",
+    "book_transport": "book_van",
+    "pay_transfer_fee": "pay_fee",
+    "notify_adopter": "notify_adopter",
+}
+_KENNEL_TIMED = ["book_transport", "pay_transfer_fee", "notify_adopter"]
+
+
+def _kennel_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_KENNEL_TEXTS).format(
+            site=rng.choice(_KENNEL_SITES),
+            van=f"V-{rng.randint(2, 9)}",
+            n=rng.randint(3, 400),
+            k=rng.randint(1, 60),
+        )
+        for _ in range(count)
+    ]
+
+
+def _kennel_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the executor calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 17 * 60, 5), count)
+    return [
+        {"kind": "hold", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_kennel_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _kennel_denied(rng: random.Random) -> dict[str, str]:
+    return {"kind": "denied", "text": _kennel_texts(rng, 1)[0]}
+
+
+def _kennel_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # again again and again (varying texts), the app runs the step again each time; the last
+    # answer is denied
+    tool = rng.choice(sorted(_KENNEL_STEP))
+    again = [{"kind": "again", "text": t} for t in _kennel_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, _KENNEL_STEP[tool], "", {"tool": tool, "faults": [*again, _kennel_denied(rng)]}
+
+
+def _kennel_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run: hold again and again, each naming another time the executor calls
+    # again after; the last answer is denied
+    tool = rng.choice(_KENNEL_TIMED)
+    faults = [*_kennel_holds(rng, rng.randint(4, 6)), _kennel_denied(rng)]
+    return RUNAWAY, _KENNEL_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _kennel_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the transfer fee fails under every plan: again (run again), then redirect naming another
+    # grant account of the shelter (a new plan), 3-4 plans; the last denied
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _kennel_texts(rng, 2)
+        faults.append({"kind": "again", "text": again})
+        if i < plans - 1:
+            accounts.append(f"GR-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "redirect", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "denied", "text": moved})
+    params = {"tool": "pay_transfer_fee", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "pay_fee", "", params
+
+
+def _kennel_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the vet's health certificate stays pending: the executor polls it until it reports stalled
+    return RUNAWAY, "vet_certificate", "", {"stuck": True}
+
+
+def _kennel_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the coordinator's note names a neighbouring region: a partner with room is found there; the
+    # transport desk denies the van for good (outside the shelter's transport network)
+    return PROPAGATION, "find_partner", "", {"region": rng.choice(["North Downs", "Fenland"])}
+
+
+def _kennel_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's transfer day has a digit changed: every step works, the app's check of the van
+    # booking against the partner's intake day fails after the job
+    return PROPAGATION, "book_van", "", {"day": rng.choice(["2027-03-04", "2027-03-17"])}
+
+
+def _kennel_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's grant account has two digits swapped: the fee is denied for good
+    return PROPAGATION, "pay_fee", "", {"account": rng.choice(["GR-52814", "GR-58241"])}
+
+
+def _kennel_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice hold inside one run or again (the step run again); the call after the time
+    # named, or the next attempt, works
+    tool = rng.choice(_KENNEL_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _kennel_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "again", "text": t} for t in _kennel_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _kennel_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the partner directory answers 4-9 pages; the partner with room is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _kennel_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the certificate is pending 3-8 reads, then issued
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _kennel_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the case file's van is in the workshop: redirect names another van; the next plan books it
+    # and the rest works
+    return "healthy", "", PROPAGATION, {"van_to": rng.choice(["V-3", "V-7"])}
+
+
+def _kennel_external_quarantine(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the check passed, the partner's kennels go into quarantine
+    # (kennel cough) during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
 # work sheet of Python assignments, two tool-using executors asked once per step attempt) under
 # AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
@@ -9020,6 +9169,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _touring_polling_ends,
         "legit_replan": _touring_legit_replan,
         "external_closure": _touring_external_closure,
+    },
+    "kennel": {
+        "loop_step_varying": _kennel_loop_step,
+        "loop_tool_in_step": _kennel_loop_tool,
+        "loop_across_replans": _kennel_loop_replans,
+        "loop_poll_stuck": _kennel_loop_poll,
+        "wrong_region": _kennel_wrong_region,
+        "wrong_day": _kennel_wrong_day,
+        "wrong_account": _kennel_wrong_account,
+        "flaky": _kennel_flaky,
+        "pagination": _kennel_pagination,
+        "polling_ends": _kennel_polling_ends,
+        "legit_replan": _kennel_legit_replan,
+        "external_quarantine": _kennel_external_quarantine,
     },
 }
 

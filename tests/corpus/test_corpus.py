@@ -54,6 +54,7 @@ from tests.corpus import (
     harvest,
     hauler,
     hives,
+    kennel,
     kiln,
     lease,
     linen,
@@ -178,6 +179,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed56",
         "sealed54",
         "sealed59",
+        "sealed57",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -5142,3 +5144,82 @@ def check_touring_plays() -> None:
         "check truck booking",
         "watch venue " + f"V-NOR-{replan.seed}",
     ]
+
+
+def test_kennel_agent_plays_sealed57_scenarios() -> None:
+    """The kennel OpenAI Agents SDK planner and runner (sealed-57 only) play labelled scenarios
+    under OpenLLMetry's openai-agents instrumentor, in a child process (it adds its processor to
+    the SDK's trace provider for good): ``check_kennel_plays``."""
+    _check_in_child("check_kennel_plays")
+
+
+def _kennel_inputs(spans: list[ReadableSpan], agent: str) -> list[str]:
+    """The user message of each ``{agent}.agent`` run, in order, as its first model call was
+    sent it (OpenLLMetry records a Chat Completions call's input, not its output)."""
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    firsts: dict[int, ReadableSpan] = {}
+    for s in sorted(spans, key=lambda s: s.start_time or 0):
+        if s.name == "openai.response" and s.parent and by_id[s.parent.span_id].name == agent:
+            firsts.setdefault(s.parent.span_id, s)
+    out = []
+    for s in sorted(firsts.values(), key=lambda s: s.start_time or 0):
+        said = json.loads(str(_attrs(s)["gen_ai.input.messages"]))
+        out.append(next(m["parts"][0]["content"] for m in said if m["role"] == "user"))
+    return out
+
+
+def check_kennel_plays() -> None:
+    """The kennel agent's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-57 runs). An analyst (the same SDK under OpenInference) and a ferry run (under
+    Logfire) played just before and just after (one provider) carry no kennel or OpenLLMetry
+    span, the kennel runs only those two scopes and no ``planscope.*`` attribute. Holds inside
+    one runner run: the ``transfer`` root in error with the final denial, one ERROR
+    ``{tool}.tool`` span per injected problem, each called again ``after`` the time the last one
+    named, all under one ``kennel_runner.agent`` span handed the labelled step's JSON line. A
+    legitimate re-plan: the second planner run is told the problem and the steps done, the van
+    named is booked by a runner handed step 3 of the new plan, the root not in error, the app's
+    check and watch right under the root after OpenLLMetry's ``Agent Workflow``."""
+    neighbours = [
+        (analyst.play, _committed("analyst", "sealed23")[0]),
+        (ferry.play, _committed("ferry", "sealed28")[0]),
+    ]
+    ours = {kennel.TRACER, "opentelemetry.instrumentation.openai_agents"}
+    picked, replan, ids, traces = _loop_and_replan_apart(
+        kennel.play, _committed("kennel", "sealed57"), neighbours, ours
+    )
+    for run in ids.values():
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+    spans = traces[ids[picked.run]]
+    faults = [dict(f) for f in picked.params["faults"]]
+    by_id = _gave_up(spans, "transfer ", faults[-1]["text"])
+    calls = _quarry_calls(spans, picked.params["tool"])
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s, _ in calls} == {StatusCode.ERROR}
+    results = [json.loads(str(_attrs(s)["gen_ai.tool.call.result"])) for s, _ in calls]
+    assert [r["type"].rsplit("/", 1)[1] for r in results] == [f["kind"] for f in faults]
+    assert [args.get("after") for _, args in calls] == [None] + [f["hint"] for f in faults[:-1]]
+    (runner,) = {s.parent.span_id for s, _ in calls if s.parent}  # one runner run
+    assert by_id[runner].name == "kennel_runner.agent"
+    asked = _kennel_inputs(spans, "kennel_runner.agent")
+    line = json.loads(asked[-1].splitlines()[1])
+    assert line["id"] == picked.step and line["tool"] == picked.params["tool"]
+    assert sum(s.name == "transfer_planner.agent" for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["outcome"] == "transferred"
+    assert root.status.status_code is StatusCode.UNSET
+    van = replan.params["van_to"]
+    bookings = _quarry_calls(spans, "book_transport")
+    assert [args["van"] for _, args in bookings] == [kennel.CASE["van"], van]
+    assert [s.status.status_code for s, _ in bookings] == [StatusCode.ERROR, StatusCode.OK]
+    first, second = _kennel_inputs(spans, "transfer_planner.agent")
+    assert "Revision" not in first and f"(use van={van})" in second
+    assert '"find_partner"' in second and '"vet_certificate"' in second  # the steps done
+    (rebooked,) = [a for a in _kennel_inputs(spans, "kennel_runner.agent") if "(book_van)" in a][1:]
+    line = json.loads(rebooked.splitlines()[1])
+    assert line["n"] == 3 and line["args"]["van"] == van
+    assert line["args"]["partner"] == {"$ref": "find_partner"}
+    under = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
+    names = [s.name for s in sorted(under, key=lambda s: s.start_time or 0)]
+    assert names == ["Agent Workflow", "check van booking", f"watch transfer {kennel.CASE['dog']}"]
