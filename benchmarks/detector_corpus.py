@@ -110,6 +110,7 @@ SEALED = (
     "sealed55",
     "sealed56",
     "sealed54",
+    "sealed58",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

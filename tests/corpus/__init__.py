@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from . import (
     analyst,
     arbor,
+    assay,
     balloon,
     beacon,
     bigtop,
@@ -179,7 +180,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     wrapped put back by the play) and its own plain spans, the ferrier LlamaIndex app through
     LlamaIndex's native OpenTelemetry integration (``LlamaIndexOpenTelemetry(...)
     .start_registering()``: its span and event handlers on LlamaIndex's root dispatcher while the
-    play runs, its tracer the global relay's, handing spans to ``provider``).
+    play runs, its tracer the global relay's, handing spans to ``provider``), the assay app (the
+    Google Gen AI SDK by hand, automatic function calling on) through the official OpenTelemetry
+    google-genai instrumentation on ``provider`` (uninstrumented after, the environment it reads
+    and sets put back) and its own plain spans.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -238,6 +242,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
     sdk_asyncio_openllmetry: list[Label] = []
+    genai_sdk_otel: list[Label] = []
     haystack_tracer: list[Label] = []
     for label in labels:
         if label.agent == "etl":
@@ -354,6 +359,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             haystack_tracer.append(label)
         elif label.agent == "ropeway":
             anthropic_mcp_openllmetry.append(label)
+        elif label.agent == "assay":
+            genai_sdk_otel.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -465,6 +472,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # uninstrument leaves BaseSession.send_request and the transports wrapped: the play puts
     # them back
     out.update(ropeway.play(anthropic_mcp_openllmetry, provider))
+    # cellar's Google Gen AI SDK again, under the official OpenTelemetry instrumentation this time
+    # (cellar's OpenInference one is off by then): it wraps Models.generate_content on
+    # ``provider`` and unwraps it after; before liftline and reel, whose ADK calls the same SDK
+    out.update(assay.play(genai_sdk_otel, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

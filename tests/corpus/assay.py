@@ -284,7 +284,7 @@ def respond(body: dict[str, Any]) -> Parts:
 
     >>> body = {"systemInstruction": {"parts": [{"text": PLANNER}]},
     ...     "contents": [{"role": "user", "parts": [{"text": "Job card: " + json.dumps(JOB)}]}]}
-    >>> print(respond(body)[0]["text"].splitlines()[4])
+    >>> print(respond(body)[0]["text"].splitlines()[5])
     - courier: book the courier for 14 crates from Bulong camp core yard on 2027-03-16 (after: lab)
     """
     system = _texts((body.get("systemInstruction") or {}).get("parts") or [])
