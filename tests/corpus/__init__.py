@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from . import (
     analyst,
     arbor,
+    assay,
     balloon,
     beacon,
     bigtop,
@@ -186,7 +187,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (uninstrumented after) and its own plain spans through a tracer of ``provider``, the kennel
     OpenAI Agents SDK planner and runner through OpenLLMetry's openai-agents instrumentor on
     ``provider`` (the SDK's trace provider swapped for the play's own and put back, as quarry's)
-    and its own plain spans through a tracer of ``provider``.
+    and its own plain spans through a tracer of ``provider``, the assay app (the
+    Google Gen AI SDK by hand, automatic function calling on) through the official OpenTelemetry
+    google-genai instrumentation on ``provider`` (uninstrumented after, the environment it reads
+    and sets put back) and its own plain spans.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -246,6 +250,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
     sdk_asyncio_openllmetry: list[Label] = []
+    genai_sdk_otel: list[Label] = []
     haystack_tracer: list[Label] = []
     litellm_openinference: list[Label] = []
     for label in labels:
@@ -367,6 +372,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             litellm_openinference.append(label)
         elif label.agent == "kennel":
             agents_sdk_kennel.append(label)
+        elif label.agent == "assay":
+            genai_sdk_otel.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -485,6 +492,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # quarry's SDK and instrumentor again (both played): the SDK's trace provider is swapped for
     # the play's own and put back, OpenLLMetry's processor left only on the play's
     out.update(kennel.play(agents_sdk_kennel, provider))
+    # cellar's Google Gen AI SDK again, under the official OpenTelemetry instrumentation this time
+    # (cellar's OpenInference one is off by then): it wraps Models.generate_content on
+    # ``provider`` and unwraps it after; before liftline and reel, whose ADK calls the same SDK
+    out.update(assay.play(genai_sdk_otel, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -746,6 +746,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed56": {
         "ropeway": range(99800, 99824),
     },
+    # Sealed 58: a sixty-first agent (assay: the Google Gen AI SDK by hand, a planner answering a
+    # bullet outline with ``after:`` dependencies and a chat with automatic function calling per
+    # step attempt, traced by the official OpenTelemetry google-genai instrumentation), labels
+    # committed alone before any detector ran on it, scored once (``--sealed58``).
+    "sealed58": {
+        "assay": range(99930, 99954),
+    },
     # Sealed 59: a sixtieth agent (touring: a hand-written app calling LiteLLM by hand, a planner
     # answering a Python list of call expressions and an executor conversation per step attempt,
     # traced by OpenInference's LiteLLM instrumentor and the app's own spans), labels committed
@@ -8269,6 +8276,150 @@ def _touring_external_closure(rng: random.Random) -> tuple[str, str, str, dict[s
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- assay: a mining company's ore-sample assay (a lab from a paged registry, the courier for
+# the sample crates, the lab's polled assay job, the invoice paid from the exploration budget,
+# the site geologist told), the Google Gen AI SDK by hand under the official OpenTelemetry
+# google-genai instrumentation. Services raise ``ASSAY-<KIND>: text`` faults that the SDK's
+# automatic function calling hands the model as ``{"error": ...}``: ``HOLD`` (``retry after
+# HH:MM``: the model calls again ``after`` that time in the same chat), ``RESUBMIT`` (the app
+# runs the step again), ``REROUTE`` with ``(use key=value)`` (a new plan) or ``VOID`` (final).
+_ASSAY_TEXTS = (
+    "the crusher at prep bay {k} tripped on a {n} g oversize",
+    "fire-assay furnace {k} is cooling after a {n} degree overshoot",
+    "the LIMS queue holds {n} jobs ahead of batch {ref}",
+    "courier dispatch lost contact with truck {ref} near {place}",
+    "the finance ledger is locked for month-end posting ({n} entries)",
+    "the road to {place} is closed by a grader for {n} minutes",
+    "crate seal {ref} failed the chain-of-custody scan",
+)
+_ASSAY_PLACES = ("Bulong", "Kanowna", "Coolgardie", "Kambalda", "Menzies")
+_ASSAY_STEP = {
+    "find_lab": "lab",
+    "book_courier": "courier",
+    "submit_assay": "assay",
+    "pay_invoice": "pay",
+    "notify_geologist": "notify",
+}
+_ASSAY_TIMED = ["book_courier", "submit_assay", "pay_invoice", "notify_geologist"]
+
+
+def _assay_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_ASSAY_TEXTS).format(
+            k=rng.randint(1, 9),
+            n=rng.randint(12, 980),
+            ref=f"{rng.choice('BCKLMT')}{rng.randint(100, 999)}",
+            place=rng.choice(_ASSAY_PLACES),
+        )
+        for _ in range(count)
+    ]
+
+
+def _assay_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 17 * 60, 5), count)
+    return [
+        {"kind": "HOLD", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_assay_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _assay_void(rng: random.Random) -> dict[str, str]:
+    return {"kind": "VOID", "text": _assay_texts(rng, 1)[0]}
+
+
+def _assay_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # RESUBMIT again and again (varying texts): the app runs the step again each time; the last
+    # answer is VOID
+    tool = rng.choice(sorted(_ASSAY_STEP))
+    again = [{"kind": "RESUBMIT", "text": t} for t in _assay_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, _ASSAY_STEP[tool], "", {"tool": tool, "faults": [*again, _assay_void(rng)]}
+
+
+def _assay_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one chat: HOLD again and again, each naming another time the model calls again
+    # after; the last answer is VOID
+    tool = rng.choice(_ASSAY_TIMED)
+    faults = [*_assay_holds(rng, rng.randint(4, 6)), _assay_void(rng)]
+    return RUNAWAY, _ASSAY_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _assay_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the invoice fails under every plan: RESUBMIT (run again), then REROUTE naming another
+    # exploration budget code (a new plan), 3-4 plans; the last VOID
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    budgets: list[str] = []
+    for i in range(plans):
+        again, moved = _assay_texts(rng, 2)
+        faults.append({"kind": "RESUBMIT", "text": again})
+        if i < plans - 1:
+            budgets.append(f"EXP-{rng.randint(1000, 9999)}-GF")
+            faults.append({"kind": "REROUTE", "text": moved, "hint": f"budget={budgets[-1]}"})
+        else:
+            faults.append({"kind": "VOID", "text": moved})
+    params = {"tool": "pay_invoice", "faults": faults, "budgets": budgets}
+    return RUNAWAY, "pay", "", params
+
+
+def _assay_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the lab's assay job stays queued: the executor reads it until it reports STALLED
+    return RUNAWAY, "assay", "", {"stuck": True}
+
+
+def _assay_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the geologist's note names another region: a lab there is found; the courier, whose
+    # network runs from the batch's camp within its own region, voids the booking for good
+    return PROPAGATION, "lab", "", {"region": rng.choice(["Murchison", "Pilbara"])}
+
+
+def _assay_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's pickup day has a digit changed: every step works, the app's check of the
+    # courier booking against the job card fails after the last step
+    return PROPAGATION, "courier", "", {"pickup_day": rng.choice(["2027-03-13", "2027-03-19"])}
+
+
+def _assay_wrong_budget(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's budget code has two digits swapped: finance voids the payment for good
+    return PROPAGATION, "pay", "", {"budget": rng.choice(["EXP-2921-GF", "EXP-2219-GF"])}
+
+
+def _assay_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice HOLD inside one chat or RESUBMIT (the step run again); the call after the
+    # time named, or the next attempt, works
+    tool = rng.choice(_ASSAY_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _assay_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "RESUBMIT", "text": t} for t in _assay_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _assay_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the lab registry answers 4-9 pages; an accredited lab with capacity is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _assay_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the assay job is queued 3-8 reads, then certified
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _assay_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the job card's core yard is cut off: the courier's REROUTE names another pickup site; the
+    # next plan books the pickup there and the rest works
+    site = rng.choice(["Kanowna core shed", "Kalgoorlie field depot"])
+    return "healthy", "", PROPAGATION, {"site_to": site}
+
+
+def _assay_external_recall(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the check passed, the lab recalls the certificate during the
+    # watch (a certified reference standard failed its QC): not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -9155,6 +9306,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _ropeway_polling_ends,
         "legit_replan": _ropeway_legit_replan,
         "external_storm": _ropeway_external_storm,
+    },
+    "assay": {
+        "loop_step_varying": _assay_loop_step,
+        "loop_tool_in_step": _assay_loop_tool,
+        "loop_across_replans": _assay_loop_replans,
+        "loop_poll_stuck": _assay_loop_poll,
+        "wrong_region": _assay_wrong_region,
+        "wrong_day": _assay_wrong_day,
+        "wrong_budget": _assay_wrong_budget,
+        "flaky": _assay_flaky,
+        "pagination": _assay_pagination,
+        "polling_ends": _assay_polling_ends,
+        "legit_replan": _assay_legit_replan,
+        "external_recall": _assay_external_recall,
     },
     "touring": {
         "loop_step_varying": _touring_loop_step,

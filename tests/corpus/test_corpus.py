@@ -34,6 +34,7 @@ from tests.corpus import (
     all_labels,
     analyst,
     arbor,
+    assay,
     balloon,
     beacon,
     bigtop,
@@ -180,6 +181,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed54",
         "sealed59",
         "sealed57",
+        "sealed58",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -5223,3 +5225,131 @@ def check_kennel_plays() -> None:
     under = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
     names = [s.name for s in sorted(under, key=lambda s: s.start_time or 0)]
     assert names == ["Agent Workflow", "check van booking", f"watch transfer {kennel.CASE['dog']}"]
+
+
+def test_assay_agent_plays_sealed58_scenarios() -> None:
+    """The assay app on the Google Gen AI SDK (sealed-58 only) plays labelled scenarios under
+    the official OpenTelemetry google-genai instrumentation, in a child process as the other
+    sealed agents' checks do: ``check_assay_plays``."""
+    _check_in_child("check_assay_plays")
+
+
+def _assay_outlines(spans: list[ReadableSpan]) -> list[str]:
+    """The planner's outlines, in order: the text each ``plan revision`` span's model call
+    answered (content on spans)."""
+    plans = sorted(
+        (s for s in spans if s.name.startswith("plan revision ")), key=lambda s: s.start_time or 0
+    )
+    out = []
+    for plan in plans:
+        (call,) = _children(spans, plan, "generate_content ")
+        (message,) = json.loads(str(_attrs(call)["gen_ai.output.messages"]))
+        out.append(str(message["parts"][0]["content"]))
+    return out
+
+
+def _assay_calls(spans: list[ReadableSpan], tool: str) -> list[tuple[ReadableSpan, dict[str, Any]]]:
+    """A tool's ``execute_tool`` spans in order, each with the arguments it was called with
+    (the instrumentation records them as ``code.function.parameters.<name>.value``)."""
+    calls = sorted(
+        (s for s in spans if s.name == f"execute_tool {tool}"), key=lambda s: s.start_time or 0
+    )
+    out = []
+    for s in calls:
+        recorded = json.loads(str(_attrs(s)["gen_ai.tool.call.arguments"]))
+        args = {k.split(".")[-2]: v for k, v in recorded.items() if k.endswith(".value")}
+        out.append((s, args))
+    return out
+
+
+def check_assay_plays() -> None:
+    """The assay app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-58 runs). A cellar run (the same SDK under OpenInference's instrumentor) and a fresco
+    run (the same GenAI util handler under the OpenAI instrumentation) played just before and
+    just after (one provider) carry the same spans both times and no assay span; the SDK's
+    ``Models.generate_content`` and the environment the instrumentation reads and sets are put
+    back; the assay runs carry only the app's and the instrumentation's scopes, no
+    ``planscope.*`` attribute. Holds inside one step attempt: the root in error with the final
+    ``VOID``, the outline naming the labelled step and its function, one ERROR ``execute_tool``
+    span per injected fault, called again ``after`` each time named, all under one
+    ``generate_content`` span under one ``step`` span, whose answer is the ``VOID`` outcome
+    line. A legitimate re-plan: revision 2 lists the lab done and books the site the courier
+    named, the second booking works, the check and the watch last under the root."""
+    import os
+
+    from google.genai.models import Models
+
+    neighbours = [
+        (cellar.play, _committed("cellar", "sealed36")[0]),
+        (fresco.play, _committed("fresco", "sealed45")[0]),
+    ]
+    labels = _committed("assay", "sealed58")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    keys = (
+        "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT",
+        "OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT",
+    )
+    environ = {k: os.environ.get(k) for k in keys}
+    generate = Models.generate_content
+    ids, others, traces = _played_between(assay.play, [picked, replan], neighbours)
+    assert Models.generate_content is generate
+    assert {k: os.environ.get(k) for k in keys} == environ
+    handler = "opentelemetry.util.genai.handler"
+    for i in range(len(neighbours)):
+        before, after = traces[others[i]], traces[others[i + len(neighbours)]]
+        assert sorted(s.name for s in before) == sorted(s.name for s in after)
+        assert _scopes(before) == _scopes(after) and assay.TRACER not in _scopes(before)
+    assert handler not in _scopes(traces[others[0]])  # cellar: OpenInference's spans only
+    for run in ids.values():
+        assert _scopes(traces[run]) == {assay.TRACER, handler}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    tool = picked.params["tool"]
+    assert root.name == f"assay batch {assay.JOB['batch']}"
+    assert _attrs(root)["assay.outcome"] == "failed" and root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"ASSAY-VOID: {faults[-1]['text']}")
+    (outline,) = _assay_outlines(spans)
+    steps, done = assay.parse_outline(outline)
+    assert not done and [s.call for s in steps if s.slug == picked.step] == [tool]
+    calls = _assay_calls(spans, tool)
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s, _ in calls} == {StatusCode.ERROR}
+    assert {str(_attrs(s)["error.type"]).rsplit(".", 1)[-1] for s, _ in calls} == {"AssayFault"}
+    assert [args.get("after") for _, args in calls] == [None] + [f["hint"] for f in faults[:-1]]
+    (call,) = {by_id[s.parent.span_id] for s, _ in calls if s.parent}
+    assert call.name.startswith("generate_content ") and call.parent
+    attempt = by_id[call.parent.span_id]
+    assert attempt.name == f"step {picked.step}" and _attrs(attempt)["assay.attempt"] == 1
+    assert attempt.status.status_code is StatusCode.ERROR
+    (answer,) = json.loads(str(_attrs(call)["gen_ai.output.messages"]))
+    assert str(answer["parts"][0]["content"]).startswith("VOID |  | Failed to invoke function")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert (
+        _attrs(root)["assay.outcome"] == "certified" and root.status.status_code is StatusCode.UNSET
+    )
+    first, second = _assay_outlines(spans)
+    assert first.splitlines()[0].endswith("revision 1") and second.splitlines()[0].endswith(
+        "revision 2"
+    )
+    steps, done = assay.parse_outline(second)
+    other = replan.params["site_to"]
+    assert list(done) == ["lab"] and [s.slug for s in steps] == [
+        "courier",
+        "assay",
+        "pay",
+        "notify",
+    ]
+    assert steps[0].args["site"] == other and steps[0].args["lab"] == "{lab}"
+    bookings = _assay_calls(spans, "book_courier")
+    assert [args["site"] for _, args in bookings] == [assay.JOB["site"], other]
+    assert [s.status.status_code for s, _ in bookings] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[:3] == ["plan revision 1", "step lab", "step courier"]
+    assert names[-2:] == ["check courier booking", f"watch certificate CERT-{replan.seed}"]
