@@ -3918,8 +3918,12 @@ def _org_outlines(text: str) -> Iterable[list[dict[str, Any]]]:
     nodes = _org_tree(text)
     if nodes is None:
         return
-    live = [n for n in nodes if not _org_hidden(n)]
-    leaves = [n for n in live if not any(c in live for c in n.children)]
+    hidden: set[int] = set()  # a parent comes before its children: one pass
+    for n in nodes:
+        if n.title.startswith("COMMENT") or "ARCHIVE" in n.tags or id(n.parent) in hidden:
+            hidden.add(id(n))
+    live = [n for n in nodes if id(n) not in hidden]
+    leaves = [n for n in live if all(id(c) in hidden for c in n.children)]
     if any(n.keyword for n in leaves):
         leaves = [n for n in leaves if n.keyword]
     if not leaves:
@@ -3963,16 +3967,6 @@ def _org_checkbox(line: str) -> str:
     """A checkbox item's text (``- [ ] Book the hall``), '' for any other line."""
     m = _ORG_ITEM.fullmatch(line)
     return m[2] if m and m[1] else ""
-
-
-def _org_hidden(node: _OrgNode) -> bool:
-    """Whether a heading is commented out or archived, or under one that is."""
-    at: _OrgNode | None = node
-    while at is not None:
-        if at.title.startswith("COMMENT") or "ARCHIVE" in at.tags:
-            return True
-        at = at.parent
-    return False
 
 
 def _org_value(value: str, names: Mapping[str, str]) -> str:
@@ -4024,7 +4018,12 @@ def _org_step(node: _OrgNode, step_id: str, names: Mapping[str, str]) -> dict[st
             args.setdefault(name, _whole_number(_org_value(value, names)))
     for line in node.body:
         item = _ORG_ITEM.fullmatch(line)
-        if item and not item[1] and (described := _ORG_DESCRIBED.fullmatch(item[2])):
+        if (
+            item
+            and not item[1]
+            and "::" in item[2]  # most items describe nothing: the pattern is not tried
+            and (described := _ORG_DESCRIBED.fullmatch(item[2]))
+        ):
             key = described[1].strip("=~*/ ")
             args.setdefault(key, _whole_number(_org_value(described[2].strip(), names)))
     own = {step_id}
