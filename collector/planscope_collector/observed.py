@@ -3971,8 +3971,9 @@ def _org_checkbox(line: str) -> str:
 
 def _org_value(value: str, names: Mapping[str, str]) -> str:
     """A property's or an argument's value with each link to a heading written as
-    ``[[<its step id>]]`` (``[[#hall]]``, ``[[*Book the hall]]``, ``[[id:...]]``); a link to
-    nothing the outline names (``[[result:pick]]``, a URL) kept as written."""
+    ``[[<its step id>]]`` (``[[#hall]]``, ``[[*Book the hall]]``, ``[[id:...]]``); a link of
+    another type (``[[result:pick]]``) or to nothing the outline names (a URL) kept as
+    written."""
 
     def link(m: re.Match[str]) -> str:
         target = m[1].removeprefix("id:").removeprefix("#").removeprefix("*").strip()
@@ -3981,12 +3982,19 @@ def _org_value(value: str, names: Mapping[str, str]) -> str:
     return _ORG_LINK.sub(link, value)
 
 
+_ORG_LINK_TYPE = re.compile(r"[A-Za-z][\w-]*:")
+
+
 def _org_linked(texts: Iterable[str], names: Mapping[str, str]) -> list[str]:
-    """The step ids the links of ``texts`` name (:func:`_org_value`), in order."""
+    """The step ids the links of ``texts`` name, in order: a link to a heading
+    (:func:`_org_value`), or a link of any type whose path is a step's name (an app's
+    ``[[result:pick]]``: that step's result)."""
     out: list[str] = []
     for text in texts:
         for m in _ORG_LINK.finditer(text):
             target = m[1].removeprefix("id:").removeprefix("#").removeprefix("*").strip()
+            if target not in names and (typed := _ORG_LINK_TYPE.match(target)):
+                target = target[typed.end() :]
             if target in names and names[target] not in out:
                 out.append(names[target])
     return out

@@ -167,6 +167,19 @@ def test_links_triggers_and_siblings_are_dependencies() -> None:
     assert "${hire_piano}" in steps["rehearse"]["goal"]
 
 
+def test_a_typed_link_whose_path_is_a_step_is_that_steps_result() -> None:
+    text = (
+        "#+TITLE: Spring concert\n* TODO print_programmes\n  :PROPERTIES:\n"
+        "  :TOOL: print_order\n  :END:\n* TODO hand_out\n  :PROPERTIES:\n"
+        "  :TOOL: give_out\n  :stack: [[result:print_programmes]]\n"
+        "  :venue: [[https://example.org/hall][the hall]]\n  :END:\n"
+    )
+    steps = {s["id"]: s for s in _steps(text)}
+    # kept as written (plan propagation reads the step's name in it), and a dependency
+    assert steps["hand_out"]["args"]["stack"] == "[[result:print_programmes]]"
+    assert steps["hand_out"]["depends_on"] == ["print_programmes"]
+
+
 def test_a_markdown_bullet_list_is_no_outline() -> None:
     assert list(observed._org_outlines("* Book the coach\n* Pay the deposit\n")) == []
     assert list(observed._org_outlines("No heading here: TODO later.")) == []
