@@ -296,13 +296,15 @@ PLAN_READERS = (
     "uri_lines",
     "entries",
     "step_lines",
+    "org",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
 (:func:`_evidence_lines`), Makefile rules (:func:`_targets`), a shell script
 (:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
 XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
-(:func:`_entries`), lines of a step each (:func:`_step_lines`)."""
+(:func:`_entries`), lines of a step each (:func:`_step_lines`), Org-mode outlines
+(:func:`_org_outlines`)."""
 _switched_off: set[str] = set()
 
 
@@ -3036,7 +3038,8 @@ def structured_plans(
 ) -> tuple[ReadPlan, ...]:
     r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
     markdown table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`, XML element lists:
-    :func:`_elements`, URI lines: :func:`_uri_lines`): a list of at least two mappings in what
+    :func:`_elements`, URI lines: :func:`_uri_lines`, an Org-mode outline:
+    :func:`_org_outlines`): a list of at least two mappings in what
     a planner said (an LLM call's or inferred agent run's :attr:`SpanNode.answer`; the text
     itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
@@ -3451,7 +3454,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict[str, Any]]]:
     r"""The lists of mappings a text states (a mapping of at least two mappings too, each item
     with its key under ``""``): the text as JSON (lists of ``least`` or more: a re-plan's may
-    hold the one step still to do), else its markdown
+    hold the one step still to do), else its Org-mode outline's steps, its markdown
     tables, stanzas, XML element lists and URI lines (one item or more: an amendment may name
     one step) and each of its paragraphs as YAML from its first line that parses (a heading or
     field marker above it); strings inside those that span lines are read the same way.
@@ -3464,6 +3467,8 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
         documents.append(safejson.loads(text))
     except ValueError:
         documents.extend(_embedded_json(text))
+        if _on("org"):
+            yield from _org_outlines(text)
         yield from _tables(text)
         if _on("stanzas"):
             yield from _stanzas(text)
@@ -3691,6 +3696,426 @@ def _field_families(fields: dict[str, str]) -> dict[str, Any]:
         else:
             out[name] = value
     return out
+
+
+# --- Org-mode outlines (issue #13) ---------------------------------------------------------
+_ORG_KEYWORDS = frozenset(
+    {"TODO", "NEXT", "STARTED", "WAITING", "HOLD", "SOMEDAY", "DONE", "CANCELLED", "CANCELED"}
+)
+"""The TODO keywords read without a ``#+TODO:`` line: Org's default pair and the states its
+manual's examples and most configurations add (a heading's first word in capitals)."""
+_ORG_TODO_LINE = re.compile(r"(?i)[ \t]*#\+(?:SEQ_|TYP_)?TODO:[ \t]*(.*)")
+_ORG_SETTING = re.compile(r"[ \t]*#\+[A-Za-z_]+:.*")
+_ORG_HEADING = re.compile(r"(\*+)[ \t]+(.*?)[ \t]*")
+_ORG_TAGS = re.compile(r"[ \t]+(:(?:[\w@#%]+:)+)$")
+_ORG_PRIORITY = re.compile(r"\[#[A-Za-z0-9]\][ \t]*")
+_ORG_COOKIE = re.compile(r"[ \t]*\[(?:\d*%|\d*/\d*)\]")
+_ORG_DRAWER = re.compile(r"[ \t]*:([\w-]+):[ \t]*")
+_ORG_PROPERTY = re.compile(r"[ \t]*:([^\s:]+?)(\+)?:(?:[ \t]+(.*?))?[ \t]*")
+_ORG_PLANNING = re.compile(r"[ \t]*(?:SCHEDULED|DEADLINE|CLOSED):")
+_ORG_BLOCK = re.compile(r"(?i)[ \t]*#\+(BEGIN|END)_(\w+)")
+_ORG_ITEM = re.compile(r"[ \t]*(?:[-+]|\d+[.)])[ \t]+(?:\[([ xX-])\][ \t]+)?(.*)")
+_ORG_DESCRIBED = re.compile(r"(\S.*?)[ \t]+::[ \t]+(.*)")
+_ORG_LINK = re.compile(r"\[\[([^\[\]]+)\](?:\[([^\[\]]*)\])?\]")
+_ORG_CALL = re.compile(r"(?<![\w.\[])([A-Za-z_][\w.]*)\(([^()]*)\)")
+_ORG_LABEL = re.compile(
+    r"([A-Za-z_][\w.-]*)(?::(?:[ \t]+(.*))?)?|([a-z_][a-z0-9_.-]*)[ \t]+([A-Z].*)"
+)
+_ORG_UUID = re.compile(r"(?i)[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_ORG_NAME_KEYS = ("CUSTOM_ID", "NAME", "STEP", "STEP_ID", "SLUG", "ID")
+"""The properties that name a step, in the order a step's id is taken from them (``ID``: only
+when it is a name, not org-id's UUID)."""
+_ORG_TOOL_KEYS = frozenset(
+    {"TOOL", "CALL", "ACTION", "FUNCTION", "FN", "COMMAND", "CMD", "INVOKE", "USES", "SKILL"}
+)
+_ORG_DEPENDS_KEYS = frozenset({"BLOCKER", "DEPENDS", "DEPENDS_ON", "DEPENDSON", "AFTER"})
+_ORG_ARGS_KEYS = frozenset({"ARGS", "ARGUMENTS", "PARAMS", "PARAMETERS", "INPUT", "INPUTS"})
+_ORG_ARG_PREFIX = re.compile(r"(?i)(?:ARGS?|PARAMS?|INPUT)[_-](?=\w)")
+_ORG_NOT_ARGS = frozenset(
+    {"TRIGGER", "ORDERED", "RESULT", "RESULTS", "OUTPUT", "OUTCOME", "CATEGORY", "EFFORT",
+     "COOKIE_DATA", "LOGGING", "ARCHIVE", "VISIBILITY", "COLUMNS", "STYLE", "LAST_REPEAT",
+     "CREATED", "CLOCK_MODELINE_TOTAL", "NOBLOCKING", "ALLTAGS", "TAGS", "ITEM", "TODO",
+     "PRIORITY", "SCHEDULED", "DEADLINE", "CLOSED", "BLOCKED", "FILE", "TIMESTAMP"}
+)  # fmt: skip
+"""Properties that are Org's own (the manual's special and standard properties) or a step's
+outcome: no argument of the step."""
+_ORG_SIBLING = re.compile(r"(?i)previous-sibling|prev-sibling|chain-siblings|next-sibling")
+
+
+@dataclass
+class _OrgNode:
+    """One Org heading: its level, TODO keyword, title (no keyword, priority, cookie or tags),
+    tags, properties, body lines (drawers and planning lines out), source blocks, children."""
+
+    level: int
+    keyword: str
+    title: str
+    tags: tuple[str, ...]
+    props: dict[str, str] = field(default_factory=dict)
+    """Its properties by their names in capitals (Org's names are case-insensitive)."""
+    spelt: dict[str, str] = field(default_factory=dict)
+    """Each property's name as written, by its name in capitals."""
+    body: list[str] = field(default_factory=list)
+    blocks: list[str] = field(default_factory=list)
+    children: list[_OrgNode] = field(default_factory=list)
+    parent: _OrgNode | None = None
+
+
+def _org_keywords(lines: list[str]) -> frozenset[str]:
+    """The TODO keywords of a document: :data:`_ORG_KEYWORDS` and those of its ``#+TODO:``
+    lines (``#+TODO: TODO(t) NEXT | DONE(d@)``: fast-access keys and log marks dropped)."""
+    found = set(_ORG_KEYWORDS)
+    for line in lines:
+        if m := _ORG_TODO_LINE.fullmatch(line):
+            found |= {re.sub(r"\(.*\)$", "", w) for w in m[1].split() if w != "|"}
+    return frozenset(found)
+
+
+def _org_tree(text: str) -> list[_OrgNode] | None:
+    """The headings of an Org document in order (each with its parent), or None when the text
+    is no Org outline: it needs a heading line (``* ...``) and something only Org writes
+    (a ``#+KEYWORD:`` line, a property drawer, a TODO keyword or tags on a heading, a deeper
+    ``**`` heading, a SCHEDULED / DEADLINE line): a markdown bullet list (``* item``) is none."""
+    lines = text.splitlines()
+    keywords = _org_keywords(lines)
+    nodes: list[_OrgNode] = []
+    stack: list[_OrgNode] = []
+    org = False
+    drawer = ""
+    block: list[str] | None = None
+    for line in lines:
+        if block is not None:
+            if (m := _ORG_BLOCK.match(line)) and m[1].upper() == "END":
+                if stack:
+                    stack[-1].blocks.append("\n".join(block))
+                block = None
+            else:
+                block.append(line)
+            continue
+        if (m := _ORG_BLOCK.match(line)) and m[1].upper() == "BEGIN":
+            block = []
+            org = True
+            continue
+        heading = _ORG_HEADING.fullmatch(line)
+        if heading is not None:
+            drawer = ""
+            level, rest = len(heading[1]), heading[2]
+            word, _, after = rest.partition(" ")
+            keyword = word if word in keywords else ""
+            if keyword:
+                rest = after.strip()
+            rest = _ORG_PRIORITY.sub("", rest, count=1)
+            tags: tuple[str, ...] = ()
+            if t := _ORG_TAGS.search(" " + rest):
+                tags = tuple(x for x in t[1].split(":") if x)
+                rest = (" " + rest)[: t.start()].strip()
+            rest = _ORG_COOKIE.sub("", rest).strip()
+            org = org or bool(keyword or tags or level > 1)
+            while stack and stack[-1].level >= level:
+                stack.pop()
+            node = _OrgNode(level, keyword, rest, tags, parent=stack[-1] if stack else None)
+            if node.parent is not None:
+                node.parent.children.append(node)
+            nodes.append(node)
+            stack.append(node)
+            continue
+        if _ORG_SETTING.fullmatch(line):
+            org = True
+            continue
+        if not stack:
+            continue
+        if drawer:
+            if (m := _ORG_DRAWER.fullmatch(line)) and m[1].upper() == "END":
+                drawer = ""
+            elif drawer == "PROPERTIES" and (p := _ORG_PROPERTY.fullmatch(line)):
+                key, value = p[1].upper(), (p[3] or "").strip()
+                props = stack[-1].props
+                props[key] = f"{props[key]} {value}".strip() if p[2] and key in props else value
+                stack[-1].spelt.setdefault(key, p[1])
+            continue
+        if m := _ORG_DRAWER.fullmatch(line):
+            drawer = m[1].upper()
+            org = True
+            continue
+        if _ORG_PLANNING.match(line):
+            org = True
+            continue
+        if line.strip():
+            stack[-1].body.append(line)
+    return nodes if org and nodes else None
+
+
+def _org_slug(title: str) -> str:
+    """A heading's slug: its link descriptions' text, lower case, each run of other
+    characters than letters and digits one ``_`` (as org-roam and most exporters make one)."""
+    text = _ORG_LINK.sub(lambda m: m[2] or m[1], title)
+    return re.sub(r"[\W_]+", "_", text.lower()).strip("_")
+
+
+def _org_label(title: str) -> str:
+    """The name a heading's title starts with, when it writes one: the title itself when it is
+    a name (``find_crew``), a name before a colon (``pick: Take 4 crates``), or a lower-case
+    name before a capitalised sentence (``pick Take 4 crates``); '' otherwise (``Book the
+    venue``: its slug names it)."""
+    m = _ORG_LABEL.fullmatch(title)
+    return (m[1] or m[3]) if m else ""
+
+
+def _org_id(node: _OrgNode) -> str:
+    """A step heading's id (docs/semantic-conventions.md, "Plans written as an Org-mode
+    outline"): its ``CUSTOM_ID``, else a name property (``NAME``, ``STEP``, ``STEP_ID``,
+    ``SLUG``), else its ``ID`` when that is a name (not org-id's UUID), else the name its
+    title starts with (:func:`_org_label`), else its title's slug (:func:`_org_slug`)."""
+    for key in _ORG_NAME_KEYS:
+        value = node.props.get(key, "").strip()
+        if value and (key != "ID" or (_WORD.fullmatch(value) and not _ORG_UUID.search(value))):
+            return value.removeprefix("#")
+    title = _org_title(node.title)
+    return _org_label(title) or _org_slug(title)
+
+
+def _org_title(title: str) -> str:
+    """A title without the calls it writes (``Tell the guests: send_invites(n=40)``) and
+    their verbatim marks, nor a trailing colon: what names the heading."""
+    return _ORG_CALL.sub("", title).replace("=", " ").replace("~", " ").strip().rstrip(":").strip()
+
+
+def _org_call(node: _OrgNode, title: str, names: Mapping[str, str]) -> tuple[str, str] | None:
+    """The call a heading writes as ``name(args)``: in a tool property's value, else its
+    title, its body lines, its source blocks (first found); (name, the text of its
+    arguments)."""
+    texts = [v for k, v in node.props.items() if k in _ORG_TOOL_KEYS]
+    body = [line for line in node.body if not _org_checkbox(line)]
+    texts += [_org_value(t, names) for t in (title, *body, *node.blocks)]
+    for text in texts:
+        if m := _ORG_CALL.search(text):
+            return m[1], m[2]
+    return None
+
+
+def _org_outlines(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The steps an Org-mode outline states (:func:`_org_tree`), as one list of mappings
+    (``id``, ``tool``, ``args`` when any, ``depends_on``, ``goal``): its leaf headings (when
+    some carry a TODO keyword, those that do), ``COMMENT`` and ``:ARCHIVE:`` subtrees left out;
+    then, when a step heading states no call and lists checkbox items (``- [ ] ...``), the
+    same with those items as its steps. A step's id: :func:`_org_id`; its tool: a tool-like
+    property (``:TOOL:``, ``:CALL:``, ``:ACTION:`` ...) or a ``name(args)`` call in it; its
+    arguments: its other properties (``ARG_`` / ``PARAM_`` prefixes dropped, Org's own
+    special properties left out), an ``ARGS`` property's pairs, the call's, and description
+    items (``- key :: value``); it depends on the steps its links name (``[[#custom-id]]``,
+    ``[[*Heading]]``, ``[[id:...]]``, ``[[name]]``: written as ``[[<step id>]]`` in its
+    values), its ``BLOCKER`` / ``DEPENDS`` (org-edna's ``ids(...)``, org-depend's ids,
+    ``previous-sibling``), the ``TRIGGER`` of an earlier step naming it, and, under an
+    ``:ORDERED: t`` parent, the sibling before it.
+
+    >>> (steps,) = _org_outlines("#+TITLE: Gala\n* TODO [#A] Book the hall :venue:\n"
+    ...     "  :PROPERTIES:\n  :CUSTOM_ID: hall\n  :TOOL: reserve_hall\n  :date: 2027-03-01\n"
+    ...     "  :END:\n* NEXT Tell the guests\n  send_invites(hall=\"[[#hall]]\", n=40)\n")
+    >>> [(s["id"], s["tool"], s.get("args"), s["depends_on"]) for s in steps][1]
+    ('tell_the_guests', 'send_invites', {'hall': '[[hall]]', 'n': 40}, ['hall'])
+    """
+    if "*" not in text or not re.search(r"(?m)^\*+[ \t]", text):
+        return  # most texts hold no heading: the outline is not parsed
+    nodes = _org_tree(text)
+    if nodes is None:
+        return
+    hidden: set[int] = set()  # a parent comes before its children: one pass
+    for n in nodes:
+        if n.title.startswith("COMMENT") or "ARCHIVE" in n.tags or id(n.parent) in hidden:
+            hidden.add(id(n))
+    live = [n for n in nodes if id(n) not in hidden]
+    leaves = [n for n in live if all(id(c) in hidden for c in n.children)]
+    if any(n.keyword for n in leaves):
+        leaves = [n for n in leaves if n.keyword]
+    if not leaves:
+        return
+    ids = {id(n): _org_id(n) for n in live}
+    names: dict[str, str] = {}  # every way a link or a dependency may name a heading
+    for n in live:
+        for key in ("ID", "CUSTOM_ID"):
+            if n.props.get(key):
+                names.setdefault(n.props[key], ids[id(n)])
+        names.setdefault(n.title, ids[id(n)])
+        names.setdefault(ids[id(n)], ids[id(n)])
+    steps = [_org_step(n, ids[id(n)], names) for n in leaves]
+    _org_order(leaves, steps, names)
+    yield steps
+    parts: list[list[_OrgNode] | dict[str, Any]] = []
+    for node, step in zip(leaves, steps, strict=True):
+        items = [i for line in node.body if (i := _org_checkbox(line))]
+        if items and not step["tool"]:
+            parts.append([_OrgNode(0, "", i.strip(), ()) for i in items])
+        else:
+            parts.append(step)
+    if all(isinstance(p, dict) for p in parts):
+        return
+    items_named = dict(names)
+    for part in parts:
+        for item in part if isinstance(part, list) else ():
+            items_named.setdefault(_org_id(item), _org_id(item))
+    yield [
+        s
+        for part in parts
+        for s in (
+            [_org_step(i, _org_id(i), items_named) for i in part]
+            if isinstance(part, list)
+            else [part]
+        )
+    ]
+
+
+def _org_checkbox(line: str) -> str:
+    """A checkbox item's text (``- [ ] Book the hall``), '' for any other line."""
+    m = _ORG_ITEM.fullmatch(line)
+    return m[2] if m and m[1] else ""
+
+
+def _org_value(value: str, names: Mapping[str, str]) -> str:
+    """A property's or an argument's value with each link to a heading written as
+    ``[[<its step id>]]`` (``[[#hall]]``, ``[[*Book the hall]]``, ``[[id:...]]``); a link of
+    another type (``[[result:pick]]``) or to nothing the outline names (a URL) kept as
+    written."""
+
+    def link(m: re.Match[str]) -> str:
+        target = m[1].removeprefix("id:").removeprefix("#").removeprefix("*").strip()
+        return f"[[{names[target]}]]" if target in names else m[0]
+
+    return _ORG_LINK.sub(link, value)
+
+
+_ORG_LINK_TYPE = re.compile(r"[A-Za-z][\w-]*:")
+
+
+def _org_linked(texts: Iterable[str], names: Mapping[str, str]) -> list[str]:
+    """The step ids the links of ``texts`` name, in order: a link to a heading
+    (:func:`_org_value`), or a link of any type whose path is a step's name (an app's
+    ``[[result:pick]]``: that step's result)."""
+    out: list[str] = []
+    for text in texts:
+        for m in _ORG_LINK.finditer(text):
+            target = m[1].removeprefix("id:").removeprefix("#").removeprefix("*").strip()
+            if target not in names and (typed := _ORG_LINK_TYPE.match(target)):
+                target = target[typed.end() :]
+            if target in names and names[target] not in out:
+                out.append(names[target])
+    return out
+
+
+def _org_step(node: _OrgNode, step_id: str, names: Mapping[str, str]) -> dict[str, Any]:
+    """One step heading as a plan item (:func:`_org_outlines`)."""
+    goal = _org_title(node.title)
+    label = _org_label(goal)
+    if label and goal != label:
+        goal = re.sub(rf"^{re.escape(label)}:?[ \t]*", "", goal)
+    call = _org_call(node, node.title, names)
+    tool = next((v.split("(")[0].split()[0] for k, v in node.props.items()
+                 if k in _ORG_TOOL_KEYS and v.strip()), "")  # fmt: skip
+    args: dict[str, Any] = {}
+    if call is not None:
+        tool = tool or call[0]
+        args |= _org_pairs(call[1], {call[0], step_id}, names)
+    for key, value in node.props.items():
+        if key in _ORG_ARGS_KEYS:
+            args |= _org_pairs(value, {tool, step_id}, names)
+        elif not (
+            key in _ORG_TOOL_KEYS
+            or key in _ORG_NOT_ARGS
+            or key in _ORG_DEPENDS_KEYS
+            or key in _ORG_NAME_KEYS
+        ):
+            name = _ORG_ARG_PREFIX.sub("", node.spelt.get(key, key), count=1)
+            args.setdefault(name, _whole_number(_org_value(value, names)))
+    for line in node.body:
+        item = _ORG_ITEM.fullmatch(line)
+        if (
+            item
+            and not item[1]
+            and "::" in item[2]  # most items describe nothing: the pattern is not tried
+            and (described := _ORG_DESCRIBED.fullmatch(item[2]))
+        ):
+            key = described[1].strip("=~*/ ")
+            args.setdefault(key, _whole_number(_org_value(described[2].strip(), names)))
+    own = {step_id}
+    depends = [
+        s
+        for s in _org_linked([node.title, *node.body, *node.props.values()], names)
+        if s not in own
+    ]
+    for key in _ORG_DEPENDS_KEYS & node.props.keys():
+        depends += [s for s in _org_named(node.props[key], names) if s not in own | set(depends)]
+    step: dict[str, Any] = {"id": step_id, "tool": tool, "goal": " ".join([goal, *node.body])}
+    if args:
+        step["args"] = args
+    step["depends_on"] = depends
+    return step
+
+
+def _org_pairs(text: str, exclude: set[str], names: Mapping[str, str]) -> dict[str, Any]:
+    """The arguments a call's parentheses or an ``ARGS`` property write: a JSON object, else
+    pairs in any syntax (:func:`_pairs`), links to headings as ``[[<step id>]]``."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            value = safejson.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    return {
+        k: _org_value(v, names) if isinstance(v, str) else v
+        for k, v in _pairs(text, exclude).items()
+    }
+
+
+def _org_named(value: str, names: Mapping[str, str]) -> list[str]:
+    """The step ids a ``BLOCKER`` / ``DEPENDS`` / ``TRIGGER`` value names: org-edna's
+    ``ids("a" b)``, org-depend's space-separated ids (``a(NEXT)`` its trigger form), links."""
+    out = _org_linked([value], names)
+    for found in re.finditer(r"ids\(([^()]*)\)", value):
+        value += " " + found[1]
+    for word in re.split(r"[\s,()]+", _ORG_LINK.sub(" ", value)):
+        word = word.strip("\"'").removeprefix("id:").removeprefix("#")
+        if word in names and names[word] not in out:
+            out.append(names[word])
+    return out
+
+
+def _org_order(
+    leaves: list[_OrgNode], steps: list[dict[str, Any]], names: Mapping[str, str]
+) -> None:
+    """Add the dependencies an outline's order writes: under an ``:ORDERED: t`` parent (and
+    for a ``previous-sibling`` blocker) the step sibling before, and the steps an earlier
+    step's ``TRIGGER`` names (``chain-siblings`` / ``next-sibling``: the sibling after)."""
+    by_node = {id(n): s for n, s in zip(leaves, steps, strict=True)}
+
+    def sibling(node: _OrgNode, offset: int) -> dict[str, Any] | None:
+        kin = [c for c in (node.parent.children if node.parent else leaves) if id(c) in by_node]
+        at = next((i for i, c in enumerate(kin) if c is node), None)
+        if at is None or not 0 <= at + offset < len(kin):
+            return None
+        return by_node[id(kin[at + offset])]
+
+    def depend(step: dict[str, Any] | None, on: str) -> None:
+        if step is not None and on != step["id"] and on not in step["depends_on"]:
+            step["depends_on"].append(on)
+
+    ids = {s["id"]: s for s in steps}
+    for node, step in zip(leaves, steps, strict=True):
+        ordered = node.parent is not None and node.parent.props.get("ORDERED", "").lower() in (
+            "t",
+            "true",
+            "yes",
+        )
+        blocker = " ".join(node.props.get(k, "") for k in _ORG_DEPENDS_KEYS)
+        if (ordered or re.search(r"(?i)prev(ious)?-sibling", blocker)) and (
+            before := sibling(node, -1)
+        ):
+            depend(step, before["id"])
+        trigger = node.props.get("TRIGGER", "")
+        if re.search(r"(?i)chain-siblings|next-sibling", trigger):
+            depend(sibling(node, 1), step["id"])
+        for other in _org_named(trigger, names):
+            depend(ids.get(other), step["id"])
 
 
 def _cells(line: str) -> list[str]:

@@ -167,6 +167,9 @@ PLAN_TEMPLATES = (
     "- id: {b}\n  tool: {t}\n  requires: [{a}, {b}]\n- id:",
     '```json\n[{{"id": "{a}", "tool": "{t}"}}, {{"id": "{b}", "tool": "{t}"}}]\n```',
     "Step 1 — {a}: call {t}\nStep 2 — {b}: call {t} with {x}\nStep 2 — {b}: again",
+    "#+TODO: TODO | DONE\n* TODO [#A] {a}: {x} :t:\n  :PROPERTIES:\n  :TOOL: {t}\n  :q: {x}\n"
+    '  :BLOCKER: ids({b} {a})\n  :END:\n** NEXT {b}\n   {t}(q="[[#{a}]]", n=007)\n'
+    "   - [ ] {x}\n   - k :: [[*{a}: {x}]]\n* DONE {a}\n  :PROPERTIES:\n  :",
 )
 
 
