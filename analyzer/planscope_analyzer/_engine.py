@@ -30,7 +30,7 @@ from ._load import (
 )
 from ._model import INSTRUMENTATION, Finding, TraceData
 from ._settings import AnalyzerSettings, auto_processes
-from ._worker import RulesWorker, Work, can_fork, run_work
+from ._worker import RulesWorker, Work, can_start, run_work
 from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
@@ -81,7 +81,8 @@ writes."""
 WORKER_TIMEOUT_SECONDS = 60.0
 """How long the pass waits for a batch's result from its rules worker, at least, after doing
 its own part (and at least ``WORKER_TIMEOUT_FACTOR`` times what its part took): a worker that
-misses it (stuck on a lock another thread held at the fork) is killed, its work done here."""
+misses it (stuck, or still starting on a machine with no idle core) is killed, its work done
+here."""
 WORKER_TIMEOUT_FACTOR = 10.0
 
 
@@ -438,10 +439,10 @@ class Analyzer:
         ]
         del ordered
         total = AnalysisResult()
-        # Forked before the loader thread starts and before any batch is loaded: the fork
-        # copies the page tables of a small process, and the pass's writes to its own memory
-        # afterwards fault once, not after every batch (docs/benchmarks.md, speed15).
-        multi = self.processes >= 2 and len(chunks) >= 2 and can_fork()
+        # Started before any batch is loaded: the worker's start (a fresh interpreter that
+        # imports the analyzer, ~1 CPU s) overlaps the first batch's load (docs/benchmarks.md,
+        # speed16: a forked worker was not safe in a long-lived process).
+        multi = self.processes >= 2 and len(chunks) >= 2 and can_start()
         worker = RulesWorker.start(self.detectors) if multi else None
 
         def load(index: int) -> tuple[tuple[_Loaded, dict[str, str]], float]:

@@ -1,21 +1,24 @@
-"""A rules worker: one forked process per window pass that decodes stored bindings and runs the
+"""A rules worker: one process per window pass that decodes stored bindings and runs the
 detectors on them, beside the pass's own process.
 
 Why: a stored-bindings pass spends most of its CPU in pure Python under one GIL (the rules
 ~8.5 s, the bindings' decode ~1.4 s of ~14 CPU s on the 1M-span frameworks store); a trace
 whose stored binding holds is fully described by its row-less value from the trace index and
-its binding's JSON text, so it can go to another process cheaply (text, not objects). Forked
-once, before the pass loads anything (forking per batch instead write-protects the whole
-loaded process each time: docs/benchmarks.md, "The rules on the second core").
+its binding's JSON text, so it can go to another process cheaply (text, not objects).
 
-Why it is safe although the parent has other threads (chDB's, a server's): the worker runs only
-:func:`_serve` (decode, ``detect``, pickle) over what it is sent, never touches the store, and
-leaves by ``os._exit`` (no atexit, finalizers or inherited buffers flushed). CPython re-creates
-the GIL, the import lock and ``threading``'s state after a fork, glibc its malloc locks,
-``logging`` its handlers' locks; anything else (a C library's lock held at the fork) could hang
-it, which is why the parent waits with a deadline, then kills it and does the work itself
-(:meth:`RulesWorker.collect` returns None): no finding is lost or doubled. What the worker logs
-goes back with its findings and is emitted by the parent's handlers.
+Why a fresh interpreter (``subprocess``: fork and exec at once), not ``os.fork``: the pass runs
+in long-lived processes that already run other threads and other code (the collector's server,
+chDB's threads, an OTel SDK's ``BatchSpanProcessor``, a notebook, a test runner). A forked
+worker inherits all of it: the ``os.register_at_fork`` handlers other libraries registered (an
+OTel SDK or Logfire processor restarts its export thread in the child), locks other threads
+held at the fork, open descriptors and module state; in the fresh-clone CI it never reached a
+rule (docs/benchmarks.md, speed16). An exec'd worker inherits only the two pipes it is given
+and the environment: it is sent the parent's ``sys.path`` (so it imports the same code), then
+the detectors (pickled) and the logging levels, then one message per batch. It leaves by
+``os._exit``; a worker that dies, answers something unreadable or misses the deadline is killed
+and the pass does that work itself (:meth:`RulesWorker.collect` returns None): no finding is
+lost or doubled. What the worker logs goes back with its findings and is emitted by the
+parent's handlers.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ import pickle
 import select
 import signal
 import struct
+import subprocess
 import sys
 import time
-import warnings
+import traceback
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -38,11 +42,16 @@ import msgspec
 from ._bindings import decode
 from ._model import Finding, TraceData
 
-__all__ = ["RulesWorker", "can_fork", "run_work"]
+__all__ = ["RulesWorker", "can_start", "run_work"]
 
 log = logging.getLogger("planscope.analyzer")
 _HEADER = struct.Struct("<Q")
 """A message's length, before it (a message is complete only at that length)."""
+START_TIMEOUT_SECONDS = 60.0
+"""How long the pass waits, at most, for its worker to start (a fresh interpreter importing the
+analyzer: ~1 s on an idle core), before the first batch's own deadline runs."""
+_READY = "ready"
+"""The worker's first answer: started, the detectors read."""
 COLLECT_EVERY = 10
 """The worker's cyclic collection, as the pass's (``_engine.COLLECT_EVERY_BATCHES``)."""
 
@@ -51,11 +60,28 @@ Work = list[tuple[TraceData, str]]
 Result = tuple[dict[str, list[Finding]], list[str]]
 """Findings by trace, and the traces whose binding did not decode (the parent binds them)."""
 
+_BOOT = """\
+import os, pickle, struct, sys
+requests, results = int(sys.argv[1]), int(sys.argv[2])
+def read(size):
+    data = b""
+    while len(data) < size:
+        chunk = os.read(requests, size - len(data))
+        if not chunk:
+            os._exit(70)
+        data += chunk
+    return data
+sys.path[:] = pickle.loads(read(struct.unpack("<Q", read(8))[0]))
+from planscope_analyzer._worker import serve
+serve(requests, results)
+"""
+"""The worker's first lines (stdlib only): the parent's ``sys.path`` before anything of
+planscope is imported, so the worker runs the same code as the pass."""
 
-def can_fork() -> bool:
-    """Linux only: elsewhere ``fork`` is absent (Windows) or unsafe once system frameworks run
-    threads (macOS), and the rules run in the pass's process."""
-    return sys.platform == "linux" and hasattr(os, "fork")
+
+def can_start() -> bool:
+    """POSIX only (``pass_fds``); elsewhere the rules run in the pass's process."""
+    return os.name == "posix"
 
 
 def _send(fd: int, value: object) -> None:
@@ -100,6 +126,17 @@ def _portable(record: logging.LogRecord) -> logging.LogRecord:
     return record
 
 
+def _levels() -> tuple[int, dict[str, int]]:
+    """What the parent's logging lets through: ``logging.disable``'s level and the levels set
+    on the root and on planscope's loggers (the worker sets the same, so it relays the records
+    the parent would have emitted, no more)."""
+    loggers = logging.root.manager.loggerDict.items()
+    levels = {n: lg.level for n, lg in loggers if isinstance(lg, logging.Logger) and lg.level}
+    levels = {n: v for n, v in levels.items() if n.split(".")[0] == "planscope"}
+    levels[""] = logging.root.level
+    return logging.root.manager.disable, levels
+
+
 def run_work(work: Work, detectors: Sequence[Any]) -> Result:
     """Decode each binding into its row-less trace and run ``detect`` on it (every rule: a
     stored binding that holds makes its trace run every rule)."""
@@ -117,22 +154,32 @@ def run_work(work: Work, detectors: Sequence[Any]) -> Result:
     return found, failed
 
 
-def _serve(requests: int, results: int, detectors: Sequence[Any]) -> NoReturn:
-    """The worker: for each :data:`Work` message, decode and run ``detect``, answer a
-    :data:`Result` and the log records made; exit at the end of the requests. Never returns
-    (``os._exit`` whatever happens: the worker never runs the parent's code after the fork)."""
+def serve(requests: int, results: int) -> NoReturn:
+    """The worker (after :data:`_BOOT`): read the detectors and logging levels, then for each
+    :data:`Work` message decode and run ``detect``, answer a :data:`Result` and the log records
+    made; exit at the end of the requests. Never returns (``os._exit`` whatever happens)."""
     code = 70
     try:
-        # A signal meant to stop the program ends the worker at once (a server's graceful-stop
-        # handler must not run here); the parent then does the work itself.
+        # A signal meant to stop the program ends the worker at once; the parent then does
+        # the work itself (and a terminal's ^C reaches the whole process group).
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, signal.SIG_DFL)
+        detectors: Sequence[Any]
+        disabled: int
+        levels: dict[str, int]
+        detectors, (disabled, levels) = _receive(requests)
+        logging.disable(disabled)
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)
         records: list[logging.LogRecord] = []
 
         def relay(self: logging.Logger, record: logging.LogRecord) -> None:
             records.append(_portable(record))
 
         logging.Logger.callHandlers = relay  # type: ignore[method-assign]
+        _send(results, _READY)
+        gc.disable()  # as the pass (``_engine._gc_paused``): its rules' cycles collected below
+        gc.freeze()  # the modules imported so far are never walked
         done = 0
         while True:
             try:
@@ -145,10 +192,10 @@ def _serve(requests: int, results: int, detectors: Sequence[Any]) -> NoReturn:
             records.clear()
             done += 1
             if done % COLLECT_EVERY == 0:
-                gc.collect(1)  # as the pass does: the rules' cycles (gc is paused, inherited)
+                gc.collect(1)  # as the pass does (``_engine._PASS_GENERATION``)
         code = 0
-    except BaseException:  # the parent does the work itself
-        pass
+    except BaseException:  # the parent does the work itself; why, on the shared stderr
+        traceback.print_exc()
     finally:
         os._exit(code)
 
@@ -157,36 +204,45 @@ class RulesWorker:
     """The parent's handle on a worker: :meth:`submit` a batch's work, :meth:`collect` its
     result (in order), :meth:`close` at the end of the pass."""
 
-    def __init__(self, pid: int, requests: int, results: int) -> None:
-        self.pid, self.requests, self.results = pid, requests, results
+    def __init__(self, process: subprocess.Popen[bytes], requests: int, results: int) -> None:
+        self.process, self.requests, self.results = process, requests, results
+        self.pid = process.pid
         self._closed = False
+        self._ready = False
         self.alive = True
         """False once closed (died, killed, or the pass ended): no more work is sent."""
 
     @classmethod
     def start(cls, detectors: Sequence[Any]) -> RulesWorker | None:
-        """Fork the worker (None when the fork fails: no memory, too many processes)."""
+        """Start the worker and send it the detectors (None when it cannot start: no memory,
+        too many processes, detectors that do not pickle)."""
         req_r, req_w = os.pipe()
         res_r, res_w = os.pipe()
         try:
-            with warnings.catch_warnings():
-                # Python 3.12+ warns of fork in a process with threads: the worker runs only
-                # _serve; what a lock held by another thread could do to it is bounded by
-                # collect's deadline (see the module's docstring).
-                warnings.filterwarnings("ignore", r".*multi-threaded.*fork", DeprecationWarning)
-                pid = os.fork()
+            # fork and exec in one step (no Python code runs between them in the child):
+            # nothing of this process's threads, locks or fork handlers reaches the worker
+            process = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, str(req_r), str(res_w)],
+                stdin=subprocess.DEVNULL,
+                pass_fds=(req_r, res_w),
+            )
         except OSError as exc:
-            for fd in (req_r, req_w, res_r, res_w):
-                os.close(fd)
-            log.warning("no rules worker (fork failed: %s); the rules run in the pass", exc)
-            return None
-        if pid == 0:
             os.close(req_w)
             os.close(res_r)
-            _serve(req_r, res_w, detectors)
-        os.close(req_r)
-        os.close(res_w)
-        return cls(pid, req_w, res_r)
+            log.warning("no rules worker (%s); the rules run in the pass", exc)
+            return None
+        finally:  # the worker's ends
+            os.close(req_r)
+            os.close(res_w)
+        worker = cls(process, req_w, res_r)
+        try:
+            _send(req_w, sys.path)
+            _send(req_w, (tuple(detectors), _levels()))
+        except Exception as exc:  # a detector that does not pickle; a worker that died
+            log.warning("no rules worker (%s); the rules run in the pass", exc)
+            worker.close(kill=True)
+            return None
+        return worker
 
     def submit(self, work: Work) -> bool:
         """Send a batch's work; False when the worker is gone (the caller does it)."""
@@ -202,6 +258,10 @@ class RulesWorker:
         unreadable or took longer than ``timeout`` seconds (it is then killed): the caller does
         that work itself, and the worker is closed."""
         try:
+            if not self._ready:  # its start does not count against the batch's deadline
+                if _receive(self.results, time.monotonic() + START_TIMEOUT_SECONDS) != _READY:
+                    raise EOFError
+                self._ready = True
             result: Result
             records: list[logging.LogRecord]
             result, records = _receive(self.results, time.monotonic() + timeout)
@@ -222,13 +282,11 @@ class RulesWorker:
         self.alive = False
         os.close(self.requests)  # the worker's end of its requests: it exits
         os.close(self.results)
-        try:
-            deadline = time.monotonic() + (0 if kill else 10)
-            while os.waitpid(self.pid, os.WNOHANG)[0] == 0:
-                if time.monotonic() >= deadline:  # stuck: of no use any more
-                    os.kill(self.pid, signal.SIGKILL)
-                    os.waitpid(self.pid, 0)
-                    break
-                time.sleep(0.005)
-        except (ChildProcessError, ProcessLookupError):  # reaped elsewhere (SIGCHLD ignored)
-            pass
+        if not kill:
+            try:
+                self.process.wait(10)
+                return
+            except subprocess.TimeoutExpired:  # stuck: of no use any more
+                pass
+        self.process.kill()
+        self.process.wait()

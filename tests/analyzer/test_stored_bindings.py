@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from planscope_analyzer import Analyzer, _engine, load_traces
 from planscope_analyzer._bindings import BINDING_NAMES, BINDING_VERSION, encode
@@ -29,6 +29,7 @@ from planscope_analyzer._model import Finding, TraceData
 from planscope_analyzer.detectors import DETECTORS
 from planscope_collector.storage import Store
 
+from tests.analyzer._probe import Probe
 from tests.corpus import play, read_labels
 from tests.storage._spans import make_span, new_span_id, otlp_to_rows, spans_ipc
 
@@ -226,32 +227,6 @@ def test_two_projects_bindings_never_mix(store: Store, played: list[ReadableSpan
     assert all(t.runs for t in load_traces(store, "b", ids).values())
 
 
-class _Probe:
-    """A detector that finds nothing and notes, in ``seen``, the traces a rules worker ran it
-    on; in the worker, ``fault`` then ends it (``exit``, ``kill``), stalls it (``hang``) or
-    raises (``raise``). The pass never sees the worker's memory: the file is the record."""
-
-    kind, version = "probe", 1
-
-    def __init__(self, seen: Path, fault: str = "") -> None:
-        self.seen, self.fault, self.parent = seen, fault, os.getpid()
-
-    def detect(self, trace: TraceData) -> list[Finding]:
-        if os.getpid() == self.parent:
-            return []
-        with self.seen.open("a") as out:
-            out.write(trace.trace_id + "\n")
-        if self.fault == "exit":
-            os._exit(3)
-        if self.fault == "kill":
-            os.kill(os.getpid(), signal.SIGKILL)
-        if self.fault == "hang":
-            time.sleep(3600)
-        if self.fault == "raise":
-            raise RuntimeError("only in the worker")
-        return []
-
-
 def _no_child_left() -> bool:
     try:
         os.waitpid(-1, os.WNOHANG)
@@ -283,7 +258,7 @@ def test_a_rules_worker_finds_exactly_what_one_process_finds(
     monkeypatch.setattr(_engine, "WORKER_SHARE", share)
     ids, half = _bound(store, played)
     seen = tmp_path / "seen"
-    detectors = (*DETECTORS, _Probe(seen))
+    detectors = (*DETECTORS, Probe(seen))
     size = 1 if share == 1.0 else half
     one = Analyzer(store, detectors, window_batch_spans=size, processes=1)
     serial = one.analyze_window("default", 0, write=False).findings
@@ -312,7 +287,7 @@ def test_a_rules_worker_that_dies_has_its_work_done_by_the_pass(
     monkeypatch.setattr(_engine, "WORKER_TIMEOUT_FACTOR", 1.0)
     _bound(store, played)
     seen = tmp_path / "seen"
-    detectors = (*DETECTORS, _Probe(seen, fault))
+    detectors = (*DETECTORS, Probe(seen, fault))
     serial = Analyzer(store, detectors, window_batch_spans=1, processes=1)
     split = Analyzer(store, detectors, window_batch_spans=1, processes=2)
     expected = serial.analyze_window("default", 0, write=False).findings
@@ -328,7 +303,7 @@ def test_a_rules_worker_logs_through_the_pass(
     others, and the log record (traceback included) reaches the pass's handlers."""
     _, half = _bound(store, played)
     seen = tmp_path / "seen"
-    detectors = (*DETECTORS, _Probe(seen, "raise"))
+    detectors = (*DETECTORS, Probe(seen, "raise"))
     with caplog.at_level(logging.ERROR, logger="planscope.analyzer"):
         split = Analyzer(store, detectors, window_batch_spans=half, processes=2)
         found = split.analyze_window("default", 0, write=False).findings
@@ -355,3 +330,54 @@ def test_a_binding_the_worker_cannot_decode_is_bound_afresh(
     assert split.analyze_window("default", 0).findings == expected
     assert load_traces(store, "default", [ids[0]])[ids[0]].runs  # a binding that decodes
     assert _no_child_left()
+
+
+def test_a_rules_worker_works_beside_threads_and_fork_handlers(
+    store: Store, played: list[ReadableSpan], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CI's condition (docs/benchmarks.md, speed16): a long-lived process that already runs
+    other threads (an OTel SDK ``BatchSpanProcessor``'s, a chDB query in flight) and whose
+    libraries registered fork handlers, one of them waiting on a lock another thread holds.
+    A forked worker ran that handler and never reached a rule; the worker still runs its
+    share, with exactly the findings of one process."""
+    monkeypatch.setattr(_engine, "WORKER_TIMEOUT_SECONDS", 10.0)
+    ids, half = _bound(store, played)
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(InMemorySpanExporter(), schedule_delay_millis=5))
+    held, stop = threading.Lock(), threading.Event()
+    _HELD.append(held)  # a fork handler (registered once) waits on it in a forked child
+
+    def busy() -> None:
+        with held:
+            while not stop.is_set():
+                with provider.get_tracer("busy").start_as_current_span("work"):
+                    store.query("SELECT sum(number) FROM numbers(200000)")
+
+    thread = threading.Thread(target=busy, daemon=True)
+    thread.start()
+    try:
+        seen = tmp_path / "seen"
+        detectors = (*DETECTORS, Probe(seen))
+        serial = Analyzer(store, detectors, window_batch_spans=half, processes=1)
+        expected = serial.analyze_window("default", 0, write=False).findings
+        split = Analyzer(store, detectors, window_batch_spans=half, processes=2)
+        assert split.analyze_window("default", 0, write=False).findings == expected
+        assert 0 < len(seen.read_text().split()) <= len(ids)  # the worker ran its share
+        assert _no_child_left()
+    finally:
+        stop.set()
+        thread.join()
+        _HELD.clear()
+        provider.shutdown()
+
+
+_HELD: list[threading.Lock] = []
+"""The lock a library's fork handler waits on while a test holds it (none otherwise)."""
+
+
+def _wait_for_held() -> None:
+    for lock in _HELD:
+        lock.acquire()  # in a forked child: held by a thread that is not there, forever
+
+
+os.register_at_fork(after_in_child=_wait_for_held)
