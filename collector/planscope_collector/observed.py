@@ -219,7 +219,7 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex, _burr
+from . import _bibtex, _burr, _calllist
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
@@ -296,13 +296,15 @@ PLAN_READERS = (
     "uri_lines",
     "entries",
     "step_lines",
+    "call_lists",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
 (:func:`_evidence_lines`), Makefile rules (:func:`_targets`), a shell script
 (:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
 XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
-(:func:`_entries`), lines of a step each (:func:`_step_lines`)."""
+(:func:`_entries`), lines of a step each (:func:`_step_lines`), a Python list of calls
+(:func:`_call_lists`)."""
 _switched_off: set[str] = set()
 
 
@@ -1629,6 +1631,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("macros") and _macros(n.answer))
             or (_on("entries") and _entries(n.answer))
             or (_on("step_lines") and _step_lines(n.answer))
+            or (_on("call_lists") and _call_lists(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -1980,6 +1983,16 @@ def _entries(text: str) -> list[_Target]:
         _Target(s.id, s.needs, s.goal, s.tool, {k: _whole_number(v) for k, v in s.args.items()})
         for s in _bibtex.steps(text)
     ]
+
+
+def _call_lists(text: str) -> list[_Target]:
+    """The steps a text states as a Python list of calls (:func:`_calllist.steps`): a call
+    each, its function's name its id, ``tool`` the function as written.
+
+    >>> [(t.name, t.needs, t.args) for t in _call_lists("[pick(order=7), ship(parcel=pick)]")]
+    [('pick', (), {'order': 7}), ('ship', ('pick',), {'parcel': 'pick'})]
+    """
+    return [_Target(c.name, c.needs, "", c.tool, c.args) for c in _calllist.steps(text)]
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:
