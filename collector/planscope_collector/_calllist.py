@@ -17,6 +17,12 @@ from typing import Any
 
 _FENCED = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 """A fenced code block, Python or unlabelled (markdown chat answers fence their code)."""
+_OPENS = re.compile(
+    r"(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:[A-Za-z_]\w*[ \t]*=[ \t]*)?[\[(]"
+    r"(?:\s*#[^\n]*)*\s*[A-Za-z_][\w.]*[ \t]*\("
+)
+"""How a call list opens (comment lines, an optional ``name =``, a bracket, a call): checked
+before parsing, so that other answers (prose, a JSON list of objects) are not parsed at all."""
 _MAX_TEXT = 200_000
 """Longer answers are not parsed (:func:`ast.parse` is linear, but a plan is never this long)."""
 
@@ -60,14 +66,17 @@ def steps(text: str) -> list[Call]:
 
 def _read(code: str) -> list[Call]:
     """:func:`steps` of one piece of code."""
+    code = code.strip()
+    if not _OPENS.match(code):
+        return []
     try:
-        module = ast.parse(code.strip())
+        module = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     if len(module.body) != 1:
         return []
     node = module.body[0]
-    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+    if isinstance(node, ast.Assign) and [type(t) for t in node.targets] == [ast.Name]:
         value: ast.expr = node.value
     elif isinstance(node, ast.Expr):
         value = node.value

@@ -41,7 +41,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   an earlier result, a revision's ``\\done{step}{result}`` a done step: :func:`_macros`) or
   lines of a step each (``S2 ship ... courier parcel=^S1 to="Oslo"``: an id and the step's
   name, its call a tool with ``key=value`` arguments, a sign before another line's id that
-  line's result, a line with no call a done step: :func:`_step_lines`), a
+  line's result, a line with no call a done step: :func:`_step_lines`) or a Python list of
+  calls (``[pick(order=7), ship(parcel=pick)]``, parsed with ``ast`` and never evaluated, a
+  bare name of an earlier call its result: :func:`_call_lists`), a
   re-plan of the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
