@@ -41,7 +41,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   an earlier result, a revision's ``\\done{step}{result}`` a done step: :func:`_macros`) or
   lines of a step each (``S2 ship ... courier parcel=^S1 to="Oslo"``: an id and the step's
   name, its call a tool with ``key=value`` arguments, a sign before another line's id that
-  line's result, a line with no call a done step: :func:`_step_lines`), a
+  line's result, a line with no call a done step: :func:`_step_lines`) or a Python list of
+  calls (``[pick(order=7), ship(parcel=pick)]``, parsed with ``ast`` and never evaluated, a
+  bare name of an earlier call its result: :func:`_call_lists`), a
   re-plan of the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
@@ -219,7 +221,7 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex, _burr
+from . import _bibtex, _burr, _calllist
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
@@ -297,6 +299,7 @@ PLAN_READERS = (
     "entries",
     "step_lines",
     "org",
+    "call_lists",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -304,7 +307,7 @@ name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler ev
 (:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
 XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
 (:func:`_entries`), lines of a step each (:func:`_step_lines`), Org-mode outlines
-(:func:`_org_outlines`)."""
+(:func:`_org_outlines`), a Python list of calls (:func:`_call_lists`)."""
 _switched_off: set[str] = set()
 
 
@@ -1631,6 +1634,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("macros") and _macros(n.answer))
             or (_on("entries") and _entries(n.answer))
             or (_on("step_lines") and _step_lines(n.answer))
+            or (_on("call_lists") and _call_lists(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -1982,6 +1986,16 @@ def _entries(text: str) -> list[_Target]:
         _Target(s.id, s.needs, s.goal, s.tool, {k: _whole_number(v) for k, v in s.args.items()})
         for s in _bibtex.steps(text)
     ]
+
+
+def _call_lists(text: str) -> list[_Target]:
+    """The steps a text states as a Python list of calls (:func:`_calllist.steps`): a call
+    each, its function's name its id, ``tool`` the function as written.
+
+    >>> [(t.name, t.needs, t.args) for t in _call_lists("[pick(order=7), ship(parcel=pick)]")]
+    [('pick', (), {'order': 7}), ('ship', ('pick',), {'parcel': 'pick'})]
+    """
+    return [_Target(c.name, c.needs, "", c.tool, c.args) for c in _calllist.steps(text)]
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:
