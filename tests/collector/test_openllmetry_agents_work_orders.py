@@ -143,3 +143,33 @@ def test_a_plan_handed_out_in_work_orders_is_read_and_its_loop_found_at_its_step
     )
     loops = [f for f in result.findings if f.kind == A.FINDING_RUNAWAY_LOOP]
     assert [f.step_id for f in loops] == ["bake_batch"], loops
+
+
+def test_a_recorded_json_lines_plan_is_read() -> None:
+    """When the planner's answer is recorded, a JSON Lines plan (a header object, then one
+    object a step) is read by the readers that were already there (no new rule: a check),
+    steps, tools and arguments, and each runner turn binds to its step."""
+    from planscope_collector.observed import SpanNode, bind
+
+    lines = "\n".join(json.dumps(o) for o in [{"revision": 1, "done": []}, *_steps("O-1")])
+    nodes = [
+        SpanNode("r", "", "run", "order"),
+        SpanNode("p", "r", "step", "planner", step_name="planner", start_ns=1, duration_ns=1,
+                 inferred=True),
+        SpanNode("l", "p", "llm", "chat", start_ns=1, duration_ns=1, request="Plan W-7",
+                 answer=lines),
+        SpanNode("e1", "r", "step", "runner", step_name="runner", start_ns=3, inferred=True),
+        SpanNode("c1", "e1", "llm", "chat", start_ns=3, request="Do reserve_flour"),
+        SpanNode("t1", "e1", "tool", "order_flour", tool="order_flour", start_ns=3),
+        SpanNode("e2", "r", "step", "runner", step_name="runner", start_ns=5, inferred=True),
+        SpanNode("c2", "e2", "llm", "chat", start_ns=5, request="Do bake_batch"),
+        SpanNode("t2", "e2", "tool", "start_oven", tool="start_oven", start_ns=5, failed=True),
+    ]  # fmt: skip
+    b = bind(nodes, [])
+    (plan,) = b.read_plans
+    assert [(s.step_id, s.tool) for s in plan.steps] == [
+        ("reserve_flour", "order_flour"),
+        ("bake_batch", "start_oven"),
+    ]
+    assert json.loads(plan.json)[1]["args"] == {"oven": "O-1", "lot": 7}
+    assert b.steps == {"e1": "reserve_flour", "e2": "bake_batch"}
