@@ -3137,14 +3137,15 @@ def _handed_plans(said: _Said) -> tuple[ReadPlan, ...]:
     planner whose answer no span records (OpenLLMetry's openai-agents instrumentor on Chat
     Completions records no model output), each executor attempt asked a step as a JSON object
     on a line of its own (:func:`_embedded_json`) naming a tool the trace called and the step's
-    id (a word). An attempt asked exactly one such object is handed that step;
-    the plan is the steps handed after the planner's run (the last agent run or model call
-    outside the attempts that ended before the first order was handed) in the order first
-    handed; a later run of the planner's agent before more orders is a re-plan of the steps
-    handed after it. The tool is the key naming a called tool in the most orders, the id another
-    key, present in every order, whose word values are the most distinct; a step's arguments are the order's first mapping (references to earlier steps
-    kept, and as the step's ``depends_on``: :func:`_needs`). Nothing is read when the planner
-    or two distinct steps are missing.
+    id (a word). An attempt asked exactly one such object is handed that step; the plan is the
+    steps handed after the planner's run (the last agent run or model call outside the
+    attempts that ended before the first order was handed) in the order first handed; a later
+    run of the planner's agent before more orders is a re-plan of the steps handed after it.
+    The tool is the key naming a called tool in the most orders, the id another key, present
+    in every order, whose word values are the most distinct; a step's arguments are the
+    order's first mapping (references to earlier steps kept, and as the step's
+    ``depends_on``: :func:`_needs`). Nothing is read when the planner or two distinct steps
+    are missing.
 
     >>> nodes = {n.span_id: n for n in [
     ...     SpanNode("p", "", "step", "planner", step_name="planner", duration_ns=1),
