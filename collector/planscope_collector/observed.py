@@ -612,6 +612,7 @@ def bind(
             or _evidence_plans(reading)
             or _structured_plans(reading)
             or _read_plans(reading)
+            or _handed_plans(reading)
         )
         for r in read:
             plans[r.span_id] = list(r.steps)
@@ -3146,6 +3147,108 @@ def _keeps_names(plan: ReadPlan, before: Sequence[ReadPlan]) -> bool:
     """
     known = {s.step_id for p in before for s in p.steps}
     return all(s.step_id in known for s in plan.steps)
+
+
+def _handed_plans(said: _Said) -> tuple[ReadPlan, ...]:
+    r"""The plans a trace states only in the work orders its executor runs were handed: a
+    planner whose answer no span records (OpenLLMetry's openai-agents instrumentor on Chat
+    Completions records no model output), each executor attempt asked a step as a JSON object
+    on a line of its own (:func:`_embedded_json`) naming a tool the trace called and the step's
+    id (a word). An attempt asked exactly one such object is handed that step; the plan is the
+    steps handed after the planner's run (the last agent run or model call outside the
+    attempts that ended before the first order was handed) in the order first handed; a later
+    run of the planner's agent before more orders is a re-plan of the steps handed after it.
+    The tool is the key naming a called tool in the most orders, the id another key, present
+    in every order, whose word values are the most distinct; a step's arguments are the
+    order's first mapping (references to earlier steps kept, and as the step's
+    ``depends_on``: :func:`_needs`). Nothing is read when the planner or two distinct steps
+    are missing.
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("p", "", "step", "planner", step_name="planner", duration_ns=1),
+    ...     SpanNode("e1", "", "step", "crew", step_name="crew", start_ns=2),
+    ...     SpanNode("c1", "e1", "llm", "chat", start_ns=2,
+    ...              request='Do this:\n{"id": "pick", "tool": "wms", "args": {"bin": 4}}'),
+    ...     SpanNode("t1", "e1", "tool", "wms", tool="wms", start_ns=2),
+    ...     SpanNode("e2", "", "step", "crew", step_name="crew", start_ns=3),
+    ...     SpanNode("c2", "e2", "llm", "chat", start_ns=3, request=(
+    ...         'Do this:\n{"id": "ship", "tool": "courier", "args": {"box": {"$ref": "pick"}}}')),
+    ...     SpanNode("t2", "e2", "tool", "courier", tool="courier", start_ns=3),
+    ... ]}
+    >>> enclosing = {"c1": "e1", "t1": "e1", "c2": "e2", "t2": "e2"}.get
+    >>> (plan,) = _handed_plans(_said(nodes, enclosing))
+    >>> plan.span_id, [(s.step_id, s.tool) for s in plan.steps]
+    ('p', [('pick', 'wms'), ('ship', 'courier')])
+    >>> json.loads(plan.json)[1]["depends_on"]
+    ['pick']
+    """
+    orders: dict[str, dict[str, Any]] = {}  # attempt → the one order it was handed
+    for span_id, texts in said.asked.items():
+        found = [
+            value
+            for text in texts
+            for value in _embedded_json(text)
+            if isinstance(value, dict) and any(said.called(v) for v in value.values())
+        ]
+        if len({json.dumps(v, sort_keys=True, default=str) for v in found}) == 1:
+            orders[span_id] = found[0]
+    if not orders:
+        return ()
+    keys = sorted(set.intersection(*(set(o) for o in orders.values())))
+    # the tool is the key naming a called tool in the most orders; the id another key whose
+    # values are words (also a tool's name: a step named after the tool it calls), the most
+    # distinct, fewer tools' names first
+    tool_key = max(keys, key=lambda k: sum(bool(said.called(o[k])) for o in orders.values()))
+
+    def ids(key: str) -> list[str]:
+        """The key's values when every order's is a word."""
+        values = [o[key] for o in orders.values()]
+        if key == tool_key or not all(isinstance(v, str) and _WORD.fullmatch(v) for v in values):
+            return []
+        return values
+
+    id_key = max(keys, key=lambda k: (len(set(ids(k))), -sum(bool(said.called(v)) for v in ids(k))))
+    if len(set(ids(id_key))) < 2:
+        return ()
+    handed = sorted((said.nodes[a] for a in orders), key=lambda n: (n.start_ns, n.span_id))
+    inside = set(orders)
+    candidates = [
+        n
+        for n in said.by_start
+        if n.span_id not in inside
+        and (_is_turn(n) or (n.kind == A.KIND_LLM and said.enclosing(n.span_id) is None))
+        and not any(p in inside for p in _ancestors(said.nodes, n.span_id))
+    ]
+    first = handed[0].start_ns
+    opening = [n for n in candidates if n.start_ns + n.duration_ns <= first]
+    if not opening:
+        return ()
+    planner = said.planner(opening[-1])
+    heads = [
+        opening[-1],
+        *(n for n in candidates if n.start_ns >= first and said.planner(n) == planner),
+    ]
+    out: list[ReadPlan] = []
+    for head, nxt in zip(heads, [*heads[1:], None], strict=True):
+        end = nxt.start_ns if nxt is not None else None
+        objects: list[dict[str, Any]] = []
+        for a in handed:
+            if a.start_ns < head.start_ns or (end is not None and a.start_ns >= end):
+                continue
+            order = orders[a.span_id]
+            if any(o["id"] == order[id_key] for o in objects):
+                continue
+            earlier = {s.step_id for p in out for s in p.steps} | {o["id"] for o in objects}
+            step: dict[str, Any] = {"id": order[id_key], "tool": said.called(order[tool_key])}
+            args = next((v for k, v in order.items() if k != id_key and isinstance(v, dict)), None)
+            if args is not None:
+                step["args"] = args
+            if needs := _needs(order, id_key, earlier):
+                step["depends_on"] = needs
+            objects.append(step)
+        if objects and (out or len(objects) >= 2):
+            out.append(_as_plan(head.span_id, objects))
+    return tuple(out)
 
 
 def _plan_of(
