@@ -66,12 +66,16 @@ REPLAN = """Trip plan for class 4B, revision 2
   - tickets: {tickets}"""
 
 
+Call = tuple[str, dict[str, Any], Any]
+"""A tool call: the tool, its arguments, its result (an exception: the call failed)."""
+
+
 def _messages(role: str, text: str) -> str:
     """Messages in the GenAI conventions' parts format."""
     return json.dumps([{"role": role, "parts": [{"type": "text", "content": text}]}])
 
 
-def _call(tracer: Tracer, asked: str, answer: str, calls: list[tuple[str, dict, Any]]) -> None:
+def _call(tracer: Tracer, asked: str, answer: str, calls: list[Call]) -> None:
     """One model call that runs the tools it asks for inside it (``calls``: tool, arguments,
     result; an exception a failed call)."""
     with tracer.start_as_current_span("generate_content model-x") as span:
@@ -97,9 +101,7 @@ def _call(tracer: Tracer, asked: str, answer: str, calls: list[tuple[str, dict, 
                     call.set_attribute(A.GEN_AI_TOOL_CALL_RESULT, json.dumps(result))
 
 
-def _step(
-    tracer: Tracer, step: str, goal: str, calls: list[tuple[str, dict, Any]], done: str
-) -> None:
+def _step(tracer: Tracer, step: str, goal: str, calls: list[Call], done: str) -> None:
     """The app's span for one attempt of ``step``: the executor told the step and its call."""
     tool, args, _ = calls[0]
     asked = f"Step {step} (attempt 1): {goal}\nCall: {tool} {json.dumps(args)}"
@@ -117,28 +119,32 @@ def _trip(store: Store, *, stuck: bool = False) -> TraceData:
     provider, memory = TracerProvider(), InMemorySpanExporter()
     provider.add_span_processor(SimpleSpanProcessor(memory))
     tracer = provider.get_tracer("trip-app")
-    coach = ("book_coach", {"school": "Elm Street", "day": "2027-05-12", "seats": 31}, "CB-7")
+    coach: Call = ("book_coach", {"school": "Elm Street", "day": "2027-05-12", "seats": 31}, "CB-7")
     order = {"museum": "Science Museum", "day": "2027-05-12", "pupils": 31}
     pending = {"order": "TK-3", "state": "pending"}
-    polls = [("ticket_status", {"order": "TK-3"}, pending)] * (9 if stuck else 1)
+    polls: list[Call] = [("ticket_status", {"order": "TK-3"}, pending)] * (9 if stuck else 1)
     with tracer.start_as_current_span("class trip 4B") as root:
         with tracer.start_as_current_span("plan revision 1"):
             _call(tracer, OBJECTIVE, PLAN, [])
         _step(tracer, "coach", "book a coach for 31 pupils from Elm Street school", [coach], "CB-7")
-        tickets = [("buy_tickets", order, pending), *polls]
+        tickets: list[Call] = [("buy_tickets", order, pending), *polls]
         if stuck:
             _step(tracer, "tickets", "buy the museum tickets for 31 pupils", tickets, "")
             root.set_status(Status(StatusCode.ERROR, "the tickets never came"))
         else:
             tickets.append(("ticket_status", {"order": "TK-3"}, {"order": "TK-3", "state": "paid"}))
             _step(tracer, "tickets", "buy the museum tickets for 31 pupils", tickets, "TK-3")
-            closed = ("order_lunch", {"caterer": "Green Deli", "meals": 33}, ValueError("closed"))
+            closed: Call = (
+                "order_lunch",
+                {"caterer": "Green Deli", "meals": 33},
+                ValueError("closed"),
+            )
             _step(tracer, "lunch", "order packed lunches for the class", [closed], "")
             with tracer.start_as_current_span("plan revision 2"):
                 _call(tracer, f"{OBJECTIVE}\nGreen Deli is closed.", REPLAN, [])
-            lunch = ("order_lunch", {"caterer": "Oak Kitchen", "meals": 33}, "LU-9")
+            lunch: Call = ("order_lunch", {"caterer": "Oak Kitchen", "meals": 33}, "LU-9")
             _step(tracer, "lunch", "order packed lunches from another caterer", [lunch], "LU-9")
-            letter = ("send_letter", {"booking": "CB-7", "tickets": "TK-3"}, "sent")
+            letter: Call = ("send_letter", {"booking": "CB-7", "tickets": "TK-3"}, "sent")
             _step(tracer, "letter", "send the parents the trip letter", [letter], "sent")
     provider.shutdown()
     spans = memory.get_finished_spans()
