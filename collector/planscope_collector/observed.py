@@ -49,7 +49,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   structure needs reading);
 * **plans read from structure**, in such a trace with no such answer: a list of mappings in a
   planner's answer, JSON (also on lines of its own inside chat text, a fenced block) or YAML (a
-  DSPy output field), or the rows of a markdown table, whose ids later executor attempts carry
+  DSPy output field), or the rows of a markdown table, or the items of a markdown bullet outline
+  (``- step: goal (after: a)`` over ``- key: value`` sub-bullets), whose ids later executor
+  attempts carry
   (:func:`structured_plans`; a revision that repeats done items keeps their ids; a step span
   above executor attempts, a graph node that ran an agent on its task, answers a report of that
   work, never a plan); else
@@ -3054,8 +3056,8 @@ def structured_plans(
     r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
     markdown table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`, XML element lists:
     :func:`_elements`, URI lines: :func:`_uri_lines`, an Org-mode outline:
-    :func:`_org_outlines`): a list of at least two mappings in what
-    a planner said (an LLM call's or inferred agent run's :attr:`SpanNode.answer`; the text
+    :func:`_org_outlines`, a bullet outline: :func:`_outlines`): a list of at least two
+    mappings in what a planner said (an LLM call's or inferred agent run's :attr:`SpanNode.answer`; the text
     itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
     attempts started after the answer carry (what their LLM calls were asked and the words of
@@ -3111,7 +3113,7 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
         above = set(_ancestors(said.nodes, n.span_id))
         if any(p.span_id in above for p in out):
             continue
-        lists = iter(_item_lists(n.answer, least=2 if not out else 1))
+        lists = chain(_item_lists(n.answer, least=2 if not out else 1), _outlines(n.answer))
         first = next(lists, None)
         if first is None:  # most answers state no list: look no further at them
             continue
@@ -3340,7 +3342,7 @@ def _plan_of(
         if args is None and (given := next((p for p in pairs if p is not None), None)):
             args = given
         if args is not None:
-            step["args"] = args
+            step["args"] = _without_tool(args, item, tool_key)
         elif said := _says(item, (best, tool_key if step["tool"] else None)):
             step["description"] = said
         if needs := _needs(item, best, earlier):
@@ -3618,6 +3620,122 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
             documents.extend(value.values())
         elif isinstance(value, str) and "\n" in value and depth < 2:
             yield from _item_lists(value, depth + 1, least)
+
+
+_BULLET = re.compile(r"([ \t]*)[-*+][ \t]+(\S.*?)[ \t]*")
+"""A markdown bullet line: its indentation and its text."""
+_OUTLINE_ITEM = re.compile(rf"({_WORD.pattern})(?:[ \t]+\[([^\[\]\n]*)\])?[ \t]*:(?:[ \t]+(.*))?")
+"""An outline item: a name, maybe a bracketed state (``[done]``, ``[x]``), a colon and its
+text (``pick: take 4 crates``, ``pick [done]: 4 crates taken``)."""
+_OUTLINE_FIELD = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(.*))?")
+"""A sub-item that is a field: ``key: value``, or ``key:`` over sub-items of its own."""
+_OUTLINE_NOTE = re.compile(r"[ \t]*\(([A-Za-z_][\w-]*):[ \t]*([^()]*?)[ \t]*\)[ \t]*$")
+"""A parenthesised field closing an item's text: ``(after: pick, pack)``."""
+_OUTLINE_ARGUMENTS = "*"
+"""The key of an outline item's fields as one mapping (no field can be so named)."""
+
+
+def _outlines(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The items of each markdown bullet outline in a text (a plan as nested bullets): the
+    top-level bullets each ``name: text`` (:data:`_OUTLINE_ITEM`), their sub-bullets fields
+    ``key: value`` (a field over sub-bullets of its own a mapping of them), at least one
+    item with fields. An item is its name under ``""``, its text under ``goal`` (a closing
+    parenthesised field, ``(after: a, b)``, taken out of it as a field, its value split at
+    commas), its bracketed state under ``state``, its fields, and, when no field is a
+    mapping, its fields as one mapping (its arguments, :data:`_OUTLINE_ARGUMENTS`); a field
+    some items lack is empty in them (a done item names no call). Any other bullet, or a
+    line of text between them, ends the outline.
+
+    >>> (items,) = _outlines("Plan:\n- pick: take 4 crates\n  - call: wms\n  - bin: A2\n"
+    ...                      "- ship: send them (after: pick)\n  - call: courier")
+    >>> items[1]["after"], items[1]["bin"], items[1]["*"]
+    (['pick'], '', {'call': 'courier'})
+    """
+    tree: list[tuple[str, list[Any]]] = []  # (text, sub-bullets) of the outline being read
+    stack: list[tuple[int, list[Any]]] = []  # (indent, the list its bullets go into)
+    outlines: list[list[tuple[str, list[Any]]]] = []
+    for line in [*text.split("\n"), "end"]:
+        if not line.strip():
+            continue
+        m = _BULLET.fullmatch(line)
+        if m is None:
+            if tree:
+                outlines.append(tree)
+            tree, stack = [], []
+            continue
+        indent = len(m.group(1).expandtabs(4))
+        while stack and indent < stack[-1][0]:
+            stack.pop()
+        if not stack:
+            stack.append((indent, tree))
+        elif indent > stack[-1][0]:
+            parent = stack[-1][1]
+            if not parent:  # deeper than the first bullet: no outline of ours
+                continue
+            stack.append((indent, parent[-1][1]))
+        stack[-1][1].append((m.group(2), []))
+    for outline in outlines:
+        items = [_outline_item(name, below) for name, below in outline]
+        found = [i for i in items if i is not None]
+        if len(found) == len(items) and any(below for _, below in outline):
+            keys = list(dict.fromkeys(k for i in found for k in i if k != _OUTLINE_ARGUMENTS))
+            yield [
+                {
+                    **{k: i.get(k, "") for k in keys},
+                    _OUTLINE_ARGUMENTS: i[_OUTLINE_ARGUMENTS],
+                }
+                for i in found
+            ]
+
+
+def _outline_item(text: str, below: list[Any]) -> dict[str, Any] | None:
+    """One top-level bullet of :func:`_outlines` as an item, or None when it is no
+    ``name: text`` item or a sub-bullet is no field."""
+    m = _OUTLINE_ITEM.fullmatch(text)
+    fields = _outline_fields(below)
+    if m is None or fields is None:
+        return None
+    goal = m.group(3) or ""
+    notes: dict[str, Any] = {}
+    while note := _OUTLINE_NOTE.search(goal):
+        notes = {note[1]: [v.strip() for v in note[2].split(",") if v.strip()], **notes}
+        goal = goal[: note.start()]
+    nested = any(isinstance(v, dict) for v in fields.values())
+    return {
+        "": m.group(1),
+        "goal": goal.strip(),
+        **notes,
+        "state": m.group(2) or "",
+        **fields,
+        _OUTLINE_ARGUMENTS: {} if nested else dict(fields),
+    }
+
+
+def _outline_fields(below: list[Any]) -> dict[str, Any] | None:
+    """Sub-bullets as fields (:func:`_outlines`), or None when one is no ``key: value``."""
+    out: dict[str, Any] = {}
+    for text, deeper in below:
+        m = _OUTLINE_FIELD.fullmatch(text)
+        if m is None:
+            return None
+        if deeper:
+            if m.group(2) or (value := _outline_fields(deeper)) is None:
+                return None
+            out[m.group(1)] = value
+        else:
+            out[m.group(1)] = _whole_number(m.group(2) or "")
+    return out
+
+
+def _without_tool(args: Any, item: Mapping[str, Any], tool_key: str | None) -> Any:
+    """A step's arguments but the field naming its tool, when the item states it both beside
+    its arguments and among them (an outline's ``- call: fn`` sub-item is one of its
+    fields): the call, not an argument."""
+    if not isinstance(args, dict) or tool_key is None or tool_key not in args:
+        return args
+    if args[tool_key] != item.get(tool_key):
+        return args
+    return {k: v for k, v in args.items() if k != tool_key}
 
 
 _JSON_LINE = re.compile(r"(?m)^[ \t]*(?=[\[{])")
