@@ -3057,8 +3057,8 @@ def structured_plans(
     markdown table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`, XML element lists:
     :func:`_elements`, URI lines: :func:`_uri_lines`, an Org-mode outline:
     :func:`_org_outlines`, a bullet outline: :func:`_outlines`): a list of at least two
-    mappings in what a planner said (an LLM call's or inferred agent run's :attr:`SpanNode.answer`; the text
-    itself, a paragraph of it, or a string inside either),
+    mappings in what a planner said (an LLM call's or inferred agent run's
+    :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
     whose **step ids** are the values of the key whose values are distinct names that executor
     attempts started after the answer carry (what their LLM calls were asked and the words of
     their own names; when no attempt's calls record what they were asked, the attempt's own
