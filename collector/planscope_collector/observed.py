@@ -4289,13 +4289,8 @@ def _org_pairs(text: str, exclude: set[str], names: Mapping[str, str]) -> dict[s
     """The arguments a call's parentheses or an ``ARGS`` property write: a JSON object, else
     pairs in any syntax (:func:`_pairs`), links to headings as ``[[<step id>]]``."""
     text = text.strip()
-    if text.startswith("{"):
-        try:
-            value = safejson.loads(text)
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            return value
+    if (value := _json_object(text)) is not None:
+        return value
     return {
         k: _org_value(v, names) if isinstance(v, str) else v
         for k, v in _pairs(text, exclude).items()
@@ -4357,15 +4352,25 @@ def _cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().removeprefix("|").removesuffix("|").split("|")]
 
 
+def _json_object(text: str) -> dict[str, Any] | None:
+    """The JSON object ``text`` states (it starts with ``{``), else None.
+
+    >>> _json_object('{"bin": "A2"}'), _json_object("bin=A2"), _json_object("{not json")
+    ({'bin': 'A2'}, None, None)
+    """
+    if not text.startswith("{"):
+        return None
+    try:
+        value = safejson.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _cell(text: str) -> Any:
     """A table cell's value: a mapping when it states one (:func:`_tables`), else its text."""
-    if text.startswith("{"):
-        try:
-            value = safejson.loads(text)
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            return value
+    if (value := _json_object(text)) is not None:
+        return value
     parts = text.split(";" if ";" in text else ",")
     pairs = [m.groups() for p in parts if (m := _PAIR.fullmatch(p))]
     if not pairs or len(pairs) < len([p for p in parts if p.strip()]):
