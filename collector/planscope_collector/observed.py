@@ -3197,6 +3197,8 @@ def _handed_plans(said: _Said) -> tuple[ReadPlan, ...]:
     if not orders:
         return ()
     keys = sorted(set.intersection(*(set(o) for o in orders.values())))
+    if not keys:  # orders that share no key: no key can name the tool or the step
+        return ()
     # the tool is the key naming a called tool in the most orders; the id another key whose
     # values are words (also a tool's name: a step named after the tool it calls), the most
     # distinct, fewer tools' names first

@@ -2606,3 +2606,18 @@ def test_a_planning_step_is_read_from_its_plan_section_and_action_steps_are_no_r
         ["sell_tickets"],
     ]
     assert [b.steps[f"c{i}"] for i in (1, 2, 3)] == [s for s, _, _ in THEATRE]
+
+
+def test_work_orders_that_share_no_key_read_no_plan() -> None:
+    """Executor runs each handed a JSON order naming a called tool, but under keys no two
+    orders share (one says ``tool``, the other ``action``): no step id can be told, so no plan
+    is read from the work orders, and binding does not fail."""
+    orders = ['Do this:\n{"tool": "wms"}', 'Do this:\n{"action": "courier"}']
+    spans = [node("p", "", "step", 0, step_name="planner", duration_ns=1)]
+    for i, (order, tool) in enumerate(zip(orders, ["wms", "courier"], strict=True), 1):
+        spans += [
+            node(f"e{i}", "", "step", 1 + i, step_name="crew"),
+            node(f"c{i}", f"e{i}", "llm", 1 + i, request=order),
+            node(f"t{i}", f"e{i}", "tool", 1 + i, tool=tool),
+        ]
+    assert bind(spans, []).read_plans == ()
