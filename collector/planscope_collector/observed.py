@@ -3976,7 +3976,6 @@ _ORG_NOT_ARGS = frozenset(
 )  # fmt: skip
 """Properties that are Org's own (the manual's special and standard properties) or a step's
 outcome: no argument of the step."""
-_ORG_SIBLING = re.compile(r"(?i)previous-sibling|prev-sibling|chain-siblings|next-sibling")
 
 
 @dataclass
@@ -4207,6 +4206,12 @@ def _org_checkbox(line: str) -> str:
     return m[2] if m and m[1] else ""
 
 
+def _org_target(path: str) -> str:
+    """A link's path as the heading it may name: ``id:``, ``#`` (custom id) and ``*`` (title)
+    marks dropped."""
+    return path.removeprefix("id:").removeprefix("#").removeprefix("*").strip()
+
+
 def _org_value(value: str, names: Mapping[str, str]) -> str:
     """A property's or an argument's value with each link to a heading written as
     ``[[<its step id>]]`` (``[[#hall]]``, ``[[*Book the hall]]``, ``[[id:...]]``); a link of
@@ -4214,7 +4219,7 @@ def _org_value(value: str, names: Mapping[str, str]) -> str:
     written."""
 
     def link(m: re.Match[str]) -> str:
-        target = m[1].removeprefix("id:").removeprefix("#").removeprefix("*").strip()
+        target = _org_target(m[1])
         return f"[[{names[target]}]]" if target in names else m[0]
 
     return _ORG_LINK.sub(link, value)
@@ -4230,7 +4235,7 @@ def _org_linked(texts: Iterable[str], names: Mapping[str, str]) -> list[str]:
     out: list[str] = []
     for text in texts:
         for m in _ORG_LINK.finditer(text):
-            target = m[1].removeprefix("id:").removeprefix("#").removeprefix("*").strip()
+            target = _org_target(m[1])
             if target not in names and (typed := _ORG_LINK_TYPE.match(target)):
                 target = target[typed.end() :]
             if target in names and names[target] not in out:
