@@ -17,17 +17,12 @@ import json
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Status, StatusCode
 from planscope import semconv as A
 from planscope_analyzer import load_traces
 from planscope_analyzer.detectors.plan_propagation import PlanPropagation
 from planscope_collector.storage import Store
 
-from tests.analyzer.conftest import otlp_rows
-from tests.storage._spans import spans_ipc
+from tests.analyzer._checked_plan import Call, checked_plan_run
 
 pytestmark = pytest.mark.integration
 
@@ -77,63 +72,23 @@ def _plan(day: str) -> str:
 def _trip(store: Store, day: str, verdict: str) -> str:
     """A trip whose four steps work (the planner wrote ``day``), then the trip check fails
     saying ``verdict``; the trace id."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("school-office")
-    agent = {A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT}
-    # step -> (tool, arguments, result)
-    calls: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    calls: dict[str, Call] = {
         "find_coach": ("search_operators", {"town": "Ripon", "seats": 35}, {"operator": "OP-7"}),
         "book_coach": ("reserve_coach", {"operator": "OP-7", "day": day}, {"booking": "CB-3310"}),
         "book_workshop": ("book_session", {"museum": "science museum", "day": day}, {"n": 31}),
         "notify_parents": ("send_letter", {"class": "6B", "coach": "CB-3310"}, {"sent": 31}),
     }
-    with tracer.start_as_current_span("museum trip") as root:
-        with tracer.start_as_current_span("invoke_agent planner", attributes=agent):
-            messages = [{"role": "user", "content": PROMPT}]
-            answer = [{"role": "assistant", "content": _plan(day)}]
-            with tracer.start_as_current_span(
-                "chat gpt-4o",
-                attributes={
-                    A.GEN_AI_OPERATION_NAME: "chat",
-                    A.GEN_AI_INPUT_MESSAGES: json.dumps(messages),
-                    A.GEN_AI_OUTPUT_MESSAGES: json.dumps(answer),
-                },
-            ):
-                pass
-        for step, (tool, args, result) in calls.items():
-            with tracer.start_as_current_span("invoke_agent executor", attributes=agent):
-                # the executor is told its step by the heading's custom id, and the call
-                told = f"Task [[#{step}]]\nCall: {tool} {json.dumps(args)}"
-                order = [{"role": "user", "content": told}]
-                with tracer.start_as_current_span(
-                    "chat gpt-4o",
-                    attributes={
-                        A.GEN_AI_OPERATION_NAME: "chat",
-                        A.GEN_AI_INPUT_MESSAGES: json.dumps(order),
-                    },
-                ):
-                    pass
-                with tracer.start_as_current_span(
-                    f"execute_tool {tool}",
-                    attributes={
-                        A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
-                        A.GEN_AI_TOOL_NAME: tool,
-                        A.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps(args),
-                        A.GEN_AI_TOOL_CALL_RESULT: json.dumps(result),
-                    },
-                ):
-                    pass
-        with tracer.start_as_current_span(
-            "invoke_agent trip_check", attributes=agent, record_exception=False
-        ) as check:
-            check.set_status(Status(StatusCode.ERROR, verdict))
-        root.set_status(Status(StatusCode.ERROR, verdict))
-        trace_id = format(root.get_span_context().trace_id, "032x")
-    store.insert_spans(spans_ipc(otlp_rows(list(exporter.get_finished_spans()))))
-    provider.shutdown()
-    return trace_id
+    return checked_plan_run(
+        store,
+        app="museum trip",
+        prompt=PROMPT,
+        plan=_plan(day),
+        calls=calls,
+        # the executor is told its step by the heading's custom id, and the call
+        told=lambda n, step, tool, args: f"Task [[#{step}]]\nCall: {tool} {json.dumps(args)}",
+        check="trip_check",
+        verdict=verdict,
+    )
 
 
 def _findings(store: Store, t: str, day: str) -> list[Any]:
