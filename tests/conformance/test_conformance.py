@@ -23,6 +23,7 @@ import httpx
 import pytest
 from genai_prices import Usage, calc_price
 from planscope import semconv as A
+from planscope_analyzer.attribution import BASELINES, METHOD, attribute, conversation_from_trace
 from streamlit.testing.v1 import AppTest
 
 from ..dashboard.conftest import APP_FILE
@@ -240,6 +241,20 @@ def test_a_run_whose_step_gave_up_is_failed_in_every_view(ran: Ran) -> None:
 def test_healthy_run_has_no_finding(ran: Ran) -> None:
     assert detail(ran, ran.healthy.trace_id)["run"] is not None
     assert findings(ran, ran.healthy.trace_id) == []
+
+
+def test_attribution_reads_the_stored_loop(ran: Ran) -> None:
+    """``planscope attribute --trace-id`` on the loop as stored: a conversation of the trace's
+    own turns, and every method names a speaker of it at one of its turns."""
+    trace = detail(ran, ran.loop.trace_id)
+    conv = conversation_from_trace(trace)
+    assert conv.turns, "no turn read from the stored trace"
+    names = {t.speaker for t in conv.turns}
+    assert FAILING_TOOL in names or any(FAILING_STEP in n.lower() for n in names), names
+    for method in (METHOD, *BASELINES):
+        got = attribute(conv, method=method)
+        assert got.component in names, (method, got.component, names)
+        assert got.step in {t.index for t in conv.turns}, (method, got.step)
 
 
 @pytest.fixture(scope="session")
