@@ -69,6 +69,7 @@ from . import (
     travel,
     turret,
     venue,
+    vessel,
     vinyl,
     wool,
 )
@@ -190,7 +191,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     and its own plain spans through a tracer of ``provider``, the assay app (the
     Google Gen AI SDK by hand, automatic function calling on) through the official OpenTelemetry
     google-genai instrumentation on ``provider`` (uninstrumented after, the environment it reads
-    and sets put back) and its own plain spans.
+    and sets put back) and its own plain spans, the vessel app (the Amazon Bedrock Converse API by
+    hand with boto3) through OpenLLMetry's Bedrock instrumentor on ``provider`` (uninstrumented
+    after: bigtop's clients, made under OpenInference's, are not wrapped by it) and its own plain
+    spans through a tracer of ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -253,6 +257,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     genai_sdk_otel: list[Label] = []
     haystack_tracer: list[Label] = []
     litellm_openinference: list[Label] = []
+    bedrock_openllmetry: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -374,6 +379,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agents_sdk_kennel.append(label)
         elif label.agent == "assay":
             genai_sdk_otel.append(label)
+        elif label.agent == "vessel":
+            bedrock_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -496,6 +503,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (cellar's OpenInference one is off by then): it wraps Models.generate_content on
     # ``provider`` and unwraps it after; before liftline and reel, whose ADK calls the same SDK
     out.update(assay.play(genai_sdk_otel, provider))
+    # bigtop's boto3 Converse again, under OpenLLMetry's Bedrock instrumentor this time (bigtop's
+    # OpenInference one is off by then): it wraps the clients made while it is on, unwrapped after
+    out.update(vessel.play(bedrock_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

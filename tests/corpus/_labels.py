@@ -767,6 +767,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed57": {
         "kennel": range(99900, 99924),
     },
+    # Sealed 61: a sixty-third agent (vessel: the Amazon Bedrock Converse API by hand with boto3,
+    # a planner answering HCL blocks and an executor tool-use loop per step attempt, traced by
+    # OpenLLMetry's Bedrock instrumentor and the app's own spans), labels committed alone before
+    # any detector ran on it, scored once (``--sealed61``).
+    "sealed61": {
+        "vessel": range(100024, 100048),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -7705,6 +7712,156 @@ def _kennel_external_quarantine(rng: random.Random) -> tuple[str, str, str, dict
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- vessel: a university research vessel's sampling cruise, the Amazon Bedrock Converse API by
+# hand (a planner answering HCL blocks, an executor tool-use loop per step attempt) under
+# OpenLLMetry's Bedrock instrumentor. Services raise harbour faults the app hands the model as an
+# error ``toolResult``: ``TideWait`` (call again at the ``retryAt`` time named, in the same
+# loop), ``Swell`` (the app runs the step again), ``Diversion`` with ``(use k=v)`` (a new plan)
+# or ``Refusal`` (final).
+_VESSEL_TEXTS = (
+    "the harbour master's VHF desk on channel {k} is handling {n} calls",
+    "pilot boat {pilot} is alongside another vessel at {quay}",
+    "the bunker barge at {quay} is pumping {n} tonnes for a ferry",
+    "the grant office's ledger batch {n} is still posting",
+    "the lock gates at {quay} are closed for {n} minutes on the tide",
+    "the Marine Directorate portal returned gateway error {n}",
+    "the crew-list server at {quay} is restarting (job {k}{n})",
+)
+_VESSEL_QUAYS = (
+    "Albert Dock",
+    "Imperial Dock",
+    "Western Harbour",
+    "Edinburgh Dock",
+    "Ocean Terminal",
+)
+_VESSEL_STEP = {
+    "search_berths": "find_berth",
+    "apply_permit": "get_permit",
+    "book_bunkering": "book_fuel",
+    "pay_port_dues": "pay_dues",
+    "notify_science_crew": "notify_crew",
+}
+_VESSEL_TIMED = ["book_bunkering", "pay_port_dues", "notify_science_crew"]
+
+
+def _vessel_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_VESSEL_TEXTS).format(
+            quay=rng.choice(_VESSEL_QUAYS),
+            pilot=f"PB-{rng.randint(1, 9)}",
+            n=rng.randint(3, 900),
+            k=rng.randint(1, 9),
+        )
+        for _ in range(count)
+    ]
+
+
+def _vessel_waits(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each tide wait names another time: the model calls again with different arguments
+    minutes = rng.sample(range(4 * 60, 20 * 60, 5), count)
+    return [
+        {"kind": "TideWait", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_vessel_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _vessel_refusal(rng: random.Random) -> dict[str, str]:
+    return {"kind": "Refusal", "text": _vessel_texts(rng, 1)[0]}
+
+
+def _vessel_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # Swell again and again (varying texts), the app runs the step again each time; the last
+    # answer is a Refusal
+    tool = rng.choice(sorted(_VESSEL_STEP))
+    again = [{"kind": "Swell", "text": t} for t in _vessel_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, _VESSEL_STEP[tool], "", {"tool": tool, "faults": [*again, _vessel_refusal(rng)]}
+
+
+def _vessel_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor loop: TideWait again and again, each naming another time the model
+    # calls again at; the last answer is a Refusal
+    tool = rng.choice(_VESSEL_TIMED)
+    faults = [*_vessel_waits(rng, rng.randint(4, 6)), _vessel_refusal(rng)]
+    return RUNAWAY, _VESSEL_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _vessel_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the port dues fail under every plan: Swell (run again), then a Diversion naming another
+    # grant code of the university (a new plan), 3-4 plans; the last a Refusal
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    grants: list[str] = []
+    for i in range(plans):
+        again, moved = _vessel_texts(rng, 2)
+        faults.append({"kind": "Swell", "text": again})
+        if i < plans - 1:
+            grants.append(f"GR-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "Diversion", "text": moved, "hint": f"grant={grants[-1]}"})
+        else:
+            faults.append({"kind": "Refusal", "text": moved})
+    params = {"tool": "pay_port_dues", "faults": faults, "grants": grants}
+    return RUNAWAY, "pay_dues", "", params
+
+
+def _vessel_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the sampling permit application stays under review: the executor reads it until it
+    # reports stalled
+    return RUNAWAY, "get_permit", "", {"stuck": True}
+
+
+def _vessel_wrong_port(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's home port is another one: a berth there is found; the Marine Directorate
+    # refuses the permit for good (the licence covers sailings from the cruise's port only)
+    return PROPAGATION, "find_berth", "", {"port": rng.choice(["Rosyth", "Grangemouth"])}
+
+
+def _vessel_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's sailing day has a digit changed: every step works, the app's bunkering check
+    # against the cruise sheet fails after the last step
+    return PROPAGATION, "book_fuel", "", {"sail_date": rng.choice(["2027-06-03", "2027-06-18"])}
+
+
+def _vessel_wrong_grant(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's grant code has two digits swapped: the port dues are refused for good
+    return PROPAGATION, "pay_dues", "", {"grant": rng.choice(["GR-51520", "GR-55102"])}
+
+
+def _vessel_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice a TideWait inside one loop or a Swell (the step run again); the call at the
+    # time named, or the next attempt, works
+    tool = rng.choice(_VESSEL_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _vessel_waits(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "Swell", "text": t} for t in _vessel_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _vessel_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the harbour master's berth listing answers 4-9 pages; a deep enough berth is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _vessel_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the permit is under review for 3-8 reads, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _vessel_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the cruise sheet's bunker supplier has no barge on the sailing day: a Diversion names
+    # another supplier; the next plan books with it and the rest works
+    supplier = rng.choice(["Forth Marine Fuels", "Granton Bunker Services"])
+    return "healthy", "", PROPAGATION, {"supplier_to": supplier}
+
+
+def _vessel_external_gale(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the bunkering checked, a gale warning closes the port during
+    # the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
 # work sheet of Python assignments, two tool-using executors asked once per step attempt) under
 # AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
@@ -9348,6 +9505,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _kennel_polling_ends,
         "legit_replan": _kennel_legit_replan,
         "external_quarantine": _kennel_external_quarantine,
+    },
+    "vessel": {
+        "loop_step_varying": _vessel_loop_step,
+        "loop_tool_in_step": _vessel_loop_tool,
+        "loop_across_replans": _vessel_loop_replans,
+        "loop_poll_stuck": _vessel_loop_poll,
+        "wrong_port": _vessel_wrong_port,
+        "wrong_day": _vessel_wrong_day,
+        "wrong_grant": _vessel_wrong_grant,
+        "flaky": _vessel_flaky,
+        "pagination": _vessel_pagination,
+        "polling_ends": _vessel_polling_ends,
+        "legit_replan": _vessel_legit_replan,
+        "external_gale": _vessel_external_gale,
     },
 }
 

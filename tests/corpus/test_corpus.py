@@ -89,6 +89,7 @@ from tests.corpus import (
     touring,
     turret,
     venue,
+    vessel,
     vinyl,
     wool,
 )
@@ -182,6 +183,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed59",
         "sealed57",
         "sealed58",
+        "sealed61",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -5353,3 +5355,97 @@ def check_assay_plays() -> None:
     names = [s.name for s in _children(spans, root, "")]
     assert names[:3] == ["plan revision 1", "step lab", "step courier"]
     assert names[-2:] == ["check courier booking", f"watch certificate CERT-{replan.seed}"]
+
+
+def test_vessel_agent_plays_sealed61_scenarios() -> None:
+    """The vessel app on the Amazon Bedrock Converse API (sealed-61 only) plays labelled
+    scenarios under OpenLLMetry's Bedrock instrumentor, in a child process as the other sealed
+    agents' checks do: ``check_vessel_plays``."""
+    _check_in_child("check_vessel_plays")
+
+
+def _vessel_answer(chat: ReadableSpan) -> str:
+    """The text the model answered on an OpenLLMetry Bedrock ``chat`` span."""
+    (message,) = _json_attr(chat, "gen_ai.output.messages")
+    return "".join(str(p.get("content", "")) for p in message["parts"] if p["type"] == "text")
+
+
+def check_vessel_plays() -> None:
+    """The vessel app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-61 runs). A bigtop run (boto3's Converse under OpenInference's Bedrock instrumentor)
+    played just before and just after carries the same spans both times and no OpenLLMetry
+    Bedrock span; botocore's ``create_client`` functions are put back after the play; the vessel
+    runs carry the app's and OpenLLMetry's Bedrock scopes only, no OpenInference span and no
+    ``planscope.*`` attribute. Tide waits inside one executor loop: one ERROR ``tool {tool}``
+    span per injected fault under one ``step`` span, called again at each ``retryAt`` named, a
+    ``chat`` span per turn, the root ERROR with the final ``Refusal``. A legitimate re-plan:
+    revision 2 answers HCL with ``done`` blocks for the steps done and the supplier named, the
+    second bunkering works, the check and the watch last."""
+    from botocore.client import ClientCreator
+    from botocore.session import Session
+
+    neighbours = [(bigtop.play, _committed("bigtop", "sealed40")[0])]
+    labels = _committed("vessel", "sealed61")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    wrapped = (ClientCreator.create_client, Session.create_client)
+    ids, others, traces = _played_between(vessel.play, [picked, replan], neighbours)
+    assert (ClientCreator.create_client, Session.create_client) == wrapped
+    instrumentor = "opentelemetry.instrumentation.bedrock"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert (
+        _scopes(before)
+        == _scopes(after)
+        == {bigtop.TRACER, "openinference.instrumentation.bedrock"}
+    )
+    for run in ids.values():
+        assert _scopes(traces[run]) == {instrumentor, vessel.APP_TRACER}
+        assert not any(
+            k.startswith(("planscope.", "openinference.")) for s in traces[run] for k in _attrs(s)
+        )
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "cruise KW27-03" and _attrs(root)["cruise.outcome"] == "failed"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"Refusal: {faults[-1]['text']}")
+    tool = picked.params["tool"]
+    calls = sorted((s for s in spans if s.name == f"tool {tool}"), key=lambda s: s.start_time or 0)
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [_json_attr(s, "cruise.tool.input").get("retry_at") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    assert [_raised(s)[0] for s in calls] == [f"tests.corpus.vessel.{f['kind']}" for f in faults]
+    (step,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert step.name == f"step {picked.step} attempt 1" and step.parent == root.context
+    assert _attrs(step)["cruise.step.outcome"] == "failed"
+    chats = [s for s in spans if s.parent == step.context and s.name.startswith("chat ")]
+    assert len(chats) == len(faults) + 1
+    assert {_attrs(s)["gen_ai.provider.name"] for s in chats} == {"aws.bedrock"}
+    assert _vessel_answer(chats[-1]).startswith('outcome = "failed"')
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["cruise.outcome"] == "ready"
+    assert root.status.status_code is StatusCode.UNSET
+    plans = sorted(
+        (s for s in spans if s.name.startswith("plan ")), key=lambda s: s.start_time or 0
+    )
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (chat,) = [s for s in spans if s.name.startswith("chat ") and s.parent == plans[1].context]
+    answer = _vessel_answer(chat)
+    assert 'done "get_permit" {' in answer and 'step "find_berth"' not in answer
+    supplier = replan.params["supplier_to"]
+    assert f'supplier = "{supplier}"' in answer and "berth    = step.find_berth.result" in answer
+    assert list(_attrs(plans[1])["cruise.plan.steps"]) == ["book_fuel", "pay_dues", "notify_crew"]
+    fuel = sorted(
+        (s for s in spans if s.name == "tool book_bunkering"), key=lambda s: s.start_time or 0
+    )
+    suppliers = [_json_attr(s, "cruise.tool.input")["supplier"] for s in fuel]
+    assert suppliers == [vessel.CRUISE["supplier"], supplier]
+    assert [s.status.status_code for s in fuel] == [StatusCode.ERROR, StatusCode.UNSET]
+    last = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
+    assert [s.name for s in last[-2:]] == ["check bunkering", "watch port Leith"]
