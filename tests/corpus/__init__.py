@@ -28,6 +28,7 @@ from . import (
     ferrier,
     ferry,
     fleet,
+    florist,
     foundry,
     fresco,
     glazier,
@@ -190,7 +191,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     and its own plain spans through a tracer of ``provider``, the assay app (the
     Google Gen AI SDK by hand, automatic function calling on) through the official OpenTelemetry
     google-genai instrumentation on ``provider`` (uninstrumented after, the environment it reads
-    and sets put back) and its own plain spans.
+    and sets put back) and its own plain spans, the florist app (the Ollama Python client by
+    hand, against the corpus's fake Ollama server) through OpenLLMetry's Ollama instrumentor on
+    ``provider`` (uninstrumented after, the ``Client._request`` wrappers its uninstrument leaves
+    put back by the play) and its own plain spans through a tracer of ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -253,6 +257,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     genai_sdk_otel: list[Label] = []
     haystack_tracer: list[Label] = []
     litellm_openinference: list[Label] = []
+    ollama_openllmetry: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -374,6 +379,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agents_sdk_kennel.append(label)
         elif label.agent == "assay":
             genai_sdk_otel.append(label)
+        elif label.agent == "florist":
+            ollama_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -496,6 +503,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (cellar's OpenInference one is off by then): it wraps Models.generate_content on
     # ``provider`` and unwraps it after; before liftline and reel, whose ADK calls the same SDK
     out.update(assay.play(genai_sdk_otel, provider))
+    # no other agent calls Ollama: OpenLLMetry's Ollama instrumentor wraps Client._request on
+    # ``provider`` and the play puts it back (its uninstrument does not)
+    out.update(florist.play(ollama_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again
