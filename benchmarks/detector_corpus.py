@@ -114,6 +114,7 @@ SEALED = (
     "sealed57",
     "sealed58",
     "sealed61",
+    "sealed60",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -28,6 +28,7 @@ from . import (
     ferrier,
     ferry,
     fleet,
+    florist,
     foundry,
     fresco,
     glazier,
@@ -194,7 +195,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     and sets put back) and its own plain spans, the vessel app (the Amazon Bedrock Converse API by
     hand with boto3) through OpenLLMetry's Bedrock instrumentor on ``provider`` (uninstrumented
     after: bigtop's clients, made under OpenInference's, are not wrapped by it) and its own plain
-    spans through a tracer of ``provider``.
+    spans through a tracer of ``provider``, the florist app (the Ollama Python client by
+    hand, against the corpus's fake Ollama server) through OpenLLMetry's Ollama instrumentor on
+    ``provider`` (uninstrumented after, the ``Client._request`` wrappers its uninstrument leaves
+    put back by the play) and its own plain spans through a tracer of ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -258,6 +262,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     haystack_tracer: list[Label] = []
     litellm_openinference: list[Label] = []
     bedrock_openllmetry: list[Label] = []
+    ollama_openllmetry: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -381,6 +386,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_sdk_otel.append(label)
         elif label.agent == "vessel":
             bedrock_openllmetry.append(label)
+        elif label.agent == "florist":
+            ollama_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -506,6 +513,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # bigtop's boto3 Converse again, under OpenLLMetry's Bedrock instrumentor this time (bigtop's
     # OpenInference one is off by then): it wraps the clients made while it is on, unwrapped after
     out.update(vessel.play(bedrock_openllmetry, provider))
+    # no other agent calls Ollama: OpenLLMetry's Ollama instrumentor wraps Client._request on
+    # ``provider`` and the play puts it back (its uninstrument does not)
+    out.update(florist.play(ollama_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -774,6 +774,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed61": {
         "vessel": range(100024, 100048),
     },
+    # Sealed 60: a sixty-fourth agent (florist: the Ollama Python client by hand, a planner
+    # answering a GraphViz DOT digraph and an executor conversation per step attempt, traced by
+    # OpenLLMetry's Ollama instrumentor and the app's own spans), labels committed alone before
+    # any detector ran on it, scored once (``--sealed60``).
+    "sealed60": {
+        "florist": range(100000, 100024),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8433,6 +8440,147 @@ def _touring_external_closure(rng: random.Random) -> tuple[str, str, str, dict[s
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- florist: a wedding florist supplying an event (a grower with the wedding's flower in stock
+# from a paged growers' listing, the plant-health import permit as a polled application, the
+# refrigerated van for the delivery day, the grower's deposit paid from the event budget, the
+# couple told), the Ollama Python client by hand under OpenLLMetry's Ollama instrumentor (a
+# planner answering a GraphViz DOT digraph, an executor conversation per step attempt). Services
+# raise florist-desk errors handed to the model as the tool's result: ``ColdRoomHold`` (call
+# again ``after`` the time named), ``Requeue`` (the app runs the step again), ``Substitute``
+# with ``(use k=v)`` (a new plan) or ``Refused`` (final).
+_FLORIST_TEXTS = (
+    "cold room {k} at {grower} is defrosting, {n} minutes left",
+    "the auction clock at {place} is still running lot {n}",
+    "the plant-health inspector is at bench {k} with {n} stems",
+    "the van depot's dispatcher is loading chiller {k}{n}",
+    "the event budget is locked while {n} invoices post",
+    "the grower's packing line stopped at crate {n}",
+    "the couple's mail relay deferred message {k}-{n}",
+)
+_FLORIST_GROWERS = ("Van Dijk Bloemen", "Hollyhock Farm", "Rosarium Kwekerij", "Petal & Stem")
+_FLORIST_PLACES = ("Aalsmeer", "Naaldwijk", "Rijnsburg", "Spalding", "Venlo")
+_FLORIST_STEP = ["find_grower", "apply_permit", "book_van", "pay_deposit", "notify_couple"]
+_FLORIST_TIMED = ["book_van", "pay_deposit", "notify_couple"]
+
+
+def _florist_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_FLORIST_TEXTS).format(
+            grower=rng.choice(_FLORIST_GROWERS),
+            place=rng.choice(_FLORIST_PLACES),
+            n=rng.randint(12, 940),
+            k=rng.randint(1, 9),
+        )
+        for _ in range(count)
+    ]
+
+
+def _florist_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the model calls again with different arguments
+    minutes = rng.sample(range(5 * 60, 16 * 60, 5), count)
+    return [
+        {"kind": "hold", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_florist_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _florist_refused(rng: random.Random) -> dict[str, str]:
+    return {"kind": "refused", "text": _florist_texts(rng, 1)[0]}
+
+
+def _florist_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # Requeue again and again (varying texts): the app runs the step again each time; the last
+    # answer is Refused
+    tool = rng.choice(_FLORIST_STEP)
+    again = [{"kind": "requeue", "text": t} for t in _florist_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, tool, "", {"tool": tool, "faults": [*again, _florist_refused(rng)]}
+
+
+def _florist_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: ColdRoomHold again and again, each naming another time
+    # the model calls again after; the last answer is Refused
+    tool = rng.choice(_FLORIST_TIMED)
+    faults = [*_florist_holds(rng, rng.randint(4, 6)), _florist_refused(rng)]
+    return RUNAWAY, tool, "", {"tool": tool, "faults": faults}
+
+
+def _florist_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the grower's deposit fails under every plan: Requeue (run again), then Substitute naming
+    # another event-budget account (a new plan), 3-4 plans; the last Refused
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _florist_texts(rng, 2)
+        faults.append({"kind": "requeue", "text": again})
+        if i < plans - 1:
+            accounts.append(f"EV-{rng.randint(1000, 9999)}-{rng.choice('ABCDK')}")
+            faults.append({"kind": "substitute", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "refused", "text": moved})
+    params = {"tool": "pay_deposit", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "pay_deposit", "", params
+
+
+def _florist_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the import-permit application stays under inspection: the executor reads it until it
+    # reports stalled
+    return RUNAWAY, "apply_permit", "", {"stuck": True}
+
+
+def _florist_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the wedding planner's note names another growing region: a grower there with the flower
+    # is found; the plant-health authority refuses the import permit for good (the permit's
+    # phytosanitary zone covers the event sheet's region only)
+    return PROPAGATION, "find_grower", "", {"region": rng.choice(["rijnsburg", "venlo"])}
+
+
+def _florist_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's delivery day has a digit changed: the van is booked for it and every step
+    # works; the app's van-booking check against the event sheet fails after the last step
+    return PROPAGATION, "book_van", "", {"day": rng.choice(["2027-06-16", "2027-06-29"])}
+
+
+def _florist_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's event-budget account has two digits swapped: the deposit is refused for good
+    return PROPAGATION, "pay_deposit", "", {"account": rng.choice(["EV-4417-K", "EV-7441-K"])}
+
+
+def _florist_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice a ColdRoomHold inside one conversation, or Requeue (the step run again);
+    # the call after the time named, or the next attempt, works
+    tool = rng.choice(_FLORIST_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _florist_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "requeue", "text": t} for t in _florist_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _florist_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the growers' listing answers 4-9 pages; a grower with the flower in stock is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _florist_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the import permit is under inspection for 3-8 reads, then issued
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _florist_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the depot has no chiller of the planned size free that day: Substitute names another
+    # size; the next plan books that van and the rest works
+    return "healthy", "", PROPAGATION, {"van_to": rng.choice(["chiller-3.5t", "chiller-7.5t"])}
+
+
+def _florist_external_frost(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the van booking checked, a frost in the grower's glasshouse
+    # spoils the crop during the watch and the grower cancels: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- assay: a mining company's ore-sample assay (a lab from a paged registry, the courier for
 # the sample crates, the lab's polled assay job, the invoice paid from the exploration budget,
 # the site geologist told), the Google Gen AI SDK by hand under the official OpenTelemetry
@@ -9519,6 +9667,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _vessel_polling_ends,
         "legit_replan": _vessel_legit_replan,
         "external_gale": _vessel_external_gale,
+    },
+    "florist": {
+        "loop_step_varying": _florist_loop_step,
+        "loop_tool_in_step": _florist_loop_tool,
+        "loop_across_replans": _florist_loop_replans,
+        "loop_poll_stuck": _florist_loop_poll,
+        "wrong_region": _florist_wrong_region,
+        "wrong_day": _florist_wrong_day,
+        "wrong_account": _florist_wrong_account,
+        "flaky": _florist_flaky,
+        "pagination": _florist_pagination,
+        "polling_ends": _florist_polling_ends,
+        "legit_replan": _florist_legit_replan,
+        "external_frost": _florist_external_frost,
     },
 }
 

@@ -48,6 +48,7 @@ from tests.corpus import (
     ferrier,
     ferry,
     fleet,
+    florist,
     foundry,
     fresco,
     glazier,
@@ -184,6 +185,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed57",
         "sealed58",
         "sealed61",
+        "sealed60",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -5405,6 +5407,46 @@ def check_vessel_plays() -> None:
             k.startswith(("planscope.", "openinference.")) for s in traces[run] for k in _attrs(s)
         )
 
+
+def test_florist_agent_plays_sealed60_scenarios() -> None:
+    """The florist app on the Ollama Python client (sealed-60 only) plays labelled scenarios
+    under OpenLLMetry's Ollama instrumentor, in a child process as the other sealed agents'
+    checks do: ``check_florist_plays``."""
+    _check_in_child("check_florist_plays")
+
+
+def check_florist_plays() -> None:
+    """The florist app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-60 runs). A touring run (LiteLLM under OpenInference) played just before and just
+    after carries the same spans both times and no Ollama span; the Ollama client's
+    ``Client._request`` is the same object after the play (the instrumentor's uninstrument
+    leaves it wrapped: the play puts it back); the florist runs carry the app's and the
+    instrumentor's scopes only, no ``planscope.*`` attribute. Cold-room holds inside one
+    executor conversation: one ERROR ``tool {tool}`` span per injected fault under one ``step``
+    span, called again ``after`` each time named, one ``ollama.chat`` span per turn (not two:
+    a second play does not trace twice), the root ERROR with the final ``Refused``. A legitimate
+    re-plan: revision 2's digraph keeps the done nodes marked and the van named, the second
+    booking works, the check and the watch last."""
+    import ollama
+
+    neighbours = [(touring.play, _committed("touring", "sealed59")[0])]
+    labels = _committed("florist", "sealed60")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    request = vars(ollama.Client)["_request"]
+    florist.play([replan], TracerProvider())  # played once before: nothing may stay wrapped
+    assert vars(ollama.Client)["_request"] is request
+    ids, others, traces = _played_between(florist.play, [picked, replan], neighbours)
+    assert vars(ollama.Client)["_request"] is request
+    instrumentor = "opentelemetry.instrumentation.ollama"
+    before, after = others
+    assert sorted(s.name for s in traces[before]) == sorted(s.name for s in traces[after])
+    for other in others:
+        assert instrumentor not in _scopes(traces[other])
+    for run in ids.values():
+        assert _scopes(traces[run]) == {instrumentor, florist.APP_TRACER}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
     spans = traces[ids[picked.run]]
     by_id = {s.context.span_id: s for s in spans if s.context}
     (root,) = [s for s in spans if s.parent is None]
@@ -5449,3 +5491,54 @@ def check_vessel_plays() -> None:
     assert [s.status.status_code for s in fuel] == [StatusCode.ERROR, StatusCode.UNSET]
     last = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
     assert [s.name for s in last[-2:]] == ["check bunkering", "watch port Leith"]
+    assert root.name == "wedding Okafor-Lindqvist" and _attrs(root)["florist.outcome"] == "failed"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"Refused: {faults[-1]['text']}")
+    calls = sorted(
+        (s for s in spans if s.name == f"tool {picked.params['tool']}"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [_json_attr(s, "florist.tool.arguments").get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    (step,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert step.name == f"step {picked.step} attempt 1" and step.parent == root.context
+    assert _attrs(step)["florist.step.outcome"] == "refused"
+    chats = [s for s in spans if s.name == "ollama.chat" and s.parent == step.context]
+    assert len(chats) == len(faults) + 1
+    assert {_attrs(s)["gen_ai.system"] for s in chats} == {"Ollama"}
+    last = _attrs(chats[-1])
+    assert str(last["gen_ai.completion.0.content"]).startswith("outcome: refused;")
+    told = [k for k in last if k.startswith("gen_ai.prompt.") and k.endswith(".tool_calls.0.name")]
+    assert len(told) == len(faults)  # the calls are seen in the next call's prompt only
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["florist.outcome"] == "arranged"
+    assert root.status.status_code is StatusCode.UNSET
+    plans = _children(spans, root, "plan ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (chat,) = _children(spans, plans[1], "ollama.chat")
+    answer = str(_attrs(chat)["gen_ai.completion.0.content"])
+    van = replan.params["van_to"]
+    assert "graph [revision=2," in answer
+    assert 'apply_permit [tool="apply_permit", grower="@find_grower"' in answer
+    assert f'result="PH-{replan.seed}-1", style="filled"];' in answer
+    assert f'book_van [tool="book_van", grower="@find_grower", day="2027-06-19", van="{van}"' in (
+        answer
+    )
+    order = florist.parse_plan(answer).order()
+    assert [n.name for n in order if n.status != "done"] == [
+        "book_van",
+        "pay_deposit",
+        "notify_couple",
+    ]
+    vans = sorted((s for s in spans if s.name == "tool book_van"), key=lambda s: s.start_time or 0)
+    assert [_json_attr(s, "florist.tool.arguments")["van"] for s in vans] == [
+        florist.EVENT["van"],
+        van,
+    ]
+    assert [s.status.status_code for s in vans] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check van booking", f"watch grower G-AAL-{replan.seed}"]
