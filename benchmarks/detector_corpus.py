@@ -113,6 +113,7 @@ SEALED = (
     "sealed59",
     "sealed57",
     "sealed58",
+    "sealed62",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -27,6 +27,7 @@ from . import (
     etl,
     ferrier,
     ferry,
+    fieldtrip,
     fleet,
     foundry,
     fresco,
@@ -190,7 +191,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     and its own plain spans through a tracer of ``provider``, the assay app (the
     Google Gen AI SDK by hand, automatic function calling on) through the official OpenTelemetry
     google-genai instrumentation on ``provider`` (uninstrumented after, the environment it reads
-    and sets put back) and its own plain spans.
+    and sets put back) and its own plain spans, the fieldtrip app (the Groq Python SDK by hand)
+    through OpenInference's Groq instrumentor on ``provider`` (uninstrumented after) and its own
+    OpenInference-kind spans through a tracer of ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -253,6 +256,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     genai_sdk_otel: list[Label] = []
     haystack_tracer: list[Label] = []
     litellm_openinference: list[Label] = []
+    groq_openinference: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -372,6 +376,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             litellm_openinference.append(label)
         elif label.agent == "kennel":
             agents_sdk_kennel.append(label)
+        elif label.agent == "fieldtrip":
+            groq_openinference.append(label)
         elif label.agent == "assay":
             genai_sdk_otel.append(label)
         else:
@@ -496,6 +502,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (cellar's OpenInference one is off by then): it wraps Models.generate_content on
     # ``provider`` and unwraps it after; before liftline and reel, whose ADK calls the same SDK
     out.update(assay.play(genai_sdk_otel, provider))
+    # the Groq SDK (no other agent calls it) under OpenInference's Groq instrumentor: it wraps
+    # Completions.create on ``provider`` and puts it back when the play returns
+    out.update(fieldtrip.play(groq_openinference, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again
