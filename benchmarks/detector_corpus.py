@@ -115,6 +115,7 @@ SEALED = (
     "sealed58",
     "sealed61",
     "sealed60",
+    "sealed62",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

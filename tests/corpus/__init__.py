@@ -27,6 +27,7 @@ from . import (
     etl,
     ferrier,
     ferry,
+    fieldtrip,
     fleet,
     florist,
     foundry,
@@ -198,7 +199,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     spans through a tracer of ``provider``, the florist app (the Ollama Python client by
     hand, against the corpus's fake Ollama server) through OpenLLMetry's Ollama instrumentor on
     ``provider`` (uninstrumented after, the ``Client._request`` wrappers its uninstrument leaves
-    put back by the play) and its own plain spans through a tracer of ``provider``.
+    put back by the play) and its own plain spans through a tracer of ``provider``, the
+    fieldtrip app (the Groq Python SDK by hand) through OpenInference's Groq instrumentor on
+    ``provider`` (uninstrumented after) and its own OpenInference-kind spans through a tracer of
+    ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -263,6 +267,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     litellm_openinference: list[Label] = []
     bedrock_openllmetry: list[Label] = []
     ollama_openllmetry: list[Label] = []
+    groq_openinference: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -382,6 +387,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             litellm_openinference.append(label)
         elif label.agent == "kennel":
             agents_sdk_kennel.append(label)
+        elif label.agent == "fieldtrip":
+            groq_openinference.append(label)
         elif label.agent == "assay":
             genai_sdk_otel.append(label)
         elif label.agent == "vessel":
@@ -516,6 +523,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # no other agent calls Ollama: OpenLLMetry's Ollama instrumentor wraps Client._request on
     # ``provider`` and the play puts it back (its uninstrument does not)
     out.update(florist.play(ollama_openllmetry, provider))
+    # the Groq SDK (no other agent calls it) under OpenInference's Groq instrumentor: it wraps
+    # Completions.create on ``provider`` and puts it back when the play returns
+    out.update(fieldtrip.play(groq_openinference, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

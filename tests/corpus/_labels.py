@@ -781,6 +781,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed60": {
         "florist": range(100000, 100024),
     },
+    # Sealed 62: a sixty-fifth agent (fieldtrip: the Groq Python SDK by hand, a planner forced to
+    # call submit_plan with tasks holding {{tasks.<id>.output.<field>}} references and an
+    # executor conversation per task attempt, traced by OpenInference's Groq instrumentor and the
+    # app's own OpenInference-kind spans), labels committed alone before any detector ran on it,
+    # scored once (``--sealed62``).
+    "sealed62": {
+        "fieldtrip": range(100048, 100072),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8725,6 +8733,147 @@ def _assay_external_recall(rng: random.Random) -> tuple[str, str, str, dict[str,
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- fieldtrip: a primary school's museum field trip, a hand-written app on the Groq Python SDK
+# under OpenInference's Groq instrumentor (a planner forced to call ``submit_plan`` with tasks
+# whose parameters hold ``{{tasks.<id>.output.<field>}}`` references, an executor conversation
+# per task attempt). Services raise errors handed to the model as the tool's result: ``busy``
+# (call again after the ``retry_at`` time), ``transient`` (the app runs the task again),
+# ``conflict`` with ``use`` ``k=v`` (a new plan) or ``rejected`` (final).
+_FIELDTRIP_TEXTS = (
+    "{museum}'s bookings desk is on a call with {n} other schools",
+    "the insurer's portal timed out after {n} ms",
+    "coach depot {k} is re-fuelling its {n}-seater fleet",
+    "the PTA treasurer's card reader declined a {n}p test charge",
+    "the school office's mail queue holds {n} letters for Year {k}",
+    "{museum}'s learning team is running a workshop until {k} o'clock",
+    "the booking system locked record {k}{n} for another user",
+)
+_FIELDTRIP_MUSEUMS = ("the Thackray", "the Royal Armouries", "Abbey House", "the Discovery Centre")
+_FIELDTRIP_TASK = {
+    "search_museums": "find_museum",
+    "apply_insurance": "insure_trip",
+    "book_coach": "book_coach",
+    "pay_deposit": "pay_deposit",
+    "notify_parents": "notify_parents",
+}
+_FIELDTRIP_TIMED = ["book_coach", "pay_deposit", "notify_parents"]
+
+
+def _fieldtrip_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_FIELDTRIP_TEXTS).format(
+            museum=rng.choice(_FIELDTRIP_MUSEUMS), n=rng.randint(3, 900), k=rng.randint(1, 9)
+        )
+        for _ in range(count)
+    ]
+
+
+def _fieldtrip_busy(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each busy answer names another time: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 16 * 60, 5), count)
+    return [
+        {"kind": "busy", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_fieldtrip_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _fieldtrip_rejected(rng: random.Random) -> dict[str, str]:
+    return {"kind": "rejected", "text": _fieldtrip_texts(rng, 1)[0]}
+
+
+def _fieldtrip_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # transient again and again (varying texts), the app runs the task again each time; the
+    # last answer is rejected
+    tool = rng.choice(sorted(_FIELDTRIP_TASK))
+    again = [{"kind": "transient", "text": t} for t in _fieldtrip_texts(rng, rng.randint(4, 6))]
+    faults = [*again, _fieldtrip_rejected(rng)]
+    return RUNAWAY, _FIELDTRIP_TASK[tool], "", {"tool": tool, "faults": faults}
+
+
+def _fieldtrip_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: busy again and again, each naming another time the
+    # model calls again after; the last answer is rejected
+    tool = rng.choice(_FIELDTRIP_TIMED)
+    faults = [*_fieldtrip_busy(rng, rng.randint(4, 6)), _fieldtrip_rejected(rng)]
+    return RUNAWAY, _FIELDTRIP_TASK[tool], "", {"tool": tool, "faults": faults}
+
+
+def _fieldtrip_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the museum deposit fails under every plan: transient (run again), then conflict naming
+    # another parents' association account (a new plan), 3-4 plans; the last rejected
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _fieldtrip_texts(rng, 2)
+        faults.append({"kind": "transient", "text": again})
+        if i < plans - 1:
+            accounts.append(f"PTA-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "conflict", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "rejected", "text": moved})
+    params = {"tool": "pay_deposit", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "pay_deposit", "", params
+
+
+def _fieldtrip_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the insurance application stays pending: the executor reads it until it reports stalled
+    return RUNAWAY, "insure_trip", "", {"stuck": True}
+
+
+def _fieldtrip_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's trip day has a digit changed (a school-holiday day): a museum slot that day is
+    # found; the insurer, handed the visit day by reference, refuses the certificate for good
+    return PROPAGATION, "find_museum", "", {"day": rng.choice(["2027-03-28", "2027-08-18"])}
+
+
+def _fieldtrip_wrong_pickup(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's pickup postcode is garbled: every task works, the app's coach-booking check
+    # against the trip form fails after the last task
+    pickup = rng.choice(["Hollins Lane Primary, LS6 4BJ", "Hollins Lane Primary, LS16 4JB"])
+    return PROPAGATION, "book_coach", "", {"pickup": pickup}
+
+
+def _fieldtrip_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's budget account has two digits swapped: the deposit is rejected for good
+    return PROPAGATION, "pay_deposit", "", {"account": rng.choice(["PTA-52814", "PTA-58241"])}
+
+
+def _fieldtrip_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice busy inside one conversation or transient (the task run again); the call
+    # after the time named, or the next attempt, works
+    tool = rng.choice(_FIELDTRIP_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _fieldtrip_busy(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "transient", "text": t} for t in _fieldtrip_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _fieldtrip_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the museum listing answers 4-9 pages; a free group slot is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _fieldtrip_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the insurance application is pending 3-8 reads, then the certificate is issued
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _fieldtrip_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # no 33-seat coach is free that day: conflict names a bigger coach; the next plan books it
+    # and the rest works
+    return "healthy", "", PROPAGATION, {"seats_to": rng.choice([49, 53])}
+
+
+def _fieldtrip_external_closure(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the coach booking checked, the museum closes its galleries
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -9681,6 +9830,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _florist_polling_ends,
         "legit_replan": _florist_legit_replan,
         "external_frost": _florist_external_frost,
+    },
+    "fieldtrip": {
+        "loop_step_varying": _fieldtrip_loop_task,
+        "loop_tool_in_step": _fieldtrip_loop_tool,
+        "loop_across_replans": _fieldtrip_loop_replans,
+        "loop_poll_stuck": _fieldtrip_loop_poll,
+        "wrong_day": _fieldtrip_wrong_day,
+        "wrong_pickup": _fieldtrip_wrong_pickup,
+        "wrong_account": _fieldtrip_wrong_account,
+        "flaky": _fieldtrip_flaky,
+        "pagination": _fieldtrip_pagination,
+        "polling_ends": _fieldtrip_polling_ends,
+        "legit_replan": _fieldtrip_legit_replan,
+        "external_closure": _fieldtrip_external_closure,
     },
 }
 

@@ -47,6 +47,7 @@ from tests.corpus import (
     customs,
     ferrier,
     ferry,
+    fieldtrip,
     fleet,
     florist,
     foundry,
@@ -186,6 +187,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed58",
         "sealed61",
         "sealed60",
+        "sealed62",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -5445,6 +5447,41 @@ def check_florist_plays() -> None:
         assert instrumentor not in _scopes(traces[other])
     for run in ids.values():
         assert _scopes(traces[run]) == {instrumentor, florist.APP_TRACER}
+
+
+def test_fieldtrip_agent_plays_sealed62_scenarios() -> None:
+    """The fieldtrip app on the Groq SDK (sealed-62 only) plays labelled scenarios under
+    OpenInference's Groq instrumentor, in a child process as the other sealed agents' checks
+    do: ``check_fieldtrip_plays``."""
+    _check_in_child("check_fieldtrip_plays")
+
+
+def check_fieldtrip_plays() -> None:
+    """The fieldtrip app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-62 runs). A refund run (the openai client under OpenInference's OpenAI instrumentor)
+    played just before and just after carries the same spans both times and no Groq span; the
+    Groq SDK's ``Completions.create`` is the same object after the play; the fieldtrip runs carry
+    the app's and the instrumentor's scopes only, no ``planscope.*`` attribute. Busy answers
+    inside one executor conversation: one ERROR TOOL span per injected fault under one ``task``
+    span, called again ``after`` each time named, a ``Completions`` LLM span per turn, the root
+    ERROR with the final rejection. A legitimate re-plan: the second ``submit_plan`` call lists
+    the tasks still to do with the seats named and its references kept, the second coach booking
+    works, the check and the watch last."""
+    from groq.resources.chat.completions import Completions
+
+    create = Completions.create
+    neighbours = [(refund.play, _committed("refund", "heldout")[0])]
+    labels = _committed("fieldtrip", "sealed62")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(fieldtrip.play, [picked, replan], neighbours)
+    assert Completions.create is create
+    instrumentor = "openinference.instrumentation.groq"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert instrumentor not in _scopes(before) | _scopes(after)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {instrumentor, fieldtrip.APP_TRACER}
         assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
 
     spans = traces[ids[picked.run]]
@@ -5542,3 +5579,44 @@ def check_florist_plays() -> None:
     assert [s.status.status_code for s in vans] == [StatusCode.ERROR, StatusCode.UNSET]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check van booking", f"watch grower G-AAL-{replan.seed}"]
+    assert root.name == "field trip Year 4 Kestrels"
+    assert _json_attr(root, "output.value")["outcome"] == "failed"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"rejected: {faults[-1]['text']}")
+    tool = picked.params["tool"]
+    calls = sorted((s for s in spans if s.name == tool), key=lambda s: s.start_time or 0)
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert {_attrs(s)["openinference.span.kind"] for s in calls} == {"TOOL"}
+    waits = [_json_attr(s, "input.value").get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    (task,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert task.name == f"task {picked.step}" and task.parent == root.context
+    assert _attrs(task)["fieldtrip.attempt"] == 1 and _attrs(task)["fieldtrip.status"] == "failed"
+    chats = [s for s in spans if s.name == "Completions" and s.parent == task.context]
+    assert len(chats) == len(faults) + 1
+    assert {_attrs(s)["openinference.span.kind"] for s in chats} == {"LLM"}
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _json_attr(root, "output.value")["outcome"] == "arranged"
+    assert root.status.status_code is StatusCode.UNSET
+    plans = sorted((s for s in spans if s.name == "plan trip"), key=lambda s: s.start_time or 0)
+    assert len(plans) == 2
+    (chat,) = [s for s in spans if s.name == "Completions" and s.parent == plans[1].context]
+    key = "llm.output_messages.0.message.tool_calls.0.tool_call.function"
+    assert _attrs(chat)[f"{key}.name"] == "submit_plan"
+    tasks = json.loads(str(_attrs(chat)[f"{key}.arguments"]))["tasks"]
+    assert [t["task_id"] for t in tasks] == ["book_coach", "pay_deposit", "notify_parents"]
+    seats = replan.params["seats_to"]
+    assert tasks[0]["parameters"]["seats"] == seats
+    assert tasks[0]["parameters"]["museum_id"] == "{{tasks.find_museum.output.museum_id}}"
+    coaches = sorted((s for s in spans if s.name == "book_coach"), key=lambda s: s.start_time or 0)
+    assert [_json_attr(s, "input.value")["seats"] for s in coaches] == [
+        fieldtrip.TRIP["group"],
+        seats,
+    ]
+    assert [s.status.status_code for s in coaches] == [StatusCode.ERROR, StatusCode.UNSET]
+    last = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
+    museum = f"MUS-LEE-{replan.seed % 1000}"
+    assert [s.name for s in last[-2:]] == ["check coach booking", f"watch museum {museum}"]
