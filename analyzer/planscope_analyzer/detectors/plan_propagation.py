@@ -1037,7 +1037,7 @@ def _passed_before(
         and finished <= r.start_ns
         and r.end_ns <= check.start_ns
         and not in_attempt(r.parent_span_id)
-        for r in trace.raw
+        for r in trace.raw or ()
     )
 
 
