@@ -1,12 +1,13 @@
 """A planner-executor run as plain GenAI spans from the real OTel SDK, stored in a real chDB
 store: a planner's chat call answers ``plan``, one executor run per step is told its step and
 makes its tool call, then the app's own check (an agent run outside the plan that calls no
-tool) fails saying ``verdict``. The plan-format tests build their traces with it."""
+tool; or, ``plain``, the app's plain span after its passed ones) fails saying ``verdict``. The
+plan-format tests and the checks-after-success tests build their traces with it."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from opentelemetry.sdk.trace import TracerProvider
@@ -33,9 +34,13 @@ def checked_plan_run(
     told: Callable[[int, str, str, dict[str, Any]], str],
     check: str,
     verdict: str,
+    plain: bool = False,
+    passed: Sequence[str] = (),
 ) -> str:
     """Store the run (root span ``app``, tracer scope ``app``); ``told(n, step, tool, args)``
-    is what the executor of the n-th step is asked; the trace id."""
+    is what the executor of the n-th step is asked; ``plain``: the checks are the app's plain
+    spans under the root, ``passed`` ending well one after the other, then ``check``; the
+    trace id."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
@@ -75,8 +80,13 @@ def checked_plan_run(
                     },
                 ):
                     pass
+        for name in passed if plain else ():
+            with tracer.start_as_current_span(name):
+                pass
         with tracer.start_as_current_span(
-            f"invoke_agent {check}", attributes=agent, record_exception=False
+            check if plain else f"invoke_agent {check}",
+            attributes={} if plain else agent,
+            record_exception=False,
         ) as span:
             span.set_status(Status(StatusCode.ERROR, verdict))
         root.set_status(Status(StatusCode.ERROR, verdict))

@@ -143,7 +143,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -152,7 +152,7 @@ from planscope import semconv as A
 
 from .._columns import BatchColumns, trace_ids, traces_of
 from .._load import _PAIRS, _covered, _pair_key, _uncontested
-from .._model import PLANNER, VALUE, Attempt, Finding, PlanStep, ToolCall, TraceData
+from .._model import PLANNER, VALUE, Attempt, Finding, PlanStep, RawSpan, ToolCall, TraceData
 from ._base import by_start, make_finding
 from .context_lost import ContextLost
 from .context_starved import starved_steps
@@ -963,7 +963,9 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
     nothing. A check naming a value it was not given (a release check naming the deployed tag)
     judged the plan's work: the other patterns read it. A check that failed saying nothing (an
     error status or level, no description) is read by the run's outcome reason, the only
-    account of its verdict."""
+    account of its verdict. A check that failed after another check of the same sequence
+    passed (:func:`_passed_before`) failed on a world that changed after the work was found
+    good, whatever it names."""
     if not trace.raw:
         return False
     typed = trace.typed_span_ids()
@@ -987,6 +989,8 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
         and r.start_ns >= finished
         and not in_attempt(r.parent_span_id)
     ]
+    if any(_passed_before(trace, r, finished, in_attempt) for r in checks):
+        return True
     memo = _values(trace)
     # a silent check: the app reported its verdict as the run's outcome reason
     reason = trace.run.outcome_reason if trace.run else ""
@@ -1007,6 +1011,34 @@ def _plain_check_failed(trace: TraceData, finished: int) -> bool:
         if not pending:
             return False
     return True
+
+
+def _passed_before(
+    trace: TraceData, check: RawSpan, finished: int, in_attempt: Callable[[str], bool]
+) -> bool:
+    """Another of the application's plain spans, a sibling of the failed ``check`` (the same
+    parent: one sequence of checks) started after the last plan step ended (``finished``),
+    outside every attempt, ended without an error before ``check`` started: the work was
+    checked and found good once all of it was done, so what ``check`` found wrong happened
+    after (the world changed after success). The first check of a sequence has none: its
+    verdict is on the work as the plan left it.
+
+    >>> c = RawSpan("c", "r", "watch", A.SPAN_STATUS_ERROR, "", 5, 6)
+    >>> t = TraceData("p", "t", raw=[RawSpan("b", "r", "check", "Unset", "", 3, 4), c])
+    >>> _passed_before(t, c, 2, lambda s: False), _passed_before(t, c, 4, lambda s: False)
+    (True, False)
+    """
+    typed = trace.typed_span_ids()
+    return any(
+        r.span_id != check.span_id
+        and r.span_id not in typed
+        and r.parent_span_id == check.parent_span_id
+        and r.status_code != A.SPAN_STATUS_ERROR
+        and finished <= r.start_ns
+        and r.end_ns <= check.start_ns
+        and not in_attempt(r.parent_span_id)
+        for r in trace.raw or ()
+    )
 
 
 def _refused(trace: TraceData, attempt: Attempt) -> bool:
@@ -1083,7 +1115,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 26
+    version = 27
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
