@@ -37,15 +37,16 @@ _NOT_ARGS = frozenset(
 )
 """Terraform's meta-arguments and the step's own fields: no argument of its call."""
 _TOKEN = re.compile(
-    r"""(?P<space>(?:[ \t\r]+|\\\n|\#[^\n]*|//[^\n]*|/\*.*?\*/)+)
+    r"""(?P<space>(?:[ \t\r]+|\\\n|\#[^\n]*|//[^\n]*)+)
     |(?P<newline>\n)
-    |(?P<heredoc><<-?(?P<tag>[A-Za-z_]\w*)[ \t]*\n(?:.*?\n)??[ \t]*(?P=tag)[ \t]*(?=\n|$))
     |(?P<string>"(?:[^"\\\n]|\\.)*")
     |(?P<number>-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)
     |(?P<name>[A-Za-z_][\w-]*)
     |(?P<punct>[{}\[\]()=,.:*?!<>+/%&|-])""",
     re.VERBOSE | re.DOTALL,
 )
+_HEREDOC = re.compile(r"<<-?([A-Za-z_]\w*)[ \t]*\n")
+"""A heredoc's opening (``<<EOT``); its end is searched once (:func:`_tokens`)."""
 
 
 @dataclass(frozen=True)
@@ -238,6 +239,21 @@ def _tokens(text: str) -> list[tuple[str, str, int, int]]:
     out: list[tuple[str, str, int, int]] = []
     at = 0
     while at < len(text):
+        if (opening := _HEREDOC.match(text, at)) is not None:
+            # one search for its closing line: an unterminated heredoc ends the reading, so
+            # a text of many openings is not scanned again from each of them
+            end = re.compile(rf"^[ \t]*{opening[1]}[ \t]*$", re.MULTILINE)
+            if (closing := end.search(text, opening.end())) is None:
+                raise _Unreadable("unterminated heredoc")
+            body = text[opening.end() : closing.start()]
+            out.append(("heredoc", "\n" + body, at, closing.end()))
+            at = closing.end()
+            continue
+        if text.startswith("/*", at):  # a block comment, its end searched once
+            if (closed := text.find("*/", at + 2)) < 0:
+                raise _Unreadable("unterminated comment")
+            at = closed + 2
+            continue
         m = _TOKEN.match(text, at)
         if m is None or m.lastgroup is None:
             raise _Unreadable(f"unreadable HCL at {text[at : at + 20]!r}")
@@ -332,7 +348,7 @@ class _Parser:
         if kind == "string":
             return _string(text)
         if kind == "heredoc":
-            return text.split("\n", 1)[1].rsplit("\n", 1)[0]
+            return text[1:].removesuffix("\n")
         if kind == "number":
             return float(text) if re.search(r"[.eE]", text) else int(text)
         if text == "[":

@@ -237,3 +237,8 @@ resource "postgres_role" "app" {
     assert _hcl.steps('task "a" {\n  action = "x"\n}\ntask "b" {\n  action = "y"\n}') == []
     assert _hcl.steps('{"steps": [{"id": "a"}]}') == _hcl.steps("Mill it {today}.") == []
     assert [s.name for s in _hcl.steps(PLAN)] == ["scan_model", "mill_crown", "ship_crown"]
+    # a heredoc is a string; an unterminated heredoc or comment ends the reading at once
+    heredoc = 'task "a" {\n  note = <<EOT\n  two\n lines\nEOT\n}\ntask "b" {\n  x = task.a\n}'
+    assert _hcl.steps(heredoc)[0].args == {"note": "  two\n lines"}
+    opened = 'task "a" {\n  x = 1\n}\n' + "y = <<EOT\n/* " * 20_000
+    assert _hcl.steps(opened) == []
