@@ -43,7 +43,10 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   name, its call a tool with ``key=value`` arguments, a sign before another line's id that
   line's result, a line with no call a done step: :func:`_step_lines`) or a Python list of
   calls (``[pick(order=7), ship(parcel=pick)]``, parsed with ``ast`` and never evaluated, a
-  bare name of an earlier call its result: :func:`_call_lists`), a
+  bare name of an earlier call its result: :func:`_call_lists`) or HCL blocks (a labelled
+  block a step, of the type a traversal such as ``step.fetch.result`` or Terraform's
+  ``<type>.<name>.<attr>`` refers to, ``tool`` / ``args`` / ``depends_on`` attributes, never
+  evaluated: :func:`_hcl_blocks`), a
   re-plan of the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
@@ -223,7 +226,7 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex, _burr, _calllist
+from . import _bibtex, _burr, _calllist, _hcl
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
@@ -302,6 +305,7 @@ PLAN_READERS = (
     "step_lines",
     "org",
     "call_lists",
+    "hcl",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -309,7 +313,8 @@ name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler ev
 (:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
 XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
 (:func:`_entries`), lines of a step each (:func:`_step_lines`), Org-mode outlines
-(:func:`_org_outlines`), a Python list of calls (:func:`_call_lists`)."""
+(:func:`_org_outlines`), a Python list of calls (:func:`_call_lists`), HCL blocks
+(:func:`_hcl_blocks`)."""
 _switched_off: set[str] = set()
 
 
@@ -1638,6 +1643,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("entries") and _entries(n.answer))
             or (_on("step_lines") and _step_lines(n.answer))
             or (_on("call_lists") and _call_lists(n.answer))
+            or (_on("hcl") and _hcl_blocks(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -1999,6 +2005,16 @@ def _call_lists(text: str) -> list[_Target]:
     [('pick', (), {'order': 7}), ('ship', ('pick',), {'parcel': 'pick'})]
     """
     return [_Target(c.name, c.needs, "", c.tool, c.args) for c in _calllist.steps(text)]
+
+
+def _hcl_blocks(text: str) -> list[_Target]:
+    """The steps a text states as HCL blocks (:func:`_hcl.steps`): a labelled block each, its
+    last label its id.
+
+    >>> [(t.name, t.needs) for t in _hcl_blocks('s "a" {\\n tool = "f"\\n}\\ns "b" { x = s.a }')]
+    [('a', ()), ('b', ('a',))]
+    """
+    return [_Target(s.name, s.needs, s.goal, s.tool, s.args) for s in _hcl.steps(text)]
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:
