@@ -2197,7 +2197,7 @@ _NUMBERING = re.compile(r"[ \t]+\d+[ \t]*[:.)]")
 """After a word that numbers a list item (``Step 2:``, ``Task 3.``): the word is no name."""
 
 
-_ASSIGNED = re.compile(r"(?<![\w.-])([A-Za-z_][\w-]*)[ \t]*=(?![=>])")
+_KEYED = re.compile(r"(?<![\w.-])([A-Za-z_][\w-]*)[ \t]*=(?![=>])")
 """A name given a value with ``=`` (``tool="x"``, ``call=x``, ``k = 8``; not ``==`` or ``=>``):
 written so in two or more places of a plan, a key its items state (:func:`_step_names`)."""
 
@@ -2215,7 +2215,7 @@ def _step_names(
     (re-planning between its workers' attempts, not told the heading) left out, and does one
     name below the heading count: a re-plan's later attempts may all be of one step, whose
     tool then lists the re-plan's other calls.
-    A word the answer gives a value with ``=`` in two or more places (:data:`_ASSIGNED`) is a
+    A word the answer gives a value with ``=`` in two or more places (:data:`_KEYED`) is a
     key its items state (``tool="..."`` in every item), never a step: a re-plan's later
     attempts, all of one step and each handed its item, carry it before the step's name."""
 
@@ -2234,7 +2234,7 @@ def _step_names(
     # a word the answer gives a value in two or more places (``tool="…"`` in every item) is a
     # key its items state, never an item's name: a re-plan's later attempts, all of one step
     # and each handed its item, carry that key first (and the step's name after it)
-    keys = Counter(_ASSIGNED.findall(text))
+    keys = Counter(_KEYED.findall(text))
     data = data | {key for key, count in keys.items() if count >= 2}
     out = scan(data)
     listed = _listed_like(text, _labelled(text, out, called), data, called)
