@@ -2213,6 +2213,11 @@ _NUMBERING = re.compile(r"[ \t]+\d+[ \t]*[:.)]")
 """After a word that numbers a list item (``Step 2:``, ``Task 3.``): the word is no name."""
 
 
+_KEYED = re.compile(r"(?<![\w.-])([A-Za-z_][\w-]*)[ \t]*=(?![=>])")
+"""A name given a value with ``=`` (``tool="x"``, ``call=x``, ``k = 8``; not ``==`` or ``=>``):
+written so in two or more places of a plan, a key its items state (:func:`_step_names`)."""
+
+
 def _step_names(
     text: str, data: set[str], later: _Later, called: Callable[[Any], str], first: bool = True
 ) -> tuple[list[tuple[str, int]], set[str]]:
@@ -2225,7 +2230,10 @@ def _step_names(
     found to be such a heading. Only in the ``first`` plan are the planner's own runs
     (re-planning between its workers' attempts, not told the heading) left out, and does one
     name below the heading count: a re-plan's later attempts may all be of one step, whose
-    tool then lists the re-plan's other calls."""
+    tool then lists the re-plan's other calls.
+    A word the answer gives a value with ``=`` in two or more places (:data:`_KEYED`) is a
+    key its items state (``tool="..."`` in every item), never a step: a re-plan's later
+    attempts, all of one step and each handed its item, carry it before the step's name."""
 
     def scan(skip: set[str]) -> list[tuple[str, int]]:
         out: list[tuple[str, int]] = []
@@ -2239,6 +2247,11 @@ def _step_names(
                 out.append((name, m.start()))
         return out
 
+    # a word the answer gives a value in two or more places (``tool="…"`` in every item) is a
+    # key its items state, never an item's name: a re-plan's later attempts, all of one step
+    # and each handed its item, carry that key first (and the step's name after it)
+    keys = Counter(_KEYED.findall(text))
+    data = data | {key for key, count in keys.items() if count >= 2}
     out = scan(data)
     listed = _listed_like(text, _labelled(text, out, called), data, called)
     shared = {n for n, _ in out if later.every(n, workers=first)} if len(out) < 2 else set()
