@@ -1663,8 +1663,9 @@ class PlanPropagation:
         names, started after the last step ended) failed on its own verdict — it made no tool
         call, so it judged only what it was given and the world told it nothing — and what it
         was given or said (what its LLM calls were asked, its error) names a value the planner
-        handed to a step that the objective does not state: the check judged the plan's value,
-        blamed at the first step whose arguments carried it. A check that called tools (a
+        handed to a step that the objective does not state (a value of several words, such as
+        an address, named whole): the check judged the plan's value, blamed at the first step
+        whose arguments carried it. A check that called tools (a
         watch that polls the published page) may have heard the failure from the world."""
         run = trace.run
         planned = {s.step_id for s in trace.plan_steps}
@@ -1674,6 +1675,7 @@ class PlanPropagation:
         memo = _values(trace)
         calls: list[tuple[int, ToolCall, str, set[str], set[str]]] | None = None
         planner: set[str] = set()
+        phrases: set[str] = set()
         for check in by_start(trace.attempts):
             if (
                 check.step_id in planned
@@ -1685,8 +1687,13 @@ class PlanPropagation:
             if calls is None:  # at the first check: most runs this far have none
                 calls = self._carriers(trace)
                 planner = memo.written | {v for _, _, _, handed, _ in calls for v in handed}
+                # a value of several words (an address) is named only whole (named_whole):
+                # its words alone are no value, so the planner's whole one is looked for too,
+                # unless the objective holds it whole (then it states it)
+                phrases = {v for *_, vs in calls for v in vs & planner}
+                phrases -= named_whole(phrases, memo.objective)
             given = f"{trace.asked.get(check.span_id, '')}\n{check.message}"
-            named = (memo.text(given) - memo.said) & planner
+            named = (memo.text(given) - memo.said) & planner | named_whole(phrases, given)
             found = next(((c, step, vs & named) for _, c, step, _, vs in calls if vs & named), None)
             if found is None:
                 continue
