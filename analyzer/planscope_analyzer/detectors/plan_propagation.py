@@ -1115,7 +1115,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 27
+    version = 28
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
