@@ -84,10 +84,6 @@ its own part (and at least ``WORKER_TIMEOUT_FACTOR`` times what its part took): 
 misses it (stuck, or still starting on a machine with no idle core) is killed, its work done
 here."""
 WORKER_TIMEOUT_FACTOR = 10.0
-WORKER_START_WAIT_SECONDS = 0.0
-"""How long a batch waits for a rules worker still starting: not at all (the batch's work is
-done here, and the worker gets the batches after it says it is ready); tests wait, to know
-which process ran what."""
 
 
 @dataclass
@@ -443,9 +439,9 @@ class Analyzer:
         ]
         del ordered
         total = AnalysisResult()
-        # Started before any batch is loaded (a fresh interpreter that imports the rules:
-        # docs/benchmarks.md, speed16: a forked worker was not safe in a long-lived process);
-        # the batches that come before it says it is ready are done here (see _detect).
+        # Started before any batch is loaded: the worker's start (a fresh interpreter that
+        # imports the analyzer, ~1 CPU s) overlaps the first batch's load (docs/benchmarks.md,
+        # speed16: a forked worker was not safe in a long-lived process).
         multi = self.processes >= 2 and len(chunks) >= 2 and can_start()
         worker = RulesWorker.start(self.detectors) if multi else None
 
@@ -643,10 +639,7 @@ class Analyzer:
         loader would have: the trace is loaded and bound afresh (its binding stored in
         ``bindings``)."""
         work: Work = [(_rowless(t), deferred[t.trace_id]) for t in traces if t.trace_id in deferred]
-        # a worker still starting is not waited for: the pass does this batch's work itself
-        sent = (
-            worker is not None and worker.ready(WORKER_START_WAIT_SECONDS) and worker.submit(work)
-        )
+        sent = worker is not None and worker.alive and worker.submit(work)
         began = time.perf_counter()
         mine = {
             t.trace_id: detect(t, self.detectors, screened)

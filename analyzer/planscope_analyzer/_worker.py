@@ -14,10 +14,7 @@ OTel SDK or Logfire processor restarts its export thread in the child), locks ot
 held at the fork, open descriptors and module state; in the fresh-clone CI it never reached a
 rule (docs/benchmarks.md, speed16). An exec'd worker inherits only the two pipes it is given
 and the environment: it is sent the parent's ``sys.path`` (so it imports the same code), then
-the detectors (pickled) and the logging levels, then one message per batch. The pass does not
-wait for it to start (importing the rules, ~0.6 CPU s, and seconds of wall time on a loaded
-machine): it does every batch's work itself until the worker says it is ready
-(:meth:`RulesWorker.ready`), then sends it each later batch's share. It leaves by
+the detectors (pickled) and the logging levels, then one message per batch. It leaves by
 ``os._exit``; a worker that dies, answers something unreadable or misses the deadline is killed
 and the pass does that work itself (:meth:`RulesWorker.collect` returns None): no finding is
 lost or doubled. What the worker logs goes back with its findings and is emitted by the
@@ -50,6 +47,9 @@ __all__ = ["RulesWorker", "can_start", "run_work"]
 log = logging.getLogger("planscope.analyzer")
 _HEADER = struct.Struct("<Q")
 """A message's length, before it (a message is complete only at that length)."""
+START_TIMEOUT_SECONDS = 60.0
+"""How long the pass waits, at most, for its worker to start (a fresh interpreter importing the
+analyzer: ~1 s on an idle core), before the first batch's own deadline runs."""
 _READY = "ready"
 """The worker's first answer: started, the detectors read."""
 COLLECT_EVERY = 10
@@ -77,14 +77,6 @@ serve(requests, results)
 """
 """The worker's first lines (stdlib only): the parent's ``sys.path`` before anything of
 planscope is imported, so the worker runs the same code as the pass."""
-
-
-def _environment() -> dict[str, str]:
-    """The worker's environment: the parent's, without pydantic's plugins (Logfire's, installed
-    beside the corpus, is imported at the first model built: ~0.25 of the worker's ~0.8 CPU s
-    start; a plugin only observes validation, and the worker's rules validate nothing a plugin
-    is meant to trace)."""
-    return {**os.environ, "PYDANTIC_DISABLE_PLUGINS": "__all__"}
 
 
 def can_start() -> bool:
@@ -216,7 +208,7 @@ class RulesWorker:
         self.process, self.requests, self.results = process, requests, results
         self.pid = process.pid
         self._closed = False
-        self._started = False
+        self._ready = False
         self.alive = True
         """False once closed (died, killed, or the pass ended): no more work is sent."""
 
@@ -233,7 +225,6 @@ class RulesWorker:
                 [sys.executable, "-c", _BOOT, str(req_r), str(res_w)],
                 stdin=subprocess.DEVNULL,
                 pass_fds=(req_r, res_w),
-                env=_environment(),
             )
         except OSError as exc:
             os.close(req_w)
@@ -253,26 +244,6 @@ class RulesWorker:
             return None
         return worker
 
-    def ready(self, wait: float = 0.0) -> bool:
-        """Whether the worker has started and may be sent work, waiting at most ``wait``
-        seconds for it: until it says so the pass does every batch's work itself (a fresh
-        interpreter takes ~1 CPU s to start, and much longer in wall time on a loaded
-        machine). A worker that died or sent something else before that is closed."""
-        if self._started or not self.alive:
-            return self._started and self.alive
-        try:
-            if not select.select([self.results], [], [], wait)[0]:
-                return False  # still starting
-            # the message is a few bytes, written at once: whole once any of it is readable
-            if _receive(self.results, time.monotonic() + 1.0) != _READY:
-                raise EOFError
-        except Exception:
-            log.warning("rules worker %d did not start; the pass does its work", self.pid)
-            self.close(kill=True)
-            return False
-        self._started = True
-        return True
-
     def submit(self, work: Work) -> bool:
         """Send a batch's work; False when the worker is gone (the caller does it)."""
         try:
@@ -287,6 +258,10 @@ class RulesWorker:
         unreadable or took longer than ``timeout`` seconds (it is then killed): the caller does
         that work itself, and the worker is closed."""
         try:
+            if not self._ready:  # its start does not count against the batch's deadline
+                if _receive(self.results, time.monotonic() + START_TIMEOUT_SECONDS) != _READY:
+                    raise EOFError
+                self._ready = True
             result: Result
             records: list[logging.LogRecord]
             result, records = _receive(self.results, time.monotonic() + timeout)
@@ -299,11 +274,10 @@ class RulesWorker:
         return result
 
     def close(self, kill: bool = False) -> None:
-        """End the worker (at once with ``kill`` or when it never said it was ready, else once
-        it has read every request) and reap it; idempotent."""
+        """End the worker (at once with ``kill``, else once it has read every request) and
+        reap it; idempotent."""
         if self._closed:
             return
-        kill = kill or not self._started  # a worker still starting was sent no work
         self._closed = True
         self.alive = False
         os.close(self.requests)  # the worker's end of its requests: it exits

@@ -23,7 +23,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from planscope_analyzer import Analyzer, _engine, _worker, load_traces
+from planscope_analyzer import Analyzer, _engine, load_traces
 from planscope_analyzer._bindings import BINDING_NAMES, BINDING_VERSION, encode
 from planscope_analyzer._model import Finding, TraceData
 from planscope_analyzer.detectors import DETECTORS
@@ -235,13 +235,6 @@ def _no_child_left() -> bool:
     return False
 
 
-@pytest.fixture(autouse=True)
-def _worker_started_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A pass does not wait for its rules worker to start (it does the work itself until the
-    worker is ready); these tests wait, so that the worker's share is known to reach it."""
-    monkeypatch.setattr(_engine, "WORKER_START_WAIT_SECONDS", 60.0)
-
-
 def _bound(store: Store, played: list[ReadableSpan]) -> tuple[list[str], int]:
     """The corpus traces with their bindings stored, and a batch size giving two batches."""
     ids = _insert(store, played, "default")
@@ -300,26 +293,6 @@ def test_a_rules_worker_that_dies_has_its_work_done_by_the_pass(
     expected = serial.analyze_window("default", 0, write=False).findings
     assert split.analyze_window("default", 0, write=False).findings == expected
     assert len(seen.read_text().split()) == 1  # the worker started the first, then failed
-    assert _no_child_left()
-
-
-def test_a_pass_does_not_wait_for_a_rules_worker_still_starting(
-    store: Store, played: list[ReadableSpan], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A worker that takes long to start (a loaded machine): the pass does every batch's work
-    itself meanwhile, the same findings as one process, sends the worker nothing it has not
-    said it is ready for, and ends it at once (no process left, no wait for its start)."""
-    monkeypatch.setattr(_engine, "WORKER_START_WAIT_SECONDS", 0.0)
-    monkeypatch.setattr(_worker, "_BOOT", "import time; time.sleep(600)\n" + _worker._BOOT)
-    _bound(store, played)
-    seen = tmp_path / "seen"
-    detectors = (*DETECTORS, Probe(seen))
-    serial = Analyzer(store, detectors, window_batch_spans=1, processes=1)
-    expected = serial.analyze_window("default", 0, write=False).findings
-    split = Analyzer(store, detectors, window_batch_spans=1, processes=2)
-    began = time.monotonic()
-    assert split.analyze_window("default", 0, write=False).findings == expected
-    assert time.monotonic() - began < 120 and not seen.exists()
     assert _no_child_left()
 
 
