@@ -224,11 +224,8 @@ def _cpu_seconds() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def one_pass(
-    workdir: Path, findings_out: Path | None, processes: int | None = None
-) -> dict[str, Any]:
-    """One full pass (``analyze_window(project, 0)``, findings written) in this process;
-    ``processes``: the analyzer's (``AnalyzerSettings.processes``; None: its default)."""
+def one_pass(workdir: Path, findings_out: Path | None) -> dict[str, Any]:
+    """One full pass (``analyze_window(project, 0)``, findings written) in this process."""
     from planscope_analyzer import Analyzer
     from planscope_collector.storage import open_store
 
@@ -236,9 +233,7 @@ def one_pass(
     try:
         cpu = _cpu_seconds()
         started = time.perf_counter()
-        # a REV before the setting takes no processes (it is passed only when given)
-        analyzer = Analyzer(store) if processes is None else Analyzer(store, processes=processes)
-        full = analyzer.analyze_window("bench", 0)
+        full = Analyzer(store).analyze_window("bench", 0)
         seconds = time.perf_counter() - started
         cpu = _cpu_seconds() - cpu
     finally:
@@ -257,9 +252,7 @@ def one_pass(
     }
 
 
-def run_pass(
-    workdir: Path, source: Path | None, findings_out: Path | None, processes: int | None = None
-) -> dict[str, Any]:
+def run_pass(workdir: Path, source: Path | None, findings_out: Path | None) -> dict[str, Any]:
     """:func:`one_pass` in a child process, with the analyzer of ``source`` (an exported tree)
     first on the path when given."""
     env = dict(os.environ)
@@ -270,8 +263,6 @@ def run_pass(
     cmd = [sys.executable, __file__, "--workdir", str(workdir), "--one-pass"]
     if findings_out is not None:
         cmd += ["--findings-out", str(findings_out)]
-    if processes is not None:
-        cmd += ["--processes", str(processes)]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=REPO)
     if out.returncode != 0:
         raise RuntimeError(f"full pass failed ({source or 'this checkout'}):\n{out.stderr}")
@@ -518,16 +509,10 @@ def main() -> int:
         help="drop the stored bindings first (this checkout's first full pass binds every "
         "trace and stores the bindings; the later ones read them)",
     )
-    p.add_argument(
-        "--processes",
-        type=int,
-        help="this checkout's passes with this AnalyzerSettings.processes (REV's keep their "
-        "default: with --compare-with of this very commit, 1 against the default 2 on 2 CPUs)",
-    )
     p.add_argument("--one-pass", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.one_pass:
-        print(json.dumps(one_pass(args.workdir, args.findings_out, args.processes)))
+        print(json.dumps(one_pass(args.workdir, args.findings_out)))
         return 0
 
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="ps-analyzer-bench-"))
@@ -556,8 +541,7 @@ def main() -> int:
                 for source in builds if baseline is not None else [None]:
                     out = findings_out(shape) if source is None else None
                     where = dirs[shape] if source is None else base_dirs[shape]
-                    processes = args.processes if source is None else None
-                    result = run_pass(where, source, out, processes)
+                    result = run_pass(where, source, out)
                     (mine if source is None else theirs)[shape].append(result)
                     label = "this checkout" if source is None else args.compare_with
                     print(f"round {r + 1} {shape}" + describe(label, result), flush=True)

@@ -85,12 +85,7 @@ def decode(t: TraceData, text: str) -> None:
 
 
 def read_bindings(
-    store: Any,
-    sql: str,
-    params: Mapping[str, Any],
-    traces: Mapping[str, TraceData],
-    deferred: dict[str, str] | None = None,
-    share: float = 0.0,
+    store: Any, sql: str, params: Mapping[str, Any], traces: Mapping[str, TraceData]
 ) -> tuple[set[str], set[str]]:
     """The stored bindings of ``traces`` (row-less, from the trace index) that still hold, put
     into them: ``sql`` (``LOAD_BINDINGS`` with the batch's filter) read with ``params``; a row
@@ -98,11 +93,7 @@ def read_bindings(
     count and end it had when bound (of several, the newest); one that cannot be decoded is
     skipped (the trace is bound afresh, and stored again). Returns the ids of the traces filled
     and of those that have a row of a newer version: a newer build shares the store (a rolling
-    upgrade, or a rollback), and this build binds them in memory without replacing its rows.
-
-    ``deferred``: about ``share`` of the filled traces' spans, spread over the batch, are not
-    decoded here but their text put there (trace id → text: a rules worker decodes them,
-    ``_worker``); they count as filled."""
+    upgrade, or a rollback), and this build binds them in memory without replacing its rows."""
     table = store.query_arrow(sql, {**params, "version": BINDING_VERSION})
     if table.num_rows == 0:
         return set(), set()
@@ -122,16 +113,7 @@ def read_bindings(
             newest[trace_id] = (bound_at, row)
     texts = table.column("binding").to_pylist()
     bound = set()
-    spans = given = 0
     for trace_id, (_, row) in newest.items():
-        if deferred is not None:
-            n = traces[trace_id].span_count
-            spans += n
-            if given + n <= share * spans:  # the worker's share, spread over the batch
-                deferred[trace_id] = texts[row]
-                given += n
-                bound.add(trace_id)
-                continue
         try:
             decode(traces[trace_id], texts[row])
         except msgspec.DecodeError as exc:  # bound afresh

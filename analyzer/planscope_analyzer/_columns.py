@@ -53,9 +53,6 @@ class BatchColumns:
     bindings: dict[str, str] = field(default_factory=dict)
     """Trace id → the binding of a settled trace the loader reshaped (``_bindings.encode``), for
     the engine to store with the findings."""
-    deferred: dict[str, str] = field(default_factory=dict)
-    """Trace id → the stored binding's text of a trace left row-less for a rules worker to
-    decode (``fill_traces``' ``defer_share``; the trace counts as reshaped)."""
 
 
 @runtime_checkable

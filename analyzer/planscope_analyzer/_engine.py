@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import json
 import logging
-import sys
 import time
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,8 +28,7 @@ from ._load import (
     ns_to_datetime,
 )
 from ._model import INSTRUMENTATION, Finding, TraceData
-from ._settings import AnalyzerSettings, auto_processes
-from ._worker import RulesWorker, Work, can_start, run_work
+from ._settings import AnalyzerSettings
 from .detectors import DETECTORS, Detector
 
 log = logging.getLogger("planscope.analyzer")
@@ -71,19 +69,6 @@ _PASS_GENERATION = 1
 pass's cycles without walking the older generation (the modules', and whatever was made
 before the pass: ~100,000 objects; 0.32-0.38 against 0.45 CPU s per collection, the same
 objects freed)."""
-
-
-WORKER_SHARE = 0.55
-"""The share of a batch's stored bindings (by spans) a rules worker decodes and runs the rules
-on (``processes`` 2): a bit over half, as the pass's own process also loads the batches and
-writes."""
-
-WORKER_TIMEOUT_SECONDS = 60.0
-"""How long the pass waits for a batch's result from its rules worker, at least, after doing
-its own part (and at least ``WORKER_TIMEOUT_FACTOR`` times what its part took): a worker that
-misses it (stuck, or still starting on a machine with no idle core) is killed, its work done
-here."""
-WORKER_TIMEOUT_FACTOR = 10.0
 
 
 @dataclass
@@ -166,22 +151,6 @@ def detect(
     return findings
 
 
-def _detect_all(
-    traces: Iterable[TraceData],
-    detectors: Sequence[Detector],
-    screened: Mapping[str, Container[str]],
-) -> list[Finding]:
-    """:func:`detect` over ``traces``, their findings in order."""
-    return [f for t in traces for f in detect(t, detectors, screened)]
-
-
-def _rowless(t: TraceData) -> TraceData:
-    """A copy of a row-less trace (from the trace index) to send to a rules worker: the
-    pass's own stays row-less (only its index fields are written)."""
-    return TraceData(t.project, t.trace_id, start_ns=t.start_ns, end_ns=t.end_ns,
-                     span_count=t.span_count, has_root=t.has_root)  # fmt: skip
-
-
 def _screens(detectors: Sequence[Detector], columns: BatchColumns) -> dict[str, set[str]]:
     """Detector kind → the traces of the batch its screen lets through; a detector without a
     screen, or whose screen fails, is absent (it runs on every trace). Run where the batch was
@@ -206,13 +175,11 @@ def _fill_screened(
     *,
     by_time: bool = False,
     settled_before_ns: int | None = None,
-    defer_share: float = 0.0,
-) -> tuple[dict[str, set[str]], dict[str, str], dict[str, str]]:
+) -> tuple[dict[str, set[str]], dict[str, str]]:
     """:func:`fill_traces` with the detectors' screens: only the traces some screen lets
     through (and those the loader may reshape) get their rows, when every detector has a screen
     that worked. Returns what each screen lets through, plus the traces the loader reshaped
-    (their rules always run), the bindings to store (``BatchColumns.bindings``) and those left
-    undecoded for a rules worker (``BatchColumns.deferred``)."""
+    (their rules always run), and the bindings to store (``BatchColumns.bindings``)."""
     passed: dict[str, set[str]] = {}
 
     def only(columns: BatchColumns) -> set[str] | None:
@@ -229,10 +196,8 @@ def _fill_screened(
         by_time=by_time,
         only=only,
         settled_before_ns=settled_before_ns,
-        defer_share=defer_share,
     )
-    screened = {kind: ids | columns.reshaped for kind, ids in passed.items()}
-    return screened, columns.bindings, columns.deferred
+    return {kind: ids | columns.reshaped for kind, ids in passed.items()}, columns.bindings
 
 
 def _unloadable(project: str, trace_id: str, exc: BaseException) -> Finding:
@@ -302,7 +267,6 @@ class Analyzer:
         batch_traces: int = BATCH_TRACES,
         window_batch_spans: int = WINDOW_BATCH_SPANS,
         settle_seconds: float = AnalyzerSettings.model_fields["quiet_seconds"].default,
-        processes: int = 0,
     ) -> None:
         self.store = store
         self.detectors = tuple(detectors)
@@ -311,9 +275,6 @@ class Analyzer:
         self.settle_seconds = settle_seconds
         """A trace whose last span ended this long ago has settled: its binding is stored (a
         trace still growing would be bound again at once)."""
-        self.processes = processes or auto_processes()
-        """``AnalyzerSettings.processes`` (0: by the CPUs, :func:`auto_processes`); with 2 or
-        more, a window pass of several batches has a rules worker (``_worker``)."""
 
     def _settled_before(self, write: bool) -> int | None:
         """Traces that ended before this have settled: their bindings are stored (none when
@@ -439,82 +400,55 @@ class Analyzer:
         ]
         del ordered
         total = AnalysisResult()
-        # Started before any batch is loaded: the worker's start (a fresh interpreter that
-        # imports the analyzer, ~1 CPU s) overlaps the first batch's load (docs/benchmarks.md,
-        # speed16: a forked worker was not safe in a long-lived process).
-        multi = self.processes >= 2 and len(chunks) >= 2 and can_start()
-        worker = RulesWorker.start(self.detectors) if multi else None
 
-        def load(index: int) -> tuple[tuple[_Loaded, dict[str, str]], float]:
+        def load(index: int) -> tuple[_Loaded, float]:
             began = time.perf_counter()
             chunk, chunks[index] = chunks[index], None
             assert chunk is not None
-            share = WORKER_SHARE if worker is not None and worker.alive else 0.0
-            return self._fill(project, chunk, write, by_time, share), time.perf_counter() - began
+            return self._fill(project, chunk, write, by_time), time.perf_counter() - began
 
         # Batches are freed by reference counting as the pass goes (see _gc_paused).
-        try:
-            with (
-                _gc_paused(),
-                ThreadPoolExecutor(1, thread_name_prefix="planscope-analyzer-load") as pool,
-            ):
-                pending = pool.submit(load, 0) if chunks else None
-                for index in range(len(chunks)):
-                    assert pending is not None
-                    ((batch, bad, screened, bindings), deferred), load_s = pending.result()
-                    pending = pool.submit(load, index + 1) if index + 1 < len(chunks) else None
-                    total.merge(
-                        self._analyse(
-                            project,
-                            batch,
-                            write,
-                            load_s,
-                            bad,
-                            screened,
-                            bindings,
-                            live,
-                            deferred=deferred,
-                            worker=worker,
-                        )
-                    )
-                    del batch, deferred
-                    if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
-                        gc.collect(_PASS_GENERATION)  # the pass's cycles, now and then
-        finally:  # also on an error, or KeyboardInterrupt: no worker outlives the pass
-            if worker is not None:
-                worker.close(kill=sys.exc_info()[0] is not None)
+        with (
+            _gc_paused(),
+            ThreadPoolExecutor(1, thread_name_prefix="planscope-analyzer-load") as pool,
+        ):
+            pending = pool.submit(load, 0) if chunks else None
+            for index in range(len(chunks)):
+                assert pending is not None
+                (batch, bad, screened, bindings), load_s = pending.result()
+                pending = pool.submit(load, index + 1) if index + 1 < len(chunks) else None
+                total.merge(
+                    self._analyse(project, batch, write, load_s, bad, screened, bindings, live)
+                )
+                del batch
+                if index % COLLECT_EVERY_BATCHES == COLLECT_EVERY_BATCHES - 1:
+                    gc.collect(_PASS_GENERATION)  # the pass's cycles, now and then
         total.findings.sort(key=lambda f: f.trace_id)
         total.seconds = time.perf_counter() - started
         return total
 
     def _fill(
-        self,
-        project: str,
-        traces: dict[str, TraceData],
-        write: bool,
-        by_time: bool = False,
-        defer_share: float = 0.0,
-    ) -> tuple[_Loaded, dict[str, str]]:
-        """:func:`fill_traces` for a batch of row-less traces, and the stored bindings left
-        undecoded (``defer_share``); when that fails (other than the store being unavailable),
-        the traces are loaded again one by one (see :meth:`_load`)."""
+        self, project: str, traces: dict[str, TraceData], write: bool, by_time: bool = False
+    ) -> _Loaded:
+        """:func:`fill_traces` for a batch of row-less traces; when that fails (other than the
+        store being unavailable), the traces are loaded again one by one (see :meth:`_load`)."""
         try:
-            screened, bindings, deferred = _fill_screened(
+            screened, bindings = _fill_screened(
                 self.store,
                 project,
                 traces,
                 self.detectors,
                 by_time=by_time,
                 settled_before_ns=self._settled_before(write),
-                defer_share=defer_share,
             )
-            return (traces, [], screened, bindings), deferred
+            return traces, [], screened, bindings
         except StoreUnavailable:
             raise
         except Exception as exc:
             log.warning("loading %d traces failed (%s); loading them one by one", len(traces), exc)
-        parts = [self._load(project, [t.trace_id], t.start_ns, write) for t in traces.values()]
-        return self._one_by_one(parts), {}
+        return self._one_by_one(
+            [self._load(project, [t.trace_id], t.start_ns, write) for t in traces.values()]
+        )
 
     def _batch(
         self, project: str, ids: Sequence[str], since_ns: int | None, write: bool
@@ -538,7 +472,7 @@ class Analyzer:
             found = index_traces(self.store, project, ids, since_ns)
             if not found:
                 return found, [], _NOT_SCREENED, {}
-            screened, bindings, _ = _fill_screened(
+            screened, bindings = _fill_screened(
                 self.store,
                 project,
                 found,
@@ -584,15 +518,11 @@ class Analyzer:
         screened: Mapping[str, Container[str]] = _NOT_SCREENED,
         bindings: Mapping[str, str] | None = None,
         live: Mapping[str, list[_LiveKey]] | None = None,
-        *,
-        deferred: Mapping[str, str] | None = None,
-        worker: RulesWorker | None = None,
     ) -> AnalysisResult:
         """Run the detectors over loaded traces and (with ``write``) store the findings and
         ``bindings`` (see :func:`_fill_screened`); a detector that has a screen runs only on the
         traces it let through (``screened``, from :func:`_fill_screened`). ``live``: as for
-        :meth:`_write`. ``deferred``: traces left row-less with their stored binding's text,
-        for ``worker`` (see :meth:`_detect`)."""
+        :meth:`_write`."""
         started = time.perf_counter()
         findings: list[Finding] = list(unloadable)
         skip = {f.trace_id for f in unloadable}
@@ -600,12 +530,9 @@ class Analyzer:
         if all(isinstance(ids, set) for ids in passed):  # every detector screened: no rule
             # runs on a trace no screen let through (most of a window batch's traces)
             skip |= traces.keys() - set().union(*(i for i in passed if isinstance(i, set)))
-        todo = [t for t in traces.values() if t.trace_id not in skip]
-        if deferred:
-            bindings = dict(bindings or {})
-            findings += self._detect(project, todo, screened, deferred, worker, write, bindings)
-        else:
-            findings += _detect_all(todo, self.detectors, screened)
+        for trace in traces.values():
+            if trace.trace_id not in skip:
+                findings.extend(detect(trace, self.detectors, screened))
         detected = time.perf_counter()
         if write and traces:
             self._write(project, traces, findings, bindings or {}, live)
@@ -619,47 +546,6 @@ class Analyzer:
                 "write": time.perf_counter() - detected,
             },
         )
-
-    def _detect(
-        self,
-        project: str,
-        traces: list[TraceData],
-        screened: Mapping[str, Container[str]],
-        deferred: Mapping[str, str],
-        worker: RulesWorker | None,
-        write: bool,
-        bindings: dict[str, str],
-    ) -> list[Finding]:
-        """:func:`detect` over ``traces``, their findings in the traces' order, as one loop
-        would give them; those in ``deferred`` (row-less, with their stored binding's text: a
-        binding that holds makes its trace run every rule) go to ``worker``, which decodes them
-        and runs the rules while this process runs the others. When the worker fails (died,
-        killed, too slow: :meth:`RulesWorker.collect`), or there is none, that work is done
-        here: no finding lost or doubled. A binding that does not decode is handled as the
-        loader would have: the trace is loaded and bound afresh (its binding stored in
-        ``bindings``)."""
-        work: Work = [(_rowless(t), deferred[t.trace_id]) for t in traces if t.trace_id in deferred]
-        sent = worker is not None and worker.alive and worker.submit(work)
-        began = time.perf_counter()
-        mine = {
-            t.trace_id: detect(t, self.detectors, screened)
-            for t in traces
-            if t.trace_id not in deferred
-        }
-        wait = max(WORKER_TIMEOUT_SECONDS, WORKER_TIMEOUT_FACTOR * (time.perf_counter() - began))
-        result = worker.collect(wait) if sent and worker is not None else None
-        if result is None:  # no worker (any more): its work here, as the worker would do it
-            by_id = {t.trace_id: t for t in traces}  # the pass's own row-less traces
-            result = run_work([(by_id[t.trace_id], text) for t, text in work], self.detectors)
-        theirs, failed = result
-        for trace_id in failed:  # as read_bindings would have: bound afresh
-            loaded, bad, passed, bound = self._load(project, [trace_id], None, write)
-            theirs[trace_id] = list(bad) + _detect_all(loaded.values(), self.detectors, passed)
-            bindings.update(bound)
-        out: list[Finding] = []
-        for t in traces:
-            out += mine[t.trace_id] if t.trace_id in mine else theirs.get(t.trace_id, [])
-        return out
 
     def _write(
         self,

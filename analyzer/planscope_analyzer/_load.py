@@ -198,7 +198,6 @@ def fill_traces(
     by_time: bool = False,
     only: Callable[[BatchColumns], set[str] | None] | None = None,
     settled_before_ns: int | None = None,
-    defer_share: float = 0.0,
 ) -> BatchColumns:
     """Read the typed rows (and the raw spans they miss) of ``traces``, row-less values from
     the trace index, into them: one query per typed table and one over ``otel_traces`` for the
@@ -222,8 +221,7 @@ def fill_traces(
     none of the reads: it counts as reshaped (every rule runs on it, as on the trace it was
     bound from). ``settled_before_ns``: the traces this call reshaped that ended before it get
     their binding encoded into ``BatchColumns.bindings``, for the engine to store (None: none),
-    unless a newer analyzer build stored one (its row is left to it). ``defer_share``: about
-    that share of the stored bindings' spans are left undecoded, in ``BatchColumns.deferred``.
+    unless a newer analyzer build stored one (its row is left to it).
 
     >>> # fill_traces(store, "default", index_window(store, "default", 0, time.time_ns()))
     """
@@ -243,12 +241,7 @@ def fill_traces(
     batch = BatchColumns()
     binding_filter = Q.BINDING_TIME_FILTER if by_time else Q.BINDING_TRACE_FILTER
     bound, newer = read_bindings(
-        store,
-        Q.LOAD_BINDINGS.format(filter=binding_filter),
-        params,
-        traces,
-        batch.deferred if defer_share else None,
-        defer_share,
+        store, Q.LOAD_BINDINGS.format(filter=binding_filter), params, traces
     )
     if bound:
         batch.reshaped |= bound

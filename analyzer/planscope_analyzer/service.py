@@ -101,11 +101,7 @@ class AnalyzerService:
 
     # -- work --------------------------------------------------------------------------------------
     def analyzer(self) -> Analyzer:
-        return Analyzer(
-            self.collector.store,
-            settle_seconds=self.settings.quiet_seconds,
-            processes=self.settings.processes,
-        )
+        return Analyzer(self.collector.store, settle_seconds=self.settings.quiet_seconds)
 
     def _analyse(
         self, project: str, trace_ids: list[str] | None, since_ns: int | None = None

@@ -250,17 +250,11 @@ with ``--role all``, the traces this process did not write itself)."""
 PLANSCOPE_ANALYZER_LOOKBACK_SECONDS: Final = "PLANSCOPE_ANALYZER_LOOKBACK_SECONDS"
 """How far back each search looks (the first one looks back a day)."""
 
-PLANSCOPE_ANALYZER_PROCESSES: Final = "PLANSCOPE_ANALYZER_PROCESSES"
-"""Processes an analysis batch's rules run in: the analyzer's own and forked children that see
-the loaded traces copy-on-write and send back their findings (Linux only; elsewhere 1). `0`:
-2 when the process may use two CPUs or more, else 1; `1`: the rules run serially."""
-
 ANALYZER: Final = (
     PLANSCOPE_ANALYZER_QUIET_SECONDS,
     PLANSCOPE_ANALYZER_ROOT_WAIT_SECONDS,
     PLANSCOPE_ANALYZER_POLL_SECONDS,
     PLANSCOPE_ANALYZER_LOOKBACK_SECONDS,
-    PLANSCOPE_ANALYZER_PROCESSES,
 )
 """What ``AnalyzerSettings`` reads."""
 

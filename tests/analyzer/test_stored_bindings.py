@@ -10,26 +10,20 @@ another project's row must all lead to a fresh bind.
 from __future__ import annotations
 
 import dataclasses
-import logging
-import os
-import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from planscope_analyzer import Analyzer, _engine, load_traces
+from planscope_analyzer import Analyzer, load_traces
 from planscope_analyzer._bindings import BINDING_NAMES, BINDING_VERSION, encode
 from planscope_analyzer._model import Finding, TraceData
-from planscope_analyzer.detectors import DETECTORS
 from planscope_collector.storage import Store
 
-from tests.analyzer._probe import Probe
 from tests.corpus import play, read_labels
 from tests.storage._spans import make_span, new_span_id, otlp_to_rows, spans_ipc
 
@@ -225,159 +219,3 @@ def test_two_projects_bindings_never_mix(store: Store, played: list[ReadableSpan
     assert set(_stored(store, "b")) == set(ids)
     assert all(not t.runs for t in load_traces(store, "a", ids).values())
     assert all(t.runs for t in load_traces(store, "b", ids).values())
-
-
-def _no_child_left() -> bool:
-    try:
-        os.waitpid(-1, os.WNOHANG)
-    except ChildProcessError:
-        return True
-    return False
-
-
-def _bound(store: Store, played: list[ReadableSpan]) -> tuple[list[str], int]:
-    """The corpus traces with their bindings stored, and a batch size giving two batches."""
-    ids = _insert(store, played, "default")
-    Analyzer(store, settle_seconds=0, processes=1).analyze_window("default", 0)
-    assert set(_stored(store, "default")) == set(ids)
-    spans = [t.span_count for t in load_traces(store, "default", ids).values()]
-    return ids, sum(spans) // 2
-
-
-@pytest.mark.parametrize("share", [_engine.WORKER_SHARE, 1.0])
-def test_a_rules_worker_finds_exactly_what_one_process_finds(
-    store: Store,
-    played: list[ReadableSpan],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    share: float,
-) -> None:
-    """A window pass whose stored bindings partly (or all: one trace per batch) go to a rules
-    worker: the same findings, in the same order, every field, as one process gives; and the
-    same rows written."""
-    monkeypatch.setattr(_engine, "WORKER_SHARE", share)
-    ids, half = _bound(store, played)
-    seen = tmp_path / "seen"
-    detectors = (*DETECTORS, Probe(seen))
-    size = 1 if share == 1.0 else half
-    one = Analyzer(store, detectors, window_batch_spans=size, processes=1)
-    serial = one.analyze_window("default", 0, write=False).findings
-    assert serial and not seen.exists()
-    two = Analyzer(store, detectors, window_batch_spans=size, processes=2)
-    assert two.analyze_window("default", 0, write=False).findings == serial
-    in_worker = seen.read_text().split()
-    assert 0 < len(in_worker) <= len(ids) and (share < 1 or sorted(in_worker) == ids)
-    assert two.analyze_window("default", 0).findings == serial
-    assert _no_child_left()
-
-
-@pytest.mark.parametrize("fault", ["exit", "kill", "hang"])
-def test_a_rules_worker_that_dies_has_its_work_done_by_the_pass(
-    store: Store,
-    played: list[ReadableSpan],
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    fault: str,
-) -> None:
-    """A worker that exits, is killed or hangs (killed at the deadline) before answering: the
-    pass decodes and analyses that work itself, and the later batches alone; no finding lost
-    or doubled, no process left."""
-    monkeypatch.setattr(_engine, "WORKER_SHARE", 1.0)
-    monkeypatch.setattr(_engine, "WORKER_TIMEOUT_SECONDS", 1.0)
-    monkeypatch.setattr(_engine, "WORKER_TIMEOUT_FACTOR", 1.0)
-    _bound(store, played)
-    seen = tmp_path / "seen"
-    detectors = (*DETECTORS, Probe(seen, fault))
-    serial = Analyzer(store, detectors, window_batch_spans=1, processes=1)
-    split = Analyzer(store, detectors, window_batch_spans=1, processes=2)
-    expected = serial.analyze_window("default", 0, write=False).findings
-    assert split.analyze_window("default", 0, write=False).findings == expected
-    assert len(seen.read_text().split()) == 1  # the worker started the first, then failed
-    assert _no_child_left()
-
-
-def test_a_rules_worker_logs_through_the_pass(
-    store: Store, played: list[ReadableSpan], tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """A detector that raises in the worker: its data-quality finding comes back with the
-    others, and the log record (traceback included) reaches the pass's handlers."""
-    _, half = _bound(store, played)
-    seen = tmp_path / "seen"
-    detectors = (*DETECTORS, Probe(seen, "raise"))
-    with caplog.at_level(logging.ERROR, logger="planscope.analyzer"):
-        split = Analyzer(store, detectors, window_batch_spans=half, processes=2)
-        found = split.analyze_window("default", 0, write=False).findings
-    failed = {f.trace_id for f in found if f.detail.get("detector") == "probe"}
-    in_worker = set(seen.read_text().split())
-    assert failed == in_worker and in_worker
-    logged = [r for r in caplog.records if "detector probe failed" in r.getMessage()]
-    assert {r.getMessage().rsplit(" ", 1)[1] for r in logged} == in_worker
-    assert all("RuntimeError: only in the worker" in (r.exc_text or "") for r in logged)
-
-
-def test_a_binding_the_worker_cannot_decode_is_bound_afresh(
-    store: Store, played: list[ReadableSpan], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A stored binding that holds but does not decode, sent to the worker: the trace is loaded
-    and bound afresh, as the loader does in one process (same findings), and stored again."""
-    monkeypatch.setattr(_engine, "WORKER_SHARE", 1.0)
-    ids, _ = _bound(store, played)
-    serial = Analyzer(store, window_batch_spans=1, processes=1)
-    expected = serial.analyze_window("default", 0, write=False).findings
-    target = load_traces(store, "default", [ids[0]])[ids[0]]
-    _write_binding(store, "default", target, '[[["a"]], 1]', BINDING_VERSION)
-    split = Analyzer(store, window_batch_spans=1, processes=2, settle_seconds=0)
-    assert split.analyze_window("default", 0).findings == expected
-    assert load_traces(store, "default", [ids[0]])[ids[0]].runs  # a binding that decodes
-    assert _no_child_left()
-
-
-def test_a_rules_worker_works_beside_threads_and_fork_handlers(
-    store: Store, played: list[ReadableSpan], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The CI's condition (docs/benchmarks.md, speed16): a long-lived process that already runs
-    other threads (an OTel SDK ``BatchSpanProcessor``'s, a chDB query in flight) and whose
-    libraries registered fork handlers, one of them waiting on a lock another thread holds.
-    A forked worker ran that handler and never reached a rule; the worker still runs its
-    share, with exactly the findings of one process."""
-    monkeypatch.setattr(_engine, "WORKER_TIMEOUT_SECONDS", 10.0)
-    ids, half = _bound(store, played)
-    provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(InMemorySpanExporter(), schedule_delay_millis=5))
-    held, stop = threading.Lock(), threading.Event()
-    _HELD.append(held)  # a fork handler (registered once) waits on it in a forked child
-
-    def busy() -> None:
-        with held:
-            while not stop.is_set():
-                with provider.get_tracer("busy").start_as_current_span("work"):
-                    store.query("SELECT sum(number) FROM numbers(200000)")
-
-    thread = threading.Thread(target=busy, daemon=True)
-    thread.start()
-    try:
-        seen = tmp_path / "seen"
-        detectors = (*DETECTORS, Probe(seen))
-        serial = Analyzer(store, detectors, window_batch_spans=half, processes=1)
-        expected = serial.analyze_window("default", 0, write=False).findings
-        split = Analyzer(store, detectors, window_batch_spans=half, processes=2)
-        assert split.analyze_window("default", 0, write=False).findings == expected
-        assert 0 < len(seen.read_text().split()) <= len(ids)  # the worker ran its share
-        assert _no_child_left()
-    finally:
-        stop.set()
-        thread.join()
-        _HELD.clear()
-        provider.shutdown()
-
-
-_HELD: list[threading.Lock] = []
-"""The lock a library's fork handler waits on while a test holds it (none otherwise)."""
-
-
-def _wait_for_held() -> None:
-    for lock in _HELD:
-        lock.acquire()  # in a forked child: held by a thread that is not there, forever
-
-
-os.register_at_fork(after_in_child=_wait_for_held)
