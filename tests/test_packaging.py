@@ -89,3 +89,40 @@ def test_make_bench_runs_every_benchmark() -> None:
         sys.path.remove(str(ROOT / "benchmarks"))
     scripts = {p.stem for p in (ROOT / "benchmarks").glob("*.py") if not p.stem.startswith("_")}
     assert set(run_all.BENCHMARKS) == scripts - {"run_all"}
+
+
+def test_the_store_and_the_analyzer_import_without_the_collectors_web_app() -> None:
+    """The collector package imports its app lazily: the analyzer (and a rules worker, and
+    every `planscope` command) that only reads the store does not pay for FastAPI."""
+    code = (
+        "import sys, planscope_collector.storage, planscope_analyzer.detectors\n"
+        "heavy = [m for m in ('fastapi', 'uvicorn', 'starlette', 'planscope_collector._app',"
+        " 'planscope_collector._server') if m in sys.modules]\n"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_every_name_the_collector_exports_still_resolves() -> None:
+    """The lazy ``__init__`` keeps the public surface: each name of ``__all__`` is the object
+    of the module that defines it, ``from ... import *`` and ``dir`` see them all."""
+    code = (
+        "import importlib, planscope_collector as c\n"
+        "assert 'create_app' not in vars(c)\n"
+        "for name in c.__all__:\n"
+        "    value = getattr(c, name)\n"
+        "    module = importlib.import_module(c._SOURCES[name], 'planscope_collector')\n"
+        "    assert value is getattr(module, name), name\n"
+        "assert set(c.__all__) == set(c._SOURCES) and set(c.__all__) <= set(dir(c))\n"
+        "ns = {}\n"
+        "exec('from planscope_collector import *', ns)\n"
+        "assert set(c.__all__) <= set(ns)\n"
+        "try:\n"
+        "    c.no_such_name\n"
+        "except AttributeError as e:\n"
+        "    print(e)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "module 'planscope_collector' has no attribute 'no_such_name'"
