@@ -14,18 +14,13 @@ import json
 from typing import Any
 
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode, Tracer
-from planscope import semconv as A
 from planscope_analyzer import load_traces
 from planscope_analyzer.detectors.runaway_loop import RunawayLoop
 from planscope_collector import _hcl
 from planscope_collector.storage import Store
 
-from tests.analyzer.conftest import otlp_rows
-from tests.storage._spans import spans_ipc
+from tests.analyzer import _genai_play as genai
 
 pytestmark = pytest.mark.integration
 
@@ -86,59 +81,19 @@ task "ship_crown" {
 }
 ```"""
 
-AGENT = {A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT}
-
-
-def _chat(tracer: Tracer, asked: str, answer: str = "") -> None:
-    attributes = {
-        A.GEN_AI_OPERATION_NAME: "chat",
-        A.GEN_AI_INPUT_MESSAGES: json.dumps([{"role": "user", "content": asked}]),
-    }
-    if answer:
-        out = [{"role": "assistant", "content": answer}]
-        attributes[A.GEN_AI_OUTPUT_MESSAGES] = json.dumps(out)
-    with tracer.start_as_current_span("chat gpt-4o", attributes=attributes):
-        pass
-
 
 def _plan(tracer: Tracer, answer: str) -> None:
-    with tracer.start_as_current_span("invoke_agent lab_planner", attributes=AGENT):
-        _chat(tracer, PROMPT, answer)
+    genai.plan(tracer, "lab_planner", PROMPT, answer)
 
 
 def _attempt(tracer: Tracer, step: str, tool: str, args: dict[str, Any], error: str = "") -> None:
     """One executor run on ``step``: one tool call, failing with ``error`` when given."""
-    with tracer.start_as_current_span(
-        "invoke_agent lab_tech", attributes={**AGENT, "lab.step": step}
-    ) as run:
-        _chat(tracer, f"Do the task {step}: call {tool}.")
-        with tracer.start_as_current_span(
-            f"execute_tool {tool}",
-            attributes={
-                A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
-                A.GEN_AI_TOOL_NAME: tool,
-                A.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps(args),
-            },
-            record_exception=False,
-        ) as call:
-            if error:
-                call.set_status(Status(StatusCode.ERROR, error))
-        if error:
-            run.set_status(Status(StatusCode.ERROR, error))
+    asked = f"Do the task {step}: call {tool}."
+    genai.attempt(tracer, "lab_tech", ("lab.step", step), asked, tool, args, error)
 
 
 def _lab(store: Store, play: Any) -> str:
-    """Play an order into the store; the trace id."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("dental-lab")
-    with tracer.start_as_current_span("crown order") as root:
-        play(tracer, root)
-        trace_id = format(root.get_span_context().trace_id, "032x")
-    store.insert_spans(spans_ipc(otlp_rows(list(exporter.get_finished_spans()))))
-    provider.shutdown()
-    return trace_id
+    return genai.played(store, "dental-lab", "crown order", play)
 
 
 def test_a_loop_at_the_first_step_of_an_hcl_plan_is_that_steps(store: Store) -> None:

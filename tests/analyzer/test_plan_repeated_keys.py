@@ -12,20 +12,13 @@ found at ``call``, not at the step."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Status, StatusCode, Tracer
-from planscope import semconv as A
+from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from planscope_analyzer import load_traces
 from planscope_analyzer.detectors.runaway_loop import RunawayLoop
 from planscope_collector.storage import Store
 
-from tests.analyzer.conftest import otlp_rows
-from tests.storage._spans import spans_ipc
+from tests.analyzer import _genai_play as genai
 
 pytestmark = pytest.mark.integration
 
@@ -39,7 +32,6 @@ ITEMS = {
 }
 CENTRES = ("LAB-2207", "LAB-2270", "LAB-7022")
 VENDOR = "V-SIG-17"
-AGENT = {A.GEN_AI_OPERATION_NAME: A.OP_INVOKE_AGENT}
 
 
 def _plan_text(revision: int, centre: str) -> str:
@@ -52,55 +44,24 @@ def _plan_text(revision: int, centre: str) -> str:
     return "\n".join(lines)
 
 
-def _chat(tracer: Tracer, asked: str, answer: str = "") -> None:
-    attributes = {
-        A.GEN_AI_OPERATION_NAME: "chat",
-        A.GEN_AI_INPUT_MESSAGES: json.dumps([{"role": "user", "content": asked}]),
-    }
-    if answer:
-        out = [{"role": "assistant", "content": answer}]
-        attributes[A.GEN_AI_OUTPUT_MESSAGES] = json.dumps(out)
-    with tracer.start_as_current_span("chat gpt-4o", attributes=attributes):
-        pass
-
-
 def _plan(tracer: Tracer, revision: int, centre: str) -> None:
     asked = PROMPT
     if revision > 1:  # a re-plan is told what is done and what went wrong
         asked += f"\nDone: find_vendor -> {VENDOR}. order_reagent refused cost centre."
-    with tracer.start_as_current_span("invoke_agent order_planner", attributes=AGENT):
-        _chat(tracer, asked, _plan_text(revision, centre))
+    genai.plan(tracer, "order_planner", asked, _plan_text(revision, centre))
 
 
 def _attempt(tracer: Tracer, item: str, centre: str, error: str = "") -> None:
     """One executor run on ``item``, handed its line; one tool call, failing with ``error``."""
     line = f"{item} {ITEMS[item].format(centre=centre)}".replace("@find_vendor", VENDOR)
     tool = line.split("call=")[1].split()[0]
-    with tracer.start_as_current_span(
-        "invoke_agent lab_runner", attributes={**AGENT, "lab.step": item}
-    ) as run:
-        _chat(tracer, f"Carry out this item of the order plan:\n{line}")
-        with tracer.start_as_current_span(
-            f"execute_tool {tool}",
-            attributes={
-                A.GEN_AI_OPERATION_NAME: A.OP_EXECUTE_TOOL,
-                A.GEN_AI_TOOL_NAME: tool,
-                A.GEN_AI_TOOL_CALL_ARGUMENTS: json.dumps({"item": item, "centre": centre}),
-            },
-            record_exception=False,
-        ) as call:
-            if error:
-                call.set_status(Status(StatusCode.ERROR, error))
-        if error:
-            run.set_status(Status(StatusCode.ERROR, error))
+    asked = f"Carry out this item of the order plan:\n{line}"
+    args = {"item": item, "centre": centre}
+    genai.attempt(tracer, "lab_runner", ("lab.step", item), asked, tool, args, error)
 
 
 def _lab(store: Store) -> str:
     """The order, its reagent refused in every plan version; the trace id."""
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    tracer = provider.get_tracer("lab-orders")
     errors = iter(
         f"finance system: {text}"
         for text in (
@@ -112,7 +73,8 @@ def _lab(store: Store) -> str:
             "order refused for good",
         )
     )
-    with tracer.start_as_current_span("reagent order") as root:
+
+    def play(tracer: Tracer, root: Span) -> None:
         for revision, centre in enumerate(CENTRES, 1):
             _plan(tracer, revision, centre)
             if revision == 1:
@@ -120,10 +82,8 @@ def _lab(store: Store) -> str:
             _attempt(tracer, "order_reagent", centre, next(errors))
             _attempt(tracer, "order_reagent", centre, next(errors))
         root.set_status(Status(StatusCode.ERROR, "order refused for good"))
-        trace_id = format(root.get_span_context().trace_id, "032x")
-    store.insert_spans(spans_ipc(otlp_rows(list(exporter.get_finished_spans()))))
-    provider.shutdown()
-    return trace_id
+
+    return genai.played(store, "lab-orders", "reagent order", play)
 
 
 def test_a_key_every_item_states_is_no_step_of_a_replan(store: Store) -> None:
