@@ -5409,81 +5409,6 @@ def check_vessel_plays() -> None:
             k.startswith(("planscope.", "openinference.")) for s in traces[run] for k in _attrs(s)
         )
 
-
-def test_florist_agent_plays_sealed60_scenarios() -> None:
-    """The florist app on the Ollama Python client (sealed-60 only) plays labelled scenarios
-    under OpenLLMetry's Ollama instrumentor, in a child process as the other sealed agents'
-    checks do: ``check_florist_plays``."""
-    _check_in_child("check_florist_plays")
-
-
-def check_florist_plays() -> None:
-    """The florist app's spans, inspected in memory only (no store, no mapping, no detector on
-    sealed-60 runs). A touring run (LiteLLM under OpenInference) played just before and just
-    after carries the same spans both times and no Ollama span; the Ollama client's
-    ``Client._request`` is the same object after the play (the instrumentor's uninstrument
-    leaves it wrapped: the play puts it back); the florist runs carry the app's and the
-    instrumentor's scopes only, no ``planscope.*`` attribute. Cold-room holds inside one
-    executor conversation: one ERROR ``tool {tool}`` span per injected fault under one ``step``
-    span, called again ``after`` each time named, one ``ollama.chat`` span per turn (not two:
-    a second play does not trace twice), the root ERROR with the final ``Refused``. A legitimate
-    re-plan: revision 2's digraph keeps the done nodes marked and the van named, the second
-    booking works, the check and the watch last."""
-    import ollama
-
-    neighbours = [(touring.play, _committed("touring", "sealed59")[0])]
-    labels = _committed("florist", "sealed60")
-    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
-    request = vars(ollama.Client)["_request"]
-    florist.play([replan], TracerProvider())  # played once before: nothing may stay wrapped
-    assert vars(ollama.Client)["_request"] is request
-    ids, others, traces = _played_between(florist.play, [picked, replan], neighbours)
-    assert vars(ollama.Client)["_request"] is request
-    instrumentor = "opentelemetry.instrumentation.ollama"
-    before, after = others
-    assert sorted(s.name for s in traces[before]) == sorted(s.name for s in traces[after])
-    for other in others:
-        assert instrumentor not in _scopes(traces[other])
-    for run in ids.values():
-        assert _scopes(traces[run]) == {instrumentor, florist.APP_TRACER}
-
-
-def test_fieldtrip_agent_plays_sealed62_scenarios() -> None:
-    """The fieldtrip app on the Groq SDK (sealed-62 only) plays labelled scenarios under
-    OpenInference's Groq instrumentor, in a child process as the other sealed agents' checks
-    do: ``check_fieldtrip_plays``."""
-    _check_in_child("check_fieldtrip_plays")
-
-
-def check_fieldtrip_plays() -> None:
-    """The fieldtrip app's spans, inspected in memory only (no store, no mapping, no detector on
-    sealed-62 runs). A refund run (the openai client under OpenInference's OpenAI instrumentor)
-    played just before and just after carries the same spans both times and no Groq span; the
-    Groq SDK's ``Completions.create`` is the same object after the play; the fieldtrip runs carry
-    the app's and the instrumentor's scopes only, no ``planscope.*`` attribute. Busy answers
-    inside one executor conversation: one ERROR TOOL span per injected fault under one ``task``
-    span, called again ``after`` each time named, a ``Completions`` LLM span per turn, the root
-    ERROR with the final rejection. A legitimate re-plan: the second ``submit_plan`` call lists
-    the tasks still to do with the seats named and its references kept, the second coach booking
-    works, the check and the watch last."""
-    from groq.resources.chat.completions import Completions
-
-    create = Completions.create
-    neighbours = [(refund.play, _committed("refund", "heldout")[0])]
-    labels = _committed("fieldtrip", "sealed62")
-    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
-    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
-    ids, others, traces = _played_between(fieldtrip.play, [picked, replan], neighbours)
-    assert Completions.create is create
-    instrumentor = "openinference.instrumentation.groq"
-    before, after = (traces[t] for t in others)
-    assert sorted(s.name for s in before) == sorted(s.name for s in after)
-    assert instrumentor not in _scopes(before) | _scopes(after)
-    for run in ids.values():
-        assert _scopes(traces[run]) == {instrumentor, fieldtrip.APP_TRACER}
-        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
-
     spans = traces[ids[picked.run]]
     by_id = {s.context.span_id: s for s in spans if s.context}
     (root,) = [s for s in spans if s.parent is None]
@@ -5528,6 +5453,51 @@ def check_fieldtrip_plays() -> None:
     assert [s.status.status_code for s in fuel] == [StatusCode.ERROR, StatusCode.UNSET]
     last = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
     assert [s.name for s in last[-2:]] == ["check bunkering", "watch port Leith"]
+
+
+def test_florist_agent_plays_sealed60_scenarios() -> None:
+    """The florist app on the Ollama Python client (sealed-60 only) plays labelled scenarios
+    under OpenLLMetry's Ollama instrumentor, in a child process as the other sealed agents'
+    checks do: ``check_florist_plays``."""
+    _check_in_child("check_florist_plays")
+
+
+def check_florist_plays() -> None:
+    """The florist app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-60 runs). A touring run (LiteLLM under OpenInference) played just before and just
+    after carries the same spans both times and no Ollama span; the Ollama client's
+    ``Client._request`` is the same object after the play (the instrumentor's uninstrument
+    leaves it wrapped: the play puts it back); the florist runs carry the app's and the
+    instrumentor's scopes only, no ``planscope.*`` attribute. Cold-room holds inside one
+    executor conversation: one ERROR ``tool {tool}`` span per injected fault under one ``step``
+    span, called again ``after`` each time named, one ``ollama.chat`` span per turn (not two:
+    a second play does not trace twice), the root ERROR with the final ``Refused``. A legitimate
+    re-plan: revision 2's digraph keeps the done nodes marked and the van named, the second
+    booking works, the check and the watch last."""
+    import ollama
+
+    neighbours = [(touring.play, _committed("touring", "sealed59")[0])]
+    labels = _committed("florist", "sealed60")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    request = vars(ollama.Client)["_request"]
+    florist.play([replan], TracerProvider())  # played once before: nothing may stay wrapped
+    assert vars(ollama.Client)["_request"] is request
+    ids, others, traces = _played_between(florist.play, [picked, replan], neighbours)
+    assert vars(ollama.Client)["_request"] is request
+    instrumentor = "opentelemetry.instrumentation.ollama"
+    before, after = others
+    assert sorted(s.name for s in traces[before]) == sorted(s.name for s in traces[after])
+    for other in others:
+        assert instrumentor not in _scopes(traces[other])
+    for run in ids.values():
+        assert _scopes(traces[run]) == {instrumentor, florist.APP_TRACER}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
     assert root.name == "wedding Okafor-Lindqvist" and _attrs(root)["florist.outcome"] == "failed"
     assert root.status.status_code is StatusCode.ERROR
     assert str(root.status.description).endswith(f"Refused: {faults[-1]['text']}")
@@ -5579,6 +5549,47 @@ def check_fieldtrip_plays() -> None:
     assert [s.status.status_code for s in vans] == [StatusCode.ERROR, StatusCode.UNSET]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check van booking", f"watch grower G-AAL-{replan.seed}"]
+
+
+def test_fieldtrip_agent_plays_sealed62_scenarios() -> None:
+    """The fieldtrip app on the Groq SDK (sealed-62 only) plays labelled scenarios under
+    OpenInference's Groq instrumentor, in a child process as the other sealed agents' checks
+    do: ``check_fieldtrip_plays``."""
+    _check_in_child("check_fieldtrip_plays")
+
+
+def check_fieldtrip_plays() -> None:
+    """The fieldtrip app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-62 runs). A refund run (the openai client under OpenInference's OpenAI instrumentor)
+    played just before and just after carries the same spans both times and no Groq span; the
+    Groq SDK's ``Completions.create`` is the same object after the play; the fieldtrip runs carry
+    the app's and the instrumentor's scopes only, no ``planscope.*`` attribute. Busy answers
+    inside one executor conversation: one ERROR TOOL span per injected fault under one ``task``
+    span, called again ``after`` each time named, a ``Completions`` LLM span per turn, the root
+    ERROR with the final rejection. A legitimate re-plan: the second ``submit_plan`` call lists
+    the tasks still to do with the seats named and its references kept, the second coach booking
+    works, the check and the watch last."""
+    from groq.resources.chat.completions import Completions
+
+    create = Completions.create
+    neighbours = [(refund.play, _committed("refund", "heldout")[0])]
+    labels = _committed("fieldtrip", "sealed62")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(fieldtrip.play, [picked, replan], neighbours)
+    assert Completions.create is create
+    instrumentor = "openinference.instrumentation.groq"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert instrumentor not in _scopes(before) | _scopes(after)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {instrumentor, fieldtrip.APP_TRACER}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
     assert root.name == "field trip Year 4 Kestrels"
     assert _json_attr(root, "output.value")["outcome"] == "failed"
     assert root.status.status_code is StatusCode.ERROR
