@@ -143,6 +143,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -1021,23 +1022,31 @@ def _passed_before(
     outside every attempt, ended without an error before ``check`` started: the work was
     checked and found good once all of it was done, so what ``check`` found wrong happened
     after (the world changed after success). The first check of a sequence has none: its
-    verdict is on the work as the plan left it.
+    verdict is on the work as the plan left it. A span whose name recurs among its siblings is
+    traffic, not a verdict (a runtime's message deliveries, AutoGen's ``autogen publish ...``
+    under the team's span): a check is named once in its sequence.
 
     >>> c = RawSpan("c", "r", "watch", A.SPAN_STATUS_ERROR, "", 5, 6)
     >>> t = TraceData("p", "t", raw=[RawSpan("b", "r", "check", "Unset", "", 3, 4), c])
     >>> _passed_before(t, c, 2, lambda s: False), _passed_before(t, c, 4, lambda s: False)
     (True, False)
+    >>> sent = [RawSpan(i, "r", "publish", "Unset", "", n, n + 1) for i, n in (("m", 1), ("n", 3))]
+    >>> _passed_before(TraceData("p", "t", raw=[*sent, c]), c, 2, lambda s: False)
+    False
     """
     typed = trace.typed_span_ids()
+    raw = trace.raw or ()
+    names = Counter(r.name for r in raw if r.parent_span_id == check.parent_span_id)
     return any(
         r.span_id != check.span_id
         and r.span_id not in typed
         and r.parent_span_id == check.parent_span_id
+        and names[r.name] == 1
         and r.status_code != A.SPAN_STATUS_ERROR
         and finished <= r.start_ns
         and r.end_ns <= check.start_ns
         and not in_attempt(r.parent_span_id)
-        for r in trace.raw or ()
+        for r in raw
     )
 
 
@@ -1115,7 +1124,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 28
+    version = 29
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
