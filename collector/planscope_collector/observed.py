@@ -2247,9 +2247,6 @@ def _step_names(
                 out.append((name, m.start()))
         return out
 
-    # a word the answer gives a value in two or more places (``tool="…"`` in every item) is a
-    # key its items state, never an item's name: a re-plan's later attempts, all of one step
-    # and each handed its item, carry that key first (and the step's name after it)
     keys = Counter(_KEYED.findall(text))
     data = data | {key for key, count in keys.items() if count >= 2}
     out = scan(data)
