@@ -789,6 +789,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed62": {
         "fieldtrip": range(100048, 100072),
     },
+    # Sealed 65: a sixty-sixth agent (sawmill: the OpenAI Python client's Chat Completions with
+    # tools by hand, a planner answering a Gherkin feature and an executor conversation per step
+    # attempt, its telemetry written with the official opentelemetry-util-genai handler), labels
+    # committed alone before any detector ran on it, scored once (``--sealed65``).
+    "sealed65": {
+        "sawmill": range(100120, 100144),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8874,6 +8881,146 @@ def _fieldtrip_external_closure(rng: random.Random) -> tuple[str, str, str, dict
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- sawmill: a timber mill's order run, a hand-written app on the OpenAI Python client with
+# its GenAI telemetry written through opentelemetry-util-genai (a planner answering a Gherkin
+# feature whose ``And <key> is the <field> of "<scenario>"`` lines refer to earlier results, a
+# mill hand conversation per step attempt). Services raise faults handed to the model as the
+# tool's result: ``stacked`` (call again after the time named), ``resaw`` (the app runs the step
+# again), ``regrade`` with ``use`` ``k=v`` (a new plan) or ``condemned`` (final).
+_SAWMILL_TEXTS = (
+    "the log deck's stacker is lifting {n} t of {species} for another order",
+    "kiln {k}'s fans tripped at {n} degrees",
+    "the haulage desk is rerouting lorry SX{k}{n} round a closed bridge",
+    "the ledger's nightly close has {n} postings queued",
+    "the bandsaw on line {k} is being re-tensioned after {n} cuts",
+    "the mail relay deferred {n} messages for the sales office",
+    "yard scanner {k} lost the tally for stack {n}",
+)
+_SAWMILL_SPECIES = ("oak", "larch", "Douglas fir", "sweet chestnut", "Sitka spruce")
+_SAWMILL_STEP = {
+    "search_log_yard": "find_logs",
+    "book_kiln": "dry_lot",
+    "book_haulage": "book_haulage",
+    "charge_account": "take_payment",
+    "notify_customer": "notify_customer",
+}
+_SAWMILL_TIMED = ["book_haulage", "charge_account", "notify_customer"]
+
+
+def _sawmill_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_SAWMILL_TEXTS).format(
+            species=rng.choice(_SAWMILL_SPECIES), n=rng.randint(3, 900), k=rng.randint(1, 9)
+        )
+        for _ in range(count)
+    ]
+
+
+def _sawmill_stacked(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each stacked answer names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 17 * 60, 5), count)
+    return [
+        {"kind": "stacked", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_sawmill_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _sawmill_condemned(rng: random.Random) -> dict[str, str]:
+    return {"kind": "condemned", "text": _sawmill_texts(rng, 1)[0]}
+
+
+def _sawmill_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # resaw again and again (varying texts), the app runs the step again each time; the last
+    # answer is condemned
+    tool = rng.choice(sorted(_SAWMILL_STEP))
+    again = [{"kind": "resaw", "text": t} for t in _sawmill_texts(rng, rng.randint(4, 6))]
+    faults = [*again, _sawmill_condemned(rng)]
+    return RUNAWAY, _SAWMILL_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _sawmill_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one mill-hand conversation: stacked again and again, each naming another time the
+    # model calls again after; the last answer is condemned
+    tool = rng.choice(_SAWMILL_TIMED)
+    faults = [*_sawmill_stacked(rng, rng.randint(4, 6)), _sawmill_condemned(rng)]
+    return RUNAWAY, _SAWMILL_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _sawmill_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the trade-account charge fails under every plan: resaw (run again), then regrade naming
+    # another of the customer's trade accounts (a new plan), 3-4 plans; the last condemned
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _sawmill_texts(rng, 2)
+        faults.append({"kind": "resaw", "text": again})
+        if i < plans - 1:
+            accounts.append(f"TMB-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "regrade", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "condemned", "text": moved})
+    params = {"tool": "charge_account", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "take_payment", "", params
+
+
+def _sawmill_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the kiln charge never reaches its moisture: the mill hand reads it until it reports stalled
+    return RUNAWAY, "dry_lot", "", {"stuck": True}
+
+
+def _sawmill_wrong_yard(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's yard is another of the estate's yards: a lot there is found; the kilns, handed
+    # the lot's yard by reference, condemn the charge for good (their haul permit covers Ettrick)
+    return PROPAGATION, "find_logs", "", {"yard": rng.choice(["Yarrow yard", "Ettrickbridge yard"])}
+
+
+def _sawmill_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's delivery day has a digit changed: every step works, the app's haulage check
+    # against the order form fails after the last step
+    return PROPAGATION, "book_haulage", "", {"day": rng.choice(["2027-04-11", "2027-04-24"])}
+
+
+def _sawmill_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's trade account has two digits swapped: the charge is condemned for good
+    return PROPAGATION, "take_payment", "", {"account": rng.choice(["TMB-30416", "TMB-34061"])}
+
+
+def _sawmill_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice stacked inside one conversation or resaw (the step run again); the call
+    # after the time named, or the next attempt, works
+    tool = rng.choice(_SAWMILL_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _sawmill_stacked(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "resaw", "text": t} for t in _sawmill_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _sawmill_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the yard's stock answers 4-9 pages of stacks; a lot of the grade is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _sawmill_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the kiln charge is drying 3-8 reads, then dry
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _sawmill_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # no 8-wheel rigid is free on the day: regrade names another lorry; the next plan books it
+    # and the rest works
+    return "healthy", "", PROPAGATION, {"vehicle_to": rng.choice(["artic", "rigid and drawbar"])}
+
+
+def _sawmill_external_landslip(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the haulage checked, a landslip shuts the A7 and the haulier
+    # cancels the run during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -9844,6 +9991,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _fieldtrip_polling_ends,
         "legit_replan": _fieldtrip_legit_replan,
         "external_closure": _fieldtrip_external_closure,
+    },
+    "sawmill": {
+        "loop_step_varying": _sawmill_loop_step,
+        "loop_tool_in_step": _sawmill_loop_tool,
+        "loop_across_replans": _sawmill_loop_replans,
+        "loop_poll_stuck": _sawmill_loop_poll,
+        "wrong_yard": _sawmill_wrong_yard,
+        "wrong_day": _sawmill_wrong_day,
+        "wrong_account": _sawmill_wrong_account,
+        "flaky": _sawmill_flaky,
+        "pagination": _sawmill_pagination,
+        "polling_ends": _sawmill_polling_ends,
+        "legit_replan": _sawmill_legit_replan,
+        "external_landslip": _sawmill_external_landslip,
     },
 }
 
