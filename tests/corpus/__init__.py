@@ -60,6 +60,7 @@ from . import (
     release,
     restock,
     ropeway,
+    sawmill,
     seedbank,
     shoot,
     solar,
@@ -202,7 +203,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     put back by the play) and its own plain spans through a tracer of ``provider``, the
     fieldtrip app (the Groq Python SDK by hand) through OpenInference's Groq instrumentor on
     ``provider`` (uninstrumented after) and its own OpenInference-kind spans through a tracer of
-    ``provider``.
+    ``provider``, the sawmill app (the OpenAI Python client by hand, no instrumentor) through its
+    own GenAI telemetry, ``opentelemetry-util-genai``'s ``TelemetryHandler`` on ``provider`` (the
+    content-capture switch it reads set for the play and put back), and its own plain spans.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -268,6 +271,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     bedrock_openllmetry: list[Label] = []
     ollama_openllmetry: list[Label] = []
     groq_openinference: list[Label] = []
+    util_genai: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -389,6 +393,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agents_sdk_kennel.append(label)
         elif label.agent == "fieldtrip":
             groq_openinference.append(label)
+        elif label.agent == "sawmill":
+            util_genai.append(label)
         elif label.agent == "assay":
             genai_sdk_otel.append(label)
         elif label.agent == "vessel":
@@ -526,6 +532,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # the Groq SDK (no other agent calls it) under OpenInference's Groq instrumentor: it wraps
     # Completions.create on ``provider`` and puts it back when the play returns
     out.update(fieldtrip.play(groq_openinference, provider))
+    # the openai client with no instrumentor (every OpenAI instrumentor is off by then): the app
+    # writes its GenAI spans through opentelemetry-util-genai's handler on ``provider``
+    out.update(sawmill.play(util_genai, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -80,6 +80,7 @@ from tests.corpus import (
     release,
     restock,
     ropeway,
+    sawmill,
     scenarios,
     seedbank,
     shoot,
@@ -188,6 +189,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed61",
         "sealed60",
         "sealed62",
+        "sealed65",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -5631,3 +5633,103 @@ def check_fieldtrip_plays() -> None:
     last = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
     museum = f"MUS-LEE-{replan.seed % 1000}"
     assert [s.name for s in last[-2:]] == ["check coach booking", f"watch museum {museum}"]
+
+
+def test_sawmill_agent_plays_sealed65_scenarios() -> None:
+    """The sawmill app (the OpenAI client by hand, its telemetry through
+    ``opentelemetry-util-genai``; sealed-65 only) plays labelled scenarios, in a child process as
+    the other sealed agents' checks do: ``check_sawmill_plays``."""
+    _check_in_child("check_sawmill_plays")
+
+
+def check_sawmill_plays() -> None:
+    """The sawmill app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-65 runs). A refund run (the openai client under OpenInference's OpenAI instrumentor)
+    played just before and just after carries the same spans both times and no util-genai span;
+    the sawmill runs carry only the util's handler scope and the app's, no ``planscope.*``
+    attribute, and the content-capture switch is what it was before the play. Stacked answers
+    inside one mill-hand run: one ERROR ``execute_tool`` span per injected fault (``error.type``
+    the fault's class) under one ``invoke_agent mill_hand``, called again ``after`` each time
+    named, a ``chat`` span per turn whose input carries the tool-call parts, the workflow root
+    ERROR with the final condemnation. A legitimate re-plan: the second planner's feature has the
+    passed steps in its Background and the steps still to do with the vehicle named and its
+    references kept, the second haulage booking works, the check and the watch last."""
+    import os
+
+    switch = next(iter(sawmill.CONTENT_ON_SPANS))
+    before_env = os.environ.get(switch)
+    neighbours = [(refund.play, _committed("refund", "heldout")[0])]
+    labels = _committed("sawmill", "sealed65")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(sawmill.play, [picked, replan], neighbours)
+    assert os.environ.get(switch) == before_env
+    util = "opentelemetry.util.genai.handler"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert util not in _scopes(before) | _scopes(after)
+    # the loop ends before the app's check: its spans are all the util's
+    assert _scopes(traces[ids[picked.run]]) == {util}
+    assert _scopes(traces[ids[replan.run]]) == {util, sawmill.APP_TRACER}
+    for run in ids.values():
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == f"invoke_workflow mill order {sawmill.ORDER['order']}"
+    assert _attrs(root)["sawmill.outcome"] == "failed"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"condemned: {faults[-1]['text']}")
+    tool = picked.params["tool"]
+    calls = _children(spans, by_id[_one_parent(spans, f"execute_tool {tool}")], "execute_tool ")
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert [_attrs(s)["error.type"].rsplit(".", 1)[-1] for s in calls] == [
+        *["Stacked"] * (len(faults) - 1),
+        "Condemned",
+    ]
+    waits = [_json_attr(s, "gen_ai.tool.call.arguments").get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    hand = by_id[_one_parent(spans, f"execute_tool {tool}")]
+    assert hand.name == "invoke_agent mill_hand" and hand.parent == root.context
+    assert _attrs(hand)["sawmill.scenario"] == picked.step and _attrs(hand)["sawmill.attempt"] == 1
+    assert hand.status.status_code is StatusCode.ERROR and _attrs(hand)["error.type"] == "failed"
+    chats = _children(spans, hand, "chat ")
+    assert len(chats) == len(faults) + 1
+    assert {s.kind for s in chats} == {SpanKind.CLIENT}
+    parts = [p for m in _messages(chats[-1], "gen_ai.input.messages") for p in m["parts"]]
+    asked = [p["id"] for p in parts if p["type"] == "tool_call"]
+    answered = [p["id"] for p in parts if p["type"] == "tool_call_response"]
+    assert asked == answered == [_attrs(s)["gen_ai.tool.call.id"] for s in calls]
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["sawmill.outcome"] == "delivered"
+    assert root.status.status_code is StatusCode.UNSET
+    planners = _children(spans, root, "invoke_agent mill_planner")
+    assert len(planners) == 2
+    (chat,) = _children(spans, planners[1], "chat ")
+    feature = _messages(chat, "gen_ai.output.messages")[0]["parts"][0]["content"]
+    assert 'Given "dry_lot" has passed' in feature
+    steps = sawmill.parse_feature(feature)
+    assert [s.slug for s in steps] == ["book_haulage", "take_payment", "notify_customer"]
+    vehicle = replan.params["vehicle_to"]
+    assert steps[0].args["vehicle"] == vehicle and steps[0].refs["lot"] == ("find_logs", "lot")
+    trips = [s for s in spans if s.name == "execute_tool book_haulage"]
+    trips.sort(key=lambda s: s.start_time or 0)
+    assert [_json_attr(s, "gen_ai.tool.call.arguments")["vehicle"] for s in trips] == [
+        sawmill.ORDER["vehicle"],
+        vehicle,
+    ]
+    assert [s.status.status_code for s in trips] == [StatusCode.ERROR, StatusCode.UNSET]
+    last = sorted((s for s in spans if s.parent == root.context), key=lambda s: s.start_time or 0)
+    booking = f"HAUL-{replan.seed % 900 + 100}"
+    assert [s.name for s in last[-2:]] == ["check haulage booking", f"watch haulage {booking}"]
+
+
+def _one_parent(spans: list[ReadableSpan], name: str) -> int:
+    """The span id of the one parent of every span named ``name``."""
+    (parent,) = {s.parent.span_id for s in spans if s.name == name and s.parent}
+    return parent
