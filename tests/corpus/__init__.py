@@ -62,6 +62,7 @@ from . import (
     ropeway,
     seedbank,
     shoot,
+    signalbox,
     solar,
     stocking,
     summit,
@@ -202,6 +203,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     put back by the play) and its own plain spans through a tracer of ``provider``, the
     fieldtrip app (the Groq Python SDK by hand) through OpenInference's Groq instrumentor on
     ``provider`` (uninstrumented after) and its own OpenInference-kind spans through a tracer of
+    ``provider``, the signalbox OpenAI Agents SDK planner and runner through OpenInference's
+    openai-agents instrumentor on ``provider`` (as analyst's: its exclusive processor in the SDK's
+    place while the play runs, uninstrumented after) and its own plain spans through a tracer of
     ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
@@ -258,6 +262,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     llama_index_otel: list[Label] = []
     anthropic_mcp_openllmetry: list[Label] = []
     agents_sdk_kennel: list[Label] = []
+    agents_sdk_markdown: list[Label] = []
     agno_openllmetry: list[Label] = []
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
@@ -395,6 +400,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             bedrock_openllmetry.append(label)
         elif label.agent == "florist":
             ollama_openllmetry.append(label)
+        elif label.agent == "signalbox":
+            agents_sdk_markdown.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -526,6 +533,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # the Groq SDK (no other agent calls it) under OpenInference's Groq instrumentor: it wraps
     # Completions.create on ``provider`` and puts it back when the play returns
     out.update(fieldtrip.play(groq_openinference, provider))
+    # analyst's SDK and OpenInference instrumentor again (off by then): its exclusive processor
+    # stands in for the SDK's processors during the play and they are put back when it returns
+    out.update(signalbox.play(agents_sdk_markdown, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again
