@@ -117,6 +117,7 @@ SEALED = (
     "sealed60",
     "sealed62",
     "sealed65",
+    "sealed63",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

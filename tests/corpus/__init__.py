@@ -63,6 +63,7 @@ from . import (
     sawmill,
     seedbank,
     shoot,
+    signalbox,
     solar,
     stocking,
     summit,
@@ -205,7 +206,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``provider`` (uninstrumented after) and its own OpenInference-kind spans through a tracer of
     ``provider``, the sawmill app (the OpenAI Python client by hand, no instrumentor) through its
     own GenAI telemetry, ``opentelemetry-util-genai``'s ``TelemetryHandler`` on ``provider`` (the
-    content-capture switch it reads set for the play and put back), and its own plain spans.
+    content-capture switch it reads set for the play and put back) and its own plain spans, the
+    signalbox OpenAI Agents SDK planner and runner through OpenInference's openai-agents
+    instrumentor on ``provider`` (as analyst's: its exclusive processor in the SDK's place while
+    the play runs, uninstrumented after) and its own plain spans through a tracer of
+    ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -261,6 +266,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     llama_index_otel: list[Label] = []
     anthropic_mcp_openllmetry: list[Label] = []
     agents_sdk_kennel: list[Label] = []
+    agents_sdk_markdown: list[Label] = []
     agno_openllmetry: list[Label] = []
     adk_openinference: list[Label] = []
     graph_logfire: list[Label] = []
@@ -401,6 +407,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             bedrock_openllmetry.append(label)
         elif label.agent == "florist":
             ollama_openllmetry.append(label)
+        elif label.agent == "signalbox":
+            agents_sdk_markdown.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -535,6 +543,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # the openai client with no instrumentor (every OpenAI instrumentor is off by then): the app
     # writes its GenAI spans through opentelemetry-util-genai's handler on ``provider``
     out.update(sawmill.play(util_genai, provider))
+    # analyst's SDK and OpenInference instrumentor again (off by then): its exclusive processor
+    # stands in for the SDK's processors during the play and they are put back when it returns
+    out.update(signalbox.play(agents_sdk_markdown, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -796,6 +796,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed65": {
         "sawmill": range(100120, 100144),
     },
+    # Sealed 63: a sixty-seventh agent (signalbox: the OpenAI Agents SDK, a planner agent answering
+    # markdown step sections with fenced json calls and a track runner agent run per step
+    # attempt, traced by OpenInference's openai-agents instrumentor and the app's own spans),
+    # labels committed alone before any detector ran on it, scored once (``--sealed63``).
+    "sealed63": {
+        "signalbox": range(100072, 100096),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -9021,6 +9028,152 @@ def _sawmill_external_landslip(rng: random.Random) -> tuple[str, str, str, dict[
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- signalbox: a rail signalling depot planning a night's track-side job (signal SB-114's LED
+# head) on the OpenAI Agents SDK under OpenInference's openai-agents instrumentor: a planner
+# agent answering markdown step sections with fenced json calls (``"@slug"`` an earlier result),
+# a track runner agent run per step attempt. Services raise ``«aspect» text`` faults: ``caution``
+# (the runner calls again ``after`` the time named, in the same run), ``danger`` (the app runs
+# the step again), ``diverging`` with ``(use k=v)`` (a new plan) or ``stop`` (final).
+_SIGNALBOX_TEXTS = (
+    "the axle counter at {sig} reset with {n} disturbances logged",
+    "the ECR desk at {place} has {n} isolations in its queue",
+    "track circuit {sig}T dropped out for {n} seconds",
+    "the roster server at {place} timed out after {n} ms",
+    "RRV on-track machine {n} failed its brake test at {place}",
+    "the lineside phone at {sig} is out of order",
+    "a heat speed restriction covers {n} yards near {place}",
+)
+_SIGNALBOX_PLACES = ("Slochd summit", "Tomatin", "Moy", "Culloden", "Dalwhinnie")
+_SIGNALBOX_STEP = {
+    "search_possessions": "find-possession",
+    "request_isolation": "isolate-line",
+    "book_crew": "book-crew",
+    "hire_plant": "hire-rrv",
+    "notify_signaller": "notify-signaller",
+}
+_SIGNALBOX_TIMED = ["book_crew", "hire_plant", "notify_signaller"]
+
+
+def _signalbox_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_SIGNALBOX_TEXTS).format(
+            sig=f"SB-{rng.randint(100, 199)}",
+            place=rng.choice(_SIGNALBOX_PLACES),
+            n=rng.randint(3, 900),
+        )
+        for _ in range(count)
+    ]
+
+
+def _signalbox_cautions(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each caution names another time: the runner calls again with different arguments
+    minutes = rng.sample(range(21 * 60, 24 * 60, 5), count)
+    return [
+        {"aspect": "caution", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_signalbox_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _signalbox_stop(rng: random.Random) -> dict[str, str]:
+    return {"aspect": "stop", "text": _signalbox_texts(rng, 1)[0]}
+
+
+def _signalbox_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # danger again and again (varying texts), the app runs the step again each time; the last
+    # answer is stop
+    tool = rng.choice(sorted(_SIGNALBOX_STEP))
+    again = [{"aspect": "danger", "text": t} for t in _signalbox_texts(rng, rng.randint(4, 6))]
+    params = {"tool": tool, "faults": [*again, _signalbox_stop(rng)]}
+    return RUNAWAY, _SIGNALBOX_STEP[tool], "", params
+
+
+def _signalbox_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one runner run: caution again and again, each naming another time the runner calls
+    # again after; the last answer is stop
+    tool = rng.choice(_SIGNALBOX_TIMED)
+    faults = [*_signalbox_cautions(rng, rng.randint(4, 6)), _signalbox_stop(rng)]
+    return RUNAWAY, _SIGNALBOX_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _signalbox_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the road-rail vehicle hire fails under every plan: danger (run again), then diverging
+    # naming another cost centre of the depot (a new plan), 3-4 plans; the last stop
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    centres: list[str] = []
+    for i in range(plans):
+        again, moved = _signalbox_texts(rng, 2)
+        faults.append({"aspect": "danger", "text": again})
+        if i < plans - 1:
+            centres.append(f"CC-{rng.randint(10000, 99999)}")
+            faults.append(
+                {"aspect": "diverging", "text": moved, "hint": f"cost_centre={centres[-1]}"}
+            )
+        else:
+            faults.append({"aspect": "stop", "text": moved})
+    params = {"tool": "hire_plant", "faults": faults, "cost_centres": centres}
+    return RUNAWAY, "hire-rrv", "", params
+
+
+def _signalbox_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the overhead-line isolation stays pending: the runner reads it until it reports stalled
+    return RUNAWAY, "isolate-line", "", {"stuck": True}
+
+
+def _signalbox_wrong_section(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's track section is a neighbouring one: a possession there is found; the
+    # electrical control room refuses the isolation for good (the signal is not in it)
+    section = rng.choice(["Aviemore-Kingussie", "Moy-Carrbridge"])
+    return PROPAGATION, "find-possession", "", {"section": section}
+
+
+def _signalbox_wrong_night(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's night has a digit changed: every step works, the app's crew-booking check
+    # against the work order fails after the job
+    return PROPAGATION, "book-crew", "", {"night": rng.choice(["2027-03-11", "2027-03-27"])}
+
+
+def _signalbox_wrong_cost_centre(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's cost centre has two digits swapped: the hire is stopped for good
+    return PROPAGATION, "hire-rrv", "", {"cost_centre": rng.choice(["CC-42107", "CC-41270"])}
+
+
+def _signalbox_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice caution inside one run or danger (the step run again); the call after the
+    # time named, or the next attempt, works
+    tool = rng.choice(_SIGNALBOX_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _signalbox_cautions(rng, count)
+        if rng.random() < 0.5
+        else [{"aspect": "danger", "text": t} for t in _signalbox_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _signalbox_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the possession register answers 4-9 pages; a long enough possession is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _signalbox_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the isolation is pending 3-8 reads, then granted
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _signalbox_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the work order's depot has no crew free: diverging names another depot; the next plan
+    # books from there and the rest works
+    depot = rng.choice(["Perth signalling depot", "Aberdeen signalling depot"])
+    return "healthy", "", PROPAGATION, {"depot_to": depot}
+
+
+def _signalbox_external_theft(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the crew booking checked, cable theft puts the signal back to
+    # danger during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -10005,6 +10158,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _sawmill_polling_ends,
         "legit_replan": _sawmill_legit_replan,
         "external_landslip": _sawmill_external_landslip,
+    },
+    "signalbox": {
+        "loop_step_varying": _signalbox_loop_step,
+        "loop_tool_in_step": _signalbox_loop_tool,
+        "loop_across_replans": _signalbox_loop_replans,
+        "loop_poll_stuck": _signalbox_loop_poll,
+        "wrong_section": _signalbox_wrong_section,
+        "wrong_night": _signalbox_wrong_night,
+        "wrong_cost_centre": _signalbox_wrong_cost_centre,
+        "flaky": _signalbox_flaky,
+        "pagination": _signalbox_pagination,
+        "polling_ends": _signalbox_polling_ends,
+        "legit_replan": _signalbox_legit_replan,
+        "external_theft": _signalbox_external_theft,
     },
 }
 

@@ -84,6 +84,7 @@ from tests.corpus import (
     scenarios,
     seedbank,
     shoot,
+    signalbox,
     solar,
     stocking,
     summit,
@@ -190,6 +191,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed60",
         "sealed62",
         "sealed65",
+        "sealed63",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -5733,3 +5735,117 @@ def _one_parent(spans: list[ReadableSpan], name: str) -> int:
     """The span id of the one parent of every span named ``name``."""
     (parent,) = {s.parent.span_id for s in spans if s.name == name and s.parent}
     return parent
+
+
+def test_signalbox_agent_plays_sealed63_scenarios() -> None:
+    """The signalbox OpenAI Agents SDK planner and runner (sealed-63 only) play labelled
+    scenarios under OpenInference's openai-agents instrumentor, in a child process as the other
+    sealed agents' checks do: ``check_signalbox_plays``."""
+    _check_in_child("check_signalbox_plays")
+
+
+def _signalbox_calls(
+    spans: list[ReadableSpan], agent: str
+) -> list[tuple[ReadableSpan, list[dict[str, Any]], str]]:
+    """The model calls of ``agent``'s runs in order: each ``generation`` span (under a ``turn``
+    under the agent's span) with the messages it was sent and the answer's content."""
+    by_id = {s.context.span_id: s for s in spans if s.context}
+
+    def agent_of(s: ReadableSpan) -> str:
+        turn = by_id[s.parent.span_id] if s.parent else None
+        run = by_id.get(turn.parent.span_id) if turn and turn.parent else None
+        return run.name if run else ""
+
+    out = []
+    for s in sorted(spans, key=lambda s: s.start_time or 0):
+        if s.name == "generation" and agent_of(s) == agent:
+            attrs = _attrs(s)
+            said = json.loads(str(attrs["input.value"]))
+            out.append((s, said, str(attrs.get("llm.output_messages.0.message.content", ""))))
+    return out
+
+
+def check_signalbox_plays() -> None:
+    """The signalbox agent's spans, inspected in memory only (no store, no mapping, no detector
+    on sealed-63 runs). An analyst run (the same SDK under the same OpenInference instrumentor)
+    played just before and just after carries the same spans both times and no ``signalbox-app``
+    span; the SDK's trace processors are the same after the play (the instrumentor's exclusive
+    processor stood in for them); the signalbox runs carry only the app's and the instrumentor's
+    scopes, no ``planscope.*`` attribute. Cautions inside one runner run: the ``signal job`` root
+    in error with the final stop, one ERROR TOOL span per injected fault, each called again
+    ``after`` the time the last one named, all in one ``track_runner`` run handed the labelled
+    step's markdown section. A legitimate re-plan: the second planner run is told the setback
+    and the settled steps and answers sections numbered on from 3 with the depot named and its
+    ``@`` references kept, the second crew booking works, the app's check and watch right under
+    the root after the SDK trace's span."""
+    from agents.tracing import get_trace_provider
+
+    def processors() -> list[Any]:
+        return list(get_trace_provider()._multi_processor._processors)  # type: ignore[attr-defined]
+
+    before = processors()
+    neighbours = [(analyst.play, _committed("analyst", "sealed23")[0])]
+    labels = _committed("signalbox", "sealed63")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(signalbox.play, [picked, replan], neighbours)
+    assert processors() == before
+    first, second = (traces[t] for t in others)
+    assert sorted(s.name for s in first) == sorted(s.name for s in second)
+    assert signalbox.TRACER not in _scopes(first) | _scopes(second)
+    ours = {signalbox.TRACER, "openinference.instrumentation.openai_agents"}
+    for run in ids.values():
+        assert _scopes(traces[run]) == ours
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    faults = [dict(f) for f in picked.params["faults"]]
+    by_id = _gave_up(spans, "signal job ", faults[-1]["text"])
+    tool = picked.params["tool"]
+    calls = sorted((s for s in spans if s.name == tool), key=lambda s: s.start_time or 0)
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert {_attrs(s)["openinference.span.kind"] for s in calls} == {"TOOL"}
+    results = [json.loads(str(_attrs(s)["output.value"])) for s in calls]
+    assert [r["aspect"] for r in results] == [f["aspect"] for f in faults]
+    waits = [json.loads(str(_attrs(s)["input.value"])).get("after") for s in calls]
+    assert waits == [None] + [f["hint"] for f in faults[:-1]]
+    runs = {by_id[by_id[s.parent.span_id].parent.span_id] for s in calls if s.parent}  # type: ignore[union-attr]
+    (runner,) = runs  # one runner run
+    assert runner.name == "track_runner"
+    handed = [
+        said[-1]["content"]
+        for s, said, _ in _signalbox_calls(spans, "track_runner")
+        if s.parent and by_id[s.parent.span_id].parent == runner.context
+    ]
+    (step,) = signalbox.parse_plan(handed[0])
+    assert step.slug == picked.step and step.tool == tool
+    assert len(_signalbox_calls(spans, "job_planner")) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["outcome"] == "done" and root.status.status_code is StatusCode.UNSET
+    depot = replan.params["depot_to"]
+    bookings = sorted((s for s in spans if s.name == "book_crew"), key=lambda s: s.start_time or 0)
+    assert [json.loads(str(_attrs(s)["input.value"]))["depot"] for s in bookings] == [
+        signalbox.ORDER["depot"],
+        depot,
+    ]
+    assert [s.status.status_code for s in bookings] == [StatusCode.ERROR, StatusCode.OK]
+    (_, asked1, sheet1), (_, asked2, sheet2) = _signalbox_calls(spans, "job_planner")
+    assert "Revision" not in asked1[-1]["content"]
+    assert f"(use depot={depot})" in asked2[-1]["content"]
+    assert '"find-possession"' in asked2[-1]["content"]  # the settled steps
+    plans = [signalbox.parse_plan(json.loads(s)["plan_markdown"]) for s in (sheet1, sheet2)]
+    assert [s.number for s in plans[0]] == [1, 2, 3, 4, 5]
+    assert [s.number for s in plans[1]] == [3, 4, 5]
+    assert plans[1][0].args == {"possession": "@find-possession", "depot": depot} | {
+        "night": signalbox.ORDER["night"]
+    }
+    under = [s for s in spans if s.parent and s.parent.span_id == root.context.span_id]
+    names = [s.name for s in sorted(under, key=lambda s: s.start_time or 0)]
+    assert names == [
+        "signal job",
+        "check crew booking",
+        f"watch signal {signalbox.ORDER['signal']}",
+    ]
