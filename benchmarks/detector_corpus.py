@@ -116,6 +116,7 @@ SEALED = (
     "sealed61",
     "sealed60",
     "sealed62",
+    "sealed64",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

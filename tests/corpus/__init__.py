@@ -52,6 +52,7 @@ from . import (
     oncall,
     orchard,
     organ,
+    pantry,
     quarry,
     railtour,
     refuge,
@@ -202,6 +203,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     put back by the play) and its own plain spans through a tracer of ``provider``, the
     fieldtrip app (the Groq Python SDK by hand) through OpenInference's Groq instrumentor on
     ``provider`` (uninstrumented after) and its own OpenInference-kind spans through a tracer of
+    ``provider``, the pantry app (the Cohere Python SDK v2 by hand, against the corpus's fake
+    Cohere server) through OpenLLMetry's Cohere instrumentor on ``provider`` (its dependency
+    check skipped, uninstrumented after) and its own plain spans through a tracer of
     ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
@@ -267,6 +271,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     litellm_openinference: list[Label] = []
     bedrock_openllmetry: list[Label] = []
     ollama_openllmetry: list[Label] = []
+    cohere_openllmetry: list[Label] = []
     groq_openinference: list[Label] = []
     for label in labels:
         if label.agent == "etl":
@@ -395,6 +400,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             bedrock_openllmetry.append(label)
         elif label.agent == "florist":
             ollama_openllmetry.append(label)
+        elif label.agent == "pantry":
+            cohere_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -526,6 +533,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # the Groq SDK (no other agent calls it) under OpenInference's Groq instrumentor: it wraps
     # Completions.create on ``provider`` and puts it back when the play returns
     out.update(fieldtrip.play(groq_openinference, provider))
+    # the Cohere SDK (no other agent calls it) under OpenLLMetry's Cohere instrumentor: it wraps
+    # ClientV2.chat and the other client methods on ``provider``, unwrapped when the play returns
+    out.update(pantry.play(cohere_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

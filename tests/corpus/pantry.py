@@ -535,13 +535,11 @@ class Distribution:
             span.set_attributes(
                 {"pantry.plan.revision": self.plans + 1, "pantry.plan.setback": setback}
             )
-            response = self.client.chat(
-                model=MODEL,
-                messages=[
-                    {"role": "system", "content": PLANNER},
-                    {"role": "user", "content": self.brief(setback)},
-                ],
-            )
+            messages: list[Any] = [
+                {"role": "system", "content": PLANNER},
+                {"role": "user", "content": self.brief(setback)},
+            ]
+            response = self.client.chat(model=MODEL, messages=messages)
             self.plans += 1
             parts = response.message.content or []
             workflow = parse_workflow("".join(getattr(p, "text", "") for p in parts))
@@ -577,11 +575,13 @@ class Distribution:
                 {"pantry.job": job.id, "pantry.job.attempt": attempt, "pantry.job.spec": block}
             )
             allowed = TOOLS.get(job.uses, ())
-            messages: list[dict[str, Any]] = [
+            # plain dicts, as Cohere's docs write messages and tools (the SDK's annotations name
+            # its pydantic models; the instrumentor reads a tool's schema with .get)
+            messages: list[Any] = [
                 {"role": "system", "content": EXECUTOR},
                 {"role": "user", "content": f"Job {number} (attempt {attempt}):\n{block}"},
             ]
-            tools = [_schema(getattr(World, n)) for n in allowed]
+            tools: list[Any] = [_schema(getattr(World, n)) for n in allowed]
             text: str | None = None
             last: dict[str, Any] = {}
             for _ in range(MAX_TURNS):
@@ -590,24 +590,21 @@ class Distribution:
                     text = "".join(getattr(p, "text", "") for p in message.content or [])
                     break
                 calls = [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {
-                            "name": c.function.name if c.function else "",
-                            "arguments": c.function.arguments if c.function else "{}",
-                        },
-                    }
+                    (c.id, c.function.name or "", c.function.arguments or "{}")
                     for c in message.tool_calls
+                    if c.function
+                ]
+                turn = [
+                    {"id": i, "type": "function", "function": {"name": n, "arguments": a}}
+                    for i, n, a in calls
                 ]
                 messages.append(
-                    {"role": "assistant", "tool_plan": message.tool_plan, "tool_calls": calls}
+                    {"role": "assistant", "tool_plan": message.tool_plan, "tool_calls": turn}
                 )
-                for call in calls:
-                    fn = call["function"]
-                    answer = self.run_tool(fn["name"], json.loads(fn["arguments"] or "{}"), allowed)
+                for call_id, name, arguments in calls:
+                    answer = self.run_tool(name, json.loads(arguments), allowed)
                     last = json.loads(answer)
-                    messages.append({"role": "tool", "tool_call_id": call["id"], "content": answer})
+                    messages.append({"role": "tool", "tool_call_id": call_id, "content": answer})
             read = dict(re.findall(r"^(conclusion|output|note):[ \t]*(.*)$", text or "", re.M))
             if text is None:
                 word, output, note = "timed_out", "", f"no conclusion in {MAX_TURNS} turns"
