@@ -118,6 +118,7 @@ SEALED = (
     "sealed62",
     "sealed65",
     "sealed63",
+    "sealed64",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

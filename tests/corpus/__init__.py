@@ -52,6 +52,7 @@ from . import (
     oncall,
     orchard,
     organ,
+    pantry,
     quarry,
     railtour,
     refuge,
@@ -210,6 +211,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     signalbox OpenAI Agents SDK planner and runner through OpenInference's openai-agents
     instrumentor on ``provider`` (as analyst's: its exclusive processor in the SDK's place while
     the play runs, uninstrumented after) and its own plain spans through a tracer of
+    ``provider``, the pantry app (the Cohere Python SDK v2 by hand, against the corpus's fake
+    Cohere server) through OpenLLMetry's Cohere instrumentor on ``provider`` (its dependency
+    check skipped, uninstrumented after) and its own plain spans through a tracer of
     ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
@@ -276,6 +280,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     litellm_openinference: list[Label] = []
     bedrock_openllmetry: list[Label] = []
     ollama_openllmetry: list[Label] = []
+    cohere_openllmetry: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     for label in labels:
@@ -409,6 +414,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             ollama_openllmetry.append(label)
         elif label.agent == "signalbox":
             agents_sdk_markdown.append(label)
+        elif label.agent == "pantry":
+            cohere_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -546,6 +553,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # analyst's SDK and OpenInference instrumentor again (off by then): its exclusive processor
     # stands in for the SDK's processors during the play and they are put back when it returns
     out.update(signalbox.play(agents_sdk_markdown, provider))
+    # the Cohere SDK (no other agent calls it) under OpenLLMetry's Cohere instrumentor: it wraps
+    # ClientV2.chat and the other client methods on ``provider``, unwrapped when the play returns
+    out.update(pantry.play(cohere_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -803,6 +803,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed63": {
         "signalbox": range(100072, 100096),
     },
+    # Sealed 64: a sixty-eighth agent (pantry: the Cohere Python SDK v2 by hand, a planner
+    # answering a GitHub Actions-style YAML workflow with ${{ jobs.<id>.outputs.<field> }}
+    # references and an executor conversation per job attempt, traced by OpenLLMetry's Cohere
+    # instrumentor and the app's own spans), labels committed alone before any detector ran on
+    # it, scored once (``--sealed64``).
+    "sealed64": {
+        "pantry": range(100096, 100120),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -9174,6 +9182,153 @@ def _signalbox_external_theft(rng: random.Random) -> tuple[str, str, str, dict[s
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- pantry: a food bank's weekly distribution (a donor's offer from a paged offers board, a
+# cold-storage slot as a polled request, the volunteers' shift on the distribution day, the
+# delivery route's van, the van hire paid from a grant fund, the partner agencies told), the
+# Cohere Python SDK v2 by hand under OpenLLMetry's Cohere instrumentor (a planner answering a
+# GitHub Actions-style YAML workflow, an executor conversation per job attempt). Services answer
+# failures handed to the model as the tool's result ``{"ok": false, "reason", "detail"}``:
+# ``hold`` (call again ``after`` the ``retry_at`` time), ``retry`` (the app runs the job again),
+# ``reassign`` with ``(use k=v)`` (a new plan) or ``declined`` (final).
+_PANTRY_TEXTS = (
+    "the offers board is re-syncing {n} listings from {donor}",
+    "cold store bay {k} is being defrosted, {n} minutes to go",
+    "forklift {k} is charging at the {place} dock",
+    "the volunteer rota is locked while {n} sign-ups are merged",
+    "the van pool's dispatcher is checking in van {k}{n}",
+    "the grant ledger is posting {n} receipts from {place}",
+    "the agencies' mailing list bounced batch {k}-{n}",
+)
+_PANTRY_DONORS = ("FreshWay Hollins", "Dale Dairy Co-op", "Northgate Market", "Bakers of Eastgate")
+_PANTRY_PLACES = ("Hollins Road", "Mill Lane", "Station Yard", "Canal Street", "Eastgate")
+_PANTRY_JOBS = [
+    "find_donation",
+    "reserve_cold",
+    "book_shift",
+    "book_route",
+    "pay_route",
+    "notify_agencies",
+]
+_PANTRY_TIMED = ["book_shift", "book_route", "pay_route", "notify_agencies"]
+
+
+def _pantry_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_PANTRY_TEXTS).format(
+            donor=rng.choice(_PANTRY_DONORS),
+            place=rng.choice(_PANTRY_PLACES),
+            n=rng.randint(11, 960),
+            k=rng.randint(1, 9),
+        )
+        for _ in range(count)
+    ]
+
+
+def _pantry_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 18 * 60, 5), count)
+    return [
+        {"kind": "hold", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_pantry_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _pantry_declined(rng: random.Random) -> dict[str, str]:
+    return {"kind": "declined", "text": _pantry_texts(rng, 1)[0]}
+
+
+def _pantry_loop_job(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # retry again and again (varying texts): the app runs the job again each time; the last
+    # answer is declined
+    job = rng.choice(_PANTRY_JOBS)
+    again = [{"kind": "retry", "text": t} for t in _pantry_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, job, "", {"tool": job, "faults": [*again, _pantry_declined(rng)]}
+
+
+def _pantry_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: hold again and again, each naming another time the
+    # model calls again after; the last answer is declined
+    job = rng.choice(_PANTRY_TIMED)
+    faults = [*_pantry_holds(rng, rng.randint(4, 6)), _pantry_declined(rng)]
+    return RUNAWAY, job, "", {"tool": job, "faults": faults}
+
+
+def _pantry_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the van hire fails under every plan: retry (run again), then reassign naming another grant
+    # fund (a new plan), 3-4 plans; the last declined
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    funds: list[str] = []
+    for i in range(plans):
+        again, moved = _pantry_texts(rng, 2)
+        faults.append({"kind": "retry", "text": again})
+        if i < plans - 1:
+            funds.append(f"GF-{rng.randint(1000, 9999)}-{rng.choice(['CF', 'LT', 'NL'])}")
+            faults.append({"kind": "reassign", "text": moved, "hint": f"fund={funds[-1]}"})
+        else:
+            faults.append({"kind": "declined", "text": moved})
+    params = {"tool": "pay_route", "faults": faults, "funds": funds}
+    return RUNAWAY, "pay_route", "", params
+
+
+def _pantry_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the cold store's slot request stays queued: the executor reads it until it reports
+    # timed_out
+    return RUNAWAY, "reserve_cold", "", {"stuck": True}
+
+
+def _pantry_wrong_area(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the coordinator's note names another collection area: a donor's offer there is found; the
+    # cold store declines the slot for good (its cold chain takes the sheet's area's donors only)
+    return PROPAGATION, "find_donation", "", {"area": rng.choice(["westbrook", "millfield"])}
+
+
+def _pantry_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's distribution day has a digit changed: the volunteers' shift is booked for it and
+    # every job works; the app's shift check against the sheet fails after the last job
+    return PROPAGATION, "book_shift", "", {"day": rng.choice(["2027-06-15", "2027-06-21"])}
+
+
+def _pantry_wrong_fund(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's grant fund has two digits swapped: the van hire is declined for good
+    return PROPAGATION, "pay_route", "", {"fund": rng.choice(["GF-2219-CF", "GF-2921-CF"])}
+
+
+def _pantry_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice a hold inside one conversation, or retry (the job run again); the call
+    # after the time named, or the next attempt, works
+    job = rng.choice(_PANTRY_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _pantry_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "retry", "text": t} for t in _pantry_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": job, "faults": faults}
+
+
+def _pantry_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the offers board answers 4-9 pages; an unclaimed offer of the week's food is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _pantry_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the cold store's slot request is queued for 3-8 reads, then allocated
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _pantry_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the van pool has no van of the planned size free that day: reassign names another size;
+    # the next plan books that van and the rest works
+    return "healthy", "", PROPAGATION, {"van_to": rng.choice(["swb-van", "luton-tail-lift"])}
+
+
+def _pantry_external_recall(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every job worked and the shift checked, the donor recalls the batch for a
+    # food-safety check during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -10172,6 +10327,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _signalbox_polling_ends,
         "legit_replan": _signalbox_legit_replan,
         "external_theft": _signalbox_external_theft,
+    },
+    "pantry": {
+        "loop_step_varying": _pantry_loop_job,
+        "loop_tool_in_step": _pantry_loop_tool,
+        "loop_across_replans": _pantry_loop_replans,
+        "loop_poll_stuck": _pantry_loop_poll,
+        "wrong_area": _pantry_wrong_area,
+        "wrong_day": _pantry_wrong_day,
+        "wrong_fund": _pantry_wrong_fund,
+        "flaky": _pantry_flaky,
+        "pagination": _pantry_pagination,
+        "polling_ends": _pantry_polling_ends,
+        "legit_replan": _pantry_legit_replan,
+        "external_recall": _pantry_external_recall,
     },
 }
 

@@ -70,6 +70,7 @@ from tests.corpus import (
     observatory,
     orchard,
     organ,
+    pantry,
     play,
     quarry,
     railtour,
@@ -192,6 +193,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed62",
         "sealed65",
         "sealed63",
+        "sealed64",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -5849,3 +5851,91 @@ def check_signalbox_plays() -> None:
         "check crew booking",
         f"watch signal {signalbox.ORDER['signal']}",
     ]
+
+
+def test_pantry_agent_plays_sealed64_scenarios() -> None:
+    """The pantry app on the Cohere SDK v2 (sealed-64 only) plays labelled scenarios under
+    OpenLLMetry's Cohere instrumentor, in a child process as the other sealed agents' checks do:
+    ``check_pantry_plays``."""
+    _check_in_child("check_pantry_plays")
+
+
+def check_pantry_plays() -> None:
+    """The pantry app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-64 runs). A florist run (Ollama under OpenLLMetry's Ollama instrumentor) played just
+    before and just after carries the same spans both times and no Cohere span; the SDK's
+    ``ClientV2.chat`` is the same function after the play; the pantry runs carry the app's and
+    the instrumentor's scopes only, no ``planscope.*`` attribute. Holds inside one executor
+    conversation: one ERROR ``tool {name}`` span per injected fault under one ``job`` span,
+    called again ``after`` each ``retry_at``, one ``cohere.chat`` span per turn (not two: a
+    second play does not trace twice), every tool result in the next chat's prompt, the root
+    ERROR with the final refusal. A legitimate re-plan: revision 2's workflow holds the jobs
+    still to do with the van named and its references to done jobs kept, the second route
+    booking works, the check and the watch last."""
+    import cohere
+
+    chat = cohere.ClientV2.chat
+    neighbours = [(florist.play, _committed("florist", "sealed60")[0])]
+    labels = _committed("pantry", "sealed64")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    pantry.play([replan], TracerProvider())  # played once before: nothing may stay wrapped
+    assert cohere.ClientV2.chat is chat
+    ids, others, traces = _played_between(pantry.play, [picked, replan], neighbours)
+    assert cohere.ClientV2.chat is chat
+    instrumentor = "opentelemetry.instrumentation.cohere"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert instrumentor not in _scopes(before) | _scopes(after)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {instrumentor, pantry.APP_TRACER}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "distribution 2027-W23" and _attrs(root)["pantry.outcome"] == "failed"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"failure: declined: {faults[-1]['text']}")
+    (job,) = _children(spans, root, f"job {picked.step} ")
+    assert job.name == f"job {picked.step} attempt 1"
+    assert _attrs(job)["pantry.job.conclusion"] == "failure"
+    calls = _children(spans, job, "tool ")
+    assert len(calls) == len(faults) >= 5 and len({s.name for s in calls}) == 1
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [_json_attr(s, "pantry.tool.arguments").get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    chats = _children(spans, job, "cohere.chat")
+    assert len(chats) == len(faults) + 1
+    assert {_attrs(s)["gen_ai.system"] for s in chats} == {"Cohere"}
+    last = _attrs(chats[-1])
+    assert "conclusion: failure" in str(last["gen_ai.completion.0.content"])
+    told = [k for k, v in last.items() if k.startswith("gen_ai.prompt.") and v == "tool"]
+    assert len(told) == len(faults)  # each result goes back as a role "tool" message
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["pantry.outcome"] == "arranged"
+    assert root.status.status_code is StatusCode.UNSET
+    plans = _children(spans, root, "plan ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (answer,) = _children(spans, plans[1], "cohere.chat")
+    text = json.loads(str(_attrs(answer)["gen_ai.completion.0.content"]))[0]["text"]
+    assert 'run-name: "revision 2"' in text
+    workflow = pantry.parse_workflow(text)
+    assert [j.id for j in workflow.jobs] == ["book_route", "pay_route", "notify_agencies"]
+    van = replan.params["van_to"]
+    assert workflow.jobs[0].args == {
+        "donation": "${{ jobs.find_donation.outputs.result }}",
+        "shift": "${{ jobs.book_shift.outputs.result }}",
+        "van": van,
+    }
+    routes = [s for s in spans if s.name == "tool book_delivery_route"]
+    routes.sort(key=lambda s: s.start_time or 0)
+    assert [_json_attr(s, "pantry.tool.arguments")["van"] for s in routes] == [
+        pantry.SHEET["van"],
+        van,
+    ]
+    assert [s.status.status_code for s in routes] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check volunteer shift", f"watch donation OFF-EAS-{replan.seed % 1000}"]
