@@ -2218,6 +2218,26 @@ _KEYED = re.compile(r"(?<![\w.-])([A-Za-z_][\w-]*)[ \t]*=(?![=>])")
 written so in two or more places of a plan, a key its items state (:func:`_step_names`)."""
 
 
+_FUNCTION_WORDS = frozenset({
+    "a", "an", "the", "this", "that", "these", "those", "some", "any", "each", "every", "no",
+    "all", "both", "either", "neither",
+    "i", "me", "my", "we", "us", "our", "you", "your", "he", "him", "his", "she", "her", "it",
+    "its", "they", "them", "their",
+    "of", "to", "in", "on", "at", "by", "for", "with", "from", "into", "onto", "upon", "about",
+    "above", "below", "over", "under", "after", "before",
+    "between", "through", "during", "without", "within", "across", "along", "among", "against",
+    "around", "as", "per", "via", "than",
+    "and", "or", "nor", "but", "so", "yet", "if", "then", "else", "when", "while", "where",
+    "whether", "because", "unless", "until", "though",
+    "is", "are", "was", "were", "be", "been", "being", "am", "do", "does", "did", "has", "have",
+    "had", "will", "would", "shall", "should", "can", "could",
+    "may", "might", "must", "not",
+})  # fmt: skip
+"""English function words (articles, pronouns, prepositions, conjunctions, auxiliaries): a
+closed class, the words any sentence is built with, never a name a plan gives a step
+(:func:`_step_names`), however often an attempt's prose carries one (``the holding of it``)."""
+
+
 def _step_names(
     text: str, data: set[str], later: _Later, called: Callable[[Any], str], first: bool = True
 ) -> tuple[list[tuple[str, int]], set[str]]:
@@ -2233,7 +2253,10 @@ def _step_names(
     tool then lists the re-plan's other calls.
     A word the answer gives a value with ``=`` in two or more places (:data:`_KEYED`) is a
     key its items state (``tool="..."`` in every item), never a step: a re-plan's later
-    attempts, all of one step and each handed its item, carry it before the step's name."""
+    attempts, all of one step and each handed its item, carry it before the step's name.
+    A sentence's function word (:data:`_FUNCTION_WORDS`, any case) is no step either: a plan's
+    prose (a title, an item's sentence) writes ``of`` or ``to`` before any step's name, and the
+    attempts whose handed prose carries it would make it a step that hides the real names."""
 
     def scan(skip: set[str]) -> list[tuple[str, int]]:
         out: list[tuple[str, int]] = []
@@ -2249,6 +2272,7 @@ def _step_names(
 
     keys = Counter(_KEYED.findall(text))
     data = data | {key for key, count in keys.items() if count >= 2}
+    data |= {word for word in set(_WORD.findall(text)) if word.lower() in _FUNCTION_WORDS}
     out = scan(data)
     listed = _listed_like(text, _labelled(text, out, called), data, called)
     shared = {n for n, _ in out if later.every(n, workers=first)} if len(out) < 2 else set()
