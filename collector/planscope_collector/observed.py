@@ -3848,8 +3848,6 @@ def _bare_tables(lines: list[str]) -> Iterable[list[dict[str, Any]]]:
         rows = [cells] if len(cells) >= 3 else []
 
 
-_HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)[ \t#]*")
-"""A markdown ATX heading line: its ``#`` marks and its text."""
 _COUNTER = re.compile(r"(?:[A-Za-z]+[ \t]+)?#?\d+[.)]?(?:[ \t]*[:.)\u2013\u2014-])?[ \t]+")
 """A heading's counter and its separator, no part of its name (``Step 3 —``, ``Task 2:``,
 ``3.``, ``#3``)."""
@@ -3894,7 +3892,7 @@ def _sections(text: str) -> Iterable[list[dict[str, Any]]]:
     for line in text.split("\n"):
         if _FENCE.match(line):
             fenced = not fenced
-        elif not fenced and (m := _HEADING.fullmatch(line)):
+        elif not fenced and (m := _HEADING.fullmatch(line)):  # an ATX heading line
             headings.append((len(m[1]), m[2], []))
             continue
         if headings:
