@@ -3848,9 +3848,11 @@ def _bare_tables(lines: list[str]) -> Iterable[list[dict[str, Any]]]:
         rows = [cells] if len(cells) >= 3 else []
 
 
-_COUNTER = re.compile(r"(?:[A-Za-z]+[ \t]+)?#?\d+[.)]?(?:[ \t]*[:.)\u2013\u2014-])?[ \t]+")
+_COUNTER = re.compile(
+    r"(?:(?:[A-Za-z]+[ \t]+)?\d+(?:[.)]|[ \t]*[:\u2013\u2014-])|#\d+[.):]?)[ \t]+"
+)
 """A heading's counter and its separator, no part of its name (``Step 3 —``, ``Task 2:``,
-``3.``, ``#3``)."""
+``3.``, ``#3``); a number with no separator after it is the text's (``Pack 4 crates``)."""
 _FENCE = re.compile(r"[ \t]*(```|~~~)")
 
 
@@ -3862,8 +3864,11 @@ def _heading_name(heading: str) -> str:
 
     >>> _heading_name("Step 2 \u2014 ship-order"), _heading_name("3. Book the venue")
     ('ship-order', 'book-the-venue')
+    >>> _heading_name("Pack 4 crates")  # a number inside the text is no counter
+    'pack-4-crates'
     """
-    text = _COUNTER.sub("", heading, count=1).strip()
+    counter = _COUNTER.match(heading)
+    text = heading[counter.end() if counter else 0 :].strip()
     if _WORD.fullmatch(text):
         return text
     if (m := re.match(r"([A-Za-z_][\w-]*)[ \t]*(?::|\u2013|\u2014| - )[ \t]+\S", text)) and m[1]:
