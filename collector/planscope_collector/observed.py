@@ -306,6 +306,7 @@ PLAN_READERS = (
     "org",
     "call_lists",
     "hcl",
+    "sections",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -314,7 +315,7 @@ name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler ev
 XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
 (:func:`_entries`), lines of a step each (:func:`_step_lines`), Org-mode outlines
 (:func:`_org_outlines`), a Python list of calls (:func:`_call_lists`), HCL blocks
-(:func:`_hcl_blocks`)."""
+(:func:`_hcl_blocks`), markdown step sections (:func:`_sections`)."""
 _switched_off: set[str] = set()
 
 
@@ -3641,6 +3642,8 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
         if _on("org"):
             yield from _org_outlines(text)
         yield from _tables(text)
+        if _on("sections"):
+            yield from _sections(text)
         if _on("stanzas"):
             yield from _stanzas(text)
         if _on("elements"):
@@ -3867,6 +3870,85 @@ def _bare_tables(lines: list[str]) -> Iterable[list[dict[str, Any]]]:
         if len(rows) >= 2:
             yield [{str(n): _cell(c) for n, c in enumerate(r, 1)} for r in rows]
         rows = [cells] if len(cells) >= 3 else []
+
+
+_COUNTER = re.compile(
+    r"(?:(?:[A-Za-z]+[ \t]+)?\d+(?:[.)]|[ \t]*[:\u2013\u2014-])|#\d+[.):]?)[ \t]+"
+)
+"""A heading's counter and its separator, no part of its name (``Step 3 —``, ``Task 2:``,
+``3.``, ``#3``); a number with no separator after it is the text's (``Pack 4 crates``)."""
+_FENCE = re.compile(r"[ \t]*(```|~~~)")
+
+
+def _heading_name(heading: str) -> str:
+    """The name a step heading gives its step: its text after a counter (:data:`_COUNTER`),
+    when that is a name, or the name before a colon or dash that opens a sentence
+    (``pick: take 4 crates``, ``pick — take 4 crates``); else the text's slug (as markdown
+    renderers make a heading's anchor).
+
+    >>> _heading_name("Step 2 \u2014 ship-order"), _heading_name("3. Book the venue")
+    ('ship-order', 'book-the-venue')
+    >>> _heading_name("Pack 4 crates")  # a number inside the text is no counter
+    'pack-4-crates'
+    """
+    counter = _COUNTER.match(heading)
+    text = heading[counter.end() if counter else 0 :].strip()
+    if _WORD.fullmatch(text):
+        return text
+    if (m := re.match(r"([A-Za-z_][\w-]*)[ \t]*(?::|\u2013|\u2014| - )[ \t]+\S", text)) and m[1]:
+        return m[1]
+    return re.sub(r"[^\w]+", "-", text.lower()).strip("-")
+
+
+def _sections(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The steps a markdown document states as sections (docs/semantic-conventions.md, "Plans
+    written as markdown sections"): two or more headings of the same level (the deepest level
+    that has two), each section's body holding exactly one JSON object (in a fenced code block
+    or on a line of its own: the step's call), as one mapping each: the heading's name
+    (:func:`_heading_name`) under ``""``, the body's prose under ``goal``, then the object's
+    fields. A section with no object or several, or a heading between that is no sibling, is no
+    step: the document is then no plan. Headings inside fenced code are no headings.
+
+    >>> (items,) = _sections('# Plan\n## 1. pick\nTake them.\n```json\n{"tool": "wms"}\n```\n'
+    ...                      '## 2. ship\n{"tool": "courier", "args": {"box": "@pick"}}')
+    >>> [(i[""], i["goal"], i["tool"]) for i in items]
+    [('pick', 'Take them.', 'wms'), ('ship', '', 'courier')]
+    """
+    if "#" not in text:
+        return
+    headings: list[tuple[int, str, list[str]]] = []  # (level, text, body lines)
+    fenced = False
+    for line in text.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced and (m := _HEADING.fullmatch(line)):  # an ATX heading line
+            headings.append((len(m[1]), m[2], []))
+            continue
+        if headings:
+            headings[-1][2].append(line)
+    levels = [level for level, _, _ in headings]
+    level = max((lv for lv in set(levels) if levels.count(lv) >= 2), default=0)
+    if not level:
+        return
+    first = levels.index(level)
+    steps = headings[first:]
+    if any(lv != level for lv, _, _ in steps):
+        return  # another heading among the steps': a document of other parts
+    items: list[dict[str, Any]] = []
+    for _, heading, body in steps:
+        joined = "\n".join(body)
+        objects = [v for v in _embedded_json(joined) if isinstance(v, dict)]
+        if len(objects) != 1:
+            return
+        prose: list[str] = []
+        inside = False
+        for line in body:  # the sentences outside code and the object's line
+            if _FENCE.match(line):
+                inside = not inside
+            elif not inside and line.strip() and not line.lstrip().startswith(("{", "[")):
+                prose.append(line.strip())
+        items.append({"": _heading_name(heading), "goal": " ".join(prose), **objects[0]})
+    yield items
 
 
 _FIELD = re.compile(r"([A-Za-z][\w-]*):(?:[ \t]+(.*)|)")

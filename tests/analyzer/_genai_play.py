@@ -44,17 +44,18 @@ def plan(tracer: Tracer, agent: str, asked: str, answer: str) -> None:
 def attempt(
     tracer: Tracer,
     agent: str,
-    step: tuple[str, str],
+    step: tuple[str, str] | None,
     asked: str,
     tool: str,
     args: dict[str, Any],
     error: str = "",
 ) -> None:
-    """One executor run, its step named by the app (``step``: attribute, step), asked
-    ``asked``: one tool call with ``args``, the call and the run failing with ``error`` when
-    given."""
+    """One executor run, its step named by the app (``step``: attribute, step; None: only what
+    it was asked names it), asked ``asked``: one tool call with ``args``, the call and the run
+    failing with ``error`` when given."""
+    named = {step[0]: step[1]} if step is not None else {}
     with tracer.start_as_current_span(
-        f"invoke_agent {agent}", attributes={**AGENT, step[0]: step[1]}
+        f"invoke_agent {agent}", attributes={**AGENT, **named}
     ) as run:
         chat(tracer, asked)
         with tracer.start_as_current_span(
