@@ -3651,6 +3651,8 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
     >>> [[i[""] for i in x] for x in _item_lists("```yaml\njobs:\n  a:\n    uses: x\n  b:\n"
     ...                                               "    uses: y\n```")]
     [['a', 'b']]
+    >>> list(_item_lists("- id: a\n  on: 2027-02-30\n- id: b"))  # no date: not read as YAML
+    []
     """
     documents: list[Any] = []
     try:
@@ -3675,7 +3677,8 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
             for start in range(min(len(lines), 4)):
                 try:
                     value = yaml.load("\n".join(lines[start:]), Loader=_LOADER)
-                except yaml.YAMLError:
+                except (yaml.YAMLError, ValueError):
+                    # ValueError: a scalar YAML types but cannot build (``2027-02-30`` as a date)
                     continue
                 if isinstance(value, dict | list):
                     documents.append(value)
