@@ -3338,14 +3338,26 @@ def _plan_of(
     def counted(key: str) -> list[str]:
         """The values later attempts carry (a tool's value: the tool's name) where none carries
         an earlier counted value (a word every attempt carries names no step: the rule of
-        :func:`_step_names`)."""
+        :func:`_step_names`), but for two values one item names together (an attempt handed
+        its item is told the steps it needs: a workflow job's ``needs: [build]``)."""
         out: list[str] = []
-        said: list[str] = []
-        for v in names(key):
+        said: list[tuple[str, str]] = []
+        values = names(key)
+        together = [
+            {v, *_cited(i, key, set(values))}
+            for i, v in zip(items if values else [], values, strict=True)
+        ]
+        for v in values:
             name = v if _WORD.fullmatch(v) else called(v)
-            if name and later.carry(name) and not any(later.carry(name, u) for u in said):
+            if (
+                name
+                and later.carry(name)
+                and not any(
+                    later.carry(name, n) and not any({u, v} <= t for t in together) for u, n in said
+                )
+            ):
                 out.append(v)
-                said.append(name)
+                said.append((v, name))
         return out
 
     def tool_of(item: dict[str, Any], key: str) -> bool:
@@ -3510,6 +3522,28 @@ def _argument_pairs(value: Any, earlier: set[str]) -> dict[str, Any] | None:
     return out
 
 
+def _cited(item: Mapping[str, Any], key: str, names: set[str]) -> set[str]:
+    """The ``names`` an item's fields (but its id, under ``key``) cite: a whole value or a word
+    of a string, also inside lists and mappings (a job's ``needs: [build]``, an expression
+    ``${{ jobs.build.outputs.result }}``).
+
+    >>> sorted(_cited({"": "ship", "needs": ["pick"], "with": {"box": "${{ jobs.pack.id }}"}},
+    ...               "", {"pick", "pack", "ship", "bill"}))
+    ['pack', 'pick']
+    """
+    out: set[str] = set()
+    todo = [v for k, v in item.items() if k != key]
+    while todo:
+        v = todo.pop()
+        if isinstance(v, str):
+            out.update(w for w in _WORD.findall(v) if w in names)
+        elif isinstance(v, list):
+            todo.extend(v)
+        elif isinstance(v, dict):
+            todo.extend(v.values())
+    return out
+
+
 def _needs(item: Mapping[str, Any], key: str, earlier: set[str]) -> list[str]:
     """The earlier steps a plan item depends on: the ``earlier`` step ids its fields (but its
     id, under ``key``) name as a whole value, also inside lists and their mappings (a
@@ -3620,6 +3654,12 @@ def _bare(tool: str) -> str:
 
 
 _YAML_LIST_ITEM = re.compile(r"(?m)^\s*- [\w-]+:")
+_YAML_NESTED_MAP = re.compile(r"(?m)^([ \t]*)[\w-]+:[ \t]*\n\1[ \t]+[\w-]+:[ \t]*\n")
+"""A YAML mapping of mappings in block style: a key over a more indented key, each opening a
+mapping of its own (a CI workflow's ``jobs:`` over ``build:`` over its fields, Compose's
+``services:``): items keyed by their names, as a list's ``- key:`` lines are items."""
+_FENCE = re.compile(r"(?m)^[ \t]*(```|~~~).*$")
+"""A markdown code fence's line (```` ```yaml ````, ```` ``` ````): no YAML, it bounds a block."""
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
@@ -3633,6 +3673,11 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
 
     >>> [len(x) for x in _item_lists('{"plan": "steps:\\n- id: a\\n- id: b"}')]
     [2]
+    >>> [[i[""] for i in x] for x in _item_lists("```yaml\njobs:\n  a:\n    uses: x\n  b:\n"
+    ...                                               "    uses: y\n```")]
+    [['a', 'b']]
+    >>> list(_item_lists("- id: a\n  on: 2027-02-30\n- id: b"))  # no date: not read as YAML
+    []
     """
     documents: list[Any] = []
     try:
@@ -3650,14 +3695,17 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
             yield from _elements(text)
         if _on("uri_lines"):
             yield from _uri_lines(text)
-        for paragraph in re.split(r"\n\s*\n", text):
-            if not _YAML_LIST_ITEM.search(paragraph):
+        # a fenced block is a paragraph of its own: its fences are no YAML (the closing one
+        # failed every parse of a fenced document)
+        for paragraph in re.split(r"\n\s*\n", _FENCE.sub("", text)):
+            if not (_YAML_LIST_ITEM.search(paragraph) or _YAML_NESTED_MAP.search(paragraph)):
                 continue
             lines = paragraph.split("\n")
             for start in range(min(len(lines), 4)):
                 try:
                     value = yaml.load("\n".join(lines[start:]), Loader=_LOADER)
-                except yaml.YAMLError:
+                except (yaml.YAMLError, ValueError):
+                    # ValueError: a scalar YAML types but cannot build (``2027-02-30`` as a date)
                     continue
                 if isinstance(value, dict | list):
                     documents.append(value)
