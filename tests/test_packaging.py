@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 import tomllib
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,3 +128,32 @@ def test_every_name_the_collector_exports_still_resolves() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "module 'planscope_collector' has no attribute 'no_such_name'"
+
+
+def _bound_twice(tree: ast.Module) -> list[str]:
+    """Names a module binds twice at its top level (a function, a class or an assignment; an
+    ``@overload`` stub is no binding)."""
+    seen: Counter[str] = Counter()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            if not any(
+                getattr(d, "id", getattr(d, "attr", "")) == "overload" for d in node.decorator_list
+            ):
+                seen[node.name] += 1
+        elif isinstance(node, ast.Assign):
+            seen.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value:
+            seen[node.target.id] += 1
+    return sorted(name for name, n in seen.items() if n > 1 and name != "__all__")
+
+
+def test_no_module_binds_a_top_level_name_twice() -> None:
+    """A second ``_FENCE = ...`` further down a module silently replaces the first for every
+    function above it (two branches merged, each adding its own): one name, one binding."""
+    found = {
+        str(path.relative_to(ROOT)): names
+        for package in ("sdk", "collector", "analyzer", "dashboard", "runners")
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if (names := _bound_twice(ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert found == {}

@@ -3925,7 +3925,6 @@ _COUNTER = re.compile(
 )
 """A heading's counter and its separator, no part of its name (``Step 3 —``, ``Task 2:``,
 ``3.``, ``#3``); a number with no separator after it is the text's (``Pack 4 crates``)."""
-_FENCE = re.compile(r"[ \t]*(```|~~~)")
 
 
 def _heading_name(heading: str) -> str:
