@@ -15,7 +15,7 @@ them all into one real collector and analyses them:
 It prints each ``unloadable_trace`` or ``detector_error`` finding (there should be none) and
 exits 1 if there is one. Figures and command: docs/analyzers.md, "Partial traces".
 
-    .venv/bin/python benchmarks/partial_traces.py [--per-agent 2] [--seed 7]
+    .venv/bin/python benchmarks/partial_traces.py [--per-agent 2] [--seed 7] [--agent NAME ...]
 """
 
 from __future__ import annotations
@@ -83,8 +83,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-agent", type=int, default=2, help="runs of each agent (2)")
     parser.add_argument("--seed", type=int, default=7, help="the drop30 variant's seed (7)")
+    parser.add_argument("--agent", action="append", help="only this agent's runs (repeatable)")
     args = parser.parse_args(argv)
-    labels = picked(read_labels(), args.per_agent)
+    labels = picked(
+        [lab for lab in read_labels() if not args.agent or lab.agent in args.agent], args.per_agent
+    )
     print(f"{len(labels)} runs of {len({lab.agent for lab in labels})} agents", flush=True)
     started = time.perf_counter()
     ids, spans = record(labels)

@@ -40,6 +40,7 @@ QUICK: dict[str, list[str]] = {
     "trickle_cpu": ["--rates", "0", "10", "--seconds", "5", "--probes", "1"],
     "read_plans_scale": ["--sizes", "1000", "2000", "--repeat", "1"],
     "detector_shapes": ["--only", "plan_yaml", "--agent", "travel"],
+    "partial_traces": ["--agent", "travel"],
     "insert_rusage": ["--rounds", "1", "--repeat", "1"],
     "binding_decode": ["--count", "300"],
     "rules_cost": ["--count", "300"],
