@@ -859,7 +859,8 @@ def bind(
         containers=containers,
         planners=planners,
         steps=bound,
-        promoted=promoted | invoked,
+        # a promoted span folded into another attempt (a visit, a sub-agent's part) is none
+        promoted=frozenset(s for s in promoted | invoked if s in numbers),
         failed=failed,
         attempts=numbers,
         actions=actions,

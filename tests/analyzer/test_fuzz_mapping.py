@@ -479,6 +479,8 @@ def test_the_readers_and_bind_never_raise(
     known = set(ids) | {c.span_id for c in b.event_calls} | {observed.NO_SPAN}
     assert set(b.actions) <= known and set(b.actions.values()) <= known
     assert set(b.steps) <= known and set(b.attempts) <= known
+    # a promoted span is an attempt (the loader numbers each; one folded into another is none)
+    assert b.promoted <= set(b.attempts)
     assert b.failed_for_good is None or b.failed_for_good in known
     for r in b.read_plans:
         assert r.span_id in known
