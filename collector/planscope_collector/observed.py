@@ -3532,17 +3532,25 @@ def _cited(item: Mapping[str, Any], key: str, names: set[str]) -> set[str]:
     ...               "", {"pick", "pack", "ship", "bill"}))
     ['pack', 'pick']
     """
-    out: set[str] = set()
-    todo = [v for k, v in item.items() if k != key]
+    return {w for v in _field_strings(item, key) for w in _WORD.findall(v) if w in names}
+
+
+def _field_strings(item: Mapping[str, Any], key: str) -> Iterable[str]:
+    """The strings an item's fields (but its id, under ``key``) hold, also inside lists and
+    mappings, in order.
+
+    >>> list(_field_strings({"id": "ship", "after": ["pick"], "n": 2, "a": {"b": "x"}}, "id"))
+    ['pick', 'x']
+    """
+    todo = [v for k, v in item.items() if k != key][::-1]  # a stack: the first field on top
     while todo:
         v = todo.pop()
         if isinstance(v, str):
-            out.update(w for w in _WORD.findall(v) if w in names)
+            yield v
         elif isinstance(v, list):
-            todo.extend(v)
+            todo.extend(v[::-1])
         elif isinstance(v, dict):
-            todo.extend(v.values())
-    return out
+            todo.extend(list(v.values())[::-1])
 
 
 def _needs(item: Mapping[str, Any], key: str, earlier: set[str]) -> list[str]:
@@ -3554,22 +3562,7 @@ def _needs(item: Mapping[str, Any], key: str, earlier: set[str]) -> list[str]:
     ...        "id", {"pick", "pack"})
     ['pick', 'pack']
     """
-    out: list[str] = []
-
-    def visit(v: Any) -> None:
-        if isinstance(v, str) and v in earlier and v not in out:
-            out.append(v)
-        elif isinstance(v, list):
-            for x in v:
-                visit(x)
-        elif isinstance(v, dict):
-            for x in v.values():
-                visit(x)
-
-    for k, v in item.items():
-        if k != key:
-            visit(v)
-    return out
+    return list(dict.fromkeys(v for v in _field_strings(item, key) if v in earlier))
 
 
 def _amended(
