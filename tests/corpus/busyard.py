@@ -15,8 +15,9 @@ tracing thread once a run's events are batched: a span per LangChain run (the gr
 each model call and tool), started and ended at the run's recorded times, a run's parent span
 its parent run's (a root run's the OpenTelemetry span current when it started: the app's root
 span here). The play sets the global provider to the corpus relay (``_relay.global_provider``)
-and the environment while it plays, clears langsmith's cached settings and client, and puts all
-back after.
+and the environment while it plays, clears langsmith's cached settings and client, configures
+a client of one tracing thread (``ONE_TRACING_THREAD``: with more, langsmith loses spans), and
+puts all back after.
 
 What the spans carry (``langsmith`` scope, all INTERNAL): ``langsmith.span.kind`` (the run type:
 ``chain``, ``llm``, ``tool``), ``langsmith.trace.name``, ``gen_ai.operation.name`` (``chat`` for
@@ -69,6 +70,7 @@ from langchain_core.tracers.langchain import wait_for_all_tracers
 from langchain_openai import ChatOpenAI
 from langgraph.prebuilt import ToolNode, create_react_agent
 from langgraph_supervisor import create_supervisor
+from langsmith import schemas as ls_schemas
 from langsmith import utils as ls_utils
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
@@ -588,6 +590,19 @@ def _failed(span: Span, exc: TermFailed) -> None:
     span.set_status(Status(StatusCode.ERROR, str(exc)))
 
 
+ONE_TRACING_THREAD = ls_schemas.BatchIngestConfig(
+    use_multipart_endpoint=True,
+    size_limit=100,
+    scale_up_nthreads_limit=0,
+    scale_up_qsize_trigger=200,
+    scale_down_nempty_trigger=4,
+)
+"""LangSmith's default batch settings but no extra tracing threads. langsmith 0.15.1 adds
+threads once 200 run operations wait (a loaded machine), and its OpenTelemetry exporter, shared
+by them, drops a run's end it handles before the run's start (``No span found for run``): that
+span is never ended, so never exported. One thread keeps a run's start before its end."""
+
+
 def _reset_langsmith() -> None:
     """Forget langsmith's cached settings and client (read again from the environment)."""
     ls_utils.get_env_var.cache_clear()  # type: ignore[attr-defined]  # lru_cache under @overload
@@ -606,6 +621,11 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     with global_provider(provider):
         os.environ.update(OTEL_EXPORT)
         _reset_langsmith()
+        langsmith.configure(
+            client=langsmith.Client(
+                info=ls_schemas.LangSmithInfo(batch_ingest_config=ONE_TRACING_THREAD)
+            )
+        )
         try:
             with ModelServer(respond=respond) as server, warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)  # create_react_agent's move
