@@ -811,6 +811,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed64": {
         "pantry": range(100096, 100120),
     },
+    # Sealed 68: a sixty-ninth agent (tannery: the Anthropic SDK with tool use by hand, a
+    # planner answering a Semantic Kernel Handlebars plan and an executor conversation per step
+    # attempt, traced by Logfire's Anthropic instrumentation and the app's own Logfire spans),
+    # labels committed alone before any detector ran on it, scored once (``--sealed68``).
+    "sealed68": {
+        "tannery": range(100192, 100216),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -7899,6 +7906,161 @@ def _vessel_external_gale(rng: random.Random) -> tuple[str, str, str, dict[str, 
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- tannery: a leather tannery's hide batch (a raw hide lot from a paged auction register, a
+# drum slot in the tanning room, the lab's polled dye-fastness test, the crust's haulage to the
+# finisher, the buyer's account charged, the dispatch notice), the Anthropic SDK by hand under
+# Logfire's Anthropic instrumentation and the app's Logfire spans (a planner answering a Semantic
+# Kernel Handlebars plan, an executor conversation per step attempt). Services answer batch-card
+# words as ``is_error`` tool results: ``HOLD`` (call again ``not_before`` the time named),
+# ``REWORK`` (the app runs the step again), ``RESORT`` with ``(use k=v)`` (a new plan) or
+# ``REJECT`` (final).
+_TANNERY_TEXTS = (
+    "the fleshing machine on line {k} is being re-bladed",
+    "drum {k} is still draining its {n} l chrome float",
+    "the auction house's register is re-indexing {n} lots from {yard}",
+    "the lab's xenon fade cabinet is at {n} of its cycle hours",
+    "the haulier's curtainsider {k}{n} is stuck at the {yard} weighbridge",
+    "the ledger is posting {n} hide-levy lines from {yard}",
+    "the mail relay deferred batch {k}-{n} for a greylist",
+    "the sammying press on line {k} tripped at {n} bar",
+)
+_TANNERY_YARDS = ("Kempten", "Memmingen", "Leutkirch", "Wangen", "Isny")
+_TANNERY_STEP = {
+    "Auction-search_lots": "hide_lot",
+    "Tanroom-reserve_drum": "drum_slot",
+    "Lab-submit_fastness_test": "dye_test",
+    "Haulage-book_haul": "haulage",
+    "Ledger-charge_account": "buyer_charge",
+    "Mail-send_notice": "buyer_notice",
+}
+_TANNERY_TIMED = [
+    "Tanroom-reserve_drum",
+    "Haulage-book_haul",
+    "Ledger-charge_account",
+    "Mail-send_notice",
+]
+
+
+def _tannery_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_TANNERY_TEXTS).format(
+            yard=rng.choice(_TANNERY_YARDS), n=rng.randint(12, 980), k=rng.randint(1, 9)
+        )
+        for _ in range(count)
+    ]
+
+
+def _tannery_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 17 * 60, 5), count)
+    return [
+        {"kind": "hold", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_tannery_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _tannery_reject(rng: random.Random) -> dict[str, str]:
+    return {"kind": "reject", "text": _tannery_texts(rng, 1)[0]}
+
+
+def _tannery_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # REWORK again and again (varying texts): the app runs the step again each time; the last
+    # answer is REJECT
+    tool = rng.choice(sorted(_TANNERY_STEP))
+    again = [{"kind": "rework", "text": t} for t in _tannery_texts(rng, rng.randint(4, 6))]
+    return (
+        RUNAWAY,
+        _TANNERY_STEP[tool],
+        "",
+        {"tool": tool, "faults": [*again, _tannery_reject(rng)]},
+    )
+
+
+def _tannery_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: HOLD again and again, each naming another time the
+    # model calls again not before; the last answer is REJECT
+    tool = rng.choice(_TANNERY_TIMED)
+    faults = [*_tannery_holds(rng, rng.randint(4, 6)), _tannery_reject(rng)]
+    return RUNAWAY, _TANNERY_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _tannery_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the buyer's charge fails under every plan: REWORK (run again), then RESORT naming another
+    # account of the buyer (a new plan), 3-4 plans; the last REJECT
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _tannery_texts(rng, 2)
+        faults.append({"kind": "rework", "text": again})
+        if i < plans - 1:
+            accounts.append(f"AV-{rng.randint(60000, 99999)}")
+            faults.append({"kind": "resort", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "reject", "text": moved})
+    params = {"tool": "Ledger-charge_account", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "buyer_charge", "", params
+
+
+def _tannery_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the lab's fastness test never leaves the queue: the executor reads it until it reports
+    # stalled
+    return RUNAWAY, "dye_test", "", {"stuck": True}
+
+
+def _tannery_wrong_origin(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the tanner's note names a neighbouring origin: a lot from there is found and gets a drum
+    # slot; the lab refuses to test it for the buyer's article for good
+    return PROPAGATION, "hide_lot", "", {"origin": rng.choice(["Oberschwaben", "Vorarlberg"])}
+
+
+def _tannery_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's tanning day has a digit changed: the drum slot is booked for it and every step
+    # works; the app's drum-slot check against the order fails after the last step
+    return PROPAGATION, "drum_slot", "", {"tanning_day": rng.choice(["2027-04-17", "2027-04-15"])}
+
+
+def _tannery_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the charge is rejected for good
+    return PROPAGATION, "buyer_charge", "", {"account": rng.choice(["AV-52814", "AV-58241"])}
+
+
+def _tannery_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice a HOLD inside one conversation, or REWORK (the step run again); the call
+    # not before the time named, or the next attempt, works
+    tool = rng.choice(_TANNERY_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _tannery_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "rework", "text": t} for t in _tannery_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _tannery_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the auction register answers 4-9 pages; a lot of the grade and size is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _tannery_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fastness test is queued or running for 3-8 reads, then passed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _tannery_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the finisher's goods-in dock is shut that week: RESORT names another finisher; the next
+    # plan books the haulage there and the rest works
+    finisher = rng.choice(["Arzignano Rifinizioni", "Lederfabrik Neumuenster Finish"])
+    return "healthy", "", PROPAGATION, {"finisher_to": finisher}
+
+
+def _tannery_external_quarantine(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the drum slot checked, a veterinary quarantine on the region's
+    # hide consignments stops the haul during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
 # work sheet of Python assignments, two tool-using executors asked once per step attempt) under
 # AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
@@ -10341,6 +10503,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _pantry_polling_ends,
         "legit_replan": _pantry_legit_replan,
         "external_recall": _pantry_external_recall,
+    },
+    "tannery": {
+        "loop_step_varying": _tannery_loop_step,
+        "loop_tool_in_step": _tannery_loop_tool,
+        "loop_across_replans": _tannery_loop_replans,
+        "loop_poll_stuck": _tannery_loop_poll,
+        "wrong_origin": _tannery_wrong_origin,
+        "wrong_day": _tannery_wrong_day,
+        "wrong_account": _tannery_wrong_account,
+        "flaky": _tannery_flaky,
+        "pagination": _tannery_pagination,
+        "polling_ends": _tannery_polling_ends,
+        "legit_replan": _tannery_legit_replan,
+        "external_quarantine": _tannery_external_quarantine,
     },
 }
 
