@@ -70,6 +70,7 @@ from . import (
     summit,
     support,
     surgery,
+    tannery,
     touring,
     travel,
     turret,
@@ -214,7 +215,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``provider``, the pantry app (the Cohere Python SDK v2 by hand, against the corpus's fake
     Cohere server) through OpenLLMetry's Cohere instrumentor on ``provider`` (its dependency
     check skipped, uninstrumented after) and its own plain spans through a tracer of
-    ``provider``.
+    ``provider``, the tannery app (the Anthropic SDK by hand, against the corpus's fake Messages
+    API) through a local Logfire instance (``instrument_anthropic`` on its client, the app's
+    ``logfire.span`` spans and logs) whose additional span processor hands each span to
+    ``provider``'s processors.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -283,6 +287,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     cohere_openllmetry: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
+    anthropic_logfire: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -416,6 +421,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agents_sdk_markdown.append(label)
         elif label.agent == "pantry":
             cohere_openllmetry.append(label)
+        elif label.agent == "tannery":
+            anthropic_logfire.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -556,6 +563,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # the Cohere SDK (no other agent calls it) under OpenLLMetry's Cohere instrumentor: it wraps
     # ClientV2.chat and the other client methods on ``provider``, unwrapped when the play returns
     out.update(pantry.play(cohere_openllmetry, provider))
+    # kiln's and ropeway's Anthropic SDK again, under Logfire's Anthropic instrumentation this
+    # time (both their instrumentors are off by then): it wraps only the play's own client, which
+    # is uninstrumented and closed when the play returns; grants' local-Logfire way, its own
+    # service name
+    out.update(tannery.play(anthropic_logfire, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

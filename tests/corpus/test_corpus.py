@@ -91,6 +91,7 @@ from tests.corpus import (
     summit,
     support,
     surgery,
+    tannery,
     touring,
     turret,
     venue,
@@ -194,6 +195,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed65",
         "sealed63",
         "sealed64",
+        "sealed68",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -5939,3 +5941,99 @@ def check_pantry_plays() -> None:
     assert [s.status.status_code for s in routes] == [StatusCode.ERROR, StatusCode.UNSET]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check volunteer shift", f"watch donation OFF-EAS-{replan.seed % 1000}"]
+
+
+def test_tannery_agent_plays_sealed68_scenarios() -> None:
+    """The tannery app (sealed-68 only) plays labelled scenarios under Logfire's Anthropic
+    instrumentation and the app's Logfire spans, in a child process as the other sealed agents'
+    checks do (its play configures a local Logfire instance): ``check_tannery_plays``."""
+    _check_in_child("check_tannery_plays")
+
+
+def check_tannery_plays() -> None:
+    """The tannery app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-68 runs). A kiln run (the same Anthropic SDK under OpenInference's instrumentor)
+    played just before and just after carries the same spans both times and no Logfire span;
+    ``Anthropic.request`` is the same function after the play; the tannery runs carry Logfire's
+    scopes only, no ``planscope.*`` attribute. Holds inside one executor conversation: one
+    ERROR ``call {function}`` span per injected fault under one ``step {step} attempt
+    {attempt}`` span, called again ``not_before`` each time named, one ``Message with ...``
+    span per turn, the last reading every fault back as an ``is_error`` tool result, the root
+    ERROR with the final ``REJECT``. A legitimate re-plan: revision 2's Handlebars plan holds the
+    steps still to do, numbered on, with the finisher named and its references to done steps
+    kept; the second haul booking works, the check and the watch last."""
+    from anthropic import Anthropic
+
+    request = Anthropic.request
+    neighbours = [(kiln.play, _committed("kiln", "sealed34")[0])]
+    labels = _committed("tannery", "sealed68")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(tannery.play, [picked, replan], neighbours)
+    assert Anthropic.request is request
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert not _scopes(before) & {"logfire", "logfire.anthropic"}
+    for run in ids.values():
+        assert _scopes(traces[run]) == {"logfire", "logfire.anthropic"}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert _attrs(root)["logfire.msg"] == "tan order TO-2231"
+    assert _attrs(root)["outcome"] == "failed" and root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"REJECT: {faults[-1]['text']}")
+    (plan,) = _children(spans, root, "plan order ")
+    steps = tannery.parse_plan(str(_attrs(plan)["plan"]))
+    assert picked.step in [s.var for s in steps]
+    attempts = [
+        s for s in _children(spans, root, "step ") if _attrs(s)["step"] == picked.step
+    ]  # fmt: skip
+    assert len(attempts) == 1 and _attrs(attempts[0])["status"] == "rejected"
+    calls = _children(spans, attempts[0], "call ")
+    assert len(calls) == len(faults) >= 5
+    assert {_attrs(s)["function"] for s in calls} == {picked.params["tool"]}
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert all(e.name == "exception" for s in calls for e in s.events)
+    waits = [_json_attr(s, "arguments").get("not_before") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    chats = _children(spans, attempts[0], "Message with ")
+    assert len(chats) == len(faults) + 1
+    told = [
+        part
+        for m in _json_attr(chats[-1], "gen_ai.input.messages")
+        for part in m["parts"]
+        if part["type"] == "tool_call_response"
+    ]
+    assert len(told) == len(faults)
+    assert str(told[-1]["response"]).startswith("REJECT: ")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["outcome"] == "dispatched"
+    assert root.status.status_code is StatusCode.UNSET
+    plans = _children(spans, root, "plan order ")
+    assert [_attrs(s)["revision"] for s in plans] == [1, 2]
+    second = tannery.parse_plan(str(_attrs(plans[1])["plan"]))
+    assert [(s.number, s.var) for s in second] == [
+        (4, "haulage"),
+        (5, "buyer_charge"),
+        (6, "buyer_notice"),
+    ]
+    finisher = replan.params["finisher_to"]
+    assert second[0].args == {
+        "slot": "drum_slot.slot",
+        "finisher": f'"{finisher}"',
+        "day": "drum_slot.ready",
+    }
+    hauls = [s for s in spans if s.name == "call {function}"]
+    hauls = [s for s in hauls if _attrs(s)["function"] == "Haulage-book_haul"]
+    hauls.sort(key=lambda s: s.start_time or 0)
+    assert [_json_attr(s, "arguments")["finisher"] for s in hauls] == [
+        tannery.ORDER["finisher"],
+        finisher,
+    ]
+    assert [s.status.status_code for s in hauls] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [s.name for s in _children(spans, root, "") if not s.name.startswith("{step}")]
+    assert names[-2:] == ["check drum slot {slot}", "watch order {order}"]
