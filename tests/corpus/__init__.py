@@ -26,6 +26,7 @@ from . import (
     customs,
     etl,
     ferrier,
+    ferrule,
     ferry,
     fieldtrip,
     fleet,
@@ -218,7 +219,9 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``provider``, the tannery app (the Anthropic SDK by hand, against the corpus's fake Messages
     API) through a local Logfire instance (``instrument_anthropic`` on its client, the app's
     ``logfire.span`` spans and logs) whose additional span processor hands each span to
-    ``provider``'s processors.
+    ``provider``'s processors, the ferrule LangGraph app through MLflow's LangChain autologging
+    (museum's MLflow tracer provider, relayed to ``provider``; autologging off again after) and
+    its own ``mlflow.start_span`` spans.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -288,6 +291,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
+    langgraph_mlflow: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -423,6 +427,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             cohere_openllmetry.append(label)
         elif label.agent == "tannery":
             anthropic_logfire.append(label)
+        elif label.agent == "ferrule":
+            langgraph_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -568,6 +574,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # is uninstrumented and closed when the play returns; grants' local-Logfire way, its own
     # service name
     out.update(tannery.play(anthropic_logfire, provider))
+    # museum's MLflow tracer provider (one per process, relayed to ``provider`` only while a play
+    # runs); mlflow.langchain.autolog() hooks LangChain's callbacks for the play and is disabled
+    # when it returns
+    out.update(ferrule.play(langgraph_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -818,6 +818,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed68": {
         "tannery": range(100192, 100216),
     },
+    # Sealed 66: a sixty-ninth agent (ferrule: a LangGraph app, a planner node answering an
+    # Ansible-style YAML playbook with "{{ var.field }}" references and a counter_hand subgraph
+    # run per task attempt, traced by MLflow's LangChain autologging and the app's own MLflow
+    # spans), labels committed alone before any detector ran on it, scored once (``--sealed66``).
+    "sealed66": {
+        "ferrule": range(100144, 100168),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -9491,6 +9498,148 @@ def _pantry_external_recall(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- ferrule: a hardware wholesaler's trade counter filling a building site's order, a LangGraph
+# app (a planner node answering an Ansible-style YAML playbook, a counter_hand subgraph run per
+# task attempt) under MLflow's LangChain autologging. The ERP answers ``CP-nnnn [KIND] text``
+# faults: ``BUSY`` (the model calls again ``after`` the time named), ``REQUEUE`` (the app runs the
+# task again), ``SUBSTITUTE`` with ``(use k=v)`` (a new playbook) or ``VOID`` (final).
+_FERRULE_TEXTS = (
+    "the bandsaw on bench {k} is changing blades ({n} cuts queued)",
+    "picker {name} is short {n} lengths at bin B{k}",
+    "the yard gate scanner lost van VAN-{v}",
+    "the trade ledger is posting batch {n}",
+    "the threading head on lathe {k} is overheating",
+    "forklift FL-{k} is charging for {n} minutes",
+    "the {name} shift hand-off holds {n} tickets",
+)
+_FERRULE_NAMES = ("Dev", "Aisha", "Marek", "Kerry", "Tomasz", "Bev")
+_FERRULE_TASK = {
+    "stock_search": "stock_pick",
+    "workshop_job": "cut_job",
+    "book_van": "van_slot",
+    "charge_trade_account": "account_charge",
+    "notify_site": "site_notice",
+}
+_FERRULE_TIMED = ["book_van", "charge_trade_account", "notify_site"]
+
+
+def _ferrule_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_FERRULE_TEXTS).format(
+            name=rng.choice(_FERRULE_NAMES),
+            n=rng.randint(3, 480),
+            k=rng.randint(1, 9),
+            v=rng.randint(10, 89),
+        )
+        for _ in range(count)
+    ]
+
+
+def _ferrule_busy(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each busy answer names another time: the model calls again with different arguments
+    minutes = rng.sample(range(7 * 60, 16 * 60, 5), count)
+    return [
+        {"kind": "BUSY", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_ferrule_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _ferrule_void(rng: random.Random) -> dict[str, str]:
+    return {"kind": "VOID", "text": _ferrule_texts(rng, 1)[0]}
+
+
+def _ferrule_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # REQUEUE again and again (varying texts), the app runs the task again each time; the last
+    # answer is VOID
+    tool = rng.choice(sorted(_FERRULE_TASK))
+    again = [{"kind": "REQUEUE", "text": t} for t in _ferrule_texts(rng, rng.randint(4, 6))]
+    return RUNAWAY, _FERRULE_TASK[tool], "", {"tool": tool, "faults": [*again, _ferrule_void(rng)]}
+
+
+def _ferrule_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one counter_hand run: BUSY again and again, each naming another time the model
+    # calls again after; the last answer is VOID
+    tool = rng.choice(_FERRULE_TIMED)
+    faults = [*_ferrule_busy(rng, rng.randint(4, 6)), _ferrule_void(rng)]
+    return RUNAWAY, _FERRULE_TASK[tool], "", {"tool": tool, "faults": faults}
+
+
+def _ferrule_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the account charge fails under every playbook: REQUEUE (run again), then SUBSTITUTE naming
+    # another trade account of the customer (a new playbook), 3-4 playbooks; the last VOID
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _ferrule_texts(rng, 2)
+        faults.append({"kind": "REQUEUE", "text": again})
+        if i < plans - 1:
+            accounts.append(f"TA-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "SUBSTITUTE", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "VOID", "text": moved})
+    params = {"tool": "charge_trade_account", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "account_charge", "", params
+
+
+def _ferrule_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the workshop job stays queued: the counter hand reads it until it reports stalled
+    return RUNAWAY, "cut_job", "", {"stuck": True}
+
+
+def _ferrule_wrong_branch(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's branch is another of the wholesaler's: a lot is found there; the order's
+    # branch workshop refuses to cut stock it does not hold, for good
+    return PROPAGATION, "stock_pick", "", {"branch": rng.choice(["Wakefield", "Bradford"])}
+
+
+def _ferrule_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's delivery day has a digit changed: every task works, the app's van booking
+    # check against the order card fails after the last task
+    return PROPAGATION, "van_slot", "", {"day": rng.choice(["2027-03-18", "2027-03-26"])}
+
+
+def _ferrule_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's trade account has two digits swapped: the charge is VOID for good
+    return PROPAGATION, "account_charge", "", {"account": rng.choice(["TA-35072", "TA-30527"])}
+
+
+def _ferrule_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice BUSY inside one run or REQUEUE (the task run again); the call after the
+    # time named, or the next attempt, works
+    tool = rng.choice(_FERRULE_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _ferrule_busy(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "REQUEUE", "text": t} for t in _ferrule_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _ferrule_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the stock ledger answers 4-9 pages; a lot with enough free lengths is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _ferrule_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the workshop job is queued 3-8 reads, then done
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _ferrule_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every van of the order card's kind is out on the day: SUBSTITUTE names another vehicle;
+    # the next playbook books it and the rest works
+    vehicle = rng.choice(["3.5t Luton", "18t rigid with HIAB"])
+    return "healthy", "", PROPAGATION, {"vehicle_to": vehicle}
+
+
+def _ferrule_external_notice(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the van booking checked, an HSE prohibition notice shuts the
+    # site gate during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -10517,6 +10666,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _tannery_polling_ends,
         "legit_replan": _tannery_legit_replan,
         "external_quarantine": _tannery_external_quarantine,
+    },
+    "ferrule": {
+        "loop_step_varying": _ferrule_loop_task,
+        "loop_tool_in_step": _ferrule_loop_tool,
+        "loop_across_replans": _ferrule_loop_replans,
+        "loop_poll_stuck": _ferrule_loop_poll,
+        "wrong_branch": _ferrule_wrong_branch,
+        "wrong_day": _ferrule_wrong_day,
+        "wrong_account": _ferrule_wrong_account,
+        "flaky": _ferrule_flaky,
+        "pagination": _ferrule_pagination,
+        "polling_ends": _ferrule_polling_ends,
+        "legit_replan": _ferrule_legit_replan,
+        "external_notice": _ferrule_external_notice,
     },
 }
 

@@ -46,6 +46,7 @@ from tests.corpus import (
     claims,
     customs,
     ferrier,
+    ferrule,
     ferry,
     fieldtrip,
     fleet,
@@ -196,6 +197,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed63",
         "sealed64",
         "sealed68",
+        "sealed66",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -6037,3 +6039,98 @@ def check_tannery_plays() -> None:
     assert [s.status.status_code for s in hauls] == [StatusCode.ERROR, StatusCode.UNSET]
     names = [s.name for s in _children(spans, root, "") if not s.name.startswith("{step}")]
     assert names[-2:] == ["check drum slot {slot}", "watch order {order}"]
+
+
+def test_ferrule_agent_plays_sealed66_scenarios() -> None:
+    """The ferrule LangGraph app (sealed-66 only) plays labelled scenarios under MLflow's
+    LangChain autologging, in a child process (MLflow keeps one tracer provider per process):
+    ``check_ferrule_plays``."""
+    _check_in_child("check_ferrule_plays")
+
+
+def check_ferrule_plays() -> None:
+    """The ferrule app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-66 runs). A museum run (MLflow's OpenAI autologging on the same MLflow provider) and a
+    marina run (LangGraph under OpenInference) played just before and just after carry the same
+    spans both times and no ferrule span; LangChain autologging is off after the play; the ferrule
+    runs only MLflow's scope and no ``planscope.*`` or ``gen_ai.*`` attribute. BUSY answers
+    inside one counter-hand run: one ERROR ``TOOL`` span per injected fault under one ``task``
+    span, called again ``after`` each time named, the root ERROR with the final VOID. A
+    legitimate re-plan: the second playbook holds the settled results as ``vars`` and the
+    vehicle named, the second booking works, the check and the watch last."""
+    from mlflow.utils.autologging_utils import autologging_is_disabled
+
+    neighbours = [
+        (museum.play, _committed("museum", "sealed15")[0]),
+        (marina.play, _committed("marina", "sealed16")[0]),
+    ]
+    labels = _committed("ferrule", "sealed66")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(ferrule.play, [picked, replan], neighbours)
+    assert autologging_is_disabled("langchain")
+    for before, after in ((others[0], others[2]), (others[1], others[3])):
+        assert sorted(s.name for s in traces[before]) == sorted(s.name for s in traces[after])
+        assert not {s.name for s in traces[before]} & {"order planner", "counter_hand"}
+    for run in ids.values():
+        assert _scopes(traces[run]) == {"mlflow.tracing.provider"}
+        keys = {k for s in traces[run] for k in _attrs(s)}
+        assert not any(k.startswith(("planscope.", "gen_ai.")) for k in keys)
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    faults = [dict(f) for f in picked.params["faults"]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert (
+        root.name == f"order {ferrule.ORDER['order']}"
+        and _mlflow(root, "mlflow.spanType") == "AGENT"
+    )
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"[VOID] {faults[-1]['text']}")
+    (planner,) = [s for s in spans if s.name == "order planner"]
+    (play,) = yaml.safe_load(_mlflow(planner, "mlflow.spanOutputs")["playbook"])
+    (task,) = [t for t in play["tasks"] if t["register"] == picked.step]
+    assert picked.params["tool"] in task
+    calls = sorted(
+        (s for s in spans if s.name == picked.params["tool"]), key=lambda s: s.start_time or 0
+    )
+    assert len(calls) == len(faults) >= 5
+    assert {_mlflow(s, "mlflow.spanType") for s in calls} == {"TOOL"}
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [_mlflow(s, "mlflow.spanInputs").get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    (attempt,) = [s for s in spans if s.name == f"task {picked.step}"]
+    assert (
+        _mlflow(attempt, "ferrule.attempt") == 1 and _mlflow(attempt, "mlflow.spanType") == "AGENT"
+    )
+    assert attempt.status.status_code is StatusCode.ERROR
+    for call in calls:  # tool span < tools node < counter_hand subgraph < the attempt's span
+        node = by_id[call.parent.span_id] if call.parent else call
+        hand = by_id[node.parent.span_id] if node.parent else node
+        assert (node.name, hand.name) == ("tools", "counter_hand")
+        assert hand.parent and hand.parent.span_id == attempt.context.span_id
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs") == {"outcome": "delivered"}
+    plays = [
+        yaml.safe_load(_mlflow(s, "mlflow.spanOutputs")["playbook"])[0]
+        for s in sorted(spans, key=lambda s: s.start_time or 0)
+        if s.name == "order planner"
+    ]
+    assert [p["name"][-12:] for p in plays] == ["(revision 1)", "(revision 2)"]
+    assert list(plays[1]["vars"]) == ["stock_pick", "cut_job"]
+    assert [t["register"] for t in plays[1]["tasks"]] == [
+        "van_slot",
+        "account_charge",
+        "site_notice",
+    ]
+    assert plays[1]["tasks"][0]["book_van"]["vehicle"] == replan.params["vehicle_to"]
+    vans = sorted((s for s in spans if s.name == "book_van"), key=lambda s: s.start_time or 0)
+    vehicles = [_mlflow(s, "mlflow.spanInputs")["vehicle"] for s in vans]
+    assert vehicles == [ferrule.ORDER["vehicle"], replan.params["vehicle_to"]]
+    assert [s.status.status_code for s in vans] == [StatusCode.ERROR, StatusCode.OK]
+    names = [s.name for s in sorted(spans, key=lambda s: s.start_time or 0)]
+    app = [n for n in names if n.startswith(("order planner", "task ", "check ", "watch "))]
+    assert app[-3:-1] == ["task site_notice", "check van booking"]
+    assert app[-1].startswith("watch delivery VAN-")
