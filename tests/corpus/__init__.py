@@ -22,6 +22,7 @@ from . import (
     busyard,
     cellar,
     chandler,
+    chorale,
     claims,
     customs,
     etl,
@@ -221,7 +222,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``logfire.span`` spans and logs) whose additional span processor hands each span to
     ``provider``'s processors, the ferrule LangGraph app through MLflow's LangChain autologging
     (museum's MLflow tracer provider, relayed to ``provider``; autologging off again after) and
-    its own ``mlflow.start_span`` spans.
+    its own ``mlflow.start_span`` spans, the chorale DSPy program (a ChainOfThought planner, a
+    ReAct task runner) through MLflow's DSPy autologging (its callback on DSPy's settings for the
+    play, removed after) and its own ``mlflow.start_span`` spans, on the museum agent's MLflow
+    tracer provider relayed to ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -288,6 +292,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     bedrock_openllmetry: list[Label] = []
     ollama_openllmetry: list[Label] = []
     cohere_openllmetry: list[Label] = []
+    dspy_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -429,6 +434,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             anthropic_logfire.append(label)
         elif label.agent == "ferrule":
             langgraph_mlflow.append(label)
+        elif label.agent == "chorale":
+            dspy_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -578,6 +585,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # runs); mlflow.langchain.autolog() hooks LangChain's callbacks for the play and is disabled
     # when it returns
     out.update(ferrule.play(langgraph_mlflow, provider))
+    # customs' DSPy again, under MLflow's DSPy autologging this time (OpenInference's DSPy and
+    # LiteLLM instrumentors are off by then): the MlflowCallback joins dspy.settings.callbacks for
+    # the play and is taken off after; MLflow's provider is museum's, made once per process
+    out.update(chorale.play(dspy_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

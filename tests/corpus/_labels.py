@@ -825,6 +825,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed66": {
         "ferrule": range(100144, 100168),
     },
+    # Sealed 67: a sixty-ninth agent (chorale: a DSPy program, a ChainOfThought planner answering
+    # an Argo Workflows DAG in YAML and a ReAct task runner per task attempt, traced by MLflow's
+    # DSPy autologging and the app's own MLflow spans), labels committed alone before any
+    # detector ran on it, scored once (``--sealed67``).
+    "sealed67": {
+        "chorale": range(100168, 100192),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8068,6 +8075,151 @@ def _tannery_external_quarantine(rng: random.Random) -> tuple[str, str, str, dic
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- chorale: a chamber choir's concert-tour desk on DSPy (a ChainOfThought planner answering an
+# Argo Workflows DAG, a ReAct task runner per task attempt) under MLflow's DSPy autologging.
+# Services raise ``«marking» text`` faults: ``fermata`` (the model calls again ``after`` the time
+# named), ``da capo`` (the app runs the task again), ``modulate`` with ``(use k=v)`` (a new
+# workflow) or ``tacet`` (final).
+_CHORALE_TEXTS = (
+    "the booking office at {hall} is closed for a {n}-minute sound check",
+    "the directory's mirror in {town} answered {n} stale rows",
+    "dispatcher {k} at the coach depot is on another line",
+    "the sponsor's finance desk queue is {n} invoices long",
+    "the mailing gateway throttled batch {n}",
+    "{hall}'s calendar is locked by the organist's booking for {n} minutes",
+    "a tachograph upload for coach {k} is still running",
+)
+_CHORALE_HALLS = ("Thomaskirche", "Gewandhaus annexe", "Michaeliskirche", "Peterskirche")
+_CHORALE_TASK = {
+    "search_venues": "find-venue",
+    "request_hold": "hold-venue",
+    "book_coach": "book-coach",
+    "invoice_sponsor": "invoice-sponsor",
+    "notify_choir": "notify-choir",
+}
+_CHORALE_TIMED = ["request_hold", "book_coach", "invoice_sponsor", "notify_choir"]
+
+
+def _chorale_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_CHORALE_TEXTS).format(
+            hall=rng.choice(_CHORALE_HALLS),
+            town=rng.choice(["Halle", "Jena", "Gera", "Zwickau"]),
+            n=rng.randint(3, 400),
+            k=rng.randint(2, 29),
+        )
+        for _ in range(count)
+    ]
+
+
+def _chorale_fermatas(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each fermata names another time: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 18 * 60, 5), count)
+    return [
+        {"kind": "fermata", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_chorale_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _chorale_tacet(rng: random.Random) -> dict[str, str]:
+    return {"kind": "tacet", "text": _chorale_texts(rng, 1)[0]}
+
+
+def _chorale_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # da capo again and again (varying texts), the app runs the task again each time; the last
+    # answer is tacet
+    tool = rng.choice(sorted(_CHORALE_TASK))
+    again = [{"kind": "da-capo", "text": t} for t in _chorale_texts(rng, rng.randint(4, 6))]
+    params = {"tool": tool, "faults": [*again, _chorale_tacet(rng)]}
+    return RUNAWAY, _CHORALE_TASK[tool], "", params
+
+
+def _chorale_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one ReAct run: fermata again and again, each naming another time the model calls
+    # again after; the last answer is tacet
+    tool = rng.choice(_CHORALE_TIMED)
+    faults = [*_chorale_fermatas(rng, rng.randint(4, 6)), _chorale_tacet(rng)]
+    return RUNAWAY, _CHORALE_TASK[tool], "", {"tool": tool, "faults": faults}
+
+
+def _chorale_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the sponsor's invoice fails under every workflow: da capo (run again), then modulate
+    # naming another of the sponsor's accounts (a new workflow), 3-4 workflows; the last tacet
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _chorale_texts(rng, 2)
+        faults.append({"kind": "da-capo", "text": again})
+        if i < plans - 1:
+            accounts.append(f"SPN-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "modulate", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "tacet", "text": moved})
+    params = {"tool": "invoice_sponsor", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "invoice-sponsor", "", params
+
+
+def _chorale_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the hall's booking office never confirms the hold: the runner reads it until it reports
+    # Stalled
+    return RUNAWAY, "hold-venue", "", {"stuck": True}
+
+
+def _chorale_wrong_city(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the manager's note names another tour city: a hall there is found and held; the tour's
+    # coach contract (one route) refuses the coach for good
+    return PROPAGATION, "find-venue", "", {"city": rng.choice(["Dresden", "Erfurt"])}
+
+
+def _chorale_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the manager's note has the concert day with a digit changed: every task works (the coach
+    # follows the hold's date), the app's hold check against the itinerary fails
+    return PROPAGATION, "hold-venue", "", {"date": rng.choice(["2027-05-04", "2027-05-17"])}
+
+
+def _chorale_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the manager's note has the sponsor's account with two digits swapped: tacet for good
+    account = rng.choice(["SPN-25817", "SPN-52871"])
+    return PROPAGATION, "invoice-sponsor", "", {"sponsor_account": account}
+
+
+def _chorale_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # fermata once or twice inside one run, or da capo once or twice (the task run again); the
+    # call after the time named, or the next attempt, works
+    tool = rng.choice(_CHORALE_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _chorale_fermatas(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "da-capo", "text": t} for t in _chorale_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _chorale_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the venue directory answers 4-9 pages; a hall large enough is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _chorale_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the hold is Pending for 3-8 reads, then confirmed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _chorale_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # every coach at the itinerary's depot is out on the day: modulate names another depot; the
+    # next workflow hires there and the rest works
+    depot = rng.choice(["Merseburg coach depot", "Leipzig-Nord coach depot"])
+    return "healthy", "", PROPAGATION, {"depot_to": depot}
+
+
+def _chorale_external_power(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the hold checked, a power cut closes the hall during the
+    # ticketing watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 3)}
+
+
 # --- mural: a borough arts office commissioning a street mural with AG2 1.x (a planner writing a
 # work sheet of Python assignments, two tool-using executors asked once per step attempt) under
 # AG2's own OpenTelemetry telemetry. Services raise painters' exceptions whose traceback AG2 hands
@@ -10442,6 +10594,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _hauler_polling_ends,
         "legit_replan": _hauler_legit_replan,
         "external_main": _hauler_external_main,
+    },
+    "chorale": {
+        "loop_step_varying": _chorale_loop_task,
+        "loop_tool_in_step": _chorale_loop_tool,
+        "loop_across_replans": _chorale_loop_replans,
+        "loop_poll_stuck": _chorale_loop_poll,
+        "wrong_city": _chorale_wrong_city,
+        "wrong_date": _chorale_wrong_date,
+        "wrong_account": _chorale_wrong_account,
+        "flaky": _chorale_flaky,
+        "pagination": _chorale_pagination,
+        "polling_ends": _chorale_polling_ends,
+        "legit_replan": _chorale_legit_replan,
+        "external_power": _chorale_external_power,
     },
     "surgery": {
         "loop_step_varying": _surgery_loop_step,

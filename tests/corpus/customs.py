@@ -576,13 +576,42 @@ class Broker:
             return format(root.get_span_context().trace_id, "032x")
 
 
+_ABSENT = object()
+
+
+def _dspy_methods() -> dict[tuple[type, str], Any]:
+    """The methods OpenInference's DSPy instrumentor wraps, as each class holds them now
+    (``_ABSENT`` where the class inherits it)."""
+    classes = [dspy.LM, dspy.Predict, *dspy.Predict.__subclasses__(), dspy.Retrieve]
+    classes += [dspy.Module, dspy.ColBERTv2, dspy.Adapter, dspy.Tool]
+    names = ("__call__", "acall", "forward", "aforward")
+    return {(c, n): vars(c).get(n, _ABSENT) for c in classes for n in names}
+
+
+def _put_back(methods: dict[tuple[type, str], Any]) -> None:
+    """Each class's methods as ``_dspy_methods`` found them."""
+    for (cls, name), method in methods.items():
+        if method is not _ABSENT:
+            setattr(cls, name, method)
+        elif name in vars(cls):
+            delattr(cls, name)
+
+
 def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
-    """Run the customs scenarios with OpenInference's DSPy instrumentor on ``provider``."""
+    """Run the customs scenarios with OpenInference's DSPy instrumentor on ``provider``.
+
+    The instrumentor's uninstrument (0.1.48) follows a method's whole ``__wrapped__`` chain, so
+    it also strips DSPy's own ``@with_callbacks`` from ``Module.__call__``, ``BaseLM.__call__``
+    and ``Tool.__call__`` (defining them on ``LM`` too): DSPy callbacks (MLflow's DSPy
+    autologging, chorale's) would never fire again in the process. The play puts the methods
+    back as it found them.
+    """
     out: dict[str, str] = {}
     if not labels:
         return out
     from openinference.instrumentation.dspy import DSPyInstrumentor
 
+    methods = _dspy_methods()
     instrumentor = DSPyInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     # ReAct logs a warning for every failed tool call; the spans carry them
@@ -604,4 +633,5 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     finally:
         react_log.setLevel(level)
         instrumentor.uninstrument()
+        _put_back(methods)
     return out

@@ -43,6 +43,7 @@ from tests.corpus import (
     busyard,
     cellar,
     chandler,
+    chorale,
     claims,
     customs,
     ferrier,
@@ -198,6 +199,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed64",
         "sealed68",
         "sealed66",
+        "sealed67",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -6134,3 +6136,101 @@ def check_ferrule_plays() -> None:
     app = [n for n in names if n.startswith(("order planner", "task ", "check ", "watch "))]
     assert app[-3:-1] == ["task site_notice", "check van booking"]
     assert app[-1].startswith("watch delivery VAN-")
+
+
+def test_chorale_agent_plays_sealed67_scenarios() -> None:
+    """The chorale DSPy program (sealed-67 only) plays labelled scenarios under MLflow's DSPy
+    autologging, in a child process as the other sealed agents' checks do (MLflow makes its
+    tracer provider once per process): ``check_chorale_plays``."""
+    _check_in_child("check_chorale_plays")
+
+
+def check_chorale_plays() -> None:
+    """The chorale app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-67 runs). A customs run (DSPy under OpenInference's DSPy instrumentor) and a museum
+    run (MLflow's OpenAI autologging on the same MLflow provider) played just before and just
+    after carry the same spans both times, no MLflow span in customs' and no DSPy span in
+    museum's; the chorale runs after customs' still get their module, LM and tool spans (customs'
+    play puts back the ``@with_callbacks`` methods its instrumentor's uninstrument strips);
+    DSPy's callbacks are what they were after the play; the chorale runs carry MLflow's
+    scope only, no ``planscope.*`` or ``gen_ai.*`` attribute. Fermatas inside one task run: one
+    ERROR ``Tool.{tool}`` span with MLflow's exception event per injected fault under one
+    ``ReAct.forward`` under one ``TaskRunner.forward``, called again ``after`` each time named,
+    the root ERROR with the final «tacet». A legitimate re-plan: the second Workflow holds the
+    tasks still to do with the depot named and its references to done tasks kept, the second
+    coach booking works, the check and the watch last."""
+    import dspy
+
+    callbacks = list(dspy.settings.callbacks)
+    neighbours = [
+        (customs.play, _committed("customs", "sealed9")[0]),
+        (museum.play, _committed("museum", "sealed15")[0]),
+    ]
+    labels = _committed("chorale", "sealed67")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(chorale.play, [picked, replan], neighbours)
+    assert list(dspy.settings.callbacks) == callbacks
+    mlflow_scope = "mlflow.tracing.provider"
+    customs_before, museum_before, customs_after, museum_after = (traces[t] for t in others)
+    for before, after in ((customs_before, customs_after), (museum_before, museum_after)):
+        assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert mlflow_scope not in _scopes(customs_after)
+    assert not any(s.name.endswith(".forward") for s in museum_after)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {mlflow_scope}
+        assert not any(
+            k.startswith(("planscope.", "gen_ai.")) for s in traces[run] for k in _attrs(s)
+        )
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name.startswith("tour booking CC-") and _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"«tacet» {faults[-1]['text']}")
+    calls = sorted(
+        (s for s in spans if s.name == f"Tool.{picked.params['tool']}"),
+        key=lambda s: s.start_time or 0,
+    )
+    assert len(calls) == len(faults) >= 5  # none when customs' play stripped DSPy's callbacks
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert all([e.name for e in s.events] == ["exception"] for s in calls)
+    waits = [_mlflow(s, "mlflow.spanInputs").get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    (react,) = {by_id[s.parent.span_id] for s in calls if s.parent}  # one ReAct run
+    assert react.name == "ReAct.forward" and react.parent
+    runner = by_id[react.parent.span_id]
+    assert runner.name == "TaskRunner.forward"
+    assert f"name: {picked.step}\n" in _mlflow(runner, "mlflow.spanInputs")["task"]
+    assert sum(s.name == "TourPlanner.forward" for s in spans) == 1
+    assert {"AGENT", "CHAT_MODEL", "TOOL"} <= {_mlflow(s, "mlflow.spanType") for s in spans}
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs") == {"outcome": "booked"}
+    plans = sorted(
+        (s for s in spans if s.name == "TourPlanner.forward"), key=lambda s: s.start_time or 0
+    )
+    workflows = [yaml.safe_load(_mlflow(s, "mlflow.spanOutputs")["workflow"]) for s in plans]
+    assert [w["metadata"]["annotations"]["chorale/revision"] for w in workflows] == ["1", "2"]
+    tasks = chorale.dag_tasks(yaml.safe_dump(workflows[1]))
+    assert [t["name"] for t in tasks] == ["book-coach", "invoice-sponsor", "notify-choir"]
+    depot = replan.params["depot_to"]
+    assert chorale.parameters(tasks[0]) == {
+        "venue": "{{tasks.find-venue.outputs.result}}",
+        "date": "{{tasks.hold-venue.outputs.parameters.date}}",
+        "depot": depot,
+        "seats": str(chorale.ITINERARY["singers"]),
+    }
+    coaches = sorted(
+        (s for s in spans if s.name == "Tool.book_coach"), key=lambda s: s.start_time or 0
+    )
+    assert [_mlflow(s, "mlflow.spanInputs")["depot"] for s in coaches] == [
+        chorale.ITINERARY["depot"],
+        depot,
+    ]
+    assert [s.status.status_code for s in coaches] == [StatusCode.ERROR, StatusCode.OK]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check venue hold", "watch concert"]
