@@ -50,14 +50,6 @@ _CONVERSATION_CALLS = (
     "LiteLLM traces model calls only: the tool calls its conversation says are spans of their "
     "own on the trace page (execute_tool, span ids no sent span has), named in the evidence"
 )
-_AI_UNMAPPED = (
-    "nothing maps the Vercel AI SDK's ai.* spans (ai.generateText, its doGenerate, ai.toolCall)"
-)
-_AI_LIST = (
-    f"{_AI_UNMAPPED}: no typed row the span model inferred, so the trace list, stats and "
-    "alerts do not bind the trace (its run is on the trace page only)"
-)
-_AI_PLAN = f"{_AI_UNMAPPED}: the planner's answer (ai.response.text) is no plan"
 GAPS: dict[str, dict[frozenset[str], str]] = {
     "test_tokens_are_what_the_model_reported": {
         frozenset({"autogen_agentchat"}): _NO_MODEL_SPAN,
@@ -83,31 +75,23 @@ GAPS: dict[str, dict[frozenset[str], str]] = {
         "spans name the tool, not the activity the plan names)",
         frozenset({"burr_agents"}): "the planner function's answer is read when the trace is "
         "read (ids and tools, no description)",
-        frozenset({"vercel_ai"}): _AI_PLAN,
     },
     "test_a_run_whose_step_gave_up_is_failed_in_every_view": {
         frozenset({"burr_agents"}): _BURR_LIST,
-        frozenset({"vercel_ai"}): _AI_LIST,
     },
     "test_list_and_detail_agree": {
         frozenset({"burr_agents"}): _BURR_LIST,
-        frozenset({"vercel_ai"}): _AI_LIST,
     },
     "test_stats_totals_are_the_sums_over_the_trace_list": {
         frozenset({"burr_agents"}): _BURR_LIST,
-        frozenset({"vercel_ai"}): _AI_LIST,
     },
     "test_budget_alerts_count_the_loop_as_the_trace_does": {
         frozenset({"burr_agents"}): _BURR_LIST,
-        frozenset({"vercel_ai"}): _AI_LIST,
     },
-    "test_run_page_shows_the_plan_and_the_loop": {frozenset({"vercel_ai"}): _AI_PLAN},
     "test_runaway_loop_names_the_failing_step": {
         frozenset({"griptape_agents"}): "Griptape's tool span names the tool's class (Issue), "
         "not the activity the model called (issue_refund)",
         frozenset({"litellm_otel"}): _CONVERSATION_CALLS,
-        frozenset({"vercel_ai"}): f"{_AI_UNMAPPED}: the runaway_loop finding does not name the "
-        "step refund and its tool issue_refund",
     },
     "test_spans_arrive_as_sent": {frozenset({"litellm_otel"}): _CONVERSATION_CALLS},
     "test_run_page_renders": {frozenset({"litellm_otel"}): _CONVERSATION_CALLS},
