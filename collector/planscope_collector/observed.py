@@ -4686,8 +4686,9 @@ def user_request(attributes: Mapping[str, str]) -> str:
     """The user's text an LLM call was given (its user messages, lines joined; empty when none),
     from its span's attributes in any convention the span model reads: GenAI
     ``gen_ai.input.messages`` (parts, as pydantic-ai and OpenLLMetry write them, or a string
-    ``content``), else the Vercel AI SDK's ``ai.prompt.messages`` (content parts), else OpenInference's ``llm.input_messages.{i}.message.*``, else the older
-    OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
+    ``content``), else the Vercel AI SDK's ``ai.prompt.messages`` (content parts), else
+    OpenInference's ``llm.input_messages.{i}.message.*``, else the older OpenLLMetry
+    ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
     ``langfuse.observation.input`` or an MLflow chat span's ``mlflow.spanInputs`` (the messages,
     or a request holding them), else a Logfire OpenAI span's ``request_data`` (the request, data
     format version 1), else its first ``gen_ai.user.message`` event's content (Strands Agents),
@@ -4793,6 +4794,7 @@ _RUN_ANSWER_KEYS = (
 Langfuse, MLflow, else its ``gen_ai.choice`` event (Strands Agents)."""
 _TOOL_ARGUMENT_KEYS = (
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
+    A.AI_SDK_TOOL_ARGS,
     A.OI_INPUT_VALUE,
     A.TL_ENTITY_INPUT,
     "tool_arguments",
@@ -4801,13 +4803,12 @@ _TOOL_ARGUMENT_KEYS = (
     A.MLFLOW_SPAN_INPUTS,
     A.ADK_TOOL_CALL_ARGS,
     A.GEN_AI_PROMPT,
-    A.AI_SDK_TOOL_ARGS,
     _TOOL_EVENT,
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
 them (migrations 0029, 0034, 0038; Google ADK's: 0048; LangSmith's bare ``gen_ai.prompt``:
-0050; the Vercel AI SDK's ``ai.toolCall.args``: 0057), else its ``gen_ai.tool.message`` event (Strands Agents): what a planner said through the
-tools it called."""
+0050; the Vercel AI SDK's ``ai.toolCall.args``: 0057), else its ``gen_ai.tool.message`` event
+(Strands Agents): what a planner said through the tools it called."""
 _TOOL_RESULT_KEY = A.GEN_AI_TOOL_CALL_RESULT
 """Where a tool call's result is (GenAI): what an agent run as a tool answered when its own
 spans are traced beside the call, not under it (:func:`_agent_tools`)."""
