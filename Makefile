@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP_ALL := $(VENV)/.installed-all
 STAMP_DEV := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck pytest bench browser screenshots clean venv serve
+.PHONY: demo test lint typecheck pytest bench browser js screenshots clean venv serve
 
 venv: $(STAMP_DEV)
 
@@ -35,10 +35,30 @@ browser:
 	  command -v chromium >/dev/null 2>&1 \
 	    || echo "make browser: could not install Debian's chromium (see above); the browser tests will skip"; }
 
+# Node.js and the conformance suite's JavaScript packages (the `vercel_ai` source), from Debian's
+# nodejs/npm when node is missing (as `browser`), then `npm ci` from the committed lockfile (the
+# npm registry only) when node_modules is missing or older than it. Any failure only skips that
+# source's tests: this step always succeeds and says why.
+JS := tests/conformance/js
+js:
+	@command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; elif sudo -n true 2>/dev/null; then SUDO="sudo -n"; \
+	  else echo "make js: not root and no passwordless sudo; the vercel_ai tests will skip"; exit 0; fi; \
+	  ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	    nodejs npm >/dev/null ) 2>&1 | tail -n 3 | sed 's/^/make js: /'; }
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+	  echo "make js: could not install Debian's nodejs npm (see above); the vercel_ai tests will skip"; \
+	elif [ ! -f $(JS)/node_modules/.package-lock.json ] \
+	    || [ $(JS)/package-lock.json -nt $(JS)/node_modules/.package-lock.json ]; then \
+	  out=$$(npm ci --prefix $(JS) --no-audit --no-fund --loglevel=error 2>&1) || { \
+	    echo "$$out" | tail -n 5 | sed 's/^/make js: /'; \
+	    echo "make js: npm ci failed (see above); the vercel_ai tests will skip"; }; \
+	fi
+
 demo: $(STAMP_ALL)
 	$(BIN)/planscope demo
 
-test: $(STAMP_DEV) browser lint typecheck pytest
+test: $(STAMP_DEV) browser js lint typecheck pytest
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check .

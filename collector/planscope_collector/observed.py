@@ -4675,7 +4675,8 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     # Google ADK's request (a tool span's is an empty object)
     adk = f"(k = '{A.ADK_LLM_REQUEST}' AND v != '{{}}')"
     said = (
-        f"mapFilter((k, v) -> k = '{A.GEN_AI_INPUT_MESSAGES}' OR {keys} OR {chat} OR {adk}, "
+        f"mapFilter((k, v) -> k IN ('{A.GEN_AI_INPUT_MESSAGES}', '{A.AI_SDK_PROMPT_MESSAGES}') "
+        f"OR {keys} OR {chat} OR {adk}, "
         f"{column})"
     )
     return f"mapUpdate({event_values_sql([_USER_EVENT])}, {said})"
@@ -4685,8 +4686,9 @@ def user_request(attributes: Mapping[str, str]) -> str:
     """The user's text an LLM call was given (its user messages, lines joined; empty when none),
     from its span's attributes in any convention the span model reads: GenAI
     ``gen_ai.input.messages`` (parts, as pydantic-ai and OpenLLMetry write them, or a string
-    ``content``), else OpenInference's ``llm.input_messages.{i}.message.*``, else the older
-    OpenLLMetry ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
+    ``content``), else the Vercel AI SDK's ``ai.prompt.messages`` (content parts), else
+    OpenInference's ``llm.input_messages.{i}.message.*``, else the older OpenLLMetry
+    ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
     ``langfuse.observation.input`` or an MLflow chat span's ``mlflow.spanInputs`` (the messages,
     or a request holding them), else a Logfire OpenAI span's ``request_data`` (the request, data
     format version 1), else its first ``gen_ai.user.message`` event's content (Strands Agents),
@@ -4704,6 +4706,9 @@ def user_request(attributes: Mapping[str, str]) -> str:
     'Refund order 42'
     >>> user_request({"gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": "Book a hotel"})
     'Book a hotel'
+    >>> user_request({"ai.prompt.messages": '[{"role": "system", "content": "Act."}, {"role": '
+    ...               '"user", "content": [{"type": "text", "text": "Step refund: do it"}]}]'})
+    'Step refund: do it'
     >>> user_request({"langfuse.observation.input": '{"messages": [{"role": "user", '
     ...               '"content": "Move on May 2"}], "tools": []}'})
     'Move on May 2'
@@ -4724,6 +4729,8 @@ def user_request(attributes: Mapping[str, str]) -> str:
     'Ship 7\\n{"step": "pick"}'
     """
     messages = _json_messages(attributes.get(A.GEN_AI_INPUT_MESSAGES))
+    if not messages:  # the Vercel AI SDK's provider call: its messages (content parts)
+        messages = _json_messages(attributes.get(A.AI_SDK_PROMPT_MESSAGES))
     if not messages:
         for prefix in (A.OI_INPUT_MESSAGES, A.GEN_AI_PROMPT):
             if messages := flat_messages(attributes, prefix + "."):
@@ -4762,6 +4769,7 @@ _LLM_ANSWER_KEYS = (
     A.GEN_AI_COMPLETION,
     A.HAYSTACK_LLM_OUTPUT,
     A.HAYSTACK_COMPONENT_OUTPUT,
+    A.AI_SDK_RESPONSE_TEXT,
     *_ANSWER_EVENTS,
 )
 """Where an LLM call's answer text is, in the conventions the span model reads (an OpenInference
@@ -4771,8 +4779,8 @@ OpenAI span's ``response_data`` holds the message; a Logfire openai-agents model
 ``output`` the messages the model answered; Google ADK's ``call_llm`` its ``LlmResponse``;
 LangSmith's OpenTelemetry export's llm run its outputs in a bare ``gen_ai.completion``, LangChain's
 ``LLMResult``; Haystack's own tracer's Agent LLM step, or a pipeline's generator component, its
-output ``{"replies": [ChatMessage...]}``; LlamaIndex's native integration's chat or completion
-end event)."""
+output ``{"replies": [ChatMessage...]}``; the Vercel AI SDK's provider call its
+``ai.response.text``; LlamaIndex's native integration's chat or completion end event)."""
 _RUN_ANSWER_KEYS = (
     A.OI_OUTPUT_VALUE,
     A.TL_ENTITY_OUTPUT,
@@ -4786,6 +4794,7 @@ _RUN_ANSWER_KEYS = (
 Langfuse, MLflow, else its ``gen_ai.choice`` event (Strands Agents)."""
 _TOOL_ARGUMENT_KEYS = (
     A.GEN_AI_TOOL_CALL_ARGUMENTS,
+    A.AI_SDK_TOOL_ARGS,
     A.OI_INPUT_VALUE,
     A.TL_ENTITY_INPUT,
     "tool_arguments",
@@ -4798,8 +4807,8 @@ _TOOL_ARGUMENT_KEYS = (
 )
 """Where a tool call's arguments are, in the order the span model's ``Arguments`` column reads
 them (migrations 0029, 0034, 0038; Google ADK's: 0048; LangSmith's bare ``gen_ai.prompt``:
-0050), else its ``gen_ai.tool.message`` event (Strands Agents): what a planner said through the
-tools it called."""
+0050; the Vercel AI SDK's ``ai.toolCall.args``: 0057), else its ``gen_ai.tool.message`` event
+(Strands Agents): what a planner said through the tools it called."""
 _TOOL_RESULT_KEY = A.GEN_AI_TOOL_CALL_RESULT
 """Where a tool call's result is (GenAI): what an agent run as a tool answered when its own
 spans are traced beside the call, not under it (:func:`_agent_tools`)."""

@@ -130,6 +130,14 @@ ADK_TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"  # JSON: what the to
 # tracing on; scope ``haystack``). Not ours.
 HAYSTACK_LLM_OUTPUT: Final = "haystack.agent.step.llm.output"  # JSON: {"replies": [...]}
 HAYSTACK_COMPONENT_OUTPUT: Final = "haystack.component.output"  # JSON: a component's output
+# The Vercel AI SDK's telemetry (npm `ai` 3.x-6.x, experimental_telemetry; tracer ``ai``): every
+# span names its operation in ``ai.operationId``. Not ours.
+AI_SDK_OPERATION: Final = "ai.operationId"  # ai.generateText, ai.generateText.doGenerate, ...
+AI_SDK_PROMPT_MESSAGES: Final = "ai.prompt.messages"  # JSON: a provider call's messages
+AI_SDK_RESPONSE_TEXT: Final = "ai.response.text"  # a call's (a provider call's) answer text
+AI_SDK_TOOL_NAME: Final = "ai.toolCall.name"
+AI_SDK_TOOL_ARGS: Final = "ai.toolCall.args"  # JSON: the tool call's input
+AI_SDK_TOOL_RESULT: Final = "ai.toolCall.result"  # JSON: what the tool returned
 # AutoGen's runtime message spans (autogen-core's SingleThreadedAgentRuntime with a
 # tracer_provider: ``autogen {create|send|publish|process|ack} {destination}``). Not ours.
 AUTOGEN_MESSAGING_OPERATION: Final = "messaging.operation"  # create | publish | process | ...

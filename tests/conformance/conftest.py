@@ -1,7 +1,8 @@
 """Fixtures of the conformance suite: the fake model server, a real ``planscope serve``, and
 each source's agent run once (both scenarios) against them.
 
-Each agent runs in its own process (``python -m tests.conformance.agents SOURCE``): the
+Each agent runs in its own process (``python -m tests.conformance.agents SOURCE``, or ``node``
+for a JavaScript source): the
 frameworks patch clients and install global trace processors, which must not leak into each
 other or into pytest. Nothing reaches the internet: the fake server is the only model
 endpoint, the frameworks' own telemetry is off, and any other HTTP(S) request goes to a
@@ -29,7 +30,7 @@ import pytest
 from tests.conftest import Migrated, wait_for_trace
 
 from ..collector.test_crash_recovery import ServeProcess, free_port
-from .agents import SOURCES
+from .agents import JS_SOURCES, SOURCES
 from .fake_openai import ModelServer, Served
 
 REPO = Path(__file__).parents[2]
@@ -48,6 +49,20 @@ OFFLINE_ENV = {
     "no_proxy": "127.0.0.1,localhost",
 }
 """Plus HTTP(S)_PROXY at :class:`Blackhole`: any request not for loopback goes there."""
+JS_PACKAGES = REPO / "tests" / "conformance" / "js" / "node_modules" / ".package-lock.json"
+"""What ``npm ci`` leaves once it installed the JavaScript sources' packages (``make js``)."""
+
+
+def js_missing(source: str) -> str | None:
+    """Why a JavaScript source cannot run here (no Node.js, its packages not installed), else
+    None: its tests skip, they never fail for a missing Node."""
+    if source not in JS_SOURCES:
+        return None
+    if shutil.which("node") is None:
+        return "Node.js not found (`make js`, part of `make test`, installs Debian's nodejs npm)"
+    if not JS_PACKAGES.exists():
+        return "tests/conformance/js has no node_modules: run `make js` (npm ci)"
+    return None
 
 
 class Blackhole:
@@ -203,6 +218,8 @@ class Launched:
         env.update(CONFORMANCE_OTLP=otlp, OPENAI_BASE_URL=base_url)
         env.update(HTTP_PROXY=self._proxy, HTTPS_PROXY=self._proxy, ALL_PROXY=self._proxy)
         argv = [sys.executable, "-m", "tests.conformance.agents", source]
+        if source in JS_SOURCES:
+            argv = ["node", str(REPO / JS_SOURCES[source])]
         with (
             self._out(source, "stdout").open("w") as out,
             self._out(source, "stderr").open("w") as err,
@@ -251,7 +268,7 @@ def launched(
         if hasattr(item, "callspec") and "agent" in item.callspec.params
     }
     agents = Launched(
-        [s for s in SOURCES if s in wanted],
+        [s for s in SOURCES if s in wanted and js_missing(s) is None],
         model,
         serve,
         blackhole.url,
@@ -275,6 +292,8 @@ def wait_stored(
 def agent(request: pytest.FixtureRequest, model: ModelServer, launched: Launched) -> Ran:
     """One source's agent run through both scenarios, its traces stored and analysed."""
     source = str(request.param)
+    if (missing := js_missing(source)) is not None:
+        pytest.skip(missing)
     traces = launched.result(source)
     dump = launched.dumps[source]
     spans = otlp_spans(json.loads(dump.read_text()))

@@ -77,11 +77,17 @@ GAPS: dict[str, dict[frozenset[str], str]] = {
         "read (ids and tools, no description)",
     },
     "test_a_run_whose_step_gave_up_is_failed_in_every_view": {
-        frozenset({"burr_agents"}): _BURR_LIST
+        frozenset({"burr_agents"}): _BURR_LIST,
     },
-    "test_list_and_detail_agree": {frozenset({"burr_agents"}): _BURR_LIST},
-    "test_stats_totals_are_the_sums_over_the_trace_list": {frozenset({"burr_agents"}): _BURR_LIST},
-    "test_budget_alerts_count_the_loop_as_the_trace_does": {frozenset({"burr_agents"}): _BURR_LIST},
+    "test_list_and_detail_agree": {
+        frozenset({"burr_agents"}): _BURR_LIST,
+    },
+    "test_stats_totals_are_the_sums_over_the_trace_list": {
+        frozenset({"burr_agents"}): _BURR_LIST,
+    },
+    "test_budget_alerts_count_the_loop_as_the_trace_does": {
+        frozenset({"burr_agents"}): _BURR_LIST,
+    },
     "test_runaway_loop_names_the_failing_step": {
         frozenset({"griptape_agents"}): "Griptape's tool span names the tool's class (Issue), "
         "not the activity the model called (issue_refund)",

@@ -76,6 +76,7 @@ EXPECTED = [
     "0053_adk_tool_status",
     "0055_agno_function_result",
     "0056_llamaindex_otel",
+    "0057_vercel_ai_sdk",
 ]
 
 

@@ -1,5 +1,6 @@
 """The conformance suite's agents: one module per source, each ``run(provider, base_url,
-scenarios, mark)``; run one with ``python -m tests.conformance.agents SOURCE``."""
+scenarios, mark)``; run one with ``python -m tests.conformance.agents SOURCE``. A source in
+:data:`JS_SOURCES` is a Node.js script instead (same environment, arguments and output)."""
 
 SOURCES = (
     "openinference_openai",
@@ -22,5 +23,10 @@ SOURCES = (
     "griptape_agents",
     "burr_agents",
     "litellm_otel",
+    "vercel_ai",
 )
 """Every source, in the order the suite runs them."""
+
+JS_SOURCES = {"vercel_ai": "tests/conformance/js/vercel_ai.mjs"}
+"""The sources written in JavaScript: their script, run by ``node`` from the repository root
+(its packages: tests/conformance/js/package-lock.json, installed by ``make js``)."""
