@@ -327,9 +327,7 @@ _LOGFIRE_ARGUMENTS = (
     f"if(empty({_LOGFIRE_FIELDS}), '', toJSONString(mapFilter((k, v) -> has({_LOGFIRE_FIELDS}, k)"
     f" AND k != '{A.LOGFIRE_RETURN}' AND k != {_LOGFIRE_RESULT_FIELD}, SpanAttributes)))"
 )
-_LOGFIRE_RESULT = (
-    f"if({_LOGFIRE_RESULT_FIELD} != '', SpanAttributes[{_LOGFIRE_RESULT_FIELD}], '')"
-)
+_LOGFIRE_RESULT = f"if({_LOGFIRE_RESULT_FIELD} != '', SpanAttributes[{_LOGFIRE_RESULT_FIELD}], '')"
 
 
 def _app_attribute(key: str, holds: str) -> str:

@@ -22,7 +22,9 @@ from typing import Any
 
 _MAX_TEXT = 200_000
 """Longer answers are not read (a plan is never this long)."""
-_STATEMENT = re.compile(r"\{\{(?:!--(?P<long>.*?)--\}\}|!(?P<short>[^}]*)\}\}|(?P<expr>[^{}]*)\}\})", re.S)
+_STATEMENT = re.compile(
+    r"\{\{(?:!--(?P<long>.*?)--\}\}|!(?P<short>[^}]*)\}\}|(?P<expr>[^{}]*)\}\})", re.S
+)
 """A mustache: a comment (``{{!-- x --}}``, which may hold braces, or ``{{! x }}``) or an
 expression statement (blocks ``{{#each}}`` / ``{{/each}}`` and ``{{else}}`` included)."""
 _TOKEN = re.compile(

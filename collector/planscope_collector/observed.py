@@ -318,8 +318,8 @@ name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler ev
 XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
 (:func:`_entries`), lines of a step each (:func:`_step_lines`), Org-mode outlines
 (:func:`_org_outlines`), a Python list of calls (:func:`_call_lists`), HCL blocks
-(:func:`_hcl_blocks`), markdown step sections (:func:`_sections`), a Handlebars template of function calls
-(:func:`_handlebars_calls`)."""
+(:func:`_hcl_blocks`), markdown step sections (:func:`_sections`), a Handlebars template of
+function calls (:func:`_handlebars_calls`)."""
 _switched_off: set[str] = set()
 
 

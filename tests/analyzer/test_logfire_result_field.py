@@ -40,28 +40,29 @@ def _play(store: Store) -> str:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
-    # the model call of each attempt (the trace is an agent's): a plain GenAI chat span under the step's Logfire span
+    # each attempt's model call (the trace is an agent's): a plain GenAI chat span under the
+    # step's Logfire span
     tracer = provider.get_tracer("print-shop-model")
-    with local_logfire("print-shop-test", provider) as lf:
-        with lf.span("proof job {job}", job="PJ-5521") as root:
-            trace_id = format(root.get_span_context().trace_id, "032x")  # type: ignore[union-attr]
-            with lf.span("step {step} attempt {attempt}", step="upload_art", attempt=1) as s:
-                genai.chat(tracer, "Upload the art A-77.")
-                with lf.span("call {service}", service="files", request={"art": "A-77"}) as c:
-                    c.set_attribute("result", json.dumps({"file": "F-9"}))
-                s.set_attribute("status", "done")
-            try:
-                with lf.span("step {step} attempt {attempt}", step="proof", attempt=1):
-                    genai.chat(tracer, "Proof the file F-9 and wait for it.")
-                    for i in range(POLLS):
-                        state = "queued" if i % 2 == 0 else "rendering"
-                        with lf.span(
-                            "call {service}", service="proofer", request={"file": "F-9"}
-                        ) as c:
-                            c.set_attribute("result", json.dumps({"file": "F-9", "state": state}))
-                    raise ProofStalled(f"proof of F-9 still rendering after {POLLS} requests")
-            except ProofStalled:
-                pass
+    with (
+        local_logfire("print-shop-test", provider) as lf,
+        lf.span("proof job {job}", job="PJ-5521") as root,
+    ):
+        trace_id = format(root.get_span_context().trace_id, "032x")  # type: ignore[union-attr]
+        with lf.span("step {step} attempt {attempt}", step="upload_art", attempt=1) as s:
+            genai.chat(tracer, "Upload the art A-77.")
+            with lf.span("call {service}", service="files", request={"art": "A-77"}) as c:
+                c.set_attribute("result", json.dumps({"file": "F-9"}))
+            s.set_attribute("status", "done")
+        try:
+            with lf.span("step {step} attempt {attempt}", step="proof", attempt=1):
+                genai.chat(tracer, "Proof the file F-9 and wait for it.")
+                for i in range(POLLS):
+                    state = "queued" if i % 2 == 0 else "rendering"
+                    with lf.span("call {service}", service="proofer", request={"file": "F-9"}) as c:
+                        c.set_attribute("result", json.dumps({"file": "F-9", "state": state}))
+                raise ProofStalled(f"proof of F-9 still rendering after {POLLS} requests")
+        except ProofStalled:
+            pass
     provider.force_flush()
     store.insert_spans(spans_ipc(otlp_rows(list(exporter.get_finished_spans()))))
     provider.shutdown()
