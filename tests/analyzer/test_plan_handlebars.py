@@ -6,8 +6,8 @@ bike-share rebalancing a station, plain GenAI spans from the real OTel SDK, stor
 chDB store and loaded for real. One executor run per step attempt (the app names the step on
 it, ``fleet.step``) makes its tool call.
 
-No reader knew the template: no plan was read (the calls sit inside mustaches, which the
-structural reader takes for template syntax), so a loop at a step was found at no step."""
+No reader knew the template: no plan was read (neither by a format reader nor from
+structure), so a loop at a step was found at no step."""
 
 from __future__ import annotations
 
