@@ -17,16 +17,16 @@ goal the comment before it, its arguments literals as values and expressions as 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 _MAX_TEXT = 200_000
 """Longer answers are not read (a plan is never this long)."""
-_STATEMENT = re.compile(
-    r"\{\{(?:!--(?P<long>.*?)--\}\}|!(?P<short>[^}]*)\}\}|(?P<expr>[^{}]*)\}\})", re.S
-)
-"""A mustache: a comment (``{{!-- x --}}``, which may hold braces, or ``{{! x }}``) or an
-expression statement (blocks ``{{#each}}`` / ``{{/each}}`` and ``{{else}}`` included)."""
+_MUSTACHE = re.compile(r"\{\{(!?)([^{}]*)\}\}")
+"""A mustache other than a long comment: a short comment (``{{! x }}``) or an expression
+statement (blocks ``{{#each}}`` / ``{{/each}}`` and ``{{else}}`` included)."""
+_SPACE = re.compile(r"\s*")
 _TOKEN = re.compile(
     r"""\s*(?:(?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')
     |(?P<open>\()|(?P<close>\))
@@ -131,13 +131,13 @@ def steps(text: str) -> list[Step]:
         return []
     out: list[Step] = []
     comment = ""
-    for m in _STATEMENT.finditer(text):
-        if m["expr"] is None:
-            comment = (m["long"] if m["long"] is not None else m["short"]).strip()
+    for is_comment, body in _statements(text):
+        if is_comment:
+            comment = body.strip()
             continue
         try:
-            step = _step(m["expr"], comment)
-        except _Unreadable:
+            step = _step(body, comment)
+        except (_Unreadable, RecursionError):
             continue
         if step is not None:
             out.append(step)
@@ -149,6 +149,29 @@ def steps(text: str) -> list[Step]:
         Step(s.name, s.tool, s.goal, s.args, tuple(n for n in s.needs if n in names[:i]))
         for i, s in enumerate(out)
     ]
+
+
+def _statements(text: str) -> Iterator[tuple[bool, str]]:
+    """The mustaches of a text in order: (whether a comment, its body). A long comment
+    (``{{!-- x --}}``, which may hold braces) is searched for its end once: one never closed
+    ends the reading (a hostile text of many openings is not rescanned from each).
+
+    >>> list(_statements("a {{!-- {{x}} --}} b {{! n }}{{set y 1}} {{ {"))
+    [(True, ' {{x}} '), (True, ' n '), (False, 'set y 1')]
+    """
+    at = 0
+    while (start := text.find("{{", at)) != -1:
+        if text.startswith("{{!--", start):
+            end = text.find("--}}", start + 5)
+            if end == -1:
+                return
+            yield True, text[start + 5 : end]
+            at = end + 4
+        elif m := _MUSTACHE.match(text, start):
+            yield m[1] == "!", m[2]
+            at = m.end()
+        else:
+            at = start + 2
 
 
 def _step(expr: str, comment: str) -> Step | None:
@@ -186,7 +209,7 @@ def _tokens(expr: str) -> list[re.Match[str]]:
     out: list[re.Match[str]] = []
     at = 0
     while at < len(expr):
-        if not expr[at:].strip():
+        if _SPACE.match(expr, at).end() == len(expr):  # type: ignore[union-attr]
             break
         m = _TOKEN.match(expr, at)
         if m is None or m.end() == at:
