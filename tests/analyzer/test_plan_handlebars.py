@@ -15,6 +15,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opentelemetry.trace import Status, StatusCode, Tracer
 from planscope_analyzer import load_traces
 from planscope_analyzer.detectors.runaway_loop import RunawayLoop
@@ -164,3 +166,14 @@ def test_template_helpers_blocks_and_literals_are_no_steps() -> None:
         "transfer",
         "ops_notice",
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="{}()\"'=!-#/@.[]~ \nsetP-fa1x", max_size=300))
+def test_any_text_of_template_characters_is_read_without_raising(text: str) -> None:
+    # the reader is offered every planner answer: whatever it holds, a list of steps (ids
+    # distinct, dependencies among the earlier ones) or none
+    steps = _handlebars.steps(text)
+    names = [s.name for s in steps]
+    assert len(set(names)) == len(names)
+    assert all(set(s.needs) <= set(names[:i]) for i, s in enumerate(steps))
