@@ -314,15 +314,20 @@ def _first_set(*keys: str, otherwise: str = "''") -> str:
 
 # Logfire's fields: its spans carry a call's arguments (``@logfire.instrument``) or a span's
 # fields (``logfire.span``) as attributes of their own, named in ``logfire.json_schema``'s
-# properties; ``return`` among them is the result (``record_return=True``)
+# properties; the result among them is ``return`` (``record_return=True``), else a field the app
+# named for what the work gave back (``result`` / ``output``, as an app's own attribute is read:
+# observed.APP_RESULT_KEY; set on the span after the call, Logfire lists it as a field too); the
+# other fields are the arguments (a poll asked the same question each time has the same ones)
 _LOGFIRE_FIELDS = f"JSONExtractKeys(SpanAttributes['{A.LOGFIRE_JSON_SCHEMA}'], 'properties')"
+_LOGFIRE_RESULT_FIELD = (
+    f"arrayFirst(k -> has({_LOGFIRE_FIELDS}, k) AND SpanAttributes[k] != '', "
+    f"['{A.LOGFIRE_RETURN}', {', '.join(repr(k) for k in A.LOGFIRE_RESULT_FIELDS)}])"
+)
 _LOGFIRE_ARGUMENTS = (
     f"if(empty({_LOGFIRE_FIELDS}), '', toJSONString(mapFilter((k, v) -> has({_LOGFIRE_FIELDS}, k)"
-    f" AND k != '{A.LOGFIRE_RETURN}', SpanAttributes)))"
+    f" AND k != '{A.LOGFIRE_RETURN}' AND k != {_LOGFIRE_RESULT_FIELD}, SpanAttributes)))"
 )
-_LOGFIRE_RESULT = (
-    f"if(has({_LOGFIRE_FIELDS}, '{A.LOGFIRE_RETURN}'), SpanAttributes['{A.LOGFIRE_RETURN}'], '')"
-)
+_LOGFIRE_RESULT = f"if({_LOGFIRE_RESULT_FIELD} != '', SpanAttributes[{_LOGFIRE_RESULT_FIELD}], '')"
 
 
 def _app_attribute(key: str, holds: str) -> str:

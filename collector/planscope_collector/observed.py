@@ -46,7 +46,9 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   bare name of an earlier call its result: :func:`_call_lists`) or HCL blocks (a labelled
   block a step, of the type a traversal such as ``step.fetch.result`` or Terraform's
   ``<type>.<name>.<attr>`` refers to, ``tool`` / ``args`` / ``depends_on`` attributes, never
-  evaluated: :func:`_hcl_blocks`), a
+  evaluated: :func:`_hcl_blocks`) or a Handlebars template of function calls (Semantic Kernel's
+  HandlebarsPlanner: ``{{set "var" (Plugin-function key=value)}}`` a step, ``var.field`` an
+  earlier result, a ``{{!-- Step n: ... --}}`` comment its goal: :func:`_handlebars_calls`), a
   re-plan of the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
@@ -226,7 +228,7 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex, _burr, _calllist, _hcl
+from . import _bibtex, _burr, _calllist, _handlebars, _hcl
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
@@ -307,6 +309,7 @@ PLAN_READERS = (
     "call_lists",
     "hcl",
     "sections",
+    "handlebars",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -315,7 +318,8 @@ name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler ev
 XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
 (:func:`_entries`), lines of a step each (:func:`_step_lines`), Org-mode outlines
 (:func:`_org_outlines`), a Python list of calls (:func:`_call_lists`), HCL blocks
-(:func:`_hcl_blocks`), markdown step sections (:func:`_sections`)."""
+(:func:`_hcl_blocks`), markdown step sections (:func:`_sections`), a Handlebars template of
+function calls (:func:`_handlebars_calls`)."""
 _switched_off: set[str] = set()
 
 
@@ -1646,6 +1650,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("step_lines") and _step_lines(n.answer))
             or (_on("call_lists") and _call_lists(n.answer))
             or (_on("hcl") and _hcl_blocks(n.answer))
+            or (_on("handlebars") and _handlebars_calls(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -2017,6 +2022,17 @@ def _hcl_blocks(text: str) -> list[_Target]:
     [('a', ()), ('b', ('a',))]
     """
     return [_Target(s.name, s.needs, s.goal, s.tool, s.args) for s in _hcl.steps(text)]
+
+
+def _handlebars_calls(text: str) -> list[_Target]:
+    """The steps a text states as a Handlebars template of function calls
+    (:func:`_handlebars.steps`: Semantic Kernel's HandlebarsPlanner), a ``set`` variable each.
+
+    >>> [(t.name, t.tool, t.needs) for t in _handlebars_calls(
+    ...     '{{set "a" (P-f x=1)}}{{set "b" (P-g y=a.id)}}{{json b}}')]
+    [('a', 'P-f', ()), ('b', 'P-g', ('a',))]
+    """
+    return [_Target(s.name, s.needs, s.goal, s.tool, s.args) for s in _handlebars.steps(text)]
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:

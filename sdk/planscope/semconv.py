@@ -111,6 +111,9 @@ LOGFIRE_MSG: Final = "logfire.msg"  # the formatted message
 LOGFIRE_MSG_TEMPLATE: Final = "logfire.msg_template"  # the span's name
 LOGFIRE_JSON_SCHEMA: Final = "logfire.json_schema"  # which attributes are the call's fields
 LOGFIRE_RETURN: Final = "return"  # @logfire.instrument(record_return=True)'s return value
+# without ``return``, a span's field the app named for what its work gave back (set on the span
+# after the call: Logfire lists it among the fields too); read as the result, not an argument
+LOGFIRE_RESULT_FIELDS: Final = ("result", "output")
 # logfire.instrument_openai(version=1): the request's JSON and {"message": ..., "usage": ...}
 LOGFIRE_REQUEST_DATA: Final = "request_data"
 LOGFIRE_RESPONSE_DATA: Final = "response_data"
