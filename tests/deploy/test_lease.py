@@ -56,16 +56,18 @@ def test_renew_extends_the_same_generation(store: Store) -> None:
 
 
 def test_expired_lease_is_taken_over_and_never_renewed(store: Store) -> None:
-    a = Leases(store, "replica-a", ttl=1.0, margin=0.3)
-    b = Leases(store, "replica-b", ttl=1.0, margin=0.3)
+    # a window of 0.9 s between a's local deadline and the server's expiry: the renew and the
+    # acquire inside it are two store queries, which took over 0.2 s on a loaded CI machine
+    a = Leases(store, "replica-a", ttl=3.0, margin=1.0)
+    b = Leases(store, "replica-b", ttl=3.0, margin=1.0)
     lease = a.acquire("p", "k")
     assert lease is not None
     assert b.acquire("p", "k") is None
-    time.sleep(0.8)  # past a's local deadline (0.7 s), before the server's expiry (1.0 s)
+    time.sleep(2.1)  # past a's local deadline (2.0 s), before the server's expiry (3.0 s)
     assert not lease.valid
     assert a.renew(lease) is None, "a lease past its local deadline must not be renewed"
     assert b.acquire("p", "k") is None, "still live on the server"
-    time.sleep(0.35)
+    time.sleep(1.0)
     taken = b.acquire("p", "k")
     assert taken is not None and taken.generation == 2
     # a's stale lease cannot come back: the current generation is b's
