@@ -3313,21 +3313,21 @@ def _plan_of(
     later: _Later,
     tools: set[str],
     before: ReadPlan | None = None,
-    earlier: Sequence[ReadPlan] = (),
+    plans_before: Sequence[ReadPlan] = (),
 ) -> ReadPlan | None:
     """The plan a list of mappings states (:func:`structured_plans`), or None when no key's
     values are step names later attempts carry. A list that names only steps of the plan
     ``before`` it and gives them no tool is an amendment: that plan with the arguments it
     gives merged into the steps it names (a patch carries only the fields it changes). Items
-    keyed by names that are all steps of the ``earlier`` plans, none of which a later attempt
-    carries (by its name, or by a tool an item names), are a record of steps already done (a
-    playbook's ``vars``, a re-plan's settled results keyed by step), no plan."""
+    keyed by names that are all steps of the plans before it (``plans_before``), none of which
+    a later attempt carries (by its name, or by a tool an item names), are a record of steps
+    already done (a playbook's ``vars``, a re-plan's settled results keyed by step), no plan."""
     if before is not None and (amended := _amended(span_id, items, before, later)) is not None:
         return amended
     items = _labelled_items(items)
     keys = [k for k in items[0] if all(k in i for i in items)]
     called = _called(tools)
-    if _settled(items, later, called, {s.step_id for p in earlier for s in p.steps}):
+    if _settled(items, later, called, {s.step_id for p in plans_before for s in p.steps}):
         return None
 
     def names(key: str) -> list[str]:
