@@ -3187,7 +3187,7 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
             continue
         later = said.later(n, above, me)
         plans = (
-            (items, _plan_of(n.span_id, items, later, said.tools, out[-1] if out else None))
+            (items, _plan_of(n.span_id, items, later, said.tools, out[-1] if out else None, out))
             for items in chain([first], lists)
             if out or len(items) >= 2  # the first plan needs two steps
         )
@@ -3329,16 +3329,22 @@ def _plan_of(
     later: _Later,
     tools: set[str],
     before: ReadPlan | None = None,
+    plans_before: Sequence[ReadPlan] = (),
 ) -> ReadPlan | None:
     """The plan a list of mappings states (:func:`structured_plans`), or None when no key's
     values are step names later attempts carry. A list that names only steps of the plan
     ``before`` it and gives them no tool is an amendment: that plan with the arguments it
-    gives merged into the steps it names (a patch carries only the fields it changes)."""
+    gives merged into the steps it names (a patch carries only the fields it changes). Items
+    keyed by names that are all steps of the plans before it (``plans_before``), none of which
+    a later attempt carries (by its name, or by a tool an item names), are a record of steps
+    already done (a playbook's ``vars``, a re-plan's settled results keyed by step), no plan."""
     if before is not None and (amended := _amended(span_id, items, before, later)) is not None:
         return amended
     items = _labelled_items(items)
     keys = [k for k in items[0] if all(k in i for i in items)]
     called = _called(tools)
+    if _settled(items, later, called, {s.step_id for p in plans_before for s in p.steps}):
+        return None
 
     def names(key: str) -> list[str]:
         """The key's values when each is a word, names a tool called (``<worker>.<tool>``) or
@@ -3431,6 +3437,32 @@ def _plan_of(
             step["depends_on"] = needs
         objects.append(step)
     return _as_plan(span_id, objects)
+
+
+def _settled(
+    items: list[dict[str, Any]], later: _Later, called: Callable[[Any], str], done: set[str]
+) -> bool:
+    """Whether items keyed by their names (a mapping of mappings, :func:`_item_lists`) are a
+    record of steps already done: every name a step of a plan before (``done``), and no later
+    attempt carries one, nor a tool an item names. Their other values may be carried (a
+    result's id filled in to a later step's arguments): that makes them no step to do.
+
+    >>> index = _Carriers([SpanNode("e", "", "step", "x", step_name="x", start_ns=5)],
+    ...                   {"e": {"ship", "LOT-7"}})
+    >>> items = [{"": "pick", "ref": "LOT-7"}, {"": "pack", "ref": "BOX-2"}]
+    >>> _settled(items, index.later(1, set(), ""), _called(set()), {"pick", "pack", "ship"})
+    True
+    >>> _settled([{"": "pick"}, {"": "ship"}], index.later(1, set(), ""), _called(set()),
+    ...          {"pick", "ship"})
+    False
+    """
+    names = [i.get("") for i in items]
+    return (
+        bool(done)
+        and all(isinstance(n, str) and n in done for n in names)
+        and not any(later.carry(str(n)) for n in names)
+        and not any(later.carry(tool) for i in items for v in i.values() if (tool := called(v)))
+    )
 
 
 _LABEL = re.compile(r"([A-Za-z_][\w.-]*):[ \t]+(\S.*)", re.DOTALL)
