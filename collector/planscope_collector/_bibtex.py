@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._readstep import ReadStep
+
 _HEAD = re.compile(r"@([A-Za-z]\w*)[ \t]*\{[ \t]*([^,\s{}]+)[ \t]*,")
 _FIELD = re.compile(r"\s*([A-Za-z_][\w-]*)\s*=\s*")
 _KEY = re.compile(r"[A-Za-z_][\w-]*")
@@ -31,18 +33,6 @@ class Entry:
     kind: str
     key: str
     fields: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Step:
-    """A step entry: its id (the key), tool, goal, arguments and the earlier steps it refers to
-    (bare-word values naming a step's key)."""
-
-    id: str
-    tool: str
-    goal: str
-    args: dict[str, Any]
-    needs: tuple[str, ...]
 
 
 def entries(text: str) -> list[Entry]:
@@ -63,7 +53,7 @@ def entries(text: str) -> list[Entry]:
     return out
 
 
-def steps(text: str) -> list[Step]:
+def steps(text: str) -> list[ReadStep]:
     """The steps a text states as BibTeX-like entries: the kind of entry, keyed by an
     identifier, that recurs with two fields or more (the most frequent such kind; on a tie the
     last to appear: a header entry comes first) is a step; its ``tool``-like field its tool, its
@@ -74,7 +64,7 @@ def steps(text: str) -> list[Step]:
     >>> plan = ("@plan{job-7, revision = {1}}\\n@step{pick, tool = {wms}, goal = {Pick it},"
     ...         " order = {7}}\\n@step{ship, tool = {courier}, parcel = pick, to = {Oslo}}")
     >>> for s in steps(plan):
-    ...     print(s.id, s.tool, s.goal, s.args, s.needs)
+    ...     print(s.name, s.tool, s.goal, s.args, s.needs)
     pick wms Pick it {'order': '7'} ()
     ship courier  {'parcel': 'pick', 'to': 'Oslo'} ('pick',)
     >>> steps("@book{knuth84, title = {TeX}, year = {1984}}")
@@ -94,7 +84,7 @@ def steps(text: str) -> list[Step]:
     mine = [e for e in found if e.kind == kind]
     ids = {e.key for e in mine}
     known = {e.key for e in found}
-    out: list[Step] = []
+    out: list[ReadStep] = []
     refers = False
     for e in mine:
         tool, goal = _named(e, _TOOL_FIELDS), _named(e, _GOAL_FIELDS)
@@ -112,7 +102,7 @@ def steps(text: str) -> list[Step]:
                         needs.append(word)
             else:
                 args[name] = value
-        out.append(Step(e.key, tool, goal, args, tuple(dict.fromkeys(needs))))
+        out.append(ReadStep(e.key, tuple(dict.fromkeys(needs)), goal, tool, args))
     return out if refers else []
 
 

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
+
+from ._readstep import ReadStep
 
 _MAX_TEXT = 200_000
 """Longer answers are not read (a plan is never this long)."""
@@ -96,24 +98,11 @@ class Path:
         return re.split(r"[./\[]", self.text.lstrip("./@"), maxsplit=1)[0]
 
 
-@dataclass(frozen=True)
-class Step:
-    """One step of a Handlebars plan: its id, tool (the helper called), goal (its comment),
-    arguments (literals as values, references and sub-expressions as written) and the earlier
-    steps it refers to."""
-
-    name: str
-    tool: str
-    goal: str
-    args: dict[str, Any]
-    needs: tuple[str, ...]
-
-
 class _Unreadable(ValueError):
     """An expression this reader does not read."""
 
 
-def steps(text: str) -> list[Step]:
+def steps(text: str) -> list[ReadStep]:
     """The steps a text states as a Handlebars plan: function calls kept with ``{{set}}`` or
     made as statements, at least one of them with a variable (a ``set``), ids distinct; [] else
     (a template that only prints values states no plan).
@@ -129,7 +118,7 @@ def steps(text: str) -> list[Step]:
     """
     if len(text) > _MAX_TEXT or "{{" not in text:
         return []
-    out: list[Step] = []
+    out: list[ReadStep] = []
     comment = ""
     for is_comment, body in _statements(text):
         if is_comment:
@@ -146,8 +135,7 @@ def steps(text: str) -> list[Step]:
     if not any(s.name != s.tool for s in out) or len(set(names)) != len(names):
         return []
     return [
-        Step(s.name, s.tool, s.goal, s.args, tuple(n for n in s.needs if n in names[:i]))
-        for i, s in enumerate(out)
+        replace(s, needs=tuple(n for n in s.needs if n in names[:i])) for i, s in enumerate(out)
     ]
 
 
@@ -174,7 +162,7 @@ def _statements(text: str) -> Iterator[tuple[bool, str]]:
             at = start + 2
 
 
-def _step(expr: str, comment: str) -> Step | None:
+def _step(expr: str, comment: str) -> ReadStep | None:
     """The step one expression statement states, None when it states none."""
     expr = expr.strip()
     if not expr or expr[0] in "#/^>&" or expr.startswith("else"):
@@ -193,7 +181,7 @@ def _step(expr: str, comment: str) -> Step | None:
     args |= {k: _written(v) for k, v in call.hashes.items()}
     needs = tuple(dict.fromkeys(_heads(call)))
     goal = _STEP_COMMENT.sub("", comment)
-    return Step(name or call.helper, call.helper, goal, args, needs)
+    return ReadStep(name or call.helper, needs, goal, call.helper, args)
 
 
 def _call(expr: str) -> Call:

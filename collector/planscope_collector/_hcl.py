@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._readstep import ReadStep
+
 _FENCED = re.compile(
     r"```[ \t]*(?:hcl|terraform|tf|hcl2)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE
 )
@@ -69,18 +71,6 @@ class Block:
     blocks: list[Block] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Step:
-    """One step of an HCL plan: its id (the block's last label), tool, goal, arguments
-    (literals as values, references as written) and the earlier steps it refers to."""
-
-    name: str
-    tool: str
-    goal: str
-    args: dict[str, Any]
-    needs: tuple[str, ...]
-
-
 class _Unreadable(ValueError):
     """Not HCL this parser reads."""
 
@@ -97,7 +87,7 @@ def parse(text: str) -> list[Block]:
     return blocks
 
 
-def steps(text: str) -> list[Step]:
+def steps(text: str) -> list[ReadStep]:
     """The steps a text states as HCL blocks: the whole text or one fenced block of it is an
     HCL body whose step blocks are the labelled blocks of a type some traversal in the text
     refers to (``step.fetch`` names type ``step``; Terraform's ``aws_s3_bucket.logs`` a
@@ -119,7 +109,7 @@ def steps(text: str) -> list[Step]:
     return []
 
 
-def _read(code: str) -> list[Step]:
+def _read(code: str) -> list[ReadStep]:
     """:func:`steps` of one piece of code."""
     if not _OPENS.match(code):
         return []
@@ -146,19 +136,19 @@ def _read(code: str) -> list[Step]:
         address[(block.type, *block.labels)] = name
         if len(block.labels) >= 2:
             address[block.labels[:2]] = name
-    out: list[Step] = []
+    out: list[ReadStep] = []
     for block, name in zip(chosen, names, strict=True):
         referred = (
             address.get(r.parts[:3]) or address.get(r.parts[:2]) for r in _refs(block.attrs)
         )
         earlier = set(names[: len(out)])
         out.append(
-            Step(
+            ReadStep(
                 name,
-                _tool(block),
-                next((str(block.attrs[k]) for k in _GOAL_KEYS if k in block.attrs), ""),
-                _args(block),
                 tuple(dict.fromkeys(n for n in referred if n in earlier)),
+                next((str(block.attrs[k]) for k in _GOAL_KEYS if k in block.attrs), ""),
+                _tool(block),
+                _args(block),
             )
         )
     return out

@@ -244,6 +244,7 @@ from ._conversation import (
     function_results_sql,
     handed_over,
 )
+from ._readstep import ReadStep
 from ._returned import returned_error
 
 __all__ = [
@@ -1723,18 +1724,7 @@ _KNOWN = re.compile(r"^[ \t]*([A-Za-z_][\w.-]*)[ \t]*(?::{1,3}=|\?=|=)")
 _MAKE_REFERENCE = re.compile(r"\$[({]([A-Za-z_][\w.-]*)[)}]")
 
 
-@dataclass(frozen=True)
-class _Target:
-    """One rule of a Makefile plan: its target, prerequisites, comment and recipe's call."""
-
-    name: str
-    needs: tuple[str, ...]
-    goal: str
-    tool: str
-    args: dict[str, Any]
-
-
-def _targets(text: str) -> list[_Target]:
+def _targets(text: str) -> list[ReadStep]:
     r"""The rules a text states as a Makefile plan (a dependency-style plan: each target a
     step, its first recipe line the call ``tool key=value ...``, ``$(x)`` / ``${x}`` an earlier
     target's result), when one of them needs another (a prerequisite or a reference to a
@@ -1749,7 +1739,7 @@ def _targets(text: str) -> list[_Target]:
     """
     if "\t" not in text:
         return []
-    targets: list[_Target] = []
+    targets: list[ReadStep] = []
     known: set[str] = set()
     rule: re.Match[str] | None = None
     for line in text.splitlines():
@@ -1765,7 +1755,7 @@ def _targets(text: str) -> list[_Target]:
                     args[key] = _whole_number(value)
             needs = tuple(rule.group(2).split())
             goal = (rule.group(3) or "").strip()
-            targets.append(_Target(rule.group(1), needs, goal, words[0] if words else "", args))
+            targets.append(ReadStep(rule.group(1), needs, goal, words[0] if words else "", args))
             rule = None
         elif m := _RULE.match(line):
             rule = m
@@ -1789,7 +1779,7 @@ _EXPORT = re.compile(r"[ \t]*export[ \t]+([A-Za-z_]\w*)=.*")
 _SHELL_REFERENCE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
 
 
-def _commands(text: str) -> list[_Target]:
+def _commands(text: str) -> list[ReadStep]:
     r"""The commands a text states as a shell-script plan, a step a line: ``name = tool --key
     value ...  # goal`` (the step ``name`` calls ``tool`` with those options, ``$x`` or
     ``${x}`` an earlier step's result), ``export name=value`` (a done step's result: a
@@ -1825,7 +1815,7 @@ def _commands(text: str) -> list[_Target]:
         lines.append((m[1], m[2], words, goal))
     names = {name for name, *_ in lines}
     targets = [
-        _Target(name, tuple(dict.fromkeys(_referred(words, names))), goal, tool, _options(words))
+        ReadStep(name, tuple(dict.fromkeys(_referred(words, names))), goal, tool, _options(words))
         for name, tool, words, goal in lines
     ]
     return targets if exported or any(t.needs for t in targets) else []
@@ -1841,7 +1831,7 @@ _LINE_CALL = re.compile(
 _LINE_PAIR = re.compile(r"([A-Za-z_]\w*)=(\"(?:[^\"\\]|\\.)*\"|[^\s\"]+)")
 
 
-def _step_lines(text: str) -> list[_Target]:
+def _step_lines(text: str) -> list[ReadStep]:
     r"""The steps a text states one a line, each line an id (a short prefix and a number, one
     prefix for all) and the step's name, then the call of its open steps: a tool followed by
     ``key=value`` arguments (JSON values, else words), a value that is another line's id after
@@ -1878,7 +1868,7 @@ def _step_lines(text: str) -> list[_Target]:
                 args[key] = sign + needs[-1]
             else:
                 args[key] = _json_word(value)
-        out.append(_Target(m[3], tuple(dict.fromkeys(needs)), "", call[1], args))
+        out.append(ReadStep(m[3], tuple(dict.fromkeys(needs)), "", call[1], args))
     return out if any(t.needs for t in out) else []
 
 
@@ -1943,7 +1933,7 @@ def _split_pairs(text: str) -> dict[str, Any] | None:
     return pairs
 
 
-def _macros(text: str) -> list[_Target]:
+def _macros(text: str) -> list[ReadStep]:
     r"""The steps a text states as LaTeX-like macros, a step a macro: the macro that recurs
     with an identifier as its first argument (the step's id) and a ``key=value, ...`` argument
     (its call's arguments; a one-argument macro inside a value, ``\ref{id}``, an earlier step's
@@ -1977,7 +1967,7 @@ def _macros(text: str) -> list[_Target]:
         lines.append((args[0], tool, pairs, goals[-1].strip() if goals else ""))
     steps = {name for name, *_ in lines}
     known = steps | {args[0] for name, args in named if name != macro and len(args) >= 2}
-    targets: list[_Target] = []
+    targets: list[ReadStep] = []
     refers = False
     for name, tool, pairs, goal in lines:
         referred = [
@@ -1988,43 +1978,43 @@ def _macros(text: str) -> list[_Target]:
         ]
         refers = refers or bool(referred)
         needs = tuple(dict.fromkeys(r for r in referred if r in steps))
-        targets.append(_Target(name, needs, goal, tool, pairs))
+        targets.append(ReadStep(name, needs, goal, tool, pairs))
     return targets if refers else []
 
 
-def _entries(text: str) -> list[_Target]:
+def _entries(text: str) -> list[ReadStep]:
     """The steps a text states as BibTeX-like entries (:func:`_bibtex.steps`).
 
     >>> [t.needs for t in _entries("@step{a, tool = {x}, n = {1}} @step{b, tool = {y}, m = a}")]
     [(), ('a',)]
     """
     return [
-        _Target(s.id, s.needs, s.goal, s.tool, {k: _whole_number(v) for k, v in s.args.items()})
+        replace(s, args={k: _whole_number(v) for k, v in s.args.items()})
         for s in _bibtex.steps(text)
     ]
 
 
-def _call_lists(text: str) -> list[_Target]:
+def _call_lists(text: str) -> list[ReadStep]:
     """The steps a text states as a Python list of calls (:func:`_calllist.steps`): a call
     each, its function's name its id, ``tool`` the function as written.
 
     >>> [(t.name, t.needs, t.args) for t in _call_lists("[pick(order=7), ship(parcel=pick)]")]
     [('pick', (), {'order': 7}), ('ship', ('pick',), {'parcel': 'pick'})]
     """
-    return [_Target(c.name, c.needs, "", c.tool, c.args) for c in _calllist.steps(text)]
+    return [ReadStep(c.name, c.needs, "", c.tool, c.args) for c in _calllist.steps(text)]
 
 
-def _hcl_blocks(text: str) -> list[_Target]:
+def _hcl_blocks(text: str) -> list[ReadStep]:
     """The steps a text states as HCL blocks (:func:`_hcl.steps`): a labelled block each, its
     last label its id.
 
     >>> [(t.name, t.needs) for t in _hcl_blocks('s "a" {\\n tool = "f"\\n}\\ns "b" { x = s.a }')]
     [('a', ()), ('b', ('a',))]
     """
-    return [_Target(s.name, s.needs, s.goal, s.tool, s.args) for s in _hcl.steps(text)]
+    return _hcl.steps(text)
 
 
-def _handlebars_calls(text: str) -> list[_Target]:
+def _handlebars_calls(text: str) -> list[ReadStep]:
     """The steps a text states as a Handlebars template of function calls
     (:func:`_handlebars.steps`: Semantic Kernel's HandlebarsPlanner), a ``set`` variable each.
 
@@ -2032,7 +2022,7 @@ def _handlebars_calls(text: str) -> list[_Target]:
     ...     '{{set "a" (P-f x=1)}}{{set "b" (P-g y=a.id)}}{{json b}}')]
     [('a', 'P-f', ()), ('b', 'P-g', ('a',))]
     """
-    return [_Target(s.name, s.needs, s.goal, s.tool, s.args) for s in _handlebars.steps(text)]
+    return _handlebars.steps(text)
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:
