@@ -3177,7 +3177,7 @@ def _structured_plans(said: _Said) -> tuple[ReadPlan, ...]:
             continue
         later = said.later(n, above, me)
         plans = (
-            (items, _plan_of(n.span_id, items, later, said.tools, out[-1] if out else None, out))
+            (items, _plan_of(n.span_id, items, later, said.tools, out))
             for items in chain([first], lists)
             if out or len(items) >= 2  # the first plan needs two steps
         )
@@ -3318,16 +3318,17 @@ def _plan_of(
     items: list[dict[str, Any]],
     later: _Later,
     tools: set[str],
-    before: ReadPlan | None = None,
     plans_before: Sequence[ReadPlan] = (),
 ) -> ReadPlan | None:
     """The plan a list of mappings states (:func:`structured_plans`), or None when no key's
-    values are step names later attempts carry. A list that names only steps of the plan
-    ``before`` it and gives them no tool is an amendment: that plan with the arguments it
-    gives merged into the steps it names (a patch carries only the fields it changes). Items
+    values are step names later attempts carry. A list that names only steps of the last plan
+    before it (``plans_before[-1]``) and gives them no tool is an amendment: that plan with the
+    arguments it gives merged into the steps it names (a patch carries only the fields it
+    changes). Items
     keyed by names that are all steps of the plans before it (``plans_before``), none of which
     a later attempt carries (by its name, or by a tool an item names), are a record of steps
     already done (a playbook's ``vars``, a re-plan's settled results keyed by step), no plan."""
+    before = plans_before[-1] if plans_before else None
     if before is not None and (amended := _amended(span_id, items, before, later)) is not None:
         return amended
     items = _labelled_items(items)
