@@ -53,6 +53,11 @@ if not CHROMIUM.exists():
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (python) is missing")
 
 
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(c) for c in path.read_text().split()] if path.exists() else []
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -64,6 +69,7 @@ def dashboard(filled: Filled) -> Iterator[str]:
     """``planscope dashboard`` as a subprocess on a free loopback port; stopped with SIGINT."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "PLANSCOPE_API_KEY"}
+    env["PYTHONFAULTHANDLER"] = "1"  # a hang at teardown dumps every thread's stack (SIGABRT)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -99,9 +105,12 @@ def dashboard(filled: Filled) -> Iterator[str]:
         try:
             code = proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
+            for child in _children(proc.pid):  # Streamlit, under our wrapper
+                os.kill(child, signal.SIGABRT)
+            time.sleep(2)
             proc.kill()
-            proc.wait()
-            raise AssertionError("planscope dashboard did not stop on SIGINT") from None
+            out = proc.communicate()[0]
+            raise AssertionError(f"planscope dashboard did not stop on SIGINT:\n{out}") from None
         assert code == 0, f"planscope dashboard exited with {code} on SIGINT"
 
 
