@@ -105,9 +105,9 @@ def dashboard(filled: Filled) -> Iterator[str]:
         try:
             code = proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            for child in _children(proc.pid):  # Streamlit, under our wrapper
-                os.kill(child, signal.SIGABRT)
-            time.sleep(2)
+            for pid in [*_children(proc.pid), proc.pid]:  # Streamlit, then our wrapper
+                os.kill(pid, signal.SIGABRT)
+                time.sleep(1)
             proc.kill()
             out = proc.communicate()[0]
             raise AssertionError(f"planscope dashboard did not stop on SIGINT:\n{out}") from None
