@@ -6307,9 +6307,9 @@ def check_sequencer_plays() -> None:
     assert attempt.status.status_code is StatusCode.ERROR
     for call in calls:  # tool span < agent step < agent run < the attempt's span
         step = by_id[call.parent.span_id] if call.parent else call
-        run = by_id[step.parent.span_id] if step.parent else step
-        assert (step.name, run.name) == ("haystack.agent.step", "haystack.agent.run")
-        assert run.parent and run.parent.span_id == attempt.context.span_id
+        agent = by_id[step.parent.span_id] if step.parent else step
+        assert (step.name, agent.name) == ("haystack.agent.step", "haystack.agent.run")
+        assert agent.parent and agent.parent.span_id == attempt.context.span_id
 
     spans = traces[ids[replan.run]]
     (root,) = [s for s in spans if s.parent is None]
