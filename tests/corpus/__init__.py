@@ -65,6 +65,7 @@ from . import (
     ropeway,
     sawmill,
     seedbank,
+    sequencer,
     shoot,
     signalbox,
     solar,
@@ -225,7 +226,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     its own ``mlflow.start_span`` spans, the chorale DSPy program (a ChainOfThought planner, a
     ReAct task runner) through MLflow's DSPy autologging (its callback on DSPy's settings for the
     play, removed after) and its own ``mlflow.start_span`` spans, on the museum agent's MLflow
-    tracer provider relayed to ``provider``.
+    tracer provider relayed to ``provider``, the sequencer Haystack app (a planner ``Pipeline``,
+    an ``Agent`` per rule attempt) through MLflow's Haystack span processor (Haystack's
+    OpenTelemetry tracer on a provider of the play's own whose one processor hands each span to
+    museum's MLflow provider, relayed to ``provider``; Haystack's tracer put back after) and its
+    own ``mlflow.start_span`` spans.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -297,6 +302,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
     langgraph_mlflow: list[Label] = []
+    haystack_mlflow: list[Label] = []
     for label in labels:
         if label.agent == "etl":
             out[label.run] = etl.run(label, tracer)
@@ -436,6 +442,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langgraph_mlflow.append(label)
         elif label.agent == "chorale":
             dspy_mlflow.append(label)
+        elif label.agent == "sequencer":
+            haystack_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -589,6 +597,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # LiteLLM instrumentors are off by then): the MlflowCallback joins dspy.settings.callbacks for
     # the play and is taken off after; MLflow's provider is museum's, made once per process
     out.update(chorale.play(dspy_mlflow, provider))
+    # Haystack again (brewhouse's OpenTelemetry tracer and venue's OpenInference instrumentor are
+    # off by then), its tracer on a provider whose one processor is MLflow's HaystackSpanProcessor
+    # (museum's MLflow provider, relayed to ``provider``); Haystack's tracer is put back after
+    out.update(sequencer.play(haystack_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

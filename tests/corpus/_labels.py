@@ -832,6 +832,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed67": {
         "chorale": range(100168, 100192),
     },
+    # Sealed 71: a seventy-second agent (sequencer: a genomics core's sequencing order on
+    # Haystack, a planner pipeline answering a Snakemake workflow and an Agent run per rule
+    # attempt, traced by MLflow's Haystack span processor and the app's own MLflow spans), labels
+    # committed alone before any detector ran on it, scored once (``--sealed71``).
+    "sealed71": {
+        "sequencer": range(100264, 100288),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -9650,6 +9657,150 @@ def _pantry_external_recall(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- sequencer: a genomics core facility's sequencing order on Haystack (a planner pipeline
+# answering a Snakemake workflow, an executor Agent run per rule attempt). The facility's LIMS
+# raises ``[lims:<kind>] text`` faults: ``hold`` (``retry at HH:MM``: the model calls again at
+# that time, in the same run), ``requeue`` (the app runs the rule again), ``amend`` with
+# ``(use k=v)`` (a new workflow) or ``reject`` (final).
+_SEQUENCER_TEXTS = (
+    "the {inst} flow-cell loader reports a seal error on lane {k}",
+    "the -80 freezer rack {k} is being defrosted for {n} minutes",
+    "the LIMS sample sheet lock is held by {user}",
+    "the Bioanalyzer on bench {k} lost its chip after {n} wells",
+    "the cold-chain courier's dispatch desk has {n} waybills queued",
+    "finance's grant ledger is reconciling batch {n}",
+    "the facility mail relay deferred {n} messages from {user}",
+)
+_SEQUENCER_USERS = ("a.mensah", "j.kowalski", "r.iyer", "t.lindqvist", "s.oduya")
+_SEQUENCER_INSTRUMENTS = ("NovaSeq-A", "NovaSeq-B", "NextSeq-2", "MiSeq-1")
+_SEQUENCER_RULE = {
+    "intake_batch": "pull_samples",
+    "library_qc": "library_qc",
+    "book_lane": "book_lane",
+    "ship_leftovers": "ship_leftovers",
+    "charge_grant": "charge_grant",
+    "notify_group": "notify_group",
+}
+_SEQUENCER_TIMED = ["book_lane", "ship_leftovers", "charge_grant", "notify_group"]
+
+
+def _sequencer_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_SEQUENCER_TEXTS).format(
+            inst=rng.choice(_SEQUENCER_INSTRUMENTS),
+            user=rng.choice(_SEQUENCER_USERS),
+            n=rng.randint(3, 900),
+            k=rng.randint(1, 8),
+        )
+        for _ in range(count)
+    ]
+
+
+def _sequencer_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each hold names another time: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 18 * 60, 5), count)
+    return [
+        {"kind": "hold", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_sequencer_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _sequencer_reject(rng: random.Random) -> dict[str, str]:
+    return {"kind": "reject", "text": _sequencer_texts(rng, 1)[0]}
+
+
+def _sequencer_loop_rule(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # requeue again and again (varying texts), the app runs the rule again each time; the last
+    # answer is reject
+    tool = rng.choice(sorted(_SEQUENCER_RULE))
+    again = [{"kind": "requeue", "text": t} for t in _sequencer_texts(rng, rng.randint(4, 6))]
+    faults = [*again, _sequencer_reject(rng)]
+    return RUNAWAY, _SEQUENCER_RULE[tool], "", {"tool": tool, "faults": faults}
+
+
+def _sequencer_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor run: hold again and again, each naming another time the model calls
+    # again at; the last answer is reject
+    tool = rng.choice(_SEQUENCER_TIMED)
+    faults = [*_sequencer_holds(rng, rng.randint(4, 6)), _sequencer_reject(rng)]
+    return RUNAWAY, _SEQUENCER_RULE[tool], "", {"tool": tool, "faults": faults}
+
+
+def _sequencer_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the grant charge fails under every workflow: requeue (run again), then amend naming
+    # another of the lab's grant accounts (a new workflow), 3-4 workflows; the last reject
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _sequencer_texts(rng, 2)
+        faults.append({"kind": "requeue", "text": again})
+        if i < plans - 1:
+            accounts.append(f"GR-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "amend", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "reject", "text": moved})
+    params = {"tool": "charge_grant", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "charge_grant", "", params
+
+
+def _sequencer_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the library QC never finishes: the executor reads it until it reports stalled
+    return RUNAWAY, "library_qc", "", {"stuck": True}
+
+
+def _sequencer_wrong_site(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the PI's note names the group's other campus: a sample batch there is pulled; the QC lab
+    # rejects it for good (the batch is in another campus's freezer)
+    return PROPAGATION, "pull_samples", "", {"site": rng.choice(["Hinxton", "Granta Park"])}
+
+
+def _sequencer_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the PI's note has the run date with a digit changed: every rule works, the app's check of
+    # the lane booking against the order form fails after the workflow
+    return PROPAGATION, "book_lane", "", {"date": rng.choice(["2027-03-06", "2027-03-19"])}
+
+
+def _sequencer_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the PI's note has the grant account with two digits swapped: the charge is rejected
+    return PROPAGATION, "charge_grant", "", {"account": rng.choice(["GR-52381", "GR-25318"])}
+
+
+def _sequencer_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice hold inside one run or requeue (the rule run again); the call at the time
+    # named, or the next attempt, works
+    tool = rng.choice(_SEQUENCER_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _sequencer_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "requeue", "text": t} for t in _sequencer_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _sequencer_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the intake queue answers 4-9 pages; the project's batch is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _sequencer_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the library QC runs 3-8 reads, then passes
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _sequencer_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order form's sequencer is down for service: amend names another instrument; the next
+    # workflow books a lane there and the rest works
+    return "healthy", "", PROPAGATION, {"instrument_to": rng.choice(["NovaSeq-B", "NextSeq-2"])}
+
+
+def _sequencer_external_flowcell(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every rule worked and the booking checked, the flow cell fails on the instrument
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- ferrule: a hardware wholesaler's trade counter filling a building site's order, a LangGraph
 # app (a planner node answering an Ansible-style YAML playbook, a counter_hand subgraph run per
 # task attempt) under MLflow's LangChain autologging. The ERP answers ``CP-nnnn [KIND] text``
@@ -10846,6 +10997,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _ferrule_polling_ends,
         "legit_replan": _ferrule_legit_replan,
         "external_notice": _ferrule_external_notice,
+    },
+    "sequencer": {
+        "loop_step_varying": _sequencer_loop_rule,
+        "loop_tool_in_step": _sequencer_loop_tool,
+        "loop_across_replans": _sequencer_loop_replans,
+        "loop_poll_stuck": _sequencer_loop_poll,
+        "wrong_site": _sequencer_wrong_site,
+        "wrong_day": _sequencer_wrong_day,
+        "wrong_account": _sequencer_wrong_account,
+        "flaky": _sequencer_flaky,
+        "pagination": _sequencer_pagination,
+        "polling_ends": _sequencer_polling_ends,
+        "legit_replan": _sequencer_legit_replan,
+        "external_flowcell": _sequencer_external_flowcell,
     },
 }
 

@@ -86,6 +86,7 @@ from tests.corpus import (
     sawmill,
     scenarios,
     seedbank,
+    sequencer,
     shoot,
     signalbox,
     solar,
@@ -200,6 +201,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed68",
         "sealed66",
         "sealed67",
+        "sealed71",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -6234,3 +6236,109 @@ def check_chorale_plays() -> None:
     assert [s.status.status_code for s in coaches] == [StatusCode.ERROR, StatusCode.OK]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check venue hold", "watch concert"]
+
+
+def test_sequencer_agent_plays_sealed71_scenarios() -> None:
+    """The sequencer Haystack app (sealed-71 only) plays labelled scenarios under MLflow's
+    Haystack span processor, in a child process (MLflow keeps one tracer provider per process):
+    ``check_sequencer_plays``."""
+    _check_in_child("check_sequencer_plays")
+
+
+def check_sequencer_plays() -> None:
+    """The sequencer app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-71 runs). A brewhouse run (Haystack under its own OpenTelemetry tracer) and a museum
+    run (MLflow's OpenAI autologging on the same MLflow provider) played just before and just
+    after carry the same spans both times and no sequencer span; Haystack's tracer is put back;
+    the sequencer runs only MLflow's two scopes and no ``planscope.*`` or ``gen_ai.*`` attribute.
+    Holds inside one executor run: one ``haystack.agent.step.tool`` span per injected fault under
+    one ``haystack.agent.run`` under the rule's one attempt span, called again ``not_before`` each
+    time named, the root ERROR with the final reject. A legitimate re-plan: the second workflow
+    carries the settled rules and the instrument named, the second booking works, the check and
+    the watch last."""
+    from haystack import tracing
+
+    neighbours = [
+        (brewhouse.play, _committed("brewhouse", "sealed48")[0]),
+        (museum.play, _committed("museum", "sealed15")[0]),
+    ]
+    labels = _committed("sequencer", "sealed71")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    haystack_tracer = tracing.tracer.actual_tracer
+    ids, others, traces = _played_between(sequencer.play, [picked, replan], neighbours)
+    assert tracing.tracer.actual_tracer is haystack_tracer
+    for before, after in ((others[0], others[2]), (others[1], others[3])):
+        assert sorted(s.name for s in traces[before]) == sorted(s.name for s in traces[after])
+        assert "mlflow.haystack.autolog" not in _scopes(traces[before])
+    for run in ids.values():
+        assert _scopes(traces[run]) == {"mlflow.tracing.provider", "mlflow.haystack.autolog"}
+        keys = {k for s in traces[run] for k in _attrs(s)}
+        assert not any(k.startswith(("planscope.", "gen_ai.")) for k in keys)
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    faults = [dict(f) for f in picked.params["faults"]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == f"sequencing order {sequencer.ORDER['order']}"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"[lims:reject] {faults[-1]['text']}")
+    (planner,) = [s for s in spans if s.name == "haystack.pipeline.run"]
+    rules = json.loads(str(_attrs(planner)["haystack.pipeline.output_data"]))["workflow"]["rules"]
+    (rule,) = [r for r in rules if r["name"] == picked.step]
+    assert rule["tool"] == picked.params["tool"]
+    calls = sorted(
+        (
+            s
+            for s in spans
+            if s.name == "haystack.agent.step.tool"
+            and _attrs(s)["haystack.tool.name"] == picked.params["tool"]
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    assert len(calls) == len(faults) >= 5
+    outputs = [str(_attrs(s)["haystack.agent.step.tool.output"]) for s in calls]
+    assert all("[lims:" in o for o in outputs)
+    waits = [json.loads(str(_attrs(s)["haystack.agent.step.tool.input"])) for s in calls]
+    assert "not_before" not in waits[0]
+    assert [w["not_before"] for w in waits[1:]] == [f["hint"] for f in faults[:-1]]
+    (attempt,) = [s for s in spans if s.name == f"rule {picked.step}"]
+    assert _mlflow(attempt, "sequencer.attempt") == 1
+    assert attempt.status.status_code is StatusCode.ERROR
+    for call in calls:  # tool span < agent step < agent run < the attempt's span
+        step = by_id[call.parent.span_id] if call.parent else call
+        agent = by_id[step.parent.span_id] if step.parent else step
+        assert (step.name, agent.name) == ("haystack.agent.step", "haystack.agent.run")
+        assert agent.parent and agent.parent.span_id == attempt.context.span_id
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs") == {"outcome": "sequenced"}
+    plans = [
+        json.loads(str(_attrs(s)["haystack.pipeline.output_data"]))["workflow"]
+        for s in sorted(spans, key=lambda s: s.start_time or 0)
+        if s.name == "haystack.pipeline.run"
+    ]
+    assert [p["header"]["revision"] for p in plans] == [1, 2]
+    assert list(plans[1]["header"]["settled"]) == ["pull_samples", "library_qc"]
+    assert plans[1]["rules"][0]["name"] == "book_lane"
+    assert plans[1]["rules"][0]["params"]["instrument"] == replan.params["instrument_to"]
+    lanes = sorted(
+        (
+            s
+            for s in spans
+            if s.name == "haystack.agent.step.tool"
+            and _attrs(s)["haystack.tool.name"] == "book_lane"
+        ),
+        key=lambda s: s.start_time or 0,
+    )
+    booked = [json.loads(str(_attrs(s)["haystack.agent.step.tool.input"])) for s in lanes]
+    assert [b["instrument"] for b in booked] == [
+        sequencer.ORDER["instrument"],
+        replan.params["instrument_to"],
+    ]
+    assert "[lims:amend]" in str(_attrs(lanes[0])["haystack.agent.step.tool.output"])
+    names = [s.name for s in sorted(spans, key=lambda s: s.start_time or 0)]
+    app = [n for n in names if n.startswith(("rule ", "check ", "watch "))]
+    assert app[-3:-1] == ["rule notify_group", "check lane booking"]
+    assert app[-1].startswith("watch run LB-")
