@@ -6294,8 +6294,10 @@ def check_caravan_plays() -> None:
     assert root.status.status_code is StatusCode.ERROR
     assert str(root.status.description).endswith(f"Depot.Rejected: {faults[-1]['text']}")
     planner = next(
-        s for s in spans if s.name.startswith("chat ") and by_id[s.parent.span_id].name == "CHAIN"
-    )  # type: ignore[union-attr]
+        s
+        for s in spans
+        if s.name.startswith("chat ") and s.parent and by_id[s.parent.span_id].name == "CHAIN"
+    )
     (answer,) = _semconv(planner, "gen_ai.output.messages")
     machine = json.loads(answer["parts"][0]["content"])
     assert caravan.task_states(machine) == [
