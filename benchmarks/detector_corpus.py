@@ -122,6 +122,7 @@ SEALED = (
     "sealed68",
     "sealed66",
     "sealed67",
+    "sealed69",
     "sealed71",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""

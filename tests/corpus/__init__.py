@@ -20,6 +20,7 @@ from . import (
     bindery,
     brewhouse,
     busyard,
+    caravan,
     cellar,
     chandler,
     chorale,
@@ -226,11 +227,15 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     its own ``mlflow.start_span`` spans, the chorale DSPy program (a ChainOfThought planner, a
     ReAct task runner) through MLflow's DSPy autologging (its callback on DSPy's settings for the
     play, removed after) and its own ``mlflow.start_span`` spans, on the museum agent's MLflow
-    tracer provider relayed to ``provider``, the sequencer Haystack app (a planner ``Pipeline``,
-    an ``Agent`` per rule attempt) through MLflow's Haystack span processor (Haystack's
-    OpenTelemetry tracer on a provider of the play's own whose one processor hands each span to
-    museum's MLflow provider, relayed to ``provider``; Haystack's tracer put back after) and its
-    own ``mlflow.start_span`` spans.
+    tracer provider relayed to ``provider``, the caravan app (``AsyncOpenAI`` by hand, a Step
+    Functions state machine's parallel branches run concurrently) through MLflow's OpenAI
+    autologging and its own MLflow spans on the same MLflow provider, with MLflow's GenAI
+    semantic-convention translation on for the play: its own relay after MLflow's OTLP processor
+    hands ``provider`` each span as that processor translates it, the sequencer Haystack app (a
+    planner ``Pipeline``, an ``Agent`` per rule attempt) through MLflow's Haystack span processor
+    (Haystack's OpenTelemetry tracer on a provider of the play's own whose one processor hands
+    each span to museum's MLflow provider, relayed to ``provider``; Haystack's tracer put back
+    after) and its own ``mlflow.start_span`` spans.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -298,6 +303,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ollama_openllmetry: list[Label] = []
     cohere_openllmetry: list[Label] = []
     dspy_mlflow: list[Label] = []
+    async_openai_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -444,6 +450,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             dspy_mlflow.append(label)
         elif label.agent == "sequencer":
             haystack_mlflow.append(label)
+        elif label.agent == "caravan":
+            async_openai_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -601,6 +609,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # off by then), its tracer on a provider whose one processor is MLflow's HaystackSpanProcessor
     # (museum's MLflow provider, relayed to ``provider``); Haystack's tracer is put back after
     out.update(sequencer.play(haystack_mlflow, provider))
+    # museum's MLflow OpenAI autologging again, on an AsyncOpenAI client this time, with MLflow's
+    # GenAI translation switched on for the play: caravan's own relay on museum's MLflow provider
+    # hands the spans on as MLflow's OTLP processor translates them (museum's relay idle meanwhile)
+    out.update(caravan.play(async_openai_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

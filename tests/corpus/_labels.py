@@ -839,6 +839,15 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed71": {
         "sequencer": range(100264, 100288),
     },
+    # Sealed 69: a seventy-second agent (caravan: the openai client's AsyncOpenAI by hand, a
+    # planner answering an AWS Step Functions state machine in Amazon States Language with a
+    # Parallel state whose branches run concurrently, an executor conversation per task-state
+    # attempt, traced by MLflow's OpenAI autologging and the app's own MLflow spans, exported in
+    # MLflow's GenAI semantic-convention translation), labels committed alone before any detector
+    # ran on it, scored once (``--sealed69``).
+    "sealed69": {
+        "caravan": range(100216, 100240),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8082,6 +8091,154 @@ def _tannery_external_quarantine(rng: random.Random) -> tuple[str, str, str, dic
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- caravan: a touring-caravan hire depot sending a caravan to a hirer's campsite pitch, a
+# hand-written AsyncOpenAI app (a planner answering an AWS Step Functions state machine in Amazon
+# States Language, a Parallel state's branches run concurrently, an executor conversation per
+# task-state attempt) under MLflow's OpenAI autologging. The depot's functions fail as Lambda
+# errors ``{"errorType", "errorMessage"}``: ``Depot.Busy`` (the model calls again ``after`` the
+# ``retry_after`` time), ``Depot.Transient`` (the state machine's ``Retry``: the app runs the
+# state again), ``Depot.Conflict`` with ``(use k=v)`` (a new state machine) or ``Depot.Rejected``
+# (final).
+_CARAVAN_TEXTS = (
+    "the fleet ledger is re-indexing batch {n}",
+    "yard tractor YT-{k} is blocking bay {b}",
+    "the {site} booking desk holds {n} queued requests",
+    "the card gateway timed out after {n} ms",
+    "the gas engineer's tablet lost signal at {site}",
+    "the driver rota for {site} is being published ({n} shifts)",
+    "the depot's weighbridge reads {n} kg off on axle {k}",
+)
+_CARAVAN_SITES = ("Kendal", "Windermere", "Penrith", "Keswick", "Ambleside")
+_CARAVAN_STATE = {
+    "fleet_register": "FindVan",
+    "gas_inspection": "GasCheck",
+    "book_pitch": "BookPitch",
+    "book_driver": "BookDriver",
+    "charge_card": "ChargeCard",
+    "notify_hirer": "NotifyHirer",
+}
+_CARAVAN_TIMED = ["book_pitch", "book_driver", "charge_card", "notify_hirer"]
+
+
+def _caravan_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_CARAVAN_TEXTS).format(
+            site=rng.choice(_CARAVAN_SITES),
+            n=rng.randint(12, 4800),
+            k=rng.randint(1, 9),
+            b=rng.randint(1, 24),
+        )
+        for _ in range(count)
+    ]
+
+
+def _caravan_busy(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each Depot.Busy names another retry_after: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 18 * 60, 5), count)
+    return [
+        {"error": "Depot.Busy", "text": t, "retry_after": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_caravan_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _caravan_transient(rng: random.Random, count: int) -> list[dict[str, str]]:
+    return [{"error": "Depot.Transient", "text": t} for t in _caravan_texts(rng, count)]
+
+
+def _caravan_rejected(rng: random.Random) -> dict[str, str]:
+    return {"error": "Depot.Rejected", "text": _caravan_texts(rng, 1)[0]}
+
+
+def _caravan_loop_state(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # Depot.Transient again and again (varying texts): the state's Retry runs it again each
+    # time; the last answer is Depot.Rejected
+    tool = rng.choice(sorted(_CARAVAN_STATE))
+    faults = [*_caravan_transient(rng, rng.randint(4, 6)), _caravan_rejected(rng)]
+    return RUNAWAY, _CARAVAN_STATE[tool], "", {"tool": tool, "faults": faults}
+
+
+def _caravan_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: Depot.Busy again and again, each naming another time the
+    # model calls again after; the last answer is Depot.Rejected
+    tool = rng.choice(_CARAVAN_TIMED)
+    faults = [*_caravan_busy(rng, rng.randint(4, 6)), _caravan_rejected(rng)]
+    return RUNAWAY, _CARAVAN_STATE[tool], "", {"tool": tool, "faults": faults}
+
+
+def _caravan_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the hirer's charge fails under every state machine: Depot.Transient (run again), then
+    # Depot.Conflict naming another card the hirer gave (a new state machine), 3-4 machines; the
+    # last Depot.Rejected
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    cards: list[str] = []
+    for i in range(plans):
+        again, moved = _caravan_texts(rng, 2)
+        faults.append({"error": "Depot.Transient", "text": again})
+        if i < plans - 1:
+            cards.append(f"CARD-{rng.randint(1000, 9999)}-{rng.randint(1000, 9999)}")
+            faults.append({"error": "Depot.Conflict", "text": moved, "use": f"card={cards[-1]}"})
+        else:
+            faults.append({"error": "Depot.Rejected", "text": moved})
+    params = {"tool": "charge_card", "faults": faults, "cards": cards}
+    return RUNAWAY, "ChargeCard", "", params
+
+
+def _caravan_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the gas-safety inspection stays PENDING (in the Parallel state's first branch): the
+    # executor reads it until it gives up with States.Timeout
+    return RUNAWAY, "GasCheck", "", {"stuck": True}
+
+
+def _caravan_wrong_region(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the desk note names another region: a van stationed at that region's depot is found, passes
+    # its gas check and gets the pitch; the depot's drivers refuse to collect it, for good
+    return PROPAGATION, "FindVan", "", {"region": rng.choice(["Northumberland", "Dumfries"])}
+
+
+def _caravan_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's arrival day has a digit changed: the pitch and the driver are booked for it and
+    # every state works; the app's pitch check against the hire sheet fails after the last state
+    return PROPAGATION, "BookPitch", "", {"arrive": rng.choice(["2027-05-17", "2027-05-04"])}
+
+
+def _caravan_wrong_card(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's card has two digits swapped: the charge is rejected for good
+    return PROPAGATION, "ChargeCard", "", {"card": rng.choice(["CARD-4471-2093", "CARD-4417-2039"])}
+
+
+def _caravan_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice Depot.Busy inside one conversation, or Depot.Transient (the state run
+    # again); the call after the time named, or the next attempt, works
+    tool = rng.choice(_CARAVAN_TIMED)
+    count = rng.randint(1, 2)
+    faults = _caravan_busy(rng, count) if rng.random() < 0.5 else _caravan_transient(rng, count)
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _caravan_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fleet register answers 4-9 pages (NextToken); a free van of the berths is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _caravan_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the gas-safety inspection is PENDING for 3-8 reads, then PASSED
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _caravan_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the sheet's campsite has no pitch long enough that week: Depot.Conflict names another
+    # campsite; the next state machine books the pitch there and the rest works
+    site = rng.choice(["Waterside House", "Park Cliffe"])
+    return "healthy", "", PROPAGATION, {"campsite_to": site}
+
+
+def _caravan_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every state worked and the pitch checked, a storm closes the campsite's access road
+    # while the app watches the delivery: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- chorale: a chamber choir's concert-tour desk on DSPy (a ChainOfThought planner answering an
 # Argo Workflows DAG, a ReAct task runner per task attempt) under MLflow's DSPy autologging.
 # Services raise ``«marking» text`` faults: ``fermata`` (the model calls again ``after`` the time
@@ -11011,6 +11168,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _sequencer_polling_ends,
         "legit_replan": _sequencer_legit_replan,
         "external_flowcell": _sequencer_external_flowcell,
+    },
+    "caravan": {
+        "loop_step_varying": _caravan_loop_state,
+        "loop_tool_in_step": _caravan_loop_tool,
+        "loop_across_replans": _caravan_loop_replans,
+        "loop_poll_stuck": _caravan_loop_poll,
+        "wrong_region": _caravan_wrong_region,
+        "wrong_day": _caravan_wrong_day,
+        "wrong_card": _caravan_wrong_card,
+        "flaky": _caravan_flaky,
+        "pagination": _caravan_pagination,
+        "polling_ends": _caravan_polling_ends,
+        "legit_replan": _caravan_legit_replan,
+        "external_storm": _caravan_external_storm,
     },
 }
 

@@ -41,6 +41,7 @@ from tests.corpus import (
     bindery,
     brewhouse,
     busyard,
+    caravan,
     cellar,
     chandler,
     chorale,
@@ -202,6 +203,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed66",
         "sealed67",
         "sealed71",
+        "sealed69",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -6342,3 +6344,114 @@ def check_sequencer_plays() -> None:
     app = [n for n in names if n.startswith(("rule ", "check ", "watch "))]
     assert app[-3:-1] == ["rule notify_group", "check lane booking"]
     assert app[-1].startswith("watch run LB-")
+
+
+def test_caravan_agent_plays_sealed69_scenarios() -> None:
+    """The caravan AsyncOpenAI app (sealed-69 only) plays labelled scenarios under MLflow's
+    OpenAI autologging with MLflow's GenAI translation on, in a child process as the other
+    sealed agents' checks do (MLflow makes its tracer provider once per process):
+    ``check_caravan_plays``."""
+    _check_in_child("check_caravan_plays")
+
+
+def _semconv(span: ReadableSpan, key: str) -> Any:
+    return json.loads(str(_attrs(span)[key]))
+
+
+def check_caravan_plays() -> None:
+    """The caravan app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-69 runs). A museum run (MLflow's OpenAI autologging, untranslated, on the same MLflow
+    provider) played just before and just after carries the same spans both times, with MLflow's
+    own attributes; OpenAI autologging and the translation switch are off after the play; the
+    caravan runs carry MLflow's scope only, every span translated (a ``gen_ai.operation.name``,
+    no ``mlflow.*`` or ``planscope.*`` attribute). Busy answers inside one executor
+    conversation: one ERROR ``execute_tool`` span per injected fault under one ``invoke_agent task
+    <State>`` span, called again ``after`` each time named, the root ERROR with the final
+    Depot.Rejected. A legitimate re-plan: the second state machine holds only the states still
+    to do, the campsite named, its references to done states kept; the Parallel state's two
+    branches ran concurrently under one span; the second pitch booking works; the check and the
+    watch last."""
+    import os
+
+    from mlflow.utils.autologging_utils import autologging_is_disabled
+
+    switch = os.environ.get("MLFLOW_ENABLE_OTEL_GENAI_SEMCONV")
+    neighbours = [(museum.play, _committed("museum", "sealed15")[0])]
+    labels = _committed("caravan", "sealed69")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(caravan.play, [picked, replan], neighbours)
+    assert autologging_is_disabled("openai")
+    assert os.environ.get("MLFLOW_ENABLE_OTEL_GENAI_SEMCONV") == switch
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    for museum_span in (*before, *after):
+        assert "mlflow.spanType" in _attrs(museum_span)
+        assert "gen_ai.operation.name" not in _attrs(museum_span)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {"mlflow.tracing.provider"}
+        for s in traces[run]:
+            assert "gen_ai.operation.name" in _attrs(s)
+            assert not any(k.startswith(("planscope.", "mlflow.")) for k in _attrs(s))
+
+    spans = sorted(traces[ids[picked.run]], key=lambda s: s.start_time or 0)
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    faults = [dict(f) for f in picked.params["faults"]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.name == f"invoke_agent hire {caravan.HIRE['hire']}"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"Depot.Rejected: {faults[-1]['text']}")
+    planner = next(
+        s
+        for s in spans
+        if s.name.startswith("chat ") and s.parent and by_id[s.parent.span_id].name == "CHAIN"
+    )
+    (answer,) = _semconv(planner, "gen_ai.output.messages")
+    machine = json.loads(answer["parts"][0]["content"])
+    assert caravan.task_states(machine) == [
+        "FindVan", "GasCheck", "BookPitch", "BookDriver", "ChargeCard", "NotifyHirer"
+    ]  # fmt: skip
+    assert machine["States"]["Prepare"]["Type"] == "Parallel"
+    calls = [s for s in spans if s.name == f"execute_tool {picked.params['tool']}"]
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [_semconv(s, "gen_ai.tool.call.arguments")["after"] for s in calls]
+    assert waits == ["", *(f["retry_after"] for f in faults[:-1])]
+    (attempt,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert attempt.name == f"invoke_agent task {picked.step}"
+    assert _semconv(attempt, "caravan.attempt") == 1
+    assert attempt.status.status_code is StatusCode.ERROR
+
+    spans = sorted(traces[ids[replan.run]], key=lambda s: s.start_time or 0)
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is StatusCode.OK
+    machines = [
+        json.loads(_semconv(s, "gen_ai.output.messages")[0]["parts"][0]["content"])
+        for s in spans
+        if s.name.startswith("chat ") and s.parent and by_id[s.parent.span_id].name == "CHAIN"
+        and "gen_ai.tool.definitions" not in _attrs(s)
+    ]  # fmt: skip
+    assert [caravan.task_states(m) for m in machines] == [
+        ["FindVan", "GasCheck", "BookPitch", "BookDriver", "ChargeCard", "NotifyHirer"],
+        ["BookPitch", "BookDriver", "ChargeCard", "NotifyHirer"],
+    ]
+    (pitch,) = machines[1]["States"]["Prepare"]["Branches"]
+    payload = pitch["States"]["BookPitch"]["Parameters"]["Payload"]
+    assert payload["campsite"] == replan.params["campsite_to"]
+    assert payload["van.$"] == "$.FindVan.van"
+    bookings = [s for s in spans if s.name == "execute_tool book_pitch"]
+    sites = [_semconv(s, "gen_ai.tool.call.arguments")["campsite"] for s in bookings]
+    assert sites == [caravan.HIRE["campsite"], replan.params["campsite_to"]]
+    assert [s.status.status_code for s in bookings] == [StatusCode.ERROR, StatusCode.OK]
+    gas, first_pitch = (
+        next(s for s in spans if s.name == f"invoke_agent task {state}")
+        for state in ("GasCheck", "BookPitch")
+    )
+    assert gas.parent and first_pitch.parent and gas.parent.span_id == first_pitch.parent.span_id
+    assert by_id[gas.parent.span_id].name == "CHAIN"  # the Parallel state's span, translated
+    # the branches ran at the same time: each attempt started before the other ended
+    assert (gas.start_time or 0) < (first_pitch.end_time or 0)
+    assert (first_pitch.start_time or 0) < (gas.end_time or 0)
+    top = [s.name for s in spans if s.parent and s.parent.span_id == root.context.span_id]
+    assert top[-3:] == ["invoke_agent task NotifyHirer", "GUARDRAIL", "UNKNOWN"]
