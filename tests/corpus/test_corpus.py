@@ -202,8 +202,8 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed68",
         "sealed66",
         "sealed67",
-        "sealed71",
         "sealed69",
+        "sealed71",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
