@@ -122,6 +122,7 @@ SEALED = (
     "sealed68",
     "sealed66",
     "sealed67",
+    "sealed70",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

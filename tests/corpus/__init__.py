@@ -37,6 +37,7 @@ from . import (
     glazier,
     grants,
     harvest,
+    hatchery,
     hauler,
     hives,
     kennel,
@@ -225,7 +226,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     its own ``mlflow.start_span`` spans, the chorale DSPy program (a ChainOfThought planner, a
     ReAct task runner) through MLflow's DSPy autologging (its callback on DSPy's settings for the
     play, removed after) and its own ``mlflow.start_span`` spans, on the museum agent's MLflow
-    tracer provider relayed to ``provider``.
+    tracer provider relayed to ``provider``, the hatchery smolagents app (a planner and a runner
+    ``ToolCallingAgent``) through MLflow's smolagents autologging (smolagents' agent runs and
+    tool calls patched for the play, unpatched after) and its own ``mlflow.start_span`` spans,
+    on the same MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -293,6 +297,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ollama_openllmetry: list[Label] = []
     cohere_openllmetry: list[Label] = []
     dspy_mlflow: list[Label] = []
+    smolagents_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -436,6 +441,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             langgraph_mlflow.append(label)
         elif label.agent == "chorale":
             dspy_mlflow.append(label)
+        elif label.agent == "hatchery":
+            smolagents_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -589,6 +596,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # LiteLLM instrumentors are off by then): the MlflowCallback joins dspy.settings.callbacks for
     # the play and is taken off after; MLflow's provider is museum's, made once per process
     out.update(chorale.play(dspy_mlflow, provider))
+    # lab's and beacon's smolagents again, under MLflow's smolagents autologging this time
+    # (OpenInference's smolagents instrumentor is off by then): MLflow patches the agents', tools'
+    # and models' methods for the play and takes its patches off after; museum's MLflow provider
+    out.update(hatchery.play(smolagents_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again
