@@ -42,8 +42,9 @@ MLflow's smolagents integration patches ``MultiStepAgent.run``, ``ToolCallingAge
 ``Tool.__call__`` and the model classes' ``__call__``; smolagents' agents call the model's
 ``generate``, so no model-call span is recorded (the agent run's span carries the task and the
 answer); and once a tool call inside an agent run raises, MLflow marks that autologging session
-failed and the rest of the run's calls go untraced. The planner trusts the hatchery manager's notes over the order sheet: the scenario's
-wrong value comes from a note. This source records no context data (no starvation label).
+failed and the rest of the run's calls go untraced. The planner trusts the hatchery manager's
+notes over the order sheet: the scenario's wrong value comes from a note. This source records no
+context data (no starvation label).
 """
 
 from __future__ import annotations
