@@ -123,6 +123,7 @@ SEALED = (
     "sealed66",
     "sealed67",
     "sealed69",
+    "sealed70",
     "sealed71",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""

@@ -38,6 +38,7 @@ from . import (
     glazier,
     grants,
     harvest,
+    hatchery,
     hauler,
     hives,
     kennel,
@@ -235,7 +236,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     planner ``Pipeline``, an ``Agent`` per rule attempt) through MLflow's Haystack span processor
     (Haystack's OpenTelemetry tracer on a provider of the play's own whose one processor hands
     each span to museum's MLflow provider, relayed to ``provider``; Haystack's tracer put back
-    after) and its own ``mlflow.start_span`` spans.
+    after) and its own ``mlflow.start_span`` spans, the hatchery smolagents app (a planner and a
+    runner ``ToolCallingAgent``) through MLflow's smolagents autologging (smolagents' agent runs
+    and tool calls patched for the play, unpatched after) and its own ``mlflow.start_span``
+    spans, on the same MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -304,6 +308,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     cohere_openllmetry: list[Label] = []
     dspy_mlflow: list[Label] = []
     async_openai_mlflow: list[Label] = []
+    smolagents_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -452,6 +457,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             haystack_mlflow.append(label)
         elif label.agent == "caravan":
             async_openai_mlflow.append(label)
+        elif label.agent == "hatchery":
+            smolagents_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -613,6 +620,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # GenAI translation switched on for the play: caravan's own relay on museum's MLflow provider
     # hands the spans on as MLflow's OTLP processor translates them (museum's relay idle meanwhile)
     out.update(caravan.play(async_openai_mlflow, provider))
+    # lab's and beacon's smolagents again, under MLflow's smolagents autologging this time
+    # (OpenInference's smolagents instrumentor is off by then): MLflow patches the agents', tools'
+    # and models' methods for the play and takes its patches off after; museum's MLflow provider
+    out.update(hatchery.play(smolagents_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -848,6 +848,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed69": {
         "caravan": range(100216, 100240),
     },
+    # Sealed 70: a seventy-second agent (hatchery: real smolagents ToolCallingAgents, a planner
+    # answering a GraphQL mutation document with @export'ed results and a shipment runner per
+    # field attempt, traced by MLflow's smolagents autologging and the app's own MLflow spans),
+    # labels committed alone before any detector ran on it, scored once (``--sealed70``).
+    "sealed70": {
+        "hatchery": range(100240, 100264),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8239,6 +8246,147 @@ def _caravan_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- hatchery: a salmon hatchery shipping eyed ova and fry to a river trust, real smolagents
+# ToolCallingAgents (a planner answering a GraphQL mutation document, a shipment runner per
+# field attempt) under MLflow's smolagents autologging. Services raise GraphQL-style gateway
+# errors whose ``extensions.code`` says what they are: ``BACKOFF`` (the model calls again
+# ``after`` the time named, same run), ``UNAVAILABLE`` (the app runs the field again),
+# ``STALE_PLAN`` with a ``use`` value (a new mutation document) or ``FORBIDDEN`` (final).
+_HATCHERY_TEXTS = (
+    "the nursery hall's chiller {k} tripped at {n} L/min",
+    "the gateway's {tool} resolver timed out after {n} ms",
+    "dissolved oxygen in trough {k} fell to {n}% saturation",
+    "lorry tank {k} failed its {n} kPa pressure test",
+    "the fish-health lab's LIMS queue is {n} cases long",
+    "the trust's ledger is closing batch {n}",
+    "the hatchery's borehole pump {k} is down for {n} minutes",
+)
+_HATCHERY_STEP = {
+    "broodstock_register": "findBatch",
+    "request_screening": "screenBatch",
+    "book_tank": "reserveTank",
+    "book_lorry": "bookLorry",
+    "charge_account": "chargeTrust",
+    "notify_trust": "notifyTrust",
+}
+_HATCHERY_TIMED = ["book_tank", "book_lorry", "charge_account", "notify_trust"]
+
+
+def _hatchery_texts(rng: random.Random, tool: str, count: int) -> list[str]:
+    return [
+        rng.choice(_HATCHERY_TEXTS).format(tool=tool, n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _hatchery_backoffs(rng: random.Random, tool: str, count: int) -> list[dict[str, str]]:
+    # each BACKOFF names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 18 * 60, 5), count)
+    return [
+        {"code": "BACKOFF", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_hatchery_texts(rng, tool, count), minutes, strict=True)
+    ]
+
+
+def _hatchery_forbidden(rng: random.Random, tool: str) -> dict[str, str]:
+    return {"code": "FORBIDDEN", "text": _hatchery_texts(rng, tool, 1)[0]}
+
+
+def _hatchery_loop_field(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # UNAVAILABLE again and again (varying texts): the app runs the field again each time; the
+    # last answer is FORBIDDEN
+    tool = rng.choice(sorted(_HATCHERY_STEP))
+    again = [
+        {"code": "UNAVAILABLE", "text": t} for t in _hatchery_texts(rng, tool, rng.randint(4, 6))
+    ]
+    faults = [*again, _hatchery_forbidden(rng, tool)]
+    return RUNAWAY, _HATCHERY_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _hatchery_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one runner run: BACKOFF again and again, each naming another time the model calls
+    # again after; the last answer is FORBIDDEN
+    tool = rng.choice(_HATCHERY_TIMED)
+    faults = [*_hatchery_backoffs(rng, tool, rng.randint(4, 6)), _hatchery_forbidden(rng, tool)]
+    return RUNAWAY, _HATCHERY_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _hatchery_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the lorry booking fails under every plan: UNAVAILABLE (run again), then STALE_PLAN naming
+    # another livestock haulier's yard (a new plan), 3-4 plans; the last FORBIDDEN
+    tool = "book_lorry"
+    plans = rng.randint(3, 4)
+    yards = rng.sample(
+        ["Blairgowrie yard", "Dunkeld yard", "Crieff yard", "Forfar yard"], plans - 1
+    )
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _hatchery_texts(rng, tool, 2)
+        faults.append({"code": "UNAVAILABLE", "text": again})
+        if i < plans - 1:
+            faults.append({"code": "STALE_PLAN", "text": moved, "hint": f"depot={yards[i]}"})
+        else:
+            faults.append({"code": "FORBIDDEN", "text": moved})
+    return RUNAWAY, "bookLorry", "", {"tool": tool, "faults": faults, "depots": yards}
+
+
+def _hatchery_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fish-health screening stays PENDING: the runner reads it until it reports stalled
+    return RUNAWAY, "screenBatch", "", {"stuck": True}
+
+
+def _hatchery_wrong_river(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the manager's note names another river: a batch of that river's stock is found and
+    # screened; the nursery hall (biosecure per river stock) refuses its tank for good
+    return PROPAGATION, "findBatch", "", {"river": rng.choice(["River Dee", "River Spey"])}
+
+
+def _hatchery_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's stocking day is off: every field works, the app's check of the lorry against
+    # the trust's stocking consent fails after the shipment
+    return PROPAGATION, "bookLorry", "", {"day": rng.choice(["2027-04-03", "2027-04-18"])}
+
+
+def _hatchery_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's trust account has two digits swapped: the charge is FORBIDDEN for good
+    return PROPAGATION, "chargeTrust", "", {"account": rng.choice(["RT-58231", "RT-85213"])}
+
+
+def _hatchery_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice BACKOFF inside one run or UNAVAILABLE (the field run again); the call after
+    # the time named, or the next attempt, works
+    tool = rng.choice(_HATCHERY_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _hatchery_backoffs(rng, tool, count)
+        if rng.random() < 0.5
+        else [{"code": "UNAVAILABLE", "text": t} for t in _hatchery_texts(rng, tool, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _hatchery_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the broodstock register answers 4-9 pages; a batch with enough eyed ova is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _hatchery_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the screening is PENDING 3-8 reads, then cleared
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _hatchery_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order sheet's nursery hall is full: STALE_PLAN names another hall; the next plan
+    # books there and the rest works
+    return "healthy", "", PROPAGATION, {"hall_to": rng.choice(["C", "D"])}
+
+
+def _hatchery_external_spate(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every field worked and the consent checked, a spate closes the river to stocking
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- chorale: a chamber choir's concert-tour desk on DSPy (a ChainOfThought planner answering an
 # Argo Workflows DAG, a ReAct task runner per task attempt) under MLflow's DSPy autologging.
 # Services raise ``«marking» text`` faults: ``fermata`` (the model calls again ``after`` the time
@@ -10916,6 +11064,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _chorale_polling_ends,
         "legit_replan": _chorale_legit_replan,
         "external_power": _chorale_external_power,
+    },
+    "hatchery": {
+        "loop_step_varying": _hatchery_loop_field,
+        "loop_tool_in_step": _hatchery_loop_tool,
+        "loop_across_replans": _hatchery_loop_replans,
+        "loop_poll_stuck": _hatchery_loop_poll,
+        "wrong_river": _hatchery_wrong_river,
+        "wrong_day": _hatchery_wrong_day,
+        "wrong_account": _hatchery_wrong_account,
+        "flaky": _hatchery_flaky,
+        "pagination": _hatchery_pagination,
+        "polling_ends": _hatchery_polling_ends,
+        "legit_replan": _hatchery_legit_replan,
+        "external_spate": _hatchery_external_spate,
     },
     "surgery": {
         "loop_step_varying": _surgery_loop_step,

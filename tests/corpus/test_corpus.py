@@ -58,6 +58,7 @@ from tests.corpus import (
     glazier,
     grants,
     harvest,
+    hatchery,
     hauler,
     hives,
     kennel,
@@ -203,6 +204,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed66",
         "sealed67",
         "sealed69",
+        "sealed70",
         "sealed71",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
@@ -6455,3 +6457,97 @@ def check_caravan_plays() -> None:
     assert (first_pitch.start_time or 0) < (gas.end_time or 0)
     top = [s.name for s in spans if s.parent and s.parent.span_id == root.context.span_id]
     assert top[-3:] == ["invoke_agent task NotifyHirer", "GUARDRAIL", "UNKNOWN"]
+
+
+def test_hatchery_agent_plays_sealed70_scenarios() -> None:
+    """The hatchery smolagents app (sealed-70 only) plays labelled scenarios under MLflow's
+    smolagents autologging, in a child process as the other sealed agents' checks do (MLflow
+    makes its tracer provider once per process): ``check_hatchery_plays``."""
+    _check_in_child("check_hatchery_plays")
+
+
+def check_hatchery_plays() -> None:
+    """The hatchery app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-70 runs). A lab run (smolagents under OpenInference's smolagents instrumentor) and a
+    museum run (MLflow's OpenAI autologging on the same MLflow provider) played just before and
+    just after carry the same spans both times, no MLflow span in lab's and no smolagents span in
+    museum's (MLflow's patches are taken off); the hatchery runs carry MLflow's scope only, no
+    ``planscope.*`` or ``gen_ai.*`` attribute. BACKOFFs inside one runner run, under the app's one
+    ``step {alias} attempt 1``: MLflow traces only the first (one ERROR ``SimpleTool.__call__``
+    with its exception event under ``ToolCallingAgent.run``; the calls again after it are not
+    traced), the run's output the final FORBIDDEN, the root ERROR with it. A legitimate re-plan: the
+    second mutation carries the settled exports as variable defaults and the hall named, its step
+    numbers kept, the second tank booking works, the check and the watch last."""
+    neighbours = [
+        (lab_agent.play, _committed("lab", "sealed7")[0]),
+        (museum.play, _committed("museum", "sealed15")[0]),
+    ]
+    labels = _committed("hatchery", "sealed70")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(hatchery.play, [picked, replan], neighbours)
+    mlflow_scope = "mlflow.tracing.provider"
+    lab_before, museum_before, lab_after, museum_after = (traces[t] for t in others)
+    for before, after in ((lab_before, lab_after), (museum_before, museum_after)):
+        assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert mlflow_scope not in _scopes(lab_after)
+    assert not any(s.name.endswith(".__call__") or ".run" in s.name for s in museum_after)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {mlflow_scope}
+        assert not any(
+            k.startswith(("planscope.", "gen_ai.")) for s in traces[run] for k in _attrs(s)
+        )
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name.startswith("ship SH-") and _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert '"code": "FORBIDDEN"' in str(root.status.description)
+    assert faults[-1]["text"] in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"step {picked.step} ")]
+    assert attempt.name == f"step {picked.step} attempt 1"
+    (runner,) = _children(spans, attempt, "ToolCallingAgent.run")
+    assert f"Call: {picked.params['tool']} " in _mlflow(runner, "mlflow.spanInputs")["task"]
+    # MLflow marks the autologging session (the outermost patched call, the runner's run) failed
+    # once a patched call inside it raises, and calls the originals untraced from then on: the
+    # first BACKOFF is the run's only tool span, the calls again after it and the final answer
+    # are not traced; the run's span still carries the task and the answer
+    (call,) = _children(spans, runner, "")
+    assert call.name == "SimpleTool.__call__" and call.status.status_code is StatusCode.ERROR
+    assert [e.name for e in call.events] == ["exception"]
+    assert "after" not in _mlflow(call, "mlflow.spanInputs")["kwargs"]
+    assert faults[0]["hint"] in str(call.events[0].attributes)
+    (error,) = json.loads(_mlflow(runner, "mlflow.spanOutputs")["_value"])["errors"]
+    assert error["message"] == faults[-1]["text"] and len(faults) >= 5
+    assert by_id[runner.parent.span_id] is attempt if runner.parent else False
+    assert _mlflow(attempt, "hatchery.error.code") == "FORBIDDEN"
+    assert sum(s.name.startswith("plan revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "released"
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    second = hatchery.parse_mutation(_mlflow(plans[1], "mlflow.spanOutputs")["mutation"])
+    assert list(second.defaults) == ["batch", "certificate"]
+    assert [(s.number, s.alias) for s in second.steps][:2] == [(3, "reserveTank"), (4, "bookLorry")]
+    hall = replan.params["hall_to"]
+    assert second.steps[0].args == {
+        "hall": hall,
+        "batch": hatchery.Var("batch"),
+        "weeks": hatchery.ORDER["weeks"],
+    }
+    tanks = [
+        s
+        for s in sorted(spans, key=lambda s: s.start_time or 0)
+        if s.name == "SimpleTool.__call__" and "weeks" in _mlflow(s, "mlflow.spanInputs")["kwargs"]
+    ]
+    assert [_mlflow(s, "mlflow.spanInputs")["kwargs"]["hall"] for s in tanks] == [
+        hatchery.ORDER["hall"],
+        hall,
+    ]
+    assert [s.status.status_code for s in tanks] == [StatusCode.ERROR, StatusCode.OK]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check stocking consent", "watch release"]
