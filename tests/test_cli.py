@@ -5,13 +5,17 @@ name per concept (old names still work, with a warning), and errors as one
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from planscope import __version__
 from planscope._cli import build_parser
@@ -141,6 +145,48 @@ def test_dashboard_on_a_busy_port_fails_before_announcing_a_url() -> None:
         out = planscope("dashboard", "--port", str(port))
     failed_cleanly(out, str(port))
     assert "http://" not in out.stderr.replace(f"127.0.0.1:{port}", "")
+
+
+def test_dashboard_stops_on_sigint_even_when_started_with_sigint_ignored() -> None:
+    # A job started in the background of a script inherits SIGINT ignored (so did this suite's
+    # CI, which hung at teardown): `kill -INT` must still stop the dashboard and its Streamlit.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    launch = (
+        "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        "os.execv(sys.executable, [sys.executable, '-m', 'planscope', 'dashboard', "
+        f"'--collector', 'http://127.0.0.1:9', '--port', '{port}'])"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", launch],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,  # a Streamlit left running is killed with its group below
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while not _answers(f"http://127.0.0.1:{port}/_stcore/health"):
+            assert proc.poll() is None and time.monotonic() < deadline, "no dashboard"
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        out = proc.communicate()[0]
+    assert code == 0, out
+    assert "Stopping..." in out, out  # Streamlit itself was stopped, not left running
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2).text == "ok"
+    except httpx.HTTPError:
+        return False
 
 
 @pytest.mark.integration

@@ -68,7 +68,7 @@ def command(args: argparse.Namespace) -> tuple[list[str], dict[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run Streamlit in a child process; Ctrl-C (or SIGTERM) stops it cleanly."""
+    """Run Streamlit in a child process; SIGINT (Ctrl-C) or SIGTERM stops it cleanly."""
     try:
         import streamlit  # noqa: F401
     except ImportError:
@@ -86,17 +86,17 @@ def run(args: argparse.Namespace) -> int:
 
     def forward(signum: int, frame: object) -> None:
         if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM if signum == signal.SIGTERM else signal.SIGINT)
+            proc.send_signal(signum)
 
-    previous = signal.signal(signal.SIGTERM, forward)
+    # Our own handlers, as Streamlit and uvicorn install theirs: a process started in the
+    # background of a script inherits SIGINT ignored, and Python would then never raise
+    # KeyboardInterrupt, leaving the dashboard deaf to `kill -INT`.
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        while True:
-            try:
-                return _exit_code(proc.wait())
-            except KeyboardInterrupt:
-                forward(signal.SIGINT, None)
+        return _exit_code(proc.wait())
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
