@@ -1,5 +1,5 @@
--- MLflow's Haystack autologging in the span model (docs/analyzers.md, "MLflow's null span type
--- and Haystack's names under it (tuned on sealed-71)"; docs/semantic-conventions.md). MLflow's
+-- MLflow's Haystack autologging in the span model (docs/analyzers.md, "MLflow's null span type,
+-- a Haystack tool's error text and a pipeline's parsed output (tuned on sealed-71)"). MLflow's
 -- `HaystackSpanProcessor` (mlflow-tracing 3.x, `mlflow.haystack.autolog()`) keeps Haystack's
 -- OpenTelemetry tracer's spans and tags (`haystack.agent.step.tool`, `haystack.tool.name`, ...)
 -- and adds its own `mlflow.*` attributes, every value JSON-encoded: the Agent's spans
@@ -11,10 +11,13 @@
 --
 --   * SpanModelKind: an MLflow `null` type is no type (the conventions below decide), as an
 --     absent one;
---   * SpanModelStatusCode: `haystack.tool.error` true in any case fails the call.
+--   * SpanModelStatusCode: `haystack.tool.error` true in any case fails the call;
+--   * SpanModelErrorMessage: such a call's message is its output's `error` text (Haystack's
+--     own tracer too: it sets no status, so a failed call said nothing, and no value its error
+--     names was traced to the step that brought it in).
 --
--- Each column re-defined here is the latest one's (0057's kind, 0052's status) with the one
--- change. Rows already stored keep their kind (a MATERIALIZED column is computed at insert);
+-- Each column re-defined here is the latest one's (0057's kind, 0052's status, 0047's error
+-- message) with the one change. Rows already stored keep their kind (a MATERIALIZED column is computed at insert);
 -- the analyzer's BINDING_VERSION is 46. Migrations run before the collector accepts spans.
 
 ALTER TABLE {db}.otel_traces {on_cluster}
@@ -161,3 +164,20 @@ ALTER TABLE {db}.otel_traces {on_cluster}
         StatusCode IN ('Ok', 'STATUS_CODE_OK'), 'Ok',
         SpanModelRaised = 1 OR SpanModelLevel = 'ERROR', 'Error',
         'Unset');
+
+-- a failed span whose status has no description (0047's): also a Haystack tool call that
+-- raised (`haystack.tool.error` true, in any case; the tracer sets no status): the `error`
+-- text of its output (`{"error": "Failed to invoke Tool ... Error: ..."}`), what the model read
+ALTER TABLE {db}.otel_traces {on_cluster}
+    MODIFY COLUMN SpanModelErrorMessage String MATERIALIZED multiIf(
+        lower(SpanAttributes['haystack.tool.error']) = 'true' AND StatusMessage = ''
+        AND JSONExtractString(SpanAttributes['haystack.agent.step.tool.output'], 'error') != '',
+        JSONExtractString(SpanAttributes['haystack.agent.step.tool.output'], 'error'),
+        StatusCode NOT IN ('Error', 'STATUS_CODE_ERROR') OR StatusMessage != '', '',
+        has(Events.Name, 'exception'),
+        Events.Attributes[arrayLastIndex(n -> n = 'exception', Events.Name)]['exception.message'],
+        SpanModelSource = 'logfire',
+        if(JSONExtractString(SpanAttributes['error'], 'data', 'error') != '',
+           JSONExtractString(SpanAttributes['error'], 'data', 'error'),
+           JSONExtractString(SpanAttributes['error'], 'message')),
+        '') CODEC(ZSTD(1));
