@@ -5001,6 +5001,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     'Plan: fetch'
     >>> answer({"shop.plan.text": "@step{pick, tool = {wms}}"}, "other", False)
     '@step{pick, tool = {wms}}'
+    >>> answer({"haystack.pipeline.output_data": '{"parser": {"tasks": []}}'}, "other", False)
+    '{"parser": {"tasks": []}}'
     """
     if said := message_text(attributes):
         return said
