@@ -4909,17 +4909,23 @@ def answer_sql(
         f"AND {inferred} = 1, mapFilter((k, v) -> startsWith(v, '[{{'), {column}), "
         f"if({kind} = '{A.KIND_OTHER}' AND match({name}, '{_PLAN_SPAN}'), "
         f"mapFilter((k, v) -> match(k, '{_PLAN_TEXT_KEY}'), {column}), "
+        f"if({kind} = '{A.KIND_OTHER}' AND {name} = '{A.HAYSTACK_PIPELINE_RUN}', "
+        f"mapFilter((k, v) -> k = '{A.HAYSTACK_PIPELINE_OUTPUT}', {column}), "
         f"if({kind} = '{A.KIND_OTHER}' AND (match({name}, '{_STEP_SPAN_NAME}') OR "
         f"arrayExists(k -> match(k, '{_STEP_ID_KEY}'), mapKeys({column}))), "
         f"mapFilter((k, v) -> match(k, '{APP_ARGUMENTS_KEY}') OR match(k, '{APP_RESULT_KEY}') "
         f"OR match(k, '{_STEP_ID_KEY}'), "
-        f"{column}), if({kind} = '{A.KIND_OTHER}' AND {burr}, {burr_attributes}, {runtime})))))"
+        f"{column}), if({kind} = '{A.KIND_OTHER}' AND {burr}, {burr_attributes}, {runtime}))))))"
     )
 
 
 def _plan_span(n: SpanNode) -> bool:
-    """Whether a span is an app's plan span (:data:`_PLAN_SPAN`): its answer its plan text."""
-    return n.kind == A.KIND_OTHER and re.search(_PLAN_SPAN, n.name) is not None
+    """Whether a span is an app's plan span (:data:`_PLAN_SPAN`): its answer its plan text; or
+    a Haystack pipeline's run inside the app's work, its answer what the pipeline returned (a
+    planner pipeline's last component parses the model's plan: its steps as data)."""
+    return n.kind == A.KIND_OTHER and (
+        re.search(_PLAN_SPAN, n.name) is not None or n.name == A.HAYSTACK_PIPELINE_RUN
+    )
 
 
 def recorded_work(attributes: Mapping[str, str], kind: str) -> tuple[str, tuple[str, str]]:
@@ -4995,6 +5001,8 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
     'Plan: fetch'
     >>> answer({"shop.plan.text": "@step{pick, tool = {wms}}"}, "other", False)
     '@step{pick, tool = {wms}}'
+    >>> answer({"haystack.pipeline.output_data": '{"parser": {"tasks": []}}'}, "other", False)
+    '{"parser": {"tasks": []}}'
     """
     if said := message_text(attributes):
         return said
@@ -5002,7 +5010,10 @@ def answer(attributes: Mapping[str, str], kind: str, inferred: bool) -> str:
         # a run that states its plan as an attribute: a JSON list of task mappings
         return next((v for _, v in sorted(attributes.items()) if _task_list(v)), "")
     if kind == A.KIND_OTHER:  # an app's plan span (answer_sql reads only its plan text)
-        return next((v for k, v in sorted(attributes.items()) if re.search(_PLAN_TEXT_KEY, k)), "")
+        planned = (v for k, v in sorted(attributes.items()) if re.search(_PLAN_TEXT_KEY, k))
+        # a Haystack pipeline run inside the app's work: what the pipeline returned (its last
+        # components' outputs, JSON), as a planner pipeline's parsed plan
+        return next(planned, "") or attributes.get(A.HAYSTACK_PIPELINE_OUTPUT, "")
     if kind not in (A.KIND_LLM, A.KIND_TOOL) and not (kind == A.KIND_STEP and inferred):
         return ""
     keys = {A.KIND_LLM: _LLM_ANSWER_KEYS, A.KIND_TOOL: _TOOL_ARGUMENT_KEYS}

@@ -133,6 +133,8 @@ ADK_TOOL_RESPONSE: Final = "gcp.vertex.agent.tool_response"  # JSON: what the to
 # tracing on; scope ``haystack``). Not ours.
 HAYSTACK_LLM_OUTPUT: Final = "haystack.agent.step.llm.output"  # JSON: {"replies": [...]}
 HAYSTACK_COMPONENT_OUTPUT: Final = "haystack.component.output"  # JSON: a component's output
+HAYSTACK_PIPELINE_RUN: Final = "haystack.pipeline.run"  # a Pipeline.run's span name
+HAYSTACK_PIPELINE_OUTPUT: Final = "haystack.pipeline.output_data"  # JSON: what the run returned
 # The Vercel AI SDK's telemetry (npm `ai` 3.x-6.x, experimental_telemetry; tracer ``ai``): every
 # span names its operation in ``ai.operationId``. Not ours.
 AI_SDK_OPERATION: Final = "ai.operationId"  # ai.generateText, ai.generateText.doGenerate, ...

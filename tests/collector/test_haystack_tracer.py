@@ -16,6 +16,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from planscope_collector import BackgroundServer
+from planscope_collector.storage import SPAN_STATUS_MESSAGE_SQL
 
 from tests.conftest import wait_for_trace
 
@@ -100,3 +101,19 @@ def test_a_haystack_agent_run_has_its_step_tool_calls_and_llm_calls(
         ("haystack.agent.step.tool", "", "tool"),
         ("haystack.component.run", "llm", "llm"),
     ]
+
+
+def test_a_raising_haystack_tool_call_says_what_the_model_read(
+    collector: BackgroundServer,
+) -> None:
+    """The tracer sets no status, so a raised call's error text is only its output's ``error``
+    (migration 0058): the failed call's message, as a status description would be."""
+    trace_id = _export(collector.url)
+    wait_for_trace(collector.url, trace_id, 11)
+    collector.app.state.collector.writer.drain()
+    rows = collector.app.state.collector.store.query(
+        f"SELECT {SPAN_STATUS_MESSAGE_SQL} AS message FROM otel_traces "
+        "WHERE TraceId = {t:String} AND SpanName = 'haystack.agent.step.tool' ORDER BY Timestamp",
+        {"t": trace_id},
+    )
+    assert [r["message"] for r in rows] == [json.loads(_FAILED)["error"], ""]

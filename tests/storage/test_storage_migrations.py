@@ -77,6 +77,7 @@ EXPECTED = [
     "0055_agno_function_result",
     "0056_llamaindex_otel",
     "0057_vercel_ai_sdk",
+    "0058_mlflow_null_type",
 ]
 
 
