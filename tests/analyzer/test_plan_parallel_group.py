@@ -26,7 +26,7 @@ from tests.analyzer import _genai_play as genai
 pytestmark = pytest.mark.integration
 
 PROMPT = "Publish the council budget story (slug BUDGET-27) on the front page by 18:00."
-TOOLS = {
+TOOLS: dict[str, tuple[str, dict[str, Any]]] = {
     "FetchWire": ("wire_fetch", {"slug": "BUDGET-27"}),
     "FactCheck": ("fact_check", {"draft.$": "$.FetchWire.draft"}),
     "PickPhotos": ("photo_desk", {"topic": "council budget", "count": 3}),
