@@ -3449,8 +3449,10 @@ def _opened(
     (an Amazon States Language ``Parallel`` state's ``Branches`` or a ``Map`` state's
     ``Iterator``, a workflow scope's nested actions), is replaced in its place by those items,
     in order, their own groups opened too: the attempts run the steps it holds, not the group.
-    An item an attempt names is a step, whatever it holds (a task's ``Parameters``); the items
-    unchanged when opening would leave names that are not distinct.
+    An item an attempt names is a step, whatever it holds (a task's ``Parameters``); held items
+    that share no field but the name with the plan's items are arguments (an Argo task's
+    ``arguments.parameters``, ``{name, value}``), no steps; the items unchanged when opening
+    would leave names that are not distinct.
 
     >>> machine = [{"": "find", "Type": "Task"}, {"": "both", "Type": "Parallel", "Branches": [
     ...     {"States": {"inspect": {"Type": "Task"}}}, {"States": {"book": {"Type": "Task"}}}]},
@@ -3459,14 +3461,21 @@ def _opened(
     ['find', 'inspect', 'book', 'charge']
     >>> [i[""] for i in _opened(machine, "", {"find", "both", "charge"}.__contains__)]
     ['find', 'both', 'charge']
+    >>> dag = [{"name": "pay", "template": "pay"}, {"name": "mail", "arguments": {"parameters": [
+    ...     {"name": "to", "value": "a"}, {"name": "venue", "value": "b"}]}}]
+    >>> [i["name"] for i in _opened(dag, "name", {"pay", "venue"}.__contains__)]
+    ['pay', 'mail']
     """
     out: list[dict[str, Any]] = []
+    fields = {k for i in items for k in i} - {key}
     for item in items:
         name = item.get(key)
         inner = (
             [] if not isinstance(name, str) or carried(name) else _inner_items(item, key, carried)
         )
-        if inner:
+        # the steps a group holds share a field with the plan's items (a state's ``Type``);
+        # items named under the key that share none are arguments (``{name, value}`` pairs)
+        if inner and all(fields & (set(i) - {key}) for i in inner):
             out.extend(_opened(inner, key, carried))
         else:
             out.append(item)
