@@ -3122,7 +3122,9 @@ def structured_plans(
     their own names; when no attempt's calls record what they were asked, the attempt's own
     name, as for :func:`read_plans`),
     each by attempts no earlier value is carried by (a tool every attempt is told of names no
-    step; when the values carried are the tools called, the ids are another key's names); a
+    step; when the values carried are the tools called, the ids are another key's names; an
+    item no attempt carries that holds items some attempt carries, named under the same key,
+    is a group, replaced by the steps it holds: :func:`_opened`); a
     step's tool is the value of the key whose values name tools called in the trace
     (:func:`_called`), its arguments the item's first mapping (an item with none: its text
     fields as the step's ``description``, :func:`_says`). A later answer of the same
@@ -3388,6 +3390,15 @@ def _plan_of(
     best = max(keys, key=carried, default=None)
     if best is None or carried(best)[0] == 0:
         return None
+
+    def attempted(value: str) -> bool:
+        """Whether a later attempt carries the name (a tool's value: the tool's name)."""
+        name = value if _WORD.fullmatch(value) else called(value)
+        return bool(name) and later.carry(name)
+
+    # a group no attempt names (a state machine's parallel state) holds the steps that run
+    items = _opened(items, best, attempted)
+    keys = [k for k in keys if all(k in i for i in items)]
     if all(called(v) for v in counted(best)):
         # the attempts carry the tools the steps call (an executor told which tool to use):
         # the ids are the other key of distinct names, none a tool
@@ -3428,6 +3439,85 @@ def _plan_of(
             step["depends_on"] = needs
         objects.append(step)
     return _as_plan(span_id, objects)
+
+
+def _opened(
+    items: list[dict[str, Any]], key: str, carried: Callable[[str], bool]
+) -> list[dict[str, Any]]:
+    """The items with every group opened: an item whose name (its value of ``key``) no later
+    attempt carries, whose fields hold items named under the same key, some of them carried
+    (an Amazon States Language ``Parallel`` state's ``Branches`` or a ``Map`` state's
+    ``Iterator``, a workflow scope's nested actions), is replaced in its place by those items,
+    in order, their own groups opened too: the attempts run the steps it holds, not the group.
+    An item an attempt names is a step, whatever it holds (a task's ``Parameters``); held items
+    that share no field but the name with the plan's items are arguments (an Argo task's
+    ``arguments.parameters``, ``{name, value}``), no steps; the items unchanged when opening
+    would leave names that are not distinct.
+
+    >>> machine = [{"": "find", "Type": "Task"}, {"": "both", "Type": "Parallel", "Branches": [
+    ...     {"States": {"inspect": {"Type": "Task"}}}, {"States": {"book": {"Type": "Task"}}}]},
+    ...     {"": "charge", "Type": "Task", "Parameters": {"Payload": {"a": 1}}}]
+    >>> [i[""] for i in _opened(machine, "", {"find", "inspect", "book", "charge"}.__contains__)]
+    ['find', 'inspect', 'book', 'charge']
+    >>> [i[""] for i in _opened(machine, "", {"find", "both", "charge"}.__contains__)]
+    ['find', 'both', 'charge']
+    >>> dag = [{"name": "pay", "template": "pay"}, {"name": "mail", "arguments": {"parameters": [
+    ...     {"name": "to", "value": "a"}, {"name": "venue", "value": "b"}]}}]
+    >>> [i["name"] for i in _opened(dag, "name", {"pay", "venue"}.__contains__)]
+    ['pay', 'mail']
+    """
+    out: list[dict[str, Any]] = []
+    fields = {k for i in items for k in i} - {key}
+    for item in items:
+        name = item.get(key)
+        inner = (
+            [] if not isinstance(name, str) or carried(name) else _inner_items(item, key, carried)
+        )
+        # the steps a group holds share a field with the plan's items (a state's ``Type``);
+        # items named under the key that share none are arguments (``{name, value}`` pairs)
+        if inner and all(fields & (set(i) - {key}) for i in inner):
+            out.extend(_opened(inner, key, carried))
+        else:
+            out.append(item)
+    names = [i[key] for i in out]
+    if not all(isinstance(n, str) for n in names) or len(set(names)) != len(names):
+        return items
+    return out
+
+
+def _inner_items(
+    item: Mapping[str, Any], key: str, carried: Callable[[str], bool]
+) -> list[dict[str, Any]]:
+    """The items named under ``key`` that an item's other fields hold, breadth first: each
+    list of mappings that all have ``key``, and (for ``key`` ``""``, the names a mapping of
+    mappings keys its items by, :func:`_item_lists`) each mapping of mappings as items
+    labelled under ``""``, when one of its names is carried (else it is looked inside, as
+    any other field); not what those items hold."""
+    found: list[dict[str, Any]] = []
+    values: list[Any] = [v for k, v in item.items() if k != key]
+    for value in values:  # grows as it goes: breadth first
+        group: list[dict[str, Any]] = []
+        if (
+            isinstance(value, list)
+            and key
+            and value
+            and all(isinstance(v, dict) and key in v for v in value)
+        ):
+            group = value
+        elif (
+            isinstance(value, dict)
+            and not key
+            and value
+            and all(isinstance(v, dict) and v for v in value.values())
+        ):
+            group = [{"": k, **v} for k, v in value.items()]
+        if any(isinstance(i[key], str) and carried(i[key]) for i in group):
+            found.extend(group)
+        elif isinstance(value, list):
+            values.extend(value)
+        elif isinstance(value, dict):
+            values.extend(value.values())
+    return found
 
 
 def _settled(
