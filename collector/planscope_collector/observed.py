@@ -727,9 +727,21 @@ def bind(
         elif a.app_step in by_id:  # the app's attribute on its agent call names the step
             found = a.app_step
         # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``),
-        # also when its step name is another (an agent's role every step shares)
-        elif len(in_name := [s for s in by_id if _names(name, s)]) == 1 or (
-            not in_name and len(in_name := [s for s in by_id if _names(a.name, s)]) == 1
+        # also when its step name is another (an agent's role every step shares); else an agent
+        # run the app wraps in a plain span of its own per attempt named after its step in words
+        # (``step fetch attempt 2``), when neither of the run's names says it (a framework's
+        # autologged run is named after its class: ``ToolCallingAgent.run``)
+        elif (
+            len(in_name := [s for s in by_id if _names(name, s)]) == 1
+            or (not in_name and len(in_name := [s for s in by_id if _names(a.name, s)]) == 1)
+            or (
+                not in_name
+                and a.inferred
+                and (wrap := nodes.get(a.parent_span_id)) is not None
+                and wrap.kind == A.KIND_OTHER
+                and wrap.span_id != run_span
+                and len(in_name := [s for s in by_id if _names(wrap.name, s)]) == 1
+            )
         ):
             found = in_name[0]
         if found is not None:
