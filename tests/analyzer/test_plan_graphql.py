@@ -127,3 +127,28 @@ def test_what_is_no_graphql_plan_is_not_read() -> None:
     # a query whose field uses an earlier one's export is a plan
     read = _graphql.steps('{ a: f { id @export(as: "i") } b: g(id: $i) { ok } }')
     assert [(s.name, s.needs) for s in read] == [("a", ()), ("b", ("a",))]
+
+
+def test_an_agent_run_in_the_apps_attempt_span_is_that_steps_attempt(store: Store) -> None:
+    # the app wraps each attempt in a plain span of its own naming the step in words; the
+    # agent run inside is named after its class and its tool span names no tool (as MLflow's
+    # smolagents autologging records them): the attempt is the wrapping span's step
+    def play(tracer: Tracer, root: Any) -> None:
+        _plan(tracer, PLAN)
+        with tracer.start_as_current_span("step orderParts attempt 1"):
+            genai.attempt(tracer, "Agent", None, "Run the call.", "Tool.__call__", {"n": 1})
+        for i in range(1, 6):
+            with tracer.start_as_current_span(f"step lace attempt {i}"):
+                error = f"stand {i} out of true"
+                genai.attempt(tracer, "Agent", None, "Run the call.", "Tool.__call__", {}, error)
+        root.set_status(Status(StatusCode.ERROR, "stand 5 out of true"))
+
+    t = _shop(store, play)
+    trace = load_traces(store, "default", [t])[t]
+    steps = {"orderParts", "lace", "notify"}
+    # (the planner's own run is no attempt of a step)
+    assert [a.step_id for a in trace.attempts if a.step_id in steps] == ["orderParts"] + [
+        "lace"
+    ] * 5
+    (finding,) = RunawayLoop().detect(trace)
+    assert finding.step_id == "lace"
