@@ -228,7 +228,7 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex, _burr, _calllist, _handlebars, _hcl
+from . import _bibtex, _burr, _calllist, _graphql, _handlebars, _hcl
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
@@ -311,6 +311,7 @@ PLAN_READERS = (
     "hcl",
     "sections",
     "handlebars",
+    "graphql",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -320,7 +321,8 @@ XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like en
 (:func:`_entries`), lines of a step each (:func:`_step_lines`), Org-mode outlines
 (:func:`_org_outlines`), a Python list of calls (:func:`_call_lists`), HCL blocks
 (:func:`_hcl_blocks`), markdown step sections (:func:`_sections`), a Handlebars template of
-function calls (:func:`_handlebars_calls`)."""
+function calls (:func:`_handlebars_calls`), a GraphQL operation's top-level fields
+(:func:`_graphql_fields`)."""
 _switched_off: set[str] = set()
 
 
@@ -725,9 +727,21 @@ def bind(
         elif a.app_step in by_id:  # the app's attribute on its agent call names the step
             found = a.app_step
         # a span named after its step in words (``workflow step: 'fetch'``, ``Task: fetch``),
-        # also when its step name is another (an agent's role every step shares)
-        elif len(in_name := [s for s in by_id if _names(name, s)]) == 1 or (
-            not in_name and len(in_name := [s for s in by_id if _names(a.name, s)]) == 1
+        # also when its step name is another (an agent's role every step shares); else an agent
+        # run the app wraps in a plain span of its own per attempt named after its step in words
+        # (``step fetch attempt 2``), when neither of the run's names says it (a framework's
+        # autologged run is named after its class: ``ToolCallingAgent.run``)
+        elif (
+            len(in_name := [s for s in by_id if _names(name, s)]) == 1
+            or (not in_name and len(in_name := [s for s in by_id if _names(a.name, s)]) == 1)
+            or (
+                not in_name
+                and a.inferred
+                and (wrap := nodes.get(a.parent_span_id)) is not None
+                and wrap.kind == A.KIND_OTHER
+                and wrap.span_id != run_span
+                and len(in_name := [s for s in by_id if _names(wrap.name, s)]) == 1
+            )
         ):
             found = in_name[0]
         if found is not None:
@@ -1652,6 +1666,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("call_lists") and _call_lists(n.answer))
             or (_on("hcl") and _hcl_blocks(n.answer))
             or (_on("handlebars") and _handlebars_calls(n.answer))
+            or (_on("graphql") and _graphql_fields(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -2012,6 +2027,17 @@ def _hcl_blocks(text: str) -> list[ReadStep]:
     [('a', ()), ('b', ('a',))]
     """
     return _hcl.steps(text)
+
+
+def _graphql_fields(text: str) -> list[ReadStep]:
+    """The steps a text states as a GraphQL operation (:func:`_graphql.steps`): a top-level
+    field each, its alias the step, ``$variables`` bound by ``@export(as:)`` its needs.
+
+    >>> [(t.name, t.tool, t.needs) for t in _graphql_fields(
+    ...     'mutation { a: pick(n: 1) { id @export(as: "p") } b: ship(p: $p) { ok } }')]
+    [('a', 'pick', ()), ('b', 'ship', ('a',))]
+    """
+    return _graphql.steps(text)
 
 
 def _handlebars_calls(text: str) -> list[ReadStep]:
@@ -5192,9 +5218,24 @@ def _mlflow_output(text: str, kind: str) -> str:
     function that returned a string has a JSON string as output: its text); a chat span's
     output is the provider's response (:func:`_message_answer`).
 
+    MLflow's smolagents autologging records a result as its ``__dict__``: smolagents' agent
+    types (``AgentText``, a ``str`` holding its text in ``_value``) as ``{"_value": text}``,
+    that text.
+
     >>> _mlflow_output('"Outcome: done"', "step")
     'Outcome: done'
+    >>> _mlflow_output('{"_value": "1. pick; 2. ship"}', "step")
+    '1. pick; 2. ship'
     """
+    if text.startswith('{"' + A.MLFLOW_SMOLAGENTS_VALUE + '"'):
+        try:
+            decoded = safejson.loads(text)
+        except ValueError:
+            return text
+        if isinstance(decoded, dict) and list(decoded) == [A.MLFLOW_SMOLAGENTS_VALUE]:
+            value = decoded[A.MLFLOW_SMOLAGENTS_VALUE]
+            return value if isinstance(value, str) else json.dumps(value)
+        return text
     if text.startswith('"'):
         try:
             decoded = safejson.loads(text)

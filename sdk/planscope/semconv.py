@@ -103,6 +103,9 @@ MLFLOW_SPAN_INPUTS: Final = "mlflow.spanInputs"  # JSON: a function's arguments 
 MLFLOW_SPAN_OUTPUTS: Final = "mlflow.spanOutputs"  # JSON: its return value
 MLFLOW_LLM_MODEL: Final = "mlflow.llm.model"
 MLFLOW_CHAT_USAGE: Final = "mlflow.chat.tokenUsage"  # JSON: input_tokens, output_tokens, ...
+# MLflow's smolagents autologging records a call's result as its __dict__: smolagents' agent
+# types (AgentText, a str) as {"_value": <the text>} in mlflow.spanOutputs
+MLFLOW_SMOLAGENTS_VALUE: Final = "_value"
 # Logfire's attributes (its Python SDK: scope logfire, logfire.openai, ...;
 # logfire._internal.constants). Not ours. A log is a zero-duration span of type ``log``.
 LOGFIRE_SPAN_TYPE: Final = "logfire.span_type"  # span | log | pending_span
