@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ._readstep import first_read
+
 _FENCED = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 """A fenced code block, Python or unlabelled (markdown chat answers fence their code)."""
 _OPENS = re.compile(
@@ -58,10 +60,7 @@ def steps(text: str) -> list[Call]:
     """
     if len(text) > _MAX_TEXT or "(" not in text:
         return []
-    for code in [m[1] for m in _FENCED.finditer(text)] or [text]:
-        if calls := _read(code):
-            return calls
-    return []
+    return first_read(text, _FENCED, _read)
 
 
 def _read(code: str) -> list[Call]:

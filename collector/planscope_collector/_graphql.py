@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._readstep import ReadStep
+from ._readstep import ReadStep, first_read
 
 _FENCED = re.compile(r"```[ \t]*(?:graphql|gql)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 """A fenced code block, GraphQL or unlabelled (markdown chat answers fence their code)."""
@@ -78,10 +78,7 @@ def steps(text: str) -> list[ReadStep]:
     """
     if len(text) > _MAX_TEXT or "{" not in text:
         return []
-    for code in [m[1] for m in _FENCED.finditer(text)] or [text]:
-        if read := _read(code):
-            return read
-    return []
+    return first_read(text, _FENCED, _read)
 
 
 def _read(code: str) -> list[ReadStep]:

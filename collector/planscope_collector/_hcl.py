@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._readstep import ReadStep
+from ._readstep import ReadStep, first_read
 
 _FENCED = re.compile(
     r"```[ \t]*(?:hcl|terraform|tf|hcl2)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE
@@ -103,10 +103,7 @@ def steps(text: str) -> list[ReadStep]:
     """
     if len(text) > _MAX_TEXT or "{" not in text:
         return []
-    for code in [m[1] for m in _FENCED.finditer(text)] or [text]:
-        if found := _read(code):
-            return found
-    return []
+    return first_read(text, _FENCED, _read)
 
 
 def _read(code: str) -> list[ReadStep]:
