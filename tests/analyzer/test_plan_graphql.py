@@ -152,3 +152,28 @@ def test_an_agent_run_in_the_apps_attempt_span_is_that_steps_attempt(store: Stor
     ] * 5
     (finding,) = RunawayLoop().detect(trace)
     assert finding.step_id == "lace"
+
+
+def test_a_plan_an_mlflow_autologged_smolagents_run_answered_is_read(store: Store) -> None:
+    # MLflow's smolagents autologging records an agent run's answer as the answer's __dict__:
+    # smolagents' AgentText keeps its text in `_value`, so the output is {"_value": <the plan>}
+    # (and MLflow records no model call inside the run)
+    def play(tracer: Tracer, root: Any) -> None:
+        planner = {
+            "mlflow.spanType": '"AGENT"',
+            "mlflow.spanInputs": json.dumps({"task": PROMPT}),
+            "mlflow.spanOutputs": json.dumps({"_value": PLAN}),
+        }
+        with tracer.start_as_current_span("ToolCallingAgent.run", attributes=planner):
+            pass
+        _attempt(tracer, "orderParts", "wholesale_order", {"rim": "DT 545d", "spokes": 36})
+        for i in range(1, 6):
+            _attempt(tracer, "lace", "truing_stand", {"stand": i}, f"stand {i} out of true")
+        root.set_status(Status(StatusCode.ERROR, "stand 5 out of true"))
+
+    t = _shop(store, play)
+    trace = load_traces(store, "default", [t])[t]
+    (plan,) = trace.plans
+    assert [s["id"] for s in json.loads(plan.json)] == ["orderParts", "lace", "notify"]
+    (finding,) = RunawayLoop().detect(trace)
+    assert finding.step_id == "lace"
