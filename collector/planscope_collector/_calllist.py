@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from typing import Any
 
-from ._readstep import first_read
+from ._readstep import ReadStep, first_read
 
 _FENCED = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 """A fenced code block, Python or unlabelled (markdown chat answers fence their code)."""
@@ -29,19 +28,7 @@ _MAX_TEXT = 200_000
 """Longer answers are not parsed (:func:`ast.parse` is linear, but a plan is never this long)."""
 
 
-@dataclass(frozen=True)
-class Call:
-    """One step of a call-list plan: its function's name (the step's id and tool), the dotted
-    name as written, its arguments (positional ones under their position, ``"0"``, ``"1"``),
-    and the earlier calls of the list it refers to."""
-
-    name: str
-    tool: str
-    args: dict[str, Any]
-    needs: tuple[str, ...]
-
-
-def steps(text: str) -> list[Call]:
+def steps(text: str) -> list[ReadStep]:
     """The calls a text states as a Python list of calls: the whole text or one fenced block
     of it is a single expression (or ``name = [...]``) that is a list or tuple of calls of
     (dotted) names, with distinct function names (a bare name must say which call it means),
@@ -63,7 +50,7 @@ def steps(text: str) -> list[Call]:
     return first_read(text, _FENCED, _read)
 
 
-def _read(code: str) -> list[Call]:
+def _read(code: str) -> list[ReadStep]:
     """:func:`steps` of one piece of code."""
     code = code.strip()
     if not _OPENS.match(code):
@@ -90,7 +77,7 @@ def _read(code: str) -> list[Call]:
         names.append(dotted.rsplit(".", 1)[-1])
     if len(set(names)) != len(names):
         return []
-    calls: list[Call] = []
+    calls: list[ReadStep] = []
     refers = False
     for element, name in zip(value.elts, names, strict=True):
         assert isinstance(element, ast.Call)
@@ -109,7 +96,7 @@ def _read(code: str) -> list[Call]:
                 args[key] = ast.literal_eval(argument)
             except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                 args[key] = ast.unparse(argument)  # an expression: kept as written
-        calls.append(Call(name, _dotted(element.func), args, tuple(dict.fromkeys(needs))))
+        calls.append(ReadStep(name, tuple(dict.fromkeys(needs)), "", _dotted(element.func), args))
     return calls if refers else []
 
 

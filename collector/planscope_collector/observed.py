@@ -43,12 +43,12 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   name, its call a tool with ``key=value`` arguments, a sign before another line's id that
   line's result, a line with no call a done step: :func:`_step_lines`) or a Python list of
   calls (``[pick(order=7), ship(parcel=pick)]``, parsed with ``ast`` and never evaluated, a
-  bare name of an earlier call its result: :func:`_call_lists`) or HCL blocks (a labelled
+  bare name of an earlier call its result: :func:`_calllist.steps`) or HCL blocks (a labelled
   block a step, of the type a traversal such as ``step.fetch.result`` or Terraform's
   ``<type>.<name>.<attr>`` refers to, ``tool`` / ``args`` / ``depends_on`` attributes, never
-  evaluated: :func:`_hcl_blocks`) or a Handlebars template of function calls (Semantic Kernel's
+  evaluated: :func:`_hcl.steps`) or a Handlebars template of function calls (Semantic Kernel's
   HandlebarsPlanner: ``{{set "var" (Plugin-function key=value)}}`` a step, ``var.field`` an
-  earlier result, a ``{{!-- Step n: ... --}}`` comment its goal: :func:`_handlebars_calls`), a
+  earlier result, a ``{{!-- Step n: ... --}}`` comment its goal: :func:`_handlebars.steps`), a
   re-plan of the same planner with one or more
   (:func:`evidence_plans`; published formats whose syntax says what the steps are: no
   structure needs reading);
@@ -319,10 +319,10 @@ name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler ev
 (:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
 XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
 (:func:`_entries`), lines of a step each (:func:`_step_lines`), Org-mode outlines
-(:func:`_org_outlines`), a Python list of calls (:func:`_call_lists`), HCL blocks
-(:func:`_hcl_blocks`), markdown step sections (:func:`_sections`), a Handlebars template of
-function calls (:func:`_handlebars_calls`), a GraphQL operation's top-level fields
-(:func:`_graphql_fields`)."""
+(:func:`_org_outlines`), a Python list of calls (:func:`_calllist.steps`), HCL blocks
+(:func:`_hcl.steps`), markdown step sections (:func:`_sections`), a Handlebars template of
+function calls (:func:`_handlebars.steps`), a GraphQL operation's top-level fields
+(:func:`_graphql.steps`)."""
 _switched_off: set[str] = set()
 
 
@@ -1663,10 +1663,10 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("macros") and _macros(n.answer))
             or (_on("entries") and _entries(n.answer))
             or (_on("step_lines") and _step_lines(n.answer))
-            or (_on("call_lists") and _call_lists(n.answer))
-            or (_on("hcl") and _hcl_blocks(n.answer))
-            or (_on("handlebars") and _handlebars_calls(n.answer))
-            or (_on("graphql") and _graphql_fields(n.answer))
+            or (_on("call_lists") and _calllist.steps(n.answer))
+            or (_on("hcl") and _hcl.steps(n.answer))
+            or (_on("handlebars") and _handlebars.steps(n.answer))
+            or (_on("graphql") and _graphql.steps(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -2007,48 +2007,6 @@ def _entries(text: str) -> list[ReadStep]:
         replace(s, args={k: _whole_number(v) for k, v in s.args.items()})
         for s in _bibtex.steps(text)
     ]
-
-
-def _call_lists(text: str) -> list[ReadStep]:
-    """The steps a text states as a Python list of calls (:func:`_calllist.steps`): a call
-    each, its function's name its id, ``tool`` the function as written.
-
-    >>> [(t.name, t.needs, t.args) for t in _call_lists("[pick(order=7), ship(parcel=pick)]")]
-    [('pick', (), {'order': 7}), ('ship', ('pick',), {'parcel': 'pick'})]
-    """
-    return [ReadStep(c.name, c.needs, "", c.tool, c.args) for c in _calllist.steps(text)]
-
-
-def _hcl_blocks(text: str) -> list[ReadStep]:
-    """The steps a text states as HCL blocks (:func:`_hcl.steps`): a labelled block each, its
-    last label its id.
-
-    >>> [(t.name, t.needs) for t in _hcl_blocks('s "a" {\\n tool = "f"\\n}\\ns "b" { x = s.a }')]
-    [('a', ()), ('b', ('a',))]
-    """
-    return _hcl.steps(text)
-
-
-def _graphql_fields(text: str) -> list[ReadStep]:
-    """The steps a text states as a GraphQL operation (:func:`_graphql.steps`): a top-level
-    field each, its alias the step, ``$variables`` bound by ``@export(as:)`` its needs.
-
-    >>> [(t.name, t.tool, t.needs) for t in _graphql_fields(
-    ...     'mutation { a: pick(n: 1) { id @export(as: "p") } b: ship(p: $p) { ok } }')]
-    [('a', 'pick', ()), ('b', 'ship', ('a',))]
-    """
-    return _graphql.steps(text)
-
-
-def _handlebars_calls(text: str) -> list[ReadStep]:
-    """The steps a text states as a Handlebars template of function calls
-    (:func:`_handlebars.steps`: Semantic Kernel's HandlebarsPlanner), a ``set`` variable each.
-
-    >>> [(t.name, t.tool, t.needs) for t in _handlebars_calls(
-    ...     '{{set "a" (P-f x=1)}}{{set "b" (P-g y=a.id)}}{{json b}}')]
-    [('a', 'P-f', ()), ('b', 'P-g', ('a',))]
-    """
-    return _handlebars.steps(text)
 
 
 def _referred(words: list[str], names: set[str]) -> Iterable[str]:
