@@ -79,6 +79,7 @@ from . import (
     touring,
     travel,
     turret,
+    upholstery,
     venue,
     vessel,
     vinyl,
@@ -239,7 +240,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     after) and its own ``mlflow.start_span`` spans, the hatchery smolagents app (a planner and a
     runner ``ToolCallingAgent``) through MLflow's smolagents autologging (smolagents' agent runs
     and tool calls patched for the play, unpatched after) and its own ``mlflow.start_span``
-    spans, on the same MLflow tracer provider.
+    spans, on the same MLflow tracer provider, the upholstery LlamaIndex app (a planner
+    ``achat`` call, a ``FunctionAgent`` per stage attempt read through its event stream) through
+    MLflow's LlamaIndex autologging (MLflow's handlers on LlamaIndex's root dispatcher for the
+    play, taken off after) and its own ``mlflow.start_span`` spans, on the same MLflow provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -309,6 +313,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     dspy_mlflow: list[Label] = []
     async_openai_mlflow: list[Label] = []
     smolagents_mlflow: list[Label] = []
+    llamaindex_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -459,6 +464,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             async_openai_mlflow.append(label)
         elif label.agent == "hatchery":
             smolagents_mlflow.append(label)
+        elif label.agent == "upholstery":
+            llamaindex_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -624,6 +631,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (OpenInference's smolagents instrumentor is off by then): MLflow patches the agents', tools'
     # and models' methods for the play and takes its patches off after; museum's MLflow provider
     out.update(hatchery.play(smolagents_mlflow, provider))
+    # chandler's, observatory's and ferrier's LlamaIndex again, under MLflow's LlamaIndex
+    # autologging this time (their instrumentors' handlers are off LlamaIndex's root dispatcher
+    # by then): MLflow's span and event handlers join it for the play and leave after; museum's
+    # MLflow provider
+    out.update(upholstery.play(llamaindex_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

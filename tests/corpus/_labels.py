@@ -855,6 +855,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed70": {
         "hatchery": range(100240, 100264),
     },
+    # Sealed 72: a seventy-fifth agent (upholstery: a re-upholstery workshop's job desk on
+    # LlamaIndex, a plain achat planner answering a declarative Jenkinsfile and a FunctionAgent
+    # run per stage attempt consumed through its event stream, traced by MLflow's LlamaIndex
+    # autologging and the app's own MLflow spans), labels committed alone before any detector
+    # ran on it, scored once (``--sealed72``).
+    "sealed72": {
+        "upholstery": range(100288, 100312),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8387,6 +8395,147 @@ def _hatchery_external_spate(rng: random.Random) -> tuple[str, str, str, dict[st
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- upholstery: a furniture re-upholstery workshop's job desk on LlamaIndex (a plain achat
+# planner answering a declarative Jenkinsfile, a FunctionAgent run per stage attempt) under
+# MLflow's LlamaIndex autologging. Services raise ``<kind> (ref WS-nnnn): text`` faults:
+# ``busy`` (the model calls again ``after`` the time named, same run), ``retry`` (the app runs
+# the stage again), ``rework`` with ``(use k=v)`` (a new Jenkinsfile) or ``refused`` (final).
+_UPHOLSTERY_TEXTS = (
+    "the swatch catalogue's mirror at the {town} showroom answered {n} stale rows",
+    "the test house's cone calorimeter {k} is being recalibrated for {n} minutes",
+    "the joiner's bench scheduler is locked by job {n}",
+    "van {k} is at the MOT station until the {n}th minute of the hour",
+    "the card terminal lost its line after {n} ms",
+    "the mail relay deferred message batch {n}",
+    "the stockroom scanner {k} read bolt label {n} twice",
+)
+_UPHOLSTERY_STAGE = {
+    "findFabric": "pick_fabric",
+    "requestFireTest": "fire_test",
+    "bookBench": "book_bench",
+    "bookVan": "book_van",
+    "chargeDeposit": "take_deposit",
+    "notifyCustomer": "notify_customer",
+}
+_UPHOLSTERY_TIMED = ["bookBench", "bookVan", "chargeDeposit", "notifyCustomer"]
+
+
+def _upholstery_texts(rng: random.Random, count: int) -> list[str]:
+    towns = ("Headingley", "Otley", "Ilkley", "Pudsey", "Morley")
+    return [
+        rng.choice(_UPHOLSTERY_TEXTS).format(
+            town=rng.choice(towns), n=rng.randint(3, 9000), k=rng.randint(1, 9)
+        )
+        for _ in range(count)
+    ]
+
+
+def _upholstery_busy(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each busy names another time: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 17 * 60, 5), count)
+    return [
+        {"kind": "busy", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_upholstery_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _upholstery_refused(rng: random.Random) -> dict[str, str]:
+    return {"kind": "refused", "text": _upholstery_texts(rng, 1)[0]}
+
+
+def _upholstery_loop_stage(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # retry again and again (varying texts): the app runs the stage again each time; the last
+    # answer is refused
+    tool = rng.choice(sorted(_UPHOLSTERY_STAGE))
+    again = [{"kind": "retry", "text": t} for t in _upholstery_texts(rng, rng.randint(4, 6))]
+    faults = [*again, _upholstery_refused(rng)]
+    return RUNAWAY, _UPHOLSTERY_STAGE[tool], "", {"tool": tool, "faults": faults}
+
+
+def _upholstery_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one hand run: busy again and again, each naming another time the model calls again
+    # after; the last answer is refused
+    tool = rng.choice(_UPHOLSTERY_TIMED)
+    faults = [*_upholstery_busy(rng, rng.randint(4, 6)), _upholstery_refused(rng)]
+    return RUNAWAY, _UPHOLSTERY_STAGE[tool], "", {"tool": tool, "faults": faults}
+
+
+def _upholstery_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the van booking fails under every Jenkinsfile: retry (run again), then rework naming
+    # another depot (a new Jenkinsfile), 3-4 Jenkinsfiles; the last refused
+    tool = "bookVan"
+    plans = rng.randint(3, 4)
+    depots = rng.sample(
+        ["Armley depot", "Horsforth depot", "Seacroft depot", "Rothwell depot"], plans - 1
+    )
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _upholstery_texts(rng, 2)
+        faults.append({"kind": "retry", "text": again})
+        if i < plans - 1:
+            faults.append({"kind": "rework", "text": moved, "hint": f"depot={depots[i]}"})
+        else:
+            faults.append({"kind": "refused", "text": moved})
+    return RUNAWAY, "book_van", "", {"tool": tool, "faults": faults, "depots": depots}
+
+
+def _upholstery_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the flammability test stays RUNNING: the hand polls it until it reports NOT_BUILT
+    return RUNAWAY, "fire_test", "", {"stuck": True}
+
+
+def _upholstery_wrong_branch(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the foreman's note names another branch's store: a bolt held there is found and passes
+    # its fire test, the bench is booked; the van refuses the bolt (off its round) for good
+    return PROPAGATION, "pick_fabric", "", {"branch": rng.choice(["Harrogate", "York"])}
+
+
+def _upholstery_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's van day is off: every stage works, the app's check of the van's day against
+    # the day agreed with the customer fails after the job
+    return PROPAGATION, "book_van", "", {"day": rng.choice(["2027-03-06", "2027-03-26"])}
+
+
+def _upholstery_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's customer account has two digits swapped: the deposit is refused for good
+    return PROPAGATION, "take_deposit", "", {"account": rng.choice(["CU-40971", "CU-49017"])}
+
+
+def _upholstery_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice busy inside one run or retry (the stage run again); the call after the
+    # time named, or the next attempt, works
+    tool = rng.choice(_UPHOLSTERY_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _upholstery_busy(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "retry", "text": t} for t in _upholstery_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _upholstery_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the swatch catalogue answers 4-9 pages; a bolt with enough metres is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _upholstery_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the flammability test is RUNNING 3-8 reads, then passed
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _upholstery_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the job sheet's joiner's bench is out of use that week: rework names another bench; the
+    # next Jenkinsfile books there and the rest works
+    return "healthy", "", PROPAGATION, {"bench_to": rng.choice(["J3", "J4"])}
+
+
+def _upholstery_external_breakdown(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every stage worked and the van day checked, the van breaks down on its round and the
+    # customer cancels during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- chorale: a chamber choir's concert-tour desk on DSPy (a ChainOfThought planner answering an
 # Argo Workflows DAG, a ReAct task runner per task attempt) under MLflow's DSPy autologging.
 # Services raise ``«marking» text`` faults: ``fermata`` (the model calls again ``after`` the time
@@ -11064,6 +11213,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _chorale_polling_ends,
         "legit_replan": _chorale_legit_replan,
         "external_power": _chorale_external_power,
+    },
+    "upholstery": {
+        "loop_step_varying": _upholstery_loop_stage,
+        "loop_tool_in_step": _upholstery_loop_tool,
+        "loop_across_replans": _upholstery_loop_replans,
+        "loop_poll_stuck": _upholstery_loop_poll,
+        "wrong_branch": _upholstery_wrong_branch,
+        "wrong_day": _upholstery_wrong_day,
+        "wrong_account": _upholstery_wrong_account,
+        "flaky": _upholstery_flaky,
+        "pagination": _upholstery_pagination,
+        "polling_ends": _upholstery_polling_ends,
+        "legit_replan": _upholstery_legit_replan,
+        "external_breakdown": _upholstery_external_breakdown,
     },
     "hatchery": {
         "loop_step_varying": _hatchery_loop_field,

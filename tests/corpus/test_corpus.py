@@ -99,6 +99,7 @@ from tests.corpus import (
     tannery,
     touring,
     turret,
+    upholstery,
     venue,
     vessel,
     vinyl,
@@ -206,6 +207,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed69",
         "sealed70",
         "sealed71",
+        "sealed72",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -6551,3 +6553,103 @@ def check_hatchery_plays() -> None:
     assert [s.status.status_code for s in tanks] == [StatusCode.ERROR, StatusCode.OK]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check stocking consent", "watch release"]
+
+
+def test_upholstery_agent_plays_sealed72_scenarios() -> None:
+    """The upholstery LlamaIndex app (sealed-72 only) plays labelled scenarios under MLflow's
+    LlamaIndex autologging, in a child process as the other sealed agents' checks do (MLflow
+    makes its tracer provider once per process): ``check_upholstery_plays``."""
+    _check_in_child("check_upholstery_plays")
+
+
+def _tool_results(span: ReadableSpan, tool: str) -> list[tuple[dict[str, Any], bool]]:
+    """The ``tool result`` events the app wrote on a stage attempt for one tool: the call's
+    arguments and whether it failed."""
+    return [
+        (json.loads(str(e.attributes["kwargs"])), bool(e.attributes["error"]))
+        for e in span.events
+        if e.name == "tool result" and e.attributes and e.attributes["tool"] == tool
+    ]
+
+
+def check_upholstery_plays() -> None:
+    """The upholstery app's spans, inspected in memory only (no store, no mapping, no detector
+    on sealed-72 runs). A ferrier run (LlamaIndex under its native OpenTelemetry integration)
+    and a museum run (MLflow's OpenAI autologging on the same MLflow provider) played just
+    before and just after carry the same spans both times, no MLflow span in ferrier's and no
+    LlamaIndex span in museum's (MLflow's handlers are off LlamaIndex's dispatcher); the
+    upholstery runs carry MLflow's scope only, no ``planscope.*`` or ``gen_ai.*`` attribute.
+    ``busy`` answers inside one hand run, under the app's one ``stage {name} attempt 1``: one
+    ``FunctionAgent.run`` span and no tool span (MLflow's step spans fail to start on these
+    pins), the calls again ``after`` each time named only in the app's ``tool result`` events,
+    the root ERROR with the final refusal. A legitimate re-plan: the second Jenkinsfile holds the
+    settled results in its ``environment`` block and the bench named, the second bench booking
+    works, the check and the watch last."""
+    import llama_index.core.instrumentation as instrumentation
+    from mlflow.llama_index.tracer import MlflowSpanHandler
+    from mlflow.utils.autologging_utils import autologging_is_disabled
+
+    neighbours = [
+        (ferrier.play, _committed("ferrier", "sealed55")[0]),
+        (museum.play, _committed("museum", "sealed15")[0]),
+    ]
+    labels = _committed("upholstery", "sealed72")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(upholstery.play, [picked, replan], neighbours)
+    assert autologging_is_disabled("llama_index")
+    handlers = instrumentation.get_dispatcher().span_handlers
+    assert not any(isinstance(h, MlflowSpanHandler) for h in handlers)
+    mlflow_scope = "mlflow.tracing.provider"
+    ferrier_before, museum_before, ferrier_after, museum_after = (traces[t] for t in others)
+    for before, after in ((ferrier_before, ferrier_after), (museum_before, museum_after)):
+        assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert mlflow_scope not in _scopes(ferrier_after)
+    assert not any(s.name.startswith(("FunctionAgent.", "LiteLLM.")) for s in museum_after)
+    for run in ids.values():
+        assert _scopes(traces[run]) == {mlflow_scope}
+        assert not any(
+            k.startswith(("planscope.", "gen_ai.")) for s in traces[run] for k in _attrs(s)
+        )
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name.startswith("upholster UP-") and _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert "FAILURE refused (ref WS-" in str(root.status.description)
+    assert faults[-1]["text"] in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"stage {picked.step} ")]
+    assert attempt.name == f"stage {picked.step} attempt 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    (agent,) = _children(spans, attempt, "")
+    assert agent.name == "FunctionAgent.run" and _mlflow(agent, "mlflow.spanType") == "AGENT"
+    assert f"Call: {picked.params['tool']} " in _mlflow(agent, "mlflow.spanInputs")["user_msg"]
+    assert not _children(spans, agent, "")
+    calls = _tool_results(attempt, picked.params["tool"])
+    assert len(calls) == len(faults) >= 5 and all(failed for _, failed in calls)
+    assert [args.get("after") for args, _ in calls] == [None, *(f["hint"] for f in faults[:-1])]
+    assert _mlflow(attempt, "mlflow.spanOutputs")["result"] == "FAILURE"
+    assert sum(s.name.startswith("Jenkinsfile revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "booked"
+    plans = _children(spans, root, "Jenkinsfile revision ")
+    assert [s.name for s in plans] == ["Jenkinsfile revision 1", "Jenkinsfile revision 2"]
+    for plan in plans:
+        assert [s.name for s in _children(spans, plan, "")] == ["LiteLLM.achat", "read Jenkinsfile"]
+    second = upholstery.read_jenkinsfile(_mlflow(plans[1], "mlflow.spanOutputs")["jenkinsfile"])
+    assert list(second.env) == ["PICK_FABRIC_RESULT", "FIRE_TEST_RESULT"]
+    assert [s.name for s in second.stages][:2] == ["book_bench", "book_van"]
+    assert second.stages[0].args["bench"] == replan.params["bench_to"]
+    assert second.stages[1].args["sku"] == "${env.PICK_FABRIC_RESULT}"
+    assert second.stages[1].args["slot"] == "${results.book_bench.slot}"
+    benches = [
+        (args["bench"], failed)
+        for s in _children(spans, root, "stage book_bench ")
+        for args, failed in _tool_results(s, "bookBench")
+    ]
+    assert benches == [(upholstery.JOB["bench"], True), (replan.params["bench_to"], False)]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check van day", "watch van round"]
