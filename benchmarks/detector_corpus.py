@@ -126,6 +126,7 @@ SEALED = (
     "sealed70",
     "sealed71",
     "sealed72",
+    "sealed73",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

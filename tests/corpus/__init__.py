@@ -57,6 +57,7 @@ from . import (
     orchard,
     organ,
     pantry,
+    planetarium,
     quarry,
     railtour,
     refuge,
@@ -243,7 +244,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     spans, on the same MLflow tracer provider, the upholstery LlamaIndex app (a planner
     ``achat`` call, a ``FunctionAgent`` per stage attempt read through its event stream) through
     MLflow's LlamaIndex autologging (MLflow's handlers on LlamaIndex's root dispatcher for the
-    play, taken off after) and its own ``mlflow.start_span`` spans, on the same MLflow provider.
+    play, taken off after) and its own ``mlflow.start_span`` spans, on the same MLflow provider,
+    the planetarium app (the Google Gen AI SDK by hand, the executor's turns streamed with
+    ``generate_content_stream``) through OpenLLMetry's Google Generative AI instrumentor on
+    ``provider`` (uninstrumented after) and its own plain spans through a tracer of ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -314,6 +318,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     async_openai_mlflow: list[Label] = []
     smolagents_mlflow: list[Label] = []
     llamaindex_mlflow: list[Label] = []
+    genai_stream_openllmetry: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -466,6 +471,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             smolagents_mlflow.append(label)
         elif label.agent == "upholstery":
             llamaindex_mlflow.append(label)
+        elif label.agent == "planetarium":
+            genai_stream_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -636,6 +643,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # by then): MLflow's span and event handlers join it for the play and leave after; museum's
     # MLflow provider
     out.update(upholstery.play(llamaindex_mlflow, provider))
+    # cellar's and assay's Google Gen AI SDK again, streamed this time, under OpenLLMetry's Google
+    # Generative AI instrumentor (cellar's and assay's instrumentors are off by then): it wraps
+    # Models.generate_content and generate_content_stream on ``provider`` and unwraps them after;
+    # before liftline and reel, whose ADK calls the same SDK
+    out.update(planetarium.play(genai_stream_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

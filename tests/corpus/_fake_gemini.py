@@ -1,5 +1,6 @@
 """A small fake of the Gemini API for the corpus: ``POST /v1beta/models/{model}:generateContent``
-on a loopback port, answering the parts a scripted model decides, non-streaming only.
+on a loopback port, answering the parts a scripted model decides, and its streamed twin
+``:streamGenerateContent?alt=sse`` (server-sent events, as ``generate_content_stream`` reads them).
 
 As :mod:`tests.corpus._fake_anthropic` serves the Messages API: uvicorn in a thread, every
 answer a pure function of the request. The script (``respond``) gets the request body (the
@@ -13,6 +14,10 @@ characters, ``modelVersion``, ``responseId``).
 overloaded model); the retry of the same body is answered. The SDK retries it only when the
 client's ``HttpOptions`` carry ``retry_options`` (it does not by default).
 
+The streamed route answers the same parts as ``data:`` events: a turn's text split over two or
+three chunks at word boundaries (function calls whole, in the last chunk, as the API streams
+them), ``finishReason`` only on the last chunk, each chunk with the same ``responseId``.
+
 >>> content({"contents": []}, [{"text": "hi"}])["candidates"][0]["finishReason"]
 'STOP'
 """
@@ -20,12 +25,14 @@ client's ``HttpOptions`` carry ``retry_options`` (it does not by default).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from ._loopback import Loopback
 
@@ -58,19 +65,47 @@ def content(body: dict[str, Any], parts: Parts, model: str = MODEL) -> dict[str,
     }
 
 
+def chunks(body: dict[str, Any], parts: Parts, model: str = MODEL) -> list[dict[str, Any]]:
+    """The streamed answer: ``parts`` as two or three ``GenerateContentResponse`` chunks.
+
+    >>> out = chunks({"contents": []}, [{"text": "DONE all went to plan today"}])
+    >>> ["".join(p["text"] for p in c["candidates"][0]["content"]["parts"]) for c in out]
+    ['DONE all ', 'went to ', 'plan today']
+    >>> [c["candidates"][0].get("finishReason") for c in out]
+    [None, None, 'STOP']
+    """
+    whole = content(body, parts, model)
+    text = "".join(str(p["text"]) for p in parts if "text" in p)
+    calls = [p for p in parts if "text" not in p]
+    words = re.findall(r"\S+\s*", text)
+    cuts = [0, *sorted({len(words) * k // 3 for k in (1, 2)} - {0}), len(words)] if words else []
+    pieces = ["".join(words[a:b]) for a, b in itertools.pairwise(cuts) if b > a]
+    turns: list[Parts] = [[{"text": piece}] for piece in pieces] or [[]]
+    turns[-1] = turns[-1] + calls
+    out = []
+    for n, turn in enumerate(turns, 1):
+        chunk = json.loads(json.dumps(whole))
+        candidate = chunk["candidates"][0]
+        candidate["content"]["parts"] = turn
+        if n < len(turns):
+            del candidate["finishReason"]
+        out.append(chunk)
+    return out
+
+
 def _error(code: int, status: str, text: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": text, "status": status}}, code)
 
 
 def create_app(respond: Script, unavailable: Callable[[dict[str, Any]], bool]) -> FastAPI:
-    """The route ``POST /v1beta/models/{model}:generateContent``: a 400 ``INVALID_ARGUMENT``
-    for a body the API would refuse, a 503 the first time ``unavailable`` picks a body, else
-    the answer."""
+    """The routes ``POST /v1beta/models/{model}:generateContent`` and its streamed twin
+    ``:streamGenerateContent``: a 400 ``INVALID_ARGUMENT`` for a body the API would refuse, a 503
+    the first time ``unavailable`` picks a body, else the answer."""
     app = FastAPI()
     refused_once: set[str] = set()
 
-    @app.post("/v1beta/models/{model}:generateContent", response_model=None)
-    async def generate_content(model: str, request: Request) -> Any:
+    async def answer(request: Request) -> dict[str, Any] | JSONResponse:
+        """The request body, or the error the API answers it with."""
         try:
             body = await request.json()
         except ValueError:
@@ -92,7 +127,22 @@ def create_app(respond: Script, unavailable: Callable[[dict[str, Any]], bool]) -
         if unavailable(body) and key not in refused_once:
             refused_once.add(key)
             return _error(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
+        return dict(body)
+
+    @app.post("/v1beta/models/{model}:generateContent", response_model=None)
+    async def generate_content(model: str, request: Request) -> Any:
+        body = await answer(request)
+        if isinstance(body, JSONResponse):
+            return body
         return JSONResponse(content(body, respond(body), model))
+
+    @app.post("/v1beta/models/{model}:streamGenerateContent", response_model=None)
+    async def stream_generate_content(model: str, request: Request) -> Any:
+        body = await answer(request)
+        if isinstance(body, JSONResponse):
+            return body
+        events = [f"data: {json.dumps(c)}\r\n\r\n" for c in chunks(body, respond(body), model)]
+        return StreamingResponse(iter(events), media_type="text/event-stream")
 
     return app
 

@@ -863,6 +863,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed72": {
         "upholstery": range(100288, 100312),
     },
+    # Sealed 73: a seventy-fourth agent (planetarium: the Google Gen AI SDK by hand with streaming,
+    # a planner answering a PlantUML activity diagram and an executor conversation per action
+    # attempt, traced by OpenLLMetry's Google Generative AI instrumentor and the app's own spans),
+    # labels committed alone before any detector ran on it, scored once (``--sealed73``).
+    "sealed73": {
+        "planetarium": range(100312, 100336),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -10397,6 +10404,152 @@ def _ferrule_external_notice(rng: random.Random) -> tuple[str, str, str, dict[st
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- planetarium: a planetarium's education desk booking a school group's show on the Google Gen
+# AI SDK by hand (a planner answering a PlantUML activity diagram, a streamed executor
+# conversation per action attempt) under OpenLLMetry's Google Generative AI instrumentor. Services
+# raise ``[kind] text`` faults: ``cloud-cover`` (the model calls again ``after`` the time named),
+# ``eclipse`` (the app runs the action again), ``retrograde`` with ``(use k=v)`` (a new diagram)
+# or ``supernova`` (final).
+_PLANETARIUM_TEXTS = (
+    "the star ball's lamp change is running {n} minutes late",
+    "box office till {k} is reconciling {n} transactions",
+    "the rail operator's booking API answered 50{k} for request {hex}",
+    "projector {p} overheated at {n} lumens",
+    "the school finance portal is in a {n}-minute maintenance window",
+    "the {dome} seating plan is locked by another user",
+    "the mail relay holds {n} messages for the council's schools domain",
+)
+_PLANETARIUM_DOMES = ("Main Dome", "Star Theatre", "Digital Studio")
+_PLANETARIUM_ACTION = {
+    "find_show": "findShow",
+    "book_dome": "bookDome",
+    "calibrate_projector": "calibrate",
+    "book_travel": "bookTravel",
+    "invoice_school": "invoiceSchool",
+    "notify_teacher": "notifyTeacher",
+}
+_PLANETARIUM_TIMED = ["book_dome", "book_travel", "invoice_school", "notify_teacher"]
+
+
+def _planetarium_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_PLANETARIUM_TEXTS).format(
+            n=rng.randint(3, 900),
+            k=rng.randint(1, 4),
+            hex=f"{rng.getrandbits(24):06x}",
+            p=rng.choice(("P1", "P2", "P3", "P4", "P5")),
+            dome=rng.choice(_PLANETARIUM_DOMES),
+        )
+        for _ in range(count)
+    ]
+
+
+def _planetarium_waits(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each wait names another time: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 17 * 60, 5), count)
+    return [
+        {"kind": "cloud-cover", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_planetarium_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _planetarium_supernova(rng: random.Random) -> dict[str, str]:
+    return {"kind": "supernova", "text": _planetarium_texts(rng, 1)[0]}
+
+
+def _planetarium_loop_action(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # eclipse again and again (varying texts), the app runs the action again each time; the
+    # last answer is supernova
+    tool = rng.choice(sorted(_PLANETARIUM_ACTION))
+    again = [{"kind": "eclipse", "text": t} for t in _planetarium_texts(rng, rng.randint(4, 6))]
+    faults = [*again, _planetarium_supernova(rng)]
+    return RUNAWAY, _PLANETARIUM_ACTION[tool], "", {"tool": tool, "faults": faults}
+
+
+def _planetarium_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: cloud-cover again and again, each naming another time
+    # the model calls again after; the last answer is supernova
+    tool = rng.choice(_PLANETARIUM_TIMED)
+    faults = [*_planetarium_waits(rng, rng.randint(4, 6)), _planetarium_supernova(rng)]
+    return RUNAWAY, _PLANETARIUM_ACTION[tool], "", {"tool": tool, "faults": faults}
+
+
+def _planetarium_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the school's invoice fails under every diagram: eclipse (run again), then retrograde
+    # naming another account of the school's trust (a new diagram), 3-4 diagrams; the last
+    # supernova
+    plans = rng.randint(3, 4)
+    faults: list[dict[str, str]] = []
+    accounts: list[str] = []
+    for i in range(plans):
+        again, moved = _planetarium_texts(rng, 2)
+        faults.append({"kind": "eclipse", "text": again})
+        if i < plans - 1:
+            accounts.append(f"SCH-{rng.randint(10000, 99999)}")
+            faults.append({"kind": "retrograde", "text": moved, "hint": f"account={accounts[-1]}"})
+        else:
+            faults.append({"kind": "supernova", "text": moved})
+    params = {"tool": "invoice_school", "faults": faults, "accounts": accounts}
+    return RUNAWAY, "invoiceSchool", "", params
+
+
+def _planetarium_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the projector calibration stays aligning: the executor reads it until it answers stalled
+    return RUNAWAY, "calibrate", "", {"stuck": True}
+
+
+def _planetarium_wrong_dome(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the coordinator's note names a smaller auditorium: a show for it is found in the
+    # catalogue; the dome booking for the group's seats is refused for good
+    return PROPAGATION, "findShow", "", {"dome": rng.choice(["Star Theatre", "Digital Studio"])}
+
+
+def _planetarium_wrong_date(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's visit date has a digit changed: every action works, the app's check of the
+    # dome booking against the school's request fails after the job
+    return PROPAGATION, "bookDome", "", {"date": rng.choice(["2027-03-13", "2027-03-19"])}
+
+
+def _planetarium_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's school account has two digits swapped: the invoice is refused for good
+    return PROPAGATION, "invoiceSchool", "", {"account": rng.choice(["SCH-51520", "SCH-55210"])}
+
+
+def _planetarium_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice cloud-cover inside one conversation or eclipse (the action run again);
+    # the call after the time named, or the next attempt, works
+    tool = rng.choice(_PLANETARIUM_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _planetarium_waits(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "eclipse", "text": t} for t in _planetarium_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _planetarium_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the programme catalogue answers 4-9 pages; a show for the dome is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _planetarium_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the projector calibration is aligning for 3-8 reads, then ready
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _planetarium_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the requested slot is closed for a press preview: retrograde names another slot the same
+    # day; the next diagram books it and the rest works
+    return "healthy", "", PROPAGATION, {"slot_to": rng.choice(["11:45", "13:15"])}
+
+
+def _planetarium_external_snow(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every action worked and the booking checked, the school closes for snow during the
+    # watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -11507,6 +11660,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _caravan_polling_ends,
         "legit_replan": _caravan_legit_replan,
         "external_storm": _caravan_external_storm,
+    },
+    "planetarium": {
+        "loop_step_varying": _planetarium_loop_action,
+        "loop_tool_in_step": _planetarium_loop_tool,
+        "loop_across_replans": _planetarium_loop_replans,
+        "loop_poll_stuck": _planetarium_loop_poll,
+        "wrong_dome": _planetarium_wrong_dome,
+        "wrong_date": _planetarium_wrong_date,
+        "wrong_account": _planetarium_wrong_account,
+        "flaky": _planetarium_flaky,
+        "pagination": _planetarium_pagination,
+        "polling_ends": _planetarium_polling_ends,
+        "legit_replan": _planetarium_legit_replan,
+        "external_snow": _planetarium_external_snow,
     },
 }
 

@@ -75,6 +75,7 @@ from tests.corpus import (
     orchard,
     organ,
     pantry,
+    planetarium,
     play,
     quarry,
     railtour,
@@ -208,6 +209,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed70",
         "sealed71",
         "sealed72",
+        "sealed73",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -6653,3 +6655,114 @@ def check_upholstery_plays() -> None:
     assert benches == [(upholstery.JOB["bench"], True), (replan.params["bench_to"], False)]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check van day", "watch van round"]
+
+
+def test_planetarium_agent_plays_sealed73_scenarios() -> None:
+    """The planetarium app on the Google Gen AI SDK with streaming (sealed-73 only) plays
+    labelled scenarios under OpenLLMetry's Google Generative AI instrumentor, in a child process
+    as the other sealed agents' checks do: ``check_planetarium_plays``."""
+    _check_in_child("check_planetarium_plays")
+
+
+def _planetarium_diagrams(spans: list[ReadableSpan]) -> list[str]:
+    """The runbook diagrams in order, as each ``runbook draft`` span recorded them."""
+    drafts = sorted(
+        (s for s in spans if s.name == "runbook draft"), key=lambda s: s.start_time or 0
+    )
+    return [str(_attrs(s)["runbook.plantuml"]) for s in drafts]
+
+
+def _planetarium_services(spans: list[ReadableSpan], name: str) -> list[ReadableSpan]:
+    return sorted(
+        (s for s in spans if s.name == f"service {name}"), key=lambda s: s.start_time or 0
+    )
+
+
+def check_planetarium_plays() -> None:
+    """The planetarium app's spans, inspected in memory only (no store, no mapping, no detector
+    on sealed-73 runs). An assay run (the same SDK under the official google-genai
+    instrumentation) played just before and just after carries the same spans both times and no
+    OpenLLMetry or planetarium span; the SDK's ``Models.generate_content`` and
+    ``generate_content_stream`` are put back; the planetarium runs carry only the app's and
+    OpenLLMetry's scopes, no ``planscope.*`` attribute and no ``gen_ai.*`` on the app's spans.
+    Cloud cover inside one action attempt: the root in error with the final ``[supernova]``, the
+    diagram's action for the labelled step calling the scenario's service, one ERROR service span
+    per injected fault called again ``after`` each time named, all under one ``action`` span
+    (attempt 1) holding one streamed ``generate_content`` span per model turn. A legitimate
+    re-plan: revision 2's diagram carries findShow settled and the slot named, the second dome
+    booking works, the check and the watch last under the root."""
+    from google.genai.models import Models
+
+    neighbours = [(assay.play, _committed("assay", "sealed58")[0])]
+    labels = _committed("planetarium", "sealed73")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    generate, stream = Models.generate_content, Models.generate_content_stream
+    ids, others, traces = _played_between(planetarium.play, [picked, replan], neighbours)
+    assert Models.generate_content is generate and Models.generate_content_stream is stream
+    llm = "opentelemetry.instrumentation.google_generativeai"
+    before, after = traces[others[0]], traces[others[1]]
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and not _scopes(before) & {planetarium.TRACER, llm}
+    for run in ids.values():
+        assert _scopes(traces[run]) == {planetarium.TRACER, llm}
+        assert not any(k.startswith("planscope.") for s in traces[run] for k in _attrs(s))
+        app = [s for s in traces[run] if _scopes([s]) == {planetarium.TRACER}]
+        assert not any(k.startswith("gen_ai.") for s in app for k in _attrs(s))
+
+    spans = traces[ids[picked.run]]
+    by_id = {s.context.span_id: s for s in spans if s.context}
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    tool = picked.params["tool"]
+    assert (
+        root.name == f"school visit V-{picked.seed}" and root.status.status_code is StatusCode.ERROR
+    )
+    assert _attrs(root)["visit.outcome"] == "failed"
+    assert str(root.status.description).endswith(f"[supernova] {faults[-1]['text']}")
+    (diagram,) = _planetarium_diagrams(spans)
+    assert (
+        diagram.startswith("@startuml") and diagram.endswith("@enduml") and "fork again" in diagram
+    )
+    actions = planetarium.read_diagram(diagram)
+    assert [a.service for a in actions if a.name == picked.step] == [tool]
+    calls = _planetarium_services(spans, tool)
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [json.loads(str(_attrs(s)["service.args"])).get("after") for s in calls]
+    assert waits == [None] + [f["hint"] for f in faults[:-1]]
+    (attempt,) = {by_id[s.parent.span_id] for s in calls if s.parent}
+    assert attempt.name == f"action {picked.step}" and _attrs(attempt)["action.attempt"] == 1
+    assert attempt.status.status_code is StatusCode.ERROR and _attrs(attempt)["action.status"] == (
+        "FAILED"
+    )
+    turns = _children(spans, attempt, "generate_content ")
+    assert len(turns) == len(faults) + 1 and _scopes(turns) == {llm}
+    (first,) = json.loads(str(_attrs(turns[0])["gen_ai.output.messages"]))
+    assert [p["type"] for p in first["parts"]] == ["tool_call"] and first["parts"][0][
+        "name"
+    ] == tool
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["visit.outcome"] == "booked" and root.status.status_code is StatusCode.UNSET
+    first_diagram, second = _planetarium_diagrams(spans)
+    assert "revision 1" in first_diagram.splitlines()[1] and "revision 2" in second.splitlines()[1]
+    assert "' settled findShow: " in second
+    assert [a.name for a in planetarium.read_diagram(second)] == [
+        "bookDome",
+        "calibrate",
+        "bookTravel",
+        "invoiceSchool",
+        "notifyTeacher",
+    ]
+    slot = replan.params["slot_to"]
+    domes = _planetarium_services(spans, "book_dome")
+    assert [json.loads(str(_attrs(s)["service.args"]))["slot"] for s in domes] == [
+        planetarium.JOB["slot"],
+        slot,
+    ]
+    assert [s.status.status_code for s in domes] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[:3] == ["runbook draft", "action findShow", "action bookDome"]
+    assert names[-2:] == ["check dome booking", "watch visit day"]
