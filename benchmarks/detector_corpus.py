@@ -125,6 +125,7 @@ SEALED = (
     "sealed69",
     "sealed70",
     "sealed71",
+    "sealed74",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

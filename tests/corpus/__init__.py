@@ -25,6 +25,7 @@ from . import (
     chandler,
     chorale,
     claims,
+    cooperage,
     customs,
     etl,
     ferrier,
@@ -239,7 +240,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     after) and its own ``mlflow.start_span`` spans, the hatchery smolagents app (a planner and a
     runner ``ToolCallingAgent``) through MLflow's smolagents autologging (smolagents' agent runs
     and tool calls patched for the play, unpatched after) and its own ``mlflow.start_span``
-    spans, on the same MLflow tracer provider.
+    spans, the cooperage Agno app (a ``Team`` whose leader delegates to a planner and a cooper
+    member) through MLflow's Agno autologging (OpenInference's Agno instrumentor on MLflow's
+    tracer for the play, uninstrumented after) and its own ``mlflow.start_span`` spans, on the
+    same MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -309,6 +313,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     dspy_mlflow: list[Label] = []
     async_openai_mlflow: list[Label] = []
     smolagents_mlflow: list[Label] = []
+    agno_team_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -459,6 +464,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             async_openai_mlflow.append(label)
         elif label.agent == "hatchery":
             smolagents_mlflow.append(label)
+        elif label.agent == "cooperage":
+            agno_team_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -624,6 +631,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (OpenInference's smolagents instrumentor is off by then): MLflow patches the agents', tools'
     # and models' methods for the play and takes its patches off after; museum's MLflow provider
     out.update(hatchery.play(smolagents_mlflow, provider))
+    # lease's and orchard's Agno again, an Agno Team this time, under MLflow's Agno autologging
+    # (lease's OpenInference instrumentor, which MLflow's autologging drives on its own tracer,
+    # and orchard's OpenLLMetry one are off by then); uninstrumented when the play returns;
+    # museum's MLflow provider
+    out.update(cooperage.play(agno_team_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again
