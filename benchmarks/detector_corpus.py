@@ -127,6 +127,7 @@ SEALED = (
     "sealed71",
     "sealed72",
     "sealed73",
+    "sealed74",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

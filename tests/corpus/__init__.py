@@ -25,6 +25,7 @@ from . import (
     chandler,
     chorale,
     claims,
+    cooperage,
     customs,
     etl,
     ferrier,
@@ -247,7 +248,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     play, taken off after) and its own ``mlflow.start_span`` spans, on the same MLflow provider,
     the planetarium app (the Google Gen AI SDK by hand, the executor's turns streamed with
     ``generate_content_stream``) through OpenLLMetry's Google Generative AI instrumentor on
-    ``provider`` (uninstrumented after) and its own plain spans through a tracer of ``provider``.
+    ``provider`` (uninstrumented after) and its own plain spans through a tracer of ``provider``,
+    the cooperage Agno app (a ``Team`` whose leader delegates to a planner and a cooper member)
+    through MLflow's Agno autologging (OpenInference's Agno instrumentor on MLflow's tracer for
+    the play, uninstrumented after) and its own ``mlflow.start_span`` spans, on the same MLflow
+    tracer provider as the other MLflow apps.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -319,6 +324,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     smolagents_mlflow: list[Label] = []
     llamaindex_mlflow: list[Label] = []
     genai_stream_openllmetry: list[Label] = []
+    agno_team_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -473,6 +479,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             llamaindex_mlflow.append(label)
         elif label.agent == "planetarium":
             genai_stream_openllmetry.append(label)
+        elif label.agent == "cooperage":
+            agno_team_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -648,6 +656,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # Models.generate_content and generate_content_stream on ``provider`` and unwraps them after;
     # before liftline and reel, whose ADK calls the same SDK
     out.update(planetarium.play(genai_stream_openllmetry, provider))
+    # lease's and orchard's Agno again, an Agno Team this time, under MLflow's Agno autologging
+    # (lease's OpenInference instrumentor, which MLflow's autologging drives on its own tracer,
+    # and orchard's OpenLLMetry one are off by then); uninstrumented when the play returns;
+    # museum's MLflow provider
+    out.update(cooperage.play(agno_team_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -870,6 +870,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed73": {
         "planetarium": range(100312, 100336),
     },
+    # Sealed 74: a seventy-fifth agent (cooperage: an oak-barrel cooperage filling a
+    # distillery's order with an Agno Team, a planner member answering a Nextflow DSL2 workflow
+    # and a cooper member run per process attempt, traced by MLflow's Agno autologging and the
+    # app's own MLflow spans), labels committed alone before any detector ran on it, scored once
+    # (``--sealed74``).
+    "sealed74": {
+        "cooperage": range(100336, 100360),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8543,6 +8551,146 @@ def _upholstery_external_breakdown(rng: random.Random) -> tuple[str, str, str, d
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- cooperage: an oak-barrel cooperage filling a distillery's order, an Agno Team (a planner
+# member answering a Nextflow DSL2 workflow, a cooper member run per process attempt) under
+# MLflow's Agno autologging. Services fail with Nextflow-style exit statuses: ``75`` (tempfail:
+# the model calls again ``after`` the time named, same run), ``143`` (the task was killed: the
+# app runs the process again), ``65`` with ``(use k=v)`` (a new workflow) or ``77`` (final).
+_COOPERAGE_TEXTS = (
+    "the stave jointer on line {k} lost its fence after {n} staves",
+    "the toasting kiln's thermocouple {k} read {n} C off",
+    "the yard's stock terminal timed out after {n} ms",
+    "hoop press {k} dropped to {n} kPa",
+    "the haulier's dispatch desk queue is {n} jobs long",
+    "the distillery's purchase ledger is closing batch {n}",
+    "the cooperage's compressor {k} is down for {n} minutes",
+)
+_COOPERAGE_STEP = {
+    "select_staves": "staves",
+    "toast_barrel": "toast",
+    "leak_test": "leak",
+    "book_pickup": "pickup",
+    "charge_order": "payment",
+    "notify_distillery": "notice",
+}
+_COOPERAGE_TIMED = ["toast_barrel", "book_pickup", "charge_order", "notify_distillery"]
+
+
+def _cooperage_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_COOPERAGE_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _cooperage_tempfails(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each exit 75 names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 18 * 60, 5), count)
+    return [
+        {"exit": "75", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_cooperage_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _cooperage_final(rng: random.Random) -> dict[str, str]:
+    return {"exit": "77", "text": _cooperage_texts(rng, 1)[0]}
+
+
+def _cooperage_loop_process(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # exit 143 again and again (varying texts): the app runs the process again each time; the
+    # last answer is exit 77
+    tool = rng.choice(sorted(_COOPERAGE_STEP))
+    killed = [{"exit": "143", "text": t} for t in _cooperage_texts(rng, rng.randint(4, 6))]
+    faults = [*killed, _cooperage_final(rng)]
+    return RUNAWAY, _COOPERAGE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _cooperage_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one cooper run: exit 75 again and again, each naming another time the model calls
+    # again after; the last answer is exit 77
+    tool = rng.choice(_COOPERAGE_TIMED)
+    faults = [*_cooperage_tempfails(rng, rng.randint(4, 6)), _cooperage_final(rng)]
+    return RUNAWAY, _COOPERAGE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _cooperage_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the haulier's pickup fails under every workflow: exit 143 (run again), then exit 65 naming
+    # another haulage depot (a new workflow), 3-4 workflows; the last exit 77
+    plans = rng.randint(3, 4)
+    depots = rng.sample(["Elgin depot", "Keith depot", "Dufftown depot", "Huntly depot"], plans - 1)
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _cooperage_texts(rng, 2)
+        faults.append({"exit": "143", "text": again})
+        if i < plans - 1:
+            faults.append({"exit": "65", "text": moved, "hint": f"depot={depots[i]}"})
+        else:
+            faults.append({"exit": "77", "text": moved})
+    return RUNAWAY, "pickup", "", {"tool": "book_pickup", "faults": faults, "depots": depots}
+
+
+def _cooperage_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the leak (pressure) test stays RUNNING: the cooper reads it until it reports stalled
+    return RUNAWAY, "leak", "", {"stuck": True}
+
+
+def _cooperage_wrong_forest(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the head cooper's note names another forest: a stave lot from there is found; the
+    # toasting kiln, booked for the distillery's spec, refuses it for good
+    return PROPAGATION, "staves", "", {"forest": rng.choice(["Limousin", "Vosges", "Bertranges"])}
+
+
+def _cooperage_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's collection day is off: every process works, the app's check of the pickup
+    # against the purchase order's delivery day fails after the order
+    return (
+        PROPAGATION,
+        "pickup",
+        "",
+        {"day": rng.choice(["2027-05-04", "2027-05-11", "2027-05-24"])},
+    )
+
+
+def _cooperage_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's distillery account has two digits swapped: the charge exits 77 for good
+    return PROPAGATION, "payment", "", {"account": rng.choice(["GA-61804", "GA-16840", "GA-68140"])}
+
+
+def _cooperage_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice exit 75 inside one run or exit 143 (the process run again); the call after
+    # the time named, or the next attempt, works
+    tool = rng.choice(_COOPERAGE_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _cooperage_tempfails(rng, count)
+        if rng.random() < 0.5
+        else [{"exit": "143", "text": t} for t in _cooperage_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _cooperage_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the timber yard's stock list answers 4-9 pages; a lot with enough staves is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _cooperage_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the leak test is RUNNING 3-8 reads, then passes
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _cooperage_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order's toasting kiln is down for relining: exit 65 names another kiln; the next
+    # workflow toasts there and the rest works
+    return "healthy", "", PROPAGATION, {"kiln_to": rng.choice(["kiln 3", "kiln 4"])}
+
+
+def _cooperage_external_storm(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every process worked and the pickup checked, a snowstorm closes the road to the
+    # distillery during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- chorale: a chamber choir's concert-tour desk on DSPy (a ChainOfThought planner answering an
 # Argo Workflows DAG, a ReAct task runner per task attempt) under MLflow's DSPy autologging.
 # Services raise ``«marking» text`` faults: ``fermata`` (the model calls again ``after`` the time
@@ -11394,6 +11542,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _hatchery_polling_ends,
         "legit_replan": _hatchery_legit_replan,
         "external_spate": _hatchery_external_spate,
+    },
+    "cooperage": {
+        "loop_step_varying": _cooperage_loop_process,
+        "loop_tool_in_step": _cooperage_loop_tool,
+        "loop_across_replans": _cooperage_loop_replans,
+        "loop_poll_stuck": _cooperage_loop_poll,
+        "wrong_forest": _cooperage_wrong_forest,
+        "wrong_day": _cooperage_wrong_day,
+        "wrong_account": _cooperage_wrong_account,
+        "flaky": _cooperage_flaky,
+        "pagination": _cooperage_pagination,
+        "polling_ends": _cooperage_polling_ends,
+        "legit_replan": _cooperage_legit_replan,
+        "external_storm": _cooperage_external_storm,
     },
     "surgery": {
         "loop_step_varying": _surgery_loop_step,

@@ -46,6 +46,7 @@ from tests.corpus import (
     chandler,
     chorale,
     claims,
+    cooperage,
     customs,
     ferrier,
     ferrule,
@@ -210,6 +211,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed71",
         "sealed72",
         "sealed73",
+        "sealed74",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -6766,3 +6768,85 @@ def check_planetarium_plays() -> None:
     names = [s.name for s in _children(spans, root, "")]
     assert names[:3] == ["runbook draft", "action findShow", "action bookDome"]
     assert names[-2:] == ["check dome booking", "watch visit day"]
+
+
+def test_cooperage_agent_plays_sealed74_scenarios() -> None:
+    """The cooperage Agno Team app (sealed-74 only) plays labelled scenarios under MLflow's Agno
+    autologging, in a child process as the other sealed agents' checks do (MLflow makes its
+    tracer provider once per process): ``check_cooperage_plays``."""
+    _check_in_child("check_cooperage_plays")
+
+
+def check_cooperage_plays() -> None:
+    """The cooperage app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-74 runs). A lease run (Agno under OpenInference's Agno instrumentor on the play's
+    provider: the same instrumentor, a singleton, that MLflow's Agno autologging drives on its
+    own tracer) played just before and just after carries the same spans both times and no
+    MLflow span (MLflow's autologging uninstrumented it); the cooperage runs carry MLflow's and
+    the Agno instrumentor's scopes only, no ``planscope.*`` attribute, one root each and every
+    span's parent in its own trace (no team run's context left attached). Tempfails inside one
+    cooper run, under the app's one ``process {step} attempt 1``: one team run, one ``cooper.run``
+    under it, one ERROR tool span per injected fault called again ``after`` each time named, the
+    root ERROR with the final exit 77. A legitimate re-plan: the second workflow carries the
+    settled lot as a ``params`` line, keeps the step numbers and names the kiln, the second
+    toast works, the check and the watch last."""
+    neighbours = [(lease.play, _committed("lease", "sealed8")[0])]
+    labels = _committed("cooperage", "sealed74")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(cooperage.play, [picked, replan], neighbours)
+    mlflow_scope, agno_scope = "mlflow.tracing.provider", "openinference.instrumentation.agno"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and mlflow_scope not in _scopes(after)
+    for run in ids.values():
+        spans = traces[run]
+        assert _scopes(spans) == {mlflow_scope, agno_scope}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "cask order PO-GA-4471" and _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert f"exit status 77: {faults[-1]['text']}" in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"process {picked.step} ")]
+    assert attempt.name == f"process {picked.step} attempt 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    (team,) = _children(spans, attempt, "")
+    assert team.name == "cooperage.run"
+    (cooper,) = _children(spans, team, "cooper.run")
+    assert f"Call: {picked.params['tool']} " in str(_attrs(cooper)["input.value"])
+    calls = _children(spans, cooper, picked.params["tool"])
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [json.loads(str(_attrs(s)["input.value"])).get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    assert sum(s.name.startswith("plan revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "delivered"
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (team,) = _children(spans, plans[1], "")
+    (planner,) = _children(spans, team, "planner.run")
+    second = cooperage.read_workflow(_mlflow(plans[1], "mlflow.spanOutputs")["workflow"])
+    assert str(_attrs(planner)["output.value"]).startswith("#!/usr/bin/env nextflow")
+    assert list(second.params) == ["staves_lot_id"]
+    assert [(c.number, c.step) for c in second.calls][:2] == [(2, "toast"), (3, "leak")]
+    kiln = replan.params["kiln_to"]
+    assert second.calls[0].args == {
+        "lot": cooperage.Ref("params.staves_lot_id"),
+        "level": cooperage.ORDER["toast"],
+        "kiln": kiln,
+    }
+    toasts = sorted((s for s in spans if s.name == "toast_barrel"), key=lambda s: s.start_time or 0)
+    kilns = [json.loads(str(_attrs(s)["input.value"]))["kiln"] for s in toasts]
+    assert kilns == [cooperage.ORDER["kiln"], kiln]
+    assert [s.status.status_code for s in toasts] == [StatusCode.ERROR, StatusCode.OK]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check pickup against order", "watch pickup HP-100346-1"]
