@@ -56,12 +56,16 @@ prompts and answers are read too (peak RSS ~2.4 GiB against ~0.9). docs/benchmar
 MAX_CHANGED = 20_000
 """Traces one incremental pass takes at most (the oldest first; the next pass takes the rest)."""
 
-COLLECT_EVERY_BATCHES = 10
+COLLECT_EVERY_BATCHES = 50
 """A long pass runs without automatic garbage collection (see ``_gc_paused``); the reference
-cycles left behind (~56,000 objects by the tenth batch of a 1M-span framework pass, most of
-them plan propagation's recursive closures with the values they held, until ``_unescaped``
-stopped making one per call on 2026-12-06) are collected this often, in the objects made since
-the pass began only (:data:`_PASS_GENERATION`)."""
+cycles it leaves behind are collected this often, in the objects made since the pass began only
+(:data:`_PASS_GENERATION`). Few are left: 330 objects by the tenth batch of a 1M-span framework
+pass (``ast.literal_eval``'s nested functions, from the captured texts that are not JSON), where
+there were 54,012 while the writes went through ``clickhouse_connect``'s insert (each insert's
+context held its rows in a cycle: the rows of every batch written, freed only by a
+collection). A collection costs what the live young objects cost to walk (the next batch,
+loaded meanwhile: ~0.4 CPU s), whatever it frees, so it is rare (docs/benchmarks.md,
+speed18)."""
 
 _PASS_GENERATION = 1
 """With automatic collection paused, every object made since stays in the youngest generation
