@@ -37,6 +37,11 @@ BINDING_NAMES = (
     "BoundAt",
 )  # fmt: skip
 """Columns of ``planscope_trace_bindings`` rows as the engine writes them."""
+BINDING_TYPES = (
+    "string", "string", "timestamp[ns]", "timestamp[ns]", "uint64", "uint32", "large_string",
+    "timestamp[us]",
+)  # fmt: skip
+"""The Arrow type of each of :data:`BINDING_NAMES` (a batch's bindings: tens of MB of text)."""
 
 _FIELDS = (
     "runs", "plans", "plan_steps", "attempts", "tools", "scheduling", "raw", "llm_spans",

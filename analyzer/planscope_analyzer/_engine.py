@@ -17,7 +17,7 @@ from planscope import semconv as A
 from planscope_collector.storage import StoreUnavailable
 
 from . import _queries as Q
-from ._bindings import BINDING_NAMES, binding_rows
+from ._bindings import BINDING_NAMES, BINDING_TYPES, binding_rows
 from ._columns import BatchColumns, Screen
 from ._load import (
     Queryable,
@@ -56,12 +56,16 @@ prompts and answers are read too (peak RSS ~2.4 GiB against ~0.9). docs/benchmar
 MAX_CHANGED = 20_000
 """Traces one incremental pass takes at most (the oldest first; the next pass takes the rest)."""
 
-COLLECT_EVERY_BATCHES = 10
+COLLECT_EVERY_BATCHES = 50
 """A long pass runs without automatic garbage collection (see ``_gc_paused``); the reference
-cycles left behind (~56,000 objects by the tenth batch of a 1M-span framework pass, most of
-them plan propagation's recursive closures with the values they held, until ``_unescaped``
-stopped making one per call on 2026-12-06) are collected this often, in the objects made since
-the pass began only (:data:`_PASS_GENERATION`)."""
+cycles it leaves behind are collected this often, in the objects made since the pass began only
+(:data:`_PASS_GENERATION`). Few are left: 330 objects by the tenth batch of a 1M-span framework
+pass (``ast.literal_eval``'s nested functions, from the captured texts that are not JSON), where
+there were 54,012 while the writes went through ``clickhouse_connect``'s insert (each insert's
+context held its rows in a cycle: the rows of every batch written, freed only by a
+collection). A collection costs what the live young objects cost to walk (the next batch,
+loaded meanwhile: ~0.4 CPU s), whatever it frees, so it is rare (docs/benchmarks.md,
+speed18)."""
 
 _PASS_GENERATION = 1
 """With automatic collection paused, every object made since stays in the youngest generation
@@ -575,7 +579,7 @@ class Analyzer:
         rows = [_values(f, traces[f.trace_id].start_ns, now_us) for f in findings]
         rows += [_tombstone_values(project, r, now_us) for r in stale]
         if rows:
-            self.store.insert_rows("findings", rows, Q.FINDING_NAMES)
+            self.store.insert_arrow("findings", _arrow(Q.FINDING_NAMES, Q.FINDING_TYPES, rows))
         progress = [
             (
                 project,
@@ -590,8 +594,30 @@ class Analyzer:
         ]
         if bindings:
             rows = list(binding_rows(project, traces, bindings, now_us))
-            self.store.insert_rows("planscope_trace_bindings", rows, BINDING_NAMES)
-        self.store.insert_rows("analysis_progress", progress, Q.PROGRESS_NAMES)
+            table = _arrow(BINDING_NAMES, BINDING_TYPES, rows)
+            self.store.insert_arrow("planscope_trace_bindings", table)
+        progress_table = _arrow(Q.PROGRESS_NAMES, Q.PROGRESS_TYPES, progress)
+        self.store.insert_arrow("analysis_progress", progress_table)
+
+
+def _arrow(names: Sequence[str], types: Sequence[str], rows: Sequence[Sequence[Any]]) -> Any:
+    """``rows`` (values in ``names`` order) as a ``pyarrow.Table`` whose columns have the Arrow
+    types ``types`` names (``string``, ``list<string>``, ``timestamp[ns]`` from integers...),
+    for ``Store.insert_arrow``.
+
+    >>> _arrow(("a", "t"), ("string", "timestamp[us]"), [("x", 1)]).column("t").to_pylist()
+    [datetime.datetime(1970, 1, 1, 0, 0, 0, 1)]
+    """
+    import pyarrow as pa
+
+    columns = list(zip(*rows, strict=True)) if rows else [()] * len(names)
+    return pa.table(
+        [
+            pa.array(values, type=pa.list_(pa.string()) if kind == "list<string>" else kind)
+            for values, kind in zip(columns, types, strict=True)
+        ],
+        names=list(names),
+    )
 
 
 def _values(f: Finding, trace_start_ns: int, now_us: int) -> tuple[Any, ...]:

@@ -63,7 +63,8 @@ the batch's last start (a trace with a garbage end time would widen the range to
 
 class Queryable(Protocol):
     """What the analyzer needs from a store (``planscope_collector.storage.Store``): reads
-    column by column (``query_arrow``), columnar inserts (``insert_rows``)."""
+    column by column (``query_arrow``), columnar inserts (``insert_rows``; ``insert_arrow``: a
+    ``pyarrow.Table``, the engine's writes)."""
 
     def query(self, sql: str, parameters: Any = None) -> list[dict[str, Any]]: ...
 
@@ -72,6 +73,8 @@ class Queryable(Protocol):
     def insert_rows(
         self, table: str, rows: Sequence[Sequence[Any]], columns: Sequence[str]
     ) -> None: ...
+
+    def insert_arrow(self, table: str, data: Any) -> None: ...
 
 
 MAX_PARAM_NS = 9_223_372_036_000_000_000

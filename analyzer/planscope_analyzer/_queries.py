@@ -476,12 +476,23 @@ FINDING_NAMES = (
     "DetectorVersion", "TraceStart", "AnalyzedAt", "IsDeleted",
 )  # fmt: skip
 """Columns of ``findings`` rows as the analyzer writes them (columnar inserts)."""
+FINDING_TYPES = (
+    "string", "string", "string", "string", "string", "string", "string", "string",
+    "list<string>", "string", "uint64", "double", "uint64", "string",
+    "string", "timestamp[ns]", "timestamp[us]", "uint8",
+)  # fmt: skip
+"""The Arrow type of each of :data:`FINDING_NAMES` as the engine inserts them (a time as
+integer nanoseconds or microseconds since the epoch, as its ``DateTime64`` column holds it)."""
 
 PROGRESS_NAMES = (
     "Project", "TraceId", "TraceStart", "SpanCount", "FindingCount", "AnalyzerVersion",
     "AnalyzedAt",
 )  # fmt: skip
 """Columns of ``analysis_progress`` rows as the analyzer writes them."""
+PROGRESS_TYPES = (
+    "string", "string", "timestamp[ns]", "uint64", "uint32", "string", "timestamp[us]",
+)  # fmt: skip
+"""The Arrow type of each of :data:`PROGRESS_NAMES` (as :data:`FINDING_TYPES`)."""
 
 # Live finding keys of some traces (to tombstone those a re-analysis no longer produces).
 LIVE_KEYS = """

@@ -119,6 +119,9 @@ class _RefusesOneTrace:
     def insert_rows(self, table: str, rows: Any, names: Any) -> None:
         self.store.insert_rows(table, rows, names)
 
+    def insert_arrow(self, table: str, data: Any) -> None:
+        self.store.insert_arrow(table, data)
+
 
 def test_a_trace_that_cannot_be_loaded_is_skipped_with_a_data_quality_finding(
     store: Store, store_spans: Callable[..., Any]

@@ -257,10 +257,17 @@ class _WritesFailAfter:
         return self.store.query_arrow(sql, parameters)
 
     def insert_rows(self, table: str, rows: Any, names: Any) -> None:
+        self._count()
+        self.store.insert_rows(table, rows, names)
+
+    def insert_arrow(self, table: str, data: Any) -> None:
+        self._count()
+        self.store.insert_arrow(table, data)
+
+    def _count(self) -> None:
         self.inserts += 1
         if self.inserts > self.ok:
             raise StoreUnavailable("insert into analysis_progress failed: disk full")
-        self.store.insert_rows(table, rows, names)
 
 
 def test_a_failed_write_stops_a_window_pass(suite: tuple[Store, list[str]]) -> None:
