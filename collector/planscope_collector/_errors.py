@@ -10,7 +10,8 @@
         │   ├── Forbidden                403: the key lacks the scope the route needs
         │   ├── RequestTimeout           408: the body did not arrive within the upload time
         │   └── NotIngesting             503: this collector runs with role ``analyze``
-        └── SpoolFull                    503: the store is behind and the spool hit its cap
+        ├── SpoolFull                    503: the store is behind and the spool hit its cap
+        └── ServerNotStarted             a BackgroundServer that did not start (also a RuntimeError)
 
 Every ``IngestRejected`` is answered with its status and a one-line reason; nothing from a
 rejected request is spooled, so a bad request never leaves partial rows behind.
@@ -83,3 +84,8 @@ class SpoolFull(CollectorError):
     def __init__(self, retry_after_seconds: int) -> None:
         super().__init__(f"spool is full; retry after {retry_after_seconds}s")
         self.retry_after_seconds = retry_after_seconds
+
+
+class ServerNotStarted(CollectorError, RuntimeError):
+    """A :class:`BackgroundServer` that did not start in time, or whose thread stopped while
+    starting; the thread has been told to stop before this is raised."""

@@ -12,7 +12,7 @@ import time
 import uvicorn
 
 from ._app import create_app
-from ._errors import CollectorError
+from ._errors import CollectorError, ServerNotStarted
 from ._settings import CollectorSettings
 
 EMBEDDED_ALLOCATOR = "percpu_arena:disabled,narenas:1"
@@ -111,8 +111,17 @@ class BackgroundServer:
         self._thread.start()
         deadline = time.monotonic() + (self.start_timeout if timeout is None else timeout)
         while not self.server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("collector failed to start")
+            if not self._thread.is_alive():
+                raise ServerNotStarted("collector failed to start: its server stopped while starting")
+            if time.monotonic() > deadline:
+                # stopped before raising: a thread left starting (the store opening, migrations)
+                # while the interpreter exits can crash it in the store's native code
+                self.stop()
+                waited = self.start_timeout if timeout is None else timeout
+                raise ServerNotStarted(
+                    f"collector failed to start within {waited:g} s (a busy machine? "
+                    "a slow disk under the data directory?)"
+                )
             time.sleep(0.02)
         return self
 
