@@ -112,7 +112,7 @@ class BackgroundServer:
         deadline = time.monotonic() + (self.start_timeout if timeout is None else timeout)
         while not self.server.started:
             if not self._thread.is_alive():
-                raise ServerNotStarted("collector failed to start: its server stopped while starting")
+                raise ServerNotStarted("collector failed to start: its server stopped starting")
             if time.monotonic() > deadline:
                 # stopped before raising: a thread left starting (the store opening, migrations)
                 # while the interpreter exits can crash it in the store's native code

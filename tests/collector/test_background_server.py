@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from planscope import PlanscopeError
 from planscope_collector import BackgroundServer, CollectorSettings, ServerNotStarted
 
@@ -17,7 +16,7 @@ def test_a_server_that_does_not_start_in_time_is_stopped_before_the_error(tmp_pa
     with pytest.raises(ServerNotStarted, match="within 0 s") as raised:
         server.start(timeout=0)
     assert isinstance(raised.value, PlanscopeError) and isinstance(raised.value, RuntimeError)
-    assert not server._thread.is_alive()  # noqa: SLF001 (the thread is what must be gone)
+    assert not server._thread.is_alive()
     # the same data directory opens again at once: nothing of the first start holds it
     with BackgroundServer(CollectorSettings(data_dir=tmp_path, port=0)) as again:
         assert again.url.startswith("http://127.0.0.1:")
