@@ -228,7 +228,7 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex, _burr, _calllist, _graphql, _handlebars, _hcl
+from . import _bibtex, _burr, _calllist, _graphql, _handlebars, _hcl, _jenkinsfile
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
@@ -312,6 +312,7 @@ PLAN_READERS = (
     "sections",
     "handlebars",
     "graphql",
+    "jenkinsfile",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -322,7 +323,7 @@ XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like en
 (:func:`_org_outlines`), a Python list of calls (:func:`_calllist.steps`), HCL blocks
 (:func:`_hcl.steps`), markdown step sections (:func:`_sections`), a Handlebars template of
 function calls (:func:`_handlebars.steps`), a GraphQL operation's top-level fields
-(:func:`_graphql.steps`)."""
+(:func:`_graphql.steps`), a declarative Jenkinsfile's stages (:func:`_jenkinsfile.steps`)."""
 _switched_off: set[str] = set()
 
 
@@ -1667,6 +1668,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("hcl") and _hcl.steps(n.answer))
             or (_on("handlebars") and _handlebars.steps(n.answer))
             or (_on("graphql") and _graphql.steps(n.answer))
+            or (_on("jenkinsfile") and _jenkinsfile.steps(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -5206,11 +5208,16 @@ def _mlflow_output(text: str, kind: str) -> str:
 def _message_answer(text: str) -> str:
     """A chat call's answer text from its recorded output: the answer message (text content,
     else its tool calls' arguments, OpenAI-shaped), or an OpenAI chat completion holding it in
-    ``choices`` (as MLflow records a chat span's output); else the text itself.
+    ``choices`` (as MLflow records a chat span's output), or LlamaIndex's ``ChatResponse``
+    holding it in ``message``, its text in content ``blocks`` (as MLflow's LlamaIndex
+    autologging records it); else the text itself.
 
     >>> _message_answer('{"role": "assistant", "content": null, "tool_calls": [{"function": '
     ...                 '{"name": "plan", "arguments": "[1, 2]"}}]}')
     '[1, 2]'
+    >>> _message_answer('{"message": {"role": "assistant", "blocks": [{"block_type": "text", '
+    ...                 '"text": "1. pick"}]}, "raw": {}}')
+    '1. pick'
     """
     if not text.startswith("{"):
         return text
@@ -5228,9 +5235,25 @@ def _decoded_answer(decoded: Any) -> str | None:
     choices = decoded.get("choices") if isinstance(decoded, dict) else None
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         decoded = choices[0].get("message")
+    elif (
+        isinstance(decoded, dict)
+        and "role" not in decoded
+        and isinstance(message := decoded.get(A.LLAMAINDEX_CHAT_MESSAGE), dict)
+        and isinstance(message.get(A.LLAMAINDEX_CONTENT_BLOCKS), list)
+    ):
+        decoded = message  # LlamaIndex's ChatResponse (MLflow's LlamaIndex autologging)
     if not isinstance(decoded, dict) or "role" not in decoded:
         return None
-    texts = _texts(decoded.get("content"), None)
+    # a LlamaIndex ChatMessage keeps its text in content blocks (TextBlock: block_type "text")
+    blocks = decoded.get(A.LLAMAINDEX_CONTENT_BLOCKS)
+    texts = _texts(decoded.get("content"), None) or _texts(
+        [
+            {"type": b.get("block_type"), "text": b.get("text")}
+            for b in (blocks if isinstance(blocks, list) else [])
+            if isinstance(b, dict)
+        ],
+        None,
+    )
     if texts:
         return "\n".join(texts)
     calls = decoded.get("tool_calls")
