@@ -703,10 +703,16 @@ def bind(
     # after them (a final-answer tool that hands back "giving up") does not make it succeed
     plan_tools = {s.tool for steps in plans.values() for s in steps if s.tool}
 
+    wrapped: dict[str, SpanNode] = {}  # an agent run bound through the app's span around it
+
     def fails(a: SpanNode) -> bool:
         calls = tools_in.get(a.span_id, [])
         work = [t for t in calls if t.tool in plan_tools] or calls
-        return a.failed or (bool(work) and work[-1].failed)
+        # the app's span around one agent run judges its answer: a run ends OK whatever it
+        # answered (LlamaIndex's FunctionAgent.run), the app fails its own span when the answer
+        # says the step failed
+        wrap = wrapped.get(a.span_id)
+        return a.failed or (bool(work) and work[-1].failed) or (wrap is not None and wrap.failed)
 
     bound: dict[str, str] = {}
     done: set[str] = set()  # the steps an attempt bound so far did
@@ -742,6 +748,7 @@ def bind(
                 and wrap.kind == A.KIND_OTHER
                 and wrap.span_id != run_span
                 and len(in_name := [s for s in by_id if _names(wrap.name, s)]) == 1
+                and wrapped.setdefault(a.span_id, wrap) is wrap
             )
         ):
             found = in_name[0]
@@ -873,6 +880,9 @@ def bind(
     for span_id, owner in sorted(actions.items(), key=lambda a: (nodes[a[0]].start_ns, a[0])):
         if nodes[span_id].failed and nodes[span_id].message:
             said[owner] = nodes[span_id].message
+    for run, wrap in wrapped.items():  # what the app's failed span around a run said
+        if wrap.failed and wrap.message and run in numbers:
+            said.setdefault(run, wrap.message)
     return Binding(
         returned=returned,
         run_span_id=run_span,
