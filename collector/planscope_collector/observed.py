@@ -228,7 +228,7 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex, _burr, _calllist, _graphql, _handlebars, _hcl
+from . import _bibtex, _burr, _calllist, _graphql, _handlebars, _hcl, _jenkinsfile
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
@@ -312,6 +312,7 @@ PLAN_READERS = (
     "sections",
     "handlebars",
     "graphql",
+    "jenkinsfile",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -322,7 +323,7 @@ XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like en
 (:func:`_org_outlines`), a Python list of calls (:func:`_calllist.steps`), HCL blocks
 (:func:`_hcl.steps`), markdown step sections (:func:`_sections`), a Handlebars template of
 function calls (:func:`_handlebars.steps`), a GraphQL operation's top-level fields
-(:func:`_graphql.steps`)."""
+(:func:`_graphql.steps`), a declarative Jenkinsfile's stages (:func:`_jenkinsfile.steps`)."""
 _switched_off: set[str] = set()
 
 
@@ -702,10 +703,16 @@ def bind(
     # after them (a final-answer tool that hands back "giving up") does not make it succeed
     plan_tools = {s.tool for steps in plans.values() for s in steps if s.tool}
 
+    wrapped: dict[str, SpanNode] = {}  # an agent run bound through the app's span around it
+
     def fails(a: SpanNode) -> bool:
         calls = tools_in.get(a.span_id, [])
         work = [t for t in calls if t.tool in plan_tools] or calls
-        return a.failed or (bool(work) and work[-1].failed)
+        # the app's span around one agent run judges its answer: a run ends OK whatever it
+        # answered (LlamaIndex's FunctionAgent.run), the app fails its own span when the answer
+        # says the step failed
+        wrap = wrapped.get(a.span_id)
+        return a.failed or (bool(work) and work[-1].failed) or (wrap is not None and wrap.failed)
 
     bound: dict[str, str] = {}
     done: set[str] = set()  # the steps an attempt bound so far did
@@ -741,6 +748,7 @@ def bind(
                 and wrap.kind == A.KIND_OTHER
                 and wrap.span_id != run_span
                 and len(in_name := [s for s in by_id if _names(wrap.name, s)]) == 1
+                and wrapped.setdefault(a.span_id, wrap) is wrap
             )
         ):
             found = in_name[0]
@@ -872,6 +880,9 @@ def bind(
     for span_id, owner in sorted(actions.items(), key=lambda a: (nodes[a[0]].start_ns, a[0])):
         if nodes[span_id].failed and nodes[span_id].message:
             said[owner] = nodes[span_id].message
+    for run, wrap in wrapped.items():  # what the app's failed span around a run said
+        if wrap.failed and wrap.message and run in numbers:
+            said.setdefault(run, wrap.message)
     return Binding(
         returned=returned,
         run_span_id=run_span,
@@ -1667,6 +1678,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("hcl") and _hcl.steps(n.answer))
             or (_on("handlebars") and _handlebars.steps(n.answer))
             or (_on("graphql") and _graphql.steps(n.answer))
+            or (_on("jenkinsfile") and _jenkinsfile.steps(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -5206,11 +5218,16 @@ def _mlflow_output(text: str, kind: str) -> str:
 def _message_answer(text: str) -> str:
     """A chat call's answer text from its recorded output: the answer message (text content,
     else its tool calls' arguments, OpenAI-shaped), or an OpenAI chat completion holding it in
-    ``choices`` (as MLflow records a chat span's output); else the text itself.
+    ``choices`` (as MLflow records a chat span's output), or LlamaIndex's ``ChatResponse``
+    holding it in ``message``, its text in content ``blocks`` (as MLflow's LlamaIndex
+    autologging records it); else the text itself.
 
     >>> _message_answer('{"role": "assistant", "content": null, "tool_calls": [{"function": '
     ...                 '{"name": "plan", "arguments": "[1, 2]"}}]}')
     '[1, 2]'
+    >>> _message_answer('{"message": {"role": "assistant", "blocks": [{"block_type": "text", '
+    ...                 '"text": "1. pick"}]}, "raw": {}}')
+    '1. pick'
     """
     if not text.startswith("{"):
         return text
@@ -5228,9 +5245,25 @@ def _decoded_answer(decoded: Any) -> str | None:
     choices = decoded.get("choices") if isinstance(decoded, dict) else None
     if isinstance(choices, list) and choices and isinstance(choices[0], dict):
         decoded = choices[0].get("message")
+    elif (
+        isinstance(decoded, dict)
+        and "role" not in decoded
+        and isinstance(message := decoded.get(A.LLAMAINDEX_CHAT_MESSAGE), dict)
+        and isinstance(message.get(A.LLAMAINDEX_CONTENT_BLOCKS), list)
+    ):
+        decoded = message  # LlamaIndex's ChatResponse (MLflow's LlamaIndex autologging)
     if not isinstance(decoded, dict) or "role" not in decoded:
         return None
-    texts = _texts(decoded.get("content"), None)
+    # a LlamaIndex ChatMessage keeps its text in content blocks (TextBlock: block_type "text")
+    blocks = decoded.get(A.LLAMAINDEX_CONTENT_BLOCKS)
+    texts = _texts(decoded.get("content"), None) or _texts(
+        [
+            {"type": b.get("block_type"), "text": b.get("text")}
+            for b in (blocks if isinstance(blocks, list) else [])
+            if isinstance(b, dict)
+        ],
+        None,
+    )
     if texts:
         return "\n".join(texts)
     calls = decoded.get("tool_calls")

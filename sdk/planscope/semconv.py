@@ -106,6 +106,11 @@ MLFLOW_CHAT_USAGE: Final = "mlflow.chat.tokenUsage"  # JSON: input_tokens, outpu
 # MLflow's smolagents autologging records a call's result as its __dict__: smolagents' agent
 # types (AgentText, a str) as {"_value": <the text>} in mlflow.spanOutputs
 MLFLOW_SMOLAGENTS_VALUE: Final = "_value"
+# MLflow's LlamaIndex autologging records a chat call's output as LlamaIndex's ChatResponse
+# (pydantic model_dump): {"message": <ChatMessage>, "raw": ...}, the ChatMessage's text in its
+# content blocks ({"block_type": "text", "text": ...}), not in an OpenAI-style content
+LLAMAINDEX_CHAT_MESSAGE: Final = "message"
+LLAMAINDEX_CONTENT_BLOCKS: Final = "blocks"
 # Logfire's attributes (its Python SDK: scope logfire, logfire.openai, ...;
 # logfire._internal.constants). Not ours. A log is a zero-duration span of type ``log``.
 LOGFIRE_SPAN_TYPE: Final = "logfire.span_type"  # span | log | pending_span
