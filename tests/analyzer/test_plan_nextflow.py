@@ -5,9 +5,9 @@ book, plain GenAI spans from the real OTel SDK, stored in the real chDB store an
 real. The planner's answer is the script; one executor run per step attempt (the app names the
 step on it, ``shop.step``) makes its tool calls.
 
-No reader read Nextflow: the structure path took the ``include`` line's process names, the
-first place each name stands, for the steps (``PROOF_COVER``...), never the names the calls are
-assigned to, which are the steps the app runs."""
+No reader read Nextflow: the structure path read only the steps later attempts were handed
+(``proof``, ``plates``: the calls never reached were lost), and a re-plan's ``params.x`` stayed a
+reference, not the settled value the script gives it."""
 
 from __future__ import annotations
 
