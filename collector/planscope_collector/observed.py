@@ -228,7 +228,7 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex, _burr, _calllist, _graphql, _handlebars, _hcl, _jenkinsfile
+from . import _bibtex, _burr, _calllist, _graphql, _handlebars, _hcl, _jenkinsfile, _nextflow
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
@@ -313,6 +313,7 @@ PLAN_READERS = (
     "handlebars",
     "graphql",
     "jenkinsfile",
+    "nextflow",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -323,7 +324,8 @@ XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like en
 (:func:`_org_outlines`), a Python list of calls (:func:`_calllist.steps`), HCL blocks
 (:func:`_hcl.steps`), markdown step sections (:func:`_sections`), a Handlebars template of
 function calls (:func:`_handlebars.steps`), a GraphQL operation's top-level fields
-(:func:`_graphql.steps`), a declarative Jenkinsfile's stages (:func:`_jenkinsfile.steps`)."""
+(:func:`_graphql.steps`), a declarative Jenkinsfile's stages (:func:`_jenkinsfile.steps`), a
+Nextflow DSL2 workflow block's process calls (:func:`_nextflow.steps`)."""
 _switched_off: set[str] = set()
 
 
@@ -447,7 +449,9 @@ class Binding:
     """Tool / LLM span → the step attempt enclosing it."""
     wrappers: frozenset[str] = frozenset()
     """Inferred step spans that are not attempts themselves: they only wrap other inferred
-    attempts (no tool or LLM call of their own), or are later node visits of one attempt."""
+    attempts (no tool or LLM call of their own), or are later node visits of one attempt, or
+    are a team member's runs its team run delegated to (:func:`_delegated`: their work is the
+    team run's attempt's)."""
     workflow_plan: WorkflowPlan | None = None
     """The plan a workflow's child tasks show, in a trace with no plan of its own."""
     read_plans: tuple[ReadPlan, ...] = ()
@@ -577,6 +581,13 @@ def bind(
     components = _component_calls(nodes, children)
     for span_id, tool in components.items():
         nodes[span_id] = replace(nodes[span_id], kind=A.KIND_TOOL, tool=tool)
+    # a team member's run its team run delegated to, when the team run is a step attempt, is
+    # that attempt's work (its calls the attempt's), its name an agent's: no attempt of its own
+    members = frozenset(_delegated(nodes, children))
+    for span_id in members:
+        nodes[span_id] = replace(nodes[span_id], kind=A.KIND_OTHER, step_name="")
+    if members:
+        children = _children(nodes)
     run_span = _grouping_run(nodes, children)
     # a workflow that runs each of its steps as a span right under it (OpenLLMetry's LlamaIndex
     # AgentWorkflow): a tool call beside the steps is the work of the turn that asked for it
@@ -652,13 +663,17 @@ def bind(
     # is a flat workflow's step that does no work (``idle``, whose answers were dropped above)
     inferred_steps = [s for s in nodes.values() if s.kind == "step" and s.inferred]
     working = set(actions.values())
-    wrappers = idle | frozenset(
-        owner
-        for s in inferred_steps
-        if (owner := enclosing_step(s.span_id, promoted)) is not None
-        and nodes[owner].kind == "step"
-        and nodes[owner].inferred
-        and owner not in working
+    wrappers = (
+        idle
+        | members
+        | frozenset(
+            owner
+            for s in inferred_steps
+            if (owner := enclosing_step(s.span_id, promoted)) is not None
+            and nodes[owner].kind == "step"
+            and nodes[owner].inferred
+            and owner not in working
+        )
     )
     attempts = [s for s in inferred_steps if s.span_id not in wrappers] + [
         nodes[s] for s in promoted
@@ -1679,6 +1694,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("handlebars") and _handlebars.steps(n.answer))
             or (_on("graphql") and _graphql.steps(n.answer))
             or (_on("jenkinsfile") and _jenkinsfile.steps(n.answer))
+            or (_on("nextflow") and _nextflow.steps(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
@@ -2784,6 +2800,46 @@ def _invocations(nodes: dict[str, SpanNode], children: dict[str, list[SpanNode]]
             invoked |= {c.span_id for c in plain if c.failed}
         out |= invoked
     return frozenset(out)
+
+
+def _delegated(nodes: Mapping[str, SpanNode], children: Mapping[str, list[SpanNode]]) -> set[str]:
+    """The inferred agent runs a team's run delegated to: right under an inferred agent run
+    that is itself a step attempt, beside a tool call of it made before it whose arguments name
+    the run's agent as a whole value, a word of the run's name (a team leader's delegation:
+    Agno's coordinate mode calls ``delegate_task_to_member`` with the member's id, and
+    OpenInference's Agno instrumentor records the member's run, ``{member}.run``, beside that
+    call, under the team run). Such a member is the agent
+    doing the team run's work, not a step (its name is every attempt's).
+
+    >>> nodes = {n.span_id: n for n in [
+    ...     SpanNode("t", "a", "step", "desk.run", step_name="desk.run"),
+    ...     SpanNode("d", "t", "tool", "delegate", tool="delegate", start_ns=1,
+    ...              answer='{"member_id": "porter", "task": "hire the van"}'),
+    ...     SpanNode("m", "t", "step", "porter.run", step_name="porter.run", start_ns=2),
+    ...     SpanNode("o", "t", "step", "other.run", step_name="other.run", start_ns=3),
+    ... ]}
+    >>> sorted(_delegated(nodes, _children(nodes)))
+    ['m']
+    """
+    out: set[str] = set()
+    for m in nodes.values():
+        team = nodes.get(m.parent_span_id)
+        if not (m.kind == A.KIND_STEP and m.inferred) or team is None:
+            continue
+        if not (team.kind == A.KIND_STEP and team.inferred):
+            continue
+        names = set(_WORD.findall(m.step_name or m.name))  # ``porter.run``: the agent's run
+        for call in children.get(team.span_id, ()):
+            if call.kind != A.KIND_TOOL or call.start_ns > m.start_ns or not call.answer:
+                continue
+            try:
+                arguments = json.loads(call.answer)
+            except ValueError:
+                continue
+            if isinstance(arguments, dict) and names & set(arguments.values()):
+                out.add(m.span_id)
+                break
+    return out
 
 
 def _stepwise(calls: set[str], children: Mapping[str, list[SpanNode]]) -> set[str]:
