@@ -1421,7 +1421,8 @@ def read_plans(
     carry is no step, nor a word every attempt of the trace carries when they are of several
     steps: an app's prefix). Names the planner was asked about itself (the run's data) are not
     steps, nor is template syntax (``{{ step }}``, ``{% for %}``) or markup (XML tag and attribute
-    names: :func:`_untemplated`).
+    names: :func:`_untemplated`), nor a field of a step's result written after its name and a
+    dot (``$fetch.total``: :func:`_step_names`).
     The first plan needs two steps; a later answer of the same planner (the same agent, or a
     bare LLM call like the first) is a re-plan with at least one. Runs of the planner's own
     agent are not executor attempts. Steps found by the tools called are named by the labels
@@ -1608,7 +1609,7 @@ def _read_plans(said: _Said) -> tuple[ReadPlan, ...]:
         asked = n.request if n.kind == A.KIND_LLM else "\n".join(said.asked.get(n.span_id, {}))
         data = (set(_WORD.findall(asked)) - named) | said.index.everywhere | headings
         steps, heading = _step_names(
-            _untemplated(text), data, said.later(n, above, me), said.called, not out
+            _untemplated(text), data, said.later(n, above, me), said.called, not out, named
         )
         if len(steps) < (2 if not out else 1):
             continue
@@ -2259,7 +2260,12 @@ closed class, the words any sentence is built with, never a name a plan gives a 
 
 
 def _step_names(
-    text: str, data: set[str], later: _Later, called: Callable[[Any], str], first: bool = True
+    text: str,
+    data: set[str],
+    later: _Later,
+    called: Callable[[Any], str],
+    first: bool = True,
+    earlier: Iterable[str] = (),
 ) -> tuple[list[tuple[str, int]], set[str]]:
     """The step names of an answer and where each first stands in it (:func:`read_plans`): a
     name some later attempt carries, and none that carries an earlier step name (a word that
@@ -2276,18 +2282,37 @@ def _step_names(
     attempts, all of one step and each handed its item, carry it before the step's name.
     A sentence's function word (:data:`_FUNCTION_WORDS`, any case) is no step either: a plan's
     prose (a title, an item's sentence) writes ``of`` or ``to`` before any step's name, and the
-    attempts whose handed prose carries it would make it a step that hides the real names."""
+    attempts whose handed prose carries it would make it a step that hides the real names.
+    A name written right after a step's name and a dot (``$fetch.total``, ``fetch.rows.first``:
+    a step of this answer or of the planner's ``earlier`` plans) is a field of that step's
+    result, no step: a condition or an argument referring to an earlier result writes it before
+    the step that reads it, whose attempts are told the same word in its prose.
+
+    >>> index = _Carriers([SpanNode("e1", "", "step", "x", step_name="x", start_ns=1),
+    ...     SpanNode("e2", "", "step", "y", step_name="y", start_ns=2)],
+    ...     {"e1": {"weigh"}, "e2": {"sedate", "anxious"}})
+    >>> text = "weigh -> scale\\nif $weigh.anxious:\\n  sedate -> pharmacy (the anxious dog)"
+    >>> _step_names(text, set(), index.later(0, set(), ""), lambda name: "")[0]
+    [('weigh', 0), ('sedate', 36)]
+    """
 
     def scan(skip: set[str]) -> list[tuple[str, int]]:
         out: list[tuple[str, int]] = []
         seen: set[str] = set()
+        found = set(earlier)
+        reference = -1  # where the last step name, or field of one, read ends (``$a.b.c``)
         for m in _WORD.finditer(text):
             name = m.group()
+            if reference >= 0 and m.start() == reference + 1 and text[reference] == ".":
+                reference = m.end()
+                continue  # a field of an earlier step's result: not seen, no step
+            reference = m.end() if name in found else -1
             if name in seen or name in skip or _NUMBERING.match(text, m.end()):
                 continue
             seen.add(name)
             if later.carry(name) and not any(later.carry(name, step) for step, _ in out):
                 out.append((name, m.start()))
+                found.add(name)
         return out
 
     keys = Counter(_KEYED.findall(text))
