@@ -2861,7 +2861,10 @@ def _delegated(nodes: Mapping[str, SpanNode], children: Mapping[str, list[SpanNo
                 arguments = json.loads(call.answer)
             except ValueError:
                 continue
-            if isinstance(arguments, dict) and names & set(arguments.values()):
+            if not isinstance(arguments, dict):
+                continue
+            # a name given as a whole value; lists, objects and numbers name no member
+            if names & {v for v in arguments.values() if isinstance(v, str)}:
                 out.add(m.span_id)
                 break
     return out
