@@ -63,16 +63,12 @@ the batch's last start (a trace with a garbage end time would widen the range to
 
 class Queryable(Protocol):
     """What the analyzer needs from a store (``planscope_collector.storage.Store``): reads
-    column by column (``query_arrow``), columnar inserts (``insert_rows``; ``insert_arrow``: a
-    ``pyarrow.Table``, the engine's writes)."""
+    column by column (``query_arrow``), columnar inserts of a ``pyarrow.Table``
+    (``insert_arrow``, the engine's writes)."""
 
     def query(self, sql: str, parameters: Any = None) -> list[dict[str, Any]]: ...
 
     def query_arrow(self, sql: str, parameters: Any = None) -> Any: ...
-
-    def insert_rows(
-        self, table: str, rows: Sequence[Sequence[Any]], columns: Sequence[str]
-    ) -> None: ...
 
     def insert_arrow(self, table: str, data: Any) -> None: ...
 

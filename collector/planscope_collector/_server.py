@@ -109,7 +109,8 @@ class BackgroundServer:
 
     def start(self, timeout: float | None = None) -> BackgroundServer:
         self._thread.start()
-        deadline = time.monotonic() + (self.start_timeout if timeout is None else timeout)
+        limit = self.start_timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
         while not self.server.started:
             if not self._thread.is_alive():
                 raise ServerNotStarted("collector failed to start: its server stopped starting")
@@ -117,9 +118,8 @@ class BackgroundServer:
                 # stopped before raising: a thread left starting (the store opening, migrations)
                 # while the interpreter exits can crash it in the store's native code
                 self.stop()
-                waited = self.start_timeout if timeout is None else timeout
                 raise ServerNotStarted(
-                    f"collector failed to start within {waited:g} s (a busy machine? "
+                    f"collector failed to start within {limit:g} s (a busy machine? "
                     "a slow disk under the data directory?)"
                 )
             time.sleep(0.02)
