@@ -878,6 +878,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed74": {
         "cooperage": range(100336, 100360),
     },
+    # Sealed 75: a seventy-sixth agent (winepress: a winery's crush desk booking a grower's
+    # harvest intake with Pydantic AI, a planner Agent whose structured output holds a BPMN 2.0
+    # XML process and a cellarhand Agent run per service-task attempt, traced by MLflow's Pydantic
+    # AI autologging and the app's own MLflow spans), labels committed alone before any detector
+    # ran on it, scored once (``--sealed75``).
+    "sealed75": {
+        "winepress": range(100360, 100384),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8691,6 +8699,156 @@ def _cooperage_external_storm(rng: random.Random) -> tuple[str, str, str, dict[s
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- winepress: a winery's crush desk booking a grower's harvest intake, Pydantic AI (a planner
+# Agent whose structured output holds a BPMN 2.0 process, a cellarhand Agent run per service-task
+# attempt) under MLflow's Pydantic AI autologging. Services fail with Zeebe-style job errors:
+# ``BUSY`` (the model calls again ``after`` the time named, same run), ``JOB_TIMEOUT`` (the app
+# runs the task again), ``BPMN_ERROR`` with ``(use k=v)`` (a new process) or ``INCIDENT`` (final).
+_WINEPRESS_TEXTS = (
+    "the sorting table on line {k} jammed after {n} bins",
+    "the lab's refractometer {k} drifted {n} hundredths off",
+    "the block register timed out after {n} ms",
+    "press {k}'s membrane held only {n} kPa",
+    "the trucking dispatcher's queue is {n} loads long",
+    "the grower ledger is closing batch {n}",
+    "the crush pad's chiller {k} is down for {n} minutes",
+)
+_WINEPRESS_STEP = {
+    "select_block": "block",
+    "reserve_press": "press",
+    "brix_test": "brix",
+    "book_truck": "truck",
+    "charge_grower": "charge",
+    "mail_cellar_master": "notice",
+}
+_WINEPRESS_TIMED = ["reserve_press", "book_truck", "charge_grower", "mail_cellar_master"]
+
+
+def _winepress_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_WINEPRESS_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _winepress_busy(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each BUSY names another time: the model calls again with different arguments
+    minutes = rng.sample(range(5 * 60, 19 * 60, 5), count)
+    return [
+        {"code": "BUSY", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_winepress_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _winepress_incident(rng: random.Random) -> dict[str, str]:
+    return {"code": "INCIDENT", "text": _winepress_texts(rng, 1)[0]}
+
+
+def _winepress_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # JOB_TIMEOUT again and again (varying texts): the app runs the task again each time; the
+    # last answer is an INCIDENT
+    tool = rng.choice(sorted(_WINEPRESS_STEP))
+    timeouts = [
+        {"code": "JOB_TIMEOUT", "text": t} for t in _winepress_texts(rng, rng.randint(4, 6))
+    ]
+    faults = [*timeouts, _winepress_incident(rng)]
+    return RUNAWAY, _WINEPRESS_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _winepress_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one cellarhand run: BUSY again and again, each naming another time the model calls
+    # again after; the last answer is an INCIDENT
+    tool = rng.choice(_WINEPRESS_TIMED)
+    faults = [*_winepress_busy(rng, rng.randint(4, 6)), _winepress_incident(rng)]
+    return RUNAWAY, _WINEPRESS_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _winepress_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the truck fails under every process: JOB_TIMEOUT (run again), then BPMN_ERROR naming
+    # another vineyard gate (a new process), 3-4 processes; the last an INCIDENT
+    plans = rng.randint(3, 4)
+    gates = rng.sample(
+        [
+            "Hollis Ridge south gate",
+            "Hollis Ridge east gate",
+            "Dry Creek Road gate",
+            "Mill lane gate",
+        ],
+        plans - 1,
+    )
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _winepress_texts(rng, 2)
+        faults.append({"code": "JOB_TIMEOUT", "text": again})
+        if i < plans - 1:
+            faults.append({"code": "BPMN_ERROR", "text": moved, "hint": f"gate={gates[i]}"})
+        else:
+            faults.append({"code": "INCIDENT", "text": moved})
+    return RUNAWAY, "truck", "", {"tool": "book_truck", "faults": faults, "gates": gates}
+
+
+def _winepress_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the Brix test stays SAMPLING: the cellarhand reads it until it reports stalled
+    return RUNAWAY, "brix", "", {"stuck": True}
+
+
+def _winepress_wrong_variety(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the grower's note names another variety: a block of it is found; the press slot, booked
+    # for the grower's Pinot Noir programme, refuses it for good
+    return PROPAGATION, "block", "", {"variety": rng.choice(["Chardonnay", "Syrah", "Zinfandel"])}
+
+
+def _winepress_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's pick day is off: every task works, the app's check of the truck against the
+    # intake's pick day fails after the intake
+    return (
+        PROPAGATION,
+        "truck",
+        "",
+        {"day": rng.choice(["2027-09-07", "2027-09-19", "2027-09-27"])},
+    )
+
+
+def _winepress_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's grower account has two digits swapped: the charge is an INCIDENT for good
+    return PROPAGATION, "charge", "", {"account": rng.choice(["HR-40271", "HR-04217", "HR-42017"])}
+
+
+def _winepress_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice BUSY inside one run or JOB_TIMEOUT (the task run again); the call after the
+    # time named, or the next attempt, works
+    tool = rng.choice(_WINEPRESS_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _winepress_busy(rng, count)
+        if rng.random() < 0.5
+        else [{"code": "JOB_TIMEOUT", "text": t} for t in _winepress_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _winepress_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the block register answers 4-9 pages; a block with enough tonnes is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _winepress_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the Brix test is SAMPLING 3-8 reads, then read
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _winepress_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the intake's press is down for a membrane change: BPMN_ERROR names another press; the
+    # next process reserves it and the rest works
+    return "healthy", "", PROPAGATION, {"press_to": rng.choice(["press 3", "press 4"])}
+
+
+def _winepress_external_washout(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the truck checked, a washout closes the road to the winery
+    # during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- chorale: a chamber choir's concert-tour desk on DSPy (a ChainOfThought planner answering an
 # Argo Workflows DAG, a ReAct task runner per task attempt) under MLflow's DSPy autologging.
 # Services raise ``«marking» text`` faults: ``fermata`` (the model calls again ``after`` the time
@@ -11556,6 +11714,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _cooperage_polling_ends,
         "legit_replan": _cooperage_legit_replan,
         "external_storm": _cooperage_external_storm,
+    },
+    "winepress": {
+        "loop_step_varying": _winepress_loop_task,
+        "loop_tool_in_step": _winepress_loop_tool,
+        "loop_across_replans": _winepress_loop_replans,
+        "loop_poll_stuck": _winepress_loop_poll,
+        "wrong_variety": _winepress_wrong_variety,
+        "wrong_day": _winepress_wrong_day,
+        "wrong_account": _winepress_wrong_account,
+        "flaky": _winepress_flaky,
+        "pagination": _winepress_pagination,
+        "polling_ends": _winepress_polling_ends,
+        "legit_replan": _winepress_legit_replan,
+        "external_washout": _winepress_external_washout,
     },
     "surgery": {
         "loop_step_varying": _surgery_loop_step,
