@@ -85,6 +85,7 @@ from . import (
     venue,
     vessel,
     vinyl,
+    winepress,
     wool,
 )
 from ._labels import KINDS, LABELS_FILE, Label, all_labels, read_labels, scenarios, write_labels
@@ -252,7 +253,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     the cooperage Agno app (a ``Team`` whose leader delegates to a planner and a cooper member)
     through MLflow's Agno autologging (OpenInference's Agno instrumentor on MLflow's tracer for
     the play, uninstrumented after) and its own ``mlflow.start_span`` spans, on the same MLflow
-    tracer provider as the other MLflow apps.
+    tracer provider as the other MLflow apps, the winepress Pydantic AI app (a planner ``Agent``
+    with a structured output, a cellarhand ``Agent`` run per task attempt) through MLflow's
+    Pydantic AI autologging (disabled after the play) and its own ``mlflow.start_span`` spans, on
+    the same MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -325,6 +329,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     llamaindex_mlflow: list[Label] = []
     genai_stream_openllmetry: list[Label] = []
     agno_team_mlflow: list[Label] = []
+    pydantic_ai_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -481,6 +486,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_stream_openllmetry.append(label)
         elif label.agent == "cooperage":
             agno_team_mlflow.append(label)
+        elif label.agent == "winepress":
+            pydantic_ai_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -661,6 +668,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # and orchard's OpenLLMetry one are off by then); uninstrumented when the play returns;
     # museum's MLflow provider
     out.update(cooperage.play(agno_team_mlflow, provider))
+    # release's, claims' and turret's pydantic-ai again, under MLflow's Pydantic AI autologging
+    # this time (their plays are over by then): MLflow patches Agent.__init__/run_sync and
+    # pydantic-ai's Instrumentation capability for the play (its patches pass through once
+    # disabled after); museum's MLflow provider
+    out.update(winepress.play(pydantic_ai_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

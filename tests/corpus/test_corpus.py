@@ -105,6 +105,7 @@ from tests.corpus import (
     venue,
     vessel,
     vinyl,
+    winepress,
     wool,
 )
 from tests.corpus import lab as lab_agent
@@ -212,6 +213,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed72",
         "sealed73",
         "sealed74",
+        "sealed75",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -6850,3 +6852,93 @@ def check_cooperage_plays() -> None:
     assert [s.status.status_code for s in toasts] == [StatusCode.ERROR, StatusCode.OK]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check pickup against order", "watch pickup HP-100346-1"]
+
+
+def test_winepress_agent_plays_sealed75_scenarios() -> None:
+    """The winepress Pydantic AI app (sealed-75 only) plays labelled scenarios under MLflow's
+    Pydantic AI autologging, in a child process as the other MLflow agents' checks do (MLflow
+    makes its tracer provider once per process): ``check_winepress_plays``."""
+    _check_in_child("check_winepress_plays")
+
+
+def check_winepress_plays() -> None:
+    """The winepress app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-75 runs). A claims run (pydantic-ai under its own instrumentation on the play's
+    provider) played just before and just after carries the same spans both times and no MLflow
+    span (MLflow's autologging disabled); the winepress runs carry MLflow's scope only, no
+    ``planscope.*`` attribute, one root each and every span's parent in its own trace. BUSY
+    inside one cellarhand run, under the app's one ``task {step} attempt 1``: one
+    ``Agent.run_sync``, one ERROR tool span per injected fault called again ``after`` each time
+    named, the root ERROR with the final INCIDENT. A legitimate re-plan: the second process
+    carries the settled block as a property, keeps the step numbers and names the other press,
+    the second reservation works, the check and the watch last."""
+    neighbours = [(claims.play, _committed("claims", "sealed6")[0])]
+    labels = _committed("winepress", "sealed75")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(winepress.play, [picked, replan], neighbours)
+    mlflow_scope = "mlflow.tracing.provider"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and mlflow_scope not in _scopes(after)
+    for run in ids.values():
+        spans = traces[run]
+        assert _scopes(spans) == {mlflow_scope}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert (
+        root.name == "harvest intake CR-2027-0917" and _mlflow(root, "mlflow.spanType") == "AGENT"
+    )
+    assert root.status.status_code is StatusCode.ERROR
+    assert f"INCIDENT: {faults[-1]['text']}" in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"task {picked.step} ")]
+    assert attempt.name == f"task {picked.step} attempt 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    (run_sync,) = _children(spans, attempt, "")
+    assert run_sync.name == "Agent.run_sync" and _mlflow(run_sync, "name") == "cellarhand"
+    (agent_run,) = _children(spans, run_sync, "Agent.run")
+    assert (
+        f"Call: {picked.params['tool']} " in _mlflow(agent_run, "mlflow.spanInputs")["user_prompt"]
+    )
+    calls = _children(spans, agent_run, picked.params["tool"])
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert {_mlflow(s, "mlflow.spanType") for s in calls} == {"TOOL"}
+    waits = [_mlflow(s, "mlflow.spanInputs").get("after") for s in calls]
+    assert waits[0] == "" and waits[1:] == [f["hint"] for f in faults[:-1]]
+    assert sum(s.name.startswith("plan revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "crushed"
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (planner,) = _children(spans, plans[1], "Agent.run_sync")
+    assert _mlflow(planner, "name") == "planner"
+    bpmn = _mlflow(plans[1], "mlflow.spanOutputs")["bpmn"]
+    assert _mlflow(planner, "mlflow.spanOutputs")["output"]["bpmn"] == bpmn
+    second = winepress.read_process(bpmn)
+    assert list(second.settled) == ["block.block_id"]
+    assert [(t.number, t.step) for t in second.tasks][:2] == [(2, "press"), (3, "brix")]
+    press = replan.params["press_to"]
+    assert second.tasks[0].args == {
+        "block": winepress.Ref("block.block_id"),
+        "press": press,
+        "program": winepress.INTAKE["program"],
+    }
+    presses = sorted(
+        (s for s in spans if s.name == "reserve_press"), key=lambda s: s.start_time or 0
+    )
+    assert [_mlflow(s, "mlflow.spanInputs")["press"] for s in presses] == [
+        winepress.INTAKE["press"],
+        press,
+    ]
+    assert [s.status.status_code for s in presses] == [StatusCode.ERROR, StatusCode.OK]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check truck against intake", f"watch truck TR-{replan.seed}-1"]
