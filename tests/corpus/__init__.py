@@ -18,6 +18,7 @@ from . import (
     beacon,
     bigtop,
     bindery,
+    bookmobile,
     brewhouse,
     busyard,
     caravan,
@@ -252,7 +253,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     the cooperage Agno app (a ``Team`` whose leader delegates to a planner and a cooper member)
     through MLflow's Agno autologging (OpenInference's Agno instrumentor on MLflow's tracer for
     the play, uninstrumented after) and its own ``mlflow.start_span`` spans, on the same MLflow
-    tracer provider as the other MLflow apps.
+    tracer provider as the other MLflow apps, the bookmobile Strands Agents app (a planner
+    ``Agent``, an executor ``Agent`` per step attempt) through MLflow's Strands autologging (its
+    span processor on the provider the global relay hands Strands' spans to for the play, taken
+    off after) and its own ``mlflow.start_span`` spans, on the same MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -325,6 +329,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     llamaindex_mlflow: list[Label] = []
     genai_stream_openllmetry: list[Label] = []
     agno_team_mlflow: list[Label] = []
+    strands_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -481,6 +486,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_stream_openllmetry.append(label)
         elif label.agent == "cooperage":
             agno_team_mlflow.append(label)
+        elif label.agent == "bookmobile":
+            strands_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -661,6 +668,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # and orchard's OpenLLMetry one are off by then); uninstrumented when the play returns;
     # museum's MLflow provider
     out.update(cooperage.play(agno_team_mlflow, provider))
+    # foundry's Strands Agents again, under MLflow's Strands autologging this time: the global
+    # relay hands Strands' spans to a provider of the play's own whose one processor, MLflow's,
+    # passes them to museum's MLflow provider (relayed to ``provider``); autologging and MLflow's
+    # propagation of its active span into OpenTelemetry's context end with the play
+    out.update(bookmobile.play(strands_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again
