@@ -129,6 +129,7 @@ SEALED = (
     "sealed73",
     "sealed74",
     "sealed75",
+    "sealed76",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

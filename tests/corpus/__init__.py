@@ -18,6 +18,7 @@ from . import (
     beacon,
     bigtop,
     bindery,
+    bookmobile,
     brewhouse,
     busyard,
     caravan,
@@ -330,6 +331,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     genai_stream_openllmetry: list[Label] = []
     agno_team_mlflow: list[Label] = []
     pydantic_ai_mlflow: list[Label] = []
+    strands_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -488,6 +490,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agno_team_mlflow.append(label)
         elif label.agent == "winepress":
             pydantic_ai_mlflow.append(label)
+        elif label.agent == "bookmobile":
+            strands_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -673,6 +677,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # pydantic-ai's Instrumentation capability for the play (its patches pass through once
     # disabled after); museum's MLflow provider
     out.update(winepress.play(pydantic_ai_mlflow, provider))
+    # foundry's Strands Agents again, under MLflow's Strands autologging this time: the global
+    # relay hands Strands' spans to a provider of the play's own whose one processor, MLflow's,
+    # passes them to museum's MLflow provider (relayed to ``provider``); autologging and MLflow's
+    # propagation of its active span into OpenTelemetry's context end with the play
+    out.update(bookmobile.play(strands_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

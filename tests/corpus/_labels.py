@@ -886,6 +886,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed75": {
         "winepress": range(100360, 100384),
     },
+    # Sealed 76: a seventy-seventh agent (bookmobile: a county library's outreach desk running a
+    # bookmobile's week with Strands Agents, a planner Agent answering a Markdown table and an
+    # executor Agent run per step attempt, traced by MLflow's Strands autologging and the app's
+    # own MLflow spans), labels committed alone before any detector ran on it, scored once
+    # (``--sealed76``).
+    "sealed76": {
+        "bookmobile": range(100384, 100408),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8849,6 +8857,149 @@ def _winepress_external_washout(rng: random.Random) -> tuple[str, str, str, dict
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- bookmobile: a county library's outreach desk running a bookmobile's week with Strands
+# Agents (a planner Agent answering a Markdown table, an executor Agent run per step attempt)
+# under MLflow's Strands autologging. Services fail with desk codes: ``HOLD`` (the model calls
+# again ``at`` the time named, same invocation), ``RESTART`` (the app runs the step again),
+# ``REROUTE`` with ``(use k=v)`` (a new plan) or ``DENIED`` (final).
+_BOOKMOBILE_TEXTS = (
+    "the depot's routing terminal timed out after {n} ms",
+    "the stock room's picking scanner {k} lost its cradle after {n} items",
+    "the fleet garage's lift {k} is locked out for {n} minutes",
+    "the driver roster is being rebuilt for shift {n}",
+    "the county ledger is closing batch {n}",
+    "the library's mail relay deferred {n} messages",
+    "the outreach desk's phone line {k} dropped after {n} seconds",
+)
+_BOOKMOBILE_STEP = {
+    "plan_route": "route",
+    "pull_stock": "pull",
+    "inspect_vehicle": "inspection",
+    "book_driver": "driver",
+    "charge_budget": "charge",
+    "mail_manager": "mail",
+}
+_BOOKMOBILE_TIMED = ["pull_stock", "book_driver", "charge_budget", "mail_manager"]
+
+
+def _bookmobile_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_BOOKMOBILE_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _bookmobile_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each HOLD names another time: the model calls again with different arguments
+    minutes = rng.sample(range(7 * 60, 18 * 60, 5), count)
+    return [
+        {"code": "HOLD", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_bookmobile_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _bookmobile_denied(rng: random.Random) -> dict[str, str]:
+    return {"code": "DENIED", "text": _bookmobile_texts(rng, 1)[0]}
+
+
+def _bookmobile_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # RESTART again and again (varying texts): the app runs the step again each time; the last
+    # answer is DENIED
+    tool = rng.choice(sorted(_BOOKMOBILE_STEP))
+    restarts = [{"code": "RESTART", "text": t} for t in _bookmobile_texts(rng, rng.randint(4, 6))]
+    faults = [*restarts, _bookmobile_denied(rng)]
+    return RUNAWAY, _BOOKMOBILE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _bookmobile_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor invocation: HOLD again and again, each naming another time the model
+    # calls again at; the last answer is DENIED
+    tool = rng.choice(_BOOKMOBILE_TIMED)
+    faults = [*_bookmobile_holds(rng, rng.randint(4, 6)), _bookmobile_denied(rng)]
+    return RUNAWAY, _BOOKMOBILE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _bookmobile_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the driver booking fails under every plan: RESTART (run again), then REROUTE naming
+    # another depot (a new plan), 3-4 plans; the last DENIED
+    plans = rng.randint(3, 4)
+    depots = rng.sample(["Fenwick depot", "Marden depot", "Hallow depot", "Stoke depot"], plans - 1)
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _bookmobile_texts(rng, 2)
+        faults.append({"code": "RESTART", "text": again})
+        if i < plans - 1:
+            faults.append({"code": "REROUTE", "text": moved, "hint": f"depot={depots[i]}"})
+        else:
+            faults.append({"code": "DENIED", "text": moved})
+    return RUNAWAY, "driver", "", {"tool": "book_driver", "faults": faults, "depots": depots}
+
+
+def _bookmobile_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the vehicle inspection stays OPEN: the executor reads it until it reports stalled
+    return RUNAWAY, "inspection", "", {"stuck": True}
+
+
+def _bookmobile_wrong_depot(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the librarian's note names another depot: a route from there is planned; the stock pull,
+    # loading at the week's depot, refuses it for good
+    depot = rng.choice(["Fenwick depot", "Marden depot", "Hallow depot"])
+    return PROPAGATION, "route", "", {"depot": depot}
+
+
+def _bookmobile_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's round day is off: the driver is booked for it, every step works, the app's
+    # check of the driver booking against the round day fails after the week
+    day = rng.choice(["2027-05-04", "2027-05-12", "2027-05-18"])
+    return PROPAGATION, "driver", "", {"day": day}
+
+
+def _bookmobile_wrong_code(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's budget code has two characters swapped: the charge is DENIED for good
+    code = rng.choice(["OUT-4417-BM", "OUT-7441-BM", "OTU-4471-BM"])
+    return PROPAGATION, "charge", "", {"code": code}
+
+
+def _bookmobile_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice HOLD inside one invocation or RESTART (the step run again); the call at the
+    # time named, or the next attempt, works
+    tool = rng.choice(_BOOKMOBILE_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _bookmobile_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"code": "RESTART", "text": t} for t in _bookmobile_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _bookmobile_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the depot's stop list answers 4-9 pages; the route comes with the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _bookmobile_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the vehicle inspection is OPEN 3-8 reads, then passes
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _bookmobile_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the branch's stock room is shut for stocktake: REROUTE names another branch; the next plan
+    # pulls from there and the rest works
+    return (
+        "healthy",
+        "",
+        PROPAGATION,
+        {"branch_to": rng.choice(["Holloway Branch", "Kingsmead Branch"])},
+    )
+
+
+def _bookmobile_external_flood(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the booking checked, flood water closes a lane on the round:
+    # not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- chorale: a chamber choir's concert-tour desk on DSPy (a ChainOfThought planner answering an
 # Argo Workflows DAG, a ReAct task runner per task attempt) under MLflow's DSPy autologging.
 # Services raise ``«marking» text`` faults: ``fermata`` (the model calls again ``after`` the time
@@ -12008,6 +12159,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _planetarium_polling_ends,
         "legit_replan": _planetarium_legit_replan,
         "external_snow": _planetarium_external_snow,
+    },
+    "bookmobile": {
+        "loop_step_varying": _bookmobile_loop_step,
+        "loop_tool_in_step": _bookmobile_loop_tool,
+        "loop_across_replans": _bookmobile_loop_replans,
+        "loop_poll_stuck": _bookmobile_loop_poll,
+        "wrong_depot": _bookmobile_wrong_depot,
+        "wrong_day": _bookmobile_wrong_day,
+        "wrong_code": _bookmobile_wrong_code,
+        "flaky": _bookmobile_flaky,
+        "pagination": _bookmobile_pagination,
+        "polling_ends": _bookmobile_polling_ends,
+        "legit_replan": _bookmobile_legit_replan,
+        "external_flood": _bookmobile_external_flood,
     },
 }
 

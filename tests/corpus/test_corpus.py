@@ -39,6 +39,7 @@ from tests.corpus import (
     beacon,
     bigtop,
     bindery,
+    bookmobile,
     brewhouse,
     busyard,
     caravan,
@@ -214,6 +215,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed73",
         "sealed74",
         "sealed75",
+        "sealed76",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -6942,3 +6944,89 @@ def check_winepress_plays() -> None:
     assert [s.status.status_code for s in presses] == [StatusCode.ERROR, StatusCode.OK]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check truck against intake", f"watch truck TR-{replan.seed}-1"]
+
+
+def test_bookmobile_agent_plays_sealed76_scenarios() -> None:
+    """The bookmobile Strands Agents app (sealed-76 only) plays labelled scenarios under MLflow's
+    Strands autologging, in a child process as the other sealed agents' checks do (MLflow makes
+    its tracer provider once per process, Strands' tracer takes the global one):
+    ``check_bookmobile_plays``."""
+    _check_in_child("check_bookmobile_plays")
+
+
+def check_bookmobile_plays() -> None:
+    """The bookmobile app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-76 runs). A foundry run (Strands under its own tracing, through the same global relay)
+    played just before and just after carries the same spans both times and no MLflow span
+    (MLflow's Strands processor and its context propagation end with the play); the bookmobile
+    runs carry MLflow's and Strands' scopes only, no ``planscope.*`` attribute, one root each and
+    every span's parent in its own trace. HOLDs inside one executor invocation, under the app's
+    one ``step {step} attempt 1``: one ``invoke_agent outreach_executor`` under it, one ERROR
+    ``execute_tool`` span per injected fault, each call after the first ``at`` the time the last
+    named, the root ERROR with the final DENIED. A legitimate re-plan: the second plan lists the
+    settled route under "Already done", keeps the step numbers and names the other branch, the
+    second pull works, the check and the watch last."""
+    neighbours = [(foundry.play, _committed("foundry", "sealed19")[0])]
+    labels = _committed("bookmobile", "sealed76")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(bookmobile.play, [picked, replan], neighbours)
+    mlflow_scope, strands_scope = "mlflow.tracing.provider", "strands.telemetry.tracer"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and mlflow_scope not in _scopes(after)
+    for run in ids.values():
+        spans = traces[run]
+        assert _scopes(spans) == {mlflow_scope, strands_scope}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "bookmobile week BM-2027-W19"
+    assert _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert f"[DENIED] {faults[-1]['text']}" in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"step {picked.step} ")]
+    assert attempt.name == f"step {picked.step} attempt 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    (executor,) = _children(spans, attempt, "")
+    assert executor.name == "invoke_agent outreach_executor"
+    tool = picked.params["tool"]
+    calls = sorted(
+        (s for s in spans if s.name == f"execute_tool {tool}"), key=lambda s: s.start_time or 0
+    )
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [_mlflow(s, "mlflow.spanInputs").get("at") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    assert sum(s.name.startswith("plan revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "round complete"
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (planner,) = _children(spans, plans[1], "")
+    assert planner.name == "invoke_agent outreach_planner"
+    second = bookmobile.read_plan(_mlflow(plans[1], "mlflow.spanOutputs")["plan"])
+    assert "Already done:" in str(_mlflow(planner, "mlflow.spanOutputs"))
+    assert list(second.done) == ["route"]
+    assert [(r.number, r.step) for r in second.rows][:2] == [(2, "pull"), (3, "inspection")]
+    branch = replan.params["branch_to"]
+    assert second.rows[0].args == {
+        "route": bookmobile.Ref("route", "route_id"),
+        "titles": bookmobile.ORDER["titles"],
+        "branch": branch,
+    }
+    pulls = sorted(
+        (s for s in spans if s.name == "execute_tool pull_stock"), key=lambda s: s.start_time or 0
+    )
+    branches = [_mlflow(s, "mlflow.spanInputs")["branch"] for s in pulls]
+    assert branches == [bookmobile.ORDER["branch"], branch]
+    assert [s.status.status_code for s in pulls] == [StatusCode.ERROR, StatusCode.OK]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check driver booking against round", f"watch round DR-{replan.seed}-1"]
