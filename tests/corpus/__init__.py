@@ -257,7 +257,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     tracer provider as the other MLflow apps, the winepress Pydantic AI app (a planner ``Agent``
     with a structured output, a cellarhand ``Agent`` run per task attempt) through MLflow's
     Pydantic AI autologging (disabled after the play) and its own ``mlflow.start_span`` spans, on
-    the same MLflow tracer provider.
+    the same MLflow tracer provider, the bookmobile Strands Agents app (a planner
+    ``Agent``, an executor ``Agent`` per step attempt) through MLflow's Strands autologging (its
+    span processor on the provider the global relay hands Strands' spans to for the play, taken
+    off after) and its own ``mlflow.start_span`` spans, on the same MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
