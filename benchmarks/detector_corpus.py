@@ -128,6 +128,7 @@ SEALED = (
     "sealed72",
     "sealed73",
     "sealed74",
+    "sealed77",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

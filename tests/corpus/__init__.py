@@ -50,6 +50,7 @@ from . import (
     luthier,
     marathon,
     marina,
+    menagerie,
     moving,
     mural,
     museum,
@@ -252,7 +253,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     the cooperage Agno app (a ``Team`` whose leader delegates to a planner and a cooper member)
     through MLflow's Agno autologging (OpenInference's Agno instrumentor on MLflow's tracer for
     the play, uninstrumented after) and its own ``mlflow.start_span`` spans, on the same MLflow
-    tracer provider as the other MLflow apps.
+    tracer provider as the other MLflow apps, the menagerie OpenAI Agents SDK app (a planner
+    ``Agent`` answering an Airflow DAG file, a runner ``Agent`` per task try) through MLflow's
+    OpenAI autologging (``AgentRunner.run`` patched and MLflow's processor on a fresh SDK trace
+    provider for the play, the previous provider put back and autologging off after) and its own
+    ``mlflow.start_span`` spans, on the same MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -325,6 +330,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     llamaindex_mlflow: list[Label] = []
     genai_stream_openllmetry: list[Label] = []
     agno_team_mlflow: list[Label] = []
+    agents_sdk_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -481,6 +487,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_stream_openllmetry.append(label)
         elif label.agent == "cooperage":
             agno_team_mlflow.append(label)
+        elif label.agent == "menagerie":
+            agents_sdk_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -661,6 +669,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # and orchard's OpenLLMetry one are off by then); uninstrumented when the play returns;
     # museum's MLflow provider
     out.update(cooperage.play(agno_team_mlflow, provider))
+    # analyst's and kennel's OpenAI Agents SDK again, under MLflow's OpenAI autologging this time
+    # (museum's autologging, which patches AgentRunner.run and adds MLflow's processor to the
+    # SDK's tracing, is off by then): the play runs on a fresh SDK trace provider, puts the
+    # previous one back and turns autologging off when it returns; museum's MLflow provider
+    out.update(menagerie.play(agents_sdk_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

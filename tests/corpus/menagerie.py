@@ -795,7 +795,10 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
             model = OpenAIChatCompletionsModel(model=MODEL, openai_client=client)
 
             async def all_runs() -> dict[str, str]:
-                return {label.run: await AnimalTransfer(label, model).run() for label in labels}
+                try:
+                    return {label.run: await AnimalTransfer(label, model).run() for label in labels}
+                finally:  # on this loop: closed after it, httpx's aclose finds no loop
+                    await client.close()
 
             return asyncio.run(all_runs())
     finally:
