@@ -6928,6 +6928,7 @@ def check_menagerie_plays() -> None:
     (run,) = _children(spans, plans[1], "AgentRunner.run")
     (workflow,) = _children(spans, run, "Agent workflow")
     (planner,) = _children(spans, workflow, "transfer_planner")
+    assert _mlflow(planner, "mlflow.spanType") == "AGENT"
     second = menagerie.read_dag(_mlflow(plans[1], "mlflow.spanOutputs")["dag_file"])
     assert "with DAG(" in _mlflow(run, "mlflow.spanOutputs")["dag_file"]
     assert list(second.params) == ["crate_crate_id"]
