@@ -130,6 +130,7 @@ SEALED = (
     "sealed74",
     "sealed75",
     "sealed76",
+    "sealed77",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

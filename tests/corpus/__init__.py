@@ -51,6 +51,7 @@ from . import (
     luthier,
     marathon,
     marina,
+    menagerie,
     moving,
     mural,
     museum,
@@ -260,7 +261,12 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     the same MLflow tracer provider, the bookmobile Strands Agents app (a planner
     ``Agent``, an executor ``Agent`` per step attempt) through MLflow's Strands autologging (its
     span processor on the provider the global relay hands Strands' spans to for the play, taken
-    off after) and its own ``mlflow.start_span`` spans, on the same MLflow tracer provider.
+    off after) and its own ``mlflow.start_span`` spans, on the same MLflow tracer provider, the
+    menagerie OpenAI Agents SDK app (a planner ``Agent`` answering an Airflow DAG file, a runner
+    ``Agent`` per task try) through MLflow's OpenAI autologging (``AgentRunner.run`` patched and
+    MLflow's processor on a fresh SDK trace provider for the play, the previous provider put back
+    and autologging off after) and its own ``mlflow.start_span`` spans, on the same MLflow tracer
+    provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -335,6 +341,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     agno_team_mlflow: list[Label] = []
     pydantic_ai_mlflow: list[Label] = []
     strands_mlflow: list[Label] = []
+    agents_sdk_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -495,6 +502,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             pydantic_ai_mlflow.append(label)
         elif label.agent == "bookmobile":
             strands_mlflow.append(label)
+        elif label.agent == "menagerie":
+            agents_sdk_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -685,6 +694,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # passes them to museum's MLflow provider (relayed to ``provider``); autologging and MLflow's
     # propagation of its active span into OpenTelemetry's context end with the play
     out.update(bookmobile.play(strands_mlflow, provider))
+    # analyst's and kennel's OpenAI Agents SDK again, under MLflow's OpenAI autologging this time
+    # (museum's autologging, which patches AgentRunner.run and adds MLflow's processor to the
+    # SDK's tracing, is off by then): the play runs on a fresh SDK trace provider, puts the
+    # previous one back and turns autologging off when it returns; museum's MLflow provider
+    out.update(menagerie.play(agents_sdk_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

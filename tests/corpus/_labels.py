@@ -894,6 +894,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed76": {
         "bookmobile": range(100384, 100408),
     },
+    # Sealed 77: a seventy-eighth agent (menagerie: a zoo's animal-transfer desk on the OpenAI
+    # Agents SDK, a planner Agent answering an Apache Airflow DAG file as its structured output
+    # and a runner Agent run per task try, traced by MLflow's OpenAI autologging and the app's own
+    # MLflow spans), labels committed alone before any detector ran on it, scored once
+    # (``--sealed77``).
+    "sealed77": {
+        "menagerie": range(100408, 100432),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -9000,6 +9008,155 @@ def _bookmobile_external_flood(rng: random.Random) -> tuple[str, str, str, dict[
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- menagerie: a zoo's animal-transfer desk moving two red pandas, the OpenAI Agents SDK (a
+# planner Agent answering an Airflow DAG file, a runner Agent run per task try) under MLflow's
+# OpenAI autologging. Services raise Airflow-style exceptions: ``AirflowRescheduleException``
+# (the model calls again ``after`` the time named, same run), ``AirflowException`` (up for retry:
+# the app runs the task again), ``AirflowBadRequest`` with ``(use k=v)`` (a new DAG) or
+# ``AirflowFailException`` (final).
+_MENAGERIE_TEXTS = (
+    "the keeper's inventory terminal timed out after {n} ms",
+    "the CITES e-permitting portal returned gateway error {n}",
+    "the vet lab's sample courier is {n} minutes late on round {k}",
+    "van rota desk {k} has {n} bookings queued",
+    "the zoo's finance ledger is closing batch {n}",
+    "the mail relay deferred message {n} (queue {k})",
+    "the animal-records database lock {k} held for {n} s",
+)
+_MENAGERIE_STEP = {
+    "find_crate": "crate",
+    "apply_cites_permit": "cites",
+    "request_health_certificate": "vet",
+    "book_van": "van",
+    "invoice_partner": "invoice",
+    "mail_curator": "mail",
+}
+_MENAGERIE_TIMED = ["apply_cites_permit", "book_van", "invoice_partner", "mail_curator"]
+
+
+def _menagerie_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_MENAGERIE_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _menagerie_reschedules(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each reschedule names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 18 * 60, 5), count)
+    return [
+        {"kind": "AirflowRescheduleException", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_menagerie_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _menagerie_retries(rng: random.Random, count: int) -> list[dict[str, str]]:
+    return [{"kind": "AirflowException", "text": t} for t in _menagerie_texts(rng, count)]
+
+
+def _menagerie_final(rng: random.Random) -> dict[str, str]:
+    return {"kind": "AirflowFailException", "text": _menagerie_texts(rng, 1)[0]}
+
+
+def _menagerie_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # AirflowException again and again (varying texts): the app runs the task again each time;
+    # the last answer is AirflowFailException
+    tool = rng.choice(sorted(_MENAGERIE_STEP))
+    faults = [*_menagerie_retries(rng, rng.randint(4, 6)), _menagerie_final(rng)]
+    return RUNAWAY, _MENAGERIE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _menagerie_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one runner run: reschedule again and again, each naming another time the model calls
+    # again after; the last answer is AirflowFailException
+    tool = rng.choice(_MENAGERIE_TIMED)
+    faults = [*_menagerie_reschedules(rng, rng.randint(4, 6)), _menagerie_final(rng)]
+    return RUNAWAY, _MENAGERIE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _menagerie_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the van booking fails under every DAG: up for retry (run again), then a bad request naming
+    # another van depot (a new DAG), 3-4 DAGs; the last AirflowFailException
+    plans = rng.randint(3, 4)
+    depots = rng.sample(
+        ["Dunstable depot", "Luton depot", "Milton Keynes depot", "Bedford depot"], plans - 1
+    )
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _menagerie_texts(rng, 2)
+        faults.append({"kind": "AirflowException", "text": again})
+        if i < plans - 1:
+            faults.append(
+                {"kind": "AirflowBadRequest", "text": moved, "hint": f"depot={depots[i]}"}
+            )
+        else:
+            faults.append({"kind": "AirflowFailException", "text": moved})
+    return RUNAWAY, "van", "", {"tool": "book_van", "faults": faults, "depots": depots}
+
+
+def _menagerie_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the vet lab's certificate request stays pending: the runner reads it until the sensor
+    # times out
+    return RUNAWAY, "vet", "", {"stuck": True}
+
+
+def _menagerie_wrong_taxon(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the keeper's note names another red panda subspecies (or the other genus' name): a crate
+    # logged for it is found; the CITES permit, issued for the transfer's taxon, refuses it for
+    # good
+    taxa = ["Ailurus fulgens styani", "Ailurus styani", "Ailurus fulgens refulgens"]
+    return PROPAGATION, "crate", "", {"taxon": rng.choice(taxa)}
+
+
+def _menagerie_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's transfer day is off: every task works, the app's check of the van against the
+    # partner's intake day fails after the curator is mailed
+    return PROPAGATION, "van", "", {"day": rng.choice(["2027-06-02", "2027-06-16", "2027-06-19"])}
+
+
+def _menagerie_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's partner account has two digits swapped: the invoice fails for good
+    return (
+        PROPAGATION,
+        "invoice",
+        "",
+        {"account": rng.choice(["PZL-30471", "PZL-03417", "PZL-34017"])},
+    )
+
+
+def _menagerie_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice a reschedule inside one run or up for retry (the task run again); the call
+    # after the time named, or the next try, works
+    tool = rng.choice(_MENAGERIE_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _menagerie_reschedules(rng, count) if rng.random() < 0.5 else _menagerie_retries(rng, count)
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _menagerie_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the keeper's inventory answers 4-9 pages; a free crate is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _menagerie_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the certificate request is pending 3-8 reads, then issued
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _menagerie_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the transfer file's CITES office takes no applications this month: a bad request names
+    # another office; the next DAG applies there and the rest works
+    return "healthy", "", PROPAGATION, {"office_to": rng.choice(["APHA Carlisle", "APHA Leeds"])}
+
+
+def _menagerie_external_border(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the van checked, a border post closes for an animal-health
+    # alert during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- chorale: a chamber choir's concert-tour desk on DSPy (a ChainOfThought planner answering an
 # Argo Workflows DAG, a ReAct task runner per task attempt) under MLflow's DSPy autologging.
 # Services raise ``«marking» text`` faults: ``fermata`` (the model calls again ``after`` the time
@@ -11879,6 +12036,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _winepress_polling_ends,
         "legit_replan": _winepress_legit_replan,
         "external_washout": _winepress_external_washout,
+    },
+    "menagerie": {
+        "loop_step_varying": _menagerie_loop_task,
+        "loop_tool_in_step": _menagerie_loop_tool,
+        "loop_across_replans": _menagerie_loop_replans,
+        "loop_poll_stuck": _menagerie_loop_poll,
+        "wrong_taxon": _menagerie_wrong_taxon,
+        "wrong_day": _menagerie_wrong_day,
+        "wrong_account": _menagerie_wrong_account,
+        "flaky": _menagerie_flaky,
+        "pagination": _menagerie_pagination,
+        "polling_ends": _menagerie_polling_ends,
+        "legit_replan": _menagerie_legit_replan,
+        "external_border": _menagerie_external_border,
     },
     "surgery": {
         "loop_step_varying": _surgery_loop_step,

@@ -70,6 +70,7 @@ from tests.corpus import (
     luthier,
     marathon,
     marina,
+    menagerie,
     moving,
     mural,
     museum,
@@ -216,6 +217,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed74",
         "sealed75",
         "sealed76",
+        "sealed77",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -7030,3 +7032,98 @@ def check_bookmobile_plays() -> None:
     assert [s.status.status_code for s in pulls] == [StatusCode.ERROR, StatusCode.OK]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check driver booking against round", f"watch round DR-{replan.seed}-1"]
+
+
+def test_menagerie_agent_plays_sealed77_scenarios() -> None:
+    """The menagerie OpenAI Agents SDK app (sealed-77 only) plays labelled scenarios under
+    MLflow's OpenAI autologging, in a child process as the other sealed agents' checks do (MLflow
+    makes its tracer provider once per process): ``check_menagerie_plays``."""
+    _check_in_child("check_menagerie_plays")
+
+
+def check_menagerie_plays() -> None:
+    """The menagerie app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-77 runs). An analyst run (the Agents SDK under OpenInference's instrumentor) and a
+    museum run (MLflow's OpenAI autologging on a sync client) played just before and just after
+    carry the same spans both times; the menagerie runs carry MLflow's scope only, no
+    ``planscope.*`` attribute, one root each and every span's parent in its own trace.
+    Reschedules inside one runner run, under the app's one ``task {step} try 1``: one
+    ``AgentRunner.run``, one ``transfer_runner`` agent span, one ERROR tool span per injected
+    fault called again ``after`` each time named, the root ERROR with the final
+    ``AirflowFailException``. A legitimate re-plan: the second DAG carries the settled crate in
+    its ``params``, keeps the step numbers and names the other CITES office, the second
+    application works, the check and the watch last."""
+    neighbours = [
+        (analyst.play, _committed("analyst", "sealed23")[0]),
+        (museum.play, _committed("museum", "sealed15")[0]),
+    ]
+    labels = _committed("menagerie", "sealed77")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(menagerie.play, [picked, replan], neighbours)
+    mlflow_scope = "mlflow.tracing.provider"
+    for before, after in (
+        (traces[others[0]], traces[others[2]]),
+        (traces[others[1]], traces[others[3]]),
+    ):
+        assert sorted(s.name for s in before) == sorted(s.name for s in after)
+        assert _scopes(before) == _scopes(after)
+    for run in ids.values():
+        spans = traces[run]
+        assert _scopes(spans) == {mlflow_scope}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "animal transfer ZT-RP-0912" and _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert f"AirflowFailException: {faults[-1]['text']}" in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"task {picked.step} ")]
+    assert attempt.name == f"task {picked.step} try 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    (run,) = _children(spans, attempt, "")
+    assert run.name == "AgentRunner.run"
+    (workflow,) = _children(spans, run, "Agent workflow")
+    (runner,) = _children(spans, workflow, "transfer_runner")
+    assert _mlflow(runner, "mlflow.spanType") == "AGENT"
+    calls = sorted(
+        (s for s in spans if s.name == picked.params["tool"]), key=lambda s: s.start_time or 0
+    )
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert {_mlflow(s, "mlflow.spanType") for s in calls} == {"TOOL"}
+    waits = [_mlflow(s, "mlflow.spanInputs").get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    assert sum(s.name.startswith("dag revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "arrived"
+    plans = _children(spans, root, "dag revision ")
+    assert [s.name for s in plans] == ["dag revision 1", "dag revision 2"]
+    (run,) = _children(spans, plans[1], "AgentRunner.run")
+    (workflow,) = _children(spans, run, "Agent workflow")
+    (planner,) = _children(spans, workflow, "transfer_planner")
+    assert _mlflow(planner, "mlflow.spanType") == "AGENT"
+    second = menagerie.read_dag(_mlflow(plans[1], "mlflow.spanOutputs")["dag_file"])
+    assert "with DAG(" in _mlflow(run, "mlflow.spanOutputs")["dag_file"]
+    assert list(second.params) == ["crate_crate_id"]
+    assert [(t.number, t.task_id) for t in second.tasks][:2] == [(2, "cites"), (3, "vet")]
+    office = replan.params["office_to"]
+    assert second.tasks[0].args == {
+        "crate": menagerie.Ref("{{ params.crate_crate_id }}"),
+        "appendix": menagerie.TRANSFER["appendix"],
+        "office": office,
+    }
+    applied = sorted(
+        (s for s in spans if s.name == "apply_cites_permit"), key=lambda s: s.start_time or 0
+    )
+    offices = [_mlflow(s, "mlflow.spanInputs")["office"] for s in applied]
+    assert offices == [menagerie.TRANSFER["office"], office]
+    assert [s.status.status_code for s in applied] == [StatusCode.ERROR, StatusCode.OK]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check van against intake", f"watch transfer VAN-{replan.seed}-1"]
