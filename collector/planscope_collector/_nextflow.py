@@ -8,8 +8,10 @@ ones (``key: value``), an earlier step's output referred to as ``name.out.field`
 ``PROCESS.out.field`` or ``name.field``, and ``params.x`` a pipeline parameter (a value
 settled outside the block, no step: read as the literal a ``params.x = ...`` line of the text
 gives it, else as written). A ``// comment`` line just above a call is its goal.
-This module reads the block with a small tokenizer and **never evaluates** anything; channel
-operators (``ch.map { ... }``, ``Channel.of(...)``: dotted calls) and closures are no steps.
+This module reads the block's statements with :mod:`._groovy`'s scanner (brackets matched,
+strings and comments skipped, arguments split and read) and **never evaluates** anything;
+channel operators (``ch.map { ... }``, ``Channel.of(...)``: dotted calls) and closures are no
+steps.
 ``observed.evidence_plans`` offers every planner answer to :func:`steps`.
 """
 
@@ -18,11 +20,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from . import _groovy
 from ._readstep import ReadStep, first_read
 
 _FENCED = re.compile(r"```[ \t]*(?:nextflow|nf|groovy)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 """A fenced code block, Nextflow, Groovy or unlabelled (markdown chat answers fence code)."""
-_BLOCK = re.compile(r"(?m)^[ \t]*workflow(?:[ \t]+[A-Za-z_]\w*)?[ \t]*\{[ \t]*$")
+_BLOCK = re.compile(r"(?m)^[ \t]*workflow(?:[ \t]+[A-Za-z_]\w*)?[ \t]*(\{)[ \t]*$")
 """A workflow block's opening line (``workflow {`` or ``workflow NAME {``)."""
 _MAX_TEXT = 200_000
 """Longer answers are not parsed (a plan is never this long)."""
@@ -31,10 +34,6 @@ _CALL = re.compile(r"(?:([A-Za-z_]\w*)[ \t]*=[ \t]*)?([A-Za-z_]\w*)[ \t]*\(")
 _COMMENT = re.compile(r"^[ \t]*//[ \t]*(.*?)[ \t]*$")
 _SECTION = re.compile(r"^[ \t]*(?:take|main|emit)[ \t]*:[ \t]*$")
 """A named workflow's section labels: no statements of their own."""
-_STRING = re.compile(r"""'((?:[^'\\\n]|\\.)*)'|"((?:[^"\\\n]|\\.)*)\"""")
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_REF = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
-_KEY = re.compile(r"([A-Za-z_]\w*)[ \t]*:(?!:)[ \t]*")
 _PARAM = re.compile(r"(?m)^[ \t]*params\.([A-Za-z_]\w*)[ \t]*=[ \t]*(.+?)[ \t]*;?[ \t]*$")
 """A pipeline parameter's assignment outside the workflow block (``params.genome = 'hg38'``)."""
 _KEYWORDS = frozenset({"if", "else", "for", "while", "def", "return", "println", "log"})
@@ -79,25 +78,33 @@ def _read(code: str) -> list[ReadStep]:
     opening = _BLOCK.search(code)
     if opening is None:
         return []
-    body = _block(code, opening.end())
-    if body is None:
+    try:
+        statements = _groovy.lines(_groovy.block(code, opening.start(1)))
+        # a param's value is the literal the text gives it: what no literal is stays a reference
+        params = {
+            f"params.{m[1]}": value
+            for m in _PARAM.finditer(code[: opening.start()])
+            if (value := _groovy.value(m[2])) != m[2].strip()
+        }
+        return _calls(statements, params)
+    except _groovy.Unreadable:  # a string, comment or bracket left open: no Groovy
         return []
-    params = {
-        f"params.{m.group(1)}": value
-        for m in _PARAM.finditer(code[: opening.start()])
-        if not isinstance(value := _value(m.group(2)), str) or _STRING.fullmatch(m.group(2))
-    }
+
+
+def _calls(statements: list[str], params: dict[str, Any]) -> list[ReadStep]:
+    """The steps of a workflow block's statements (its logical lines)."""
     out: list[ReadStep] = []
     names: dict[str, str] = {}  # a step's name, and its process's, -> the step
     goal = ""
-    for statement in _statements(body):
+    for statement in statements:
         if comment := _COMMENT.match(statement):
             goal = comment.group(1)
             continue
-        if not statement.strip() or _SECTION.match(statement):
+        code = _groovy.uncommented(statement).strip()  # a comment after a call is no argument
+        if not code or _SECTION.match(code):
             continue
-        call = _CALL.fullmatch(statement.strip()[: statement.strip().find("(") + 1])
-        inner = _inside(statement.strip())
+        call = _CALL.fullmatch(code[: code.find("(") + 1])
+        inner = _inside(code)
         if call is None or inner is None or call.group(2) in _KEYWORDS:
             goal = ""
             continue
@@ -119,109 +126,22 @@ def _read(code: str) -> list[ReadStep]:
     return out
 
 
-def _block(code: str, start: int) -> str | None:
-    """The text of a block from just after its ``{`` to its matching ``}`` (strings and
-    ``//`` comments skipped); None when it does not close."""
-    depth = 1
-    i = start
-    while i < len(code):
-        c = code[i]
-        if c in "'\"":
-            m = _STRING.match(code, i)
-            i = m.end() if m else i + 1
-            continue
-        if code.startswith("//", i):
-            i = code.find("\n", i) if "\n" in code[i:] else len(code)
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return code[start:i]
-        i += 1
-    return None
-
-
-def _statements(body: str) -> list[str]:
-    """The block's lines, a statement whose brackets span lines joined into one."""
-    out: list[str] = []
-    pending = ""
-    for line in body.split("\n"):
-        pending = f"{pending} {line.strip()}" if pending else line
-        if _depth(pending) <= 0:
-            out.append(pending)
-            pending = ""
-    if pending:
-        out.append(pending)
-    return out
-
-
-def _depth(text: str) -> int:
-    """How many brackets a text leaves open (strings skipped)."""
-    bare = _STRING.sub("", text)
-    return sum(bare.count(c) for c in "([{") - sum(bare.count(c) for c in ")]}")
-
-
 def _inside(statement: str) -> str | None:
     """What a call statement's outer brackets hold, when the statement ends with them."""
     at = statement.find("(")
-    if at < 0 or not statement.endswith(")") or _depth(statement[at:]) != 0:
+    if at < 0 or not statement.endswith(")") or _groovy.depth(statement[at:]) != 0:
         return None
     inner = statement[at + 1 : -1]
-    return inner if _depth(inner) == 0 else None
+    return inner if _groovy.depth(inner) == 0 else None
 
 
 def _args(inner: str) -> dict[str, Any]:
     """A call's arguments: ``key: value`` by key, the others by position; values read."""
     out: dict[str, Any] = {}
     position = 0
-    for part in _split(inner):
-        if not part:
-            continue
-        key = _KEY.match(part)
-        if key and not _STRING.match(part):
-            out[key.group(1)] = _value(part[key.end() :])
-        else:
-            out[str(position)] = _value(part)
+    for key, value in _groovy.arguments(inner):
+        if key is None:
+            key = str(position)
             position += 1
+        out[key] = value
     return out
-
-
-def _split(inner: str) -> list[str]:
-    """The comma-separated parts of an argument list (commas in strings or brackets kept)."""
-    parts: list[str] = []
-    depth = 0
-    current = ""
-    i = 0
-    while i < len(inner):
-        c = inner[i]
-        if c in "'\"" and (m := _STRING.match(inner, i)):
-            current += m.group()
-            i = m.end()
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += c
-        i += 1
-    parts.append(current.strip())
-    return parts
-
-
-def _value(text: str) -> Any:
-    """A literal's value (a string unquoted, a number, a boolean); anything else as written
-    (a reference such as ``name.out.field`` or ``params.x``, an expression)."""
-    text = text.strip()
-    if (m := _STRING.fullmatch(text)) is not None:
-        return m.group(1) if m.group(1) is not None else m.group(2)
-    if _NUMBER.fullmatch(text):
-        return float(text) if "." in text else int(text)
-    if text in ("true", "false"):
-        return text == "true"
-    return text

@@ -29,6 +29,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -40,6 +41,57 @@ MODEL = "gemini-2.5-flash"
 Parts = list[dict[str, Any]]
 Script = Callable[[dict[str, Any]], Parts]
 """A request body -> the model turn's parts (``text`` and ``functionCall``)."""
+
+
+# --- for the scripts: reading a request's chat, writing a call ------------------------------
+# (shared by the agents that script this server: the chat is the API's, not the agent's)
+def texts(parts: list[dict[str, Any]]) -> str:
+    """The text of a content's parts, joined (a ``functionCall`` part adds nothing).
+
+    >>> texts([{"text": "Job "}, {"functionCall": {"name": "f"}}, {"text": "card"}])
+    'Job card'
+    """
+    return "".join(str(p.get("text", "")) for p in parts)
+
+
+@dataclass
+class Call:
+    """A ``functionCall`` the chat holds, with its ``functionResponse``."""
+
+    name: str
+    args: dict[str, Any]
+    response: dict[str, Any] = field(default_factory=dict)
+
+
+def function_calls(contents: list[dict[str, Any]]) -> list[Call]:
+    """The chat's calls in order, each paired with its response (by order and name).
+
+    >>> answer = {"functionResponse": {"name": "poll", "response": {"ok": 1}}}
+    >>> function_calls([{"parts": function_call("poll", {"job": "J1"})}, {"parts": [answer]}])
+    [Call(name='poll', args={'job': 'J1'}, response={'ok': 1})]
+    """
+    out: list[Call] = []
+    for c in contents:
+        for p in c.get("parts") or []:
+            if "functionCall" in p:
+                out.append(
+                    Call(p["functionCall"]["name"], dict(p["functionCall"].get("args") or {}))
+                )
+            elif "functionResponse" in p:
+                name = p["functionResponse"]["name"]
+                waiting = [x for x in out if not x.response and x.name == name]
+                if waiting:
+                    waiting[0].response = dict(p["functionResponse"].get("response") or {})
+    return out
+
+
+def function_call(name: str, args: dict[str, Any]) -> Parts:
+    """A model turn that calls one function.
+
+    >>> function_call("poll", {"job": "J1"})
+    [{'functionCall': {'name': 'poll', 'args': {'job': 'J1'}}}]
+    """
+    return [{"functionCall": {"name": name, "args": args}}]
 
 
 def _tokens(value: Any) -> int:

@@ -51,7 +51,7 @@ from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumento
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Status, StatusCode, Tracer
 
-from ._fake_gemini import MODEL, GeminiServer, Parts
+from ._fake_gemini import MODEL, GeminiServer, Parts, function_call, function_calls, texts
 from ._labels import Label
 
 TRACER = "assay-app"
@@ -174,10 +174,6 @@ def resolve(args: dict[str, Any], done: dict[str, str]) -> dict[str, Any]:
 
 
 # --- the scripted model -------------------------------------------------------------------
-def _texts(parts: list[dict[str, Any]]) -> str:
-    return "".join(str(p.get("text", "")) for p in parts)
-
-
 def uses(setbacks: list[str]) -> dict[str, str]:
     """The values the setbacks say to use, the later over the earlier.
 
@@ -215,36 +211,6 @@ def _plan(brief: str) -> str:
     return outline([s for s in steps if s.slug not in done], done, revision)
 
 
-@dataclass
-class Call:
-    """A ``functionCall`` the chat holds, with its ``functionResponse``."""
-
-    name: str
-    args: dict[str, Any]
-    response: dict[str, Any] = field(default_factory=dict)
-
-
-def _calls(contents: list[dict[str, Any]]) -> list[Call]:
-    """The chat's calls in order, each paired with its response (by order and name)."""
-    out: list[Call] = []
-    for c in contents:
-        for p in c.get("parts") or []:
-            if "functionCall" in p:
-                out.append(
-                    Call(p["functionCall"]["name"], dict(p["functionCall"].get("args") or {}))
-                )
-            elif "functionResponse" in p:
-                name = p["functionResponse"]["name"]
-                waiting = [x for x in out if not x.response and x.name == name]
-                if waiting:
-                    waiting[0].response = dict(p["functionResponse"].get("response") or {})
-    return out
-
-
-def _call(name: str, args: dict[str, Any]) -> Parts:
-    return [{"functionCall": {"name": name, "args": args}}]
-
-
 def _answer(outcome: str, value: str = "", note: str = "") -> Parts:
     return [{"text": f"{outcome} | {value} | {note}"}]
 
@@ -252,30 +218,30 @@ def _answer(outcome: str, value: str = "", note: str = "") -> Parts:
 def _executor(contents: list[dict[str, Any]]) -> Parts:
     """The clerk's next turn: make the step's call, call again ``after`` a hold, follow
     ``next_page``, read a queued assay job, answer the outcome line."""
-    order = _texts((contents[0] if contents else {}).get("parts") or [])
+    order = texts((contents[0] if contents else {}).get("parts") or [])
     found = re.search(r"^Call: (\w+) (\{.*\})$", order, re.MULTILINE)
     if not found:
         return _answer("VOID", note="no call in the order")
-    calls = _calls(contents)
+    calls = function_calls(contents)
     if not calls:
-        return _call(found[1], json.loads(found[2]))
+        return function_call(found[1], json.loads(found[2]))
     last = calls[-1]
     if "error" in last.response:
         error = str(last.response["error"])
         kind = re.search(r"ASSAY-(\w+):", error)  # the SDK wraps it: "Failed to invoke ..."
         if kind and kind[1] == "HOLD":
             after = re.search(r"retry after (\d\d:\d\d)", error)
-            return _call(last.name, last.args | {"after": after[1] if after else "later"})
+            return function_call(last.name, last.args | {"after": after[1] if after else "later"})
         outcome = {"RESUBMIT": "RESUBMIT", "REROUTE": "REPLAN"}.get(kind[1] if kind else "", "VOID")
         return _answer(outcome, note=error)
     result = dict(last.response.get("result") or {})
     if result.get("next_page"):
-        return _call(last.name, last.args | {"page": result["next_page"]})
+        return function_call(last.name, last.args | {"page": result["next_page"]})
     if result.get("state") == "queued":
         reads = sum(c.name == "assay_status" for c in calls)
         if reads >= MAX_POLLS:
             return _answer("STALLED", note=f"assay job {result['job']} queued after {reads} reads")
-        return _call("assay_status", {"job": result["job"]})
+        return function_call("assay_status", {"job": result["job"]})
     return _answer("DONE", str(result["ref"]), str(result.get("note", "")))
 
 
@@ -287,10 +253,10 @@ def respond(body: dict[str, Any]) -> Parts:
     >>> print(respond(body)[0]["text"].splitlines()[5])
     - courier: book the courier for 14 crates from Bulong camp core yard on 2027-03-16 (after: lab)
     """
-    system = _texts((body.get("systemInstruction") or {}).get("parts") or [])
+    system = texts((body.get("systemInstruction") or {}).get("parts") or [])
     contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
     if system.startswith("You plan"):
-        return [{"text": _plan(_texts((contents[0] if contents else {}).get("parts") or []))}]
+        return [{"text": _plan(texts((contents[0] if contents else {}).get("parts") or []))}]
     return _executor(contents)
 
 

@@ -63,7 +63,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Span, Status, StatusCode, Tracer
 from pydantic import BaseModel
 
-from ._fake_gemini import MODEL, GeminiServer, Parts
+from ._fake_gemini import MODEL, GeminiServer, Parts, function_calls, texts
 from ._labels import Label
 
 TRACER = "cellar"
@@ -173,38 +173,6 @@ TOOLS = [types.Tool(function_declarations=DECLARATIONS)]
 
 
 # --- the scripted model -------------------------------------------------------------------
-def _texts(parts: list[dict[str, Any]]) -> str:
-    return "".join(str(p.get("text", "")) for p in parts)
-
-
-@dataclass
-class Call:
-    """A ``functionCall`` the conversation holds, with its ``functionResponse``."""
-
-    name: str
-    args: dict[str, Any]
-    response: dict[str, Any] = field(default_factory=dict)
-
-
-def _calls(contents: list[dict[str, Any]]) -> list[Call]:
-    """The conversation's calls in order, each paired with the response sent back for it (the
-    Gemini API pairs them by order and name)."""
-    out: list[Call] = []
-    for c in contents:
-        for p in c.get("parts") or []:
-            if "functionCall" in p:
-                out.append(
-                    Call(p["functionCall"]["name"], dict(p["functionCall"].get("args") or {}))
-                )
-            elif "functionResponse" in p:
-                waiting = [
-                    x for x in out if not x.response and x.name == p["functionResponse"]["name"]
-                ]
-                if waiting:
-                    waiting[0].response = dict(p["functionResponse"].get("response") or {})
-    return out
-
-
 def _call(name: str, args: dict[str, Any], said: str) -> Parts:
     """A model turn that says something, then calls ``name``."""
     return [{"text": said}, {"functionCall": {"name": name, "args": args}}]
@@ -277,10 +245,10 @@ def _execute(body: dict[str, Any]) -> Parts:
     """The coordinator's next turn for its task: call the function, call again at the time a
     ``held`` error names, follow ``next_page``, poll a queued panel, end with an outcome."""
     contents = body["contents"]
-    order = dict(re.findall(r"^(\w+): (.*)$", _texts(contents[0]["parts"]), re.MULTILINE))
+    order = dict(re.findall(r"^(\w+): (.*)$", texts(contents[0]["parts"]), re.MULTILINE))
     function = order["Function"]
     args = _typed(body, function, json.loads(order["Inputs"]))
-    calls = _calls(contents)
+    calls = function_calls(contents)
     if not calls:
         return _call(function, args, f"Calling {function} for this task.")
     last = calls[-1]
@@ -323,10 +291,10 @@ def respond(body: dict[str, Any]) -> Parts:
     >>> respond({"systemInstruction": {"parts": [{"text": "?"}]}, "contents": []})[0]["text"]
     'Not a cellar matter.'
     """
-    system = _texts((body.get("systemInstruction") or {}).get("parts") or [])
+    system = texts((body.get("systemInstruction") or {}).get("parts") or [])
     contents = body.get("contents") or []
     if PLANNER in system:
-        return [{"text": json.dumps(_plan(_texts(contents[0]["parts"])))}]
+        return [{"text": json.dumps(_plan(texts(contents[0]["parts"])))}]
     if EXECUTOR in system:
         return _execute(body)
     return [{"text": "Not a cellar matter."}]
@@ -637,7 +605,7 @@ class Bottling:
 
 def _unavailable(body: dict[str, Any]) -> bool:
     """The model is overloaded at the first plan of every third job (the SDK retries it)."""
-    said = _texts(((body.get("contents") or [{}])[0]).get("parts") or [])
+    said = texts(((body.get("contents") or [{}])[0]).get("parts") or [])
     job = re.search(r"job W-(\d+)", said)
     return job is not None and int(job.group(1)) % 3 == 1 and "Completed:" not in said
 

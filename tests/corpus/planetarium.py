@@ -55,7 +55,7 @@ from opentelemetry.instrumentation.google_generativeai import GoogleGenerativeAi
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Status, StatusCode, Tracer
 
-from ._fake_gemini import MODEL, GeminiServer, Parts
+from ._fake_gemini import MODEL, GeminiServer, Parts, function_call, function_calls, texts
 from ._labels import Label
 
 TRACER = "planetarium-desk"
@@ -258,10 +258,6 @@ def resolve(args: dict[str, Any], done: dict[str, dict[str, Any]]) -> dict[str, 
 
 
 # --- the scripted model -------------------------------------------------------------------
-def _texts(parts: list[dict[str, Any]]) -> str:
-    return "".join(str(p.get("text", "")) for p in parts)
-
-
 def uses(setbacks: list[str]) -> dict[str, str]:
     """The values the setbacks say to use, the later over the earlier.
 
@@ -328,36 +324,6 @@ def _plan(brief: str) -> str:
     return diagram(title, groups, settled, setbacks)
 
 
-@dataclass
-class Call:
-    """A ``functionCall`` the conversation holds, with its ``functionResponse``."""
-
-    name: str
-    args: dict[str, Any]
-    response: dict[str, Any] = field(default_factory=dict)
-
-
-def _calls(contents: list[dict[str, Any]]) -> list[Call]:
-    """The conversation's calls in order, each paired with its response (by order and name)."""
-    out: list[Call] = []
-    for c in contents:
-        for p in c.get("parts") or []:
-            if "functionCall" in p:
-                out.append(
-                    Call(p["functionCall"]["name"], dict(p["functionCall"].get("args") or {}))
-                )
-            elif "functionResponse" in p:
-                name = p["functionResponse"]["name"]
-                waiting = [x for x in out if not x.response and x.name == name]
-                if waiting:
-                    waiting[0].response = dict(p["functionResponse"].get("response") or {})
-    return out
-
-
-def _call(name: str, args: dict[str, Any]) -> Parts:
-    return [{"functionCall": {"name": name, "args": args}}]
-
-
 def _say(status: str, result: dict[str, Any] | None = None, note: str = "") -> Parts:
     return [{"text": f"{status} {json.dumps(result or {})} # {note}"}]
 
@@ -365,31 +331,31 @@ def _say(status: str, result: dict[str, Any] | None = None, note: str = "") -> P
 def _executor(contents: list[dict[str, Any]]) -> Parts:
     """The clerk's next turn: make the action's call, call again ``after`` a cloud-cover,
     follow ``next_page``, read an aligning calibration, answer the status line."""
-    order = _texts((contents[0] if contents else {}).get("parts") or [])
+    order = texts((contents[0] if contents else {}).get("parts") or [])
     found = re.search(r"^Call: (\w+) (\{.*\})$", order, re.MULTILINE)
     if not found:
         return _say("FAILED", note="no call in the order")
-    calls = _calls(contents)
+    calls = function_calls(contents)
     if not calls:
-        return _call(found[1], json.loads(found[2]))
+        return function_call(found[1], json.loads(found[2]))
     last = calls[-1]
     if "error" in last.response:
         error = str(last.response["error"])
         kind = re.match(r"\[([\w-]+)\]", error)
         if kind and kind[1] == "cloud-cover":
             after = re.search(r"clear from (\d\d:\d\d)", error)
-            return _call(last.name, last.args | {"after": after[1] if after else "later"})
+            return function_call(last.name, last.args | {"after": after[1] if after else "later"})
         status = {"eclipse": "AGAIN", "retrograde": "REPLAN"}.get(kind[1] if kind else "", "FAILED")
         return _say(status, note=error)
     result = dict(last.response.get("result") or {})
     if result.get("next_page"):
-        return _call(last.name, last.args | {"page": result["next_page"]})
+        return function_call(last.name, last.args | {"page": result["next_page"]})
     if result.get("state") == "aligning":
         reads = sum(c.name == "calibration_status" for c in calls)
         if reads >= MAX_POLLS:
             note = f"calibration {result['job']} still aligning after {reads} reads"
             return _say("STALLED", note=note)
-        return _call("calibration_status", {"job": result["job"]})
+        return function_call("calibration_status", {"job": result["job"]})
     return _say("DONE", result, str(result.pop("note", "")))
 
 
@@ -401,10 +367,10 @@ def respond(body: dict[str, Any]) -> Parts:
     >>> print(respond(body)[0]["text"].splitlines()[5])
     :bookDome = book_dome(show="$findShow.show_id", date="2027-03-18", slot="10:30", seats=58);
     """
-    system = _texts((body.get("systemInstruction") or {}).get("parts") or [])
+    system = texts((body.get("systemInstruction") or {}).get("parts") or [])
     contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
     if system.startswith("You are the education desk's runbook writer"):
-        return [{"text": _plan(_texts((contents[0] if contents else {}).get("parts") or []))}]
+        return [{"text": _plan(texts((contents[0] if contents else {}).get("parts") or []))}]
     return _executor(contents)
 
 
