@@ -58,7 +58,7 @@ import mlflow
 import mlflow.autogen
 from autogen_agentchat.agents import AssistantAgent
 from autogen_core.models import ModelInfo
-from autogen_core.tools import FunctionTool
+from autogen_core.tools import BaseTool, FunctionTool
 from autogen_ext.models.openai import OpenAIChatCompletionClient
 from mlflow.entities import SpanEvent, SpanType
 from opentelemetry.sdk.trace import TracerProvider
@@ -484,7 +484,7 @@ class BreadOrder:
         self.label = label
         self.world = World(label)
         self.client = client
-        self.tools = [
+        self.tools: list[BaseTool[Any, Any]] = [
             FunctionTool(f, description=(f.__doc__ or f.__name__).split("\n\n")[0])
             for f in make_tools(self.world)
         ]
@@ -547,7 +547,7 @@ class BreadOrder:
             baker = AssistantAgent(
                 "baker",
                 self.client,
-                tools=self.tools,
+                tools=[*self.tools],
                 max_tool_iterations=24,
                 description="Runs one task of the plan with the bakery's services.",
                 system_message="Run the one call you are given, then answer its ticket.",
