@@ -14,6 +14,7 @@ from . import (
     analyst,
     arbor,
     assay,
+    bakehouse,
     balloon,
     beacon,
     bigtop,
@@ -266,7 +267,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``Agent`` per task try) through MLflow's OpenAI autologging (``AgentRunner.run`` patched and
     MLflow's processor on a fresh SDK trace provider for the play, the previous provider put back
     and autologging off after) and its own ``mlflow.start_span`` spans, on the same MLflow tracer
-    provider.
+    provider, the bakehouse AutoGen AgentChat app (a planner ``AssistantAgent`` answering a
+    todo.txt file, a baker ``AssistantAgent`` with ``FunctionTool``\\ s per task attempt) through
+    MLflow's AutoGen autologging (disabled after the play) and its own ``mlflow.start_span`` and
+    ``mlflow.trace`` spans, on the same MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -342,6 +346,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     pydantic_ai_mlflow: list[Label] = []
     strands_mlflow: list[Label] = []
     agents_sdk_mlflow: list[Label] = []
+    autogen_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -504,6 +509,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             strands_mlflow.append(label)
         elif label.agent == "menagerie":
             agents_sdk_mlflow.append(label)
+        elif label.agent == "bakehouse":
+            autogen_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -699,6 +706,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # SDK's tracing, is off by then): the play runs on a fresh SDK trace provider, puts the
     # previous one back and turns autologging off when it returns; museum's MLflow provider
     out.update(menagerie.play(agents_sdk_mlflow, provider))
+    # hives' and balloon's AutoGen AgentChat again, under MLflow's AutoGen autologging this time
+    # (it patches AssistantAgent's run/on_messages and OpenAIChatCompletionClient.create for the
+    # play and puts them back when it returns); museum's MLflow provider
+    out.update(bakehouse.play(autogen_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

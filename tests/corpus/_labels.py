@@ -902,6 +902,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed77": {
         "menagerie": range(100408, 100432),
     },
+    # Sealed 78: a seventy-ninth agent (bakehouse: a wholesale bakery's order desk filling a
+    # hotel's weekend bread order with AutoGen AgentChat, a planner AssistantAgent answering a
+    # todo.txt file and a baker AssistantAgent with FunctionTools run per task attempt, traced by
+    # MLflow's AutoGen autologging and the app's own MLflow spans), labels committed alone before
+    # any detector ran on it, scored once (``--sealed78``).
+    "sealed78": {
+        "bakehouse": range(100432, 100456),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -9157,6 +9165,148 @@ def _menagerie_external_border(rng: random.Random) -> tuple[str, str, str, dict[
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- bakehouse: a wholesale bakery's order desk filling a hotel's weekend bread order, AutoGen
+# AgentChat (a planner AssistantAgent answering a todo.txt file, a baker AssistantAgent with
+# FunctionTools run per task attempt) under MLflow's AutoGen autologging. Services fail with
+# desk codes: ``BUSY`` (the model calls again ``after`` the time named, same run), ``ABORTED``
+# (the app runs the task again), ``CHANGE`` with ``(use k=v)`` (a new plan) or ``REFUSED`` (final).
+_BAKEHOUSE_TEXTS = (
+    "the spiral mixer on line {k} tripped after {n} kg",
+    "deck oven {k}'s probe read {n} C off",
+    "the mill's stock portal timed out after {n} ms",
+    "proofing cabinet {k} dropped to {n} percent humidity",
+    "the van dispatcher's queue is {n} jobs long",
+    "the hotel's ledger is closing batch {n}",
+    "the bakery's blast chiller {k} is down for {n} minutes",
+)
+_BAKEHOUSE_STEP = {
+    "select_flour": "flour",
+    "book_oven": "oven",
+    "proof_check": "proof",
+    "book_van": "van",
+    "invoice_account": "invoice",
+    "mail_chef": "mail",
+}
+_BAKEHOUSE_TIMED = ["book_oven", "book_van", "invoice_account", "mail_chef"]
+
+
+def _bakehouse_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_BAKEHOUSE_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _bakehouse_busy(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each BUSY names another time: the model calls again with different arguments
+    minutes = rng.sample(range(2 * 60, 20 * 60, 5), count)
+    return [
+        {"code": "BUSY", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_bakehouse_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _bakehouse_final(rng: random.Random) -> dict[str, str]:
+    return {"code": "REFUSED", "text": _bakehouse_texts(rng, 1)[0]}
+
+
+def _bakehouse_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # ABORTED again and again (varying texts): the app runs the task again each time; the last
+    # answer is REFUSED
+    tool = rng.choice(sorted(_BAKEHOUSE_STEP))
+    aborted = [{"code": "ABORTED", "text": t} for t in _bakehouse_texts(rng, rng.randint(4, 6))]
+    faults = [*aborted, _bakehouse_final(rng)]
+    return RUNAWAY, _BAKEHOUSE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _bakehouse_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one baker run: BUSY again and again, each naming another time the model calls again
+    # after; the last answer is REFUSED
+    tool = rng.choice(_BAKEHOUSE_TIMED)
+    faults = [*_bakehouse_busy(rng, rng.randint(4, 6)), _bakehouse_final(rng)]
+    return RUNAWAY, _BAKEHOUSE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _bakehouse_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the van booking fails under every plan: ABORTED (run again), then CHANGE naming another
+    # depot (a new plan), 3-4 plans; the last REFUSED
+    plans = rng.randint(3, 4)
+    depots = rng.sample(
+        ["Ivry depot", "Orly depot", "Gennevilliers depot", "Bercy depot"], plans - 1
+    )
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _bakehouse_texts(rng, 2)
+        faults.append({"code": "ABORTED", "text": again})
+        if i < plans - 1:
+            faults.append({"code": "CHANGE", "text": moved, "hint": f"depot={depots[i]}"})
+        else:
+            faults.append({"code": "REFUSED", "text": moved})
+    return RUNAWAY, "van", "", {"tool": "book_van", "faults": faults, "depots": depots}
+
+
+def _bakehouse_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the proof check stays RISING: the baker reads it until it reports the check stalled
+    return RUNAWAY, "proof", "", {"stuck": True}
+
+
+def _bakehouse_wrong_mill(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the hotel baker's note names another mill: a flour lot from there is found; the oven,
+    # programmed for the order's flour, refuses it for good
+    return (
+        PROPAGATION,
+        "flour",
+        "",
+        {"mill": rng.choice(["Minoterie Bourgeois", "Moulin Decollogne", "Grands Moulins"])},
+    )
+
+
+def _bakehouse_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's delivery day is off: every task works, the app's check of the van against the
+    # order's delivery day fails after the chef is mailed
+    return PROPAGATION, "van", "", {"day": rng.choice(["2027-06-04", "2027-06-12", "2027-05-29"])}
+
+
+def _bakehouse_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's hotel account has two digits swapped: the invoice is REFUSED for good
+    return PROPAGATION, "invoice", "", {"account": rng.choice(["HB-30571", "HB-35017", "HB-03517"])}
+
+
+def _bakehouse_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice BUSY inside one run or ABORTED (the task run again); the call after the time
+    # named, or the next attempt, works
+    tool = rng.choice(_BAKEHOUSE_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _bakehouse_busy(rng, count)
+        if rng.random() < 0.5
+        else [{"code": "ABORTED", "text": t} for t in _bakehouse_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _bakehouse_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the mill's stock list answers 4-9 pages; a lot with enough flour is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _bakehouse_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the proof check is RISING 3-8 reads, then READY
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _bakehouse_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order's oven is down for a new sole: CHANGE names another oven; the next plan bakes
+    # there and the rest works
+    return "healthy", "", PROPAGATION, {"oven_to": rng.choice(["oven 3", "oven 4"])}
+
+
+def _bakehouse_external_closure(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the van checked, a burst water main closes the road to the
+    # hotel during the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- chorale: a chamber choir's concert-tour desk on DSPy (a ChainOfThought planner answering an
 # Argo Workflows DAG, a ReAct task runner per task attempt) under MLflow's DSPy autologging.
 # Services raise ``«marking» text`` faults: ``fermata`` (the model calls again ``after`` the time
@@ -12050,6 +12200,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _menagerie_polling_ends,
         "legit_replan": _menagerie_legit_replan,
         "external_border": _menagerie_external_border,
+    },
+    "bakehouse": {
+        "loop_step_varying": _bakehouse_loop_task,
+        "loop_tool_in_step": _bakehouse_loop_tool,
+        "loop_across_replans": _bakehouse_loop_replans,
+        "loop_poll_stuck": _bakehouse_loop_poll,
+        "wrong_mill": _bakehouse_wrong_mill,
+        "wrong_day": _bakehouse_wrong_day,
+        "wrong_account": _bakehouse_wrong_account,
+        "flaky": _bakehouse_flaky,
+        "pagination": _bakehouse_pagination,
+        "polling_ends": _bakehouse_polling_ends,
+        "legit_replan": _bakehouse_legit_replan,
+        "external_closure": _bakehouse_external_closure,
     },
     "surgery": {
         "loop_step_varying": _surgery_loop_step,

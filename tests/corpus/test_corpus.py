@@ -35,6 +35,7 @@ from tests.corpus import (
     analyst,
     arbor,
     assay,
+    bakehouse,
     balloon,
     beacon,
     bigtop,
@@ -218,6 +219,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed75",
         "sealed76",
         "sealed77",
+        "sealed78",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -7127,3 +7129,88 @@ def check_menagerie_plays() -> None:
     assert [s.status.status_code for s in applied] == [StatusCode.ERROR, StatusCode.OK]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check van against intake", f"watch transfer VAN-{replan.seed}-1"]
+
+
+def test_bakehouse_agent_plays_sealed78_scenarios() -> None:
+    """The bakehouse AutoGen AgentChat app (sealed-78 only) plays labelled scenarios under
+    MLflow's AutoGen autologging, in a child process as the other MLflow agents' checks do
+    (MLflow makes its tracer provider once per process): ``check_bakehouse_plays``."""
+    _check_in_child("check_bakehouse_plays")
+
+
+def check_bakehouse_plays() -> None:
+    """The bakehouse app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-78 runs). A balloon run (AgentChat under OpenInference's autogen-agentchat
+    instrumentor) played just before and just after carries the same spans both times and no
+    MLflow span (MLflow's AutoGen autologging was turned off); the bakehouse runs carry MLflow's
+    scope only, no ``planscope.*`` attribute, one root each and every span's parent in its own
+    trace. BUSY retries inside one baker run, under the app's one ``task {id} attempt 1``: one
+    ``baker.run`` with one ``baker.on_messages`` under it, one ERROR ``TOOL`` span per injected
+    fault called again ``after`` each time named, the root ERROR with the final REFUSED. A
+    legitimate re-plan: the second todo.txt keeps the settled flour task as a done ``x`` line
+    with its lot, names the other oven, the second booking works, the check and the watch last."""
+    neighbours = [(balloon.play, _committed("balloon", "sealed43")[0])]
+    labels = _committed("bakehouse", "sealed78")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(bakehouse.play, [picked, replan], neighbours)
+    mlflow_scope = "mlflow.tracing.provider"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and mlflow_scope not in _scopes(after)
+    for run in ids.values():
+        spans = traces[run]
+        assert _scopes(spans) == {mlflow_scope}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "bread order PO-HB-2207" and _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert f"[REFUSED] {faults[-1]['text']}" in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"task {picked.step} ")]
+    assert attempt.name == f"task {picked.step} attempt 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    (run,) = _children(spans, attempt, "")
+    assert run.name == "baker.run" and _mlflow(run, "mlflow.spanType") == "AGENT"
+    (turn,) = _children(spans, run, "baker.on_messages")
+    calls = _children(spans, turn, picked.params["tool"])
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert {_mlflow(s, "mlflow.spanType") for s in calls} == {"TOOL"}
+    models = _children(spans, turn, "OpenAIChatCompletionClient.create")
+    assert len(models) == len(faults) + 1
+    waits = [_mlflow(s, "mlflow.spanInputs").get("after") for s in calls]
+    assert waits[0] == "" and waits[1:] == [f["hint"] for f in faults[:-1]]
+    assert sum(s.name.startswith("plan revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "delivered"
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (planner,) = _children(spans, plans[1], "planner.run")
+    assert _mlflow(planner, "mlflow.spanType") == "AGENT"
+    second = bakehouse.read_todo(_mlflow(plans[1], "mlflow.spanOutputs")["todo.txt"])
+    assert [(t.id, t.done) for t in second][:3] == [
+        ("flour", True),
+        ("oven", False),
+        ("proof", False),
+    ]
+    assert second[0].outputs == {"lot_id": f"FL-MDV-{replan.seed}"}
+    oven = replan.params["oven_to"]
+    assert second[1].args == {
+        "lot": bakehouse.Ref("flour", "lot_id"),
+        "oven": oven,
+        "loaves": bakehouse.ORDER["loaves"],
+    }
+    booked = sorted((s for s in spans if s.name == "book_oven"), key=lambda s: s.start_time or 0)
+    ovens = [_mlflow(s, "mlflow.spanInputs")["oven"] for s in booked]
+    assert ovens == [bakehouse.ORDER["oven"], oven]
+    assert [s.status.status_code for s in booked] == [StatusCode.ERROR, StatusCode.OK]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check van against order", f"watch van RV-{replan.seed}-1"]
