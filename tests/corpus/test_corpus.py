@@ -6887,8 +6887,8 @@ def check_winepress_plays() -> None:
     before, after = (traces[t] for t in others)
     assert sorted(s.name for s in before) == sorted(s.name for s in after)
     assert _scopes(before) == _scopes(after) and mlflow_scope not in _scopes(after)
-    for run in ids.values():
-        spans = traces[run]
+    for run_id in ids.values():
+        spans = traces[run_id]
         assert _scopes(spans) == {mlflow_scope}
         assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
         span_ids = {s.context.span_id for s in spans if s.context}
@@ -7070,8 +7070,8 @@ def check_menagerie_plays() -> None:
     ):
         assert sorted(s.name for s in before) == sorted(s.name for s in after)
         assert _scopes(before) == _scopes(after)
-    for run in ids.values():
-        spans = traces[run]
+    for run_id in ids.values():
+        spans = traces[run_id]
         assert _scopes(spans) == {mlflow_scope}
         assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
         span_ids = {s.context.span_id for s in spans if s.context}
@@ -7158,8 +7158,8 @@ def check_bakehouse_plays() -> None:
     before, after = (traces[t] for t in others)
     assert sorted(s.name for s in before) == sorted(s.name for s in after)
     assert _scopes(before) == _scopes(after) and mlflow_scope not in _scopes(after)
-    for run in ids.values():
-        spans = traces[run]
+    for run_id in ids.values():
+        spans = traces[run_id]
         assert _scopes(spans) == {mlflow_scope}
         assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
         span_ids = {s.context.span_id for s in spans if s.context}
