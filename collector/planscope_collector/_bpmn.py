@@ -142,7 +142,8 @@ def _process(process: ElementTree.Element) -> list[ReadStep]:
     tasks: dict[str, ElementTree.Element] = {}
     flows: dict[str, list[str]] = {}
     starts: list[str] = []
-    for element in _flow_elements(process, flows):
+    subs: dict[str, tuple[list[str], list[str]]] = {}
+    for element in _flow_elements(process, subs):
         kind, element_id = _local(element.tag), element.get("id", "")
         if kind in _TASKS:
             if not element_id or element_id in tasks:
@@ -154,6 +155,13 @@ def _process(process: ElementTree.Element) -> list[ReadStep]:
             starts.append(element_id)
     if not tasks:
         return []
+    for sub, (first, last) in subs.items():
+        # a sub-process runs its own flow from its start events; what follows it, after its end
+        after = flows.pop(sub, [])
+        flows[sub] = first
+        for end in last:
+            flows.setdefault(end, []).extend(after)
+    starts = [s for s in starts if not any(s in first for first, _ in subs.values())]
     settled = {
         name: value
         for element in process
@@ -162,18 +170,8 @@ def _process(process: ElementTree.Element) -> list[ReadStep]:
         if _local(p.tag) == "property" and (name := p.get("name"))
         for value in [_literal(p.get("value", ""))]
     }
-    order: list[str] = []
-    seen: set[str] = set()
-    queue = list(starts)
-    while queue:  # breadth first along the flows: a gateway's branches in the order written
-        node = queue.pop(0)
-        if node in seen:
-            continue
-        seen.add(node)
-        if node in tasks:
-            order.append(node)
-        queue.extend(flows.get(node, []))
-    order += [t for t in tasks if t not in seen]
+    order = [t for t in _ordered(starts, flows) if t in tasks]
+    order += [t for t in tasks if t not in order]
     out: list[ReadStep] = []
     for task_id in order:
         task = tasks[task_id]
@@ -190,18 +188,49 @@ def _process(process: ElementTree.Element) -> list[ReadStep]:
     return out
 
 
+def _ordered(starts: list[str], flows: dict[str, list[str]]) -> list[str]:
+    """The nodes the flows reach from ``starts``, each once all the flows into it from reached
+    nodes are taken (a parallel join after both branches), in the order found; a loop back is
+    broken at the node found first.
+
+    >>> _ordered(["s"], {"s": ["a"], "a": ["b", "c"], "b": ["j"], "c": ["j"], "j": ["a", "d"]})
+    ['s', 'a', 'b', 'c', 'j', 'd']
+    """
+    found: list[str] = []
+    queue = list(starts)
+    while queue:  # what the flows reach, breadth first
+        node = queue.pop(0)
+        if node not in found:
+            found.append(node)
+            queue.extend(flows.get(node, []))
+    waiting = {n: 0 for n in found}
+    for node in found:
+        for target in flows.get(node, []):
+            waiting[target] += 1
+    out: list[str] = []
+    while len(out) < len(found):
+        ready = [n for n in found if n not in out and waiting[n] == 0]
+        node = ready[0] if ready else next(n for n in found if n not in out)  # a loop
+        out.append(node)
+        for target in flows.get(node, []):
+            waiting[target] -= 1
+    return out
+
+
 def _flow_elements(
-    container: ElementTree.Element, flows: dict[str, list[str]]
+    container: ElementTree.Element, subs: dict[str, tuple[list[str], list[str]]]
 ) -> list[ElementTree.Element]:
-    """A process's flow elements, a sub-process's in its place (its tasks are the steps): the
-    flows into a sub-process reach its start events first (added to ``flows``)."""
+    """A process's flow elements, a sub-process's in its place (its tasks are the steps), each
+    sub-process's start and end events in ``subs``."""
     out: list[ElementTree.Element] = []
     for element in container:
         if _local(element.tag) == "subProcess":
-            inner = _flow_elements(element, flows)
-            first = [e.get("id", "") for e in inner if _local(e.tag) == "startEvent"]
-            flows.setdefault(element.get("id", ""), []).extend(first)
-            out.extend(e for e in inner if _local(e.tag) != "startEvent")
+            inner = _flow_elements(element, subs)
+            subs[element.get("id", "")] = (
+                [e.get("id", "") for e in element if _local(e.tag) == "startEvent"],
+                [e.get("id", "") for e in element if _local(e.tag) == "endEvent"],
+            )
+            out.extend(inner)
         out.append(element)
     return out
 
