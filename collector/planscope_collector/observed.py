@@ -228,7 +228,17 @@ import yaml
 from planscope import safejson
 from planscope import semconv as A
 
-from . import _bibtex, _burr, _calllist, _graphql, _handlebars, _hcl, _jenkinsfile, _nextflow
+from . import (
+    _bibtex,
+    _bpmn,
+    _burr,
+    _calllist,
+    _graphql,
+    _handlebars,
+    _hcl,
+    _jenkinsfile,
+    _nextflow,
+)
 from ._autogen import Delivery, bullet_plan, message_text, plan_objects, runtime_turns
 from ._burr import call_sql as function_call_sql
 from ._conversation import (
@@ -314,6 +324,7 @@ PLAN_READERS = (
     "graphql",
     "jenkinsfile",
     "nextflow",
+    "bpmn",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -325,7 +336,8 @@ XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like en
 (:func:`_hcl.steps`), markdown step sections (:func:`_sections`), a Handlebars template of
 function calls (:func:`_handlebars.steps`), a GraphQL operation's top-level fields
 (:func:`_graphql.steps`), a declarative Jenkinsfile's stages (:func:`_jenkinsfile.steps`), a
-Nextflow DSL2 workflow block's process calls (:func:`_nextflow.steps`)."""
+Nextflow DSL2 workflow block's process calls (:func:`_nextflow.steps`), a BPMN 2.0 process's
+tasks (:func:`_bpmn.steps`)."""
 _switched_off: set[str] = set()
 
 
@@ -1696,6 +1708,7 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             or (_on("graphql") and _graphql.steps(n.answer))
             or (_on("jenkinsfile") and _jenkinsfile.steps(n.answer))
             or (_on("nextflow") and _nextflow.steps(n.answer))
+            or (_on("bpmn") and _bpmn.steps(n.answer))
             or []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
