@@ -229,6 +229,7 @@ from planscope import safejson
 from planscope import semconv as A
 
 from . import (
+    _airflow,
     _bibtex,
     _bpmn,
     _burr,
@@ -325,6 +326,7 @@ PLAN_READERS = (
     "jenkinsfile",
     "nextflow",
     "bpmn",
+    "airflow",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -337,7 +339,7 @@ XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like en
 function calls (:func:`_handlebars.steps`), a GraphQL operation's top-level fields
 (:func:`_graphql.steps`), a declarative Jenkinsfile's stages (:func:`_jenkinsfile.steps`), a
 Nextflow DSL2 workflow block's process calls (:func:`_nextflow.steps`), a BPMN 2.0 process's
-tasks (:func:`_bpmn.steps`)."""
+tasks (:func:`_bpmn.steps`), an Apache Airflow DAG file's tasks (:func:`_airflow.steps`)."""
 _switched_off: set[str] = set()
 
 
@@ -1696,20 +1698,8 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             n.kind == A.KIND_LLM or (n.kind == A.KIND_STEP and n.inferred) or _plan_span(n)
         ):
             continue
-        targets = (
-            (_on("targets") and _targets(n.answer))
-            or (_on("commands") and _commands(n.answer))
-            or (_on("macros") and _macros(n.answer))
-            or (_on("entries") and _entries(n.answer))
-            or (_on("step_lines") and _step_lines(n.answer))
-            or (_on("call_lists") and _calllist.steps(n.answer))
-            or (_on("hcl") and _hcl.steps(n.answer))
-            or (_on("handlebars") and _handlebars.steps(n.answer))
-            or (_on("graphql") and _graphql.steps(n.answer))
-            or (_on("jenkinsfile") and _jenkinsfile.steps(n.answer))
-            or (_on("nextflow") and _nextflow.steps(n.answer))
-            or (_on("bpmn") and _bpmn.steps(n.answer))
-            or []
+        targets = next(
+            (found for text in _texts_of(n.answer) if (found := _format_steps(text))), []
         )
         lines = [] if targets or not _on("evidence") else _evidence_lines(n.answer)
         if len(targets or lines) < (1 if out else 2):
@@ -1734,6 +1724,44 @@ def _evidence_plans(said: _Said) -> tuple[ReadPlan, ...]:
             objects = _evidence_objects(said, n, lines, above, me)
         out.append(_as_plan(n.span_id, objects))
     return tuple(out)
+
+
+def _format_steps(text: str) -> list[ReadStep]:
+    """The steps the first format reader (:data:`PLAN_READERS`, but the runtime's ledger and
+    evidence lines) that reads any reads from a text; [] when none does."""
+    return (
+        (_on("targets") and _targets(text))
+        or (_on("commands") and _commands(text))
+        or (_on("macros") and _macros(text))
+        or (_on("entries") and _entries(text))
+        or (_on("step_lines") and _step_lines(text))
+        or (_on("call_lists") and _calllist.steps(text))
+        or (_on("hcl") and _hcl.steps(text))
+        or (_on("handlebars") and _handlebars.steps(text))
+        or (_on("graphql") and _graphql.steps(text))
+        or (_on("jenkinsfile") and _jenkinsfile.steps(text))
+        or (_on("nextflow") and _nextflow.steps(text))
+        or (_on("bpmn") and _bpmn.steps(text))
+        or (_on("airflow") and _airflow.steps(text))
+        or []
+    )
+
+
+def _texts_of(answer: str) -> list[str]:
+    r"""An answer, then, when it is a JSON object (a structured output: an SDK's typed result,
+    ``output_type`` / ``response_format``), the text fields of it that span lines, in order:
+    a plan written as a document (a file, a script) is such a field's text, JSON-escaped in
+    the answer, where no format reader can read it as written.
+
+    >>> _texts_of('{"plan_file": "a: b\\n\\trun x", "title": "one line"}')
+    ['{"plan_file": "a: b\\n\\trun x", "title": "one line"}', 'a: b\n\trun x']
+    >>> _texts_of("1. fetch")
+    ['1. fetch']
+    """
+    if not answer.startswith("{"):
+        return [answer]
+    fields = safejson.load_object(answer).values()
+    return [answer, *(v for v in fields if isinstance(v, str) and "\n" in v)]
 
 
 def _evidence_objects(

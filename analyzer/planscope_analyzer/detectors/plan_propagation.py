@@ -1050,6 +1050,28 @@ def _passed_before(
     )
 
 
+def _failure_text(trace: TraceData, attempt: Attempt) -> str:
+    """What a failed attempt's failure says: its message, then the result of its last failed
+    call when that is text the message does not hold. A framework that catches a tool's error
+    hands the model the error's text as the call's result and may end the call's span with a
+    status that only says the tool failed (the OpenAI Agents SDK's ``Error running tool
+    (non-fatal)``, under MLflow's tracing): the world's words are in the result.
+
+    >>> a = Attempt("a", "", "", 0, "s", 1, "error", "", "", "", (), 0, "", 0, "", 0, 1,
+    ...     message="Error running tool (non-fatal)")
+    >>> t = TraceData("p", "t", attempts=[a], tools=[ToolCall("c", "a", "", 0, "s", 1, "pay",
+    ...     "", "", "", "", "Error", 0, 1, result="Refused: no account PZL-0341")])
+    >>> _failure_text(t, a)
+    'Error running tool (non-fatal): Refused: no account PZL-0341'
+    """
+    message = attempt.message
+    failed = [c for c in trace.tools_of(attempt) if c.failed]
+    said = max(failed, key=lambda c: c.start_ns).result.strip() if failed else ""
+    if not said or said in message:
+        return message
+    return f"{message}: {said}" if message else said
+
+
 def _refused(trace: TraceData, attempt: Attempt) -> bool:
     """The last call ``attempt`` made of its plan step's tool failed: the step did not get its
     work done, whatever the attempt's own span says (an agent framework ends an agent's span
@@ -1124,7 +1146,7 @@ class PlanPropagation:
     """
 
     kind = KIND
-    version = 29
+    version = 30
 
     def screen(self, batch: BatchColumns) -> set[str]:
         """Traces of ``batch`` with plan steps and a failed run or a scoped plan version (what
@@ -1218,7 +1240,7 @@ class PlanPropagation:
         failed = [a for a in by_start(trace.attempts) if a.failed]
         # What the failure names: the failing attempt's own error when a step failed (an
         # outcome reason may dump the whole world state), else the outcome check's reason.
-        text = failed[-1].message if failed else run.outcome_reason
+        text = _failure_text(trace, failed[-1]) if failed else run.outcome_reason
         calls = self._carriers(trace)
         memo = _values(trace)
         handed = {v for _, _, _, planner_values, _ in calls for v in planner_values}
@@ -1319,7 +1341,11 @@ class PlanPropagation:
         said = memo.said
         by_name: dict[str, set[str]] = {}
         if failing is not None:
-            text, before, other_than = failing.message, failing.start_ns, failing.step_id
+            text, before, other_than = (
+                _failure_text(trace, failing),
+                failing.start_ns,
+                failing.step_id,
+            )
             received = {v for c in trace.tools_of(failing) for v in memo.text(c.arguments)}
             named = (memo.text(text) & received) - said
             # an argument the failure names by its name ("no estimate on file"): its value too;
@@ -1456,7 +1482,8 @@ class PlanPropagation:
         if not calls or any(memo.entered(c) for c in calls):
             return None
         received = {v for c in calls for vs in memo.arguments(c.arguments).values() for v in vs}
-        figures = {v for v in memo.text(failing.message) if is_number(v)} - received - said
+        text = _failure_text(trace, failing)
+        figures = {v for v in memo.text(text) if is_number(v)} - received - said
         if not figures or any(
             a.succeeded and a.step_id == failing.step_id and a.start_ns > failing.start_ns
             for a in trace.attempts
@@ -1509,7 +1536,7 @@ class PlanPropagation:
                 *[a.span_id for a in trace.attempts if a.step_id == step_id],
             ],
             explanation=(
-                f"Step '{failing.step_id}' failed ({_tail(failing.message)}) on figures "
+                f"Step '{failing.step_id}' failed ({_tail(text)}) on figures "
                 f"({_listed(figures)}) that none of its arguments carried, computed from the "
                 f"earlier results it carried; of the steps that returned those, only "
                 f"'{source}' returned figures"
