@@ -63,9 +63,11 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   (:func:`read_plans`) the names a planner's answer (an LLM call's, an inferred agent run's,
   after the arguments of the tool calls the run made) lists that executor attempts started after
   it carry (what they were asked and the words of their own names: an app's ``app.step pick``
-  told ``run wms --order 7``; when no attempt records what it was asked, their own names and
-  the tools they called, a tool with a namespace also by its bare name; a word every attempt
-  carries names no step), in the answer's order, whatever
+  told ``run wms --order 7``; when no attempt records what it was asked, their own names, the
+  words of the app's plain span right above them (``task pick attempt 2``: :func:`_app_words`)
+  and the tools they called, a tool with a namespace also by its bare name; a word every
+  attempt carries names no step), in the answer's order (a name stands at the first line
+  naming it beside a tool its attempts called: :func:`_item_at`), whatever
   its syntax (a markdown list, arrow lines, JSON, prose, one tool call per step); steps found by
   the tools their numbered items name are named by the items' labels (``Step 2 — pick:``);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
@@ -1413,8 +1415,8 @@ def read_plans(
     states its plan through tool calls, also with no answer text) lists names; its **steps** are
     the names that executor attempts started after it ended carry (what their LLM calls were
     asked and the words of the attempt's own name; when no attempt's calls record what they
-    were asked, the attempt's own name and the tools called in it, also by their bare names:
-    :func:`_bare`), in the
+    were asked, the attempt's own name, the words of the app's span above it and the tools
+    called in it, also by their bare names: :func:`_bare`), in the
     order the answer lists them: scanning the answer, a name is a new step when the attempts
     carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
     word carried by the same attempts is that step's detail; a word several steps' attempts
