@@ -63,9 +63,11 @@ analyzers never report plan drift, bad plan JSON or context starvation about it)
   (:func:`read_plans`) the names a planner's answer (an LLM call's, an inferred agent run's,
   after the arguments of the tool calls the run made) lists that executor attempts started after
   it carry (what they were asked and the words of their own names: an app's ``app.step pick``
-  told ``run wms --order 7``; when no attempt records what it was asked, their own names and
-  the tools they called, a tool with a namespace also by its bare name; a word every attempt
-  carries names no step), in the answer's order, whatever
+  told ``run wms --order 7``; when no attempt records what it was asked, their own names, the
+  words of the app's plain span right above them (``task pick attempt 2``: :func:`_app_words`)
+  and the tools they called, a tool with a namespace also by its bare name; a word every
+  attempt carries names no step), in the answer's order (a name stands at the first line
+  naming it beside a tool its attempts called: :func:`_item_at`), whatever
   its syntax (a markdown list, arrow lines, JSON, prose, one tool call per step); steps found by
   the tools their numbered items name are named by the items' labels (``Step 2 — pick:``);
 * **step binding**, for each other inferred step attempt, against the latest observed plan that
@@ -1427,8 +1429,8 @@ def read_plans(
     states its plan through tool calls, also with no answer text) lists names; its **steps** are
     the names that executor attempts started after it ended carry (what their LLM calls were
     asked and the words of the attempt's own name; when no attempt's calls record what they
-    were asked, the attempt's own name and the tools called in it, also by their bare names:
-    :func:`_bare`), in the
+    were asked, the attempt's own name, the words of the app's span above it and the tools
+    called in it, also by their bare names: :func:`_bare`), in the
     order the answer lists them: scanning the answer, a name is a new step when the attempts
     carrying it are attempts no earlier step name is carried by (a tool, an argument or a goal
     word carried by the same attempts is that step's detail; a word several steps' attempts
@@ -1567,7 +1569,7 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
         a.span_id: set(_WORD.findall("\n".join([a.step_name, *asked[a.span_id]])))
         | used.get(a.span_id, set())
         if asked
-        else {a.step_name, *_step_id(a), *used.get(a.span_id, ())}
+        else {a.step_name, *_step_id(a), *used.get(a.span_id, ()), *_app_words(nodes, a.span_id)}
         for a in attempts
         if a.span_id in asked or not asked
     }
@@ -1579,6 +1581,26 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
     return _Said(
         nodes, enclosing, by_start, asked, made, carried, index, tools, _called(tools), over_work
     )
+
+
+def _app_words(nodes: Mapping[str, SpanNode], span_id: str) -> set[str]:
+    """The words of the name of the nearest plain span above an attempt, when it is not the
+    trace's root: the app's span per attempt (``task pick attempt 2`` over a framework's agent
+    run) names the step its agent was given, where the attempt records nothing it was asked.
+
+    >>> nodes = {n.span_id: n for n in [SpanNode("r", "", "other", "order 7"),
+    ...     SpanNode("t", "r", "other", "task pick attempt 2"),
+    ...     SpanNode("a", "t", "step", "agent.run", step_name="agent.run")]}
+    >>> sorted(_app_words(nodes, "a")), _app_words(nodes, "t")
+    (['attempt', 'pick', 'task'], set())
+    """
+    for p in _ancestors(nodes, span_id):
+        if nodes[p].kind == A.KIND_OTHER:
+            # the root groups every attempt (the run): its words name no one step
+            return set(_WORD.findall(nodes[p].name)) if nodes[p].parent_span_id in nodes else set()
+        if nodes[p].kind != A.KIND_STEP:
+            return set()  # a run, a plan or a call above it: no app span of its own
+    return set()
 
 
 def _or_unit(
@@ -2352,9 +2374,9 @@ def _step_names(
                 continue
             seen.add(name)
             if later.carry(name) and not any(later.carry(name, step) for step, _ in out):
-                out.append((name, m.start()))
+                out.append((name, _item_at(text, name, m.start(), later, called)))
                 found.add(name)
-        return out
+        return sorted(out, key=lambda f: f[1])
 
     keys = Counter(_KEYED.findall(text))
     data = data | {key for key, count in keys.items() if count >= 2}
@@ -2369,6 +2391,34 @@ def _step_names(
         if len(again) >= 2 or (first and len(relisted) > len(listed)):
             return relisted, shared
     return listed, set()
+
+
+def _line_at(text: str, at: int) -> tuple[int, int]:
+    """Where the line around ``at`` starts and ends: a line break, or one written as ``\\n``
+    inside a JSON string (an agent's answer recorded as a JSON document)."""
+    escaped = text.rfind("\\n", 0, at)
+    starts = (text.rfind("\n", 0, at) + 1, escaped + 2 if escaped >= 0 else 0)
+    ends = [e for e in (text.find("\n", at), text.find("\\n", at)) if e >= 0]
+    return max(starts), min(ends, default=len(text))
+
+
+def _item_at(text: str, name: str, at: int, later: _Later, called: Callable[[Any], str]) -> int:
+    r"""Where a step name found at ``at`` stands in its item: the first line from there
+    naming it beside a tool its attempts called (the request's data echoed before the plan, as
+    an agent run's answer repeating its task does, mentions the name before the item that
+    gives its call), else ``at``.
+
+    >>> index = _Carriers([SpanNode("e", "", "step", "x", step_name="x", start_ns=1)],
+    ...     {"e": {"oven", "bake"}})
+    >>> text = "Order: oven 2\n- oven: bake slot=2"
+    >>> _item_at(text, "oven", 7, index.later(0, set(), ""), {"bake": "bake"}.get)
+    16
+    """
+    for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text[at:]):
+        words = _WORD.findall(text, *_line_at(text, at + m.start()))
+        if any(w != name and (t := called(w)) and later.carry(name, t) for w in words):
+            return at + m.start()
+    return at
 
 
 _Postings = tuple[list[int], list[int]]
