@@ -23,6 +23,7 @@ import re
 from itertools import pairwise
 from typing import Any
 
+from ._calllist import dotted
 from ._readstep import ReadStep, first_read
 
 _FENCED = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -89,7 +90,7 @@ def _read(code: str) -> list[ReadStep]:
     var: dict[str, str] = {}  # the name a task is assigned to -> its task id
     orders: list[ast.expr] = []
     for node in ast.walk(module):
-        if isinstance(node, ast.Call) and _name(node.func) == "DAG":
+        if isinstance(node, ast.Call) and dotted(node.func) == "DAG":
             dag = True
             params.update(_params(node))
     for statement in _statements(module.body):
@@ -116,7 +117,7 @@ def _read(code: str) -> list[ReadStep]:
     out: list[ReadStep] = []
     for task, call in tasks.items():
         keywords = {k.arg: k.value for k in call.keywords if k.arg is not None}
-        callable_ = _name(keywords["python_callable"]) if "python_callable" in keywords else ""
+        callable_ = dotted(keywords["python_callable"]) if "python_callable" in keywords else ""
         args: dict[str, Any] = {}
         if callable_:
             op_args = _literal(keywords.get("op_args"))
@@ -134,7 +135,7 @@ def _read(code: str) -> list[ReadStep]:
                 task,
                 tuple(dict.fromkeys(pulled + upstream[task])),
                 goal if isinstance(goal, str) else "",
-                callable_ or _name(call.func).rsplit(".", 1)[-1],
+                callable_ or dotted(call.func).rsplit(".", 1)[-1],
                 args,
             )
         )
@@ -151,15 +152,6 @@ def _statements(body: list[ast.stmt]) -> list[ast.stmt]:
         else:
             out.append(statement)
     return out
-
-
-def _name(node: ast.expr) -> str:
-    """A (dotted) name as written (``fetch_rows``, ``operators.PythonOperator``), '' else."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute) and (owner := _name(node.value)):
-        return f"{owner}.{node.attr}"
-    return ""
 
 
 def _task_id(call: ast.Call) -> str | None:
@@ -223,7 +215,7 @@ def _edges(node: ast.expr, var: dict[str, str]) -> list[tuple[str, str]]:
         return _edges(node.left, var) + _edges(node.right, var) + pairs
     if isinstance(node, ast.Call):
         func = node.func
-        if _name(func).rsplit(".", 1)[-1] == "chain":
+        if dotted(func).rsplit(".", 1)[-1] == "chain":
             groups = [_value(a, var) for a in node.args]
             return [(a, b) for x, y in pairwise(groups) for a in x for b in y]
         if isinstance(func, ast.Attribute) and func.attr in ("set_downstream", "set_upstream"):

@@ -72,9 +72,9 @@ def _read(code: str) -> list[ReadStep]:
         return []
     names: list[str] = []
     for element in value.elts:
-        if not isinstance(element, ast.Call) or not (dotted := _dotted(element.func)):
+        if not isinstance(element, ast.Call) or not (called := dotted(element.func)):
             return []
-        names.append(dotted.rsplit(".", 1)[-1])
+        names.append(called.rsplit(".", 1)[-1])
     if len(set(names)) != len(names):
         return []
     calls: list[ReadStep] = []
@@ -96,15 +96,21 @@ def _read(code: str) -> list[ReadStep]:
                 args[key] = ast.literal_eval(argument)
             except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                 args[key] = ast.unparse(argument)  # an expression: kept as written
-        calls.append(ReadStep(name, tuple(dict.fromkeys(needs)), "", _dotted(element.func), args))
+        calls.append(ReadStep(name, tuple(dict.fromkeys(needs)), "", dotted(element.func), args))
     return calls if refers else []
 
 
-def _dotted(node: ast.expr) -> str:
-    """A called function's dotted name (``clerk.book``), '' when it is not a name."""
+def dotted(node: ast.expr) -> str:
+    """A called function's dotted name (``clerk.book``), '' when it is not a name (also
+    ``_airflow``'s operators and callables).
+
+    >>> import ast
+    >>> [dotted(ast.parse(code).body[0].value.func) for code in ("a.b.c()", "f()()")]
+    ['a.b.c', '']
+    """
     if isinstance(node, ast.Name):
         return node.id
-    if isinstance(node, ast.Attribute) and (owner := _dotted(node.value)):
+    if isinstance(node, ast.Attribute) and (owner := dotted(node.value)):
         return f"{owner}.{node.attr}"
     return ""
 
