@@ -62,6 +62,7 @@ from . import (
     organ,
     pantry,
     planetarium,
+    playhouse,
     quarry,
     railtour,
     refuge,
@@ -270,7 +271,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     provider, the bakehouse AutoGen AgentChat app (a planner ``AssistantAgent`` answering a
     todo.txt file, a baker ``AssistantAgent`` with ``FunctionTool``\\ s per task attempt) through
     MLflow's AutoGen autologging (disabled after the play) and its own ``mlflow.start_span`` and
-    ``mlflow.trace`` spans, on the same MLflow tracer provider.
+    ``mlflow.trace`` spans, on the same MLflow tracer provider, the playhouse Semantic Kernel app
+    (a planner ``ChatCompletionAgent`` answering a DOT digraph, a crew ``ChatCompletionAgent`` with
+    a kernel-function plugin per step attempt) through Semantic Kernel's own diagnostics, the
+    global relay handing its spans to the same MLflow tracer provider for the play, and its own
+    ``mlflow.start_span`` spans.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -347,6 +352,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     strands_mlflow: list[Label] = []
     agents_sdk_mlflow: list[Label] = []
     autogen_mlflow: list[Label] = []
+    kernel_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -511,6 +517,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agents_sdk_mlflow.append(label)
         elif label.agent == "bakehouse":
             autogen_mlflow.append(label)
+        elif label.agent == "playhouse":
+            kernel_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -710,6 +718,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (it patches AssistantAgent's run/on_messages and OpenAIChatCompletionClient.create for the
     # play and puts them back when it returns); museum's MLflow provider
     out.update(bakehouse.play(autogen_mlflow, provider))
+    # fleet's Semantic Kernel again, traced into MLflow this time: the global relay (fleet's play,
+    # which handed it ``provider``, is over by then) hands Semantic Kernel's diagnostics spans to
+    # museum's MLflow provider for the play, MLflow's active span propagated into OpenTelemetry's
+    # context; museum's MLflow provider, relayed to ``provider``
+    out.update(playhouse.play(kernel_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

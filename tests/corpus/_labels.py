@@ -910,6 +910,15 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed78": {
         "bakehouse": range(100432, 100456),
     },
+    # Sealed 79: an eightieth agent (playhouse: a community theatre's production desk staging a
+    # touring play's one-night booking with Semantic Kernel, a planner ChatCompletionAgent
+    # answering a Graphviz DOT digraph and a crew ChatCompletionAgent with a kernel-function
+    # plugin run per step attempt, Semantic Kernel's own diagnostics bridged into MLflow's tracer
+    # provider plus the app's own MLflow spans), labels committed alone before any detector ran
+    # on it, scored once (``--sealed79``).
+    "sealed79": {
+        "playhouse": range(100456, 100480),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8723,6 +8732,145 @@ def _cooperage_external_storm(rng: random.Random) -> tuple[str, str, str, dict[s
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- playhouse: a community theatre's production desk staging a touring play's one-night
+# booking, Semantic Kernel (a planner ChatCompletionAgent answering a Graphviz DOT digraph, a
+# crew ChatCompletionAgent with a kernel-function plugin run per step attempt) traced into MLflow.
+# Services raise stage-call faults: ``[HOLD]`` (the model calls again ``after`` the time named,
+# same run), ``[RESET]`` (the app runs the step again), ``[REBLOCK]`` with ``(use k=v)`` (a new
+# digraph) or ``[STRIKE]`` (final).
+_PLAYHOUSE_TEXTS = (
+    "the fly tower's counterweight {k} jammed at {n} kg",
+    "the prop store's inventory terminal timed out after {n} ms",
+    "the scene dock door {k} is stuck {n} cm open",
+    "the fire office's queue is {n} requests long",
+    "the box-office ledger is closing batch {n}",
+    "dimmer rack {k} tripped after {n} seconds",
+    "the haulage desk's phone line {k} dropped after {n} seconds",
+)
+_PLAYHOUSE_STEP = {
+    "find_set_piece": "set",
+    "book_rehearsal": "rehearsal",
+    "fire_inspection": "inspection",
+    "book_truck": "truck",
+    "invoice_company": "invoice",
+    "mail_stage_manager": "notice",
+}
+_PLAYHOUSE_TIMED = ["book_rehearsal", "book_truck", "invoice_company", "mail_stage_manager"]
+
+
+def _playhouse_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_PLAYHOUSE_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _playhouse_holds(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each HOLD names another time: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 22 * 60, 5), count)
+    return [
+        {"call": "HOLD", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_playhouse_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _playhouse_strike(rng: random.Random) -> dict[str, str]:
+    return {"call": "STRIKE", "text": _playhouse_texts(rng, 1)[0]}
+
+
+def _playhouse_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # RESET again and again (varying texts): the app runs the step again each time; the last
+    # answer is STRIKE
+    tool = rng.choice(sorted(_PLAYHOUSE_STEP))
+    resets = [{"call": "RESET", "text": t} for t in _playhouse_texts(rng, rng.randint(4, 6))]
+    faults = [*resets, _playhouse_strike(rng)]
+    return RUNAWAY, _PLAYHOUSE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _playhouse_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one crew run: HOLD again and again, each naming another time the model calls again
+    # after; the last answer is STRIKE
+    tool = rng.choice(_PLAYHOUSE_TIMED)
+    faults = [*_playhouse_holds(rng, rng.randint(4, 6)), _playhouse_strike(rng)]
+    return RUNAWAY, _PLAYHOUSE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _playhouse_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the truck fails under every digraph: RESET (run again), then REBLOCK naming another depot
+    # (a new digraph), 3-4 digraphs; the last STRIKE
+    plans = rng.randint(3, 4)
+    depots = rng.sample(
+        ["Canal scene dock", "North yard", "Mill Lane depot", "Quay store"], plans - 1
+    )
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _playhouse_texts(rng, 2)
+        faults.append({"call": "RESET", "text": again})
+        if i < plans - 1:
+            faults.append({"call": "REBLOCK", "text": moved, "hint": f"depot={depots[i]}"})
+        else:
+            faults.append({"call": "STRIKE", "text": moved})
+    return RUNAWAY, "truck", "", {"tool": "book_truck", "faults": faults, "depots": depots}
+
+
+def _playhouse_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fire inspection stays PENDING: the crew reads it until it reports stalled
+    return RUNAWAY, "inspection", "", {"stuck": True}
+
+
+def _playhouse_wrong_piece(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the stage manager's note names another show's piece: the prop store finds it (filed under
+    # that show); the rehearsal hall, held for the touring play, refuses it for good
+    piece = rng.choice(["Seagull jetty", "Arcadia garden wall", "Godot tree"])
+    return PROPAGATION, "set", "", {"piece": piece}
+
+
+def _playhouse_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's get-in day is off: every step works, the app's check of the truck against the
+    # booking's night fails after the stage manager is mailed
+    return PROPAGATION, "truck", "", {"day": rng.choice(["2027-06-01", "2027-06-08", "2027-06-21"])}
+
+
+def _playhouse_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's account has two digits swapped: the invoice is struck for good
+    return PROPAGATION, "invoice", "", {"account": rng.choice(["HL-30571", "HL-03517", "HL-35017"])}
+
+
+def _playhouse_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice HOLD inside one run or RESET (the step run again); the call after the time
+    # named, or the next attempt, works
+    tool = rng.choice(_PLAYHOUSE_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _playhouse_holds(rng, count)
+        if rng.random() < 0.5
+        else [{"call": "RESET", "text": t} for t in _playhouse_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _playhouse_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the prop store's inventory answers 4-9 pages; the piece is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _playhouse_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the fire inspection is PENDING 3-8 reads, then passes
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _playhouse_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the booking's rehearsal hall is being re-rigged: REBLOCK names another hall; the next
+    # digraph books there and the rest works
+    return "healthy", "", PROPAGATION, {"hall_to": rng.choice(["Studio C", "Rehearsal Room 2"])}
+
+
+def _playhouse_external_blackout(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the truck checked, a power cut blacks out the theatre during
+    # the get-in and the company cancels: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- winepress: a winery's crush desk booking a grower's harvest intake, Pydantic AI (a planner
 # Agent whose structured output holds a BPMN 2.0 process, a cellarhand Agent run per service-task
 # attempt) under MLflow's Pydantic AI autologging. Services fail with Zeebe-style job errors:
@@ -12200,6 +12348,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _menagerie_polling_ends,
         "legit_replan": _menagerie_legit_replan,
         "external_border": _menagerie_external_border,
+    },
+    "playhouse": {
+        "loop_step_varying": _playhouse_loop_step,
+        "loop_tool_in_step": _playhouse_loop_tool,
+        "loop_across_replans": _playhouse_loop_replans,
+        "loop_poll_stuck": _playhouse_loop_poll,
+        "wrong_piece": _playhouse_wrong_piece,
+        "wrong_day": _playhouse_wrong_day,
+        "wrong_account": _playhouse_wrong_account,
+        "flaky": _playhouse_flaky,
+        "pagination": _playhouse_pagination,
+        "polling_ends": _playhouse_polling_ends,
+        "legit_replan": _playhouse_legit_replan,
+        "external_blackout": _playhouse_external_blackout,
     },
     "bakehouse": {
         "loop_step_varying": _bakehouse_loop_task,

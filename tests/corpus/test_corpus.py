@@ -81,6 +81,7 @@ from tests.corpus import (
     pantry,
     planetarium,
     play,
+    playhouse,
     quarry,
     railtour,
     read_labels,
@@ -220,6 +221,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed76",
         "sealed77",
         "sealed78",
+        "sealed79",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -6858,6 +6860,99 @@ def check_cooperage_plays() -> None:
     assert [s.status.status_code for s in toasts] == [StatusCode.ERROR, StatusCode.OK]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check pickup against order", "watch pickup HP-100346-1"]
+
+
+def test_playhouse_agent_plays_sealed79_scenarios() -> None:
+    """The playhouse Semantic Kernel app (sealed-79 only) plays labelled scenarios with Semantic
+    Kernel's diagnostics bridged into MLflow's tracer provider, in a child process (the play
+    takes the process's global tracer provider for good, MLflow makes its provider once per
+    process): ``check_playhouse_plays``."""
+    _check_in_child("check_playhouse_plays")
+
+
+def check_playhouse_plays() -> None:
+    """The playhouse app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-79 runs). A fleet run (Semantic Kernel's diagnostics through the same global relay,
+    handed to the play's provider) played just before and just after carries the same spans
+    both times and no MLflow span; the playhouse runs carry MLflow's and Semantic Kernel's
+    scopes only, every span of them in MLflow's trace (``mlflow.traceRequestId``), no
+    ``planscope.*`` attribute, one root each and every span's parent in its own trace. HOLDs
+    inside one crew run, under the app's one ``step {node} attempt 1``: one ``invoke_agent
+    stage_crew``, one function loop, one ERROR ``execute_tool`` span per injected fault called
+    again ``after`` each time named, the root ERROR with the final STRIKE. A legitimate re-plan:
+    the second digraph carries the settled set piece as a filled node with its output and names
+    the other hall, the second booking works, the check and the watch last."""
+    neighbours = [(fleet.play, _committed("fleet", "sealed11")[0])]
+    labels = _committed("playhouse", "sealed79")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(playhouse.play, [picked, replan], neighbours)
+    mlflow_scope = "mlflow.tracing.provider"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and mlflow_scope not in _scopes(after)
+    for run in ids.values():
+        spans = traces[run]
+        assert mlflow_scope in _scopes(spans)
+        assert all(x == mlflow_scope or x.startswith("semantic_kernel.") for x in _scopes(spans))
+        assert {_mlflow(s, "mlflow.traceRequestId") for s in spans} == {f"tr-{run}"}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "booking TB-HL-2231" and _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert f"[STRIKE] {faults[-1]['text']}" in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"step {picked.step} ")]
+    assert attempt.name == f"step {picked.step} attempt 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    (crew,) = _children(spans, attempt, "")
+    assert crew.name == "invoke_agent stage_crew"
+    (loop,) = _children(spans, crew, "")
+    assert loop.name == "AutoFunctionInvocationLoop"
+    calls = _children(spans, loop, f"execute_tool TheatrePlugin-{picked.params['tool']}")
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [json.loads(str(_attrs(s)["gen_ai.tool.call.arguments"])).get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    assert sum(s.name.startswith("plan revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "staged"
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (planner,) = _children(spans, plans[1], "")
+    assert planner.name == "invoke_agent production_planner"
+    answer = _mlflow(plans[1], "mlflow.spanOutputs")["plan"]
+    (said,) = json.loads(str(_attrs(planner)["gen_ai.output.messages"]))
+    assert said["content"] == answer
+    second = playhouse.read_dot(answer)
+    assert [(n.name, n.filled) for n in second][:3] == [
+        ("set", True),
+        ("rehearsal", False),
+        ("inspection", False),
+    ]
+    assert second[0].output.startswith("SP-TLK-")
+    hall = replan.params["hall_to"]
+    assert second[1].args == {
+        "piece": playhouse.Ref("set", "piece_id"),
+        "hall": hall,
+        "slot": playhouse.BOOKING["slot"],
+    }
+    bookings = sorted(
+        (s for s in spans if s.name == "execute_tool TheatrePlugin-book_rehearsal"),
+        key=lambda s: s.start_time or 0,
+    )
+    halls = [json.loads(str(_attrs(s)["gen_ai.tool.call.arguments"]))["hall"] for s in bookings]
+    assert halls == [playhouse.BOOKING["hall"], hall]
+    assert [s.status.status_code for s in bookings] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check truck against booking", f"watch get-in TR-{replan.seed}-1"]
 
 
 def test_winepress_agent_plays_sealed75_scenarios() -> None:
