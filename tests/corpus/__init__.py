@@ -44,6 +44,7 @@ from . import (
     hatchery,
     hauler,
     hives,
+    infirmary,
     kennel,
     kiln,
     lab,
@@ -270,7 +271,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     provider, the bakehouse AutoGen AgentChat app (a planner ``AssistantAgent`` answering a
     todo.txt file, a baker ``AssistantAgent`` with ``FunctionTool``\\ s per task attempt) through
     MLflow's AutoGen autologging (disabled after the play) and its own ``mlflow.start_span`` and
-    ``mlflow.trace`` spans, on the same MLflow tracer provider.
+    ``mlflow.trace`` spans, on the same MLflow tracer provider, the infirmary app (the Anthropic
+    SDK by hand: a planner ``messages.create`` answering an iCalendar of VTODOs, an executor
+    tool-use loop per task attempt) through MLflow's Anthropic autologging (``Messages.create``
+    patched for the play, disabled after) and its own ``mlflow.start_span`` spans, on the same
+    MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -347,6 +352,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     strands_mlflow: list[Label] = []
     agents_sdk_mlflow: list[Label] = []
     autogen_mlflow: list[Label] = []
+    anthropic_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -511,6 +517,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agents_sdk_mlflow.append(label)
         elif label.agent == "bakehouse":
             autogen_mlflow.append(label)
+        elif label.agent == "infirmary":
+            anthropic_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -710,6 +718,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (it patches AssistantAgent's run/on_messages and OpenAIChatCompletionClient.create for the
     # play and puts them back when it returns); museum's MLflow provider
     out.update(bakehouse.play(autogen_mlflow, provider))
+    # kiln's, ropeway's and tannery's Anthropic SDK again, under MLflow's Anthropic autologging
+    # this time (their OpenInference, OpenLLMetry and Logfire instrumentations are off by then):
+    # MLflow patches Messages.create for the play and its patch passes through once autologging
+    # is disabled after; museum's MLflow provider
+    out.update(infirmary.play(anthropic_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again
