@@ -133,6 +133,7 @@ SEALED = (
     "sealed77",
     "sealed78",
     "sealed79",
+    "sealed80",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

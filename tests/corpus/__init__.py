@@ -44,6 +44,7 @@ from . import (
     hatchery,
     hauler,
     hives,
+    infirmary,
     kennel,
     kiln,
     lab,
@@ -353,6 +354,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     agents_sdk_mlflow: list[Label] = []
     autogen_mlflow: list[Label] = []
     kernel_mlflow: list[Label] = []
+    anthropic_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -519,6 +521,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             autogen_mlflow.append(label)
         elif label.agent == "playhouse":
             kernel_mlflow.append(label)
+        elif label.agent == "infirmary":
+            anthropic_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -723,6 +727,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # museum's MLflow provider for the play, MLflow's active span propagated into OpenTelemetry's
     # context; museum's MLflow provider, relayed to ``provider``
     out.update(playhouse.play(kernel_mlflow, provider))
+    # kiln's, ropeway's and tannery's Anthropic SDK again, under MLflow's Anthropic autologging
+    # this time (their OpenInference, OpenLLMetry and Logfire instrumentations are off by then):
+    # MLflow patches Messages.create for the play and its patch passes through once autologging
+    # is disabled after; museum's MLflow provider
+    out.update(infirmary.play(anthropic_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

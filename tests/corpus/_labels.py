@@ -919,6 +919,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed79": {
         "playhouse": range(100456, 100480),
     },
+    # Sealed 80: an eighty-first agent (infirmary: a veterinary clinic's surgery desk scheduling
+    # a dog's knee operation with the Anthropic Python SDK by hand, a planner messages.create call
+    # answering an iCalendar VCALENDAR of VTODOs and an executor tool-use loop per task attempt,
+    # traced by MLflow's Anthropic autologging and the app's own MLflow spans), labels committed
+    # alone before any detector ran on it, scored once (``--sealed80``).
+    "sealed80": {
+        "infirmary": range(100480, 100504),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -8871,6 +8879,155 @@ def _playhouse_external_blackout(rng: random.Random) -> tuple[str, str, str, dic
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- infirmary: a veterinary clinic's surgery desk scheduling a dog's knee operation, the
+# Anthropic Python SDK by hand (a planner messages.create call answering an iCalendar of VTODOs,
+# an executor tool-use loop per task attempt) under MLflow's Anthropic autologging. Services fail
+# with iTIP request-status codes: ``5.1`` (service unavailable: the model calls again ``at`` the
+# time named, same loop), ``5.2`` (the app runs the task again), ``4.0`` with ``(use k=v)`` (a new
+# calendar) or ``3.8`` (final).
+_INFIRMARY_TEXTS = (
+    "the supplier's catalogue gateway timed out after {n} ms",
+    "theatre {k}'s diary is locked by a booking in progress ({n} s)",
+    "the lab courier's manifest {n} is still open",
+    "the anaesthetists' rota server returned HTTP 50{k} (ref {n})",
+    "the practice ledger is posting batch {n}",
+    "the clinic's mail relay deferred message {n}",
+    "the CalDAV server {k} is resyncing {n} events",
+)
+_INFIRMARY_STEP = {
+    "find_implant": "implant",
+    "book_theatre": "theatre",
+    "order_blood_panel": "bloods",
+    "book_anaesthetist": "anaesthetist",
+    "invoice_owner": "invoice",
+    "mail_referring_vet": "referral",
+}
+_INFIRMARY_TIMED = ["book_theatre", "book_anaesthetist", "invoice_owner", "mail_referring_vet"]
+
+
+def _infirmary_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_INFIRMARY_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 4))
+        for _ in range(count)
+    ]
+
+
+def _infirmary_unavailable(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each 5.1 names another time: the model calls again with different arguments
+    minutes = rng.sample(range(7 * 60, 19 * 60, 5), count)
+    return [
+        {"code": "5.1", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_infirmary_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _infirmary_final(rng: random.Random) -> dict[str, str]:
+    return {"code": "3.8", "text": _infirmary_texts(rng, 1)[0]}
+
+
+def _infirmary_loop_task(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # 5.2 again and again (varying texts): the app runs the task again each time; the last
+    # answer is 3.8
+    tool = rng.choice(sorted(_INFIRMARY_STEP))
+    again = [{"code": "5.2", "text": t} for t in _infirmary_texts(rng, rng.randint(4, 6))]
+    faults = [*again, _infirmary_final(rng)]
+    return RUNAWAY, _INFIRMARY_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _infirmary_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor loop: 5.1 again and again, each naming another time the model calls
+    # again at; the last answer is 3.8
+    tool = rng.choice(_INFIRMARY_TIMED)
+    faults = [*_infirmary_unavailable(rng, rng.randint(4, 6)), _infirmary_final(rng)]
+    return RUNAWAY, _INFIRMARY_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _infirmary_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the anaesthetist's booking fails under every calendar: 5.2 (run again), then 4.0 naming
+    # another rota (a new calendar), 3-4 calendars; the last 3.8
+    plans = rng.randint(3, 4)
+    rotas = rng.sample(
+        ["Northgate locum pool", "Severn anaesthesia cover", "Vetcover nights", "Ashby rota"],
+        plans - 1,
+    )
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _infirmary_texts(rng, 2)
+        faults.append({"code": "5.2", "text": again})
+        if i < plans - 1:
+            faults.append({"code": "4.0", "text": moved, "hint": f"rota={rotas[i]}"})
+        else:
+            faults.append({"code": "3.8", "text": moved})
+    return (
+        RUNAWAY,
+        "anaesthetist",
+        "",
+        {"tool": "book_anaesthetist", "faults": faults, "rotas": rotas},
+    )
+
+
+def _infirmary_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the pre-op blood panel stays PENDING: the executor reads it until it reports it stalled
+    return RUNAWAY, "bloods", "", {"stuck": True}
+
+
+def _infirmary_wrong_plate(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the surgeon's note names another plate size: a plate of that size is reserved; the
+    # theatre's kit list, checked against the surgical plan, refuses it for good
+    return PROPAGATION, "implant", "", {"plate": rng.choice(["2.7 mm TPLO", "3.5 mm broad TPLO"])}
+
+
+def _infirmary_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's operation day is off: the theatre (the first task taking the day) and every
+    # later task work, the app's check of the slot against the referral's day fails after
+    return (
+        PROPAGATION,
+        "theatre",
+        "",
+        {"day": rng.choice(["2027-06-01", "2027-06-18", "2027-07-11"])},
+    )
+
+
+def _infirmary_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's owner account has two digits swapped: the invoice answers 3.8 for good
+    return PROPAGATION, "invoice", "", {"account": rng.choice(["OK-39017", "OK-30971", "OK-03917"])}
+
+
+def _infirmary_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice 5.1 inside one loop or 5.2 (the task run again); the call at the time
+    # named, or the next attempt, works
+    tool = rng.choice(_INFIRMARY_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _infirmary_unavailable(rng, count)
+        if rng.random() < 0.5
+        else [{"code": "5.2", "text": t} for t in _infirmary_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _infirmary_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the implant supplier's catalogue answers 4-9 pages; the plate in stock is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _infirmary_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the blood panel is PENDING 3-8 reads, then reported
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _infirmary_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the referral's theatre is closed for its service: 4.0 names another theatre; the next
+    # calendar books it and the rest works
+    return "healthy", "", PROPAGATION, {"theatre_to": rng.choice(["Theatre 2", "Theatre 3"])}
+
+
+def _infirmary_external_breakfast(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every task worked and the slot checked, the dog eats a dropped breakfast on the ward
+    # during the watch and the surgeon postpones: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- winepress: a winery's crush desk booking a grower's harvest intake, Pydantic AI (a planner
 # Agent whose structured output holds a BPMN 2.0 process, a cellarhand Agent run per service-task
 # attempt) under MLflow's Pydantic AI autologging. Services fail with Zeebe-style job errors:
@@ -12656,6 +12813,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _planetarium_polling_ends,
         "legit_replan": _planetarium_legit_replan,
         "external_snow": _planetarium_external_snow,
+    },
+    "infirmary": {
+        "loop_step_varying": _infirmary_loop_task,
+        "loop_tool_in_step": _infirmary_loop_tool,
+        "loop_across_replans": _infirmary_loop_replans,
+        "loop_poll_stuck": _infirmary_loop_poll,
+        "wrong_plate": _infirmary_wrong_plate,
+        "wrong_day": _infirmary_wrong_day,
+        "wrong_account": _infirmary_wrong_account,
+        "flaky": _infirmary_flaky,
+        "pagination": _infirmary_pagination,
+        "polling_ends": _infirmary_polling_ends,
+        "legit_replan": _infirmary_legit_replan,
+        "external_breakfast": _infirmary_external_breakfast,
     },
     "bookmobile": {
         "loop_step_varying": _bookmobile_loop_step,

@@ -64,6 +64,7 @@ from tests.corpus import (
     hatchery,
     hauler,
     hives,
+    infirmary,
     kennel,
     kiln,
     lease,
@@ -222,6 +223,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed77",
         "sealed78",
         "sealed79",
+        "sealed80",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -7309,3 +7311,92 @@ def check_bakehouse_plays() -> None:
     assert [s.status.status_code for s in booked] == [StatusCode.ERROR, StatusCode.OK]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check van against order", f"watch van RV-{replan.seed}-1"]
+
+
+def test_infirmary_agent_plays_sealed80_scenarios() -> None:
+    """The infirmary Anthropic SDK app (sealed-80 only) plays labelled scenarios under MLflow's
+    Anthropic autologging, in a child process as the other MLflow agents' checks do (MLflow
+    makes its tracer provider once per process): ``check_infirmary_plays``."""
+    _check_in_child("check_infirmary_plays")
+
+
+def check_infirmary_plays() -> None:
+    """The infirmary app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-80 runs). A kiln run (the Anthropic SDK under OpenInference's Anthropic instrumentor
+    on the play's provider) played just before and just after carries the same spans both times
+    and no MLflow span (MLflow's autologging disabled); the infirmary runs carry MLflow's scope
+    only, no ``planscope.*`` attribute, one root each and every span's parent in its own trace.
+    5.1 inside one executor loop, under the app's one ``task {step} attempt 1``: one
+    ``Messages.create`` more than tool calls, one ERROR ``TOOL`` span per injected fault called
+    again ``at`` each time named, the last chat sent the failed ``tool_result`` with
+    ``is_error``, the root ERROR with the final 3.8. A legitimate re-plan: the second calendar
+    (content lines folded at 75 octets) carries the settled implant ``COMPLETED`` with its
+    result, names the other theatre, the second booking works, the check and the watch last."""
+    neighbours = [(kiln.play, _committed("kiln", "sealed34")[0])]
+    labels = _committed("infirmary", "sealed80")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(infirmary.play, [picked, replan], neighbours)
+    mlflow_scope = "mlflow.tracing.provider"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and mlflow_scope not in _scopes(after)
+    for run_id in ids.values():
+        spans = traces[run_id]
+        assert _scopes(spans) == {mlflow_scope}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "surgery case HB-27-0611" and _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert f"3.8;No authority;{faults[-1]['text']}" in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"task {picked.step} ")]
+    assert attempt.name == f"task {picked.step} attempt 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    chats = _children(spans, attempt, "Messages.create")
+    calls = _children(spans, attempt, picked.params["tool"])
+    assert len(calls) == len(faults) >= 5 and len(chats) == len(calls) + 1
+    assert {_mlflow(s, "mlflow.spanType") for s in chats} == {"CHAT_MODEL"}
+    assert {_mlflow(s, "mlflow.spanType") for s in calls} == {"TOOL"}
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [_mlflow(s, "mlflow.spanInputs").get("at") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    sent = _mlflow(chats[-1], "mlflow.spanInputs")["messages"][-1]["content"]
+    assert sent[0]["type"] == "tool_result" and sent[0]["is_error"] is True
+    assert sum(s.name.startswith("plan revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "scheduled"
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (chat,) = _children(spans, plans[1], "Messages.create")
+    assert "mlflow.chat.tools" not in _attrs(chat)  # the planner's call has no tools
+    text = _mlflow(plans[1], "mlflow.spanOutputs")["calendar"]
+    body = text[text.index("BEGIN:VCALENDAR") : text.index("END:VCALENDAR")]
+    assert max(len(line.encode()) for line in body.split("\r\n")) <= 75
+    assert any(line.startswith(" ") for line in body.split("\r\n"))  # folded lines
+    implant, theatre, *rest = infirmary.read_calendar(text)
+    assert (implant.uid, implant.status) == ("implant", "COMPLETED")
+    assert implant.results == {"implant_id": f"IMP-{replan.seed}-35MMTPLO"}
+    assert (theatre.uid, theatre.status, theatre.depends) == (
+        "theatre",
+        "NEEDS-ACTION",
+        ["implant"],
+    )
+    moved = replan.params["theatre_to"]
+    assert theatre.args["implant"] == infirmary.Ref("implant", "implant_id")
+    assert theatre.args["theatre"] == moved and len(rest) == 4
+    booked = sorted((s for s in spans if s.name == "book_theatre"), key=lambda s: s.start_time or 0)
+    assert [_mlflow(s, "mlflow.spanInputs")["theatre"] for s in booked] == ["Theatre 1", moved]
+    assert [s.status.status_code for s in booked] == [StatusCode.ERROR, StatusCode.OK]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == [
+        "check theatre day against referral",
+        f"watch admission TH-{replan.seed}-{moved[-1]}",
+    ]
