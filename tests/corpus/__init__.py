@@ -24,6 +24,7 @@ from . import (
     busyard,
     caravan,
     cellar,
+    chairlift,
     chandler,
     chorale,
     claims,
@@ -270,7 +271,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     provider, the bakehouse AutoGen AgentChat app (a planner ``AssistantAgent`` answering a
     todo.txt file, a baker ``AssistantAgent`` with ``FunctionTool``\\ s per task attempt) through
     MLflow's AutoGen autologging (disabled after the play) and its own ``mlflow.start_span`` and
-    ``mlflow.trace`` spans, on the same MLflow tracer provider.
+    ``mlflow.trace`` spans, on the same MLflow tracer provider, the chairlift app (the Google Gen
+    AI SDK by hand, a planner call answering a Mermaid flowchart and an executor conversation with
+    manual function calling per step attempt) through MLflow's Gemini autologging (disabled after
+    the play) and its own ``mlflow.start_span`` spans, on the same MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -347,6 +351,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     strands_mlflow: list[Label] = []
     agents_sdk_mlflow: list[Label] = []
     autogen_mlflow: list[Label] = []
+    genai_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -511,6 +516,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agents_sdk_mlflow.append(label)
         elif label.agent == "bakehouse":
             autogen_mlflow.append(label)
+        elif label.agent == "chairlift":
+            genai_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -710,6 +717,12 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (it patches AssistantAgent's run/on_messages and OpenAIChatCompletionClient.create for the
     # play and puts them back when it returns); museum's MLflow provider
     out.update(bakehouse.play(autogen_mlflow, provider))
+    # cellar's, assay's and planetarium's Google Gen AI SDK again, under MLflow's Gemini
+    # autologging this time (their instrumentors are off by then): MLflow patches
+    # Models.generate_content and _generate_content for the play, and its patches pass through
+    # once autologging is disabled when it returns; museum's MLflow provider; before liftline and
+    # reel, whose ADK calls the same SDK
+    out.update(chairlift.play(genai_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again
