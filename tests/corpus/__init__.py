@@ -24,6 +24,7 @@ from . import (
     busyard,
     caravan,
     cellar,
+    chairlift,
     chandler,
     chorale,
     claims,
@@ -355,6 +356,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     autogen_mlflow: list[Label] = []
     kernel_mlflow: list[Label] = []
     anthropic_mlflow: list[Label] = []
+    genai_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -523,6 +525,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             kernel_mlflow.append(label)
         elif label.agent == "infirmary":
             anthropic_mlflow.append(label)
+        elif label.agent == "chairlift":
+            genai_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -732,6 +736,12 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # MLflow patches Messages.create for the play and its patch passes through once autologging
     # is disabled after; museum's MLflow provider
     out.update(infirmary.play(anthropic_mlflow, provider))
+    # cellar's, assay's and planetarium's Google Gen AI SDK again, under MLflow's Gemini
+    # autologging this time (their instrumentors are off by then): MLflow patches
+    # Models.generate_content and _generate_content for the play, and its patches pass through
+    # once autologging is disabled when it returns; museum's MLflow provider; before liftline and
+    # reel, whose ADK calls the same SDK
+    out.update(chairlift.play(genai_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -927,6 +927,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed80": {
         "infirmary": range(100480, 100504),
     },
+    # Sealed 81: an eighty-second agent (chairlift: a ski resort's lift maintenance desk replacing a
+    # chairlift sheave, the Google Gen AI SDK by hand, a planner call answering a Mermaid flowchart
+    # and an executor conversation with manual function calling per step attempt, traced by
+    # MLflow's Gemini autologging and the app's own MLflow spans), labels committed alone before
+    # any detector ran on it, scored once (``--sealed81``).
+    "sealed81": {
+        "chairlift": range(100504, 100528),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -11619,6 +11627,147 @@ def _planetarium_external_snow(rng: random.Random) -> tuple[str, str, str, dict[
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- chairlift: a ski resort's lift maintenance desk replacing a chairlift sheave, the Google Gen
+# AI SDK by hand (a planner call answering a Mermaid flowchart whose nodes ``s1``..``s6`` are the
+# steps, an executor conversation with manual function calling per step attempt) under MLflow's
+# Gemini autologging. Services fail with codes: ``RETRY_LATER`` (the model calls again ``at`` the
+# time named, same conversation), ``INTERRUPTED`` (the app runs the step again), ``CONFLICT``
+# with ``(use k=v)`` (a new flowchart) or ``REFUSED`` (final).
+_CHAIRLIFT_TEXTS = (
+    "the depot's stock terminal timed out after {n} ms",
+    "the lift desk's scheduler is re-indexing {n} closures",
+    "the crane firm's dispatcher has {n} calls queued",
+    "radio relay {k} on the ridge dropped after {n} s",
+    "the resort ledger is posting batch {n}",
+    "the mail gateway deferred {n} messages",
+    "the summit anemometer {k} lost power for {n} s",
+)
+_CHAIRLIFT_STEP = {
+    "depot.stock": "s1",
+    "lift.close": "s2",
+    "wind.reading": "s3",
+    "crane.book": "s4",
+    "ledger.charge": "s5",
+    "mail.send": "s6",
+}
+_CHAIRLIFT_TIMED = ["lift.close", "crane.book", "ledger.charge", "mail.send"]
+
+
+def _chairlift_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_CHAIRLIFT_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _chairlift_retries(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each RETRY_LATER names another time: the model calls again with different arguments
+    minutes = rng.sample(range(5 * 60, 17 * 60, 5), count)
+    return [
+        {"code": "RETRY_LATER", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_chairlift_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _chairlift_refused(rng: random.Random) -> dict[str, str]:
+    return {"code": "REFUSED", "text": _chairlift_texts(rng, 1)[0]}
+
+
+def _chairlift_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # INTERRUPTED again and again (varying texts): the app runs the step again each time; the
+    # last answer is REFUSED
+    tool = rng.choice(sorted(_CHAIRLIFT_STEP))
+    again = [{"code": "INTERRUPTED", "text": t} for t in _chairlift_texts(rng, rng.randint(4, 6))]
+    faults = [*again, _chairlift_refused(rng)]
+    return RUNAWAY, _CHAIRLIFT_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _chairlift_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: RETRY_LATER again and again, each naming another time
+    # the model calls again at; the last answer is REFUSED
+    tool = rng.choice(_CHAIRLIFT_TIMED)
+    faults = [*_chairlift_retries(rng, rng.randint(4, 6)), _chairlift_refused(rng)]
+    return RUNAWAY, _CHAIRLIFT_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _chairlift_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the crane booking fails under every flowchart: INTERRUPTED (run again), then CONFLICT
+    # naming another crane crew (a new flowchart), 3-4 flowcharts; the last REFUSED
+    plans = rng.randint(3, 4)
+    crews = rng.sample([f"Alpine Crane crew {n}" for n in (1, 3, 4, 5, 6)], plans - 1)
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _chairlift_texts(rng, 2)
+        faults.append({"code": "INTERRUPTED", "text": again})
+        if i < plans - 1:
+            faults.append({"code": "CONFLICT", "text": moved, "hint": f"crew={crews[i]}"})
+        else:
+            faults.append({"code": "REFUSED", "text": moved})
+    return RUNAWAY, "s4", "", {"tool": "crane.book", "faults": faults, "crews": crews}
+
+
+def _chairlift_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the summit wind stays GUSTING: the executor reads it until it logs the reading stalled
+    return RUNAWAY, "s3", "", {"stuck": True}
+
+
+def _chairlift_wrong_series(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the mechanic's note names another sheave series: an assembly of it is fetched, the lift
+    # closed and the wind read; the crane crew's rigging plan for tower T7 refuses it for good
+    return PROPAGATION, "s1", "", {"series": rng.choice(["PX-420", "PX-500", "QX-450"])}
+
+
+def _chairlift_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's work day is off: the lift is closed on it, every step works, the app's check
+    # of the closure against the work order fails after the work order
+    return PROPAGATION, "s2", "", {"day": rng.choice(["2027-06-02", "2027-06-16", "2027-09-06"])}
+
+
+def _chairlift_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's cost centre has two digits swapped: the charge is REFUSED for good
+    return (
+        PROPAGATION,
+        "s5",
+        "",
+        {"cost_centre": rng.choice(["LO-77241", "LO-72714", "LO-77124"])},
+    )
+
+
+def _chairlift_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice RETRY_LATER inside one conversation or INTERRUPTED (the step run again);
+    # the call at the time named, or the next attempt, works
+    tool = rng.choice(_CHAIRLIFT_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _chairlift_retries(rng, count)
+        if rng.random() < 0.5
+        else [{"code": "INTERRUPTED", "text": t} for t in _chairlift_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _chairlift_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the depot's stock list answers 4-9 pages; an assembly on hand is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _chairlift_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the summit wind is GUSTING for 3-8 reads, then calm
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _chairlift_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the closure window clashes with the race team's training: CONFLICT names other hours the
+    # same day; the next flowchart closes the lift then and the rest works
+    return "healthy", "", PROPAGATION, {"hours_to": rng.choice(["13:00-21:00", "04:00-12:00"])}
+
+
+def _chairlift_external_lightning(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the closure checked, lightning shuts the upper mountain during
+    # the reopening runs: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -12477,6 +12626,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _cooperage_polling_ends,
         "legit_replan": _cooperage_legit_replan,
         "external_storm": _cooperage_external_storm,
+    },
+    "chairlift": {
+        "loop_step_varying": _chairlift_loop_step,
+        "loop_tool_in_step": _chairlift_loop_tool,
+        "loop_across_replans": _chairlift_loop_replans,
+        "loop_poll_stuck": _chairlift_loop_poll,
+        "wrong_series": _chairlift_wrong_series,
+        "wrong_day": _chairlift_wrong_day,
+        "wrong_account": _chairlift_wrong_account,
+        "flaky": _chairlift_flaky,
+        "pagination": _chairlift_pagination,
+        "polling_ends": _chairlift_polling_ends,
+        "legit_replan": _chairlift_legit_replan,
+        "external_lightning": _chairlift_external_lightning,
     },
     "winepress": {
         "loop_step_varying": _winepress_loop_task,

@@ -45,6 +45,7 @@ from tests.corpus import (
     busyard,
     caravan,
     cellar,
+    chairlift,
     chandler,
     chorale,
     claims,
@@ -224,6 +225,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed78",
         "sealed79",
         "sealed80",
+        "sealed81",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -7400,3 +7402,85 @@ def check_infirmary_plays() -> None:
         "check theatre day against referral",
         f"watch admission TH-{replan.seed}-{moved[-1]}",
     ]
+
+
+def test_chairlift_agent_plays_sealed81_scenarios() -> None:
+    """The chairlift Google Gen AI SDK app (sealed-81 only) plays labelled scenarios under
+    MLflow's Gemini autologging, in a child process as the other MLflow agents' checks do (MLflow
+    makes its tracer provider once per process): ``check_chairlift_plays``."""
+    _check_in_child("check_chairlift_plays")
+
+
+def check_chairlift_plays() -> None:
+    """The chairlift app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-81 runs). A cellar run (the same SDK under OpenInference's google-genai instrumentor
+    on the play's provider) played just before and just after carries the same spans both times
+    and no MLflow span (MLflow's Gemini autologging disabled, its patches passing through); the
+    chairlift runs carry MLflow's scope only, no ``planscope.*`` attribute, one root each and
+    every span's parent in its own trace. RETRY_LATER inside one executor conversation, under
+    the app's one ``step {node} attempt 1``: one ERROR TOOL span per injected fault called again
+    ``at`` each time named, a ``Models.generate_content`` LLM span per model turn, the root ERROR
+    with the final REFUSED. A legitimate re-plan: the second flowchart marks s1 done with its
+    part, keeps the node ids and names the other hours, the second closure works, the check and
+    the watch last."""
+    neighbours = [(cellar.play, _committed("cellar", "sealed36")[0])]
+    labels = _committed("chairlift", "sealed81")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(chairlift.play, [picked, replan], neighbours)
+    mlflow_scope = "mlflow.tracing.provider"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and mlflow_scope not in _scopes(after)
+    for run_id in ids.values():
+        spans = traces[run_id]
+        assert _scopes(spans) == {mlflow_scope}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    assert root.name == "lift work order WO-SX-3318" and _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert f"REFUSED: {faults[-1]['text']}" in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"step {picked.step} ")]
+    assert attempt.name == f"step {picked.step} attempt 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    calls = _children(spans, attempt, picked.params["tool"])
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    assert {_mlflow(s, "mlflow.spanType") for s in calls} == {"TOOL"}
+    models = _children(spans, attempt, "Models.generate_content")
+    assert len(models) == len(faults) + 1
+    assert {_mlflow(s, "mlflow.spanType") for s in models} == {"LLM"}
+    waits = [_mlflow(s, "mlflow.spanInputs").get("at") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    assert sum(s.name.startswith("plan revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "replaced"
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (model,) = _children(spans, plans[1], "Models.generate_content")
+    assert _mlflow(model, "mlflow.spanType") == "LLM"
+    second = chairlift.read_flowchart(_mlflow(plans[1], "mlflow.spanOutputs")["plan"])
+    assert [n.id for n in second] == ["s1", "s2", "s3", "s4", "s5", "s6"]
+    assert second[0].done == {"part_id": f"SA-PX450-{replan.seed}"}
+    assert not any(n.done for n in second[1:])
+    hours = replan.params["hours_to"]
+    assert second[1].tool == "lift.close" and second[1].args == {
+        "lift": chairlift.ORDER["lift"],
+        "day": chairlift.ORDER["day"],
+        "hours": hours,
+        "part": chairlift.Ref("s1", "part_id"),
+    }
+    closes = sorted((s for s in spans if s.name == "lift.close"), key=lambda s: s.start_time or 0)
+    asked = [_mlflow(s, "mlflow.spanInputs")["hours"] for s in closes]
+    assert asked == [chairlift.ORDER["hours"], hours]
+    assert [s.status.status_code for s in closes] == [StatusCode.ERROR, StatusCode.OK]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check closure against work order", f"watch reopening CL-{replan.seed}-1"]
