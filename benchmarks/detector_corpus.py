@@ -132,6 +132,7 @@ SEALED = (
     "sealed76",
     "sealed77",
     "sealed78",
+    "sealed82",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -50,6 +50,7 @@ from . import (
     lease,
     linen,
     luthier,
+    manuscript,
     marathon,
     marina,
     menagerie,
@@ -270,7 +271,11 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     provider, the bakehouse AutoGen AgentChat app (a planner ``AssistantAgent`` answering a
     todo.txt file, a baker ``AssistantAgent`` with ``FunctionTool``\\ s per task attempt) through
     MLflow's AutoGen autologging (disabled after the play) and its own ``mlflow.start_span`` and
-    ``mlflow.trace`` spans, on the same MLflow tracer provider.
+    ``mlflow.trace`` spans, on the same MLflow tracer provider, the manuscript AG2 1.x app (a
+    planner ``Agent`` answering a CSV table, an executor ``Agent`` conversation per step
+    attempt) through AG2's own ``TelemetryMiddleware`` given MLflow's tracer provider (MLflow's
+    active span propagated into OpenTelemetry's context for the play) and its own
+    ``mlflow.start_span`` spans, on the same MLflow tracer provider.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -347,6 +352,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     strands_mlflow: list[Label] = []
     agents_sdk_mlflow: list[Label] = []
     autogen_mlflow: list[Label] = []
+    ag2_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -511,6 +517,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             agents_sdk_mlflow.append(label)
         elif label.agent == "bakehouse":
             autogen_mlflow.append(label)
+        elif label.agent == "manuscript":
+            ag2_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -710,6 +718,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (it patches AssistantAgent's run/on_messages and OpenAIChatCompletionClient.create for the
     # play and puts them back when it returns); museum's MLflow provider
     out.update(bakehouse.play(autogen_mlflow, provider))
+    # mural's AG2 1.x again, its TelemetryMiddleware given museum's MLflow provider this time
+    # (relayed to ``provider``), with MLflow's active span propagated into OpenTelemetry's context
+    # for the play only
+    out.update(manuscript.play(ag2_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

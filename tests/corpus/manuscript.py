@@ -116,9 +116,7 @@ OUTPUTS = {
 """Each step's output field, in the order the steps run."""
 VERDICT = re.compile(r"^\[(\w+)\] (supplied|interrupted|conditional|unfilled|pending): (.*)$")
 ASKED = re.compile(r"^Call (\w+) with (\{.*\})$", re.M)
-RAISED = re.compile(
-    r"^(?:[\w.]+\.)?(RetryPossible|ServiceInterrupted|Conditional|Unfilled): (.*)$"
-)
+RAISED = re.compile(r"^(?:[\w.]+\.)?(RetryPossible|ServiceInterrupted|Conditional|Unfilled): (.*)$")
 USE = re.compile(r"\(use (\w+)=([^)]+)\)")
 
 
@@ -175,7 +173,7 @@ def read_table(answer: str) -> list[Row]:
     >>> rows = read_table('''Plan:
     ... ```csv
     ... id,after,action,tool,args,status
-    ... holding,,find it,search_union_catalogue,"title=""A; b, c"";library=X",done
+    ... holding,,find it,search_union_catalogue,\"""title=A; b, c\"";library=X\",done
     ... courier,holding,book it,book_courier,holding=$holding.holding_id;amount=3.5,todo
     ... ```''')
     >>> [(r.id, r.after, r.args, r.status) for r in rows]  # doctest: +NORMALIZE_WHITESPACE
@@ -490,7 +488,9 @@ class LoanRequest:
         """The planner's last reply (a re-plan continues its conversation)."""
 
     def brief(self) -> str:
-        notes = {k: self.label.params[k] for k in ("library", "day", "account") if k in self.label.params}
+        notes = {
+            k: self.label.params[k] for k in ("library", "day", "account") if k in self.label.params
+        }
         lines = [
             f"Plan interlibrary loan {REQUEST['ill']} (ticket T-{self.label.seed}).",
             f"Request: {json.dumps(REQUEST)}",
@@ -650,9 +650,7 @@ def play(labels: list[Label], provider: TracerProvider) -> dict[str, str]:
     try:
         with mock.patch.dict(os.environ, propagate), ModelServer(respond=respond) as server:
             base = server.base_url("corpus-manuscript")
-            return {
-                lab.run: asyncio.run(_request(lab, base, mlflow_provider)) for lab in labels
-            }
+            return {lab.run: asyncio.run(_request(lab, base, mlflow_provider)) for lab in labels}
     finally:
         _Relay.target = None
         quiet.setLevel(level)
