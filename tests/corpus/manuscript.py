@@ -31,7 +31,9 @@ charge the history department's account, mail the researcher.
   with Python's ``csv``. A re-plan answers a new table with a ``status`` column, the settled
   rows ``done``, the others ``todo``;
 * one executor conversation per step attempt (under the app's ``step {id} attempt {n}`` span):
-  the step's call, its references filled in; the executor calls the desk's services and answers
+  the step's call, its references filled in and a ``request_id`` of the attempt's own
+  (``ILL-2027-0418/<id>/<revision>.<attempt>``, ISO 18626's requesting agency request id); the
+  executor calls the desk's services and answers
   one line ``[<id>] <supplied|interrupted|conditional|unfilled|pending>: <output json or text>``;
 * the services raise **ISO 18626-style exceptions**: :class:`RetryPossible` (``retry after
   HH:MM: ...``: the executor calls again with ``after`` that time, in the same conversation),
@@ -371,7 +373,9 @@ def services(desk: Desk) -> list[Callable[..., str]]:
     """The desk's services as plain Python functions, bound to one request's world."""
     seed = desk.label.seed
 
-    def search_union_catalogue(title: str, shelfmark: str, library: str, page: int = 1) -> str:
+    def search_union_catalogue(
+        title: str, shelfmark: str, library: str, request_id: str = "", page: int = 1
+    ) -> str:
         """Search the union catalogue for a library's holding of a manuscript, a page at a
         time."""
         desk.fault("search_union_catalogue")
@@ -383,7 +387,9 @@ def services(desk: Desk) -> list[Callable[..., str]]:
         desk.holdings[holding] = library
         return json.dumps({"holding_id": holding, "library": library, "shelfmark": shelfmark})
 
-    def book_courier(holding: str, library: str, courier: str, after: str = "") -> str:
+    def book_courier(
+        holding: str, library: str, courier: str, request_id: str = "", after: str = ""
+    ) -> str:
         """Book the rare-books courier's slot collecting a holding from its library."""
         desk.fault("book_courier")
         held = desk.holdings.get(holding, "")
@@ -395,7 +401,7 @@ def services(desk: Desk) -> list[Callable[..., str]]:
         slot = f"CS-{seed}-{len(desk.bookings) + 1}"
         return json.dumps({"slot_id": slot, "courier": courier, "collects": after or "09:30"})
 
-    def start_conservation_check(holding: str, slot: str) -> str:
+    def start_conservation_check(holding: str, slot: str, request_id: str = "") -> str:
         """Ask the lending library's conservator to clear the volume for transit."""
         desk.fault("start_conservation_check")
         check = f"CC-{seed}-{len(desk.checks) + 1}"
@@ -413,7 +419,9 @@ def services(desk: Desk) -> list[Callable[..., str]]:
             {"check_id": check_id, "state": "CLEARED", "clearance": f"CL-{check_id[3:]}"}
         )
 
-    def reserve_reading_room(clearance: str, room: str, day: str, after: str = "") -> str:
+    def reserve_reading_room(
+        clearance: str, room: str, day: str, request_id: str = "", after: str = ""
+    ) -> str:
         """Reserve a reading-room desk for the researcher on a day (YYYY-MM-DD)."""
         desk.fault("reserve_reading_room")
         other = desk.params.get("room_to")
@@ -423,7 +431,9 @@ def services(desk: Desk) -> list[Callable[..., str]]:
         desk.bookings.append({"booking": booking, "day": day, "room": room})
         return json.dumps({"booking": booking, "room": room, "day": day, "opens": after or "09:00"})
 
-    def charge_department(account: str, amount: float, booking: str, after: str = "") -> str:
+    def charge_department(
+        account: str, amount: float, booking: str, request_id: str = "", after: str = ""
+    ) -> str:
         """Charge the loan's fee to the department's account."""
         desk.fault("charge_department")
         if account != REQUEST["account"]:
@@ -431,7 +441,9 @@ def services(desk: Desk) -> list[Callable[..., str]]:
         desk.charges.append(booking)
         return json.dumps({"charge_id": f"CHG-{seed}-{len(desk.charges)}", "amount": amount})
 
-    def mail_researcher(to: str, booking: str, day: str, after: str = "") -> str:
+    def mail_researcher(
+        to: str, booking: str, day: str, request_id: str = "", after: str = ""
+    ) -> str:
         """Mail the researcher the reading-room booking and its day."""
         desk.fault("mail_researcher")
         return json.dumps({"message_id": f"MSG-{booking}-{day[-2:]}", "to": to})
@@ -524,6 +536,9 @@ class LoanRequest:
     async def attempt(self, row: Row, revision: int, attempt: int) -> None:
         """One executor conversation of a step, its references filled in."""
         args = {k: self.value(v) for k, v in row.args.items()}
+        # ISO 18626's requesting agency request id: a new one for every attempt, as the desk's
+        # broker wants (a re-sent request with an old id is dropped as a duplicate)
+        args["request_id"] = f"{REQUEST['ill']}/{row.id}/{revision}.{attempt}"
         task = (
             f"Step {row.id}, attempt {attempt} (plan revision {revision}).\n"
             f"Call {row.tool} with {json.dumps(args)}\nPurpose: {row.action}\n"
