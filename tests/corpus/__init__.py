@@ -52,6 +52,7 @@ from . import (
     lease,
     linen,
     luthier,
+    manuscript,
     marathon,
     marina,
     menagerie,
@@ -357,6 +358,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     kernel_mlflow: list[Label] = []
     anthropic_mlflow: list[Label] = []
     genai_mlflow: list[Label] = []
+    ag2_mlflow: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -527,6 +529,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             anthropic_mlflow.append(label)
         elif label.agent == "chairlift":
             genai_mlflow.append(label)
+        elif label.agent == "manuscript":
+            ag2_mlflow.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -742,6 +746,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # once autologging is disabled when it returns; museum's MLflow provider; before liftline and
     # reel, whose ADK calls the same SDK
     out.update(chairlift.play(genai_mlflow, provider))
+    # mural's AG2 1.x again, its TelemetryMiddleware given museum's MLflow provider this time
+    # (relayed to ``provider``), with MLflow's active span propagated into OpenTelemetry's context
+    # for the play only
+    out.update(manuscript.play(ag2_mlflow, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

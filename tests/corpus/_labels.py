@@ -935,6 +935,13 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed81": {
         "chairlift": range(100504, 100528),
     },
+    # Sealed 82: an eighty-third agent (manuscript: a university library's interlibrary-loan
+    # desk on AG2 1.2.1, a planner Agent answering a CSV table and an executor Agent run per step
+    # attempt, traced by AG2's own telemetry on MLflow's tracer provider); 12 scenarios x 2
+    # seeds, labels committed alone before any detector ran on it.
+    "sealed82": {
+        "manuscript": range(100528, 100552),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -9036,6 +9043,156 @@ def _infirmary_external_breakfast(rng: random.Random) -> tuple[str, str, str, di
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- manuscript: a university library's interlibrary-loan desk obtaining a rare manuscript's
+# facsimile, AG2 1.2.1 (a planner Agent answering a CSV table, an executor Agent conversation per
+# step attempt) under AG2's own telemetry on MLflow's tracer provider. Services raise ISO
+# 18626-style exceptions: ``RetryPossible`` (the model calls again ``after`` the time named, same
+# conversation), ``ServiceInterrupted`` (the app runs the step again), ``Conditional`` with
+# ``(use k=v)`` (a new table) or ``Unfilled`` (final).
+_MANUSCRIPT_TEXTS = (
+    "the union catalogue's Z39.50 gateway timed out after {n} ms",
+    "the courier's dispatch board shows {n} rare-books jobs ahead",
+    "the conservator's humidity logger {k} read {n} per mille off",
+    "the reading room's booking system is reindexing shelf {n}",
+    "the department's cost centre is closing batch {n}",
+    "the mail relay {k} deferred {n} messages",
+    "the ILL broker's request queue {k} is {n} requests long",
+)
+_MANUSCRIPT_STEP = {
+    "search_union_catalogue": "holding",
+    "book_courier": "courier",
+    "start_conservation_check": "conservation",
+    "reserve_reading_room": "reading_room",
+    "charge_department": "charge",
+    "mail_researcher": "notice",
+}
+_MANUSCRIPT_TIMED = ["book_courier", "reserve_reading_room", "charge_department", "mail_researcher"]
+
+
+def _manuscript_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_MANUSCRIPT_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _manuscript_retries(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each RetryPossible names another time: the model calls again with different arguments
+    minutes = rng.sample(range(8 * 60, 17 * 60, 5), count)
+    return [
+        {"kind": "retry", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_manuscript_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _manuscript_final(rng: random.Random) -> dict[str, str]:
+    return {"kind": "unfilled", "text": _manuscript_texts(rng, 1)[0]}
+
+
+def _manuscript_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # ServiceInterrupted again and again (varying texts): the app runs the step again each
+    # time; the last answer is Unfilled
+    tool = rng.choice(sorted(_MANUSCRIPT_STEP))
+    dropped = [
+        {"kind": "interrupted", "text": t} for t in _manuscript_texts(rng, rng.randint(4, 6))
+    ]
+    faults = [*dropped, _manuscript_final(rng)]
+    return RUNAWAY, _MANUSCRIPT_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _manuscript_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: RetryPossible again and again, each naming another time
+    # the model calls again after; the last answer is Unfilled
+    tool = rng.choice(_MANUSCRIPT_TIMED)
+    faults = [*_manuscript_retries(rng, rng.randint(4, 6)), _manuscript_final(rng)]
+    return RUNAWAY, _MANUSCRIPT_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _manuscript_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the courier booking fails under every plan: ServiceInterrupted (run again), then
+    # Conditional naming another courier (a new table), 3-4 tables; the last Unfilled
+    plans = rng.randint(3, 4)
+    couriers = rng.sample(
+        ["Artcare fine-art van", "Hasenkamp museum shuttle", "Kortrijk book courier",
+         "Brussels libraries van"],
+        plans - 1,
+    )  # fmt: skip
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _manuscript_texts(rng, 2)
+        faults.append({"kind": "interrupted", "text": again})
+        if i < plans - 1:
+            faults.append({"kind": "conditional", "text": moved, "hint": f"courier={couriers[i]}"})
+        else:
+            faults.append({"kind": "unfilled", "text": moved})
+    return RUNAWAY, "courier", "", {"tool": "book_courier", "faults": faults}
+
+
+def _manuscript_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the conservation check stays IN_PROGRESS: the runner reads it until it answers pending
+    return RUNAWAY, "conservation", "", {"stuck": True}
+
+
+def _manuscript_wrong_library(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the subject librarian's note names another library: a holding there is found; the
+    # courier, booked for the request's lending library, refuses it for good
+    library = rng.choice(["Leiden University Library", "Bodleian Library", "KU Leuven Libraries"])
+    return PROPAGATION, "holding", "", {"library": library}
+
+
+def _manuscript_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's reading day is off: every step works, the app's check of the reading-room
+    # booking against the request's day fails after the request
+    return (
+        PROPAGATION,
+        "reading_room",
+        "",
+        {"day": rng.choice(["2027-06-01", "2027-06-18", "2027-08-06"])},
+    )
+
+
+def _manuscript_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's department account has two digits swapped: the charge is Unfilled for good
+    account = rng.choice(["HIST-30471", "HIST-03417", "HIST-34017"])
+    return PROPAGATION, "charge", "", {"account": account}
+
+
+def _manuscript_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice RetryPossible inside one conversation or ServiceInterrupted (the step run
+    # again); the call after the time named, or the next attempt, works
+    tool = rng.choice(_MANUSCRIPT_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _manuscript_retries(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "interrupted", "text": t} for t in _manuscript_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _manuscript_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the union catalogue answers 4-9 pages of near matches; the holding is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _manuscript_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the conservation check is IN_PROGRESS 3-8 reads, then clears
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _manuscript_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the request's reading room is closed for its fire inspection: Conditional names another
+    # room; the next table reserves there and the rest works
+    room = rng.choice(["Manuscripts Seminar Room", "Rare Books Study Room"])
+    return "healthy", "", PROPAGATION, {"room_to": room}
+
+
+def _manuscript_external_strike(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the booking checked, a port strike halts the courier during
+    # the watch: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- winepress: a winery's crush desk booking a grower's harvest intake, Pydantic AI (a planner
 # Agent whose structured output holds a BPMN 2.0 process, a cellarhand Agent run per service-task
 # attempt) under MLflow's Pydantic AI autologging. Services fail with Zeebe-style job errors:
@@ -13004,6 +13161,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _bookmobile_polling_ends,
         "legit_replan": _bookmobile_legit_replan,
         "external_flood": _bookmobile_external_flood,
+    },
+    "manuscript": {
+        "loop_step_varying": _manuscript_loop_step,
+        "loop_tool_in_step": _manuscript_loop_tool,
+        "loop_across_replans": _manuscript_loop_replans,
+        "loop_poll_stuck": _manuscript_loop_poll,
+        "wrong_library": _manuscript_wrong_library,
+        "wrong_day": _manuscript_wrong_day,
+        "wrong_account": _manuscript_wrong_account,
+        "flaky": _manuscript_flaky,
+        "pagination": _manuscript_pagination,
+        "polling_ends": _manuscript_polling_ends,
+        "legit_replan": _manuscript_legit_replan,
+        "external_strike": _manuscript_external_strike,
     },
 }
 

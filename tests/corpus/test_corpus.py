@@ -71,6 +71,7 @@ from tests.corpus import (
     lease,
     linen,
     luthier,
+    manuscript,
     marathon,
     marina,
     menagerie,
@@ -226,6 +227,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed79",
         "sealed80",
         "sealed81",
+        "sealed82",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -7484,3 +7486,84 @@ def check_chairlift_plays() -> None:
     assert [s.status.status_code for s in closes] == [StatusCode.ERROR, StatusCode.OK]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check closure against work order", f"watch reopening CL-{replan.seed}-1"]
+
+
+def test_manuscript_agent_plays_sealed82_scenarios() -> None:
+    """The manuscript AG2 1.x app (sealed-82 only) plays labelled scenarios under AG2's own
+    telemetry on MLflow's tracer provider, in a child process as the other MLflow agents' checks
+    do (MLflow makes its tracer provider once per process): ``check_manuscript_plays``."""
+    _check_in_child("check_manuscript_plays")
+
+
+def check_manuscript_plays() -> None:
+    """The manuscript app's spans, inspected in memory only (no store, no mapping, no detector
+    on sealed-82 runs). A mural run (AG2 1.x under its own telemetry on the play's provider)
+    played just before and just after carries the same spans both times and no MLflow span; the
+    manuscript runs carry MLflow's and AG2's telemetry scopes only, no ``planscope.*``
+    attribute, one root each and every span's parent in its own trace. ``RetryPossible`` inside
+    one executor conversation, under the app's one ``step {id} attempt 1``: one ``invoke_agent
+    ill_runner``, one ERROR tool span per injected fault called again ``after`` each time named,
+    the root ERROR with the final ``Unfilled`` text. A legitimate re-plan: the second table has
+    a ``status`` column with the first three rows ``done``, names the other room, the second
+    reservation works, the check and the watch last under the root."""
+    neighbours = [(mural.play, _committed("mural", "sealed44")[0])]
+    labels = _committed("manuscript", "sealed82")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(manuscript.play, [picked, replan], neighbours)
+    mlflow_scope, ag2_scope = "mlflow.tracing.provider", "opentelemetry.instrumentation.ag2"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and mlflow_scope not in _scopes(after)
+    for run in ids.values():
+        spans = traces[run]
+        assert _scopes(spans) == {mlflow_scope, ag2_scope}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    tool = picked.params["tool"]
+    assert root.name == "ill request ILL-2027-0418" and _mlflow(root, "mlflow.spanType") == "AGENT"
+    assert root.status.status_code is StatusCode.ERROR
+    assert faults[-1]["text"] in str(root.status.description)
+    (attempt,) = [s for s in spans if s.name.startswith(f"step {picked.step} ")]
+    assert attempt.name == f"step {picked.step} attempt 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    assert _mlflow(attempt, "manuscript.verdict") == "unfilled"
+    (runner,) = _children(spans, attempt, "invoke_agent ")
+    assert runner.name == f"invoke_agent {manuscript.EXECUTOR}"
+    calls = _children(spans, runner, f"execute_tool {tool}")
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [json.loads(str(_attrs(s)["gen_ai.tool.call.arguments"])).get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    assert sum(s.name.startswith("plan revision ") for s in spans) == 1
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _mlflow(root, "mlflow.spanOutputs")["outcome"] == "delivered"
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (planner,) = _children(spans, plans[1], "invoke_agent ")
+    assert planner.name == f"invoke_agent {manuscript.PLANNER}"
+    answer = _mlflow(plans[1], "mlflow.spanOutputs")["plan"]
+    assert "```csv\nid,after,action,tool,args,status\n" in answer
+    rows = manuscript.read_table(answer)
+    assert [r.status for r in rows] == ["done"] * 3 + ["todo"] * 3
+    room = replan.params["room_to"]
+    assert rows[3].args["room"] == room and rows[3].args["clearance"] == manuscript.Ref(
+        "conservation", "clearance"
+    )
+    rooms = sorted(
+        (s for s in spans if s.name == "execute_tool reserve_reading_room"),
+        key=lambda s: s.start_time or 0,
+    )
+    names = [json.loads(str(_attrs(s)["gen_ai.tool.call.arguments"]))["room"] for s in rooms]
+    assert names == [manuscript.REQUEST["room"], room]
+    assert [s.status.status_code for s in rooms] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check booking against request", f"watch loan RR-{replan.seed}-1"]
