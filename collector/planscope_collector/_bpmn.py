@@ -49,8 +49,8 @@ def steps(text: str) -> list[ReadStep]:
     r"""The tasks of the first BPMN process a text states (from its first ``<`` to its last
     ``>``; a structured output's field holding one is offered as a text of its own:
     ``observed._texts_of``), in the order its sequence flows reach them from its start events
-    (tasks no flow reaches after them, in document order); [] when there is no process, it has no task, or two tasks share
-    an id.
+    (tasks no flow reaches after them, in document order); [] when there is no process, it has
+    no task, or two tasks share an id.
 
     >>> xml = '''<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"
     ...   xmlns:zeebe="http://camunda.org/schema/zeebe/1.0"><process id="p">
