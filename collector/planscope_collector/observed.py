@@ -775,8 +775,7 @@ def bind(
             or (
                 not in_name
                 and a.inferred
-                and (wrap := nodes.get(a.parent_span_id)) is not None
-                and wrap.kind == A.KIND_OTHER
+                and (wrap := _app_span(nodes, a.span_id)) is not None
                 and wrap.span_id != run_span
                 and len(in_name := [s for s in by_id if _names(wrap.name, s)]) == 1
                 and wrapped.setdefault(a.span_id, wrap) is wrap
@@ -1583,10 +1582,30 @@ def _said(nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None])
     )
 
 
+def _app_span(nodes: Mapping[str, SpanNode], span_id: str) -> SpanNode | None:
+    """The nearest plain span above an attempt, past the framework's step spans that wrap it,
+    when it is not the trace's root: the app's span per attempt (``task pick attempt 2`` over a
+    framework's ``Agent.run_sync`` over ``Agent.run``), which names the step its agent was given.
+
+    >>> nodes = {n.span_id: n for n in [SpanNode("r", "", "other", "order 7"),
+    ...     SpanNode("t", "r", "other", "task pick attempt 2"),
+    ...     SpanNode("w", "t", "step", "agent.run_sync", step_name="agent.run_sync"),
+    ...     SpanNode("a", "w", "step", "agent.run", step_name="agent.run")]}
+    >>> _app_span(nodes, "a").name, _app_span(nodes, "t")
+    ('task pick attempt 2', None)
+    """
+    for p in _ancestors(nodes, span_id):
+        if nodes[p].kind == A.KIND_OTHER:
+            # the root groups every attempt (the run): it names no one step
+            return nodes[p] if nodes[p].parent_span_id in nodes else None
+        if nodes[p].kind != A.KIND_STEP:
+            return None  # a run, a plan or a call above it: no app span of its own
+    return None
+
+
 def _app_words(nodes: Mapping[str, SpanNode], span_id: str) -> set[str]:
-    """The words of the name of the nearest plain span above an attempt, when it is not the
-    trace's root: the app's span per attempt (``task pick attempt 2`` over a framework's agent
-    run) names the step its agent was given, where the attempt records nothing it was asked.
+    """The words of the name of the app's span around an attempt (:func:`_app_span`), for an
+    attempt that records nothing it was asked.
 
     >>> nodes = {n.span_id: n for n in [SpanNode("r", "", "other", "order 7"),
     ...     SpanNode("t", "r", "other", "task pick attempt 2"),
@@ -1594,13 +1613,8 @@ def _app_words(nodes: Mapping[str, SpanNode], span_id: str) -> set[str]:
     >>> sorted(_app_words(nodes, "a")), _app_words(nodes, "t")
     (['attempt', 'pick', 'task'], set())
     """
-    for p in _ancestors(nodes, span_id):
-        if nodes[p].kind == A.KIND_OTHER:
-            # the root groups every attempt (the run): its words name no one step
-            return set(_WORD.findall(nodes[p].name)) if nodes[p].parent_span_id in nodes else set()
-        if nodes[p].kind != A.KIND_STEP:
-            return set()  # a run, a plan or a call above it: no app span of its own
-    return set()
+    app = _app_span(nodes, span_id)
+    return set(_WORD.findall(app.name)) if app is not None else set()
 
 
 def _or_unit(
@@ -3977,6 +3991,20 @@ _FENCE = re.compile(r"(?m)^[ \t]*(```|~~~).*$")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _json_schema(value: dict[str, Any]) -> bool:
+    """Whether a mapping is a JSON Schema of an object (a tool's parameters, as a framework's
+    recorded state or a request lists them): its ``properties`` are fields, never steps.
+
+    >>> _json_schema({"type": "object", "properties": {"press": {"type": "string"}}})
+    True
+    >>> _json_schema({"properties": {"a": {}}, "required": ["a"]}), _json_schema({"a": {}})
+    (True, False)
+    """
+    return isinstance(value.get("properties"), dict) and (
+        value.get("type") == "object" or isinstance(value.get("required"), list)
+    )
+
+
 def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict[str, Any]]]:
     r"""The lists of mappings a text states (a mapping of at least two mappings too, each item
     with its key under ``""``): the text as JSON (lists of ``least`` or more: a re-plan's may
@@ -4030,6 +4058,8 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
                 yield value
             documents.extend(value)
         elif isinstance(value, dict):
+            if _json_schema(value):
+                continue  # a tool's parameters (an agent's state lists its tools): no steps
             if len(value) >= 2 and all(isinstance(v, dict) and v for v in value.values()):
                 # steps keyed by their names (``{"pick": {...}, "ship": {...}}``): the names are
                 # one more key of the items

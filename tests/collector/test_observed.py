@@ -2621,3 +2621,67 @@ def test_work_orders_that_share_no_key_read_no_plan() -> None:
             node(f"t{i}", f"e{i}", "tool", 1 + i, tool=tool),
         ]
     assert bind(spans, []).read_plans == ()
+
+
+def test_a_tool_parameter_schema_in_an_executor_answer_is_no_replan() -> None:
+    # a framework that names every agent run alike (the planner's too), each run answering its
+    # state with its agent's tools' JSON Schemas (Pydantic AI under MLflow's autologging:
+    # ``Agent.run_sync`` over ``Agent.run``), the app's span per attempt naming its step: the
+    # truing tool's parameters, named like the steps before it, were read as a re-plan
+    schema = {
+        "type": "object",
+        "properties": {"hub": {"type": "string"}, "lace": {"type": "string"}},
+        "required": ["hub", "lace"],
+    }
+    plan = json.dumps({"steps": [{"id": s, "note": f"do the {s}"} for s in STEPS]})
+    spans = [SpanNode("r", "", "other", "wheel build WB-88", start_ns=0)]
+
+    def run(app: str, at: int, answer: str, tool: str = "", failed: bool = False) -> None:
+        spans.extend(
+            [
+                SpanNode(app, "r", "other", app.replace("_", " "), start_ns=at),
+                SpanNode(
+                    f"{app}/s",
+                    app,
+                    "step",
+                    "Agent.run_sync",
+                    step_name="Agent.run_sync",
+                    start_ns=at,
+                    answer=answer,
+                    inferred=True,
+                    failed=failed,
+                ),
+                SpanNode(
+                    f"{app}/a",
+                    f"{app}/s",
+                    "step",
+                    "Agent.run",
+                    step_name="Agent.run",
+                    start_ns=at,
+                    answer=answer,
+                    inferred=True,
+                    failed=failed,
+                ),
+                SpanNode(f"{app}/c", f"{app}/a", "llm", "chat", start_ns=at, answer="ok"),
+            ]
+        )
+        if tool:
+            spans.append(
+                SpanNode(
+                    f"{app}/t", f"{app}/a", "tool", tool, tool=tool, start_ns=at, failed=failed
+                )
+            )
+
+    run("plan_revision_1", 1, plan)
+    state = json.dumps({"output": "done", "_state": {"tools": [schema]}})
+    for at, step in enumerate(STEPS[:3], 2):
+        run(f"task_{step}_attempt_1", at, state, f"do_{step}")
+    for n in range(1, 6):
+        run(f"task_truing_attempt_{n}", 4 + n, state, "true_wheel", failed=True)
+    binding = bind(spans, [])
+    assert [[s.step_id for s in p.steps] for p in binding.read_plans] == [list(STEPS)]
+    truing = [a for a, step in binding.steps.items() if step == "truing"]
+    assert len(truing) == 5
+
+
+STEPS = ("rim", "hub", "lace", "truing")
