@@ -46,11 +46,11 @@ _REFERENCE = re.compile(r"[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*")
 
 
 def steps(text: str) -> list[ReadStep]:
-    r"""The tasks of the first BPMN process a text states (the text itself from its first
-    ``<`` to its last ``>``, else a string of the JSON the text is that holds one), in the
-    order its sequence flows reach them from its start events (tasks no flow reaches after
-    them, in document order); [] when there is no process, it has no task, or two tasks share
-    an id.
+    r"""The tasks of the first BPMN process a text states (from its first ``<`` to its last
+    ``>``; a structured output's field holding one is offered as a text of its own:
+    ``observed._texts_of``), in the order its sequence flows reach them from its start events
+    (tasks no flow reaches after them, in document order); [] when there is no process, it has
+    no task, or two tasks share an id.
 
     >>> xml = '''<definitions xmlns="http://www.omg.org/spec/BPMN/20100524/MODEL"
     ...   xmlns:zeebe="http://camunda.org/schema/zeebe/1.0"><process id="p">
@@ -72,44 +72,18 @@ def steps(text: str) -> list[ReadStep]:
     [{'order': 7, 'city': 'Oslo'}, {'parcel': 'pick.parcel_id'}]
     >>> [x.needs for x in steps(xml)]
     [(), ('pick',)]
-    >>> steps(json.dumps({"plan": xml}))[1].goal
+    >>> steps(xml)[1].goal
     'Step 2: ship it'
     >>> steps("<plan><step id='a'/></plan>"), steps("no xml")
     ([], [])
     """
     if len(text) > _MAX_TEXT or "process" not in text:
         return []
-    for document in _documents(text):
-        root = _parsed(document)
-        if root is None:
-            continue
-        for process in root.iter():
-            if _local(process.tag) == "process" and (found := _process(process)):
-                return found
+    root = _parsed(text)
+    for process in root.iter() if root is not None else ():
+        if _local(process.tag) == "process" and (found := _process(process)):
+            return found
     return []
-
-
-def _documents(text: str) -> list[str]:
-    """The text, else the strings of the JSON it is that hold markup (a structured output's
-    field), outermost first."""
-    if text.lstrip().startswith("<"):
-        return [text]
-    try:
-        value: Any = json.loads(text)
-    except ValueError:
-        return [text]
-    out: list[str] = []
-    stack = [value]
-    while stack and len(out) < 8:
-        v = stack.pop(0)
-        if isinstance(v, str):
-            if "<" in v and "process" in v:
-                out.append(v)
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
-    return out
 
 
 def _parsed(text: str) -> ElementTree.Element | None:

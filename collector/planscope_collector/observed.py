@@ -1784,20 +1784,40 @@ def _format_steps(text: str) -> list[ReadStep]:
 
 
 def _texts_of(answer: str) -> list[str]:
-    r"""An answer, then, when it is a JSON object (a structured output: an SDK's typed result,
-    ``output_type`` / ``response_format``), the text fields of it that span lines, in order:
-    a plan written as a document (a file, a script) is such a field's text, JSON-escaped in
-    the answer, where no format reader can read it as written.
+    r"""An answer, then, when it is JSON (a structured output: an SDK's typed result,
+    ``output_type`` / ``response_format``, or an agent's result wrapping one), the strings in it
+    that span lines, outermost first (at most :data:`_MAX_TEXTS`): a plan written as a
+    document (a file, a script, XML) is such a string, JSON-escaped in the answer, where no
+    format reader can read it as written.
 
     >>> _texts_of('{"plan_file": "a: b\\n\\trun x", "title": "one line"}')
     ['{"plan_file": "a: b\\n\\trun x", "title": "one line"}', 'a: b\n\trun x']
+    >>> _texts_of('{"output": {"bpmn": "<process>\\n</process>"}, "n": ["x\\ny"]}')[1:]
+    ['<process>\n</process>', 'x\ny']
     >>> _texts_of("1. fetch")
     ['1. fetch']
     """
-    if not answer.startswith("{"):
+    if not answer.startswith(("{", "[")):
         return [answer]
-    fields = safejson.load_object(answer).values()
-    return [answer, *(v for v in fields if isinstance(v, str) and "\n" in v)]
+    try:
+        queue: list[Any] = [safejson.loads(answer)]
+    except ValueError:
+        return [answer]
+    out = [answer]
+    while queue and len(out) <= _MAX_TEXTS:
+        value = queue.pop(0)
+        if isinstance(value, str) and "\n" in value:
+            out.append(value)
+        elif isinstance(value, dict):
+            queue.extend(value.values())
+        elif isinstance(value, list):
+            queue.extend(value)
+    return out
+
+
+_MAX_TEXTS = 8
+"""The strings of one JSON answer offered to the format readers (an agent's state, a whole
+conversation, holds hundreds)."""
 
 
 def _evidence_objects(
