@@ -4354,9 +4354,13 @@ def _stanzas(text: str) -> Iterable[list[dict[str, Any]]]:
 
     >>> list(_stanzas("Order: 7\n\nStep: pick\nWith-bin: A\nWith-n: 2\n\nStep: ship\n"))[1]
     [{'Step': 'pick', 'With': {'bin': 'A', 'n': 2}}, {'Step': 'ship'}]
+
+    The stanzas of a content-line document are its components (:func:`_components`).
     """
     if ":" not in text:
         return
+    if "BEGIN:" in text:  # most texts hold no component: the pattern is not tried on them
+        yield from _components(text)
     groups: dict[str, list[dict[str, Any]]] = {}
     for paragraph in re.split(r"\n[ \t]*\n", text.strip()):
         fields: dict[str, str] = {}
@@ -4372,6 +4376,56 @@ def _stanzas(text: str) -> Iterable[list[dict[str, Any]]]:
         if fields:
             groups.setdefault(next(iter(fields)), []).append(_field_families(fields))
     yield from groups.values()
+
+
+_CONTENT_LINE = re.compile(r'([A-Za-z][A-Za-z0-9-]*)((?:;[A-Za-z0-9-]+=(?:"[^"]*"|[^;:"]*))*):(.*)')
+"""An RFC 5545 / RFC 6350 content line: ``NAME;PARAM=value;...:value``."""
+_TEXT_ESCAPE = re.compile(r"\\([\\;,nN])")
+
+
+def _components(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The records a content-line document states (RFC 5545 iCalendar, RFC 6350 vCard: the
+    syntax of CalDAV and CardDAV, which an app whose diary or address book runs on them asks
+    a model to answer in): ``BEGIN:NAME`` ... ``END:NAME`` components, nested, of
+    ``NAME;PARAM=value:value`` lines folded at 75 octets (a line break and one blank continue
+    the line). The components of one name in one parent, each as a mapping of its properties
+    (parameters dropped, text escapes undone, a repeated property's first value) read as
+    stanza fields: the extension mark ``X-`` dropped (``X-ARG-DAY`` is the field ``ARG-DAY``,
+    one of the family ``ARG``: :func:`_field_families`).
+
+    >>> doc = ("BEGIN:VCALENDAR\r\nBEGIN:VTODO\r\nUID:pick\r\nX-TOOL:wms\r\nX-ARG-BIN:A\\, 2\r\n"
+    ...        "X-ARG-N;VALUE=INTEGER:1\r\n 2\r\nEND:VTODO\r\nBEGIN:VTODO\r\nUID:ship\r\n"
+    ...        "END:VTODO\r\nEND:VCALENDAR")
+    >>> list(_components(doc))[0]
+    [{'UID': 'pick', 'TOOL': 'wms', 'ARG': {'BIN': 'A, 2', 'N': 12}}, {'UID': 'ship'}]
+    """
+    # unfolded first: a folded line is one line whose break and one blank were added (3.1)
+    stack: list[tuple[str, dict[str, str], dict[str, list[dict[str, Any]]]]] = []
+    top: dict[str, list[dict[str, Any]]] = {}
+    for line in re.sub(r"\r?\n[ \t]", "", text).splitlines():
+        m = _CONTENT_LINE.fullmatch(line.strip())
+        if m is None:
+            continue  # the prose and fences around the document
+        name, value = m[1].upper(), m[3]
+        if name == "BEGIN":
+            stack.append((value.upper(), {}, {}))
+        elif name == "END" and stack and stack[-1][0] == value.upper():
+            component, fields, inner = stack.pop()
+            yield from inner.values()
+            (stack[-1][2] if stack else top).setdefault(component, []).append(
+                _field_families(fields)
+            )
+        elif stack:
+            own = name.removeprefix("X-")
+            stack[-1][1].setdefault(own, _TEXT_ESCAPE.sub(_unescaped_text, value))
+    for _, _, inner in stack:  # a document cut short: what it closed
+        yield from inner.values()
+    yield from top.values()  # the documents themselves (vCards one after another)
+
+
+def _unescaped_text(m: re.Match[str]) -> str:
+    """An escaped character of a content line's text (RFC 5545 3.3.11: ``\\n`` a line break)."""
+    return "\n" if m[1] in "nN" else m[1]
 
 
 def _elements(text: str) -> Iterable[list[dict[str, Any]]]:
