@@ -4999,9 +4999,11 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     """
     keys = " OR ".join(f"match(k, '{pattern}')" for pattern in _FLAT_MESSAGE_KEYS)
     # a Langfuse observation's or an MLflow span's input is a chat call's messages only when it
-    # names roles (as is a Logfire OpenAI span's request_data)
+    # names roles (as is a Logfire OpenAI span's request_data) or is a Gemini request's
+    # ``contents`` (MLflow's Gemini autologging; one string when the app passed one: no role)
     inputs = f"'{A.LF_OBSERVATION_INPUT}', '{A.MLFLOW_SPAN_INPUTS}', '{A.LOGFIRE_REQUEST_DATA}'"
-    chat = f"(k IN ({inputs}) AND position(v, '\"role\"') > 0)"
+    asks = "(position(v, '\"role\"') > 0 OR position(v, '\"contents\"') > 0)"
+    chat = f"(k IN ({inputs}) AND {asks})"
     # Google ADK's request (a tool span's is an empty object)
     adk = f"(k = '{A.ADK_LLM_REQUEST}' AND v != '{{}}')"
     said = (
@@ -5376,7 +5378,16 @@ def _oi_call_arguments(attributes: Mapping[str, str]) -> list[str]:
 
 def _json_messages(text: str | None) -> list[Any]:
     """The messages of a JSON message list, or of a request object holding one under
-    ``messages`` (as Langfuse's OpenAI integration records a generation's input); [] else."""
+    ``messages`` (as Langfuse's OpenAI integration records a generation's input), or under
+    ``contents`` (a Gemini ``generateContent`` request, as MLflow's Gemini autologging records
+    it: ``Content`` objects of a role and parts, or one string, the SDK's shorthand for one
+    user message); [] else.
+
+    >>> _json_messages('{"model": "m", "contents": [{"role": "user", "parts": [{"text": "Go"}]}]}')
+    [{'role': 'user', 'parts': [{'text': 'Go'}]}]
+    >>> _json_messages('{"model": "m", "contents": "Ship order 7", "config": {}}')
+    [{'role': 'user', 'content': 'Ship order 7'}]
+    """
     if not text or text[0] not in "[{":
         return []
     try:
@@ -5384,7 +5395,14 @@ def _json_messages(text: str | None) -> list[Any]:
     except ValueError:
         return []
     if isinstance(decoded, dict):
-        decoded = decoded.get("messages")
+        messages = decoded.get("messages")
+        if messages is None and "contents" in decoded:
+            # a Gemini request's turns: the user's text of a step's conversation (what it was
+            # asked) is in them, as it is in a chat request's messages
+            messages = decoded["contents"]
+            if isinstance(messages, str):
+                messages = [{"role": "user", "content": messages}]
+        decoded = messages
     return decoded if isinstance(decoded, list) else []
 
 
