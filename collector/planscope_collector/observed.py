@@ -2678,11 +2678,14 @@ _KEY_VALUE = re.compile(
     r"""<[A-Za-z_][\w.:-]*[ \t]+[A-Za-z_][\w.:-]*[ \t]*=[ \t]*"""
     r"""(?:"([A-Za-z_]\w*)"|'([A-Za-z_]\w*)')[ \t]*>([^<>\n]+)</[A-Za-z_][\w.:-]*>|"""
     r"""(?<![\w.-])(?:[A-Za-z_]\w*[.-])*([A-Za-z_]\w*)(?:[ \t]*[=:][ \t]*|[ \t]+(?=["']))"""
-    r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;"'()\[\]{}<>`]+(?=[ \t]*(?:[,;|)\]}>\n]|$)))"""
+    r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;"'()\[\]{}<>`]+"""
+    r"""(?=[ \t]*(?:[,;|)\]}>\n]|<[Bb][Rr]\b|$)))"""
     r"""|\([ \t]*([A-Za-z_]\w*)[ \t]+("[^"\n]*"|[^\s()"]+)[ \t]*\)"""
 )
 """A key and its value, however a plan writes them: ``k="v"``, ``k = 8``, ``k: v`` (a value
-that ends there: not the first word of a sentence), ``k "v"``, ``args.k = v``, ``arg-k: v``,
+that ends there: not the first word of a sentence; an HTML line break, ``<br/>``, ends it as a
+line's end does: a Mermaid node's label, a Markdown table's cell writes its lines so),
+``k "v"``, ``args.k = v``, ``arg-k: v``,
 ``(k "v")``, an element its one attribute names (``<arg name="k">v</arg>``)."""
 
 
@@ -2709,6 +2712,8 @@ def _pairs(text: str, names: set[str]) -> dict[str, Any]:
     {'q': 'ACME'}
     >>> _pairs("3,book,book_van,van=ref:find&day=2027-01-05&depot=North+%26+East,Book it", {"book"})
     {'van': 'ref:find', 'day': '2027-01-05', 'depot': 'North & East'}
+    >>> _pairs("s2[close<br/>tool: desk.close<br/>day=2027-06-09<br/>part=@s1.id]", {"s2"})
+    {'tool': 'desk.close', 'day': '2027-06-09', 'part': '@s1.id'}
     """
     pairs: list[tuple[str, str]] = []
     if "&" in text:  # most parts have none: the query pattern is not tried on them
