@@ -5027,8 +5027,9 @@ def user_request(attributes: Mapping[str, str]) -> str:
     OpenInference's ``llm.input_messages.{i}.message.*``, else the older OpenLLMetry
     ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
     ``langfuse.observation.input`` or an MLflow chat span's ``mlflow.spanInputs`` (the messages,
-    or a request holding them), else a Logfire OpenAI span's ``request_data`` (the request, data
-    format version 1), else its first ``gen_ai.user.message`` event's content (Strands Agents),
+    or a request holding them, also a Gemini request's ``contents``: :func:`_json_messages`),
+    else a Logfire OpenAI span's ``request_data`` (the request, data format version 1), else
+    its first ``gen_ai.user.message`` event's content (Strands Agents),
     else Google ADK's ``gcp.vertex.agent.llm_request`` (:func:`_adk_request`: the agent's
     instruction and the user contents); after them, the arguments of the conversation's latest
     handoff (``_conversation.handed_over``: an OpenAI Agents SDK agent handed a work order).
