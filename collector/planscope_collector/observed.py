@@ -2698,11 +2698,14 @@ _KEY_VALUE = re.compile(
     r"""<[A-Za-z_][\w.:-]*[ \t]+[A-Za-z_][\w.:-]*[ \t]*=[ \t]*"""
     r"""(?:"([A-Za-z_]\w*)"|'([A-Za-z_]\w*)')[ \t]*>([^<>\n]+)</[A-Za-z_][\w.:-]*>|"""
     r"""(?<![\w.-])(?:[A-Za-z_]\w*[.-])*([A-Za-z_]\w*)(?:[ \t]*[=:][ \t]*|[ \t]+(?=["']))"""
-    r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;"'()\[\]{}<>`]+(?=[ \t]*(?:[,;|)\]}>\n]|$)))"""
+    r"""("(?:[^"\\\n]|\\.)*"|'[^'\n]*'|[^\s,;"'()\[\]{}<>`]+"""
+    r"""(?=[ \t]*(?:[,;|)\]}>\n]|<[Bb][Rr]\b|$)))"""
     r"""|\([ \t]*([A-Za-z_]\w*)[ \t]+("[^"\n]*"|[^\s()"]+)[ \t]*\)"""
 )
 """A key and its value, however a plan writes them: ``k="v"``, ``k = 8``, ``k: v`` (a value
-that ends there: not the first word of a sentence), ``k "v"``, ``args.k = v``, ``arg-k: v``,
+that ends there: not the first word of a sentence; an HTML line break, ``<br/>``, ends it as a
+line's end does: a Mermaid node's label, a Markdown table's cell writes its lines so),
+``k "v"``, ``args.k = v``, ``arg-k: v``,
 ``(k "v")``, an element its one attribute names (``<arg name="k">v</arg>``)."""
 
 
@@ -2729,6 +2732,8 @@ def _pairs(text: str, names: set[str]) -> dict[str, Any]:
     {'q': 'ACME'}
     >>> _pairs("3,book,book_van,van=ref:find&day=2027-01-05&depot=North+%26+East,Book it", {"book"})
     {'van': 'ref:find', 'day': '2027-01-05', 'depot': 'North & East'}
+    >>> _pairs("s2[close<br/>tool: desk.close<br/>day=2027-06-09<br/>part=@s1.id]", {"s2"})
+    {'tool': 'desk.close', 'day': '2027-06-09', 'part': '@s1.id'}
     """
     pairs: list[tuple[str, str]] = []
     if "&" in text:  # most parts have none: the query pattern is not tried on them
@@ -5073,9 +5078,11 @@ def user_request_sql(column: str = "SpanAttributes") -> str:
     """
     keys = " OR ".join(f"match(k, '{pattern}')" for pattern in _FLAT_MESSAGE_KEYS)
     # a Langfuse observation's or an MLflow span's input is a chat call's messages only when it
-    # names roles (as is a Logfire OpenAI span's request_data)
+    # names roles (as is a Logfire OpenAI span's request_data) or is a Gemini request's
+    # ``contents`` (MLflow's Gemini autologging; one string when the app passed one: no role)
     inputs = f"'{A.LF_OBSERVATION_INPUT}', '{A.MLFLOW_SPAN_INPUTS}', '{A.LOGFIRE_REQUEST_DATA}'"
-    chat = f"(k IN ({inputs}) AND position(v, '\"role\"') > 0)"
+    asks = "(position(v, '\"role\"') > 0 OR position(v, '\"contents\"') > 0)"
+    chat = f"(k IN ({inputs}) AND {asks})"
     # Google ADK's request (a tool span's is an empty object)
     adk = f"(k = '{A.ADK_LLM_REQUEST}' AND v != '{{}}')"
     said = (
@@ -5094,8 +5101,9 @@ def user_request(attributes: Mapping[str, str]) -> str:
     OpenInference's ``llm.input_messages.{i}.message.*``, else the older OpenLLMetry
     ``gen_ai.prompt.{i}.role`` / ``.content``, else a Langfuse generation's
     ``langfuse.observation.input`` or an MLflow chat span's ``mlflow.spanInputs`` (the messages,
-    or a request holding them), else a Logfire OpenAI span's ``request_data`` (the request, data
-    format version 1), else its first ``gen_ai.user.message`` event's content (Strands Agents),
+    or a request holding them, also a Gemini request's ``contents``: :func:`_json_messages`),
+    else a Logfire OpenAI span's ``request_data`` (the request, data format version 1), else
+    its first ``gen_ai.user.message`` event's content (Strands Agents),
     else Google ADK's ``gcp.vertex.agent.llm_request`` (:func:`_adk_request`: the agent's
     instruction and the user contents); after them, the arguments of the conversation's latest
     handoff (``_conversation.handed_over``: an OpenAI Agents SDK agent handed a work order).
@@ -5450,7 +5458,16 @@ def _oi_call_arguments(attributes: Mapping[str, str]) -> list[str]:
 
 def _json_messages(text: str | None) -> list[Any]:
     """The messages of a JSON message list, or of a request object holding one under
-    ``messages`` (as Langfuse's OpenAI integration records a generation's input); [] else."""
+    ``messages`` (as Langfuse's OpenAI integration records a generation's input), or under
+    ``contents`` (a Gemini ``generateContent`` request, as MLflow's Gemini autologging records
+    it: ``Content`` objects of a role and parts, or one string, the SDK's shorthand for one
+    user message); [] else.
+
+    >>> _json_messages('{"model": "m", "contents": [{"role": "user", "parts": [{"text": "Go"}]}]}')
+    [{'role': 'user', 'parts': [{'text': 'Go'}]}]
+    >>> _json_messages('{"model": "m", "contents": "Ship order 7", "config": {}}')
+    [{'role': 'user', 'content': 'Ship order 7'}]
+    """
     if not text or text[0] not in "[{":
         return []
     try:
@@ -5458,7 +5475,14 @@ def _json_messages(text: str | None) -> list[Any]:
     except ValueError:
         return []
     if isinstance(decoded, dict):
-        decoded = decoded.get("messages")
+        messages = decoded.get("messages")
+        if messages is None and "contents" in decoded:
+            # a Gemini request's turns: the user's text of a step's conversation (what it was
+            # asked) is in them, as it is in a chat request's messages
+            messages = decoded["contents"]
+            if isinstance(messages, str):
+                messages = [{"role": "user", "content": messages}]
+        decoded = messages
     return decoded if isinstance(decoded, list) else []
 
 
