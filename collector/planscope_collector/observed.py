@@ -4921,9 +4921,16 @@ def _json_object(text: str) -> dict[str, Any] | None:
 
 
 def _cell(text: str) -> Any:
-    """A table cell's value: a mapping when it states one (:func:`_tables`), else its text."""
+    """A table cell's value: a mapping when it states one (:func:`_tables`; a URL query string,
+    :data:`_QUERY`, form-decoded as :func:`_pairs` reads one), else its text.
+
+    >>> _cell("hall=ref:find&day=2027-05-11&by=Kettle+%26+Drum"), _cell('"a=1; b";c=2')
+    ({'hall': 'ref:find', 'day': '2027-05-11', 'by': 'Kettle & Drum'}, {'a': '1; b', 'c': 2})
+    """
     if (value := _json_object(text)) is not None:
         return value
+    if "&" in text and _QUERY.fullmatch(text):  # a query string: its ``&`` separates pairs
+        return {k: _whole_number(v) for k, v in parse_qsl(text, keep_blank_values=True)}
     # quoted as a CSV cell is (RFC 4180): a value may hold the delimiter
     parts = next(csv.reader([text], delimiter=";" if ";" in text else ",", skipinitialspace=True))
     pairs = [m.groups() for p in parts if (m := _PAIR.fullmatch(p))]
