@@ -3298,8 +3298,8 @@ def structured_plans(
     nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
 ) -> tuple[ReadPlan, ...]:
     r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
-    markdown table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`, XML element lists:
-    :func:`_elements`, URI lines: :func:`_uri_lines`, an Org-mode outline:
+    markdown or delimited (CSV, TSV) table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`,
+    XML element lists: :func:`_elements`, URI lines: :func:`_uri_lines`, an Org-mode outline:
     :func:`_org_outlines`, a bullet outline: :func:`_outlines`): a list of at least two
     mappings in what a planner said (an LLM call's or inferred agent run's
     :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
@@ -3989,10 +3989,10 @@ def _json_schema(value: dict[str, Any]) -> bool:
 def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict[str, Any]]]:
     r"""The lists of mappings a text states (a mapping of at least two mappings too, each item
     with its key under ``""``): the text as JSON (lists of ``least`` or more: a re-plan's may
-    hold the one step still to do), else its Org-mode outline's steps, its markdown
-    tables, stanzas, XML element lists and URI lines (one item or more: an amendment may name
-    one step) and each of its paragraphs as YAML from its first line that parses (a heading or
-    field marker above it); strings inside those that span lines are read the same way.
+    hold the one step still to do), else its Org-mode outline's steps, its markdown and
+    delimited tables, stanzas, XML element lists and URI lines (one item or more: an amendment
+    may name one step) and each of its paragraphs as YAML from its first line that parses (a
+    heading or field marker above it); strings inside those that span lines are read the same way.
 
     >>> [len(x) for x in _item_lists('{"plan": "steps:\\n- id: a\\n- id: b"}')]
     [2]
