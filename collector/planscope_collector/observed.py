@@ -213,6 +213,7 @@ text parts, else the function calls' arguments, :func:`_adk_response`; migration
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import re
@@ -3322,8 +3323,8 @@ def structured_plans(
     nodes: Mapping[str, SpanNode], enclosing: Callable[[str], str | None]
 ) -> tuple[ReadPlan, ...]:
     r"""The plans a trace states as structured text (JSON, or YAML as in a DSPy field, or a
-    markdown table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`, XML element lists:
-    :func:`_elements`, URI lines: :func:`_uri_lines`, an Org-mode outline:
+    markdown or delimited (CSV, TSV) table: :func:`_tables`, RFC 822 stanzas: :func:`_stanzas`,
+    XML element lists: :func:`_elements`, URI lines: :func:`_uri_lines`, an Org-mode outline:
     :func:`_org_outlines`, a bullet outline: :func:`_outlines`): a list of at least two
     mappings in what a planner said (an LLM call's or inferred agent run's
     :attr:`SpanNode.answer`; the text itself, a paragraph of it, or a string inside either),
@@ -4013,10 +4014,10 @@ def _json_schema(value: dict[str, Any]) -> bool:
 def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict[str, Any]]]:
     r"""The lists of mappings a text states (a mapping of at least two mappings too, each item
     with its key under ``""``): the text as JSON (lists of ``least`` or more: a re-plan's may
-    hold the one step still to do), else its Org-mode outline's steps, its markdown
-    tables, stanzas, XML element lists and URI lines (one item or more: an amendment may name
-    one step) and each of its paragraphs as YAML from its first line that parses (a heading or
-    field marker above it); strings inside those that span lines are read the same way.
+    hold the one step still to do), else its Org-mode outline's steps, its markdown and
+    delimited tables, stanzas, XML element lists and URI lines (one item or more: an amendment
+    may name one step) and each of its paragraphs as YAML from its first line that parses (a
+    heading or field marker above it); strings inside those that span lines are read the same way.
 
     >>> [len(x) for x in _item_lists('{"plan": "steps:\\n- id: a\\n- id: b"}')]
     [2]
@@ -4223,8 +4224,9 @@ _PAIR = re.compile(r"\s*([A-Za-z_][\w.-]*)\s*=\s*(.*?)\s*")
 def _tables(text: str) -> Iterable[list[dict[str, Any]]]:
     r"""The markdown tables of a text, each as its rows: a header row naming the columns, a rule
     line (``|---|---|``), then one row per item, a mapping of each cell by its column's header;
-    a cell that is a JSON object, or ``key=value`` pairs (``;`` between them, else ``,``), is
-    that mapping (whole numbers as numbers); then its header-less tables (:func:`_bare_tables`).
+    a cell that is a JSON object, or ``key=value`` pairs (``;`` between them, else ``,``; a
+    quoted pair keeps its delimiters), is that mapping (whole numbers as numbers); then its
+    header-less tables (:func:`_bare_tables`) and its delimited ones (:func:`_delimited_tables`).
 
     >>> next(_tables("Plan:\n| # | name | with |\n|---|---|---|\n| 1 | pick | order=7; bin=A |"))
     [{'#': '1', 'name': 'pick', 'with': {'order': 7, 'bin': 'A'}}]
@@ -4246,6 +4248,47 @@ def _tables(text: str) -> Iterable[list[dict[str, Any]]]:
         if rows and len(set(header)) == len(header):
             yield rows
     yield from _bare_tables(lines)
+    yield from _delimited_tables(lines)
+
+
+_DELIMITERS = (",", "\t", ";")
+"""The delimiters of a delimited table (CSV, TSV, ``;`` as spreadsheets of some locales write)."""
+_COLUMN = re.compile(r"[A-Za-z_][\w.-]*")
+"""A delimited table's column name: a name, no sentence (prose with commas is no header)."""
+
+
+def _delimited_tables(lines: list[str]) -> Iterable[list[dict[str, Any]]]:
+    r"""The delimited tables of a text's stripped lines (CSV, TSV; RFC 4180 quoting): a line
+    opening a block (the text's first, or after a blank line or a code fence) of three or more
+    distinct column names (:data:`_COLUMN`) and one delimiter (:data:`_DELIMITERS`) between
+    them is a header; each line after it of as many cells is a row, a mapping of each cell by
+    its column's name (a cell read as :func:`_tables` reads one). A planner asked for a
+    spreadsheet's rows answers so; a table readers split by its delimiter, never by its column
+    order, is the same table as a markdown one.
+
+    >>> next(_delimited_tables(["```csv", "id,tool,with", 'pick,wms,"order=7;bin=A, B"', "```"]))
+    [{'id': 'pick', 'tool': 'wms', 'with': {'order': 7, 'bin': 'A, B'}}]
+    >>> list(_delimited_tables(["Pick, pack and ship", "then 1, 2, 3"]))
+    []
+    """
+    for i, line in enumerate(lines):
+        if i and lines[i - 1] and not _FENCE.fullmatch(lines[i - 1]):
+            continue  # a header opens its block: a line inside a paragraph is prose
+        for delimiter in _DELIMITERS:
+            header = [h.strip() for h in line.split(delimiter)]
+            if len(header) < 3 or len(set(header)) < len(header):
+                continue
+            if not all(_COLUMN.fullmatch(h) for h in header):
+                continue
+            rows = []
+            for row in lines[i + 1 :]:
+                cells = [c.strip() for c in next(csv.reader([row], delimiter=delimiter), [])]
+                if len(cells) != len(header):
+                    break
+                rows.append({h: _cell(c) for h, c in zip(header, cells, strict=True)})
+            if rows:
+                yield rows
+            break
 
 
 def _bare_tables(lines: list[str]) -> Iterable[list[dict[str, Any]]]:
@@ -4957,10 +5000,18 @@ def _json_object(text: str) -> dict[str, Any] | None:
 
 
 def _cell(text: str) -> Any:
-    """A table cell's value: a mapping when it states one (:func:`_tables`), else its text."""
+    """A table cell's value: a mapping when it states one (:func:`_tables`; a URL query string,
+    :data:`_QUERY`, form-decoded as :func:`_pairs` reads one), else its text.
+
+    >>> _cell("hall=ref:find&day=2027-05-11&by=Kettle+%26+Drum"), _cell('"a=1; b";c=2')
+    ({'hall': 'ref:find', 'day': '2027-05-11', 'by': 'Kettle & Drum'}, {'a': '1; b', 'c': 2})
+    """
     if (value := _json_object(text)) is not None:
         return value
-    parts = text.split(";" if ";" in text else ",")
+    if "&" in text and _QUERY.fullmatch(text):  # a query string: its ``&`` separates pairs
+        return {k: _whole_number(v) for k, v in parse_qsl(text, keep_blank_values=True)}
+    # quoted as a CSV cell is (RFC 4180): a value may hold the delimiter
+    parts = next(csv.reader([text], delimiter=";" if ";" in text else ",", skipinitialspace=True))
     pairs = [m.groups() for p in parts if (m := _PAIR.fullmatch(p))]
     if not pairs or len(pairs) < len([p for p in parts if p.strip()]):
         return text
