@@ -91,6 +91,7 @@ from . import (
     upholstery,
     venue,
     vessel,
+    vineyard,
     vinyl,
     winepress,
     wool,
@@ -278,7 +279,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (a planner ``ChatCompletionAgent`` answering a DOT digraph, a crew ``ChatCompletionAgent`` with
     a kernel-function plugin per step attempt) through Semantic Kernel's own diagnostics, the
     global relay handing its spans to the same MLflow tracer provider for the play, and its own
-    ``mlflow.start_span`` spans.
+    ``mlflow.start_span`` spans. The vineyard app (the OpenAI Python SDK by hand: a planner call
+    answering a protobuf text-format plan, an executor conversation with function calling per
+    step attempt) plays through OpenLLMetry's OpenAI instrumentor, content tracing on, and its own
+    plain OpenTelemetry spans on ``provider`` (uninstrumented and unwrapped after, as harvest's).
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -359,6 +363,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     anthropic_mlflow: list[Label] = []
     genai_mlflow: list[Label] = []
     ag2_mlflow: list[Label] = []
+    openai_textproto: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -531,6 +536,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_mlflow.append(label)
         elif label.agent == "manuscript":
             ag2_mlflow.append(label)
+        elif label.agent == "vineyard":
+            openai_textproto.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -750,6 +757,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (relayed to ``provider``), with MLflow's active span propagated into OpenTelemetry's context
     # for the play only
     out.update(manuscript.play(ag2_mlflow, provider))
+    # harvest's, marathon's, shoot's and orchard's instrumentor (OpenLLMetry's OpenAI) on
+    # ``provider`` once more, content tracing on for the play (the environment put back after),
+    # uninstrumented and its wrappers taken off the completions classes when the play returns
+    out.update(vineyard.play(openai_textproto, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

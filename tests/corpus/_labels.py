@@ -942,6 +942,15 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed82": {
         "manuscript": range(100528, 100552),
     },
+    # Sealed 83: an eighty-fourth agent (vineyard: a wine estate's harvest desk getting a parcel
+    # picked, pressed and a tank booked with the OpenAI Python SDK by hand, a planner call
+    # answering a protobuf text-format plan and an executor conversation with function calling
+    # per step attempt, traced by OpenLLMetry's OpenAI instrumentor and the app's own
+    # OpenTelemetry spans); 12 scenarios x 2 seeds, labels committed alone before any detector
+    # ran on it.
+    "sealed83": {
+        "vineyard": range(100552, 100576),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -9193,6 +9202,152 @@ def _manuscript_external_strike(rng: random.Random) -> tuple[str, str, str, dict
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- vineyard: a wine estate's harvest desk getting one parcel's grapes picked, pressed and a
+# tank booked, the OpenAI Python SDK by hand (a planner call answering a protobuf text-format
+# plan, an executor conversation with function calling per step attempt) under OpenLLMetry's
+# OpenAI instrumentor and the app's own OpenTelemetry spans. Services fail with gRPC status
+# codes: ``UNAVAILABLE`` (the model calls again ``after`` the time named, same conversation),
+# ``ABORTED`` (the app runs the step again), ``FAILED_PRECONDITION`` with ``(use k=v)`` (a new
+# plan) or ``INTERNAL`` (final).
+_VINEYARD_TEXTS = (
+    "the press hall's PLC {k} timed out after {n} ms",
+    "the picking-crew app's sync is {n} records behind",
+    "the lab's autoanalyser {k} is recalibrating with {n} samples queued",
+    "the cellar's tank-management server dropped {n} connections",
+    "the estate's ERP is closing batch {n}",
+    "the mail gateway {k} deferred {n} messages",
+    "the weighbridge terminal {k} is {n} tickets behind",
+)
+_VINEYARD_STEP = {
+    "schedule_pick": "pick",
+    "book_press": "press",
+    "order_must_analysis": "analysis",
+    "book_tank": "tank",
+    "charge_buyer": "charge",
+    "mail_buyer": "notice",
+}
+_VINEYARD_TIMED = ["book_press", "book_tank", "charge_buyer", "mail_buyer"]
+
+
+def _vineyard_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_VINEYARD_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _vineyard_unavailable(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each UNAVAILABLE names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 19 * 60, 5), count)
+    return [
+        {"code": "UNAVAILABLE", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_vineyard_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _vineyard_final(rng: random.Random) -> dict[str, str]:
+    return {"code": "INTERNAL", "text": _vineyard_texts(rng, 1)[0]}
+
+
+def _vineyard_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # ABORTED again and again (varying texts): the app runs the step again each time; the last
+    # answer is INTERNAL
+    tool = rng.choice(sorted(_VINEYARD_STEP))
+    aborted = [{"code": "ABORTED", "text": t} for t in _vineyard_texts(rng, rng.randint(4, 6))]
+    faults = [*aborted, _vineyard_final(rng)]
+    return RUNAWAY, _VINEYARD_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _vineyard_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: UNAVAILABLE again and again, each naming another time
+    # the model calls again after; the last answer is INTERNAL
+    tool = rng.choice(_VINEYARD_TIMED)
+    faults = [*_vineyard_unavailable(rng, rng.randint(4, 6)), _vineyard_final(rng)]
+    return RUNAWAY, _VINEYARD_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _vineyard_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the tank booking fails under every plan: ABORTED (run again), then FAILED_PRECONDITION
+    # naming another tank (a new plan), 3-4 plans; the last INTERNAL
+    plans = rng.randint(3, 4)
+    tanks = rng.sample(["tank 12", "tank 15", "tank 21", "tank 4"], plans - 1)
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _vineyard_texts(rng, 2)
+        faults.append({"code": "ABORTED", "text": again})
+        if i < plans - 1:
+            faults.append(
+                {"code": "FAILED_PRECONDITION", "text": moved, "hint": f"tank={tanks[i]}"}
+            )
+        else:
+            faults.append({"code": "INTERNAL", "text": moved})
+    return RUNAWAY, "tank", "", {"tool": "book_tank", "faults": faults, "tanks": tanks}
+
+
+def _vineyard_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the must analysis stays RUNNING: the executor reads it until it reports the deadline
+    return RUNAWAY, "analysis", "", {"stuck": True}
+
+
+def _vineyard_wrong_parcel(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the vineyard manager's note names another parcel: its grapes are picked; the press, whose
+    # cycle is booked for the contract's parcel, refuses the lot for good
+    parcel = rng.choice(["Les Combettes", "Champ Rond", "La Vigne Haute"])
+    return PROPAGATION, "pick", "", {"parcel": parcel}
+
+
+def _vineyard_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's fill day is off: every step works, the app's check of the tank booking against
+    # the contract's fill day fails after the errand
+    return (
+        PROPAGATION,
+        "tank",
+        "",
+        {"day": rng.choice(["2027-09-04", "2027-09-21", "2027-09-24"])},
+    )
+
+
+def _vineyard_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's buyer account has two digits swapped: the charge is NOT_FOUND for good
+    account = rng.choice(["MV-57206", "MV-25706", "MV-52760"])
+    return PROPAGATION, "charge", "", {"account": account}
+
+
+def _vineyard_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice UNAVAILABLE inside one conversation or ABORTED (the step run again); the
+    # call after the time named, or the next attempt, works
+    tool = rng.choice(_VINEYARD_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _vineyard_unavailable(rng, count)
+        if rng.random() < 0.5
+        else [{"code": "ABORTED", "text": t} for t in _vineyard_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _vineyard_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the picking-crew roster answers 4-9 pages of booked crews; a free crew is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _vineyard_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the must analysis is RUNNING 3-8 reads, then reports
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _vineyard_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the contract's press is down for a membrane change: FAILED_PRECONDITION names another
+    # press; the next plan presses there and the rest works
+    return "healthy", "", PROPAGATION, {"press_to": rng.choice(["press 3", "press 4"])}
+
+
+def _vineyard_external_outage(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the tank checked, a storm cuts the cellar's power during the
+    # watch; the tank's cooling fails and the buyer refuses the warm juice: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- winepress: a winery's crush desk booking a grower's harvest intake, Pydantic AI (a planner
 # Agent whose structured output holds a BPMN 2.0 process, a cellarhand Agent run per service-task
 # attempt) under MLflow's Pydantic AI autologging. Services fail with Zeebe-style job errors:
@@ -13175,6 +13330,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _manuscript_polling_ends,
         "legit_replan": _manuscript_legit_replan,
         "external_strike": _manuscript_external_strike,
+    },
+    "vineyard": {
+        "loop_step_varying": _vineyard_loop_step,
+        "loop_tool_in_step": _vineyard_loop_tool,
+        "loop_across_replans": _vineyard_loop_replans,
+        "loop_poll_stuck": _vineyard_loop_poll,
+        "wrong_parcel": _vineyard_wrong_parcel,
+        "wrong_day": _vineyard_wrong_day,
+        "wrong_account": _vineyard_wrong_account,
+        "flaky": _vineyard_flaky,
+        "pagination": _vineyard_pagination,
+        "polling_ends": _vineyard_polling_ends,
+        "legit_replan": _vineyard_legit_replan,
+        "external_outage": _vineyard_external_outage,
     },
 }
 

@@ -111,6 +111,7 @@ from tests.corpus import (
     upholstery,
     venue,
     vessel,
+    vineyard,
     vinyl,
     winepress,
     wool,
@@ -228,6 +229,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed80",
         "sealed81",
         "sealed82",
+        "sealed83",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -7567,3 +7569,88 @@ def check_manuscript_plays() -> None:
     assert [s.status.status_code for s in rooms] == [StatusCode.ERROR, StatusCode.UNSET]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check booking against request", f"watch loan RR-{replan.seed}-1"]
+
+
+def test_vineyard_agent_plays_sealed83_scenarios() -> None:
+    """The vineyard OpenAI SDK app (sealed-83 only) plays labelled scenarios under OpenLLMetry's
+    OpenAI instrumentor, in a child process (the instrumentor patches the ``openai`` client
+    process-wide while a play runs): ``check_vineyard_plays``."""
+    _check_in_child("check_vineyard_plays")
+
+
+def check_vineyard_plays() -> None:
+    """The vineyard app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-83 runs). A harvest run (the same OpenLLMetry OpenAI instrumentor, with its own plain
+    spans) played just before and just after carries the same spans both times and none of the
+    vineyard app's scope; the vineyard runs carry the app's and the instrumentor's scopes only,
+    no ``planscope.*`` attribute, one root each and every span's parent in its own trace.
+    ``UNAVAILABLE`` inside one executor conversation, under the app's one ``step {id} attempt
+    1``: one ERROR ``tool {name}`` span per injected fault, called again ``after`` each time
+    named, an ``openai.chat`` span per model turn, the root ERROR with the final ``INTERNAL``
+    text. A legitimate re-plan: the second planner answer resends the whole text-format plan
+    with ``pick`` ``state: DONE`` and its result, the other press named, the second press
+    booking works, the check and the watch last under the root."""
+    neighbours = [(harvest.play, _committed("harvest", "sealed17")[0])]
+    labels = _committed("vineyard", "sealed83")
+    picked = next(x for x in labels if x.scenario == "loop_tool_in_step")
+    replan = next(x for x in labels if x.scenario == "legit_replan")
+    ids, others, traces = _played_between(vineyard.play, [picked, replan], neighbours)
+    app_scope, openai_scope = "vineyard.harvest_desk", "opentelemetry.instrumentation.openai.v1"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after) and app_scope not in _scopes(after)
+    for run in ids.values():
+        spans = traces[run]
+        assert _scopes(spans) == {app_scope, openai_scope}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    tool = picked.params["tool"]
+    assert root.name == "harvest job BC-2027-0914"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(faults[-1]["text"])
+    assert sum(s.name.startswith("plan revision ") for s in spans) == 1
+    (attempt,) = [s for s in spans if s.name.startswith(f"step {picked.step} ")]
+    assert attempt.name == f"step {picked.step} attempt 1"
+    assert attempt.status.status_code is StatusCode.ERROR
+    assert _attrs(attempt)["vineyard.step.code"] == "INTERNAL"
+    calls = _children(spans, attempt, f"tool {tool}")
+    assert len(calls) == len(faults) >= 5
+    assert {s.status.status_code for s in calls} == {StatusCode.ERROR}
+    waits = [json.loads(str(_attrs(s)["vineyard.tool.arguments"])).get("after") for s in calls]
+    assert waits[0] is None and waits[1:] == [f["hint"] for f in faults[:-1]]
+    chats = _children(spans, attempt, "openai.chat")
+    assert len(chats) == len(faults) + 1
+    assert {s.kind for s in chats} == {SpanKind.CLIENT}
+    last = _messages(chats[-1], "gen_ai.output.messages")[0]["parts"][0]["content"]
+    assert last.startswith("code: INTERNAL")
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is StatusCode.UNSET
+    assert _attrs(root)["vineyard.outcome"] == "tank filled"
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    (planner,) = _children(spans, plans[1], "openai.chat")
+    answer = _messages(planner, "gen_ai.output.messages")[0]["parts"][0]["content"]
+    assert "```textproto\n" in answer and "revision: 2\n" in answer
+    plan = vineyard.read_plan(answer)
+    assert [s.state for s in plan.steps] == ["DONE"] + ["PENDING"] * 5
+    assert plan.steps[0].result == {"lot_id": f"HL-{replan.seed}-CDA"}
+    moved = replan.params["press_to"]
+    assert plan.steps[1].args["press"] == moved and plan.steps[1].args["lot"] == vineyard.Ref(
+        "pick", "lot_id"
+    )
+    presses = sorted(
+        (s for s in spans if s.name == "tool book_press"), key=lambda s: s.start_time or 0
+    )
+    names = [json.loads(str(_attrs(s)["vineyard.tool.arguments"]))["press"] for s in presses]
+    assert names == [vineyard.CONTRACT["press"], moved]
+    assert [s.status.status_code for s in presses] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check tank against contract", f"watch tank TK-{replan.seed}-1"]
