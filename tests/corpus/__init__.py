@@ -84,6 +84,7 @@ from . import (
     summit,
     support,
     surgery,
+    tailor,
     tannery,
     touring,
     travel,
@@ -278,7 +279,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (a planner ``ChatCompletionAgent`` answering a DOT digraph, a crew ``ChatCompletionAgent`` with
     a kernel-function plugin per step attempt) through Semantic Kernel's own diagnostics, the
     global relay handing its spans to the same MLflow tracer provider for the play, and its own
-    ``mlflow.start_span`` spans.
+    ``mlflow.start_span`` spans. The tailor app (the openai client by hand: a planner
+    ``chat.completions.parse`` call whose structured output is a pydantic ``Plan``, an executor
+    conversation with function calling per step attempt) plays through OpenInference's OpenAI
+    instrumentor on ``provider`` (uninstrumented after) and one root span of its own per order.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -359,6 +363,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     anthropic_mlflow: list[Label] = []
     genai_mlflow: list[Label] = []
     ag2_mlflow: list[Label] = []
+    openai_structured: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -531,6 +536,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_mlflow.append(label)
         elif label.agent == "manuscript":
             ag2_mlflow.append(label)
+        elif label.agent == "tailor":
+            openai_structured.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -750,6 +757,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (relayed to ``provider``), with MLflow's active span propagated into OpenTelemetry's context
     # for the play only
     out.update(manuscript.play(ag2_mlflow, provider))
+    # refund's, railtour's and vinyl's instrumentor (OpenInference's OpenAI) again, on a
+    # synchronous client's structured-output parse and chat completions this time: it wraps
+    # ``OpenAI.request`` on ``provider`` and puts it back when the play returns
+    out.update(tailor.play(openai_structured, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again
