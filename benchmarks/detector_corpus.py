@@ -137,6 +137,7 @@ SEALED = (
     "sealed81",
     "sealed82",
     "sealed83",
+    "sealed84",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

@@ -84,6 +84,7 @@ from . import (
     summit,
     support,
     surgery,
+    tailor,
     tannery,
     touring,
     travel,
@@ -283,6 +284,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     answering a protobuf text-format plan, an executor conversation with function calling per
     step attempt) plays through OpenLLMetry's OpenAI instrumentor, content tracing on, and its own
     plain OpenTelemetry spans on ``provider`` (uninstrumented and unwrapped after, as harvest's).
+    The tailor app (the openai client by hand: a planner
+    ``chat.completions.parse`` call whose structured output is a pydantic ``Plan``, an executor
+    conversation with function calling per step attempt) plays through OpenInference's OpenAI
+    instrumentor on ``provider`` (uninstrumented after) and one root span of its own per order.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -364,6 +369,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     genai_mlflow: list[Label] = []
     ag2_mlflow: list[Label] = []
     openai_textproto: list[Label] = []
+    openai_structured: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -538,6 +544,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             ag2_mlflow.append(label)
         elif label.agent == "vineyard":
             openai_textproto.append(label)
+        elif label.agent == "tailor":
+            openai_structured.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -761,6 +769,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # ``provider`` once more, content tracing on for the play (the environment put back after),
     # uninstrumented and its wrappers taken off the completions classes when the play returns
     out.update(vineyard.play(openai_textproto, provider))
+    # refund's, railtour's and vinyl's instrumentor (OpenInference's OpenAI) again, on a
+    # synchronous client's structured-output parse and chat completions this time: it wraps
+    # ``OpenAI.request`` on ``provider`` and puts it back when the play returns
+    out.update(tailor.play(openai_structured, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

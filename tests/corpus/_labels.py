@@ -951,6 +951,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed83": {
         "vineyard": range(100552, 100576),
     },
+    # Sealed 84: an eighty-fifth agent (tailor: a bespoke tailor's order desk making a wedding
+    # suit with the openai client by hand, a planner call whose structured output is a pydantic
+    # Plan and an executor conversation with function calling per step attempt, traced by
+    # OpenInference's OpenAI instrumentor under one app root span a request); 12 scenarios x 2
+    # seeds, labels committed alone before any detector ran on it.
+    "sealed84": {
+        "tailor": range(100576, 100600),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -9348,6 +9356,150 @@ def _vineyard_external_outage(rng: random.Random) -> tuple[str, str, str, dict[s
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- tailor: a bespoke tailor's order desk making a wedding suit, the openai client by hand (a
+# planner call whose structured output is a pydantic Plan, an executor conversation with function
+# calling per step attempt) under OpenInference's OpenAI instrumentor. Services answer workroom
+# faults: ``busy`` (the model calls again ``after`` the time named, same conversation),
+# ``dropped`` (the app runs the step again), ``revise`` with ``(use k=v)`` (a new plan) or
+# ``refused`` (final).
+_TAILOR_TEXTS = (
+    "the mill's warehouse terminal timed out after {n} ms",
+    "cutting table {k} is {n} minutes behind",
+    "the fitting-room diary is locked by branch {k} for {n} seconds",
+    "the courier's depot scanner {k} lost {n} parcels from its manifest",
+    "the accounts ledger is closing batch {n}",
+    "the shop's mail relay {k} deferred {n} messages",
+    "the steam press on bench {k} tripped after {n} seconds",
+)
+_TAILOR_STEP = {
+    "find_cloth": "cloth",
+    "book_cutter": "cut",
+    "start_fitting": "fitting",
+    "book_courier": "courier",
+    "invoice_account": "invoice",
+    "mail_customer": "notice",
+}
+_TAILOR_TIMED = ["book_cutter", "book_courier", "invoice_account", "mail_customer"]
+
+
+def _tailor_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_TAILOR_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _tailor_busy(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each busy answer names another time: the model calls again with different arguments
+    minutes = rng.sample(range(9 * 60, 18 * 60, 5), count)
+    return [
+        {"kind": "busy", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_tailor_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _tailor_refused(rng: random.Random) -> dict[str, str]:
+    return {"kind": "refused", "text": _tailor_texts(rng, 1)[0]}
+
+
+def _tailor_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # dropped again and again (varying texts): the app runs the step again each time; the last
+    # answer is refused
+    tool = rng.choice(sorted(_TAILOR_STEP))
+    dropped = [{"kind": "dropped", "text": t} for t in _tailor_texts(rng, rng.randint(4, 6))]
+    faults = [*dropped, _tailor_refused(rng)]
+    return RUNAWAY, _TAILOR_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _tailor_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: busy again and again, each naming another time the model
+    # calls again after; the last answer is refused
+    tool = rng.choice(_TAILOR_TIMED)
+    faults = [*_tailor_busy(rng, rng.randint(4, 6)), _tailor_refused(rng)]
+    return RUNAWAY, _TAILOR_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _tailor_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the courier booking fails under every plan: dropped (run again), then revise naming another
+    # courier branch (a new plan), 3-4 plans; the last refused
+    plans = rng.randint(3, 4)
+    branches = rng.sample(
+        ["Soho branch", "Marylebone branch", "Holborn branch", "Clerkenwell branch"], plans - 1
+    )
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _tailor_texts(rng, 2)
+        faults.append({"kind": "dropped", "text": again})
+        if i < plans - 1:
+            faults.append({"kind": "revise", "text": moved, "hint": f"branch={branches[i]}"})
+        else:
+            faults.append({"kind": "refused", "text": moved})
+    return RUNAWAY, "courier", "", {"tool": "book_courier", "faults": faults, "branches": branches}
+
+
+def _tailor_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the baste fitting stays AWAITING_ALTERATIONS: the executor reads it until it gives up
+    return RUNAWAY, "fitting", "", {"stuck": True}
+
+
+def _tailor_wrong_mill(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the head cutter's note names another mill: a cloth lot from there is found; the cutter,
+    # booked for the order's cloth from the order's mill, refuses it for good
+    mill = rng.choice(["Lanark Mill", "Biella Vitale Mill", "Kirkburton Mill"])
+    return PROPAGATION, "cloth", "", {"mill": mill}
+
+
+def _tailor_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's delivery day is off: every step works, the app's check of the courier booking
+    # against the order's delivery day fails after the order
+    return (
+        PROPAGATION,
+        "courier",
+        "",
+        {"day": rng.choice(["2027-06-02", "2027-06-16", "2027-07-09"])},
+    )
+
+
+def _tailor_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's customer account has two digits swapped: the invoice is refused for good
+    return PROPAGATION, "invoice", "", {"account": rng.choice(["RE-48231", "RE-84213", "RE-42813"])}
+
+
+def _tailor_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice busy inside one conversation or dropped (the step run again); the call after
+    # the time named, or the next attempt, works
+    tool = rng.choice(_TAILOR_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _tailor_busy(rng, count)
+        if rng.random() < 0.5
+        else [{"kind": "dropped", "text": t} for t in _tailor_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _tailor_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the mill's stock list answers 4-9 pages of short ends; a bolt long enough is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _tailor_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the baste fitting awaits alterations 3-8 reads, then is signed off
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _tailor_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order's cutter is away at the cloth fair: revise names another cutter; the next plan
+    # books that cutter and the rest works
+    return "healthy", "", PROPAGATION, {"cutter_to": rng.choice(["Ms. Lindqvist", "Mr. Daventry"])}
+
+
+def _tailor_external_flood(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the courier checked, the wedding venue floods during the watch
+    # and the couple postpones: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 # --- winepress: a winery's crush desk booking a grower's harvest intake, Pydantic AI (a planner
 # Agent whose structured output holds a BPMN 2.0 process, a cellarhand Agent run per service-task
 # attempt) under MLflow's Pydantic AI autologging. Services fail with Zeebe-style job errors:
@@ -13344,6 +13496,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _vineyard_polling_ends,
         "legit_replan": _vineyard_legit_replan,
         "external_outage": _vineyard_external_outage,
+    },
+    "tailor": {
+        "loop_step_varying": _tailor_loop_step,
+        "loop_tool_in_step": _tailor_loop_tool,
+        "loop_across_replans": _tailor_loop_replans,
+        "loop_poll_stuck": _tailor_loop_poll,
+        "wrong_mill": _tailor_wrong_mill,
+        "wrong_day": _tailor_wrong_day,
+        "wrong_account": _tailor_wrong_account,
+        "flaky": _tailor_flaky,
+        "pagination": _tailor_pagination,
+        "polling_ends": _tailor_polling_ends,
+        "legit_replan": _tailor_legit_replan,
+        "external_flood": _tailor_external_flood,
     },
 }
 

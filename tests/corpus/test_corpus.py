@@ -105,6 +105,7 @@ from tests.corpus import (
     summit,
     support,
     surgery,
+    tailor,
     tannery,
     touring,
     turret,
@@ -230,6 +231,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed81",
         "sealed82",
         "sealed83",
+        "sealed84",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -7654,3 +7656,109 @@ def check_vineyard_plays() -> None:
     assert [s.status.status_code for s in presses] == [StatusCode.ERROR, StatusCode.UNSET]
     names = [s.name for s in _children(spans, root, "")]
     assert names[-2:] == ["check tank against contract", f"watch tank TK-{replan.seed}-1"]
+
+
+def test_tailor_agent_plays_sealed84_scenarios() -> None:
+    """The tailor app (sealed-84 only) plays labelled scenarios under OpenInference's OpenAI
+    instrumentor, in a child process as the other sealed agents' checks do:
+    ``check_tailor_plays``."""
+    _check_in_child("check_tailor_plays")
+
+
+def _tailor_llm(spans: list[ReadableSpan]) -> list[ReadableSpan]:
+    """The instrumentor's LLM spans of one trace, in order."""
+    return sorted((s for s in spans if s.parent), key=lambda s: s.start_time or 0)
+
+
+def _tailor_plan(span: ReadableSpan) -> dict[str, Any] | None:
+    """The planner's structured answer, when ``span`` is a planner call (its request carries a
+    ``response_format``)."""
+    attrs = _attrs(span)
+    if "response_format" not in json.loads(str(attrs["llm.invocation_parameters"])):
+        return None
+    return dict(json.loads(str(attrs["llm.output_messages.0.message.content"])))
+
+
+def _tailor_calls(span: ReadableSpan) -> list[tuple[str, dict[str, Any]]]:
+    """The tool calls an executor turn asked for."""
+    attrs, out, i = _attrs(span), [], 0
+    key = "llm.output_messages.0.message.tool_calls.{}.tool_call.function.{}"
+    while key.format(i, "name") in attrs:
+        args = json.loads(str(attrs[key.format(i, "arguments")]))
+        out.append((str(attrs[key.format(i, "name")]), args))
+        i += 1
+    return out
+
+
+def check_tailor_plays() -> None:
+    """The tailor app's spans, inspected in memory only (no store, no mapping, no detector on
+    sealed-84 runs). A fresco run (the official GenAI instrumentor on the same openai client)
+    played just before and just after carries the same spans both times and no span of the
+    tailor's scopes, and ``OpenAI.request`` is what it was before the play; the tailor runs carry
+    the app's and OpenInference's OpenAI scopes only, no ``planscope.*`` attribute, one root each
+    (the app's only span) and every span's parent in its own trace. ``busy`` inside one executor
+    conversation: one ``ChatCompletion`` LLM span per model turn right under the root, the step's
+    tool called once per injected fault and again ``after`` each time named, every fault read
+    back as a tool message, the root ERROR with the final refusal. A legitimate re-plan: a second
+    planner call (``RevisedPlan``) lists the settled cloth step with its lot and plans the rest
+    with the other cutter, whose booking works, and the watch's tracking events end on the root."""
+    from openai import OpenAI
+
+    neighbours = [(fresco.play, _committed("fresco", "sealed45")[0])]
+    labels = _committed("tailor", "sealed84")
+    picked = next(lab for lab in labels if lab.scenario == "loop_tool_in_step")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    request = OpenAI.request
+    ids, others, traces = _played_between(tailor.play, [picked, replan], neighbours)
+    assert OpenAI.request is request
+    instrumentor = "openinference.instrumentation.openai"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert _scopes(before) == _scopes(after)
+    assert not {tailor.TRACER, instrumentor} & _scopes(after)
+    for run in ids.values():
+        spans = traces[run]
+        assert _scopes(spans) == {tailor.TRACER, instrumentor}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        (root,) = [s for s in spans if s.parent is None]
+        assert root.instrumentation_scope and root.instrumentation_scope.name == tailor.TRACER
+        assert all(s.parent and s.parent.span_id == root.context.span_id for s in spans if s.parent)
+        assert {s.name for s in spans if s.parent} == {"ChatCompletion"}
+        assert {_attrs(s)["openinference.span.kind"] for s in spans if s.parent} == {"LLM"}
+
+    spans = traces[ids[picked.run]]
+    faults = [dict(f) for f in picked.params["faults"]]
+    tool = picked.params["tool"]
+    _gave_up(spans, "wedding suit order WS-2027-0612", faults[-1]["text"])
+    llm = _tailor_llm(spans)
+    (plan,) = [p for p in map(_tailor_plan, llm) if p]
+    assert [s["id"] for s in plan["steps"]] == list(tailor.OUTPUTS)
+    turns = [s for s in llm if any(name == tool for name, _ in _tailor_calls(s))]
+    calls = [args for s in turns for name, args in _tailor_calls(s) if name == tool]
+    assert len(calls) == len(faults) >= 5
+    assert [c.get("after") for c in calls] == [None] + [f["hint"] for f in faults[:-1]]
+    assert len({c["desk_ref"] for c in calls}) == 1  # one conversation: one attempt
+    last = llm[llm.index(turns[-1]) + 1]  # the turn that reads the refusal and reports
+    said = json.loads(str(_attrs(last)["llm.output_messages.0.message.content"]))
+    assert said == {"status": "refused", "error": faults[-1]["text"]}
+    read = [
+        str(v) for k, v in _attrs(last).items() if k.endswith(".message.content") and "input" in k
+    ]
+    assert all(any(f["text"] in r for r in read) for f in faults)
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert root.status.status_code is StatusCode.UNSET
+    plans = [p for p in map(_tailor_plan, _tailor_llm(spans)) if p]
+    assert len(plans) == 2 and "settled" not in plans[0]
+    seed, cutter = replan.seed, replan.params["cutter_to"]
+    assert plans[1]["settled"] == [{"id": "cloth", "tool": "find_cloth", "output": f"CVM-{seed}"}]
+    assert [s["id"] for s in plans[1]["steps"]] == list(tailor.OUTPUTS)[1:]
+    cut = plans[1]["steps"][0]
+    assert {"name": "cutter", "value": cutter} in cut["arguments"]
+    assert {"name": "lot", "value": "@cloth"} in cut["arguments"]
+    booked = [
+        a["cutter"] for s in _tailor_llm(spans) for n, a in _tailor_calls(s) if n == "book_cutter"
+    ]
+    assert booked == [tailor.ORDER["cutter"], cutter]
+    assert [e.name for e in root.events] == ["courier tracking"] * 4
