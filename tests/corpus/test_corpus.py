@@ -228,6 +228,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed80",
         "sealed81",
         "sealed82",
+        "sealed85",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
