@@ -136,6 +136,7 @@ SEALED = (
     "sealed80",
     "sealed81",
     "sealed82",
+    "sealed85",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

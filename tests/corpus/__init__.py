@@ -50,6 +50,7 @@ from . import (
     kiln,
     lab,
     lease,
+    lighthouse,
     linen,
     luthier,
     manuscript,
@@ -278,7 +279,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     (a planner ``ChatCompletionAgent`` answering a DOT digraph, a crew ``ChatCompletionAgent`` with
     a kernel-function plugin per step attempt) through Semantic Kernel's own diagnostics, the
     global relay handing its spans to the same MLflow tracer provider for the play, and its own
-    ``mlflow.start_span`` spans.
+    ``mlflow.start_span`` spans, the lighthouse app (the Groq Python SDK by hand, a planner call
+    answering a Mermaid gantt chart, an executor conversation per step attempt) through
+    OpenLLMetry's Groq instrumentor on ``provider`` (uninstrumented after) and its own plain spans
+    through a tracer of ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -359,6 +363,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     anthropic_mlflow: list[Label] = []
     genai_mlflow: list[Label] = []
     ag2_mlflow: list[Label] = []
+    groq_openllmetry: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -531,6 +536,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             genai_mlflow.append(label)
         elif label.agent == "manuscript":
             ag2_mlflow.append(label)
+        elif label.agent == "lighthouse":
+            groq_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -750,6 +757,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # (relayed to ``provider``), with MLflow's active span propagated into OpenTelemetry's context
     # for the play only
     out.update(manuscript.play(ag2_mlflow, provider))
+    # fieldtrip's Groq SDK again, under OpenLLMetry's Groq instrumentor this time (fieldtrip's
+    # OpenInference one is off by then): it wraps Completions.create on ``provider`` and unwraps
+    # it when the play returns
+    out.update(lighthouse.play(groq_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again
