@@ -138,6 +138,7 @@ SEALED = (
     "sealed82",
     "sealed83",
     "sealed84",
+    "sealed85",
 )
 """Splits scored once, each only when asked for (``--sealed28``); left out of the plain scoring."""
 _PREFIXES = ("invoke_agent ", "execute_step ", "execute_tool ")

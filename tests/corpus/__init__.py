@@ -50,6 +50,7 @@ from . import (
     kiln,
     lab,
     lease,
+    lighthouse,
     linen,
     luthier,
     manuscript,
@@ -288,6 +289,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ``chat.completions.parse`` call whose structured output is a pydantic ``Plan``, an executor
     conversation with function calling per step attempt) plays through OpenInference's OpenAI
     instrumentor on ``provider`` (uninstrumented after) and one root span of its own per order.
+    The lighthouse app (the Groq Python SDK by hand, a planner call
+    answering a Mermaid gantt chart, an executor conversation per step attempt) plays through
+    OpenLLMetry's Groq instrumentor on ``provider`` (uninstrumented after) and its own plain spans
+    through a tracer of ``provider``.
 
     The liftline Google ADK app (a planner ``LlmAgent`` and a ``LoopAgent`` crew) plays through
     OpenInference's Google ADK instrumentor on ``provider`` (which swaps ADK's own tracers for
@@ -370,6 +375,7 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     ag2_mlflow: list[Label] = []
     openai_textproto: list[Label] = []
     openai_structured: list[Label] = []
+    groq_openllmetry: list[Label] = []
     groq_openinference: list[Label] = []
     util_genai: list[Label] = []
     anthropic_logfire: list[Label] = []
@@ -546,6 +552,8 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
             openai_textproto.append(label)
         elif label.agent == "tailor":
             openai_structured.append(label)
+        elif label.agent == "lighthouse":
+            groq_openllmetry.append(label)
         else:
             out[label.run] = AGENTS[label.agent](label)
     out.update(refund.play(framework, provider))
@@ -773,6 +781,10 @@ def play(labels: Iterable[Label], provider: TracerProvider) -> dict[str, str]:
     # synchronous client's structured-output parse and chat completions this time: it wraps
     # ``OpenAI.request`` on ``provider`` and puts it back when the play returns
     out.update(tailor.play(openai_structured, provider))
+    # fieldtrip's Groq SDK again, under OpenLLMetry's Groq instrumentor this time (fieldtrip's
+    # OpenInference one is off by then): it wraps Completions.create on ``provider`` and unwraps
+    # it when the play returns
+    out.update(lighthouse.play(groq_openllmetry, provider))
     if adk_openinference:
         # the instrumentor swaps ADK's own tracers on ``provider`` and puts them back when the
         # play returns: reel, after it, traces through ADK's own tracing again

@@ -959,6 +959,14 @@ SPLITS: dict[str, dict[str, range]] = {
     "sealed84": {
         "tailor": range(100576, 100600),
     },
+    # Sealed 85: an eighty-sixth agent (lighthouse: a coastguard's lighthouse maintenance desk
+    # replacing a lamp's rotation motor, the Groq Python SDK by hand, a planner call answering a
+    # Mermaid gantt chart and an executor conversation with function calling per step attempt,
+    # traced by OpenLLMetry's Groq instrumentor and the app's own OpenTelemetry spans); 12
+    # scenarios x 2 seeds, labels committed alone before any detector ran on it (``--sealed85``).
+    "sealed85": {
+        "lighthouse": range(100600, 100624),
+    },
     # Sealed 39: a forty-second agent (vinyl: the OpenAI Chat Completions API by hand, its tools
     # on an MCP server run over stdio, under OpenInference's MCP and OpenAI instrumentors), labels
     # committed alone before any detector ran on it, scored once (``--sealed39``).
@@ -12232,6 +12240,152 @@ def _chairlift_external_lightning(rng: random.Random) -> tuple[str, str, str, di
     return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
 
 
+# --- lighthouse: a coastguard's lighthouse maintenance desk replacing a lamp's rotation motor, the
+# Groq Python SDK by hand (a planner call answering a Mermaid gantt chart whose task ids ``motor``,
+# ``boat``, ``landing``, ``tech``, ``invoice``, ``notice`` are the steps, an executor conversation
+# with function calling per step attempt) under OpenLLMetry's Groq instrumentor and the app's own
+# OpenTelemetry spans. Services fail with codes: ``TRY_LATER`` (the model calls again ``at`` the
+# time named, same conversation), ``LINK_LOST`` (the app runs the step again), ``CLASH`` with
+# ``(use k=v)`` (a new chart) or ``REFUSED`` (final).
+_LIGHTHOUSE_TEXTS = (
+    "the supplier's order desk timed out after {n} ms",
+    "the harbour office radio link dropped after {n} s",
+    "the boat operator's booking system is reindexing {n} sailings",
+    "the tide-gauge feed {k} went quiet for {n} s",
+    "the engineers' rota service has {n} requests queued",
+    "the coastguard ledger is posting batch {n}",
+    "the hydrographic office's mail relay {k} deferred {n} messages",
+    "satellite link {k} to the rock lost lock after {n} s",
+)
+_LIGHTHOUSE_STEP = {
+    "order_motor": "motor",
+    "book_boat": "boat",
+    "landing_survey": "landing",
+    "book_technician": "tech",
+    "pay_invoice": "invoice",
+    "issue_notice": "notice",
+}
+_LIGHTHOUSE_TIMED = ["book_boat", "book_technician", "pay_invoice", "issue_notice"]
+
+
+def _lighthouse_texts(rng: random.Random, count: int) -> list[str]:
+    return [
+        rng.choice(_LIGHTHOUSE_TEXTS).format(n=rng.randint(3, 9000), k=rng.randint(1, 9))
+        for _ in range(count)
+    ]
+
+
+def _lighthouse_try_later(rng: random.Random, count: int) -> list[dict[str, str]]:
+    # each TRY_LATER names another time: the model calls again with different arguments
+    minutes = rng.sample(range(6 * 60, 18 * 60, 5), count)
+    return [
+        {"code": "TRY_LATER", "text": t, "hint": f"{m // 60:02d}:{m % 60:02d}"}
+        for t, m in zip(_lighthouse_texts(rng, count), minutes, strict=True)
+    ]
+
+
+def _lighthouse_refused(rng: random.Random) -> dict[str, str]:
+    return {"code": "REFUSED", "text": _lighthouse_texts(rng, 1)[0]}
+
+
+def _lighthouse_loop_step(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # LINK_LOST again and again (varying texts): the app runs the step again each time; the
+    # last answer is REFUSED
+    tool = rng.choice(sorted(_LIGHTHOUSE_STEP))
+    lost = [{"code": "LINK_LOST", "text": t} for t in _lighthouse_texts(rng, rng.randint(4, 6))]
+    faults = [*lost, _lighthouse_refused(rng)]
+    return RUNAWAY, _LIGHTHOUSE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _lighthouse_loop_tool(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # inside one executor conversation: TRY_LATER again and again, each naming another time the
+    # model calls again at; the last answer is REFUSED
+    tool = rng.choice(_LIGHTHOUSE_TIMED)
+    faults = [*_lighthouse_try_later(rng, rng.randint(4, 6)), _lighthouse_refused(rng)]
+    return RUNAWAY, _LIGHTHOUSE_STEP[tool], "", {"tool": tool, "faults": faults}
+
+
+def _lighthouse_loop_replans(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the technician's booking fails under every chart: LINK_LOST (run again), then CLASH naming
+    # another technician (a new chart), 3-4 charts; the last REFUSED
+    plans = rng.randint(3, 4)
+    techs = rng.sample(
+        ["Ewan Halcrow", "Isla Sinclair", "Callum Jamieson", "Freya Leask"], plans - 1
+    )
+    faults: list[dict[str, str]] = []
+    for i in range(plans):
+        again, moved = _lighthouse_texts(rng, 2)
+        faults.append({"code": "LINK_LOST", "text": again})
+        if i < plans - 1:
+            faults.append({"code": "CLASH", "text": moved, "hint": f"technician={techs[i]}"})
+        else:
+            faults.append({"code": "REFUSED", "text": moved})
+    return RUNAWAY, "tech", "", {"tool": "book_technician", "faults": faults, "techs": techs}
+
+
+def _lighthouse_loop_poll(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the swell at the landing stays too high: the executor reads the survey until it reports
+    # it stalled
+    return RUNAWAY, "landing", "", {"stuck": True}
+
+
+def _lighthouse_wrong_motor(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the attendant's note names another motor model: one is ordered, the boat booked and the
+    # landing surveyed; the technician's work pack for the lens pedestal refuses it for good
+    return PROPAGATION, "motor", "", {"motor": rng.choice(["RM-180", "RM-220", "RX-240"])}
+
+
+def _lighthouse_wrong_day(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's work day is off: the boat goes out on it, every step works, the app's check of
+    # the boat trip against the work order fails after the work order
+    return PROPAGATION, "boat", "", {"day": rng.choice(["2027-05-05", "2027-05-19", "2027-05-21"])}
+
+
+def _lighthouse_wrong_account(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the note's coastguard budget account has two digits swapped: the invoice is REFUSED for good
+    return (
+        PROPAGATION,
+        "invoice",
+        "",
+        {"account": rng.choice(["NLB-40371", "NLB-43017", "NLB-04317"])},
+    )
+
+
+def _lighthouse_flaky(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # once or twice TRY_LATER inside one conversation or LINK_LOST (the step run again); the
+    # call at the time named, or the next attempt, works
+    tool = rng.choice(_LIGHTHOUSE_TIMED)
+    count = rng.randint(1, 2)
+    faults = (
+        _lighthouse_try_later(rng, count)
+        if rng.random() < 0.5
+        else [{"code": "LINK_LOST", "text": t} for t in _lighthouse_texts(rng, count)]
+    )
+    return "healthy", "", RUNAWAY, {"tool": tool, "faults": faults}
+
+
+def _lighthouse_pagination(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the supplier's catalogue answers 4-9 pages; a motor in stock is on the last
+    return "healthy", "", RUNAWAY, {"pages": rng.randint(4, 9)}
+
+
+def _lighthouse_polling_ends(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the swell at the landing is too high for 3-8 reads, then it drops
+    return "healthy", "", RUNAWAY, {"polls": rng.randint(3, 8)}
+
+
+def _lighthouse_legit_replan(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # the order's tide window is taken by the lifeboat's exercise: CLASH names the afternoon
+    # window the same day; the next chart books the boat then and the rest works
+    return "healthy", "", PROPAGATION, {"window_to": rng.choice(["14:20-17:50", "15:05-18:30"])}
+
+
+def _lighthouse_external_gale(rng: random.Random) -> tuple[str, str, str, dict[str, Any]]:
+    # after every step worked and the boat trip checked, a gale's sea floods the rock's engine
+    # room during the watch of the relit light: not the agent's fault
+    return "healthy", "", PROPAGATION, {"reads": rng.randint(1, 2)}
+
+
 SCENARIOS: dict[str, dict[str, Scenario]] = {
     "travel": {
         "healthy": _travel_healthy,
@@ -13510,6 +13664,20 @@ SCENARIOS: dict[str, dict[str, Scenario]] = {
         "polling_ends": _tailor_polling_ends,
         "legit_replan": _tailor_legit_replan,
         "external_flood": _tailor_external_flood,
+    },
+    "lighthouse": {
+        "loop_step_varying": _lighthouse_loop_step,
+        "loop_tool_in_step": _lighthouse_loop_tool,
+        "loop_across_replans": _lighthouse_loop_replans,
+        "loop_poll_stuck": _lighthouse_loop_poll,
+        "wrong_motor": _lighthouse_wrong_motor,
+        "wrong_day": _lighthouse_wrong_day,
+        "wrong_account": _lighthouse_wrong_account,
+        "flaky": _lighthouse_flaky,
+        "pagination": _lighthouse_pagination,
+        "polling_ends": _lighthouse_polling_ends,
+        "legit_replan": _lighthouse_legit_replan,
+        "external_gale": _lighthouse_external_gale,
     },
 }
 

@@ -69,6 +69,7 @@ from tests.corpus import (
     kennel,
     kiln,
     lease,
+    lighthouse,
     linen,
     luthier,
     manuscript,
@@ -232,6 +233,7 @@ def test_labels_file_is_what_the_generator_writes() -> None:
         "sealed82",
         "sealed83",
         "sealed84",
+        "sealed85",
     )
     assert {lab.split for lab in labels} == set(splits)  # a new split is added here too
     seen: set[tuple[str, int]] = set()
@@ -7762,3 +7764,101 @@ def check_tailor_plays() -> None:
     ]
     assert booked == [tailor.ORDER["cutter"], cutter]
     assert [e.name for e in root.events] == ["courier tracking"] * 4
+
+
+def test_lighthouse_agent_plays_sealed85_scenarios() -> None:
+    """The lighthouse app on the Groq SDK (sealed-85 only) plays labelled scenarios under
+    OpenLLMetry's Groq instrumentor, in a child process as the other sealed agents' checks do:
+    ``check_lighthouse_plays``."""
+    _check_in_child("check_lighthouse_plays")
+
+
+def check_lighthouse_plays() -> None:
+    """The lighthouse app's spans, inspected in memory only (no store, no mapping, no detector
+    on sealed-85 runs). A fieldtrip run (the same Groq SDK under OpenInference's Groq
+    instrumentor) played just before and just after carries the same spans both times and no
+    OpenLLMetry span; the SDK's ``Completions.create`` is the same object after the play; the
+    lighthouse runs carry the app's and OpenLLMetry's Groq scopes only, no ``planscope.*``
+    attribute, one root each and every span's parent in its own trace. A step run again and
+    again: one ``step {id} attempt {n}`` span per injected fault under the root, each ERROR with
+    one ERROR ``tool`` span (the fault's text, never the same twice) between two ``chat`` CLIENT
+    spans, the job reference different each attempt, the root ERROR with the final refusal. A
+    legitimate re-plan: the second chart (the planner's ``chat`` span's output) has the motor
+    task ``done`` with its part, the boat task with the other tide window and its reference
+    kept; the second boat booking works, the check and the watch last."""
+    from groq.resources.chat.completions import Completions
+
+    create = Completions.create
+    neighbours = [(fieldtrip.play, _committed("fieldtrip", "sealed62")[0])]
+    labels = _committed("lighthouse", "sealed85")
+    picked = next(lab for lab in labels if lab.scenario == "loop_step_varying")
+    replan = next(lab for lab in labels if lab.scenario == "legit_replan")
+    ids, others, traces = _played_between(lighthouse.play, [picked, replan], neighbours)
+    assert Completions.create is create
+    instrumentor = "opentelemetry.instrumentation.groq"
+    before, after = (traces[t] for t in others)
+    assert sorted(s.name for s in before) == sorted(s.name for s in after)
+    assert instrumentor not in _scopes(before) | _scopes(after)
+    for run in ids.values():
+        spans = traces[run]
+        assert _scopes(spans) == {instrumentor, lighthouse.APP_TRACER}
+        assert not any(k.startswith("planscope.") for s in spans for k in _attrs(s))
+        span_ids = {s.context.span_id for s in spans if s.context}
+        assert sum(s.parent is None for s in spans) == 1
+        assert all(s.parent.span_id in span_ids for s in spans if s.parent)
+        chats = [s for s in spans if _scopes([s]) == {instrumentor}]
+        assert {(s.name, s.kind) for s in chats} == {(f"chat {lighthouse.MODEL}", SpanKind.CLIENT)}
+
+    spans = traces[ids[picked.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    faults = [dict(f) for f in picked.params["faults"]]
+    tool = picked.params["tool"]
+    assert root.name == "motor replacement CG-MS-2291"
+    assert _attrs(root)["lighthouse.outcome"] == "failed"
+    assert root.status.status_code is StatusCode.ERROR
+    assert str(root.status.description).endswith(f"failed: REFUSED: {faults[-1]['text']}")
+    attempts = _children(spans, root, f"step {picked.step} attempt ")
+    assert [s.name for s in attempts] == [
+        f"step {picked.step} attempt {n}" for n in range(1, len(faults) + 1)
+    ]
+    assert len(attempts) >= 5 and {s.status.status_code for s in attempts} == {StatusCode.ERROR}
+    outcomes = [_attrs(s)["lighthouse.step.outcome"] for s in attempts]
+    assert outcomes == ["rerun"] * (len(faults) - 1) + ["failed"]
+    refs = [json.loads(str(_attrs(s)["lighthouse.step.arguments"]))["ref"] for s in attempts]
+    assert len(set(refs)) == len(refs)
+    errors = []
+    for attempt in attempts:
+        kids = _children(spans, attempt, "")
+        llm = f"chat {lighthouse.MODEL}"
+        assert [s.name for s in kids] == [llm, f"tool {tool}", llm]
+        assert kids[1].status.status_code is StatusCode.ERROR
+        errors.append(str(kids[1].status.description))
+    assert errors == [f"{f['code']}: {f['text']}" for f in faults]
+    assert len(set(errors)) == len(errors)
+    assert [s.name for s in _children(spans, root, "plan revision ")] == ["plan revision 1"]
+
+    spans = traces[ids[replan.run]]
+    (root,) = [s for s in spans if s.parent is None]
+    assert _attrs(root)["lighthouse.outcome"] == "replaced"
+    assert root.status.status_code is StatusCode.UNSET
+    plans = _children(spans, root, "plan revision ")
+    assert [s.name for s in plans] == ["plan revision 1", "plan revision 2"]
+    assert "CLASH" in str(_attrs(plans[1])["lighthouse.plan.setback"])
+    (chat,) = _children(spans, plans[1], "chat ")
+    (said,) = json.loads(str(_attrs(chat)["gen_ai.output.messages"]))
+    tasks = lighthouse.read_gantt(said["parts"][0]["content"])
+    assert [(t.id, t.done) for t in tasks] == [("motor", True)] + [
+        (t, False) for t in ("boat", "landing", "tech", "invoice", "notice")
+    ]
+    window = replan.params["window_to"]
+    assert tasks[0].result == {"part_id": f"RM-240-{replan.seed}"}
+    assert tasks[1].args["window"] == window
+    assert tasks[1].args["cargo"] == lighthouse.Ref("motor", "part_id")
+    boats = sorted(
+        (s for s in spans if s.name == "tool book_boat"), key=lambda s: s.start_time or 0
+    )
+    asked = [json.loads(str(_attrs(s)["lighthouse.tool.arguments"]))["window"] for s in boats]
+    assert asked == [lighthouse.ORDER["window"], window]
+    assert [s.status.status_code for s in boats] == [StatusCode.ERROR, StatusCode.UNSET]
+    names = [s.name for s in _children(spans, root, "")]
+    assert names[-2:] == ["check boat trip against work order", "watch light Muckle Skerry Light"]
