@@ -25,7 +25,7 @@ from ._model import TraceData
 
 log = logging.getLogger("planscope.analyzer")
 
-BINDING_VERSION = 49
+BINDING_VERSION = 50
 """Bumped whenever what a binding holds or how the loader derives it changes
 (``planscope_collector.observed``'s mapping, the loader's reshaping): a stored binding of
 another version is not read, and the trace is bound afresh; stored again only when no row of a
