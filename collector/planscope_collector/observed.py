@@ -318,6 +318,7 @@ PLAN_READERS = (
     "stanzas",
     "elements",
     "uri_lines",
+    "gantt",
     "entries",
     "step_lines",
     "org",
@@ -335,7 +336,8 @@ PLAN_READERS = (
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
 (:func:`_evidence_lines`), Makefile rules (:func:`_targets`), a shell script
 (:func:`_commands`), LaTeX-like macros (:func:`_macros`), RFC 822 stanzas (:func:`_stanzas`),
-XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), BibTeX-like entries
+XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), Mermaid gantt tasks
+(:func:`_gantt_tasks`), BibTeX-like entries
 (:func:`_entries`), lines of a step each (:func:`_step_lines`), Org-mode outlines
 (:func:`_org_outlines`), a Python list of calls (:func:`_calllist.steps`), HCL blocks
 (:func:`_hcl.steps`), markdown step sections (:func:`_sections`), a Handlebars template of
@@ -4043,6 +4045,8 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
             yield from _elements(text)
         if _on("uri_lines"):
             yield from _uri_lines(text)
+        if _on("gantt") and _GANTT.search(text):  # most texts hold no gantt chart
+            yield from _gantt_tasks(text)
         # a fenced block is a paragraph of its own: its fences are no YAML (the closing one
         # failed every parse of a fenced document)
         for paragraph in re.split(r"\n\s*\n", _FENCE.sub("", text)):
@@ -4531,6 +4535,92 @@ def _uri_lines(text: str) -> Iterable[list[dict[str, Any]]]:
             item["#"] = unquote_plus(uri.fragment)
         groups.setdefault(uri.scheme, []).append(item)
     yield from groups.values()
+
+
+_GANTT = re.compile(r"(?m)^[ \t]*gantt[ \t]*$")
+"""The line that opens a Mermaid gantt diagram."""
+_GANTT_KEYWORDS = frozenset(
+    {"title", "dateformat", "axisformat", "tickinterval", "excludes", "includes", "todaymarker",
+     "weekday", "weekend", "section", "inclusiveenddates", "topaxis", "displaymode",
+     "acctitle", "accdescr", "click"}
+)  # fmt: skip
+"""The first words of a gantt diagram's lines that are no task (its settings, sections and
+interactions; Mermaid's gantt syntax)."""
+_GANTT_TAGS = frozenset({"active", "done", "crit", "milestone"})
+_GANTT_ID = re.compile(r"[A-Za-z_][\w-]*")
+_GANTT_CALL = re.compile(r"([A-Za-z_][\w.:-]*)[ \t]+(\{.*\})")
+
+
+def _gantt_tasks(text: str) -> Iterable[list[dict[str, Any]]]:
+    r"""The tasks of each Mermaid gantt diagram in a text (a fenced ````mermaid```` block or a
+    bare diagram from its ``gantt`` line to the end of its block), as Mermaid reads a task line
+    ``Title : [tags,] [id,] [start,] end|length``: its metadata after the last colon, split at
+    commas; the leading tags (``done``, ``active``, ``crit``, ``milestone``) under ``tags``;
+    then with three items left the first is the task's **id** (under ``""``), the next its
+    start (``after a b``: the tasks it follows, under ``after``), the last its end or length;
+    the title under ``title``. A ``%%`` comment line is no Mermaid syntax but a note: the
+    comments under a task that read ``key: value`` are fields of that task (a value that is a
+    name and a JSON object: the name, and the object under ``key`` + ``" with"``).
+
+    >>> chart = ("gantt\n  dateFormat YYYY-MM-DD\n  section Yard\n"
+    ...          "  Pick the crates :done, pick, 2027-01-04, 1d\n"
+    ...          "  %% call: wms {\"bin\": \"A\"}\n  Ship them :ship, after pick, 2d\n")
+    >>> [(t[""], t["title"], t.get("after")) for t in next(_gantt_tasks(chart))]
+    [('pick', 'Pick the crates', None), ('ship', 'Ship them', ['pick'])]
+    >>> next(_gantt_tasks(chart))[0]["call"], next(_gantt_tasks(chart))[0]["call with"]
+    ('wms', {'bin': 'A'})
+    """
+    for block in re.split(r"(?m)^[ \t]*(?:```|~~~).*$", text):
+        opened = _GANTT.search(block)
+        if opened is None:
+            continue
+        tasks: list[dict[str, Any]] = []
+        for line in block[opened.end() :].splitlines():
+            line = line.strip()
+            if line.startswith("%%"):
+                note = line[2:].strip()
+                key, colon, value = note.partition(":")
+                if not (tasks and colon and _GANTT_ID.fullmatch(key.strip())):
+                    continue
+                value = value.strip()
+                if (call := _GANTT_CALL.fullmatch(value)) is not None:
+                    try:
+                        args = safejson.loads(call[2])
+                    except ValueError:
+                        args = None
+                    if isinstance(args, dict):
+                        tasks[-1].setdefault(key.strip(), call[1])
+                        tasks[-1].setdefault(f"{key.strip()} with", args)
+                        continue
+                tasks[-1].setdefault(key.strip(), value)
+                continue
+            if not line or line.split()[0].lower().rstrip(":") in _GANTT_KEYWORDS:
+                continue
+            title, colon, meta = line.partition(":")  # a title holds no colon (its grammar)
+            if not colon or not title.strip():
+                continue
+            parts = [p.strip() for p in meta.split(",")]
+            task: dict[str, Any] = {"title": title.strip()}
+            tags = []
+            while parts and parts[0] in _GANTT_TAGS:
+                tags.append(parts.pop(0))
+            if tags:
+                task["tags"] = tags
+            if len(parts) >= 3 and _GANTT_ID.fullmatch(parts[0]):
+                task[""] = parts.pop(0)
+            else:
+                task[""] = task["title"]  # Mermaid numbers a task with no id: its title names it
+            if len(parts) >= 2:
+                start = parts.pop(0)
+                if start.startswith("after "):
+                    task["after"] = start.split()[1:]
+                else:
+                    task["start"] = start
+            if parts:
+                task["end"] = parts[-1]
+            tasks.append(task)
+        if tasks:
+            yield tasks
 
 
 def _element_item(element: ElementTree.Element) -> dict[str, Any]:
