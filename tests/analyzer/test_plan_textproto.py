@@ -9,8 +9,9 @@ call; the app's own check after the last step (an agent run no plan step names, 
 fails on the day the plan gave.
 
 Before the structure path read text-format messages (observed._textprotos), the message's
-``name: value`` lines were read one by one: the plan held no task's arguments, so the day the
-planner wrote was in no plan and the check's verdict on it was traced to no step (no finding)."""
+``name: value`` lines were read by the generic name scan: the plan held two steps, ``booking``
+(a word of the prompt) and ``inspect``, with none of the tasks' arguments as written, and the
+check's verdict on the planner's day was blamed at ``booking``, no step of the plan."""
 
 from __future__ import annotations
 
@@ -109,6 +110,7 @@ def test_a_textproto_plans_repeated_messages_are_its_steps_with_tools_and_argume
     trace = load_traces(store, "default", [t])[t]
     (plan,) = trace.plans
     steps = json.loads(plan.json)
+    # on the branch's start: ['booking', 'inspect']
     assert [s["id"] for s in steps] == ["truck", "crew", "rig", "inspect"]
     assert [s["tool"] for s in steps] == ["hire_truck", "book_crew", "rig_bars",
                                           "book_inspection"]  # fmt: skip
@@ -127,6 +129,6 @@ def test_a_check_on_the_day_a_textproto_plan_gave_is_blamed_where_the_day_entere
     # step works, then the app's check fails naming the plan's day
     t = _loadin(store, "2027-03-12", check_fails=True)
     trace = load_traces(store, "default", [t])[t]
-    (finding,) = PlanPropagation().detect(trace)  # on the branch's start: no finding
+    (finding,) = PlanPropagation().detect(trace)  # on the branch's start: at 'booking'
     assert finding.step_id == "crew"
     assert finding.detail["values"] == ["2027-03-12"]
