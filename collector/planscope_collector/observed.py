@@ -331,6 +331,7 @@ PLAN_READERS = (
     "nextflow",
     "bpmn",
     "airflow",
+    "textproto",
 )
 """The format-specific plan readers :func:`bind` tries before reading a plan from structure, by
 name: a runtime's bullet ledger (:func:`_runtime_plans`), ReWOO / LLMCompiler evidence lines
@@ -344,7 +345,8 @@ XML elements (:func:`_elements`), URI lines (:func:`_uri_lines`), Mermaid gantt 
 function calls (:func:`_handlebars.steps`), a GraphQL operation's top-level fields
 (:func:`_graphql.steps`), a declarative Jenkinsfile's stages (:func:`_jenkinsfile.steps`), a
 Nextflow DSL2 workflow block's process calls (:func:`_nextflow.steps`), a BPMN 2.0 process's
-tasks (:func:`_bpmn.steps`), an Apache Airflow DAG file's tasks (:func:`_airflow.steps`)."""
+tasks (:func:`_bpmn.steps`), an Apache Airflow DAG file's tasks (:func:`_airflow.steps`), a
+Protocol Buffers text-format message's repeated fields (:func:`_textprotos`)."""
 _switched_off: set[str] = set()
 
 
@@ -4033,6 +4035,10 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
     try:
         documents.append(safejson.loads(text))
     except ValueError:
+        if _on("textproto"):
+            # a text-format message's repeated fields, before the line readers take its
+            # ``name: value`` lines apart
+            yield from _nested_lists(list(_textprotos(text)), depth, least)
         documents.extend(_embedded_json(text))
         if _on("org"):
             yield from _org_outlines(text)
@@ -4062,7 +4068,13 @@ def _item_lists(text: str, depth: int = 0, least: int = 2) -> Iterable[list[dict
                 if isinstance(value, dict | list):
                     documents.append(value)
                     break
-    for value in documents:  # breadth first: the outermost list of a document comes first
+    yield from _nested_lists(documents, depth, least)
+
+
+def _nested_lists(documents: list[Any], depth: int, least: int) -> Iterable[list[dict[str, Any]]]:
+    """The lists of mappings (of ``least`` or more) and mappings of mappings in documents read
+    (:func:`_item_lists`), breadth first: the outermost list of a document comes first."""
+    for value in documents:
         if isinstance(value, list):
             if len(value) >= least and all(isinstance(v, dict) and v for v in value):
                 yield value
@@ -4478,6 +4490,149 @@ def _components(text: str) -> Iterable[list[dict[str, Any]]]:
 def _unescaped_text(m: re.Match[str]) -> str:
     """An escaped character of a content line's text (RFC 5545 3.3.11: ``\\n`` a line break)."""
     return "\n" if m[1] in "nN" else m[1]
+
+
+# --- Protocol Buffers text format -------------------------------------------------------------
+_PB_TOKEN = re.compile(
+    r"""\s+|\#[^\n]*|(?P<s>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
+    r"|(?P<n>-?(?:0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?[fF]?)(?![\w.]))"
+    r"|(?P<i>-?[A-Za-z_]\w*|\[[\w./]+\])|(?P<p>[:{}<>\[\],;])"
+)
+"""A token of the Protocol Buffers text format: blanks and ``#`` comments (skipped), a quoted
+string, a number, an identifier (a field name, an enum value, ``true``; ``[ext.name]`` an
+extension or an ``Any``'s type URL) or a punctuation mark."""
+_PB_ESCAPE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{4}|[0-7]{1,3}|.)")
+_PB_CHARS = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v"}
+_PB_CLOSE = {"{": "}", "<": ">"}
+
+
+def _pb_unescaped(m: re.Match[str]) -> str:
+    """An escaped character of a text-format string (C escapes: ``\\n``, ``\\x41``, ``\\101``)."""
+    e = m[1]
+    if e[0] in "xu" and len(e) > 1:
+        return chr(int(e[1:], 16))
+    if e[0].isdigit():
+        return chr(int(e, 8))
+    return _PB_CHARS.get(e, e)
+
+
+def _pb_scalar(kind: str, token: str) -> Any:
+    """A scalar token's value: a number as a number, ``true`` / ``false`` as booleans, an enum
+    value (an identifier) as its name."""
+    if kind == "n":
+        if token.lstrip("-")[:2] in ("0x", "0X"):
+            return int(token, 16)
+        if any(c in token for c in ".eEfF"):
+            return float(token.rstrip("fF"))
+        return int(token)
+    return {"true": True, "True": True, "false": False, "False": False}.get(token, token)
+
+
+def _textproto(text: str) -> dict[str, Any] | None:
+    r"""A Protocol Buffers text-format message (the syntax of ``.textproto`` / ``.pbtxt``
+    files: ``name: scalar``, ``name { ... }`` or ``name < ... >`` a message, ``name: [ ... ]``
+    a list, ``#`` comments, separators ``,`` / ``;`` optional), read with no schema; None
+    when the text is not one whole message with at least one message field. A field written
+    once is its value, a field written more than once the list of its values; a message with
+    a ``key`` field is a map entry (``map<K, V>`` is written as repeated entries ``{ key: ...
+    value: ... }``), always in a list: a map of one entry is still a map.
+
+    >>> _textproto('n: 1 step { id: "a" arg { key: "x" int_value: 2 } } step < id: "b" >')
+    {'n': 1, 'step': [{'id': 'a', 'arg': [{'key': 'x', 'int_value': 2}]}, {'id': 'b'}]}
+    >>> _textproto('name: "x" size: 3') is None  # no message field: stanzas, YAML read it
+    True
+    >>> _textproto("Here is the plan: step { id: a }") is None
+    True
+    """
+    tokens: list[tuple[str, str]] = []
+    at = 0
+    while at < len(text):
+        m = _PB_TOKEN.match(text, at)
+        if m is None:
+            return None
+        at = m.end()
+        if m.lastgroup:
+            tokens.append((m.lastgroup, m[m.lastgroup]))
+    tokens.append(("", ""))
+    nested = False
+    pos = 0
+
+    def value() -> Any:
+        nonlocal pos, nested
+        kind, token = tokens[pos]
+        if token in _PB_CLOSE:
+            pos += 1
+            nested = True
+            return message(_PB_CLOSE[token])
+        if kind == "s":
+            parts = []
+            while tokens[pos][0] == "s":  # adjacent strings are one string
+                parts.append(_PB_ESCAPE.sub(_pb_unescaped, tokens[pos][1][1:-1]))
+                pos += 1
+            return "".join(parts)
+        if kind in ("n", "i") and not token.startswith("["):
+            pos += 1
+            return _pb_scalar(kind, token)
+        raise ValueError(token)
+
+    def message(end: str) -> dict[str, Any]:
+        nonlocal pos
+        fields: dict[str, list[Any]] = {}
+        while tokens[pos][1] != end:
+            kind, name = tokens[pos]
+            if kind != "i" or name.startswith("-"):
+                raise ValueError(name)
+            pos += 1
+            colon = tokens[pos][1] == ":"
+            pos += colon
+            if tokens[pos][1] == "[" and colon:
+                pos += 1
+                items: list[Any] = []
+                while tokens[pos][1] != "]":
+                    items.append(value())
+                    if tokens[pos][1] == ",":
+                        pos += 1
+                pos += 1
+                fields.setdefault(name.strip("[]"), []).extend(items)
+            elif colon or tokens[pos][1] in _PB_CLOSE:
+                fields.setdefault(name.strip("[]"), []).append(value())
+            else:
+                raise ValueError(name)
+            if tokens[pos][1] in (",", ";"):
+                pos += 1
+        pos += 1
+        return {
+            k: v[0] if len(v) == 1 and not (isinstance(v[0], dict) and "key" in v[0]) else v
+            for k, v in fields.items()
+        }
+
+    try:
+        out = message("")
+    except (ValueError, IndexError):
+        return None
+    return out if nested and pos == len(tokens) else None
+
+
+_PB_FENCED = re.compile(r"(?ms)^[ \t]*(```|~~~)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$")
+"""A fenced block of a markdown text: its body."""
+
+
+def _textprotos(text: str) -> Iterable[dict[str, Any]]:
+    r"""The Protocol Buffers text-format messages a text holds (:func:`_textproto`): the text
+    itself, else each of its fenced blocks.
+
+    >>> list(_textprotos('The plan:\n```textproto\nstep { id: "a" }\nstep { id: "b" }\n```'))
+    [{'step': [{'id': 'a'}, {'id': 'b'}]}]
+    """
+    if not re.search(r"[\w\]][ \t]*:?[ \t]*[{<]", text):
+        return  # no message field: most texts are not tried
+    whole = _textproto(text)
+    if whole is not None:
+        yield whole
+        return
+    for m in _PB_FENCED.finditer(text):
+        if (found := _textproto(m[2])) is not None:
+            yield found
 
 
 def _elements(text: str) -> Iterable[list[dict[str, Any]]]:
