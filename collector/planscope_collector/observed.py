@@ -4725,7 +4725,7 @@ def _gantt_tasks(text: str) -> Iterable[list[dict[str, Any]]]:
     >>> next(_gantt_tasks(chart))[0]["call"], next(_gantt_tasks(chart))[0]["call with"]
     ('wms', {'bin': 'A'})
     """
-    for block in re.split(r"(?m)^[ \t]*(?:```|~~~).*$", text):
+    for block in _FENCE.split(text):  # the fences' marks come back too: no gantt line in them
         opened = _GANTT.search(block)
         if opened is None:
             continue
